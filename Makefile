@@ -1,0 +1,26 @@
+# Each target creates .venv when it is missing and installs the package into it,
+# so one command is enough on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test tour bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest tests
+
+tour: $(STAMP)
+	$(PY) -m tirfun tour
+
+bench: $(STAMP)
+	$(PY) -m tirfun bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,264 @@
+"""Generic traversal with structural sharing, and paths into a tree.
+
+Every rewrite in tirfun is built from three operations:
+
+* :func:`map_children` rebuilds a node from transformed children, returning
+  the *same object* when no child changed, so untouched subtrees are shared
+  between the old and the new tree;
+* :func:`find_block` / :func:`find_loop` return the :data:`Path` to a named
+  block or loop;
+* :func:`replace_at` rebuilds only the nodes along one path.
+
+A path is a tuple of steps ``(field_name, index)``, where ``index`` is the
+position inside a sequence field or ``None`` for a plain field.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+
+import attrs
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from ..errors import UnknownNameError
+from ..nodes import (
+    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, DeclBuffer, For, IfThenElse, LetStmt,
+    Node, PrimFunc, SeqStmt, Stmt,
+)
+
+Step = tuple[str, "int | None"]
+Path = tuple[Step, ...]
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(a.name for a in attrs.fields(cls))
+
+
+def iter_children(node: Node) -> Iterator[Node]:
+    """The direct child nodes of ``node``, in field order. Mapping fields
+    (``buffer_map``, annotations) yield their node keys and values."""
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, PVector):
+            for item in value:
+                if isinstance(item, Node):
+                    yield item
+        elif isinstance(value, PMap):
+            for k in sorted(value, key=_map_key_order):
+                if isinstance(k, Node):
+                    yield k
+                v = value[k]
+                if isinstance(v, Node):
+                    yield v
+
+
+def _map_key_order(key):
+    return key.name if hasattr(key, "name") else str(key)
+
+
+def _map_value(value, fn):
+    """Apply ``fn`` to the node(s) inside one field value; same object if unchanged."""
+    if isinstance(value, Node):
+        return fn(value)
+    if isinstance(value, PVector):
+        changed = False
+        out = []
+        for item in value:
+            new = fn(item) if isinstance(item, Node) else item
+            changed = changed or new is not item
+            out.append(new)
+        return pvector(out) if changed else value
+    if isinstance(value, PMap):
+        changed = False
+        out = {}
+        for k, v in value.items():
+            nk = fn(k) if isinstance(k, Node) else k
+            nv = fn(v) if isinstance(v, Node) else v
+            changed = changed or nk is not k or nv is not v
+            out[nk] = nv
+        return pmap(out) if changed else value
+    return value
+
+
+def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
+    """Rebuild ``node`` with ``fn`` applied to each child node.
+
+    Returns ``node`` itself when ``fn`` returned every child unchanged (by
+    identity), so callers get structural sharing for free.
+    """
+    updates = {}
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
+        new = _map_value(value, fn)
+        if new is not value:
+            updates[name] = new
+    if not updates:
+        return node
+    return attrs.evolve(node, **updates)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node of the tree in pre-order (a node before its children)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = list(iter_children(current))
+        stack.extend(reversed(children))
+
+
+def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "Node | None"] | None = None) -> Node:
+    """Rewrite a tree bottom-up.
+
+    ``pre(n)``, when given, may return a replacement that is used as is (its
+    children are not visited). Otherwise the children are transformed first
+    and ``post`` is applied to the rebuilt node. Unchanged subtrees are the
+    same objects in the result.
+    """
+    memo: dict[int, Node] = {}
+
+    def visit(n: Node) -> Node:
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if pre is not None:
+            replaced = pre(n)
+            if replaced is not None:
+                memo[key] = replaced
+                return replaced
+        out = post(map_children(n, visit))
+        memo[key] = out
+        return out
+
+    # memo is keyed by id() of nodes of the input tree, which the caller keeps
+    # alive for the whole call, so no id can be reused while memo exists
+    return visit(node)
+
+
+# --------------------------------------------------------------------------
+# statement-level structure: only these fields hold statements
+
+_STMT_FIELDS: dict[type, tuple[str, ...]] = {
+    For: ("body",),
+    SeqStmt: ("seq",),
+    IfThenElse: ("then_case", "else_case"),
+    LetStmt: ("body",),
+    AttrStmt: ("body",),
+    AssertStmt: ("body",),
+    Allocate: ("body",),
+    DeclBuffer: ("body",),
+    BlockRealize: ("block",),
+    Block: ("init", "body"),
+    PrimFunc: ("body",),
+}
+
+
+def stmt_children(node: Node) -> Iterator[tuple[Step, Stmt]]:
+    """The statement children of ``node`` with the step leading to each."""
+    for name in _STMT_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if value is None:
+            continue
+        if isinstance(value, PVector):
+            for i, item in enumerate(value):
+                yield (name, i), item
+        else:
+            yield (name, None), value
+
+
+def walk_stmts(root: Node, path: Path = ()) -> Iterator[tuple[Path, Stmt]]:
+    """Every statement under ``root`` (root included when it is one) with its
+    path, in pre-order. Expressions are not entered."""
+    stack: list[tuple[Path, Node]] = [(path, root)]
+    while stack:
+        p, current = stack.pop()
+        if isinstance(current, Stmt):
+            yield p, current
+        kids = [(p + (step,), child) for step, child in stmt_children(current)]
+        stack.extend(reversed(kids))
+
+
+def get_at(root: Node, path: Path) -> Node:
+    """The node at ``path`` below ``root``."""
+    node = root
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+    return node
+
+
+def replace_at(root: Node, path: Path, new: Node) -> Node:
+    """``root`` with the node at ``path`` replaced by ``new``; only the nodes
+    along the path are rebuilt."""
+    if not path:
+        return new
+    (name, index), rest = path[0], path[1:]
+    value = getattr(root, name)
+    if index is None:
+        child = value
+        new_child = replace_at(child, rest, new)
+        if new_child is child:
+            return root
+        return attrs.evolve(root, **{name: new_child})
+    child = value[index]
+    new_child = replace_at(child, rest, new)
+    if new_child is child:
+        return root
+    return attrs.evolve(root, **{name: value.set(index, new_child)})
+
+
+def find_block(root: Node, name: str) -> Path:
+    """The path to the Block named ``name`` (the BlockRealize is one step up).
+
+    Raises :class:`UnknownNameError` when there is none.
+    """
+    for path, stmt in walk_stmts(root):
+        if isinstance(stmt, Block) and stmt.name_hint == name:
+            return path
+    raise UnknownNameError(f"no block named {name!r}")
+
+
+def find_loop(root: Node, name: str) -> Path:
+    """The path to the For whose loop variable is named ``name``."""
+    for path, stmt in walk_stmts(root):
+        if isinstance(stmt, For) and stmt.loop_var.name == name:
+            return path
+    raise UnknownNameError(f"no loop named {name!r}")
+
+
+def blocks(root: Node) -> Iterator[tuple[Path, Block]]:
+    """Every block with its path, in pre-order."""
+    for path, stmt in walk_stmts(root):
+        if isinstance(stmt, Block):
+            yield path, stmt
+
+
+def loops(root: Node) -> Iterator[tuple[Path, For]]:
+    """Every loop with its path, in pre-order."""
+    for path, stmt in walk_stmts(root):
+        if isinstance(stmt, For):
+            yield path, stmt
+
+
+def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
+    """The nodes from ``root`` down to (not including) the node at ``path``,
+    each with its own path."""
+    out = []
+    node = root
+    for i, (name, index) in enumerate(path):
+        out.append((path[:i], node))
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+    return out
+
+
+__all__ = [
+    "Step", "Path", "iter_children", "map_children", "walk", "transform", "stmt_children",
+    "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
+    "ancestors",
+]

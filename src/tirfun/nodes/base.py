@@ -1,0 +1,79 @@
+"""The common base of every node and the field converters they share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from pyrsistent import PMap, PVector, pmap, pvector
+
+from ..errors import NodeError
+
+
+class Node:
+    """Base of every IR node: an immutable record that prints as TVMScript."""
+
+    __slots__ = ()
+
+    def script(self, **options: Any) -> str:
+        """This node as TVMScript text."""
+        from ..script.printer import to_script  # the printer sits above nodes
+
+        return to_script(self, **options)
+
+    def __repr__(self) -> str:
+        try:
+            return self.script()
+        except Exception:  # repr must never fail, even on a half-built tree
+            fields = ", ".join(f"{a.name}={getattr(self, a.name)!r}" for a in attrs.fields(type(self)))
+            return f"{type(self).__name__}({fields})"
+
+    __str__ = __repr__
+
+
+def node(cls):
+    """Class decorator: a frozen, slotted attrs record with a cached hash."""
+    return attrs.frozen(cls, cache_hash=True, repr=False)
+
+
+def to_pvector(value) -> PVector:
+    if isinstance(value, PVector):
+        return value
+    if value is None:
+        return pvector()
+    return pvector(value)
+
+
+def freeze_value(value):
+    """Turn Python containers into hashable persistent ones, recursively."""
+    if isinstance(value, (PVector, PMap)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return pvector(freeze_value(v) for v in value)
+    if isinstance(value, dict):
+        return pmap({k: freeze_value(v) for k, v in value.items()})
+    return value
+
+
+def to_attr_map(value) -> PMap:
+    """Convert an attribute/annotation dict: string keys, frozen values."""
+    if value is None:
+        return pmap()
+    if isinstance(value, PMap) and all(isinstance(k, str) for k in value):
+        return value
+    if not hasattr(value, "items"):
+        raise NodeError(f"annotations and attributes must be a dict, got {value!r}")
+    out = {}
+    for k, v in value.items():
+        if not isinstance(k, str):
+            raise NodeError(f"attribute keys must be strings, got {k!r}")
+        out[k] = freeze_value(v)
+    return pmap(out)
+
+
+def to_pmap(value) -> PMap:
+    if isinstance(value, PMap):
+        return value
+    if value is None:
+        return pmap()
+    return pmap(value)

@@ -1,0 +1,197 @@
+"""Data types: ``"float32"``, ``"int64"``, ``"bool"``, ``"float32x8"``, ``"handle"``.
+
+A :class:`DataType` is a ``str`` holding the canonical spelling, so it compares
+equal to plain strings (``x.dtype == "float32"``) and prints as TVM prints it,
+while also offering the parsed parts (``code``, ``bits``, ``lanes``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ..errors import NodeError
+
+_CODES = ("int", "uint", "float", "bfloat")
+_PATTERN = re.compile(r"^(int|uint|float|bfloat)(\d+)(?:x(\d+))?$")
+_BOOL = re.compile(r"^bool(?:x(\d+))?$")
+_VALID_BITS = {
+    "int": (8, 16, 32, 64),
+    "uint": (1, 8, 16, 32, 64),
+    "float": (16, 32, 64),
+    "bfloat": (16,),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(text: str) -> tuple[str, str, int, int]:
+    """Return ``(canonical, code, bits, lanes)`` for a dtype spelling."""
+    if text in ("handle", "void"):
+        return text, text, 64 if text == "handle" else 0, 1
+    m = _BOOL.match(text)
+    if m:
+        lanes = int(m.group(1)) if m.group(1) else 1
+        return _spell("uint", 1, lanes), "uint", 1, lanes
+    m = _PATTERN.match(text)
+    if m is None:
+        raise NodeError(
+            f"unknown data type {text!r}; expected e.g. 'float32', 'int64', 'bool', "
+            f"'uint8', 'bfloat16', 'float32x8' or 'handle'")
+    code, bits = m.group(1), int(m.group(2))
+    lanes = int(m.group(3)) if m.group(3) else 1
+    if bits not in _VALID_BITS[code]:
+        raise NodeError(f"unsupported data type {text!r}: {code} comes in "
+                        f"{', '.join(str(b) for b in _VALID_BITS[code])} bits")
+    if lanes < 1:
+        raise NodeError(f"data type {text!r} has no lanes")
+    return _spell(code, bits, lanes), code, bits, lanes
+
+
+def _spell(code: str, bits: int, lanes: int) -> str:
+    base = "bool" if (code == "uint" and bits == 1) else f"{code}{bits}"
+    return base if lanes == 1 else f"{base}x{lanes}"
+
+
+class DataType(str):
+    """A TIR data type, spelled as TVM spells it.
+
+    >>> DataType("float32x4").lanes
+    4
+    >>> DataType("float32x4").element_of
+    'float32'
+    >>> DataType("bool") == "bool"
+    True
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: "str | DataType") -> "DataType":
+        if type(value) is DataType:
+            return value
+        if not isinstance(value, str):
+            # numpy dtypes and TVM-style objects print to their name
+            name = getattr(value, "name", None)
+            if isinstance(name, str):
+                value = name
+            else:
+                raise NodeError(f"a data type must be a string such as 'float32', got {value!r}")
+        return _intern(value)
+
+    @property
+    def code(self) -> str:
+        """``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``, ``"handle"`` or ``"void"``."""
+        return _parse(str(self))[1]
+
+    @property
+    def bits(self) -> int:
+        return _parse(str(self))[2]
+
+    @property
+    def lanes(self) -> int:
+        return _parse(str(self))[3]
+
+    @property
+    def element_of(self) -> "DataType":
+        """The scalar type of one lane."""
+        return DataType(_spell(self.code, self.bits, 1)) if self.code not in ("handle", "void") else self
+
+    def with_lanes(self, lanes: int) -> "DataType":
+        return DataType(_spell(self.code, self.bits, lanes))
+
+    def with_bits(self, bits: int) -> "DataType":
+        return DataType(_spell(self.code, bits, self.lanes))
+
+    @property
+    def is_bool(self) -> bool:
+        return self.code == "uint" and self.bits == 1
+
+    @property
+    def is_int(self) -> bool:
+        """Signed integer (not bool)."""
+        return self.code == "int"
+
+    @property
+    def is_uint(self) -> bool:
+        """Unsigned integer, excluding bool."""
+        return self.code == "uint" and self.bits != 1
+
+    @property
+    def is_integer(self) -> bool:
+        """Signed or unsigned integer, excluding bool."""
+        return self.code == "int" or self.is_uint
+
+    @property
+    def is_float(self) -> bool:
+        """IEEE float or bfloat."""
+        return self.code in ("float", "bfloat")
+
+    @property
+    def is_handle(self) -> bool:
+        return self.code == "handle"
+
+    @property
+    def is_void(self) -> bool:
+        return self.code == "void"
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.lanes == 1
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def numpy_name(self) -> str | None:
+        """The numpy dtype name of one lane, or None where numpy has none."""
+        if self.is_bool:
+            return "bool"
+        if self.code in ("int", "uint", "float"):
+            return f"{self.code}{self.bits}"
+        return None
+
+    def min_value(self) -> int | float:
+        """The smallest representable value of one lane."""
+        if self.is_bool:
+            return 0
+        if self.code == "int":
+            return -(1 << (self.bits - 1))
+        if self.code == "uint":
+            return 0
+        return float("-inf")
+
+    def max_value(self) -> int | float:
+        """The largest representable value of one lane."""
+        if self.is_bool:
+            return 1
+        if self.code == "int":
+            return (1 << (self.bits - 1)) - 1
+        if self.code == "uint":
+            return (1 << self.bits) - 1
+        return float("inf")
+
+    def __repr__(self) -> str:
+        return f"DataType({str(self)!r})"
+
+    def __reduce__(self):
+        return (DataType, (str(self),))
+
+
+@functools.lru_cache(maxsize=None)
+def _intern(text: str) -> DataType:
+    canonical = _parse(text)[0]
+    return str.__new__(DataType, canonical)
+
+
+def dtype_of(value) -> DataType:
+    """The default dtype TVM gives a Python literal."""
+    if isinstance(value, bool):
+        return DataType("bool")
+    if isinstance(value, int):
+        return DataType("int32") if -(2**31) <= value < 2**31 else DataType("int64")
+    if isinstance(value, float):
+        return DataType("float32")
+    raise NodeError(f"no TIR data type for the Python value {value!r}")
+
+
+__all__ = ["DataType", "dtype_of"]

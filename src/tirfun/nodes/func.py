@@ -1,0 +1,156 @@
+"""Functions and modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from attrs import evolve, field
+from pyrsistent import PMap, PVector, pmap
+
+from ..errors import NodeError, UnknownNameError
+from .base import Node, freeze_value, node, to_attr_map, to_pvector
+from .buffer import Buffer
+from .expr import Var
+from .stmt import Stmt
+
+
+def _check_params(self, _attribute, params):
+    for p in params:
+        if not isinstance(p, Var):
+            raise NodeError(f"PrimFunc parameters must be Vars, got {p!r}")
+
+
+def _to_buffer_map(value) -> PMap:
+    if isinstance(value, PMap):
+        out = value
+    else:
+        out = pmap(dict(value or {}))
+    for k, v in out.items():
+        if not isinstance(k, Var) or not isinstance(v, Buffer):
+            raise NodeError("PrimFunc.buffer_map maps handle parameters (Var) to Buffers")
+    return out
+
+
+class _Displayable(Node):
+    __slots__ = ()
+
+    def show(self, *, style: str | None = None, file=None) -> None:
+        """Print as TVMScript, with syntax colour where the terminal has it."""
+        from ..script.highlight import show  # the printer sits above nodes
+
+        show(self.script(), style=style, file=file)
+
+
+@node
+class PrimFunc(_Displayable):
+    """A TensorIR function.
+
+    ``params`` are handle or scalar variables; ``buffer_map`` gives the
+    buffer each handle parameter is viewed as; ``attrs`` holds function
+    attributes such as ``{"tir.noalias": True}``.
+    """
+
+    params: PVector = field(converter=to_pvector, validator=_check_params)
+    body: Stmt = field()
+    ret_type: object = field(default=None)
+    buffer_map: PMap = field(factory=dict, converter=_to_buffer_map)
+    attrs: PMap = field(factory=dict, converter=to_attr_map)
+
+    def __attrs_post_init__(self):
+        if not isinstance(self.body, Stmt):
+            raise NodeError(f"PrimFunc body must be a statement, got {type(self.body).__name__}")
+        params = set(self.params)
+        for var in self.buffer_map:
+            if var not in params:
+                raise NodeError(f"buffer_map names {var.name}, which is not a parameter")
+
+    def with_attr(self, key, value=None) -> "PrimFunc":
+        """A copy with attribute ``key`` set to ``value`` (or with every
+        pair of a dict ``key`` set)."""
+        if isinstance(key, Mapping):
+            return evolve(self, attrs=self.attrs.update(to_attr_map(key)))
+        if not isinstance(key, str):
+            raise NodeError(f"attribute keys must be strings, got {key!r}")
+        return evolve(self, attrs=self.attrs.set(key, freeze_value(value)))
+
+    def without_attr(self, key: str) -> "PrimFunc":
+        return evolve(self, attrs=self.attrs.discard(key))
+
+    def with_body(self, body: Stmt) -> "PrimFunc":
+        return evolve(self, body=body)
+
+    @property
+    def buffers(self) -> list[Buffer]:
+        """The parameter buffers in parameter order."""
+        return [self.buffer_map[p] for p in self.params if p in self.buffer_map]
+
+
+def _to_functions(value) -> PMap:
+    if isinstance(value, IRModule):
+        return value.functions
+    out = value if isinstance(value, PMap) else pmap(dict(value or {}))
+    for name, f in out.items():
+        if not isinstance(name, str):
+            raise NodeError(f"IRModule functions are keyed by name (str), got {name!r}")
+        if not isinstance(f, PrimFunc):
+            raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
+    return out
+
+
+@node
+class IRModule(_Displayable):
+    """A set of named PrimFuncs: ``IRModule({"main": f})``.
+
+    Behaves as a read-only mapping from names to functions, iterated in name
+    order. ``with_function`` returns a new module.
+    """
+
+    functions: PMap = field(factory=dict, converter=_to_functions)
+    attrs: PMap = field(factory=dict, converter=to_attr_map)
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        try:
+            return self.functions[name]
+        except (KeyError, TypeError):
+            names = ", ".join(sorted(self.functions)) or "none"
+            raise UnknownNameError(f"the module has no function {name!r} (it has: {names})") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.functions))
+
+    def __len__(self) -> int:
+        return len(self.functions)
+
+    def __contains__(self, name) -> bool:
+        return name in self.functions
+
+    def keys(self):
+        return list(self)
+
+    def items(self):
+        return [(n, self.functions[n]) for n in self]
+
+    def values(self):
+        return [self.functions[n] for n in self]
+
+    def get(self, name, default=None):
+        return self.functions.get(name, default)
+
+    def with_function(self, name: str, func: PrimFunc) -> "IRModule":
+        """A copy with ``name`` bound to ``func`` (added or replaced)."""
+        return evolve(self, functions=self.functions.set(name, func))
+
+    def without_function(self, name: str) -> "IRModule":
+        self[name]  # raise the specific error on an unknown name
+        return evolve(self, functions=self.functions.remove(name))
+
+    def with_attr(self, key: str, value) -> "IRModule":
+        return evolve(self, attrs=self.attrs.set(key, freeze_value(value)))
+
+    @staticmethod
+    def from_expr(func: PrimFunc) -> "IRModule":
+        """A module holding ``func`` as ``main`` (TVM's spelling)."""
+        return IRModule({"main": func})
+
+
+__all__ = ["PrimFunc", "IRModule"]

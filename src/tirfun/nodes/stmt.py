@@ -1,0 +1,319 @@
+"""Statement nodes, blocks and iteration variables."""
+
+from __future__ import annotations
+
+import enum
+
+from attrs import field
+from pyrsistent import PMap, PVector
+
+from ..errors import NodeError
+from .base import Node, node, to_attr_map, to_pvector
+from .buffer import Buffer, BufferRegion, MatchBufferRegion, Range
+from .dtype import DataType
+from .expr import PrimExpr, StringImm, Var, _check_indices, to_expr, to_expr_vector
+
+
+class Stmt(Node):
+    """Base of every statement."""
+
+    __slots__ = ()
+
+
+def _is_stmt(self, attribute, value):
+    if not isinstance(value, Stmt):
+        raise NodeError(f"{type(self).__name__}.{attribute.name} must be a statement, got "
+                        f"{type(value).__name__}")
+
+
+def _is_optional_stmt(self, attribute, value):
+    if value is not None:
+        _is_stmt(self, attribute, value)
+
+
+def _is_var(self, attribute, value):
+    if not isinstance(value, Var):
+        raise NodeError(f"{type(self).__name__}.{attribute.name} must be a Var, got {value!r}")
+
+
+def _is_bool_scalar(self, attribute, value):
+    if not value.dtype.is_bool or value.dtype.lanes != 1:
+        raise NodeError(f"{type(self).__name__}.{attribute.name} must be a bool condition, "
+                        f"got {value.script()}: {value.dtype}")
+
+
+@node
+class BufferStore(Stmt):
+    """``buffer[indices] = value``."""
+
+    buffer: Buffer
+    value: PrimExpr = field(converter=to_expr)
+    indices: PVector = field(converter=to_expr_vector)
+
+    def __attrs_post_init__(self):
+        _check_indices(self.buffer, self.indices, "store into")
+        lanes = max([1] + [i.dtype.lanes for i in self.indices])
+        expected = self.buffer.dtype.with_lanes(lanes) if lanes > 1 else self.buffer.dtype
+        if self.value.dtype != expected:
+            raise NodeError(f"cannot store a {self.value.dtype} value into buffer "
+                            f"{self.buffer.name} of {expected}")
+
+
+class ForKind(str, enum.Enum):
+    """How a loop runs. The values are TVMScript's names for the loop kinds."""
+
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    VECTORIZED = "vectorized"
+    UNROLLED = "unrolled"
+    THREAD_BINDING = "thread_binding"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _to_for_kind(value) -> ForKind:
+    if isinstance(value, ForKind):
+        return value
+    try:
+        return ForKind(value)
+    except ValueError:
+        raise NodeError(f"unknown loop kind {value!r}; expected one of "
+                        f"{', '.join(k.value for k in ForKind)}") from None
+
+
+THREAD_TAGS = (
+    "blockIdx.x", "blockIdx.y", "blockIdx.z",
+    "threadIdx.x", "threadIdx.y", "threadIdx.z",
+    "vthread", "vthread.x", "vthread.y", "vthread.z",
+)
+
+
+@node
+class For(Stmt):
+    """``for loop_var in range(min, min + extent): body``.
+
+    ``thread_binding`` is the thread tag (``"threadIdx.x"``...) of a loop of
+    kind THREAD_BINDING, and None for every other kind.
+    """
+
+    loop_var: Var = field(validator=_is_var)
+    min: PrimExpr = field(converter=to_expr)
+    extent: PrimExpr = field(converter=to_expr)
+    kind: ForKind = field(converter=_to_for_kind)
+    body: Stmt = field(validator=_is_stmt)
+    thread_binding: str | None = field(default=None)
+    annotations: PMap = field(factory=dict, converter=to_attr_map)
+
+    def __attrs_post_init__(self):
+        dt = self.loop_var.dtype
+        if not dt.is_integer or dt.lanes != 1:
+            raise NodeError(f"loop variable {self.loop_var.name} must be a scalar integer, got {dt}")
+        for name in ("min", "extent"):
+            value = getattr(self, name)
+            if value.dtype != dt:
+                raise NodeError(f"loop {self.loop_var.name}: {name} {value.script()} has dtype "
+                                f"{value.dtype}, the loop variable {dt}")
+        if self.kind is ForKind.THREAD_BINDING:
+            if self.thread_binding not in THREAD_TAGS:
+                raise NodeError(f"loop {self.loop_var.name}: unknown thread tag {self.thread_binding!r}; "
+                                f"expected one of {', '.join(THREAD_TAGS)}")
+        elif self.thread_binding is not None:
+            raise NodeError(f"loop {self.loop_var.name} of kind {self.kind.value} has a thread tag")
+
+
+def _flatten_seq(values) -> PVector:
+    return to_pvector(values)
+
+
+@node
+class SeqStmt(Stmt):
+    """Statements in order."""
+
+    seq: PVector = field(converter=_flatten_seq)
+
+    def __attrs_post_init__(self):
+        if len(self.seq) == 0:
+            raise NodeError("SeqStmt needs at least one statement")
+        for s in self.seq:
+            if not isinstance(s, Stmt):
+                raise NodeError(f"SeqStmt holds a non-statement {type(s).__name__}")
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def __getitem__(self, i):
+        return self.seq[i]
+
+
+@node
+class IfThenElse(Stmt):
+    """``if condition: then_case else: else_case``."""
+
+    condition: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
+    then_case: Stmt = field(validator=_is_stmt)
+    else_case: Stmt | None = field(default=None, validator=_is_optional_stmt)
+
+
+@node
+class Evaluate(Stmt):
+    """Evaluate an expression for its effect (``T.evaluate(0)`` is the empty statement)."""
+
+    value: PrimExpr = field(converter=to_expr)
+
+
+@node
+class LetStmt(Stmt):
+    """``var = value`` in scope of ``body``."""
+
+    var: Var = field(validator=_is_var)
+    value: PrimExpr = field(converter=to_expr)
+    body: Stmt = field(validator=_is_stmt)
+
+    def __attrs_post_init__(self):
+        if self.var.dtype != self.value.dtype:
+            raise NodeError(f"let {self.var.name}: {self.var.dtype} is bound to a value of {self.value.dtype}")
+
+
+@node
+class AttrStmt(Stmt):
+    """An attribute on a region of code: ``T.attr(node, key, value)``.
+    ``thread_extent`` attributes (``T.launch_thread``) bind a thread index
+    variable in lowered GPU code."""
+
+    node: object
+    attr_key: str
+    value: PrimExpr = field(converter=to_expr)
+    body: Stmt = field(validator=_is_stmt)
+
+
+@node
+class AssertStmt(Stmt):
+    """``assert condition, message`` then ``body``."""
+
+    condition: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
+    message: StringImm = field(converter=lambda m: StringImm(m) if isinstance(m, str) else m)
+    body: Stmt = field(validator=_is_stmt)
+
+
+@node
+class Allocate(Stmt):
+    """Lowered allocation: ``buffer_var`` points at ``prod(extents)`` elements
+    of ``dtype`` in ``scope`` for the extent of ``body``."""
+
+    buffer_var: Var = field(validator=_is_var)
+    dtype: DataType = field(converter=DataType)
+    extents: PVector = field(converter=to_expr_vector)
+    condition: PrimExpr = field(converter=to_expr)
+    body: Stmt = field(validator=_is_stmt)
+    annotations: PMap = field(factory=dict, converter=to_attr_map)
+    scope: str = field(default="global")
+
+
+@node
+class DeclBuffer(Stmt):
+    """Declare ``buffer`` (a view of its ``data`` pointer) for ``body``."""
+
+    buffer: Buffer
+    body: Stmt = field(validator=_is_stmt)
+
+
+class IterVarType(str, enum.Enum):
+    """TVM's iteration variable types that blocks use."""
+
+    DataPar = "DataPar"
+    CommReduce = "CommReduce"
+    Ordered = "Ordered"
+    Opaque = "Opaque"
+    ThreadIndex = "ThreadIndex"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _to_iter_type(value) -> IterVarType:
+    if isinstance(value, IterVarType):
+        return value
+    aliases = {0: "DataPar", 1: "ThreadIndex", 2: "CommReduce", 3: "Ordered", 4: "Opaque",
+               "spatial": "DataPar", "reduce": "CommReduce", "scan": "Ordered", "opaque": "Opaque",
+               "S": "DataPar", "R": "CommReduce", "O": "Opaque"}
+    value = aliases.get(value, value)
+    try:
+        return IterVarType(value)
+    except ValueError:
+        raise NodeError(f"unknown iteration variable type {value!r}") from None
+
+
+@node
+class IterVar(Node):
+    """A block iteration variable: its domain, the variable and its type
+    (``DataPar`` for spatial, ``CommReduce`` for reduction axes)."""
+
+    dom: Range
+    var: Var = field(validator=_is_var)
+    iter_type: IterVarType = field(converter=_to_iter_type)
+    thread_tag: str = field(default="")
+
+    DataPar = IterVarType.DataPar
+    CommReduce = IterVarType.CommReduce
+    Ordered = IterVarType.Ordered
+    Opaque = IterVarType.Opaque
+    ThreadIndex = IterVarType.ThreadIndex
+
+
+@node
+class Block(Stmt):
+    """A TensorIR block: a unit of computation with declared iteration
+    variables, the regions it reads and writes, an optional reduction
+    ``init``, and the buffers it allocates."""
+
+    iter_vars: PVector = field(converter=to_pvector)
+    reads: PVector = field(converter=to_pvector)
+    writes: PVector = field(converter=to_pvector)
+    name_hint: str = field()
+    body: Stmt = field(validator=_is_stmt)
+    init: Stmt | None = field(default=None, validator=_is_optional_stmt)
+    alloc_buffers: PVector = field(default=(), converter=to_pvector)
+    match_buffers: PVector = field(default=(), converter=to_pvector)
+    annotations: PMap = field(factory=dict, converter=to_attr_map)
+
+    def __attrs_post_init__(self):
+        if not isinstance(self.name_hint, str):
+            raise NodeError("a block name must be a string")
+        for kind, items, cls in (("iter_vars", self.iter_vars, IterVar),
+                                 ("reads", self.reads, BufferRegion),
+                                 ("writes", self.writes, BufferRegion),
+                                 ("alloc_buffers", self.alloc_buffers, Buffer),
+                                 ("match_buffers", self.match_buffers, MatchBufferRegion)):
+            for item in items:
+                if not isinstance(item, cls):
+                    raise NodeError(f"block {self.name_hint}: {kind} holds a {type(item).__name__}, "
+                                    f"expected {cls.__name__}")
+
+    @property
+    def name(self) -> str:
+        return self.name_hint
+
+
+@node
+class BlockRealize(Stmt):
+    """A block instance: the values of its iteration variables and the
+    predicate (``T.where``) under which it runs."""
+
+    iter_values: PVector = field(converter=to_expr_vector)
+    predicate: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
+    block: Block = field()
+
+    def __attrs_post_init__(self):
+        if not isinstance(self.block, Block):
+            raise NodeError("BlockRealize.block must be a Block")
+        if len(self.iter_values) != len(self.block.iter_vars):
+            raise NodeError(f"block {self.block.name_hint} has {len(self.block.iter_vars)} iteration "
+                            f"variables but {len(self.iter_values)} bound values")
+
+
+__all__ = [
+    "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
+    "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",
+    "BlockRealize", "THREAD_TAGS",
+]

@@ -1,0 +1,33 @@
+"""Public testing helpers: hypothesis strategies and equivalence checks.
+
+Users property-test their own passes with the same tools tirfun tests
+itself with. Submodules load on first use (hypothesis is only needed for the
+strategies):
+
+* ``tirfun.testing.programs``  random well-formed PrimFuncs (``prim_funcs()``)
+* ``tirfun.testing.te_programs``  random te programs
+* ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "prim_funcs": "tirfun.testing.programs",
+    "te_programs": "tirfun.testing.te_programs",
+    "assert_equivalent": "tirfun.testing.equivalence",
+    "random_inputs": "tirfun.testing.equivalence",
+    "inputs_for": "tirfun.testing.equivalence",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tirfun.testing' has no attribute {name!r}")
+
+
+__all__ = list(_LAZY)

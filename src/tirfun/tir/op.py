@@ -1,0 +1,262 @@
+"""Expression helpers and intrinsics, under TVM's ``tvm.tir`` names.
+
+Each returns a node; Python literals take the other operand's dtype, as the
+operators do. Math intrinsics are ``Call`` nodes whose ``op`` is
+``"tir.<name>"`` (``exp(x)`` is ``Call(x.dtype, "tir.exp", [x])``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import NodeError
+from ..nodes import (
+    And, Buffer, Call, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Not, Or, PrimExpr, Select,
+    StringImm, Var, binary, const, to_expr,
+)
+from ..nodes.dtype import DataType
+from ..nodes.expr import match_types
+
+# unary float intrinsics: result has the argument's dtype
+FLOAT_UNARY = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+    "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erf", "sigmoid",
+    "fabs", "floor", "ceil", "round", "nearbyint", "trunc",
+)
+# binary float intrinsics: operands matched, result has their dtype
+FLOAT_BINARY = ("atan2", "pow", "fmod", "hypot", "copysign", "nextafter")
+# float predicates: result is bool
+FLOAT_PREDICATES = ("isnan", "isinf", "isfinite")
+# integer bit counts: result has the argument's dtype
+INT_UNARY = ("popcount", "clz")
+#: every math intrinsic of the ``T`` namespace, by name
+MATH_INTRINSICS = FLOAT_UNARY + FLOAT_BINARY + FLOAT_PREDICATES + INT_UNARY + ("ldexp", "abs")
+
+
+def _float_arg(name: str, x) -> PrimExpr:
+    if isinstance(x, int) and not isinstance(x, bool):
+        x = float(x)
+    x = to_expr(x)
+    if not x.dtype.is_float:
+        raise NodeError(f"{name} needs a floating-point argument, got {x.script()}: {x.dtype}")
+    return x
+
+
+def _make_float_unary(name: str):
+    def intrinsic(x):
+        x = _float_arg(name, x)
+        return Call(x.dtype, f"tir.{name}", [x])
+    intrinsic.__name__ = intrinsic.__qualname__ = name
+    intrinsic.__doc__ = f"``{name}(x)`` on a floating-point expression (``tir.{name}``)."
+    return intrinsic
+
+
+def _make_float_binary(name: str):
+    def intrinsic(x, y):
+        if isinstance(x, int) and not isinstance(x, bool):
+            x = float(x)
+        if isinstance(y, int) and not isinstance(y, bool):
+            y = float(y)
+        x, y = match_types(x, y)
+        if not x.dtype.is_float:
+            raise NodeError(f"{name} needs floating-point arguments, got {x.dtype}")
+        return Call(x.dtype, f"tir.{name}", [x, y])
+    intrinsic.__name__ = intrinsic.__qualname__ = name
+    intrinsic.__doc__ = f"``{name}(x, y)`` on floating-point expressions (``tir.{name}``)."
+    return intrinsic
+
+
+def _make_predicate(name: str):
+    def intrinsic(x):
+        x = _float_arg(name, x)
+        return Call(DataType("bool").with_lanes(x.dtype.lanes), f"tir.{name}", [x])
+    intrinsic.__name__ = intrinsic.__qualname__ = name
+    intrinsic.__doc__ = f"``{name}(x)``: a bool test on a floating-point expression."
+    return intrinsic
+
+
+def _make_int_unary(name: str):
+    def intrinsic(x):
+        x = to_expr(x)
+        if not x.dtype.is_integer:
+            raise NodeError(f"{name} needs an integer argument, got {x.dtype}")
+        return Call(x.dtype, f"tir.{name}", [x])
+    intrinsic.__name__ = intrinsic.__qualname__ = name
+    intrinsic.__doc__ = f"``{name}(x)`` on an integer expression."
+    return intrinsic
+
+
+_GENERATED = {}
+for _n in FLOAT_UNARY:
+    _GENERATED[_n] = _make_float_unary(_n)
+for _n in FLOAT_BINARY:
+    _GENERATED[_n] = _make_float_binary(_n)
+for _n in FLOAT_PREDICATES:
+    _GENERATED[_n] = _make_predicate(_n)
+for _n in INT_UNARY:
+    _GENERATED[_n] = _make_int_unary(_n)
+globals().update(_GENERATED)
+
+
+def ldexp(x, e):
+    """``x * 2**e`` for a float ``x`` and an integer ``e``."""
+    x = _float_arg("ldexp", x)
+    e = to_expr(e)
+    if not e.dtype.is_integer:
+        raise NodeError(f"ldexp needs an integer exponent, got {e.dtype}")
+    return Call(x.dtype, "tir.ldexp", [x, e])
+
+
+def abs(x):  # noqa: A001 - TVM's name
+    """``|x|`` for integers and floats."""
+    x = to_expr(x)
+    return Call(x.dtype, "tir.fabs" if x.dtype.is_float else "tir.abs", [x])
+
+
+def floordiv(a, b):
+    """Division rounding toward minus infinity (``a // b``)."""
+    return binary(FloorDiv, a, b)
+
+
+def floormod(a, b):
+    """Remainder of :func:`floordiv` (``a % b``); takes the sign of ``b``."""
+    return binary(FloorMod, a, b)
+
+
+def truncdiv(a, b):
+    """Division rounding toward zero, as C does."""
+    return binary(Div, a, b)
+
+
+def truncmod(a, b):
+    """Remainder of :func:`truncdiv`; takes the sign of ``a``."""
+    return binary(Mod, a, b)
+
+
+def indexdiv(a, b):
+    """TVM's index division: floordiv."""
+    return floordiv(a, b)
+
+
+def indexmod(a, b):
+    """TVM's index modulo: floormod."""
+    return floormod(a, b)
+
+
+def div(a, b):
+    """``a / b`` (truncating on integers)."""
+    return binary(Div, a, b)
+
+
+def min(a, b, *rest):  # noqa: A001
+    """The smaller operand."""
+    out = binary(Min, a, b)
+    for r in rest:
+        out = binary(Min, out, r)
+    return out
+
+
+def max(a, b, *rest):  # noqa: A001
+    """The larger operand."""
+    out = binary(Max, a, b)
+    for r in rest:
+        out = binary(Max, out, r)
+    return out
+
+
+def _bool(x) -> PrimExpr:
+    x = to_expr(x)
+    if not x.dtype.is_bool:
+        raise NodeError(f"expected a bool condition, got {x.script()}: {x.dtype}")
+    return x
+
+
+def all(*conds):  # noqa: A001
+    """The conjunction of the conditions (``True`` when there are none)."""
+    if not conds:
+        return const(True)
+    return functools.reduce(lambda a, b: And(a, b), (_bool(c) for c in conds))
+
+
+def any(*conds):  # noqa: A001
+    """The disjunction of the conditions (``False`` when there are none)."""
+    if not conds:
+        return const(False)
+    return functools.reduce(lambda a, b: Or(a, b), (_bool(c) for c in conds))
+
+
+def logical_and(a, b):
+    return And(_bool(a), _bool(b))
+
+
+def logical_or(a, b):
+    return Or(_bool(a), _bool(b))
+
+
+def logical_not(a):
+    return Not(_bool(a))
+
+
+def if_then_else(cond, t, f):
+    """``t if cond else f`` where only the chosen side is evaluated."""
+    cond = _bool(cond)
+    t, f = match_types(t, f)
+    return Call(t.dtype, "tir.if_then_else", [cond, t, f])
+
+
+def select(cond, t, f):
+    """``t if cond else f`` where both sides are evaluated (``tir.Select``)."""
+    t, f = match_types(t, f)
+    return Select(_bool(cond), t, f)
+
+
+def cast(value, dtype):
+    """``value`` converted to ``dtype``."""
+    return to_expr(value).astype(dtype)
+
+
+def call_extern(dtype, func_name: str, *args):
+    """A call to an external C function ``func_name`` returning ``dtype``."""
+    if not isinstance(func_name, str):
+        raise NodeError(f"call_extern needs the function's name as a string, got {func_name!r}")
+    return Call(dtype, "tir.call_extern", [StringImm(func_name), *args])
+
+
+def call_intrin(dtype, op: str, *args):
+    """A call to the intrinsic ``op`` (``"tir.exp"``...)."""
+    return Call(dtype, op if "." in op else f"tir.{op}", list(args))
+
+
+def address_of(load):
+    """The address of a buffer element (lowered code)."""
+    return Call("handle", "tir.address_of", [load])
+
+
+def ret(value):
+    """Return ``value`` from the function (lowered code)."""
+    value = to_expr(value)
+    return Call(value.dtype, "tir.ret", [value])
+
+
+def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None,
+                scope="", data_alignment=-1, offset_factor=0, buffer_type="", axis_separators=None):
+    """A new Buffer, with TVM's signature."""
+    if isinstance(shape, (int, PrimExpr)):
+        shape = (shape,)
+    return Buffer(name, list(shape), dtype, strides=list(strides or ()), elem_offset=elem_offset,
+                  storage_scope=scope or "global", data=data,
+                  data_alignment=64 if data_alignment in (-1, None) else data_alignment,
+                  offset_factor=offset_factor, axis_separators=list(axis_separators or ()))
+
+
+def var(name: str = "v", dtype="int32") -> Var:
+    """A new variable (``tir.Var(name, dtype)``)."""
+    return Var(name, dtype)
+
+
+__all__ = [
+    *_GENERATED, "ldexp", "abs", "floordiv", "floormod", "truncdiv", "truncmod", "indexdiv",
+    "indexmod", "div", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
+    "if_then_else", "select", "cast", "call_extern", "call_intrin", "address_of", "ret",
+    "decl_buffer", "var", "const", "MATH_INTRINSICS",
+]
