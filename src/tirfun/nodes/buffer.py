@@ -15,7 +15,7 @@ def _check_int_exprs(kind: str):
     def check(self, attribute, values):
         for v in values:
             if not v.dtype.is_integer or v.dtype.lanes != 1:
-                raise NodeError(f"{kind} {attribute.name} must be scalar integers, got {v.script()}: {v.dtype}")
+                raise NodeError(f"{kind} {attribute.name} must be scalar integers, got {v!r}: {v.dtype}")
     return check
 
 

@@ -144,7 +144,7 @@ class PrimExpr(Node):
 
     def __bool__(self):
         raise NodeError(
-            f"a TIR expression ({self.script()}) has no Python truth value; "
+            f"a TIR expression ({self!r}) has no Python truth value; "
             "use tir.all/tir.any or tir.And/tir.Or/tir.Not to combine conditions")
 
 
@@ -424,7 +424,7 @@ def _check_indices(buffer, indices, verb: str) -> None:
                         f"it has {len(buffer.shape)} dimensions")
     for index in indices:
         if not (index.dtype.is_integer):
-            raise NodeError(f"index {index.script()} of buffer {buffer.name} has dtype "
+            raise NodeError(f"index {index!r} of buffer {buffer.name} has dtype "
                             f"{index.dtype}; indices must be integers")
 
 

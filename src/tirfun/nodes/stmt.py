@@ -39,7 +39,7 @@ def _is_var(self, attribute, value):
 def _is_bool_scalar(self, attribute, value):
     if not value.dtype.is_bool or value.dtype.lanes != 1:
         raise NodeError(f"{type(self).__name__}.{attribute.name} must be a bool condition, "
-                        f"got {value.script()}: {value.dtype}")
+                        f"got {value!r}: {value.dtype}")
 
 
 @node
@@ -112,7 +112,7 @@ class For(Stmt):
         for name in ("min", "extent"):
             value = getattr(self, name)
             if value.dtype != dt:
-                raise NodeError(f"loop {self.loop_var.name}: {name} {value.script()} has dtype "
+                raise NodeError(f"loop {self.loop_var.name}: {name} {value!r} has dtype "
                                 f"{value.dtype}, the loop variable {dt}")
         if self.kind is ForKind.THREAD_BINDING:
             if self.thread_binding not in THREAD_TAGS:

@@ -38,7 +38,7 @@ def _float_arg(name: str, x) -> PrimExpr:
         x = float(x)
     x = to_expr(x)
     if not x.dtype.is_float:
-        raise NodeError(f"{name} needs a floating-point argument, got {x.script()}: {x.dtype}")
+        raise NodeError(f"{name} needs a floating-point argument, got {x!r}: {x.dtype}")
     return x
 
 
@@ -167,7 +167,7 @@ def max(a, b, *rest):  # noqa: A001
 def _bool(x) -> PrimExpr:
     x = to_expr(x)
     if not x.dtype.is_bool:
-        raise NodeError(f"expected a bool condition, got {x.script()}: {x.dtype}")
+        raise NodeError(f"expected a bool condition, got {x!r}: {x.dtype}")
     return x
 
 
