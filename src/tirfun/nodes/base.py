@@ -32,7 +32,23 @@ class Node:
 
 
 def node(cls):
-    """Class decorator: a frozen, slotted attrs record with a cached hash."""
+    """Class decorator: a frozen, slotted attrs record with a cached hash.
+
+    An expression class that derives its dtype from its operands (it defines
+    ``_derive_dtype``) computes it once at construction into a private slot
+    (see ``PrimExpr.dtype``), so reading the dtype of a deep expression is
+    O(1), never a recursion down the tree. The slot is not an attrs field:
+    equality, hashing and ``attrs.fields`` see only the real fields.
+    """
+    if hasattr(cls, "_derive_dtype"):
+        check = cls.__dict__.get("__attrs_post_init__") or getattr(cls, "__attrs_post_init__", None)
+
+        def __attrs_post_init__(self):
+            if check is not None:
+                check(self)
+            object.__setattr__(self, "_dtype", self._derive_dtype())
+
+        cls.__attrs_post_init__ = __attrs_post_init__
     return attrs.frozen(cls, cache_hash=True, repr=False)
 
 

@@ -35,9 +35,17 @@ def check_identifier(kind: str, name: str) -> str:
 class PrimExpr(Node):
     """Base of every expression. Each has a ``dtype``."""
 
-    __slots__ = ()
+    # _dtype caches the dtype of expressions that derive it from operands
+    __slots__ = ("_dtype",)
 
-    dtype: DataType
+    @property
+    def dtype(self) -> DataType:
+        try:
+            return self._dtype
+        except AttributeError:  # unpickled: slots outside attrs fields are not restored
+            value = self._derive_dtype()
+            object.__setattr__(self, "_dtype", value)
+            return value
 
     # arithmetic -------------------------------------------------------------
     def __add__(self, other):
@@ -157,6 +165,9 @@ def to_expr(value: Any) -> PrimExpr:
     type_name = type(value).__name__
     if hasattr(value, "dtype") and hasattr(value, "item"):  # numpy scalars
         return const(value.item(), str(value.dtype))
+    as_expr = getattr(value, "__prim_expr__", None)
+    if as_expr is not None:  # objects that stand for an expression, such as te's axes
+        return to_expr(as_expr())
     raise NodeError(f"expected a TIR expression or a number, got {type_name} {value!r}")
 
 
@@ -284,8 +295,7 @@ class BinaryOp(PrimExpr):
     a: PrimExpr
     b: PrimExpr
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.a.dtype
 
     def __attrs_post_init__(self):
@@ -299,8 +309,7 @@ class CmpOp(PrimExpr):
     a: PrimExpr
     b: PrimExpr
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return DataType("bool").with_lanes(self.a.dtype.lanes)
 
     def __attrs_post_init__(self):
@@ -338,8 +347,7 @@ class LogicOp(PrimExpr):
     a: PrimExpr
     b: PrimExpr
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.a.dtype
 
     def __attrs_post_init__(self):
@@ -358,8 +366,7 @@ class Not(PrimExpr):
 
     a: PrimExpr = field(converter=to_expr)
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.a.dtype
 
     def __attrs_post_init__(self):
@@ -375,8 +382,7 @@ class Select(PrimExpr):
     true_value: PrimExpr = field(converter=to_expr)
     false_value: PrimExpr = field(converter=to_expr)
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.true_value.dtype
 
     def __attrs_post_init__(self):
@@ -407,8 +413,7 @@ class BufferLoad(PrimExpr):
     buffer: "Buffer"
     indices: PVector = field(converter=to_expr_vector)
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         lanes = 1
         for index in self.indices:
             lanes = max(lanes, index.dtype.lanes)
@@ -436,8 +441,7 @@ class Ramp(PrimExpr):
     stride: PrimExpr = field(converter=to_expr)
     lanes: int = field()
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.base.dtype.with_lanes(self.lanes)
 
     def __attrs_post_init__(self):
@@ -455,8 +459,7 @@ class Broadcast(PrimExpr):
     value: PrimExpr = field(converter=to_expr)
     lanes: int = field()
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.value.dtype.with_lanes(self.lanes)
 
     def __attrs_post_init__(self):
@@ -474,8 +477,7 @@ class Let(PrimExpr):
     value: PrimExpr = field(converter=to_expr)
     body: PrimExpr = field(converter=to_expr)
 
-    @property
-    def dtype(self) -> DataType:
+    def _derive_dtype(self) -> DataType:
         return self.body.dtype
 
     def __attrs_post_init__(self):

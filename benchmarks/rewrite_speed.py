@@ -1,0 +1,132 @@
+"""How long one ``split`` takes, on the tutorial module and on large modules.
+
+A primitive resolves its loop through the function's name index (built once
+per function, then derived along each rewritten path) and rebuilds only the
+path to the loop, so its cost should follow the path length and the size of
+the rewritten loop, not the number of blocks in the module. The table shows
+the median time of one split:
+
+* on the tutorial module (one block);
+* on modules of 10, 100 and 1,000 independent blocks, each split applied
+  to a loop of a module produced by the previous split (the schedule case:
+  every step uses the index derived by the step before);
+* on the 1,000-block module, splitting the same loop again and again;
+* on single-block modules whose loop sits under deeper and deeper nests,
+  where the path, and so the time, grows.
+
+Run: ``python benchmarks/rewrite_speed.py`` (``--quick`` for fewer repeats).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+
+from tirfun.nodes import (
+    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IRModule, IterVar,
+    PrimFunc, Range, SeqStmt, Var,
+)
+from tirfun.rewrites import split
+from tirfun.rewrites.index import index_of
+
+
+def _elementwise(k: int, A: Buffer, B: Buffer, loop: str, extent: int = 8):
+    """``for loop in range(extent): B[k, v] = A[k, v] + 1`` as block ``B{k}``."""
+    i, v = Var(loop), Var(f"v{k}")
+    store = BufferStore(B, BufferLoad(A, [k, v]) + 1.0, [k, v])
+    block = Block([IterVar(Range(0, extent), v, "DataPar")], [BufferRegion(A, [Range(k, 1), Range(v, 1)])],
+                  [BufferRegion(B, [Range(k, 1), Range(v, 1)])], f"B{k}", store)
+    return For(i, 0, extent, "serial", BlockRealize([i], True, block))
+
+
+def _module(body, A: Buffer, B: Buffer) -> IRModule:
+    a, b = Var("a", "handle"), Var("b", "handle")
+    root = Block([], [], [], "root", body)
+    func = PrimFunc([a, b], BlockRealize([], True, root), None, {a: A, b: B}, {"tir.noalias": True})
+    return IRModule({"main": func})
+
+
+def tutorial_module() -> IRModule:
+    """The tutorial's module: ``B[i] = A[i] + 1`` over 8 elements."""
+    A, B = Buffer("A", [8], "float32"), Buffer("B", [8], "float32")
+    i, vi = Var("i"), Var("vi")
+    store = BufferStore(B, BufferLoad(A, [vi]) + 1.0, [vi])
+    block = Block([IterVar(Range(0, 8), vi, "DataPar")], [BufferRegion(A, [Range(vi, 1)])],
+                  [BufferRegion(B, [Range(vi, 1)])], "B", store)
+    return _module(For(i, 0, 8, "serial", BlockRealize([i], True, block)), A, B)
+
+
+def wide_module(n: int) -> IRModule:
+    """``n`` independent blocks, each under its own loop ``l{k}``."""
+    A, B = Buffer("A", [n, 8], "float32"), Buffer("B", [n, 8], "float32")
+    return _module(SeqStmt([_elementwise(k, A, B, f"l{k}") for k in range(n)]), A, B)
+
+
+def deep_module(depth: int) -> IRModule:
+    """One block under ``depth`` unit loops ``o0..`` and then its loop ``l0``."""
+    A, B = Buffer("A", [1, 8], "float32"), Buffer("B", [1, 8], "float32")
+    body = _elementwise(0, A, B, "l0")
+    for d in reversed(range(depth)):
+        body = For(Var(f"o{d}"), 0, 1, "serial", body)
+    return _module(body, A, B)
+
+
+def _median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def time_repeat(mod: IRModule, loop: str, repeats: int) -> float:
+    """Median time of splitting ``loop`` of ``mod``, the same input each time."""
+    rewrite = split(loop, [None, 4])
+    rewrite(mod)  # the function's index is built on first use, then cached
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        rewrite(mod)
+        samples.append(time.perf_counter() - t0)
+    return _median_us(samples)
+
+
+def time_chain(mod: IRModule, loops: list[str]) -> float:
+    """Median time of one split in a chain: each split on the previous result."""
+    index_of(mod["main"])
+    samples = []
+    for loop in loops:
+        rewrite = split(loop, [None, 4])
+        t0 = time.perf_counter()
+        mod = rewrite(mod)
+        samples.append(time.perf_counter() - t0)
+    return _median_us(samples)
+
+
+def main(argv: list[str]) -> int:
+    repeats = 50 if "--quick" in argv else 400
+    rows = []
+    tut = tutorial_module()
+    big = wide_module(1000)
+    # Python's cyclic collector scans every live object now and then, so its
+    # pauses grow with the heap, not with the work of a split: park what
+    # exists now in the permanent generation (the rewrites' own garbage is
+    # still collected as usual)
+    gc.collect()
+    gc.freeze()
+    base = time_repeat(tut, "i", repeats)
+    rows.append(("tutorial module, split i", 1, 3, base))
+    for n in (10, 100, 1000):
+        mod = big if n == 1000 else wide_module(n)
+        chain = [f"l{k}" for k in range(0, n, max(1, n // min(n, repeats)))]
+        rows.append((f"{n}-block module, chained splits", n, 4, time_chain(mod, chain)))
+    rows.append(("1000-block module, split l500", 1000, 4, time_repeat(big, "l500", repeats)))
+    for depth in (8, 32, 128):
+        rows.append((f"one block under {depth} more loops", 1, depth + 3,
+                     time_repeat(deep_module(depth), "l0", repeats)))
+    print(f"{'case':<40} {'blocks':>7} {'path':>5} {'median us':>10} {'vs tutorial':>12}")
+    for name, blocks, path, us in rows:
+        print(f"{name:<40} {blocks:>7} {path:>5} {us:>10.1f} {us / base:>11.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

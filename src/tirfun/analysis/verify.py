@@ -1,0 +1,601 @@
+"""The well-formedness verifier: rules that span a tree.
+
+``verify(func_or_mod)`` raises :class:`~tirfun.errors.VerifyError` when a
+function breaks one of these rules; the message starts with the rule's name,
+then names the function, the block (where there is one) and the offender:
+
+``duplicate name``
+    Loop variables, block iteration variables, parameters, let variables,
+    buffers and block names are identities: each is bound once per function.
+    (A thread variable of ``T.launch_thread`` may be launched again in a
+    scope that does not overlap; a size variable may appear in several buffer
+    declarations.)
+``use outside scope`` / ``undefined variable``
+    A variable is used where no binding of it is in scope: a loop variable
+    after its loop, a block iteration variable outside its block, or a name
+    nothing binds.
+``block isolation``
+    Inside a block, the body, ``init``, regions, ``alloc_buffers`` and
+    ``match_buffers`` may use the block's own iteration variables and
+    variables bound inside it, not the variables of enclosing loops or
+    blocks (the ``iter_values`` and ``T.where`` of a ``BlockRealize``, and the
+    iteration domains, are read outside the block and may).
+    As in TVM, an opaque block (one without iteration variables) is no
+    boundary: it sees the loop variables around it.
+``undeclared buffer``
+    A buffer is accessed that is not a parameter buffer, an ``alloc_buffer``
+    or ``match_buffer`` of an enclosing block, nor a ``decl_buffer`` in scope.
+``region not covered``
+    A block's ``T.reads``/``T.writes`` must cover what its body reads and
+    writes, including what nested blocks read and write. Index bounds are
+    computed over the loops inside the block; a read may also be covered by
+    a written region (a reduction reads what it writes). Only a definite
+    miss is reported: where symbolic bounds cannot be decided, the program is
+    accepted. The function's root block is exempt, as in TVM.
+``binding dtype`` / ``binding outside domain``
+    A block iteration variable is bound to a value of another dtype, or to
+    values definitely outside its domain (checked when the domain is known
+    and the value is an affine function of loops with known ranges; a
+    ``T.where`` predicate on those loops turns the check off).
+
+The walk uses explicit stacks, so deep loop nests do not exhaust Python's
+recursion limit.
+"""
+
+from __future__ import annotations
+
+from ..errors import VerifyError
+from ..nodes import (
+    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
+    DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var,
+)
+from .bounds import bound, const_bounds, let_interval, loop_interval
+from .canonical import THREAD_ATTR_KEYS
+from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
+from .traversal import iter_children, walk_stmts
+
+
+def verify(func_or_mod, *, name: str | None = None):
+    """Check every rule of the module docstring; return the argument.
+
+    Accepts a PrimFunc (named ``name``, else by its ``global_symbol``
+    attribute) or an IRModule, whose functions are all checked.
+    """
+    if isinstance(func_or_mod, IRModule):
+        for fname in func_or_mod:
+            _FunctionVerifier(func_or_mod[fname], fname).run()
+        return func_or_mod
+    if isinstance(func_or_mod, PrimFunc):
+        fname = name or func_or_mod.attrs.get("global_symbol") or "main"
+        _FunctionVerifier(func_or_mod, str(fname)).run()
+        return func_or_mod
+    raise VerifyError(f"verify expects a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+
+
+_MISSING = object()
+
+# the kinds of variable bindings; loop and block iteration variables do not
+# cross a block boundary
+_LOOP, _ITER, _PARAM, _LET, _THREAD, _ALLOC, _SIZE, _DATA, _LET_EXPR = (
+    "loop variable", "block iteration variable", "parameter", "let variable", "thread variable",
+    "allocation", "size variable", "data pointer", "let-expression variable")
+_ISOLATED = (_LOOP, _ITER)
+# kinds whose identical Var may be bound again once the earlier binding is out of scope
+_REBINDABLE = (_THREAD, _SIZE, _DATA, _LET_EXPR)
+
+
+class _Frame:
+    """What the verifier knows inside one block (or the function body)."""
+
+    __slots__ = ("block", "index", "iso", "check", "ranges", "facts", "reads", "writes", "guard")
+
+    def __init__(self, block: Block | None, index: int, iso: int, check: bool):
+        self.block = block
+        self.index = index
+        self.iso = iso              # loop and iteration variables of frames below this are hidden
+        self.check = check          # does this block's coverage get checked?
+        self.ranges: dict = {}      # loop and let variables inside the block -> Interval
+        self.facts: dict = {}       # the block's iteration variables -> their domain
+        self.reads: list = []       # (Buffer, Box, BufferRegion) of T.reads
+        self.writes: list = []      # (Buffer, Box, BufferRegion) of T.writes
+        self.guard = 0              # > 0 under a condition: accesses may not all run
+
+
+class _FunctionVerifier:
+    """One walk over one function: binds names as it meets their binders,
+    restores scopes when constructs end, and fails at the first broken rule."""
+
+    def __init__(self, func: PrimFunc, fname: str):
+        self.func = func
+        self.fname = fname
+        self.var_names: dict[str, tuple] = {}     # name -> (Var, kind) bound so far
+        self.buffer_names: dict[str, tuple] = {}  # name -> (Buffer, description)
+        self.block_names: set[str] = set()
+        self.visible: dict = {}                   # Var -> (kind, frame index)
+        self.visible_buffers: dict = {}           # Buffer -> frame index of its declaration
+        self.undo: list = []                      # (dict, key, previous value)
+        self.frames: list[_Frame] = [_Frame(None, 0, 0, False)]
+        self.binders, self.declared = _collect_binders(func)
+        self.tasks: list = []
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> None:
+        func = self.func
+        for p in func.params:
+            self.bind_var(p, _PARAM)
+        for p in func.params:
+            if p in func.buffer_map:
+                self.declare_buffer(func.buffer_map[p], f"the buffer of parameter {p.name}", implicit=True)
+        self.tasks.append((self.visit, func.body))
+        while self.tasks:
+            fn, arg = self.tasks.pop()
+            fn(arg)
+
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def fail(self, rule: str, detail: str):
+        block = self.frame.block
+        where = f"function {self.fname}" + (f', block "{block.name_hint}"' if block is not None else "")
+        raise VerifyError(f"{rule} in {where}: {detail}")
+
+    # ------------------------------------------------------------------ scopes
+    def _set(self, table: dict, key, value) -> None:
+        self.undo.append((table, key, table.get(key, _MISSING)))
+        table[key] = value
+
+    def restore(self, mark: int) -> None:
+        while len(self.undo) > mark:
+            table, key, previous = self.undo.pop()
+            if previous is _MISSING:
+                del table[key]
+            else:
+                table[key] = previous
+
+    def bind_var(self, var: Var, kind: str) -> None:
+        previous = self.var_names.get(var.name)
+        if previous is not None:
+            same = previous[0] == var and previous[1] == kind
+            if not (same and kind in _REBINDABLE and var not in self.visible):
+                self.fail("duplicate name", f"the name {var.name} is bound twice: as a {previous[1]} "
+                                            f"and as a {kind}")
+        self.var_names[var.name] = (var, kind)
+        self._set(self.visible, var, (kind, self.frame.index))
+
+    def use_var(self, var: Var) -> None:
+        entry = self.visible.get(var)
+        if entry is None:
+            binder = self.binders.get(var)
+            if binder is not None:
+                kind, where = binder
+                self.fail("use outside scope", f"{kind} {var.name} is used outside {where}")
+            other = self.binders_by_name().get(var.name)
+            if other is not None:
+                self.fail("undefined variable", f"{var.name}: {var.dtype} is used but not bound; the "
+                                                f"{other[0]} {var.name} has dtype {other[1].dtype}")
+            self.fail("undefined variable", f"{var.name} is used but nothing binds it")
+        kind, index = entry
+        if kind in _ISOLATED and index < self.frame.iso:
+            self.fail("block isolation", f"{kind} {var.name} is bound outside the block and used inside "
+                                         "it; a block may use only its own iteration variables and "
+                                         "variables bound inside it")
+
+    def binders_by_name(self) -> dict:
+        return {v.name: (kind, v) for v, (kind, _where) in self.binders.items()}
+
+    def declare_buffer(self, buf: Buffer, what: str, implicit: bool, implicit_data: bool | None = None) -> None:
+        """Declare ``buf`` in the current scope. With ``implicit``, variables of
+        its shape, strides and offset that are not in scope are bound here (a
+        parameter buffer or match_buffer introduces its sizes); with
+        ``implicit_data`` (default: ``implicit``) so is its data pointer."""
+        previous = self.buffer_names.get(buf.name)
+        if previous is not None:
+            self.fail("duplicate name", f"the buffer name {buf.name} is declared twice: as {previous[1]} "
+                                        f"and as {what}")
+        self.buffer_names[buf.name] = (buf, what)
+        exprs = list(buf.shape) + list(buf.strides)
+        if buf.elem_offset is not None:
+            exprs.append(buf.elem_offset)
+        if implicit:
+            # as in TVM, a declaration binds the size variables it introduces
+            for expr in exprs:
+                for node in _walk_expr_nodes(expr):
+                    if type(node) is Var and node not in self.visible:
+                        self.bind_var(node, _SIZE)
+        for expr in exprs:
+            self.check_expr(expr, track=False)
+        if buf.data is not None:
+            if buf.data not in self.visible and (implicit if implicit_data is None else implicit_data):
+                self.bind_var(buf.data, _DATA)
+            else:
+                self.use_var(buf.data)
+        self._set(self.visible_buffers, buf, self.frame.index)
+
+    def use_buffer(self, buf: Buffer) -> int:
+        """Check ``buf`` is declared here; return the frame index of its declaration."""
+        index = self.visible_buffers.get(buf)
+        if index is not None:
+            return index
+        decl = self.declared.get(buf.name)
+        if decl is not None and decl[0] == buf:
+            self.fail("undeclared buffer", f"buffer {buf.name} is accessed outside {decl[1]}, "
+                                           "where it is declared")
+        if decl is not None:
+            self.fail("undeclared buffer", f"buffer {buf.name} is accessed but not declared; a different "
+                                           f"buffer named {buf.name} (shape {_shape_text(decl[0])}, "
+                                           f"{decl[0].dtype}) is declared as {decl[1]}")
+        self.fail("undeclared buffer", f"buffer {buf.name} is accessed but not declared: it is not a "
+                                       "parameter buffer, an alloc_buffer or match_buffer of an "
+                                       "enclosing block, nor a decl_buffer in scope")
+        return -1  # unreachable
+
+    # ------------------------------------------------------------ statements
+    def visit(self, s) -> None:
+        cls = type(s)
+        push = self.tasks.append
+        if cls is SeqStmt:
+            for child in reversed(s.seq):
+                push((self.visit, child))
+        elif cls is BufferStore:
+            index = self.use_buffer(s.buffer)
+            for i in s.indices:
+                self.check_expr(i)
+            self.check_expr(s.value)
+            self.cover(s.buffer, index, s.indices, write=True, exact=True)
+        elif cls is For:
+            self.check_expr(s.min)
+            self.check_expr(s.extent)
+            mark = len(self.undo)
+            frame = self.frame
+            interval = loop_interval(s.loop_var, s.min, s.extent, frame.ranges)
+            self.bind_var(s.loop_var, _LOOP)
+            self._set(frame.ranges, s.loop_var, interval)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is IfThenElse:
+            self.check_expr(s.condition)
+            self.frame.guard += 1
+            push((self._unguard, self.frame))
+            if s.else_case is not None:
+                push((self.visit, s.else_case))
+            push((self.visit, s.then_case))
+        elif cls is Evaluate:
+            self.check_expr(s.value)
+        elif cls is LetStmt:
+            self.check_expr(s.value)
+            mark = len(self.undo)
+            frame = self.frame
+            value = let_interval(s.var, s.value, frame.ranges) if s.value.dtype.is_integer else None
+            self.bind_var(s.var, _LET)
+            if value is not None:
+                self._set(frame.ranges, s.var, value)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is AttrStmt:
+            self.check_expr(s.value)
+            mark = len(self.undo)
+            target = s.node
+            if isinstance(target, IterVar):
+                self.check_expr(target.dom.min)
+                self.check_expr(target.dom.extent)
+                self.bind_var(target.var, _THREAD)
+            elif isinstance(target, Var) and s.attr_key in THREAD_ATTR_KEYS:
+                self.bind_var(target, _THREAD)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is AssertStmt:
+            self.check_expr(s.condition)
+            push((self.visit, s.body))
+        elif cls is Allocate:
+            for e in s.extents:
+                self.check_expr(e)
+            self.check_expr(s.condition)
+            mark = len(self.undo)
+            self.bind_var(s.buffer_var, _ALLOC)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is DeclBuffer:
+            mark = len(self.undo)
+            self.declare_buffer(s.buffer, "a decl_buffer", implicit=False)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is BlockRealize:
+            self.realize(s)
+        elif cls is Block:
+            self.enter_block(s, None)
+        else:
+            self.fail("unknown statement", f"{cls.__name__} is not a TIR statement")
+
+    def _unguard(self, frame: _Frame) -> None:
+        frame.guard -= 1
+
+    # ---------------------------------------------------------------- blocks
+    def realize(self, br: BlockRealize) -> None:
+        block = br.block
+        for iv, value in zip(block.iter_vars, br.iter_values):
+            self.check_expr(value)
+            if value.dtype != iv.var.dtype:
+                self.fail("binding dtype", f'block "{block.name_hint}": iteration variable '
+                                           f"{iv.var.name}: {iv.var.dtype} is bound to "
+                                           f"{_text(value)} of dtype {value.dtype}")
+        self.check_expr(br.predicate)
+        self.check_domains(br)
+        self.enter_block(block, br)
+
+    def check_domains(self, br: BlockRealize) -> None:
+        block = br.block
+        frame = self.frame
+        predicate_vars = set() if _is_true(br.predicate) else {
+            n for n in _walk_expr_nodes(br.predicate) if type(n) is Var}
+        for iv, value in zip(block.iter_vars, br.iter_values):
+            dom = domain_interval(iv.dom)
+            if dom.lo is None or dom.hi is None:
+                continue
+            iv_value = bound(value, frame.ranges)
+            if not iv_value.exact or iv_value.deps & predicate_vars:
+                continue  # inexact bounds, or a T.where that may exclude the extremes
+            for end, limit, below in ((iv_value.lo, dom.lo, True), (iv_value.hi, dom.hi, False)):
+                if end is None:
+                    continue
+                # how far inside the domain the end stays; negative is outside
+                margin = end - limit if below else limit - end
+                _low, high = const_bounds(margin, frame.facts)
+                reached = attained_minimum(margin, frame.facts)
+                if (high is not None and high < 0) or (reached is not None and reached < 0):
+                    self.fail("binding outside domain",
+                              f'block "{block.name_hint}": iteration variable {iv.var.name} has domain '
+                              f"[{_linear_text(dom.lo)}, {_linear_text(dom.hi)}] but is bound to "
+                              f"{_text(value)}, which reaches {_linear_text(end)}")
+
+    def enter_block(self, block: Block, br: BlockRealize | None) -> None:
+        name = block.name_hint
+        # domains are read outside the block (TVM's isolation check skips them too)
+        for iv in block.iter_vars:
+            self.check_expr(iv.dom.min, track=False)
+            self.check_expr(iv.dom.extent, track=False)
+        if name in self.block_names:
+            self.fail("duplicate name", f'the block name "{name}" is used twice')
+        self.block_names.add(name)
+        mark = len(self.undo)
+        is_root = br is not None and br is self.func.body and not block.iter_vars
+        index = len(self.frames)
+        # as in TVM, an opaque block (no iteration variables) does not isolate
+        iso = index if block.iter_vars else self.frame.iso
+        frame = _Frame(block, index, iso, check=not is_root)
+        self.frames.append(frame)
+        for iv in block.iter_vars:
+            if iv.dom.min.dtype != iv.var.dtype or iv.dom.extent.dtype != iv.var.dtype:
+                self.fail("binding dtype", f"iteration variable {iv.var.name}: {iv.var.dtype} has a domain "
+                                           f"of dtype {iv.dom.extent.dtype}")
+            self.bind_var(iv.var, _ITER)
+            frame.facts[iv.var] = domain_interval(iv.dom)
+        for buf in block.alloc_buffers:
+            self.declare_buffer(buf, f'an alloc_buffer of block "{name}"', implicit=False, implicit_data=True)
+        for match in block.match_buffers:
+            self.check_region(match.source)
+            self.declare_buffer(match.buffer, f'a match_buffer of block "{name}"', implicit=True)
+        for region in block.reads:
+            self.check_region(region)
+            frame.reads.append((region.buffer, region_box(region), region))
+        for region in block.writes:
+            self.check_region(region)
+            frame.writes.append((region.buffer, region_box(region), region))
+        if frame.check:
+            for match in block.match_buffers:
+                source = match.source
+                index = self.visible_buffers.get(source.buffer, -1)
+                if index < frame.index:
+                    self.check_covered(source.buffer, region_box(source), write=False,
+                                       what=lambda match=match: (
+                                           f"matched by {match.buffer.name} as {_region_text(match.source)}"))
+        self.tasks.append((self.exit_block, (block, br, mark)))
+        self.tasks.append((self.visit, block.body))
+        if block.init is not None:
+            self.tasks.append((self.visit, block.init))
+
+    def exit_block(self, args) -> None:
+        block, br, mark = args
+        self.frames.pop()
+        self.restore(mark)
+        parent = self.frame
+        if br is None or not parent.check:
+            return
+        # the parent must cover what the child declares, with the child's
+        # iteration variables replaced by the ranges of their bound values
+        ranges = dict(parent.ranges)
+        for iv, value in zip(block.iter_vars, br.iter_values):
+            ranges[iv.var] = bound(value, parent.ranges)
+        exact = _is_true(br.predicate) and parent.guard == 0
+        for regions, write in ((block.reads, False), (block.writes, True)):
+            for region in regions:
+                index = self.visible_buffers.get(region.buffer)
+                if index is None or index >= parent.index:
+                    continue  # declared inside the parent: not visible from outside
+                box = region_box(region, ranges, exact)
+                verb = "writes" if write else "reads"
+                self.check_covered(region.buffer, box, write,
+                                   what=lambda region=region, verb=verb: (
+                                       f'(block "{block.name_hint}" inside it {verb} {_region_text(region)})'))
+
+    def check_region(self, region) -> None:
+        self.use_buffer(region.buffer)
+        for rng in region.region:
+            self.check_expr(rng.min, track=False)
+            self.check_expr(rng.extent, track=False)
+
+    # -------------------------------------------------------------- coverage
+    def cover(self, buf: Buffer, index: int, indices, write: bool, exact: bool) -> None:
+        frame = self.frame
+        if not frame.check or index >= frame.index:
+            return  # the root block, or a buffer declared inside this block
+        box = access_box(indices, frame.ranges, exact and frame.guard == 0)
+        self.check_covered(buf, box, write,
+                           what=lambda: f"at {buf.name}[{', '.join(_text(i) for i in indices)}]")
+
+    def check_covered(self, buf: Buffer, box, write: bool, what) -> None:
+        """Fail unless ``box`` of ``buf`` lies in the current block's regions;
+        ``what`` (a string or a function giving one, printed only on failure)
+        says which access it is."""
+        frame = self.frame
+        regions = frame.writes if write else frame.reads + frame.writes
+        listed = [(b, r) for (rb, b, r) in regions if rb == buf]
+        boxes = [b for b, _ in listed]
+        listing = "T.writes" if write else "T.reads (or T.writes)"
+        verb = "writes" if write else "reads"
+        if not boxes:
+            what = what() if callable(what) else what
+            self.fail("region not covered", f"the block {verb} buffer {buf.name} {what}, but its "
+                                            f"{listing} do not list {buf.name}")
+        verdicts = [within(box, b, frame.facts) for b in boxes]
+        if any(v is True for v in verdicts):
+            return
+        outer = boxes[0] if len(boxes) == 1 else hull(boxes)
+        if outer is not None and within(box, outer, frame.facts) is False:
+            shown = ", ".join(_region_text(r) for _, r in listed)
+            what = what() if callable(what) else what
+            self.fail("region not covered", f"the block {verb} buffer {buf.name} {what}, outside the "
+                                            f"regions of {buf.name} in its {listing}: {shown}")
+
+    # ----------------------------------------------------------- expressions
+    def check_expr(self, expr, track: bool = True) -> None:
+        """Check the variables and buffers used by ``expr``; with ``track``,
+        loads count as reads of the current block."""
+        stack = [(expr, False)]
+        while stack:
+            x, guarded = stack.pop()
+            if type(x) is tuple:  # a scope action of a Let
+                action, payload = x
+                if action == "bind":
+                    var, value = payload
+                    self.bind_var(var, _LET_EXPR)
+                    if value is not None:
+                        self._set(self.frame.ranges, var, value)
+                else:
+                    self.restore(payload)
+                continue
+            cls = type(x)
+            if cls is Var:
+                self.use_var(x)
+            elif cls in (IntImm, FloatImm, StringImm):
+                continue
+            elif cls is BufferLoad:
+                index = self.use_buffer(x.buffer)
+                if track:
+                    self.cover(x.buffer, index, x.indices, write=False, exact=not guarded)
+                for i in reversed(x.indices):
+                    stack.append((i, guarded))
+            elif cls is Let:
+                value = let_interval(x.var, x.value, self.frame.ranges) if x.value.dtype.is_integer else None
+                stack.append((("restore", len(self.undo)), guarded))
+                stack.append((x.body, guarded))
+                stack.append((("bind", (x.var, value)), guarded))
+                stack.append((x.value, guarded))
+            elif cls is Select:
+                stack.append((x.false_value, True))
+                stack.append((x.true_value, True))
+                stack.append((x.condition, guarded))
+            elif cls is Call and x.op == "tir.if_then_else":
+                for arg in reversed(x.args[1:]):
+                    stack.append((arg, True))
+                if x.args:
+                    stack.append((x.args[0], guarded))
+            elif cls is Buffer:
+                self.use_buffer(x)
+            elif isinstance(x, Node):
+                for child in reversed(list(iter_children(x))):
+                    stack.append((child, guarded))
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _collect_binders(func: PrimFunc):
+    """Every variable binding and buffer declaration of the function, for
+    messages: Var -> (kind, where it is in scope), name -> (Buffer, where)."""
+    binders: dict = {}
+    declared: dict = {}
+    for p in func.params:
+        binders.setdefault(p, (_PARAM, "the function"))
+    for p, buf in func.buffer_map.items():
+        declared.setdefault(buf.name, (buf, f"the buffer of parameter {p.name}"))
+    for _path, s in walk_stmts(func.body):
+        if isinstance(s, For):
+            binders.setdefault(s.loop_var, (_LOOP, "its loop"))
+        elif isinstance(s, Block):
+            where = f'block "{s.name_hint}"'
+            for iv in s.iter_vars:
+                binders.setdefault(iv.var, (_ITER, where))
+            for buf in s.alloc_buffers:
+                declared.setdefault(buf.name, (buf, f"an alloc_buffer of {where}"))
+            for m in s.match_buffers:
+                declared.setdefault(m.buffer.name, (m.buffer, f"a match_buffer of {where}"))
+        elif isinstance(s, LetStmt):
+            binders.setdefault(s.var, (_LET, "its let statement"))
+        elif isinstance(s, Allocate):
+            binders.setdefault(s.buffer_var, (_ALLOC, "its allocate"))
+        elif isinstance(s, AttrStmt) and isinstance(s.node, IterVar):
+            binders.setdefault(s.node.var, (_THREAD, "its launch_thread"))
+        elif isinstance(s, DeclBuffer):
+            declared.setdefault(s.buffer.name, (s.buffer, "a decl_buffer"))
+    return binders, declared
+
+
+def _walk_expr_nodes(expr):
+    stack = [expr]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, Node) and not isinstance(x, (Var, IntImm, FloatImm, StringImm)):
+            stack.extend(iter_children(x))
+
+
+def _is_true(expr) -> bool:
+    return type(expr) is IntImm and expr.value == 1
+
+
+def _text(node) -> str:
+    try:
+        text = node.script().strip()
+    except Exception:  # printer missing or failing: fall back to a terse form
+        if isinstance(node, Var):
+            return node.name
+        if isinstance(node, IntImm):
+            return str(node.value)
+        return f"<{type(node).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _linear_text(linear) -> str:
+    if linear.is_const:
+        return str(linear.const)
+    parts = []
+    for term, c in linear.terms:
+        name = term.name if isinstance(term, Var) else _text(term)
+        parts.append(name if c == 1 else f"{c}*{name}")
+    if linear.const:
+        parts.append(str(linear.const))
+    return " + ".join(parts)
+
+
+def _shape_text(buf: Buffer) -> str:
+    return "(" + ", ".join(_text(d) for d in buf.shape) + ("," if len(buf.shape) == 1 else "") + ")"
+
+
+def _region_text(region) -> str:
+    try:
+        return region.script().strip()
+    except Exception:  # printer missing or failing: spell it out
+        pass
+    parts = []
+    for rng in region.region:
+        if isinstance(rng.extent, IntImm) and rng.extent.value == 1:
+            parts.append(_text(rng.min))
+        else:
+            parts.append(f"{_text(rng.min)}:{_text(rng.min)} + {_text(rng.extent)}")
+    return f"{region.buffer.name}[{', '.join(parts)}]"
+
+
+__all__ = ["verify"]

@@ -1,0 +1,51 @@
+"""The reference interpreter: what every TensorIR program means.
+
+``run(func, *arrays, **scalars)`` evaluates a PrimFunc (or a module's
+``main``, or its only function) on numpy arrays, in place, following TIR's
+semantics:
+
+* block iteration variables are bound from their values, and must lie in
+  their domains; a reduction block's ``init`` runs when every reduction
+  iteration variable is at the start of its domain; ``T.where`` predicates
+  guard the whole block; ``alloc_buffer`` gives fresh scratch storage
+  (floats start as NaN, integers as 0);
+* parallel, vectorized, unrolled and thread-bound loops run as serial loops;
+  ``Ramp`` and ``Broadcast`` are vectors, evaluated lane by lane;
+* integer arithmetic wraps around as the dtype does; ``//`` and ``%``
+  (floordiv, floormod) round toward minus infinity, truncdiv and truncmod
+  toward zero; casts behave as in C (float to int truncates, narrowing wraps);
+  float32/float16/bfloat16 operations round to their type after each step;
+* math intrinsics are computed in double precision and rounded to the
+  result type; ``T.call_extern`` runs a few C library functions
+  (``expf``, ``sqrtf``, ...) and rejects the rest;
+* lowered code runs too: Allocate, DeclBuffer, flattened buffers, LetStmt,
+  AttrStmt (launched threads run one after another), AssertStmt, Evaluate.
+
+An out-of-bounds access raises :class:`~tirfun.errors.InterpError` naming
+the buffer, the index, the block, the statement and the loop variables. Bad
+arguments (count, shape, dtype) raise :class:`~tirfun.errors.ArgumentError`
+naming the parameter.
+
+Scalars are passed by position (parameters in order) or by name
+(``run(f, A, B, n=16)``); symbolic sizes are bound from the arrays' shapes.
+
+A function is translated once into Python source (``compile_func(f).source``)
+and cached, so repeated runs are cheap.
+"""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, InterpError
+from .compile import CompiledFunc, compile_func, evaluate, select_function
+
+
+def run(func_or_mod, *args, **kwargs):
+    """Run a PrimFunc (or a module's main function) on numpy arrays, in place.
+
+    Returns None, or the value of ``T.ret`` for functions that return one.
+    """
+    return compile_func(select_function(func_or_mod))(*args, **kwargs)
+
+
+__all__ = ["run", "compile_func", "evaluate", "select_function", "CompiledFunc", "InterpError",
+           "ArgumentError"]

@@ -1,0 +1,210 @@
+"""Compile a PrimFunc once into a Python function, and run it.
+
+Compiled functions are cached by the PrimFunc itself (an immutable value),
+so running the same function again costs only the argument checks.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import attrs
+
+from ..errors import InterpError, TirfunError
+from ..nodes import Block, IRModule, PrimFunc
+from .args import bind_arguments
+from .codegen import Compiler, Env, LineInfo
+from .runtime import namespace
+from .semantics import Fault
+
+_FILENAME = "<tirfun.interp>"
+
+
+@attrs.frozen(eq=False)
+class CompiledFunc:
+    """A PrimFunc translated into Python: ``source`` is the generated text,
+    ``kernel`` the function built from it."""
+
+    func: PrimFunc
+    source: str
+    kernel: Any
+    table: tuple
+    params: tuple
+    free: tuple
+
+    def __call__(self, *args, **kwargs):
+        """Run on numpy arrays, in place (see :func:`tirfun.interp.run`)."""
+        bound = bind_arguments(self, args, kwargs)
+        try:
+            return self.kernel(bound.storages, bound.values, bound.shapes)
+        except TirfunError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure of generated code is reported
+            raise self.runtime_error(exc) from (None if isinstance(exc, Fault) else exc)
+        finally:
+            bound.write_back()
+
+    def runtime_error(self, exc: Exception) -> InterpError:
+        """An InterpError for ``exc``, naming the statement being executed
+        and the values of the variables in scope."""
+        message = _message(exc)
+        frame_info = _innermost_generated_frame(exc)
+        if frame_info is None:
+            return InterpError(message)
+        lineno, local_values = frame_info
+        info = self.table[lineno - 1] if 0 < lineno <= len(self.table) else None
+        return InterpError(message + describe(info, local_values))
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, Fault):
+        return str(exc)
+    if isinstance(exc, ZeroDivisionError):
+        return "integer division by zero"
+    if isinstance(exc, TypeError) and "read-only" in str(exc):
+        return "store into an argument array that is read-only"
+    if isinstance(exc, RecursionError):
+        return "the program nests too deeply to run"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _innermost_generated_frame(exc: Exception):
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _FILENAME:
+            found = (tb.tb_lineno, tb.tb_frame.f_locals)
+        tb = tb.tb_next
+    return found
+
+
+def describe(info: LineInfo | None, local_values: dict | None = None) -> str:
+    """Where an error happened: the block, the statement, the variables."""
+    if info is None:
+        return ""
+    parts = []
+    if info.block is not None:
+        parts.append(f'in block "{info.block}"')
+    if local_values is not None and info.scope:
+        shown = [f"{name} = {local_values[py]!r}" for py, name in info.scope if py in local_values]
+        if shown:
+            parts.append("with " + ", ".join(shown))
+    text = ("\n  " + ", ".join(parts)) if parts else ""
+    if info.stmt is not None:
+        text += "\n  statement:\n" + _indent(statement_text(info.stmt))
+    return text
+
+
+def statement_text(stmt, max_lines: int = 8) -> str:
+    """The statement as TVMScript (its first lines), or a short description
+    when no printer is available."""
+    try:
+        text = stmt.script()
+    except Exception:  # noqa: BLE001 - the printer is optional here
+        text = _short(stmt)
+    lines = text.rstrip("\n").splitlines()
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + ["..."]
+    return "\n".join(lines)
+
+
+def _short(stmt) -> str:
+    name = type(stmt).__name__
+    if isinstance(stmt, Block):
+        return f'block "{stmt.name_hint}"'
+    buffer = getattr(stmt, "buffer", None)
+    if buffer is not None:
+        return f"{name} to buffer {buffer.name}"
+    var = getattr(stmt, "loop_var", None) or getattr(stmt, "var", None)
+    if var is not None:
+        return f"{name} of {var.name}"
+    return name
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+@functools.lru_cache(maxsize=512)
+def compile_func(func: PrimFunc) -> CompiledFunc:
+    """Translate ``func`` into Python (cached per function value)."""
+    if not isinstance(func, PrimFunc):
+        raise InterpError(f"expected a PrimFunc, got {type(func).__name__}")
+    compiler = Compiler(func)
+    try:
+        source, table, params, free = compiler.compile()
+    except InterpError as exc:
+        raise InterpError(str(exc) + describe(compiler.ctx)) from None
+    except RecursionError:
+        raise InterpError("the program nests too deeply for the interpreter") from None
+    try:
+        code = compile(source, _FILENAME, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        raise InterpError(f"the program is too large or nests too deeply for the interpreter "
+                          f"({type(exc).__name__})") from None
+    ns = namespace()
+    exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
+    return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
+
+
+def select_function(func_or_mod) -> PrimFunc:
+    """The PrimFunc to run: the function itself, a module's ``main``, or a
+    module's only function."""
+    if isinstance(func_or_mod, PrimFunc):
+        return func_or_mod
+    if isinstance(func_or_mod, IRModule):
+        if "main" in func_or_mod:
+            return func_or_mod["main"]
+        if len(func_or_mod) == 1:
+            return func_or_mod.values()[0]
+        raise InterpError(f"the module has {len(func_or_mod)} functions and none is named main "
+                          f"({', '.join(func_or_mod)}); pass the function to run")
+    raise InterpError(f"can only run a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _expression_function(expr, names: tuple):
+    compiler = Compiler(None)
+    compiler.no_spill = 1  # a single expression: there are no statements to spill into
+    env = Env()
+    params = []
+    for var in names:
+        py = compiler.var_name(var)
+        params.append(py)
+        env = env.bind_var(var, py, None)
+    try:
+        value = compiler.expr(expr, env)
+    except RecursionError:
+        raise InterpError("the expression nests too deeply") from None
+    source = f"def h_expr({', '.join(params)}):\n    return {compiler.exact(value)}\n"
+    ns = namespace()
+    exec(compile(source, _FILENAME, "exec"), ns)  # noqa: S102 - generated from our own nodes
+    return ns["h_expr"]
+
+
+def evaluate(expr, **values):
+    """The value of an expression without buffers, with variables given by
+    name: ``evaluate(n * 2 + 1, n=4) == 9``."""
+    from ..analysis.traversal import walk
+    from ..nodes import Let, Var
+
+    nodes = list(walk(expr))
+    bound = {n.var for n in nodes if isinstance(n, Let)}
+    free = []
+    for node in nodes:
+        if isinstance(node, Var) and node not in free and node not in bound:
+            free.append(node)
+    args = []
+    for var in free:
+        if var.name not in values:
+            raise InterpError(f"no value given for variable {var.name}")
+        args.append(values[var.name])
+    fn = _expression_function(expr, tuple(free))
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001
+        raise InterpError(_message(exc)) from None
+
+
+__all__ = ["CompiledFunc", "compile_func", "select_function", "evaluate", "describe"]

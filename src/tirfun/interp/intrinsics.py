@@ -1,0 +1,189 @@
+"""The intrinsics the interpreter knows, as Python functions on scalars.
+
+Float intrinsics take and return Python floats (double precision); the
+code generator rounds the result to the call's dtype. The fast path is the
+``math`` module; inputs where ``math`` raises (``log(0)``, ``exp(1000)``,
+``sqrt(-1)``...) fall back to numpy, which returns the IEEE result
+(an infinity or NaN) as compiled code would.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .semantics import INF, NAN, fdiv, round_f32
+
+
+def _ieee(fast, slow):
+    """A function computing ``fast(*args)``, or ``slow`` (numpy) where
+    ``fast`` raises because the IEEE result is an infinity or NaN."""
+    def f(*args):
+        try:
+            return fast(*args)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            with np.errstate(all="ignore"):
+                return float(slow(*(np.float64(a) for a in args)))
+    f.__name__ = getattr(fast, "__name__", "intrinsic")
+    return f
+
+
+def _finite_only(fn):
+    """Rounding functions return their argument unchanged when it is not finite."""
+    def f(x):
+        if x != x or x in (INF, -INF):
+            return x
+        return float(fn(x))
+    return f
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _rsqrt(x: float) -> float:
+    return fdiv(1.0, math.sqrt(x))
+
+
+def _exp10(x: float) -> float:
+    return math.pow(10.0, x)
+
+
+def _exp2(x: float) -> float:
+    return math.pow(2.0, x)
+
+
+def _round_half_even(x: float) -> float:
+    return float(round(x))
+
+
+#: float -> float intrinsics, by TIR name (``tir.<name>``)
+FLOAT_UNARY = {
+    "exp": _ieee(math.exp, np.exp),
+    "exp2": _ieee(_exp2, np.exp2),
+    "exp10": _ieee(_exp10, lambda x: np.power(10.0, x)),
+    "log": _ieee(math.log, np.log),
+    "log2": _ieee(math.log2, np.log2),
+    "log10": _ieee(math.log10, np.log10),
+    "log1p": _ieee(math.log1p, np.log1p),
+    "sqrt": _ieee(math.sqrt, np.sqrt),
+    "rsqrt": _ieee(_rsqrt, lambda x: 1.0 / np.sqrt(x)),
+    "sin": _ieee(math.sin, np.sin),
+    "cos": _ieee(math.cos, np.cos),
+    "tan": _ieee(math.tan, np.tan),
+    "sinh": _ieee(math.sinh, np.sinh),
+    "cosh": _ieee(math.cosh, np.cosh),
+    "tanh": _ieee(math.tanh, np.tanh),
+    "asin": _ieee(math.asin, np.arcsin),
+    "acos": _ieee(math.acos, np.arccos),
+    "atan": _ieee(math.atan, np.arctan),
+    "asinh": _ieee(math.asinh, np.arcsinh),
+    "acosh": _ieee(math.acosh, np.arccosh),
+    "atanh": _ieee(math.atanh, np.arctanh),
+    "erf": math.erf,
+    "sigmoid": _ieee(_sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))),
+    "fabs": abs,
+    "floor": _finite_only(math.floor),
+    "ceil": _finite_only(math.ceil),
+    # TIR rounds halfway cases to even, as nearbyint does in the default mode
+    "round": _finite_only(_round_half_even),
+    "nearbyint": _finite_only(_round_half_even),
+    "trunc": _finite_only(math.trunc),
+}
+
+#: (float, float) -> float intrinsics
+FLOAT_BINARY = {
+    "atan2": _ieee(math.atan2, np.arctan2),
+    "pow": _ieee(math.pow, np.power),
+    "fmod": _ieee(math.fmod, np.fmod),
+    "hypot": _ieee(math.hypot, np.hypot),
+    "copysign": math.copysign,
+    "nextafter": math.nextafter,
+}
+
+#: float -> bool
+FLOAT_PREDICATES = {
+    "isnan": math.isnan,
+    "isinf": math.isinf,
+    "isfinite": math.isfinite,
+}
+
+
+def nextafter_f32(x: float, y: float) -> float:
+    """The float32 next to ``x`` in the direction of ``y``."""
+    return float(np.nextafter(np.float32(x), np.float32(y)))
+
+
+def nextafter_f16(x: float, y: float) -> float:
+    return float(np.nextafter(np.float16(x), np.float16(y)))
+
+
+def ldexp(x: float, e: int) -> float:
+    try:
+        return math.ldexp(x, e)
+    except OverflowError:
+        return math.copysign(INF, x)
+
+
+def popcount(x: int, bits: int) -> int:
+    """Set bits of ``x`` in a ``bits``-wide two's complement word."""
+    return bin(x & ((1 << bits) - 1)).count("1")
+
+
+def clz(x: int, bits: int) -> int:
+    """Leading zero bits of ``x`` in a ``bits``-wide word."""
+    return bits - (x & ((1 << bits) - 1)).bit_length()
+
+
+# C library functions accepted through ``T.call_extern``: name -> (intrinsic, arity)
+EXTERN_FLOAT = {}
+for _name in FLOAT_UNARY:
+    if _name in ("sigmoid", "rsqrt", "exp10"):
+        continue
+    EXTERN_FLOAT[_name] = (_name, 1)
+    EXTERN_FLOAT[_name + "f"] = (_name, 1)
+for _name in FLOAT_BINARY:
+    EXTERN_FLOAT[_name] = (_name, 2)
+    EXTERN_FLOAT[_name + "f"] = (_name, 2)
+EXTERN_FLOAT.update({"fmaxf": ("fmax", 2), "fmax": ("fmax", 2), "fminf": ("fmin", 2),
+                     "fmin": ("fmin", 2)})
+
+
+def fmax(a: float, b: float) -> float:
+    """C's fmax: a NaN operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a >= b else b
+
+
+def fmin(a: float, b: float) -> float:
+    """C's fmin: a NaN operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a <= b else b
+
+
+def helper_namespace() -> dict:
+    """The intrinsics as the names compiled code refers to."""
+    ns = {}
+    for name, fn in FLOAT_UNARY.items():
+        ns[f"h_{name}"] = fn
+    for name, fn in FLOAT_BINARY.items():
+        ns[f"h_{name}"] = fn
+    for name, fn in FLOAT_PREDICATES.items():
+        ns[f"h_{name}"] = fn
+    ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16, h_ldexp=ldexp,
+              h_popcount=popcount, h_clz=clz, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
+              h_round_f32=round_f32)
+    return ns
+
+
+__all__ = ["FLOAT_UNARY", "FLOAT_BINARY", "FLOAT_PREDICATES", "EXTERN_FLOAT", "helper_namespace"]

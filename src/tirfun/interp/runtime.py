@@ -1,0 +1,116 @@
+"""The helpers generated code calls, and the storages it works on."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..nodes.dtype import DataType
+from .intrinsics import helper_namespace
+from .semantics import (
+    MEMORYVIEW_FORMATS, Fault, fdiv, ffloordiv, ffloormod, float_to_int, ftruncmod, round_bf16,
+    round_f16, round_f32, shift_left, shift_right, tdiv, tmod,
+)
+
+
+class ListStorage(list):
+    """Storage of a buffer whose elements have no memoryview format
+    (float16, bfloat16): a list of Python floats that knows its dtype."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, values, dtype: str):
+        super().__init__(values)
+        self.dtype = dtype
+
+
+def memoryview_of(array: np.ndarray):
+    """A flat, writable-if-possible memoryview over a C-contiguous array."""
+    fmt = MEMORYVIEW_FORMATS[array.dtype.name]
+    return memoryview(array.reshape(-1)).cast("B").cast(fmt)
+
+
+def storage_dtype(storage) -> str:
+    """The element dtype a storage holds."""
+    if isinstance(storage, ListStorage):
+        return storage.dtype
+    for name, fmt in MEMORYVIEW_FORMATS.items():
+        if fmt == storage.format:
+            return name
+    return storage.format
+
+
+def alloc(dtype: str, size: int):
+    """Fresh scratch storage. Floats start as NaN and integers as 0, so that
+    reading an element before writing it shows up in float results."""
+    if size < 0:
+        raise Fault(f"cannot allocate a buffer of {size} elements of {dtype}")
+    dt = DataType(dtype).element_of
+    name = str(dt)
+    if name not in MEMORYVIEW_FORMATS:
+        return ListStorage([float("nan")] * size, name)
+    fill = np.nan if dt.is_float else 0
+    return memoryview_of(np.full(size, fill, dtype=name))
+
+
+def out_of_bounds(verb: str, buffer: str, index: tuple, shape: tuple):
+    raise Fault(f"out-of-bounds {verb} {'to' if verb == 'store' else 'from'} buffer {buffer} at "
+                f"index {_tuple(index)}; its shape is {_tuple(shape)}")
+
+
+def domain_error(block: str, var: str, value: int, lo: int, extent: int):
+    raise Fault(f"block {block}: iteration variable {var} = {value} lies outside its domain "
+                f"[{lo}, {lo + extent})")
+
+
+def region_error(buffer: str, source: str, dim: int, lo: int, extent: int, size: int):
+    raise Fault(f"match_buffer {buffer}: the region [{lo}, {lo + extent}) of dimension {dim} of "
+                f"buffer {source} exceeds its extent {size}")
+
+
+def match_error(buffer: str, reason: str):
+    raise Fault(f"match_buffer {buffer}: {reason}")
+
+
+def check_view(storage, dtype: str, buffer: str, needed: int, offset: int):
+    held = storage_dtype(storage)
+    if held != str(DataType(dtype).element_of):
+        raise Fault(f"buffer {buffer} of {dtype} views storage holding {held}")
+    if offset < 0 or needed > len(storage):
+        raise Fault(f"buffer {buffer} needs {needed} elements but its storage holds {len(storage)}")
+
+
+def assert_failed(message: str):
+    raise Fault(f"assertion failed: {message}")
+
+
+def shape_mismatch(buffer: str, dim: int, actual: int, expected: int):
+    raise ArgumentError(f"argument for buffer {buffer}: dimension {dim} is {actual} but the "
+                        f"function requires {expected}")
+
+
+def _tuple(values) -> str:
+    values = tuple(values)
+    if len(values) == 1:
+        return f"({values[0]},)"
+    return "(" + ", ".join(str(v) for v in values) + ")"
+
+
+def namespace() -> dict:
+    """The globals of generated code."""
+    ns = helper_namespace()
+    ns.update(
+        h_alloc=alloc, h_out_of_bounds=out_of_bounds, h_domain_error=domain_error,
+        h_region_error=region_error, h_match_error=match_error, h_check_view=check_view,
+        h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
+        h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,
+        h_fdiv=fdiv, h_ffloordiv=ffloordiv, h_ffloormod=ffloormod, h_ftruncmod=ftruncmod,
+        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16,
+    )
+    ns["__builtins__"] = {"range": range, "abs": abs, "float": float, "int": int, "len": len,
+                          "max": max, "min": min, "str": str, "bool": bool, "True": True,
+                          "False": False, "None": None}
+    return ns
+
+
+__all__ = ["ListStorage", "memoryview_of", "storage_dtype", "alloc", "namespace"]

@@ -1,0 +1,90 @@
+"""Lowering: from TensorIR with blocks to loops ready for code generation.
+
+:func:`lower` runs :data:`PASSES` in order. Each pass is a pure function
+``IRModule -> IRModule`` that keeps the meaning of every program on its own
+(the property tests run the interpreter before and after each), so any
+prefix of the list, or any single pass, may be used alone:
+
+1. ``lower_allocations``  ``alloc_buffer`` to ``T.allocate`` + ``T.decl_buffer``
+2. ``lower_blocks``       blocks to loops: iteration variables substituted,
+                          ``init`` under the reduction-start test, predicates
+3. ``flatten_buffers``    every access one-dimensional
+4. ``simplify``           folding, affine index arithmetic, proven tests
+5. ``partition_loops``    tests on a loop variable hoisted by cutting the
+                          loop, so the hot loop carries no ``if k == 0``
+6. ``unroll_loops``       ``T.unroll`` loops copied out
+7. ``simplify``           fold what unrolling exposed
+8. ``vectorize_loops``    ``T.vectorized`` loops to Ramp/Broadcast vectors
+9. ``prepare_parallel``   nested parallel loops made serial
+
+Code generation (``llvm_codegen``, ``llvm_cpu``) imports llvmlite and is
+loaded only by :mod:`tirfun.runtime`.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from ..errors import BuildError
+from ..nodes import IRModule, PrimFunc
+from .allocations import lower_allocations
+from .blocks import lower_blocks
+from .flatten import flatten_buffers
+from .parallel import prepare_parallel
+from .partition import partition_loops
+from .simplify import simplify
+from .unroll import unroll_loops
+from .vectorize import vectorize_loops
+
+#: the lowering pipeline, in order: (name, pass)
+PASSES = (
+    ("lower_allocations", lower_allocations),
+    ("lower_blocks", lower_blocks),
+    ("flatten_buffers", flatten_buffers),
+    ("simplify", simplify),
+    ("partition_loops", partition_loops),
+    ("unroll_loops", unroll_loops),
+    ("simplify", simplify),
+    ("vectorize_loops", vectorize_loops),
+    ("prepare_parallel", prepare_parallel),
+)
+
+
+def as_module(mod) -> IRModule:
+    """An IRModule from an IRModule or a PrimFunc (named ``main``)."""
+    if isinstance(mod, IRModule):
+        return mod
+    if isinstance(mod, PrimFunc):
+        return IRModule({"main": mod})
+    raise BuildError(f"expected an IRModule or a PrimFunc, got {type(mod).__name__}")
+
+
+def lower(mod, target=None) -> IRModule:
+    """``mod`` (an IRModule or a PrimFunc) after every pass of :data:`PASSES`.
+
+    The result prints as TVMScript (``tirfun.lower(mod).script()``).
+    ``target`` is accepted for TVM compatibility; the CPU passes do not
+    depend on it.
+    """
+    out = as_module(mod)
+    for _name, run in PASSES:
+        out = run(out)
+    return out
+
+
+class _CallableModule(types.ModuleType):
+    """``tirfun.lower`` is both this package and the function :func:`lower`:
+    importing a submodule makes Python bind the package over the function's
+    name on ``tirfun``, so the package itself is made callable."""
+
+    def __call__(self, mod, target=None) -> IRModule:
+        return lower(mod, target)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+__all__ = [
+    "lower", "PASSES", "as_module", "lower_allocations", "lower_blocks", "flatten_buffers",
+    "simplify", "partition_loops", "unroll_loops", "vectorize_loops", "prepare_parallel",
+]

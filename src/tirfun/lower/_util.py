@@ -1,0 +1,231 @@
+"""Small tree utilities shared by the lowering passes.
+
+Substitution of variables and buffers, the free variables of a tree, fresh
+names, renaming of the names bound inside a copied subtree, and helpers for
+conditions and sequences. Nothing here knows about any one pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from ..analysis.traversal import map_children, transform, walk
+from ..nodes import (
+    Allocate, And, Block, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, Let,
+    LetStmt, Node, PrimExpr, PrimFunc, SeqStmt, Stmt, Var,
+)
+
+_SUFFIX = re.compile(r"^(.*?)(?:_(\d+))?$")
+
+
+def fresh_name(base: str, used: set[str]) -> str:
+    """The first of ``base``, ``base_1``, ``base_2``... not in ``used``.
+
+    A pure function of its arguments, so the same tree always gets the same
+    names. A trailing ``_N`` of ``base`` is kept as part of the stem only when
+    that spelling is free.
+    """
+    if base not in used:
+        return base
+    stem = _SUFFIX.match(base).group(1) or base
+    k = 1
+    while f"{stem}_{k}" in used:
+        k += 1
+    return f"{stem}_{k}"
+
+
+def bound_names(root: Node) -> set[str]:
+    """Every variable and buffer name that appears anywhere under ``root``."""
+    names: set[str] = set()
+    for n in walk(root):
+        if isinstance(n, (Var, Buffer)):
+            names.add(n.name)
+        elif isinstance(n, Block):
+            names.add(n.name_hint)
+    return names
+
+
+def func_names(func: PrimFunc) -> set[str]:
+    """All names used in a function, its parameters and buffer map included."""
+    return bound_names(func)
+
+
+def substitute(root: Node, vars: Mapping[Var, PrimExpr] | None = None,
+               buffers: Mapping[Buffer, Buffer] | None = None) -> Node:
+    """``root`` with every occurrence of the variables in ``vars`` and the
+    buffers in ``buffers`` replaced. Unchanged subtrees are shared."""
+    vars = dict(vars or {})
+    buffers = dict(buffers or {})
+    if not vars and not buffers:
+        return root
+
+    def post(n: Node) -> Node:
+        if isinstance(n, Var):
+            return vars.get(n, n)
+        if isinstance(n, Buffer):
+            return buffers.get(n, n)
+        return n
+
+    return transform(root, post)
+
+
+def free_vars(root: Node) -> list[Var]:
+    """The variables used under ``root`` and not bound there, in order of
+    first use (loop, let and allocation variables are bound)."""
+    bound: set[Var] = set()
+    for n in walk(root):
+        if isinstance(n, For):
+            bound.add(n.loop_var)
+        elif isinstance(n, (LetStmt, Let)):
+            bound.add(n.var)
+        elif isinstance(n, Allocate):
+            bound.add(n.buffer_var)
+    seen: dict[Var, None] = {}
+    for n in walk(root):
+        if isinstance(n, Var) and n not in bound:
+            seen.setdefault(n, None)
+    return list(seen)
+
+
+def rename_bound(stmt: Stmt, used: set[str]) -> tuple[Stmt, set[str]]:
+    """Give fresh names to every loop, let and allocation variable bound
+    inside ``stmt`` (and to the buffers declared there), so that a copy of a
+    subtree keeps names unique within its function. Returns the renamed
+    statement and ``used`` extended with the new names."""
+    used = set(used)
+    var_map: dict[Var, Var] = {}
+    for n in walk(stmt):
+        if isinstance(n, For):
+            v = n.loop_var
+        elif isinstance(n, (LetStmt, Let)):
+            v = n.var
+        elif isinstance(n, Allocate):
+            v = n.buffer_var
+        else:
+            continue
+        if v not in var_map:
+            name = fresh_name(v.name, used)
+            used.add(name)
+            var_map[v] = Var(name, v.dtype)
+    buf_map: dict[Buffer, Buffer] = {}
+    for n in walk(stmt):
+        if isinstance(n, DeclBuffer) and n.buffer not in buf_map:
+            b = n.buffer
+            name = fresh_name(b.name, used)
+            used.add(name)
+            new = substitute(b, var_map)
+            buf_map[b] = attrs.evolve(new, name=name)
+    if not var_map and not buf_map:
+        return stmt, used
+    # buffers first: a declared buffer's data field names an allocation variable
+    return substitute(substitute(stmt, None, buf_map), var_map), used
+
+
+def uses_var(root: Node, var: Var) -> bool:
+    """Whether ``var`` occurs under ``root``."""
+    return any(n == var for n in walk(root) if isinstance(n, Var))
+
+
+def vars_in(root: Node) -> set[Var]:
+    """Every variable occurring under ``root``."""
+    return {n for n in walk(root) if isinstance(n, Var)}
+
+
+def conjuncts(cond: PrimExpr) -> list[PrimExpr]:
+    """``a and b and c`` as ``[a, b, c]``."""
+    if isinstance(cond, And):
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    return [cond]
+
+
+def conjoin(conds: Iterable[PrimExpr]) -> PrimExpr:
+    """The conjunction of ``conds`` (``True`` when empty)."""
+    conds = list(conds)
+    if not conds:
+        return IntImm("bool", 1)
+    out = conds[0]
+    for c in conds[1:]:
+        out = And(out, c)
+    return out
+
+
+def is_true(e: PrimExpr) -> bool:
+    return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
+
+
+def is_false(e: PrimExpr) -> bool:
+    return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 0
+
+
+def nop() -> Stmt:
+    """The empty statement, ``T.evaluate(0)``."""
+    return Evaluate(IntImm("int32", 0))
+
+
+def is_nop(s: Stmt) -> bool:
+    return isinstance(s, Evaluate) and isinstance(s.value, IntImm)
+
+
+def seq(stmts: Iterable[Stmt]) -> Stmt:
+    """A statement running ``stmts`` in order: nested sequences are flattened,
+    empty statements dropped, a single statement returned as is."""
+    flat: list[Stmt] = []
+    for s in stmts:
+        if isinstance(s, SeqStmt):
+            flat.extend(x for x in s.seq if not is_nop(x))
+        elif not is_nop(s):
+            flat.append(s)
+    if not flat:
+        return nop()
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(flat)
+
+
+def map_funcs(mod, fn):
+    """Apply ``fn`` to every PrimFunc of an IRModule; the same module when
+    nothing changed."""
+    from ..nodes import IRModule
+
+    changed = {}
+    for name, f in mod.items():
+        g = fn(f)
+        if g is not f:
+            changed[name] = g
+    if not changed:
+        return mod
+    out = mod
+    for name, g in changed.items():
+        out = out.with_function(name, g)
+    return out
+
+
+def stores_and_loads(root: Node) -> tuple[list[BufferStore], list[BufferLoad]]:
+    """The buffer stores and loads under ``root``."""
+    stores, loads = [], []
+    for n in walk(root):
+        if isinstance(n, BufferStore):
+            stores.append(n)
+        elif isinstance(n, BufferLoad):
+            loads.append(n)
+    return stores, loads
+
+
+def count_nodes(root: Node, limit: int | None = None) -> int:
+    """How many nodes the tree holds (counting stops at ``limit``)."""
+    k = 0
+    for _ in walk(root):
+        k += 1
+        if limit is not None and k >= limit:
+            break
+    return k
+
+
+__all__ = [
+    "fresh_name", "bound_names", "func_names", "substitute", "free_vars", "rename_bound",
+    "uses_var", "vars_in", "conjuncts", "conjoin", "is_true", "is_false", "nop", "is_nop", "seq",
+    "map_funcs", "stores_and_loads", "count_nodes", "map_children",
+]

@@ -1,0 +1,77 @@
+"""``alloc_buffer`` to allocations.
+
+A buffer that a block allocates becomes, at the top of that block's body::
+
+    B_data = T.allocate([4, 4], "float32", "global")
+    B = T.decl_buffer((4, 4), data=B_data)
+
+and every use of the buffer below the block refers to the declared buffer,
+whose ``data`` field names the allocation. The block keeps its place, so the
+pass can run alone; :mod:`tirfun.lower.blocks` removes blocks afterwards.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.traversal import transform, walk
+from ..errors import BuildError
+from ..nodes import Allocate, Block, Buffer, DeclBuffer, IntImm, IRModule, PrimFunc, Var
+from ._util import fresh_name, func_names, map_funcs, substitute
+
+
+def lower_allocations(mod: IRModule) -> IRModule:
+    """Turn every block's ``alloc_buffers`` into Allocate + DeclBuffer."""
+    return map_funcs(mod, lower_allocations_func)
+
+
+def lower_allocations_func(func: PrimFunc) -> PrimFunc:
+    if not any(isinstance(n, Block) and n.alloc_buffers for n in walk(func.body)):
+        return func
+    used = func_names(func)
+
+    def post(n):
+        if not isinstance(n, Block) or not n.alloc_buffers:
+            return n
+        return _allocate_in_block(n, used)
+
+    body = transform(func.body, post)
+    return func.with_body(body)
+
+
+def _allocate_in_block(block: Block, used: set[str]) -> Block:
+    replace: dict[Buffer, Buffer] = {}
+    datas: dict[Buffer, Var] = {}
+    for buf in block.alloc_buffers:
+        if buf.data is not None:
+            data = buf.data
+        else:
+            name = fresh_name(f"{buf.name}_data", used)
+            used.add(name)
+            data = Var(name, "handle")
+        declared = attrs.evolve(buf, data=data)
+        replace[buf] = declared
+        datas[declared] = data
+    if block.init is not None and _mentions(block.init, replace):
+        raise BuildError(
+            f"block {block.name_hint}: its init uses a buffer the block allocates "
+            f"({', '.join(b.name for b in replace)}); allocate it in an enclosing block instead")
+    body = substitute(block.body, None, replace)
+    for declared in reversed(list(replace.values())):
+        body = DeclBuffer(declared, body)
+        body = Allocate(datas[declared], declared.dtype, list(declared.shape), IntImm("bool", 1),
+                        body, scope=declared.storage_scope)
+    reads = substitute_regions(block.reads, replace)
+    writes = substitute_regions(block.writes, replace)
+    return attrs.evolve(block, body=body, alloc_buffers=(), reads=reads, writes=writes)
+
+
+def substitute_regions(regions, replace):
+    return [substitute(r, None, replace) for r in regions]
+
+
+def _mentions(stmt, buffers) -> bool:
+    return any(isinstance(n, Buffer) and n in buffers for n in walk(stmt))
+
+
+__all__ = ["lower_allocations", "lower_allocations_func"]

@@ -1,0 +1,661 @@
+"""LLVM IR from lowered PrimFuncs, with llvmlite.ir.
+
+:class:`LLVMCodegen` turns lowered statements and expressions into LLVM
+IR; it knows nothing of threads. Backends subclass it and decide how loops
+of kind ``parallel`` and ``thread_binding`` run and how scratch memory is
+allocated (:mod:`tirfun.lower.llvm_cpu` for the host; an NVPTX backend
+maps thread tags to the PTX special registers through the same hooks).
+
+Every compiled function follows :mod:`tirfun.lower.signature`: one
+argument per parameter, then the hidden size variables, returning an int32
+status. Integer arithmetic wraps as the dtype does; integer division by a
+value that is not a constant is guarded so that dividing by zero yields 0
+instead of a hardware trap; floating point is never reassociated (only
+``a*b + c`` may be contracted into a fused multiply-add).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from ..errors import BuildError
+from ..nodes import (
+    EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
+    Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DataType, DeclBuffer, Div, Evaluate,
+    FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
+    Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
+)
+from . import llvm_intrinsics
+from .llvm_types import I1, I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
+from .signature import STATUS_OUT_OF_MEMORY, Signature
+
+#: scratch buffers up to this size live on the stack; larger ones use malloc
+STACK_LIMIT_BYTES = 64 * 1024
+#: fast-math flags on float arithmetic: contraction into FMA only
+FLOAT_FLAGS = ("contract",)
+
+
+class Frame:
+    """The state of the function being generated: its builder, the values
+    of the variables in scope, the pointers of the buffers in scope, and how
+    a failed assertion leaves the function.
+
+    The entry block holds only stack slots (so that loops never grow the
+    stack) and is closed with a branch to the body by :meth:`finish`."""
+
+    def __init__(self, fn: ir.Function, on_fail: Callable[["Frame", int], None]):
+        self.fn = fn
+        self.entry = fn.append_basic_block("entry")
+        self.start = fn.append_basic_block("start")
+        self._entry_builder = ir.IRBuilder(self.entry)
+        self.builder = ir.IRBuilder(self.start)
+        self.vars: dict[Var, ir.Value] = {}
+        self.buffers: dict[Buffer, ir.Value] = {}
+        self.on_fail = on_fail
+        self.in_parallel = False
+        # pointers known not to alias any other pointer of the frame
+        self.noalias: set[int] = set()
+
+    def alloca(self, typ: ir.Type, count: int, name: str, align: int) -> ir.Value:
+        """A stack slot in the entry block."""
+        b = self._entry_builder
+        slot = b.alloca(typ, size=ir.Constant(I64, count) if count != 1 else None, name=name)
+        slot.align = align
+        # every pointer in generated code is opaque (loads and stores name
+        # their type); llvmlite types an alloca's result, so retype it
+        slot.type = PTR
+        return slot
+
+    def finish(self) -> None:
+        """Close the entry block."""
+        self._entry_builder.branch(self.start)
+
+
+def _const(t: ir.Type, value) -> ir.Constant:
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
+    return ir.Constant(t, value)
+
+
+class LLVMCodegen:
+    """Shared LLVM code generation. Subclasses provide :meth:`parallel_for`,
+    :meth:`thread_for` and may override :meth:`allocate`."""
+
+    def __init__(self, module_name: str, triple: str, data_layout: str = ""):
+        self.module = ir.Module(name=module_name)
+        self.module.triple = triple
+        if data_layout:
+            self.module.data_layout = data_layout
+        self.assert_messages: list[str] = []
+        self.frame: Frame | None = None
+        self._strings: dict[str, ir.GlobalVariable] = {}
+        self._counter = 0
+
+    # ------------------------------------------------------------ functions
+    def symbol(self, name: str) -> str:
+        """The exported symbol of function ``name`` (prefixed so it never
+        shadows a C library function such as ``exp``)."""
+        return f"tirfun_{name}"
+
+    def add_function(self, sig: Signature, func: PrimFunc) -> str:
+        """Generate ``func``; returns its symbol."""
+        arg_types = []
+        for p in sig.params:
+            if p.buffer is not None:
+                arg_types.append(PTR)
+            elif p.var.dtype.is_bool:
+                arg_types.append(I8)
+            else:
+                arg_types.append(scalar_type(p.var.dtype))
+        for v in sig.size_vars:
+            arg_types.append(scalar_type(v.dtype))
+        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=self.symbol(sig.name))
+        frame = Frame(fn, self._fail_by_return)
+        self.frame = frame
+        b = frame.builder
+        args = list(fn.args)
+        for p, arg in zip(sig.params, args):
+            arg.name = p.var.name
+            if p.buffer is not None:
+                if sig.noalias:
+                    arg.add_attribute("noalias")
+                    frame.noalias.add(id(arg))
+                frame.vars[p.var] = arg
+                frame.buffers[p.buffer] = arg
+                if p.buffer.data is not None:
+                    frame.vars[p.buffer.data] = arg
+            elif p.var.dtype.is_bool:
+                frame.vars[p.var] = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
+            else:
+                frame.vars[p.var] = arg
+        for v, arg in zip(sig.size_vars, args[len(sig.params):]):
+            arg.name = v.name
+            frame.vars[v] = arg
+        self.stmt(func.body)
+        if not frame.builder.block.is_terminated:
+            frame.builder.ret(ir.Constant(I32, 0))
+        frame.finish()
+        self.frame = None
+        return fn.name
+
+    def _fail_by_return(self, frame: Frame, code: int) -> None:
+        frame.builder.ret(ir.Constant(I32, code))
+
+    def fresh(self, base: str) -> str:
+        self._counter += 1
+        return f"{base}_{self._counter}"
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.frame.builder
+
+    def buffer_ptr(self, buf: Buffer) -> ir.Value:
+        p = self.frame.buffers.get(buf)
+        if p is not None:
+            return p
+        if buf.data is not None and buf.data in self.frame.vars:
+            return self.frame.vars[buf.data]
+        raise BuildError(f"buffer {buf.name} is used where it is not declared")
+
+    def to_index(self, v: ir.Value, dt: DataType) -> ir.Value:
+        """An index value widened to 64 bits (vectors too)."""
+        t = v.type
+        target = I64 if not isinstance(t, ir.VectorType) else ir.VectorType(I64, t.count)
+        width = (t.element if isinstance(t, ir.VectorType) else t).width
+        if width == 64:
+            return v
+        return self.b.zext(v, target) if DataType(dt).is_uint else self.b.sext(v, target)
+
+    def element_ptr(self, buf: Buffer, index: ir.Value) -> ir.Value:
+        return self.b.gep(self.buffer_ptr(buf), [index], source_etype=memory_type(buf.dtype))
+
+    # ------------------------------------------------------------ statements
+    def stmt(self, s: Stmt) -> None:
+        method = getattr(self, f"stmt_{type(s).__name__}", None)
+        if method is None:
+            raise BuildError(f"the LLVM build cannot compile a {type(s).__name__}; "
+                             "lower the module first (tirfun.lower)")
+        method(s)
+
+    def stmt_SeqStmt(self, s: SeqStmt) -> None:
+        for x in s.seq:
+            self.stmt(x)
+
+    def stmt_BufferStore(self, s: BufferStore) -> None:
+        if len(s.indices) != 1:
+            raise BuildError(f"store into {s.buffer.name} is not flattened; lower the module first")
+        value = self.expr(s.value)
+        index = s.indices[0]
+        buf = s.buffer
+        mem = memory_type(buf.dtype)
+        align = element_bytes(buf.dtype)
+        if buf.dtype.is_bool:
+            value = self.b.zext(value, mem if not isinstance(value.type, ir.VectorType)
+                                else ir.VectorType(mem, value.type.count))
+        lanes = index.dtype.lanes
+        if lanes == 1:
+            ptr = self.element_ptr(buf, self.to_index(self.expr(index), index.dtype))
+            self.b.store(value, ptr, align=align)
+            return
+        if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and index.stride.value == 1:
+            ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
+            self.b.store(value, ptr, align=align)
+            return
+        idx = self.to_index(self.expr(index), index.dtype)
+        for lane in range(lanes):
+            k = ir.Constant(I32, lane)
+            ptr = self.element_ptr(buf, self.b.extract_element(idx, k))
+            self.b.store(self.b.extract_element(value, k), ptr, align=align)
+
+    def stmt_Evaluate(self, s: Evaluate) -> None:
+        if isinstance(s.value, (IntImm, FloatImm, StringImm, Var)):
+            return
+        self.expr(s.value)
+
+    def stmt_LetStmt(self, s: LetStmt) -> None:
+        self.frame.vars[s.var] = self.expr(s.value)
+        self.stmt(s.body)
+
+    def stmt_AttrStmt(self, s: AttrStmt) -> None:
+        self.stmt(s.body)
+
+    def stmt_DeclBuffer(self, s: DeclBuffer) -> None:
+        buf = s.buffer
+        if buf not in self.frame.buffers:
+            if buf.data is None or buf.data not in self.frame.vars:
+                raise BuildError(f"buffer {buf.name} is declared over an unknown allocation")
+            self.frame.buffers[buf] = self.frame.vars[buf.data]
+        self.stmt(s.body)
+
+    def stmt_IfThenElse(self, s: IfThenElse) -> None:
+        cond = self.expr(s.condition)
+        b = self.b
+        fn = self.frame.fn
+        then_bb = fn.append_basic_block(self.fresh("if_then"))
+        end_bb = fn.append_basic_block(self.fresh("if_end"))
+        else_bb = fn.append_basic_block(self.fresh("if_else")) if s.else_case is not None else end_bb
+        b.cbranch(cond, then_bb, else_bb)
+        b.position_at_end(then_bb)
+        self.stmt(s.then_case)
+        if not self.b.block.is_terminated:
+            self.b.branch(end_bb)
+        if s.else_case is not None:
+            self.b.position_at_end(else_bb)
+            self.stmt(s.else_case)
+            if not self.b.block.is_terminated:
+                self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+
+    def stmt_AssertStmt(self, s: AssertStmt) -> None:
+        cond = self.expr(s.condition)
+        self.assert_messages.append(s.message.value)
+        code = len(self.assert_messages)
+        fn = self.frame.fn
+        ok = fn.append_basic_block(self.fresh("assert_ok"))
+        bad = fn.append_basic_block(self.fresh("assert_fail"))
+        self.b.cbranch(cond, ok, bad)
+        self.b.position_at_end(bad)
+        self.frame.on_fail(self.frame, code)
+        self.b.position_at_end(ok)
+        self.stmt(s.body)
+
+    def stmt_Allocate(self, s: Allocate) -> None:
+        self.allocate(s)
+
+    def stmt_For(self, s: For) -> None:
+        if s.kind is ForKind.PARALLEL:
+            self.parallel_for(s)
+        elif s.kind is ForKind.THREAD_BINDING:
+            self.thread_for(s)
+        else:
+            self.serial_for(s)
+
+    def stmt_Block(self, s: Block) -> None:
+        raise BuildError(f"block {s.name_hint} is not lowered; call tirfun.lower first")
+
+    def stmt_BlockRealize(self, s: BlockRealize) -> None:
+        raise BuildError(f"block {s.block.name_hint} is not lowered; call tirfun.lower first")
+
+    # loops -----------------------------------------------------------------
+    def serial_for(self, s: For) -> None:
+        begin = self.expr(s.min)
+        end = self.b.add(begin, self.expr(s.extent), flags=("nsw",))
+        self.loop(s.loop_var, begin, end, lambda: self.stmt(s.body))
+
+    def loop(self, var: Var, begin: ir.Value, end: ir.Value, body: Callable[[], None]) -> None:
+        """``for var in [begin, end): body()``."""
+        b = self.b
+        fn = self.frame.fn
+        pre = b.block
+        header = fn.append_basic_block(self.fresh(f"for_{var.name}"))
+        body_bb = fn.append_basic_block(self.fresh(f"for_{var.name}_body"))
+        exit_bb = fn.append_basic_block(self.fresh(f"for_{var.name}_end"))
+        b.branch(header)
+        b.position_at_end(header)
+        phi = b.phi(begin.type, name=var.name)
+        phi.add_incoming(begin, pre)
+        less = b.icmp_unsigned("<", phi, end) if var.dtype.is_uint else b.icmp_signed("<", phi, end)
+        b.cbranch(less, body_bb, exit_bb)
+        b.position_at_end(body_bb)
+        self.frame.vars[var] = phi
+        body()
+        b = self.b
+        if not b.block.is_terminated:
+            nxt = b.add(phi, ir.Constant(phi.type, 1), flags=("nsw",))
+            phi.add_incoming(nxt, b.block)
+            b.branch(header)
+        b.position_at_end(exit_bb)
+
+    def parallel_for(self, s: For) -> None:
+        """A parallel loop; the base class runs it serially."""
+        self.serial_for(s)
+
+    def thread_for(self, s: For) -> None:
+        """A thread-bound loop; on a host backend it runs serially."""
+        self.serial_for(s)
+
+    # scratch memory ---------------------------------------------------------
+    def allocate(self, s: Allocate) -> None:
+        mem = memory_type(s.dtype)
+        elem = element_bytes(s.dtype)
+        count = 1
+        constant = True
+        for e in s.extents:
+            if isinstance(e, IntImm):
+                count *= e.value
+            else:
+                constant = False
+        if constant and count * elem <= STACK_LIMIT_BYTES:
+            slot = self.frame.alloca(mem, max(count, 1), s.buffer_var.name, 64)
+            self.frame.vars[s.buffer_var] = slot
+            self.frame.noalias.add(id(slot))
+            self.stmt(s.body)
+            return
+        b = self.b
+        total = ir.Constant(I64, elem)
+        for e in s.extents:
+            total = b.mul(total, self.to_index(self.expr(e), e.dtype))
+        malloc = llvm_intrinsics.declare(self.module, "malloc", PTR, [I64])
+        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        ptr = b.call(malloc, [b.select(b.icmp_signed(">", total, ir.Constant(I64, 0)),
+                                       total, ir.Constant(I64, 1))])
+        fn = self.frame.fn
+        ok = fn.append_basic_block(self.fresh("alloc_ok"))
+        bad = fn.append_basic_block(self.fresh("alloc_fail"))
+        b.cbranch(b.icmp_unsigned("!=", ptr, ir.Constant(PTR, None)), ok, bad)
+        b.position_at_end(bad)
+        self.frame.on_fail(self.frame, STATUS_OUT_OF_MEMORY)
+        b.position_at_end(ok)
+        self.frame.vars[s.buffer_var] = ptr
+        self.frame.noalias.add(id(ptr))
+        self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.b.call(free, [ptr])
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, e: PrimExpr) -> ir.Value:
+        method = getattr(self, f"expr_{type(e).__name__}", None)
+        if method is None:
+            raise BuildError(f"the LLVM build cannot compile the expression {type(e).__name__}")
+        return method(e)
+
+    def expr_Var(self, e: Var) -> ir.Value:
+        try:
+            return self.frame.vars[e]
+        except KeyError:
+            raise BuildError(f"variable {e.name} is used where it is not defined") from None
+
+    def expr_IntImm(self, e: IntImm) -> ir.Value:
+        return ir.Constant(scalar_type(e.dtype), e.value)
+
+    def expr_FloatImm(self, e: FloatImm) -> ir.Value:
+        return ir.Constant(scalar_type(e.dtype), e.value)
+
+    def expr_StringImm(self, e: StringImm) -> ir.Value:
+        g = self._strings.get(e.value)
+        if g is None:
+            data = bytearray(e.value.encode("utf-8")) + b"\0"
+            t = ir.ArrayType(I8, len(data))
+            g = ir.GlobalVariable(self.module, t, name=self.fresh(".str"))
+            g.global_constant = True
+            g.linkage = "private"
+            g.initializer = ir.Constant(t, data)
+            self._strings[e.value] = g
+        return self.b.bitcast(g, PTR)
+
+    def _arith_operands(self, e):
+        return self.expr(e.a), self.expr(e.b), e.a.dtype
+
+    def expr_Add(self, e: Add) -> ir.Value:
+        a, b, dt = self._arith_operands(e)
+        return self.b.fadd(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.add(a, b)
+
+    def expr_Sub(self, e: Sub) -> ir.Value:
+        a, b, dt = self._arith_operands(e)
+        return self.b.fsub(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.sub(a, b)
+
+    def expr_Mul(self, e: Mul) -> ir.Value:
+        a, b, dt = self._arith_operands(e)
+        return self.b.fmul(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.mul(a, b)
+
+    def _is_safe_divisor(self, e: PrimExpr) -> bool:
+        """A constant divisor that is neither 0 nor -1 cannot trap."""
+        if isinstance(e, Broadcast):
+            e = e.value
+        return isinstance(e, IntImm) and e.value not in (0, -1)
+
+    def _int_divmod(self, e, want: str) -> ir.Value:
+        """Truncating (``div``/``rem``) or flooring (``floordiv``/``floormod``)
+        integer division, guarded against the divisors that trap."""
+        b = self.b
+        a, d, dt = self._arith_operands(e)
+        t = a.type
+        zero, one = _const(t, 0), _const(t, 1)
+        guarded = not self._is_safe_divisor(e.b)
+        if dt.is_uint or dt.is_bool:
+            if guarded:
+                is_zero = b.icmp_unsigned("==", d, zero)
+                d = b.select(is_zero, one, d)
+            q = b.udiv(a, d) if want in ("div", "floordiv") else b.urem(a, d)
+            return b.select(is_zero, zero, q) if guarded else q
+        if guarded:
+            bad = b.or_(b.icmp_signed("==", d, zero), b.icmp_signed("==", d, _const(t, -1)))
+            safe = b.select(bad, one, d)
+        else:
+            safe = d
+        q = b.sdiv(a, safe)
+        r = b.srem(a, safe)
+        if want == "div":
+            out = q
+        elif want == "rem":
+            out = r
+        else:
+            # flooring: step down when the remainder and divisor differ in sign
+            adjust = b.and_(b.icmp_signed("!=", r, zero),
+                            b.icmp_signed("!=", b.icmp_signed("<", r, zero), b.icmp_signed("<", safe, zero)))
+            out = b.sub(q, b.zext(adjust, t)) if want == "floordiv" else b.add(r, b.select(adjust, safe, zero))
+        if guarded:
+            # x / -1 is -x (wrapping), x % -1 is 0; x / 0 and x % 0 give 0
+            is_m1 = b.icmp_signed("==", d, _const(t, -1))
+            by_m1 = b.sub(zero, a) if want in ("div", "floordiv") else zero
+            out = b.select(is_m1, by_m1, out)
+            out = b.select(b.icmp_signed("==", d, zero), zero, out)
+        return out
+
+    def expr_Div(self, e: Div) -> ir.Value:
+        if e.dtype.is_float:
+            a, b, _ = self._arith_operands(e)
+            return self.b.fdiv(a, b, flags=FLOAT_FLAGS)
+        return self._int_divmod(e, "div")
+
+    def expr_Mod(self, e: Mod) -> ir.Value:
+        if e.dtype.is_float:
+            a, b, _ = self._arith_operands(e)
+            return self.b.frem(a, b)
+        return self._int_divmod(e, "rem")
+
+    def expr_FloorDiv(self, e: FloorDiv) -> ir.Value:
+        if e.dtype.is_float:
+            a, b, _ = self._arith_operands(e)
+            return llvm_intrinsics.emit(self.b, "floor", [self.b.fdiv(a, b)], a.type)
+        return self._int_divmod(e, "floordiv")
+
+    def expr_FloorMod(self, e: FloorMod) -> ir.Value:
+        if e.dtype.is_float:
+            a, b, _ = self._arith_operands(e)
+            q = llvm_intrinsics.emit(self.b, "floor", [self.b.fdiv(a, b)], a.type)
+            return self.b.fsub(a, self.b.fmul(q, b))
+        return self._int_divmod(e, "floormod")
+
+    def _minmax(self, e, op: str) -> ir.Value:
+        a, b, dt = self._arith_operands(e)
+        if dt.is_float:
+            c = self.b.fcmp_ordered(op, a, b)
+        elif dt.is_uint or dt.is_bool:
+            c = self.b.icmp_unsigned(op, a, b)
+        else:
+            c = self.b.icmp_signed(op, a, b)
+        return self.b.select(c, a, b)
+
+    def expr_Min(self, e: Min) -> ir.Value:
+        return self._minmax(e, "<")
+
+    def expr_Max(self, e: Max) -> ir.Value:
+        return self._minmax(e, ">")
+
+    _CMP = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
+
+    def _compare(self, e) -> ir.Value:
+        a, b, dt = self._arith_operands(e)
+        op = self._CMP[type(e)]
+        if dt.is_float:
+            # != is true for NaN operands, the rest are false, as in numpy
+            if op == "!=":
+                return self.b.fcmp_unordered(op, a, b)
+            return self.b.fcmp_ordered(op, a, b)
+        if dt.is_uint or dt.is_bool:
+            return self.b.icmp_unsigned(op, a, b)
+        return self.b.icmp_signed(op, a, b)
+
+    expr_EQ = expr_NE = expr_LT = expr_LE = expr_GT = expr_GE = _compare
+
+    def expr_And(self, e: And) -> ir.Value:
+        return self.b.and_(self.expr(e.a), self.expr(e.b))
+
+    def expr_Or(self, e: Or) -> ir.Value:
+        return self.b.or_(self.expr(e.a), self.expr(e.b))
+
+    def expr_Not(self, e: Not) -> ir.Value:
+        a = self.expr(e.a)
+        return self.b.xor(a, _const(a.type, 1))
+
+    def expr_Select(self, e: Select) -> ir.Value:
+        c, t, f = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
+        return self.b.select(c, t, f)
+
+    def expr_Cast(self, e: Cast) -> ir.Value:
+        v = self.expr(e.value)
+        src, dst = e.value.dtype, e.dtype
+        t = value_type(dst)
+        b = self.b
+        if src == dst:
+            return v
+        if dst.is_bool:
+            if src.is_float:
+                return b.fcmp_unordered("!=", v, _const(v.type, 0.0))
+            return b.icmp_unsigned("!=", v, _const(v.type, 0))
+        if dst.is_float:
+            if src.is_float:
+                return b.fpext(v, t) if dst.bits > src.bits else (b.fptrunc(v, t) if dst.bits < src.bits else v)
+            if src.is_int:
+                return b.sitofp(v, t)
+            return b.uitofp(v, t)
+        # integer destination
+        if src.is_float:
+            return b.fptosi(v, t) if dst.is_int else b.fptoui(v, t)
+        sb, db = (1 if src.is_bool else src.bits), dst.bits
+        if db < sb:
+            return b.trunc(v, t)
+        if db > sb:
+            return b.sext(v, t) if src.is_int else b.zext(v, t)
+        return v
+
+    def expr_Ramp(self, e: Ramp) -> ir.Value:
+        base = self.expr(e.base)
+        stride = self.expr(e.stride)
+        t = ir.VectorType(base.type, e.lanes)
+        steps = ir.Constant(t, [ir.Constant(base.type, k) for k in range(e.lanes)])
+        return self.b.add(self._splat(base, e.lanes), self.b.mul(steps, self._splat(stride, e.lanes)))
+
+    def _splat(self, v: ir.Value, lanes: int) -> ir.Value:
+        if isinstance(v, ir.Constant):
+            return ir.Constant(ir.VectorType(v.type, lanes), [v] * lanes)
+        t = ir.VectorType(v.type, lanes)
+        one = self.b.insert_element(ir.Constant(t, ir.Undefined), v, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(one, ir.Constant(t, ir.Undefined),
+                                     ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
+
+    def expr_Broadcast(self, e: Broadcast) -> ir.Value:
+        return self._splat(self.expr(e.value), e.lanes)
+
+    def expr_BufferLoad(self, e: BufferLoad) -> ir.Value:
+        if len(e.indices) != 1:
+            raise BuildError(f"load from {e.buffer.name} is not flattened; lower the module first")
+        buf = e.buffer
+        index = e.indices[0]
+        mem = memory_type(buf.dtype)
+        align = element_bytes(buf.dtype)
+        lanes = index.dtype.lanes
+        b = self.b
+        if lanes == 1:
+            v = b.load(self.element_ptr(buf, self.to_index(self.expr(index), index.dtype)), typ=mem, align=align)
+        elif isinstance(index, Ramp) and isinstance(index.stride, IntImm) and index.stride.value == 1:
+            ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
+            v = b.load(ptr, typ=ir.VectorType(mem, lanes), align=align)
+        else:
+            idx = self.to_index(self.expr(index), index.dtype)
+            v = ir.Constant(ir.VectorType(mem, lanes), ir.Undefined)
+            for lane in range(lanes):
+                k = ir.Constant(I32, lane)
+                x = b.load(self.element_ptr(buf, b.extract_element(idx, k)), typ=mem, align=align)
+                v = b.insert_element(v, x, k)
+        if buf.dtype.is_bool:
+            v = b.icmp_unsigned("!=", v, _const(v.type, 0))
+        return v
+
+    def expr_Let(self, e: Let) -> ir.Value:
+        self.frame.vars[e.var] = self.expr(e.value)
+        return self.expr(e.body)
+
+    def expr_Call(self, e: Call) -> ir.Value:
+        op = e.op
+        b = self.b
+        if op == "tir.if_then_else":
+            return self._if_then_else(e)
+        if op in ("tir.bitwise_and", "tir.bitwise_or", "tir.bitwise_xor"):
+            x, y = (self.expr(a) for a in e.args)
+            return {"tir.bitwise_and": b.and_, "tir.bitwise_or": b.or_,
+                    "tir.bitwise_xor": b.xor}[op](x, y)
+        if op == "tir.bitwise_not":
+            x = self.expr(e.args[0])
+            return b.xor(x, _const(x.type, -1))
+        if op in ("tir.shift_left", "tir.shift_right"):
+            x, y = (self.expr(a) for a in e.args)
+            if op == "tir.shift_left":
+                return b.shl(x, y)
+            return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
+        if op == "tir.call_extern":
+            return self._call_extern(e)
+        if op == "tir.address_of":
+            load = e.args[0]
+            if not isinstance(load, BufferLoad) or len(load.indices) != 1:
+                raise BuildError("address_of needs a flattened buffer element")
+            return self.element_ptr(load.buffer, self.to_index(self.expr(load.indices[0]),
+                                                               load.indices[0].dtype))
+        if op.startswith("tir.") and op[4:] in llvm_intrinsics.SUPPORTED:
+            args = [self.expr(a) for a in e.args]
+            return llvm_intrinsics.emit(b, op[4:], args, value_type(e.dtype))
+        raise BuildError(f"the LLVM build does not support the call {op}")
+
+    def _if_then_else(self, e: Call) -> ir.Value:
+        cond_e, t_e, f_e = e.args
+        if cond_e.dtype.lanes != 1:
+            return self.b.select(self.expr(cond_e), self.expr(t_e), self.expr(f_e))
+        cond = self.expr(cond_e)
+        fn = self.frame.fn
+        then_bb = fn.append_basic_block(self.fresh("ite_then"))
+        else_bb = fn.append_basic_block(self.fresh("ite_else"))
+        end_bb = fn.append_basic_block(self.fresh("ite_end"))
+        self.b.cbranch(cond, then_bb, else_bb)
+        self.b.position_at_end(then_bb)
+        tv = self.expr(t_e)
+        then_end = self.b.block
+        self.b.branch(end_bb)
+        self.b.position_at_end(else_bb)
+        fv = self.expr(f_e)
+        else_end = self.b.block
+        self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+        phi = self.b.phi(tv.type)
+        phi.add_incoming(tv, then_end)
+        phi.add_incoming(fv, else_end)
+        return phi
+
+    def _call_extern(self, e: Call) -> ir.Value:
+        name_e = e.args[0]
+        if not isinstance(name_e, StringImm):
+            raise BuildError("call_extern needs the callee's name as its first argument")
+        args = [self.expr(a) for a in e.args[1:]]
+        ret = ir.VoidType() if e.dtype.is_void else value_type(e.dtype)
+        existing = self.module.globals.get(name_e.value)
+        if existing is not None and [a.type for a in args] != list(existing.function_type.args):
+            raise BuildError(f"call_extern {name_e.value} is called with different argument types")
+        fn = llvm_intrinsics.declare(self.module, name_e.value, ret, [a.type for a in args])
+        out = self.b.call(fn, args)
+        return ir.Constant(I32, 0) if e.dtype.is_void else out
+
+
+__all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "FLOAT_FLAGS"]

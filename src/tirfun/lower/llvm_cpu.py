@@ -1,0 +1,181 @@
+"""The host backend: parallel loops on libgomp's thread pool.
+
+A parallel loop's body is outlined into a function ``void body(ptr
+closure)``; the closure is a stack record of every value the body uses
+from its surroundings (variables, buffer pointers, and a slot for a failed
+assertion's status). ``GOMP_parallel(body, closure, threads, 0)`` runs the
+body on every thread of the pool; the threads take contiguous chunks of
+iterations from a shared atomic counter (a few chunks per thread, so a
+thread slowed by a busy core does less of the work). Parallel loops nested in a parallel loop run serially inside it.
+
+When libgomp is not available every loop runs serially (the build still
+succeeds and computes the same results).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..analysis.traversal import walk
+from ..nodes import Buffer, BufferLoad, BufferStore, DeclBuffer, For, IntImm, Var
+from . import llvm_intrinsics
+from .llvm_codegen import Frame, LLVMCodegen
+from .llvm_types import I32, PTR, VOID, scalar_type
+
+
+#: chunks of iterations per thread that a parallel loop is cut into
+CHUNKS_PER_THREAD = 8
+
+
+class CPUCodegen(LLVMCodegen):
+    """LLVM code for the host CPU.
+
+    ``num_threads`` is the size of the pool a parallel loop asks for (0 or
+    1, or ``use_gomp=False``, make every loop serial).
+    """
+
+    def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
+                 num_threads: int = 1, use_gomp: bool = True):
+        super().__init__(module_name, triple, data_layout)
+        self.num_threads = max(int(num_threads), 1)
+        self.use_gomp = use_gomp and self.num_threads > 1
+        self._outlined = 0
+
+    def parallel_for(self, s: For) -> None:
+        if not self.use_gomp or self.frame.in_parallel:
+            self.serial_for(s)
+            return
+        outer = self.frame
+        captured_vars, captured_bufs = self._captures(s)
+        # one closure field per distinct value (a pointer reached both as a
+        # variable and as a buffer is passed once, so noalias stays true)
+        values: list[ir.Value] = []
+        index_of: dict[int, int] = {}
+        for v in [outer.vars[x] for x in captured_vars] + [outer.buffers[x] for x in captured_bufs]:
+            if id(v) not in index_of:
+                index_of[id(v)] = len(values)
+                values.append(v)
+        b = outer.builder
+        lo = self.expr(s.min)
+        ext = self.expr(s.extent)
+        t = ext.type
+        # iterations are handed out in chunks from a shared counter, so a
+        # thread that is slowed down (a busy core) takes fewer of them
+        most = ir.Constant(t, self.num_threads * CHUNKS_PER_THREAD)
+        nchunks = b.select(b.icmp_signed("<", ext, most), ext, most)
+        nchunks = b.select(b.icmp_signed("<", nchunks, ir.Constant(t, 1)), ir.Constant(t, 1), nchunks)
+        chunk = b.sdiv(b.sub(b.add(ext, nchunks), ir.Constant(t, 1)), nchunks)
+        status = outer.alloca(I32, 1, "parallel_status", 4)
+        record_t = ir.LiteralStructType([v.type for v in values] + [t, t, t, t, PTR, t])
+        record = outer.alloca(record_t, 1, "parallel_closure", 8)
+        zero = ir.Constant(I32, 0)
+        b.store(ir.Constant(I32, 0), status)
+        for k, v in enumerate(values + [lo, ext, chunk, nchunks, status, ir.Constant(t, 0)]):
+            b.store(v, b.gep(record, [zero, ir.Constant(I32, k)], source_etype=record_t))
+
+        self._outlined += 1
+        base = f"{outer.fn.name}_parallel_{self._outlined}"
+        body_fn = self._loop_function(f"{base}_body", s, values, outer, captured_vars,
+                                      captured_bufs, index_of)
+        wrapper = self._wrapper(base, record_t, body_fn, len(values))
+
+        threads = self.num_threads
+        if isinstance(s.extent, IntImm):
+            threads = max(1, min(threads, s.extent.value))
+        gomp = llvm_intrinsics.declare(self.module, "GOMP_parallel", VOID, [PTR, PTR, I32, I32])
+        b.call(gomp, [wrapper, record, ir.Constant(I32, threads), ir.Constant(I32, 0)])
+        code = b.load(status, typ=I32)
+        ok = outer.fn.append_basic_block(self.fresh("parallel_ok"))
+        bad = outer.fn.append_basic_block(self.fresh("parallel_fail"))
+        b.cbranch(b.icmp_signed("==", code, zero), ok, bad)
+        b.position_at_end(bad)
+        b.ret(code)  # the outermost parallel loop is always in the exported function
+        b.position_at_end(ok)
+
+    def _loop_function(self, name, s: For, values, outer: Frame, captured_vars, captured_bufs,
+                       index_of) -> ir.Function:
+        """``i32 name(captured..., begin, end)``: the loop over one thread's
+        share. Its pointer parameters carry ``noalias`` where the caller's
+        did, which LLVM keeps as alias scopes when it inlines the function."""
+        t = scalar_type(s.loop_var.dtype)
+        fn = ir.Function(self.module, ir.FunctionType(I32, [v.type for v in values] + [t, t]),
+                         name=name)
+        fn.linkage = "internal"
+        frame = Frame(fn, self._fail_by_return)
+        frame.in_parallel = True
+        args = list(fn.args)
+        for v, arg in zip(values, args):
+            if id(v) in outer.noalias and isinstance(v.type, ir.PointerType):
+                arg.add_attribute("noalias")
+                frame.noalias.add(id(arg))
+        for var in captured_vars:
+            frame.vars[var] = args[index_of[id(outer.vars[var])]]
+        for buf in captured_bufs:
+            frame.buffers[buf] = args[index_of[id(outer.buffers[buf])]]
+        self.frame = frame
+        self.loop(s.loop_var, args[-2], args[-1], lambda: self.stmt(s.body))
+        if not self.frame.builder.block.is_terminated:
+            self.frame.builder.ret(ir.Constant(I32, 0))
+        frame.finish()
+        self.frame = outer
+        return fn
+
+    def _wrapper(self, name: str, record_t, body_fn, nvalues: int) -> ir.Function:
+        """``void name(ptr closure)``, run by every thread of the pool: take
+        the next chunk from the shared counter and run the loop over it,
+        until the chunks run out or one fails."""
+        fn = ir.Function(self.module, ir.FunctionType(VOID, [PTR]), name=name)
+        fn.linkage = "internal"
+        entry = fn.append_basic_block("entry")
+        take = fn.append_basic_block("take")
+        run = fn.append_basic_block("run")
+        failed = fn.append_basic_block("failed")
+        done = fn.append_basic_block("done")
+        b = ir.IRBuilder(entry)
+        zero = ir.Constant(I32, 0)
+
+        def field_ptr(k):
+            return b.gep(fn.args[0], [zero, ir.Constant(I32, k)], source_etype=record_t)
+
+        values = [b.load(field_ptr(k), typ=record_t.elements[k]) for k in range(nvalues)]
+        lo, ext, chunk, nchunks = (b.load(field_ptr(nvalues + k), typ=record_t.elements[nvalues + k])
+                                   for k in range(4))
+        status = b.load(field_ptr(nvalues + 4), typ=PTR)
+        counter = field_ptr(nvalues + 5)
+        t = ext.type
+        b.branch(take)
+        b.position_at_end(take)
+        c = b.atomic_rmw("add", counter, ir.Constant(t, 1), "monotonic")
+        b.cbranch(b.icmp_signed("<", c, nchunks), run, done)
+        b.position_at_end(run)
+        begin = b.mul(c, chunk)
+        end = b.add(begin, chunk)
+        end = b.select(b.icmp_signed("<", end, ext), end, ext)
+        code = b.call(body_fn, values + [b.add(begin, lo), b.add(end, lo)])
+        b.cbranch(b.icmp_signed("!=", code, zero), failed, take)
+        b.position_at_end(failed)
+        b.store(code, status)
+        b.branch(done)
+        b.position_at_end(done)
+        b.ret_void()
+        return fn
+
+    def _captures(self, s: For) -> tuple[list[Var], list[Buffer]]:
+        """The variables and buffers the loop uses from outside it."""
+        frame = self.frame
+        declared_inside = {n.buffer for n in walk(s) if isinstance(n, DeclBuffer)}
+        vars_: dict[Var, None] = {}
+        bufs: dict[Buffer, None] = {}
+        for n in walk(s):
+            if isinstance(n, Var) and n in frame.vars:
+                vars_.setdefault(n, None)
+            elif isinstance(n, (BufferLoad, BufferStore)):
+                buf = n.buffer
+                if buf in frame.buffers and buf not in declared_inside:
+                    bufs.setdefault(buf, None)
+        # the loop variable itself is bound inside
+        vars_.pop(s.loop_var, None)
+        return list(vars_), list(bufs)
+
+
+__all__ = ["CPUCodegen"]

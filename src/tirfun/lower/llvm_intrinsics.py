@@ -1,0 +1,151 @@
+"""Math intrinsics: ``tir.exp`` and friends to LLVM intrinsics or libm.
+
+Where LLVM has an intrinsic it is used (it works on vectors and the
+backend picks the instruction); the rest call the C library, one lane at a
+time for vectors. ``float16`` goes through ``float32``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+
+from ..errors import BuildError
+
+# tir name -> LLVM intrinsic (overloaded on the float type)
+LLVM_UNARY = {
+    "exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
+    "log10": "llvm.log10", "sqrt": "llvm.sqrt", "sin": "llvm.sin", "cos": "llvm.cos",
+    "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.roundeven",
+    "nearbyint": "llvm.nearbyint", "trunc": "llvm.trunc",
+}
+LLVM_BINARY = {"pow": "llvm.pow", "copysign": "llvm.copysign"}
+# tir name -> C library name for double (float adds an "f")
+LIBM_UNARY = {
+    "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asin": "asin",
+    "acos": "acos", "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+    "erf": "erf", "exp10": "exp10", "log1p": "log1p",
+}
+LIBM_BINARY = {"atan2": "atan2", "hypot": "hypot", "nextafter": "nextafter"}
+SUPPORTED = (set(LLVM_UNARY) | set(LLVM_BINARY) | set(LIBM_UNARY) | set(LIBM_BINARY)
+             | {"sigmoid", "rsqrt", "fmod", "ldexp", "isnan", "isinf", "isfinite", "popcount",
+                "clz", "abs"})
+
+
+def _suffix(t: ir.Type) -> str:
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{_suffix(t.element)}"
+    if isinstance(t, ir.FloatType):
+        return "f32"
+    if isinstance(t, ir.DoubleType):
+        return "f64"
+    if isinstance(t, ir.HalfType):
+        return "f16"
+    if isinstance(t, ir.IntType):
+        return f"i{t.width}"
+    raise BuildError(f"no intrinsic suffix for {t}")
+
+
+def _elem(t: ir.Type) -> ir.Type:
+    return t.element if isinstance(t, ir.VectorType) else t
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    """The function ``name`` in ``module``, declared once."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
+    t = args[0].type
+    fn = declare(b.module, f"{base}.{_suffix(t)}", t, [a.type for a in args])
+    return b.call(fn, args)
+
+
+def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
+    t = args[0].type
+    if not isinstance(t, ir.VectorType):
+        return scalar_fn(args)
+    out = ir.Constant(t, ir.Undefined)
+    for lane in range(t.count):
+        idx = ir.Constant(ir.IntType(32), lane)
+        parts = [b.extract_element(a, idx) for a in args]
+        out = b.insert_element(out, scalar_fn(parts), idx)
+    return out
+
+
+def _libm(b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
+    def scalar(parts):
+        t = parts[0].type
+        if isinstance(t, ir.HalfType):
+            wide = [b.fpext(p, ir.FloatType()) for p in parts]
+            r = _libm_scalar(b, name, wide)
+            return b.fptrunc(r, t)
+        return _libm_scalar(b, name, parts)
+    return _per_lane(b, args, scalar)
+
+
+def _libm_scalar(b, name, parts):
+    t = parts[0].type
+    cname = name + ("f" if isinstance(t, ir.FloatType) else "")
+    fn = declare(b.module, cname, t, [p.type for p in parts])
+    return b.call(fn, parts)
+
+
+def _splat(t: ir.Type, value) -> ir.Constant:
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
+    return ir.Constant(t, value)
+
+
+def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
+    """The value of ``tir.<name>(*args)``."""
+    if name in LLVM_UNARY:
+        return _llvm_call(b, LLVM_UNARY[name], args)
+    if name in LLVM_BINARY:
+        return _llvm_call(b, LLVM_BINARY[name], args)
+    if name in LIBM_UNARY or name in LIBM_BINARY:
+        return _libm(b, LIBM_UNARY.get(name) or LIBM_BINARY[name], args)
+    t = args[0].type if args else ret_type
+    if name == "sigmoid":
+        x = args[0]
+        e = _llvm_call(b, "llvm.exp", [b.fneg(x)])
+        return b.fdiv(_splat(t, 1.0), b.fadd(_splat(t, 1.0), e))
+    if name == "rsqrt":
+        return b.fdiv(_splat(t, 1.0), _llvm_call(b, "llvm.sqrt", args))
+    if name == "fmod":
+        return b.frem(args[0], args[1])
+    if name == "ldexp":
+        x, e = args
+        ti = ir.IntType(32)
+        if isinstance(e.type, ir.VectorType):
+            ti = ir.VectorType(ti, e.type.count)
+        if _elem(e.type).width > 32:
+            e = b.trunc(e, ti)
+        elif _elem(e.type).width < 32:
+            e = b.sext(e, ti)
+        fn = declare(b.module, f"llvm.ldexp.{_suffix(x.type)}.{_suffix(ti)}", x.type, [x.type, ti])
+        return b.call(fn, [x, e])
+    if name == "isnan":
+        return b.fcmp_unordered("uno", args[0], args[0])
+    if name in ("isinf", "isfinite"):
+        a = _llvm_call(b, "llvm.fabs", args)
+        inf = _splat(a.type, math.inf)
+        return b.fcmp_ordered("==", a, inf) if name == "isinf" else b.fcmp_ordered("!=", a, inf)
+    if name == "popcount":
+        return _llvm_call(b, "llvm.ctpop", args)
+    if name == "clz":
+        x = args[0]
+        fn = declare(b.module, f"llvm.ctlz.{_suffix(x.type)}", x.type, [x.type, ir.IntType(1)])
+        return b.call(fn, [x, ir.Constant(ir.IntType(1), 0)])
+    if name == "abs":
+        x = args[0]
+        neg = b.sub(_splat(x.type, 0), x)
+        return b.select(b.icmp_signed("<", x, _splat(x.type, 0)), neg, x)
+    raise BuildError(f"the LLVM build does not support the intrinsic tir.{name}")
+
+
+__all__ = ["emit", "declare", "SUPPORTED"]

@@ -1,0 +1,54 @@
+"""TIR data types as llvmlite IR types.
+
+Imported only by the code generators (llvmlite is loaded lazily).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..errors import BuildError
+from ..nodes import DataType
+
+PTR = ir.PointerType()
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+VOID = ir.VoidType()
+
+
+def scalar_type(dt: DataType) -> ir.Type:
+    """The register type of one lane (bool is ``i1``)."""
+    dt = DataType(dt).element_of
+    if dt.is_bool:
+        return I1
+    if dt.is_integer:
+        return ir.IntType(dt.bits)
+    if dt.code == "float":
+        return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
+    if dt.is_handle:
+        return PTR
+    raise BuildError(f"the LLVM build does not support the data type {dt}")
+
+
+def value_type(dt: DataType) -> ir.Type:
+    """The register type of a value of ``dt`` (vectors for lanes > 1)."""
+    dt = DataType(dt)
+    t = scalar_type(dt)
+    return t if dt.lanes == 1 else ir.VectorType(t, dt.lanes)
+
+
+def memory_type(dt: DataType) -> ir.Type:
+    """How one element is stored in memory (bool takes a byte, as numpy's)."""
+    dt = DataType(dt).element_of
+    return I8 if dt.is_bool else scalar_type(dt)
+
+
+def element_bytes(dt: DataType) -> int:
+    dt = DataType(dt).element_of
+    return 1 if dt.is_bool else dt.bits // 8
+
+
+__all__ = ["PTR", "I1", "I8", "I32", "I64", "VOID", "scalar_type", "value_type", "memory_type",
+           "element_bytes"]

@@ -1,0 +1,131 @@
+"""The calling convention of a compiled PrimFunc.
+
+A compiled function takes, in order, one argument per parameter (a data
+pointer for a buffer parameter, the value for a scalar parameter) and then
+one hidden integer per *size variable*: a variable that appears in a
+parameter buffer's shape or strides without being a parameter itself (``n``
+in ``A: T.Buffer((n,), "float32")``). The runtime reads those from the
+arrays before the call. It returns an int32 status: 0 for success, ``k >
+0`` when the ``k``-th assertion failed, negative for a failed allocation.
+
+This module is pure (no llvmlite): the code generator and the runtime's
+argument checks both read the same :class:`Signature`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..errors import BuildError
+from ..nodes import (
+    Add, Buffer, DataType, FloorDiv, FloorMod, IntImm, Max, Min, Mul, PrimExpr, PrimFunc, Sub, Var,
+)
+
+STATUS_OK = 0
+STATUS_OUT_OF_MEMORY = -1
+
+
+@attrs.frozen
+class Param:
+    """One parameter: ``buffer`` is None for a scalar parameter."""
+
+    var: Var
+    buffer: Buffer | None
+
+    @property
+    def name(self) -> str:
+        """The name a user knows the parameter by: the buffer's for a buffer."""
+        return self.buffer.name if self.buffer is not None else self.var.name
+
+
+@attrs.frozen
+class Signature:
+    """Parameters, hidden size variables and which buffers are written."""
+
+    name: str
+    params: tuple
+    size_vars: tuple
+    written: frozenset
+    noalias: bool
+
+    @staticmethod
+    def of(name: str, func: PrimFunc, written_buffers=frozenset()) -> "Signature":
+        """The signature of ``func``; raises BuildError when a size cannot be
+        taken from the arguments."""
+        params = []
+        scalars: set[Var] = set()
+        for var in func.params:
+            buf = func.buffer_map.get(var)
+            if buf is None:
+                if var.dtype.is_handle:
+                    raise BuildError(f"function {name}: handle parameter {var.name} has no buffer "
+                                     "(declare it with T.match_buffer or a T.Buffer annotation)")
+                if var.dtype.lanes != 1:
+                    raise BuildError(f"function {name}: vector scalar parameter {var.name} is not "
+                                     "supported")
+                scalars.add(var)
+            params.append(Param(var, buf))
+        size_vars: dict[Var, None] = {}
+        for p in params:
+            if p.buffer is None:
+                continue
+            buf = p.buffer
+            if buf.elem_offset is not None and not (isinstance(buf.elem_offset, IntImm)
+                                                    and buf.elem_offset.value == 0):
+                raise BuildError(f"function {name}: buffer {buf.name} has an element offset; "
+                                 "parameters must start at their data pointer")
+            for dim in list(buf.shape) + list(buf.strides):
+                if isinstance(dim, Var) and dim not in scalars:
+                    size_vars.setdefault(dim, None)
+        known = set(size_vars) | scalars
+        for p in params:
+            if p.buffer is None:
+                continue
+            for dim in list(p.buffer.shape) + list(p.buffer.strides):
+                missing = _vars(dim) - known
+                if missing:
+                    names = ", ".join(sorted(v.name for v in missing))
+                    raise BuildError(
+                        f"function {name}: the size {names} of buffer {p.buffer.name} cannot be "
+                        "taken from the arguments (it appears in no dimension by itself)")
+        noalias = bool(func.attrs.get("tir.noalias", False))
+        return Signature(name, tuple(params), tuple(size_vars), frozenset(written_buffers), noalias)
+
+
+def _vars(e: PrimExpr) -> set[Var]:
+    from ..analysis.traversal import walk
+
+    return {n for n in walk(e) if isinstance(n, Var)}
+
+
+def eval_int(e: PrimExpr, env: dict) -> int:
+    """Evaluate an integer size expression with variables bound in ``env``
+    (the operators sizes are made of)."""
+    if isinstance(e, IntImm):
+        return e.value
+    if isinstance(e, Var):
+        return env[e]
+    if isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod, Min, Max)):
+        a, b = eval_int(e.a, env), eval_int(e.b, env)
+        if isinstance(e, Add):
+            return a + b
+        if isinstance(e, Sub):
+            return a - b
+        if isinstance(e, Mul):
+            return a * b
+        if isinstance(e, Min):
+            return min(a, b)
+        if isinstance(e, Max):
+            return max(a, b)
+        if b == 0:
+            raise ZeroDivisionError
+        return a // b if isinstance(e, FloorDiv) else a % b
+    raise BuildError(f"unsupported size expression {e.script()}")
+
+
+def dtype_fits(dtype: DataType, value: int) -> bool:
+    """Whether ``value`` is representable in the integer ``dtype``."""
+    return dtype.min_value() <= value <= dtype.max_value()
+
+
+__all__ = ["Param", "Signature", "eval_int", "dtype_fits", "STATUS_OK", "STATUS_OUT_OF_MEMORY"]

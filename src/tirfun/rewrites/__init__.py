@@ -1,0 +1,45 @@
+"""Schedule primitives as rewrite records: pure functions from one IRModule
+to another.
+
+Each primitive is a frozen record whose fields are its arguments::
+
+    from tirfun import rewrites as R
+
+    r = R.split("i", [None, 4])       # a value: compare it, hash it, store it
+    r.violations(mod)                  # [] when it applies, else the failed checks
+    new = r(mod)                       # the rewritten module; mod is untouched
+    p = R.split("i", [2, 2, 2]) >> R.reorder("i_0", "i_2", "i_1")
+    new = R.apply(mod, p)              # or p(mod)
+
+Loops and blocks are named by their loop variable and block name (or by
+:class:`LoopRef` / :class:`BlockRef`); the names of the loops a primitive
+creates are a pure function of the names in use, so a pipeline replays
+exactly. :mod:`.queries` finds blocks and loops; :class:`tirfun.Schedule`
+wraps all of this in TVM's Schedule API.
+"""
+
+from .annotate import Annotate, Unannotate, annotate, unannotate
+from .base import Outcome, Rewrite
+from .errors import *  # noqa: F401,F403 - every ScheduleError subclass
+from .errors import __all__ as _errors_all
+from .for_kind import Bind, Parallel, Unroll, Vectorize, bind, parallel, unroll, vectorize
+from .loops import (
+    AddUnitLoop, Fuse, Merge, Reorder, ReorderBlockIterVar, Split, add_unit_loop, fuse, merge,
+    reorder, reorder_block_iter_var, split,
+)
+from .pipeline import Pipeline, apply
+from .queries import (
+    get, get_block, get_child_blocks, get_consumers, get_loops, get_output_blocks, get_producers,
+)
+from .refs import BlockRef, LoopRef
+
+__all__ = [
+    "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
+    "Split", "split", "Fuse", "fuse", "Reorder", "reorder", "Merge", "merge",
+    "AddUnitLoop", "add_unit_loop", "ReorderBlockIterVar", "reorder_block_iter_var",
+    "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
+    "Annotate", "annotate", "Unannotate", "unannotate",
+    "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
+    "get_output_blocks",
+    *_errors_all,
+]

@@ -1,0 +1,183 @@
+"""The common shape of every schedule primitive record.
+
+A primitive is a frozen attrs record whose fields are its arguments. It
+works in one fixed order:
+
+1. resolve names to paths (:mod:`.checks`),
+2. check the arguments,
+3. check the preconditions,
+4. choose fresh names,
+5. build the new subtree,
+6. replace it along the path (:func:`commit`).
+
+Steps 1-3 live in the record's ``plan`` method, which reports every failed
+check to a :class:`Checks` collector and returns a plan; steps 4-6 live in
+``build``, which runs only when no check failed. So ``violations(mod)`` is
+``plan`` alone, ``__call__`` is ``plan`` then ``build``, and nothing is ever
+built for a rewrite that does not apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from ..analysis.traversal import Path, get_at, replace_at
+from ..nodes import IRModule, Node, PrimFunc
+from .errors import InvalidModuleError, RewriteError
+from .index import FuncIndex, derive_index, remember
+
+
+class _Stop(Exception):
+    """Raised inside ``plan`` when a failed check makes later checks meaningless."""
+
+
+class Checks:
+    """Collects the failed preconditions of one primitive application."""
+
+    def __init__(self, primitive: str):
+        self.primitive = primitive
+        self.errors: list[RewriteError] = []
+
+    def fail(self, cls: type[RewriteError], subject: str, reason: str, *nodes: Node) -> None:
+        """Record a failed check and go on checking."""
+        self.errors.append(cls(self.primitive, subject, reason, nodes))
+
+    def stop(self, cls: type[RewriteError], subject: str, reason: str, *nodes: Node):
+        """Record a failed check after which nothing else can be checked."""
+        self.fail(cls, subject, reason, *nodes)
+        raise _Stop
+
+    def checkpoint(self) -> None:
+        """Stop here if anything failed so far."""
+        if self.errors:
+            raise _Stop
+
+
+@attrs.frozen
+class Site:
+    """One function of a module, resolved, with its name index."""
+
+    mod: IRModule
+    func_name: str
+    func: PrimFunc
+    index: FuncIndex
+
+    def at(self, path: Path) -> Node:
+        """The node at ``path`` in the function."""
+        return get_at(self.func, path)
+
+
+@attrs.frozen
+class Outcome:
+    """What applying a primitive gives: the new module and the primitive's
+    result (new loop or block references, or None)."""
+
+    mod: IRModule
+    result: Any = None
+
+
+def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None) -> IRModule:
+    """The module with the node at ``path`` of the site's function replaced
+    by ``new``; only the nodes along the path are rebuilt.
+
+    The new function's index is ``index`` when the caller knows it (a
+    rewrite that changes no name and no path passes the old one), otherwise
+    it is derived from the old index by re-indexing the replaced subtree.
+    """
+    new_func = replace_at(site.func, path, new)
+    if index is None:
+        index = derive_index(site.index, path, get_at(site.func, path), new, new_func)
+    remember(new_func, index)
+    return site.mod.with_function(site.func_name, new_func)
+
+
+def as_module(value, primitive: str) -> IRModule:
+    """``value`` as an IRModule (a PrimFunc becomes ``{"main": func}``)."""
+    if isinstance(value, IRModule):
+        return value
+    if isinstance(value, PrimFunc):
+        return IRModule({"main": value})
+    raise InvalidModuleError(primitive, "argument", f"expected an IRModule or a PrimFunc, got "
+                             f"{type(value).__name__}")
+
+
+# primitive name -> record class, for Pipeline.from_json
+REGISTRY: dict[str, type] = {}
+
+
+def register(cls):
+    """Class decorator: make a record class known to JSON decoding."""
+    REGISTRY[cls.primitive] = cls
+    return cls
+
+
+class Rewrite:
+    """Base of the primitive records: ``record(mod)`` applies it,
+    ``record.violations(mod)`` lists what prevents it, ``r1 >> r2`` chains."""
+
+    __slots__ = ()
+    primitive: ClassVar[str] = ""
+
+    # -- implemented by each primitive ----------------------------------------------
+    def plan(self, mod: IRModule, chk: Checks):
+        """Resolve names, check arguments and preconditions; return a plan."""
+        raise NotImplementedError
+
+    def build(self, plan) -> Outcome:
+        """Build the result from a plan whose checks all passed."""
+        raise NotImplementedError
+
+    def python_args(self) -> list[str]:
+        """The arguments of the equivalent Schedule method call, as Python source."""
+        raise NotImplementedError
+
+    # -- shared behaviour -----------------------------------------------------------
+    def analyze(self, mod) -> tuple[list[RewriteError], Any]:
+        """The failed checks and, when there are none, the plan."""
+        try:
+            mod = as_module(mod, self.primitive)
+        except RewriteError as err:
+            return [err], None
+        chk = Checks(self.primitive)
+        try:
+            plan = self.plan(mod, chk)
+        except _Stop:
+            plan = None
+        return chk.errors, (None if chk.errors else plan)
+
+    def violations(self, mod) -> list[RewriteError]:
+        """Every failed precondition (empty when the rewrite applies).
+
+        Checks that depend on an earlier failed one (a precondition on a loop
+        that could not be found) are not reported.
+        """
+        return self.analyze(mod)[0]
+
+    def run(self, mod) -> Outcome:
+        """Apply the rewrite: the new module and the primitive's result.
+
+        Raises the first failed precondition's ScheduleError subclass; the
+        input module is never changed.
+        """
+        errors, plan = self.analyze(mod)
+        if errors:
+            raise errors[0]
+        return self.build(plan)
+
+    def __call__(self, mod) -> IRModule:
+        """The rewritten module."""
+        return self.run(mod).mod
+
+    def __rshift__(self, other):
+        from .pipeline import Pipeline
+
+        return Pipeline((self,)) >> other
+
+    def python_call(self, sch: str = "sch") -> str:
+        """This rewrite as a call of the Schedule method of the same name."""
+        return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
+
+
+__all__ = ["Checks", "Site", "Outcome", "commit", "as_module", "register", "Rewrite", "REGISTRY"]

@@ -1,0 +1,225 @@
+"""The ScheduleError subclasses: one per failed precondition or bad argument.
+
+Every error names the primitive, the loop or block concerned and the
+reason, and (at the default ``"detail"`` level) shows the offending
+TVMScript lines. The text is rendered when the error is printed, so
+``violations()`` can collect errors cheaply.
+"""
+
+from __future__ import annotations
+
+from ..errors import ScheduleError
+
+RENDER_LEVELS = ("detail", "fast", "none")
+_MAX_LINES = 24
+
+
+class RewriteError(ScheduleError):
+    """Base of the errors raised by the rewrites in :mod:`tirfun.rewrites`.
+
+    ``primitive`` is the primitive's TVM name (``"split"``), ``subject``
+    names what failed (``"loop 'i'"``), ``reason`` says why, and ``nodes``
+    are the statements shown as TVMScript under the message.
+    """
+
+    def __init__(self, primitive: str, subject: str, reason: str, nodes=(), *, level: str = "detail"):
+        self.primitive = primitive
+        self.subject = subject
+        self.reason = reason
+        self.nodes = tuple(nodes)
+        self.level = level
+        super().__init__(primitive, subject, reason)
+
+    @property
+    def summary(self) -> str:
+        """The first line: primitive, subject and reason."""
+        return f"{self.primitive}: {self.subject}: {self.reason}"
+
+    def with_level(self, level: str) -> "RewriteError":
+        """The same error rendered at ``level`` (``"detail"``, ``"fast"``
+        or ``"none"``), as TVM's ``error_render_level`` selects."""
+        return type(self)(self.primitive, self.subject, self.reason, self.nodes, level=level)
+
+    def __str__(self) -> str:
+        if self.level == "none":
+            return "ScheduleError: (not rendered)"
+        if self.level == "fast" or not self.nodes:
+            return self.summary
+        parts = [self.summary]
+        for node in self.nodes:
+            parts.append(_snippet(node))
+        return "\n".join(parts)
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.primitive, self.subject, self.reason, self.nodes, self.level))
+
+
+def _rebuild(cls, primitive, subject, reason, nodes, level):
+    return cls(primitive, subject, reason, nodes, level=level)
+
+
+def _snippet(node) -> str:
+    """The node as indented TVMScript, cut after a screenful."""
+    try:
+        from ..script.printer import to_script
+
+        text = to_script(node)
+    except Exception:  # the message must render even if printing fails
+        text = repr(node)
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) > _MAX_LINES:
+        lines = lines[:_MAX_LINES] + ["..."]
+    return "\n".join("    " + line for line in lines)
+
+
+# -- arguments and name resolution -------------------------------------------------
+
+class InvalidModuleError(RewriteError):
+    """The rewrite was applied to something that is not an IRModule or PrimFunc."""
+
+
+class UnknownFunctionError(RewriteError):
+    """The function named by a reference is not in the module, or the module
+    has several functions and none is ``main``."""
+
+
+class UnknownLoopError(RewriteError):
+    """No loop has the given loop variable name."""
+
+
+class UnknownBlockError(RewriteError):
+    """No block has the given name."""
+
+
+class NotSingleBlockError(RewriteError):
+    """Several blocks have the given name, so the name does not identify one."""
+
+
+class RefKindError(RewriteError):
+    """An argument is not a reference of the expected kind: a block where a
+    loop goes, a loop where a block goes, or not a reference at all."""
+
+
+class ForeignRefError(RewriteError):
+    """The references given to one primitive point into different functions."""
+
+
+class InvalidArgumentError(RewriteError):
+    """An argument has the wrong type (a flag that is not a bool, a thread
+    axis that is not a string, ...)."""
+
+
+class NotEnoughLoopsError(RewriteError):
+    """The primitive needs more loops than it was given (fuse needs one,
+    merge two)."""
+
+
+class InvalidFactorError(RewriteError):
+    """A split factor is neither None, a positive int, nor an integer
+    expression over names defined at the loop."""
+
+
+class NonPositiveFactorError(RewriteError):
+    """A constant split factor is zero or negative."""
+
+
+class NotSingleInferFactorError(RewriteError):
+    """More than one split factor is None (only one can be inferred)."""
+
+
+class WrongFactorProductError(RewriteError):
+    """The product of the split factors is not provably at least the loop's extent."""
+
+
+class InvalidThreadAxisError(RewriteError):
+    """The thread axis of ``bind`` is not one of blockIdx/threadIdx/vthread .x/.y/.z."""
+
+
+class InvalidAnnotationError(RewriteError):
+    """An annotation key is not a string, or its value is not a string, int,
+    float, bool, expression, or a list or dict of those."""
+
+
+class InvalidReorderIndexError(RewriteError):
+    """``reorder_block_iter_var``'s order is not a permutation of the block's
+    iteration variable positions."""
+
+
+# -- preconditions -------------------------------------------------------------------
+
+class LoopHasAnnotationOrThreadBindingError(RewriteError):
+    """The loop carries annotations or a thread binding, which the primitive
+    cannot carry over to the loops it creates."""
+
+
+class LoopNotStartWithZeroError(RewriteError):
+    """The loop does not start at 0."""
+
+
+class LoopMultiAppearanceError(RewriteError):
+    """A loop appears more than once in the arguments."""
+
+
+class OuterNotInnerParentError(RewriteError):
+    """Of two loops to fuse, the outer one is not the parent of the inner one."""
+
+
+class NotOnlyChildError(RewriteError):
+    """The inner loop is not the only child of the outer loop (the loops are
+    not perfectly nested)."""
+
+
+class DependentLoopError(RewriteError):
+    """A loop's min or extent depends on a loop that would be inner to it
+    (reorder) or fused with it (fuse)."""
+
+
+class LoopsNotAChainError(RewriteError):
+    """The loops to reorder are not on one chain of single-child loops in
+    one block scope."""
+
+
+class BlockIterTypeError(RewriteError):
+    """A block under the loops has an iteration variable that is neither
+    data-parallel nor a reduction."""
+
+
+class NotAffineBindingError(RewriteError):
+    """A block under the loops binds its iteration variables with values
+    that are not affine in the loop variables."""
+
+
+class NotSameScopeError(RewriteError):
+    """The loops to merge are not in the same block scope."""
+
+
+class NestDepthMismatchError(RewriteError):
+    """The loop nests to merge have different depths below their common ancestor."""
+
+
+class NestExtentMismatchError(RewriteError):
+    """The loop nests to merge have loops of different extents."""
+
+
+class RootBlockError(RewriteError):
+    """No loop can be added above the root block of a function."""
+
+
+class NotCompactDataflowError(RewriteError):
+    """A block directly under the loop is neither a complete block (all
+    iteration variables data-parallel, no buffer both read and written) nor
+    a reduction block (with ``init``, data-parallel and reduction variables
+    only, affine bindings, reduction variables not indexing its outputs)."""
+
+
+class WrongBlockIterTypeError(RewriteError):
+    """A block binds the loop variable into an iteration variable that is not
+    data-parallel (a reduction variable is allowed only for threadIdx.* in bind)."""
+
+
+class AnnotationNotFoundError(RewriteError):
+    """``unannotate`` was given a key the loop or block does not have."""
+
+
+__all__ = [name for name, value in dict(globals()).items()
+           if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]

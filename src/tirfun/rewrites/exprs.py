@@ -1,0 +1,118 @@
+"""Expression helpers for the rewrites: substitution and variable queries."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+import attrs
+from pyrsistent import pvector
+
+from ..analysis.traversal import iter_children, transform
+from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
+
+
+_PVEC = type(pvector())
+_LEAVES = (IntImm, FloatImm, StringImm)
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(a.name for a in attrs.fields(cls))
+
+
+def substitute_expr(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
+    """:func:`substitute` for an expression, without entering buffers (whose
+    shapes cannot mention loop or iteration variables)."""
+    if type(e) is Var:
+        return mapping.get(e, e)
+    if isinstance(e, _LEAVES) or not mapping:
+        return e
+    changes = {}
+    for name in _field_names(type(e)):
+        value = getattr(e, name)
+        if isinstance(value, PrimExpr):
+            new = substitute_expr(value, mapping)
+        elif type(value) is _PVEC:
+            items = [substitute_expr(v, mapping) if isinstance(v, PrimExpr) else v for v in value]
+            new = value if all(a is b for a, b in zip(items, value)) else pvector(items)
+        else:
+            continue
+        if new is not value:
+            changes[name] = new
+    return attrs.evolve(e, **changes) if changes else e
+
+
+def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
+    """``node`` with every occurrence of a variable in ``mapping`` replaced.
+
+    Subtrees that mention none of the variables are returned as the same
+    objects, so statements and blocks the substitution does not reach stay
+    shared with the input.
+    """
+    if not mapping:
+        return node
+
+    def pre(n):
+        if isinstance(n, Var):
+            return mapping.get(n, n)
+        return None
+
+    return transform(node, lambda n: n, pre)
+
+
+def var_names(node: Node) -> set[str]:
+    """The names of every variable occurring in ``node``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            out.add(n.name)
+        else:
+            stack.extend(iter_children(n))
+    return out
+
+
+def uses_any(node: Node, names) -> str | None:
+    """The first name of ``names`` that occurs in ``node`` as a variable, or None."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            if n.name in names:
+                return n.name
+        else:
+            stack.extend(iter_children(n))
+    return None
+
+
+def is_const_int(e, value: int | None = None) -> bool:
+    """Whether ``e`` is an integer literal (equal to ``value`` when given)."""
+    return isinstance(e, IntImm) and not e.dtype.is_bool and (value is None or e.value == value)
+
+
+def floordiv(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    """``a // b`` with TVM's constant folding of a unit divisor."""
+    if is_const_int(b, 1):
+        return a
+    return binary(FloorDiv, a, b)
+
+
+def floormod(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    """``a % b`` with TVM's constant folding of a unit divisor."""
+    if is_const_int(b, 1):
+        return IntImm(a.dtype, 0)
+    return binary(FloorMod, a, b)
+
+
+def mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    """``a * b``, folding a unit operand as TVM's operator does."""
+    if is_const_int(a, 1):
+        return b
+    if is_const_int(b, 1):
+        return a
+    return a * b
+
+
+__all__ = ["substitute", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

@@ -1,0 +1,299 @@
+"""Loop kinds: parallel, vectorize, bind (to a GPU thread axis) and unroll.
+
+These change a loop's kind and nothing else, so the loop keeps its name
+and every block under it is shared with the input.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import (
+    all_block_realizes, child_blocks, complete_block_violation, describe,
+    reduction_block_violation, resolve_loop, resolve_site,
+)
+from .errors import InvalidThreadAxisError, NotCompactDataflowError, WrongBlockIterTypeError
+from .exprs import uses_any
+from .refs import as_loop_ref
+from .serialize import py_value
+
+_ACTION = {ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorize", ForKind.THREAD_BINDING: "bind"}
+
+
+def _check_parallelizable(chk: Checks, site, path, loop: For, kind: ForKind, thread_axis: str | None) -> None:
+    """TVM's checks before a loop becomes parallel, vectorized or bound."""
+    # compact dataflow: each block directly under the loop is complete or a reduction
+    for rpath, realize in child_blocks(loop, path):
+        block = realize.block
+        complete = complete_block_violation(block)
+        if complete is None:
+            continue
+        reduction = reduction_block_violation(site, rpath + (("block", None),), realize)
+        if reduction is None:
+            continue
+        chk.fail(NotCompactDataflowError, f"block {block.name_hint!r}",
+                 f"the block under loop {loop.loop_var.name!r} is neither a complete block ({complete}) "
+                 f"nor a reduction block ({reduction})", realize)
+    # the loop may feed only data-parallel iteration variables (or, for threadIdx, reductions)
+    cross_thread = thread_axis is not None and thread_axis.startswith("threadIdx.")
+    name = loop.loop_var.name
+    for _, realize in all_block_realizes(loop.body, path + (("body", None),)):
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if uses_any(value, {name}) is None:
+                continue
+            if iv.iter_type is IterVarType.DataPar:
+                continue
+            if iv.iter_type is IterVarType.CommReduce and cross_thread:
+                continue
+            allowed = ("data-parallel or, for a threadIdx axis, a reduction" if kind is ForKind.THREAD_BINDING
+                       else "data-parallel")
+            chk.fail(WrongBlockIterTypeError, f"block {realize.block.name_hint!r}",
+                     f"the {_ACTION[kind]} of loop {name!r} cannot be fulfilled: the loop feeds the "
+                     f"{iv.iter_type.value} iteration variable {iv.var.name}, which must be {allowed}",
+                     realize)
+            break
+
+
+@attrs.frozen
+class _KindChange(Rewrite):
+    """Shared plan/build of the rewrites that only change a loop's kind."""
+
+    loop: object = attrs.field(converter=as_loop_ref)
+
+    def _kind(self) -> tuple[ForKind, str | None]:
+        raise NotImplementedError
+
+    def _checks(self, chk, site, path, loop) -> None:
+        kind, axis = self._kind()
+        _check_parallelizable(chk, site, path, loop, kind, axis)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.loop])
+        path = resolve_loop(chk, site, self.loop)
+        loop = site.at(path)
+        self._checks(chk, site, path, loop)
+        return site, path, loop
+
+    def build(self, plan) -> Outcome:
+        site, path, loop = plan
+        kind, axis = self._kind()
+        new = attrs.evolve(loop, kind=kind, thread_binding=axis)
+        return Outcome(commit(site, path, new, index=site.index))
+
+    def python_args(self):
+        return [py_value(self.loop)]
+
+
+@register
+@attrs.frozen
+class Parallel(_KindChange):
+    """Make a loop parallel.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
+    2. every block directly under the loop is a complete block or a
+       reduction block (NotCompactDataflowError);
+    3. every block under the loop binds the loop variable only into
+       data-parallel iteration variables (WrongBlockIterTypeError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        parallel("i")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in T.parallel(4):
+                for j in range(8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+    """
+
+    primitive = "parallel"
+
+    def _kind(self):
+        return ForKind.PARALLEL, None
+
+
+@register
+@attrs.frozen
+class Vectorize(_KindChange):
+    """Make a loop vectorized.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
+    2. every block directly under the loop is a complete block or a
+       reduction block (NotCompactDataflowError);
+    3. every block under the loop binds the loop variable only into
+       data-parallel iteration variables (WrongBlockIterTypeError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        vectorize("j")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in range(4):
+                for j in T.vectorized(8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+    """
+
+    primitive = "vectorize"
+
+    def _kind(self):
+        return ForKind.VECTORIZED, None
+
+
+@register
+@attrs.frozen
+class Bind(_KindChange):
+    """Bind a loop to a GPU thread axis: ``blockIdx.x/y/z``,
+    ``threadIdx.x/y/z`` or ``vthread.x/y/z`` (``vthread`` is TVM's legacy
+    spelling).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
+    2. the thread axis is one of the names above (InvalidThreadAxisError);
+    3. every block directly under the loop is a complete block or a
+       reduction block (NotCompactDataflowError);
+    4. every block under the loop binds the loop variable only into
+       data-parallel iteration variables, or also reduction ones when the
+       axis is ``threadIdx.*`` (a cross-thread reduction)
+       (WrongBlockIterTypeError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        bind("i", "blockIdx.x") >> bind("j", "threadIdx.x")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in T.thread_binding(4, thread="blockIdx.x"):
+                for j in T.thread_binding(8, thread="threadIdx.x"):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+    """
+
+    primitive = "bind"
+
+    thread_axis: object = None
+
+    def _kind(self):
+        return ForKind.THREAD_BINDING, self.thread_axis
+
+    def _checks(self, chk, site, path, loop) -> None:
+        if not isinstance(self.thread_axis, str) or self.thread_axis not in THREAD_TAGS:
+            chk.stop(InvalidThreadAxisError, describe(self.loop),
+                     f"{self.thread_axis!r} is not a thread axis; expected one of {', '.join(THREAD_TAGS)}")
+        super()._checks(chk, site, path, loop)
+
+    def python_args(self):
+        return [py_value(self.loop), f"thread_axis={py_value(self.thread_axis)}"]
+
+
+@register
+@attrs.frozen
+class Unroll(_KindChange):
+    """Mark a loop to be unrolled.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        unroll("i")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in T.unroll(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+    """
+
+    primitive = "unroll"
+
+    def _kind(self):
+        return ForKind.UNROLLED, None
+
+    def _checks(self, chk, site, path, loop) -> None:
+        return None
+
+
+def parallel(loop) -> Parallel:
+    """The :class:`Parallel` record: ``parallel("i")``."""
+    return Parallel(loop)
+
+
+def vectorize(loop) -> Vectorize:
+    """The :class:`Vectorize` record: ``vectorize("j")``."""
+    return Vectorize(loop)
+
+
+def bind(loop, thread_axis) -> Bind:
+    """The :class:`Bind` record: ``bind("i", "blockIdx.x")``."""
+    return Bind(loop, thread_axis)
+
+
+def unroll(loop) -> Unroll:
+    """The :class:`Unroll` record: ``unroll("i")``."""
+    return Unroll(loop)
+
+
+__all__ = ["Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll"]

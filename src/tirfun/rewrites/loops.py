@@ -1,0 +1,866 @@
+"""Loop transformations: split, fuse, reorder, merge, add_unit_loop and
+reorder_block_iter_var.
+
+Each is a frozen record whose fields are the arguments of TVM's Schedule
+method of the same name; the lower-case functions build the records.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import attrs
+
+from ..analysis.traversal import Path, get_at
+from ..nodes import (
+    LT, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
+    PrimExpr, SeqStmt, Stmt, Var, binary,
+)
+from .affine import expr_bounds, loop_ranges, simplify_index
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import (
+    all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
+    is_int_expr, loops_above, names_defined_at, resolve_block, resolve_block_or_loop,
+    resolve_loop, resolve_site, scope_path,
+)
+from .errors import (
+    BlockIterTypeError, DependentLoopError, InvalidArgumentError, InvalidFactorError,
+    InvalidReorderIndexError, LoopMultiAppearanceError, LoopsNotAChainError, NestDepthMismatchError,
+    NestExtentMismatchError, NonPositiveFactorError, NotAffineBindingError, NotEnoughLoopsError,
+    NotOnlyChildError, NotSameScopeError, NotSingleInferFactorError, OuterNotInnerParentError,
+    RootBlockError, WrongFactorProductError,
+)
+from .exprs import floordiv, floormod, mul, uses_any
+from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
+from .rebind import append_predicate, rebind
+from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
+from .serialize import py_value
+
+_BODY = ("body", None)
+
+
+def _as_tuple(value):
+    if isinstance(value, (list, tuple, range)) or type(value).__name__ == "PVector":
+        return tuple(value)
+    return value
+
+
+def _as_factors(value):
+    value = _as_tuple(value)
+    if isinstance(value, tuple):
+        return tuple(operator.index(f) if not isinstance(f, (bool, PrimExpr)) and hasattr(f, "__index__")
+                     else f for f in value)  # numpy integers become ints
+    return value
+
+
+def _check_flag(chk: Checks, name: str, value) -> None:
+    if not isinstance(value, bool):
+        chk.fail(InvalidArgumentError, f"argument {name}", f"expected True or False, got {value!r}")
+
+
+def _int_dtype(bits: int) -> DataType:
+    return DataType(f"int{bits}")
+
+
+def _cast(e: PrimExpr, dtype) -> PrimExpr:
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, IntImm):
+        return IntImm(dtype, e.value)
+    return Cast(dtype, e)
+
+
+def _same_value(a: PrimExpr, b: PrimExpr) -> bool:
+    """Whether two integer expressions provably have the same value."""
+    if a.dtype != b.dtype:
+        b = _cast(b, a.dtype)
+    diff = simplify_index(a - b)
+    return isinstance(diff, IntImm) and diff.value == 0
+
+
+def _loop_refs(site, loops) -> tuple:
+    return tuple(LoopRef(loop.loop_var.name, site.func_name) for loop in loops)
+
+
+# ---------------------------------------------------------------------------- split
+
+@register
+@attrs.frozen
+class Split(Rewrite):
+    """Split a loop into a nest of loops, outermost first.
+
+    ``factors`` gives each new loop's extent; one of them may be None and
+    is then inferred as ``ceil(extent / product of the others)``. When the
+    factors' product is larger than the extent, the blocks directly under
+    the loop get the predicate ``new_index < extent`` (unless
+    ``disable_predication``). The blocks' bindings are rewritten in the new
+    loop variables (``i`` becomes ``i_0 * 4 + i_1``); with
+    ``preserve_unit_iters=False``, loop variables of unit loops are dropped
+    from them. The new loops are named ``i_0, i_1, ...``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
+    2. the factors are None, positive ints or integer expressions over names
+       defined at the loop (InvalidFactorError, NonPositiveFactorError), and
+       the flags are bools (InvalidArgumentError);
+    3. at most one factor is None (NotSingleInferFactorError);
+    4. without a None, the factors' product is provably at least the extent
+       (WrongFactorProductError);
+    5. the loop has no annotations and no thread binding
+       (LoopHasAnnotationOrThreadBindingError);
+    6. the loop starts at 0 (LoopNotStartWithZeroError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+            for i in range(10):
+                with T.block("B"):
+                    vi = T.axis.spatial(10, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        split("i", [None, 4])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+            for i_0, i_1 in T.grid(3, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(10, i_0 * 4 + i_1)
+                    T.where(i_0 * 4 + i_1 < 10)
+                    B[vi] = A[vi] * T.float32(2)
+    """
+
+    primitive = "split"
+
+    loop: object = attrs.field(converter=as_loop_ref)
+    factors: object = attrs.field(converter=_as_factors)
+    preserve_unit_iters: object = True
+    disable_predication: object = False
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.loop])
+        path = resolve_loop(chk, site, self.loop)
+        loop: For = site.at(path)
+        subject = describe(self.loop)
+        _check_flag(chk, "preserve_unit_iters", self.preserve_unit_iters)
+        _check_flag(chk, "disable_predication", self.disable_predication)
+        if not isinstance(self.factors, tuple) or not self.factors:
+            chk.stop(InvalidFactorError, subject,
+                     f"factors must be a non-empty list of ints, expressions or None, got {self.factors!r}")
+        defined = None
+        factors: list = []
+        infer = []
+        for k, f in enumerate(self.factors):
+            if f is None:
+                infer.append(k)
+                factors.append(None)
+                continue
+            if isinstance(f, bool) or not (isinstance(f, int) or is_int_expr(f)):
+                chk.fail(InvalidFactorError, subject,
+                         f"factor {k} is {f!r}; a factor is None, a positive int or an integer expression")
+                continue
+            value = f.value if isinstance(f, IntImm) else f if isinstance(f, int) else None
+            if value is not None:
+                if value <= 0:
+                    chk.fail(NonPositiveFactorError, subject,
+                             f"factor {k} is {value}; constant factors must be positive")
+                    continue
+                if value > loop.loop_var.dtype.max_value():
+                    chk.fail(InvalidFactorError, subject,
+                             f"factor {k} is {value}, which does not fit the loop's {loop.loop_var.dtype}")
+                    continue
+                factors.append(value)
+                continue
+            if defined is None:
+                defined = names_defined_at(site, path)
+            stray = uses_any(f, _NotIn(defined))
+            if stray is not None:
+                chk.fail(InvalidFactorError, subject,
+                         f"factor {k} uses {stray}, which is not defined at the loop")
+                continue
+            factors.append(f)
+        if len(infer) > 1:
+            chk.fail(NotSingleInferFactorError, subject,
+                     f"{len(infer)} factors are None; only one factor can be inferred")
+        chk.checkpoint()
+        # one integer type for the new loops: the widest of the loop and the factors
+        bits = max([loop.loop_var.dtype.bits] + [f.dtype.bits for f in factors if isinstance(f, PrimExpr)])
+        dtype = _int_dtype(bits) if bits != loop.loop_var.dtype.bits else loop.loop_var.dtype
+        exprs = [None if f is None else _cast(IntImm(dtype, f) if isinstance(f, int) else f, dtype)
+                 for f in factors]
+        extent = _cast(loop.extent, dtype)
+        known = IntImm(dtype, 1)
+        for f in exprs:
+            if f is not None:
+                known = mul(known, f)
+        known = simplify_index(known)
+        if infer:
+            exprs[infer[0]] = simplify_index(floordiv(extent + known - 1, known))
+        else:
+            slack = simplify_index(known - extent)
+            if not (isinstance(slack, IntImm) and slack.value >= 0):
+                chk.fail(WrongFactorProductError, subject,
+                         f"the factors' product {known.script()} "
+                         f"is not provably at least the loop's extent", loop)
+        check_plain_loop(chk, loop)
+        check_starts_at_zero(chk, loop)
+        return site, path, loop, exprs, dtype, extent
+
+    def build(self, plan) -> Outcome:
+        site, path, loop, factors, dtype, extent = plan
+        names = fresh_names(split_bases(loop.loop_var.name, len(factors)), site.index.names)
+        new_vars = [Var(name, dtype) for name in names]
+        value = new_vars[0]
+        for f, v in zip(factors[1:], new_vars[1:]):
+            value = value * f + v
+        ranges = loop_ranges(l for _, l in loops_above(site, path))
+        for v, f in zip(new_vars, factors):
+            if isinstance(f, IntImm):
+                ranges[v.name] = (0, f.value - 1)
+        body = rebind(loop.body, {loop.loop_var: _cast(value, loop.loop_var.dtype)}, ranges,
+                      drop_unit_iters=not self.preserve_unit_iters)
+        if not self.disable_predication:
+            bounds = expr_bounds(value, ranges)
+            exact = (bounds is not None and isinstance(extent, IntImm) and bounds[1] < extent.value)
+            if not exact:
+                product = IntImm(dtype, 1)
+                for f in factors:
+                    product = mul(product, f)
+                exact = _same_value(simplify_index(product), extent)
+            if not exact:
+                body = append_predicate(body, binary(LT, value, extent))
+        new: Stmt = body
+        for v, f in reversed(list(zip(new_vars, factors))):
+            new = For(v, IntImm(dtype, 0), f, ForKind.SERIAL, new)
+        mod = commit(site, path, new)
+        return Outcome(mod, tuple(LoopRef(n, site.func_name) for n in names))
+
+    def python_args(self):
+        return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
+                f"preserve_unit_iters={py_value(self.preserve_unit_iters)}",
+                f"disable_predication={py_value(self.disable_predication)}"]
+
+
+class _NotIn:
+    """``name in _NotIn(s)`` is ``name not in s`` (for :func:`uses_any`)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __contains__(self, name) -> bool:
+        return name not in self.names
+
+
+def split(loop, factors, preserve_unit_iters: bool = True, disable_predication: bool = False) -> Split:
+    """The :class:`Split` record: ``split("i", [None, 4])``."""
+    return Split(loop, factors, preserve_unit_iters, disable_predication)
+
+
+# ----------------------------------------------------------------------------- fuse
+
+def _resolve_loops(chk: Checks, mod, refs, *, least: int, primitive_needs: str):
+    if not isinstance(refs, tuple) or len(refs) < least:
+        count = len(refs) if isinstance(refs, tuple) else 0
+        chk.stop(NotEnoughLoopsError, "arguments", f"{primitive_needs}, got {count}")
+    site = resolve_site(chk, mod, refs)
+    paths = [resolve_loop(chk, site, r) for r in refs]
+    seen = set()
+    for ref, p in zip(refs, paths):
+        if p in seen:
+            chk.stop(LoopMultiAppearanceError, describe(ref), "the loop is given more than once",
+                     site.at(p))
+        seen.add(p)
+    return site, paths
+
+
+def _has_sref_between(site, outer: Path, inner: Path) -> bool:
+    """Whether a loop or block lies strictly between two nested paths."""
+    node = site.at(outer)
+    for k in range(len(outer), len(inner) - 1):
+        name, index = inner[k]
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        if isinstance(node, (For, Block)):
+            return True
+    return False
+
+
+@register
+@attrs.frozen
+class Fuse(Rewrite):
+    """Fuse a perfect nest of loops into one loop ``i_j_fused`` whose extent
+    is the product of theirs; the blocks' bindings are rewritten with
+    ``//`` and ``%`` of the fused variable.
+
+    Requirements, each with the error raised when it fails:
+
+    1. at least one loop is given, each exists, none twice
+       (NotEnoughLoopsError, UnknownLoopError, RefKindError,
+       LoopMultiAppearanceError), in one function (ForeignRefError), and
+       ``preserve_unit_iters`` is a bool (InvalidArgumentError);
+    2. no loop has annotations or a thread binding
+       (LoopHasAnnotationOrThreadBindingError);
+    3. each loop after the first is directly inside the one before
+       (OuterNotInnerParentError) and is its only child (NotOnlyChildError);
+    4. every loop starts at 0 (LoopNotStartWithZeroError);
+    5. no loop's extent depends on another of the loops (DependentLoopError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        fuse("i", "j")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i_j_fused in range(32):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i_j_fused // 8)
+                    vj = T.axis.spatial(8, i_j_fused % 8)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+    """
+
+    primitive = "fuse"
+
+    loops: object = attrs.field(converter=as_loop_refs)
+    preserve_unit_iters: object = True
+
+    def plan(self, mod, chk: Checks):
+        site, paths = _resolve_loops(chk, mod, self.loops, least=1,
+                                     primitive_needs="fuse needs at least 1 loop")
+        _check_flag(chk, "preserve_unit_iters", self.preserve_unit_iters)
+        loops = [site.at(p) for p in paths]
+        outer_names: set[str] = set()
+        for k, (p, loop) in enumerate(zip(paths, loops)):
+            check_plain_loop(chk, loop)
+            if k:
+                outer_path, outer = paths[k - 1], loops[k - 1]
+                below = p[:len(outer_path)] == outer_path and len(p) > len(outer_path)
+                if not below or _has_sref_between(site, outer_path, p):
+                    chk.fail(OuterNotInnerParentError, describe(self.loops[k]),
+                             f"loop {outer.loop_var.name!r} is not the parent of loop "
+                             f"{loop.loop_var.name!r}, so they cannot be fused", outer, loop)
+                elif outer.body is not loop:
+                    chk.fail(NotOnlyChildError, describe(self.loops[k]),
+                             f"loop {loop.loop_var.name!r} is not the only child of loop "
+                             f"{outer.loop_var.name!r}, so they cannot be fused", outer)
+            check_starts_at_zero(chk, loop)
+            used = uses_any(loop.extent, outer_names)
+            if used is not None:
+                chk.fail(DependentLoopError, describe(self.loops[k]),
+                         f"the extent of loop {loop.loop_var.name!r} depends on loop {used!r}, "
+                         "which is fused with it", loop)
+            outer_names.add(loop.loop_var.name)
+        return site, paths, loops
+
+    def build(self, plan) -> Outcome:
+        site, paths, loops = plan
+        name = fresh_name(fuse_base(l.loop_var.name for l in loops), site.index.names)
+        dtype = _int_dtype(max(l.loop_var.dtype.bits for l in loops))
+        fused = Var(name, dtype)
+        extents = [_cast(l.extent, dtype) for l in loops]
+        mapping = {}
+        lower: PrimExpr = IntImm(dtype, 1)
+        for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
+            if _is_one(ext):
+                value = IntImm(dtype, 0)
+            else:
+                value = floordiv(floormod(fused, mul(lower, ext)), lower)
+            mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
+            lower = mul(lower, ext)
+        first = IntImm(dtype, 0) if _is_one(extents[0]) else floordiv(fused, lower)
+        mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
+        total: PrimExpr = IntImm(dtype, 1)
+        for ext in extents:
+            total = mul(total, ext)
+        total = simplify_index(total)
+        ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
+        if isinstance(total, IntImm):
+            ranges[name] = (0, total.value - 1)
+        body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
+        new = For(fused, IntImm(dtype, 0), total, ForKind.SERIAL, body)
+        mod = commit(site, paths[0], new)
+        return Outcome(mod, LoopRef(name, site.func_name))
+
+    def python_args(self):
+        return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _is_one(e: PrimExpr) -> bool:
+    return isinstance(e, IntImm) and e.value == 1
+
+
+def fuse(*loops, preserve_unit_iters: bool = True) -> Fuse:
+    """The :class:`Fuse` record: ``fuse("i", "j")``."""
+    return Fuse(loops, preserve_unit_iters)
+
+
+# -------------------------------------------------------------------------- reorder
+
+@register
+@attrs.frozen
+class Reorder(Rewrite):
+    """Reorder loops of one chain: the given loops take the chain's
+    positions of those loops, in the given order; other loops of the chain
+    stay where they are.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loops exist and none is given twice (UnknownLoopError,
+       RefKindError, LoopMultiAppearanceError), in one function
+       (ForeignRefError);
+    2. the loops are on one chain in one block scope: ordered from outer to
+       inner, each is an ancestor of the next, and every loop from the
+       outermost to the innermost has the next one as its only child
+       (LoopsNotAChainError);
+    3. every block under the loops has only data-parallel and reduction
+       iteration variables (BlockIterTypeError) and an affine binding
+       (NotAffineBindingError);
+    4. no loop's min or extent depends on a loop that is inside it in the
+       new order (DependentLoopError).
+
+    Fewer than two loops change nothing.
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        reorder("j", "i")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for j, i in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+    """
+
+    primitive = "reorder"
+
+    loops: object = attrs.field(converter=as_loop_refs)
+
+    def plan(self, mod, chk: Checks):
+        site, paths = _resolve_loops(chk, mod, self.loops, least=0, primitive_needs="")
+        if len(paths) < 2:
+            return site, None
+        scopes = {scope_path(site, p) for p in paths}
+        if len(scopes) > 1:
+            chk.stop(LoopsNotAChainError, "loops " + ", ".join(repr(r.name) for r in self.loops),
+                     "the loops are not in a chain: they are not under the same block scope")
+        by_depth = sorted(paths, key=len)
+        for outer, inner in zip(by_depth, by_depth[1:]):
+            if inner[:len(outer)] != outer:
+                common = _common_prefix(outer, inner)
+                chk.stop(LoopsNotAChainError, f"loops {_name(site, outer)!r}, {_name(site, inner)!r}",
+                         "the loops are not in a chain: they are on different branches below this "
+                         "statement", site.at(common))
+        top, bottom = by_depth[0], by_depth[-1]
+        chain: list[tuple[Path, For]] = [(top, site.at(top))]
+        for k in range(len(top), len(bottom)):
+            outer_path, outer = chain[-1]
+            step = bottom[k]
+            child = get_at(outer, (step,)) if step == _BODY else None
+            if not isinstance(child, For):
+                chk.stop(LoopsNotAChainError, f"loop {outer.loop_var.name!r}",
+                         "the loops are not in a chain: this loop's body is not a single loop", outer)
+            chain.append((outer_path + (step,), child))
+        bottom_loop = chain[-1][1]
+        for rpath, realize in all_block_realizes(bottom_loop.body, bottom + (_BODY,)):
+            block = realize.block
+            bpath = rpath + (("block", None),)
+            bad = [iv for iv in block.iter_vars
+                   if iv.iter_type not in (IterVarType.DataPar, IterVarType.CommReduce)]
+            if bad:
+                chk.fail(BlockIterTypeError, f"block {block.name_hint!r}",
+                         f"the block under the loops to reorder has the {bad[0].iter_type.value} "
+                         f"iteration variable {bad[0].var.name}; only data-parallel and reduction "
+                         "ones can be reordered", realize)
+            elif not has_affine_binding(site, bpath, realize, top=top):
+                chk.fail(NotAffineBindingError, f"block {block.name_hint!r}",
+                         "the block under the loops to reorder does not have an affine binding",
+                         realize)
+        chk.checkpoint()
+        given = {p: k for k, p in enumerate(paths)}
+        order = [site.at(p) for p in paths]
+        it = iter(order)
+        new_chain = [next(it) if p in given else loop for p, loop in chain]
+        inner: set[str] = set()
+        for loop in reversed(new_chain):
+            used = uses_any(loop.min, inner) or uses_any(loop.extent, inner)
+            if used is not None:
+                chk.fail(DependentLoopError, f"loop {loop.loop_var.name!r}",
+                         f"the min or extent of loop {loop.loop_var.name!r} depends on loop {used!r}, "
+                         "which would be inside it in the new order", loop)
+            inner.add(loop.loop_var.name)
+        return site, (top, chain, new_chain)
+
+    def build(self, plan) -> Outcome:
+        site, detail = plan
+        if detail is None:
+            return Outcome(site.mod)
+        top, chain, new_chain = detail
+        if all(a is b for (_, a), b in zip(chain, new_chain)):
+            return Outcome(site.mod)
+        body = chain[-1][1].body
+        for loop in reversed(new_chain):
+            body = attrs.evolve(loop, body=body)
+        loops = site.index.loops
+        for k, loop in enumerate(new_chain):
+            loops = loops.set(loop.loop_var.name, top + (_BODY,) * k)
+        index = attrs.evolve(site.index, loops=loops)
+        return Outcome(commit(site, top, body, index=index))
+
+    def python_args(self):
+        return [py_value(r) for r in self.loops]
+
+
+def _common_prefix(a: Path, b: Path) -> Path:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
+
+
+def _name(site, path) -> str:
+    return site.at(path).loop_var.name
+
+
+def reorder(*ordered_loops) -> Reorder:
+    """The :class:`Reorder` record: ``reorder("j", "i")``."""
+    return Reorder(ordered_loops)
+
+
+# ---------------------------------------------------------------------------- merge
+
+@register
+@attrs.frozen
+class Merge(Rewrite):
+    """Merge loop nests of equal shape that share an ancestor into one nest
+    (loops named ``i_m``, ...) whose innermost body runs the nests' bodies in
+    the order given; the merged nest takes the place of the last nest.
+
+    Like TVM's, this primitive does not check data dependences between the
+    nests: merging nests that communicate through a buffer can change the
+    program's meaning.
+
+    Requirements, each with the error raised when it fails:
+
+    1. at least two loops are given, each exists, none twice
+       (NotEnoughLoopsError, UnknownLoopError, RefKindError,
+       LoopMultiAppearanceError), in one function (ForeignRefError);
+    2. the loops are in the same block scope (NotSameScopeError);
+    3. no loop from a given loop up to the nests' lowest common ancestor has
+       annotations or a thread binding (LoopHasAnnotationOrThreadBindingError),
+       each starts at 0 (LoopNotStartWithZeroError), and each inner loop is the
+       only child of the loop above it (NotOnlyChildError);
+    4. the nests have the same depth (NestDepthMismatchError) and the same
+       extents level by level (NestExtentMismatchError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+                 C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for j in range(8):
+                with T.block("C"):
+                    vj = T.axis.spatial(8, j)
+                    C[vj] = A[vj] + T.float32(1)
+
+        # rewrite
+        merge("i", "j")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+                 C: T.Buffer((8,), "float32")):
+            for i_m in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_m)
+                    B[vi] = A[vi] * T.float32(2)
+                with T.block("C"):
+                    vj = T.axis.spatial(8, i_m)
+                    C[vj] = A[vj] + T.float32(1)
+    """
+
+    primitive = "merge"
+
+    loops: object = attrs.field(converter=as_loop_refs)
+
+    def plan(self, mod, chk: Checks):
+        site, paths = _resolve_loops(chk, mod, self.loops, least=2,
+                                     primitive_needs="merge needs at least 2 loops")
+        scopes = [scope_path(site, p) for p in paths]
+        if len(set(scopes)) > 1:
+            chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
+                     "the loops to merge are not in the same block scope")
+        lca = paths[0]
+        for p in paths[1:]:
+            lca = _common_prefix(lca, p)
+        while lca and not isinstance(site.at(lca), (For, Block)):
+            lca = lca[:-1]
+        nests: list[list[tuple[Path, For]]] = []
+        for ref, p in zip(self.loops, paths):
+            nest = [(p[:k], site.at(p[:k])) for k in range(len(lca) + 1, len(p) + 1)
+                    if isinstance(site.at(p[:k]), For)]
+            for _, loop in nest:
+                check_plain_loop(chk, loop)
+                check_starts_at_zero(chk, loop)
+            for (_, outer), (_, inner) in zip(nest, nest[1:]):
+                if outer.body is not inner:
+                    chk.fail(NotOnlyChildError, describe(ref),
+                             f"loop {inner.loop_var.name!r} is not the only child of loop "
+                             f"{outer.loop_var.name!r}", outer)
+            nests.append(nest)
+        chk.checkpoint()
+        for ref, nest in zip(self.loops[1:], nests[1:]):
+            if len(nest) != len(nests[0]):
+                chk.stop(NestDepthMismatchError, describe(ref),
+                         f"its nest has {len(nest)} loops below the common ancestor, the nest of "
+                         f"{describe(self.loops[0])} has {len(nests[0])}")
+            for (_, a), (_, b) in zip(nests[0], nest):
+                if not _same_value(a.extent, b.extent):
+                    chk.fail(NestExtentMismatchError, describe(ref),
+                             f"loop {b.loop_var.name!r} has extent {b.extent.script()}, loop "
+                             f"{a.loop_var.name!r} at the same level has {a.extent.script()}", a, b)
+        return site, lca, nests
+
+    def build(self, plan) -> Outcome:
+        site, lca, nests = plan
+        first = [loop for _, loop in nests[0]]
+        names = fresh_names([merge_base(l.loop_var.name) for l in first], site.index.names)
+        new_vars = [Var(n, l.loop_var.dtype) for n, l in zip(names, first)]
+        bodies: list[Stmt] = []
+        for nest in nests:
+            mapping = {l.loop_var: _cast(v, l.loop_var.dtype) for (_, l), v in zip(nest, new_vars)}
+            body = rebind(nest[-1][1].body, mapping, {})
+            bodies.extend(body.seq if isinstance(body, SeqStmt) else [body])
+        new: Stmt = SeqStmt(bodies) if len(bodies) > 1 else bodies[0]
+        for v, loop in reversed(list(zip(new_vars, first))):
+            new = For(v, IntImm(v.dtype, 0), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
+        # the function itself has no statement fields but its body
+        base = lca if lca else (_BODY,)
+        targets: dict = {nest[0][0][len(base):]: None for nest in nests}
+        targets[nests[-1][0][0][len(base):]] = new
+        mod = commit(site, base, _replace_many(site.at(base), targets))
+        return Outcome(mod, LoopRef(names[-1], site.func_name))
+
+    def python_args(self):
+        return [py_value(r) for r in self.loops]
+
+
+def _replace_many(node: Stmt, targets: dict) -> Stmt:
+    """``node`` with the statement at each relative path replaced (by the
+    value in ``targets``, or removed when it is None); a sequence left with
+    one statement becomes that statement, TVM's clean-up after merge."""
+    if () in targets:
+        new = targets[()]
+        return Evaluate(IntImm("int32", 0)) if new is None else new
+    groups: dict = {}
+    for p, v in targets.items():
+        groups.setdefault(p[0], {})[p[1:]] = v
+    if isinstance(node, SeqStmt):
+        out = []
+        for i, child in enumerate(node.seq):
+            sub = groups.get(("seq", i))
+            if sub is None:
+                out.append(child)
+            elif () in sub and sub[()] is None:
+                continue
+            else:
+                out.append(_replace_many(child, sub))
+        if not out:
+            return Evaluate(IntImm("int32", 0))
+        return out[0] if len(out) == 1 else SeqStmt(out)
+    updates = {}
+    for (name, index), sub in groups.items():
+        value = getattr(node, name)
+        if index is None:
+            updates[name] = _replace_many(value, sub)
+        else:
+            updates[name] = value.set(index, _replace_many(value[index], sub))
+    return attrs.evolve(node, **updates)
+
+
+def merge(*loops) -> Merge:
+    """The :class:`Merge` record: ``merge("i", "j")``."""
+    return Merge(loops)
+
+
+# -------------------------------------------------------------------- add_unit_loop
+
+@register
+@attrs.frozen
+class AddUnitLoop(Rewrite):
+    """Wrap a block or a loop in a new loop ``u`` of extent 1.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block or loop exists (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError);
+    2. a block is not the function's root block (RootBlockError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
+            with T.block("C"):
+                vi = T.axis.spatial(1, 0)
+                C[()] = A[()] + 1
+
+        # rewrite
+        add_unit_loop("C")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((), "int32"), C: T.Buffer((), "int32")):
+            for u in range(1):
+                with T.block("C"):
+                    vi = T.axis.spatial(1, 0)
+                    C[()] = A[()] + 1
+    """
+
+    primitive = "add_unit_loop"
+
+    block_or_loop: object = attrs.field(converter=as_block_or_loop_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block_or_loop])
+        path = resolve_block_or_loop(chk, site, self.block_or_loop)
+        if isinstance(self.block_or_loop, BlockRef):
+            if path == (_BODY, ("block", None)):
+                chk.stop(RootBlockError, describe(self.block_or_loop),
+                         "it is the root block of the function; no loop can be added above it")
+            path = path[:-1]  # the BlockRealize
+        return site, path
+
+    def build(self, plan) -> Outcome:
+        site, path = plan
+        name = fresh_name(UNIT_LOOP_BASE, site.index.names)
+        new = For(Var(name, "int32"), IntImm("int32", 0), IntImm("int32", 1), ForKind.SERIAL, site.at(path))
+        mod = commit(site, path, new)
+        return Outcome(mod, LoopRef(name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block_or_loop)]
+
+
+def add_unit_loop(block_or_loop) -> AddUnitLoop:
+    """The :class:`AddUnitLoop` record: ``add_unit_loop("C")``."""
+    return AddUnitLoop(block_or_loop)
+
+
+# ----------------------------------------------------------- reorder_block_iter_var
+
+@register
+@attrs.frozen
+class ReorderBlockIterVar(Rewrite):
+    """Permute a block's iteration variables (and their bound values):
+    position ``k`` of the result holds the variable that was at
+    ``new_order[k]``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``new_order`` is a permutation of ``0 .. n-1`` for the block's ``n``
+       iteration variables (InvalidReorderIndexError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj]
+
+        # rewrite
+        reorder_block_iter_var("B", [1, 0])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vj, vi = T.axis.remap("SS", [j, i])
+                    B[vi, vj] = A[vi, vj]
+    """
+
+    primitive = "reorder_block_iter_var"
+
+    block: object = attrs.field(converter=as_block_ref)
+    new_order: object = attrs.field(converter=_as_tuple)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        block: Block = site.at(path)
+        n = len(block.iter_vars)
+        order = self.new_order
+        ok = (isinstance(order, tuple) and all(isinstance(x, int) and not isinstance(x, bool) for x in order)
+              and sorted(order) == list(range(n)))
+        if not ok:
+            chk.stop(InvalidReorderIndexError, describe(self.block),
+                     f"the order {order!r} is not a permutation of [0, 1, ..., {n - 1}] for the "
+                     f"block's {n} iteration variables", site.at(path[:-1]))
+        return site, path[:-1]
+
+    def build(self, plan) -> Outcome:
+        site, rpath = plan
+        realize: BlockRealize = site.at(rpath)
+        order = self.new_order
+        block = attrs.evolve(realize.block, iter_vars=[realize.block.iter_vars[k] for k in order])
+        new = BlockRealize([realize.iter_values[k] for k in order], realize.predicate, block)
+        return Outcome(commit(site, rpath, new, index=site.index))
+
+    def python_args(self):
+        return [py_value(self.block), f"new_order={py_value(list(self.new_order))}"]
+
+
+def reorder_block_iter_var(block, new_order) -> ReorderBlockIterVar:
+    """The :class:`ReorderBlockIterVar` record: ``reorder_block_iter_var("C", [2, 1, 0])``."""
+    return ReorderBlockIterVar(block, new_order)
+
+
+__all__ = [
+    "Split", "split", "Fuse", "fuse", "Reorder", "reorder", "Merge", "merge",
+    "AddUnitLoop", "add_unit_loop", "ReorderBlockIterVar", "reorder_block_iter_var",
+]

@@ -1,0 +1,207 @@
+"""Argument checks: nothing reaches native code unless it fits.
+
+Before a compiled function runs, every argument is checked against the
+function's :class:`~tirfun.lower.signature.Signature`: the count; for a
+buffer, that it is an array on the CPU with the buffer's dtype, number of
+dimensions and shape (binding each size variable at its first use and
+checking every other use against it, and against the variable's dtype),
+C-contiguous (or laid out with the buffer's explicit strides), aligned to
+its element size, and writeable when the function stores into it; for a
+scalar, its type and range; and, when the function declares
+``tir.noalias``, that no written array overlaps another argument. Any
+mismatch raises :class:`ArgumentError` naming the parameter, so a compiled
+loop can never run past an array because of a wrong shape.
+
+Plain numpy arrays are passed by pointer, without a copy.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..errors import ArgumentError
+from ..lower.signature import Signature, dtype_fits, eval_int
+from ..nodes import IntImm, Var
+from .ndarray import NDArray
+
+
+def _np():
+    import numpy as np
+
+    return np
+
+
+class ArgChecker:
+    """Checks arguments for one function and returns the raw values of the
+    native call (pointers as ints, then scalars, then size variables)."""
+
+    def __init__(self, sig: Signature):
+        self.sig = sig
+        np = _np()
+        self._np_dtypes = []
+        for p in sig.params:
+            if p.buffer is not None:
+                name = p.buffer.dtype.numpy_name
+                self._np_dtypes.append(None if name is None else np.dtype(name))
+            else:
+                self._np_dtypes.append(None)
+        self._names = ", ".join(p.name for p in sig.params)
+
+    def __call__(self, args) -> list:
+        sig = self.sig
+        if len(args) != len(sig.params):
+            raise ArgumentError(
+                f"function {sig.name} takes {len(sig.params)} argument(s) ({self._names}), "
+                f"got {len(args)}")
+        sizes: dict[Var, int] = {}
+        values = []
+        arrays = []
+        for p, arg, np_dtype in zip(sig.params, args, self._np_dtypes):
+            if p.buffer is None:
+                values.append(self._scalar(p, arg))
+                sizes.setdefault(p.var, values[-1])
+            else:
+                arr = self._array(p, arg, np_dtype, sizes)
+                arrays.append((p, arr))
+                values.append(arr.ctypes.data)
+        self._check_expressions(sizes, arrays)
+        if sig.noalias:
+            self._check_overlap(arrays)
+        for v in sig.size_vars:
+            values.append(sizes[v])
+        return values
+
+    # ------------------------------------------------------------ scalars
+    def _scalar(self, p, arg):
+        dt = p.var.dtype
+        where = f"function {self.sig.name}, parameter {p.name}"
+        if isinstance(arg, NDArray) or hasattr(arg, "shape") and getattr(arg, "shape", ()) != ():
+            raise ArgumentError(f"{where}: expected a {dt} scalar, got an array")
+        if dt.is_bool:
+            if not isinstance(arg, (bool, numbers.Integral)) or int(arg) not in (0, 1):
+                raise ArgumentError(f"{where}: expected a bool, got {arg!r}")
+            return int(bool(arg))
+        if dt.is_integer:
+            if isinstance(arg, bool) or not isinstance(arg, numbers.Integral):
+                raise ArgumentError(f"{where}: expected an integer ({dt}), got {type(arg).__name__} {arg!r}")
+            value = int(arg)
+            if not dtype_fits(dt, value):
+                raise ArgumentError(f"{where}: {value} does not fit in {dt}")
+            return value
+        if dt.is_float:
+            if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
+                raise ArgumentError(f"{where}: expected a number ({dt}), got {type(arg).__name__} {arg!r}")
+            return float(arg)
+        raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
+
+    # ------------------------------------------------------------ arrays
+    def _array(self, p, arg, np_dtype, sizes):
+        buf = p.buffer
+        where = f"function {self.sig.name}, parameter {p.name}"
+        np = _np()
+        if isinstance(arg, NDArray):
+            if arg.device.device_type != "cpu":
+                raise ArgumentError(f"{where}: the array is on {arg.device}, the function runs on cpu(0)")
+            arr = arg.host_array()
+        elif isinstance(arg, np.ndarray):
+            arr = arg
+        else:
+            raise ArgumentError(f"{where}: expected an array (tirfun.nd.array or numpy.ndarray) "
+                                f"of {buf.dtype}, got {type(arg).__name__}")
+        if np_dtype is None or arr.dtype != np_dtype:
+            raise ArgumentError(f"{where}: expected dtype {buf.dtype}, got {arr.dtype}")
+        shape = arr.shape
+        if len(shape) != len(buf.shape):
+            raise ArgumentError(f"{where}: expected {len(buf.shape)} dimension(s) "
+                                f"{_shape_text(buf.shape)}, got {len(shape)} {tuple(shape)}")
+        for k, (dim, actual) in enumerate(zip(buf.shape, shape)):
+            self._bind(where, f"dimension {k}", dim, actual, sizes, tuple(shape), buf.shape)
+        if buf.strides:
+            if arr.itemsize and any(s % arr.itemsize for s in arr.strides):
+                raise ArgumentError(f"{where}: strides {arr.strides} are not whole elements")
+            elems = tuple(s // arr.itemsize for s in arr.strides)
+            for k, (stride, actual) in enumerate(zip(buf.strides, elems)):
+                if shape[k] == 1:
+                    continue  # a stride of a length-1 axis is never used
+                if actual < 0:
+                    raise ArgumentError(f"{where}: negative strides are not supported")
+                self._bind(where, f"stride {k}", stride, actual, sizes, elems, buf.strides)
+        elif not arr.flags.c_contiguous:
+            raise ArgumentError(f"{where}: the array is not C-contiguous; pass "
+                                "numpy.ascontiguousarray(...) or a tirfun.nd.array")
+        if not arr.flags.aligned:
+            raise ArgumentError(f"{where}: the array's data is not aligned to its element size")
+        if p.var in self.sig.written or buf in self.sig.written:
+            if not arr.flags.writeable:
+                raise ArgumentError(f"{where}: the function writes this array, but it is read-only")
+        return arr
+
+    def _bind(self, where, what, dim, actual, sizes, shown, declared):
+        if isinstance(dim, IntImm):
+            if dim.value != actual:
+                raise ArgumentError(f"{where}: {what} must be {dim.value}, got {actual} "
+                                    f"(expected {_shape_text(declared)}, got {shown})")
+            return
+        if isinstance(dim, Var):
+            if not dtype_fits(dim.dtype, actual):
+                raise ArgumentError(f"{where}: {what} is {actual}, too large for the {dim.dtype} "
+                                    f"size variable {dim.name}")
+            bound = sizes.get(dim)
+            if bound is None:
+                sizes[dim] = actual
+            elif bound != actual:
+                raise ArgumentError(f"{where}: {what} is {actual}, but {dim.name} = {bound} from an "
+                                    f"earlier argument (expected {_shape_text(declared)})")
+
+    def _check_expressions(self, sizes, arrays) -> None:
+        for p, arr in arrays:
+            buf = p.buffer
+            where = f"function {self.sig.name}, parameter {p.name}"
+            for k, (dim, actual) in enumerate(zip(buf.shape, arr.shape)):
+                if isinstance(dim, (IntImm, Var)):
+                    continue
+                try:
+                    expected = eval_int(dim, sizes)
+                except (KeyError, ZeroDivisionError):
+                    raise ArgumentError(f"{where}: dimension {k} ({expr_text(dim)}) cannot be "
+                                        "evaluated from the other arguments") from None
+                if expected != actual:
+                    raise ArgumentError(f"{where}: dimension {k} must be {expr_text(dim)} = {expected}, "
+                                        f"got {actual}")
+
+    def _check_overlap(self, arrays) -> None:
+        spans = []
+        for p, arr in arrays:
+            start = arr.ctypes.data
+            extent = 0 if arr.size == 0 else sum((n - 1) * abs(s) for n, s in zip(arr.shape, arr.strides)) + arr.itemsize
+            written = p.var in self.sig.written or p.buffer in self.sig.written
+            spans.append((p, start, start + extent, written))
+        for i, (p, a0, a1, w) in enumerate(spans):
+            for q, b0, b1, v in spans[i + 1:]:
+                if (w or v) and a0 < b1 and b0 < a1:
+                    raise ArgumentError(
+                        f"function {self.sig.name}: parameters {p.name} and {q.name} share memory, "
+                        "but the function declares tir.noalias and writes one of them; pass "
+                        "separate arrays")
+
+
+_OPS = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
+
+
+def expr_text(e) -> str:
+    """A size expression as short text (``n * 4``), without the printer."""
+    if isinstance(e, IntImm):
+        return str(e.value)
+    if isinstance(e, Var):
+        return e.name
+    op = _OPS.get(type(e).__name__)
+    if op is not None:
+        return f"({expr_text(e.a)} {op} {expr_text(e.b)})"
+    return repr(e)
+
+
+def _shape_text(dims) -> str:
+    return "(" + ", ".join(expr_text(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+__all__ = ["ArgChecker"]

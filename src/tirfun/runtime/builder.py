@@ -1,0 +1,136 @@
+"""``tirfun.build``: lower, generate LLVM IR, optimise, JIT, wrap.
+
+Built modules are cached by the structural hash of the module, the target
+and the thread count; a hit is confirmed with exact equality of the module
+(names included, since error messages name parameters). The cache holds a
+bounded number of entries, keyed by immutable values only.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+from ..analysis.traversal import walk
+from ..errors import BuildError
+from ..lower import as_module, lower
+from ..lower.signature import Signature
+from ..nodes import BufferStore, IRModule
+from .module import Function, Module
+from .target import Target
+
+#: how many built modules the cache keeps (least recently used go first)
+CACHE_SIZE = 64
+
+_cache: "collections.OrderedDict[tuple, tuple[IRModule, Module]]" = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _hash(mod: IRModule) -> int:
+    try:
+        from ..analysis.equality import structural_hash
+    except ImportError:  # before the equality module exists: exact hashing
+        return hash(mod)
+    return structural_hash(mod)
+
+
+def build(mod, target="llvm", *, name: str | None = None) -> Module:
+    """Compile ``mod`` (an IRModule or a PrimFunc) for ``target``.
+
+    ``target`` is ``"llvm"`` (this machine, by default with every feature of
+    its CPU), a target string such as ``"llvm -mcpu=skylake"``, or a
+    :class:`Target`. Returns a :class:`~tirfun.runtime.module.Module`.
+    """
+    from . import jit
+
+    mod = as_module(mod)
+    if name is not None:
+        if len(mod) != 1:
+            raise BuildError("build(name=...) renames the only function of a one-function module")
+        mod = IRModule({name: next(iter(mod.values()))})
+    target = Target.of(target)
+    if target.kind == "cuda":
+        raise BuildError("the CUDA build is not available yet: build for 'llvm' and run on tirfun.cpu(0)")
+    if not target.is_host:
+        raise BuildError(f"cannot run code for {target.triple} on this machine "
+                         f"({jit.llvm().get_process_triple()})")
+    threads = jit.num_threads()
+    use_gomp = threads > 1 and jit.gomp_available()
+    key = (_hash(mod), target, threads, use_gomp)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == mod:
+            _cache.move_to_end(key)
+            return hit[1]
+    built = _build(mod, target, threads, use_gomp)
+    with _cache_lock:
+        _cache[key] = (mod, built)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return built
+
+
+def _verify(mod: IRModule) -> None:
+    try:
+        from ..analysis.verify import verify
+    except ImportError:  # the verifier is optional at this layer
+        return
+    verify(mod)
+
+
+def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Module:
+    from ..lower.llvm_cpu import CPUCodegen
+    from . import jit
+
+    if len(mod) == 0:
+        raise BuildError("the module has no function to build")
+    _verify(mod)
+    lowered = lower(mod, target)
+    codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
+                         num_threads=threads, use_gomp=use_gomp)
+    sigs = {}
+    for fname, func in lowered.items():
+        sig = Signature.of(fname, func, _written(func))
+        sigs[fname] = (sig, codegen.add_function(sig, func))
+    ir_text = str(codegen.module)
+    optimised = jit.optimise(ir_text, target)
+    final_ir = str(optimised)
+    engine = jit.jit(optimised, target)
+    messages = tuple(codegen.assert_messages)
+    functions = {}
+    for fname, (sig, symbol) in sigs.items():
+        address = engine.get_function_address(symbol)
+        if not address:
+            raise BuildError(f"internal error: the JIT lost function {fname}")
+        functions[fname] = Function(sig, address, messages, engine)
+    return Module(functions, target, final_ir, engine, lowered)
+
+
+def _written(func) -> frozenset:
+    """The parameters (handle variables) and buffers ``func`` stores into."""
+    by_data = {}
+    for var, buf in func.buffer_map.items():
+        by_data[var] = var
+        if buf.data is not None:
+            by_data[buf.data] = var
+    out = set()
+    for n in walk(func.body):
+        if isinstance(n, BufferStore):
+            buf = n.buffer
+            out.add(buf)
+            if buf.data is not None and buf.data in by_data:
+                out.add(by_data[buf.data])
+    for var, buf in func.buffer_map.items():
+        if buf in out:
+            out.add(var)
+    return frozenset(out)
+
+
+def clear_cache() -> None:
+    """Forget every built module (the next build compiles again)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+__all__ = ["build", "clear_cache", "CACHE_SIZE"]

@@ -1,0 +1,140 @@
+"""Arrays on a device: the ``tirfun.nd`` namespace.
+
+``tirfun.nd.array(np_array, device)`` copies a numpy array (or anything
+numpy can turn into one) into a new C-contiguous array aligned to 64 bytes;
+``tirfun.nd.empty(shape, dtype, device)`` allocates one. ``.numpy()``
+returns a copy, as TVM's does. On the CPU an NDArray views host memory, and
+built functions also accept plain numpy arrays without copying them.
+"""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TirfunError
+from .device import Device, cpu
+
+ALIGNMENT = 64
+
+
+def _np():
+    import numpy as np
+
+    return np
+
+
+def aligned_empty(shape, dtype, alignment: int = ALIGNMENT):
+    """An uninitialised C-contiguous numpy array whose data pointer is a
+    multiple of ``alignment``."""
+    np = _np()
+    dtype = np.dtype(dtype)
+    shape = tuple(int(d) for d in shape)
+    count = 1
+    for d in shape:
+        count *= d
+    nbytes = count * dtype.itemsize
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
+    return raw[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
+class NDArray:
+    """An array on a device. Read ``shape``, ``dtype``, ``device``; get the
+    values with :meth:`numpy`; overwrite them with :meth:`copyfrom`."""
+
+    __slots__ = ("_array", "_device")
+
+    def __init__(self, array, device: Device):
+        self._array = array
+        self._device = device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._array.shape)
+
+    @property
+    def dtype(self) -> str:
+        """The element type as a string (``"float32"``)."""
+        return str(self._array.dtype)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    def numpy(self):
+        """A numpy copy of the values."""
+        return self._array.copy()
+
+    asnumpy = numpy
+
+    def copyfrom(self, source) -> "NDArray":
+        """Overwrite the values from a numpy array (or NDArray) of the same
+        shape; returns self."""
+        np = _np()
+        src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
+        if src.shape != self._array.shape:
+            raise ArgumentError(f"copyfrom: shape {src.shape} does not match the array's {self.shape}")
+        self._array[...] = src.astype(self._array.dtype, copy=False)
+        return self
+
+    def host_array(self):
+        """The numpy array holding a CPU array's memory (no copy)."""
+        if self._device.device_type != "cpu":
+            raise TirfunError(f"the array lives on {self._device}; call .numpy() for a host copy")
+        return self._array
+
+    def __repr__(self) -> str:
+        return f"<tirfun.NDArray shape={self.shape} dtype={self.dtype} device={self._device}>\n{self._array!r}"
+
+    def __array__(self, dtype=None, copy=None):
+        out = self._array if dtype is None else self._array.astype(dtype)
+        return out.copy() if copy else out
+
+
+def _check_device(device) -> Device:
+    if device is None:
+        return cpu(0)
+    if not isinstance(device, Device):
+        raise ArgumentError(f"expected a device such as tirfun.cpu(0), got {device!r}")
+    if device.device_type != "cpu":
+        raise TirfunError(f"arrays on {device} are not supported yet; use tirfun.cpu(0)")
+    return device
+
+
+def array(source, device: Device | None = None, dtype=None) -> NDArray:
+    """A new array on ``device`` (default ``cpu(0)``) holding a copy of
+    ``source`` (a numpy array, a nested list, an NDArray)."""
+    np = _np()
+    device = _check_device(device)
+    if isinstance(source, NDArray):
+        source = source.numpy()
+    try:
+        src = np.asarray(source, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise ArgumentError(f"cannot make an array from {type(source).__name__}: {err}") from None
+    if src.dtype == object:
+        raise ArgumentError("cannot make an array of Python objects")
+    out = aligned_empty(src.shape, src.dtype)
+    out[...] = src
+    return NDArray(out, device)
+
+
+def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
+    """A new uninitialised array of ``shape`` and ``dtype`` on ``device``."""
+    np = _np()
+    device = _check_device(device)
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        shape = tuple(int(d) for d in shape)
+        dt = np.dtype(str(dtype))
+    except (TypeError, ValueError) as err:
+        raise ArgumentError(f"empty: bad shape {shape!r} or dtype {dtype!r}: {err}") from None
+    if any(d < 0 for d in shape):
+        raise ArgumentError(f"empty: negative dimension in {shape}")
+    return NDArray(aligned_empty(shape, dt), device)
+
+
+__all__ = ["NDArray", "array", "empty", "aligned_empty", "ALIGNMENT"]

@@ -1,0 +1,125 @@
+"""Compilation targets.
+
+``Target("llvm")`` means *this* machine: the host's triple, CPU name and
+CPU features, so generated code uses every vector instruction the host has
+(a generic x86-64 would leave AVX2 and FMA unused). Options override parts:
+``"llvm -mcpu=skylake"``, ``"llvm -mattr=+avx2,+fma"``, ``"llvm
+-mtriple=x86_64-unknown-linux-gnu"``. ``Target("cuda")`` names the GPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import shlex
+
+import attrs
+
+from ..errors import BuildError
+
+_KINDS = ("llvm", "cuda")
+
+
+@functools.cache
+def host_description() -> tuple[str, str, str]:
+    """``(triple, cpu, features)`` of the machine running this process."""
+    import llvmlite.binding as llvm
+
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@attrs.frozen(init=False)
+class Target:
+    """A compilation target: the kind (``"llvm"`` or ``"cuda"``) and, for
+    LLVM, the triple, CPU and features. Build one from TVM's string form
+    with ``Target("llvm -mcpu=...")`` or :meth:`from_string`."""
+
+    kind: str
+    triple: str = ""
+    cpu: str = ""
+    features: str = ""
+
+    def __init__(self, kind="llvm", triple=None, cpu=None, features=None):
+        if isinstance(kind, Target) and triple is None and cpu is None and features is None:
+            parsed = kind
+        elif isinstance(kind, str) and triple is None and cpu is None and features is None:
+            parsed = _parse(kind)
+        else:
+            parsed = _resolve(kind, triple, cpu, features)
+        self.__attrs_init__(parsed.kind, parsed.triple, parsed.cpu, parsed.features)
+
+    @staticmethod
+    def from_string(text: str) -> "Target":
+        """Parse TVM's target string (``"llvm -mcpu=znver3"``)."""
+        return Target(text)
+
+    @staticmethod
+    def of(value) -> "Target":
+        """A Target from a Target or a target string."""
+        if isinstance(value, Target):
+            return value
+        if value is None:
+            return Target("llvm")
+        if isinstance(value, str):
+            return Target(value)
+        raise BuildError(f"a target is a string such as 'llvm' or a Target, got {value!r}")
+
+    @property
+    def is_host(self) -> bool:
+        """Whether code for this target runs in this process."""
+        return self.kind == "llvm" and self.triple == host_description()[0]
+
+    def __str__(self) -> str:
+        if self.kind != "llvm":
+            return self.kind
+        parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
+        if self.features:
+            parts.append(f"-mattr={self.features}")
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+
+def _resolve(kind, triple, cpu, features) -> Target:
+    if kind not in _KINDS:
+        raise BuildError(f"unknown target kind {kind!r}; expected one of {', '.join(_KINDS)}")
+    if kind != "llvm":
+        return _make(kind, "", "", "")
+    host_triple, host_cpu, host_features = host_description()
+    if cpu is None and features is None:
+        cpu, features = host_cpu, host_features
+    elif cpu is None:
+        cpu = host_cpu
+    elif features is None:
+        features = ""  # an explicit CPU brings its own features
+    return _make("llvm", triple or host_triple, cpu, features)
+
+
+def _make(kind, triple, cpu, features) -> Target:
+    t = object.__new__(Target)
+    t.__attrs_init__(kind, triple, cpu, features)
+    return t
+
+
+def _parse(text: str) -> Target:
+    try:
+        words = shlex.split(text)
+    except ValueError as err:
+        raise BuildError(f"cannot read the target {text!r}: {err}") from None
+    if not words:
+        raise BuildError("empty target string; expected e.g. 'llvm'")
+    kind, options = words[0], words[1:]
+    values = {}
+    for opt in options:
+        key, sep, value = opt.partition("=")
+        if not sep or not key.startswith("-"):
+            raise BuildError(f"target {text!r}: option {opt!r} is not of the form -key=value")
+        key = key.lstrip("-")
+        if key not in ("mtriple", "mcpu", "mattr", "keys", "tag", "opt-level", "num-cores",
+                       "arch", "max_num_threads", "thread_warp_size"):
+            raise BuildError(f"target {text!r}: unknown option -{key}")
+        values[key] = value
+    return _resolve(kind, values.get("mtriple"), values.get("mcpu"), values.get("mattr"))
+
+
+__all__ = ["Target", "host_description"]

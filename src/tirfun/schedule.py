@@ -1,0 +1,253 @@
+"""``Schedule``: TVM's Schedule API over the pure rewrites, and ``Trace``.
+
+A Schedule holds the current module and the records applied so far. Each
+method builds the record of the same name in :mod:`tirfun.rewrites`, pins
+its references to the function being worked on, applies it, and appends it
+to the trace::
+
+    sch = tirfun.Schedule(MyModule)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1, i2 = sch.split(i, factors=[2, 2, 2])
+    sch.reorder(i0, i2, i1)
+    sch.bind(i0, "blockIdx.x")
+    sch.mod                        # an ordinary immutable IRModule
+    sch.trace(MyModule) == sch.mod # the trace is a Pipeline of the records
+
+Loops and blocks come back as :class:`~tirfun.rewrites.LoopRef` and
+:class:`~tirfun.rewrites.BlockRef` values, TVM's LoopRV and BlockRV.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from . import rewrites as R
+from .errors import ScheduleError
+from .nodes import IRModule, PrimFunc
+from .rewrites.checks import default_function
+from .rewrites.errors import RENDER_LEVELS, InvalidArgumentError, RewriteError, UnknownFunctionError
+from .rewrites.pipeline import Pipeline
+from .rewrites.refs import BlockRef, LoopRef, as_block_or_loop_ref
+
+#: The trace of a Schedule is a Pipeline of the records it applied.
+Trace = Pipeline
+
+
+def _parse_debug_mask(mask) -> bool:
+    if mask == "all":
+        return True
+    if mask == "none":
+        return False
+    if isinstance(mask, int) and not isinstance(mask, bool):
+        return mask != 0
+    raise InvalidArgumentError("Schedule", "debug_mask", f"expected 'all', 'none' or an int, got {mask!r}")
+
+
+def _pin(value, func: str | None):
+    """References without a function get ``func``; others are kept."""
+    if isinstance(value, (LoopRef, BlockRef)) and value.func is None and func is not None:
+        return value.with_func(func)
+    if isinstance(value, tuple):
+        return tuple(_pin(v, func) for v in value)
+    return value
+
+
+def _flatten(items) -> list:
+    out = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            out.extend(item)
+        else:
+            out.append(item)
+    return out
+
+
+class Schedule:
+    """TVM's ``tir.Schedule`` over immutable modules.
+
+    ``mod`` is an IRModule or a PrimFunc (which becomes ``{"main": func}``).
+    ``debug_mask="all"`` verifies the module after creation and after every
+    primitive. ``error_render_level`` is ``"detail"`` (the message with the
+    offending TVMScript), ``"fast"`` (the message alone) or ``"none"``.
+    """
+
+    def __init__(self, mod=None, *, debug_mask="none", error_render_level: str = "detail"):
+        if isinstance(mod, PrimFunc):
+            mod = IRModule({"main": mod})
+        if not isinstance(mod, IRModule):
+            raise InvalidArgumentError("Schedule", "mod", f"expected an IRModule or a PrimFunc, got "
+                                       f"{type(mod).__name__}")
+        if error_render_level not in RENDER_LEVELS:
+            raise InvalidArgumentError("Schedule", "error_render_level",
+                                       f"expected one of {', '.join(RENDER_LEVELS)}, got {error_render_level!r}")
+        self._debug = _parse_debug_mask(debug_mask)
+        self._render = error_render_level
+        self._mod = mod
+        self._trace: tuple = ()
+        self._func = default_function(mod)
+        if self._debug:
+            self._verify(mod)
+
+    # -- state ---------------------------------------------------------------------
+    @property
+    def mod(self) -> IRModule:
+        """The module as scheduled so far."""
+        return self._mod
+
+    @property
+    def trace(self) -> Pipeline:
+        """The records applied so far: ``sch.trace(original) == sch.mod``."""
+        return Pipeline(self._trace)
+
+    @property
+    def func_working_on(self) -> str | None:
+        """The name of the function that references without one refer to."""
+        return self._func
+
+    def work_on(self, func_name: str) -> None:
+        """Make ``func_name`` the function that references and ``get_block``
+        refer to by default."""
+        if not isinstance(func_name, str) or func_name not in self._mod.functions:
+            have = ", ".join(sorted(self._mod.functions)) or "none"
+            raise UnknownFunctionError("work_on", f"function {func_name!r}",
+                                       f"the module has no such function (it has: {have})")
+        self._func = func_name
+
+    def copy(self) -> "Schedule":
+        """An independent schedule with the same module, trace and settings."""
+        out = Schedule.__new__(Schedule)
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def show(self, style: str | None = None, file=None) -> None:
+        """Print the module as TVMScript (with colour on a terminal), then the trace."""
+        self._mod.show(style=style, file=file)
+        if self._trace:
+            print(file=file)
+            self.trace.show(file=file)
+
+    def get(self, ref):
+        """The Block or For a reference points at (a name means a block)."""
+        return self._query(R.get, self._pin(as_block_or_loop_ref(ref)))
+
+    # -- applying records ---------------------------------------------------------
+    def apply(self, rewrite: R.Rewrite):
+        """Apply any rewrite record (its references pinned to the function
+        worked on), append it to the trace, and return its result."""
+        if not isinstance(rewrite, R.Rewrite):
+            raise InvalidArgumentError("apply", "argument", f"expected a rewrite record, got {rewrite!r}")
+        fields = attrs.fields(type(rewrite))
+        pinned = attrs.evolve(rewrite, **{a.name: _pin(getattr(rewrite, a.name), self._func) for a in fields})
+        try:
+            outcome = pinned.run(self._mod)
+        except RewriteError as err:
+            raise err.with_level(self._render) from None
+        if self._debug:
+            self._verify(outcome.mod)
+        self._mod = outcome.mod
+        self._trace = self._trace + (pinned,)
+        return list(outcome.result) if isinstance(outcome.result, tuple) else outcome.result
+
+    def _verify(self, mod: IRModule) -> None:
+        from .analysis.verify import verify
+
+        verify(mod)
+
+    def _pin(self, ref):
+        return _pin(ref, self._func)
+
+    def _query(self, fn, *args):
+        try:
+            return fn(self._mod, *args)
+        except RewriteError as err:
+            raise err.with_level(self._render) from None
+
+    def _block(self, block):
+        if isinstance(block, str):
+            return BlockRef(block, self._func)
+        return self._pin(block)
+
+    # -- get blocks and loops -----------------------------------------------------
+    def get_block(self, name: str, func_name: str | None = None) -> BlockRef:
+        """The block named ``name`` in ``func_name`` (default: the function worked on)."""
+        func = func_name if func_name is not None else self._func
+        if func is None:
+            raise UnknownFunctionError("get_block", f"block {name!r}",
+                                       "the module has several functions and none is 'main'; name one "
+                                       "with func_name= or call work_on first").with_level(self._render)
+        return self._query(R.get_block, name, func)
+
+    def get_loops(self, block) -> list[LoopRef]:
+        """The loops above a block in its scope, outermost first."""
+        return self._query(R.get_loops, self._block(block))
+
+    def get_child_blocks(self, block_or_loop) -> list[BlockRef]:
+        """The blocks directly inside a block or loop."""
+        return self._query(R.get_child_blocks, self._block(block_or_loop))
+
+    def get_producers(self, block) -> list[BlockRef]:
+        """The producers of a block in its scope."""
+        return self._query(R.get_producers, self._block(block))
+
+    def get_consumers(self, block) -> list[BlockRef]:
+        """The consumers of a block in its scope."""
+        return self._query(R.get_consumers, self._block(block))
+
+    def get_output_blocks(self, scope_block) -> list[BlockRef]:
+        """The blocks under ``scope_block`` that write the scope's outputs."""
+        return self._query(R.get_output_blocks, self._block(scope_block))
+
+    # -- transform loops ----------------------------------------------------------
+    def merge(self, *loops) -> LoopRef:
+        """Merge loop nests of equal shape into one (see :class:`~tirfun.rewrites.Merge`)."""
+        return self.apply(R.merge(*_flatten(loops)))
+
+    def fuse(self, *loops, preserve_unit_iters: bool = True) -> LoopRef:
+        """Fuse a perfect loop nest into one loop (see :class:`~tirfun.rewrites.Fuse`)."""
+        return self.apply(R.fuse(*_flatten(loops), preserve_unit_iters=preserve_unit_iters))
+
+    def split(self, loop, factors, preserve_unit_iters: bool = True,
+              disable_predication: bool = False) -> list[LoopRef]:
+        """Split a loop by ``factors`` (see :class:`~tirfun.rewrites.Split`)."""
+        return self.apply(R.split(loop, factors, preserve_unit_iters, disable_predication))
+
+    def reorder(self, *ordered_loops) -> None:
+        """Reorder loops of one chain (see :class:`~tirfun.rewrites.Reorder`)."""
+        self.apply(R.reorder(*_flatten(ordered_loops)))
+
+    def reorder_block_iter_var(self, block, new_order) -> None:
+        """Permute a block's iteration variables (see :class:`~tirfun.rewrites.ReorderBlockIterVar`)."""
+        self.apply(R.reorder_block_iter_var(self._block(block), new_order))
+
+    def add_unit_loop(self, block_or_loop) -> LoopRef:
+        """Wrap a block or loop in a loop of extent 1 (see :class:`~tirfun.rewrites.AddUnitLoop`)."""
+        return self.apply(R.add_unit_loop(self._block(block_or_loop)))
+
+    # -- loop kinds -----------------------------------------------------------------
+    def parallel(self, loop) -> None:
+        """Parallelize a loop (see :class:`~tirfun.rewrites.Parallel`)."""
+        self.apply(R.parallel(loop))
+
+    def vectorize(self, loop) -> None:
+        """Vectorize a loop (see :class:`~tirfun.rewrites.Vectorize`)."""
+        self.apply(R.vectorize(loop))
+
+    def bind(self, loop, thread_axis: str) -> None:
+        """Bind a loop to a thread axis (see :class:`~tirfun.rewrites.Bind`)."""
+        self.apply(R.bind(loop, thread_axis))
+
+    def unroll(self, loop) -> None:
+        """Unroll a loop (see :class:`~tirfun.rewrites.Unroll`)."""
+        self.apply(R.unroll(loop))
+
+    # -- annotations ----------------------------------------------------------------
+    def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
+        """Annotate a block or loop (see :class:`~tirfun.rewrites.Annotate`)."""
+        self.apply(R.annotate(self._block(block_or_loop), ann_key, ann_val))
+
+    def unannotate(self, block_or_loop, ann_key: str) -> None:
+        """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
+        self.apply(R.unannotate(self._block(block_or_loop), ann_key))
+
+
+__all__ = ["Schedule", "Trace", "ScheduleError"]

@@ -1,0 +1,303 @@
+"""Entry points of the TVMScript parser.
+
+* :func:`parse_source` reads TVMScript text: imports of the script
+  namespaces, module-level constants, ``@T.prim_func`` functions and
+  ``@I.ir_module`` classes. It evaluates nothing with Python.
+* :func:`parse_python_function` is what ``@T.prim_func`` does to a Python
+  function: it fetches the function's source (file, notebook cell, or text
+  registered with ``linecache``), and interprets it with the names of the
+  function's closure, defining scope and module as values.
+
+Every failure is a :class:`~tirfun.errors.ParseError` located in the user's
+text; errors raised by node constructors are reported where the culprit is
+written.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+from typing import Any
+
+from ..errors import ParseError, TirfunError
+from ..nodes import IRModule, PrimFunc
+from .parser_exprs import ExprEvaluator
+from .parser_scope import IMPORTABLE, OuterEnv, Scopes
+from .parser_source import MAX_DEPTH, SourceMap, dedent_lines, parse_python
+from .parser_stmts import FunctionInterpreter
+from .parser_values import Builtin, Namespace, describe
+
+__all__ = ["parse_source", "parse_python_function"]
+
+_DEFAULTS_SCRIPT = {"T": Namespace("T"), "I": Namespace("I"), "range": Builtin("range")}
+_DEFAULTS_PYTHON = {"range": Builtin("range")}
+
+
+def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
+    """The PrimFunc or IRModule that TVMScript ``text`` defines."""
+    src = SourceMap(filename, tuple(text.splitlines()) if isinstance(text, str) else ())
+    try:
+        with _guard(src):
+            tree, names = parse_python(text, src)
+            result = _Module(src, names).run(tree)
+    except ParseError as err:
+        raise err.with_traceback(None) from None  # the user's text is the location
+    _check(result, check_well_formed)
+    return result
+
+
+def parse_python_function(func, *, private: bool, check_well_formed: bool,
+                          caller_locals: dict[str, Any] | None = None) -> PrimFunc:
+    """The PrimFunc of a Python function written in TVMScript."""
+    if inspect.ismethod(func):
+        func = func.__func__
+    if not inspect.isfunction(func):
+        raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
+    filename = func.__code__.co_filename
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError) as err:
+        raise ParseError(f"cannot read the source of function {func.__name__}: {err}",
+                         filename=filename,
+                         hint="define the function in a file, a notebook, or register "
+                         "exec'd source with linecache") from None
+    text, indent = dedent_lines(lines)
+    all_lines = linecache.getlines(filename) or lines
+    offset = first - 1 if linecache.getlines(filename) else 0
+    if first == 0:  # a module-level source: inspect reports line 0
+        offset = 0
+    src = SourceMap(filename, tuple(all_lines), offset, indent)
+    closure = {}
+    if func.__closure__:
+        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the name is not bound yet
+                pass
+    layers = [closure, caller_locals or {}, func.__globals__]
+    try:
+        with _guard(src):
+            tree, names = parse_python(text, src)
+            fdef = next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+            if not isinstance(fdef, ast.FunctionDef):
+                raise src.error(tree.body[0] if tree.body else None,
+                                f"@T.prim_func needs a def statement; {func.__name__} has none")
+            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON), names)
+            result = interp.run(fdef, private)
+    except ParseError as err:
+        raise err.with_traceback(None) from None  # the user's text is the location
+    _check(result, check_well_formed)
+    return result
+
+
+class _guard:
+    """Turn anything escaping the interpreter into a ParseError."""
+
+    def __init__(self, src: SourceMap):
+        self.src = src
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if err is None or isinstance(err, ParseError):
+            return False
+        if isinstance(err, RecursionError):
+            raise ParseError("the source is nested too deeply to be parsed",
+                             filename=self.src.filename,
+                             hint=f"TVMScript accepts at most {MAX_DEPTH} levels of nesting") from None
+        if isinstance(err, TirfunError):
+            raise ParseError(str(err), filename=self.src.filename) from err
+        if isinstance(err, Exception):
+            raise ParseError(f"internal error while parsing: {type(err).__name__}: {err}",
+                             filename=self.src.filename) from err
+        return False
+
+
+def _check(result, check_well_formed: bool) -> None:
+    """TVM checks parsed functions for well-formedness by default."""
+    if not check_well_formed:
+        return
+    try:
+        from ..analysis.verify import verify
+    except ImportError:  # the verifier is optional while the package is assembled
+        return
+    verify(result)
+
+
+# --------------------------------------------------------------------------
+# module level
+
+
+class _ModuleEvaluator(ExprEvaluator):
+    """Evaluates module-level expressions (constants, decorators)."""
+
+    def __init__(self, src: SourceMap, env: OuterEnv):
+        self.src = src
+        self.scopes = Scopes(env)
+
+    def require_block_frame(self, node, what, allow_function=False):
+        raise self.fail(node, f"{what} can only be used inside a @T.prim_func function")
+
+    require_function_frame = require_block_frame
+
+
+class _Module:
+    """Interprets the statements of a TVMScript source."""
+
+    def __init__(self, src: SourceMap, identifiers: frozenset[str]):
+        self.src = src
+        self.identifiers = identifiers
+        self.names: dict[str, Any] = {}
+        self.env = OuterEnv([self.names], _DEFAULTS_SCRIPT)
+        self.evaluator = _ModuleEvaluator(src, self.env)
+
+    def run(self, tree: ast.Module):
+        functions: list[tuple[str, PrimFunc, ast.AST]] = []
+        modules: list[tuple[IRModule, ast.AST]] = []
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self._import(stmt)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+                    and isinstance(stmt.value.value, str):
+                continue  # a docstring
+            elif isinstance(stmt, ast.Assign):
+                self._assign(stmt)
+            elif isinstance(stmt, ast.FunctionDef):
+                name, func = self._function(stmt)
+                functions.append((name, func, stmt))
+            elif isinstance(stmt, ast.ClassDef):
+                modules.append((self._class(stmt), stmt))
+            elif isinstance(stmt, ast.Pass):
+                continue
+            else:
+                raise self.src.error(stmt, f"{type(stmt).__name__} statements are not supported "
+                                     "at the top level of TVMScript",
+                                     hint="a TVMScript source holds imports, @T.prim_func "
+                                     "functions and @I.ir_module classes")
+        if modules:
+            if len(modules) > 1:
+                raise self.src.error(modules[1][1], "the source defines more than one @I.ir_module class")
+            if functions:
+                raise self.src.error(functions[0][2], "a source with an @I.ir_module class cannot "
+                                     "also define functions outside it")
+            return modules[0][0]
+        if not functions:
+            raise ParseError("the source defines no @T.prim_func function and no @I.ir_module class",
+                             filename=self.src.filename)
+        if len(functions) > 1:
+            raise self.src.error(functions[1][2], "the source defines more than one @T.prim_func "
+                                 "function", hint="put them in an @I.ir_module class")
+        return functions[0][1]
+
+    def _import(self, stmt) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                path = alias.name
+                if alias.asname is None:
+                    top = path.split(".")[0]
+                    ns = IMPORTABLE.get(top)
+                    self._bind_import(stmt, top, ns, path)
+                else:
+                    self._bind_import(stmt, alias.asname, IMPORTABLE.get(path), path)
+            return
+        if stmt.level:
+            raise self.src.error(stmt, "relative imports are not supported in TVMScript")
+        for alias in stmt.names:
+            path = f"{stmt.module}.{alias.name}"
+            ns = IMPORTABLE.get(path)
+            value = None
+            if ns is not None:
+                value = Namespace(ns)
+            elif IMPORTABLE.get(stmt.module) is not None:
+                from .parser_builtins import resolve
+
+                value = resolve(IMPORTABLE[stmt.module], alias.name)
+            if value is None:
+                raise self.src.error(stmt, f"cannot import {path} in TVMScript",
+                                     hint="TVMScript sources import the script namespaces only, "
+                                     "e.g. from tirfun.script import tir as T")
+            self.names[alias.asname or alias.name] = value
+
+    def _bind_import(self, stmt, name: str, ns: str | None, path: str) -> None:
+        if ns is None:
+            raise self.src.error(stmt, f"cannot import {path} in TVMScript",
+                                 hint="TVMScript sources import the script namespaces only, "
+                                 "e.g. from tirfun.script import tir as T")
+        self.names[name] = Namespace(ns)
+
+    def _assign(self, stmt: ast.Assign) -> None:
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            raise self.src.error(stmt, "only NAME = value assignments are supported at the top "
+                                 "level of TVMScript")
+        value = self.evaluator.eval(stmt.value)
+        if not isinstance(value, (bool, int, float, str, tuple, list)) and value is not None:
+            from ..nodes import PrimExpr
+            from ..nodes.dtype import DataType
+
+            if not isinstance(value, (PrimExpr, DataType)):
+                raise self.src.error(stmt.value, f"a top-level name cannot hold {describe(value)}")
+        self.names[stmt.targets[0].id] = value
+
+    def _decorator_kind(self, dec: ast.expr) -> tuple[str, dict[str, Any]]:
+        call_kwargs: dict[str, Any] = {}
+        target = dec
+        if isinstance(dec, ast.Call):
+            target = dec.func
+            if dec.args:
+                raise self.src.error(dec.args[0], "decorator arguments must be given by keyword")
+            for kw in dec.keywords:
+                if kw.arg is None:
+                    raise self.src.error(kw.value, "** is not supported in decorators")
+                call_kwargs[kw.arg] = (self.evaluator.eval(kw.value), kw.value)
+        value = self.evaluator.eval(target)
+        if isinstance(value, Builtin) and value.name in ("T.prim_func", "I.ir_module"):
+            return value.name, call_kwargs
+        raise self.src.error(dec, f"unsupported decorator: {describe(value)}",
+                             hint="functions are decorated with @T.prim_func, classes with @I.ir_module")
+
+    def _function(self, fdef: ast.FunctionDef) -> tuple[str, PrimFunc]:
+        private = False
+        kinds = [self._decorator_kind(d) for d in fdef.decorator_list]
+        if not kinds or [k for k, _ in kinds] != ["T.prim_func"]:
+            raise self.src.error(fdef, f"function {fdef.name} must be decorated with @T.prim_func")
+        for key, (value, node) in kinds[0][1].items():
+            if key == "private":
+                if not isinstance(value, bool):
+                    raise self.src.error(node, "private= must be True or False")
+                private = value
+            elif key == "check_well_formed":
+                if not isinstance(value, bool):
+                    raise self.src.error(node, "check_well_formed= must be True or False")
+            else:
+                raise self.src.error(node, f"T.prim_func() got an unexpected keyword argument '{key}'")
+        interp = FunctionInterpreter(self.src, self.env, self.identifiers)
+        return fdef.name, interp.run(fdef, private)
+
+    def _class(self, cdef: ast.ClassDef) -> IRModule:
+        kinds = [self._decorator_kind(d) for d in cdef.decorator_list]
+        if [k for k, _ in kinds] != ["I.ir_module"]:
+            raise self.src.error(cdef, f"class {cdef.name} must be decorated with @I.ir_module")
+        if kinds[0][1]:
+            key, (value, node) = next(iter(kinds[0][1].items()))
+            raise self.src.error(node, f"I.ir_module() got an unexpected keyword argument '{key}'")
+        if cdef.bases or cdef.keywords:
+            raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
+        functions: dict[str, PrimFunc] = {}
+        for stmt in cdef.body:
+            if isinstance(stmt, ast.FunctionDef):
+                name, func = self._function(stmt)
+                if name in functions:
+                    raise self.src.error(stmt, f"function {name} is defined twice in the module")
+                functions[name] = func
+            elif isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(
+                    stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+                continue
+            else:
+                raise self.src.error(stmt, f"{type(stmt).__name__} statements are not supported "
+                                     "in an @I.ir_module class",
+                                     hint="the class holds @T.prim_func functions only")
+        if not functions:
+            raise self.src.error(cdef, f"class {cdef.name} defines no @T.prim_func function")
+        return IRModule(functions)

@@ -1,0 +1,644 @@
+"""Interpreting the statements of one ``@T.prim_func`` into a PrimFunc.
+
+:class:`FunctionInterpreter` walks the body of a function definition,
+keeping the state of one parse (scopes, unique names, the frames of open
+blocks and loops) and builds the nodes bottom-up. Statements map to TIR as
+TVMScript defines:
+
+* ``for`` over ``range``/``T.serial``/.../``T.grid`` builds loops;
+* ``with`` opens a block, a reduction ``init``, or a scoped statement
+  (``T.attr``, ``T.launch_thread``, ``T.allocate``, ``T.decl_buffer``,
+  ``T.Assert``, ``T.LetStmt``);
+* ``A[i] = v`` stores; ``x = T.alloc_buffer(...)``, ``vi = T.axis.*(...)``,
+  ``n = T.int32()`` declare; ``x = value`` and ``x: T.int32 = value`` bind a
+  let, and the scoped statements written without ``with`` (``buf =
+  T.allocate(...)``, ``T.attr(...)``, ``assert``) take the rest of the
+  current body as their body, as TVM's printer writes them;
+* ``if`` on an expression builds ``IfThenElse``; on a value known while
+  parsing it keeps only the branch taken.
+
+Blocks without ``T.reads``/``T.writes`` get them inferred once the function
+is complete (:func:`tirfun.analysis.regions.fill_regions`), after the
+implicit root block has been added where TVM adds it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from ..errors import NodeError, ParseError, TirfunError
+from ..nodes import (
+    AssertStmt, Block, BlockRealize, Buffer, BufferStore, Evaluate, For, IfThenElse, IntImm,
+    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, const,
+)
+from ..nodes.dtype import DataType
+from ..tir import op as tir_op
+from . import parser_builtins as builtins
+from .parser_exprs import ExprEvaluator, _is_number
+from .parser_scope import Namer, Scopes
+from .parser_values import (
+    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, Namespace, NewBuffer, NewIterVar, NewVar,
+    Scope, SlicedAccess, article, describe,
+)
+
+_UNSUPPORTED_STMTS = {
+    ast.While: ("while loops are not supported in TVMScript",
+                "loop with for over range(n); the extent may be a variable"),
+    ast.Try: ("try statements are not supported in TVMScript", ""),
+    ast.ClassDef: ("class definitions inside a function are not supported in TVMScript", ""),
+    ast.FunctionDef: ("function definitions inside a function are not supported in TVMScript", ""),
+    ast.AsyncFunctionDef: ("function definitions inside a function are not supported in TVMScript", ""),
+    ast.Import: ("import statements inside a function are not supported in TVMScript",
+                 "import at the top of the file"),
+    ast.ImportFrom: ("import statements inside a function are not supported in TVMScript",
+                     "import at the top of the file"),
+    ast.Delete: ("del statements are not supported in TVMScript", ""),
+    ast.Global: ("global statements are not supported in TVMScript", ""),
+    ast.Nonlocal: ("nonlocal statements are not supported in TVMScript", ""),
+    ast.Raise: ("raise statements are not supported in TVMScript", "use assert or T.Assert"),
+    ast.Break: ("break statements are not supported in TVMScript", ""),
+    ast.Continue: ("continue statements are not supported in TVMScript", ""),
+    ast.AsyncFor: ("async statements are not supported in TVMScript", ""),
+    ast.AsyncWith: ("async statements are not supported in TVMScript", ""),
+    ast.Match: ("match statements are not supported in TVMScript", ""),
+}
+if hasattr(ast, "TryStar"):
+    _UNSUPPORTED_STMTS[ast.TryStar] = _UNSUPPORTED_STMTS[ast.Try]
+
+
+@attrs.define
+class BlockBuilder:
+    """The parts of a block collected while its body is interpreted."""
+
+    name: str
+    realize: bool
+    node: ast.AST
+    iter_vars: list = attrs.Factory(list)
+    iter_values: list = attrs.Factory(list)
+    reads: list | None = None
+    writes: list | None = None
+    predicate: PrimExpr | None = None
+    init: Stmt | None = None
+    init_seen: bool = False
+    alloc_buffers: list = attrs.Factory(list)
+    match_buffers: list = attrs.Factory(list)
+    annotations: dict | None = None
+
+
+@attrs.define
+class FuncState:
+    """What a function collects besides its body."""
+
+    name: str
+    private: bool
+    params: list = attrs.Factory(list)
+    param_set: set = attrs.Factory(set)
+    buffer_map: dict = attrs.Factory(dict)
+    func_attrs: dict = attrs.Factory(dict)
+    root_allocs: list = attrs.Factory(list)
+    env_threads: dict = attrs.Factory(dict)
+    thread_extents: dict = attrs.Factory(dict)
+    block_nodes: dict = attrs.Factory(dict)
+    pending: dict = attrs.Factory(dict)
+    ret_type: Any = None
+
+
+@attrs.frozen
+class _Open:
+    """A concise scope: the rest of the body goes inside ``wrap``."""
+
+    wrap: Callable[[Stmt], Stmt]
+    node: ast.AST
+
+
+def seq(stmts: list[Stmt]) -> Stmt:
+    """TVM's ``SeqStmt::Flatten``: nested sequences are spliced, no-op
+    ``Evaluate(0)`` statements dropped, an empty result is ``Evaluate(0)``
+    and a single statement stands alone."""
+    flat: list[Stmt] = []
+    stack = list(reversed(stmts))
+    while stack:
+        s = stack.pop()
+        if isinstance(s, SeqStmt):
+            stack.extend(reversed(list(s.seq)))
+        elif isinstance(s, Evaluate) and isinstance(s.value, IntImm) and s.value.value == 0 \
+                and not s.value.dtype.is_bool:
+            continue
+        else:
+            flat.append(s)
+    if not flat:
+        return Evaluate(IntImm("int32", 0))
+    return flat[0] if len(flat) == 1 else SeqStmt(flat)
+
+
+class FunctionInterpreter(ExprEvaluator):
+    """Interprets one function definition; create one per function."""
+
+    def __init__(self, src, outer, reserved: frozenset[str]):
+        self.src = src
+        self.scopes = Scopes(outer)
+        self.namer = Namer(reserved)
+        self.frames: list[str] = []
+        self.blocks: list[BlockBuilder] = []
+        self.loops: list[tuple[Var, Any]] = []
+        self.func: FuncState | None = None
+
+    # -- frames --------------------------------------------------------------
+    @contextmanager
+    def scope(self):
+        self.scopes.push()
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def require_block_frame(self, node, what: str, allow_function: bool = False):
+        """The block whose body is being interpreted, when the call stands
+        directly in it; None at the top of the function if allowed."""
+        kind = self.frames[-1] if self.frames else None
+        if kind == "block":
+            return self.blocks[-1]
+        if allow_function and kind == "func":
+            return None
+        where = "directly inside a T.block" + (" or at the top of the function" if allow_function else "")
+        raise self.fail(node, f"{what} must be called {where}",
+                        hint="declarations of a block come before its loops, conditions and lets")
+
+    def require_function_frame(self, node, what: str) -> None:
+        if not self.frames or self.frames[-1] != "func":
+            raise self.fail(node, f"{what} must be called at the top of the function body")
+
+    def loop_domain(self, var: Var):
+        for v, dom in reversed(self.loops):
+            if v is var or v == var:
+                return dom
+        return None
+
+    # -- the function ------------------------------------------------------------
+    def run(self, fdef: ast.FunctionDef, private: bool) -> PrimFunc:
+        """Build the PrimFunc of ``fdef``."""
+        self.func = FuncState(fdef.name, private)
+        self._check_signature(fdef)
+        with self.scope():
+            for arg in fdef.args.args:
+                self._param(arg)
+            ret_type = None
+            if fdef.returns is not None:
+                ret_type = self._return_type(fdef.returns)
+            self.func.ret_type = ret_type
+            body = self.visit_body(fdef.body, "func")
+        return self._finish(fdef, body)
+
+    def _check_signature(self, fdef: ast.FunctionDef) -> None:
+        a = fdef.args
+        for what, items in (("positional-only parameters", a.posonlyargs),
+                            ("keyword-only parameters", a.kwonlyargs)):
+            if items:
+                raise self.fail(items[0], f"{what} are not supported in TVMScript")
+        if a.vararg is not None or a.kwarg is not None:
+            raise self.fail(a.vararg or a.kwarg, "*args and **kwargs parameters are not supported in TVMScript")
+        if a.defaults:
+            raise self.fail(a.defaults[0], "parameter defaults are not supported in TVMScript")
+
+    def _param(self, arg: ast.arg) -> None:
+        if arg.annotation is None:
+            raise self.fail(arg, f"parameter {arg.arg} needs a type annotation",
+                            hint="annotate it with T.handle, T.Buffer(shape, dtype) or a scalar "
+                            "type such as T.int32")
+        ann = self.eval(arg.annotation)
+        if isinstance(ann, Builtin) and ann.name == "T.handle":
+            ann = NewVar(DataType("handle"))
+        if isinstance(ann, DTypeCtor):
+            ann = NewVar(ann.dtype)
+        if isinstance(ann, NewBuffer):
+            try:
+                buffer = ann.make(self.namer.fresh(arg.arg))
+            except NodeError as err:
+                raise self.fail(arg.annotation, str(err)) from None
+            handle = Var(self.namer.fresh(f"{buffer.name}_handle"), "handle")
+            self.func.params.append(handle)
+            self.func.buffer_map[handle] = buffer
+            self.scopes.define(arg.arg, buffer)
+        elif isinstance(ann, NewVar):
+            var = Var(self.namer.fresh(arg.arg), ann.dtype)
+            self.func.params.append(var)
+            self.scopes.define(arg.arg, var)
+        else:
+            raise self.fail(arg.annotation, f"unsupported annotation for parameter {arg.arg}: "
+                            f"{describe(ann)}",
+                            hint="annotate it with T.handle, T.Buffer(shape, dtype) or a scalar "
+                            "type such as T.int32")
+        self.func.param_set = set(self.func.params)
+
+    def _return_type(self, node: ast.expr):
+        value = self.eval(node)
+        if value is None:
+            return None
+        if isinstance(value, DTypeCtor):
+            return value.dtype
+        raise self.fail(node, f"unsupported return annotation: {describe(value)}",
+                        hint="use -> None or a scalar type such as -> T.int32")
+
+    def _finish(self, fdef: ast.FunctionDef, body: Stmt) -> PrimFunc:
+        from ..analysis.access import OpaqueAccessError, fill_regions
+        from ..analysis.traversal import walk_stmts
+
+        func = self.func
+        contains_blocks = any(isinstance(s, BlockRealize) for _, s in walk_stmts(body))
+        insert_root = bool(func.root_allocs) or (
+            isinstance(body, BlockRealize) and len(body.block.iter_vars) > 0) or (
+            not isinstance(body, BlockRealize) and contains_blocks)
+        if insert_root:
+            if "root" in func.block_nodes:
+                raise self.fail(func.block_nodes["root"], "duplicate block name 'root'",
+                                hint="the implicit root block of the function is named root; "
+                                "rename this block")
+            root = Block([], [], [], "root", body, None, list(func.root_allocs))
+            body = BlockRealize([], IntImm("bool", 1), root)
+        attrs_ = dict(func.func_attrs)
+        if not func.private and "global_symbol" not in attrs_:
+            attrs_["global_symbol"] = func.name
+        try:
+            out = PrimFunc(func.params, body, func.ret_type, func.buffer_map, attrs_)
+        except NodeError as err:
+            raise self.fail(fdef, str(err)) from None
+        pending = {name: mask for name, mask in func.pending.items() if mask[0] or mask[1]}
+        if pending:
+            try:
+                out = fill_regions(out, pending)
+            except OpaqueAccessError as err:
+                raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
+                                hint="declare the regions with T.reads(...) and T.writes(...)") from None
+        return out
+
+    # -- bodies ------------------------------------------------------------------
+    def visit_body(self, stmts: list[ast.stmt], kind: str) -> Stmt:
+        """The statement of a body; concise scopes nest the rest inside."""
+        self.frames.append(kind)
+        items: list[Any] = []
+        try:
+            for s in stmts:
+                out = self.visit_stmt(s)
+                for item in out if isinstance(out, list) else [out]:
+                    if item is None:
+                        continue
+                    items.append(item)
+                    if isinstance(item, _Open):
+                        self.frames[-1] = "scoped"
+        finally:
+            self.frames.pop()
+        acc: list[Stmt] = []
+        for item in reversed(items):
+            if isinstance(item, _Open):
+                acc = [self._wrap(item, seq(acc))]
+            else:
+                acc.insert(0, item)
+        return seq(acc)
+
+    def _wrap(self, opener: _Open, body: Stmt) -> Stmt:
+        try:
+            return opener.wrap(body)
+        except TirfunError as err:
+            if isinstance(err, ParseError):
+                raise
+            raise self.fail(opener.node, str(err)) from None
+
+    def visit_stmt(self, node: ast.stmt):
+        handler = _STMT_HANDLERS.get(type(node))
+        if handler is None:
+            message, hint = _UNSUPPORTED_STMTS.get(
+                type(node), (f"{type(node).__name__} statements are not supported in TVMScript", ""))
+            raise self.fail(node, message, hint=hint)
+        try:
+            return handler(self, node)
+        except (ParseError, RecursionError):
+            raise
+        except TirfunError as err:
+            raise self.fail(node, str(err)) from None
+
+    # -- simple statements ----------------------------------------------------------
+    def _pass(self, node):
+        return None
+
+    def _expr_stmt(self, node: ast.Expr):
+        value = self.eval(node.value)
+        if value is None or isinstance(value, str):
+            return None  # declarations such as T.reads(...), and docstrings
+        if isinstance(value, Stmt):
+            return value
+        if isinstance(value, Scope):
+            bound, wrap = value.open(None)
+            return _Open(wrap, node)
+        if isinstance(value, PrimExpr):
+            return Evaluate(value)
+        if _is_number(value):
+            return Evaluate(const(value))
+        if isinstance(value, (NewBuffer, NewVar, NewIterVar)) or (
+                isinstance(value, list) and value and all(isinstance(v, NewIterVar) for v in value)):
+            what = value.what if hasattr(value, "what") else "this declaration"
+            if isinstance(value, list):
+                what = value[0].what
+            raise self.fail(node, f"the result of {what} must be assigned to a name")
+        if isinstance(value, (BlockHeader, InitHeader)):
+            raise self.fail(node, "T.block and T.init open a scope: use them in a with statement")
+        if isinstance(value, LoopSpec):
+            raise self.fail(node, f"{value.what} is a loop header: use it in a for statement")
+        raise self.fail(node, f"a statement cannot be {describe(value)}")
+
+    def _return(self, node: ast.Return):
+        if node.value is None:
+            raise self.fail(node, "return needs a value in TVMScript")
+        value = self.as_expr(self.eval(node.value), node.value)
+        return Evaluate(tir_op.ret(value))
+
+    def _assert(self, node: ast.Assert):
+        cond = builtins.to_bool_expr(self, self.eval(node.test), node.test, "the assertion")
+        if node.msg is None:
+            raise self.fail(node, "assert needs a message in TVMScript", hint='assert cond, "message"')
+        msg = builtins.to_str(self, self.eval(node.msg), node.msg, "the assertion message")
+        return _Open(lambda body: AssertStmt(cond, StringImm(msg), body), node)
+
+    # -- assignment ------------------------------------------------------------------
+    def _assign(self, node: ast.Assign):
+        if len(node.targets) != 1:
+            raise self.fail(node, "chained assignments such as a = b = c are not supported in TVMScript")
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript):
+            return self._store(target, node.value, self.eval(node.value))
+        value = self.eval(node.value)
+        return self.bind_target(target, value, node.value)
+
+    def _aug_assign(self, node: ast.AugAssign):
+        target = node.target
+        if not isinstance(target, ast.Subscript):
+            raise self.fail(node, "augmented assignment of a name is not supported in TVMScript",
+                            hint="names are bound once; store into a buffer element instead")
+        load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        ast.copy_location(load, target)
+        combined = ast.BinOp(left=load, op=node.op, right=node.value)
+        ast.copy_location(combined, node)
+        return self._store(target, node.value, self.eval(combined))
+
+    def _store(self, target: ast.Subscript, value_node: ast.expr, value: Any):
+        buffer = self.eval(target.value)
+        if not isinstance(buffer, Buffer):
+            raise self.fail(target, f"only buffer elements can be assigned, not {describe(buffer)}")
+        access = self.buffer_access(buffer, target.slice, target)
+        if isinstance(access, SlicedAccess):
+            indices = self.slice_indices(access, target)
+        else:
+            indices = list(access.indices)
+        lanes = max([1] + [i.dtype.lanes for i in indices])
+        expected = buffer.dtype.with_lanes(lanes) if lanes > 1 else buffer.dtype
+        if isinstance(value, SlicedAccess):
+            value = self.vector_load(value, value_node)
+        if _is_number(value):
+            try:
+                value = const(value, expected)
+            except NodeError:
+                raise self.fail(value_node, f"cannot store the {type(value).__name__} literal "
+                                f"{value!r} into buffer {buffer.name} of {expected}") from None
+        else:
+            value = self.as_expr(value, value_node)
+        if value.dtype != expected:
+            raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
+                            f"buffer {buffer.name} of {expected}",
+                            hint=f'convert the value with T.Cast("{expected}", ...)')
+        return BufferStore(buffer, value, indices)
+
+    def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
+        """Bind an assignment target; returns openers for lets and scopes."""
+        if isinstance(target, ast.Name):
+            if isinstance(value, list) and len(value) == 1 and isinstance(value[0], NewIterVar):
+                value = value[0]
+            return self.bind_name(target, value, value_node)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            names = target.elts
+            if not isinstance(value, (tuple, list)):
+                raise self.fail(target, f"cannot unpack {describe(value)} into {len(names)} names")
+            if len(value) != len(names):
+                raise self.fail(target, f"cannot unpack {len(value)} values into {len(names)} names")
+            seen = set()
+            for n in names:
+                if isinstance(n, ast.Name):
+                    if n.id in seen:
+                        raise self.fail(n, f"'{n.id}' is assigned twice in one statement")
+                    seen.add(n.id)
+            out = []
+            for n, v in zip(names, value):
+                r = self.bind_target(n, v, value_node)
+                out.extend(r if isinstance(r, list) else [r])
+            return out
+        raise self.fail(target, "only names, tuples of names and buffer elements can be assigned")
+
+    def bind_name(self, target: ast.Name, value: Any, value_node: ast.AST):
+        name = target.id
+        if self.scopes.defined_here(name):
+            raise self.fail(target, f"'{name}' is already defined in this scope",
+                            hint="TVMScript binds each name once per scope; choose a new name")
+        if isinstance(value, NewBuffer):
+            buffer = value.make(self.namer.fresh(name))
+            value.register(buffer)
+            self.scopes.define(name, buffer)
+            return None
+        if isinstance(value, NewVar):
+            var = Var(self.namer.fresh(name), value.dtype)
+            if value.thread_tag is not None:
+                self.func.env_threads[var] = value.thread_tag
+            self.scopes.define(name, var)
+            return None
+        if isinstance(value, NewIterVar):
+            block = self.blocks[-1]
+            var = Var(self.namer.fresh(name), value.dtype)
+            block.iter_vars.append(IterVar(value.dom, var, value.iter_type))
+            block.iter_values.append(value.binding)
+            self.scopes.define(name, var)
+            return None
+        if isinstance(value, Scope):
+            bound, wrap = value.open(name)
+            self.scopes.define(name, bound)
+            return _Open(wrap, value_node)
+        if isinstance(value, (LoopSpec, BlockHeader, InitHeader)):
+            raise self.fail(value_node, f"{describe(value)} cannot be assigned; use it in a "
+                            f"{'for' if isinstance(value, LoopSpec) else 'with'} statement")
+        if isinstance(value, (PrimExpr, SlicedAccess)) or _is_number(value):
+            expr = self.as_expr(value, value_node)
+            var = Var(self.namer.fresh(name), expr.dtype)
+            self.scopes.define(name, var)
+            return _Open(lambda body: LetStmt(var, expr, body), value_node)
+        # buffers, strings, dtypes, tuples...: names for values used while parsing
+        self.scopes.define(name, value)
+        return None
+
+    def _ann_assign(self, node: ast.AnnAssign):
+        if not isinstance(node.target, ast.Name):
+            raise self.fail(node.target, "only a name can be declared with a type annotation")
+        ann = self.eval(node.annotation)
+        if isinstance(ann, Builtin) and ann.name == "T.handle":
+            ann = NewVar(DataType("handle"))
+        if isinstance(ann, DTypeCtor):
+            dtype = ann.dtype
+        elif isinstance(ann, NewVar):
+            dtype = ann.dtype
+        else:
+            raise self.fail(node.annotation, f"a let annotation must be a type such as T.float32, "
+                            f"got {describe(ann)}")
+        if node.value is None:
+            raise self.fail(node, f"{node.target.id}: {dtype} needs a value",
+                            hint=f"write {node.target.id}: T.{dtype} = value, or "
+                            f"{node.target.id} = T.{dtype}() to declare a variable")
+        if self.scopes.defined_here(node.target.id):
+            raise self.fail(node.target, f"'{node.target.id}' is already defined in this scope",
+                            hint="TVMScript binds each name once per scope; choose a new name")
+        value = self.cast_to(self.eval(node.value), dtype, node.value)
+        var = Var(self.namer.fresh(node.target.id), dtype)
+        self.scopes.define(node.target.id, var)
+        return _Open(lambda body: LetStmt(var, value, body), node)
+
+    # -- loops ------------------------------------------------------------------------
+    def _for(self, node: ast.For):
+        spec = self.eval(node.iter)
+        if not isinstance(spec, LoopSpec):
+            raise self.fail(node.iter, "a for loop must iterate over range(...), T.serial, "
+                            "T.parallel, T.vectorized, T.unroll, T.thread_binding or T.grid, "
+                            f"not {describe(spec)}")
+        if node.orelse:
+            raise self.fail(node.orelse[0], "for-else is not supported in TVMScript")
+        targets = node.target.elts if isinstance(node.target, (ast.Tuple, ast.List)) else [node.target]
+        if len(targets) != len(spec.loops):
+            raise self.fail(node.target, f"{spec.what} makes {len(spec.loops)} loop "
+                            f"variable{'s' if len(spec.loops) != 1 else ''} but {len(targets)} "
+                            f"name{'s are' if len(targets) != 1 else ' is'} given")
+        loop_vars = []
+        with self.scope():
+            seen = set()
+            for t, (start, extent, kind, tag, annotations) in zip(targets, spec.loops):
+                if not isinstance(t, ast.Name):
+                    raise self.fail(t, "a loop variable must be a name")
+                if t.id in seen:
+                    raise self.fail(t, f"'{t.id}' is used twice as a loop variable")
+                seen.add(t.id)
+                var = Var(self.namer.fresh(t.id), start.dtype)
+                self.scopes.define(t.id, var)
+                self.loops.append((var, Range(start, extent)))
+                loop_vars.append(var)
+            try:
+                body = self.visit_body(node.body, "body")
+            finally:
+                del self.loops[len(self.loops) - len(loop_vars):]
+        for var, (start, extent, kind, tag, annotations) in reversed(list(zip(loop_vars, spec.loops))):
+            body = For(var, start, extent, kind, body, thread_binding=tag, annotations=annotations)
+        return body
+
+    # -- with -------------------------------------------------------------------------
+    def _with(self, node: ast.With):
+        return self._with_items(node, list(node.items))
+
+    def _with_items(self, node: ast.With, items: list[ast.withitem]):
+        item, rest = items[0], items[1:]
+        value = self.eval(item.context_expr)
+
+        def inner(kind: str) -> Stmt:
+            if rest:
+                self.frames.append(kind)
+                try:
+                    return seq([self._with_items(node, rest)])
+                finally:
+                    self.frames.pop()
+            return self.visit_body(node.body, kind)
+
+        if isinstance(value, BlockHeader):
+            if item.optional_vars is not None:
+                raise self.fail(item.optional_vars, "T.block binds no name")
+            return self._block(value, item.context_expr, inner)
+        if isinstance(value, InitHeader):
+            if item.optional_vars is not None:
+                raise self.fail(item.optional_vars, "T.init binds no name")
+            return self._init(item.context_expr, inner)
+        if isinstance(value, Scope):
+            target = item.optional_vars
+            if target is not None and not isinstance(target, ast.Name):
+                raise self.fail(target, "the target of a with statement must be a name")
+            with self.scope():
+                bound, wrap = value.open(None if target is None else target.id)
+                if target is not None:
+                    self.scopes.define(target.id, bound)
+                body = inner("body")
+            return wrap(body)
+        raise self.fail(item.context_expr, f"a with statement takes T.block, T.init, T.attr, "
+                        f"T.launch_thread, T.allocate, T.decl_buffer, T.Assert or T.LetStmt, "
+                        f"not {describe(value)}")
+
+    def _block(self, header: BlockHeader, node: ast.AST, inner) -> Stmt:
+        func = self.func
+        if header.name in func.block_nodes:
+            first = self.src.position(func.block_nodes[header.name])[0]
+            raise self.fail(node, f"duplicate block name '{header.name}'",
+                            hint=f"block names must be unique in a function; '{header.name}' is "
+                            f"already used on line {first}")
+        func.block_nodes[header.name] = node
+        builder = BlockBuilder(header.name, header.realize, node)
+        self.blocks.append(builder)
+        try:
+            with self.scope():
+                body = inner("block")
+        finally:
+            self.blocks.pop()
+        if not builder.realize and (builder.iter_vars or builder.predicate is not None):
+            raise self.fail(node, "a block with no_realize=True takes no T.axis bindings or T.where")
+        mask = (builder.reads is None, builder.writes is None)
+        if mask[0] or mask[1]:
+            func.pending[header.name] = mask
+        block = Block(builder.iter_vars, builder.reads or [], builder.writes or [], header.name, body,
+                      builder.init, builder.alloc_buffers, builder.match_buffers,
+                      builder.annotations or {})
+        if not builder.realize:
+            return block
+        predicate = IntImm("bool", 1) if builder.predicate is None else builder.predicate
+        return BlockRealize(builder.iter_values, predicate, block)
+
+    def _init(self, node: ast.AST, inner) -> None:
+        block = self.require_block_frame(node, "T.init")
+        if block.init_seen:
+            raise self.fail(node, f"duplicate T.init in block {block.name!r}")
+        block.init_seen = True
+        with self.scope():
+            block.init = inner("init")
+        return None
+
+    # -- if ---------------------------------------------------------------------------
+    def _if(self, node: ast.If):
+        cond = self.eval(node.test)
+        if _is_number(cond):
+            branch = node.body if cond else node.orelse
+            if not branch:
+                return None
+            with self.scope():
+                return self.visit_body(branch, "body")
+        cond = builtins.to_bool_expr(self, cond, node.test, "the condition of an if statement")
+        with self.scope():
+            then_case = self.visit_body(node.body, "body")
+        else_case = None
+        if node.orelse:
+            with self.scope():
+                else_case = self.visit_body(node.orelse, "body")
+        return IfThenElse(cond, then_case, else_case)
+
+
+_STMT_HANDLERS = {
+    ast.Expr: FunctionInterpreter._expr_stmt,
+    ast.Assign: FunctionInterpreter._assign,
+    ast.AnnAssign: FunctionInterpreter._ann_assign,
+    ast.AugAssign: FunctionInterpreter._aug_assign,
+    ast.For: FunctionInterpreter._for,
+    ast.With: FunctionInterpreter._with,
+    ast.If: FunctionInterpreter._if,
+    ast.Assert: FunctionInterpreter._assert,
+    ast.Return: FunctionInterpreter._return,
+    ast.Pass: FunctionInterpreter._pass,
+}

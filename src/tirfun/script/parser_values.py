@@ -1,0 +1,172 @@
+"""Values that exist only while a TVMScript function is being interpreted.
+
+Evaluating TVMScript yields ordinary Python values (numbers, strings, tuples),
+tirfun nodes (expressions, buffers, regions) and the records below: things
+that are not IR yet because they wait for a name (``T.alloc_buffer(...)``
+becomes a buffer once assigned), for a body (``T.block(...)`` in a ``with``,
+a loop header in a ``for``), or that stand for a namespace (``T``,
+``T.axis``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ..nodes import Buffer, BufferRegion, IterVarType, PrimExpr, Range, Var
+from ..nodes.dtype import DataType
+
+
+@attrs.frozen
+class Namespace:
+    """A dotted namespace of the script: ``T``, ``T.axis``, ``I``, ``tvm.script``.
+    ``path`` is its canonical name, for example ``"T.axis"``."""
+
+    path: str
+
+
+@attrs.frozen
+class Builtin:
+    """A function of a script namespace (``T.block``, ``T.exp``...), callable
+    from TVMScript only. ``name`` is the spelling used in messages."""
+
+    name: str
+
+
+@attrs.frozen
+class DTypeCtor:
+    """``T.float32`` and friends: an annotation, a variable declaration
+    (``n = T.int32()``), a typed literal (``T.float32(1)``) or a cast."""
+
+    dtype: DataType
+
+
+@attrs.frozen
+class SlicedAccess:
+    """``A[0:4, i]``: a region in ``T.reads``, a vector load in an expression."""
+
+    buffer: Buffer
+    items: tuple  # per dimension: PrimExpr, or (start, stop, step) for a slice
+
+
+# values that become IR when bound to a name -------------------------------
+
+
+@attrs.frozen
+class NewVar:
+    """A variable declared by ``T.int32()``, ``T.handle()`` or ``T.env_thread``;
+    it is named by the assignment."""
+
+    dtype: DataType
+    thread_tag: str | None = None
+
+
+@attrs.frozen
+class NewBuffer:
+    """A buffer waiting for its name; ``register`` records the named buffer
+    where it belongs (a block's allocations, the buffer map...)."""
+
+    make: Callable[[str], Buffer]
+    register: Callable[[Buffer], None]
+    what: str  # "T.alloc_buffer", for messages
+
+
+@attrs.frozen
+class NewIterVar:
+    """A block iteration variable from ``T.axis.*``, registered in its block
+    once named."""
+
+    dom: Range
+    binding: PrimExpr
+    iter_type: IterVarType
+    dtype: DataType
+    what: str
+
+
+# loop headers and scopes -----------------------------------------------------
+
+
+@attrs.frozen
+class LoopSpec:
+    """The header of a ``for``: one entry per loop of a (possibly ``T.grid``)
+    nest: ``(min, extent, kind, thread_tag, annotations)``."""
+
+    loops: tuple
+    what: str
+
+
+@attrs.frozen
+class Scope:
+    """A scoped construct (``T.attr``, ``T.allocate``, ``T.launch_thread``,
+    ``T.decl_buffer``, a let, an assert): the body of a ``with``, or for the
+    concise form the rest of the current body, goes inside.
+
+    ``open(name)`` is called with the ``as`` target or assigned name (None
+    when there is none) and returns ``(value, wrap)``: the value bound to
+    the name (a new variable or buffer, or None) and the function that
+    builds the finished statement around a body.
+    """
+
+    kind: str
+    open: Callable[[str | None], tuple[Any, Callable[[Any], Any]]]
+
+
+@attrs.frozen
+class BlockHeader:
+    """``T.block(name)``: the block frame to open."""
+
+    name: str
+    realize: bool
+
+
+@attrs.frozen
+class InitHeader:
+    """``T.init()``."""
+
+
+def article(word: str) -> str:
+    """``word`` with "a" or "an" in front."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
+
+
+def describe(value: Any) -> str:
+    """A short phrase naming the kind of a value, for error messages."""
+    if isinstance(value, bool):
+        return "a bool"
+    if isinstance(value, int):
+        return "an int"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "None"
+    if isinstance(value, Var):
+        return f"the {value.dtype} variable {value.name}"
+    if isinstance(value, PrimExpr):
+        return article(f"{value.dtype} expression")
+    if isinstance(value, Buffer):
+        return f"the buffer {value.name}"
+    if isinstance(value, (BufferRegion, SlicedAccess)):
+        return "a buffer region"
+    if isinstance(value, tuple):
+        return "a tuple"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a dict"
+    if isinstance(value, Namespace):
+        return f"the namespace {value.path}"
+    if isinstance(value, Builtin):
+        return f"the function {value.name}"
+    if isinstance(value, DTypeCtor):
+        return f"the type T.{value.dtype}"
+    if isinstance(value, LoopSpec):
+        return f"a loop header ({value.what})"
+    if isinstance(value, (Scope, BlockHeader, InitHeader)):
+        return "a scope"
+    if isinstance(value, (NewVar, NewBuffer, NewIterVar)):
+        return "a declaration"
+    return article(type(value).__name__)

@@ -1,0 +1,196 @@
+"""The ``T`` namespace of TVMScript: ``from tirfun.script import tir as T``.
+
+Use it as in TVM::
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + T.float32(1)
+
+``@T.prim_func`` reads the function's source (from its file, a notebook
+cell, or any source registered with ``linecache``) and interprets it; the
+body is never executed by Python. Inside, every ``T.`` name means what it
+means in TVMScript (see :mod:`tirfun.script.parser_builtins`).
+
+Outside a function a few names are also ordinary Python helpers, so that
+annotations evaluate and values can be built directly: ``T.Buffer(shape,
+dtype)`` makes a Buffer, ``T.int32(5)`` a typed constant, ``T.float32(x)`` a
+cast, ``T.exp(x)`` and the other intrinsics build their call. Names that only
+mean something inside a function (``T.block``, ``T.axis.spatial``...) raise
+:class:`~tirfun.errors.ParseError` when called from Python.
+"""
+
+from __future__ import annotations
+
+import builtins as _py
+import sys
+from typing import Any
+
+from ..errors import ParseError
+from ..nodes import Buffer as _BufferNode
+from ..nodes import Cast as _CastNode
+from ..nodes import PrimExpr, Var, const, to_expr
+from ..nodes.dtype import DataType
+from ..tir import op as _op
+
+__all__ = ["prim_func", "Buffer", "handle", "axis", "script_name_of"]
+
+
+def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
+    """Decorator: parse a Python function written in TVMScript into a PrimFunc.
+
+    ``@T.prim_func``, ``@T.prim_func(private=True)`` (no ``global_symbol``
+    attribute) and ``@T.prim_func(check_well_formed=False)`` (skip the
+    well-formedness check) are accepted. Names used by the function are
+    looked up, as values, in its closure, the scope where it is defined and
+    its module's globals.
+    """
+    from .parser_scope import caller_namespace
+
+    def decorate(f):
+        from .parser_core import parse_python_function
+
+        return parse_python_function(f, private=private, check_well_formed=check_well_formed,
+                                     caller_locals=caller_namespace(1))
+
+    if func is None:
+        return decorate
+    if not callable(func):
+        raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
+    from .parser_core import parse_python_function
+
+    return parse_python_function(func, private=private, check_well_formed=check_well_formed,
+                                 caller_locals=caller_namespace(1))
+
+
+def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+           align=0, offset_factor=0, buffer_type="", axis_separators=None) -> _BufferNode:  # noqa: N802
+    """A Buffer value, as ``T.Buffer`` evaluates in a parameter annotation."""
+    if isinstance(shape, (int, PrimExpr)):
+        shape = (shape,)
+    return _op.decl_buffer(tuple(shape), dtype, "buffer", data=data, strides=strides,
+                           elem_offset=elem_offset, scope=scope,
+                           data_alignment=-1 if align in (0, -1) else align,
+                           offset_factor=0 if offset_factor in (0, 1) else offset_factor,
+                           axis_separators=axis_separators)
+
+
+def handle(dtype=None, storage_scope: str = "global", *, is_size_var: bool = False) -> Var:
+    """A new handle variable (``T.handle`` as an annotation)."""
+    return Var("handle", "handle")
+
+
+def _dtype_function(name: str):
+    dtype = DataType(name)
+
+    def make(expr: Any = None, *, is_size_var: bool = False):
+        if expr is None:
+            return Var("v", dtype)
+        if isinstance(expr, str) and dtype.is_float:
+            expr = _py.float(expr)
+        if isinstance(expr, (_py.bool, _py.int, _py.float)):
+            return const(expr, dtype)
+        return to_expr(expr).astype(dtype)
+
+    make.__name__ = make.__qualname__ = name
+    make._script_name = f"T.{name}"
+    make.__doc__ = (f"``T.{name}()`` declares a {name} variable, ``T.{name}(v)`` is the {name} "
+                    f"constant or conversion of ``v``.")
+    return make
+
+
+_DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "bfloat16")
+for _name in _DTYPE_NAMES:
+    globals()[_name] = _dtype_function(_name)
+boolean = globals()["bool"]
+
+
+def Cast(dtype, value) -> PrimExpr:  # noqa: N802
+    """``T.Cast(dtype, value)``: a Cast node."""
+    return _CastNode(DataType(dtype), to_expr(value))
+
+
+def Select(condition, true_value, false_value) -> PrimExpr:  # noqa: N802
+    """``T.Select(cond, a, b)``: both sides evaluated."""
+    return _op.select(condition, true_value, false_value)
+
+
+if_then_else = _op.if_then_else
+min = _op.min  # noqa: A001
+max = _op.max  # noqa: A001
+floordiv = _op.floordiv
+floormod = _op.floormod
+truncdiv = _op.truncdiv
+truncmod = _op.truncmod
+abs = _op.abs  # noqa: A001
+fabs = _op.abs
+ldexp = _op.ldexp
+call_extern = _op.call_extern
+call_intrin = _op.call_intrin
+address_of = _op.address_of
+ret = _op.ret
+cast = _op.cast
+for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
+    globals()[_name] = getattr(_op, _name)
+
+def _only_in_script(name: str):
+    def stub(*args, **kwargs):
+        raise ParseError(f"T.{name} can only be used inside a @T.prim_func function")
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = f"``T.{name}``: meaningful inside a @T.prim_func function only."
+    stub._script_name = f"T.{name}"
+    return stub
+
+
+class _Axis:
+    """``T.axis``: block iteration variables (inside a function only)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        from .parser_builtins import ALIASES, BUILTINS
+
+        if f"T.axis.{name}" in BUILTINS or f"T.axis.{name}" in ALIASES:
+            return _only_in_script(f"axis.{name}")
+        raise AttributeError(f"T.axis has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return "T.axis"
+
+
+axis = _Axis()
+
+
+def __getattr__(name: str):
+    """Every other script name exists as a stub that explains itself."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from .parser_builtins import ALIASES, BUILTINS, resolve
+
+    if f"T.{name}" in BUILTINS or f"T.{name}" in ALIASES:
+        return _only_in_script(name)
+    value = resolve("T", name)
+    if value is not None and hasattr(value, "dtype"):
+        return _dtype_function(name)
+    raise AttributeError(f"module 'tirfun.script.tir' has no attribute {name!r}")
+
+
+def script_name_of(value: Any):
+    """The script value (Builtin, DTypeCtor, Namespace) that an object of this
+    namespace stands for when a decorated function refers to it, or None."""
+    from .parser_builtins import resolve
+    from .parser_values import Namespace
+
+    if value is axis:
+        return Namespace("T.axis")
+    tagged = getattr(value, "_script_name", None)
+    if isinstance(tagged, str):
+        path, _, attr = tagged.rpartition(".")
+        return resolve(path, attr)
+    for name, obj in vars(sys.modules[__name__]).items():
+        if obj is value and not name.startswith("_"):
+            return resolve("T", name)
+    return None

@@ -1,0 +1,298 @@
+"""Do two functions compute the same thing? Run both on the same inputs.
+
+``assert_equivalent(f, g)`` draws random arguments for ``f`` (small
+integers, floats in [-1, 1], sizes for symbolic shapes), runs ``f`` and
+``g`` on copies of them with the reference interpreter, and compares every
+buffer afterwards (any of them may have been written), with a tolerance
+that suits the element type. The first difference is reported with the
+buffer, the index and both values.
+
+``random_inputs(func, rng)`` and the hypothesis strategy ``inputs_for(func)``
+give argument lists for ``tirfun.interp.run(func, *args)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import ArgumentError, TirfunError
+from ..nodes import IntImm, PrimFunc, Var
+from ..nodes.dtype import DataType
+
+#: (rtol, atol) per float element type; atol scales with the values' typical magnitude
+TOLERANCES = {
+    "float64": (1e-9, 1e-9),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (3e-2, 3e-2),
+}
+
+_MAX_SIZE = 6
+
+
+class NotEquivalentError(AssertionError):
+    """Two functions gave different results on the same inputs."""
+
+
+def _function(func_or_mod) -> PrimFunc:
+    from ..interp import select_function
+
+    return select_function(func_or_mod)
+
+
+def _free_in_shapes(func: PrimFunc) -> list[Var]:
+    from ..analysis.traversal import walk
+
+    out: list[Var] = []
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            continue
+        for d in buf.shape:
+            for n in walk(d):
+                if isinstance(n, Var) and n not in out:
+                    out.append(n)
+    return out
+
+
+def _shapes(func: PrimFunc, sizes: Mapping[str, int]) -> list[tuple[int, ...]] | None:
+    """The shape of each buffer parameter for the given sizes (None when a
+    dimension comes out negative)."""
+    from ..interp import evaluate
+
+    shapes = []
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            continue
+        dims = []
+        for d in buf.shape:
+            value = d.value if isinstance(d, IntImm) else evaluate(d, **sizes)
+            if value < 0:
+                return None
+            dims.append(int(value))
+        shapes.append(tuple(dims))
+    return shapes
+
+
+def choose_sizes(func: PrimFunc, rng: np.random.Generator, max_size: int = _MAX_SIZE) -> dict:
+    """Values for the symbolic sizes of ``func``'s buffers, by name."""
+    names = [v.name for v in _free_in_shapes(func)]
+    for _ in range(100):
+        sizes = {n: int(rng.integers(1, max_size + 1)) for n in names}
+        if _shapes(func, sizes) is not None:
+            return sizes
+    raise TirfunError(f"no sizes up to {max_size} give every buffer of the function a valid shape")
+
+
+def random_array(dtype: DataType, shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    """Random contents: floats in [-1, 1], small integers, random bools
+    (bfloat16 as its bit patterns in uint16)."""
+    dtype = DataType(dtype)
+    if dtype.is_bool:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.is_int:
+        return rng.integers(-8, 9, size=shape).astype(str(dtype))
+    if dtype.is_uint:
+        return rng.integers(0, 9, size=shape).astype(str(dtype))
+    values = rng.uniform(-1.0, 1.0, size=shape)
+    if dtype == "bfloat16":
+        return bfloat16_bits(values)
+    return values.astype(str(dtype))
+
+
+def bfloat16_bits(values: np.ndarray) -> np.ndarray:
+    """The bfloat16 bit patterns nearest to ``values`` (ties to even)."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def _scalar(var: Var, rng: np.random.Generator, sizes: Mapping[str, int]):
+    if var.name in sizes:
+        return sizes[var.name]
+    dt = var.dtype
+    if dt.is_bool:
+        return bool(rng.integers(0, 2))
+    if dt.is_integer:
+        return int(rng.integers(1, _MAX_SIZE + 1))
+    if dt.is_float:
+        return float(rng.uniform(-1.0, 1.0))
+    raise ArgumentError(f"cannot make a random value for parameter {var.name}: {dt}")
+
+
+def random_inputs(func_or_mod, rng: np.random.Generator | int = 0, *,
+                  sizes: Mapping[str, int] | None = None) -> list:
+    """Positional arguments for ``interp.run(func, *args)``: one random
+    array per buffer parameter, one value per scalar parameter."""
+    func = _function(func_or_mod)
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    sizes = dict(sizes) if sizes is not None else choose_sizes(func, rng)
+    shapes = _shapes(func, sizes)
+    if shapes is None:
+        raise TirfunError(f"the sizes {sizes} give a buffer a negative dimension")
+    args, k = [], 0
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is not None:
+            args.append(random_array(buf.dtype, shapes[k], rng))
+            k += 1
+        elif p.dtype.is_handle:
+            raise ArgumentError(f"parameter {p.name} is a handle without a buffer; its array "
+                                "cannot be made up")
+        else:
+            args.append(_scalar(p, rng, sizes))
+    return args
+
+
+def _copy(args: list) -> list:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _labels(func: PrimFunc) -> list[str]:
+    return [func.buffer_map[p].name if p in func.buffer_map else p.name for p in func.params]
+
+
+def _check_signatures(f: PrimFunc, g: PrimFunc) -> None:
+    if len(f.params) != len(g.params):
+        raise NotEquivalentError(f"the functions take {len(f.params)} and {len(g.params)} parameters")
+    for k, (p, q) in enumerate(zip(f.params, g.params)):
+        bf, bg = f.buffer_map.get(p), g.buffer_map.get(q)
+        if (bf is None) != (bg is None):
+            raise NotEquivalentError(f"parameter {k} is a buffer in one function and not the other")
+        if bf is not None and (bf.dtype != bg.dtype or len(bf.shape) != len(bg.shape)):
+            raise NotEquivalentError(f"parameter {k}: buffer {bf.name} of {bf.dtype} with "
+                                     f"{len(bf.shape)} dimensions against {bg.name} of {bg.dtype} "
+                                     f"with {len(bg.shape)}")
+        if bf is None and p.dtype != q.dtype:
+            raise NotEquivalentError(f"parameter {k}: {p.name}: {p.dtype} against {q.name}: {q.dtype}")
+
+
+def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: DataType,
+                   rtol: float | None = None, atol: float | None = None) -> str | None:
+    """None when the arrays agree, else a message naming the first differing
+    index and both values."""
+    dtype = DataType(dtype)
+    if expected.shape != actual.shape:
+        return f"buffer {name} has shape {expected.shape} against {actual.shape}"
+    x, y = expected, actual
+    if dtype == "bfloat16":
+        x = (x.astype(np.uint32) << 16).view(np.float32)
+        y = (y.astype(np.uint32) << 16).view(np.float32)
+    if dtype.is_float:
+        x, y = x.astype(np.float64), y.astype(np.float64)
+        r0, a0 = TOLERANCES.get(str(dtype), (1e-4, 1e-4))
+        r, a = (r0 if rtol is None else rtol), (a0 if atol is None else atol)
+        # the absolute tolerance follows the typical magnitude of the values
+        # (a sum that cancels keeps the rounding errors of its terms), not
+        # the largest one, which may be a reducer's identity such as -3.4e38
+        finite = np.abs(x[np.isfinite(x)])
+        scale = max(1.0, float(np.median(finite))) if finite.size else 1.0
+        with np.errstate(invalid="ignore"):
+            same = np.isclose(x, y, rtol=r, atol=a * scale, equal_nan=True)
+    else:
+        same = expected == actual
+    if np.all(same):
+        return None
+    bad = np.argwhere(~np.asarray(same))
+    index = tuple(int(i) for i in bad[0])
+    count = len(bad)
+    shown = (x, y) if dtype == "bfloat16" else (expected, actual)
+    return (f"buffer {name} differs at index {index}: {_show(shown[0][index])} against "
+            f"{_show(shown[1][index])} ({count} of {expected.size} elements differ)")
+
+
+def _show(value) -> str:
+    """A value in its own type's shortest spelling (float32 ``0.1``, not ``0.10000000149``)."""
+    return str(value) if isinstance(value, np.floating) else repr(value.item())
+
+
+def assert_equivalent(f, g, *, trials: int = 3, seed: int = 0, rtol: float | None = None,
+                      atol: float | None = None, sizes: Mapping[str, int] | None = None) -> None:
+    """Raise :class:`NotEquivalentError` unless ``f`` and ``g`` leave every
+    buffer equal (within tolerance) on ``trials`` random inputs.
+
+    The inputs are drawn for ``f`` (with ``seed``) and passed to both by
+    position; symbolic sizes get random values up to 6 unless ``sizes``
+    (by variable name) fixes them. An error of ``f`` on its inputs is
+    raised as is; an error of ``g`` alone is a difference.
+    """
+    from ..interp import run
+
+    ff, gg = _function(f), _function(g)
+    _check_signatures(ff, gg)
+    labels = _labels(ff)
+    for trial in range(trials):
+        rng = np.random.default_rng([seed, trial])
+        args = random_inputs(ff, rng, sizes=sizes)
+        first, second = _copy(args), _copy(args)
+        run(ff, *first)
+        try:
+            run(gg, *second)
+        except TirfunError as exc:
+            raise NotEquivalentError(f"the first function runs but the second fails "
+                                     f"(trial {trial}, seed {seed}): {exc}") from exc
+        for label, p, x, y in zip(labels, ff.params, first, second):
+            if not isinstance(x, np.ndarray):
+                continue
+            problem = compare_arrays(label, x, y, ff.buffer_map[p].dtype, rtol, atol)
+            if problem is not None:
+                raise NotEquivalentError(f"{problem} (trial {trial}, seed {seed})")
+
+
+def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
+    """A hypothesis strategy of argument lists for ``interp.run(func, *args)``."""
+    from hypothesis import assume
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    from ..interp.semantics import numpy_dtype
+
+    func = _function(func_or_mod)
+    free = _free_in_shapes(func)
+
+    def elements(dtype: DataType):
+        if dtype.is_bool:
+            return st.booleans()
+        if dtype.is_int:
+            return st.integers(-8, 8)
+        if dtype.is_uint:
+            return st.integers(0, 8)
+        if dtype == "bfloat16":
+            return st.floats(-1.0, 1.0, width=32).map(lambda x: int(bfloat16_bits(np.array([x]))[0]))
+        width = {"float16": 16, "float32": 32}.get(str(dtype), 64)
+        return st.floats(-1.0, 1.0, width=width)
+
+    @st.composite
+    def draw_inputs(draw):
+        sizes = {v.name: draw(st.integers(1, max_size), label=v.name) for v in free}
+        shapes = _shapes(func, sizes)
+        assume(shapes is not None)
+        args, k = [], 0
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is not None:
+                args.append(draw(hnp.arrays(numpy_dtype(buf.dtype), shapes[k],
+                                            elements=elements(buf.dtype))))
+                k += 1
+            elif p.name in sizes:
+                args.append(sizes[p.name])
+            elif p.dtype.is_handle:
+                raise ArgumentError(f"parameter {p.name} is a handle without a buffer; its array "
+                                    "cannot be made up")
+            elif p.dtype.is_bool:
+                args.append(draw(st.booleans()))
+            elif p.dtype.is_integer:
+                args.append(draw(st.integers(1, max_size)))
+            else:
+                args.append(draw(st.floats(-1.0, 1.0, width=32 if p.dtype.bits == 32 else 64)))
+        return args
+
+    return draw_inputs()
+
+
+__all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for",
+           "random_array", "compare_arrays", "choose_sizes", "bfloat16_bits", "TOLERANCES"]

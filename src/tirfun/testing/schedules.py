@@ -1,0 +1,313 @@
+"""Random schedules: sequences of loop primitives for property tests.
+
+:func:`loop_schedules` is a hypothesis strategy of :class:`~tirfun.rewrites.Pipeline`
+values that apply to a given module: every step is drawn among the loop
+primitives (split, fuse, reorder, merge, add_unit_loop,
+reorder_block_iter_var, parallel, vectorize, bind, unroll, annotate,
+unannotate) with arguments taken from the module as the previous steps left
+it, and kept only when ``violations()`` is empty. :func:`random_schedule`
+does the same from a seed, without hypothesis.
+
+:func:`bad_rewrites` is a strategy of records with at least one argument
+that cannot be right (a name that does not exist, a block where a loop goes,
+a factor of the wrong type, ...), for testing that such arguments end in a
+ScheduleError.
+
+The draws stay inside what keeps a program's meaning and what a backend
+can take: merges only join adjacent loop nests that share no buffer one of
+them writes (TVM's merge does not check dependences); parallel, vectorize
+and bind only apply to loops whose iterations are whole blocks (a loop
+inside a block's body may carry an accumulation), bind never makes a
+cross-thread reduction, vectorize only takes innermost loops of constant
+extent, and unroll only loops of constant extent. Thread axes are otherwise
+drawn freely, so a GPU backend test should pass its own ``primitives``.
+"""
+
+from __future__ import annotations
+
+from ..analysis.traversal import walk_stmts
+from ..nodes import THREAD_TAGS, Block, BlockRealize, For, IntImm, IRModule, PrimFunc, SeqStmt
+from .. import rewrites as R
+from ..rewrites.checks import all_block_realizes
+from ._choices import BytesChooser, Chooser, RandomChooser
+
+# unroll and add_unit_loop apply to any loop and any non-root block, so they
+# come first: hypothesis's simplest choice is the first, and it must succeed
+PRIMITIVES = ("unroll", "add_unit_loop", "split", "fuse", "reorder", "merge", "reorder_block_iter_var",
+              "parallel", "vectorize", "bind", "annotate", "unannotate")
+
+_WEIGHTS = {"split": 6, "fuse": 4, "reorder": 4, "merge": 2, "add_unit_loop": 1,
+            "reorder_block_iter_var": 1, "parallel": 2, "vectorize": 2, "bind": 2, "unroll": 1,
+            "annotate": 1, "unannotate": 1}
+_ANNOTATION_KEYS = ("pragma_unroll_explicit", "software_pipeline_stage", "tirfun.note")
+_ATTEMPTS = 8
+
+
+def _module(mod) -> IRModule:
+    return IRModule({"main": mod}) if isinstance(mod, PrimFunc) else mod
+
+
+def _main(mod: IRModule) -> PrimFunc:
+    return mod.functions["main"] if "main" in mod.functions else next(iter(mod.functions.values()))
+
+
+def _loops(func: PrimFunc) -> list[tuple[tuple, For]]:
+    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, For)]
+
+
+def _blocks(func: PrimFunc) -> list[tuple[tuple, Block]]:
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+
+
+def _chain(loop: For) -> list[For]:
+    """The loop and the loops that are each the only child of the one before."""
+    out = [loop]
+    while isinstance(out[-1].body, For):
+        out.append(out[-1].body)
+    return out
+
+
+def _name(loop: For) -> str:
+    return loop.loop_var.name
+
+
+def _factors(ch: Chooser, loop: For) -> list:
+    extent = loop.extent.value if isinstance(loop.extent, IntImm) else None
+    parts = ch.choice((2, 2, 3))
+    if extent is None:
+        factors = [ch.integer(1, 4) for _ in range(parts - 1)]
+        factors.insert(ch.integer(0, parts - 1), None)
+        return factors
+    divisors = [d for d in range(1, extent + 1) if extent % d == 0]
+    factors = [ch.choice(divisors + [ch.integer(1, max(1, extent))]) for _ in range(parts - 1)]
+    if ch.chance(70):
+        factors.insert(ch.integer(0, parts - 1), None)
+    else:
+        product = 1
+        for f in factors:
+            product *= f
+        factors.insert(ch.integer(0, parts - 1), -(-extent // product))
+    return factors
+
+
+def _blocks_only_below(loop: For) -> bool:
+    """Whether every statement under ``loop``, down to the blocks, is a
+    loop, a sequence or a block (no stores outside blocks)."""
+    stack = [loop.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BlockRealize):
+            continue
+        if isinstance(node, For):
+            stack.append(node.body)
+        elif isinstance(node, SeqStmt):
+            stack.extend(node.seq)
+        else:
+            return False
+    return True
+
+
+def _buffers_of(stmt) -> tuple[set, set]:
+    reads, writes = set(), set()
+    for _, realize in all_block_realizes(stmt, ()):
+        reads |= {r.buffer for r in realize.block.reads}
+        writes |= {w.buffer for w in realize.block.writes}
+    return reads, writes
+
+
+def _merge_candidates(func: PrimFunc) -> list[tuple[str, str]]:
+    """Pairs of adjacent sibling loops that can be merged without changing
+    what the program computes (neither writes a buffer the other touches)."""
+    out = []
+    for _, stmt in walk_stmts(func):
+        if not isinstance(stmt, SeqStmt):
+            continue
+        for a, b in zip(stmt.seq, stmt.seq[1:]):
+            if not (isinstance(a, For) and isinstance(b, For)):
+                continue
+            ra, wa = _buffers_of(a)
+            rb, wb = _buffers_of(b)
+            if wa & (rb | wb) or wb & ra:
+                continue
+            out.append((_name(a), _name(b)))
+    return out
+
+
+def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
+    """A record of ``primitive`` with arguments drawn from ``mod`` (maybe not valid)."""
+    func = _main(mod)
+    loops = _loops(func)
+    blocks = _blocks(func)
+    if primitive in ("split", "fuse", "reorder", "parallel", "vectorize", "bind", "unroll") and not loops:
+        return None
+    if primitive == "split":
+        _, loop = ch.choice(loops)
+        return R.split(_name(loop), _factors(ch, loop), preserve_unit_iters=ch.chance(80))
+    if primitive == "fuse":
+        _, loop = ch.choice(loops)
+        chain = _chain(loop)
+        if len(chain) < 2:
+            return None
+        n = ch.integer(2, min(3, len(chain)))
+        return R.fuse(*[_name(l) for l in chain[:n]], preserve_unit_iters=ch.chance(80))
+    if primitive == "reorder":
+        _, loop = ch.choice(loops)
+        chain = _chain(loop)
+        if len(chain) < 2:
+            return None
+        picked = [l for l in chain if ch.chance(70)]
+        if len(picked) < 2:
+            picked = chain[:2]
+        return R.reorder(*[_name(l) for l in ch.shuffled(picked)])
+    if primitive == "merge":
+        pairs = _merge_candidates(func)
+        return R.merge(*ch.choice(pairs)) if pairs else None
+    if primitive == "add_unit_loop":
+        if blocks and ch.chance(50):
+            return R.add_unit_loop(R.BlockRef(ch.choice(blocks)[1].name_hint))
+        return R.add_unit_loop(R.LoopRef(_name(ch.choice(loops)[1]))) if loops else None
+    if primitive == "reorder_block_iter_var":
+        many = [b for _, b in blocks if len(b.iter_vars) >= 2]
+        if not many:
+            return None
+        block = ch.choice(many)
+        return R.reorder_block_iter_var(block.name_hint, ch.shuffled(range(len(block.iter_vars))))
+    if primitive == "unroll":
+        fixed = [l for _, l in loops if isinstance(l.extent, IntImm)]
+        return R.unroll(_name(ch.choice(fixed))) if fixed else None
+    if primitive in ("parallel", "vectorize", "bind"):
+        # only loops whose iterations are blocks, so the checks on the blocks'
+        # iteration variables say the iterations are independent
+        eligible = [l for _, l in loops if _blocks_only_below(l)]
+        if primitive == "vectorize":
+            eligible = [l for l in eligible if isinstance(l.extent, IntImm) and l.extent.value <= 16
+                        and isinstance(l.body, BlockRealize)]
+        if not eligible:
+            return None
+        loop = ch.choice(eligible)
+        if primitive == "bind":
+            if R.parallel(_name(loop)).violations(mod):
+                return None  # no cross-thread reductions
+            return R.bind(_name(loop), ch.choice(THREAD_TAGS))
+        return getattr(R, primitive)(_name(loop))
+    targets = [R.LoopRef(_name(l)) for _, l in loops] + [R.BlockRef(b.name_hint) for _, b in blocks]
+    if primitive == "annotate":
+        if not targets:
+            return None
+        value = ch.choice((ch.integer(0, 16), "value", [1, 2], {"k": 1}))
+        return R.annotate(ch.choice(targets), ch.choice(_ANNOTATION_KEYS), value)
+    if primitive == "unannotate":
+        annotated = [(R.LoopRef(_name(l)), l) for _, l in loops if l.annotations] + \
+                    [(R.BlockRef(b.name_hint), b) for _, b in blocks if b.annotations]
+        if not annotated:
+            return None
+        ref, node = ch.choice(annotated)
+        return R.unannotate(ref, ch.choice(sorted(node.annotations)))
+    raise ValueError(f"unknown primitive {primitive!r}")
+
+
+def _fallback(mod: IRModule):
+    """A rewrite that always applies: a unit loop over the first block or loop."""
+    func = _main(mod)
+    blocks = _blocks(func)
+    if blocks:
+        return R.add_unit_loop(R.BlockRef(blocks[0][1].name_hint))
+    fixed = [l for _, l in _loops(func) if isinstance(l.extent, IntImm)]
+    return R.unroll(_name(fixed[0])) if fixed else None
+
+
+def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVES) -> R.Pipeline:
+    """A pipeline of 1 to ``max_steps`` rewrites, each valid on the module the
+    previous ones produce (fewer only when nothing applies at all)."""
+    mod = _module(mod)
+    steps = []
+    weights = [(p, _WEIGHTS[p]) for p in primitives]
+    for _ in range(ch.integer(1, max_steps)):
+        chosen = None
+        for _attempt in range(_ATTEMPTS):
+            record = _draw_rewrite(ch, mod, ch.weighted(weights))
+            if record is not None and not record.violations(mod):
+                chosen = record
+                break
+        if chosen is None:
+            chosen = _fallback(mod)
+            if chosen is None:
+                break
+        mod = chosen(mod)
+        steps.append(chosen)
+    return R.Pipeline(steps)
+
+
+def loop_schedules(mod, *, max_steps: int = 6, primitives=PRIMITIVES):
+    """A hypothesis strategy of pipelines of valid loop primitives for ``mod``."""
+    from hypothesis import strategies as st
+
+    # one byte string per schedule, as for programs: far cheaper than a draw
+    # per choice, and it shrinks toward the simplest choices all the same
+    size = 96 * max_steps
+    return st.binary(min_size=size, max_size=size).map(
+        lambda data: build_schedule(BytesChooser(data), mod, max_steps=max_steps, primitives=primitives))
+
+
+def random_schedule(mod, seed: int, *, max_steps: int = 6, primitives=PRIMITIVES) -> R.Pipeline:
+    """A pipeline of valid loop primitives for ``mod`` determined by ``seed``."""
+    return build_schedule(RandomChooser(seed), mod, max_steps=max_steps, primitives=primitives)
+
+
+# -- arguments that cannot be right --------------------------------------------------
+
+_BAD_VALUES = (3, 2.5, None, object)
+
+
+def build_bad_rewrite(ch: Chooser, mod):
+    """A record with at least one argument that is wrong for ``mod``."""
+    func = _main(_module(mod))
+    loop_names = [_name(l) for _, l in _loops(func)] or ["i"]
+    block_names = [b.name_hint for _, b in _blocks(func)] or ["B"]
+    loop = R.LoopRef(ch.choice(loop_names))
+    block = R.BlockRef(ch.choice(block_names))
+    missing_loop = R.LoopRef("no_such_loop")
+    missing_block = R.BlockRef("no_such_block")
+    other_func = R.LoopRef(loop.name, "no_such_function")
+    wrong = ch.choice((missing_loop, missing_block, other_func, block, ch.choice(_BAD_VALUES)))
+    kind = ch.choice(PRIMITIVES)
+    if kind == "split":
+        if ch.chance(50):
+            return R.split(wrong, [None, 2])
+        factors = ch.choice(([None, None], [0, None], [-3, None], ["x", None], [2.5, None], [],
+                             "factors", [True, None]))
+        return R.split(loop, factors)
+    if kind == "fuse":
+        return R.fuse(*ch.choice(([], [missing_loop], [loop, loop], [block], [loop, wrong])))
+    if kind == "reorder":
+        return R.reorder(*ch.choice(([loop, loop], [missing_loop, loop], [block, loop], [loop, wrong])))
+    if kind == "merge":
+        return R.merge(*ch.choice(([loop], [loop, loop], [missing_loop, loop], [block, loop])))
+    if kind == "add_unit_loop":
+        return R.add_unit_loop(ch.choice((missing_block, missing_loop, other_func, 7)))
+    if kind == "reorder_block_iter_var":
+        return R.reorder_block_iter_var(ch.choice((block, missing_block, loop)),
+                                        ch.choice(([0, 0], [-1], [5, 6, 7], "01", [1.0], [True])))
+    if kind in ("parallel", "vectorize", "unroll"):
+        return getattr(R, kind)(ch.choice((missing_loop, block, other_func, 1.5)))
+    if kind == "bind":
+        if ch.chance(50):
+            return R.bind(loop, ch.choice(("threadIdx.w", "blockIdx", "", 3, None)))
+        return R.bind(ch.choice((missing_loop, block)), "threadIdx.x")
+    if kind == "annotate":
+        if ch.chance(50):
+            return R.annotate(ch.choice((missing_block, missing_loop, 4)), "k", 1)
+        return R.annotate(block, ch.choice((3, None, ("k",))), ch.choice((None, object(), {1: 2})))
+    return R.unannotate(ch.choice((block, loop, missing_block)), ch.choice(("no_such_key", 3, None)))
+
+
+def bad_rewrites(mod):
+    """A hypothesis strategy of records with a wrong argument for ``mod``."""
+    from hypothesis import strategies as st
+
+    return st.binary(min_size=32, max_size=32).map(lambda data: build_bad_rewrite(BytesChooser(data), mod))
+
+
+__all__ = ["PRIMITIVES", "loop_schedules", "random_schedule", "build_schedule", "bad_rewrites",
+           "build_bad_rewrite"]

@@ -1,0 +1,144 @@
+"""The verifier on random PrimFuncs: it accepts every well-formed one (also
+after a renaming, also inside a module), and rejects each one after a single
+break of one of its rules."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tirfun.analysis.traversal import blocks, get_at, replace_at, transform, walk
+from tirfun.analysis.verify import verify
+from tirfun.errors import VerifyError
+from tirfun.nodes import BufferLoad, Cast, For, IntImm, IRModule, IterVar, LetStmt, Range, Var
+from tirfun.testing.programs import prim_funcs
+from tirfun.testing.renaming import rename_bound
+
+
+@given(prim_funcs(), st.integers(0, 2**32 - 1))
+def test_verify_accepts_every_random_program(func, seed):
+    assert verify(func) is func
+    verify(rename_bound(func, seed))
+    verify(IRModule({"main": func}))
+
+
+def _realizes(func):
+    """(path, BlockRealize) of every block but the root."""
+    out = []
+    for path, block in blocks(func):
+        if block.name_hint != "root":
+            out.append((path[:-1], get_at(func, path[:-1])))
+    return out
+
+
+def _rejects(func, *rules):
+    with pytest.raises(VerifyError) as info:
+        verify(func)
+    assert any(rule in str(info.value) for rule in rules), str(info.value)
+
+
+@given(data=st.data())
+def test_a_name_bound_twice_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    binders = [p for p in func.params]
+    for node in walk(func.body):
+        if isinstance(node, For):
+            binders.append(node.loop_var)
+        elif isinstance(node, IterVar):
+            binders.append(node.var)
+        elif isinstance(node, LetStmt):
+            binders.append(node.var)
+    assume(len(binders) >= 2)
+    a, b = data.draw(st.lists(st.sampled_from(binders), min_size=2, max_size=2, unique=True))
+    clash = Var(b.name, a.dtype)
+    _rejects(transform(func, lambda n: clash if n == a else n), "duplicate name")
+
+
+@given(data=st.data())
+def test_a_block_name_used_twice_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    realizes = _realizes(func)
+    assume(len(realizes) >= 2)
+    (pa, ra), (pb, rb) = data.draw(st.lists(st.sampled_from(realizes), min_size=2, max_size=2,
+                                            unique_by=lambda r: r[1].block.name_hint))
+    renamed = attrs.evolve(ra.block, name_hint=rb.block.name_hint)
+    _rejects(replace_at(func, pa + (("block", None),), renamed), "duplicate name")
+
+
+@given(data=st.data())
+def test_a_loop_variable_used_inside_a_block_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    candidates = []
+    for path, realize in _realizes(func):
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if isinstance(value, Var) and any(n == iv.var for n in walk(realize.block.body)):
+                candidates.append((path, realize, iv.var, value))
+    assume(candidates)
+    path, realize, iter_var, loop_var = data.draw(st.sampled_from(candidates))
+    body = transform(realize.block.body, lambda n: loop_var if n == iter_var else n)
+    broken = replace_at(func, path, attrs.evolve(realize, block=attrs.evolve(realize.block, body=body)))
+    _rejects(broken, "block isolation", "use outside scope")
+
+
+@given(data=st.data())
+def test_an_undeclared_buffer_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    candidates = [(path, realize, load) for path, realize in _realizes(func)
+                  for load in walk(realize.block.body) if isinstance(load, BufferLoad)]
+    assume(candidates)
+    path, realize, load = data.draw(st.sampled_from(candidates))
+    stranger = attrs.evolve(load.buffer, name=load.buffer.name + "_undeclared")
+    # only the body changes: the buffer's declaration and the regions keep the old one
+    body = transform(realize.block.body, lambda n: stranger if n == load.buffer else n)
+    broken = replace_at(func, path, attrs.evolve(realize, block=attrs.evolve(realize.block, body=body)))
+    _rejects(broken, "undeclared buffer")
+
+
+@given(data=st.data())
+def test_a_read_region_left_out_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    candidates = []
+    for path, realize in _realizes(func):
+        written = {r.buffer.name for r in realize.block.writes}
+        for i, region in enumerate(realize.block.reads):
+            if region.buffer.name not in written:
+                candidates.append((path, realize, i))
+    assume(candidates)
+    path, realize, i = data.draw(st.sampled_from(candidates))
+    block = realize.block
+    smaller = attrs.evolve(block, reads=block.reads.delete(i))
+    _rejects(replace_at(func, path, attrs.evolve(realize, block=smaller)), "region not covered")
+
+
+@given(data=st.data())
+def test_a_binding_of_the_wrong_dtype_is_rejected(data):
+    func = data.draw(prim_funcs(), label="func")
+    candidates = [(path, realize, i) for path, realize in _realizes(func)
+                  for i in range(len(realize.iter_values))]
+    assume(candidates)
+    path, realize, i = data.draw(st.sampled_from(candidates))
+    value = realize.iter_values[i]
+    other = "int64" if value.dtype == "int32" else "int32"
+    broken = attrs.evolve(realize, iter_values=realize.iter_values.set(i, Cast(other, value)))
+    _rejects(replace_at(func, path, broken), "binding dtype")
+
+
+@given(data=st.data())
+def test_a_binding_outside_its_constant_domain_is_rejected(data):
+    func = data.draw(prim_funcs(allow_where=False), label="func")
+    loops = {n.loop_var: n for n in walk(func.body) if isinstance(n, For)}
+    candidates = []
+    for path, realize in _realizes(func):
+        for i, (iv, value) in enumerate(zip(realize.block.iter_vars, realize.iter_values)):
+            loop = loops.get(value) if isinstance(value, Var) else None
+            if (loop is not None and isinstance(loop.extent, IntImm) and loop.extent.value >= 2
+                    and isinstance(loop.min, IntImm) and loop.min.value == 0):
+                candidates.append((path, realize, i))
+    assume(candidates)
+    path, realize, i = data.draw(st.sampled_from(candidates))
+    iv = realize.block.iter_vars[i]
+    narrow = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(iv.dom.extent.dtype, iv.dom.extent.value - 1)))
+    block = attrs.evolve(realize.block, iter_vars=realize.block.iter_vars.set(i, narrow))
+    _rejects(replace_at(func, path, attrs.evolve(realize, block=block)), "binding outside domain")

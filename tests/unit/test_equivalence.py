@@ -1,0 +1,143 @@
+"""assert_equivalent, random_inputs and inputs_for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tirfun import te
+from tirfun.errors import InterpError
+from tirfun.interp import run
+from tirfun.nodes import Block, BlockRealize, Buffer, BufferStore, For, IterVar, PrimFunc, Range, Var
+from tirfun.testing.equivalence import (
+    NotEquivalentError, assert_equivalent, compare_arrays, inputs_for, random_inputs,
+)
+
+
+def scale(c: float, name="B", size=8):
+    A = te.placeholder((size,), name="A")
+    B = te.compute((size,), lambda i: A[i] * c, name=name)
+    return te.create_prim_func([A, B])
+
+
+def split_scale(c: float, outer: int, inner: int):
+    """``B[i] = A[i] * c`` through a split loop with a predicate (nodes built by hand)."""
+    A, B = Buffer("A", [8]), Buffer("B", [8])
+    io, ii, vi = Var("io"), Var("ii"), Var("vi")
+    block = Block([IterVar(Range(0, 8), vi, "DataPar")], [], [], "B",
+                  BufferStore(B, A[vi] * c, [vi]))
+    body = For(io, 0, outer, "serial", For(ii, 0, inner, "serial",
+                                           BlockRealize([io * inner + ii], io * inner + ii < 8, block)))
+    ha, hb = Var("var_A", "handle"), Var("var_B", "handle")
+    return PrimFunc([ha, hb], body, buffer_map={ha: A, hb: B})
+
+
+def test_equivalent_functions_pass():
+    assert_equivalent(scale(2.0), split_scale(2.0, 3, 3))
+    assert_equivalent(scale(2.0), split_scale(2.0, 2, 4), trials=5, seed=11)
+
+
+def test_a_different_constant_is_reported_with_buffer_and_index():
+    with pytest.raises(NotEquivalentError) as info:
+        assert_equivalent(scale(2.0), split_scale(2.5, 2, 4))
+    assert isinstance(info.value, AssertionError)
+    assert "buffer B differs at index (0,)" in str(info.value)
+    assert "8 of 8 elements differ" in str(info.value)
+    assert "trial 0, seed 0" in str(info.value)
+
+
+def test_a_missed_element_is_found():
+    # a split that covers only 6 of the 8 elements
+    with pytest.raises(NotEquivalentError, match=r"buffer B differs at index \(6,\)"):
+        assert_equivalent(scale(2.0), split_scale(2.0, 2, 3))
+
+
+def test_reassociated_float_sums_are_within_tolerance():
+    A = te.placeholder((16,), name="A")
+    k = te.reduce_axis((0, 16), "k")
+    forward = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="S")
+    r = te.reduce_axis((0, 16), "r")
+    backward = te.compute((1,), lambda i: te.sum(A[15 - r], axis=r), name="S")
+    assert_equivalent(te.create_prim_func([A, forward]), te.create_prim_func([A, backward]))
+
+
+def test_symbolic_sizes_are_chosen():
+    n = te.var("n")
+    A = te.placeholder((n, 3), name="A")
+    B = te.compute((n, 3), lambda i, j: A[i, j] + A[i, j], name="B")
+    m = te.var("m")
+    A2 = te.placeholder((m, 3), name="A")
+    B2 = te.compute((m, 3), lambda i, j: A2[i, j] * 2.0, name="B")
+    assert_equivalent(te.create_prim_func([A, B]), te.create_prim_func([A2, B2]), trials=4)
+    C2 = te.compute((m, 3), lambda i, j: A2[i, j] * 2.0 + 1.0, name="B")
+    with pytest.raises(NotEquivalentError, match="buffer B differs"):
+        assert_equivalent(te.create_prim_func([A, B]), te.create_prim_func([A2, C2]))
+
+
+def test_different_signatures_are_not_equivalent():
+    A = te.placeholder((8,), name="A", dtype="int32")
+    B = te.compute((8,), lambda i: A[i] * 2, name="B")
+    with pytest.raises(NotEquivalentError, match="buffer A of float32 with 1 dimensions against A of int32"):
+        assert_equivalent(scale(2.0), te.create_prim_func([A, B]))
+
+
+def test_a_failing_second_function_is_not_equivalent():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[(i + 1) % 9] * 2.0, name="B")  # reads A[8]
+    with pytest.raises(NotEquivalentError, match="the second fails") as info:
+        assert_equivalent(scale(2.0), te.create_prim_func([A, B]))
+    assert "out-of-bounds load from buffer A" in str(info.value)
+    with pytest.raises(InterpError, match="out-of-bounds"):
+        assert_equivalent(te.create_prim_func([A, B]), scale(2.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "uint8", "bool"])
+def test_random_inputs_are_small_and_typed(dtype):
+    A = te.placeholder((50,), name="A", dtype=dtype)
+    B = te.compute((50,), lambda i: A[i], name="B")
+    a, b = random_inputs(te.create_prim_func([A, B]), np.random.default_rng(1))
+    assert a.dtype == np.dtype(dtype) and b.dtype == np.dtype(dtype)
+    if dtype.startswith("float"):
+        assert np.all(np.abs(a) <= 1) and len(np.unique(a)) > 10
+    elif dtype != "bool":
+        assert np.all(np.abs(a.astype(np.int64)) <= 8) and len(np.unique(a)) > 3
+    else:
+        assert a.any() and not a.all()
+
+
+def test_random_inputs_include_scalars_and_respect_given_sizes():
+    n = te.var("n")
+    A = te.placeholder((n, 2), name="A")
+    B = te.compute((n, 2), lambda i, j: A[i, j], name="B")
+    a, b = random_inputs(te.create_prim_func([A, B]), 0, sizes={"n": 5})
+    assert a.shape == (5, 2) and b.shape == (5, 2)
+
+
+def test_compare_arrays_treats_nan_as_equal_and_integers_exactly():
+    x = np.array([1.0, np.nan], dtype="float32")
+    assert compare_arrays("X", x, x.copy(), "float32") is None
+    assert compare_arrays("X", np.array([3, 4]), np.array([3, 5]), "int64") == \
+        "buffer X differs at index (1,): 4 against 5 (1 of 2 elements differ)"
+
+
+@settings(max_examples=20)
+@given(data=st.data())
+def test_inputs_for_draws_runnable_arguments(data):
+    n = te.var("n")
+    A = te.placeholder((n, 3), name="A")
+    B = te.compute((n, 3), lambda i, j: A[i, j] * 3.0, name="B")
+    f = te.create_prim_func([A, B])
+    a, b = data.draw(inputs_for(f))
+    assert a.shape == b.shape and 1 <= a.shape[0] <= 6
+    assert np.all(np.abs(a) <= 1)
+    run(f, a, b)
+    np.testing.assert_array_equal(b, a * np.float32(3))
+
+
+def test_a_reducer_identity_in_the_buffer_does_not_hide_differences():
+    x = np.array([-3.4e38, 1.0, 2.0, 0.5, 0.25], dtype="float32")
+    y = x.copy()
+    y[3] = 0.51
+    assert compare_arrays("M", x, y, "float32").startswith("buffer M differs at index (3,)")

@@ -1,0 +1,127 @@
+"""The simplification pass: each rule, and that it never changes a value."""
+
+import numpy as np
+import pytest
+
+from tirfun import IRModule, tir
+from tirfun.analysis.traversal import walk
+from tirfun.lower import simplify
+from tirfun.lower.simplify import simplify_expr, simplify_stmt
+from tirfun.nodes import FloatImm, For, IfThenElse, IntImm, Var
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+i, j, k = Var("i"), Var("j"), Var("k")
+x = Var("x", "float32")
+u = Var("u", "uint32")
+ENV = {i: (0, 7), j: (0, 3), k: (0, 255)}
+
+
+def text(e) -> str:
+    return simplify_expr(e, ENV).script()
+
+
+@pytest.mark.parametrize("expr, expected", [
+    (tir.Add(IntImm("int32", 2), IntImm("int32", 3)), "5"),
+    (tir.Mul(i, IntImm("int32", 1)), "i"),
+    (tir.Mul(IntImm("int32", 1), i), "i"),
+    (tir.Add(i, IntImm("int32", 0)), "i"),
+    (tir.Sub(i, IntImm("int32", 0)), "i"),
+    (tir.Mul(i, IntImm("int32", 0)), "0"),
+    (tir.Sub(i, i), "0"),
+    ((i * 4 + j) * 8 + k - j * 8, "i * 32 + k"),
+    (tir.floordiv(i * 4 + j, 4), "i"),
+    (tir.floormod(i * 4 + j, 4), "j"),
+    (tir.floordiv(i * 8 + j + 4, 4), "i * 2 + 1"),
+    (tir.floordiv(i * 4 + k, 4), "i + k // 4"),
+    (tir.floormod(i * 4 + k, 4), "k % 4"),
+    (tir.floordiv(j, 1), "j"),
+    (tir.floormod(j, 1), "0"),
+    (tir.floordiv(k, 8) * 8 + tir.floormod(k, 8), "k"),
+    (tir.truncdiv(k - 9, 8) * 16 + tir.truncmod(k - 9, 8) * 2, "k * 2 - 18"),
+    (tir.truncdiv(i * 4 + j, 4), "i"),
+    (tir.min(j, i + 4), "j"),
+    (tir.max(j, i + 4), "i + 4"),
+])
+def test_integer_rules(expr, expected):
+    assert text(expr) == expected
+
+
+@pytest.mark.parametrize("expr, expected", [
+    (tir.LT(j, IntImm("int32", 4)), "T.bool(True)"),
+    (tir.GE(i, IntImm("int32", 8)), "T.bool(False)"),
+    (tir.LT(i * 4 + j, IntImm("int32", 32)), "T.bool(True)"),
+    (tir.EQ(i * 4 + j, IntImm("int32", 40)), "T.bool(False)"),
+    (tir.NE(i, i), "T.bool(False)"),
+    # a sum at its smallest value: each variable at its lower bound
+    (tir.EQ(k * 4 + j, IntImm("int32", 0)), "k == 0 and j == 0"),
+    (tir.LE(i * 4 + j, IntImm("int32", 0)), "i == 0 and j == 0"),
+    (tir.And(tir.LT(j, IntImm("int32", 4)), tir.LT(i, k)), "i < k"),
+])
+def test_conditions_proven_from_bounds(expr, expected):
+    assert text(expr) == expected
+
+
+def test_float_rules_keep_every_value_exact():
+    assert text(x * FloatImm("float32", 1.0)) == "x"
+    assert text(x / FloatImm("float32", 1.0)) == "x"
+    assert text(x - FloatImm("float32", 0.0)) == "x"
+    # x + 0.0 turns -0.0 into 0.0, so it stays
+    kept = tir.Add(x, FloatImm("float32", 0.0))
+    assert simplify_expr(kept, ENV) == kept
+    # x * 0.0 is NaN for an infinite x, so it stays
+    kept = tir.Mul(x, FloatImm("float32", 0.0))
+    assert simplify_expr(kept, ENV) == kept
+
+
+def test_float_folding_rounds_like_the_dtype():
+    a, b = FloatImm("float32", 0.1), FloatImm("float32", 0.2)
+    folded = simplify_expr(tir.Add(a, b))
+    assert isinstance(folded, FloatImm)
+    assert folded.value == float(np.float32(0.1) + np.float32(0.2))
+
+
+def test_integer_folding_wraps_like_the_dtype():
+    folded = simplify_expr(tir.Add(IntImm("int8", 100), IntImm("int8", 100)))
+    expected = (np.array([100], np.int8) + np.array([100], np.int8))[0]
+    assert folded == IntImm("int8", int(expected))
+
+
+def test_unsigned_comparisons_are_not_decided_by_signed_bounds():
+    e = tir.LT(u - IntImm("uint32", 1), IntImm("uint32", 5))
+    assert simplify_expr(e, {u: (0, 3)}).script() != "T.bool(True)"
+
+
+def test_statement_rules():
+    A = tir.decl_buffer((8,), "float32", name="A")
+    store = tir.BufferStore(A, FloatImm("float32", 1.0), [i])
+    # a loop of extent 1 becomes its body with the variable replaced
+    one = simplify_stmt(For(i, 3, 1, "serial", store))
+    assert one.script() == "A[3] = T.float32(1.0)"
+    # a loop of extent 0 disappears
+    assert simplify_stmt(For(i, 0, 0, "serial", store)).script() == "T.evaluate(0)"
+    # a test proven true by the loop bounds is removed
+    guarded = For(i, 0, 8, "serial", IfThenElse(tir.LT(i, IntImm("int32", 8)), store))
+    out = simplify_stmt(guarded)
+    assert not any(isinstance(n, IfThenElse) for n in walk(out))
+
+
+def test_simplify_preserves_meaning_on_a_lowered_program():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((6, 8), "int32"), B: T.Buffer((48,), "int32")):
+    for f in range(48):
+        with T.block("B"):
+            vi = T.axis.spatial(6, f // 8)
+            vj = T.axis.spatial(8, f % 8)
+            B[vi * 8 + vj] = A[vi, vj] * 1 + 0
+"""
+    f = from_source(src)
+    from tirfun.lower import lower_blocks
+
+    lowered = lower_blocks(IRModule({"main": f}))
+    out = simplify(lowered)
+    loads = [n for n in walk(out["main"].body) if isinstance(n, tir.BufferStore)]
+    assert loads[0].value.script() == "A[f // 8, f % 8]"
+    assert loads[0].indices[0].script() == "f"
+    assert_equivalent(f, out["main"])

@@ -1,0 +1,93 @@
+"""The binding simplifier and the affine-binding test."""
+
+import random
+
+import pytest
+from hypothesis import given, strategies as st
+
+from tirfun.interp import evaluate
+from tirfun.nodes import FloorDiv, FloorMod, For, IntImm, Var
+from tirfun.rewrites.affine import expr_bounds, is_affine_binding, simplify_index
+from tirfun.rewrites.exprs import floordiv, floormod
+
+I0, I1, I2, F, N = Var("i_0"), Var("i_1"), Var("i_2"), Var("f"), Var("n")
+
+
+def loop(var: Var, extent) -> For:
+    from tirfun.nodes import Evaluate
+
+    return For(var, 0, extent, "serial", Evaluate(0))
+
+
+@pytest.mark.parametrize("expr, ranges, expected", [
+    ((I0 * 2 + I1) * 2 + I2, {}, "i_0 * 4 + i_1 * 2 + i_2"),
+    (I0 * 4 + I1 * 2 + I2 + 3 - 3, {}, "i_0 * 4 + i_1 * 2 + i_2"),
+    (floordiv(F, 8) * 8 + floormod(F, 8), {}, "f"),
+    (floordiv(I0 * 8 + I1, 8), {"i_1": (0, 7)}, "i_0"),
+    (floormod(I0 * 8 + I1, 8), {"i_1": (0, 7)}, "i_1"),
+    (floordiv(I0 * 8 + I1, 8), {}, "i_0 + i_1 // 8"),
+    (floordiv(floordiv(F, 4), 2), {}, "f // 8"),
+    (floormod(floormod(F, 8), 4), {}, "f % 4"),
+    (floordiv(floormod(F, 12), 4), {"f": (0, 23)}, "f % 12 // 4"),
+    (floordiv(N + 3, 4), {}, "(n + 3) // 4"),
+    (I0 - I1 * 2 - 1, {}, "i_0 - i_1 * 2 - 1"),
+    (I0 * N + I1, {}, "i_0 * n + i_1"),
+])
+def test_simplify_index(expr, ranges, expected):
+    assert simplify_index(expr, ranges).script() == expected
+
+
+def test_simplify_index_leaves_non_integers_alone():
+    x = Var("x", "float32")
+    assert simplify_index(x * 2.0) == x * 2.0
+
+
+def test_bounds():
+    assert expr_bounds(I0 * 4 + I1, {"i_0": (0, 1), "i_1": (0, 3)}) == (0, 7)
+    assert expr_bounds(floormod(F, 8), {}) == (0, 7)
+    assert expr_bounds(I0 - I1, {"i_0": (0, 3), "i_1": (0, 3)}) == (-3, 3)
+    assert expr_bounds(I0 * N, {"i_0": (0, 3)}) is None
+
+
+LOOPS = {v.name: loop(v, e) for v, e in ((I0, 2), (I1, 3), (I2, 4), (F, 24))}
+
+
+@pytest.mark.parametrize("values, affine", [
+    ([I0 * 12 + I1 * 4 + I2], True),
+    ([I0, I1], True),
+    ([floordiv(F, 12), floordiv(floormod(F, 12), 4), floormod(F, 4)], True),
+    ([IntImm("int32", 0), I1 + 1], True),
+    ([I0 * 2], False),               # weight 2 on the innermost part
+    ([I0 * 5 + I2], False),          # not a mixed radix: 5 is not i_2's extent
+    ([I0, I0], False),               # one loop feeds two iteration variables
+    ([floordiv(F, 4), floormod(F, 8)], False),  # overlapping slices of f
+    ([I0 * I1], False),
+    ([N * 4 + I2], True),            # other variables are constants
+])
+def test_affine_binding(values, affine):
+    assert is_affine_binding(values, LOOPS) is affine
+
+
+def _random_index(rng: random.Random, depth: int):
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([I0, I1, I2, F, IntImm("int32", rng.randint(-5, 9))])
+    kind = rng.choice("+-*/%")
+    a = _random_index(rng, depth - 1)
+    if kind in "/%":
+        c = IntImm("int32", rng.randint(1, 9))
+        return floordiv(a, c) if kind == "/" else floormod(a, c)
+    if kind == "*":
+        return a * rng.randint(-3, 5) if rng.random() < 0.8 else a * _random_index(rng, depth - 1)
+    b = _random_index(rng, depth - 1)
+    return a + b if kind == "+" else a - b
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_simplification_keeps_the_value(seed):
+    rng = random.Random(seed)
+    expr = _random_index(rng, 4)
+    ranges = {"i_0": (0, 1), "i_1": (0, 2), "i_2": (0, 3), "f": (0, 23)}
+    simple = simplify_index(expr, ranges)
+    for _ in range(8):
+        values = {name: rng.randint(lo, hi) for name, (lo, hi) in ranges.items()}
+        assert evaluate(simple, **values) == evaluate(expr, **values), (expr.script(), simple.script())

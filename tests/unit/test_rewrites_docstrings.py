@@ -1,0 +1,47 @@
+"""Every primitive's docstring example runs: the rewrite applied to the
+"before" function gives the "after" function."""
+
+import inspect
+import textwrap
+
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.nodes import IRModule
+from tirfun.script import from_source
+
+RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIterVar,
+           R.Parallel, R.Vectorize, R.Bind, R.Unroll, R.Annotate, R.Unannotate]
+
+
+def example(cls) -> tuple[str, str, str]:
+    """The before source, the rewrite expression and the after source."""
+    doc = inspect.getdoc(cls)
+    code = doc.split(".. code-block:: python", 1)[1]
+    before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
+    rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
+    after = code.split("# after", 1)[1]
+    return textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after)
+
+
+@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.primitive)
+def test_docstring_example_runs(cls):
+    before_src, rewrite_src, after_src = example(cls)
+    before = from_source(before_src)
+    expected = from_source(after_src)
+    rewrite = eval(rewrite_src, {name: getattr(R, name) for name in R.__all__})  # our own docstring
+    assert cls in {type(r) for r in (rewrite.rewrites if isinstance(rewrite, R.Pipeline) else [rewrite])}
+    result = rewrite(IRModule({"main": before}))
+    assert_structural_equal(result["main"], expected)
+
+
+@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.primitive)
+def test_docstring_lists_numbered_requirements_naming_errors(cls):
+    doc = inspect.getdoc(cls)
+    # every error class the docstring names exists and is a ScheduleError subclass
+    named = [name for name in R.__all__ if name.endswith("Error") and name in doc]
+    assert named, f"{cls.__name__}'s docstring names no error class"
+    for name in named:
+        assert issubclass(getattr(R, name), R.RewriteError)
+    assert "1. " in doc

@@ -1,0 +1,288 @@
+"""Every ScheduleError subclass of the rewrites, raised with its message.
+
+Each case applies a rewrite to a small module and checks the exact class
+(not a base class), the first line of the message (primitive, subject and
+reason), and that the detailed rendering shows the offending TVMScript.
+"""
+
+import re
+
+import attrs
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.errors import ScheduleError
+from tirfun.nodes import IRModule
+from tirfun.script import from_source
+
+ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+
+TWO_NESTS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for j in range(4):
+        for k in range(2):
+            with T.block("C"):
+                vj = T.axis.spatial(8, j * 2 + k)
+                C[vj] = A[vj] + T.float32(1)
+"""
+
+SIBLINGS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+        for k in range(8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                C[vi, vk] = A[vi, vk]
+"""
+
+SHIFTED = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(2, 10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi]
+"""
+
+TRIANGLE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in range(i + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(8, k)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+"""
+
+OPAQUE_ITER = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            vj = T.axis.opaque(8, j)
+            B[vi, vj] = A[vi, vj]
+"""
+
+NOT_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i * 3 + j)
+            B[vi] = A[vi]
+"""
+
+NESTED_SCOPE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            T.reads(A[vi, 0:8])
+            T.writes(B[vi, 0:8])
+            for j in range(8):
+                with T.block("B"):
+                    vi2 = T.axis.spatial(8, vi)
+                    vj = T.axis.spatial(8, j)
+                    B[vi2, vj] = A[vi2, vj]
+    for k in range(8):
+        with T.block("C"):
+            vk = T.axis.spatial(8, k)
+            C[vk, 0] = A[vk, 0]
+"""
+
+IN_PLACE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+"""
+
+
+def mod_of(source: str) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def bound(source: str) -> IRModule:
+    return R.bind("i", "threadIdx.x")(mod_of(source))
+
+
+def annotated(source: str) -> IRModule:
+    return R.annotate(R.LoopRef("i"), "pragma", 1)(mod_of(source))
+
+
+def with_duplicate_block(source: str) -> IRModule:
+    """An ill-formed module whose two blocks share a name."""
+    mod = mod_of(source)
+    func = mod["main"]
+    seq = func.body.block.body
+    second = seq.seq[1]
+    renamed = attrs.evolve(second.body.body, block=attrs.evolve(second.body.body.block, name_hint="B"))
+    new_seq = attrs.evolve(seq, seq=seq.seq.set(1, attrs.evolve(second, body=attrs.evolve(second.body, body=renamed))))
+    root = attrs.evolve(func.body.block, body=new_seq)
+    return IRModule({"main": attrs.evolve(func, body=attrs.evolve(func.body, block=root))})
+
+
+def two_functions() -> IRModule:
+    f = from_source(ELEMENTWISE)
+    return IRModule({"f": f, "g": f})
+
+
+CASES = [
+    # (id, module, rewrite, error class, first-line pattern)
+    ("module", lambda: 42, R.split("i", [2]), R.InvalidModuleError,
+     r"^split: argument: expected an IRModule or a PrimFunc, got int$"),
+    ("function", lambda: mod_of(ELEMENTWISE), R.split(R.LoopRef("i", "nope"), [2]), R.UnknownFunctionError,
+     r"^split: function 'nope': the module has no such function \(it has: main\)$"),
+    ("no-main", two_functions, R.split("i", [2]), R.UnknownFunctionError,
+     r"^split: arguments: the module has several functions and none is 'main' \(it has: f, g\)"),
+    ("loop", lambda: mod_of(ELEMENTWISE), R.split("x", [2]), R.UnknownLoopError,
+     r"^split: loop 'x': function 'main' has no loop with that loop variable$"),
+    ("block", lambda: mod_of(ELEMENTWISE), R.reorder_block_iter_var("X", [0]), R.UnknownBlockError,
+     r"^reorder_block_iter_var: block 'X': function 'main' has no block with that name$"),
+    ("dup-block", lambda: with_duplicate_block(TWO_NESTS), R.annotate("B", "k", 1), R.NotSingleBlockError,
+     r"^annotate: block 'B': function 'main' has several blocks with that name$"),
+    ("ref-kind", lambda: mod_of(ELEMENTWISE), R.split(R.BlockRef("B"), [2]), R.RefKindError,
+     r"^split: block 'B': expected a loop \(a LoopRef or a loop name\), got a block$"),
+    ("foreign", lambda: mod_of(ELEMENTWISE), R.fuse(R.LoopRef("i", "main"), R.LoopRef("j", "g")),
+     R.ForeignRefError, r"^fuse: arguments: the references point into different functions \('main', 'g'\)"),
+    ("flag", lambda: mod_of(ELEMENTWISE), R.split("i", [2, 4], preserve_unit_iters="yes"),
+     R.InvalidArgumentError, r"^split: argument preserve_unit_iters: expected True or False, got 'yes'$"),
+    ("few-loops", lambda: mod_of(ELEMENTWISE), R.merge("i"), R.NotEnoughLoopsError,
+     r"^merge: arguments: merge needs at least 2 loops, got 1$"),
+    ("factor-type", lambda: mod_of(ELEMENTWISE), R.split("i", ["x", None]), R.InvalidFactorError,
+     r"^split: loop 'i': factor 0 is 'x'; a factor is None, a positive int or an integer expression$"),
+    ("factor-zero", lambda: mod_of(ELEMENTWISE), R.split("i", [0, None]), R.NonPositiveFactorError,
+     r"^split: loop 'i': factor 0 is 0; constant factors must be positive$"),
+    ("two-none", lambda: mod_of(ELEMENTWISE), R.split("i", [None, None]), R.NotSingleInferFactorError,
+     r"^split: loop 'i': 2 factors are None; only one factor can be inferred$"),
+    ("product", lambda: mod_of(ELEMENTWISE), R.split("i", [2, 2]), R.WrongFactorProductError,
+     r"^split: loop 'i': the factors' product 4 is not provably at least the loop's extent$"),
+    ("thread", lambda: mod_of(ELEMENTWISE), R.bind("i", "threadIdx.w"), R.InvalidThreadAxisError,
+     r"^bind: loop 'i': 'threadIdx.w' is not a thread axis; expected one of blockIdx.x"),
+    ("ann-key", lambda: mod_of(ELEMENTWISE), R.annotate("B", 3, 1), R.InvalidAnnotationError,
+     r"^annotate: block 'B': the annotation key 3 is not a string$"),
+    ("iter-order", lambda: mod_of(ELEMENTWISE), R.reorder_block_iter_var("B", [0, 0]),
+     R.InvalidReorderIndexError,
+     r"^reorder_block_iter_var: block 'B': the order \(0, 0\) is not a permutation of \[0, 1, \.\.\., 1\]"),
+    ("bound-loop", lambda: bound(ELEMENTWISE), R.split("i", [2, 4]), R.LoopHasAnnotationOrThreadBindingError,
+     r"^split: loop 'i': the loop is bound to threadIdx.x; split applies only to loops without"),
+    ("annotated-loop", lambda: annotated(ELEMENTWISE), R.fuse("i", "j"),
+     R.LoopHasAnnotationOrThreadBindingError, r"^fuse: loop 'i': the loop has annotations \(pragma\)"),
+    ("start", lambda: mod_of(SHIFTED), R.split("i", [2, 4]), R.LoopNotStartWithZeroError,
+     r"^split: loop 'i': the loop starts at 2, and split supports only loops starting at 0$"),
+    ("twice", lambda: mod_of(ELEMENTWISE), R.reorder("i", "i"), R.LoopMultiAppearanceError,
+     r"^reorder: loop 'i': the loop is given more than once$"),
+    ("parent", lambda: mod_of(ELEMENTWISE), R.fuse("j", "i"), R.OuterNotInnerParentError,
+     r"^fuse: loop 'i': loop 'j' is not the parent of loop 'i', so they cannot be fused$"),
+    ("only-child", lambda: mod_of(SIBLINGS), R.fuse("i", "j"), R.NotOnlyChildError,
+     r"^fuse: loop 'j': loop 'j' is not the only child of loop 'i', so they cannot be fused$"),
+    ("dependent", lambda: mod_of(TRIANGLE), R.reorder("k", "i"), R.DependentLoopError,
+     r"^reorder: loop 'k': the min or extent of loop 'k' depends on loop 'i', which would be inside"),
+    ("chain", lambda: mod_of(SIBLINGS), R.reorder("j", "k"), R.LoopsNotAChainError,
+     r"^reorder: loops 'j', 'k': the loops are not in a chain: they are on different branches"),
+    ("iter-type", lambda: mod_of(OPAQUE_ITER), R.reorder("j", "i"), R.BlockIterTypeError,
+     r"^reorder: block 'B': the block under the loops to reorder has the Opaque iteration variable vj"),
+    ("affine", lambda: mod_of(NOT_AFFINE), R.reorder("j", "i"), R.NotAffineBindingError,
+     r"^reorder: block 'B': the block under the loops to reorder does not have an affine binding$"),
+    ("scope", lambda: mod_of(NESTED_SCOPE), R.merge("j", "k"), R.NotSameScopeError,
+     r"^merge: loops 'j', 'k': the loops to merge are not in the same block scope$"),
+    ("depth", lambda: mod_of(TWO_NESTS), R.merge("i", "k"), R.NestDepthMismatchError,
+     r"^merge: loop 'k': its nest has 2 loops below the common ancestor, the nest of loop 'i' has 1$"),
+    ("extent", lambda: mod_of(TWO_NESTS), R.merge("i", "j"), R.NestExtentMismatchError,
+     r"^merge: loop 'j': loop 'j' has extent 4, loop 'i' at the same level has 8$"),
+    ("root", lambda: mod_of(ELEMENTWISE), R.add_unit_loop(R.BlockRef("root")), R.RootBlockError,
+     r"^add_unit_loop: block 'root': it is the root block of the function; no loop can be added above it$"),
+    ("dataflow", lambda: mod_of(IN_PLACE), R.parallel("i"), R.NotCompactDataflowError,
+     r"^parallel: block 'B': the block under loop 'i' is neither a complete block \(it both reads and "
+     r"writes buffer B\) nor a reduction block \(it has no init statement\)$"),
+    ("iter-kind", lambda: mod_of(TRIANGLE), R.vectorize("k"), R.WrongBlockIterTypeError,
+     r"^vectorize: block 'C': the vectorize of loop 'k' cannot be fulfilled: the loop feeds the "
+     r"CommReduce iteration variable vk, which must be data-parallel$"),
+    ("annotation", lambda: mod_of(ELEMENTWISE), R.unannotate("B", "nope"), R.AnnotationNotFoundError,
+     r"^unannotate: block 'B': it has no annotation 'nope' \(it has: none\)$"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_each_error_is_raised_with_its_message(case):
+    _, make, rewrite, cls, pattern = case
+    mod = make()
+    with pytest.raises(ScheduleError) as info:
+        rewrite(mod)
+    err = info.value
+    assert type(err) is cls
+    first = str(err).split("\n")[0]
+    assert re.search(pattern, first), first
+    assert rewrite.primitive in first
+
+
+def test_every_error_class_has_a_case():
+    covered = {c[3] for c in CASES}
+    every = {getattr(R, name) for name in R.__all__
+             if name.endswith("Error") and getattr(R, name) is not R.RewriteError}
+    assert every - covered == set()
+
+
+def test_errors_derive_from_schedule_error():
+    for name in R.__all__:
+        if name.endswith("Error"):
+            assert issubclass(getattr(R, name), ScheduleError)
+
+
+def test_detail_shows_the_offending_script_and_fast_does_not():
+    mod = bound(ELEMENTWISE)
+    err = R.split("i", [2, 4]).violations(mod)[0]
+    detail = str(err)
+    assert 'for i in T.thread_binding(8, thread="threadIdx.x"):' in detail
+    assert 'with T.block("B"):' in detail
+    assert str(err.with_level("fast")) == detail.split("\n")[0]
+    assert str(err.with_level("none")) == "ScheduleError: (not rendered)"
+
+
+def test_block_errors_show_the_binding():
+    err = R.parallel("i").violations(mod_of(IN_PLACE))[0]
+    assert "vi = T.axis.spatial(8, i)" in str(err)
+
+
+def test_violations_lists_independent_failures_and_raises_nothing():
+    mod = bound(SHIFTED)
+    errors = R.split("i", [2, 4]).violations(mod)
+    assert [type(e) for e in errors] == [R.LoopHasAnnotationOrThreadBindingError, R.LoopNotStartWithZeroError]
+    with pytest.raises(R.LoopHasAnnotationOrThreadBindingError):
+        R.split("i", [2, 4])(mod)
+
+
+def test_violations_is_empty_for_a_legal_rewrite():
+    assert R.split("i", [2, 4]).violations(mod_of(ELEMENTWISE)) == []
+
+
+def test_errors_pickle_with_their_message():
+    import pickle
+
+    err = R.split("x", [2]).violations(mod_of(ELEMENTWISE))[0]
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is type(err) and str(again) == str(err)

@@ -1,0 +1,71 @@
+"""parallel, vectorize, bind and unroll."""
+
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.verify import verify
+from tirfun.nodes import ForKind, IRModule
+from tirfun.script import from_source
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
+    for i, j, k in T.grid(4, 5, 6):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def mod_of(source: str = MATMUL) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+@pytest.mark.parametrize("rewrite, kind, tag", [
+    (R.parallel("i"), ForKind.PARALLEL, None),
+    (R.vectorize("j"), ForKind.VECTORIZED, None),
+    (R.unroll("k"), ForKind.UNROLLED, None),
+    (R.bind("i", "blockIdx.x"), ForKind.THREAD_BINDING, "blockIdx.x"),
+    (R.bind("j", "vthread.y"), ForKind.THREAD_BINDING, "vthread.y"),
+])
+def test_kind_changes_only_the_loop(rewrite, kind, tag):
+    mod = mod_of()
+    out = rewrite(mod)
+    loop = R.get(out, rewrite.loop)
+    assert loop.kind is kind and loop.thread_binding == tag
+    assert loop.body is R.get(mod, rewrite.loop).body  # everything under it is shared
+    verify(out)
+
+
+def test_reduction_loops_may_bind_only_to_thread_idx():
+    mod = mod_of()
+    assert R.bind("k", "threadIdx.x").violations(mod) == []
+    for rewrite in (R.bind("k", "blockIdx.x"), R.bind("k", "vthread.x"), R.parallel("k"), R.vectorize("k")):
+        [err] = rewrite.violations(mod)
+        assert isinstance(err, R.WrongBlockIterTypeError)
+        assert "CommReduce iteration variable vk" in str(err)
+
+
+def test_unroll_requires_nothing_of_the_blocks():
+    assert R.unroll("k").violations(mod_of()) == []
+
+
+def test_reduction_block_counts_as_compact_dataflow():
+    # the reduction block reads and writes C, but it has an init: it is a
+    # reduction block, so the spatial loops can be parallel
+    assert R.parallel("i").violations(mod_of()) == []
+
+
+def test_bind_prints_as_tvm_does():
+    out = (R.bind("i", "blockIdx.x") >> R.bind("j", "threadIdx.x"))(mod_of())
+    text = out.script()
+    assert 'for i in T.thread_binding(4, thread="blockIdx.x"):' in text
+    assert 'for j in T.thread_binding(5, thread="threadIdx.x"):' in text
+
+
+def test_unroll_clears_a_thread_binding():
+    out = R.unroll("i")(R.bind("i", "blockIdx.x")(mod_of()))
+    loop = R.get(out, R.LoopRef("i"))
+    assert loop.kind is ForKind.UNROLLED and loop.thread_binding is None

@@ -1,0 +1,58 @@
+"""The name index: built once per function, derived along rewritten paths."""
+
+import gc
+
+import tirfun.rewrites as R
+from tirfun.analysis.traversal import get_at
+from tirfun.nodes import IRModule
+from tirfun.rewrites.index import _CACHE, build_index, index_of
+from tirfun.script import from_source
+
+SOURCE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), n: T.int32):
+    C = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            x: T.float32 = A[vi, vj]
+            C[vi, vj] = x * T.float32(2)
+    for k in range(8):
+        with T.block("B"):
+            vk = T.axis.spatial(8, k)
+            T.reads(C[vk, 0:8])
+            T.writes(B[vk, 0:8])
+            for l in range(8):
+                B[vk, l] = C[vk, l]
+"""
+
+
+def test_the_index_maps_names_to_paths():
+    func = from_source(SOURCE)
+    index = index_of(func)
+    for name, path in index.loops.items():
+        assert get_at(func, path).loop_var.name == name
+    for name, path in index.blocks.items():
+        assert get_at(func, path).name_hint == name
+    assert set(index.loops) == {"i", "j", "k", "l"}
+    assert {"A", "B", "C", "n", "x", "vi", "vj", "vk", "i", "l", "root"} <= set(index.names)
+
+
+def test_the_index_is_cached_per_function_and_released_with_it():
+    func = from_source(SOURCE)
+    assert index_of(func) is index_of(func)
+    key = id(func)
+    assert key in _CACHE
+    del func
+    gc.collect()
+    assert key not in _CACHE
+
+
+def test_a_rewrite_registers_the_derived_index():
+    mod = IRModule({"main": from_source(SOURCE)})
+    out = (R.split("l", [None, 3]) >> R.add_unit_loop("B") >> R.reorder_block_iter_var("C", [1, 0])
+           >> R.merge("i", "k") >> R.split("j", [2, 4]) >> R.fuse("j_0", "j_1") >> R.annotate("B", "k", 1) >> R.reorder("l_1", "l_0"))
+    for step in out:
+        mod = step(mod)
+        cached = _CACHE[id(mod["main"])][1]
+        assert cached == build_index(mod["main"])

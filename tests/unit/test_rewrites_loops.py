@@ -1,0 +1,395 @@
+"""split, fuse, reorder, merge, add_unit_loop, reorder_block_iter_var."""
+
+import copy
+
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.nodes import IRModule
+from tirfun.rewrites.index import build_index, index_of
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+
+def mod_of(source: str) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def check(rewrite, before: str, after: str) -> IRModule:
+    """Apply ``rewrite`` to ``before``; the result equals ``after``, verifies,
+    computes the same, and the input is unchanged."""
+    mod = mod_of(before)
+    snapshot = copy.deepcopy(mod)
+    out = rewrite(mod)
+    assert_structural_equal(out["main"], from_source(after))
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    assert mod == snapshot
+    assert index_of(out["main"]) == build_index(out["main"])
+    return out
+
+
+ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
+    for i, j, k in T.grid(4, 5, 6):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+SYMBOLIC = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+"""
+
+
+# ---------------------------------------------------------------- split
+
+def test_split_exact_factors_has_no_predicate():
+    check(R.split("i", [2, 2, 2]), ELEMENTWISE, """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i_0, i_1, i_2, j in T.grid(2, 2, 2, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i_0 * 4 + i_1 * 2 + i_2)
+            vj = T.axis.spatial(8, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+
+
+def test_split_infers_a_none_factor_and_guards_the_overshoot():
+    check(R.split("j", [3, None]), ELEMENTWISE, """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j_0, j_1 in T.grid(8, 3, 3):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            vj = T.axis.spatial(8, j_0 * 3 + j_1)
+            T.where(j_0 * 3 + j_1 < 8)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+
+
+def test_split_with_overshooting_explicit_factors_adds_the_predicate():
+    check(R.split("i", [5, 2]), ELEMENTWISE, """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i_0, i_1, j in T.grid(5, 2, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i_0 * 2 + i_1)
+            vj = T.axis.spatial(8, j)
+            T.where(i_0 * 2 + i_1 < 8)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+
+
+def test_split_disable_predication_leaves_the_predicate_out():
+    out = R.split("i", [None, 4], disable_predication=True)(mod_of(ELEMENTWISE))
+    assert "T.where" not in out.script()
+
+
+def test_split_of_a_symbolic_loop():
+    check(R.split("i", [None, 4]), SYMBOLIC, """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i_0, i_1 in T.grid((n + 3) // 4, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i_0 * 4 + i_1)
+            T.where(i_0 * 4 + i_1 < n)
+            B[vi] = A[vi] + T.float32(1)
+""")
+
+
+def test_split_by_a_symbolic_factor():
+    out = R.split("i", [None, from_source(SYMBOLIC).params[2]])(mod_of(SYMBOLIC))
+    loop = out["main"].body.block.body
+    assert loop.loop_var.name == "i_0" and loop.body.loop_var.name == "i_1"
+    verify(out)
+
+
+def test_split_factor_using_an_unknown_variable_is_refused():
+    from tirfun.nodes import Var
+
+    errors = R.split("i", [None, Var("m")]).violations(mod_of(SYMBOLIC))
+    assert [type(e) for e in errors] == [R.InvalidFactorError]
+    assert "uses m, which is not defined at the loop" in str(errors[0])
+
+
+def test_split_keeps_unit_loops_in_bindings_unless_asked():
+    kept = R.split("i", [1, None])(mod_of(ELEMENTWISE))
+    assert "vi = T.axis.spatial(8, i_0 * 8 + i_1)" in kept.script()
+    dropped = R.split("i", [1, None], preserve_unit_iters=False)(mod_of(ELEMENTWISE))
+    assert 'vi, vj = T.axis.remap("SS", [i_1, j])' in dropped.script()
+    verify(dropped)
+
+
+def test_split_names_avoid_names_in_use():
+    mod = R.split("i", [2, 4])(mod_of(ELEMENTWISE))
+    # splitting i_0 makes i_0_0 and i_0_1; a second split of a loop named like
+    # an existing one gets the next free suffix
+    mod = R.split("i_0", [1, 2])(mod)
+    assert [l.name for l in R.get_loops(mod, "B")] == ["i_0_0", "i_0_1", "i_1", "j"]
+    out = R.split("j", [2, 4])(R.fuse("i_0_0", "i_0_1")(mod))
+    names = [l.name for l in R.get_loops(out, "B")]
+    assert names == ["i_0_0_i_0_1_fused", "i_1", "j_0", "j_1"]
+
+
+def test_split_result_names_are_fresh_when_the_preferred_one_is_taken():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            i_0 = T.axis.spatial(8, i)
+            B[i_0] = A[i_0]
+"""
+    out = R.split("i", [2, 4]).run(mod_of(src))
+    assert [r.name for r in out.result] == ["i_0_1", "i_1"]
+    verify(out.mod)
+
+
+def test_split_accepts_numpy_and_literal_factors():
+    import numpy as np
+
+    from tirfun.nodes import IntImm
+
+    expected = R.split("i", [2, 4])(mod_of(ELEMENTWISE))
+    assert R.split("i", [np.int64(2), 4])(mod_of(ELEMENTWISE)) == expected
+    assert R.split("i", [IntImm("int32", 2), None])(mod_of(ELEMENTWISE)) == expected
+
+
+def test_split_returns_refs_to_the_new_loops():
+    outcome = R.split("i", [2, None]).run(mod_of(ELEMENTWISE))
+    assert outcome.result == (R.LoopRef("i_0", "main"), R.LoopRef("i_1", "main"))
+
+
+def test_split_of_a_loop_inside_a_block_guards_with_if():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8, 5), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.reads(A[vi, 0:5], B[vi])
+            T.writes(B[vi])
+            B[vi] = T.float32(0)
+            for k in range(5):
+                B[vi] = B[vi] + A[vi, k]
+"""
+    mod = mod_of(src)
+    out = R.split("k", [None, 2])(mod)
+    assert "if k_0 * 2 + k_1 < 5:" in out.script()
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_split_shares_untouched_blocks_and_keeps_the_input():
+    mod = mod_of(MATMUL)
+    block = R.get(mod, "C")
+    out = R.split("k", [2, 3])(mod)
+    assert R.get(out, "C") is block
+    assert mod == mod_of(MATMUL)
+
+
+# ----------------------------------------------------------------- fuse
+
+def test_fuse_two_loops():
+    check(R.fuse("i", "j"), ELEMENTWISE, """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i_j_fused in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i_j_fused // 8)
+            vj = T.axis.spatial(8, i_j_fused % 8)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+
+
+def test_fuse_three_loops_uses_mixed_radix_digits():
+    out = check(R.fuse("i", "j", "k"), MATMUL, """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
+    for i_j_k_fused in range(120):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i_j_k_fused // 30)
+            vj = T.axis.spatial(5, i_j_k_fused % 30 // 6)
+            vk = T.axis.reduce(6, i_j_k_fused % 6)
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+""")
+    assert R.get_loops(out, "C") == [R.LoopRef("i_j_k_fused", "main")]
+
+
+def test_split_then_fuse_gives_back_the_plain_binding():
+    mod = R.fuse("i_0", "i_1")(R.split("i", [2, 4])(mod_of(ELEMENTWISE)))
+    assert 'vi, vj = T.axis.remap("SS", [i_0_i_1_fused, j])' in mod.script()
+
+
+def test_fuse_then_split_simplifies_div_and_mod():
+    mod = R.split("i_j_fused", [8, 8])(R.fuse("i", "j")(mod_of(ELEMENTWISE)))
+    text = mod.script()
+    assert 'vi, vj = T.axis.remap("SS", [i_j_fused_0, i_j_fused_1])' in text
+
+
+def test_fuse_of_one_loop_renames_it():
+    out = R.fuse("j")(mod_of(ELEMENTWISE))
+    assert [l.name for l in R.get_loops(out, "B")] == ["i", "j_fused"]
+
+
+# --------------------------------------------------------------- reorder
+
+def test_reorder_a_subset_of_a_chain():
+    check(R.reorder("k", "i"), MATMUL, """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
+    for k, j, i in T.grid(6, 5, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+""")
+
+
+def test_reorder_in_the_same_order_returns_the_same_module():
+    mod = mod_of(ELEMENTWISE)
+    assert R.reorder("i", "j")(mod) is mod
+    assert R.reorder("i")(mod) is mod
+
+
+def test_reorder_keeps_the_block():
+    mod = mod_of(ELEMENTWISE)
+    out = R.reorder("j", "i")(mod)
+    assert R.get(out, "B") is R.get(mod, "B")
+    assert index_of(out["main"]) == build_index(out["main"])
+
+
+# ----------------------------------------------------------------- merge
+
+TWO = """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+    for k, l in T.grid(8, 4):
+        with T.block("C"):
+            vk, vl = T.axis.remap("SS", [k, l])
+            C[vk, vl] = A[vk, vl] * T.float32(3)
+"""
+
+
+def test_merge_outer_loops():
+    check(R.merge("i", "k"), TWO, """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i_m in range(8):
+        for j in range(4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i_m, j])
+                B[vi, vj] = A[vi, vj]
+        for l in range(4):
+            with T.block("C"):
+                vk, vl = T.axis.remap("SS", [i_m, l])
+                C[vk, vl] = A[vk, vl] * T.float32(3)
+""")
+
+
+def test_merge_whole_nests():
+    out = check(R.merge("j", "l"), TWO, """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i_m, j_m in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i_m, j_m])
+            B[vi, vj] = A[vi, vj]
+        with T.block("C"):
+            vk, vl = T.axis.remap("SS", [i_m, j_m])
+            C[vk, vl] = A[vk, vl] * T.float32(3)
+""")
+    assert R.merge("j", "l").run(mod_of(TWO)).result == R.LoopRef("j_m", "main")
+    assert [l.name for l in R.get_loops(out, "C")] == ["i_m", "j_m"]
+    mod = mod_of(TWO)
+    assert R.get(R.merge("j", "l")(mod), "C") is R.get(mod, "C")
+
+
+# --------------------------------------------------------- add_unit_loop
+
+def test_add_unit_loop_above_a_loop():
+    check(R.add_unit_loop(R.LoopRef("j")), ELEMENTWISE, """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, u, j in T.grid(8, 1, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+
+
+def test_add_unit_loop_twice_gets_a_fresh_name():
+    mod = R.add_unit_loop("B")(R.add_unit_loop("B")(mod_of(ELEMENTWISE)))
+    # the second unit loop goes right above the block, under the first
+    assert [l.name for l in R.get_loops(mod, "B")] == ["i", "j", "u", "u_1"]
+
+
+# ------------------------------------------------ reorder_block_iter_var
+
+def test_reorder_block_iter_var_of_a_reduction():
+    check(R.reorder_block_iter_var("C", [2, 1, 0]), MATMUL, """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
+    for i, j, k in T.grid(4, 5, 6):
+        with T.block("C"):
+            vk, vj, vi = T.axis.remap("RSS", [k, j, i])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+""")
+
+
+# ----------------------------------------------------------- the records
+
+def test_records_are_values():
+    a, b = R.split("i", [2, 4]), R.split(R.LoopRef("i"), (2, 4))
+    assert a == b and hash(a) == hash(b)
+    assert R.fuse("i", "j") == R.fuse(["i", "j"])
+    assert R.fuse("i", "j") != R.fuse("j", "i")
+    with pytest.raises(AttributeError):
+        a.factors = (1,)
+
+
+def test_a_record_applies_to_a_prim_func_too():
+    func = from_source(ELEMENTWISE)
+    assert R.split("i", [2, 4])(func) == R.split("i", [2, 4])(IRModule({"main": func}))
+
+
+def test_refs_may_name_another_function():
+    f = from_source(ELEMENTWISE)
+    mod = IRModule({"main": f, "other": f})
+    out = R.split(R.LoopRef("i", "other"), [2, 4])(mod)
+    assert out["main"] is f
+    assert [l.name for l in R.get_loops(out, R.BlockRef("B", "other"))] == ["i_0", "i_1", "j"]
