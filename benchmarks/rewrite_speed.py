@@ -102,6 +102,7 @@ def time_chain(mod: IRModule, loops: list[str]) -> float:
 
 
 def main(argv: list[str]) -> int:
+    """Time every case and print the table."""
     repeats = 50 if "--quick" in argv else 400
     rows = []
     tut = tutorial_module()

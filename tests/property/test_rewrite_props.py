@@ -1,6 +1,7 @@
 """Properties of the loop primitives on random programs and random schedules."""
 
 import copy
+import random
 
 from hypothesis import given, strategies as st
 
@@ -9,7 +10,10 @@ from tirfun.analysis.equality import assert_structural_equal, structural_hash
 from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
-from tirfun.nodes import Block, IRModule
+from tirfun.interp import evaluate
+from tirfun.nodes import Block, IntImm, IRModule, Var
+from tirfun.rewrites.affine import simplify_index
+from tirfun.rewrites.exprs import floordiv, floormod
 from tirfun.rewrites.index import build_index, index_of
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
@@ -103,3 +107,35 @@ def test_trace_replays_from_python_and_from_json(func, data):
     replay = Schedule(mod)
     namespace["apply_trace"](replay)
     assert replay.mod == sch.mod
+
+
+_INDEX_VARS = [Var("i_0"), Var("i_1"), Var("i_2"), Var("f")]
+
+
+def _random_index(rng: random.Random, depth: int):
+    """A random integer index over ``_INDEX_VARS``: sums, scalings, products,
+    and ``//``, ``%`` by positive constants."""
+    if depth == 0 or rng.random() < 0.3:
+        return rng.choice([*_INDEX_VARS, IntImm("int32", rng.randint(-5, 9))])
+    kind = rng.choice("+-*/%")
+    a = _random_index(rng, depth - 1)
+    if kind in "/%":
+        c = IntImm("int32", rng.randint(1, 9))
+        return floordiv(a, c) if kind == "/" else floormod(a, c)
+    if kind == "*":
+        return a * rng.randint(-3, 5) if rng.random() < 0.8 else a * _random_index(rng, depth - 1)
+    b = _random_index(rng, depth - 1)
+    return a + b if kind == "+" else a - b
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_simplification_keeps_the_value(seed):
+    """The binding simplifier rewrites an index into one with the same value
+    for every value of its variables within their ranges."""
+    rng = random.Random(seed)
+    expr = _random_index(rng, 4)
+    ranges = {"i_0": (0, 1), "i_1": (0, 2), "i_2": (0, 3), "f": (0, 23)}
+    simple = simplify_index(expr, ranges)
+    for _ in range(8):
+        values = {name: rng.randint(lo, hi) for name, (lo, hi) in ranges.items()}
+        assert evaluate(simple, **values) == evaluate(expr, **values), (expr.script(), simple.script())

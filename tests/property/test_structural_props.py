@@ -16,7 +16,13 @@ from tirfun.analysis.equality import (
 )
 from tirfun.testing.mutations import KINDS, mutations
 from tirfun.testing.programs import prim_funcs
-from tirfun.testing.renaming import rename_bound
+from tirfun.testing.renaming import TRICKY_NAMES, random_renaming, rename_bound
+
+# everything valid, however rare: for equality nothing is out of scope
+EXTENDED = dict(literal_pairs=True, special_values=True, buffer_fields=True,
+                alloc_scopes=("global", "shared", "local"),
+                dtypes=("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32",
+                        "int64", "uint8", "uint16", "uint32", "uint64", "bool"))
 
 
 @given(prim_funcs(), st.integers(0, 2**32 - 1))
@@ -39,3 +45,17 @@ def test_different_after_one_change(kind, data):
     assert not structural_equal(renamed, mutation.func), mutation.description
     with pytest.raises(AssertionError):
         assert_structural_equal(func, mutation.func)
+
+
+@given(prim_funcs(max_blocks=2, **EXTENDED), st.integers(0, 2**32 - 1))
+def test_equal_after_renaming_rare_programs_to_tricky_names(func, seed):
+    renamed = rename_bound(func, random_renaming(func, seed, TRICKY_NAMES))
+    assert structural_equal(func, renamed)
+    assert structural_hash(func) == structural_hash(renamed)
+
+
+@given(data=st.data())
+def test_rare_programs_differ_after_one_change(data):
+    func = data.draw(prim_funcs(max_blocks=2, **EXTENDED), label="func")
+    mutation = data.draw(mutations(func), label="mutation")
+    assert not structural_equal(func, mutation.func), mutation.description

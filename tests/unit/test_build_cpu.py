@@ -350,6 +350,23 @@ def test_default_target_is_the_host_cpu():
     assert Target(str(t)) == t
 
 
+def test_float_contraction_is_opt_in():
+    mod = tiled_matmul(n=32, tile=8, kf=2)
+    exact = tirfun.build(mod)
+    assert "contract" not in exact.get_source("ll")
+    fused = tirfun.build(mod, target="llvm -fast-math-contract")
+    assert Target("llvm -fast-math-contract").contract
+    assert "fast-math-contract" in str(fused.target)
+    if "+fma" in host_description()[2].split(","):
+        assert re.search(r"\bvfmadd\w*ps\b", fused.get_source("asm"))
+        assert not re.search(r"\bvfmadd\w*ps\b", exact.get_source("asm"))
+    rng = np.random.default_rng(0)
+    a, b = rng.random((32, 32), dtype=np.float32), rng.random((32, 32), dtype=np.float32)
+    c = np.zeros((32, 32), np.float32)
+    fused(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
 def test_generic_cpu_target_still_computes_the_same():
     mod = add_one(parallel=False)
     rt = tirfun.build(mod, target="llvm -mcpu=x86-64")
@@ -363,6 +380,7 @@ def test_generic_cpu_target_still_computes_the_same():
     ("", "empty target string"),
     ("llvm -mcpu", "is not of the form -key=value"),
     ("llvm -frobnicate=1", "unknown option -frobnicate"),
+    ("llvm -fast-math-contract=maybe", "-fast-math-contract takes no value, or 1/0"),
     ("opencl", "unknown target kind 'opencl'"),
 ])
 def test_bad_targets(text, message):

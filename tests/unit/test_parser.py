@@ -509,6 +509,18 @@ def test_outer_values_are_used_as_values():
 # names
 
 
+def test_names_bound_inside_differ_from_outside_variables():
+    n = Var("n")
+
+    @T.prim_func
+    def f(A: T.Buffer((n,), "float32")):
+        for n in range(4):
+            A[n] = T.float32(0)
+
+    assert f.body.loop_var == Var("n_1")
+    assert param_buffers(f)[0].shape[0] is n
+
+
 def test_reused_names_are_renamed_deterministically():
     f = parse("""
         for i in range(8):

@@ -519,7 +519,8 @@ def test_every_function_has_constant_and_block_name_mutants(programs):
 
 def test_each_mutant_differs_in_exactly_the_reported_place(programs):
     from tirfun.analysis.traversal import get_at, replace_at
-    for func in programs[:25]:
+    extended = [random_prim_func(s, buffer_fields=True, special_values=True) for s in range(10)]
+    for func in programs[:25] + extended:
         for site in mutation_sites(func):
             try:
                 mutant = site.apply(func)
@@ -531,10 +532,10 @@ def test_each_mutant_differs_in_exactly_the_reported_place(programs):
                 path = site.action[1]
                 assert replace_at(mutant, path, get_at(func, path)) == func, site.description
             elif tag == "buffer":
-                _, name, dtype, dim, _ = site.action
+                _, name, field, index, _ = site.action
                 old = next(n for n in walk(func) if isinstance(n, Buffer) and n.name == name)
-                undo = (("buffer", name, old.dtype, None, None) if dtype is not None
-                        else ("buffer", name, None, dim, old.shape[dim]))
+                value = getattr(old, field) if index is None else getattr(old, field)[index]
+                undo = ("buffer", name, field, index, value)
                 assert attrs.evolve(site, action=undo).apply(mutant) == func, site.description
             else:
                 name = site.action[1]

@@ -68,6 +68,11 @@ def test_as_python_runs_through_the_schedule_api(mod):
     assert sch.mod == p(mod)
 
 
+def test_as_python_imports_only_what_it_uses():
+    assert R.Pipeline([R.unroll("i")]).as_python() == (
+        'from tirfun.rewrites import LoopRef\n\n\ndef apply_trace(sch):\n    sch.unroll(LoopRef("i"))\n')
+
+
 def test_violations_of_a_pipeline_are_those_of_the_first_failing_step(mod):
     p = R.split("i", [None, 2]) >> R.fuse("i_1", "i_0")
     [err] = p.violations(mod)

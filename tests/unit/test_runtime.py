@@ -150,8 +150,25 @@ def test_symbolic_shape_function_runs_at_several_sizes(symbolic, n):
 
 def test_sizes_must_agree_between_arguments(symbolic):
     a, b, c = np.zeros(8, np.float32), np.zeros(9, np.float32), np.zeros(8, np.float32)
-    with pytest.raises(ArgumentError, match="parameter B: dimension 0 is 9, but n = 8 from an earlier argument"):
+    with pytest.raises(ArgumentError, match=r"parameter B: dimension 0 is 9, but n = 8 \(set by parameter A;"):
         symbolic(a, b, c)
+
+
+def test_explicit_sizes_bind_before_arrays():
+    src = """
+@T.prim_func
+def main(c: T.handle, n: T.int32):
+    C = T.match_buffer(c, (n,), "float32")
+    for i in range(n):
+        C[i] = T.float32(1)
+"""
+    rt = tirfun.build(from_source(src))
+    c = np.zeros(5, np.float32)
+    with pytest.raises(ArgumentError, match=r"parameter C: dimension 0 is 5, but n = 6 \(set by parameter n;"):
+        rt(c, 6)
+    assert not c.any()
+    rt(c, 5)
+    np.testing.assert_array_equal(c, np.ones(5, np.float32))
 
 
 def test_sizes_must_fit_the_size_variable(symbolic):

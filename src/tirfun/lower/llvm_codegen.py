@@ -10,8 +10,9 @@ Every compiled function follows :mod:`tirfun.lower.signature`: one
 argument per parameter, then the hidden size variables, returning an int32
 status. Integer arithmetic wraps as the dtype does; integer division by a
 value that is not a constant is guarded so that dividing by zero yields 0
-instead of a hardware trap; floating point is never reassociated (only
-``a*b + c`` may be contracted into a fused multiply-add).
+instead of a hardware trap; floating point is exact IEEE arithmetic, never
+reassociated, and ``a*b + c`` is fused into one multiply-add only when the
+target allows contraction.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from .signature import STATUS_OUT_OF_MEMORY, Signature
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc
 STACK_LIMIT_BYTES = 64 * 1024
-#: fast-math flags on float arithmetic: contraction into FMA only
-FLOAT_FLAGS = ("contract",)
+#: fast-math flags on float arithmetic when contraction is allowed
+CONTRACT_FLAGS = ("contract",)
 
 
 class Frame:
@@ -83,7 +84,9 @@ class LLVMCodegen:
     """Shared LLVM code generation. Subclasses provide :meth:`parallel_for`,
     :meth:`thread_for` and may override :meth:`allocate`."""
 
-    def __init__(self, module_name: str, triple: str, data_layout: str = ""):
+    def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
+                 contract: bool = False):
+        self.float_flags = CONTRACT_FLAGS if contract else ()
         self.module = ir.Module(name=module_name)
         self.module.triple = triple
         if data_layout:
@@ -391,15 +394,15 @@ class LLVMCodegen:
 
     def expr_Add(self, e: Add) -> ir.Value:
         a, b, dt = self._arith_operands(e)
-        return self.b.fadd(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.add(a, b)
+        return self.b.fadd(a, b, flags=self.float_flags) if dt.is_float else self.b.add(a, b)
 
     def expr_Sub(self, e: Sub) -> ir.Value:
         a, b, dt = self._arith_operands(e)
-        return self.b.fsub(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.sub(a, b)
+        return self.b.fsub(a, b, flags=self.float_flags) if dt.is_float else self.b.sub(a, b)
 
     def expr_Mul(self, e: Mul) -> ir.Value:
         a, b, dt = self._arith_operands(e)
-        return self.b.fmul(a, b, flags=FLOAT_FLAGS) if dt.is_float else self.b.mul(a, b)
+        return self.b.fmul(a, b, flags=self.float_flags) if dt.is_float else self.b.mul(a, b)
 
     def _is_safe_divisor(self, e: PrimExpr) -> bool:
         """A constant divisor that is neither 0 nor -1 cannot trap."""
@@ -448,7 +451,7 @@ class LLVMCodegen:
     def expr_Div(self, e: Div) -> ir.Value:
         if e.dtype.is_float:
             a, b, _ = self._arith_operands(e)
-            return self.b.fdiv(a, b, flags=FLOAT_FLAGS)
+            return self.b.fdiv(a, b, flags=self.float_flags)
         return self._int_divmod(e, "div")
 
     def expr_Mod(self, e: Mod) -> ir.Value:
@@ -658,4 +661,4 @@ class LLVMCodegen:
         return ir.Constant(I32, 0) if e.dtype.is_void else out
 
 
-__all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "FLOAT_FLAGS"]
+__all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "CONTRACT_FLAGS"]

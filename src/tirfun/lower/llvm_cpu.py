@@ -35,8 +35,8 @@ class CPUCodegen(LLVMCodegen):
     """
 
     def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
-                 num_threads: int = 1, use_gomp: bool = True):
-        super().__init__(module_name, triple, data_layout)
+                 num_threads: int = 1, use_gomp: bool = True, contract: bool = False):
+        super().__init__(module_name, triple, data_layout, contract=contract)
         self.num_threads = max(int(num_threads), 1)
         self.use_gomp = use_gomp and self.num_threads > 1
         self._outlined = 0

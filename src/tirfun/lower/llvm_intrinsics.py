@@ -2,7 +2,14 @@
 
 Where LLVM has an intrinsic it is used (it works on vectors and the
 backend picks the instruction); the rest call the C library, one lane at a
-time for vectors. ``float16`` goes through ``float32``.
+time for vectors.
+
+Results are rounded once, as the reference interpreter rounds them:
+operations that IEEE defines exactly (sqrt, fabs, floor, ceil, round,
+trunc, copysign, fmod, nextafter, ldexp and the tests) run in the
+argument's precision; the others (exp, log, sin, pow, sigmoid, rsqrt...)
+are computed in double precision for ``float32`` and ``float16`` and
+rounded to the result type.
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ LIBM_UNARY = {
     "erf": "erf", "exp10": "exp10", "log1p": "log1p",
 }
 LIBM_BINARY = {"atan2": "atan2", "hypot": "hypot", "nextafter": "nextafter"}
+#: computed in the argument's own precision (exact, or needing its precision)
+NATIVE_PRECISION = {"sqrt", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "copysign",
+                    "fmod", "nextafter", "ldexp", "isnan", "isinf", "isfinite", "popcount",
+                    "clz", "abs"}
 SUPPORTED = (set(LLVM_UNARY) | set(LLVM_BINARY) | set(LIBM_UNARY) | set(LIBM_BINARY)
              | {"sigmoid", "rsqrt", "fmod", "ldexp", "isnan", "isinf", "isfinite", "popcount",
                 "clz", "abs"})
@@ -101,8 +112,25 @@ def _splat(t: ir.Type, value) -> ir.Constant:
     return ir.Constant(t, value)
 
 
+def _widen(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    t = v.type
+    if isinstance(t, ir.VectorType):
+        return b.fpext(v, ir.VectorType(ir.DoubleType(), t.count))
+    return b.fpext(v, ir.DoubleType())
+
+
 def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
     """The value of ``tir.<name>(*args)``."""
+    if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type),
+                                                            (ir.FloatType, ir.HalfType)):
+        narrow = args[0].type
+        wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), (ir.FloatType, ir.HalfType))
+                               else a for a in args], ret_type)
+        return b.fptrunc(wide, narrow)
+    return _emit(b, name, args, ret_type)
+
+
+def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
     if name in LLVM_UNARY:
         return _llvm_call(b, LLVM_UNARY[name], args)
     if name in LLVM_BINARY:

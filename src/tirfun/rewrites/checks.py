@@ -183,6 +183,7 @@ def check_plain_loop(chk: Checks, loop: For) -> None:
 
 
 def starts_at_zero(loop: For) -> bool:
+    """Whether the loop's min is (simplifies to) the literal 0."""
     min_ = simplify_index(loop.min)
     return getattr(min_, "value", None) == 0 and not min_.dtype.is_bool
 
@@ -191,7 +192,7 @@ def check_starts_at_zero(chk: Checks, loop: For) -> None:
     """The loop starts at 0."""
     if not starts_at_zero(loop):
         chk.fail(LoopNotStartWithZeroError, f"loop {loop.loop_var.name!r}",
-                 f"the loop starts at {loop.min.script() if hasattr(loop.min, 'script') else loop.min}, "
+                 f"the loop starts at {loop.min.script()}, "
                  f"and {chk.primitive} supports only loops starting at 0", loop)
 
 
@@ -276,6 +277,7 @@ def names_defined_at(site: Site, path: Path) -> set[str]:
 
 
 def is_int_expr(value) -> bool:
+    """Whether ``value`` is a scalar integer (not bool) expression."""
     return isinstance(value, PrimExpr) and value.dtype.is_integer and value.dtype.lanes == 1 \
         and not value.dtype.is_bool
 

@@ -117,15 +117,18 @@ class Pipeline:
 
     def as_python(self, sch: str = "sch") -> str:
         """Runnable Python: a function ``apply_trace(sch)`` that replays this
-        pipeline through the Schedule API."""
-        lines = [
-            "from tirfun import tir",
-            "from tirfun.rewrites import BlockRef, LoopRef",
-            "",
-            "",
-            f"def apply_trace({sch}):",
-        ]
+        pipeline through the Schedule API (with the imports it needs)."""
         body = [f"    {r.python_call(sch)}" for r in self.rewrites]
+        text = "\n".join(body)
+        refs = [name for name in ("BlockRef", "LoopRef") if f"{name}(" in text]
+        lines = []
+        if "tir." in text:
+            lines.append("from tirfun import tir")
+        if refs:
+            lines.append(f"from tirfun.rewrites import {', '.join(refs)}")
+        if lines:
+            lines.extend(["", ""])
+        lines.append(f"def apply_trace({sch}):")
         lines.extend(body or ["    pass"])
         return "\n".join(lines) + "\n"
 

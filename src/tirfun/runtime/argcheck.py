@@ -54,16 +54,20 @@ class ArgChecker:
                 f"function {sig.name} takes {len(sig.params)} argument(s) ({self._names}), "
                 f"got {len(args)}")
         sizes: dict[Var, int] = {}
-        values = []
-        arrays = []
-        for p, arg, np_dtype in zip(sig.params, args, self._np_dtypes):
+        self._origin: dict[Var, str] = {}
+        values: list = [None] * len(args)
+        # scalars first: a size passed explicitly is what every array must match
+        for k, (p, arg) in enumerate(zip(sig.params, args)):
             if p.buffer is None:
-                values.append(self._scalar(p, arg))
-                sizes.setdefault(p.var, values[-1])
-            else:
+                values[k] = self._scalar(p, arg)
+                sizes[p.var] = values[k]
+                self._origin[p.var] = f"parameter {p.name}"
+        arrays = []
+        for k, (p, arg, np_dtype) in enumerate(zip(sig.params, args, self._np_dtypes)):
+            if p.buffer is not None:
                 arr = self._array(p, arg, np_dtype, sizes)
                 arrays.append((p, arr))
-                values.append(arr.ctypes.data)
+                values[k] = arr.ctypes.data
         self._check_expressions(sizes, arrays)
         if sig.noalias:
             self._check_overlap(arrays)
@@ -149,9 +153,10 @@ class ArgChecker:
             bound = sizes.get(dim)
             if bound is None:
                 sizes[dim] = actual
+                self._origin[dim] = where.rpartition(", ")[2]
             elif bound != actual:
-                raise ArgumentError(f"{where}: {what} is {actual}, but {dim.name} = {bound} from an "
-                                    f"earlier argument (expected {_shape_text(declared)})")
+                raise ArgumentError(f"{where}: {what} is {actual}, but {dim.name} = {bound} (set by "
+                                    f"{self._origin[dim]}; expected {_shape_text(declared)})")
 
     def _check_expressions(self, sizes, arrays) -> None:
         for p, arr in arrays:

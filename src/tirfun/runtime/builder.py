@@ -88,7 +88,7 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     _verify(mod)
     lowered = lower(mod, target)
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
-                         num_threads=threads, use_gomp=use_gomp)
+                         num_threads=threads, use_gomp=use_gomp, contract=target.contract)
     sigs = {}
     for fname, func in lowered.items():
         sig = Signature.of(fname, func, _written(func))

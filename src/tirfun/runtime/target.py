@@ -5,6 +5,12 @@ CPU features, so generated code uses every vector instruction the host has
 (a generic x86-64 would leave AVX2 and FMA unused). Options override parts:
 ``"llvm -mcpu=skylake"``, ``"llvm -mattr=+avx2,+fma"``, ``"llvm
 -mtriple=x86_64-unknown-linux-gnu"``. ``Target("cuda")`` names the GPU.
+
+By default floating point is exact IEEE arithmetic, rounding after every
+operation as the reference interpreter does. ``-fast-math-contract`` (TVM's
+option) lets LLVM fuse ``a*b + c`` into one fused multiply-add, which rounds
+once: faster on CPUs whose adders and multipliers share ports, and no
+longer bit-identical to the interpreter.
 """
 
 from __future__ import annotations
@@ -17,6 +23,10 @@ import attrs
 from ..errors import BuildError
 
 _KINDS = ("llvm", "cuda")
+_OPTIONS = ("mtriple", "mcpu", "mattr", "fast-math-contract", "keys", "tag", "opt-level",
+            "num-cores", "arch", "max_num_threads", "thread_warp_size")
+_TRUE = ("", "1", "true", "True")
+_FALSE = ("0", "false", "False")
 
 
 @functools.cache
@@ -30,22 +40,26 @@ def host_description() -> tuple[str, str, str]:
 @attrs.frozen(init=False)
 class Target:
     """A compilation target: the kind (``"llvm"`` or ``"cuda"``) and, for
-    LLVM, the triple, CPU and features. Build one from TVM's string form
-    with ``Target("llvm -mcpu=...")`` or :meth:`from_string`."""
+    LLVM, the triple, CPU, features and whether float operations may be
+    contracted. Build one from TVM's string form with ``Target("llvm
+    -mcpu=...")``, or from keywords."""
 
     kind: str
     triple: str = ""
     cpu: str = ""
     features: str = ""
+    contract: bool = False
 
-    def __init__(self, kind="llvm", triple=None, cpu=None, features=None):
-        if isinstance(kind, Target) and triple is None and cpu is None and features is None:
+    def __init__(self, kind="llvm", triple=None, cpu=None, features=None, contract=None):
+        keywords = (triple, cpu, features, contract)
+        if isinstance(kind, Target) and all(k is None for k in keywords):
             parsed = kind
-        elif isinstance(kind, str) and triple is None and cpu is None and features is None:
+        elif isinstance(kind, str) and all(k is None for k in keywords):
             parsed = _parse(kind)
         else:
-            parsed = _resolve(kind, triple, cpu, features)
-        self.__attrs_init__(parsed.kind, parsed.triple, parsed.cpu, parsed.features)
+            parsed = _resolve(kind, triple, cpu, features, bool(contract))
+        self.__attrs_init__(parsed.kind, parsed.triple, parsed.cpu, parsed.features,
+                            parsed.contract)
 
     @staticmethod
     def from_string(text: str) -> "Target":
@@ -74,17 +88,19 @@ class Target:
         parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
         if self.features:
             parts.append(f"-mattr={self.features}")
+        if self.contract:
+            parts.append("-fast-math-contract")
         return " ".join(parts)
 
     def __repr__(self) -> str:
         return f"Target({str(self)!r})"
 
 
-def _resolve(kind, triple, cpu, features) -> Target:
+def _resolve(kind, triple, cpu, features, contract) -> Target:
     if kind not in _KINDS:
         raise BuildError(f"unknown target kind {kind!r}; expected one of {', '.join(_KINDS)}")
     if kind != "llvm":
-        return _make(kind, "", "", "")
+        return _make(kind, "", "", "", False)
     host_triple, host_cpu, host_features = host_description()
     if cpu is None and features is None:
         cpu, features = host_cpu, host_features
@@ -92,12 +108,12 @@ def _resolve(kind, triple, cpu, features) -> Target:
         cpu = host_cpu
     elif features is None:
         features = ""  # an explicit CPU brings its own features
-    return _make("llvm", triple or host_triple, cpu, features)
+    return _make("llvm", triple or host_triple, cpu, features, contract)
 
 
-def _make(kind, triple, cpu, features) -> Target:
+def _make(kind, triple, cpu, features, contract) -> Target:
     t = object.__new__(Target)
-    t.__attrs_init__(kind, triple, cpu, features)
+    t.__attrs_init__(kind, triple, cpu, features, contract)
     return t
 
 
@@ -112,14 +128,19 @@ def _parse(text: str) -> Target:
     values = {}
     for opt in options:
         key, sep, value = opt.partition("=")
-        if not sep or not key.startswith("-"):
+        if not key.startswith("-"):
             raise BuildError(f"target {text!r}: option {opt!r} is not of the form -key=value")
         key = key.lstrip("-")
-        if key not in ("mtriple", "mcpu", "mattr", "keys", "tag", "opt-level", "num-cores",
-                       "arch", "max_num_threads", "thread_warp_size"):
+        if key not in _OPTIONS:
             raise BuildError(f"target {text!r}: unknown option -{key}")
+        if not sep and key != "fast-math-contract":
+            raise BuildError(f"target {text!r}: option {opt!r} is not of the form -key=value")
         values[key] = value
-    return _resolve(kind, values.get("mtriple"), values.get("mcpu"), values.get("mattr"))
+    contract = values.get("fast-math-contract")
+    if contract is not None and contract not in _TRUE + _FALSE:
+        raise BuildError(f"target {text!r}: -fast-math-contract takes no value, or 1/0")
+    return _resolve(kind, values.get("mtriple"), values.get("mcpu"), values.get("mattr"),
+                    contract in _TRUE if contract is not None else False)
 
 
 __all__ = ["Target", "host_description"]

@@ -30,7 +30,12 @@ __all__ = ["tir", "ir", "ir_module", "prim_func", "from_source"]
 def from_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
     """Parse TVMScript text: an IRModule for a source holding an
     ``@I.ir_module`` class, a PrimFunc for a source holding one
-    ``@T.prim_func`` function. Raises :class:`~tirfun.errors.ParseError`."""
+    ``@T.prim_func`` function.
+
+    Raises :class:`~tirfun.errors.ParseError` for text that is not valid
+    TVMScript, and (as TVM does) :class:`~tirfun.errors.VerifyError` for a
+    function that is not well formed unless ``check_well_formed=False``.
+    """
     from .parser_core import parse_source
 
     return parse_source(text, filename=filename, check_well_formed=check_well_formed)

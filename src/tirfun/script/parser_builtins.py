@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ..nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, AssertStmt, AttrStmt, Block, Broadcast, Buffer, BufferLoad,
+    EQ, GE, GT, LE, LT, NE, Add, AssertStmt, AttrStmt, Broadcast, Buffer, BufferLoad,
     BufferRegion, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm, FloorDiv, FloorMod, IntImm,
     IterVar, IterVarType, Let, LetStmt, Max, MatchBufferRegion, Min, Mod, Mul, Not, Or, And,
     PrimExpr, Range, Ramp, Select, StringImm, Sub, Var, const,
@@ -74,9 +74,11 @@ class Args:
             raise AttributeError(name) from None
 
     def given(self, name: str) -> bool:
+        """True when the call passed ``name`` explicitly."""
         return name in self._nodes
 
     def node(self, name: str) -> ast.AST:
+        """The syntax node of argument ``name`` (the call's when defaulted)."""
         return self._nodes.get(name, self._call)
 
 
@@ -160,6 +162,7 @@ def to_dtype(ip, value, node) -> DataType:
 
 
 def to_str(ip, value, node, what: str) -> str:
+    """A string argument (a StringImm counts)."""
     if isinstance(value, StringImm):
         return value.value
     if not isinstance(value, str):
@@ -185,12 +188,14 @@ def to_int_expr(ip, value, node, what: str, dtype: DataType | None = None) -> Pr
 
 
 def to_shape(ip, value, node, what: str) -> list[PrimExpr]:
+    """A shape: one extent or a tuple of integer extents."""
     if isinstance(value, (tuple, list)):
         return [to_int_expr(ip, v, node, f"{what} dimension") for v in value]
     return [to_int_expr(ip, value, node, what)]
 
 
 def to_bool_expr(ip, value, node, what: str) -> PrimExpr:
+    """A bool condition (Python bools and 0/1 become constants)."""
     if isinstance(value, bool):
         return IntImm("bool", int(value))
     if isinstance(value, int) and value in (0, 1):
@@ -228,6 +233,7 @@ def attr_value(ip, value, node):
 
 
 def attr_key(ip, key, node) -> str:
+    """An attribute key: a string."""
     if isinstance(key, StringImm):
         return key.value
     if not isinstance(key, str):
@@ -236,6 +242,7 @@ def attr_key(ip, key, node) -> str:
 
 
 def attr_dict(ip, value, node, what: str) -> dict:
+    """An attribute or annotation dict, values normalised by :func:`attr_value`."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -1042,9 +1049,7 @@ ALIASES = {
     "T.axis.R": "T.axis.reduce",
     "T.select": "T.Select",
     "T.buffer_decl": "T.Buffer",
-    "T.assume": None,
 }
-ALIASES = {k: v for k, v in ALIASES.items() if v is not None}
 
 NAMESPACES = {"T", "T.axis", "I", "script", "tirfun"}
 
@@ -1069,7 +1074,7 @@ def resolve(path: str, attr: str):
             return DTypeCtor(DataType(attr))
     if path == "script":
         return {"tir": Namespace("T"), "ir": Namespace("I"), "ir_module": Builtin("I.ir_module"),
-                "prim_func": Builtin("T.prim_func"), "from_source": None}.get(attr)
+                "prim_func": Builtin("T.prim_func")}.get(attr)
     if path == "tirfun" and attr == "script":
         return Namespace("script")
     return None

@@ -138,6 +138,7 @@ class _ModuleEvaluator(ExprEvaluator):
         self.scopes = Scopes(env)
 
     def require_block_frame(self, node, what, allow_function=False):
+        """Block declarations are refused at module level."""
         raise self.fail(node, f"{what} can only be used inside a @T.prim_func function")
 
     require_function_frame = require_block_frame

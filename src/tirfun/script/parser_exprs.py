@@ -22,11 +22,11 @@ from typing import Any
 
 from ..errors import NodeError, ParseError, TirfunError
 from ..nodes import (
-    EQ, GE, GT, LE, LT, NE, And, Broadcast, Buffer, BufferLoad, BufferRegion, IntImm, IterVar,
+    EQ, GE, GT, LE, LT, NE, And, Buffer, BufferLoad, BufferRegion, IntImm, IterVar,
     Not, Or, PrimExpr, Range, Ramp, Var, const,
 )
 from ..nodes.dtype import DataType
-from ..nodes.expr import _lift, true_div
+from ..nodes.expr import true_div
 from . import parser_builtins as builtins
 from .parser_scope import MISSING, RefusedValue
 from .parser_values import Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
@@ -115,6 +115,7 @@ class ExprEvaluator:
         return self.as_expr(value, node)
 
     def plain(self, value: Any, node: ast.AST):
+        """A plain Python number, or a ParseError."""
         if _is_number(value):
             return value
         raise self.fail(node, f"expected a number, got {describe(value)}")
@@ -167,6 +168,7 @@ class ExprEvaluator:
         return BufferLoad(access.buffer, self.slice_indices(access, node))
 
     def slice_indices(self, access: SlicedAccess, node: ast.AST) -> list[PrimExpr]:
+        """Indices of a sliced access: a Ramp per slice (its start when one lane wide)."""
         from ..analysis.intervals import fold_sub, simplify
 
         indices = []
@@ -282,6 +284,7 @@ class ExprEvaluator:
         raise self.fail(node, f"{describe(func)} cannot be called in TVMScript")
 
     def call_builtin(self, name: str, node: ast.Call, positional, keywords):
+        """Bind the arguments of a namespace function and run its handler."""
         signature, handler = builtins.BUILTINS[name]
         args = builtins.bind(self, name, signature, node, positional, keywords)
         return handler(self, node, args)

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import ast
 import keyword
 import sys
 import types
@@ -66,21 +65,26 @@ class Scopes:
         self.frames: list[dict[str, Any]] = [{}]
 
     def push(self) -> None:
+        """Open a nested scope."""
         self.frames.append({})
 
     def pop(self) -> None:
+        """Close the innermost scope."""
         self.frames.pop()
 
     def lookup(self, name: str) -> Any:
+        """The value of ``name``, innermost first, else from outside (or MISSING)."""
         for frame in reversed(self.frames):
             if name in frame:
                 return frame[name]
         return self.outer.get(name, MISSING)
 
     def defined_here(self, name: str) -> bool:
+        """True when the innermost scope binds ``name``."""
         return name in self.frames[-1]
 
     def define(self, name: str, value: Any) -> None:
+        """Bind ``name`` in the innermost scope."""
         self.frames[-1][name] = value
 
 
@@ -160,6 +164,7 @@ class OuterEnv:
         self.defaults = dict(defaults)
 
     def get(self, name: str, default=None):
+        """The admitted value of ``name`` (a RefusedValue when it cannot enter)."""
         for layer in self.layers:
             if name in layer:
                 try:

@@ -42,7 +42,7 @@ from . import parser_builtins as builtins
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
-    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, Namespace, NewBuffer, NewIterVar, NewVar,
+    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, NewBuffer, NewIterVar, NewVar,
     Scope, SlicedAccess, article, describe,
 )
 
@@ -151,6 +151,7 @@ class FunctionInterpreter(ExprEvaluator):
     # -- frames --------------------------------------------------------------
     @contextmanager
     def scope(self):
+        """A nested name scope for the duration of the with statement."""
         self.scopes.push()
         try:
             yield
@@ -170,10 +171,12 @@ class FunctionInterpreter(ExprEvaluator):
                         hint="declarations of a block come before its loops, conditions and lets")
 
     def require_function_frame(self, node, what: str) -> None:
+        """Refuse ``what`` unless it stands at the top of the function body."""
         if not self.frames or self.frames[-1] != "func":
             raise self.fail(node, f"{what} must be called at the top of the function body")
 
     def loop_domain(self, var: Var):
+        """The Range of the enclosing loop of ``var``, or None."""
         for v, dom in reversed(self.loops):
             if v is var or v == var:
                 return dom
@@ -184,6 +187,7 @@ class FunctionInterpreter(ExprEvaluator):
         """Build the PrimFunc of ``fdef``."""
         self.func = FuncState(fdef.name, private)
         self._check_signature(fdef)
+        self._claim_outer_names()
         with self.scope():
             for arg in fdef.args.args:
                 self._param(arg)
@@ -193,6 +197,20 @@ class FunctionInterpreter(ExprEvaluator):
             self.func.ret_type = ret_type
             body = self.visit_body(fdef.body, "func")
         return self._finish(fdef, body)
+
+    def _claim_outer_names(self) -> None:
+        """Variables and buffers taken from outside keep their names, so the
+        names the function binds must differ from theirs."""
+        from ..analysis.traversal import walk
+
+        for name in sorted(self.namer.reserved):
+            value = self.scopes.outer.get(name)
+            items = value if isinstance(value, (tuple, list)) else [value]
+            for item in items:
+                if isinstance(item, (PrimExpr, Buffer)):
+                    for n in walk(item):
+                        if isinstance(n, (Var, Buffer)):
+                            self.namer.claim(n.name)
 
     def _check_signature(self, fdef: ast.FunctionDef) -> None:
         a = fdef.args
@@ -309,6 +327,7 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(opener.node, str(err)) from None
 
     def visit_stmt(self, node: ast.stmt):
+        """Interpret one statement: a Stmt, None, an opener, or a list of them."""
         handler = _STMT_HANDLERS.get(type(node))
         if handler is None:
             message, hint = _UNSUPPORTED_STMTS.get(
@@ -437,6 +456,7 @@ class FunctionInterpreter(ExprEvaluator):
         raise self.fail(target, "only names, tuples of names and buffer elements can be assigned")
 
     def bind_name(self, target: ast.Name, value: Any, value_node: ast.AST):
+        """Bind one name to an assigned value (see the module docstring)."""
         name = target.id
         if self.scopes.defined_here(name):
             raise self.fail(target, f"'{name}' is already defined in this scope",

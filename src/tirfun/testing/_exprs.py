@@ -254,7 +254,7 @@ class ExprBuilder:
         cls = self.ch.choice((FloorDiv, FloorMod, Div, Mod))
         divisors = [d for d in DIVISORS if dtype.min_value() <= d <= dtype.max_value()]
         a = self.expr(dtype, depth)
-        if is_literal(a):
+        if is_literal(a) and not (self.literal_pairs and self.ch.chance(50)):
             a = self.nonliteral_leaf(dtype)
         return cls(a, IntImm(dtype, self.ch.choice(divisors)))
 

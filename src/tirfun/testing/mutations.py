@@ -60,8 +60,10 @@ class MutationSite:
     """A change that :meth:`apply` makes to a function.
 
     ``action`` is ``("path", path, value)`` (replace what lies at a path),
-    ``("buffer", name, dtype_or_None, dim_or_None, value)`` (change a buffer
-    everywhere) or ``("var", name, dtype)`` (change a variable everywhere).
+    ``("buffer", name, field, index, value)`` (set a field of a buffer, or
+    one element of its ``shape`` or ``strides`` when ``index`` is not None,
+    everywhere the buffer appears) or ``("var", name, dtype)`` (change a
+    variable everywhere).
     """
 
     kind: str
@@ -76,13 +78,13 @@ class MutationSite:
             _, path, value = self.action
             return replace_at(func, path, value)
         if tag == "buffer":
-            _, name, dtype, dim, value = self.action
+            _, name, field, index, value = self.action
 
             def post(node: Node) -> Node:
                 if isinstance(node, Buffer) and node.name == name:
-                    if dtype is not None:
-                        return attrs.evolve(node, dtype=dtype)
-                    return attrs.evolve(node, shape=node.shape.set(dim, value))
+                    if index is None:
+                        return attrs.evolve(node, **{field: value})
+                    return attrs.evolve(node, **{field: getattr(node, field).set(index, value)})
                 return node
             return transform(func, post)
         if tag == "var":
@@ -232,12 +234,23 @@ def _constant_sites(nodes, func: PrimFunc) -> list[MutationSite]:
             sites.append(MutationSite("constant", f"constant {_brief(node)} -> {_brief(new)} at "
                                                   f"{_where(path)}", ("path", path, new)))
     for buffer in _buffers(func):
-        for dim, extent in enumerate(buffer.shape):
-            if isinstance(extent, IntImm):
-                new = _other_value(extent)
-                sites.append(MutationSite(
-                    "constant", f"constant {extent.value} -> {new.value} in dimension {dim} of "
-                                f"buffer {buffer.name}", ("buffer", buffer.name, None, dim, new)))
+        for field in ("shape", "strides"):
+            for dim, extent in enumerate(getattr(buffer, field)):
+                if isinstance(extent, IntImm):
+                    new = _other_value(extent)
+                    sites.append(MutationSite(
+                        "constant", f"constant {extent.value} -> {new.value} in {field}[{dim}] of "
+                                    f"buffer {buffer.name}", ("buffer", buffer.name, field, dim, new)))
+        if isinstance(buffer.elem_offset, IntImm):
+            new = _other_value(buffer.elem_offset)
+            sites.append(MutationSite(
+                "constant", f"elem_offset {buffer.elem_offset.value} -> {new.value} of buffer "
+                            f"{buffer.name}", ("buffer", buffer.name, "elem_offset", None, new)))
+        for field in ("data_alignment", "offset_factor"):
+            old = getattr(buffer, field)
+            sites.append(MutationSite(
+                "constant", f"{field} {old} -> {old + 1} of buffer {buffer.name}",
+                ("buffer", buffer.name, field, None, old + 1)))
     return sites
 
 
@@ -261,7 +274,7 @@ def _dtype_sites(nodes, func: PrimFunc) -> list[MutationSite]:
         for other in _ALTERNATIVES.get(str(buffer.dtype), ()):
             sites.append(MutationSite("dtype", f"dtype {buffer.dtype} -> {other} of buffer "
                                                f"{buffer.name}",
-                                      ("buffer", buffer.name, DataType(other), None, None)))
+                                      ("buffer", buffer.name, "dtype", None, DataType(other))))
     seen: set[str] = set()
     for node in [func, *walk(func.body)]:
         for var in _defined_vars(node):

@@ -65,12 +65,20 @@ def bound_names(func: PrimFunc) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def random_renaming(func: PrimFunc, seed: int) -> dict[str, str]:
+#: valid identifiers that a printer or parser may already use for something
+#: else: the script namespaces, Python builtins the printer writes, dtype
+#: names, and names of the form deduplication produces
+TRICKY_NAMES = ("T", "I", "range", "tir", "ir", "min", "max", "float32", "int32", "bool",
+                "handle", "Buffer", "print", "main", "root", "i_1", "v_1", "A_1", "self")
+
+
+def random_renaming(func: PrimFunc, seed: int, extra_names=()) -> dict[str, str]:
     """A random injective renaming of ``func``'s bound names, fixed by ``seed``.
 
-    The new names are drawn from the old ones and as many fresh ones (``r0``,
-    ``r1``...), so names are often swapped between two bindings, the case a
-    comparison by name gets wrong.
+    The new names are drawn from the old ones, as many fresh ones (``r0``,
+    ``r1``...) and ``extra_names`` (say :data:`TRICKY_NAMES`), so names are
+    often swapped between two bindings, the case a comparison by name gets
+    wrong.
     """
     names = list(bound_names(func))
     taken = set(names)
@@ -80,7 +88,8 @@ def random_renaming(func: PrimFunc, seed: int) -> dict[str, str]:
         k += 1
         if candidate not in taken:
             fresh.append(candidate)
-    targets = random.Random(seed).sample(names + fresh, len(names))
+    extra = [n for n in dict.fromkeys(extra_names) if n not in taken and n not in fresh]
+    targets = random.Random(seed).sample(names + fresh + extra, len(names))
     return dict(zip(names, targets))
 
 
@@ -121,4 +130,4 @@ def rename_bound(func: PrimFunc, mapping_or_seed: "Mapping[str, str] | int") -> 
     return transform(func, post)
 
 
-__all__ = ["bound_names", "random_renaming", "rename_bound"]
+__all__ = ["TRICKY_NAMES", "bound_names", "random_renaming", "rename_bound"]

@@ -1,0 +1,342 @@
+"""CPU benchmarks: tirfun-built kernels against numpy, printed as one table.
+
+    python benchmarks/cpu.py            # the full table (about a minute)
+    python benchmarks/cpu.py --quick    # fewer repeats, smaller matmul
+
+Each workload is written in te, scheduled with loop primitives only, built
+with ``tirfun.build`` for this machine and timed as a median. Rates are
+compared with two references measured by tirfun itself on this machine:
+the peak of a loop of independent fused multiply-adds (GFLOP/s) and the
+bandwidth of a parallel vectorized copy (GB/s). numpy is timed twice: in
+this process, with the environment as it is, and in a subprocess with
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed (OpenBLAS then picks
+its kernels itself). After every numpy candidate the script pauses so that
+OpenBLAS's spinning worker threads give the cores back.
+
+Ratios are numpy's time divided by tirfun's: above 1.0 tirfun is faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+import tirfun
+from tirfun import IRModule, Schedule, te
+from tirfun.runtime import clear_cache
+from tirfun.runtime.jit import gomp_available, num_threads
+from tirfun.runtime.measure import gbytes_per_second, gflops, median_seconds, settle
+from tirfun.runtime.target import host_description
+from tirfun.script import from_source
+
+OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+TUTORIAL = """
+@I.ir_module
+class MyModule:
+    @T.prim_func
+    def main(a: T.handle, b: T.handle):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        A = T.match_buffer(a, (8,), dtype="float32")
+        B = T.match_buffer(b, (8,), dtype="float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + 1.0
+"""
+
+
+# -- workloads -------------------------------------------------------------------
+
+def elementwise(n: int, inner: int = 64) -> IRModule:
+    """``B = A + 1``: split, parallel outer, vectorized inner."""
+    A = te.placeholder((n,), "float32", name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B])}))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, [None, inner])
+    sch.parallel(i0)
+    sch.vectorize(i1)
+    return sch.mod
+
+
+def copy(n: int, inner: int = 64) -> IRModule:
+    """``B = A``, scheduled as :func:`elementwise`: the bandwidth reference."""
+    A = te.placeholder((n,), "float32", name="A")
+    B = te.compute((n,), lambda i: A[i], name="B")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B])}))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1 = sch.split(i, [None, inner])
+    sch.parallel(i0)
+    sch.vectorize(i1)
+    return sch.mod
+
+
+def row_sum(n: int, m: int) -> IRModule:
+    """``B[i] = sum_k A[i, k]`` with parallel rows (loop primitives only)."""
+    A = te.placeholder((n, m), "float32", name="A")
+    k = te.reduce_axis((0, m), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B])}))
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    return sch.mod
+
+
+def matmul(n: int) -> IRModule:
+    """``C = A @ B`` as te writes it: three loops, no schedule."""
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return IRModule({"main": te.create_prim_func([A, B, C])})
+
+
+def tiled_matmul(n: int, tile: int = 32, kf: int = 4) -> IRModule:
+    """32x32 tiles, k split by 4, reorder, vectorized inner j, parallel outer i."""
+    sch = Schedule(matmul(n))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, tile])
+    j0, j1 = sch.split(j, [None, tile])
+    k0, k1 = sch.split(k, [None, kf])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.vectorize(j1)
+    sch.parallel(i0)
+    return sch.mod
+
+
+def peak_fma(threads: int, lanes: int, chains: int = 12) -> IRModule:
+    """Per thread, ``chains`` independent vectors of ``lanes`` floats, each
+    updated ``acc = acc * a + b`` ``iters`` times: one fused multiply-add
+    per lane per update once contraction is allowed."""
+    width = chains * lanes
+    src = f"""
+@T.prim_func
+def main(out: T.Buffer(({threads}, {width}), "float32"), a: T.float32, b: T.float32, iters: T.int32):
+    for t in T.parallel({threads}):
+        with T.block("fma"):
+            vt = T.axis.spatial({threads}, t)
+            T.reads()
+            T.writes(out[vt, 0:{width}])
+            acc = T.alloc_buffer(({width},), "float32")
+            for u in T.unroll({chains}):
+                for l in T.vectorized({lanes}):
+                    acc[u * {lanes} + l] = T.Cast("float32", u * {lanes} + l)
+            for it in range(iters):
+                for u in T.unroll({chains}):
+                    for l in T.vectorized({lanes}):
+                        acc[u * {lanes} + l] = acc[u * {lanes} + l] * a + b
+            for u in T.unroll({chains}):
+                for l in T.vectorized({lanes}):
+                    out[vt, u * {lanes} + l] = acc[u * {lanes} + l]
+"""
+    return IRModule({"main": from_source(src)})
+
+
+def vector_lanes() -> int:
+    """float32 lanes of the widest vector registers of this CPU."""
+    features = host_description()[2].split(",")
+    if "+avx512f" in features:
+        return 16
+    if "+avx" in features:
+        return 8
+    return 4
+
+
+# -- numpy candidates --------------------------------------------------------------
+
+def numpy_times(sizes: dict, repeat: int) -> dict:
+    """Median seconds of numpy on each workload (arrays made here)."""
+    rng = np.random.default_rng(0)
+    n = sizes["elementwise"]
+    a = rng.random(n, dtype=np.float32)
+    b = np.empty_like(a)
+    out = {}
+    out["copy"] = median_seconds(np.copyto, b, a, repeat=repeat, spins=True)
+    out["elementwise"] = median_seconds(np.add, a, np.float32(1), b, repeat=repeat, spins=True)
+    rows, cols = sizes["row_sum"]
+    m = rng.random((rows, cols), dtype=np.float32)
+    r = np.empty(rows, np.float32)
+    out["row_sum"] = median_seconds(lambda x, y: np.sum(x, axis=1, out=y), m, r, repeat=repeat,
+                                    spins=True)
+    k = sizes["matmul"]
+    x, y = rng.random((k, k), dtype=np.float32), rng.random((k, k), dtype=np.float32)
+    z = np.empty((k, k), np.float32)
+    out["matmul"] = median_seconds(np.matmul, x, y, z, repeat=repeat, spins=True)
+    return out
+
+
+def numpy_times_without_openblas_vars(sizes: dict, repeat: int) -> dict | None:
+    env = {k: v for k, v in os.environ.items() if k not in OPENBLAS_VARS}
+    cmd = [sys.executable, __file__, "--numpy-only", json.dumps({"sizes": sizes, "repeat": repeat})]
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=True)
+    except (subprocess.SubprocessError, OSError) as err:
+        print(f"(numpy subprocess failed: {err})", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- build time ----------------------------------------------------------------------
+
+def cold_build_seconds() -> tuple[float, float]:
+    """(import tirfun, first build of the tutorial module) in a fresh process."""
+    code = textwrap.dedent(f"""
+        import time
+        t0 = time.perf_counter()
+        import tirfun
+        from tirfun.script import from_source
+        t1 = time.perf_counter()
+        mod = from_source({TUTORIAL!r})
+        t2 = time.perf_counter()
+        tirfun.build(mod)
+        t3 = time.perf_counter()
+        print(t1 - t0, t3 - t2)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported, built = (float(x) for x in done.stdout.split())
+    return imported, built
+
+
+def warm_build_seconds(repeat: int) -> tuple[float, float]:
+    """(cache hit, full rebuild after clearing the cache), medians."""
+    mod = from_source(TUTORIAL)
+    tirfun.build(mod)
+    hit = median_seconds(tirfun.build, mod, repeat=repeat * 4)
+
+    def rebuild(m):
+        clear_cache()
+        tirfun.build(m)
+
+    miss = median_seconds(rebuild, mod, repeat=repeat)
+    return hit, miss
+
+
+# -- the table -------------------------------------------------------------------------
+
+def timed(rt, *args, repeat: int) -> float:
+    return median_seconds(rt, *args, repeat=repeat)
+
+
+def run(quick: bool) -> int:
+    repeat = 3 if quick else 7
+    sizes = {"elementwise": 1 << 24, "row_sum": (4096, 4096), "matmul": 512 if quick else 1024}
+    threads = num_threads()
+    lanes = vector_lanes()
+    triple, cpu, _ = host_description()
+    print(f"tirfun CPU benchmarks: {platform.machine()} {cpu} ({triple}), {threads} thread(s) for "
+          f"parallel loops{'' if gomp_available() else ' (libgomp missing: serial)'}, "
+          f"numpy {np.__version__}")
+    env_vars = {k: os.environ[k] for k in OPENBLAS_VARS if k in os.environ}
+    print(f"OpenBLAS variables in this environment: {env_vars or 'none'}")
+
+    rng = np.random.default_rng(0)
+    rows = []
+
+    # references: peak FMA rate and copy bandwidth, both built by tirfun
+    peak_rt = tirfun.build(peak_fma(threads, lanes), target="llvm -fast-math-contract")
+    out = np.zeros((threads, 12 * lanes), np.float32)
+    iters = 200_000 if quick else 1_000_000
+    peak_s = timed(peak_rt, out, np.float32(0.999), np.float32(0.001), iters, repeat=repeat)
+    peak = gflops(2.0 * threads * iters * 12 * lanes, peak_s)
+    rows.append(("peak: independent FMAs", f"{threads}x{12 * lanes} lanes", peak_s, f"{peak:.1f} GFLOP/s",
+                 "100% of peak", None, None, ""))
+
+    n = sizes["elementwise"]
+    a = rng.random(n, dtype=np.float32)
+    b = np.empty_like(a)
+    copy_rt = tirfun.build(copy(n))
+    copy_s = timed(copy_rt, a, b, repeat=repeat)
+    bandwidth = gbytes_per_second(8.0 * n, copy_s)
+    rows.append(("bandwidth: copy", f"2^{n.bit_length() - 1} f32", copy_s, f"{bandwidth:.1f} GB/s",
+                 "100% of bw", "copy", None, ""))
+
+    ew_rt = tirfun.build(elementwise(n))
+    ew_s = timed(ew_rt, a, b, repeat=repeat)
+    assert np.array_equal(b, a + np.float32(1)), "elementwise result is wrong"
+    ew_bw = gbytes_per_second(8.0 * n, ew_s)
+    rows.append(("B = A + 1 (split, parallel, vectorize)", f"2^{n.bit_length() - 1} f32", ew_s,
+                 f"{ew_bw:.1f} GB/s", f"{100 * ew_bw / bandwidth:.0f}% of bw", "elementwise", None,
+                 ">= 1.0x numpy"))
+
+    r, c = sizes["row_sum"]
+    m = rng.random((r, c), dtype=np.float32)
+    s = np.empty(r, np.float32)
+    rs_rt = tirfun.build(row_sum(r, c))
+    rs_s = timed(rs_rt, m, s, repeat=repeat)
+    assert np.allclose(s, m.sum(axis=1, dtype=np.float64), rtol=1e-3), "row sum result is wrong"
+    rs_bw = gbytes_per_second(4.0 * r * c, rs_s)
+    rows.append(("row sum (parallel rows)", f"{r}x{c} f32", rs_s, f"{rs_bw:.1f} GB/s",
+                 f"{100 * rs_bw / bandwidth:.0f}% of bw", "row_sum", None, ">= 0.7x numpy"))
+
+    k = sizes["matmul"]
+    x, y = rng.random((k, k), dtype=np.float32), rng.random((k, k), dtype=np.float32)
+    z = np.zeros((k, k), np.float32)
+    flops = 2.0 * k ** 3
+    for label, target in (("matmul, tiled (exact IEEE)", "llvm"),
+                          ("matmul, tiled (-fast-math-contract)", "llvm -fast-math-contract")):
+        mm_rt = tirfun.build(tiled_matmul(k), target=target)
+        mm_s = timed(mm_rt, x, y, z, repeat=repeat)
+        assert np.allclose(z, x @ y, rtol=1e-4), "matmul result is wrong"
+        rate = gflops(flops, mm_s)
+        rows.append((label, f"{k}^3 f32", mm_s, f"{rate:.1f} GFLOP/s",
+                     f"{100 * rate / peak:.0f}% of peak", "matmul", None, ">= 40 GFLOP/s"))
+
+    mine = numpy_times(sizes, repeat)
+    other = numpy_times_without_openblas_vars(sizes, repeat)
+
+    hit, miss = warm_build_seconds(repeat)
+    imported, cold = cold_build_seconds()
+
+    header = ("workload", "size", "tirfun ms", "rate", "of reference", "numpy ms",
+              "ratio", "numpy* ms", "ratio*", "floor")
+    table = []
+    for name, size, secs, rate, frac, key, _, floor in rows:
+        np_s = mine.get(key) if key else None
+        np2 = other.get(key) if (key and other) else None
+        table.append((name, size, f"{secs * 1e3:.2f}", rate, frac,
+                      f"{np_s * 1e3:.2f}" if np_s else "-", f"{np_s / secs:.2f}x" if np_s else "-",
+                      f"{np2 * 1e3:.2f}" if np2 else "-", f"{np2 / secs:.2f}x" if np2 else "-",
+                      floor))
+    table.append(("build tutorial module, cold", "fresh process", f"{cold * 1e3:.1f}", "-",
+                  f"(import tirfun {imported * 1e3:.0f} ms)", "-", "-", "-", "-", ""))
+    table.append(("build tutorial module, warm", "cache hit", f"{hit * 1e3:.2f}", "-", "-", "-", "-",
+                  "-", "-", "< 25 ms"))
+    table.append(("build tutorial module, warm", "cache cleared", f"{miss * 1e3:.1f}", "-", "-", "-",
+                  "-", "-", "-", ""))
+    widths = [max(len(str(row[i])) for row in [header] + table) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print()
+    print(line)
+    print("-" * len(line))
+    for row in table:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print()
+    print("ratio: numpy time / tirfun time, numpy as this environment sets it; ratio*: numpy in a "
+          f"subprocess without {' and '.join(OPENBLAS_VARS)}.")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, 512^3 matmul")
+    parser.add_argument("--numpy-only", metavar="JSON", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.numpy_only:
+        spec = json.loads(args.numpy_only)
+        sizes = {k: tuple(v) if isinstance(v, list) else v for k, v in spec["sizes"].items()}
+        print(json.dumps(numpy_times(sizes, spec["repeat"])))
+        return 0
+    return run(args.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
