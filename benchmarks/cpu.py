@@ -175,6 +175,8 @@ def numpy_times(sizes: dict, repeat: int) -> dict:
 
 
 def numpy_times_without_openblas_vars(sizes: dict, repeat: int) -> dict | None:
+    """:func:`numpy_times` in a subprocess whose environment lacks the
+    OpenBLAS variables; None when the subprocess fails."""
     env = {k: v for k, v in os.environ.items() if k not in OPENBLAS_VARS}
     cmd = [sys.executable, __file__, "--numpy-only", json.dumps({"sizes": sizes, "repeat": repeat})]
     try:
@@ -223,10 +225,12 @@ def warm_build_seconds(repeat: int) -> tuple[float, float]:
 # -- the table -------------------------------------------------------------------------
 
 def timed(rt, *args, repeat: int) -> float:
+    """Median seconds of one call of a built function."""
     return median_seconds(rt, *args, repeat=repeat)
 
 
 def run(quick: bool) -> int:
+    """Measure everything and print the table."""
     repeat = 3 if quick else 7
     sizes = {"elementwise": 1 << 24, "row_sum": (4096, 4096), "matmul": 512 if quick else 1024}
     threads = num_threads()
@@ -326,6 +330,7 @@ def run(quick: bool) -> int:
 
 
 def main(argv=None) -> int:
+    """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, 512^3 matmul")
     parser.add_argument("--numpy-only", metavar="JSON", help=argparse.SUPPRESS)

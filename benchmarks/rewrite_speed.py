@@ -14,7 +14,9 @@ the median time of one split:
 * on single-block modules whose loop sits under deeper and deeper nests,
   where the path, and so the time, grows.
 
-Run: ``python benchmarks/rewrite_speed.py`` (``--quick`` for fewer repeats).
+The cases are timed in interleaved rounds, so that load from other processes
+falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
+(``--quick`` for fewer rounds).
 """
 
 from __future__ import annotations
@@ -77,54 +79,68 @@ def _median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6
 
 
-def time_repeat(mod: IRModule, loop: str, repeats: int) -> float:
-    """Median time of splitting ``loop`` of ``mod``, the same input each time."""
-    rewrite = split(loop, [None, 4])
-    rewrite(mod)  # the function's index is built on first use, then cached
-    samples = []
-    for _ in range(repeats):
+class RepeatCase:
+    """Split the same loop of the same module, again and again."""
+
+    def __init__(self, mod: IRModule, loop: str):
+        self.mod = mod
+        self.rewrite = split(loop, [None, 4])
+        self.rewrite(mod)  # the function's index is built on first use, then cached
+
+    def sample(self) -> float:
         t0 = time.perf_counter()
-        rewrite(mod)
-        samples.append(time.perf_counter() - t0)
-    return _median_us(samples)
+        self.rewrite(self.mod)
+        return time.perf_counter() - t0
 
 
-def time_chain(mod: IRModule, loops: list[str]) -> float:
-    """Median time of one split in a chain: each split on the previous result."""
-    index_of(mod["main"])
-    samples = []
-    for loop in loops:
-        rewrite = split(loop, [None, 4])
+class ChainCase:
+    """Split one loop after another, each on the module the previous split
+    produced (the schedule case: every split uses the index derived by the
+    one before); after the last loop, start again from the first module."""
+
+    def __init__(self, mod: IRModule, loops: list[str]):
+        index_of(mod["main"])
+        self.first = mod
+        self.loops = loops
+        self.mod = mod
+        self.next = 0
+
+    def sample(self) -> float:
+        if self.next == len(self.loops):
+            self.mod, self.next = self.first, 0
+        rewrite = split(self.loops[self.next], [None, 4])
+        self.next += 1
         t0 = time.perf_counter()
-        mod = rewrite(mod)
-        samples.append(time.perf_counter() - t0)
-    return _median_us(samples)
+        self.mod = rewrite(self.mod)
+        return time.perf_counter() - t0
 
 
 def main(argv: list[str]) -> int:
     """Time every case and print the table."""
-    repeats = 50 if "--quick" in argv else 400
-    rows = []
-    tut = tutorial_module()
+    repeats = 60 if "--quick" in argv else 600
     big = wide_module(1000)
+    cases = [("tutorial module, split i", 1, 3, RepeatCase(tutorial_module(), "i"))]
+    for n in (10, 100, 1000):
+        mod = big if n == 1000 else wide_module(n)
+        cases.append((f"{n}-block module, chained splits", n, 4, ChainCase(mod, [f"l{k}" for k in range(n)])))
+    cases.append(("1000-block module, split l500", 1000, 4, RepeatCase(big, "l500")))
+    for depth in (8, 32, 128):
+        cases.append((f"one block under {depth} more loops", 1, depth + 3, RepeatCase(deep_module(depth), "l0")))
     # Python's cyclic collector scans every live object now and then, so its
     # pauses grow with the heap, not with the work of a split: park what
     # exists now in the permanent generation (the rewrites' own garbage is
     # still collected as usual)
     gc.collect()
     gc.freeze()
-    base = time_repeat(tut, "i", repeats)
-    rows.append(("tutorial module, split i", 1, 3, base))
-    for n in (10, 100, 1000):
-        mod = big if n == 1000 else wide_module(n)
-        chain = [f"l{k}" for k in range(0, n, max(1, n // min(n, repeats)))]
-        rows.append((f"{n}-block module, chained splits", n, 4, time_chain(mod, chain)))
-    rows.append(("1000-block module, split l500", 1000, 4, time_repeat(big, "l500", repeats)))
-    for depth in (8, 32, 128):
-        rows.append((f"one block under {depth} more loops", 1, depth + 3,
-                     time_repeat(deep_module(depth), "l0", repeats)))
+    # rounds over all cases, so that load from elsewhere falls on every case alike
+    samples: dict[str, list[float]] = {name: [] for name, *_ in cases}
+    for _ in range(repeats):
+        for name, _blocks, _path, case in cases:
+            samples[name].append(case.sample())
+    base = _median_us(samples[cases[0][0]])
     print(f"{'case':<40} {'blocks':>7} {'path':>5} {'median us':>10} {'vs tutorial':>12}")
-    for name, blocks, path, us in rows:
+    for name, blocks, path, _case in cases:
+        us = _median_us(samples[name])
         print(f"{name:<40} {blocks:>7} {path:>5} {us:>10.1f} {us / base:>11.2f}x")
     return 0
 

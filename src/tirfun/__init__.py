@@ -42,7 +42,7 @@ _LAZY = {
     "apply": ("tirfun.rewrites", "apply"),
     "LoopRef": ("tirfun.rewrites", "LoopRef"),
     "BlockRef": ("tirfun.rewrites", "BlockRef"),
-    "lower": ("tirfun.lower", "lower"),
+    "lower": ("tirfun.lower", None),  # the package is callable: tirfun.lower(mod)
     "build": ("tirfun.runtime", "build"),
     "cpu": ("tirfun.runtime", "cpu"),
     "cuda": ("tirfun.runtime", "cuda"),

@@ -3,10 +3,10 @@
 from tirfun import IRModule, Schedule, lower, te
 from tirfun.analysis.traversal import walk
 from tirfun.lower import (
-    PASSES, lower_blocks, partition_loops, prepare_parallel, simplify, unroll_loops,
-    vectorize_loops, flatten_buffers,
+    PASSES, flatten_buffers, interleave_parallel, lower_blocks, partition_loops, prepare_parallel,
+    simplify, unroll_loops, vectorize_loops,
 )
-from tirfun.lower.partition import MAX_BODY_NODES
+from tirfun.lower.interleave import FACTOR
 from tirfun.nodes import Broadcast, BufferStore, For, ForKind, IfThenElse, Ramp, Var
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
@@ -42,6 +42,15 @@ def run_until(mod, last: str):
     raise AssertionError(last)
 
 
+def before(mod, name: str):
+    """``mod`` after every pass that runs before the pass ``name``."""
+    for pass_name, p in PASSES:
+        if pass_name == name:
+            return mod
+        mod = p(mod)
+    raise AssertionError(name)
+
+
 def loops(func):
     return [n for n in walk(func.body) if isinstance(n, For)]
 
@@ -62,9 +71,7 @@ def test_partitioned_copies_bind_fresh_names():
     assert len(names) == len(set(names))
 
 
-def test_partition_leaves_large_bodies_alone():
-    assert MAX_BODY_NODES > 100
-    src = """
+CUT_AT_THREE = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32")):
     for i in range(8):
@@ -73,12 +80,23 @@ def main(A: T.Buffer((8,), "float32")):
         else:
             A[i] = T.float32(2)
 """
-    mod = IRModule({"main": from_source(src)})
+
+
+def test_partition_cuts_around_an_equality():
+    mod = IRModule({"main": from_source(CUT_AT_THREE)})
     out = partition_loops(lower_blocks(mod))
     assert not any(isinstance(n, IfThenElse) for n in walk(out["main"].body))
     extents = sorted(f.extent.value for f in loops(out["main"]))
     assert extents == [3, 4]  # [0, 3), i = 3 inlined, [4, 8)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_partition_leaves_large_bodies_alone(monkeypatch):
+    import tirfun.lower.partition as partition
+
+    monkeypatch.setattr(partition, "MAX_BODY_NODES", 3)
+    mod = lower_blocks(IRModule({"main": from_source(CUT_AT_THREE)}))
+    assert partition_loops(mod) == mod
 
 
 def test_unrolled_loops_are_copied_out():
@@ -186,3 +204,64 @@ def test_whole_pipeline_on_the_tiled_matmul():
     assert_equivalent(mod["main"], out["main"])
     # simplify is idempotent on the result
     assert simplify(out) == out
+
+
+def row_sum(rows, cols, schedule_parallel=True):
+    A = te.placeholder((rows, cols), "float32", name="A")
+    k = te.reduce_axis((0, cols), name="k")
+    B = te.compute((rows,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B])}))
+    if schedule_parallel:
+        i, _ = sch.get_loops(sch.get_block("B"))
+        sch.parallel(i)
+    return sch.mod
+
+
+def test_parallel_accumulation_chains_are_interleaved():
+    rows = 2 * FACTOR + 3
+    mod = row_sum(rows, 5)
+    out = interleave_parallel(before(mod, "interleave_parallel"))
+    fors = loops(out["main"])
+    outer = [f for f in fors if f.kind is ForKind.PARALLEL]
+    assert [f.extent.value for f in outer] == [2]
+    # one k loop carries FACTOR independent chains
+    chain = [f for f in fors if f.kind is ForKind.SERIAL and f.extent.value == 4][0]
+    stores = [n for n in walk(chain.body) if isinstance(n, BufferStore)]
+    assert len(stores) == FACTOR
+    assert len({s.indices[0] for s in stores}) == FACTOR
+    # the three rows left over run after the interleaved groups
+    tail = [f for f in fors if f.kind is ForKind.SERIAL and f.extent.value == 3]
+    assert len(tail) == 1
+    names = [f.loop_var.name for f in fors]
+    assert len(names) == len(set(names))
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_interleaving_needs_a_parallel_loop_with_a_chain():
+    serial = before(row_sum(20, 5, schedule_parallel=False), "interleave_parallel")
+    assert interleave_parallel(serial) == serial
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
+    for i in T.parallel(16):
+        for j in range(4):
+            B[i, j] = A[i, j] * T.float32(2)
+"""
+    no_chain = before(IRModule({"main": from_source(src)}), "interleave_parallel")
+    assert interleave_parallel(no_chain) == no_chain
+
+
+def test_symbolic_parallel_extent_is_interleaved_with_a_remainder():
+    n = te.var("n")
+    A = te.placeholder((n, 3), "float32", name="A")
+    k = te.reduce_axis((0, 3), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B])}))
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    mod = sch.mod
+    out = interleave_parallel(before(mod, "interleave_parallel"))
+    assert [f.extent.script() for f in loops(out["main"]) if f.kind is ForKind.PARALLEL] == \
+        [f"n // {FACTOR}"]
+    for size in (1, 7, 8, 13):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": size})

@@ -147,7 +147,10 @@ def test_buffer_keyword_arguments():
         T.evaluate(0)
     """)
     (C,) = f.body.block.alloc_buffers
-    assert C == Buffer("C", [4, 4], "float16", storage_scope="shared", data_alignment=128)
+    assert C == Buffer("C", [4, 4], "float16", storage_scope="shared", data_alignment=128,
+                       offset_factor=1, elem_offset=i32(0))
+    # omitted keywords give tirfun's defaults
+    assert parse("D = T.alloc_buffer((4,))\nT.evaluate(0)").body.block.alloc_buffers[0] == Buffer("D", [4])
 
 
 def test_function_attributes_and_privacy():

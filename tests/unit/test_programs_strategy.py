@@ -355,7 +355,8 @@ REQUIRED = {
     "blocks:1", "blocks:2", "blocks:3+", "chain", "chain:alloc", "reduction", "init", "where",
     "alloc_buffer", "symbolic", "index:int64", "loop_min", "loop_annotations",
     "block_annotations", "inner_loop", "range_region", "zero_dim", "let_stmt", "if_stmt",
-    "seq_stmt", "binding:split", "binding:fuse", "binding:const", "private",
+    "seq_stmt", "binding:split", "binding:fuse", "binding:const", "private", "if_only",
+    "shape_expr", "symbol_in_body", "bool_compare",
     *(f"loop:{k.value}" for k in ForKind),
     "thread:blockIdx.x", "thread:threadIdx.x", "thread:blockIdx.y", "thread:threadIdx.y",
     *(f"dtype:{d}" for d in ("float32", "float64", "int32", "int64", "int8", "uint8", "bool")),
@@ -424,6 +425,9 @@ def test_hypothesis_draws_cover_the_main_features():
     ({"allow_annotations": False}, {"loop_annotations", "block_annotations"}),
     ({"allow_zero_dim": False}, {"zero_dim"}),
     ({"allow_bitwise": False}, {"call:bitwise_and", "call:popcount", "call:shift_right"}),
+    ({"allow_partial_writes": False}, {"if_only"}),
+    ({"allow_stencils": False}, {"shape_expr"}),
+    ({}, {"literal_pair", "special_value", "buffer_fields", "scope:shared", "scope:local"}),
 ])
 def test_options_switch_features_off(options, absent):
     seen = set()
@@ -434,6 +438,22 @@ def test_options_switch_features_off(options, absent):
             check_program(func)
     assert not (seen & absent), seen & absent
     assert "blocks:1" in seen
+
+
+@pytest.mark.parametrize("options, present", [
+    ({"literal_pairs": True}, {"literal_pair"}),
+    ({"special_values": True}, {"special_value"}),
+    ({"buffer_fields": True}, {"buffer_fields"}),
+    ({"alloc_scopes": ("shared", "local")}, {"scope:shared", "scope:local"}),
+])
+def test_options_switch_rare_features_on(options, present):
+    seen = set()
+    for seed in range(300):
+        func = random_prim_func(seed, **options)
+        seen |= program_features(func)
+        if seed < 20:
+            check_program(func)
+    assert present <= seen, present - seen
 
 
 def test_dtype_option_fixes_element_dtypes():

@@ -14,8 +14,11 @@ prefix of the list, or any single pass, may be used alone:
                           loop, so the hot loop carries no ``if k == 0``
 6. ``unroll_loops``       ``T.unroll`` loops copied out
 7. ``simplify``           fold what unrolling exposed
-8. ``vectorize_loops``    ``T.vectorized`` loops to Ramp/Broadcast vectors
-9. ``prepare_parallel``   nested parallel loops made serial
+8. ``interleave_parallel`` parallel iterations that each run one chain of
+                          dependent updates (a row sum) interleaved, so
+                          several chains overlap on one core
+9. ``vectorize_loops``    ``T.vectorized`` loops to Ramp/Broadcast vectors
+10. ``prepare_parallel``  nested parallel loops made serial
 
 Code generation (``llvm_codegen``, ``llvm_cpu``) imports llvmlite and is
 loaded only by :mod:`tirfun.runtime`.
@@ -31,6 +34,7 @@ from ..nodes import IRModule, PrimFunc
 from .allocations import lower_allocations
 from .blocks import lower_blocks
 from .flatten import flatten_buffers
+from .interleave import interleave_parallel
 from .parallel import prepare_parallel
 from .partition import partition_loops
 from .simplify import simplify
@@ -46,6 +50,7 @@ PASSES = (
     ("partition_loops", partition_loops),
     ("unroll_loops", unroll_loops),
     ("simplify", simplify),
+    ("interleave_parallel", interleave_parallel),
     ("vectorize_loops", vectorize_loops),
     ("prepare_parallel", prepare_parallel),
 )
@@ -86,5 +91,6 @@ sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = [
     "lower", "PASSES", "as_module", "lower_allocations", "lower_blocks", "flatten_buffers",
-    "simplify", "partition_loops", "unroll_loops", "vectorize_loops", "prepare_parallel",
+    "simplify", "partition_loops", "unroll_loops", "interleave_parallel", "vectorize_loops",
+    "prepare_parallel",
 ]

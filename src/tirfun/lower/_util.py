@@ -153,10 +153,12 @@ def conjoin(conds: Iterable[PrimExpr]) -> PrimExpr:
 
 
 def is_true(e: PrimExpr) -> bool:
+    """Whether ``e`` is the constant ``True``."""
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
 
 
 def is_false(e: PrimExpr) -> bool:
+    """Whether ``e`` is the constant ``False``."""
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 0
 
 
@@ -166,6 +168,7 @@ def nop() -> Stmt:
 
 
 def is_nop(s: Stmt) -> bool:
+    """Whether ``s`` does nothing (an ``Evaluate`` of a constant)."""
     return isinstance(s, Evaluate) and isinstance(s.value, IntImm)
 
 

@@ -26,6 +26,7 @@ def lower_allocations(mod: IRModule) -> IRModule:
 
 
 def lower_allocations_func(func: PrimFunc) -> PrimFunc:
+    """Make the allocations of one function explicit."""
     if not any(isinstance(n, Block) and n.alloc_buffers for n in walk(func.body)):
         return func
     used = func_names(func)
@@ -67,6 +68,7 @@ def _allocate_in_block(block: Block, used: set[str]) -> Block:
 
 
 def substitute_regions(regions, replace):
+    """``regions`` with the buffers of ``replace`` swapped in."""
     return [substitute(r, None, replace) for r in regions]
 
 

@@ -47,11 +47,13 @@ class Linear:
         return _linear(e, dt)
 
     def scale(self, k: int) -> "Linear":
+        """``k * self``."""
         if k == 0:
             return Linear(self.dtype)
         return Linear(self.dtype, tuple((t, c * k) for t, c in self.terms), self.const * k)
 
     def plus(self, other: "Linear") -> "Linear":
+        """``self + other``, like terms collected."""
         acc: dict = {}
         for t, c in self.terms + other.terms:
             acc[t] = acc.get(t, 0) + c
@@ -60,6 +62,7 @@ class Linear:
 
     @property
     def is_const(self) -> bool:
+        """Whether no term is left."""
         return not self.terms
 
     def to_expr(self) -> PrimExpr:

@@ -32,6 +32,7 @@ def lower_blocks(mod: IRModule) -> IRModule:
 
 
 def lower_blocks_func(func: PrimFunc) -> PrimFunc:
+    """Lower the blocks of one function."""
     # a block that still allocates gets its allocations made explicit first,
     # so this pass can also run on its own
     func = lower_allocations_func(func)

@@ -100,10 +100,15 @@ def flat_index(buf: Buffer, indices) -> PrimExpr:
 
 
 def flatten_func(func: PrimFunc) -> PrimFunc:
+    """Flatten the buffers of one function."""
     if any(isinstance(n, (Block, BlockRealize)) for n in walk(func.body)):
         raise BuildError("flatten_buffers needs a function without blocks; run lower_blocks first")
-    used = func_names(func)
     accessed = _accessed_buffers(func.body)
+    params = set(func.buffer_map.values())
+    if all(_is_flat(b) and (b in params or b.data is not None) for b in accessed) and \
+            not any(isinstance(n, Allocate) and len(n.extents) != 1 for n in walk(func.body)):
+        return func  # every access is already one-dimensional
+    used = func_names(func)
     # a flattened view names the memory of a parameter through the
     # parameter buffer's data pointer, which is given a name if it has none
     param_data: dict[Buffer, Var] = {}

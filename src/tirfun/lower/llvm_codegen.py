@@ -81,8 +81,12 @@ def _const(t: ir.Type, value) -> ir.Constant:
 
 
 class LLVMCodegen:
-    """Shared LLVM code generation. Subclasses provide :meth:`parallel_for`,
-    :meth:`thread_for` and may override :meth:`allocate`."""
+    """Shared LLVM code generation.
+
+    :meth:`stmt` and :meth:`expr` dispatch on the node type to one
+    ``_stmt_<Node>`` / ``_expr_<Node>`` method each. Backends override the
+    hooks :meth:`parallel_for`, :meth:`thread_for`, :meth:`allocate` and
+    :meth:`symbol`; everything else is shared."""
 
     def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
                  contract: bool = False):
@@ -147,15 +151,18 @@ class LLVMCodegen:
         frame.builder.ret(ir.Constant(I32, code))
 
     def fresh(self, base: str) -> str:
+        """A new basic-block or global name (LLVM needs them unique)."""
         self._counter += 1
         return f"{base}_{self._counter}"
 
     # ------------------------------------------------------------ helpers
     @property
     def b(self) -> ir.IRBuilder:
+        """The builder of the function being generated."""
         return self.frame.builder
 
     def buffer_ptr(self, buf: Buffer) -> ir.Value:
+        """The data pointer of a buffer in scope."""
         p = self.frame.buffers.get(buf)
         if p is not None:
             return p
@@ -173,21 +180,23 @@ class LLVMCodegen:
         return self.b.zext(v, target) if DataType(dt).is_uint else self.b.sext(v, target)
 
     def element_ptr(self, buf: Buffer, index: ir.Value) -> ir.Value:
+        """The address of ``buf[index]`` (a 64-bit index)."""
         return self.b.gep(self.buffer_ptr(buf), [index], source_etype=memory_type(buf.dtype))
 
     # ------------------------------------------------------------ statements
     def stmt(self, s: Stmt) -> None:
-        method = getattr(self, f"stmt_{type(s).__name__}", None)
+        """Generate code for a lowered statement at the builder's position."""
+        method = getattr(self, f"_stmt_{type(s).__name__}", None)
         if method is None:
             raise BuildError(f"the LLVM build cannot compile a {type(s).__name__}; "
                              "lower the module first (tirfun.lower)")
         method(s)
 
-    def stmt_SeqStmt(self, s: SeqStmt) -> None:
+    def _stmt_SeqStmt(self, s: SeqStmt) -> None:
         for x in s.seq:
             self.stmt(x)
 
-    def stmt_BufferStore(self, s: BufferStore) -> None:
+    def _stmt_BufferStore(self, s: BufferStore) -> None:
         if len(s.indices) != 1:
             raise BuildError(f"store into {s.buffer.name} is not flattened; lower the module first")
         value = self.expr(s.value)
@@ -213,19 +222,19 @@ class LLVMCodegen:
             ptr = self.element_ptr(buf, self.b.extract_element(idx, k))
             self.b.store(self.b.extract_element(value, k), ptr, align=align)
 
-    def stmt_Evaluate(self, s: Evaluate) -> None:
+    def _stmt_Evaluate(self, s: Evaluate) -> None:
         if isinstance(s.value, (IntImm, FloatImm, StringImm, Var)):
             return
         self.expr(s.value)
 
-    def stmt_LetStmt(self, s: LetStmt) -> None:
+    def _stmt_LetStmt(self, s: LetStmt) -> None:
         self.frame.vars[s.var] = self.expr(s.value)
         self.stmt(s.body)
 
-    def stmt_AttrStmt(self, s: AttrStmt) -> None:
+    def _stmt_AttrStmt(self, s: AttrStmt) -> None:
         self.stmt(s.body)
 
-    def stmt_DeclBuffer(self, s: DeclBuffer) -> None:
+    def _stmt_DeclBuffer(self, s: DeclBuffer) -> None:
         buf = s.buffer
         if buf not in self.frame.buffers:
             if buf.data is None or buf.data not in self.frame.vars:
@@ -233,7 +242,7 @@ class LLVMCodegen:
             self.frame.buffers[buf] = self.frame.vars[buf.data]
         self.stmt(s.body)
 
-    def stmt_IfThenElse(self, s: IfThenElse) -> None:
+    def _stmt_IfThenElse(self, s: IfThenElse) -> None:
         cond = self.expr(s.condition)
         b = self.b
         fn = self.frame.fn
@@ -252,7 +261,7 @@ class LLVMCodegen:
                 self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
 
-    def stmt_AssertStmt(self, s: AssertStmt) -> None:
+    def _stmt_AssertStmt(self, s: AssertStmt) -> None:
         cond = self.expr(s.condition)
         self.assert_messages.append(s.message.value)
         code = len(self.assert_messages)
@@ -265,10 +274,10 @@ class LLVMCodegen:
         self.b.position_at_end(ok)
         self.stmt(s.body)
 
-    def stmt_Allocate(self, s: Allocate) -> None:
+    def _stmt_Allocate(self, s: Allocate) -> None:
         self.allocate(s)
 
-    def stmt_For(self, s: For) -> None:
+    def _stmt_For(self, s: For) -> None:
         if s.kind is ForKind.PARALLEL:
             self.parallel_for(s)
         elif s.kind is ForKind.THREAD_BINDING:
@@ -276,14 +285,15 @@ class LLVMCodegen:
         else:
             self.serial_for(s)
 
-    def stmt_Block(self, s: Block) -> None:
+    def _stmt_Block(self, s: Block) -> None:
         raise BuildError(f"block {s.name_hint} is not lowered; call tirfun.lower first")
 
-    def stmt_BlockRealize(self, s: BlockRealize) -> None:
+    def _stmt_BlockRealize(self, s: BlockRealize) -> None:
         raise BuildError(f"block {s.block.name_hint} is not lowered; call tirfun.lower first")
 
     # loops -----------------------------------------------------------------
     def serial_for(self, s: For) -> None:
+        """A loop run in order on the current thread."""
         begin = self.expr(s.min)
         end = self.b.add(begin, self.expr(s.extent), flags=("nsw",))
         self.loop(s.loop_var, begin, end, lambda: self.stmt(s.body))
@@ -322,6 +332,9 @@ class LLVMCodegen:
 
     # scratch memory ---------------------------------------------------------
     def allocate(self, s: Allocate) -> None:
+        """Scratch memory for ``s.body``: a stack slot when small and of
+        constant size, else ``malloc``/``free`` (a failed malloc returns the
+        out-of-memory status)."""
         mem = memory_type(s.dtype)
         elem = element_bytes(s.dtype)
         count = 1
@@ -360,24 +373,25 @@ class LLVMCodegen:
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: PrimExpr) -> ir.Value:
-        method = getattr(self, f"expr_{type(e).__name__}", None)
+        """The LLVM value of an expression (vectors for lanes > 1)."""
+        method = getattr(self, f"_expr_{type(e).__name__}", None)
         if method is None:
             raise BuildError(f"the LLVM build cannot compile the expression {type(e).__name__}")
         return method(e)
 
-    def expr_Var(self, e: Var) -> ir.Value:
+    def _expr_Var(self, e: Var) -> ir.Value:
         try:
             return self.frame.vars[e]
         except KeyError:
             raise BuildError(f"variable {e.name} is used where it is not defined") from None
 
-    def expr_IntImm(self, e: IntImm) -> ir.Value:
+    def _expr_IntImm(self, e: IntImm) -> ir.Value:
         return ir.Constant(scalar_type(e.dtype), e.value)
 
-    def expr_FloatImm(self, e: FloatImm) -> ir.Value:
+    def _expr_FloatImm(self, e: FloatImm) -> ir.Value:
         return ir.Constant(scalar_type(e.dtype), e.value)
 
-    def expr_StringImm(self, e: StringImm) -> ir.Value:
+    def _expr_StringImm(self, e: StringImm) -> ir.Value:
         g = self._strings.get(e.value)
         if g is None:
             data = bytearray(e.value.encode("utf-8")) + b"\0"
@@ -392,15 +406,15 @@ class LLVMCodegen:
     def _arith_operands(self, e):
         return self.expr(e.a), self.expr(e.b), e.a.dtype
 
-    def expr_Add(self, e: Add) -> ir.Value:
+    def _expr_Add(self, e: Add) -> ir.Value:
         a, b, dt = self._arith_operands(e)
         return self.b.fadd(a, b, flags=self.float_flags) if dt.is_float else self.b.add(a, b)
 
-    def expr_Sub(self, e: Sub) -> ir.Value:
+    def _expr_Sub(self, e: Sub) -> ir.Value:
         a, b, dt = self._arith_operands(e)
         return self.b.fsub(a, b, flags=self.float_flags) if dt.is_float else self.b.sub(a, b)
 
-    def expr_Mul(self, e: Mul) -> ir.Value:
+    def _expr_Mul(self, e: Mul) -> ir.Value:
         a, b, dt = self._arith_operands(e)
         return self.b.fmul(a, b, flags=self.float_flags) if dt.is_float else self.b.mul(a, b)
 
@@ -448,25 +462,25 @@ class LLVMCodegen:
             out = b.select(b.icmp_signed("==", d, zero), zero, out)
         return out
 
-    def expr_Div(self, e: Div) -> ir.Value:
+    def _expr_Div(self, e: Div) -> ir.Value:
         if e.dtype.is_float:
             a, b, _ = self._arith_operands(e)
             return self.b.fdiv(a, b, flags=self.float_flags)
         return self._int_divmod(e, "div")
 
-    def expr_Mod(self, e: Mod) -> ir.Value:
+    def _expr_Mod(self, e: Mod) -> ir.Value:
         if e.dtype.is_float:
             a, b, _ = self._arith_operands(e)
             return self.b.frem(a, b)
         return self._int_divmod(e, "rem")
 
-    def expr_FloorDiv(self, e: FloorDiv) -> ir.Value:
+    def _expr_FloorDiv(self, e: FloorDiv) -> ir.Value:
         if e.dtype.is_float:
             a, b, _ = self._arith_operands(e)
             return llvm_intrinsics.emit(self.b, "floor", [self.b.fdiv(a, b)], a.type)
         return self._int_divmod(e, "floordiv")
 
-    def expr_FloorMod(self, e: FloorMod) -> ir.Value:
+    def _expr_FloorMod(self, e: FloorMod) -> ir.Value:
         if e.dtype.is_float:
             a, b, _ = self._arith_operands(e)
             q = llvm_intrinsics.emit(self.b, "floor", [self.b.fdiv(a, b)], a.type)
@@ -483,10 +497,10 @@ class LLVMCodegen:
             c = self.b.icmp_signed(op, a, b)
         return self.b.select(c, a, b)
 
-    def expr_Min(self, e: Min) -> ir.Value:
+    def _expr_Min(self, e: Min) -> ir.Value:
         return self._minmax(e, "<")
 
-    def expr_Max(self, e: Max) -> ir.Value:
+    def _expr_Max(self, e: Max) -> ir.Value:
         return self._minmax(e, ">")
 
     _CMP = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
@@ -503,23 +517,23 @@ class LLVMCodegen:
             return self.b.icmp_unsigned(op, a, b)
         return self.b.icmp_signed(op, a, b)
 
-    expr_EQ = expr_NE = expr_LT = expr_LE = expr_GT = expr_GE = _compare
+    _expr_EQ = _expr_NE = _expr_LT = _expr_LE = _expr_GT = _expr_GE = _compare
 
-    def expr_And(self, e: And) -> ir.Value:
+    def _expr_And(self, e: And) -> ir.Value:
         return self.b.and_(self.expr(e.a), self.expr(e.b))
 
-    def expr_Or(self, e: Or) -> ir.Value:
+    def _expr_Or(self, e: Or) -> ir.Value:
         return self.b.or_(self.expr(e.a), self.expr(e.b))
 
-    def expr_Not(self, e: Not) -> ir.Value:
+    def _expr_Not(self, e: Not) -> ir.Value:
         a = self.expr(e.a)
         return self.b.xor(a, _const(a.type, 1))
 
-    def expr_Select(self, e: Select) -> ir.Value:
+    def _expr_Select(self, e: Select) -> ir.Value:
         c, t, f = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
         return self.b.select(c, t, f)
 
-    def expr_Cast(self, e: Cast) -> ir.Value:
+    def _expr_Cast(self, e: Cast) -> ir.Value:
         v = self.expr(e.value)
         src, dst = e.value.dtype, e.dtype
         t = value_type(dst)
@@ -546,7 +560,7 @@ class LLVMCodegen:
             return b.sext(v, t) if src.is_int else b.zext(v, t)
         return v
 
-    def expr_Ramp(self, e: Ramp) -> ir.Value:
+    def _expr_Ramp(self, e: Ramp) -> ir.Value:
         base = self.expr(e.base)
         stride = self.expr(e.stride)
         t = ir.VectorType(base.type, e.lanes)
@@ -561,10 +575,10 @@ class LLVMCodegen:
         return self.b.shuffle_vector(one, ir.Constant(t, ir.Undefined),
                                      ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
 
-    def expr_Broadcast(self, e: Broadcast) -> ir.Value:
+    def _expr_Broadcast(self, e: Broadcast) -> ir.Value:
         return self._splat(self.expr(e.value), e.lanes)
 
-    def expr_BufferLoad(self, e: BufferLoad) -> ir.Value:
+    def _expr_BufferLoad(self, e: BufferLoad) -> ir.Value:
         if len(e.indices) != 1:
             raise BuildError(f"load from {e.buffer.name} is not flattened; lower the module first")
         buf = e.buffer
@@ -589,11 +603,11 @@ class LLVMCodegen:
             v = b.icmp_unsigned("!=", v, _const(v.type, 0))
         return v
 
-    def expr_Let(self, e: Let) -> ir.Value:
+    def _expr_Let(self, e: Let) -> ir.Value:
         self.frame.vars[e.var] = self.expr(e.value)
         return self.expr(e.body)
 
-    def expr_Call(self, e: Call) -> ir.Value:
+    def _expr_Call(self, e: Call) -> ir.Value:
         op = e.op
         b = self.b
         if op == "tir.if_then_else":

@@ -42,6 +42,8 @@ class CPUCodegen(LLVMCodegen):
         self._outlined = 0
 
     def parallel_for(self, s: For) -> None:
+        """Outline the loop and run it on the pool (serially when nested in
+        another parallel loop or when there is no pool)."""
         if not self.use_gomp or self.frame.in_parallel:
             self.serial_for(s)
             return

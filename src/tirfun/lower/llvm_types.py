@@ -46,6 +46,7 @@ def memory_type(dt: DataType) -> ir.Type:
 
 
 def element_bytes(dt: DataType) -> int:
+    """Bytes one element of ``dt`` takes in memory."""
     dt = DataType(dt).element_of
     return 1 if dt.is_bool else dt.bits // 8
 

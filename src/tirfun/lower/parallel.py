@@ -22,6 +22,7 @@ def prepare_parallel(mod: IRModule) -> IRModule:
 
 
 def prepare_parallel_func(func: PrimFunc) -> PrimFunc:
+    """Prepare the parallel loops of one function."""
     body = _visit(func.body, inside=False)
     return func if body is func.body else func.with_body(body)
 

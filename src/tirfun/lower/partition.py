@@ -42,6 +42,9 @@ def partition_loops(mod: IRModule) -> IRModule:
 
 
 def partition_func(func: PrimFunc) -> PrimFunc:
+    """Partition the loops of one function."""
+    if not any(isinstance(n, IfThenElse) for n in walk(func.body)):
+        return func  # nothing to cut at
     used = func_names(func)
     p = _Partitioner(used)
     body = p.stmt(func.body)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.traversal import transform
+from ..analysis.traversal import transform, walk
 from ..nodes import For, ForKind, IntImm, IRModule, PrimFunc, SeqStmt
 from ._util import count_nodes, func_names, map_funcs, rename_bound, seq, substitute
 
@@ -25,6 +25,9 @@ def unroll_loops(mod: IRModule) -> IRModule:
 
 
 def unroll_func(func: PrimFunc) -> PrimFunc:
+    """Unroll the unrolled loops of one function."""
+    if not any(isinstance(n, For) and n.kind is ForKind.UNROLLED for n in walk(func.body)):
+        return func
     used = func_names(func)
 
     def post(n):

@@ -43,6 +43,7 @@ def vectorize_loops(mod: IRModule) -> IRModule:
 
 
 def vectorize_func(func: PrimFunc) -> PrimFunc:
+    """Vectorize the vectorized loops of one function."""
     def post(n):
         if isinstance(n, For) and n.kind is ForKind.VECTORIZED:
             return vectorize_loop(n)

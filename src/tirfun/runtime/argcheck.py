@@ -54,18 +54,18 @@ class ArgChecker:
                 f"function {sig.name} takes {len(sig.params)} argument(s) ({self._names}), "
                 f"got {len(args)}")
         sizes: dict[Var, int] = {}
-        self._origin: dict[Var, str] = {}
+        origin: dict[Var, str] = {}  # which parameter set each size
         values: list = [None] * len(args)
         # scalars first: a size passed explicitly is what every array must match
         for k, (p, arg) in enumerate(zip(sig.params, args)):
             if p.buffer is None:
                 values[k] = self._scalar(p, arg)
                 sizes[p.var] = values[k]
-                self._origin[p.var] = f"parameter {p.name}"
+                origin[p.var] = f"parameter {p.name}"
         arrays = []
         for k, (p, arg, np_dtype) in enumerate(zip(sig.params, args, self._np_dtypes)):
             if p.buffer is not None:
-                arr = self._array(p, arg, np_dtype, sizes)
+                arr = self._array(p, arg, np_dtype, sizes, origin)
                 arrays.append((p, arr))
                 values[k] = arr.ctypes.data
         self._check_expressions(sizes, arrays)
@@ -99,7 +99,7 @@ class ArgChecker:
         raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
 
     # ------------------------------------------------------------ arrays
-    def _array(self, p, arg, np_dtype, sizes):
+    def _array(self, p, arg, np_dtype, sizes, origin):
         buf = p.buffer
         where = f"function {self.sig.name}, parameter {p.name}"
         np = _np()
@@ -119,7 +119,7 @@ class ArgChecker:
             raise ArgumentError(f"{where}: expected {len(buf.shape)} dimension(s) "
                                 f"{_shape_text(buf.shape)}, got {len(shape)} {tuple(shape)}")
         for k, (dim, actual) in enumerate(zip(buf.shape, shape)):
-            self._bind(where, f"dimension {k}", dim, actual, sizes, tuple(shape), buf.shape)
+            self._bind(where, f"dimension {k}", dim, actual, sizes, origin, tuple(shape), buf.shape)
         if buf.strides:
             if arr.itemsize and any(s % arr.itemsize for s in arr.strides):
                 raise ArgumentError(f"{where}: strides {arr.strides} are not whole elements")
@@ -129,7 +129,7 @@ class ArgChecker:
                     continue  # a stride of a length-1 axis is never used
                 if actual < 0:
                     raise ArgumentError(f"{where}: negative strides are not supported")
-                self._bind(where, f"stride {k}", stride, actual, sizes, elems, buf.strides)
+                self._bind(where, f"stride {k}", stride, actual, sizes, origin, elems, buf.strides)
         elif not arr.flags.c_contiguous:
             raise ArgumentError(f"{where}: the array is not C-contiguous; pass "
                                 "numpy.ascontiguousarray(...) or a tirfun.nd.array")
@@ -140,7 +140,7 @@ class ArgChecker:
                 raise ArgumentError(f"{where}: the function writes this array, but it is read-only")
         return arr
 
-    def _bind(self, where, what, dim, actual, sizes, shown, declared):
+    def _bind(self, where, what, dim, actual, sizes, origin, shown, declared):
         if isinstance(dim, IntImm):
             if dim.value != actual:
                 raise ArgumentError(f"{where}: {what} must be {dim.value}, got {actual} "
@@ -153,10 +153,10 @@ class ArgChecker:
             bound = sizes.get(dim)
             if bound is None:
                 sizes[dim] = actual
-                self._origin[dim] = where.rpartition(", ")[2]
+                origin[dim] = where.rpartition(", ")[2]
             elif bound != actual:
                 raise ArgumentError(f"{where}: {what} is {actual}, but {dim.name} = {bound} (set by "
-                                    f"{self._origin[dim]}; expected {_shape_text(declared)})")
+                                    f"{origin[dim]}; expected {_shape_text(declared)})")
 
     def _check_expressions(self, sizes, arrays) -> None:
         for p, arr in arrays:

@@ -12,7 +12,7 @@ import collections
 import threading
 
 from ..analysis.traversal import walk
-from ..errors import BuildError
+from ..errors import BuildError, TirfunError
 from ..lower import as_module, lower
 from ..lower.signature import Signature
 from ..nodes import BufferStore, IRModule
@@ -92,7 +92,15 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     sigs = {}
     for fname, func in lowered.items():
         sig = Signature.of(fname, func, _written(func))
-        sigs[fname] = (sig, codegen.add_function(sig, func))
+        try:
+            sigs[fname] = (sig, codegen.add_function(sig, func))
+        except TirfunError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, AssertionError) as err:
+            # llvmlite checks operand types as IR is built: a mistake here is
+            # tirfun's, reported as a build error naming the function
+            raise BuildError(f"internal error while generating LLVM code for function {fname}: "
+                             f"{type(err).__name__}: {err}") from err
     ir_text = str(codegen.module)
     optimised = jit.optimise(ir_text, target)
     final_ir = str(optimised)

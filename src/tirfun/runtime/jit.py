@@ -105,6 +105,7 @@ def optimise(ir_text: str, target: Target):
 
 
 def data_layout(target: Target) -> str:
+    """The LLVM data layout string of ``target``."""
     return str(target_machine(target).target_data)
 
 

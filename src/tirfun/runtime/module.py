@@ -107,6 +107,7 @@ class Module:
 
     @property
     def entry_name(self) -> str:
+        """The function ``rt(...)`` calls: ``main``, or the only one."""
         if "main" in self._functions:
             return "main"
         if len(self._functions) == 1:
@@ -133,6 +134,7 @@ class Module:
 
     @property
     def function_names(self) -> list[str]:
+        """The names of the compiled functions, sorted."""
         return sorted(self._functions)
 
     def get_source(self, fmt: str = "ll") -> str:
@@ -161,6 +163,7 @@ class Module:
             raise ArgumentError("time_evaluator: number and repeat must be at least 1")
 
         def evaluate(*args) -> ProfileResult:
+            """Time the function on ``args``."""
             values = fn._check(args)
             cfunc = fn._cfunc
             status = cfunc(*values)

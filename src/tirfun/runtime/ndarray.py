@@ -48,6 +48,7 @@ class NDArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The array's dimensions."""
         return tuple(self._array.shape)
 
     @property
@@ -57,10 +58,12 @@ class NDArray:
 
     @property
     def device(self) -> Device:
+        """Where the array lives."""
         return self._device
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._array.ndim
 
     def numpy(self):

@@ -265,8 +265,6 @@ def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str],
     if not isinstance(strides, (list, tuple)):
         raise ip.fail(a.node("strides"), "strides= must be a tuple")
     elem_offset = None if a.elem_offset is None else to_int_expr(ip, a.elem_offset, a.node("elem_offset"), "elem_offset")
-    if isinstance(elem_offset, IntImm) and elem_offset.value == 0:
-        elem_offset = None  # zero is the default offset
     scope = to_str(ip, a.scope, a.node("scope"), "scope") or "global"
     align = a.align
     if not isinstance(align, int) or isinstance(align, bool):
@@ -288,11 +286,12 @@ def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str],
                 out_strides.append(Var(ip.namer.fresh(f"{name}_s{i}"), shape[0].dtype if shape else "int32"))
             else:
                 out_strides.append(to_int_expr(ip, s, a.node("strides"), "a stride"))
+        # fields keep what is written: they print back only when they differ
+        # from tirfun's defaults, which is what an omitted keyword gives
         return Buffer(name, shape, dtype, strides=out_strides, elem_offset=elem_offset,
                       storage_scope=scope, data=data,
-                      data_alignment=align_default if align in (-1, 0) else align,
-                      offset_factor=0 if offset_factor in (0, 1) else offset_factor,
-                      axis_separators=separators)
+                      data_alignment=align if a.given("align") and align != -1 else align_default,
+                      offset_factor=offset_factor, axis_separators=separators)
 
     return make
 
@@ -786,6 +785,20 @@ def _if_then_else(ip, node, a):
     return tir_op.if_then_else(cond, ip.expr_or_literal(a.t, a.node("t")), ip.expr_or_literal(a.f, a.node("f")))
 
 
+def _exact(cls):
+    """``T.min``, ``T.max``, ``T.truncmod``: the printer's spelling of the
+    Min, Max and Mod nodes, so they build the node even between two literals
+    (operands are brought to one dtype first, as the operators do)."""
+    def handler(ip, node, a):
+        from ..nodes.expr import match_types
+
+        x = ip.expr_or_literal(a.a, a.node("a"))
+        y = ip.expr_or_literal(a.b, a.node("b"))
+        x, y = match_types(x, y)
+        return cls(x, y)
+    return handler
+
+
 def _op(fn, *names):
     def handler(ip, node, a):
         values = [ip.expr_or_literal(getattr(a, n), a.node(n)) for n in names]
@@ -987,12 +1000,12 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "T.cast": (sig("value", "dtype"), _cast_fn),
     "T.Select": (sig("condition", "true_value", "false_value"), _select),
     "T.if_then_else": (sig("cond", "t", "f", drop=("dtype",)), _if_then_else),
-    "T.min": (sig("a", "b", drop=("dtype",)), _op(tir_op.min, "a", "b")),
-    "T.max": (sig("a", "b", drop=("dtype",)), _op(tir_op.max, "a", "b")),
+    "T.min": (sig("a", "b", drop=("dtype",)), _exact(Min)),
+    "T.max": (sig("a", "b", drop=("dtype",)), _exact(Max)),
     "T.floordiv": (sig("a", "b", drop=("dtype",)), _op(tir_op.floordiv, "a", "b")),
     "T.floormod": (sig("a", "b", drop=("dtype",)), _op(tir_op.floormod, "a", "b")),
     "T.truncdiv": (sig("a", "b", drop=("dtype",)), _op(tir_op.truncdiv, "a", "b")),
-    "T.truncmod": (sig("a", "b", drop=("dtype",)), _op(tir_op.truncmod, "a", "b")),
+    "T.truncmod": (sig("a", "b", drop=("dtype",)), _exact(Mod)),
     "T.Add": (sig("a", "b"), _node_ctor(Add)),
     "T.Sub": (sig("a", "b"), _node_ctor(Sub)),
     "T.Mul": (sig("a", "b"), _node_ctor(Mul)),

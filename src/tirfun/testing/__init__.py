@@ -4,7 +4,11 @@ Users property-test their own passes with the same tools tirfun tests
 itself with. Submodules load on first use (hypothesis is only needed for the
 strategies):
 
-* ``tirfun.testing.programs``  random well-formed PrimFuncs (``prim_funcs()``)
+* ``tirfun.testing.programs``  random well-formed PrimFuncs (``prim_funcs()``,
+  ``random_prim_func(seed)``)
+* ``tirfun.testing.renaming``  ``rename_bound``: consistent renaming of bound names
+* ``tirfun.testing.mutations``  single changes of a constant, dtype or block name
+* ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
 """
@@ -15,6 +19,15 @@ import importlib
 
 _LAZY = {
     "prim_funcs": "tirfun.testing.programs",
+    "random_prim_func": "tirfun.testing.programs",
+    "ProgramOptions": "tirfun.testing.programs",
+    "rename_bound": "tirfun.testing.renaming",
+    "random_renaming": "tirfun.testing.renaming",
+    "bound_names": "tirfun.testing.renaming",
+    "mutations": "tirfun.testing.mutations",
+    "mutants": "tirfun.testing.mutations",
+    "mutation_sites": "tirfun.testing.mutations",
+    "program_features": "tirfun.testing.features",
     "te_programs": "tirfun.testing.te_programs",
     "assert_equivalent": "tirfun.testing.equivalence",
     "random_inputs": "tirfun.testing.equivalence",

@@ -30,10 +30,13 @@ a pass that handles only part of TensorIR can still be tested):
   loops only ever iterate over spatial axes, so their iterations write
   distinct elements;
 * symbolic extents: int32/int64 scalar parameters ``n``, ``m`` in buffer
-  shapes, loop extents and iteration domains;
-* bodies with lets (``x: T.float32 = ...``), if/else, inner loops that
-  accumulate over a whole dimension (regions like ``A[vi, 0:8]``), stencil
-  reads (``A[vi:vi + 3]``);
+  shapes (also ``n + 2``), loop extents and iteration domains, and as values
+  inside blocks;
+* bodies with lets (``x: T.float32 = ...``), if/else, a store followed by an
+  update of the same element, inner loops that accumulate over a whole
+  dimension (regions like ``A[vi, 0:8]``), stencil reads (``A[vi:vi + 3]``);
+  blocks that write an output parameter may skip elements (an ``if``
+  without ``else``, a ``T.where`` on a loop);
 * every expression kind of :mod:`tirfun.nodes` that scalar code uses, over
   int8/uint8/int32/int64/float32/float64/bool values (see
   :mod:`tirfun.testing._exprs` for how each stays defined on every input).
@@ -43,8 +46,14 @@ symbolic parameters that are at least 1, and every declared region is
 exactly the hull of the accesses, so ``tirfun.analysis.verify.verify``
 accepts every program and the interpreter can run it.
 
-Integer arithmetic stays far from overflow when integer inputs are small
-(|x| <= 100): products always have a constant or an index on one side.
+Integer arithmetic in 32 and 64 bits stays far from overflow when integer
+inputs are small (|x| <= 100): products always have a constant or an index
+on one side. Arithmetic on int8 and uint8 may wrap around, as two's
+complement arithmetic does.
+
+Options that are off by default add what is valid but not meant for
+computing, for tests of printing, parsing and equality: ``literal_pairs``,
+``special_values``, ``buffer_fields`` (see :class:`ProgramOptions`).
 """
 
 from __future__ import annotations
@@ -211,13 +220,10 @@ def build_prim_func(ch: Chooser, options: ProgramOptions) -> PrimFunc:
 # ---------------------------------------------------------------------------
 # the builder
 
-Size = "int | Var"
-
-
 @attrs.define(eq=False)
 class _Axis:
     base: str  # the loops over this axis are named after it: i, i_0, i_1...
-    size: Any  # int or a symbolic Var
+    size: Any  # an int, a symbolic Var or a _SymPlus
     kind: str  # "S" spatial or "R" reduce
     iter_var: Var
 
@@ -350,7 +356,7 @@ class _FuncBuilder:
             if ch.chance(30):
                 self.symbols.append(Var(self.fresh("m"), self.idx))
         n_blocks = ch.integer(1, opts.max_blocks)
-        nests = [self.block(b, last=(b == n_blocks - 1)) for b in range(n_blocks)]
+        nests = [self.block(last=(b == n_blocks - 1)) for b in range(n_blocks)]
         body = nests[0] if len(nests) == 1 else SeqStmt(nests)
         allocs = [b.buffer for b in self.buffers if b.role == "intermediate"]
         root = Block([], [], [], "root", body, alloc_buffers=allocs)
@@ -385,77 +391,22 @@ class _FuncBuilder:
 
     # ------------------------------------------------------------------ blocks
 
-    def block(self, b: int, last: bool) -> Stmt:
+    def block(self, last: bool) -> Stmt:
+        """The loop nest of one block (the last block reads every
+        intermediate no block has read yet)."""
         ch, opts = self.ch, self.opts
         reduction = opts.allow_reduction and ch.chance(35)
         readable = list(self.buffers)
-        primary = None
-        if self.pending and ch.chance(80):
-            primary = ch.choice(self.pending)
-        elif readable and ch.chance(55):
-            primary = ch.choice(readable)
-        elif ch.chance(85):
-            rank = ch.integer(1, 3)
-            budget, sizes = opts.max_points, []
-            for _ in range(rank):
-                s = self.new_size(budget // 2 if reduction else budget)
-                budget //= self.estimate(s)
-                sizes.append(s)
-                if budget < 2:
-                    break
-            primary = self.new_buffer(sizes, self.element_dtype(), "input")
-
-        axes: list[_Axis] = []
-        budget = opts.max_points
-        primary_dims: list = []  # per primary dim: an _Axis or a constant index
-        if primary is not None:
-            for size in primary.sizes:
-                roles = [("spatial", 6), ("drop", 1)] + ([("reduce", 3)] if reduction else [])
-                role = ch.weighted(roles)
-                if role != "drop" and self.estimate(size) <= budget:
-                    axis = self.new_axis(size, "S" if role == "spatial" else "R", axes)
-                    budget //= self.estimate(size)
-                    axes.append(axis)
-                    primary_dims.append(axis)
-                else:
-                    primary_dims.append(self.const_index(size))
-        if budget >= 2 and (not axes or ch.chance(20)):
-            size = self.new_size(budget)
-            axes.append(self.new_axis(size, "S", axes))
-            budget //= self.estimate(size)
-        if reduction and not any(a.kind == "R" for a in axes):
-            size = self.new_size(max(budget, 1))
-            axes.append(self.new_axis(size, "R", axes))
-            budget //= self.estimate(size)
-        if not any(a.kind == "S" for a in axes) and (not opts.allow_zero_dim or not axes):
-            axes.append(self.new_axis(self.new_size(max(budget, 1)), "S", axes))
-        spatial = ch.shuffled([a for a in axes if a.kind == "S"])
-        reduce_axes = [a for a in axes if a.kind == "R"]
-        axes = spatial + reduce_axes
+        primary = self.primary_input(readable, reduction)
+        axes, primary_dims, budget = self.block_axes(primary, reduction)
+        spatial = [a for a in axes if a.kind == "S"]
 
         out_dtype = ch.choice(opts.numeric_dtypes) if reduction else self.element_dtype()
         intermediate = opts.allow_alloc and not last and ch.chance(45)
         out = self.new_buffer([a.size for a in spatial], out_dtype,
                               "intermediate" if intermediate else "output",
                               ch.choice(opts.alloc_scopes) if intermediate else "global")
-
-        accesses: list[Access] = []
-        if primary is not None:
-            accesses.append(Access(primary.buffer, tuple(
-                self.axis_index(d, s) if isinstance(d, _Axis) else d
-                for d, s in zip(primary_dims, primary.sizes))))
-        must_read = [p for p in self.pending if p is not primary] if last else []
-        if not last and self.pending and ch.chance(40):
-            must_read.append(ch.choice(self.pending))
-        for info in must_read:
-            if all(a.buffer.name != info.buffer.name for a in accesses):
-                accesses.append(self.generic_access(info, axes))
-        for _ in range(ch.integer(0, 2)):
-            access = self.extra_access(axes, readable)
-            if access is not None and all(a.buffer.name != access.buffer.name for a in accesses):
-                accesses.append(access)
-        read_names = {a.buffer.name for a in accesses}
-        self.pending = [p for p in self.pending if p.buffer.name not in read_names]
+        accesses = self.block_accesses(primary, primary_dims, axes, readable, last)
         if intermediate:
             self.pending.append(out)
 
@@ -471,7 +422,8 @@ class _FuncBuilder:
 
         iter_vars = [IterVar(Range(self.const(0), self.size_expr(a.size)), a.iter_var,
                              "DataPar" if a.kind == "S" else "CommReduce") for a in axes]
-        reads, writes = self.regions(body, init, inner_vars=self.inner_vars(body))
+        # the init only stores constants where the body stores: it adds no region
+        reads, writes = self.regions(body, inner_vars=self.inner_vars(body))
         annotations = {}
         if opts.allow_annotations and ch.chance(6):
             key, value = ch.choice(_BLOCK_ANNOTATIONS)
@@ -486,6 +438,79 @@ class _FuncBuilder:
             stmt = For(loop.var, self.const(loop.min), loop.extent, loop.kind, stmt,
                        thread_binding=loop.tag, annotations=loop.annotations)
         return stmt
+
+    def primary_input(self, readable: Sequence[_BufInfo], reduction: bool) -> _BufInfo | None:
+        """The buffer a block is shaped after: an unread intermediate, an
+        existing buffer, a new input, or none."""
+        ch, opts = self.ch, self.opts
+        if self.pending and ch.chance(80):
+            return ch.choice(self.pending)
+        if readable and ch.chance(55):
+            return ch.choice(readable)
+        if not ch.chance(85):
+            return None
+        budget, sizes = opts.max_points, []
+        for _ in range(ch.integer(1, 3)):
+            size = self.new_size(budget // 2 if reduction else budget)
+            budget //= self.estimate(size)
+            sizes.append(size)
+            if budget < 2:
+                break
+        return self.new_buffer(sizes, self.element_dtype(), "input")
+
+    def block_axes(self, primary: _BufInfo | None, reduction: bool):
+        """The block's axes (spatial first), how each dimension of the primary
+        input is indexed (an axis or a constant index), and the iteration
+        budget left."""
+        ch, opts = self.ch, self.opts
+        axes: list[_Axis] = []
+        budget = opts.max_points
+        primary_dims: list = []
+        for size in primary.sizes if primary is not None else ():
+            roles = [("spatial", 6), ("drop", 1)] + ([("reduce", 3)] if reduction else [])
+            role = ch.weighted(roles)
+            if role != "drop" and self.estimate(size) <= budget:
+                axis = self.new_axis(size, "S" if role == "spatial" else "R", axes)
+                budget //= self.estimate(size)
+                axes.append(axis)
+                primary_dims.append(axis)
+            else:
+                primary_dims.append(self.const_index(size))
+        if budget >= 2 and (not axes or ch.chance(20)):
+            size = self.new_size(budget)
+            axes.append(self.new_axis(size, "S", axes))
+            budget //= self.estimate(size)
+        if reduction and not any(a.kind == "R" for a in axes):
+            size = self.new_size(max(budget, 1))
+            axes.append(self.new_axis(size, "R", axes))
+            budget //= self.estimate(size)
+        if not any(a.kind == "S" for a in axes) and (not opts.allow_zero_dim or not axes):
+            axes.append(self.new_axis(self.new_size(max(budget, 1)), "S", axes))
+        spatial = ch.shuffled([a for a in axes if a.kind == "S"])
+        return spatial + [a for a in axes if a.kind == "R"], primary_dims, budget
+
+    def block_accesses(self, primary, primary_dims, axes, readable, last: bool) -> list[Access]:
+        """What the block reads: the primary input, intermediates that must
+        be read, and up to two more buffers."""
+        ch = self.ch
+        accesses: list[Access] = []
+        if primary is not None:
+            accesses.append(Access(primary.buffer, tuple(
+                self.axis_index(d, s) if isinstance(d, _Axis) else d
+                for d, s in zip(primary_dims, primary.sizes))))
+        must_read = [p for p in self.pending if p is not primary] if last else []
+        if not last and self.pending and ch.chance(40):
+            must_read.append(ch.choice(self.pending))
+        for info in must_read:
+            if all(a.buffer.name != info.buffer.name for a in accesses):
+                accesses.append(self.generic_access(info, axes))
+        for _ in range(ch.integer(0, 2)):
+            access = self.extra_access(axes, readable)
+            if all(a.buffer.name != access.buffer.name for a in accesses):
+                accesses.append(access)
+        read_names = {a.buffer.name for a in accesses}
+        self.pending = [p for p in self.pending if p.buffer.name not in read_names]
+        return accesses
 
     def element_dtype(self) -> DataType:
         # bool is the rarest element type: most blocks compute numbers
@@ -575,7 +600,7 @@ class _FuncBuilder:
     def generic_access(self, info: _BufInfo, axes: Sequence[_Axis]) -> Access:
         return Access(info.buffer, tuple(self.dim_index(s, axes) for s in info.sizes))
 
-    def extra_access(self, axes: Sequence[_Axis], readable: Sequence[_BufInfo]) -> Access | None:
+    def extra_access(self, axes: Sequence[_Axis], readable: Sequence[_BufInfo]) -> Access:
         """Another buffer to read: an existing one or a new input shaped after some axes."""
         ch = self.ch
         if readable and ch.chance(40):
@@ -862,7 +887,7 @@ class _FuncBuilder:
                 out.add(node.var)
         return out
 
-    def regions(self, body: Stmt, init: Stmt | None, inner_vars: set):
+    def regions(self, body: Stmt, inner_vars: set):
         """Reads and writes: per buffer, in order of first access, the hull of
         its accesses (a whole dimension where an index uses an inner variable)."""
         loads: dict[str, list] = {}
