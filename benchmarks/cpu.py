@@ -234,6 +234,7 @@ def run(quick: bool) -> int:
     repeat = 3 if quick else 7
     sizes = {"elementwise": 1 << 24, "row_sum": (4096, 4096), "matmul": 512 if quick else 1024}
     threads = num_threads()
+    saved_threads = os.environ.get("TIRFUN_NUM_THREADS")
     lanes = vector_lanes()
     triple, cpu, _ = host_description()
     print(f"tirfun CPU benchmarks: {platform.machine()} {cpu} ({triple}), {threads} thread(s) for "
@@ -289,10 +290,25 @@ def run(quick: bool) -> int:
                           ("matmul, tiled (-fast-math-contract)", "llvm -fast-math-contract")):
         mm_rt = tirfun.build(tiled_matmul(k), target=target)
         mm_s = timed(mm_rt, x, y, z, repeat=repeat)
+        if target == "llvm":
+            exact_s = mm_s
         assert np.allclose(z, x @ y, rtol=1e-4), "matmul result is wrong"
         rate = gflops(flops, mm_s)
         rows.append((label, f"{k}^3 f32", mm_s, f"{rate:.1f} GFLOP/s",
                      f"{100 * rate / peak:.0f}% of peak", "matmul", None, ">= 40 GFLOP/s"))
+
+    # the thread pool's speedup: the exact-IEEE matmul again, every loop serial
+    os.environ["TIRFUN_NUM_THREADS"] = "1"
+    try:
+        serial_rt = tirfun.build(tiled_matmul(k))
+    finally:
+        if saved_threads is None:
+            del os.environ["TIRFUN_NUM_THREADS"]
+        else:
+            os.environ["TIRFUN_NUM_THREADS"] = saved_threads
+    serial_s = timed(serial_rt, x, y, z, repeat=repeat)
+    rows.append(("matmul, tiled, 1 thread", f"{k}^3 f32", serial_s, f"{gflops(flops, serial_s):.1f} GFLOP/s",
+                 f"{threads} threads: {serial_s / exact_s:.2f}x faster", None, None, ""))
 
     mine = numpy_times(sizes, repeat)
     other = numpy_times_without_openblas_vars(sizes, repeat)

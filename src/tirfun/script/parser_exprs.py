@@ -28,6 +28,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
 from . import parser_builtins as builtins
+from .parser_args import bind, lift_pair, sig
 from .parser_scope import MISSING, RefusedValue
 from .parser_values import Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
 
@@ -286,15 +287,15 @@ class ExprEvaluator:
     def call_builtin(self, name: str, node: ast.Call, positional, keywords):
         """Bind the arguments of a namespace function and run its handler."""
         signature, handler = builtins.BUILTINS[name]
-        args = builtins.bind(self, name, signature, node, positional, keywords)
+        args = bind(self, name, signature, node, positional, keywords)
         return handler(self, node, args)
 
     def call_dtype(self, dtype: DataType, node: ast.Call, positional, keywords):
         """``T.int32()`` declares a variable; ``T.int32(5)`` is a typed
         literal; ``T.float32(x)`` converts an expression."""
         name = f"T.{dtype}"
-        signature = builtins.sig(("expr", None), kwonly=(("is_size_var", False),))
-        args = builtins.bind(self, name, signature, node, positional, keywords)
+        signature = sig(("expr", None), kwonly=(("is_size_var", False),))
+        args = bind(self, name, signature, node, positional, keywords)
         value = args.expr
         if value is None:
             return NewVar(dtype)
@@ -404,7 +405,7 @@ class ExprEvaluator:
         b = self.eval(node.comparators[0])
         if (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
             return _PY_CMPS[op](a, b)
-        a, b = builtins._lift_pair(self, self.expr_or_literal(a, node.left),
+        a, b = lift_pair(self, self.expr_or_literal(a, node.left),
                                    self.expr_or_literal(b, node.comparators[0]), node)
         return _CMP_NODES[op](a, b)
 

@@ -38,7 +38,7 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
-from . import parser_builtins as builtins
+from .parser_args import to_bool_expr, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
@@ -376,10 +376,10 @@ class FunctionInterpreter(ExprEvaluator):
         return Evaluate(tir_op.ret(value))
 
     def _assert(self, node: ast.Assert):
-        cond = builtins.to_bool_expr(self, self.eval(node.test), node.test, "the assertion")
+        cond = to_bool_expr(self, self.eval(node.test), node.test, "the assertion")
         if node.msg is None:
             raise self.fail(node, "assert needs a message in TVMScript", hint='assert cond, "message"')
-        msg = builtins.to_str(self, self.eval(node.msg), node.msg, "the assertion message")
+        msg = to_str(self, self.eval(node.msg), node.msg, "the assertion message")
         return _Open(lambda body: AssertStmt(cond, StringImm(msg), body), node)
 
     # -- assignment ------------------------------------------------------------------
@@ -640,7 +640,7 @@ class FunctionInterpreter(ExprEvaluator):
                 return None
             with self.scope():
                 return self.visit_body(branch, "body")
-        cond = builtins.to_bool_expr(self, cond, node.test, "the condition of an if statement")
+        cond = to_bool_expr(self, cond, node.test, "the condition of an if statement")
         with self.scope():
             then_case = self.visit_body(node.body, "body")
         else_case = None
