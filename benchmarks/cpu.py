@@ -7,10 +7,11 @@ Each workload is written in te, scheduled with loop primitives only, built
 with ``tirfun.build`` for this machine and timed as a median. Rates are
 compared with two references measured by tirfun itself on this machine:
 the peak of a loop of independent fused multiply-adds (GFLOP/s) and the
-bandwidth of a parallel vectorized copy (GB/s). numpy is timed twice: in
-this process, with the environment as it is, and in a subprocess with
-``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` removed (OpenBLAS then picks
-its kernels itself). After every numpy candidate the script pauses so that
+bandwidth of a parallel vectorized copy (GB/s). tirfun runs on ``tirfun.nd`` arrays
+(64-byte aligned, as the tutorial makes them); numpy on its own arrays with
+the same values. numpy is timed twice: in this process, with the
+environment as it is, and in a subprocess with ``OPENBLAS_CORETYPE`` and
+``OPENBLAS_L2_SIZE`` removed (OpenBLAS then picks its kernels itself). After every numpy candidate the script pauses so that
 OpenBLAS's spinning worker threads give the cores back.
 
 Ratios are numpy's time divided by tirfun's: above 1.0 tirfun is faster.
@@ -248,7 +249,7 @@ def run(quick: bool) -> int:
 
     # references: peak FMA rate and copy bandwidth, both built by tirfun
     peak_rt = tirfun.build(peak_fma(threads, lanes), target="llvm -fast-math-contract")
-    out = np.zeros((threads, 12 * lanes), np.float32)
+    out = tirfun.nd.empty((threads, 12 * lanes), "float32")
     iters = 200_000 if quick else 1_000_000
     peak_s = timed(peak_rt, out, np.float32(0.999), np.float32(0.001), iters, repeat=repeat)
     peak = gflops(2.0 * threads * iters * 12 * lanes, peak_s)
@@ -256,8 +257,8 @@ def run(quick: bool) -> int:
                  "100% of peak", None, None, ""))
 
     n = sizes["elementwise"]
-    a = rng.random(n, dtype=np.float32)
-    b = np.empty_like(a)
+    a = tirfun.nd.array(rng.random(n, dtype=np.float32))
+    b = tirfun.nd.empty((n,), "float32")
     copy_rt = tirfun.build(copy(n))
     copy_s = timed(copy_rt, a, b, repeat=repeat)
     bandwidth = gbytes_per_second(8.0 * n, copy_s)
@@ -266,25 +267,27 @@ def run(quick: bool) -> int:
 
     ew_rt = tirfun.build(elementwise(n))
     ew_s = timed(ew_rt, a, b, repeat=repeat)
-    assert np.array_equal(b, a + np.float32(1)), "elementwise result is wrong"
+    assert np.array_equal(b.numpy(), a.numpy() + np.float32(1)), "elementwise result is wrong"
     ew_bw = gbytes_per_second(8.0 * n, ew_s)
     rows.append(("B = A + 1 (split, parallel, vectorize)", f"2^{n.bit_length() - 1} f32", ew_s,
                  f"{ew_bw:.1f} GB/s", f"{100 * ew_bw / bandwidth:.0f}% of bw", "elementwise", None,
                  ">= 1.0x numpy"))
 
     r, c = sizes["row_sum"]
-    m = rng.random((r, c), dtype=np.float32)
-    s = np.empty(r, np.float32)
+    m = tirfun.nd.array(rng.random((r, c), dtype=np.float32))
+    s = tirfun.nd.empty((r,), "float32")
     rs_rt = tirfun.build(row_sum(r, c))
     rs_s = timed(rs_rt, m, s, repeat=repeat)
-    assert np.allclose(s, m.sum(axis=1, dtype=np.float64), rtol=1e-3), "row sum result is wrong"
+    assert np.allclose(s.numpy(), m.numpy().sum(axis=1, dtype=np.float64), rtol=1e-3), \
+        "row sum result is wrong"
     rs_bw = gbytes_per_second(4.0 * r * c, rs_s)
     rows.append(("row sum (parallel rows)", f"{r}x{c} f32", rs_s, f"{rs_bw:.1f} GB/s",
                  f"{100 * rs_bw / bandwidth:.0f}% of bw", "row_sum", None, ">= 0.7x numpy"))
 
     k = sizes["matmul"]
-    x, y = rng.random((k, k), dtype=np.float32), rng.random((k, k), dtype=np.float32)
-    z = np.zeros((k, k), np.float32)
+    x = tirfun.nd.array(rng.random((k, k), dtype=np.float32))
+    y = tirfun.nd.array(rng.random((k, k), dtype=np.float32))
+    z = tirfun.nd.empty((k, k), "float32")
     flops = 2.0 * k ** 3
     for label, target in (("matmul, tiled (exact IEEE)", "llvm"),
                           ("matmul, tiled (-fast-math-contract)", "llvm -fast-math-contract")):
@@ -292,7 +295,7 @@ def run(quick: bool) -> int:
         mm_s = timed(mm_rt, x, y, z, repeat=repeat)
         if target == "llvm":
             exact_s = mm_s
-        assert np.allclose(z, x @ y, rtol=1e-4), "matmul result is wrong"
+        assert np.allclose(z.numpy(), x.numpy() @ y.numpy(), rtol=1e-4), "matmul result is wrong"
         rate = gflops(flops, mm_s)
         rows.append((label, f"{k}^3 f32", mm_s, f"{rate:.1f} GFLOP/s",
                      f"{100 * rate / peak:.0f}% of peak", "matmul", None, ">= 40 GFLOP/s"))

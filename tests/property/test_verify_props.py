@@ -139,6 +139,7 @@ def test_a_binding_outside_its_constant_domain_is_rejected(data):
     assume(candidates)
     path, realize, i = data.draw(st.sampled_from(candidates))
     iv = realize.block.iter_vars[i]
-    narrow = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(iv.dom.extent.dtype, iv.dom.extent.value - 1)))
+    extent = iv.dom.extent
+    narrow = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(extent.dtype, extent.value - 1)))
     block = attrs.evolve(realize.block, iter_vars=realize.block.iter_vars.set(i, narrow))
     _rejects(replace_at(func, path, attrs.evolve(realize, block=block)), "binding outside domain")

@@ -22,14 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import PMap, PVector
 
-from tirfun.analysis.traversal import walk
+from tirfun.analysis.traversal import get_at, replace_at, transform, walk
 from tirfun.errors import NodeError, TirfunError
 from tirfun.nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, FloorDiv,
-    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Let, LetStmt, Max, Min, Mul, Node,
-    Or, PrimFunc, SeqStmt, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Let, LetStmt, Max, Min,
+    Mul, Node, Or, PrimFunc, SeqStmt, Sub, Var,
 )
-from tirfun.testing._choices import BytesChooser, DrawChooser, RandomChooser, RecordingChooser, ReplayChooser
+from tirfun.testing._choices import (
+    BytesChooser, DrawChooser, RandomChooser, RecordingChooser, ReplayChooser,
+)
 from tirfun.testing.features import program_features
 from tirfun.testing.mutations import KINDS, mutants, mutation_sites, mutations
 from tirfun.testing.programs import (
@@ -116,7 +118,8 @@ class Checker:
             assert value.dtype == iv.var.dtype, f"binding of {iv.var.name} has dtype {value.dtype}"
             v = ev(value, env)
             lo, extent = ev(iv.dom.min, self.env), ev(iv.dom.extent, self.env)
-            assert lo <= v < lo + extent, f"{block.name_hint}: {iv.var.name} = {v} outside [{lo}, {lo + extent})"
+            assert lo <= v < lo + extent, \
+                f"{block.name_hint}: {iv.var.name} = {v} outside [{lo}, {lo + extent})"
             benv[iv.var.name] = v
             if iv.iter_type is IterVarType.CommReduce and v != lo:
                 first_reduce = False
@@ -156,7 +159,8 @@ class Checker:
                 point = self.point(node.buffer, node.indices, env)
                 name = node.buffer.name
                 if name in self.allocated:
-                    assert point in self.written[name], f"{block_name} reads {name}{point} before it is written"
+                    assert point in self.written[name], \
+                        f"{block_name} reads {name}{point} before it is written"
                 self.loaded_by[name].add(block_name)
                 touched[("r", name)].append(point)
 
@@ -177,7 +181,8 @@ class Checker:
                 hi = lo + ev(rng.extent, env)
                 seen = [p[dim] for p in points]
                 assert (lo, hi) == (min(seen), max(seen) + 1), \
-                    f"{block.name_hint}: region of {key} dim {dim} is [{lo}, {hi}), accessed {sorted(set(seen))}"
+                    f"{block.name_hint}: region of {key} dim {dim} is [{lo}, {hi}), " \
+                    f"accessed {sorted(set(seen))}"
 
 
 def check_program(func: PrimFunc) -> None:
@@ -197,7 +202,8 @@ def check_names(func: PrimFunc) -> None:
         elif isinstance(node, Block):
             blocks.append(node.name_hint)
             names += [iv.var.name for iv in node.iter_vars] + [b.name for b in node.alloc_buffers]
-    assert len(names) == len(set(names)), sorted(n for n, c in collections.Counter(names).items() if c > 1)
+    twice = sorted(n for n, c in collections.Counter(names).items() if c > 1)
+    assert not twice, twice
     assert len(blocks) == len(set(blocks))
 
 
@@ -264,7 +270,6 @@ def test_checker_catches_an_out_of_bounds_access():
                 if any(isinstance(n, BufferLoad) and n.indices for n in walk(f.body)))
     load = next(n for n in walk(func.body) if isinstance(n, BufferLoad) and n.indices)
     shifted = BufferLoad(load.buffer, [load.indices[0] + 1000] + list(load.indices[1:]))
-    from tirfun.analysis.traversal import transform
     broken = transform(func, lambda n: shifted if n == load else n)
     with pytest.raises(AssertionError):
         check_program(broken)
@@ -431,10 +436,10 @@ def test_hypothesis_draws_cover_the_main_features():
 ])
 def test_options_switch_features_off(options, absent):
     seen = set()
-    for seed in range(150):
+    for seed in range(100):
         func = random_prim_func(seed, **options)
         seen |= program_features(func)
-        if seed < 30:
+        if seed < 15:
             check_program(func)
     assert not (seen & absent), seen & absent
     assert "blocks:1" in seen
@@ -448,10 +453,10 @@ def test_options_switch_features_off(options, absent):
 ])
 def test_options_switch_rare_features_on(options, present):
     seen = set()
-    for seed in range(300):
+    for seed in range(200):
         func = random_prim_func(seed, **options)
         seen |= program_features(func)
-        if seed < 20:
+        if seed < 15:
             check_program(func)
     assert present <= seen, present - seen
 
@@ -538,7 +543,6 @@ def test_every_function_has_constant_and_block_name_mutants(programs):
 
 
 def test_each_mutant_differs_in_exactly_the_reported_place(programs):
-    from tirfun.analysis.traversal import get_at, replace_at
     extended = [random_prim_func(s, buffer_fields=True, special_values=True) for s in range(10)]
     for func in programs[:25] + extended:
         for site in mutation_sites(func):

@@ -1,12 +1,16 @@
 """The host backend: parallel loops on libgomp's thread pool.
 
-A parallel loop's body is outlined into a function ``void body(ptr
-closure)``; the closure is a stack record of every value the body uses
-from its surroundings (variables, buffer pointers, and a slot for a failed
-assertion's status). ``GOMP_parallel(body, closure, threads, 0)`` runs the
-body on every thread of the pool; the threads take contiguous chunks of
-iterations from a shared atomic counter (a few chunks per thread, so a
-thread slowed by a busy core does less of the work). Parallel loops nested in a parallel loop run serially inside it.
+A parallel loop becomes two internal functions: ``body(captured...,
+begin, end)``, the loop over one range of iterations, whose pointer
+parameters keep ``noalias`` where the exported function's had it; and
+``wrapper(ptr closure)``, which reads the captured values (variables,
+buffer pointers, the loop bounds, a slot for a failed assertion's status
+and a chunk counter) from a record on the caller's stack.
+``GOMP_parallel(wrapper, closure, threads, 0)`` runs the wrapper on every
+thread of the pool; each takes contiguous chunks of iterations from the
+shared atomic counter (a few chunks per thread, so a thread slowed by a
+busy core does less of the work) and calls ``body`` on them. Parallel loops
+nested in a parallel loop run serially inside it.
 
 When libgomp is not available every loop runs serially (the build still
 succeeds and computes the same results).

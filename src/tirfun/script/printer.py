@@ -130,8 +130,41 @@ def _global_symbol(func: PrimFunc) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
+    """``func`` with bound names that the printed text itself relies on
+    (the namespace prefixes, ``range``) renamed, as TVM's printer does:
+    a buffer called ``T`` would otherwise shadow ``T.block`` on reparsing.
+    The new names are the first free ``name_1``, ``name_2``..."""
+    from ..analysis.traversal import transform, walk
+
+    used: set[str] = set()
+    for node in walk(func):
+        if isinstance(node, (Var, Buffer)):
+            used.add(node.name)
+    clashing = sorted(used & reserved)
+    if not clashing:
+        return func
+    mapping: dict[str, str] = {}
+    for old in clashing:
+        k = 1
+        while f"{old}_{k}" in used or f"{old}_{k}" in reserved:
+            k += 1
+        mapping[old] = f"{old}_{k}"
+        used.add(mapping[old])
+
+    def rename(node):
+        if isinstance(node, Var) and node.name in mapping:
+            return Var(mapping[node.name], node.dtype)
+        if isinstance(node, Buffer) and node.name in mapping:
+            return attrs.evolve(node, name=mapping[node.name])
+        return node
+
+    return transform(func, rename)
+
+
 def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int) -> list[str]:
     """The decorator, the ``def`` line and the body of ``func``, unindented."""
+    func = _avoid_reserved(func, frozenset((p, "I", "range")))
     w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True)
     sugared = _sugared_params(func)
 

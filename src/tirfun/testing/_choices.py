@@ -168,4 +168,5 @@ class ReplayChooser(Chooser):
         return self._position == len(self._record)
 
 
-__all__ = ["Chooser", "BytesChooser", "DrawChooser", "RandomChooser", "RecordingChooser", "ReplayChooser"]
+__all__ = ["Chooser", "BytesChooser", "DrawChooser", "RandomChooser", "RecordingChooser",
+           "ReplayChooser"]

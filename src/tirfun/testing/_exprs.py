@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ..nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Buffer, BufferLoad, Call, Cast, DataType, Div, FloatImm,
+    EQ, GE, GT, LE, LT, NE, Add, And, Buffer, BufferLoad, Cast, DataType, Div, FloatImm,
     FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var,
 )
 from ..tir import op
@@ -54,13 +54,12 @@ class DimIndex:
     The index is ``base + offset`` for one of ``offsets`` (``base`` None: the
     constant ``offset``). Several offsets make a stencil; the block's region
     for this dimension is then ``[base + min(offsets), base + max(offsets)]``.
-    ``full`` marks an index by a loop inside the block, whose region is the
-    whole dimension.
+    A base that uses a loop inside the block makes the region the whole
+    dimension.
     """
 
     base: PrimExpr | None
     offsets: tuple[int, ...] = (0,)
-    full: bool = False
 
     def index(self, offset: int, dtype: DataType) -> PrimExpr:
         """The index expression for one of the offsets."""
@@ -132,6 +131,7 @@ class ExprBuilder:
         return value
 
     def constant(self, dtype: DataType) -> PrimExpr:
+        """A small literal of ``dtype`` (sometimes a special one, when asked for)."""
         if self.special_values and self.ch.chance(25):
             return self.special_constant(dtype)
         if dtype.is_float:
@@ -170,6 +170,7 @@ class ExprBuilder:
         return self.ch.weighted(options)()
 
     def leaf(self, dtype: DataType) -> PrimExpr:
+        """A literal or a :meth:`nonliteral_leaf`."""
         if self.ch.chance(25):
             return self.constant(dtype)
         return self.nonliteral_leaf(dtype)
@@ -269,6 +270,8 @@ class ExprBuilder:
         return Div(a, b)
 
     def nonliteral_or_expr(self, dtype, depth):
+        """An expression of ``dtype`` that is not a literal (so that an
+        operator on it is not folded away and an intrinsic is not constant)."""
         e = self.expr(dtype, depth)
         return self.nonliteral_leaf(dtype) if is_literal(e) else e
 

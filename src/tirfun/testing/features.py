@@ -19,7 +19,8 @@ node class, ``call:<op>`` for every intrinsic, ``dtype:<dtype>`` for every
 buffer element dtype, ``private`` for a function without a global symbol,
 ``if_only`` (an ``if`` without ``else``), ``bool_compare`` (``==`` or ``!=``
 between conditions), ``literal_pair`` (an operator between two literals),
-``special_value`` (an infinity, ``-0.0`` or a denormal as a literal), ``shape_expr`` (a buffer extent such as ``n + 2``),
+``special_value`` (an infinity, ``-0.0`` or a denormal as a literal),
+``shape_expr`` (a buffer extent such as ``n + 2``),
 ``symbol_in_body`` (a symbolic parameter used as a value inside a block),
 ``scope:<scope>`` for an allocated buffer outside global memory and
 ``buffer_fields`` for a parameter buffer with non-default strides, offset,

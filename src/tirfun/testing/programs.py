@@ -170,6 +170,7 @@ class ProgramOptions:
 
     @property
     def numeric_dtypes(self) -> tuple[DataType, ...]:
+        """The element dtypes other than bool."""
         return tuple(d for d in self.dtypes if not d.is_bool)
 
 
@@ -298,6 +299,7 @@ class _FuncBuilder:
         return IntImm(self.idx, value)
 
     def size_expr(self, size) -> PrimExpr:
+        """An extent as an expression of the index dtype (noting the symbols used)."""
         if isinstance(size, int):
             return self.const(size)
         if isinstance(size, _SymPlus):
@@ -308,6 +310,7 @@ class _FuncBuilder:
 
     @staticmethod
     def estimate(size) -> int:
+        """An extent as a number, for keeping programs small."""
         if isinstance(size, _SymPlus):
             return ASSUMED_SYMBOLIC_EXTENT + size.offset
         return size if isinstance(size, int) else ASSUMED_SYMBOLIC_EXTENT
@@ -319,6 +322,7 @@ class _FuncBuilder:
         return self.ch.integer(1, max(1, min(self.opts.max_extent, budget)))
 
     def new_buffer(self, sizes: Sequence, dtype: DataType, role: str, scope: str = "global") -> _BufInfo:
+        """A new buffer of the given extents; ``role`` is input, output or intermediate."""
         name = self.fresh(self.ch.choice(_BUFFER_LETTERS) if self.ch.chance(20)
                           else _BUFFER_LETTERS[len(self.buffers) % len(_BUFFER_LETTERS)])
         buffer = Buffer(name, [self.size_expr(s) for s in sizes], dtype, storage_scope=scope)
@@ -365,6 +369,7 @@ class _FuncBuilder:
                         buffer_map=buffer_map, attrs=self.func_attrs())
 
     def params(self):
+        """The handle of each input and output buffer, and the symbols used."""
         params, buffer_map = [], {}
         for info in self.buffers:
             if info.role == "intermediate":
@@ -381,6 +386,7 @@ class _FuncBuilder:
         return params, buffer_map
 
     def func_attrs(self) -> dict:
+        """Function attributes: a global symbol (or none: a private function)."""
         name = self.ch.choice(("main", "main", "default_function", "fused_compute"))
         kind = self.ch.weighted((("noalias", 6), ("symbol", 2), ("private", 1)))
         if kind == "private":
@@ -525,13 +531,15 @@ class _FuncBuilder:
     def block_name(self, buffer_name: str) -> str:
         base = buffer_name
         if self.opts.allow_odd_names and self.ch.chance(10):
-            base = self.ch.choice((f"{buffer_name}_compute", f"{buffer_name}.rf", f"compute_{buffer_name}",
-                                   f"{buffer_name} update", f"T-{buffer_name}"))
+            base = self.ch.choice((f"{buffer_name}_compute", f"{buffer_name}.rf",
+                                   f"compute_{buffer_name}", f"{buffer_name} update",
+                                   f"T-{buffer_name}"))
         return self.fresh_block_name(base)
 
     # ------------------------------------------------------------------ indices
 
     def const_index(self, size) -> DimIndex:
+        """A constant index (or a constant stencil) inside ``[0, size)``."""
         if isinstance(size, int):
             if self.opts.allow_stencils and size >= 2 and self.ch.chance(15):
                 first = self.ch.integer(0, size - 2)
@@ -546,6 +554,7 @@ class _FuncBuilder:
         return DimIndex(axis.iter_var)
 
     def reverse_index(self, axis: _Axis, size) -> DimIndex:
+        """``size - 1 - v``, for an axis of the dimension's own extent."""
         if isinstance(size, int):
             return DimIndex(Sub(self.const(size - 1), axis.iter_var))
         return DimIndex(Sub(Sub(self.size_expr(size), self.const(1)), axis.iter_var))
@@ -598,6 +607,7 @@ class _FuncBuilder:
         return DimIndex(Min(inner, upper))
 
     def generic_access(self, info: _BufInfo, axes: Sequence[_Axis]) -> Access:
+        """An in-bounds access to any buffer from the given axes."""
         return Access(info.buffer, tuple(self.dim_index(s, axes) for s in info.sizes))
 
     def extra_access(self, axes: Sequence[_Axis], readable: Sequence[_BufInfo]) -> Access:
@@ -685,6 +695,9 @@ class _FuncBuilder:
         return self.order(groups), bindings, predicates
 
     def split(self, axis: _Axis, group: int):
+        """Two loops ``outer * f + inner`` over ``axis``, the binding and the
+        predicate that keeps an overshooting factor in bounds (None when
+        ``f`` divides the extent); None when no factor is allowed."""
         ch, opts = self.ch, self.opts
         size = axis.size
         if isinstance(size, int):
@@ -725,6 +738,9 @@ class _FuncBuilder:
         return out
 
     def assign_loop_kinds(self, loops: list[_Loop], has_inner_loop: bool) -> None:
+        """Give loops kinds where that keeps the program meaningful: thread
+        bindings on the outer spatial loops, at most one parallel spatial
+        loop, a vectorized innermost spatial loop, unrolled constant loops."""
         ch, kinds = self.ch, self.opts.loop_kinds
         gpu = False
         if ForKind.THREAD_BINDING in kinds and ch.chance(20):
@@ -833,7 +849,7 @@ class _FuncBuilder:
         k = Var(self.fresh("k_inner"), self.idx)
         chosen = ch.subset(spatial, 60)
         sizes = [a.size for a in chosen] + [size]
-        dims = [DimIndex(a.iter_var) for a in chosen] + [DimIndex(k, full=True)]
+        dims = [DimIndex(a.iter_var) for a in chosen] + [DimIndex(k)]
         info = self.new_buffer(sizes, self.element_dtype(), "input")
         inner_access = Access(info.buffer, tuple(dims))
         exprs = self.expr_builder(axes, list(accesses) + [inner_access])
@@ -907,6 +923,8 @@ class _FuncBuilder:
         return reads, writes
 
     def hull(self, buffer: Buffer, index_lists, inner_vars: set) -> list[Range]:
+        """Per dimension, the smallest range holding every index in
+        ``index_lists`` (indices differ only by constant offsets)."""
         out = []
         for dim, indices in enumerate(zip(*index_lists)):
             shape = buffer.shape[dim]
