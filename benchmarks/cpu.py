@@ -34,7 +34,7 @@ import tirfun
 from tirfun import IRModule, Schedule, te
 from tirfun.runtime import clear_cache
 from tirfun.runtime.jit import gomp_available, num_threads
-from tirfun.runtime.measure import gbytes_per_second, gflops, median_seconds, settle
+from tirfun.runtime.measure import gbytes_per_second, gflops, median_seconds
 from tirfun.runtime.target import host_description
 from tirfun.script import from_source
 

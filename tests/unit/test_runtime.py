@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tirfun
-from tirfun import IRModule, te
+from tirfun import te
 from tirfun.errors import ArgumentError, TirfunError, UnknownNameError
 from tirfun.runtime import Device, NDArray
 from tirfun.runtime.ndarray import ALIGNMENT
@@ -273,3 +273,29 @@ def test_time_evaluator(fixed):
 def test_module_calls_main(fixed):
     assert fixed.entry_name == "main" and "main" in fixed
     assert "main(A, B)" in repr(fixed["main"])
+
+
+def test_thread_count_comes_from_the_environment(monkeypatch):
+    from tirfun.errors import BuildError
+    from tirfun.runtime.jit import num_threads
+
+    monkeypatch.setenv("TIRFUN_NUM_THREADS", "3")
+    assert num_threads() == 3
+    monkeypatch.delenv("TIRFUN_NUM_THREADS")
+    import os
+
+    assert num_threads() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("TIRFUN_NUM_THREADS", "zero")
+    with pytest.raises(BuildError, match="TIRFUN_NUM_THREADS must be a positive integer, got 'zero'"):
+        tirfun.build(from_source(FIXED))
+
+
+def test_median_seconds_times_any_callable():
+    from tirfun.runtime.measure import gflops, median_seconds
+
+    calls = []
+    seconds = median_seconds(calls.append, 1, number=2, repeat=3, warmup=1)
+    assert seconds > 0 and len(calls) == 1 + 2 * 3
+    assert gflops(2e9, 0.5) == 4.0
+    with pytest.raises(ArgumentError, match="number and repeat must be at least 1"):
+        median_seconds(calls.append, 1, repeat=0)

@@ -29,7 +29,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from . import llvm_intrinsics
-from .llvm_types import I1, I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
+from .llvm_types import I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc

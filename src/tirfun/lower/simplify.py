@@ -29,10 +29,10 @@ import attrs
 from ..analysis.traversal import map_children
 from ..errors import BuildError
 from ..nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
+    EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, BlockRealize,
     Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, Max, Min, Mod,
-    Mul, Node, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, Sub, Var,
+    Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, Sub, Var,
 )
 from ..nodes.dtype import DataType
 from . import arith

@@ -20,7 +20,7 @@ import attrs
 
 from ..analysis.traversal import transform, walk
 from ..nodes import (
-    Add, And, Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, Evaluate, FloatImm, For,
+    Add, Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, Evaluate, FloatImm, For,
     ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, LogicOp, Mul, Not, PrimExpr, PrimFunc,
     Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
