@@ -693,3 +693,19 @@ def test_tvmscript_scheduled_tutorial_with_thread_bindings():
     a, b = rand(8), np.zeros(8, "float32")
     run(parse(THREADS), a, b)
     np.testing.assert_array_equal(b, a + 1)
+
+
+def test_vector_let_statement_binds_every_lane():
+    # x: int8x4 = B[i*4 : i*4+4]; C[i, i+4, i+8, i+12] = x  -- a transpose by lanes
+    from tirfun.nodes import Buffer, BufferLoad, BufferStore, For, LetStmt, PrimFunc, Ramp, Var
+
+    B, C = Buffer("B", [16], "int8"), Buffer("C", [16], "int8")
+    i, x = Var("i"), Var("x", "int8x4")
+    body = LetStmt(x, BufferLoad(B, [Ramp(i * 4, 1, 4)]), BufferStore(C, x, [Ramp(i, 4, 4)]))
+    b_handle, c_handle = Var("b", "handle"), Var("c", "handle")
+    f = PrimFunc([b_handle, c_handle], For(i, 0, 4, "serial", body),
+                 buffer_map={b_handle: B, c_handle: C})
+    b = np.arange(16, dtype="int8")
+    c = np.zeros(16, dtype="int8")
+    run(f, b, c)
+    np.testing.assert_array_equal(c, b.reshape(4, 4).T.reshape(-1))

@@ -97,10 +97,12 @@ class Env:
     live: tuple = ()
     block: str | None = None
 
-    def bind_var(self, var: Var, py: str, iv, below: frozenset = frozenset()) -> "Env":
-        """In scope: ``var`` held in the local ``py``, with its interval and known upper bounds."""
+    def bind_var(self, var: Var, py, iv, below: frozenset = frozenset()) -> "Env":
+        """In scope: ``var`` held in the local ``py`` (a tuple of one local per
+        lane for a vector variable), with its interval and known upper bounds."""
+        names = py if isinstance(py, tuple) else (py,)
         return attrs.evolve(self, vars=self.vars.set(var, VarInfo(py, iv, below)),
-                            live=self._live(py))
+                            live=self._live(*names))
 
     def bind_buffer(self, buffer: Buffer, access: Access, extra_live=()) -> "Env":
         """In scope: ``buffer`` addressed through ``access``."""
@@ -435,11 +437,24 @@ class Compiler:
         self.line(v.code)
 
     def s_let(self, s: LetStmt, env: Env) -> None:
-        """``var = value`` for the body."""
-        v = self.expr(s.value, env)
+        """``var = value`` for the body; a vector variable gets one local per lane."""
         py = self.var_name(s.var)
-        self.line(f"{py} = {self.exact(v)}")
-        self.stmt(s.body, env.bind_var(s.var, py, v.iv))
+        lanes = s.var.dtype.lanes
+        if lanes == 1:
+            v = self.expr(s.value, env)
+            self.line(f"{py} = {self.exact(v)}")
+            self.stmt(s.body, env.bind_var(s.var, py, v.iv))
+            return
+        locals_ = tuple(f"{py}_l{lane}" for lane in range(lanes))
+        ivs_ = []
+        for lane, name in enumerate(locals_):
+            v = self.expr(s.value, env, lane)
+            self.line(f"{name} = {self.exact(v)}")
+            ivs_.append(v.iv)
+        iv = None
+        if all(x is not None for x in ivs_):
+            iv = (min(x[0] for x in ivs_), max(x[1] for x in ivs_))
+        self.stmt(s.body, env.bind_var(s.var, locals_, iv))
 
     def s_attr(self, s: AttrStmt, env: Env) -> None:
         """An attribute; a launched thread index runs the body once per thread."""
@@ -768,7 +783,8 @@ class Compiler:
         iv = info.iv
         if iv is None and (e.dtype.is_integer or e.dtype.is_bool):
             iv = ivs.full(e.dtype)
-        return Value(info.py, e.dtype.element_of, True, iv, info.below)
+        py = info.py[lane] if isinstance(info.py, tuple) else info.py
+        return Value(py, e.dtype.element_of, True, iv, info.below)
 
     def e_int(self, e: IntImm, env: Env, lane: int) -> Value:
         """An integer or bool constant."""
