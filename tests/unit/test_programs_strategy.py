@@ -436,10 +436,10 @@ def test_hypothesis_draws_cover_the_main_features():
 ])
 def test_options_switch_features_off(options, absent):
     seen = set()
-    for seed in range(100):
+    for seed in range(60):
         func = random_prim_func(seed, **options)
         seen |= program_features(func)
-        if seed < 15:
+        if seed < 10:
             check_program(func)
     assert not (seen & absent), seen & absent
     assert "blocks:1" in seen
@@ -453,10 +453,10 @@ def test_options_switch_features_off(options, absent):
 ])
 def test_options_switch_rare_features_on(options, present):
     seen = set()
-    for seed in range(200):
+    for seed in range(150):
         func = random_prim_func(seed, **options)
         seen |= program_features(func)
-        if seed < 15:
+        if seed < 10:
             check_program(func)
     assert present <= seen, present - seen
 
