@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", help="run the benchmarks and print their tables")
     args = parser.parse_args(argv)
 
-    from .errors import TirfunError
+    from .errors import ParseError, TirfunError
 
     try:
         if args.command == "tour":
@@ -29,13 +29,32 @@ def main(argv: list[str] | None = None) -> int:
                 text = f.read()
             from_source(text, filename=args.file).show()
         elif args.command == "bench":
-            from .bench import run_benchmarks
-
-            return run_benchmarks()
+            return _run_benchmarks()
     except TirfunError as err:
-        print(f"error: {err}", file=sys.stderr)
+        # a ParseError already reads "file:line:col: error: ..."
+        print(err if isinstance(err, ParseError) else f"error: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run_benchmarks() -> int:
+    """Run every script of the source tree's ``benchmarks/`` folder in turn,
+    each in a fresh process so that one's threads and caches do not skew the
+    next one's timings."""
+    import pathlib
+    import subprocess
+
+    folder = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+    scripts = sorted(folder.glob("*.py")) if folder.is_dir() else []
+    if not scripts:
+        print("error: the benchmarks live in the source tree's benchmarks/ folder, "
+              "which this installation does not have", file=sys.stderr)
+        return 1
+    status = 0
+    for script in scripts:
+        print(f"\n== {script.name} ==", flush=True)
+        status = subprocess.call([sys.executable, str(script)]) or status
+    return status
 
 
 if __name__ == "__main__":

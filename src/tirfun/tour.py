@@ -153,16 +153,6 @@ def matmul(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32"
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
 
-def _time(fn, *args, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def _matmul_steps():
     """(description, schedule) pairs, each building on the one before."""
     sch = tirfun.Schedule(matmul)
@@ -184,17 +174,19 @@ def tour_matmul() -> None:
     """Step 5: a 512^3 matmul from naive loops to a tuned schedule."""
     import numpy as np
 
+    from .runtime.measure import median_seconds
+
     _section(f"5. A {N}x{N}x{N} matmul, step by step")
     _say("""Each step adds primitives to the one before; the table gives the
-    median of 5 runs. The lowering hoists the reduction's init out of the
-    hot loop, so the vectorized inner loop carries no test.""")
+    median of 5 runs after a warm-up. The lowering hoists the reduction's
+    init out of the hot loop, so the vectorized inner loop carries no test.""")
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (N, N)).astype("float32")
     b = rng.uniform(-1, 1, (N, N)).astype("float32")
     expected = a @ b
     flops = 2.0 * N**3
-    np_time = _time(np.matmul, a, b)
-    time.sleep(0.3)  # let numpy's BLAS threads stop spinning before timing ours
+    # numpy's BLAS threads keep spinning after a call: spins=True waits them out
+    np_time = median_seconds(np.matmul, a, b, spins=True)
     print()
     print(f"{'schedule':<42}{'ms':>9}{'GFLOP/s':>10}{'vs numpy':>10}")
     print(f"{'numpy (a @ b)':<42}{np_time * 1e3:>9.2f}{flops / np_time / 1e9:>10.1f}{1.0:>10.2f}")
@@ -204,7 +196,7 @@ def tour_matmul() -> None:
         c = np.zeros((N, N), dtype="float32")
         rt(a, b, c)
         _check(bool(np.allclose(c, expected, rtol=1e-3, atol=1e-3)), f"{title}: wrong result")
-        t = _time(rt, a, b, c, repeat=3 if last is None else 5)
+        t = median_seconds(rt, a, b, c, repeat=3 if last is None else 5, warmup=0 if last is None else 1)
         print(f"{title:<42}{t * 1e3:>9.2f}{flops / t / 1e9:>10.1f}{np_time / t:>10.2f}")
         last = sch
     print("\nThe final schedule:\n")

@@ -183,3 +183,18 @@ def test_tir_namespace_helpers():
     assert buf.scope() == "shared" and buf.dtype == "int8"
     for name in tir.MATH_INTRINSICS:
         assert callable(getattr(tir, name)), name
+
+
+def test_attribute_constants_are_held_as_the_python_values_they_print_as():
+    f = _tutorial_func().with_attr({"k": IntImm("int32", 3), "flag": IntImm("bool", 1),
+                                    "wide": IntImm("int64", 3)})
+    assert f.attrs["k"] == 3 and type(f.attrs["k"]) is int
+    assert f.attrs["flag"] is True
+    assert f.attrs["wide"] == IntImm("int64", 3)  # spelled T.int64(3): stays a node
+
+
+def test_module_function_names_must_be_identifiers():
+    with pytest.raises(NodeError, match="identifiers"):
+        IRModule({"class": _tutorial_func()})
+    with pytest.raises(NodeError, match="identifiers"):
+        IRModule({"my-func": _tutorial_func()})

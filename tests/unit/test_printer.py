@@ -1116,3 +1116,25 @@ def test_printout_parses_back_to_an_equal_tree_that_prints_the_same(name):
     assert type(parsed) is type(node)
     assert_structural_equal(parsed, node)
     assert to_script(parsed) == text
+
+
+def test_a_keyword_global_symbol_prints_a_parseable_function():
+    from tirfun.analysis.equality import structural_equal
+    from tirfun.script import from_source
+
+    text = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "class"})
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            A[vi] = T.float32(0.0)
+'''
+    f = from_source(text)
+    assert f.attrs["global_symbol"] == "class"
+    printed = f.script()
+    assert "def main(" in printed and '"global_symbol": "class"' in printed
+    assert structural_equal(from_source(printed), f)

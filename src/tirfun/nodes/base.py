@@ -61,9 +61,18 @@ def to_pvector(value) -> PVector:
 
 
 def freeze_value(value):
-    """Turn Python containers into hashable persistent ones, recursively."""
+    """Turn Python containers into hashable persistent ones, recursively.
+
+    An int32 or bool constant node becomes the Python int or bool it stands
+    for: TVMScript spells both alike (``3``, ``T.bool(True)``), so an
+    attribute must hold one form only for printing and parsing to agree.
+    """
+    from .expr import IntImm  # expr builds on this module
+
     if isinstance(value, (PVector, PMap)):
         return value
+    if isinstance(value, IntImm) and value.dtype in ("int32", "bool"):
+        return bool(value.value) if value.dtype == "bool" else value.value
     if isinstance(value, (list, tuple)):
         return pvector(freeze_value(v) for v in value)
     if isinstance(value, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Iterator, Mapping
 
 from attrs import evolve, field
@@ -90,8 +91,8 @@ def _to_functions(value) -> PMap:
         return value.functions
     out = value if isinstance(value, PMap) else pmap(dict(value or {}))
     for name, f in out.items():
-        if not isinstance(name, str):
-            raise NodeError(f"IRModule functions are keyed by name (str), got {name!r}")
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise NodeError(f"IRModule functions are keyed by names that are identifiers, got {name!r}")
         if not isinstance(f, PrimFunc):
             raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
     return out

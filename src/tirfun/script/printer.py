@@ -21,6 +21,7 @@ buffer allocations.
 from __future__ import annotations
 
 import functools
+import keyword
 
 import attrs
 from pyrsistent import pmap, pvector
@@ -120,7 +121,8 @@ def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int) -> str:
 def _function_name(func: PrimFunc) -> str:
     """A function printed on its own is named by its global symbol, else ``main``."""
     symbol = _global_symbol(func)
-    return symbol if symbol is not None and symbol.isidentifier() else "main"
+    usable = symbol is not None and symbol.isidentifier() and not keyword.iskeyword(symbol)
+    return symbol if usable else "main"
 
 
 def _global_symbol(func: PrimFunc) -> str | None:
