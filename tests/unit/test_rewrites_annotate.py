@@ -21,7 +21,7 @@ def mod_of() -> IRModule:
 
 
 @pytest.mark.parametrize("target", [R.BlockRef("B"), R.LoopRef("i"), "B"])
-@pytest.mark.parametrize("value", [1, 2.5, "text", True, [1, "a"], {"k": 1}, IntImm("int32", 3)])
+@pytest.mark.parametrize("value", [1, 2.5, "text", True, [1, "a"], {"k": 1}, IntImm("int64", 3)])
 def test_annotate_then_unannotate_round_trips(target, value):
     mod = mod_of()
     out = R.annotate(target, "key", value)(mod)
@@ -29,6 +29,12 @@ def test_annotate_then_unannotate_round_trips(target, value):
     assert node.annotations["key"] == value
     back = R.unannotate(target, "key")(out)
     assert back == mod
+
+
+def test_an_int32_constant_is_annotated_as_the_python_int_it_prints_as():
+    out = R.annotate("B", "key", IntImm("int32", 3))(mod_of())
+    value = R.get(out, "B").annotations["key"]
+    assert value == 3 and type(value) is int
 
 
 def test_annotate_leaves_an_existing_key_as_it_is():

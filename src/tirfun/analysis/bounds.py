@@ -18,6 +18,19 @@ API:
 * :func:`const_bounds` ``(linear, facts) -> (lo, hi)``, constant bounds of a
   linear form given ranges of its variables (``None`` where unbounded)
 
+and, for code generation, which reasons about one integer dtype at a time
+with constant ranges only:
+
+* :class:`TypedLinear`, a linear form over one dtype that keeps its terms in
+  order of first appearance (so rebuilding an expression keeps its shape), and
+  :func:`linear_expr` to turn it back into an expression when it fits the dtype
+* :func:`const_interval` ``(expr, env) -> (lo, hi)``, constant bounds of an
+  integer expression clamped to its dtype, given constant ranges of its
+  variables (a :data:`ConstInterval`; :data:`UNBOUNDED` where nothing is known)
+* :func:`const_int`, :func:`int_value` and :func:`fits`, small constant tests,
+  and :func:`collect_terms`, :func:`scale_terms`, the term algebra every
+  linear form here is built on
+
 An end of ``None`` means unbounded on that side (the expression is not affine
 there, or reads memory). Intervals are always sound (every value lies inside);
 ``exact`` says more: for each value of the kept variables, both ends are
@@ -34,9 +47,46 @@ import attrs
 from pyrsistent import PVector
 
 from ..nodes import (
-    Add, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod,
-    Mul, PrimExpr, Ramp, Select, Sub, Var,
+    Add, Broadcast, BufferLoad, Call, Cast, DataType, Div, FloorDiv, FloorMod, IntImm, Let, Max,
+    Min, Mod, Mul, PrimExpr, Ramp, Select, Sub, Var,
 )
+
+
+def fits(dtype: DataType, value: int) -> bool:
+    """Whether ``value`` is representable in the integer ``dtype``."""
+    return dtype.min_value() <= value <= dtype.max_value()
+
+
+def int_value(e) -> int | None:
+    """The value of an integer literal that is not a boolean, else None."""
+    return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
+
+
+def const_int(e: PrimExpr) -> int | None:
+    """The value of an integer constant (booleans included), else None."""
+    return e.value if isinstance(e, IntImm) else None
+
+
+def collect_terms(terms_a: tuple, terms_b: tuple, sign: int = 1) -> dict:
+    """``terms_a + sign * terms_b`` as a term -> coefficient dict, like terms
+    collected, in order of first appearance, zero coefficients dropped.
+    ``terms_a`` must not repeat a term (pass ``()`` and the concatenation as
+    ``terms_b`` to collect a sequence that may)."""
+    acc = dict(terms_a)
+    for term, c in terms_b:
+        acc[term] = acc.get(term, 0) + sign * c
+    return {t: c for t, c in acc.items() if c != 0}
+
+
+def scale_terms(terms: tuple, k: int) -> tuple:
+    """``(term, coeff)`` pairs with every coefficient multiplied by ``k``."""
+    return tuple((t, c * k) for t, c in terms)
+
+
+def _corners(x_lo: int, x_hi: int, y_lo: int, y_hi: int) -> tuple[int, int]:
+    """The range of ``x * y`` for ``x`` in ``[x_lo, x_hi]``, ``y`` in ``[y_lo, y_hi]``."""
+    products = [x_lo * y_lo, x_lo * y_hi, x_hi * y_lo, x_hi * y_hi]
+    return min(products), max(products)
 
 
 def _var_key(item):
@@ -80,10 +130,7 @@ class Linear:
     def _combine(self, other: "Linear", sign: int) -> "Linear":
         if not other.terms:
             return Linear(self.terms, self.const + sign * other.const)
-        coeffs = dict(self.terms)
-        for var, c in other.terms:
-            coeffs[var] = coeffs.get(var, 0) + sign * c
-        terms = tuple(sorted(((v, c) for v, c in coeffs.items() if c), key=_var_key))
+        terms = tuple(sorted(collect_terms(self.terms, other.terms, sign).items(), key=_var_key))
         return Linear(terms, self.const + sign * other.const)
 
     def __add__(self, other) -> "Linear":
@@ -103,7 +150,7 @@ class Linear:
         """``k * self``."""
         if k == 0:
             return Linear((), 0)
-        return Linear(tuple((v, c * k) for v, c in self.terms), self.const * k)
+        return Linear(scale_terms(self.terms, k), self.const * k)
 
     def floordiv(self, k: int) -> "Linear | None":
         """``floordiv(self, k)`` for ``k > 0`` when every coefficient is a
@@ -218,8 +265,8 @@ def _mul(x: Interval, y: Interval) -> Interval:
     if k is not None:
         return _scale(y, k)
     if x.is_const and y.is_const:
-        corners = [a * b for a in (x.lo.const, x.hi.const) for b in (y.lo.const, y.hi.const)]
-        return Interval.constant(min(corners), max(corners), False)
+        lo, hi = _corners(x.lo.const, x.hi.const, y.lo.const, y.hi.const)
+        return Interval.constant(lo, hi, False)
     return Interval(None, None, False, x.deps | y.deps)
 
 
@@ -528,4 +575,192 @@ def _extreme(linear: Linear, facts: Mapping, direction: int, rounds: int) -> int
     return current.const if current.is_const else None
 
 
-__all__ = ["Linear", "Interval", "bound", "loop_interval", "let_interval", "const_bounds"]
+
+
+# --------------------------------------------------------------------------
+# typed linear forms and constant intervals, for code generation
+
+
+@attrs.frozen
+class TypedLinear:
+    """``sum(coeff * term) + const`` over one integer dtype.
+
+    Unlike :class:`Linear`, whose terms are sorted so that equal forms compare
+    equal, ``terms`` keeps the order of first appearance, so an expression
+    rebuilt from the form keeps the shape of the one it came from. ``terms``
+    is a tuple of ``(term, coeff)`` pairs with no zero coefficient and no
+    repeated term; a term is an expression that is not itself a sum or a
+    product by a constant (a variable, a division, a load...).
+    """
+
+    dtype: DataType
+    terms: tuple = ()
+    const: int = 0
+
+    @staticmethod
+    def of(e: PrimExpr) -> "TypedLinear | None":
+        """The linear form of a scalar integer expression, or None when it
+        is not an integer expression."""
+        dt = e.dtype
+        if not dt.is_integer or dt.lanes != 1:
+            return None
+        return _typed_linear(e, dt)
+
+    def scale(self, k: int) -> "TypedLinear":
+        """``k * self``."""
+        if k == 0:
+            return TypedLinear(self.dtype)
+        return TypedLinear(self.dtype, scale_terms(self.terms, k), self.const * k)
+
+    def plus(self, other: "TypedLinear") -> "TypedLinear":
+        """``self + other``, like terms collected."""
+        terms = tuple(collect_terms((), self.terms + other.terms).items())
+        return TypedLinear(self.dtype, terms, self.const + other.const)
+
+    @property
+    def is_const(self) -> bool:
+        """Whether no term is left."""
+        return not self.terms
+
+    def to_expr(self) -> PrimExpr:
+        """Back to an expression: positive terms first (in order), then the
+        negative ones subtracted, then the constant."""
+        dt = self.dtype
+        out: PrimExpr | None = None
+        pos = [(t, c) for t, c in self.terms if c > 0]
+        neg = [(t, -c) for t, c in self.terms if c < 0]
+        for t, c in pos:
+            piece = t if c == 1 else Mul(t, IntImm(dt, c))
+            out = piece if out is None else Add(out, piece)
+        for t, c in neg:
+            piece = t if c == 1 else Mul(t, IntImm(dt, c))
+            out = Sub(IntImm(dt, 0), piece) if out is None else Sub(out, piece)
+        if out is None:
+            return IntImm(dt, self.const)
+        if self.const > 0:
+            out = Add(out, IntImm(dt, self.const))
+        elif self.const < 0:
+            out = Sub(out, IntImm(dt, -self.const))
+        return out
+
+
+def _typed_linear(e: PrimExpr, dt: DataType) -> TypedLinear:
+    if isinstance(e, IntImm):
+        return TypedLinear(dt, (), e.value)
+    if isinstance(e, Add):
+        return _typed_linear(e.a, dt).plus(_typed_linear(e.b, dt))
+    if isinstance(e, Sub):
+        return _typed_linear(e.a, dt).plus(_typed_linear(e.b, dt).scale(-1))
+    if isinstance(e, Mul):
+        la, lb = _typed_linear(e.a, dt), _typed_linear(e.b, dt)
+        if lb.is_const:
+            return la.scale(lb.const)
+        if la.is_const:
+            return lb.scale(la.const)
+    return TypedLinear(dt, ((e, 1),), 0)
+
+
+def linear_expr(lin: TypedLinear) -> PrimExpr | None:
+    """``lin`` as an expression, or None when a coefficient or the constant
+    does not fit the dtype (then the caller keeps the original)."""
+    dt = lin.dtype
+    if not fits(dt, lin.const) or any(not fits(dt, c) or not fits(dt, -c) for _, c in lin.terms):
+        return None
+    return lin.to_expr()
+
+
+ConstInterval = tuple["int | None", "int | None"]
+"""``(lo, hi)``, both ends included, ``None`` where unbounded."""
+
+UNBOUNDED: ConstInterval = (None, None)
+
+
+def _plus(a, b):
+    return None if a is None or b is None else a + b
+
+
+def _mul_const(x: ConstInterval, y: ConstInterval) -> ConstInterval:
+    if None in x or None in y:
+        # a product with a known sign can still be bounded on one side
+        if x == (0, 0) or y == (0, 0):
+            return (0, 0)
+        if x[0] is not None and x[0] >= 0 and y[0] is not None and y[0] >= 0:
+            return (x[0] * y[0], None if (x[1] is None or y[1] is None) else x[1] * y[1])
+        return UNBOUNDED
+    return _corners(x[0], x[1], y[0], y[1])
+
+
+def _floordiv_const(x: ConstInterval, c: int) -> ConstInterval:
+    if c > 0:
+        return (None if x[0] is None else x[0] // c, None if x[1] is None else x[1] // c)
+    return (None if x[1] is None else x[1] // c, None if x[0] is None else x[0] // c)
+
+
+def const_interval(e: PrimExpr, env: Mapping[Var, ConstInterval]) -> ConstInterval:
+    """The constant interval a scalar integer (or boolean) expression can
+    take, given constant intervals of its variables (a missing variable is
+    unbounded within its dtype). The ends are clamped to the dtype's range;
+    any other expression gives :data:`UNBOUNDED`."""
+    dt = e.dtype
+    if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        return UNBOUNDED
+    lo, hi = _const_interval(e, env)
+    # the dtype's own range always holds
+    dlo, dhi = dt.min_value(), dt.max_value()
+    lo = dlo if lo is None or lo < dlo else lo
+    hi = dhi if hi is None or hi > dhi else hi
+    return (lo, hi)
+
+
+def _const_interval(e: PrimExpr, env: Mapping[Var, ConstInterval]) -> ConstInterval:
+    if isinstance(e, IntImm):
+        return (e.value, e.value)
+    if isinstance(e, Var):
+        return env.get(e, UNBOUNDED)
+    if isinstance(e, Add):
+        a, b = _const_interval(e.a, env), _const_interval(e.b, env)
+        return (_plus(a[0], b[0]), _plus(a[1], b[1]))
+    if isinstance(e, Sub):
+        a, b = _const_interval(e.a, env), _const_interval(e.b, env)
+        return (_plus(a[0], None if b[1] is None else -b[1]), _plus(a[1], None if b[0] is None else -b[0]))
+    if isinstance(e, Mul):
+        return _mul_const(_const_interval(e.a, env), _const_interval(e.b, env))
+    if isinstance(e, FloorDiv) and isinstance(e.b, IntImm) and e.b.value != 0:
+        return _floordiv_const(_const_interval(e.a, env), e.b.value)
+    if isinstance(e, FloorMod) and isinstance(e.b, IntImm) and e.b.value > 0:
+        c = e.b.value
+        a = _const_interval(e.a, env)
+        if a[0] is not None and a[1] is not None and a[0] // c == a[1] // c:
+            return (a[0] % c, a[1] % c)
+        return (0, c - 1)
+    if isinstance(e, Min):
+        a, b = _const_interval(e.a, env), _const_interval(e.b, env)
+        lo = None if a[0] is None or b[0] is None else min(a[0], b[0])
+        hi = b[1] if a[1] is None else (a[1] if b[1] is None else min(a[1], b[1]))
+        return (lo, hi)
+    if isinstance(e, Max):
+        a, b = _const_interval(e.a, env), _const_interval(e.b, env)
+        lo = b[0] if a[0] is None else (a[0] if b[0] is None else max(a[0], b[0]))
+        hi = None if a[1] is None or b[1] is None else max(a[1], b[1])
+        return (lo, hi)
+    if isinstance(e, Select):
+        a, b = _const_interval(e.true_value, env), _const_interval(e.false_value, env)
+        lo = None if a[0] is None or b[0] is None else min(a[0], b[0])
+        hi = None if a[1] is None or b[1] is None else max(a[1], b[1])
+        return (lo, hi)
+    if isinstance(e, Cast) and (e.value.dtype.is_integer or e.value.dtype.is_bool):
+        inner = const_interval(e.value, env)
+        lo, hi = inner
+        if lo is not None and hi is not None and fits(e.dtype, lo) and fits(e.dtype, hi):
+            return inner
+        return UNBOUNDED
+    if e.dtype.is_bool:
+        return (0, 1)
+    return UNBOUNDED
+
+
+__all__ = [
+    "Linear", "Interval", "bound", "loop_interval", "let_interval", "const_bounds",
+    "TypedLinear", "linear_expr", "ConstInterval", "UNBOUNDED", "const_interval",
+    "const_int", "int_value", "fits", "collect_terms", "scale_terms",
+]

@@ -36,6 +36,9 @@ from ..nodes import (
     Let, Max, Min, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
 )
 from ..nodes.dtype import DataType
+from .bounds import collect_terms, scale_terms
+from .bounds import fits as _fits
+from .bounds import int_value as _int
 
 __all__ = [
     "Interval", "Affine", "eval_interval", "simplify", "union", "intersect", "cover_range",
@@ -82,16 +85,8 @@ class Interval:
 # folding constructors: the constant folding TVM's operators do as they build
 
 
-def _int(e) -> int | None:
-    return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
-
-
 def _one(dtype: DataType) -> IntImm:
     return IntImm(dtype, 1)
-
-
-def _fits(dtype: DataType, value: int) -> bool:
-    return dtype.min_value() <= value <= dtype.max_value()
 
 
 def fold_add(a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -199,18 +194,11 @@ class Affine:
         """``k * self``."""
         if k == 0:
             return Affine(self.dtype, (), 0)
-        return Affine(self.dtype, tuple((t, c * k) for t, c in self.terms), self.const * k)
+        return Affine(self.dtype, scale_terms(self.terms, k), self.const * k)
 
     def plus(self, other: "Affine", sign: int = 1) -> "Affine":
         """``self + sign * other``."""
-        coeffs = dict(self.terms)
-        order = [t for t, _ in self.terms]
-        for atom, c in other.terms:
-            if atom not in coeffs:
-                order.append(atom)
-                coeffs[atom] = 0
-            coeffs[atom] += sign * c
-        terms = tuple((t, coeffs[t]) for t in order if coeffs[t] != 0)
+        terms = tuple(collect_terms(self.terms, other.terms, sign).items())
         return Affine(self.dtype, terms, self.const + sign * other.const)
 
 

@@ -35,7 +35,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, Sub, Var,
 )
 from ..nodes.dtype import DataType
-from . import arith
+from ..analysis.bounds import ConstInterval, TypedLinear, const_int, const_interval, linear_expr
 from ._util import conjoin, is_false, is_nop, is_true, map_funcs, nop, seq, substitute
 
 _TRUE = IntImm("bool", 1)
@@ -49,7 +49,7 @@ def simplify(mod: IRModule) -> IRModule:
 
 def simplify_func(func: PrimFunc) -> PrimFunc:
     """Simplify one function's body."""
-    env: dict[Var, arith.Interval] = {}
+    env: dict[Var, ConstInterval] = {}
     for buf in func.buffer_map.values():
         for dim in buf.shape:
             if isinstance(dim, Var):
@@ -234,8 +234,8 @@ class _Simplifier:
         self.memo[key] = (e, out)
         return out
 
-    def _bounds(self, e: PrimExpr) -> arith.Interval:
-        return arith.bounds(e, self.env)
+    def _bounds(self, e: PrimExpr) -> ConstInterval:
+        return const_interval(e, self.env)
 
     def _expr(self, e: PrimExpr) -> PrimExpr:
         if isinstance(e, (IntImm, FloatImm, Var)) or not isinstance(e, PrimExpr):
@@ -352,8 +352,8 @@ class _Simplifier:
         if cls in (Add, Sub, Mul):
             if cls is Mul and (_is_int_const(a, 0) and _pure(b) or _is_int_const(b, 0) and _pure(a)):
                 return IntImm(dt, 0)
-            lin = _merge_div_mod(arith.Linear.of(cls(a, b)))
-            out = arith.linear_expr(lin)
+            lin = _merge_div_mod(TypedLinear.of(cls(a, b)))
+            out = linear_expr(lin)
             return out
         if not dt.is_int:
             # unsigned division and bounds below zero do not follow the
@@ -389,13 +389,13 @@ class _Simplifier:
         dt = a.dtype
         if c == 1:
             return a if cls is FloorDiv else IntImm(dt, 0)
-        lin = arith.Linear.of(a)
+        lin = TypedLinear.of(a)
         quot_terms = tuple((t, k // c) for t, k in lin.terms if k % c == 0)
         rest_terms = tuple((t, k) for t, k in lin.terms if k % c != 0)
-        quot = arith.Linear(dt, quot_terms, lin.const // c)
-        rest = arith.Linear(dt, rest_terms, lin.const % c)
-        rest_e = arith.linear_expr(rest)
-        quot_e = arith.linear_expr(quot)
+        quot = TypedLinear(dt, quot_terms, lin.const // c)
+        rest = TypedLinear(dt, rest_terms, lin.const % c)
+        rest_e = linear_expr(rest)
+        quot_e = linear_expr(quot)
         if rest_e is None or quot_e is None:
             return None
         lo, hi = self._bounds(rest_e)
@@ -410,8 +410,8 @@ class _Simplifier:
             return quot_e
         if not quot.terms and quot.const == 0:
             return None
-        whole = quot.plus(arith.Linear(dt, ((FloorDiv(rest_e, IntImm(dt, c)), 1),), 0))
-        return arith.linear_expr(whole)
+        whole = quot.plus(TypedLinear(dt, ((FloorDiv(rest_e, IntImm(dt, c)), 1),), 0))
+        return linear_expr(whole)
 
     def _compare(self, cls, a: PrimExpr, b: PrimExpr, orig) -> PrimExpr:
         if isinstance(a, IntImm) and isinstance(b, IntImm):
@@ -422,8 +422,8 @@ class _Simplifier:
                 return out
         dt = a.dtype
         if dt.lanes == 1 and dt.is_int:
-            diff = arith.Linear.of(Sub(a, b))
-            de = arith.linear_expr(diff)
+            diff = TypedLinear.of(Sub(a, b))
+            de = linear_expr(diff)
             if de is not None:
                 lo, hi = self._bounds(de)
                 decided = _decide(cls, lo, hi)
@@ -436,7 +436,7 @@ class _Simplifier:
             return orig
         return cls(a, b)
 
-    def _at_extreme(self, cls, diff: arith.Linear, lo, hi) -> PrimExpr | None:
+    def _at_extreme(self, cls, diff: TypedLinear, lo, hi) -> PrimExpr | None:
         """``sum == min(sum)`` (or ``<=``) as ``and`` of each variable at its
         bound, when the sum is of distinct bounded variables."""
         if cls not in (EQ, LE, GE) or not diff.terms:
@@ -535,7 +535,7 @@ class _Simplifier:
     def _for(self, s: For) -> Stmt:
         lo_e, ext_e = self.expr(s.min), self.expr(s.extent)
         v = s.loop_var
-        ext = arith.const_int(ext_e)
+        ext = const_int(ext_e)
         if ext is not None and ext <= 0:
             return nop()
         if ext == 1 and s.kind is not ForKind.THREAD_BINDING:
@@ -581,7 +581,7 @@ class _Simplifier:
         return BlockRealize(values, pred, block)
 
 
-def _merge_div_mod(lin: arith.Linear) -> arith.Linear:
+def _merge_div_mod(lin: TypedLinear) -> TypedLinear:
     """``(x // c) * c + x % c`` is ``x`` (for flooring and for truncating
     division alike), wherever the pair appears in a sum with matching
     coefficients."""
@@ -595,8 +595,8 @@ def _merge_div_mod(lin: arith.Linear) -> arith.Linear:
             if terms.get(term) == coeff and terms.get(partner) == coeff * term.b.value:
                 del terms[term]
                 del terms[partner]
-                rest = arith.Linear(lin.dtype, tuple(terms.items()), lin.const)
-                inner = arith.Linear.of(term.a)
+                rest = TypedLinear(lin.dtype, tuple(terms.items()), lin.const)
+                inner = TypedLinear.of(term.a)
                 return _merge_div_mod(rest.plus(inner.scale(coeff)))
     return lin
 

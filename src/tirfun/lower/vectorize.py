@@ -92,9 +92,9 @@ def _check_independent_lanes(loop: For) -> None:
 def _linear_in(e: PrimExpr, v: Var) -> bool:
     """Whether ``e`` is ``c*v + rest`` with a nonzero constant ``c`` and
     ``rest`` free of ``v``: distinct lanes then hit distinct elements."""
-    from .arith import Linear
+    from ..analysis.bounds import TypedLinear
 
-    lin = Linear.of(e)
+    lin = TypedLinear.of(e)
     if lin is None:
         return False
     coeff = 0
@@ -109,9 +109,9 @@ def _linear_in(e: PrimExpr, v: Var) -> bool:
 def _fold(cls, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     """``cls(a, b)`` with the identities of integer index arithmetic applied
     (``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, two constants)."""
-    from .arith import Linear, linear_expr
+    from ..analysis.bounds import TypedLinear, linear_expr
 
-    out = linear_expr(Linear.of(cls(a, b)))
+    out = linear_expr(TypedLinear.of(cls(a, b)))
     return cls(a, b) if out is None else out
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..analysis.bounds import int_value as _int_value
 from ..errors import NodeError
 from ..nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 
@@ -46,12 +47,6 @@ class _Lin:
         if k == 0:
             return _Lin()
         return _Lin({a: c * k for a, c in self.terms.items()}, self.const * k)
-
-
-def _int_value(e) -> int | None:
-    if isinstance(e, IntImm) and not e.dtype.is_bool:
-        return e.value
-    return None
 
 
 def expr_bounds(e: PrimExpr, ranges: Ranges) -> tuple[int, int] | None:

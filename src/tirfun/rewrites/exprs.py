@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import attrs
 from pyrsistent import pvector
 
+from ..analysis.bounds import int_value
 from ..analysis.traversal import iter_children, transform
 from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -89,7 +90,8 @@ def uses_any(node: Node, names) -> str | None:
 
 def is_const_int(e, value: int | None = None) -> bool:
     """Whether ``e`` is an integer literal (equal to ``value`` when given)."""
-    return isinstance(e, IntImm) and not e.dtype.is_bool and (value is None or e.value == value)
+    v = int_value(e)
+    return v is not None and (value is None or v == value)
 
 
 def floordiv(a: PrimExpr, b: PrimExpr) -> PrimExpr:
