@@ -722,3 +722,12 @@ def test_parse_print_parse_round_trip(source):
     second = from_source(text)
     assert tirfun.structural_equal(first, second)
     assert second.script() == text
+
+
+def test_an_empty_module_parses_and_prints_back():
+    from tirfun.nodes import IRModule
+
+    text = IRModule({}).script()
+    assert "class Module:\n    pass" in text
+    mod = from_source(text)
+    assert isinstance(mod, IRModule) and len(mod) == 0 and mod.script() == text
