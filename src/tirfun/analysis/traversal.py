@@ -23,8 +23,8 @@ from pyrsistent import PMap, PVector, pmap, pvector
 
 from ..errors import UnknownNameError
 from ..nodes import (
-    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, DeclBuffer, For, IfThenElse, LetStmt,
-    Node, PrimFunc, SeqStmt, Stmt,
+    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, For, IfThenElse,
+    LetStmt, Node, PrimFunc, SeqStmt, Stmt, Var,
 )
 
 Step = tuple[str, "int | None"]
@@ -138,6 +138,24 @@ def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "N
     # memo is keyed by id() of nodes of the input tree, which the caller keeps
     # alive for the whole call, so no id can be reused while memo exists
     return visit(node)
+
+
+def rename(node: Node, mapping) -> Node:
+    """``node`` with every variable and buffer whose name is a key of
+    ``mapping`` renamed to its value. Names are identities inside a
+    function, so renaming by name renames each binding with all its uses;
+    the caller keeps the new names unique."""
+    if not mapping:
+        return node
+
+    def post(n: Node) -> Node:
+        if isinstance(n, Var) and n.name in mapping:
+            return Var(mapping[n.name], n.dtype)
+        if isinstance(n, Buffer) and n.name in mapping:
+            return attrs.evolve(n, name=mapping[n.name])
+        return n
+
+    return transform(node, post)
 
 
 # --------------------------------------------------------------------------
@@ -258,7 +276,7 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 
 
 __all__ = [
-    "Step", "Path", "iter_children", "map_children", "walk", "transform", "stmt_children",
+    "Step", "Path", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
     "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

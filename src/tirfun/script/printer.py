@@ -137,7 +137,7 @@ def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
     (the namespace prefixes, ``range``) renamed, as TVM's printer does:
     a buffer called ``T`` would otherwise shadow ``T.block`` on reparsing.
     The new names are the first free ``name_1``, ``name_2``..."""
-    from ..analysis.traversal import transform, walk
+    from ..analysis.traversal import rename, walk
 
     used: set[str] = set()
     for node in walk(func):
@@ -153,15 +153,7 @@ def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
             k += 1
         mapping[old] = f"{old}_{k}"
         used.add(mapping[old])
-
-    def rename(node):
-        if isinstance(node, Var) and node.name in mapping:
-            return Var(mapping[node.name], node.dtype)
-        if isinstance(node, Buffer) and node.name in mapping:
-            return attrs.evolve(node, name=mapping[node.name])
-        return node
-
-    return transform(func, rename)
+    return rename(func, mapping)
 
 
 def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int) -> list[str]:

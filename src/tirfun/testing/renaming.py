@@ -20,12 +20,11 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-import attrs
 
-from ..analysis.traversal import transform, walk
+from ..analysis.traversal import rename, walk
 from ..errors import NodeError
 from ..nodes import (
-    Allocate, Block, Buffer, DeclBuffer, For, IterVar, Let, LetStmt, Node, PrimFunc, Var,
+    Allocate, Block, Buffer, DeclBuffer, For, IterVar, Let, LetStmt, PrimFunc, Var,
 )
 
 
@@ -120,14 +119,7 @@ def rename_bound(func: PrimFunc, mapping_or_seed: "Mapping[str, str] | int") -> 
         raise NodeError(f"rename_bound: the renaming gives two bindings the name "
                         f"{', '.join(clashes)}")
 
-    def post(node: Node) -> Node:
-        if isinstance(node, Var) and node.name in mapping:
-            return Var(mapping[node.name], node.dtype)
-        if isinstance(node, Buffer) and node.name in mapping:
-            return attrs.evolve(node, name=mapping[node.name])
-        return node
-
-    return transform(func, post)
+    return rename(func, mapping)
 
 
 __all__ = ["TRICKY_NAMES", "bound_names", "random_renaming", "rename_bound"]
