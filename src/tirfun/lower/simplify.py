@@ -30,11 +30,12 @@ from ..analysis.traversal import map_children
 from ..errors import BuildError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, BlockRealize,
-    Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
+    BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, Max, Min, Mod,
-    Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, Sub, Var,
+    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var,
 )
 from ..nodes.dtype import DataType
+from ..nodes.expr import compare_result, int_result
 from ..analysis.bounds import ConstInterval, TypedLinear, const_int, const_interval, linear_expr
 from ._util import conjoin, is_false, is_nop, is_true, map_funcs, nop, seq, substitute
 
@@ -110,7 +111,7 @@ def _fold_float(cls, a: FloatImm, b: FloatImm) -> PrimExpr | None:
         elif cls is Max:
             r = max(x, y)
         elif issubclass(cls, CmpOp):
-            return IntImm("bool", int(_CMP[cls](x, y)))
+            return IntImm("bool", int(compare_result(cls, x, y)))
         else:
             return None
     r = float(r)
@@ -127,48 +128,18 @@ def _wrap(dt: DataType, v: int) -> int:
     return v
 
 
-def _trunc_div(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return q if (x >= 0) == (y >= 0) else -q
-
-
 def _fold_int(cls, a: IntImm, b: IntImm) -> PrimExpr | None:
+    """Fold two integer literals with the dtype's wrap-around; a division by
+    zero stays: its meaning is the runtime's business."""
     dt = a.dtype
-    x, y = a.value, b.value
     if issubclass(cls, CmpOp):
-        return IntImm("bool", int(_CMP[cls](x, y)))
+        return IntImm("bool", int(compare_result(cls, a.value, b.value)))
     if dt.is_bool:
         return None
-    if cls is Add:
-        r = x + y
-    elif cls is Sub:
-        r = x - y
-    elif cls is Mul:
-        r = x * y
-    elif cls in (FloorDiv, FloorMod, Div, Mod):
-        if y == 0:
-            return None  # keep the division: its meaning is the runtime's business
-        if cls is FloorDiv:
-            r = x // y
-        elif cls is FloorMod:
-            r = x % y
-        elif cls is Div:
-            r = _trunc_div(x, y)
-        else:
-            r = x - y * _trunc_div(x, y)
-    elif cls is Min:
-        r = min(x, y)
-    elif cls is Max:
-        r = max(x, y)
-    else:
-        return None
-    return IntImm(dt, _wrap(dt, r))
+    r = int_result(cls, a.value, b.value)
+    return None if r is None else IntImm(dt, _wrap(dt, r))
 
 
-_CMP = {
-    EQ: lambda x, y: x == y, NE: lambda x, y: x != y, LT: lambda x, y: x < y,
-    LE: lambda x, y: x <= y, GT: lambda x, y: x > y, GE: lambda x, y: x >= y,
-}
 _NEGATE = {EQ: NE, NE: EQ, LT: GE, GE: LT, GT: LE, LE: GT}
 
 

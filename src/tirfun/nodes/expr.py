@@ -585,7 +585,10 @@ def match_types(a, b) -> tuple[PrimExpr, PrimExpr]:
     return _widen(a, wide), _widen(b, wide)
 
 
-def _int_result(cls, x: int, y: int):
+def int_result(cls, x: int, y: int) -> int | None:
+    """The exact integer value of the arithmetic node class ``cls`` on ``x``
+    and ``y`` (no wrap-around), or None for a division by zero or a class
+    that is not integer arithmetic."""
     if cls is Add:
         return x + y
     if cls is Sub:
@@ -602,7 +605,7 @@ def _int_result(cls, x: int, y: int):
         q = abs(x) // abs(y)
         return q if (x >= 0) == (y >= 0) else -q
     if cls is Mod:
-        return x - y * _int_result(Div, x, y)
+        return x - y * int_result(Div, x, y)
     if cls is Min:
         return min(x, y)
     if cls is Max:
@@ -611,26 +614,30 @@ def _int_result(cls, x: int, y: int):
 
 
 _COMPARE = {
-    "EQ": lambda x, y: x == y,
-    "NE": lambda x, y: x != y,
-    "LT": lambda x, y: x < y,
-    "LE": lambda x, y: x <= y,
-    "GT": lambda x, y: x > y,
-    "GE": lambda x, y: x >= y,
+    EQ: lambda x, y: x == y,
+    NE: lambda x, y: x != y,
+    LT: lambda x, y: x < y,
+    LE: lambda x, y: x <= y,
+    GT: lambda x, y: x > y,
+    GE: lambda x, y: x >= y,
 }
+
+
+def compare_result(cls, x, y) -> bool:
+    """The value of the comparison node class ``cls`` on two numbers."""
+    return _COMPARE[cls](x, y)
 
 
 def fold(cls, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
     """Fold an operator whose operands are both literals; None if it cannot."""
     if type(a) is not type(b) or not isinstance(a, (IntImm, FloatImm)):
         return None
-    name = cls.__name__
-    if name in _COMPARE:
-        return IntImm("bool", int(_COMPARE[name](a.value, b.value)))
+    if cls in _COMPARE:
+        return IntImm("bool", int(compare_result(cls, a.value, b.value)))
     if isinstance(a, IntImm):
         if a.dtype.is_bool:
             return None
-        value = _int_result(cls, a.value, b.value)
+        value = int_result(cls, a.value, b.value)
         if value is None or not a.dtype.min_value() <= value <= a.dtype.max_value():
             return None
         return IntImm(a.dtype, value)
