@@ -26,7 +26,6 @@ import platform
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 

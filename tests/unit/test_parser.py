@@ -19,7 +19,7 @@ from tirfun.nodes import (
     EQ, LT, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize, Broadcast, Buffer,
     BufferLoad, BufferRegion, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, IterVar, IterVarType, Let,
-    LetStmt, MatchBufferRegion, Max, Min, Mod, Mul, Not, Or, PrimFunc, Ramp, Range, Select,
+    LetStmt, MatchBufferRegion, Max, Min, Mod, Mul, Not, PrimFunc, Ramp, Range, Select,
     SeqStmt, StringImm, Var,
 )
 from tirfun.script import from_source

@@ -191,8 +191,6 @@ def seq(stmts: Iterable[Stmt]) -> Stmt:
 def map_funcs(mod, fn):
     """Apply ``fn`` to every PrimFunc of an IRModule; the same module when
     nothing changed."""
-    from ..nodes import IRModule
-
     changed = {}
     for name, f in mod.items():
         g = fn(f)

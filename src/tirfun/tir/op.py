@@ -11,7 +11,7 @@ import functools
 
 from ..errors import NodeError
 from ..nodes import (
-    And, Buffer, Call, Cast, Div, FloorDiv, FloorMod, Max, Min, Mod, Not, Or, PrimExpr, Select,
+    And, Buffer, Call, Div, FloorDiv, FloorMod, Max, Min, Mod, Not, Or, PrimExpr, Select,
     StringImm, Var, binary, const, to_expr,
 )
 from ..nodes.dtype import DataType
