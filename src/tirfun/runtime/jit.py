@@ -95,7 +95,12 @@ def optimise(ir_text: str, target: Target):
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     pto = binding.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
+    # LLVM's loop vectorizer stays off: tirfun vectorizes where the schedule
+    # says so (T.vectorized), and LLVM 22's loop vectorizer widens an access
+    # such as O[4*i + (f & 3)] in a loop over f as if it were consecutive in
+    # f, reading and writing past the buffer (a fused reduction
+    # ``k_j_fused // 4, k_j_fused % 4`` after loop peeling produces it)
+    pto.loop_vectorization = False
     pto.slp_vectorization = True
     pto.loop_unrolling = True
     pb = binding.create_pass_builder(tm, pto)
