@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 import time
+import types
 
 import attrs
 
@@ -97,13 +98,18 @@ class ProfileResult:
 class Module:
     """A built module: its compiled functions, target and code."""
 
-    def __init__(self, functions: dict, target: Target, ir_text: str, engine, lowered):
+    def __init__(self, functions: dict, target: Target, ir_text: str, engine, lowered,
+                 build_seconds=None):
         self._functions = functions
         self.target = target
         self._ir_text = ir_text
         self._engine = engine
         self._asm: str | None = None
         self.lowered = lowered  # the IRModule after tirfun.lower
+        # seconds spent in each phase of the build: tirfun's verification
+        # and lowering ("lower"), LLVM IR generation ("codegen"), LLVM's
+        # optimiser ("optimise") and machine code generation ("jit")
+        self.build_seconds = types.MappingProxyType(dict(build_seconds or {}))
 
     @property
     def entry_name(self) -> str:
