@@ -32,6 +32,10 @@ from ..analysis.traversal import walk
 from ..nodes import Buffer, BufferLoad, BufferStore, DeclBuffer, For, IntImm, Var
 from . import llvm_intrinsics
 from .llvm_codegen import Frame, LLVMCodegen
+
+#: the module's int32 flag that runs parallel loops on the calling thread
+#: (a forked child's runtime sets it; :mod:`tirfun.runtime.forking` says why)
+SERIAL_FLAG = "tirfun_parallel_serially"
 from .llvm_types import I32, PTR, VOID, scalar_type
 
 
@@ -140,7 +144,14 @@ class CPUCodegen(LLVMCodegen):
         if isinstance(s.extent, IntImm):
             threads = max(1, min(threads, s.extent.value))
         gomp = llvm_intrinsics.declare(self.module, "GOMP_parallel", VOID, [PTR, PTR, I32, I32])
-        b.call(gomp, [wrapper, record, ir.Constant(I32, threads), ir.Constant(I32, 0)])
+        # in a child forked after the pool started the runtime sets the flag:
+        # the wrapper then runs every chunk on this thread, without libgomp
+        serially = b.icmp_signed("!=", b.load(self.serial_flag(), typ=I32), zero)
+        with b.if_else(serially) as (on_this_thread, on_the_pool):
+            with on_this_thread:
+                b.call(wrapper, [record])
+            with on_the_pool:
+                b.call(gomp, [wrapper, record, ir.Constant(I32, threads), ir.Constant(I32, 0)])
         code = b.load(status, typ=I32)
         ok = outer.fn.append_basic_block(self.fresh("parallel_ok"))
         bad = outer.fn.append_basic_block(self.fresh("parallel_fail"))
@@ -148,6 +159,15 @@ class CPUCodegen(LLVMCodegen):
         b.position_at_end(bad)
         b.ret(code)  # the outermost parallel loop is always in the exported function
         b.position_at_end(ok)
+
+    def serial_flag(self) -> ir.GlobalVariable:
+        """The module's :data:`SERIAL_FLAG`, declared on first use."""
+        flag = self.module.globals.get(SERIAL_FLAG)
+        if flag is None:
+            flag = ir.GlobalVariable(self.module, I32, name=SERIAL_FLAG)
+            flag.initializer = ir.Constant(I32, 0)
+            flag.align = 4
+        return flag
 
     def _loop_function(self, name, s: For, values, outer: Frame, captured_vars, captured_bufs,
                        index_of, in_parallel: bool = True) -> ir.Function:

@@ -81,7 +81,7 @@ def _verify(mod: IRModule) -> None:
 
 
 def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Module:
-    from ..lower.llvm_cpu import CPUCodegen
+    from ..lower.llvm_cpu import SERIAL_FLAG, CPUCodegen
     from . import jit
 
     if len(mod) == 0:
@@ -113,11 +113,13 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
         final_ir = str(optimised)
         optimised_at = time.perf_counter()
         engine = jit.jit(optimised, target)
+        serial_flag = (engine.global_address(SERIAL_FLAG)
+                       if codegen.module.globals.get(SERIAL_FLAG) is not None else None)
         for fname, (sig, symbol) in sigs.items():
             address = engine.address(symbol)
             if not address:
                 raise BuildError(f"internal error: the JIT lost function {fname}")
-            functions[fname] = Function(sig, address, messages, engine)
+            functions[fname] = Function(sig, address, messages, engine, serial_flag=serial_flag)
     seconds = {"lower": lowered_at - started, "codegen": generated_at - lowered_at,
                "optimise": optimised_at - generated_at, "jit": time.perf_counter() - optimised_at}
     return Module(functions, target, final_ir, engine, lowered, build_seconds=seconds)

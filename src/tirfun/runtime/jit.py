@@ -28,6 +28,12 @@ from .target import Target
 #: several of the functions below)
 LOCK = threading.RLock()
 
+if hasattr(os, "register_at_fork"):
+    # a fork while another thread is inside LLVM would leave the child a
+    # held lock and LLVM half-way through a change: fork between uses
+    os.register_at_fork(before=LOCK.acquire, after_in_parent=LOCK.release,
+                        after_in_child=LOCK.release)
+
 
 def llvm():
     """llvmlite.binding, with the native target initialised once."""
@@ -191,6 +197,11 @@ class Code:
         """The address of the compiled function ``symbol`` (0 if absent)."""
         with LOCK:
             return self._engine.get_function_address(symbol)
+
+    def global_address(self, symbol: str) -> int:
+        """The address of the global variable ``symbol`` (0 if absent)."""
+        with LOCK:
+            return self._engine.get_global_value_address(symbol)
 
     def __del__(self):
         engine = getattr(self, "_engine", None)

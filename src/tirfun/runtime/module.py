@@ -20,6 +20,7 @@ from ..errors import ArgumentError, TirfunError, UnknownNameError
 from ..lower.signature import STATUS_OUT_OF_MEMORY, Signature
 from .argcheck import ArgChecker
 from .device import Device
+from .forking import before_parallel_call
 from .target import Target
 
 _CTYPES_INT = {
@@ -47,7 +48,8 @@ def ctype_of(dtype) -> type:
 class Function:
     """One compiled function: checks its arguments, then runs native code."""
 
-    def __init__(self, sig: Signature, address: int, assert_messages: tuple[str, ...], owner):
+    def __init__(self, sig: Signature, address: int, assert_messages: tuple[str, ...], owner,
+                 serial_flag: int | None = None):
         self.sig = sig
         self.name = sig.name
         argtypes = []
@@ -60,9 +62,14 @@ class Function:
         self._check = ArgChecker(sig)
         self._messages = assert_messages
         self._owner = owner  # keeps the JIT engine (and so the code) alive
+        # the address of the module's flag that runs parallel loops serially
+        # (None when the module has none); see tirfun.runtime.forking
+        self._serial_flag = serial_flag
 
     def __call__(self, *args) -> None:
         values = self._check(args)
+        if self._serial_flag is not None:
+            before_parallel_call(self._serial_flag)
         status = self._cfunc(*values)
         if status != 0:
             self._raise(status)
@@ -171,6 +178,8 @@ class Module:
         def evaluate(*args) -> ProfileResult:
             """Time the function on ``args``."""
             values = fn._check(args)
+            if fn._serial_flag is not None:
+                before_parallel_call(fn._serial_flag)
             cfunc = fn._cfunc
             status = cfunc(*values)
             if status != 0:
