@@ -166,10 +166,11 @@ def _optimise(ir_text: str, target: Target):
     level = target.opt_level
     pto = binding.create_pipeline_tuning_options(speed_level=level)
     # LLVM's loop vectorizer stays off: tirfun vectorizes where the schedule
-    # says so (T.vectorized), and LLVM 22's loop vectorizer widens an access
-    # such as O[4*i + (f & 3)] in a loop over f as if it were consecutive in
-    # f, reading and writing past the buffer (a fused reduction
-    # ``k_j_fused // 4, k_j_fused % 4`` after loop peeling produces it)
+    # says so (T.vectorized), and LLVM 22's loop vectorizer widens a load and
+    # store of O[4*i + (f & 3)] in a loop over f as if the index were
+    # consecutive in f, computing wrong sums and writing past O (a reduction
+    # fused with a spatial loop, ``f // 4`` and ``f % 4``, becomes such a
+    # loop once LLVM peels the iterations that run the init)
     pto.loop_vectorization = False
     pto.slp_vectorization = level > 1
     pto.loop_unrolling = level > 1
