@@ -157,7 +157,7 @@ class CPUCodegen(LLVMCodegen):
         bad = outer.fn.append_basic_block(self.fresh("parallel_fail"))
         b.cbranch(b.icmp_signed("==", code, zero), ok, bad)
         b.position_at_end(bad)
-        b.ret(code)  # the outermost parallel loop is always in the exported function
+        b.ret(code)  # the exported function, or an outlined nest that returns it there
         b.position_at_end(ok)
 
     def serial_flag(self) -> ir.GlobalVariable:
