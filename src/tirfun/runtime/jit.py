@@ -17,6 +17,7 @@ import ctypes.util
 import functools
 import os
 import re
+import sys
 import tempfile
 import threading
 
@@ -204,10 +205,11 @@ class Code:
         with LOCK:
             return self._engine.get_global_value_address(symbol)
 
-    def __del__(self):
+    def __del__(self, _lock=LOCK, _finalizing=sys.is_finalizing):
+        # at interpreter exit llvmlite releases what is left by itself
         engine = getattr(self, "_engine", None)
-        if engine is not None:
-            with LOCK:
+        if engine is not None and not _finalizing():
+            with _lock:
                 engine.close()
 
 
