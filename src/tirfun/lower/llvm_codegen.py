@@ -58,6 +58,9 @@ class Frame:
         self.in_parallel = False
         # pointers known not to alias any other pointer of the frame
         self.noalias: set[int] = set()
+        # heap scratch buffers live at the builder's position, innermost
+        # last: an early return frees them
+        self.heap: list[ir.Value] = []
 
     def alloca(self, typ: ir.Type, count: int, name: str, align: int) -> ir.Value:
         """A stack slot in the entry block."""
@@ -149,6 +152,20 @@ class LLVMCodegen:
 
     def _fail_by_return(self, frame: Frame, code: int) -> None:
         frame.builder.ret(ir.Constant(I32, code))
+
+    def fail(self, code: int) -> None:
+        """Leave the function with status ``code``, freeing the heap
+        scratch buffers in scope first."""
+        self.free_live()
+        self.frame.on_fail(self.frame, code)
+
+    def free_live(self) -> None:
+        """Free every heap scratch buffer in scope (before an early return)."""
+        if not self.frame.heap:
+            return
+        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        for ptr in reversed(self.frame.heap):
+            self.b.call(free, [ptr])
 
     def fresh(self, base: str) -> str:
         """A new basic-block or global name (LLVM needs them unique)."""
@@ -270,7 +287,7 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("assert_fail"))
         self.b.cbranch(cond, ok, bad)
         self.b.position_at_end(bad)
-        self.frame.on_fail(self.frame, code)
+        self.fail(code)
         self.b.position_at_end(ok)
         self.stmt(s.body)
 
@@ -363,11 +380,13 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("alloc_fail"))
         b.cbranch(b.icmp_unsigned("!=", ptr, ir.Constant(PTR, None)), ok, bad)
         b.position_at_end(bad)
-        self.frame.on_fail(self.frame, STATUS_OUT_OF_MEMORY)
+        self.fail(STATUS_OUT_OF_MEMORY)
         b.position_at_end(ok)
         self.frame.vars[s.buffer_var] = ptr
         self.frame.noalias.add(id(ptr))
+        self.frame.heap.append(ptr)
         self.stmt(s.body)
+        self.frame.heap.pop()
         if not self.b.block.is_terminated:
             self.b.call(free, [ptr])
 
