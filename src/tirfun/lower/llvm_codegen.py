@@ -29,7 +29,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from . import llvm_intrinsics
-from .llvm_types import I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
+from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc
@@ -77,6 +77,16 @@ class Frame:
         self._entry_builder.branch(self.start)
 
 
+def _is_float16(dt: DataType) -> bool:
+    """float16 or bfloat16: passed as their 16 bits, since C callers have
+    no portable type for them."""
+    return dt.is_float and dt.bits == 16
+
+
+def _with_lanes(t: ir.Type, dt: DataType) -> ir.Type:
+    return t if dt.lanes == 1 else ir.VectorType(t, dt.lanes)
+
+
 def _const(t: ir.Type, value) -> ir.Constant:
     if isinstance(t, ir.VectorType):
         return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
@@ -117,6 +127,8 @@ class LLVMCodegen:
                 arg_types.append(PTR)
             elif p.var.dtype.is_bool:
                 arg_types.append(I8)
+            elif _is_float16(p.var.dtype):
+                arg_types.append(I16)
             else:
                 arg_types.append(scalar_type(p.var.dtype))
         for v in sig.size_vars:
@@ -138,6 +150,8 @@ class LLVMCodegen:
                     frame.vars[p.buffer.data] = arg
             elif p.var.dtype.is_bool:
                 frame.vars[p.var] = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
+            elif _is_float16(p.var.dtype):
+                frame.vars[p.var] = b.bitcast(arg, scalar_type(p.var.dtype))
             else:
                 frame.vars[p.var] = arg
         for v, arg in zip(sig.size_vars, args[len(sig.params):]):
@@ -565,7 +579,16 @@ class LLVMCodegen:
             return b.icmp_unsigned("!=", v, _const(v.type, 0))
         if dst.is_float:
             if src.is_float:
-                return b.fpext(v, t) if dst.bits > src.bits else (b.fptrunc(v, t) if dst.bits < src.bits else v)
+                if dst.bits == src.bits:  # float16 <-> bfloat16: exact through float
+                    v = b.fpext(v, _with_lanes(ir.FloatType(), dst))
+                    return b.fptrunc(v, t)
+                return b.fpext(v, t) if dst.bits > src.bits else b.fptrunc(v, t)
+            if dst.bits == 16:
+                # through double, rounding once (as the interpreter and
+                # ml_dtypes do); LLVM would round to float first
+                wide = _with_lanes(ir.DoubleType(), dst)
+                v = b.sitofp(v, wide) if src.is_int else b.uitofp(v, wide)
+                return b.fptrunc(v, t)
             if src.is_int:
                 return b.sitofp(v, t)
             return b.uitofp(v, t)

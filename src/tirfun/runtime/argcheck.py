@@ -96,6 +96,10 @@ class ArgChecker:
                 arg = arg.item()
             if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
                 raise ArgumentError(f"{where}: expected a number ({dt}), got {type(arg).__name__} {arg!r}")
+            if dt.bits == 16:  # passed as the bits of the nearest float16/bfloat16
+                np = _np()
+                with np.errstate(over="ignore"):
+                    return int(np.array(float(arg), numpy_dtype(dt)).view(np.uint16))
             return float(arg)
         raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
 
