@@ -35,7 +35,8 @@ def assert_same_bits(expected: np.ndarray, actual: np.ndarray, what: str) -> Non
 def assert_same_values(expected: np.ndarray, actual: np.ndarray, what: str) -> None:
     """Equal bit patterns, except that a NaN may be any NaN (the payload a
     math function gives a NaN is not specified by IEEE or TIR)."""
-    both_nan = np.isnan(expected.astype(np.float32)) & np.isnan(actual.astype(np.float32))
+    with np.errstate(invalid="ignore"):
+        both_nan = np.isnan(expected.astype(np.float32)) & np.isnan(actual.astype(np.float32))
     e, a = expected.copy(), actual.copy()
     e[both_nan] = 0
     a[both_nan] = 0
