@@ -286,3 +286,34 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
 ''')
     with pytest.raises(BuildError, match="tirfun_test_no_such_function"):
         tirfun.build(func)
+
+
+VECTOR_OPS = ["A[k] + C[k]", "A[k] * C[k]", "A[k] / C[k]", "T.exp(A[k])", "T.tanh(A[k])",
+              "T.sqrt(A[k])", "T.floordiv(A[k], C[k])", "T.nextafter(A[k], C[k])",
+              "T.max(A[k], C[k])", "T.ldexp(A[k], N[k])", "T.Cast('{dt}', N[k] * 4097)",
+              "T.Cast('{dt}', T.Cast('float32', A[k]) * T.float32(1.001))"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_vectorized_16_bit_float_code_matches_the_interpreter(dtype):
+    rng = np.random.default_rng(3)
+    x = _edge_values(NARROW[dtype], rng)
+    n = (x.size * 3 // 16) * 16
+    a, c = rng.choice(x, n), rng.choice(x, n)
+    exps = rng.integers(-30, 30, n).astype(np.int32)
+    ops = [op.format(dt=dtype) for op in VECTOR_OPS]
+    body = "\n".join(f'            B{k}[j * 16 + i] = {op}'.replace("[k]", "[j * 16 + i]")
+                     for k, op in enumerate(ops))
+    outs = ", ".join(f'B{k}: T.Buffer(({n},), "{dtype}")' for k in range(len(ops)))
+    func = from_source(f'''@T.prim_func
+def main(A: T.Buffer(({n},), "{dtype}"), C: T.Buffer(({n},), "{dtype}"), N: T.Buffer(({n},), "int32"),
+         {outs}):
+    for j in range({n // 16}):
+        for i in T.vectorized(16):
+{body}
+''')
+    outputs = [np.zeros(n, NARROW[dtype]) for _ in ops]
+    with np.errstate(all="ignore"):
+        (_, _, _, *expected), (_, _, _, *actual) = _run_both(func, a, c, exps, *outputs)
+    for op, e, g in zip(ops, expected, actual):
+        assert_same_values(e, g, f"vectorized {op} on {dtype}")

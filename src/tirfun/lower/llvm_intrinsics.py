@@ -180,6 +180,14 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
             e = b.trunc(e, ti)
         elif _elem(e.type).width < 32:
             e = b.sext(e, ti)
+        if isinstance(_elem(x.type), ir.HalfType):
+            # LLVM 22 miscompiles ldexp on half vectors (x86); in float the
+            # scaled value is exact and rounds to half once
+            wide = ir.FloatType()
+            if isinstance(x.type, ir.VectorType):
+                wide = ir.VectorType(wide, x.type.count)
+            fn = declare(b.module, f"llvm.ldexp.{_suffix(wide)}.{_suffix(ti)}", wide, [wide, ti])
+            return b.fptrunc(b.call(fn, [b.fpext(x, wide), e]), x.type)
         fn = declare(b.module, f"llvm.ldexp.{_suffix(x.type)}.{_suffix(ti)}", x.type, [x.type, ti])
         return b.call(fn, [x, e])
     if name == "isnan":
