@@ -317,3 +317,32 @@ def main(A: T.Buffer(({n},), "{dtype}"), C: T.Buffer(({n},), "{dtype}"), N: T.Bu
         (_, _, _, *expected), (_, _, _, *actual) = _run_both(func, a, c, exps, *outputs)
     for op, e, g in zip(ops, expected, actual):
         assert_same_values(e, g, f"vectorized {op} on {dtype}")
+
+
+def test_the_16_bit_float_helpers_are_exact_where_the_cpu_has_no_conversions():
+    """On a baseline x86-64 (no F16C) LLVM calls __extendhfsf2 and
+    __truncsfhf2 for every half conversion; tirfun's helpers must give
+    exactly what numpy does, NaN payloads included."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the baseline CPU named here is x86-64's")
+    func = from_source('''@T.prim_func
+def main(A: T.Buffer((65536,), "float16"), B: T.Buffer((65536,), "float32"),
+         C: T.Buffer((65536,), "float16"), D: T.Buffer((65536,), "bfloat16")):
+    for i in range(65536):
+        B[i] = T.Cast("float32", A[i])
+        C[i] = T.Cast("float16", B[i] * T.float32(1.0001))
+        D[i] = T.Cast("bfloat16", B[i] * T.float32(1.0001))
+''')
+    rt = tirfun.build(func, target="llvm -mcpu=x86-64")
+    assert "__extendhfsf2" in rt.get_source("asm") and "__truncsfhf2" in rt.get_source("asm")
+    a = _all_patterns(np.dtype("float16"))
+    b, c, d = np.zeros(a.size, np.float32), np.zeros(a.size, np.float16), np.zeros(a.size, BF16)
+    rt(a, b, c, d)
+    assert_same_bits(a.astype(np.float32), b, "half -> float")
+    with np.errstate(all="ignore"):
+        scaled = a.astype(np.float32) * np.float32(1.0001)
+        assert_same_bits(scaled.astype(np.float16), c, "float -> half")
+        # ml_dtypes makes every NaN its canonical one; the hardware keeps payloads
+        assert_same_values(scaled.astype(BF16), d, "float -> bfloat16")
