@@ -365,7 +365,7 @@ class LLVMCodegen:
     def allocate(self, s: Allocate) -> None:
         """Scratch memory for ``s.body``: a stack slot when small and of
         constant size, else ``malloc``/``free`` (a failed malloc returns the
-        out-of-memory status)."""
+        out-of-memory status; every early return frees what is in scope)."""
         mem = memory_type(s.dtype)
         elem = element_bytes(s.dtype)
         count = 1
