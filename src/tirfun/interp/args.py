@@ -83,7 +83,7 @@ def bind_arguments(compiled, args: tuple, kwargs: dict) -> Bound:
             _check_buffer_argument(spec.buffer, array, values)
             dtype = str(spec.buffer.dtype)
         else:
-            if array.dtype.name not in MEMORYVIEW_FORMATS and array.dtype.name not in ("float16", "bfloat16"):
+            if array.dtype.name not in (*MEMORYVIEW_FORMATS, "float16", "bfloat16"):
                 raise ArgumentError(f"the argument for parameter {label} has the unsupported "
                                     f"element type {array.dtype}")
             dtype = array.dtype.name
