@@ -346,3 +346,25 @@ def main(A: T.Buffer((65536,), "float16"), B: T.Buffer((65536,), "float32"),
         assert_same_bits(scaled.astype(np.float16), c, "float -> half")
         # ml_dtypes makes every NaN its canonical one; the hardware keeps payloads
         assert_same_values(scaled.astype(BF16), d, "float -> bfloat16")
+
+
+@pytest.mark.parametrize("dst", ["float16", "bfloat16"])
+@pytest.mark.parametrize("src", ["float64", "float32"])
+def test_vectorized_narrowing_rounds_bit_for_bit(src, dst):
+    values = _rounding_cases(NARROW[dst])
+    with np.errstate(over="ignore"):
+        values = values.astype(src)
+    if src == "float32":
+        values = np.concatenate([values, np.nextafter(values, np.float32(np.inf))])
+    n = (values.size // 16) * 16
+    a = values[:n]
+    func = from_source(f'''@T.prim_func
+def main(A: T.Buffer(({n},), "{src}"), B: T.Buffer(({n},), "{dst}")):
+    for j in range({n // 16}):
+        for i in T.vectorized(16):
+            B[j * 16 + i] = T.Cast("{dst}", A[j * 16 + i])
+''')
+    out = np.zeros(n, NARROW[dst])
+    tirfun.build(func)(a, out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert_same_bits(a.astype(NARROW[dst]), out, f"vectorized {src} -> {dst}")
