@@ -120,16 +120,16 @@ def _evaluate_compute(op, tensors: dict, sizes: dict) -> np.ndarray:
     if not isinstance(body, Reduce):
         return np.broadcast_to(grid.eval(body), extents).astype(dtype)
     comb = body.combiner
-    source = np.broadcast_to(grid.eval(body.source), extents)
-    identity = grid.eval(comb.identity)
+    source = np.broadcast_to(grid.eval(body.source[0]), extents)
+    identity = grid.eval(comb.identity_element[0])
     keep = np.broadcast_to(grid.eval(body.condition), extents)
     source = np.where(keep, source, identity).astype(dtype)
     # fold the combiner over the reduction dimensions, one point at a time
     flat = source.reshape(shape + [-1])
     acc = np.broadcast_to(identity, shape).astype(dtype)
     for r in range(flat.shape[-1]):
-        fold = _Grid({comb.lhs: acc, comb.rhs: flat[..., r]}, tensors)
-        acc = np.asarray(fold.eval(comb.result)).astype(dtype)
+        fold = _Grid({comb.lhs[0]: acc, comb.rhs[0]: flat[..., r]}, tensors)
+        acc = np.asarray(fold.eval(comb.result[0])).astype(dtype)
     return acc
 
 
