@@ -275,3 +275,62 @@ def test_layout_free_placeholders_become_layout_free_buffers():
     func = te.create_prim_func([A, B, D])
     assert_structural_equal(func, expected)
     _round_trips(func)
+
+
+def _copy_twice():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = te.extern((n,), [B], lambda ins, outs: tir.call_extern(
+        "handle", "memcpy", outs[0].data, ins[0].data, n.astype("int64") * 4), name="C")
+    D = te.compute((n,), lambda i: C[i] + 1.0, name="D")
+    return A, B, C, D
+
+
+def test_extern_calls_a_c_function_of_the_process_in_an_opaque_block():
+    A, B, C, D = _copy_twice()
+    assert C.shape[0] is A.shape[0] and C.dtype == "float32" and C.op.input_tensors == [B]
+    func = te.create_prim_func([A, D])
+    text = func.script()
+    assert ('    with T.block("C"):\n        T.reads()\n        T.writes()\n'
+            '        T.call_extern("handle", "memcpy", C_data, B_data, T.Cast("int64", n) * T.int64(4))\n'
+            ) in text
+    _round_trips(func)
+    x, y = np.arange(6, dtype="float32"), np.zeros(6, "float32")
+    tirfun.build(func)(x, y)
+    np.testing.assert_array_equal(y, x * 2 + 1)
+    with pytest.raises(tirfun.InterpError, match="unsupported extern function 'memcpy'"):
+        run(func, x, y)
+
+
+def test_extern_buffers_are_the_argument_buffers_and_several_outputs_are_a_list():
+    A = te.placeholder((4,), name="A")
+    outs = te.extern([(4,), (4,)], [A], lambda ins, outs: tir.call_extern(
+        "handle", "memcpy", outs[1].data, ins[0].data, tir.const(16, "int64")), name="E")
+    assert isinstance(outs, list) and [t.name for t in outs] == ["E.v0", "E.v1"]
+    func = te.create_prim_func([A, *outs])
+    assert [func.buffer_map[p].name for p in func.params] == ["A", "E", "E_1"]
+    x, e0, e1 = np.arange(4, dtype="float32"), np.zeros(4, "float32"), np.zeros(4, "float32")
+    tirfun.build(func)(x, e0, e1)
+    np.testing.assert_array_equal(e1, x)
+
+
+def test_call_packed_is_refused_by_the_build_naming_it():
+    A = te.placeholder((4,), name="A")
+    P = te.extern((4,), [A], lambda ins, outs: te.call_packed("my.packed.fn", ins[0], outs[0]),
+                  name="P")
+    func = te.create_prim_func([A, P])
+    assert 'T.tvm_call_packed("my.packed.fn", A_data, P_data)' in func.script()
+    with pytest.raises(tirfun.BuildError, match="tvm_call_packed"):
+        tirfun.build(func)
+
+
+def test_extern_errors():
+    A = te.placeholder((4,), name="A")
+    I = te.placeholder((4,), "int32", name="I")
+    with pytest.raises(NodeError, match="cannot infer the output dtype from the inputs; pass dtype="):
+        te.extern((4,), [A, I], lambda ins, outs: tir.call_extern("handle", "f"))
+    with pytest.raises(NodeError, match="fcompute must return a statement or an expression"):
+        te.extern((4,), [A], lambda ins, outs: "nothing")
+    with pytest.raises(NodeError, match="the inputs must be te tensors"):
+        te.extern((4,), [np.zeros(4)], lambda ins, outs: tir.call_extern("handle", "f"))

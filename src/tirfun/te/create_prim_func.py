@@ -46,6 +46,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from ..tir.op import if_then_else
 from .reduce import Reduce
+from .extern import ExternOp
 from .tensor import ComputeOp, PlaceholderOp, Tensor, TensorLoad
 
 #: the compute attribute whose argument tensors become ``layout_free_buffers``
@@ -105,6 +106,12 @@ class _Context:
         # itself, whose equality is identity
         self.vars: dict[Var, Var] = {}
         self.buffers: list[tuple[Tensor, Buffer]] = []
+        # buffers of te.extern -> theirs in the PrimFunc
+        self.extern_buffers: dict[Buffer, Buffer] = {}
+        # tensors read by a te.extern, with the extern's view of them: the
+        # tensor's buffer is that view, as in TVM
+        self.views: list[tuple[Tensor, Buffer]] = []
+        self.extern_blocks: set[str] = set()
 
     def bind(self, v: Var) -> Var:
         """The PrimFunc variable of te variable ``v``, named on first use."""
@@ -132,11 +139,37 @@ class _Context:
                 return b
         raise NodeError(f"tensor {tensor.name} is used before it is computed")
 
-    def declare(self, tensor: Tensor) -> Buffer:
-        shape = [self.lower(d, index=True) for d in tensor.shape]
-        buf = Buffer(self.names.fresh(tensor.buffer_name), shape, tensor.dtype)
+    def declare(self, tensor: Tensor, view: Buffer | None = None) -> Buffer:
+        """The buffer of ``tensor``: the lowered ``view`` (an extern's
+        buffer) when given or known, else a new buffer of its shape."""
+        if view is None:
+            view = next((b for t, b in self.views
+                         if t.op is tensor.op and t.value_index == tensor.value_index), None)
+        if view is not None:
+            buf = self.extern_buffer(view)
+        else:
+            shape = [self.lower(d, index=True) for d in tensor.shape]
+            buf = Buffer(self.names.fresh(tensor.buffer_name), shape, tensor.dtype)
         self.buffers.append((tensor, buf))
         return buf
+
+    def extern_buffer(self, tb: Buffer) -> Buffer:
+        """The PrimFunc buffer of a buffer built for te.extern, its pointer
+        a variable of its own."""
+        out = self.extern_buffers.get(tb)
+        if out is None:
+            name = self.names.fresh(tb.name)
+            data = None
+            if tb.data is not None:
+                data = Var(self.names.fresh(f"{name}_data"), tb.data.dtype)
+                self.vars[tb.data] = data
+            out = attrs.evolve(
+                tb, name=name, data=data,
+                shape=[self.lower(d, index=True) for d in tb.shape],
+                strides=[self.lower(d, index=True) for d in tb.strides],
+                elem_offset=None if tb.elem_offset is None else self.lower(tb.elem_offset, True))
+            self.extern_buffers[tb] = out
+        return out
 
     def lower(self, e: PrimExpr, index: bool = False, subst: dict | None = None,
               where: str = "") -> PrimExpr:
@@ -151,6 +184,8 @@ class _Context:
             new = subst.get(n)
             if new is None:
                 new = self.vars.get(n)
+            if new is None and type(n) is Var:
+                return n  # a variable of the PrimFunc's own, such as a loop of an extern's body
             if new is None:
                 raise NodeError(f"{where or 'the te program'} uses the variable {n.name}, which "
                                 "is neither an axis, nor a size of a tensor, nor an argument "
@@ -165,6 +200,8 @@ class _Context:
             if isinstance(n, TensorLoad):
                 return BufferLoad(self.buffer_of(n.tensor),
                                   [self.lower(i, True, subst, where) for i in n.indices])
+            if isinstance(n, Buffer):
+                return self.extern_buffers.get(n)
             return None
 
         def post(n):
@@ -211,6 +248,11 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
     tensors = [t for t in args if isinstance(t, Tensor)]
     order = _post_dfs(tensors)
     ctx = _Context(args, index_dtype)
+    for op in order:
+        if isinstance(op, ExternOp):
+            for t, view in zip(op.inputs, op.input_placeholders):
+                if not any(u.op is t.op and u.value_index == t.value_index for u, _ in ctx.views):
+                    ctx.views.append((t, view))
     # names of the te variables, in the order TVM's printer defines them
     for a in args:
         if isinstance(a, Var):
@@ -238,6 +280,12 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
                 if not ctx.is_arg(op.output(k)):
                     root_alloc.append(buf)
             stmts.append(_compute_stmt(op, bufs, ctx))
+        elif isinstance(op, ExternOp):
+            for k in range(op.num_outputs):
+                buf = ctx.declare(op.output(k), op.output_placeholders[k])
+                if not ctx.is_arg(op.output(k)):
+                    root_alloc.append(buf)
+            stmts.append(_extern_stmt(op, ctx))
         else:
             raise NodeError(f"create_prim_func: unsupported operation {type(op).__name__}")
 
@@ -254,7 +302,9 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
     root = BlockRealize([], True, Block([], [], [], "root", body, alloc_buffers=root_alloc))
     func = PrimFunc(params, root, buffer_map=buffer_map,
                     attrs={"global_symbol": "main", "tir.noalias": True})
-    return _layout_free_buffers(fill_regions(func))
+    # regions are inferred for the computes; an extern's block keeps none, as in TVM
+    pending = {name: (True, True) for name in ctx.block_names.used - ctx.extern_blocks}
+    return _layout_free_buffers(fill_regions(func, pending))
 
 
 def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
@@ -348,7 +398,23 @@ def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
     return stmt
 
 
-def _annotations(op: ComputeOp, ctx: _Context) -> dict:
+def _extern_stmt(op: ExternOp, ctx: _Context) -> Stmt:
+    """One opaque block running the extern's statement over the buffers."""
+    for t, view in zip(op.inputs, op.input_placeholders):
+        if view not in ctx.extern_buffers:
+            # another extern's view of this tensor came first: this one reads that buffer
+            buf = ctx.buffer_of(t)
+            ctx.extern_buffers[view] = buf
+            if view.data is not None and buf.data is not None:
+                ctx.vars[view.data] = buf.data
+    body = ctx.lower(op.body, where=f"extern {op.name}")
+    name = ctx.block_names.fresh(op.name)
+    ctx.extern_blocks.add(name)
+    block = Block([], [], [], name, body, annotations=_annotations(op, ctx))
+    return BlockRealize([], True, block)
+
+
+def _annotations(op, ctx: _Context) -> dict:
     """The compute's attrs as block annotations: tensors become their
     buffers, TVM's old scheduler hints are dropped."""
     out = {}

@@ -153,13 +153,13 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return self.op.shape
+        output_shape = getattr(self.op, "output_shape", None)
+        return output_shape(self.value_index) if output_shape else self.op.shape
 
     @property
     def dtype(self) -> DataType:
-        if isinstance(self.op, ComputeOp):
-            return self.op.output_dtype(self.value_index)
-        return self.op.dtype
+        output_dtype = getattr(self.op, "output_dtype", None)
+        return output_dtype(self.value_index) if output_dtype else self.op.dtype
 
     @property
     def ndim(self) -> int:
@@ -174,7 +174,7 @@ class Tensor:
         return TensorLoad(self, [_index(i) for i in indices])
 
     def __repr__(self) -> str:
-        kind = "placeholder" if isinstance(self.op, PlaceholderOp) else "compute"
+        kind = {PlaceholderOp: "placeholder", ComputeOp: "compute"}.get(type(self.op), "extern")
         dims = ", ".join(d.script() if not isinstance(d, IntImm) else str(d.value) for d in self.shape)
         comma = "," if len(self.shape) == 1 else ""
         return f"Tensor({kind} {self.name!r}, shape=({dims}{comma}), dtype={self.dtype!r})"
