@@ -313,6 +313,15 @@ def test_extern_buffers_are_the_argument_buffers_and_several_outputs_are_a_list(
     x, e0, e1 = np.arange(4, dtype="float32"), np.zeros(4, "float32"), np.zeros(4, "float32")
     tirfun.build(func)(x, e0, e1)
     np.testing.assert_array_equal(e1, x)
+    m = te.var("m")
+    first, second = te.extern([(4,), (m,)], [A], lambda ins, outs: tir.call_extern(
+        "handle", "memcpy", outs[1].data, ins[0].data, tir.const(16, "int64")), name="F")
+    assert second.shape[0] is m
+    func = te.create_prim_func([A, first, second])
+    assert "F_1 = T.match_buffer(var_F_1, (m,), data=F_1_data)" in func.script()
+    x, f0, f1 = np.arange(4, dtype="float32"), np.zeros(4, "float32"), np.zeros(6, "float32")
+    tirfun.build(func)(x, f0, f1)
+    np.testing.assert_array_equal(f1[:4], x)
 
 
 def test_call_packed_is_refused_by_the_build_naming_it():

@@ -261,8 +261,13 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
         for d in t.shape:
             ctx.bind_free_vars(d)
     for op in order:
-        for d in op.shape:
-            ctx.bind_free_vars(d)
+        for k in range(getattr(op, "num_outputs", 1)):
+            for d in op.output(k).shape:
+                ctx.bind_free_vars(d)
+        for view in getattr(op, "input_placeholders", ()):
+            offset = [] if view.elem_offset is None else [view.elem_offset]
+            for e in [*view.shape, *view.strides, *offset]:
+                ctx.bind_free_vars(e)
 
     stmts = []
     root_alloc = []
