@@ -198,9 +198,15 @@ def test_create_prim_func_round_trips_through_print_and_parse(program, index_dty
 
 @given(program=te_programs(), index_dtype=st.sampled_from([None, "int64"]))
 def test_create_prim_func_output_is_well_formed(program, index_dtype):
+    from tirfun.analysis.traversal import walk
     from tirfun.analysis.verify import verify
+    from tirfun.te.tensor import TeVar
 
-    verify(te.create_prim_func(program.args, index_dtype_override=index_dtype))
+    func = te.create_prim_func(program.args, index_dtype_override=index_dtype)
+    verify(func)
+    # te's variables, whose identity is the object, never reach the PrimFunc
+    leaked = [n for n in walk(func) if isinstance(n, TeVar)]
+    assert not leaked, f"te variables in the PrimFunc: {leaked}"
 
 
 @given(data=st.data())
