@@ -248,7 +248,7 @@ class ExprRenderer:
     # leaves ------------------------------------------------------------------
     def _leaf(self, e) -> Rendered | None:
         t = type(e)
-        if t is Var:
+        if isinstance(e, Var):  # te variables too
             return self.names.var(e), ATOM
         if t is IntImm:
             return int_literal(e, self.p), ATOM
