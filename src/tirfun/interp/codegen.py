@@ -29,7 +29,8 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
-from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY
+from ..tir.intrinsics import refusal
+from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
 
 # Python limits a function to 20 nested loop blocks and 100 indentation
@@ -966,6 +967,17 @@ class Compiler:
             return v if name == "likely" else Value("True", _BOOL, True, (1, 1))
         if name == "call_extern" or name == "call_pure_extern":
             return self.extern(e, env, lane)
+        if name in _PASS_THROUGH and len(args) == 1:
+            return self.expr(args[0], env, lane)
+        if name in ("vectorlow", "vectorhigh", "vectorcombine"):
+            return self.vector_part(e, env, lane)
+        if name == "undef" and not args:
+            return Value("0", dt, True, (0, 0))
+        if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
+            return self.llvm_intrinsic(e, env, lane)
+        refused = refusal(op, "the interpreter")
+        if refused is not None:
+            raise InterpError(refused)
         vals = [self.expr(a, env, lane) for a in args]
         if name in FLOAT_UNARY and len(vals) == 1:
             return self.float_call(name, vals, dt)
@@ -990,6 +1002,36 @@ class Compiler:
             return self.bitwise(name, vals, dt)
         raise InterpError(f"the interpreter does not support the intrinsic {op} "
                           f"with {len(args)} arguments")
+
+    def vector_part(self, e: Call, env: Env, lane: int) -> Value:
+        """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:
+        two vectors one after the other."""
+        name = e.op[4:]
+        first = e.args[0]
+        n = first.dtype.lanes
+        if name == "vectorlow":
+            return self.expr(first, env, lane)
+        if name == "vectorhigh":
+            return self.expr(first, env, lane + n // 2)
+        if lane < n:
+            return self.expr(first, env, lane)
+        return self.expr(e.args[1], env, lane - n)
+
+    def llvm_intrinsic(self, e: Call, env: Env, lane: int) -> Value:
+        """``T.call_llvm_(pure_)intrin`` of a common LLVM intrinsic, through
+        the helper of the TIR intrinsic with the same meaning."""
+        callee = e.args[0].value if e.args and isinstance(e.args[0], StringImm) else None
+        known = LLVM_NAMES.get(callee)
+        if known is None or len(e.args) - 1 != known[1]:
+            raise InterpError(f"the interpreter does not know the LLVM intrinsic {callee!r} "
+                              f"with {len(e.args) - 1} arguments; it knows "
+                              f"{', '.join(sorted(LLVM_NAMES))}")
+        name = known[0]
+        if name in ("fmax", "fmin"):
+            vals = [self.expr(a, env, lane) for a in e.args[1:]]
+            return Value(f"h_{name}({', '.join(self.exact(v) for v in vals)})",
+                         e.dtype.element_of, True)
+        return self.e_call(Call(e.dtype, f"tir.{name}", list(e.args[1:])), env, lane)
 
     def float_call(self, name: str, vals: list[Value], dt: DataType) -> Value:
         """A float intrinsic through its helper."""
@@ -1050,7 +1092,10 @@ _BITWISE = {
 }
 
 # calls that have no effect on the values the interpreter computes
-_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop"})
+_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop",
+                         "tir.start_profile_intrinsic", "tir.end_profile_intrinsic"})
+# hints whose value is their argument
+_PASS_THROUGH = frozenset({"tvm_thread_invariant", "ignore_loop_partition"})
 
 _STMT_DISPATCH = {
     SeqStmt: Compiler.s_seq,

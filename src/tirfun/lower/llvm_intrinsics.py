@@ -70,6 +70,22 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> 
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
 
 
+# target-specific intrinsics have one signature: no type suffix
+_TARGET_PREFIXES = ("llvm.x86.", "llvm.aarch64.", "llvm.arm.", "llvm.nvvm.", "llvm.amdgcn.",
+                    "llvm.riscv.", "llvm.ppc.", "llvm.wasm.")
+
+
+def overloaded_name(name: str, ret: ir.Type) -> str:
+    """The declared name of the LLVM intrinsic ``name`` returning ``ret``:
+    generic intrinsics (``llvm.fabs``) are overloaded on their result type
+    (``llvm.fabs.f32``); target-specific ones and names that already end in
+    that suffix are used as given."""
+    if name.startswith(_TARGET_PREFIXES) or isinstance(ret, ir.VoidType):
+        return name
+    suffix = _suffix(ret)
+    return name if name.endswith("." + suffix) else f"{name}.{suffix}"
+
+
 def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
     t = args[0].type
     fn = declare(b.module, f"{base}.{_suffix(t)}", t, [a.type for a in args])
@@ -176,4 +192,4 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
     raise BuildError(f"the LLVM build does not support the intrinsic tir.{name}")
 
 
-__all__ = ["emit", "declare", "SUPPORTED"]
+__all__ = ["emit", "declare", "overloaded_name", "SUPPORTED"]

@@ -33,14 +33,15 @@ class Signature:
     star: str | None = None
     kwonly: tuple[tuple[str, Any], ...] = ()
     drop: tuple[str, ...] = ()  # keywords accepted and ignored (TVM's op wrappers drop dtype)
+    dtype_first: bool = False  # ``dtype=`` given by keyword goes first (TVM's _dtype_forward)
 
 
-def sig(*params, star=None, kwonly=(), drop=()) -> Signature:
+def sig(*params, star=None, kwonly=(), drop=(), dtype_first=False) -> Signature:
     """``sig("a", ("b", 1), star="rest")``: a parameter is a name (required)
     or a (name, default) pair."""
     norm = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in params)
     kw = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in kwonly)
-    return Signature(norm, star, kw, tuple(drop))
+    return Signature(norm, star, kw, tuple(drop), dtype_first)
 
 
 class Args:
@@ -82,6 +83,9 @@ def bind(ip, name: str, s: Signature, node: ast.Call, pos: list, kws: dict) -> A
     are ParseErrors naming the function."""
     values: dict[str, Any] = {}
     nodes: dict[str, ast.AST] = {}
+    if s.dtype_first and "dtype" in kws:
+        kws = dict(kws)
+        pos = [kws.pop("dtype"), *pos]
     names = [p for p, _ in s.params]
     star_values = []
     for i, (value, arg_node) in enumerate(pos):

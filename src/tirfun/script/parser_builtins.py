@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_loops, parser_lowered, parser_ops
+from . import parser_decls, parser_intrinsics, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
 from .parser_values import Builtin, DTypeCtor, Namespace
 
@@ -41,6 +41,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,
     **parser_ops.HANDLERS,
+    **parser_intrinsics.HANDLERS,
 }
 
 
@@ -50,6 +51,8 @@ ALIASES = {
     "T.axis.R": "T.axis.reduce",
     "T.select": "T.Select",
     "T.buffer_decl": "T.Buffer",
+    "T.ramp": "T.Ramp",
+    "T.broadcast": "T.Broadcast",
 }
 
 

@@ -60,6 +60,10 @@ DTYPE_FIRST_OPS = frozenset({
     "dp4a", "get_active_lane_mask",
 })
 DTYPE_LAST_OPS = frozenset({"tvm_struct_get"})
+# intrinsics TVM prints under another name (its TScriptPrinterName)
+PRINTER_NAMES = {"tvm_call_packed": "call_packed", "tvm_call_cpacked": "call_cpacked",
+                 "tvm_call_packed_lowered": "call_packed_lowered",
+                 "tvm_call_cpacked_lowered": "call_cpacked_lowered"}
 
 
 # --------------------------------------------------------------------------
@@ -326,7 +330,7 @@ class ExprRenderer:
         op = e.op
         short = op[4:] if op.startswith("tir.") else ""
         if short.isidentifier():
-            head = f"{p}.{short}("
+            head = f"{p}.{PRINTER_NAMES.get(short, short)}("
             if short in DTYPE_FIRST_OPS:
                 head += str_literal(e.dtype) + (", " if e.args else "")
                 tail = ")"
