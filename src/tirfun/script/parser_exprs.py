@@ -271,6 +271,10 @@ class ExprEvaluator:
     # -- calls ---------------------------------------------------------------
     def _call(self, node: ast.Call):
         func = self.eval(node.func)
+        if func == Builtin("T.comm_reducer"):
+            from .parser_reducer import comm_reducer
+
+            return comm_reducer(self, node)
         positional = []
         for arg in node.args:
             if isinstance(arg, ast.Starred):

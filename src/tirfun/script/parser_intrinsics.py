@@ -12,7 +12,7 @@ signature and handler.
 
 from __future__ import annotations
 
-from ..nodes import Call, IntImm, PrimExpr, StringImm
+from ..nodes import Call, StringImm
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 from ..tir.intrinsics import ALIASES, INTRINSICS, Intrinsic
@@ -70,16 +70,7 @@ def _ceildiv(ip, node, a):
     are constants (there is no ceildiv node)."""
     x = ip.expr_or_literal(a.lhs, a.node("lhs"))
     y = ip.expr_or_literal(a.rhs, a.node("rhs"))
-    from ..nodes.expr import match_types
-
-    x, y = match_types(x, y)
-    if not (x.dtype.is_integer and y.dtype.is_integer):
-        raise ip.fail(node, f"T.ceildiv needs integer operands, got {x.dtype} and {y.dtype}")
-    if isinstance(x, IntImm) and isinstance(y, IntImm):
-        if y.value == 0:
-            raise ip.fail(a.node("rhs"), "T.ceildiv by zero")
-        return IntImm(x.dtype, -((-x.value) // y.value))
-    return tir_op.floordiv(x + y - IntImm(y.dtype, 1), y)
+    return tir_op.ceildiv(x, y)
 
 
 def unsupported_message(name: str) -> str:
@@ -87,8 +78,15 @@ def unsupported_message(name: str) -> str:
     return f"tirfun does not support T.{name} yet (TVM v0.20 has it)"
 
 
+def _comm_reducer(ip, node, a):
+    raise ip.fail(node, "T.comm_reducer is called with a lambda: T.comm_reducer(lambda x, y: "
+                  "x + y, [T.float32(0)])")
+
+
 HANDLERS: dict = {
     "T.ceildiv": (sig("lhs", "rhs", drop=("dtype",)), _ceildiv),
+    # read by parser_reducer before its arguments are evaluated
+    "T.comm_reducer": (sig("combiner", "identity"), _comm_reducer),
 }
 for _name, _entry in INTRINSICS.items():
     HANDLERS[f"T.{_name}"] = (_signature(_entry), _table_handler(_entry))

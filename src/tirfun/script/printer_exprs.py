@@ -404,6 +404,17 @@ def join_indices(shape: list[int], args: list[Rendered]) -> str:
     return ", ".join(parts)
 
 
+def comm_reducer_text(r, exprs: ExprRenderer) -> str:
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``; a tuple of
+    results for a combiner of several values. The caller has bound the
+    lambda's variables."""
+    params = ", ".join(exprs.names.var(v) for v in (*r.lhs, *r.rhs))
+    results = [exprs.expr(e) for e in r.result]
+    body = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    identity = "[" + ", ".join(exprs.expr(e) for e in r.identity_element) + "]"
+    return f"{exprs.p}.comm_reducer(lambda {params}: {body}, {identity})"
+
+
 # --------------------------------------------------------------------------
 # attribute and annotation values
 
@@ -452,5 +463,5 @@ def dict_text(mapping, exprs: ExprRenderer) -> str:
 __all__ = [
     "ExprRenderer", "str_literal", "float_literal", "int_literal", "tvm_folds",
     "end_of", "is_zero", "is_one", "wrap", "index_plan", "join_indices", "value_text",
-    "dict_text", "ATOM",
+    "dict_text", "comm_reducer_text", "ATOM",
 ]
