@@ -17,6 +17,7 @@ import attrs
 
 from ..nodes import Broadcast, Buffer, IntImm, PrimExpr, StringImm
 from ..nodes.dtype import DataType, dtype_of
+from ..nodes.target import TargetConfig
 from .parser_values import DTypeCtor, SlicedAccess, describe
 
 
@@ -202,7 +203,7 @@ def attr_value(ip, value, node):
     """
     if isinstance(value, IntImm) and value.dtype.is_bool:
         return bool(value.value)
-    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer)):
+    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer, TargetConfig)):
         return value
     if isinstance(value, DataType):
         return str(value)

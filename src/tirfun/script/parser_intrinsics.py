@@ -12,7 +12,10 @@ signature and handler.
 
 from __future__ import annotations
 
+from ..errors import NodeError
 from ..nodes import Call, StringImm
+from ..nodes.target import TargetConfig
+from ..nodes.target import target as make_target
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 from ..tir.intrinsics import ALIASES, INTRINSICS, Intrinsic
@@ -83,7 +86,24 @@ def _comm_reducer(ip, node, a):
                   "x + y, [T.float32(0)])")
 
 
+def _target(ip, node, a):
+    config = a.target_config
+    if isinstance(config, StringImm):
+        config = config.value
+    if not isinstance(config, (str, dict)):
+        raise ip.fail(a.node("target_config"), f"T.target takes a target string such as "
+                      f"\"llvm\" or a config dict, got {describe(config)}")
+    host = a.host
+    if host is not None and not isinstance(host, (str, dict, TargetConfig)):
+        raise ip.fail(a.node("host"), f"the host of T.target is a target, got {describe(host)}")
+    try:
+        return make_target(config, host)
+    except NodeError as err:
+        raise ip.fail(node, str(err)) from None
+
+
 HANDLERS: dict = {
+    "T.target": (sig("target_config", ("host", None)), _target),
     "T.ceildiv": (sig("lhs", "rhs", drop=("dtype",)), _ceildiv),
     # read by parser_reducer before its arguments are evaluated
     "T.comm_reducer": (sig("combiner", "identity"), _comm_reducer),

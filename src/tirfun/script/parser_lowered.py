@@ -18,6 +18,7 @@ from ..nodes import (
 )
 from ..nodes.reducer import CommReducer
 from ..nodes.stmt import Allocate
+from ..nodes.target import TargetConfig
 from .parser_args import (
     attr_dict, sig, to_bool_expr, to_dtype, to_int_expr, to_shape, to_str,
 )
@@ -65,7 +66,8 @@ def _attr(ip, node, a):
         target = StringImm(target)
     elif isinstance(target, (bool, int, float)):
         target = const(target)
-    elif not isinstance(target, (PrimExpr, Buffer, IterVar, BufferRegion, CommReducer)):
+    elif not isinstance(target, (PrimExpr, Buffer, IterVar, BufferRegion, CommReducer,
+                                 TargetConfig)):
         raise ip.fail(a.node("node_"), f"T.attr cannot annotate {describe(target)}")
     value = a.value
     value = StringImm(value) if isinstance(value, str) else ip.as_expr(value, a.node("value"))

@@ -27,6 +27,7 @@ from ..nodes import (
 )
 from ..nodes.base import Node
 from ..nodes.dtype import DataType
+from ..nodes.target import TargetConfig
 
 # Python's operator precedence, lowest first (the levels TVM's doc printer uses)
 IF_ELSE = 2
@@ -404,6 +405,11 @@ def join_indices(shape: list[int], args: list[Rendered]) -> str:
     return ", ".join(parts)
 
 
+def target_text(t: TargetConfig, exprs: ExprRenderer) -> str:
+    """``T.target({...})``: the target's configuration, as TVM prints it."""
+    return f"{exprs.p}.target({dict_text(t.config, exprs)})"
+
+
 def comm_reducer_text(r, exprs: ExprRenderer) -> str:
     """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``; a tuple of
     results for a combiner of several values. The caller has bound the
@@ -440,6 +446,8 @@ def value_text(value, exprs: ExprRenderer) -> str:
         return exprs.expr(value)
     if isinstance(value, Buffer):
         return exprs.names.buffer(value)
+    if isinstance(value, TargetConfig):
+        return target_text(value, exprs)
     if isinstance(value, Node):
         raise NodeError(f"cannot print a {type(value).__name__} as an attribute value")
     raise NodeError(f"cannot print the attribute value {value!r} ({type(value).__name__})")
@@ -463,5 +471,5 @@ def dict_text(mapping, exprs: ExprRenderer) -> str:
 __all__ = [
     "ExprRenderer", "str_literal", "float_literal", "int_literal", "tvm_folds",
     "end_of", "is_zero", "is_one", "wrap", "index_plan", "join_indices", "value_text",
-    "dict_text", "comm_reducer_text", "ATOM",
+    "dict_text", "comm_reducer_text", "target_text", "ATOM",
 ]

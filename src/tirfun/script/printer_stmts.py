@@ -27,7 +27,8 @@ from ..nodes.reducer import CommReducer
 from .printer_exprs import (
     ExprRenderer, dict_text, end_of, index_plan, is_one, is_zero, join_indices, str_literal,
 )
-from .printer_exprs import comm_reducer_text
+from ..nodes.target import TargetConfig
+from .printer_exprs import comm_reducer_text, target_text
 
 _AXIS_KIND = {
     IterVarType.DataPar: "spatial",
@@ -366,6 +367,8 @@ class ScriptWriter:
             return self.iter_var_text(node)
         if isinstance(node, str):
             return str_literal(node)
+        if isinstance(node, TargetConfig):
+            return target_text(node, self.exprs)
         if isinstance(node, CommReducer):
             for var in (*node.lhs, *node.rhs):
                 self.define_var(var)

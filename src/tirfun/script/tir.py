@@ -137,6 +137,7 @@ ceildiv = _op.ceildiv
 likely = _op.likely
 assume = _op.assume
 comm_reducer = _op.comm_reducer
+from ..nodes.target import target  # noqa: E402 - T.target, a TargetConfig
 for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
     globals()[_name] = getattr(_op, _name)
 
