@@ -1031,7 +1031,9 @@ class Compiler:
             vals = [self.expr(a, env, lane) for a in e.args[1:]]
             return Value(f"h_{name}({', '.join(self.exact(v) for v in vals)})",
                          e.dtype.element_of, True)
-        return self.e_call(Call(e.dtype, f"tir.{name}", list(e.args[1:])), env, lane)
+        # llvm.ctlz's flag (is zero poison) changes nothing where the result is defined
+        operands = list(e.args[1:2] if name == "clz" else e.args[1:])
+        return self.e_call(Call(e.dtype, f"tir.{name}", operands), env, lane)
 
     def float_call(self, name: str, vals: list[Value], dt: DataType) -> Value:
         """A float intrinsic through its helper."""

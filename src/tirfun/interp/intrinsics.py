@@ -161,7 +161,7 @@ LLVM_NAMES = {f"llvm.{n}": (n, 1) for n in ("fabs", "sqrt", "exp", "exp2", "log"
 LLVM_NAMES.update({"llvm.roundeven": ("round", 1), "llvm.rint": ("nearbyint", 1),
                    "llvm.pow": ("pow", 2), "llvm.copysign": ("copysign", 2),
                    "llvm.minnum": ("fmin", 2), "llvm.maxnum": ("fmax", 2),
-                   "llvm.ctpop": ("popcount", 1)})
+                   "llvm.ctpop": ("popcount", 1), "llvm.ctlz": ("clz", 2)})
 
 
 def fmax(a: float, b: float) -> float:

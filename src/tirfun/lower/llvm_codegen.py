@@ -652,21 +652,32 @@ class LLVMCodegen:
 
     def _call_llvm_intrin(self, e: Call) -> ir.Value:
         """``T.call_llvm_intrin(dtype, "llvm.name", *args)``: the named LLVM
-        intrinsic, overloaded on the result type unless its name is
-        target-specific (``llvm.x86.*``) or already carries the type suffix."""
+        intrinsic, overloaded on the result type (one of
+        :data:`~tirfun.lower.llvm_intrinsics.CALLABLE`)."""
         name_e = e.args[0]
         if not isinstance(name_e, StringImm) or not name_e.value.startswith("llvm."):
             raise BuildError("call_llvm_intrin needs the intrinsic's name, such as \"llvm.fabs\", "
                              "as its first argument")
+        arity = llvm_intrinsics.CALLABLE.get(name_e.value)
+        if arity is None or arity != len(e.args) - 1 or e.dtype.is_void:
+            known = ", ".join(f"{n} ({k} args)" for n, k in sorted(llvm_intrinsics.CALLABLE.items()))
+            raise BuildError(f"the CPU build cannot call the LLVM intrinsic {name_e.value} with "
+                             f"{len(e.args) - 1} arguments; it calls these: {known}")
+        expected = [e.dtype] * arity
+        if name_e.value in ("llvm.ctlz", "llvm.cttz", "llvm.abs"):
+            expected[1] = DataType("bool")  # the flag saying zero (or INT_MIN) is poison
+        got = [a.dtype for a in e.args[1:]]
+        if got != expected:
+            raise BuildError(f"{name_e.value} returning {e.dtype} takes arguments of "
+                             f"{', '.join(map(str, expected))}, got {', '.join(map(str, got))}")
         args = [self.expr(a) for a in e.args[1:]]
-        ret = ir.VoidType() if e.dtype.is_void else value_type(e.dtype)
+        ret = value_type(e.dtype)
         fname = llvm_intrinsics.overloaded_name(name_e.value, ret)
         existing = self.module.globals.get(fname)
         if existing is not None and [a.type for a in args] != list(existing.function_type.args):
             raise BuildError(f"{name_e.value} is called with different argument types")
         fn = llvm_intrinsics.declare(self.module, fname, ret, [a.type for a in args])
-        out = self.b.call(fn, args)
-        return ir.Constant(I32, 0) if e.dtype.is_void else out
+        return self.b.call(fn, args)
 
     def _vector_part(self, e: Call) -> ir.Value:
         """``vectorlow``/``vectorhigh`` take half of a vector's lanes,

@@ -70,20 +70,24 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> 
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
 
 
-# target-specific intrinsics have one signature: no type suffix
-_TARGET_PREFIXES = ("llvm.x86.", "llvm.aarch64.", "llvm.arm.", "llvm.nvvm.", "llvm.amdgcn.",
-                    "llvm.riscv.", "llvm.ppc.", "llvm.wasm.")
+#: the LLVM intrinsics ``T.call_llvm_(pure_)intrin`` may call, by arity; each
+#: is overloaded on its result type. LLVM aborts the process on a call of an
+#: intrinsic it does not know, so no other name reaches it.
+CALLABLE = {
+    **{f"llvm.{n}": 1 for n in (
+        "fabs", "sqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "floor", "ceil",
+        "trunc", "rint", "nearbyint", "round", "roundeven", "ctpop", "bswap", "bitreverse")},
+    **{f"llvm.{n}": 2 for n in (
+        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "smax", "smin", "umax",
+        "umin", "ctlz", "cttz", "abs", "sadd.sat", "ssub.sat", "uadd.sat", "usub.sat")},
+    **{f"llvm.{n}": 3 for n in ("fma", "fmuladd", "fshl", "fshr")},
+}
 
 
 def overloaded_name(name: str, ret: ir.Type) -> str:
     """The declared name of the LLVM intrinsic ``name`` returning ``ret``:
-    generic intrinsics (``llvm.fabs``) are overloaded on their result type
-    (``llvm.fabs.f32``); target-specific ones and names that already end in
-    that suffix are used as given."""
-    if name.startswith(_TARGET_PREFIXES) or isinstance(ret, ir.VoidType):
-        return name
-    suffix = _suffix(ret)
-    return name if name.endswith("." + suffix) else f"{name}.{suffix}"
+    ``llvm.fabs`` returning float is ``llvm.fabs.f32``."""
+    return f"{name}.{_suffix(ret)}"
 
 
 def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
