@@ -625,7 +625,7 @@ class LLVMCodegen:
             if op == "tir.shift_left":
                 return b.shl(x, y)
             return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
-        if op == "tir.call_extern":
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self._call_extern(e)
         if op == "tir.address_of":
             load = e.args[0]

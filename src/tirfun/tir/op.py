@@ -134,8 +134,9 @@ def truncmod(a, b):
 
 
 def ceildiv(a, b):
-    """Division rounding toward plus infinity on integers: ``(a + b - 1) // b``,
-    as TVM builds it (there is no ceildiv node)."""
+    """Division rounding toward plus infinity on integers, for a positive
+    divisor: ``(a + b - 1) // b``, as TVM builds it (there is no ceildiv
+    node, and a negative divisor gets that formula's value)."""
     a, b = match_types(a, b)
     if not (a.dtype.is_integer and b.dtype.is_integer):
         raise NodeError(f"ceildiv needs integer operands, got {a.dtype} and {b.dtype}")
