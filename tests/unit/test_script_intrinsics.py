@@ -392,3 +392,19 @@ def test_intrinsics_in_vectorized_loops_compile_to_the_interpreters_results(body
     expected, actual = both(func, *args)
     for x, y in zip(expected, actual):
         np.testing.assert_array_equal(y, x)
+
+
+def test_node_constructors_build_the_node_named():
+    explicit = from_source(func_text(
+        'A: T.Buffer((4,), "float32")',
+        'A[0] = T.BufferLoad(A, [1]) + T.Call("float32", "tir.exp", [T.FloatImm("float32", 1.5)])\n'
+        'A[1] = T.Cast("float32", T.IntImm("int64", 3))\n'
+        'T.call_extern("int32", "puts", T.StringImm("hi"))'))
+    printed = round_trip(func_text(
+        'A: T.Buffer((4,), "float32")',
+        'A[0] = A[1] + T.exp(T.float32(1.5))\n'
+        'A[1] = T.Cast("float32", T.int64(3))\n'
+        'T.call_extern("int32", "puts", "hi")'))
+    assert explicit == printed
+    with pytest.raises(ParseError, match="T.BufferLoad loads from a buffer"):
+        from_source(func_text('A: T.Buffer((4,), "float32")', "A[0] = T.BufferLoad(1, [0])"))

@@ -13,7 +13,7 @@ signature and handler.
 from __future__ import annotations
 
 from ..errors import NodeError
-from ..nodes import Call, StringImm
+from ..nodes import Buffer, BufferLoad, Call, FloatImm, IntImm, StringImm
 from ..nodes.target import TargetConfig
 from ..nodes.target import target as make_target
 from ..nodes.dtype import DataType
@@ -102,7 +102,43 @@ def _target(ip, node, a):
         raise ip.fail(node, str(err)) from None
 
 
+def _imm(cls):
+    def handler(ip, node, a):
+        dtype = to_dtype(ip, a.dtype, a.node("dtype"))
+        value = ip.plain(a.value, a.node("value"))
+        try:
+            return cls(dtype, value)
+        except NodeError as err:
+            raise ip.fail(node, str(err)) from None
+    return handler
+
+
+def _string_imm(ip, node, a):
+    return StringImm(to_str(ip, a.value, a.node("value"), "the value of T.StringImm"))
+
+
+def _call_node(ip, node, a):
+    dtype = to_dtype(ip, a.dtype, a.node("dtype"))
+    op = to_str(ip, a.op, a.node("op"), "the op of T.Call")
+    if not isinstance(a.args, (list, tuple)):
+        raise ip.fail(a.node("args"), f"the arguments of T.Call are a list, got {describe(a.args)}")
+    return Call(dtype, op if "." in op else f"tir.{op}", [_arg(ip, v, a.node("args")) for v in a.args])
+
+
+def _buffer_load(ip, node, a):
+    if not isinstance(a.buffer, Buffer):
+        raise ip.fail(a.node("buffer"), f"T.BufferLoad loads from a buffer, got {describe(a.buffer)}")
+    if not isinstance(a.indices, (list, tuple)):
+        raise ip.fail(a.node("indices"), f"the indices of T.BufferLoad are a list, got {describe(a.indices)}")
+    return BufferLoad(a.buffer, [ip.as_expr(i, a.node("indices")) for i in a.indices])
+
+
 HANDLERS: dict = {
+    "T.IntImm": (sig("dtype", "value"), _imm(IntImm)),
+    "T.FloatImm": (sig("dtype", "value"), _imm(FloatImm)),
+    "T.StringImm": (sig("value"), _string_imm),
+    "T.Call": (sig("dtype", "op", "args"), _call_node),
+    "T.BufferLoad": (sig("buffer", "indices"), _buffer_load),
     "T.target": (sig("target_config", ("host", None)), _target),
     "T.ceildiv": (sig("lhs", "rhs", drop=("dtype",)), _ceildiv),
     # read by parser_reducer before its arguments are evaluated
