@@ -434,8 +434,33 @@ class Compiler:
             return
         if isinstance(value, Call) and value.op in _NOOP_CALLS:
             return
+        if isinstance(value, Call) and value.op == "tir.mma_fill" and len(value.args) == 3:
+            self.mma_fill(value, env)
+            return
         v = self.expr(value, env)
         self.line(v.code)
+
+    def mma_fill(self, e: Call, env: Env) -> None:
+        """``T.mma_fill(dtype, n, ptr, offset)``: one thread zeroes ``n``
+        elements of its fragment from ``offset``, as the CUDA code does."""
+        size, ptr, offset = e.args
+        info = env.data.get(ptr) if isinstance(ptr, Var) else None
+        if info is None:
+            raise InterpError("T.mma_fill fills the storage of a data pointer (an allocation or a "
+                              f"parameter's data), got {ptr!r}")
+        if info.dtype is not None and info.dtype.element_of != e.dtype.element_of:
+            raise InterpError(f"T.mma_fill of {e.dtype} values into {ptr.name}, which holds {info.dtype}")
+        n = self.expr(size, env)
+        o = self.expr(offset, env)
+        start, count = self.temp(), self.temp()
+        self.line(f"{start}, {count} = {o.code}, {n.code}")
+        self.line(f"if {start} < 0 or {count} < 0 or {start} + {count} > len({info.storage}):")
+        self.line(f"    h_out_of_bounds('store', {ptr.name!r}, ({start} + {count} - 1,), "
+                  f"(len({info.storage}),))")
+        zero = "0.0" if e.dtype.is_float else "0"
+        k = self.temp()
+        self.line(f"for {k} in range({count}):")
+        self.line(f"    {info.storage}[{start} + {k}] = {zero}")
 
     def s_let(self, s: LetStmt, env: Env) -> None:
         """``var = value`` for the body; a vector variable gets one local per lane."""
