@@ -440,3 +440,32 @@ def test_mma_fill_zeroes_one_threads_fragment_in_the_interpreter():
     wrong = from_source(MMA_FILL.replace('T.mma_fill("float32", 4, C, 2)', 'T.mma_fill("float16", 4, C, 2)'))
     with pytest.raises(InterpError, match="T.mma_fill of float16 values into C, which holds float32"):
         run(wrong, a, b)
+
+
+DP4A = func_text(
+    'A: T.Buffer((16,), "int8"), B: T.Buffer((16,), "uint8"), C: T.Buffer((4,), "int32")',
+    "for i in range(4):\n"
+    '    C[i] = T.dp4a("int32", A[i * 4:i * 4 + 4], B[i * 4:i * 4 + 4], C[i])')
+
+
+@settings(deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_dp4a_interpreted_and_compiled_agree_with_numpy(seed):
+    func = from_source(DP4A)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, 16).astype("int8")
+    b = rng.integers(0, 256, 16).astype("uint8")
+    c = rng.integers(-2**31, 2**31, 4).astype("int32")
+    (_, _, interp_c), (_, _, compiled_c) = both(func, a, b, c)
+    total = c.astype(np.int64) + (a.astype(np.int64) * b).reshape(4, 4).sum(axis=1)
+    expected = ((total + 2**31) % 2**32 - 2**31).astype("int32")  # int32 wraps around
+    np.testing.assert_array_equal(interp_c, expected)
+    np.testing.assert_array_equal(compiled_c, interp_c)
+
+
+def test_dp4a_reads_tvms_call_and_its_printed_form():
+    printed = round_trip(DP4A)
+    called = from_source(DP4A.replace('T.dp4a("int32", ', "T.dp4a("))
+    assert called == printed
+    with pytest.raises(ParseError, match="T.dp4a multiplies int8x4 or uint8x4 vectors"):
+        from_source(DP4A.replace("A[i * 4:i * 4 + 4], B", "C[i], B"))

@@ -996,6 +996,11 @@ class Compiler:
             return self.expr(args[0], env, lane)
         if name in ("vectorlow", "vectorhigh", "vectorcombine"):
             return self.vector_part(e, env, lane)
+        if name == "dp4a" and len(args) == 3:
+            terms = [f"{self.expr(args[0], env, k).code} * {self.expr(args[1], env, k).code}"
+                     for k in range(4)]
+            acc = self.expr(args[2], env, lane)
+            return Value(wrap_code(f"{acc.code} + {' + '.join(terms)}", dt), dt, True, ivs.full(dt))
         if name == "undef" and not args:
             return Value("0", dt, True, (0, 0))
         if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):

@@ -645,6 +645,8 @@ class LLVMCodegen:
             return self._call_llvm_intrin(e)
         if op in ("tir.vectorlow", "tir.vectorhigh", "tir.vectorcombine"):
             return self._vector_part(e)
+        if op == "tir.dp4a":
+            return self._dp4a(e)
         refused = refusal(op, "the CPU build (llvm)")
         if refused is not None:
             raise BuildError(refused)
@@ -678,6 +680,19 @@ class LLVMCodegen:
             raise BuildError(f"{name_e.value} is called with different argument types")
         fn = llvm_intrinsics.declare(self.module, fname, ret, [a.type for a in args])
         return self.b.call(fn, args)
+
+    def _dp4a(self, e: Call) -> ir.Value:
+        """``acc + sum(vec1[k] * vec2[k])`` over four 8-bit lanes, widened to 32 bits."""
+        b = self.b
+        vec1, vec2, acc = (self.expr(a) for a in e.args)
+        out = acc
+        for k in range(4):
+            idx = ir.Constant(I32, k)
+            x, y = b.extract_element(vec1, idx), b.extract_element(vec2, idx)
+            x = b.sext(x, I32) if e.args[0].dtype.is_int else b.zext(x, I32)
+            y = b.sext(y, I32) if e.args[1].dtype.is_int else b.zext(y, I32)
+            out = b.add(out, b.mul(x, y))
+        return out
 
     def _vector_part(self, e: Call) -> ir.Value:
         """``vectorlow``/``vectorhigh`` take half of a vector's lanes,

@@ -20,7 +20,7 @@ from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 from ..tir.intrinsics import ALIASES, INTRINSICS, Intrinsic
 from .parser_args import sig, to_dtype, to_str
-from .parser_values import SlicedAccess, describe
+from .parser_values import DTypeCtor, SlicedAccess, describe
 
 
 def _arg(ip, value, node):
@@ -133,7 +133,30 @@ def _buffer_load(ip, node, a):
     return BufferLoad(a.buffer, [ip.as_expr(i, a.node("indices")) for i in a.indices])
 
 
+def _dp4a(ip, node, a):
+    """``T.dp4a(vec1, vec2, acc=0)`` as TVM's function takes it, or
+    ``T.dp4a("int32", vec1, vec2, acc)`` as TVM prints it."""
+    values = list(a.args)
+    if values and isinstance(values[0], (str, DTypeCtor)):
+        dtype = to_dtype(ip, values.pop(0), node)
+    else:
+        dtype = DataType("int32")
+    if len(values) == 2:
+        values.append(0)
+    if len(values) != 3:
+        raise ip.fail(node, "T.dp4a takes vec1, vec2 and acc (after an optional dtype)")
+    vec1, vec2 = (ip.as_expr(v, node) for v in values[:2])
+    acc = ip.cast_to(values[2], dtype, node)
+    for v in (vec1, vec2):
+        if not (v.dtype.is_integer and v.dtype.bits == 8 and v.dtype.lanes == 4):
+            raise ip.fail(node, f"T.dp4a multiplies int8x4 or uint8x4 vectors, got {v.dtype}")
+    if dtype != "int32" and dtype != "uint32":
+        raise ip.fail(node, f"T.dp4a accumulates in int32 or uint32, got {dtype}")
+    return Call(dtype, "tir.dp4a", [vec1, vec2, acc])
+
+
 HANDLERS: dict = {
+    "T.dp4a": (sig(star="args", drop=("dtype",)), _dp4a),
     "T.IntImm": (sig("dtype", "value"), _imm(IntImm)),
     "T.FloatImm": (sig("dtype", "value"), _imm(FloatImm)),
     "T.StringImm": (sig("value"), _string_imm),
@@ -145,7 +168,7 @@ HANDLERS: dict = {
     "T.comm_reducer": (sig("combiner", "identity"), _comm_reducer),
 }
 for _name, _entry in INTRINSICS.items():
-    HANDLERS[f"T.{_name}"] = (_signature(_entry), _table_handler(_entry))
+    HANDLERS.setdefault(f"T.{_name}", (_signature(_entry), _table_handler(_entry)))
 for _alias, _name in ALIASES.items():
     HANDLERS[f"T.{_alias}"] = HANDLERS[f"T.{_name}"]
 

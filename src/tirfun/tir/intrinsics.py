@@ -59,6 +59,7 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("vectorlow", "vec", "first", None, "the low half of a vector"),
     ("vectorhigh", "vec", "first", None, "the high half of a vector"),
     ("vectorcombine", "vec1 vec2", "first", None, "two vectors joined"),
+    ("dp4a", "vec1 vec2 acc", "first", None, "a four-lane 8-bit dot product"),
     # GPU: warps
     ("tvm_warp_shuffle", "mask value warp_id width warp_size", "arg:1", "cuda", _WARP),
     ("tvm_warp_shuffle_up", "mask value offset width warp_size", "arg:1", "cuda", _WARP),
