@@ -469,3 +469,9 @@ def test_dp4a_reads_tvms_call_and_its_printed_form():
     assert called == printed
     with pytest.raises(ParseError, match="T.dp4a multiplies int8x4 or uint8x4 vectors"):
         from_source(DP4A.replace("A[i * 4:i * 4 + 4], B", "C[i], B"))
+
+
+def test_reducers_and_targets_print_on_their_own():
+    assert T.comm_reducer(lambda x, y: x + y, [T.float32(0)]).script() == \
+        "T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])"
+    assert T.target("cuda").script() == 'T.target({"keys": ["cuda", "gpu"], "kind": "cuda", "tag": ""})'
