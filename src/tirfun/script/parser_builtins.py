@@ -7,8 +7,10 @@ signature and calls the handler with itself, the call's syntax node and the
 bound :class:`~tirfun.script.parser_args.Args`. The handlers live by job in
 :mod:`~tirfun.script.parser_decls` (buffers, variables, function
 attributes), :mod:`~tirfun.script.parser_loops` (loops and blocks),
-:mod:`~tirfun.script.parser_lowered` (scoped statements and lets) and
-:mod:`~tirfun.script.parser_ops` (expressions).
+:mod:`~tirfun.script.parser_lowered` (scoped statements and lets),
+:mod:`~tirfun.script.parser_ops` (expressions) and
+:mod:`~tirfun.script.parser_intrinsics` (TVM's call intrinsics, ``T.target``,
+``T.comm_reducer``, and the names of TVM's ``T`` not supported yet).
 
 :func:`resolve` answers ``namespace.attribute`` lookups, so that an unknown
 ``T.`` name is reported where it is written.

@@ -24,11 +24,11 @@ from ..nodes import (
 )
 from ..analysis.traversal import walk, walk_stmts
 from ..nodes.reducer import CommReducer
+from ..nodes.target import TargetConfig
 from .printer_exprs import (
     ExprRenderer, dict_text, end_of, index_plan, is_one, is_zero, join_indices, str_literal,
+    comm_reducer_text, target_text,
 )
-from ..nodes.target import TargetConfig
-from .printer_exprs import comm_reducer_text, target_text
 
 _AXIS_KIND = {
     IterVarType.DataPar: "spatial",
