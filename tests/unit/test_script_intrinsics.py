@@ -475,3 +475,19 @@ def test_reducers_and_targets_print_on_their_own():
     assert T.comm_reducer(lambda x, y: x + y, [T.float32(0)]).script() == \
         "T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])"
     assert T.target("cuda").script() == 'T.target({"keys": ["cuda", "gpu"], "kind": "cuda", "tag": ""})'
+
+
+def test_a_decorated_function_reads_the_combiner_lambda_without_running_it():
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32")):
+        with T.attr(T.comm_reducer(lambda a, b: T.max(a, b), [T.float32(0)]), "reduce_scope",
+                    T.reinterpret("handle", T.uint64(0))):
+            for i in range(8):
+                A[i] = T.Cast("float32", T.ceildiv(i, 3))
+
+    reducer = main.body.node
+    assert isinstance(reducer, CommReducer) and [v.name for v in reducer.lhs + reducer.rhs] == ["a", "b"]
+    a = np.zeros(8, "float32")
+    (interp_a,), (compiled_a,) = both(main, a)
+    np.testing.assert_array_equal(interp_a, -(-np.arange(8) // 3))
+    np.testing.assert_array_equal(compiled_a, interp_a)

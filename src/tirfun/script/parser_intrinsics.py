@@ -20,16 +20,14 @@ from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 from ..tir.intrinsics import ALIASES, INTRINSICS, Intrinsic
 from .parser_args import sig, to_dtype, to_str
-from .parser_values import DTypeCtor, SlicedAccess, describe
+from .parser_values import DTypeCtor, describe
 
 
 def _arg(ip, value, node):
-    """An intrinsic argument: strings stay strings, a buffer element is a
-    load, everything else an expression."""
+    """An intrinsic argument: strings stay strings, everything else is an
+    expression (a buffer slice a vector load)."""
     if isinstance(value, (str, StringImm)):
         return StringImm(value) if isinstance(value, str) else value
-    if isinstance(value, SlicedAccess):
-        return ip.as_expr(value, node)
     return ip.as_expr(value, node)
 
 
