@@ -491,3 +491,39 @@ def test_a_decorated_function_reads_the_combiner_lambda_without_running_it():
     (interp_a,), (compiled_a,) = both(main, a)
     np.testing.assert_array_equal(interp_a, -(-np.arange(8) // 3))
     np.testing.assert_array_equal(compiled_a, interp_a)
+
+
+Q_MULTIPLY = func_text(
+    'A: T.Buffer((64,), "int32"), M: T.Buffer((64,), "int32"), S: T.Buffer((64,), "int32"), '
+    'C: T.Buffer((64,), "int32"), D: T.Buffer((64,), "int32")',
+    "for i in range(64):\n"
+    "    C[i] = T.q_multiply_shift(A[i], M[i], 31, S[i])\n"
+    "    D[i] = T.q_multiply_shift(A[i], 1073741824, 31, -3)")
+
+
+def _q_multiply_reference(x: int, y: int, q: int, s: int) -> int:
+    """TVM's definition, in Python integers: shift left by s when s > 0,
+    multiply in 64 bits, round and shift right by q (+ -s when s < 0)."""
+    x = int(x) << max(s, 0)
+    x *= int(y)
+    total = max(-s, 0) + q
+    x = (x + (1 << (total - 1))) >> total
+    return (x + 2**31) % 2**32 - 2**31
+
+
+@settings(deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_q_multiply_shift_interpreted_and_compiled_agree_with_tvms_definition(seed):
+    func = round_trip(Q_MULTIPLY)
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2**20, 2**20, 64).astype("int32")
+    m = rng.integers(2**30, 2**31 - 1, 64).astype("int32")
+    s = rng.integers(-8, 8, 64).astype("int32")
+    zeros = np.zeros(64, "int32")
+    expected, actual = both(func, a, m, s, zeros, zeros)
+    reference = [_q_multiply_reference(x, y, 31, int(k)) for x, y, k in zip(a, m, s)]
+    np.testing.assert_array_equal(expected[3], reference)
+    # y = 1 << 30 is TVM's power-of-two shortcut: a rounding shift right by 1 - s
+    np.testing.assert_array_equal(expected[4], (a.astype(np.int64) + (1 << 3)) >> 4)
+    for x, y in zip(expected, actual):
+        np.testing.assert_array_equal(y, x)

@@ -30,6 +30,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from . import intervals as ivs
 from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
 from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
 
@@ -1005,6 +1006,8 @@ class Compiler:
             return Value("0", dt, True, (0, 0))
         if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
             return self.llvm_intrinsic(e, env, lane)
+        if op in LEGALIZED:
+            return self.expr(legalize(e), env, lane)
         refused = refusal(op, "the interpreter")
         if refused is not None:
             raise InterpError(refused)

@@ -29,6 +29,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
 from . import llvm_intrinsics
 from .llvm_types import I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
@@ -647,6 +648,8 @@ class LLVMCodegen:
             return self._vector_part(e)
         if op == "tir.dp4a":
             return self._dp4a(e)
+        if op in LEGALIZED:
+            return self.expr(legalize(e))
         refused = refusal(op, "the CPU build (llvm)")
         if refused is not None:
             raise BuildError(refused)

@@ -60,6 +60,9 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("vectorhigh", "vec", "first", None, "the high half of a vector"),
     ("vectorcombine", "vec1 vec2", "first", None, "two vectors joined"),
     ("dp4a", "vec1 vec2 acc", "first", None, "a four-lane 8-bit dot product"),
+    ("q_multiply_shift", "x y q s", "int32", None, "a fixed-point multiplication"),
+    ("q_multiply_shift_per_axis", "x y ls rs q is_lshift_required is_rshift_required", "int32",
+     None, "a fixed-point multiplication"),
     # GPU: warps
     ("tvm_warp_shuffle", "mask value warp_id width warp_size", "arg:1", "cuda", _WARP),
     ("tvm_warp_shuffle_up", "mask value offset width warp_size", "arg:1", "cuda", _WARP),
