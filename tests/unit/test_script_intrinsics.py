@@ -527,3 +527,20 @@ def test_q_multiply_shift_interpreted_and_compiled_agree_with_tvms_definition(se
     np.testing.assert_array_equal(expected[4], (a.astype(np.int64) + (1 << 3)) >> 4)
     for x, y in zip(expected, actual):
         np.testing.assert_array_equal(y, x)
+
+
+def test_q_multiply_shift_per_axis_takes_the_shifts_apart():
+    func = round_trip(func_text(
+        'A: T.Buffer((64,), "int32"), M: T.Buffer((64,), "int32"), S: T.Buffer((64,), "int32"), '
+        'C: T.Buffer((64,), "int32")',
+        "for i in range(64):\n"
+        "    C[i] = T.q_multiply_shift_per_axis(A[i], M[i], T.max(S[i], 0), T.max(0 - S[i], 0), "
+        "31, S[i] > 0, S[i] < 0)"))
+    rng = np.random.default_rng(7)
+    a = rng.integers(-2**20, 2**20, 64).astype("int32")
+    m = rng.integers(2**30, 2**31 - 1, 64).astype("int32")
+    s = rng.integers(-8, 8, 64).astype("int32")
+    expected, actual = both(func, a, m, s, np.zeros(64, "int32"))
+    reference = [_q_multiply_reference(x, y, 31, int(k)) for x, y, k in zip(a, m, s)]
+    np.testing.assert_array_equal(expected[3], reference)
+    np.testing.assert_array_equal(actual[3], expected[3])
