@@ -48,6 +48,7 @@ from ..nodes import (
     Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, IRModule, IterVar, Let,
     LetStmt, Node, PrimFunc, SeqStmt, StringImm, Var,
 )
+from ..nodes.reducer import CommReducer
 
 # event kinds: what the consumer may do with an event
 PLAIN = 0   # a token, nothing more
@@ -155,7 +156,15 @@ def _buffer_fields(buf: Buffer):
             (_NODE, buf.axis_separators, "axis_separators")]
 
 
+def _comm_reducer(node, depth):
+    # the combiner's variables are bound by the reducer, as a lambda's parameters
+    return [(_DEFS, (_DEFV, node.lhs), "lhs"), (_DEFS, (_DEFV, node.rhs), "rhs"),
+            (_NODE, node.result, "result"), (_NODE, node.identity_element, "identity_element"),
+            (_REST, depth, "")]
+
+
 _SCHEMA = {
+    CommReducer: _comm_reducer,
     For: _for, Let: _let, LetStmt: _let, Allocate: _allocate, DeclBuffer: _decl_buffer,
     AttrStmt: _attr_stmt, Block: _block, PrimFunc: _prim_func, SeqStmt: _seq_stmt,
     IRModule: _module,

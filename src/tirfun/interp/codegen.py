@@ -29,7 +29,9 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
-from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY
+from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
+from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
 
 # Python limits a function to 20 nested loop blocks and 100 indentation
@@ -433,8 +435,33 @@ class Compiler:
             return
         if isinstance(value, Call) and value.op in _NOOP_CALLS:
             return
+        if isinstance(value, Call) and value.op == "tir.mma_fill" and len(value.args) == 3:
+            self.mma_fill(value, env)
+            return
         v = self.expr(value, env)
         self.line(v.code)
+
+    def mma_fill(self, e: Call, env: Env) -> None:
+        """``T.mma_fill(dtype, n, ptr, offset)``: one thread zeroes ``n``
+        elements of its fragment from ``offset``, as the CUDA code does."""
+        size, ptr, offset = e.args
+        info = env.data.get(ptr) if isinstance(ptr, Var) else None
+        if info is None:
+            raise InterpError("T.mma_fill fills the storage of a data pointer (an allocation or a "
+                              f"parameter's data), got {ptr!r}")
+        if info.dtype is not None and info.dtype.element_of != e.dtype.element_of:
+            raise InterpError(f"T.mma_fill of {e.dtype} values into {ptr.name}, which holds {info.dtype}")
+        n = self.expr(size, env)
+        o = self.expr(offset, env)
+        start, count = self.temp(), self.temp()
+        self.line(f"{start}, {count} = {o.code}, {n.code}")
+        self.line(f"if {start} < 0 or {count} < 0 or {start} + {count} > len({info.storage}):")
+        self.line(f"    h_out_of_bounds('store', {ptr.name!r}, ({start} + {count} - 1,), "
+                  f"(len({info.storage}),))")
+        zero = "0.0" if e.dtype.is_float else "0"
+        k = self.temp()
+        self.line(f"for {k} in range({count}):")
+        self.line(f"    {info.storage}[{start} + {k}] = {zero}")
 
     def s_let(self, s: LetStmt, env: Env) -> None:
         """``var = value`` for the body; a vector variable gets one local per lane."""
@@ -974,6 +1001,24 @@ class Compiler:
             return v if name == "likely" else Value("True", _BOOL, True, (1, 1))
         if name == "call_extern" or name == "call_pure_extern":
             return self.extern(e, env, lane)
+        if name in _PASS_THROUGH and len(args) == 1:
+            return self.expr(args[0], env, lane)
+        if name in ("vectorlow", "vectorhigh", "vectorcombine"):
+            return self.vector_part(e, env, lane)
+        if name == "dp4a" and len(args) == 3:
+            terms = [f"{self.expr(args[0], env, k).code} * {self.expr(args[1], env, k).code}"
+                     for k in range(4)]
+            acc = self.expr(args[2], env, lane)
+            return Value(wrap_code(f"{acc.code} + {' + '.join(terms)}", dt), dt, True, ivs.full(dt))
+        if name == "undef" and not args:
+            return Value("0", dt, True, (0, 0))
+        if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
+            return self.llvm_intrinsic(e, env, lane)
+        if op in LEGALIZED:
+            return self.expr(legalize(e), env, lane)
+        refused = refusal(op, "the interpreter")
+        if refused is not None:
+            raise InterpError(refused)
         vals = [self.expr(a, env, lane) for a in args]
         if name in FLOAT_UNARY and len(vals) == 1:
             return self.float_call(name, vals, dt)
@@ -1000,6 +1045,38 @@ class Compiler:
             return self.bitwise(name, vals, dt)
         raise InterpError(f"the interpreter does not support the intrinsic {op} "
                           f"with {len(args)} arguments")
+
+    def vector_part(self, e: Call, env: Env, lane: int) -> Value:
+        """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:
+        two vectors one after the other."""
+        name = e.op[4:]
+        first = e.args[0]
+        n = first.dtype.lanes
+        if name == "vectorlow":
+            return self.expr(first, env, lane)
+        if name == "vectorhigh":
+            return self.expr(first, env, lane + n // 2)
+        if lane < n:
+            return self.expr(first, env, lane)
+        return self.expr(e.args[1], env, lane - n)
+
+    def llvm_intrinsic(self, e: Call, env: Env, lane: int) -> Value:
+        """``T.call_llvm_(pure_)intrin`` of a common LLVM intrinsic, through
+        the helper of the TIR intrinsic with the same meaning."""
+        callee = e.args[0].value if e.args and isinstance(e.args[0], StringImm) else None
+        known = LLVM_NAMES.get(callee)
+        if known is None or len(e.args) - 1 != known[1]:
+            raise InterpError(f"the interpreter does not know the LLVM intrinsic {callee!r} "
+                              f"with {len(e.args) - 1} arguments; it knows "
+                              f"{', '.join(sorted(LLVM_NAMES))}")
+        name = known[0]
+        if name in ("fmax", "fmin"):
+            vals = [self.expr(a, env, lane) for a in e.args[1:]]
+            return Value(f"h_{name}({', '.join(self.exact(v) for v in vals)})",
+                         e.dtype.element_of, True)
+        # llvm.ctlz's flag (is zero poison) changes nothing where the result is defined
+        operands = list(e.args[1:2] if name == "clz" else e.args[1:])
+        return self.e_call(Call(e.dtype, f"tir.{name}", operands), env, lane)
 
     def float_call(self, name: str, vals: list[Value], dt: DataType) -> Value:
         """A float intrinsic through its helper."""
@@ -1060,7 +1137,10 @@ _BITWISE = {
 }
 
 # calls that have no effect on the values the interpreter computes
-_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop"})
+_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop",
+                         "tir.start_profile_intrinsic", "tir.end_profile_intrinsic"})
+# hints whose value is their argument
+_PASS_THROUGH = frozenset({"tvm_thread_invariant", "ignore_loop_partition"})
 
 _STMT_DISPATCH = {
     SeqStmt: Compiler.s_seq,

@@ -170,6 +170,17 @@ EXTERN_FLOAT.update({"fmaxf": ("fmax", 2), "fmax": ("fmax", 2), "fminf": ("fmin"
                      "fmin": ("fmin", 2)})
 
 
+# LLVM intrinsics accepted through ``T.call_llvm_(pure_)intrin``: name ->
+# (the TIR intrinsic with the same meaning, arity)
+LLVM_NAMES = {f"llvm.{n}": (n, 1) for n in ("fabs", "sqrt", "exp", "exp2", "log", "log2", "log10",
+                                              "sin", "cos", "floor", "ceil", "trunc",
+                                              "nearbyint")}
+LLVM_NAMES.update({"llvm.roundeven": ("round", 1), "llvm.rint": ("nearbyint", 1),
+                   "llvm.pow": ("pow", 2), "llvm.copysign": ("copysign", 2),
+                   "llvm.minnum": ("fmin", 2), "llvm.maxnum": ("fmax", 2),
+                   "llvm.ctpop": ("popcount", 1), "llvm.ctlz": ("clz", 2)})
+
+
 def fmax(a: float, b: float) -> float:
     """C's fmax: a NaN operand is ignored."""
     if a != a:
@@ -204,4 +215,5 @@ def helper_namespace() -> dict:
     return ns
 
 
-__all__ = ["FLOAT_UNARY", "FLOAT_BINARY", "FLOAT_PREDICATES", "EXTERN_FLOAT", "helper_namespace"]
+__all__ = ["FLOAT_UNARY", "FLOAT_BINARY", "FLOAT_PREDICATES", "EXTERN_FLOAT", "LLVM_NAMES",
+           "helper_namespace"]

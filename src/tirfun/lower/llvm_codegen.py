@@ -28,6 +28,8 @@ from ..nodes import (
     FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
+from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
 from . import llvm_intrinsics, llvm_libcalls
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
@@ -682,7 +684,7 @@ class LLVMCodegen:
             if op == "tir.shift_left":
                 return b.shl(x, y)
             return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
-        if op == "tir.call_extern":
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self._call_extern(e)
         if op == "tir.address_of":
             load = e.args[0]
@@ -693,7 +695,79 @@ class LLVMCodegen:
         if op.startswith("tir.") and op[4:] in llvm_intrinsics.SUPPORTED:
             args = [self.expr(a) for a in e.args]
             return llvm_intrinsics.emit(b, op[4:], args, value_type(e.dtype))
+        if op in _PASS_THROUGH:
+            return self.expr(e.args[0])
+        if op in _NO_VALUE:
+            # hints and markers: nothing to compute; the statement discards the value
+            return ir.Constant(I32, 0) if e.dtype.is_void else _const(value_type(e.dtype), 0)
+        if op in ("tir.call_llvm_intrin", "tir.call_llvm_pure_intrin"):
+            return self._call_llvm_intrin(e)
+        if op in ("tir.vectorlow", "tir.vectorhigh", "tir.vectorcombine"):
+            return self._vector_part(e)
+        if op == "tir.dp4a":
+            return self._dp4a(e)
+        if op in LEGALIZED:
+            return self.expr(legalize(e))
+        refused = refusal(op, "the CPU build (llvm)")
+        if refused is not None:
+            raise BuildError(refused)
         raise BuildError(f"the LLVM build does not support the call {op}")
+
+    def _call_llvm_intrin(self, e: Call) -> ir.Value:
+        """``T.call_llvm_intrin(dtype, "llvm.name", *args)``: the named LLVM
+        intrinsic, overloaded on the result type (one of
+        :data:`~tirfun.lower.llvm_intrinsics.CALLABLE`)."""
+        name_e = e.args[0]
+        if not isinstance(name_e, StringImm) or not name_e.value.startswith("llvm."):
+            raise BuildError("call_llvm_intrin needs the intrinsic's name, such as \"llvm.fabs\", "
+                             "as its first argument")
+        arity = llvm_intrinsics.CALLABLE.get(name_e.value)
+        if arity is None or arity != len(e.args) - 1 or e.dtype.is_void:
+            known = ", ".join(f"{n} ({k} args)" for n, k in sorted(llvm_intrinsics.CALLABLE.items()))
+            raise BuildError(f"the CPU build cannot call the LLVM intrinsic {name_e.value} with "
+                             f"{len(e.args) - 1} arguments; it calls these: {known}")
+        expected = [e.dtype] * arity
+        if name_e.value in ("llvm.ctlz", "llvm.cttz", "llvm.abs"):
+            expected[1] = DataType("bool")  # the flag saying zero (or INT_MIN) is poison
+        got = [a.dtype for a in e.args[1:]]
+        if got != expected:
+            raise BuildError(f"{name_e.value} returning {e.dtype} takes arguments of "
+                             f"{', '.join(map(str, expected))}, got {', '.join(map(str, got))}")
+        args = [self.expr(a) for a in e.args[1:]]
+        ret = value_type(e.dtype)
+        fname = llvm_intrinsics.overloaded_name(name_e.value, ret)
+        existing = self.module.globals.get(fname)
+        if existing is not None and [a.type for a in args] != list(existing.function_type.args):
+            raise BuildError(f"{name_e.value} is called with different argument types")
+        fn = llvm_intrinsics.declare(self.module, fname, ret, [a.type for a in args])
+        return self.b.call(fn, args)
+
+    def _dp4a(self, e: Call) -> ir.Value:
+        """``acc + sum(vec1[k] * vec2[k])`` over four 8-bit lanes, widened to 32 bits."""
+        b = self.b
+        vec1, vec2, acc = (self.expr(a) for a in e.args)
+        out = acc
+        for k in range(4):
+            idx = ir.Constant(I32, k)
+            x, y = b.extract_element(vec1, idx), b.extract_element(vec2, idx)
+            x = b.sext(x, I32) if e.args[0].dtype.is_int else b.zext(x, I32)
+            y = b.sext(y, I32) if e.args[1].dtype.is_int else b.zext(y, I32)
+            out = b.add(out, b.mul(x, y))
+        return out
+
+    def _vector_part(self, e: Call) -> ir.Value:
+        """``vectorlow``/``vectorhigh`` take half of a vector's lanes,
+        ``vectorcombine`` joins two vectors."""
+        first = self.expr(e.args[0])
+        n = e.args[0].dtype.lanes
+        if e.op == "tir.vectorcombine":
+            second = self.expr(e.args[1])
+            mask = list(range(n + e.args[1].dtype.lanes))
+        else:
+            second = ir.Constant(first.type, ir.Undefined)
+            start = 0 if e.op == "tir.vectorlow" else n // 2
+            mask = list(range(start, start + e.dtype.lanes))
+        return self.b.shuffle_vector(first, second, ir.Constant(ir.VectorType(I32, len(mask)), mask))
 
     def _if_then_else(self, e: Call) -> ir.Value:
         cond_e, t_e, f_e = e.args
@@ -731,6 +805,15 @@ class LLVMCodegen:
         fn = llvm_intrinsics.declare(self.module, name_e.value, ret, [a.type for a in args])
         out = self.b.call(fn, args)
         return ir.Constant(I32, 0) if e.dtype.is_void else out
+
+
+# hints whose value is their argument
+_PASS_THROUGH = frozenset({"tir.likely", "tir.tvm_thread_invariant", "tir.ignore_loop_partition"})
+# calls with no value to compute on the CPU: TVM removes assumptions before
+# code generation, profiling markers do nothing here, and an undefined value
+# is zero, as the interpreter has it
+_NO_VALUE = frozenset({"tir.assume", "tir.start_profile_intrinsic", "tir.end_profile_intrinsic",
+                       "tir.undef"})
 
 
 __all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "CONTRACT_FLAGS"]

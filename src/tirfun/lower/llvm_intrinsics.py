@@ -76,6 +76,26 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> 
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
 
 
+#: the LLVM intrinsics ``T.call_llvm_(pure_)intrin`` may call, by arity; each
+#: is overloaded on its result type. LLVM aborts the process on a call of an
+#: intrinsic it does not know, so no other name reaches it.
+CALLABLE = {
+    **{f"llvm.{n}": 1 for n in (
+        "fabs", "sqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "floor", "ceil",
+        "trunc", "rint", "nearbyint", "round", "roundeven", "ctpop", "bswap", "bitreverse")},
+    **{f"llvm.{n}": 2 for n in (
+        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "smax", "smin", "umax",
+        "umin", "ctlz", "cttz", "abs", "sadd.sat", "ssub.sat", "uadd.sat", "usub.sat")},
+    **{f"llvm.{n}": 3 for n in ("fma", "fmuladd", "fshl", "fshr")},
+}
+
+
+def overloaded_name(name: str, ret: ir.Type) -> str:
+    """The declared name of the LLVM intrinsic ``name`` returning ``ret``:
+    ``llvm.fabs`` returning float is ``llvm.fabs.f32``."""
+    return f"{name}.{_suffix(ret)}"
+
+
 def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
     t = args[0].type
     fn = declare(b.module, f"{base}.{_suffix(t)}", t, [a.type for a in args])
@@ -209,4 +229,4 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
     raise BuildError(f"the LLVM build does not support the intrinsic tir.{name}")
 
 
-__all__ = ["emit", "declare", "SUPPORTED"]
+__all__ = ["emit", "declare", "overloaded_name", "SUPPORTED"]

@@ -18,6 +18,7 @@ import attrs
 from ..errors import NodeError
 from ..nodes import Broadcast, Buffer, IntImm, PrimExpr, StringImm
 from ..nodes.dtype import DataType, dtype_of
+from ..nodes.target import TargetConfig
 from .parser_values import DTypeCtor, SlicedAccess, describe
 
 
@@ -34,14 +35,15 @@ class Signature:
     star: str | None = None
     kwonly: tuple[tuple[str, Any], ...] = ()
     drop: tuple[str, ...] = ()  # keywords accepted and ignored (TVM's op wrappers drop dtype)
+    dtype_first: bool = False  # ``dtype=`` given by keyword goes first (TVM's _dtype_forward)
 
 
-def sig(*params, star=None, kwonly=(), drop=()) -> Signature:
+def sig(*params, star=None, kwonly=(), drop=(), dtype_first=False) -> Signature:
     """``sig("a", ("b", 1), star="rest")``: a parameter is a name (required)
     or a (name, default) pair."""
     norm = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in params)
     kw = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in kwonly)
-    return Signature(norm, star, kw, tuple(drop))
+    return Signature(norm, star, kw, tuple(drop), dtype_first)
 
 
 class Args:
@@ -83,6 +85,9 @@ def bind(ip, name: str, s: Signature, node: ast.Call, pos: list, kws: dict) -> A
     are ParseErrors naming the function."""
     values: dict[str, Any] = {}
     nodes: dict[str, ast.AST] = {}
+    if s.dtype_first and "dtype" in kws:
+        kws = dict(kws)
+        pos = [kws.pop("dtype"), *pos]
     names = [p for p, _ in s.params]
     star_values = []
     for i, (value, arg_node) in enumerate(pos):
@@ -199,7 +204,7 @@ def attr_value(ip, value, node):
     """
     if isinstance(value, IntImm) and value.dtype.is_bool:
         return bool(value.value)
-    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer)):
+    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer, TargetConfig)):
         return value
     if isinstance(value, DataType):
         return str(value)

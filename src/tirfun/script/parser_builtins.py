@@ -7,8 +7,10 @@ signature and calls the handler with itself, the call's syntax node and the
 bound :class:`~tirfun.script.parser_args.Args`. The handlers live by job in
 :mod:`~tirfun.script.parser_decls` (buffers, variables, function
 attributes), :mod:`~tirfun.script.parser_loops` (loops and blocks),
-:mod:`~tirfun.script.parser_lowered` (scoped statements and lets) and
-:mod:`~tirfun.script.parser_ops` (expressions).
+:mod:`~tirfun.script.parser_lowered` (scoped statements and lets),
+:mod:`~tirfun.script.parser_ops` (expressions) and
+:mod:`~tirfun.script.parser_intrinsics` (TVM's call intrinsics, ``T.target``,
+``T.comm_reducer``, and the names of TVM's ``T`` not supported yet).
 
 :func:`resolve` answers ``namespace.attribute`` lookups, so that an unknown
 ``T.`` name is reported where it is written.
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 from ..errors import NodeError
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_loops, parser_lowered, parser_ops
+from . import parser_decls, parser_intrinsics, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
 from .parser_values import Builtin, DTypeCtor, Namespace
 
@@ -42,6 +44,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,
     **parser_ops.HANDLERS,
+    **parser_intrinsics.HANDLERS,
 }
 
 
@@ -51,6 +54,8 @@ ALIASES = {
     "T.axis.R": "T.axis.reduce",
     "T.select": "T.Select",
     "T.buffer_decl": "T.Buffer",
+    "T.ramp": "T.Ramp",
+    "T.broadcast": "T.Broadcast",
 }
 
 

@@ -28,6 +28,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
 from . import parser_builtins as builtins
+from .parser_intrinsics import is_unsupported, unsupported_message
 from .parser_args import bind, lift_pair, sig
 from .parser_scope import MISSING, RefusedValue
 from .parser_values import Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
@@ -235,6 +236,8 @@ class ExprEvaluator:
         attr = node.attr
         if isinstance(base, Namespace):
             value = builtins.resolve(base.path, attr)
+            if value is None and is_unsupported(base.path, attr):
+                raise self.fail(node, unsupported_message(attr))
             if value is None:
                 choices = builtins.names_of(base.path)
                 close = difflib.get_close_matches(attr, choices, n=1)
@@ -268,6 +271,10 @@ class ExprEvaluator:
     # -- calls ---------------------------------------------------------------
     def _call(self, node: ast.Call):
         func = self.eval(node.func)
+        if func == Builtin("T.comm_reducer"):
+            from .parser_reducer import comm_reducer
+
+            return comm_reducer(self, node)
         positional = []
         for arg in node.args:
             if isinstance(arg, ast.Starred):

@@ -33,6 +33,8 @@ from ..nodes import (
 )
 from ..nodes.base import Node
 from ..nodes.dtype import DataType
+from ..nodes.reducer import CommReducer
+from ..nodes.target import TargetConfig
 from .printer_exprs import dict_text, is_one, str_literal
 from .printer_stmts import ScriptWriter, contains_block, has_vars, shape_text
 
@@ -71,6 +73,8 @@ def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_space
         w.emit(0, w.range_text(node))
     elif isinstance(node, IterVar):
         w.emit(0, w.iter_var_text(node))
+    elif isinstance(node, (CommReducer, TargetConfig)):
+        w.emit(0, w.attr_node_text(node))
     else:
         raise NodeError(f"cannot print a {type(node).__name__} as TVMScript")
     return _finish(w.lines)

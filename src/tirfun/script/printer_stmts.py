@@ -23,8 +23,11 @@ from ..nodes import (
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from ..analysis.traversal import walk, walk_stmts
+from ..nodes.reducer import CommReducer
+from ..nodes.target import TargetConfig
 from .printer_exprs import (
     ExprRenderer, dict_text, end_of, index_plan, is_one, is_zero, join_indices, str_literal,
+    comm_reducer_text, target_text,
 )
 
 _AXIS_KIND = {
@@ -364,6 +367,12 @@ class ScriptWriter:
             return self.iter_var_text(node)
         if isinstance(node, str):
             return str_literal(node)
+        if isinstance(node, TargetConfig):
+            return target_text(node, self.exprs)
+        if isinstance(node, CommReducer):
+            for var in (*node.lhs, *node.rhs):
+                self.define_var(var)
+            return comm_reducer_text(node, self.exprs)
         raise NodeError(f"cannot print an attribute statement on a {type(node).__name__}")
 
     def iter_var_text(self, iv: IterVar) -> str:

@@ -133,6 +133,11 @@ call_intrin = _op.call_intrin
 address_of = _op.address_of
 ret = _op.ret
 cast = _op.cast
+ceildiv = _op.ceildiv
+likely = _op.likely
+assume = _op.assume
+comm_reducer = _op.comm_reducer
+from ..nodes.target import target  # noqa: E402 - T.target, a TargetConfig
 for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
     globals()[_name] = getattr(_op, _name)
 
@@ -175,6 +180,10 @@ def __getattr__(name: str):
     value = resolve("T", name)
     if value is not None and hasattr(value, "dtype"):
         return _dtype_function(name)
+    from .parser_intrinsics import is_unsupported, unsupported_message
+
+    if value is None and is_unsupported("T", name):
+        raise AttributeError(unsupported_message(name))
     raise AttributeError(f"module 'tirfun.script.tir' has no attribute {name!r}")
 
 
