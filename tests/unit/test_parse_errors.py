@@ -55,10 +55,10 @@ CASES = {
         "    with T.block('b'):\n        A[0] = 1.0\n    with T.block('b'):\n        A[1] = 1.0\n",
         "duplicate block name 'b'", 5, 10,
         "block names must be unique in a function; 'b' is already used on line 3"),
-    "store of the wrong dtype": (
-        "    A[0] = B[0, 0]\n",
-        "cannot store an int32 value into buffer A of float32", 3, 12,
-        'convert the value with T.Cast("float32", ...)'),
+    "store of the wrong number of lanes": (
+        "    A[0:4] = B[0, 0]\n",
+        "cannot store an int32 value into buffer A of float32x4", 3, 14,
+        'convert the value with T.Cast("float32x4", ...)'),
     "store of a float literal into ints": (
         "    B[0, 0] = 1.5\n",
         "cannot store the float literal 1.5 into buffer B of int32", 3, 15, ""),
@@ -70,10 +70,9 @@ CASES = {
         "    for i in T.parallel(A[0]):\n        A[0] = 1.0\n",
         "the bounds of a loop must be integers, got a float32 expression", 3, 25,
         "T.parallel takes integer extents, such as range(8) or range(n) for an int32 n"),
-    "while": (
-        "    while n > 0:\n        A[0] = 1.0\n",
-        "while loops are not supported in TVMScript", 3, 5,
-        "loop with for over range(n); the extent may be a variable"),
+    "while with a non-bool condition": (
+        "    while n:\n        A[0] = 1.0\n",
+        "the condition of a while loop must be a bool condition, got the int32 variable n", 3, 11, ""),
     "lambda": (
         "    A[0] = (lambda x: x)(1.0)\n",
         "lambda expressions are not supported in TVMScript", 3, 13, ""),

@@ -40,7 +40,7 @@ from ..errors import VerifyError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize, Buffer,
     BufferLoad, BufferRegion, BufferStore, Call, DeclBuffer, Evaluate, For, IfThenElse, IntImm,
-    LetStmt, MatchBufferRegion, Node, Not, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var,
+    LetStmt, MatchBufferRegion, Node, Not, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var, While,
 )
 from . import intervals as ivs
 from .intervals import Interval
@@ -185,6 +185,9 @@ class _Detector:
             self.expr(s.value)
             self.stmt(s.body)
         elif isinstance(s, AssertStmt):
+            self.expr(s.condition)
+            self.stmt(s.body)
+        elif isinstance(s, While):
             self.expr(s.condition)
             self.stmt(s.body)
         elif isinstance(s, Allocate):
@@ -421,7 +424,7 @@ class _Filler:
             body = self.stmt(s.body, visible | {s.buffer})
             return s if body is s.body else attrs.evolve(s, body=body)
         if isinstance(s, (For, SeqStmt, IfThenElse, LetStmt, AttrStmt, AssertStmt, Allocate,
-                          BlockRealize)):
+                          BlockRealize, While)):
             return map_children(s, lambda c: self.stmt(c, visible) if isinstance(c, Stmt) else c)
         return s
 

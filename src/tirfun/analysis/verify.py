@@ -48,7 +48,7 @@ from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
-    Node, PrimFunc, Select, SeqStmt, StringImm, Var,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While,
 )
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
@@ -287,6 +287,11 @@ class _FunctionVerifier:
             push((self.visit, s.body))
         elif cls is AssertStmt:
             self.check_expr(s.condition)
+            push((self.visit, s.body))
+        elif cls is While:
+            self.check_expr(s.condition)
+            self.frame.guard += 1  # the body may run no time at all
+            push((self._unguard, self.frame))
             push((self.visit, s.body))
         elif cls is Allocate:
             for e in s.extents:

@@ -25,7 +25,7 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
-    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var,
+    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
@@ -421,6 +421,22 @@ class Compiler:
         if s.else_case is not None:
             self.line("else:")
             self.body(s.else_case, env)
+
+    def s_while(self, s: While, env: Env) -> None:
+        """``while``: the condition is computed afresh before every iteration
+        (its code may need statements of its own, so it goes inside the loop)."""
+        if self.loop_depth >= _MAX_LOOP_DEPTH or self.indent >= _MAX_INDENT:
+            self.continue_in_new_function(s, env)
+            return
+        self.line("while True:")
+        self.loop_depth += 1
+        self.indent += 1
+        c = self.expr(s.condition, env)
+        self.line(f"if not ({c.code}):")
+        self.line("    break")
+        self.indent -= 1
+        self.body(s.body, env)
+        self.loop_depth -= 1
 
     def s_evaluate(self, s: Evaluate, env: Env) -> None:
         """An expression statement; ``T.ret(v)`` returns from the function."""
@@ -1033,7 +1049,7 @@ class Compiler:
 _CMP_OPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
 
 # statements that open an indented Python block
-_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt)
+_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt, While)
 
 # expressions nested this deep continue in a temporary (Python's parser
 # accepts 200 nested parentheses; one level of ours can take four)
@@ -1058,6 +1074,7 @@ _STMT_DISPATCH = {
     For: Compiler.s_for,
     IfThenElse: Compiler.s_if,
     Evaluate: Compiler.s_evaluate,
+    While: Compiler.s_while,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,

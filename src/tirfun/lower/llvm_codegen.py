@@ -261,6 +261,20 @@ class LLVMCodegen:
                 self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
 
+    def _stmt_While(self, s) -> None:
+        fn = self.frame.fn
+        head = fn.append_basic_block(self.fresh("while_head"))
+        body = fn.append_basic_block(self.fresh("while_body"))
+        end = fn.append_basic_block(self.fresh("while_end"))
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.b.cbranch(self.expr(s.condition), body, end)
+        self.b.position_at_end(body)
+        self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(end)
+
     def _stmt_AssertStmt(self, s: AssertStmt) -> None:
         cond = self.expr(s.condition)
         self.assert_messages.append(s.message.value)

@@ -32,7 +32,7 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, BlockRealize,
     BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, Max, Min, Mod,
-    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var,
+    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var, While,
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import compare_result, int_result
@@ -496,6 +496,14 @@ class _Simplifier:
         if t in (DeclBuffer, AttrStmt):
             body = self.stmt(s.body)
             return s if body is s.body else attrs.evolve(s, body=body)
+        if t is While:
+            c = self.expr(s.condition)
+            if is_false(c):
+                return nop()
+            body = self.stmt(s.body)
+            if c is s.condition and body is s.body:
+                return s
+            return While(c, body)
         if t is BlockRealize:
             return self._block_realize(s)
         raise BuildError(f"simplify: unexpected statement {t.__name__}")

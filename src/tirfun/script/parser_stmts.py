@@ -34,7 +34,7 @@ import attrs
 from ..errors import NodeError, ParseError, TirfunError
 from ..nodes import (
     AssertStmt, Block, BlockRealize, Buffer, BufferStore, Evaluate, For, IfThenElse, IntImm,
-    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, const,
+    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, While, const,
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
@@ -47,8 +47,6 @@ from .parser_values import (
 )
 
 _UNSUPPORTED_STMTS = {
-    ast.While: ("while loops are not supported in TVMScript",
-                "loop with for over range(n); the extent may be a variable"),
     ast.Try: ("try statements are not supported in TVMScript", ""),
     ast.ClassDef: ("class definitions inside a function are not supported in TVMScript", ""),
     ast.FunctionDef: ("function definitions inside a function are not supported in TVMScript", ""),
@@ -425,9 +423,12 @@ class FunctionInterpreter(ExprEvaluator):
         else:
             value = self.as_expr(value, value_node)
         if value.dtype != expected:
-            raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
-                            f"buffer {buffer.name} of {expected}",
-                            hint=f'convert the value with T.Cast("{expected}", ...)')
+            if value.dtype.lanes != expected.lanes or value.dtype.is_handle or expected.is_handle:
+                raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
+                                f"buffer {buffer.name} of {expected}",
+                                hint=f'convert the value with T.Cast("{expected}", ...)')
+            # TVM's buffer_store casts a value of another type to the buffer's
+            value = value.astype(expected)
         return BufferStore(buffer, value, indices)
 
     def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
@@ -649,6 +650,15 @@ class FunctionInterpreter(ExprEvaluator):
                 else_case = self.visit_body(node.orelse, "body")
         return IfThenElse(cond, then_case, else_case)
 
+    # -- while ------------------------------------------------------------------------
+    def _while(self, node: ast.While):
+        if node.orelse:
+            raise self.fail(node.orelse[0], "while-else is not supported in TVMScript")
+        cond = to_bool_expr(self, self.eval(node.test), node.test, "the condition of a while loop")
+        with self.scope():
+            body = self.visit_body(node.body, "body")
+        return While(cond, body)
+
 
 _STMT_HANDLERS = {
     ast.Expr: FunctionInterpreter._expr_stmt,
@@ -658,6 +668,7 @@ _STMT_HANDLERS = {
     ast.For: FunctionInterpreter._for,
     ast.With: FunctionInterpreter._with,
     ast.If: FunctionInterpreter._if,
+    ast.While: FunctionInterpreter._while,
     ast.Assert: FunctionInterpreter._assert,
     ast.Return: FunctionInterpreter._return,
     ast.Pass: FunctionInterpreter._pass,

@@ -20,7 +20,7 @@ from ..errors import NodeError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
     Call, DeclBuffer, Evaluate, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
+    LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While,
 )
 from ..analysis.traversal import walk, walk_stmts
 from .printer_exprs import (
@@ -266,6 +266,11 @@ class ScriptWriter:
                 self.push()
                 self.body(s.else_case, level + 1)
                 self.pop()
+        elif t is While:
+            self.emit(level, f"while {self.exprs.expr(s.condition)}:")
+            self.push()
+            self.body(s.body, level + 1)
+            self.pop()
         elif t is Evaluate:
             self.evaluate(s, level)
         elif t is SeqStmt:
