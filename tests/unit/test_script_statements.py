@@ -115,3 +115,88 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "int32")):
     (a, _) = interpret(func, np.zeros(4, "float32"), b)
     np.testing.assert_array_equal(a, (b * 2).astype("float32"))
     compiled_matches_interpreter(func)
+
+
+# ---------------------------------------------------------------- buffer methods
+
+VLOAD = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for i, j in T.grid(4, 2):
+        B.vstore([i, j * 4], A.vload([i, j * 4], "float32x4") + T.Broadcast(T.float32(1), 4))
+'''
+
+
+def test_vload_and_vstore_are_ramp_accesses_of_the_last_index():
+    func = roundtrip(VLOAD)
+    assert ("B[i, j * 4:j * 4 + 4] = A[i, j * 4:j * 4 + 4] + T.Broadcast(T.float32(1.0), 4)"
+            in func.script())
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    (_, b) = interpret(func, a, np.zeros((4, 8), "float32"))
+    np.testing.assert_array_equal(b, a + 1)
+    compiled_matches_interpreter(func)
+
+
+def test_vload_of_a_scalar_dtype_is_a_plain_load():
+    func = roundtrip(HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        B.vstore(i, A.vload(3 - i))
+''')
+    assert "B[i] = A[3 - i]" in func.script()
+
+
+@pytest.mark.parametrize("call, message", [
+    ('A.vload([0], "int32x4")', r"A.vload: int32x4 does not hold elements of buffer A \(float32\)"),
+    ('A.vload([0, 1], "float32x4")', "A.vload: buffer A has 1 dimensions but begin has 2 indices"),
+    ('A.vload([0], "float32x4", predicate=T.bool(True))', "predicated vector accesses"),
+    ("A.vsave([0])", "buffers have no attribute 'vsave'"),
+])
+def test_buffer_method_mistakes(call, message):
+    with pytest.raises(ParseError, match=message):
+        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((8,), "float32")):\n'
+                    f'    T.evaluate({call})\n')
+
+
+def test_a_store_cannot_be_assigned():
+    with pytest.raises(ParseError, match="a statement has no value to assign"):
+        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((8,), "float32")):\n'
+                    '    x = A.vstore([0], T.float32(1))\n')
+
+
+# ---------------------------------------------------------------- T.Buffer over T.allocate
+
+ALLOCATE_VIEW = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    tmp = T.allocate([8], "float32", "global")
+    tmp_1 = T.Buffer((8,), data=tmp)
+    for i in range(8):
+        tmp_1[i] = A[i] * T.float32(2)
+    for i in range(8):
+        B[i] = tmp_1[7 - i]
+'''
+
+
+def test_a_buffer_over_an_allocation_prints_after_the_allocation():
+    func = roundtrip(ALLOCATE_VIEW)
+    assert ('    tmp = T.allocate([8], "float32", "global")\n'
+            '    tmp_1 = T.Buffer((8,), data=tmp)\n    for i in range(8):\n') in func.script()
+    a = np.arange(8, dtype="float32")
+    (_, b) = interpret(func, a, np.zeros(8, "float32"))
+    np.testing.assert_array_equal(b, (a * 2)[::-1])
+    compiled_matches_interpreter(func)
+
+
+def test_a_buffer_over_an_allocation_is_refused_outside_it():
+    from tirfun.errors import VerifyError
+
+    with pytest.raises(VerifyError, match="undeclared buffer"):
+        from_source(HEAD + '''
+@T.prim_func
+def main(B: T.Buffer((8,), "float32")):
+    p = T.handle("float32")
+    V = T.Buffer((8,), data=p)
+    B[0] = V[0]
+''')

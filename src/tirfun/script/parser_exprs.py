@@ -27,10 +27,11 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
+from . import parser_buffer_methods as buffer_methods
 from . import parser_builtins as builtins
 from .parser_args import bind, lift_pair, sig
 from .parser_scope import MISSING, RefusedValue
-from .parser_values import Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
+from .parser_values import BufferMethod, Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
 
 _MAX_INT_BITS = 4096
 
@@ -253,8 +254,11 @@ class ExprEvaluator:
                 return base.dtype
             if attr in ("name", "elem_offset", "ndim"):
                 return getattr(base, attr)
+            if attr in buffer_methods.METHODS:
+                return BufferMethod(base, attr)
             raise self.fail(node, f"buffers have no attribute '{attr}' in TVMScript",
-                            hint="available: data, shape, strides, dtype, elem_offset, name, ndim")
+                            hint="available: data, shape, strides, dtype, elem_offset, name, ndim, "
+                            "vload, vstore")
         if isinstance(base, PrimExpr) and attr == "dtype":
             return base.dtype
         if isinstance(base, Var) and attr == "name":
@@ -282,6 +286,8 @@ class ExprEvaluator:
             return self.call_builtin(func.name, node, positional, keywords)
         if isinstance(func, DTypeCtor):
             return self.call_dtype(func.dtype, node, positional, keywords)
+        if isinstance(func, BufferMethod):
+            return buffer_methods.call(self, func, node, positional, keywords)
         raise self.fail(node, f"{describe(func)} cannot be called in TVMScript")
 
     def call_builtin(self, name: str, node: ast.Call, positional, keywords):

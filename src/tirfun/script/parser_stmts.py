@@ -410,6 +410,11 @@ class FunctionInterpreter(ExprEvaluator):
             indices = self.slice_indices(access, target)
         else:
             indices = list(access.indices)
+        return self.store_value(buffer, indices, value, value_node)
+
+    def store_value(self, buffer: Buffer, indices: list, value: Any, value_node: ast.AST) -> BufferStore:
+        """``buffer[indices] = value`` with the value converted as TVM's
+        buffer_store converts it."""
         lanes = max([1] + [i.dtype.lanes for i in indices])
         expected = buffer.dtype.with_lanes(lanes) if lanes > 1 else buffer.dtype
         if isinstance(value, SlicedAccess):
@@ -484,6 +489,8 @@ class FunctionInterpreter(ExprEvaluator):
             bound, wrap = value.open(name)
             self.scopes.define(name, bound)
             return _Open(wrap, value_node)
+        if isinstance(value, Stmt):
+            raise self.fail(value_node, "a statement has no value to assign")
         if isinstance(value, (LoopSpec, BlockHeader, InitHeader)):
             raise self.fail(value_node, f"{describe(value)} cannot be assigned; use it in a "
                             f"{'for' if isinstance(value, LoopSpec) else 'with'} statement")

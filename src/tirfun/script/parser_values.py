@@ -169,4 +169,14 @@ def describe(value: Any) -> str:
         return "a scope"
     if isinstance(value, (NewVar, NewBuffer, NewIterVar)):
         return "a declaration"
+    if isinstance(value, BufferMethod):
+        return f"the method {value.buffer.name}.{value.name}"
     return article(type(value).__name__)
+
+
+@attrs.frozen
+class BufferMethod:
+    """``A.vload`` or ``A.vstore``: a method of a buffer, waiting for its call."""
+
+    buffer: Buffer
+    name: str

@@ -302,6 +302,17 @@ class ScriptWriter:
         self.push()
         return True
 
+    def declare_views(self, data: Var, body: Stmt) -> None:
+        """Declare the buffers of ``body`` that view the pointer ``data``
+        without a decl_buffer, right after the pointer is bound, as TVM
+        prints them (``A = T.Buffer((n,), data=A_data)``)."""
+        if not self.declare_free:
+            return
+        declared = {d.buffer for _, d in walk_stmts(body) if isinstance(d, DeclBuffer)}
+        for n in walk(body):
+            if isinstance(n, Buffer) and n.data == data and n not in declared:
+                self.buffer(n)
+
     def scoped(self, s: Stmt, level: int, concise: bool) -> tuple[Stmt, bool]:
         """Print the header of a scoping statement; returns its body and
         whether a ``with`` was opened."""
@@ -337,6 +348,7 @@ class ScriptWriter:
                 args.append(f"annotations={dict_text(s.annotations, self.exprs)}")
             opened = self._open(level, f"{p}.allocate({', '.join(args)})", s.buffer_var.name, concise)
             self.define_var(s.buffer_var)
+            self.declare_views(s.buffer_var, s.body)
             return s.body, opened
         # DeclBuffer
         head = self.buffer_call(s.buffer, "decl_buffer", [])
