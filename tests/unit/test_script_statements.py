@@ -200,3 +200,39 @@ def main(B: T.Buffer((8,), "float32")):
     V = T.Buffer((8,), data=p)
     B[0] = V[0]
 ''')
+
+
+# ---------------------------------------------------------------- buffer_type="auto"
+
+AUTO = HEAD + '''
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4, 1), "float32", buffer_type="auto")
+    B = T.match_buffer(b, (4, 4), "float32")
+    for i, j in T.grid(4, 4):
+        B[i, j] = A[i, 0] * T.float32(2)
+'''
+
+
+def test_an_auto_broadcast_buffer_gets_stride_variables_as_in_tvm():
+    func = roundtrip(AUTO)
+    buf = next(iter(func.buffer_map.values()))
+    assert buf.buffer_type == "auto" and len(buf.strides) == 2
+    assert 'buffer_type="auto"' in func.script()
+
+
+def test_an_auto_broadcast_buffer_runs_and_builds():
+    func = from_source(AUTO)
+    a = np.arange(4, dtype="float32").reshape(4, 1)
+    (_, b) = interpret(func, a, np.zeros((4, 4), "float32"))
+    np.testing.assert_array_equal(b, np.broadcast_to(a * 2, (4, 4)))
+    rt = tirfun.build(func, target="llvm")
+    got = np.zeros((4, 4), "float32")
+    rt(a, got)
+    np.testing.assert_array_equal(got, b)
+
+
+def test_an_unknown_buffer_type_is_refused():
+    with pytest.raises(ParseError, match="buffer_type must be 'auto' or 'default', got 'broadcast'"):
+        from_source(HEAD + '@T.prim_func\ndef main(a: T.handle):\n'
+                    '    A = T.match_buffer(a, (4,), buffer_type="broadcast")\n    A[0] = T.float32(0)\n')

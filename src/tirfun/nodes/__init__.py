@@ -39,7 +39,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
     Range       = (expr min, expr extent)
     Buffer      = (str name, expr* shape, dtype, expr* strides, expr? elem_offset,
                    str storage_scope, Var? data, int data_alignment, int offset_factor,
-                   int* axis_separators)
+                   int* axis_separators, str buffer_type)
     BufferRegion      = (Buffer buffer, Range* region)
     MatchBufferRegion = (Buffer buffer, BufferRegion source)
     PrimFunc    = (Var* params, stmt body, ret_type, map<Var, Buffer> buffer_map, map attrs)

@@ -180,6 +180,8 @@ class ScriptWriter:
             args.append(f"align={buffer.data_alignment}")
         if buffer.offset_factor != _DEFAULT_OFFSET_FACTOR:
             args.append(f"offset_factor={buffer.offset_factor}")
+        if buffer.buffer_type != "default":
+            args.append(f"buffer_type={str_literal(buffer.buffer_type)}")
         if buffer.axis_separators:
             args.append("axis_separators=[" + ", ".join(str(a) for a in buffer.axis_separators) + "]")
         return f"{self.p}.{method}({', '.join(args)})"
