@@ -236,3 +236,45 @@ def test_an_unknown_buffer_type_is_refused():
     with pytest.raises(ParseError, match="buffer_type must be 'auto' or 'default', got 'broadcast'"):
         from_source(HEAD + '@T.prim_func\ndef main(a: T.handle):\n'
                     '    A = T.match_buffer(a, (4,), buffer_type="broadcast")\n    A[0] = T.float32(0)\n')
+
+
+# ---------------------------------------------------------------- I.module_attrs
+
+MODULE_ATTRS = '''from tirfun.script import ir as I
+from tirfun.script import tir as T
+
+@I.ir_module
+class Module:
+    I.module_attrs({"system_lib_prefix": "lib_", "version": 2})
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32")):
+        A[0] = T.float32(1.0)
+'''
+
+
+def test_module_attrs_parse_and_print_back_as_written():
+    mod = from_source(MODULE_ATTRS)
+    assert dict(mod.attrs) == {"system_lib_prefix": "lib_", "version": 2}
+    assert mod.script() == MODULE_ATTRS
+    assert structural_equal(from_source(mod.script()), mod)
+
+
+def test_module_attrs_in_a_decorated_class():
+    from tirfun.script import ir as I
+    from tirfun.script import tir as T
+
+    @I.ir_module
+    class Module:
+        I.module_attrs({"version": 2})
+
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32")):
+            A[0] = T.float32(1.0)
+
+    assert dict(Module.attrs) == {"version": 2}
+
+
+def test_module_attrs_twice_is_refused():
+    text = MODULE_ATTRS.replace("class Module:\n", 'class Module:\n    I.module_attrs({"a": 1})\n')
+    with pytest.raises(ParseError, match="I.module_attrs is given twice in the module"):
+        from_source(text)

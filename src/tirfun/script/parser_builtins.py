@@ -37,6 +37,7 @@ def _not_here(name: str):
 BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "T.prim_func": (sig(("func", None), ("private", False), ("check_well_formed", True)), _prim_func_decorator),
     "I.ir_module": (sig("cls"), _not_here("I.ir_module")),
+    "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,

@@ -286,8 +286,13 @@ class _Module:
         if cdef.bases or cdef.keywords:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}
+        module_attrs: dict | None = None
         for stmt in cdef.body:
-            if isinstance(stmt, ast.FunctionDef):
+            if self._is_module_attrs(stmt):
+                if module_attrs is not None:
+                    raise self.src.error(stmt, "I.module_attrs is given twice in the module")
+                module_attrs = self._module_attrs(stmt.value)
+            elif isinstance(stmt, ast.FunctionDef):
                 name, func = self._function(stmt)
                 if name in functions:
                     raise self.src.error(stmt, f"function {name} is defined twice in the module")
@@ -300,4 +305,20 @@ class _Module:
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
         # an empty module (``pass``) is a module too: the printer writes it so
-        return IRModule(functions)
+        return IRModule(functions, module_attrs or {})
+
+    def _is_module_attrs(self, stmt: ast.stmt) -> bool:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return False
+        return self.evaluator.eval(stmt.value.func) == Builtin("I.module_attrs")
+
+    def _module_attrs(self, call: ast.Call) -> dict:
+        """``I.module_attrs({...})``: the attributes of the module."""
+        from .parser_args import attr_dict, bind, sig
+
+        positional = [(self.evaluator.eval(a), a) for a in call.args]
+        keywords = {kw.arg: (self.evaluator.eval(kw.value), kw.value) for kw in call.keywords}
+        if None in keywords:
+            raise self.src.error(call, "** is not supported in I.module_attrs")
+        args = bind(self.evaluator, "I.module_attrs", sig("attrs"), call, positional, keywords)
+        return attr_dict(self.evaluator, args.attrs, args.node("attrs"), "I.module_attrs's argument")
