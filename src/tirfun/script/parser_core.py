@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import linecache
 from typing import Any
 
 from ..errors import ParseError, TirfunError
 from ..nodes import IRModule, PrimFunc
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
-from .parser_source import MAX_DEPTH, SourceMap, dedent_lines, parse_python
+from .parser_source import MAX_DEPTH, SourceMap, function_text, parse_python
 from .parser_stmts import FunctionInterpreter
 from .parser_values import Builtin, Namespace, describe
 
@@ -54,20 +53,7 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
         func = func.__func__
     if not inspect.isfunction(func):
         raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    filename = func.__code__.co_filename
-    try:
-        lines, first = inspect.getsourcelines(func)
-    except (OSError, TypeError) as err:
-        raise ParseError(f"cannot read the source of function {func.__name__}: {err}",
-                         filename=filename,
-                         hint="define the function in a file, a notebook, or register "
-                         "exec'd source with linecache") from None
-    text, indent = dedent_lines(lines)
-    all_lines = linecache.getlines(filename) or lines
-    offset = first - 1 if linecache.getlines(filename) else 0
-    if first == 0:  # a module-level source: inspect reports line 0
-        offset = 0
-    src = SourceMap(filename, tuple(all_lines), offset, indent)
+    text, src = function_text(func, "@T.prim_func")
     closure = {}
     if func.__closure__:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -83,7 +69,9 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
             if not isinstance(fdef, ast.FunctionDef):
                 raise src.error(tree.body[0] if tree.body else None,
                                 f"@T.prim_func needs a def statement; {func.__name__} has none")
-            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON), names)
+            # the user's own Python: values of its scope may be Python objects
+            # and functions (see parser_python); from_source never sets trusted
+            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON, trusted=True), names)
             result = interp.run(fdef, private)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location

@@ -42,7 +42,7 @@ from .parser_args import to_bool_expr, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
-    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, NewBuffer, NewIterVar, NewVar,
+    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, MetaVar, NewBuffer, NewIterVar, NewVar,
     Scope, SlicedAccess, article, describe,
 )
 
@@ -438,6 +438,16 @@ class FunctionInterpreter(ExprEvaluator):
 
     def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
         """Bind an assignment target; returns openers for lets and scopes."""
+        if isinstance(value, MetaVar):
+            # T.meta_var: the names stand for the values themselves, no let
+            if isinstance(target, ast.Name):
+                if self.scopes.defined_here(target.id):
+                    raise self.fail(target, f"'{target.id}' is already defined in this scope",
+                                    hint="TVMScript binds each name once per scope; choose a new name")
+                self.scopes.define(target.id, value.value)
+                return None
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value.value, (tuple, list)):
+                value = type(value.value)(MetaVar(v) for v in value.value)
         if isinstance(target, ast.Name):
             if isinstance(value, list) and len(value) == 1 and isinstance(value[0], NewIterVar):
                 value = value[0]

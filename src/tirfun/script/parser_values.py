@@ -171,6 +171,13 @@ def describe(value: Any) -> str:
         return "a declaration"
     if isinstance(value, BufferMethod):
         return f"the method {value.buffer.name}.{value.name}"
+    from .parser_python import Macro, PyValue
+
+    if isinstance(value, PyValue):
+        inner = value.value
+        return f"the Python {type(inner).__name__} {getattr(inner, '__name__', '')}".rstrip()
+    if isinstance(value, Macro):
+        return f"the macro {value.func.__name__}"
     return article(type(value).__name__)
 
 
@@ -180,3 +187,11 @@ class BufferMethod:
 
     buffer: Buffer
     name: str
+
+
+@attrs.frozen
+class MetaVar:
+    """``T.meta_var(value)``: a value bound to a name as it is, without a
+    let; the name then stands for the value wherever it is used."""
+
+    value: Any
