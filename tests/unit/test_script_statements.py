@@ -216,7 +216,7 @@ def main(a: T.handle, b: T.handle):
 
 def test_an_auto_broadcast_buffer_gets_stride_variables_as_in_tvm():
     func = roundtrip(AUTO)
-    buf = next(iter(func.buffer_map.values()))
+    buf = next(b for b in func.buffer_map.values() if b.name == "A")
     assert buf.buffer_type == "auto" and len(buf.strides) == 2
     assert 'buffer_type="auto"' in func.script()
 

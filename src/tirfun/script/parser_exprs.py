@@ -292,6 +292,9 @@ class ExprEvaluator:
             return self.call_builtin(func.name, node, positional, keywords)
         if isinstance(func, DTypeCtor):
             return self.call_dtype(func.dtype, node, positional, keywords)
+        if isinstance(func, DataType) and getattr(self.scopes.outer, "trusted", False):
+            # np.float32(2) in a decorated function: a numpy type makes a typed value
+            return self.call_dtype(func, node, positional, keywords)
         if isinstance(func, BufferMethod):
             return buffer_methods.call(self, func, node, positional, keywords)
         if isinstance(func, PyValue):
