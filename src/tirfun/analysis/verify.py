@@ -49,7 +49,7 @@ from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
-    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
@@ -294,6 +294,23 @@ class _FunctionVerifier:
             push((self.visit, s.body))
         elif cls is AssertStmt:
             self.check_expr(s.condition)
+            push((self.visit, s.body))
+        elif cls is AllocateConst:
+            for e in s.extents:
+                self.check_expr(e)
+            mark = len(self.undo)
+            self.bind_var(s.buffer_var, _ALLOC)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is BufferRealize:
+            for r in s.bounds:
+                self.check_expr(r.min)
+                self.check_expr(r.extent)
+            self.check_expr(s.condition)
+            mark = len(self.undo)
+            if s.buffer not in self.visible_buffers:
+                self.declare_buffer(s.buffer, "a realize", implicit=False)
+            push((self.restore, mark))
             push((self.visit, s.body))
         elif cls is While:
             self.check_expr(s.condition)

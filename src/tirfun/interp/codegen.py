@@ -26,6 +26,7 @@ from ..nodes import (
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
     Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
+    AllocateConst, BufferRealize,
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
@@ -492,6 +493,20 @@ class Compiler:
         self.line(f"if not {c.code}:")
         self.line(f"    h_assert_failed({s.message.value!r})")
         self.stmt(s.body, env)
+
+    def s_allocate_const(self, s: AllocateConst, env: Env) -> None:
+        """Fresh storage holding the constant values (numbers, written with repr)."""
+        py = self.fresh(f"b_{s.buffer_var.name}")
+        values = ", ".join(repr(v) for v in s.data)
+        self.line(f"{py} = h_alloc_const({str(s.dtype)!r}, ({values},))")
+        self.stmt(s.body, env.bind_data(s.buffer_var, DataInfo(py, s.dtype)))
+
+    def s_buffer_realize(self, s: BufferRealize, env: Env) -> None:
+        """The realized buffer gets fresh storage of its whole shape for the body."""
+        if not (isinstance(s.condition, IntImm) and s.condition.value == 1):
+            raise InterpError(f"the interpreter runs T.realize of {s.buffer.name} only with a "
+                              "true condition")
+        self.stmt(s.body, self.allocate_buffer(s.buffer, env))
 
     def s_allocate(self, s: Allocate, env: Env) -> None:
         """Fresh storage named by the allocated pointer variable."""
@@ -1075,6 +1090,8 @@ _STMT_DISPATCH = {
     IfThenElse: Compiler.s_if,
     Evaluate: Compiler.s_evaluate,
     While: Compiler.s_while,
+    AllocateConst: Compiler.s_allocate_const,
+    BufferRealize: Compiler.s_buffer_realize,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,

@@ -291,6 +291,21 @@ class LLVMCodegen:
     def _stmt_Allocate(self, s: Allocate) -> None:
         self.allocate(s)
 
+    def _stmt_AllocateConst(self, s) -> None:
+        """Constant data: a private global array of the values' bits."""
+        import numpy as np
+
+        bits = element_bytes(s.dtype) * 8
+        raw = np.asarray(list(s.data), dtype=s.dtype.numpy_name).view(f"uint{bits}").tolist()
+        ty = ir.ArrayType(ir.IntType(bits), max(len(raw), 1))
+        g = ir.GlobalVariable(self.module, ty, name=self.fresh(f"const_{s.buffer_var.name}"))
+        g.global_constant = True
+        g.linkage = "private"
+        g.align = 64
+        g.initializer = ir.Constant(ty, raw or [0])
+        self.frame.vars[s.buffer_var] = g
+        self.stmt(s.body)
+
     def _stmt_For(self, s: For) -> None:
         if s.kind is ForKind.PARALLEL:
             self.parallel_for(s)

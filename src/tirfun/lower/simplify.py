@@ -32,7 +32,7 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, BlockRealize,
     BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, Max, Min, Mod,
-    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var, While,
+    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var, While, AllocateConst,
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import compare_result, int_result
@@ -493,7 +493,7 @@ class _Simplifier:
             if body is s.body and all(x is y for x, y in zip(extents, s.extents)):
                 return s
             return attrs.evolve(s, body=body, extents=extents)
-        if t in (DeclBuffer, AttrStmt):
+        if t in (DeclBuffer, AttrStmt, AllocateConst):
             body = self.stmt(s.body)
             return s if body is s.body else attrs.evolve(s, body=body)
         if t is While:

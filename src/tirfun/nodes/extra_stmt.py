@@ -1,4 +1,5 @@
-"""Statements outside the schedulable core: ``While``.
+"""Statements outside the schedulable core: ``While``, ``AllocateConst``
+and ``BufferRealize``.
 
 They are kept apart from :mod:`.stmt` because schedule primitives never
 create them; the parser, printer, verifier, interpreter and lowering know
@@ -7,11 +8,17 @@ them.
 
 from __future__ import annotations
 
-from attrs import field
+import math
 
-from .base import node
-from .expr import PrimExpr, to_expr
-from .stmt import Stmt, _is_bool_scalar, _is_stmt
+from attrs import field
+from pyrsistent import PMap, PVector
+
+from ..errors import NodeError
+from .base import node, to_attr_map, to_pvector
+from .buffer import Buffer, Range
+from .dtype import DataType
+from .expr import IntImm, PrimExpr, Var, to_expr, to_expr_vector
+from .stmt import Stmt, _is_bool_scalar, _is_stmt, _is_var
 
 
 @node
@@ -23,4 +30,50 @@ class While(Stmt):
     body: Stmt = field(validator=_is_stmt)
 
 
-__all__ = ["While"]
+@node
+class AllocateConst(Stmt):
+    """``buffer_var`` points at constant data of ``dtype`` for the extent of
+    ``body`` (TVM's ``tir.AllocateConst``). ``data`` holds the
+    ``prod(extents)`` values in row-major order, as Python numbers already
+    rounded to ``dtype``."""
+
+    buffer_var: Var = field(validator=_is_var)
+    dtype: DataType = field(converter=DataType)
+    extents: PVector = field(converter=to_expr_vector)
+    data: PVector = field(converter=to_pvector)
+    body: Stmt = field(validator=_is_stmt)
+    annotations: PMap = field(factory=dict, converter=to_attr_map)
+
+    def __attrs_post_init__(self):
+        if not self.buffer_var.dtype.is_handle:
+            raise NodeError(f"AllocateConst: {self.buffer_var.name} must be a handle variable")
+        if not all(isinstance(e, IntImm) for e in self.extents):
+            raise NodeError("AllocateConst needs constant extents")
+        count = math.prod(e.value for e in self.extents)
+        if count != len(self.data):
+            raise NodeError(f"AllocateConst {self.buffer_var.name}: the extents hold {count} "
+                            f"values but {len(self.data)} are given")
+        if not (self.dtype.is_integer or self.dtype.is_float) or self.dtype.lanes != 1:
+            raise NodeError(f"AllocateConst holds scalar integers or floats, not {self.dtype}")
+        for v in self.data:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise NodeError(f"AllocateConst data must be numbers, got {v!r}")
+
+
+@node
+class BufferRealize(Stmt):
+    """``T.realize(A[0:8], scope)``: the region ``bounds`` of ``buffer``
+    exists for ``body`` (TIR before storage flattening; TVM's CPU build does
+    not compile it)."""
+
+    buffer: Buffer
+    bounds: PVector = field(converter=to_pvector)
+    condition: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
+    body: Stmt = field(validator=_is_stmt)
+
+    def __attrs_post_init__(self):
+        if len(self.bounds) != len(self.buffer.shape) or not all(isinstance(r, Range) for r in self.bounds):
+            raise NodeError(f"BufferRealize of {self.buffer.name} needs one Range per dimension")
+
+
+__all__ = ["While", "AllocateConst", "BufferRealize"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_loops, parser_lowered, parser_ops
+from . import parser_decls, parser_extra, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
 from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace
 
@@ -47,6 +47,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,
     **parser_ops.HANDLERS,
+    **parser_extra.HANDLERS,
 }
 
 
