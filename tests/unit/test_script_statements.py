@@ -279,3 +279,93 @@ def test_module_attrs_twice_is_refused():
     text = text.replace("# from", "from")
     with pytest.raises(ParseError, match="I.module_attrs is given twice in the module"):
         from_source(text)
+
+
+# ---------------------------------------------------------------- T.allocate_const
+
+ALLOCATE_CONST = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((2, 3), "float32"), B: T.Buffer((2, 3), "float32")):
+    w = T.allocate_const([0.5, -1.0, 2.0, 3.25, 0.1, 7.0], "float32", [2, 3])
+    W = T.Buffer((2, 3), data=w)
+    for i, j in T.grid(2, 3):
+        B[i, j] = A[i, j] * W[i, j]
+'''
+
+
+def test_allocate_const_prints_as_tvm_does_with_values_rounded_to_the_dtype():
+    func = roundtrip(ALLOCATE_CONST)
+    assert ('    w = T.allocate_const([0.5, -1.0, 2.0, 3.25, 0.10000000149011612, 7.0], "float32", '
+            '[2, 3])\n    W = T.Buffer((2, 3), data=w)\n') in func.script()
+
+
+def test_allocate_const_runs_and_builds():
+    func = from_source(ALLOCATE_CONST)
+    weights = np.array([0.5, -1.0, 2.0, 3.25, 0.1, 7.0], dtype="float32").reshape(2, 3)
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    (_, b) = interpret(func, a, np.zeros((2, 3), "float32"))
+    np.testing.assert_array_equal(b, a * weights)
+    compiled_matches_interpreter(func)
+
+
+@pytest.mark.parametrize("dtype, data", [("int8", [1, -2, 3, 127]), ("uint16", [0, 1, 65535, 7]),
+                                         ("float16", [0.5, -2.0, 65504.0, 1e-3]),
+                                         ("float64", [0.1, -2.5, 1e300, 3.0])])
+def test_allocate_const_of_every_numpy_dtype(dtype, data):
+    func = roundtrip(HEAD + f'''
+@T.prim_func
+def main(B: T.Buffer((4,), "{dtype}")):
+    c = T.allocate_const({data!r}, "{dtype}", [4])
+    C = T.Buffer((4,), "{dtype}", data=c)
+    for i in range(4):
+        B[i] = C[3 - i]
+''')
+    (b,) = interpret(func, np.zeros(4, dtype))
+    np.testing.assert_array_equal(b, np.asarray(data, dtype=dtype)[::-1])
+    compiled_matches_interpreter(func)
+
+
+@pytest.mark.parametrize("call, message", [
+    ('T.allocate_const([1, 2, 3], "int32", [4])', "the extents hold 4 values but 3 are given"),
+    ('T.allocate_const([1, 2, 300, 4], "int8", [4])', "the data do not fit int8"),
+    ('T.allocate_const([1, 2, 3, 4], "bool", [4])', "holds integers or floats, not bool"),
+    ('T.allocate_const([1, 2, 3, "x"], "int32", [4])', "data must be numbers, got a string"),
+])
+def test_allocate_const_mistakes(call, message):
+    with pytest.raises(ParseError, match=message):
+        from_source(HEAD + f'@T.prim_func\ndef main(A: T.Buffer((4,), "int32")):\n    c = {call}\n'
+                    '    A[0] = 0\n')
+
+
+# ---------------------------------------------------------------- T.realize
+
+REALIZE = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.Buffer((8,))
+    with T.realize(C[0:8], "global"):
+        for i in range(8):
+            C[i] = A[i] + T.float32(1)
+        for i in range(8):
+            B[i] = C[i] * T.float32(2)
+'''
+
+
+def test_realize_prints_as_tvm_does():
+    func = roundtrip(REALIZE)
+    assert ('    C = T.Buffer((8,))\n    T.realize(C[0:8], "global")\n    for i in range(8):\n'
+            in func.script())
+
+
+def test_realize_runs_in_the_interpreter():
+    a = np.arange(8, dtype="float32")
+    (_, b) = interpret(from_source(REALIZE), a, np.zeros(8, "float32"))
+    np.testing.assert_array_equal(b, (a + 1) * 2)
+
+
+def test_realize_is_refused_by_the_build_as_by_tvms():
+    from tirfun.errors import BuildError
+
+    with pytest.raises(BuildError, match=r"T.realize of buffer C \(BufferRealize\) cannot be built "
+                       r"for the CPU \(llvm\)"):
+        tirfun.build(from_source(REALIZE), target="llvm")
