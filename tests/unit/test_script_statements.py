@@ -369,3 +369,23 @@ def test_realize_is_refused_by_the_build_as_by_tvms():
     with pytest.raises(BuildError, match=r"T.realize of buffer C \(BufferRealize\) cannot be built "
                        r"for the CPU \(llvm\)"):
         tirfun.build(from_source(REALIZE), target="llvm")
+
+
+def test_allocate_const_keeps_non_finite_values_and_the_sign_of_zero():
+    func = roundtrip(HEAD + '''
+@T.prim_func
+def main(B: T.Buffer((4,), "float32")):
+    c = T.allocate_const([T.float32("inf"), T.float32("nan"), -0.0, 0.0], "float32", [4])
+    C = T.Buffer((4,), data=c)
+    for i in range(4):
+        B[i] = C[i]
+''')
+    assert 'T.allocate_const([T.float32("inf"), T.float32("nan"), -0.0, 0.0], "float32", [4])' \
+        in func.script()
+    expected = np.array([np.inf, np.nan, -0.0, 0.0], "float32")
+    (b,) = interpret(func, np.ones(4, "float32"))
+    np.testing.assert_array_equal(b.view("uint32") & 0xFF800000, expected.view("uint32") & 0xFF800000)
+    assert np.isnan(b[1]) and np.signbit(b[2]) and not np.signbit(b[3])
+    got = np.ones(4, "float32")
+    tirfun.build(func, target="llvm")(got)
+    assert np.isnan(got[1]) and np.signbit(got[2]) and not np.signbit(got[3]) and got[0] == np.inf

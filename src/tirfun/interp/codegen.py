@@ -497,7 +497,8 @@ class Compiler:
     def s_allocate_const(self, s: AllocateConst, env: Env) -> None:
         """Fresh storage holding the constant values (numbers, written with repr)."""
         py = self.fresh(f"b_{s.buffer_var.name}")
-        values = ", ".join(repr(v) for v in s.data)
+        values = ", ".join(const_float(v, s.dtype) if s.dtype.is_float else repr(int(v))
+                           for v in s.values)
         self.line(f"{py} = h_alloc_const({str(s.dtype)!r}, ({values},))")
         self.stmt(s.body, env.bind_data(s.buffer_var, DataInfo(py, s.dtype)))
 

@@ -296,7 +296,7 @@ class LLVMCodegen:
         import numpy as np
 
         bits = element_bytes(s.dtype) * 8
-        raw = np.asarray(list(s.data), dtype=s.dtype.numpy_name).view(f"uint{bits}").tolist()
+        raw = np.frombuffer(s.data, dtype=np.dtype(f"uint{bits}").newbyteorder("<")).tolist()
         ty = ir.ArrayType(ir.IntType(bits), max(len(raw), 1))
         g = ir.GlobalVariable(self.module, ty, name=self.fresh(f"const_{s.buffer_var.name}"))
         g.global_constant = True

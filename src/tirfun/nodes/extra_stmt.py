@@ -34,30 +34,39 @@ class While(Stmt):
 class AllocateConst(Stmt):
     """``buffer_var`` points at constant data of ``dtype`` for the extent of
     ``body`` (TVM's ``tir.AllocateConst``). ``data`` holds the
-    ``prod(extents)`` values in row-major order, as Python numbers already
-    rounded to ``dtype``."""
+    ``prod(extents)`` values in row-major order as little-endian bytes, as
+    TVM's NDArray does, so equality is exact (``-0.0`` is not ``0.0``);
+    :attr:`values` reads them as Python numbers."""
 
     buffer_var: Var = field(validator=_is_var)
     dtype: DataType = field(converter=DataType)
     extents: PVector = field(converter=to_expr_vector)
-    data: PVector = field(converter=to_pvector)
+    data: bytes = field()
     body: Stmt = field(validator=_is_stmt)
     annotations: PMap = field(factory=dict, converter=to_attr_map)
+
+    @property
+    def values(self) -> list:
+        """The constants as Python numbers, in row-major order."""
+        import numpy as np
+
+        return np.frombuffer(self.data, dtype=np.dtype(self.dtype.numpy_name).newbyteorder("<")).tolist()
 
     def __attrs_post_init__(self):
         if not self.buffer_var.dtype.is_handle:
             raise NodeError(f"AllocateConst: {self.buffer_var.name} must be a handle variable")
         if not all(isinstance(e, IntImm) for e in self.extents):
             raise NodeError("AllocateConst needs constant extents")
-        count = math.prod(e.value for e in self.extents)
-        if count != len(self.data):
-            raise NodeError(f"AllocateConst {self.buffer_var.name}: the extents hold {count} "
-                            f"values but {len(self.data)} are given")
-        if not (self.dtype.is_integer or self.dtype.is_float) or self.dtype.lanes != 1:
+        if (not (self.dtype.is_integer or self.dtype.is_float) or self.dtype.lanes != 1
+                or self.dtype.numpy_name is None):
             raise NodeError(f"AllocateConst holds scalar integers or floats, not {self.dtype}")
-        for v in self.data:
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise NodeError(f"AllocateConst data must be numbers, got {v!r}")
+        if not isinstance(self.data, bytes):
+            raise NodeError(f"AllocateConst data must be bytes, got {type(self.data).__name__}")
+        count = math.prod(e.value for e in self.extents)
+        size = count * self.dtype.bits // 8
+        if size != len(self.data):
+            raise NodeError(f"AllocateConst {self.buffer_var.name}: the extents hold {count} "
+                            f"values ({size} bytes) but {len(self.data)} bytes are given")
 
 
 @node

@@ -51,11 +51,9 @@ def _allocate_const(ip, node, a):
                       f"{len(values)} are given")
     try:
         # as TVM does, the values are converted by numpy to the dtype
-        rounded = np.asarray(values, dtype=dtype.numpy_name).tolist()
+        rounded = np.asarray(values, dtype=np.dtype(dtype.numpy_name).newbyteorder("<")).tobytes()
     except (OverflowError, ValueError, TypeError) as err:
         raise ip.fail(a.node("data"), f"T.allocate_const: the data do not fit {dtype}: {err}") from None
-    if dtype.is_float:
-        rounded = [float(v) for v in rounded]
     annotations = attr_dict(ip, a.annotations, a.node("annotations"), "annotations")
 
     def open_(name):

@@ -354,7 +354,7 @@ class ScriptWriter:
             self.declare_views(s.buffer_var, s.body)
             return s.body, opened
         if t is AllocateConst:
-            args = [const_data_text(s.data, s.dtype, p), str_literal(s.dtype),
+            args = [const_data_text(s.values, s.dtype, p), str_literal(s.dtype),
                     "[" + ", ".join(r(e) for e in s.extents) + "]"]
             if s.annotations:
                 args.append(f"annotations={dict_text(s.annotations, self.exprs)}")
