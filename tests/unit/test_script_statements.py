@@ -389,3 +389,75 @@ def main(B: T.Buffer((4,), "float32")):
     got = np.ones(4, "float32")
     tirfun.build(func, target="llvm")(got)
     assert np.isnan(got[1]) and np.signbit(got[2]) and not np.signbit(got[3]) and got[0] == np.inf
+
+
+# ---------------------------------------------------------------- lets, regions, separators
+
+LETS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        x: T.int32 = A[i] * 3
+        y = T.int32()
+        z = T.int32()
+        with T.LetStmt(x + 1, var=y):
+            B[i] = T.Let(z * 2, where={z: y + x}) + x
+'''
+
+
+def test_let_forms_run_and_build():
+    func = roundtrip(LETS)
+    assert "        x: T.int32 = A[i] * 3\n" in func.script()
+    a = np.arange(8, dtype="int32") - 3
+    (_, b) = interpret(func, a, np.zeros(8, "int32"))
+    x = a * 3
+    np.testing.assert_array_equal(b, ((x + 1) + x) * 2 + x)
+    compiled_matches_interpreter(func)
+
+
+REGIONS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi, 0:16])
+            T.writes(B[vi, 0:16])
+            S = T.match_buffer(A[vi, 0:16], (16,))
+            D = T.match_buffer(B[vi, 0:16], (16,))
+            for j in range(16):
+                D[j] = S[j] + S[15 - j]
+'''
+
+
+def test_region_slices_in_reads_writes_and_match_buffer():
+    func = roundtrip(REGIONS)
+    text = func.script()
+    assert "T.reads(A[vi, 0:16])" in text and "S = T.match_buffer(A[vi, 0:16], (16,))" in text
+    a = np.arange(64, dtype="float32").reshape(4, 16)
+    (_, b) = interpret(func, a, np.zeros((4, 16), "float32"))
+    np.testing.assert_array_equal(b, a + a[:, ::-1])
+    compiled_matches_interpreter(func)
+
+
+SEPARATORS = HEAD + '''
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4, 4), axis_separators=[1])
+    B = T.match_buffer(b, (4, 4))
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C = T.alloc_buffer((2, 2), axis_separators=[1])
+            C[vi % 2, vj % 2] = A[vi, vj]
+            B[vi, vj] = C[vi % 2, vj % 2] * T.float32(2)
+'''
+
+
+def test_axis_separators_print_back_and_flatten_on_the_cpu():
+    func = roundtrip(SEPARATORS)
+    assert "A = T.match_buffer(a, (4, 4), axis_separators=[1])" in func.script()
+    a = np.arange(16, dtype="float32").reshape(4, 4)
+    (_, b) = interpret(func, a, np.zeros((4, 4), "float32"))
+    np.testing.assert_array_equal(b, a * 2)
+    compiled_matches_interpreter(func)
