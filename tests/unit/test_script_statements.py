@@ -461,3 +461,36 @@ def test_axis_separators_print_back_and_flatten_on_the_cpu():
     (_, b) = interpret(func, a, np.zeros((4, 4), "float32"))
     np.testing.assert_array_equal(b, a * 2)
     compiled_matches_interpreter(func)
+
+
+# ---------------------------------------------------------------- hostile variants
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tirfun.errors import TirfunError  # noqa: E402
+
+
+@given(st.sampled_from([WHILE, VLOAD, ALLOCATE_VIEW, AUTO, ALLOCATE_CONST, REALIZE, MODULE_ATTRS]),
+       st.data())
+def test_mutated_statement_sources_end_in_tirfun_errors(text, data):
+    """Whatever the text, parsing it (and printing what parses) raises only
+    tirfun's errors."""
+    text = text.replace("# from", "from")
+    for _ in range(data.draw(st.integers(1, 4))):
+        pos = data.draw(st.integers(0, len(text) - 1))
+        action = data.draw(st.sampled_from(["delete", "insert", "replace"]))
+        piece = data.draw(st.sampled_from(list("()[]:,.=+-*/<>%'\"#\n 0123456789kiwcAB")
+                                          + ["T.", "float32", "int8", "    ", "while ", "-0.0",
+                                             "T.allocate_const(", ".vload(", "auto"]))
+        if action == "delete":
+            text = text[:pos] + text[pos + 1:]
+        elif action == "insert":
+            text = text[:pos] + piece + text[pos:]
+        else:
+            text = text[:pos] + piece + text[pos + 1:]
+    try:
+        parsed = from_source(text)
+        from_source(parsed.script())
+    except TirfunError:
+        pass
