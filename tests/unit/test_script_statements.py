@@ -494,3 +494,19 @@ def test_mutated_statement_sources_end_in_tirfun_errors(text, data):
         from_source(parsed.script())
     except TirfunError:
         pass
+
+
+def test_t_let_binds_a_declared_variable_as_a_let_statement():
+    func = roundtrip(HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32")):
+    x = T.int32()
+    y = T.int32()
+    with T.let(x, A[0] + 1):
+        for i in range(4):
+            A[i] = T.let(y, x * 2, A[i] + y)
+''')
+    assert "x: T.int32 = A[0] + 1" in func.script()
+    a = np.array([3, 1, 4, 1], dtype="int32")
+    (out,) = interpret(func, a)
+    np.testing.assert_array_equal(out, a + (a[0] + 1) * 2)

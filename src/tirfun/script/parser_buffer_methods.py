@@ -6,7 +6,7 @@ when the dtype (or the value) has more lanes than the buffer's elements.
 
 from __future__ import annotations
 
-from ..nodes import BufferLoad, BufferStore, IntImm, PrimExpr, Ramp
+from ..nodes import BufferLoad, IntImm, PrimExpr, Ramp
 from .parser_args import bind, sig, to_dtype
 from .parser_values import BufferMethod
 

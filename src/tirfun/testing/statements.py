@@ -38,7 +38,7 @@ def while_programs(draw):
     update = draw(st.sampled_from(_UPDATES), label="update").format(c=c, n=n)
     inner = draw(st.sampled_from(["none", "if", "for", "while"]), label="inner")
     outer_for = draw(st.booleans(), label="outer for")
-    body = [f"A[k[0]] = A[k[0]]", update]
+    body = [update]
     if inner == "if":
         body += ["if k[0] % 2 == 0:", f"    A[k[0]] = A[k[0]] + {c}"]
     elif inner == "for":
@@ -47,7 +47,7 @@ def while_programs(draw):
         body += ["t[0] = 0", "while t[0] < 2:", "    A[k[0]] = A[k[0]] + t[0]",
                  "    t[0] = t[0] + 1"]
     body.append(f"k[0] = k[0] + {step}")
-    loop = [f"k[0] = {start}", f"while k[0] < T.min(m, {n}):"] + ["    " + s for s in body[1:]]
+    loop = [f"k[0] = {start}", f"while k[0] < T.min(m, {n}):"] + ["    " + s for s in body]
     if outer_for:
         loop = ["for r in range(2):"] + ["    " + s for s in loop]
     lines = ["@T.prim_func", f'def main(A: T.Buffer(({n},), "int32"), m: T.int32):',
