@@ -510,3 +510,15 @@ def main(A: T.Buffer((4,), "int32")):
     a = np.array([3, 1, 4, 1], dtype="int32")
     (out,) = interpret(func, a)
     np.testing.assert_array_equal(out, a + (a[0] + 1) * 2)
+
+
+@pytest.mark.parametrize("annotation", ['T.handle("float32", "global")', 'T.handle("float32x4")',
+                                        "T.handle()", "T.handle"])
+def test_handle_annotations_in_tvms_forms_parse(annotation):
+    func = roundtrip(HEAD + f'''
+@T.prim_func
+def main(a: {annotation}, B: T.Buffer((4,), "float32")):
+    p = T.handle("float32", "shared")
+    B[0] = T.float32(1)
+''')
+    assert func.params[0].dtype.is_handle
