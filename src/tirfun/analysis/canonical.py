@@ -153,7 +153,8 @@ def _buffer_fields(buf: Buffer):
             (_NODE, buf.elem_offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
             (_NODE, buf.data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
             (_NODE, buf.offset_factor, "offset_factor"),
-            (_NODE, buf.axis_separators, "axis_separators")]
+            (_NODE, buf.axis_separators, "axis_separators"),
+            (_NODE, buf.buffer_type, "buffer_type")]
 
 
 def _comm_reducer(node, depth):

@@ -24,7 +24,8 @@ then names the function, the block (where there is one) and the offender:
     boundary: it sees the loop variables around it.
 ``undeclared buffer``
     A buffer is accessed that is not a parameter buffer, an ``alloc_buffer``
-    or ``match_buffer`` of an enclosing block, nor a ``decl_buffer`` in scope.
+    or ``match_buffer`` of an enclosing block, nor a ``decl_buffer`` in scope,
+    nor a view (``T.Buffer(shape, data=ptr)``) of a data pointer in scope.
 ``region not covered``
     A block's ``T.reads``/``T.writes`` must cover what its body reads and
     writes, including what nested blocks read and write. Index bounds are
@@ -48,7 +49,7 @@ from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
-    Node, PrimFunc, Select, SeqStmt, StringImm, Var,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
@@ -219,6 +220,12 @@ class _FunctionVerifier:
         if index is not None:
             return index
         decl = self.declared.get(buf.name)
+        if decl is None and buf.data is not None and buf.data in self.visible:
+            # lowered TIR views an allocation without a decl_buffer
+            # (T.Buffer(shape, data=ptr)); TVM accepts it while ptr is in scope
+            for expr in [*buf.shape, *buf.strides] + ([buf.elem_offset] if buf.elem_offset is not None else []):
+                self.check_expr(expr, track=False)
+            return self.visible[buf.data][1]
         if decl is not None and decl[0] == buf:
             self.fail("undeclared buffer", f"buffer {buf.name} is accessed outside {decl[1]}, "
                                            "where it is declared")
@@ -287,6 +294,28 @@ class _FunctionVerifier:
             push((self.visit, s.body))
         elif cls is AssertStmt:
             self.check_expr(s.condition)
+            push((self.visit, s.body))
+        elif cls is AllocateConst:
+            for e in s.extents:
+                self.check_expr(e)
+            mark = len(self.undo)
+            self.bind_var(s.buffer_var, _ALLOC)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is BufferRealize:
+            for r in s.bounds:
+                self.check_expr(r.min)
+                self.check_expr(r.extent)
+            self.check_expr(s.condition)
+            mark = len(self.undo)
+            if s.buffer not in self.visible_buffers:
+                self.declare_buffer(s.buffer, "a realize", implicit=False)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is While:
+            self.check_expr(s.condition)
+            self.frame.guard += 1  # the body may run no time at all
+            push((self._unguard, self.frame))
             push((self.visit, s.body))
         elif cls is Allocate:
             for e in s.extents:

@@ -25,7 +25,8 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
-    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var,
+    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
+    AllocateConst, BufferRealize,
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
@@ -424,6 +425,22 @@ class Compiler:
             self.line("else:")
             self.body(s.else_case, env)
 
+    def s_while(self, s: While, env: Env) -> None:
+        """``while``: the condition is computed afresh before every iteration
+        (its code may need statements of its own, so it goes inside the loop)."""
+        if self.loop_depth >= _MAX_LOOP_DEPTH or self.indent >= _MAX_INDENT:
+            self.continue_in_new_function(s, env)
+            return
+        self.line("while True:")
+        self.loop_depth += 1
+        self.indent += 1
+        c = self.expr(s.condition, env)
+        self.line(f"if not ({c.code}):")
+        self.line("    break")
+        self.indent -= 1
+        self.body(s.body, env)
+        self.loop_depth -= 1
+
     def s_evaluate(self, s: Evaluate, env: Env) -> None:
         """An expression statement; ``T.ret(v)`` returns from the function."""
         value = s.value
@@ -503,6 +520,21 @@ class Compiler:
         self.line(f"if not {c.code}:")
         self.line(f"    h_assert_failed({s.message.value!r})")
         self.stmt(s.body, env)
+
+    def s_allocate_const(self, s: AllocateConst, env: Env) -> None:
+        """Fresh storage holding the constant values (numbers, written with repr)."""
+        py = self.fresh(f"b_{s.buffer_var.name}")
+        values = ", ".join(const_float(v, s.dtype) if s.dtype.is_float else repr(int(v))
+                           for v in s.values)
+        self.line(f"{py} = h_alloc_const({str(s.dtype)!r}, ({values},))")
+        self.stmt(s.body, env.bind_data(s.buffer_var, DataInfo(py, s.dtype)))
+
+    def s_buffer_realize(self, s: BufferRealize, env: Env) -> None:
+        """The realized buffer gets fresh storage of its whole shape for the body."""
+        if not (isinstance(s.condition, IntImm) and s.condition.value == 1):
+            raise InterpError(f"the interpreter runs T.realize of {s.buffer.name} only with a "
+                              "true condition")
+        self.stmt(s.body, self.allocate_buffer(s.buffer, env))
 
     def s_allocate(self, s: Allocate, env: Env) -> None:
         """Fresh storage named by the allocated pointer variable."""
@@ -1120,7 +1152,7 @@ class Compiler:
 _CMP_OPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
 
 # statements that open an indented Python block
-_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt)
+_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt, While)
 
 # expressions nested this deep continue in a temporary (Python's parser
 # accepts 200 nested parentheses; one level of ours can take four)
@@ -1148,6 +1180,9 @@ _STMT_DISPATCH = {
     For: Compiler.s_for,
     IfThenElse: Compiler.s_if,
     Evaluate: Compiler.s_evaluate,
+    While: Compiler.s_while,
+    AllocateConst: Compiler.s_allocate_const,
+    BufferRealize: Compiler.s_buffer_realize,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,

@@ -294,6 +294,20 @@ class LLVMCodegen:
                 self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
 
+    def _stmt_While(self, s) -> None:
+        fn = self.frame.fn
+        head = fn.append_basic_block(self.fresh("while_head"))
+        body = fn.append_basic_block(self.fresh("while_body"))
+        end = fn.append_basic_block(self.fresh("while_end"))
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.b.cbranch(self.expr(s.condition), body, end)
+        self.b.position_at_end(body)
+        self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(end)
+
     def _stmt_AssertStmt(self, s: AssertStmt) -> None:
         cond = self.expr(s.condition)
         self.assert_messages.append(s.message.value)
@@ -309,6 +323,21 @@ class LLVMCodegen:
 
     def _stmt_Allocate(self, s: Allocate) -> None:
         self.allocate(s)
+
+    def _stmt_AllocateConst(self, s) -> None:
+        """Constant data: a private global array of the values' bits."""
+        import numpy as np
+
+        bits = element_bytes(s.dtype) * 8
+        raw = np.frombuffer(s.data, dtype=np.dtype(f"uint{bits}").newbyteorder("<")).tolist()
+        ty = ir.ArrayType(ir.IntType(bits), max(len(raw), 1))
+        g = ir.GlobalVariable(self.module, ty, name=self.fresh(f"const_{s.buffer_var.name}"))
+        g.global_constant = True
+        g.linkage = "private"
+        g.align = 64
+        g.initializer = ir.Constant(ty, raw or [0])
+        self.frame.vars[s.buffer_var] = g
+        self.stmt(s.body)
 
     def _stmt_For(self, s: For) -> None:
         if s.kind is ForKind.PARALLEL:

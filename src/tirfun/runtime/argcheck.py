@@ -131,7 +131,12 @@ class ArgChecker:
             elems = tuple(s // arr.itemsize for s in arr.strides)
             for k, (stride, actual) in enumerate(zip(buf.strides, elems)):
                 if shape[k] == 1:
-                    continue  # a stride of a length-1 axis is never used
+                    # a stride of a length-1 axis is never used; a variable
+                    # naming it is bound to 0, as TVM binds auto-broadcast strides
+                    if isinstance(stride, Var) and stride not in sizes:
+                        sizes[stride] = 0
+                        origin[stride] = f"{where}, stride {k}"
+                    continue
                 if actual < 0:
                     raise ArgumentError(f"{where}: negative strides are not supported")
                 self._bind(where, f"stride {k}", stride, actual, sizes, origin, elems, buf.strides)

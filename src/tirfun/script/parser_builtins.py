@@ -22,13 +22,17 @@ from collections.abc import Callable
 
 from ..errors import NodeError
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_intrinsics, parser_loops, parser_lowered, parser_ops
+from . import parser_decls, parser_extra, parser_intrinsics, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
-from .parser_values import Builtin, DTypeCtor, Namespace
+from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace
 
 
 def _prim_func_decorator(ip, node, a):
     return Builtin("T.prim_func")
+
+
+def _meta_var(ip, node, a):
+    return MetaVar(a.value)
 
 
 def _not_here(name: str):
@@ -40,11 +44,14 @@ def _not_here(name: str):
 BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "T.prim_func": (sig(("func", None), ("private", False), ("check_well_formed", True)), _prim_func_decorator),
     "I.ir_module": (sig("cls"), _not_here("I.ir_module")),
+    "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
+    "T.meta_var": (sig("value"), _meta_var),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,
     **parser_ops.HANDLERS,
     **parser_intrinsics.HANDLERS,
+    **parser_extra.HANDLERS,
 }
 
 

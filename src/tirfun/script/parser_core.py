@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import linecache
 from typing import Any
 
 from ..errors import ParseError, TirfunError
 from ..nodes import IRModule, PrimFunc
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
-from .parser_source import MAX_DEPTH, SourceMap, dedent_lines, parse_python
+from .parser_source import MAX_DEPTH, SourceMap, function_text, parse_python
 from .parser_stmts import FunctionInterpreter
 from .parser_values import Builtin, Namespace, describe
 
@@ -54,20 +53,7 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
         func = func.__func__
     if not inspect.isfunction(func):
         raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    filename = func.__code__.co_filename
-    try:
-        lines, first = inspect.getsourcelines(func)
-    except (OSError, TypeError) as err:
-        raise ParseError(f"cannot read the source of function {func.__name__}: {err}",
-                         filename=filename,
-                         hint="define the function in a file, a notebook, or register "
-                         "exec'd source with linecache") from None
-    text, indent = dedent_lines(lines)
-    all_lines = linecache.getlines(filename) or lines
-    offset = first - 1 if linecache.getlines(filename) else 0
-    if first == 0:  # a module-level source: inspect reports line 0
-        offset = 0
-    src = SourceMap(filename, tuple(all_lines), offset, indent)
+    text, src = function_text(func, "@T.prim_func")
     closure = {}
     if func.__closure__:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -83,7 +69,9 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
             if not isinstance(fdef, ast.FunctionDef):
                 raise src.error(tree.body[0] if tree.body else None,
                                 f"@T.prim_func needs a def statement; {func.__name__} has none")
-            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON), names)
+            # the user's own Python: values of its scope may be Python objects
+            # and functions (see parser_python); from_source never sets trusted
+            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON, trusted=True), names)
             result = interp.run(fdef, private)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
@@ -284,8 +272,13 @@ class _Module:
         if cdef.bases or cdef.keywords:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}
+        module_attrs: dict | None = None
         for stmt in cdef.body:
-            if isinstance(stmt, ast.FunctionDef):
+            if self._is_module_attrs(stmt):
+                if module_attrs is not None:
+                    raise self.src.error(stmt, "I.module_attrs is given twice in the module")
+                module_attrs = self._module_attrs(stmt.value)
+            elif isinstance(stmt, ast.FunctionDef):
                 name, func = self._function(stmt)
                 if name in functions:
                     raise self.src.error(stmt, f"function {name} is defined twice in the module")
@@ -298,4 +291,20 @@ class _Module:
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
         # an empty module (``pass``) is a module too: the printer writes it so
-        return IRModule(functions)
+        return IRModule(functions, module_attrs or {})
+
+    def _is_module_attrs(self, stmt: ast.stmt) -> bool:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return False
+        return self.evaluator.eval(stmt.value.func) == Builtin("I.module_attrs")
+
+    def _module_attrs(self, call: ast.Call) -> dict:
+        """``I.module_attrs({...})``: the attributes of the module."""
+        from .parser_args import attr_dict, bind, sig
+
+        positional = [(self.evaluator.eval(a), a) for a in call.args]
+        keywords = {kw.arg: (self.evaluator.eval(kw.value), kw.value) for kw in call.keywords}
+        if None in keywords:
+            raise self.src.error(call, "** is not supported in I.module_attrs")
+        args = bind(self.evaluator, "I.module_attrs", sig("attrs"), call, positional, keywords)
+        return attr_dict(self.evaluator, args.attrs, args.node("attrs"), "I.module_attrs's argument")

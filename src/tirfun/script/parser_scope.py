@@ -22,7 +22,8 @@ from typing import Any
 from ..errors import NodeError
 from ..nodes import Buffer, IRModule, PrimExpr, PrimFunc
 from ..nodes.dtype import DataType
-from .parser_values import Builtin, DTypeCtor, Namespace, article
+from .parser_python import Macro, PyValue
+from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace, article
 
 MISSING = object()
 
@@ -108,7 +109,7 @@ def admit(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, (PrimExpr, Buffer, PrimFunc, IRModule)):
         return value
-    if isinstance(value, (Namespace, Builtin, DTypeCtor)):
+    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro)):
         return value
     if isinstance(value, types.ModuleType):
         ns = MODULE_NAMESPACES.get(value.__name__)
@@ -158,11 +159,18 @@ class OuterEnv:
     """The names around a function: layers searched in order (closure,
     defining scope, globals; or a source's module-level names), then the
     script's own defaults (``range``, and ``T``/``I`` for source text).
-    Values are admitted on first use."""
+    Values are admitted on first use.
 
-    def __init__(self, layers, defaults):
+    ``trusted`` is the single switch between the two ways of parsing: it is
+    True only for a decorated function (the user's own Python), where a value
+    that is not a script value enters as a
+    :class:`~tirfun.script.parser_python.PyValue` that may be called; for
+    text (``from_source``) it is False and such a value is refused."""
+
+    def __init__(self, layers, defaults, trusted: bool = False):
         self.layers = list(layers)
         self.defaults = dict(defaults)
+        self.trusted = trusted
 
     def get(self, name: str, default=None):
         """The admitted value of ``name`` (a RefusedValue when it cannot enter)."""
@@ -171,6 +179,8 @@ class OuterEnv:
                 try:
                     return admit(layer[name])
                 except Refused as why:
+                    if self.trusted:
+                        return PyValue(layer[name])
                     return RefusedValue(str(why))
         return self.defaults.get(name, default)
 

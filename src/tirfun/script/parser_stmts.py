@@ -34,7 +34,7 @@ import attrs
 from ..errors import NodeError, ParseError, TirfunError
 from ..nodes import (
     AssertStmt, Block, BlockRealize, Buffer, BufferStore, Evaluate, For, IfThenElse, IntImm,
-    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, const,
+    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, While, const,
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
@@ -42,13 +42,11 @@ from .parser_args import to_bool_expr, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
-    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, NewBuffer, NewIterVar, NewVar,
+    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, MetaVar, NewBuffer, NewIterVar, NewVar,
     Scope, SlicedAccess, article, describe,
 )
 
 _UNSUPPORTED_STMTS = {
-    ast.While: ("while loops are not supported in TVMScript",
-                "loop with for over range(n); the extent may be a variable"),
     ast.Try: ("try statements are not supported in TVMScript", ""),
     ast.ClassDef: ("class definitions inside a function are not supported in TVMScript", ""),
     ast.FunctionDef: ("function definitions inside a function are not supported in TVMScript", ""),
@@ -412,6 +410,11 @@ class FunctionInterpreter(ExprEvaluator):
             indices = self.slice_indices(access, target)
         else:
             indices = list(access.indices)
+        return self.store_value(buffer, indices, value, value_node)
+
+    def store_value(self, buffer: Buffer, indices: list, value: Any, value_node: ast.AST) -> BufferStore:
+        """``buffer[indices] = value`` with the value converted as TVM's
+        buffer_store converts it."""
         lanes = max([1] + [i.dtype.lanes for i in indices])
         expected = buffer.dtype.with_lanes(lanes) if lanes > 1 else buffer.dtype
         if isinstance(value, SlicedAccess):
@@ -425,13 +428,26 @@ class FunctionInterpreter(ExprEvaluator):
         else:
             value = self.as_expr(value, value_node)
         if value.dtype != expected:
-            raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
-                            f"buffer {buffer.name} of {expected}",
-                            hint=f'convert the value with T.Cast("{expected}", ...)')
+            if value.dtype.lanes != expected.lanes or value.dtype.is_handle or expected.is_handle:
+                raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
+                                f"buffer {buffer.name} of {expected}",
+                                hint=f'convert the value with T.Cast("{expected}", ...)')
+            # TVM's buffer_store casts a value of another type to the buffer's
+            value = value.astype(expected)
         return BufferStore(buffer, value, indices)
 
     def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
         """Bind an assignment target; returns openers for lets and scopes."""
+        if isinstance(value, MetaVar):
+            # T.meta_var: the names stand for the values themselves, no let
+            if isinstance(target, ast.Name):
+                if self.scopes.defined_here(target.id):
+                    raise self.fail(target, f"'{target.id}' is already defined in this scope",
+                                    hint="TVMScript binds each name once per scope; choose a new name")
+                self.scopes.define(target.id, value.value)
+                return None
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value.value, (tuple, list)):
+                value = type(value.value)(MetaVar(v) for v in value.value)
         if isinstance(target, ast.Name):
             if isinstance(value, list) and len(value) == 1 and isinstance(value[0], NewIterVar):
                 value = value[0]
@@ -483,6 +499,8 @@ class FunctionInterpreter(ExprEvaluator):
             bound, wrap = value.open(name)
             self.scopes.define(name, bound)
             return _Open(wrap, value_node)
+        if isinstance(value, Stmt):
+            raise self.fail(value_node, "a statement has no value to assign")
         if isinstance(value, (LoopSpec, BlockHeader, InitHeader)):
             raise self.fail(value_node, f"{describe(value)} cannot be assigned; use it in a "
                             f"{'for' if isinstance(value, LoopSpec) else 'with'} statement")
@@ -649,6 +667,15 @@ class FunctionInterpreter(ExprEvaluator):
                 else_case = self.visit_body(node.orelse, "body")
         return IfThenElse(cond, then_case, else_case)
 
+    # -- while ------------------------------------------------------------------------
+    def _while(self, node: ast.While):
+        if node.orelse:
+            raise self.fail(node.orelse[0], "while-else is not supported in TVMScript")
+        cond = to_bool_expr(self, self.eval(node.test), node.test, "the condition of a while loop")
+        with self.scope():
+            body = self.visit_body(node.body, "body")
+        return While(cond, body)
+
 
 _STMT_HANDLERS = {
     ast.Expr: FunctionInterpreter._expr_stmt,
@@ -658,6 +685,7 @@ _STMT_HANDLERS = {
     ast.For: FunctionInterpreter._for,
     ast.With: FunctionInterpreter._with,
     ast.If: FunctionInterpreter._if,
+    ast.While: FunctionInterpreter._while,
     ast.Assert: FunctionInterpreter._assert,
     ast.Return: FunctionInterpreter._return,
     ast.Pass: FunctionInterpreter._pass,

@@ -277,7 +277,7 @@ def _is_simple(buf: Buffer) -> bool:
     return (not buf.strides and not any(has_vars(e) for e in buf.shape)
             and buf.elem_offset is None and buf.storage_scope == "global"
             and buf.data is None and buf.data_alignment == 64 and buf.offset_factor == 0
-            and not buf.axis_separators)
+            and not buf.axis_separators and buf.buffer_type == "default")
 
 
 def _implicit_root(body: Stmt) -> Block | None:

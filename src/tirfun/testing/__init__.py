@@ -11,6 +11,7 @@ strategies):
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
+* ``tirfun.testing.statements``  random ``while`` and ``T.allocate_const`` programs
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ _LAZY = {
     "assert_equivalent": "tirfun.testing.equivalence",
     "random_inputs": "tirfun.testing.equivalence",
     "inputs_for": "tirfun.testing.equivalence",
+    "while_programs": "tirfun.testing.statements",
+    "const_programs": "tirfun.testing.statements",
 }
 
 
