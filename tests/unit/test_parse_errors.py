@@ -51,10 +51,6 @@ CASES = {
     "misspelt variable": (
         "    for idx in range(8):\n        A[idx] = A[idy]\n",
         "undefined name 'idy'", 4, 20, "did you mean 'idx'?"),
-    "duplicate block name": (
-        "    with T.block('b'):\n        A[0] = 1.0\n    with T.block('b'):\n        A[1] = 1.0\n",
-        "duplicate block name 'b'", 5, 10,
-        "block names must be unique in a function; 'b' is already used on line 3"),
     "store of the wrong dtype": (
         "    A[0] = B[0, 0]\n",
         "cannot store an int32 value into buffer A of float32", 3, 12,
