@@ -5,8 +5,9 @@ stream, which is what makes them consistent: two trees are structurally equal
 exactly when their streams are equal, and the hash is a digest of the stream.
 
 The stream walks a tree in a fixed field order. Every node contributes a
-token naming its class; every plain field (a dtype, a block name, a loop
-kind, a constant, an annotation) contributes its value. Variables and buffers
+token naming its class; every plain field (a dtype, a loop kind, a
+constant, an annotation) contributes its value. A block's name does not
+count, as in TVM v0.20's Block equality, unless ``names=True`` asks for it. Variables and buffers
 are where renaming comes in:
 
 * a *binding position* (a loop variable, a block iteration variable, a let
@@ -125,12 +126,17 @@ def _attr_stmt(node: AttrStmt, depth):
 
 
 def _block(node: Block, depth):
-    return [(_NODE, node.name_hint, "name_hint"), (_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
+    # as TVM's Block equality, the name is not compared (names=True adds it)
+    return [(_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
             (_DEFS, (_DEFB, node.alloc_buffers), "alloc_buffers"),
             (_DEFS, (_MATCH, node.match_buffers), "match_buffers"),
             (_NODE, node.reads, "reads"), (_NODE, node.writes, "writes"),
             (_NODE, node.init, "init"), (_NODE, node.body, "body"),
             (_NODE, node.annotations, "annotations"), (_REST, depth, "")]
+
+
+def _named_block(node: Block, depth):
+    return [(_NODE, node.name_hint, "name_hint"), *_block(node, depth)]
 
 
 def _prim_func(node: PrimFunc, depth):
@@ -162,15 +168,17 @@ _SCHEMA = {
 }
 
 
-def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tuple]:
+def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = False) -> Iterator[tuple]:
     """The canonical stream of ``root`` as events ``(token, path, obj, kind)``.
 
     ``path`` is a linked tuple ``(parent_path, label)`` (render it with
     :func:`render_path`), ``obj`` the value the token came from and ``kind``
     one of PLAIN, ENTER, PUSH, POP. Sending True right after an ENTER event
     skips that node's subtree. A Buffer at the root is walked as a
-    definition (its name does not count); anything else as a use.
+    definition (its name does not count); anything else as a use. Block
+    names are part of the stream only with ``names``.
     """
+    schema = {**_SCHEMA, Block: _named_block} if names else _SCHEMA
     scope: dict = {}      # bound Var or Buffer -> depth of its binding
     undo: list = []       # (key, the binding it shadowed or None)
     free: dict = {}       # map_free_vars: free name -> order of first sight
@@ -229,7 +237,7 @@ def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tu
                 skip = yield ("T", cls.__qualname__), path, x, (PLAIN if implicit else ENTER)
                 if skip:
                     continue
-                expand = _SCHEMA.get(cls, _generic)
+                expand = schema.get(cls, _generic)
                 for op2, value, name in reversed(expand(x, len(undo))):
                     stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, (PVector, list, tuple)):

@@ -123,12 +123,24 @@ class For(Stmt):
 
 
 def _flatten_seq(values) -> PVector:
-    return to_pvector(values)
+    # as TVM's SeqStmt::Flatten: a sequence inside a sequence is spliced in,
+    # so the nested form never exists and print then parse is the identity
+    items = to_pvector(values)
+    if not any(type(s) is SeqStmt for s in items):
+        return items
+    flat: list = []
+    for s in items:
+        if type(s) is SeqStmt:
+            flat.extend(s.seq)  # already flat: it was made by this converter
+        else:
+            flat.append(s)
+    return to_pvector(flat)
 
 
 @node
 class SeqStmt(Stmt):
-    """Statements in order."""
+    """Statements in order. A ``SeqStmt`` given as an item is spliced in, as
+    TVM's ``SeqStmt::Flatten`` does, so sequences never nest."""
 
     seq: PVector = field(converter=_flatten_seq)
 
