@@ -119,12 +119,21 @@ class Schedule:
         out.__dict__.update(self.__dict__)
         return out
 
-    def show(self, style: str | None = None, file=None) -> None:
-        """Print the module as TVMScript (with colour on a terminal), then the trace."""
-        self._mod.show(style=style, file=file)
+    def show(self, style=None, black_format: bool = False, *, file=None) -> None:
+        """Print the module as TVMScript (with colour on a terminal, see
+        ``IRModule.show``), then the trace."""
+        self._mod.show(style=style, black_format=black_format, file=file)
         if self._trace:
             print(file=file)
             self.trace.show(file=file)
+
+    def _repr_html_(self) -> str:
+        """The module as coloured TVMScript for Jupyter."""
+        return self._mod._repr_html_()
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        """The module as coloured TVMScript for IPython's terminal."""
+        self._mod._repr_pretty_(printer, cycle)
 
     def get(self, ref):
         """The Block or For a reference points at (a name means a block)."""
