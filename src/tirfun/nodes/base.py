@@ -16,10 +16,13 @@ class Node:
     __slots__ = ()
 
     def script(self, **options: Any) -> str:
-        """This node as TVMScript text."""
-        from ..script.printer import to_script  # the printer sits above nodes
+        """This node as TVMScript text. Takes TVM's ``script()`` keyword
+        arguments (``name``, ``tir_prefix``, ``ir_prefix``, ``indent_spaces``,
+        ``print_line_numbers``, and the others, which have no effect here:
+        see :mod:`tirfun.script.script_options`)."""
+        from ..script.script_options import script_text  # the printer sits above nodes
 
-        return to_script(self, **options)
+        return script_text(self, **options)
 
     def __repr__(self) -> str:
         try:
