@@ -86,10 +86,10 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
 
 NOT_AFFINE = """
 @T.prim_func
-def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+def main(A: T.Buffer((20,), "float32"), B: T.Buffer((20,), "float32")):
     for i, j in T.grid(4, 4):
         with T.block("B"):
-            vi = T.axis.spatial(16, i * 3 + j)
+            vi = T.axis.spatial(20, i * 5 + j)
             B[vi] = A[vi]
 """
 

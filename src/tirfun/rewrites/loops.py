@@ -431,7 +431,9 @@ class Reorder(Rewrite):
        (LoopsNotAChainError);
     3. every block under the loops has only data-parallel and reduction
        iteration variables (BlockIterTypeError) and an affine binding
-       (NotAffineBindingError);
+       (NotAffineBindingError), as TVM's ``IsAffineBinding`` defines it:
+       windows may overlap (``vi = 2 * a + b`` with ``b`` of extent 3) and
+       unit loops count as constants;
     4. no loop's min or extent depends on a loop that is inside it in the
        new order (DependentLoopError).
 
@@ -501,7 +503,7 @@ class Reorder(Rewrite):
                          f"the block under the loops to reorder has the {bad[0].iter_type.value} "
                          f"iteration variable {bad[0].var.name}; only data-parallel and reduction "
                          "ones can be reordered", realize)
-            elif not has_affine_binding(site, bpath, realize, top=top):
+            elif not has_affine_binding(site, bpath, realize, top=top, surjective=True):
                 chk.fail(NotAffineBindingError, f"block {block.name_hint!r}",
                          "the block under the loops to reorder does not have an affine binding",
                          realize)
