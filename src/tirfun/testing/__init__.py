@@ -11,6 +11,9 @@ strategies):
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
+* ``tirfun.testing.accepted``  TensorIR that TVM accepts and a stricter reading
+  refuses (nested blocks using outer block variables, repeated and anonymous
+  block names, regions that do not cover the body, overlapping windows)
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ _LAZY = {
     "assert_equivalent": "tirfun.testing.equivalence",
     "random_inputs": "tirfun.testing.equivalence",
     "inputs_for": "tirfun.testing.equivalence",
+    "accepted_sources": "tirfun.testing.accepted",
+    "random_accepted_source": "tirfun.testing.accepted",
 }
 
 
