@@ -260,7 +260,9 @@ def test_detail_shows_the_offending_script_and_fast_does_not():
     assert 'for i in T.thread_binding(8, thread="threadIdx.x"):' in detail
     assert 'with T.block("B"):' in detail
     assert str(err.with_level("fast")) == detail.split("\n")[0]
-    assert str(err.with_level("none")) == "ScheduleError: (not rendered)"
+    assert str(err.with_level("none")) == ("LoopHasAnnotationOrThreadBindingError: The loop carries "
+                                           "annotations or a thread binding, which the primitive cannot "
+                                           "carry over to the loops it creates.")
 
 
 def test_block_errors_show_the_binding():

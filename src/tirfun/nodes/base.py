@@ -24,6 +24,15 @@ class Node:
 
         return script_text(self, **options)
 
+    def same_as(self, other) -> bool:
+        """TVM's ``same_as``. In TVM it is object identity: the same node, not
+        merely an equal one. Here nodes are immutable values and names are
+        identities (two ``Var("i")`` of one function are one variable), so
+        an equal value *is* the same node: ``same_as`` is exact equality,
+        names included (``==``), checked by identity first. For equality up
+        to renaming use :func:`~tirfun.analysis.structural_equal`."""
+        return self is other or (type(self) is type(other) and self == other)
+
     def __repr__(self) -> str:
         try:
             return self.script()

@@ -98,6 +98,18 @@ class Split(Rewrite):
     ``preserve_unit_iters=False``, loop variables of unit loops are dropped
     from them. The new loops are named ``i_0, i_1, ...``.
 
+    ``disable_predication=True`` is unsafe when the factors' product is
+    larger than the extent (the factors do not divide it): the predicate is
+    left out, as TVM leaves it out, so the new loops run past the extent,
+    the blocks' iteration variables are bound outside their domains, and
+    their bodies read and write elements the original loop never touched,
+    possibly past the end of a buffer. TVM compiles such a module and
+    accesses memory out of bounds; here ``verify`` reports "binding outside
+    domain", ``tirfun.build`` refuses the module with that VerifyError, and
+    the interpreter raises InterpError at the first iteration outside the
+    domain. Use it only when the product equals the extent, or when every
+    block under the loop already guards itself.
+
     Requirements, each with the error raised when it fails:
 
     1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
