@@ -230,3 +230,17 @@ def test_disable_predication_past_the_extent_is_refused_downstream():
     with pytest.raises(InterpError, match="outside its domain"):
         tirfun.interp.run(sch.mod["main"], np.zeros(16, "float32"), np.zeros(16, "float32"))
     assert "unsafe when the factors' product" in " ".join(R.Split.__doc__.split())
+
+
+def test_a_block_named_root_beside_the_implicit_root_is_renamed():
+    text = '''
+@T.prim_func
+def main(A: T.Buffer((4,), "float32")):
+    C = T.alloc_buffer((4,))
+    with T.block("root"):
+        C[0] = T.float32(1)
+        A[0] = C[0]
+'''
+    func = from_source(text)
+    assert [b.name_hint for _, b in blocks(func.body)] == ["root", "root_1"]
+    assert from_source(func.script()) == func

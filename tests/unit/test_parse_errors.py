@@ -153,10 +153,6 @@ CASES = {
         "unknown thread tag 'threadIdx.w'", 3, 41,
         "expected one of blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, "
         "threadIdx.z, vthread, vthread.x, vthread.y, vthread.z"),
-    "block named root beside an implicit root": (
-        "    C = T.alloc_buffer((4,))\n    with T.block('root'):\n        C[0] = 1.0\n",
-        "duplicate block name 'root'", 4, 10,
-        "the implicit root block of the function is named root; rename this block"),
     "match_buffer of a scalar": (
         "    C = T.match_buffer(n, (4,))\n",
         "T.match_buffer: parameter n is an int32 scalar, not a handle", 3, 24, ""),

@@ -288,9 +288,9 @@ class FunctionInterpreter(ExprEvaluator):
             not isinstance(body, BlockRealize) and contains_blocks)
         if insert_root:
             if "root" in func.block_nodes:
-                raise self.fail(func.block_nodes["root"], "duplicate block name 'root'",
-                                hint="the implicit root block of the function is named root; "
-                                "rename this block")
+                # the implicit root block is "root"; the user's block named so
+                # becomes a repeat of it, renamed as any repeat is
+                body = self._rename_block(body, "root")
             root = Block([], [], [], "root", body, None, list(func.root_allocs))
             body = BlockRealize([], IntImm("bool", 1), root)
         attrs_ = dict(func.func_attrs)
@@ -308,6 +308,20 @@ class FunctionInterpreter(ExprEvaluator):
                 raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
                                 hint="declare the regions with T.reads(...) and T.writes(...)") from None
         return out
+
+    def _rename_block(self, body: Stmt, name: str) -> Stmt:
+        """``body`` with its block ``name`` renamed to a fresh name; the
+        records kept by name follow it."""
+        from ..analysis.traversal import find_block, get_at, replace_at
+
+        func = self.func
+        fresh = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+        path = find_block(body, name)
+        body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
+        func.block_nodes[fresh] = func.block_nodes.pop(name)
+        if name in func.pending:
+            func.pending[fresh] = func.pending.pop(name)
+        return body
 
     # -- bodies ------------------------------------------------------------------
     def visit_body(self, stmts: list[ast.stmt], kind: str) -> Stmt:
