@@ -2,8 +2,8 @@
 using the iteration variables of an enclosing block, repeated and anonymous
 block names, regions that do not cover the body, nested sequences and
 overlapping affine windows. Each verifies, prints and parses back to the
-same function, interprets, compiles to what the interpreter computes, and
-reorders as TVM allows."""
+same function, interprets, compiles to what the interpreter computes,
+reorders as TVM allows, and keeps its meaning under random schedules."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from tirfun.script import from_source
 from tirfun.testing.accepted import accepted_sources
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
 from tirfun.testing.programs import prim_funcs
+from tirfun.testing.schedules import loop_schedules
 
 
 # each example builds native code (~0.1 s): at most 150 keep the test near 15 s
@@ -75,3 +76,12 @@ def test_nested_sequences_are_flattened_when_made(func, data):
         assert nested == seq
         assert all(type(s) is not SeqStmt for s in nested.seq)
     assert structural_equal(from_source(func.script()), func)
+
+
+@given(accepted_sources(), st.data())
+def test_random_schedules_keep_meaning_on_accepted_shapes(source, data):
+    mod = IRModule({"main": from_source(source.text)})
+    out = data.draw(loop_schedules(mod, max_steps=4), label="schedule")(mod)
+    verify(out)
+    assert from_source(out["main"].script()) == out["main"]
+    assert_equivalent(mod["main"], out["main"])
