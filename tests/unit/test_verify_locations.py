@@ -88,3 +88,20 @@ def main(A: T.Buffer((8,), "float32")):
     with pytest.raises(VerifyError) as info:
         from_source(text, filename="k.py")
     assert (info.value.rule, info.value.line) == ("binding outside domain", 6)
+
+
+def test_a_decorated_function_is_located_in_its_file():
+    from tirfun.script import tir as T
+
+    with pytest.raises(VerifyError) as info:
+        @T.prim_func
+        def bad(A: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    A[i] = T.float32(0)  # the loop variable inside the block
+
+    err = info.value
+    assert err.filename == __file__
+    assert err.source_line.strip() == "A[i] = T.float32(0)  # the loop variable inside the block"
+    assert err.column == err.source_line.index("i]") + 1
