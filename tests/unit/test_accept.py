@@ -244,3 +244,26 @@ def main(A: T.Buffer((4,), "float32")):
     func = from_source(text)
     assert [b.name_hint for _, b in blocks(func.body)] == ["root", "root_1"]
     assert from_source(func.script()) == func
+
+
+def test_sequences_as_tvm_flattens_them_round_trip():
+    from tirfun.analysis.equality import structural_equal, structural_hash
+    from tirfun.nodes import Buffer, BufferStore, Evaluate, IntImm, PrimFunc
+
+    A = Buffer("A", [4], "int32")
+    a = Var("a", "handle")
+
+    def store(k):
+        return BufferStore(A, IntImm("int32", k), [IntImm("int32", 0)])
+
+    nop = Evaluate(IntImm("int32", 0))
+    assert SeqStmt([SeqStmt([store(1), store(2)]), store(3)]) == SeqStmt([store(1), store(2), store(3)])
+    assert SeqStmt([nop, store(1), nop]).seq == SeqStmt([store(1)]).seq
+    assert SeqStmt([nop, nop]).seq == SeqStmt([nop]).seq
+    assert structural_equal(SeqStmt([store(1)]), store(1))
+    assert structural_hash(SeqStmt([store(1)])) == structural_hash(store(1))
+    assert not structural_equal(SeqStmt([store(1), store(1)]), store(1))
+    for body in (SeqStmt([store(1)]), SeqStmt([nop, store(1)]), SeqStmt([SeqStmt([store(1)]), store(2)]),
+                 For(Var("i"), 0, 4, "serial", SeqStmt([store(2)])), SeqStmt([nop])):
+        func = PrimFunc([a], body, buffer_map={a: A}, attrs={"global_symbol": "main"})
+        assert structural_equal(from_source(func.script()), func)

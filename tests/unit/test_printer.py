@@ -580,9 +580,9 @@ def test_scoping_statements_print_flat_when_last_and_with_otherwise():
     assert to_script(SeqStmt([chain()])) == flat
     # not last in its body: it opens a with-block, and its own body (where
     # each statement is last) prints flat inside it
-    assert to_script(SeqStmt([chain(), Evaluate(0)])) == "\n".join(
+    assert to_script(SeqStmt([chain(), Evaluate(1)])) == "\n".join(
         ["with T.LetStmt(1) as x:"] + ["    " + line for line in flat.splitlines()[1:]]
-        + ["T.evaluate(0)"])
+        + ["T.evaluate(1)"])
     # printed on its own, a scoping statement opens a block, as in TVM
     assert to_script(chain()).splitlines()[:2] == ["with T.LetStmt(1) as x:",
                                                    '    assert x < 2, "x is small"']
@@ -606,8 +606,8 @@ def test_scoping_statements_followed_by_others_nest():
 
 
 def test_nested_sequences_print_as_one():
-    stmt = SeqStmt([SeqStmt([Evaluate(0), Evaluate(1)]), Evaluate(2)])
-    assert to_script(stmt) == "T.evaluate(0)\nT.evaluate(1)\nT.evaluate(2)"
+    stmt = SeqStmt([SeqStmt([Evaluate(3), Evaluate(1)]), Evaluate(2)])
+    assert to_script(stmt) == "T.evaluate(3)\nT.evaluate(1)\nT.evaluate(2)"
 
 
 def test_allocate_condition_and_annotations_and_generic_attr():
@@ -646,10 +646,10 @@ def test_free_names_in_a_function_are_declared_before_first_use():
     C = Buffer("C", [4], "float32")
     i = Var("i")
     store = BufferStore(C, Let(x, FloatImm("float32", 1.0), x * 2.0), [i])
-    body = SeqStmt([Evaluate(0), For(i, 0, n, "serial", store)])
+    body = SeqStmt([Evaluate(1), For(i, 0, n, "serial", store)])
     func = PrimFunc([], body, attrs={"global_symbol": "main"})
     assert to_script(func).splitlines()[4:] == [
-        "    T.evaluate(0)",
+        "    T.evaluate(1)",
         "    n = T.int32()",
         "    for i in range(n):",
         "        C = T.Buffer((4,))",

@@ -25,6 +25,9 @@ offset, data pointer) are themselves binding positions for variables not yet
 in scope: ``A = T.match_buffer(a, (n,))`` binds ``n``. A buffer's name is not
 part of the stream, only its definition.
 
+A ``SeqStmt`` of one statement streams as that statement, so the two are
+structurally equal (print then parse makes the one from the other).
+
 Scopes end with the construct that opened them (a loop's variable is out of
 scope after the loop), so a name reused in sibling scopes is two independent
 bindings. Each function of a module is walked with a fresh state.
@@ -234,6 +237,10 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
                     for op2, value, name in reversed(_buffer_fields(x)):
                         stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, Node):
+                if cls is SeqStmt and len(x.seq) == 1:
+                    # a sequence of one is that statement (what TVM's Flatten makes)
+                    x = x.seq[0]
+                    cls = type(x)
                 skip = yield ("T", cls.__qualname__), path, x, (PLAIN if implicit else ENTER)
                 if skip:
                     continue
