@@ -136,3 +136,18 @@ def test_without_pygments_everything_is_plain_text(no_pygments, monkeypatch):
 def test_show_rejects_what_cannot_be_printed():
     with pytest.raises(TirfunError, match="show prints TVMScript text or a node, not int"):
         hl.show(3, file=io.StringIO())
+
+
+def test_black_format_without_black_shows_the_text_as_printed(monkeypatch):
+    real_import = builtins.__import__
+
+    def failing(name, *args, **kwargs):
+        if name == "black":
+            raise ImportError("No module named 'black'", name="black")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing)
+    out = _Stream(tty=False)
+    with pytest.warns(UserWarning, match="black_format=True needs the black formatter"):
+        add_one.show(black_format=True, file=out)
+    assert out.getvalue() == add_one.script() + "\n"
