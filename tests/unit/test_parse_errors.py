@@ -51,10 +51,6 @@ CASES = {
     "misspelt variable": (
         "    for idx in range(8):\n        A[idx] = A[idy]\n",
         "undefined name 'idy'", 4, 20, "did you mean 'idx'?"),
-    "duplicate block name": (
-        "    with T.block('b'):\n        A[0] = 1.0\n    with T.block('b'):\n        A[1] = 1.0\n",
-        "duplicate block name 'b'", 5, 10,
-        "block names must be unique in a function; 'b' is already used on line 3"),
     "store of the wrong number of lanes": (
         "    A[0:4] = B[0, 0]\n",
         "cannot store an int32 value into buffer A of float32x4", 3, 14,
@@ -156,10 +152,6 @@ CASES = {
         "unknown thread tag 'threadIdx.w'", 3, 41,
         "expected one of blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, "
         "threadIdx.z, vthread, vthread.x, vthread.y, vthread.z"),
-    "block named root beside an implicit root": (
-        "    C = T.alloc_buffer((4,))\n    with T.block('root'):\n        C[0] = 1.0\n",
-        "duplicate block name 'root'", 4, 10,
-        "the implicit root block of the function is named root; rename this block"),
     "match_buffer of a scalar": (
         "    C = T.match_buffer(n, (4,))\n",
         "T.match_buffer: parameter n is an int32 scalar, not a handle", 3, 24, ""),

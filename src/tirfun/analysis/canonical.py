@@ -5,8 +5,9 @@ stream, which is what makes them consistent: two trees are structurally equal
 exactly when their streams are equal, and the hash is a digest of the stream.
 
 The stream walks a tree in a fixed field order. Every node contributes a
-token naming its class; every plain field (a dtype, a block name, a loop
-kind, a constant, an annotation) contributes its value. Variables and buffers
+token naming its class; every plain field (a dtype, a loop kind, a
+constant, an annotation) contributes its value. A block's name does not
+count, as in TVM v0.20's Block equality, unless ``names=True`` asks for it. Variables and buffers
 are where renaming comes in:
 
 * a *binding position* (a loop variable, a block iteration variable, a let
@@ -23,6 +24,9 @@ As in TVM, the fields of a buffer declaration (shape, strides, element
 offset, data pointer) are themselves binding positions for variables not yet
 in scope: ``A = T.match_buffer(a, (n,))`` binds ``n``. A buffer's name is not
 part of the stream, only its definition.
+
+A ``SeqStmt`` of one statement streams as that statement, so the two are
+structurally equal (print then parse makes the one from the other).
 
 Scopes end with the construct that opened them (a loop's variable is out of
 scope after the loop), so a name reused in sibling scopes is two independent
@@ -126,12 +130,17 @@ def _attr_stmt(node: AttrStmt, depth):
 
 
 def _block(node: Block, depth):
-    return [(_NODE, node.name_hint, "name_hint"), (_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
+    # as TVM's Block equality, the name is not compared (names=True adds it)
+    return [(_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
             (_DEFS, (_DEFB, node.alloc_buffers), "alloc_buffers"),
             (_DEFS, (_MATCH, node.match_buffers), "match_buffers"),
             (_NODE, node.reads, "reads"), (_NODE, node.writes, "writes"),
             (_NODE, node.init, "init"), (_NODE, node.body, "body"),
             (_NODE, node.annotations, "annotations"), (_REST, depth, "")]
+
+
+def _named_block(node: Block, depth):
+    return [(_NODE, node.name_hint, "name_hint"), *_block(node, depth)]
 
 
 def _prim_func(node: PrimFunc, depth):
@@ -172,15 +181,17 @@ _SCHEMA = {
 }
 
 
-def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tuple]:
+def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = False) -> Iterator[tuple]:
     """The canonical stream of ``root`` as events ``(token, path, obj, kind)``.
 
     ``path`` is a linked tuple ``(parent_path, label)`` (render it with
     :func:`render_path`), ``obj`` the value the token came from and ``kind``
     one of PLAIN, ENTER, PUSH, POP. Sending True right after an ENTER event
     skips that node's subtree. A Buffer at the root is walked as a
-    definition (its name does not count); anything else as a use.
+    definition (its name does not count); anything else as a use. Block
+    names are part of the stream only with ``names``.
     """
+    schema = {**_SCHEMA, Block: _named_block} if names else _SCHEMA
     scope: dict = {}      # bound Var or Buffer -> depth of its binding
     undo: list = []       # (key, the binding it shadowed or None)
     free: dict = {}       # map_free_vars: free name -> order of first sight
@@ -236,10 +247,14 @@ def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tu
                     for op2, value, name in reversed(_buffer_fields(x)):
                         stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, Node):
+                if cls is SeqStmt and len(x.seq) == 1:
+                    # a sequence of one is that statement (what TVM's Flatten makes)
+                    x = x.seq[0]
+                    cls = type(x)
                 skip = yield ("T", cls.__qualname__), path, x, (PLAIN if implicit else ENTER)
                 if skip:
                     continue
-                expand = _SCHEMA.get(cls, _generic)
+                expand = schema.get(cls, _generic)
                 for op2, value, name in reversed(expand(x, len(undo))):
                     stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, (PVector, list, tuple)):

@@ -39,10 +39,11 @@ def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bo
     try:
         with _guard(src):
             tree, names = parse_python(text, src)
-            result = _Module(src, names).run(tree)
+            module = _Module(src, names)
+            result = module.run(tree)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
-    _check(result, check_well_formed)
+    _check(result, check_well_formed, src, module.sites)
     return result
 
 
@@ -75,7 +76,7 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
             result = interp.run(fdef, private)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
-    _check(result, check_well_formed)
+    _check(result, check_well_formed, src, {fdef.name: (fdef, interp.func.block_nodes)})
     return result
 
 
@@ -103,13 +104,52 @@ class _guard:
         return False
 
 
-def _check(result, check_well_formed: bool) -> None:
-    """TVM checks parsed functions for well-formedness by default."""
+def _check(result, check_well_formed: bool, src: SourceMap, sites: dict) -> None:
+    """TVM checks parsed functions for well-formedness by default. A
+    VerifyError is located in the user's text (``sites``: function name ->
+    its def and its blocks' nodes)."""
     if not check_well_formed:
         return
     from ..analysis.verify import verify
+    from ..errors import VerifyError
 
-    verify(result)
+    try:
+        verify(result)
+    except VerifyError as err:
+        raise _locate(err, src, sites).with_traceback(None) from None
+
+
+def _locate(err, src: SourceMap, sites: dict):
+    """``err`` located at its culprit: a mention of an offending name in its
+    block (or function), else the block, else the function."""
+    site = sites.get(err.function)
+    if site is None and len(sites) == 1:
+        site = next(iter(sites.values()))
+    if site is None:
+        return err
+    fdef, block_nodes = site
+    scope: ast.AST = fdef
+    anchor: ast.AST = fdef
+    block_call = block_nodes.get(err.block) if err.block is not None else None
+    if block_call is not None:
+        anchor = block_call
+        scope = next((w for w in ast.walk(fdef) if isinstance(w, ast.With)
+                      and any(item.context_expr is block_call for item in w.items)), fdef)
+    spellings = set(err.names)
+    # the parser gives a repeated name a suffix (i_1); the text has the base
+    spellings |= {name.rsplit("_", 1)[0] for name in err.names
+                  if "_" in name and name.rsplit("_", 1)[1].isdigit()}
+    mentions = [n for n in ast.walk(scope) if (isinstance(n, ast.Name) and n.id in spellings)
+                or (isinstance(n, ast.arg) and n.arg in spellings)]
+    if mentions:
+        # a binding's own errors are at the binding, the first mention; a
+        # misuse is usually the last
+        pick = min if err.rule in ("binding outside domain", "binding dtype") else max
+        anchor = pick(mentions, key=lambda n: (n.lineno, n.col_offset))
+    line, column = src.position(anchor)
+    if line == 0:
+        return err
+    return err.located(src.filename, line, column, src.line(line))
 
 
 # --------------------------------------------------------------------------
@@ -139,6 +179,7 @@ class _Module:
         self.names: dict[str, Any] = {}
         self.env = OuterEnv([self.names], _DEFAULTS_SCRIPT)
         self.evaluator = _ModuleEvaluator(src, self.env)
+        self.sites: dict[str, tuple] = {}  # function name -> (def, block nodes), to locate errors
 
     def run(self, tree: ast.Module):
         functions: list[tuple[str, PrimFunc, ast.AST]] = []
@@ -260,7 +301,9 @@ class _Module:
             else:
                 raise self.src.error(node, f"T.prim_func() got an unexpected keyword argument '{key}'")
         interp = FunctionInterpreter(self.src, self.env, self.identifiers)
-        return fdef.name, interp.run(fdef, private)
+        func = interp.run(fdef, private)
+        self.sites[fdef.name] = (fdef, interp.func.block_nodes)
+        return fdef.name, func
 
     def _class(self, cdef: ast.ClassDef) -> IRModule:
         kinds = [self._decorator_kind(d) for d in cdef.decorator_list]

@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from ..errors import NodeError, ParseError, TirfunError
+from ..analysis.block_names import unique_block_name
 from ..nodes import (
     AssertStmt, Block, BlockRealize, Buffer, BufferStore, Evaluate, For, IfThenElse, IntImm,
     IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, While, const,
@@ -102,6 +103,7 @@ class FuncState:
     env_threads: dict = attrs.Factory(dict)
     thread_extents: dict = attrs.Factory(dict)
     block_nodes: dict = attrs.Factory(dict)
+    written_block_names: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
 
@@ -132,6 +134,18 @@ def seq(stmts: list[Stmt]) -> Stmt:
     if not flat:
         return Evaluate(IntImm("int32", 0))
     return flat[0] if len(flat) == 1 else SeqStmt(flat)
+
+
+def _written_block_names(fdef: ast.FunctionDef) -> set[str]:
+    """The block names written as literals in ``fdef`` (``T.block("B")``):
+    a name made for a repeated block avoids them."""
+    names: set[str] = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("block", "sblock"):
+            args = list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg == "name"]
+            names.update(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return names
 
 
 class FunctionInterpreter(ExprEvaluator):
@@ -184,6 +198,7 @@ class FunctionInterpreter(ExprEvaluator):
     def run(self, fdef: ast.FunctionDef, private: bool) -> PrimFunc:
         """Build the PrimFunc of ``fdef``."""
         self.func = FuncState(fdef.name, private)
+        self.func.written_block_names = _written_block_names(fdef)
         self._check_signature(fdef)
         self._claim_outer_names()
         with self.scope():
@@ -271,9 +286,9 @@ class FunctionInterpreter(ExprEvaluator):
             not isinstance(body, BlockRealize) and contains_blocks)
         if insert_root:
             if "root" in func.block_nodes:
-                raise self.fail(func.block_nodes["root"], "duplicate block name 'root'",
-                                hint="the implicit root block of the function is named root; "
-                                "rename this block")
+                # the implicit root block is "root"; the user's block named so
+                # becomes a repeat of it, renamed as any repeat is
+                body = self._rename_block(body, "root")
             root = Block([], [], [], "root", body, None, list(func.root_allocs))
             body = BlockRealize([], IntImm("bool", 1), root)
         attrs_ = dict(func.func_attrs)
@@ -291,6 +306,20 @@ class FunctionInterpreter(ExprEvaluator):
                 raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
                                 hint="declare the regions with T.reads(...) and T.writes(...)") from None
         return out
+
+    def _rename_block(self, body: Stmt, name: str) -> Stmt:
+        """``body`` with its block ``name`` renamed to a fresh name; the
+        records kept by name follow it."""
+        from ..analysis.traversal import find_block, get_at, replace_at
+
+        func = self.func
+        fresh = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+        path = find_block(body, name)
+        body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
+        func.block_nodes[fresh] = func.block_nodes.pop(name)
+        if name in func.pending:
+            func.pending[fresh] = func.pending.pop(name)
+        return body
 
     # -- bodies ------------------------------------------------------------------
     def visit_body(self, stmts: list[ast.stmt], kind: str) -> Stmt:
@@ -614,13 +643,13 @@ class FunctionInterpreter(ExprEvaluator):
 
     def _block(self, header: BlockHeader, node: ast.AST, inner) -> Stmt:
         func = self.func
-        if header.name in func.block_nodes:
-            first = self.src.position(func.block_nodes[header.name])[0]
-            raise self.fail(node, f"duplicate block name '{header.name}'",
-                            hint=f"block names must be unique in a function; '{header.name}' is "
-                            f"already used on line {first}")
-        func.block_nodes[header.name] = node
-        builder = BlockBuilder(header.name, header.realize, node)
+        # TVM accepts repeated and anonymous block names; here names are
+        # identities, so a repeat is renamed as TVM names repeats (B, B_1)
+        name = header.name
+        if name in func.block_nodes:
+            name = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+        func.block_nodes[name] = node
+        builder = BlockBuilder(name, header.realize, node)
         self.blocks.append(builder)
         try:
             with self.scope():
@@ -631,8 +660,8 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(node, "a block with no_realize=True takes no T.axis bindings or T.where")
         mask = (builder.reads is None, builder.writes is None)
         if mask[0] or mask[1]:
-            func.pending[header.name] = mask
-        block = Block(builder.iter_vars, builder.reads or [], builder.writes or [], header.name, body,
+            func.pending[name] = mask
+        block = Block(builder.iter_vars, builder.reads or [], builder.writes or [], name, body,
                       builder.init, builder.alloc_buffers, builder.match_buffers,
                       builder.annotations or {})
         if not builder.realize:

@@ -44,17 +44,20 @@ _PVECTOR = type(pvector())
 _PMAP = type(pmap())
 
 
-def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_spaces: int = 4) -> str:
+def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_spaces: int = 4,
+              name: str | None = None) -> str:
     """``node`` as TVMScript text.
 
     ``tir_prefix`` and ``ir_prefix`` name the ``tir`` and ``ir`` namespaces
     in the output (``T`` and ``I``); ``indent_spaces`` is the indentation
-    step. The text is deterministic: the same node always prints the same.
+    step; ``name`` names a module's class or a function's ``def`` (as
+    TVM's ``script(name=...)``). The text is deterministic: the same node
+    always prints the same.
     """
     if isinstance(node, IRModule):
-        return _module_script(node, tir_prefix, ir_prefix, indent_spaces)
+        return _module_script(node, tir_prefix, ir_prefix, indent_spaces, name or _MODULE_NAME)
     if isinstance(node, PrimFunc):
-        lines = _function_lines(node, _function_name(node), tir_prefix, indent_spaces)
+        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces)
         return _finish([f"# from tirfun.script import tir as {tir_prefix}", ""] + lines)
     w = ScriptWriter(prefix=tir_prefix, indent_spaces=indent_spaces)
     if isinstance(node, PrimExpr):
@@ -99,7 +102,7 @@ def _module_order(mod: IRModule) -> list[str]:
     return names
 
 
-def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int) -> str:
+def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int, class_name: str = _MODULE_NAME) -> str:
     step = " " * indent_spaces
     body: list[str] = []
     if mod.attrs:
@@ -115,7 +118,7 @@ def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int) -> str:
     if mod.functions or any(f"{p}." in line for line in body):
         header.append(f"# from tirfun.script import tir as {p}")
     header.append("")
-    return _finish(header + [f"@{ip}.ir_module", f"class {_MODULE_NAME}:"] + body)
+    return _finish(header + [f"@{ip}.ir_module", f"class {class_name}:"] + body)
 
 
 # --------------------------------------------------------------------------
