@@ -70,8 +70,50 @@ class VerifyError(TirfunError):
     """A tree breaks a well-formedness rule that spans several nodes.
 
     Raised by :func:`tirfun.analysis.verify`; the message names the rule, the
-    function and the offending name.
+    function and the offending name. The fields say the same for programs:
+    ``rule``, ``function``, ``block`` (or None) and ``names`` (the offending
+    variables or buffers). When the tree came from TVMScript, the parser
+    adds where the culprit is written, as a ParseError does: ``filename``,
+    ``line``, ``column`` (1-based; 0 when unknown) and ``source_line``.
     """
+
+    def __init__(self, message: str, *, rule: str | None = None, function: str | None = None,
+                 block: str | None = None, names: tuple = (), filename: str | None = None,
+                 line: int = 0, column: int = 0, source_line: str = ""):
+        self.message = message
+        self.rule = rule
+        self.function = function
+        self.block = block
+        self.names = tuple(names)
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.filename is None:
+            return self.message
+        text = f"{self.filename}:{self.line}:{self.column}: error: {self.message}"
+        if self.source_line:
+            caret_col = max(self.column - 1, 0)
+            text += f"\n    {self.source_line.rstrip()}\n    {' ' * caret_col}^"
+        return text
+
+    def located(self, filename: str, line: int, column: int, source_line: str = "") -> "VerifyError":
+        """The same error, located at ``filename:line:column``."""
+        return VerifyError(self.message, rule=self.rule, function=self.function, block=self.block,
+                           names=self.names, filename=filename, line=line, column=column,
+                           source_line=source_line)
+
+    def __reduce__(self):
+        return (_rebuild_verify_error, (self.message, self.rule, self.function, self.block, self.names,
+                                        self.filename, self.line, self.column, self.source_line))
+
+
+def _rebuild_verify_error(message, rule, function, block, names, filename, line, column, source_line):
+    return VerifyError(message, rule=rule, function=function, block=block, names=names,
+                       filename=filename, line=line, column=column, source_line=source_line)
 
 
 class ScheduleError(TirfunError):

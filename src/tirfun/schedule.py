@@ -25,7 +25,11 @@ from . import rewrites as R
 from .errors import ScheduleError
 from .nodes import IRModule, PrimFunc
 from .rewrites.checks import default_function
-from .rewrites.errors import RENDER_LEVELS, InvalidArgumentError, RewriteError, UnknownFunctionError
+from .rewrites.checks import describe
+from .rewrites.errors import (
+    RENDER_LEVELS, InvalidArgumentError, RewriteError, UnknownBlockError, UnknownFunctionError,
+    UnknownLoopError,
+)
 from .rewrites.pipeline import Pipeline
 from .rewrites.refs import BlockRef, LoopRef, as_block_or_loop_ref
 
@@ -85,6 +89,7 @@ class Schedule:
         self._mod = mod
         self._trace: tuple = ()
         self._func = default_function(mod)
+        self._removed: frozenset = frozenset()  # references given to remove_rv
         if self._debug:
             self._verify(mod)
 
@@ -119,12 +124,21 @@ class Schedule:
         out.__dict__.update(self.__dict__)
         return out
 
-    def show(self, style: str | None = None, file=None) -> None:
-        """Print the module as TVMScript (with colour on a terminal), then the trace."""
-        self._mod.show(style=style, file=file)
+    def show(self, style=None, black_format: bool = False, *, file=None) -> None:
+        """Print the module as TVMScript (with colour on a terminal, see
+        ``IRModule.show``), then the trace."""
+        self._mod.show(style=style, black_format=black_format, file=file)
         if self._trace:
             print(file=file)
             self.trace.show(file=file)
+
+    def _repr_html_(self) -> str:
+        """The module as coloured TVMScript for Jupyter."""
+        return self._mod._repr_html_()
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        """The module as coloured TVMScript for IPython's terminal."""
+        self._mod._repr_pretty_(printer, cycle)
 
     def get(self, ref):
         """The Block or For a reference points at (a name means a block)."""
@@ -138,6 +152,7 @@ class Schedule:
             raise InvalidArgumentError("apply", "argument", f"expected a rewrite record, got {rewrite!r}")
         fields = attrs.fields(type(rewrite))
         pinned = attrs.evolve(rewrite, **{a.name: _pin(getattr(rewrite, a.name), self._func) for a in fields})
+        self._check_live(rewrite.primitive, [getattr(pinned, a.name) for a in fields])
         try:
             outcome = pinned.run(self._mod)
         except RewriteError as err:
@@ -146,7 +161,27 @@ class Schedule:
             self._verify(outcome.mod)
         self._mod = outcome.mod
         self._trace = self._trace + (pinned,)
-        return list(outcome.result) if isinstance(outcome.result, tuple) else outcome.result
+        return self._revive(list(outcome.result) if isinstance(outcome.result, tuple) else outcome.result)
+
+    def _check_live(self, primitive: str, values) -> None:
+        """Refuse a reference given to :meth:`remove_rv` (as TVM refuses a
+        removed random variable)."""
+        if not self._removed:
+            return
+        for value in _flatten(list(values)):
+            if isinstance(value, (LoopRef, BlockRef)) and _pin(value, self._func) in self._removed:
+                cls = UnknownLoopError if isinstance(value, LoopRef) else UnknownBlockError
+                raise cls(primitive, describe(value),
+                          "the reference was removed from the schedule with remove_rv; get it "
+                          "again (get_block, get_loops)").with_level(self._render)
+
+    def _revive(self, result):
+        """A reference handed out again is live again."""
+        if self._removed:
+            items = result if isinstance(result, list) else [result]
+            self._removed = self._removed - {_pin(r, self._func) for r in items
+                                             if isinstance(r, (LoopRef, BlockRef))}
+        return result
 
     def _verify(self, mod: IRModule) -> None:
         from .analysis.verify import verify
@@ -157,8 +192,9 @@ class Schedule:
         return _pin(ref, self._func)
 
     def _query(self, fn, *args):
+        self._check_live(fn.__name__, args)
         try:
-            return fn(self._mod, *args)
+            return self._revive(fn(self._mod, *args))
         except RewriteError as err:
             raise err.with_level(self._render) from None
 
@@ -176,6 +212,23 @@ class Schedule:
                                        "the module has several functions and none is 'main'; name one "
                                        "with func_name= or call work_on first").with_level(self._render)
         return self._query(R.get_block, name, func)
+
+    def get_sref(self, block_or_loop) -> R.StmtSRef:
+        """TVM's ``get_sref``: where a block or loop sits, with ``.stmt``
+        (the Block or For) and ``.parent`` (the enclosing block or loop's
+        StmtSRef, None at the top). A name means a block."""
+        return self._query(R.get_sref, self._pin(as_block_or_loop_ref(block_or_loop)))
+
+    def remove_rv(self, rand_var) -> None:
+        """TVM's ``remove_rv``: the reference may no longer be used with this
+        schedule; using it raises UnknownBlockError or UnknownLoopError
+        until the block or loop is asked for again (``get_block``,
+        ``get_loops``, ...), which hands out a live reference. References
+        are values, so every equal reference is removed with it."""
+        if not isinstance(rand_var, (LoopRef, BlockRef)):
+            raise InvalidArgumentError("remove_rv", "argument", f"expected a LoopRef or a BlockRef, "
+                                       f"got {type(rand_var).__name__}").with_level(self._render)
+        self._removed = self._removed | {self._pin(rand_var)}
 
     def get_loops(self, block) -> list[LoopRef]:
         """The loops above a block in its scope, outermost first."""
@@ -208,7 +261,12 @@ class Schedule:
 
     def split(self, loop, factors, preserve_unit_iters: bool = True,
               disable_predication: bool = False) -> list[LoopRef]:
-        """Split a loop by ``factors`` (see :class:`~tirfun.rewrites.Split`)."""
+        """Split a loop by ``factors`` (see :class:`~tirfun.rewrites.Split`).
+
+        ``disable_predication=True`` is unsafe when the factors do not divide
+        the extent: the loops then run past it and the blocks are bound
+        outside their domains (``verify`` and ``tirfun.build`` refuse the
+        result, the interpreter raises InterpError; see Split)."""
         return self.apply(R.split(loop, factors, preserve_unit_iters, disable_predication))
 
     def reorder(self, *ordered_loops) -> None:

@@ -1,7 +1,9 @@
 """Properties of te programs: the PrimFunc create_prim_func builds means what
 the te bodies say, and it survives printing and parsing.
 
-The meaning of a te program is computed here independently of tirfun's
+Programs include computes with several outputs and tuple reductions
+(argmax, argmin), and are built with and without int64 indices. The
+meaning of a te program is computed here independently of tirfun's
 interpreter and of create_prim_func: each compute's body is evaluated with
 numpy over the whole grid of its indices at once (one array dimension per
 axis, reductions folded over their own dimensions).
@@ -44,7 +46,7 @@ class _Grid:
 
     def __init__(self, variables: dict, tensors: dict):
         self.variables = variables  # Var -> ndarray, broadcastable over the grid
-        self.tensors = tensors      # id(op) -> ndarray
+        self.tensors = tensors      # (id(op), value_index) -> ndarray
 
     def eval(self, e):
         if isinstance(e, Var):
@@ -54,7 +56,7 @@ class _Grid:
         if isinstance(e, FloatImm):
             return np.array(e.value, dtype=str(e.dtype))
         if isinstance(e, TensorLoad):
-            array = self.tensors[id(e.tensor.op)]
+            array = self.tensors[_key(e.tensor)]
             # indices are clipped because if_then_else evaluates both branches
             # here; the branch that would be out of bounds is discarded
             index = tuple(np.clip(self.eval(i), 0, max(n - 1, 0)) for i, n in zip(e.indices, array.shape))
@@ -103,10 +105,15 @@ def _size(e, sizes: dict) -> int:
     return sizes[e]
 
 
-def _evaluate_compute(op, tensors: dict, sizes: dict) -> np.ndarray:
+def _key(tensor) -> tuple:
+    return id(tensor.op), tensor.value_index
+
+
+def _evaluate_compute(op, tensors: dict, sizes: dict) -> list:
+    """The value of every output of ``op``."""
     shape = [_size(d, sizes) for d in op.shape]
-    body = op.body[0]
-    reduce_axes = list(body.axis) if isinstance(body, Reduce) else []
+    first = op.body[0]
+    reduce_axes = list(first.axis) if isinstance(first, Reduce) else []
     extents = shape + [_size(iv.dom.extent, sizes) for iv in reduce_axes]
     starts = [0] * len(shape) + [_size(iv.dom.min, sizes) for iv in reduce_axes]
     ndim = len(extents)
@@ -116,49 +123,58 @@ def _evaluate_compute(op, tensors: dict, sizes: dict) -> np.ndarray:
         at[k] = extents[k]
         variables[iv.var] = (np.arange(extents[k]) + starts[k]).astype(str(iv.var.dtype)).reshape(at)
     grid = _Grid(variables, tensors)
-    dtype = str(body.dtype)
-    if not isinstance(body, Reduce):
-        return np.broadcast_to(grid.eval(body), extents).astype(dtype)
-    comb = body.combiner
-    source = np.broadcast_to(grid.eval(body.source), extents)
-    identity = grid.eval(comb.identity)
-    keep = np.broadcast_to(grid.eval(body.condition), extents)
-    source = np.where(keep, source, identity).astype(dtype)
-    # fold the combiner over the reduction dimensions, one point at a time
-    flat = source.reshape(shape + [-1])
-    acc = np.broadcast_to(identity, shape).astype(dtype)
-    for r in range(flat.shape[-1]):
-        fold = _Grid({comb.lhs: acc, comb.rhs: flat[..., r]}, tensors)
-        acc = np.asarray(fold.eval(comb.result)).astype(dtype)
+    if not isinstance(first, Reduce):
+        return [np.broadcast_to(grid.eval(b), extents).astype(str(b.dtype)) for b in op.body]
+    comb = first.combiner
+    dtypes = [str(s.dtype) for s in first.source]
+    keep = np.broadcast_to(grid.eval(first.condition), extents)
+    identity = [np.broadcast_to(grid.eval(i), shape).astype(d)
+                for i, d in zip(comb.identity_element, dtypes)]
+    sources = []
+    for s, i, d in zip(first.source, identity, dtypes):
+        source = np.broadcast_to(grid.eval(s), extents)
+        # the identity where the condition is false, as create_prim_func guards it
+        full_identity = np.broadcast_to(i.reshape(shape + [1] * len(reduce_axes)), extents)
+        sources.append(np.where(keep, source, full_identity).astype(d).reshape(shape + [-1]))
+    # fold the combiner over the reduction dimensions, one point at a time, in loop order
+    acc = [i.copy() for i in identity]
+    for r in range(sources[0].shape[-1]):
+        env = dict(zip(comb.lhs, acc)) | {v: s[..., r] for v, s in zip(comb.rhs, sources)}
+        fold = _Grid(variables | env, tensors)
+        acc = [np.asarray(np.broadcast_to(fold.eval(e), shape)).astype(d)
+               for e, d in zip(comb.result, dtypes)]
     return acc
 
 
 def numpy_meaning(program, arrays: list) -> dict:
-    """id(op) -> the numpy value of every tensor of the program."""
+    """(id(op), value_index) -> the numpy value of every tensor of the program."""
     tensors, sizes = {}, {}
     for t, a in zip(program.args, arrays):
         for d, n in zip(t.shape, a.shape):
             if isinstance(d, Var):
                 sizes[d] = int(n)
     for t, a in zip(program.inputs, arrays):
-        tensors[id(t.op)] = a
+        tensors[_key(t)] = a
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for op in _ordered_ops(program.outputs):
             if isinstance(op, PlaceholderOp):
                 continue
-            tensors[id(op)] = _evaluate_compute(op, tensors, sizes)
+            for k, value in enumerate(_evaluate_compute(op, tensors, sizes)):
+                tensors[(id(op), k)] = value
     return tensors
 
 
 @given(data=st.data())
 def test_interpreted_prim_func_matches_numpy_meaning_of_te(data):
     program = data.draw(te_programs(), label="program")
-    func = te.create_prim_func(program.args)
+    # int64 indices (TVM's index_dtype_override) mean the same program
+    index_dtype = data.draw(st.sampled_from([None, "int64"]), label="index_dtype_override")
+    func = te.create_prim_func(program.args, index_dtype_override=index_dtype)
     args = data.draw(inputs_for(func), label="inputs")
     expected = numpy_meaning(program, [a.copy() for a in args])
     run(func, *args)
     for t, actual in zip(program.args, args):
-        problem = compare_arrays(t.name, expected[id(t.op)], actual, t.dtype)
+        problem = compare_arrays(t.name, expected[_key(t)], actual, t.dtype)
         assert problem is None, f"{problem}\n{program!r}"
 
 
@@ -169,19 +185,42 @@ def _parser():
     return from_source
 
 
-@given(program=te_programs())
-def test_create_prim_func_round_trips_through_print_and_parse(program):
+@given(program=te_programs(), index_dtype=st.sampled_from([None, "int64"]))
+def test_create_prim_func_round_trips_through_print_and_parse(program, index_dtype):
     from tirfun.analysis.equality import assert_structural_equal
 
-    func = te.create_prim_func(program.args)
+    func = te.create_prim_func(program.args, index_dtype_override=index_dtype)
     text = func.script()
     parsed = _parser()(text)
     assert_structural_equal(parsed, func)
     assert parsed.script() == text
 
 
-@given(program=te_programs())
-def test_create_prim_func_output_is_well_formed(program):
+@given(program=te_programs(), index_dtype=st.sampled_from([None, "int64"]))
+def test_create_prim_func_output_is_well_formed(program, index_dtype):
+    from tirfun.analysis.traversal import walk
     from tirfun.analysis.verify import verify
+    from tirfun.te.tensor import TeVar
 
-    verify(te.create_prim_func(program.args))
+    func = te.create_prim_func(program.args, index_dtype_override=index_dtype)
+    verify(func)
+    # te's variables, whose identity is the object, never reach the PrimFunc
+    leaked = [n for n in walk(func) if isinstance(n, TeVar)]
+    assert not leaked, f"te variables in the PrimFunc: {leaked}"
+
+
+@given(data=st.data())
+def test_compiled_te_programs_agree_with_the_interpreter(data):
+    import tirfun
+
+    program = data.draw(te_programs(kinds=("multi_output", "arg_reduction", "reduction")),
+                        label="program")
+    index_dtype = data.draw(st.sampled_from([None, "int64"]), label="index_dtype_override")
+    func = te.create_prim_func(program.args, index_dtype_override=index_dtype)
+    args = data.draw(inputs_for(func), label="inputs")
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run(func, *expected)
+    tirfun.build(func)(*args)
+    for t, x, y in zip(program.args, expected, args):
+        problem = compare_arrays(t.name, x, y, t.dtype)
+        assert problem is None, f"{problem}\n{program!r}"

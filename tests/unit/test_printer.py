@@ -3,20 +3,18 @@ determinism, and syntax colour."""
 
 from __future__ import annotations
 
-import io
 import textwrap
 
 import pytest
 
 from tirfun import tir
-from tirfun.errors import NodeError, TirfunError
+from tirfun.errors import NodeError
 from tirfun.nodes import (
     EQ, LT, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize, Broadcast, Buffer,
     BufferRegion, BufferStore, Cast, DeclBuffer, Div, Evaluate, FloatImm, FloorDiv, FloorMod,
     For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt, MatchBufferRegion, Mod, Mul, Not,
     Or, PrimFunc, Ramp, Range, SeqStmt, StringImm, Sub, Var,
 )
-from tirfun.script.highlight import PALETTES, highlight, show, tokens, wants_colour
 from tirfun.script.printer import to_script
 
 
@@ -582,9 +580,9 @@ def test_scoping_statements_print_flat_when_last_and_with_otherwise():
     assert to_script(SeqStmt([chain()])) == flat
     # not last in its body: it opens a with-block, and its own body (where
     # each statement is last) prints flat inside it
-    assert to_script(SeqStmt([chain(), Evaluate(0)])) == "\n".join(
+    assert to_script(SeqStmt([chain(), Evaluate(1)])) == "\n".join(
         ["with T.LetStmt(1) as x:"] + ["    " + line for line in flat.splitlines()[1:]]
-        + ["T.evaluate(0)"])
+        + ["T.evaluate(1)"])
     # printed on its own, a scoping statement opens a block, as in TVM
     assert to_script(chain()).splitlines()[:2] == ["with T.LetStmt(1) as x:",
                                                    '    assert x < 2, "x is small"']
@@ -608,8 +606,8 @@ def test_scoping_statements_followed_by_others_nest():
 
 
 def test_nested_sequences_print_as_one():
-    stmt = SeqStmt([SeqStmt([Evaluate(0), Evaluate(1)]), Evaluate(2)])
-    assert to_script(stmt) == "T.evaluate(0)\nT.evaluate(1)\nT.evaluate(2)"
+    stmt = SeqStmt([SeqStmt([Evaluate(3), Evaluate(1)]), Evaluate(2)])
+    assert to_script(stmt) == "T.evaluate(3)\nT.evaluate(1)\nT.evaluate(2)"
 
 
 def test_allocate_condition_and_annotations_and_generic_attr():
@@ -648,10 +646,10 @@ def test_free_names_in_a_function_are_declared_before_first_use():
     C = Buffer("C", [4], "float32")
     i = Var("i")
     store = BufferStore(C, Let(x, FloatImm("float32", 1.0), x * 2.0), [i])
-    body = SeqStmt([Evaluate(0), For(i, 0, n, "serial", store)])
+    body = SeqStmt([Evaluate(1), For(i, 0, n, "serial", store)])
     func = PrimFunc([], body, attrs={"global_symbol": "main"})
     assert to_script(func).splitlines()[4:] == [
-        "    T.evaluate(0)",
+        "    T.evaluate(1)",
         "    n = T.int32()",
         "    for i in range(n):",
         "        C = T.Buffer((4,))",
@@ -906,81 +904,6 @@ def test_long_body_prints_every_statement_once():
     lines = text.splitlines()
     assert lines[4:6] == ["    for i in range(1):", "        C = T.Buffer((4096,))"]
     assert lines[6:] == [f"        C[{k}] = T.float32({k}.0)" for k in range(4096)]
-
-
-# --------------------------------------------------------------------------
-# syntax colour
-
-
-class _Stream(io.StringIO):
-    def __init__(self, tty: bool):
-        super().__init__()
-        self._tty = tty
-
-    def isatty(self):
-        return self._tty
-
-
-def test_tokens_cover_the_text_and_classify_it():
-    text = '@T.prim_func\ndef f(x: T.int32):  # note\n    y = 1e-05 + .5 + x\n    return "a\\"b"'
-    pieces = list(tokens(text))
-    assert "".join(p for _, p in pieces) == text
-    kinds = {p: k for k, p in pieces}
-    assert kinds["@T.prim_func"] == "namespace"
-    assert kinds["def"] == "keyword" and kinds["return"] == "keyword"
-    assert kinds["T.int32"] == "namespace"
-    assert kinds["# note"] == "comment"
-    assert kinds["1e-05"] == "number" and kinds[".5"] == "number"
-    assert kinds['"a\\"b"'] == "string"
-    assert kinds["x"] == "name" and kinds["f"] == "name"
-
-
-def test_highlight_colours_each_kind():
-    palette = PALETTES["dark"]
-    out = highlight('for i in T.grid(2, 8):  # c\n    A[i] = "s"')
-    assert f"{palette['keyword']}for\x1b[0m" in out
-    assert f"{palette['namespace']}T.grid\x1b[0m" in out
-    assert f"{palette['number']}8\x1b[0m" in out
-    assert f"{palette['comment']}# c\x1b[0m" in out
-    assert f"{palette['string']}\"s\"\x1b[0m" in out
-    assert highlight("x = 1", "plain") == "x = 1"
-
-
-def test_show_colours_only_a_terminal(monkeypatch):
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    text = to_script(tutorial_module())
-    plain = _Stream(tty=False)
-    show(text, file=plain)
-    assert plain.getvalue() == text + "\n"
-    tty = _Stream(tty=True)
-    show(text, file=tty)
-    assert tty.getvalue() == highlight(text) + "\n" and "\x1b[" in tty.getvalue()
-
-
-def test_no_color_turns_colour_off_and_a_style_forces_it(monkeypatch):
-    monkeypatch.setenv("NO_COLOR", "1")
-    tty = _Stream(tty=True)
-    assert not wants_colour(tty)
-    show("x = 1", file=tty)
-    assert tty.getvalue() == "x = 1\n"
-    forced = _Stream(tty=False)
-    show("x = 1", style="light", file=forced)
-    assert forced.getvalue() == highlight("x = 1", "light") + "\n" != "x = 1\n"
-    monkeypatch.setenv("NO_COLOR", "")
-    assert wants_colour(_Stream(tty=True))
-
-
-def test_show_on_nodes_and_unknown_style(monkeypatch):
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    mod = tutorial_module()
-    out = _Stream(tty=False)
-    mod.show(file=out)
-    assert out.getvalue() == TUTORIAL + "\n"
-    out = _Stream(tty=False)
-    show(mod["main"], file=out)
-    assert out.getvalue() == mod["main"].script() + "\n"
-    with pytest.raises(TirfunError, match="unknown style 'neon'"):
-        show("x", style="neon", file=io.StringIO())
 
 
 # --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import linecache
 import pathlib
 import re
+import sys
 
 import numpy as np
 
@@ -27,3 +28,5 @@ def test_readme_examples_run_and_compute_what_they_say():
     sch = namespace["sch"]
     assert 'T.thread_binding(2, thread="blockIdx.x")' in sch.mod.script()
     assert "tirfun" in namespace["MyModule"].script()
+    np.testing.assert_array_equal(namespace["y"].numpy(), [0, 2, 4, 6])
+    assert "tvm" not in sys.modules

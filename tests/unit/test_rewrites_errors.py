@@ -86,10 +86,10 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
 
 NOT_AFFINE = """
 @T.prim_func
-def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+def main(A: T.Buffer((20,), "float32"), B: T.Buffer((20,), "float32")):
     for i, j in T.grid(4, 4):
         with T.block("B"):
-            vi = T.axis.spatial(16, i * 3 + j)
+            vi = T.axis.spatial(20, i * 5 + j)
             B[vi] = A[vi]
 """
 
@@ -260,7 +260,9 @@ def test_detail_shows_the_offending_script_and_fast_does_not():
     assert 'for i in T.thread_binding(8, thread="threadIdx.x"):' in detail
     assert 'with T.block("B"):' in detail
     assert str(err.with_level("fast")) == detail.split("\n")[0]
-    assert str(err.with_level("none")) == "ScheduleError: (not rendered)"
+    assert str(err.with_level("none")) == ("LoopHasAnnotationOrThreadBindingError: The loop carries "
+                                           "annotations or a thread binding, which the primitive cannot "
+                                           "carry over to the loops it creates.")
 
 
 def test_block_errors_show_the_binding():

@@ -158,7 +158,9 @@ def test_error_render_levels():
         sch.split(sch.get_loops("B")[0], [2, 2])
     assert "\n" not in str(info.value)
     sch = Schedule(MyModule, error_render_level="none")
-    with pytest.raises(R.WrongFactorProductError, match=r"^ScheduleError: \(not rendered\)$"):
+    with pytest.raises(R.WrongFactorProductError, match=r"^WrongFactorProductError: The product of the "
+                                                        r"split factors is not provably at least the "
+                                                        r"loop's extent\.$"):
         sch.split(sch.get_loops("B")[0], [2, 2])
     sch = Schedule(MyModule)
     with pytest.raises(R.WrongFactorProductError) as info:

@@ -101,6 +101,14 @@ def rejects(f, pattern):
         verify(f)
 
 
+def rejects_strict(f, pattern):
+    """A lint rule: only ``strict=True`` refuses ``f``; by default it
+    passes, as in TVM."""
+    assert verify(f) is f
+    with pytest.raises(VerifyError, match=pattern):
+        verify(f, strict=True)
+
+
 # ---------------------------------------------------------------------------
 # correct programs of every form the parser and te produce are accepted
 
@@ -303,16 +311,16 @@ def test_rejects_a_let_variable_used_after_its_let():
 def test_rejects_an_outer_loop_variable_inside_a_block():
     rejects(elementwise(value_index=Var("i")),
             r'^block isolation in function main, block "B": loop variable i is bound outside the block '
-            r"and used inside it; a block may use only its own iteration variables")
+            r"and used inside it; a block may not use the variables of loops around it")
 
 
-def test_rejects_an_outer_block_iteration_variable_inside_an_inner_block():
+def test_strict_rejects_an_outer_block_iteration_variable_inside_an_inner_block():
     A = Buffer("A", [8], F32)
     io, ii, vio, vi = Var("io"), Var("ii"), Var("vio"), Var("vi")
     inner = block("inner", [(vi, 8, "DataPar", vio * 4 + ii)], [], [region(A, vi)],
                   BufferStore(A, one(0.0), [vio * 4]))
     outer = block("outer", [(vio, 2, "DataPar", io)], [], [region(A, (vio * 4, 4))], loop(ii, 4, inner))
-    rejects(func(root(loop(io, 2, outer)), A),
+    rejects_strict(func(root(loop(io, 2, outer)), A),
             r'^block isolation in function main, block "inner": block iteration variable vio is bound '
             r"outside the block and used inside it")
 
@@ -371,64 +379,64 @@ def test_rejects_a_buffer_that_differs_from_its_declaration():
 # read and write regions
 
 
-def test_rejects_a_read_missing_from_the_reads():
-    rejects(elementwise(reads=[]),
+def test_strict_rejects_a_read_missing_from_the_reads():
+    rejects_strict(elementwise(reads=[]),
             r'^region not covered in function main, block "B": the block reads buffer A at A\[vi\], but '
             r"its T.reads \(or T.writes\) do not list A$")
 
 
-def test_rejects_a_read_outside_the_read_region():
-    rejects(elementwise(value_index=Var("vi") + 1),
+def test_strict_rejects_a_read_outside_the_read_region():
+    rejects_strict(elementwise(value_index=Var("vi") + 1),
             r'^region not covered in function main, block "B": the block reads buffer A at A\[vi \+ 1\], '
             r"outside the regions of A in its T.reads \(or T.writes\): A\[vi\]$")
 
 
-def test_rejects_a_store_listed_only_in_the_reads():
+def test_strict_rejects_a_store_listed_only_in_the_reads():
     A, B = Buffer("A", [8], F32), Buffer("B", [8], F32)
     vi = Var("vi")
-    rejects(elementwise(reads=[region(A, vi), region(B, vi)], writes=[]),
+    rejects_strict(elementwise(reads=[region(A, vi), region(B, vi)], writes=[]),
             r'^region not covered in function main, block "B": the block writes buffer B at B\[vi\], but '
             r"its T.writes do not list B$")
 
 
-def test_rejects_an_inner_loop_beyond_the_region():
+def test_strict_rejects_an_inner_loop_beyond_the_region():
     A, B = Buffer("A", [8, 8], F32), Buffer("B", [8, 8], F32)
     i, j, vi = Var("i"), Var("j"), Var("vi")
     blk = block("row", [(vi, 8, "DataPar", i)], [region(A, vi, (0, 4))], [region(B, vi, (0, 8))],
                 loop(j, 8, BufferStore(B, BufferLoad(A, [vi, j]), [vi, j])))
-    rejects(func(root(loop(i, 8, blk)), A, B),
+    rejects_strict(func(root(loop(i, 8, blk)), A, B),
             r'^region not covered in function main, block "row": the block reads buffer A at A\[vi, j\], '
             r"outside the regions of A")
 
 
-def test_rejects_an_outer_block_that_does_not_cover_its_inner_block():
+def test_strict_rejects_an_outer_block_that_does_not_cover_its_inner_block():
     A, B = Buffer("A", [8], F32), Buffer("B", [8], F32)
     io, ii, vio, vi = Var("io"), Var("ii"), Var("vio"), Var("vi")
     inner = block("B", [(vi, 8, "DataPar", vio * 4 + ii)], [region(A, vi)], [region(B, vi)],
                   BufferStore(B, BufferLoad(A, [vi]), [vi]))
     outer = block("B_o", [(vio, 2, "DataPar", io)], [region(A, (vio * 4, 2))], [region(B, (vio * 4, 4))],
                   loop(ii, 4, inner))
-    rejects(func(root(loop(io, 2, outer)), A, B),
+    rejects_strict(func(root(loop(io, 2, outer)), A, B),
             r'^region not covered in function main, block "B_o": the block reads buffer A \(block "B" '
             r"inside it reads A\[vi\]\), outside the regions of A")
 
 
-def test_rejects_a_match_buffer_source_outside_the_regions():
+def test_strict_rejects_a_match_buffer_source_outside_the_regions():
     A, B = Buffer("A", [16], F32), Buffer("B", [16], F32)
     i, vi = Var("i"), Var("vi")
     view = Buffer("A_view", [4], F32)
     blk = block("copy", [(vi, 4, "DataPar", i)], [region(A, (vi * 4, 2))], [region(B, vi)],
                 BufferStore(B, BufferLoad(view, [i32(0)]), [vi]),
                 matches=[MatchBufferRegion(view, region(A, (vi * 4, 4)))])
-    rejects(func(root(loop(i, 4, blk)), A, B),
+    rejects_strict(func(root(loop(i, 4, blk)), A, B),
             r'^region not covered in function main, block "copy": the block reads buffer A matched by '
             r"A_view as A\[vi \* 4:vi \* 4 \+ 4\], outside the regions of A")
 
 
-def test_matmul_without_a_read_of_a_is_rejected():
+def test_matmul_without_a_read_of_a_is_rejected_when_strict():
     B = matmul().buffer_map[matmul().params[1]]
     vk, vj = Var("vk"), Var("vj")
-    rejects(matmul(reads=[region(B, vk, vj)]), r'^region not covered in function main, block "C": the '
+    rejects_strict(matmul(reads=[region(B, vk, vj)]), r'^region not covered in function main, block "C": the '
                                                r"block reads buffer A")
 
 
@@ -526,9 +534,9 @@ def test_thousand_deep_nests_verify_without_recursion_errors():
     rejects(_deep(1200, bad=True), "^undefined variable in function main: nowhere is used but nothing binds it$")
 
 
-def test_rejects_a_constant_region_smaller_than_the_domain():
+def test_strict_rejects_a_constant_region_smaller_than_the_domain():
     A = Buffer("A", [8], F32)
-    rejects(elementwise(reads=[region(A, (0, 4))]),
+    rejects_strict(elementwise(reads=[region(A, (0, 4))]),
             r'^region not covered in function main, block "B": the block reads buffer A at A\[vi\], '
             r"outside the regions of A in its T.reads \(or T.writes\): A\[0:4\]$")
 
@@ -627,7 +635,7 @@ def test_parsed_programs_verify(name):
     verify(parse(GOOD_SOURCES[name]))
 
 
-def test_parsed_reads_that_miss_an_access_are_rejected():
+def test_parsed_reads_that_miss_an_access_are_rejected_when_strict():
     f = parse('''
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -638,7 +646,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
             T.writes(B[vi])
             B[vi] = A[vi] + T.float32(1)
 ''')
-    rejects(f, r'^region not covered in function main, block "B": the block reads buffer A at A\[vi\], '
+    rejects_strict(f, r'^region not covered in function main, block "B": the block reads buffer A at A\[vi\], '
                r"outside the regions of A in its T.reads \(or T.writes\): A\[0:4\]$")
 
 

@@ -40,7 +40,8 @@ from ..errors import VerifyError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize, Buffer,
     BufferLoad, BufferRegion, BufferStore, Call, DeclBuffer, Evaluate, For, IfThenElse, IntImm,
-    LetStmt, MatchBufferRegion, Node, Not, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var,
+    LetStmt, MatchBufferRegion, Node, Not, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var, While,
+    AllocateConst, BufferRealize,
 )
 from . import intervals as ivs
 from .intervals import Interval
@@ -186,6 +187,13 @@ class _Detector:
             self.stmt(s.body)
         elif isinstance(s, AssertStmt):
             self.expr(s.condition)
+            self.stmt(s.body)
+        elif isinstance(s, While):
+            self.expr(s.condition)
+            self.stmt(s.body)
+        elif isinstance(s, AllocateConst):
+            self.stmt(s.body)
+        elif isinstance(s, BufferRealize):
             self.stmt(s.body)
         elif isinstance(s, Allocate):
             for e in s.extents:
@@ -421,7 +429,7 @@ class _Filler:
             body = self.stmt(s.body, visible | {s.buffer})
             return s if body is s.body else attrs.evolve(s, body=body)
         if isinstance(s, (For, SeqStmt, IfThenElse, LetStmt, AttrStmt, AssertStmt, Allocate,
-                          BlockRealize)):
+                          BlockRealize, While, AllocateConst, BufferRealize)):
             return map_children(s, lambda c: self.stmt(c, visible) if isinstance(c, Stmt) else c)
         return s
 

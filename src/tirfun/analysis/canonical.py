@@ -5,8 +5,9 @@ stream, which is what makes them consistent: two trees are structurally equal
 exactly when their streams are equal, and the hash is a digest of the stream.
 
 The stream walks a tree in a fixed field order. Every node contributes a
-token naming its class; every plain field (a dtype, a block name, a loop
-kind, a constant, an annotation) contributes its value. Variables and buffers
+token naming its class; every plain field (a dtype, a loop kind, a
+constant, an annotation) contributes its value. A block's name does not
+count, as in TVM v0.20's Block equality, unless ``names=True`` asks for it. Variables and buffers
 are where renaming comes in:
 
 * a *binding position* (a loop variable, a block iteration variable, a let
@@ -23,6 +24,9 @@ As in TVM, the fields of a buffer declaration (shape, strides, element
 offset, data pointer) are themselves binding positions for variables not yet
 in scope: ``A = T.match_buffer(a, (n,))`` binds ``n``. A buffer's name is not
 part of the stream, only its definition.
+
+A ``SeqStmt`` of one statement streams as that statement, so the two are
+structurally equal (print then parse makes the one from the other).
 
 Scopes end with the construct that opened them (a loop's variable is out of
 scope after the loop), so a name reused in sibling scopes is two independent
@@ -48,6 +52,7 @@ from ..nodes import (
     Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, IRModule, IterVar, Let,
     LetStmt, Node, PrimFunc, SeqStmt, StringImm, Var,
 )
+from ..nodes.reducer import CommReducer
 
 # event kinds: what the consumer may do with an event
 PLAIN = 0   # a token, nothing more
@@ -125,12 +130,17 @@ def _attr_stmt(node: AttrStmt, depth):
 
 
 def _block(node: Block, depth):
-    return [(_NODE, node.name_hint, "name_hint"), (_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
+    # as TVM's Block equality, the name is not compared (names=True adds it)
+    return [(_DEFS, (_DEFI, node.iter_vars), "iter_vars"),
             (_DEFS, (_DEFB, node.alloc_buffers), "alloc_buffers"),
             (_DEFS, (_MATCH, node.match_buffers), "match_buffers"),
             (_NODE, node.reads, "reads"), (_NODE, node.writes, "writes"),
             (_NODE, node.init, "init"), (_NODE, node.body, "body"),
             (_NODE, node.annotations, "annotations"), (_REST, depth, "")]
+
+
+def _named_block(node: Block, depth):
+    return [(_NODE, node.name_hint, "name_hint"), *_block(node, depth)]
 
 
 def _prim_func(node: PrimFunc, depth):
@@ -152,25 +162,36 @@ def _buffer_fields(buf: Buffer):
             (_NODE, buf.elem_offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
             (_NODE, buf.data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
             (_NODE, buf.offset_factor, "offset_factor"),
-            (_NODE, buf.axis_separators, "axis_separators")]
+            (_NODE, buf.axis_separators, "axis_separators"),
+            (_NODE, buf.buffer_type, "buffer_type")]
+
+
+def _comm_reducer(node, depth):
+    # the combiner's variables are bound by the reducer, as a lambda's parameters
+    return [(_DEFS, (_DEFV, node.lhs), "lhs"), (_DEFS, (_DEFV, node.rhs), "rhs"),
+            (_NODE, node.result, "result"), (_NODE, node.identity_element, "identity_element"),
+            (_REST, depth, "")]
 
 
 _SCHEMA = {
+    CommReducer: _comm_reducer,
     For: _for, Let: _let, LetStmt: _let, Allocate: _allocate, DeclBuffer: _decl_buffer,
     AttrStmt: _attr_stmt, Block: _block, PrimFunc: _prim_func, SeqStmt: _seq_stmt,
     IRModule: _module,
 }
 
 
-def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tuple]:
+def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = False) -> Iterator[tuple]:
     """The canonical stream of ``root`` as events ``(token, path, obj, kind)``.
 
     ``path`` is a linked tuple ``(parent_path, label)`` (render it with
     :func:`render_path`), ``obj`` the value the token came from and ``kind``
     one of PLAIN, ENTER, PUSH, POP. Sending True right after an ENTER event
     skips that node's subtree. A Buffer at the root is walked as a
-    definition (its name does not count); anything else as a use.
+    definition (its name does not count); anything else as a use. Block
+    names are part of the stream only with ``names``.
     """
+    schema = {**_SCHEMA, Block: _named_block} if names else _SCHEMA
     scope: dict = {}      # bound Var or Buffer -> depth of its binding
     undo: list = []       # (key, the binding it shadowed or None)
     free: dict = {}       # map_free_vars: free name -> order of first sight
@@ -226,10 +247,14 @@ def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tu
                     for op2, value, name in reversed(_buffer_fields(x)):
                         stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, Node):
+                if cls is SeqStmt and len(x.seq) == 1:
+                    # a sequence of one is that statement (what TVM's Flatten makes)
+                    x = x.seq[0]
+                    cls = type(x)
                 skip = yield ("T", cls.__qualname__), path, x, (PLAIN if implicit else ENTER)
                 if skip:
                     continue
-                expand = _SCHEMA.get(cls, _generic)
+                expand = schema.get(cls, _generic)
                 for op2, value, name in reversed(expand(x, len(undo))):
                     stack.append((op2, value, (path, name), implicit))
             elif isinstance(x, (PVector, list, tuple)):

@@ -2,8 +2,10 @@
 
 ``structural_equal(a, b)`` holds when ``a`` and ``b`` are the same tree up
 to the names of what they bind (loop variables, block iteration variables,
-let variables, parameters, declared buffers); block names, dtypes,
-annotations, attributes, constants and the order of statements still count.
+let variables, parameters, declared buffers); dtypes, annotations,
+attributes, constants and the order of statements still count. Block names
+do not, as TVM v0.20's Block equality ignores ``name_hint``; ``names=True``
+compares them too (every function takes it).
 Free variables (used where nothing in the compared tree binds them) must be
 the same unless ``map_free_vars=True``, which maps them consistently on
 first sight. ``structural_hash`` agrees with it: structurally equal trees
@@ -51,24 +53,24 @@ class _Difference:
         self.detail = detail
 
 
-def structural_equal(a, b, map_free_vars: bool = False) -> bool:
+def structural_equal(a, b, map_free_vars: bool = False, *, names: bool = False) -> bool:
     """Whether ``a`` and ``b`` are equal up to a consistent renaming of the
     variables and buffers they bind (see the module docstring).
 
     Works on IRModules (functions compared by name), PrimFuncs, statements,
     expressions, buffers (compared as definitions: the name does not count)
-    and the other nodes.
+    and the other nodes. Block names count only with ``names``.
     """
-    return _first_difference(a, b, map_free_vars) is None
+    return _first_difference(a, b, map_free_vars, names) is None
 
 
-def assert_structural_equal(a, b, map_free_vars: bool = False) -> None:
+def assert_structural_equal(a, b, map_free_vars: bool = False, *, names: bool = False) -> None:
     """Raise :class:`StructuralMismatch` unless ``structural_equal(a, b)``.
 
     The message names the first difference (its path and both values) and
     shows both sides as TVMScript.
     """
-    diff = _first_difference(a, b, map_free_vars)
+    diff = _first_difference(a, b, map_free_vars, names)
     if diff is None:
         return
     message = (f"structural mismatch at {diff.path}: {diff.detail}\n"
@@ -76,11 +78,11 @@ def assert_structural_equal(a, b, map_free_vars: bool = False) -> None:
     raise StructuralMismatch(message, diff.path, diff.left, diff.right)
 
 
-def structural_hash(node, map_free_vars: bool = False) -> int:
+def structural_hash(node, map_free_vars: bool = False, *, names: bool = False) -> int:
     """A 64-bit hash of ``node`` consistent with :func:`structural_equal`:
     equal trees (with the same ``map_free_vars``) hash alike. The value
     depends only on the tree, not on the process."""
-    tokens = [_hashable(event[0]) for event in events(node, map_free_vars=map_free_vars)]
+    tokens = [_hashable(event[0]) for event in events(node, map_free_vars=map_free_vars, names=names)]
     digest = hashlib.blake2b(repr(tokens).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
@@ -93,12 +95,12 @@ def _hashable(token):
     return token
 
 
-def _first_difference(a, b, map_free_vars: bool) -> _Difference | None:
+def _first_difference(a, b, map_free_vars: bool, names: bool = False) -> _Difference | None:
     """Walk both streams in step; None when they agree to the end."""
     if a is b:  # a tree always equals itself, under any mode
         return None
-    left = events(a, map_free_vars=map_free_vars)
-    right = events(b, map_free_vars=map_free_vars)
+    left = events(a, map_free_vars=map_free_vars, names=names)
+    right = events(b, map_free_vars=map_free_vars, names=names)
     # one flag per binding in scope: does it pair two different names?
     renamed: list[bool] = []
     n_renamed = 0

@@ -24,7 +24,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from ..errors import UnknownNameError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, For, IfThenElse,
-    LetStmt, Node, PrimFunc, SeqStmt, Stmt, Var,
+    LetStmt, Node, PrimFunc, SeqStmt, Stmt, Var, While, AllocateConst, BufferRealize,
 )
 
 Step = tuple[str, "int | None"]
@@ -168,6 +168,9 @@ _STMT_FIELDS: dict[type, tuple[str, ...]] = {
     LetStmt: ("body",),
     AttrStmt: ("body",),
     AssertStmt: ("body",),
+    While: ("body",),
+    AllocateConst: ("body",),
+    BufferRealize: ("body",),
     Allocate: ("body",),
     DeclBuffer: ("body",),
     BlockRealize: ("block",),

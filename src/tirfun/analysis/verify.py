@@ -16,16 +16,19 @@ then names the function, the block (where there is one) and the offender:
     nothing binds.
 ``block isolation``
     Inside a block, the body, ``init``, regions, ``alloc_buffers`` and
-    ``match_buffers`` may use the block's own iteration variables and
-    variables bound inside it, not the variables of enclosing loops or
-    blocks (the ``iter_values`` and ``T.where`` of a ``BlockRealize``, and the
-    iteration domains, are read outside the block and may).
-    As in TVM, an opaque block (one without iteration variables) is no
-    boundary: it sees the loop variables around it.
+    ``match_buffers`` may not use the variables of loops outside the block
+    (the ``iter_values`` and ``T.where`` of a ``BlockRealize``, and the
+    iteration domains, are read outside the block and may). As in TVM, the
+    iteration variables of enclosing blocks may be used (``blockize`` makes
+    such inner blocks), and an opaque block (one without iteration
+    variables) is no boundary: it sees the loop variables around it.
+    With ``strict=True`` the iteration variables of enclosing blocks are
+    refused too.
 ``undeclared buffer``
     A buffer is accessed that is not a parameter buffer, an ``alloc_buffer``
-    or ``match_buffer`` of an enclosing block, nor a ``decl_buffer`` in scope.
-``region not covered``
+    or ``match_buffer`` of an enclosing block, nor a ``decl_buffer`` in scope,
+    nor a view (``T.Buffer(shape, data=ptr)``) of a data pointer in scope.
+``region not covered`` (only with ``strict=True``)
     A block's ``T.reads``/``T.writes`` must cover what its body reads and
     writes, including what nested blocks read and write. Index bounds are
     computed over the loops inside the block; a read may also be covered by
@@ -38,6 +41,11 @@ then names the function, the block (where there is one) and the offender:
     and the value is an affine function of loops with known ranges; a
     ``T.where`` predicate on those loops turns the check off).
 
+``verify`` by default is as strict as TVM's well-formedness check: what
+TVM accepts as TensorIR passes. ``strict=True`` adds the lint rules marked
+above; the regions a user declares are their declaration, and the
+primitives that depend on regions check them where they need them.
+
 The walk uses explicit stacks, so deep loop nests do not exhaust Python's
 recursion limit.
 """
@@ -48,7 +56,7 @@ from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
-    Node, PrimFunc, Select, SeqStmt, StringImm, Var,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
@@ -56,19 +64,22 @@ from .regions import access_box, attained_minimum, domain_interval, hull, region
 from .traversal import iter_children, walk_stmts
 
 
-def verify(func_or_mod, *, name: str | None = None):
+def verify(func_or_mod, *, name: str | None = None, strict: bool = False):
     """Check every rule of the module docstring; return the argument.
 
     Accepts a PrimFunc (named ``name``, else by its ``global_symbol``
-    attribute) or an IRModule, whose functions are all checked.
+    attribute) or an IRModule, whose functions are all checked. With
+    ``strict``, the lint rules are checked too: regions must cover what the
+    body accesses, and nested blocks may not use the iteration variables of
+    enclosing blocks.
     """
     if isinstance(func_or_mod, IRModule):
         for fname in func_or_mod:
-            _FunctionVerifier(func_or_mod[fname], fname).run()
+            _FunctionVerifier(func_or_mod[fname], fname, strict).run()
         return func_or_mod
     if isinstance(func_or_mod, PrimFunc):
         fname = name or func_or_mod.attrs.get("global_symbol") or "main"
-        _FunctionVerifier(func_or_mod, str(fname)).run()
+        _FunctionVerifier(func_or_mod, str(fname), strict).run()
         return func_or_mod
     raise VerifyError(f"verify expects a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
 
@@ -80,7 +91,8 @@ _MISSING = object()
 _LOOP, _ITER, _PARAM, _LET, _THREAD, _ALLOC, _SIZE, _DATA, _LET_EXPR = (
     "loop variable", "block iteration variable", "parameter", "let variable", "thread variable",
     "allocation", "size variable", "data pointer", "let-expression variable")
-_ISOLATED = (_LOOP, _ITER)
+_ISOLATED_STRICT = (_LOOP, _ITER)
+_ISOLATED = (_LOOP,)
 # kinds whose identical Var may be bound again once the earlier binding is out of scope
 _REBINDABLE = (_THREAD, _SIZE, _DATA, _LET_EXPR)
 
@@ -106,9 +118,11 @@ class _FunctionVerifier:
     """One walk over one function: binds names as it meets their binders,
     restores scopes when constructs end, and fails at the first broken rule."""
 
-    def __init__(self, func: PrimFunc, fname: str):
+    def __init__(self, func: PrimFunc, fname: str, strict: bool = False):
         self.func = func
         self.fname = fname
+        self.strict = strict
+        self.isolated = _ISOLATED_STRICT if strict else _ISOLATED
         self.var_names: dict[str, tuple] = {}     # name -> (Var, kind) bound so far
         self.buffer_names: dict[str, tuple] = {}  # name -> (Buffer, description)
         self.block_names: set[str] = set()
@@ -136,10 +150,11 @@ class _FunctionVerifier:
     def frame(self) -> _Frame:
         return self.frames[-1]
 
-    def fail(self, rule: str, detail: str):
+    def fail(self, rule: str, detail: str, names: tuple = ()):
         block = self.frame.block
         where = f"function {self.fname}" + (f', block "{block.name_hint}"' if block is not None else "")
-        raise VerifyError(f"{rule} in {where}: {detail}")
+        raise VerifyError(f"{rule} in {where}: {detail}", rule=rule, function=self.fname,
+                          block=None if block is None else block.name_hint, names=tuple(names))
 
     # ------------------------------------------------------------------ scopes
     def _set(self, table: dict, key, value) -> None:
@@ -160,7 +175,7 @@ class _FunctionVerifier:
             same = previous[0] == var and previous[1] == kind
             if not (same and kind in _REBINDABLE and var not in self.visible):
                 self.fail("duplicate name", f"the name {var.name} is bound twice: as a {previous[1]} "
-                                            f"and as a {kind}")
+                                            f"and as a {kind}", names=(var.name,))
         self.var_names[var.name] = (var, kind)
         self._set(self.visible, var, (kind, self.frame.index))
 
@@ -170,17 +185,22 @@ class _FunctionVerifier:
             binder = self.binders.get(var)
             if binder is not None:
                 kind, where = binder
-                self.fail("use outside scope", f"{kind} {var.name} is used outside {where}")
+                self.fail("use outside scope", f"{kind} {var.name} is used outside {where}", names=(var.name,))
             other = self.binders_by_name().get(var.name)
             if other is not None:
                 self.fail("undefined variable", f"{var.name}: {var.dtype} is used but not bound; the "
-                                                f"{other[0]} {var.name} has dtype {other[1].dtype}")
-            self.fail("undefined variable", f"{var.name} is used but nothing binds it")
+                                                f"{other[0]} {var.name} has dtype {other[1].dtype}", names=(var.name,))
+            self.fail("undefined variable", f"{var.name} is used but nothing binds it", names=(var.name,))
         kind, index = entry
-        if kind in _ISOLATED and index < self.frame.iso:
+        if kind in self.isolated and index < self.frame.iso:
+            if kind == _LOOP:
+                self.fail("block isolation", f"{kind} {var.name} is bound outside the block and used "
+                                             "inside it; a block may not use the variables of loops "
+                                             "around it (bind a block iteration variable to it)",
+                          names=(var.name,))
             self.fail("block isolation", f"{kind} {var.name} is bound outside the block and used inside "
-                                         "it; a block may use only its own iteration variables and "
-                                         "variables bound inside it")
+                                         "it; with strict=True a block may use only its own iteration "
+                                         "variables and variables bound inside it", names=(var.name,))
 
     def binders_by_name(self) -> dict:
         return {v.name: (kind, v) for v, (kind, _where) in self.binders.items()}
@@ -193,7 +213,7 @@ class _FunctionVerifier:
         previous = self.buffer_names.get(buf.name)
         if previous is not None:
             self.fail("duplicate name", f"the buffer name {buf.name} is declared twice: as {previous[1]} "
-                                        f"and as {what}")
+                                        f"and as {what}", names=(buf.name,))
         self.buffer_names[buf.name] = (buf, what)
         exprs = list(buf.shape) + list(buf.strides)
         if buf.elem_offset is not None:
@@ -219,16 +239,22 @@ class _FunctionVerifier:
         if index is not None:
             return index
         decl = self.declared.get(buf.name)
+        if decl is None and buf.data is not None and buf.data in self.visible:
+            # lowered TIR views an allocation without a decl_buffer
+            # (T.Buffer(shape, data=ptr)); TVM accepts it while ptr is in scope
+            for expr in [*buf.shape, *buf.strides] + ([buf.elem_offset] if buf.elem_offset is not None else []):
+                self.check_expr(expr, track=False)
+            return self.visible[buf.data][1]
         if decl is not None and decl[0] == buf:
             self.fail("undeclared buffer", f"buffer {buf.name} is accessed outside {decl[1]}, "
-                                           "where it is declared")
+                                           "where it is declared", names=(buf.name,))
         if decl is not None:
             self.fail("undeclared buffer", f"buffer {buf.name} is accessed but not declared; a different "
                                            f"buffer named {buf.name} (shape {_shape_text(decl[0])}, "
-                                           f"{decl[0].dtype}) is declared as {decl[1]}")
+                                           f"{decl[0].dtype}) is declared as {decl[1]}", names=(buf.name,))
         self.fail("undeclared buffer", f"buffer {buf.name} is accessed but not declared: it is not a "
                                        "parameter buffer, an alloc_buffer or match_buffer of an "
-                                       "enclosing block, nor a decl_buffer in scope")
+                                       "enclosing block, nor a decl_buffer in scope", names=(buf.name,))
         return -1  # unreachable
 
     # ------------------------------------------------------------ statements
@@ -288,6 +314,28 @@ class _FunctionVerifier:
         elif cls is AssertStmt:
             self.check_expr(s.condition)
             push((self.visit, s.body))
+        elif cls is AllocateConst:
+            for e in s.extents:
+                self.check_expr(e)
+            mark = len(self.undo)
+            self.bind_var(s.buffer_var, _ALLOC)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is BufferRealize:
+            for r in s.bounds:
+                self.check_expr(r.min)
+                self.check_expr(r.extent)
+            self.check_expr(s.condition)
+            mark = len(self.undo)
+            if s.buffer not in self.visible_buffers:
+                self.declare_buffer(s.buffer, "a realize", implicit=False)
+            push((self.restore, mark))
+            push((self.visit, s.body))
+        elif cls is While:
+            self.check_expr(s.condition)
+            self.frame.guard += 1  # the body may run no time at all
+            push((self._unguard, self.frame))
+            push((self.visit, s.body))
         elif cls is Allocate:
             for e in s.extents:
                 self.check_expr(e)
@@ -319,7 +367,7 @@ class _FunctionVerifier:
             if value.dtype != iv.var.dtype:
                 self.fail("binding dtype", f'block "{block.name_hint}": iteration variable '
                                            f"{iv.var.name}: {iv.var.dtype} is bound to "
-                                           f"{_text(value)} of dtype {value.dtype}")
+                                           f"{_text(value)} of dtype {value.dtype}", names=(iv.var.name,))
         self.check_expr(br.predicate)
         self.check_domains(br)
         self.enter_block(block, br)
@@ -347,7 +395,7 @@ class _FunctionVerifier:
                     self.fail("binding outside domain",
                               f'block "{block.name_hint}": iteration variable {iv.var.name} has domain '
                               f"[{_linear_text(dom.lo)}, {_linear_text(dom.hi)}] but is bound to "
-                              f"{_text(value)}, which reaches {_linear_text(end)}")
+                              f"{_text(value)}, which reaches {_linear_text(end)}", names=(iv.var.name,))
 
     def enter_block(self, block: Block, br: BlockRealize | None) -> None:
         name = block.name_hint
@@ -363,12 +411,12 @@ class _FunctionVerifier:
         index = len(self.frames)
         # as in TVM, an opaque block (no iteration variables) does not isolate
         iso = index if block.iter_vars else self.frame.iso
-        frame = _Frame(block, index, iso, check=not is_root)
+        frame = _Frame(block, index, iso, check=self.strict and not is_root)
         self.frames.append(frame)
         for iv in block.iter_vars:
             if iv.dom.min.dtype != iv.var.dtype or iv.dom.extent.dtype != iv.var.dtype:
                 self.fail("binding dtype", f"iteration variable {iv.var.name}: {iv.var.dtype} has a domain "
-                                           f"of dtype {iv.dom.extent.dtype}")
+                                           f"of dtype {iv.dom.extent.dtype}", names=(iv.var.name,))
             self.bind_var(iv.var, _ITER)
             frame.facts[iv.var] = domain_interval(iv.dom)
         for buf in block.alloc_buffers:

@@ -19,7 +19,9 @@ semantics:
   result type; ``T.call_extern`` runs a few C library functions
   (``expf``, ``sqrtf``, ...) and rejects the rest;
 * lowered code runs too: Allocate, DeclBuffer, flattened buffers, LetStmt,
-  AttrStmt (launched threads run one after another), AssertStmt, Evaluate.
+  AttrStmt (launched threads run one after another), AssertStmt, Evaluate,
+  While (its condition is tested before every iteration), AllocateConst,
+  and BufferRealize (fresh storage of the realized buffer).
 
 An out-of-bounds access raises :class:`~tirfun.errors.InterpError` naming
 the buffer, the index, the block, the statement and the loop variables. Bad

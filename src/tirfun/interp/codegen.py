@@ -25,11 +25,14 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
-    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var,
+    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
+    AllocateConst, BufferRealize,
 )
 from ..nodes.dtype import DataType
 from . import intervals as ivs
-from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY
+from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
+from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
 
 # Python limits a function to 20 nested loop blocks and 100 indentation
@@ -422,6 +425,22 @@ class Compiler:
             self.line("else:")
             self.body(s.else_case, env)
 
+    def s_while(self, s: While, env: Env) -> None:
+        """``while``: the condition is computed afresh before every iteration
+        (its code may need statements of its own, so it goes inside the loop)."""
+        if self.loop_depth >= _MAX_LOOP_DEPTH or self.indent >= _MAX_INDENT:
+            self.continue_in_new_function(s, env)
+            return
+        self.line("while True:")
+        self.loop_depth += 1
+        self.indent += 1
+        c = self.expr(s.condition, env)
+        self.line(f"if not ({c.code}):")
+        self.line("    break")
+        self.indent -= 1
+        self.body(s.body, env)
+        self.loop_depth -= 1
+
     def s_evaluate(self, s: Evaluate, env: Env) -> None:
         """An expression statement; ``T.ret(v)`` returns from the function."""
         value = s.value
@@ -433,8 +452,33 @@ class Compiler:
             return
         if isinstance(value, Call) and value.op in _NOOP_CALLS:
             return
+        if isinstance(value, Call) and value.op == "tir.mma_fill" and len(value.args) == 3:
+            self.mma_fill(value, env)
+            return
         v = self.expr(value, env)
         self.line(v.code)
+
+    def mma_fill(self, e: Call, env: Env) -> None:
+        """``T.mma_fill(dtype, n, ptr, offset)``: one thread zeroes ``n``
+        elements of its fragment from ``offset``, as the CUDA code does."""
+        size, ptr, offset = e.args
+        info = env.data.get(ptr) if isinstance(ptr, Var) else None
+        if info is None:
+            raise InterpError("T.mma_fill fills the storage of a data pointer (an allocation or a "
+                              f"parameter's data), got {ptr!r}")
+        if info.dtype is not None and info.dtype.element_of != e.dtype.element_of:
+            raise InterpError(f"T.mma_fill of {e.dtype} values into {ptr.name}, which holds {info.dtype}")
+        n = self.expr(size, env)
+        o = self.expr(offset, env)
+        start, count = self.temp(), self.temp()
+        self.line(f"{start}, {count} = {o.code}, {n.code}")
+        self.line(f"if {start} < 0 or {count} < 0 or {start} + {count} > len({info.storage}):")
+        self.line(f"    h_out_of_bounds('store', {ptr.name!r}, ({start} + {count} - 1,), "
+                  f"(len({info.storage}),))")
+        zero = "0.0" if e.dtype.is_float else "0"
+        k = self.temp()
+        self.line(f"for {k} in range({count}):")
+        self.line(f"    {info.storage}[{start} + {k}] = {zero}")
 
     def s_let(self, s: LetStmt, env: Env) -> None:
         """``var = value`` for the body; a vector variable gets one local per lane."""
@@ -476,6 +520,21 @@ class Compiler:
         self.line(f"if not {c.code}:")
         self.line(f"    h_assert_failed({s.message.value!r})")
         self.stmt(s.body, env)
+
+    def s_allocate_const(self, s: AllocateConst, env: Env) -> None:
+        """Fresh storage holding the constant values (numbers, written with repr)."""
+        py = self.fresh(f"b_{s.buffer_var.name}")
+        values = ", ".join(const_float(v, s.dtype) if s.dtype.is_float else repr(int(v))
+                           for v in s.values)
+        self.line(f"{py} = h_alloc_const({str(s.dtype)!r}, ({values},))")
+        self.stmt(s.body, env.bind_data(s.buffer_var, DataInfo(py, s.dtype)))
+
+    def s_buffer_realize(self, s: BufferRealize, env: Env) -> None:
+        """The realized buffer gets fresh storage of its whole shape for the body."""
+        if not (isinstance(s.condition, IntImm) and s.condition.value == 1):
+            raise InterpError(f"the interpreter runs T.realize of {s.buffer.name} only with a "
+                              "true condition")
+        self.stmt(s.body, self.allocate_buffer(s.buffer, env))
 
     def s_allocate(self, s: Allocate, env: Env) -> None:
         """Fresh storage named by the allocated pointer variable."""
@@ -818,6 +877,14 @@ class Compiler:
                 return Value(f"({ca} * {cb})", dt, exact64)
             if cls is Div:
                 return Value(f"h_fdiv({ca}, {cb})", dt, exact64)
+            if cls in (FloorDiv, FloorMod) and not exact64:
+                # floor(a / b) and a - floor(a / b) * b with every step
+                # rounded to the dtype, as TIR lowers them (and LLVM runs them)
+                r = rounder_name(dt)
+                q = f"h_floor({r}(h_fdiv({ca}, {cb})))"
+                if cls is FloorDiv:
+                    return Value(q, dt, True)
+                return Value(f"({ca} - {r}({q} * {cb}))", dt, False)
             if cls is FloorDiv:
                 return Value(f"h_ffloordiv({ca}, {cb})", dt, exact64)
             if cls is FloorMod:
@@ -966,12 +1033,32 @@ class Compiler:
             return v if name == "likely" else Value("True", _BOOL, True, (1, 1))
         if name == "call_extern" or name == "call_pure_extern":
             return self.extern(e, env, lane)
+        if name in _PASS_THROUGH and len(args) == 1:
+            return self.expr(args[0], env, lane)
+        if name in ("vectorlow", "vectorhigh", "vectorcombine"):
+            return self.vector_part(e, env, lane)
+        if name == "dp4a" and len(args) == 3:
+            terms = [f"{self.expr(args[0], env, k).code} * {self.expr(args[1], env, k).code}"
+                     for k in range(4)]
+            acc = self.expr(args[2], env, lane)
+            return Value(wrap_code(f"{acc.code} + {' + '.join(terms)}", dt), dt, True, ivs.full(dt))
+        if name == "undef" and not args:
+            return Value("0", dt, True, (0, 0))
+        if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
+            return self.llvm_intrinsic(e, env, lane)
+        if op in LEGALIZED:
+            return self.expr(legalize(e), env, lane)
+        refused = refusal(op, "the interpreter")
+        if refused is not None:
+            raise InterpError(refused)
         vals = [self.expr(a, env, lane) for a in args]
         if name in FLOAT_UNARY and len(vals) == 1:
             return self.float_call(name, vals, dt)
         if name in FLOAT_BINARY and len(vals) == 2:
             if name == "nextafter" and dt.bits != 64:
-                helper = "h_nextafter_f32" if dt.bits == 32 else "h_nextafter_f16"
+                helper = {32: "h_nextafter_f32", 16: "h_nextafter_f16"}[dt.bits]
+                if dt.element_of == "bfloat16":
+                    helper = "h_nextafter_bf16"
                 return Value(f"{helper}({self.exact(vals[0])}, {self.exact(vals[1])})", dt, True)
             return self.float_call(name, vals, dt)
         if name in FLOAT_PREDICATES and len(vals) == 1:
@@ -990,6 +1077,38 @@ class Compiler:
             return self.bitwise(name, vals, dt)
         raise InterpError(f"the interpreter does not support the intrinsic {op} "
                           f"with {len(args)} arguments")
+
+    def vector_part(self, e: Call, env: Env, lane: int) -> Value:
+        """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:
+        two vectors one after the other."""
+        name = e.op[4:]
+        first = e.args[0]
+        n = first.dtype.lanes
+        if name == "vectorlow":
+            return self.expr(first, env, lane)
+        if name == "vectorhigh":
+            return self.expr(first, env, lane + n // 2)
+        if lane < n:
+            return self.expr(first, env, lane)
+        return self.expr(e.args[1], env, lane - n)
+
+    def llvm_intrinsic(self, e: Call, env: Env, lane: int) -> Value:
+        """``T.call_llvm_(pure_)intrin`` of a common LLVM intrinsic, through
+        the helper of the TIR intrinsic with the same meaning."""
+        callee = e.args[0].value if e.args and isinstance(e.args[0], StringImm) else None
+        known = LLVM_NAMES.get(callee)
+        if known is None or len(e.args) - 1 != known[1]:
+            raise InterpError(f"the interpreter does not know the LLVM intrinsic {callee!r} "
+                              f"with {len(e.args) - 1} arguments; it knows "
+                              f"{', '.join(sorted(LLVM_NAMES))}")
+        name = known[0]
+        if name in ("fmax", "fmin"):
+            vals = [self.expr(a, env, lane) for a in e.args[1:]]
+            return Value(f"h_{name}({', '.join(self.exact(v) for v in vals)})",
+                         e.dtype.element_of, True)
+        # llvm.ctlz's flag (is zero poison) changes nothing where the result is defined
+        operands = list(e.args[1:2] if name == "clz" else e.args[1:])
+        return self.e_call(Call(e.dtype, f"tir.{name}", operands), env, lane)
 
     def float_call(self, name: str, vals: list[Value], dt: DataType) -> Value:
         """A float intrinsic through its helper."""
@@ -1033,7 +1152,7 @@ class Compiler:
 _CMP_OPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
 
 # statements that open an indented Python block
-_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt)
+_COMPOUND = (For, IfThenElse, BlockRealize, Block, AttrStmt, AssertStmt, While)
 
 # expressions nested this deep continue in a temporary (Python's parser
 # accepts 200 nested parentheses; one level of ours can take four)
@@ -1050,7 +1169,10 @@ _BITWISE = {
 }
 
 # calls that have no effect on the values the interpreter computes
-_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop"})
+_NOOP_CALLS = frozenset({"tir.tvm_storage_sync", "tir.assume", "tir.noop",
+                         "tir.start_profile_intrinsic", "tir.end_profile_intrinsic"})
+# hints whose value is their argument
+_PASS_THROUGH = frozenset({"tvm_thread_invariant", "ignore_loop_partition"})
 
 _STMT_DISPATCH = {
     SeqStmt: Compiler.s_seq,
@@ -1058,6 +1180,9 @@ _STMT_DISPATCH = {
     For: Compiler.s_for,
     IfThenElse: Compiler.s_if,
     Evaluate: Compiler.s_evaluate,
+    While: Compiler.s_while,
+    AllocateConst: Compiler.s_allocate_const,
+    BufferRealize: Compiler.s_buffer_realize,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..numpy_dtypes import bfloat16
 from .semantics import INF, NAN, fdiv, round_f32
 
 
@@ -30,11 +31,13 @@ def _ieee(fast, slow):
 
 
 def _finite_only(fn):
-    """Rounding functions return their argument unchanged when it is not finite."""
+    """Rounding functions return their argument unchanged when it is not
+    finite, and a result with the argument's sign (``floor(-0.0)`` and
+    ``ceil(-0.5)`` are ``-0.0``, as in IEEE 754; Python's give ints)."""
     def f(x):
         if x != x or x in (INF, -INF):
             return x
-        return float(fn(x))
+        return math.copysign(float(fn(x)), x)
     return f
 
 
@@ -114,12 +117,26 @@ FLOAT_PREDICATES = {
 
 
 def nextafter_f32(x: float, y: float) -> float:
-    """The float32 next to ``x`` in the direction of ``y``."""
+    """The float32 next to ``x`` in the direction of ``y`` (``y`` when they
+    are equal, as C's nextafter: ``nextafter(0.0, -0.0)`` is ``-0.0``)."""
+    if x == y:
+        return y
     return float(np.nextafter(np.float32(x), np.float32(y)))
 
 
 def nextafter_f16(x: float, y: float) -> float:
+    """The float16 next to ``x`` in the direction of ``y`` (``y`` if equal)."""
+    if x == y:
+        return y
     return float(np.nextafter(np.float16(x), np.float16(y)))
+
+
+def nextafter_bf16(x: float, y: float) -> float:
+    """The bfloat16 next to ``x`` in the direction of ``y`` (``y`` if equal)."""
+    if x == y:
+        return y
+    t = bfloat16().type
+    return float(np.nextafter(t(x), t(y)))
 
 
 def ldexp(x: float, e: int) -> float:
@@ -153,6 +170,17 @@ EXTERN_FLOAT.update({"fmaxf": ("fmax", 2), "fmax": ("fmax", 2), "fminf": ("fmin"
                      "fmin": ("fmin", 2)})
 
 
+# LLVM intrinsics accepted through ``T.call_llvm_(pure_)intrin``: name ->
+# (the TIR intrinsic with the same meaning, arity)
+LLVM_NAMES = {f"llvm.{n}": (n, 1) for n in ("fabs", "sqrt", "exp", "exp2", "log", "log2", "log10",
+                                              "sin", "cos", "floor", "ceil", "trunc",
+                                              "nearbyint")}
+LLVM_NAMES.update({"llvm.roundeven": ("round", 1), "llvm.rint": ("nearbyint", 1),
+                   "llvm.pow": ("pow", 2), "llvm.copysign": ("copysign", 2),
+                   "llvm.minnum": ("fmin", 2), "llvm.maxnum": ("fmax", 2),
+                   "llvm.ctpop": ("popcount", 1), "llvm.ctlz": ("clz", 2)})
+
+
 def fmax(a: float, b: float) -> float:
     """C's fmax: a NaN operand is ignored."""
     if a != a:
@@ -180,10 +208,12 @@ def helper_namespace() -> dict:
         ns[f"h_{name}"] = fn
     for name, fn in FLOAT_PREDICATES.items():
         ns[f"h_{name}"] = fn
-    ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16, h_ldexp=ldexp,
+    ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16,
+              h_nextafter_bf16=nextafter_bf16, h_ldexp=ldexp,
               h_popcount=popcount, h_clz=clz, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
               h_round_f32=round_f32)
     return ns
 
 
-__all__ = ["FLOAT_UNARY", "FLOAT_BINARY", "FLOAT_PREDICATES", "EXTERN_FLOAT", "helper_namespace"]
+__all__ = ["FLOAT_UNARY", "FLOAT_BINARY", "FLOAT_PREDICATES", "EXTERN_FLOAT", "LLVM_NAMES",
+           "helper_namespace"]

@@ -53,6 +53,14 @@ def alloc(dtype: str, size: int):
     return memoryview_of(np.full(size, fill, dtype=name))
 
 
+def alloc_const(dtype: str, values: tuple):
+    """Storage holding constant ``values`` (already values of ``dtype``)."""
+    storage = alloc(dtype, len(values))
+    for k, v in enumerate(values):
+        storage[k] = v
+    return storage
+
+
 def out_of_bounds(verb: str, buffer: str, index: tuple, shape: tuple):
     raise Fault(f"out-of-bounds {verb} {'to' if verb == 'store' else 'from'} buffer {buffer} at "
                 f"index {_tuple(index)}; its shape is {_tuple(shape)}")
@@ -100,7 +108,7 @@ def namespace() -> dict:
     """The globals of generated code."""
     ns = helper_namespace()
     ns.update(
-        h_alloc=alloc, h_out_of_bounds=out_of_bounds, h_domain_error=domain_error,
+        h_alloc=alloc, h_alloc_const=alloc_const, h_out_of_bounds=out_of_bounds, h_domain_error=domain_error,
         h_region_error=region_error, h_match_error=match_error, h_check_view=check_view,
         h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
         h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,

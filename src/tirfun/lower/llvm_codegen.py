@@ -28,8 +28,10 @@ from ..nodes import (
     FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
-from . import llvm_intrinsics
-from .llvm_types import I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
+from ..tir.intrinsics import refusal
+from ..tir.legalize import LEGALIZED, legalize
+from . import llvm_intrinsics, llvm_libcalls
+from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc
@@ -58,6 +60,9 @@ class Frame:
         self.in_parallel = False
         # pointers known not to alias any other pointer of the frame
         self.noalias: set[int] = set()
+        # heap scratch buffers live at the builder's position, innermost
+        # last: an early return frees them
+        self.heap: list[ir.Value] = []
 
     def alloca(self, typ: ir.Type, count: int, name: str, align: int) -> ir.Value:
         """A stack slot in the entry block."""
@@ -72,6 +77,16 @@ class Frame:
     def finish(self) -> None:
         """Close the entry block."""
         self._entry_builder.branch(self.start)
+
+
+def _is_float16(dt: DataType) -> bool:
+    """float16 or bfloat16: passed as their 16 bits, since C callers have
+    no portable type for them."""
+    return dt.is_float and dt.bits == 16
+
+
+def _with_lanes(t: ir.Type, dt: DataType) -> ir.Type:
+    return t if dt.lanes == 1 else ir.VectorType(t, dt.lanes)
 
 
 def _const(t: ir.Type, value) -> ir.Constant:
@@ -114,6 +129,8 @@ class LLVMCodegen:
                 arg_types.append(PTR)
             elif p.var.dtype.is_bool:
                 arg_types.append(I8)
+            elif _is_float16(p.var.dtype):
+                arg_types.append(I16)
             else:
                 arg_types.append(scalar_type(p.var.dtype))
         for v in sig.size_vars:
@@ -135,6 +152,8 @@ class LLVMCodegen:
                     frame.vars[p.buffer.data] = arg
             elif p.var.dtype.is_bool:
                 frame.vars[p.var] = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
+            elif _is_float16(p.var.dtype):
+                frame.vars[p.var] = b.bitcast(arg, scalar_type(p.var.dtype))
             else:
                 frame.vars[p.var] = arg
         for v, arg in zip(sig.size_vars, args[len(sig.params):]):
@@ -149,6 +168,20 @@ class LLVMCodegen:
 
     def _fail_by_return(self, frame: Frame, code: int) -> None:
         frame.builder.ret(ir.Constant(I32, code))
+
+    def fail(self, code: int) -> None:
+        """Leave the function with status ``code``, freeing the heap
+        scratch buffers in scope first."""
+        self.free_live()
+        self.frame.on_fail(self.frame, code)
+
+    def free_live(self) -> None:
+        """Free every heap scratch buffer in scope (before an early return)."""
+        if not self.frame.heap:
+            return
+        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        for ptr in reversed(self.frame.heap):
+            self.b.call(free, [ptr])
 
     def fresh(self, base: str) -> str:
         """A new basic-block or global name (LLVM needs them unique)."""
@@ -261,6 +294,20 @@ class LLVMCodegen:
                 self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
 
+    def _stmt_While(self, s) -> None:
+        fn = self.frame.fn
+        head = fn.append_basic_block(self.fresh("while_head"))
+        body = fn.append_basic_block(self.fresh("while_body"))
+        end = fn.append_basic_block(self.fresh("while_end"))
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.b.cbranch(self.expr(s.condition), body, end)
+        self.b.position_at_end(body)
+        self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(end)
+
     def _stmt_AssertStmt(self, s: AssertStmt) -> None:
         cond = self.expr(s.condition)
         self.assert_messages.append(s.message.value)
@@ -270,12 +317,27 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("assert_fail"))
         self.b.cbranch(cond, ok, bad)
         self.b.position_at_end(bad)
-        self.frame.on_fail(self.frame, code)
+        self.fail(code)
         self.b.position_at_end(ok)
         self.stmt(s.body)
 
     def _stmt_Allocate(self, s: Allocate) -> None:
         self.allocate(s)
+
+    def _stmt_AllocateConst(self, s) -> None:
+        """Constant data: a private global array of the values' bits."""
+        import numpy as np
+
+        bits = element_bytes(s.dtype) * 8
+        raw = np.frombuffer(s.data, dtype=np.dtype(f"uint{bits}").newbyteorder("<")).tolist()
+        ty = ir.ArrayType(ir.IntType(bits), max(len(raw), 1))
+        g = ir.GlobalVariable(self.module, ty, name=self.fresh(f"const_{s.buffer_var.name}"))
+        g.global_constant = True
+        g.linkage = "private"
+        g.align = 64
+        g.initializer = ir.Constant(ty, raw or [0])
+        self.frame.vars[s.buffer_var] = g
+        self.stmt(s.body)
 
     def _stmt_For(self, s: For) -> None:
         if s.kind is ForKind.PARALLEL:
@@ -334,7 +396,7 @@ class LLVMCodegen:
     def allocate(self, s: Allocate) -> None:
         """Scratch memory for ``s.body``: a stack slot when small and of
         constant size, else ``malloc``/``free`` (a failed malloc returns the
-        out-of-memory status)."""
+        out-of-memory status; every early return frees what is in scope)."""
         mem = memory_type(s.dtype)
         elem = element_bytes(s.dtype)
         count = 1
@@ -363,11 +425,13 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("alloc_fail"))
         b.cbranch(b.icmp_unsigned("!=", ptr, ir.Constant(PTR, None)), ok, bad)
         b.position_at_end(bad)
-        self.frame.on_fail(self.frame, STATUS_OUT_OF_MEMORY)
+        self.fail(STATUS_OUT_OF_MEMORY)
         b.position_at_end(ok)
         self.frame.vars[s.buffer_var] = ptr
         self.frame.noalias.add(id(ptr))
+        self.frame.heap.append(ptr)
         self.stmt(s.body)
+        self.frame.heap.pop()
         if not self.b.block.is_terminated:
             self.b.call(free, [ptr])
 
@@ -546,7 +610,18 @@ class LLVMCodegen:
             return b.icmp_unsigned("!=", v, _const(v.type, 0))
         if dst.is_float:
             if src.is_float:
-                return b.fpext(v, t) if dst.bits > src.bits else (b.fptrunc(v, t) if dst.bits < src.bits else v)
+                if dst.bits == src.bits:  # float16 <-> bfloat16: exact through float
+                    v = b.fpext(v, _with_lanes(ir.FloatType(), dst))
+                    return b.fptrunc(v, t)
+                return b.fpext(v, t) if dst.bits > src.bits else b.fptrunc(v, t)
+            if dst.bits == 16:
+                # through double, rounding once (as the interpreter and
+                # ml_dtypes do), with the rounding spelt out: LLVM folds
+                # fptrunc(sitofp i32 to double) into a sitofp that its
+                # backend rounds to float first
+                wide = _with_lanes(ir.DoubleType(), dst)
+                v = b.sitofp(v, wide) if src.is_int else b.uitofp(v, wide)
+                return self._narrow16(v, dst)
             if src.is_int:
                 return b.sitofp(v, t)
             return b.uitofp(v, t)
@@ -559,6 +634,20 @@ class LLVMCodegen:
         if db > sb:
             return b.sext(v, t) if src.is_int else b.zext(v, t)
         return v
+
+    def _narrow16(self, v: ir.Value, dst: DataType) -> ir.Value:
+        """The double ``v`` rounded to float16/bfloat16, lane by lane."""
+        fmt = llvm_libcalls.BFLOAT_FORMAT if dst.code == "bfloat" else llvm_libcalls.HALF_FORMAT
+        b = self.b
+        one = scalar_type(dst)
+        if dst.lanes == 1:
+            return b.bitcast(llvm_libcalls.narrow_bits(b, v, fmt), one)
+        out = ir.Constant(value_type(dst), ir.Undefined)
+        for lane in range(dst.lanes):
+            k = ir.Constant(I32, lane)
+            x = b.bitcast(llvm_libcalls.narrow_bits(b, b.extract_element(v, k), fmt), one)
+            out = b.insert_element(out, x, k)
+        return out
 
     def _expr_Ramp(self, e: Ramp) -> ir.Value:
         base = self.expr(e.base)
@@ -624,7 +713,7 @@ class LLVMCodegen:
             if op == "tir.shift_left":
                 return b.shl(x, y)
             return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
-        if op == "tir.call_extern":
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self._call_extern(e)
         if op == "tir.address_of":
             load = e.args[0]
@@ -635,7 +724,79 @@ class LLVMCodegen:
         if op.startswith("tir.") and op[4:] in llvm_intrinsics.SUPPORTED:
             args = [self.expr(a) for a in e.args]
             return llvm_intrinsics.emit(b, op[4:], args, value_type(e.dtype))
+        if op in _PASS_THROUGH:
+            return self.expr(e.args[0])
+        if op in _NO_VALUE:
+            # hints and markers: nothing to compute; the statement discards the value
+            return ir.Constant(I32, 0) if e.dtype.is_void else _const(value_type(e.dtype), 0)
+        if op in ("tir.call_llvm_intrin", "tir.call_llvm_pure_intrin"):
+            return self._call_llvm_intrin(e)
+        if op in ("tir.vectorlow", "tir.vectorhigh", "tir.vectorcombine"):
+            return self._vector_part(e)
+        if op == "tir.dp4a":
+            return self._dp4a(e)
+        if op in LEGALIZED:
+            return self.expr(legalize(e))
+        refused = refusal(op, "the CPU build (llvm)")
+        if refused is not None:
+            raise BuildError(refused)
         raise BuildError(f"the LLVM build does not support the call {op}")
+
+    def _call_llvm_intrin(self, e: Call) -> ir.Value:
+        """``T.call_llvm_intrin(dtype, "llvm.name", *args)``: the named LLVM
+        intrinsic, overloaded on the result type (one of
+        :data:`~tirfun.lower.llvm_intrinsics.CALLABLE`)."""
+        name_e = e.args[0]
+        if not isinstance(name_e, StringImm) or not name_e.value.startswith("llvm."):
+            raise BuildError("call_llvm_intrin needs the intrinsic's name, such as \"llvm.fabs\", "
+                             "as its first argument")
+        arity = llvm_intrinsics.CALLABLE.get(name_e.value)
+        if arity is None or arity != len(e.args) - 1 or e.dtype.is_void:
+            known = ", ".join(f"{n} ({k} args)" for n, k in sorted(llvm_intrinsics.CALLABLE.items()))
+            raise BuildError(f"the CPU build cannot call the LLVM intrinsic {name_e.value} with "
+                             f"{len(e.args) - 1} arguments; it calls these: {known}")
+        expected = [e.dtype] * arity
+        if name_e.value in ("llvm.ctlz", "llvm.cttz", "llvm.abs"):
+            expected[1] = DataType("bool")  # the flag saying zero (or INT_MIN) is poison
+        got = [a.dtype for a in e.args[1:]]
+        if got != expected:
+            raise BuildError(f"{name_e.value} returning {e.dtype} takes arguments of "
+                             f"{', '.join(map(str, expected))}, got {', '.join(map(str, got))}")
+        args = [self.expr(a) for a in e.args[1:]]
+        ret = value_type(e.dtype)
+        fname = llvm_intrinsics.overloaded_name(name_e.value, ret)
+        existing = self.module.globals.get(fname)
+        if existing is not None and [a.type for a in args] != list(existing.function_type.args):
+            raise BuildError(f"{name_e.value} is called with different argument types")
+        fn = llvm_intrinsics.declare(self.module, fname, ret, [a.type for a in args])
+        return self.b.call(fn, args)
+
+    def _dp4a(self, e: Call) -> ir.Value:
+        """``acc + sum(vec1[k] * vec2[k])`` over four 8-bit lanes, widened to 32 bits."""
+        b = self.b
+        vec1, vec2, acc = (self.expr(a) for a in e.args)
+        out = acc
+        for k in range(4):
+            idx = ir.Constant(I32, k)
+            x, y = b.extract_element(vec1, idx), b.extract_element(vec2, idx)
+            x = b.sext(x, I32) if e.args[0].dtype.is_int else b.zext(x, I32)
+            y = b.sext(y, I32) if e.args[1].dtype.is_int else b.zext(y, I32)
+            out = b.add(out, b.mul(x, y))
+        return out
+
+    def _vector_part(self, e: Call) -> ir.Value:
+        """``vectorlow``/``vectorhigh`` take half of a vector's lanes,
+        ``vectorcombine`` joins two vectors."""
+        first = self.expr(e.args[0])
+        n = e.args[0].dtype.lanes
+        if e.op == "tir.vectorcombine":
+            second = self.expr(e.args[1])
+            mask = list(range(n + e.args[1].dtype.lanes))
+        else:
+            second = ir.Constant(first.type, ir.Undefined)
+            start = 0 if e.op == "tir.vectorlow" else n // 2
+            mask = list(range(start, start + e.dtype.lanes))
+        return self.b.shuffle_vector(first, second, ir.Constant(ir.VectorType(I32, len(mask)), mask))
 
     def _if_then_else(self, e: Call) -> ir.Value:
         cond_e, t_e, f_e = e.args
@@ -673,6 +834,15 @@ class LLVMCodegen:
         fn = llvm_intrinsics.declare(self.module, name_e.value, ret, [a.type for a in args])
         out = self.b.call(fn, args)
         return ir.Constant(I32, 0) if e.dtype.is_void else out
+
+
+# hints whose value is their argument
+_PASS_THROUGH = frozenset({"tir.likely", "tir.tvm_thread_invariant", "tir.ignore_loop_partition"})
+# calls with no value to compute on the CPU: TVM removes assumptions before
+# code generation, profiling markers do nothing here, and an undefined value
+# is zero, as the interpreter has it
+_NO_VALUE = frozenset({"tir.assume", "tir.start_profile_intrinsic", "tir.end_profile_intrinsic",
+                       "tir.undef"})
 
 
 __all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "CONTRACT_FLAGS"]

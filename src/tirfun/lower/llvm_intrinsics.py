@@ -19,6 +19,10 @@ import math
 from llvmlite import ir
 
 from ..errors import BuildError
+from .llvm_types import BFloatType
+
+#: float types narrower than double, whose results are computed in double
+_NARROW = (ir.FloatType, ir.HalfType, BFloatType)
 
 # tir name -> LLVM intrinsic (overloaded on the float type)
 LLVM_UNARY = {
@@ -53,6 +57,8 @@ def _suffix(t: ir.Type) -> str:
         return "f64"
     if isinstance(t, ir.HalfType):
         return "f16"
+    if isinstance(t, BFloatType):
+        return "bf16"
     if isinstance(t, ir.IntType):
         return f"i{t.width}"
     raise BuildError(f"no intrinsic suffix for {t}")
@@ -68,6 +74,26 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> 
     if existing is not None:
         return existing
     return ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+#: the LLVM intrinsics ``T.call_llvm_(pure_)intrin`` may call, by arity; each
+#: is overloaded on its result type. LLVM aborts the process on a call of an
+#: intrinsic it does not know, so no other name reaches it.
+CALLABLE = {
+    **{f"llvm.{n}": 1 for n in (
+        "fabs", "sqrt", "exp", "exp2", "log", "log2", "log10", "sin", "cos", "floor", "ceil",
+        "trunc", "rint", "nearbyint", "round", "roundeven", "ctpop", "bswap", "bitreverse")},
+    **{f"llvm.{n}": 2 for n in (
+        "pow", "copysign", "minnum", "maxnum", "minimum", "maximum", "smax", "smin", "umax",
+        "umin", "ctlz", "cttz", "abs", "sadd.sat", "ssub.sat", "uadd.sat", "usub.sat")},
+    **{f"llvm.{n}": 3 for n in ("fma", "fmuladd", "fshl", "fshr")},
+}
+
+
+def overloaded_name(name: str, ret: ir.Type) -> str:
+    """The declared name of the LLVM intrinsic ``name`` returning ``ret``:
+    ``llvm.fabs`` returning float is ``llvm.fabs.f32``."""
+    return f"{name}.{_suffix(ret)}"
 
 
 def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
@@ -91,12 +117,32 @@ def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
 def _libm(b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
     def scalar(parts):
         t = parts[0].type
-        if isinstance(t, ir.HalfType):
+        if name == "nextafter" and isinstance(t, (ir.HalfType, BFloatType)):
+            return _nextafter16(b, *parts)
+        if isinstance(t, (ir.HalfType, BFloatType)):
             wide = [b.fpext(p, ir.FloatType()) for p in parts]
             r = _libm_scalar(b, name, wide)
             return b.fptrunc(r, t)
         return _libm_scalar(b, name, parts)
     return _per_lane(b, args, scalar)
+
+
+def _nextafter16(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """nextafter on a 16-bit float, on its bits (the C library has none,
+    and one in float would round back to ``x``). Selects stay on integers:
+    LLVM 22 fails to select a ``select`` of bfloat values here."""
+    i16 = ir.IntType(16)
+    xi, yi = b.bitcast(x, i16), b.bitcast(y, i16)
+    zero = ir.Constant(x.type, 0.0)
+    # away from zero when moving up from a positive or down from a negative
+    up = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, zero))
+    out = b.add(xi, b.select(up, ir.Constant(i16, 1), ir.Constant(i16, -1)))
+    tiny = b.or_(b.and_(yi, ir.Constant(i16, 0x8000)), ir.Constant(i16, 1))
+    out = b.select(b.fcmp_ordered("==", x, zero), tiny, out)
+    out = b.select(b.fcmp_ordered("==", x, y), yi, out)
+    nan = b.select(b.fcmp_unordered("uno", x, x), xi, yi)
+    out = b.select(b.fcmp_unordered("uno", x, y), nan, out)
+    return b.bitcast(out, x.type)
 
 
 def _libm_scalar(b, name, parts):
@@ -121,10 +167,9 @@ def _widen(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 
 def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
     """The value of ``tir.<name>(*args)``."""
-    if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type),
-                                                            (ir.FloatType, ir.HalfType)):
+    if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type), _NARROW):
         narrow = args[0].type
-        wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), (ir.FloatType, ir.HalfType))
+        wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), _NARROW)
                                else a for a in args], ret_type)
         return b.fptrunc(wide, narrow)
     return _emit(b, name, args, ret_type)
@@ -155,6 +200,14 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
             e = b.trunc(e, ti)
         elif _elem(e.type).width < 32:
             e = b.sext(e, ti)
+        if isinstance(_elem(x.type), ir.HalfType):
+            # LLVM 22 miscompiles ldexp on half vectors (x86); in float the
+            # scaled value is exact and rounds to half once
+            wide = ir.FloatType()
+            if isinstance(x.type, ir.VectorType):
+                wide = ir.VectorType(wide, x.type.count)
+            fn = declare(b.module, f"llvm.ldexp.{_suffix(wide)}.{_suffix(ti)}", wide, [wide, ti])
+            return b.fptrunc(b.call(fn, [b.fpext(x, wide), e]), x.type)
         fn = declare(b.module, f"llvm.ldexp.{_suffix(x.type)}.{_suffix(ti)}", x.type, [x.type, ti])
         return b.call(fn, [x, e])
     if name == "isnan":
@@ -176,4 +229,4 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
     raise BuildError(f"the LLVM build does not support the intrinsic tir.{name}")
 
 
-__all__ = ["emit", "declare", "SUPPORTED"]
+__all__ = ["emit", "declare", "overloaded_name", "SUPPORTED"]

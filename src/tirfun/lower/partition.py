@@ -26,7 +26,7 @@ import attrs
 from ..analysis.traversal import walk
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Allocate, AssertStmt, AttrStmt, DeclBuffer, For, ForKind, IfThenElse,
-    IntImm, IRModule, LetStmt, PrimFunc, SeqStmt, Stmt, Var,
+    IntImm, IRModule, LetStmt, PrimFunc, SeqStmt, Stmt, Var, While, AllocateConst,
 )
 from ._util import conjuncts, count_nodes, func_names, map_funcs, rename_bound, seq, substitute
 from .simplify import simplify_stmt
@@ -109,7 +109,7 @@ class _Partitioner:
             if then is s.then_case and other is s.else_case:
                 return s
             return IfThenElse(s.condition, then, other)
-        if isinstance(s, (LetStmt, AttrStmt, AssertStmt, Allocate, DeclBuffer)):
+        if isinstance(s, (LetStmt, AttrStmt, AssertStmt, Allocate, DeclBuffer, While, AllocateConst)):
             body = self.stmt(s.body)
             return s if body is s.body else attrs.evolve(s, body=body)
         return s

@@ -32,7 +32,7 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, BlockRealize,
     BufferStore, Call, Cast, CmpOp, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, Max, Min, Mod,
-    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var,
+    Mul, Not, Or, PrimExpr, PrimFunc, Select, SeqStmt, Stmt, Sub, Var, While, AllocateConst,
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import compare_result, int_result
@@ -493,9 +493,17 @@ class _Simplifier:
             if body is s.body and all(x is y for x, y in zip(extents, s.extents)):
                 return s
             return attrs.evolve(s, body=body, extents=extents)
-        if t in (DeclBuffer, AttrStmt):
+        if t in (DeclBuffer, AttrStmt, AllocateConst):
             body = self.stmt(s.body)
             return s if body is s.body else attrs.evolve(s, body=body)
+        if t is While:
+            c = self.expr(s.condition)
+            if is_false(c):
+                return nop()
+            body = self.stmt(s.body)
+            if c is s.condition and body is s.body:
+                return s
+            return While(c, body)
         if t is BlockRealize:
             return self._block_realize(s)
         raise BuildError(f"simplify: unexpected statement {t.__name__}")

@@ -30,7 +30,9 @@ from ._util import map_funcs, seq, substitute
 #: the widest loop turned into vector code
 MAX_LANES = 256
 _ELEMENTWISE_CALLS_EXCLUDED = ("tir.call_extern", "tir.if_then_else", "tir.address_of", "tir.ret",
-                               "tir.call_packed")
+                               "tir.call_packed", "tir.call_pure_extern", "tir.call_llvm_intrin",
+                               "tir.call_llvm_pure_intrin", "tir.vectorlow", "tir.vectorhigh",
+                               "tir.vectorcombine")
 
 
 class _Fail(Exception):

@@ -22,6 +22,10 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
                  str? thread_binding, map annotations)
            | SeqStmt(stmt* seq) | IfThenElse(expr condition, stmt then_case, stmt? else_case)
            | Evaluate(expr value) | LetStmt(Var var, expr value, stmt body)
+           | While(expr condition, stmt body)
+           | AllocateConst(Var buffer_var, dtype, expr* extents, number* data, stmt body,
+                           map annotations)
+           | BufferRealize(Buffer buffer, Range* bounds, expr condition, stmt body)
            | AttrStmt(object node, str attr_key, expr value, stmt body)
            | AssertStmt(expr condition, StringImm message, stmt body)
            | Allocate(Var buffer_var, dtype, expr* extents, expr condition, stmt body,
@@ -38,7 +42,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
     Range       = (expr min, expr extent)
     Buffer      = (str name, expr* shape, dtype, expr* strides, expr? elem_offset,
                    str storage_scope, Var? data, int data_alignment, int offset_factor,
-                   int* axis_separators)
+                   int* axis_separators, str buffer_type)
     BufferRegion      = (Buffer buffer, Range* region)
     MatchBufferRegion = (Buffer buffer, BufferRegion source)
     PrimFunc    = (Var* params, stmt body, ret_type, map<Var, Buffer> buffer_map, map attrs)
@@ -58,6 +62,7 @@ from .expr import (
     FloatImm, FloorDiv, FloorMod, IntImm, Let, LogicOp, Max, Min, Mod, Mul, Not, Or, PrimExpr,
     Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
 )
+from .extra_stmt import AllocateConst, BufferRealize, While
 from .func import IRModule, PrimFunc
 from .stmt import (
     THREAD_TAGS, Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferStore, DeclBuffer,
@@ -73,6 +78,6 @@ __all__ = [
     "Buffer", "Range", "BufferRegion", "MatchBufferRegion",
     "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
     "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",
-    "BlockRealize", "THREAD_TAGS",
+    "BlockRealize", "THREAD_TAGS", "While", "AllocateConst", "BufferRealize",
     "PrimFunc", "IRModule",
 ]

@@ -16,10 +16,22 @@ class Node:
     __slots__ = ()
 
     def script(self, **options: Any) -> str:
-        """This node as TVMScript text."""
-        from ..script.printer import to_script  # the printer sits above nodes
+        """This node as TVMScript text. Takes TVM's ``script()`` keyword
+        arguments (``name``, ``tir_prefix``, ``ir_prefix``, ``indent_spaces``,
+        ``print_line_numbers``, and the others, which have no effect here:
+        see :mod:`tirfun.script.script_options`)."""
+        from ..script.script_options import script_text  # the printer sits above nodes
 
-        return to_script(self, **options)
+        return script_text(self, **options)
+
+    def same_as(self, other) -> bool:
+        """TVM's ``same_as``. In TVM it is object identity: the same node, not
+        merely an equal one. Here nodes are immutable values and names are
+        identities (two ``Var("i")`` of one function are one variable), so
+        an equal value *is* the same node: ``same_as`` is exact equality,
+        names included (``==``), checked by identity first. For equality up
+        to renaming use :func:`~tirfun.analysis.structural_equal`."""
+        return self is other or (type(self) is type(other) and self == other)
 
     def __repr__(self) -> str:
         try:

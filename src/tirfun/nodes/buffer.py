@@ -42,8 +42,14 @@ class Buffer(Node):
     data_alignment: int = field(default=64)
     offset_factor: int = field(default=0)
     axis_separators: PVector = field(default=(), converter=to_pvector)
+    #: TVM's buffer type: "default", or "auto" (auto-broadcast: a dimension
+    #: of extent 1 has stride 0, so one buffer matches broadcast arguments)
+    buffer_type: str = field(default="default")
 
     def __attrs_post_init__(self):
+        if self.buffer_type not in ("default", "auto"):
+            raise NodeError(f"buffer {self.name}: buffer_type must be 'default' or 'auto', "
+                            f"got {self.buffer_type!r}")
         if self.strides and len(self.strides) != len(self.shape):
             raise NodeError(f"buffer {self.name} has {len(self.shape)} dimensions but "
                             f"{len(self.strides)} strides")

@@ -35,11 +35,27 @@ def _to_buffer_map(value) -> PMap:
 class _Displayable(Node):
     __slots__ = ()
 
-    def show(self, *, style: str | None = None, file=None) -> None:
-        """Print as TVMScript, with syntax colour where the terminal has it."""
+    def show(self, style=None, black_format: bool = False, *, file=None) -> None:
+        """Print as TVMScript, with syntax colour where the terminal has it
+        (through Pygments, the ``color`` extra; plain text without it), as
+        TVM's ``show()``: ``style`` names a Pygments style or ``"light"``,
+        ``"dark"``, ``"ansi"``, ``"plain"``; ``black_format`` reformats with
+        Black where installed."""
         from ..script.highlight import show  # the printer sits above nodes
 
-        show(self.script(), style=style, file=file)
+        show(self.script(), style=style, file=file, black_format=black_format)
+
+    def _repr_html_(self) -> str:
+        """Coloured TVMScript for Jupyter."""
+        from ..script.highlight import repr_html
+
+        return repr_html(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        """Coloured TVMScript for IPython's terminal."""
+        from ..script.highlight import repr_pretty
+
+        repr_pretty(self, printer)
 
 
 @node

@@ -11,7 +11,7 @@ from ..errors import NodeError
 from .base import Node, node, to_attr_map, to_pvector
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from .dtype import DataType
-from .expr import PrimExpr, StringImm, Var, _check_indices, to_expr, to_expr_vector
+from .expr import IntImm, PrimExpr, StringImm, Var, _check_indices, to_expr, to_expr_vector
 
 
 class Stmt(Node):
@@ -122,13 +122,36 @@ class For(Stmt):
             raise NodeError(f"loop {self.loop_var.name} of kind {self.kind.value} has a thread tag")
 
 
+def _is_no_op(s) -> bool:
+    value = getattr(s, "value", None)
+    return (type(s) is Evaluate and type(value) is IntImm and value.value == 0
+            and not value.dtype.is_bool)
+
+
 def _flatten_seq(values) -> PVector:
-    return to_pvector(values)
+    # as TVM's SeqStmt::Flatten: a sequence inside a sequence is spliced in
+    # and a no-op T.evaluate(0) beside other statements is dropped, so
+    # neither form exists and print then parse is the identity
+    items = to_pvector(values)
+    if not any(type(s) is SeqStmt or _is_no_op(s) for s in items):
+        return items
+    flat: list = []
+    for s in items:
+        if type(s) is SeqStmt:
+            flat.extend(s.seq)  # already flat: it was made by this converter
+        elif not _is_no_op(s):
+            flat.append(s)
+    if not flat and len(items):
+        flat = [items[0]]  # nothing but no-ops: one of them stands for the sequence
+    return to_pvector(flat)
 
 
 @node
 class SeqStmt(Stmt):
-    """Statements in order."""
+    """Statements in order. A ``SeqStmt`` given as an item is spliced in and
+    a no-op ``T.evaluate(0)`` beside other statements is dropped, as TVM's
+    ``SeqStmt::Flatten`` does, so sequences never nest. (A sequence of one
+    statement is structurally equal to that statement.)"""
 
     seq: PVector = field(converter=_flatten_seq)
 

@@ -29,7 +29,8 @@ from .loops import (
 )
 from .pipeline import Pipeline, apply
 from .queries import (
-    get, get_block, get_child_blocks, get_consumers, get_loops, get_output_blocks, get_producers,
+    StmtSRef, get, get_block, get_child_blocks, get_consumers, get_loops, get_output_blocks,
+    get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
 
@@ -40,6 +41,6 @@ __all__ = [
     "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
     "Annotate", "annotate", "Unannotate", "unannotate",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
-    "get_output_blocks",
+    "get_output_blocks", "get_sref", "StmtSRef",
     *_errors_all,
 ]

@@ -296,7 +296,7 @@ def _split_of(atom, loops: Mapping[str, object]):
     return None
 
 
-def is_affine_binding(values, loops: Mapping[str, object]) -> bool:
+def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
     """Whether the iteration values of one block are an affine binding over
     ``loops`` (loop variable name -> For).
 
@@ -307,6 +307,13 @@ def is_affine_binding(values, loops: Mapping[str, object]) -> bool:
     anywhere in the binding. Variables of other loops count as constants.
     This is the shape of binding TVM's iterator-map detection accepts and
     that split, fuse and reorder produce and preserve.
+
+    With ``surjective`` the test is TVM's ``IsAffineBinding`` (iterator
+    maps at the surjective level, which reorder uses): a loop of extent 1
+    counts as a constant (the inner unit loop a split leaves), and, past the
+    innermost weight 1, a weight may be smaller than the span of the parts
+    inside it, so windows overlap (``2 * a + b`` with ``b`` of extent 3):
+    every value is still reached, some more than once.
     """
     used: dict[str, list[tuple[int, float]]] = {}
     for value in values:
@@ -324,13 +331,20 @@ def is_affine_binding(values, loops: Mapping[str, object]) -> bool:
                 continue
             if split is None or k <= 0:
                 return False
+            if surjective and split[2] == 1:
+                continue  # a unit slice is always 0
             parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
         for k, (name, lower, extent) in parts:
-            if expected is None or k != expected:
+            if expected is None or k > expected or (k != expected and not surjective):
                 return False
-            expected = None if extent is None else k * extent
+            if extent is None:
+                expected = None
+            elif surjective:
+                expected = expected + k * (extent - 1)  # the span so far: [0, expected)
+            else:
+                expected = k * extent
             upper = float("inf") if extent is None else lower * extent
             for lo, hi in used.get(name, []):
                 if max(lo, lower) < min(hi, upper):

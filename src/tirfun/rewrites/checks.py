@@ -208,13 +208,17 @@ def block_loop_map(site: Site, block_path: Path, *, top: Path | None = None) -> 
     return out
 
 
-def has_affine_binding(site: Site, block_path: Path, realize: BlockRealize, *, top: Path | None = None) -> bool:
+def has_affine_binding(site: Site, block_path: Path, realize: BlockRealize, *, top: Path | None = None,
+                       surjective: bool = False) -> bool:
     """Whether the block's binding is affine in its loops (all of them, or,
-    failing that, those at or below ``top``), as TVM's partial check does."""
+    failing that, those at or below ``top``), as TVM's partial check does;
+    ``surjective`` allows overlapping windows and unit loops as TVM's
+    ``IsAffineBinding`` does (see :func:`is_affine_binding`)."""
     values = list(realize.iter_values)
-    if is_affine_binding(values, block_loop_map(site, block_path)):
+    if is_affine_binding(values, block_loop_map(site, block_path), surjective=surjective):
         return True
-    return top is not None and is_affine_binding(values, block_loop_map(site, block_path, top=top))
+    return top is not None and is_affine_binding(values, block_loop_map(site, block_path, top=top),
+                                                 surjective=surjective)
 
 
 def complete_block_violation(block: Block) -> str | None:

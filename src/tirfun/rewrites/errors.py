@@ -28,7 +28,8 @@ class RewriteError(ScheduleError):
         self.reason = reason
         self.nodes = tuple(nodes)
         self.level = level
-        super().__init__(primitive, subject, reason)
+        # one message, as every exception: str() renders it at the level
+        super().__init__(self.summary)
 
     @property
     def summary(self) -> str:
@@ -40,9 +41,19 @@ class RewriteError(ScheduleError):
         or ``"none"``), as TVM's ``error_render_level`` selects."""
         return type(self)(self.primitive, self.subject, self.reason, self.nodes, level=level)
 
+    @classmethod
+    def description(cls) -> str:
+        """The class's short description: the first sentence of its docstring."""
+        doc = " ".join((cls.__doc__ or cls.__name__).split())
+        end = doc.find(". ")
+        return doc if end < 0 else doc[:end + 1]
+
     def __str__(self) -> str:
+        """The message at the error's level: ``"detail"``, the summary line
+        then the offending TVMScript; ``"fast"``, the summary line alone;
+        ``"none"``, the class name and its short description."""
         if self.level == "none":
-            return "ScheduleError: (not rendered)"
+            return f"{type(self).__name__}: {self.description()}"
         if self.level == "fast" or not self.nodes:
             return self.summary
         parts = [self.summary]

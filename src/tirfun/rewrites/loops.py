@@ -98,6 +98,18 @@ class Split(Rewrite):
     ``preserve_unit_iters=False``, loop variables of unit loops are dropped
     from them. The new loops are named ``i_0, i_1, ...``.
 
+    ``disable_predication=True`` is unsafe when the factors' product is
+    larger than the extent (the factors do not divide it): the predicate is
+    left out, as TVM leaves it out, so the new loops run past the extent,
+    the blocks' iteration variables are bound outside their domains, and
+    their bodies read and write elements the original loop never touched,
+    possibly past the end of a buffer. TVM compiles such a module and
+    accesses memory out of bounds; here ``verify`` reports "binding outside
+    domain", ``tirfun.build`` refuses the module with that VerifyError, and
+    the interpreter raises InterpError at the first iteration outside the
+    domain. Use it only when the product equals the extent, or when every
+    block under the loop already guards itself.
+
     Requirements, each with the error raised when it fails:
 
     1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
@@ -431,7 +443,9 @@ class Reorder(Rewrite):
        (LoopsNotAChainError);
     3. every block under the loops has only data-parallel and reduction
        iteration variables (BlockIterTypeError) and an affine binding
-       (NotAffineBindingError);
+       (NotAffineBindingError), as TVM's ``IsAffineBinding`` defines it:
+       windows may overlap (``vi = 2 * a + b`` with ``b`` of extent 3) and
+       unit loops count as constants;
     4. no loop's min or extent depends on a loop that is inside it in the
        new order (DependentLoopError).
 
@@ -501,7 +515,7 @@ class Reorder(Rewrite):
                          f"the block under the loops to reorder has the {bad[0].iter_type.value} "
                          f"iteration variable {bad[0].var.name}; only data-parallel and reduction "
                          "ones can be reordered", realize)
-            elif not has_affine_binding(site, bpath, realize, top=top):
+            elif not has_affine_binding(site, bpath, realize, top=top, surjective=True):
                 chk.fail(NotAffineBindingError, f"block {block.name_hint!r}",
                          "the block under the loops to reorder does not have an affine binding",
                          realize)

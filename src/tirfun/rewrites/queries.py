@@ -7,6 +7,9 @@ ScheduleError subclass naming the query.
 
 from __future__ import annotations
 
+import attrs
+
+from ..analysis.traversal import ancestors
 from ..nodes import Block, BlockRealize, For, IRModule
 from .base import Checks, _Stop, as_module
 from .checks import (
@@ -163,5 +166,44 @@ def get(mod: IRModule, ref) -> Block | For:
     return _run("get", mod, q)
 
 
+@attrs.frozen
+class StmtSRef:
+    """TVM's ``StmtSRef``: where a block or loop sits. ``stmt`` is the Block
+    or For; ``parent`` the StmtSRef of the nearest enclosing block or loop
+    (None for the root block, or for the outermost statement of a function
+    without one); ``ref`` the reference that names it; ``func`` and ``path``
+    the function and the path from the function.
+
+    Unlike TVM's, a StmtSRef is a value taken from one module: after a
+    rewrite, ask the schedule again.
+    """
+
+    stmt: Block | For
+    parent: "StmtSRef | None"
+    ref: BlockRef | LoopRef
+    func: str
+    path: tuple
+
+
+def _ref_of(node, func: str):
+    return BlockRef(node.name_hint, func) if isinstance(node, Block) else LoopRef(node.loop_var.name, func)
+
+
+def get_sref(mod: IRModule, ref) -> StmtSRef:
+    """The :class:`StmtSRef` of the block or loop ``ref`` points at."""
+
+    def q(mod, chk):
+        r = as_block_or_loop_ref(ref)
+        site = resolve_site(chk, mod, [r])
+        path = resolve_block_or_loop(chk, site, r)
+        sref = None
+        for p, node in [*ancestors(site.func, path), (path, site.at(path))]:
+            if isinstance(node, (Block, For)):
+                sref = StmtSRef(node, sref, _ref_of(node, site.func_name), site.func_name, p)
+        return sref
+
+    return _run("get_sref", mod, q)
+
+
 __all__ = ["get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
-           "get_output_blocks", "get"]
+           "get_output_blocks", "get", "get_sref", "StmtSRef"]

@@ -25,6 +25,11 @@ class LoopRef:
     def __repr__(self) -> str:
         return f"LoopRef({self.name!r})" if self.func is None else f"LoopRef({self.name!r}, {self.func!r})"
 
+    def same_as(self, other) -> bool:
+        """TVM's ``same_as`` on a random variable: references are values, so
+        equal references name the same loop."""
+        return self == other
+
     def with_func(self, func: str | None) -> "LoopRef":
         """The same loop, pinned to function ``func``."""
         return LoopRef(self.name, func)
@@ -42,6 +47,11 @@ class BlockRef:
 
     def __repr__(self) -> str:
         return f"BlockRef({self.name!r})" if self.func is None else f"BlockRef({self.name!r}, {self.func!r})"
+
+    def same_as(self, other) -> bool:
+        """TVM's ``same_as`` on a random variable: references are values, so
+        equal references name the same block."""
+        return self == other
 
     def with_func(self, func: str | None) -> "BlockRef":
         """The same block, pinned to function ``func``."""

@@ -28,10 +28,8 @@ _cache_lock = threading.Lock()
 
 
 def _hash(mod: IRModule) -> int:
-    try:
-        from ..analysis.equality import structural_hash
-    except ImportError:  # before the equality module exists: exact hashing
-        return hash(mod)
+    from ..analysis.equality import structural_hash
+
     return structural_hash(mod)
 
 
@@ -73,10 +71,8 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
 
 
 def _verify(mod: IRModule) -> None:
-    try:
-        from ..analysis.verify import verify
-    except ImportError:  # the verifier is optional at this layer
-        return
+    from ..analysis.verify import verify
+
     verify(mod)
 
 

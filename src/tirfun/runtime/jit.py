@@ -142,9 +142,23 @@ def new_target_machine(target: Target):
             tgt = binding.Target.from_triple(target.triple)
         except RuntimeError as err:
             raise BuildError(f"LLVM does not know the triple {target.triple!r}: {err}") from None
-        return tgt.create_target_machine(cpu=target.cpu, features=target.features,
+        return tgt.create_target_machine(cpu=target.cpu, features=_exact_bfloat16(target),
                                          opt=target.opt_level, reloc="default",
                                          codemodel="jitdefault")
+
+
+#: x86 instructions that round float to bfloat16 but flush subnormal inputs
+#: and results to zero, unlike the interpreter (and ml_dtypes)
+_FLUSHING_BF16 = ("avx512bf16", "avxneconvert")
+
+
+def _exact_bfloat16(target: Target) -> str:
+    """``target``'s features without the bfloat16 conversions that flush
+    subnormals (LLVM then rounds with an exact helper)."""
+    if not target.triple.startswith(("x86_64", "i386", "i686")):
+        return target.features
+    off = ",".join(f"-{name}" for name in _FLUSHING_BF16)
+    return f"{target.features},{off}" if target.features else off
 
 
 def optimise(ir_text: str, target: Target):
@@ -215,10 +229,21 @@ class Code:
 
 def jit(mod, target: Target) -> Code:
     """Compile an optimised module to machine code in this process (keep
-    the result alive while its functions may be called)."""
+    the result alive while its functions may be called). Raises
+    BuildError, before any code is loaded, if the code calls a function
+    nothing defines."""
+    from .linking import check_linkable, install_libcalls
+
     with LOCK:
         binding = llvm()
-        engine = binding.create_mcjit_compiler(mod, new_target_machine(target))
+        install_libcalls(binding, new_target_machine(Target.of("llvm")))
+        tm = new_target_machine(target)
+        # compile once here to read the object's undefined symbols; the engine
+        # then loads this object instead of compiling the module again
+        obj = tm.emit_object(mod)
+        check_linkable(binding, mod, obj)
+        engine = binding.create_mcjit_compiler(mod, tm)
+        engine.set_object_cache(getbuffer_func=lambda _module: obj)
         engine.finalize_object()
         return Code(engine)
 

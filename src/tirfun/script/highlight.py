@@ -1,161 +1,126 @@
-"""Syntax colour for TVMScript in a terminal.
+"""Syntax colour for TVMScript: terminals, Jupyter and IPython.
 
-A small hand-written tokenizer splits the text into comments, strings,
-numbers, names and the rest; keywords, ``T.*``/``I.*`` names, strings,
-numbers and comments get ANSI colours. :func:`show` colours only when the
-output is a terminal and the ``NO_COLOR`` convention (https://no-color.org:
-set and not empty) does not ask otherwise, unless a style is named
-explicitly.
+Colour comes from Pygments, an optional extra (``pip install
+tirfun[color]``), imported only when something is coloured. Without it,
+everything here falls back to plain text, as TVM's ``show()`` does.
+
+Styles are Pygments styles: any style name Pygments knows, a Pygments
+``Style`` class, or one of three defined here, ``"light"`` (for a white
+notebook), ``"dark"`` (for a dark editor theme) and ``"ansi"`` (the
+terminal's own sixteen colours, the default on a terminal). ``"plain"``
+(or ``"none"``) turns colour off. When no style is named, the environment
+variable ``TIRFUN_PYGMENTIZE_STYLE`` (or TVM's ``TVM_PYGMENTIZE_STYLE``)
+chooses, then ``"light"`` in a notebook and ``"ansi"`` on a terminal.
+
+:func:`show` colours only when the output is a terminal and the
+``NO_COLOR`` convention (https://no-color.org: set and not empty) does not
+ask otherwise, unless a style is named explicitly.
 """
 
 from __future__ import annotations
 
+import html as _html
 import os
 import sys
+import warnings
 
 from ..errors import TirfunError
 
-_RESET = "\x1b[0m"
-
-#: colour of each token kind, per style
-PALETTES: dict[str, dict[str, str]] = {
-    "dark": {
-        "keyword": "\x1b[1;35m",
-        "namespace": "\x1b[36m",
-        "string": "\x1b[32m",
-        "number": "\x1b[33m",
-        "comment": "\x1b[90m",
-    },
-    "light": {
-        "keyword": "\x1b[1;34m",
-        "namespace": "\x1b[35m",
-        "string": "\x1b[31m",
-        "number": "\x1b[36m",
-        "comment": "\x1b[90m",
-    },
-}
-PALETTES["ansi"] = PALETTES["dark"]
 _PLAIN_STYLES = ("plain", "none")
-
-KEYWORDS = frozenset({
-    "and", "as", "assert", "break", "class", "continue", "def", "elif", "else", "for", "from",
-    "if", "import", "in", "is", "lambda", "not", "or", "pass", "return", "while", "with",
-    "None", "True", "False",
-})
-NAMESPACES = frozenset({"T", "I"})
+#: the styles defined here, besides Pygments' own
+STYLES = ("light", "dark", "ansi")
+_ENV_STYLES = ("TIRFUN_PYGMENTIZE_STYLE", "TVM_PYGMENTIZE_STYLE")
 
 
-def tokens(text: str):
-    """Split ``text`` into ``(kind, piece)`` pairs whose pieces, joined,
-    give back ``text``. Kinds: comment, string, number, keyword, namespace
-    (a ``T.``/``I.`` dotted name or a decorator), name, other."""
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "#":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            yield "comment", text[i:j]
-            i = j
-        elif ch in "\"'":
-            j = _string_end(text, i)
-            yield "string", text[i:j]
-            i = j
-        elif ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit()):
-            j = _number_end(text, i)
-            yield "number", text[i:j]
-            i = j
-        elif ch.isalpha() or ch == "_":
-            j = _dotted_end(text, i)
-            word = text[i:j]
-            head = word.split(".", 1)[0]
-            if head in NAMESPACES and "." in word:
-                yield "namespace", word
-            elif word in KEYWORDS:
-                yield "keyword", word
-            else:
-                yield "name", word
-            i = j
-        elif ch == "@":
-            named = i + 1 < n and (text[i + 1].isalpha() or text[i + 1] == "_")
-            j = _dotted_end(text, i + 1) if named else i + 1
-            yield "namespace", text[i:j]
-            i = j
-        else:
-            j = i + 1
-            while j < n and not _starts_token(text[j]):
-                j += 1
-            yield "other", text[i:j]
-            i = j
-
-
-def _starts_token(ch: str) -> bool:
-    return ch.isalnum() or ch in "_#\"'@."
-
-
-def _string_end(text: str, i: int) -> int:
-    quote = text[i]
-    j = i + 1
-    n = len(text)
-    while j < n:
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == quote:
-            return j + 1
-        if c == "\n":  # an unterminated string ends with its line
-            return j
-        j += 1
-    return n
-
-
-def _number_end(text: str, i: int) -> int:
-    n = len(text)
-    j = i
-    while j < n and (text[j].isalnum() or text[j] in "._"):
-        if text[j] in "eE" and j + 1 < n and text[j + 1] in "+-":
-            j += 2  # the sign of an exponent belongs to the number: 1e-05
-            continue
-        j += 1
-    return j
-
-
-def _dotted_end(text: str, i: int) -> int:
-    n = len(text)
-    j = i
-    while j < n:
-        while j < n and (text[j].isalnum() or text[j] == "_"):
-            j += 1
-        if j + 1 < n and text[j] == "." and (text[j + 1].isalpha() or text[j + 1] == "_"):
-            j += 1
-            continue
-        return j
-    return j
-
-
-def highlight(text: str, style: str = "dark") -> str:
-    """``text`` with ANSI colour codes around keywords, ``T.*`` names,
-    strings, numbers and comments."""
-    palette = _palette(style)
-    if palette is None:
-        return text
-    out = []
-    for kind, piece in tokens(text):
-        code = palette.get(kind)
-        out.append(piece if code is None else f"{code}{piece}{_RESET}")
-    return "".join(out)
-
-
-def _palette(style):
-    if style in _PLAIN_STYLES:
+def _pygments():
+    """The Pygments modules needed, or None when Pygments is not installed
+    (then a one-time warning says how to install it)."""
+    try:
+        import pygments
+        from pygments import formatters, lexers, style, styles, token, util
+    except ImportError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("once", UserWarning)
+            warnings.warn("Pygments is not installed, so TVMScript is shown without colour; "
+                          "install it with: pip install 'tirfun[color]'", UserWarning, stacklevel=3)
         return None
-    palette = PALETTES.get(style) if isinstance(style, str) else None
-    if palette is None:
-        names = ", ".join(sorted([*PALETTES, *_PLAIN_STYLES]))
-        raise TirfunError(f"unknown style {style!r} for syntax colour; expected one of {names}")
-    return palette
+    return pygments, formatters, lexers, style, styles, token, util
+
+
+def _own_style(name: str, pyg):
+    """The Pygments Style class of one of :data:`STYLES`."""
+    _, _, _, style_mod, _, token, _ = pyg
+    T = token
+    palettes = {
+        "light": {
+            T.Keyword: "bold #7928a1", T.Keyword.Constant: "#7928a1", T.Name.Decorator: "#a0522d",
+            T.Name.Function: "#1f4fb8", T.Name.Class: "bold #1f4fb8", T.String: "#b22222",
+            T.Number: "#0b7a45", T.Operator.Word: "bold #7928a1", T.Comment: "italic #6b7280",
+        },
+        "dark": {
+            T.Keyword: "bold #d19ae6", T.Keyword.Constant: "#d19ae6", T.Name.Decorator: "#e8b96a",
+            T.Name.Function: "#7cb7ff", T.Name.Class: "bold #7cb7ff", T.String: "#e9967a",
+            T.Number: "#9fd8a6", T.Operator.Word: "bold #d19ae6", T.Comment: "italic #8b949e",
+        },
+        "ansi": {
+            T.Keyword: "bold ansimagenta", T.Keyword.Constant: "ansimagenta",
+            T.Name.Decorator: "ansicyan", T.Name.Function: "bold ansiblue",
+            T.Name.Class: "bold ansiblue", T.String: "ansigreen", T.Number: "ansiyellow",
+            T.Operator.Word: "bold ansimagenta", T.Comment: "italic ansibrightblack",
+        },
+    }
+    return type(f"Tirfun{name.capitalize()}", (style_mod.Style,),
+                {"background_color": "", "styles": palettes[name]})
+
+
+def resolve_style(style, *, notebook: bool = False):
+    """The Pygments style to use for ``style`` (see the module docstring);
+    None for plain text (asked for, or Pygments missing). An unknown style
+    name is a TirfunError."""
+    if style is None:
+        style = next((os.environ[v].strip() for v in _ENV_STYLES if os.environ.get(v, "").strip()),
+                     "light" if notebook else "ansi")
+    if isinstance(style, str) and style in _PLAIN_STYLES:
+        return None
+    pyg = _pygments()
+    if pyg is None:
+        return None
+    if isinstance(style, str):
+        if style in STYLES:
+            return _own_style(style, pyg)
+        styles, util = pyg[4], pyg[6]
+        try:
+            return styles.get_style_by_name(style)
+        except util.ClassNotFound:
+            known = ", ".join([*STYLES, *_PLAIN_STYLES, "or a Pygments style name"])
+            raise TirfunError(f"unknown style {style!r} for syntax colour; expected one of {known}") from None
+    return style  # a Pygments Style class
+
+
+def highlight(text: str, style="ansi") -> str:
+    """``text`` with ANSI colour codes for a terminal, in ``style``; plain
+    ``text`` for ``"plain"`` or without Pygments."""
+    chosen = resolve_style(style)
+    if chosen is None:
+        return text
+    pyg = _pygments()
+    pygments, formatters, lexers = pyg[0], pyg[1], pyg[2]
+    formatter = formatters.Terminal256Formatter(style=chosen)
+    out = pygments.highlight(text, lexers.Python3Lexer(), formatter)
+    # the lexer ends the text with a newline it did not have
+    return out[:-1] if out.endswith("\n") and not text.endswith("\n") else out
+
+
+def html(text: str, style="light") -> str:
+    """``text`` as an HTML ``<div>`` with inline colours (for Jupyter); an
+    escaped ``<pre>`` for ``"plain"`` or without Pygments."""
+    chosen = resolve_style(style, notebook=True)
+    if chosen is None:
+        return f"<pre>{_html.escape(text)}</pre>"
+    pyg = _pygments()
+    pygments, formatters, lexers = pyg[0], pyg[1], pyg[2]
+    formatter = formatters.HtmlFormatter(style=chosen, noclasses=True)
+    return pygments.highlight(text, lexers.Python3Lexer(), formatter)
 
 
 def wants_colour(file) -> bool:
@@ -170,22 +135,58 @@ def wants_colour(file) -> bool:
         return False
 
 
-def show(text, style: str | None = None, file=None) -> None:
-    """Print TVMScript ``text`` (or any node, printed first) to ``file``
-    (standard output by default).
+def _text_of(printable) -> str:
+    if isinstance(printable, str):
+        return printable
+    script = getattr(printable, "script", None)
+    if not callable(script):
+        raise TirfunError(f"show prints TVMScript text or a node, not {type(printable).__name__}")
+    return script()
+
+
+def _black(text: str) -> str:
+    """``text`` formatted by Black when it is installed (as TVM's
+    ``black_format``); otherwise unchanged, with a one-time warning."""
+    try:
+        import black
+    except ImportError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("once", UserWarning)
+            warnings.warn("black_format=True needs the black formatter; the text is shown as "
+                          "printed", UserWarning, stacklevel=3)
+        return text
+    return black.format_str(text, mode=black.FileMode())
+
+
+def show(printable, style=None, file=None, black_format: bool = False) -> None:
+    """Print TVMScript ``printable`` (text, or any node, printed first) to
+    ``file`` (standard output by default), as TVM's ``show()``.
 
     ``style=None`` colours only on a terminal without ``NO_COLOR``; a style
-    name (``"dark"``, ``"light"``, ``"ansi"``) forces colour, ``"plain"``
-    turns it off.
+    (see the module docstring) forces colour, ``"plain"`` turns it off.
+    ``black_format`` reformats the text with Black first, where installed.
     """
-    if not isinstance(text, str):
-        from .printer import to_script
-
-        text = to_script(text)
+    text = _text_of(printable)
+    if black_format:
+        text = _black(text)
     stream = sys.stdout if file is None else file
-    if style is None:
-        style = "dark" if wants_colour(stream) else "plain"
+    if style is None and not wants_colour(stream):
+        style = "plain"
     print(highlight(text, style), file=stream)
 
 
-__all__ = ["show", "highlight", "tokens", "wants_colour", "PALETTES", "KEYWORDS"]
+def repr_html(obj) -> str:
+    """What ``_repr_html_`` returns for a node or schedule: its TVMScript as
+    coloured HTML for Jupyter."""
+    return html(_text_of(obj))
+
+
+def repr_pretty(obj, printer) -> None:
+    """What ``_repr_pretty_`` does for IPython's terminal shell: its
+    TVMScript, coloured unless ``NO_COLOR`` says no."""
+    text = _text_of(obj)
+    printer.text(text if os.environ.get("NO_COLOR", "") else highlight(text, None))
+
+
+__all__ = ["show", "highlight", "html", "resolve_style", "wants_colour", "repr_html", "repr_pretty",
+           "STYLES"]

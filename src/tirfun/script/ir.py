@@ -15,7 +15,23 @@ from __future__ import annotations
 from ..errors import ParseError
 from ..nodes import IRModule, PrimFunc
 
-__all__ = ["ir_module"]
+__all__ = ["ir_module", "module_attrs"]
+
+# the class-namespace entry where module_attrs leaves the attributes
+_ATTRS_KEY = "__tirfun_module_attrs__"
+
+
+def module_attrs(attrs: dict) -> None:
+    """``I.module_attrs({...})`` in the body of an ``@I.ir_module`` class:
+    the attributes of the module."""
+    import sys
+
+    if not isinstance(attrs, dict):
+        raise ParseError(f"I.module_attrs takes a dict, got {type(attrs).__name__}")
+    namespace = sys._getframe(1).f_locals  # the class body being executed
+    if _ATTRS_KEY in namespace:
+        raise ParseError("I.module_attrs is given twice in the module")
+    namespace[_ATTRS_KEY] = dict(attrs)
 
 
 def ir_module(cls) -> IRModule:
@@ -26,4 +42,4 @@ def ir_module(cls) -> IRModule:
     functions = {name: value for name, value in vars(cls).items() if isinstance(value, PrimFunc)}
     if not functions:
         raise ParseError(f"@I.ir_module: class {cls.__name__} defines no @T.prim_func function")
-    return IRModule(functions)
+    return IRModule(functions, vars(cls).get(_ATTRS_KEY, {}))

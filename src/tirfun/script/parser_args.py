@@ -15,8 +15,10 @@ from typing import Any
 
 import attrs
 
+from ..errors import NodeError
 from ..nodes import Broadcast, Buffer, IntImm, PrimExpr, StringImm
 from ..nodes.dtype import DataType, dtype_of
+from ..nodes.target import TargetConfig
 from .parser_values import DTypeCtor, SlicedAccess, describe
 
 
@@ -33,14 +35,15 @@ class Signature:
     star: str | None = None
     kwonly: tuple[tuple[str, Any], ...] = ()
     drop: tuple[str, ...] = ()  # keywords accepted and ignored (TVM's op wrappers drop dtype)
+    dtype_first: bool = False  # ``dtype=`` given by keyword goes first (TVM's _dtype_forward)
 
 
-def sig(*params, star=None, kwonly=(), drop=()) -> Signature:
+def sig(*params, star=None, kwonly=(), drop=(), dtype_first=False) -> Signature:
     """``sig("a", ("b", 1), star="rest")``: a parameter is a name (required)
     or a (name, default) pair."""
     norm = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in params)
     kw = tuple(p if isinstance(p, tuple) else (p, REQUIRED) for p in kwonly)
-    return Signature(norm, star, kw, tuple(drop))
+    return Signature(norm, star, kw, tuple(drop), dtype_first)
 
 
 class Args:
@@ -82,6 +85,9 @@ def bind(ip, name: str, s: Signature, node: ast.Call, pos: list, kws: dict) -> A
     are ParseErrors naming the function."""
     values: dict[str, Any] = {}
     nodes: dict[str, ast.AST] = {}
+    if s.dtype_first and "dtype" in kws:
+        kws = dict(kws)
+        pos = [kws.pop("dtype"), *pos]
     names = [p for p, _ in s.params]
     star_values = []
     for i, (value, arg_node) in enumerate(pos):
@@ -137,7 +143,7 @@ def to_dtype(ip, value, node) -> DataType:
     if isinstance(value, str):
         try:
             return DataType(value)
-        except Exception as err:
+        except NodeError as err:
             raise ip.fail(node, str(err)) from None
     raise ip.fail(node, f"expected a data type such as \"float32\", got {describe(value)}")
 
@@ -160,7 +166,7 @@ def to_int_expr(ip, value, node, what: str, dtype: DataType | None = None) -> Pr
         dt = dtype or dtype_of(value)
         try:
             return IntImm(dt, value)
-        except Exception as err:
+        except NodeError as err:
             raise ip.fail(node, str(err)) from None
     expr = ip.as_expr(value, node)
     if not expr.dtype.is_integer or expr.dtype.lanes != 1:
@@ -198,7 +204,7 @@ def attr_value(ip, value, node):
     """
     if isinstance(value, IntImm) and value.dtype.is_bool:
         return bool(value.value)
-    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer)):
+    if isinstance(value, (bool, int, float, str, PrimExpr, Buffer, TargetConfig)):
         return value
     if isinstance(value, DataType):
         return str(value)

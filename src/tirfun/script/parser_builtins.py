@@ -7,8 +7,10 @@ signature and calls the handler with itself, the call's syntax node and the
 bound :class:`~tirfun.script.parser_args.Args`. The handlers live by job in
 :mod:`~tirfun.script.parser_decls` (buffers, variables, function
 attributes), :mod:`~tirfun.script.parser_loops` (loops and blocks),
-:mod:`~tirfun.script.parser_lowered` (scoped statements and lets) and
-:mod:`~tirfun.script.parser_ops` (expressions).
+:mod:`~tirfun.script.parser_lowered` (scoped statements and lets),
+:mod:`~tirfun.script.parser_ops` (expressions) and
+:mod:`~tirfun.script.parser_intrinsics` (TVM's call intrinsics, ``T.target``,
+``T.comm_reducer``, and the names of TVM's ``T`` not supported yet).
 
 :func:`resolve` answers ``namespace.attribute`` lookups, so that an unknown
 ``T.`` name is reported where it is written.
@@ -18,14 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..errors import NodeError
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_loops, parser_lowered, parser_ops
+from . import parser_decls, parser_extra, parser_intrinsics, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
-from .parser_values import Builtin, DTypeCtor, Namespace
+from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace
 
 
 def _prim_func_decorator(ip, node, a):
     return Builtin("T.prim_func")
+
+
+def _meta_var(ip, node, a):
+    return MetaVar(a.value)
 
 
 def _not_here(name: str):
@@ -37,10 +44,14 @@ def _not_here(name: str):
 BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "T.prim_func": (sig(("func", None), ("private", False), ("check_well_formed", True)), _prim_func_decorator),
     "I.ir_module": (sig("cls"), _not_here("I.ir_module")),
+    "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
+    "T.meta_var": (sig("value"), _meta_var),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,
     **parser_ops.HANDLERS,
+    **parser_intrinsics.HANDLERS,
+    **parser_extra.HANDLERS,
 }
 
 
@@ -50,6 +61,8 @@ ALIASES = {
     "T.axis.R": "T.axis.reduce",
     "T.select": "T.Select",
     "T.buffer_decl": "T.Buffer",
+    "T.ramp": "T.Ramp",
+    "T.broadcast": "T.Broadcast",
 }
 
 
@@ -86,7 +99,7 @@ def _is_dtype_name(attr: str) -> bool:
         return False
     try:
         DataType(attr)
-    except Exception:
+    except NodeError:
         return False
     return True
 

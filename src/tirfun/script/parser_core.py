@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import linecache
 from typing import Any
 
 from ..errors import ParseError, TirfunError
 from ..nodes import IRModule, PrimFunc
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
-from .parser_source import MAX_DEPTH, SourceMap, dedent_lines, parse_python
+from .parser_source import MAX_DEPTH, SourceMap, function_text, parse_python
 from .parser_stmts import FunctionInterpreter
 from .parser_values import Builtin, Namespace, describe
 
@@ -40,10 +39,11 @@ def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bo
     try:
         with _guard(src):
             tree, names = parse_python(text, src)
-            result = _Module(src, names).run(tree)
+            module = _Module(src, names)
+            result = module.run(tree)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
-    _check(result, check_well_formed)
+    _check(result, check_well_formed, src, module.sites)
     return result
 
 
@@ -54,20 +54,7 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
         func = func.__func__
     if not inspect.isfunction(func):
         raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    filename = func.__code__.co_filename
-    try:
-        lines, first = inspect.getsourcelines(func)
-    except (OSError, TypeError) as err:
-        raise ParseError(f"cannot read the source of function {func.__name__}: {err}",
-                         filename=filename,
-                         hint="define the function in a file, a notebook, or register "
-                         "exec'd source with linecache") from None
-    text, indent = dedent_lines(lines)
-    all_lines = linecache.getlines(filename) or lines
-    offset = first - 1 if linecache.getlines(filename) else 0
-    if first == 0:  # a module-level source: inspect reports line 0
-        offset = 0
-    src = SourceMap(filename, tuple(all_lines), offset, indent)
+    text, src = function_text(func, "@T.prim_func")
     closure = {}
     if func.__closure__:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -83,11 +70,13 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
             if not isinstance(fdef, ast.FunctionDef):
                 raise src.error(tree.body[0] if tree.body else None,
                                 f"@T.prim_func needs a def statement; {func.__name__} has none")
-            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON), names)
+            # the user's own Python: values of its scope may be Python objects
+            # and functions (see parser_python); from_source never sets trusted
+            interp = FunctionInterpreter(src, OuterEnv(layers, _DEFAULTS_PYTHON, trusted=True), names)
             result = interp.run(fdef, private)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
-    _check(result, check_well_formed)
+    _check(result, check_well_formed, src, {fdef.name: (fdef, interp.func.block_nodes)})
     return result
 
 
@@ -115,15 +104,52 @@ class _guard:
         return False
 
 
-def _check(result, check_well_formed: bool) -> None:
-    """TVM checks parsed functions for well-formedness by default."""
+def _check(result, check_well_formed: bool, src: SourceMap, sites: dict) -> None:
+    """TVM checks parsed functions for well-formedness by default. A
+    VerifyError is located in the user's text (``sites``: function name ->
+    its def and its blocks' nodes)."""
     if not check_well_formed:
         return
+    from ..analysis.verify import verify
+    from ..errors import VerifyError
+
     try:
-        from ..analysis.verify import verify
-    except ImportError:  # the verifier is optional while the package is assembled
-        return
-    verify(result)
+        verify(result)
+    except VerifyError as err:
+        raise _locate(err, src, sites).with_traceback(None) from None
+
+
+def _locate(err, src: SourceMap, sites: dict):
+    """``err`` located at its culprit: a mention of an offending name in its
+    block (or function), else the block, else the function."""
+    site = sites.get(err.function)
+    if site is None and len(sites) == 1:
+        site = next(iter(sites.values()))
+    if site is None:
+        return err
+    fdef, block_nodes = site
+    scope: ast.AST = fdef
+    anchor: ast.AST = fdef
+    block_call = block_nodes.get(err.block) if err.block is not None else None
+    if block_call is not None:
+        anchor = block_call
+        scope = next((w for w in ast.walk(fdef) if isinstance(w, ast.With)
+                      and any(item.context_expr is block_call for item in w.items)), fdef)
+    spellings = set(err.names)
+    # the parser gives a repeated name a suffix (i_1); the text has the base
+    spellings |= {name.rsplit("_", 1)[0] for name in err.names
+                  if "_" in name and name.rsplit("_", 1)[1].isdigit()}
+    mentions = [n for n in ast.walk(scope) if (isinstance(n, ast.Name) and n.id in spellings)
+                or (isinstance(n, ast.arg) and n.arg in spellings)]
+    if mentions:
+        # a binding's own errors are at the binding, the first mention; a
+        # misuse is usually the last
+        pick = min if err.rule in ("binding outside domain", "binding dtype") else max
+        anchor = pick(mentions, key=lambda n: (n.lineno, n.col_offset))
+    line, column = src.position(anchor)
+    if line == 0:
+        return err
+    return err.located(src.filename, line, column, src.line(line))
 
 
 # --------------------------------------------------------------------------
@@ -153,6 +179,7 @@ class _Module:
         self.names: dict[str, Any] = {}
         self.env = OuterEnv([self.names], _DEFAULTS_SCRIPT)
         self.evaluator = _ModuleEvaluator(src, self.env)
+        self.sites: dict[str, tuple] = {}  # function name -> (def, block nodes), to locate errors
 
     def run(self, tree: ast.Module):
         functions: list[tuple[str, PrimFunc, ast.AST]] = []
@@ -274,7 +301,9 @@ class _Module:
             else:
                 raise self.src.error(node, f"T.prim_func() got an unexpected keyword argument '{key}'")
         interp = FunctionInterpreter(self.src, self.env, self.identifiers)
-        return fdef.name, interp.run(fdef, private)
+        func = interp.run(fdef, private)
+        self.sites[fdef.name] = (fdef, interp.func.block_nodes)
+        return fdef.name, func
 
     def _class(self, cdef: ast.ClassDef) -> IRModule:
         kinds = [self._decorator_kind(d) for d in cdef.decorator_list]
@@ -286,8 +315,13 @@ class _Module:
         if cdef.bases or cdef.keywords:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}
+        module_attrs: dict | None = None
         for stmt in cdef.body:
-            if isinstance(stmt, ast.FunctionDef):
+            if self._is_module_attrs(stmt):
+                if module_attrs is not None:
+                    raise self.src.error(stmt, "I.module_attrs is given twice in the module")
+                module_attrs = self._module_attrs(stmt.value)
+            elif isinstance(stmt, ast.FunctionDef):
                 name, func = self._function(stmt)
                 if name in functions:
                     raise self.src.error(stmt, f"function {name} is defined twice in the module")
@@ -300,4 +334,20 @@ class _Module:
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
         # an empty module (``pass``) is a module too: the printer writes it so
-        return IRModule(functions)
+        return IRModule(functions, module_attrs or {})
+
+    def _is_module_attrs(self, stmt: ast.stmt) -> bool:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return False
+        return self.evaluator.eval(stmt.value.func) == Builtin("I.module_attrs")
+
+    def _module_attrs(self, call: ast.Call) -> dict:
+        """``I.module_attrs({...})``: the attributes of the module."""
+        from .parser_args import attr_dict, bind, sig
+
+        positional = [(self.evaluator.eval(a), a) for a in call.args]
+        keywords = {kw.arg: (self.evaluator.eval(kw.value), kw.value) for kw in call.keywords}
+        if None in keywords:
+            raise self.src.error(call, "** is not supported in I.module_attrs")
+        args = bind(self.evaluator, "I.module_attrs", sig("attrs"), call, positional, keywords)
+        return attr_dict(self.evaluator, args.attrs, args.node("attrs"), "I.module_attrs's argument")

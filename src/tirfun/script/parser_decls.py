@@ -36,15 +36,21 @@ def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str],
     if not isinstance(offset_factor, int) or isinstance(offset_factor, bool):
         raise ip.fail(a.node("offset_factor"), "offset_factor= must be an int")
     buffer_type = a.buffer_type
-    if buffer_type not in ("", "default"):
-        raise ip.fail(a.node("buffer_type"), f"buffer_type={buffer_type!r} is not supported; "
-                      "tirfun buffers have the default type")
+    if buffer_type not in ("", "default", "auto"):
+        raise ip.fail(a.node("buffer_type"), f"buffer_type must be 'auto' or 'default', "
+                      f"got {buffer_type!r}")
+    buffer_type = buffer_type or "default"
     separators = [] if a.axis_separators is None else list(a.axis_separators)
     stride_items = list(strides)
 
     def make(name: str) -> Buffer:
+        items = stride_items
+        if buffer_type == "auto" and not items:
+            # as TVM does, an auto-broadcast buffer gets one stride variable per
+            # dimension, bound to the argument's strides (0 where the extent is 1)
+            items = ["stride"] * len(shape)
         out_strides = []
-        for i, s in enumerate(stride_items):
+        for i, s in enumerate(items):
             if isinstance(s, str):
                 out_strides.append(Var(ip.namer.fresh(f"{name}_s{i}"), shape[0].dtype if shape else "int32"))
             else:
@@ -54,7 +60,8 @@ def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str],
         return Buffer(name, shape, dtype, strides=out_strides, elem_offset=elem_offset,
                       storage_scope=scope, data=data,
                       data_alignment=align if a.given("align") and align != -1 else align_default,
-                      offset_factor=offset_factor, axis_separators=separators)
+                      offset_factor=offset_factor, axis_separators=separators,
+                      buffer_type=buffer_type)
 
     return make
 

@@ -27,12 +27,17 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
+from . import parser_buffer_methods as buffer_methods
 from . import parser_builtins as builtins
+from . import parser_python as python
+from .parser_intrinsics import is_unsupported, unsupported_message
 from .parser_args import bind, lift_pair, sig
+from .parser_python import Macro, PyValue
 from .parser_scope import MISSING, RefusedValue
-from .parser_values import Builtin, DTypeCtor, Namespace, NewVar, SlicedAccess, article, describe
+from .parser_values import BufferMethod, Builtin, DTypeCtor, MetaVar, Namespace, NewVar, SlicedAccess, article, describe
 
 _MAX_INT_BITS = 4096
+_MAX_COMPREHENSION = 10_000
 
 _PY_BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -51,7 +56,6 @@ _PY_CMPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
 
 _UNSUPPORTED_EXPRS = {
     ast.Lambda: "lambda expressions",
-    ast.ListComp: "list comprehensions",
     ast.SetComp: "set comprehensions",
     ast.DictComp: "dict comprehensions",
     ast.GeneratorExp: "generator expressions",
@@ -218,6 +222,8 @@ class ExprEvaluator:
             raise self.fail(node, f"'{node.id}' is {value.reason}, which TVMScript cannot use",
                             hint="only numbers, strings, dtypes, expressions, buffers and PrimFuncs "
                             "can come from the enclosing Python scope")
+        if isinstance(value, MetaVar):
+            return value.value
         return value
 
     def _name_hint(self, name: str) -> str:
@@ -233,8 +239,12 @@ class ExprEvaluator:
     def _attribute(self, node: ast.Attribute):
         base = self.eval(node.value)
         attr = node.attr
+        if isinstance(base, PyValue):
+            return python.attribute(self, base, attr, node)
         if isinstance(base, Namespace):
             value = builtins.resolve(base.path, attr)
+            if value is None and is_unsupported(base.path, attr):
+                raise self.fail(node, unsupported_message(attr))
             if value is None:
                 choices = builtins.names_of(base.path)
                 close = difflib.get_close_matches(attr, choices, n=1)
@@ -253,8 +263,11 @@ class ExprEvaluator:
                 return base.dtype
             if attr in ("name", "elem_offset", "ndim"):
                 return getattr(base, attr)
+            if attr in buffer_methods.METHODS:
+                return BufferMethod(base, attr)
             raise self.fail(node, f"buffers have no attribute '{attr}' in TVMScript",
-                            hint="available: data, shape, strides, dtype, elem_offset, name, ndim")
+                            hint="available: data, shape, strides, dtype, elem_offset, name, ndim, "
+                            "vload, vstore")
         if isinstance(base, PrimExpr) and attr == "dtype":
             return base.dtype
         if isinstance(base, Var) and attr == "name":
@@ -268,6 +281,10 @@ class ExprEvaluator:
     # -- calls ---------------------------------------------------------------
     def _call(self, node: ast.Call):
         func = self.eval(node.func)
+        if func == Builtin("T.comm_reducer"):
+            from .parser_reducer import comm_reducer
+
+            return comm_reducer(self, node)
         positional = []
         for arg in node.args:
             if isinstance(arg, ast.Starred):
@@ -282,6 +299,15 @@ class ExprEvaluator:
             return self.call_builtin(func.name, node, positional, keywords)
         if isinstance(func, DTypeCtor):
             return self.call_dtype(func.dtype, node, positional, keywords)
+        if isinstance(func, DataType) and getattr(self.scopes.outer, "trusted", False):
+            # np.float32(2) in a decorated function: a numpy type makes a typed value
+            return self.call_dtype(func, node, positional, keywords)
+        if isinstance(func, BufferMethod):
+            return buffer_methods.call(self, func, node, positional, keywords)
+        if isinstance(func, PyValue):
+            return python.call(self, func, node, positional, keywords)
+        if isinstance(func, Macro):
+            return python.expand_macro(self, func, node, positional, keywords)
         raise self.fail(node, f"{describe(func)} cannot be called in TVMScript")
 
     def call_builtin(self, name: str, node: ast.Call, positional, keywords):
@@ -417,6 +443,74 @@ class ExprEvaluator:
         return self.eval(node.body if cond else node.orelse)
 
     # -- containers and subscripts ------------------------------------------------
+    def _listcomp(self, node: ast.ListComp):
+        """``[expr for x in values if cond]`` over tuples, lists and
+        ``range`` of ints: evaluated while parsing, within a size limit."""
+        out: list = []
+        self.scopes.push()
+        try:
+            self._comprehend(node, 0, out)
+        finally:
+            self.scopes.pop()
+        return out
+
+    def _comprehend(self, node: ast.ListComp, k: int, out: list) -> None:
+        if k == len(node.generators):
+            out.append(self.eval(node.elt))
+            if len(out) > _MAX_COMPREHENSION:
+                raise self.fail(node, f"a list comprehension makes more than {_MAX_COMPREHENSION} items")
+            return
+        gen = node.generators[k]
+        if gen.is_async:
+            raise self.fail(gen.iter, "async comprehensions are not supported in TVMScript")
+        for item in self._iterate(gen.iter):
+            self._bind_comprehension(gen.target, item)
+            if all(self._truth(self.eval(cond), cond) for cond in gen.ifs):
+                self._comprehend(node, k + 1, out)
+
+    def _iterate(self, node: ast.expr) -> list:
+        """The values a comprehension iterates over."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                self.scopes.lookup(node.func.id) == Builtin("range") and not node.keywords:
+            bounds = [self.eval(a) for a in node.args]
+            if not bounds or len(bounds) > 3 or not all(isinstance(b, int) and not isinstance(b, bool)
+                                                         for b in bounds):
+                raise self.fail(node, "range in a list comprehension takes 1 to 3 ints")
+            if bounds[-1] == 0 and len(bounds) == 3:
+                raise self.fail(node, "range() step must not be zero")
+            values = range(*bounds)
+        else:
+            value = self.eval(node)
+            if isinstance(value, (tuple, list)):
+                values = value
+            elif isinstance(value, python.PyValue):
+                values = python.iterate(self, value, node, _MAX_COMPREHENSION + 1)
+            else:
+                raise self.fail(node, f"a list comprehension iterates over a tuple, a list or "
+                                f"range of ints, not {describe(value)}")
+        if len(values) > _MAX_COMPREHENSION:
+            raise self.fail(node, f"a list comprehension makes more than {_MAX_COMPREHENSION} items")
+        return list(values)
+
+    def _bind_comprehension(self, target: ast.expr, value) -> None:
+        if isinstance(target, ast.Name):
+            self.scopes.define(target.id, value)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (tuple, list)) \
+                and len(value) == len(target.elts):
+            for t, v in zip(target.elts, value):
+                self._bind_comprehension(t, v)
+            return
+        raise self.fail(target, f"cannot bind {describe(value)} to this target")
+
+    def _truth(self, value, node) -> bool:
+        if _is_number(value) or isinstance(value, (str, tuple, list)) or value is None:
+            return bool(value)
+        if isinstance(value, IntImm):
+            return bool(value.value)
+        raise self.fail(node, "the condition of a list comprehension must be known while parsing, "
+                        f"got {describe(value)}")
+
     def _tuple(self, node: ast.Tuple):
         return tuple(self.eval(e) for e in node.elts)
 
@@ -438,6 +532,8 @@ class ExprEvaluator:
 
     def _subscript(self, node: ast.Subscript):
         base = self.eval(node.value)
+        if isinstance(base, PyValue):
+            return python.subscript(self, base, self.eval(node.slice), node)
         if isinstance(base, Buffer):
             return self.buffer_access(base, node.slice, node)
         if isinstance(base, (tuple, list)):
@@ -508,6 +604,7 @@ _EXPR_HANDLERS = {
     ast.IfExp: ExprEvaluator._ifexp,
     ast.Tuple: ExprEvaluator._tuple,
     ast.List: ExprEvaluator._list,
+    ast.ListComp: ExprEvaluator._listcomp,
     ast.Dict: ExprEvaluator._dict,
     ast.Subscript: ExprEvaluator._subscript,
 }

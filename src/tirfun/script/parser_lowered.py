@@ -16,7 +16,9 @@ from ..nodes import (
     AssertStmt, AttrStmt, Buffer, BufferRegion, DeclBuffer, Evaluate, IntImm, IterVar,
     IterVarType, Let, LetStmt, PrimExpr, Range, StringImm, Var, const,
 )
+from ..nodes.reducer import CommReducer
 from ..nodes.stmt import Allocate
+from ..nodes.target import TargetConfig
 from .parser_args import (
     attr_dict, sig, to_bool_expr, to_dtype, to_int_expr, to_shape, to_str,
 )
@@ -64,7 +66,8 @@ def _attr(ip, node, a):
         target = StringImm(target)
     elif isinstance(target, (bool, int, float)):
         target = const(target)
-    elif not isinstance(target, (PrimExpr, Buffer, IterVar, BufferRegion)):
+    elif not isinstance(target, (PrimExpr, Buffer, IterVar, BufferRegion, CommReducer,
+                                 TargetConfig)):
         raise ip.fail(a.node("node_"), f"T.attr cannot annotate {describe(target)}")
     value = a.value
     value = StringImm(value) if isinstance(value, str) else ip.as_expr(value, a.node("value"))

@@ -125,6 +125,8 @@ def _ret(ip, node, a):
 
 def _likely(ip, node, a):
     cond = to_bool_expr(ip, a.cond, a.node("cond"), "the argument of T.likely")
+    if isinstance(cond, IntImm):
+        return cond  # TVM's likely leaves a constant as it is
     return Call(cond.dtype, "tir.likely", [cond])
 
 
@@ -206,13 +208,15 @@ HANDLERS: dict = {
     "T.Not": (sig("a"), _not),
     "T.Ramp": (sig("base", "stride", "lanes"), _ramp),
     "T.Broadcast": (sig("value", "lanes"), _broadcast),
-    "T.call_extern": (sig("dtype", "func_name", star="args"), _call_extern("tir.call_extern")),
-    "T.call_pure_extern": (sig("dtype", "func_name", star="args"), _call_extern("tir.call_pure_extern")),
-    "T.call_intrin": (sig("dtype", "op", star="args"), _call_intrin),
-    "T.address_of": (sig("buffer_load"), _address_of),
+    "T.call_extern": (sig("dtype", "func_name", star="args", dtype_first=True),
+                      _call_extern("tir.call_extern")),
+    "T.call_pure_extern": (sig("dtype", "func_name", star="args", dtype_first=True),
+                           _call_extern("tir.call_pure_extern")),
+    "T.call_intrin": (sig("dtype", "op", star="args", dtype_first=True), _call_intrin),
+    "T.address_of": (sig("buffer_load", drop=("dtype",)), _address_of),
     "T.ret": (sig("value"), _ret),
-    "T.likely": (sig("cond"), _likely),
-    "T.reinterpret": (sig("dtype", "value"), _reinterpret),
+    "T.likely": (sig("cond", drop=("dtype",)), _likely),
+    "T.reinterpret": (sig("dtype", "value", dtype_first=True), _reinterpret),
     "T.tvm_storage_sync": (sig("scope"), _storage_sync),
     "T.bitwise_and": (sig("a", "b"), _bitwise("tir.bitwise_and")),
     "T.bitwise_or": (sig("a", "b"), _bitwise("tir.bitwise_or")),

@@ -19,9 +19,11 @@ import sys
 import types
 from typing import Any
 
+from ..errors import NodeError
 from ..nodes import Buffer, IRModule, PrimExpr, PrimFunc
 from ..nodes.dtype import DataType
-from .parser_values import Builtin, DTypeCtor, Namespace, article
+from .parser_python import Macro, PyValue
+from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace, article
 
 MISSING = object()
 
@@ -107,7 +109,7 @@ def admit(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, (PrimExpr, Buffer, PrimFunc, IRModule)):
         return value
-    if isinstance(value, (Namespace, Builtin, DTypeCtor)):
+    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro)):
         return value
     if isinstance(value, types.ModuleType):
         ns = MODULE_NAMESPACES.get(value.__name__)
@@ -127,13 +129,13 @@ def admit(value: Any, depth: int = 0) -> Any:
         if isinstance(name, str) and not hasattr(value, "shape"):
             try:
                 return DataType(name)  # a numpy dtype
-            except Exception:
+            except NodeError:
                 pass
         raise Refused(f"a numpy {type(value).__name__}")
     if isinstance(value, type) and getattr(value, "__module__", "").startswith("numpy"):
         try:
             return DataType(value.__name__)  # np.float32 used as a dtype
-        except Exception:
+        except NodeError:
             raise Refused(f"the numpy type {value.__name__}") from None
     if callable(value) or value is tir_module.axis:
         resolved = tir_module.script_name_of(value)
@@ -157,11 +159,18 @@ class OuterEnv:
     """The names around a function: layers searched in order (closure,
     defining scope, globals; or a source's module-level names), then the
     script's own defaults (``range``, and ``T``/``I`` for source text).
-    Values are admitted on first use."""
+    Values are admitted on first use.
 
-    def __init__(self, layers, defaults):
+    ``trusted`` is the single switch between the two ways of parsing: it is
+    True only for a decorated function (the user's own Python), where a value
+    that is not a script value enters as a
+    :class:`~tirfun.script.parser_python.PyValue` that may be called; for
+    text (``from_source``) it is False and such a value is refused."""
+
+    def __init__(self, layers, defaults, trusted: bool = False):
         self.layers = list(layers)
         self.defaults = dict(defaults)
+        self.trusted = trusted
 
     def get(self, name: str, default=None):
         """The admitted value of ``name`` (a RefusedValue when it cannot enter)."""
@@ -170,6 +179,8 @@ class OuterEnv:
                 try:
                     return admit(layer[name])
                 except Refused as why:
+                    if self.trusted:
+                        return PyValue(layer[name])
                     return RefusedValue(str(why))
         return self.defaults.get(name, default)
 

@@ -14,6 +14,8 @@ syntax nodes and a maximum nesting depth, all checked without recursion.
 from __future__ import annotations
 
 import ast
+import inspect
+import linecache
 import warnings
 
 import attrs
@@ -150,3 +152,34 @@ def check_limits(tree: ast.AST, source: SourceMap) -> frozenset[str]:
             elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
                 stack.append((value, depth + 1, anchor))
     return frozenset(names)
+
+
+def function_text(func, what: str) -> tuple[str, SourceMap]:
+    """The dedented source text of a Python function and where it lies:
+    its file, a notebook cell, or text registered with ``linecache``."""
+    filename = func.__code__.co_filename
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError) as err:
+        raise ParseError(f"cannot read the source of function {func.__name__}: {err}",
+                         filename=filename,
+                         hint="define the function in a file, a notebook, or register "
+                         "exec'd source with linecache") from None
+    text, indent = dedent_lines(lines)
+    all_lines = linecache.getlines(filename) or lines
+    offset = first - 1 if linecache.getlines(filename) else 0
+    if first == 0:  # a module-level source: inspect reports line 0
+        offset = 0
+    return text, SourceMap(filename, tuple(all_lines), offset, indent)
+
+
+def function_source(func, what: str) -> tuple[ast.FunctionDef, SourceMap]:
+    """The syntax tree of a Python function's definition (``what`` names its
+    decorator in messages) and its source map."""
+    text, src = function_text(func, what)
+    tree, _ = parse_python(text, src)
+    fdef = next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if not isinstance(fdef, ast.FunctionDef):
+        raise src.error(tree.body[0] if tree.body else None,
+                        f"{what} needs a def statement; {func.__name__} has none")
+    return fdef, src

@@ -32,9 +32,10 @@ from typing import Any
 import attrs
 
 from ..errors import NodeError, ParseError, TirfunError
+from ..analysis.block_names import unique_block_name
 from ..nodes import (
     AssertStmt, Block, BlockRealize, Buffer, BufferStore, Evaluate, For, IfThenElse, IntImm,
-    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, const,
+    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var, While, const,
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
@@ -42,13 +43,11 @@ from .parser_args import to_bool_expr, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
-    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, NewBuffer, NewIterVar, NewVar,
+    BlockHeader, Builtin, DTypeCtor, InitHeader, LoopSpec, MetaVar, NewBuffer, NewIterVar, NewVar,
     Scope, SlicedAccess, article, describe,
 )
 
 _UNSUPPORTED_STMTS = {
-    ast.While: ("while loops are not supported in TVMScript",
-                "loop with for over range(n); the extent may be a variable"),
     ast.Try: ("try statements are not supported in TVMScript", ""),
     ast.ClassDef: ("class definitions inside a function are not supported in TVMScript", ""),
     ast.FunctionDef: ("function definitions inside a function are not supported in TVMScript", ""),
@@ -104,6 +103,7 @@ class FuncState:
     env_threads: dict = attrs.Factory(dict)
     thread_extents: dict = attrs.Factory(dict)
     block_nodes: dict = attrs.Factory(dict)
+    written_block_names: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
 
@@ -134,6 +134,18 @@ def seq(stmts: list[Stmt]) -> Stmt:
     if not flat:
         return Evaluate(IntImm("int32", 0))
     return flat[0] if len(flat) == 1 else SeqStmt(flat)
+
+
+def _written_block_names(fdef: ast.FunctionDef) -> set[str]:
+    """The block names written as literals in ``fdef`` (``T.block("B")``):
+    a name made for a repeated block avoids them."""
+    names: set[str] = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("block", "sblock"):
+            args = list(node.args[:1]) + [kw.value for kw in node.keywords if kw.arg == "name"]
+            names.update(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return names
 
 
 class FunctionInterpreter(ExprEvaluator):
@@ -186,6 +198,7 @@ class FunctionInterpreter(ExprEvaluator):
     def run(self, fdef: ast.FunctionDef, private: bool) -> PrimFunc:
         """Build the PrimFunc of ``fdef``."""
         self.func = FuncState(fdef.name, private)
+        self.func.written_block_names = _written_block_names(fdef)
         self._check_signature(fdef)
         self._claim_outer_names()
         with self.scope():
@@ -273,9 +286,9 @@ class FunctionInterpreter(ExprEvaluator):
             not isinstance(body, BlockRealize) and contains_blocks)
         if insert_root:
             if "root" in func.block_nodes:
-                raise self.fail(func.block_nodes["root"], "duplicate block name 'root'",
-                                hint="the implicit root block of the function is named root; "
-                                "rename this block")
+                # the implicit root block is "root"; the user's block named so
+                # becomes a repeat of it, renamed as any repeat is
+                body = self._rename_block(body, "root")
             root = Block([], [], [], "root", body, None, list(func.root_allocs))
             body = BlockRealize([], IntImm("bool", 1), root)
         attrs_ = dict(func.func_attrs)
@@ -293,6 +306,20 @@ class FunctionInterpreter(ExprEvaluator):
                 raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
                                 hint="declare the regions with T.reads(...) and T.writes(...)") from None
         return out
+
+    def _rename_block(self, body: Stmt, name: str) -> Stmt:
+        """``body`` with its block ``name`` renamed to a fresh name; the
+        records kept by name follow it."""
+        from ..analysis.traversal import find_block, get_at, replace_at
+
+        func = self.func
+        fresh = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+        path = find_block(body, name)
+        body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
+        func.block_nodes[fresh] = func.block_nodes.pop(name)
+        if name in func.pending:
+            func.pending[fresh] = func.pending.pop(name)
+        return body
 
     # -- bodies ------------------------------------------------------------------
     def visit_body(self, stmts: list[ast.stmt], kind: str) -> Stmt:
@@ -412,6 +439,11 @@ class FunctionInterpreter(ExprEvaluator):
             indices = self.slice_indices(access, target)
         else:
             indices = list(access.indices)
+        return self.store_value(buffer, indices, value, value_node)
+
+    def store_value(self, buffer: Buffer, indices: list, value: Any, value_node: ast.AST) -> BufferStore:
+        """``buffer[indices] = value`` with the value converted as TVM's
+        buffer_store converts it."""
         lanes = max([1] + [i.dtype.lanes for i in indices])
         expected = buffer.dtype.with_lanes(lanes) if lanes > 1 else buffer.dtype
         if isinstance(value, SlicedAccess):
@@ -425,13 +457,26 @@ class FunctionInterpreter(ExprEvaluator):
         else:
             value = self.as_expr(value, value_node)
         if value.dtype != expected:
-            raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
-                            f"buffer {buffer.name} of {expected}",
-                            hint=f'convert the value with T.Cast("{expected}", ...)')
+            if value.dtype.lanes != expected.lanes or value.dtype.is_handle or expected.is_handle:
+                raise self.fail(value_node, f"cannot store {article(str(value.dtype))} value into "
+                                f"buffer {buffer.name} of {expected}",
+                                hint=f'convert the value with T.Cast("{expected}", ...)')
+            # TVM's buffer_store casts a value of another type to the buffer's
+            value = value.astype(expected)
         return BufferStore(buffer, value, indices)
 
     def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
         """Bind an assignment target; returns openers for lets and scopes."""
+        if isinstance(value, MetaVar):
+            # T.meta_var: the names stand for the values themselves, no let
+            if isinstance(target, ast.Name):
+                if self.scopes.defined_here(target.id):
+                    raise self.fail(target, f"'{target.id}' is already defined in this scope",
+                                    hint="TVMScript binds each name once per scope; choose a new name")
+                self.scopes.define(target.id, value.value)
+                return None
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value.value, (tuple, list)):
+                value = type(value.value)(MetaVar(v) for v in value.value)
         if isinstance(target, ast.Name):
             if isinstance(value, list) and len(value) == 1 and isinstance(value[0], NewIterVar):
                 value = value[0]
@@ -483,6 +528,8 @@ class FunctionInterpreter(ExprEvaluator):
             bound, wrap = value.open(name)
             self.scopes.define(name, bound)
             return _Open(wrap, value_node)
+        if isinstance(value, Stmt):
+            raise self.fail(value_node, "a statement has no value to assign")
         if isinstance(value, (LoopSpec, BlockHeader, InitHeader)):
             raise self.fail(value_node, f"{describe(value)} cannot be assigned; use it in a "
                             f"{'for' if isinstance(value, LoopSpec) else 'with'} statement")
@@ -596,13 +643,13 @@ class FunctionInterpreter(ExprEvaluator):
 
     def _block(self, header: BlockHeader, node: ast.AST, inner) -> Stmt:
         func = self.func
-        if header.name in func.block_nodes:
-            first = self.src.position(func.block_nodes[header.name])[0]
-            raise self.fail(node, f"duplicate block name '{header.name}'",
-                            hint=f"block names must be unique in a function; '{header.name}' is "
-                            f"already used on line {first}")
-        func.block_nodes[header.name] = node
-        builder = BlockBuilder(header.name, header.realize, node)
+        # TVM accepts repeated and anonymous block names; here names are
+        # identities, so a repeat is renamed as TVM names repeats (B, B_1)
+        name = header.name
+        if name in func.block_nodes:
+            name = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+        func.block_nodes[name] = node
+        builder = BlockBuilder(name, header.realize, node)
         self.blocks.append(builder)
         try:
             with self.scope():
@@ -613,8 +660,8 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(node, "a block with no_realize=True takes no T.axis bindings or T.where")
         mask = (builder.reads is None, builder.writes is None)
         if mask[0] or mask[1]:
-            func.pending[header.name] = mask
-        block = Block(builder.iter_vars, builder.reads or [], builder.writes or [], header.name, body,
+            func.pending[name] = mask
+        block = Block(builder.iter_vars, builder.reads or [], builder.writes or [], name, body,
                       builder.init, builder.alloc_buffers, builder.match_buffers,
                       builder.annotations or {})
         if not builder.realize:
@@ -649,6 +696,15 @@ class FunctionInterpreter(ExprEvaluator):
                 else_case = self.visit_body(node.orelse, "body")
         return IfThenElse(cond, then_case, else_case)
 
+    # -- while ------------------------------------------------------------------------
+    def _while(self, node: ast.While):
+        if node.orelse:
+            raise self.fail(node.orelse[0], "while-else is not supported in TVMScript")
+        cond = to_bool_expr(self, self.eval(node.test), node.test, "the condition of a while loop")
+        with self.scope():
+            body = self.visit_body(node.body, "body")
+        return While(cond, body)
+
 
 _STMT_HANDLERS = {
     ast.Expr: FunctionInterpreter._expr_stmt,
@@ -658,6 +714,7 @@ _STMT_HANDLERS = {
     ast.For: FunctionInterpreter._for,
     ast.With: FunctionInterpreter._with,
     ast.If: FunctionInterpreter._if,
+    ast.While: FunctionInterpreter._while,
     ast.Assert: FunctionInterpreter._assert,
     ast.Return: FunctionInterpreter._return,
     ast.Pass: FunctionInterpreter._pass,

@@ -169,4 +169,29 @@ def describe(value: Any) -> str:
         return "a scope"
     if isinstance(value, (NewVar, NewBuffer, NewIterVar)):
         return "a declaration"
+    if isinstance(value, BufferMethod):
+        return f"the method {value.buffer.name}.{value.name}"
+    from .parser_python import Macro, PyValue
+
+    if isinstance(value, PyValue):
+        inner = value.value
+        return f"the Python {type(inner).__name__} {getattr(inner, '__name__', '')}".rstrip()
+    if isinstance(value, Macro):
+        return f"the macro {value.func.__name__}"
     return article(type(value).__name__)
+
+
+@attrs.frozen
+class BufferMethod:
+    """``A.vload`` or ``A.vstore``: a method of a buffer, waiting for its call."""
+
+    buffer: Buffer
+    name: str
+
+
+@attrs.frozen
+class MetaVar:
+    """``T.meta_var(value)``: a value bound to a name as it is, without a
+    let; the name then stands for the value wherever it is used."""
+
+    value: Any

@@ -33,6 +33,8 @@ from ..nodes import (
 )
 from ..nodes.base import Node
 from ..nodes.dtype import DataType
+from ..nodes.reducer import CommReducer
+from ..nodes.target import TargetConfig
 from .printer_exprs import dict_text, is_one, str_literal
 from .printer_stmts import ScriptWriter, contains_block, has_vars, shape_text
 
@@ -42,17 +44,20 @@ _PVECTOR = type(pvector())
 _PMAP = type(pmap())
 
 
-def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_spaces: int = 4) -> str:
+def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_spaces: int = 4,
+              name: str | None = None) -> str:
     """``node`` as TVMScript text.
 
     ``tir_prefix`` and ``ir_prefix`` name the ``tir`` and ``ir`` namespaces
     in the output (``T`` and ``I``); ``indent_spaces`` is the indentation
-    step. The text is deterministic: the same node always prints the same.
+    step; ``name`` names a module's class or a function's ``def`` (as
+    TVM's ``script(name=...)``). The text is deterministic: the same node
+    always prints the same.
     """
     if isinstance(node, IRModule):
-        return _module_script(node, tir_prefix, ir_prefix, indent_spaces)
+        return _module_script(node, tir_prefix, ir_prefix, indent_spaces, name or _MODULE_NAME)
     if isinstance(node, PrimFunc):
-        lines = _function_lines(node, _function_name(node), tir_prefix, indent_spaces)
+        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces)
         return _finish([f"# from tirfun.script import tir as {tir_prefix}", ""] + lines)
     w = ScriptWriter(prefix=tir_prefix, indent_spaces=indent_spaces)
     if isinstance(node, PrimExpr):
@@ -71,6 +76,8 @@ def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_space
         w.emit(0, w.range_text(node))
     elif isinstance(node, IterVar):
         w.emit(0, w.iter_var_text(node))
+    elif isinstance(node, (CommReducer, TargetConfig)):
+        w.emit(0, w.attr_node_text(node))
     else:
         raise NodeError(f"cannot print a {type(node).__name__} as TVMScript")
     return _finish(w.lines)
@@ -95,7 +102,7 @@ def _module_order(mod: IRModule) -> list[str]:
     return names
 
 
-def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int) -> str:
+def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int, class_name: str = _MODULE_NAME) -> str:
     step = " " * indent_spaces
     body: list[str] = []
     if mod.attrs:
@@ -111,7 +118,7 @@ def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int) -> str:
     if mod.functions or any(f"{p}." in line for line in body):
         header.append(f"# from tirfun.script import tir as {p}")
     header.append("")
-    return _finish(header + [f"@{ip}.ir_module", f"class {_MODULE_NAME}:"] + body)
+    return _finish(header + [f"@{ip}.ir_module", f"class {class_name}:"] + body)
 
 
 # --------------------------------------------------------------------------
@@ -273,7 +280,7 @@ def _is_simple(buf: Buffer) -> bool:
     return (not buf.strides and not any(has_vars(e) for e in buf.shape)
             and buf.elem_offset is None and buf.storage_scope == "global"
             and buf.data is None and buf.data_alignment == 64 and buf.offset_factor == 0
-            and not buf.axis_separators)
+            and not buf.axis_separators and buf.buffer_type == "default")
 
 
 def _implicit_root(body: Stmt) -> Block | None:

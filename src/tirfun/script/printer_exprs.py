@@ -27,6 +27,7 @@ from ..nodes import (
 )
 from ..nodes.base import Node
 from ..nodes.dtype import DataType
+from ..nodes.target import TargetConfig
 
 # Python's operator precedence, lowest first (the levels TVM's doc printer uses)
 IF_ELSE = 2
@@ -60,6 +61,10 @@ DTYPE_FIRST_OPS = frozenset({
     "dp4a", "get_active_lane_mask",
 })
 DTYPE_LAST_OPS = frozenset({"tvm_struct_get"})
+# intrinsics TVM prints under another name (its TScriptPrinterName)
+PRINTER_NAMES = {"tvm_call_packed": "call_packed", "tvm_call_cpacked": "call_cpacked",
+                 "tvm_call_packed_lowered": "call_packed_lowered",
+                 "tvm_call_cpacked_lowered": "call_cpacked_lowered"}
 
 
 # --------------------------------------------------------------------------
@@ -248,7 +253,7 @@ class ExprRenderer:
     # leaves ------------------------------------------------------------------
     def _leaf(self, e) -> Rendered | None:
         t = type(e)
-        if t is Var:
+        if isinstance(e, Var):  # te variables too
             return self.names.var(e), ATOM
         if t is IntImm:
             return int_literal(e, self.p), ATOM
@@ -326,7 +331,7 @@ class ExprRenderer:
         op = e.op
         short = op[4:] if op.startswith("tir.") else ""
         if short.isidentifier():
-            head = f"{p}.{short}("
+            head = f"{p}.{PRINTER_NAMES.get(short, short)}("
             if short in DTYPE_FIRST_OPS:
                 head += str_literal(e.dtype) + (", " if e.args else "")
                 tail = ")"
@@ -400,6 +405,22 @@ def join_indices(shape: list[int], args: list[Rendered]) -> str:
     return ", ".join(parts)
 
 
+def target_text(t: TargetConfig, exprs: ExprRenderer) -> str:
+    """``T.target({...})``: the target's configuration, as TVM prints it."""
+    return f"{exprs.p}.target({dict_text(t.config, exprs)})"
+
+
+def comm_reducer_text(r, exprs: ExprRenderer) -> str:
+    """``T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])``; a tuple of
+    results for a combiner of several values. The caller has bound the
+    lambda's variables."""
+    params = ", ".join(exprs.names.var(v) for v in (*r.lhs, *r.rhs))
+    results = [exprs.expr(e) for e in r.result]
+    body = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    identity = "[" + ", ".join(exprs.expr(e) for e in r.identity_element) + "]"
+    return f"{exprs.p}.comm_reducer(lambda {params}: {body}, {identity})"
+
+
 # --------------------------------------------------------------------------
 # attribute and annotation values
 
@@ -425,6 +446,8 @@ def value_text(value, exprs: ExprRenderer) -> str:
         return exprs.expr(value)
     if isinstance(value, Buffer):
         return exprs.names.buffer(value)
+    if isinstance(value, TargetConfig):
+        return target_text(value, exprs)
     if isinstance(value, Node):
         raise NodeError(f"cannot print a {type(value).__name__} as an attribute value")
     raise NodeError(f"cannot print the attribute value {value!r} ({type(value).__name__})")
@@ -448,5 +471,5 @@ def dict_text(mapping, exprs: ExprRenderer) -> str:
 __all__ = [
     "ExprRenderer", "str_literal", "float_literal", "int_literal", "tvm_folds",
     "end_of", "is_zero", "is_one", "wrap", "index_plan", "join_indices", "value_text",
-    "dict_text", "ATOM",
+    "dict_text", "comm_reducer_text", "target_text", "ATOM",
 ]

@@ -20,11 +20,15 @@ from ..errors import NodeError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
     Call, DeclBuffer, Evaluate, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
+    LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
+    BufferRealize,
 )
 from ..analysis.traversal import walk, walk_stmts
+from ..nodes.reducer import CommReducer
+from ..nodes.target import TargetConfig
 from .printer_exprs import (
     ExprRenderer, dict_text, end_of, index_plan, is_one, is_zero, join_indices, str_literal,
+    comm_reducer_text, target_text,
 )
 
 _AXIS_KIND = {
@@ -39,7 +43,7 @@ _LOOP_PREFIX = {
     ForKind.UNROLLED: "unroll",
     ForKind.THREAD_BINDING: "thread_binding",
 }
-_SCOPED = (LetStmt, AssertStmt, AttrStmt, Allocate, DeclBuffer)
+_SCOPED = (LetStmt, AssertStmt, AttrStmt, Allocate, DeclBuffer, AllocateConst, BufferRealize)
 
 # tirfun's defaults of the Buffer fields that print as keywords only when set
 _DEFAULT_ALIGN = 64
@@ -180,6 +184,8 @@ class ScriptWriter:
             args.append(f"align={buffer.data_alignment}")
         if buffer.offset_factor != _DEFAULT_OFFSET_FACTOR:
             args.append(f"offset_factor={buffer.offset_factor}")
+        if buffer.buffer_type != "default":
+            args.append(f"buffer_type={str_literal(buffer.buffer_type)}")
         if buffer.axis_separators:
             args.append("axis_separators=[" + ", ".join(str(a) for a in buffer.axis_separators) + "]")
         return f"{self.p}.{method}({', '.join(args)})"
@@ -266,6 +272,11 @@ class ScriptWriter:
                 self.push()
                 self.body(s.else_case, level + 1)
                 self.pop()
+        elif t is While:
+            self.emit(level, f"while {self.exprs.expr(s.condition)}:")
+            self.push()
+            self.body(s.body, level + 1)
+            self.pop()
         elif t is Evaluate:
             self.evaluate(s, level)
         elif t is SeqStmt:
@@ -296,6 +307,17 @@ class ScriptWriter:
         self.emit(level, f"with {head}" + ("" if target is None else f" as {target}") + ":")
         self.push()
         return True
+
+    def declare_views(self, data: Var, body: Stmt) -> None:
+        """Declare the buffers of ``body`` that view the pointer ``data``
+        without a decl_buffer, right after the pointer is bound, as TVM
+        prints them (``A = T.Buffer((n,), data=A_data)``)."""
+        if not self.declare_free:
+            return
+        declared = {d.buffer for _, d in walk_stmts(body) if isinstance(d, DeclBuffer)}
+        for n in walk(body):
+            if isinstance(n, Buffer) and n.data == data and n not in declared:
+                self.buffer(n)
 
     def scoped(self, s: Stmt, level: int, concise: bool) -> tuple[Stmt, bool]:
         """Print the header of a scoping statement; returns its body and
@@ -332,17 +354,45 @@ class ScriptWriter:
                 args.append(f"annotations={dict_text(s.annotations, self.exprs)}")
             opened = self._open(level, f"{p}.allocate({', '.join(args)})", s.buffer_var.name, concise)
             self.define_var(s.buffer_var)
+            self.declare_views(s.buffer_var, s.body)
             return s.body, opened
+        if t is AllocateConst:
+            args = [const_data_text(s.values, s.dtype, p), str_literal(s.dtype),
+                    "[" + ", ".join(r(e) for e in s.extents) + "]"]
+            if s.annotations:
+                args.append(f"annotations={dict_text(s.annotations, self.exprs)}")
+            opened = self._open(level, f"{p}.allocate_const({', '.join(args)})", s.buffer_var.name,
+                                concise)
+            self.define_var(s.buffer_var)
+            self.declare_views(s.buffer_var, s.body)
+            return s.body, opened
+        if t is BufferRealize:
+            return s.body, self._open(level, self.realize_text(s, None), None, concise)
         # DeclBuffer
         head = self.buffer_call(s.buffer, "decl_buffer", [])
         opened = self._open(level, head, s.buffer.name, concise)
         self.define_buffer(s.buffer)
         return s.body, opened
 
+    def realize_text(self, s: BufferRealize, scope: Stmt | None) -> str:
+        """``T.realize(A[0:8], "global")``: TVM writes every bound as a slice."""
+        r = self.exprs.expr
+        name = self.buffer(s.buffer)
+        parts = [f"{r(b.min)}:{r(end_of(b.min, b.extent))}" for b in s.bounds]
+        args = [f"{name}[{', '.join(parts) if parts else '()'}]"]
+        if scope is not None:
+            args.append(r(scope))
+        if not is_one(s.condition):
+            args.append(f"condition={r(s.condition)}")
+        return f"{self.p}.realize({', '.join(args)})"
+
     def attr_stmt(self, s: AttrStmt, level: int, concise: bool) -> tuple[Stmt, bool]:
         """``T.launch_thread`` for a thread extent on a thread index, else ``T.attr``."""
         p = self.p
         node = s.node
+        if (s.attr_key == "realize_scope" and type(s.body) is BufferRealize
+                and s.body.buffer == node):
+            return s.body.body, self._open(level, self.realize_text(s.body, s.value), None, concise)
         if (s.attr_key in ("thread_extent", "virtual_thread") and type(node) is IterVar
                 and launch_form(node, s.value) and not self.var_defined(node.var)):
             head = f"{p}.launch_thread({str_literal(node.thread_tag)}, {self.exprs.expr(s.value)})"
@@ -364,6 +414,12 @@ class ScriptWriter:
             return self.iter_var_text(node)
         if isinstance(node, str):
             return str_literal(node)
+        if isinstance(node, TargetConfig):
+            return target_text(node, self.exprs)
+        if isinstance(node, CommReducer):
+            for var in (*node.lhs, *node.rhs):
+                self.define_var(var)
+            return comm_reducer_text(node, self.exprs)
         raise NodeError(f"cannot print an attribute statement on a {type(node).__name__}")
 
     def iter_var_text(self, iv: IterVar) -> str:
@@ -562,3 +618,16 @@ def launch_form(iv: IterVar, extent: PrimExpr) -> bool:
 
 __all__ = ["ScriptWriter", "flatten", "grid_chain", "launch_form", "shape_text", "contains_block",
            "has_vars", "uses_any"]
+
+
+def const_data_text(data, dtype, prefix: str) -> str:
+    """The values of ``T.allocate_const``: every one of them (TVM prints at
+    most 201), non-finite floats as ``T.float32("inf")``."""
+    items = []
+    for v in data:
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            items.append(f'{prefix}.{dtype}("{v}")')
+        else:
+            items.append(repr(v))
+    return "[" + ", ".join(items) + "]"
+

@@ -35,7 +35,7 @@ from ..nodes import PrimExpr, Var, const, to_expr
 from ..nodes.dtype import DataType
 from ..tir import op as _op
 
-__all__ = ["prim_func", "Buffer", "handle", "axis", "script_name_of"]
+__all__ = ["prim_func", "Buffer", "handle", "axis", "script_name_of", "meta_var", "macro"]
 
 
 def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
@@ -133,8 +133,38 @@ call_intrin = _op.call_intrin
 address_of = _op.address_of
 ret = _op.ret
 cast = _op.cast
+ceildiv = _op.ceildiv
+likely = _op.likely
+assume = _op.assume
+comm_reducer = _op.comm_reducer
+from ..nodes.target import target  # noqa: E402 - T.target, a TargetConfig
 for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
     globals()[_name] = getattr(_op, _name)
+
+def meta_var(value):
+    """``T.meta_var(value)``: bind a name to ``value`` itself (no let) inside
+    a function; the name then stands for the value wherever it is used."""
+    from .parser_values import MetaVar
+
+    return MetaVar(value)
+
+
+def macro(*args, hygienic: bool = True):
+    """``@T.macro`` / ``@T.macro(hygienic=False)``: a Python function whose
+    TVMScript body is expanded where a ``@T.prim_func`` calls it. A hygienic
+    macro resolves the names of its body where it is defined; a non-hygienic
+    one where it is called."""
+    from .parser_python import Macro
+
+    if not isinstance(hygienic, _py.bool):
+        raise ParseError("T.macro(hygienic=...) takes True or False")
+    if len(args) == 1 and callable(args[0]) and not isinstance(args[0], _py.bool):
+        return Macro(args[0], hygienic)
+    if args:
+        raise ParseError("invalid use of T.macro; write @T.macro, @T.macro() or "
+                         "@T.macro(hygienic=True|False)")
+    return lambda func: Macro(func, hygienic)
+
 
 def _only_in_script(name: str):
     def stub(*args, **kwargs):
@@ -175,6 +205,10 @@ def __getattr__(name: str):
     value = resolve("T", name)
     if value is not None and hasattr(value, "dtype"):
         return _dtype_function(name)
+    from .parser_intrinsics import is_unsupported, unsupported_message
+
+    if value is None and is_unsupported("T", name):
+        raise AttributeError(unsupported_message(name))
     raise AttributeError(f"module 'tirfun.script.tir' has no attribute {name!r}")
 
 

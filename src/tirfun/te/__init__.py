@@ -8,8 +8,9 @@ TVM's ``tvm.te`` under the same names::
     func = te.create_prim_func([A, B])
 
 ``placeholder``, ``compute``, ``reduce_axis``, the reducers ``sum``, ``max``
-and ``min``, ``comm_reducer`` for new ones, ``var`` for symbolic sizes, and
-``create_prim_func``. The usual intrinsics (``exp``, ``sqrt``,
+and ``min``, ``comm_reducer`` for new ones (tuple-valued ones too, such as
+argmax), ``extern`` for a tensor an external function computes, ``var`` for
+symbolic sizes, and ``create_prim_func``. The usual intrinsics (``exp``, ``sqrt``,
 ``if_then_else``...) are re-exported from :mod:`tirfun.tir`.
 """
 
@@ -20,6 +21,7 @@ from ..tir.op import (
     truncdiv, truncmod,
 )
 from .create_prim_func import create_prim_func
+from .extern import ExternOp, call_packed, extern
 from .reduce import CommReducer, Reduce, comm_reducer, max, max_value, min, min_value, sum
 from .tensor import (
     ComputeOp, PlaceholderOp, Tensor, TensorLoad, compute, placeholder, reduce_axis, size_var, var,
@@ -29,7 +31,8 @@ power = pow
 
 __all__ = [
     "placeholder", "compute", "reduce_axis", "var", "size_var", "const", "sum", "max", "min",
-    "comm_reducer", "create_prim_func", "Tensor", "TensorLoad", "PlaceholderOp", "ComputeOp",
+    "comm_reducer", "create_prim_func", "extern", "call_packed", "Tensor", "TensorLoad",
+    "PlaceholderOp", "ComputeOp", "ExternOp",
     "Reduce", "CommReducer", "min_value", "max_value",
     "abs", "all", "any", "ceil", "cos", "erf", "exp", "exp2", "floor", "floordiv", "floormod",
     "if_then_else", "log", "log2", "log10", "pow", "power", "round", "rsqrt", "sigmoid", "sin",

@@ -1,34 +1,58 @@
 """``te.create_prim_func``: a te program as a schedulable PrimFunc.
 
 The result has the shape TVM gives it: one handle parameter ``var_<name>``
-per argument tensor, viewed as a buffer named after the tensor; the
-function attributes ``global_symbol = "main"`` and ``tir.noalias``; an
-implicit root block allocating the tensors that are not arguments; and per
-compute a nest of serial loops named after its axes around one block named
-after the compute, whose iteration variables are the axes prefixed ``v_``,
-with the compute's attrs as its annotations, the regions it reads and
-writes (inferred as the TVMScript parser infers omitted ones) and, for a
-reduction, an ``init`` storing the reducer's identity.
+per argument tensor, viewed as a buffer named after the tensor (and a scalar
+parameter per te variable among the arguments); the function attributes
+``global_symbol = "main"`` and ``tir.noalias``; an implicit root block
+allocating the tensors that are not arguments; and per compute a nest of
+serial loops named after its axes around one block named after the compute,
+whose iteration variables are the axes prefixed ``v_``, with the compute's
+attrs as its annotations, the regions it reads and writes (inferred as the
+TVMScript parser infers omitted ones) and, for a reduction, an ``init``
+storing the reducer's identity.
 
-Names are made unique within the function (a second compute over axes
-``i, j`` gets loops ``i_1, j_1``), because in tirfun a name is an identity.
-A reduction's ``where=`` condition guards the reduced value with
-``T.if_then_else``, so the reduction skips the points where it is false.
+A compute with several plain outputs gets one loop nest holding one block
+per output, named ``<name>.v<k>`` after its tensor; a tuple reduction (an
+argmax) gets one block writing every output, whose body binds each combined
+value with ``LetStmt`` before storing them all, so every value is computed
+from the old ones.
+
+te variables are objects, not names: a size ``te.var("k")`` and a
+reduction axis named ``"k"`` are two variables. In the PrimFunc, where a
+name is an identity, each gets a name of its own, the first one met keeping
+its name and later ones suffixed as TVM prints them (``k``, ``k_1``): the
+scalar arguments first, then the sizes in the argument tensors' shapes,
+then loops and block variables compute by compute.
+
+``index_dtype_override="int64"`` makes every index (shapes, loop and block
+variables, buffer indices) that integer type, as TVM's does. A compute
+attribute ``layout_free_placeholders`` naming argument tensors becomes the
+function attribute ``layout_free_buffers`` (their parameter positions); one
+naming other tensors stays on the block, holding their buffers.
 """
 
 from __future__ import annotations
 
+import attrs
+from pyrsistent import PVector
+
+from ..analysis.access import fill_regions
 from ..analysis.traversal import transform, walk
 from ..errors import NodeError
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IntImm,
-    IterVar, PrimExpr, PrimFunc, Range, SeqStmt, Var,
+    Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, For, ForKind, IntImm,
+    IterVar, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var,
 )
 from ..nodes.dtype import DataType
 from ..tir.op import if_then_else
 from .reduce import Reduce
-from ..analysis.access import fill_regions
+from .extern import ExternOp
 from .tensor import ComputeOp, PlaceholderOp, Tensor, TensorLoad
+
+#: the compute attribute whose argument tensors become ``layout_free_buffers``
+LAYOUT_FREE_PLACEHOLDERS = "layout_free_placeholders"
+#: compute attributes of TVM's older schedulers, dropped as TVM drops them
+_DROPPED_ATTRS = ("const_matrix", "auto_scheduler_simplify_const_tensor_indices", "workload")
 
 
 class _Names:
@@ -68,131 +92,382 @@ def _post_dfs(args: list[Tensor]) -> list:
     return order
 
 
-def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
-    """The PrimFunc computing the te program whose inputs and outputs are
-    the tensors ``ops`` (in parameter order)."""
-    if index_dtype_override is not None:
-        raise NodeError("create_prim_func: index_dtype_override is not supported")
-    if isinstance(ops, Tensor):
-        ops = [ops]
-    args = list(ops)
-    for k, t in enumerate(args):
-        if not isinstance(t, Tensor):
-            raise NodeError(f"create_prim_func takes te tensors, got {type(t).__name__}")
-        if any(t.op is u.op for u in args[:k]):
-            raise NodeError(f"tensor {t.name} appears twice among the arguments")
-    order = _post_dfs(args)
-    names = _Names()
-    block_names = _Names()
-    # symbolic sizes keep their names
-    for op in order:
-        for d in op.shape:
-            for n in walk(d):
-                if isinstance(n, Var):
-                    names.used.add(n.name)
+class _Context:
+    """What one call of create_prim_func has decided so far: the names in
+    use, the PrimFunc variable of every te variable, the buffer of every
+    tensor, and the index dtype (None: each index keeps its own)."""
 
-    buffers: list[tuple[Tensor, Buffer]] = []
+    def __init__(self, args: list, index_dtype: DataType | None):
+        self.args = args
+        self.names = _Names()
+        self.block_names = _Names()
+        self.index_dtype = index_dtype
+        # te variable -> its PrimFunc variable; keyed by the te variable
+        # itself, whose equality is identity
+        self.vars: dict[Var, Var] = {}
+        self.buffers: list[tuple[Tensor, Buffer]] = []
+        # buffers of te.extern -> theirs in the PrimFunc
+        self.extern_buffers: dict[Buffer, Buffer] = {}
+        # tensors read by a te.extern, with the extern's view of them: the
+        # tensor's buffer is that view, as in TVM
+        self.views: list[tuple[Tensor, Buffer]] = []
+        self.extern_blocks: set[str] = set()
 
-    def buffer_of(tensor: Tensor) -> Buffer:
-        for t, b in buffers:
+    def bind(self, v: Var) -> Var:
+        """The PrimFunc variable of te variable ``v``, named on first use."""
+        out = self.vars.get(v)
+        if out is None:
+            dtype = v.dtype
+            if self.index_dtype is not None and dtype.is_integer and dtype.lanes == 1:
+                dtype = self.index_dtype
+            out = Var(self.names.fresh(v.name), dtype)
+            self.vars[v] = out
+        return out
+
+    def bind_free_vars(self, e: PrimExpr) -> None:
+        for n in walk(e):
+            if isinstance(n, Var):
+                self.bind(n)
+
+    def is_arg(self, tensor: Tensor) -> bool:
+        return any(t.op is tensor.op and t.value_index == tensor.value_index
+                   for t in self.args if isinstance(t, Tensor))
+
+    def buffer_of(self, tensor: Tensor) -> Buffer:
+        for t, b in self.buffers:
             if t.op is tensor.op and t.value_index == tensor.value_index:
                 return b
         raise NodeError(f"tensor {tensor.name} is used before it is computed")
 
-    def is_arg(op) -> bool:
-        return any(t.op is op for t in args)
+    def declare(self, tensor: Tensor, view: Buffer | None = None) -> Buffer:
+        """The buffer of ``tensor``: the lowered ``view`` (an extern's
+        buffer) when given or known, else a new buffer of its shape."""
+        if view is None:
+            view = next((b for t, b in self.views
+                         if t.op is tensor.op and t.value_index == tensor.value_index), None)
+        if view is not None:
+            buf = self.extern_buffer(view)
+        else:
+            shape = [self.lower(d, index=True) for d in tensor.shape]
+            buf = Buffer(self.names.fresh(tensor.buffer_name), shape, tensor.dtype)
+        self.buffers.append((tensor, buf))
+        return buf
+
+    def extern_buffer(self, tb: Buffer) -> Buffer:
+        """The PrimFunc buffer of a buffer built for te.extern, its pointer
+        a variable of its own."""
+        out = self.extern_buffers.get(tb)
+        if out is None:
+            name = self.names.fresh(tb.name)
+            data = None
+            if tb.data is not None:
+                data = Var(self.names.fresh(f"{name}_data"), tb.data.dtype)
+                self.vars[tb.data] = data
+            out = attrs.evolve(
+                tb, name=name, data=data,
+                shape=[self.lower(d, index=True) for d in tb.shape],
+                strides=[self.lower(d, index=True) for d in tb.strides],
+                elem_offset=None if tb.elem_offset is None else self.lower(tb.elem_offset, True))
+            self.extern_buffers[tb] = out
+        return out
+
+    def lower(self, e: PrimExpr, index: bool = False, subst: dict | None = None,
+              where: str = "") -> PrimExpr:
+        """``e`` in PrimFunc terms: te variables replaced by theirs (those of
+        ``subst`` by its expressions, already in PrimFunc terms), tensor loads
+        by buffer loads. With an index dtype, an index expression
+        (``index=True``) is made of that integer type, and a variable whose
+        dtype changed is cast back where it is used as a value."""
+        subst = subst or {}
+
+        def variable(n: Var) -> PrimExpr:
+            new = subst.get(n)
+            if new is None:
+                new = self.vars.get(n)
+            if new is None and type(n) is Var:
+                return n  # a variable of the PrimFunc's own, such as a loop of an extern's body
+            if new is None:
+                raise NodeError(f"{where or 'the te program'} uses the variable {n.name}, which "
+                                "is neither an axis, nor a size of a tensor, nor an argument "
+                                "of create_prim_func")
+            if not index and new.dtype != n.dtype:
+                return Cast(n.dtype, new)
+            return new
+
+        def pre(n):
+            if isinstance(n, Var):
+                return variable(n)
+            if isinstance(n, TensorLoad):
+                return BufferLoad(self.buffer_of(n.tensor),
+                                  [self.lower(i, True, subst, where) for i in n.indices])
+            if isinstance(n, Buffer):
+                return self.extern_buffers.get(n)
+            return None
+
+        def post(n):
+            if index and self.index_dtype is not None:
+                return self.as_index(n)
+            return n
+
+        return transform(e, post, pre=pre)
+
+    def as_index(self, e: PrimExpr) -> PrimExpr:
+        """``e`` of the index dtype, when it is a scalar integer of another."""
+        dt = e.dtype
+        if self.index_dtype is None or not dt.is_integer or dt.lanes != 1 or dt == self.index_dtype:
+            return e
+        if isinstance(e, IntImm):
+            return IntImm(self.index_dtype, e.value)
+        return Cast(self.index_dtype, e)
+
+
+def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
+    """The PrimFunc computing the te program whose inputs and outputs are
+    the tensors ``ops`` (in parameter order); a te variable among ``ops``
+    becomes a scalar parameter. ``index_dtype_override`` (``"int64"``)
+    makes every index that integer type."""
+    index_dtype = None
+    if index_dtype_override is not None:
+        index_dtype = DataType(index_dtype_override)
+        if not index_dtype.is_integer or index_dtype.lanes != 1:
+            raise NodeError(f"create_prim_func: index_dtype_override must be an integer type, "
+                            f"got {index_dtype_override!r}")
+    if isinstance(ops, (Tensor, Var)):
+        ops = [ops]
+    args = list(ops)
+    for k, t in enumerate(args):
+        if isinstance(t, Var):
+            if any(t is u for u in args[:k]):
+                raise NodeError(f"variable {t.name} appears twice among the arguments")
+            continue
+        if not isinstance(t, Tensor):
+            raise NodeError(f"create_prim_func takes te tensors and variables, got {type(t).__name__}")
+        if any(isinstance(u, Tensor) and t.op is u.op and t.value_index == u.value_index
+               for u in args[:k]):
+            raise NodeError(f"tensor {t.name} appears twice among the arguments")
+    tensors = [t for t in args if isinstance(t, Tensor)]
+    order = _post_dfs(tensors)
+    ctx = _Context(args, index_dtype)
+    for op in order:
+        if isinstance(op, ExternOp):
+            for t, view in zip(op.inputs, op.input_placeholders):
+                if not any(u.op is t.op and u.value_index == t.value_index for u, _ in ctx.views):
+                    ctx.views.append((t, view))
+    # names of the te variables, in the order TVM's printer defines them
+    for a in args:
+        if isinstance(a, Var):
+            ctx.bind(a)
+    for t in tensors:
+        for d in t.shape:
+            ctx.bind_free_vars(d)
+    for op in order:
+        for k in range(getattr(op, "num_outputs", 1)):
+            for d in op.output(k).shape:
+                ctx.bind_free_vars(d)
+        for view in getattr(op, "input_placeholders", ()):
+            offset = [] if view.elem_offset is None else [view.elem_offset]
+            for e in [*view.shape, *view.strides, *offset]:
+                ctx.bind_free_vars(e)
 
     stmts = []
     root_alloc = []
     for op in order:
         if isinstance(op, PlaceholderOp):
-            if not is_arg(op):
+            if not ctx.is_arg(op.output(0)):
                 raise NodeError(f"placeholder {op.name} is read by the program but is not one of "
                                 "the arguments of create_prim_func")
-            buffers.append((op.output(0), Buffer(names.fresh(op.name), list(op.shape), op.dtype)))
+            ctx.declare(op.output(0))
         elif isinstance(op, ComputeOp):
-            buf = Buffer(names.fresh(op.name), list(op.shape), op.dtype)
-            buffers.append((op.output(0), buf))
-            if not is_arg(op):
-                root_alloc.append(buf)
-            stmts.append(_compute_stmt(op, buf, buffer_of, names, block_names))
+            bufs = []
+            for k in range(op.num_outputs):
+                buf = ctx.declare(op.output(k))
+                bufs.append(buf)
+                if not ctx.is_arg(op.output(k)):
+                    root_alloc.append(buf)
+            stmts.append(_compute_stmt(op, bufs, ctx))
+        elif isinstance(op, ExternOp):
+            for k in range(op.num_outputs):
+                buf = ctx.declare(op.output(k), op.output_placeholders[k])
+                if not ctx.is_arg(op.output(k)):
+                    root_alloc.append(buf)
+            stmts.append(_extern_stmt(op, ctx))
         else:
             raise NodeError(f"create_prim_func: unsupported operation {type(op).__name__}")
 
     params, buffer_map = [], {}
-    for t in args:
-        buf = buffer_of(t)
-        param = Var(names.fresh(f"var_{buf.name}"), "handle")
+    for a in args:
+        if isinstance(a, Var):
+            params.append(ctx.vars[a])
+            continue
+        buf = ctx.buffer_of(a)
+        param = Var(ctx.names.fresh(f"var_{buf.name}"), "handle")
         params.append(param)
         buffer_map[param] = buf
     body = stmts[0] if len(stmts) == 1 else SeqStmt(stmts)
     root = BlockRealize([], True, Block([], [], [], "root", body, alloc_buffers=root_alloc))
     func = PrimFunc(params, root, buffer_map=buffer_map,
                     attrs={"global_symbol": "main", "tir.noalias": True})
-    return fill_regions(func)
+    # regions are inferred for the computes; an extern's block keeps none, as in TVM
+    pending = {name: (True, True) for name in ctx.block_names.used - ctx.extern_blocks}
+    return _layout_free_buffers(fill_regions(func, pending))
 
 
-def _compute_stmt(op: ComputeOp, buf: Buffer, buffer_of, names: _Names, block_names: _Names):
+def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
     axes = list(op.axis) + list(op.reduce_axis)
-    axis_vars = {iv.var for iv in axes}
     for iv in axes:
         for e in (iv.dom.min, iv.dom.extent):
             for n in walk(e):
-                if isinstance(n, Var) and n in axis_vars:
+                if isinstance(n, Var) and any(n is a.var for a in axes):
                     raise NodeError(f"compute {op.name}: the range of axis {iv.var.name} depends on "
                                     f"axis {n.name}; such nested domains are not supported")
-    loop_vars, iter_vars, mapping = [], [], {}
+    where = f"compute {op.name}"
+    loops: list[tuple[Var, Range]] = []
+    block_iters: list[tuple[IterVar, PrimExpr]] = []
+    mapping: dict[Var, Var] = {}
     for iv in axes:
         bits = max(iv.dom.min.dtype.bits, iv.dom.extent.dtype.bits)
-        index_type = DataType(f"int{bits}")
-        loop_var = Var(names.fresh(iv.var.name), index_type)
-        block_var = Var(names.fresh(f"v_{iv.var.name}"), index_type)
-        dom = Range(_as_index(iv.dom.min, index_type), _as_index(iv.dom.extent, index_type))
-        loop_vars.append((loop_var, dom))
-        iter_vars.append(IterVar(dom, block_var, iv.iter_type, iv.thread_tag))
-        mapping[iv.var] = block_var
-    bindings: list[PrimExpr] = [lv for lv, _ in loop_vars]
+        index_type = ctx.index_dtype or DataType(f"int{bits}")
+        loop_var = Var(ctx.names.fresh(iv.var.name), index_type)
+        dom = Range(_as_type(ctx.lower(iv.dom.min, True, where=where), index_type),
+                    _as_type(ctx.lower(iv.dom.extent, True, where=where), index_type))
+        loops.append((loop_var, dom))
+        block_iters.append((IterVar(dom, Var(f"v_{iv.var.name}", index_type), iv.iter_type,
+                                    iv.thread_tag), loop_var))
     if not axes:
         # a zero-dimensional compute still gets one (trivial) block variable
-        iter_vars.append(IterVar(Range(IntImm("int32", 0), IntImm("int32", 1)),
-                                 Var(names.fresh("vi"), "int32"), "DataPar"))
-        bindings.append(IntImm("int32", 0))
-    store_indices = [mapping[iv.var] for iv in op.axis]
+        block_iters.append((IterVar(Range(IntImm("int32", 0), IntImm("int32", 1)),
+                                    Var("vi", "int32"), "DataPar"), IntImm("int32", 0)))
 
-    def lower_expr(e: PrimExpr) -> PrimExpr:
-        def pre(n):
-            if isinstance(n, Var):
-                return mapping.get(n)
-            if isinstance(n, TensorLoad):
-                return BufferLoad(buffer_of(n.tensor), [lower_expr(i) for i in n.indices])
-            return None
-        return transform(e, lambda n: n, pre=pre)
+    def leaf_block(name: str, make_body) -> BlockRealize:
+        # every block gets block variables of its own, with fresh names
+        iter_vars = []
+        mapping.clear()
+        for k, (iv, _) in enumerate(block_iters):
+            new = attrs.evolve(iv.var, name=ctx.names.fresh(iv.var.name))
+            iter_vars.append(attrs.evolve(iv, var=new))
+            if k < len(axes):
+                mapping[axes[k].var] = new
+        store_indices = [mapping[iv.var] for iv in op.axis]
+        body, init = make_body(store_indices)
+        block = Block(iter_vars, [], [], ctx.block_names.fresh(name), body, init=init,
+                      annotations=_annotations(op, ctx))
+        return BlockRealize([value for _, value in block_iters], True, block)
 
-    body_expr = op.body[0]
-    init = None
-    if isinstance(body_expr, Reduce):
-        reducer = body_expr.combiner
-        identity = lower_expr(reducer.identity)
-        source = lower_expr(body_expr.source)
-        if not (isinstance(body_expr.condition, IntImm) and body_expr.condition.value == 1):
-            source = if_then_else(lower_expr(body_expr.condition), source, identity)
-        value = reducer(BufferLoad(buf, store_indices), source)
-        init = BufferStore(buf, identity, store_indices)
+    def lower(e: PrimExpr, extra: dict | None = None) -> PrimExpr:
+        return ctx.lower(e, subst=mapping | (extra or {}), where=where)
+
+    def check_dtype(value: PrimExpr, buf: Buffer) -> None:
+        if value.dtype != buf.dtype:
+            raise NodeError(f"compute {op.name}: the body has dtype {value.dtype}, the tensor "
+                            f"{buf.dtype}")
+
+    first = op.body[0]
+    if isinstance(first, Reduce):
+        def reduction(store_indices):
+            reducer = first.combiner
+            identity = [lower(i) for i in reducer.identity_element]
+            source = [lower(s) for s in first.source]
+            if not (isinstance(first.condition, IntImm) and first.condition.value == 1):
+                cond = lower(first.condition)
+                source = [if_then_else(cond, s, i) for s, i in zip(source, identity)]
+            # the combination, with lhs the stored values and rhs the new ones
+            operands = dict(zip(reducer.lhs, (BufferLoad(b, store_indices) for b in bufs)))
+            operands |= dict(zip(reducer.rhs, source))
+            values = [lower(r, operands) for r in reducer.result]
+            for v, b in zip(values, bufs):
+                check_dtype(v, b)
+            init = _seq([BufferStore(b, i, store_indices) for b, i in zip(bufs, identity)])
+            if len(bufs) == 1:
+                return BufferStore(bufs[0], values[0], store_indices), init
+            # every value is combined from the old ones before any is stored
+            temps = [Var(ctx.names.fresh(f"v_{b.name}"), b.dtype) for b in bufs]
+            body: Stmt = _seq([BufferStore(b, t, store_indices) for b, t in zip(bufs, temps)])
+            for t, v in reversed(list(zip(temps, values))):
+                body = LetStmt(t, v, body)
+            return body, init
+
+        stmt: Stmt = leaf_block(op.name, reduction)
     else:
-        value = lower_expr(body_expr)
-    if value.dtype != buf.dtype:
-        raise NodeError(f"compute {op.name}: the body has dtype {value.dtype}, the tensor {buf.dtype}")
-    store = BufferStore(buf, value, store_indices)
-    # reads and writes are filled in at the end, for the whole function at once
-    block = Block(iter_vars, [], [], block_names.fresh(op.name), store, init=init,
-                  annotations=op.attrs)
-    stmt = BlockRealize(bindings, True, block)
-    for loop_var, dom in reversed(loop_vars):
+        blocks = []
+        for k, buf in enumerate(bufs):
+            def element(store_indices, k=k, buf=buf):
+                value = lower(op.body[k])
+                check_dtype(value, buf)
+                return BufferStore(buf, value, store_indices), None
+
+            name = op.name if len(bufs) == 1 else op.output(k).name
+            blocks.append(leaf_block(name, element))
+        stmt = _seq(blocks)
+    for loop_var, dom in reversed(loops):
         stmt = For(loop_var, dom.min, dom.extent, ForKind.SERIAL, stmt)
     return stmt
 
 
-def _as_index(e: PrimExpr, dtype: DataType) -> PrimExpr:
+def _extern_stmt(op: ExternOp, ctx: _Context) -> Stmt:
+    """One opaque block running the extern's statement over the buffers."""
+    for t, view in zip(op.inputs, op.input_placeholders):
+        if view not in ctx.extern_buffers:
+            # another extern's view of this tensor came first: this one reads that buffer
+            buf = ctx.buffer_of(t)
+            ctx.extern_buffers[view] = buf
+            if view.data is not None and buf.data is not None:
+                ctx.vars[view.data] = buf.data
+    body = ctx.lower(op.body, where=f"extern {op.name}")
+    name = ctx.block_names.fresh(op.name)
+    ctx.extern_blocks.add(name)
+    block = Block([], [], [], name, body, annotations=_annotations(op, ctx))
+    return BlockRealize([], True, block)
+
+
+def _annotations(op, ctx: _Context) -> dict:
+    """The compute's attrs as block annotations: tensors become their
+    buffers, TVM's old scheduler hints are dropped."""
+    out = {}
+    for key, value in op.attrs.items():
+        if key in _DROPPED_ATTRS:
+            continue
+        if isinstance(value, Tensor):
+            value = ctx.buffer_of(value)
+        elif isinstance(value, (list, tuple)):
+            value = [ctx.buffer_of(v) if isinstance(v, Tensor) else v for v in value]
+        out[key] = value
+    return out
+
+
+def _layout_free_buffers(func: PrimFunc) -> PrimFunc:
+    """Argument buffers named by a block's ``layout_free_placeholders`` move
+    to the function attribute ``layout_free_buffers`` (their positions)."""
+    position = {buf: k for k, p in enumerate(func.params)
+                if (buf := func.buffer_map.get(p)) is not None}
+    found: set[int] = set()
+
+    def post(n):
+        if not isinstance(n, Block) or LAYOUT_FREE_PLACEHOLDERS not in n.annotations:
+            return n
+        held = n.annotations[LAYOUT_FREE_PLACEHOLDERS]
+        held = list(held) if isinstance(held, (PVector, list, tuple)) else [held]
+        rest = []
+        for b in held:
+            if isinstance(b, Buffer) and b in position:
+                found.add(position[b])
+            else:
+                rest.append(b)
+        annotations = n.annotations.remove(LAYOUT_FREE_PLACEHOLDERS)
+        if rest:
+            annotations = annotations.set(LAYOUT_FREE_PLACEHOLDERS, rest)
+        return attrs.evolve(n, annotations=annotations)
+
+    body = transform(func.body, post, pre=lambda n: n if not isinstance(n, Stmt) else None)
+    if not found:
+        return func
+    return attrs.evolve(func, body=body).with_attr("layout_free_buffers", sorted(found))
+
+
+def _seq(stmts: list[Stmt]) -> Stmt:
+    return stmts[0] if len(stmts) == 1 else SeqStmt(stmts)
+
+
+def _as_type(e: PrimExpr, dtype: DataType) -> PrimExpr:
     if e.dtype == dtype:
         return e
     if isinstance(e, IntImm):
@@ -200,4 +475,4 @@ def _as_index(e: PrimExpr, dtype: DataType) -> PrimExpr:
     return e.astype(dtype)
 
 
-__all__ = ["create_prim_func"]
+__all__ = ["create_prim_func", "LAYOUT_FREE_PLACEHOLDERS"]

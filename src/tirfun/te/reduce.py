@@ -7,7 +7,13 @@ A reducer is made from a combining function and an identity::
     B = te.compute((n,), lambda i: argmin_like(A[i, k], axis=k))
 
 Called with an axis (an IterVar from ``te.reduce_axis`` or a list of them)
-it builds a :class:`Reduce`, the whole body of a compute. Called with plain
+it builds a :class:`Reduce`, the whole body of a compute. A reducer of
+tuples, such as an argmax, combines tuples and has one identity per value::
+
+    argmax = te.comm_reducer(
+        lambda x, y: (tir.Select(x[1] >= y[1], x[0], y[0]), tir.Select(x[1] >= y[1], x[1], y[1])),
+        lambda t0, t1: (tir.const(-1, t0), te.min_value(t1)), name="argmax")
+    idx, val = te.compute((n,), lambda i: argmax((I[i, k], A[i, k]), axis=k)) Called with plain
 expressions instead (``te.max(a, b)``) it combines them directly.
 """
 
@@ -21,43 +27,50 @@ from pyrsistent import PVector
 from ..errors import NodeError
 from ..nodes import IterVar, IterVarType, Node, PrimExpr, Var, const, to_expr
 from ..nodes.base import node, to_pvector
+from ..nodes.expr import to_expr_vector
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 
 
 @node
 class CommReducer(Node):
-    """A commutative reducer for one dtype: ``result`` combines ``lhs`` and
-    ``rhs``; ``identity`` is its neutral element."""
+    """A commutative reducer for one tuple of dtypes (one dtype for the
+    usual reducers, two for an argmax): ``result[k]`` is value ``k`` of
+    the combination of ``lhs`` and ``rhs``; ``identity_element`` is the
+    neutral tuple."""
 
     name: str
-    lhs: Var
-    rhs: Var
-    result: PrimExpr
-    identity: PrimExpr
+    lhs: PVector = field(converter=to_pvector)
+    rhs: PVector = field(converter=to_pvector)
+    result: PVector = field(converter=to_pvector)
+    identity_element: PVector = field(converter=to_pvector)
 
-    def __call__(self, a: PrimExpr, b: PrimExpr) -> PrimExpr:
-        """``result`` with ``lhs := a`` and ``rhs := b``."""
+    def __call__(self, a, b) -> tuple:
+        """``result`` with ``lhs := a`` and ``rhs := b`` (sequences of
+        expressions, one per value)."""
         from ..analysis.traversal import transform
 
-        mapping = {self.lhs: a, self.rhs: b}
-        return transform(self.result, lambda n: n,
-                         pre=lambda n: mapping.get(n) if isinstance(n, Var) else None)
+        mapping = dict(zip(self.lhs, a)) | dict(zip(self.rhs, b))
+        return tuple(transform(r, lambda n: n,
+                               pre=lambda n: mapping.get(n) if isinstance(n, Var) else None)
+                     for r in self.result)
 
 
 @node
 class Reduce(PrimExpr):
-    """``combiner`` folded over ``source`` for every point of ``axis`` where
-    ``condition`` holds (TVM's ``tir.Reduce``; only inside te.compute)."""
+    """Value ``value_index`` of ``combiner`` folded over the tuple ``source``
+    for every point of ``axis`` where ``condition`` holds (TVM's
+    ``tir.Reduce``; only inside te.compute)."""
 
     combiner: CommReducer
-    source: PrimExpr = field(converter=to_expr)
+    source: PVector = field(converter=to_expr_vector)
     axis: PVector = field(converter=to_pvector)
     condition: PrimExpr = field(converter=to_expr)
+    value_index: int = 0
 
     @property
     def dtype(self) -> DataType:
-        return self.source.dtype
+        return self.source[self.value_index].dtype
 
     def __attrs_post_init__(self):
         for iv in self.axis:
@@ -65,27 +78,45 @@ class Reduce(PrimExpr):
                 raise NodeError(f"a reduction runs over axes from te.reduce_axis, got {iv!r}")
         if not self.condition.dtype.is_bool:
             raise NodeError(f"the condition of a reduction must be bool, got {self.condition.dtype}")
+        if not 0 <= self.value_index < len(self.source):
+            raise NodeError(f"a reduction of {len(self.source)} values has no value {self.value_index}")
 
 
 class Reducer:
     """What ``te.comm_reducer`` returns: call it as ``r(expr, axis=k,
-    where=cond)`` to reduce, or ``r(a, b, ...)`` to combine values."""
+    where=cond)`` to reduce, or ``r(a, b, ...)`` to combine values. For a
+    reducer of tuples (``fcombine`` takes and returns tuples, ``fidentity``
+    takes one dtype per value), ``r((a, b), axis=k)`` returns one reduction
+    per value, the tuple a compute with several outputs returns."""
 
     def __init__(self, fcombine: Callable, fidentity: Callable, name: str):
         self.fcombine = fcombine
         self.fidentity = fidentity
         self.name = name
 
-    def combiner(self, dtype) -> CommReducer:
-        """The reducer specialised to ``dtype``."""
-        dtype = DataType(dtype)
-        lhs, rhs = Var("x", dtype), Var("y", dtype)
-        result = to_expr(self.fcombine(lhs, rhs))
-        identity = to_expr(self.fidentity(dtype))
-        if result.dtype != dtype or identity.dtype != dtype:
-            raise NodeError(f"reducer {self.name}: for {dtype} the combination gives "
-                            f"{result.dtype} and the identity {identity.dtype}")
-        return CommReducer(self.name, lhs, rhs, result, identity)
+    def combiner(self, dtypes) -> CommReducer:
+        """The reducer specialised to ``dtypes`` (one dtype, or a tuple of
+        them for a reducer of tuples)."""
+        from .tensor import TeVar
+
+        several = isinstance(dtypes, (list, tuple))
+        dtypes = [DataType(d) for d in (dtypes if several else [dtypes])]
+        if several:
+            lhs = [TeVar(f"x_{k}", d) for k, d in enumerate(dtypes)]
+            rhs = [TeVar(f"y_{k}", d) for k, d in enumerate(dtypes)]
+            result = self.fcombine(tuple(lhs), tuple(rhs))
+            identity = self.fidentity(*dtypes)
+        else:
+            lhs, rhs = [TeVar("x", dtypes[0])], [TeVar("y", dtypes[0])]
+            result = self.fcombine(lhs[0], rhs[0])
+            identity = self.fidentity(dtypes[0])
+        results = _values(self.name, "combination", result, len(dtypes))
+        identities = _values(self.name, "identity", identity, len(dtypes))
+        for d, r, i in zip(dtypes, results, identities):
+            if r.dtype != d or i.dtype != d:
+                raise NodeError(f"reducer {self.name}: for {d} the combination gives "
+                                f"{r.dtype} and the identity {i.dtype}")
+        return CommReducer(self.name, lhs, rhs, results, identities)
 
     def __call__(self, expr, axis=None, where=None, init=None, *args):
         if init is not None:
@@ -96,9 +127,14 @@ class Reducer:
         if isinstance(axes, (list, tuple)) and all(isinstance(a, IterVar) for a in axes):
             if args:
                 raise NodeError(f"{self.name}: unexpected extra arguments")
-            source = to_expr(expr)
             condition = const(True) if where is None else to_expr(where)
-            return Reduce(self.combiner(source.dtype), source, list(axes), condition)
+            if isinstance(expr, (list, tuple)):
+                sources = [to_expr(e) for e in expr]
+                combiner = self.combiner(tuple(s.dtype for s in sources))
+                return tuple(Reduce(combiner, sources, list(axes), condition, k)
+                             for k in range(len(sources)))
+            source = to_expr(expr)
+            return Reduce(self.combiner(source.dtype), [source], list(axes), condition)
         # te.max(a, b, ...): combine the values themselves
         values = [v for v in (expr, axis, where, *args) if v is not None]
         if len(values) < 2:
@@ -111,6 +147,17 @@ class Reducer:
 
     def __repr__(self) -> str:
         return f"comm_reducer({self.name})"
+
+
+def _values(name: str, what: str, value, count: int) -> list:
+    several = isinstance(value, (list, tuple))
+    values = list(value) if several else [value]
+    if len(values) != count:
+        raise NodeError(f"reducer {name}: the {what} has {len(values)} values for {count} dtypes")
+    try:
+        return [to_expr(v) for v in values]
+    except NodeError:
+        raise NodeError(f"reducer {name}: the {what} must be expressions, got {value!r}") from None
 
 
 def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce") -> Reducer:

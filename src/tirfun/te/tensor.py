@@ -6,8 +6,11 @@ whose element ``i`` is the lambda's body. Indexing a tensor (``A[i]`` or
 ``A(i)``) builds a :class:`TensorLoad`, an expression leaf that
 ``create_prim_func`` turns into a load from the tensor's buffer.
 
-Tensors and operations are identified by object, as in TVM: two
-placeholders with the same name are still two inputs.
+Tensors, operations and variables are identified by object, as in TVM: two
+placeholders with the same name are still two inputs, and a size
+``te.var("k")`` is another variable than a reduction axis named ``"k"``.
+``create_prim_func`` gives each variable a name of its own in the PrimFunc,
+where names are identities.
 """
 
 from __future__ import annotations
@@ -24,6 +27,23 @@ from ..nodes import IntImm, IterVar, IterVarType, PrimExpr, Range, Var, to_expr
 from ..nodes.base import node
 from ..nodes.dtype import DataType
 from ..nodes.expr import check_identifier, to_expr_vector
+
+
+@attrs.frozen(eq=False, repr=False)
+class TeVar(Var):
+    """A variable of a te program (``te.var``, a compute axis, a reduction
+    axis). Unlike a PrimFunc's :class:`~tirfun.nodes.Var`, whose name is its
+    identity, a te variable is itself: two made with the same name are two
+    variables, as in TVM. ``create_prim_func`` replaces each one by a plain
+    Var with a name unique in the function."""
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
 
 
 def to_shape(shape) -> tuple[PrimExpr, ...]:
@@ -83,6 +103,13 @@ class ComputeOp:
         return self.body[0].dtype
 
     @property
+    def num_outputs(self) -> int:
+        return len(self.body)
+
+    def output_dtype(self, index: int) -> DataType:
+        return self.body[index].dtype
+
+    @property
     def input_tensors(self) -> list["Tensor"]:
         """The tensors the body reads, in order of first appearance."""
         from ..analysis.traversal import walk
@@ -95,6 +122,8 @@ class ComputeOp:
         return found
 
     def output(self, index: int = 0) -> "Tensor":
+        if not 0 <= index < len(self.body):
+            raise NodeError(f"compute {self.name} has {len(self.body)} outputs, not {index + 1}")
         return Tensor(self, index)
 
 
@@ -110,15 +139,27 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        return self.op.name
+        """The operation's name; ``name.v<k>`` for output ``k`` of a compute
+        with several outputs, as TVM names them."""
+        if getattr(self.op, "num_outputs", 1) == 1:
+            return self.op.name
+        return f"{self.op.name}.v{self.value_index}"
+
+    @property
+    def buffer_name(self) -> str:
+        """The name of this tensor's buffer in a PrimFunc: :attr:`name`
+        spelt as an identifier (``B_v0``), as TVM prints it."""
+        return self.name.replace(".", "_")
 
     @property
     def shape(self) -> tuple:
-        return self.op.shape
+        output_shape = getattr(self.op, "output_shape", None)
+        return output_shape(self.value_index) if output_shape else self.op.shape
 
     @property
     def dtype(self) -> DataType:
-        return self.op.dtype
+        output_dtype = getattr(self.op, "output_dtype", None)
+        return output_dtype(self.value_index) if output_dtype else self.op.dtype
 
     @property
     def ndim(self) -> int:
@@ -133,7 +174,7 @@ class Tensor:
         return TensorLoad(self, [_index(i) for i in indices])
 
     def __repr__(self) -> str:
-        kind = "placeholder" if isinstance(self.op, PlaceholderOp) else "compute"
+        kind = {PlaceholderOp: "placeholder", ComputeOp: "compute"}.get(type(self.op), "extern")
         dims = ", ".join(d.script() if not isinstance(d, IntImm) else str(d.value) for d in self.shape)
         comma = "," if len(self.shape) == 1 else ""
         return f"Tensor({kind} {self.name!r}, shape=({dims}{comma}), dtype={self.dtype!r})"
@@ -204,38 +245,70 @@ def _axis_names(fcompute, ndim: int, varargs_names) -> list[str]:
 
 
 def compute(shape, fcompute, name: str = "compute", tag: str = "", attrs=None,
-            varargs_names=None) -> Tensor:
+            varargs_names=None):
     """A tensor whose element at each index is ``fcompute(*index)``.
 
     ``fcompute`` takes one index variable per dimension (or ``*i``); its
     body may read other tensors, use intrinsics, and be a reduction such as
-    ``te.sum(A[i, k], axis=k)``.
+    ``te.sum(A[i, k], axis=k)``. A body that is a tuple of expressions makes
+    a compute with several outputs, and ``compute`` then returns a tuple of
+    tensors, as TVM's does: either plain expressions (one block per output
+    inside one loop nest) or the values of one tuple reduction such as an
+    argmax from :func:`te.comm_reducer` (one block writing every output).
     """
     from .reduce import Reduce
 
     check_identifier("tensor", name)
     shape = to_shape(shape)
     names = _axis_names(fcompute, len(shape), varargs_names)
-    axis = tuple(Axis(Range(IntImm(d.dtype, 0), d), Var(n, d.dtype), IterVarType.DataPar)
+    axis = tuple(Axis(Range(IntImm(d.dtype, 0), d), TeVar(n, d.dtype), IterVarType.DataPar)
                  for n, d in zip(names, shape))
-    body = fcompute(*[iv.var for iv in axis])
-    if isinstance(body, (list, tuple)):
-        raise NodeError(f"compute {name}: a compute with several outputs is not supported; "
-                        "write one compute per output")
-    if isinstance(body, Tensor):
+    result = fcompute(*[iv.var for iv in axis])
+    several = isinstance(result, (list, tuple))
+    parts = list(result) if several else [result]
+    if not parts:
+        raise NodeError(f"compute {name}: the function returned an empty tuple")
+    body = tuple(_body_expr(name, part) for part in parts)
+    reduce_axis: tuple = ()
+    reductions = [b for b in body if isinstance(b, Reduce)]
+    if reductions:
+        if len(reductions) != len(body):
+            raise NodeError(f"compute {name}: the outputs of a compute are either all values of "
+                            "one reduction or none is a reduction")
+        _check_tuple_reduction(name, body)
+        reduce_axis = tuple(body[0].axis)
+    op = ComputeOp(name, tag, dict(attrs or {}), axis, reduce_axis, body, shape)
+    outputs = tuple(Tensor(op, k) for k in range(len(body)))
+    return outputs if several else outputs[0]
+
+
+def _body_expr(name: str, part) -> PrimExpr:
+    if isinstance(part, Tensor):
         raise NodeError(f"compute {name}: the body is a tensor; index it (A[i]) to read an element")
     try:
-        body = to_expr(body)
+        e = to_expr(part)
     except NodeError:
-        raise NodeError(f"compute {name}: the body must be an expression, got {body!r}") from None
-    if body.dtype.lanes != 1:
-        raise NodeError(f"compute {name}: the body must be a scalar, got {body.dtype}")
-    reduce_axis: tuple = ()
-    _check_reductions(name, body)
-    if isinstance(body, Reduce):
-        reduce_axis = tuple(body.axis)
-    op = ComputeOp(name, tag, dict(attrs or {}), axis, reduce_axis, (body,), shape)
-    return Tensor(op)
+        raise NodeError(f"compute {name}: the body must be an expression, got {part!r}") from None
+    if e.dtype.lanes != 1:
+        raise NodeError(f"compute {name}: the body must be a scalar, got {e.dtype}")
+    _check_reductions(name, e)
+    return e
+
+
+def _check_tuple_reduction(name: str, body: tuple) -> None:
+    """The outputs of a tuple reduction are the values ``0..n-1`` of one
+    reduction (same reducer, sources, axes and condition), in order."""
+    first = body[0]
+    if len(first.source) != len(body):
+        raise NodeError(f"compute {name}: the reduction has {len(first.source)} values but the "
+                        f"compute returns {len(body)}; return all of them, in order")
+    for k, r in enumerate(body):
+        same = (r.combiner is first.combiner or r.combiner == first.combiner) and \
+            r.source == first.source and list(r.axis) == list(first.axis) and \
+            r.condition == first.condition
+        if not same or r.value_index != k:
+            raise NodeError(f"compute {name}: output {k} is not value {k} of the same reduction "
+                            "as output 0")
 
 
 def _check_reductions(name: str, body: PrimExpr) -> None:
@@ -297,18 +370,19 @@ def reduce_axis(dom, name: str = "rv", thread_tag: str = "") -> IterVar:
             Range.from_begin_end(begin, end)
     else:
         raise NodeError(f"a reduction axis needs a (begin, end) pair or a Range, got {dom!r}")
-    return Axis(rng, Var(name, rng.extent.dtype), IterVarType.CommReduce, thread_tag)
+    return Axis(rng, TeVar(name, rng.extent.dtype), IterVarType.CommReduce, thread_tag)
 
 
 def var(name: str = "tindex", dtype="int32") -> Var:
-    """A symbolic scalar, such as a size: ``n = te.var("n")``."""
-    return Var(name, dtype)
+    """A symbolic scalar, such as a size: ``n = te.var("n")``. Each call
+    makes a new variable, whatever its name (a :class:`TeVar`)."""
+    return TeVar(name, dtype)
 
 
 def size_var(name: str = "size", dtype="int32") -> Var:
     """A symbolic size (a non-negative variable)."""
-    return Var(name, dtype)
+    return TeVar(name, dtype)
 
 
-__all__ = ["Tensor", "TensorLoad", "PlaceholderOp", "ComputeOp", "placeholder", "compute",
-           "reduce_axis", "var", "size_var", "to_shape", "Axis"]
+__all__ = ["Tensor", "TensorLoad", "PlaceholderOp", "ComputeOp", "TeVar", "placeholder",
+           "compute", "reduce_axis", "var", "size_var", "to_shape", "Axis"]

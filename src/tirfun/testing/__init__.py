@@ -12,6 +12,10 @@ strategies):
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.reduction_nests``  reductions among spatial loops, fused and split
 * ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
+* ``tirfun.testing.statements``  random ``while`` and ``T.allocate_const`` programs
+* ``tirfun.testing.accepted``  TensorIR that TVM accepts and a stricter reading
+  refuses (nested blocks using outer block variables, repeated and anonymous
+  block names, regions that do not cover the body, overlapping windows)
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ _LAZY = {
     "assert_equivalent": "tirfun.testing.equivalence",
     "random_inputs": "tirfun.testing.equivalence",
     "inputs_for": "tirfun.testing.equivalence",
+    "while_programs": "tirfun.testing.statements",
+    "const_programs": "tirfun.testing.statements",
+    "accepted_sources": "tirfun.testing.accepted",
+    "random_accepted_source": "tirfun.testing.accepted",
 }
 
 

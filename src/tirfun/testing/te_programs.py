@@ -5,8 +5,12 @@ built on them, and the tensors that are the function's outputs. The kinds
 cover what tensor programs are made of: elementwise expressions, broadcasts,
 matmul and batched matmul, convolutions (with strides and zero padding),
 reductions (sum, max, min, with and without a ``where`` condition), a
-transpose, softmax, and random chains of these. Sizes are small; the first
-dimension is sometimes a symbolic size (``te.var("n")``).
+transpose, softmax, computes with several outputs, tuple reductions
+(argmax and argmin from ``te.comm_reducer``), and random chains of these.
+Sizes are small; the first dimension is sometimes a symbolic size, a
+``te.var`` whose name may be the name of an axis (``i``, ``k``) or of
+another size: te variables are objects, so create_prim_func must keep
+them apart.
 
 ``program.args`` is the argument list for ``te.create_prim_func``;
 ``program.description`` says in a few lines what was drawn, for failure
@@ -20,11 +24,11 @@ import attrs
 from hypothesis import strategies as st
 
 from .. import te
-from ..nodes import IntImm
+from ..nodes import IntImm, Select
 from ..tir import op as tir_op
 
 KINDS = ("elementwise", "broadcast", "matmul", "batched_matmul", "conv1d", "conv2d",
-         "reduction", "transpose", "softmax", "chain")
+         "reduction", "transpose", "softmax", "chain", "multi_output", "arg_reduction")
 
 
 @attrs.frozen(eq=False)
@@ -70,8 +74,14 @@ class _Builder:
         dims = [self.size() for _ in range(ndim)]
         if ndim and allow_symbolic and self.symbolic and self.draw(st.integers(0, 3)) == 0:
             if not self.size_vars:
-                self.size_vars.append(te.var("n"))
+                # a name that axes and reduction axes also use, now and then
+                self.size_vars.append(te.var(self.draw(st.sampled_from(["n", "n", "i", "k"]))))
             dims[0] = self.size_vars[0]
+            if ndim >= 2 and self.draw(st.integers(0, 2)) == 0:
+                # a second size with the same name as the first
+                if len(self.size_vars) < 2:
+                    self.size_vars.append(te.var(self.size_vars[0].name))
+                dims[1] = self.size_vars[1]
         return dims
 
     def placeholder(self, shape) -> te.Tensor:
@@ -328,14 +338,76 @@ def _chain(b: _Builder):
     return outputs
 
 
+def _multi_output(b: _Builder):
+    ndim = b.draw(st.integers(1, 3))
+    shape = b.shape(ndim)
+    count = b.draw(st.integers(1, 2))
+    leaves = [_load(b.placeholder(shape), b.inputs[-1].name) for _ in range(count)]
+    parts = [b.elementwise(leaves, b.draw(st.integers(0, 2)))
+             for _ in range(b.draw(st.integers(2, 3)))]
+    outs = te.compute(tuple(shape), lambda *idx: tuple(fn(idx) for fn, _ in parts), name="T_multi")
+    b.lines.append(f"T_multi = compute({_dims(shape)}, ({', '.join(t for _, t in parts)}))")
+    return list(outs)
+
+
+def _arg_reduction(b: _Builder):
+    """argmax or argmin over some axes of an input: a tuple reduction whose
+    values are an index (int32) and a value, in either order."""
+    ndim = b.draw(st.integers(1, 3))
+    x = b.placeholder(b.shape(ndim))
+    shape = list(x.shape)
+    count = b.draw(st.integers(1, len(shape)))
+    axes_at = sorted(b.draw(st.permutations(range(len(shape))))[:count])
+    raxes = [te.reduce_axis((0, shape[a]), f"k{j}") for j, a in enumerate(axes_at)]
+    kept = [d for a, d in enumerate(shape) if a not in axes_at]
+    largest = b.draw(st.booleans())
+    index_first = b.draw(st.booleans())
+    use_where = b.draw(st.integers(0, 3)) == 0
+    vi, ii = (1, 0) if index_first else (0, 1)
+
+    def combine(x, y):
+        keep = x[vi] >= y[vi] if largest else x[vi] <= y[vi]
+        out = [None, None]
+        out[vi] = Select(keep, x[vi], y[vi])
+        out[ii] = Select(keep, x[ii], y[ii])
+        return tuple(out)
+
+    def identity(*dtypes):
+        out = [None, None]
+        out[vi] = te.min_value(dtypes[vi]) if largest else te.max_value(dtypes[vi])
+        out[ii] = tir_op.const(-1, dtypes[ii])
+        return tuple(out)
+
+    name = "argmax" if largest else "argmin"
+    reducer = te.comm_reducer(combine, identity, name=name)
+
+    def body(*idx):
+        it = iter(idx)
+        full = [raxes[axes_at.index(a)] if a in axes_at else next(it) for a in range(len(shape))]
+        flat = raxes[0].var.astype("int32")
+        for r in raxes[1:]:  # the position in the reduced axes, row-major
+            flat = flat * r.dom.extent.astype("int32") + r.var.astype("int32")
+        values = [None, None]
+        values[vi], values[ii] = x(*full), flat
+        where = (raxes[0] % 2).equal(0) if use_where else None
+        return reducer(tuple(values), axis=raxes, where=where)
+
+    outs = te.compute(tuple(kept), body, name=f"T_{name}")
+    order = "(index, value)" if index_first else "(value, index)"
+    b.lines.append(f"T_{name} = compute({_dims(kept)}, {name} {order} over axes {axes_at}"
+                   + (" where k0 % 2 == 0)" if use_where else ")"))
+    return list(outs)
+
+
 _BUILDERS = {
     "elementwise": _elementwise, "broadcast": _broadcast, "matmul": _matmul,
     "batched_matmul": _batched_matmul, "conv1d": _conv1d, "conv2d": _conv2d,
     "reduction": _reduction, "transpose": _transpose, "softmax": _softmax, "chain": _chain,
+    "multi_output": _multi_output, "arg_reduction": _arg_reduction,
 }
 
 _INT_KINDS = ("elementwise", "broadcast", "matmul", "batched_matmul", "conv1d", "conv2d",
-              "reduction", "transpose", "chain")
+              "reduction", "transpose", "chain", "multi_output", "arg_reduction")
 
 
 @st.composite

@@ -11,7 +11,7 @@ import functools
 
 from ..errors import NodeError
 from ..nodes import (
-    And, Buffer, Call, Div, FloorDiv, FloorMod, Max, Min, Mod, Not, Or, PrimExpr, Select,
+    And, Buffer, Call, Div, FloorDiv, FloorMod, IntImm, Max, Min, Mod, Not, Or, PrimExpr, Select,
     StringImm, Var, binary, const, to_expr,
 )
 from ..nodes.dtype import DataType
@@ -133,6 +133,34 @@ def truncmod(a, b):
     return binary(Mod, a, b)
 
 
+def ceildiv(a, b):
+    """Division rounding toward plus infinity on integers, for a positive
+    divisor: ``(a + b - 1) // b``, as TVM builds it (there is no ceildiv
+    node, and a negative divisor gets that formula's value)."""
+    a, b = match_types(a, b)
+    if not (a.dtype.is_integer and b.dtype.is_integer):
+        raise NodeError(f"ceildiv needs integer operands, got {a.dtype} and {b.dtype}")
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        if b.value == 0:
+            raise NodeError("ceildiv by zero")
+        return IntImm(a.dtype, -((-a.value) // b.value))
+    return floordiv(a + b - IntImm(b.dtype, 1), b)
+
+
+def likely(cond):
+    """``cond``, marked as likely true (a hint for branch layout)."""
+    cond = _bool(cond)
+    if isinstance(cond, IntImm):
+        return cond
+    return Call(cond.dtype, "tir.likely", [cond])
+
+
+def assume(cond):
+    """A statement value telling the optimizer that ``cond`` holds
+    (``T.evaluate(T.assume(i < n))``)."""
+    return Call("bool", "tir.assume", [_bool(cond)])
+
+
 def indexdiv(a, b):
     """TVM's index division: floordiv."""
     return floordiv(a, b)
@@ -249,6 +277,29 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
                   offset_factor=offset_factor, axis_separators=list(axis_separators or ()))
 
 
+def comm_reducer(combiner, identity):
+    """A CommReducer from a Python combiner and the identity of each value,
+    as TVM's ``T.comm_reducer``: ``comm_reducer(lambda x, y: x + y,
+    [const(0.0, "float32")])``. The combiner takes the left values then the
+    right values and returns one expression or a tuple of them."""
+    import inspect
+
+    from ..nodes.reducer import CommReducer
+
+    identity = list(identity) if isinstance(identity, (list, tuple)) else [identity]
+    ids = [const(v, "int32") if isinstance(v, int) and not isinstance(v, bool) else to_expr(v)
+           for v in identity]
+    names = list(inspect.signature(combiner).parameters)
+    if len(names) != 2 * len(ids):
+        raise NodeError(f"the combiner of a comm_reducer with {len(ids)} identities takes "
+                        f"{2 * len(ids)} parameters, got {len(names)}")
+    variables = [Var(n, e.dtype) for n, e in zip(names, ids + ids)]
+    out = combiner(*variables)
+    results = list(out) if isinstance(out, tuple) else [out]
+    k = len(ids)
+    return CommReducer(variables[:k], variables[k:], results, ids)
+
+
 def var(name: str = "v", dtype="int32") -> Var:
     """A new variable (``tir.Var(name, dtype)``)."""
     return Var(name, dtype)
@@ -256,7 +307,7 @@ def var(name: str = "v", dtype="int32") -> Var:
 
 __all__ = [
     *_GENERATED, "ldexp", "abs", "floordiv", "floormod", "truncdiv", "truncmod", "indexdiv",
-    "indexmod", "div", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
+    "indexmod", "div", "ceildiv", "likely", "assume", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
     "if_then_else", "select", "cast", "call_extern", "call_intrin", "address_of", "ret",
-    "decl_buffer", "var", "const", "MATH_INTRINSICS",
+    "decl_buffer", "var", "const", "comm_reducer", "MATH_INTRINSICS",
 ]

@@ -1,0 +1,5 @@
+"""``tvm.target``: where code runs."""
+
+from ...runtime import Target
+
+__all__ = ["Target"]
