@@ -106,9 +106,15 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     functions = {}
     with jit.LOCK:  # LLVM is used by one thread at a time
         optimised = jit.optimise(ir_text, target)
-        final_ir = str(optimised)
-        optimised_at = time.perf_counter()
-        engine = jit.jit(optimised, target)
+        try:
+            final_ir = str(optimised)
+            optimised_at = time.perf_counter()
+            engine = jit.jit(optimised, target)
+        except BaseException:
+            # LLVM objects are freed under the lock too: close the module now
+            # (a no-op once an engine owns it), not when the exception is dropped
+            optimised.close()
+            raise
         serial_flag = (engine.global_address(SERIAL_FLAG)
                        if codegen.module.globals.get(SERIAL_FLAG) is not None else None)
         for fname, (sig, symbol) in sigs.items():

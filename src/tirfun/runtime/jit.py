@@ -8,7 +8,13 @@ LLVM's state is not safe to use from several threads at once: llvmlite
 parses every module into one global LLVM context, and a target machine is
 shared by the optimiser and the assembly printer. Every use of LLVM here
 (and the builder's) holds :data:`LOCK`; builds in several threads overlap
-in tirfun's own passes and wait for each other only inside LLVM.
+in tirfun's own passes and wait for each other only inside LLVM. Freeing
+an LLVM object is a use too: llvmlite frees one when its Python object
+dies, which for a local variable is after the function returns (past the
+end of a ``with LOCK`` block in it) and, when an exception is raised, only
+once the caller drops the exception. So every object made here is either
+handed on (to an engine, or to the caller, who holds the lock) or closed
+explicitly before the lock is released.
 """
 
 from __future__ import annotations
@@ -115,6 +121,7 @@ def _checked_target_machine(target: Target):
             if what not in unknown:
                 unknown.append(what)
     if unknown:
+        tm.close()  # now, under the lock, not when the exception is dropped
         raise BuildError(f"target {target}: LLVM does not know the {', '.join(unknown)}")
     return tm
 
@@ -172,10 +179,21 @@ def _optimise(ir_text: str, target: Target):
     binding = llvm()
     tm = target_machine(target)
     try:
-        mod = binding.parse_assembly(ir_text)
-        mod.verify()
+        mod = binding.parse_assembly(ir_text)  # closes what it made when it fails
     except RuntimeError as err:
         raise BuildError(f"internal error: LLVM rejected the generated IR: {err}") from None
+    try:
+        _run_passes(binding, mod, tm, target)
+    except BaseException as err:
+        mod.close()  # now, under the lock, not when the exception is dropped
+        if isinstance(err, RuntimeError):
+            raise BuildError(f"internal error: LLVM rejected the generated IR: {err}") from None
+        raise
+    return mod
+
+
+def _run_passes(binding, mod, tm, target: Target) -> None:
+    mod.verify()
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     level = target.opt_level
@@ -191,8 +209,11 @@ def _optimise(ir_text: str, target: Target):
     pto.loop_unrolling = level > 1
     pb = binding.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
-    mpm.run(mod, pb)
-    return mod
+    try:
+        mpm.run(mod, pb)
+    finally:
+        for obj in (mpm, pb, pto):
+            obj.close()
 
 
 def data_layout(target: Target) -> str:
@@ -238,23 +259,31 @@ def jit(mod, target: Target) -> Code:
         binding = llvm()
         install_libcalls(binding, new_target_machine(Target.of("llvm")))
         tm = new_target_machine(target)
-        # compile once here to read the object's undefined symbols; the engine
-        # then loads this object instead of compiling the module again
-        obj = tm.emit_object(mod)
-        check_linkable(binding, mod, obj)
-        engine = binding.create_mcjit_compiler(mod, tm)
-        engine.set_object_cache(getbuffer_func=lambda _module: obj)
-        engine.finalize_object()
-        return Code(engine)
+        try:
+            # compile once here to read the object's undefined symbols; the
+            # engine then loads this object instead of compiling the module again
+            obj = tm.emit_object(mod)
+            check_linkable(binding, mod, obj)
+        except BaseException:
+            tm.close()  # now, under the lock, not when the exception is dropped
+            raise
+        # from here the engine owns the module and the target machine, and
+        # the Code closes the engine under the lock whatever happens next
+        code = Code(binding.create_mcjit_compiler(mod, tm))
+        code._engine.set_object_cache(getbuffer_func=lambda _module: obj)
+        code._engine.finalize_object()
+        return code
 
 
 def assembly(ir_text: str, target: Target) -> str:
     """The target assembly of an (already optimised) IR module."""
     with LOCK:
         binding = llvm()
-        mod = binding.parse_assembly(ir_text)
-        mod.triple = target.triple
-        return target_machine(target).emit_assembly(mod)
+        # closed on leaving the block, under the lock (a local variable would
+        # live until the function returned, after the lock is released)
+        with binding.parse_assembly(ir_text) as mod:
+            mod.triple = target.triple
+            return target_machine(target).emit_assembly(mod)
 
 
 __all__ = ["llvm", "gomp_available", "num_threads", "target_machine", "optimise", "jit",

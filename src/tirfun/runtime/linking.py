@@ -36,13 +36,25 @@ def install_libcalls(binding, target_machine) -> None:
         if _installed:
             return
         mod = binding.parse_assembly(support_ir())
-        mod.verify()
-        engine = binding.create_mcjit_compiler(mod, target_machine)
-        engine.finalize_object()
-        for name in NAMES:
-            address = engine.get_function_address(name)
-            if not address:
-                raise BuildError(f"internal error: the helper {name} did not compile")
+        try:
+            mod.verify()
+            engine = binding.create_mcjit_compiler(mod, target_machine)
+        except BaseException:
+            # freed now, under the caller's LLVM lock, not when the exception is dropped
+            mod.close()
+            target_machine.close()
+            raise
+        try:
+            engine.finalize_object()
+            addresses = [(name, engine.get_function_address(name)) for name in NAMES]
+        except BaseException:
+            engine.close()
+            raise
+        missing = [name for name, address in addresses if not address]
+        if missing:
+            engine.close()
+            raise BuildError(f"internal error: the helper {missing[0]} did not compile")
+        for name, address in addresses:
             binding.add_symbol(name, address)
         _installed.append(engine)
 

@@ -25,6 +25,7 @@ import sys
 import warnings
 
 from ..errors import TirfunError
+from ..warning_filters import catch_warnings
 
 _PLAIN_STYLES = ("plain", "none")
 #: the styles defined here, besides Pygments' own
@@ -39,7 +40,7 @@ def _pygments():
         import pygments
         from pygments import formatters, lexers, style, styles, token, util
     except ImportError:
-        with warnings.catch_warnings():
+        with catch_warnings():
             warnings.simplefilter("once", UserWarning)
             warnings.warn("Pygments is not installed, so TVMScript is shown without colour; "
                           "install it with: pip install 'tirfun[color]'", UserWarning, stacklevel=3)
@@ -150,7 +151,7 @@ def _black(text: str) -> str:
     try:
         import black
     except ImportError:
-        with warnings.catch_warnings():
+        with catch_warnings():
             warnings.simplefilter("once", UserWarning)
             warnings.warn("black_format=True needs the black formatter; the text is shown as "
                           "printed", UserWarning, stacklevel=3)

@@ -21,6 +21,7 @@ import warnings
 import attrs
 
 from ..errors import ParseError
+from ..warning_filters import catch_warnings
 
 #: longest source text accepted, in characters
 MAX_SOURCE_CHARS = 4_000_000
@@ -97,7 +98,7 @@ def parse_python(text: str, source: SourceMap) -> tuple[ast.Module, frozenset[st
                          f"{MAX_SOURCE_CHARS} are accepted)", filename=source.filename, line=1,
                          column=1, source_line=source.line(1 + source.line_offset))
     try:
-        with warnings.catch_warnings():
+        with catch_warnings():
             # Python warns about odd literals while parsing; the parser reports
             # its own errors and must not print on the user's console
             warnings.simplefilter("ignore")
