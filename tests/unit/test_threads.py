@@ -1,0 +1,179 @@
+"""Process-wide state under threads: parsing, building, interpreting and
+running from several threads at once leaves the process as it found it
+and gives every thread its own right answer."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun.errors import BuildError
+from tirfun.interp import run as interp_run
+from tirfun.script import from_source
+
+
+def _scaled(k: int) -> str:
+    return f'''@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i0 in T.parallel(8):
+        for i1 in T.vectorized(8):
+            with T.block("b"):
+                v = T.axis.spatial(64, i0 * 8 + i1)
+                B[v] = A[v] * T.float32({k}) + T.float32({3 * k})'''
+
+
+@pytest.fixture
+def fast_switching():
+    """Threads switch as often as the interpreter allows, so a window
+    between two steps of a shared change is hit within a few iterations."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
+
+
+def _run_threads(work, n: int = 8) -> list:
+    errors = []
+
+    def guarded(t):
+        try:
+            work(t)
+        except BaseException as err:  # reported below, with the thread
+            errors.append((t, repr(err)))
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=300)
+    assert not any(th.is_alive() for th in threads), "a thread never finished"
+    return errors
+
+
+def test_parsing_from_several_threads_leaves_the_warning_filters_as_they_were(monkeypatch):
+    # the parser silences Python's syntax warnings around ast.parse; with
+    # warnings.catch_warnings alone, a second thread entering while the
+    # first is inside saves the filters with the first one's "ignore", and
+    # leaving last it restores them: every warning of the process is then
+    # ignored. Here the second parse starts while the first is inside
+    # (unless the first keeps it out) and ends after the first has left.
+    import ast
+    import types
+
+    from tirfun.script import parser_source
+
+    first_inside, second_inside, first_done = (threading.Event() for _ in range(3))
+    order = []
+
+    def parse(*args, **kwargs):
+        order.append(threading.current_thread().name)
+        if len(order) == 1:
+            first_inside.set()
+            second_inside.wait(0.5)  # times out when the second is kept out
+        else:
+            second_inside.set()
+            first_done.wait(10)
+        return ast.parse(*args, **kwargs)
+
+    monkeypatch.setattr(parser_source, "ast", types.SimpleNamespace(**{**vars(ast), "parse": parse}))
+    before = list(warnings.filters)
+
+    def work(t):
+        if t == 0:
+            assert from_source(_scaled(1)).params
+            first_done.set()
+        else:
+            assert first_inside.wait(10)
+            assert from_source(_scaled(2)).params
+
+    assert _run_threads(work, 2) == []
+    assert len(order) == 2
+    assert warnings.filters == before
+
+
+def test_the_parser_still_keeps_python_syntax_warnings_to_itself():
+    source = _scaled(1).replace('"b"', '"\\d"')  # an invalid escape: Python warns
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        from_source(source)
+    assert [w for w in seen if issubclass(w.category, SyntaxWarning)] == []
+
+
+@pytest.fixture
+def frees_outside_the_lock(monkeypatch):
+    """The LLVM objects llvmlite frees while this thread does not hold
+    tirfun's LLVM lock (llvmlite frees an object when it is closed or its
+    Python object dies)."""
+    from llvmlite.binding import context, ffi
+
+    from tirfun.runtime import jit
+
+    found = []
+    close = ffi.ObjectRef.close
+
+    def watched(self):
+        if (not self._closed and not self._owned and not isinstance(self, context.GlobalContextRef)
+                and not jit.LOCK._is_owned()):
+            found.append(type(self).__name__)
+        return close(self)
+
+    monkeypatch.setattr(ffi.ObjectRef, "close", watched)
+    return found
+
+
+def test_llvm_objects_are_freed_under_the_llvm_lock(frees_outside_the_lock):
+    # LLVM's state is shared by every thread, so freeing a module or a
+    # target machine is a use of LLVM that must hold the lock: a local
+    # variable is freed after its function returns (past the end of a
+    # ``with LOCK`` block), and one in the frame of a raised exception only
+    # when the caller drops the exception
+    rt = tirfun.build(from_source(_scaled(901)))
+    assert "tirfun_main" in rt.get_source("asm")
+    _check_scaled(rt, 901)
+    with pytest.raises(BuildError, match="no-such-cpu"):
+        tirfun.build(from_source(_scaled(902)), target="llvm -mcpu=no-such-cpu")
+    missing = from_source('''@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = T.call_extern("float32", "tirfun_test_no_such_function_903", A[i])
+''')
+    with pytest.raises(BuildError, match="tirfun_test_no_such_function_903"):
+        tirfun.build(missing)
+    del rt
+    gc.collect()
+    assert frees_outside_the_lock == []
+
+
+def _check_scaled(rt, k: int) -> None:
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    rt(a, b)
+    np.testing.assert_array_equal(b, a * np.float32(k) + np.float32(3 * k))
+
+
+def test_builds_and_interpreter_runs_in_several_threads_agree(fast_switching):
+    # builds (parse, lower, LLVM, assembly, native calls) and interpreter
+    # runs in threads at once: each thread gets its own program's answer
+    def work(t):
+        for r in range(2):
+            k = 1000 + 10 * t + r
+            mod = from_source(_scaled(k))
+            a = np.arange(64, dtype="float32")
+            expected = np.zeros(64, "float32")
+            interp_run(mod, a, expected)
+            np.testing.assert_array_equal(expected, a * np.float32(k) + np.float32(3 * k))
+            rt = tirfun.build(mod)
+            assert "tirfun_main" in rt.get_source("asm")
+            out = np.zeros(64, "float32")
+            rt(a, out)
+            assert out.tobytes() == expected.tobytes()
+
+    assert _run_threads(work) == []
