@@ -5,6 +5,8 @@ and gives every thread its own right answer."""
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import sys
 import threading
 import warnings
@@ -177,3 +179,58 @@ def test_builds_and_interpreter_runs_in_several_threads_agree(fast_switching):
             assert out.tobytes() == expected.tobytes()
 
     assert _run_threads(work) == []
+
+
+def test_modules_dropped_from_the_build_cache_are_freed_outside_its_lock(monkeypatch):
+    # freeing a module's code waits for the LLVM lock, which a build in
+    # another thread may hold for long: the cache's lock, which every
+    # build's look-up takes, is not held meanwhile
+    from tirfun.runtime import builder, jit
+
+    builder.clear_cache()
+    gc.collect()
+    held_at_free = []
+    free = jit.Code.__del__
+
+    def watched(self, *args):
+        held_at_free.append(builder._cache_lock.locked())
+        free(self, *args)
+
+    monkeypatch.setattr(jit.Code, "__del__", watched)
+    monkeypatch.setattr(builder, "CACHE_SIZE", 1)
+    tirfun.build(from_source(_scaled(906)))
+    tirfun.build(from_source(_scaled(907)))  # the module of 906 goes, and its code with it
+    assert held_at_free == [False]
+    builder.clear_cache()
+    assert held_at_free == [False, False]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_another_thread_holds_the_cache_lock_can_build():
+    from tirfun.runtime import builder
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with builder._cache_lock:  # as a look-up in progress
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        pid = os.fork()
+        if pid == 0:  # the child: build and run, or be killed by the alarm
+            status = 1
+            try:
+                signal.alarm(30)
+                _check_scaled(tirfun.build(from_source(_scaled(908))), 908)
+                status = 0
+            finally:
+                os._exit(status)
+    finally:
+        release.set()
+        holder.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the child ended with status {status}"

@@ -9,6 +9,7 @@ bounded number of entries, keyed by immutable values only.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 
@@ -25,6 +26,19 @@ CACHE_SIZE = 64
 
 _cache: "collections.OrderedDict[tuple, tuple[IRModule, Module]]" = collections.OrderedDict()
 _cache_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    # a child forked while another thread held the lock would inherit it
+    # held by a thread that does not exist there, and every build would wait
+    # forever; the child's only thread is between look-ups, so the cache
+    # itself is whole
+    global _cache_lock
+    _cache_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _hash(mod: IRModule) -> int:
@@ -62,11 +76,15 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
             _cache.move_to_end(key)
             return hit[1]
     built = _build(mod, target, threads, use_gomp)
+    evicted = []
     with _cache_lock:
         _cache[key] = (mod, built)
         _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+            evicted.append(_cache.popitem(last=False))
+    # the last reference to an evicted module may go here, and freeing its
+    # code waits for the LLVM lock: never while holding the cache's lock
+    del evicted
     return built
 
 
@@ -150,7 +168,9 @@ def _written(func) -> frozenset:
 def clear_cache() -> None:
     """Forget every built module (the next build compiles again)."""
     with _cache_lock:
+        forgotten = list(_cache.values())
         _cache.clear()
+    del forgotten  # freed outside the lock, as evicted modules are
 
 
 __all__ = ["build", "clear_cache", "CACHE_SIZE"]
