@@ -181,6 +181,26 @@ def test_builds_and_interpreter_runs_in_several_threads_agree(fast_switching):
     assert _run_threads(work) == []
 
 
+def test_one_function_run_by_the_interpreter_and_natively_from_several_threads(fast_switching):
+    # one compiled kernel of each kind shared by every thread, each with its
+    # own arrays: nothing of a run is kept where another run can see it
+    mod = from_source(_scaled(7))
+    rt = tirfun.build(mod)
+
+    def work(t):
+        rng = np.random.default_rng(t)
+        for _ in range(3):
+            a = rng.uniform(-8, 8, 64).astype("float32")
+            expected = np.zeros(64, "float32")
+            interp_run(mod, a, expected)
+            out = np.zeros(64, "float32")
+            rt(a, out)
+            assert out.tobytes() == expected.tobytes()
+            np.testing.assert_array_equal(out, a * np.float32(7) + np.float32(21))
+
+    assert _run_threads(work) == []
+
+
 def test_modules_dropped_from_the_build_cache_are_freed_outside_its_lock(monkeypatch):
     # freeing a module's code waits for the LLVM lock, which a build in
     # another thread may hold for long: the cache's lock, which every
