@@ -254,3 +254,24 @@ def test_a_child_forked_while_another_thread_holds_the_cache_lock_can_build():
         holder.join()
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"the child ended with status {status}"
+
+
+def test_the_host_target_is_made_without_taking_the_process_stderr(monkeypatch):
+    # checking an explicit -mcpu/-mattr reads LLVM's complaints from file
+    # descriptor 2, which swallows what other threads write meanwhile; the
+    # host's own CPU and features need no check, so the common build never
+    # does that
+    from tirfun.runtime import jit
+    from tirfun.runtime.target import Target
+
+    with jit.LOCK:  # the cached target machines are freed under the lock
+        jit._checked_target_machine.cache_clear()
+    taken = []
+    stderr_of = jit._stderr_of
+    monkeypatch.setattr(jit, "_stderr_of", lambda make: (taken.append(1), stderr_of(make))[1])
+    jit.target_machine(Target("llvm"))
+    assert taken == []
+    jit.target_machine(Target("llvm -mcpu=x86-64 -mattr=+sse2"))
+    assert taken == [1]
+    with pytest.raises(BuildError, match="no-such-cpu"):
+        jit.target_machine(Target("llvm -mcpu=no-such-cpu"))

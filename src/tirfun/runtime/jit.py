@@ -28,7 +28,7 @@ import tempfile
 import threading
 
 from ..errors import BuildError
-from .target import Target
+from .target import Target, host_description
 
 
 #: held around every call into LLVM (reentrant: the builder holds it across
@@ -110,6 +110,11 @@ def target_machine(target: Target):
 
 @functools.lru_cache(maxsize=16)
 def _checked_target_machine(target: Target):
+    if (target.cpu, target.features) == host_description()[1:]:
+        # the host's own CPU and features, as LLVM reported them: nothing to
+        # check, and no reason to take the process's stderr from every
+        # other thread for a moment
+        return new_target_machine(target)
     tm, complaints = _stderr_of(lambda: new_target_machine(target))
     # LLVM warns on stderr and carries on without an unknown CPU or feature
     unknown = []
@@ -127,7 +132,9 @@ def _checked_target_machine(target: Target):
 
 
 def _stderr_of(make):
-    """``(make(), what it wrote to the process's stderr)``."""
+    """``(make(), what it wrote to the process's stderr)``. While ``make``
+    runs, whatever any other thread writes to file descriptor 2 goes to
+    the same place: keep it short and rare."""
     with tempfile.TemporaryFile() as sink:
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
