@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -213,8 +214,8 @@ def test_builds_from_several_threads_are_safe():
                 rt = tirfun.build(from_source(_scaled(k)))
                 assert "tirfun_main" in rt.get_source("asm")
                 _check_scaled(rt, k)
-        except BaseException as err:  # reported below, with the thread
-            errors.append((t, repr(err)))
+        except BaseException as err:  # reported below, with the thread and the traceback
+            errors.append(f"thread {t}: " + "".join(traceback.format_exception(err)))
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
     for th in threads:
@@ -222,7 +223,7 @@ def test_builds_from_several_threads_are_safe():
     for th in threads:
         th.join(timeout=300)
     assert not any(th.is_alive() for th in threads), "a build never finished"
-    assert errors == []
+    assert not errors, "\n".join(errors)
 
 
 def _call_scaled(k: int) -> bool:

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 import warnings
 
 import numpy as np
@@ -42,14 +43,15 @@ def fast_switching():
         sys.setswitchinterval(old)
 
 
-def _run_threads(work, n: int = 8) -> list:
+def _run_threads(work, n: int = 8) -> None:
+    """Run ``work(t)`` in ``n`` threads; fail with every thread's traceback."""
     errors = []
 
     def guarded(t):
         try:
             work(t)
-        except BaseException as err:  # reported below, with the thread
-            errors.append((t, repr(err)))
+        except BaseException as err:  # reported below, with the thread and the traceback
+            errors.append(f"thread {t}: " + "".join(traceback.format_exception(err)))
 
     threads = [threading.Thread(target=guarded, args=(t,)) for t in range(n)]
     for th in threads:
@@ -57,7 +59,7 @@ def _run_threads(work, n: int = 8) -> list:
     for th in threads:
         th.join(timeout=300)
     assert not any(th.is_alive() for th in threads), "a thread never finished"
-    return errors
+    assert not errors, "\n".join(errors)
 
 
 def test_parsing_from_several_threads_leaves_the_warning_filters_as_they_were(monkeypatch):
@@ -96,7 +98,7 @@ def test_parsing_from_several_threads_leaves_the_warning_filters_as_they_were(mo
             assert first_inside.wait(10)
             assert from_source(_scaled(2)).params
 
-    assert _run_threads(work, 2) == []
+    _run_threads(work, 2)
     assert len(order) == 2
     assert warnings.filters == before
 
@@ -178,7 +180,7 @@ def test_builds_and_interpreter_runs_in_several_threads_agree(fast_switching):
             rt(a, out)
             assert out.tobytes() == expected.tobytes()
 
-    assert _run_threads(work) == []
+    _run_threads(work)
 
 
 def test_one_function_run_by_the_interpreter_and_natively_from_several_threads(fast_switching):
@@ -198,7 +200,7 @@ def test_one_function_run_by_the_interpreter_and_natively_from_several_threads(f
             assert out.tobytes() == expected.tobytes()
             np.testing.assert_array_equal(out, a * np.float32(7) + np.float32(21))
 
-    assert _run_threads(work) == []
+    _run_threads(work)
 
 
 def test_modules_dropped_from_the_build_cache_are_freed_outside_its_lock(monkeypatch):
