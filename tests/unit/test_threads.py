@@ -156,6 +156,41 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     assert frees_outside_the_lock == []
 
 
+def test_every_call_into_llvm_holds_the_llvm_lock():
+    # llvmlite takes a lock of its own around each call into LLVM, which
+    # does not make a sequence of calls safe, and which a child forked while
+    # another thread holds it inherits held: every call from tirfun is made
+    # under tirfun's lock, which a fork waits for
+    from llvmlite.binding import ffi
+
+    from tirfun.runtime import jit
+    from tirfun.runtime.target import Target, host_description
+
+    outside = []
+
+    def entered():
+        if not jit.LOCK._is_owned():
+            outside.append("".join(traceback.format_stack(limit=8)))
+
+    def released():
+        pass
+
+    ffi.register_lock_callback(entered, released)
+    try:
+        host_description.cache_clear()
+        assert Target("llvm").is_host
+        rt = tirfun.build(from_source(_scaled(904)))
+        assert "tirfun_main" in rt.get_source("asm")
+        _check_scaled(rt, 904)
+        with pytest.raises(BuildError, match="no-such-cpu"):
+            tirfun.build(from_source(_scaled(904)), target="llvm -mcpu=no-such-cpu")
+        del rt
+        gc.collect()
+    finally:
+        ffi.unregister_lock_callback(entered, released)
+    assert outside == [], outside[0]
+
+
 def _check_scaled(rt, k: int) -> None:
     a = np.arange(64, dtype="float32")
     b = np.zeros(64, "float32")

@@ -45,7 +45,10 @@ def host_description() -> tuple[str, str, str]:
     """``(triple, cpu, features)`` of the machine running this process."""
     import llvmlite.binding as llvm
 
-    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    from .jit import LOCK  # every call into LLVM holds it (see tirfun.runtime.jit)
+
+    with LOCK:
+        return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
 @attrs.frozen(init=False)
