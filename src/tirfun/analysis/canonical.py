@@ -48,6 +48,7 @@ from ..nodes import (
     Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, IRModule, IterVar, Let,
     LetStmt, Node, PrimFunc, SeqStmt, StringImm, Var,
 )
+from ..nodes.expr import float_bits
 
 # event kinds: what the consumer may do with an event
 PLAIN = 0   # a token, nothing more
@@ -75,7 +76,7 @@ def value_key(value):
     if isinstance(value, int):
         return ("int", int(value))
     if isinstance(value, float):
-        return ("float", float.hex(value))
+        return ("float", float_bits(value))
     if isinstance(value, str):
         return ("str", str.__str__(value))
     return ("obj", type(value).__qualname__, value)
@@ -205,7 +206,7 @@ def events(root, *, map_free_vars: bool = False, label: str = "") -> Iterator[tu
             elif cls is IntImm:
                 yield ("I", x.dtype, x.value), path, x, PLAIN
             elif cls is FloatImm:
-                yield ("R", x.dtype, float.hex(x.value)), path, x, PLAIN
+                yield ("R", x.dtype, float_bits(x.value)), path, x, PLAIN
             elif cls is StringImm:
                 yield ("S", x.value), path, x, PLAIN
             elif cls is Buffer:
