@@ -2,16 +2,22 @@
 
 CI sets ``CI=true`` and gets a fixed example budget with no deadline, so the
 suite takes the same work on every run; locally the default profile is
-quicker. ``HYPOTHESIS_PROFILE`` selects a profile explicitly.
+quicker. ``CI`` counts only when it says yes (``true``, ``1``, ``yes``,
+``on``): ``CI=false``, ``CI=0`` or an empty ``CI`` select the local profile.
+``HYPOTHESIS_PROFILE`` selects a profile explicitly; ``soak`` (what
+``make soak`` runs) draws fresh random examples, ``SOAK_EXAMPLES`` per
+property (6000, twenty times the CI budget, unless set).
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
 
+CI_EXAMPLES = 300
+
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=CI_EXAMPLES,
     deadline=None,
     derandomize=True,
     print_blob=True,
@@ -23,4 +29,18 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+settings.register_profile(
+    "soak",
+    max_examples=int(os.environ.get("SOAK_EXAMPLES") or 20 * CI_EXAMPLES),
+    deadline=None,
+    derandomize=False,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _truthy(os.environ.get("CI")) else "dev"))
