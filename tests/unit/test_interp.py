@@ -242,16 +242,32 @@ def test_float16_buffers_round_to_half_precision():
         assert _eval("float16", lambda a, b: a * b + b, x, y) == np.float16(np.float16(x * y) + y)
 
 
-def test_bfloat16_buffers_take_bit_patterns():
-    from tirfun.testing.equivalence import bfloat16_bits
+def test_bfloat16_buffers_are_ml_dtypes_arrays():
+    import ml_dtypes
 
     A, B = Buffer("A", [4], "bfloat16"), Buffer("B", [4], "bfloat16")
     i = Var("i")
     f = func_of(For(i, 0, 4, "serial", BufferStore(B, A[i] * 2.0, [i])), A, B, root=False)
-    values = np.array([0.5, -1.25, 3.0, 0.09375])
-    a, b = bfloat16_bits(values), np.zeros(4, "uint16")
+    a = np.array([0.5, -1.25, 3.0, 0.09375], ml_dtypes.bfloat16)
+    b = np.zeros(4, ml_dtypes.bfloat16)
     run(f, a, b)
-    np.testing.assert_array_equal(b, bfloat16_bits(values * 2))
+    np.testing.assert_array_equal(b.view(np.uint16), (a * 2).view(np.uint16))
+    with pytest.raises(ArgumentError, match="bfloat16"):
+        run(f, a.view(np.uint16), b)
+
+
+def test_bfloat16_rounds_as_ml_dtypes_from_the_exact_value():
+    import ml_dtypes
+
+    # 1 + 2**-8 + 2**-40 is just above a tie: rounding through float32 first
+    # would land on the tie and then round down to 1.0
+    A, B = Buffer("A", [3], "float64"), Buffer("B", [3], "bfloat16")
+    i = Var("i")
+    f = func_of(For(i, 0, 3, "serial", BufferStore(B, Cast("bfloat16", A[i]), [i])), A, B, root=False)
+    a = np.array([1 + 2.0**-8 + 2.0**-40, 3.4e38, -(2.0**-134) * 1.5])
+    b = np.zeros(3, ml_dtypes.bfloat16)
+    run(f, a, b)
+    np.testing.assert_array_equal(b.view(np.uint16), a.astype(ml_dtypes.bfloat16).view(np.uint16))
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "tanh", "sigmoid", "sin", "atan", "erf",

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from ..errors import NodeError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm,
     Let, Max, Min, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
@@ -298,7 +299,7 @@ def simplify(e: PrimExpr) -> PrimExpr:
         return e
     try:
         out = affine_expr(form)
-    except Exception:  # a folded constant that no longer fits its dtype: keep e
+    except NodeError:  # a folded constant that no longer fits its dtype: keep e
         return e
     return e if out == e else out
 

@@ -10,7 +10,7 @@ from ..errors import ArgumentError, InterpError
 from ..nodes import IntImm, Var
 from ..nodes.dtype import DataType
 from .runtime import ListStorage, memoryview_of
-from .semantics import MEMORYVIEW_FORMATS, bf16_from_bits, bf16_to_bits, numpy_dtype, round_f16, round_f32
+from .semantics import MEMORYVIEW_FORMATS, numpy_dtype, round_bf16, round_f16, round_f32
 
 
 @attrs.define
@@ -26,10 +26,8 @@ class Bound:
         """Copy results held outside the caller's arrays back into them."""
         for array, storage, dtype in self.write_backs:
             if isinstance(storage, ListStorage):
-                if dtype == "bfloat16":
-                    flat = np.array([bf16_to_bits(x) for x in storage], dtype=np.uint16)
-                else:
-                    flat = np.array(storage, dtype=np.float64).astype(array.dtype)
+                # the values are already rounded to the element type
+                flat = np.array(storage, dtype=np.float64).astype(array.dtype)
             else:
                 flat = np.frombuffer(storage.cast("B"), dtype=array.dtype)
             flat = flat.reshape(array.shape)
@@ -85,7 +83,7 @@ def bind_arguments(compiled, args: tuple, kwargs: dict) -> Bound:
             _check_buffer_argument(spec.buffer, array, values)
             dtype = str(spec.buffer.dtype)
         else:
-            if array.dtype.name not in MEMORYVIEW_FORMATS and array.dtype.name != "float16":
+            if array.dtype.name not in MEMORYVIEW_FORMATS and array.dtype.name not in ("float16", "bfloat16"):
                 raise ArgumentError(f"the argument for parameter {label} has the unsupported "
                                     f"element type {array.dtype}")
             dtype = array.dtype.name
@@ -125,7 +123,7 @@ def _scalar(var: Var, value):
         if dt.bits == 32:
             return round_f32(value)
         if dt.bits == 16:
-            return round_f16(value) if dt.code == "float" else bf16_from_bits(bf16_to_bits(value))
+            return round_f16(value) if dt.code == "float" else round_bf16(value)
         return value
     raise ArgumentError(f"parameter {var.name} has the unsupported type {dt}")
 
@@ -143,9 +141,8 @@ def _bind(var: Var, value: int, values: dict, what: str) -> None:
 def _check_buffer_argument(buf, array: np.ndarray, values: dict) -> None:
     expected = numpy_dtype(buf.dtype)
     if array.dtype != expected:
-        held = "its bit patterns as uint16" if buf.dtype == "bfloat16" else str(expected)
         raise ArgumentError(f"the argument for buffer {buf.name} has element type {array.dtype}, "
-                            f"expected {held}")
+                            f"expected {expected}")
     if array.ndim != len(buf.shape):
         raise ArgumentError(f"the argument for buffer {buf.name} has {array.ndim} dimensions, "
                             f"expected {len(buf.shape)}")
@@ -196,10 +193,9 @@ def _row_major(shape) -> list[int]:
 def _storage(array: np.ndarray, dtype: str):
     """(storage, whether it is a copy that must be written back)."""
     dt = DataType(dtype)
-    if dtype == "bfloat16":
-        return ListStorage([bf16_from_bits(b) for b in array.reshape(-1).tolist()], "bfloat16"), True
-    if dtype == "float16" or dt.element_of == "float16":
-        return ListStorage(array.astype(np.float64).reshape(-1).tolist(), "float16"), True
+    if dt.element_of in ("float16", "bfloat16"):
+        # held as Python floats (exact: both widen to double without rounding)
+        return ListStorage(array.astype(np.float64).reshape(-1).tolist(), str(dt.element_of)), True
     if array.flags.c_contiguous:
         return memoryview_of(array), False
     copy = np.ascontiguousarray(array)

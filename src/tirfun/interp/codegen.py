@@ -971,7 +971,9 @@ class Compiler:
             return self.float_call(name, vals, dt)
         if name in FLOAT_BINARY and len(vals) == 2:
             if name == "nextafter" and dt.bits != 64:
-                helper = "h_nextafter_f32" if dt.bits == 32 else "h_nextafter_f16"
+                helper = {32: "h_nextafter_f32", 16: "h_nextafter_f16"}[dt.bits]
+                if dt.element_of == "bfloat16":
+                    helper = "h_nextafter_bf16"
                 return Value(f"{helper}({self.exact(vals[0])}, {self.exact(vals[1])})", dt, True)
             return self.float_call(name, vals, dt)
         if name in FLOAT_PREDICATES and len(vals) == 1:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..numpy_dtypes import bfloat16
 from .semantics import INF, NAN, fdiv, round_f32
 
 
@@ -124,6 +125,12 @@ def nextafter_f16(x: float, y: float) -> float:
     return float(np.nextafter(np.float16(x), np.float16(y)))
 
 
+def nextafter_bf16(x: float, y: float) -> float:
+    """The bfloat16 next to ``x`` in the direction of ``y``."""
+    t = bfloat16().type
+    return float(np.nextafter(t(x), t(y)))
+
+
 def ldexp(x: float, e: int) -> float:
     try:
         return math.ldexp(x, e)
@@ -182,7 +189,8 @@ def helper_namespace() -> dict:
         ns[f"h_{name}"] = fn
     for name, fn in FLOAT_PREDICATES.items():
         ns[f"h_{name}"] = fn
-    ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16, h_ldexp=ldexp,
+    ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16,
+              h_nextafter_bf16=nextafter_bf16, h_ldexp=ldexp,
               h_popcount=popcount, h_clz=clz, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
               h_round_f32=round_f32)
     return ns

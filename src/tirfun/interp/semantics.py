@@ -26,6 +26,7 @@ import struct
 
 import numpy as np
 
+from .. import numpy_dtypes
 from ..errors import InterpError
 from ..nodes.dtype import DataType
 
@@ -40,7 +41,6 @@ INF = math.inf
 NAN = math.nan
 
 _F32 = struct.Struct("<f")
-_U32 = struct.Struct("<I")
 
 
 class Fault(Exception):
@@ -50,13 +50,11 @@ class Fault(Exception):
 
 def numpy_dtype(dtype: DataType) -> np.dtype:
     """The numpy dtype that holds one element of ``dtype`` in an argument
-    array (``bfloat16`` is held as its bit pattern in ``uint16``)."""
-    if dtype == "bfloat16":
-        return np.dtype("uint16")
-    name = dtype.numpy_name
-    if name is None or dtype.lanes != 1:
+    array (``bfloat16``: ml_dtypes' bfloat16, see :mod:`tirfun.numpy_dtypes`)."""
+    found = numpy_dtypes.numpy_dtype(dtype) if dtype.lanes == 1 else None
+    if found is None:
         raise InterpError(f"the interpreter has no storage for elements of type {dtype}")
-    return np.dtype(name)
+    return found
 
 
 # ----------------------------------------------------------------------------
@@ -77,26 +75,10 @@ def round_f16(x: float) -> float:
         return float(np.float16(x))
 
 
-def _bf16_bits(x: float) -> int:
-    """The bfloat16 bit pattern nearest to ``x`` (ties to even)."""
-    bits = _U32.unpack(_F32.pack(round_f32(x)))[0]
-    if math.isnan(x):
-        return (bits >> 16) | 0x40
-    bits += 0x7FFF + ((bits >> 16) & 1)
-    return (bits >> 16) & 0xFFFF
-
-
 def round_bf16(x: float) -> float:
-    """``x`` rounded to the nearest bfloat16."""
-    return bf16_from_bits(_bf16_bits(x))
-
-
-def bf16_from_bits(bits: int) -> float:
-    return _F32.unpack(_U32.pack((int(bits) & 0xFFFF) << 16))[0]
-
-
-def bf16_to_bits(x: float) -> int:
-    return _bf16_bits(x)
+    """``x`` rounded to the nearest bfloat16, as ml_dtypes rounds it (to
+    nearest from the exact value, ties to even; overflow gives an infinity)."""
+    return numpy_dtypes.round_bfloat16(x)
 
 
 ROUNDERS = {"float32": round_f32, "float16": round_f16, "bfloat16": round_bf16}
@@ -230,7 +212,7 @@ def shift_right(a: int, b: int) -> int:
 
 __all__ = [
     "MEMORYVIEW_FORMATS", "Fault", "numpy_dtype", "round_f32", "round_f16", "round_bf16",
-    "bf16_from_bits", "bf16_to_bits", "rounder_name", "wrap_code", "wrap_int", "const_float",
+    "rounder_name", "wrap_code", "wrap_int", "const_float",
     "float_to_int", "fdiv", "ffloordiv", "ffloormod", "ftruncmod", "tdiv", "tmod", "shift_left",
     "shift_right", "INF", "NAN",
 ]

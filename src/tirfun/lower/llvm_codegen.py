@@ -29,7 +29,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from . import llvm_intrinsics
-from .llvm_types import I8, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
+from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc
@@ -58,6 +58,9 @@ class Frame:
         self.in_parallel = False
         # pointers known not to alias any other pointer of the frame
         self.noalias: set[int] = set()
+        # heap scratch buffers live at the builder's position, innermost
+        # last: an early return frees them
+        self.heap: list[ir.Value] = []
 
     def alloca(self, typ: ir.Type, count: int, name: str, align: int) -> ir.Value:
         """A stack slot in the entry block."""
@@ -72,6 +75,16 @@ class Frame:
     def finish(self) -> None:
         """Close the entry block."""
         self._entry_builder.branch(self.start)
+
+
+def _is_float16(dt: DataType) -> bool:
+    """float16 or bfloat16: passed as their 16 bits, since C callers have
+    no portable type for them."""
+    return dt.is_float and dt.bits == 16
+
+
+def _with_lanes(t: ir.Type, dt: DataType) -> ir.Type:
+    return t if dt.lanes == 1 else ir.VectorType(t, dt.lanes)
 
 
 def _const(t: ir.Type, value) -> ir.Constant:
@@ -114,6 +127,8 @@ class LLVMCodegen:
                 arg_types.append(PTR)
             elif p.var.dtype.is_bool:
                 arg_types.append(I8)
+            elif _is_float16(p.var.dtype):
+                arg_types.append(I16)
             else:
                 arg_types.append(scalar_type(p.var.dtype))
         for v in sig.size_vars:
@@ -135,6 +150,8 @@ class LLVMCodegen:
                     frame.vars[p.buffer.data] = arg
             elif p.var.dtype.is_bool:
                 frame.vars[p.var] = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
+            elif _is_float16(p.var.dtype):
+                frame.vars[p.var] = b.bitcast(arg, scalar_type(p.var.dtype))
             else:
                 frame.vars[p.var] = arg
         for v, arg in zip(sig.size_vars, args[len(sig.params):]):
@@ -149,6 +166,20 @@ class LLVMCodegen:
 
     def _fail_by_return(self, frame: Frame, code: int) -> None:
         frame.builder.ret(ir.Constant(I32, code))
+
+    def fail(self, code: int) -> None:
+        """Leave the function with status ``code``, freeing the heap
+        scratch buffers in scope first."""
+        self.free_live()
+        self.frame.on_fail(self.frame, code)
+
+    def free_live(self) -> None:
+        """Free every heap scratch buffer in scope (before an early return)."""
+        if not self.frame.heap:
+            return
+        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        for ptr in reversed(self.frame.heap):
+            self.b.call(free, [ptr])
 
     def fresh(self, base: str) -> str:
         """A new basic-block or global name (LLVM needs them unique)."""
@@ -270,7 +301,7 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("assert_fail"))
         self.b.cbranch(cond, ok, bad)
         self.b.position_at_end(bad)
-        self.frame.on_fail(self.frame, code)
+        self.fail(code)
         self.b.position_at_end(ok)
         self.stmt(s.body)
 
@@ -363,11 +394,13 @@ class LLVMCodegen:
         bad = fn.append_basic_block(self.fresh("alloc_fail"))
         b.cbranch(b.icmp_unsigned("!=", ptr, ir.Constant(PTR, None)), ok, bad)
         b.position_at_end(bad)
-        self.frame.on_fail(self.frame, STATUS_OUT_OF_MEMORY)
+        self.fail(STATUS_OUT_OF_MEMORY)
         b.position_at_end(ok)
         self.frame.vars[s.buffer_var] = ptr
         self.frame.noalias.add(id(ptr))
+        self.frame.heap.append(ptr)
         self.stmt(s.body)
+        self.frame.heap.pop()
         if not self.b.block.is_terminated:
             self.b.call(free, [ptr])
 
@@ -546,7 +579,16 @@ class LLVMCodegen:
             return b.icmp_unsigned("!=", v, _const(v.type, 0))
         if dst.is_float:
             if src.is_float:
-                return b.fpext(v, t) if dst.bits > src.bits else (b.fptrunc(v, t) if dst.bits < src.bits else v)
+                if dst.bits == src.bits:  # float16 <-> bfloat16: exact through float
+                    v = b.fpext(v, _with_lanes(ir.FloatType(), dst))
+                    return b.fptrunc(v, t)
+                return b.fpext(v, t) if dst.bits > src.bits else b.fptrunc(v, t)
+            if dst.bits == 16:
+                # through double, rounding once (as the interpreter and
+                # ml_dtypes do); LLVM would round to float first
+                wide = _with_lanes(ir.DoubleType(), dst)
+                v = b.sitofp(v, wide) if src.is_int else b.uitofp(v, wide)
+                return b.fptrunc(v, t)
             if src.is_int:
                 return b.sitofp(v, t)
             return b.uitofp(v, t)

@@ -95,6 +95,7 @@ class CPUCodegen(LLVMCodegen):
         bad = outer.fn.append_basic_block(self.fresh("parallel_fail"))
         b.cbranch(b.icmp_signed("==", code, zero), ok, bad)
         b.position_at_end(bad)
+        self.free_live()
         b.ret(code)  # the outermost parallel loop is always in the exported function
         b.position_at_end(ok)
 

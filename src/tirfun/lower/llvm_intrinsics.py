@@ -19,6 +19,10 @@ import math
 from llvmlite import ir
 
 from ..errors import BuildError
+from .llvm_types import BFloatType
+
+#: float types narrower than double, whose results are computed in double
+_NARROW = (ir.FloatType, ir.HalfType, BFloatType)
 
 # tir name -> LLVM intrinsic (overloaded on the float type)
 LLVM_UNARY = {
@@ -53,6 +57,8 @@ def _suffix(t: ir.Type) -> str:
         return "f64"
     if isinstance(t, ir.HalfType):
         return "f16"
+    if isinstance(t, BFloatType):
+        return "bf16"
     if isinstance(t, ir.IntType):
         return f"i{t.width}"
     raise BuildError(f"no intrinsic suffix for {t}")
@@ -91,12 +97,29 @@ def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
 def _libm(b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
     def scalar(parts):
         t = parts[0].type
-        if isinstance(t, ir.HalfType):
+        if name == "nextafter" and isinstance(t, (ir.HalfType, BFloatType)):
+            return _nextafter16(b, *parts)
+        if isinstance(t, (ir.HalfType, BFloatType)):
             wide = [b.fpext(p, ir.FloatType()) for p in parts]
             r = _libm_scalar(b, name, wide)
             return b.fptrunc(r, t)
         return _libm_scalar(b, name, parts)
     return _per_lane(b, args, scalar)
+
+
+def _nextafter16(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """nextafter on a 16-bit float, on its bits (the C library has none,
+    and one in float would round back to ``x``)."""
+    i16 = ir.IntType(16)
+    xi, yi = b.bitcast(x, i16), b.bitcast(y, i16)
+    # away from zero when moving up from a positive or down from a negative
+    up = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, ir.Constant(x.type, 0.0)))
+    step = b.add(xi, b.select(up, ir.Constant(i16, 1), ir.Constant(i16, -1)))
+    tiny = b.or_(b.and_(yi, ir.Constant(i16, 0x8000)), ir.Constant(i16, 1))
+    out = b.select(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), tiny, step)
+    out = b.bitcast(out, x.type)
+    out = b.select(b.fcmp_ordered("==", x, y), y, out)
+    return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), out)
 
 
 def _libm_scalar(b, name, parts):
@@ -121,10 +144,9 @@ def _widen(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 
 def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
     """The value of ``tir.<name>(*args)``."""
-    if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type),
-                                                            (ir.FloatType, ir.HalfType)):
+    if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type), _NARROW):
         narrow = args[0].type
-        wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), (ir.FloatType, ir.HalfType))
+        wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), _NARROW)
                                else a for a in args], ret_type)
         return b.fptrunc(wide, narrow)
     return _emit(b, name, args, ret_type)

@@ -10,9 +10,37 @@ from llvmlite import ir
 from ..errors import BuildError
 from ..nodes import DataType
 
+class BFloatType(ir.Type):
+    """LLVM's ``bfloat``, which llvmlite.ir does not spell: 16 bits, the
+    exponent range of float, 8 bits of precision."""
+
+    null = "0xR0000"
+    intrinsic_name = "bf16"
+
+    def __str__(self):
+        return "bfloat"
+
+    def __eq__(self, other):
+        return isinstance(other, BFloatType)
+
+    def __hash__(self):
+        return hash(BFloatType)
+
+    def format_constant(self, value) -> str:
+        """A constant as LLVM writes bfloat ones: ``0xR`` and its 16 bits
+        (``value`` rounded to bfloat16 as ml_dtypes rounds it)."""
+        from ..numpy_dtypes import bfloat16
+
+        bits = int(bfloat16().type(float(value)).view("uint16"))
+        return f"0xR{bits:04X}"
+
+
+HALF = ir.HalfType()
+BFLOAT = BFloatType()
 PTR = ir.PointerType()
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
+I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 VOID = ir.VoidType()
@@ -26,7 +54,9 @@ def scalar_type(dt: DataType) -> ir.Type:
     if dt.is_integer:
         return ir.IntType(dt.bits)
     if dt.code == "float":
-        return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
+        return {16: HALF, 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
+    if dt.code == "bfloat":
+        return BFLOAT
     if dt.is_handle:
         return PTR
     raise BuildError(f"the LLVM build does not support the data type {dt}")
@@ -51,5 +81,6 @@ def element_bytes(dt: DataType) -> int:
     return 1 if dt.is_bool else dt.bits // 8
 
 
-__all__ = ["PTR", "I1", "I8", "I32", "I64", "VOID", "scalar_type", "value_type", "memory_type",
+__all__ = ["BFloatType", "HALF", "BFLOAT", "PTR", "I1", "I8", "I16", "I32", "I64", "VOID",
+           "scalar_type", "value_type", "memory_type",
            "element_bytes"]

@@ -21,6 +21,7 @@ import numbers
 
 from ..errors import ArgumentError
 from ..lower.signature import Signature, dtype_fits, eval_int
+from ..numpy_dtypes import numpy_dtype
 from ..nodes import IntImm, Var
 from .ndarray import NDArray
 
@@ -37,12 +38,10 @@ class ArgChecker:
 
     def __init__(self, sig: Signature):
         self.sig = sig
-        np = _np()
         self._np_dtypes = []
         for p in sig.params:
             if p.buffer is not None:
-                name = p.buffer.dtype.numpy_name
-                self._np_dtypes.append(None if name is None else np.dtype(name))
+                self._np_dtypes.append(numpy_dtype(p.buffer.dtype))
             else:
                 self._np_dtypes.append(None)
         self._names = ", ".join(p.name for p in sig.params)
@@ -93,8 +92,14 @@ class ArgChecker:
                 raise ArgumentError(f"{where}: {value} does not fit in {dt}")
             return value
         if dt.is_float:
+            if type(arg).__name__ == "bfloat16":  # ml_dtypes' scalar is no numbers.Real
+                arg = arg.item()
             if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
                 raise ArgumentError(f"{where}: expected a number ({dt}), got {type(arg).__name__} {arg!r}")
+            if dt.bits == 16:  # passed as the bits of the nearest float16/bfloat16
+                np = _np()
+                with np.errstate(over="ignore"):
+                    return int(np.array(float(arg), numpy_dtype(dt)).view(np.uint16))
             return float(arg)
         raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
 

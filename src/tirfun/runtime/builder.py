@@ -27,10 +27,8 @@ _cache_lock = threading.Lock()
 
 
 def _hash(mod: IRModule) -> int:
-    try:
-        from ..analysis.equality import structural_hash
-    except ImportError:  # before the equality module exists: exact hashing
-        return hash(mod)
+    from ..analysis.equality import structural_hash
+
     return structural_hash(mod)
 
 
@@ -72,10 +70,8 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
 
 
 def _verify(mod: IRModule) -> None:
-    try:
-        from ..analysis.verify import verify
-    except ImportError:  # the verifier is optional at this layer
-        return
+    from ..analysis.verify import verify
+
     verify(mod)
 
 

@@ -111,9 +111,19 @@ def data_layout(target: Target) -> str:
 
 def jit(mod, target: Target):
     """An MCJIT engine holding the compiled module (keep it alive while
-    its functions may be called)."""
+    its functions may be called). Raises BuildError, before any code is
+    loaded, if the code calls a function nothing defines."""
+    from .linking import check_linkable, install_libcalls
+
     binding = llvm()
-    engine = binding.create_mcjit_compiler(mod, new_target_machine(target))
+    install_libcalls(binding, new_target_machine(Target.of("llvm")))
+    tm = new_target_machine(target)
+    # compile once here to read the object's undefined symbols; the engine
+    # then loads this object instead of compiling the module again
+    obj = tm.emit_object(mod)
+    check_linkable(binding, mod, obj)
+    engine = binding.create_mcjit_compiler(mod, tm)
+    engine.set_object_cache(getbuffer_func=lambda _module: obj)
     engine.finalize_object()
     return engine
 

@@ -38,6 +38,8 @@ def ctype_of(dtype) -> type:
         return ctypes.c_float
     if dtype.code == "float" and dtype.bits == 64:
         return ctypes.c_double
+    if dtype.is_float and dtype.bits == 16:
+        return ctypes.c_uint16  # float16 and bfloat16 travel as their bits
     from ..errors import BuildError
 
     raise BuildError(f"scalar parameters of dtype {dtype} cannot be passed from Python")

@@ -10,6 +10,7 @@ built functions also accept plain numpy arrays without copying them.
 from __future__ import annotations
 
 from ..errors import ArgumentError, TirfunError
+from ..numpy_dtypes import bfloat16
 from .device import Device, cpu
 
 ALIGNMENT = 64
@@ -21,11 +22,18 @@ def _np():
     return np
 
 
+def _dtype(dtype):
+    """numpy's dtype for ``dtype``; ``"bfloat16"`` is ml_dtypes' bfloat16."""
+    if dtype is not None and str(dtype) == "bfloat16":
+        return bfloat16()
+    return _np().dtype(dtype)
+
+
 def aligned_empty(shape, dtype, alignment: int = ALIGNMENT):
     """An uninitialised C-contiguous numpy array whose data pointer is a
     multiple of ``alignment``."""
     np = _np()
-    dtype = np.dtype(dtype)
+    dtype = _dtype(dtype)
     shape = tuple(int(d) for d in shape)
     count = 1
     for d in shape:
@@ -114,7 +122,7 @@ def array(source, device: Device | None = None, dtype=None) -> NDArray:
     if isinstance(source, NDArray):
         source = source.numpy()
     try:
-        src = np.asarray(source, dtype=dtype)
+        src = np.asarray(source, dtype=None if dtype is None else _dtype(dtype))
     except (TypeError, ValueError) as err:
         raise ArgumentError(f"cannot make an array from {type(source).__name__}: {err}") from None
     if src.dtype == object:
@@ -132,7 +140,7 @@ def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
         shape = (shape,)
     try:
         shape = tuple(int(d) for d in shape)
-        dt = np.dtype(str(dtype))
+        dt = _dtype(str(dtype))
     except (TypeError, ValueError) as err:
         raise ArgumentError(f"empty: bad shape {shape!r} or dtype {dtype!r}: {err}") from None
     if any(d < 0 for d in shape):

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ..errors import NodeError
 from ..nodes import Broadcast, Buffer, IntImm, PrimExpr, StringImm
 from ..nodes.dtype import DataType, dtype_of
 from .parser_values import DTypeCtor, SlicedAccess, describe
@@ -137,7 +138,7 @@ def to_dtype(ip, value, node) -> DataType:
     if isinstance(value, str):
         try:
             return DataType(value)
-        except Exception as err:
+        except NodeError as err:
             raise ip.fail(node, str(err)) from None
     raise ip.fail(node, f"expected a data type such as \"float32\", got {describe(value)}")
 
@@ -160,7 +161,7 @@ def to_int_expr(ip, value, node, what: str, dtype: DataType | None = None) -> Pr
         dt = dtype or dtype_of(value)
         try:
             return IntImm(dt, value)
-        except Exception as err:
+        except NodeError as err:
             raise ip.fail(node, str(err)) from None
     expr = ip.as_expr(value, node)
     if not expr.dtype.is_integer or expr.dtype.lanes != 1:

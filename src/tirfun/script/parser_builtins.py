@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..errors import NodeError
 from ..nodes.dtype import DataType
 from . import parser_decls, parser_loops, parser_lowered, parser_ops
 from .parser_args import Signature, sig
@@ -86,7 +87,7 @@ def _is_dtype_name(attr: str) -> bool:
         return False
     try:
         DataType(attr)
-    except Exception:
+    except NodeError:
         return False
     return True
 

@@ -119,10 +119,8 @@ def _check(result, check_well_formed: bool) -> None:
     """TVM checks parsed functions for well-formedness by default."""
     if not check_well_formed:
         return
-    try:
-        from ..analysis.verify import verify
-    except ImportError:  # the verifier is optional while the package is assembled
-        return
+    from ..analysis.verify import verify
+
     verify(result)
 
 

@@ -19,6 +19,7 @@ import sys
 import types
 from typing import Any
 
+from ..errors import NodeError
 from ..nodes import Buffer, IRModule, PrimExpr, PrimFunc
 from ..nodes.dtype import DataType
 from .parser_values import Builtin, DTypeCtor, Namespace, article
@@ -127,13 +128,13 @@ def admit(value: Any, depth: int = 0) -> Any:
         if isinstance(name, str) and not hasattr(value, "shape"):
             try:
                 return DataType(name)  # a numpy dtype
-            except Exception:
+            except NodeError:
                 pass
         raise Refused(f"a numpy {type(value).__name__}")
     if isinstance(value, type) and getattr(value, "__module__", "").startswith("numpy"):
         try:
             return DataType(value.__name__)  # np.float32 used as a dtype
-        except Exception:
+        except NodeError:
             raise Refused(f"the numpy type {value.__name__}") from None
     if callable(value) or value is tir_module.axis:
         resolved = tir_module.script_name_of(value)

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import ArgumentError, TirfunError
 from ..nodes import IntImm, PrimFunc, Var
 from ..nodes.dtype import DataType
+from ..numpy_dtypes import numpy_dtype, round_bfloat16
 
 #: Units in the last place (of the call's own dtype) by which the compiled
 #: result of a math intrinsic may differ from the interpreter's. Every
@@ -99,7 +100,7 @@ def choose_sizes(func: PrimFunc, rng: np.random.Generator, max_size: int = _MAX_
 
 def random_array(dtype: DataType, shape: tuple, rng: np.random.Generator) -> np.ndarray:
     """Random contents: floats in [-1, 1], small integers, random bools
-    (bfloat16 as its bit patterns in uint16)."""
+    (bfloat16 as ml_dtypes' bfloat16 arrays)."""
     dtype = DataType(dtype)
     if dtype.is_bool:
         return rng.integers(0, 2, size=shape).astype(bool)
@@ -108,16 +109,7 @@ def random_array(dtype: DataType, shape: tuple, rng: np.random.Generator) -> np.
     if dtype.is_uint:
         return rng.integers(0, 9, size=shape).astype(str(dtype))
     values = rng.uniform(-1.0, 1.0, size=shape)
-    if dtype == "bfloat16":
-        return bfloat16_bits(values)
-    return values.astype(str(dtype))
-
-
-def bfloat16_bits(values: np.ndarray) -> np.ndarray:
-    """The bfloat16 bit patterns nearest to ``values`` (ties to even)."""
-    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    return rounded.astype(np.uint16)
+    return values.astype(numpy_dtype(dtype))
 
 
 def _scalar(var: Var, rng: np.random.Generator, sizes: Mapping[str, int]):
@@ -198,8 +190,7 @@ def ulps_for(func_or_mod) -> int:
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
-    """The raw bits of a float array as unsigned integers of its width
-    (bfloat16 held as uint16 bit patterns stays as it is)."""
+    """The raw bits of a float array as unsigned integers of its width."""
     return a.view(f"uint{a.dtype.itemsize * 8}")
 
 
@@ -250,9 +241,7 @@ def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: D
 
 
 def _as_float(a: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Float values of an array (bfloat16 bit patterns widened to float32)."""
-    if dtype == "bfloat16" and a.dtype.kind in "ui":
-        return (a.astype(np.uint32) << 16).view(np.float32)
+    """Float values of an array numpy computes with (bfloat16 widened to float32)."""
     return a.astype(np.float32) if dtype == "bfloat16" else a
 
 
@@ -301,8 +290,6 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
     from hypothesis import strategies as st
     from hypothesis.extra import numpy as hnp
 
-    from ..interp.semantics import numpy_dtype
-
     func = _function(func_or_mod)
     free = _free_in_shapes(func)
 
@@ -314,7 +301,7 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
         if dtype.is_uint:
             return st.integers(0, 8)
         if dtype == "bfloat16":
-            return st.floats(-1.0, 1.0, width=32).map(lambda x: int(bfloat16_bits(np.array([x]))[0]))
+            return st.floats(-1.0, 1.0, width=32).map(round_bfloat16)
         width = {"float16": 16, "float32": 32}.get(str(dtype), 64)
         return st.floats(-1.0, 1.0, width=width)
 
@@ -327,8 +314,11 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
         for p in func.params:
             buf = func.buffer_map.get(p)
             if buf is not None:
-                args.append(draw(hnp.arrays(numpy_dtype(buf.dtype), shapes[k],
-                                            elements=elements(buf.dtype))))
+                # bfloat16 arrays are drawn as float32 holding bfloat16 values
+                # (hypothesis knows no ml_dtypes dtype), then converted exactly
+                held = np.dtype("float32") if buf.dtype == "bfloat16" else numpy_dtype(buf.dtype)
+                drawn = draw(hnp.arrays(held, shapes[k], elements=elements(buf.dtype)))
+                args.append(drawn.astype(numpy_dtype(buf.dtype)))
                 k += 1
             elif p.name in sizes:
                 args.append(sizes[p.name])
@@ -347,5 +337,5 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
 
 
 __all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for",
-           "random_array", "compare_arrays", "choose_sizes", "bfloat16_bits", "INTRINSIC_ULPS",
+           "random_array", "compare_arrays", "choose_sizes", "INTRINSIC_ULPS",
            "ulps_for"]

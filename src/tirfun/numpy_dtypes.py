@@ -1,0 +1,50 @@
+"""The numpy dtype that holds elements of each TIR data type.
+
+This is the one place that decides how arrays of each element type look
+to a user: ``bfloat16`` arrays are numpy arrays of ml_dtypes'
+``bfloat16`` dtype (the convention of JAX, TensorFlow and PyTorch's numpy
+bridges), everywhere: the interpreter's arguments, ``tirfun.nd.array``,
+the checks of a compiled function's arguments, ``NDArray.numpy()`` and the
+generators in :mod:`tirfun.testing`. Values round to bfloat16 exactly as
+ml_dtypes rounds them: to nearest, ties to even, from the exact value.
+
+numpy and ml_dtypes are imported on first use, so ``import tirfun`` stays
+light.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.cache
+def bfloat16():
+    """ml_dtypes' ``bfloat16`` as a numpy dtype (importing ml_dtypes also
+    registers the name, so ``numpy.dtype("bfloat16")`` works after it)."""
+    import ml_dtypes
+    import numpy as np
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype of one lane of ``dtype`` (a DataType or its text),
+    or None where numpy has none (handles, void)."""
+    import numpy as np
+
+    from .nodes.dtype import DataType
+
+    dt = DataType(dtype).element_of
+    if dt.code == "bfloat":
+        return bfloat16()
+    name = dt.numpy_name
+    return None if name is None else np.dtype(name)
+
+
+def round_bfloat16(x: float) -> float:
+    """``x`` rounded to the nearest bfloat16 (ties to even; overflow gives
+    an infinity), as a Python float."""
+    return float(bfloat16().type(x))
+
+
+__all__ = ["bfloat16", "numpy_dtype", "round_bfloat16"]
