@@ -83,7 +83,7 @@ def bind_arguments(compiled, args: tuple, kwargs: dict) -> Bound:
             _check_buffer_argument(spec.buffer, array, values)
             dtype = str(spec.buffer.dtype)
         else:
-            if array.dtype.name not in MEMORYVIEW_FORMATS and array.dtype.name not in ("float16", "bfloat16"):
+            if array.dtype.name not in (*MEMORYVIEW_FORMATS, "float16", "bfloat16"):
                 raise ArgumentError(f"the argument for parameter {label} has the unsupported "
                                     f"element type {array.dtype}")
             dtype = array.dtype.name
@@ -194,8 +194,11 @@ def _storage(array: np.ndarray, dtype: str):
     """(storage, whether it is a copy that must be written back)."""
     dt = DataType(dtype)
     if dt.element_of in ("float16", "bfloat16"):
-        # held as Python floats (exact: both widen to double without rounding)
-        return ListStorage(array.astype(np.float64).reshape(-1).tolist(), str(dt.element_of)), True
+        # held as Python floats (exact: both widen to double without rounding;
+        # ml_dtypes warns about NaNs it widens, which are fine here)
+        with np.errstate(invalid="ignore"):
+            wide = array.astype(np.float64)
+        return ListStorage(wide.reshape(-1).tolist(), str(dt.element_of)), True
     if array.flags.c_contiguous:
         return memoryview_of(array), False
     copy = np.ascontiguousarray(array)

@@ -818,6 +818,14 @@ class Compiler:
                 return Value(f"({ca} * {cb})", dt, exact64)
             if cls is Div:
                 return Value(f"h_fdiv({ca}, {cb})", dt, exact64)
+            if cls in (FloorDiv, FloorMod) and not exact64:
+                # floor(a / b) and a - floor(a / b) * b with every step
+                # rounded to the dtype, as TIR lowers them (and LLVM runs them)
+                r = rounder_name(dt)
+                q = f"h_floor({r}(h_fdiv({ca}, {cb})))"
+                if cls is FloorDiv:
+                    return Value(q, dt, True)
+                return Value(f"({ca} - {r}({q} * {cb}))", dt, False)
             if cls is FloorDiv:
                 return Value(f"h_ffloordiv({ca}, {cb})", dt, exact64)
             if cls is FloorMod:

@@ -32,8 +32,8 @@ def _ieee(fast, slow):
 
 def _finite_only(fn):
     """Rounding functions return their argument unchanged when it is not
-    finite, and a zero result keeps the sign of the argument, as C's do
-    (``ceil(-0.5)`` is ``-0.0``; Python's integer result has no sign)."""
+    finite, and a result with the argument's sign (``floor(-0.0)`` and
+    ``ceil(-0.5)`` are ``-0.0``, as in IEEE 754; Python's give ints)."""
     def f(x):
         if x != x or x in (INF, -INF):
             return x
@@ -117,16 +117,24 @@ FLOAT_PREDICATES = {
 
 
 def nextafter_f32(x: float, y: float) -> float:
-    """The float32 next to ``x`` in the direction of ``y``."""
+    """The float32 next to ``x`` in the direction of ``y`` (``y`` when they
+    are equal, as C's nextafter: ``nextafter(0.0, -0.0)`` is ``-0.0``)."""
+    if x == y:
+        return y
     return float(np.nextafter(np.float32(x), np.float32(y)))
 
 
 def nextafter_f16(x: float, y: float) -> float:
+    """The float16 next to ``x`` in the direction of ``y`` (``y`` if equal)."""
+    if x == y:
+        return y
     return float(np.nextafter(np.float16(x), np.float16(y)))
 
 
 def nextafter_bf16(x: float, y: float) -> float:
-    """The bfloat16 next to ``x`` in the direction of ``y``."""
+    """The bfloat16 next to ``x`` in the direction of ``y`` (``y`` if equal)."""
+    if x == y:
+        return y
     t = bfloat16().type
     return float(np.nextafter(t(x), t(y)))
 

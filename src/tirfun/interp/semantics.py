@@ -165,7 +165,7 @@ def ffloordiv(a: float, b: float) -> float:
     q = fdiv(a, b)
     if q != q or q in (INF, -INF):
         return q
-    return float(math.floor(q))
+    return math.copysign(float(math.floor(q)), q)  # floor(-0.0) is -0.0
 
 
 def ffloormod(a: float, b: float) -> float:

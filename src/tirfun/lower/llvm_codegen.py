@@ -28,7 +28,7 @@ from ..nodes import (
     FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
-from . import llvm_intrinsics
+from . import llvm_intrinsics, llvm_libcalls
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
@@ -365,7 +365,7 @@ class LLVMCodegen:
     def allocate(self, s: Allocate) -> None:
         """Scratch memory for ``s.body``: a stack slot when small and of
         constant size, else ``malloc``/``free`` (a failed malloc returns the
-        out-of-memory status)."""
+        out-of-memory status; every early return frees what is in scope)."""
         mem = memory_type(s.dtype)
         elem = element_bytes(s.dtype)
         count = 1
@@ -585,10 +585,12 @@ class LLVMCodegen:
                 return b.fpext(v, t) if dst.bits > src.bits else b.fptrunc(v, t)
             if dst.bits == 16:
                 # through double, rounding once (as the interpreter and
-                # ml_dtypes do); LLVM would round to float first
+                # ml_dtypes do), with the rounding spelt out: LLVM folds
+                # fptrunc(sitofp i32 to double) into a sitofp that its
+                # backend rounds to float first
                 wide = _with_lanes(ir.DoubleType(), dst)
                 v = b.sitofp(v, wide) if src.is_int else b.uitofp(v, wide)
-                return b.fptrunc(v, t)
+                return self._narrow16(v, dst)
             if src.is_int:
                 return b.sitofp(v, t)
             return b.uitofp(v, t)
@@ -601,6 +603,20 @@ class LLVMCodegen:
         if db > sb:
             return b.sext(v, t) if src.is_int else b.zext(v, t)
         return v
+
+    def _narrow16(self, v: ir.Value, dst: DataType) -> ir.Value:
+        """The double ``v`` rounded to float16/bfloat16, lane by lane."""
+        fmt = llvm_libcalls.BFLOAT_FORMAT if dst.code == "bfloat" else llvm_libcalls.HALF_FORMAT
+        b = self.b
+        one = scalar_type(dst)
+        if dst.lanes == 1:
+            return b.bitcast(llvm_libcalls.narrow_bits(b, v, fmt), one)
+        out = ir.Constant(value_type(dst), ir.Undefined)
+        for lane in range(dst.lanes):
+            k = ir.Constant(I32, lane)
+            x = b.bitcast(llvm_libcalls.narrow_bits(b, b.extract_element(v, k), fmt), one)
+            out = b.insert_element(out, x, k)
+        return out
 
     def _expr_Ramp(self, e: Ramp) -> ir.Value:
         base = self.expr(e.base)

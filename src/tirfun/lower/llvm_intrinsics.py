@@ -109,17 +109,20 @@ def _libm(b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
 
 def _nextafter16(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     """nextafter on a 16-bit float, on its bits (the C library has none,
-    and one in float would round back to ``x``)."""
+    and one in float would round back to ``x``). Selects stay on integers:
+    LLVM 22 fails to select a ``select`` of bfloat values here."""
     i16 = ir.IntType(16)
     xi, yi = b.bitcast(x, i16), b.bitcast(y, i16)
+    zero = ir.Constant(x.type, 0.0)
     # away from zero when moving up from a positive or down from a negative
-    up = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, ir.Constant(x.type, 0.0)))
-    step = b.add(xi, b.select(up, ir.Constant(i16, 1), ir.Constant(i16, -1)))
+    up = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, zero))
+    out = b.add(xi, b.select(up, ir.Constant(i16, 1), ir.Constant(i16, -1)))
     tiny = b.or_(b.and_(yi, ir.Constant(i16, 0x8000)), ir.Constant(i16, 1))
-    out = b.select(b.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), tiny, step)
-    out = b.bitcast(out, x.type)
-    out = b.select(b.fcmp_ordered("==", x, y), y, out)
-    return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), out)
+    out = b.select(b.fcmp_ordered("==", x, zero), tiny, out)
+    out = b.select(b.fcmp_ordered("==", x, y), yi, out)
+    nan = b.select(b.fcmp_unordered("uno", x, x), xi, yi)
+    out = b.select(b.fcmp_unordered("uno", x, y), nan, out)
+    return b.bitcast(out, x.type)
 
 
 def _libm_scalar(b, name, parts):
@@ -177,6 +180,14 @@ def _emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -
             e = b.trunc(e, ti)
         elif _elem(e.type).width < 32:
             e = b.sext(e, ti)
+        if isinstance(_elem(x.type), ir.HalfType):
+            # LLVM 22 miscompiles ldexp on half vectors (x86); in float the
+            # scaled value is exact and rounds to half once
+            wide = ir.FloatType()
+            if isinstance(x.type, ir.VectorType):
+                wide = ir.VectorType(wide, x.type.count)
+            fn = declare(b.module, f"llvm.ldexp.{_suffix(wide)}.{_suffix(ti)}", wide, [wide, ti])
+            return b.fptrunc(b.call(fn, [b.fpext(x, wide), e]), x.type)
         fn = declare(b.module, f"llvm.ldexp.{_suffix(x.type)}.{_suffix(ti)}", x.type, [x.type, ti])
         return b.call(fn, [x, e])
     if name == "isnan":

@@ -69,8 +69,8 @@ def narrow_bits(b: ir.IRBuilder, x: ir.Value, fmt: tuple[int, int]) -> ir.Value:
     q = b.lshr(sig, s)
     rem = b.and_(sig, b.sub(b.shl(_c(I64, 1), s), _c(I64, 1)))
     half = b.shl(_c(I64, 1), b.sub(s, _c(I64, 1)))
-    up = b.or_(b.icmp_unsigned(">", rem, half),
-               b.and_(b.icmp_unsigned("==", rem, half), b.trunc(b.and_(q, _c(I64, 1)), ir.IntType(1))))
+    q_odd = b.trunc(b.and_(q, _c(I64, 1)), ir.IntType(1))
+    up = b.or_(b.icmp_unsigned(">", rem, half), b.and_(b.icmp_unsigned("==", rem, half), q_odd))
     sub = b.add(q, b.zext(up, I64))
     in_normal = b.icmp_unsigned(">=", exp, _c(I64, 1024 - bias))
     finite = b.select(in_normal, normal, sub)

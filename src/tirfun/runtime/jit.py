@@ -78,8 +78,22 @@ def new_target_machine(target: Target):
         tgt = binding.Target.from_triple(target.triple)
     except RuntimeError as err:
         raise BuildError(f"LLVM does not know the triple {target.triple!r}: {err}") from None
-    return tgt.create_target_machine(cpu=target.cpu, features=target.features, opt=3,
-                                     reloc="default", codemodel="jitdefault")
+    return tgt.create_target_machine(cpu=target.cpu, features=_exact_bfloat16(target),
+                                     opt=3, reloc="default", codemodel="jitdefault")
+
+
+#: x86 instructions that round float to bfloat16 but flush subnormal inputs
+#: and results to zero, unlike the interpreter (and ml_dtypes)
+_FLUSHING_BF16 = ("avx512bf16", "avxneconvert")
+
+
+def _exact_bfloat16(target: Target) -> str:
+    """``target``'s features without the bfloat16 conversions that flush
+    subnormals (LLVM then rounds with an exact helper)."""
+    if not target.triple.startswith(("x86_64", "i386", "i686")):
+        return target.features
+    off = ",".join(f"-{name}" for name in _FLUSHING_BF16)
+    return f"{target.features},{off}" if target.features else off
 
 
 def optimise(ir_text: str, target: Target):
