@@ -67,7 +67,7 @@ def value_key(value):
     """A comparable, hashable key of a plain field value.
 
     Distinguishes ``1``, ``True`` and ``1.0``, ``0.0`` and ``-0.0``, and
-    treats every NaN as the same value.
+    compares floats by their bits (a NaN equals a NaN of the same bits).
     """
     if value is None:
         return ("none",)
