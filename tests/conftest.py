@@ -39,8 +39,13 @@ settings.register_profile(
 )
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def profile_name(environ) -> str:
+    """The profile the environment asks for: ``HYPOTHESIS_PROFILE``, else
+    ``ci`` when ``CI`` says yes, else ``dev``."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    says_yes = (environ.get("CI") or "").strip().lower() in ("1", "true", "yes", "on")
+    return "ci" if says_yes else "dev"
 
 
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _truthy(os.environ.get("CI")) else "dev"))
+settings.load_profile(profile_name(os.environ))
