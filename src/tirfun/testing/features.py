@@ -21,7 +21,7 @@ node class, ``call:<op>`` for every intrinsic, ``dtype:<dtype>`` for every
 buffer element dtype, ``private`` for a function without a global symbol,
 ``if_only`` (an ``if`` without ``else``), ``bool_compare`` (``==`` or ``!=``
 between conditions), ``literal_pair`` (an operator between two literals),
-``special_value`` (an infinity, ``-0.0`` or a denormal as a literal),
+``special_value`` (an infinity, a NaN, ``-0.0`` or a denormal as a literal),
 ``shape_expr`` (a buffer extent such as ``n + 2``),
 ``symbol_in_body`` (a symbolic parameter used as a value inside a block),
 ``scope:<scope>`` for an allocated buffer outside global memory and
@@ -133,7 +133,8 @@ def _expr_features(node: PrimExpr, out: set) -> None:
             out.add("bool_compare")
     if isinstance(node, FloatImm):
         v = node.value
-        if math.isinf(v) or (v == 0 and math.copysign(1.0, v) < 0) or (v != 0 and abs(v) < 1e-38):
+        if (math.isinf(v) or math.isnan(v) or (v == 0 and math.copysign(1.0, v) < 0)
+                or (v != 0 and abs(v) < 1e-38)):
             out.add("special_value")
 
 

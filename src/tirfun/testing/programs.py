@@ -123,7 +123,7 @@ class ProgramOptions:
     Three options add things that are well-formed but not meant for
     computing (they are off by default): ``literal_pairs`` allows operators
     between two literals, such as ``T.Add(1, 2)``, which a parser must not
-    fold; ``special_values`` adds infinities, ``-0.0``, denormals and the
+    fold; ``special_values`` adds infinities, NaNs, ``-0.0``, denormals and the
     extremes of integer types as literals; ``buffer_fields`` gives some
     parameter buffers explicit strides, ``elem_offset``, alignment and offset
     factor.
