@@ -723,8 +723,13 @@ class _FuncBuilder:
             exact = size % factor == 0
         else:
             factor = ch.integer(2, 4)
-            outer_extent = FloorDiv(Add(self.size_expr(size), self.const(factor - 1)),
-                                    self.const(factor))
+            # ceil(size / factor); ``n + 1`` plus a constant folds to one sum,
+            # as the parser folds ``n + 1 + 1`` into ``n + 2``
+            if isinstance(size, _SymPlus):
+                rounded_up = self.size_expr(_SymPlus(size.var, size.offset + factor - 1))
+            else:
+                rounded_up = Add(self.size_expr(size), self.const(factor - 1))
+            outer_extent = FloorDiv(rounded_up, self.const(factor))
             exact = False
         outer = Var(self.fresh(axis.base + "_0"), self.idx)
         inner = Var(self.fresh(axis.base + "_1"), self.idx)
