@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test tour bench clean
+.PHONY: test soak tour bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,14 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest tests
+
+# randomized (not derandomized) property tests, SOAK_EXAMPLES per property:
+# at least twenty times the CI budget of 300; a failure prints its example
+# and the blob that reproduces it
+SOAK_EXAMPLES ?= 6000
+soak: $(STAMP)
+	HYPOTHESIS_PROFILE=soak SOAK_EXAMPLES=$(SOAK_EXAMPLES) $(PY) -m pytest tests/property \
+		--hypothesis-show-statistics -p no:cacheprovider
 
 tour: $(STAMP)
 	$(PY) -m tirfun tour

@@ -2,16 +2,22 @@
 
 CI sets ``CI=true`` and gets a fixed example budget with no deadline, so the
 suite takes the same work on every run; locally the default profile is
-quicker. ``HYPOTHESIS_PROFILE`` selects a profile explicitly.
+quicker. ``CI`` counts only when it says yes (``true``, ``1``, ``yes``,
+``on``): ``CI=false``, ``CI=0`` or an empty ``CI`` select the local profile.
+``HYPOTHESIS_PROFILE`` selects a profile explicitly; ``soak`` (what
+``make soak`` runs) draws fresh random examples, ``SOAK_EXAMPLES`` per
+property (6000, twenty times the CI budget, unless set).
 """
 
 import os
 
 from hypothesis import HealthCheck, settings
 
+CI_EXAMPLES = 300
+
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=CI_EXAMPLES,
     deadline=None,
     derandomize=True,
     print_blob=True,
@@ -23,4 +29,23 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+settings.register_profile(
+    "soak",
+    max_examples=int(os.environ.get("SOAK_EXAMPLES") or 20 * CI_EXAMPLES),
+    deadline=None,
+    derandomize=False,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def profile_name(environ) -> str:
+    """The profile the environment asks for: ``HYPOTHESIS_PROFILE``, else
+    ``ci`` when ``CI`` says yes, else ``dev``."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    says_yes = (environ.get("CI") or "").strip().lower() in ("1", "true", "yes", "on")
+    return "ci" if says_yes else "dev"
+
+
+settings.load_profile(profile_name(os.environ))

@@ -4,8 +4,9 @@ computes, and no argument that does not fit ever reaches it.
 Programs are random well-formed PrimFuncs (every loop kind, reductions,
 predicates, scratch buffers, symbolic sizes, every expression kind) after a
 random valid schedule of loop primitives (split, fuse, reorder, parallel,
-vectorize, unroll, ...). Integers must match exactly, floats within the
-tolerance of their type.
+vectorize, unroll, ...). Every buffer must match bit for bit, floats
+included, except where a math intrinsic of ``INTRINSIC_ULPS`` is called:
+then as many ulps as the widest of those needs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tirfun
 from tirfun import IRModule
 from tirfun.errors import ArgumentError
 from tirfun.interp import run as interp_run
-from tirfun.testing.equivalence import compare_arrays, random_inputs
+from tirfun.testing.equivalence import compare_arrays, random_inputs, ulps_for
 from tirfun.testing.programs import prim_funcs
 from tirfun.testing.schedules import loop_schedules
 
@@ -57,10 +58,11 @@ def test_compiled_code_agrees_with_the_interpreter(mod, threads, seed):
     actual = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     interp_run(func, *expected)
     rt(*actual)
+    ulps = ulps_for(func)
     for p, x, y in zip(func.params, expected, actual):
         if isinstance(x, np.ndarray):
             buf = func.buffer_map[p]
-            problem = compare_arrays(buf.name, x, y, buf.dtype)
+            problem = compare_arrays(buf.name, x, y, buf.dtype, ulps)
             assert problem is None, problem
 
 
@@ -96,4 +98,4 @@ def test_arrays_that_do_not_fit_are_refused_before_native_code(mod, data):
     for p, x, y in zip(func.params, expected, wrong):
         if isinstance(x, np.ndarray):
             buf = func.buffer_map[p]
-            assert compare_arrays(buf.name, x, y, buf.dtype) is None
+            assert compare_arrays(buf.name, x, y, buf.dtype, ulps_for(func)) is None

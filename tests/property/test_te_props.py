@@ -12,6 +12,7 @@ axis, reductions folded over their own dimensions).
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from hypothesis import given
@@ -34,10 +35,33 @@ _BINARY = {
     GE: np.greater_equal, And: np.logical_and, Or: np.logical_or,
 }
 
+def _in_double(fn, special):
+    """A math function as tirfun defines it on floats: computed in double
+    precision by the C library (``math``) and rounded once to the argument's
+    dtype; numpy (``special``) only where ``math`` refuses an IEEE result
+    such as an infinity. numpy's own float32 routines round differently."""
+    def one(v):
+        try:
+            return fn(float(v))
+        except (OverflowError, ValueError):
+            with np.errstate(all="ignore"):
+                return float(special(np.float64(v)))
+
+    def apply(x):
+        x = np.asarray(x)
+        return np.vectorize(one, otypes=[np.float64])(x).astype(x.dtype)
+    return apply
+
+
+def _sigmoid(v: float) -> float:
+    return 1.0 / (1.0 + math.exp(-v))
+
+
 _CALLS = {
-    "tir.exp": np.exp, "tir.tanh": np.tanh, "tir.fabs": np.abs, "tir.abs": np.abs,
-    "tir.sqrt": np.sqrt, "tir.log": np.log,
-    "tir.sigmoid": lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype),
+    "tir.exp": _in_double(math.exp, np.exp), "tir.tanh": _in_double(math.tanh, np.tanh),
+    "tir.fabs": np.abs, "tir.abs": np.abs,
+    "tir.sqrt": np.sqrt, "tir.log": _in_double(math.log, np.log),
+    "tir.sigmoid": _in_double(_sigmoid, lambda x: 1 / (1 + np.exp(-x))),
 }
 
 

@@ -7,12 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tirfun
 from tirfun import te
 from tirfun.errors import InterpError
 from tirfun.interp import run
 from tirfun.nodes import Block, BlockRealize, Buffer, BufferStore, For, IterVar, PrimFunc, Range, Var
 from tirfun.testing.equivalence import (
-    NotEquivalentError, assert_equivalent, compare_arrays, inputs_for, random_inputs,
+    INTRINSIC_ULPS, NotEquivalentError, assert_equivalent, compare_arrays, inputs_for,
+    random_inputs, ulps_for,
 )
 
 
@@ -54,13 +56,40 @@ def test_a_missed_element_is_found():
         assert_equivalent(scale(2.0), split_scale(2.0, 2, 3))
 
 
-def test_reassociated_float_sums_are_within_tolerance():
+def test_reassociated_float_sums_are_not_equivalent():
+    # the comparison is exact: summing in another order rounds differently,
+    # and a rewrite that reorders a float reduction changes the result
     A = te.placeholder((16,), name="A")
     k = te.reduce_axis((0, 16), "k")
     forward = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="S")
     r = te.reduce_axis((0, 16), "r")
     backward = te.compute((1,), lambda i: te.sum(A[15 - r], axis=r), name="S")
-    assert_equivalent(te.create_prim_func([A, forward]), te.create_prim_func([A, backward]))
+    with pytest.raises(NotEquivalentError, match="buffer S differs at index"):
+        assert_equivalent(te.create_prim_func([A, forward]), te.create_prim_func([A, backward]))
+
+
+def test_floats_compare_by_bits_and_any_nans_agree():
+    nan_bits = np.array([0x7FC00000, 0xFFC00001], dtype="uint32").view("float32")
+    assert compare_arrays("X", nan_bits[:1], nan_bits[1:], "float32") is None
+    assert compare_arrays("X", np.array([0.0]), np.array([-0.0]), "float64") == \
+        "buffer X differs at index (0,): 0.0 against -0.0 (1 of 1 elements differ)"
+    one = np.float32(1.0)
+    next_up = np.nextafter(one, np.float32(2))
+    assert compare_arrays("X", np.array([one]), np.array([next_up]), "float32") is not None
+    assert compare_arrays("X", np.array([one]), np.array([next_up]), "float32", ulps=1) is None
+    # signed zeros are one ulp apart; infinities and NaNs get no slack
+    assert compare_arrays("X", np.array([0.0]), np.array([-0.0]), "float64", ulps=1) is None
+    assert compare_arrays("X", np.array([np.inf]), np.array([np.finfo("float64").max]),
+                          "float64", ulps=1) is not None
+    assert compare_arrays("X", np.array([1.0]), np.array([np.nan]), "float64", ulps=5) is not None
+
+
+def test_ulps_for_takes_the_widest_intrinsic_called():
+    A = te.placeholder((4,), name="A")
+    plain = te.compute((4,), lambda i: A[i] * 2.0, name="B")
+    assert ulps_for(te.create_prim_func([A, plain])) == 0
+    both = te.compute((4,), lambda i: te.exp(A[i]) + tirfun.tir.exp10(A[i]), name="B")
+    assert ulps_for(te.create_prim_func([A, both])) == INTRINSIC_ULPS["exp10"] > 0
 
 
 def test_symbolic_sizes_are_chosen():
@@ -93,7 +122,8 @@ def test_a_failing_second_function_is_not_equivalent():
         assert_equivalent(te.create_prim_func([A, B]), scale(2.0))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int16", "int32", "uint8",
+                                   "uint16", "uint64", "bool"])
 def test_random_inputs_are_small_and_typed(dtype):
     A = te.placeholder((50,), name="A", dtype=dtype)
     B = te.compute((50,), lambda i: A[i], name="B")
@@ -102,7 +132,12 @@ def test_random_inputs_are_small_and_typed(dtype):
     if dtype.startswith("float"):
         assert np.all(np.abs(a) <= 1) and len(np.unique(a)) > 10
     elif dtype != "bool":
-        assert np.all(np.abs(a.astype(np.int64)) <= 8) and len(np.unique(a)) > 3
+        small = np.abs(a.astype(np.int64)) <= 8
+        assert len(np.unique(a)) > 3
+        if np.dtype(dtype).itemsize <= 2:  # a quarter anywhere in the type's range
+            assert 0.5 < small.mean() < 1 and a.min() >= np.iinfo(dtype).min
+        else:
+            assert np.all(small)
     else:
         assert a.any() and not a.all()
 

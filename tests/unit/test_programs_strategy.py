@@ -35,7 +35,7 @@ from tirfun.testing._choices import (
 from tirfun.testing.features import program_features
 from tirfun.testing.mutations import KINDS, mutants, mutation_sites, mutations
 from tirfun.testing.programs import (
-    ProgramOptions, build_prim_func, prim_funcs, random_prim_func,
+    DEFAULT_DTYPES, ProgramOptions, build_prim_func, prim_funcs, random_prim_func,
 )
 from tirfun.testing.renaming import bound_names, random_renaming, rename_bound
 
@@ -361,10 +361,10 @@ REQUIRED = {
     "alloc_buffer", "symbolic", "index:int64", "loop_min", "loop_annotations",
     "block_annotations", "inner_loop", "range_region", "zero_dim", "let_stmt", "if_stmt",
     "seq_stmt", "binding:split", "binding:fuse", "binding:const", "private", "if_only",
-    "shape_expr", "symbol_in_body", "bool_compare",
+    "shape_expr", "symbol_in_body", "bool_compare", "binding:fuse_mixed", "noalias",
     *(f"loop:{k.value}" for k in ForKind),
     "thread:blockIdx.x", "thread:threadIdx.x", "thread:blockIdx.y", "thread:threadIdx.y",
-    *(f"dtype:{d}" for d in ("float32", "float64", "int32", "int64", "int8", "uint8", "bool")),
+    *(f"dtype:{d}" for d in DEFAULT_DTYPES),
     *(f"expr:{n}" for n in ("Var", "IntImm", "FloatImm", "Add", "Sub", "Mul", "Div", "Mod",
                             "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT",
                             "GE", "And", "Or", "Not", "Select", "Cast", "BufferLoad", "Call",
@@ -381,7 +381,9 @@ REQUIRED = {
 COMMON = {"blocks:2": 0.15, "blocks:3+": 0.15, "chain": 0.25, "reduction": 0.2, "where": 0.15,
           "alloc_buffer": 0.15, "symbolic": 0.1, "index:int64": 0.2, "loop:parallel": 0.1,
           "loop:vectorized": 0.05, "loop:unrolled": 0.1, "loop:thread_binding": 0.1,
-          "range_region": 0.05, "expr:Call": 0.3, "expr:Cast": 0.3}
+          "range_region": 0.05, "expr:Call": 0.3, "expr:Cast": 0.3, "noalias": 0.5,
+          "binding:fuse_mixed": 0.02,
+          **{f"dtype:{d}": 0.15 for d in DEFAULT_DTYPES if d != "bool"}}
 
 
 def test_every_feature_shows_up_over_fixed_seeds(programs):

@@ -53,6 +53,7 @@ from ..nodes import (
     LetStmt, Node, PrimFunc, SeqStmt, StringImm, Var,
 )
 from ..nodes.reducer import CommReducer
+from ..nodes.expr import float_bits
 
 # event kinds: what the consumer may do with an event
 PLAIN = 0   # a token, nothing more
@@ -71,7 +72,7 @@ def value_key(value):
     """A comparable, hashable key of a plain field value.
 
     Distinguishes ``1``, ``True`` and ``1.0``, ``0.0`` and ``-0.0``, and
-    treats every NaN as the same value.
+    compares floats by their bits (a NaN equals a NaN of the same bits).
     """
     if value is None:
         return ("none",)
@@ -80,7 +81,7 @@ def value_key(value):
     if isinstance(value, int):
         return ("int", int(value))
     if isinstance(value, float):
-        return ("float", float.hex(value))
+        return ("float", float_bits(value))
     if isinstance(value, str):
         return ("str", str.__str__(value))
     return ("obj", type(value).__qualname__, value)
@@ -226,7 +227,7 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
             elif cls is IntImm:
                 yield ("I", x.dtype, x.value), path, x, PLAIN
             elif cls is FloatImm:
-                yield ("R", x.dtype, float.hex(x.value)), path, x, PLAIN
+                yield ("R", x.dtype, float_bits(x.value)), path, x, PLAIN
             elif cls is StringImm:
                 yield ("S", x.value), path, x, PLAIN
             elif cls is Buffer:

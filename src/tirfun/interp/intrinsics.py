@@ -42,10 +42,14 @@ def _finite_only(fn):
 
 
 def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+    # TVM's definition, 1 / (1 + exp(-x)), which the compiled code computes
+    # too: the same formula rounds the same way. exp(-x) overflowing to
+    # infinity gives the limit 0.
+    try:
+        e = math.exp(-x)
+    except OverflowError:
+        return 0.0
+    return 1.0 / (1.0 + e)
 
 
 def _rsqrt(x: float) -> float:
@@ -56,10 +60,6 @@ def _exp10(x: float) -> float:
     return math.pow(10.0, x)
 
 
-def _exp2(x: float) -> float:
-    return math.pow(2.0, x)
-
-
 def _round_half_even(x: float) -> float:
     return float(round(x))
 
@@ -67,7 +67,7 @@ def _round_half_even(x: float) -> float:
 #: float -> float intrinsics, by TIR name (``tir.<name>``)
 FLOAT_UNARY = {
     "exp": _ieee(math.exp, np.exp),
-    "exp2": _ieee(_exp2, np.exp2),
+    "exp2": _ieee(math.exp2, np.exp2),  # the C library's exp2, as compiled code calls
     "exp10": _ieee(_exp10, lambda x: np.power(10.0, x)),
     "log": _ieee(math.log, np.log),
     "log2": _ieee(math.log2, np.log2),

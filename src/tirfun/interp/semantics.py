@@ -122,8 +122,8 @@ def const_float(value: float, dtype: DataType) -> str:
     rounder = ROUNDERS.get(str(dtype.element_of))
     if rounder is not None:
         value = rounder(value)
-    if math.isnan(value):
-        return "h_nan"
+    if math.isnan(value):  # the sign survives, as in the compiled constant
+        return "(-h_nan)" if math.copysign(1.0, value) < 0 else "h_nan"
     if math.isinf(value):
         return "h_inf" if value > 0 else "(-h_inf)"
     return repr(float(value))

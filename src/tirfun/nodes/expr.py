@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import struct
 from typing import TYPE_CHECKING, Any
 
 from attrs import field
@@ -243,12 +244,24 @@ class IntImm(PrimExpr):
         return self.value
 
 
+def float_bits(value: float) -> int:
+    """The IEEE-754 bits of a double: the key under which float constants
+    compare and hash, so ``0.0`` and ``-0.0`` are different constants (they
+    give different results: ``1 / (x * -0.0)``) and a NaN equals itself, with
+    its sign and payload."""
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
 @node
 class FloatImm(PrimExpr):
-    """A floating-point constant."""
+    """A floating-point constant.
+
+    Equality and hashing go by the bits of ``value`` (see :func:`float_bits`),
+    not by Python's float ``==``, under which ``0.0 == -0.0`` and a NaN
+    differs from itself: every cache keyed on nodes must tell them apart."""
 
     dtype: DataType = field(converter=DataType)
-    value: float = field(converter=float)
+    value: float = field(converter=float, eq=float_bits)
 
     def __attrs_post_init__(self):
         if not self.dtype.is_float or self.dtype.lanes != 1:

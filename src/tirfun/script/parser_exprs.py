@@ -326,7 +326,7 @@ class ExprEvaluator:
         if value is None:
             return NewVar(dtype)
         if isinstance(value, str):
-            if value not in ("inf", "-inf", "nan") or not dtype.is_float:
+            if value not in ("inf", "-inf", "nan", "-nan") or not dtype.is_float:
                 raise self.fail(args.node("expr"), f"{name}() takes a number, got the string {value!r}")
             value = float(value)
         if _is_number(value):

@@ -105,9 +105,11 @@ def str_literal(text: str) -> str:
 def float_literal(value: float) -> str:
     """A float the way TVM's printer writes it: integral values with one
     decimal (``1.0``), others with 17 significant digits, which read back
-    to the same double; infinities and NaN as quoted strings."""
+    to the same double; infinities and NaN as quoted strings. A NaN keeps
+    its sign (``"-nan"``); its payload has no spelling and reads back as the
+    quiet NaN of that sign."""
     if math.isnan(value):
-        return '"nan"'
+        return '"-nan"' if math.copysign(1.0, value) < 0 else '"nan"'
     if math.isinf(value):
         return '"inf"' if value > 0 else '"-inf"'
     if value.is_integer():

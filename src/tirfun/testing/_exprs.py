@@ -143,13 +143,14 @@ class ExprBuilder:
 
     def special_constant(self, dtype: DataType) -> PrimExpr:
         """Literals that printers and parsers get wrong: infinities, negative
-        zero, denormals, the extremes of a type."""
+        zero, NaNs of either sign, denormals, the extremes of a type."""
         if dtype.is_float:
-            tiny = {16: 6e-08, 32: 1e-45, 64: 5e-324}.get(dtype.bits, 1e-45)
-            huge = {16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}.get(
-                dtype.bits, 3.3895313892515355e38)
+            tiny = {"float16": 6e-08, "bfloat16": 9.2e-41, "float32": 1e-45,
+                    "float64": 5e-324}[str(dtype)]
+            huge = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+                    "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[str(dtype)]
             return FloatImm(dtype, self.ch.choice((float("inf"), float("-inf"), -0.0, tiny, huge,
-                                                   -huge, 1 / 3)))
+                                                   -huge, 1 / 3, float("nan"), -float("nan"))))
         if dtype.is_bool:
             return IntImm(dtype, self.ch.choice((1, 0)))
         return IntImm(dtype, self.ch.choice((dtype.min_value(), dtype.max_value())))
@@ -196,6 +197,10 @@ class ExprBuilder:
         else:
             squeezed = getattr(op, self.ch.choice(("tanh", "sin", "cos", "erf")))(e)
         scale = 100.0 if dtype.bits <= 8 else 1000.0
+        if e.dtype.bits <= 16:
+            # half precision overflows to infinities within a few operations,
+            # and inf - inf is a NaN, which no integer holds
+            squeezed = Select(op.isnan(squeezed), FloatImm(e.dtype, 0.0), squeezed)
         return Cast(dtype, Mul(squeezed, FloatImm(e.dtype, scale)))
 
     # ------------------------------------------------------------ composites

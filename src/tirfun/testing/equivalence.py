@@ -1,11 +1,18 @@
 """Do two functions compute the same thing? Run both on the same inputs.
 
 ``assert_equivalent(f, g)`` draws random arguments for ``f`` (small
-integers, floats in [-1, 1], sizes for symbolic shapes), runs ``f`` and
+integers, some 8- and 16-bit ones over their whole range, floats in
+[-1, 1], sizes for symbolic shapes), runs ``f`` and
 ``g`` on copies of them with the reference interpreter, and compares every
-buffer afterwards (any of them may have been written), with a tolerance
-that suits the element type. The first difference is reported with the
-buffer, the index and both values.
+buffer afterwards (any of them may have been written) exactly: floats bit
+for bit (``-0.0`` is not ``0.0``), except that any two NaNs agree, since
+IEEE leaves the sign and payload of a computed NaN open. The first
+difference is reported with the buffer, the index and both values.
+
+The one tolerance is for math intrinsics whose results the interpreter and
+compiled code may round differently: :data:`INTRINSIC_ULPS` says, per
+intrinsic, how many units in the last place apart the two may be, and
+:func:`ulps_for` gives the width a function needs (0 without such calls).
 
 ``random_inputs(func, rng)`` and the hypothesis strategy ``inputs_for(func)``
 give argument lists for ``tirfun.interp.run(func, *args)``.
@@ -22,12 +29,19 @@ from ..nodes import IntImm, PrimFunc, Var
 from ..nodes.dtype import DataType
 from ..numpy_dtypes import numpy_dtype, round_bfloat16
 
-#: (rtol, atol) per float element type; atol scales with the values' typical magnitude
-TOLERANCES = {
-    "float64": (1e-9, 1e-9),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (3e-2, 3e-2),
+#: Units in the last place (of the call's own dtype) by which the compiled
+#: result of a math intrinsic may differ from the interpreter's. Every
+#: intrinsic not listed is exact: both sides compute it with the same
+#: formula in the same precision and round once.
+INTRINSIC_ULPS: dict[str, int] = {
+    # the interpreter has no C exp10 and computes pow(10, x): up to 2 ulps
+    # apart in float64 (a float32 result may round either way of a tie)
+    "exp10": 2,
+    # Python's hypot is more accurate than the C library's: 1 ulp in float64
+    "hypot": 1,
+    # LLVM turns pow(x, 0.5) into sqrt(x), correctly rounded where the C
+    # library's pow (which the interpreter calls) may be 1 ulp off
+    "pow": 1,
 }
 
 _MAX_SIZE = 6
@@ -90,14 +104,18 @@ def choose_sizes(func: PrimFunc, rng: np.random.Generator, max_size: int = _MAX_
 
 def random_array(dtype: DataType, shape: tuple, rng: np.random.Generator) -> np.ndarray:
     """Random contents: floats in [-1, 1], small integers, random bools
-    (bfloat16 as ml_dtypes' bfloat16 arrays)."""
+    (bfloat16 as ml_dtypes' bfloat16 arrays). Integers of 8 and 16 bits
+    take any value of their type one time in four, so that arithmetic on
+    them wraps around now and then."""
     dtype = DataType(dtype)
     if dtype.is_bool:
         return rng.integers(0, 2, size=shape).astype(bool)
-    if dtype.is_int:
-        return rng.integers(-8, 9, size=shape).astype(str(dtype))
-    if dtype.is_uint:
-        return rng.integers(0, 9, size=shape).astype(str(dtype))
+    if dtype.is_integer:
+        small = rng.integers(-8 if dtype.is_int else 0, 9, size=shape)
+        if dtype.bits <= 16:
+            wide = rng.integers(dtype.min_value(), dtype.max_value() + 1, size=shape)
+            small = np.where(rng.random(size=shape) < 0.25, wide, small)
+        return small.astype(str(dtype))
     values = rng.uniform(-1.0, 1.0, size=shape)
     return values.astype(numpy_dtype(dtype))
 
@@ -163,34 +181,76 @@ def _check_signatures(f: PrimFunc, g: PrimFunc) -> None:
             raise NotEquivalentError(f"parameter {k}: {p.name}: {p.dtype} against {q.name}: {q.dtype}")
 
 
+def ulps_for(func_or_mod) -> int:
+    """How many ulps apart compiled and interpreted results of ``func`` may
+    be: the widest :data:`INTRINSIC_ULPS` entry among the intrinsics it
+    calls (0 when it calls none that needs one)."""
+    from ..analysis.traversal import walk
+    from ..nodes import Call
+
+    func = _function(func_or_mod)
+    widest = 0
+    for node in walk(func.body):
+        if isinstance(node, Call):
+            name = str(node.op)
+            widest = max(widest, INTRINSIC_ULPS.get(name.removeprefix("tir."), 0))
+    return widest
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The raw bits of a float array as unsigned integers of its width."""
+    return a.view(f"uint{a.dtype.itemsize * 8}")
+
+
+def _ulp_distance(bx: np.ndarray, by: np.ndarray, width: int) -> np.ndarray:
+    """How many representable floats lie between two arrays of float bits
+    (``-0.0`` and ``0.0`` are one apart)."""
+    sign = np.uint64(1) << np.uint64(width - 1)
+    ux, uy = bx.astype(np.uint64), by.astype(np.uint64)
+    mx, my = ux & (sign - np.uint64(1)), uy & (sign - np.uint64(1))
+    same_sign = (ux & sign) == (uy & sign)
+    return np.where(same_sign, np.maximum(mx, my) - np.minimum(mx, my), mx + my + np.uint64(1))
+
+
 def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: DataType,
-                   rtol: float | None = None, atol: float | None = None) -> str | None:
+                   ulps: int = 0) -> str | None:
     """None when the arrays agree, else a message naming the first differing
-    index and both values."""
+    index and both values.
+
+    Integers and bools must be equal; floats must have the same bits, or
+    both be NaN; with ``ulps`` > 0, finite floats may also lie up to that
+    many representable values apart (see :data:`INTRINSIC_ULPS`).
+    """
     dtype = DataType(dtype)
     if expected.shape != actual.shape:
         return f"buffer {name} has shape {expected.shape} against {actual.shape}"
-    x, y = expected, actual
     if dtype.is_float:
-        x, y = x.astype(np.float64), y.astype(np.float64)
-        r0, a0 = TOLERANCES.get(str(dtype), (1e-4, 1e-4))
-        r, a = (r0 if rtol is None else rtol), (a0 if atol is None else atol)
-        # the absolute tolerance follows the typical magnitude of the values
-        # (a sum that cancels keeps the rounding errors of its terms), not
-        # the largest one, which may be a reducer's identity such as -3.4e38
-        finite = np.abs(x[np.isfinite(x)])
-        scale = max(1.0, float(np.median(finite))) if finite.size else 1.0
-        with np.errstate(invalid="ignore"):
-            same = np.isclose(x, y, rtol=r, atol=a * scale, equal_nan=True)
+        bx, by = _bits(np.ascontiguousarray(expected)), _bits(np.ascontiguousarray(actual))
+        same = bx == by
+        width = bx.dtype.itemsize * 8
+        x, y = _as_float(expected, dtype), _as_float(actual, dtype)
+        same |= np.isnan(x) & np.isnan(y)
+        if ulps:
+            distance = _ulp_distance(bx, by, width)
+            same |= np.isfinite(x) & np.isfinite(y) & (distance <= np.uint64(ulps))
     else:
-        same = expected == actual
+        same = np.asarray(expected == actual)
     if np.all(same):
         return None
     bad = np.argwhere(~np.asarray(same))
     index = tuple(int(i) for i in bad[0])
     count = len(bad)
-    return (f"buffer {name} differs at index {index}: {_show(expected[index])} against "
-            f"{_show(actual[index])} ({count} of {expected.size} elements differ)")
+    if dtype.is_float:
+        shown = (_as_float(expected, dtype), _as_float(actual, dtype))
+    else:
+        shown = (expected, actual)
+    return (f"buffer {name} differs at index {index}: {_show(shown[0][index])} against "
+            f"{_show(shown[1][index])} ({count} of {expected.size} elements differ)")
+
+
+def _as_float(a: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Float values of an array numpy computes with (bfloat16 widened to float32)."""
+    return a.astype(np.float32) if dtype == "bfloat16" else a
 
 
 def _show(value) -> str:
@@ -198,10 +258,11 @@ def _show(value) -> str:
     return str(value) if isinstance(value, np.floating) else repr(value.item())
 
 
-def assert_equivalent(f, g, *, trials: int = 3, seed: int = 0, rtol: float | None = None,
-                      atol: float | None = None, sizes: Mapping[str, int] | None = None) -> None:
+def assert_equivalent(f, g, *, trials: int = 3, seed: int = 0, ulps: int = 0,
+                      sizes: Mapping[str, int] | None = None) -> None:
     """Raise :class:`NotEquivalentError` unless ``f`` and ``g`` leave every
-    buffer equal (within tolerance) on ``trials`` random inputs.
+    buffer equal on ``trials`` random inputs (floats bit for bit, or within
+    ``ulps`` units in the last place; see :func:`compare_arrays`).
 
     The inputs are drawn for ``f`` (with ``seed``) and passed to both by
     position; symbolic sizes get random values up to 6 unless ``sizes``
@@ -226,7 +287,7 @@ def assert_equivalent(f, g, *, trials: int = 3, seed: int = 0, rtol: float | Non
         for label, p, x, y in zip(labels, ff.params, first, second):
             if not isinstance(x, np.ndarray):
                 continue
-            problem = compare_arrays(label, x, y, ff.buffer_map[p].dtype, rtol, atol)
+            problem = compare_arrays(label, x, y, ff.buffer_map[p].dtype, ulps)
             if problem is not None:
                 raise NotEquivalentError(f"{problem} (trial {trial}, seed {seed})")
 
@@ -284,4 +345,5 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
 
 
 __all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for",
-           "random_array", "compare_arrays", "choose_sizes", "TOLERANCES"]
+           "random_array", "compare_arrays", "choose_sizes", "INTRINSIC_ULPS",
+           "ulps_for"]

@@ -14,12 +14,14 @@ earlier block wrote), ``chain:alloc`` (through a root ``alloc_buffer``),
 ``loop_annotations``, ``block_annotations``, ``inner_loop``, ``range_region``
 (a read or write region wider than one element), ``zero_dim``,
 ``let_stmt``, ``if_stmt``, ``seq_stmt``, ``binding:split``,
-``binding:fuse``, ``binding:const``, ``expr:<Node>`` for every expression
+``binding:fuse``, ``binding:fuse_mixed`` (one fused loop binding a spatial
+and a reduction axis), ``binding:const``, ``noalias`` (``tir.noalias``),
+``expr:<Node>`` for every expression
 node class, ``call:<op>`` for every intrinsic, ``dtype:<dtype>`` for every
 buffer element dtype, ``private`` for a function without a global symbol,
 ``if_only`` (an ``if`` without ``else``), ``bool_compare`` (``==`` or ``!=``
 between conditions), ``literal_pair`` (an operator between two literals),
-``special_value`` (an infinity, ``-0.0`` or a denormal as a literal),
+``special_value`` (an infinity, a NaN, ``-0.0`` or a denormal as a literal),
 ``shape_expr`` (a buffer extent such as ``n + 2``),
 ``symbol_in_body`` (a symbolic parameter used as a value inside a block),
 ``scope:<scope>`` for an allocated buffer outside global memory and
@@ -91,12 +93,20 @@ def program_features(func: PrimFunc) -> frozenset[str]:
             out.add("symbolic")
     if "global_symbol" not in func.attrs:
         out.add("private")
+    if func.attrs.get("tir.noalias"):
+        out.add("noalias")
     return frozenset(out)
 
 
 def _realize_features(realize: BlockRealize, out: set) -> None:
     if not (isinstance(realize.predicate, IntImm) and realize.predicate.value == 1):
         out.add("where")
+    kinds_of_loop: dict = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if isinstance(value, (FloorDiv, FloorMod)) and isinstance(value.a, Var):
+            kinds_of_loop.setdefault(value.a, set()).add(iv.iter_type)
+    if any(len(kinds) > 1 for kinds in kinds_of_loop.values()):
+        out.add("binding:fuse_mixed")
     for value in realize.iter_values:
         if isinstance(value, IntImm):
             out.add("binding:const")
@@ -123,7 +133,8 @@ def _expr_features(node: PrimExpr, out: set) -> None:
             out.add("bool_compare")
     if isinstance(node, FloatImm):
         v = node.value
-        if math.isinf(v) or (v == 0 and math.copysign(1.0, v) < 0) or (v != 0 and abs(v) < 1e-38):
+        if (math.isinf(v) or math.isnan(v) or (v == 0 and math.copysign(1.0, v) < 0)
+                or (v != 0 and abs(v) < 1e-38)):
             out.add("special_value")
 
 

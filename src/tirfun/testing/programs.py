@@ -38,7 +38,8 @@ a pass that handles only part of TensorIR can still be tested):
   blocks that write an output parameter may skip elements (an ``if``
   without ``else``, a ``T.where`` on a loop);
 * every expression kind of :mod:`tirfun.nodes` that scalar code uses, over
-  int8/uint8/int32/int64/float32/float64/bool values (see
+  every element dtype: float16/bfloat16/float32/float64, int8/16/32/64,
+  uint8/16/32/64 and bool values (see
   :mod:`tirfun.testing._exprs` for how each stays defined on every input).
 
 Every access is in bounds for every execution, for any values of the
@@ -73,7 +74,12 @@ from ..nodes import (
 from ._choices import BytesChooser, Chooser, RandomChooser
 from ._exprs import Access, DimIndex, ExprBuilder
 
-DEFAULT_DTYPES = ("float32", "int32", "float64", "int64", "int8", "uint8", "bool")
+#: every element dtype tirfun supports, the most common first (the simplest choices)
+DEFAULT_DTYPES = ("float32", "int32", "float64", "int64", "int8", "uint8", "bool", "float16",
+                  "bfloat16", "int16", "uint16", "uint32", "uint64")
+#: the largest finite value of each float dtype
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
 ALL_LOOP_KINDS = tuple(k.value for k in ForKind)
 THREAD_AXES = ("x", "y", "z")
 #: the value a symbolic extent is assumed to take when sizing programs
@@ -117,7 +123,7 @@ class ProgramOptions:
     Three options add things that are well-formed but not meant for
     computing (they are off by default): ``literal_pairs`` allows operators
     between two literals, such as ``T.Add(1, 2)``, which a parser must not
-    fold; ``special_values`` adds infinities, ``-0.0``, denormals and the
+    fold; ``special_values`` adds infinities, NaNs, ``-0.0``, denormals and the
     extremes of integer types as literals; ``buffer_fields`` gives some
     parameter buffers explicit strides, ``elem_offset``, alignment and offset
     factor.
@@ -649,15 +655,19 @@ class _FuncBuilder:
         todo = list(axes)
         while todo:
             axis = todo.pop(0)
-            partner = next((a for a in todo if a.kind == axis.kind and isinstance(a.size, int)
-                            and a.size >= 2), None)
+            # a fused loop may also join a reduction axis and a spatial one
+            # (``k_j_fused`` with ``vk = f // 4``, ``vj = f % 4``), a shape
+            # that once made LLVM's loop vectorizer miscompile
+            mixed = opts.allow_reduction and ch.chance(30)
+            partner = next((a for a in todo if (mixed or a.kind == axis.kind)
+                            and isinstance(a.size, int) and a.size >= 2), None)
             options = [("direct", 12)]
             if isinstance(axis.size, int):
                 options.append(("offset", 1))
                 if axis.size == 1:
                     options.append(("constant", 2))
                 if partner is not None and axis.size >= 1:
-                    options.append(("fuse", 2))
+                    options.append(("fuse", 2 if partner.kind == axis.kind else 6))
                 if axis.size >= 2:
                     options.append(("split", 4))
             elif opts.allow_where:
@@ -673,11 +683,14 @@ class _FuncBuilder:
                 bindings[axis] = Sub(var, self.const(start))
             elif scheme == "fuse":
                 todo.remove(partner)
-                var = Var(self.fresh(f"{axis.base}_{partner.base}_fused"), self.idx)
-                extent = self.const(axis.size * partner.size)
-                groups.append([_Loop(var, 0, extent, [axis, partner], group)])
-                bindings[axis] = FloorDiv(var, self.const(partner.size))
-                bindings[partner] = FloorMod(var, self.const(partner.size))
+                outer, inner = axis, partner
+                if partner.kind != axis.kind and ch.chance(50):  # the reduction axis outside
+                    outer, inner = partner, axis
+                var = Var(self.fresh(f"{outer.base}_{inner.base}_fused"), self.idx)
+                extent = self.const(outer.size * inner.size)
+                groups.append([_Loop(var, 0, extent, [outer, inner], group)])
+                bindings[outer] = FloorDiv(var, self.const(inner.size))
+                bindings[inner] = FloorMod(var, self.const(inner.size))
             elif scheme == "split":
                 split = self.split(axis, group)
                 if split is None:
@@ -710,8 +723,13 @@ class _FuncBuilder:
             exact = size % factor == 0
         else:
             factor = ch.integer(2, 4)
-            outer_extent = FloorDiv(Add(self.size_expr(size), self.const(factor - 1)),
-                                    self.const(factor))
+            # ceil(size / factor); ``n + 1`` plus a constant folds to one sum,
+            # as the parser folds ``n + 1 + 1`` into ``n + 2``
+            if isinstance(size, _SymPlus):
+                rounded_up = self.size_expr(_SymPlus(size.var, size.offset + factor - 1))
+            else:
+                rounded_up = Add(self.size_expr(size), self.const(factor - 1))
+            outer_extent = FloorDiv(rounded_up, self.const(factor))
             exact = False
         outer = Var(self.fresh(axis.base + "_0"), self.idx)
         inner = Var(self.fresh(axis.base + "_1"), self.idx)
@@ -884,7 +902,7 @@ class _FuncBuilder:
         elif combiner is Mul:
             value = 1
         elif dtype.is_float:
-            finite = {16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}[dtype.bits]
+            finite = FLOAT_MAX[str(dtype)]
             value = -finite if combiner is Max else finite
         else:
             value = dtype.min_value() if combiner is Max else dtype.max_value()
@@ -958,4 +976,4 @@ def _uses(e: PrimExpr, variables: set) -> bool:
 
 
 __all__ = ["ProgramOptions", "prim_funcs", "random_prim_func", "build_prim_func",
-           "DEFAULT_DTYPES", "ALL_LOOP_KINDS", "ASSUMED_SYMBOLIC_EXTENT"]
+           "DEFAULT_DTYPES", "FLOAT_MAX", "ALL_LOOP_KINDS", "ASSUMED_SYMBOLIC_EXTENT"]

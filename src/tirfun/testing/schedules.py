@@ -6,7 +6,11 @@ primitives (split, fuse, reorder, merge, add_unit_loop,
 reorder_block_iter_var, parallel, vectorize, bind, unroll, annotate,
 unannotate) with arguments taken from the module as the previous steps left
 it, and kept only when ``violations()`` is empty. :func:`random_schedule`
-does the same from a seed, without hypothesis.
+does the same from a seed, without hypothesis. Each primitive is applied
+at least :data:`MINIMUM_PER_100` times in 100 schedules; merge, which
+random programs seldom allow as they are, also comes as a merge of two unit
+loops put over adjacent nests. :func:`primitive_counts` counts a schedule's
+primitives, and the strategy reports them as hypothesis events.
 
 :func:`bad_rewrites` is a strategy of records with at least one argument
 that cannot be right (a name that does not exist, a block where a loop goes,
@@ -37,8 +41,12 @@ PRIMITIVES = ("unroll", "add_unit_loop", "split", "fuse", "reorder", "merge", "r
               "parallel", "vectorize", "bind", "annotate", "unannotate")
 
 _WEIGHTS = {"split": 6, "fuse": 4, "reorder": 4, "merge": 2, "add_unit_loop": 1,
-            "reorder_block_iter_var": 1, "parallel": 2, "vectorize": 2, "bind": 2, "unroll": 1,
-            "annotate": 1, "unannotate": 1}
+            "reorder_block_iter_var": 2, "parallel": 2, "vectorize": 2, "bind": 2, "unroll": 1,
+            "annotate": 2, "unannotate": 4}
+#: the least number of times each primitive is applied in 100 drawn schedules
+#: (of up to 6 steps, on default random programs): what the weights above are
+#: tuned for, and what ``tests/unit/test_schedules_strategy.py`` measures
+MINIMUM_PER_100 = {p: 10 for p in PRIMITIVES}
 _ANNOTATION_KEYS = ("pragma_unroll_explicit", "software_pipeline_stage", "tirfun.note")
 _ATTEMPTS = 8
 
@@ -117,21 +125,53 @@ def _buffers_of(stmt) -> tuple[set, set]:
 
 
 def _merge_candidates(func: PrimFunc) -> list[tuple[str, str]]:
-    """Pairs of adjacent sibling loops that can be merged without changing
-    what the program computes (neither writes a buffer the other touches)."""
+    """Pairs of loops in adjacent sibling nests that merge without changing
+    what the program computes: neither nest writes a buffer the other
+    touches, and the loops from the top of each nest down to them have the
+    same extents level by level (``merge``'s own requirement)."""
+    out = []
+    for a, b in _sibling_nests(func):
+        ra, wa = _buffers_of(a)
+        rb, wb = _buffers_of(b)
+        if wa & (rb | wb) or wb & ra:
+            continue
+        for x, y in zip(_chain(a), _chain(b)):
+            if not (isinstance(x.extent, IntImm) and isinstance(y.extent, IntImm)
+                    and x.extent.value == y.extent.value):
+                break
+            out.append((_name(x), _name(y)))
+    return out
+
+
+def _sibling_nests(func: PrimFunc) -> list[tuple[For, For]]:
+    """Pairs of loops that follow each other in a sequence."""
     out = []
     for _, stmt in walk_stmts(func):
-        if not isinstance(stmt, SeqStmt):
-            continue
-        for a, b in zip(stmt.seq, stmt.seq[1:]):
-            if not (isinstance(a, For) and isinstance(b, For)):
-                continue
-            ra, wa = _buffers_of(a)
-            rb, wb = _buffers_of(b)
-            if wa & (rb | wb) or wb & ra:
-                continue
-            out.append((_name(a), _name(b)))
+        if isinstance(stmt, SeqStmt):
+            out.extend((a, b) for a, b in zip(stmt.seq, stmt.seq[1:])
+                       if isinstance(a, For) and isinstance(b, For))
     return out
+
+
+def _merge_through_unit_loops(ch: Chooser, mod: IRModule):
+    """``add_unit_loop`` over two adjacent nests, then ``merge`` of the two
+    unit loops: the merged loop runs once, the first nest's body before the
+    second's, as before, whatever the nests read and write. Random programs
+    seldom hold two independent nests of equal extents, so without this
+    merge would hardly ever be drawn."""
+    pairs = _sibling_nests(_main(mod))
+    if not pairs:
+        return None
+    a, b = ch.choice(pairs)
+    first = R.add_unit_loop(R.LoopRef(_name(a)))
+    if first.violations(mod):
+        return None
+    done = first.run(mod)
+    second = R.add_unit_loop(R.LoopRef(_name(b)))
+    if second.violations(done.mod):
+        return None
+    again = second.run(done.mod)
+    return R.Pipeline([first, second, R.merge(done.result.name, again.result.name)])
 
 
 def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
@@ -162,7 +202,9 @@ def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
         return R.reorder(*[_name(l) for l in ch.shuffled(picked)])
     if primitive == "merge":
         pairs = _merge_candidates(func)
-        return R.merge(*ch.choice(pairs)) if pairs else None
+        if pairs and ch.chance(60):
+            return R.merge(*ch.choice(pairs))
+        return _merge_through_unit_loops(ch, mod)
     if primitive == "add_unit_loop":
         if blocks and ch.chance(50):
             return R.add_unit_loop(R.BlockRef(ch.choice(blocks)[1].name_hint))
@@ -239,15 +281,40 @@ def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVE
     return R.Pipeline(steps)
 
 
+def primitive_counts(pipeline) -> dict[str, int]:
+    """How many times each primitive is applied in ``pipeline``."""
+    counts: dict[str, int] = {}
+    for rewrite in pipeline:
+        counts[rewrite.primitive] = counts.get(rewrite.primitive, 0) + 1
+    return counts
+
+
+def _with_events(pipeline: R.Pipeline) -> R.Pipeline:
+    """Report the primitives of a drawn schedule to hypothesis, so
+    ``--hypothesis-show-statistics`` shows in what share of the examples
+    each one was applied."""
+    from hypothesis import event
+
+    for primitive in sorted(primitive_counts(pipeline)):
+        event(f"schedule applies {primitive}")
+    return pipeline
+
+
 def loop_schedules(mod, *, max_steps: int = 6, primitives=PRIMITIVES):
     """A hypothesis strategy of pipelines of valid loop primitives for ``mod``."""
     from hypothesis import strategies as st
 
     # one byte string per schedule, as for programs: far cheaper than a draw
     # per choice, and it shrinks toward the simplest choices all the same
-    size = 96 * max_steps
+    size = schedule_bytes(max_steps)
     return st.binary(min_size=size, max_size=size).map(
-        lambda data: build_schedule(BytesChooser(data), mod, max_steps=max_steps, primitives=primitives))
+        lambda data: _with_events(build_schedule(BytesChooser(data), mod, max_steps=max_steps,
+                                                 primitives=primitives)))
+
+
+def schedule_bytes(max_steps: int) -> int:
+    """How many bytes of choices :func:`loop_schedules` draws per schedule."""
+    return 96 * max_steps
 
 
 def random_schedule(mod, seed: int, *, max_steps: int = 6, primitives=PRIMITIVES) -> R.Pipeline:
@@ -309,5 +376,5 @@ def bad_rewrites(mod):
     return st.binary(min_size=32, max_size=32).map(lambda data: build_bad_rewrite(BytesChooser(data), mod))
 
 
-__all__ = ["PRIMITIVES", "loop_schedules", "random_schedule", "build_schedule", "bad_rewrites",
-           "build_bad_rewrite"]
+__all__ = ["PRIMITIVES", "MINIMUM_PER_100", "loop_schedules", "random_schedule", "build_schedule",
+           "primitive_counts", "schedule_bytes", "bad_rewrites", "build_bad_rewrite"]

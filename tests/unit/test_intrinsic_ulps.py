@@ -1,0 +1,59 @@
+"""Compiled math intrinsics against the interpreter, per dtype: exact, or
+within the ulps that ``INTRINSIC_ULPS`` grants that intrinsic (the one place
+where compiled code and the interpreter may differ)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun import IRModule
+from tirfun.interp import run as interp_run
+from tirfun.interp.intrinsics import FLOAT_BINARY, FLOAT_UNARY
+from tirfun.testing.equivalence import INTRINSIC_ULPS, compare_arrays
+
+N = 256
+# which input each intrinsic reads: X in (-3, 3), P in (0, 3), U in (-0.9, 0.9)
+_POSITIVE = {"log", "log2", "log10", "sqrt", "rsqrt", "log1p", "acosh"}
+_UNIT = {"asin", "acos", "atanh"}
+
+
+def _argument(name: str) -> str:
+    if name == "acosh":
+        return "P[v] + T.{dt}(1)"
+    return "P[v]" if name in _POSITIVE else "U[v]" if name in _UNIT else "X[v]"
+
+
+def _module(dtype: str) -> tuple[IRModule, list[str]]:
+    names = sorted(FLOAT_UNARY) + sorted(FLOAT_BINARY)
+    outputs = ", ".join(f'{n}_out: T.Buffer(({N},), "{dtype}")' for n in names)
+    lines = [f'''@T.prim_func
+def main(X: T.Buffer(({N},), "{dtype}"), P: T.Buffer(({N},), "{dtype}"),
+         U: T.Buffer(({N},), "{dtype}"), {outputs}):
+    T.func_attr({{"tir.noalias": True}})''']
+    for n in names:
+        arg = _argument(n).format(dt=dtype)
+        call = f"T.{n}({arg}, X[({N} - 1) - v])" if n in FLOAT_BINARY else f"T.{n}({arg})"
+        lines.append(f'''    for i in range({N}):
+        with T.block("{n}"):
+            v = T.axis.spatial({N}, i)
+            {n}_out[v] = {call}''')
+    return IRModule.from_expr(tirfun.script.from_source("\n".join(lines))), names
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_each_intrinsic_is_within_its_ulps(dtype):
+    mod, names = _module(dtype)
+    held = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(11)
+    inputs = [rng.uniform(-3, 3, N), rng.uniform(0, 3, N), rng.uniform(-0.9, 0.9, N)]
+    inputs = [a.astype(held) for a in inputs]
+    expected = [np.zeros(N, held) for _ in names]
+    actual = [np.zeros(N, held) for _ in names]
+    interp_run(mod, *[a.copy() for a in inputs], *expected)
+    tirfun.build(mod)(*[a.copy() for a in inputs], *actual)
+    problems = [compare_arrays(f"{n}_out", x, y, dtype, INTRINSIC_ULPS.get(n, 0))
+                for n, x, y in zip(names, expected, actual)]
+    assert not [p for p in problems if p], [p for p in problems if p]

@@ -1,0 +1,78 @@
+"""The random schedule strategy draws and applies every primitive at a known
+minimum rate, and what it draws applies and keeps the program's meaning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tirfun.rewrites as R
+from tirfun import IRModule
+from tirfun.testing._choices import BytesChooser
+from tirfun.testing.equivalence import assert_equivalent
+from tirfun.testing.programs import random_prim_func
+from tirfun.testing.schedules import (
+    MINIMUM_PER_100, PRIMITIVES, build_schedule, primitive_counts, random_schedule,
+    schedule_bytes,
+)
+from tirfun.script import from_source
+
+DRAWS = 300
+
+
+def _totals(make) -> dict[str, int]:
+    totals = dict.fromkeys(PRIMITIVES, 0)
+    for seed in range(DRAWS):
+        mod = IRModule({"main": random_prim_func(seed)})
+        pipeline = make(seed, mod)
+        assert not pipeline.violations(mod)
+        for primitive, count in primitive_counts(pipeline).items():
+            totals[primitive] += count
+    return totals
+
+
+@pytest.mark.parametrize("source", ["bytes", "seed"])
+def test_every_primitive_is_applied_at_its_minimum_rate(source):
+    # "bytes" is the path hypothesis takes (a byte string per schedule),
+    # "seed" the one of random_schedule
+    rng = np.random.default_rng(20240)
+    if source == "bytes":
+        def make(seed, mod):
+            return build_schedule(BytesChooser(rng.bytes(schedule_bytes(6))), mod, max_steps=6)
+    else:
+        def make(seed, mod):
+            return random_schedule(mod, seed, max_steps=6)
+    totals = _totals(make)
+    short = {p: (totals[p], MINIMUM_PER_100[p] * DRAWS // 100) for p in PRIMITIVES
+             if totals[p] < MINIMUM_PER_100[p] * DRAWS // 100}
+    assert not short, f"applied fewer times than the minimum in {DRAWS} schedules: {short}; " \
+                      f"all counts: {totals}"
+
+
+def test_merge_of_unit_loops_keeps_dependent_nests_in_order():
+    func = from_source('''@T.prim_func
+def main(A: T.Buffer((6,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((6,), "float32")
+    for i in range(6):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i)
+            B[vi] = A[vi] * T.float32(2)
+    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj + 2] + B[5 - vj]''')
+    mod = IRModule({"main": func})
+    seen_merge = False
+    for seed in range(40):
+        pipeline = random_schedule(mod, seed, primitives=("merge",), max_steps=1)
+        if "merge" not in primitive_counts(pipeline):
+            continue
+        seen_merge = True
+        out = pipeline(mod)
+        assert_equivalent(mod, out)
+    assert seen_merge
+
+
+def test_primitive_counts_counts_each_record():
+    pipeline = R.Pipeline([R.split("i", [None, 2]), R.unroll("i_1"), R.split("i_0", [None, 1])])
+    assert primitive_counts(pipeline) == {"split": 2, "unroll": 1}
