@@ -25,6 +25,7 @@ implicit root block has been added where TVM adds it.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -449,11 +450,18 @@ class FunctionInterpreter(ExprEvaluator):
         if isinstance(value, SlicedAccess):
             value = self.vector_load(value, value_node)
         if _is_number(value):
+            if isinstance(value, float) and not expected.is_float and math.isfinite(value) \
+                    and (value >= 0 or expected.is_int):
+                # TVM's buffer_store casts the literal to the buffer's type, and a
+                # constant cast folds as C++ does: toward zero
+                literal, value = value, int(value)
+            else:
+                literal = value
             try:
                 value = const(value, expected)
             except NodeError:
-                raise self.fail(value_node, f"cannot store the {type(value).__name__} literal "
-                                f"{value!r} into buffer {buffer.name} of {expected}") from None
+                raise self.fail(value_node, f"cannot store the {type(literal).__name__} literal "
+                                f"{literal!r} into buffer {buffer.name} of {expected}") from None
         else:
             value = self.as_expr(value, value_node)
         if value.dtype != expected:
