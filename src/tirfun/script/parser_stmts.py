@@ -105,6 +105,7 @@ class FuncState:
     thread_extents: dict = attrs.Factory(dict)
     block_nodes: dict = attrs.Factory(dict)
     written_block_names: set = attrs.Factory(set)
+    renamed_blocks: dict = attrs.Factory(dict)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
 
@@ -306,6 +307,8 @@ class FunctionInterpreter(ExprEvaluator):
             except OpaqueAccessError as err:
                 raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
                                 hint="declare the regions with T.reads(...) and T.writes(...)") from None
+        if func.renamed_blocks:
+            out = attrs.evolve(out, renamed_blocks=func.renamed_blocks)
         return out
 
     def _rename_block(self, body: Stmt, name: str) -> Stmt:
@@ -318,6 +321,7 @@ class FunctionInterpreter(ExprEvaluator):
         path = find_block(body, name)
         body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
         func.block_nodes[fresh] = func.block_nodes.pop(name)
+        func.renamed_blocks.setdefault(name, [name]).append(fresh)
         if name in func.pending:
             func.pending[fresh] = func.pending.pop(name)
         return body
@@ -656,6 +660,7 @@ class FunctionInterpreter(ExprEvaluator):
         name = header.name
         if name in func.block_nodes:
             name = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+            func.renamed_blocks.setdefault(header.name, [header.name]).append(name)
         func.block_nodes[name] = node
         builder = BlockBuilder(name, header.realize, node)
         self.blocks.append(builder)
