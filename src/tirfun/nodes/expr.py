@@ -492,13 +492,30 @@ def _to_call_arg(value):
 
 
 @node
+class GlobalVar(Node):
+    """A function of the module, as the callee of a :class:`Call`
+    (``Module.sub(x)`` in TVMScript). Its name is the function's key in the
+    IRModule."""
+
+    name_hint: str = field(validator=lambda _s, _a, v: check_identifier("function", v))
+
+
+def _check_op(_self, _attribute, value):
+    if isinstance(value, GlobalVar):
+        return
+    _require(isinstance(value, str) and value != "", "Call op must be a name or a GlobalVar")
+
+
+@node
 class Call(PrimExpr):
     """An intrinsic or extern call. ``op`` is the intrinsic's name, such as
     ``"tir.exp"`` or ``"tir.if_then_else"``; extern calls use
-    ``"tir.call_extern"`` with the callee's name as the first argument."""
+    ``"tir.call_extern"`` with the callee's name as the first argument. A
+    call of another function of the module has a :class:`GlobalVar` as its
+    ``op`` and the callee's return type as its dtype (``void`` for none)."""
 
     dtype: DataType = field(converter=DataType)
-    op: str = field(validator=lambda _s, _a, v: _require(isinstance(v, str) and v != "", "Call op must be a name"))
+    op: "str | GlobalVar" = field(validator=_check_op)
     args: PVector = field(converter=lambda xs: to_pvector(_to_call_arg(x) for x in xs))
 
 
@@ -688,6 +705,6 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast",
-    "BufferLoad", "Ramp", "Broadcast", "Let", "Call",
+    "BufferLoad", "Ramp", "Broadcast", "Let", "Call", "GlobalVar",
     "to_expr", "const", "binary", "match_types", "fold", "check_identifier",
 ]

@@ -24,8 +24,8 @@ from ..nodes import IRModule, PrimFunc
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
 from .parser_source import MAX_DEPTH, SourceMap, function_text, parse_python
-from .parser_stmts import FunctionInterpreter
-from .parser_values import Builtin, Namespace, describe
+from .parser_stmts import FunctionInterpreter, return_dtype
+from .parser_values import Builtin, ModuleFunctions, Namespace, describe
 
 __all__ = ["parse_source", "parse_python_function"]
 
@@ -316,6 +316,9 @@ class _Module:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}
         module_attrs: dict | None = None
+        # as TVM, every function is declared before any body is read, so
+        # that one may call another through the class name (Module.sub)
+        self.names[cdef.name] = self._declare_functions(cdef)
         for stmt in cdef.body:
             if self._is_module_attrs(stmt):
                 if module_attrs is not None:
@@ -333,8 +336,18 @@ class _Module:
                 raise self.src.error(stmt, f"{type(stmt).__name__} statements are not supported "
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
+        del self.names[cdef.name]
         # an empty module (``pass``) is a module too: the printer writes it so
         return IRModule(functions, module_attrs or {})
+
+    def _declare_functions(self, cdef: ast.ClassDef) -> ModuleFunctions:
+        """The class name's value inside its functions: each function's
+        return dtype, read from its ``->`` annotation."""
+        returns = {}
+        for stmt in cdef.body:
+            if isinstance(stmt, ast.FunctionDef):
+                returns[stmt.name] = return_dtype(self.evaluator, stmt)
+        return ModuleFunctions(cdef.name, returns)
 
     def _is_module_attrs(self, stmt: ast.stmt) -> bool:
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):

@@ -110,6 +110,24 @@ class FuncState:
     ret_type: Any = None
 
 
+def _return_annotation(ev, node: ast.expr):
+    """The dtype a ``->`` annotation names (None for ``-> None``)."""
+    value = ev.eval(node)
+    if value is None:
+        return None
+    if isinstance(value, DTypeCtor):
+        return value.dtype
+    raise ev.fail(node, f"unsupported return annotation: {describe(value)}",
+                  hint="use -> None or a scalar type such as -> T.int32")
+
+
+def return_dtype(ev, fdef: ast.FunctionDef) -> DataType:
+    """The dtype of a call of the function ``fdef``: its return annotation,
+    ``void`` without one (TVM's ``call_tir``)."""
+    dtype = None if fdef.returns is None else _return_annotation(ev, fdef.returns)
+    return DataType("void") if dtype is None else dtype
+
+
 @attrs.frozen
 class _Open:
     """A concise scope: the rest of the body goes inside ``wrap``."""
@@ -269,13 +287,7 @@ class FunctionInterpreter(ExprEvaluator):
         self.func.param_set = set(self.func.params)
 
     def _return_type(self, node: ast.expr):
-        value = self.eval(node)
-        if value is None:
-            return None
-        if isinstance(value, DTypeCtor):
-            return value.dtype
-        raise self.fail(node, f"unsupported return annotation: {describe(value)}",
-                        hint="use -> None or a scalar type such as -> T.int32")
+        return _return_annotation(self, node)
 
     def _finish(self, fdef: ast.FunctionDef, body: Stmt) -> PrimFunc:
         from ..analysis.access import OpaqueAccessError, fill_regions

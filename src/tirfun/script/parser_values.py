@@ -44,6 +44,25 @@ class DTypeCtor:
 
 
 @attrs.frozen
+class ModuleFunctions:
+    """The name of an ``@I.ir_module`` class inside its own functions:
+    ``Module.sub`` is the module's function ``sub``. ``returns`` maps each
+    function's name to its return dtype (``void`` for none), known before
+    any body is read, as TVM declares the functions first."""
+
+    name: str
+    returns: Any  # pmap-like: function name -> DataType
+
+
+@attrs.frozen
+class Callee:
+    """``Module.sub``: a function of the module, to be called."""
+
+    op: Any  # GlobalVar
+    dtype: DataType
+
+
+@attrs.frozen
 class SlicedAccess:
     """``A[0:4, i]``: a region in ``T.reads``, a vector load in an expression."""
 
@@ -159,6 +178,10 @@ def describe(value: Any) -> str:
         return "a dict"
     if isinstance(value, Namespace):
         return f"the namespace {value.path}"
+    if isinstance(value, ModuleFunctions):
+        return f"the module {value.name}"
+    if isinstance(value, Callee):
+        return f"the module function {value.op.name_hint}"
     if isinstance(value, Builtin):
         return f"the function {value.name}"
     if isinstance(value, DTypeCtor):

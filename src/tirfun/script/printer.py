@@ -109,7 +109,7 @@ def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int, class_nam
         w = ScriptWriter(prefix=p, indent_spaces=indent_spaces)
         body.append(f"{step}{ip}.module_attrs({dict_text(mod.attrs, w.exprs)})")
     for name in _module_order(mod):
-        for line in _function_lines(mod.functions[name], name, p, indent_spaces):
+        for line in _function_lines(mod.functions[name], name, p, indent_spaces, class_name):
             body.append(step + line)
         body.append("")  # TVM leaves a blank line after every function
     if not body:
@@ -163,10 +163,14 @@ def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
     return rename(func, mapping)
 
 
-def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int) -> list[str]:
-    """The decorator, the ``def`` line and the body of ``func``, unindented."""
+def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
+                    module_name: str | None = None) -> list[str]:
+    """The decorator, the ``def`` line and the body of ``func``, unindented.
+    ``module_name`` is the class a call of a module function is written
+    through (``Module.sub(...)``); None outside a module."""
     func = _avoid_reserved(func, frozenset((p, "I", "range")))
     w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True)
+    w.exprs.module_name = module_name
     sugared = _sugared_params(func)
 
     # signature: T.Buffer annotations where TVM sugars them, else the var's type

@@ -22,7 +22,7 @@ from pyrsistent import PMap, PVector
 from ..errors import NodeError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Buffer, BufferLoad, Call, Cast, Div, FloatImm,
-    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select,
+    FloorDiv, FloorMod, GlobalVar, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select,
     StringImm, Sub, Var, binary,
 )
 from ..nodes.base import Node
@@ -217,6 +217,9 @@ class ExprRenderer:
     def __init__(self, names, prefix: str = "T"):
         self.names = names
         self.p = prefix
+        # the class a module function is called through; None: TVM's
+        # I.GlobalVar("f") form, for a function printed alone
+        self.module_name: str | None = None
 
     # public ------------------------------------------------------------------
     def expr(self, e: PrimExpr) -> str:
@@ -329,6 +332,11 @@ class ExprRenderer:
     def _call_plan(self, e: Call):
         p = self.p
         op = e.op
+        if isinstance(op, GlobalVar):
+            callee = (f"{self.module_name}.{op.name_hint}" if self.module_name is not None
+                      else f"I.GlobalVar({str_literal(op.name_hint)})")
+
+            return list(e.args), _call_fmt(callee)
         short = op[4:] if op.startswith("tir.") else ""
         if short.isidentifier():
             head = f"{p}.{PRINTER_NAMES.get(short, short)}("

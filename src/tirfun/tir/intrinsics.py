@@ -138,7 +138,7 @@ ALIASES = {"call_packed": "tvm_call_packed", "call_cpacked": "tvm_call_cpacked",
 
 def of_op(op: str) -> Intrinsic | None:
     """The table entry of a ``Call`` op such as ``"tir.ptx_mma"``, or None."""
-    return INTRINSICS.get(op[4:]) if op.startswith("tir.") else None
+    return INTRINSICS.get(op[4:]) if isinstance(op, str) and op.startswith("tir.") else None
 
 
 def refusal(op: str, where: str) -> str | None:
