@@ -55,7 +55,7 @@ from __future__ import annotations
 from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
-    DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
+    DeclBuffer, Evaluate, FloatImm, For, GlobalVar, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
     Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
 from .bounds import bound, const_bounds, let_interval, loop_interval
@@ -76,12 +76,42 @@ def verify(func_or_mod, *, name: str | None = None, strict: bool = False):
     if isinstance(func_or_mod, IRModule):
         for fname in func_or_mod:
             _FunctionVerifier(func_or_mod[fname], fname, strict).run()
+            _check_calls(func_or_mod, fname)
         return func_or_mod
     if isinstance(func_or_mod, PrimFunc):
         fname = name or func_or_mod.attrs.get("global_symbol") or "main"
         _FunctionVerifier(func_or_mod, str(fname), strict).run()
         return func_or_mod
     raise VerifyError(f"verify expects a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+
+
+def _check_calls(mod: IRModule, fname: str) -> None:
+    """Every call of a module function names one of the module, with one
+    argument of the right dtype per parameter, and has its return type."""
+    from .traversal import walk
+
+    for node in walk(mod[fname].body):
+        if not (isinstance(node, Call) and isinstance(node.op, GlobalVar)):
+            continue
+        callee = node.op.name_hint
+        where = f"in function {fname}: the call of {callee}"
+        if callee not in mod.functions:
+            raise VerifyError(f"{where} names no function of the module",
+                              rule="call target", function=fname, names=(callee,))
+        target = mod[callee]
+        if len(node.args) != len(target.params):
+            raise VerifyError(f"{where} passes {len(node.args)} arguments; {callee} takes "
+                              f"{len(target.params)}", rule="call arguments", function=fname,
+                              names=(callee,))
+        for param, arg in zip(target.params, node.args):
+            if arg.dtype != param.dtype:
+                raise VerifyError(f"{where} passes {arg.dtype} for parameter {param.name} of "
+                                  f"{param.dtype}", rule="call arguments", function=fname,
+                                  names=(callee, param.name))
+        returns = "void" if target.ret_type is None else str(target.ret_type)
+        if str(node.dtype) != returns:
+            raise VerifyError(f"{where} has type {node.dtype}, but {callee} returns {returns}",
+                              rule="call return", function=fname, names=(callee,))
 
 
 _MISSING = object()

@@ -38,7 +38,8 @@ and cached, so repeated runs are cheap.
 from __future__ import annotations
 
 from ..errors import ArgumentError, InterpError
-from .compile import CompiledFunc, compile_func, evaluate, select_function
+from ..nodes import IRModule
+from .compile import CompiledFunc, compile_func, compile_in_module, evaluate, select_function
 
 
 def run(func_or_mod, *args, **kwargs):
@@ -46,8 +47,13 @@ def run(func_or_mod, *args, **kwargs):
 
     Returns None, or the value of ``T.ret`` for functions that return one.
     """
-    return compile_func(select_function(func_or_mod))(*args, **kwargs)
+    func = select_function(func_or_mod)
+    if isinstance(func_or_mod, IRModule):
+        # calls of the module's other functions run them
+        name = next(n for n in func_or_mod if func_or_mod[n] is func)
+        return compile_in_module(func_or_mod, name)(*args, **kwargs)
+    return compile_func(func)(*args, **kwargs)
 
 
-__all__ = ["run", "compile_func", "evaluate", "select_function", "CompiledFunc", "InterpError",
+__all__ = ["run", "compile_func", "compile_in_module", "evaluate", "select_function", "CompiledFunc", "InterpError",
            "ArgumentError"]

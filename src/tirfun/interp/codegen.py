@@ -24,7 +24,7 @@ from ..errors import InterpError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
-    FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
+    FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
     Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
     AllocateConst, BufferRealize,
 )
@@ -1017,8 +1017,11 @@ class Compiler:
         return Value(f"(({py} := {self.exact(v)}), {body.code})[1]", body.dtype, body.exact, body.iv)
 
     def e_call(self, e: Call, env: Env, lane: int) -> Value:
-        """Intrinsics: if_then_else, math, bit operations, extern C functions."""
+        """Intrinsics: if_then_else, math, bit operations, extern C functions;
+        calls of the module's functions."""
         op = e.op
+        if isinstance(op, GlobalVar):
+            return self.module_call(e, env, lane)
         name = op[4:] if op.startswith("tir.") else op
         dt = e.dtype.element_of
         args = e.args
@@ -1077,6 +1080,23 @@ class Compiler:
             return self.bitwise(name, vals, dt)
         raise InterpError(f"the interpreter does not support the intrinsic {op} "
                           f"with {len(args)} arguments")
+
+    def module_call(self, e: Call, env: Env, lane: int) -> Value:
+        """``Module.sub(x, y)``: the callee runs as a function of its own,
+        on the arguments' values (``h_callees`` is bound per module, see
+        :func:`tirfun.interp.compile.compile_in_module`)."""
+        if e.dtype.lanes != 1:
+            raise InterpError(f"a call of {e.op.name_hint} returns a scalar, not {e.dtype}")
+        for a in e.args:
+            if a.dtype.is_handle:
+                raise InterpError(f"the interpreter passes scalars to {e.op.name_hint}; a "
+                                  f"pointer argument ({a!r}) is not supported yet")
+        vals = [self.exact(self.expr(a, env, lane)) for a in e.args]
+        code = f"h_callees[{e.op.name_hint!r}]({', '.join(vals)})"
+        dt = e.dtype
+        if dt.is_integer or dt.is_bool:
+            return Value(code, dt, True, ivs.full(dt))
+        return Value(code, dt, True)
 
     def vector_part(self, e: Call, env: Env, lane: int) -> Value:
         """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:

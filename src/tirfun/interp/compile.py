@@ -7,12 +7,13 @@ so running the same function again costs only the argument checks.
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any
 
 import attrs
 
 from ..errors import InterpError, TirfunError
-from ..nodes import Block, IRModule, PrimFunc
+from ..nodes import Block, Call, GlobalVar, IRModule, PrimFunc
 from .args import bind_arguments
 from .codegen import Compiler, Env, LineInfo
 from .runtime import namespace
@@ -146,6 +147,39 @@ def compile_func(func: PrimFunc) -> CompiledFunc:
     ns = namespace()
     exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
     return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
+
+
+class _Callees:
+    """The functions of a module, compiled when first called."""
+
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+
+    def __getitem__(self, name: str):
+        if name not in self.mod.functions:
+            raise InterpError(f"the call of {name} names no function of the module")
+        return compile_in_module(self.mod, name)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_in_module(mod: IRModule, name: str) -> CompiledFunc:
+    """Function ``name`` of ``mod`` translated into Python, its calls of
+    other functions of ``mod`` bound to them (cached per module)."""
+    compiled = compile_func(mod[name])
+    if not _calls_module_functions(mod[name]):
+        return compiled
+    kernel = compiled.kernel
+    ns = dict(kernel.__globals__)
+    ns["h_callees"] = _Callees(mod)
+    bound = types.FunctionType(kernel.__code__, ns, kernel.__name__, kernel.__defaults__,
+                               kernel.__closure__)
+    return attrs.evolve(compiled, kernel=bound)
+
+
+def _calls_module_functions(func: PrimFunc) -> bool:
+    from ..analysis.traversal import walk
+
+    return any(isinstance(n, Call) and isinstance(n.op, GlobalVar) for n in walk(func.body))
 
 
 def select_function(func_or_mod) -> PrimFunc:

@@ -104,6 +104,17 @@ def _tuple(values) -> str:
     return "(" + ", ".join(str(v) for v in values) + ")"
 
 
+class NoModule:
+    """``h_callees`` of a function run on its own: a call of another
+    function of its module has nothing to run."""
+
+    def __getitem__(self, name: str):
+        from ..errors import InterpError
+
+        raise InterpError(f"the function calls {name}, a function of its module: run the module "
+                          "(interp.run(mod, ...)) so that the callee is known")
+
+
 def namespace() -> dict:
     """The globals of generated code."""
     ns = helper_namespace()
@@ -113,7 +124,7 @@ def namespace() -> dict:
         h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
         h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,
         h_fdiv=fdiv, h_ffloordiv=ffloordiv, h_ffloormod=ffloormod, h_ftruncmod=ftruncmod,
-        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16,
+        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16, h_callees=NoModule(),
     )
     ns["__builtins__"] = {"range": range, "abs": abs, "float": float, "int": int, "len": len,
                           "max": max, "min": min, "str": str, "bool": bool, "True": True,

@@ -54,6 +54,19 @@ class ModuleFunctions:
     returns: Any  # pmap-like: function name -> DataType
 
 
+@attrs.frozen(eq=False)
+class DeferredPrimFunc:
+    """A ``@T.prim_func`` of an ``@I.ir_module`` class that calls a function
+    of its module (``Module.sub(...)``): ``@I.ir_module`` parses it once
+    every function of the class is declared, as TVM parses the class as a
+    whole."""
+
+    func: object
+    private: bool
+    check_well_formed: bool
+    caller_locals: dict
+
+
 @attrs.frozen
 class Callee:
     """``Module.sub``: a function of the module, to be called."""
