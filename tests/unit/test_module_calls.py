@@ -1,0 +1,210 @@
+"""Functions of a module calling one another, as TVM writes it
+(``Module.sub(...)``): parse, print, verify, interpret, build."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun.analysis.verify import verify
+from tirfun.errors import BuildError, InterpError, ParseError, TirfunError, VerifyError
+from tirfun.nodes import Call, GlobalVar, IRModule
+from tirfun.script import from_source
+from tirfun.script import ir as I
+from tirfun.script import tir as T
+
+TEXT = '''# from tirfun.script import ir as I
+# from tirfun.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def check(n: T.int32):
+        assert n < 100, "n is too large"
+        T.evaluate(0)
+
+    @T.prim_func(private=True)
+    def scale(a: T.float32, k: T.int32) -> T.float32:
+        if k < 0:
+            return T.float32(0.0)
+        return a * T.Cast("float32", k) + T.float32(1.0)
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), n: T.int32):
+        Module.check(n)
+        for i in range(8):
+            A[i] = Module.scale(A[i], i - n)'''
+
+
+@I.ir_module
+class Decorated:
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), n: T.int32):
+        Decorated.check(n)
+        for i in range(8):
+            A[i] = Decorated.scale(A[i], i - n)
+
+    @T.prim_func(private=True)
+    def check(n: T.int32):
+        assert n < 100, "n is too large"
+
+    @T.prim_func(private=True)
+    def scale(a: T.float32, k: T.int32) -> T.float32:
+        if k < 0:
+            T.ret(T.float32(0))
+        T.ret(a * T.Cast("float32", k) + T.float32(1))
+
+
+def _expected(a, n):
+    k = np.arange(8) - n
+    return np.where(k < 0, np.float32(0), a * k.astype("float32") + np.float32(1)).astype("float32")
+
+
+def test_a_call_prints_as_tvm_prints_it_and_parses_back():
+    mod = from_source(TEXT)
+    assert mod.script() == TEXT
+    call = mod["main"].body.seq[1].body.value
+    assert call == Call("float32", GlobalVar("scale"), call.args)
+    assert mod["main"].body.seq[0].value.dtype == "void"
+
+
+def test_a_decorated_class_calls_functions_defined_after_the_caller():
+    assert Decorated == from_source(TEXT)
+    assert verify(Decorated) is Decorated
+
+
+def test_interpreted_and_compiled_as_numpy_computes():
+    a = np.linspace(-2, 2, 8, dtype="float32")
+    for n in (0, 3, 9):
+        expected = a.copy()
+        tirfun.interp.run(Decorated, expected, n)
+        assert expected.tobytes() == _expected(a, n).tobytes()
+        actual = a.copy()
+        tirfun.build(Decorated)(actual, n)
+        assert actual.tobytes() == expected.tobytes()
+
+
+def test_a_failure_in_a_callee_is_the_callers_failure():
+    a = np.zeros(8, "float32")
+    with pytest.raises(TirfunError, match="n is too large"):
+        tirfun.interp.run(Decorated, a, 100)
+    with pytest.raises(TirfunError, match="assertion failed: n is too large"):
+        tirfun.build(Decorated)(a, 100)
+
+
+def test_called_private_functions_are_internal_to_the_build():
+    rt = tirfun.build(Decorated)
+    assert rt.function_names == ["main"]
+    assert "define internal" in rt.get_source("ll") or "scale" not in rt.get_source("ll")
+
+
+def test_a_public_function_returns_its_value_when_called_from_python():
+    mod = from_source(TEXT.replace("@T.prim_func(private=True)\n    def scale",
+                                   "@T.prim_func\n    def scale"))
+    rt = tirfun.build(mod)
+    assert rt.function_names == ["main", "scale"]
+    assert rt["scale"](2.5, 3) == tirfun.interp.compile_in_module(mod, "scale")(2.5, 3) == 8.5
+    assert rt["scale"](2.5, -1) == 0.0
+
+
+def test_ret_of_each_scalar_type_through_the_build():
+    mod = from_source('''
+from tirfun.script import ir as I
+from tirfun.script import tir as T
+@I.ir_module
+class Module:
+    @T.prim_func
+    def half(a: T.float16) -> T.bool:
+        T.ret(a > T.float16(1))
+    @T.prim_func
+    def wide(a: T.int64, b: T.int8) -> T.int64:
+        T.ret(a * T.Cast("int64", b))
+''')
+    rt = tirfun.build(mod)
+    for x in (0.5, 2.0):
+        assert rt["half"](x) is tirfun.interp.run(mod["half"], x) is (x > 1)
+    assert rt["wide"](2**40, -3) == tirfun.interp.run(mod["wide"], 2**40, -3) == -3 * 2**40
+
+
+def test_a_function_printed_alone_names_its_callee_as_tvm_does():
+    assert 'A[i] = I.GlobalVar("scale")(A[i], i - n)' in Decorated["main"].script()
+
+
+def test_a_function_run_without_its_module_says_so():
+    with pytest.raises(InterpError, match="calls check, a function of its module: run the module"):
+        tirfun.interp.run(Decorated["main"], np.zeros(8, "float32"), 1)
+
+
+def test_an_unknown_function_of_the_module_is_a_parse_error():
+    text = TEXT.replace("Module.scale(A[i], i - n)", "Module.sclae(A[i], i - n)")
+    with pytest.raises(ParseError, match=r"the module Module has no function 'sclae' "
+                       r"\(it has: check, main, scale\)") as info:
+        from_source(text)
+    assert info.value.line == 21
+
+
+def test_keyword_and_buffer_arguments_are_parse_errors():
+    with pytest.raises(ParseError, match="scale takes its arguments by position"):
+        from_source(TEXT.replace("Module.scale(A[i], i - n)", "Module.scale(A[i], k=i - n)"))
+    with pytest.raises(ParseError, match="an argument of scale must be a scalar expression, "
+                       "got the buffer A"):
+        from_source(TEXT.replace("Module.scale(A[i], i - n)", "Module.scale(A, i - n)"))
+
+
+def test_the_verifier_checks_the_callee_and_its_arguments():
+    mod = from_source(TEXT)
+    main = mod["main"]
+
+    def with_call(call):
+        loop = main.body.seq[1]
+        store = attrs.evolve(loop.body, value=call)
+        body = attrs.evolve(main.body, seq=[main.body.seq[0], attrs.evolve(loop, body=store)])
+        return mod.with_function("main", main.with_body(body))
+
+    args = main.body.seq[1].body.value.args
+    with pytest.raises(VerifyError, match="the call of nope names no function of the module"):
+        verify(with_call(Call("float32", GlobalVar("nope"), args)))
+    with pytest.raises(VerifyError, match="passes 1 arguments; scale takes 2"):
+        verify(with_call(Call("float32", GlobalVar("scale"), args[:1])))
+    with pytest.raises(VerifyError, match="passes float32 for parameter k of int32"):
+        verify(with_call(Call("float32", GlobalVar("scale"), [args[0], args[0]])))
+    with pytest.raises(VerifyError, match="has type float64, but scale returns float32"):
+        verify(with_call(Call("float64", GlobalVar("scale"), args).astype("float32")))
+
+
+def test_the_build_refuses_what_it_cannot_pass_yet():
+    mod = from_source('''
+from tirfun.script import ir as I
+from tirfun.script import tir as T
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def fill(B: T.Buffer((4,), "float32"), v: T.float32):
+        for i in range(4):
+            B[i] = v
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        p = T.allocate([4], "float32", "global")
+        Module.fill(p, T.float32(1))
+''')
+    with pytest.raises(BuildError, match="the call of fill: passing buffers to a function of the "
+                       "module is not supported yet"):
+        tirfun.build(mod)
+    with pytest.raises(InterpError, match="a pointer argument \\(p\\) is not supported yet"):
+        tirfun.interp.run(mod, np.zeros(4, "float32"))
+    ret_in_void = from_source('''
+from tirfun.script import tir as T
+@T.prim_func
+def main(a: T.int32):
+    T.ret(a)
+''')
+    with pytest.raises(BuildError, match="T.ret in a function without a return type"):
+        tirfun.build(ret_in_void)
+
+
+def test_global_var_names_are_identifiers():
+    with pytest.raises(tirfun.errors.NodeError, match="function name '1f' is not a valid identifier"):
+        GlobalVar("1f")
+    assert IRModule({"main": Decorated["main"]}).script().count("I.GlobalVar") == 0
