@@ -1087,12 +1087,19 @@ class Compiler:
         :func:`tirfun.interp.compile.compile_in_module`)."""
         if e.dtype.lanes != 1:
             raise InterpError(f"a call of {e.op.name_hint} returns a scalar, not {e.dtype}")
+        vals = []
         for a in e.args:
             if a.dtype.is_handle:
-                raise InterpError(f"the interpreter passes scalars to {e.op.name_hint}; a "
-                                  f"pointer argument ({a!r}) is not supported yet")
-        vals = [self.exact(self.expr(a, env, lane)) for a in e.args]
-        code = f"h_callees[{e.op.name_hint!r}]({', '.join(vals)})"
+                # a data pointer passes its storage: the callee works on it in place
+                info = env.data.get(a) if isinstance(a, Var) else None
+                if info is None:
+                    raise InterpError(f"the call of {e.op.name_hint} passes the pointer {a!r}; the "
+                                      "interpreter passes the data pointer of a buffer or an "
+                                      "allocation (A.data), not other pointer expressions yet")
+                vals.append(info.storage)
+            else:
+                vals.append(self.exact(self.expr(a, env, lane)))
+        code = f"h_callees[{e.op.name_hint!r}].call_raw({', '.join(vals)})"
         dt = e.dtype
         if dt.is_integer or dt.is_bool:
             return Value(code, dt, True, ivs.full(dt))

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from ..errors import InterpError, TirfunError
-from ..nodes import Block, Call, GlobalVar, IRModule, PrimFunc
+from ..nodes import Block, Call, GlobalVar, IntImm, IRModule, PrimFunc, Var
 from .args import bind_arguments
 from .codegen import Compiler, Env, LineInfo
 from .runtime import namespace
@@ -45,6 +45,47 @@ class CompiledFunc:
             raise self.runtime_error(exc) from (None if isinstance(exc, Fault) else exc)
         finally:
             bound.write_back()
+
+    def call_raw(self, *args):
+        """Run as the callee of another function of the module: pointers
+        come as the caller's storage (shared, so writes are seen), scalars
+        as values of their dtype."""
+        storages, shapes, values = [], [], {}
+        for spec, arg in zip(self.params, args):
+            if spec.buffer is None and not spec.var.dtype.is_handle:
+                values[spec.var] = arg
+        for spec, arg in zip(self.params, args):
+            if spec.buffer is not None:
+                shape = []
+                for d in spec.buffer.shape:
+                    if isinstance(d, Var) and d in values:
+                        shape.append(values[d])
+                    elif not isinstance(d, IntImm):
+                        raise InterpError(f"{self.func_label()}: buffer {spec.buffer.name} has the "
+                                          "symbolic shape of a parameter array; a call from the "
+                                          "module passes a pointer, which has no shape")
+                    else:
+                        shape.append(d.value)
+                storages.append(arg)
+                shapes.append(tuple(shape))
+            elif spec.var.dtype.is_handle:
+                storages.append(arg)
+                shapes.append(())
+            else:
+                shapes.append(())
+        missing = [v.name for v in self.free if v not in values]
+        if missing:
+            raise InterpError(f"{self.func_label()}: no value for {', '.join(missing)} in a call "
+                              "from the module")
+        try:
+            return self.kernel(tuple(storages), tuple(values[v] for v in self.free), tuple(shapes))
+        except TirfunError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure of generated code is reported
+            raise self.runtime_error(exc) from (None if isinstance(exc, Fault) else exc)
+
+    def func_label(self) -> str:
+        return f"function {self.func.attrs.get('global_symbol', '(private)')}"
 
     def runtime_error(self, exc: Exception) -> InterpError:
         """An InterpError for ``exc``, naming the statement being executed

@@ -90,6 +90,8 @@ def _is_float16(dt: DataType) -> bool:
 def _abi_type(dt: DataType) -> ir.Type:
     """How a scalar crosses a function boundary: bool as a byte, 16-bit
     floats as their bits, the rest as their register type."""
+    if dt.is_handle:
+        return PTR
     if dt.is_bool:
         return I8
     if _is_float16(dt):
@@ -209,9 +211,10 @@ class LLVMCodegen:
         sig = self.signatures.get(name)
         if sig is None:
             raise BuildError(f"the call of {name} names no function of the module")
-        if sig.size_vars or any(p.buffer is not None for p in sig.params):
-            raise BuildError(f"the call of {name}: passing buffers to a function of the module "
-                             "is not supported yet; the CPU build passes scalars")
+        if sig.size_vars:
+            raise BuildError(f"the call of {name}: its buffer parameters have sizes "
+                             f"({', '.join(v.name for v in sig.size_vars)}) that a pointer does "
+                             "not carry; give them as scalar parameters")
         b = self.b
         args = [_to_abi(b, self.expr(a), p.var.dtype) for a, p in zip(e.args, sig.params)]
         slot = None

@@ -53,15 +53,18 @@ class Signature:
     ret: DataType | None = None  # the return type; None: the function returns nothing
 
     @staticmethod
-    def of(name: str, func: PrimFunc, written_buffers=frozenset()) -> "Signature":
+    def of(name: str, func: PrimFunc, written_buffers=frozenset(), *,
+           bare_pointers: bool = False) -> "Signature":
         """The signature of ``func``; raises BuildError when a size cannot be
-        taken from the arguments."""
+        taken from the arguments. ``bare_pointers``: a handle parameter
+        without a buffer is a plain pointer (for a function only the
+        module calls)."""
         params = []
         scalars: set[Var] = set()
         for var in func.params:
             buf = func.buffer_map.get(var)
             if buf is None:
-                if var.dtype.is_handle:
+                if var.dtype.is_handle and not bare_pointers:
                     raise BuildError(f"function {name}: handle parameter {var.name} has no buffer "
                                      "(declare it with T.match_buffer or a T.Buffer annotation)")
                 if var.dtype.lanes != 1:

@@ -94,9 +94,10 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     lowered = lower(mod, target)
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
                          num_threads=threads, use_gomp=use_gomp, contract=target.contract)
-    codegen.signatures = {fname: Signature.of(fname, func, _written(func))
-                          for fname, func in lowered.items()}
     subroutines = _subroutines(lowered)
+    codegen.signatures = {fname: Signature.of(fname, func, _written(func),
+                                              bare_pointers=fname in subroutines)
+                          for fname, func in lowered.items()}
     sigs = {}
     for fname, func in lowered.items():
         sig = codegen.signatures[fname]

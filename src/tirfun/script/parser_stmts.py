@@ -106,6 +106,7 @@ class FuncState:
     block_nodes: dict = attrs.Factory(dict)
     written_block_names: set = attrs.Factory(set)
     renamed_blocks: dict = attrs.Factory(dict)
+    data_of_params: set = attrs.Factory(set)  # parameters whose ``.data`` the body uses
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
 
@@ -219,6 +220,8 @@ class FunctionInterpreter(ExprEvaluator):
         """Build the PrimFunc of ``fdef``."""
         self.func = FuncState(fdef.name, private)
         self.func.written_block_names = _written_block_names(fdef)
+        self.func.data_of_params = {n.value.id for n in ast.walk(fdef) if isinstance(n, ast.Attribute)
+                                    and n.attr == "data" and isinstance(n.value, ast.Name)}
         self._check_signature(fdef)
         self._claim_outer_names()
         with self.scope():
@@ -272,6 +275,10 @@ class FunctionInterpreter(ExprEvaluator):
             except NodeError as err:
                 raise self.fail(arg.annotation, str(err)) from None
             handle = Var(self.namer.fresh(f"{buffer.name}_handle"), "handle")
+            if arg.arg in self.func.data_of_params:
+                # ``A.data`` is used: as in TVM, the buffer's data pointer is
+                # what the parameter passes
+                buffer = attrs.evolve(buffer, data=handle)
             self.func.params.append(handle)
             self.func.buffer_map[handle] = buffer
             self.scopes.define(arg.arg, buffer)

@@ -181,6 +181,9 @@ def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
             shape = shape_text(buf.shape, w.exprs.expr)  # constant: declares nothing
             params.append(f"{buf.name}: {p}.Buffer({shape}, {str_literal(buf.dtype)})")
             w.define_buffer(buf)
+            if buf.data == var:
+                w.define_var(var)
+                w.spelling[var] = f"{buf.name}.data"
         else:
             params.append(f"{var.name}: {p}.{var.dtype}")
             w.define_var(var)
@@ -237,7 +240,11 @@ def _sugared_params(func: PrimFunc) -> set[Var]:
         counts[v.name] = counts.get(v.name, 0) + 1
     out = set()
     for name, var in handles.items():
-        if name not in used and counts[name] == 1 and _is_simple(func.buffer_map[var]):
+        buf = func.buffer_map[var]
+        # a buffer whose data pointer is the parameter itself: TVM's
+        # ``A: T.Buffer`` whose ``A.data`` the body uses
+        own_data = buf.data == var
+        if (own_data or name not in used) and counts[name] == 1 and _is_simple(buf, own_data):
             out.add(var)
     return out
 
@@ -278,12 +285,13 @@ def _fields(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls))
 
 
-def _is_simple(buf: Buffer) -> bool:
+def _is_simple(buf: Buffer, own_data: bool = False) -> bool:
     """A buffer ``T.Buffer(shape, dtype)`` describes completely: constant
-    shape, every other field at tirfun's default."""
+    shape, every other field at tirfun's default (``own_data``: its data
+    pointer is the parameter)."""
     return (not buf.strides and not any(has_vars(e) for e in buf.shape)
             and buf.elem_offset is None and buf.storage_scope == "global"
-            and buf.data is None and buf.data_alignment == 64 and buf.offset_factor == 0
+            and (buf.data is None or own_data) and buf.data_alignment == 64 and buf.offset_factor == 0
             and not buf.axis_separators and buf.buffer_type == "default")
 
 

@@ -103,6 +103,9 @@ class ScriptWriter:
         self.scopes: list[list[tuple[str, str]]] = [[]]
         self.loops: dict[str, For] = {}
         self.exprs = ExprRenderer(self, prefix)
+        # variables written otherwise than by name: a parameter that is its
+        # buffer's data pointer is ``A.data``
+        self.spelling: dict[Var, str] = {}
 
     # ------------------------------------------------------------------ output
     def emit(self, level: int, text: str) -> None:
@@ -144,6 +147,9 @@ class ScriptWriter:
     # ------------------------------------------------------------------ names (used by ExprRenderer)
     def var(self, var: Var) -> str:
         """The name of ``var``, declared first when nothing binds it."""
+        spelled = self.spelling.get(var)
+        if spelled is not None:
+            return spelled
         if self.declare_free and ("v", var.name) not in self.defined:
             self.define_var(var)
             self.pending.append(f"{var.name} = {self.var_creation(var)}")
