@@ -4,7 +4,11 @@
 to three callees with scalar parameters, each returning a value through
 ``T.ret`` (some with an early return under a condition, some calling the
 callee before them), and a public ``main(A, x)`` that calls the last callee
-for every element of ``A`` in a loop of a random kind. The text is parsed,
+for every element of ``A`` in a loop of a random kind. Some modules also
+have a procedure that updates ``A`` in place through its data pointer
+(``Module.update(A.data, x)``), taking it as a ``T.Buffer`` parameter or as
+a bare ``T.handle`` viewed with ``T.decl_buffer``; main calls it before or
+after its loop. The text is parsed,
 so the parser, the printer, the verifier, the interpreter and the build can
 all be checked on the result. Every value stays small: integer arithmetic
 never overflows and floats stay finite.
@@ -90,6 +94,17 @@ def call_modules(draw):
         lines += [f"        {s}" for s in stmts]
         lines.append("")
         previous = (name, [t for _, t in params], ret)
+    update = draw(st.sampled_from(["none", "buffer", "handle"]), label="update")
+    if update != "none":
+        body = _body(draw, [("B[j]", dtype), ("y", "int32")], dtype)
+        if update == "buffer":
+            lines += ["    @T.prim_func(private=True)",
+                      f'    def update(B: T.Buffer(({n},), "{dtype}"), y: T.int32):']
+        else:
+            lines += ["    @T.prim_func(private=True)",
+                      "    def update(B_data: T.handle, y: T.int32):",
+                      f'        B = T.decl_buffer(({n},), "{dtype}", data=B_data)']
+        lines += [f"        for j in range({n}):", f"            B[j] = {body}", ""]
     last_name, last_params, last_ret = previous
     kind = draw(st.sampled_from(["range", "T.serial", "T.parallel", "T.unroll", "T.vectorized"]),
                 label="loop")
@@ -99,10 +114,13 @@ def call_modules(draw):
         expr, have = draw(st.sampled_from(sources), label="main argument")
         args.append(_as(expr, have, pdt))
     call = _as(f"Module.{last_name}({', '.join(args)})", last_ret, dtype)
+    main = [f"for i in {kind}({n}):", f"    A[i] = {call}"]
+    if update != "none":
+        before = draw(st.booleans(), label="update first")
+        main = ["Module.update(A.data, x)"] + main if before else main + ["Module.update(A.data, x)"]
     lines += ["    @T.prim_func",
-              f'    def main(A: T.Buffer(({n},), "{dtype}"), x: T.int32):',
-              f"        for i in {kind}({n}):",
-              f"            A[i] = {call}"]
+              f'    def main(A: T.Buffer(({n},), "{dtype}"), x: T.int32):']
+    lines += [f"        {s}" for s in main]
     return from_source(_HEAD + "\n".join(lines) + "\n"), dtype, n
 
 
