@@ -9,8 +9,9 @@ import pytest
 
 import tirfun
 from tirfun.analysis.verify import verify
-from tirfun.errors import BuildError, InterpError, ParseError, TirfunError, VerifyError
-from tirfun.nodes import Call, GlobalVar, IRModule
+from tirfun.analysis import structural_equal
+from tirfun.errors import BuildError, InterpError, NodeError, ParseError, TirfunError, VerifyError
+from tirfun.nodes import Call, GlobalVar, IRModule, PointerType, Var
 from tirfun.script import from_source
 from tirfun.script import ir as I
 from tirfun.script import tir as T
@@ -255,3 +256,32 @@ def test_global_var_names_are_identifiers():
     with pytest.raises(tirfun.errors.NodeError, match="function name '1f' is not a valid identifier"):
         GlobalVar("1f")
     assert IRModule({"main": Decorated["main"]}).script().count("I.GlobalVar") == 0
+
+
+HANDLES = '''# from tirfun.script import tir as T
+
+@T.prim_func
+def main(a: T.handle("float32", "global"), b: T.handle("int8", "shared"), c: T.handle):
+    A = T.decl_buffer((4,), data=a)
+    p: T.handle("float32", "global") = T.address_of(A[1])
+    q = T.handle("float16", "local")
+    T.call_extern("int32", "f", p, q, b, c)'''
+
+
+def test_a_typed_handle_keeps_its_element_type_and_scope_as_tvm_prints_it():
+    written = HANDLES.replace('a: T.handle("float32", "global")', 'a: T.handle("float32")')
+    func = from_source(written, check_well_formed=False)
+    assert func.script() == HANDLES
+    a, b, c = func.params
+    assert a.type_annotation == PointerType("float32", "global")
+    assert b.type_annotation == PointerType("int8", "shared") and c.type_annotation is None
+    assert from_source(func.script(), check_well_formed=False) == func
+    # the pointee counts in structural equality, as TVM's type annotation does
+    other = from_source(written.replace('T.handle("float32")', 'T.handle("int32")'),
+                        check_well_formed=False)
+    assert not structural_equal(func, other)
+
+
+def test_only_a_handle_points_to_something():
+    with pytest.raises(NodeError, match="only a handle variable points to float32; x is int32"):
+        Var("x", "int32", PointerType("float32"))

@@ -283,7 +283,7 @@ class FunctionInterpreter(ExprEvaluator):
             self.func.buffer_map[handle] = buffer
             self.scopes.define(arg.arg, buffer)
         elif isinstance(ann, NewVar):
-            var = Var(self.namer.fresh(arg.arg), ann.dtype)
+            var = Var(self.namer.fresh(arg.arg), ann.dtype, ann.pointee)
             self.func.params.append(var)
             self.scopes.define(arg.arg, var)
         else:
@@ -543,7 +543,7 @@ class FunctionInterpreter(ExprEvaluator):
             self.scopes.define(name, buffer)
             return None
         if isinstance(value, NewVar):
-            var = Var(self.namer.fresh(name), value.dtype)
+            var = Var(self.namer.fresh(name), value.dtype, value.pointee)
             if value.thread_tag is not None:
                 self.func.env_threads[var] = value.thread_tag
             self.scopes.define(name, var)
@@ -579,10 +579,11 @@ class FunctionInterpreter(ExprEvaluator):
         ann = self.eval(node.annotation)
         if isinstance(ann, Builtin) and ann.name == "T.handle":
             ann = NewVar(DataType("handle"))
+        pointee = None
         if isinstance(ann, DTypeCtor):
             dtype = ann.dtype
         elif isinstance(ann, NewVar):
-            dtype = ann.dtype
+            dtype, pointee = ann.dtype, ann.pointee
         else:
             raise self.fail(node.annotation, f"a let annotation must be a type such as T.float32, "
                             f"got {describe(ann)}")
@@ -594,7 +595,7 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(node.target, f"'{node.target.id}' is already defined in this scope",
                             hint="TVMScript binds each name once per scope; choose a new name")
         value = self.cast_to(self.eval(node.value), dtype, node.value)
-        var = Var(self.namer.fresh(node.target.id), dtype)
+        var = Var(self.namer.fresh(node.target.id), dtype, pointee)
         self.scopes.define(node.target.id, var)
         return _Open(lambda body: LetStmt(var, value, body), node)
 

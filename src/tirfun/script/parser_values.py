@@ -93,6 +93,7 @@ class NewVar:
 
     dtype: DataType
     thread_tag: str | None = None
+    pointee: Any = None  # a handle's PointerType, or None
 
 
 @attrs.frozen

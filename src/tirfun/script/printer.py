@@ -185,7 +185,7 @@ def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
                 w.define_var(var)
                 w.spelling[var] = f"{buf.name}.data"
         else:
-            params.append(f"{var.name}: {p}.{var.dtype}")
+            params.append(f"{var.name}: {w.var_type(var)}")
             w.define_var(var)
 
     # attributes; the global symbol goes without saying when it is the name
