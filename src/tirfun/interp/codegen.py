@@ -1090,13 +1090,8 @@ class Compiler:
         vals = []
         for a in e.args:
             if a.dtype.is_handle:
-                # a data pointer passes its storage: the callee works on it in place
-                info = env.data.get(a) if isinstance(a, Var) else None
-                if info is None:
-                    raise InterpError(f"the call of {e.op.name_hint} passes the pointer {a!r}; the "
-                                      "interpreter passes the data pointer of a buffer or an "
-                                      "allocation (A.data), not other pointer expressions yet")
-                vals.append(info.storage)
+                # a pointer passes storage: the callee works on it in place
+                vals.append(self.pointer(a, env, lane, f"the call of {e.op.name_hint}"))
             else:
                 vals.append(self.exact(self.expr(a, env, lane)))
         code = f"h_callees[{e.op.name_hint!r}].call_raw({', '.join(vals)})"
@@ -1104,6 +1099,29 @@ class Compiler:
         if dt.is_integer or dt.is_bool:
             return Value(code, dt, True, ivs.full(dt))
         return Value(code, dt, True)
+
+    def pointer(self, a, env: Env, lane: int, where: str) -> str:
+        """Source of the storage a pointer expression names: a data pointer
+        (``A.data``, an allocation), ``T.address_of(A[i, j])`` or
+        ``T.tvm_access_ptr(type, data, offset, ...)``, the last two as a view
+        from that element on."""
+        if isinstance(a, Var) and a in env.data:
+            return env.data[a].storage
+        if isinstance(a, Call) and a.op == "tir.address_of" and len(a.args) == 1 \
+                and isinstance(a.args[0], BufferLoad):
+            load = a.args[0]
+            access = self.lookup(load.buffer, env)
+            if len(load.indices) != len(access.shape):
+                raise InterpError(f"buffer {access.name} has {len(access.shape)} dimensions, "
+                                  f"addressed with {len(load.indices)} indices")
+            codes = [self.expr(i, env, lane).code for i in load.indices]
+            return f"h_offset({access.storage}, {self.offset_code(access, codes)})"
+        if isinstance(a, Call) and a.op == "tir.tvm_access_ptr" and len(a.args) == 5:
+            base = self.pointer(a.args[1], env, lane, where)
+            return f"h_offset({base}, {self.expr(a.args[2], env, lane).code})"
+        raise InterpError(f"{where} passes the pointer {a!r}; the interpreter passes a data "
+                          "pointer (A.data, an allocation), T.address_of(A[...]) or "
+                          "T.tvm_access_ptr(...)")
 
     def vector_part(self, e: Call, env: Env, lane: int) -> Value:
         """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:
