@@ -285,3 +285,72 @@ def test_a_typed_handle_keeps_its_element_type_and_scope_as_tvm_prints_it():
 def test_only_a_handle_points_to_something():
     with pytest.raises(NodeError, match="only a handle variable points to float32; x is int32"):
         Var("x", "int32", PointerType("float32"))
+
+
+ACCESS = '''# from tirfun.script import ir as I
+# from tirfun.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def add_row(p: T.handle("{dt}", "global"), n: T.int32, v: T.{dt}):
+        R = T.decl_buffer((n,){dtarg}, data=p)
+        for j in range(n):
+            R[j] = R[j] + v
+
+    @T.prim_func
+    def main(A: T.Buffer((3, 4), "{dt}")):
+        for i in range(3):
+            Module.add_row(T.address_of(A[i, 1]), 3, T.Cast("{dt}", i))
+        Module.add_row(T.tvm_access_ptr(T.type_annotation("{dt}"), A.data, 4, 8, 3), 8, T.{dt}({half}))'''
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_pointers_into_a_buffer_reach_the_callee(dtype):
+    text = ACCESS.format(dt=dtype, half="0.5", dtarg="" if dtype == "float32" else f', "{dtype}"')
+    mod = from_source(text)
+    assert mod.script() == text
+    a = np.zeros((3, 4), dtype)
+    expected = a.copy()
+    expected[:, 1:] += np.arange(3, dtype=dtype)[:, None]
+    expected.reshape(-1)[4:12] += np.asarray(0.5, dtype)
+    interpreted, compiled = a.copy(), a.copy()
+    tirfun.interp.run(mod, interpreted)
+    tirfun.build(mod)(compiled)
+    assert interpreted.tobytes() == expected.tobytes() == compiled.tobytes()
+
+
+def test_access_ptr_is_tvms_tvm_access_ptr():
+    @I.ir_module
+    class Mod:
+        @T.prim_func(private=True)
+        def add_row(p: T.handle("float32"), n: T.int32, v: T.float32):
+            R = T.decl_buffer((n,), data=p)
+            for j in range(n):
+                R[j] = R[j] + v
+
+        @T.prim_func
+        def main(A: T.Buffer((3, 4), "float32")):
+            for i in range(3):
+                Mod.add_row(T.address_of(A[i, 1]), 3, T.Cast("float32", i))
+            Mod.add_row(A.access_ptr("rw", offset=4, extent=8), 8, T.float32(0.5))
+
+    assert Mod == from_source(ACCESS.format(dt="float32", half="0.5", dtarg=""))
+    whole = Mod["main"].buffer_map[Mod["main"].params[0]]
+    # the extent defaults to the rest of the buffer, the mask counts r as 1 and w as 2
+    from tirfun.tir import op
+    assert op.tvm_access_ptr("float32", whole.data, 0, 12, 2).script() == \
+        'T.tvm_access_ptr(T.type_annotation("float32"), A_handle, 0, 12, 2)'
+
+
+def test_access_ptr_errors():
+    head = 'from tirfun.script import tir as T\n@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n'
+    with pytest.raises(ParseError, match="A.access_ptr: the access mask is made of 'r' and 'w', "
+                       "got 'x'"):
+        from_source(head + '    T.evaluate(T.call_extern("int32", "g", A.access_ptr("x")))\n')
+    with pytest.raises(ParseError, match="A.access_ptr: content_lanes other than 1 is not supported"):
+        from_source(head + '    T.evaluate(T.call_extern("int32", "g", A.access_ptr("r", '
+                    'content_lanes=4)))\n')
+    with pytest.raises(ParseError, match="B.access_ptr: buffer B has no data variable"):
+        from_source(head + '    B = T.alloc_buffer((4,))\n'
+                    '    T.evaluate(T.call_extern("int32", "g", B.access_ptr("r")))\n')

@@ -802,6 +802,10 @@ class LLVMCodegen:
             return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
         if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self._call_extern(e)
+        if op == "tir.tvm_access_ptr" and len(e.args) == 5:
+            base = self.expr(e.args[1])
+            offset = self.to_index(self.expr(e.args[2]), e.args[2].dtype)
+            return b.gep(base, [offset], source_etype=memory_type(e.args[0].dtype))
         if op == "tir.address_of":
             load = e.args[0]
             if not isinstance(load, BufferLoad) or len(load.indices) != 1:

@@ -106,7 +106,8 @@ class FuncState:
     block_nodes: dict = attrs.Factory(dict)
     written_block_names: set = attrs.Factory(set)
     renamed_blocks: dict = attrs.Factory(dict)
-    data_of_params: set = attrs.Factory(set)  # parameters whose ``.data`` the body uses
+    # parameters whose ``.data`` (or ``.access_ptr``) the body uses
+    data_of_params: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
 
@@ -221,7 +222,8 @@ class FunctionInterpreter(ExprEvaluator):
         self.func = FuncState(fdef.name, private)
         self.func.written_block_names = _written_block_names(fdef)
         self.func.data_of_params = {n.value.id for n in ast.walk(fdef) if isinstance(n, ast.Attribute)
-                                    and n.attr == "data" and isinstance(n.value, ast.Name)}
+                                    and n.attr in ("data", "access_ptr")
+                                    and isinstance(n.value, ast.Name)}
         self._check_signature(fdef)
         self._claim_outer_names()
         with self.scope():

@@ -58,7 +58,7 @@ DTYPE_FIRST_OPS = frozenset({
     "reinterpret", "call_extern", "call_pure_extern", "call_llvm_intrin",
     "call_llvm_pure_intrin", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "ptx_cp_async",
     "ptx_cp_async_bulk", "mma_store", "mma_fill", "vectorhigh", "vectorlow", "vectorcombine",
-    "dp4a", "get_active_lane_mask",
+    "dp4a", "get_active_lane_mask", "type_annotation",
 })
 DTYPE_LAST_OPS = frozenset({"tvm_struct_get"})
 # intrinsics TVM prints under another name (its TScriptPrinterName)
