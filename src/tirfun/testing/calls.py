@@ -5,10 +5,12 @@ to three callees with scalar parameters, each returning a value through
 ``T.ret`` (some with an early return under a condition, some calling the
 callee before them), and a public ``main(A, x)`` that calls the last callee
 for every element of ``A`` in a loop of a random kind. Some modules also
-have a procedure that updates ``A`` in place through its data pointer
-(``Module.update(A.data, x)``), taking it as a ``T.Buffer`` parameter or as
-a bare ``T.handle`` viewed with ``T.decl_buffer``; main calls it before or
-after its loop. The text is parsed,
+have a procedure that updates ``A`` in place through a pointer: its data
+pointer (``Module.update(A.data, x)``) taken as a ``T.Buffer`` parameter or
+as a bare ``T.handle`` viewed with ``T.decl_buffer``, or a pointer into it
+(``T.address_of(A[k])``, ``A.access_ptr("rw", offset=k)``) to a procedure
+that is told how many elements follow; main calls it before or after its
+loop. The text is parsed,
 so the parser, the printer, the verifier, the interpreter and the build can
 all be checked on the result. Every value stays small: integer arithmetic
 never overflows and floats stay finite.
@@ -94,17 +96,24 @@ def call_modules(draw):
         lines += [f"        {s}" for s in stmts]
         lines.append("")
         previous = (name, [t for _, t in params], ret)
-    update = draw(st.sampled_from(["none", "buffer", "handle"]), label="update")
+    update = draw(st.sampled_from(["none", "buffer", "handle", "address_of", "access_ptr"]),
+                  label="update")
+    k = draw(st.integers(0, n - 1), label="pointer offset")
     if update != "none":
         body = _body(draw, [("B[j]", dtype), ("y", "int32")], dtype)
+        extent = "m" if update in ("address_of", "access_ptr") else str(n)
         if update == "buffer":
             lines += ["    @T.prim_func(private=True)",
                       f'    def update(B: T.Buffer(({n},), "{dtype}"), y: T.int32):']
+        elif update == "handle":
+            lines += ["    @T.prim_func(private=True)",
+                      f'    def update(B_data: T.handle("{dtype}"), y: T.int32):',
+                      f'        B = T.decl_buffer(({n},), "{dtype}", data=B_data)']
         else:
             lines += ["    @T.prim_func(private=True)",
-                      "    def update(B_data: T.handle, y: T.int32):",
-                      f'        B = T.decl_buffer(({n},), "{dtype}", data=B_data)']
-        lines += [f"        for j in range({n}):", f"            B[j] = {body}", ""]
+                      "    def update(B_data: T.handle, m: T.int32, y: T.int32):",
+                      f'        B = T.decl_buffer((m,), "{dtype}", data=B_data)']
+        lines += [f"        for j in range({extent}):", f"            B[j] = {body}", ""]
     last_name, last_params, last_ret = previous
     kind = draw(st.sampled_from(["range", "T.serial", "T.parallel", "T.unroll", "T.vectorized"]),
                 label="loop")
@@ -116,8 +125,11 @@ def call_modules(draw):
     call = _as(f"Module.{last_name}({', '.join(args)})", last_ret, dtype)
     main = [f"for i in {kind}({n}):", f"    A[i] = {call}"]
     if update != "none":
+        pointer = {"address_of": f"T.address_of(A[{k}]), {n - k}",
+                   "access_ptr": f'A.access_ptr("rw", offset={k}), {n - k}'}.get(update, "A.data")
+        step = f"Module.update({pointer}, x)"
         before = draw(st.booleans(), label="update first")
-        main = ["Module.update(A.data, x)"] + main if before else main + ["Module.update(A.data, x)"]
+        main = [step] + main if before else main + [step]
     lines += ["    @T.prim_func",
               f'    def main(A: T.Buffer(({n},), "{dtype}"), x: T.int32):']
     lines += [f"        {s}" for s in main]
