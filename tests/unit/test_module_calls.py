@@ -354,3 +354,14 @@ def test_access_ptr_errors():
     with pytest.raises(ParseError, match="B.access_ptr: buffer B has no data variable"):
         from_source(head + '    B = T.alloc_buffer((4,))\n'
                     '    T.evaluate(T.call_extern("int32", "g", B.access_ptr("r")))\n')
+
+
+def test_a_function_printed_alone_reads_back_with_void_calls_as_tvm_reads_them():
+    main = from_source(TEXT)["main"]
+    text = main.script()
+    assert text.startswith("# from tirfun.script import ir as I\n# from tirfun.script import tir as T\n")
+    assert '    I.GlobalVar("check")(n)\n' in text
+    again = from_source(text, check_well_formed=False)
+    # TVM's call_tir of an undeclared function is void, so only the void call reads back alike
+    assert again.body.seq[0] == main.body.seq[0]
+    assert again.body.seq[1].body.value.value.dtype == "void"

@@ -57,8 +57,12 @@ def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_space
     if isinstance(node, IRModule):
         return _module_script(node, tir_prefix, ir_prefix, indent_spaces, name or _MODULE_NAME)
     if isinstance(node, PrimFunc):
-        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces)
-        return _finish([f"# from tirfun.script import tir as {tir_prefix}", ""] + lines)
+        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces,
+                                ir_prefix=ir_prefix)
+        header = [f"# from tirfun.script import tir as {tir_prefix}", ""]
+        if any(f"{ir_prefix}.GlobalVar(" in line for line in lines):
+            header.insert(0, f"# from tirfun.script import ir as {ir_prefix}")
+        return _finish(header + lines)
     w = ScriptWriter(prefix=tir_prefix, indent_spaces=indent_spaces)
     if isinstance(node, PrimExpr):
         return w.exprs.expr(node)
@@ -164,13 +168,14 @@ def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
 
 
 def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
-                    module_name: str | None = None) -> list[str]:
+                    module_name: str | None = None, ir_prefix: str = "I") -> list[str]:
     """The decorator, the ``def`` line and the body of ``func``, unindented.
     ``module_name`` is the class a call of a module function is written
     through (``Module.sub(...)``); None outside a module."""
     func = _avoid_reserved(func, frozenset((p, "I", "range")))
     w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True)
     w.exprs.module_name = module_name
+    w.exprs.ir_prefix = ir_prefix
     sugared = _sugared_params(func)
 
     # signature: T.Buffer annotations where TVM sugars them, else the var's type

@@ -220,6 +220,7 @@ class ExprRenderer:
         # the class a module function is called through; None: TVM's
         # I.GlobalVar("f") form, for a function printed alone
         self.module_name: str | None = None
+        self.ir_prefix = "I"
 
     # public ------------------------------------------------------------------
     def expr(self, e: PrimExpr) -> str:
@@ -334,7 +335,7 @@ class ExprRenderer:
         op = e.op
         if isinstance(op, GlobalVar):
             callee = (f"{self.module_name}.{op.name_hint}" if self.module_name is not None
-                      else f"I.GlobalVar({str_literal(op.name_hint)})")
+                      else f"{self.ir_prefix}.GlobalVar({str_literal(op.name_hint)})")
 
             return list(e.args), _call_fmt(callee)
         short = op[4:] if op.startswith("tir.") else ""
