@@ -365,3 +365,28 @@ def test_a_function_printed_alone_reads_back_with_void_calls_as_tvm_reads_them()
     # TVM's call_tir of an undeclared function is void, so only the void call reads back alike
     assert again.body.seq[0] == main.body.seq[0]
     assert again.body.seq[1].body.value.value.dtype == "void"
+
+
+def test_a_pointer_to_the_wrong_data_is_an_interp_error():
+    text = '''
+from tirfun.script import ir as I
+from tirfun.script import tir as T
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def twice(C: T.Buffer((4,), "{dt}")):
+        for i in range(4):
+            C[i] = C[i] + C[i]
+    @T.prim_func
+    def main(A: T.Buffer((6,), "int32")):
+        Module.twice(T.address_of(A[{k}]))
+'''
+    with pytest.raises(InterpError, match="function twice: buffer C of float32 is given a "
+                       "pointer to int32 data"):
+        tirfun.interp.run(from_source(text.format(dt="float32", k=0)), np.zeros(6, "int32"))
+    with pytest.raises(InterpError, match="buffer C has 4 elements but the pointer it is given "
+                       "reaches 3"):
+        tirfun.interp.run(from_source(text.format(dt="int32", k=3)), np.zeros(6, "int32"))
+    a = np.arange(6, dtype="int32")
+    tirfun.interp.run(from_source(text.format(dt="int32", k=2)), a)
+    assert a.tolist() == [0, 1, 4, 6, 8, 10]

@@ -33,6 +33,7 @@ class CompiledFunc:
     table: tuple
     params: tuple
     free: tuple
+    name: str = ""  # the function's name in its module, for messages
 
     def __call__(self, *args, **kwargs):
         """Run on numpy arrays, in place (see :func:`tirfun.interp.run`)."""
@@ -66,6 +67,7 @@ class CompiledFunc:
                                           "module passes a pointer, which has no shape")
                     else:
                         shape.append(d.value)
+                _check_pointee(self, spec.buffer, arg, shape)
                 storages.append(arg)
                 shapes.append(tuple(shape))
             elif spec.var.dtype.is_handle:
@@ -85,7 +87,7 @@ class CompiledFunc:
             raise self.runtime_error(exc) from (None if isinstance(exc, Fault) else exc)
 
     def func_label(self) -> str:
-        return f"function {self.func.attrs.get('global_symbol', '(private)')}"
+        return f"function {self.name or self.func.attrs.get('global_symbol', '(unnamed)')}"
 
     def runtime_error(self, exc: Exception) -> InterpError:
         """An InterpError for ``exc``, naming the statement being executed
@@ -97,6 +99,23 @@ class CompiledFunc:
         lineno, local_values = frame_info
         info = self.table[lineno - 1] if 0 < lineno <= len(self.table) else None
         return InterpError(message + describe(info, local_values))
+
+
+def _check_pointee(compiled, buf, storage, shape) -> None:
+    """A pointer passed for a buffer parameter holds elements of its dtype,
+    at least as many as the buffer has."""
+    from .runtime import storage_dtype
+
+    held = storage_dtype(storage)
+    if held != str(buf.dtype.element_of):
+        raise InterpError(f"{compiled.func_label()}: buffer {buf.name} of {buf.dtype} is given a "
+                          f"pointer to {held} data")
+    needed = 1
+    for d in shape:
+        needed *= d
+    if needed > len(storage):
+        raise InterpError(f"{compiled.func_label()}: buffer {buf.name} has {needed} elements but "
+                          f"the pointer it is given reaches {len(storage)}")
 
 
 def _message(exc: Exception) -> str:
@@ -206,7 +225,7 @@ class _Callees:
 def compile_in_module(mod: IRModule, name: str) -> CompiledFunc:
     """Function ``name`` of ``mod`` translated into Python, its calls of
     other functions of ``mod`` bound to them (cached per module)."""
-    compiled = compile_func(mod[name])
+    compiled = attrs.evolve(compile_func(mod[name]), name=name)
     if not _calls_module_functions(mod[name]):
         return compiled
     kernel = compiled.kernel
