@@ -381,9 +381,13 @@ class Module:
     def main(A: T.Buffer((6,), "int32")):
         Module.twice(T.address_of(A[{k}]))
 '''
+    wrong = text.format(dt="float32", k=0)
+    with pytest.raises(VerifyError, match="the call of twice passes a pointer to int32 data for "
+                       "buffer C of float32"):
+        from_source(wrong)
     with pytest.raises(InterpError, match="function twice: buffer C of float32 is given a "
                        "pointer to int32 data"):
-        tirfun.interp.run(from_source(text.format(dt="float32", k=0)), np.zeros(6, "int32"))
+        tirfun.interp.run(from_source(wrong, check_well_formed=False), np.zeros(6, "int32"))
     with pytest.raises(InterpError, match="buffer C has 4 elements but the pointer it is given "
                        "reaches 3"):
         tirfun.interp.run(from_source(text.format(dt="int32", k=3)), np.zeros(6, "int32"))

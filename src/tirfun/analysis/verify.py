@@ -58,6 +58,7 @@ from ..nodes import (
     DeclBuffer, Evaluate, FloatImm, For, GlobalVar, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
     Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
+from ..nodes.dtype import DataType
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
@@ -90,6 +91,7 @@ def _check_calls(mod: IRModule, fname: str) -> None:
     argument of the right dtype per parameter, and has its return type."""
     from .traversal import walk
 
+    pointees = _pointees(mod[fname])
     for node in walk(mod[fname].body):
         if not (isinstance(node, Call) and isinstance(node.op, GlobalVar)):
             continue
@@ -108,10 +110,44 @@ def _check_calls(mod: IRModule, fname: str) -> None:
                 raise VerifyError(f"{where} passes {arg.dtype} for parameter {param.name} of "
                                   f"{param.dtype}", rule="call arguments", function=fname,
                                   names=(callee, param.name))
+            buf = target.buffer_map.get(param)
+            held = _pointee(arg, pointees)
+            if buf is not None and held is not None and held != buf.dtype.element_of:
+                raise VerifyError(f"{where} passes a pointer to {held} data for buffer "
+                                  f"{buf.name} of {buf.dtype}", rule="call arguments",
+                                  function=fname, names=(callee, buf.name))
         returns = "void" if target.ret_type is None else str(target.ret_type)
         if str(node.dtype) != returns:
             raise VerifyError(f"{where} has type {node.dtype}, but {callee} returns {returns}",
                               rule="call return", function=fname, names=(callee,))
+
+
+def _pointees(func: PrimFunc) -> dict:
+    """The element dtype each data pointer of ``func`` is known to hold."""
+    from .traversal import walk
+
+    out = {}
+    for node in walk(func.body):
+        if isinstance(node, Buffer) and node.data is not None:
+            out.setdefault(node.data, node.dtype.element_of)
+        elif isinstance(node, Allocate):
+            out.setdefault(node.buffer_var, DataType(node.dtype).element_of)
+    for buf in func.buffer_map.values():
+        if buf.data is not None:
+            out.setdefault(buf.data, buf.dtype.element_of)
+    return out
+
+
+def _pointee(arg, pointees: dict):
+    """The element dtype a pointer argument holds, when it is known."""
+    if isinstance(arg, Var):
+        return pointees.get(arg)
+    if isinstance(arg, Call) and arg.op == "tir.address_of" and arg.args \
+            and isinstance(arg.args[0], BufferLoad):
+        return arg.args[0].buffer.dtype.element_of
+    if isinstance(arg, Call) and arg.op == "tir.tvm_access_ptr" and arg.args:
+        return arg.args[0].dtype.element_of
+    return None
 
 
 _MISSING = object()
