@@ -14,6 +14,14 @@ nested in a parallel loop run serially inside it.
 
 When libgomp is not available every loop runs serially (the build still
 succeeds and computes the same results).
+
+A function with many loops has each of its outermost serial loops
+generated as an internal function of its own, ``nest(captured..., begin,
+end)``, called once and never inlined: LLVM's loop passes (induction
+variable simplification, loop rotation, strength reduction) take time that
+grows with the square of the number of loops in one function, so a
+function of thousands of small loop nests would otherwise build for
+minutes.
 """
 
 from __future__ import annotations
@@ -24,11 +32,18 @@ from ..analysis.traversal import walk
 from ..nodes import Buffer, BufferLoad, BufferStore, DeclBuffer, For, IntImm, Var
 from . import llvm_intrinsics
 from .llvm_codegen import Frame, LLVMCodegen
+
+#: the module's int32 flag that runs parallel loops on the calling thread
+#: (a forked child's runtime sets it; :mod:`tirfun.runtime.forking` says why)
+SERIAL_FLAG = "tirfun_parallel_serially"
 from .llvm_types import I32, PTR, VOID, scalar_type
 
 
 #: chunks of iterations per thread that a parallel loop is cut into
 CHUNKS_PER_THREAD = 8
+#: a function with more loops than this has its outermost serial loops
+#: generated as functions of their own
+OUTLINE_LOOPS = 64
 
 
 class CPUCodegen(LLVMCodegen):
@@ -44,6 +59,54 @@ class CPUCodegen(LLVMCodegen):
         self.num_threads = max(int(num_threads), 1)
         self.use_gomp = use_gomp and self.num_threads > 1
         self._outlined = 0
+        self._outline_nests = False
+
+    def add_function(self, sig, func) -> str:
+        """Generate ``func``, outlining its loop nests when it has many."""
+        loops = sum(1 for n in walk(func.body) if isinstance(n, For))
+        self._outline_nests = loops > OUTLINE_LOOPS
+        try:
+            return super().add_function(sig, func)
+        finally:
+            self._outline_nests = False
+
+    def serial_for(self, s: For) -> None:
+        """A loop in order; an outermost loop of a function with many loops
+        becomes a call of a function of its own."""
+        outer = self.frame
+        if not self._outline_nests or outer.fn.linkage == "internal":
+            super().serial_for(s)
+            return
+        captured_vars, captured_bufs, values, index_of = self._closure(s)
+        b = outer.builder
+        lo = self.expr(s.min)
+        end = b.add(lo, self.expr(s.extent), flags=("nsw",))
+        self._outlined += 1
+        nest = self._loop_function(f"{outer.fn.name}_nest_{self._outlined}", s, values, outer,
+                                   captured_vars, captured_bufs, index_of, in_parallel=False)
+        nest.attributes.add("noinline")
+        code = b.call(nest, values + [lo, end])
+        ok = outer.fn.append_basic_block(self.fresh("nest_ok"))
+        bad = outer.fn.append_basic_block(self.fresh("nest_fail"))
+        b.cbranch(b.icmp_signed("==", code, ir.Constant(I32, 0)), ok, bad)
+        b.position_at_end(bad)
+        b.ret(code)  # as a failed parallel loop leaves the exported function
+        b.position_at_end(ok)
+
+    def _closure(self, s: For):
+        """What a loop moved into a function of its own needs from outside:
+        the captured variables and buffers, and the distinct values that
+        carry them (a pointer reached both as a variable and as a buffer is
+        passed once, so ``noalias`` stays true), with the index of each."""
+        outer = self.frame
+        captured_vars, captured_bufs = self._captures(s)
+        values: list[ir.Value] = []
+        index_of: dict[int, int] = {}
+        for v in [outer.vars[x] for x in captured_vars] + [outer.buffers[x] for x in captured_bufs]:
+            if id(v) not in index_of:
+                index_of[id(v)] = len(values)
+                values.append(v)
+        return captured_vars, captured_bufs, values, index_of
 
     def parallel_for(self, s: For) -> None:
         """Outline the loop and run it on the pool (serially when nested in
@@ -52,15 +115,7 @@ class CPUCodegen(LLVMCodegen):
             self.serial_for(s)
             return
         outer = self.frame
-        captured_vars, captured_bufs = self._captures(s)
-        # one closure field per distinct value (a pointer reached both as a
-        # variable and as a buffer is passed once, so noalias stays true)
-        values: list[ir.Value] = []
-        index_of: dict[int, int] = {}
-        for v in [outer.vars[x] for x in captured_vars] + [outer.buffers[x] for x in captured_bufs]:
-            if id(v) not in index_of:
-                index_of[id(v)] = len(values)
-                values.append(v)
+        captured_vars, captured_bufs, values, index_of = self._closure(s)
         b = outer.builder
         lo = self.expr(s.min)
         ext = self.expr(s.extent)
@@ -89,18 +144,34 @@ class CPUCodegen(LLVMCodegen):
         if isinstance(s.extent, IntImm):
             threads = max(1, min(threads, s.extent.value))
         gomp = llvm_intrinsics.declare(self.module, "GOMP_parallel", VOID, [PTR, PTR, I32, I32])
-        b.call(gomp, [wrapper, record, ir.Constant(I32, threads), ir.Constant(I32, 0)])
+        # in a child forked after the pool started the runtime sets the flag:
+        # the wrapper then runs every chunk on this thread, without libgomp
+        serially = b.icmp_signed("!=", b.load(self.serial_flag(), typ=I32), zero)
+        with b.if_else(serially) as (on_this_thread, on_the_pool):
+            with on_this_thread:
+                b.call(wrapper, [record])
+            with on_the_pool:
+                b.call(gomp, [wrapper, record, ir.Constant(I32, threads), ir.Constant(I32, 0)])
         code = b.load(status, typ=I32)
         ok = outer.fn.append_basic_block(self.fresh("parallel_ok"))
         bad = outer.fn.append_basic_block(self.fresh("parallel_fail"))
         b.cbranch(b.icmp_signed("==", code, zero), ok, bad)
         b.position_at_end(bad)
         self.free_live()
-        b.ret(code)  # the outermost parallel loop is always in the exported function
+        b.ret(code)  # the exported function, or an outlined nest that returns it there
         b.position_at_end(ok)
 
+    def serial_flag(self) -> ir.GlobalVariable:
+        """The module's :data:`SERIAL_FLAG`, declared on first use."""
+        flag = self.module.globals.get(SERIAL_FLAG)
+        if flag is None:
+            flag = ir.GlobalVariable(self.module, I32, name=SERIAL_FLAG)
+            flag.initializer = ir.Constant(I32, 0)
+            flag.align = 4
+        return flag
+
     def _loop_function(self, name, s: For, values, outer: Frame, captured_vars, captured_bufs,
-                       index_of) -> ir.Function:
+                       index_of, in_parallel: bool = True) -> ir.Function:
         """``i32 name(captured..., begin, end)``: the loop over one thread's
         share. Its pointer parameters carry ``noalias`` where the caller's
         did, which LLVM keeps as alias scopes when it inlines the function."""
@@ -109,7 +180,7 @@ class CPUCodegen(LLVMCodegen):
                          name=name)
         fn.linkage = "internal"
         frame = Frame(fn, self._fail_by_return)
-        frame.in_parallel = True
+        frame.in_parallel = in_parallel
         args = list(fn.args)
         for v, arg in zip(values, args):
             if id(v) in outer.noalias and isinstance(v.type, ir.PointerType):

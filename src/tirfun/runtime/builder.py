@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 
 from ..analysis.traversal import walk
 from ..errors import BuildError, TirfunError
@@ -52,7 +53,7 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
     if not target.is_host:
         raise BuildError(f"cannot run code for {target.triple} on this machine "
                          f"({jit.llvm().get_process_triple()})")
-    threads = jit.num_threads()
+    threads = target.num_cores or jit.num_threads()
     use_gomp = threads > 1 and jit.gomp_available()
     key = (_hash(mod), target, threads, use_gomp)
     with _cache_lock:
@@ -85,13 +86,15 @@ def _verify(mod: IRModule) -> None:
 
 
 def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Module:
-    from ..lower.llvm_cpu import CPUCodegen
+    from ..lower.llvm_cpu import SERIAL_FLAG, CPUCodegen
     from . import jit
 
     if len(mod) == 0:
         raise BuildError("the module has no function to build")
+    started = time.perf_counter()
     _verify(mod)
     lowered = lower(mod, target)
+    lowered_at = time.perf_counter()
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
                          num_threads=threads, use_gomp=use_gomp, contract=target.contract)
     subroutines = _subroutines(lowered)
@@ -115,17 +118,24 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
             raise BuildError(f"internal error while generating LLVM code for function {fname}: "
                              f"{type(err).__name__}: {err}") from err
     ir_text = str(codegen.module)
-    optimised = jit.optimise(ir_text, target)
-    final_ir = str(optimised)
-    engine = jit.jit(optimised, target)
+    generated_at = time.perf_counter()
     messages = tuple(codegen.assert_messages)
     functions = {}
-    for fname, (sig, symbol) in sigs.items():
-        address = engine.get_function_address(symbol)
-        if not address:
-            raise BuildError(f"internal error: the JIT lost function {fname}")
-        functions[fname] = Function(sig, address, messages, engine)
-    return Module(functions, target, final_ir, engine, lowered)
+    with jit.LOCK:  # LLVM is used by one thread at a time
+        optimised = jit.optimise(ir_text, target)
+        final_ir = str(optimised)
+        optimised_at = time.perf_counter()
+        engine = jit.jit(optimised, target)
+        serial_flag = (engine.global_address(SERIAL_FLAG)
+                       if codegen.module.globals.get(SERIAL_FLAG) is not None else None)
+        for fname, (sig, symbol) in sigs.items():
+            address = engine.address(symbol)
+            if not address:
+                raise BuildError(f"internal error: the JIT lost function {fname}")
+            functions[fname] = Function(sig, address, messages, engine, serial_flag=serial_flag)
+    seconds = {"lower": lowered_at - started, "codegen": generated_at - lowered_at,
+               "optimise": optimised_at - generated_at, "jit": time.perf_counter() - optimised_at}
+    return Module(functions, target, final_ir, engine, lowered, build_seconds=seconds)
 
 
 def _written(func) -> frozenset:

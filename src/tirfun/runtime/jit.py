@@ -1,8 +1,14 @@
-"""LLVM through llvmlite.binding: optimise at O3 and JIT-compile.
+"""LLVM through llvmlite.binding: optimise and JIT-compile.
 
 Loaded on the first build only. The host's libgomp (the thread pool behind
 parallel loops) and the C math library are made visible to the JIT so the
 generated code can call ``GOMP_parallel`` and ``tanhf``.
+
+LLVM's state is not safe to use from several threads at once: llvmlite
+parses every module into one global LLVM context, and a target machine is
+shared by the optimiser and the assembly printer. Every use of LLVM here
+(and the builder's) holds :data:`LOCK`; builds in several threads overlap
+in tirfun's own passes and wait for each other only inside LLVM.
 """
 
 from __future__ import annotations
@@ -10,14 +16,34 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import os
+import re
+import sys
+import tempfile
+import threading
 
 from ..errors import BuildError
 from .target import Target
 
 
-@functools.cache
+#: held around every call into LLVM (reentrant: the builder holds it across
+#: several of the functions below)
+LOCK = threading.RLock()
+
+if hasattr(os, "register_at_fork"):
+    # a fork while another thread is inside LLVM would leave the child a
+    # held lock and LLVM half-way through a change: fork between uses
+    os.register_at_fork(before=LOCK.acquire, after_in_parent=LOCK.release,
+                        after_in_child=LOCK.release)
+
+
 def llvm():
     """llvmlite.binding, with the native target initialised once."""
+    with LOCK:
+        return _initialised()
+
+
+@functools.cache
+def _initialised():
     import llvmlite.binding as binding
 
     binding.initialize_native_target()
@@ -30,9 +56,14 @@ def llvm():
     return binding
 
 
-@functools.cache
 def gomp_available() -> bool:
     """Whether libgomp could be loaded (then parallel loops use it)."""
+    with LOCK:
+        return _load_gomp()
+
+
+@functools.cache
+def _load_gomp() -> bool:
     binding = llvm()
     path = ctypes.util.find_library("gomp")
     candidates = [p for p in (path, "libgomp.so.1") if p]
@@ -63,23 +94,57 @@ def num_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=16)
 def target_machine(target: Target):
-    """The llvmlite TargetMachine of ``target`` at O3, shared by the
-    optimiser and the assembly printer (never handed to an engine)."""
-    return new_target_machine(target)
+    """The llvmlite TargetMachine of ``target``, shared by the optimiser
+    and the assembly printer (never handed to an engine). The first one
+    made for a target checks its CPU and features."""
+    with LOCK:
+        return _checked_target_machine(target)
+
+
+@functools.lru_cache(maxsize=16)
+def _checked_target_machine(target: Target):
+    tm, complaints = _stderr_of(lambda: new_target_machine(target))
+    # LLVM warns on stderr and carries on without an unknown CPU or feature
+    unknown = []
+    for line in complaints.splitlines():
+        match = re.search(r"'([^']*)' is not a recognized (processor|feature)", line)
+        if match:
+            option = "-mcpu" if match.group(2) == "processor" else "-mattr"
+            what = f"{match.group(2)} {match.group(1)!r} ({option})"
+            if what not in unknown:
+                unknown.append(what)
+    if unknown:
+        raise BuildError(f"target {target}: LLVM does not know the {', '.join(unknown)}")
+    return tm
+
+
+def _stderr_of(make):
+    """``(make(), what it wrote to the process's stderr)``."""
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            result = make()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        return result, sink.read().decode(errors="replace")
 
 
 def new_target_machine(target: Target):
-    """A fresh TargetMachine of ``target`` at O3 (an execution engine takes
-    ownership of the one it is given)."""
-    binding = llvm()
-    try:
-        tgt = binding.Target.from_triple(target.triple)
-    except RuntimeError as err:
-        raise BuildError(f"LLVM does not know the triple {target.triple!r}: {err}") from None
-    return tgt.create_target_machine(cpu=target.cpu, features=_exact_bfloat16(target),
-                                     opt=3, reloc="default", codemodel="jitdefault")
+    """A fresh TargetMachine of ``target`` at its optimisation level (an
+    execution engine takes ownership of the one it is given)."""
+    with LOCK:
+        binding = llvm()
+        try:
+            tgt = binding.Target.from_triple(target.triple)
+        except RuntimeError as err:
+            raise BuildError(f"LLVM does not know the triple {target.triple!r}: {err}") from None
+        return tgt.create_target_machine(cpu=target.cpu, features=_exact_bfloat16(target),
+                                         opt=target.opt_level, reloc="default",
+                                         codemodel="jitdefault")
 
 
 #: x86 instructions that round float to bfloat16 but flush subnormal inputs
@@ -97,8 +162,13 @@ def _exact_bfloat16(target: Target) -> str:
 
 
 def optimise(ir_text: str, target: Target):
-    """Parse, verify and optimise (O3) an LLVM IR module; returns the
-    llvmlite ModuleRef."""
+    """Parse, verify and optimise an LLVM IR module at the target's
+    optimisation level; returns the llvmlite ModuleRef."""
+    with LOCK:
+        return _optimise(ir_text, target)
+
+
+def _optimise(ir_text: str, target: Target):
     binding = llvm()
     tm = target_machine(target)
     try:
@@ -108,10 +178,17 @@ def optimise(ir_text: str, target: Target):
         raise BuildError(f"internal error: LLVM rejected the generated IR: {err}") from None
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
-    pto = binding.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = True
+    level = target.opt_level
+    pto = binding.create_pipeline_tuning_options(speed_level=level)
+    # LLVM's loop vectorizer stays off: tirfun vectorizes where the schedule
+    # says so (T.vectorized), and LLVM 22's loop vectorizer widens a load and
+    # store of O[4*i + (f & 3)] in a loop over f as if the index were
+    # consecutive in f, computing wrong sums and writing past O (a reduction
+    # fused with a spatial loop, ``f // 4`` and ``f % 4``, becomes such a
+    # loop once LLVM peels the iterations that run the init)
+    pto.loop_vectorization = False
+    pto.slp_vectorization = level > 1
+    pto.loop_unrolling = level > 1
     pb = binding.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     mpm.run(mod, pb)
@@ -120,35 +197,65 @@ def optimise(ir_text: str, target: Target):
 
 def data_layout(target: Target) -> str:
     """The LLVM data layout string of ``target``."""
-    return str(target_machine(target).target_data)
+    with LOCK:
+        return str(target_machine(target).target_data)
 
 
-def jit(mod, target: Target):
-    """An MCJIT engine holding the compiled module (keep it alive while
-    its functions may be called). Raises BuildError, before any code is
-    loaded, if the code calls a function nothing defines."""
+class Code:
+    """Machine code in this process: an MCJIT engine holding a compiled
+    module. The code lives as long as this object; it is released under
+    :data:`LOCK` (the engine's module belongs to the shared LLVM context)."""
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    def address(self, symbol: str) -> int:
+        """The address of the compiled function ``symbol`` (0 if absent)."""
+        with LOCK:
+            return self._engine.get_function_address(symbol)
+
+    def global_address(self, symbol: str) -> int:
+        """The address of the global variable ``symbol`` (0 if absent)."""
+        with LOCK:
+            return self._engine.get_global_value_address(symbol)
+
+    def __del__(self, _lock=LOCK, _finalizing=sys.is_finalizing):
+        # at interpreter exit llvmlite releases what is left by itself
+        engine = getattr(self, "_engine", None)
+        if engine is not None and not _finalizing():
+            with _lock:
+                engine.close()
+
+
+def jit(mod, target: Target) -> Code:
+    """Compile an optimised module to machine code in this process (keep
+    the result alive while its functions may be called). Raises
+    BuildError, before any code is loaded, if the code calls a function
+    nothing defines."""
     from .linking import check_linkable, install_libcalls
 
-    binding = llvm()
-    install_libcalls(binding, new_target_machine(Target.of("llvm")))
-    tm = new_target_machine(target)
-    # compile once here to read the object's undefined symbols; the engine
-    # then loads this object instead of compiling the module again
-    obj = tm.emit_object(mod)
-    check_linkable(binding, mod, obj)
-    engine = binding.create_mcjit_compiler(mod, tm)
-    engine.set_object_cache(getbuffer_func=lambda _module: obj)
-    engine.finalize_object()
-    return engine
+    with LOCK:
+        binding = llvm()
+        install_libcalls(binding, new_target_machine(Target.of("llvm")))
+        tm = new_target_machine(target)
+        # compile once here to read the object's undefined symbols; the engine
+        # then loads this object instead of compiling the module again
+        obj = tm.emit_object(mod)
+        check_linkable(binding, mod, obj)
+        engine = binding.create_mcjit_compiler(mod, tm)
+        engine.set_object_cache(getbuffer_func=lambda _module: obj)
+        engine.finalize_object()
+        return Code(engine)
 
 
 def assembly(ir_text: str, target: Target) -> str:
     """The target assembly of an (already optimised) IR module."""
-    binding = llvm()
-    mod = binding.parse_assembly(ir_text)
-    mod.triple = target.triple
-    return target_machine(target).emit_assembly(mod)
+    with LOCK:
+        binding = llvm()
+        mod = binding.parse_assembly(ir_text)
+        mod.triple = target.triple
+        return target_machine(target).emit_assembly(mod)
 
 
 __all__ = ["llvm", "gomp_available", "num_threads", "target_machine", "optimise", "jit",
-           "assembly", "data_layout"]
+           "assembly", "data_layout", "Code", "LOCK"]

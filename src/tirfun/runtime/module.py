@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 import time
+import types
 
 import attrs
 
@@ -19,6 +20,7 @@ from ..errors import ArgumentError, TirfunError, UnknownNameError
 from ..lower.signature import STATUS_OUT_OF_MEMORY, Signature
 from .argcheck import ArgChecker
 from .device import Device
+from .forking import before_parallel_call
 from .target import Target
 
 _CTYPES_INT = {
@@ -66,7 +68,8 @@ def _bfloat16():
 class Function:
     """One compiled function: checks its arguments, then runs native code."""
 
-    def __init__(self, sig: Signature, address: int, assert_messages: tuple[str, ...], owner):
+    def __init__(self, sig: Signature, address: int, assert_messages: tuple[str, ...], owner,
+                 serial_flag: int | None = None):
         self.sig = sig
         self.name = sig.name
         argtypes = []
@@ -83,11 +86,16 @@ class Function:
         self._check = ArgChecker(sig)
         self._messages = assert_messages
         self._owner = owner  # keeps the JIT engine (and so the code) alive
+        # the address of the module's flag that runs parallel loops serially
+        # (None when the module has none); see tirfun.runtime.forking
+        self._serial_flag = serial_flag
 
     def __call__(self, *args):
         """Run on the arguments; returns the function's value (``T.ret``),
         or None for a function without a return type."""
         values = self._check(args)
+        if self._serial_flag is not None:
+            before_parallel_call(self._serial_flag)
         if self._ret_ctype is None:
             status = self._cfunc(*values)
             if status != 0:
@@ -130,13 +138,18 @@ class ProfileResult:
 class Module:
     """A built module: its compiled functions, target and code."""
 
-    def __init__(self, functions: dict, target: Target, ir_text: str, engine, lowered):
+    def __init__(self, functions: dict, target: Target, ir_text: str, engine, lowered,
+                 build_seconds=None):
         self._functions = functions
         self.target = target
         self._ir_text = ir_text
         self._engine = engine
         self._asm: str | None = None
         self.lowered = lowered  # the IRModule after tirfun.lower
+        # seconds spent in each phase of the build: tirfun's verification
+        # and lowering ("lower"), LLVM IR generation ("codegen"), LLVM's
+        # optimiser ("optimise") and machine code generation ("jit")
+        self.build_seconds = types.MappingProxyType(dict(build_seconds or {}))
 
     @property
     def entry_name(self) -> str:
@@ -198,6 +211,8 @@ class Module:
         def evaluate(*args) -> ProfileResult:
             """Time the function on ``args``."""
             values = fn._check(args)
+            if fn._serial_flag is not None:
+                before_parallel_call(fn._serial_flag)
             cfunc = fn._cfunc
             status = cfunc(*values)
             if status != 0:

@@ -4,7 +4,12 @@
 CPU features, so generated code uses every vector instruction the host has
 (a generic x86-64 would leave AVX2 and FMA unused). Options override parts:
 ``"llvm -mcpu=skylake"``, ``"llvm -mattr=+avx2,+fma"``, ``"llvm
--mtriple=x86_64-unknown-linux-gnu"``. ``Target("cuda")`` names the GPU.
+-mtriple=x86_64-unknown-linux-gnu"`` (a build runs only code for the
+host's triple), ``"llvm -opt-level=1"`` (LLVM's optimisation level, 0 to 3;
+3 by default) and ``"llvm -num-cores=4"`` (the threads a parallel loop
+runs on; by default ``TIRFUN_NUM_THREADS`` or every core of the process).
+Every other option is refused with a BuildError: an option that changed
+nothing would look honoured. ``Target("cuda")`` names the GPU.
 
 By default floating point is exact IEEE arithmetic, rounding after every
 operation as the reference interpreter does. ``-fast-math-contract`` (TVM's
@@ -23,8 +28,14 @@ import attrs
 from ..errors import BuildError
 
 _KINDS = ("llvm", "cuda")
-_OPTIONS = ("mtriple", "mcpu", "mattr", "fast-math-contract", "keys", "tag", "opt-level",
-            "num-cores", "arch", "max_num_threads", "thread_warp_size")
+#: the options each kind takes
+_OPTIONS = {
+    "llvm": ("mtriple", "mcpu", "mattr", "opt-level", "num-cores", "fast-math-contract"),
+    "cuda": ("mtriple", "mcpu", "mattr", "fast-math-contract", "keys", "tag", "opt-level",
+             "num-cores", "arch", "max_num_threads", "thread_warp_size"),
+}
+#: LLVM's optimisation level unless ``-opt-level`` says otherwise
+DEFAULT_OPT_LEVEL = 3
 _TRUE = ("", "1", "true", "True")
 _FALSE = ("0", "false", "False")
 
@@ -40,26 +51,32 @@ def host_description() -> tuple[str, str, str]:
 @attrs.frozen(init=False)
 class Target:
     """A compilation target: the kind (``"llvm"`` or ``"cuda"``) and, for
-    LLVM, the triple, CPU, features and whether float operations may be
-    contracted. Build one from TVM's string form with ``Target("llvm
-    -mcpu=...")``, or from keywords."""
+    LLVM, the triple, CPU, features, whether float operations may be
+    contracted, LLVM's optimisation level and the threads of a parallel
+    loop (``num_cores``; 0 leaves the choice to the runtime). Build one
+    from TVM's string form with ``Target("llvm -mcpu=...")``, or from
+    keywords."""
 
     kind: str
     triple: str = ""
     cpu: str = ""
     features: str = ""
     contract: bool = False
+    opt_level: int = DEFAULT_OPT_LEVEL
+    num_cores: int = 0
 
-    def __init__(self, kind="llvm", triple=None, cpu=None, features=None, contract=None):
-        keywords = (triple, cpu, features, contract)
+    def __init__(self, kind="llvm", triple=None, cpu=None, features=None, contract=None,
+                 opt_level=None, num_cores=None):
+        keywords = (triple, cpu, features, contract, opt_level, num_cores)
         if isinstance(kind, Target) and all(k is None for k in keywords):
             parsed = kind
         elif isinstance(kind, str) and all(k is None for k in keywords):
             parsed = _parse(kind)
         else:
-            parsed = _resolve(kind, triple, cpu, features, bool(contract))
+            parsed = _resolve(kind, triple, cpu, features, bool(contract),
+                              _level(opt_level, "opt_level"), _cores(num_cores, "num_cores"))
         self.__attrs_init__(parsed.kind, parsed.triple, parsed.cpu, parsed.features,
-                            parsed.contract)
+                            parsed.contract, parsed.opt_level, parsed.num_cores)
 
     @staticmethod
     def from_string(text: str) -> "Target":
@@ -88,6 +105,10 @@ class Target:
         parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
         if self.features:
             parts.append(f"-mattr={self.features}")
+        if self.opt_level != DEFAULT_OPT_LEVEL:
+            parts.append(f"-opt-level={self.opt_level}")
+        if self.num_cores:
+            parts.append(f"-num-cores={self.num_cores}")
         if self.contract:
             parts.append("-fast-math-contract")
         return " ".join(parts)
@@ -96,7 +117,35 @@ class Target:
         return f"Target({str(self)!r})"
 
 
-def _resolve(kind, triple, cpu, features, contract) -> Target:
+def _level(value, name: str) -> int:
+    """An optimisation level: an integer from 0 to 3."""
+    if value is None:
+        return DEFAULT_OPT_LEVEL
+    try:
+        level = int(value)
+    except (TypeError, ValueError):
+        level = -1
+    if isinstance(value, bool) or level not in (0, 1, 2, 3) or str(level) != str(value).strip():
+        raise BuildError(f"{name} is LLVM's optimisation level, 0, 1, 2 or 3; got {value!r}")
+    return level
+
+
+def _cores(value, name: str) -> int:
+    """A thread count: a positive integer (None: the runtime's choice, 0)."""
+    if value is None:
+        return 0
+    try:
+        cores = int(value)
+    except (TypeError, ValueError):
+        cores = 0
+    if isinstance(value, bool) or cores < 1 or str(cores) != str(value).strip():
+        raise BuildError(f"{name} is the number of threads of a parallel loop, a positive "
+                         f"integer; got {value!r}")
+    return cores
+
+
+def _resolve(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
+             num_cores=0) -> Target:
     if kind not in _KINDS:
         raise BuildError(f"unknown target kind {kind!r}; expected one of {', '.join(_KINDS)}")
     if kind != "llvm":
@@ -108,12 +157,13 @@ def _resolve(kind, triple, cpu, features, contract) -> Target:
         cpu = host_cpu
     elif features is None:
         features = ""  # an explicit CPU brings its own features
-    return _make("llvm", triple or host_triple, cpu, features, contract)
+    return _make("llvm", triple or host_triple, cpu, features, contract, opt_level, num_cores)
 
 
-def _make(kind, triple, cpu, features, contract) -> Target:
+def _make(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
+          num_cores=0) -> Target:
     t = object.__new__(Target)
-    t.__attrs_init__(kind, triple, cpu, features, contract)
+    t.__attrs_init__(kind, triple, cpu, features, contract, opt_level, num_cores)
     return t
 
 
@@ -125,14 +175,17 @@ def _parse(text: str) -> Target:
     if not words:
         raise BuildError("empty target string; expected e.g. 'llvm'")
     kind, options = words[0], words[1:]
+    accepted = _OPTIONS.get(kind, ())
     values = {}
     for opt in options:
         key, sep, value = opt.partition("=")
         if not key.startswith("-"):
             raise BuildError(f"target {text!r}: option {opt!r} is not of the form -key=value")
         key = key.lstrip("-")
-        if key not in _OPTIONS:
-            raise BuildError(f"target {text!r}: unknown option -{key}")
+        if key not in accepted and kind in _OPTIONS:
+            raise BuildError(f"target {text!r}: unknown option -{key}: tirfun's {kind} target "
+                             f"honours {', '.join('-' + o for o in accepted)} and refuses "
+                             "every other option rather than ignore it")
         if not sep and key != "fast-math-contract":
             raise BuildError(f"target {text!r}: option {opt!r} is not of the form -key=value")
         values[key] = value
@@ -140,7 +193,9 @@ def _parse(text: str) -> Target:
     if contract is not None and contract not in _TRUE + _FALSE:
         raise BuildError(f"target {text!r}: -fast-math-contract takes no value, or 1/0")
     return _resolve(kind, values.get("mtriple"), values.get("mcpu"), values.get("mattr"),
-                    contract in _TRUE if contract is not None else False)
+                    contract in _TRUE if contract is not None else False,
+                    _level(values.get("opt-level"), "-opt-level"),
+                    _cores(values.get("num-cores"), "-num-cores"))
 
 
-__all__ = ["Target", "host_description"]
+__all__ = ["Target", "host_description", "DEFAULT_OPT_LEVEL"]

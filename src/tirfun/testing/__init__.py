@@ -10,6 +10,7 @@ strategies):
 * ``tirfun.testing.mutations``  single changes of a constant, dtype or block name
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
+* ``tirfun.testing.reduction_nests``  reductions among spatial loops, fused and split
 * ``tirfun.testing.equivalence``  ``assert_equivalent`` and random inputs
 * ``tirfun.testing.statements``  random ``while`` and ``T.allocate_const`` programs
 * ``tirfun.testing.accepted``  TensorIR that TVM accepts and a stricter reading
@@ -34,6 +35,7 @@ _LAZY = {
     "mutation_sites": "tirfun.testing.mutations",
     "program_features": "tirfun.testing.features",
     "te_programs": "tirfun.testing.te_programs",
+    "reduction_nests": "tirfun.testing.reduction_nests",
     "assert_equivalent": "tirfun.testing.equivalence",
     "random_inputs": "tirfun.testing.equivalence",
     "inputs_for": "tirfun.testing.equivalence",
