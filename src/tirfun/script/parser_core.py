@@ -32,6 +32,7 @@ __all__ = ["parse_source", "parse_python_function", "calls_its_module", "module_
 
 _DEFAULTS_SCRIPT = {"T": Namespace("T"), "I": Namespace("I"), "range": Builtin("range")}
 _DEFAULTS_PYTHON = {"range": Builtin("range")}
+_UNBOUND = object()
 
 
 def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
@@ -360,6 +361,7 @@ class _Module:
         module_attrs: dict | None = None
         # as TVM, every function is declared before any body is read, so
         # that one may call another through the class name (Module.sub)
+        shadowed = self.names.get(cdef.name, _UNBOUND)
         self.names[cdef.name] = self._declare_functions(cdef)
         for stmt in cdef.body:
             if self._is_module_attrs(stmt):
@@ -378,7 +380,10 @@ class _Module:
                 raise self.src.error(stmt, f"{type(stmt).__name__} statements are not supported "
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
-        del self.names[cdef.name]
+        if shadowed is _UNBOUND:
+            del self.names[cdef.name]
+        else:
+            self.names[cdef.name] = shadowed
         # an empty module (``pass``) is a module too: the printer writes it so
         return IRModule(functions, module_attrs or {})
 
