@@ -16,6 +16,7 @@ from tirfun.analysis.traversal import blocks
 from tirfun.analysis.verify import verify
 from tirfun.errors import InterpError, ScheduleError, VerifyError
 from tirfun.nodes import Block, For, IRModule, SeqStmt, Var
+from tirfun.rewrites.errors import NotSingleBlockError
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 
@@ -103,6 +104,37 @@ def test_repeated_and_anonymous_block_names_are_made_unique_as_tvm_names_them():
     assert [b.name_hint for b in (sch.get(r) for r in sch.get_child_blocks("root"))] == names[1:]
 
 
+def test_a_name_repeated_in_the_source_is_ambiguous_to_get_block_as_in_tvm():
+    func = from_source(REPEATED)
+    assert dict(func.renamed_blocks) == {"B": ("B", "B_2"), "": ("", "_1")}
+    sch = Schedule(func)
+    with pytest.raises(NotSingleBlockError, match="block name 'B' was repeated in the source of "
+                       "function 'main' and renamed B, B_2; use one of those"):
+        sch.get_block("B")
+    with pytest.raises(NotSingleBlockError, match="renamed , _1"):
+        sch.get_block("")
+    assert sch.get_block("B_1") == R.BlockRef("B_1", "main")  # written so, not a rename
+    # a primitive still reaches the first block by its name
+    sch.split(sch.get_loops("B")[0], [2, 4])
+    assert dict(sch.mod["main"].renamed_blocks) == dict(func.renamed_blocks)
+    with pytest.raises(NotSingleBlockError):
+        sch.get_block("B")
+    # the record is no part of the value; printed text has unique names, so
+    # the function read back has nothing ambiguous
+    again = from_source(func.script())
+    assert again == func and hash(again) == hash(func) and not again.renamed_blocks
+    assert Schedule(again).get_block("B") == R.BlockRef("B", "main")
+
+
+def test_once_a_repeat_is_gone_its_name_is_no_longer_ambiguous():
+    func = from_source(REPEATED)
+    removed = attrs.evolve(func, body=attrs.evolve(func.body, block=attrs.evolve(
+        func.body.block, body=SeqStmt([s for s in func.body.block.body.seq
+                                       if next(blocks(s))[1].name_hint != "B_2"]))))
+    assert removed.renamed_blocks == func.renamed_blocks
+    assert Schedule(removed).get_block("B") == R.BlockRef("B", "main")
+
+
 def test_block_name_helpers():
     assert unique_block_name("B", {"A"}) == "B"
     assert unique_block_name("B", {"B", "B_1"}) == "B_2"
@@ -111,6 +143,10 @@ def test_block_name_helpers():
     assert uniquify_block_names(func) is func
     fixed = uniquify_block_names(_twice_b(func))
     assert [b.name_hint for _, b in blocks(fixed.body)] == ["root", "B", "B_1"]
+    # recorded beside the earlier renaming; only the names still present count
+    assert dict(fixed.renamed_blocks) == {"B": ("B", "B_2", "B_1"), "": ("", "_1")}
+    with pytest.raises(NotSingleBlockError, match="renamed B, B_1; use"):
+        Schedule(fixed).get_block("B")
 
 
 def _twice_b(func):

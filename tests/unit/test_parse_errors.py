@@ -55,9 +55,9 @@ CASES = {
         "    A[0:4] = B[0, 0]\n",
         "cannot store an int32 value into buffer A of float32x4", 3, 14,
         'convert the value with T.Cast("float32x4", ...)'),
-    "store of a float literal into ints": (
-        "    B[0, 0] = 1.5\n",
-        "cannot store the float literal 1.5 into buffer B of int32", 3, 15, ""),
+    "store of a float literal out of the buffer's range": (
+        "    B[0, 0] = 3e10\n",
+        "cannot store the float literal 30000000000.0 into buffer B of int32", 3, 15, ""),
     "float loop extent": (
         "    for i in range(2.5):\n        A[0] = 1.0\n",
         "the bounds of a loop must be integers, got a float", 3, 20,

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import tirfun
@@ -492,6 +493,24 @@ def test_vector_loads_stores_and_ramps():
     assert first == BufferStore(B, Add(BufferLoad(A, [Ramp(i32(4), i32(1), 4)]),
                                        Broadcast(FloatImm(F32, 1.0), 4)), [Ramp(i32(0), i32(1), 4)])
     assert second == BufferStore(B, BufferLoad(A, [Ramp(i32(0), i32(2), 4)]), [Ramp(i32(0), i32(2), 4)])
+
+
+def test_a_float_literal_stored_into_ints_is_cast_toward_zero_as_tvm_does():
+    f = parse("B[0] = 1.5\nB[1] = -2.75\nC[0] = 7.9\nD[0] = 0.5",
+              'B: T.Buffer((2,), "int32"), C: T.Buffer((1,), "uint8"), D: T.Buffer((1,), "bool")')
+    B, C, D = param_buffers(f)
+    assert list(f.body.seq) == [BufferStore(B, IntImm("int32", 1), [i32(0)]),
+                                BufferStore(B, IntImm("int32", -2), [i32(1)]),
+                                BufferStore(C, IntImm("uint8", 7), [i32(0)]),
+                                BufferStore(D, IntImm("bool", 0), [i32(0)])]
+    b, c, d = np.zeros(2, "int32"), np.zeros(1, "uint8"), np.ones(1, "bool")
+    tirfun.interp.run(f, b, c, d)
+    assert b.tolist() == [1, -2] and c.tolist() == [7] and d.tolist() == [False]
+
+
+def test_a_negative_float_literal_is_no_unsigned_value():
+    with pytest.raises(ParseError, match="cannot store the float literal -1.5 into buffer C of uint8"):
+        parse("C[0] = -1.5", 'C: T.Buffer((1,), "uint8")')
 
 
 def test_outer_values_are_used_as_values():

@@ -146,6 +146,19 @@ def test_custom_comm_reducer():
     np.testing.assert_array_equal(b, ordered_reduce(np.multiply, a, 1, 1))
 
 
+def test_te_reducers_are_the_tir_comm_reducer_node():
+    from tirfun.nodes.reducer import CommReducer
+
+    A = te.placeholder((3, 5), name="A")
+    k = te.reduce_axis((0, 5), "k")
+    B = te.compute((3,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    combiner = B.op.body[0].combiner
+    assert te.CommReducer is CommReducer and type(combiner) is CommReducer
+    x, y = combiner.lhs[0], combiner.rhs[0]
+    assert combiner([x], [y]) == [x + y]
+    assert combiner.script() == "T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])"
+
+
 def test_reduction_where_skips_points():
     A = te.placeholder((3, 6), name="A")
     k = te.reduce_axis((0, 6), "k")

@@ -14,6 +14,7 @@ from tirfun import te, tir
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import NodeError
+from tirfun.rewrites.errors import NotSingleBlockError
 from tirfun.interp import run
 from tirfun.script import from_source
 from tirfun.script import tir as T
@@ -90,7 +91,11 @@ def test_repeated_compute_names_give_unique_block_names():
     C = te.compute((16, 16), lambda x, y: B[x, y] + 1, name="main")
     func = te.create_prim_func([A, C])
     sch = tirfun.Schedule(func)
-    assert sch.get_block("main").name == "main" and sch.get_block("main_1").name == "main_1"
+    assert sch.get_block("main_1").name == "main_1"
+    with pytest.raises(NotSingleBlockError, match="block name 'main' was repeated in the source "
+                       "of function 'main' and renamed main, main_1; use one of those"):
+        sch.get_block("main")
+    assert sch.get_loops("main")  # the first block keeps its name for primitives
     k1, k2 = te.reduce_axis((0, 16), "k1"), te.reduce_axis((0, 16), "k2")
     S = te.compute((16,), lambda i: te.sum(A[i, k1], axis=k1), name="sum")
     R = te.compute((), lambda: te.sum(S[k2], axis=k2), name="sum")

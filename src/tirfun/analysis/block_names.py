@@ -5,9 +5,10 @@ with one name (and any number of anonymous ``T.block()``, whose name is
 TVM's default, the empty string). The parser and ``te`` keep both views
 by renaming a repeat deterministically, in TVM's style: the first ``B``
 stays ``B``, the next becomes ``B_1``, then ``B_2``, skipping any name the
-function already uses. A look-up of ``B`` then still finds the first one
-only when it is alone; with a repeat renamed, ``get_block("B")`` finds the
-first and ``get_block("B_1")`` the second.
+function already uses. The function records the renaming
+(``PrimFunc.renamed_blocks``), so that ``get_block("B")`` is as ambiguous
+as in TVM and raises NotSingleBlockError naming ``B, B_1``, while
+``get_block("B_1")`` finds the second block.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def uniquify_block_names(func: PrimFunc) -> PrimFunc:
     """``func`` with every repeated block name replaced by a fresh one.
 
     Blocks are taken in pre-order; the first block of a name keeps it, and a
-    fresh name avoids every name written in the function. Returns ``func``
-    itself when the names are already unique.
+    fresh name avoids every name written in the function, and the renaming
+    is recorded in ``renamed_blocks``. Returns ``func`` itself when the
+    names are already unique.
     """
     found = list(blocks(func.body))
     written = {b.name_hint for _, b in found}
@@ -54,10 +56,14 @@ def uniquify_block_names(func: PrimFunc) -> PrimFunc:
             renames.append((path, fresh))
         seen.add(name)
     body = func.body
+    recorded = {k: list(v) for k, v in func.renamed_blocks.items()}
+    for path, fresh in renames:
+        name = get_at(body, path).name_hint
+        recorded.setdefault(name, [name]).append(fresh)
     # deepest first: a later path in pre-order is never an ancestor of an earlier one
     for path, fresh in reversed(renames):
         body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
-    return attrs.evolve(func, body=body)
+    return attrs.evolve(func, body=body, renamed_blocks=recorded)
 
 
 __all__ = ["unique_block_name", "uniquify_block_names"]

@@ -214,16 +214,16 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
                     yield ("b", level), path, x, PLAIN
                 elif implicit:  # a buffer declaration binds a new size variable
                     bind(x)
-                    yield ("d", x.dtype), path, x, PUSH
+                    yield ("d", x.dtype, x.type_annotation), path, x, PUSH
                 elif map_free_vars:
                     seen = free.get(x)
                     if seen is None:
                         free[x] = len(free)
-                        yield ("F", x.dtype), path, x, PLAIN
+                        yield ("F", x.dtype, x.type_annotation), path, x, PLAIN
                     else:
                         yield ("f", seen), path, x, PLAIN
                 else:
-                    yield ("v", x.name, x.dtype), path, x, PLAIN
+                    yield ("v", x.name, x.dtype, x.type_annotation), path, x, PLAIN
             elif cls is IntImm:
                 yield ("I", x.dtype, x.value), path, x, PLAIN
             elif cls is FloatImm:
@@ -274,7 +274,7 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
                 yield value_key(x), path, x, PLAIN
         elif op == _DEFV:
             bind(x)
-            yield ("d", x.dtype), path, x, PUSH
+            yield ("d", x.dtype, x.type_annotation), path, x, PUSH
         elif op == _DEFB:
             bind(x)
             yield ("D",), path, x, PUSH

@@ -55,9 +55,10 @@ from __future__ import annotations
 from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
-    DeclBuffer, Evaluate, FloatImm, For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
+    DeclBuffer, Evaluate, FloatImm, For, GlobalVar, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
     Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
+from ..nodes.dtype import DataType
 from .bounds import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
@@ -76,12 +77,77 @@ def verify(func_or_mod, *, name: str | None = None, strict: bool = False):
     if isinstance(func_or_mod, IRModule):
         for fname in func_or_mod:
             _FunctionVerifier(func_or_mod[fname], fname, strict).run()
+            _check_calls(func_or_mod, fname)
         return func_or_mod
     if isinstance(func_or_mod, PrimFunc):
         fname = name or func_or_mod.attrs.get("global_symbol") or "main"
         _FunctionVerifier(func_or_mod, str(fname), strict).run()
         return func_or_mod
     raise VerifyError(f"verify expects a PrimFunc or an IRModule, got {type(func_or_mod).__name__}")
+
+
+def _check_calls(mod: IRModule, fname: str) -> None:
+    """Every call of a module function names one of the module, with one
+    argument of the right dtype per parameter, and has its return type."""
+    from .traversal import walk
+
+    pointees = _pointees(mod[fname])
+    for node in walk(mod[fname].body):
+        if not (isinstance(node, Call) and isinstance(node.op, GlobalVar)):
+            continue
+        callee = node.op.name_hint
+        where = f"in function {fname}: the call of {callee}"
+        if callee not in mod.functions:
+            raise VerifyError(f"{where} names no function of the module",
+                              rule="call target", function=fname, names=(callee,))
+        target = mod[callee]
+        if len(node.args) != len(target.params):
+            raise VerifyError(f"{where} passes {len(node.args)} arguments; {callee} takes "
+                              f"{len(target.params)}", rule="call arguments", function=fname,
+                              names=(callee,))
+        for param, arg in zip(target.params, node.args):
+            if arg.dtype != param.dtype:
+                raise VerifyError(f"{where} passes {arg.dtype} for parameter {param.name} of "
+                                  f"{param.dtype}", rule="call arguments", function=fname,
+                                  names=(callee, param.name))
+            buf = target.buffer_map.get(param)
+            held = _pointee(arg, pointees)
+            if buf is not None and held is not None and held != buf.dtype.element_of:
+                raise VerifyError(f"{where} passes a pointer to {held} data for buffer "
+                                  f"{buf.name} of {buf.dtype}", rule="call arguments",
+                                  function=fname, names=(callee, buf.name))
+        returns = "void" if target.ret_type is None else str(target.ret_type)
+        if str(node.dtype) != returns:
+            raise VerifyError(f"{where} has type {node.dtype}, but {callee} returns {returns}",
+                              rule="call return", function=fname, names=(callee,))
+
+
+def _pointees(func: PrimFunc) -> dict:
+    """The element dtype each data pointer of ``func`` is known to hold."""
+    from .traversal import walk
+
+    out = {}
+    for node in walk(func.body):
+        if isinstance(node, Buffer) and node.data is not None:
+            out.setdefault(node.data, node.dtype.element_of)
+        elif isinstance(node, Allocate):
+            out.setdefault(node.buffer_var, DataType(node.dtype).element_of)
+    for buf in func.buffer_map.values():
+        if buf.data is not None:
+            out.setdefault(buf.data, buf.dtype.element_of)
+    return out
+
+
+def _pointee(arg, pointees: dict):
+    """The element dtype a pointer argument holds, when it is known."""
+    if isinstance(arg, Var):
+        return pointees.get(arg)
+    if isinstance(arg, Call) and arg.op == "tir.address_of" and arg.args \
+            and isinstance(arg.args[0], BufferLoad):
+        return arg.args[0].buffer.dtype.element_of
+    if isinstance(arg, Call) and arg.op == "tir.tvm_access_ptr" and arg.args:
+        return arg.args[0].dtype.element_of
+    return None
 
 
 _MISSING = object()

@@ -18,6 +18,9 @@ semantics:
 * math intrinsics are computed in double precision and rounded to the
   result type; ``T.call_extern`` runs a few C library functions
   (``expf``, ``sqrtf``, ...) and rejects the rest;
+* a call of another function of the module (``Module.f(x)``) runs that
+  function on the arguments' values when the module is run (``run(mod,
+  ...)``); its ``T.ret`` value is the call's value;
 * lowered code runs too: Allocate, DeclBuffer, flattened buffers, LetStmt,
   AttrStmt (launched threads run one after another), AssertStmt, Evaluate,
   While (its condition is tested before every iteration), AllocateConst,
@@ -38,16 +41,23 @@ and cached, so repeated runs are cheap.
 from __future__ import annotations
 
 from ..errors import ArgumentError, InterpError
-from .compile import CompiledFunc, compile_func, evaluate, select_function
+from ..nodes import IRModule
+from .compile import CompiledFunc, compile_func, compile_in_module, evaluate, select_function
 
 
 def run(func_or_mod, *args, **kwargs):
     """Run a PrimFunc (or a module's main function) on numpy arrays, in place.
 
     Returns None, or the value of ``T.ret`` for functions that return one.
+    Given a module, calls of its other functions run them.
     """
-    return compile_func(select_function(func_or_mod))(*args, **kwargs)
+    func = select_function(func_or_mod)
+    if isinstance(func_or_mod, IRModule):
+        # calls of the module's other functions run them
+        name = next(n for n in func_or_mod if func_or_mod[n] is func)
+        return compile_in_module(func_or_mod, name)(*args, **kwargs)
+    return compile_func(func)(*args, **kwargs)
 
 
-__all__ = ["run", "compile_func", "evaluate", "select_function", "CompiledFunc", "InterpError",
+__all__ = ["run", "compile_func", "compile_in_module", "evaluate", "select_function", "CompiledFunc", "InterpError",
            "ArgumentError"]

@@ -24,7 +24,7 @@ from ..errors import InterpError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
-    FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
+    FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
     Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
     AllocateConst, BufferRealize,
 )
@@ -1017,8 +1017,11 @@ class Compiler:
         return Value(f"(({py} := {self.exact(v)}), {body.code})[1]", body.dtype, body.exact, body.iv)
 
     def e_call(self, e: Call, env: Env, lane: int) -> Value:
-        """Intrinsics: if_then_else, math, bit operations, extern C functions."""
+        """Intrinsics: if_then_else, math, bit operations, extern C functions;
+        calls of the module's functions."""
         op = e.op
+        if isinstance(op, GlobalVar):
+            return self.module_call(e, env, lane)
         name = op[4:] if op.startswith("tir.") else op
         dt = e.dtype.element_of
         args = e.args
@@ -1077,6 +1080,48 @@ class Compiler:
             return self.bitwise(name, vals, dt)
         raise InterpError(f"the interpreter does not support the intrinsic {op} "
                           f"with {len(args)} arguments")
+
+    def module_call(self, e: Call, env: Env, lane: int) -> Value:
+        """``Module.sub(x, y)``: the callee runs as a function of its own,
+        on the arguments' values (``h_callees`` is bound per module, see
+        :func:`tirfun.interp.compile.compile_in_module`)."""
+        if e.dtype.lanes != 1:
+            raise InterpError(f"a call of {e.op.name_hint} returns a scalar, not {e.dtype}")
+        vals = []
+        for a in e.args:
+            if a.dtype.is_handle:
+                # a pointer passes storage: the callee works on it in place
+                vals.append(self.pointer(a, env, lane, f"the call of {e.op.name_hint}"))
+            else:
+                vals.append(self.exact(self.expr(a, env, lane)))
+        code = f"h_callees[{e.op.name_hint!r}].call_raw({', '.join(vals)})"
+        dt = e.dtype
+        if dt.is_integer or dt.is_bool:
+            return Value(code, dt, True, ivs.full(dt))
+        return Value(code, dt, True)
+
+    def pointer(self, a, env: Env, lane: int, where: str) -> str:
+        """Source of the storage a pointer expression names: a data pointer
+        (``A.data``, an allocation), ``T.address_of(A[i, j])`` or
+        ``T.tvm_access_ptr(type, data, offset, ...)``, the last two as a view
+        from that element on."""
+        if isinstance(a, Var) and a in env.data:
+            return env.data[a].storage
+        if isinstance(a, Call) and a.op == "tir.address_of" and len(a.args) == 1 \
+                and isinstance(a.args[0], BufferLoad):
+            load = a.args[0]
+            access = self.lookup(load.buffer, env)
+            if len(load.indices) != len(access.shape):
+                raise InterpError(f"buffer {access.name} has {len(access.shape)} dimensions, "
+                                  f"addressed with {len(load.indices)} indices")
+            codes = [self.expr(i, env, lane).code for i in load.indices]
+            return f"h_offset({access.storage}, {self.offset_code(access, codes)})"
+        if isinstance(a, Call) and a.op == "tir.tvm_access_ptr" and len(a.args) == 5:
+            base = self.pointer(a.args[1], env, lane, where)
+            return f"h_offset({base}, {self.expr(a.args[2], env, lane).code})"
+        raise InterpError(f"{where} passes the pointer {a!r}; the interpreter passes a data "
+                          "pointer (A.data, an allocation), T.address_of(A[...]) or "
+                          "T.tvm_access_ptr(...)")
 
     def vector_part(self, e: Call, env: Env, lane: int) -> Value:
         """``vectorlow``/``vectorhigh``: a half of a vector; ``vectorcombine``:

@@ -7,12 +7,13 @@ so running the same function again costs only the argument checks.
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any
 
 import attrs
 
 from ..errors import InterpError, TirfunError
-from ..nodes import Block, IRModule, PrimFunc
+from ..nodes import Block, Call, GlobalVar, IntImm, IRModule, PrimFunc, Var
 from .args import bind_arguments
 from .codegen import Compiler, Env, LineInfo
 from .runtime import namespace
@@ -32,6 +33,7 @@ class CompiledFunc:
     table: tuple
     params: tuple
     free: tuple
+    name: str = ""  # the function's name in its module, for messages
 
     def __call__(self, *args, **kwargs):
         """Run on numpy arrays, in place (see :func:`tirfun.interp.run`)."""
@@ -45,6 +47,48 @@ class CompiledFunc:
         finally:
             bound.write_back()
 
+    def call_raw(self, *args):
+        """Run as the callee of another function of the module: pointers
+        come as the caller's storage (shared, so writes are seen), scalars
+        as values of their dtype."""
+        storages, shapes, values = [], [], {}
+        for spec, arg in zip(self.params, args):
+            if spec.buffer is None and not spec.var.dtype.is_handle:
+                values[spec.var] = arg
+        for spec, arg in zip(self.params, args):
+            if spec.buffer is not None:
+                shape = []
+                for d in spec.buffer.shape:
+                    if isinstance(d, Var) and d in values:
+                        shape.append(values[d])
+                    elif not isinstance(d, IntImm):
+                        raise InterpError(f"{self.func_label()}: buffer {spec.buffer.name} has the "
+                                          "symbolic shape of a parameter array; a call from the "
+                                          "module passes a pointer, which has no shape")
+                    else:
+                        shape.append(d.value)
+                _check_pointee(self, spec.buffer, arg, shape)
+                storages.append(arg)
+                shapes.append(tuple(shape))
+            elif spec.var.dtype.is_handle:
+                storages.append(arg)
+                shapes.append(())
+            else:
+                shapes.append(())
+        missing = [v.name for v in self.free if v not in values]
+        if missing:
+            raise InterpError(f"{self.func_label()}: no value for {', '.join(missing)} in a call "
+                              "from the module")
+        try:
+            return self.kernel(tuple(storages), tuple(values[v] for v in self.free), tuple(shapes))
+        except TirfunError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure of generated code is reported
+            raise self.runtime_error(exc) from (None if isinstance(exc, Fault) else exc)
+
+    def func_label(self) -> str:
+        return f"function {self.name or self.func.attrs.get('global_symbol', '(unnamed)')}"
+
     def runtime_error(self, exc: Exception) -> InterpError:
         """An InterpError for ``exc``, naming the statement being executed
         and the values of the variables in scope."""
@@ -55,6 +99,23 @@ class CompiledFunc:
         lineno, local_values = frame_info
         info = self.table[lineno - 1] if 0 < lineno <= len(self.table) else None
         return InterpError(message + describe(info, local_values))
+
+
+def _check_pointee(compiled, buf, storage, shape) -> None:
+    """A pointer passed for a buffer parameter holds elements of its dtype,
+    at least as many as the buffer has."""
+    from .runtime import storage_dtype
+
+    held = storage_dtype(storage)
+    if held != str(buf.dtype.element_of):
+        raise InterpError(f"{compiled.func_label()}: buffer {buf.name} of {buf.dtype} is given a "
+                          f"pointer to {held} data")
+    needed = 1
+    for d in shape:
+        needed *= d
+    if needed > len(storage):
+        raise InterpError(f"{compiled.func_label()}: buffer {buf.name} has {needed} elements but "
+                          f"the pointer it is given reaches {len(storage)}")
 
 
 def _message(exc: Exception) -> str:
@@ -146,6 +207,39 @@ def compile_func(func: PrimFunc) -> CompiledFunc:
     ns = namespace()
     exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
     return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
+
+
+class _Callees:
+    """The functions of a module, compiled when first called."""
+
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+
+    def __getitem__(self, name: str):
+        if name not in self.mod.functions:
+            raise InterpError(f"the call of {name} names no function of the module")
+        return compile_in_module(self.mod, name)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_in_module(mod: IRModule, name: str) -> CompiledFunc:
+    """Function ``name`` of ``mod`` translated into Python, its calls of
+    other functions of ``mod`` bound to them (cached per module)."""
+    compiled = attrs.evolve(compile_func(mod[name]), name=name)
+    if not _calls_module_functions(mod[name]):
+        return compiled
+    kernel = compiled.kernel
+    ns = dict(kernel.__globals__)
+    ns["h_callees"] = _Callees(mod)
+    bound = types.FunctionType(kernel.__code__, ns, kernel.__name__, kernel.__defaults__,
+                               kernel.__closure__)
+    return attrs.evolve(compiled, kernel=bound)
+
+
+def _calls_module_functions(func: PrimFunc) -> bool:
+    from ..analysis.traversal import walk
+
+    return any(isinstance(n, Call) and isinstance(n.op, GlobalVar) for n in walk(func.body))
 
 
 def select_function(func_or_mod) -> PrimFunc:

@@ -24,6 +24,46 @@ class ListStorage(list):
         self.dtype = dtype
 
 
+class ListView(ListStorage):
+    """The elements of a ListStorage from ``start`` on, sharing them: a
+    pointer into the middle of a float16 or bfloat16 buffer."""
+
+    __slots__ = ("base", "start")
+
+    def __init__(self, base: ListStorage, start: int):
+        super().__init__((), base.dtype)
+        self.base = base
+        self.start = start
+
+    def __len__(self):
+        return len(self.base) - self.start
+
+    def __getitem__(self, k):
+        if not 0 <= k < len(self):
+            raise IndexError("list index out of range")
+        return self.base[self.start + k]
+
+    def __setitem__(self, k, value):
+        if not 0 <= k < len(self):
+            raise IndexError("list assignment index out of range")
+        self.base[self.start + k] = value
+
+    def __iter__(self):
+        return (self.base[k] for k in range(self.start, len(self.base)))
+
+
+def offset_view(storage, start: int):
+    """The storage a pointer ``start`` elements into ``storage`` names
+    (``T.address_of(A[i])``): shared, so writes through it are seen."""
+    if not 0 <= start <= len(storage):
+        raise Fault(f"a pointer {start} elements into storage of {len(storage)} elements")
+    if isinstance(storage, ListView):
+        return ListView(storage.base, storage.start + start)
+    if isinstance(storage, ListStorage):
+        return ListView(storage, start)
+    return storage[start:]
+
+
 def memoryview_of(array: np.ndarray):
     """A flat, writable-if-possible memoryview over a C-contiguous array."""
     fmt = MEMORYVIEW_FORMATS[array.dtype.name]
@@ -104,6 +144,17 @@ def _tuple(values) -> str:
     return "(" + ", ".join(str(v) for v in values) + ")"
 
 
+class NoModule:
+    """``h_callees`` of a function run on its own: a call of another
+    function of its module has nothing to run."""
+
+    def __getitem__(self, name: str):
+        from ..errors import InterpError
+
+        raise InterpError(f"the function calls {name}, a function of its module: run the module "
+                          "(interp.run(mod, ...)) so that the callee is known")
+
+
 def namespace() -> dict:
     """The globals of generated code."""
     ns = helper_namespace()
@@ -113,7 +164,8 @@ def namespace() -> dict:
         h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
         h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,
         h_fdiv=fdiv, h_ffloordiv=ffloordiv, h_ffloormod=ffloormod, h_ftruncmod=ftruncmod,
-        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16,
+        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16, h_callees=NoModule(),
+        h_offset=offset_view,
     )
     ns["__builtins__"] = {"range": range, "abs": abs, "float": float, "int": int, "len": len,
                           "max": max, "min": min, "str": str, "bool": bool, "True": True,

@@ -25,7 +25,7 @@ from ..errors import BuildError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DataType, DeclBuffer, Div, Evaluate,
-    FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
+    FloatImm, FloorDiv, FloorMod, For, ForKind, GlobalVar, IfThenElse, IntImm, Let, LetStmt, Max, Min, Mod,
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..tir.intrinsics import refusal
@@ -58,6 +58,8 @@ class Frame:
         self.buffers: dict[Buffer, ir.Value] = {}
         self.on_fail = on_fail
         self.in_parallel = False
+        # (dtype, slot) where T.ret writes the function's value; None: none
+        self.ret = None
         # pointers known not to alias any other pointer of the frame
         self.noalias: set[int] = set()
         # heap scratch buffers live at the builder's position, innermost
@@ -83,6 +85,34 @@ def _is_float16(dt: DataType) -> bool:
     """float16 or bfloat16: passed as their 16 bits, since C callers have
     no portable type for them."""
     return dt.is_float and dt.bits == 16
+
+
+def _abi_type(dt: DataType) -> ir.Type:
+    """How a scalar crosses a function boundary: bool as a byte, 16-bit
+    floats as their bits, the rest as their register type."""
+    if dt.is_handle:
+        return PTR
+    if dt.is_bool:
+        return I8
+    if _is_float16(dt):
+        return I16
+    return scalar_type(dt)
+
+
+def _to_abi(b: ir.IRBuilder, value: ir.Value, dt: DataType) -> ir.Value:
+    if dt.is_bool:
+        return b.zext(value, I8)
+    if _is_float16(dt):
+        return b.bitcast(value, I16)
+    return value
+
+
+def _from_abi(b: ir.IRBuilder, value: ir.Value, dt: DataType) -> ir.Value:
+    if dt.is_bool:
+        return b.icmp_unsigned("!=", value, ir.Constant(I8, 0))
+    if _is_float16(dt):
+        return b.bitcast(value, scalar_type(dt))
+    return value
 
 
 def _with_lanes(t: ir.Type, dt: DataType) -> ir.Type:
@@ -114,6 +144,8 @@ class LLVMCodegen:
         self.frame: Frame | None = None
         self._strings: dict[str, ir.GlobalVariable] = {}
         self._counter = 0
+        # the signature of every function of the module, for calls between them
+        self.signatures: dict[str, Signature] = {}
 
     # ------------------------------------------------------------ functions
     def symbol(self, name: str) -> str:
@@ -121,22 +153,27 @@ class LLVMCodegen:
         shadows a C library function such as ``exp``)."""
         return f"tirfun_{name}"
 
-    def add_function(self, sig: Signature, func: PrimFunc) -> str:
-        """Generate ``func``; returns its symbol."""
+    def declare(self, sig: Signature) -> ir.Function:
+        """The LLVM function of ``sig`` (declared once, defined by
+        :meth:`add_function`)."""
+        symbol = self.symbol(sig.name)
+        existing = self.module.globals.get(symbol)
+        if existing is not None:
+            return existing
         arg_types = []
         for p in sig.params:
-            if p.buffer is not None:
-                arg_types.append(PTR)
-            elif p.var.dtype.is_bool:
-                arg_types.append(I8)
-            elif _is_float16(p.var.dtype):
-                arg_types.append(I16)
-            else:
-                arg_types.append(scalar_type(p.var.dtype))
+            arg_types.append(PTR if p.buffer is not None else _abi_type(p.var.dtype))
         for v in sig.size_vars:
             arg_types.append(scalar_type(v.dtype))
-        fn = ir.Function(self.module, ir.FunctionType(I32, arg_types), name=self.symbol(sig.name))
+        if sig.ret is not None:
+            arg_types.append(PTR)  # the slot of the returned value
+        return ir.Function(self.module, ir.FunctionType(I32, arg_types), name=symbol)
+
+    def add_function(self, sig: Signature, func: PrimFunc) -> str:
+        """Generate ``func``; returns its symbol."""
+        fn = self.declare(sig)
         frame = Frame(fn, self._fail_by_return)
+        frame.ret = (sig.ret, fn.args[-1]) if sig.ret is not None else None
         self.frame = frame
         b = frame.builder
         args = list(fn.args)
@@ -165,6 +202,52 @@ class LLVMCodegen:
         frame.finish()
         self.frame = None
         return fn.name
+
+    def _module_call(self, e: Call) -> ir.Value:
+        """A call of another function of the module: its status is checked
+        (a failure leaves this function with it), its value read from the
+        slot it was written to."""
+        name = e.op.name_hint
+        sig = self.signatures.get(name)
+        if sig is None:
+            raise BuildError(f"the call of {name} names no function of the module")
+        if sig.size_vars:
+            raise BuildError(f"the call of {name}: its buffer parameters have sizes "
+                             f"({', '.join(v.name for v in sig.size_vars)}) that a pointer does "
+                             "not carry; give them as scalar parameters")
+        b = self.b
+        args = [_to_abi(b, self.expr(a), p.var.dtype) for a, p in zip(e.args, sig.params)]
+        slot = None
+        if sig.ret is not None:
+            slot = self.frame.alloca(_abi_type(sig.ret), 1, f"{name}_value", 8)
+            args.append(slot)
+        status = b.call(self.declare(sig), args)
+        ok = self.frame.fn.append_basic_block(self.fresh("call_ok"))
+        bad = self.frame.fn.append_basic_block(self.fresh("call_fail"))
+        b.cbranch(b.icmp_signed("==", status, ir.Constant(I32, 0)), ok, bad)
+        b.position_at_end(bad)
+        self.free_live()
+        b.ret(status)
+        b.position_at_end(ok)
+        if slot is None:
+            return ir.Constant(I32, 0)  # a void call's value is never used
+        return _from_abi(b, b.load(slot, typ=_abi_type(sig.ret)), sig.ret)
+
+    def _ret(self, e: Call) -> ir.Value:
+        """``T.ret(v)``: write the value to the caller's slot and return."""
+        if self.frame.in_parallel:
+            raise BuildError("T.ret inside a parallel loop is not supported by the CPU build")
+        if self.frame.ret is None:
+            raise BuildError("T.ret in a function without a return type: annotate it, e.g. -> T.int32")
+        dt, slot = self.frame.ret
+        b = self.b
+        value = self.expr(e.args[0])
+        b.store(_to_abi(b, value, dt), slot)
+        self.free_live()
+        b.ret(ir.Constant(I32, 0))
+        # what follows T.ret is unreachable; it still needs a block
+        b.position_at_end(self.frame.fn.append_basic_block(self.fresh("after_ret")))
+        return ir.Constant(I32, 0)
 
     def _fail_by_return(self, frame: Frame, code: int) -> None:
         frame.builder.ret(ir.Constant(I32, code))
@@ -699,6 +782,10 @@ class LLVMCodegen:
     def _expr_Call(self, e: Call) -> ir.Value:
         op = e.op
         b = self.b
+        if isinstance(op, GlobalVar):
+            return self._module_call(e)
+        if op == "tir.ret":
+            return self._ret(e)
         if op == "tir.if_then_else":
             return self._if_then_else(e)
         if op in ("tir.bitwise_and", "tir.bitwise_or", "tir.bitwise_xor"):
@@ -715,6 +802,10 @@ class LLVMCodegen:
             return b.ashr(x, y) if e.args[0].dtype.is_int else b.lshr(x, y)
         if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self._call_extern(e)
+        if op == "tir.tvm_access_ptr" and len(e.args) == 5:
+            base = self.expr(e.args[1])
+            offset = self.to_index(self.expr(e.args[2]), e.args[2].dtype)
+            return b.gep(base, [offset], source_etype=memory_type(e.args[0].dtype))
         if op == "tir.address_of":
             load = e.args[0]
             if not isinstance(load, BufferLoad) or len(load.indices) != 1:

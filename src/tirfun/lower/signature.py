@@ -5,8 +5,11 @@ pointer for a buffer parameter, the value for a scalar parameter) and then
 one hidden integer per *size variable*: a variable that appears in a
 parameter buffer's shape or strides without being a parameter itself (``n``
 in ``A: T.Buffer((n,), "float32")``). The runtime reads those from the
-arrays before the call. It returns an int32 status: 0 for success, ``k >
-0`` when the ``k``-th assertion failed, negative for a failed allocation.
+arrays before the call. A function with a return type (``-> T.int32``,
+``T.ret(v)``) takes last a pointer to the slot its value is written to. It
+returns an int32 status: 0 for success, ``k > 0`` when the ``k``-th
+assertion failed, negative for a failed allocation; a call of another
+function of the module passes a failed status on.
 
 This module is pure (no llvmlite): the code generator and the runtime's
 argument checks both read the same :class:`Signature`.
@@ -47,17 +50,21 @@ class Signature:
     size_vars: tuple
     written: frozenset
     noalias: bool
+    ret: DataType | None = None  # the return type; None: the function returns nothing
 
     @staticmethod
-    def of(name: str, func: PrimFunc, written_buffers=frozenset()) -> "Signature":
+    def of(name: str, func: PrimFunc, written_buffers=frozenset(), *,
+           bare_pointers: bool = False) -> "Signature":
         """The signature of ``func``; raises BuildError when a size cannot be
-        taken from the arguments."""
+        taken from the arguments. ``bare_pointers``: a handle parameter
+        without a buffer is a plain pointer (for a function only the
+        module calls)."""
         params = []
         scalars: set[Var] = set()
         for var in func.params:
             buf = func.buffer_map.get(var)
             if buf is None:
-                if var.dtype.is_handle:
+                if var.dtype.is_handle and not bare_pointers:
                     raise BuildError(f"function {name}: handle parameter {var.name} has no buffer "
                                      "(declare it with T.match_buffer or a T.Buffer annotation)")
                 if var.dtype.lanes != 1:
@@ -89,7 +96,13 @@ class Signature:
                         f"function {name}: the size {names} of buffer {p.buffer.name} cannot be "
                         "taken from the arguments (it appears in no dimension by itself)")
         noalias = bool(func.attrs.get("tir.noalias", False))
-        return Signature(name, tuple(params), tuple(size_vars), frozenset(written_buffers), noalias)
+        ret = None if func.ret_type is None else DataType(func.ret_type)
+        if ret is not None and (ret.is_void or ret.is_handle):
+            ret = None if ret.is_void else ret
+        if ret is not None and (ret.lanes != 1 or ret.is_handle):
+            raise BuildError(f"function {name}: returning {ret} is not supported; return a scalar")
+        return Signature(name, tuple(params), tuple(size_vars), frozenset(written_buffers), noalias,
+                         ret)
 
 
 def _vars(e: PrimExpr) -> set[Var]:

@@ -197,7 +197,7 @@ class _Vectorizer:
             args = [self.expr(a) for a in e.args]
             if all(a.dtype.lanes == 1 for a in args):
                 return e if all(a is b for a, b in zip(args, e.args)) else Call(e.dtype, e.op, args)
-            if e.op in _ELEMENTWISE_CALLS_EXCLUDED or not e.op.startswith("tir."):
+            if not isinstance(e.op, str) or e.op in _ELEMENTWISE_CALLS_EXCLUDED or not e.op.startswith("tir."):
                 raise _Fail(f"{e.op} depends on the lane")
             return Call(e.dtype.with_lanes(self.lanes), e.op, [self.widen(a) for a in args])
         if isinstance(e, (Ramp, Broadcast, Let)):

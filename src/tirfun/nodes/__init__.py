@@ -5,7 +5,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
     dtype  = "int8|16|32|64" | "uint1..64" | "bool" | "float16|32|64" | "bfloat16"
            | any of those with lanes, "float32x8" | "handle" | "void"
 
-    expr   = Var(str name, dtype)
+    expr   = Var(str name, dtype, PointerType? type_annotation)   -- T.handle("float32")
            | IntImm(dtype, int value) | FloatImm(dtype, float value) | StringImm(str value)
            | Add(expr a, expr b) | Sub | Mul | Div | Mod | FloorDiv | FloorMod | Min | Max
            | EQ(expr a, expr b) | NE | LT | LE | GT | GE            -- dtype bool
@@ -14,6 +14,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | Cast(dtype, expr value)
            | BufferLoad(Buffer buffer, expr* indices)
            | Call(dtype, str op, expr* args)       -- "tir.exp", "tir.if_then_else", ...
+           | Call(dtype, GlobalVar op, expr* args) -- a function of the module; dtype its return
            | Ramp(expr base, expr stride, int lanes) | Broadcast(expr value, int lanes)
            | Let(Var var, expr value, expr body)
 
@@ -60,7 +61,7 @@ from .dtype import DataType, dtype_of
 from .expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
     FloatImm, FloorDiv, FloorMod, IntImm, Let, LogicOp, Max, Min, Mod, Mul, Not, Or, PrimExpr,
-    Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
+    GlobalVar, PointerType, Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
 )
 from .extra_stmt import AllocateConst, BufferRealize, While
 from .func import IRModule, PrimFunc
@@ -74,7 +75,7 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast", "BufferLoad",
-    "Call", "Ramp", "Broadcast", "Let", "binary", "const", "to_expr",
+    "Call", "GlobalVar", "PointerType", "Ramp", "Broadcast", "Let", "binary", "const", "to_expr",
     "Buffer", "Range", "BufferRegion", "MatchBufferRegion",
     "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
     "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",

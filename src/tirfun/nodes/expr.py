@@ -201,13 +201,37 @@ def const(value, dtype=None) -> PrimExpr:
 
 
 @node
+class PointerType(Node):
+    """What a handle variable points to (TVM's ``PointerType``):
+    ``T.handle("float32", "global")``."""
+
+    element: DataType = field(converter=DataType)
+    scope: str = field(default="global")
+
+    def __attrs_post_init__(self):
+        if not isinstance(self.scope, str):
+            raise NodeError(f"a pointer's storage scope is a string, got {self.scope!r}")
+
+
+def _check_annotation(self, _attribute, value):
+    if value is None:
+        return
+    if not isinstance(value, PointerType):
+        raise NodeError(f"a variable's type annotation is a PointerType, got {value!r}")
+    if not self.dtype.is_handle:
+        raise NodeError(f"only a handle variable points to {value.element}; {self.name} is {self.dtype}")
+
+
+@node
 class Var(PrimExpr):
     """A variable: a loop variable, a block iteration variable, a scalar or
     handle parameter, a let-bound name. Its name is its identity within a
-    function."""
+    function. A handle may say what it points to (``type_annotation``, as
+    ``T.handle("float32")`` declares it)."""
 
     name: str = field(validator=lambda _s, _a, v: check_identifier("variable", v))
     dtype: DataType = field(default="int32", converter=DataType)
+    type_annotation: "PointerType | None" = field(default=None, validator=_check_annotation)
 
     @property
     def name_hint(self) -> str:
@@ -505,13 +529,30 @@ def _to_call_arg(value):
 
 
 @node
+class GlobalVar(Node):
+    """A function of the module, as the callee of a :class:`Call`
+    (``Module.sub(x)`` in TVMScript). Its name is the function's key in the
+    IRModule."""
+
+    name_hint: str = field(validator=lambda _s, _a, v: check_identifier("function", v))
+
+
+def _check_op(_self, _attribute, value):
+    if isinstance(value, GlobalVar):
+        return
+    _require(isinstance(value, str) and value != "", "Call op must be a name or a GlobalVar")
+
+
+@node
 class Call(PrimExpr):
     """An intrinsic or extern call. ``op`` is the intrinsic's name, such as
     ``"tir.exp"`` or ``"tir.if_then_else"``; extern calls use
-    ``"tir.call_extern"`` with the callee's name as the first argument."""
+    ``"tir.call_extern"`` with the callee's name as the first argument. A
+    call of another function of the module has a :class:`GlobalVar` as its
+    ``op`` and the callee's return type as its dtype (``void`` for none)."""
 
     dtype: DataType = field(converter=DataType)
-    op: str = field(validator=lambda _s, _a, v: _require(isinstance(v, str) and v != "", "Call op must be a name"))
+    op: "str | GlobalVar" = field(validator=_check_op)
     args: PVector = field(converter=lambda xs: to_pvector(_to_call_arg(x) for x in xs))
 
 
@@ -701,6 +742,6 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast",
-    "BufferLoad", "Ramp", "Broadcast", "Let", "Call",
+    "BufferLoad", "Ramp", "Broadcast", "Let", "Call", "GlobalVar", "PointerType",
     "to_expr", "const", "binary", "match_types", "fold", "check_identifier",
 ]

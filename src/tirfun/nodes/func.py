@@ -32,6 +32,12 @@ def _to_buffer_map(value) -> PMap:
     return out
 
 
+def _to_renames(value) -> PMap:
+    if isinstance(value, PMap):
+        return value
+    return pmap({k: tuple(v) for k, v in dict(value or {}).items()})
+
+
 class _Displayable(Node):
     __slots__ = ()
 
@@ -64,7 +70,9 @@ class PrimFunc(_Displayable):
 
     ``params`` are handle or scalar variables; ``buffer_map`` gives the
     buffer each handle parameter is viewed as; ``attrs`` holds function
-    attributes such as ``{"tir.noalias": True}``.
+    attributes such as ``{"tir.noalias": True}``. ``renamed_blocks``
+    records the block names the source repeated (see
+    :mod:`tirfun.analysis.block_names`); it takes no part in equality.
     """
 
     params: PVector = field(converter=to_pvector, validator=_check_params)
@@ -72,6 +80,11 @@ class PrimFunc(_Displayable):
     ret_type: object = field(default=None)
     buffer_map: PMap = field(factory=dict, converter=_to_buffer_map)
     attrs: PMap = field(factory=dict, converter=to_attr_map)
+    # Block names the source repeated, each with the names its blocks were
+    # given (``{"B": ("B", "B_1")}``), so that a look-up of ``B`` can say it
+    # is ambiguous as TVM's would. A note about where the function came
+    # from, not part of its value: no equality, hash or printed form.
+    renamed_blocks: PMap = field(factory=dict, converter=_to_renames, eq=False)
 
     def __attrs_post_init__(self):
         if not isinstance(self.body, Stmt):

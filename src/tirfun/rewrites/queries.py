@@ -13,9 +13,9 @@ from ..analysis.traversal import ancestors
 from ..nodes import Block, BlockRealize, For, IRModule
 from .base import Checks, _Stop, as_module
 from .checks import (
-    child_blocks, loops_above, resolve_block, resolve_block_or_loop, resolve_site, scope_path,
+    child_blocks, describe, loops_above, resolve_block, resolve_block_or_loop, resolve_site, scope_path,
 )
-from .errors import UnknownFunctionError
+from .errors import NotSingleBlockError, UnknownFunctionError
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref
 
 
@@ -37,10 +37,25 @@ def get_block(mod: IRModule, name: str, func_name: str | None = None) -> BlockRe
             chk.stop(UnknownFunctionError, f"function {func_name!r}", "a function is named by a string")
         ref = BlockRef(name, func_name)
         site = resolve_site(chk, mod, [ref])
+        _refuse_repeated_name(chk, site, ref)
         resolve_block(chk, site, ref)
         return BlockRef(name, site.func_name)
 
     return _run("get_block", mod, q)
+
+
+def _refuse_repeated_name(chk, site, ref: BlockRef) -> None:
+    """A name the source gave several blocks is ambiguous, as in TVM, even
+    though the first of them kept it: stop while two of its blocks remain."""
+    renamed = site.func.renamed_blocks.get(ref.name) if isinstance(ref.name, str) else None
+    if renamed is None:
+        return
+    left = [n for n in renamed if n in site.index.blocks]
+    if len(left) > 1:
+        chk.stop(NotSingleBlockError, describe(ref),
+                 f"block name {ref.name!r} was repeated in the source of function "
+                 f"{site.func_name!r} and renamed {', '.join(left)}; use one of those "
+                 f"(the first kept {ref.name!r}: pass BlockRef({ref.name!r}) to a primitive)")
 
 
 def get_loops(mod: IRModule, block) -> list[LoopRef]:

@@ -17,7 +17,7 @@ from ..analysis.traversal import walk
 from ..errors import BuildError, TirfunError
 from ..lower import as_module, lower
 from ..lower.signature import Signature
-from ..nodes import BufferStore, IRModule
+from ..nodes import BufferStore, Call, GlobalVar, IRModule
 from .module import Function, Module
 from .target import Target
 
@@ -88,6 +88,15 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
     return built
 
 
+def _subroutines(mod: IRModule) -> set[str]:
+    """The private functions (no ``global_symbol``) that another function
+    of the module calls: internal to the built code, as in TVM, and no entry
+    point. Every other function is one, as before."""
+    called = {n.op.name_hint for f in mod.values() for n in walk(f.body)
+              if isinstance(n, Call) and isinstance(n.op, GlobalVar)}
+    return {name for name in called if name in mod and "global_symbol" not in mod[name].attrs}
+
+
 def _verify(mod: IRModule) -> None:
     from ..analysis.verify import verify
 
@@ -106,11 +115,19 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     lowered_at = time.perf_counter()
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
                          num_threads=threads, use_gomp=use_gomp, contract=target.contract)
+    subroutines = _subroutines(lowered)
+    codegen.signatures = {fname: Signature.of(fname, func, _written(func),
+                                              bare_pointers=fname in subroutines)
+                          for fname, func in lowered.items()}
     sigs = {}
     for fname, func in lowered.items():
-        sig = Signature.of(fname, func, _written(func))
+        sig = codegen.signatures[fname]
         try:
-            sigs[fname] = (sig, codegen.add_function(sig, func))
+            symbol = codegen.add_function(sig, func)
+            if fname in subroutines:
+                codegen.module.globals[symbol].linkage = "internal"
+            else:
+                sigs[fname] = (sig, symbol)
         except TirfunError:
             raise
         except (TypeError, ValueError, AttributeError, KeyError, IndexError, AssertionError) as err:

@@ -47,6 +47,24 @@ def ctype_of(dtype) -> type:
     raise BuildError(f"scalar parameters of dtype {dtype} cannot be passed from Python")
 
 
+def _returned(value, dtype):
+    """A returned scalar as the interpreter gives it (a Python number)."""
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_float and dtype.bits == 16:
+        import numpy as np
+
+        bits = np.array([value], dtype="uint16")
+        return float(bits.view("float16" if dtype.code == "float" else _bfloat16())[0])
+    return value
+
+
+def _bfloat16():
+    from ..numpy_dtypes import numpy_dtype
+
+    return numpy_dtype("bfloat16")
+
+
 class Function:
     """One compiled function: checks its arguments, then runs native code."""
 
@@ -59,6 +77,10 @@ class Function:
             argtypes.append(ctypes.c_void_p if p.buffer is not None else ctype_of(p.var.dtype))
         for v in sig.size_vars:
             argtypes.append(ctype_of(v.dtype))
+        self._ret_ctype = None
+        if sig.ret is not None:
+            self._ret_ctype = ctype_of(sig.ret)
+            argtypes.append(ctypes.c_void_p)
         # CFUNCTYPE releases the GIL for the duration of the call
         self._cfunc = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
         self._check = ArgChecker(sig)
@@ -68,13 +90,22 @@ class Function:
         # (None when the module has none); see tirfun.runtime.forking
         self._serial_flag = serial_flag
 
-    def __call__(self, *args) -> None:
+    def __call__(self, *args):
+        """Run on the arguments; returns the function's value (``T.ret``),
+        or None for a function without a return type."""
         values = self._check(args)
         if self._serial_flag is not None:
             before_parallel_call(self._serial_flag)
-        status = self._cfunc(*values)
+        if self._ret_ctype is None:
+            status = self._cfunc(*values)
+            if status != 0:
+                self._raise(status)
+            return None
+        slot = self._ret_ctype()
+        status = self._cfunc(*values, ctypes.addressof(slot))
         if status != 0:
             self._raise(status)
+        return _returned(slot.value, self.sig.ret)
 
     def _raise(self, status: int):
         if status == STATUS_OUT_OF_MEMORY:

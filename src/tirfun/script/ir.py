@@ -36,10 +36,22 @@ def module_attrs(attrs: dict) -> None:
 
 def ir_module(cls) -> IRModule:
     """Class decorator: the IRModule of the class's ``@T.prim_func`` methods,
-    in definition order."""
+    in definition order. A function that calls another through the class
+    name (``Module.sub(...)``) is parsed here, once every function of the
+    class is declared."""
     if not isinstance(cls, type):
         raise ParseError(f"@I.ir_module decorates a class, got {type(cls).__name__}")
-    functions = {name: value for name, value in vars(cls).items() if isinstance(value, PrimFunc)}
+    from .parser_values import DeferredPrimFunc
+
+    functions = {name: value for name, value in vars(cls).items()
+                 if isinstance(value, (PrimFunc, DeferredPrimFunc))}
+    if any(isinstance(f, DeferredPrimFunc) for f in functions.values()):
+        from .parser_core import module_functions, parse_python_function
+
+        declared = module_functions(cls.__name__, functions)
+        functions = {name: f if isinstance(f, PrimFunc) else parse_python_function(
+            f.func, private=f.private, check_well_formed=f.check_well_formed,
+            caller_locals=f.caller_locals, module=declared) for name, f in functions.items()}
     if not functions:
         raise ParseError(f"@I.ir_module: class {cls.__name__} defines no @T.prim_func function")
     return IRModule(functions, vars(cls).get(_ATTRS_KEY, {}))

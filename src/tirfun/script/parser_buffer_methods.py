@@ -1,22 +1,64 @@
 """Methods of buffers in TVMScript: ``A.vload(begin, dtype)`` and
 ``A.vstore(begin, value)``, as TVM's ``Buffer.vload``/``Buffer.vstore``
 define them: a load or store at ``begin`` whose last index becomes a Ramp
-when the dtype (or the value) has more lanes than the buffer's elements.
+when the dtype (or the value) has more lanes than the buffer's elements;
+``A.access_ptr(mask, ...)``, TVM's ``Buffer.access_ptr``: the pointer
+``T.tvm_access_ptr(T.type_annotation(dtype), A.data, offset, extent, mask)``.
 """
 
 from __future__ import annotations
 
 from ..nodes import BufferLoad, IntImm, PrimExpr, Ramp
+from ..tir import op as tir_op
 from .parser_args import bind, sig, to_dtype
 from .parser_values import BufferMethod
 
 #: the methods a buffer has in TVMScript
-METHODS = ("vload", "vstore")
+METHODS = ("vload", "vstore", "access_ptr")
 
 _SIGNATURES = {
     "vload": sig("begin", ("dtype", None), ("predicate", None)),
     "vstore": sig("begin", "value", ("predicate", None)),
+    "access_ptr": sig("access_mask", ("ptr_type", "handle"), ("content_lanes", 1), ("offset", 0),
+                      ("extent", None)),
 }
+
+#: TVM's Buffer.READ and Buffer.WRITE
+_MASK_BITS = {"r": 1, "w": 2}
+
+
+def access_ptr(ip, buf, a, name: str):
+    """TVM's ``Buffer.access_ptr``: the extent is what lies from ``offset``
+    to the end of the buffer unless given, the offset counts from the
+    buffer's element offset, and the mask is 1 (read), 2 (write) or 3."""
+    if buf.data is None:
+        raise ip.fail(a.node("access_mask"), f"{name}: buffer {buf.name} has no data variable",
+                      hint="declare it with data=... (or T.decl_buffer) to take its pointer")
+    mask = a.access_mask
+    if isinstance(mask, str):
+        if not mask or any(c not in _MASK_BITS for c in mask):
+            raise ip.fail(a.node("access_mask"), f"{name}: the access mask is made of 'r' and "
+                          f"'w', got {mask!r}")
+        mask = sum({_MASK_BITS[c] for c in mask})
+    if isinstance(mask, bool) or not isinstance(mask, int) or not 0 <= mask <= 3:
+        raise ip.fail(a.node("access_mask"), f"{name}: the access mask is 'r', 'w', 'rw' or 1..3, "
+                      f"got {mask!r}")
+    ptr_type = to_dtype(ip, a.ptr_type, a.node("ptr_type"))
+    if a.content_lanes != 1:
+        raise ip.fail(a.node("content_lanes"), f"{name}: content_lanes other than 1 is not "
+                      "supported by tirfun yet")
+    offset = ip.as_expr(a.offset, a.node("offset"))
+    if a.extent is not None:
+        extent = ip.as_expr(a.extent, a.node("extent"))
+    elif buf.strides and len(buf.strides) == len(buf.shape):
+        extent = buf.strides[0] * buf.shape[0] - offset
+    else:
+        size = IntImm("int32", 1)
+        for d in buf.shape:
+            size = size * d
+        extent = size - offset
+    start = offset if buf.elem_offset is None else buf.elem_offset + offset
+    return tir_op.tvm_access_ptr(buf.dtype, buf.data, start, extent, mask, ptr_type)
 
 
 def call(ip, method: BufferMethod, node, positional, keywords):
@@ -24,6 +66,8 @@ def call(ip, method: BufferMethod, node, positional, keywords):
     buf = method.buffer
     name = f"{buf.name}.{method.name}"
     a = bind(ip, name, _SIGNATURES[method.name], node, positional, keywords)
+    if method.name == "access_ptr":
+        return access_ptr(ip, buf, a, name)
     if a.predicate is not None:
         raise ip.fail(a.node("predicate"), f"{name}: predicated vector accesses are not supported "
                       "by tirfun yet")

@@ -35,6 +35,22 @@ def _meta_var(ip, node, a):
     return MetaVar(a.value)
 
 
+def _global_var(ip, node, a):
+    """``I.GlobalVar("f")``: how TVM prints a module function called from a
+    function printed alone. Called, it is TVM's ``call_tir``, whose type
+    is void when nothing declares the callee's return."""
+    from ..nodes import GlobalVar
+    from ..errors import NodeError
+    from .parser_values import Callee
+
+    if not isinstance(a.name_hint, str):
+        raise ip.fail(a.node("name_hint"), "I.GlobalVar takes the function's name as a string")
+    try:
+        return Callee(GlobalVar(a.name_hint), DataType("void"))
+    except NodeError as err:
+        raise ip.fail(a.node("name_hint"), str(err)) from None
+
+
 def _not_here(name: str):
     def handler(ip, node, a):
         raise ip.fail(node, f"{name} cannot be called inside a TVMScript function")
@@ -45,6 +61,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "T.prim_func": (sig(("func", None), ("private", False), ("check_well_formed", True)), _prim_func_decorator),
     "I.ir_module": (sig("cls"), _not_here("I.ir_module")),
     "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
+    "I.GlobalVar": (sig("name_hint"), _global_var),
     "T.meta_var": (sig("value"), _meta_var),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,

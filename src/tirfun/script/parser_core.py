@@ -21,16 +21,18 @@ from typing import Any
 
 from ..errors import ParseError, TirfunError
 from ..nodes import IRModule, PrimFunc
+from ..nodes.dtype import DataType
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
-from .parser_source import MAX_DEPTH, SourceMap, function_text, parse_python
-from .parser_stmts import FunctionInterpreter
-from .parser_values import Builtin, Namespace, describe
+from .parser_source import MAX_DEPTH, SourceMap, function_source, function_text, parse_python
+from .parser_stmts import FunctionInterpreter, return_dtype
+from .parser_values import Builtin, ModuleFunctions, Namespace, describe
 
-__all__ = ["parse_source", "parse_python_function"]
+__all__ = ["parse_source", "parse_python_function", "calls_its_module", "module_functions"]
 
 _DEFAULTS_SCRIPT = {"T": Namespace("T"), "I": Namespace("I"), "range": Builtin("range")}
 _DEFAULTS_PYTHON = {"range": Builtin("range")}
+_UNBOUND = object()
 
 
 def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
@@ -47,14 +49,7 @@ def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bo
     return result
 
 
-def parse_python_function(func, *, private: bool, check_well_formed: bool,
-                          caller_locals: dict[str, Any] | None = None) -> PrimFunc:
-    """The PrimFunc of a Python function written in TVMScript."""
-    if inspect.ismethod(func):
-        func = func.__func__
-    if not inspect.isfunction(func):
-        raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    text, src = function_text(func, "@T.prim_func")
+def _layers(func, caller_locals, module: ModuleFunctions | None) -> list:
     closure = {}
     if func.__closure__:
         for name, cell in zip(func.__code__.co_freevars, func.__closure__):
@@ -62,7 +57,55 @@ def parse_python_function(func, *, private: bool, check_well_formed: bool,
                 closure[name] = cell.cell_contents
             except ValueError:  # an empty cell: the name is not bound yet
                 pass
-    layers = [closure, caller_locals or {}, func.__globals__]
+    first = {module.name: module} if module is not None else {}
+    return [first, closure, caller_locals or {}, func.__globals__]
+
+
+def calls_its_module(func, caller_locals: dict[str, Any] | None) -> bool:
+    """Whether ``func`` is defined in a class body and names that class
+    (``Module.sub(...)``): a call of a function of its module."""
+    if not caller_locals or "__qualname__" not in caller_locals or "__module__" not in caller_locals:
+        return False
+    if not inspect.isfunction(func):
+        return False
+    class_name = str(caller_locals["__qualname__"]).rsplit(".", 1)[-1]
+    try:
+        fdef, _ = function_source(func, "@T.prim_func")
+    except ParseError:
+        return False  # parsing it now reports the problem
+    return any(isinstance(n, ast.Name) and n.id == class_name for n in ast.walk(fdef))
+
+
+def module_functions(class_name: str, functions: dict) -> ModuleFunctions:
+    """The class name's value inside the functions of a decorated
+    ``@I.ir_module`` class (``functions``: name -> PrimFunc or
+    DeferredPrimFunc): each function's return dtype."""
+    returns = {}
+    for name, f in functions.items():
+        if isinstance(f, PrimFunc):
+            returns[name] = DataType("void") if f.ret_type is None else DataType(f.ret_type)
+            continue
+        fdef, src = function_source(f.func, "@T.prim_func")
+        env = OuterEnv(_layers(f.func, f.caller_locals, None), _DEFAULTS_PYTHON, trusted=True)
+        try:
+            with _guard(src):
+                returns[name] = return_dtype(_ModuleEvaluator(src, env), fdef)
+        except ParseError as err:
+            raise err.with_traceback(None) from None
+    return ModuleFunctions(class_name, returns)
+
+
+def parse_python_function(func, *, private: bool, check_well_formed: bool,
+                          caller_locals: dict[str, Any] | None = None,
+                          module: ModuleFunctions | None = None) -> PrimFunc:
+    """The PrimFunc of a Python function written in TVMScript (``module``:
+    the functions of its @I.ir_module class, which it may call)."""
+    if inspect.ismethod(func):
+        func = func.__func__
+    if not inspect.isfunction(func):
+        raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
+    text, src = function_text(func, "@T.prim_func")
+    layers = _layers(func, caller_locals, module)
     try:
         with _guard(src):
             tree, names = parse_python(text, src)
@@ -316,6 +359,10 @@ class _Module:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}
         module_attrs: dict | None = None
+        # as TVM, every function is declared before any body is read, so
+        # that one may call another through the class name (Module.sub)
+        shadowed = self.names.get(cdef.name, _UNBOUND)
+        self.names[cdef.name] = self._declare_functions(cdef)
         for stmt in cdef.body:
             if self._is_module_attrs(stmt):
                 if module_attrs is not None:
@@ -333,8 +380,21 @@ class _Module:
                 raise self.src.error(stmt, f"{type(stmt).__name__} statements are not supported "
                                      "in an @I.ir_module class",
                                      hint="the class holds @T.prim_func functions only")
+        if shadowed is _UNBOUND:
+            del self.names[cdef.name]
+        else:
+            self.names[cdef.name] = shadowed
         # an empty module (``pass``) is a module too: the printer writes it so
         return IRModule(functions, module_attrs or {})
+
+    def _declare_functions(self, cdef: ast.ClassDef) -> ModuleFunctions:
+        """The class name's value inside its functions: each function's
+        return dtype, read from its ``->`` annotation."""
+        returns = {}
+        for stmt in cdef.body:
+            if isinstance(stmt, ast.FunctionDef):
+                returns[stmt.name] = return_dtype(self.evaluator, stmt)
+        return ModuleFunctions(cdef.name, returns)
 
     def _is_module_attrs(self, stmt: ast.stmt) -> bool:
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):

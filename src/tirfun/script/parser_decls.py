@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..nodes import Buffer, BufferLoad, BufferRegion, MatchBufferRegion, Var
+from ..nodes import Buffer, BufferLoad, BufferRegion, MatchBufferRegion, PointerType, Var
 from ..nodes.dtype import DataType
 from .parser_args import (
     Args, attr_dict, sig, to_dtype, to_int_expr, to_shape, to_str,
@@ -136,10 +136,11 @@ def _func_attr(ip, node, a):
 
 
 def _handle(ip, node, a):
-    if a.dtype is not None:
-        to_dtype(ip, a.dtype, a.node("dtype"))  # pointer element types are checked, not kept
-    to_str(ip, a.storage_scope, a.node("storage_scope"), "storage_scope")
-    return NewVar(DataType("handle"))
+    scope = to_str(ip, a.storage_scope, a.node("storage_scope"), "storage_scope")
+    if a.dtype is None and scope == "global":
+        return NewVar(DataType("handle"))  # TVM's untyped handle
+    element = DataType("void") if a.dtype is None else to_dtype(ip, a.dtype, a.node("dtype"))
+    return NewVar(DataType("handle"), pointee=PointerType(element, scope))
 
 
 def _var(ip, node, a):

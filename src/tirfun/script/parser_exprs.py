@@ -22,8 +22,8 @@ from typing import Any
 
 from ..errors import NodeError, ParseError, TirfunError
 from ..nodes import (
-    EQ, GE, GT, LE, LT, NE, And, Buffer, BufferLoad, BufferRegion, IntImm, IterVar,
-    Not, Or, PrimExpr, Range, Ramp, Var, const,
+    EQ, GE, GT, LE, LT, NE, And, Buffer, BufferLoad, BufferRegion, Call, GlobalVar, IntImm,
+    IterVar, Not, Or, PrimExpr, Range, Ramp, Var, const,
 )
 from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
@@ -34,7 +34,10 @@ from .parser_intrinsics import is_unsupported, unsupported_message
 from .parser_args import bind, lift_pair, sig
 from .parser_python import Macro, PyValue
 from .parser_scope import MISSING, RefusedValue
-from .parser_values import BufferMethod, Builtin, DTypeCtor, MetaVar, Namespace, NewVar, SlicedAccess, article, describe
+from .parser_values import (
+    BufferMethod, Builtin, Callee, DTypeCtor, MetaVar, ModuleFunctions, Namespace, NewVar, SlicedAccess,
+    article, describe,
+)
 
 _MAX_INT_BITS = 4096
 _MAX_COMPREHENSION = 10_000
@@ -251,6 +254,11 @@ class ExprEvaluator:
                 hint = f"did you mean {base.path}.{close[0]}?" if close else ""
                 raise self.fail(node, f"unknown name {base.path}.{attr}", hint=hint)
             return value
+        if isinstance(base, ModuleFunctions):
+            if attr not in base.returns:
+                have = ", ".join(sorted(base.returns)) or "none"
+                raise self.fail(node, f"the module {base.name} has no function '{attr}' (it has: {have})")
+            return Callee(GlobalVar(attr), base.returns[attr])
         if isinstance(base, Buffer):
             if attr == "data":
                 if base.data is None:
@@ -308,7 +316,24 @@ class ExprEvaluator:
             return python.call(self, func, node, positional, keywords)
         if isinstance(func, Macro):
             return python.expand_macro(self, func, node, positional, keywords)
+        if isinstance(func, Callee):
+            return self.call_module_function(func, node, positional, keywords)
         raise self.fail(node, f"{describe(func)} cannot be called in TVMScript")
+
+    def call_module_function(self, callee: Callee, node: ast.Call, positional, keywords):
+        """``Module.sub(x, y)``: a call of another function of the module,
+        of the callee's return type (TVM's ``tir.call_tir``)."""
+        if keywords:
+            name = next(iter(keywords))
+            raise self.fail(keywords[name][1], f"{callee.op.name_hint} takes its arguments by "
+                            f"position, not by keyword ('{name}')")
+        args = []
+        for value, arg in positional:
+            if not (_is_number(value) or isinstance(value, PrimExpr)):
+                raise self.fail(arg, f"an argument of {callee.op.name_hint} must be a scalar "
+                                f"expression, got {describe(value)}")
+            args.append(self.as_expr(value, arg))
+        return Call(callee.dtype, callee.op, args)
 
     def call_builtin(self, name: str, node: ast.Call, positional, keywords):
         """Bind the arguments of a namespace function and run its handler."""

@@ -23,7 +23,7 @@ from ..errors import NodeError
 from ..nodes import Buffer, IRModule, PrimExpr, PrimFunc
 from ..nodes.dtype import DataType
 from .parser_python import Macro, PyValue
-from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace, article
+from .parser_values import Builtin, DTypeCtor, MetaVar, ModuleFunctions, Namespace, article
 
 MISSING = object()
 
@@ -109,7 +109,7 @@ def admit(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, (PrimExpr, Buffer, PrimFunc, IRModule)):
         return value
-    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro)):
+    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro, ModuleFunctions)):
         return value
     if isinstance(value, types.ModuleType):
         ns = MODULE_NAMESPACES.get(value.__name__)

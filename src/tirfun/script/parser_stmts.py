@@ -25,6 +25,7 @@ implicit root block has been added where TVM adds it.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -104,8 +105,29 @@ class FuncState:
     thread_extents: dict = attrs.Factory(dict)
     block_nodes: dict = attrs.Factory(dict)
     written_block_names: set = attrs.Factory(set)
+    renamed_blocks: dict = attrs.Factory(dict)
+    # parameters whose ``.data`` (or ``.access_ptr``) the body uses
+    data_of_params: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
+
+
+def _return_annotation(ev, node: ast.expr):
+    """The dtype a ``->`` annotation names (None for ``-> None``)."""
+    value = ev.eval(node)
+    if value is None:
+        return None
+    if isinstance(value, DTypeCtor):
+        return value.dtype
+    raise ev.fail(node, f"unsupported return annotation: {describe(value)}",
+                  hint="use -> None or a scalar type such as -> T.int32")
+
+
+def return_dtype(ev, fdef: ast.FunctionDef) -> DataType:
+    """The dtype of a call of the function ``fdef``: its return annotation,
+    ``void`` without one (TVM's ``call_tir``)."""
+    dtype = None if fdef.returns is None else _return_annotation(ev, fdef.returns)
+    return DataType("void") if dtype is None else dtype
 
 
 @attrs.frozen
@@ -199,6 +221,9 @@ class FunctionInterpreter(ExprEvaluator):
         """Build the PrimFunc of ``fdef``."""
         self.func = FuncState(fdef.name, private)
         self.func.written_block_names = _written_block_names(fdef)
+        self.func.data_of_params = {n.value.id for n in ast.walk(fdef) if isinstance(n, ast.Attribute)
+                                    and n.attr in ("data", "access_ptr")
+                                    and isinstance(n.value, ast.Name)}
         self._check_signature(fdef)
         self._claim_outer_names()
         with self.scope():
@@ -252,11 +277,15 @@ class FunctionInterpreter(ExprEvaluator):
             except NodeError as err:
                 raise self.fail(arg.annotation, str(err)) from None
             handle = Var(self.namer.fresh(f"{buffer.name}_handle"), "handle")
+            if arg.arg in self.func.data_of_params:
+                # ``A.data`` is used: as in TVM, the buffer's data pointer is
+                # what the parameter passes
+                buffer = attrs.evolve(buffer, data=handle)
             self.func.params.append(handle)
             self.func.buffer_map[handle] = buffer
             self.scopes.define(arg.arg, buffer)
         elif isinstance(ann, NewVar):
-            var = Var(self.namer.fresh(arg.arg), ann.dtype)
+            var = Var(self.namer.fresh(arg.arg), ann.dtype, ann.pointee)
             self.func.params.append(var)
             self.scopes.define(arg.arg, var)
         else:
@@ -267,13 +296,7 @@ class FunctionInterpreter(ExprEvaluator):
         self.func.param_set = set(self.func.params)
 
     def _return_type(self, node: ast.expr):
-        value = self.eval(node)
-        if value is None:
-            return None
-        if isinstance(value, DTypeCtor):
-            return value.dtype
-        raise self.fail(node, f"unsupported return annotation: {describe(value)}",
-                        hint="use -> None or a scalar type such as -> T.int32")
+        return _return_annotation(self, node)
 
     def _finish(self, fdef: ast.FunctionDef, body: Stmt) -> PrimFunc:
         from ..analysis.access import OpaqueAccessError, fill_regions
@@ -305,6 +328,8 @@ class FunctionInterpreter(ExprEvaluator):
             except OpaqueAccessError as err:
                 raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
                                 hint="declare the regions with T.reads(...) and T.writes(...)") from None
+        if func.renamed_blocks:
+            out = attrs.evolve(out, renamed_blocks=func.renamed_blocks)
         return out
 
     def _rename_block(self, body: Stmt, name: str) -> Stmt:
@@ -317,6 +342,7 @@ class FunctionInterpreter(ExprEvaluator):
         path = find_block(body, name)
         body = replace_at(body, path, attrs.evolve(get_at(body, path), name_hint=fresh))
         func.block_nodes[fresh] = func.block_nodes.pop(name)
+        func.renamed_blocks.setdefault(name, [name]).append(fresh)
         if name in func.pending:
             func.pending[fresh] = func.pending.pop(name)
         return body
@@ -449,11 +475,18 @@ class FunctionInterpreter(ExprEvaluator):
         if isinstance(value, SlicedAccess):
             value = self.vector_load(value, value_node)
         if _is_number(value):
+            if isinstance(value, float) and not expected.is_float and math.isfinite(value) \
+                    and (value >= 0 or expected.is_int):
+                # TVM's buffer_store casts the literal to the buffer's type, and a
+                # constant cast folds as C++ does: toward zero
+                literal, value = value, int(value)
+            else:
+                literal = value
             try:
                 value = const(value, expected)
             except NodeError:
-                raise self.fail(value_node, f"cannot store the {type(value).__name__} literal "
-                                f"{value!r} into buffer {buffer.name} of {expected}") from None
+                raise self.fail(value_node, f"cannot store the {type(literal).__name__} literal "
+                                f"{literal!r} into buffer {buffer.name} of {expected}") from None
         else:
             value = self.as_expr(value, value_node)
         if value.dtype != expected:
@@ -512,7 +545,7 @@ class FunctionInterpreter(ExprEvaluator):
             self.scopes.define(name, buffer)
             return None
         if isinstance(value, NewVar):
-            var = Var(self.namer.fresh(name), value.dtype)
+            var = Var(self.namer.fresh(name), value.dtype, value.pointee)
             if value.thread_tag is not None:
                 self.func.env_threads[var] = value.thread_tag
             self.scopes.define(name, var)
@@ -548,10 +581,11 @@ class FunctionInterpreter(ExprEvaluator):
         ann = self.eval(node.annotation)
         if isinstance(ann, Builtin) and ann.name == "T.handle":
             ann = NewVar(DataType("handle"))
+        pointee = None
         if isinstance(ann, DTypeCtor):
             dtype = ann.dtype
         elif isinstance(ann, NewVar):
-            dtype = ann.dtype
+            dtype, pointee = ann.dtype, ann.pointee
         else:
             raise self.fail(node.annotation, f"a let annotation must be a type such as T.float32, "
                             f"got {describe(ann)}")
@@ -563,7 +597,7 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(node.target, f"'{node.target.id}' is already defined in this scope",
                             hint="TVMScript binds each name once per scope; choose a new name")
         value = self.cast_to(self.eval(node.value), dtype, node.value)
-        var = Var(self.namer.fresh(node.target.id), dtype)
+        var = Var(self.namer.fresh(node.target.id), dtype, pointee)
         self.scopes.define(node.target.id, var)
         return _Open(lambda body: LetStmt(var, value, body), node)
 
@@ -648,6 +682,7 @@ class FunctionInterpreter(ExprEvaluator):
         name = header.name
         if name in func.block_nodes:
             name = unique_block_name(name, func.block_nodes.keys() | func.written_block_names)
+            func.renamed_blocks.setdefault(header.name, [header.name]).append(name)
         func.block_nodes[name] = node
         builder = BlockBuilder(name, header.realize, node)
         self.blocks.append(builder)

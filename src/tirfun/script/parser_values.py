@@ -44,6 +44,38 @@ class DTypeCtor:
 
 
 @attrs.frozen
+class ModuleFunctions:
+    """The name of an ``@I.ir_module`` class inside its own functions:
+    ``Module.sub`` is the module's function ``sub``. ``returns`` maps each
+    function's name to its return dtype (``void`` for none), known before
+    any body is read, as TVM declares the functions first."""
+
+    name: str
+    returns: Any  # pmap-like: function name -> DataType
+
+
+@attrs.frozen(eq=False)
+class DeferredPrimFunc:
+    """A ``@T.prim_func`` of an ``@I.ir_module`` class that calls a function
+    of its module (``Module.sub(...)``): ``@I.ir_module`` parses it once
+    every function of the class is declared, as TVM parses the class as a
+    whole."""
+
+    func: object
+    private: bool
+    check_well_formed: bool
+    caller_locals: dict
+
+
+@attrs.frozen
+class Callee:
+    """``Module.sub``: a function of the module, to be called."""
+
+    op: Any  # GlobalVar
+    dtype: DataType
+
+
+@attrs.frozen
 class SlicedAccess:
     """``A[0:4, i]``: a region in ``T.reads``, a vector load in an expression."""
 
@@ -61,6 +93,7 @@ class NewVar:
 
     dtype: DataType
     thread_tag: str | None = None
+    pointee: Any = None  # a handle's PointerType, or None
 
 
 @attrs.frozen
@@ -159,6 +192,10 @@ def describe(value: Any) -> str:
         return "a dict"
     if isinstance(value, Namespace):
         return f"the namespace {value.path}"
+    if isinstance(value, ModuleFunctions):
+        return f"the module {value.name}"
+    if isinstance(value, Callee):
+        return f"the module function {value.op.name_hint}"
     if isinstance(value, Builtin):
         return f"the function {value.name}"
     if isinstance(value, DTypeCtor):

@@ -57,8 +57,12 @@ def to_script(node, *, tir_prefix: str = "T", ir_prefix: str = "I", indent_space
     if isinstance(node, IRModule):
         return _module_script(node, tir_prefix, ir_prefix, indent_spaces, name or _MODULE_NAME)
     if isinstance(node, PrimFunc):
-        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces)
-        return _finish([f"# from tirfun.script import tir as {tir_prefix}", ""] + lines)
+        lines = _function_lines(node, name or _function_name(node), tir_prefix, indent_spaces,
+                                ir_prefix=ir_prefix)
+        header = [f"# from tirfun.script import tir as {tir_prefix}", ""]
+        if any(f"{ir_prefix}.GlobalVar(" in line for line in lines):
+            header.insert(0, f"# from tirfun.script import ir as {ir_prefix}")
+        return _finish(header + lines)
     w = ScriptWriter(prefix=tir_prefix, indent_spaces=indent_spaces)
     if isinstance(node, PrimExpr):
         return w.exprs.expr(node)
@@ -109,7 +113,7 @@ def _module_script(mod: IRModule, p: str, ip: str, indent_spaces: int, class_nam
         w = ScriptWriter(prefix=p, indent_spaces=indent_spaces)
         body.append(f"{step}{ip}.module_attrs({dict_text(mod.attrs, w.exprs)})")
     for name in _module_order(mod):
-        for line in _function_lines(mod.functions[name], name, p, indent_spaces):
+        for line in _function_lines(mod.functions[name], name, p, indent_spaces, class_name):
             body.append(step + line)
         body.append("")  # TVM leaves a blank line after every function
     if not body:
@@ -163,10 +167,15 @@ def _avoid_reserved(func: PrimFunc, reserved: frozenset[str]) -> PrimFunc:
     return rename(func, mapping)
 
 
-def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int) -> list[str]:
-    """The decorator, the ``def`` line and the body of ``func``, unindented."""
+def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
+                    module_name: str | None = None, ir_prefix: str = "I") -> list[str]:
+    """The decorator, the ``def`` line and the body of ``func``, unindented.
+    ``module_name`` is the class a call of a module function is written
+    through (``Module.sub(...)``); None outside a module."""
     func = _avoid_reserved(func, frozenset((p, "I", "range")))
     w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True)
+    w.exprs.module_name = module_name
+    w.exprs.ir_prefix = ir_prefix
     sugared = _sugared_params(func)
 
     # signature: T.Buffer annotations where TVM sugars them, else the var's type
@@ -177,8 +186,11 @@ def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int) -> li
             shape = shape_text(buf.shape, w.exprs.expr)  # constant: declares nothing
             params.append(f"{buf.name}: {p}.Buffer({shape}, {str_literal(buf.dtype)})")
             w.define_buffer(buf)
+            if buf.data == var:
+                w.define_var(var)
+                w.spelling[var] = f"{buf.name}.data"
         else:
-            params.append(f"{var.name}: {p}.{var.dtype}")
+            params.append(f"{var.name}: {w.var_type(var)}")
             w.define_var(var)
 
     # attributes; the global symbol goes without saying when it is the name
@@ -233,7 +245,11 @@ def _sugared_params(func: PrimFunc) -> set[Var]:
         counts[v.name] = counts.get(v.name, 0) + 1
     out = set()
     for name, var in handles.items():
-        if name not in used and counts[name] == 1 and _is_simple(func.buffer_map[var]):
+        buf = func.buffer_map[var]
+        # a buffer whose data pointer is the parameter itself: TVM's
+        # ``A: T.Buffer`` whose ``A.data`` the body uses
+        own_data = buf.data == var
+        if (own_data or name not in used) and counts[name] == 1 and _is_simple(buf, own_data):
             out.add(var)
     return out
 
@@ -274,12 +290,13 @@ def _fields(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls))
 
 
-def _is_simple(buf: Buffer) -> bool:
+def _is_simple(buf: Buffer, own_data: bool = False) -> bool:
     """A buffer ``T.Buffer(shape, dtype)`` describes completely: constant
-    shape, every other field at tirfun's default."""
+    shape, every other field at tirfun's default (``own_data``: its data
+    pointer is the parameter)."""
     return (not buf.strides and not any(has_vars(e) for e in buf.shape)
             and buf.elem_offset is None and buf.storage_scope == "global"
-            and buf.data is None and buf.data_alignment == 64 and buf.offset_factor == 0
+            and (buf.data is None or own_data) and buf.data_alignment == 64 and buf.offset_factor == 0
             and not buf.axis_separators and buf.buffer_type == "default")
 
 

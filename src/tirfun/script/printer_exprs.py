@@ -22,7 +22,7 @@ from pyrsistent import PMap, PVector
 from ..errors import NodeError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Buffer, BufferLoad, Call, Cast, Div, FloatImm,
-    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select,
+    FloorDiv, FloorMod, GlobalVar, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select,
     StringImm, Sub, Var, binary,
 )
 from ..nodes.base import Node
@@ -58,7 +58,7 @@ DTYPE_FIRST_OPS = frozenset({
     "reinterpret", "call_extern", "call_pure_extern", "call_llvm_intrin",
     "call_llvm_pure_intrin", "ptx_mma", "ptx_mma_sp", "ptx_ldmatrix", "ptx_cp_async",
     "ptx_cp_async_bulk", "mma_store", "mma_fill", "vectorhigh", "vectorlow", "vectorcombine",
-    "dp4a", "get_active_lane_mask",
+    "dp4a", "get_active_lane_mask", "type_annotation",
 })
 DTYPE_LAST_OPS = frozenset({"tvm_struct_get"})
 # intrinsics TVM prints under another name (its TScriptPrinterName)
@@ -219,6 +219,10 @@ class ExprRenderer:
     def __init__(self, names, prefix: str = "T"):
         self.names = names
         self.p = prefix
+        # the class a module function is called through; None: TVM's
+        # I.GlobalVar("f") form, for a function printed alone
+        self.module_name: str | None = None
+        self.ir_prefix = "I"
 
     # public ------------------------------------------------------------------
     def expr(self, e: PrimExpr) -> str:
@@ -331,6 +335,11 @@ class ExprRenderer:
     def _call_plan(self, e: Call):
         p = self.p
         op = e.op
+        if isinstance(op, GlobalVar):
+            callee = (f"{self.module_name}.{op.name_hint}" if self.module_name is not None
+                      else f"{self.ir_prefix}.GlobalVar({str_literal(op.name_hint)})")
+
+            return list(e.args), _call_fmt(callee)
         short = op[4:] if op.startswith("tir.") else ""
         if short.isidentifier():
             head = f"{p}.{PRINTER_NAMES.get(short, short)}("

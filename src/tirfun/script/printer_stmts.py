@@ -103,6 +103,9 @@ class ScriptWriter:
         self.scopes: list[list[tuple[str, str]]] = [[]]
         self.loops: dict[str, For] = {}
         self.exprs = ExprRenderer(self, prefix)
+        # variables written otherwise than by name: a parameter that is its
+        # buffer's data pointer is ``A.data``
+        self.spelling: dict[Var, str] = {}
 
     # ------------------------------------------------------------------ output
     def emit(self, level: int, text: str) -> None:
@@ -144,6 +147,9 @@ class ScriptWriter:
     # ------------------------------------------------------------------ names (used by ExprRenderer)
     def var(self, var: Var) -> str:
         """The name of ``var``, declared first when nothing binds it."""
+        spelled = self.spelling.get(var)
+        if spelled is not None:
+            return spelled
         if self.declare_free and ("v", var.name) not in self.defined:
             self.define_var(var)
             self.pending.append(f"{var.name} = {self.var_creation(var)}")
@@ -159,7 +165,17 @@ class ScriptWriter:
 
     def var_creation(self, var: Var) -> str:
         """``T.int32()``: the call that makes a fresh variable."""
+        if var.type_annotation is not None:
+            return self.var_type(var)
         return f"{self.p}.{var.dtype}()"
+
+    def var_type(self, var: Var) -> str:
+        """The annotation of ``var``: ``T.int32``, ``T.handle``, or TVM's
+        ``T.handle("float32", "global")`` for a typed pointer."""
+        t = var.type_annotation
+        if t is None:
+            return f"{self.p}.{var.dtype}"
+        return f"{self.p}.handle({str_literal(t.element)}, {str_literal(t.scope)})"
 
     # ------------------------------------------------------------------ buffers
     def buffer_call(self, buffer: Buffer, method: str, lead: list[str]) -> str:
@@ -331,7 +347,7 @@ class ScriptWriter:
             if self.var_defined(s.var):  # a second binding of a name in scope
                 return s.body, self._open(level, f"{p}.LetStmt({value}, var={name})", None, False)
             if concise:
-                self.emit(level, f"{name}: {p}.{s.var.dtype} = {value}")
+                self.emit(level, f"{name}: {self.var_type(s.var)} = {value}")
                 self.define_var(s.var)
                 return s.body, False
             opened = self._open(level, f"{p}.LetStmt({value})", name, False)

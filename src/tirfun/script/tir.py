@@ -49,20 +49,22 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     """
     from .parser_scope import caller_namespace
 
-    def decorate(f):
-        from .parser_core import parse_python_function
+    def decorate(f, caller_locals):
+        from .parser_core import calls_its_module, parse_python_function
+        from .parser_values import DeferredPrimFunc
 
+        if calls_its_module(f, caller_locals):
+            # it calls another function of its @I.ir_module class, which
+            # may come later: the class parses it once all are declared
+            return DeferredPrimFunc(f, private, check_well_formed, caller_locals)
         return parse_python_function(f, private=private, check_well_formed=check_well_formed,
-                                     caller_locals=caller_namespace(1))
+                                     caller_locals=caller_locals)
 
     if func is None:
-        return decorate
+        return lambda f: decorate(f, caller_namespace(1))
     if not callable(func):
         raise ParseError(f"@T.prim_func decorates a function, got {type(func).__name__}")
-    from .parser_core import parse_python_function
-
-    return parse_python_function(func, private=private, check_well_formed=check_well_formed,
-                                 caller_locals=caller_namespace(1))
+    return decorate(func, caller_namespace(1))
 
 
 def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",

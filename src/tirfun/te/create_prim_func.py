@@ -37,6 +37,7 @@ import attrs
 from pyrsistent import PVector
 
 from ..analysis.access import fill_regions
+from ..analysis.block_names import unique_block_name
 from ..analysis.traversal import transform, walk
 from ..errors import NodeError
 from ..nodes import (
@@ -66,6 +67,23 @@ class _Names:
         while name in self.used:
             k += 1
             name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+
+class _BlockNames:
+    """Block names made unique by the parser's rule
+    (:func:`~tirfun.analysis.block_names.unique_block_name`), remembering
+    which names were repeated and what their blocks became."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+        self.renamed: dict[str, list[str]] = {}
+
+    def fresh(self, base: str) -> str:
+        name = unique_block_name(base, self.used)
+        if name != base:
+            self.renamed.setdefault(base, [base]).append(name)
         self.used.add(name)
         return name
 
@@ -100,7 +118,7 @@ class _Context:
     def __init__(self, args: list, index_dtype: DataType | None):
         self.args = args
         self.names = _Names()
-        self.block_names = _Names()
+        self.block_names = _BlockNames()
         self.index_dtype = index_dtype
         # te variable -> its PrimFunc variable; keyed by the te variable
         # itself, whose equality is identity
@@ -309,7 +327,10 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
                     attrs={"global_symbol": "main", "tir.noalias": True})
     # regions are inferred for the computes; an extern's block keeps none, as in TVM
     pending = {name: (True, True) for name in ctx.block_names.used - ctx.extern_blocks}
-    return _layout_free_buffers(fill_regions(func, pending))
+    func = _layout_free_buffers(fill_regions(func, pending))
+    if ctx.block_names.renamed:
+        func = attrs.evolve(func, renamed_blocks=ctx.block_names.renamed)
+    return func
 
 
 def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:

@@ -25,35 +25,12 @@ from attrs import field
 from pyrsistent import PVector
 
 from ..errors import NodeError
-from ..nodes import IterVar, IterVarType, Node, PrimExpr, Var, const, to_expr
+from ..nodes import IterVar, IterVarType, PrimExpr, const, to_expr
 from ..nodes.base import node, to_pvector
 from ..nodes.expr import to_expr_vector
+from ..nodes.reducer import CommReducer
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
-
-
-@node
-class CommReducer(Node):
-    """A commutative reducer for one tuple of dtypes (one dtype for the
-    usual reducers, two for an argmax): ``result[k]`` is value ``k`` of
-    the combination of ``lhs`` and ``rhs``; ``identity_element`` is the
-    neutral tuple."""
-
-    name: str
-    lhs: PVector = field(converter=to_pvector)
-    rhs: PVector = field(converter=to_pvector)
-    result: PVector = field(converter=to_pvector)
-    identity_element: PVector = field(converter=to_pvector)
-
-    def __call__(self, a, b) -> tuple:
-        """``result`` with ``lhs := a`` and ``rhs := b`` (sequences of
-        expressions, one per value)."""
-        from ..analysis.traversal import transform
-
-        mapping = dict(zip(self.lhs, a)) | dict(zip(self.rhs, b))
-        return tuple(transform(r, lambda n: n,
-                               pre=lambda n: mapping.get(n) if isinstance(n, Var) else None)
-                     for r in self.result)
 
 
 @node
@@ -116,7 +93,7 @@ class Reducer:
             if r.dtype != d or i.dtype != d:
                 raise NodeError(f"reducer {self.name}: for {d} the combination gives "
                                 f"{r.dtype} and the identity {i.dtype}")
-        return CommReducer(self.name, lhs, rhs, results, identities)
+        return CommReducer(lhs, rhs, results, identities)
 
     def __call__(self, expr, axis=None, where=None, init=None, *args):
         if init is not None:

@@ -16,6 +16,7 @@ strategies):
 * ``tirfun.testing.accepted``  TensorIR that TVM accepts and a stricter reading
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
+* ``tirfun.testing.calls``  modules whose functions call one another
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ _LAZY = {
     "const_programs": "tirfun.testing.statements",
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
+    "call_modules": "tirfun.testing.calls",
 }
 
 

@@ -49,7 +49,7 @@ def program_features(func: PrimFunc) -> frozenset[str]:
         if isinstance(node, PrimExpr):
             out.add(f"expr:{type(node).__name__}")
             if isinstance(node, Call):
-                out.add(f"call:{node.op.removeprefix('tir.')}")
+                out.add(f"call:{node.op.removeprefix('tir.')}" if isinstance(node.op, str) else "call:subroutine")
             _expr_features(node, out)
         elif isinstance(node, For):
             out.add(f"loop:{node.kind.value}")

@@ -61,6 +61,9 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("vectorcombine", "vec1 vec2", "first", None, "two vectors joined"),
     ("dp4a", "vec1 vec2 acc", "first", None, "a four-lane 8-bit dot product"),
     ("q_multiply_shift", "x y q s", "int32", None, "a fixed-point multiplication"),
+    ("type_annotation", "", "first", None, "a type carried as a value"),
+    ("tvm_access_ptr", "ptype data offset extent rw_mask", "handle", None,
+     "a pointer into a buffer's data"),
     ("q_multiply_shift_per_axis", "x y ls rs q is_lshift_required is_rshift_required", "int32",
      None, "a fixed-point multiplication"),
     # GPU: warps
@@ -138,7 +141,7 @@ ALIASES = {"call_packed": "tvm_call_packed", "call_cpacked": "tvm_call_cpacked",
 
 def of_op(op: str) -> Intrinsic | None:
     """The table entry of a ``Call`` op such as ``"tir.ptx_mma"``, or None."""
-    return INTRINSICS.get(op[4:]) if op.startswith("tir.") else None
+    return INTRINSICS.get(op[4:]) if isinstance(op, str) and op.startswith("tir.") else None
 
 
 def refusal(op: str, where: str) -> str | None:

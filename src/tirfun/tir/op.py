@@ -255,6 +255,20 @@ def call_intrin(dtype, op: str, *args):
     return Call(dtype, op if "." in op else f"tir.{op}", list(args))
 
 
+def type_annotation(dtype):
+    """``T.type_annotation(dtype)``: a type passed as a value (the first
+    argument of ``tvm_access_ptr``)."""
+    return Call(DataType(dtype), "tir.type_annotation", [])
+
+
+def tvm_access_ptr(dtype, data, offset, extent, rw_mask, ptr_type="handle"):
+    """A pointer ``offset`` elements of ``dtype`` into ``data``, valid for
+    ``extent`` elements, for reading (mask 1), writing (2) or both (3)."""
+    return Call(DataType(ptr_type), "tir.tvm_access_ptr",
+                [type_annotation(dtype), data, to_expr(offset), to_expr(extent),
+                 IntImm("int32", rw_mask)])
+
+
 def address_of(load):
     """The address of a buffer element (lowered code)."""
     return Call("handle", "tir.address_of", [load])
@@ -309,5 +323,6 @@ __all__ = [
     *_GENERATED, "ldexp", "abs", "floordiv", "floormod", "truncdiv", "truncmod", "indexdiv",
     "indexmod", "div", "ceildiv", "likely", "assume", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
     "if_then_else", "select", "cast", "call_extern", "call_intrin", "address_of", "ret",
+    "type_annotation", "tvm_access_ptr",
     "decl_buffer", "var", "const", "comm_reducer", "MATH_INTRINSICS",
 ]
