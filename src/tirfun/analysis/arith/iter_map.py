@@ -31,6 +31,7 @@ import attrs
 from ...errors import NodeError
 from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from .const_bound import expr_bounds
+from .linear import Affine
 from .terms import fits
 from .terms import int_value as _int_value
 
@@ -38,35 +39,9 @@ from .terms import int_value as _int_value
 Ranges = Mapping[str, tuple[int, int]]
 
 
-class _Lin:
-    """``sum(coeff * atom) + const`` with atoms in order of first appearance
-    (a mutable builder: the normaliser fills quotients term by term)."""
-
-    __slots__ = ("terms", "const")
-
-    def __init__(self, terms=None, const: int = 0):
-        self.terms: dict = dict(terms or {})
-        self.const = const
-
-    def plus(self, other: "_Lin") -> "_Lin":
-        terms = dict(self.terms)
-        for atom, k in other.terms.items():
-            total = terms.get(atom, 0) + k
-            if total:
-                terms[atom] = total
-            else:
-                terms.pop(atom, None)
-        return _Lin(terms, self.const + other.const)
-
-    def scaled(self, k: int) -> "_Lin":
-        if k == 0:
-            return _Lin()
-        return _Lin({a: c * k for a, c in self.terms.items()}, self.const * k)
-
-
-def _lin_bounds(lin: _Lin, ranges: Ranges) -> tuple[int, int] | None:
+def _lin_bounds(lin: Affine, ranges: Ranges) -> tuple[int, int] | None:
     lo = hi = lin.const
-    for atom, k in lin.terms.items():
+    for atom, k in lin.terms:
         b = expr_bounds(atom, ranges)
         if b is None:
             return None
@@ -85,25 +60,31 @@ class _Normalizer:
     def const(self, v: int) -> IntImm:
         return IntImm(self.dtype, v)
 
-    def lin(self, e: PrimExpr) -> _Lin:
+    def atom(self, e: PrimExpr) -> Affine:
+        return Affine(self.dtype, ((e, 1),), 0)
+
+    def number(self, v: int) -> Affine:
+        return Affine(self.dtype, (), v)
+
+    def lin(self, e: PrimExpr) -> Affine:
         if e.dtype != self.dtype:
-            return _Lin({e: 1})
+            return self.atom(e)
         value = _int_value(e)
         if value is not None:
-            return _Lin(const=value)
+            return self.number(value)
         if isinstance(e, Var):
-            return _Lin({e: 1})
+            return self.atom(e)
         if isinstance(e, Add):
             return self.lin(e.a).plus(self.lin(e.b))
         if isinstance(e, Sub):
-            return self.lin(e.a).plus(self.lin(e.b).scaled(-1))
+            return self.lin(e.a).plus(self.lin(e.b), -1)
         if isinstance(e, Mul):
             a, b = self.lin(e.a), self.lin(e.b)
             if not a.terms:
-                return b.scaled(a.const)
+                return b.scale(a.const)
             if not b.terms:
-                return a.scaled(b.const)
-            return _Lin({Mul(self.expr(a), self.expr(b)): 1})
+                return a.scale(b.const)
+            return self.atom(Mul(self.expr(a), self.expr(b)))
         if isinstance(e, (FloorDiv, FloorMod)):
             a, b = self.lin(e.a), self.lin(e.b)
             if not b.terms and b.const > 0:
@@ -111,10 +92,10 @@ class _Normalizer:
                     return self.floordiv(a, b.const)
                 return self.floormod(a, b.const)
             cls = type(e)
-            return _Lin({cls(self.expr(a), self.expr(b)): 1})
-        return _Lin({e: 1})
+            return self.atom(cls(self.expr(a), self.expr(b)))
+        return self.atom(e)
 
-    def may_wrap(self, lin: _Lin) -> bool:
+    def may_wrap(self, lin: Affine) -> bool:
         """Whether the ranges show that ``lin`` may leave the dtype (then the
         wrapped dividend is not the sum, and no division rule holds)."""
         if not self.ranges:
@@ -124,78 +105,68 @@ class _Normalizer:
             return False
         return not (fits(self.dtype, bounds[0]) and fits(self.dtype, bounds[1]))
 
-    def merge_div_mod(self, lin: _Lin) -> _Lin:
+    def merge_div_mod(self, lin: Affine) -> Affine:
         """``k*c*(x // c) + k*(x % c)`` becomes ``k*x``."""
         changed = True
         while changed:
             changed = False
-            for atom, k in list(lin.terms.items()):
+            for atom, k in lin.terms:
                 if not isinstance(atom, FloorMod):
                     continue
                 c = _int_value(atom.b)
                 if c is None:
                     continue
                 partner = FloorDiv(atom.a, atom.b)
-                if lin.terms.get(partner) == k * c:
-                    rest = dict(lin.terms)
-                    del rest[atom]
-                    del rest[partner]
-                    lin = _Lin(rest, lin.const).plus(self.lin(atom.a).scaled(k))
+                if dict(lin.terms).get(partner) == k * c:
+                    rest = tuple((t, kk) for t, kk in lin.terms if t != atom and t != partner)
+                    lin = Affine(self.dtype, rest, lin.const).plus(self.lin(atom.a).scale(k))
                     changed = True
                     break
         return lin
 
-    def floordiv(self, a: _Lin, c: int) -> _Lin:
+    def floordiv(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
         if c == 1:
             return a
         if self.may_wrap(a):
-            return _Lin({FloorDiv(self.expr(a), self.const(c)): 1})
-        q = _Lin(const=a.const // c)
-        r = _Lin(const=a.const % c)
-        for atom, k in a.terms.items():
-            if k % c == 0:
-                q.terms[atom] = k // c
-            else:
-                r.terms[atom] = k
+            return self.atom(FloorDiv(self.expr(a), self.const(c)))
+        q = Affine(self.dtype, tuple((t, k // c) for t, k in a.terms if k % c == 0), a.const // c)
+        r = Affine(self.dtype, tuple((t, k) for t, k in a.terms if k % c != 0), a.const % c)
         if not r.terms:
             return q
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return q
         if len(r.terms) == 1 and r.const == 0:
-            (atom, k), = r.terms.items()
+            (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorDiv) else None
             if k == 1 and inner is not None and inner > 0:
-                return q.plus(_Lin({FloorDiv(atom.a, self.const(inner * c)): 1}))
-        return q.plus(_Lin({FloorDiv(self.expr(r), self.const(c)): 1}))
+                return q.plus(self.atom(FloorDiv(atom.a, self.const(inner * c))))
+        return q.plus(self.atom(FloorDiv(self.expr(r), self.const(c))))
 
-    def floormod(self, a: _Lin, c: int) -> _Lin:
+    def floormod(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
         if c == 1:
-            return _Lin()
+            return self.number(0)
         if self.may_wrap(a):
-            return _Lin({FloorMod(self.expr(a), self.const(c)): 1})
-        r = _Lin(const=a.const % c)
-        for atom, k in a.terms.items():
-            if k % c:
-                r.terms[atom] = k % c
+            return self.atom(FloorMod(self.expr(a), self.const(c)))
+        r = Affine(self.dtype, tuple((t, k % c) for t, k in a.terms if k % c), a.const % c)
         if not r.terms:
             return r
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return r
         if len(r.terms) == 1 and r.const == 0:
-            (atom, k), = r.terms.items()
+            (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorMod) else None
             if k == 1 and inner is not None and inner % c == 0:
-                return _Lin({FloorMod(atom.a, self.const(c)): 1})
-        return _Lin({FloorMod(self.expr(r), self.const(c)): 1})
+                return self.atom(FloorMod(atom.a, self.const(c)))
+        return self.atom(FloorMod(self.expr(r), self.const(c)))
 
-    def expr(self, lin: _Lin) -> PrimExpr:
+    def expr(self, lin: Affine) -> PrimExpr:
         lin = self.merge_div_mod(lin)
         # stable: equal weights keep their order of appearance
-        terms = sorted(lin.terms.items(), key=lambda item: -item[1])
+        terms = sorted(lin.terms, key=lambda item: -item[1])
         out = None
         for atom, k in terms:
             if out is None:
@@ -348,11 +319,11 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
         except NodeError:
             return None
         parts = []
-        base = _Lin(const=lin.const)
-        for atom, k in lin.terms.items():
+        base = norm.number(lin.const)
+        for atom, k in lin.terms:
             split = _split_of(atom, loops)
             if split is _CONST:
-                base = base.plus(_Lin({atom: k}))
+                base = base.plus(norm.atom(atom).scale(k))
                 continue
             if split is None or k <= 0:
                 return None
