@@ -197,9 +197,7 @@ def expr_bounds(e: PrimExpr, ranges: Mapping[str, tuple[int, int]]) -> tuple[int
         a, b = expr_bounds(e.a, ranges), expr_bounds(e.b, ranges)
         if a is None or b is None:
             return None
-        if isinstance(e, Add):
-            return a[0] + b[0], a[1] + b[1]
-        return a[0] - b[1], a[1] - b[0]
+        return add(a, b) if isinstance(e, Add) else sub(a, b)
     if isinstance(e, Mul):
         k = int_value(e.b)
         x = e.a
@@ -208,18 +206,15 @@ def expr_bounds(e: PrimExpr, ranges: Mapping[str, tuple[int, int]]) -> tuple[int
         if k is None:
             return None
         b = expr_bounds(x, ranges)
-        if b is None:
-            return None
-        lo, hi = b[0] * k, b[1] * k
-        return (lo, hi) if lo <= hi else (hi, lo)
+        return None if b is None else mul(b, point(k))
     if isinstance(e, (FloorDiv, FloorMod)):
         c = int_value(e.b)
         if c is None or c <= 0:
             return None
         b = expr_bounds(e.a, ranges)
         if isinstance(e, FloorDiv):
-            return None if b is None else (b[0] // c, b[1] // c)
-        if b is not None and b[0] >= 0 and b[1] < c:
+            return None if b is None else floordiv(b, point(c))
+        if b is not None and within(b, 0, c):
             return b
         return 0, c - 1
     return None
