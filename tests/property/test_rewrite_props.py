@@ -12,7 +12,7 @@ from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.interp import evaluate
 from tirfun.nodes import Block, IntImm, IRModule, Var
-from tirfun.rewrites.affine import simplify_index
+from tirfun.analysis.arith import simplify_index
 from tirfun.rewrites.exprs import floordiv, floormod
 from tirfun.rewrites.index import build_index, index_of
 from tirfun.schedule import Schedule

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tirfun.analysis import intervals as ivs
+from tirfun.analysis.arith import int_set as ivs
 from tirfun.analysis.access import (
     OpaqueAccessError, access_regions, detect_access, fill_regions,
 )

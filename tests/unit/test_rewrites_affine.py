@@ -3,7 +3,7 @@
 import pytest
 
 from tirfun.nodes import For, IntImm, Var
-from tirfun.rewrites.affine import expr_bounds, is_affine_binding, simplify_index
+from tirfun.analysis.arith import expr_bounds, is_affine_binding, simplify_index
 from tirfun.rewrites.exprs import floordiv, floormod
 
 I0, I1, I2, F, N = Var("i_0"), Var("i_1"), Var("i_2"), Var("f"), Var("n")

@@ -684,7 +684,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tirfun.analysis.bounds import Linear, bound, const_bounds, loop_interval  # noqa: E402
+from tirfun.analysis.arith import Linear, bound, const_bounds, loop_interval  # noqa: E402
 from tirfun.nodes import FloorDiv, FloorMod, Max, Min, Select  # noqa: E402
 
 _I, _J, _V = Var("i"), Var("j"), Var("v")  # i, j relaxed loops; v kept

@@ -1,4 +1,5 @@
-"""Read-only queries over nodes: traversal, structural equality, the verifier.
+"""Read-only queries over nodes: traversal, structural equality, the verifier,
+and integer arithmetic (:mod:`tirfun.analysis.arith`).
 
 Submodules are loaded on first use so that importing one does not load all.
 """

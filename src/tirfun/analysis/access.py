@@ -27,7 +27,7 @@ inferred the way TVM's block access-region detector does it:
 
 :func:`fill_regions` applies the inference to whole functions, the step that
 both the TVMScript parser and ``te.create_prim_func`` end with. The symbolic
-interval arithmetic lives in :mod:`tirfun.analysis.intervals`.
+interval arithmetic lives in :mod:`tirfun.analysis.arith.int_set`.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ from ..nodes import (
     LetStmt, MatchBufferRegion, Node, Not, PrimExpr, PrimFunc, Range, SeqStmt, Stmt, Var, While,
     AllocateConst, BufferRealize,
 )
-from . import intervals as ivs
-from .intervals import Interval
+from .arith import int_set as ivs
+from .arith import linear as lin
+from .arith.int_set import Interval
 from .traversal import iter_children, map_children, walk, walk_stmts
 
 __all__ = [
@@ -289,11 +290,11 @@ class _Detector:
                 rng = Range(src.min, IntImm(src.min.dtype, 1))
             else:
                 tgt = ranges[i - offset]
-                rng = Range(ivs.fold_add(src.min, tgt.min), tgt.extent)
-            if ivs.prove_equal(rng.extent, IntImm(rng.extent.dtype, 1)):
+                rng = Range(lin.fold_add(src.min, tgt.min), tgt.extent)
+            if lin.prove_equal(rng.extent, IntImm(rng.extent.dtype, 1)):
                 out.append(ivs.eval_interval(rng.min, self.dom))
             else:
-                hi = ivs.simplify(ivs.fold_sub(ivs.fold_add(rng.min, rng.extent),
+                hi = ivs.simplify(lin.fold_sub(lin.fold_add(rng.min, rng.extent),
                                                IntImm(rng.min.dtype, 1)))
                 out.append(self.relax_interval(Interval(rng.min, hi)))
         return out
@@ -365,7 +366,7 @@ def _condition_bounds(cond: PrimExpr, dom: Mapping[Var, Interval]) -> dict[Var, 
 def _solve(c, dom: Mapping[Var, Interval]):
     if c.a.dtype != c.b.dtype:
         return None
-    diff = ivs.affine_form(ivs.fold_sub(c.a, c.b))
+    diff = lin.affine_form(lin.fold_sub(c.a, c.b))
     if diff is None:
         return None
     relaxed = [(t, k) for t, k in diff.terms if isinstance(t, Var) and t in dom]
@@ -377,20 +378,20 @@ def _solve(c, dom: Mapping[Var, Interval]):
         if any(isinstance(n, Var) and n in dom for n in walk(t)):
             return None
     # c.a - c.b == k * var + rest, so the condition reads "k * var + rest OP 0"
-    rest = ivs.Affine(diff.dtype, rest_terms, diff.const)
+    rest = lin.Affine(diff.dtype, rest_terms, diff.const)
     op = type(c)
     if k == -1:  # -var + rest OP 0  <=>  var OP' rest
         op = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ}[op]
-        value = ivs.simplify(ivs.affine_expr(rest))
+        value = ivs.simplify(lin.affine_expr(rest))
     else:
-        value = ivs.simplify(ivs.affine_expr(rest.scale(-1)))
+        value = ivs.simplify(lin.affine_expr(rest.scale(-1)))
     one = IntImm(var.dtype, 1)
     if op is LT:
-        return var, Interval(None, ivs.simplify(ivs.fold_sub(value, one)))
+        return var, Interval(None, ivs.simplify(lin.fold_sub(value, one)))
     if op is LE:
         return var, Interval(None, value)
     if op is GT:
-        return var, Interval(ivs.simplify(ivs.fold_add(value, one)), None)
+        return var, Interval(ivs.simplify(lin.fold_add(value, one)), None)
     if op is GE:
         return var, Interval(value, None)
     return var, Interval.point(value)

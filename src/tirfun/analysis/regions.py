@@ -1,8 +1,8 @@
 """Boxes of buffer elements touched by accesses and declared by regions.
 
 A :class:`Box` holds, per buffer dimension, the lowest and highest index
-touched, as :class:`~tirfun.analysis.bounds.Linear` forms over the variables
-kept symbolic (see :mod:`tirfun.analysis.bounds`), with a flag per dimension
+touched, as :class:`~tirfun.analysis.arith.linear.Linear` forms over the variables
+kept symbolic (see :mod:`tirfun.analysis.arith.linear_bound`), with a flag per dimension
 saying whether both ends are really reached. :func:`within` answers, in
 three values, whether one box lies inside another for every value of the
 kept variables.
@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from ..nodes import BufferRegion, PrimExpr, Range
-from .bounds import Interval, Linear, bound, const_bounds
+from .arith.linear import Linear
+from .arith.linear_bound import LinearInterval as Interval
+from .arith.linear_bound import bound, const_bounds
 
 
 @attrs.frozen

@@ -59,7 +59,7 @@ from ..nodes import (
     Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
 )
 from ..nodes.dtype import DataType
-from .bounds import bound, const_bounds, let_interval, loop_interval
+from .arith.linear_bound import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
 from .traversal import iter_children, walk_stmts

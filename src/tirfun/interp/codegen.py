@@ -29,7 +29,7 @@ from ..nodes import (
     AllocateConst, BufferRealize,
 )
 from ..nodes.dtype import DataType
-from . import intervals as ivs
+from ..analysis.arith import const_bound as ivs
 from ..tir.intrinsics import refusal
 from ..tir.legalize import LEGALIZED, legalize
 from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
@@ -915,7 +915,7 @@ class Compiler:
             code, iv = f"h_tmod({a.code}, {b.code})", ivs.truncmod(ia, ib)
             if iv is None:
                 return Value(code, dt, True, ivs.full(dt))
-        if iv is None or not ivs.fits(iv, dt):
+        if iv is None or not ivs.interval_fits(iv, dt):
             return Value(wrap_code(code, dt), dt, True, ivs.full(dt))
         return Value(code, dt, True, iv)
 
@@ -978,7 +978,7 @@ class Compiler:
         if dst.is_float:  # int -> float
             return Value(f"float({v.code})", dst, dst.bits == 64)
         iv = v.iv or ivs.full(src)
-        if ivs.fits(iv, dst):
+        if ivs.interval_fits(iv, dst):
             return Value(v.code, dst, True, iv)
         return Value(wrap_code(v.code, dst), dst, True, ivs.full(dst))
 
@@ -1001,7 +1001,7 @@ class Compiler:
             return Value(f"({self.exact(base)} + {lane} * {self.exact(stride)})", dt, dt.bits == 64)
         iv = ivs.add(base.iv, ivs.mul(stride.iv, (lane, lane)))
         code = f"({base.code} + {lane} * {stride.code})"
-        if not ivs.fits(iv, dt):
+        if not ivs.interval_fits(iv, dt):
             return Value(wrap_code(code, dt), dt, True, ivs.full(dt))
         return Value(code, dt, True, iv)
 

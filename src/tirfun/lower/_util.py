@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from ..analysis.arith.simplify import conjoin, is_false, is_true
 from ..analysis.traversal import map_children, transform, walk
 from ..nodes import (
     Allocate, And, Block, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, Let,
@@ -139,27 +140,6 @@ def conjuncts(cond: PrimExpr) -> list[PrimExpr]:
     if isinstance(cond, And):
         return conjuncts(cond.a) + conjuncts(cond.b)
     return [cond]
-
-
-def conjoin(conds: Iterable[PrimExpr]) -> PrimExpr:
-    """The conjunction of ``conds`` (``True`` when empty)."""
-    conds = list(conds)
-    if not conds:
-        return IntImm("bool", 1)
-    out = conds[0]
-    for c in conds[1:]:
-        out = And(out, c)
-    return out
-
-
-def is_true(e: PrimExpr) -> bool:
-    """Whether ``e`` is the constant ``True``."""
-    return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 1
-
-
-def is_false(e: PrimExpr) -> bool:
-    """Whether ``e`` is the constant ``False``."""
-    return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 0
 
 
 def nop() -> Stmt:

@@ -94,9 +94,9 @@ def _check_independent_lanes(loop: For) -> None:
 def _linear_in(e: PrimExpr, v: Var) -> bool:
     """Whether ``e`` is ``c*v + rest`` with a nonzero constant ``c`` and
     ``rest`` free of ``v``: distinct lanes then hit distinct elements."""
-    from ..analysis.bounds import TypedLinear
+    from ..analysis.arith.linear import Affine
 
-    lin = TypedLinear.of(e)
+    lin = Affine.of(e)
     if lin is None:
         return False
     coeff = 0
@@ -111,9 +111,9 @@ def _linear_in(e: PrimExpr, v: Var) -> bool:
 def _fold(cls, a: PrimExpr, b: PrimExpr) -> PrimExpr:
     """``cls(a, b)`` with the identities of integer index arithmetic applied
     (``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, two constants)."""
-    from ..analysis.bounds import TypedLinear, linear_expr
+    from ..analysis.arith.linear import Affine, linear_expr
 
-    out = linear_expr(TypedLinear.of(cls(a, b)))
+    out = linear_expr(Affine.of(cls(a, b)))
     return cls(a, b) if out is None else out
 
 

@@ -14,7 +14,7 @@ from ..analysis.traversal import Path, ancestors, stmt_children
 from ..nodes import (
     Block, BlockRealize, BufferStore, For, IRModule, IterVarType, PrimExpr, Stmt,
 )
-from .affine import is_affine_binding, simplify_index
+from ..analysis.arith.iter_map import is_affine_binding, simplify_index
 from .base import Checks, Site
 from .errors import (
     ForeignRefError, LoopHasAnnotationOrThreadBindingError, LoopNotStartWithZeroError,

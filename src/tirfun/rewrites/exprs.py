@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.bounds import int_value
+from ..analysis.arith.terms import int_value
 from ..analysis.traversal import iter_children, transform
 from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 

@@ -16,7 +16,8 @@ from ..nodes import (
     LT, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
     PrimExpr, SeqStmt, Stmt, Var, binary,
 )
-from .affine import expr_bounds, loop_ranges, simplify_index
+from ..analysis.arith.const_bound import expr_bounds
+from ..analysis.arith.iter_map import loop_ranges, simplify_index
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from ..analysis.traversal import map_children, stmt_children
 from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr, Stmt, Var
-from .affine import Ranges, loop_ranges, simplify_index
+from ..analysis.arith.iter_map import Ranges, loop_ranges, simplify_index
 from .exprs import substitute, substitute_expr, uses_any
 
 
@@ -22,7 +22,7 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
     """``stmt`` with the variables of ``mapping`` substituted everywhere.
 
     A block binding that changed is simplified with
-    :func:`~tirfun.rewrites.affine.simplify_index` under the ranges of the
+    :func:`~tirfun.analysis.arith.iter_map.simplify_index` under the ranges of the
     loops around it (``ranges`` gives those outside ``stmt``). With
     ``drop_unit_iters`` (TVM's ``preserve_unit_iters=False``) every binding
     is also rid of loop variables whose loop runs exactly once, which are

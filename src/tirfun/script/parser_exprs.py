@@ -154,7 +154,7 @@ class ExprEvaluator:
                     ranges.append(Range(index, IntImm(index.dtype, 1)))
             return BufferRegion(value.buffer, ranges)
         if isinstance(value, SlicedAccess):
-            from ..analysis.intervals import fold_sub, simplify
+            from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
 
             ranges = []
             for dim, item in zip(value.buffer.shape, value.items):
@@ -177,7 +177,7 @@ class ExprEvaluator:
 
     def slice_indices(self, access: SlicedAccess, node: ast.AST) -> list[PrimExpr]:
         """Indices of a sliced access: a Ramp per slice (its start when one lane wide)."""
-        from ..analysis.intervals import fold_sub, simplify
+        from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
 
         indices = []
         for dim, item in zip(access.buffer.shape, access.items):

@@ -94,7 +94,7 @@ def _launch_thread(ip, node, a):
     extent = to_int_expr(ip, extent, a.node("extent"), "the extent of T.launch_thread", dtype)
     if isinstance(thread, Var):
         first = ip.func.thread_extents.setdefault(thread, extent)
-        from ..analysis.intervals import prove_equal
+        from ..analysis.arith.linear import prove_equal
 
         if not prove_equal(first, extent):
             raise ip.fail(a.node("extent"), f"inconsistent extents for the environment thread "

@@ -1,5 +1,5 @@
-"""Affine index expressions: keeping rewritten bindings simple, and the
-affine-binding test that reorder and the block checks rely on.
+"""Iteration maps: how block bindings read the loops around them (TVM's
+``DetectIterMap``), and the normal form they are kept in.
 
 After a split, a block binding ``vi = i`` becomes ``vi = (i_0 * 2 + i_1) * 2
 + i_2``; TVM prints it as ``i_0 * 4 + i_1 * 2 + i_2``. :func:`simplify_index`
@@ -9,88 +9,39 @@ sums) plus a constant, applies only exact identities of integer arithmetic
 (``(c*q + r) // c == q + r // c``, ``c * (x // c) + x % c == x``, and
 ``r // c == 0``, ``r % c == r`` when the loop ranges put ``r`` in ``[0, c)``),
 and prints the terms by decreasing weight. Anything it does not understand
-is kept as an opaque atom, so the result always means what the input meant.
+is kept as an opaque atom. Like TVM's iterator maps it reads bindings in
+unbounded integers, as bindings are (a binding that wraps is out of its
+domain): where the given ranges show that the dividend of a ``//`` or ``%``
+may leave the dtype, the division is left alone.
+
+:func:`detect_iter_map` reads a list of binding values as sums of
+:class:`IterSplit` slices of the loops (:class:`IterSum`), at one of three
+levels: ``"affine"`` (a mixed radix of disjoint slices: what split, fuse and
+reorder produce; each value of the slices used is taken once), ``"surjective"`` (windows may overlap: TVM's
+``IsAffineBinding``, which reorder uses) and ``"bijective"`` (affine, and
+every loop is used whole). :func:`is_affine_binding` is the yes/no form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..analysis.bounds import int_value as _int_value
-from ..errors import NodeError
-from ..nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
+import attrs
+
+from ...errors import NodeError
+from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
+from .const_bound import expr_bounds
+from .linear import Affine
+from .terms import fits
+from .terms import int_value as _int_value
 
 # name -> inclusive (lo, hi) of a variable, for constant ranges only
 Ranges = Mapping[str, tuple[int, int]]
 
 
-class _Lin:
-    """``sum(coeff * atom) + const`` with atoms in order of first appearance."""
-
-    __slots__ = ("terms", "const")
-
-    def __init__(self, terms=None, const: int = 0):
-        self.terms: dict = dict(terms or {})
-        self.const = const
-
-    def plus(self, other: "_Lin") -> "_Lin":
-        terms = dict(self.terms)
-        for atom, k in other.terms.items():
-            total = terms.get(atom, 0) + k
-            if total:
-                terms[atom] = total
-            else:
-                terms.pop(atom, None)
-        return _Lin(terms, self.const + other.const)
-
-    def scaled(self, k: int) -> "_Lin":
-        if k == 0:
-            return _Lin()
-        return _Lin({a: c * k for a, c in self.terms.items()}, self.const * k)
-
-
-def expr_bounds(e: PrimExpr, ranges: Ranges) -> tuple[int, int] | None:
-    """Inclusive constant bounds of an integer expression, or None when unknown."""
-    value = _int_value(e)
-    if value is not None:
-        return value, value
-    if isinstance(e, Var):
-        return ranges.get(e.name)
-    if isinstance(e, (Add, Sub)):
-        a, b = expr_bounds(e.a, ranges), expr_bounds(e.b, ranges)
-        if a is None or b is None:
-            return None
-        if isinstance(e, Add):
-            return a[0] + b[0], a[1] + b[1]
-        return a[0] - b[1], a[1] - b[0]
-    if isinstance(e, Mul):
-        k = _int_value(e.b)
-        x = e.a
-        if k is None:
-            k, x = _int_value(e.a), e.b
-        if k is None:
-            return None
-        b = expr_bounds(x, ranges)
-        if b is None:
-            return None
-        lo, hi = b[0] * k, b[1] * k
-        return (lo, hi) if lo <= hi else (hi, lo)
-    if isinstance(e, (FloorDiv, FloorMod)):
-        c = _int_value(e.b)
-        if c is None or c <= 0:
-            return None
-        b = expr_bounds(e.a, ranges)
-        if isinstance(e, FloorDiv):
-            return None if b is None else (b[0] // c, b[1] // c)
-        if b is not None and b[0] >= 0 and b[1] < c:
-            return b
-        return 0, c - 1
-    return None
-
-
-def _lin_bounds(lin: _Lin, ranges: Ranges) -> tuple[int, int] | None:
+def _lin_bounds(lin: Affine, ranges: Ranges) -> tuple[int, int] | None:
     lo = hi = lin.const
-    for atom, k in lin.terms.items():
+    for atom, k in lin.terms:
         b = expr_bounds(atom, ranges)
         if b is None:
             return None
@@ -109,25 +60,31 @@ class _Normalizer:
     def const(self, v: int) -> IntImm:
         return IntImm(self.dtype, v)
 
-    def lin(self, e: PrimExpr) -> _Lin:
+    def atom(self, e: PrimExpr) -> Affine:
+        return Affine(self.dtype, ((e, 1),), 0)
+
+    def number(self, v: int) -> Affine:
+        return Affine(self.dtype, (), v)
+
+    def lin(self, e: PrimExpr) -> Affine:
         if e.dtype != self.dtype:
-            return _Lin({e: 1})
+            return self.atom(e)
         value = _int_value(e)
         if value is not None:
-            return _Lin(const=value)
+            return self.number(value)
         if isinstance(e, Var):
-            return _Lin({e: 1})
+            return self.atom(e)
         if isinstance(e, Add):
             return self.lin(e.a).plus(self.lin(e.b))
         if isinstance(e, Sub):
-            return self.lin(e.a).plus(self.lin(e.b).scaled(-1))
+            return self.lin(e.a).plus(self.lin(e.b), -1)
         if isinstance(e, Mul):
             a, b = self.lin(e.a), self.lin(e.b)
             if not a.terms:
-                return b.scaled(a.const)
+                return b.scale(a.const)
             if not b.terms:
-                return a.scaled(b.const)
-            return _Lin({Mul(self.expr(a), self.expr(b)): 1})
+                return a.scale(b.const)
+            return self.atom(Mul(self.expr(a), self.expr(b)))
         if isinstance(e, (FloorDiv, FloorMod)):
             a, b = self.lin(e.a), self.lin(e.b)
             if not b.terms and b.const > 0:
@@ -135,77 +92,81 @@ class _Normalizer:
                     return self.floordiv(a, b.const)
                 return self.floormod(a, b.const)
             cls = type(e)
-            return _Lin({cls(self.expr(a), self.expr(b)): 1})
-        return _Lin({e: 1})
+            return self.atom(cls(self.expr(a), self.expr(b)))
+        return self.atom(e)
 
-    def merge_div_mod(self, lin: _Lin) -> _Lin:
+    def may_wrap(self, lin: Affine) -> bool:
+        """Whether the ranges show that ``lin`` may leave the dtype (then the
+        wrapped dividend is not the sum, and no division rule holds)."""
+        if not self.ranges:
+            return False
+        bounds = _lin_bounds(lin, self.ranges)
+        if bounds is None:
+            return False
+        return not (fits(self.dtype, bounds[0]) and fits(self.dtype, bounds[1]))
+
+    def merge_div_mod(self, lin: Affine) -> Affine:
         """``k*c*(x // c) + k*(x % c)`` becomes ``k*x``."""
         changed = True
         while changed:
             changed = False
-            for atom, k in list(lin.terms.items()):
+            for atom, k in lin.terms:
                 if not isinstance(atom, FloorMod):
                     continue
                 c = _int_value(atom.b)
                 if c is None:
                     continue
                 partner = FloorDiv(atom.a, atom.b)
-                if lin.terms.get(partner) == k * c:
-                    rest = dict(lin.terms)
-                    del rest[atom]
-                    del rest[partner]
-                    lin = _Lin(rest, lin.const).plus(self.lin(atom.a).scaled(k))
+                if dict(lin.terms).get(partner) == k * c:
+                    rest = tuple((t, kk) for t, kk in lin.terms if t != atom and t != partner)
+                    lin = Affine(self.dtype, rest, lin.const).plus(self.lin(atom.a).scale(k))
                     changed = True
                     break
         return lin
 
-    def floordiv(self, a: _Lin, c: int) -> _Lin:
+    def floordiv(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
         if c == 1:
             return a
-        q = _Lin(const=a.const // c)
-        r = _Lin(const=a.const % c)
-        for atom, k in a.terms.items():
-            if k % c == 0:
-                q.terms[atom] = k // c
-            else:
-                r.terms[atom] = k
+        if self.may_wrap(a):
+            return self.atom(FloorDiv(self.expr(a), self.const(c)))
+        q = Affine(self.dtype, tuple((t, k // c) for t, k in a.terms if k % c == 0), a.const // c)
+        r = Affine(self.dtype, tuple((t, k) for t, k in a.terms if k % c != 0), a.const % c)
         if not r.terms:
             return q
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return q
         if len(r.terms) == 1 and r.const == 0:
-            (atom, k), = r.terms.items()
+            (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorDiv) else None
             if k == 1 and inner is not None and inner > 0:
-                return q.plus(_Lin({FloorDiv(atom.a, self.const(inner * c)): 1}))
-        return q.plus(_Lin({FloorDiv(self.expr(r), self.const(c)): 1}))
+                return q.plus(self.atom(FloorDiv(atom.a, self.const(inner * c))))
+        return q.plus(self.atom(FloorDiv(self.expr(r), self.const(c))))
 
-    def floormod(self, a: _Lin, c: int) -> _Lin:
+    def floormod(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
         if c == 1:
-            return _Lin()
-        r = _Lin(const=a.const % c)
-        for atom, k in a.terms.items():
-            if k % c:
-                r.terms[atom] = k % c
+            return self.number(0)
+        if self.may_wrap(a):
+            return self.atom(FloorMod(self.expr(a), self.const(c)))
+        r = Affine(self.dtype, tuple((t, k % c) for t, k in a.terms if k % c), a.const % c)
         if not r.terms:
             return r
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return r
         if len(r.terms) == 1 and r.const == 0:
-            (atom, k), = r.terms.items()
+            (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorMod) else None
             if k == 1 and inner is not None and inner % c == 0:
-                return _Lin({FloorMod(atom.a, self.const(c)): 1})
-        return _Lin({FloorMod(self.expr(r), self.const(c)): 1})
+                return self.atom(FloorMod(atom.a, self.const(c)))
+        return self.atom(FloorMod(self.expr(r), self.const(c)))
 
-    def expr(self, lin: _Lin) -> PrimExpr:
+    def expr(self, lin: Affine) -> PrimExpr:
         lin = self.merge_div_mod(lin)
         # stable: equal weights keep their order of appearance
-        terms = sorted(lin.terms.items(), key=lambda item: -item[1])
+        terms = sorted(lin.terms, key=lambda item: -item[1])
         out = None
         for atom, k in terms:
             if out is None:
@@ -262,7 +223,7 @@ def _split_of(atom, loops: Mapping[str, object]):
     """``(var name, lower factor, extent or None)`` when ``atom`` is a loop
     variable or a ``//``/``%`` slice of one; ``_CONST`` when it mentions no
     loop variable of ``loops``; None otherwise."""
-    from .exprs import uses_any
+    from ...rewrites.exprs import uses_any
 
     if uses_any(atom, loops) is None:
         return _CONST
@@ -296,41 +257,76 @@ def _split_of(atom, loops: Mapping[str, object]):
     return None
 
 
-def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
-    """Whether the iteration values of one block are an affine binding over
-    ``loops`` (loop variable name -> For).
+@attrs.frozen
+class IterSplit:
+    """``((source // lower_factor) % extent) * scale``: a slice of the loop
+    named ``source``; ``extent`` None when the slice runs to the loop's end
+    and the loop's extent is not a constant."""
+
+    source: str
+    lower_factor: int
+    extent: int | None
+    scale: int
+
+
+@attrs.frozen
+class IterSum:
+    """``sum(args) + base``: one binding value as slices of loops, ``args``
+    from the smallest scale up; ``base`` collects what depends on no loop of
+    the map (constants and outer variables)."""
+
+    args: tuple
+    base: PrimExpr
+
+
+_LEVELS = ("affine", "surjective", "bijective")
+
+
+def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") -> list[IterSum] | None:
+    """The binding ``values`` of one block as iteration sums over ``loops``
+    (loop variable name -> For), or None when they are not an iteration map
+    at ``level``.
 
     Each value must be a constant plus a mixed-radix sum of slices of the
-    loops (``i``, ``i // c``, ``i % c``, ``i // a % b``, ``i % (a * b) // a``) whose innermost
-    weight is 1 and whose every other weight is the product of the extents
-    inside it; no slice of a loop may overlap another slice of the same loop
-    anywhere in the binding. Variables of other loops count as constants.
-    This is the shape of binding TVM's iterator-map detection accepts and
-    that split, fuse and reorder produce and preserve.
+    loops (``i``, ``i // c``, ``i % c``, ``i // a % b``, ``i % (a * b) // a``)
+    whose innermost weight is 1 and whose every other weight is the product
+    of the extents inside it; no slice of a loop may overlap another slice
+    of the same loop anywhere in the map. Variables of other loops count as
+    constants. This is the shape of binding TVM's iterator-map detection
+    accepts and that split, fuse and reorder produce and preserve.
 
-    With ``surjective`` the test is TVM's ``IsAffineBinding`` (iterator
-    maps at the surjective level, which reorder uses): a loop of extent 1
-    counts as a constant (the inner unit loop a split leaves), and, past the
-    innermost weight 1, a weight may be smaller than the span of the parts
-    inside it, so windows overlap (``2 * a + b`` with ``b`` of extent 3):
-    every value is still reached, some more than once.
+    At ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses) a
+    loop of extent 1 counts as a constant (the inner unit loop a split
+    leaves), and, past the innermost weight 1, a weight may be smaller than
+    the span of the parts inside it, so windows overlap (``2 * a + b`` with
+    ``b`` of extent 3): every value is still reached, some more than once.
+    At ``"bijective"`` the map is affine and, besides, every loop of
+    ``loops`` with more than one iteration is used, its slices tiling it
+    whole: each iteration of the loops gives one point and every point is
+    given.
     """
+    if level not in _LEVELS:
+        raise ValueError(f"detect_iter_map: level must be one of {_LEVELS}, not {level!r}")
+    surjective = level == "surjective"
     used: dict[str, list[tuple[int, float]]] = {}
+    sums = []
     for value in values:
         if not _is_index(value):
-            return False
+            return None
         norm = _Normalizer({}, value.dtype)
         try:
             lin = norm.lin(value)
         except NodeError:
-            return False
+            return None
         parts = []
-        for atom, k in lin.terms.items():
+        base = norm.number(lin.const)
+        for atom, k in lin.terms:
             split = _split_of(atom, loops)
             if split is _CONST:
+                base = base.plus(norm.atom(atom).scale(k))
                 continue
             if split is None or k <= 0:
-                return False
+                return None
             if surjective and split[2] == 1:
                 continue  # a unit slice is always 0
             parts.append((k, split))
@@ -338,7 +334,7 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
         expected: int | None = 1
         for k, (name, lower, extent) in parts:
             if expected is None or k > expected or (k != expected and not surjective):
-                return False
+                return None
             if extent is None:
                 expected = None
             elif surjective:
@@ -348,9 +344,45 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
             upper = float("inf") if extent is None else lower * extent
             for lo, hi in used.get(name, []):
                 if max(lo, lower) < min(hi, upper):
-                    return False
+                    return None
             used.setdefault(name, []).append((lower, upper))
+        try:
+            base_expr = norm.expr(base)
+        except NodeError:
+            return None
+        sums.append(IterSum(tuple(IterSplit(n, lw, ext, k) for k, (n, lw, ext) in parts), base_expr))
+    if level == "bijective" and not _tiles_every_loop(used, loops):
+        return None
+    return sums
+
+
+def _tiles_every_loop(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
+    for name, loop in loops.items():
+        ext = _int_value(loop.extent)
+        if ext == 1:
+            continue
+        slices = sorted(used.get(name, []))
+        reach = 1  # slices are [lower, upper) ranges of the loop's place values
+        for lower, upper in slices:
+            if lower != reach:
+                return False
+            reach = upper
+        if ext is None:
+            if reach != float("inf"):
+                return False
+        elif not slices or reach < ext:
+            return False
     return True
 
 
-__all__ = ["simplify_index", "expr_bounds", "loop_ranges", "is_affine_binding", "Ranges"]
+def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
+    """Whether the iteration values of one block are an affine binding over
+    ``loops`` (loop variable name -> For): :func:`detect_iter_map` at the
+    ``"affine"`` level, or at ``"surjective"`` with ``surjective``."""
+    return detect_iter_map(values, loops, "surjective" if surjective else "affine") is not None
+
+
+__all__ = [
+    "simplify_index", "loop_ranges", "is_affine_binding", "detect_iter_map", "IterSplit",
+    "IterSum", "Ranges",
+]

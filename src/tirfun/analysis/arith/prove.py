@@ -1,0 +1,125 @@
+"""Proofs about integer conditions (TVM's ``Analyzer::CanProve``).
+
+:func:`can_prove` answers True only when a condition holds for every value
+of its variables within their ranges, wrap-around included: a proof never
+relies on unbounded integers where the dtype wraps (``x + 1 > x`` is not
+proven for an int32 ``x`` that may be ``2**31 - 1``). False means "not
+proven", not "false".
+
+The reasoning is cheap and layered, as TVM's is: constant-interval bounds
+(:func:`~tirfun.analysis.arith.const_bound.const_interval`) through the
+simplifier (:mod:`~tirfun.analysis.arith.simplify`), and a modular rule for
+(in)equalities: ``sum(k_i * x_i) + c`` is never 0 modulo ``2**bits`` when
+``gcd(k_i, 2**bits)`` does not divide ``c`` (so ``i * 4 + 2 != j * 8`` holds
+for every ``i``, ``j``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from ...nodes import EQ, NE, And, Not, Or, PrimExpr, Range, Sub, Var
+from .const_bound import ConstInterval, const_interval
+from .linear import Affine
+from .simplify import ExprSimplifier, is_true
+
+Assumptions = Mapping[Var, "Range | tuple[int | None, int | None]"]
+"""Variable -> its domain: a Range (a loop's ``min`` and ``extent``, which may
+mention earlier variables of the mapping) or an inclusive ``(lo, hi)``."""
+
+
+def const_env(assumptions: Assumptions | None) -> dict[Var, ConstInterval]:
+    """Constant intervals of the variables of ``assumptions``, in order (a
+    Range may be symbolic in the variables before it)."""
+    env: dict[Var, ConstInterval] = {}
+    for var, dom in (assumptions or {}).items():
+        if isinstance(dom, Range):
+            mlo, mhi = const_interval(dom.min, env)
+            _, ehi = const_interval(dom.extent, env)
+            hi = None if mhi is None or ehi is None else mhi + ehi - 1
+            env[var] = (mlo, hi)
+        else:
+            env[var] = (dom[0], dom[1])
+    return env
+
+
+def can_prove(cond: PrimExpr, assumptions: Assumptions | None = None,
+              facts: Iterable[PrimExpr] = ()) -> bool:
+    """Whether the boolean ``cond`` holds for every value of its variables
+    within ``assumptions`` (see :data:`Assumptions`; a missing variable takes
+    any value of its dtype) and wherever every condition of ``facts`` holds.
+
+    ``facts`` of the form ``var < e``, ``var <= e``, ``var > e``, ``var >= e``
+    or ``var == e`` (``e`` bounded by the assumptions) narrow the range of
+    ``var``; other facts are not used.
+    """
+    env = const_env(assumptions)
+    for fact in facts:
+        _narrow(env, fact)
+    return _prove(cond, env)
+
+
+def _prove(cond: PrimExpr, env: dict) -> bool:
+    if isinstance(cond, And):
+        return _prove(cond.a, env) and _prove(cond.b, env)
+    if isinstance(cond, Or) and (_prove(cond.a, env) or _prove(cond.b, env)):
+        return True
+    if isinstance(cond, NE) and _never_equal(cond.a, cond.b):
+        return True
+    if isinstance(cond, Not) and isinstance(cond.a, EQ) and _never_equal(cond.a.a, cond.a.b):
+        return True
+    return is_true(ExprSimplifier(dict(env)).expr(cond))
+
+
+def _never_equal(a: PrimExpr, b: PrimExpr) -> bool:
+    """``a != b`` for every value, by the modular rule (module docstring)."""
+    dt = a.dtype
+    if not dt.is_integer or dt.lanes != 1 or b.dtype != dt:
+        return False
+    diff = Affine.of(Sub(a, b))
+    g = 1 << dt.bits
+    for _, k in diff.terms:
+        g = math.gcd(g, k)
+    return diff.const % g != 0
+
+
+def _narrow(env: dict, fact: PrimExpr) -> None:
+    from ...nodes import GE, GT, LE, LT
+
+    if isinstance(fact, And):
+        _narrow(env, fact.a)
+        _narrow(env, fact.b)
+        return
+    flip = {LT: GT, LE: GE, GT: LT, GE: LE, EQ: EQ}
+    cls = type(fact)
+    if cls not in flip:
+        return
+    a, b = fact.a, fact.b
+    if not isinstance(a, Var):
+        if not isinstance(b, Var):
+            return
+        a, b, cls = b, a, flip[cls]
+    if not a.dtype.is_integer or a.dtype.lanes != 1:
+        return
+    blo, bhi = const_interval(b, env)
+    if blo is None:
+        return
+    lo, hi = env.get(a, (None, None))
+    dlo, dhi = a.dtype.min_value(), a.dtype.max_value()
+    lo = dlo if lo is None else lo
+    hi = dhi if hi is None else hi
+    if cls is LT:
+        hi = min(hi, bhi - 1)
+    elif cls is LE:
+        hi = min(hi, bhi)
+    elif cls is GT:
+        lo = max(lo, blo + 1)
+    elif cls is GE:
+        lo = max(lo, blo)
+    else:
+        lo, hi = max(lo, blo), min(hi, bhi)
+    env[a] = (lo, hi)
+
+
+__all__ = ["can_prove", "const_env", "Assumptions"]

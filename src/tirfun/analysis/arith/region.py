@@ -1,0 +1,132 @@
+"""Regions of buffers: bound inference and region cover, the two questions
+the block primitives ask (``compute_at`` and ``reverse_compute_at`` place a
+block by the region its consumers or producers touch; ``cache_read``,
+``compute_inline`` and ``decompose_padding`` need to know whether written
+regions cover a read one).
+
+* :func:`bound_region` ``(region, dom, bindings)``: the region an access
+  touches while the loops of ``dom`` run, one
+  :class:`~tirfun.analysis.arith.int_set.Interval` per dimension whose ends
+  are TIR expressions in the variables left outside ``dom`` (the outer
+  loops): relaxing ``j`` over ``range(4)`` in ``A[vi * 4 + j]`` with ``vi =
+  i`` gives ``[i * 4, i * 4 + 3]``. :func:`region_ranges` writes such
+  intervals as ``(min, extent)`` Ranges.
+* :func:`region_covers` ``(regions, target, dom)``: whether the union of
+  ``regions`` holds every element of ``target`` for every value of the
+  variables within their domains; True only when proven (by
+  :func:`~tirfun.analysis.arith.prove.can_prove`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...nodes import GE, LE, BufferRegion, IntImm, PrimExpr, Range, Var
+from . import int_set
+from .int_set import Interval
+from .prove import Assumptions, can_prove
+
+
+def _dims(region) -> list:
+    return list(region.region) if isinstance(region, BufferRegion) else list(region)
+
+
+def _interval(dim) -> Interval:
+    return dim if isinstance(dim, Interval) else Interval.from_range(dim)
+
+
+def bound_region(region, dom: Mapping[Var, Range], bindings: Mapping[Var, PrimExpr] | None = None) -> list[Interval]:
+    """Bound inference: the interval of each dimension of ``region`` (a
+    BufferRegion, or one Range per dimension, as a block's reads and writes
+    are declared) while every variable of ``dom`` (Var -> Range: the loops
+    being relaxed) takes every value of its range.
+
+    ``bindings`` (block iteration variable -> bound value) are substituted
+    first, so a block's declared region is read in the loop variables around
+    it. Variables neither bound nor in ``dom`` stay symbolic in the ends. An
+    end is None where the index is not bounded (a non-affine use of a relaxed
+    variable); the result always holds every element touched.
+    """
+    relaxed = {v: Interval.from_range(r) for v, r in dom.items()}
+    out = []
+    for dim in _dims(region):
+        iv = _interval(dim)
+        if bindings:
+            iv = Interval(None if iv.lo is None else int_set.substitute(iv.lo, bindings),
+                          None if iv.hi is None else int_set.substitute(iv.hi, bindings))
+        lo = None if iv.lo is None else int_set.eval_interval(iv.lo, relaxed).lo
+        hi = None if iv.hi is None else int_set.eval_interval(iv.hi, relaxed).hi
+        out.append(Interval(None if lo is None else int_set.simplify(lo),
+                            None if hi is None else int_set.simplify(hi)))
+    return out
+
+
+def region_ranges(intervals: Sequence[Interval], shape: Sequence[PrimExpr]) -> list[Range]:
+    """Intervals as ``(min, extent)`` Ranges; a dimension unbounded on either
+    side becomes the whole of that dimension of ``shape``."""
+    return [int_set.cover_range(iv, Range(IntImm(dim.dtype, 0), dim)) for iv, dim in zip(intervals, shape)]
+
+
+def region_covers(regions: Sequence, target, dom: Assumptions | None = None) -> bool:
+    """Whether the union of ``regions`` (each a BufferRegion, or a sequence of
+    Ranges or Intervals, one per dimension) holds every element of
+    ``target`` for every value of the variables within ``dom`` (Var -> Range
+    or ``(lo, hi)``, the loop domains).
+
+    Proven, never guessed: True when one region contains the target, or
+    when regions that agree on all dimensions but one join without a gap in
+    that one into a region that contains it. False means not proven.
+    """
+    boxes = [[_interval(d) for d in _dims(r)] for r in regions]
+    goal = [_interval(d) for d in _dims(target)]
+    if any(len(b) != len(goal) for b in boxes) or any(not iv.bounded for iv in goal):
+        return False
+    boxes = [b for b in boxes if all(iv.bounded for iv in b)]
+    for _ in range(len(boxes)):
+        if any(_contains(b, goal, dom) for b in boxes):
+            return True
+        merged = _merge_once(boxes, dom)
+        if merged is None:
+            return False
+        boxes = merged
+    return any(_contains(b, goal, dom) for b in boxes)
+
+
+def _le(a: PrimExpr, b: PrimExpr, dom) -> bool:
+    return a == b or can_prove(LE(a, b), dom)
+
+
+def _contains(box: list[Interval], goal: list[Interval], dom) -> bool:
+    return all(_le(o.lo, g.lo, dom) and _le(g.hi, o.hi, dom) for o, g in zip(box, goal))
+
+
+def _same(a: Interval, b: Interval, dom) -> bool:
+    return _le(a.lo, b.lo, dom) and _le(b.lo, a.lo, dom) and _le(a.hi, b.hi, dom) and _le(b.hi, a.hi, dom)
+
+
+def _merge_once(boxes: list, dom):
+    """Join two boxes that differ in one dimension only, where their
+    intervals there overlap or touch; None when no pair joins."""
+    for x in range(len(boxes)):
+        for y in range(len(boxes)):
+            if x == y:
+                continue
+            a, b = boxes[x], boxes[y]
+            differing = [d for d in range(len(a)) if not _same(a[d], b[d], dom)]
+            if len(differing) != 1:
+                continue
+            d = differing[0]
+            # a first, then b: b starts no later than one past a's end
+            one = IntImm(a[d].hi.dtype, 1)
+            if _le(a[d].lo, b[d].lo, dom) and can_prove(GE(a[d].hi + one, b[d].lo), dom):
+                hi = b[d].hi if _le(a[d].hi, b[d].hi, dom) else (a[d].hi if _le(b[d].hi, a[d].hi, dom) else None)
+                if hi is None:
+                    continue
+                joined = list(a)
+                joined[d] = Interval(a[d].lo, hi)
+                rest = [boxes[k] for k in range(len(boxes)) if k not in (x, y)]
+                return rest + [joined]
+    return None
+
+
+__all__ = ["bound_region", "region_ranges", "region_covers"]

@@ -1,0 +1,314 @@
+"""The arithmetic core against the interpreter: a simplified expression,
+a bound, a proof, an iteration map, an inferred or covering region agrees
+with evaluation on random points, values that wrap around the dtype
+included."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tirfun.analysis.arith import (
+    bound_region, can_prove, const_interval, detect_iter_map, region_covers,
+    simplify_expr, simplify_index,
+)
+from tirfun.interp import evaluate
+from tirfun.nodes import (
+    EQ, GE, GT, LE, LT, NE, Add, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mul, Range,
+    Select, Sub, Var,
+)
+from tirfun.nodes.dtype import DataType
+
+DTYPES = ["int8", "int32", "uint8"]
+NAMES = ["x", "y", "z"]
+CMPS = [EQ, NE, LT, LE, GT, GE]
+
+
+def _dtype_range(dtype: str) -> tuple[int, int]:
+    dt = DataType(dtype)
+    return int(dt.min_value()), int(dt.max_value())
+
+
+@st.composite
+def int_exprs(draw, dtype: str, depth: int = 4):
+    """A scalar integer expression over x, y, z of ``dtype``: sums, products
+    (by constants and of variables), floor division and modulo by positive
+    constants, min, max and selects; constants reach the dtype's ends."""
+    lo, hi = _dtype_range(dtype)
+    variables = [Var(n, dtype) for n in NAMES]
+
+    def const():
+        return st.one_of(st.integers(-3, 9).filter(lambda v: lo <= v <= hi),
+                         st.sampled_from([lo, hi, hi // 2 + 1])).map(lambda v: IntImm(dtype, v))
+
+    def wrap_prone():
+        # a shape whose textbook rewrite fails once the dtype wraps:
+        # (v * (c * k) + r) // c == v * k + r // c
+        v = st.sampled_from(variables)
+        c = st.integers(2, 8)
+        return st.tuples(st.sampled_from([FloorDiv, FloorMod]), v, c, st.integers(1, 3), st.integers(0, 9)).map(
+            lambda t: t[0](Add(Mul(t[1], IntImm(dtype, t[2] * t[3])), IntImm(dtype, t[4])), IntImm(dtype, t[2])))
+
+    def go(level):
+        leaf = st.one_of(st.sampled_from(variables), const())
+        if level == 0:
+            return leaf
+        sub = go(level - 1)
+        divisor = st.integers(1, 9).filter(lambda v: v <= hi).map(lambda v: IntImm(dtype, v))
+        return st.one_of(
+            leaf,
+            wrap_prone(),
+            st.tuples(st.sampled_from([Add, Sub, Mul, Min, Max]), sub, sub).map(lambda t: t[0](t[1], t[2])),
+            st.tuples(st.sampled_from([FloorDiv, FloorMod]), sub, divisor).map(lambda t: t[0](t[1], t[2])),
+            st.tuples(sub, st.sampled_from(variables), const()).map(lambda t: Mul(t[1], t[2]) if t[0] is None else Add(Mul(t[1], t[2]), t[0])),
+            st.tuples(st.sampled_from(CMPS), sub, sub, sub, sub).map(
+                lambda t: Select(t[0](t[1], t[2]), t[3], t[4])),
+        )
+
+    return draw(go(depth))
+
+
+@st.composite
+def envs(draw, dtype: str):
+    """Intervals for x, y, z (some ends open, some at the dtype's ends) and
+    points inside them."""
+    lo, hi = _dtype_range(dtype)
+    env, points = {}, []
+    for name in NAMES:
+        a = draw(st.one_of(st.integers(lo, hi), st.sampled_from([lo, hi, 0])))
+        b = draw(st.one_of(st.integers(lo, hi), st.sampled_from([lo, hi, 0])))
+        a, b = min(a, b), max(a, b)
+        open_lo, open_hi = draw(st.booleans()), draw(st.booleans())
+        env[Var(name, dtype)] = (None if open_lo else a, None if open_hi else b)
+    ends = {var.name: (lo if a is None else a, hi if b is None else b) for var, (a, b) in env.items()}
+    # the corners first: wrap-around happens at the ends of the ranges
+    points.append({n: a for n, (a, _) in ends.items()})
+    points.append({n: b for n, (_, b) in ends.items()})
+    for _ in range(3):
+        points.append({n: draw(st.one_of(st.integers(a, b), st.sampled_from([a, b])))
+                       for n, (a, b) in ends.items()})
+    return env, points
+
+
+@st.composite
+def cases(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    return dtype, draw(int_exprs(dtype)), draw(envs(dtype))
+
+
+def _value(e, point):
+    return int(evaluate(e, **point))
+
+
+@given(cases())
+def test_simplified_expression_keeps_every_value(case):
+    _, e, (env, points) = case
+    out = simplify_expr(e, env)
+    assert out.dtype == e.dtype
+    for point in points:
+        assert _value(out, point) == _value(e, point), (e.script(), out.script(), point)
+
+
+@given(cases())
+def test_const_interval_holds_every_value(case):
+    _, e, (env, points) = case
+    lo, hi = const_interval(e, env)
+    for point in points:
+        assert lo <= _value(e, point) <= hi, (e.script(), (lo, hi), point)
+
+
+@given(st.data())
+def test_a_proven_condition_holds_at_every_point(data):
+    dtype = data.draw(st.sampled_from(DTYPES))
+    a, b = data.draw(int_exprs(dtype, 3)), data.draw(int_exprs(dtype, 3))
+    cmp = data.draw(st.sampled_from(CMPS))
+    if data.draw(st.booleans()):
+        # v + k > v and friends: true only where v + k does not wrap
+        v = Var(data.draw(st.sampled_from(NAMES)), dtype)
+        a, b = Add(v, IntImm(dtype, data.draw(st.integers(1, 5)))), v
+    cond = cmp(a, b)
+    env, points = data.draw(envs(dtype))
+    if can_prove(cond, env):
+        for point in points:
+            assert _value(cond, point) == 1, (cond.script(), point)
+
+
+# -- binding normal form and iteration maps ----------------------------------------
+
+
+@st.composite
+def index_cases(draw):
+    """An affine index over loop variables with ranges (inclusive), some wide
+    enough to wrap int32 when multiplied."""
+    dtype = draw(st.sampled_from(["int32", "int8"]))
+    lo, hi = _dtype_range(dtype)
+    variables = [Var(n, dtype) for n in NAMES]
+    ranges = {}
+    for v in variables:
+        a = draw(st.sampled_from([0, 0, 1]))
+        ranges[v.name] = (a, draw(st.sampled_from([3, 7, 15, hi // 2, hi])))
+
+    def go(level):
+        leaf = st.one_of(st.sampled_from(variables), st.integers(0, 9).map(lambda c: IntImm(dtype, c)))
+        if level == 0:
+            return leaf
+        sub = go(level - 1)
+        k = st.integers(1, 9).map(lambda c: IntImm(dtype, c))
+        return st.one_of(
+            leaf,
+            st.tuples(st.sampled_from([Add, Sub]), sub, sub).map(lambda t: t[0](t[1], t[2])),
+            st.tuples(sub, k).map(lambda t: Mul(t[0], t[1])),
+            st.tuples(st.sampled_from([FloorDiv, FloorMod]), sub, k).map(lambda t: t[0](t[1], t[2])),
+        )
+
+    e = draw(go(3))
+    points = [{n: draw(st.one_of(st.integers(*r), st.sampled_from(r))) for n, r in ranges.items()}
+              for _ in range(4)]
+    return e, ranges, points
+
+
+@given(index_cases())
+def test_simplified_index_keeps_every_value(case):
+    e, ranges, points = case
+    out = simplify_index(e, ranges)
+    for point in points:
+        assert _value(out, point) == _value(e, point), (e.script(), out.script(), point)
+
+
+def _loop(var: Var, extent: int) -> For:
+    return For(var, 0, extent, "serial", Evaluate(0))
+
+
+@st.composite
+def bindings(draw):
+    """Loops with small extents and binding values made of slices of them."""
+    extents = draw(st.lists(st.integers(1, 6), min_size=1, max_size=3))
+    loops = {f"l{k}": _loop(Var(f"l{k}"), e) for k, e in enumerate(extents)}
+    variables = [loop.loop_var for loop in loops.values()]
+
+    def piece():
+        v = st.sampled_from(variables)
+        c = st.integers(1, 4).map(lambda c: IntImm("int32", c))
+        return st.one_of(v, st.tuples(v, c).map(lambda t: FloorDiv(*t)), st.tuples(v, c).map(lambda t: FloorMod(*t)))
+
+    def value():
+        return st.lists(st.tuples(piece(), st.integers(1, 12)), min_size=1, max_size=3).map(
+            lambda parts: _sum([Mul(p, IntImm("int32", k)) if k != 1 else p for p, k in parts]))
+
+    values = draw(st.lists(value(), min_size=1, max_size=3))
+    return loops, values
+
+
+def _sum(parts):
+    out = parts[0]
+    for p in parts[1:]:
+        out = Add(out, p)
+    return out
+
+
+def _images(loops, values):
+    names = list(loops)
+    extents = [loops[n].extent.value for n in names]
+    out = []
+    for combo in itertools.product(*[range(e) for e in extents]):
+        point = dict(zip(names, combo))
+        out.append(tuple(_value(v, point) for v in values))
+    return out
+
+
+@given(bindings())
+def test_iteration_maps_keep_their_promise(case):
+    loops, values = case
+    images = _images(loops, values)
+    affine = detect_iter_map(values, loops, "affine")
+    names = list(loops)
+    extents = [loops[n].extent.value for n in names]
+    if affine is not None:
+        # the slices are disjoint: each value of the slices gives its own point
+        slices = [s for total in affine for s in total.args]
+        seen = {}
+        for combo, image in zip(itertools.product(*[range(e) for e in extents]), images):
+            point = dict(zip(names, combo))
+            key = tuple(point[s.source] // s.lower_factor % (s.extent or 1 << 40) for s in slices)
+            assert seen.setdefault(image, key) == key, (values, image)
+        # and the sums say what the values are
+        for total, v in zip(affine, values):
+            for combo in itertools.product(*[range(e) for e in extents]):
+                point = dict(zip(names, combo))
+                rebuilt = sum((point[s.source] // s.lower_factor) % (s.extent or 1 << 40) * s.scale
+                              for s in total.args) + _value(total.base, point)
+                assert rebuilt == _value(v, point)
+    if detect_iter_map(values, loops, "bijective") is not None:
+        assert len(set(images)) == len(images)  # every iteration gives its own point
+        boxes = [range(min(col), max(col) + 1) for col in zip(*images)]
+        assert len(images) == len(list(itertools.product(*boxes)))  # and every point is given
+    surjective = detect_iter_map(values, loops, "surjective")
+    if surjective is not None:
+        for col in zip(*images):
+            assert set(col) == set(range(min(col), max(col) + 1))  # no value is skipped
+
+
+# -- regions ----------------------------------------------------------------------
+
+I, J, K = Var("i"), Var("j"), Var("k")
+
+
+@st.composite
+def accesses(draw):
+    """An index ``a*i + b*j + c*k + d`` (maybe divided) with i outer (kept),
+    j and k relaxed over small ranges."""
+    a, b, c, d = (draw(st.integers(-3, 4)) for _ in range(4))
+    e = Add(Add(Add(Mul(I, IntImm("int32", a)), Mul(J, IntImm("int32", b))), Mul(K, IntImm("int32", c))),
+            IntImm("int32", d))
+    if draw(st.booleans()):
+        e = draw(st.sampled_from([FloorDiv, FloorMod]))(e, IntImm("int32", draw(st.integers(1, 5))))
+    ej, ek = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    return e, ej, ek
+
+
+@given(accesses(), st.integers(-4, 6))
+def test_bound_region_holds_every_touched_element(case, i_value):
+    e, ej, ek = case
+    vi = Var("vi")
+    region = [Range(vi, IntImm("int32", 1)), Range(e, IntImm("int32", 1))]
+    dom = {J: Range(IntImm("int32", 0), IntImm("int32", ej)), K: Range(IntImm("int32", 0), IntImm("int32", ek))}
+    first, second = bound_region(region, dom, {vi: I + 1})
+    assert _value(first.lo, {"i": i_value}) == _value(first.hi, {"i": i_value}) == i_value + 1
+    lo = None if second.lo is None else _value(second.lo, {"i": i_value})
+    hi = None if second.hi is None else _value(second.hi, {"i": i_value})
+    for jv in range(ej):
+        for kv in range(ek):
+            v = _value(e, {"i": i_value, "j": jv, "k": kv})
+            assert (lo is None or lo <= v) and (hi is None or v <= hi)
+
+
+@st.composite
+def cover_cases(draw):
+    """Regions ``[a*i + c, a*i + c + ext)`` in one or two dimensions around
+    an outer loop ``i``, and a target of the same shape."""
+    ndim = draw(st.integers(1, 2))
+    scale = [draw(st.integers(0, 4)) for _ in range(ndim)]
+
+    def region():
+        return [Range(Add(Mul(I, IntImm("int32", scale[d])), IntImm("int32", draw(st.integers(-2, 8)))),
+                      IntImm("int32", draw(st.integers(1, 6)))) for d in range(ndim)]
+
+    regions = [region() for _ in range(draw(st.integers(1, 4)))]
+    return regions, region(), draw(st.integers(0, 3))
+
+
+@given(cover_cases())
+def test_a_proven_cover_holds_for_every_outer_value(case):
+    regions, target, i_max = case
+    if not region_covers(regions, target, {I: (0, i_max)}):
+        return
+    for iv in range(i_max + 1):
+        def box(rs):
+            return [range(_value(r.min, {"i": iv}), _value(r.min, {"i": iv}) + r.extent.value) for r in rs]
+        covered = set()
+        for r in regions:
+            covered.update(itertools.product(*box(r)))
+        assert set(itertools.product(*box(target))) <= covered
+

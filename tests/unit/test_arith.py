@@ -1,0 +1,115 @@
+"""The arithmetic core's public answers, one example each."""
+
+import pytest
+
+from tirfun.analysis.arith import (
+    IterSplit, bound_region, can_prove, const_interval, detect_iter_map, region_covers,
+    region_ranges, simplify_expr,
+)
+from tirfun.nodes import (
+    EQ, GE, GT, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
+    Var,
+)
+from tirfun.nodes import Buffer
+
+i, j, k, x = Var("i"), Var("j"), Var("k"), Var("x")
+b8 = Var("b", "int8")
+
+
+def c(v, dtype="int32"):
+    return IntImm(dtype, v)
+
+
+def rng(lo, ext):
+    return Range(lo if not isinstance(lo, int) else c(lo), c(ext))
+
+
+def test_can_prove_from_loop_ranges():
+    dom = {i: rng(0, 8), j: rng(0, 4)}
+    assert can_prove(LT(i * 4 + j, c(32)), dom)
+    assert not can_prove(LT(i * 4 + j, c(31)), dom)
+
+
+def test_can_prove_never_relies_on_unbounded_integers():
+    assert not can_prove(GT(Add(x, c(1)), x))               # x may be 2**31 - 1
+    assert can_prove(GT(Add(x, c(1)), x), {x: (0, 100)})
+    assert not can_prove(GT(Add(b8, c(1, "int8")), b8), {b8: (0, 127)})
+    assert can_prove(GT(Add(b8, c(1, "int8")), b8), {b8: (0, 126)})
+
+
+def test_can_prove_by_modular_reasoning():
+    assert can_prove(NE(i * 4 + 2, j * 8))                  # always 2 apart modulo 4
+    assert not can_prove(NE(i * 4 + 4, j * 8))
+
+
+def test_can_prove_uses_facts():
+    assert can_prove(LT(i, c(5)), {i: (0, 100)}, [LT(i, c(3))])
+    assert not can_prove(LT(i, c(5)), {i: (0, 100)})
+
+
+def test_symbolic_ranges_may_mention_earlier_variables():
+    assert can_prove(GE(j, c(0)), {i: rng(0, 4), j: Range(i, c(2))})
+
+
+def test_simplify_keeps_divisions_that_may_wrap():
+    e = FloorDiv(Add(Mul(b8, c(4, "int8")), c(1, "int8")), c(4, "int8"))
+    assert simplify_expr(e, {b8: (0, 20)}).script() == "b"
+    assert simplify_expr(e, {b8: (0, 127)}) == e            # b * 4 wraps for b >= 32
+
+
+def test_const_interval_is_the_whole_dtype_where_it_may_wrap():
+    assert const_interval(Add(b8, c(1, "int8")), {b8: (0, 126)}) == (1, 127)
+    assert const_interval(Add(b8, c(1, "int8")), {b8: (0, 127)}) == (-128, 127)
+
+
+def test_bound_region_is_symbolic_in_outer_loops():
+    vi = Var("vi")
+    A = Buffer("A", [c(64)], "float32")
+    region = BufferRegion(A, [Range(vi * 4 + j, c(1))])
+    (iv,) = bound_region(region, {j: rng(0, 4)}, {vi: i})
+    assert (iv.lo.script(), iv.hi.script()) == ("i * 4", "i * 4 + 3")
+    (r,) = region_ranges([iv], A.shape)
+    assert (r.min.script(), r.extent.script()) == ("i * 4", "4")
+
+
+def test_region_cover_joins_adjacent_regions():
+    halves = [[Range(i * 8, c(4))], [Range(i * 8 + 4, c(4))]]
+    assert region_covers(halves, [Range(i * 8 + 1, c(6))], {i: (0, 10)})
+    assert not region_covers(halves[:1], [Range(i * 8 + 1, c(6))], {i: (0, 10)})
+    gap = [[Range(i * 8, c(3))], [Range(i * 8 + 4, c(4))]]
+    assert not region_covers(gap, [Range(i * 8, c(8))], {i: (0, 10)})
+
+
+def _loop(var, extent):
+    return For(var, 0, extent, "serial", Evaluate(0))
+
+
+LOOPS = {"i": _loop(i, 2), "j": _loop(j, 3), "k": _loop(k, 12)}
+
+
+def test_detect_iter_map_reads_slices():
+    (total,) = detect_iter_map([FloorDiv(k, 4) * 3 + j], {"j": LOOPS["j"], "k": LOOPS["k"]})
+    assert total.args == (IterSplit("j", 1, 3, 1), IterSplit("k", 4, 3, 3))
+    assert total.base == c(0)
+
+
+@pytest.mark.parametrize("values, level, ok", [
+    ([i * 3 + j, k], "bijective", True),
+    ([i * 3 + j], "bijective", False),                     # k is not used
+    ([FloorDiv(k, 4), FloorMod(k, 4), i, j], "bijective", True),
+    ([FloorDiv(k, 4), i, j], "bijective", False),          # k % 4 is not used
+    ([FloorDiv(k, 4), i, j], "affine", True),
+    ([i * 2 + j], "affine", False),                        # windows overlap
+    ([i * 2 + j], "surjective", True),
+])
+def test_iter_map_levels(values, level, ok):
+    assert (detect_iter_map(values, LOOPS, level) is not None) is ok
+
+
+def test_iter_map_level_is_checked():
+    with pytest.raises(ValueError):
+        detect_iter_map([i], LOOPS, "injective")
+
+
+def test_eq_of_a_sum_at_its_minimum():
+    assert simplify_expr(EQ(k * 4 + j, c(0)), {k: (0, 11), j: (0, 2)}).script() == "k == 0 and j == 0"
