@@ -9,7 +9,10 @@ semantics:
   iteration variable is at the start of its domain; ``T.where`` predicates
   guard the whole block; ``alloc_buffer`` gives fresh scratch storage
   (floats start as NaN, integers as 0);
-* parallel, vectorized, unrolled and thread-bound loops run as serial loops;
+* parallel, vectorized and unrolled loops run as serial loops; a function
+  with thread-bound loops (or launched threads) runs with the GPU's meaning,
+  every thread of every block phase by phase between barriers, and a data
+  race between threads is an InterpError (see :mod:`.gpu`);
   ``Ramp`` and ``Broadcast`` are vectors, evaluated lane by lane;
 * integer arithmetic wraps around as the dtype does; ``//`` and ``%``
   (floordiv, floormod) round toward minus infinity, truncdiv and truncmod
@@ -38,6 +41,7 @@ and cached, so repeated runs are cheap.
 from __future__ import annotations
 
 from ..errors import ArgumentError, InterpError
+from . import gpu
 from .compile import CompiledFunc, compile_func, evaluate, select_function
 
 
@@ -46,7 +50,10 @@ def run(func_or_mod, *args, **kwargs):
 
     Returns None, or the value of ``T.ret`` for functions that return one.
     """
-    return compile_func(select_function(func_or_mod))(*args, **kwargs)
+    func = select_function(func_or_mod)
+    if gpu.is_thread_bound(func):
+        return gpu.run(func, *args, **kwargs)
+    return compile_func(func)(*args, **kwargs)
 
 
 __all__ = ["run", "compile_func", "evaluate", "select_function", "CompiledFunc", "InterpError",
