@@ -1,0 +1,250 @@
+"""The GPU meaning of thread-bound programs in the interpreter."""
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun.errors import InterpError
+from tirfun.interp import run
+
+HEADER = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+'''
+
+VECTOR_ADD = HEADER + '''
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] + T.float32(1)
+'''
+
+
+def parse(text):
+    return tirfun.script.from_source(text)
+
+
+def rand(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype("float32")
+
+
+def test_seed_vector_add_bound_to_blocks_and_threads_equals_the_unbound_program():
+    mod = parse(VECTOR_ADD)
+    sch = tirfun.Schedule(mod)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    i0, i1, i2 = sch.split(i, factors=[2, 2, 2])
+    sch.reorder(i0, i2, i1)
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i2, "threadIdx.x")
+    a = rand(8)
+    expected, got = np.zeros(8, "float32"), np.zeros(8, "float32")
+    run(mod, a, expected)
+    run(sch.mod, a, got)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got, a + 1)
+
+
+STAGED = HEADER + '''
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        with T.block("kernel"):
+            S = T.alloc_buffer((32,), "float32", scope="shared")
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                S[tx] = A[bx * 32 + tx]
+            SYNC
+            for tx in T.thread_binding(32, thread="threadIdx.x"):
+                B[bx * 32 + tx] = S[31 - tx]
+'''
+
+
+def test_shared_memory_staged_through_a_barrier_runs_per_block():
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    run(parse(STAGED.replace("SYNC", 'T.tvm_storage_sync("shared")')), a, b)
+    np.testing.assert_array_equal(b, a.reshape(2, 32)[:, ::-1].reshape(-1))
+
+
+def test_the_same_without_the_barrier_is_a_data_race():
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    with pytest.raises(InterpError) as info:
+        run(parse(STAGED.replace("SYNC", "T.evaluate(0)")), a, b)
+    text = str(info.value)
+    assert "data race on buffer S at index (16,)" in text
+    assert "thread (blockIdx.x=0, threadIdx.x=15) loads from it in\n    B[bx * 32 + tx_1] = S[31 - tx_1]" in text
+    assert "thread (blockIdx.x=0, threadIdx.x=16) stores to it in\n    S[tx] = A[bx * 32 + tx]" in text
+    assert "with no barrier between them" in text
+
+
+WRONG_BINDING = HEADER + '''
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(8, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i // 2)
+            B[vi] = A[vi * 2]
+'''
+
+
+def test_two_threads_writing_one_element_is_a_race():
+    with pytest.raises(InterpError, match=r"data race on buffer B at index \(0,\): thread "
+                       r"\(threadIdx.x=0\) stores to it in\n.*B\[vi\] = A\[vi \* 2\]\nand thread "
+                       r"\(threadIdx.x=1\) stores to it in"):
+        run(parse(WRONG_BINDING), rand(8), np.zeros(4, "float32"))
+
+
+def test_the_same_program_without_thread_bindings_is_fine():
+    text = WRONG_BINDING.replace('T.thread_binding(8, thread="threadIdx.x")', "range(8)")
+    b = np.zeros(4, "float32")
+    a = rand(8)
+    run(parse(text), a, b)
+    np.testing.assert_array_equal(b, a[0::2])
+
+
+REDUCTION = HEADER + '''
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((1,), "float32")):
+    B[0] = T.float32(0)
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        B[0] = B[0] + A[tx]
+'''
+
+
+def test_a_reduction_across_threads_is_a_race():
+    with pytest.raises(InterpError, match=r"data race on buffer B at index \(0,\): thread "
+                       r"\(threadIdx.x=0\) stores to it"):
+        run(parse(REDUCTION), rand(8), np.zeros(1, "float32"))
+
+
+def test_a_reduction_guarded_to_one_thread_is_not():
+    text = REDUCTION.replace("        B[0] = B[0] + A[tx]",
+                             "        if tx == 0:\n            for k in range(8):\n"
+                             "                B[0] = B[0] + A[k]")
+    a, b = rand(8), np.zeros(1, "float32")
+    run(parse(text), a, b)
+    expected = np.float32(0)
+    for v in a:
+        expected = np.float32(expected + v)
+    assert b[0] == expected
+
+
+CROSS_BLOCK = HEADER + '''
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(2, thread="threadIdx.x"):
+            B[tx] = A[bx * 2 + tx]
+'''
+
+
+def test_threads_of_different_blocks_race_on_global_memory():
+    with pytest.raises(InterpError, match=r"data race on buffer B at index \(0,\): thread "
+                       r"\(blockIdx.x=0, threadIdx.x=0\) stores to it in\n.*\nand thread "
+                       r"\(blockIdx.x=1, threadIdx.x=0\) stores to it in\n.*\n"
+                       r"in one kernel, in different thread blocks"):
+        run(parse(CROSS_BLOCK), rand(8), np.zeros(8, "float32"))
+
+
+def test_a_barrier_in_divergent_control_flow_is_an_error():
+    text = STAGED.replace("            SYNC\n", "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
+                          "                if tx < 16:\n                    T.tvm_storage_sync(\"shared\")\n").replace(
+        "S[31 - tx]", "S[tx]")
+    with pytest.raises(InterpError, match=r"barrier in divergent control flow: thread "
+                       r"\(blockIdx.x=0, threadIdx.x=0\) waits at T.tvm_storage_sync\(\"shared\"\)"
+                       r"(.|\n)*while thread \(blockIdx.x=0, threadIdx.x=16\) has finished"):
+        run(parse(text), rand(64), np.zeros(64, "float32"))
+
+
+def test_loops_bound_to_one_tag_with_different_extents_are_an_error():
+    text = STAGED.replace("SYNC", 'T.tvm_storage_sync("shared")').replace(
+        'for tx in T.thread_binding(32, thread="threadIdx.x"):\n                B',
+        'for tx in T.thread_binding(16, thread="threadIdx.x"):\n                B')
+    with pytest.raises(InterpError, match=r"all loops bound to threadIdx.x in one kernel must have "
+                       r"the same extent: 32 and 16 differ"):
+        run(parse(text), rand(64), np.zeros(64, "float32"))
+
+
+def test_local_buffers_are_per_thread():
+    text = HEADER + '''
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(32, thread="threadIdx.x"):
+        with T.block("t"):
+            L = T.alloc_buffer((1,), "float32", scope="local")
+            L[0] = A[tx] * T.float32(2)
+            B[tx] = L[0]
+'''
+    a, b = rand(32), np.zeros(32, "float32")
+    run(parse(text), a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+LAUNCHED = HEADER + '''
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    bx = T.launch_thread("blockIdx.x", 2)
+    S = T.allocate([32], "float32", "shared")
+    S_1 = T.decl_buffer((32,), "float32", data=S, scope="shared")
+    tx = T.launch_thread("threadIdx.x", 32)
+    S_1[tx] = A[bx * 32 + tx]
+    SYNC
+    B[bx * 32 + tx] = S_1[31 - tx]
+'''
+
+
+def test_launched_threads_get_the_same_meaning():
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    run(parse(LAUNCHED.replace("SYNC", 'T.tvm_storage_sync("shared")')), a, b)
+    np.testing.assert_array_equal(b, a.reshape(2, 32)[:, ::-1].reshape(-1))
+    with pytest.raises(InterpError, match="data race on buffer S_1"):
+        run(parse(LAUNCHED.replace("SYNC", "T.evaluate(0)")), a, b)
+
+
+def test_a_warp_barrier_orders_the_threads_of_one_warp_only():
+    text = HEADER + '''
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        with T.block("kernel"):
+            S = T.alloc_buffer((64,), "float32", scope="shared")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                S[tx] = A[tx]
+            T.tvm_storage_sync("warp")
+            for tx in T.thread_binding(64, thread="threadIdx.x"):
+                B[tx] = S[SOURCE]
+'''
+    a, b = rand(64), np.zeros(64, "float32")
+    # within the warp: 31 - lane of the same warp
+    run(parse(text.replace("SOURCE", "tx // 32 * 32 + 31 - tx % 32")), a, b)
+    np.testing.assert_array_equal(b, a.reshape(2, 32)[:, ::-1].reshape(-1))
+    with pytest.raises(InterpError, match=r"data race on buffer S at index \(32,\)"):
+        run(parse(text.replace("SOURCE", "(tx + 32) % 64")), a, b)
+
+
+def test_virtual_threads_run_inside_their_thread():
+    text = HEADER + '''
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((1,), "float32")):
+    for tx in T.thread_binding(1, thread="threadIdx.x"):
+        for v in T.thread_binding(8, thread="vthread.x"):
+            B[0] = B[0] + A[v]
+'''
+    a, b = np.arange(8, dtype="float32"), np.zeros(1, "float32")
+    run(parse(text), a, b)
+    assert b[0] == 28
+
+
+def test_a_global_barrier_orders_blocks():
+    text = HEADER + '''
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        B[bx] = A[bx]
+        SYNC
+        A[bx] = B[3 - bx]
+'''
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    run(parse(text.replace("SYNC", 'T.tvm_storage_sync("global")')), a, b)
+    np.testing.assert_array_equal(a, [3, 2, 1, 0])
+    with pytest.raises(InterpError, match="in one kernel, in different thread blocks"):
+        run(parse(text.replace("SYNC", "T.evaluate(0)")), np.arange(4, dtype="float32"), b)
+
+
+def test_functions_without_thread_bindings_take_the_plain_path():
+    from tirfun.interp import gpu
+
+    func = parse(VECTOR_ADD)
+    assert not gpu.is_thread_bound(func)
+    assert gpu.is_thread_bound(parse(CROSS_BLOCK))
