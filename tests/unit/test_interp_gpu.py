@@ -157,7 +157,7 @@ def test_loops_bound_to_one_tag_with_different_extents_are_an_error():
         'for tx in T.thread_binding(32, thread="threadIdx.x"):\n                B',
         'for tx in T.thread_binding(16, thread="threadIdx.x"):\n                B')
     with pytest.raises(InterpError, match=r"all loops bound to threadIdx.x in one kernel must have "
-                       r"the same extent: 32 and 16 differ"):
+                       r"the same extent, but 32 and 16 differ:\n    for tx in T.thread_binding\(32"):
         run(parse(text), rand(64), np.zeros(64, "float32"))
 
 

@@ -123,10 +123,10 @@ class _Program:
                 dims[tag], first[tag] = ext, (lo, binding.stmt)
                 continue
             if dims[tag] != ext or first[tag][0] != lo:
-                what = (f"extent: {dims[tag]} and {ext}" if dims[tag] != ext
-                        else f"start: {first[tag][0]} and {lo}")
+                what = (f"extent, but {dims[tag]} and {ext}" if dims[tag] != ext
+                        else f"start, but {first[tag][0]} and {lo}")
                 raise Fault(f"all loops bound to {tag} in one kernel must have the same {what} "
-                            f"differ, in\n{_indent(statement_text(first[tag][1], 2))}\nand\n"
+                            f"differ:\n{_indent(statement_text(first[tag][1], 2))}\nand\n"
                             f"{_indent(statement_text(binding.stmt, 2))}")
         return dims
 
