@@ -248,3 +248,59 @@ def test_functions_without_thread_bindings_take_the_plain_path():
     func = parse(VECTOR_ADD)
     assert not gpu.is_thread_bound(func)
     assert gpu.is_thread_bound(parse(CROSS_BLOCK))
+
+
+TILED_MATMUL = HEADER + '''
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for by in T.thread_binding(2, thread="blockIdx.y"):
+        for bx in T.thread_binding(2, thread="blockIdx.x"):
+            with T.block("tile"):
+                As = T.alloc_buffer((4, 4), "float32", scope="shared")
+                Bs = T.alloc_buffer((4, 4), "float32", scope="shared")
+                acc = T.alloc_buffer((1,), "float32", scope="local")
+                for ty in T.thread_binding(4, thread="threadIdx.y"):
+                    for tx in T.thread_binding(4, thread="threadIdx.x"):
+                        acc[0] = T.float32(0)
+                for k0 in range(2):
+                    for ty in T.thread_binding(4, thread="threadIdx.y"):
+                        for tx in T.thread_binding(4, thread="threadIdx.x"):
+                            As[ty, tx] = A[by * 4 + ty, k0 * 4 + tx]
+                            Bs[ty, tx] = B[k0 * 4 + ty, bx * 4 + tx]
+                    T.tvm_storage_sync("shared")
+                    for ty in T.thread_binding(4, thread="threadIdx.y"):
+                        for tx in T.thread_binding(4, thread="threadIdx.x"):
+                            for k1 in range(4):
+                                acc[0] = acc[0] + As[ty, k1] * Bs[k1, tx]
+                    SYNC
+                for ty in T.thread_binding(4, thread="threadIdx.y"):
+                    for tx in T.thread_binding(4, thread="threadIdx.x"):
+                        C[by * 4 + ty, bx * 4 + tx] = acc[0]
+'''
+
+
+def test_a_shared_memory_tiled_matmul_with_both_barriers_runs():
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, (8, 8)).astype("float32")
+    b = rng.integers(-3, 4, (8, 8)).astype("float32")
+    c = np.zeros((8, 8), "float32")
+    run(parse(TILED_MATMUL.replace("SYNC", 'T.tvm_storage_sync("shared")')), a, b, c)
+    np.testing.assert_array_equal(c, a @ b)
+
+
+def test_the_tiled_matmul_without_the_barrier_after_the_compute_is_a_race():
+    # the next tile's loads overwrite what other threads still read
+    with pytest.raises(InterpError, match=r"data race on buffer As at index \(0, 0\): thread "
+                       r"\(blockIdx.x=0, blockIdx.y=0, threadIdx.x=0, threadIdx.y=0\) stores to it"
+                       r"(.|\n)*with no barrier between them\n  in block \"tile\", with by = 0, "
+                       r"bx = 0, k0 = 0"):
+        run(parse(TILED_MATMUL.replace("SYNC", "T.evaluate(0)")), np.ones((8, 8), "float32"),
+            np.ones((8, 8), "float32"), np.zeros((8, 8), "float32"))
+
+
+def test_an_out_of_bounds_access_in_a_thread_names_the_statement():
+    text = TILED_MATMUL.replace("SYNC", 'T.tvm_storage_sync("shared")').replace(
+        "A[by * 4 + ty, k0 * 4 + tx]", "A[by * 4 + ty, k0 * 4 + tx + 1]")
+    with pytest.raises(InterpError, match=r"out-of-bounds load from buffer A at index \(0, 8\)"
+                       r"(.|\n)*k0 = 1, ty_1 = 0, tx_1 = 3"):
+        run(parse(text), np.ones((8, 8), "float32"), np.ones((8, 8), "float32"),
+            np.zeros((8, 8), "float32"))
