@@ -304,3 +304,21 @@ def test_an_out_of_bounds_access_in_a_thread_names_the_statement():
                        r"(.|\n)*k0 = 1, ty_1 = 0, tx_1 = 3"):
         run(parse(text), np.ones((8, 8), "float32"), np.ones((8, 8), "float32"),
             np.zeros((8, 8), "float32"))
+
+
+def test_a_barrier_deep_inside_nested_loops_pauses_the_thread():
+    # deep nests continue in separate generated functions; a barrier there still pauses
+    depth = 16
+    lines = [f"{'    ' * d}for k{d} in range(1):" for d in range(depth)]
+    lines += ["    " * depth + line for line in
+              ("S[tx] = A[tx]", 'T.tvm_storage_sync("shared")', "B[tx] = S[3 - tx]")]
+    text = HEADER + '''
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        with T.block("k"):
+            S = T.alloc_buffer((4,), "float32", scope="shared")
+            for tx in T.thread_binding(4, thread="threadIdx.x"):
+''' + "\n".join("                " + line for line in lines) + "\n"
+    a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    run(parse(text), a, b)
+    np.testing.assert_array_equal(b, a[::-1])
