@@ -322,3 +322,53 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
     run(parse(text), a, b)
     np.testing.assert_array_equal(b, a[::-1])
+
+
+ROW_SUM = HEADER + '''
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 16):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+def test_a_cross_thread_reduction_is_a_collective_step_not_a_race():
+    # TVM lowers a reduction loop bound to threadIdx to an all-reduce
+    mod = parse(ROW_SUM)
+    sch = tirfun.Schedule(mod)
+    i, k = sch.get_loops(sch.get_block("B"))
+    ko, _ = sch.split(k, factors=[4, None])
+    sch.bind(i, "blockIdx.x")
+    sch.bind(ko, "threadIdx.x")
+    a = rand(4, 16)
+    serial, threads = np.zeros(4, "float32"), np.zeros(4, "float32")
+    run(mod, a, serial)
+    run(sch.mod, a, threads)
+    # each thread runs its own iterations in turn: with the outer reduction
+    # loop bound, that is the serial order, bit for bit
+    assert threads.tobytes() == serial.tobytes()
+
+
+def test_every_thread_may_read_a_cross_thread_reduction_after_it():
+    text = HEADER + '''
+def main(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+    B = T.alloc_buffer((4,), "float32")
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k_0 in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k_0])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+        for t in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("C"):
+                vi, vt = T.axis.remap("SS", [i, t])
+                C[vi, vt] = A[vi, vt] - B[vi]
+'''
+    a = np.arange(64, dtype="float32").reshape(4, 16)
+    c = np.zeros((4, 16), "float32")
+    run(parse(text), a, c)
+    np.testing.assert_array_equal(c, a - a.sum(axis=1, keepdims=True))

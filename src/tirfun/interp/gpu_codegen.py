@@ -14,7 +14,15 @@ generator function run once per thread by :mod:`.gpu`:
 * buffers of ``shared`` scope allocated inside the kernel are one storage
   per thread block; every other allocation inside it is per thread;
 * each access to storage that other threads can see (shared, or from
-  outside the kernel) goes through the race recorder.
+  outside the kernel) goes through the race recorder;
+* a cross-thread reduction (a block whose reduction iteration variable
+  takes its value from a ``threadIdx`` loop, which TVM lowers to an
+  all-reduce) is a collective step: the body of that loop runs between two
+  barriers, and the threads update the block's outputs in turn without
+  racing, thread by thread in index order, each through all its own
+  iterations (the serial order when the bound loop is the outer reduction
+  loop; TVM's all-reduce combines in a tree, so float sums may round
+  differently on a GPU).
 """
 
 from __future__ import annotations
@@ -22,8 +30,10 @@ from __future__ import annotations
 import attrs
 
 from ..errors import InterpError
+from ..analysis.traversal import walk
 from ..nodes import (
-    THREAD_TAGS, Allocate, AttrStmt, Call, Evaluate, For, ForKind, IterVar, StringImm,
+    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferStore, Call, Evaluate, For, ForKind, IterVar,
+    IterVarType, StringImm, Var,
 )
 from .codegen import Compiler, DataInfo, Env, _Function
 
@@ -98,6 +108,7 @@ class _Kernel:
     def __init__(self):
         self.private: set[str] = set()  # storages each thread has its own of
         self.block: set[str] = set()    # storages one thread block shares
+        self.reducing: frozenset = frozenset()  # buffers a cross-thread reduction updates
 
 
 class GpuCompiler(Compiler):
@@ -181,7 +192,21 @@ class GpuCompiler(Compiler):
             self.line(f"{py} = h_ix[{tag!r}]" if lv.iv == (0, 0) else f"{py} = {lv.code} + h_ix[{tag!r}]")
         iv = (lo_iv[0], lo_iv[1] + max(ext_iv[1], 1) - 1)
         below = frozenset([e.code]) if lo_iv == (0, 0) and e.code.isidentifier() else frozenset()
-        self.stmt(body, env.bind_var(var, py, iv, below))
+        env = env.bind_var(var, py, iv, below)
+        reduced = _cross_thread_outputs(body, var) if tag.startswith("threadIdx") else set()
+        if not reduced:
+            self.stmt(body, env)
+            return
+        # a cross-thread reduction: a collective step between two barriers, in
+        # which the threads update the outputs in turn without racing
+        self.barriers.append(s)
+        self.line(f"yield ('shared', {len(self.barriers) - 1})")
+        saved = self.kernel.reducing
+        self.kernel.reducing = saved | reduced
+        self.stmt(body, env)
+        self.kernel.reducing = saved
+        self.set_ctx(s, env)
+        self.line(f"yield ('shared', {len(self.barriers) - 1})")
 
     def barrier(self, s: Evaluate, env: Env) -> None:
         """``T.tvm_storage_sync(scope)``: the thread pauses until the others arrive."""
@@ -241,7 +266,7 @@ class GpuCompiler(Compiler):
     def address(self, access, indices, env: Env, lane: int, verb: str, statement: bool = False) -> str:
         text = super().address(access, indices, env, lane, verb, statement)
         kernel = self.kernel
-        if kernel is None or access.storage in kernel.private:
+        if kernel is None or access.storage in kernel.private or access.name in kernel.reducing:
             return text
         prefix = access.storage + "["
         start = 0 if text.startswith(prefix) else 1
@@ -258,6 +283,22 @@ class GpuCompiler(Compiler):
             return text
         return (text[:start] + f"h_gpu.load_{where}({access.storage}, {offset}, {site})"
                 + text[end + 1:])
+
+
+def _cross_thread_outputs(body, var: Var) -> set[str]:
+    """The buffers written by blocks under ``body`` whose reduction
+    iteration variables take their values from ``var`` (a threadIdx loop)."""
+    out: set[str] = set()
+    for node in walk(body):
+        if not isinstance(node, BlockRealize):
+            continue
+        block = node.block
+        if any(iv.iter_type is IterVarType.CommReduce and any(n == var for n in walk(value)
+                                                             if isinstance(n, Var))
+               for iv, value in zip(block.iter_vars, node.iter_values)):
+            out |= {r.buffer.name for r in block.writes}
+            out |= {n.buffer.name for n in walk(block) if isinstance(n, BufferStore)}
+    return out
 
 
 def _closing(text: str, open_at: int) -> int:
