@@ -187,12 +187,21 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
 '''
 
 
-def test_launched_threads_get_the_same_meaning():
+ENV_THREADS = LAUNCHED.replace(
+    '    bx = T.launch_thread("blockIdx.x", 2)',
+    '    bx = T.env_thread("blockIdx.x")\n    tx = T.env_thread("threadIdx.x")\n'
+    '    T.launch_thread(bx, 2)').replace(
+    '    tx = T.launch_thread("threadIdx.x", 32)', '    T.launch_thread(tx, 32)')
+
+
+@pytest.mark.parametrize("source", [LAUNCHED, ENV_THREADS], ids=["launch_thread", "env_thread"])
+def test_launched_threads_get_the_same_meaning(source):
     a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
-    run(parse(LAUNCHED.replace("SYNC", 'T.tvm_storage_sync("shared")')), a, b)
+    run(parse(source.replace("SYNC", 'T.tvm_storage_sync("shared")')), a, b)
     np.testing.assert_array_equal(b, a.reshape(2, 32)[:, ::-1].reshape(-1))
-    with pytest.raises(InterpError, match="data race on buffer S_1"):
-        run(parse(LAUNCHED.replace("SYNC", "T.evaluate(0)")), a, b)
+    with pytest.raises(InterpError, match=r"data race on buffer S_1 at index \(16,\): thread "
+                       r"\(blockIdx.x=0, threadIdx.x=15\) loads from it"):
+        run(parse(source.replace("SYNC", "T.evaluate(0)")), a, b)
 
 
 def test_a_warp_barrier_orders_the_threads_of_one_warp_only():
