@@ -38,7 +38,7 @@ import itertools
 import attrs
 
 from ..analysis.traversal import walk_stmts
-from ..errors import InterpError, TirfunError
+from ..errors import InterpError
 from ..nodes import PrimFunc
 from .compile import _FILENAME, CompiledFunc, describe, statement_text
 from .gpu_codegen import GpuCompiler, launch_of
@@ -340,11 +340,7 @@ def _indent(text: str) -> str:
 
 def run(func: PrimFunc, *args, **kwargs):
     """Run a thread-bound ``func`` with the GPU's meaning (see the module)."""
-    try:
-        compiled = compile_gpu(func)
-    except TirfunError:
-        raise
-    return compiled(*args, **kwargs)
+    return compile_gpu(func)(*args, **kwargs)
 
 
 __all__ = ["is_thread_bound", "compile_gpu", "run"]
