@@ -124,3 +124,14 @@ def test_torch_cpu_tensors_pass_both_ways():
     out = torch.zeros(8, dtype=torch.float32)
     rt(t, out)
     assert out.tolist() == (t + 1).tolist()
+
+
+def test_tvm_spellings_of_from_dlpack():
+    from tirfun.compat import tvm
+
+    x = np.arange(3, dtype="float32")
+    for make in (tvm.nd.from_dlpack, tvm.runtime.from_dlpack):
+        a = make(x)
+        a.host_array()[0] = 11
+        assert x[0] == 11
+        x[0] = 0
