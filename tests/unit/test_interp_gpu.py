@@ -381,3 +381,30 @@ def main(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
     c = np.zeros((4, 16), "float32")
     run(parse(text), a, c)
     np.testing.assert_array_equal(c, a - a.sum(axis=1, keepdims=True))
+
+
+HALO = HEADER + '''
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((8,), "float32")):
+    S = T.alloc_buffer((10,), "float32", scope="shared")
+    L = T.alloc_buffer((8,), "float32", scope="local")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(6, thread="threadIdx.x"):
+            with T.block("load"):
+                v = T.axis.spatial(10, bx * 4 + tx)
+                S[v] = A[v]
+        T.tvm_storage_sync("shared")
+        for tx in T.thread_binding(6, thread="threadIdx.x"):
+            with T.block("sum"):
+                v = T.axis.spatial(8, bx * 4 + tx)
+                T.where(tx < 4)
+                L[0] = S[v] + S[v + 1]
+                B[v] = L[0] + S[v + 2]
+'''
+
+
+def test_shared_and_local_buffers_allocated_at_the_root_are_per_block_and_per_thread():
+    # both blocks load the two elements between their windows, and every
+    # thread uses L[0]: TVM's lowering gives each block and thread its own copy
+    a, b = np.arange(10, dtype="float32"), np.zeros(8, "float32")
+    run(parse(HALO), a, b)
+    np.testing.assert_array_equal(b, a[:8] + a[1:9] + a[2:])

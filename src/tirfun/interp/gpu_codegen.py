@@ -13,6 +13,9 @@ generator function run once per thread by :mod:`.gpu`:
   scheduler runs a thread only up to its next barrier;
 * buffers of ``shared`` scope allocated inside the kernel are one storage
   per thread block; every other allocation inside it is per thread;
+  ``shared`` and ``local`` buffers allocated outside (at the root, as
+  TensorIR schedules leave them) get fresh storage per block or per thread
+  when the kernel starts, as TVM's lowering moves them into the kernel;
 * each access to storage that other threads can see (shared, or from
   outside the kernel) goes through the race recorder;
 * a cross-thread reduction (a block whose reduction iteration variable
@@ -32,8 +35,8 @@ import attrs
 from ..errors import InterpError
 from ..analysis.traversal import walk
 from ..nodes import (
-    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferStore, Call, Evaluate, For, ForKind, IterVar,
-    IterVarType, StringImm, Var,
+    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For,
+    ForKind, IterVar, IterVarType, StringImm, Var,
 )
 from .codegen import Compiler, DataInfo, Env, _Function
 
@@ -166,6 +169,7 @@ class GpuCompiler(Compiler):
         self.functions.append(fn)
         self.cur, self.indent, self.loop_depth, self.kernel = fn, 1, 0, _Kernel()
         self.set_ctx(s, kenv)
+        self.relocate(s, kenv)
         self.bind_thread(s, kenv)
         self.line("return None")
         self.line("yield None  # every thread is a generator, paused at its barriers")
@@ -173,6 +177,21 @@ class GpuCompiler(Compiler):
         self.set_ctx(s, env)
         self.line(f"h_launch({k}, {name}, ({''.join(v + ', ' for v in values)}), "
                   f"({''.join(n + ', ' for n in host_live)}))")
+
+    def relocate(self, s, env: Env) -> None:
+        """``shared`` and ``local`` buffers allocated outside the kernel and
+        used in it get fresh storage per block or per thread, as TVM's
+        lowering allocates them inside the kernel, where they are used."""
+        used = {n.buffer for n in walk(s) if isinstance(n, (BufferLoad, BufferStore))}
+        done = set()
+        for buf, access in env.buffers.items():
+            scope = buf.storage_scope
+            if buf not in used or access.storage in done or not (
+                    scope in SHARED_SCOPES or scope.startswith("local")):
+                continue
+            done.add(access.storage)
+            self.line(f"{access.storage} = h_alloc({str(buf.dtype)!r}, len({access.storage}))")
+            self.share(access.storage, scope, buf.name)
 
     def bind_thread(self, s, env: Env) -> None:
         """Inside a kernel: the variable of a thread-bound loop is the start
