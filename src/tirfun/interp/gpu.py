@@ -10,8 +10,10 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   index for its tag. Loops bound to one tag in one kernel must have the
   same extent, as TVM requires;
 * ``shared`` buffers allocated inside the kernel are one per thread block,
-  other allocations inside it one per thread; buffers from outside are
-  global memory;
+  other allocations inside it one per thread; ``shared`` and ``local``
+  buffers allocated outside it (at the root, where TensorIR schedules leave
+  them) get fresh storage per block or per thread, as TVM's lowering moves
+  them into the kernel; every other buffer from outside is global memory;
 * the threads of a block run phase by phase: each runs until its next
   ``T.tvm_storage_sync("shared")`` (a barrier of the block), and the next
   phase starts when all have arrived. ``"warp"`` orders the threads of one
@@ -20,11 +22,19 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   InterpError;
 * virtual threads (``vthread``) run one after another inside their thread
   and never race with each other;
+* a cross-thread reduction (a reduction block whose reduction variable
+  comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
+  between two barriers, its threads updating the output in turn;
 * two different threads touching one element between two barriers, at
   least one of them writing, is a data race: an InterpError naming the
   buffer, the index, both threads and both statements. Threads of
   different blocks race on global memory whenever they touch one element
   in one kernel, one of them writing (unless a global barrier lies between).
+
+Barriers are taken as written: TVM inserts them when it lowers a schedule
+(its thread-sync pass), so a TensorIR schedule that stages data through
+shared memory without an explicit ``T.tvm_storage_sync`` is reported as a
+race here; run the lowered program to check the barriers lowering placed.
 
 Recording accesses costs time, so functions without thread-bound code run
 on the plain path of :mod:`.compile`.
