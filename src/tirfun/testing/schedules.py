@@ -25,8 +25,10 @@ Thread-bound programs have the GPU's meaning (see :mod:`tirfun.interp.gpu`),
 so no step may leave a kernel (an outermost thread-bound loop) where
 :func:`thread_binding_problems` finds something: a tag bound twice on one
 path (TVM makes both loops one thread axis), one tag bound with different
-extents, or a block that not every thread axis of its kernel reaches (every
-thread of that axis would run it, a data race).
+extents, a block that not every thread axis of its kernel reaches (every
+thread of that axis would run it, a data race), or a block whose binding is
+not one to one in the kernel's loops (overlapping windows: two threads
+would write one element).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 from ..analysis.traversal import stmt_children, walk_stmts
 from ..nodes import THREAD_TAGS, Block, BlockRealize, For, IntImm, IRModule, PrimFunc, SeqStmt
 from .. import rewrites as R
+from ..rewrites.affine import is_affine_binding
 from ..rewrites.checks import all_block_realizes
 from ._choices import BytesChooser, Chooser, RandomChooser
 
@@ -226,8 +229,10 @@ def _fallback(mod: IRModule):
 def thread_binding_problems(func: PrimFunc) -> list[str]:
     """Why the thread-bound loops of ``func`` would not keep its meaning on a
     GPU (empty when they do): for each kernel, a tag bound twice on one path,
-    a tag bound with different extents, or an innermost block not under a
-    loop of every tag the kernel binds. This is a sufficient condition for
+    a tag bound with different extents, an innermost block not under a loop
+    of every tag the kernel binds, or one whose iteration values are not a
+    one-to-one (affine) function of the kernel's loops, so that two threads
+    could run one block instance. This is a sufficient condition for
     the schedules drawn here, not a race check: the interpreter's GPU
     semantics is the judge."""
     problems: list[str] = []
@@ -236,7 +241,9 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
         extents: dict = {}
         reached: list[tuple[str, frozenset]] = []
 
-        def visit(node, tags: frozenset) -> None:
+        def visit(node, tags: frozenset, loops: dict) -> None:
+            if isinstance(node, For):
+                loops = {**loops, _name(node): node}
             if isinstance(node, For) and node.thread_binding is not None:
                 tag = node.thread_binding
                 if tag in tags:
@@ -248,11 +255,15 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
                     isinstance(inner, BlockRealize) for _, inner in walk_stmts(node.block.body)):
                 # a block holding no other block: its statements are what threads run
                 reached.append((node.block.name_hint, tags))
+                if not is_affine_binding(list(node.iter_values), loops):
+                    # two threads could run one block instance
+                    problems.append(f"block {node.block.name_hint} is not bound one to one to "
+                                    "the loops of its kernel")
                 return
             for child in _stmt_children(node):
-                visit(child, tags)
+                visit(child, tags, loops)
 
-        visit(root, frozenset())
+        visit(root, frozenset(), {})
         for name, tags in reached:
             missing = set(extents) - tags
             if missing:
