@@ -1,6 +1,11 @@
 """The schedule strategy's check that thread bindings keep a program's meaning on a GPU."""
 
+import numpy as np
+import pytest
+
 import tirfun
+from tirfun.errors import InterpError
+from tirfun.interp import run
 from tirfun.testing.schedules import thread_binding_problems
 
 TWO_BLOCKS = '''
@@ -45,3 +50,22 @@ def test_a_tag_bound_inside_a_loop_bound_to_it_is_found():
 
 def test_a_block_every_thread_of_an_axis_runs_is_found():
     assert problems(k_loop="for k in range(8)") == ["block C is run by every thread of threadIdx.x"]
+
+
+def test_overlapping_windows_are_found():
+    text = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((5,), "int32"), B: T.Buffer((5,), "int32")):
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for j in T.thread_binding(4, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(5, i + j)
+                B[vi] = A[vi] + 1
+'''
+    func = tirfun.script.from_source(text)
+    assert thread_binding_problems(func) == ["block B is not bound one to one to the loops of its kernel"]
+    # and the interpreter sees the race it would be
+    with pytest.raises(InterpError, match=r"data race on buffer B at index \(1,\)"):
+        run(func, np.zeros(5, "int32"), np.zeros(5, "int32"))
