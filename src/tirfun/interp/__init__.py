@@ -9,7 +9,10 @@ semantics:
   iteration variable is at the start of its domain; ``T.where`` predicates
   guard the whole block; ``alloc_buffer`` gives fresh scratch storage
   (floats start as NaN, integers as 0);
-* parallel, vectorized, unrolled and thread-bound loops run as serial loops;
+* parallel, vectorized and unrolled loops run as serial loops; a function
+  with thread-bound loops (or launched threads) runs with the GPU's meaning,
+  every thread of every block phase by phase between barriers, and a data
+  race between threads is an InterpError (see :mod:`.gpu`);
   ``Ramp`` and ``Broadcast`` are vectors, evaluated lane by lane;
 * integer arithmetic wraps around as the dtype does; ``//`` and ``%``
   (floordiv, floormod) round toward minus infinity, truncdiv and truncmod
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 from ..errors import ArgumentError, InterpError
 from ..nodes import IRModule
+from . import gpu
 from .compile import CompiledFunc, compile_func, compile_in_module, evaluate, select_function
 
 
@@ -52,6 +56,8 @@ def run(func_or_mod, *args, **kwargs):
     Given a module, calls of its other functions run them.
     """
     func = select_function(func_or_mod)
+    if gpu.is_thread_bound(func):
+        return gpu.run(func, *args, **kwargs)
     if isinstance(func_or_mod, IRModule):
         # calls of the module's other functions run them
         name = next(n for n in func_or_mod if func_or_mod[n] is func)

@@ -12,7 +12,8 @@ scalar, its type and range; and, when the function declares
 mismatch raises :class:`ArgumentError` naming the parameter, so a compiled
 loop can never run past an array because of a wrong shape.
 
-Plain numpy arrays are passed by pointer, without a copy.
+Plain numpy arrays are passed by pointer, without a copy, and so are other
+DLPack arrays (torch tensors, ...) in host memory, viewed through numpy.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..errors import ArgumentError
 from ..lower.signature import Signature, dtype_fits, eval_int
 from ..numpy_dtypes import numpy_dtype
 from ..nodes import IntImm, Var
+from .dlpack import device_of, host_view, is_dlpack_array
 from .ndarray import NDArray
 
 
@@ -114,9 +116,15 @@ class ArgChecker:
             arr = arg.host_array()
         elif isinstance(arg, np.ndarray):
             arr = arg
+        elif is_dlpack_array(arg):
+            # torch tensors and other DLPack arrays: viewed, not copied
+            device = device_of(arg, where)
+            if device.device_type != "cpu":
+                raise ArgumentError(f"{where}: the array is on {device}, the function runs on cpu(0)")
+            arr = host_view(arg, where)
         else:
-            raise ArgumentError(f"{where}: expected an array (tirfun.nd.array or numpy.ndarray) "
-                                f"of {buf.dtype}, got {type(arg).__name__}")
+            raise ArgumentError(f"{where}: expected an array (tirfun.nd.array, numpy.ndarray or "
+                                f"any DLPack array) of {buf.dtype}, got {type(arg).__name__}")
         if np_dtype is None or arr.dtype != np_dtype:
             raise ArgumentError(f"{where}: expected dtype {buf.dtype}, got {arr.dtype}")
         shape = arr.shape

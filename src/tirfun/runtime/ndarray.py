@@ -5,6 +5,10 @@ numpy can turn into one) into a new C-contiguous array aligned to 64 bytes;
 ``tirfun.nd.empty(shape, dtype, device)`` allocates one. ``.numpy()``
 returns a copy, as TVM's does. On the CPU an NDArray views host memory, and
 built functions also accept plain numpy arrays without copying them.
+
+``tirfun.nd.from_dlpack(x)`` wraps any DLPack array (numpy, torch, ...)
+without a copy, and an NDArray is itself a DLPack array
+(``numpy.from_dlpack(nd_array)`` shares its memory); see :mod:`.dlpack`.
 """
 
 from __future__ import annotations
@@ -96,6 +100,22 @@ class NDArray:
             raise TirfunError(f"the array lives on {self._device}; call .numpy() for a host copy")
         return self._array
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The array as a DLPack capsule sharing its memory (the Python array
+        API's protocol; ``numpy.from_dlpack`` and ``torch.from_dlpack`` call it)."""
+        from .dlpack import export
+
+        return export(self._array, self._device, stream=stream, max_version=max_version,
+                      dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack ``(device type code, index)``: ``(1, 0)`` on the CPU."""
+        from .dlpack import dlpack_device
+
+        return dlpack_device(self._device)
+
+    to_dlpack = __dlpack__
+
     def __repr__(self) -> str:
         return f"<tirfun.NDArray shape={self.shape} dtype={self.dtype} device={self._device}>\n{self._array!r}"
 
@@ -132,6 +152,22 @@ def array(source, device: Device | None = None, dtype=None) -> NDArray:
     return NDArray(out, device)
 
 
+def from_dlpack(source) -> NDArray:
+    """An NDArray sharing the memory of ``source``, any array with the
+    DLPack protocol (``__dlpack__`` and ``__dlpack_device__``): a numpy
+    array, a torch tensor, another NDArray. No copy is made: a write
+    through one is seen through the other."""
+    from .dlpack import device_of, host_view, is_dlpack_array
+
+    if isinstance(source, NDArray):
+        return NDArray(source.host_array(), source.device)
+    if not is_dlpack_array(source):
+        raise ArgumentError(f"from_dlpack: expected an array with __dlpack__ and __dlpack_device__ "
+                            f"(numpy, torch, ...), got {type(source).__name__}")
+    device = device_of(source, "from_dlpack: the array")
+    return NDArray(host_view(source, "from_dlpack: the array"), device)
+
+
 def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
     """A new uninitialised array of ``shape`` and ``dtype`` on ``device``."""
     np = _np()
@@ -148,4 +184,4 @@ def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
     return NDArray(aligned_empty(shape, dt), device)
 
 
-__all__ = ["NDArray", "array", "empty", "aligned_empty", "ALIGNMENT"]
+__all__ = ["NDArray", "array", "empty", "from_dlpack", "aligned_empty", "ALIGNMENT"]

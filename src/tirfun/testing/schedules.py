@@ -23,15 +23,24 @@ them writes (TVM's merge does not check dependences); parallel, vectorize
 and bind only apply to loops whose iterations are whole blocks (a loop
 inside a block's body may carry an accumulation), bind never makes a
 cross-thread reduction, vectorize only takes innermost loops of constant
-extent, and unroll only loops of constant extent. Thread axes are otherwise
-drawn freely, so a GPU backend test should pass its own ``primitives``.
+extent, and unroll only loops of constant extent.
+
+Thread-bound programs have the GPU's meaning (see :mod:`tirfun.interp.gpu`),
+so no step may leave a kernel (an outermost thread-bound loop) where
+:func:`thread_binding_problems` finds something: a tag bound twice on one
+path (TVM makes both loops one thread axis), one tag bound with different
+extents, a block that not every thread axis of its kernel reaches (every
+thread of that axis would run it, a data race), or a block whose binding is
+not one to one in the kernel's loops (overlapping windows: two threads
+would write one element).
 """
 
 from __future__ import annotations
 
-from ..analysis.traversal import walk_stmts
+from ..analysis.traversal import stmt_children, walk_stmts
 from ..nodes import THREAD_TAGS, Block, BlockRealize, For, IntImm, IRModule, PrimFunc, SeqStmt
 from .. import rewrites as R
+from ..analysis.arith.iter_map import is_affine_binding
 from ..rewrites.checks import all_block_realizes
 from ._choices import BytesChooser, Chooser, RandomChooser
 
@@ -259,6 +268,71 @@ def _fallback(mod: IRModule):
     return R.unroll(_name(fixed[0])) if fixed else None
 
 
+def thread_binding_problems(func: PrimFunc) -> list[str]:
+    """Why the thread-bound loops of ``func`` would not keep its meaning on a
+    GPU (empty when they do): for each kernel, a tag bound twice on one path,
+    a tag bound with different extents, an innermost block not under a loop
+    of every tag the kernel binds, or one whose iteration values are not a
+    one-to-one (affine) function of the kernel's loops, so that two threads
+    could run one block instance. This is a sufficient condition for
+    the schedules drawn here, not a race check: the interpreter's GPU
+    semantics is the judge."""
+    problems: list[str] = []
+
+    def kernel(root: For) -> None:
+        extents: dict = {}
+        reached: list[tuple[str, frozenset]] = []
+
+        def visit(node, tags: frozenset, loops: dict) -> None:
+            if isinstance(node, For):
+                loops = {**loops, _name(node): node}
+            if isinstance(node, For) and node.thread_binding is not None:
+                tag = node.thread_binding
+                if tag in tags:
+                    problems.append(f"loop {_name(node)} is bound to {tag} inside another loop bound to it")
+                if extents.setdefault(tag, node.extent) != node.extent:
+                    problems.append(f"loops bound to {tag} have different extents")
+                tags = tags | {tag}
+            if isinstance(node, BlockRealize) and not any(
+                    isinstance(inner, BlockRealize) for _, inner in walk_stmts(node.block.body)):
+                # a block holding no other block: its statements are what threads run
+                reached.append((node.block.name_hint, tags))
+                if not is_affine_binding(list(node.iter_values), loops):
+                    # two threads could run one block instance
+                    problems.append(f"block {node.block.name_hint} is not bound one to one to "
+                                    "the loops of its kernel")
+                return
+            for child in _stmt_children(node):
+                visit(child, tags, loops)
+
+        visit(root, frozenset(), {})
+        for name, tags in reached:
+            missing = set(extents) - tags
+            if missing:
+                problems.append(f"block {name} is run by every thread of {', '.join(sorted(missing))}")
+
+    def host(node) -> None:
+        if isinstance(node, For) and node.thread_binding is not None:
+            kernel(node)
+            return
+        for child in _stmt_children(node):
+            host(child)
+
+    host(func.body)
+    return problems
+
+
+def _stmt_children(node) -> list:
+    return [child for _, child in stmt_children(node)]
+
+
+def _keeps_gpu_meaning(after: IRModule) -> bool:
+    func = _main(after)
+    if not any(isinstance(s, For) and s.thread_binding is not None for _, s in walk_stmts(func)):
+        return True
+    return not thread_binding_problems(func)
+
+
 def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVES) -> R.Pipeline:
     """A pipeline of 1 to ``max_steps`` rewrites, each valid on the module the
     previous ones produce (fewer only when nothing applies at all)."""
@@ -270,13 +344,18 @@ def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVE
         for _attempt in range(_ATTEMPTS):
             record = _draw_rewrite(ch, mod, ch.weighted(weights))
             if record is not None and not record.violations(mod):
-                chosen = record
-                break
+                result = record(mod)
+                if _keeps_gpu_meaning(result):
+                    chosen = record
+                    break
         if chosen is None:
             chosen = _fallback(mod)
             if chosen is None:
                 break
-        mod = chosen(mod)
+            result = chosen(mod)
+            if not _keeps_gpu_meaning(result):
+                break
+        mod = result
         steps.append(chosen)
     return R.Pipeline(steps)
 

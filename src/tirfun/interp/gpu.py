@@ -1,0 +1,356 @@
+"""The GPU meaning of a thread-bound PrimFunc.
+
+``interp.run`` of a function with thread-bound loops (``T.thread_binding``
+to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
+(``T.launch_thread``) runs it as the GPU does:
+
+* each kernel (an outermost thread-bound statement) is launched where the
+  host code reaches it; every thread of every thread block runs the whole
+  kernel body, and each thread-bound loop inside it takes the thread's
+  index for its tag. Loops bound to one tag in one kernel must have the
+  same extent, as TVM requires;
+* ``shared`` buffers allocated inside the kernel are one per thread block,
+  other allocations inside it one per thread; ``shared`` and ``local``
+  buffers allocated outside it (at the root, where TensorIR schedules leave
+  them) get fresh storage per block or per thread, as TVM's lowering moves
+  them into the kernel; every other buffer from outside is global memory;
+* the threads of a block run phase by phase: each runs until its next
+  ``T.tvm_storage_sync("shared")`` (a barrier of the block), and the next
+  phase starts when all have arrived. ``"warp"`` orders the threads of one
+  warp of 32; ``"global"`` waits for every thread of every block. A barrier
+  that some threads reach and others do not (divergent control flow) is an
+  InterpError;
+* virtual threads (``vthread``) run one after another inside their thread
+  and never race with each other;
+* a cross-thread reduction (a reduction block whose reduction variable
+  comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
+  between two barriers, its threads updating the output in turn;
+* two different threads touching one element between two barriers, at
+  least one of them writing, is a data race: an InterpError naming the
+  buffer, the index, both threads and both statements. Threads of
+  different blocks race on global memory whenever they touch one element
+  in one kernel, one of them writing (unless a global barrier lies between).
+
+Barriers are taken as written: TVM inserts them when it lowers a schedule
+(its thread-sync pass), so a TensorIR schedule that stages data through
+shared memory without an explicit ``T.tvm_storage_sync`` is reported as a
+race here; run the lowered program to check the barriers lowering placed.
+
+Recording accesses costs time, so functions without thread-bound code run
+on the plain path of :mod:`.compile`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import attrs
+
+from ..analysis.traversal import walk_stmts
+from ..errors import InterpError
+from ..nodes import PrimFunc
+from .compile import _FILENAME, CompiledFunc, describe, statement_text
+from .gpu_codegen import GpuCompiler, launch_of
+from .runtime import namespace
+from .semantics import Fault
+
+_WARP = 32
+_DIMS = {"blockIdx": ("blockIdx.x", "blockIdx.y", "blockIdx.z"),
+         "threadIdx": ("threadIdx.x", "threadIdx.y", "threadIdx.z"),
+         "vthread": ("vthread", "vthread.x", "vthread.y", "vthread.z")}
+
+
+@functools.lru_cache(maxsize=1024)
+def is_thread_bound(func: PrimFunc) -> bool:
+    """Whether ``func`` has a thread-bound loop or a launched thread."""
+    return any(launch_of(s) is not None for _, s in walk_stmts(func.body))
+
+
+@functools.lru_cache(maxsize=256)
+def compile_gpu(func: PrimFunc) -> CompiledFunc:
+    """Translate a thread-bound ``func`` into Python with the GPU's meaning
+    (cached per function value)."""
+    compiler = GpuCompiler(func)
+    try:
+        source, table, params, free = compiler.compile()
+    except InterpError as exc:
+        raise InterpError(str(exc) + describe(compiler.ctx)) from None
+    except RecursionError:
+        raise InterpError("the program nests too deeply for the interpreter") from None
+    try:
+        code = compile(source, _FILENAME, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        raise InterpError(f"the program is too large or nests too deeply for the interpreter "
+                          f"({type(exc).__name__})") from None
+    ns = namespace()
+    program = _Program(tuple(compiler.kernels), tuple(compiler.sites), tuple(compiler.barriers))
+    ns["h_launch"] = program.launch
+    exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
+    return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
+
+
+@attrs.frozen
+class _Program:
+    """The kernels, access sites and barriers of one compiled function."""
+
+    kernels: tuple
+    sites: tuple
+    barriers: tuple
+
+    def launch(self, k: int, thread_fn, values: tuple, live: tuple) -> None:
+        """Run kernel ``k``: ``values`` are (start, extent) per binding."""
+        dims = self.dims(k, values)
+        used = [t for t in itertools.chain(*_DIMS.values()) if t in dims]
+        grid = _space(dims, _DIMS["blockIdx"])
+        threads = _space(dims, _DIMS["threadIdx"])
+        vthreads = _space(dims, _DIMS["vthread"])
+        if not grid or not threads or not vthreads:
+            return
+        races = _Races(self, used)
+        paused = []
+        for b in grid:
+            block = _Block(self, races, thread_fn, live, b, threads, vthreads)
+            if block.run() is not None:
+                paused.append(block)
+        while paused:
+            sites = {blk.waiting for blk in paused}
+            if len(paused) != len(grid) or len(sites) != 1:
+                raise Fault("T.tvm_storage_sync(\"global\") in divergent control flow: not every "
+                            "thread block reaches the same global barrier\n  barrier:\n"
+                            + _indent(statement_text(self.barriers[paused[0].waiting])))
+            races.global_map.clear()
+            paused = [blk for blk in paused if blk.run() is not None]
+
+    def dims(self, k: int, values: tuple) -> dict:
+        """The extent of each tag, checked to agree across the kernel's loops."""
+        dims: dict = {}
+        first: dict = {}
+        for n, binding in enumerate(self.kernels[k].bindings):
+            lo, ext = values[2 * n], values[2 * n + 1]
+            tag = binding.tag
+            if tag not in dims:
+                dims[tag], first[tag] = ext, (lo, binding.stmt)
+                continue
+            if dims[tag] != ext or first[tag][0] != lo:
+                what = (f"extent, but {dims[tag]} and {ext}" if dims[tag] != ext
+                        else f"start, but {first[tag][0]} and {lo}")
+                raise Fault(f"all loops bound to {tag} in one kernel must have the same {what} "
+                            f"differ:\n{_indent(statement_text(first[tag][1], 2))}\nand\n"
+                            f"{_indent(statement_text(binding.stmt, 2))}")
+        return dims
+
+
+def _space(dims: dict, tags: tuple) -> list[dict]:
+    """Every combination of index values of ``tags`` (x fastest)."""
+    extents = [max(dims.get(t, 1), 0) for t in tags]
+    out = []
+    for combo in itertools.product(*[range(e) for e in reversed(extents)]):
+        out.append(dict(zip(reversed(tags), combo)))
+    return out
+
+
+class _Lane:
+    """One thread (one virtual thread of it): its generator and where it waits."""
+
+    __slots__ = ("gen", "ix", "key", "warp", "waiting", "done")
+
+    def __init__(self, gen, ix: dict, key: tuple, warp: int):
+        self.gen, self.ix, self.key, self.warp = gen, ix, key, warp
+        self.waiting = None   # (kind, barrier) while paused at a barrier
+        self.done = False
+
+
+class _Block:
+    """The threads of one thread block, run phase by phase."""
+
+    def __init__(self, program, races, thread_fn, live, bix: dict, threads, vthreads):
+        self.program, self.races = program, races
+        self.bix = bix
+        self.shared: dict = {}
+        self.lanes = []
+        self.waiting = None
+        bkey = tuple(sorted(bix.items()))
+        for n, tix in enumerate(threads):
+            key = (bkey, tuple(sorted(tix.items())))
+            for vix in vthreads:
+                ix = {**bix, **tix, **vix}
+                self.lanes.append(_Lane(None, ix, key, n // _WARP))
+        self.thread_fn, self.live = thread_fn, live
+
+    def run(self):
+        """Run until every thread finishes (None) or waits at a global
+        barrier (its index, kept in ``waiting``)."""
+        races = self.races
+        races.enter_block(self)
+        while True:
+            for lane in self.lanes:
+                if lane.done or lane.waiting is not None:
+                    continue
+                races.lane = lane
+                if lane.gen is None:
+                    lane.gen = self.thread_fn(*self.live, lane.ix, races)
+                try:
+                    lane.waiting = next(lane.gen)
+                except StopIteration:
+                    lane.done = True
+            if self.release_warps():
+                continue
+            waits = {lane.waiting for lane in self.lanes}
+            if waits == {None}:
+                return None
+            if len(waits) != 1:
+                self.divergent()
+            (kind, barrier), = waits
+            for lane in self.lanes:
+                lane.waiting = None
+            races.block_map.clear()
+            if kind == "global":
+                self.waiting = barrier
+                return barrier
+
+    def release_warps(self) -> bool:
+        """Let warps whose threads all wait at one warp barrier go on."""
+        released = False
+        by_warp: dict = {}
+        for lane in self.lanes:
+            by_warp.setdefault(lane.warp, []).append(lane)
+        for warp, lanes in by_warp.items():
+            waits = {lane.waiting for lane in lanes}
+            if not any(w is not None and w[0] == "warp" for w in waits):
+                continue
+            if len(waits) != 1:
+                self.divergent(lanes)
+            for lane in lanes:
+                lane.waiting = None
+            self.races.epochs[warp] = self.races.epochs.get(warp, 0) + 1
+            released = True
+        return released
+
+    def divergent(self, lanes=None):
+        lanes = lanes or self.lanes
+        first = next(lane for lane in lanes if lane.waiting is not None)
+        other = next(lane for lane in lanes if lane.waiting != first.waiting)
+        kind, barrier = first.waiting
+        text = (f"has finished" if other.waiting is None else
+                "waits at another barrier:\n" + _indent(statement_text(
+                    self.program.barriers[other.waiting[1]])))
+        raise Fault(f"barrier in divergent control flow: thread ({self.races.who(first)}) waits at "
+                    f"T.tvm_storage_sync(\"{kind}\")\n{_indent(statement_text(self.program.barriers[barrier]))}"
+                    f"\nwhile thread ({self.races.who(other)}) {text}")
+
+
+class _Races:
+    """Records who touched each element in the current phase, and reports
+    two unordered accesses by different threads, one of them a write."""
+
+    def __init__(self, program, used_tags):
+        self.program = program
+        self.used = [t for t in used_tags if not t.startswith("vthread")]
+        self.block_map: dict = {}
+        self.global_map: dict = {}
+        self.epochs: dict = {}
+        self.lane = None
+        self.block = None
+
+    def enter_block(self, block) -> None:
+        self.block = block
+        self.block_map.clear()
+        self.epochs.clear()
+
+    def shared(self, name: str, fresh):
+        """The thread block's storage of shared buffer ``name`` (``fresh``
+        the first time a thread of the block allocates it)."""
+        return self.block.shared.setdefault(name, fresh)
+
+    # the generated code calls these four
+    def load_block(self, storage, offset, site):
+        self._phase(storage, offset, site, False)
+        return storage[offset]
+
+    def store_block(self, storage, offset, site):
+        self._phase(storage, offset, site, True)
+
+    def load_global(self, storage, offset, site):
+        self._phase(storage, offset, site, False)
+        self._kernel(storage, offset, site, False)
+        return storage[offset]
+
+    def store_global(self, storage, offset, site):
+        self._phase(storage, offset, site, True)
+        self._kernel(storage, offset, site, True)
+
+    def _phase(self, storage, offset, site, write):
+        lane = self.lane
+        epoch = self.epochs.get(lane.warp, 0)
+        me = (lane, epoch, site)
+        key = (id(storage), offset)
+        entry = self.block_map.get(key)
+        if entry is None:
+            # the entry holds the storage so its id stays its own for the phase
+            self.block_map[key] = [storage, me, {}] if write else [storage, None, {lane.key: me}]
+            return
+        writer, readers = entry[1], entry[2]
+        if writer is not None and not self._ordered(writer, me):
+            self._race(writer, True, me, write, offset)
+        if write:
+            for other in readers.values():
+                if not self._ordered(other, me):
+                    self._race(other, False, me, True, offset)
+            entry[1] = me
+        else:
+            readers[lane.key] = me
+
+    def _ordered(self, a, b) -> bool:
+        la, lb = a[0], b[0]
+        return la.key == lb.key or (la.warp == lb.warp and a[1] != b[1])
+
+    def _kernel(self, storage, offset, site, write):
+        lane = self.lane
+        bkey = lane.key[0]
+        me = (lane, site)
+        key = (id(storage), offset)
+        entry = self.global_map.get(key)
+        if entry is None:
+            self.global_map[key] = [storage, me, {}] if write else [storage, None, {bkey: me}]
+            return
+        writer, readers = entry[1], entry[2]
+        if writer is not None and writer[0].key[0] != bkey:
+            self._race((writer[0], 0, writer[1]), True, (lane, 0, site), write, offset, blocks=True)
+        if write:
+            for rkey, other in readers.items():
+                if rkey != bkey:
+                    self._race((other[0], 0, other[1]), False, (lane, 0, site), True, offset,
+                               blocks=True)
+            entry[1] = me
+        elif len(readers) < 2:
+            readers.setdefault(bkey, me)
+
+    def who(self, lane) -> str:
+        """The thread as ``blockIdx.x=0, threadIdx.x=3``."""
+        return ", ".join(f"{t}={lane.ix[t]}" for t in self.used) or "the only thread"
+
+    def _race(self, first, first_writes, second, second_writes, offset, blocks=False):
+        sites = self.program.sites
+        s1, s2 = sites[first[2]], sites[second[2]]
+        buffer = s2.buffer if s1.buffer == s2.buffer else f"{s2.buffer} (seen as {s1.buffer} too)"
+        where = ("in one kernel, in different thread blocks" if blocks else
+                 "with no barrier between them")
+        raise Fault(
+            f"data race on buffer {buffer} at index {s2.index_of(offset)}: thread "
+            f"({self.who(first[0])}) {'stores to' if first_writes else 'loads from'} it in\n"
+            f"{_indent(statement_text(s1.stmt, 4))}\nand thread ({self.who(second[0])}) "
+            f"{'stores to' if second_writes else 'loads from'} it in\n"
+            f"{_indent(statement_text(s2.stmt, 4))}\n{where}")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def run(func: PrimFunc, *args, **kwargs):
+    """Run a thread-bound ``func`` with the GPU's meaning (see the module)."""
+    return compile_gpu(func)(*args, **kwargs)
+
+
+__all__ = ["is_thread_bound", "compile_gpu", "run"]

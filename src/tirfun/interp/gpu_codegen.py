@@ -1,0 +1,346 @@
+"""Translate a thread-bound PrimFunc into Python with the GPU's meaning.
+
+The host code (everything outside thread-bound loops) is generated as by
+:class:`~.codegen.Compiler`. Each kernel (an outermost loop bound to a
+thread tag, or an outermost ``T.launch_thread``) becomes a separate
+generator function run once per thread by :mod:`.gpu`:
+
+* every thread-bound loop inside the kernel binds its variable to the
+  thread's index for that tag (``min + index``), as TVM's
+  UnifyThreadBinding makes all loops of one tag in a kernel one thread
+  axis; launched thread variables likewise;
+* ``T.tvm_storage_sync(scope)`` becomes a ``yield`` of the barrier, so the
+  scheduler runs a thread only up to its next barrier;
+* buffers of ``shared`` scope allocated inside the kernel are one storage
+  per thread block; every other allocation inside it is per thread;
+  ``shared`` and ``local`` buffers allocated outside (at the root, as
+  TensorIR schedules leave them) get fresh storage per block or per thread
+  when the kernel starts, as TVM's lowering moves them into the kernel;
+* each access to storage that other threads can see (shared, or from
+  outside the kernel) goes through the race recorder;
+* a cross-thread reduction (a block whose reduction iteration variable
+  takes its value from a ``threadIdx`` loop, which TVM lowers to an
+  all-reduce) is a collective step: the body of that loop runs between two
+  barriers, and the threads update the block's outputs in turn without
+  racing, thread by thread in index order, each through all its own
+  iterations (the serial order when the bound loop is the outer reduction
+  loop; TVM's all-reduce combines in a tree, so float sums may round
+  differently on a GPU).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..errors import InterpError
+from ..analysis.traversal import walk
+from ..nodes import (
+    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For,
+    ForKind, IterVar, IterVarType, StringImm, Var,
+)
+from .codegen import Compiler, DataInfo, Env, _Function
+
+# storage scopes whose buffers one thread block shares
+SHARED_SCOPES = frozenset({"shared", "shared.dyn", "warp"})
+# tvm_storage_sync scopes and the barrier each one is
+BARRIERS = {"shared": "shared", "shared.dyn": "shared", "warp": "warp", "global": "global"}
+
+
+def launch_of(s):
+    """``(tag, min, extent)`` when ``s`` binds a thread index (a thread-bound
+    loop or a launched thread), else None."""
+    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+        return s.thread_binding, s.min, s.extent
+    if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
+            and isinstance(s.node, IterVar) and s.node.thread_tag in THREAD_TAGS):
+        return s.node.thread_tag, None, s.value
+    return None
+
+
+def _is_sync(s) -> bool:
+    return (isinstance(s, Evaluate) and isinstance(s.value, Call)
+            and s.value.op == "tir.tvm_storage_sync")
+
+
+@attrs.frozen
+class Site:
+    """One instrumented access: the buffer, its layout (ints, or names of
+    locals when only known at run time), the statement and the block."""
+
+    buffer: str
+    shape: tuple
+    strides: tuple
+    offset: object
+    stmt: object
+    block: str | None
+
+    def index_of(self, flat: int) -> str:
+        """The buffer index of storage element ``flat``, as text."""
+        layout = list(self.shape) + list(self.strides) + [self.offset]
+        if not all(isinstance(x, int) for x in layout) or not self.shape:
+            return f"storage element {flat}"
+        rem = flat - self.offset
+        index = []
+        for st in self.strides:
+            if st > 0:
+                index.append(rem // st)
+                rem -= index[-1] * st
+            else:
+                index.append(0)
+        return "(" + ", ".join(map(str, index)) + ("," if len(index) == 1 else "") + ")"
+
+
+@attrs.frozen
+class Binding:
+    """A thread-bound loop or launched thread of a kernel, for the launch."""
+
+    tag: str
+    stmt: object
+
+
+@attrs.frozen
+class KernelInfo:
+    """What the launcher needs to know of one kernel."""
+
+    bindings: tuple  # Binding per thread-bound statement, in the order of their values
+
+
+class _Kernel:
+    """Compilation state inside one kernel."""
+
+    def __init__(self):
+        self.private: set[str] = set()  # storages each thread has its own of
+        self.block: set[str] = set()    # storages one thread block shares
+        self.reducing: frozenset = frozenset()  # buffers a cross-thread reduction updates
+
+
+class GpuCompiler(Compiler):
+    """A :class:`Compiler` that gives thread-bound code the GPU's meaning."""
+
+    def __init__(self, func):
+        super().__init__(func)
+        self.kernel: _Kernel | None = None
+        self.sites: list[Site] = []
+        self.barriers: list = []          # the tvm_storage_sync statements
+        self.kernels: list[KernelInfo] = []
+
+    # ------------------------------------------------------------ statements
+    def stmt(self, s, env: Env) -> None:
+        handler = None
+        if self.kernel is None:
+            if launch_of(s) is not None:
+                handler = self.launch
+        elif launch_of(s) is not None:
+            handler = self.bind_thread
+        elif _is_sync(s):
+            handler = self.barrier
+        elif isinstance(s, Allocate):
+            handler = self.kernel_allocate
+        if handler is None:
+            super().stmt(s, env)
+            return
+        previous = self.ctx
+        self.set_ctx(s, env)
+        handler(s, env)
+        self.ctx = previous
+
+    def launch(self, s, env: Env) -> None:
+        """Host code: compute every thread extent of the kernel and launch it."""
+        bindings = [(p, node) for p, node in _walk_launches(s)]
+        values = []
+        for _, node in bindings:
+            tag, lo, ext = launch_of(node)
+            for what, e in (("start", lo), ("extent", ext)):
+                if e is None:
+                    values.append("0")
+                    continue
+                try:
+                    values.append(self.expr(e, env).code)
+                except InterpError as exc:
+                    raise InterpError(f"the {what} of the loop bound to {tag} must be known when "
+                                      f"the kernel is launched: {exc}") from None
+        k = len(self.kernels)
+        self.kernels.append(KernelInfo(tuple(Binding(launch_of(n)[0], n) for _, n in bindings)))
+        name = self.fresh("h_thread")
+        host_live = env.live
+        kenv = attrs.evolve(env, live=env.live + ("h_ix", "h_gpu"))
+        saved = (self.cur, self.indent, self.loop_depth, self.kernel)
+        fn = _Function(f"def {name}({', '.join(kenv.live)}):")
+        self.functions.append(fn)
+        self.cur, self.indent, self.loop_depth, self.kernel = fn, 1, 0, _Kernel()
+        self.set_ctx(s, kenv)
+        self.relocate(s, kenv)
+        self.bind_thread(s, kenv)
+        self.line("return None")
+        self.line("yield None  # every thread is a generator, paused at its barriers")
+        self.cur, self.indent, self.loop_depth, self.kernel = saved
+        self.set_ctx(s, env)
+        self.line(f"h_launch({k}, {name}, ({''.join(v + ', ' for v in values)}), "
+                  f"({''.join(n + ', ' for n in host_live)}))")
+
+    def relocate(self, s, env: Env) -> None:
+        """``shared`` and ``local`` buffers allocated outside the kernel and
+        used in it get fresh storage per block or per thread, as TVM's
+        lowering allocates them inside the kernel, where they are used."""
+        used = {n.buffer for n in walk(s) if isinstance(n, (BufferLoad, BufferStore))}
+        done = set()
+        for buf, access in env.buffers.items():
+            scope = buf.storage_scope
+            if buf not in used or access.storage in done or not (
+                    scope in SHARED_SCOPES or scope.startswith("local")):
+                continue
+            done.add(access.storage)
+            self.line(f"{access.storage} = h_alloc({str(buf.dtype)!r}, len({access.storage}))")
+            self.share(access.storage, scope, buf.name)
+
+    def bind_thread(self, s, env: Env) -> None:
+        """Inside a kernel: the variable of a thread-bound loop is the start
+        plus the thread's index for the tag (the launch checked the extents)."""
+        tag, lo, ext = launch_of(s)
+        var = s.loop_var if isinstance(s, For) else s.node.var
+        body = s.body
+        e = self.expr(ext, env)
+        py = self.var_name(var)
+        ext_iv = e.iv or (0, var.dtype.max_value())
+        if lo is None:
+            self.line(f"{py} = h_ix[{tag!r}]")
+            lo_iv = (0, 0)
+        else:
+            lv = self.expr(lo, env)
+            lo_iv = lv.iv or (var.dtype.min_value(), var.dtype.max_value())
+            self.line(f"{py} = h_ix[{tag!r}]" if lv.iv == (0, 0) else f"{py} = {lv.code} + h_ix[{tag!r}]")
+        iv = (lo_iv[0], lo_iv[1] + max(ext_iv[1], 1) - 1)
+        below = frozenset([e.code]) if lo_iv == (0, 0) and e.code.isidentifier() else frozenset()
+        env = env.bind_var(var, py, iv, below)
+        reduced = _cross_thread_outputs(body, var) if tag.startswith("threadIdx") else set()
+        if not reduced:
+            self.stmt(body, env)
+            return
+        # a cross-thread reduction: a collective step between two barriers, in
+        # which the threads update the outputs in turn without racing
+        self.barriers.append(s)
+        self.line(f"yield ('shared', {len(self.barriers) - 1})")
+        saved = self.kernel.reducing
+        self.kernel.reducing = saved | reduced
+        self.stmt(body, env)
+        self.kernel.reducing = saved
+        self.set_ctx(s, env)
+        self.line(f"yield ('shared', {len(self.barriers) - 1})")
+
+    def barrier(self, s: Evaluate, env: Env) -> None:
+        """``T.tvm_storage_sync(scope)``: the thread pauses until the others arrive."""
+        args = s.value.args
+        scope = args[0].value if args and isinstance(args[0], StringImm) else None
+        kind = BARRIERS.get(scope)
+        if kind is None:
+            raise InterpError(f"T.tvm_storage_sync of scope {scope!r}: the interpreter knows the "
+                              f"scopes {', '.join(sorted(BARRIERS))}")
+        self.barriers.append(s)
+        self.line(f"yield ({kind!r}, {len(self.barriers) - 1})")
+
+    def kernel_allocate(self, s: Allocate, env: Env) -> None:
+        """An Allocate inside a kernel: per block for shared scopes, else per thread."""
+        size = self.product([self.expr(e, env) for e in s.extents])
+        py = self.fresh(f"b_{s.buffer_var.name}")
+        self.line(f"{py} = h_alloc({str(s.dtype)!r}, {size})")
+        self.share(py, s.scope, s.buffer_var.name)
+        self.stmt(s.body, env.bind_data(s.buffer_var, DataInfo(py, s.dtype)))
+
+    def allocate_buffer(self, buf, env: Env) -> Env:
+        env = super().allocate_buffer(buf, env)
+        if self.kernel is not None:
+            self.share(env.buffers[buf].storage, buf.storage_scope, buf.name)
+        return env
+
+    def share(self, py: str, scope: str, name: str) -> None:
+        """Make the fresh storage ``py`` the thread block's when its scope is shared."""
+        if scope in SHARED_SCOPES:
+            self.kernel.block.add(py)
+            self.line(f"{py} = h_gpu.shared({name!r}, {py})")
+        else:
+            self.kernel.private.add(py)
+
+    def continue_in_new_function(self, s, env: Env) -> None:
+        """As the base compiler's, but inside a kernel the part is a generator
+        too, so a barrier inside it pauses the thread."""
+        if self.kernel is None:
+            super().continue_in_new_function(s, env)
+            return
+        name = self.fresh("h_part")
+        params = ", ".join(env.live)
+        saved = (self.cur, self.indent, self.loop_depth)
+        fn = _Function(f"def {name}({params}):")
+        self.functions.append(fn)
+        self.cur, self.indent, self.loop_depth = fn, 1, 0
+        self.stmt(s, env)
+        self.line("return None")
+        self.line("yield None")
+        self.cur, self.indent, self.loop_depth = saved
+        t = self.temp()
+        self.line(f"{t} = yield from {name}({params})")
+        self.line(f"if {t} is not None:")
+        self.line(f"    return {t}")
+
+    # ------------------------------------------------------------ accesses
+    def address(self, access, indices, env: Env, lane: int, verb: str, statement: bool = False) -> str:
+        text = super().address(access, indices, env, lane, verb, statement)
+        kernel = self.kernel
+        if kernel is None or access.storage in kernel.private or access.name in kernel.reducing:
+            return text
+        prefix = access.storage + "["
+        start = 0 if text.startswith(prefix) else 1
+        if not text.startswith(prefix, start):
+            raise InterpError(f"internal: unexpected access code for buffer {access.name}")
+        end = _closing(text, start + len(prefix) - 1)
+        offset = text[start + len(prefix):end]
+        where = "block" if access.storage in kernel.block else "global"
+        self.sites.append(Site(access.name, access.shape, access.strides, access.offset,
+                               self.ctx.stmt if self.ctx else None, self.ctx.block if self.ctx else None))
+        site = len(self.sites) - 1
+        if statement:
+            self.line(f"h_gpu.store_{where}({access.storage}, {offset}, {site})")
+            return text
+        return (text[:start] + f"h_gpu.load_{where}({access.storage}, {offset}, {site})"
+                + text[end + 1:])
+
+
+def _cross_thread_outputs(body, var: Var) -> set[str]:
+    """The buffers written by blocks under ``body`` whose reduction
+    iteration variables take their values from ``var`` (a threadIdx loop)."""
+    out: set[str] = set()
+    for node in walk(body):
+        if not isinstance(node, BlockRealize):
+            continue
+        block = node.block
+        if any(iv.iter_type is IterVarType.CommReduce and any(n == var for n in walk(value)
+                                                             if isinstance(n, Var))
+               for iv, value in zip(block.iter_vars, node.iter_values)):
+            out |= {r.buffer.name for r in block.writes}
+            out |= {n.buffer.name for n in walk(block) if isinstance(n, BufferStore)}
+    return out
+
+
+def _closing(text: str, open_at: int) -> int:
+    """The index of the bracket closing the one at ``open_at``."""
+    depth = 0
+    for k in range(open_at, len(text)):
+        c = text[k]
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise InterpError("internal: unbalanced access code")
+
+
+def _walk_launches(s):
+    """Every thread-binding statement under ``s`` (itself included), in order."""
+    from ..analysis.traversal import walk_stmts
+
+    for path, node in walk_stmts(s):
+        if launch_of(node) is not None:
+            yield path, node
+
+
+__all__ = ["GpuCompiler", "Site", "Binding", "KernelInfo", "launch_of", "SHARED_SCOPES", "BARRIERS"]
