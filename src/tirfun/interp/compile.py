@@ -192,7 +192,13 @@ def compile_func(func: PrimFunc) -> CompiledFunc:
     """Translate ``func`` into Python (cached per function value)."""
     if not isinstance(func, PrimFunc):
         raise InterpError(f"expected a PrimFunc, got {type(func).__name__}")
-    compiler = Compiler(func)
+    return translate(func, Compiler(func))
+
+
+def translate(func: PrimFunc, compiler, extra=None) -> CompiledFunc:
+    """Run ``compiler`` over ``func`` and load the Python it writes; every
+    failure is an InterpError. ``extra(compiler)``, called after the
+    translation, gives names to add to the generated code's namespace."""
     try:
         source, table, params, free = compiler.compile()
     except InterpError as exc:
@@ -205,6 +211,8 @@ def compile_func(func: PrimFunc) -> CompiledFunc:
         raise InterpError(f"the program is too large or nests too deeply for the interpreter "
                           f"({type(exc).__name__})") from None
     ns = namespace()
+    if extra is not None:
+        ns.update(extra(compiler))
     exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
     return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
 

@@ -48,11 +48,9 @@ import itertools
 import attrs
 
 from ..analysis.traversal import walk_stmts
-from ..errors import InterpError
 from ..nodes import PrimFunc
-from .compile import _FILENAME, CompiledFunc, describe, statement_text
+from .compile import CompiledFunc, statement_text, translate
 from .gpu_codegen import GpuCompiler, launch_of
-from .runtime import namespace
 from .semantics import Fault
 
 _WARP = 32
@@ -71,23 +69,13 @@ def is_thread_bound(func: PrimFunc) -> bool:
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning
     (cached per function value)."""
-    compiler = GpuCompiler(func)
-    try:
-        source, table, params, free = compiler.compile()
-    except InterpError as exc:
-        raise InterpError(str(exc) + describe(compiler.ctx)) from None
-    except RecursionError:
-        raise InterpError("the program nests too deeply for the interpreter") from None
-    try:
-        code = compile(source, _FILENAME, "exec")
-    except (SyntaxError, RecursionError, MemoryError) as exc:
-        raise InterpError(f"the program is too large or nests too deeply for the interpreter "
-                          f"({type(exc).__name__})") from None
-    ns = namespace()
+    return translate(func, GpuCompiler(func), _launcher)
+
+
+def _launcher(compiler: GpuCompiler) -> dict:
+    """The launcher of the kernels ``compiler`` recorded."""
     program = _Program(tuple(compiler.kernels), tuple(compiler.sites), tuple(compiler.barriers))
-    ns["h_launch"] = program.launch
-    exec(code, ns)  # noqa: S102 - source generated from our own nodes, see codegen
-    return CompiledFunc(func, source, ns["h_kernel"], tuple(table), tuple(params), tuple(free))
+    return {"h_launch": program.launch}
 
 
 @attrs.frozen
@@ -232,7 +220,7 @@ class _Block:
         first = next(lane for lane in lanes if lane.waiting is not None)
         other = next(lane for lane in lanes if lane.waiting != first.waiting)
         kind, barrier = first.waiting
-        text = (f"has finished" if other.waiting is None else
+        text = ("has finished" if other.waiting is None else
                 "waits at another barrier:\n" + _indent(statement_text(
                     self.program.barriers[other.waiting[1]])))
         raise Fault(f"barrier in divergent control flow: thread ({self.races.who(first)}) waits at "
