@@ -19,16 +19,7 @@ import tirfun
 from tirfun.errors import BuildError
 from tirfun.interp import run as interp_run
 from tirfun.script import from_source
-
-
-def _scaled(k: int) -> str:
-    return f'''@T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    for i0 in T.parallel(8):
-        for i1 in T.vectorized(8):
-            with T.block("b"):
-                v = T.axis.spatial(64, i0 * 8 + i1)
-                B[v] = A[v] * T.float32({k}) + T.float32({3 * k})'''
+from test_build_llvm import _check_scaled, _scaled
 
 
 @pytest.fixture
@@ -189,13 +180,6 @@ def test_every_call_into_llvm_holds_the_llvm_lock():
     finally:
         ffi.unregister_lock_callback(entered, released)
     assert outside == [], outside[0]
-
-
-def _check_scaled(rt, k: int) -> None:
-    a = np.arange(64, dtype="float32")
-    b = np.zeros(64, "float32")
-    rt(a, b)
-    np.testing.assert_array_equal(b, a * np.float32(k) + np.float32(3 * k))
 
 
 def test_builds_and_interpreter_runs_in_several_threads_agree(fast_switching):
