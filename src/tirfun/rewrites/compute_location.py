@@ -1,0 +1,585 @@
+"""Compute location: compute_at, reverse_compute_at, compute_inline and
+reverse_compute_inline.
+
+Each moves a block's computation: under a loop, computing there only the
+region the consumers (or producers) under that loop need, or into the
+blocks that read (or write) its buffer. The shared dataflow checks (scope,
+producers and consumers, region cover, leaf removal) live in
+:mod:`.dataflow`; the integer analysis in :mod:`tirfun.analysis.arith`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.access import access_regions
+from ..analysis.arith import can_prove
+from ..analysis.arith.int_set import Interval, eval_interval, union
+from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.simplify import is_true as _is_true
+from ..analysis.arith.terms import int_value
+from ..analysis.traversal import Path, get_at, iter_children, replace_at, transform
+from ..nodes import (
+    GE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
+    IntImm, Node, PrimExpr, Range, SeqStmt, Var,
+)
+from ..nodes.dtype import DataType
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import describe, resolve_block, resolve_loop, resolve_site
+from .dataflow import (
+    COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
+    conflicting_buffer, consumed_region, consumers, delete_at, insertion_range, is_output_block,
+    is_under, leaf_removal_path, loop_domains, produced_region, producers, program_key,
+    reads_of, reduction_block_code, region_cover_violation, scope_allocations, scope_children,
+    scope_of, subtrees, writers, writes_of,
+)
+from .errors import (
+    BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
+    InsertionPointNotFoundError, InvalidArgumentError, InvalidInsertionIndexError,
+    NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
+    NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
+    OpaqueAccessError, OutputBlockError, RootBlockError, UnsupportedRegionError,
+)
+from .names import fresh_names
+from .refs import BlockRef, LoopRef, as_block_ref, as_loop_ref
+from .serialize import py_value
+
+_BODY = ("body", None)
+_ROOT = (_BODY, ("block", None))
+
+
+# -- shared steps --------------------------------------------------------------------------
+
+@attrs.frozen
+class _Located:
+    """A block resolved with its scope: realize path, realize, scope path,
+    the scope's child blocks and the block's position among them."""
+
+    rpath: Path
+    realize: BlockRealize
+    scope: Path | None
+    children: list
+    position: int
+
+
+def _locate(chk: Checks, site, ref) -> _Located:
+    bpath = resolve_block(chk, site, ref)
+    if bpath == _ROOT:
+        chk.stop(RootBlockError, describe(ref), f"it is the root block of the function; "
+                 f"{chk.primitive} does not operate on the root block")
+    rpath = bpath[:-1]
+    scope = scope_of(site, rpath)
+    children = scope_children(site, scope)
+    position = next(k for k, (p, _) in enumerate(children) if p == rpath)
+    return _Located(rpath, site.at(rpath), scope, children, position)
+
+
+def _names(blocks) -> str:
+    return ", ".join(repr(b.name_hint) for b in blocks)
+
+
+def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
+    path = leaf_removal_path(site, loc.rpath, loc.scope)
+    if path is None:
+        scope_name = "the function" if loc.scope is None else f"scope {site.at(loc.scope).name_hint!r}"
+        chk.fail(OnlyLeafError, subject, f"it is the only leaf of {scope_name}, which removing it "
+                 "would leave empty", loc.realize)
+    return path
+
+
+def _uses_data(root: Node, buffer: Buffer) -> bool:
+    """Whether ``root`` uses ``buffer`` through its data pointer or matches
+    it into a block (buffers themselves are not entered)."""
+    data = buffer.data
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        if isinstance(n, Var):
+            if data is not None and n == data:
+                return True
+            continue
+        if isinstance(n, Block) and any(m.source.buffer == buffer for m in n.match_buffers):
+            return True
+        stack.extend(iter_children(n))
+    return False
+
+
+def _still_used(root: Node, buffer: Buffer) -> bool:
+    """Whether anything under ``root`` loads, stores or declares a region of ``buffer``."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buffer:
+            return True
+        if isinstance(n, Block) and any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
+            return True
+        if isinstance(n, Buffer):
+            continue
+        stack.extend(iter_children(n))
+    return False
+
+
+def _reinfer(block: Block, buffer: Buffer) -> Block:
+    """The block with its regions inferred again when it declared an access
+    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does."""
+    if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
+        return block
+    reads, writes = access_regions(block)
+    return attrs.evolve(block, reads=reads, writes=writes)
+
+
+def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
+    if buffer not in scope_block.alloc_buffers or _still_used(scope_block.body, buffer):
+        return scope_block
+    return attrs.evolve(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
+
+
+def _finish(site, scope: Path | None, func_after) -> object:
+    """Commit the rewritten scope of ``func_after`` into the site's module."""
+    path = scope if scope is not None else (_BODY,)
+    return commit(site, path, get_at(func_after, path))
+
+
+def _index_map(indices, iter_vars) -> dict | None:
+    """Iteration variable -> dimension for indices that are distinct
+    iteration variables or constants; None for any other index."""
+    names = {iv.var: iv for iv in iter_vars}
+    out: dict = {}
+    for d, e in enumerate(indices):
+        if isinstance(e, Var) and e in names and e not in out:
+            out[e] = d
+        elif int_value(e) is None:
+            return None
+    return out
+
+
+def _unit_values(iter_vars, mapped) -> dict | None:
+    """Values for the iteration variables ``mapped`` leaves out: each must
+    have a domain of one constant point."""
+    out = {}
+    for iv in iter_vars:
+        if iv.var in mapped:
+            continue
+        if int_value(iv.dom.extent) == 1 and int_value(iv.dom.min) is not None:
+            out[iv.var] = iv.dom.min
+        else:
+            return None
+    return out
+
+
+# -- compute_inline ------------------------------------------------------------------------
+
+@register
+@attrs.frozen
+class ComputeInline(Rewrite):
+    """Inline a block into the blocks that read its buffer: every load of
+    the buffer becomes the block's stored value at that index, the block is
+    removed, and so is its buffer from the scope's allocations when nothing
+    uses it any more. The readers' ``T.reads``/``T.writes`` are inferred again.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError,
+       UnknownFunctionError) and is not the root block (RootBlockError);
+    2. it has no init statement (HasInitBlockError) and writes exactly one
+       buffer (NotSingleReadWriteBufferError);
+    3. it is not an output block of its scope (OutputBlockError) and is a
+       complete block (IncompleteBlockError);
+    4. its body is ``B[i0, i1, ...] = f(...)``, each index a distinct
+       iteration variable or a constant, every iteration variable left out
+       of the indices of one constant value (BodyAnalysisError);
+    5. it is not the only leaf of its scope (OnlyLeafError);
+    6. the buffer is not used through its data pointer nor matched into a
+       block (OpaqueAccessError);
+    7. within the loop a reader shares with it, the block writes all the
+       reader reads of its buffer (NotStagePipelineError);
+    8. no block between it and its last reader writes what it reads
+       (DependenceViolationError): the inlined value would be read later.
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        compute_inline("B")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A[vi])
+                    T.writes(C[vi])
+                    C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+
+    primitive = "compute_inline"
+
+    block: object = attrs.field(converter=as_block_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        loc = _locate(chk, site, self.block)
+        block = loc.realize.block
+        subject = describe(self.block)
+        if block.init is not None:
+            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                     "without a reduction can be inlined", loc.realize)
+        if len(block.writes) != 1:
+            chk.stop(NotSingleReadWriteBufferError, subject,
+                     f"the block writes {len(block.writes)} buffer regions; it must write exactly one",
+                     loc.realize)
+        buffer = block.writes[0].buffer
+        if is_output_block(site, loc.scope, block):
+            chk.fail(OutputBlockError, subject, f"the block writes {buffer.name}, which its scope does "
+                     "not allocate; an output block cannot be inlined", loc.realize)
+        code = complete_block_code(loc.children, block)
+        if code:
+            chk.fail(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
+                     f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", loc.realize)
+        chk.checkpoint()
+        store = block.body
+        mapping = None
+        if isinstance(store, BufferStore) and store.buffer == buffer:
+            dims = _index_map(store.indices, block.iter_vars)
+            units = None if dims is None else _unit_values(block.iter_vars, dims)
+            if units is not None:
+                mapping = (dims, units)
+        if mapping is None:
+            chk.stop(BodyAnalysisError, subject,
+                     f"the body must be one store {buffer.name}[v0, v1, ...] = f(...) whose indices are "
+                     "distinct iteration variables or constants, every other iteration variable "
+                     "having one constant value", loc.realize)
+        removal = _check_leaf(chk, site, loc, subject)
+        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+        if _uses_data(scope_body, buffer):
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                     "pointer or matched into a block, so its uses cannot be rewritten")
+        readers = [c for c in consumers(loc.children, loc.position)]
+        for reader in readers:
+            bad = region_cover_violation(site, loc.children, reader, {buffer})
+            if bad is not None:
+                chk.fail(NotStagePipelineError, subject,
+                         f"block {reader[1].block.name_hint!r} reads elements of {buffer.name} that block "
+                         f"{block.name_hint!r} does not surely write before it within the loop they share",
+                         loc.realize, reader[1])
+        if readers:
+            last = program_key(site, readers[-1][0])
+            first = program_key(site, loc.rpath)
+            for ypath, yrealize in blocks_in_order(site, loc.scope):
+                if is_under(ypath, loc.rpath) or ypath == loc.rpath:
+                    continue
+                key = program_key(site, ypath)
+                if first < key < last:
+                    buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
+                    if buf is not None:
+                        chk.fail(DependenceViolationError, subject,
+                                 f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
+                                 "between the block and its readers; the inlined value would change",
+                                 yrealize)
+        return site, loc, buffer, mapping, removal
+
+    def build(self, plan) -> Outcome:
+        site, loc, buffer, (dims, units), removal = plan
+        block = loc.realize.block
+        store: BufferStore = block.body
+        value = store.value
+        func = delete_at(site.func, removal)
+
+        def pre(n):
+            if isinstance(n, Buffer):
+                return n
+            return None
+
+        def post(n):
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                sub = dict(units)
+                for v, d in dims.items():
+                    sub[v] = n.indices[d]
+                return _substitute(value, sub)
+            if isinstance(n, Block):
+                return _reinfer(n, buffer)
+            return n
+
+        if loc.scope is None:
+            func = attrs.evolve(func, body=transform(func.body, post, pre))
+        else:
+            scope_block: Block = get_at(func, loc.scope)
+            new_scope = attrs.evolve(scope_block, body=transform(scope_block.body, post, pre))
+            func = replace_at(func, loc.scope, _drop_allocation(new_scope, buffer))
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block)]
+
+
+def _substitute(e: PrimExpr, mapping: dict) -> PrimExpr:
+    if not mapping:
+        return e
+
+    def pre(n):
+        if isinstance(n, Buffer):
+            return n
+        if isinstance(n, Var):
+            return mapping.get(n, n)
+        return None
+
+    return transform(e, lambda n: n, pre)
+
+
+def compute_inline(block) -> ComputeInline:
+    """The :class:`ComputeInline` record: ``compute_inline("B")``."""
+    return ComputeInline(block)
+
+
+# -- reverse_compute_inline ------------------------------------------------------------------
+
+def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
+    out = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        if isinstance(n, BufferLoad) and n.buffer == buffer:
+            out.append(n)
+        stack.extend(iter_children(n))
+    return out
+
+
+@register
+@attrs.frozen
+class ReverseComputeInline(Rewrite):
+    """Inline a block into the block that produces the buffer it reads: the
+    producer stores the consumer's value (computed from the produced value)
+    straight into the consumer's buffer, the consumer is removed, and so is
+    the intermediate buffer from the scope's allocations. Where the
+    producer's iterations reach past the consumer's domain, the producer
+    gets a predicate.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError,
+       UnknownFunctionError) and is not the root block (RootBlockError);
+    2. it has no init statement (HasInitBlockError) and reads exactly one
+       buffer that its scope writes (NotSingleReadWriteBufferError);
+    3. it is a complete block (IncompleteBlockError);
+    4. that buffer has exactly one writer, a complete block, and no other
+       block uses it (NonSingleProducerError); the writer is not an output
+       block (OutputBlockError);
+    5. the consumer has no predicate and its body is ``C[...] = f(B[v0, v1,
+       ...])``, every load of ``B`` at the same indices, distinct iteration
+       variables, every other iteration variable of one constant value; the
+       producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
+       without ``else``) and covers the consumer's domain (BodyAnalysisError);
+    6. it is not the only leaf of its scope (OnlyLeafError);
+    7. the buffer is not used through its data pointer nor matched into a
+       block (OpaqueAccessError);
+    8. the producer writes all the consumer reads (NotStagePipelineError);
+    9. no block between producer and consumer reads or writes what the
+       consumer writes or writes what it reads (DependenceViolationError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        reverse_compute_inline("C")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A[vi])
+                    T.writes(C[vi])
+                    C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+
+    primitive = "reverse_compute_inline"
+
+    block: object = attrs.field(converter=as_block_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        loc = _locate(chk, site, self.block)
+        realize = loc.realize
+        block = realize.block
+        subject = describe(self.block)
+        if block.init is not None:
+            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                     "without a reduction can be inlined", realize)
+        written_in_scope = set()
+        for _, r in blocks_in_order(site, loc.scope):
+            written_in_scope |= writes_of(r.block)
+        inputs = [b for b in dict.fromkeys(r.buffer for r in block.reads) if b in written_in_scope]
+        if len(inputs) != 1:
+            chk.stop(NotSingleReadWriteBufferError, subject,
+                     f"the block reads {len(inputs)} buffers that its scope writes; it must read exactly one",
+                     realize)
+        buffer = inputs[0]
+        code = complete_block_code(loc.children, block)
+        if code:
+            chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
+                     f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
+        found = writers(loc.children, buffer)
+        others = [r for p, r in blocks_in_order(site, loc.scope)
+                  if r.block is not block and (not found or r.block is not found[0][1].block)
+                  and buffer in (reads_of(r.block) | writes_of(r.block))]
+        if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
+            why = (f"{len(found)} blocks write {buffer.name}" if len(found) != 1 else
+                   f"block {others[0].block.name_hint!r} also uses {buffer.name}" if others else
+                   f"its producer {found[0][1].block.name_hint!r} is not a complete block")
+            chk.stop(NonSingleProducerError, subject, f"the block must be the only reader of a buffer "
+                     f"written by one complete block: {why}", realize)
+        ppath, prealize = found[0]
+        producer = prealize.block
+        if is_output_block(site, loc.scope, producer):
+            chk.stop(OutputBlockError, subject, f"its producer {producer.name_hint!r} writes a buffer its "
+                     "scope does not allocate; an output block cannot be changed this way", prealize)
+        pattern = self._pattern(realize, producer, buffer)
+        if isinstance(pattern, str):
+            chk.stop(BodyAnalysisError, subject, pattern, realize)
+        removal = _check_leaf(chk, site, loc, subject)
+        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+        if _uses_data(scope_body, buffer):
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                     "pointer or matched into a block, so its uses cannot be rewritten")
+        if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
+            chk.fail(NotStagePipelineError, subject,
+                     f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
+                     "surely write before it within the loop they share", prealize, realize)
+        first, last = program_key(site, ppath), program_key(site, loc.rpath)
+        for ypath, yrealize in blocks_in_order(site, loc.scope):
+            if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
+                continue
+            if first < program_key(site, ypath) < last:
+                buf = conflicting_buffer(block, yrealize.block)
+                if buf is not None:
+                    chk.fail(DependenceViolationError, subject,
+                             f"block {yrealize.block.name_hint!r} between the producer and the block uses "
+                             f"{buf.name}, which one of them writes; moving the block there would change it",
+                             yrealize)
+        return site, loc, ppath, buffer, pattern, removal
+
+    @staticmethod
+    def _pattern(realize: BlockRealize, producer: Block, buffer: Buffer):
+        """The substitution the inlining needs, or why the bodies do not allow it."""
+        block = realize.block
+        if not _is_true(realize.predicate):
+            return "the block has a predicate (T.where); a consumer with one cannot be inlined"
+        store = block.body
+        if not isinstance(store, BufferStore):
+            return "the block's body must be one store C[...] = f(B[...])"
+        loads = _loads_of(store.value, buffer) + [l for e in store.indices for l in _loads_of(e, buffer)]
+        if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
+            return (f"every load of {buffer.name} in the block must be at the same indices, "
+                    "and there must be one")
+        dims = _index_map(loads[0].indices, block.iter_vars)
+        if dims is None or any(int_value(e) is not None for e in loads[0].indices):
+            return (f"the indices of {buffer.name} must be distinct iteration variables of the block")
+        units = _unit_values(block.iter_vars, dims)
+        if units is None:
+            return "every iteration variable not indexing the buffer must have one constant value"
+        body = producer.body
+        cond = None
+        if isinstance(body, IfThenElse) and body.else_case is None:
+            cond, body = body.condition, body.then_case
+        if not isinstance(body, BufferStore) or body.buffer != buffer:
+            return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
+                    "under an if without else")
+        sub = dict(units)
+        for v, d in dims.items():
+            sub[v] = body.indices[d]
+        doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
+        ranges = {iv.var: iv.dom for iv in producer.iter_vars}
+        bounds = []
+        for iv in block.iter_vars:
+            e = sub[iv.var]
+            got = eval_interval(e, doms)
+            lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
+            if (got.lo is not None and can_prove(got.lo > lo, ranges)) or \
+                    (got.hi is not None and can_prove(got.hi < hi, ranges)):
+                return (f"the producer does not reach the whole domain of the block's iteration "
+                        f"variable {iv.var.name}")
+            if not can_prove(GE(e, lo), ranges):
+                bounds.append(GE(e, lo))
+            if not can_prove(LT(e, iv.dom.min + iv.dom.extent), ranges):
+                bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+        return sub, cond, body, bounds
+
+    def build(self, plan) -> Outcome:
+        site, loc, ppath, buffer, (sub, cond, pstore, bounds), removal = plan
+        consumer_store: BufferStore = loc.realize.block.body
+        prealize: BlockRealize = site.at(ppath)
+        producer = prealize.block
+
+        def pre(n):
+            if isinstance(n, Buffer):
+                return n
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                return pstore.value
+            if isinstance(n, Var):
+                return sub.get(n, n)
+            return None
+
+        new_store = transform(consumer_store, lambda n: n, pre)
+        body = new_store if cond is None else IfThenElse(cond, new_store)
+        new_block = attrs.evolve(producer, body=body)
+        reads, writes = access_regions(new_block)
+        new_block = attrs.evolve(new_block, reads=reads, writes=writes)
+        predicate = prealize.predicate
+        if bounds:
+            outer = {iv.var: v for iv, v in zip(producer.iter_vars, prealize.iter_values)}
+            extra = bounds[0]
+            for b in bounds[1:]:
+                extra = And(extra, b)
+            extra = _substitute(extra, outer)
+            predicate = extra if _is_true(predicate) else And(predicate, extra)
+        new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
+        func = replace_at(site.func, ppath, new_realize)
+        func = delete_at(func, removal)
+        if loc.scope is not None:
+            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block)]
+
+
+def reverse_compute_inline(block) -> ReverseComputeInline:
+    """The :class:`ReverseComputeInline` record: ``reverse_compute_inline("C")``."""
+    return ReverseComputeInline(block)
+
+
+__all__ = ["ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]
