@@ -20,7 +20,7 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, get_at, iter_children, replace_at, transform
 from ..nodes import (
-    GE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
+    EQ, GE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
     IntImm, Node, PrimExpr, Range, SeqStmt, Var,
 )
 from ..nodes.dtype import DataType
@@ -167,6 +167,494 @@ def _unit_values(iter_vars, mapped) -> dict | None:
         else:
             return None
     return out
+
+
+# -- compute_at and reverse_compute_at --------------------------------------------------------
+
+def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
+    if not isinstance(preserve_unit_loops, bool):
+        chk.fail(InvalidArgumentError, "argument preserve_unit_loops",
+                 f"expected True or False, got {preserve_unit_loops!r}")
+    if isinstance(index, bool) or not isinstance(index, int):
+        chk.fail(InvalidArgumentError, "argument index", f"expected an int, got {index!r}")
+
+
+def _shift(e: PrimExpr):
+    """``(var, offset)`` when ``e`` is a variable plus a constant, else None."""
+    if isinstance(e, Var):
+        return e, 0
+    e = simplify_index(e)
+    if isinstance(e, Var):
+        return e, 0
+    a, b = getattr(e, "a", None), getattr(e, "b", None)
+    if isinstance(a, Var) and int_value(b) is not None:
+        k = int_value(b)
+        if type(e).__name__ == "Add":
+            return a, k
+        if type(e).__name__ == "Sub":
+            return a, -k
+    return None
+
+
+def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
+    if e is None or k == 0:
+        return e
+    return simplify_index(e - k)
+
+
+@attrs.frozen
+class _Placement:
+    """Where and how the moved block goes: the target loop, the position
+    among its statements, the statement to delete, the domain of each
+    iteration variable (Interval, None ends: its whole domain), the loop
+    domains to prove under, and the scope."""
+
+    lpath: Path
+    loop: For
+    position: int
+    removal: Path
+    loc: _Located
+    doms: dict
+    proof: dict
+
+
+class _ComputeAtBase(Rewrite):
+    """compute_at and reverse_compute_at: the checks and the new loop nest."""
+
+    __slots__ = ()
+    reverse = False
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block, self.loop])
+        _check_flags(chk, self.preserve_unit_loops, self.index)
+        loc = _locate(chk, site, self.block)
+        lpath = resolve_loop(chk, site, self.loop)
+        loop: For = site.at(lpath)
+        block = loc.realize.block
+        subject = describe(self.block)
+        chk.checkpoint()
+        if scope_of(site, lpath) != loc.scope or is_under(loc.rpath, lpath):
+            chk.stop(NotInSameScopeError, subject,
+                     f"the block and loop {loop.loop_var.name!r} must be under the same block scope, "
+                     "and the loop must not be an ancestor of the block", loc.realize, loop)
+        if complete_block_code(loc.children, block):
+            ccode = complete_block_code(loc.children, block)
+            rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize)
+            if rcode:
+                chk.fail(NotCompleteOrReductionBlockError, subject,
+                         f"the block is neither a complete block (it fails condition {ccode}: "
+                         f"{COMPLETE_BLOCK_DEFINITION}) nor a reduction block (it fails condition "
+                         f"{rcode}: {REDUCTION_BLOCK_DEFINITION})", loc.realize)
+        if not self.reverse and is_output_block(site, loc.scope, block):
+            chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
+                     "an output block cannot be moved under a loop with compute_at", loc.realize)
+        chk.checkpoint()
+        removal = _check_leaf(chk, site, loc, subject)
+        prods = producers(loc.children, loc.position)
+        cons = consumers(loc.children, loc.position)
+        required = prods if self.reverse else cons
+        missing = [c for c in required if not is_under(c[0], lpath)]
+        if missing:
+            kind = "producer" if self.reverse else "consumer"
+            chk.stop(NotAllRequiredBlocksAreVisitedError, subject,
+                     f"every {kind} of the block must be under loop {loop.loop_var.name!r}, and "
+                     f"{len(missing)} are not: {_names(c[1].block for c in missing)}",
+                     *[c[1] for c in missing])
+        lo, hi = insertion_range(lpath, loop, [p[0] for p in prods], [c[0] for c in cons])
+        if lo > hi:
+            chk.stop(InsertionPointNotFoundError, subject,
+                     f"under loop {loop.loop_var.name!r}, the last producer is in statement {lo - 1} and the "
+                     f"first consumer in statement {hi}; no position lies between them", loop)
+        if self.index == -1:
+            position = hi
+        elif self.index == -2:
+            position = lo
+        elif lo <= self.index <= hi:
+            position = self.index
+        else:
+            chk.stop(InvalidInsertionIndexError, subject,
+                     f"index {self.index} is not valid: it must be -1, -2 or in [{lo}, {hi}]", loop)
+        self._check_cover(chk, site, loc, subject, prods, cons)
+        self._check_moves(chk, site, loc, lpath, position, subject)
+        chk.checkpoint()
+        proof = loop_domains(site, lpath)
+        doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
+        return site, _Placement(lpath, loop, position, removal, loc, doms, proof)
+
+    def _check_cover(self, chk, site, loc, subject, prods, cons):
+        block = loc.realize.block
+        if self.reverse:
+            pairs = [((loc.rpath, loc.realize), {b for p in prods for b in writes_of(p[1].block)})]
+        else:
+            pairs = [(c, writes_of(block)) for c in cons]
+        for consumer, buffers in pairs:
+            bad = region_cover_violation(site, loc.children, consumer, buffers)
+            if bad is not None:
+                buf, blocks = bad
+                chk.fail(NotStagePipelineError, subject,
+                         f"block {consumer[1].block.name_hint!r} reads elements of {buf.name} that "
+                         f"{_names(blocks)} do not surely write before it within the loop they share",
+                         consumer[1])
+
+    def _check_moves(self, chk, site, loc, lpath, position, subject):
+        """No block the move jumps over depends on the moved block, except
+        the consumers (producers) whose regions the placement accounts for."""
+        block = loc.realize.block
+        here = program_key(site, loc.rpath)
+        there = program_key(site, lpath)
+        for ypath, yrealize in blocks_in_order(site, loc.scope):
+            if ypath == loc.rpath or is_under(ypath, loc.rpath):
+                continue
+            key = program_key(site, ypath)
+            other = yrealize.block
+            if is_under(ypath, lpath):
+                # every iteration of the loop now runs the block: it meets
+                # every block under the loop in an earlier or later iteration
+                buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
+                                         allow_writes_to_moved_reads=self.reverse)
+            elif (here < key < there) if not self.reverse else (there < key < here):
+                buf = conflicting_buffer(block, other)
+            else:
+                continue
+            if buf is not None:
+                chk.fail(DependenceViolationError, subject,
+                         f"moving the block under loop {site.at(lpath).loop_var.name!r} reorders it with "
+                         f"block {other.name_hint!r}, and one of them writes {buf.name}, which the other uses",
+                         yrealize)
+
+    def _domains(self, chk, site, loc, lpath, prods, cons, proof, subject) -> dict:
+        """Iteration variable -> the Interval of values the block runs for in
+        one iteration of the loop (missing: the whole domain)."""
+        block = loc.realize.block
+        provided = block.reads if self.reverse else block.writes
+        under = [c for c in (prods if self.reverse else cons) if is_under(c[0], lpath)]
+        ivs = {iv.var: iv for iv in block.iter_vars}
+        doms: dict = {}
+        for region in provided:
+            needed = None
+            for cpath, crealize in under:
+                theirs = crealize.block.writes if self.reverse else crealize.block.reads
+                for r in theirs:
+                    if r.buffer != region.buffer:
+                        continue
+                    if self.reverse:
+                        got = produced_region(site, cpath, crealize, r, lpath)
+                        if got is None:
+                            chk.stop(UnsupportedRegionError, subject,
+                                     f"what block {crealize.block.name_hint!r} writes of {r.buffer.name} in one "
+                                     f"iteration of loop {site.at(lpath).loop_var.name!r} cannot be shown",
+                                     crealize)
+                    else:
+                        got = consumed_region(site, cpath, crealize, r, lpath)
+                    needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
+            if needed is None:
+                continue
+            for rng, iv in zip(region.region, needed):
+                if int_value(rng.extent) != 1:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} over "
+                             f"more than one element per iteration ({rng.min.script()} to "
+                             f"{(rng.min + rng.extent).script()}); its domain cannot be solved from it",
+                             loc.realize)
+                if int_value(rng.min) is not None:
+                    if self.reverse and not (iv.bounded and can_prove(EQ(iv.lo, rng.min), proof)
+                                             and can_prove(EQ(iv.hi, rng.min), proof)):
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the block reads {region.buffer.name} at the constant index "
+                                 f"{rng.min.script()}, which the producers under the loop do not write "
+                                 "alone in every iteration", loc.realize)
+                    continue
+                shifted = _shift(rng.min)
+                if shifted is None or shifted[0] not in ivs:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} at "
+                             f"{rng.min.script()}, which is not an iteration variable plus a constant",
+                             loc.realize)
+                var, k = shifted
+                mine = Interval(_minus(iv.lo, k), _minus(iv.hi, k))
+                old = doms.get(var)
+                if old is None:
+                    doms[var] = mine
+                elif self.reverse:
+                    if not (_same(old.lo, mine.lo, proof) and _same(old.hi, mine.hi, proof)):
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the producers under the loop write what the block reads at "
+                                 f"{var.name} over different ranges; no one domain fits them all",
+                                 loc.realize)
+                else:
+                    doms[var] = union(old, mine)
+        if self.reverse and block.init is not None:
+            self._check_disjoint(chk, site, loc, lpath, under, subject)
+        return doms
+
+    def _check_disjoint(self, chk, site, loc, lpath, under, subject):
+        """A reduction must not run an iteration twice: what the producers
+        write in one iteration of the loop differs from every other one."""
+        loop: For = site.at(lpath)
+        if int_value(loop.extent) == 1:
+            return
+        parent = lpath[:-1]
+        while parent and not isinstance(site.at(parent), (For, Block)):
+            parent = parent[:-1]
+        for cpath, crealize in under:
+            for r in crealize.block.writes:
+                if r.buffer not in reads_of(loc.realize.block):
+                    continue
+                bind = {iv.var: v for iv, v in zip(crealize.block.iter_vars, crealize.iter_values)}
+                from ..analysis.arith.int_set import substitute as isub
+                from .dataflow import loops_between
+
+                loops = loops_between(site, cpath, parent)
+                relaxed = {l.loop_var.name: l for l in loops}
+                sums = detect_iter_map([isub(x.min, bind) for x in r.region], relaxed, "affine")
+                used = {s.source for total in (sums or []) for s in total.args}
+                if sums is None or loop.loop_var.name not in used:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"block {crealize.block.name_hint!r} writes the same elements of {r.buffer.name} "
+                             f"in several iterations of loop {loop.loop_var.name!r}; the reduction would "
+                             "run twice", crealize)
+
+    def build(self, plan) -> Outcome:
+        site, pl = plan
+        loc = pl.loc
+        block = loc.realize.block
+        proof = dict(pl.proof)
+        values, extents, predicate = [], [], None
+        made = []
+        for iv in block.iter_vars:
+            blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
+            dom = pl.doms.get(iv.var)
+            lo = blo if dom is None or dom.lo is None else dom.lo
+            hi = bhi if dom is None or dom.hi is None else dom.hi
+            conds = []
+            if dom is not None and (dom.lo is not None or dom.hi is not None):
+                inside = can_prove(GE(lo, blo), proof) and can_prove(GE(bhi, hi), proof)
+                covers = can_prove(GE(blo, lo), proof) and can_prove(GE(hi, bhi), proof)
+                if covers and not inside:
+                    lo, hi = blo, bhi
+                elif not inside:
+                    clo, chi = int_value(lo), int_value(hi)
+                    cblo, cbhi = int_value(blo), int_value(bhi)
+                    if None not in (clo, chi, cblo, cbhi):
+                        lo, hi = IntImm(lo.dtype, max(clo, cblo)), IntImm(hi.dtype, min(chi, cbhi))
+                    else:
+                        if not can_prove(GE(lo, blo), proof):
+                            conds.append(("lo", blo))
+                        if not can_prove(GE(bhi, hi), proof):
+                            conds.append(("hi", bhi))
+            extent = simplify_index(hi - lo + 1)
+            if self.preserve_unit_loops or int_value(extent) != 1:
+                bits = max(lo.dtype.bits, extent.dtype.bits)
+                made.append((DataType(f"int{bits}"), extent))
+                values.append(("loop", len(made) - 1, lo))
+            else:
+                values.append(("const", None, lo))
+            extents.append(conds)
+        names = fresh_names([f"ax{k}" for k in range(len(made))], site.index.names)
+        loop_vars = [Var(n, dt) for n, (dt, _) in zip(names, made)]
+        iter_values = []
+        for (kind, k, lo), conds in zip(values, extents):
+            value = lo if kind == "const" else simplify_index(lo + loop_vars[k]) if int_value(lo) != 0 \
+                else loop_vars[k]
+            if value.dtype != lo.dtype and kind == "loop":
+                value = simplify_index(lo + loop_vars[k])
+            iter_values.append(value)
+            for side, b in conds:
+                c = GE(value, b) if side == "lo" else LT(value, b + 1)
+                predicate = c if predicate is None else And(predicate, c)
+        if predicate is None:
+            predicate = IntImm("bool", 1)
+        new: object = BlockRealize(iter_values, predicate, block)
+        for v, (_, extent) in reversed(list(zip(loop_vars, made))):
+            new = For(v, IntImm(v.dtype, 0), extent, ForKind.SERIAL, new)
+        items = subtrees(pl.loop)
+        items.insert(pl.position, new)
+        new_loop = attrs.evolve(pl.loop, body=SeqStmt(items))
+        func = replace_at(site.func, pl.lpath, new_loop)
+        func = delete_at(func, pl.removal)
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self.loop),
+                f"preserve_unit_loops={py_value(self.preserve_unit_loops)}", f"index={py_value(self.index)}"]
+
+
+def _same(a, b, proof) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or can_prove(EQ(a, b), proof)
+
+
+@register
+@attrs.frozen
+class ComputeAt(_ComputeAtBase):
+    """Move a producer block under a loop of its consumers, computing in
+    each iteration of the loop exactly the region the consumers under it
+    read there, on new loops ``ax0, ax1, ...`` (loops of one iteration are
+    left out unless ``preserve_unit_loops``). The block goes before the
+    first consumer among the loop's statements (``index=-1``), after the
+    last producer (``index=-2``), or at the position ``index``. Where the
+    region reaches past the block's domain, its new binding gets a
+    predicate. The block's buffer keeps its whole shape.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError), the block is not the root block
+       (RootBlockError), ``preserve_unit_loops`` is a bool and ``index`` an
+       int (InvalidArgumentError);
+    2. the block and the loop are in the same scope and the loop is not
+       above the block (NotInSameScopeError);
+    3. the block is a complete or a reduction block
+       (NotCompleteOrReductionBlockError) and not an output block
+       (OutputBlockError);
+    4. it is not the only leaf of its scope (OnlyLeafError);
+    5. every consumer of the block is under the loop
+       (NotAllRequiredBlocksAreVisitedError), a position lies after the
+       producers and before the consumers among the loop's statements
+       (InsertionPointNotFoundError), and ``index`` is -1, -2 or such a
+       position (InvalidInsertionIndexError);
+    6. the block writes all its consumers read of it, within the loop they
+       share (NotStagePipelineError);
+    7. no block the move jumps over writes what the block reads or uses
+       what it writes, other than its consumers (DependenceViolationError);
+    8. the block writes one element per dimension at an iteration variable
+       plus a constant, or at a constant (UnsupportedRegionError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i_0, i_1 in T.grid(2, 4):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        compute_at("B", "i_0")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0 in range(2):
+                for ax0 in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, i_0 * 4 + ax0)
+                        B[vi] = A[vi] * T.float32(2)
+                for i_1 in range(4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                        C[vi] = B[vi] + T.float32(1)
+    """
+
+    primitive = "compute_at"
+
+    block: object = attrs.field(converter=as_block_ref)
+    loop: object = attrs.field(converter=as_loop_ref)
+    preserve_unit_loops: object = False
+    index: object = -1
+
+
+@register
+@attrs.frozen
+class ReverseComputeAt(_ComputeAtBase):
+    """Move a consumer block under a loop of its producers, computing in
+    each iteration of the loop exactly the iterations whose reads the
+    producers under it have just written, on new loops ``ax0, ax1, ...``
+    (loops of one iteration are left out unless ``preserve_unit_loops``).
+    The block goes before the first of its consumers among the loop's
+    statements (``index=-1``, the end when none is there), right after the
+    last producer (``index=-2``), or at the position ``index``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError), the block is not the root block
+       (RootBlockError), ``preserve_unit_loops`` is a bool and ``index`` an
+       int (InvalidArgumentError);
+    2. the block and the loop are in the same scope and the loop is not
+       above the block (NotInSameScopeError);
+    3. the block is a complete or a reduction block
+       (NotCompleteOrReductionBlockError);
+    4. it is not the only leaf of its scope (OnlyLeafError);
+    5. every producer of the block is under the loop
+       (NotAllRequiredBlocksAreVisitedError), a position lies after the
+       producers and before the consumers among the loop's statements
+       (InsertionPointNotFoundError), and ``index`` is -1, -2 or such a
+       position (InvalidInsertionIndexError);
+    6. the producers write all the block reads of them, within the loop they
+       share (NotStagePipelineError);
+    7. no block the move jumps over uses what the block writes or writes
+       what it reads, other than its producers (DependenceViolationError):
+       it would move past another reader of what it overwrites;
+    8. the block reads one element per dimension of each produced buffer,
+       at an iteration variable plus a constant, so that its iterations can
+       be solved from what the producers write in one iteration of the loop,
+       which must be shown exactly, and agree between buffers; a reduction
+       must not meet the same element in two iterations of the loop
+       (UnsupportedRegionError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0, i_1 in T.grid(2, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        reverse_compute_at("C", "i_0")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0 in range(2):
+                for i_1 in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                        B[vi] = A[vi] * T.float32(2)
+                for ax0 in range(4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(8, i_0 * 4 + ax0)
+                        C[vi] = B[vi] + T.float32(1)
+    """
+
+    primitive = "reverse_compute_at"
+    reverse = True
+
+    block: object = attrs.field(converter=as_block_ref)
+    loop: object = attrs.field(converter=as_loop_ref)
+    preserve_unit_loops: object = False
+    index: object = -1
+
+
+def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ComputeAt:
+    """The :class:`ComputeAt` record: ``compute_at("B", "i_0")``."""
+    return ComputeAt(block, loop, preserve_unit_loops, index)
+
+
+def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ReverseComputeAt:
+    """The :class:`ReverseComputeAt` record: ``reverse_compute_at("C", "i_0")``."""
+    return ReverseComputeAt(block, loop, preserve_unit_loops, index)
 
 
 # -- compute_inline ------------------------------------------------------------------------
@@ -582,4 +1070,5 @@ def reverse_compute_inline(block) -> ReverseComputeInline:
     return ReverseComputeInline(block)
 
 
-__all__ = ["ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]
+__all__ = ["ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
+           "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]
