@@ -18,10 +18,10 @@ from ..analysis.arith.int_set import Interval, eval_interval, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import Path, get_at, iter_children, replace_at, transform
+from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
 from ..nodes import (
     EQ, GE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-    IntImm, Node, PrimExpr, Range, SeqStmt, Var,
+    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Var,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -38,7 +38,8 @@ from .errors import (
     InsertionPointNotFoundError, InvalidArgumentError, InvalidInsertionIndexError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
-    OpaqueAccessError, OutputBlockError, RootBlockError, UnsupportedRegionError,
+    NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
+    ThreadOverlapError, UnsupportedRegionError,
 )
 from .names import fresh_names
 from .refs import BlockRef, LoopRef, as_block_ref, as_loop_ref
@@ -248,6 +249,11 @@ class _ComputeAtBase(Rewrite):
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
+        if self.reverse and not _predicate_implied(loc.realize):
+            chk.fail(NonTrivialPredicateError, subject,
+                     f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
+                     "domains of its iteration variables; it would be lost with the loops it is written in",
+                     loc.realize)
         chk.checkpoint()
         removal = _check_leaf(chk, site, loc, subject)
         prods = producers(loc.children, loc.position)
@@ -279,7 +285,10 @@ class _ComputeAtBase(Rewrite):
         chk.checkpoint()
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
-        return site, _Placement(lpath, loop, position, removal, loc, doms, proof)
+        placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
+        nest = self._nest(site, placement)
+        self._check_threads(chk, site, placement, nest, subject)
+        return site, placement, nest
 
     def _check_cover(self, chk, site, loc, subject, prods, cons):
         block = loc.realize.block
@@ -414,8 +423,8 @@ class _ComputeAtBase(Rewrite):
                              f"in several iterations of loop {loop.loop_var.name!r}; the reduction would "
                              "run twice", crealize)
 
-    def build(self, plan) -> Outcome:
-        site, pl = plan
+    def _nest(self, site, pl: _Placement):
+        """The new loops (Var, extent), the block's new binding and predicate."""
         loc = pl.loc
         block = loc.realize.block
         proof = dict(pl.proof)
@@ -464,8 +473,44 @@ class _ComputeAtBase(Rewrite):
                 predicate = c if predicate is None else And(predicate, c)
         if predicate is None:
             predicate = IntImm("bool", 1)
+        return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
+
+    def _check_threads(self, chk, site, pl: _Placement, nest, subject) -> None:
+        """Under thread-bound loops, distinct threads must compute distinct
+        iterations of the block's data-parallel variables; otherwise they
+        would write the same elements at once (TVM lets them race)."""
+        threads = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
+        threads = [l for l in threads if l.kind is ForKind.THREAD_BINDING and int_value(l.extent) != 1]
+        inner = [l for _, l in walk_stmts(pl.loop.body) if isinstance(l, For)
+                 and l.kind is ForKind.THREAD_BINDING and int_value(l.extent) != 1]
+        if inner:
+            chk.fail(ThreadOverlapError, subject,
+                     f"loop {pl.loop.loop_var.name!r} holds the thread-bound loop {inner[0].loop_var.name!r}; "
+                     "placed above it, the block would run in every one of its threads", inner[0])
+            return
+        if not threads:
+            return
+        loops, values, _ = nest
+        block = pl.loc.realize.block
+        spatial = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.DataPar]
+        ranges = {l.loop_var.name: l for l in threads}
+        ranges.update({v.name: For(v, IntImm(v.dtype, 0), e, ForKind.SERIAL, pl.loop.body) for v, e in loops})
+        sums = detect_iter_map(spatial, ranges, "affine")
+        used = {sp.source for total in (sums or []) for sp in total.args}
+        idle = [l.loop_var.name for l in threads if l.loop_var.name not in used]
+        if sums is None or idle:
+            chk.fail(ThreadOverlapError, subject,
+                     f"under the thread-bound loops {', '.join(repr(l.loop_var.name) for l in threads)}, "
+                     "several threads would compute the same iterations of the block and write the same "
+                     "elements at once", pl.loop)
+
+    def build(self, plan) -> Outcome:
+        site, pl, nest = plan
+        loc = pl.loc
+        block = loc.realize.block
+        loops, iter_values, predicate = nest
         new: object = BlockRealize(iter_values, predicate, block)
-        for v, (_, extent) in reversed(list(zip(loop_vars, made))):
+        for v, extent in reversed(loops):
             new = For(v, IntImm(v.dtype, 0), extent, ForKind.SERIAL, new)
         items = subtrees(pl.loop)
         items.insert(pl.position, new)
@@ -477,6 +522,30 @@ class _ComputeAtBase(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
                 f"preserve_unit_loops={py_value(self.preserve_unit_loops)}", f"index={py_value(self.index)}"]
+
+
+def _predicate_implied(realize: BlockRealize) -> bool:
+    """Whether each conjunct of the block's predicate is ``value < c`` for
+    the bound value of an iteration variable whose domain ends below ``c``
+    (what a split that does not divide adds): then the domain alone keeps it."""
+    from .dataflow import _conjuncts
+
+    keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
+    for c in _conjuncts(realize.predicate):
+        if _is_true(c):
+            continue
+        bound = int_value(c.b) if isinstance(c, LT) else None
+        if bound is None:
+            return False
+        key = simplify_index(c.a)
+        ok = False
+        for k, iv in keys:
+            top = int_value(simplify_index(iv.dom.min + iv.dom.extent))
+            if k == key and top is not None and top <= bound:
+                ok = True
+        if not ok:
+            return False
+    return True
 
 
 def _same(a, b, proof) -> bool:

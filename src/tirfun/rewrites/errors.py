@@ -313,6 +313,18 @@ class UnsupportedRegionError(RewriteError):
     iteration variables or constants, where the primitive needs that)."""
 
 
+class NonTrivialPredicateError(RewriteError):
+    """The block's predicate (``T.where``) says more than that its iteration
+    variables stay in their domains, so it cannot survive the loops it is
+    written in being replaced."""
+
+
+class ThreadOverlapError(RewriteError):
+    """Under thread-bound loops, the block placed by compute_at or
+    reverse_compute_at would be computed for the same iterations by several
+    threads, which would write the same elements at the same time."""
+
+
 class DependenceViolationError(RewriteError):
     """Moving the block would reorder it with another block it depends on
     through a buffer (one writes what the other reads or writes), which
