@@ -321,7 +321,7 @@ class _ComputeAtBase(Rewrite):
                 # every block under the loop in an earlier or later iteration
                 buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
                                          allow_writes_to_moved_reads=self.reverse)
-            elif (here < key < there) if not self.reverse else (there < key < here):
+            elif min(here, there) < key < max(here, there):
                 buf = conflicting_buffer(block, other)
             else:
                 continue
