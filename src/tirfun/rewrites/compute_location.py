@@ -35,7 +35,7 @@ from .dataflow import (
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
-    InsertionPointNotFoundError, InvalidArgumentError, InvalidInsertionIndexError,
+    InvalidArgumentError, InvalidInsertionIndexError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
@@ -267,8 +267,8 @@ class _ComputeAtBase(Rewrite):
                      f"{len(missing)} are not: {_names(c[1].block for c in missing)}",
                      *[c[1] for c in missing])
         lo, hi = insertion_range(lpath, loop, [p[0] for p in prods], [c[0] for c in cons])
-        if lo > hi:
-            chk.stop(InsertionPointNotFoundError, subject,
+        if lo > hi:  # producers after consumers under one loop: the moved block cannot sit there
+            chk.stop(InvalidInsertionIndexError, subject,
                      f"under loop {loop.loop_var.name!r}, the last producer is in statement {lo - 1} and the "
                      f"first consumer in statement {hi}; no position lies between them", loop)
         if self.index == -1:
@@ -579,10 +579,9 @@ class ComputeAt(_ComputeAtBase):
        (OutputBlockError);
     4. it is not the only leaf of its scope (OnlyLeafError);
     5. every consumer of the block is under the loop
-       (NotAllRequiredBlocksAreVisitedError), a position lies after the
-       producers and before the consumers among the loop's statements
-       (InsertionPointNotFoundError), and ``index`` is -1, -2 or such a
-       position (InvalidInsertionIndexError);
+       (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
+       position after the producers and before the consumers among the
+       loop's statements (InvalidInsertionIndexError);
     6. the block writes all its consumers read of it, within the loop they
        share (NotStagePipelineError);
     7. no block the move jumps over writes what the block reads or uses
@@ -656,10 +655,9 @@ class ReverseComputeAt(_ComputeAtBase):
        (NotCompleteOrReductionBlockError);
     4. it is not the only leaf of its scope (OnlyLeafError);
     5. every producer of the block is under the loop
-       (NotAllRequiredBlocksAreVisitedError), a position lies after the
-       producers and before the consumers among the loop's statements
-       (InsertionPointNotFoundError), and ``index`` is -1, -2 or such a
-       position (InvalidInsertionIndexError);
+       (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
+       position after the producers and before the consumers among the
+       loop's statements (InvalidInsertionIndexError);
     6. the producers write all the block reads of them, within the loop they
        share (NotStagePipelineError);
     7. no block the move jumps over uses what the block writes or writes

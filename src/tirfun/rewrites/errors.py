@@ -250,11 +250,6 @@ class NotAllRequiredBlocksAreVisitedError(RewriteError):
     block is not under the target loop."""
 
 
-class InsertionPointNotFoundError(RewriteError):
-    """No position among the target loop's statements comes after every
-    producer and before every consumer of the block."""
-
-
 class InvalidInsertionIndexError(RewriteError):
     """``index`` is neither -1, -2 nor a position between the last producer
     and the first consumer under the target loop."""
