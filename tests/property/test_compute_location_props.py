@@ -160,6 +160,7 @@ def test_moving_past_another_consumer_is_refused(func, data):
             assert_equivalent(mod["main"], rewrite(mod)["main"])
 
 
+@settings(max_examples=min(settings.default.max_examples, 150))
 @given(stage_programs(("gather",)), st.data())
 def test_non_affine_consumer_is_refused_or_right(func, data):
     """``C`` reads ``B`` through a non-affine index: reverse_compute_at under

@@ -19,6 +19,8 @@ strategies):
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.draw_compute_location``  random compute_at, reverse_compute_at,
   compute_inline and reverse_compute_inline applications (``DRAWERS``)
+* ``tirfun.testing.stage_programs``  multi-stage programs: elementwise chains, a
+  reduction feeding a stage, two consumers of one producer, stencils, ...
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ _LAZY = {
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
     "compute_location_drawers": "tirfun.testing.draw_compute_location",
+    "stage_programs": "tirfun.testing.stage_programs",
+    "random_stage_program": "tirfun.testing.stage_programs",
 }
 
 
