@@ -107,21 +107,6 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
     return False
 
 
-def _still_used(root: Node, buffer: Buffer) -> bool:
-    """Whether anything under ``root`` loads, stores or declares a region of ``buffer``."""
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buffer:
-            return True
-        if isinstance(n, Block) and any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
-            return True
-        if isinstance(n, Buffer):
-            continue
-        stack.extend(iter_children(n))
-    return False
-
-
 def _reinfer(block: Block, buffer: Buffer) -> Block:
     """The block with its regions inferred again when it declared an access
     to ``buffer`` (whose accesses were rewritten), as TVM's inliner does."""
@@ -132,7 +117,9 @@ def _reinfer(block: Block, buffer: Buffer) -> Block:
 
 
 def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
-    if buffer not in scope_block.alloc_buffers or _still_used(scope_block.body, buffer):
+    # every load and store of the buffer is gone (no data-pointer use or
+    # match_buffer of it was allowed), so nothing else can use it
+    if buffer not in scope_block.alloc_buffers:
         return scope_block
     return attrs.evolve(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
 
@@ -437,8 +424,8 @@ class _ComputeAtBase(Rewrite):
             hi = bhi if dom is None or dom.hi is None else dom.hi
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
-                inside = can_prove(GE(lo, blo), proof) and can_prove(GE(bhi, hi), proof)
-                covers = can_prove(GE(blo, lo), proof) and can_prove(GE(hi, bhi), proof)
+                inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)
+                covers = not inside and _ge(blo, lo, proof) and _ge(hi, bhi, proof)
                 if covers and not inside:
                     lo, hi = blo, bhi
                 elif not inside:
@@ -447,9 +434,9 @@ class _ComputeAtBase(Rewrite):
                     if None not in (clo, chi, cblo, cbhi):
                         lo, hi = IntImm(lo.dtype, max(clo, cblo)), IntImm(hi.dtype, min(chi, cbhi))
                     else:
-                        if not can_prove(GE(lo, blo), proof):
+                        if not _ge(lo, blo, proof):
                             conds.append(("lo", blo))
-                        if not can_prove(GE(bhi, hi), proof):
+                        if not _ge(bhi, hi, proof):
                             conds.append(("hi", bhi))
             extent = simplify_index(hi - lo + 1)
             if self.preserve_unit_loops or int_value(extent) != 1:
@@ -522,6 +509,15 @@ class _ComputeAtBase(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
                 f"preserve_unit_loops={py_value(self.preserve_unit_loops)}", f"index={py_value(self.index)}"]
+
+
+def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
+    """``a >= b`` for every value of the loops in ``proof``; constants and
+    equal expressions are decided without the prover."""
+    x, y = int_value(a), int_value(b)
+    if x is not None and y is not None:
+        return x >= y
+    return a == b or can_prove(GE(a, b), proof)
 
 
 def _predicate_implied(realize: BlockRealize) -> bool:
@@ -859,6 +855,10 @@ class ComputeInline(Rewrite):
 
         def pre(n):
             if isinstance(n, Buffer):
+                return n
+            # a block's regions hold every access under it: one that does not
+            # declare the buffer does not load it
+            if isinstance(n, Block) and not any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
                 return n
             return None
 
