@@ -341,7 +341,7 @@ class _ComputeAtBase(Rewrite):
                                      f"iteration of loop {site.at(lpath).loop_var.name!r} cannot be shown",
                                      crealize)
                     else:
-                        got = consumed_region(site, cpath, crealize, r, lpath)
+                        got = consumed_region(site, cpath, crealize, r, lpath, within_domains=False)
                     needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
             if needed is None:
                 continue

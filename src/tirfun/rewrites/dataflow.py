@@ -36,8 +36,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..analysis.arith import region_covers
-from ..analysis.arith.int_set import Interval, substitute
+from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.linear import fold_add, fold_min, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
@@ -224,12 +225,33 @@ def bindings(realize: BlockRealize) -> dict:
 
 
 def consumed_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
-                    top: Path) -> list[Interval]:
+                    top: Path, *, within_domains: bool = True) -> list[Interval]:
     """An upper bound of what the block touches of ``region`` while the loops
-    below ``top`` run: its declared region, in the loop variables, relaxed
-    over those loops (ends None where unbounded)."""
-    dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, realize_path, top)}
-    return bound_region(region, dom, bindings(realize))
+    below ``top`` run (ends None where unbounded).
+
+    Each iteration variable takes the values of its binding over those
+    loops, within its domain (a block never runs outside it: a split that
+    does not divide guards the extra iterations with a predicate), and the
+    declared region is evaluated over those values. Without
+    ``within_domains`` the bindings are relaxed alone, as TVM's bound
+    inference for compute_at does (its caller clips to the domain).
+    """
+    if not within_domains:
+        dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, realize_path, top)}
+        return bound_region(region, dom, bindings(realize))
+    loops = {l.loop_var: Interval.from_range(Range(l.min, l.extent))
+             for l in loops_between(site, realize_path, top)}
+    doms = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        got = eval_interval(value, loops) if loops else Interval.point(value)
+        doms[iv.var] = intersect(got, Interval.from_range(iv.dom))
+    out = []
+    for rng in region.region:
+        lo = eval_interval(rng.min, doms).lo
+        hi = eval_interval(fold_sub(fold_add(rng.min, rng.extent), IntImm(rng.extent.dtype, 1)), doms).hi
+        out.append(Interval(None if lo is None else simplify_affine(lo),
+                            None if hi is None else simplify_affine(hi)))
+    return out
 
 
 def produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
@@ -241,9 +263,9 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     Shown when the region's minimum, in the loop variables, is an iteration
     map of the relaxed loops (each dimension a dense mixed-radix sum of
     slices of loops starting at 0, no loop shared between dimensions), its
-    extents are constants, and the block's predicate is true or bounds a
-    dimension's index from above by a constant (what a split that does not
-    divide adds).
+    extents are constants, and each conjunct of the block's predicate bounds
+    a dimension's index, or the outer part of it, from above by an
+    expression of the loops kept (what splits that do not divide add).
     """
     loops = loops_between(site, realize_path, top)
     if any(int_value(l.min) != 0 for l in loops):
@@ -266,14 +288,41 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             span += split.scale * (split.extent - 1)
         lo = s.base
         out.append(Interval(lo, simplify_index(lo + (span + e - 1)) if span + e - 1 else lo))
-    return _apply_predicate(realize.predicate, mins, out, relaxed)
+    return _apply_predicate(realize.predicate, mins, sums, out, relaxed)
 
 
 def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
     return _conjuncts(e.a) + _conjuncts(e.b) if isinstance(e, And) else [e]
 
 
-def _apply_predicate(pred: PrimExpr, mins: list, out: list[Interval], relaxed) -> list[Interval] | None:
+def _high_part(se, sd) -> int | None:
+    """``f`` when the iteration sum ``sd`` is ``se * f + r`` with ``r`` the
+    rest of ``sd``, dense over ``[0, f - 1]`` (``se`` the outer part of a
+    split of the same loops, as nested splits give); None otherwise."""
+    if not se.args or int_value(se.base) != 0:
+        return None
+    first = se.args[0]
+    match = [a for a in sd.args if (a.source, a.lower_factor, a.extent) == (first.source, first.lower_factor, first.extent)]
+    if not match or match[0].scale % first.scale:
+        return None
+    f = match[0].scale // first.scale
+    used = []
+    for arg in se.args:
+        hit = [a for a in sd.args if (a.source, a.lower_factor, a.extent, a.scale)
+               == (arg.source, arg.lower_factor, arg.extent, arg.scale * f)]
+        if not hit:
+            return None
+        used.append(hit[0])
+    rest = [a for a in sd.args if a not in used]
+    if any(a.extent is None or a.scale >= f for a in rest):
+        return None
+    return f if sum(a.scale * (a.extent - 1) for a in rest) == f - 1 else None
+
+
+def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval],
+                     relaxed) -> list[Interval] | None:
+    """Narrow the dense box ``out`` by the block's predicate: each conjunct
+    must bound one dimension's index, or the outer part of it, from above."""
     if _is_true(pred):
         return out
     keys = [simplify_index(m) for m in mins]
@@ -281,18 +330,26 @@ def _apply_predicate(pred: PrimExpr, mins: list, out: list[Interval], relaxed) -
     for c in _conjuncts(pred):
         if _is_true(c):
             continue
-        bound = int_value(c.b) if isinstance(c, LT) else None
-        if bound is None or uses_any(c.b, relaxed) is not None:
+        if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
             return None
         key = simplify_index(c.a)
-        if key not in keys:
-            return None
-        d = keys.index(key)
-        hi = int_value(out[d].hi)
-        if hi is None:
-            return None
-        if bound - 1 < hi:
-            out[d] = Interval(out[d].lo, IntImm(out[d].hi.dtype, bound - 1))
+        if key in keys:
+            d, limit = keys.index(key), c.b
+        else:
+            part = detect_iter_map([c.a], relaxed, "affine")
+            found = [(d, _high_part(part[0], sd)) for d, sd in enumerate(sums)] if part else []
+            found = [(d, f) for d, f in found if f is not None]
+            if not found:
+                return None
+            d, f = found[0]
+            # se < c with r in [0, f - 1] is exactly index < base + c * f
+            limit = simplify_affine(sums[d].base + c.b * f)
+        hi, cap = int_value(out[d].hi), int_value(limit)
+        if hi is not None and cap is not None:
+            if cap - 1 < hi:
+                out[d] = Interval(out[d].lo, IntImm(out[d].hi.dtype, cap - 1))
+        else:
+            out[d] = Interval(out[d].lo, simplify_affine(fold_min(out[d].hi, limit - 1)))
     return out
 
 
