@@ -450,3 +450,15 @@ def test_inputs_are_never_changed():
         except R.RewriteError:
             pass
     assert mod.functions["main"].script() == snapshot
+
+
+def test_producers_split_twice_without_dividing_still_cover():
+    mod = mod_of(CHAIN.replace("range(8)", "range(7)").replace("(8,)", "(7,)").replace("spatial(8", "spatial(7"))
+    mod = R.split("i", [None, 4])(mod)
+    mod = R.split("i_1_1", [None, 3])(mod)  # the inner part, guarded by i_1_1_0 * 3 + i_1_1_1 < 4
+    mod = R.split("i_1", [None, 2])(mod)  # the consumer's loop
+    for rewrite in (R.compute_inline("B"), R.compute_at("B", "i_1_0"), R.reverse_compute_at("C", "i_0")):
+        assert rewrite.violations(mod) == [], rewrite
+        assert_equivalent(mod["main"], rewrite(mod)["main"])
+    # as in TVM, a consumer with a predicate is not inlined into its producer
+    assert type(R.reverse_compute_inline("C").violations(mod)[0]) is R.BodyAnalysisError

@@ -38,14 +38,14 @@ from collections.abc import Iterable, Sequence
 from ..analysis.arith import region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
-from ..analysis.arith.linear import fold_add, fold_min, fold_sub, simplify_affine
+from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, ancestors
 from ..nodes import (
     LT, And, Block, BlockRealize, Buffer, BufferRegion, For, IntImm, IterVarType, PrimExpr, Range,
-    SeqStmt, Stmt,
+    SeqStmt, Stmt, Var,
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
@@ -276,7 +276,8 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     extents = [int_value(r.extent) for r in region.region]
     if any(e is None or e < 1 for e in extents):
         return None
-    sums = detect_iter_map(mins, relaxed, "affine")
+    fused, consumed = _fuse_guarded(mins, realize.predicate, relaxed)
+    sums = detect_iter_map(fused, relaxed, "affine")
     if sums is None:
         return None
     out = []
@@ -288,7 +289,62 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             span += split.scale * (split.extent - 1)
         lo = s.base
         out.append(Interval(lo, simplify_index(lo + (span + e - 1)) if span + e - 1 else lo))
-    return _apply_predicate(realize.predicate, mins, sums, out, relaxed)
+    return _apply_predicate(realize.predicate, mins, sums, out, relaxed, consumed)
+
+
+class _Extent:
+    """A stand-in loop of ``extent`` iterations, for :func:`detect_iter_map`."""
+
+    __slots__ = ("min", "extent")
+
+    def __init__(self, dtype, extent: int):
+        self.min = IntImm(dtype, 0)
+        self.extent = IntImm(dtype, extent)
+
+
+def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]:
+    """The indices with each part ``e`` that the predicate guards as
+    ``e < c`` (the inner split of a loop that was split again, its factors
+    not dividing) replaced by a stand-in loop of ``c`` iterations: ``e``
+    takes exactly the values ``0 .. c - 1``, so the index keeps its values.
+    Adds the stand-ins to ``relaxed``; returns the new indices and the
+    positions of the conjuncts they account for. A conjunct that bounds a
+    whole index is left to :func:`_apply_predicate`."""
+    if _is_true(pred):
+        return mins, set()
+    out = list(mins)
+    keys = [simplify_index(m) for m in mins]
+    consumed = set()
+    for k, c in enumerate(_conjuncts(pred)):
+        bound = int_value(c.b) if isinstance(c, LT) else None
+        if bound is None or bound < 1 or simplify_index(c.a) in keys:
+            continue
+        part = detect_iter_map([c.a], relaxed, "affine")
+        form = affine_form(c.a)
+        if not part or int_value(part[0].base) != 0 or form is None or form.const != 0:
+            continue
+        loops_in_part = {a.source for a in part[0].args}
+        for d, m in enumerate(out):
+            whole = affine_form(m)
+            if whole is None:
+                continue
+            coeffs = dict(whole.terms)
+            ratios = {coeffs.get(t, 0) / w for t, w in form.terms}
+            if len(ratios) != 1 or 0 in ratios or not float(next(iter(ratios))).is_integer():
+                continue
+            g = int(next(iter(ratios)))
+            rest = whole.plus(form.scale(g), -1)
+            if uses_any(rest.to_expr(), loops_in_part) is not None:
+                continue
+            name = f"_guarded{k}"
+            while name in relaxed:
+                name += "_"
+            stand_in = Var(name, m.dtype)
+            relaxed[name] = _Extent(m.dtype, bound)
+            out[d] = simplify_index(rest.to_expr() + stand_in * g)
+            consumed.add(k)
+            break
+    return out, consumed
 
 
 def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
@@ -320,15 +376,15 @@ def _high_part(se, sd) -> int | None:
 
 
 def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval],
-                     relaxed) -> list[Interval] | None:
+                     relaxed, consumed=frozenset()) -> list[Interval] | None:
     """Narrow the dense box ``out`` by the block's predicate: each conjunct
     must bound one dimension's index, or the outer part of it, from above."""
     if _is_true(pred):
         return out
     keys = [simplify_index(m) for m in mins]
     out = list(out)
-    for c in _conjuncts(pred):
-        if _is_true(c):
+    for k, c in enumerate(_conjuncts(pred)):
+        if _is_true(c) or k in consumed:
             continue
         if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
             return None
