@@ -407,8 +407,9 @@ def test_incomplete_block_error():
 
 def test_body_analysis_error():
     src = CHAIN.replace("B[vi] = A[vi] * T.float32(2)", "B[7 - vi] = A[vi] * T.float32(2)")
-    raises(R.BodyAnalysisError, R.compute_inline("B"), src, "distinct iteration variables or constants")
-    raises(R.BodyAnalysisError, R.reverse_compute_inline("C"), GATHER, "must be distinct iteration variables")
+    raises(R.BodyAnalysisError, R.compute_inline("B"), src, "a bijective affine map of the iteration variables")
+    raises(R.BodyAnalysisError, R.reverse_compute_inline("C"), GATHER,
+           "the indices of B must be a bijective affine map of the block's iteration variables")
 
 
 def test_non_single_producer_error():
@@ -462,3 +463,29 @@ def test_producers_split_twice_without_dividing_still_cover():
         assert_equivalent(mod["main"], rewrite(mod)["main"])
     # as in TVM, a consumer with a predicate is not inlined into its producer
     assert type(R.reverse_compute_inline("C").violations(mod)[0]) is R.BodyAnalysisError
+
+
+def test_inline_through_affine_indices():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), C: T.Buffer((12,), "float32")):
+    B = T.alloc_buffer((12,))
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi * 3 + vj] = A[vi, vj] * T.float32(2)
+    for k in range(12):
+        with T.block("C"):
+            vk = T.axis.spatial(12, k)
+            C[vk] = B[vk] + T.float32(1)
+"""
+    mod = mod_of(src)
+    out = R.compute_inline("B")(mod)
+    assert "A[vk // 3, vk % 3]" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    shifted = mod_of(CHAIN.replace("C[vi] = B[vi] + T.float32(1)", "C[vi] = B[vi] + T.float32(1)").replace(
+        "B = T.alloc_buffer((8,))", "B = T.alloc_buffer((9,))").replace("B[vi] = A[vi] * T.float32(2)",
+                                                                         "B[vi + 1] = A[vi] * T.float32(2)").replace(
+        "C[vi] = B[vi] + T.float32(1)", "C[vi] = B[vi + 1] + T.float32(1)"))
+    for rewrite in (R.compute_inline("B"), R.reverse_compute_inline("C")):
+        assert_equivalent(shifted["main"], rewrite(shifted)["main"])

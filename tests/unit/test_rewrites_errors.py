@@ -296,7 +296,8 @@ CASES += [
      r"^compute_inline: block 'B': the block is not a complete block: it fails condition 3"),
     ("body_analysis", lambda: _pipe("B[vi] = A[vi] * T.float32(2)", "B[7 - vi] = A[vi]"),
      R.compute_inline("B"), R.BodyAnalysisError,
-     r"^compute_inline: block 'B': the body must be one store B\[v0, v1, \.\.\.\] = f\(\.\.\.\)"),
+     r"^compute_inline: block 'B': the body must be one store B\[\.\.\.\] = f\(\.\.\.\) whose indices are a "
+     r"bijective affine map"),
     ("single_producer", _pipe, R.reverse_compute_inline("E"), R.NonSingleProducerError,
      r"^reverse_compute_inline: block 'E': the block must be the only reader of a buffer written by one "
      r"complete block: block 'D' also uses B$"),

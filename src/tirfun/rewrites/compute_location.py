@@ -157,6 +157,64 @@ def _unit_values(iter_vars, mapped) -> dict | None:
     return out
 
 
+class _Extent:
+    """A stand-in loop over an iteration variable's domain, for :func:`detect_iter_map`."""
+
+    __slots__ = ("min", "extent")
+
+    def __init__(self, rng: Range):
+        self.min = rng.min
+        self.extent = rng.extent
+
+
+def _inverse(indices, iter_vars):
+    """How to recover the iteration variables from the indices a block
+    stores (or loads) at: a function from concrete index expressions to
+    ``{iteration variable: value}``, or None when the indices are not a
+    bijective map of the variables.
+
+    Indices that are distinct variables (or constants) are read off
+    directly, as TVM's fast path does; otherwise they must be an iteration
+    map of the variables (domains from 0) that tiles each of them whole,
+    and each variable is put back together from its slices.
+    """
+    dims = _index_map(indices, iter_vars)
+    units = None if dims is None else _unit_values(iter_vars, dims)
+    if units is not None:
+        def direct(xs):
+            out = dict(units)
+            for v, d in dims.items():
+                out[v] = xs[d]
+            return out
+        return direct
+    if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in iter_vars):
+        return None
+    consts = {iv.var: iv.dom.min for iv in iter_vars if int_value(iv.dom.extent) == 1}
+    loops = {iv.var.name: _Extent(iv.dom) for iv in iter_vars if iv.var not in consts}
+    sums = detect_iter_map(list(indices), loops, "bijective")
+    if sums is None:
+        return None
+    by_name = {iv.var.name: iv.var for iv in iter_vars}
+
+    def rebuild(xs):
+        parts: dict = {}
+        for x, total in zip(xs, sums):
+            top = max((a.scale for a in total.args), default=None)
+            offset = simplify_index(x - total.base) if int_value(total.base) != 0 else x
+            for a in total.args:
+                piece = offset if a.scale == 1 else offset // a.scale
+                if a.scale != top:
+                    piece = piece % a.extent
+                if a.lower_factor != 1:
+                    piece = piece * a.lower_factor
+                var = by_name[a.source]
+                parts[var] = piece if var not in parts else parts[var] + piece
+        out = dict(consts)
+        out.update({v: simplify_index(e) for v, e in parts.items()})
+        return out
+    return rebuild
+
+
 # -- compute_at and reverse_compute_at --------------------------------------------------------
 
 def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
@@ -738,9 +796,11 @@ class ComputeInline(Rewrite):
        buffer (NotSingleReadWriteBufferError);
     3. it is not an output block of its scope (OutputBlockError) and is a
        complete block (IncompleteBlockError);
-    4. its body is ``B[i0, i1, ...] = f(...)``, each index a distinct
-       iteration variable or a constant, every iteration variable left out
-       of the indices of one constant value (BodyAnalysisError);
+    4. its body is one store ``B[...] = f(...)`` whose indices are a
+       bijective affine map of the iteration variables: distinct variables
+       or constants (every variable left out of one constant value), or
+       slices of the variables that tile each of them whole, as
+       ``B[vi * 4 + vj]`` (BodyAnalysisError);
     5. it is not the only leaf of its scope (OnlyLeafError);
     6. the buffer is not used through its data pointer nor matched into a
        block (OpaqueAccessError);
@@ -808,15 +868,12 @@ class ComputeInline(Rewrite):
         store = block.body
         mapping = None
         if isinstance(store, BufferStore) and store.buffer == buffer:
-            dims = _index_map(store.indices, block.iter_vars)
-            units = None if dims is None else _unit_values(block.iter_vars, dims)
-            if units is not None:
-                mapping = (dims, units)
+            mapping = _inverse(store.indices, block.iter_vars)
         if mapping is None:
             chk.stop(BodyAnalysisError, subject,
-                     f"the body must be one store {buffer.name}[v0, v1, ...] = f(...) whose indices are "
-                     "distinct iteration variables or constants, every other iteration variable "
-                     "having one constant value", loc.realize)
+                     f"the body must be one store {buffer.name}[...] = f(...) whose indices are a bijective "
+                     "affine map of the iteration variables (distinct variables, constants, or slices "
+                     "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
         scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
         if _uses_data(scope_body, buffer):
@@ -847,7 +904,7 @@ class ComputeInline(Rewrite):
         return site, loc, buffer, mapping, removal
 
     def build(self, plan) -> Outcome:
-        site, loc, buffer, (dims, units), removal = plan
+        site, loc, buffer, mapping, removal = plan
         block = loc.realize.block
         store: BufferStore = block.body
         value = store.value
@@ -864,10 +921,7 @@ class ComputeInline(Rewrite):
 
         def post(n):
             if isinstance(n, BufferLoad) and n.buffer == buffer:
-                sub = dict(units)
-                for v, d in dims.items():
-                    sub[v] = n.indices[d]
-                return _substitute(value, sub)
+                return _substitute(value, mapping(list(n.indices)))
             if isinstance(n, Block):
                 return _reinfer(n, buffer)
             return n
@@ -938,9 +992,9 @@ class ReverseComputeInline(Rewrite):
     4. that buffer has exactly one writer, a complete block, and no other
        block uses it (NonSingleProducerError); the writer is not an output
        block (OutputBlockError);
-    5. the consumer has no predicate and its body is ``C[...] = f(B[v0, v1,
-       ...])``, every load of ``B`` at the same indices, distinct iteration
-       variables, every other iteration variable of one constant value; the
+    5. the consumer has no predicate and its body is one store ``C[...] =
+       f(B[...])``, every load of ``B`` at the same indices, a bijective
+       affine map of its iteration variables without constants; the
        producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
        without ``else``) and covers the consumer's domain (BodyAnalysisError);
     6. it is not the only leaf of its scope (OnlyLeafError);
@@ -1060,12 +1114,10 @@ class ReverseComputeInline(Rewrite):
         if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
-        dims = _index_map(loads[0].indices, block.iter_vars)
-        if dims is None or any(int_value(e) is not None for e in loads[0].indices):
-            return (f"the indices of {buffer.name} must be distinct iteration variables of the block")
-        units = _unit_values(block.iter_vars, dims)
-        if units is None:
-            return "every iteration variable not indexing the buffer must have one constant value"
+        mapping = _inverse(loads[0].indices, block.iter_vars)
+        if mapping is None or any(int_value(e) is not None for e in loads[0].indices):
+            return (f"the indices of {buffer.name} must be a bijective affine map of the block's "
+                    "iteration variables, with no constant index")
         body = producer.body
         cond = None
         if isinstance(body, IfThenElse) and body.else_case is None:
@@ -1073,9 +1125,7 @@ class ReverseComputeInline(Rewrite):
         if not isinstance(body, BufferStore) or body.buffer != buffer:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
                     "under an if without else")
-        sub = dict(units)
-        for v, d in dims.items():
-            sub[v] = body.indices[d]
+        sub = mapping(list(body.indices))
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
         bounds = []
