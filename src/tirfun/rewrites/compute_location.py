@@ -14,7 +14,7 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.arith import can_prove
-from ..analysis.arith.int_set import Interval, eval_interval, union
+from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
@@ -28,9 +28,9 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    conflicting_buffer, consumed_region, consumers, delete_at, insertion_range, is_output_block,
-    is_under, leaf_removal_path, loop_domains, produced_region, producers, program_key,
-    reads_of, reduction_block_code, region_cover_violation, scope_allocations, scope_children,
+    conflicting_buffer, conjuncts, consumed_region, consumers, delete_at, insertion_range,
+    is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
+    producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, writers, writes_of,
 )
 from .errors import (
@@ -42,7 +42,7 @@ from .errors import (
     ThreadOverlapError, UnsupportedRegionError,
 )
 from .names import fresh_names
-from .refs import BlockRef, LoopRef, as_block_ref, as_loop_ref
+from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
 
 _BODY = ("body", None)
@@ -455,12 +455,9 @@ class _ComputeAtBase(Rewrite):
                 if r.buffer not in reads_of(loc.realize.block):
                     continue
                 bind = {iv.var: v for iv, v in zip(crealize.block.iter_vars, crealize.iter_values)}
-                from ..analysis.arith.int_set import substitute as isub
-                from .dataflow import loops_between
-
                 loops = loops_between(site, cpath, parent)
                 relaxed = {l.loop_var.name: l for l in loops}
-                sums = detect_iter_map([isub(x.min, bind) for x in r.region], relaxed, "affine")
+                sums = detect_iter_map([substitute(x.min, bind) for x in r.region], relaxed, "affine")
                 used = {s.source for total in (sums or []) for s in total.args}
                 if sums is None or loop.loop_var.name not in used:
                     chk.stop(UnsupportedRegionError, subject,
@@ -582,10 +579,8 @@ def _predicate_implied(realize: BlockRealize) -> bool:
     """Whether each conjunct of the block's predicate is ``value < c`` for
     the bound value of an iteration variable whose domain ends below ``c``
     (what a split that does not divide adds): then the domain alone keeps it."""
-    from .dataflow import _conjuncts
-
     keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
-    for c in _conjuncts(realize.predicate):
+    for c in conjuncts(realize.predicate):
         if _is_true(c):
             continue
         bound = int_value(c.b) if isinstance(c, LT) else None

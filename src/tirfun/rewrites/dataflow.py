@@ -315,7 +315,7 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
     out = list(mins)
     keys = [simplify_index(m) for m in mins]
     consumed = set()
-    for k, c in enumerate(_conjuncts(pred)):
+    for k, c in enumerate(conjuncts(pred)):
         bound = int_value(c.b) if isinstance(c, LT) else None
         if bound is None or bound < 1 or simplify_index(c.a) in keys:
             continue
@@ -347,8 +347,9 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
     return out, consumed
 
 
-def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
-    return _conjuncts(e.a) + _conjuncts(e.b) if isinstance(e, And) else [e]
+def conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    """The operands of a chain of ``and``."""
+    return conjuncts(e.a) + conjuncts(e.b) if isinstance(e, And) else [e]
 
 
 def _high_part(se, sd) -> int | None:
@@ -383,7 +384,7 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
         return out
     keys = [simplify_index(m) for m in mins]
     out = list(out)
-    for k, c in enumerate(_conjuncts(pred)):
+    for k, c in enumerate(conjuncts(pred)):
         if _is_true(c) or k in consumed:
             continue
         if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
@@ -549,5 +550,5 @@ __all__ = [
     "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",
     "bindings", "consumed_region", "produced_region", "region_cover_violation",
     "conflicting_buffer", "subtrees", "subtree_index", "insertion_range", "leaf_removal_path",
-    "delete_at", "program_key",
+    "delete_at", "program_key", "conjuncts",
 ]
