@@ -20,8 +20,8 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
 from ..nodes import (
-    EQ, GE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Var,
+    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
+    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -232,13 +232,9 @@ def _shift(e: PrimExpr):
     e = simplify_index(e)
     if isinstance(e, Var):
         return e, 0
-    a, b = getattr(e, "a", None), getattr(e, "b", None)
-    if isinstance(a, Var) and int_value(b) is not None:
-        k = int_value(b)
-        if type(e).__name__ == "Add":
-            return a, k
-        if type(e).__name__ == "Sub":
-            return a, -k
+    if isinstance(e, (Add, Sub)) and isinstance(e.a, Var) and int_value(e.b) is not None:
+        k = int_value(e.b)
+        return e.a, (k if isinstance(e, Add) else -k)
     return None
 
 
@@ -283,8 +279,8 @@ class _ComputeAtBase(Rewrite):
             chk.stop(NotInSameScopeError, subject,
                      f"the block and loop {loop.loop_var.name!r} must be under the same block scope, "
                      "and the loop must not be an ancestor of the block", loc.realize, loop)
-        if complete_block_code(loc.children, block):
-            ccode = complete_block_code(loc.children, block)
+        ccode = complete_block_code(loc.children, block)
+        if ccode:
             rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize)
             if rcode:
                 chk.fail(NotCompleteOrReductionBlockError, subject,
