@@ -489,3 +489,53 @@ def main(A: T.Buffer((4, 3), "float32"), C: T.Buffer((12,), "float32")):
         "C[vi] = B[vi] + T.float32(1)", "C[vi] = B[vi + 1] + T.float32(1)"))
     for rewrite in (R.compute_inline("B"), R.reverse_compute_inline("C")):
         assert_equivalent(shifted["main"], rewrite(shifted)["main"])
+
+
+def test_tvm_transformation_tutorial_through_reverse_compute_at():
+    """The steps of TVM's TensorIR transformation tutorial up to
+    reverse_compute_at, with ``import tvm`` served by tirfun."""
+    import tirfun.compat
+
+    tvm = tirfun.compat.install()
+    try:
+        from tvm.script import ir as I
+        from tvm.script import tir as T
+
+        @I.ir_module
+        class MyModule:
+            @T.prim_func
+            def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                     C: T.Buffer((128, 128), "float32")):
+                T.func_attr({"global_symbol": "main", "tir.noalias": True})
+                Y = T.alloc_buffer((128, 128), dtype="float32")
+                for i, j, k in T.grid(128, 128, 128):
+                    with T.block("Y"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, j)
+                        vk = T.axis.reduce(128, k)
+                        with T.init():
+                            Y[vi, vj] = T.float32(0)
+                        Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+                for i, j in T.grid(128, 128):
+                    with T.block("C"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, j)
+                        C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+        sch = tvm.tir.Schedule(MyModule)
+        block_Y = sch.get_block("Y", func_name="main")
+        i, j, k = sch.get_loops(block_Y)
+        j0, j1 = sch.split(j, factors=[None, 4])
+        sch.reorder(j0, k, j1)
+        block_C = sch.get_block("C", "main")
+        sch.reverse_compute_at(block_C, j0)
+        text = sch.mod.script()
+        assert "for ax0 in range(4):" in text and "T.axis.spatial(128, j_0 * 4 + ax0)" in text
+        assert "sch.reverse_compute_at(" in sch.trace.as_python()
+        a = np.random.default_rng(0).uniform(-1, 1, (128, 128)).astype("float32")
+        b = np.random.default_rng(1).uniform(-1, 1, (128, 128)).astype("float32")
+        c = tvm.nd.array(np.zeros((128, 128), "float32"))
+        tvm.compile(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), c)
+        np.testing.assert_allclose(c.numpy(), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+    finally:
+        tirfun.compat.uninstall()
