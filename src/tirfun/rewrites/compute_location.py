@@ -514,18 +514,22 @@ class _ComputeAtBase(Rewrite):
         return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
 
     def _check_threads(self, chk, site, pl: _Placement, nest, subject) -> None:
-        """Under thread-bound loops, distinct threads must compute distinct
-        iterations of the block's data-parallel variables; otherwise they
-        would write the same elements at once (TVM lets them race)."""
-        threads = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
-        threads = [l for l in threads if l.kind is ForKind.THREAD_BINDING and int_value(l.extent) != 1]
-        inner = [l for _, l in walk_stmts(pl.loop.body) if isinstance(l, For)
-                 and l.kind is ForKind.THREAD_BINDING and int_value(l.extent) != 1]
+        """Under thread-bound or parallel loops, distinct threads must compute
+        distinct iterations of the block's data-parallel variables; otherwise
+        they would write the same elements at once (TVM lets them race)."""
+        def concurrent(loop: For, kinds) -> bool:
+            return loop.kind in kinds and int_value(loop.extent) != 1
+
+        inner = [l for _, l in walk_stmts(pl.loop.body)
+                 if isinstance(l, For) and concurrent(l, (ForKind.THREAD_BINDING,))]
         if inner:
+            # on a GPU, what is outside a thread-bound loop runs in every one of its threads
             chk.fail(ThreadOverlapError, subject,
                      f"loop {pl.loop.loop_var.name!r} holds the thread-bound loop {inner[0].loop_var.name!r}; "
                      "placed above it, the block would run in every one of its threads", inner[0])
             return
+        above = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
+        threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
         if not threads:
             return
         loops, values, _ = nest
@@ -538,9 +542,9 @@ class _ComputeAtBase(Rewrite):
         idle = [l.loop_var.name for l in threads if l.loop_var.name not in used]
         if sums is None or idle:
             chk.fail(ThreadOverlapError, subject,
-                     f"under the thread-bound loops {', '.join(repr(l.loop_var.name) for l in threads)}, "
-                     "several threads would compute the same iterations of the block and write the same "
-                     "elements at once", pl.loop)
+                     f"under the parallel or thread-bound loops "
+                     f"{', '.join(repr(l.loop_var.name) for l in threads)}, several threads would compute "
+                     "the same iterations of the block and write the same elements at once", pl.loop)
 
     def build(self, plan) -> Outcome:
         site, pl, nest = plan
@@ -632,7 +636,10 @@ class ComputeAt(_ComputeAtBase):
     7. no block the move jumps over writes what the block reads or uses
        what it writes, other than its consumers (DependenceViolationError);
     8. the block writes one element per dimension at an iteration variable
-       plus a constant, or at a constant (UnsupportedRegionError).
+       plus a constant, or at a constant (UnsupportedRegionError);
+    9. under parallel or thread-bound loops, distinct threads compute
+       distinct iterations of the block, and the loop holds no thread-bound
+       loop the block would sit above (ThreadOverlapError).
 
     Example:
 
@@ -697,7 +704,9 @@ class ReverseComputeAt(_ComputeAtBase):
     2. the block and the loop are in the same scope and the loop is not
        above the block (NotInSameScopeError);
     3. the block is a complete or a reduction block
-       (NotCompleteOrReductionBlockError);
+       (NotCompleteOrReductionBlockError), and its predicate says no more
+       than that its iteration variables stay in their domains
+       (NonTrivialPredicateError): the loops it is written in go away;
     4. it is not the only leaf of its scope (OnlyLeafError);
     5. every producer of the block is under the loop
        (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
@@ -713,7 +722,10 @@ class ReverseComputeAt(_ComputeAtBase):
        be solved from what the producers write in one iteration of the loop,
        which must be shown exactly, and agree between buffers; a reduction
        must not meet the same element in two iterations of the loop
-       (UnsupportedRegionError).
+       (UnsupportedRegionError);
+    9. under parallel or thread-bound loops, distinct threads compute
+       distinct iterations of the block, and the loop holds no thread-bound
+       loop the block would sit above (ThreadOverlapError).
 
     Example:
 

@@ -315,9 +315,9 @@ class NonTrivialPredicateError(RewriteError):
 
 
 class ThreadOverlapError(RewriteError):
-    """Under thread-bound loops, the block placed by compute_at or
-    reverse_compute_at would be computed for the same iterations by several
-    threads, which would write the same elements at the same time."""
+    """Under thread-bound or parallel loops, the block placed by compute_at
+    or reverse_compute_at would be computed for the same iterations by
+    several threads, which would write the same elements at the same time."""
 
 
 class DependenceViolationError(RewriteError):
