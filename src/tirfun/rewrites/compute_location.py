@@ -71,7 +71,9 @@ def _locate(chk: Checks, site, ref) -> _Located:
     rpath = bpath[:-1]
     scope = scope_of(site, rpath)
     children = scope_children(site, scope)
-    position = next(k for k, (p, _) in enumerate(children) if p == rpath)
+    position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
+    if position is None:  # under the scope but not among its child blocks (in an init)
+        children, position = children + [(rpath, site.at(rpath))], len(children)
     return _Located(rpath, site.at(rpath), scope, children, position)
 
 
