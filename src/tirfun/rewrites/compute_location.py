@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.access import access_regions
-from ..analysis.arith import can_prove
+from ..analysis.arith import can_prove, expr_bounds
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
@@ -569,12 +569,28 @@ class _ComputeAtBase(Rewrite):
 
 
 def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
-    """``a >= b`` for every value of the loops in ``proof``; constants and
-    equal expressions are decided without the prover."""
+    """``a >= b`` for every value of the loops in ``proof``; constants,
+    equal expressions and constant bounds of the loops decide most cases
+    without the prover."""
     x, y = int_value(a), int_value(b)
     if x is not None and y is not None:
         return x >= y
-    return a == b or can_prove(GE(a, b), proof)
+    if a == b:
+        return True
+    ranges = {}
+    for var, rng in proof.items():
+        lo, ext = int_value(rng.min), int_value(rng.extent)
+        if lo is not None and ext is not None and ext > 0:
+            ranges[var.name] = (lo, lo + ext - 1)
+    if y is not None:
+        got = expr_bounds(a, ranges)
+        if got is not None and got[0] >= y:
+            return True
+    if x is not None:
+        got = expr_bounds(b, ranges)
+        if got is not None and got[1] <= x:
+            return True
+    return can_prove(GE(a, b), proof)
 
 
 def _predicate_implied(realize: BlockRealize) -> bool:
