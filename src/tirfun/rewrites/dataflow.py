@@ -19,12 +19,20 @@ and ``analysis.cc`` do:
   :func:`produced_region` (a lower bound: only what surely gets written) and
   :func:`consumed_region` (an upper bound), compared with
   :func:`~tirfun.analysis.arith.region_covers`;
-* which blocks lie under a loop, where a block can go among a loop's
-  statements (:func:`insertion_range`), and how a leaf block is taken out
-  of its scope (:func:`leaf_removal_path`);
+* which blocks lie under a loop (:func:`is_under`, :func:`loops_between`,
+  :func:`common_ancestor`), where a block can go among a loop's statements
+  (:func:`insertion_range`), how a leaf block is taken out of its scope
+  (:func:`leaf_removal_path`, :func:`delete_at`), and the order the program
+  first runs statements in (:func:`program_key`);
 * whether moving a block past others changes what any of them reads or
   writes (:func:`conflicting_buffer`), the dependence TVM's stage pipeline
   assumes away (a write after a read).
+
+A primitive that moves or rewrites blocks typically locates its block
+(:func:`scope_of`, :func:`scope_children`), checks
+:func:`complete_block_code` / :func:`reduction_block_code`, asks
+:func:`region_cover_violation` for each consumer it relies on, and refuses
+with its own ScheduleError subclass what these report.
 
 Everything here reads; nothing builds. Paths are paths from the function
 (see :mod:`tirfun.analysis.traversal`); a block is passed with the path of
