@@ -542,3 +542,24 @@ def test_tvm_transformation_tutorial_through_reverse_compute_at():
         np.testing.assert_allclose(c.numpy(), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
     finally:
         tirfun.compat.uninstall()
+
+
+def test_a_reader_using_a_data_pointer_is_not_rewritten():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.reads(B[vi], X[0:8])
+            T.writes(C[vi])
+            C[vi] = B[vi] + T.Cast("float32", T.call_extern("int32", "f", X.data))
+"""
+    raises(R.OpaqueAccessError, R.compute_inline("B"), src,
+           "block 'C' uses X through its data pointer, so its regions cannot be inferred again")
+    raises(R.OpaqueAccessError, R.reverse_compute_inline("C"), src, "block 'C' uses X through its data pointer")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.access import access_regions
+from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import can_prove, expr_bounds
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
@@ -107,6 +107,16 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
             return True
         stack.extend(iter_children(n))
     return False
+
+
+def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
+    """The block's regions can be inferred again after its body changes:
+    it uses no buffer through its data pointer."""
+    opaque = detect_access(realize.block).opaques
+    if opaque:
+        chk.fail(OpaqueAccessError, subject,
+                 f"block {realize.block.name_hint!r} uses {opaque[0].buffer.name} through its data pointer, "
+                 "so its regions cannot be inferred again after inlining", realize)
 
 
 def _reinfer(block: Block, buffer: Buffer) -> Block:
@@ -900,6 +910,9 @@ class ComputeInline(Rewrite):
         if _uses_data(scope_body, buffer):
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                      "pointer or matched into a block, so its uses cannot be rewritten")
+        for _, r in blocks_in_order(site, loc.scope):
+            if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
+                _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
         for reader in readers:
             bad = region_cover_violation(site, loc.children, reader, {buffer})
@@ -1105,6 +1118,8 @@ class ReverseComputeInline(Rewrite):
         if _uses_data(scope_body, buffer):
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                      "pointer or matched into a block, so its uses cannot be rewritten")
+        _check_inferable(chk, subject, prealize)
+        _check_inferable(chk, subject, realize)
         if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
