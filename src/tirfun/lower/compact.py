@@ -1,0 +1,365 @@
+"""Compacted allocations: each allocation moves down to where it is used
+and shrinks to the region used there.
+
+After :mod:`tirfun.lower.blocks`, an intermediate buffer of the root block
+is allocated at the top of the function even when every use sits inside one
+loop nest, as ``compute_at`` and ``reverse_compute_at`` leave it::
+
+    C_local_data = T.allocate([64, 64], "float32", "local")
+    C_local = T.decl_buffer((64, 64), data=C_local_data, scope="local")
+    for i0, j0 in T.grid(16, 4):
+        for k, i1, j1 in T.grid(64, 4, 16):
+            C_local[i0 * 4 + i1, j0 * 16 + j1] = ...
+        for i1, j1 in T.grid(4, 16):
+            C[...] = C_local[i0 * 4 + i1, j0 * 16 + j1]
+
+becomes, as TVM's ``PlanAndUpdateBufferAllocationLocation`` and
+``CompactBufferAllocation`` make it::
+
+    for i0, j0 in T.grid(16, 4):
+        C_local_data = T.allocate([4, 16], "float32", "local")
+        C_local = T.decl_buffer((4, 16), data=C_local_data, scope="local")
+        for k, i1, j1 in T.grid(64, 4, 16):
+            C_local[i1, j1] = ...
+        ...
+
+so a register tile is a small constant-size allocation that code generation
+puts on the stack, where LLVM promotes it to registers.
+
+An allocation moves into a loop only when that keeps the meaning of the
+program: the regions that two different iterations of the loop touch must
+be disjoint (then no value flows from one iteration to another through the
+buffer, and a fresh buffer per iteration computes the same). It never moves
+into a ``T.vectorized`` loop, so the lanes of a vector keep one element each
+(a buffer per lane, indexed by the lane), nor into a thread-bound loop
+unless its scope is ``local``. The region is bounded with
+:func:`tirfun.analysis.arith.bound_region`'s interval evaluation; accesses
+under tests are counted whole, which may only make the region larger.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith import Affine, can_prove, expr_bounds
+from ..analysis.arith.int_set import Interval, eval_interval, intersect, union
+from ..analysis.arith.int_set import simplify as simplify_index
+from ..analysis.traversal import iter_children, transform, walk
+from ..nodes import (
+    GE, LE, Allocate, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, For, ForKind, IntImm,
+    IRModule, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Sub, Var,
+)
+from ._util import map_funcs
+
+
+def compact_allocations(mod: IRModule) -> IRModule:
+    """Move every allocation to the innermost loop holding its uses and
+    shrink it to the region touched there."""
+    return map_funcs(mod, compact_func)
+
+
+def compact_func(func: PrimFunc) -> PrimFunc:
+    """Compact the allocations of one function (innermost first)."""
+    if not any(isinstance(n, Allocate) for n in walk(func.body)):
+        return func
+
+    def post(n):
+        return _compact(n) if isinstance(n, Allocate) else n
+
+    body = transform(func.body, post)
+    return func if body is func.body else func.with_body(body)
+
+
+# --------------------------------------------------------------------------
+# which allocations, and where to
+
+
+def _compactable(alloc: Allocate):
+    """The DeclBuffer under ``alloc`` that is the only view of its memory,
+    or None when the allocation must stay as it is."""
+    decl = alloc.body
+    if not isinstance(decl, DeclBuffer) or decl.buffer.data != alloc.buffer_var:
+        return None
+    buf = decl.buffer
+    if buf.strides or buf.axis_separators or len(alloc.extents) != len(buf.shape):
+        return None
+    if buf.elem_offset is not None and not (isinstance(buf.elem_offset, IntImm) and buf.elem_offset.value == 0):
+        return None
+    if list(alloc.extents) != list(buf.shape):
+        return None
+    var = alloc.buffer_var
+    for n in _walk_code(decl.body):
+        if isinstance(n, (BufferLoad, BufferStore)):
+            if n.buffer == buf:
+                continue
+            if n.buffer.data == var:
+                return None  # another view of the same memory
+        elif isinstance(n, DeclBuffer) and n.buffer.data == var:
+            return None
+        elif isinstance(n, Call) and any(_names(a, buf, var) for a in n.args):
+            # a pointer into the buffer (address_of, access_ptr, an extern
+            # call given the data): its offsets are not the accesses' own
+            if n.op not in _VALUE_CALLS:
+                return None
+        elif isinstance(n, Var) and n == var:
+            return None
+        elif isinstance(n, (Block, BlockRealize)):
+            return None  # iteration variables bound inside: lower the blocks first
+        elif isinstance(n, AttrStmt) and n.node == var:
+            return None
+    return decl
+
+
+def _walk_code(root):
+    """The nodes under ``root`` without descending into Buffer nodes (whose
+    ``data`` field names the memory without using it)."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for c in iter_children(n) if not isinstance(c, Buffer))
+
+
+#: calls whose buffer arguments are plain loads of values
+_VALUE_CALLS = frozenset({"tir.if_then_else", "tir.likely"})
+
+
+def _names(arg, buf, var) -> bool:
+    return any((isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf) or n == var for n in walk(arg)
+               if isinstance(n, (BufferLoad, BufferStore, Var)))
+
+
+def _touches(stmt, buf) -> bool:
+    return any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf for n in walk(stmt))
+
+
+def _path_loops(body, buf, scope: str) -> list[For]:
+    """The loops from ``body`` down to the innermost statement holding every
+    access of ``buf``, stopping above a loop the allocation may not enter."""
+    loops: list[For] = []
+    node = body
+    while True:
+        if isinstance(node, For):
+            if node.kind is ForKind.VECTORIZED:
+                break
+            if node.kind is ForKind.THREAD_BINDING and scope != "local":
+                break
+            loops.append(node)
+            node = node.body
+        elif isinstance(node, SeqStmt):
+            users = [s for s in node.seq if _touches(s, buf)]
+            if len(users) != 1:
+                break
+            node = users[0]
+        elif isinstance(node, (LetStmt, DeclBuffer, Allocate)):
+            node = node.body
+        else:
+            break
+    return loops
+
+
+# --------------------------------------------------------------------------
+# regions
+
+
+def _region(stmt, buf) -> list[Interval] | None:
+    """The interval of each dimension of ``buf`` that ``stmt`` touches, in
+    the variables bound outside ``stmt``; None when it cannot be bounded."""
+    out: list[Interval] | None = None
+    failed = False
+
+    def visit(node, dom: dict, inner: frozenset):
+        nonlocal out, failed
+        if failed:
+            return
+        if isinstance(node, For):
+            # a bound in a variable bound inside is relaxed in turn by
+            # eval_interval
+            dom = {**dom, node.loop_var: Interval.from_range(_range(node))}
+            inner = inner | {node.loop_var}
+            visit_children(node, dom, inner)
+            return
+        if isinstance(node, LetStmt):
+            visit(node.value, dom, inner)
+            visit(node.body, dom, inner | {node.var})
+            return
+        if isinstance(node, (BufferLoad, BufferStore)) and node.buffer == buf:
+            if any(_uses(i, inner - set(dom)) for i in node.indices):
+                failed = True  # a let variable bound inside: not analysed
+                return
+            dims = []
+            for i in node.indices:
+                iv = eval_interval(i, dom)
+                if not iv.bounded or iv.lo.dtype.lanes != 1:
+                    failed = True
+                    return
+                dims.append(Interval(simplify_index(iv.lo), simplify_index(iv.hi)))
+            out = dims if out is None else [union(a, b) for a, b in zip(out, dims)]
+        if isinstance(node, (Var, IntImm)):
+            return
+        visit_children(node, dom, inner)
+
+    def visit_children(node, dom, inner):
+        for child in iter_children(node):
+            if not isinstance(child, Buffer):
+                visit(child, dom, inner)
+
+    visit(stmt, {}, frozenset())
+    if failed:
+        return None
+    return out
+
+
+def _range(loop: For):
+    return Range(loop.min, loop.extent)
+
+
+def _uses(e, names) -> bool:
+    if not names:
+        return False
+    return any(isinstance(n, Var) and n in names for n in walk(e))
+
+
+def _disjoint_over(region: list[Interval], var: Var) -> bool:
+    """Whether two different values of ``var`` give disjoint regions: some
+    dimension is ``[c*var + r, c*var + r + k]`` with ``k < |c|``."""
+    for iv in region:
+        lo, hi = Affine.of(iv.lo), Affine.of(iv.hi)
+        if lo is None or hi is None:
+            continue
+        c_lo = dict(lo.terms).get(var, 0)
+        c_hi = dict(hi.terms).get(var, 0)
+        if c_lo == 0 or c_lo != c_hi:
+            continue
+        diff = hi.plus(lo, -1)
+        if any(_uses(t, {var}) for t, c in diff.terms if c):
+            continue
+        if diff.is_const and 0 <= diff.const < abs(c_lo):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------
+# the rewrite
+
+
+def _compact(alloc: Allocate):
+    decl = _compactable(alloc)
+    if decl is None:
+        return alloc
+    buf = decl.buffer
+    whole = _region(decl.body, buf)
+    if whole is None:
+        return alloc
+    loops = _path_loops(decl.body, buf, buf.storage_scope)
+    place = None  # the loop whose body gets the allocation; None: here
+    region = whole
+    for loop in loops:
+        inner = _region(loop.body, buf)
+        if inner is None:
+            break
+        if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and \
+                not _disjoint_over(inner, loop.loop_var):
+            break
+        place, region = loop, inner
+    outer = {lp.loop_var: _range(lp) for lp in loops[:loops.index(place) + 1]} if place else {}
+    shape = _compact_shape(buf, region, outer)
+    if shape is None:
+        return alloc
+    mins, extents = shape
+    unchanged = all(isinstance(m, IntImm) and m.value == 0 for m in mins) and \
+        list(extents) == list(buf.shape)
+    if place is None and unchanged:
+        return alloc
+    new_buf = attrs.evolve(buf, shape=extents)
+
+    def rebase(n):
+        if isinstance(n, BufferLoad) and n.buffer == buf:
+            return BufferLoad(new_buf, _shifted(n.indices, mins))
+        if isinstance(n, BufferStore) and n.buffer == buf:
+            return BufferStore(new_buf, n.value, _shifted(n.indices, mins))
+        return n
+
+    def wrap(body):
+        return attrs.evolve(alloc, extents=extents, body=DeclBuffer(new_buf, body))
+
+    if place is None:
+        return wrap(transform(decl.body, rebase))
+    moved = attrs.evolve(place, body=wrap(transform(place.body, rebase)))
+    return transform(decl.body, lambda n: moved if n is place else n,
+                     pre=lambda n: moved if n is place else None)
+
+
+def _compact_shape(buf, region, outer):
+    """The (min, extent) of each dimension of the compacted buffer, extents
+    constant where the region's size is bounded by a constant; None when no
+    dimension can shrink."""
+    ranges = {v.name: _const_range(r) for v, r in outer.items()}
+    ranges = {k: v for k, v in ranges.items() if v is not None}
+    mins, extents = [], []
+    for iv, dim in zip(region, buf.shape):
+        dt = dim.dtype
+        zero = IntImm(dt, 0)
+        full_hi = simplify_index(dim - IntImm(dt, 1)) if not isinstance(dim, IntImm) else IntImm(dt, dim.value - 1)
+        lo, hi = _as(iv.lo, dt), _as(iv.hi, dt)
+        if lo is None or hi is None:
+            mins.append(zero)
+            extents.append(dim)
+            continue
+        if not _provable(GE(lo, zero), outer):
+            lo = intersect(Interval(lo, hi), Interval(zero, full_hi)).lo
+        if not _provable(LE(hi, full_hi), outer):
+            hi = intersect(Interval(lo, hi), Interval(zero, full_hi)).hi
+        ext = simplify_index(Sub(hi, lo) + IntImm(dt, 1))
+        if not isinstance(ext, IntImm):
+            bounds = expr_bounds(ext, ranges)
+            if bounds is None:
+                mins.append(zero)
+                extents.append(dim)
+                continue
+            ext = IntImm(dt, bounds[1])
+        if isinstance(dim, IntImm) and ext.value >= dim.value:
+            mins.append(zero)
+            extents.append(dim)
+            continue
+        if ext.value <= 0:
+            return None  # never touched: leave it for the code that follows
+        mins.append(lo)
+        extents.append(ext)
+    return mins, extents
+
+
+def _const_range(r):
+    if isinstance(r.min, IntImm) and isinstance(r.extent, IntImm):
+        return r.min.value, r.min.value + r.extent.value - 1
+    return None
+
+
+def _provable(cond, outer) -> bool:
+    return can_prove(cond, outer)
+
+
+def _as(e: PrimExpr | None, dt) -> PrimExpr | None:
+    if e is None:
+        return None
+    if e.dtype == dt:
+        return e
+    if isinstance(e, IntImm):
+        return IntImm(dt, e.value)
+    return e.astype(dt)
+
+
+def _shifted(indices, mins):
+    out = []
+    for i, m in zip(indices, mins):
+        if isinstance(m, IntImm) and m.value == 0:
+            out.append(i)
+            continue
+        if i.dtype.lanes > 1:
+            out.append(i - Broadcast(_as(m, i.dtype.element_of), i.dtype.lanes))
+        else:
+            out.append(simplify_index(i - _as(m, i.dtype)))
+    return out
+
+
+__all__ = ["compact_allocations", "compact_func"]
