@@ -28,8 +28,11 @@ puts on the stack, where LLVM promotes it to registers.
 
 An allocation moves into a loop only when that keeps the meaning of the
 program: the regions that two different iterations of the loop touch must
-be disjoint (then no value flows from one iteration to another through the
-buffer, and a fresh buffer per iteration computes the same). It never moves
+be disjoint, or each iteration must write what it reads before reading it
+(a producer placed inside the loop); then no value flows from one
+iteration to another through the buffer, and a fresh buffer per iteration
+computes the same (in a ``T.parallel`` loop it is what keeps the
+iterations from racing on one buffer). It never moves
 into a ``T.vectorized`` loop, so the lanes of a vector keep one element each
 (a buffer per lane, indexed by the lane), nor into a thread-bound loop
 unless its scope is ``local``. The region is bounded with
@@ -41,7 +44,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith import Affine, can_prove, expr_bounds
+from ..analysis.arith import Affine, can_prove, expr_bounds, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, union
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.traversal import iter_children, transform, walk
@@ -239,6 +242,63 @@ def _disjoint_over(region: list[Interval], var: Var) -> bool:
     return False
 
 
+def _written_first(body, buf) -> bool:
+    """Whether one run of ``body`` writes every element of ``buf`` that it
+    reads before reading any: leading statements that only store into
+    ``buf``, each a loop nest around one store at an index of the nest's
+    variables (so exactly a box is written), cover what the rest reads."""
+    while isinstance(body, (LetStmt, DeclBuffer, Allocate)):
+        body = body.body
+    stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
+    boxes = []
+    k = 0
+    while k < len(stmts) and not any(isinstance(n, BufferLoad) and n.buffer == buf for n in walk(stmts[k])):
+        if _touches(stmts[k], buf):
+            box = _written_box(stmts[k], buf)
+            if box is None:
+                return False
+            boxes.append(box)
+        k += 1
+    if k == len(stmts) or not boxes:
+        return False
+    read = _region(SeqStmt(stmts[k:]) if len(stmts) - k > 1 else stmts[k], buf)
+    return read is not None and region_covers(boxes, read)
+
+
+def _written_box(stmt, buf) -> list[Interval] | None:
+    """The box a perfect loop nest around one store into ``buf`` writes,
+    when each index is ``loop_var + rest`` for a distinct loop of the nest
+    (of constant, positive extent) or free of the nest's variables."""
+    loops: dict[Var, For] = {}
+    while isinstance(stmt, For):
+        if not (isinstance(stmt.min, IntImm) and isinstance(stmt.extent, IntImm)) or stmt.extent.value < 1:
+            return None
+        loops[stmt.loop_var] = stmt
+        stmt = stmt.body
+    if not isinstance(stmt, BufferStore) or stmt.buffer != buf:
+        return None
+    box, seen = [], set()
+    for index in stmt.indices:
+        form = Affine.of(index) if index.dtype.lanes == 1 else None
+        if form is None:
+            return None
+        mine = [(t, c) for t, c in form.terms if c and _uses(t, set(loops))]
+        if not mine:
+            box.append(Interval(index, index))
+            continue
+        if len(mine) != 1 or mine[0][1] != 1 or not isinstance(mine[0][0], Var) or mine[0][0] in seen:
+            return None
+        v = mine[0][0]
+        if v.dtype != index.dtype:
+            return None
+        seen.add(v)
+        loop = loops[v]
+        rest = simplify_index(index - v)
+        box.append(Interval(simplify_index(rest + loop.min),
+                            simplify_index(rest + loop.min + IntImm(loop.min.dtype, loop.extent.value - 1))))
+    return box
+
+
 # --------------------------------------------------------------------------
 # the rewrite
 
@@ -259,7 +319,7 @@ def _compact(alloc: Allocate):
         if inner is None:
             break
         if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and \
-                not _disjoint_over(inner, loop.loop_var):
+                not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf):
             break
         place, region = loop, inner
     outer = {lp.loop_var: _range(lp) for lp in loops[:loops.index(place) + 1]} if place else {}
