@@ -307,5 +307,36 @@ class Schedule:
         """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
         self.apply(R.unannotate(self._block(block_or_loop), ann_key))
 
+    # -- storage: scopes, alignment, dtypes, axis separators ------------------------
+    def _write_index(self, primitive: str, block, buffer_index):
+        """``buffer_index`` as TVM's Python API takes it: an int, or the
+        name of a buffer the block writes."""
+        if isinstance(buffer_index, str):
+            found = self.get(self._block(block))
+            names = [r.buffer.name for r in found.writes]
+            if names.count(buffer_index) == 1:
+                return names.index(buffer_index)
+            raise InvalidArgumentError(
+                primitive, describe(self._block(block)),
+                f"the block writes {'no' if buffer_index not in names else 'several'} buffer(s) named "
+                f"{buffer_index!r} (it writes: {', '.join(names) or 'none'})").with_level(self._render)
+        return buffer_index
+
+    def set_scope(self, block, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of a buffer the block writes (see
+        :class:`~tirfun.rewrites.SetScope`)."""
+        self.apply(R.set_scope(self._block(block), self._write_index("set_scope", block, buffer_index),
+                                 storage_scope))
+
+    def storage_align(self, block, buffer_index: int, axis: int, factor: int, offset: int) -> None:
+        """Align the stride of one dimension of a buffer the block writes (see
+        :class:`~tirfun.rewrites.StorageAlign`)."""
+        self.apply(R.storage_align(self._block(block), buffer_index, axis, factor, offset))
+
+    def unsafe_set_dtype(self, block, buffer_index: int, dtype: str) -> None:
+        """Change the element type of a buffer the block writes (see
+        :class:`~tirfun.rewrites.UnsafeSetDType`)."""
+        self.apply(R.unsafe_set_dtype(self._block(block), buffer_index, dtype))
+
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

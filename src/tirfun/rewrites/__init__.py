@@ -33,6 +33,9 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
+from .storage import (
+    SetScope, StorageAlign, UnsafeSetDType, set_scope, storage_align, unsafe_set_dtype,
+)
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -42,5 +45,6 @@ __all__ = [
     "Annotate", "annotate", "Unannotate", "unannotate",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
+    "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
     *_errors_all,
 ]

@@ -232,5 +232,34 @@ class AnnotationNotFoundError(RewriteError):
     """``unannotate`` was given a key the loop or block does not have."""
 
 
+# -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
+
+class BufferIndexOutOfRangeError(RewriteError):
+    """``buffer_index`` does not index the block's write (or read) regions."""
+
+
+class InvalidStorageScopeError(RewriteError):
+    """The storage scope is not one TVM knows (global, shared, warp, local,
+    optionally with a ``.tag``, or a wmma scope)."""
+
+
+class NonAllocatedBufferError(RewriteError):
+    """The buffer is not allocated by a block: it is a function parameter or
+    a match_buffer view, whose storage belongs to someone else."""
+
+
+class StorageAlignInvalidFactorError(RewriteError):
+    """The ``factor`` of storage_align is not positive."""
+
+
+class StorageAlignAxisOutOfRangeError(RewriteError):
+    """The ``axis`` of storage_align is outside ``[-ndim, ndim)``."""
+
+
+class StorageAlignInvalidAnnotationError(RewriteError):
+    """The block's ``buffer_dim_align`` annotation is not a list of
+    ``[buffer_index, axis, factor, offset]`` int lists."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]
