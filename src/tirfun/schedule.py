@@ -338,5 +338,33 @@ class Schedule:
         :class:`~tirfun.rewrites.UnsafeSetDType`)."""
         self.apply(R.unsafe_set_dtype(self._block(block), buffer_index, dtype))
 
+    def set_axis_separator(self, block, buffer, axis_separators) -> None:
+        """Set the axis separators of a buffer the block reads or writes (see
+        :class:`~tirfun.rewrites.SetAxisSeparator`). ``buffer`` is
+        ``("read" | "write", index)`` or the name of a buffer the block
+        accesses, as in TVM."""
+        kind, index = self._buffer_arg("set_axis_separator", block, buffer)
+        self.apply(R.set_axis_separator(self._block(block), index, kind,
+                                        list(axis_separators or ())))
+
+    def _buffer_arg(self, primitive: str, block, buffer):
+        if isinstance(buffer, tuple) and len(buffer) == 2:
+            return buffer[0], buffer[1]
+        if isinstance(buffer, int):
+            return "write", buffer
+        found = self.get(self._block(block))
+        candidates = [("read", i) for i, r in enumerate(found.reads) if _named(r.buffer, buffer)]
+        candidates += [("write", i) for i, r in enumerate(found.writes) if _named(r.buffer, buffer)]
+        if len({(found.reads if k == "read" else found.writes)[i].buffer for k, i in candidates}) != 1:
+            raise InvalidArgumentError(
+                primitive, describe(self._block(block)),
+                f"expected ('read' | 'write', index) or the name of one buffer the block accesses, "
+                f"got {buffer!r}").with_level(self._render)
+        return candidates[0]
+
+
+def _named(buf, wanted) -> bool:
+    return buf == wanted or (isinstance(wanted, str) and buf.name == wanted)
+
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

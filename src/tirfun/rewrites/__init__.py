@@ -34,7 +34,8 @@ from .queries import (
 )
 from .refs import BlockRef, LoopRef
 from .storage import (
-    SetScope, StorageAlign, UnsafeSetDType, set_scope, storage_align, unsafe_set_dtype,
+    SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,
+    unsafe_set_dtype,
 )
 
 __all__ = [
@@ -46,5 +47,6 @@ __all__ = [
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
+    "SetAxisSeparator", "set_axis_separator",
     *_errors_all,
 ]

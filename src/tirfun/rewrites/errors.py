@@ -261,5 +261,14 @@ class StorageAlignInvalidAnnotationError(RewriteError):
     ``[buffer_index, axis, factor, offset]`` int lists."""
 
 
+class InvalidAxisSeparatorError(RewriteError):
+    """The axis separators are not increasing ints within the buffer's
+    dimensions."""
+
+
+class BufferIsSubregionError(RewriteError):
+    """The buffer is a match_buffer view of a region of another buffer."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]

@@ -18,7 +18,7 @@ from ..nodes.base import freeze_value
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
-    BufferIndexOutOfRangeError, InvalidArgumentError, InvalidStorageScopeError, NonAllocatedBufferError,
+    BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError, InvalidStorageScopeError, NonAllocatedBufferError,
     StorageAlignAxisOutOfRangeError, StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
 from .refs import as_block_ref
@@ -444,5 +444,128 @@ def unsafe_set_dtype(block, buffer_index, dtype) -> UnsafeSetDType:
     return UnsafeSetDType(block, buffer_index, dtype)
 
 
-__all__ = ["SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType",
+def _find_definition(site, block_path: Path, buffer: Buffer):
+    """(path of the allocating block, None), (None, the view's block path)
+    for a match_buffer view, or (None, None) for a parameter."""
+    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
+    for path, node in reversed(chain):
+        if isinstance(node, Block):
+            if buffer in node.alloc_buffers:
+                return path, None
+            if any(m.buffer == buffer for m in node.match_buffers):
+                return None, path
+    return None, None
+
+
+@register
+@attrs.frozen
+class SetAxisSeparator(Rewrite):
+    """Set the axis separators of a buffer the block reads or writes (TVM's
+    ``set_axis_separator``): the buffer is then flattened to
+    ``len(axis_separators) + 1`` dimensions instead of one, split before each
+    separator's axis, for targets with multi-dimensional memory (textures).
+    A parameter changes in the function's signature. The meaning of the
+    program is unchanged; the CPU build, whose memory is one-dimensional,
+    refuses such a buffer with a BuildError, as TVM's LLVM code generation
+    does.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer_index_type`` is ``"read"`` or ``"write"`` and ``buffer_index``
+       an int indexing those regions (InvalidArgumentError,
+       BufferIndexOutOfRangeError);
+    3. ``axis_separators`` are increasing ints in ``[0, ndim]``
+       (InvalidAxisSeparatorError);
+    4. the buffer is not a match_buffer view (BufferIsSubregionError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4))
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        # rewrite
+        set_axis_separator("B", 0, "write", [1])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4), axis_separators=[1])
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+    """
+
+    primitive = "set_axis_separator"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer_index: object = 0
+    buffer_index_type: object = "write"
+    axis_separators: object = attrs.field(default=(), converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        if self.buffer_index_type not in ("read", "write"):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"buffer_index_type must be 'read' or 'write', got {self.buffer_index_type!r}")
+        buffer = _index(chk, self.block, site.at(path), site.at(path[:-1]), self.buffer_index,
+                        self.buffer_index_type)
+        seps = self.axis_separators
+        ndim = len(buffer.shape)
+        if not isinstance(seps, tuple) or not all(_int(x) for x in seps) or \
+                any(not 0 <= x <= ndim for x in seps) or any(a >= b for a, b in zip(seps, seps[1:])):
+            chk.stop(InvalidAxisSeparatorError, describe(self.block),
+                     f"axis_separators must be increasing ints in [0, {ndim}] for buffer {buffer.name} "
+                     f"of {ndim} dimension(s), got {seps!r}")
+        alloc, view = _find_definition(site, path, buffer)
+        if view is not None:
+            chk.stop(BufferIsSubregionError, describe(self.block),
+                     f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
+                     "set the separators of the buffer it views", site.at(view))
+        return site, alloc, buffer
+
+    def build(self, plan) -> Outcome:
+        site, alloc, buffer = plan
+        new = attrs.evolve(buffer, axis_separators=list(self.axis_separators))
+        if new == buffer:
+            return Outcome(site.mod)
+        mapping = {buffer: new}
+        if alloc is not None:
+            block = _replace_buffers(site.at(alloc), mapping)
+            return Outcome(commit(site, alloc, block, index=site.index))
+        from .index import remember
+
+        func = _replace_buffers(site.func, mapping)
+        remember(func, site.index)
+        return Outcome(site.mod.with_function(site.func_name, func))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer=({py_value(self.buffer_index_type)}, "
+                f"{py_value(self.buffer_index)})", f"axis_separators={py_value(list(self.axis_separators))}"]
+
+
+def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) -> SetAxisSeparator:
+    """The :class:`SetAxisSeparator` record: ``set_axis_separator("B", 0, "write", [1])``."""
+    return SetAxisSeparator(block, buffer_index, buffer_index_type, axis_separators)
+
+
+__all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType",
            "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]
