@@ -227,3 +227,35 @@ def main(A: T.Buffer((8,), "float32")):
 '''
     out = _compacted(src)
     assert _allocations(out) == [([8], None)]
+
+
+# the producer of S split by a factor that does not divide its extent
+PRIVATE_SPLIT = '''@T.prim_func
+def main(A: T.Buffer((5,), "float32"), C: T.Buffer((6, 5), "float32")):
+    S = T.alloc_buffer((5,), "float32")
+    for i in T.parallel(6):
+        for j0, j1 in T.grid(2, 4):
+            with T.block("S"):
+                vj = T.axis.spatial(5, j0 * 4 + j1)
+                T.where(j0 * 4 + j1 < 5)
+                S[vj] = A[vj] * T.float32(2)
+        for j in range(5):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = S[vj] + S[4 - vj] + T.Cast("float32", vi)
+'''
+
+
+def test_a_split_producer_under_its_predicate_still_writes_what_is_read_first():
+    out = _compacted(PRIVATE_SPLIT)
+    assert _allocations(out) == [([5], "i")]
+    assert_equivalent(from_source(PRIVATE_SPLIT), out["main"], trials=2)
+    _build_matches_interp(PRIVATE_SPLIT)
+
+
+def test_a_producer_writing_less_than_is_read_keeps_the_buffer_outside():
+    # the predicate leaves S[4] unwritten in every iteration: the value read
+    # there is the one an earlier iteration left (none here), so S stays
+    src = PRIVATE_SPLIT.replace("T.where(j0 * 4 + j1 < 5)", "T.where(j0 * 4 + j1 < 4)")
+    out = _compacted(src)
+    assert _allocations(out) == [([5], None)]

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith import Affine, can_prove, expr_bounds, region_covers
+from ..analysis.arith import Affine, can_prove, detect_iter_map, expr_bounds, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, union
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.traversal import iter_children, transform, walk
 from ..nodes import (
-    GE, LE, Allocate, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, For, ForKind, IntImm,
+    GE, LE, LT, Allocate, And, IfThenElse, Min, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, For, ForKind, IntImm,
     IRModule, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Sub, Var,
 )
 from ._util import map_funcs
@@ -266,19 +266,70 @@ def _written_first(body, buf) -> bool:
 
 
 def _written_box(stmt, buf) -> list[Interval] | None:
-    """The box a perfect loop nest around one store into ``buf`` writes,
-    when each index is ``loop_var + rest`` for a distinct loop of the nest
-    (of constant, positive extent) or free of the nest's variables."""
+    """The box a perfect loop nest around one store into ``buf`` writes
+    exactly: the store's indices are a bijective iteration map of the nest's
+    loops (what split, fuse and reorder leave), optionally under a test
+    ``index < bound`` on whole indices (the predicate of a split that does
+    not divide); or each index is ``loop_var + rest`` for a distinct loop or
+    free of the nest's variables. None when neither holds."""
     loops: dict[Var, For] = {}
     while isinstance(stmt, For):
         if not (isinstance(stmt.min, IntImm) and isinstance(stmt.extent, IntImm)) or stmt.extent.value < 1:
             return None
         loops[stmt.loop_var] = stmt
         stmt = stmt.body
+    guard = None
+    if isinstance(stmt, IfThenElse) and stmt.else_case is None:
+        guard, stmt = stmt.condition, stmt.then_case
     if not isinstance(stmt, BufferStore) or stmt.buffer != buf:
         return None
+    box = _bijective_box(stmt.indices, loops)
+    if box is None and guard is None:
+        box = _plain_box(stmt.indices, loops)
+    if box is None or guard is None:
+        return box
+    # a test on whole indices cuts the box: values below the bound are all
+    # written, the others none
+    for cond in _conjuncts(guard):
+        if not isinstance(cond, LT) or _uses(cond.b, set(loops)):
+            return None
+        dims = [d for d, i in enumerate(stmt.indices) if i == cond.a]
+        if not dims:
+            return None
+        d = dims[0]
+        box[d] = Interval(box[d].lo, simplify_index(Min(box[d].hi, cond.b - IntImm(cond.b.dtype, 1))))
+    return box
+
+
+def _conjuncts(cond):
+    if isinstance(cond, And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    return [cond]
+
+
+def _bijective_box(indices, loops: dict) -> list[Interval] | None:
+    if any(i.dtype.lanes != 1 for i in indices):
+        return None
+    sums = detect_iter_map(list(indices), {v.name: lp for v, lp in loops.items()}, "bijective")
+    if sums is None:
+        return None
+    box = []
+    for s, index in zip(sums, indices):
+        span = 1
+        for split in s.args:
+            if split.extent is None:
+                return None
+            span = max(span, split.scale * split.extent)
+        base = s.base
+        if base.dtype != index.dtype:
+            return None
+        box.append(Interval(base, simplify_index(base + IntImm(base.dtype, span - 1))))
+    return box
+
+
+def _plain_box(indices, loops: dict) -> list[Interval] | None:
     box, seen = [], set()
-    for index in stmt.indices:
+    for index in indices:
         form = Affine.of(index) if index.dtype.lanes == 1 else None
         if form is None:
             return None

@@ -190,17 +190,26 @@ def located_source(ch: Chooser) -> str:
         prod_axes = ('                vi, vj = T.axis.remap("SS", [i, j])\n')
     else:
         alloc = f'    S = T.alloc_buffer(({cols},), "{dtype}", scope="{scope}")\n'
-        s_index, s_read = "vj", "S[vj] + S[{last} - vj] + C_base"
+        s_index, s_read = "vj", "S[vj] + S[{last} - vj]"
         prod_axes = '                vj = T.axis.spatial({cols}, j)\n'.format(cols=cols)
     last = cols - 1
     read = s_read.format(last=last)
-    if shape == "shared_row":
-        read = read.replace(" + C_base", "")
+    value = f'S[{s_index}] = A[{"vi" if shape == "row" else "0"}, vj] * {one.replace("1", "2")}'
+    factor = ch.choice([0, 2, 4])
+    if factor:
+        # the producer split by a factor that need not divide its extent
+        axes = [f"vi = T.axis.spatial({rows}, i)"] if shape == "row" else []
+        axes += [f"vj = T.axis.spatial({cols}, j0 * {factor} + j)", f"T.where(j0 * {factor} + j < {cols})"]
+        pad = " " * 20
+        producer_nest = (f'        for j0 in range({(cols + factor - 1) // factor}):\n'
+                         f'            for j in {producer}({factor}):\n'
+                         f'                with T.block("S"):\n'
+                         + "".join(f"{pad}{line}\n" for line in axes + [value]))
+    else:
+        producer_nest = (f'        for j in {producer}({cols}):\n'
+                         f'            with T.block("S"):\n' + prod_axes + f'                {value}\n')
     body = (alloc +
-            f'    for i in {outer}({rows}):\n'
-            f'        for j in {producer}({cols}):\n'
-            f'            with T.block("S"):\n' + prod_axes +
-            f'                S[{s_index}] = A[{"vi" if shape == "row" else "0"}, vj] * {one.replace("1", "2")}\n'
+            f'    for i in {outer}({rows}):\n' + producer_nest +
             f'        for j in {inner}({cols}):\n'
             f'            with T.block("C"):\n'
             f'                vi, vj = T.axis.remap("SS", [i, j])\n'
