@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -76,6 +76,8 @@ def _storage_steps(data: bytes, mod: IRModule, steps: int) -> Pipeline:
     return Pipeline(out)
 
 
+# each example builds with LLVM: fewer examples keep the test near 20 s under CI
+@settings(max_examples=min(settings().max_examples, 120))
 @given(func=located_programs(), data=st.binary(min_size=24, max_size=24),
        threads=st.sampled_from([1, 2]), seed=st.integers(0, 2**16))
 def test_producers_inside_parallel_and_vector_loops_compile_to_the_interpreters_results(func, data, threads, seed):
@@ -95,6 +97,7 @@ def test_producers_inside_parallel_and_vector_loops_compile_to_the_interpreters_
     _compiled_matches(out, func, threads, seed)
 
 
+@settings(max_examples=min(settings().max_examples, 100))
 @given(func=prim_funcs(), data=st.data(), seed=st.integers(0, 2**16))
 def test_storage_primitives_keep_meaning_build_and_replay(func, data, seed):
     mod = IRModule({"main": func})
@@ -109,6 +112,7 @@ def test_storage_primitives_keep_meaning_build_and_replay(func, data, seed):
     _compiled_matches(out, mod["main"], 2, seed)
 
 
+@settings(max_examples=min(settings().max_examples, 150))
 @given(func=prim_funcs(), data=st.binary(min_size=16, max_size=16), seed=st.integers(0, 2**16))
 def test_axis_separators_keep_the_meaning_and_the_cpu_build_refuses_them(func, data, seed):
     mod = IRModule({"main": func})
