@@ -347,6 +347,11 @@ class Schedule:
         self.apply(R.set_axis_separator(self._block(block), index, kind,
                                         list(axis_separators or ())))
 
+    def rolling_buffer(self, block, write_buffer_index: int) -> None:
+        """Fold a buffer the block writes into a rolling buffer along the loop
+        that slides it (see :class:`~tirfun.rewrites.RollingBuffer`)."""
+        self.apply(R.rolling_buffer(self._block(block), write_buffer_index))
+
     def _buffer_arg(self, primitive: str, block, buffer):
         if isinstance(buffer, tuple) and len(buffer) == 2:
             return buffer[0], buffer[1]

@@ -270,5 +270,29 @@ class BufferIsSubregionError(RewriteError):
     """The buffer is a match_buffer view of a region of another buffer."""
 
 
+class OutputBlockError(RewriteError):
+    """The block writes a buffer its scope does not allocate: it is an output
+    block, whose result must stay whole."""
+
+
+class RollingBufferDependencyError(RewriteError):
+    """The block has a dependence other than read-after-write in its scope."""
+
+
+class RollingBufferInsertionError(RewriteError):
+    """The lowest common ancestor of the block and its consumers is not a loop."""
+
+
+class RollingBufferMatchError(RewriteError):
+    """No dimension of the region the block writes per iteration slides with
+    a loop as ``loop_var * stride`` with an overlap, or the block's index
+    there is not that start plus an offset."""
+
+
+class RollingBufferCoverError(RewriteError):
+    """A consumer reads the buffer outside the region the block writes in
+    the same iteration, which the rolling window would not hold."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]
