@@ -27,7 +27,9 @@ from tirfun.interp import run as interp_run
 from tirfun.lower import PASSES
 from tirfun.rewrites.pipeline import Pipeline
 from tirfun.testing._choices import BytesChooser, RandomChooser
-from tirfun.testing.draw_storage import DRAWERS, draw_set_axis_separator, located_programs
+from tirfun.testing.draw_storage import (
+    DRAWERS, draw_set_axis_separator, located_programs, sliding_programs, sliding_source,
+)
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
 from tirfun.testing.programs import prim_funcs
 from tirfun.testing.schedules import loop_schedules
@@ -67,10 +69,13 @@ def _storage_steps(data: bytes, mod: IRModule, steps: int) -> Pipeline:
     out = []
     names = sorted(DRAWERS)
     for _ in range(steps):
-        rewrite = DRAWERS[ch.choice(names)](ch, mod)
-        if rewrite is None:
+        name = ch.choice(names)
+        rewrite = DRAWERS[name](ch, mod)
+        if rewrite is None or rewrite.violations(mod):
+            # rolling_buffer is drawn wherever a block writes an
+            # intermediate; it applies only to overlapping tiles
+            assert name == "rolling_buffer" or rewrite is None, rewrite.violations(mod)
             continue
-        assert not rewrite.violations(mod), rewrite.violations(mod)
         mod = rewrite(mod)
         out.append(rewrite)
     return Pipeline(out)
@@ -139,8 +144,9 @@ _ARGS = st.one_of(st.integers(-3, 3), st.sampled_from(["local", "global", "share
                   st.none(), st.floats(-2, 2), st.lists(st.integers(-1, 3), max_size=3))
 
 
-@given(func=prim_funcs(), primitive=st.sampled_from(["set_scope", "storage_align", "unsafe_set_dtype",
-                                                     "set_axis_separator"]),
+@given(func=st.one_of(prim_funcs(), sliding_programs()),
+       primitive=st.sampled_from(["set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator",
+                                  "rolling_buffer"]),
        block=st.integers(0, 8), args=st.lists(_ARGS, min_size=4, max_size=4))
 def test_invalid_storage_applications_raise_schedule_errors_only(func, primitive, block, args):
     mod = IRModule({"main": func})
@@ -150,7 +156,8 @@ def test_invalid_storage_applications_raise_schedule_errors_only(func, primitive
 
     names = [s.name_hint for _, s in walk_stmts(func) if isinstance(s, Block)] + ["nowhere"]
     name = names[block % len(names)]
-    arity = {"set_scope": 2, "storage_align": 4, "unsafe_set_dtype": 2, "set_axis_separator": 3}[primitive]
+    arity = {"set_scope": 2, "storage_align": 4, "unsafe_set_dtype": 2, "set_axis_separator": 3,
+             "rolling_buffer": 1}[primitive]
     try:
         rewrite = getattr(R, primitive)(name, *args[:arity])
         rewrite(mod)
@@ -159,15 +166,34 @@ def test_invalid_storage_applications_raise_schedule_errors_only(func, primitive
     assert mod.script() == before
 
 
+@settings(max_examples=min(settings().max_examples, 150))
+@given(func=sliding_programs(), seed=st.integers(0, 2**16))
+def test_rolling_buffers_keep_the_meaning_build_and_replay(func, seed):
+    mod = IRModule({"main": func})
+    rewrite = R.rolling_buffer("B", 0)
+    try:
+        out = rewrite(mod)
+    except ScheduleError as err:
+        event(f"rolling_buffer refused: {type(err).__name__}")
+        return
+    event("rolling_buffer applied")
+    assert_equivalent(func, out["main"], trials=1, seed=seed)
+    assert Pipeline.from_json(Pipeline([rewrite]).to_json())(mod) == out
+    _compiled_matches(out, func, 2, seed)
+
+
 def test_every_storage_primitive_is_drawn():
-    counts: dict[str, int] = {}
+    from tirfun.script import from_source
     from tirfun.testing.programs import random_prim_func
 
+    counts: dict[str, int] = {}
     for seed in range(60):
-        mod = IRModule({"main": random_prim_func(seed)})
+        mods = [IRModule({"main": random_prim_func(seed)}),
+                IRModule({"main": from_source(sliding_source(RandomChooser(seed)))})]
         ch = RandomChooser(seed)
-        for name, drawer in DRAWERS.items():
-            rewrite = drawer(ch, mod)
-            if rewrite is not None and not rewrite.violations(mod):
-                counts[name] = counts.get(name, 0) + 1
+        for mod in mods:
+            for name, drawer in DRAWERS.items():
+                rewrite = drawer(ch, mod)
+                if rewrite is not None and not rewrite.violations(mod):
+                    counts[name] = counts.get(name, 0) + 1
     assert set(counts) == set(DRAWERS) and min(counts.values()) >= 10, counts

@@ -18,7 +18,7 @@ from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.traversal import Path, transform
 from ..nodes import (
-    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloorMod, For, IntImm,
+    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloorMod, For, ForKind, IntImm,
     IterVar, IterVarType, Or, Range, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -87,7 +87,9 @@ class RollingBuffer(Rewrite):
        dimension starts at ``loop_var * stride`` (or ``loop_var``) of a loop
        starting at 0, with a constant extent larger than the stride, and the
        block's index there is that start plus an offset free of the loop
-       variable (RollingBufferMatchError);
+       variable, and that loop runs its iterations in order (serial or
+       unrolled, not parallel, vectorized or thread-bound)
+       (RollingBufferMatchError);
     7. what the consumers read during one iteration lies within what the
        block writes during it, so the window holds every element read
        (RollingBufferCoverError).
@@ -237,6 +239,10 @@ class RollingBuffer(Rewrite):
                 chk.stop(RollingBufferMatchError, subject,
                          f"loop {var.name} slides several dimensions of {buffer.name}", realize)
             lp = loop_of[var]
+            if lp.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
+                chk.stop(RollingBufferMatchError, subject,
+                         f"loop {var.name}, which slides dimension {d}, is {lp.kind.value}: its iterations "
+                         "do not run one after another, so none can reuse what the previous one computed", lp)
             if not (isinstance(lp.min, IntImm) and lp.min.value == 0):
                 chk.stop(RollingBufferMatchError, subject,
                          f"loop {var.name}, which slides dimension {d}, does not start at 0", lp)

@@ -125,10 +125,25 @@ def draw_set_axis_separator(ch: Chooser, mod: IRModule):
     return R.set_axis_separator(block, index, kind, seps)
 
 
+def draw_rolling_buffer(ch: Chooser, mod: IRModule):
+    """A ``rolling_buffer`` of a block writing an intermediate buffer, or
+    None; it applies only where a tiled producer's windows overlap (see
+    :func:`sliding_source` for programs where it does)."""
+    from .. import rewrites as R
+
+    func = _main(mod)
+    sites = _write_sites(func, _allocated(func))
+    if not sites:
+        return None
+    block, index, _ = ch.choice(sites)
+    return R.rolling_buffer(block, index)
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], object]] = {
     "set_scope": draw_set_scope,
     "storage_align": draw_storage_align,
     "unsafe_set_dtype": draw_unsafe_set_dtype,
+    "rolling_buffer": draw_rolling_buffer,
 }
 
 
@@ -217,6 +232,69 @@ def located_source(ch: Chooser) -> str:
     return head + body
 
 
+def sliding_source(ch: Chooser) -> str:
+    """TVMScript of one random sliding-window cascade, the shape
+    rolling_buffer folds: per tile of the output, the producer computes the
+    tile plus its halo, ``C[x] = f(B[x .. x + k - 1])`` (in one or two
+    dimensions), the windows of neighbouring tiles overlapping. The tile
+    loops are serial, unrolled or parallel (where rolling must be refused:
+    its iterations do not run in order)."""
+    ndim = ch.integer(1, 2)
+    tiles = [ch.integer(1, 3) for _ in range(ndim)]
+    sizes = [ch.integer(1, 3) for _ in range(ndim)]
+    k = ch.integer(2, 3)
+    dtype = ch.choice(["float32", "int32"])
+    pool = ch.chance(50)
+    kinds = [ch.choice(["range", "T.unroll", "T.parallel"]) for _ in range(ndim)]
+    outs = [t * n for t, n in zip(tiles, sizes)]
+    mids = [o + k - 1 for o in outs]
+
+    def dims(items):
+        return ", ".join(str(x) for x in items)
+
+    two = "T.float32(2)" if dtype == "float32" else "2"
+    lo = "T.float32(-1000)" if dtype == "float32" else "-1000"
+    lines = [f"for t{d} in {kinds[d]}({tiles[d]}):" for d in range(ndim)]
+    depth = ndim
+    body = [f'for {dims(f"p{d}" for d in range(ndim))} in T.grid({dims(n + k - 1 for n in sizes)}):',
+            '    with T.block("B"):']
+    body += [f"        b{d} = T.axis.spatial({mids[d]}, t{d} * {sizes[d]} + p{d})" for d in range(ndim)]
+    bidx = dims(f"b{d}" for d in range(ndim))
+    body.append(f"        B[{bidx}] = A[{bidx}] * {two}")
+    oidx = dims(f"o{d}" for d in range(ndim))
+    if pool:
+        body.append(f'for {dims([f"c{d}" for d in range(ndim)] + [f"r{d}" for d in range(ndim)])} in '
+                    f'T.grid({dims(sizes + [k] * ndim)}):')
+        body.append('    with T.block("C"):')
+        body += [f"        o{d} = T.axis.spatial({outs[d]}, t{d} * {sizes[d]} + c{d})" for d in range(ndim)]
+        body += [f"        q{d} = T.axis.reduce({k}, r{d})" for d in range(ndim)]
+        body += ["        with T.init():", f"            C[{oidx}] = {lo}",
+                 f'        C[{oidx}] = T.max(C[{oidx}], B[{dims(f"o{d} + q{d}" for d in range(ndim))}])']
+    else:
+        body.append(f'for {dims(f"c{d}" for d in range(ndim))} in T.grid({dims(sizes)}):')
+        body.append('    with T.block("C"):')
+        body += [f"        o{d} = T.axis.spatial({outs[d]}, t{d} * {sizes[d]} + c{d})" for d in range(ndim)]
+        terms = " + ".join(f"B[{dims(f'o{d} + {j}' for d in range(ndim))}]" for j in range(k))
+        body.append(f"        C[{oidx}] = {terms}")
+    text = (f'@T.prim_func\ndef main(A: T.Buffer(({dims(mids)},), "{dtype}"), '
+            f'C: T.Buffer(({dims(outs)},), "{dtype}")):\n'
+            f'    B = T.alloc_buffer(({dims(mids)},), "{dtype}")\n')
+    for d, line in enumerate(lines):
+        text += "    " * (d + 1) + line + "\n"
+    for line in body:
+        text += "    " * (depth + 1) + line + "\n"
+    return text
+
+
+def sliding_programs():
+    """A hypothesis strategy of :func:`sliding_source` programs (PrimFuncs)."""
+    from hypothesis import strategies as st
+
+    from ..script import from_source
+
+    return st.binary(min_size=16, max_size=16).map(lambda data: from_source(sliding_source(BytesChooser(data))))
+
+
 def random_located_program(seed: int) -> PrimFunc:
     """One program of :func:`located_programs`, determined by ``seed``."""
     from ..script import from_source
@@ -234,4 +312,5 @@ def located_programs():
 
 
 __all__ = ["DRAWERS", "WIDER", "draw_set_scope", "draw_storage_align", "draw_unsafe_set_dtype",
+           "draw_rolling_buffer", "sliding_source", "sliding_programs",
            "draw_set_axis_separator", "located_source", "located_programs", "random_located_program"]
