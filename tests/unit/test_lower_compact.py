@@ -12,7 +12,6 @@ import pytest
 
 import tirfun
 from tirfun import IRModule
-from tirfun.analysis.traversal import walk
 from tirfun.interp import run as interp_run
 from tirfun.lower import compact_allocations, lower_blocks
 from tirfun.nodes import Allocate, For

@@ -49,8 +49,9 @@ from ..analysis.arith.int_set import Interval, eval_interval, intersect, union
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.traversal import iter_children, transform, walk
 from ..nodes import (
-    GE, LE, LT, Allocate, And, IfThenElse, Min, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, For, ForKind, IntImm,
-    IRModule, LetStmt, PrimExpr, PrimFunc, Range, SeqStmt, Sub, Var,
+    GE, LE, LT, Allocate, And, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferStore,
+    Call, DeclBuffer, For, ForKind, IfThenElse, IntImm, IRModule, LetStmt, Min, PrimExpr, PrimFunc, Range,
+    SeqStmt, Sub, Var,
 )
 from ._util import map_funcs
 
@@ -86,7 +87,8 @@ def _compactable(alloc: Allocate):
     buf = decl.buffer
     if buf.strides or buf.axis_separators or len(alloc.extents) != len(buf.shape):
         return None
-    if buf.elem_offset is not None and not (isinstance(buf.elem_offset, IntImm) and buf.elem_offset.value == 0):
+    offset = buf.elem_offset
+    if offset is not None and not (isinstance(offset, IntImm) and offset.value == 0):
         return None
     if list(alloc.extents) != list(buf.shape):
         return None
@@ -411,7 +413,7 @@ def _compact_shape(buf, region, outer):
     for iv, dim in zip(region, buf.shape):
         dt = dim.dtype
         zero = IntImm(dt, 0)
-        full_hi = simplify_index(dim - IntImm(dt, 1)) if not isinstance(dim, IntImm) else IntImm(dt, dim.value - 1)
+        full_hi = IntImm(dt, dim.value - 1) if isinstance(dim, IntImm) else simplify_index(dim - IntImm(dt, 1))
         lo, hi = _as(iv.lo, dt), _as(iv.hi, dt)
         if lo is None or hi is None:
             mins.append(zero)

@@ -18,8 +18,9 @@ from ..nodes.base import freeze_value
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
-    BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError, InvalidStorageScopeError, NonAllocatedBufferError,
-    StorageAlignAxisOutOfRangeError, StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
+    BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
+    InvalidStorageScopeError, NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
+    StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
 from .refs import as_block_ref
 from .serialize import py_value
@@ -457,6 +458,10 @@ def _find_definition(site, block_path: Path, buffer: Buffer):
     return None, None
 
 
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
 @register
 @attrs.frozen
 class SetAxisSeparator(Rewrite):
@@ -518,7 +523,7 @@ class SetAxisSeparator(Rewrite):
     block: object = attrs.field(converter=as_block_ref)
     buffer_index: object = 0
     buffer_index_type: object = "write"
-    axis_separators: object = attrs.field(default=(), converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
+    axis_separators: object = attrs.field(default=(), converter=_as_tuple)
 
     def plan(self, mod, chk: Checks):
         site = resolve_site(chk, mod, [self.block])
@@ -567,5 +572,5 @@ def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) 
     return SetAxisSeparator(block, buffer_index, buffer_index_type, axis_separators)
 
 
-__all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType",
-           "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]
+__all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align",
+           "UnsafeSetDType", "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.traversal import walk, walk_stmts
-from ..nodes import Block, BlockRealize, DataType, For, ForKind, IRModule, PrimFunc
+from ..nodes import Block, For, ForKind, IRModule, PrimFunc
 from ._choices import BytesChooser, Chooser, RandomChooser
 
 #: exact widenings: every value of the key type is a value of each target type
