@@ -12,7 +12,7 @@ from tirfun import IRModule
 from tirfun import rewrites as R
 from tirfun.errors import BuildError
 from tirfun.interp import run as interp_run
-from tirfun.lower import lower_allocations
+from tirfun.lower import compact_allocations, lower_allocations, lower_blocks
 from tirfun.nodes import Allocate, DeclBuffer
 from tirfun.analysis.traversal import walk
 from tirfun.rewrites.pipeline import Pipeline
@@ -30,6 +30,23 @@ def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+# the producer of B placed inside loop i0 of its consumer, two rows a time
+TILED = '''@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((4, 6))
+    for i0 in range(2):
+        for i1, j in T.grid(2, 6):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i0 * 2 + i1)
+                vj = T.axis.spatial(6, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i1, j in T.grid(2, 6):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i0 * 2 + i1)
+                vj = T.axis.spatial(6, j)
+                C[vi, vj] = B[vi, vj] + T.float32(1)
 '''
 
 VIEW = '''@T.prim_func
@@ -126,7 +143,8 @@ def test_schedule_set_scope_takes_a_buffer_name():
 def test_storage_align_pads_the_stride_as_tvm_does():
     mod = _mod()
     out = R.storage_align("B", 0, 0, 8, 1)(mod)
-    lowered = lower_allocations(out)
+    assert 'annotations={"buffer_dim_align": [[0, 8, 1]]}' in lower_allocations(out).script()
+    lowered = compact_allocations(lower_blocks(out))
     decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
     alloc = next(n for n in walk(lowered["main"]) if isinstance(n, Allocate))
     # the dense stride 6 is padded to 9, the smallest with 9 % 8 == 1
@@ -136,12 +154,26 @@ def test_storage_align_pads_the_stride_as_tvm_does():
     _runs_as_interpreted(mod, out)
 
 
+def test_storage_align_pads_the_compacted_buffer_as_tvm_does():
+    mod = _mod(TILED)
+    out = R.storage_align("B", 0, 0, 8, 1)(mod)
+    lowered = compact_allocations(lower_blocks(out))
+    decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
+    alloc = next(n for n in walk(lowered["main"]) if isinstance(n, Allocate))
+    # compacted to the 2x6 rows of one iteration of i0, then the row stride
+    # 6 padded to 9
+    assert [s.value for s in decl.buffer.strides] == [9, 1]
+    assert [e.value for e in alloc.extents] == [15]
+    assert "B[i1 * 9 + j] = A_1[i0 * 12 + i1 * 6 + j] * T.float32(2.0)" in tirfun.lower(out).script()
+    _runs_as_interpreted(mod, out)
+
+
 def test_storage_align_replaces_an_entry_for_the_same_axis_and_takes_a_negative_axis():
     out = (R.storage_align("B", 0, 0, 8, 1) >> R.storage_align("B", 0, -2, 4, 0) >>
            R.storage_align("B", 0, 1, 2, 1))(_mod())
     block = next(n for n in walk(out["main"]) if getattr(n, "name_hint", None) == "B")
     assert [list(e) for e in block.annotations["buffer_dim_align"]] == [[0, 0, 4, 0], [0, 1, 2, 1]]
-    lowered = lower_allocations(out)
+    lowered = compact_allocations(lower_blocks(out))
     decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
     # the inner stride 1 becomes 1 (1 % 2 == 1); the outer one 6 -> 8
     assert [s.value for s in decl.buffer.strides] == [8, 1]

@@ -8,10 +8,11 @@ A buffer that a block allocates becomes, at the top of that block's body::
 and every use of the buffer below the block refers to the declared buffer,
 whose ``data`` field names the allocation. A block below that writes the
 buffer and carries ``storage_align``'s ``buffer_dim_align`` annotation
-gives the declared buffer strides, each padded as TVM pads them: the
-stride of an aligned dimension is the smallest one not below the dense
-stride with ``stride % factor == offset``; the allocation then spans the
-strided buffer. The block keeps its place, so the
+passes it on to the allocation (``annotations={"buffer_dim_align":
+[[axis, factor, offset], ...]}``): as in TVM, the strides it asks for are
+those of the buffer once :mod:`tirfun.lower.compact` has shrunk it, which
+pads them (:func:`aligned_strides`). Strides change where elements live,
+not what the program computes. The block keeps its place, so the
 pass can run alone; :mod:`tirfun.lower.blocks` removes blocks afterwards.
 """
 
@@ -23,7 +24,6 @@ from ..analysis.traversal import transform, walk
 from ..errors import BuildError
 from ..nodes import Allocate, Block, Buffer, DeclBuffer, FloorMod, IntImm, IRModule, PrimFunc, Var
 from ._util import fresh_name, func_names, map_funcs, substitute
-from .flatten import flat_size
 
 
 def lower_allocations(mod: IRModule) -> IRModule:
@@ -58,8 +58,6 @@ def _allocate_in_block(block: Block, used: set[str]) -> Block:
             used.add(name)
             data = Var(name, "handle")
         declared = attrs.evolve(buf, data=data)
-        if buf in aligns and not buf.strides:
-            declared = attrs.evolve(declared, strides=aligned_strides(buf.shape, aligns[buf]))
         replace[buf] = declared
         datas[declared] = data
     if block.init is not None and _mentions(block.init, replace):
@@ -67,20 +65,26 @@ def _allocate_in_block(block: Block, used: set[str]) -> Block:
             f"block {block.name_hint}: its init uses a buffer the block allocates "
             f"({', '.join(b.name for b in replace)}); allocate it in an enclosing block instead")
     body = substitute(block.body, None, replace)
-    for declared in reversed(list(replace.values())):
+    for buf, declared in reversed(list(replace.items())):
         body = DeclBuffer(declared, body)
-        extents = [flat_size(declared)] if declared.strides else list(declared.shape)
-        body = Allocate(datas[declared], declared.dtype, extents, IntImm("bool", 1),
-                        body, scope=declared.storage_scope)
+        annotations = {}
+        if buf in aligns and not buf.strides:
+            annotations[DIM_ALIGN] = [[axis, f, o] for axis, (f, o) in sorted(aligns[buf].items())]
+        body = Allocate(datas[declared], declared.dtype, list(declared.shape), IntImm("bool", 1),
+                        body, annotations=annotations, scope=declared.storage_scope)
     reads = substitute_regions(block.reads, replace)
     writes = substitute_regions(block.writes, replace)
     return attrs.evolve(block, body=body, alloc_buffers=(), reads=reads, writes=writes)
 
 
+#: the annotation storage_align puts on a block and lowering on an allocation
+DIM_ALIGN = "buffer_dim_align"
+
+
 def _dim_aligns(block: Block) -> dict[Buffer, dict[int, tuple[int, int]]]:
     """``buffer -> {axis: (factor, offset)}`` from the ``buffer_dim_align``
     annotations of the blocks under ``block`` on the buffers it allocates."""
-    from ..rewrites.storage import DIM_ALIGN, dim_aligns
+    from ..rewrites.storage import dim_aligns
 
     mine = set(block.alloc_buffers)
     out: dict[Buffer, dict[int, tuple[int, int]]] = {}
@@ -90,6 +94,11 @@ def _dim_aligns(block: Block) -> dict[Buffer, dict[int, tuple[int, int]]]:
                 if 0 <= index < len(n.writes) and n.writes[index].buffer in mine and factor > 0:
                     out.setdefault(n.writes[index].buffer, {})[axis] = (factor, offset)
     return out
+
+
+def allocation_aligns(alloc: Allocate) -> dict[int, tuple[int, int]]:
+    """``{axis: (factor, offset)}`` from an allocation's ``buffer_dim_align``."""
+    return {int(a): (int(f), int(o)) for a, f, o in alloc.annotations.get(DIM_ALIGN, ())}
 
 
 def aligned_strides(shape, aligns: dict[int, tuple[int, int]]) -> list:
@@ -125,4 +134,4 @@ def _mentions(stmt, buffers) -> bool:
     return any(isinstance(n, Buffer) and n in buffers for n in walk(stmt))
 
 
-__all__ = ["lower_allocations", "lower_allocations_func"]
+__all__ = ["lower_allocations", "lower_allocations_func", "aligned_strides", "allocation_aligns", "DIM_ALIGN"]

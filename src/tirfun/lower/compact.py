@@ -54,6 +54,8 @@ from ..nodes import (
     SeqStmt, Sub, Var,
 )
 from ._util import map_funcs
+from .allocations import DIM_ALIGN, aligned_strides, allocation_aligns
+from .flatten import flat_size
 
 
 def compact_allocations(mod: IRModule) -> IRModule:
@@ -360,6 +362,40 @@ def _compact(alloc: Allocate):
     decl = _compactable(alloc)
     if decl is None:
         return alloc
+    out = _compacted(alloc, decl)
+    return _aligned(out, alloc.buffer_var) if DIM_ALIGN in alloc.annotations else out
+
+
+def _aligned(root, var: Var):
+    """``root`` with the allocation of ``var`` (``root`` itself, or inside it
+    once moved) given the strides its ``buffer_dim_align`` asks for, on the
+    buffer's final shape: TVM aligns the compacted buffer. An allocation
+    whose memory has other views keeps its layout (_compactable refuses it
+    before this runs)."""
+    found = [n for n in walk(root) if isinstance(n, Allocate) and n.buffer_var == var]
+    if not found:
+        return root
+    target = found[0]
+    decl = target.body
+    buf = decl.buffer
+    strided = attrs.evolve(buf, strides=aligned_strides(buf.shape, allocation_aligns(target)))
+    new = attrs.evolve(target, extents=[flat_size(strided)], annotations=target.annotations.remove(DIM_ALIGN),
+                       body=DeclBuffer(strided, transform(decl.body, lambda n: _swap(n, buf, strided))))
+    if target is root:
+        return new
+    return transform(root, lambda n: new if n is target else n, pre=lambda n: new if n is target else None)
+
+
+def _swap(n, old, new):
+    if isinstance(n, BufferLoad) and n.buffer == old:
+        return BufferLoad(new, n.indices)
+    if isinstance(n, BufferStore) and n.buffer == old:
+        return BufferStore(new, n.value, n.indices)
+    return n
+
+
+def _compacted(alloc: Allocate, decl: DeclBuffer):
+    """``alloc`` moved and shrunk where that keeps the meaning."""
     buf = decl.buffer
     whole = _region(decl.body, buf)
     if whole is None:
