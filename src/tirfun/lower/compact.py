@@ -68,19 +68,60 @@ def compact_func(func: PrimFunc) -> PrimFunc:
     """Compact the allocations of one function (innermost first)."""
     if not any(isinstance(n, Allocate) for n in walk(func.body)):
         return func
+    uses = _Uses()
 
     def post(n):
-        return _compact(n) if isinstance(n, Allocate) else n
+        return _compact(n, uses) if isinstance(n, Allocate) else n
 
     body = transform(func.body, post)
     return func if body is func.body else func.with_body(body)
+
+
+class _Uses:
+    """What each subtree names: the buffers it loads or stores, their data
+    pointers, and the handle variables in it. Each allocation looks only
+    into the subtrees that name its buffer or pointer, so compacting many
+    allocations does not walk the whole function once per allocation.
+    Memoised by node identity, the node kept alive beside its entry."""
+
+    def __init__(self):
+        self._memo: dict[int, tuple] = {}
+
+    def of(self, node) -> frozenset:
+        hit = self._memo.get(id(node))
+        if hit is not None:
+            return hit[1]
+        if isinstance(node, Buffer):
+            found = frozenset()
+        else:
+            parts = [self.of(c) for c in iter_children(node)]
+            own = []
+            if isinstance(node, (BufferLoad, BufferStore, DeclBuffer)):
+                own.append(node.buffer)
+                if node.buffer.data is not None:
+                    own.append(node.buffer.data)
+            elif isinstance(node, Var) and node.dtype.is_handle:
+                own.append(node)
+            elif isinstance(node, AttrStmt) and isinstance(node.node, Var):
+                own.append(node.node)
+            found = frozenset(own).union(*parts) if parts else frozenset(own)
+        self._memo[id(node)] = (node, found)
+        return found
+
+    def walk(self, root, keys):
+        """The nodes under ``root`` in subtrees naming one of ``keys``."""
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(c for c in iter_children(n) if not isinstance(c, Buffer) and keys & self.of(c))
 
 
 # --------------------------------------------------------------------------
 # which allocations, and where to
 
 
-def _compactable(alloc: Allocate):
+def _compactable(alloc: Allocate, uses: _Uses):
     """The DeclBuffer under ``alloc`` that is the only view of its memory,
     or None when the allocation must stay as it is."""
     decl = alloc.body
@@ -95,7 +136,7 @@ def _compactable(alloc: Allocate):
     if list(alloc.extents) != list(buf.shape):
         return None
     var = alloc.buffer_var
-    for n in _walk_code(decl.body):
+    for n in uses.walk(decl.body, {buf, var}):
         if isinstance(n, (BufferLoad, BufferStore)):
             if n.buffer == buf:
                 continue
@@ -117,16 +158,6 @@ def _compactable(alloc: Allocate):
     return decl
 
 
-def _walk_code(root):
-    """The nodes under ``root`` without descending into Buffer nodes (whose
-    ``data`` field names the memory without using it)."""
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for c in iter_children(n) if not isinstance(c, Buffer))
-
-
 #: calls whose buffer arguments are plain loads of values
 _VALUE_CALLS = frozenset({"tir.if_then_else", "tir.likely"})
 
@@ -136,11 +167,7 @@ def _names(arg, buf, var) -> bool:
                if isinstance(n, (BufferLoad, BufferStore, Var)))
 
 
-def _touches(stmt, buf) -> bool:
-    return any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf for n in walk(stmt))
-
-
-def _path_loops(body, buf, scope: str) -> list[For]:
+def _path_loops(body, buf, scope: str, uses: _Uses) -> list[For]:
     """The loops from ``body`` down to the innermost statement holding every
     access of ``buf``, stopping above a loop the allocation may not enter."""
     loops: list[For] = []
@@ -154,7 +181,7 @@ def _path_loops(body, buf, scope: str) -> list[For]:
             loops.append(node)
             node = node.body
         elif isinstance(node, SeqStmt):
-            users = [s for s in node.seq if _touches(s, buf)]
+            users = [s for s in node.seq if buf in uses.of(s)]
             if len(users) != 1:
                 break
             node = users[0]
@@ -169,7 +196,7 @@ def _path_loops(body, buf, scope: str) -> list[For]:
 # regions
 
 
-def _region(stmt, buf) -> list[Interval] | None:
+def _region(stmt, buf, uses: _Uses) -> list[Interval] | None:
     """The interval of each dimension of ``buf`` that ``stmt`` touches, in
     the variables bound outside ``stmt``; None when it cannot be bounded."""
     out: list[Interval] | None = None
@@ -208,7 +235,7 @@ def _region(stmt, buf) -> list[Interval] | None:
 
     def visit_children(node, dom, inner):
         for child in iter_children(node):
-            if not isinstance(child, Buffer):
+            if not isinstance(child, Buffer) and buf in uses.of(child):
                 visit(child, dom, inner)
 
     visit(stmt, {}, frozenset())
@@ -246,7 +273,7 @@ def _disjoint_over(region: list[Interval], var: Var) -> bool:
     return False
 
 
-def _written_first(body, buf) -> bool:
+def _written_first(body, buf, uses: _Uses) -> bool:
     """Whether one run of ``body`` writes every element of ``buf`` that it
     reads before reading any: leading statements that only store into
     ``buf``, each a loop nest around one store at an index of the nest's
@@ -256,8 +283,9 @@ def _written_first(body, buf) -> bool:
     stmts = list(body.seq) if isinstance(body, SeqStmt) else [body]
     boxes = []
     k = 0
-    while k < len(stmts) and not any(isinstance(n, BufferLoad) and n.buffer == buf for n in walk(stmts[k])):
-        if _touches(stmts[k], buf):
+    while k < len(stmts) and not any(isinstance(n, BufferLoad) and n.buffer == buf
+                                     for n in uses.walk(stmts[k], {buf})):
+        if buf in uses.of(stmts[k]):
             box = _written_box(stmts[k], buf)
             if box is None:
                 return False
@@ -265,7 +293,7 @@ def _written_first(body, buf) -> bool:
         k += 1
     if k == len(stmts) or not boxes:
         return False
-    read = _region(SeqStmt(stmts[k:]) if len(stmts) - k > 1 else stmts[k], buf)
+    read = _region(SeqStmt(stmts[k:]) if len(stmts) - k > 1 else stmts[k], buf, uses)
     return read is not None and region_covers(boxes, read)
 
 
@@ -358,21 +386,21 @@ def _plain_box(indices, loops: dict) -> list[Interval] | None:
 # the rewrite
 
 
-def _compact(alloc: Allocate):
-    decl = _compactable(alloc)
+def _compact(alloc: Allocate, uses: _Uses):
+    decl = _compactable(alloc, uses)
     if decl is None:
         return alloc
-    out = _compacted(alloc, decl)
-    return _aligned(out, alloc.buffer_var) if DIM_ALIGN in alloc.annotations else out
+    out = _compacted(alloc, decl, uses)
+    return _aligned(out, alloc.buffer_var, uses) if DIM_ALIGN in alloc.annotations else out
 
 
-def _aligned(root, var: Var):
+def _aligned(root, var: Var, uses: _Uses):
     """``root`` with the allocation of ``var`` (``root`` itself, or inside it
     once moved) given the strides its ``buffer_dim_align`` asks for, on the
     buffer's final shape: TVM aligns the compacted buffer. An allocation
     whose memory has other views keeps its layout (_compactable refuses it
     before this runs)."""
-    found = [n for n in walk(root) if isinstance(n, Allocate) and n.buffer_var == var]
+    found = [n for n in uses.walk(root, {var}) if isinstance(n, Allocate) and n.buffer_var == var]
     if not found:
         return root
     target = found[0]
@@ -380,10 +408,12 @@ def _aligned(root, var: Var):
     buf = decl.buffer
     strided = attrs.evolve(buf, strides=aligned_strides(buf.shape, allocation_aligns(target)))
     new = attrs.evolve(target, extents=[flat_size(strided)], annotations=target.annotations.remove(DIM_ALIGN),
-                       body=DeclBuffer(strided, transform(decl.body, lambda n: _swap(n, buf, strided))))
+                       body=DeclBuffer(strided, transform(decl.body, lambda n: _swap(n, buf, strided),
+                                                          pre=lambda n: n if buf not in uses.of(n) else None)))
     if target is root:
         return new
-    return transform(root, lambda n: new if n is target else n, pre=lambda n: new if n is target else None)
+    return transform(root, lambda n: new if n is target else n,
+                     pre=lambda n: new if n is target else (n if var not in uses.of(n) else None))
 
 
 def _swap(n, old, new):
@@ -394,21 +424,21 @@ def _swap(n, old, new):
     return n
 
 
-def _compacted(alloc: Allocate, decl: DeclBuffer):
+def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
     """``alloc`` moved and shrunk where that keeps the meaning."""
     buf = decl.buffer
-    whole = _region(decl.body, buf)
+    whole = _region(decl.body, buf, uses)
     if whole is None:
         return alloc
-    loops = _path_loops(decl.body, buf, buf.storage_scope)
+    loops = _path_loops(decl.body, buf, buf.storage_scope, uses)
     place = None  # the loop whose body gets the allocation; None: here
     region = whole
     for loop in loops:
-        inner = _region(loop.body, buf)
+        inner = _region(loop.body, buf, uses)
         if inner is None:
             break
         if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and \
-                not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf):
+                not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf, uses):
             break
         place, region = loop, inner
     outer = {lp.loop_var: _range(lp) for lp in loops[:loops.index(place) + 1]} if place else {}
@@ -432,11 +462,14 @@ def _compacted(alloc: Allocate, decl: DeclBuffer):
     def wrap(body):
         return attrs.evolve(alloc, extents=extents, body=DeclBuffer(new_buf, body))
 
+    def untouched(n):
+        return n if buf not in uses.of(n) else None
+
     if place is None:
-        return wrap(transform(decl.body, rebase))
-    moved = attrs.evolve(place, body=wrap(transform(place.body, rebase)))
+        return wrap(transform(decl.body, rebase, pre=untouched))
+    moved = attrs.evolve(place, body=wrap(transform(place.body, rebase, pre=untouched)))
     return transform(decl.body, lambda n: moved if n is place else n,
-                     pre=lambda n: moved if n is place else None)
+                     pre=lambda n: moved if n is place else untouched(n))
 
 
 def _compact_shape(buf, region, outer):
