@@ -32,12 +32,20 @@ be disjoint, or each iteration must write what it reads before reading it
 (a producer placed inside the loop); then no value flows from one
 iteration to another through the buffer, and a fresh buffer per iteration
 computes the same (in a ``T.parallel`` loop it is what keeps the
-iterations from racing on one buffer). It never moves
-into a ``T.vectorized`` loop, so the lanes of a vector keep one element each
-(a buffer per lane, indexed by the lane), nor into a thread-bound loop
-unless its scope is ``local``. The region is bounded with
-:func:`tirfun.analysis.arith.bound_region`'s interval evaluation; accesses
-under tests are counted whole, which may only make the region larger.
+iterations from racing on one buffer). It never moves into a
+``T.vectorized`` loop: above it, a producer placed inside the loop keeps
+an element per lane when its region follows the lane, and lanes that
+would share elements make :mod:`tirfun.lower.vectorize` leave the loop
+serial, so every lane computes what the interpreter does. Nor does it
+move into a thread-bound loop unless its scope is ``local``. Regions are
+bounded by :func:`tirfun.analysis.arith.eval_interval` (the evaluation
+``bound_region`` uses); accesses under tests are counted whole, which
+may only make the region larger.
+
+A ``buffer_dim_align`` annotation that :mod:`tirfun.lower.allocations`
+put on an allocation (from ``storage_align``) is applied here, to the
+final shape: the buffer gets padded strides and the allocation the
+strided span, as TVM's ``CompactBufferAllocation`` does.
 """
 
 from __future__ import annotations
