@@ -151,3 +151,17 @@ def test_a_consumer_reading_outside_the_window_is_refused():
     src = ONE_D.replace("B[vc] + B[vc + 2]", "B[vc] + B[T.min(vc + 5, 9)]")
     _fails(src, R.RollingBufferCoverError, "block C reads B outside the region the block writes in the same "
            "iteration")
+
+
+def test_a_rolled_loop_can_no_longer_be_parallelized():
+    # its iterations reuse what the previous one computed
+    out = R.rolling_buffer("B", 0)(_mod(POOLS))
+    for loop in ("i0", "i1"):
+        assert R.parallel(loop).violations(out)
+        with pytest.raises(R.RewriteError):
+            R.parallel(loop)(out)
+
+
+def test_a_parallel_sliding_loop_is_refused():
+    src = ONE_D.replace("for i in range(4):", "for i in T.parallel(4):")
+    _fails(src, R.RollingBufferMatchError, "loop i, which slides dimension 0, is parallel")

@@ -70,7 +70,9 @@ class RollingBuffer(Rewrite):
     predicate so that it computes only what no earlier iteration computed
     (``i < 1 or overlap <= offset``, one test per sliding dimension); the
     iteration variable at the rolled position of each block of the scope
-    becomes opaque, as TVM makes it (a reduction variable stays one).
+    becomes opaque, as TVM makes it (a reduction variable stays one), and
+    so does every one of the block's that a sliding loop drives, so that
+    ``parallel`` and ``vectorize`` refuse those loops afterwards.
 
     Requirements, each with the error raised when it fails:
 
@@ -312,6 +314,16 @@ class RollingBuffer(Rewrite):
                     ivs[axis] = IterVar(ivs[axis].dom, ivs[axis].var, IterVarType.Opaque)
                     n = attrs.evolve(n, iter_vars=ivs)
             if isinstance(n, BlockRealize) and n.block.name_hint == target.name_hint:
+                # every iteration variable the sliding loops drive becomes
+                # opaque too (TVM marks only the one at the rolled
+                # position): parallel and vectorize then refuse those
+                # loops, whose iterations must run in order
+                ivs = list(n.block.iter_vars)
+                for k, value in enumerate(n.iter_values):
+                    if ivs[k].iter_type is IterVarType.DataPar and any(
+                            skip is not None and _mentions(value, skip[0]) for skip in plan.skips):
+                        ivs[k] = IterVar(ivs[k].dom, ivs[k].var, IterVarType.Opaque)
+                n = attrs.evolve(n, block=attrs.evolve(n.block, iter_vars=ivs))
                 cond = n.predicate
                 for skip in plan.skips:
                     if skip is None:
