@@ -31,7 +31,7 @@ def _refuse_axis_separators(name: str, func) -> None:
         if isinstance(n, Buffer) and n.axis_separators:
             raise BuildError(
                 f"function {name}: buffer {n.name} has axis_separators "
-                f"{list(n.axis_separators)} (set_axis_separator), which flatten it to "
+                f"{list(n.axis_separators)}, which flatten it to "
                 f"{len(n.axis_separators) + 1}-D memory; the CPU target (llvm) needs 1-D memory. "
                 "Remove the separators to build for the CPU")
 
