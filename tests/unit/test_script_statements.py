@@ -462,7 +462,7 @@ def test_axis_separators_print_back_interpret_and_the_cpu_build_refuses_them():
     np.testing.assert_array_equal(b, a * 2)
     # separators flatten a buffer to several dimensions of memory; TVM's
     # LLVM code generation refuses that, and so does the CPU build, by name
-    with pytest.raises(BuildError, match=r"buffer A has axis_separators \[1\] .*needs 1-D memory"):
+    with pytest.raises(BuildError, match=r"buffer A has axis_separators \[1\], .*needs 1-D memory"):
         tirfun.build(func)
 
 
