@@ -23,7 +23,7 @@ import attrs
 
 from . import rewrites as R
 from .errors import ScheduleError
-from .nodes import IRModule, PrimFunc
+from .nodes import Buffer, IRModule, PrimFunc
 from .rewrites.checks import default_function
 from .rewrites.checks import describe
 from .rewrites.errors import (
@@ -309,17 +309,19 @@ class Schedule:
 
     # -- storage: scopes, alignment, dtypes, axis separators ------------------------
     def _write_index(self, primitive: str, block, buffer_index):
-        """``buffer_index`` as TVM's Python API takes it: an int, or the
-        name of a buffer the block writes."""
-        if isinstance(buffer_index, str):
+        """``buffer_index`` as TVM's Python API takes it: an int, or a
+        buffer the block writes or its name."""
+        if isinstance(buffer_index, (str, Buffer)):
             found = self.get(self._block(block))
+            hits = [k for k, r in enumerate(found.writes) if _named(r.buffer, buffer_index)]
+            if len({found.writes[k].buffer for k in hits}) == 1:
+                return hits[0]
             names = [r.buffer.name for r in found.writes]
-            if names.count(buffer_index) == 1:
-                return names.index(buffer_index)
+            wanted = buffer_index if isinstance(buffer_index, str) else f"buffer {buffer_index.name}"
             raise InvalidArgumentError(
                 primitive, describe(self._block(block)),
-                f"the block writes {'no' if buffer_index not in names else 'several'} buffer(s) named "
-                f"{buffer_index!r} (it writes: {', '.join(names) or 'none'})").with_level(self._render)
+                f"{wanted!r} names no single buffer the block writes (it writes: "
+                f"{', '.join(names) or 'none'})").with_level(self._render)
         return buffer_index
 
     def set_scope(self, block, buffer_index, storage_scope: str) -> None:

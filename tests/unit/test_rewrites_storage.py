@@ -131,11 +131,14 @@ def test_schedule_set_scope_takes_a_buffer_name():
     sch = tirfun.Schedule(_mod())
     sch.set_scope("B", "B", "local")
     assert "scope=\"local\"" in sch.mod.script()
-    assert sch.trace.as_python().strip().endswith('sch.set_scope(BlockRef("B"), buffer_index=0, '
-                                                  'storage_scope="local")') or \
-        'storage_scope="local"' in sch.trace.as_python()
-    with pytest.raises(R.InvalidArgumentError, match="writes no buffer"):
+    assert 'buffer_index=0, storage_scope="local")' in sch.trace.as_python()
+    with pytest.raises(R.InvalidArgumentError, match=r"'Q' names no single buffer the block writes \(it writes: B\)"):
         sch.set_scope("B", "Q", "local")
+    # a Buffer object, as TVM's set_scope takes it
+    sch = tirfun.Schedule(_mod())
+    buffer = sch.get(sch.get_block("B")).writes[0].buffer
+    sch.set_scope("B", buffer, "shared")
+    assert 'scope="shared"' in sch.mod.script()
 
 
 # -- storage_align -----------------------------------------------------------------
