@@ -132,7 +132,8 @@ def test_schedule_set_scope_takes_a_buffer_name():
     sch.set_scope("B", "B", "local")
     assert "scope=\"local\"" in sch.mod.script()
     assert 'buffer_index=0, storage_scope="local")' in sch.trace.as_python()
-    with pytest.raises(R.InvalidArgumentError, match=r"'Q' names no single buffer the block writes \(it writes: B\)"):
+    with pytest.raises(R.InvalidArgumentError,
+                       match=r"'Q' names no single buffer the block writes \(it writes: B\)"):
         sch.set_scope("B", "Q", "local")
     # a Buffer object, as TVM's set_scope takes it
     sch = tirfun.Schedule(_mod())
