@@ -208,11 +208,11 @@ def dim_aligns(block: Block):
     value = block.annotations.get(DIM_ALIGN)
     if value is None:
         return []
-    if not isinstance(value, (list, tuple)) and not hasattr(value, "tolist"):
+    if not isinstance(value, (list, tuple, PVector)):
         return None
     out = []
     for item in value:
-        if not isinstance(item, (list, tuple)) and type(item).__name__ != "PVector":
+        if not isinstance(item, (list, tuple, PVector)):
             return None
         item = list(item)
         if len(item) != 4:
