@@ -12,6 +12,8 @@ to the caller).
 from __future__ import annotations
 
 import attrs
+from pyrsistent import PVector
+
 from ..analysis.traversal import Path, ancestors, transform
 from ..nodes import Block, Buffer, BufferLoad, BufferStore, Cast, DataType, MatchBufferRegion
 from ..nodes.base import freeze_value
