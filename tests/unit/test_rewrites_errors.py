@@ -308,6 +308,79 @@ CASES += [
 ]
 
 
+# storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator, rolling_buffer
+STAGED = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(4):
+        for ax in range(4):
+            with T.block("B"):
+                vb = T.axis.spatial(10, i * 2 + ax)
+                B[vb] = A[vb] * T.float32(2)
+        for ax in range(2):
+            with T.block("C"):
+                vc = T.axis.spatial(8, i * 2 + ax)
+                C[vc] = B[vc] + B[vc + 2]
+"""
+VIEWED = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            V = T.match_buffer(B[vi], (1,))
+            with T.block("inner"):
+                V[0] = A[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi]
+"""
+CASES += [  # storage
+    ("buffer-index", lambda: mod_of(STAGED), R.set_scope("B", 2, "local"), R.BufferIndexOutOfRangeError,
+     r"^set_scope: block 'B': it has 1 write region\(s\), so buffer_index must be in \[0, 1\), got 2$"),
+    ("scope-name", lambda: mod_of(STAGED), R.set_scope("B", 0, "lokal"), R.InvalidStorageScopeError,
+     r"^set_scope: block 'B': the storage scope 'lokal' is invalid"),
+    ("not-allocated", lambda: mod_of(STAGED), R.unsafe_set_dtype("C", 0, "float64"), R.NonAllocatedBufferError,
+     r"^unsafe_set_dtype: block 'C': buffer C is not allocated by a block"),
+    ("align-factor", lambda: mod_of(STAGED), R.storage_align("B", 0, 0, -4, 0), R.StorageAlignInvalidFactorError,
+     r"^storage_align: block 'B': factor must be positive, got -4$"),
+    ("align-axis", lambda: mod_of(STAGED), R.storage_align("B", 0, -2, 4, 0), R.StorageAlignAxisOutOfRangeError,
+     r"^storage_align: block 'B': buffer B has 1 dimension\(s\), so axis must be in \[-1, 1\), got -2$"),
+    ("align-annotation", lambda: R.annotate("B", "buffer_dim_align", "x")(mod_of(STAGED)),
+     R.storage_align("B", 0, 0, 4, 0), R.StorageAlignInvalidAnnotationError,
+     r"^storage_align: block 'B': its buffer_dim_align annotation 'x' is not a list of"),
+    ("separators", lambda: mod_of(STAGED), R.set_axis_separator("B", 0, "write", [2]),
+     R.InvalidAxisSeparatorError, r"^set_axis_separator: block 'B': axis_separators must be increasing ints"),
+    ("subregion", lambda: mod_of(VIEWED), R.set_axis_separator("inner", 0, "write", [1]),
+     R.BufferIsSubregionError, r"^set_axis_separator: block 'inner': buffer V is a match_buffer view"),
+    ("output-block", lambda: mod_of(STAGED), R.rolling_buffer("C", 0), R.OutputBlockError,
+     r"^rolling_buffer: block 'C': it writes C, which its scope does not allocate: it is an output block$"),
+    ("rolling-deps", lambda: mod_of(STAGED.replace("""        for ax in range(2):
+            with T.block("C"):""", """        for ax in range(2):
+            with T.block("D"):
+                vd = T.axis.spatial(10, i * 2 + ax)
+                B[vd] = T.float32(0)
+        for ax in range(2):
+            with T.block("C"):""")), R.rolling_buffer("B", 0), R.RollingBufferDependencyError,
+     r"^rolling_buffer: block 'B': block D writes what it writes; only read-after-write dependences are "
+     r"allowed$"),
+    ("rolling-insertion", lambda: mod_of(TWO_NESTS.replace("C[vj] = A[vj]", "C[vj] = B[vj]").replace(
+        "def main(A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\"), ",
+        "def main(A: T.Buffer((8,), \"float32\"), ").replace("    for i in range(8):",
+                                                        "    B = T.alloc_buffer((8,))\n    for i in range(8):")),
+     R.rolling_buffer("B", 0), R.RollingBufferInsertionError,
+     r"^rolling_buffer: block 'B': the lowest common ancestor of the block and the consumers of B is not a loop"),
+    ("rolling-match", lambda: mod_of(STAGED.replace("for ax in range(4)", "for ax in range(2)").replace(
+        "B[vc] + B[vc + 2]", "B[vc]")), R.rolling_buffer("B", 0), R.RollingBufferMatchError,
+     r"^rolling_buffer: block 'B': no dimension of the region of B written in one iteration slides"),
+    ("rolling-cover", lambda: mod_of(STAGED.replace("B[vc] + B[vc + 2]", "B[vc] + B[T.min(vc + 5, 9)]")),
+     R.rolling_buffer("B", 0), R.RollingBufferCoverError,
+     r"^rolling_buffer: block 'B': block C reads B outside the region the block writes in the same iteration"),
+]
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_each_error_is_raised_with_its_message(case):
     _, make, rewrite, cls, pattern = case

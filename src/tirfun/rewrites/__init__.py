@@ -37,6 +37,11 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
+from .rolling import RollingBuffer, rolling_buffer
+from .storage import (
+    SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,
+    unsafe_set_dtype,
+)
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -48,5 +53,7 @@ __all__ = [
     "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
+    "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
+    "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
     *_errors_all,
 ]

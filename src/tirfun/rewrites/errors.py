@@ -324,6 +324,66 @@ class DependenceViolationError(RewriteError):
     """Moving the block would reorder it with another block it depends on
     through a buffer (one writes what the other reads or writes), which
     would change what the program computes."""
+# -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
+
+class BufferIndexOutOfRangeError(RewriteError):
+    """``buffer_index`` does not index the block's write (or read) regions."""
+
+
+class InvalidStorageScopeError(RewriteError):
+    """The storage scope is not one TVM knows (global, shared, warp, local,
+    optionally with a ``.tag``, or a wmma scope)."""
+
+
+class NonAllocatedBufferError(RewriteError):
+    """The buffer is not allocated by a block: it is a function parameter or
+    a match_buffer view, whose storage belongs to someone else."""
+
+
+class StorageAlignInvalidFactorError(RewriteError):
+    """The ``factor`` of storage_align is not positive."""
+
+
+class StorageAlignAxisOutOfRangeError(RewriteError):
+    """The ``axis`` of storage_align is outside ``[-ndim, ndim)``."""
+
+
+class StorageAlignInvalidAnnotationError(RewriteError):
+    """The block's ``buffer_dim_align`` annotation is not a list of
+    ``[buffer_index, axis, factor, offset]`` int lists."""
+
+
+class InvalidAxisSeparatorError(RewriteError):
+    """The axis separators are not increasing ints within the buffer's
+    dimensions."""
+
+
+class BufferIsSubregionError(RewriteError):
+    """The buffer is a match_buffer view of a region of another buffer."""
+
+
+class OutputBlockError(RewriteError):
+    """The block writes a buffer its scope does not allocate: it is an output
+    block, whose result must stay whole."""
+
+
+class RollingBufferDependencyError(RewriteError):
+    """The block has a dependence other than read-after-write in its scope."""
+
+
+class RollingBufferInsertionError(RewriteError):
+    """The lowest common ancestor of the block and its consumers is not a loop."""
+
+
+class RollingBufferMatchError(RewriteError):
+    """No dimension of the region the block writes per iteration slides with
+    a loop as ``loop_var * stride`` with an overlap, or the block's index
+    there is not that start plus an offset."""
+
+
+class RollingBufferCoverError(RewriteError):
+    """A consumer reads the buffer outside the region the block writes in
+    the same iteration, which the rolling window would not hold."""
 
 
 __all__ = [name for name, value in dict(globals()).items()

@@ -22,6 +22,8 @@ strategies):
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
+* ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
+  programs with producers inside their consumers' loops (``located_programs``)
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ _LAZY = {
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
     "cast_chains": "tirfun.testing.casts",
+    "located_programs": "tirfun.testing.draw_storage",
 }
 
 
