@@ -362,11 +362,6 @@ class BufferIsSubregionError(RewriteError):
     """The buffer is a match_buffer view of a region of another buffer."""
 
 
-class OutputBlockError(RewriteError):
-    """The block writes a buffer its scope does not allocate: it is an output
-    block, whose result must stay whole."""
-
-
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 
