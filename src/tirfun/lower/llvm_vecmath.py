@@ -1,0 +1,322 @@
+"""Math functions as inline polynomials in LLVM IR: the ``-math=fast`` target.
+
+With ``-math=exact`` (the default) a math intrinsic calls the C library,
+one lane at a time on vectors, and compiled code agrees with the
+interpreter bit for bit. With ``-math=fast`` these functions of
+``float32``, ``float16`` and ``bfloat16`` are computed inline instead, as
+straight-line IR on the call's own type (vector or scalar alike, so a
+result never depends on whether its loop was vectorized), which LLVM keeps
+in vector registers:
+
+===========  ==========================================================
+``exp``      ``2**k * (1 + q)``, ``q = exp(r) - 1`` by a polynomial
+``exp2``     the same with ``k`` the nearest integer to ``x``
+``log``      ``e ln 2 + 2 atanh(s)``, ``s = (m - 1) / (m + 1)``
+``log2``     ``e + 2 atanh(s) / ln 2``
+``log1p``    ``log(u) * x / (u - 1)``, ``u = 1 + x`` (``x`` when ``u == 1``)
+``tanh``     ``u / (u + 2)``, ``u = expm1(2|x|)``, with the sign of ``x``
+``sigmoid``  ``1 / (1 + exp(-x))``, TVM's definition, as the interpreter
+===========  ==========================================================
+
+How. The argument is widened to double (exact) and everything is computed
+in double, then rounded once to the call's type, as the exact path rounds
+its double result. ``exp`` reduces ``x`` to ``r = x - k ln 2`` with
+``|r| <= ln 2 / 2``, ``ln 2`` split in two so that ``k * LN2_HI`` is exact;
+``exp(r) - 1 = r + r**2 P(r)``. ``log`` splits ``x = 2**e * m`` with ``m``
+in [sqrt(1/2), sqrt(2)) on the bits and uses
+``log(m) = 2s + 2s * s**2 Q(s**2)``. ``P`` (degree 8) and ``Q`` (degree 5)
+are minimax polynomials computed by :mod:`tirfun.lower.vecmath_fit`;
+their relative errors are 2**-46.0 and 2**-43.7 on their intervals.
+
+Error bound: at most 1 ulp from the interpreter, for every argument. The
+double result carries a relative error below 2**-44 (the polynomial's
+share is at most 2**-48, since ``r**2 P(r)`` is under 1/16 of the value,
+and each of the few roundings in double adds about 2**-53). The true
+value lies between two neighbouring floats ``a`` and ``b``; a value that
+close to it rounds to ``a`` or to ``b``, and so does the interpreter's
+(the C library's double result, rounded), so the two are equal or one ulp
+apart. They differ only where the true value lies within 2**-44 of the
+midpoint of ``a`` and ``b``: on a sample of every 97th float32 bit
+pattern, ``exp`` and ``log`` agree with the interpreter on all but a
+handful (``tests/unit/test_vecmath.py`` counts them).
+
+Special values are exact, as the C library gives them: NaN in, NaN out;
+``exp(+inf) = +inf``, ``exp(-inf) = +0``; ``log(+0) = log(-0) = -inf``,
+``log`` of a negative number is NaN, ``log(+inf) = +inf``;
+``tanh(-0.0) = -0.0``, ``tanh(+-inf) = +-1``; ``log1p(-1) = -inf``,
+``log1p(-0.0) = -0.0``. Overflow and underflow happen in the final
+rounding from double, exactly where the exact path overflows and
+underflows (float32 arguments of ``exp`` are clamped to [-200, 200]
+first, which changes no rounded result: ``exp(200)`` is beyond float32's
+range and ``exp(-200)`` below its smallest subnormal). Subnormal float32
+arguments and results are ordinary doubles here and need no care.
+
+Only arguments representable in float32 are computed this way; ``float64``
+calls keep the C library (a double result within 1 ulp needs more than
+double arithmetic).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from llvmlite import ir
+
+I64 = ir.IntType(64)
+F64 = ir.DoubleType()
+
+#: the functions computed inline under ``-math=fast``
+FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid"})
+
+#: ``exp(r) - 1 - r = r**2 * P(r)`` on [-ln 2 / 2, ln 2 / 2], lowest first
+EXP_POLY = tuple(float.fromhex(c) for c in (
+    "0x1.ffffffffffff4p-2", "0x1.5555555553b88p-3", "0x1.555555555abd8p-5",
+    "0x1.1111111c42ee3p-7", "0x1.6c16c1551a8c3p-10", "0x1.a019adb6732c3p-13",
+    "0x1.a01a2dea2e21ep-16", "0x1.72c716647d698p-19", "0x1.2818cd6f4935dp-22"))
+#: ``atanh(s) = s + s**3 * Q(s**2)`` for ``s**2`` in [0, 17 - 12 sqrt 2], lowest first
+LOG_POLY = tuple(float.fromhex(c) for c in (
+    "0x1.55555555553b6p-2", "0x1.9999999b882a0p-3", "0x1.2492462922bd8p-3",
+    "0x1.c71fce3efd065p-4", "0x1.7382a4585b496p-4", "0x1.546d385692adbp-4"))
+#: the relative errors of the two polynomials (from vecmath_fit)
+EXP_POLY_ERROR = 1.42e-14
+LOG_POLY_ERROR = 6.92e-14
+
+# ln 2 to 60 digits, split into a double with 24 trailing zero bits (so
+# that k * LN2_HI is exact for |k| < 2**24) and the double nearest the rest
+_LN2 = Fraction("0.693147180559945309417232121458176568075500134360255254120680")
+LN2_HI = float.fromhex(float(_LN2).hex()[:11] + "p-1")
+LN2_LO = float(_LN2 - Fraction(LN2_HI))
+LN2 = float(_LN2)
+LOG2E = float(1 / _LN2)
+#: adding it to a double of magnitude below 2**51 rounds that to an
+#: integer (ties to even) held in the low bits of the sum
+ROUNDER = float.fromhex("0x1.8p52")
+#: the bits of sqrt(1/2): ``m`` is taken in [sqrt(1/2), sqrt(2))
+SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
+#: float32 arguments of exp beyond this give inf or 0 once rounded
+EXP_CLAMP = 200.0
+
+
+class _Ops:
+    """Arithmetic on doubles (scalar or vector of one lane count) and on
+    their 64-bit patterns, with constants splat to the right type."""
+
+    def __init__(self, b: ir.IRBuilder, t: ir.Type):
+        self.b = b
+        self.t = t
+        lanes = t.count if isinstance(t, ir.VectorType) else 0
+        self.it = ir.VectorType(I64, lanes) if lanes else I64
+
+    def c(self, value: float) -> ir.Constant:
+        return _splat(self.t, value)
+
+    def ci(self, value: int) -> ir.Constant:
+        return _splat(self.it, value)
+
+    def add(self, x, y):
+        return self.b.fadd(x, y)
+
+    def sub(self, x, y):
+        return self.b.fsub(x, y)
+
+    def mul(self, x, y):
+        return self.b.fmul(x, y)
+
+    def div(self, x, y):
+        return self.b.fdiv(x, y)
+
+    def muladd(self, x, y, z):
+        """``x * y + z``, fused where the CPU has it (either is within the
+        error bound: only polynomial steps use it)."""
+        fn = _declare(self.b.module, f"llvm.fmuladd.{_suffix(self.t)}", self.t, [self.t] * 3)
+        return self.b.call(fn, [x, y, z])
+
+    def horner(self, x, coefficients):
+        acc = self.c(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            acc = self.muladd(acc, x, self.c(c))
+        return acc
+
+    def select(self, cond, x, y):
+        return self.b.select(cond, x, y)
+
+    def lt(self, x, y):
+        return self.b.fcmp_ordered("<", x, y)
+
+    def gt(self, x, y):
+        return self.b.fcmp_ordered(">", x, y)
+
+    def eq(self, x, y):
+        return self.b.fcmp_ordered("==", x, y)
+
+    def isnan(self, x):
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def bits(self, x):
+        return self.b.bitcast(x, self.it)
+
+    def double(self, bits):
+        return self.b.bitcast(bits, self.t)
+
+    def clamp(self, x, lo: float, hi: float):
+        """``x`` limited to [lo, hi]; NaN stays NaN."""
+        x = self.select(self.gt(x, self.c(hi)), self.c(hi), x)
+        return self.select(self.lt(x, self.c(lo)), self.c(lo), x)
+
+    def round_int(self, x):
+        """(the nearest integer to ``x`` as a double, its bits' low word):
+        ``|x| < 2**51``."""
+        shifted = self.add(x, self.c(ROUNDER))
+        return self.sub(shifted, self.c(ROUNDER)), self.bits(shifted)
+
+    def pow2(self, k_bits):
+        """``2**k`` from :meth:`round_int`'s bits of ``k``, |k| <= 1022: the
+        shift keeps ``k``'s two's complement low bits as the exponent."""
+        return self.double(self.b.add(self.b.shl(k_bits, self.ci(52)), self.ci(1023 << 52)))
+
+
+def _splat(t: ir.Type, value) -> ir.Constant:
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [ir.Constant(t.element, value)] * t.count)
+    return ir.Constant(t, value)
+
+
+def _suffix(t: ir.Type) -> str:
+    return f"v{t.count}f64" if isinstance(t, ir.VectorType) else "f64"
+
+
+def _declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+def _exp_parts(o: _Ops, x):
+    """``(2**k, q)`` with ``exp(x) = 2**k * (1 + q)``, for |x| <= 700."""
+    k, k_bits = o.round_int(o.mul(x, o.c(LOG2E)))
+    # k * LN2_HI is exact and cancels against x exactly; k * LN2_LO is tiny
+    r = o.sub(o.sub(x, o.mul(k, o.c(LN2_HI))), o.mul(k, o.c(LN2_LO)))
+    return o.pow2(k_bits), _expm1_reduced(o, r)
+
+
+def _expm1_reduced(o: _Ops, r):
+    """``exp(r) - 1 = r + r**2 P(r)`` for |r| <= ln 2 / 2 (relative error
+    of the tail, not of ``exp``: accurate for tiny ``r`` too)."""
+    return o.muladd(o.mul(r, r), o.horner(r, EXP_POLY), r)
+
+
+def _without_nan(o: _Ops, x):
+    """``x`` with NaN lanes replaced by 0, so that no integer conversion
+    ever sees a NaN; the caller puts the NaN back."""
+    return o.select(o.isnan(x), o.c(0.0), x)
+
+
+def _exp(o: _Ops, x):
+    xs = o.clamp(_without_nan(o, x), -EXP_CLAMP, EXP_CLAMP)
+    scale, q = _exp_parts(o, xs)
+    return o.select(o.isnan(x), x, o.mul(o.add(q, o.c(1.0)), scale))
+
+
+def _exp2(o: _Ops, x):
+    xs = o.clamp(_without_nan(o, x), -EXP_CLAMP, EXP_CLAMP)
+    k, k_bits = o.round_int(xs)
+    r = o.sub(xs, k)  # exact: x has at most 24 significant bits
+    q = _expm1_reduced(o, o.mul(r, o.c(LN2)))
+    return o.select(o.isnan(x), x, o.mul(o.add(q, o.c(1.0)), o.pow2(k_bits)))
+
+
+def _log_parts(o: _Ops, x):
+    """``(e, log(m))`` with ``x = 2**e * m``, ``m`` in [sqrt(1/2), sqrt(2)),
+    for positive finite normal doubles ``x``."""
+    b = o.b
+    bits = o.bits(x)
+    e_bits = b.ashr(b.sub(bits, o.ci(SQRT_HALF_BITS)), o.ci(52))
+    m = o.double(b.sub(bits, b.shl(e_bits, o.ci(52))))
+    # e as a double without an int-to-float conversion (AVX2 has none for i64)
+    e = o.sub(o.double(b.add(e_bits, o.bits(o.c(ROUNDER)))), o.c(ROUNDER))
+    f = o.sub(m, o.c(1.0))  # exact
+    s = o.div(f, o.add(m, o.c(1.0)))
+    z = o.mul(s, s)
+    two_s = o.add(s, s)
+    log_m = o.muladd(o.mul(two_s, z), o.horner(z, LOG_POLY), two_s)
+    return e, log_m
+
+
+def _log_special(o: _Ops, x, finite):
+    """The C library's log at the edges: NaN for NaN and negative
+    arguments, -inf at zero (either sign), +inf at +inf."""
+    out = o.select(o.eq(x, o.c(math.inf)), x, finite)
+    out = o.select(o.eq(x, o.c(0.0)), o.c(-math.inf), out)
+    return o.select(o.b.fcmp_unordered("<", x, o.c(0.0)), o.c(math.nan), out)
+
+
+def _safe_positive(o: _Ops, x):
+    """``x`` where it is a positive finite double, else 1 (the result for
+    those lanes is chosen by :func:`_log_special`)."""
+    ok = o.b.and_(o.gt(x, o.c(0.0)), o.lt(x, o.c(math.inf)))
+    return o.select(ok, x, o.c(1.0))
+
+
+def _log(o: _Ops, x):
+    e, log_m = _log_parts(o, _safe_positive(o, x))
+    return _log_special(o, x, o.muladd(e, o.c(LN2), log_m))
+
+
+def _log2(o: _Ops, x):
+    e, log_m = _log_parts(o, _safe_positive(o, x))
+    return _log_special(o, x, o.muladd(log_m, o.c(LOG2E), e))
+
+
+def _log1p(o: _Ops, x):
+    u = o.add(x, o.c(1.0))
+    e, log_m = _log_parts(o, _safe_positive(o, u))
+    log_u = o.muladd(e, o.c(LN2), log_m)
+    # u rounds 1 + x; x / (u - 1) corrects log(u) for that rounding
+    corrected = o.mul(log_u, o.div(x, o.sub(u, o.c(1.0))))
+    out = o.select(o.eq(u, o.c(1.0)), x, corrected)
+    return _log1p_special(o, x, u, out)
+
+
+def _log1p_special(o: _Ops, x, u, finite):
+    """The C library's log1p at the edges: NaN below -1 (and for NaN),
+    -inf at -1, +inf at +inf."""
+    out = o.select(o.eq(x, o.c(math.inf)), x, finite)
+    out = o.select(o.eq(u, o.c(0.0)), o.c(-math.inf), out)
+    return o.select(o.b.fcmp_unordered("<", u, o.c(0.0)), o.c(math.nan), out)
+
+
+#: tanh(x) rounds to +-1 in double beyond this
+TANH_CLAMP = 20.0
+
+
+def _tanh(o: _Ops, x):
+    b = o.b
+    sign = b.and_(o.bits(x), o.ci(-(1 << 63)))
+    a = o.double(b.and_(o.bits(_without_nan(o, x)), o.ci((1 << 63) - 1)))
+    a = o.select(o.gt(a, o.c(TANH_CLAMP)), o.c(TANH_CLAMP), a)
+    scale, q = _exp_parts(o, o.add(a, a))
+    # expm1(2a) = 2**k q + (2**k - 1): exact steps for small k, accurate near 0
+    u = o.add(o.mul(scale, q), o.sub(scale, o.c(1.0)))
+    t = o.div(u, o.add(u, o.c(2.0)))
+    return o.select(o.isnan(x), x, o.double(b.or_(o.bits(t), sign)))
+
+
+def _sigmoid(o: _Ops, x):
+    e = _exp(o, o.b.fneg(x))
+    return o.div(o.c(1.0), o.add(o.c(1.0), e))
+
+
+_KERNELS = {"exp": _exp, "exp2": _exp2, "log": _log, "log2": _log2, "log1p": _log1p,
+            "tanh": _tanh, "sigmoid": _sigmoid}
+
+
+def emit(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+    """``name(x)`` for a double (or vector of doubles) ``x`` widened from a
+    float32, float16 or bfloat16 value, to within 2**-44 relative error;
+    the caller rounds the result back to the narrow type."""
+    return _KERNELS[name](_Ops(b, x.type), x)
+
+
+__all__ = ["FAST", "emit", "EXP_POLY", "LOG_POLY", "EXP_POLY_ERROR", "LOG_POLY_ERROR"]
