@@ -79,8 +79,8 @@ LOG_POLY = tuple(float.fromhex(c) for c in (
     "0x1.55555555553b6p-2", "0x1.9999999b882a0p-3", "0x1.2492462922bd8p-3",
     "0x1.c71fce3efd065p-4", "0x1.7382a4585b496p-4", "0x1.546d385692adbp-4"))
 #: the relative errors of the two polynomials (from vecmath_fit)
-EXP_POLY_ERROR = 1.42e-14
-LOG_POLY_ERROR = 6.92e-14
+EXP_POLY_ERROR = 1.43e-14
+LOG_POLY_ERROR = 6.93e-14
 
 # ln 2 to 60 digits, split into a double with 24 trailing zero bits (so
 # that k * LN2_HI is exact for |k| < 2**24) and the double nearest the rest
