@@ -90,19 +90,24 @@ def test_the_polynomials_reach_their_stated_error():
     log_err = vecmath_fit.relative_error(vecmath_fit.atanh_tail, llvm_vecmath.LOG_POLY,
                                          *vecmath_fit.LOG_INTERVAL)
     assert exp_err <= llvm_vecmath.EXP_POLY_ERROR and log_err <= llvm_vecmath.LOG_POLY_ERROR
+    sin_err = vecmath_fit.relative_error(vecmath_fit.sin_tail, llvm_vecmath.SIN_POLY,
+                                         *vecmath_fit.TRIG_INTERVAL)
+    cos_err = vecmath_fit.relative_error(vecmath_fit.cos_tail, llvm_vecmath.COS_POLY,
+                                         *vecmath_fit.TRIG_INTERVAL)
+    assert sin_err <= llvm_vecmath.SIN_POLY_ERROR and cos_err <= llvm_vecmath.COS_POLY_ERROR
     # the bound of llvm_vecmath's docstring: the tails are under 1/16 of
     # the value, so the polynomials contribute at most 2**-48
-    assert max(exp_err, log_err) / 16 < 2.0 ** -47
+    assert max(exp_err, log_err, sin_err, cos_err) / 16 < 2.0 ** -47
 
 
 def test_the_fit_derives_the_stored_coefficients():
     derived = vecmath_fit.derive()
-    for name, stored in (("exp", llvm_vecmath.EXP_POLY), ("log", llvm_vecmath.LOG_POLY)):
+    for name in ("exp", "log", "sin", "cos"):
+        stored = getattr(llvm_vecmath, f"{name.upper()}_POLY")
         coefficients, error = derived[name]
         assert len(coefficients) == len(stored)
         assert np.allclose(coefficients, stored, rtol=1e-9, atol=0)
-        assert error <= 1.01 * {"exp": llvm_vecmath.EXP_POLY_ERROR,
-                                "log": llvm_vecmath.LOG_POLY_ERROR}[name]
+        assert error <= 1.01 * getattr(llvm_vecmath, f"{name.upper()}_POLY_ERROR")
 
 
 # -- the target option -----------------------------------------------------------------------
@@ -262,7 +267,8 @@ def test_float32_strided_over_all_bit_patterns(name):
     exact_rt, fast_rt = tirfun.build(mod), tirfun.build(mod, target=FAST)
     ulps = FAST_MATH_ULPS[name]
     patterns = np.arange(0, 1 << 32, stride, dtype=np.uint64).astype(np.uint32)
-    patterns = np.concatenate([patterns, _class_boundaries(exact_rt)])
+    patterns = np.concatenate([patterns, _class_boundaries(exact_rt),
+                               _special_float32().view(np.uint32)])
     apart = 0
     for start in range(0, patterns.size, CHUNK):
         x = patterns[start:start + CHUNK].view(np.float32)
@@ -276,3 +282,22 @@ def test_float32_strided_over_all_bit_patterns(name):
         apart += int(np.count_nonzero(distance))
     # within 1 ulp, and nearly always the same float (see llvm_vecmath)
     assert apart <= patterns.size // 100_000
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_and_cos_near_every_multiple_of_half_pi(name):
+    # where the reduced argument cancels most: the float32s nearest to each
+    # k pi / 2 up to the C library's threshold, and their neighbours
+    k = np.arange(1, int(llvm_vecmath.TRIG_LIMIT / (np.pi / 2)) + 1, dtype=np.float64)
+    near = (k * (np.pi / 2)).astype(np.float32).view(np.uint32).astype(np.int64)
+    patterns = (near[:, None] + np.arange(-2, 3)[None, :]).ravel().astype(np.uint32)
+    patterns = np.concatenate([patterns, patterns | np.uint32(1 << 31)])
+    mod = _kernel(name, CHUNK, "float32", 16)
+    exact_rt, fast_rt = tirfun.build(mod), tirfun.build(mod, target=FAST)
+    for start in range(0, patterns.size, CHUNK):
+        x = patterns[start:start + CHUNK].view(np.float32)
+        exact, fast = np.zeros_like(x), np.zeros_like(x)
+        _run_padded(exact_rt, x, exact)
+        _run_padded(fast_rt, x, fast)
+        distance = _float32_distance(exact, fast)
+        assert distance.max() <= FAST_MATH_ULPS[name], x[np.argmax(distance)]

@@ -178,7 +178,9 @@ def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type, *,
     if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type), _NARROW):
         narrow = args[0].type
         if fast and name in llvm_vecmath.FAST:
-            return b.fptrunc(llvm_vecmath.emit(b, name, _widen(b, args[0])), narrow)
+            wide = llvm_vecmath.emit(b, name, _widen(b, args[0]),
+                                     lambda x: _emit(b, name, [x], x.type))
+            return b.fptrunc(wide, narrow)
         wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), _NARROW)
                                else a for a in args], ret_type)
         return b.fptrunc(wide, narrow)

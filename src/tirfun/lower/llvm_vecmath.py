@@ -16,6 +16,8 @@ in vector registers:
 ``log1p``    ``log(u) * x / (u - 1)``, ``u = 1 + x`` (``x`` when ``u == 1``)
 ``tanh``     ``u / (u + 2)``, ``u = expm1(2|x|)``, with the sign of ``x``
 ``sigmoid``  ``1 / (1 + exp(-x))``, TVM's definition, as the interpreter
+``sin``      ``+-sin(r)`` or ``+-cos(r)``, ``x = k pi / 2 + r``, by ``k mod 4``
+``cos``      the same, one quadrant on
 ===========  ==========================================================
 
 How. The argument is widened to double (exact) and everything is computed
@@ -24,9 +26,15 @@ its double result. ``exp`` reduces ``x`` to ``r = x - k ln 2`` with
 ``|r| <= ln 2 / 2``, ``ln 2`` split in two so that ``k * LN2_HI`` is exact;
 ``exp(r) - 1 = r + r**2 P(r)``. ``log`` splits ``x = 2**e * m`` with ``m``
 in [sqrt(1/2), sqrt(2)) on the bits and uses
-``log(m) = 2s + 2s * s**2 Q(s**2)``. ``P`` (degree 8) and ``Q`` (degree 5)
-are minimax polynomials computed by :mod:`tirfun.lower.vecmath_fit`;
-their relative errors are 2**-46.0 and 2**-43.7 on their intervals.
+``log(m) = 2s + 2s * s**2 Q(s**2)``. ``sin`` and ``cos`` reduce ``x`` by
+``k pi / 2`` with ``pi / 2`` in three parts (Cody and Waite) to ``|r| <=
+pi / 4`` and use ``sin(r) = r + r**3 S(r**2)``, ``cos(r) = 1 - r**2 / 2 +
+r**4 C(r**2)``; a vector with a lane beyond ``2**19`` (or infinite, or
+NaN) calls the C library for the whole vector instead, since reducing such
+arguments exactly needs many more digits of pi. ``P`` (degree 8), ``Q``
+(5), ``S`` (5) and ``C`` (4) are minimax polynomials computed by
+:mod:`tirfun.lower.vecmath_fit`; their relative errors are 2**-46.0,
+2**-43.7, 2**-48.5 and 2**-44.2 on their intervals.
 
 Error bound: at most 1 ulp from the interpreter, for every argument. The
 double result carries a relative error below 2**-44 (the polynomial's
@@ -38,15 +46,17 @@ close to it rounds to ``a`` or to ``b``, and so does the interpreter's
 apart. They differ only where the true value lies within 2**-44 of the
 midpoint of ``a`` and ``b``, which is rare: on every 97th float32 bit
 pattern for ``exp`` and ``log`` (44.7 million arguments), every 997th for
-the others, and every pattern near the thresholds where results turn
-infinite, zero or subnormal, no result differed from the exact path's at
-all (``tests/unit/test_vecmath.py``), nor on any float16 or bfloat16.
+the others, every pattern near the thresholds where results turn
+infinite, zero or subnormal, and for ``sin`` and ``cos`` the floats
+nearest every multiple of ``pi / 2`` up to ``2**19``, no result differed
+from the exact path's at all (``tests/unit/test_vecmath.py``), nor on any
+float16 or bfloat16.
 
 Special values are exact, as the C library gives them: NaN in, NaN out;
 ``exp(+inf) = +inf``, ``exp(-inf) = +0``; ``log(+0) = log(-0) = -inf``,
 ``log`` of a negative number is NaN, ``log(+inf) = +inf``;
 ``tanh(-0.0) = -0.0``, ``tanh(+-inf) = +-1``; ``log1p(-1) = -inf``,
-``log1p(-0.0) = -0.0``. Overflow and underflow happen in the final
+``log1p(-0.0) = -0.0``; ``sin(-0.0) = -0.0``. Overflow and underflow happen in the final
 rounding from double, exactly where the exact path overflows and
 underflows (float32 arguments of ``exp`` are clamped to [-200, 200]
 first, which changes no rounded result: ``exp(200)`` is beyond float32's
@@ -69,7 +79,7 @@ I64 = ir.IntType(64)
 F64 = ir.DoubleType()
 
 #: the functions computed inline under ``-math=fast``
-FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid"})
+FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos"})
 
 #: ``exp(r) - 1 - r = r**2 * P(r)`` on [-ln 2 / 2, ln 2 / 2], lowest first
 EXP_POLY = tuple(float.fromhex(c) for c in (
@@ -80,9 +90,19 @@ EXP_POLY = tuple(float.fromhex(c) for c in (
 LOG_POLY = tuple(float.fromhex(c) for c in (
     "0x1.55555555553b6p-2", "0x1.9999999b882a0p-3", "0x1.2492462922bd8p-3",
     "0x1.c71fce3efd065p-4", "0x1.7382a4585b496p-4", "0x1.546d385692adbp-4"))
-#: the relative errors of the two polynomials (from vecmath_fit)
+#: ``sin(r) = r + r**3 * S(r**2)`` for |r| <= pi / 4, lowest first
+SIN_POLY = tuple(float.fromhex(c) for c in (
+    "-0x1.5555555555546p-3", "0x1.111111110f84ap-7", "-0x1.a01a019c45760p-13",
+    "0x1.71de35c734a58p-19", "-0x1.ae5eba1ee55f3p-26", "0x1.5db1238c803e3p-33"))
+#: ``cos(r) = 1 - r**2 / 2 + r**4 * C(r**2)`` for |r| <= pi / 4, lowest first
+COS_POLY = tuple(float.fromhex(c) for c in (
+    "0x1.5555555555435p-5", "-0x1.6c16c16b603a6p-10", "0x1.a019ff516845fp-16",
+    "-0x1.27e25dd0dfd21p-22", "0x1.1c812797982e4p-29"))
+#: the relative errors of the polynomials (from vecmath_fit)
 EXP_POLY_ERROR = 1.43e-14
 LOG_POLY_ERROR = 6.93e-14
+SIN_POLY_ERROR = 2.56e-15
+COS_POLY_ERROR = 4.84e-14
 
 # ln 2 to 60 digits, split into a double with 24 trailing zero bits (so
 # that k * LN2_HI is exact for |k| < 2**24) and the double nearest the rest
@@ -94,6 +114,24 @@ LOG2E = float(1 / _LN2)
 #: adding it to a double of magnitude below 2**51 rounds that to an
 #: integer (ties to even) held in the low bits of the sum
 ROUNDER = float.fromhex("0x1.8p52")
+# pi / 2 to 60 digits in three parts of 33 significant bits (so that k
+# times each is exact for |k| < 2**20) and a rest
+_PIO2 = Fraction("3.14159265358979323846264338327950288419716939937510582097494459") / 2
+
+
+def _head(x: Fraction, bits: int) -> float:
+    """``x`` truncated to ``bits`` significant bits (as a double)."""
+    shift = bits - 1 - math.floor(math.log2(abs(x)))
+    return float(Fraction(math.floor(x * 2 ** shift), 2 ** shift))
+
+
+PIO2_1 = _head(_PIO2, 33)
+PIO2_2 = _head(_PIO2 - Fraction(PIO2_1), 33)
+PIO2_3 = float(_PIO2 - Fraction(PIO2_1) - Fraction(PIO2_2))
+TWO_OVER_PI = float(1 / _PIO2)
+#: sin and cos of arguments beyond this (and of inf and NaN) call the C
+#: library: k = rint(x * 2 / pi) stays below 2**20 up to it
+TRIG_LIMIT = 2.0 ** 19
 #: the bits of sqrt(1/2): ``m`` is taken in [sqrt(1/2), sqrt(2))
 SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
 #: float32 arguments of exp beyond this give inf or 0 once rounded
@@ -154,6 +192,14 @@ class _Ops:
 
     def isnan(self, x):
         return self.b.fcmp_unordered("uno", x, x)
+
+    def fabs(self, x):
+        return self.double(self.b.and_(self.bits(x), self.ci((1 << 63) - 1)))
+
+    @property
+    def bool_type(self) -> ir.Type:
+        return ir.VectorType(ir.IntType(1), self.t.count) if isinstance(self.t, ir.VectorType) \
+            else ir.IntType(1)
 
     def bits(self, x):
         return self.b.bitcast(x, self.it)
@@ -310,15 +356,63 @@ def _sigmoid(o: _Ops, x):
     return o.div(o.c(1.0), o.add(o.c(1.0), e))
 
 
+def _sin_cos(o: _Ops, x, quadrant_shift: int):
+    """``sin(x)`` (``quadrant_shift`` 0) or ``cos(x)`` (1) for |x| <=
+    TRIG_LIMIT: ``x = k pi / 2 + r`` with ``|r| <= pi / 4``, and the
+    quadrant ``k mod 4`` picks +-sin(r) or +-cos(r)."""
+    b = o.b
+    k, k_bits = o.round_int(o.mul(x, o.c(TWO_OVER_PI)))
+    # Cody and Waite: each k * PIO2_i is exact, so r loses nothing to cancellation
+    r = o.sub(o.sub(o.sub(x, o.mul(k, o.c(PIO2_1))), o.mul(k, o.c(PIO2_2))),
+              o.mul(k, o.c(PIO2_3)))
+    z = o.mul(r, r)
+    sin_r = o.muladd(o.mul(z, r), o.horner(z, SIN_POLY), r)
+    cos_r = o.muladd(o.mul(z, z), o.horner(z, COS_POLY), o.sub(o.c(1.0), o.mul(z, o.c(0.5))))
+    q = b.add(k_bits, o.ci(quadrant_shift))
+    odd = b.trunc(b.and_(q, o.ci(1)), o.bool_type)
+    negative = b.trunc(b.lshr(b.and_(q, o.ci(2)), o.ci(1)), o.bool_type)
+    v = o.select(odd, cos_r, sin_r)
+    v = o.select(negative, b.fneg(v), v)
+    # sin(-0.0) is -0.0, which r + (-0.0 * S) would make +0.0
+    return o.select(o.eq(x, o.c(0.0)), x, v) if quadrant_shift == 0 else v
+
+
+def _trig(o: _Ops, x, quadrant_shift: int, exact):
+    """:func:`_sin_cos` where every lane is within TRIG_LIMIT; the C
+    library (``exact``) for the whole vector otherwise."""
+    b = o.b
+    small = b.fcmp_ordered("<=", o.fabs(x), o.c(TRIG_LIMIT))
+    all_small = small
+    if isinstance(o.t, ir.VectorType):
+        all_small = b.icmp_unsigned("==", b.bitcast(small, ir.IntType(o.t.count)),
+                                    ir.Constant(ir.IntType(o.t.count), (1 << o.t.count) - 1))
+    with b.if_else(all_small) as (fast_branch, slow_branch):
+        with fast_branch:
+            fast = _sin_cos(o, x, quadrant_shift)
+            fast_end = b.block
+        with slow_branch:
+            slow = exact(x)
+            slow_end = b.block
+    out = b.phi(o.t)
+    out.add_incoming(fast, fast_end)
+    out.add_incoming(slow, slow_end)
+    return out
+
+
 _KERNELS = {"exp": _exp, "exp2": _exp2, "log": _log, "log2": _log2, "log1p": _log1p,
             "tanh": _tanh, "sigmoid": _sigmoid}
 
 
-def emit(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
+def emit(b: ir.IRBuilder, name: str, x: ir.Value, exact) -> ir.Value:
     """``name(x)`` for a double (or vector of doubles) ``x`` widened from a
     float32, float16 or bfloat16 value, to within 2**-44 relative error;
-    the caller rounds the result back to the narrow type."""
-    return _KERNELS[name](_Ops(b, x.type), x)
+    the caller rounds the result back to the narrow type. ``exact(x)``
+    emits the C library's value, for the arguments a kernel leaves to it."""
+    o = _Ops(b, x.type)
+    if name in ("sin", "cos"):
+        return _trig(o, x, 0 if name == "sin" else 1, exact)
+    return _KERNELS[name](o, x)
 
 
-__all__ = ["FAST", "emit", "EXP_POLY", "LOG_POLY", "EXP_POLY_ERROR", "LOG_POLY_ERROR"]
+__all__ = ["FAST", "emit", "EXP_POLY", "LOG_POLY", "SIN_POLY", "COS_POLY", "EXP_POLY_ERROR",
+           "LOG_POLY_ERROR", "SIN_POLY_ERROR", "COS_POLY_ERROR"]

@@ -31,10 +31,14 @@ EXP_INTERVAL = (-math.log(2) / 2 * 1.0001, math.log(2) / 2 * 1.0001)
 #: ``log``'s ``z = s * s`` with ``s = (m - 1) / (m + 1)`` and ``m`` in
 #: [sqrt(1/2), sqrt(2)): at most ``(3 - 2 sqrt 2)**2 = 17 - 12 sqrt 2``
 LOG_INTERVAL = (0.0, (17 - 12 * math.sqrt(2)) * 1.0001)
+#: ``sin`` and ``cos`` take ``z = r * r`` with ``|r| <= pi / 4``
+TRIG_INTERVAL = (0.0, (math.pi / 4) ** 2 * 1.0001)
 #: degrees: the smallest whose error keeps the float32 results within one
 #: rounding of the correct ones almost everywhere (see llvm_vecmath)
 EXP_DEGREE = 8
 LOG_DEGREE = 5
+SIN_DEGREE = 5
+COS_DEGREE = 4
 
 
 def exp_tail(r):
@@ -55,6 +59,28 @@ def atanh_tail(z):
     for n in range(1, 40):
         total = total + power / (2 * n + 1)
         power = power * z
+    return total
+
+
+def sin_tail(z):
+    """``(sin(r) - r) / r**3 = sum((-1)**n z**(n - 1) / (2n + 1)!)`` for
+    ``n >= 1``, with ``z = r**2``."""
+    z = np.asarray(z, dtype=_L)
+    total, term = np.zeros_like(z), np.full_like(z, _L(-1) / 6)
+    for n in range(1, 30):
+        total = total + term
+        term = -term * z / ((2 * n + 2) * (2 * n + 3))
+    return total
+
+
+def cos_tail(z):
+    """``(cos(r) - 1 + r**2 / 2) / r**4 = sum((-1)**n z**(n - 2) / (2n)!)``
+    for ``n >= 2``, with ``z = r**2``."""
+    z = np.asarray(z, dtype=_L)
+    total, term = np.zeros_like(z), np.full_like(z, _L(1) / 24)
+    for n in range(2, 30):
+        total = total + term
+        term = -term * z / ((2 * n + 1) * (2 * n + 2))
     return total
 
 
@@ -116,7 +142,9 @@ def _alternating_extrema(err, n: int):
 def derive() -> dict[str, tuple[tuple[float, ...], float]]:
     """Every polynomial of llvm_vecmath: name -> (coefficients, relative error)."""
     return {"exp": remez(exp_tail, *EXP_INTERVAL, EXP_DEGREE),
-            "log": remez(atanh_tail, *LOG_INTERVAL, LOG_DEGREE)}
+            "log": remez(atanh_tail, *LOG_INTERVAL, LOG_DEGREE),
+            "sin": remez(sin_tail, *TRIG_INTERVAL, SIN_DEGREE),
+            "cos": remez(cos_tail, *TRIG_INTERVAL, COS_DEGREE)}
 
 
 if __name__ == "__main__":

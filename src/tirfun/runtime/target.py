@@ -20,7 +20,8 @@ longer bit-identical to the interpreter.
 Math functions call the C library by default, as TVM's CPU code does
 (``-math=exact``): one call per vector lane, and results identical to the
 interpreter's. ``-math=fast`` computes ``exp``, ``exp2``, ``log``,
-``log2``, ``log1p``, ``tanh`` and ``sigmoid`` of ``float32``, ``float16``
+``log2``, ``log1p``, ``tanh``, ``sigmoid``, ``sin`` and ``cos`` of
+``float32``, ``float16``
 and ``bfloat16`` inline, as vector polynomials (scalar calls too, so a
 result does not depend on the schedule): within 1 ulp of the interpreter
 everywhere, with its special values (infinities, NaN, signed zeros,

@@ -53,7 +53,8 @@ INTRINSIC_ULPS: dict[str, int] = {
 #: values (infinities, NaN, signed zeros, the overflow and underflow
 #: thresholds) are exact; ``float64`` calls keep the C library and are exact.
 FAST_MATH_ULPS: dict[str, int] = {
-    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log1p": 1, "tanh": 1, "sigmoid": 1,
+    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "sin": 1,
+    "cos": 1,
 }
 
 _MAX_SIZE = 6
