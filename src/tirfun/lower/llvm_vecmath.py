@@ -18,6 +18,7 @@ in vector registers:
 ``sigmoid``  ``1 / (1 + exp(-x))``, TVM's definition, as the interpreter
 ``sin``      ``+-sin(r)`` or ``+-cos(r)``, ``x = k pi / 2 + r``, by ``k mod 4``
 ``cos``      the same, one quadrant on
+``erf``      ``a E(a**2)`` below 1, a polynomial per piece up to 4, then 1
 ===========  ==========================================================
 
 How. The argument is widened to double (exact) and everything is computed
@@ -32,9 +33,10 @@ pi / 4`` and use ``sin(r) = r + r**3 S(r**2)``, ``cos(r) = 1 - r**2 / 2 +
 r**4 C(r**2)``; a vector with a lane beyond ``2**19`` (or infinite, or
 NaN) calls the C library for the whole vector instead, since reducing such
 arguments exactly needs many more digits of pi. ``P`` (degree 8), ``Q``
-(5), ``S`` (5) and ``C`` (4) are minimax polynomials computed by
+(5), ``S`` (5), ``C`` (4) and ``erf``'s ``E`` (10) and four pieces (12
+each, on [1, 1.75, 2.5, 3.25, 4]) are minimax polynomials computed by
 :mod:`tirfun.lower.vecmath_fit`; their relative errors are 2**-46.0,
-2**-43.7, 2**-48.5 and 2**-44.2 on their intervals.
+2**-43.7, 2**-48.5, 2**-44.2 and at most 2**-44.9 for ``erf``'s.
 
 Error bound: at most 1 ulp from the interpreter, for every argument. The
 double result carries a relative error below 2**-44 (the polynomial's
@@ -79,7 +81,8 @@ I64 = ir.IntType(64)
 F64 = ir.DoubleType()
 
 #: the functions computed inline under ``-math=fast``
-FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos"})
+FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos",
+                  "erf"})
 
 #: ``exp(r) - 1 - r = r**2 * P(r)`` on [-ln 2 / 2, ln 2 / 2], lowest first
 EXP_POLY = tuple(float.fromhex(c) for c in (
@@ -103,6 +106,41 @@ EXP_POLY_ERROR = 1.43e-14
 LOG_POLY_ERROR = 6.93e-14
 SIN_POLY_ERROR = 2.56e-15
 COS_POLY_ERROR = 4.84e-14
+#: ``erf(a) = a * E(a**2)`` for ``a`` in [0, 1], lowest first
+ERF_SMALL_POLY = tuple(float.fromhex(c) for c in (
+    "0x1.20dd750429b6dp+0", "-0x1.812746b0376fep-2", "0x1.ce2f21a025bedp-4",
+    "-0x1.b82ce30ae9e45p-6", "0x1.565bcbff64ea6p-8", "-0x1.c02d879e4cd31p-11",
+    "0x1.f99e9ca95a20fp-14", "-0x1.f486022567c70p-17", "0x1.b6ac7141907b9p-20",
+    "-0x1.498ef31280a0fp-23", "0x1.4f7ad9f8e82e5p-27"))
+#: ``erf(c + u h)`` on each piece of ERF_EDGES, in ``u`` in [-1, 1], lowest first
+ERF_EDGES = (1.0, 1.75, 2.5, 3.25, 4.0)
+ERF_PIECE_POLYS = (
+    tuple(float.fromhex(c) for c in (
+        "0x1.e5768c3b4a3cep-1", "0x1.05ac305339b1fp-4", "-0x1.0dd991d5cc216p-5",
+        "0x1.10ea966c92f28p-7", "-0x1.3c3af7157aa17p-11", "-0x1.dbfbfc480aa7ap-13",
+        "0x1.027d1f6890a6fp-14", "-0x1.8d2b6cd7ce09ep-20", "-0x1.bf52d9d281f02p-20",
+        "0x1.efe625fa8dbc5p-23", "0x1.331deba89856fp-26", "-0x1.c60d38a14ea68p-28",
+        "0x1.77d23f800a036p-33")),
+    tuple(float.fromhex(c) for c in (
+        "0x1.fea4218d65954p-1", "0x1.2f49badabed71p-8", "-0x1.e35d81ccb498bp-9",
+        "0x1.c8b586d697cfbp-10", "-0x1.114f1f1821982p-11", "0x1.84a8d936759d3p-14",
+        "-0x1.53eb787a02835p-18", "-0x1.05a4f15b9c4e2p-19", "0x1.227258808b619p-21",
+        "-0x1.6c2caea91b52bp-25", "-0x1.d1c988dbe3686p-28", "0x1.01cbfa5cb8f33p-29",
+        "-0x1.aecef094e23b5p-34")),
+    tuple(float.fromhex(c) for c in (
+        "0x1.fff9ba420e832p-1", "0x1.c87d57986af9fp-14", "-0x1.ec27226ff3d18p-14",
+        "0x1.4c5640bc3d1cbp-14", "-0x1.3829529a9784ep-15", "0x1.aa508c7bf294ap-17",
+        "-0x1.a987c8370900cp-19", "0x1.27efad3bc0845p-21", "-0x1.c79157b269761p-25",
+        "-0x1.47481ab4864fdp-29", "0x1.f9f57071967a0p-30", "-0x1.43303622e00f6p-32",
+        "0x1.bf2c54ec4358bp-37")),
+    tuple(float.fromhex(c) for c in (
+        "0x1.fffff618c3da7p-1", "0x1.be1fa9778a3e8p-21", "-0x1.2f3985337cf4fp-20",
+        "0x1.0857621260b43p-20", "-0x1.4ae96482c3c0cp-21", "0x1.3b425ba2e4c43p-22",
+        "-0x1.d82248c3ece70p-24", "0x1.1a4ae6df6a5dep-25", "-0x1.0dec3c0ac56f7p-27",
+        "0x1.95d7d25185849p-30", "-0x1.c2c8d8d8cb3ccp-33", "0x1.09e64c5ae7bbap-36",
+        "0x1.fbf6258b2a03fp-41")),
+)
+ERF_POLY_ERROR = 3.13e-14
 
 # ln 2 to 60 digits, split into a double with 24 trailing zero bits (so
 # that k * LN2_HI is exact for |k| < 2**24) and the double nearest the rest
@@ -377,6 +415,36 @@ def _sin_cos(o: _Ops, x, quadrant_shift: int):
     return o.select(o.eq(x, o.c(0.0)), x, v) if quadrant_shift == 0 else v
 
 
+def _erf(o: _Ops, x):
+    """``a E(a**2)`` for ``a = |x| < 1``, one of four polynomials up to 4,
+    1 beyond (erf rounds to 1 in float32 from 3.92 on); the sign of ``x``."""
+    b = o.b
+    sign = b.and_(o.bits(x), o.ci(-(1 << 63)))
+    a = o.fabs(_without_nan(o, x))
+    small = o.mul(a, o.horner(o.mul(a, a), ERF_SMALL_POLY))
+    # the piece holding a: its centre and half width, and its coefficients
+    inner = ERF_EDGES[1:-1]
+    beyond = [o.b.fcmp_ordered(">=", a, o.c(edge)) for edge in inner]
+
+    def pick(values):
+        out = o.c(values[0])
+        for cond, v in zip(beyond, values[1:]):
+            out = o.select(cond, o.c(v), out)
+        return out
+
+    edges = list(zip(ERF_EDGES, ERF_EDGES[1:]))
+    centre = pick([(lo + hi) / 2 for lo, hi in edges])
+    inverse_half = pick([2 / (hi - lo) for lo, hi in edges])
+    u = o.mul(o.sub(a, centre), inverse_half)
+    degree = len(ERF_PIECE_POLYS[0]) - 1
+    acc = pick([p[degree] for p in ERF_PIECE_POLYS])
+    for k in range(degree - 1, -1, -1):
+        acc = o.muladd(acc, u, pick([p[k] for p in ERF_PIECE_POLYS]))
+    out = o.select(o.lt(a, o.c(ERF_EDGES[0])), small, acc)
+    out = o.select(o.b.fcmp_ordered(">=", a, o.c(ERF_EDGES[-1])), o.c(1.0), out)
+    return o.select(o.isnan(x), x, o.double(b.or_(o.bits(out), sign)))
+
+
 def _trig(o: _Ops, x, quadrant_shift: int, exact):
     """:func:`_sin_cos` where every lane is within TRIG_LIMIT; the C
     library (``exact``) for the whole vector otherwise."""
@@ -400,7 +468,7 @@ def _trig(o: _Ops, x, quadrant_shift: int, exact):
 
 
 _KERNELS = {"exp": _exp, "exp2": _exp2, "log": _log, "log2": _log2, "log1p": _log1p,
-            "tanh": _tanh, "sigmoid": _sigmoid}
+            "tanh": _tanh, "sigmoid": _sigmoid, "erf": _erf}
 
 
 def emit(b: ir.IRBuilder, name: str, x: ir.Value, exact) -> ir.Value:
@@ -414,5 +482,6 @@ def emit(b: ir.IRBuilder, name: str, x: ir.Value, exact) -> ir.Value:
     return _KERNELS[name](o, x)
 
 
-__all__ = ["FAST", "emit", "EXP_POLY", "LOG_POLY", "SIN_POLY", "COS_POLY", "EXP_POLY_ERROR",
-           "LOG_POLY_ERROR", "SIN_POLY_ERROR", "COS_POLY_ERROR"]
+__all__ = ["FAST", "emit", "EXP_POLY", "LOG_POLY", "SIN_POLY", "COS_POLY", "ERF_SMALL_POLY",
+           "ERF_PIECE_POLYS", "ERF_EDGES", "EXP_POLY_ERROR", "LOG_POLY_ERROR", "SIN_POLY_ERROR",
+           "COS_POLY_ERROR", "ERF_POLY_ERROR"]

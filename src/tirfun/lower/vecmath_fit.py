@@ -39,6 +39,13 @@ EXP_DEGREE = 8
 LOG_DEGREE = 5
 SIN_DEGREE = 5
 COS_DEGREE = 4
+#: ``erf(a) = a * E(a**2)`` for ``a`` in [0, 1]; beyond, to 4 (where erf
+#: rounds to 1 in float32), one polynomial in ``u = (a - c) / h`` on each
+#: piece [c - h, c + h] of these
+ERF_SMALL_INTERVAL = (0.0, 1.0)
+ERF_SMALL_DEGREE = 10
+ERF_EDGES = (1.0, 1.75, 2.5, 3.25, 4.0)
+ERF_PIECE_DEGREE = 12
 
 
 def exp_tail(r):
@@ -82,6 +89,29 @@ def cos_tail(z):
         total = total + term
         term = -term * z / ((2 * n + 1) * (2 * n + 2))
     return total
+
+
+def erf_over_x(z):
+    """``erf(a) / a = 2 / sqrt(pi) * sum((-z)**n / (n! (2n + 1)))``, with
+    ``z = a**2``."""
+    z = np.asarray(z, dtype=_L)
+    total, term = np.zeros_like(z), np.ones_like(z)
+    for n in range(0, 80):
+        total = total + term / (2 * n + 1)
+        term = -term * z / (n + 1)
+    return total * (2 / np.sqrt(_L(np.pi)))
+
+
+def erf_piece(lo: float, hi: float):
+    """``u -> erf(c + u h)`` on [-1, 1] for the piece [lo, hi], from the C
+    library's erfc (accurate to its last bit, so ``1 - erfc`` in long
+    double is accurate well beyond double)."""
+    c, h = (lo + hi) / 2, (hi - lo) / 2
+
+    def f(u):
+        u = np.asarray(u, dtype=_L)
+        return 1 - np.array([math.erfc(float(c + v * h)) for v in u], dtype=_L)
+    return f
 
 
 def relative_error(f, coefficients, lo: float, hi: float, points: int = 40001) -> float:
@@ -144,7 +174,11 @@ def derive() -> dict[str, tuple[tuple[float, ...], float]]:
     return {"exp": remez(exp_tail, *EXP_INTERVAL, EXP_DEGREE),
             "log": remez(atanh_tail, *LOG_INTERVAL, LOG_DEGREE),
             "sin": remez(sin_tail, *TRIG_INTERVAL, SIN_DEGREE),
-            "cos": remez(cos_tail, *TRIG_INTERVAL, COS_DEGREE)}
+            "cos": remez(cos_tail, *TRIG_INTERVAL, COS_DEGREE),
+            "erf_small": remez(erf_over_x, ERF_SMALL_INTERVAL[0], ERF_SMALL_INTERVAL[1] ** 2,
+                               ERF_SMALL_DEGREE),
+            **{f"erf_{k}": remez(erf_piece(lo, hi), -1.0, 1.0, ERF_PIECE_DEGREE, points=2001)
+               for k, (lo, hi) in enumerate(zip(ERF_EDGES, ERF_EDGES[1:]))}}
 
 
 if __name__ == "__main__":

@@ -20,13 +20,13 @@ longer bit-identical to the interpreter.
 Math functions call the C library by default, as TVM's CPU code does
 (``-math=exact``): one call per vector lane, and results identical to the
 interpreter's. ``-math=fast`` computes ``exp``, ``exp2``, ``log``,
-``log2``, ``log1p``, ``tanh``, ``sigmoid``, ``sin`` and ``cos`` of
-``float32``, ``float16``
-and ``bfloat16`` inline, as vector polynomials (scalar calls too, so a
-result does not depend on the schedule): within 1 ulp of the interpreter
-everywhere, with its special values (infinities, NaN, signed zeros,
-overflow and underflow thresholds) exactly; ``float64`` and the other
-functions still call the C library. See :mod:`tirfun.lower.llvm_vecmath`.
+``log2``, ``log1p``, ``tanh``, ``sigmoid``, ``sin``, ``cos`` and ``erf``
+of ``float32``, ``float16`` and ``bfloat16`` inline, as vector
+polynomials (scalar calls too, so a result does not depend on the
+schedule): within 1 ulp of the interpreter everywhere, with its special
+values (infinities, NaN, signed zeros, overflow and underflow thresholds)
+exactly; ``float64`` and the other functions still call the C library.
+See :mod:`tirfun.lower.llvm_vecmath`.
 """
 
 from __future__ import annotations

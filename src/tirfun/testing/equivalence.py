@@ -54,7 +54,7 @@ INTRINSIC_ULPS: dict[str, int] = {
 #: thresholds) are exact; ``float64`` calls keep the C library and are exact.
 FAST_MATH_ULPS: dict[str, int] = {
     "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log1p": 1, "tanh": 1, "sigmoid": 1, "sin": 1,
-    "cos": 1,
+    "cos": 1, "erf": 1,
 }
 
 _MAX_SIZE = 6
