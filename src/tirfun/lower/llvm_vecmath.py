@@ -4,9 +4,9 @@ With ``-math=exact`` (the default) a math intrinsic calls the C library,
 one lane at a time on vectors, and compiled code agrees with the
 interpreter bit for bit. With ``-math=fast`` these functions of
 ``float32``, ``float16`` and ``bfloat16`` are computed inline instead, as
-straight-line IR on the call's own type (vector or scalar alike, so a
-result never depends on whether its loop was vectorized), which LLVM keeps
-in vector registers:
+IR on the call's own type (vector or scalar alike, so a result never
+depends on whether its loop was vectorized), which LLVM keeps in vector
+registers:
 
 ===========  ==========================================================
 ``exp``      ``2**k * (1 + q)``, ``q = exp(r) - 1`` by a polynomial
@@ -38,36 +38,41 @@ each, on [1, 1.75, 2.5, 3.25, 4]) are minimax polynomials computed by
 :mod:`tirfun.lower.vecmath_fit`; their relative errors are 2**-46.0,
 2**-43.7, 2**-48.5, 2**-44.2 and at most 2**-44.9 for ``erf``'s.
 
-Error bound: at most 1 ulp from the interpreter, for every argument. The
-double result carries a relative error below 2**-44 (the polynomial's
-share is at most 2**-48, since ``r**2 P(r)`` is under 1/16 of the value,
-and each of the few roundings in double adds about 2**-53). The true
-value lies between two neighbouring floats ``a`` and ``b``; a value that
-close to it rounds to ``a`` or to ``b``, and so does the interpreter's
-(the C library's double result, rounded), so the two are equal or one ulp
-apart. They differ only where the true value lies within 2**-44 of the
-midpoint of ``a`` and ``b``, which is rare: on every 97th float32 bit
+Error bound: at most 1 ulp from the interpreter, for every argument and
+each of the three types. The double result carries a relative error below
+2**-44 (for the reduced functions the polynomial's share is at most
+2**-48, since ``r**2 P(r)`` is under 1/16 of the value; ``erf``'s
+polynomials give the value itself, to 2**-44.9; each of the few roundings
+in double adds about 2**-53). The true value lies between two neighbouring
+floats ``a`` and ``b`` of the result type; a value that close to it (any
+error below half their spacing, 2**-25 of the value for float32, would
+do) rounds to ``a`` or to ``b``, and so does the interpreter's (the C
+library's double result, rounded), so the two are equal or one ulp apart.
+They differ only where the true value lies within 2**-44 of the midpoint
+of ``a`` and ``b``, which is rare: on every 97th float32 bit
 pattern for ``exp`` and ``log`` (44.7 million arguments), every 997th for
 the others, every pattern near the thresholds where results turn
 infinite, zero or subnormal, and for ``sin`` and ``cos`` the floats
 nearest every multiple of ``pi / 2`` up to ``2**19``, no result differed
 from the exact path's at all (``tests/unit/test_vecmath.py``), nor on any
-float16 or bfloat16.
+float16 or bfloat16; of the 18.7 million float32s in [0.9, 4.1), where
+``erf``'s pieces meet, one ``erf`` is 1 ulp apart.
 
 Special values are exact, as the C library gives them: NaN in, NaN out;
 ``exp(+inf) = +inf``, ``exp(-inf) = +0``; ``log(+0) = log(-0) = -inf``,
 ``log`` of a negative number is NaN, ``log(+inf) = +inf``;
 ``tanh(-0.0) = -0.0``, ``tanh(+-inf) = +-1``; ``log1p(-1) = -inf``,
-``log1p(-0.0) = -0.0``; ``sin(-0.0) = -0.0``. Overflow and underflow happen in the final
-rounding from double, exactly where the exact path overflows and
-underflows (float32 arguments of ``exp`` are clamped to [-200, 200]
-first, which changes no rounded result: ``exp(200)`` is beyond float32's
-range and ``exp(-200)`` below its smallest subnormal). Subnormal float32
-arguments and results are ordinary doubles here and need no care.
+``log1p(-0.0) = -0.0``; ``sin(-0.0) = erf(-0.0) = -0.0``. Overflow
+and underflow happen in the final rounding from double, where the exact
+path's happen too (checked on every bit pattern around each threshold;
+arguments of ``exp`` and ``exp2`` are clamped to [-200, 200] first, which
+changes no rounded result: ``exp(200)`` is beyond float32's range and
+``exp(-200)`` below its smallest subnormal). Subnormal float32 arguments
+and results are ordinary doubles here and need no care.
 
 Only arguments representable in float32 are computed this way; ``float64``
-calls keep the C library (a double result within 1 ulp needs more than
-double arithmetic).
+calls keep the C library (a double result within 1 ulp would need
+extra-precise reductions and longer polynomials: not cheap).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ for the polynomial whose relative error alternates in sign with equal size
 grid, and repeat until they settle. The functions are evaluated from their
 Taylor series in ``numpy.longdouble``, never by subtracting nearly equal
 numbers (``(exp(r) - 1 - r) / r**2`` computed directly would lose half its
-digits near 0).
+digits near 0); ``erf`` beyond 1 as ``1 - erfc`` from the C library's
+``erfc``, which is accurate to its last bit.
 
 ``derive()`` gives the coefficients (rounded to double) and the relative
 error that each polynomial reaches on its interval, measured on the grid;
