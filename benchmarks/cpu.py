@@ -127,18 +127,20 @@ def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n},), "float32")):
 
 def softmax(n: int, m: int, lanes: int = 16) -> IRModule:
     """Row softmax ``B = exp(A - max) / sum(exp(A - max))`` as TVMScript in
-    the form its block schedule gives it: ``exp`` inlined into both of its
-    consumers (``compute_inline``), the row maximum and the row sum placed
-    under the row loop (``compute_at``), each reduction vectorized through a
-    ``lanes``-wide vector of partials (``rfactor``, ``decompose_reduction``),
-    rows parallel. ``exp`` is computed twice per element and nothing but
-    the partials is stored between the stages."""
+    the form its block schedule gives it: the row maximum, ``exp`` and the
+    row sum placed under the normalisation's row loop (``compute_at``), each
+    reduction vectorized through a ``lanes``-wide vector of partials
+    (``rfactor``, ``decompose_reduction``), every stage vectorized, rows
+    parallel. ``exp`` is computed once per element, into ``T_softmax_exp``
+    (inlining it into both consumers instead computes it twice: about 40%
+    slower with ``-math=fast``)."""
     src = f"""
 @T.prim_func
 def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32")):
     T.func_attr({{"tir.noalias": True}})
     maxelem = T.alloc_buffer(({n},), "float32")
     maxelem_rf = T.alloc_buffer(({n}, {lanes}), "float32")
+    T_softmax_exp = T.alloc_buffer(({n}, {m}), "float32")
     expsum = T.alloc_buffer(({n},), "float32")
     expsum_rf = T.alloc_buffer(({n}, {lanes}), "float32")
     for i in T.parallel({n}):
@@ -158,6 +160,12 @@ def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32"))
             with T.block("maxelem_update"):
                 vi, vk_1 = T.axis.remap("SR", [i, k_1])
                 maxelem[vi] = T.max(maxelem[vi], maxelem_rf[vi, vk_1])
+        for k_0 in range({m // lanes}):
+            for k_1 in T.vectorized({lanes}):
+                with T.block("T_softmax_exp"):
+                    vi = T.axis.spatial({n}, i)
+                    vk = T.axis.spatial({m}, k_0 * {lanes} + k_1)
+                    T_softmax_exp[vi, vk] = T.exp(A[vi, vk] - maxelem[vi])
         for k_1 in T.vectorized({lanes}):
             with T.block("expsum_rf_init"):
                 vi, vk_1 = T.axis.remap("SS", [i, k_1])
@@ -166,8 +174,7 @@ def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32"))
             for k_1 in T.vectorized({lanes}):
                 with T.block("expsum_rf_update"):
                     vi, vk_1, vk_0 = T.axis.remap("SSR", [i, k_1, k_0])
-                    expsum_rf[vi, vk_1] = expsum_rf[vi, vk_1] + T.exp(
-                        A[vi, vk_0 * {lanes} + vk_1] - maxelem[vi])
+                    expsum_rf[vi, vk_1] = expsum_rf[vi, vk_1] + T_softmax_exp[vi, vk_0 * {lanes} + vk_1]
         with T.block("expsum_init"):
             vi = T.axis.spatial({n}, i)
             expsum[vi] = T.float32(0)
@@ -177,10 +184,10 @@ def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32"))
                 expsum[vi] = expsum[vi] + expsum_rf[vi, vk_1]
         for k_0 in range({m // lanes}):
             for k_1 in T.vectorized({lanes}):
-                with T.block("norm"):
+                with T.block("T_softmax_norm"):
                     vi = T.axis.spatial({n}, i)
                     vk = T.axis.spatial({m}, k_0 * {lanes} + k_1)
-                    B[vi, vk] = T.exp(A[vi, vk] - maxelem[vi]) / expsum[vi]
+                    B[vi, vk] = T_softmax_exp[vi, vk] / expsum[vi]
 """
     return IRModule({"main": from_source(src)})
 
