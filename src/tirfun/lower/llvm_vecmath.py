@@ -83,7 +83,6 @@ from fractions import Fraction
 from llvmlite import ir
 
 I64 = ir.IntType(64)
-F64 = ir.DoubleType()
 
 #: the functions computed inline under ``-math=fast``
 FAST = frozenset({"exp", "exp2", "log", "log2", "log1p", "tanh", "sigmoid", "sin", "cos",
