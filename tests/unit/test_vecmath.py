@@ -13,7 +13,6 @@ that against the interpreter itself, scalar and vector code alike).
 
 from __future__ import annotations
 
-
 import ml_dtypes
 import numpy as np
 import pytest
