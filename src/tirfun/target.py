@@ -167,7 +167,11 @@ class Target:
 
     def with_arch(self, arch: str) -> "Target":
         """This CUDA target for compute capability ``arch``."""
-        return attrs.evolve(self, cpu=_arch(arch, str(self)))
+        if self.kind != "cuda":
+            raise BuildError(f"{self} is no CUDA target: it has no arch")
+        fields = attrs.asdict(self, recurse=False)
+        fields["cpu"] = _arch(arch, str(self))
+        return _make(**fields)
 
     def __str__(self) -> str:
         if self.kind == "cuda":
@@ -280,10 +284,11 @@ def _resolve(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
 
 
 def _make(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
-          num_cores=0, threads=0, shared=0, warp=0, tag="") -> Target:
+          num_cores=0, max_threads_per_block=0, max_shared_memory_per_block=0,
+          thread_warp_size=0, tag="") -> Target:
     t = object.__new__(Target)
-    t.__attrs_init__(kind, triple, cpu, features, contract, opt_level, num_cores, threads,
-                     shared, warp, tag)
+    t.__attrs_init__(kind, triple, cpu, features, contract, opt_level, num_cores,
+                     max_threads_per_block, max_shared_memory_per_block, thread_warp_size, tag)
     return t
 
 
