@@ -67,6 +67,8 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     """Cut the lowered ``func`` (named ``name``) into host code and kernels."""
     kernels: list[Kernel] = []
     host_buffers: dict = {}  # data var -> a buffer declared on the host
+    # a parameter's buffer without a data variable is reached through the parameter
+    params = {buf: var for var, buf in func.buffer_map.items() if buf.data is None}
 
     for var, buf in func.buffer_map.items():
         if buf.data is not None:
@@ -78,7 +80,7 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     def host(node):
         if launch_of(node) is not None:
             kname = name + "_kernel" + (f"_{len(kernels)}" if kernels else "")
-            kernel = _kernel(kname, name, node, host_buffers)
+            kernel = _kernel(kname, name, node, host_buffers, params)
             kernels.append(kernel)
             return Evaluate(Call("int32", "tir.tvm_call_packed",
                                  [StringImm(kname), *kernel.args, *kernel.grid, *kernel.block]))
@@ -95,15 +97,16 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     return HostDevice(name, func.with_body(body), tuple(kernels))
 
 
-def _kernel(kname: str, fname: str, root, host_buffers: dict) -> Kernel:
+def _kernel(kname: str, fname: str, root, host_buffers: dict, params: dict) -> Kernel:
     dims = _dims(fname, root)
     declared = {s.buffer.data for _, s in walk_stmts(root) if isinstance(s, DeclBuffer)}
     allocated = {s.buffer_var for _, s in walk_stmts(root) if isinstance(s, Allocate)}
     used_buffers: dict = {}
     for n in walk(root):
-        if isinstance(n, (BufferLoad, BufferStore)) and n.buffer.data is not None:
-            if n.buffer.data not in allocated:
-                used_buffers.setdefault(n.buffer.data, n.buffer)
+        if isinstance(n, (BufferLoad, BufferStore)):
+            key = n.buffer.data if n.buffer.data is not None else params.get(n.buffer)
+            if key is not None and key not in allocated:
+                used_buffers.setdefault(key, n.buffer)
     pointers = list(used_buffers)
     scalars = [v for v in free_vars(root) if v not in used_buffers and v not in declared
                and v not in allocated and not v.dtype.is_handle]
@@ -111,11 +114,14 @@ def _kernel(kname: str, fname: str, root, host_buffers: dict) -> Kernel:
         if v.dtype.is_handle and v not in used_buffers and v not in allocated:
             pointers.append(v)  # a pointer passed on, as to T.tvm_access_ptr
     body = root
+    buffer_map = {}
     for data in reversed(pointers):
         buf = used_buffers.get(data) or host_buffers.get(data)
-        if buf is not None:
+        if buf is not None and buf.data is None:
+            buffer_map[data] = buf
+        elif buf is not None:
             body = DeclBuffer(buf, body)
-    func = PrimFunc(pointers + scalars, body, None, {}, {
+    func = PrimFunc(pointers + scalars, body, None, buffer_map, {
         "global_symbol": kname, "calling_conv": 2, "tir.noalias": True,
         "tir.is_global_func": True,
         "tir.kernel_launch_params": [t for t in GRID + BLOCK if t in dims]})

@@ -41,7 +41,7 @@ from ..target import NVPTX_TRIPLE
 from . import llvm_intrinsics
 from .device_split import Kernel
 from .llvm_codegen import Frame, LLVMCodegen, _const
-from .llvm_types import I8, I32, PTR, element_bytes, memory_type, scalar_type
+from .llvm_types import I8, I32, PTR, BFloatType, element_bytes, memory_type, scalar_type, value_type
 
 GLOBAL_PTR = ir.PointerType(addrspace=1)
 SHARED = 3
@@ -54,6 +54,7 @@ _LIBDEVICE = {
                                                "pow")},
     **{f"llvm.{n}.f32": f"__nv_{n}f" for n in ("exp", "exp2", "log", "log2", "log10", "sin",
                                                 "cos", "pow")},
+    "llvm.ldexp.f64.i32": "__nv_ldexp", "llvm.ldexp.f32.i32": "__nv_ldexpf",
     **{n: f"__nv_{n}" for n in ("tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh",
                                 "acosh", "atanh", "erf", "exp10", "log1p", "atan2", "hypot",
                                 "nextafter")},
@@ -106,6 +107,7 @@ class NVPTXCodegen(LLVMCodegen):
         frame = Frame(fn, self._trap)
         self.frame = frame
         b = frame.builder
+        buffers = dict(zip(kernel.args, kernel.buffers))
         for v, arg in zip(kernel.args, fn.args):
             arg.name = v.name
             if v.dtype.is_handle:
@@ -113,6 +115,8 @@ class NVPTXCodegen(LLVMCodegen):
                     arg.add_attribute("noalias")
                 frame.vars[v] = b.addrspacecast(arg, PTR)
                 frame.noalias.add(id(frame.vars[v]))
+                if buffers.get(v) is not None:
+                    frame.buffers[buffers[v]] = frame.vars[v]
             elif v.dtype.is_bool:
                 frame.vars[v] = b.icmp_unsigned("!=", arg, ir.Constant(I8, 0))
             else:
@@ -224,7 +228,34 @@ class NVPTXCodegen(LLVMCodegen):
             return ir.Constant(I32, 0)
         if e.op == "tir.ret":
             raise BuildError("T.ret in a kernel: a kernel returns no value")
+        if isinstance(e.op, str) and e.op.startswith("tir.") and e.op[4:] in llvm_intrinsics.SUPPORTED:
+            return self._math(e.op[4:], e)
         return super()._expr_Call(e)
+
+    def _math(self, name: str, e: Call) -> ir.Value:
+        """A math function, one lane at a time (libdevice has no vector
+        functions); ldexp of a bfloat16 in double, which holds it exactly."""
+        b = self.b
+        args = [self.expr(a) for a in e.args]
+        ret = value_type(e.dtype)
+        lanes = e.dtype.lanes
+
+        def scalar(parts, ret_type):
+            if name == "ldexp" and isinstance(ret_type, BFloatType):
+                wide = llvm_intrinsics.emit(b, name, [b.fpext(parts[0], ir.DoubleType()), parts[1]],
+                                            ir.DoubleType())
+                return b.fptrunc(wide, ret_type)
+            return llvm_intrinsics.emit(b, name, parts, ret_type)
+
+        if lanes == 1:
+            return scalar(args, ret)
+        out = ir.Constant(ret, ir.Undefined)
+        for lane in range(lanes):
+            k = ir.Constant(I32, lane)
+            parts = [b.extract_element(a, k) if isinstance(a.type, ir.VectorType) else a
+                     for a in args]
+            out = b.insert_element(out, scalar(parts, ret.element), k)
+        return out
 
     def _module_call(self, e: Call) -> ir.Value:
         raise BuildError(f"a kernel calls the function {e.op.name_hint}; the CUDA build "
