@@ -69,6 +69,8 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     host_buffers: dict = {}  # data var -> a buffer declared on the host
     # a parameter's buffer without a data variable is reached through the parameter
     params = {buf: var for var, buf in func.buffer_map.items() if buf.data is None}
+    order = [buf.data if buf.data is not None else var
+             for var, buf in ((v, func.buffer_map.get(v)) for v in func.params) if buf is not None]
 
     for var, buf in func.buffer_map.items():
         if buf.data is not None:
@@ -80,7 +82,7 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     def host(node):
         if launch_of(node) is not None:
             kname = name + "_kernel" + (f"_{len(kernels)}" if kernels else "")
-            kernel = _kernel(kname, name, node, host_buffers, params)
+            kernel = _kernel(kname, name, node, host_buffers, params, order)
             kernels.append(kernel)
             return Evaluate(Call("int32", "tir.tvm_call_packed",
                                  [StringImm(kname), *kernel.args, *kernel.grid, *kernel.block]))
@@ -97,7 +99,8 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     return HostDevice(name, func.with_body(body), tuple(kernels))
 
 
-def _kernel(kname: str, fname: str, root, host_buffers: dict, params: dict) -> Kernel:
+def _kernel(kname: str, fname: str, root, host_buffers: dict, params: dict,
+            host_order: list) -> Kernel:
     dims = _dims(fname, root)
     declared = {s.buffer.data for _, s in walk_stmts(root) if isinstance(s, DeclBuffer)}
     allocated = {s.buffer_var for _, s in walk_stmts(root) if isinstance(s, Allocate)}
@@ -107,7 +110,9 @@ def _kernel(kname: str, fname: str, root, host_buffers: dict, params: dict) -> K
             key = n.buffer.data if n.buffer.data is not None else params.get(n.buffer)
             if key is not None and key not in allocated:
                 used_buffers.setdefault(key, n.buffer)
-    pointers = list(used_buffers)
+    # the function's parameters first, in their order, as TVM passes them
+    rank = {var: k for k, var in enumerate(host_order)}
+    pointers = sorted(used_buffers, key=lambda v: rank.get(v, len(rank)))
     scalars = [v for v in free_vars(root) if v not in used_buffers and v not in declared
                and v not in allocated and not v.dtype.is_handle]
     for v in free_vars(root):

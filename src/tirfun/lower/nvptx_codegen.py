@@ -17,6 +17,8 @@ particular to a GPU:
   ``local`` ones stack slots (the local state space, address space 5);
 * ``T.tvm_storage_sync("shared")`` is ``llvm.nvvm.barrier0``
   (``bar.sync 0``), ``"warp"`` a ``bar.warp.sync`` of the full mask;
+* a vectorized access whose start is a multiple of its lanes is one PTX
+  vector load or store (``ld.global.v4.f32``);
 * the math functions NVPTX has no instruction for (exp, log, sin, pow,
   tanh, ...) call CUDA's libdevice, computed in double precision as the
   interpreter computes them and rounded once; libdevice is linked when
@@ -211,6 +213,42 @@ class NVPTXCodegen(LLVMCodegen):
         self.frame.noalias.add(id(ptr))
         self.stmt(s.body)
 
+    # vector memory access ----------------------------------------------------
+    def _vector_align(self, buf, index) -> int:
+        """The alignment of a vector access ``buf[index]`` (a Ramp of stride
+        1 whose base is a multiple of its lanes; buffers start 16-byte
+        aligned, which the runtime checks): the vector's size when a PTX
+        vector load of it exists, else 0."""
+        from ..nodes import Ramp
+
+        if buf.dtype.is_bool or not isinstance(index, Ramp):
+            return 0
+        if not (isinstance(index.stride, IntImm) and index.stride.value == 1):
+            return 0
+        size = index.dtype.lanes * element_bytes(buf.dtype)
+        if size not in (4, 8, 16) or not _multiple_of(index.base, index.dtype.lanes):
+            return 0
+        return size
+
+    def _expr_BufferLoad(self, e):
+        align = self._vector_align(e.buffer, e.indices[0]) if len(e.indices) == 1 else 0
+        if not align:
+            return super()._expr_BufferLoad(e)
+        index = e.indices[0]
+        ptr = self.element_ptr(e.buffer, self.to_index(self.expr(index.base), index.base.dtype))
+        return self.b.load(ptr, typ=ir.VectorType(memory_type(e.buffer.dtype), index.dtype.lanes),
+                           align=align)
+
+    def _stmt_BufferStore(self, s) -> None:
+        align = self._vector_align(s.buffer, s.indices[0]) if len(s.indices) == 1 else 0
+        if not align:
+            super()._stmt_BufferStore(s)
+            return
+        value = self.expr(s.value)
+        index = s.indices[0]
+        ptr = self.element_ptr(s.buffer, self.to_index(self.expr(index.base), index.base.dtype))
+        self.b.store(value, ptr, align=align)
+
     # calls -------------------------------------------------------------------
     def _expr_Call(self, e: Call) -> ir.Value:
         if e.op == "tir.tvm_storage_sync":
@@ -285,6 +323,19 @@ class NVPTXCodegen(LLVMCodegen):
             text = text.replace(f'@"{name}"', f'@"{target}"')
             needed.append(target)
         return text, needed
+
+
+def _multiple_of(e, k: int) -> bool:
+    """Whether the integer expression ``e`` is surely a multiple of ``k``."""
+    from ..nodes import Add, Mul, Sub
+
+    if isinstance(e, IntImm):
+        return e.value % k == 0
+    if isinstance(e, Mul):
+        return _multiple_of(e.a, k) or _multiple_of(e.b, k)
+    if isinstance(e, (Add, Sub)):
+        return _multiple_of(e.a, k) and _multiple_of(e.b, k)
+    return False
 
 
 __all__ = ["NVPTXCodegen", "find_libdevice", "SREG"]

@@ -184,7 +184,12 @@ class ArgChecker:
             return arg._array
         from .dlpack import device_view
 
-        return device_view(arg, where)
+        view = device_view(arg, where)
+        if view.ptr % 16:
+            # kernels load vectors of up to 16 bytes from a buffer's start
+            raise ArgumentError(f"{where}: the GPU array starts at 0x{view.ptr:x}, not aligned to "
+                                "16 bytes; pass a contiguous copy")
+        return view
 
     def _bind(self, where, what, dim, actual, sizes, origin, shown, declared):
         if isinstance(dim, IntImm):
