@@ -403,3 +403,17 @@ def test_a_shared_memory_tiled_matmul_gets_its_barriers_and_computes_the_product
     assert c.tobytes() == d.tobytes()
     if ptxas_path() is not None:
         ptxas_check(rt.get_source("ptx"), rt.target.arch)
+
+
+def test_the_tour_gpu_step_shows_the_ptx_and_runs_as_far_as_the_machine_allows(capsys):
+    from tirfun import tour
+
+    tour.tour_gpu(tour.tour_schedule())
+    out = capsys.readouterr().out
+    assert ".entry main_kernel(" in out and 'T.call_packed("main_kernel"' in out
+    if _has_gpu():
+        assert "on cuda(0): b = [1. 2. 3. 4. 5. 6. 7. 8.]" in out
+        return
+    assert ("accepts the PTX" in out) == (ptxas_path() is not None)
+    assert "launches [('main_kernel', (2, 1, 1), (2, 1, 1))], b = [1. 2. 3. 4. 5. 6. 7. 8.]" in out
+    assert "The tour stops here, before running on a GPU" in out
