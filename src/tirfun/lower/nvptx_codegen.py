@@ -216,19 +216,23 @@ class NVPTXCodegen(LLVMCodegen):
     # vector memory access ----------------------------------------------------
     def _vector_align(self, buf, index) -> int:
         """The alignment of a vector access ``buf[index]`` (a Ramp of stride
-        1 whose base is a multiple of its lanes; buffers start 16-byte
-        aligned, which the runtime checks): the vector's size when a PTX
-        vector load of it exists, else 0."""
+        1 whose base is a multiple of the lanes an aligned load takes;
+        buffers start 16-byte aligned, which the runtime checks): the
+        vector's size up to the 16 bytes of a PTX vector load, else 0."""
         from ..nodes import Ramp
 
         if buf.dtype.is_bool or not isinstance(index, Ramp):
             return 0
         if not (isinstance(index.stride, IntImm) and index.stride.value == 1):
             return 0
-        size = index.dtype.lanes * element_bytes(buf.dtype)
-        if size not in (4, 8, 16) or not _multiple_of(index.base, index.dtype.lanes):
+        elem = element_bytes(buf.dtype)
+        size = index.dtype.lanes * elem
+        if size & (size - 1) or size < 4:
             return 0
-        return size
+        align = min(size, 16)  # PTX loads at most 16 bytes at once
+        if not _multiple_of(index.base, max(align // elem, 1)):
+            return 0
+        return align
 
     def _expr_BufferLoad(self, e):
         align = self._vector_align(e.buffer, e.indices[0]) if len(e.indices) == 1 else 0

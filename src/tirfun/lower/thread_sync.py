@@ -11,8 +11,8 @@ one out where it can place it.
 Each statement is summarised by the shared buffers it touches before its
 first barrier (``head``), after its last (``tail``) and in all, and whether
 every thread surely passes a barrier in it. In a sequence, a barrier goes
-before a statement whose ``head`` conflicts (same buffer, one of the two a
-write) with what ran since the last barrier; in a serial loop, one goes at
+before a statement whose ``head`` conflicts (same buffer, one a read and
+the other a write) with what ran since the last barrier; in a serial loop, one goes at
 the start of the body when the end of an iteration conflicts with the start
 of the next. Barriers are placed only where every thread of the block
 arrives: never under a condition or in a loop whose bounds depend on the
@@ -65,8 +65,12 @@ _EMPTY = _Summary(frozenset(), frozenset(), frozenset(), False)
 
 
 def _conflict(a: frozenset, b: frozenset) -> bool:
+    """Whether accesses ``b`` after ``a`` need a barrier: a read of what was
+    written, or a write of what was read. Two writes need none, as in TVM's
+    pass: two threads writing one element between barriers is a race that
+    no barrier placement fixes (the interpreter reports it)."""
     for var, write in a:
-        if (var, True) in b or (write and (var, False) in b):
+        if (var, not write) in b:
             return True
     return False
 
