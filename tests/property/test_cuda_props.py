@@ -10,7 +10,7 @@ original program computes, bit for bit.
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import tirfun
 from tirfun.errors import TirfunError
@@ -36,6 +36,8 @@ def _thread_bound_module(func, data) -> IRModule:
     return out
 
 
+# each example builds PTX through LLVM: a third of the profile's budget
+@settings(max_examples=max(settings().max_examples // 3, 20))
 @given(prim_funcs(), st.data())
 def test_cuda_builds_compute_what_the_program_computes(func, data):
     mod = _thread_bound_module(func, data)
@@ -54,6 +56,7 @@ def test_cuda_builds_compute_what_the_program_computes(func, data):
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (NVIDIA's PTX assembler) is not installed")
+@settings(max_examples=max(settings().max_examples // 3, 20))
 @given(prim_funcs(), st.data())
 def test_ptx_of_random_thread_bound_schedules_is_accepted_by_ptxas(func, data):
     mod = _thread_bound_module(func, data)

@@ -417,3 +417,45 @@ def test_the_tour_gpu_step_shows_the_ptx_and_runs_as_far_as_the_machine_allows(c
     assert ("accepts the PTX" in out) == (ptxas_path() is not None)
     assert "launches [('main_kernel', (2, 1, 1), (2, 1, 1))], b = [1. 2. 3. 4. 5. 6. 7. 8.]" in out
     assert "The tour stops here, before running on a GPU" in out
+
+
+def test_host_code_that_reads_gpu_memory_is_refused():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    if A[0] > T.float32(0):
+        for i in T.thread_binding(8, thread="threadIdx.x"):
+            B[i] = A[i]
+'''
+    with pytest.raises(BuildError, match=r"(?s)the host code reads A, which lives in the GPU's "
+                                         r"memory.*if A\[0\] > T.float32\(0.0\):"):
+        tirfun.build(parse(src), target="cuda")
+
+
+def test_a_symbolic_size_reaches_the_kernel_and_the_launch():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for bx in T.thread_binding((n + 31) // 32, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(n, bx * 32 + tx)
+                T.where(bx * 32 + tx < n)
+                B[vi] = A[vi] * T.float32(3)
+'''
+    rt = tirfun.build(parse(src), target="cuda")
+    (kernel,) = rt.kernels
+    assert [v.name for v in kernel.args] == ["a", "b", "n"]
+    assert 'T.call_packed("main_kernel", a, b, n, (n + 31) // 32, 1, 1, 32, 1, 1)' in rt.get_source("tir")
+    a = np.arange(70, dtype="float32")
+    b = np.zeros(70, "float32")
+    assert run_split(rt, a, b, 70) == [("main_kernel", (3, 1, 1), (32, 1, 1))]
+    np.testing.assert_array_equal(b, a * np.float32(3))
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)

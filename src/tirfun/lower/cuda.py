@@ -31,8 +31,8 @@ from __future__ import annotations
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
-    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferStore, DeclBuffer, For, ForKind, IntImm,
-    IRModule, IterVar, IterVarType, PrimFunc, SeqStmt,
+    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
+    ForKind, IntImm, IRModule, IterVar, IterVarType, PrimFunc, SeqStmt,
 )
 from ..target import Target
 from ._util import map_funcs, vars_in
@@ -242,6 +242,19 @@ def check_lowered(name: str, func: PrimFunc, target: Target) -> None:
             raise BuildError(f"function {name}: after lowering, a store to {s.buffer.name} lies "
                              f"outside any kernel; bind the loops around it to blockIdx/threadIdx:"
                              f"\n{lines_of(s)}")
+        for field in ("condition", "value", "min", "extent"):
+            e = getattr(s, field, None)
+            if e is None or isinstance(e, str):
+                continue
+            for n in walk(e):
+                if isinstance(n, BufferLoad):
+                    raise BuildError(f"function {name}: the host code reads {n.buffer.name}, "
+                                     "which lives in the GPU's memory; compute with it inside a "
+                                     f"kernel:\n{lines_of(s, 4)}")
+                if isinstance(n, Call) and not isinstance(n.op, str):
+                    raise BuildError(f"function {name}: the host code calls {n.op.name_hint}; "
+                                     "the CUDA build runs no function calls on the host:\n"
+                                     f"{lines_of(s, 4)}")
     for kernel in kernels_of(func.body):
         total, allocs = 0, []
         for _, s in walk_stmts(kernel):

@@ -20,8 +20,8 @@ import attrs
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
-    Allocate, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, IntImm, LetStmt, For,
-    PrimExpr, PrimFunc, StringImm, Var,
+    Allocate, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For, IntImm, LetStmt, PrimFunc,
+    StringImm,
 )
 from ._util import free_vars, vars_in
 from .cuda import launch_of, lines_of

@@ -18,7 +18,7 @@ import statistics
 import threading
 import types
 
-from ..errors import ArgumentError, TirfunError, UnknownNameError
+from ..errors import ArgumentError, UnknownNameError
 from ..lower.signature import Signature
 from .argcheck import ArgChecker
 from .device import Device
