@@ -183,7 +183,7 @@ class CUDAModule:
     def get_source(self, fmt: str = "ptx") -> str:
         """The PTX (``"ptx"``, also ``"asm"``), the optimised LLVM IR
         (``"ll"``) or the kernels and host code as TVMScript (``"tir"``)."""
-        if fmt in ("ptx", "asm", "s", "", "cuda"):
+        if fmt in ("ptx", "asm", "s", ""):
             return self._ptx
         if fmt in ("ll", "llvm"):
             return self._ir_text

@@ -237,6 +237,10 @@ def device_view(obj, what: str = "the array"):
         raise ArgumentError(f"{what}: __dlpack__() did not return an unused DLPack capsule")
     address = api.PyCapsule_GetPointer(capsule, b"dltensor")
     tensor = _DLManagedTensor.from_address(address).dl_tensor
+    if (tensor.device.device_type, tensor.device.device_id) != (K_DL_CUDA, device.device_id):
+        raise ArgumentError(f"{what} says it lives on {device}, but its DLPack tensor is on "
+                            f"device type {tensor.device.device_type}, index "
+                            f"{tensor.device.device_id}")
     shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
     if tensor.dtype.code == K_DL_BFLOAT:
         raise ArgumentError(f"{what}: {_BF16}")
