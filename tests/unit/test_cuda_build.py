@@ -233,8 +233,18 @@ def test_shared_memory_over_the_limit():
                                          r"\(S_data \(65536 bytes\)\); cuda -arch=sm_\d+ allows 49152 per block"
                                          r".*-max_shared_memory_per_block.*thread_binding\(64"):
         tirfun.build(mod, target="cuda")
+    # where the device allows more, it is dynamic shared memory, sized at launch
     rt = tirfun.build(mod, target="cuda -max_shared_memory_per_block=98304")
-    assert ".shared .align 16 .b8" in rt.get_source("ptx")
+    assert ".extern .shared .align 16 .b8 main_kernel_shared[]" in rt.get_source("ptx")
+    assert dict(rt.dynamic_shared) == {"main_kernel": 65536}
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)
+    a = np.random.default_rng(0).standard_normal((64, 16)).astype("float32")
+    b = np.zeros_like(a)
+    run_split(rt, a, b)
+    np.testing.assert_array_equal(b, (a * np.float32(2))[:, ::-1] + np.float32(1))
+    small = tirfun.build(parse(REVERSE), target="cuda")
+    assert dict(small.dynamic_shared) == {} and ".extern" not in small.get_source("ptx")
 
 
 def test_loops_bound_to_one_tag_must_agree():

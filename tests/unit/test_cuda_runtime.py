@@ -47,9 +47,10 @@ class FakeGPU:
         gpu = self
 
         class Loaded:
-            def __init__(self, index, ptx, names):
+            def __init__(self, index, ptx, names, dynamic_shared=None):
                 assert ".entry" in ptx
                 self.names = names
+                gpu.dynamic_shared = dict(dynamic_shared or {})
 
             def launch(self, name, grid, block, values):
                 from tirfun.interp import run
@@ -239,3 +240,17 @@ def test_a_module_needs_a_gpu_array(gpu):
         rt([1.0] * 8, [0.0] * 8)
     with pytest.raises(ArgumentError, match="unknown format .cubin. for a CUDA module"):
         rt.get_source("cubin")
+
+
+def test_dynamic_shared_memory_is_requested_when_the_module_is_loaded(gpu):
+    unit = _unit()
+    big = unit.REVERSE.replace("(16,), \"float32\", scope", "(16384,), \"float32\", scope")
+    rt = tirfun.build(unit.parse(big), target="cuda -max_shared_memory_per_block=98304")
+    gpu.kernels = {k.name: k for k in rt.kernels}
+    dev = tirfun.cuda(0)
+    x = np.random.default_rng(0).standard_normal((64, 16)).astype("float32")
+    a = tirfun.nd.array(x, dev)
+    b = tirfun.nd.empty((64, 16), "float32", dev)
+    rt(a, b)
+    assert gpu.dynamic_shared == {"main_kernel": 65536}
+    np.testing.assert_array_equal(b.numpy(), (x * np.float32(2))[:, ::-1] + np.float32(1))

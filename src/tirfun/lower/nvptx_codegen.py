@@ -14,7 +14,10 @@ particular to a GPU:
   ``tid.x``; the launch makes the grid exactly the loops' extents, so no
   guard is needed; ``vthread`` loops run one after another in their thread;
 * ``shared`` buffers are globals of address space 3, one per block,
-  ``local`` ones stack slots (the local state space, address space 5);
+  ``local`` ones stack slots (the local state space, address space 5); a
+  kernel with more than 48 KiB of shared memory (which the target allows
+  with ``-max_shared_memory_per_block``) takes it as dynamic shared memory,
+  sized at launch (:attr:`NVPTXCodegen.dynamic_shared`);
 * ``T.tvm_storage_sync("shared")`` is ``llvm.nvvm.barrier0``
   (``bar.sync 0``), ``"warp"`` a ``bar.warp.sync`` of the full mask;
 * a vectorized access whose start is a multiple of its lanes is one PTX
@@ -43,9 +46,11 @@ from ..target import NVPTX_TRIPLE
 from . import llvm_intrinsics
 from .device_split import Kernel
 from .llvm_codegen import Frame, LLVMCodegen, _const
-from .llvm_types import I8, I32, PTR, BFloatType, element_bytes, memory_type, scalar_type, value_type
+from .llvm_types import I8, I32, I64, PTR, BFloatType, element_bytes, memory_type, scalar_type, value_type
 
 GLOBAL_PTR = ir.PointerType(addrspace=1)
+#: the most static shared memory a CUDA kernel may declare
+STATIC_SHARED_LIMIT = 48 * 1024
 SHARED = 3
 #: the special register of each thread tag
 SREG = {"threadIdx.x": "tid.x", "threadIdx.y": "tid.y", "threadIdx.z": "tid.z",
@@ -89,6 +94,9 @@ class NVPTXCodegen(LLVMCodegen):
     def __init__(self, module_name: str, data_layout: str, *, contract: bool = False):
         super().__init__(module_name, NVPTX_TRIPLE, data_layout, contract=contract)
         self.kernel_names: list[str] = []
+        #: the bytes of dynamic shared memory each kernel needs at launch
+        self.dynamic_shared: dict[str, int] = {}
+        self._dynamic = None  # (the kernel's dynamic shared base, next offset)
 
     def symbol(self, name: str) -> str:
         return name
@@ -108,6 +116,17 @@ class NVPTXCodegen(LLVMCodegen):
         fn.calling_convention = "ptx_kernel"
         frame = Frame(fn, self._trap)
         self.frame = frame
+        shared = _shared_bytes(func.body)
+        self._dynamic = None
+        if shared > STATIC_SHARED_LIMIT:
+            # beyond 48 KiB a kernel's shared memory must be dynamic: one
+            # array sized at launch, each buffer at its offset in it
+            base = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0),
+                                     name=f"{kernel.name}_shared", addrspace=SHARED)
+            base.linkage = "external"
+            base.align = 16
+            self._dynamic = (base, 0)
+            self.dynamic_shared[kernel.name] = shared
         b = frame.builder
         buffers = dict(zip(kernel.args, kernel.buffers))
         for v, arg in zip(kernel.args, fn.args):
@@ -128,6 +147,7 @@ class NVPTXCodegen(LLVMCodegen):
             frame.builder.ret_void()
         frame.finish()
         self.frame = None
+        self._dynamic = None
         self.kernel_names.append(kernel.name)
         return kernel.name
 
@@ -191,7 +211,13 @@ class NVPTXCodegen(LLVMCodegen):
                                  "statically")
             count *= e.value
         mem = memory_type(s.dtype)
-        if s.scope in ("shared", "shared.dyn", "warp"):
+        if s.scope in ("shared", "shared.dyn", "warp") and self._dynamic is not None:
+            base, offset = self._dynamic
+            size = max(count, 1) * element_bytes(s.dtype)
+            self._dynamic = (base, offset + (size + 15) // 16 * 16)
+            ptr = self.b.gep(self.b.addrspacecast(base, PTR), [ir.Constant(I64, offset)],
+                             source_etype=I8)
+        elif s.scope in ("shared", "shared.dyn", "warp"):
             ty = ir.ArrayType(mem, max(count, 1))
             g = ir.GlobalVariable(self.module, ty, name=self.fresh(s.buffer_var.name),
                                   addrspace=SHARED)
@@ -327,6 +353,22 @@ class NVPTXCodegen(LLVMCodegen):
             text = text.replace(f'@"{name}"', f'@"{target}"')
             needed.append(target)
         return text, needed
+
+
+def _shared_bytes(body) -> int:
+    """The shared memory of a kernel: its shared allocations, each rounded
+    up to 16 bytes."""
+    from ..analysis.traversal import walk_stmts
+    from ..nodes import Allocate
+
+    total = 0
+    for _, s in walk_stmts(body):
+        if isinstance(s, Allocate) and s.scope in ("shared", "shared.dyn", "warp"):
+            count = 1
+            for e in s.extents:
+                count *= e.value if isinstance(e, IntImm) else 1
+            total += (max(count, 1) * element_bytes(s.dtype) + 15) // 16 * 16
+    return total
 
 
 def _multiple_of(e, k: int) -> bool:

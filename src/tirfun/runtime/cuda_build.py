@@ -68,7 +68,8 @@ def build_cuda(mod: IRModule, target: Target):
     final_ir, ptx = ptx_of(ir_text, target, codegen.kernel_names, libdevice)
     seconds = {"lower": lowered_at - started, "codegen": generated_at - lowered_at,
                "ptx": time.perf_counter() - generated_at}
-    return CUDAModule(splits, target, final_ir, ptx, lowered, build_seconds=seconds)
+    return CUDAModule(splits, target, final_ir, ptx, lowered, build_seconds=seconds,
+                      dynamic_shared=codegen.dynamic_shared)
 
 
 def ptx_of(ir_text: str, target: Target, kernels: list[str], libdevice: list[str]) -> tuple[str, str]:

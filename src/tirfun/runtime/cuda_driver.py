@@ -173,7 +173,7 @@ def synchronize(index: int) -> None:
 class LoadedModule:
     """PTX loaded on one GPU, with its kernels' function handles."""
 
-    def __init__(self, index: int, ptx: str, names):
+    def __init__(self, index: int, ptx: str, names, dynamic_shared=None):
         from ..errors import BuildError
 
         activate(index)
@@ -185,6 +185,15 @@ class LoadedModule:
         self.functions = {n: call(f"kernel {n} is missing from the loaded PTX",
                                   "cuModuleGetFunction", self.handle, n.encode(), error=BuildError)
                           for n in names}
+        # kernels with more than 48 KiB of shared memory take it dynamically,
+        # once the function is allowed that much
+        self.shared = dict(dynamic_shared or {})
+        drv = driver()
+        for name, nbytes in self.shared.items():
+            call(f"kernel {name} cannot have {nbytes} bytes of shared memory on cuda({index})",
+                 "cuFuncSetAttribute", self.functions[name],
+                 drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes,
+                 error=BuildError)
 
     def launch(self, name: str, grid: tuple, block: tuple, values: list) -> None:
         """Launch kernel ``name`` with ``values`` (ctypes scalars), queued on
@@ -192,7 +201,8 @@ class LoadedModule:
         activate(self.index)
         slots = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.addressof(v) for v in values])
         call(f"cannot launch kernel {name} with grid {grid} and block {block}", "cuLaunchKernel",
-             self.functions[name], *grid, *block, 0, 0, ctypes.addressof(slots), 0)
+             self.functions[name], *grid, *block, self.shared.get(name, 0), 0,
+             ctypes.addressof(slots), 0)
 
 
 class Timer:

@@ -117,7 +117,8 @@ class CUDAFunction:
 class CUDAModule:
     """A CUDA build (see the module)."""
 
-    def __init__(self, splits: dict, target, ir_text: str, ptx: str, lowered, build_seconds=None):
+    def __init__(self, splits: dict, target, ir_text: str, ptx: str, lowered, build_seconds=None,
+                 dynamic_shared=None):
         from .builder import _written
 
         self.target = target
@@ -126,6 +127,8 @@ class CUDAModule:
         self._ir_text = ir_text
         self._ptx = ptx
         self._loaded: dict = {}
+        # kernel -> bytes of dynamic shared memory it is launched with
+        self.dynamic_shared = types.MappingProxyType(dict(dynamic_shared or {}))
         self._lock = threading.Lock()
         self.build_seconds = types.MappingProxyType(dict(build_seconds or {}))
         self._functions = {name: CUDAFunction(self, name, hd,
@@ -144,7 +147,8 @@ class CUDAModule:
         with self._lock:
             mod = self._loaded.get(index)
             if mod is None:
-                mod = LoadedModule(index, self._ptx, [k.name for k in self.kernels])
+                mod = LoadedModule(index, self._ptx, [k.name for k in self.kernels],
+                                   dict(self.dynamic_shared))
                 self._loaded[index] = mod
             return mod
 
