@@ -469,3 +469,10 @@ def main(a: T.handle, b: T.handle, n: T.int32):
     np.testing.assert_array_equal(b, a * np.float32(3))
     if ptxas_path() is not None:
         ptxas_check(rt.get_source("ptx"), rt.target.arch)
+
+
+def test_tirfun_lower_for_cuda_shows_the_barriers():
+    mod = tirfun.IRModule({"main": parse(REVERSE)})
+    for target in ("cuda", Target("cuda -arch=sm_90"), "nvidia/nvidia-a100"):
+        assert 'T.tvm_storage_sync("shared")' in tirfun.lower(mod, target=target).script()
+    assert "tvm_storage_sync" not in tirfun.lower(mod).script()
