@@ -178,8 +178,7 @@ class LoadedModule:
 
         activate(index)
         self.index = index
-        data = ptx.encode() + b"\0"
-        self._data = data  # the driver reads it during the call only; kept for clarity
+        data = ptx.encode() + b"\0"  # the driver reads PTX as a C string
         self.handle = call(f"the driver cannot load the PTX on cuda({index})", "cuModuleLoadData",
                            data, error=BuildError)
         self.functions = {n: call(f"kernel {n} is missing from the loaded PTX",
