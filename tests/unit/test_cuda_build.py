@@ -476,3 +476,21 @@ def test_tirfun_lower_for_cuda_shows_the_barriers():
     for target in ("cuda", Target("cuda -arch=sm_90"), "nvidia/nvidia-a100"):
         assert 'T.tvm_storage_sync("shared")' in tirfun.lower(mod, target=target).script()
     assert "tvm_storage_sync" not in tirfun.lower(mod).script()
+
+
+def test_a_barrier_inside_a_virtual_thread_is_refused():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), "float32", scope="shared")
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        for v in T.thread_binding(4, thread="vthread.x"):
+            S[v * 16 + tx] = A[v * 16 + tx]
+            T.tvm_storage_sync("shared")
+            B[v * 16 + tx] = S[63 - v * 16 - tx]
+'''
+    with pytest.raises(BuildError, match=r"(?s)a barrier \(T.tvm_storage_sync\) inside a loop bound "
+                                         r"to a vthread.*vthread.x"):
+        tirfun.build(parse(src), target="cuda")

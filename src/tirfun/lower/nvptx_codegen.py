@@ -180,6 +180,7 @@ class NVPTXCodegen(LLVMCodegen):
 
     def thread_for(self, s: For) -> None:
         if s.thread_binding.startswith("vthread"):
+            _refuse_barrier_in_vthread(s)
             self.serial_for(s)
             return
         self._bind_thread(s.thread_binding, s.min, s.loop_var, s.body)
@@ -194,6 +195,7 @@ class NVPTXCodegen(LLVMCodegen):
         if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, IterVar):
             tag = s.node.thread_tag
             if tag.startswith("vthread"):
+                _refuse_barrier_in_vthread(s)
                 self.loop(s.node.var, _const(scalar_type(s.node.var.dtype), 0),
                           self.expr(s.value), lambda: self.stmt(s.body))
                 return
@@ -353,6 +355,21 @@ class NVPTXCodegen(LLVMCodegen):
             text = text.replace(f'@"{name}"', f'@"{target}"')
             needed.append(target)
         return text, needed
+
+
+def _refuse_barrier_in_vthread(s) -> None:
+    """Virtual threads run one after another in their thread here, which
+    keeps their meaning only when no barrier lies between their phases."""
+    from ..analysis.traversal import walk
+
+    for n in walk(s.body):
+        if isinstance(n, Call) and n.op == "tir.tvm_storage_sync":
+            from .cuda import lines_of
+
+            raise BuildError("a barrier (T.tvm_storage_sync) inside a loop bound to a vthread: "
+                             "the CUDA build runs virtual threads one after another and cannot "
+                             f"split them at a barrier; bind the loop to threadIdx instead:\n"
+                             f"{lines_of(s, 6)}")
 
 
 def _shared_bytes(body) -> int:
