@@ -46,7 +46,8 @@ _LAZY = {
     "build": ("tirfun.runtime", "build"),
     "cpu": ("tirfun.runtime", "cpu"),
     "cuda": ("tirfun.runtime", "cuda"),
-    "Target": ("tirfun.runtime", "Target"),
+    "target": ("tirfun.target", None),
+    "Target": ("tirfun.target", "Target"),
 }
 
 

@@ -6,7 +6,8 @@
 4. transformed with split, reorder and bind, printed at each step;
 5. a matmul from naive loops to a tiled, vectorized, parallel schedule,
    each step's GFLOP/s beside numpy's;
-6. where the GPU step goes.
+6. the GPU step: PTX, checked by ptxas, run on a GPU when one is present
+   and otherwise with the interpreter's GPU semantics.
 """
 
 from __future__ import annotations
@@ -204,23 +205,49 @@ def tour_matmul() -> None:
 
 
 def tour_gpu(sch: tirfun.Schedule) -> None:
-    """Step 6: where the GPU step goes."""
-    _section("6. The GPU step")
-    _say("""The tutorial's last step builds the bound schedule of step 4 for an
-    NVIDIA GPU: tirfun.build(sch.mod, target="cuda"), then runs it on
-    tirfun.nd.array(..., tirfun.cuda(0)). That target is not built yet; it
-    will compile the same lowered module through LLVM's NVPTX backend and
-    launch it with cuda-python. On the CPU, thread-bound loops run as
-    ordinary loops, so the bound module already runs here:""")
+    """Step 6: the bound schedule of step 4 on an NVIDIA GPU, or as far as
+    this machine allows: the PTX, ptxas's check, and the bound program run
+    with the interpreter's GPU semantics."""
     import numpy as np
 
-    rt = tirfun.build(sch.mod, target="llvm")
+    from .testing.cuda import ptxas_check, ptxas_path, run_split
+
+    _section("6. The GPU step")
+    _say("""The tutorial's last step builds the bound schedule of step 4 for an
+    NVIDIA GPU: tirfun.build(sch.mod, target="cuda") lowers it, splits the
+    host code from the kernel at the thread-bound loops and compiles the
+    kernel to PTX with LLVM's NVPTX backend; no GPU is needed for that.""")
+    rt = tirfun.build(sch.mod, target="cuda")
+    print(f"\nbuilt for {rt.target}; the kernel and its launch:\n")
+    print(rt.get_source("tir"))
+    print("rt.get_source('ptx'):\n")
+    print(rt.get_source("ptx"))
     a = np.arange(8, dtype="float32")
+    try:
+        dev = tirfun.cuda(0)
+    except tirfun.TirfunError as err:
+        dev, why = None, str(err)
+    if dev is not None:
+        x = tirfun.nd.array(a, dev)
+        y = tirfun.nd.array(np.zeros(8, dtype="float32"), dev)
+        rt(x, y)
+        print(f"on {dev}: b = {y.numpy()}")
+        _check(bool(np.array_equal(y.numpy(), a + 1)), "the GPU gave a wrong result")
+        return
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)
+        print(f"ptxas -arch={rt.target.arch} accepts the PTX.")
+    else:
+        print("ptxas is not installed: the PTX is not checked here.")
     b = np.zeros(8, dtype="float32")
-    rt(a, b)
-    print()
-    print(f"bound schedule on the CPU: b = {b}")
+    launches = run_split(rt, a, b)
+    print(f"host code and kernel with the interpreter as the GPU: launches {launches}, b = {b}")
     _check(bool(np.array_equal(b, a + 1)), "the bound schedule gave a wrong result")
+    print()
+    _say("""The tour stops here, before running on a GPU; with cuda-python, a driver
+    and a device, this step runs the kernel on tirfun.cuda(0). What is
+    missing on this machine:""")
+    print(f"  {why}")
 
 
 def run_tour() -> None:

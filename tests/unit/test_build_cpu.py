@@ -398,7 +398,8 @@ def test_bad_targets(text, message):
 
 def test_targets_this_machine_cannot_run():
     mod = from_source(TUTORIAL)
-    with pytest.raises(BuildError, match="CUDA build is not available yet"):
+    # an unbound program has no kernel: the GPU build says what to bind
+    with pytest.raises(BuildError, match="block B writes memory outside any kernel"):
         tirfun.build(mod, target="cuda")
     with pytest.raises(BuildError, match="cannot run code for aarch64"):
         tirfun.build(mod, target="llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=generic")

@@ -22,8 +22,13 @@ prefix of the list, or any single pass, may be used alone:
 10. ``vectorize_loops``   ``T.vectorized`` loops to Ramp/Broadcast vectors
 11. ``prepare_parallel``  nested parallel loops made serial
 
-Code generation (``llvm_codegen``, ``llvm_cpu``) imports llvmlite and is
-loaded only by :mod:`tirfun.runtime`.
+For the GPU, :mod:`.cuda` checks and lowers a thread-bound module (the
+same passes up to vectorization, then ``shared``/``local`` allocations
+moved into the kernels and barriers placed by :mod:`.thread_sync`), and
+:mod:`.device_split` cuts each function into host code and kernels.
+
+Code generation (``llvm_codegen``, ``llvm_cpu``, ``nvptx_codegen``) imports
+llvmlite and is loaded only by :mod:`tirfun.runtime`.
 """
 
 from __future__ import annotations
@@ -74,13 +79,30 @@ def lower(mod, target=None) -> IRModule:
     """``mod`` (an IRModule or a PrimFunc) after every pass of :data:`PASSES`.
 
     The result prints as TVMScript (``tirfun.lower(mod).script()``).
-    ``target`` is accepted for TVM compatibility; the CPU passes do not
-    depend on it.
+    The CPU passes do not depend on ``target``; for a CUDA target
+    (``"cuda"``, ``Target("cuda -arch=sm_90")``) the module is checked and
+    lowered by :func:`tirfun.lower.cuda.lower_cuda` instead: kernels in
+    place, ``shared``/``local`` buffers inside them, barriers added.
     """
+    if _is_cuda(target):
+        from ..target import Target
+        from .cuda import lower_cuda
+
+        return lower_cuda(as_module(mod), Target.of(target))
     out = refuse_unbuildable(as_module(mod))
     for _name, run in PASSES:
         out = run(out)
     return out
+
+
+def _is_cuda(target) -> bool:
+    """Whether ``target`` (a string, a Target or None) names the GPU; read
+    without parsing, so that lowering for the CPU never asks LLVM about
+    the host."""
+    if isinstance(target, str):
+        words = target.split()
+        return bool(words) and (words[0] == "cuda" or words[0].startswith("nvidia/"))
+    return getattr(target, "kind", None) == "cuda"
 
 
 class _CallableModule(types.ModuleType):

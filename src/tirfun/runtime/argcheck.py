@@ -38,8 +38,10 @@ class ArgChecker:
     """Checks arguments for one function and returns the raw values of the
     native call (pointers as ints, then scalars, then size variables)."""
 
-    def __init__(self, sig: Signature):
+    def __init__(self, sig: Signature, device_type: str = "cpu"):
         self.sig = sig
+        # where the arrays must live: "cpu", or "cuda" for a CUDA build
+        self.device_type = device_type
         self._np_dtypes = []
         for p in sig.params:
             if p.buffer is not None:
@@ -110,7 +112,9 @@ class ArgChecker:
         buf = p.buffer
         where = f"function {self.sig.name}, parameter {p.name}"
         np = _np()
-        if isinstance(arg, NDArray):
+        if self.device_type == "cuda":
+            arr = self._device_array(where, buf, arg)
+        elif isinstance(arg, NDArray):
             if arg.device.device_type != "cpu":
                 raise ArgumentError(f"{where}: the array is on {arg.device}, the function runs on cpu(0)")
             arr = arg.host_array()
@@ -157,6 +161,35 @@ class ArgChecker:
             if not arr.flags.writeable:
                 raise ArgumentError(f"{where}: the function writes this array, but it is read-only")
         return arr
+
+    def _device_array(self, where, buf, arg):
+        """The device memory of a GPU array (an NDArray, or any DLPack array
+        on a GPU, viewed without a copy)."""
+        np = _np()
+        if isinstance(arg, NDArray):
+            device = arg.device
+        elif isinstance(arg, np.ndarray):
+            device = None
+        elif is_dlpack_array(arg):
+            device = device_of(arg, where)
+        else:
+            raise ArgumentError(f"{where}: expected an array on a GPU (tirfun.nd.array(x, "
+                                f"tirfun.cuda(0)) or any DLPack GPU array) of {buf.dtype}, got "
+                                f"{type(arg).__name__}")
+        if device is None or device.device_type != "cuda":
+            raise ArgumentError(f"{where}: the array is on {device or 'the host (numpy)'}, the "
+                                "function runs on a GPU: copy it with tirfun.nd.array(x, "
+                                "tirfun.cuda(0))")
+        if isinstance(arg, NDArray):
+            return arg._array
+        from .dlpack import device_view
+
+        view = device_view(arg, where)
+        if view.ptr % 16:
+            # kernels load vectors of up to 16 bytes from a buffer's start
+            raise ArgumentError(f"{where}: the GPU array starts at 0x{view.ptr:x}, not aligned to "
+                                "16 bytes; pass a contiguous copy")
+        return view
 
     def _bind(self, where, what, dim, actual, sizes, origin, shown, declared):
         if isinstance(dim, IntImm):

@@ -51,8 +51,11 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
     """Compile ``mod`` (an IRModule or a PrimFunc) for ``target``.
 
     ``target`` is ``"llvm"`` (this machine, by default with every feature of
-    its CPU), a target string such as ``"llvm -mcpu=skylake"``, or a
-    :class:`Target`. Returns a :class:`~tirfun.runtime.module.Module`.
+    its CPU), a target string such as ``"llvm -mcpu=skylake"`` or
+    ``"cuda -arch=sm_90"``, or a :class:`Target`. Returns a
+    :class:`~tirfun.runtime.module.Module`, for CUDA a
+    :class:`~tirfun.runtime.cuda_module.CUDAModule` (its PTX readable
+    without a GPU).
     """
     from . import jit
 
@@ -63,7 +66,7 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
         mod = IRModule({name: next(iter(mod.values()))})
     target = Target.of(target)
     if target.kind == "cuda":
-        raise BuildError("the CUDA build is not available yet: build for 'llvm' and run on tirfun.cpu(0)")
+        return _build_cuda(mod, target)
     if not target.is_host:
         raise BuildError(f"cannot run code for {target.triple} on this machine "
                          f"({jit.llvm().get_process_triple()})")
@@ -84,6 +87,29 @@ def build(mod, target="llvm", *, name: str | None = None) -> Module:
             evicted.append(_cache.popitem(last=False))
     # the last reference to an evicted module may go here, and freeing its
     # code waits for the LLVM lock: never while holding the cache's lock
+    del evicted
+    return built
+
+
+def _build_cuda(mod: IRModule, target: Target):
+    """A CUDA build, cached as CPU builds are (the arch resolved first, so a
+    device change is a different key)."""
+    from .cuda_build import build_cuda, resolve_arch
+
+    target = resolve_arch(target)
+    key = (_hash(mod), target)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == mod:
+            _cache.move_to_end(key)
+            return hit[1]
+    built = build_cuda(mod, target)
+    evicted = []
+    with _cache_lock:
+        _cache[key] = (mod, built)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            evicted.append(_cache.popitem(last=False))
     del evicted
     return built
 

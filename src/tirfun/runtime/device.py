@@ -41,6 +41,20 @@ class Device:
     def sync(self) -> None:
         """Wait for work queued on the device (a no-op on the CPU, whose
         calls return when done)."""
+        if self.device_type == "cuda":
+            from .cuda_driver import synchronize
+
+            synchronize(self.device_id)
+
+    @property
+    def compute_version(self) -> str:
+        """A GPU's compute capability as TVM writes it (``"9.0"``)."""
+        if self.device_type != "cuda":
+            raise TirfunError(f"{self} has no compute capability")
+        from .cuda_driver import device_attribute
+
+        return (f"{device_attribute(self.device_id, 'COMPUTE_CAPABILITY_MAJOR')}."
+                f"{device_attribute(self.device_id, 'COMPUTE_CAPABILITY_MINOR')}")
 
     def __str__(self) -> str:
         return f"{self.device_type}({self.device_id})"
@@ -64,26 +78,9 @@ def cuda(dev_id: int = 0) -> Device:
 
 
 def _cuda_device_count() -> int:
-    try:
-        from cuda import cuda as driver  # cuda-python's driver API
-    except ImportError:
-        try:
-            from cuda.bindings import driver  # newer cuda-python layout
-        except ImportError:
-            raise TirfunError(
-                "tirfun.cuda needs the cuda-python package (pip install 'tirfun[cuda]')") from None
-    try:
-        (err,) = driver.cuInit(0)
-        if int(err) != 0:
-            raise TirfunError(f"the CUDA driver could not start (cuInit returned {int(err)}); "
-                              "is an NVIDIA driver installed?")
-        err, count = driver.cuDeviceGetCount()
-        if int(err) != 0:
-            raise TirfunError(f"the CUDA driver cannot count devices (error {int(err)})")
-    except TirfunError:
-        raise
-    except Exception as exc:  # a missing libcuda.so surfaces as various errors
-        raise TirfunError(f"the CUDA driver is not available: {exc}") from None
+    from .cuda_driver import device_count
+
+    count = device_count()
     if count == 0:
         raise TirfunError("the CUDA driver reports no GPU")
     return count

@@ -8,8 +8,9 @@ memory: a write through one is seen through the other.
 
 The device of a DLPack array is a pair ``(device type code, index)``;
 :data:`DEVICE_TYPES` maps the codes tirfun knows to its device types
-(``kDLCPU = 1``, ``kDLCUDA = 2``). Only host memory is taken over today:
-an array on a GPU gets a clear error until tirfun has CUDA arrays.
+(``kDLCPU = 1``, ``kDLCUDA = 2``). Host memory is taken over through
+numpy; GPU memory (torch or cupy CUDA tensors) through DLPack's C structures
+read and written with ctypes (:func:`export_device`, :func:`device_view`).
 
 bfloat16 cannot pass: numpy's DLPack support covers bool, integer, float
 and complex elements only, and refuses DLPack's ``kDLBfloat`` (type code
@@ -19,7 +20,7 @@ none. Such an array raises an :class:`ArgumentError` that says so.
 
 from __future__ import annotations
 
-from ..errors import ArgumentError, TirfunError
+from ..errors import ArgumentError
 from .device import Device
 
 K_DL_CPU = 1
@@ -88,8 +89,9 @@ def export(array, device: Device, stream=None, max_version=None, dl_device=None,
     """The DLPack capsule of the numpy ``array`` holding an NDArray's memory
     (keyword arguments as the protocol's, passed on only when given, so older
     numpy keeps working)."""
-    if device.device_type != "cpu":
-        raise TirfunError(f"DLPack export of arrays on {device} is not supported yet")
+    if device.device_type == "cuda":
+        return export_device(array, device, stream=stream, max_version=max_version,
+                             dl_device=dl_device, copy=copy)
     if str(array.dtype) == "bfloat16":
         raise ArgumentError(_BF16)
     if stream is not None:
@@ -102,5 +104,165 @@ def export(array, device: Device, stream=None, max_version=None, dl_device=None,
         raise ArgumentError(f"__dlpack__: {exc}") from None
 
 
+
+
+# GPU arrays: DLPack's C structures, built and read with ctypes -------------
+# (numpy's DLPack support is for host memory only)
+
+import ctypes  # noqa: E402 - only the GPU half below needs it
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
+                             ("deleter", _DELETER)]
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6, "c": 5}  # kDLInt, kDLUInt, kDLFloat, kDLBool, kDLComplex
+_NP_KINDS = {0: "i", 1: "u", 2: "f", 6: "b", 5: "c"}
+
+# the exported tensors still referenced by a consumer: address -> (struct,
+# shape array, the buffer kept alive); the entry goes when the consumer calls
+# the deleter (a C callback cannot hold a Python reference by itself)
+_exported: dict = {}
+
+
+@_DELETER
+def _delete_exported(managed):
+    _exported.pop(ctypes.addressof(managed.contents), None)
+
+
+def _capsule_api():
+    api = ctypes.pythonapi
+    api.PyCapsule_New.restype = ctypes.py_object
+    api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_IsValid.restype = ctypes.c_int
+    api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_SetName.restype = ctypes.c_int
+    api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return api
+
+
+@_CAPSULE_DESTRUCTOR
+def _destroy_capsule(capsule_ptr):
+    # an unconsumed capsule ("dltensor" still) owns its tensor: release it
+    api = ctypes.pythonapi
+    api.PyCapsule_IsValid.restype = ctypes.c_int
+    api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    if api.PyCapsule_IsValid(capsule_ptr, b"dltensor"):
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        _exported.pop(api.PyCapsule_GetPointer(capsule_ptr, b"dltensor"), None)
+
+
+def export_device(buffer, device: Device, stream=None, max_version=None, dl_device=None,
+                  copy=None):
+    """The DLPack capsule of a GPU array (a :class:`~.cuda_array.DeviceBuffer`)
+    sharing its memory; the buffer stays alive until the consumer is done."""
+    import numpy as np
+
+    if copy:
+        raise ArgumentError("__dlpack__(copy=True): a GPU array is shared, not copied")
+    if dl_device is not None and tuple(dl_device) != dlpack_device(device):
+        raise ArgumentError(f"__dlpack__: the array lives on {device}, not on DLPack device "
+                            f"{tuple(dl_device)}")
+    dtype = np.dtype(buffer.dtype)
+    if str(buffer.dtype) == "bfloat16":
+        code, bits = K_DL_BFLOAT, 16
+    elif dtype.kind in _DL_CODES:
+        code, bits = _DL_CODES[dtype.kind], dtype.itemsize * 8
+    else:
+        raise ArgumentError(f"__dlpack__: elements of {dtype} have no DLPack type")
+    managed = _DLManagedTensor()
+    shape = (ctypes.c_int64 * max(buffer.ndim, 1))(*buffer.shape)
+    managed.dl_tensor = _DLTensor(buffer.ptr, _DLDevice(K_DL_CUDA, device.device_id), buffer.ndim,
+                                  _DLDataType(code, bits, 1), shape, None, 0)
+    managed.deleter = _delete_exported
+    address = ctypes.addressof(managed)
+    _exported[address] = (managed, shape, buffer)
+    # work on the default stream is ordered before the consumer's on any stream
+    # once the device is idle: synchronise, as a producer without streams must
+    from .cuda_driver import synchronize
+
+    synchronize(device.device_id)
+    return _capsule_api().PyCapsule_New(address, b"dltensor", _destroy_capsule)
+
+
+class _Borrowed:
+    """Keeps a consumed DLPack tensor alive; calls its deleter when dropped."""
+
+    def __init__(self, address: int, source):
+        self.address = address
+        self.source = source
+
+    def __del__(self):
+        managed = _DLManagedTensor.from_address(self.address)
+        if managed.deleter:
+            managed.deleter(ctypes.pointer(managed))
+
+
+def device_view(obj, what: str = "the array"):
+    """A :class:`~.cuda_array.DeviceBuffer` viewing the memory of the DLPack
+    GPU array ``obj`` (no copy), or an ArgumentError saying why not."""
+    import numpy as np
+
+    from .cuda_array import DeviceBuffer
+
+    device = device_of(obj, what)
+    try:
+        capsule = obj.__dlpack__(stream=None)
+    except Exception as exc:  # noqa: BLE001 - a foreign producer may fail any way
+        raise ArgumentError(f"{what}: __dlpack__() failed: {exc}") from None
+    api = _capsule_api()
+    if not api.PyCapsule_IsValid(capsule, b"dltensor"):
+        raise ArgumentError(f"{what}: __dlpack__() did not return an unused DLPack capsule")
+    address = api.PyCapsule_GetPointer(capsule, b"dltensor")
+    tensor = _DLManagedTensor.from_address(address).dl_tensor
+    if (tensor.device.device_type, tensor.device.device_id) != (K_DL_CUDA, device.device_id):
+        raise ArgumentError(f"{what} says it lives on {device}, but its DLPack tensor is on "
+                            f"device type {tensor.device.device_type}, index "
+                            f"{tensor.device.device_id}")
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    if tensor.dtype.code == K_DL_BFLOAT:
+        raise ArgumentError(f"{what}: {_BF16}")
+    kind = _NP_KINDS.get(tensor.dtype.code)
+    if kind is None or tensor.dtype.lanes != 1:
+        raise ArgumentError(f"{what}: DLPack element type (code {tensor.dtype.code}, "
+                            f"{tensor.dtype.bits} bits, {tensor.dtype.lanes} lanes) has no numpy type")
+    dtype = np.dtype("bool") if kind == "b" else np.dtype(f"{kind}{tensor.dtype.bits // 8}")
+    if tensor.strides:
+        expected, step = [], 1
+        for d in reversed(shape):
+            expected.append(step)
+            step *= d
+        strides = tuple(tensor.strides[i] for i in range(tensor.ndim))
+        if any(s != e for s, e, d in zip(strides, reversed(expected), shape) if d > 1):
+            raise ArgumentError(f"{what} is not C-contiguous (strides {strides}); pass a "
+                                "contiguous copy")
+    api.PyCapsule_SetName(capsule, b"used_dltensor")
+    owner = _Borrowed(address, obj)
+    return DeviceBuffer(shape, dtype, (tensor.data or 0) + tensor.byte_offset, device.device_id,
+                        owner=owner)
+
+
 __all__ = ["K_DL_CPU", "K_DL_CUDA", "K_DL_BFLOAT", "DEVICE_TYPES", "DEVICE_CODES", "is_dlpack_array",
-           "dlpack_device", "device_of", "host_view", "export"]
+           "dlpack_device", "device_of", "host_view", "export", "export_device", "device_view"]

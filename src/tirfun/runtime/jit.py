@@ -25,21 +25,14 @@ import os
 import re
 import sys
 import tempfile
-import threading
 
 from ..errors import BuildError
-from .target import Target, host_description
+from ..target import LLVM_LOCK, Target, create_target_machine, host_description, initialise_llvm
 
 
 #: held around every call into LLVM (reentrant: the builder holds it across
-#: several of the functions below)
-LOCK = threading.RLock()
-
-if hasattr(os, "register_at_fork"):
-    # a fork while another thread is inside LLVM would leave the child a
-    # held lock and LLVM half-way through a change: fork between uses
-    os.register_at_fork(before=LOCK.acquire, after_in_parent=LOCK.release,
-                        after_in_child=LOCK.release)
+#: several of the functions below); the lock of :mod:`tirfun.target`
+LOCK = LLVM_LOCK
 
 
 def llvm():
@@ -50,11 +43,7 @@ def llvm():
 
 @functools.cache
 def _initialised():
-    import llvmlite.binding as binding
-
-    binding.initialize_native_target()
-    binding.initialize_native_asmprinter()
-    binding.initialize_native_asmparser()
+    binding = initialise_llvm()
     for lib in ("m",):
         path = ctypes.util.find_library(lib)
         if path:
@@ -150,29 +139,7 @@ def _stderr_of(make):
 def new_target_machine(target: Target):
     """A fresh TargetMachine of ``target`` at its optimisation level (an
     execution engine takes ownership of the one it is given)."""
-    with LOCK:
-        binding = llvm()
-        try:
-            tgt = binding.Target.from_triple(target.triple)
-        except RuntimeError as err:
-            raise BuildError(f"LLVM does not know the triple {target.triple!r}: {err}") from None
-        return tgt.create_target_machine(cpu=target.cpu, features=_exact_bfloat16(target),
-                                         opt=target.opt_level, reloc="default",
-                                         codemodel="jitdefault")
-
-
-#: x86 instructions that round float to bfloat16 but flush subnormal inputs
-#: and results to zero, unlike the interpreter (and ml_dtypes)
-_FLUSHING_BF16 = ("avx512bf16", "avxneconvert")
-
-
-def _exact_bfloat16(target: Target) -> str:
-    """``target``'s features without the bfloat16 conversions that flush
-    subnormals (LLVM then rounds with an exact helper)."""
-    if not target.triple.startswith(("x86_64", "i386", "i686")):
-        return target.features
-    off = ",".join(f"-{name}" for name in _FLUSHING_BF16)
-    return f"{target.features},{off}" if target.features else off
+    return create_target_machine(target)
 
 
 def optimise(ir_text: str, target: Target):

@@ -79,7 +79,9 @@ class NDArray:
         return self._array.ndim
 
     def numpy(self):
-        """A numpy copy of the values."""
+        """A numpy copy of the values (copied from the GPU for a GPU array)."""
+        if self._device.device_type == "cuda":
+            return self._array.to_host()
         return self._array.copy()
 
     asnumpy = numpy
@@ -88,6 +90,13 @@ class NDArray:
         """Overwrite the values from a numpy array (or NDArray) of the same
         shape; returns self."""
         np = _np()
+        if self._device.device_type == "cuda":
+            if isinstance(source, NDArray) and source.device == self._device:
+                self._array.copy_from_device(source._array)
+            else:
+                src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
+                self._array.from_host(src)
+            return self
         src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
         if src.shape != self._array.shape:
             raise ArgumentError(f"copyfrom: shape {src.shape} does not match the array's {self.shape}")
@@ -116,10 +125,23 @@ class NDArray:
 
     to_dlpack = __dlpack__
 
+    @property
+    def data_ptr(self) -> int:
+        """The address of the first element (a device address on a GPU)."""
+        if self._device.device_type == "cuda":
+            return self._array.ptr
+        return self._array.ctypes.data
+
     def __repr__(self) -> str:
+        if self._device.device_type == "cuda":
+            return (f"<tirfun.NDArray shape={self.shape} dtype={self.dtype} device={self._device} "
+                    f"at 0x{self._array.ptr:x}>")
         return f"<tirfun.NDArray shape={self.shape} dtype={self.dtype} device={self._device}>\n{self._array!r}"
 
     def __array__(self, dtype=None, copy=None):
+        if self._device.device_type == "cuda":
+            out = self._array.to_host()
+            return out if dtype is None else out.astype(dtype)
         out = self._array if dtype is None else self._array.astype(dtype)
         return out.copy() if copy else out
 
@@ -129,8 +151,10 @@ def _check_device(device) -> Device:
         return cpu(0)
     if not isinstance(device, Device):
         raise ArgumentError(f"expected a device such as tirfun.cpu(0), got {device!r}")
-    if device.device_type != "cpu":
-        raise TirfunError(f"arrays on {device} are not supported yet; use tirfun.cpu(0)")
+    if device.device_type == "cuda":
+        from .device import cuda
+
+        cuda(device.device_id)  # a clear error when there is no such GPU
     return device
 
 
@@ -147,6 +171,12 @@ def array(source, device: Device | None = None, dtype=None) -> NDArray:
         raise ArgumentError(f"cannot make an array from {type(source).__name__}: {err}") from None
     if src.dtype == object:
         raise ArgumentError("cannot make an array of Python objects")
+    if device.device_type == "cuda":
+        from .cuda_array import DeviceBuffer
+
+        buf = DeviceBuffer.allocate(src.shape, src.dtype, device.device_id)
+        buf.from_host(src)
+        return NDArray(buf, device)
     out = aligned_empty(src.shape, src.dtype)
     out[...] = src
     return NDArray(out, device)
@@ -160,11 +190,15 @@ def from_dlpack(source) -> NDArray:
     from .dlpack import device_of, host_view, is_dlpack_array
 
     if isinstance(source, NDArray):
-        return NDArray(source.host_array(), source.device)
+        return NDArray(source._array, source.device)
     if not is_dlpack_array(source):
         raise ArgumentError(f"from_dlpack: expected an array with __dlpack__ and __dlpack_device__ "
                             f"(numpy, torch, ...), got {type(source).__name__}")
     device = device_of(source, "from_dlpack: the array")
+    if device.device_type == "cuda":
+        from .dlpack import device_view
+
+        return NDArray(device_view(source, "from_dlpack: the array"), device)
     return NDArray(host_view(source, "from_dlpack: the array"), device)
 
 
@@ -181,6 +215,10 @@ def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
         raise ArgumentError(f"empty: bad shape {shape!r} or dtype {dtype!r}: {err}") from None
     if any(d < 0 for d in shape):
         raise ArgumentError(f"empty: negative dimension in {shape}")
+    if device.device_type == "cuda":
+        from .cuda_array import DeviceBuffer
+
+        return NDArray(DeviceBuffer.allocate(shape, dt, device.device_id), device)
     return NDArray(aligned_empty(shape, dt), device)
 
 

@@ -24,6 +24,7 @@ strategies):
 * ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)
+* ``tirfun.testing.cuda``  a CUDA build run without a GPU (``run_split``), ptxas
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ _LAZY = {
     "call_modules": "tirfun.testing.calls",
     "cast_chains": "tirfun.testing.casts",
     "located_programs": "tirfun.testing.draw_storage",
+    "run_split": "tirfun.testing.cuda",
 }
 
 

@@ -1,0 +1,112 @@
+"""The CUDA target on a GPU: these tests run only where a GPU is present
+(cuda-python, a driver and a device), and skip with the reason elsewhere."""
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun.errors import ArgumentError, TirfunError
+from tirfun.interp import run
+
+
+def _gpu_or_reason():
+    try:
+        return tirfun.cuda(0), None
+    except TirfunError as err:
+        return None, str(err)
+
+
+DEV, REASON = _gpu_or_reason()
+pytestmark = pytest.mark.skipif(DEV is None, reason=f"no GPU: {REASON}")
+
+
+def _unit():
+    import test_cuda_build as unit  # the programs and schedules of the GPU-less tests
+
+    return unit
+
+
+def test_the_seed_vector_add_runs_on_the_gpu():
+    unit = _unit()
+    rt = tirfun.build(unit.seed_schedule(), target="cuda")
+    assert rt.target.arch == f"sm_{DEV.compute_version.replace('.', '')}"
+    a = tirfun.nd.array(np.arange(8, dtype="float32"), DEV)
+    b = tirfun.nd.array(np.zeros(8, dtype="float32"), DEV)
+    rt(a, b)
+    np.testing.assert_array_equal(b.numpy(), np.arange(8, dtype="float32") + 1)
+    b.copyfrom(np.full(8, 7, "float32"))
+    np.testing.assert_array_equal(b.numpy(), np.full(8, 7, "float32"))
+    with pytest.raises(ArgumentError, match="the function runs on a GPU"):
+        rt(np.zeros(8, "float32"), b)
+    timing = rt.time_evaluator("main", DEV, number=5, repeat=2)(a, b)
+    assert len(timing.results) == 2 and timing.mean > 0
+
+
+def test_the_shared_memory_matmul_on_the_gpu_equals_the_interpreter():
+    unit = _unit()
+    func = unit.parse(unit.TILED_MATMUL)
+    rt = tirfun.build(func, target="cuda")
+    a, b = unit.matmul_inputs()
+    expected = np.zeros((64, 64), "float32")
+    run(rt.lowered["main"], a, b, expected)
+    c = tirfun.nd.array(np.zeros((64, 64), "float32"), DEV)
+    rt(tirfun.nd.array(a, DEV), tirfun.nd.array(b, DEV), c)
+    assert c.numpy().tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_thread_bound_programs_on_the_gpu_equal_the_interpreter(seed):
+    from tirfun.nodes import IRModule
+    from tirfun.testing.cuda import bind_everything
+    from tirfun.testing.equivalence import random_inputs
+    from tirfun.testing.programs import random_prim_func
+    from tirfun.testing.schedules import random_schedule, thread_binding_problems
+
+    mod = IRModule({"main": random_prim_func(seed)})
+    mod = random_schedule(mod, seed, max_steps=4,
+                          primitives=("split", "fuse", "reorder", "bind", "unroll", "vectorize"))(mod)
+    mod = bind_everything(mod)
+    if thread_binding_problems(mod["main"]):
+        pytest.skip("the schedule binds threads so that they would race")
+    args = random_inputs(mod["main"], 1)
+    expected = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+    try:
+        run(mod["main"], *expected)
+    except TirfunError:
+        pytest.skip("the program has no meaning on these inputs")
+    rt = tirfun.build(mod, target="cuda")
+    on_gpu = [tirfun.nd.array(x, DEV) if isinstance(x, np.ndarray) else x for x in args]
+    rt(*on_gpu)
+    for x, y in zip(expected, on_gpu):
+        if isinstance(x, np.ndarray):
+            assert x.tobytes() == y.numpy().tobytes()
+
+
+def test_dlpack_round_trips_with_torch_or_cupy():
+    unit = _unit()
+    rt = tirfun.build(unit.seed_schedule(), target="cuda")
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        a = torch.arange(8, dtype=torch.float32, device="cuda")
+        b = torch.zeros(8, dtype=torch.float32, device="cuda")
+        rt(a, b)  # DLPack arrays pass directly, without copies
+        assert b.cpu().numpy().tolist() == (np.arange(8) + 1).tolist()
+        nd = tirfun.nd.from_dlpack(b)
+        assert nd.device == DEV and nd.data_ptr == b.data_ptr()
+        back = torch.from_dlpack(nd)
+        assert back.data_ptr() == b.data_ptr()
+        return
+    try:
+        import cupy
+    except ImportError:
+        pytest.skip("neither torch with CUDA nor cupy is installed")
+    a = cupy.arange(8, dtype="float32")
+    b = cupy.zeros(8, dtype="float32")
+    rt(a, b)
+    assert cupy.asnumpy(b).tolist() == (np.arange(8) + 1).tolist()
+    nd = tirfun.nd.from_dlpack(b)
+    assert nd.data_ptr == b.data.ptr
+    assert cupy.from_dlpack(nd).data.ptr == b.data.ptr
