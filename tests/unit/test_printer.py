@@ -1061,3 +1061,27 @@ def main(A: T.Buffer((4,), "float32")):
     printed = f.script()
     assert "def main(" in printed and '"global_symbol": "class"' in printed
     assert structural_equal(from_source(printed), f)
+
+
+def test_a_loop_extent_prints_and_parses_back_as_written():
+    # the parser reads range(e) as extent e, and range(s, s + e) as extent e,
+    # without re-associating e: print then parse gives the same tree
+    from tirfun.analysis.equality import assert_structural_equal
+    from tirfun.script import from_source
+
+    src = '''@T.prim_func
+def main(A: T.Buffer((12,), "float32")):
+    for a, b in T.grid(2, 2):
+        for ax0 in range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(5, (a * 2 + b) * 2 + ax0)
+                A[vi] = T.float32(0.5)
+        for c in range(a, a + (b * 2 + 1) * 3):
+            with T.block("D"):
+                vj = T.axis.spatial(12, c)
+                A[vj] = T.float32(1.5)
+'''
+    f = from_source(src)
+    assert "range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1)" in f.script()
+    assert "range(a, a + (b * 2 + 1) * 3)" in f.script()
+    assert_structural_equal(from_source(f.script()), f)

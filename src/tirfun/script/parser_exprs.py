@@ -154,7 +154,7 @@ class ExprEvaluator:
                     ranges.append(Range(index, IntImm(index.dtype, 1)))
             return BufferRegion(value.buffer, ranges)
         if isinstance(value, SlicedAccess):
-            from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
+            from ..analysis.arith.linear import extent_between
 
             ranges = []
             for dim, item in zip(value.buffer.shape, value.items):
@@ -165,7 +165,7 @@ class ExprEvaluator:
                     start = IntImm(dim.dtype, 0) if start is None else start
                     stop = dim if stop is None else stop
                     start, stop = self._same_int(start, stop, node)
-                    ranges.append(Range(start, simplify(fold_sub(stop, start))))
+                    ranges.append(Range(start, extent_between(start, stop)))
                 else:
                     ranges.append(Range(item, IntImm(item.dtype, 1)))
             return BufferRegion(value.buffer, ranges)
@@ -177,7 +177,7 @@ class ExprEvaluator:
 
     def slice_indices(self, access: SlicedAccess, node: ast.AST) -> list[PrimExpr]:
         """Indices of a sliced access: a Ramp per slice (its start when one lane wide)."""
-        from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
+        from ..analysis.arith.linear import extent_between
 
         indices = []
         for dim, item in zip(access.buffer.shape, access.items):
@@ -189,7 +189,7 @@ class ExprEvaluator:
             stop = dim if stop is None else stop
             start, stop = self._same_int(start, stop, node)
             step = IntImm(start.dtype, 1) if step is None else step
-            span = simplify(fold_sub(stop, start))
+            span = extent_between(start, stop)
             if not (isinstance(span, IntImm) and isinstance(step, IntImm) and step.value > 0):
                 raise self.fail(node, "a vector access needs a constant length and step",
                                 hint="write A[i:i + 4] with a constant width")

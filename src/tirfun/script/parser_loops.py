@@ -34,9 +34,9 @@ def _loop_bounds(ip, a, what: str):
     dt = DataType(f"int{bits}") if start_expr.dtype.is_int else start_expr.dtype.with_bits(bits)
     start_expr = _widen(start_expr, dt)
     stop_expr = _widen(stop_expr, dt)
-    from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
+    from ..analysis.arith.linear import extent_between
 
-    extent = simplify(fold_sub(stop_expr, start_expr))
+    extent = extent_between(start_expr, stop_expr)
     return start_expr, extent
 
 
@@ -154,9 +154,9 @@ def _as_dom(ip, value, node, what: str) -> Range:
         hi = to_int_expr(ip, value[1], node, "the domain's max", lo.dtype if isinstance(value[1], int) else None)
         if isinstance(value[0], int) and not isinstance(value[1], int):
             lo = IntImm(hi.dtype, value[0])
-        from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
+        from ..analysis.arith.linear import extent_between
 
-        return Range(lo, simplify(fold_sub(hi, lo)))
+        return Range(lo, extent_between(lo, hi))
     extent = to_int_expr(ip, value, node, f"the domain of {what}")
     return Range(IntImm(extent.dtype, 0), extent)
 
@@ -226,9 +226,9 @@ def _iter_var(ip, node, a):
 def _range_ctor(ip, node, a):
     begin = to_int_expr(ip, a.begin, a.node("begin"), "the range's begin")
     end = to_int_expr(ip, a.end, a.node("end"), "the range's end", begin.dtype if isinstance(a.end, int) else None)
-    from ..analysis.arith.linear import fold_sub, simplify_affine as simplify
+    from ..analysis.arith.linear import extent_between
 
-    return Range(begin, simplify(fold_sub(end, begin)))
+    return Range(begin, extent_between(begin, end))
 
 
 _AXIS_SIG = sig("dom", "binding", ("dtype", "int32"))

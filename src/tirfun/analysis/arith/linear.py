@@ -433,5 +433,19 @@ def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
 __all__ = [
     "Linear", "Affine", "linear_expr", "merge_div_mod", "affine_form", "affine_expr",
     "simplify_affine", "prove_equal", "constant_difference", "fold_add", "fold_sub", "fold_mul",
-    "fold_floordiv", "fold_floormod", "fold_min", "fold_max",
+    "fold_floordiv", "fold_floormod", "fold_min", "fold_max", "extent_between",
 ]
+
+
+def extent_between(start: PrimExpr, stop: PrimExpr) -> PrimExpr:
+    """The extent of ``[start, stop)`` as the printer's ``range(start,
+    start + extent)`` and ``A[start:start + extent]`` were written: ``stop``
+    itself from 0, ``extent`` when ``stop`` is ``start + extent``, so that
+    printing and parsing give back the same expression; otherwise the
+    simplified difference."""
+    x = _int(start)
+    if x == 0:
+        return stop
+    if isinstance(stop, Add) and stop.a == start:
+        return stop.b
+    return simplify_affine(fold_sub(stop, start))
