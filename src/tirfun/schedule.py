@@ -307,5 +307,18 @@ class Schedule:
         """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
         self.apply(R.unannotate(self._block(block_or_loop), ann_key))
 
+    # -- reductions, padding, partitioning and region hints ------------------------
+    def decompose_reduction(self, block, loop) -> BlockRef:
+        """Split a reduction block into an init block placed before ``loop``
+        and an update block; returns the init block (see
+        :class:`~tirfun.rewrites.DecomposeReduction`)."""
+        return self.apply(R.decompose_reduction(self._block(block), loop))
+
+    def rfactor(self, loop, factor_axis: int) -> BlockRef:
+        """Factor a reduction over ``loop`` into a new buffer with one more
+        dimension at ``factor_axis``; returns the rfactor block (see
+        :class:`~tirfun.rewrites.RFactor`)."""
+        return self.apply(R.rfactor(loop, factor_axis))
+
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

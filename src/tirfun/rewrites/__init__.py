@@ -33,6 +33,7 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
+from .reduction import DecomposeReduction, RFactor, decompose_reduction, rfactor
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -42,5 +43,6 @@ __all__ = [
     "Annotate", "annotate", "Unannotate", "unannotate",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
+    "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
     *_errors_all,
 ]

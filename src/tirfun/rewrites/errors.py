@@ -232,5 +232,75 @@ class AnnotationNotFoundError(RewriteError):
     """``unannotate`` was given a key the loop or block does not have."""
 
 
+# -- reductions, padding, partitioning and region hints ----------------------------
+
+class LoopPositionError(RewriteError):
+    """The loop given to ``decompose_reduction`` is not an ancestor of the
+    block in the block's scope."""
+
+
+class NotReductionBlockError(RewriteError):
+    """The block is not a reduction block (it has no ``init``, an iteration
+    variable that is neither data-parallel nor a reduction, a binding that
+    is not affine, or a reduction variable indexing what it writes)."""
+
+
+class LoopHeightError(RewriteError):
+    """A loop above the loop given to ``decompose_reduction`` feeds a
+    reduction iteration variable of the block."""
+
+
+class RepeatedReductionError(RewriteError):
+    """A loop that feeds no iteration variable of the reduction block (so
+    it repeats the whole reduction, re-initialising it each time) lies
+    below a loop that feeds a reduction variable: no placement of the init
+    block keeps the meaning."""
+
+
+class NonSingleChildBlockError(RewriteError):
+    """The loop does not have exactly one block under it."""
+
+
+class NotSerialLoopKindError(RewriteError):
+    """The loop given to ``rfactor`` is not a serial loop."""
+
+
+class LoopPropertyError(RewriteError):
+    """The loops above the reduction block do not allow ``rfactor``: the
+    rfactor loop feeds a data-parallel or no reduction iteration variable,
+    a loop feeds both kinds, the block is not the first block under the
+    outermost loop, a loop that feeds no iteration variable sits under a
+    reduction loop, or the rfactor loop's extent is not defined outside the
+    loops."""
+
+
+class RFactorNotApplicableError(RewriteError):
+    """The reduction block's ``init`` and body do not have the form rfactor
+    recognises (stores of identities, then stores of combined values, one
+    per buffer, at the same indices, through ``LetStmt`` values when there
+    are several)."""
+
+
+class NoMatchedReducerError(RewriteError):
+    """The identities and the combiner of the reduction match none of the
+    known reducers (sum, product, min, max, the pair sum, argmax and argmin
+    forms)."""
+
+
+class FactorAxisOutOfRangeError(RewriteError):
+    """``factor_axis`` is not an int in ``[-(ndim + 1), ndim]`` for the
+    buffer the reduction writes."""
+
+
+class NotStagePipelineError(RewriteError):
+    """Another block under the reduction's loops writes a buffer the
+    reduction reads, so the reduction cannot be computed ahead of it."""
+
+
+class NoScopeBlockError(RewriteError):
+    """The block is not inside another block that could hold the new
+    buffer's allocation."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]
