@@ -21,6 +21,7 @@ from ..nodes import (
     SeqStmt, Stmt, Var, binary, const,
 )
 from ..nodes.reducer import CommReducer
+from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
     all_block_realizes, child_blocks, describe, loops_above, reduction_block_violation, resolve_block,
@@ -31,7 +32,7 @@ from .errors import (
     NoMatchedReducerError, NonSingleChildBlockError, NoScopeBlockError, NotReductionBlockError,
     NotSerialLoopKindError, NotStagePipelineError, RepeatedReductionError, RFactorNotApplicableError,
 )
-from .exprs import substitute, substitute_expr, uses_any, var_names
+from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -311,22 +312,22 @@ def _registry(dtypes: tuple) -> list[CommReducer]:
         x, y = Var("x", dt), Var("y", dt)
         out.append(CommReducer([x], [y], [binary(Add, x, y)], [const(0, dt)]))
         out.append(CommReducer([x], [y], [binary(Mul, x, y)], [const(1, dt)]))
-        out.append(CommReducer([x], [y], [Min(x, y)], [const(dt.max_value(), dt)]))
-        out.append(CommReducer([x], [y], [Max(x, y)], [const(dt.min_value(), dt)]))
+        out.append(CommReducer([x], [y], [Min(x, y)], [max_value(dt)]))
+        out.append(CommReducer([x], [y], [Max(x, y)], [min_value(dt)]))
     elif len(dtypes) == 2:
         x, y = pair("x"), pair("y")
         d0, d1 = dtypes
         out.append(CommReducer(x, y, [binary(Add, x[0], y[0]), binary(Add, x[1], y[1])],
                                [const(0, d0), const(0, d1)]))
-        for better, tie, ident in ((GE, None, d1.min_value()), (GT, LT, d1.min_value()),
-                                   (LE, None, d1.max_value()), (LT, LT, d1.max_value())):
+        for better, tie, ident in ((GE, None, min_value(d1)), (GT, LT, min_value(d1)),
+                                   (LE, None, max_value(d1)), (LT, LT, max_value(d1))):
             wins = better(x[1], y[1])
             if tie is None:
                 idx, val = Select(wins, x[0], y[0]), Select(wins, x[1], y[1])
             else:
                 idx = Select(Or(wins, And(EQ(x[1], y[1]), tie(x[0], y[0]))), x[0], y[0])
                 val = Select(wins, x[1], y[1])
-            out.append(CommReducer(x, y, [idx, val], [const(-1, d0), const(ident, d1)]))
+            out.append(CommReducer(x, y, [idx, val], [const(-1, d0), ident]))
     return out
 
 
@@ -703,8 +704,10 @@ class RFactor(Rewrite):
                 rf_values.append(loop.loop_var)
             var_map[iv.var] = substitute_expr(value, loop_to_iter)
         has_reduce = any(iv.iter_type is IterVarType.CommReduce for iv in rf_ivs)
+        # the new dimension counts from 0 whatever the loop's start
+        slot = extra.var if is_const_int(rf_loop.min, 0) else extra.var - rf_loop.min
         rf_indices = list(updates[0].indices)
-        rf_indices.insert(axis, extra.var)
+        rf_indices.insert(axis, slot)
         rhs = list(found.rhs)
         if guard_terms:
             guard = substitute_expr(_conjoin(guard_terms), _inverse(rf_ivs, rf_values))
@@ -725,7 +728,7 @@ class RFactor(Rewrite):
             if k is None:
                 continue
             region = [Range(substitute_expr(x.min, var_map), substitute_expr(x.extent, var_map)) for x in w.region]
-            region.insert(axis, Range(extra.var, IntImm(extra.var.dtype, 1)))
+            region.insert(axis, Range(slot, IntImm(extra.var.dtype, 1)))
             rf_writes.append(BufferRegion(rf_bufs[k], region))
         rf_block_name = fresh_name(suffixed(block.name_hint, "rf"), site.index.blocks)
         rf_block = Block(rf_ivs, rf_reads, rf_writes, rf_block_name, rf_body, init=rf_init,

@@ -17,6 +17,8 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
+* ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
+  repeated under a consumer's loop) and random decompose_reduction / rfactor
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
+    "reduction_programs": "tirfun.testing.draw_reduction",
 }
 
 
