@@ -125,6 +125,15 @@ def test_decompose_reduction_keeps_the_init_inside_a_loop_that_repeats_the_reduc
         assert body.seq[1].loop_var.name == "k"
 
 
+def test_decompose_reduction_under_a_fused_loop_that_repeats_the_reduction():
+    # the fused loop feeds the row index but runs each row three times
+    mod = R.fuse("i", "j", preserve_unit_iters=False)(mod_of(REPEATED))
+    out = applied(R.decompose_reduction("C", "i_j_fused"), mod)
+    assert_equivalent(mod["main"], out["main"])
+    fused = out["main"].body.block.body.body
+    assert fused.loop_var.name == "i_j_fused" and fused.body.seq[0].block.name_hint == "C_init"
+
+
 def test_decompose_reduction_compiles():
     mod = applied(R.decompose_reduction("C", "i"), mod_of(REPEATED))
     a = np.arange(32, dtype="int32").reshape(4, 8)
@@ -322,8 +331,9 @@ def test_loop_height_error():
 def test_repeated_reduction_error():
     source = ROW_SUM.replace("for i, k in T.grid(5, 10):", "for i, k, j in T.grid(5, 10, 2):")
     raises(R.RepeatedReductionError, R.decompose_reduction("B", "k"), source,
-           "decompose_reduction: block 'B': loop 'j' feeds no iteration variable of the block, so it "
-           "repeats the reduction, and it lies below the reduction loop 'k'; no init placement keeps "
+           "decompose_reduction: block 'B': the loops from 'k' down to the block reach an instance of it "
+           "more than once (through 'j'), so they repeat the reduction, and every placement that avoids "
+           "the repetition lies below a loop that feeds a reduction variable; no init placement keeps "
            "the meaning")
 
 

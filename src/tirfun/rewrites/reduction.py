@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.arith.iter_map import detect_iter_map
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at
 from ..nodes import (
@@ -114,11 +115,12 @@ class DecomposeReduction(Rewrite):
     reduction loop is taken at that loop's start, where the original
     ``init`` runs). Returns the init block.
 
-    Correct where TVM is not: a loop at or below ``loop`` that feeds no
-    iteration variable (after ``compute_at``, a consumer loop around the
-    reduction repeats it, and the original re-initialises it each time)
-    keeps the init inside it: the init goes right inside the innermost such
-    loop, before the statement that leads to the block. TVM puts it before
+    Correct where TVM is not: when the loops from ``loop`` down to the
+    block reach an instance of the block more than once (after
+    ``compute_at``, a consumer's loop around the reduction repeats it, and
+    the original re-initialises it on each repetition), the init goes
+    inside the repeating loops: before the outermost loop at or below
+    ``loop`` from which each instance is reached once. TVM puts it before
     ``loop`` and the result accumulates over the repetitions.
 
     Requirements, each with the error raised when it fails:
@@ -129,8 +131,8 @@ class DecomposeReduction(Rewrite):
     3. the block is a reduction block (NotReductionBlockError);
     4. no loop above ``loop`` feeds a reduction iteration variable
        (LoopHeightError);
-    5. no loop that repeats the reduction lies below a loop that feeds a
-       reduction iteration variable (RepeatedReductionError).
+    5. the reduction is not repeated below a loop that feeds a reduction
+       iteration variable (RepeatedReductionError).
 
     Example:
 
@@ -201,23 +203,23 @@ class DecomposeReduction(Rewrite):
                          f"loop {loop.loop_var.name!r} above it feeds a reduction iteration variable of "
                          f"block {block.name_hint!r}; the init must go before every loop the reduction "
                          "runs over", loop, target)
-        # a loop at or below the target that feeds nothing repeats the whole
-        # reduction: the init must run on each repetition, so it goes inside
-        below = loops[position:]
-        start = position
-        seen_reduce = None
-        for k, (_, loop) in enumerate(below):
-            name = loop.loop_var.name
-            if name in reduce_loops:
-                seen_reduce = seen_reduce or loop
-            elif name not in spatial_loops and not _is_unit(loop):
-                if seen_reduce is not None:
-                    chk.stop(RepeatedReductionError, subject,
-                             f"loop {name!r} feeds no iteration variable of the block, so it repeats the "
-                             f"reduction, and it lies below the reduction loop "
-                             f"{seen_reduce.loop_var.name!r}; no init placement keeps the meaning",
-                             seen_reduce)
-                start = position + k + 1
+        # the loops from the init's place down to the block must reach each
+        # instance of the block once: a loop that repeats the reduction (a
+        # consumer's loop around it after compute_at) re-initialises it on
+        # each repetition, so the init goes inside that loop, never below a
+        # loop that feeds a reduction variable
+        first_reduce = next((k for k, (_, l) in enumerate(loops) if l.loop_var.name in reduce_loops),
+                            len(loops))
+        start = next((k for k in range(position, first_reduce + 1)
+                      if _visits_once(realize.iter_values, loops[k:])), None)
+        if start is None:
+            repeating = [l.loop_var.name for _, l in loops[position:]
+                         if l.loop_var.name not in reduce_loops and not _is_unit(l)]
+            chk.stop(RepeatedReductionError, subject,
+                     f"the loops from {target.loop_var.name!r} down to the block reach an instance of it "
+                     f"more than once (through {', '.join(map(repr, repeating))}), so they repeat the "
+                     "reduction, and every placement that avoids the repetition lies below a loop that "
+                     "feeds a reduction variable; no init placement keeps the meaning", realize)
         return site, rpath, loops, start
 
     def build(self, plan) -> Outcome:
@@ -273,6 +275,12 @@ class DecomposeReduction(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
+
+
+def _visits_once(values, loops) -> bool:
+    """Whether each iteration of ``loops`` (the others held fixed) gives a
+    different instance of a block bound to ``values``."""
+    return detect_iter_map(list(values), {l.loop_var.name: l for _, l in loops}, "bijective") is not None
 
 
 def _is_unit(loop: For) -> bool:
