@@ -130,7 +130,7 @@ def test_decompose_reduction_under_a_fused_loop_that_repeats_the_reduction():
     mod = R.fuse("i", "j", preserve_unit_iters=False)(mod_of(REPEATED))
     out = applied(R.decompose_reduction("C", "i_j_fused"), mod)
     assert_equivalent(mod["main"], out["main"])
-    fused = out["main"].body.block.body.body
+    fused = out["main"].body.block.body
     assert fused.loop_var.name == "i_j_fused" and fused.body.seq[0].block.name_hint == "C_init"
 
 
