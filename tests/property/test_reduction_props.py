@@ -44,7 +44,13 @@ from tirfun.testing.draw_reduction import (
 )
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
 from tirfun.testing.programs import prim_funcs
-from tirfun.testing.schedules import loop_schedules
+from tirfun.testing.schedules import PRIMITIVES, loop_schedules
+
+# a reduction repeated under a consumer's loop writes the same elements in
+# every repetition: with that loop bound to threads or made parallel (TVM
+# allows both: the loop feeds only data-parallel variables) the repetitions
+# race, before any reduction primitive, so those steps are left out here
+SERIAL_LOOP_PRIMITIVES = tuple(p for p in PRIMITIVES if p not in ("bind", "parallel"))
 
 
 def _order_sensitive(mod: IRModule) -> bool:
@@ -107,17 +113,19 @@ def _apply_drawn(ch, mod: IRModule, count: int) -> tuple[IRModule, list]:
 
 @given(reduction_programs(), st.data())
 def test_reduction_primitives_keep_meaning_and_compile(mod, data):
-    start = data.draw(loop_schedules(mod, max_steps=2), label="loop steps")(mod)
+    start = data.draw(loop_schedules(mod, max_steps=2, primitives=SERIAL_LOOP_PRIMITIVES), label="loop steps")(mod)
     ch = DrawChooser(data.draw)
     out, steps = _apply_drawn(ch, start, ch.integer(1, 3))
     verify(out)
     again = from_source(out["main"].script())
     assert_structural_equal(again, out["main"])
     _check_meaning(mod, out, steps)
-    _check_compiled(out, data.draw(st.integers(0, 2**16), label="seed"))
+    # a build costs more than all the rest: one example in three builds
+    if data.draw(st.integers(0, 2), label="build") == 0:
+        _check_compiled(out, data.draw(st.integers(0, 2**16), label="seed"))
 
 
-@given(prim_funcs(max_blocks=3), st.data())
+@given(prim_funcs(max_blocks=3, loop_kinds=["serial", "parallel", "vectorized", "unrolled"]), st.data())
 def test_reduction_primitives_on_random_programs(func, data):
     mod = IRModule({"main": func})
     ch = DrawChooser(data.draw)
@@ -166,7 +174,7 @@ def test_trace_replays_from_json_and_python(mod, data):
 
 def test_each_primitive_is_drawn():
     counts = collections.Counter()
-    for seed in range(40):
+    for seed in range(60):
         mod = random_reduction_module(seed)
         _, steps = _apply_drawn(RandomChooser(seed), mod, 3)
         counts.update(s.primitive for s in steps)

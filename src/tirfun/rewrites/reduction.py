@@ -602,34 +602,37 @@ class RFactor(Rewrite):
                 chk.stop(NotStagePipelineError, f"block {block.name_hint!r}",
                          f"block {other.block.name_hint!r} under loop {outer.loop_var.name!r} writes "
                          f"{clash[0]}, which the reduction reads", other)
-        terms = self._classify(chk, realize, block, rf_loop, rd)
+        terms = self._classify(chk, realize, block, loops, rf_loop, rd)
         return site, scope, rpath, loops, lpath, rd, found, axis, terms
 
     @staticmethod
-    def _classify(chk, realize, block, rf_loop: For, rd: set):
+    def _classify(chk, realize, block, loops, rf_loop: For, rd: set):
         """The predicate's terms: on loops the write-back keeps (both blocks
         keep them), on the loops the rfactor loop's reduction variables use
-        (they guard the combined value, so every slot is initialised), on
-        other reduction loops (the rfactor block keeps them)."""
+        (they guard the combined value, so every slot is initialised; a
+        unit loop there is taken at its only value), on other reduction
+        loops (the rfactor block keeps them)."""
         rf_name = rf_loop.loop_var.name
         mapped = {rf_name}
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.iter_type is IterVarType.CommReduce and uses_any(value, {rf_name}) is not None:
                 mapped |= var_names(value) & rd
         reduce_names = set(rd) | {rf_name}
+        all_names = {l.loop_var.name for _, l in loops}
+        units = {l.loop_var.name for _, l in loops if _is_unit(l) and l.loop_var.name not in mapped}
         kept, guard, other = [], [], []
         for term in _conjuncts(realize.predicate):
-            names = var_names(term) & reduce_names
-            if not names:
+            names = var_names(term) & all_names
+            if not names & reduce_names:
                 kept.append(term)
-            elif names <= mapped:
+            elif names - units <= mapped:
                 guard.append(term)
             elif not names & mapped:
                 other.append(term)
             else:
                 chk.stop(LoopPropertyError, f"block {block.name_hint!r}",
                          f"the predicate term {term.script()} mixes the loops of the reduction variables the "
-                         "rfactor loop feeds with other reduction loops", realize)
+                         "rfactor loop feeds with other loops", realize)
         return kept, guard, other
 
     @staticmethod
@@ -718,7 +721,10 @@ class RFactor(Rewrite):
         rf_indices.insert(axis, slot)
         rhs = list(found.rhs)
         if guard_terms:
-            guard = substitute_expr(_conjoin(guard_terms), _inverse(rf_ivs, rf_values))
+            guard = _conjoin(guard_terms)
+            guard = substitute_expr(guard, {l.loop_var: l.min for _, l in loops
+                                            if _is_unit(l) and l.loop_var not in loop_to_iter})
+            guard = substitute_expr(guard, _inverse(rf_ivs, rf_values))
             guard = substitute_expr(guard, var_map)
             rhs = [Call(r.dtype, "tir.if_then_else", [guard, r, e])
                    for r, e in zip(rhs, reducer.identity_element)]
