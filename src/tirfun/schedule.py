@@ -320,5 +320,23 @@ class Schedule:
         :class:`~tirfun.rewrites.RFactor`)."""
         return self.apply(R.rfactor(loop, factor_axis))
 
+    def annotate_buffer_access(self, block, buffer_index: int, buf_type: str, gen_new_ranges) -> None:
+        """Declare the region a block reads or writes of one buffer:
+        ``gen_new_ranges`` takes the block's iteration variables and returns
+        one index or ``(begin, end)`` pair per dimension (see
+        :class:`~tirfun.rewrites.AnnotateBufferAccess`)."""
+        node = self.get(self._block(block))
+        if not callable(gen_new_ranges):
+            raise InvalidArgumentError("annotate_buffer_access", "gen_new_ranges",
+                                       f"expected a function of the block's iteration variables, got "
+                                       f"{gen_new_ranges!r}").with_level(self._render)
+        ranges = gen_new_ranges(*[iv.var for iv in node.iter_vars])
+        self.apply(R.annotate_buffer_access(self._block(block), buffer_index, buf_type, ranges))
+
+    def unsafe_hide_buffer_access(self, block, buf_type: str, buf_index_array) -> None:
+        """Remove regions from what a block declares it reads or writes (see
+        :class:`~tirfun.rewrites.UnsafeHideBufferAccess`)."""
+        self.apply(R.unsafe_hide_buffer_access(self._block(block), buf_type, buf_index_array))
+
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

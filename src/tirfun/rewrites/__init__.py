@@ -34,6 +34,9 @@ from .queries import (
 )
 from .refs import BlockRef, LoopRef
 from .reduction import DecomposeReduction, RFactor, decompose_reduction, rfactor
+from .buffer_access import (
+    AnnotateBufferAccess, UnsafeHideBufferAccess, annotate_buffer_access, unsafe_hide_buffer_access,
+)
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -44,5 +47,7 @@ __all__ = [
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
+    "AnnotateBufferAccess", "annotate_buffer_access", "UnsafeHideBufferAccess",
+    "unsafe_hide_buffer_access",
     *_errors_all,
 ]

@@ -302,5 +302,24 @@ class NoScopeBlockError(RewriteError):
     buffer's allocation."""
 
 
+class BufTypeError(RewriteError):
+    """The buffer type of a region hint is neither ``"read"`` nor ``"write"``."""
+
+
+class InvalidIndexError(RewriteError):
+    """An index given to ``unsafe_hide_buffer_access`` does not index the
+    block's read or write regions."""
+
+
+class BufferIndexOutOfRangeError(RewriteError):
+    """The buffer index does not index the block's read or write regions."""
+
+
+class InvalidRegionError(RewriteError):
+    """The region given to ``annotate_buffer_access`` does not have one
+    index or ``(begin, end)`` pair of integer expressions over names defined
+    at the block for each dimension of the buffer."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]
