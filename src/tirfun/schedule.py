@@ -320,6 +320,16 @@ class Schedule:
         :class:`~tirfun.rewrites.RFactor`)."""
         return self.apply(R.rfactor(loop, factor_axis))
 
+    def decompose_padding(self, block, loop) -> BlockRef:
+        """Split a padding block into a constant fill placed before ``loop``
+        and the in-bound computation; returns the fill block (see
+        :class:`~tirfun.rewrites.DecomposePadding`)."""
+        return self.apply(R.decompose_padding(self._block(block), loop))
+
+    def can_decompose_padding(self, block, loop) -> bool:
+        """Whether :meth:`decompose_padding` applies to ``block`` at ``loop``."""
+        return self._query(R.can_decompose_padding, self._block(block), self._pin(loop))
+
     def annotate_buffer_access(self, block, buffer_index: int, buf_type: str, gen_new_ranges) -> None:
         """Declare the region a block reads or writes of one buffer:
         ``gen_new_ranges`` takes the block's iteration variables and returns

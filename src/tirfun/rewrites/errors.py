@@ -321,5 +321,16 @@ class InvalidRegionError(RewriteError):
     at the block for each dimension of the buffer."""
 
 
+class IncompleteBlockError(RewriteError):
+    """The block is not a complete block (an iteration variable that is not
+    data-parallel, or a buffer both read and written)."""
+
+
+class PaddingPatternMatchError(RewriteError):
+    """The block does not store ``T.if_then_else(cond, value, pad)`` with a
+    constant ``pad`` and a condition that is not always true, or an
+    in-bound range is empty."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]
