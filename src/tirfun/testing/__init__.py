@@ -19,7 +19,8 @@ strategies):
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
   repeated under a consumer's loop) and random decompose_reduction / rfactor
-* ``tirfun.testing.draw_padding``  random region hints (annotate_buffer_access,
+* ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
+  decompose_padding and region hints (annotate_buffer_access,
   unsafe_hide_buffer_access)
 """
 
@@ -49,7 +50,7 @@ _LAZY = {
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
     "reduction_programs": "tirfun.testing.draw_reduction",
-    "draw_annotate_buffer_access": "tirfun.testing.draw_padding",
+    "padded_programs": "tirfun.testing.draw_padding",
 }
 
 
