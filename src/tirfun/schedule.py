@@ -330,6 +330,11 @@ class Schedule:
         """Whether :meth:`decompose_padding` applies to ``block`` at ``loop``."""
         return self._query(R.can_decompose_padding, self._block(block), self._pin(loop))
 
+    def loop_partition(self, loop, factors, preserve_unit_iters: bool = True) -> list[LoopRef]:
+        """Partition a loop into consecutive loops over parts of its range
+        (see :class:`~tirfun.rewrites.LoopPartition`)."""
+        return self.apply(R.loop_partition(loop, factors, preserve_unit_iters))
+
     def annotate_buffer_access(self, block, buffer_index: int, buf_type: str, gen_new_ranges) -> None:
         """Declare the region a block reads or writes of one buffer:
         ``gen_new_ranges`` takes the block's iteration variables and returns

@@ -257,6 +257,13 @@ class RepeatedReductionError(RewriteError):
     block keeps the meaning."""
 
 
+class ReductionStartError(RewriteError):
+    """The loops start a reduction iteration variable of the block somewhere
+    other than the start of its domain (the later parts of a
+    ``loop_partition`` continue a reduction), so the block's ``init`` never
+    runs there and a separate init would change the result."""
+
+
 class NonSingleChildBlockError(RewriteError):
     """The loop does not have exactly one block under it."""
 
@@ -330,6 +337,16 @@ class PaddingPatternMatchError(RewriteError):
     """The block does not store ``T.if_then_else(cond, value, pad)`` with a
     constant ``pad`` and a condition that is not always true, or an
     in-bound range is empty."""
+
+
+class SymbolicShapeError(RewriteError):
+    """The loop's min or extent is not a constant, which ``loop_partition``
+    needs to place its parts."""
+
+
+class WrongFactorError(RewriteError):
+    """The partition factors sum to the loop's extent or more, leaving
+    nothing for the inferred or the last part."""
 
 
 __all__ = [name for name, value in dict(globals()).items()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith.iter_map import detect_iter_map
+from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at
 from ..nodes import (
@@ -31,7 +31,8 @@ from .checks import (
 from .errors import (
     FactorAxisOutOfRangeError, LoopHeightError, LoopPositionError, LoopPropertyError,
     NoMatchedReducerError, NonSingleChildBlockError, NoScopeBlockError, NotReductionBlockError,
-    NotSerialLoopKindError, NotStagePipelineError, RepeatedReductionError, RFactorNotApplicableError,
+    NotSerialLoopKindError, NotStagePipelineError, ReductionStartError, RepeatedReductionError,
+    RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
 from .names import fresh_name, suffixed
@@ -128,7 +129,10 @@ class DecomposeReduction(Rewrite):
     1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
        RefKindError, UnknownFunctionError);
     2. the loop is an ancestor of the block in its scope (LoopPositionError);
-    3. the block is a reduction block (NotReductionBlockError);
+    3. the block is a reduction block (NotReductionBlockError) whose loops
+       start each reduction variable at the start of its domain, where its
+       init runs (ReductionStartError; not so in the later parts of a
+       ``loop_partition``);
     4. no loop above ``loop`` feeds a reduction iteration variable
        (LoopHeightError);
     5. the reduction is not repeated below a loop that feeds a reduction
@@ -191,6 +195,9 @@ class DecomposeReduction(Rewrite):
         why = reduction_block_violation(site, bpath, realize)
         if why is not None:
             chk.stop(NotReductionBlockError, subject, f"the block is not a reduction block: {why}", realize)
+        why = _reduction_start_violation(block, realize, loops)
+        if why is not None:
+            chk.stop(ReductionStartError, subject, why, realize)
         fors = [loop for _, loop in loops]
         used = _used_loops(realize.iter_values, fors)
         reduce_loops: set[str] = set()
@@ -275,6 +282,23 @@ class DecomposeReduction(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
+
+
+def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:
+    """Why the loops do not start each reduction variable of the block at
+    the start of its domain (where its ``init`` runs), or None. After
+    ``loop_partition`` of a reduction loop, the later parts continue the
+    reduction and never run the init; splitting it out would add one."""
+    at_start = {l.loop_var: l.min for _, l in loops}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type is not IterVarType.CommReduce:
+            continue
+        first = simplify_index(substitute_expr(value, at_start))
+        gap = simplify_index(first - iv.dom.min) if first.dtype == iv.dom.min.dtype else None
+        if not (isinstance(gap, IntImm) and gap.value == 0):
+            return (f"the loops start the reduction variable {iv.var.name} at {first.script()}, not at the "
+                    f"start of its domain {iv.dom.min.script()}, so the block's init never runs there")
+    return None
 
 
 def _visits_once(values, loops) -> bool:
@@ -490,8 +514,10 @@ class RFactor(Rewrite):
        UnknownFunctionError) and ``factor_axis`` is an int in
        ``[-(ndim + 1), ndim]`` (FactorAxisOutOfRangeError);
     2. exactly one block is under the loop (NonSingleChildBlockError), and
-       it is a reduction block (NotReductionBlockError) inside a block that
-       can hold the new buffer (NoScopeBlockError);
+       it is a reduction block (NotReductionBlockError) whose loops start
+       each reduction variable at the start of its domain
+       (ReductionStartError) inside a block that can hold the new buffer
+       (NoScopeBlockError);
     3. the loop is serial (NotSerialLoopKindError);
     4. the loops above the block: the rfactor loop feeds reduction
        variables only, no loop feeds both kinds, the block is the first
@@ -570,6 +596,9 @@ class RFactor(Rewrite):
         if why is not None:
             chk.stop(NotReductionBlockError, f"block {block.name_hint!r}",
                      f"the block is not a reduction block: {why}", realize)
+        why = _reduction_start_violation(block, realize, loops_above(site, bpath))
+        if why is not None:
+            chk.stop(ReductionStartError, f"block {block.name_hint!r}", why, realize)
         if rf_loop.kind is not ForKind.SERIAL:
             chk.stop(NotSerialLoopKindError, subject,
                      f"the loop is {rf_loop.kind.value}; rfactor applies to serial loops only", rf_loop)

@@ -1,5 +1,5 @@
-"""Random padded stages, and random applications of ``decompose_padding``
-and the region hints (``annotate_buffer_access``,
+"""Random padded stages, and random applications of ``decompose_padding``,
+``loop_partition`` and the region hints (``annotate_buffer_access``,
 ``unsafe_hide_buffer_access``).
 
 ``padded_programs()`` is a hypothesis strategy (``random_padded_program``
@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from .. import rewrites as R
 from ..analysis.traversal import walk_stmts
-from ..nodes import Block, BlockRealize, IntImm, IRModule, PrimFunc
+from ..nodes import Block, BlockRealize, For, IntImm, IRModule, PrimFunc
 from ..rewrites.base import Rewrite
 from ._choices import Chooser, DrawChooser, RandomChooser
 
@@ -129,6 +129,28 @@ def draw_decompose_padding(ch: Chooser, mod: IRModule) -> Rewrite | None:
     return None
 
 
+def draw_loop_partition(ch: Chooser, mod: IRModule) -> Rewrite | None:
+    """A ``loop_partition`` of a loop of constant extent into two or three
+    parts (one of them inferred, or a remainder)."""
+    func = _main(mod)
+    loops = [s for _, s in walk_stmts(func) if isinstance(s, For) and isinstance(s.extent, IntImm)
+             and isinstance(s.min, IntImm) and s.extent.value >= 2 and not s.annotations
+             and s.thread_binding is None]
+    if not loops:
+        return None
+    loop = ch.choice(loops)
+    extent = loop.extent.value
+    first = ch.integer(1, extent - 1)
+    if ch.chance(50):
+        factors = [first]
+    elif extent - first >= 2 and ch.chance(50):
+        factors = [first, ch.integer(1, extent - first - 1)]
+    else:
+        factors = [first, None] if ch.chance(50) else [None, first]
+    rewrite = R.loop_partition(loop.loop_var.name, factors)
+    return None if rewrite.violations(mod) else rewrite
+
+
 def draw_annotate_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None:
     """An ``annotate_buffer_access`` of a block's read or write region, with
     a region that covers the declared one."""
@@ -164,10 +186,11 @@ def draw_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None
 
 DRAWERS: dict[str, Callable[[Chooser, IRModule], Rewrite | None]] = {
     "decompose_padding": draw_decompose_padding,
+    "loop_partition": draw_loop_partition,
     "annotate_buffer_access": draw_annotate_buffer_access,
     "unsafe_hide_buffer_access": draw_unsafe_hide_buffer_access,
 }
 
 
 __all__ = ["DRAWERS", "padded_source", "random_padded_program", "padded_programs", "random_padded_module",
-           "draw_decompose_padding", "draw_annotate_buffer_access", "draw_unsafe_hide_buffer_access"]
+           "draw_decompose_padding", "draw_loop_partition", "draw_annotate_buffer_access", "draw_unsafe_hide_buffer_access"]
