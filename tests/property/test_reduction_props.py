@@ -39,6 +39,7 @@ from tirfun.nodes import Add, Block, BufferStore, LetStmt, Mul
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing._choices import DrawChooser, RandomChooser
+from tirfun.testing.draw_padding import draw_loop_partition
 from tirfun.testing.draw_reduction import (
     DRAWERS, draw_any, random_reduction_module, reduction_programs,
 )
@@ -99,11 +100,16 @@ def _check_compiled(mod: IRModule, seed: int) -> None:
             assert problem is None, problem
 
 
+# loop_partition splits a reduction across parts, which the reduction
+# primitives must then refuse or handle
+MIXED = dict(DRAWERS, loop_partition=draw_loop_partition)
+
+
 def _apply_drawn(ch, mod: IRModule, count: int) -> tuple[IRModule, list]:
     steps = []
     for _ in range(count):
-        name = ch.choice(sorted(DRAWERS))
-        rewrite = DRAWERS[name](ch, mod)
+        name = ch.choice(sorted(MIXED))
+        rewrite = MIXED[name](ch, mod)
         if rewrite is None:
             continue
         steps.append(rewrite)
@@ -119,7 +125,9 @@ def test_reduction_primitives_keep_meaning_and_compile(mod, data):
     verify(out)
     again = from_source(out["main"].script())
     assert_structural_equal(again, out["main"])
-    _check_meaning(mod, out, steps)
+    # against the program after the loop steps: a reorder of reduction loops
+    # changes the order of a float sum by itself
+    _check_meaning(start, out, steps)
     # a build costs more than all the rest: one example in three builds
     if data.draw(st.integers(0, 2), label="build") == 0:
         _check_compiled(out, data.draw(st.integers(0, 2**16), label="seed"))
@@ -158,8 +166,8 @@ def test_trace_replays_from_json_and_python(mod, data):
     ch = DrawChooser(data.draw)
     sch = Schedule(mod)
     for _ in range(ch.integer(1, 3)):
-        name = ch.choice(sorted(DRAWERS))
-        rewrite = DRAWERS[name](ch, sch.mod)
+        name = ch.choice(sorted(MIXED))
+        rewrite = MIXED[name](ch, sch.mod)
         if rewrite is not None:
             sch.apply(rewrite)
     trace = sch.trace
@@ -178,5 +186,5 @@ def test_each_primitive_is_drawn():
         mod = random_reduction_module(seed)
         _, steps = _apply_drawn(RandomChooser(seed), mod, 3)
         counts.update(s.primitive for s in steps)
-    for name in DRAWERS:
-        assert counts[name] >= 20, counts
+    for name in MIXED:
+        assert counts[name] >= 15, counts
