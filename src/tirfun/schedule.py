@@ -330,6 +330,11 @@ class Schedule:
         """Whether :meth:`decompose_padding` applies to ``block`` at ``loop``."""
         return self._query(R.can_decompose_padding, self._block(block), self._pin(loop))
 
+    def pad_einsum(self, block, padding) -> None:
+        """Pad an einsum block's iteration domain to multiples of ``padding``
+        (see :class:`~tirfun.rewrites.PadEinsum`)."""
+        self.apply(R.pad_einsum(self._block(block), padding))
+
     def loop_partition(self, loop, factors, preserve_unit_iters: bool = True) -> list[LoopRef]:
         """Partition a loop into consecutive loops over parts of its range
         (see :class:`~tirfun.rewrites.LoopPartition`)."""

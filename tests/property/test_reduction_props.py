@@ -1,4 +1,5 @@
-"""Properties of decompose_reduction and rfactor on random programs.
+"""Properties of decompose_reduction and rfactor (drawn with loop_partition
+and pad_einsum) on random programs.
 
 Programs are the reduction shapes of :mod:`tirfun.testing.draw_reduction`
 (sum, product, min and max in int8, int32, float32 and float64, argmax and
@@ -39,7 +40,7 @@ from tirfun.nodes import Add, Block, BufferStore, LetStmt, Mul
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing._choices import DrawChooser, RandomChooser
-from tirfun.testing.draw_padding import draw_loop_partition
+from tirfun.testing.draw_padding import draw_loop_partition, draw_pad_einsum
 from tirfun.testing.draw_reduction import (
     DRAWERS, draw_any, random_reduction_module, reduction_programs,
 )
@@ -101,8 +102,8 @@ def _check_compiled(mod: IRModule, seed: int) -> None:
 
 
 # loop_partition splits a reduction across parts, which the reduction
-# primitives must then refuse or handle
-MIXED = dict(DRAWERS, loop_partition=draw_loop_partition)
+# primitives must then refuse or handle; pad_einsum pads a reduction's domain
+MIXED = dict(DRAWERS, loop_partition=draw_loop_partition, pad_einsum=draw_pad_einsum)
 
 
 def _apply_drawn(ch, mod: IRModule, count: int) -> tuple[IRModule, list]:

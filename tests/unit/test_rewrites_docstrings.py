@@ -13,7 +13,8 @@ from tirfun.script import from_source
 
 RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIterVar,
            R.Parallel, R.Vectorize, R.Bind, R.Unroll, R.Annotate, R.Unannotate]
-RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.LoopPartition, R.AnnotateBufferAccess,
+RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
+            R.AnnotateBufferAccess,
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
 
 

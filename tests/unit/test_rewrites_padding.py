@@ -166,3 +166,107 @@ def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
     raises(R.PaddingPatternMatchError, R.decompose_padding("pad", "i"), source,
            "decompose_padding: block 'pad': the block does not match the padding pattern: the block body "
            "is not a single store into the written buffer")
+
+
+# ---------------------------------------------------------------------- pad_einsum
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((7, 5), "float32"), B: T.Buffer((5, 6), "float32"), C: T.Buffer((7, 6), "float32")):
+    for i0, i1, i2 in T.grid(7, 6, 5):
+        with T.block("C"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+"""
+
+
+def test_pad_einsum_of_a_matmul():
+    mod = mod_of(MATMUL)
+    snapshot = copy.deepcopy(mod)
+    sch = Schedule(mod)
+    sch.pad_einsum("C", [4, 4, 4])
+    out = sch.mod
+    verify(out)
+    assert mod == snapshot
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    root = out["main"].body.block
+    assert {b.name: [d.value for d in b.shape] for b in root.alloc_buffers} == \
+        {"A_pad": [8, 8], "B_pad": [8, 8], "C_pad": [8, 8]}
+    assert "for i0, i1, i2 in T.grid(8, 8, 8):" in out["main"].script()
+    a = np.random.default_rng(1).uniform(-1, 1, (7, 5)).astype("float32")
+    b = np.random.default_rng(2).uniform(-1, 1, (5, 6)).astype("float32")
+    c = np.zeros((7, 6), "float32")
+    tirfun.build(out, target="llvm")(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_pad_einsum_keeps_a_padded_reduction_out_of_a_max():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((3, 5), "float32"), B: T.Buffer((3,), "float32")):
+    for i, k in T.grid(3, 5):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.min_value("float32")
+            B[vi] = T.max(B[vi], A[vi, vk])
+"""
+    mod = mod_of(source)
+    out = R.pad_einsum("B", [1, 4])(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    a = -np.ones((3, 5), "float32")
+    b = np.zeros(3, "float32")
+    tirfun.build(out, target="llvm")(a, b)
+    assert (b == -1).all()  # zero padding read by the max would give 0
+
+
+def test_pad_einsum_copies_back_only_what_the_block_wrote():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi] = A[vi] * T.float32(2)
+"""
+    mod = mod_of(source)
+    out = R.pad_einsum("B", [4])(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    b = np.full(10, 5, "float32")
+    tirfun.build(out, target="llvm")(np.ones(10, "float32"), b)
+    assert list(b) == [2] * 7 + [5] * 3
+
+
+def test_pad_einsum_errors():
+    raises(R.InvalidPaddingError, R.pad_einsum("C", [4, 4]), MATMUL,
+           "pad_einsum: block 'C': the padding must be a list of 3 positive ints, one per iteration "
+           "variable, got (4, 4)")
+    raises(R.InvalidPaddingError, R.pad_einsum("C", [4, 0, 4]), MATMUL,
+           "pad_einsum: block 'C': the padding must be a list of 3 positive ints, one per iteration "
+           "variable, got (4, 0, 4)")
+    shifted = MATMUL.replace("A[i, k] * B[k, j]", "A[i, k] * B[(k + 1) % 5, j]")
+    raises(R.NonEinsumError, R.pad_einsum("C", [4, 4, 4]), shifted,
+           "pad_einsum: block 'C': the block is not an einsum: its region of B is not one point at "
+           "iteration variables or constants")
+    side = """
+@T.prim_func
+def main(A: T.Buffer((7, 5), "float32"), C: T.Buffer((7,), "float32"), D: T.Buffer((7,), "float32")):
+    for i0 in range(7):
+        for i2 in range(5):
+            with T.block("C"):
+                i, k = T.axis.remap("SR", [i0, i2])
+                with T.init():
+                    C[i] = T.float32(0)
+                C[i] = C[i] + A[i, k]
+        with T.block("D"):
+            i = T.axis.spatial(7, i0)
+            D[i] = C[i]
+"""
+    raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), side,
+           "pad_einsum: block 'C': block 'D' beside it touches C, which would be padded")

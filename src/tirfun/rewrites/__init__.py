@@ -34,7 +34,7 @@ from .queries import (
 )
 from .refs import BlockRef, LoopRef
 from .reduction import DecomposeReduction, RFactor, decompose_reduction, rfactor
-from .padding import DecomposePadding, can_decompose_padding, decompose_padding
+from .padding import DecomposePadding, PadEinsum, can_decompose_padding, decompose_padding, pad_einsum
 from .partition import LoopPartition, loop_partition
 from .buffer_access import (
     AnnotateBufferAccess, UnsafeHideBufferAccess, annotate_buffer_access, unsafe_hide_buffer_access,
@@ -49,7 +49,8 @@ __all__ = [
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
-    "DecomposePadding", "decompose_padding", "can_decompose_padding", "LoopPartition", "loop_partition",
+    "DecomposePadding", "decompose_padding", "can_decompose_padding", "PadEinsum", "pad_einsum",
+    "LoopPartition", "loop_partition",
     "AnnotateBufferAccess", "annotate_buffer_access", "UnsafeHideBufferAccess",
     "unsafe_hide_buffer_access",
     *_errors_all,

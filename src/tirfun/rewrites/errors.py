@@ -349,5 +349,17 @@ class WrongFactorError(RewriteError):
     nothing for the inferred or the last part."""
 
 
+class InvalidPaddingError(RewriteError):
+    """The padding of ``pad_einsum`` is not one positive int per iteration
+    variable of the block."""
+
+
+class NonEinsumError(RewriteError):
+    """The block is not an einsum: a region that is not one point at
+    iteration variables or constants, a buffer accessed twice, an index
+    that is not a variable or a constant, or a padded domain that does not
+    start at 0."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]

@@ -348,3 +348,331 @@ def can_decompose_padding(mod, block, loop) -> bool:
 
 
 __all__ = ["DecomposePadding", "decompose_padding", "can_decompose_padding"]
+
+
+# ---------------------------------------------------------------------- pad_einsum
+
+def _trivial_indices(indices) -> bool:
+    return all(isinstance(i, Var) or (isinstance(i, IntImm) and not i.dtype.is_bool) for i in indices)
+
+
+def _einsum_violation(block: Block) -> str | None:
+    """Why the block is not an einsum (every region one point at variables
+    or constants, each buffer once, the body indexing the same way)."""
+    from ..analysis.traversal import walk
+    from ..nodes import BufferLoad
+
+    seen = set()
+    for r in list(block.reads) + list(block.writes):
+        if r.buffer in seen:
+            return f"it accesses buffer {r.buffer.name} in more than one region"
+        seen.add(r.buffer)
+        for rng in r.region:
+            if not (_int(rng.extent) == 1 and (isinstance(rng.min, Var) or _int(rng.min) is not None)):
+                return (f"its region of {r.buffer.name} is not one point at iteration variables or "
+                        "constants")
+    nodes = [n for n in walk(block.body) if isinstance(n, (BufferLoad, BufferStore))]
+    if block.init is not None:
+        nodes += [n for n in walk(block.init) if isinstance(n, (BufferLoad, BufferStore))]
+    for n in nodes:
+        if not _trivial_indices(n.indices):
+            return f"its body indexes {n.buffer.name} with an expression that is not a variable or a constant"
+    return None
+
+
+@register
+@attrs.frozen
+class PadEinsum(Rewrite):
+    """Pad the iteration domain of an einsum block (every access indexed by
+    iteration variables or constants) up to multiples of ``padding``, one
+    per iteration variable: the buffers indexed by a padded variable get
+    padded copies ``<buffer>_pad``, copied in by blocks ``<buffer>_pad``
+    before the block (zero beyond the original shape) and, for outputs,
+    copied back after it; the block computes on the copies, and a loop
+    bound to exactly a padded variable, over its whole original domain and
+    with only this block under it, runs over the padded extent.
+
+    Correct where TVM is not: the padded iterations of a reduction variable
+    would add the reduction of padding values (zero is no identity for max,
+    nor for a sum of ``x + 1``), so a padded reduction variable keeps them
+    out with a predicate; an output is copied in as well as back, and back
+    only over the original domain in the padded dimensions, so elements the
+    block does not write (outside its domain, under its predicate, or in a
+    part a loop does not run) keep their values (TVM copies back from
+    elements it never wrote); a dimension indexed by a constant is copied
+    whole (TVM makes it of extent 1 and accesses it out of bounds).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``padding`` has one positive int per iteration variable
+       (InvalidPaddingError);
+    3. the block is an einsum whose padded variables have domains starting
+       at 0 (NonEinsumError);
+    4. no other block in the statement of the scope that holds the block
+       touches a buffer to pad (NotStagePipelineError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3,), "float32")):
+            for i, k in T.grid(3, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+        # rewrite
+        pad_einsum("B", [4, 1])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3,), "float32")):
+            A_pad = T.alloc_buffer((4, 4))
+            B_pad = T.alloc_buffer((4,))
+            for i0, i1 in T.grid(4, 4):
+                with T.block("A_pad"):
+                    v0, v1 = T.axis.remap("SS", [i0, i1])
+                    T.reads(A[v0, v1])
+                    T.writes(A_pad[v0, v1])
+                    A_pad[v0, v1] = T.if_then_else(v0 < 3, A[v0, v1], T.float32(0))
+            for i0 in range(4):
+                with T.block("B_pad"):
+                    v0 = T.axis.spatial(4, i0)
+                    T.reads(B[v0])
+                    T.writes(B_pad[v0])
+                    B_pad[v0] = T.if_then_else(v0 < 3, B[v0], T.float32(0))
+            for i, k in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    T.reads(A_pad[vi, vk])
+                    T.writes(B_pad[vi])
+                    with T.init():
+                        B_pad[vi] = T.float32(0)
+                    B_pad[vi] = B_pad[vi] + A_pad[vi, vk]
+            for i0 in range(3):
+                with T.block("B_pad_1"):
+                    v0 = T.axis.spatial(3, i0)
+                    T.reads(B_pad[v0])
+                    T.writes(B[v0])
+                    B[v0] = B_pad[v0]
+    """
+
+    primitive = "pad_einsum"
+
+    block: object = attrs.field(converter=as_block_ref)
+    padding: object = attrs.field(converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
+
+    def plan(self, mod, chk: Checks):
+        from .checks import child_blocks, scope_path
+        from .errors import InvalidPaddingError, NonEinsumError, NotStagePipelineError
+
+        site = resolve_site(chk, mod, [self.block])
+        bpath = resolve_block(chk, site, self.block)
+        rpath = bpath[:-1]
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        subject = describe(self.block)
+        n = len(block.iter_vars)
+        pads = self.padding
+        if not isinstance(pads, tuple) or len(pads) != n or \
+                any(isinstance(p, bool) or not isinstance(p, int) or p <= 0 for p in pads):
+            chk.stop(InvalidPaddingError, subject,
+                     f"the padding must be a list of {n} positive ints, one per iteration variable, "
+                     f"got {self.padding!r}", realize)
+        why = _einsum_violation(block)
+        if why is not None:
+            chk.stop(NonEinsumError, subject, f"the block is not an einsum: {why}", realize)
+        scope = scope_path(site, bpath)
+        if scope is None:
+            chk.stop(NonEinsumError, subject, "the block is not inside a block that could allocate the "
+                     "padded buffers", realize)
+        padded = {}
+        for iv, p in zip(block.iter_vars, pads):
+            ext = _int(iv.dom.extent)
+            if ext is None:
+                chk.stop(NonEinsumError, subject,
+                         f"the domain of {iv.var.name} is not of constant extent", realize)
+            new = -(-ext // p) * p
+            if new != ext:
+                if _int(iv.dom.min) != 0:
+                    chk.stop(NonEinsumError, subject,
+                             f"the domain of {iv.var.name} to pad does not start at 0", realize)
+                padded[iv.var] = (ext, new)
+        # the statement of the scope's body that holds the block
+        scope_block: Block = site.at(scope)
+        body_path = scope + (("body", None),)
+        holder = body_path
+        if isinstance(scope_block.body, SeqStmt):
+            holder = rpath[:len(body_path) + 1]
+        bufs = {r.buffer for r in list(block.reads) + list(block.writes)
+                if any(isinstance(x.min, Var) and x.min in padded for x in r.region)}
+        from .checks import all_block_realizes
+
+        for _, other in all_block_realizes(site.at(holder), holder):
+            if other is realize:
+                continue
+            touched = {r.buffer for r in list(other.block.reads) + list(other.block.writes)} & bufs
+            if touched:
+                chk.stop(NotStagePipelineError, subject,
+                         f"block {other.block.name_hint!r} beside it touches "
+                         f"{sorted(b.name for b in touched)[0]}, which would be padded", other)
+        return site, scope, holder, rpath, padded
+
+    def build(self, plan) -> Outcome:
+        from .checks import child_blocks, loops_above
+
+        site, scope, holder, rpath, padded = plan
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        taken = set(site.index.names)
+        blocks = set(site.index.blocks)
+
+        def fresh(base, pool):
+            name = fresh_name(base, pool)
+            pool.add(name)
+            return name
+
+        buf_map, reads_copy, writes_copy = {}, [], []
+        for region, is_read in [(r, True) for r in block.reads] + [(w, False) for w in block.writes]:
+            if not any(isinstance(x.min, Var) and x.min in padded for x in region.region):
+                continue
+            buf = region.buffer
+            shape, back = [], []
+            for x, dim in zip(region.region, buf.shape):
+                if isinstance(x.min, Var) and x.min in padded:
+                    ext, new = padded[x.min]
+                    shape.append(IntImm(dim.dtype, new))
+                    back.append(IntImm(dim.dtype, min(ext, _int(dim)) if _int(dim) is not None else ext))
+                else:
+                    shape.append(dim)
+                    back.append(dim)
+            from ..nodes import Buffer
+
+            new_buf = Buffer(fresh(f"{buf.name}_pad", taken), shape, buf.dtype, storage_scope=buf.storage_scope)
+            buf_map[buf] = new_buf
+            # an output is copied in too: what the block does not write
+            # (a predicate, loops that cover part of its domain) is copied
+            # back unchanged
+            reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
+            if not is_read:
+                writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
+        # the block on the padded buffers, over the padded domain
+        from ..analysis.traversal import transform
+        from ..nodes import BufferLoad
+
+        def swap(node):
+            if isinstance(node, BufferLoad) and node.buffer in buf_map:
+                return BufferLoad(buf_map[node.buffer], node.indices)
+            if isinstance(node, BufferStore) and node.buffer in buf_map:
+                return BufferStore(buf_map[node.buffer], node.value, node.indices)
+            return node
+
+        ivs, guards = [], []
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.var in padded:
+                ext, new = padded[iv.var]
+                ivs.append(IterVar(Range(iv.dom.min, IntImm(iv.dom.extent.dtype, new)), iv.var, iv.iter_type,
+                                   iv.thread_tag))
+                if iv.iter_type is not IterVarType.DataPar:
+                    guards.append(LT(value, IntImm(value.dtype, ext)))
+            else:
+                ivs.append(iv)
+        new_block = attrs.evolve(
+            block, iter_vars=ivs, body=transform(block.body, swap),
+            init=None if block.init is None else transform(block.init, swap),
+            reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in block.reads],
+            writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in block.writes])
+        predicate = _conjoin(_conjuncts(realize.predicate) + guards)
+        new_realize = BlockRealize(realize.iter_values, predicate, new_block)
+        # loops bound to exactly a padded variable, with only this block
+        # under them, run over the padded extent
+        extend = {}
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.var in padded and isinstance(value, Var):
+                extend[value] = padded[iv.var]
+        node_new: Stmt = new_realize
+        from ..analysis.traversal import ancestors
+
+        for p, node in reversed(ancestors(site.func, rpath)):
+            if len(p) < len(holder):
+                break
+            node = _set_child(node, rpath[len(p)], node_new)
+            # only a loop that runs over the whole original domain (not a
+            # part of it, as after loop_partition) is extended
+            if isinstance(node, For) and node.loop_var in extend and _int(node.min) == 0 \
+                    and _int(node.extent) == extend[node.loop_var][0] \
+                    and len(list(child_blocks(node, ()))) == 1:
+                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, extend[node.loop_var][1]))
+            node_new = node
+        stmts = reads_copy + [node_new] + writes_copy
+        scope_block: Block = site.at(scope)
+        if holder == scope + (("body", None),):
+            body = SeqStmt(stmts)
+        else:
+            k = holder[-1][1]
+            seq = scope_block.body.seq
+            body = SeqStmt(list(seq[:k]) + stmts + list(seq[k + 1:]))
+        new_scope = attrs.evolve(scope_block, body=body,
+                                 alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
+        return Outcome(commit(site, scope, new_scope))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
+                                               else self.padding)]
+
+
+def _set_child(node, step, child):
+    name, index = step
+    value = getattr(node, name)
+    if index is None:
+        return attrs.evolve(node, **{name: child})
+    return attrs.evolve(node, **{name: value.set(index, child)})
+
+
+def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stmt:
+    """A loop nest and block copying ``buf`` into its padded copy (zero
+    beyond the original shape), or, for an output, the padded copy back
+    over the extents ``written``."""
+    from ..nodes import BufferLoad, const
+
+    ndim = len(buf.shape)
+    loop_vars, ivs, ranges = [], [], []
+    for d in range(ndim):
+        ext = padded.shape[d] if is_read else written[d]
+        lo = IntImm(ext.dtype, 0)
+        dtype = ext.dtype
+        loop_vars.append(Var(fresh(f"i{d}", taken), dtype))
+        ivs.append(IterVar(Range(lo, ext), Var(fresh(f"v{d}", taken), dtype), IterVarType.DataPar))
+        ranges.append((lo, ext))
+    idx = [iv.var for iv in ivs]
+    point = [Range(v, IntImm(v.dtype, 1)) for v in idx]
+    if is_read:
+        guards = [LT(v, dim) for v, dim, pd in zip(idx, buf.shape, padded.shape)
+                  if not (_int(dim) is not None and _int(dim) == _int(pd))]
+        value = BufferLoad(buf, idx)
+        if guards:
+            value = Call(buf.dtype, "tir.if_then_else", [_conjoin(guards), value, const(0, buf.dtype)])
+        body = BufferStore(padded, value, idx)
+        reads, writes = [BufferRegion(buf, point)], [BufferRegion(padded, point)]
+    else:
+        body = BufferStore(buf, BufferLoad(padded, idx), idx)
+        reads, writes = [BufferRegion(padded, point)], [BufferRegion(buf, point)]
+    name = fresh_name(padded.name, blocks)
+    blocks.add(name)
+    nest: Stmt = BlockRealize(loop_vars, _TRUE, Block(ivs, reads, writes, name, body))
+    for v, (lo, ext) in reversed(list(zip(loop_vars, ranges))):
+        nest = For(v, lo, ext, "serial", nest)
+    return nest
+
+
+def pad_einsum(block, padding) -> PadEinsum:
+    """The :class:`PadEinsum` record: ``pad_einsum("C", [32, 32, 32])``."""
+    return PadEinsum(block, padding)
+
+
+__all__ += ["PadEinsum", "pad_einsum"]

@@ -20,7 +20,7 @@ strategies):
 * ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
   repeated under a consumer's loop) and random decompose_reduction / rfactor
 * ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
-  decompose_padding, loop_partition and region hints (annotate_buffer_access,
+  decompose_padding, pad_einsum, loop_partition and region hints (annotate_buffer_access,
   unsafe_hide_buffer_access)
 """
 

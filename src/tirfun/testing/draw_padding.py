@@ -1,5 +1,5 @@
 """Random padded stages, and random applications of ``decompose_padding``,
-``loop_partition`` and the region hints (``annotate_buffer_access``,
+``pad_einsum``, ``loop_partition`` and the region hints (``annotate_buffer_access``,
 ``unsafe_hide_buffer_access``).
 
 ``padded_programs()`` is a hypothesis strategy (``random_padded_program``
@@ -129,6 +129,18 @@ def draw_decompose_padding(ch: Chooser, mod: IRModule) -> Rewrite | None:
     return None
 
 
+def draw_pad_einsum(ch: Chooser, mod: IRModule) -> Rewrite | None:
+    """A ``pad_einsum`` of an einsum block by random factors (2 to 4, or 1)."""
+    candidates = []
+    for block in _blocks(mod):
+        pads = [ch.choice((1, 2, 3, 4)) for _ in block.iter_vars]
+        candidates.append(R.pad_einsum(block.name_hint, pads))
+    for rewrite in ch.shuffled(candidates):
+        if not rewrite.violations(mod):
+            return rewrite
+    return None
+
+
 def draw_loop_partition(ch: Chooser, mod: IRModule) -> Rewrite | None:
     """A ``loop_partition`` of a loop of constant extent into two or three
     parts (one of them inferred, or a remainder)."""
@@ -187,10 +199,11 @@ def draw_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None
 DRAWERS: dict[str, Callable[[Chooser, IRModule], Rewrite | None]] = {
     "decompose_padding": draw_decompose_padding,
     "loop_partition": draw_loop_partition,
+    "pad_einsum": draw_pad_einsum,
     "annotate_buffer_access": draw_annotate_buffer_access,
     "unsafe_hide_buffer_access": draw_unsafe_hide_buffer_access,
 }
 
 
 __all__ = ["DRAWERS", "padded_source", "random_padded_program", "padded_programs", "random_padded_module",
-           "draw_decompose_padding", "draw_loop_partition", "draw_annotate_buffer_access", "draw_unsafe_hide_buffer_access"]
+           "draw_decompose_padding", "draw_pad_einsum", "draw_loop_partition", "draw_annotate_buffer_access", "draw_unsafe_hide_buffer_access"]
