@@ -1,9 +1,12 @@
-"""Padding: decompose_padding (and the query can_decompose_padding).
+"""Padding: decompose_padding (and the query can_decompose_padding) and
+pad_einsum.
 
 A padding block stores ``T.if_then_else(in_bounds, value, pad)``; its
 decomposition fills the whole region with the constant ``pad`` first, then
 computes ``value`` over the in-bound part only, whose loops run over
-exactly that part, so the hot loop carries no test.
+exactly that part, so the hot loop carries no test. ``pad_einsum`` goes the
+other way: it pads an einsum's iteration domain to round extents, computing
+on padded copies of its buffers.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
-from .exprs import substitute, substitute_expr
+from .exprs import substitute_expr
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value

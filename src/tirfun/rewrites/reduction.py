@@ -15,7 +15,7 @@ import attrs
 
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import simplify_expr
-from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at
+from ..analysis.traversal import Path, ancestors, iter_children, replace_at
 from ..nodes import (
     GE, GT, LE, LT, EQ, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
     For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
