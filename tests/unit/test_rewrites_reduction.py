@@ -486,3 +486,71 @@ def test_unknown_names_are_schedule_errors():
            "decompose_reduction: block 'X': function 'main' has no block with that name")
     raises(R.RefKindError, R.decompose_reduction(R.LoopRef("k"), "k"), ROW_SUM,
            "decompose_reduction: loop 'k': expected a block (a BlockRef or a block name), got a loop")
+
+
+def test_the_tensorir_tutorials_decompose_reduction_step():
+    # TVM's TensorIR transformation tutorial, after split, reorder and
+    # reverse_compute_at (here 16 wide instead of 128)
+    before = from_source("""
+@T.prim_func
+def mm_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+            C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    Y = T.alloc_buffer((16, 16))
+    for i, j_0 in T.grid(16, 4):
+        for k, j_1 in T.grid(16, 4):
+            with T.block("Y"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                vk = T.axis.reduce(16, k)
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + ax0)
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+""")
+    expected = from_source("""
+@T.prim_func
+def mm_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+            C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    Y = T.alloc_buffer((16, 16))
+    for i, j_0 in T.grid(16, 4):
+        for j_1_init in range(4):
+            with T.block("Y_init"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1_init)
+                T.reads()
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = T.float32(0)
+        for k, j_1 in T.grid(16, 4):
+            with T.block("Y_update"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                vk = T.axis.reduce(16, k)
+                T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + ax0)
+                T.reads(Y[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+""")
+    sch = Schedule(IRModule({"mm_relu": before}))
+    block_y = sch.get_block("Y", func_name="mm_relu")
+    _, _, k, _ = sch.get_loops(block_y)
+    sch.decompose_reduction(block_y, k)
+    assert_structural_equal(sch.mod["mm_relu"], expected)
+    assert_equivalent(before, sch.mod["mm_relu"])
+    assert "sch.decompose_reduction(" in sch.trace.as_python()
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype("float32")
+    b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype("float32")
+    c = np.zeros((16, 16), "float32")
+    tirfun.build(sch.mod, target="llvm")(a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-6)
