@@ -326,6 +326,57 @@ class Schedule:
         """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
         self.apply(R.unannotate(self._block(block_or_loop), ann_key))
 
+    # -- reductions, padding, partitioning and region hints ------------------------
+    def decompose_reduction(self, block, loop) -> BlockRef:
+        """Split a reduction block into an init block placed before ``loop``
+        and an update block; returns the init block (see
+        :class:`~tirfun.rewrites.DecomposeReduction`)."""
+        return self.apply(R.decompose_reduction(self._block(block), loop))
+
+    def rfactor(self, loop, factor_axis: int) -> BlockRef:
+        """Factor a reduction over ``loop`` into a new buffer with one more
+        dimension at ``factor_axis``; returns the rfactor block (see
+        :class:`~tirfun.rewrites.RFactor`)."""
+        return self.apply(R.rfactor(loop, factor_axis))
+
+    def decompose_padding(self, block, loop) -> BlockRef:
+        """Split a padding block into a constant fill placed before ``loop``
+        and the in-bound computation; returns the fill block (see
+        :class:`~tirfun.rewrites.DecomposePadding`)."""
+        return self.apply(R.decompose_padding(self._block(block), loop))
+
+    def can_decompose_padding(self, block, loop) -> bool:
+        """Whether :meth:`decompose_padding` applies to ``block`` at ``loop``."""
+        return self._query(R.can_decompose_padding, self._block(block), self._pin(loop))
+
+    def pad_einsum(self, block, padding) -> None:
+        """Pad an einsum block's iteration domain to multiples of ``padding``
+        (see :class:`~tirfun.rewrites.PadEinsum`)."""
+        self.apply(R.pad_einsum(self._block(block), padding))
+
+    def loop_partition(self, loop, factors, preserve_unit_iters: bool = True) -> list[LoopRef]:
+        """Partition a loop into consecutive loops over parts of its range
+        (see :class:`~tirfun.rewrites.LoopPartition`)."""
+        return self.apply(R.loop_partition(loop, factors, preserve_unit_iters))
+
+    def annotate_buffer_access(self, block, buffer_index: int, buf_type: str, gen_new_ranges) -> None:
+        """Declare the region a block reads or writes of one buffer:
+        ``gen_new_ranges`` takes the block's iteration variables and returns
+        one index or ``(begin, end)`` pair per dimension (see
+        :class:`~tirfun.rewrites.AnnotateBufferAccess`)."""
+        node = self.get(self._block(block))
+        if not callable(gen_new_ranges):
+            raise InvalidArgumentError("annotate_buffer_access", "gen_new_ranges",
+                                       f"expected a function of the block's iteration variables, got "
+                                       f"{gen_new_ranges!r}").with_level(self._render)
+        ranges = gen_new_ranges(*[iv.var for iv in node.iter_vars])
+        self.apply(R.annotate_buffer_access(self._block(block), buffer_index, buf_type, ranges))
+
+    def unsafe_hide_buffer_access(self, block, buf_type: str, buf_index_array) -> None:
+        """Remove regions from what a block declares it reads or writes (see
+        :class:`~tirfun.rewrites.UnsafeHideBufferAccess`)."""
+        self.apply(R.unsafe_hide_buffer_access(self._block(block), buf_type, buf_index_array))
+
     # -- storage: scopes, alignment, dtypes, axis separators ------------------------
     def _write_index(self, primitive: str, block, buffer_index):
         """``buffer_index`` as TVM's Python API takes it: an int, or a

@@ -15,6 +15,9 @@ RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIte
            R.Parallel, R.Vectorize, R.Bind, R.Unroll, R.Annotate, R.Unannotate]
 RECORDS += [R.ComputeAt, R.ReverseComputeAt, R.ComputeInline, R.ReverseComputeInline]  # compute location
 RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer]  # storage
+RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
+            R.AnnotateBufferAccess,
+            R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
 
 
 def example(cls) -> tuple[str, str, str]:

@@ -226,6 +226,132 @@ CASES = [
      r"^unannotate: block 'B': it has no annotation 'nope' \(it has: none\)$"),
 ]
 
+# -- reductions, padding, partitioning and region hints ----------------------------
+
+ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
+    for i, k in T.grid(5, 10):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+    for j in range(5):
+        with T.block("C"):
+            vj = T.axis.spatial(5, j)
+            C[vj] = A[vj, 0]
+"""
+
+PAD = """
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32"), n: T.int32):
+    for i in range(8):
+        with T.block("P"):
+            vi = T.axis.spatial(8, i)
+            P[vi] = T.if_then_else(1 <= vi and vi < 7, X[vi - 1], T.float32(0))
+    for j in range(n):
+        with T.block("Q"):
+            vj = T.axis.spatial(n, j)
+            P[vj % 8] = T.float32(1)
+"""
+
+
+NESTED_SUM = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in {k_loop}:
+            with T.block("B"):
+                vi = T.axis.spatial(5, i)
+                vk = T.axis.reduce(10, k)
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+{after}"""
+
+WRITES_A = """        with T.block("W"):
+            vw = T.axis.spatial(5, i)
+            A[vw, 0] = 0
+"""
+
+
+def _nested(k_loop: str, after: str = ""):
+    return lambda: mod_of(NESTED_SUM.format(k_loop=k_loop, after=after))
+
+
+def _variant(source: str, old: str, new: str):
+    return lambda: mod_of(source.replace(old, new))
+
+
+def _rootless():
+    func = from_source(ROW_SUM)
+    return IRModule({"main": attrs.evolve(func, body=func.body.block.body.seq[0])})
+
+
+CASES += [  # reductions, padding, partitioning, region hints
+    ("loop-position", lambda: mod_of(ROW_SUM), R.decompose_reduction("B", "j"), R.LoopPositionError,
+     r"^decompose_reduction: loop 'j': the loop is not an ancestor of block 'B'"),
+    ("not-reduction", lambda: mod_of(ROW_SUM), R.decompose_reduction("C", "j"), R.NotReductionBlockError,
+     r"^decompose_reduction: block 'C': the block is not a reduction block: it has no init statement$"),
+    ("loop-height", _variant(ROW_SUM, "for i, k in T.grid(5, 10):", "for k, i in T.grid(10, 5):"),
+     R.decompose_reduction("B", "i"), R.LoopHeightError,
+     r"^decompose_reduction: loop 'i': loop 'k' above it feeds a reduction iteration variable"),
+    ("repeated", _variant(ROW_SUM, "for i, k in T.grid(5, 10):", "for i, k, u in T.grid(5, 10, 2):"),
+     R.decompose_reduction("B", "k"), R.RepeatedReductionError,
+     r"^decompose_reduction: block 'B': the loops from 'k' down to the block reach an instance of it "
+     r"more than once \(through 'u'\)"),
+    ("reduction-start", _nested("range(2, 10)"),
+     R.decompose_reduction("B", "k"), R.ReductionStartError,
+     r"^decompose_reduction: block 'B': the loops start the reduction variable vk at 2, not at the start "
+     r"of its domain 0"),
+    ("single-child", lambda: mod_of(SIBLINGS), R.rfactor("i", 0), R.NonSingleChildBlockError,
+     r"^rfactor: loop 'i': rfactor needs exactly one block under the loop, it has 2$"),
+    ("serial", _nested("T.unroll(10)"),
+     R.rfactor("k", 0), R.NotSerialLoopKindError,
+     r"^rfactor: loop 'k': the loop is unrolled; rfactor applies to serial loops only$"),
+    ("loop-property", lambda: mod_of(ROW_SUM), R.rfactor("i", 0), R.LoopPropertyError,
+     r"^rfactor: loop 'i': the rfactor loop feeds a data-parallel iteration variable$"),
+    ("rfactor-form", _variant(ROW_SUM, "B[vi] = 0\n", "B[vi] = T.if_then_else(vi < 9, 0, 1)\n"),
+     R.rfactor("k", 0), R.NoMatchedReducerError, r"^rfactor: block 'B': the identities and the combiner"),
+    ("rfactor-init", _variant(ROW_SUM, "                B[vi] = 0\n", "                if vi < 9:\n                    B[vi] = 0\n"),
+     R.rfactor("k", 0), R.RFactorNotApplicableError,
+     r"^rfactor: block 'B': rfactor cannot read the reduction \(condition 1\)"),
+    ("factor-axis", lambda: mod_of(ROW_SUM), R.rfactor("k", 5), R.FactorAxisOutOfRangeError,
+     r"^rfactor: loop 'k': the buffer B has 1 dimension\(s\), so factor_axis must be an int in \[-2, 1\], "
+     r"got 5$"),
+    ("stage-pipeline", _nested("range(10)", WRITES_A),
+     R.rfactor("k", 0), R.NotStagePipelineError,
+     r"^rfactor: block 'B': block 'W' under loop 'i' writes A, which the reduction reads$"),
+    ("scope-block", _rootless, R.rfactor("k", 0), R.NoScopeBlockError,
+     r"^rfactor: block 'B': the block is not inside a block that could allocate the rfactor buffer"),
+    ("buf-type", lambda: mod_of(ROW_SUM), R.unsafe_hide_buffer_access("B", "both", [0]), R.BufTypeError,
+     r"^unsafe_hide_buffer_access: block 'B': the buffer type must be 'read' or 'write', got 'both'$"),
+    ("hide-index", lambda: mod_of(ROW_SUM), R.unsafe_hide_buffer_access("B", "read", [3]), R.InvalidIndexError,
+     r"^unsafe_hide_buffer_access: block 'B': the buffer indices must be ints between 0 and 0"),
+    ("buffer-index", lambda: mod_of(ROW_SUM), R.annotate_buffer_access("B", 1, "write", ["vi"]),
+     R.BufferIndexOutOfRangeError,
+     r"^annotate_buffer_access: block 'B': buffer_index 1 does not index the block's 1 write region\(s\)$"),
+    ("region", lambda: mod_of(ROW_SUM), R.annotate_buffer_access("B", 0, "write", ["vi", "vi"]),
+     R.InvalidRegionError,
+     r"^annotate_buffer_access: block 'B': the buffer B has 1 dimension\(s\), so the region needs as many "
+     r"ranges, got 2$"),
+    ("incomplete", lambda: mod_of(ROW_SUM), R.decompose_padding("B", "i"), R.IncompleteBlockError,
+     r"^decompose_padding: block 'B': the block is not complete: its iteration variable vk is not "
+     r"data-parallel$"),
+    ("padding-pattern", lambda: mod_of(ROW_SUM), R.decompose_padding("C", "j"), R.PaddingPatternMatchError,
+     r"^decompose_padding: block 'C': the block does not match the padding pattern: the stored value is "
+     r"not a T.if_then_else of the padding condition$"),
+    ("symbolic", lambda: mod_of(PAD), R.loop_partition("j", [2]), R.SymbolicShapeError,
+     r"^loop_partition: loop 'j': the loop runs from 0 for n iterations; loop_partition needs a constant"),
+    ("partition-sum", lambda: mod_of(PAD), R.loop_partition("i", [8]), R.WrongFactorError,
+     r"^loop_partition: loop 'i': the factors sum to 8, which leaves nothing of the loop's extent 8"),
+    ("padding", lambda: mod_of(ROW_SUM), R.pad_einsum("B", [2]), R.InvalidPaddingError,
+     r"^pad_einsum: block 'B': the padding must be a list of 2 positive ints, one per iteration variable"),
+    ("einsum", lambda: mod_of(PAD), R.pad_einsum("P", [3]), R.NonEinsumError,
+     r"^pad_einsum: block 'P': the block is not an einsum: its region of X is not one point"),
+]
+
 
 # compute location
 PIPE = """

@@ -42,6 +42,12 @@ from .storage import (
     SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,
     unsafe_set_dtype,
 )
+from .reduction import DecomposeReduction, RFactor, decompose_reduction, rfactor
+from .padding import DecomposePadding, PadEinsum, can_decompose_padding, decompose_padding, pad_einsum
+from .partition import LoopPartition, loop_partition
+from .buffer_access import (
+    AnnotateBufferAccess, UnsafeHideBufferAccess, annotate_buffer_access, unsafe_hide_buffer_access,
+)
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -55,5 +61,10 @@ __all__ = [
     "get_output_blocks", "get_sref", "StmtSRef",
     "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
     "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
+    "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
+    "DecomposePadding", "decompose_padding", "can_decompose_padding", "PadEinsum", "pad_einsum",
+    "LoopPartition", "loop_partition",
+    "AnnotateBufferAccess", "annotate_buffer_access", "UnsafeHideBufferAccess",
+    "unsafe_hide_buffer_access",
     *_errors_all,
 ]

@@ -237,7 +237,9 @@ class AnnotationNotFoundError(RewriteError):
 class NotStagePipelineError(RewriteError):
     """The scope is not a stage pipeline where the primitive needs one: the
     producers of a buffer do not cover, within the loop the producer and the
-    consumer share, the region the consumer reads there."""
+    consumer share, the region the consumer reads there; or (rfactor,
+    pad_einsum) another block under the reduction's loops writes a buffer
+    the reduction reads."""
 
 
 class NotInSameScopeError(RewriteError):
@@ -327,7 +329,7 @@ class DependenceViolationError(RewriteError):
 # -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
 
 class BufferIndexOutOfRangeError(RewriteError):
-    """``buffer_index`` does not index the block's write (or read) regions."""
+    """The buffer index does not index the block's write (or read) regions."""
 
 
 class InvalidStorageScopeError(RewriteError):
@@ -379,6 +381,119 @@ class RollingBufferMatchError(RewriteError):
 class RollingBufferCoverError(RewriteError):
     """A consumer reads the buffer outside the region the block writes in
     the same iteration, which the rolling window would not hold."""
+# -- reductions, padding, partitioning and region hints ----------------------------
+
+class LoopPositionError(RewriteError):
+    """The loop given to ``decompose_reduction`` is not an ancestor of the
+    block in the block's scope."""
+
+
+class NotReductionBlockError(RewriteError):
+    """The block is not a reduction block (it has no ``init``, an iteration
+    variable that is neither data-parallel nor a reduction, a binding that
+    is not affine, or a reduction variable indexing what it writes)."""
+
+
+class LoopHeightError(RewriteError):
+    """A loop above the loop given to ``decompose_reduction`` feeds a
+    reduction iteration variable of the block."""
+
+
+class RepeatedReductionError(RewriteError):
+    """A loop that feeds no iteration variable of the reduction block (so
+    it repeats the whole reduction, re-initialising it each time) lies
+    below a loop that feeds a reduction variable: no placement of the init
+    block keeps the meaning."""
+
+
+class ReductionStartError(RewriteError):
+    """The loops start a reduction iteration variable of the block somewhere
+    other than the start of its domain (the later parts of a
+    ``loop_partition`` continue a reduction), so the block's ``init`` never
+    runs there and a separate init would change the result."""
+
+
+class NonSingleChildBlockError(RewriteError):
+    """The loop does not have exactly one block under it."""
+
+
+class NotSerialLoopKindError(RewriteError):
+    """The loop given to ``rfactor`` is not a serial loop."""
+
+
+class LoopPropertyError(RewriteError):
+    """The loops above the reduction block do not allow ``rfactor``: the
+    rfactor loop feeds a data-parallel or no reduction iteration variable,
+    a loop feeds both kinds, the block is not the first block under the
+    outermost loop, a loop that feeds no iteration variable sits under a
+    reduction loop, or the rfactor loop's extent is not defined outside the
+    loops."""
+
+
+class RFactorNotApplicableError(RewriteError):
+    """The reduction block's ``init`` and body do not have the form rfactor
+    recognises (stores of identities, then stores of combined values, one
+    per buffer, at the same indices, through ``LetStmt`` values when there
+    are several)."""
+
+
+class NoMatchedReducerError(RewriteError):
+    """The identities and the combiner of the reduction match none of the
+    known reducers (sum, product, min, max, the pair sum, argmax and argmin
+    forms)."""
+
+
+class FactorAxisOutOfRangeError(RewriteError):
+    """``factor_axis`` is not an int in ``[-(ndim + 1), ndim]`` for the
+    buffer the reduction writes."""
+
+
+class NoScopeBlockError(RewriteError):
+    """The block is not inside another block that could hold the new
+    buffer's allocation."""
+
+
+class BufTypeError(RewriteError):
+    """The buffer type of a region hint is neither ``"read"`` nor ``"write"``."""
+
+
+class InvalidIndexError(RewriteError):
+    """An index given to ``unsafe_hide_buffer_access`` does not index the
+    block's read or write regions."""
+
+
+class InvalidRegionError(RewriteError):
+    """The region given to ``annotate_buffer_access`` does not have one
+    index or ``(begin, end)`` pair of integer expressions over names defined
+    at the block for each dimension of the buffer."""
+
+
+class PaddingPatternMatchError(RewriteError):
+    """The block does not store ``T.if_then_else(cond, value, pad)`` with a
+    constant ``pad`` and a condition that is not always true, or an
+    in-bound range is empty."""
+
+
+class SymbolicShapeError(RewriteError):
+    """The loop's min or extent is not a constant, which ``loop_partition``
+    needs to place its parts."""
+
+
+class WrongFactorError(RewriteError):
+    """The partition factors sum to the loop's extent or more, leaving
+    nothing for the inferred or the last part."""
+
+
+class InvalidPaddingError(RewriteError):
+    """The padding of ``pad_einsum`` is not one positive int per iteration
+    variable of the block."""
+
+
+class NonEinsumError(RewriteError):
+    """The block is not an einsum: a region that is not one point at
+    iteration variables or constants, a buffer accessed twice, an index
+    that is not a variable or a constant, or a padded domain that does not
+    start at 0."""
 
 
 __all__ = [name for name, value in dict(globals()).items()

@@ -25,6 +25,11 @@ strategies):
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)
 * ``tirfun.testing.cuda``  a CUDA build run without a GPU (``run_split``), ptxas
+* ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
+  repeated under a consumer's loop) and random decompose_reduction / rfactor
+* ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
+  decompose_padding, pad_einsum, loop_partition and region hints (annotate_buffer_access,
+  unsafe_hide_buffer_access)
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ _LAZY = {
     "cast_chains": "tirfun.testing.casts",
     "located_programs": "tirfun.testing.draw_storage",
     "run_split": "tirfun.testing.cuda",
+    "reduction_programs": "tirfun.testing.draw_reduction",
+    "padded_programs": "tirfun.testing.draw_padding",
 }
 
 

@@ -1,0 +1,681 @@
+"""Padding: decompose_padding (and the query can_decompose_padding) and
+pad_einsum.
+
+A padding block stores ``T.if_then_else(in_bounds, value, pad)``; its
+decomposition fills the whole region with the constant ``pad`` first, then
+computes ``value`` over the in-bound part only, whose loops run over
+exactly that part, so the hot loop carries no test. ``pad_einsum`` goes the
+other way: it pads an einsum's iteration domain to round extents, computing
+on padded copies of its buffers.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.simplify import simplify_expr
+from ..nodes import (
+    GE, GT, LE, LT, And, Block, BlockRealize, BufferRegion, BufferStore, Call, FloatImm, For, IntImm,
+    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, Var,
+)
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import (
+    complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
+)
+from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
+from .exprs import substitute_expr
+from .names import fresh_name, suffixed
+from .refs import BlockRef, as_block_ref, as_loop_ref
+from .serialize import py_value
+
+_TRUE = IntImm("bool", 1)
+
+
+def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    if isinstance(e, And):
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    if isinstance(e, Call) and e.op == "tir.likely":
+        return _conjuncts(e.args[0])
+    if isinstance(e, IntImm) and e.dtype.is_bool and e.value == 1:
+        return []
+    return [e]
+
+
+def _conjoin(terms) -> PrimExpr:
+    out = None
+    for t in terms:
+        out = t if out is None else And(out, t)
+    return _TRUE if out is None else out
+
+
+def _int(e) -> int | None:
+    return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
+
+
+def _bound(term: PrimExpr, var: Var) -> tuple[int | None, int | None] | None:
+    """The constant bounds ``[lo, hi)`` a comparison puts on ``var`` alone,
+    or None when it is not such a comparison."""
+    cls = type(term)
+    if cls not in (LT, LE, GT, GE):
+        return None
+    a, b = term.a, term.b
+    if a == var and _int(b) is not None:
+        c = _int(b)
+        return {LT: (None, c), LE: (None, c + 1), GT: (c + 1, None), GE: (c, None)}[cls]
+    if b == var and _int(a) is not None:
+        c = _int(a)
+        return {LT: (c + 1, None), LE: (c, None), GT: (None, c), GE: (None, c + 1)}[cls]
+    return None
+
+
+@attrs.frozen
+class _Padding:
+    """What the padding pattern gives: the in-bound value, the pad value,
+    the condition (in the block's variables) and, per iteration variable,
+    the constant in-bound interval ``[lo, hi)``."""
+
+    store: BufferStore
+    value: PrimExpr
+    pad: PrimExpr
+    cond: PrimExpr
+    bounds: tuple
+
+
+def _match(block: Block, realize: BlockRealize) -> _Padding | str:
+    """The padding pattern of the block, or why it does not match."""
+    store = block.body
+    if not isinstance(store, BufferStore):
+        return "the block body is not a single store into the written buffer"
+    call = store.value
+    if not (isinstance(call, Call) and call.op == "tir.if_then_else"):
+        return "the stored value is not a T.if_then_else of the padding condition"
+    cond, value, pad = call.args
+    if not isinstance(pad, (IntImm, FloatImm)):
+        return f"the pad value {pad.script()} is not a constant"
+    env = {iv.var: _dom_env(iv) for iv in block.iter_vars if _dom_env(iv) is not None}
+    if simplify_expr(cond, env) == _TRUE or not _conjuncts(cond):
+        return "the in-bound condition is always true"
+    bounds = []
+    for iv in block.iter_vars:
+        lo, ext = _int(iv.dom.min), _int(iv.dom.extent)
+        if lo is None or ext is None:
+            bounds.append(None)
+            continue
+        hi = lo + ext
+        for term in _conjuncts(cond):
+            b = _bound(term, iv.var)
+            if b is not None:
+                lo = lo if b[0] is None else max(lo, b[0])
+                hi = hi if b[1] is None else min(hi, b[1])
+        if hi <= lo:
+            return f"the in-bound range of {iv.var.name} is empty"
+        bounds.append((lo, hi))
+    return _Padding(store, value, pad, cond, tuple(bounds))
+
+
+def _dom_env(iv: IterVar):
+    lo, ext = _int(iv.dom.min), _int(iv.dom.extent)
+    if lo is None or ext is None or ext <= 0:
+        return None
+    return (lo, lo + ext - 1)
+
+
+@register
+@attrs.frozen
+class DecomposePadding(Rewrite):
+    """Split a padding block, which stores ``T.if_then_else(cond, value,
+    pad)`` with a constant ``pad``, into a block ``<name>_pad_const`` that
+    stores ``pad`` everywhere, placed right before ``loop`` under copies of
+    the loops from ``loop`` down, and the block itself, now storing
+    ``value`` over the in-bound part only: each iteration variable with
+    constant bounds in ``cond`` counts from the start of its in-bound range,
+    and a loop bound to exactly that variable runs over the in-bound range
+    only; what the bounds do not settle stays in the block's predicate.
+    Returns the ``_pad_const`` block.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError);
+    2. the loop is an ancestor of the block in its scope (LoopPositionError);
+    3. the block is complete (IncompleteBlockError);
+    4. the block matches the padding pattern: its body is one store of a
+       ``T.if_then_else`` whose pad value is a constant and whose condition
+       is not always true, and no in-bound range is empty
+       (PaddingPatternMatchError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("P"):
+                    vi = T.axis.spatial(8, i)
+                    P[vi] = T.if_then_else(1 <= vi and vi < 7, X[vi - 1], T.float32(0))
+
+        # rewrite
+        decompose_padding("P", "i")
+
+        # after
+        @T.prim_func
+        def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+            for i_1 in range(8):
+                with T.block("P_pad_const"):
+                    vi_1 = T.axis.spatial(8, i_1)
+                    T.reads()
+                    T.writes(P[vi_1])
+                    P[vi_1] = T.float32(0)
+            for i in range(6):
+                with T.block("P"):
+                    vi = T.axis.spatial(6, i)
+                    T.reads(X[vi])
+                    T.writes(P[vi + 1])
+                    P[vi + 1] = X[vi]
+    """
+
+    primitive = "decompose_padding"
+
+    block: object = attrs.field(converter=as_block_ref)
+    loop: object = attrs.field(converter=as_loop_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block, self.loop])
+        bpath = resolve_block(chk, site, self.block)
+        lpath = resolve_loop(chk, site, self.loop)
+        rpath = bpath[:-1]
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        loops = loops_above(site, bpath)
+        position = next((k for k, (p, _) in enumerate(loops) if p == lpath), None)
+        if position is None:
+            chk.stop(LoopPositionError, describe(self.loop),
+                     f"the loop is not an ancestor of block {block.name_hint!r} in its scope; "
+                     "decompose_padding places the constant fill before a loop above the block",
+                     site.at(lpath))
+        why = complete_block_violation(block)
+        if why is not None:
+            chk.stop(IncompleteBlockError, describe(self.block), f"the block is not complete: {why}", realize)
+        found = _match(block, realize)
+        if isinstance(found, str):
+            chk.stop(PaddingPatternMatchError, describe(self.block),
+                     f"the block does not match the padding pattern: {found}", realize)
+        # the in-bound nest: the loops from the block up that each hold only
+        # the next one, up to the given loop
+        inner = len(loops) - 1
+        while inner > position and isinstance(loops[inner - 1][1].body, (For, BlockRealize)):
+            inner -= 1
+        if loops and not isinstance(loops[-1][1].body, BlockRealize):
+            inner = len(loops)
+        return site, rpath, loops, position, inner, found
+
+    def build(self, plan) -> Outcome:
+        site, rpath, loops, position, inner, found = plan
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        taken = set(site.index.names)
+
+        def fresh(base):
+            name = fresh_name(base, taken)
+            taken.add(name)
+            return name
+
+        # --- the constant fill, under copies of the loops from ``loop`` down
+        const_loops = [l for _, l in loops[position:]]
+        loop_map = {l.loop_var: Var(fresh(l.loop_var.name), l.loop_var.dtype) for l in const_loops}
+        var_map = {iv.var: Var(fresh(iv.var.name), iv.var.dtype) for iv in block.iter_vars}
+        const_ivs = [IterVar(iv.dom, var_map[iv.var], IterVarType.DataPar) for iv in block.iter_vars]
+        store = found.store
+        const_store = BufferStore(store.buffer, found.pad, [substitute_expr(i, var_map) for i in store.indices])
+        writes = [_region(w, var_map) for w in block.writes]
+        blocks = set(site.index.blocks)
+        const_name = fresh_name(suffixed(block.name_hint, "pad_const"), blocks)
+        const_block = Block(const_ivs, [], writes, const_name, const_store)
+        nest: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in realize.iter_values],
+                                  substitute_expr(realize.predicate, loop_map), const_block)
+        for loop in reversed(const_loops):
+            nest = For(loop_map[loop.loop_var], loop.min, loop.extent, "serial", nest)
+        # --- the in-bound part: iteration variables counted from the start
+        # of their in-bound range, loops bound to exactly one of them trimmed
+        nest_loops = {l.loop_var: l for _, l in loops[inner:]}
+        rebase, new_ivs, values, loop_shift, new_ranges = {}, [], [], {}, {}
+        for iv, value, bounds in zip(block.iter_vars, realize.iter_values, found.bounds):
+            if bounds is None:
+                new_ivs.append(iv)
+                values.append(value)
+                continue
+            lo, hi = bounds
+            dtype = iv.var.dtype
+            rebase[iv.var] = iv.var + IntImm(dtype, lo) if lo else iv.var
+            new_ivs.append(IterVar(Range(IntImm(dtype, 0), IntImm(dtype, hi - lo)), iv.var, iv.iter_type,
+                                   iv.thread_tag))
+            if isinstance(value, Var) and value in nest_loops and value not in new_ranges \
+                    and _int(nest_loops[value].min) == 0:
+                new_ranges[value] = hi - lo
+                loop_shift[value] = value + IntImm(value.dtype, lo) if lo else value
+                values.append(value)
+            else:
+                values.append(simplify_index(value - IntImm(value.dtype, lo)) if lo else value)
+        # a trimmed loop now counts from 0: every other use of it is shifted
+        plain = {id(v) for v in values if isinstance(v, Var) and v in new_ranges}
+        values = [v if id(v) in plain and isinstance(v, Var) else _simplified(substitute_expr(v, loop_shift))
+                  for v in values]
+        ranges = {}
+        for loop in [l for _, l in loops]:
+            lo, ext = _int(loop.min), _int(loop.extent)
+            if loop.loop_var in new_ranges:
+                ranges[loop.loop_var] = (0, new_ranges[loop.loop_var] - 1)
+            elif lo is not None and ext is not None and ext > 0:
+                ranges[loop.loop_var] = (lo, lo + ext - 1)
+        bindings = dict(zip([iv.var for iv in block.iter_vars], realize.iter_values))
+        predicate = _conjoin(_conjuncts(substitute_expr(found.cond, bindings)) + _conjuncts(realize.predicate))
+        predicate = simplify_expr(substitute_expr(predicate, loop_shift), ranges)
+        body = BufferStore(store.buffer, _simplify_indices(substitute_expr(found.value, rebase)),
+                           [_simplified(substitute_expr(i, rebase)) for i in store.indices])
+        new_block = attrs.evolve(block, iter_vars=new_ivs, body=body,
+                                 reads=[_region(r, rebase) for r in block.reads],
+                                 writes=[_region(w, rebase) for w in block.writes])
+        in_bound: Stmt = BlockRealize(values, predicate, new_block)
+        for _, loop in reversed(loops[inner:]):
+            if loop.loop_var in new_ranges:
+                in_bound = attrs.evolve(loop, min=IntImm(loop.loop_var.dtype, 0),
+                                        extent=IntImm(loop.loop_var.dtype, new_ranges[loop.loop_var]),
+                                        body=in_bound)
+            else:
+                in_bound = attrs.evolve(loop, body=in_bound)
+        # --- replace: the in-bound nest where the old one was, the fill
+        # right before the given loop
+        top = loops[inner][0] if inner < len(loops) else rpath
+        at = loops[position][0]
+        sub = site.at(at)
+        sub = in_bound if top == at else _replace(sub, top[len(at):], in_bound)
+        parent = at[:-1]
+        if at and at[-1][1] is not None and isinstance(site.at(parent), SeqStmt):
+            seq = site.at(parent)
+            k = at[-1][1]
+            new = SeqStmt(list(seq.seq[:k]) + [nest, sub] + list(seq.seq[k + 1:]))
+            return Outcome(commit(site, parent, new), BlockRef(const_name, site.func_name))
+        return Outcome(commit(site, at, SeqStmt([nest, sub])), BlockRef(const_name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self.loop)]
+
+
+def _replace(node, rel, new):
+    from ..analysis.traversal import replace_at
+
+    return replace_at(node, rel, new)
+
+
+def _simplify_indices(e: PrimExpr) -> PrimExpr:
+    """``e`` with the indices of its loads simplified (``vi + 1 - 1`` is ``vi``)."""
+    from ..analysis.traversal import transform
+    from ..nodes import BufferLoad
+
+    def post(n):
+        if isinstance(n, BufferLoad):
+            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices])
+        return n
+
+    return _simplified(transform(e, post))
+
+
+def _simplified(e: PrimExpr) -> PrimExpr:
+    return simplify_index(e) if e.dtype.is_integer and e.dtype.lanes == 1 else e
+
+
+def _region(r: BufferRegion, mapping) -> BufferRegion:
+    return BufferRegion(r.buffer, [Range(_simplified(substitute_expr(x.min, mapping)),
+                                         _simplified(substitute_expr(x.extent, mapping))) for x in r.region])
+
+
+def decompose_padding(block, loop) -> DecomposePadding:
+    """The :class:`DecomposePadding` record: ``decompose_padding("pad", "i0")``."""
+    return DecomposePadding(block, loop)
+
+
+def can_decompose_padding(mod, block, loop) -> bool:
+    """Whether ``decompose_padding(block, loop)`` applies to ``mod`` (TVM's
+    ``can_decompose_padding``). A block or loop that does not exist is an
+    error, as in TVM, not a False."""
+    from .errors import RefKindError, UnknownBlockError, UnknownFunctionError, UnknownLoopError
+
+    errors = DecomposePadding(block, loop).violations(mod)
+    for err in errors:
+        if isinstance(err, (UnknownBlockError, UnknownLoopError, RefKindError, UnknownFunctionError)):
+            raise err
+    return not errors
+
+
+__all__ = ["DecomposePadding", "decompose_padding", "can_decompose_padding"]
+
+
+# ---------------------------------------------------------------------- pad_einsum
+
+def _trivial_indices(indices) -> bool:
+    return all(isinstance(i, Var) or (isinstance(i, IntImm) and not i.dtype.is_bool) for i in indices)
+
+
+def _einsum_violation(block: Block) -> str | None:
+    """Why the block is not an einsum (every region one point at variables
+    or constants, each buffer once, the body indexing the same way)."""
+    from ..analysis.traversal import walk
+    from ..nodes import BufferLoad
+
+    seen = set()
+    for r in list(block.reads) + list(block.writes):
+        if r.buffer in seen:
+            return f"it accesses buffer {r.buffer.name} in more than one region"
+        seen.add(r.buffer)
+        for rng in r.region:
+            if not (_int(rng.extent) == 1 and (isinstance(rng.min, Var) or _int(rng.min) is not None)):
+                return (f"its region of {r.buffer.name} is not one point at iteration variables or "
+                        "constants")
+    nodes = [n for n in walk(block.body) if isinstance(n, (BufferLoad, BufferStore))]
+    if block.init is not None:
+        nodes += [n for n in walk(block.init) if isinstance(n, (BufferLoad, BufferStore))]
+    for n in nodes:
+        if not _trivial_indices(n.indices):
+            return f"its body indexes {n.buffer.name} with an expression that is not a variable or a constant"
+    return None
+
+
+@register
+@attrs.frozen
+class PadEinsum(Rewrite):
+    """Pad the iteration domain of an einsum block (every access indexed by
+    iteration variables or constants) up to multiples of ``padding``, one
+    per iteration variable: the buffers indexed by a padded variable get
+    padded copies ``<buffer>_pad``, copied in by blocks ``<buffer>_pad``
+    before the block (zero beyond the original shape) and, for outputs,
+    copied back after it; the block computes on the copies, and a loop
+    bound to exactly a padded variable, over its whole original domain and
+    with only this block under it, runs over the padded extent.
+
+    Correct where TVM is not: the padded iterations of a reduction variable
+    would add the reduction of padding values (zero is no identity for max,
+    nor for a sum of ``x + 1``), so a padded reduction variable keeps them
+    out with a predicate; an output is copied in as well as back, and back
+    only over the original domain in the padded dimensions, so elements the
+    block does not write (outside its domain, under its predicate, or in a
+    part a loop does not run) keep their values (TVM copies back from
+    elements it never wrote); a dimension indexed by a constant is copied
+    whole (TVM makes it of extent 1 and accesses it out of bounds).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``padding`` has one positive int per iteration variable
+       (InvalidPaddingError);
+    3. the block is an einsum whose padded variables have domains starting
+       at 0 (NonEinsumError);
+    4. no other block in the statement of the scope that holds the block
+       touches a buffer to pad (NotStagePipelineError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3,), "float32")):
+            for i, k in T.grid(3, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+
+        # rewrite
+        pad_einsum("B", [4, 1])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((3, 4), "float32"), B: T.Buffer((3,), "float32")):
+            A_pad = T.alloc_buffer((4, 4))
+            B_pad = T.alloc_buffer((4,))
+            for i0, i1 in T.grid(4, 4):
+                with T.block("A_pad"):
+                    v0, v1 = T.axis.remap("SS", [i0, i1])
+                    T.reads(A[v0, v1])
+                    T.writes(A_pad[v0, v1])
+                    A_pad[v0, v1] = T.if_then_else(v0 < 3, A[v0, v1], T.float32(0))
+            for i0 in range(4):
+                with T.block("B_pad"):
+                    v0 = T.axis.spatial(4, i0)
+                    T.reads(B[v0])
+                    T.writes(B_pad[v0])
+                    B_pad[v0] = T.if_then_else(v0 < 3, B[v0], T.float32(0))
+            for i, k in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    T.reads(A_pad[vi, vk])
+                    T.writes(B_pad[vi])
+                    with T.init():
+                        B_pad[vi] = T.float32(0)
+                    B_pad[vi] = B_pad[vi] + A_pad[vi, vk]
+            for i0 in range(3):
+                with T.block("B_pad_1"):
+                    v0 = T.axis.spatial(3, i0)
+                    T.reads(B_pad[v0])
+                    T.writes(B[v0])
+                    B[v0] = B_pad[v0]
+    """
+
+    primitive = "pad_einsum"
+
+    block: object = attrs.field(converter=as_block_ref)
+    padding: object = attrs.field(converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
+
+    def plan(self, mod, chk: Checks):
+        from .checks import child_blocks, scope_path
+        from .errors import InvalidPaddingError, NonEinsumError, NotStagePipelineError
+
+        site = resolve_site(chk, mod, [self.block])
+        bpath = resolve_block(chk, site, self.block)
+        rpath = bpath[:-1]
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        subject = describe(self.block)
+        n = len(block.iter_vars)
+        pads = self.padding
+        if not isinstance(pads, tuple) or len(pads) != n or \
+                any(isinstance(p, bool) or not isinstance(p, int) or p <= 0 for p in pads):
+            chk.stop(InvalidPaddingError, subject,
+                     f"the padding must be a list of {n} positive ints, one per iteration variable, "
+                     f"got {self.padding!r}", realize)
+        why = _einsum_violation(block)
+        if why is not None:
+            chk.stop(NonEinsumError, subject, f"the block is not an einsum: {why}", realize)
+        scope = scope_path(site, bpath)
+        if scope is None:
+            chk.stop(NonEinsumError, subject, "the block is not inside a block that could allocate the "
+                     "padded buffers", realize)
+        padded = {}
+        for iv, p in zip(block.iter_vars, pads):
+            ext = _int(iv.dom.extent)
+            if ext is None:
+                chk.stop(NonEinsumError, subject,
+                         f"the domain of {iv.var.name} is not of constant extent", realize)
+            new = -(-ext // p) * p
+            if new != ext:
+                if _int(iv.dom.min) != 0:
+                    chk.stop(NonEinsumError, subject,
+                             f"the domain of {iv.var.name} to pad does not start at 0", realize)
+                padded[iv.var] = (ext, new)
+        # the statement of the scope's body that holds the block
+        scope_block: Block = site.at(scope)
+        body_path = scope + (("body", None),)
+        holder = body_path
+        if isinstance(scope_block.body, SeqStmt):
+            holder = rpath[:len(body_path) + 1]
+        bufs = {r.buffer for r in list(block.reads) + list(block.writes)
+                if any(isinstance(x.min, Var) and x.min in padded for x in r.region)}
+        from .checks import all_block_realizes
+
+        for _, other in all_block_realizes(site.at(holder), holder):
+            if other is realize:
+                continue
+            touched = {r.buffer for r in list(other.block.reads) + list(other.block.writes)} & bufs
+            if touched:
+                chk.stop(NotStagePipelineError, subject,
+                         f"block {other.block.name_hint!r} beside it touches "
+                         f"{sorted(b.name for b in touched)[0]}, which would be padded", other)
+        return site, scope, holder, rpath, padded
+
+    def build(self, plan) -> Outcome:
+        from .checks import child_blocks, loops_above
+
+        site, scope, holder, rpath, padded = plan
+        realize: BlockRealize = site.at(rpath)
+        block = realize.block
+        taken = set(site.index.names)
+        blocks = set(site.index.blocks)
+
+        def fresh(base, pool):
+            name = fresh_name(base, pool)
+            pool.add(name)
+            return name
+
+        buf_map, reads_copy, writes_copy = {}, [], []
+        for region, is_read in [(r, True) for r in block.reads] + [(w, False) for w in block.writes]:
+            if not any(isinstance(x.min, Var) and x.min in padded for x in region.region):
+                continue
+            buf = region.buffer
+            shape, back = [], []
+            for x, dim in zip(region.region, buf.shape):
+                if isinstance(x.min, Var) and x.min in padded:
+                    ext, new = padded[x.min]
+                    shape.append(IntImm(dim.dtype, new))
+                    back.append(IntImm(dim.dtype, min(ext, _int(dim)) if _int(dim) is not None else ext))
+                else:
+                    shape.append(dim)
+                    back.append(dim)
+            from ..nodes import Buffer
+
+            new_buf = Buffer(fresh(f"{buf.name}_pad", taken), shape, buf.dtype, storage_scope=buf.storage_scope)
+            buf_map[buf] = new_buf
+            # an output is copied in too: what the block does not write
+            # (a predicate, loops that cover part of its domain) is copied
+            # back unchanged
+            reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
+            if not is_read:
+                writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
+        # the block on the padded buffers, over the padded domain
+        from ..analysis.traversal import transform
+        from ..nodes import BufferLoad
+
+        def swap(node):
+            if isinstance(node, BufferLoad) and node.buffer in buf_map:
+                return BufferLoad(buf_map[node.buffer], node.indices)
+            if isinstance(node, BufferStore) and node.buffer in buf_map:
+                return BufferStore(buf_map[node.buffer], node.value, node.indices)
+            return node
+
+        ivs, guards = [], []
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.var in padded:
+                ext, new = padded[iv.var]
+                ivs.append(IterVar(Range(iv.dom.min, IntImm(iv.dom.extent.dtype, new)), iv.var, iv.iter_type,
+                                   iv.thread_tag))
+                if iv.iter_type is not IterVarType.DataPar:
+                    guards.append(LT(value, IntImm(value.dtype, ext)))
+            else:
+                ivs.append(iv)
+        new_block = attrs.evolve(
+            block, iter_vars=ivs, body=transform(block.body, swap),
+            init=None if block.init is None else transform(block.init, swap),
+            reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in block.reads],
+            writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in block.writes])
+        predicate = _conjoin(_conjuncts(realize.predicate) + guards)
+        new_realize = BlockRealize(realize.iter_values, predicate, new_block)
+        # loops bound to exactly a padded variable, with only this block
+        # under them, run over the padded extent
+        extend = {}
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.var in padded and isinstance(value, Var):
+                extend[value] = padded[iv.var]
+        node_new: Stmt = new_realize
+        from ..analysis.traversal import ancestors
+
+        for p, node in reversed(ancestors(site.func, rpath)):
+            if len(p) < len(holder):
+                break
+            node = _set_child(node, rpath[len(p)], node_new)
+            # only a loop that runs over the whole original domain (not a
+            # part of it, as after loop_partition) is extended
+            if isinstance(node, For) and node.loop_var in extend and _int(node.min) == 0 \
+                    and _int(node.extent) == extend[node.loop_var][0] \
+                    and len(list(child_blocks(node, ()))) == 1:
+                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, extend[node.loop_var][1]))
+            node_new = node
+        stmts = reads_copy + [node_new] + writes_copy
+        scope_block: Block = site.at(scope)
+        if holder == scope + (("body", None),):
+            body = SeqStmt(stmts)
+        else:
+            k = holder[-1][1]
+            seq = scope_block.body.seq
+            body = SeqStmt(list(seq[:k]) + stmts + list(seq[k + 1:]))
+        new_scope = attrs.evolve(scope_block, body=body,
+                                 alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
+        return Outcome(commit(site, scope, new_scope))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
+                                               else self.padding)]
+
+
+def _set_child(node, step, child):
+    name, index = step
+    value = getattr(node, name)
+    if index is None:
+        return attrs.evolve(node, **{name: child})
+    return attrs.evolve(node, **{name: value.set(index, child)})
+
+
+def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stmt:
+    """A loop nest and block copying ``buf`` into its padded copy (zero
+    beyond the original shape), or, for an output, the padded copy back
+    over the extents ``written``."""
+    from ..nodes import BufferLoad, const
+
+    ndim = len(buf.shape)
+    loop_vars, ivs, ranges = [], [], []
+    for d in range(ndim):
+        ext = padded.shape[d] if is_read else written[d]
+        lo = IntImm(ext.dtype, 0)
+        dtype = ext.dtype
+        loop_vars.append(Var(fresh(f"i{d}", taken), dtype))
+        ivs.append(IterVar(Range(lo, ext), Var(fresh(f"v{d}", taken), dtype), IterVarType.DataPar))
+        ranges.append((lo, ext))
+    idx = [iv.var for iv in ivs]
+    point = [Range(v, IntImm(v.dtype, 1)) for v in idx]
+    if is_read:
+        guards = [LT(v, dim) for v, dim, pd in zip(idx, buf.shape, padded.shape)
+                  if not (_int(dim) is not None and _int(dim) == _int(pd))]
+        value = BufferLoad(buf, idx)
+        if guards:
+            value = Call(buf.dtype, "tir.if_then_else", [_conjoin(guards), value, const(0, buf.dtype)])
+        body = BufferStore(padded, value, idx)
+        reads, writes = [BufferRegion(buf, point)], [BufferRegion(padded, point)]
+    else:
+        body = BufferStore(buf, BufferLoad(padded, idx), idx)
+        reads, writes = [BufferRegion(padded, point)], [BufferRegion(buf, point)]
+    name = fresh_name(padded.name, blocks)
+    blocks.add(name)
+    nest: Stmt = BlockRealize(loop_vars, _TRUE, Block(ivs, reads, writes, name, body))
+    for v, (lo, ext) in reversed(list(zip(loop_vars, ranges))):
+        nest = For(v, lo, ext, "serial", nest)
+    return nest
+
+
+def pad_einsum(block, padding) -> PadEinsum:
+    """The :class:`PadEinsum` record: ``pad_einsum("C", [32, 32, 32])``."""
+    return PadEinsum(block, padding)
+
+
+__all__ += ["PadEinsum", "pad_einsum"]

@@ -1,0 +1,256 @@
+"""Partitioning: loop_partition.
+
+A loop becomes consecutive loops over consecutive parts of its range, each
+with its own copy of the body, so each part can be scheduled on its own (a
+main part and a remainder, a border and an interior). The primitive is the
+newest TVM's (v0.20 has none), with its structure: the parts sit in opaque
+blocks ``<block>_<loop><k>_partition`` inside one opaque block
+``<block>_<loop>_common`` that takes the loop's place.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import attrs
+
+from ..analysis.access import access_regions
+from ..analysis.traversal import rename, walk, walk_stmts
+from ..nodes import (
+    Block, BlockRealize, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, Var,
+)
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import check_plain_loop, describe, resolve_loop, resolve_site
+from .errors import (
+    InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
+    SymbolicShapeError, WrongFactorError,
+)
+from .exprs import substitute
+from .names import fresh_name
+from .refs import LoopRef, as_loop_ref
+from .serialize import py_value
+
+_TRUE = IntImm("bool", 1)
+
+
+def _as_factors(value):
+    if isinstance(value, (list, tuple, range)) or type(value).__name__ == "PVector":
+        return tuple(operator.index(f) if not isinstance(f, (bool, PrimExpr)) and hasattr(f, "__index__")
+                     else f for f in value)
+    return value
+
+
+def _bound_names(stmt: Stmt) -> tuple[list[str], list[str]]:
+    """The variable and buffer names bound under ``stmt``, and its block names."""
+    names, blocks = [], []
+    for _, node in walk_stmts(stmt):
+        if isinstance(node, For):
+            names.append(node.loop_var.name)
+        elif isinstance(node, Block):
+            blocks.append(node.name_hint)
+            names.extend(iv.var.name for iv in node.iter_vars)
+            names.extend(b.name for b in node.alloc_buffers)
+            names.extend(m.buffer.name for m in node.match_buffers)
+        elif isinstance(node, LetStmt):
+            names.append(node.var.name)
+    names.extend(n.var.name for n in walk(stmt) if isinstance(n, Let))
+    return names, blocks
+
+
+@register
+@attrs.frozen
+class LoopPartition(Rewrite):
+    """Partition a loop into consecutive loops ``i0, i1, ...`` over
+    consecutive parts of its range, each running a copy of the body (blocks
+    renamed ``<block>_<new loop>``, every name bound inside made fresh).
+    Correct where TVM is not: a reduction variable bound to the loop keeps
+    its domain, so a reduction split across parts is initialised once; TVM
+    narrows its domain too, and each part starts the reduction over.
+
+    ``factors`` are the lengths of the parts, in order; one may be None and
+    is then what the others leave of the extent. Without a None the
+    factors must leave part of the range, and a last part takes the rest
+    (TVM's rule: ``[2, 64]`` on a loop of 128 gives 2, 64 and 62). The
+    block iteration variable bound to exactly the loop gets the part's range
+    as its domain (data-parallel ones only, see above). Each part's loop sits in an opaque block
+    ``<block>_<loop><k>_partition``, and these in an opaque block
+    ``<block>_<loop>_common`` in the loop's place. Returns the new loops.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError)
+       and ``preserve_unit_iters`` is a bool (InvalidArgumentError);
+    2. the loop has no annotations and no thread binding
+       (LoopHasAnnotationOrThreadBindingError);
+    3. the loop's min and extent are constants (SymbolicShapeError);
+    4. the factors are None or positive ints (InvalidFactorError,
+       NonPositiveFactorError), at most one None (NotSingleInferFactorError),
+       and they sum to less than the extent (WrongFactorError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((2, 10), "float32"), B: T.Buffer((2, 10), "float32")):
+            for i, j in T.grid(2, 10):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        loop_partition("j", [None, 2])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((2, 10), "float32"), B: T.Buffer((2, 10), "float32")):
+            for i in range(2):
+                with T.block("B_j_common"):
+                    T.reads(A[i, 0:10])
+                    T.writes(B[i, 0:10])
+                    with T.block("B_j0_partition"):
+                        T.reads(A[i, 0:8])
+                        T.writes(B[i, 0:8])
+                        for j0 in range(8):
+                            with T.block("B_j0"):
+                                vi = T.axis.spatial(2, i)
+                                vj = T.axis.spatial(8, j0)
+                                T.reads(A[vi, vj])
+                                T.writes(B[vi, vj])
+                                B[vi, vj] = A[vi, vj] * T.float32(2)
+                    with T.block("B_j1_partition"):
+                        T.reads(A[i, 8:10])
+                        T.writes(B[i, 8:10])
+                        for j1 in range(8, 10):
+                            with T.block("B_j1"):
+                                vi_1 = T.axis.spatial(2, i)
+                                vj_1 = T.axis.spatial((8, 10), j1)
+                                T.reads(A[vi_1, vj_1])
+                                T.writes(B[vi_1, vj_1])
+                                B[vi_1, vj_1] = A[vi_1, vj_1] * T.float32(2)
+    """
+
+    primitive = "loop_partition"
+
+    loop: object = attrs.field(converter=as_loop_ref)
+    factors: object = attrs.field(converter=_as_factors)
+    preserve_unit_iters: object = True
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.loop])
+        path = resolve_loop(chk, site, self.loop)
+        loop: For = site.at(path)
+        subject = describe(self.loop)
+        if not isinstance(self.preserve_unit_iters, bool):
+            chk.fail(InvalidArgumentError, "argument preserve_unit_iters",
+                     f"expected True or False, got {self.preserve_unit_iters!r}")
+        check_plain_loop(chk, loop)
+        lo, extent = loop.min, loop.extent
+        if not (isinstance(lo, IntImm) and isinstance(extent, IntImm)):
+            chk.stop(SymbolicShapeError, subject,
+                     f"the loop runs from {lo.script()} for {extent.script()} iterations; loop_partition "
+                     "needs a constant min and extent", loop)
+        if not isinstance(self.factors, tuple) or not self.factors:
+            chk.stop(InvalidFactorError, subject,
+                     f"factors must be a non-empty list of positive ints and at most one None, got "
+                     f"{self.factors!r}")
+        sizes, infer = [], []
+        for k, f in enumerate(self.factors):
+            if f is None:
+                infer.append(k)
+                sizes.append(None)
+                continue
+            value = f.value if isinstance(f, IntImm) and not f.dtype.is_bool else f
+            if isinstance(value, bool) or not isinstance(value, int):
+                chk.fail(InvalidFactorError, subject,
+                         f"factor {k} is {f!r}; loop_partition takes positive ints and at most one None")
+                continue
+            if value <= 0:
+                chk.fail(NonPositiveFactorError, subject, f"factor {k} is {value}; factors must be positive")
+                continue
+            sizes.append(value)
+        if len(infer) > 1:
+            chk.fail(NotSingleInferFactorError, subject,
+                     f"{len(infer)} factors are None; only one factor can be inferred")
+        chk.checkpoint()
+        total = sum(s for s in sizes if s is not None)
+        if total >= extent.value:
+            chk.stop(WrongFactorError, subject,
+                     f"the factors sum to {total}, which leaves nothing of the loop's extent "
+                     f"{extent.value} for {'the inferred part' if infer else 'the last part'}", loop)
+        if infer:
+            sizes[infer[0]] = extent.value - total
+        else:
+            sizes.append(extent.value - total)
+        return site, path, sizes
+
+    def build(self, plan) -> Outcome:
+        site, path, sizes = plan
+        loop: For = site.at(path)
+        taken = set(site.index.names)
+        blocks_taken = set(site.index.blocks)
+
+        def fresh(base, pool):
+            name = fresh_name(base, pool)
+            pool.add(name)
+            return name
+
+        inner_names, inner_blocks = _bound_names(loop.body)
+        first = next((s.name_hint for _, s in walk_stmts(loop.body) if isinstance(s, Block)), None)
+        base = f"{first}_{loop.loop_var.name}" if first is not None else loop.loop_var.name
+        dtype = loop.loop_var.dtype
+        parts, refs = [], []
+        start = loop.min.value
+        for k, size in enumerate(sizes):
+            var = Var(fresh(f"{loop.loop_var.name}{k}", taken), dtype)
+            refs.append(LoopRef(var.name, site.func_name))
+            mapping = {name: fresh(name, taken) for name in inner_names}
+            body = rename(substitute(loop.body, {loop.loop_var: var}), mapping)
+            body = _rename_blocks(body, var, start, size, blocks_taken)
+            new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
+            part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
+            reads, writes = access_regions(part)
+            parts.append(BlockRealize([], _TRUE, attrs.evolve(part, reads=reads, writes=writes)))
+            start += size
+        common = Block([], [], [], fresh(f"{base}_common", blocks_taken), SeqStmt(parts))
+        reads, writes = access_regions(common)
+        common = attrs.evolve(common, reads=reads, writes=writes)
+        return Outcome(commit(site, path, BlockRealize([], _TRUE, common)), tuple(refs))
+
+    def python_args(self):
+        return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
+                f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _rename_blocks(body: Stmt, var: Var, start: int, size: int, taken: set) -> Stmt:
+    """Every block of one part named ``<block>_<loop>``; the data-parallel
+    iteration variable bound to exactly the part's loop gets the part's
+    range. A reduction variable keeps its domain: a reduction's ``init``
+    runs where its variables are at the start of their domains, which a
+    narrowed domain would move into every part (TVM narrows it, and the
+    later parts start the reduction over)."""
+    from ..analysis.traversal import transform
+
+    def post(node):
+        if isinstance(node, BlockRealize):
+            ivs = []
+            for iv, value in zip(node.block.iter_vars, node.iter_values):
+                if value == var and iv.iter_type is IterVarType.DataPar:
+                    iv = IterVar(Range(IntImm(iv.dom.min.dtype, start), IntImm(iv.dom.extent.dtype, size)),
+                                 iv.var, iv.iter_type, iv.thread_tag)
+                ivs.append(iv)
+            name = fresh_name(f"{node.block.name_hint}_{var.name}", taken)
+            taken.add(name)
+            return attrs.evolve(node, block=attrs.evolve(node.block, iter_vars=ivs, name_hint=name))
+        return node
+
+    return transform(body, post)
+
+
+def loop_partition(loop, factors, preserve_unit_iters: bool = True) -> LoopPartition:
+    """The :class:`LoopPartition` record: ``loop_partition("j", [None, 2])``."""
+    return LoopPartition(loop, factors, preserve_unit_iters)
+
+
+__all__ = ["LoopPartition", "loop_partition"]

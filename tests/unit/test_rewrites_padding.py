@@ -1,0 +1,272 @@
+"""decompose_padding and can_decompose_padding: results on conv2d's
+padding, and every error with its message."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.nodes import IRModule
+from tirfun.rewrites.index import build_index, index_of
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+CONV_PAD = """
+@T.prim_func
+def main(X: T.Buffer((1, 4, 6, 6), "float32"), P: T.Buffer((1, 4, 8, 8), "float32")):
+    for n, c, h, w in T.grid(1, 4, 8, 8):
+        with T.block("pad"):
+            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
+            P[vn, vc, vh, vw] = T.if_then_else(1 <= vh and vh < 7 and 1 <= vw and vw < 7,
+                                               X[vn, vc, vh - 1, vw - 1], T.float32(0))
+"""
+
+
+def mod_of(source=CONV_PAD) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def check(mod, out):
+    verify(out)
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 4, 6, 6)).astype("float32")
+    p = np.full((1, 4, 8, 8), np.nan, "float32")
+    tirfun.build(out, target="llvm")(x, p)
+    assert (p == np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))).all()
+
+
+@pytest.mark.parametrize("loop", ["n", "c", "h"])
+def test_decompose_padding_trims_the_in_bound_loops(loop):
+    mod = mod_of()
+    snapshot = copy.deepcopy(mod)
+    sch = Schedule(mod)
+    fill = sch.decompose_padding("pad", loop)
+    assert fill == R.BlockRef("pad_pad_const", "main")
+    check(mod, sch.mod)
+    assert mod == snapshot
+    text = sch.mod["main"].script()
+    in_bound = text.split('T.block("pad")')[1]
+    assert "T.if_then_else" not in text and "T.where" not in in_bound
+    assert "P[vn, vc, vh + 1, vw + 1] = X[vn, vc, vh, vw]" in in_bound
+    if loop == "h":
+        assert "for h, w in T.grid(6, 6):" in text
+
+
+def test_decompose_padding_at_the_innermost_loop_keeps_the_outer_test_in_the_predicate():
+    mod = mod_of()
+    out = R.decompose_padding("pad", "w")(mod)
+    check(mod, out)
+    assert "T.where(1 <= h and h < 7)" in out["main"].script()
+
+
+def test_decompose_padding_after_a_split_that_does_not_divide():
+    mod = mod_of()
+    sch = Schedule(mod)
+    _, _, h, w = sch.get_loops("pad")
+    sch.split(h, [None, 3])
+    sch.split(w, [3, None])
+    for loop in sch.get_loops("pad"):
+        trial = sch.copy()
+        trial.decompose_padding("pad", loop)
+        check(mod, trial.mod)
+
+
+def test_can_decompose_padding():
+    sch = Schedule(mod_of())
+    assert sch.can_decompose_padding("pad", "h") is True
+    assert sch.mod == mod_of()
+    plain = Schedule(mod_of(CONV_PAD.replace("T.if_then_else(1 <= vh and vh < 7 and 1 <= vw and vw < 7,\n"
+                                             "                                               X[vn, vc, vh - 1, vw - 1], T.float32(0))",
+                                             "T.float32(1)")))
+    assert plain.can_decompose_padding("pad", "h") is False
+    with pytest.raises(R.UnknownLoopError):
+        sch.can_decompose_padding("pad", "x")
+
+
+def raises(cls, rewrite, source, message):
+    mod = mod_of(source)
+    with pytest.raises(ScheduleError) as info:
+        rewrite(mod)
+    assert type(info.value) is cls
+    assert info.value.summary == message
+    assert rewrite.violations(mod)
+
+
+def test_loop_position_error():
+    source = """
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32"), Q: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("pad"):
+            vi = T.axis.spatial(8, i)
+            P[vi] = T.if_then_else(1 <= vi and vi < 7, X[vi - 1], T.float32(0))
+    for j in range(8):
+        with T.block("Q"):
+            vj = T.axis.spatial(8, j)
+            Q[vj] = P[vj]
+"""
+    raises(R.LoopPositionError, R.decompose_padding("pad", "j"), source,
+           "decompose_padding: loop 'j': the loop is not an ancestor of block 'pad' in its scope; "
+           "decompose_padding places the constant fill before a loop above the block")
+
+
+def test_incomplete_block_error():
+    source = """
+@T.prim_func
+def main(X: T.Buffer((6, 4), "float32"), P: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 4):
+        with T.block("pad"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                P[vi] = T.float32(0)
+            P[vi] = P[vi] + T.if_then_else(1 <= vi and vi < 7, X[vi - 1, vk], T.float32(0))
+"""
+    raises(R.IncompleteBlockError, R.decompose_padding("pad", "i"), source,
+           "decompose_padding: block 'pad': the block is not complete: its iteration variable vk is not "
+           "data-parallel")
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("X[vi % 6]", "the stored value is not a T.if_then_else of the padding condition"),
+    ("T.if_then_else(1 <= vi and vi < 7, X[vi - 1], X[0])", "the pad value X[0] is not a constant"),
+    ("T.if_then_else(0 <= vi, X[vi % 6], T.float32(0))", "the in-bound condition is always true"),
+    ("T.if_then_else(9 <= vi, X[vi % 6], T.float32(0))", "the in-bound range of vi is empty"),
+])
+def test_padding_pattern_match_error(value, reason):
+    source = f"""
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("pad"):
+            vi = T.axis.spatial(8, i)
+            P[vi] = {value}
+"""
+    raises(R.PaddingPatternMatchError, R.decompose_padding("pad", "i"), source,
+           f"decompose_padding: block 'pad': the block does not match the padding pattern: {reason}")
+
+
+def test_padding_pattern_needs_one_store():
+    source = """
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("pad"):
+            vi = T.axis.spatial(8, i)
+            if vi < 7:
+                P[vi] = T.if_then_else(1 <= vi, X[vi - 1], T.float32(0))
+"""
+    raises(R.PaddingPatternMatchError, R.decompose_padding("pad", "i"), source,
+           "decompose_padding: block 'pad': the block does not match the padding pattern: the block body "
+           "is not a single store into the written buffer")
+
+
+# ---------------------------------------------------------------------- pad_einsum
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((7, 5), "float32"), B: T.Buffer((5, 6), "float32"), C: T.Buffer((7, 6), "float32")):
+    for i0, i1, i2 in T.grid(7, 6, 5):
+        with T.block("C"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+"""
+
+
+def test_pad_einsum_of_a_matmul():
+    mod = mod_of(MATMUL)
+    snapshot = copy.deepcopy(mod)
+    sch = Schedule(mod)
+    sch.pad_einsum("C", [4, 4, 4])
+    out = sch.mod
+    verify(out)
+    assert mod == snapshot
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    root = out["main"].body.block
+    assert {b.name: [d.value for d in b.shape] for b in root.alloc_buffers} == \
+        {"A_pad": [8, 8], "B_pad": [8, 8], "C_pad": [8, 8]}
+    assert "for i0, i1, i2 in T.grid(8, 8, 8):" in out["main"].script()
+    a = np.random.default_rng(1).uniform(-1, 1, (7, 5)).astype("float32")
+    b = np.random.default_rng(2).uniform(-1, 1, (5, 6)).astype("float32")
+    c = np.zeros((7, 6), "float32")
+    tirfun.build(out, target="llvm")(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_pad_einsum_keeps_a_padded_reduction_out_of_a_max():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((3, 5), "float32"), B: T.Buffer((3,), "float32")):
+    for i, k in T.grid(3, 5):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.min_value("float32")
+            B[vi] = T.max(B[vi], A[vi, vk])
+"""
+    mod = mod_of(source)
+    out = R.pad_einsum("B", [1, 4])(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    a = -np.ones((3, 5), "float32")
+    b = np.zeros(3, "float32")
+    tirfun.build(out, target="llvm")(a, b)
+    assert (b == -1).all()  # zero padding read by the max would give 0
+
+
+def test_pad_einsum_copies_back_only_what_the_block_wrote():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi] = A[vi] * T.float32(2)
+"""
+    mod = mod_of(source)
+    out = R.pad_einsum("B", [4])(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    b = np.full(10, 5, "float32")
+    tirfun.build(out, target="llvm")(np.ones(10, "float32"), b)
+    assert list(b) == [2] * 7 + [5] * 3
+
+
+def test_pad_einsum_errors():
+    raises(R.InvalidPaddingError, R.pad_einsum("C", [4, 4]), MATMUL,
+           "pad_einsum: block 'C': the padding must be a list of 3 positive ints, one per iteration "
+           "variable, got (4, 4)")
+    raises(R.InvalidPaddingError, R.pad_einsum("C", [4, 0, 4]), MATMUL,
+           "pad_einsum: block 'C': the padding must be a list of 3 positive ints, one per iteration "
+           "variable, got (4, 0, 4)")
+    shifted = MATMUL.replace("A[i, k] * B[k, j]", "A[i, k] * B[(k + 1) % 5, j]")
+    raises(R.NonEinsumError, R.pad_einsum("C", [4, 4, 4]), shifted,
+           "pad_einsum: block 'C': the block is not an einsum: its region of B is not one point at "
+           "iteration variables or constants")
+    side = """
+@T.prim_func
+def main(A: T.Buffer((7, 5), "float32"), C: T.Buffer((7,), "float32"), D: T.Buffer((7,), "float32")):
+    for i0 in range(7):
+        for i2 in range(5):
+            with T.block("C"):
+                i, k = T.axis.remap("SR", [i0, i2])
+                with T.init():
+                    C[i] = T.float32(0)
+                C[i] = C[i] + A[i, k]
+        with T.block("D"):
+            i = T.axis.spatial(7, i0)
+            D[i] = C[i]
+"""
+    raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), side,
+           "pad_einsum: block 'C': block 'D' beside it touches C, which would be padded")

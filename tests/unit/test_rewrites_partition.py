@@ -1,0 +1,160 @@
+"""loop_partition: parts, names, a reduction split across parts, and every
+error with its message."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.nodes import IRModule
+from tirfun.rewrites.index import build_index, index_of
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((4, 10), "int32"), B: T.Buffer((4,), "int32")):
+    for i, k in T.grid(4, 10):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+def mod_of(source=ROW_SUM) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def applied(rewrite, mod):
+    snapshot = copy.deepcopy(mod)
+    out = rewrite(mod)
+    verify(out)
+    assert mod == snapshot
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    return out
+
+
+@pytest.mark.parametrize("factors, sizes", [([2, 5], [2, 5, 3]), ([None, 3], [7, 3]), ([4, None, 1], [4, 5, 1]),
+                                            ([9], [9, 1])])
+def test_partition_sizes(factors, sizes):
+    sch = Schedule(mod_of())
+    loops = sch.loop_partition(sch.get_loops("B")[1], factors)
+    assert [l.name for l in loops] == [f"k{n}" for n in range(len(sizes))]
+    out = sch.mod
+    verify(out)
+    assert_equivalent(mod_of()["main"], out["main"])
+    extents = [sch.get(l).extent.value for l in loops]
+    assert extents == sizes
+    starts = [sch.get(l).min.value for l in loops]
+    assert starts == [sum(sizes[:n]) for n in range(len(sizes))]
+
+
+def test_a_reduction_split_across_parts_is_initialised_once():
+    sch = Schedule(mod_of())
+    sch.loop_partition("k", [3])
+    text = sch.mod["main"].script()
+    # the reduction variable keeps its whole domain in every part
+    assert text.count("T.axis.reduce(10,") == 2
+    a = np.arange(40, dtype="int32").reshape(4, 10)
+    b = np.zeros(4, "int32")
+    tirfun.build(sch.mod, target="llvm")(a, b)
+    assert (b == a.sum(axis=1)).all()
+    # the first part starts the reduction and can be decomposed; the second
+    # continues it, and a separate init there would start it over
+    sch.decompose_reduction("B_k0", "k0")
+    with pytest.raises(R.ReductionStartError) as info:
+        sch.decompose_reduction("B_k1", "k1")
+    assert info.value.summary == (
+        "decompose_reduction: block 'B_k1': the loops start the reduction variable vk_2 at 3, not at the "
+        "start of its domain 0, so the block's init never runs there")
+    with pytest.raises(R.ReductionStartError):
+        sch.rfactor("k1", 0)
+    assert_equivalent(mod_of()["main"], sch.mod["main"])
+
+
+def test_partition_of_a_spatial_loop_narrows_its_variable_and_compiles():
+    out = applied(R.loop_partition("i", [1, 2]), mod_of())
+    text = out["main"].script()
+    dom = Schedule(out).get("B_i1").iter_vars[0].dom
+    assert (dom.min.value, dom.extent.value) == (1, 2)
+    assert 'T.block("B_i_common")' in text and 'T.block("B_i2_partition")' in text
+    a = np.arange(40, dtype="int32").reshape(4, 10)
+    b = np.zeros(4, "int32")
+    tirfun.build(out, target="llvm")(a, b)
+    assert (b == a.sum(axis=1)).all()
+
+
+def test_partition_renames_everything_bound_inside():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + T.float32(1)
+        for j2 in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j2])
+                C[vi, vj] = C[vi, vj] * T.float32(2)
+"""
+    out = applied(R.loop_partition("i", [None, 1]), mod_of(source))
+    names = set(index_of(out["main"]).blocks)
+    assert {"B_i0", "C_i0", "B_i1", "C_i1", "B_i0_partition", "B_i1_partition", "B_i_common"} <= names
+
+
+def raises(cls, rewrite, message, source=ROW_SUM):
+    mod = mod_of(source)
+    with pytest.raises(ScheduleError) as info:
+        rewrite(mod)
+    assert type(info.value) is cls
+    assert info.value.summary == message
+    assert rewrite.violations(mod)
+
+
+def test_errors():
+    raises(R.WrongFactorError, R.loop_partition("k", [4, 6]),
+           "loop_partition: loop 'k': the factors sum to 10, which leaves nothing of the loop's extent 10 for "
+           "the last part")
+    raises(R.WrongFactorError, R.loop_partition("k", [None, 10]),
+           "loop_partition: loop 'k': the factors sum to 10, which leaves nothing of the loop's extent 10 for "
+           "the inferred part")
+    raises(R.NonPositiveFactorError, R.loop_partition("k", [0, None]),
+           "loop_partition: loop 'k': factor 0 is 0; factors must be positive")
+    raises(R.InvalidFactorError, R.loop_partition("k", [1.5]),
+           "loop_partition: loop 'k': factor 0 is 1.5; loop_partition takes positive ints and at most one None")
+    raises(R.InvalidFactorError, R.loop_partition("k", 3),
+           "loop_partition: loop 'k': factors must be a non-empty list of positive ints and at most one None, "
+           "got 3")
+    raises(R.NotSingleInferFactorError, R.loop_partition("k", [None, None]),
+           "loop_partition: loop 'k': 2 factors are None; only one factor can be inferred")
+    raises(R.InvalidArgumentError, R.loop_partition("k", [2], preserve_unit_iters="yes"),
+           "loop_partition: argument preserve_unit_iters: expected True or False, got 'yes'")
+    symbolic = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "int32")
+    B = T.match_buffer(b, (n,), "int32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi]
+"""
+    raises(R.SymbolicShapeError, R.loop_partition("i", [2]),
+           "loop_partition: loop 'i': the loop runs from 0 for n iterations; loop_partition needs a constant "
+           "min and extent", symbolic)
+    sch = Schedule(mod_of())
+    sch.annotate(sch.get_loops("B")[1], "pragma_unroll_explicit", 1)
+    with pytest.raises(R.LoopHasAnnotationOrThreadBindingError):
+        sch.loop_partition(sch.get_loops("B")[1], [2])

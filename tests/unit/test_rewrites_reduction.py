@@ -1,0 +1,556 @@
+"""decompose_reduction and rfactor: results, TVM's corner cases done right,
+and every ScheduleError with its message."""
+
+import copy
+
+import attrs
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.interp import run
+from tirfun.nodes import IRModule
+from tirfun.rewrites.index import build_index, index_of
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+
+def mod_of(source: str) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def applied(rewrite, mod: IRModule) -> IRModule:
+    """Apply ``rewrite``; the result verifies, its index is right, it prints
+    and parses back, and the input is unchanged."""
+    snapshot = copy.deepcopy(mod)
+    out = rewrite(mod)
+    verify(out)
+    assert mod == snapshot
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    return out
+
+
+ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i, k in T.grid(5, 10):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+# the program compute_at leaves when it puts the row sum C under D's loop j:
+# j repeats the whole reduction, and C's init runs again for every j
+REPEATED = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), D: T.Buffer((4, 3), "int32")):
+    C = T.alloc_buffer((4,), "int32")
+    for i, j in T.grid(4, 3):
+        for k in range(8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = 0
+                C[vi] = C[vi] + A[vi, vk]
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi] * 2
+"""
+
+
+# ------------------------------------------------------------ decompose_reduction
+
+def test_decompose_reduction_at_the_reduction_loop():
+    mod = mod_of(ROW_SUM)
+    out = applied(R.decompose_reduction("B", "k"), mod)
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        with T.block("B_init"):
+            vi = T.axis.spatial(5, i)
+            T.reads()
+            T.writes(B[vi])
+            B[vi] = 0
+        for k in range(10):
+            with T.block("B_update"):
+                vi_1, vk = T.axis.remap("SR", [i, k])
+                T.reads(B[vi_1], A[vi_1, vk])
+                T.writes(B[vi_1])
+                B[vi_1] = B[vi_1] + A[vi_1, vk]
+""")
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_decompose_reduction_above_spatial_loops_recreates_them():
+    mod = mod_of(ROW_SUM)
+    out = applied(R.decompose_reduction("B", "i"), mod)
+    text = out["main"].script()
+    assert "for i_init in range(5):" in text
+    assert 'T.block("B_init")' in text and 'T.block("B_update")' in text
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_decompose_reduction_keeps_the_predicate_of_a_split_spatial_loop():
+    sch = Schedule(mod_of(ROW_SUM))
+    i, k = sch.get_loops("B")
+    sch.split(i, [None, 2])
+    k0, _ = sch.split(k, [None, 4])
+    init = sch.decompose_reduction("B", k0)
+    assert init == R.BlockRef("B_init", "main")
+    verify(sch.mod)
+    init_realize = sch.get_sref(init).stmt
+    assert init_realize.name_hint == "B_init"
+    text = sch.mod["main"].script()
+    assert "T.where(i_0 * 2 + i_1 < 5)" in text.split('T.block("B_init")')[1].split("T.block")[0]
+    assert_equivalent(mod_of(ROW_SUM)["main"], sch.mod["main"])
+
+
+def test_decompose_reduction_keeps_the_init_inside_a_loop_that_repeats_the_reduction():
+    mod = mod_of(REPEATED)
+    for loop in ("i", "j", "k"):
+        out = applied(R.decompose_reduction("C", loop), mod)
+        assert_equivalent(mod["main"], out["main"])
+        # the init runs under j, once per repetition, right before k
+        body = out["main"].body.block.body.body.body
+        assert body.seq[0].block.name_hint == "C_init"
+        assert body.seq[1].loop_var.name == "k"
+
+
+def test_decompose_reduction_under_a_fused_loop_that_repeats_the_reduction():
+    # the fused loop feeds the row index but runs each row three times
+    mod = R.fuse("i", "j", preserve_unit_iters=False)(mod_of(REPEATED))
+    out = applied(R.decompose_reduction("C", "i_j_fused"), mod)
+    assert_equivalent(mod["main"], out["main"])
+    fused = out["main"].body.block.body
+    assert fused.loop_var.name == "i_j_fused" and fused.body.seq[0].block.name_hint == "C_init"
+
+
+def test_decompose_reduction_compiles():
+    mod = applied(R.decompose_reduction("C", "i"), mod_of(REPEATED))
+    a = np.arange(32, dtype="int32").reshape(4, 8)
+    d = np.zeros((4, 3), "int32")
+    tirfun.build(mod, target="llvm")(a, d)
+    assert (d == 2 * a.sum(axis=1, keepdims=True)).all()
+
+
+def test_decompose_reduction_names_avoid_names_in_use():
+    source = ROW_SUM.replace('"B"', '"B_init"', 1)
+    out = applied(R.decompose_reduction("B_init", "k"), mod_of(source))
+    names = {b.name_hint for b in (out["main"].body.block.body.body.seq[0].block,
+                                   out["main"].body.block.body.body.seq[1].body.block)}
+    assert names == {"B_init_init", "B_init_update"}
+
+
+# ------------------------------------------------------------------------ rfactor
+
+def test_rfactor_of_the_inner_loop_of_a_split():
+    sch = Schedule(mod_of(ROW_SUM))
+    _, k = sch.get_loops("B")
+    _, k1 = sch.split(k, [None, 5])
+    rf = sch.rfactor(k1, 0)
+    assert rf == R.BlockRef("B_rf", "main")
+    verify(sch.mod)
+    root = sch.mod["main"].body.block
+    assert [b.name for b in root.alloc_buffers] == ["B_rf"]
+    assert [int(d.value) for d in root.alloc_buffers[0].shape] == [5, 5]
+    assert_equivalent(mod_of(ROW_SUM)["main"], sch.mod["main"])
+    assert "T.where" not in sch.mod["main"].script()
+
+
+@pytest.mark.parametrize("factors, which", [([3, 4], 1), ([3, 4], 0), ([4, 4], 1), ([None, 16], 1),
+                                            ([7, 2], 0)])
+def test_rfactor_of_a_split_that_does_not_divide_initialises_every_slot(factors, which):
+    # TVM leaves the slots no iteration reaches uninitialised and the
+    # write-back reads them; the interpreter starts float scratch buffers
+    # as NaN, so such a slot would make the sum NaN
+    source = ROW_SUM.replace("int32", "float32").replace("B[vi] = 0", "B[vi] = T.float32(0)")
+    sch = Schedule(mod_of(source))
+    i, k = sch.get_loops("B")
+    sch.split(i, [None, 2])
+    loops = sch.split(k, factors)
+    sch.rfactor(loops[which], 1)
+    verify(sch.mod)
+    a = np.random.default_rng(0).uniform(-1, 1, (5, 10)).astype("float32")
+    b = np.full(5, np.nan, "float32")
+    run(sch.mod, a, b)
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5)
+    compiled = np.full(5, np.nan, "float32")
+    tirfun.build(sch.mod, target="llvm")(a, compiled)
+    assert compiled.tobytes() == b.tobytes()
+
+
+def test_rfactor_guards_the_combined_value_and_keeps_spatial_terms_in_the_write_back():
+    sch = Schedule(mod_of(ROW_SUM))
+    i, k = sch.get_loops("B")
+    sch.split(i, [None, 2])
+    _, k1 = sch.split(k, [None, 4])
+    sch.rfactor(k1, 0)
+    text = sch.mod["main"].script()
+    rf_part, wb_part = text.split('T.block("B")')
+    assert "T.if_then_else(vk_0 * 4 + vk_1 < 10, A[vi, vk_0 * 4 + vk_1], 0)" in rf_part
+    assert "T.where(i_0 * 2 + i_1 < 5)" in wb_part
+    assert_equivalent(mod_of(ROW_SUM)["main"], sch.mod["main"])
+
+
+def test_rfactor_of_a_loop_not_starting_at_zero_indexes_from_zero():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(2, 10):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+"""
+    mod = mod_of(source)
+    out = applied(R.rfactor("k", -1), mod)
+    assert [int(d.value) for d in out["main"].body.block.alloc_buffers[0].shape] == [5, 8]
+    assert_equivalent(mod["main"], out["main"])
+
+
+@pytest.mark.parametrize("reducer, init, update", [
+    ("min", 'T.max_value("int32")', "T.min(B[vi], A[vi, vk])"),
+    ("max", 'T.min_value("int32")', "T.max(B[vi], A[vi, vk])"),
+    ("product", "1", "B[vi] * A[vi, vk]"),
+])
+def test_rfactor_recognises_the_reducers(reducer, init, update):
+    source = ROW_SUM.replace("B[vi] = 0", f"B[vi] = {init}").replace("B[vi] + A[vi, vk]", update)
+    mod = mod_of(source)
+    sch = Schedule(mod)
+    _, k = sch.get_loops("B")
+    _, k1 = sch.split(k, [None, 3])
+    sch.rfactor(k1, 1)
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"])
+
+
+def test_rfactor_of_an_argmax_through_let_values():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), Oi: T.Buffer((4,), "int32"), Ov: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("O"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                Oi[vi] = -1
+                Ov[vi] = T.min_value("float32")
+            v_Oi: T.int32 = T.Select(Ov[vi] >= A[vi, vk], Oi[vi], vk)
+            v_Ov: T.float32 = T.Select(Ov[vi] >= A[vi, vk], Ov[vi], A[vi, vk])
+            Oi[vi] = v_Oi
+            Ov[vi] = v_Ov
+"""
+    mod = mod_of(source)
+    out = applied(R.split("k", [None, 3]) >> R.rfactor("k_1", 0), mod)
+    assert {b.name for b in out["main"].body.block.alloc_buffers} == {"Oi_rf", "Ov_rf"}
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_rfactor_then_decompose_both_blocks_compiles():
+    sch = Schedule(mod_of(ROW_SUM))
+    i, k = sch.get_loops("B")
+    k0, k1 = sch.split(k, [None, 5])
+    rf = sch.rfactor(k1, 1)
+    sch.decompose_reduction(rf, sch.get_loops(rf)[1])
+    sch.decompose_reduction("B", sch.get_loops("B")[1])
+    verify(sch.mod)
+    a = np.arange(50, dtype="int32").reshape(5, 10)
+    b = np.zeros(5, "int32")
+    tirfun.build(sch.mod, target="llvm")(a, b)
+    assert (b == a.sum(axis=1)).all()
+    replay = R.Pipeline.from_json(sch.trace.to_json())
+    assert replay(mod_of(ROW_SUM)) == sch.mod
+
+
+# ------------------------------------------------------------------------- errors
+
+def raises(cls, rewrite, source: str, message: str):
+    mod = mod_of(source) if isinstance(source, str) else source
+    with pytest.raises(R.RewriteError) as info:
+        rewrite(mod)
+    err = info.value
+    assert type(err) is cls
+    assert err.summary == message
+    assert rewrite.violations(mod)
+    if err.nodes:
+        assert "\n    " in str(err)
+
+
+def test_loop_position_error():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
+    for i, k in T.grid(5, 10):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+    for j in range(5):
+        with T.block("C"):
+            vj = T.axis.spatial(5, j)
+            C[vj] = B[vj]
+"""
+    raises(R.LoopPositionError, R.decompose_reduction("B", "j"), source,
+           "decompose_reduction: loop 'j': the loop is not an ancestor of block 'B' in its scope; "
+           "decompose_reduction places the init before a loop above the block")
+
+
+def test_not_reduction_block_error():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5,), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        with T.block("B"):
+            vi = T.axis.spatial(5, i)
+            B[vi] = A[vi]
+"""
+    raises(R.NotReductionBlockError, R.decompose_reduction("B", "i"), source,
+           "decompose_reduction: block 'B': the block is not a reduction block: it has no init statement")
+    raises(R.NotReductionBlockError, R.rfactor("i", 0), source,
+           "rfactor: block 'B': the block is not a reduction block: it has no init statement")
+
+
+def test_loop_height_error():
+    source = ROW_SUM.replace("for i, k in T.grid(5, 10):", "for k, i in T.grid(10, 5):")
+    raises(R.LoopHeightError, R.decompose_reduction("B", "i"), source,
+           "decompose_reduction: loop 'i': loop 'k' above it feeds a reduction iteration variable of "
+           "block 'B'; the init must go before every loop the reduction runs over")
+
+
+def test_repeated_reduction_error():
+    source = ROW_SUM.replace("for i, k in T.grid(5, 10):", "for i, k, j in T.grid(5, 10, 2):")
+    raises(R.RepeatedReductionError, R.decompose_reduction("B", "k"), source,
+           "decompose_reduction: block 'B': the loops from 'k' down to the block reach an instance of it "
+           "more than once (through 'j'), so they repeat the reduction, and every placement that avoids "
+           "the repetition lies below a loop that feeds a reduction variable; no init placement keeps "
+           "the meaning")
+
+
+def test_non_single_child_block_error():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5, 10), "int32")):
+    for i in range(5):
+        for k in range(10):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+            with T.block("C"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                C[vi, vk] = A[vi, vk]
+"""
+    raises(R.NonSingleChildBlockError, R.rfactor("k", 0), source,
+           "rfactor: loop 'k': rfactor needs exactly one block under the loop, it has 2")
+
+
+def test_not_serial_loop_kind_error():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in T.unroll(10):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+"""
+    raises(R.NotSerialLoopKindError, R.rfactor("k", 0), source,
+           "rfactor: loop 'k': the loop is unrolled; rfactor applies to serial loops only")
+
+
+def test_loop_property_errors():
+    two_kinds = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "int32"), B: T.Buffer((4,), "int32")):
+    for f in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(4, f // 4)
+            vk = T.axis.reduce(4, f % 4)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+"""
+    raises(R.LoopPropertyError, R.rfactor("f", 0), two_kinds,
+           "rfactor: loop 'f': the loop feeds both data-parallel and reduction iteration variables")
+    raises(R.LoopPropertyError, R.rfactor("i", 0), ROW_SUM,
+           "rfactor: loop 'i': the rfactor loop feeds a data-parallel iteration variable")
+    repeat = ROW_SUM.replace("for i, k in T.grid(5, 10):", "for i, k, j in T.grid(5, 10, 2):")
+    raises(R.LoopPropertyError, R.rfactor("k", 0), repeat,
+           "rfactor: loop 'j': the loop feeds no iteration variable, runs more than once and is under "
+           "a reduction loop")
+    raises(R.LoopPropertyError, R.rfactor("j", 0), repeat.replace("i, k, j", "j, i, k").replace("5, 10, 2", "2, 5, 10"),
+           "rfactor: loop 'j': the loop feeds no reduction iteration variable of the block, so it "
+           "repeats the reduction rather than dividing it")
+    second = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
+    for i in range(5):
+        with T.block("C"):
+            vi = T.axis.spatial(5, i)
+            C[vi] = A[vi, 0]
+        for k in range(10):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+"""
+    raises(R.LoopPropertyError, R.rfactor("k", 0), second,
+           "rfactor: loop 'i': block 'B' is not the first block under the outermost loop 'i' above it")
+    symbolic = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(i + 1):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+"""
+    raises(R.LoopPropertyError, R.rfactor("k", 0), symbolic,
+           "rfactor: loop 'k': the loop's range uses a loop variable, so it cannot size the rfactor buffer")
+
+
+def test_rfactor_not_applicable_error():
+    source = ROW_SUM.replace("with T.init():\n                B[vi] = 0",
+                             "with T.init():\n                if vi < 9:\n                    B[vi] = 0")
+    raises(R.RFactorNotApplicableError, R.rfactor("k", 0), source,
+           "rfactor: block 'B': rfactor cannot read the reduction (condition 1): the init is not a store "
+           "or a sequence of stores")
+
+
+def test_no_matched_reducer_error():
+    source = ROW_SUM.replace("B[vi] + A[vi, vk]", "B[vi] - A[vi, vk]")
+    raises(R.NoMatchedReducerError, R.rfactor("k", 0), source,
+           "rfactor: block 'B': the identities and the combiner of the reduction match no known reducer "
+           "(sum, product, min, max, the pair sum, argmax and argmin forms)")
+    wrong_identity = ROW_SUM.replace("B[vi] = 0", "B[vi] = 1")
+    raises(R.NoMatchedReducerError, R.rfactor("k", 0), wrong_identity,
+           "rfactor: block 'B': the identities and the combiner of the reduction match no known reducer "
+           "(sum, product, min, max, the pair sum, argmax and argmin forms)")
+
+
+@pytest.mark.parametrize("axis", [2, -3, "0", True, 1.0])
+def test_factor_axis_out_of_range_error(axis):
+    raises(R.FactorAxisOutOfRangeError, R.rfactor("k", axis), ROW_SUM,
+           f"rfactor: loop 'k': the buffer B has 1 dimension(s), so factor_axis must be an int in "
+           f"[-2, 1], got {axis!r}")
+
+
+def test_not_stage_pipeline_error():
+    source = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(10):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        with T.block("A"):
+            vi = T.axis.spatial(5, i)
+            A[(vi + 1) % 5, 0] = B[vi]
+"""
+    raises(R.NotStagePipelineError, R.rfactor("k", 0), source,
+           "rfactor: block 'B': block 'A' under loop 'i' writes A, which the reduction reads")
+
+
+def test_no_scope_block_error():
+    func = from_source(ROW_SUM)
+    bare = attrs.evolve(func, body=func.body.block.body)
+    raises(R.NoScopeBlockError, R.rfactor("k", 0), IRModule({"main": bare}),
+           "rfactor: block 'B': the block is not inside a block that could allocate the rfactor buffer; "
+           "give the function a root block")
+
+
+def test_unknown_names_are_schedule_errors():
+    raises(R.UnknownLoopError, R.rfactor("x", 0), ROW_SUM,
+           "rfactor: loop 'x': function 'main' has no loop with that loop variable")
+    raises(R.UnknownBlockError, R.decompose_reduction("X", "k"), ROW_SUM,
+           "decompose_reduction: block 'X': function 'main' has no block with that name")
+    raises(R.RefKindError, R.decompose_reduction(R.LoopRef("k"), "k"), ROW_SUM,
+           "decompose_reduction: loop 'k': expected a block (a BlockRef or a block name), got a loop")
+
+
+def test_the_tensorir_tutorials_decompose_reduction_step():
+    # TVM's TensorIR transformation tutorial, after split, reorder and
+    # reverse_compute_at (here 16 wide instead of 128)
+    before = from_source("""
+@T.prim_func
+def mm_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+            C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    Y = T.alloc_buffer((16, 16))
+    for i, j_0 in T.grid(16, 4):
+        for k, j_1 in T.grid(16, 4):
+            with T.block("Y"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                vk = T.axis.reduce(16, k)
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + ax0)
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+""")
+    expected = from_source("""
+@T.prim_func
+def mm_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+            C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    Y = T.alloc_buffer((16, 16))
+    for i, j_0 in T.grid(16, 4):
+        for j_1_init in range(4):
+            with T.block("Y_init"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1_init)
+                T.reads()
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = T.float32(0)
+        for k, j_1 in T.grid(16, 4):
+            with T.block("Y_update"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                vk = T.axis.reduce(16, k)
+                T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
+                T.writes(Y[vi, vj])
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + ax0)
+                T.reads(Y[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+""")
+    sch = Schedule(IRModule({"mm_relu": before}))
+    block_y = sch.get_block("Y", func_name="mm_relu")
+    _, _, k, _ = sch.get_loops(block_y)
+    sch.decompose_reduction(block_y, k)
+    assert_structural_equal(sch.mod["mm_relu"], expected)
+    assert_equivalent(before, sch.mod["mm_relu"])
+    assert "sch.decompose_reduction(" in sch.trace.as_python()
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype("float32")
+    b = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype("float32")
+    c = np.zeros((16, 16), "float32")
+    tirfun.build(sch.mod, target="llvm")(a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-6)
