@@ -1118,7 +1118,12 @@ class Compiler:
             return f"h_offset({access.storage}, {self.offset_code(access, codes)})"
         if isinstance(a, Call) and a.op == "tir.tvm_access_ptr" and len(a.args) == 5:
             base = self.pointer(a.args[1], env, lane, where)
-            return f"h_offset({base}, {self.expr(a.args[2], env, lane).code})"
+            offset = self.expr(a.args[2], env, lane).code
+            lanes = a.args[0].dtype.lanes
+            if lanes > 1:
+                # the offset counts vectors of the annotated type (content_lanes)
+                offset = f"({offset}) * {lanes}"
+            return f"h_offset({base}, {offset})"
         raise InterpError(f"{where} passes the pointer {a!r}; the interpreter passes a data "
                           "pointer (A.data, an allocation), T.address_of(A[...]) or "
                           "T.tvm_access_ptr(...)")

@@ -805,6 +805,10 @@ class LLVMCodegen:
         if op == "tir.tvm_access_ptr" and len(e.args) == 5:
             base = self.expr(e.args[1])
             offset = self.to_index(self.expr(e.args[2]), e.args[2].dtype)
+            lanes = e.args[0].dtype.lanes
+            if lanes > 1:
+                # the offset counts vectors of the annotated type (content_lanes)
+                offset = b.mul(offset, ir.Constant(offset.type, lanes))
             return b.gep(base, [offset], source_etype=memory_type(e.args[0].dtype))
         if op == "tir.address_of":
             load = e.args[0]

@@ -16,6 +16,8 @@ they are the last statement of their body, and as ``with ...:`` otherwise.
 
 from __future__ import annotations
 
+import attrs
+
 from ..errors import NodeError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
@@ -521,7 +523,12 @@ class ScriptWriter:
         self.pop()
 
     def alloc_line(self, buffer: Buffer, level: int) -> None:
-        """``C = T.alloc_buffer((8,), scope="shared")``."""
+        """``C = T.alloc_buffer((8,), scope="shared")``; a pointer of the
+        allocation's own (bound nowhere else) is spelled ``C.data``."""
+        data = buffer.data
+        if data is not None and not self.var_defined(data) and data not in self.spelling:
+            self.spelling[data] = f"{buffer.name}.data"
+            buffer = attrs.evolve(buffer, data=None)
         decl = self.buffer_call(buffer, "alloc_buffer", [])
         self.define_buffer(buffer)
         self.emit(level, f"{buffer.name} = {decl}")
