@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ArgumentError, InterpError
 from ..nodes import IntImm, Var
 from ..nodes.dtype import DataType
-from .runtime import ListStorage, memoryview_of
+from .runtime import NULL, ListStorage, memoryview_of
 from .semantics import MEMORYVIEW_FORMATS, numpy_dtype, round_bf16, round_f16, round_f32
 
 
@@ -76,6 +76,11 @@ def bind_arguments(compiled, args: tuple, kwargs: dict) -> Bound:
         if i not in given:
             raise ArgumentError(f"missing the argument for parameter {label}")
         array = given[i]
+        if array is None and spec.buffer is None:
+            # a bare T.handle takes None as a null pointer, as TVM passes it
+            storages.append(NULL)
+            shapes.append(())
+            continue
         if not isinstance(array, np.ndarray):
             raise ArgumentError(f"the argument for parameter {label} must be a numpy array, "
                                 f"got {type(array).__name__}")

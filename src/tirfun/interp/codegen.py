@@ -1049,6 +1049,10 @@ class Compiler:
             return Value("0", dt, True, (0, 0))
         if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
             return self.llvm_intrinsic(e, env, lane)
+        if name == "isnullptr" and len(args) == 1:
+            # a null pointer is a handle passed None: it has no storage
+            return Value(f"({self.pointer(args[0], env, lane, 'T.isnullptr')} is h_null)", _BOOL,
+                         True, (0, 1))
         if op in LEGALIZED:
             return self.expr(legalize(e), env, lane)
         refused = refusal(op, "the interpreter")

@@ -810,6 +810,9 @@ class LLVMCodegen:
                 # the offset counts vectors of the annotated type (content_lanes)
                 offset = b.mul(offset, ir.Constant(offset.type, lanes))
             return b.gep(base, [offset], source_etype=memory_type(e.args[0].dtype))
+        if op == "tir.isnullptr" and len(e.args) == 1:
+            ptr = self.expr(e.args[0])
+            return b.icmp_unsigned("==", ptr, ir.Constant(ptr.type, None))
         if op == "tir.address_of":
             load = e.args[0]
             if not isinstance(load, BufferLoad) or len(load.indices) != 1:

@@ -62,6 +62,7 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("dp4a", "vec1 vec2 acc", "first", None, "a four-lane 8-bit dot product"),
     ("q_multiply_shift", "x y q s", "int32", None, "a fixed-point multiplication"),
     ("type_annotation", "", "first", None, "a type carried as a value"),
+    ("isnullptr", "x", "bool", None, "a null-pointer test"),
     ("tvm_access_ptr", "ptype data offset extent rw_mask", "handle", None,
      "a pointer into a buffer's data"),
     ("q_multiply_shift_per_axis", "x y ls rs q is_lshift_required is_rshift_required", "int32",
