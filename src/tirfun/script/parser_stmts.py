@@ -181,6 +181,8 @@ class FunctionInterpreter(ExprEvaluator):
         self.blocks: list[BlockBuilder] = []
         self.loops: list[tuple[Var, Any]] = []
         self.func: FuncState | None = None
+        # the T.If frames being built (None inside a T.Then or T.Else)
+        self.if_frames: list = []
 
     # -- frames --------------------------------------------------------------
     @contextmanager

@@ -25,6 +25,7 @@ mean something inside a function (``T.block``, ``T.axis.spatial``...) raise
 from __future__ import annotations
 
 import builtins as _py
+import enum as _enum
 import sys
 from typing import Any
 
@@ -166,6 +167,19 @@ def macro(*args, hygienic: bool = True):
         raise ParseError("invalid use of T.macro; write @T.macro, @T.macro() or "
                          "@T.macro(hygienic=True|False)")
     return lambda func: Macro(func, hygienic)
+
+
+class CallEffectKind(_enum.IntEnum):
+    """TVM's ``CallEffectKind``: what a call may do, as an attribute of ops."""
+
+    kExprAnnotation = 0
+    kPure = 1
+    kReadState = 2
+    kUpdateState = 3
+    kOpaque = 4
+    kSpecialCallArg = 5
+    kEmbedInfo = 6
+    kControlJump = 7
 
 
 def _only_in_script(name: str):

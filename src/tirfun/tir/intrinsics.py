@@ -128,6 +128,9 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("anylist_resetitem", "list_handle index", "int32", PACKED_RUNTIME, _ABI),
     ("anylist_setitem_call_packed", "list_handle index func_name *args", "int32", PACKED_RUNTIME, _ABI),
     ("anylist_setitem_call_cpacked", "list_handle index func_name *args", "int32", PACKED_RUNTIME, _ABI),
+    # a kernel compiled by an external compiler (Triton), launched through the packed runtime
+    ("call_kernel", "kernel launch_args *args", "void", "cuda (a kernel compiled by Triton)",
+     "a call of an externally compiled GPU kernel"),
     # scalable vectors
     ("vscale", "", "int32", "llvm with scalable vectors (SVE)", "the scalable-vector length"),
     ("get_active_lane_mask", "base limit", "first", "llvm with scalable vectors (SVE)",
