@@ -17,6 +17,9 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
+* ``tirfun.testing.stages``  multi-stage programs as users write them
+  (elementwise chains, reductions, padding, softmax, conv, matmul):
+  ``stage_programs()``, ``random_stages(seed)``, ``stage_features``
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
+    "stage_programs": "tirfun.testing.stages",
+    "random_stages": "tirfun.testing.stages",
+    "stage_features": "tirfun.testing.stages",
+    "StageOptions": "tirfun.testing.stages",
 }
 
 

@@ -1,0 +1,40 @@
+"""Properties of the multi-stage program strategy (``tirfun.testing.stages``):
+every program verifies, prints and parses back, and compiles to the
+interpreter's results, bit for bit except within ``INTRINSIC_ULPS`` where a
+math intrinsic is called; integer programs never come near overflow."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+import tirfun
+from tirfun.analysis.equality import structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.interp import run as interp_run
+from tirfun.script import from_source
+from tirfun.testing.equivalence import compare_arrays, random_inputs, ulps_for
+from tirfun.testing.stages import stage_features, stage_programs
+
+
+# every example builds native code (about 0.1 s each): at most 150 examples
+@settings(max_examples=min(settings.default.max_examples, 150))
+@given(func=stage_programs(), seed=st.integers(0, 2**16))
+def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_results(func, seed):
+    for feature in sorted(stage_features(func)):
+        event(feature)
+    verify(tirfun.IRModule({"main": func}))
+    assert structural_equal(from_source(func.script()), func)
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    actual = [a.copy() for a in args]
+    interp_run(func, *expected)
+    tirfun.build(func)(*actual)
+    ulps = ulps_for(func)
+    for p, x, y in zip(func.params, expected, actual):
+        buf = func.buffer_map[p]
+        problem = compare_arrays(buf.name, x, y, buf.dtype, ulps)
+        assert problem is None, problem
+        if buf.dtype.is_int:
+            assert np.abs(x.astype(np.int64)).max() < 2 ** 24
