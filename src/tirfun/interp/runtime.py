@@ -8,8 +8,8 @@ from ..errors import ArgumentError
 from ..nodes.dtype import DataType
 from .intrinsics import helper_namespace
 from .semantics import (
-    MEMORYVIEW_FORMATS, Fault, fdiv, ffloordiv, ffloormod, float_to_int, ftruncmod, round_bf16,
-    round_f16, round_f32, shift_left, shift_right, tdiv, tmod,
+    MEMORYVIEW_FORMATS, Fault, fdiv, ffloordiv, ffloormod, float_to_int, ftruncmod,
+    rounder_helpers, shift_left, shift_right, tdiv, tmod,
 )
 
 
@@ -188,8 +188,8 @@ def namespace() -> dict:
         h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
         h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,
         h_fdiv=fdiv, h_ffloordiv=ffloordiv, h_ffloormod=ffloormod, h_ftruncmod=ftruncmod,
-        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16, h_callees=NoModule(),
-        h_offset=offset_view, h_null=NULL,
+        h_callees=NoModule(),
+        h_offset=offset_view, h_null=NULL, **rounder_helpers(),
     )
     ns["__builtins__"] = {"range": range, "abs": abs, "float": float, "int": int, "len": len,
                           "max": max, "min": min, "str": str, "bool": bool, "True": True,

@@ -18,7 +18,7 @@ import attrs
 
 from ..errors import NodeError
 from ..nodes import (
-    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, PrimExpr, Range, SeqStmt,
+    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, Range, SeqStmt,
     StringImm, Var, While,
 )
 from ..nodes.dtype import DataType
