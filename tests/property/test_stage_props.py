@@ -18,8 +18,8 @@ from tirfun.testing.equivalence import compare_arrays, random_inputs, ulps_for
 from tirfun.testing.stages import stage_features, stage_programs
 
 
-# every example builds native code (about 0.1 s each): at most 150 examples
-@settings(max_examples=min(settings.default.max_examples, 150))
+# every example builds native code (about 0.1 s each): at most 120 examples
+@settings(max_examples=min(settings.default.max_examples, 120))
 @given(func=stage_programs(), seed=st.integers(0, 2**16))
 def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_results(func, seed):
     for feature in sorted(stage_features(func)):
@@ -38,3 +38,20 @@ def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_result
         assert problem is None, problem
         if buf.dtype.is_int:
             assert np.abs(x.astype(np.int64)).max() < 2 ** 24
+
+
+# float8, float4 and bfloat16 compute in wider registers and round every
+# result: the same programs, fewer examples
+@settings(max_examples=min(settings.default.max_examples, 40))
+@given(func=stage_programs(dtypes=["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"]),
+       seed=st.integers(0, 2**16))
+def test_narrow_float_stage_programs_compile_to_the_interpreters_results(func, seed):
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    actual = [a.copy() for a in args]
+    interp_run(func, *expected)
+    tirfun.build(func)(*actual)
+    for p, x, y in zip(func.params, expected, actual):
+        buf = func.buffer_map[p]
+        problem = compare_arrays(buf.name, x, y, buf.dtype)
+        assert problem is None, problem

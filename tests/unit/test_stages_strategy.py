@@ -67,7 +67,7 @@ def test_softmax_needs_floats():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"kinds": ["transpose"]}, "stage kinds are some of"),
-    ({"dtypes": ["uint8"]}, "stage programs are made of float or signed integer scalars"),
+    ({"dtypes": ["uint8"]}, "stage programs are made of float scalars or signed integer scalars"),
     ({"max_stages": 0}, "max_stages and max_extent are at least 1"),
     ({"colour": 1}, "unknown stage program option"),
 ])

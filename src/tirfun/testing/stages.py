@@ -50,7 +50,8 @@ from ._choices import BytesChooser, Chooser, RandomChooser
 #: every stage kind, the simplest first
 STAGE_KINDS = ("elementwise", "reduction", "padding", "softmax", "conv", "matmul")
 
-#: the element dtypes drawn by default
+#: the element dtypes drawn by default (any float, float8 and float4 too,
+#: and signed integers of 16 bits or more may be asked for)
 DEFAULT_DTYPES = ("float32", "int32", "float64", "float16", "int64")
 
 # integer values stay below this magnitude (int32 wraps at 2**31)
@@ -60,9 +61,9 @@ _INT_LIMIT = 2 ** 24
 def _to_dtypes(values) -> tuple[DataType, ...]:
     out = tuple(DataType(v) for v in values)
     for d in out:
-        if not (d.lanes == 1 and (d.is_float or d.is_int) and d.bits >= 16):
-            raise TirfunError(f"stage programs are made of float or signed integer scalars of 16 "
-                              f"bits or more, got {d}")
+        if not (d.lanes == 1 and (d.is_float or (d.is_int and d.bits >= 16))):
+            raise TirfunError(f"stage programs are made of float scalars or signed integer "
+                              f"scalars of 16 bits or more, got {d}")
     if not out:
         raise TirfunError("stage programs need at least one dtype")
     return out
