@@ -3,6 +3,7 @@
 The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
 
     dtype  = "int8|16|32|64" | "uint1..64" | "bool" | "float16|32|64" | "bfloat16"
+           | "float8_e4m3fn" | "float8_e5m2" | "float4_e2m1fn"
            | any of those with lanes, "float32x8" | "handle" | "void"
 
     expr   = Var(str name, dtype, PointerType? type_annotation)   -- T.handle("float32")
