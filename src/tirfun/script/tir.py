@@ -33,6 +33,7 @@ from ..errors import ParseError
 from ..nodes import Buffer as _BufferNode
 from ..nodes import Cast as _CastNode
 from ..nodes import PrimExpr, Var, const, to_expr
+from ..nodes import Var as _VarNode
 from ..nodes.dtype import DataType
 from ..tir import op as _op
 
@@ -167,6 +168,28 @@ def macro(*args, hygienic: bool = True):
         raise ParseError("invalid use of T.macro; write @T.macro, @T.macro() or "
                          "@T.macro(hygienic=True|False)")
     return lambda func: Macro(func, hygienic)
+
+
+def Var(name: str, dtype="int32") -> "Var":  # noqa: N802
+    """``T.Var(name, dtype)``: a variable node, as ``tvm.tir.Var``."""
+    return _VarNode(name, DataType(dtype))
+
+
+def SizeVar(name: str, dtype="int32") -> "Var":  # noqa: N802
+    """``T.SizeVar(name, dtype)``: a variable that holds a size (tirfun has
+    no separate node: sizes are checked against their use)."""
+    return _VarNode(name, DataType(dtype))
+
+
+def ptr(dtype, storage_scope: str = "global", is_size_var: bool = False) -> "Var":
+    """``T.ptr(dtype, scope)``: a handle variable pointing to ``dtype``."""
+    from ..nodes import PointerType
+
+    return _VarNode("ptr", "handle", PointerType(DataType(dtype), storage_scope))
+
+
+Ptr = ptr
+buffer_var = ptr
 
 
 class CallEffectKind(_enum.IntEnum):
