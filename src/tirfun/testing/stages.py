@@ -32,6 +32,12 @@ programs keep their values far from overflow (the inputs of
 magnitude); float programs may reach infinities and NaNs in float16,
 which compare equal between the interpreter and compiled code.
 :func:`stage_features` reads what a program contains back from the tree.
+
+Float sums depend on their order: a schedule that reorders or splits the
+reduction loops of a float program (a conv's two window axes, a matmul's
+split ``k``) changes its results by rounding, in TVM as here. Compare such
+schedules on integer programs (``dtypes=["int32", "int64"]``), whose
+results do not depend on the order, or with a tolerance.
 """
 
 from __future__ import annotations
