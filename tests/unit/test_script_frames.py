@@ -184,3 +184,42 @@ def test_void_annotates_a_function_without_a_value():
                        '    A[0] = 1\n')
     assert "-> T.void:" in func.script()
     assert from_source(func.script()) == func
+
+
+PREFETCH = '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        T.prefetch(A, [T.Range(i, i + 1), T.Range(0, 8)])
+        for j in range(8):
+            B[i, j] = A[i, j] * T.float32(2)
+    T.prefetch(B, [T.Range(0, 4), T.Range(0, 8)])
+'''
+
+
+def test_prefetch_is_a_hint_that_prints_interprets_and_builds_as_nothing():
+    from tirfun.nodes import Prefetch
+
+    func = from_source(PREFETCH)
+    hints = [s for s in __import__("tirfun.analysis.traversal", fromlist=["walk"]).walk(func.body)
+             if isinstance(s, Prefetch)]
+    assert [h.buffer.name for h in hints] == ["A", "B"]
+    text = func.script()
+    assert "T.prefetch(A, [T.Range(i, 1 + i), T.Range(0, 8)])" in text
+    assert from_source(text) == func
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    interpreted, compiled = np.zeros_like(a), np.zeros_like(a)
+    tirfun.interp.run(func, a, interpreted)
+    tirfun.build(func)(a, compiled)  # TVM's CPU build refuses it; it computes nothing
+    assert interpreted.tobytes() == compiled.tobytes() == (a * 2).tobytes()
+    assert "prefetch" not in tirfun.lower(func).script()
+
+
+@pytest.mark.parametrize("call, message", [
+    ("T.prefetch(A, [T.Range(0, 4)])", "buffer A has 2 dimensions but T.prefetch gives 1 ranges"),
+    ("T.prefetch(A, 3)", "the bounds of T.prefetch are a list of T.Range, one per dimension"),
+    ("T.prefetch(3, [])", "T.prefetch takes a buffer, got an int"),
+])
+def test_prefetch_errors(call, message):
+    with pytest.raises(ParseError, match=message):
+        from_source(f'@T.prim_func\ndef main(A: T.Buffer((4, 8), "float32")):\n    {call}\n')

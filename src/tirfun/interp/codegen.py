@@ -26,7 +26,7 @@ from ..nodes import (
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
     Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
-    AllocateConst, BufferRealize,
+    AllocateConst, BufferRealize, Prefetch,
 )
 from ..nodes.dtype import DataType
 from ..analysis.arith import const_bound as ivs
@@ -535,6 +535,9 @@ class Compiler:
             raise InterpError(f"the interpreter runs T.realize of {s.buffer.name} only with a "
                               "true condition")
         self.stmt(s.body, self.allocate_buffer(s.buffer, env))
+
+    def s_prefetch(self, s, env: Env) -> None:
+        """A hint: nothing to compute."""
 
     def s_allocate(self, s: Allocate, env: Env) -> None:
         """Fresh storage named by the allocated pointer variable."""
@@ -1237,6 +1240,7 @@ _STMT_DISPATCH = {
     While: Compiler.s_while,
     AllocateConst: Compiler.s_allocate_const,
     BufferRealize: Compiler.s_buffer_realize,
+    Prefetch: Compiler.s_prefetch,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,

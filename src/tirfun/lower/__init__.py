@@ -39,7 +39,7 @@ from .parallel import prepare_parallel
 from .partition import partition_loops
 from .simplify import simplify
 from .unroll import unroll_loops
-from .unsupported import refuse_unbuildable
+from .unsupported import drop_prefetch, refuse_unbuildable
 from .vectorize import vectorize_loops
 
 #: the lowering pipeline, in order: (name, pass)
@@ -73,7 +73,7 @@ def lower(mod, target=None) -> IRModule:
     ``target`` is accepted for TVM compatibility; the CPU passes do not
     depend on it.
     """
-    out = refuse_unbuildable(as_module(mod))
+    out = drop_prefetch(refuse_unbuildable(as_module(mod)))
     for _name, run in PASSES:
         out = run(out)
     return out

@@ -28,6 +28,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | AllocateConst(Var buffer_var, dtype, expr* extents, number* data, stmt body,
                            map annotations)
            | BufferRealize(Buffer buffer, Range* bounds, expr condition, stmt body)
+           | Prefetch(Buffer buffer, Range* bounds)
            | AttrStmt(object node, str attr_key, expr value, stmt body)
            | AssertStmt(expr condition, StringImm message, stmt body)
            | Allocate(Var buffer_var, dtype, expr* extents, expr condition, stmt body,
@@ -64,7 +65,7 @@ from .expr import (
     FloatImm, FloorDiv, FloorMod, IntImm, Let, LogicOp, Max, Min, Mod, Mul, Not, Or, PrimExpr,
     GlobalVar, PointerType, Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
 )
-from .extra_stmt import AllocateConst, BufferRealize, While
+from .extra_stmt import AllocateConst, BufferRealize, Prefetch, While
 from .func import IRModule, PrimFunc
 from .stmt import (
     THREAD_TAGS, Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferStore, DeclBuffer,
@@ -80,6 +81,6 @@ __all__ = [
     "Buffer", "Range", "BufferRegion", "MatchBufferRegion",
     "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
     "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",
-    "BlockRealize", "THREAD_TAGS", "While", "AllocateConst", "BufferRealize",
+    "BlockRealize", "THREAD_TAGS", "While", "AllocateConst", "BufferRealize", "Prefetch",
     "PrimFunc", "IRModule",
 ]

@@ -1,5 +1,5 @@
 """Script functions of TVM's IRBuilder that TVMScript also accepts:
-``T.While``/``T.If``/``T.Then``/``T.Else`` frames, ``T.buffer_store``,
+``T.While``/``T.If``/``T.Then``/``T.Else`` frames, ``T.buffer_store``, ``T.prefetch``,
 ``T.arg``, ``T.func_name``, ``T.func_ret``, pointer declarations
 (``T.ptr``, ``T.Ptr``, ``T.buffer_var``), ``T.Var``/``T.SizeVar``,
 ``T.IterVar``, ``T.CommReducer``, ``T.CallEffectKind``,
@@ -18,7 +18,7 @@ import attrs
 
 from ..errors import NodeError
 from ..nodes import (
-    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, Range, SeqStmt,
+    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, Prefetch, Range, SeqStmt,
     StringImm, Var, While,
 )
 from ..nodes.dtype import DataType
@@ -111,6 +111,21 @@ def _buffer_store(ip, node, a):
                       f"dimensions but T.buffer_store gives {len(indices)} indices")
     exprs = [ip._index(i, a.node("indices")) for i in indices]
     return ip.store_value(buffer, exprs, a.value, a.node("value"))
+
+
+def _prefetch(ip, node, a):
+    """``T.prefetch(A, [T.Range(0, 8), ...])``: a hint, one range per dimension."""
+    buffer = a.buffer
+    if not isinstance(buffer, Buffer):
+        raise ip.fail(a.node("buffer"), f"T.prefetch takes a buffer, got {describe(buffer)}")
+    bounds = a.bounds
+    if not isinstance(bounds, (list, tuple)) or not all(isinstance(r, Range) for r in bounds):
+        raise ip.fail(a.node("bounds"), "the bounds of T.prefetch are a list of T.Range, one per "
+                      "dimension")
+    if len(bounds) != len(buffer.shape):
+        raise ip.fail(a.node("bounds"), f"buffer {buffer.name} has {len(buffer.shape)} dimensions "
+                      f"but T.prefetch gives {len(bounds)} ranges")
+    return Prefetch(buffer, list(bounds))
 
 
 def _arg(ip, node, a):
@@ -280,6 +295,7 @@ HANDLERS: dict = {
     "T.Then": (sig(), _branch("Then")),
     "T.Else": (sig(), _branch("Else")),
     "T.buffer_store": (sig("buffer", "value", "indices", ("predicate", None)), _buffer_store),
+    "T.prefetch": (sig("buffer", "bounds"), _prefetch),
     "T.arg": (sig("name", "obj"), _arg),
     "T.func_name": (sig("name"), _func_name),
     "T.func_ret": (sig("ret_type"), _func_ret),

@@ -23,7 +23,7 @@ from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
     Call, DeclBuffer, Evaluate, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
-    BufferRealize,
+    BufferRealize, Prefetch,
 )
 from ..analysis.traversal import walk, walk_stmts
 from ..nodes.reducer import CommReducer
@@ -290,6 +290,9 @@ class ScriptWriter:
                 self.push()
                 self.body(s.else_case, level + 1)
                 self.pop()
+        elif t is Prefetch:
+            bounds = ", ".join(self.range_text(r) for r in s.bounds)
+            self.emit(level, f"{self.p}.prefetch({self.buffer(s.buffer)}, [{bounds}])")
         elif t is While:
             self.emit(level, f"while {self.exprs.expr(s.condition)}:")
             self.push()
