@@ -223,3 +223,39 @@ def test_prefetch_is_a_hint_that_prints_interprets_and_builds_as_nothing():
 def test_prefetch_errors(call, message):
     with pytest.raises(ParseError, match=message):
         from_source(f'@T.prim_func\ndef main(A: T.Buffer((4, 8), "float32")):\n    {call}\n')
+
+
+SHUFFLE = '''
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32"), C: T.Buffer((1,), "int32")):
+    B[0:8] = T.Shuffle([A[4:8], A[0:4]], [7, 6, 5, 4, 0, 1, 2, 3])
+    C[0] = T.Shuffle([A[0:4], A[5]], [4])
+'''
+
+
+def test_shuffle_picks_lanes_of_the_vectors_end_to_end():
+    from tirfun.nodes import Shuffle
+
+    func = from_source(SHUFFLE)
+    text = func.script()
+    assert "T.Shuffle([A[4:8], A[0:4]], [7, 6, 5, 4, 0, 1, 2, 3])" in text
+    assert "T.Shuffle([A[0:4], A[5]], [4])" in text
+    assert from_source(text) == func
+    a = np.arange(10, 18, dtype="int32")
+    expected_b = np.concatenate([a[4:8], a[0:4]])[[7, 6, 5, 4, 0, 1, 2, 3]]
+    for run in ("interp", "build"):
+        b, c = np.zeros(8, "int32"), np.zeros(1, "int32")
+        tirfun.interp.run(func, a, b, c) if run == "interp" else tirfun.build(func)(a, b, c)
+        assert b.tolist() == expected_b.tolist() and c.tolist() == [a[5]]
+    with pytest.raises(tirfun.errors.NodeError, match="Shuffle indices are constants below 4"):
+        Shuffle([tirfun.nodes.Ramp(0, 1, 4)], [4])
+
+
+@pytest.mark.parametrize("call, message", [
+    ("T.Shuffle(A[0:4], [0])", "the vectors of T.Shuffle are a list"),
+    ("T.Shuffle([A[0:4]], [9])", "Shuffle indices are constants below 4"),
+    ("T.Shuffle([A[0:4], T.float32(1)], [0])", "Shuffle takes vectors of one element type"),
+])
+def test_shuffle_errors(call, message):
+    with pytest.raises(ParseError, match=message):
+        from_source(f'@T.prim_func\ndef main(A: T.Buffer((8,), "int32")):\n    T.evaluate({call})\n')

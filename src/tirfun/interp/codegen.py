@@ -25,7 +25,7 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
-    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
+    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, Shuffle, StringImm, Sub, Var, While,
     AllocateConst, BufferRealize, Prefetch,
 )
 from ..nodes.dtype import DataType
@@ -993,6 +993,16 @@ class Compiler:
         iv = ivs.full(dt) if (dt.is_integer or dt.is_bool) else None
         return Value(code, dt, True, iv)
 
+    def e_shuffle(self, e: Shuffle, env: Env, lane: int) -> Value:
+        """Lane ``lane`` of a Shuffle: the lane its index names among the
+        vectors' lanes laid end to end."""
+        pick = e.indices[lane].value
+        for v in e.vectors:
+            if pick < v.dtype.lanes:
+                return self.expr(v, env, pick)
+            pick -= v.dtype.lanes
+        raise InterpError(f"a Shuffle index is past the lanes of its vectors: {e!r}")
+
     def e_ramp(self, e: Ramp, env: Env, lane: int) -> Value:
         """Lane ``lane`` of a Ramp: ``base + lane * stride``."""
         base = self.expr(e.base, env)
@@ -1266,6 +1276,7 @@ _EXPR_DISPATCH = {
     Cast: Compiler.e_cast,
     BufferLoad: Compiler.e_load,
     Ramp: Compiler.e_ramp,
+    Shuffle: Compiler.e_shuffle,
     Broadcast: Compiler.e_broadcast,
     Let: Compiler.e_let,
     Call: Compiler.e_call,

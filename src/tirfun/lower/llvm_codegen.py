@@ -788,6 +788,24 @@ class LLVMCodegen:
         return self.b.shuffle_vector(one, ir.Constant(t, ir.Undefined),
                                      ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
 
+    def _expr_Shuffle(self, e) -> ir.Value:
+        """Lanes picked from the vectors laid end to end."""
+        b = self.b
+        lanes = []  # (value, lane or None for a scalar), in concatenation order
+        for v in e.vectors:
+            x = self.expr(v)
+            lanes += [(x, k) for k in range(v.dtype.lanes)] if v.dtype.lanes > 1 else [(x, None)]
+
+        def pick(i):
+            x, k = lanes[i.value]
+            return x if k is None else b.extract_element(x, ir.Constant(I32, k))
+        if len(e.indices) == 1:
+            return pick(e.indices[0])
+        out = ir.Constant(value_type(e.dtype), ir.Undefined)
+        for n, i in enumerate(e.indices):
+            out = b.insert_element(out, pick(i), ir.Constant(I32, n))
+        return out
+
     def _expr_Broadcast(self, e: Broadcast) -> ir.Value:
         return self._splat(self.expr(e.value), e.lanes)
 

@@ -17,6 +17,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | Call(dtype, str op, expr* args)       -- "tir.exp", "tir.if_then_else", ...
            | Call(dtype, GlobalVar op, expr* args) -- a function of the module; dtype its return
            | Ramp(expr base, expr stride, int lanes) | Broadcast(expr value, int lanes)
+           | Shuffle(expr* vectors, IntImm* indices)  -- lanes of the vectors end to end
            | Let(Var var, expr value, expr body)
 
     stmt   = BufferStore(Buffer buffer, expr value, expr* indices)
@@ -63,7 +64,7 @@ from .dtype import DataType, dtype_of
 from .expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
     FloatImm, FloorDiv, FloorMod, IntImm, Let, LogicOp, Max, Min, Mod, Mul, Not, Or, PrimExpr,
-    GlobalVar, PointerType, Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
+    GlobalVar, PointerType, Ramp, Select, Shuffle, StringImm, Sub, Var, binary, const, to_expr,
 )
 from .extra_stmt import AllocateConst, BufferRealize, Prefetch, While
 from .func import IRModule, PrimFunc
@@ -77,7 +78,7 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast", "BufferLoad",
-    "Call", "GlobalVar", "PointerType", "Ramp", "Broadcast", "Let", "binary", "const", "to_expr",
+    "Call", "GlobalVar", "PointerType", "Ramp", "Broadcast", "Shuffle", "Let", "binary", "const", "to_expr",
     "Buffer", "Range", "BufferRegion", "MatchBufferRegion",
     "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
     "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",

@@ -1,5 +1,6 @@
 """Script functions of TVM's IRBuilder that TVMScript also accepts:
 ``T.While``/``T.If``/``T.Then``/``T.Else`` frames, ``T.buffer_store``, ``T.prefetch``,
+``T.Shuffle``,
 ``T.arg``, ``T.func_name``, ``T.func_ret``, pointer declarations
 (``T.ptr``, ``T.Ptr``, ``T.buffer_var``), ``T.Var``/``T.SizeVar``,
 ``T.IterVar``, ``T.CommReducer``, ``T.CallEffectKind``,
@@ -18,7 +19,7 @@ import attrs
 
 from ..errors import NodeError
 from ..nodes import (
-    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, Prefetch, Range, SeqStmt,
+    Buffer, Call, Evaluate, IfThenElse, IterVar, IterVarType, PointerType, Prefetch, Range, Shuffle, SeqStmt,
     StringImm, Var, While,
 )
 from ..nodes.dtype import DataType
@@ -126,6 +127,20 @@ def _prefetch(ip, node, a):
         raise ip.fail(a.node("bounds"), f"buffer {buffer.name} has {len(buffer.shape)} dimensions "
                       f"but T.prefetch gives {len(bounds)} ranges")
     return Prefetch(buffer, list(bounds))
+
+
+def _shuffle(ip, node, a):
+    """``T.Shuffle([v0, v1], [0, 5, ...])``: lanes of the vectors end to end."""
+    for field_name in ("vectors", "indices"):
+        if not isinstance(getattr(a, field_name), (list, tuple)):
+            raise ip.fail(a.node(field_name), f"the {field_name} of T.Shuffle are a list, got "
+                          f"{describe(getattr(a, field_name))}")
+    vectors = [ip.as_expr(v, a.node("vectors")) for v in a.vectors]
+    indices = [ip.as_expr(i, a.node("indices")) for i in a.indices]
+    try:
+        return Shuffle(vectors, indices)
+    except NodeError as err:
+        raise ip.fail(node, str(err)) from None
 
 
 def _arg(ip, node, a):
@@ -296,6 +311,7 @@ HANDLERS: dict = {
     "T.Else": (sig(), _branch("Else")),
     "T.buffer_store": (sig("buffer", "value", "indices", ("predicate", None)), _buffer_store),
     "T.prefetch": (sig("buffer", "bounds"), _prefetch),
+    "T.Shuffle": (sig("vectors", "indices"), _shuffle),
     "T.arg": (sig("name", "obj"), _arg),
     "T.func_name": (sig("name"), _func_name),
     "T.func_ret": (sig("ret_type"), _func_ret),
