@@ -44,7 +44,7 @@ def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_result
 
 # float8, float4 and bfloat16 compute in wider registers and round every
 # result: the same programs, fewer examples
-@settings(max_examples=min(settings.default.max_examples, 40))
+@settings(max_examples=min(settings.default.max_examples, 25))
 @given(func=stage_programs(dtypes=["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"]),
        seed=st.integers(0, 2**16))
 def test_narrow_float_stage_programs_compile_to_the_interpreters_results(func, seed):
