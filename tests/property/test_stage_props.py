@@ -17,12 +17,12 @@ from tirfun.interp import run as interp_run
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
 from tirfun.testing.schedules import loop_schedules
-from tirfun.testing.stages import stage_features, stage_programs
+from tirfun.testing.stages import multi_stage_programs, stage_features
 
 
 # every example builds native code (about 0.1 s each): at most 120 examples
 @settings(max_examples=min(settings.default.max_examples, 120))
-@given(func=stage_programs(), seed=st.integers(0, 2**16))
+@given(func=multi_stage_programs(), seed=st.integers(0, 2**16))
 def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_results(func, seed):
     for feature in sorted(stage_features(func)):
         event(feature)
@@ -45,7 +45,7 @@ def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_result
 # float8, float4 and bfloat16 compute in wider registers and round every
 # result: the same programs, fewer examples
 @settings(max_examples=min(settings.default.max_examples, 25))
-@given(func=stage_programs(dtypes=["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"]),
+@given(func=multi_stage_programs(dtypes=["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"]),
        seed=st.integers(0, 2**16))
 def test_narrow_float_stage_programs_compile_to_the_interpreters_results(func, seed):
     args = random_inputs(func, np.random.default_rng(seed))
@@ -62,7 +62,8 @@ def test_narrow_float_stage_programs_compile_to_the_interpreters_results(func, s
 @st.composite
 def scheduled_integer_stages(draw):
     # integers: a schedule that reorders a reduction keeps every result exact
-    mod = tirfun.IRModule({"main": draw(stage_programs(dtypes=["int32", "int64"]), label="program")})
+    mod = tirfun.IRModule({"main": draw(multi_stage_programs(dtypes=["int32", "int64"]),
+                                        label="program")})
     schedule = draw(loop_schedules(mod, max_steps=6), label="schedule")
     return mod, schedule(mod)
 

@@ -19,7 +19,7 @@ strategies):
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.stages``  multi-stage programs as users write them
   (elementwise chains, reductions, padding, softmax, conv, matmul):
-  ``stage_programs()``, ``random_stages(seed)``, ``stage_features``
+  ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
-    "stage_programs": "tirfun.testing.stages",
+    "multi_stage_programs": "tirfun.testing.stages",
     "random_stages": "tirfun.testing.stages",
     "stage_features": "tirfun.testing.stages",
     "StageOptions": "tirfun.testing.stages",

@@ -1,6 +1,6 @@
 """Random multi-stage programs, written as TensorIR users write them.
 
-:func:`stage_programs` is a hypothesis strategy and :func:`random_stages`
+:func:`multi_stage_programs` is a hypothesis strategy and :func:`random_stages`
 builds the same kind of program from an integer seed; both build through
 one function of a stream of choices (see :mod:`tirfun.testing._choices`),
 so the same choices always give the same program and hypothesis shrinks a
@@ -85,7 +85,7 @@ def _to_kinds(values) -> tuple[str, ...]:
 
 @attrs.frozen
 class StageOptions:
-    """What :func:`stage_programs` and :func:`random_stages` may draw.
+    """What :func:`multi_stage_programs` and :func:`random_stages` may draw.
 
     ``max_stages`` bounds the number of drawn stages (a softmax or a conv
     counts once though it makes several blocks), ``max_extent`` the
@@ -102,13 +102,13 @@ class StageOptions:
             raise TirfunError("max_stages and max_extent are at least 1")
 
 
-def stage_programs(options: StageOptions | None = None, **kwargs: Any):
+def multi_stage_programs(options: StageOptions | None = None, **kwargs: Any):
     """A hypothesis strategy of random multi-stage PrimFuncs.
 
     Keyword arguments are the fields of :class:`StageOptions`::
 
-        stage_programs()
-        stage_programs(dtypes=["float32"], kinds=["softmax", "matmul"], max_stages=2)
+        multi_stage_programs()
+        multi_stage_programs(dtypes=["float32"], kinds=["softmax", "matmul"], max_stages=2)
     """
     from hypothesis import strategies as st  # a test dependency, loaded on use
 
@@ -449,5 +449,5 @@ def _is_difference(e) -> bool:
     return isinstance(e, Sub)
 
 
-__all__ = ["STAGE_KINDS", "DEFAULT_DTYPES", "StageOptions", "stage_programs", "random_stages",
+__all__ = ["STAGE_KINDS", "DEFAULT_DTYPES", "StageOptions", "multi_stage_programs", "random_stages",
            "build_stages", "stage_source", "stage_features"]
