@@ -298,6 +298,25 @@ class Schedule:
         """Unroll a loop (see :class:`~tirfun.rewrites.Unroll`)."""
         self.apply(R.unroll(loop))
 
+    # -- compute location (compute_at, reverse_compute_at, compute_inline, reverse_compute_inline)
+    def compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move a producer under a loop of its consumers, computing there only
+        what they read (see :class:`~tirfun.rewrites.ComputeAt`)."""
+        self.apply(R.compute_at(self._block(block), loop, preserve_unit_loops, index))
+
+    def reverse_compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move a consumer under a loop of its producers, computing there what
+        they have just written (see :class:`~tirfun.rewrites.ReverseComputeAt`)."""
+        self.apply(R.reverse_compute_at(self._block(block), loop, preserve_unit_loops, index))
+
+    def compute_inline(self, block) -> None:
+        """Inline a block into its readers (see :class:`~tirfun.rewrites.ComputeInline`)."""
+        self.apply(R.compute_inline(self._block(block)))
+
+    def reverse_compute_inline(self, block) -> None:
+        """Inline a block into its producer (see :class:`~tirfun.rewrites.ReverseComputeInline`)."""
+        self.apply(R.reverse_compute_inline(self._block(block)))
+
     # -- annotations ----------------------------------------------------------------
     def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
         """Annotate a block or loop (see :class:`~tirfun.rewrites.Annotate`)."""

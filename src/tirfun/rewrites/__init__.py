@@ -20,6 +20,10 @@ wraps all of this in TVM's Schedule API.
 
 from .annotate import Annotate, Unannotate, annotate, unannotate
 from .base import Outcome, Rewrite
+from .compute_location import (
+    ComputeAt, ComputeInline, ReverseComputeAt, ReverseComputeInline, compute_at, compute_inline,
+    reverse_compute_at, reverse_compute_inline,
+)
 from .errors import *  # noqa: F401,F403 - every ScheduleError subclass
 from .errors import __all__ as _errors_all
 from .for_kind import Bind, Parallel, Unroll, Vectorize, bind, parallel, unroll, vectorize
@@ -40,6 +44,8 @@ __all__ = [
     "AddUnitLoop", "add_unit_loop", "ReorderBlockIterVar", "reorder_block_iter_var",
     "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
     "Annotate", "annotate", "Unannotate", "unannotate",
+    "ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
+    "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     *_errors_all,

@@ -8,6 +8,10 @@ strategies):
   ``random_prim_func(seed)``)
 * ``tirfun.testing.renaming``  ``rename_bound``: consistent renaming of bound names
 * ``tirfun.testing.mutations``  single changes of a constant, dtype or block name
+* ``tirfun.testing.draw_compute_location``  random compute_at, reverse_compute_at,
+  compute_inline and reverse_compute_inline applications (``DRAWERS``)
+* ``tirfun.testing.stage_programs``  multi-stage programs: elementwise chains, a
+  reduction feeding a stage, two consumers of one producer, stencils, ...
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.reduction_nests``  reductions among spatial loops, fused and split
@@ -17,6 +21,7 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
+* ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
 * ``tirfun.testing.stages``  multi-stage programs as users write them
   (elementwise chains, reductions, padding, softmax, conv, matmul):
   ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
@@ -36,6 +41,9 @@ _LAZY = {
     "mutations": "tirfun.testing.mutations",
     "mutants": "tirfun.testing.mutations",
     "mutation_sites": "tirfun.testing.mutations",
+    "compute_location_drawers": "tirfun.testing.draw_compute_location",
+    "stage_programs": "tirfun.testing.stage_programs",
+    "random_stage_program": "tirfun.testing.stage_programs",
     "program_features": "tirfun.testing.features",
     "te_programs": "tirfun.testing.te_programs",
     "reduction_nests": "tirfun.testing.reduction_nests",
@@ -47,6 +55,7 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
+    "cast_chains": "tirfun.testing.casts",
     "multi_stage_programs": "tirfun.testing.stages",
     "random_stages": "tirfun.testing.stages",
     "stage_features": "tirfun.testing.stages",
