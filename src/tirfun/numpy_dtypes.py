@@ -37,8 +37,30 @@ def numpy_dtype(dtype):
     dt = DataType(dtype).element_of
     if dt.code == "bfloat":
         return bfloat16()
+    if dt.is_mini_float:
+        return mini_float(str(dt))
     name = dt.numpy_name
     return None if name is None else np.dtype(name)
+
+
+@functools.cache
+def mini_float(name: str):
+    """ml_dtypes' ``float8_e4m3fn``, ``float8_e5m2`` or ``float4_e2m1fn`` as
+    a numpy dtype (one byte per element)."""
+    import ml_dtypes
+    import numpy as np
+
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def round_mini_float(x: float, name: str) -> float:
+    """``x`` rounded to the narrow float ``name`` as ml_dtypes rounds it (to
+    nearest, ties to even; float8_e4m3fn gives NaN past its largest value,
+    float8_e5m2 an infinity, float4_e2m1fn saturates and makes NaN -0.0)."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.array(x, np.float64).astype(mini_float(name)).astype(np.float64))
 
 
 def round_bfloat16(x: float) -> float:
@@ -47,4 +69,4 @@ def round_bfloat16(x: float) -> float:
     return float(bfloat16().type(x))
 
 
-__all__ = ["bfloat16", "numpy_dtype", "round_bfloat16"]
+__all__ = ["bfloat16", "mini_float", "numpy_dtype", "round_bfloat16", "round_mini_float"]

@@ -173,11 +173,6 @@ CASES = {
     "starred arguments": (
         "    T.evaluate(T.max(*[n, n]))\n",
         "unpacking arguments with * is not supported in TVMScript", 3, 22, ""),
-    "data pointer used in a block without regions": (
-        "    S = T.decl_buffer((4,), 'float32')\n    with T.block('b'):\n        T.evaluate(T.call_extern('int32', 'g', S.data))\n",
-        "block b: cannot infer the access region of S, which the body uses through its data "
-        "pointer; declare T.reads and T.writes explicitly", 4, 10,
-        "declare the regions with T.reads(...) and T.writes(...)"),
 }
 
 

@@ -298,8 +298,10 @@ def test_extern_calls_a_c_function_of_the_process_in_an_opaque_block():
     func = te.create_prim_func([A, D])
     text = func.script()
     assert ('    with T.block("C"):\n        T.reads()\n        T.writes()\n'
-            '        T.call_extern("handle", "memcpy", C_data, B_data, T.Cast("int64", n) * T.int64(4))\n'
+            '        T.call_extern("handle", "memcpy", C.data, B.data, T.Cast("int64", n) * T.int64(4))\n'
             ) in text
+    # as TVM prints them: the allocations' own pointers are B.data and C.data
+    assert "    B = T.alloc_buffer((n,))\n    C = T.alloc_buffer((n,))\n" in text
     _round_trips(func)
     x, y = np.arange(6, dtype="float32"), np.zeros(6, "float32")
     tirfun.build(func)(x, y)

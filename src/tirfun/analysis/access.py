@@ -21,9 +21,11 @@ inferred the way TVM's block access-region detector does it:
   interval is unbounded;
 * when the block has an ``init`` (a reduction), the buffers it writes are
   left out of its reads;
-* a buffer used through its ``data`` pointer (lowered code) has no
-  inferable region: :func:`access_regions` raises :class:`OpaqueAccessError`
-  (a :class:`~tirfun.errors.VerifyError`).
+* a buffer used through its ``data`` pointer is an opaque access of the
+  whole buffer, which :func:`access_regions` reports as both read and
+  written (and leaves out of the other regions of that buffer), as TVM's
+  ``GetBlockReadWriteRegion`` does; ``T.tvm_access_ptr`` (``A.access_ptr``)
+  with a constant mask of 1 reads the whole buffer, 2 writes it, 3 is opaque.
 
 :func:`fill_regions` applies the inference to whole functions, the step that
 both the TVMScript parser and ``te.create_prim_func`` end with. The symbolic
@@ -36,7 +38,6 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from ..errors import VerifyError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize, Buffer,
     BufferLoad, BufferRegion, BufferStore, Call, DeclBuffer, Evaluate, For, IfThenElse, IntImm,
@@ -49,17 +50,8 @@ from .arith.int_set import Interval
 from .traversal import iter_children, map_children, walk, walk_stmts
 
 __all__ = [
-    "BlockAccess", "OpaqueAccessError", "detect_access", "access_regions", "fill_regions",
+    "BlockAccess", "detect_access", "access_regions", "fill_regions",
 ]
-
-
-class OpaqueAccessError(VerifyError):
-    """A block's body uses a buffer through its data pointer, so its access
-    region cannot be inferred. ``block_name`` names the block."""
-
-    def __init__(self, message: str, block_name: str):
-        super().__init__(message)
-        self.block_name = block_name
 
 
 @attrs.frozen
@@ -87,22 +79,17 @@ def access_regions(block: Block, visible: Iterable[Buffer] | None = None
     """``(reads, writes)`` that TVMScript infers for ``block`` when its
     ``T.reads``/``T.writes`` are omitted (see the module docstring).
 
-    Raises :class:`OpaqueAccessError` (a VerifyError) when the body uses a
-    buffer's data pointer directly, which leaves the region unknown.
+    A buffer used through its data pointer is read and written as a whole
+    (after the other regions), as in TVM.
     """
     access = detect_access(block, visible)
-    if access.opaques:
-        names = ", ".join(r.buffer.name for r in access.opaques)
-        raise OpaqueAccessError(
-            f"block {block.name_hint}: cannot infer the access region of {names}, which the "
-            f"body uses through its data pointer; declare T.reads and T.writes explicitly",
-            block.name_hint)
-    writes = list(access.writes)
-    reads = list(access.reads)
+    opaque = {r.buffer for r in access.opaques}
+    writes = [r for r in access.writes if r.buffer not in opaque]
+    reads = [r for r in access.reads if r.buffer not in opaque]
     if block.init is not None:
         written = {r.buffer for r in writes}
         reads = [r for r in reads if r.buffer not in written]
-    return reads, writes
+    return reads + list(access.opaques), writes + list(access.opaques)
 
 
 # --------------------------------------------------------------------------
@@ -246,6 +233,18 @@ class _Detector:
                     full = [self.relax_interval(Interval.from_range(r))
                             for r in BufferRegion.full(buffer).region]
                     self.update("opaque", buffer, full)
+            elif isinstance(n, Call) and n.op == "tir.tvm_access_ptr" and len(n.args) == 5 \
+                    and isinstance(n.args[1], Var) and isinstance(n.args[4], IntImm):
+                # as TVM: the whole buffer, read (mask 1), written (2) or both
+                buffer = self.data_vars.get(n.args[1])
+                mask = n.args[4].value
+                if buffer is not None and mask & 3:
+                    kind = "opaque" if mask & 3 == 3 else "read" if mask & 1 else "write"
+                    full = [self.relax_interval(Interval.from_range(r))
+                            for r in BufferRegion.full(buffer).region]
+                    self.update(kind, buffer, full)
+                elif buffer is None:
+                    stack.extend(reversed(list(n.args)))
             elif isinstance(n, Call) and n.op == "tir.if_then_else" and len(n.args) == 3:
                 cond, then_value, else_value = n.args
                 self.expr(cond)

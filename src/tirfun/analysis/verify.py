@@ -56,7 +56,7 @@ from ..errors import VerifyError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, GlobalVar, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt,
-    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize,
+    Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize, Prefetch,
 )
 from ..nodes.dtype import DataType
 from .arith.linear_bound import bound, const_bounds, let_interval, loop_interval
@@ -397,6 +397,11 @@ class _FunctionVerifier:
                 self.declare_buffer(s.buffer, "a realize", implicit=False)
             push((self.restore, mark))
             push((self.visit, s.body))
+        elif cls is Prefetch:
+            self.use_buffer(s.buffer)
+            for r in s.bounds:
+                self.check_expr(r.min)
+                self.check_expr(r.extent)
         elif cls is While:
             self.check_expr(s.condition)
             self.frame.guard += 1  # the body may run no time at all

@@ -9,8 +9,10 @@ import numpy as np
 from ..errors import ArgumentError, InterpError
 from ..nodes import IntImm, Var
 from ..nodes.dtype import DataType
-from .runtime import ListStorage, memoryview_of
-from .semantics import MEMORYVIEW_FORMATS, numpy_dtype, round_bf16, round_f16, round_f32
+from .runtime import NULL, ListStorage, memoryview_of
+from .semantics import (
+    MEMORYVIEW_FORMATS, ROUNDERS, numpy_dtype, round_bf16, round_f16, round_f32,
+)
 
 
 @attrs.define
@@ -76,6 +78,11 @@ def bind_arguments(compiled, args: tuple, kwargs: dict) -> Bound:
         if i not in given:
             raise ArgumentError(f"missing the argument for parameter {label}")
         array = given[i]
+        if array is None and spec.buffer is None:
+            # a bare T.handle takes None as a null pointer, as TVM passes it
+            storages.append(NULL)
+            shapes.append(())
+            continue
         if not isinstance(array, np.ndarray):
             raise ArgumentError(f"the argument for parameter {label} must be a numpy array, "
                                 f"got {type(array).__name__}")
@@ -122,6 +129,8 @@ def _scalar(var: Var, value):
         value = float(value)
         if dt.bits == 32:
             return round_f32(value)
+        if dt.is_mini_float:
+            return ROUNDERS[str(dt)](value)
         if dt.bits == 16:
             return round_f16(value) if dt.code == "float" else round_bf16(value)
         return value
@@ -193,7 +202,7 @@ def _row_major(shape) -> list[int]:
 def _storage(array: np.ndarray, dtype: str):
     """(storage, whether it is a copy that must be written back)."""
     dt = DataType(dtype)
-    if dt.element_of in ("float16", "bfloat16"):
+    if dt.element_of in ("float16", "bfloat16") or dt.is_mini_float:
         # held as Python floats (exact: both widen to double without rounding;
         # ml_dtypes warns about NaNs it widens, which are fine here)
         with np.errstate(invalid="ignore"):

@@ -25,8 +25,8 @@ from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
     FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
-    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, StringImm, Sub, Var, While,
-    AllocateConst, BufferRealize,
+    Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, Shuffle, StringImm, Sub, Var, While,
+    AllocateConst, BufferRealize, Prefetch,
 )
 from ..nodes.dtype import DataType
 from ..analysis.arith import const_bound as ivs
@@ -536,6 +536,9 @@ class Compiler:
                               "true condition")
         self.stmt(s.body, self.allocate_buffer(s.buffer, env))
 
+    def s_prefetch(self, s, env: Env) -> None:
+        """A hint: nothing to compute."""
+
     def s_allocate(self, s: Allocate, env: Env) -> None:
         """Fresh storage named by the allocated pointer variable."""
         size = self.product([self.expr(e, env) for e in s.extents])
@@ -990,6 +993,16 @@ class Compiler:
         iv = ivs.full(dt) if (dt.is_integer or dt.is_bool) else None
         return Value(code, dt, True, iv)
 
+    def e_shuffle(self, e: Shuffle, env: Env, lane: int) -> Value:
+        """Lane ``lane`` of a Shuffle: the lane its index names among the
+        vectors' lanes laid end to end."""
+        pick = e.indices[lane].value
+        for v in e.vectors:
+            if pick < v.dtype.lanes:
+                return self.expr(v, env, pick)
+            pick -= v.dtype.lanes
+        raise InterpError(f"a Shuffle index is past the lanes of its vectors: {e!r}")
+
     def e_ramp(self, e: Ramp, env: Env, lane: int) -> Value:
         """Lane ``lane`` of a Ramp: ``base + lane * stride``."""
         base = self.expr(e.base, env)
@@ -1049,6 +1062,10 @@ class Compiler:
             return Value("0", dt, True, (0, 0))
         if name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
             return self.llvm_intrinsic(e, env, lane)
+        if name == "isnullptr" and len(args) == 1:
+            # a null pointer is a handle passed None: it has no storage
+            return Value(f"({self.pointer(args[0], env, lane, 'T.isnullptr')} is h_null)", _BOOL,
+                         True, (0, 1))
         if op in LEGALIZED:
             return self.expr(legalize(e), env, lane)
         refused = refusal(op, "the interpreter")
@@ -1118,7 +1135,12 @@ class Compiler:
             return f"h_offset({access.storage}, {self.offset_code(access, codes)})"
         if isinstance(a, Call) and a.op == "tir.tvm_access_ptr" and len(a.args) == 5:
             base = self.pointer(a.args[1], env, lane, where)
-            return f"h_offset({base}, {self.expr(a.args[2], env, lane).code})"
+            offset = self.expr(a.args[2], env, lane).code
+            lanes = a.args[0].dtype.lanes
+            if lanes > 1:
+                # the offset counts vectors of the annotated type (content_lanes)
+                offset = f"({offset}) * {lanes}"
+            return f"h_offset({base}, {offset})"
         raise InterpError(f"{where} passes the pointer {a!r}; the interpreter passes a data "
                           "pointer (A.data, an allocation), T.address_of(A[...]) or "
                           "T.tvm_access_ptr(...)")
@@ -1228,6 +1250,7 @@ _STMT_DISPATCH = {
     While: Compiler.s_while,
     AllocateConst: Compiler.s_allocate_const,
     BufferRealize: Compiler.s_buffer_realize,
+    Prefetch: Compiler.s_prefetch,
     LetStmt: Compiler.s_let,
     AttrStmt: Compiler.s_attr,
     AssertStmt: Compiler.s_assert,
@@ -1253,6 +1276,7 @@ _EXPR_DISPATCH = {
     Cast: Compiler.e_cast,
     BufferLoad: Compiler.e_load,
     Ramp: Compiler.e_ramp,
+    Shuffle: Compiler.e_shuffle,
     Broadcast: Compiler.e_broadcast,
     Let: Compiler.e_let,
     Call: Compiler.e_call,

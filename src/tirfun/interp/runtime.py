@@ -8,8 +8,8 @@ from ..errors import ArgumentError
 from ..nodes.dtype import DataType
 from .intrinsics import helper_namespace
 from .semantics import (
-    MEMORYVIEW_FORMATS, Fault, fdiv, ffloordiv, ffloormod, float_to_int, ftruncmod, round_bf16,
-    round_f16, round_f32, shift_left, shift_right, tdiv, tmod,
+    MEMORYVIEW_FORMATS, Fault, fdiv, ffloordiv, ffloormod, float_to_int, ftruncmod,
+    rounder_helpers, shift_left, shift_right, tdiv, tmod,
 )
 
 
@@ -52,9 +52,31 @@ class ListView(ListStorage):
         return (self.base[k] for k in range(self.start, len(self.base)))
 
 
+class NullPointer:
+    """The storage of a null pointer (a ``T.handle`` passed None): a buffer
+    may view it, as in TVM, but any load or store through it is a fault."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        raise Fault("a load through a null pointer (a T.handle passed None)")
+
+    def __setitem__(self, index, value):
+        raise Fault("a store through a null pointer (a T.handle passed None)")
+
+    def __len__(self):
+        return 0
+
+
+#: the one null pointer
+NULL = NullPointer()
+
+
 def offset_view(storage, start: int):
     """The storage a pointer ``start`` elements into ``storage`` names
     (``T.address_of(A[i])``): shared, so writes through it are seen."""
+    if storage is NULL:
+        raise Fault("a pointer into a null pointer (a T.handle passed None)")
     if not 0 <= start <= len(storage):
         raise Fault(f"a pointer {start} elements into storage of {len(storage)} elements")
     if isinstance(storage, ListView):
@@ -121,6 +143,8 @@ def match_error(buffer: str, reason: str):
 
 
 def check_view(storage, dtype: str, buffer: str, needed: int, offset: int):
+    if storage is NULL:
+        return  # only an access through it is an error
     held = storage_dtype(storage)
     if held != str(DataType(dtype).element_of):
         raise Fault(f"buffer {buffer} of {dtype} views storage holding {held}")
@@ -164,8 +188,8 @@ def namespace() -> dict:
         h_assert_failed=assert_failed, h_shape_mismatch=shape_mismatch,
         h_f2i=float_to_int, h_shl=shift_left, h_shr=shift_right, h_tdiv=tdiv, h_tmod=tmod,
         h_fdiv=fdiv, h_ffloordiv=ffloordiv, h_ffloormod=ffloormod, h_ftruncmod=ftruncmod,
-        h_r32=round_f32, h_r16=round_f16, h_rbf16=round_bf16, h_callees=NoModule(),
-        h_offset=offset_view,
+        h_callees=NoModule(),
+        h_offset=offset_view, h_null=NULL, **rounder_helpers(),
     )
     ns["__builtins__"] = {"range": range, "abs": abs, "float": float, "int": int, "len": len,
                           "max": max, "min": min, "str": str, "bool": bool, "True": True,
@@ -173,4 +197,4 @@ def namespace() -> dict:
     return ns
 
 
-__all__ = ["ListStorage", "memoryview_of", "storage_dtype", "alloc", "namespace"]
+__all__ = ["NULL", "ListStorage", "memoryview_of", "storage_dtype", "alloc", "namespace"]

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import numpy_dtypes
 from ..errors import InterpError
-from ..nodes.dtype import DataType
+from ..nodes.dtype import MINI_FLOATS, DataType
 
 # memoryview format per numpy dtype name; float16 has no memoryview format
 MEMORYVIEW_FORMATS = {
@@ -81,12 +81,29 @@ def round_bf16(x: float) -> float:
     return numpy_dtypes.round_bfloat16(x)
 
 
-ROUNDERS = {"float32": round_f32, "float16": round_f16, "bfloat16": round_bf16}
+def _mini_rounder(name: str):
+    def rounder(x: float) -> float:
+        return numpy_dtypes.round_mini_float(x, name)
+    rounder.__name__ = f"round_{name}"
+    rounder.__doc__ = f"``x`` rounded to {name}, as ml_dtypes rounds it."
+    return rounder
+
+
+ROUNDERS = {"float32": round_f32, "float16": round_f16, "bfloat16": round_bf16,
+            **{name: _mini_rounder(name) for name in MINI_FLOATS}}
+
+_ROUNDER_NAMES = {"float32": "h_r32", "float16": "h_r16", "bfloat16": "h_rbf16",
+                  **{name: f"h_r_{name}" for name in MINI_FLOATS}}
 
 
 def rounder_name(dtype: DataType) -> str | None:
     """Name of the helper that rounds a double to ``dtype`` (None: no rounding)."""
-    return {"float32": "h_r32", "float16": "h_r16", "bfloat16": "h_rbf16"}.get(str(dtype.element_of))
+    return _ROUNDER_NAMES.get(str(dtype.element_of))
+
+
+def rounder_helpers() -> dict:
+    """The rounding helpers by the names :func:`rounder_name` gives."""
+    return {_ROUNDER_NAMES[name]: ROUNDERS[name] for name in _ROUNDER_NAMES}
 
 
 # ----------------------------------------------------------------------------
@@ -212,7 +229,7 @@ def shift_right(a: int, b: int) -> int:
 
 __all__ = [
     "MEMORYVIEW_FORMATS", "Fault", "numpy_dtype", "round_f32", "round_f16", "round_bf16",
-    "rounder_name", "wrap_code", "wrap_int", "const_float",
+    "rounder_name", "rounder_helpers", "wrap_code", "wrap_int", "const_float",
     "float_to_int", "fdiv", "ffloordiv", "ffloormod", "ftruncmod", "tdiv", "tmod", "shift_left",
     "shift_right", "INF", "NAN",
 ]

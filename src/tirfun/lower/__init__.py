@@ -47,7 +47,7 @@ from .parallel import prepare_parallel
 from .partition import partition_loops
 from .simplify import simplify
 from .unroll import unroll_loops
-from .unsupported import refuse_unbuildable
+from .unsupported import drop_prefetch, refuse_unbuildable
 from .vectorize import vectorize_loops
 
 #: the lowering pipeline, in order: (name, pass)
@@ -89,7 +89,7 @@ def lower(mod, target=None) -> IRModule:
         from .cuda import lower_cuda
 
         return lower_cuda(as_module(mod), Target.of(target))
-    out = refuse_unbuildable(as_module(mod))
+    out = drop_prefetch(refuse_unbuildable(as_module(mod)))
     for _name, run in PASSES:
         out = run(out)
     return out

@@ -31,9 +31,12 @@ from ..nodes import (
 )
 from ..tir.intrinsics import refusal
 from ..tir.legalize import LEGALIZED, legalize
-from . import llvm_intrinsics, llvm_libcalls
+from . import llvm_intrinsics, llvm_libcalls, llvm_minifloat
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
+
+#: expressions whose float8/float4 result is computed in double and rounded
+_MINI_ROUNDED = (Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Call, Cast)
 
 #: scratch buffers up to this size live on the stack; larger ones use malloc
 STACK_LIMIT_BYTES = 64 * 1024
@@ -326,6 +329,10 @@ class LLVMCodegen:
         if buf.dtype.is_bool:
             value = self.b.zext(value, mem if not isinstance(value.type, ir.VectorType)
                                 else ir.VectorType(mem, value.type.count))
+        if buf.dtype.is_mini_float:
+            name = str(buf.dtype.element_of)
+            value = llvm_minifloat.lanes(self.b, value, I8,
+                                         lambda x: llvm_minifloat.encode(self.b, x, name))
         lanes = index.dtype.lanes
         if lanes == 1:
             ptr = self.element_ptr(buf, self.to_index(self.expr(index), index.dtype))
@@ -527,6 +534,9 @@ class LLVMCodegen:
         method = getattr(self, f"_expr_{type(e).__name__}", None)
         if method is None:
             raise BuildError(f"the LLVM build cannot compile the expression {type(e).__name__}")
+        if e.dtype.is_mini_float and isinstance(e, _MINI_ROUNDED):
+            # computed in double: each result rounds to its format, as in the interpreter
+            return llvm_minifloat.round_to(self.b, method(e), str(e.dtype.element_of))
         return method(e)
 
     def _expr_Var(self, e: Var) -> ir.Value:
@@ -539,6 +549,11 @@ class LLVMCodegen:
         return ir.Constant(scalar_type(e.dtype), e.value)
 
     def _expr_FloatImm(self, e: FloatImm) -> ir.Value:
+        if e.dtype.is_mini_float:
+            # the constant is the format's value nearest to the literal
+            from ..numpy_dtypes import round_mini_float
+
+            return ir.Constant(scalar_type(e.dtype), round_mini_float(e.value, str(e.dtype)))
         return ir.Constant(scalar_type(e.dtype), e.value)
 
     def _expr_StringImm(self, e: StringImm) -> ir.Value:
@@ -690,6 +705,8 @@ class LLVMCodegen:
         b = self.b
         if src == dst:
             return v
+        if src.is_mini_float or dst.is_mini_float:
+            return self._mini_cast(v, src, dst)
         if dst.is_bool:
             if src.is_float:
                 return b.fcmp_unordered("!=", v, _const(v.type, 0.0))
@@ -721,6 +738,30 @@ class LLVMCodegen:
             return b.sext(v, t) if src.is_int else b.zext(v, t)
         return v
 
+    def _mini_cast(self, v: ir.Value, src: DataType, dst: DataType) -> ir.Value:
+        """A cast to or from float8/float4, whose values are doubles: to one
+        through double (rounded by :meth:`expr`), from one as from float64."""
+        b = self.b
+        wide = _with_lanes(ir.DoubleType(), dst)
+        if dst.is_mini_float:
+            if src.is_mini_float:
+                return v
+            if src.is_bool:
+                return b.uitofp(v, wide)
+            if src.is_float:
+                return v if src.bits == 64 else b.fpext(v, wide)
+            return b.sitofp(v, wide) if src.is_int else b.uitofp(v, wide)
+        if dst.is_bool:
+            return b.fcmp_unordered("!=", v, _const(v.type, 0.0))
+        t = value_type(dst)
+        if dst.is_float:
+            if dst.bits == 64:
+                return v
+            if dst.bits == 16:
+                return self._narrow16(v, dst)
+            return b.fptrunc(v, t)  # exact: every value fits in float
+        return b.fptosi(v, t) if dst.is_int else b.fptoui(v, t)
+
     def _narrow16(self, v: ir.Value, dst: DataType) -> ir.Value:
         """The double ``v`` rounded to float16/bfloat16, lane by lane."""
         fmt = llvm_libcalls.BFLOAT_FORMAT if dst.code == "bfloat" else llvm_libcalls.HALF_FORMAT
@@ -750,6 +791,24 @@ class LLVMCodegen:
         return self.b.shuffle_vector(one, ir.Constant(t, ir.Undefined),
                                      ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
 
+    def _expr_Shuffle(self, e) -> ir.Value:
+        """Lanes picked from the vectors laid end to end."""
+        b = self.b
+        lanes = []  # (value, lane or None for a scalar), in concatenation order
+        for v in e.vectors:
+            x = self.expr(v)
+            lanes += [(x, k) for k in range(v.dtype.lanes)] if v.dtype.lanes > 1 else [(x, None)]
+
+        def pick(i):
+            x, k = lanes[i.value]
+            return x if k is None else b.extract_element(x, ir.Constant(I32, k))
+        if len(e.indices) == 1:
+            return pick(e.indices[0])
+        out = ir.Constant(value_type(e.dtype), ir.Undefined)
+        for n, i in enumerate(e.indices):
+            out = b.insert_element(out, pick(i), ir.Constant(I32, n))
+        return out
+
     def _expr_Broadcast(self, e: Broadcast) -> ir.Value:
         return self._splat(self.expr(e.value), e.lanes)
 
@@ -776,6 +835,10 @@ class LLVMCodegen:
                 v = b.insert_element(v, x, k)
         if buf.dtype.is_bool:
             v = b.icmp_unsigned("!=", v, _const(v.type, 0))
+        if buf.dtype.is_mini_float:
+            name = str(buf.dtype.element_of)
+            v = llvm_minifloat.lanes(b, v, ir.DoubleType(),
+                                     lambda x: llvm_minifloat.decode(b, x, name))
         return v
 
     def _expr_Let(self, e: Let) -> ir.Value:
@@ -808,7 +871,14 @@ class LLVMCodegen:
         if op == "tir.tvm_access_ptr" and len(e.args) == 5:
             base = self.expr(e.args[1])
             offset = self.to_index(self.expr(e.args[2]), e.args[2].dtype)
+            lanes = e.args[0].dtype.lanes
+            if lanes > 1:
+                # the offset counts vectors of the annotated type (content_lanes)
+                offset = b.mul(offset, ir.Constant(offset.type, lanes))
             return b.gep(base, [offset], source_etype=memory_type(e.args[0].dtype))
+        if op == "tir.isnullptr" and len(e.args) == 1:
+            ptr = self.expr(e.args[0])
+            return b.icmp_unsigned("==", ptr, ir.Constant(ptr.type, None))
         if op == "tir.address_of":
             load = e.args[0]
             if not isinstance(load, BufferLoad) or len(load.indices) != 1:

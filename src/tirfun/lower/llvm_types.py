@@ -57,6 +57,9 @@ def scalar_type(dt: DataType) -> ir.Type:
         return {16: HALF, 32: ir.FloatType(), 64: ir.DoubleType()}[dt.bits]
     if dt.code == "bfloat":
         return BFLOAT
+    if dt.is_mini_float:
+        # float8/float4 compute in double (see tirfun.lower.llvm_minifloat)
+        return ir.DoubleType()
     if dt.is_handle:
         return PTR
     raise BuildError(f"the LLVM build does not support the data type {dt}")
@@ -72,13 +75,13 @@ def value_type(dt: DataType) -> ir.Type:
 def memory_type(dt: DataType) -> ir.Type:
     """How one element is stored in memory (bool takes a byte, as numpy's)."""
     dt = DataType(dt).element_of
-    return I8 if dt.is_bool else scalar_type(dt)
+    return I8 if dt.is_bool or dt.is_mini_float else scalar_type(dt)
 
 
 def element_bytes(dt: DataType) -> int:
     """Bytes one element of ``dt`` takes in memory."""
     dt = DataType(dt).element_of
-    return 1 if dt.is_bool else dt.bits // 8
+    return 1 if dt.is_bool or dt.is_mini_float else dt.bits // 8
 
 
 __all__ = ["BFloatType", "HALF", "BFLOAT", "PTR", "I1", "I8", "I16", "I32", "I64", "VOID",

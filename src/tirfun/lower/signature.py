@@ -51,22 +51,21 @@ class Signature:
     written: frozenset
     noalias: bool
     ret: DataType | None = None  # the return type; None: the function returns nothing
+    # bare handle parameters the body tests with T.isnullptr: only those may be
+    # passed None, so compiled code never dereferences a null it did not expect
+    nullable: frozenset = frozenset()
 
     @staticmethod
-    def of(name: str, func: PrimFunc, written_buffers=frozenset(), *,
-           bare_pointers: bool = False) -> "Signature":
+    def of(name: str, func: PrimFunc, written_buffers=frozenset()) -> "Signature":
         """The signature of ``func``; raises BuildError when a size cannot be
-        taken from the arguments. ``bare_pointers``: a handle parameter
-        without a buffer is a plain pointer (for a function only the
-        module calls)."""
+        taken from the arguments. A handle parameter without a buffer is a
+        plain pointer, as TVM passes it (from Python: an array's data or
+        None)."""
         params = []
         scalars: set[Var] = set()
         for var in func.params:
             buf = func.buffer_map.get(var)
             if buf is None:
-                if var.dtype.is_handle and not bare_pointers:
-                    raise BuildError(f"function {name}: handle parameter {var.name} has no buffer "
-                                     "(declare it with T.match_buffer or a T.Buffer annotation)")
                 if var.dtype.lanes != 1:
                     raise BuildError(f"function {name}: vector scalar parameter {var.name} is not "
                                      "supported")
@@ -102,7 +101,18 @@ class Signature:
         if ret is not None and (ret.lanes != 1 or ret.is_handle):
             raise BuildError(f"function {name}: returning {ret} is not supported; return a scalar")
         return Signature(name, tuple(params), tuple(size_vars), frozenset(written_buffers), noalias,
-                         ret)
+                         ret, _null_tested(func))
+
+
+def _null_tested(func: PrimFunc) -> frozenset:
+    from ..analysis.traversal import walk
+    from ..nodes import Call
+
+    bare = {v for v in func.params if v.dtype.is_handle and v not in func.buffer_map}
+    if not bare:
+        return frozenset()
+    return frozenset(n.args[0] for n in walk(func.body) if isinstance(n, Call)
+                     and n.op == "tir.isnullptr" and len(n.args) == 1 and n.args[0] in bare)
 
 
 def _vars(e: PrimExpr) -> set[Var]:

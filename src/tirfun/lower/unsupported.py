@@ -4,10 +4,34 @@ write instead."""
 
 from __future__ import annotations
 
-from ..analysis.traversal import walk, walk_stmts
+from ..analysis.traversal import transform, walk, walk_stmts
 from ..errors import BuildError
-from ..nodes import Buffer, IRModule
-from ..nodes.extra_stmt import BufferRealize
+from ..nodes import Buffer, Evaluate, IntImm, IRModule, SeqStmt
+from ..nodes.extra_stmt import BufferRealize, Prefetch
+from ._util import map_funcs
+
+
+def drop_prefetch(mod: IRModule) -> IRModule:
+    """``mod`` without its ``T.prefetch`` hints, which compute nothing (TVM's
+    CPU build has no lowering for them and refuses them; dropping one is
+    exact)."""
+    return map_funcs(mod, _drop_prefetch_func)
+
+
+def _drop_prefetch_func(func):
+    if not any(isinstance(s, Prefetch) for _, s in walk_stmts(func.body)):
+        return func
+
+    def post(n):
+        if isinstance(n, SeqStmt) and any(isinstance(s, Prefetch) for s in n.seq):
+            kept = [s for s in n.seq if not isinstance(s, Prefetch)]
+            return SeqStmt(kept) if len(kept) > 1 else kept[0] if kept else _NOTHING
+        return _NOTHING if isinstance(n, Prefetch) else n
+
+    return func.with_body(transform(func.body, post))
+
+
+_NOTHING = Evaluate(IntImm("int32", 0))
 
 
 def refuse_unbuildable(mod: IRModule) -> IRModule:
@@ -36,4 +60,4 @@ def _refuse_axis_separators(name: str, func) -> None:
                 "Remove the separators to build for the CPU")
 
 
-__all__ = ["refuse_unbuildable"]
+__all__ = ["drop_prefetch", "refuse_unbuildable"]

@@ -3,6 +3,7 @@
 The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
 
     dtype  = "int8|16|32|64" | "uint1..64" | "bool" | "float16|32|64" | "bfloat16"
+           | "float8_e4m3fn" | "float8_e5m2" | "float4_e2m1fn"
            | any of those with lanes, "float32x8" | "handle" | "void"
 
     expr   = Var(str name, dtype, PointerType? type_annotation)   -- T.handle("float32")
@@ -16,6 +17,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | Call(dtype, str op, expr* args)       -- "tir.exp", "tir.if_then_else", ...
            | Call(dtype, GlobalVar op, expr* args) -- a function of the module; dtype its return
            | Ramp(expr base, expr stride, int lanes) | Broadcast(expr value, int lanes)
+           | Shuffle(expr* vectors, IntImm* indices)  -- lanes of the vectors end to end
            | Let(Var var, expr value, expr body)
 
     stmt   = BufferStore(Buffer buffer, expr value, expr* indices)
@@ -27,6 +29,7 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | AllocateConst(Var buffer_var, dtype, expr* extents, number* data, stmt body,
                            map annotations)
            | BufferRealize(Buffer buffer, Range* bounds, expr condition, stmt body)
+           | Prefetch(Buffer buffer, Range* bounds)
            | AttrStmt(object node, str attr_key, expr value, stmt body)
            | AssertStmt(expr condition, StringImm message, stmt body)
            | Allocate(Var buffer_var, dtype, expr* extents, expr condition, stmt body,
@@ -61,9 +64,9 @@ from .dtype import DataType, dtype_of
 from .expr import (
     EQ, GE, GT, LE, LT, NE, Add, And, BinaryOp, Broadcast, BufferLoad, Call, Cast, CmpOp, Div,
     FloatImm, FloorDiv, FloorMod, IntImm, Let, LogicOp, Max, Min, Mod, Mul, Not, Or, PrimExpr,
-    GlobalVar, PointerType, Ramp, Select, StringImm, Sub, Var, binary, const, to_expr,
+    GlobalVar, PointerType, Ramp, Select, Shuffle, StringImm, Sub, Var, binary, const, to_expr,
 )
-from .extra_stmt import AllocateConst, BufferRealize, While
+from .extra_stmt import AllocateConst, BufferRealize, Prefetch, While
 from .func import IRModule, PrimFunc
 from .stmt import (
     THREAD_TAGS, Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferStore, DeclBuffer,
@@ -75,10 +78,10 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast", "BufferLoad",
-    "Call", "GlobalVar", "PointerType", "Ramp", "Broadcast", "Let", "binary", "const", "to_expr",
+    "Call", "GlobalVar", "PointerType", "Ramp", "Broadcast", "Shuffle", "Let", "binary", "const", "to_expr",
     "Buffer", "Range", "BufferRegion", "MatchBufferRegion",
     "Stmt", "BufferStore", "ForKind", "For", "SeqStmt", "IfThenElse", "Evaluate", "LetStmt",
     "AttrStmt", "AssertStmt", "Allocate", "DeclBuffer", "IterVarType", "IterVar", "Block",
-    "BlockRealize", "THREAD_TAGS", "While", "AllocateConst", "BufferRealize",
+    "BlockRealize", "THREAD_TAGS", "While", "AllocateConst", "BufferRealize", "Prefetch",
     "PrimFunc", "IRModule",
 ]

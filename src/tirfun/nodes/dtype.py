@@ -1,4 +1,5 @@
-"""Data types: ``"float32"``, ``"int64"``, ``"bool"``, ``"float32x8"``, ``"handle"``.
+"""Data types: ``"float32"``, ``"int64"``, ``"bool"``, ``"float32x8"``, ``"handle"``,
+``"float8_e4m3fn"``.
 
 A :class:`DataType` is a ``str`` holding the canonical spelling, so it compares
 equal to plain strings (``x.dtype == "float32"``) and prints as TVM prints it,
@@ -14,6 +15,14 @@ from ..errors import NodeError
 
 _CODES = ("int", "uint", "float", "bfloat")
 _PATTERN = re.compile(r"^(int|uint|float|bfloat)(\d+)(?:x(\d+))?$")
+#: the narrow floats of ml_dtypes and TVM, spelled by their code alone:
+#: float8 with 4 exponent and 3 mantissa bits and no infinity (``fn``),
+#: float8 with 5 and 2 bits (IEEE-like), float4 with 2 and 1 bits (no
+#: infinity, no NaN); their bits
+MINI_FLOATS = {"float8_e4m3fn": 8, "float8_e5m2": 8, "float4_e2m1fn": 4}
+_MINI = re.compile(r"^(float8_e4m3fn|float8_e5m2|float4_e2m1fn)(?:x(\d+))?$")
+#: the largest finite value of each
+_MINI_MAX = {"float8_e4m3fn": 448.0, "float8_e5m2": 57344.0, "float4_e2m1fn": 6.0}
 _BOOL = re.compile(r"^bool(?:x(\d+))?$")
 _VALID_BITS = {
     "int": (8, 16, 32, 64),
@@ -28,6 +37,12 @@ def _parse(text: str) -> tuple[str, str, int, int]:
     """Return ``(canonical, code, bits, lanes)`` for a dtype spelling."""
     if text in ("handle", "void"):
         return text, text, 64 if text == "handle" else 0, 1
+    m = _MINI.match(text)
+    if m:
+        lanes = int(m.group(2)) if m.group(2) else 1
+        if lanes < 1:
+            raise NodeError(f"data type {text!r} has no lanes")
+        return _spell(m.group(1), MINI_FLOATS[m.group(1)], lanes), m.group(1), MINI_FLOATS[m.group(1)], lanes
     m = _BOOL.match(text)
     if m:
         lanes = int(m.group(1)) if m.group(1) else 1
@@ -48,6 +63,8 @@ def _parse(text: str) -> tuple[str, str, int, int]:
 
 
 def _spell(code: str, bits: int, lanes: int) -> str:
+    if code in MINI_FLOATS:
+        return code if lanes == 1 else f"{code}x{lanes}"
     base = "bool" if (code == "uint" and bits == 1) else f"{code}{bits}"
     return base if lanes == 1 else f"{base}x{lanes}"
 
@@ -79,7 +96,8 @@ class DataType(str):
 
     @property
     def code(self) -> str:
-        """``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``, ``"handle"`` or ``"void"``."""
+        """``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``, ``"handle"``, ``"void"``
+        or one of the narrow floats of :data:`MINI_FLOATS` (``"float8_e4m3fn"``)."""
         return _parse(str(self))[1]
 
     @property
@@ -122,8 +140,13 @@ class DataType(str):
 
     @property
     def is_float(self) -> bool:
-        """IEEE float or bfloat."""
-        return self.code in ("float", "bfloat")
+        """IEEE float, bfloat or one of the narrow floats (float8, float4)."""
+        return self.code in ("float", "bfloat") or self.code in MINI_FLOATS
+
+    @property
+    def is_mini_float(self) -> bool:
+        """float8_e4m3fn, float8_e5m2 or float4_e2m1fn (held in a byte each)."""
+        return self.code in MINI_FLOATS
 
     @property
     def is_handle(self) -> bool:
@@ -158,6 +181,8 @@ class DataType(str):
             return -(1 << (self.bits - 1))
         if self.code == "uint":
             return 0
+        if self.code in MINI_FLOATS:
+            return -_MINI_MAX[self.code]
         return float("-inf")
 
     def max_value(self) -> int | float:
@@ -168,6 +193,8 @@ class DataType(str):
             return (1 << (self.bits - 1)) - 1
         if self.code == "uint":
             return (1 << self.bits) - 1
+        if self.code in MINI_FLOATS:
+            return _MINI_MAX[self.code]
         return float("inf")
 
     def __repr__(self) -> str:
@@ -194,4 +221,4 @@ def dtype_of(value) -> DataType:
     raise NodeError(f"no TIR data type for the Python value {value!r}")
 
 
-__all__ = ["DataType", "dtype_of"]
+__all__ = ["DataType", "dtype_of", "MINI_FLOATS"]

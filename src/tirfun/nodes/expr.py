@@ -507,6 +507,31 @@ class Broadcast(PrimExpr):
 
 
 @node
+class Shuffle(PrimExpr):
+    """Lanes picked from vectors laid end to end (TVM's ``tir.Shuffle``):
+    lane ``k`` is lane ``indices[k]`` of the concatenation of ``vectors``."""
+
+    vectors: PVector = field(converter=to_expr_vector)
+    indices: PVector = field(converter=to_expr_vector)
+
+    def _derive_dtype(self) -> DataType:
+        return self.vectors[0].dtype.with_lanes(len(self.indices))
+
+    def __attrs_post_init__(self):
+        if not self.vectors or not self.indices:
+            raise NodeError("Shuffle needs at least one vector and one index")
+        element = self.vectors[0].dtype.element_of
+        if any(v.dtype.element_of != element for v in self.vectors):
+            raise NodeError(f"Shuffle takes vectors of one element type, got "
+                            f"{', '.join(str(v.dtype) for v in self.vectors)}")
+        total = sum(v.dtype.lanes for v in self.vectors)
+        for i in self.indices:
+            if not isinstance(i, IntImm) or not 0 <= i.value < total:
+                raise NodeError(f"Shuffle indices are constants below {total} (the lanes of its "
+                                f"vectors), got {i!r}")
+
+
+@node
 class Let(PrimExpr):
     """``body`` with ``var`` bound to ``value``."""
 
@@ -742,6 +767,6 @@ __all__ = [
     "PrimExpr", "Var", "IntImm", "FloatImm", "StringImm", "BinaryOp", "CmpOp", "LogicOp",
     "Add", "Sub", "Mul", "Div", "Mod", "FloorDiv", "FloorMod", "Min", "Max",
     "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Not", "Select", "Cast",
-    "BufferLoad", "Ramp", "Broadcast", "Let", "Call", "GlobalVar", "PointerType",
+    "BufferLoad", "Ramp", "Broadcast", "Shuffle", "Let", "Call", "GlobalVar", "PointerType",
     "to_expr", "const", "binary", "match_types", "fold", "check_identifier",
 ]

@@ -1,5 +1,5 @@
-"""Statements outside the schedulable core: ``While``, ``AllocateConst``
-and ``BufferRealize``.
+"""Statements outside the schedulable core: ``While``, ``AllocateConst``,
+``BufferRealize`` and ``Prefetch``.
 
 They are kept apart from :mod:`.stmt` because schedule primitives never
 create them; the parser, printer, verifier, interpreter and lowering know
@@ -85,4 +85,18 @@ class BufferRealize(Stmt):
             raise NodeError(f"BufferRealize of {self.buffer.name} needs one Range per dimension")
 
 
-__all__ = ["While", "AllocateConst", "BufferRealize"]
+@node
+class Prefetch(Stmt):
+    """``T.prefetch(A, [T.Range(0, 8)])``: a hint that the region ``bounds``
+    of ``buffer`` is read soon (TVM's ``tir.Prefetch``). It computes
+    nothing: the interpreter skips it and the build drops it."""
+
+    buffer: Buffer
+    bounds: PVector = field(converter=to_pvector)
+
+    def __attrs_post_init__(self):
+        if len(self.bounds) != len(self.buffer.shape) or not all(isinstance(r, Range) for r in self.bounds):
+            raise NodeError(f"Prefetch of {self.buffer.name} needs one Range per dimension")
+
+
+__all__ = ["While", "AllocateConst", "BufferRealize", "Prefetch"]

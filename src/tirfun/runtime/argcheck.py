@@ -63,6 +63,8 @@ class ArgChecker:
         for k, (p, arg) in enumerate(zip(sig.params, args)):
             if p.buffer is None:
                 values[k] = self._scalar(p, arg)
+                if p.var.dtype.is_handle:
+                    continue
                 sizes[p.var] = values[k]
                 origin[p.var] = f"parameter {p.name}"
         arrays = []
@@ -82,6 +84,8 @@ class ArgChecker:
     def _scalar(self, p, arg):
         dt = p.var.dtype
         where = f"function {self.sig.name}, parameter {p.name}"
+        if dt.is_handle:
+            return self._pointer(where, arg, p.var in self.sig.nullable)
         if isinstance(arg, NDArray) or hasattr(arg, "shape") and getattr(arg, "shape", ()) != ():
             raise ArgumentError(f"{where}: expected a {dt} scalar, got an array")
         if dt.is_bool:
@@ -106,6 +110,36 @@ class ArgChecker:
                     return int(np.array(float(arg), numpy_dtype(dt)).view(np.uint16))
             return float(arg)
         raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
+
+    def _pointer(self, where, arg, nullable: bool):
+        """A bare ``T.handle`` parameter: an array (an NDArray, a numpy
+        array or any DLPack array in host memory) passes the address of its
+        first element; ``None`` a null pointer, where the function tests it
+        with ``T.isnullptr`` (elsewhere native code would dereference it)."""
+        np = _np()
+        if arg is None:
+            if not nullable:
+                raise ArgumentError(f"{where}: None (a null pointer) is accepted only by a "
+                                    "function that tests this handle with T.isnullptr; pass an array")
+            return None
+        if isinstance(arg, NDArray):
+            if arg.device.device_type != "cpu":
+                raise ArgumentError(f"{where}: the array is on {arg.device}, the function runs on cpu(0)")
+            arr = arg.host_array()
+        elif isinstance(arg, np.ndarray):
+            arr = arg
+        elif is_dlpack_array(arg):
+            device = device_of(arg, where)
+            if device.device_type != "cpu":
+                raise ArgumentError(f"{where}: the array is on {device}, the function runs on cpu(0)")
+            arr = host_view(arg, where)
+        else:
+            raise ArgumentError(f"{where}: a T.handle takes an array (tirfun.nd.array, "
+                                f"numpy.ndarray or any DLPack array) or None, got {type(arg).__name__}")
+        if not arr.flags.c_contiguous:
+            raise ArgumentError(f"{where}: the array is not C-contiguous; a T.handle passes the "
+                                "address of contiguous memory")
+        return arr.ctypes.data
 
     # ------------------------------------------------------------ arrays
     def _array(self, p, arg, np_dtype, sizes, origin):

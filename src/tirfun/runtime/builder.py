@@ -143,8 +143,7 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
                          num_threads=threads, use_gomp=use_gomp, contract=target.contract,
                          fast_math=target.math == "fast")
     subroutines = _subroutines(lowered)
-    codegen.signatures = {fname: Signature.of(fname, func, _written(func),
-                                              bare_pointers=fname in subroutines)
+    codegen.signatures = {fname: Signature.of(fname, func, _written(func))
                           for fname, func in lowered.items()}
     sigs = {}
     for fname, func in lowered.items():

@@ -34,6 +34,8 @@ def ctype_of(dtype) -> type:
     """The ctypes type a scalar of ``dtype`` is passed as."""
     if dtype.is_bool:
         return ctypes.c_int8
+    if dtype.is_handle:
+        return ctypes.c_void_p
     if dtype.is_integer:
         return _CTYPES_INT[(dtype.code, dtype.bits)]
     if dtype.code == "float" and dtype.bits == 32:

@@ -44,9 +44,10 @@ def access_ptr(ip, buf, a, name: str):
         raise ip.fail(a.node("access_mask"), f"{name}: the access mask is 'r', 'w', 'rw' or 1..3, "
                       f"got {mask!r}")
     ptr_type = to_dtype(ip, a.ptr_type, a.node("ptr_type"))
-    if a.content_lanes != 1:
-        raise ip.fail(a.node("content_lanes"), f"{name}: content_lanes other than 1 is not "
-                      "supported by tirfun yet")
+    lanes = a.content_lanes
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+        raise ip.fail(a.node("content_lanes"), f"{name}: content_lanes is a positive int, "
+                      f"got {lanes!r}")
     offset = ip.as_expr(a.offset, a.node("offset"))
     if a.extent is not None:
         extent = ip.as_expr(a.extent, a.node("extent"))
@@ -58,7 +59,20 @@ def access_ptr(ip, buf, a, name: str):
             size = size * d
         extent = size - offset
     start = offset if buf.elem_offset is None else buf.elem_offset + offset
-    return tir_op.tvm_access_ptr(buf.dtype, buf.data, start, extent, mask, ptr_type)
+    dtype = buf.dtype
+    if lanes > 1:
+        # the pointer counts vectors of ``lanes`` elements. TVM drops
+        # ``offset`` here (it divides the buffer's own offset only); the
+        # offset is kept, so the pointer is where the caller asked
+        if isinstance(start, IntImm) and start.value % lanes:
+            raise ip.fail(a.node("offset"), f"{name}: the offset {start.value} is not a whole "
+                          f"number of {lanes}-lane vectors")
+        dtype = buf.dtype.with_lanes(lanes)
+        step = IntImm(start.dtype, lanes)
+        start = tir_op.floordiv(start, step)
+        if a.extent is None:
+            extent = tir_op.floordiv(extent, IntImm(extent.dtype, lanes))
+    return tir_op.tvm_access_ptr(dtype, buf.data, start, extent, mask, ptr_type)
 
 
 def call(ip, method: BufferMethod, node, positional, keywords):

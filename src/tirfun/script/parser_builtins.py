@@ -22,7 +22,10 @@ from collections.abc import Callable
 
 from ..errors import NodeError
 from ..nodes.dtype import DataType
-from . import parser_decls, parser_extra, parser_intrinsics, parser_loops, parser_lowered, parser_ops
+from . import (
+    parser_decls, parser_extra, parser_frames, parser_intrinsics, parser_loops, parser_lowered,
+    parser_ops,
+)
 from .parser_args import Signature, sig
 from .parser_values import Builtin, DTypeCtor, MetaVar, Namespace
 
@@ -69,6 +72,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     **parser_ops.HANDLERS,
     **parser_intrinsics.HANDLERS,
     **parser_extra.HANDLERS,
+    **parser_frames.HANDLERS,
 }
 
 
@@ -80,6 +84,7 @@ ALIASES = {
     "T.buffer_decl": "T.Buffer",
     "T.ramp": "T.Ramp",
     "T.broadcast": "T.Broadcast",
+    **parser_frames.ALIASES,
 }
 
 
@@ -98,9 +103,15 @@ def resolve(path: str, attr: str):
         return Builtin(full)
     if full in NAMESPACES:
         return Namespace(full)
+    if path == "T.CallEffectKind":
+        return parser_frames.CALL_EFFECT_KINDS.get(attr)
     if path == "T":
         if attr == "boolean":
             return DTypeCtor(DataType("bool"))
+        if attr == "void":
+            return DTypeCtor(DataType("void"))
+        if attr == "CallEffectKind":
+            return Namespace("T.CallEffectKind")
         if attr in SCALAR_DTYPES or _is_dtype_name(attr):
             return DTypeCtor(DataType(attr))
     if path == "script":

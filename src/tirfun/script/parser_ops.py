@@ -163,9 +163,10 @@ def _limit_value(which: str):
     def handler(ip, node, a):
         dtype = to_dtype(ip, a.dtype, a.node("dtype"))
         value = dtype.max_value() if which == "max" else dtype.min_value()
-        if dtype.is_float:
-            finite = {16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}
-            value = finite.get(dtype.bits, math.inf) * (1 if which == "max" else -1)
+        if dtype.is_float and not dtype.is_mini_float:  # the narrow floats know theirs
+            finite = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+                      "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+            value = finite.get(str(dtype.element_of), math.inf) * (1 if which == "max" else -1)
         return const(value, dtype)
     return handler
 

@@ -106,7 +106,7 @@ class FuncState:
     block_nodes: dict = attrs.Factory(dict)
     written_block_names: set = attrs.Factory(set)
     renamed_blocks: dict = attrs.Factory(dict)
-    # parameters whose ``.data`` (or ``.access_ptr``) the body uses
+    # parameters and allocations whose ``.data`` (or ``.access_ptr``) the body uses
     data_of_params: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
@@ -181,6 +181,8 @@ class FunctionInterpreter(ExprEvaluator):
         self.blocks: list[BlockBuilder] = []
         self.loops: list[tuple[Var, Any]] = []
         self.func: FuncState | None = None
+        # the T.If frames being built (None inside a T.Then or T.Else)
+        self.if_frames: list = []
 
     # -- frames --------------------------------------------------------------
     @contextmanager
@@ -299,7 +301,7 @@ class FunctionInterpreter(ExprEvaluator):
         return _return_annotation(self, node)
 
     def _finish(self, fdef: ast.FunctionDef, body: Stmt) -> PrimFunc:
-        from ..analysis.access import OpaqueAccessError, fill_regions
+        from ..analysis.access import fill_regions
         from ..analysis.traversal import walk_stmts
 
         func = self.func
@@ -323,11 +325,7 @@ class FunctionInterpreter(ExprEvaluator):
             raise self.fail(fdef, str(err)) from None
         pending = {name: mask for name, mask in func.pending.items() if mask[0] or mask[1]}
         if pending:
-            try:
-                out = fill_regions(out, pending)
-            except OpaqueAccessError as err:
-                raise self.fail(func.block_nodes.get(err.block_name, fdef), str(err),
-                                hint="declare the regions with T.reads(...) and T.writes(...)") from None
+            out = fill_regions(out, pending)
         if func.renamed_blocks:
             out = attrs.evolve(out, renamed_blocks=func.renamed_blocks)
         return out
@@ -541,6 +539,12 @@ class FunctionInterpreter(ExprEvaluator):
                             hint="TVMScript binds each name once per scope; choose a new name")
         if isinstance(value, NewBuffer):
             buffer = value.make(self.namer.fresh(name))
+            if value.what == "T.alloc_buffer" and buffer.data is None \
+                    and name in self.func.data_of_params:
+                # ``B.data`` or ``B.access_ptr`` is used: as in TVM, the
+                # allocation has a pointer of its own (printed as ``B.data``)
+                buffer = attrs.evolve(buffer, data=Var(self.namer.fresh(f"{buffer.name}_data"),
+                                                       "handle"))
             value.register(buffer)
             self.scopes.define(name, buffer)
             return None

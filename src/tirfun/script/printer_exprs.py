@@ -22,7 +22,7 @@ from pyrsistent import PMap, PVector
 from ..errors import NodeError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Buffer, BufferLoad, Call, Cast, Div, FloatImm,
-    FloorDiv, FloorMod, GlobalVar, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select,
+    FloorDiv, FloorMod, GlobalVar, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select, Shuffle,
     StringImm, Sub, Var, binary,
 )
 from ..nodes.base import Node
@@ -296,6 +296,12 @@ class ExprRenderer:
             tail = f", {e.lanes})"
             head = f"{p}.Ramp("
             return [e.base, e.stride], lambda args: (f"{head}{args[0][0]}, {args[1][0]}{tail}", ATOM)
+        if t is Shuffle:
+            n = len(e.vectors)
+            head = f"{p}.Shuffle(["
+            return list(e.vectors) + list(e.indices), lambda args: (
+                head + ", ".join(a[0] for a in args[:n]) + "], ["
+                + ", ".join(a[0] for a in args[n:]) + "])", ATOM)
         if t is Broadcast:
             tail = f", {e.lanes})"
             head = f"{p}.Broadcast("

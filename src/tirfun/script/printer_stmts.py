@@ -16,12 +16,14 @@ they are the last statement of their body, and as ``with ...:`` otherwise.
 
 from __future__ import annotations
 
+import attrs
+
 from ..errors import NodeError
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, BufferRegion, BufferStore,
     Call, DeclBuffer, Evaluate, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
-    BufferRealize,
+    BufferRealize, Prefetch,
 )
 from ..analysis.traversal import walk, walk_stmts
 from ..nodes.reducer import CommReducer
@@ -288,6 +290,9 @@ class ScriptWriter:
                 self.push()
                 self.body(s.else_case, level + 1)
                 self.pop()
+        elif t is Prefetch:
+            bounds = ", ".join(self.range_text(r) for r in s.bounds)
+            self.emit(level, f"{self.p}.prefetch({self.buffer(s.buffer)}, [{bounds}])")
         elif t is While:
             self.emit(level, f"while {self.exprs.expr(s.condition)}:")
             self.push()
@@ -521,7 +526,12 @@ class ScriptWriter:
         self.pop()
 
     def alloc_line(self, buffer: Buffer, level: int) -> None:
-        """``C = T.alloc_buffer((8,), scope="shared")``."""
+        """``C = T.alloc_buffer((8,), scope="shared")``; a pointer of the
+        allocation's own (bound nowhere else) is spelled ``C.data``."""
+        data = buffer.data
+        if data is not None and not self.var_defined(data) and data not in self.spelling:
+            self.spelling[data] = f"{buffer.name}.data"
+            buffer = attrs.evolve(buffer, data=None)
         decl = self.buffer_call(buffer, "alloc_buffer", [])
         self.define_buffer(buffer)
         self.emit(level, f"{buffer.name} = {decl}")

@@ -25,13 +25,15 @@ mean something inside a function (``T.block``, ``T.axis.spatial``...) raise
 from __future__ import annotations
 
 import builtins as _py
+import enum as _enum
 import sys
 from typing import Any
 
 from ..errors import ParseError
 from ..nodes import Buffer as _BufferNode
 from ..nodes import Cast as _CastNode
-from ..nodes import PrimExpr, Var, const, to_expr
+from ..nodes import PrimExpr, const, to_expr
+from ..nodes import Var as _VarNode
 from ..nodes.dtype import DataType
 from ..tir import op as _op
 
@@ -79,9 +81,9 @@ def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, sc
                            axis_separators=axis_separators)
 
 
-def handle(dtype=None, storage_scope: str = "global", *, is_size_var: bool = False) -> Var:
+def handle(dtype=None, storage_scope: str = "global", *, is_size_var: bool = False) -> _VarNode:
     """A new handle variable (``T.handle`` as an annotation)."""
-    return Var("handle", "handle")
+    return _VarNode("handle", "handle")
 
 
 def _dtype_function(name: str):
@@ -89,7 +91,7 @@ def _dtype_function(name: str):
 
     def make(expr: Any = None, *, is_size_var: bool = False):
         if expr is None:
-            return Var("v", dtype)
+            return _VarNode("v", dtype)
         if isinstance(expr, str) and dtype.is_float:
             expr = _py.float(expr)
         if isinstance(expr, (_py.bool, _py.int, _py.float)):
@@ -166,6 +168,41 @@ def macro(*args, hygienic: bool = True):
         raise ParseError("invalid use of T.macro; write @T.macro, @T.macro() or "
                          "@T.macro(hygienic=True|False)")
     return lambda func: Macro(func, hygienic)
+
+
+def Var(name: str, dtype="int32") -> _VarNode:  # noqa: N802
+    """``T.Var(name, dtype)``: a variable node, as ``tvm.tir.Var``."""
+    return _VarNode(name, DataType(dtype))
+
+
+def SizeVar(name: str, dtype="int32") -> _VarNode:  # noqa: N802
+    """``T.SizeVar(name, dtype)``: a variable that holds a size (tirfun has
+    no separate node: sizes are checked against their use)."""
+    return _VarNode(name, DataType(dtype))
+
+
+def ptr(dtype, storage_scope: str = "global", is_size_var: bool = False) -> _VarNode:
+    """``T.ptr(dtype, scope)``: a handle variable pointing to ``dtype``."""
+    from ..nodes import PointerType
+
+    return _VarNode("ptr", "handle", PointerType(DataType(dtype), storage_scope))
+
+
+Ptr = ptr
+buffer_var = ptr
+
+
+class CallEffectKind(_enum.IntEnum):
+    """TVM's ``CallEffectKind``: what a call may do, as an attribute of ops."""
+
+    kExprAnnotation = 0
+    kPure = 1
+    kReadState = 2
+    kUpdateState = 3
+    kOpaque = 4
+    kSpecialCallArg = 5
+    kEmbedInfo = 6
+    kControlJump = 7
 
 
 def _only_in_script(name: str):

@@ -159,6 +159,8 @@ def max_value(dtype) -> PrimExpr:
 
 
 def _float_max(dtype: DataType) -> float:
+    if dtype.is_mini_float:
+        return dtype.max_value()
     return {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[str(dtype.element_of)]
 

@@ -30,6 +30,9 @@ strategies):
 * ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
   decompose_padding, pad_einsum, loop_partition and region hints (annotate_buffer_access,
   unsafe_hide_buffer_access)
+* ``tirfun.testing.stages``  multi-stage programs as users write them
+  (elementwise chains, reductions, padding, softmax, conv, matmul):
+  ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ _LAZY = {
     "run_split": "tirfun.testing.cuda",
     "reduction_programs": "tirfun.testing.draw_reduction",
     "padded_programs": "tirfun.testing.draw_padding",
+    "multi_stage_programs": "tirfun.testing.stages",
+    "random_stages": "tirfun.testing.stages",
+    "stage_features": "tirfun.testing.stages",
+    "StageOptions": "tirfun.testing.stages",
 }
 
 

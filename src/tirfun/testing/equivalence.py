@@ -266,8 +266,9 @@ def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: D
 
 
 def _as_float(a: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Float values of an array numpy computes with (bfloat16 widened to float32)."""
-    return a.astype(np.float32) if dtype == "bfloat16" else a
+    """Float values of an array numpy computes with (bfloat16 and the narrow
+    floats widened to float32)."""
+    return a.astype(np.float32) if dtype == "bfloat16" or dtype.is_mini_float else a
 
 
 def _show(value) -> str:

@@ -62,6 +62,7 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("dp4a", "vec1 vec2 acc", "first", None, "a four-lane 8-bit dot product"),
     ("q_multiply_shift", "x y q s", "int32", None, "a fixed-point multiplication"),
     ("type_annotation", "", "first", None, "a type carried as a value"),
+    ("isnullptr", "x", "bool", None, "a null-pointer test"),
     ("tvm_access_ptr", "ptype data offset extent rw_mask", "handle", None,
      "a pointer into a buffer's data"),
     ("q_multiply_shift_per_axis", "x y ls rs q is_lshift_required is_rshift_required", "int32",
@@ -127,6 +128,9 @@ INTRINSICS: dict[str, Intrinsic] = _table(
     ("anylist_resetitem", "list_handle index", "int32", PACKED_RUNTIME, _ABI),
     ("anylist_setitem_call_packed", "list_handle index func_name *args", "int32", PACKED_RUNTIME, _ABI),
     ("anylist_setitem_call_cpacked", "list_handle index func_name *args", "int32", PACKED_RUNTIME, _ABI),
+    # a kernel compiled by an external compiler (Triton), launched through the packed runtime
+    ("call_kernel", "kernel launch_args *args", "void", "cuda (a kernel compiled by Triton)",
+     "a call of an externally compiled GPU kernel"),
     # scalable vectors
     ("vscale", "", "int32", "llvm with scalable vectors (SVE)", "the scalable-vector length"),
     ("get_active_lane_mask", "base limit", "first", "llvm with scalable vectors (SVE)",
