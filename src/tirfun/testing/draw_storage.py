@@ -8,8 +8,8 @@ of the program and builds for the CPU: ``unsafe_set_dtype`` only widens a
 type that holds every value of the old one exactly, and ``set_scope``
 chooses ``local`` or ``shared`` only in functions without thread-bound
 loops (in a kernel those scopes give each thread or block storage of its
-own). :func:`draw_set_axis_separator` is kept apart: it keeps the meaning,
-but the CPU build refuses what it produces.
+own). ``set_axis_separator`` too: the CPU build flattens a buffer with
+separators to one dimension of memory, as if it had none.
 
 :func:`located_programs` is a hypothesis strategy of programs in the shape
 ``compute_at`` and ``reverse_compute_at`` leave: a producer nest placed
@@ -144,6 +144,7 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], object]] = {
     "storage_align": draw_storage_align,
     "unsafe_set_dtype": draw_unsafe_set_dtype,
     "rolling_buffer": draw_rolling_buffer,
+    "set_axis_separator": draw_set_axis_separator,
 }
 
 
