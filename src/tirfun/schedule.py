@@ -23,7 +23,7 @@ import attrs
 
 from . import rewrites as R
 from .errors import ScheduleError
-from .nodes import IRModule, PrimFunc
+from .nodes import Buffer, IRModule, PrimFunc
 from .rewrites.checks import default_function
 from .rewrites.checks import describe
 from .rewrites.errors import (
@@ -307,5 +307,40 @@ class Schedule:
         """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
         self.apply(R.unannotate(self._block(block_or_loop), ann_key))
 
+
+    # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------
+    def _buffer_index(self, block, index, kind: str):
+        """A Buffer or buffer name as its position among the block's reads or
+        writes, as TVM's Python API normalises it; anything else is kept for
+        the record to check."""
+        if isinstance(index, int) or not isinstance(index, (str, Buffer)):
+            return index
+        try:
+            found = self.get(block)
+        except RewriteError:
+            return index
+        regions = found.reads if kind == "read" else found.writes
+        for k, region in enumerate(regions):
+            if region.buffer == index or region.buffer.name == index:
+                return k
+        return index
+
+    def _blocks(self, blocks):
+        return None if blocks is None else [self._block(b) for b in _flatten([blocks])]
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str, consumer_blocks=None) -> BlockRef:
+        """Read a buffer through a cache in ``storage_scope``; returns the copy
+        block (see :class:`~tirfun.rewrites.CacheRead`). ``read_buffer_index``
+        is a position in the block's reads, a Buffer, or a buffer name."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.cache_read(block, index, storage_scope, self._blocks(consumer_blocks)))
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str, consumer_blocks=None) -> BlockRef:
+        """Write a buffer through a cache in ``storage_scope``; returns the
+        copy block (see :class:`~tirfun.rewrites.CacheWrite`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, write_buffer_index, "write")
+        return self.apply(R.cache_write(block, index, storage_scope, self._blocks(consumer_blocks)))
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

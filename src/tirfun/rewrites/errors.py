@@ -232,5 +232,52 @@ class AnnotationNotFoundError(RewriteError):
     """``unannotate`` was given a key the loop or block does not have."""
 
 
+# -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------------
+
+class InvalidStorageScopeError(RewriteError):
+    """The storage scope is not one TVM knows (``global``, ``shared``,
+    ``local``, ``warp``, ``wmma.*``, ... optionally followed by a tag such as
+    ``.dyn``)."""
+
+
+class BufferIndexOutOfRangeError(RewriteError):
+    """The buffer index is not a position in the block's reads (or writes)."""
+
+
+class BufferNotAccessedError(RewriteError):
+    """The buffer given by name or as a Buffer is not among the block's reads
+    (or writes)."""
+
+
+class NoScopeBlockError(RewriteError):
+    """The block has no enclosing block in which the new buffer could be
+    allocated (it is the root block, or the function has no root block)."""
+
+
+class NotSingleWriteBlockError(RewriteError):
+    """More than one block of the scope writes the buffer, so there is no
+    single producer to cache."""
+
+
+class NotRegionCoverError(RewriteError):
+    """A block of the scope reads elements of the buffer that the blocks
+    writing it before it do not (provably) write."""
+
+
+class ConsumerNotInScopeError(RewriteError):
+    """A consumer block given to cache_read or cache_write is not in the
+    scope of the cached block."""
+
+
+class CacheStageOrderError(RewriteError):
+    """A block that would read the cache runs before the cache is filled:
+    redirecting it would change what it reads."""
+
+
+class CacheWriteReadBeforeWriteError(RewriteError):
+    """The block reads an element of the buffer before writing it itself, so
+    a write cache would be read uninitialised."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]

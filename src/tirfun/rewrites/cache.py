@@ -1,0 +1,923 @@
+"""Caching primitives: cache_read and cache_write.
+
+Both put a copy stage between a buffer and the blocks that use it, in a new
+buffer of another storage scope (``A_shared``, ``B_local``), as TVM v0.20's
+``cache_read_write.cc`` does:
+
+* where the copy goes: inside the lowest loop (or the scope block) that
+  holds the buffer's writer and the first block the copy serves, just
+  before the part of that loop's body that holds the served block;
+* what it copies: the region the writer writes, relaxed over the loops
+  between the writer and that place (for an input of the scope: the whole
+  buffer);
+* the cache has the buffer's shape when the copy sits in a loop, and the
+  shape of the copied region (indices rebased) when it sits in the scope
+  block and every reader of the buffer is under it.
+
+TVM lets three programs through whose results then change; here each is a
+ScheduleError: a redirected reader that runs before the copy is filled
+(CacheStageOrderError), a cache_write whose block reads the buffer before
+writing it (CacheWriteReadBeforeWriteError: the cache would be read
+uninitialised; ``cache_inplace`` is the primitive for that), and consumer
+blocks outside the block's scope (ConsumerNotInScopeError).
+"""
+
+from __future__ import annotations
+
+import attrs
+from pyrsistent import pvector
+
+from ..analysis.arith import bound_region, can_prove, region_covers
+from ..analysis.arith.int_set import Interval, cover_range, intersect
+from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
+from ..analysis.traversal import Path, stmt_children, transform
+from ..nodes import (
+    GE, LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
+    IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
+)
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .errors import (
+    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
+    CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
+    InvalidStorageScopeError, NoScopeBlockError, NotRegionCoverError, NotSingleWriteBlockError,
+)
+from .names import fresh_name, suffixed
+from .refs import BlockRef, as_block_ref
+from .serialize import py_value
+
+# TVM's StorageScope::Create: a scope is one of these ranks followed by any tag
+# ("shared.dyn", "global.texture"); the empty string means "global"
+STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma.matrix_a", "wmma.matrix_b",
+                 "wmma.accumulator", "texture", "amx.tmm", "m16n8k8.matrixA", "m16n8k8.matrixB",
+                 "m16n8k8.matrixC", "metal.simdgroup")
+
+
+# ------------------------------------------------------------------ arguments
+
+def check_storage_scope(chk: Checks, scope) -> str:
+    """The storage scope if TVM accepts it (stops with InvalidStorageScopeError)."""
+    if not isinstance(scope, str) or (scope and not scope.startswith(STORAGE_RANKS)):
+        chk.stop(InvalidStorageScopeError, "argument storage_scope",
+                 f"the storage scope {scope!r} is invalid; expected one of {', '.join(STORAGE_RANKS)}, "
+                 "optionally followed by a tag (\"shared.dyn\")")
+    return scope or "global"
+
+
+def access_buffer(chk: Checks, block: Block, realize: BlockRealize, index, kind: str) -> Buffer:
+    """The buffer ``index`` names among the block's reads (``kind="read"``)
+    or writes: a position, a Buffer, or a buffer name, as TVM's Python API
+    takes them."""
+    regions = block.reads if kind == "read" else block.writes
+    other = block.writes if kind == "read" else block.reads
+    what = f"block {block.name_hint!r}"
+    if isinstance(index, Buffer) or isinstance(index, str):
+        name = index if isinstance(index, str) else index.name
+        for region in regions:
+            if region.buffer == index or region.buffer.name == index:
+                return region.buffer
+        elsewhere = any(r.buffer == index or r.buffer.name == index for r in other)
+        why = (f"it is a {'write' if kind == 'read' else 'read'} buffer of the block, not a {kind} buffer"
+               if elsewhere else f"the block does not {kind} it")
+        chk.stop(BufferNotAccessedError, what, f"buffer {name} is not a {kind} buffer of the block: {why}",
+                 realize)
+    if not isinstance(index, int) or isinstance(index, bool):
+        chk.stop(InvalidArgumentError, what,
+                 f"the {kind} buffer index must be an int, a Buffer or a buffer name, got {index!r}")
+    if not 0 <= index < len(regions):
+        chk.stop(BufferIndexOutOfRangeError, what,
+                 f"the block has {len(regions)} {kind} regions, so {kind}_buffer_index {index} is out of "
+                 f"range", realize)
+    return regions[index].buffer
+
+
+def _as_refs(value):
+    if value is None:
+        return None
+    if isinstance(value, (str, BlockRef)):
+        return (as_block_ref(value),)
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "PVector":
+        return tuple(as_block_ref(v) for v in value)
+    return value
+
+
+# ------------------------------------------------------------------ the scope
+
+@attrs.frozen
+class _Scope:
+    """The block a primitive works in: its path, the block, and its child
+    blocks in program order (path of the BlockRealize, the realize)."""
+
+    path: Path
+    block: Block
+    children: tuple
+
+    def index_of(self, name: str) -> int:
+        for k, (_, realize) in enumerate(self.children):
+            if realize.block.name_hint == name:
+                return k
+        return -1
+
+
+def _scope_of(chk: Checks, site, block_path: Path, subject: str) -> _Scope:
+    spath = scope_path(site, block_path[:-1])
+    if spath is None:
+        chk.stop(NoScopeBlockError, subject,
+                 "the block has no enclosing block to allocate the cache in (it is the root block, or "
+                 "the function has no root block)")
+    sblock = site.at(spath)
+    return _Scope(spath, sblock, tuple(child_blocks(sblock, spath)))
+
+
+def _reads(block: Block, buf: Buffer) -> bool:
+    return any(r.buffer == buf for r in block.reads)
+
+
+def _writes(block: Block, buf: Buffer) -> bool:
+    return any(r.buffer == buf for r in block.writes)
+
+
+def _region_of(regions, buf: Buffer) -> BufferRegion | None:
+    for r in regions:
+        if r.buffer == buf:
+            return r
+    return None
+
+
+def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
+    """The position among the scope's children of the only block writing
+    ``buf`` (None: no block of the scope writes it)."""
+    writers = [k for k, (_, r) in enumerate(scope.children) if _writes(r.block, buf)]
+    if len(writers) > 1:
+        chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                 f"the buffer is expected to be written by a single block of the scope, but "
+                 f"{len(writers)} blocks write it", *[scope.children[k][1] for k in writers])
+    return writers[0] if writers else None
+
+
+def _consumer_set(chk: Checks, site, scope: _Scope, refs) -> set[str]:
+    """The names of the given consumer blocks and of the blocks directly
+    under them (TVM's consumer set)."""
+    out: set[str] = set()
+    for ref in refs or ():
+        path = resolve_block(chk, site, ref)
+        if scope_path(site, path[:-1]) != scope.path:
+            chk.stop(ConsumerNotInScopeError, describe(ref),
+                     f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
+                     "the cache is made", site.at(path[:-1]))
+        out.add(ref.name)
+        out.update(r.block.name_hint for _, r in child_blocks(site.at(path), path))
+    return out
+
+
+# ------------------------------------------------------------------ regions
+
+def _under(path: Path, top: Path) -> bool:
+    return len(path) > len(top) and path[:len(top)] == top
+
+
+def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path) -> list[Interval]:
+    """The region (declared in the block's iteration variables) relaxed over
+    the loops between the block and ``top`` (TVM's RelaxBufferRegion)."""
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    dom = {loop.loop_var: Range(loop.min, loop.extent)
+           for p, loop in loops_above(site, realize_path) if _under(p, top)}
+    return bound_region(region, dom, bindings)
+
+
+def _outer_dom(site, realize_path: Path, top: Path) -> dict:
+    return {loop.loop_var: Range(loop.min, loop.extent)
+            for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+
+
+def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
+    """Intervals as Ranges inside the buffer: an end not provably within the
+    buffer is clamped to it (a relaxed non-dividing split would reach past)."""
+    out = []
+    for iv, dim in zip(intervals, buf.shape):
+        zero = IntImm(dim.dtype, 0)
+        full = Range(zero, dim)
+        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype:
+            last = fold_sub(dim, IntImm(dim.dtype, 1))
+            lo = iv.lo if can_prove(GE(iv.lo, zero), dom) else intersect(iv, Interval(zero, None)).lo
+            hi = iv.hi if can_prove(LE(iv.hi, last), dom) else intersect(iv, Interval(None, last)).hi
+            iv = Interval(lo, hi)
+        out.append(cover_range(iv, full))
+    return out
+
+
+def _lca(paths: list[Path]) -> Path:
+    first = paths[0]
+    n = len(first)
+    for p in paths[1:]:
+        n = min(n, len(p))
+        for k in range(n):
+            if p[k] != first[k]:
+                n = k
+                break
+    return first[:n]
+
+
+def _cover_violation(site, scope: _Scope, buf: Buffer):
+    """The first child of the scope that reads ``buf`` where the blocks
+    writing it before do not provably cover what it reads (TVM's region
+    cover, asked of this buffer only), or None."""
+    for k, (cpath, consumer) in enumerate(scope.children):
+        read = _region_of(consumer.block.reads, buf)
+        if read is None:
+            continue
+        producers = [(p, r) for p, r in scope.children[:k] if _writes(r.block, buf)]
+        if not producers:
+            continue
+        lca = _lca([cpath] + [p for p, _ in producers])
+        # the LCA is a loop or the scope block's body: relax below it
+        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca) for p, r in producers]
+        target = _relaxed(site, read, cpath, consumer, lca)
+        if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
+            return consumer
+    return None
+
+
+# ------------------------------------------------------------------ where the stage goes
+
+class _LocDetector:
+    """TVM's CacheLocDetector: the lowest loop or block holding both the
+    writer block and the first related block, and the position in its body
+    before the part that holds the related block."""
+
+    def __init__(self, scope: _Scope, writer: str | None, related: set[str]):
+        self.scope = scope
+        self.writer = writer
+        self.related = related
+        self.visited_block = False
+        self.visited_related = False
+        self.loc: Path | None = None
+        self.pos = -1
+
+    def run(self) -> tuple[Path, int]:
+        self.visit(self.scope.block, self.scope.path)
+        return self.loc, self.pos
+
+    def visit(self, node: Stmt, path: Path) -> None:
+        if isinstance(node, SeqStmt):
+            previous = self.visited_block
+            self.visited_block = False
+            for i, item in enumerate(node.seq):
+                if self.pos != -1:
+                    break
+                self.visit(item, path + (("seq", i),))
+                if self.visited_block and self.visited_related and self.pos == -1:
+                    self.pos = i
+                    break
+                if self.visited_related:
+                    break
+            self.visited_block = self.visited_block or previous
+        elif isinstance(node, Block):
+            if path == self.scope.path:
+                self.visit(node.body, path + (("body", None),))
+                if self.visited_related and self.loc is None:
+                    self.loc = path
+                    if not self.visited_block and self.pos == -1:
+                        self.pos = 0
+            elif node.name_hint == self.writer:
+                self.visited_block = True
+            elif node.name_hint in self.related:
+                self.visited_related = True
+        elif isinstance(node, For):
+            self.visit(node.body, path + (("body", None),))
+            if self.visited_block and self.visited_related and self.loc is None and self.pos != -1:
+                self.loc = path
+        else:
+            for step, child in stmt_children(node):
+                self.visit(child, path + (step,))
+
+
+def _end_position(block: Block) -> int:
+    return len(block.body.seq) if isinstance(block.body, SeqStmt) else 1
+
+
+def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
+    """TVM's InsertCacheStage: ``stage`` at position ``pos`` of ``body``."""
+    if isinstance(body, SeqStmt):
+        items = list(body.seq)
+        items.insert(pos, stage)
+        return SeqStmt(items)
+    return SeqStmt([stage, body] if pos == 0 else [body, stage])
+
+
+def _stage_path(loc: Path, pos: int, loc_node) -> Path:
+    """The path the stage will have once inserted (for ordering checks)."""
+    body = loc + (("body", None),)
+    return body + (("seq", pos),)
+
+
+def _runs_before(a: Path, b: Path) -> bool:
+    """Whether the statement at ``a`` runs (starts) before the one at ``b``
+    in program order; paths compare step by step."""
+    for x, y in zip(a, b):
+        if x != y:
+            if x[0] == y[0] == "seq":
+                return x[1] < y[1]
+            return x[0] == "init" and y[0] == "body"
+    return len(a) < len(b)
+
+
+def _shifted_path(path: Path, loc: Path, pos: int, wrapped: bool) -> Path:
+    """Where a statement at ``path`` of the old tree sits once the stage is
+    inserted at ``pos`` of the body of ``loc``."""
+    body = loc + (("body", None),)
+    if not _under(path, body) and path != body:
+        return path
+    rest = path[len(body):]
+    if not wrapped:
+        (name, k), tail = rest[0], rest[1:]
+        return body + (("seq", k + 1 if k >= pos else k),) + tail
+    return body + (("seq", 1 if pos == 0 else 0),) + rest
+
+
+# ------------------------------------------------------------------ the copy stage
+
+def _cast(e: PrimExpr, dtype) -> PrimExpr:
+    return e if e.dtype == dtype else Cast(dtype, e)
+
+
+def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bool, full: bool,
+                name: str, taken) -> tuple[Stmt, Block]:
+    """TVM's MakeCacheStage: loops ``ax0..`` over the region's extents, a
+    block ``v0..`` copying one element from the read side to the write side."""
+    loop_vars, values, iter_vars = [], [], []
+    src_idx, dst_idx = [], []
+    used = set()
+
+    def fresh(base):
+        n = fresh_name(base, _Both(taken, used))
+        used.add(n)
+        return n
+
+    for k, rng in enumerate(region):
+        lv = Var(fresh(f"ax{k}"), rng.extent.dtype)
+        loop_vars.append(lv)
+    for k, rng in enumerate(region):
+        lv = loop_vars[k]
+        if full:
+            dim = orig.shape[k]
+            v = Var(fresh(f"v{k}"), dim.dtype)
+            iter_vars.append(IterVar(Range(IntImm(dim.dtype, 0), dim), v, IterVarType.DataPar))
+            values.append(_cast(fold_add(_cast(rng.min, lv.dtype), lv), dim.dtype))
+            o_idx, c_idx = v, v
+        else:
+            v = Var(fresh(f"v{k}"), rng.extent.dtype)
+            iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
+            values.append(lv)
+            o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
+        (src_idx if is_read else dst_idx).append(o_idx)
+        (dst_idx if is_read else src_idx).append(c_idx)
+    src, dst = (orig, cache) if is_read else (cache, orig)
+    one = [Range(i, IntImm(i.dtype, 1)) for i in src_idx]
+    one_dst = [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
+    block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
+                  BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
+    stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
+    for lv, rng in reversed(list(zip(loop_vars, region))):
+        stmt = For(lv, IntImm(lv.dtype, 0), rng.extent, ForKind.SERIAL, stmt)
+    return stmt, block
+
+
+class _Both:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __contains__(self, name):
+        return name in self.a or name in self.b
+
+
+def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
+    """TVM's WithScope: the buffer renamed ``<name>_<scope>`` in the new
+    scope, with the region's shape when the cache is compact."""
+    name = fresh_name(suffixed(orig.name, scope), taken)
+    shape = list(orig.shape) if full else [r.extent for r in region]
+    return Buffer(name, shape, orig.dtype, storage_scope=scope, axis_separators=orig.axis_separators)
+
+
+# ------------------------------------------------------------------ redirecting accesses
+
+def _rebase(indices, offsets) -> list[PrimExpr]:
+    if offsets is None:
+        return list(indices)
+    out = []
+    for i, off in zip(indices, offsets):
+        if isinstance(off, IntImm) and off.value == 0:
+            out.append(i)
+        else:
+            out.append(simplify_affine(fold_sub(i, _cast(off, i.dtype))))
+    return out
+
+
+def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
+    def post(n):
+        if isinstance(n, BufferLoad) and n.buffer == old:
+            return BufferLoad(new, _rebase(n.indices, offsets))
+        return n
+
+    def pre(n):
+        if isinstance(n, Buffer):
+            return n
+        return None
+
+    return transform(e, post, pre)
+
+
+def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
+    out, changed = [], False
+    for r in regions:
+        if r.buffer == old:
+            ranges = r.region if offsets is None else [
+                Range(m, rng.extent) for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
+            r = BufferRegion(new, ranges)
+            changed = True
+        out.append(r)
+    return (pvector(out), True) if changed else (regions, False)
+
+
+def _redirect_matches(matches, old: Buffer, new: Buffer, offsets):
+    out, changed = [], False
+    for m in matches:
+        if m.source.buffer == old:
+            src, _ = _redirect_regions([m.source], old, new, offsets)
+            m = MatchBufferRegion(m.buffer, src[0])
+            changed = True
+        out.append(m)
+    return (pvector(out), True) if changed else (matches, False)
+
+
+class _Rewriter:
+    """Rebuilds the scope block: redirects accesses of ``old`` to ``new`` in
+    the blocks ``redirect(block, inherited)`` selects, inserts the stage, and
+    allocates the cache. Statements left alone are the same objects."""
+
+    def __init__(self, scope: _Scope, old: Buffer, new: Buffer, offsets, loc: Path, pos: int, stage: Stmt,
+                 alloc: Buffer, select, stores: bool):
+        self.scope, self.old, self.new, self.offsets = scope, old, new, offsets
+        self.loc, self.pos, self.stage, self.alloc = loc, pos, stage, alloc
+        self.select = select  # block -> "skip" | "redirect" | "keep"
+        self.stores = stores
+
+    def run(self) -> Block:
+        return self.block(self.scope.block, self.scope.path, False)
+
+    def block(self, block: Block, path: Path, redirect: bool) -> Block:
+        if path != self.scope.path:
+            mode = self.select(block, redirect)
+            if mode == "skip":
+                return block
+            redirect = mode == "redirect"
+        body = self.stmt(block.body, path + (("body", None),), redirect)
+        init = None if block.init is None else self.stmt(block.init, path + (("init", None),), redirect)
+        changes = {}
+        if body is not block.body:
+            changes["body"] = body
+        if init is not block.init:
+            changes["init"] = init
+        if path == self.loc:
+            changes["body"] = _insert(changes.get("body", block.body), self.pos, self.stage)
+        if path == self.scope.path:
+            changes["alloc_buffers"] = list(block.alloc_buffers) + [self.alloc]
+        elif redirect:
+            reads, a = _redirect_regions(block.reads, self.old, self.new, self.offsets)
+            writes, b = _redirect_regions(block.writes, self.old, self.new, self.offsets)
+            matches, c = _redirect_matches(block.match_buffers, self.old, self.new, self.offsets)
+            if a:
+                changes["reads"] = reads
+            if b:
+                changes["writes"] = writes
+            if c:
+                changes["match_buffers"] = matches
+        return attrs.evolve(block, **changes) if changes else block
+
+    def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        if isinstance(node, Block):
+            return self.block(node, path, redirect)
+        if isinstance(node, BufferStore) and redirect:
+            value = _redirect_expr(node.value, self.old, self.new, self.offsets)
+            indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
+            buf, idx = node.buffer, indices
+            if self.stores and buf == self.old:
+                buf, idx = self.new, _rebase(indices, self.offsets)
+            if buf is node.buffer and value is node.value and all(a is b for a, b in zip(idx, node.indices)):
+                return node
+            return BufferStore(buf, value, idx)
+        changes = {}
+        kids = dict(stmt_children(node))
+        for step, child in kids.items():
+            new = self.stmt(child, path + (step,), redirect)
+            if new is not child:
+                name, k = step
+                if k is None:
+                    changes[name] = new
+                else:
+                    seq = changes.get(name, getattr(node, name))
+                    changes[name] = seq.set(k, new)
+        if redirect and not isinstance(node, (SeqStmt, BlockRealize)):
+            for a in attrs.fields(type(node)):
+                value = getattr(node, a.name)
+                if isinstance(value, PrimExpr):
+                    new = _redirect_expr(value, self.old, self.new, self.offsets)
+                    if new is not value:
+                        changes[a.name] = new
+        if isinstance(node, BlockRealize) and redirect:
+            values = [_redirect_expr(v, self.old, self.new, self.offsets) for v in node.iter_values]
+            if any(a is not b for a, b in zip(values, node.iter_values)):
+                changes["iter_values"] = values
+            pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            if pred is not node.predicate:
+                changes["predicate"] = pred
+        out = attrs.evolve(node, **changes) if changes else node
+        if path == self.loc and isinstance(out, For):
+            out = attrs.evolve(out, body=_insert(out.body, self.pos, self.stage))
+        return out
+
+
+# ------------------------------------------------------------------ reading before writing
+
+def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
+    """A load of ``buf`` in the block that may run before the block has
+    written that element itself (in its init, or earlier in its body at the
+    same indices), or None. Conservative: a store under a loop or a branch
+    does not count as written."""
+    written: set = set()
+
+    def loads(e):
+        stack = [e]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, BufferLoad) and n.buffer == buf:
+                yield n
+            if isinstance(n, Buffer):
+                continue
+            from ..analysis.traversal import iter_children
+            stack.extend(iter_children(n))
+
+    def scan(node: Stmt, counts: bool) -> BufferLoad | None:
+        if isinstance(node, BufferStore):
+            for part in [node.value, *node.indices]:
+                for ld in loads(part):
+                    if tuple(ld.indices) not in written:
+                        return ld
+            if counts and node.buffer == buf:
+                written.add(tuple(node.indices))
+            return None
+        if isinstance(node, SeqStmt):
+            for item in node.seq:
+                bad = scan(item, counts)
+                if bad is not None:
+                    return bad
+            return None
+        if isinstance(node, BlockRealize):
+            return scan(node.block, False)
+        if isinstance(node, Block):
+            for part in ([node.init] if node.init is not None else []) + [node.body]:
+                bad = scan(part, False)
+                if bad is not None:
+                    return bad
+            return None
+        for a in attrs.fields(type(node)):
+            value = getattr(node, a.name)
+            if isinstance(value, PrimExpr):
+                for ld in loads(value):
+                    if tuple(ld.indices) not in written:
+                        return ld
+        inner = isinstance(node, (For, IfThenElse)) or not counts
+        for _, child in stmt_children(node):
+            bad = scan(child, counts and not inner)
+            if bad is not None:
+                return bad
+        return None
+
+    if block.init is not None:
+        bad = scan(block.init, True)
+        if bad is not None:
+            return bad
+    return scan(block.body, True)
+
+
+# ------------------------------------------------------------------ the records
+
+@attrs.frozen
+class _Plan:
+    site: object
+    scope: _Scope
+    orig: Buffer
+    region: list
+    full: bool
+    loc: Path
+    pos: int
+    select: object
+    taken: object
+
+
+def _python_args(self, index_name: str) -> list[str]:
+    args = [py_value(self.block), py_value(getattr(self, index_name)), py_value(self.storage_scope)]
+    if self.consumer_blocks is not None:
+        args.append(f"consumer_blocks={py_value(list(self.consumer_blocks))}")
+    return args
+
+
+@register
+@attrs.frozen
+class CacheRead(Rewrite):
+    """Read a buffer through a cache in another storage scope: a new block
+    ``<buffer>_<scope>`` copies what the readers need into a new buffer
+    ``<buffer>_<scope>``, and the readers (all of them, or the given
+    ``consumer_blocks`` and the blocks directly under them) read the cache.
+
+    The copy goes inside the lowest loop that holds both the buffer's
+    writer and the first reader served, just before that reader (at the
+    start of the scope for an input of the scope). It copies the region the
+    writer writes, relaxed over the loops between the writer and that place
+    (for an input: the whole buffer, or the scope block's read region).
+    The cache has the buffer's shape when the copy sits in a loop, and the
+    copied region's shape (indices rebased) when it sits in the scope block.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
+       and so do the consumer blocks, in the block's scope
+       (ConsumerNotInScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. at most one block of the scope writes the buffer
+       (NotSingleWriteBlockError);
+    6. every reader of the buffer reads only what the blocks writing it
+       before have written (NotRegionCoverError);
+    7. every redirected reader runs after the copy (CacheStageOrderError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        cache_read("B", 0, "shared")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            A_shared = T.alloc_buffer((8,), scope="shared")
+            for ax0 in range(8):
+                with T.block("A_shared"):
+                    v0 = T.axis.spatial(8, ax0)
+                    A_shared[v0] = A[v0]
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A_shared[vi] * T.float32(2)
+    """
+
+    primitive = "cache_read"
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+    consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
+
+    def plan(self, mod, chk: Checks):
+        refs = [self.block, *(self.consumer_blocks or ())]
+        site = resolve_site(chk, mod, refs)
+        path = resolve_block(chk, site, self.block)
+        scope_name = check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        bad = _cover_violation(site, scope, buf)
+        if bad is not None:
+            chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
+                     f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
+                     f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
+        writer = _only_writer(chk, scope, buf)
+        if writer is not None:
+            wpath, wrealize = scope.children[writer]
+            if consumers:
+                related = consumers
+            else:
+                related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
+            if related:
+                loc, pos = _LocDetector(scope, wrealize.block.name_hint, related).run()
+                if pos == -1:
+                    pos = 0
+            else:
+                loc, pos = scope.path, _end_position(scope.block)
+            region = _clamped(_relaxed(site, _region_of(wrealize.block.writes, buf), wpath, wrealize, loc),
+                              buf, _outer_dom(site, wpath, loc))
+        else:
+            loc, pos = scope.path, 0
+            declared = _region_of(scope.block.reads, buf)
+            region = list(declared.region if declared is not None else BufferRegion.full(buf).region)
+        full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+
+        def select(block: Block, inherited: bool) -> str:
+            if _writes(block, buf):
+                return "skip"
+            if not consumers:
+                return "redirect"
+            return "redirect" if block.name_hint in consumers else "keep"
+
+        self._check_order(chk, site, scope, buf, loc, pos, select, writer)
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+
+    @staticmethod
+    def _all_readers_under(scope: _Scope, buf: Buffer, loc: Path) -> bool:
+        return all(_under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+
+    @staticmethod
+    def _check_order(chk, site, scope, buf, loc, pos, select, writer):
+        node = site.at(loc)
+        body = node.body
+        wrapped = not isinstance(body, SeqStmt)
+        stage = loc + (("body", None),) + (("seq", pos if not wrapped else (0 if pos == 0 else 1)),)
+        for k, (p, realize) in enumerate(scope.children):
+            if not _reads(realize.block, buf) or select(realize.block, False) != "redirect":
+                continue
+            where = _shifted_path(p, loc, pos, wrapped)
+            if _runs_before(where, stage) or (writer is not None and k < writer):
+                chk.stop(CacheStageOrderError, f"block {realize.block.name_hint!r}",
+                         f"the block reads buffer {buf.name} before the cache of it is filled "
+                         f"(it runs before the copy, or before the block writing {buf.name}); "
+                         "redirecting it to the cache would change what it reads", realize)
+
+    def build(self, plan: _Plan) -> Outcome:
+        scope_name = self.storage_scope or "global"
+        taken = plan.taken
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
+        stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
+        stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=True, full=plan.full, name=stage_name,
+                               taken=_Both(taken, {cache.name, stage_name}))
+        offsets = None if plan.full else [r.min for r in plan.region]
+        new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
+                              plan.select, stores=False).run()
+        mod = commit(plan.site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
+
+    def python_args(self):
+        return _python_args(self, "read_buffer_index")
+
+
+@register
+@attrs.frozen
+class CacheWrite(Rewrite):
+    """Write a buffer through a cache in another storage scope: the block
+    writes a new buffer ``<buffer>_<scope>``, and a new block
+    ``<buffer>_<scope>`` copies what it wrote back into the buffer. The
+    given ``consumer_blocks`` (and the blocks directly under them) read the
+    cache instead of the buffer.
+
+    The copy goes inside the lowest loop that holds both the block and the
+    first other reader of the buffer, just before that reader (at the end
+    of the scope when there is none), and copies the region the block
+    writes, relaxed over the loops between the block and that place. The
+    cache has the buffer's shape when the copy sits in a loop, and the
+    copied region's shape (indices rebased) when it sits in the scope block.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
+       and so do the consumer blocks, in the block's scope
+       (ConsumerNotInScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``write_buffer_index`` is a position in the block's writes
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it writes
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. the block is the only block of the scope writing the buffer
+       (NotSingleWriteBlockError);
+    6. the block does not read an element of the buffer before writing it
+       itself, which would read the cache uninitialised
+       (CacheWriteReadBeforeWriteError);
+    7. the given consumers run after the block (CacheStageOrderError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        cache_write("B", 0, "local")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            B_local = T.alloc_buffer((8,), scope="local")
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B_local[vi] = A[vi] * T.float32(2)
+            for ax0 in range(8):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(8, ax0)
+                    B[v0] = B_local[v0]
+    """
+
+    primitive = "cache_write"
+
+    block: object = attrs.field(converter=as_block_ref)
+    write_buffer_index: object = 0
+    storage_scope: object = "global"
+    consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
+
+    def plan(self, mod, chk: Checks):
+        refs = [self.block, *(self.consumer_blocks or ())]
+        site = resolve_site(chk, mod, refs)
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        writer = _only_writer(chk, scope, buf)
+        name = realize.block.name_hint
+        if writer is None or scope.children[writer][1].block.name_hint != name:
+            # the block is nested below a child of the scope that also writes the buffer
+            chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                     f"block {name!r} is not the only block of its scope writing the buffer", realize)
+        bad = _reads_before_writing(realize.block, buf)
+        if bad is not None:
+            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                     f"the block reads {bad.script()} before writing that element itself; the cache "
+                     f"would be read uninitialised (cache_inplace caches a buffer that is read and "
+                     "written)", realize)
+        wpath, wrealize = scope.children[writer]
+        for k, (_, r) in enumerate(scope.children):
+            if r.block.name_hint in consumers and k <= writer:
+                chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
+                         f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
+                         "it would read the cache before it is written", r)
+        related = {r.block.name_hint for _, r in scope.children[writer + 1:]
+                   if _reads(r.block, buf) and r.block.name_hint not in consumers}
+        if related:
+            loc, pos = _LocDetector(scope, name, related).run()
+            if pos == -1:
+                pos = 0
+        else:
+            loc, pos = scope.path, _end_position(scope.block)
+        region = _clamped(_relaxed(site, _region_of(wrealize.block.writes, buf), wpath, wrealize, loc),
+                          buf, _outer_dom(site, wpath, loc))
+        full = not isinstance(site.at(loc), Block) or not all(
+            _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+
+        def select(block: Block, inherited: bool) -> str:
+            if block.name_hint in consumers or block.name_hint == name or inherited:
+                return "redirect"
+            return "skip"
+
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+
+    def build(self, plan: _Plan) -> Outcome:
+        scope_name = self.storage_scope or "global"
+        taken = plan.taken
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
+        stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
+        stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
+                               taken=_Both(taken, {cache.name, stage_name}))
+        offsets = None if plan.full else [r.min for r in plan.region]
+        new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
+                              plan.select, stores=True).run()
+        mod = commit(plan.site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
+
+    def python_args(self):
+        return _python_args(self, "write_buffer_index")
+
+
+def cache_read(block, read_buffer_index, storage_scope, consumer_blocks=None) -> CacheRead:
+    """The :class:`CacheRead` record: ``cache_read("B", 0, "shared")``."""
+    return CacheRead(block, read_buffer_index, storage_scope, consumer_blocks)
+
+
+def cache_write(block, write_buffer_index, storage_scope, consumer_blocks=None) -> CacheWrite:
+    """The :class:`CacheWrite` record: ``cache_write("B", 0, "local")``."""
+    return CacheWrite(block, write_buffer_index, storage_scope, consumer_blocks)
+
+
+__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "STORAGE_RANKS", "check_storage_scope",
+           "access_buffer"]
