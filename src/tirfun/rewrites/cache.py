@@ -27,19 +27,20 @@ from __future__ import annotations
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith import bound_region, can_prove, region_covers
+from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.traversal import Path, stmt_children, transform
 from ..nodes import (
-    GE, LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
+    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
-    CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
+    CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidStorageScopeError, NoScopeBlockError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
@@ -183,6 +184,96 @@ def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockReali
     dom = {loop.loop_var: Range(loop.min, loop.extent)
            for p, loop in loops_above(site, realize_path) if _under(p, top)}
     return bound_region(region, dom, bindings)
+
+
+def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    if isinstance(e, And):
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    if isinstance(e, IntImm) and e.value == 1:
+        return []
+    return [e]
+
+
+def _written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExpr]:
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    return [simplify_affine(substitute_expr(r.min, bindings)) for r in region.region]
+
+
+def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict, list]:
+    """The predicate's conjuncts ``index < bound`` on a dimension of the
+    region (dimension -> exclusive bound, as TVM's region analysis uses the
+    predicate), and the conjuncts of any other form."""
+    indices = _written_indices(region, realize)
+    bounds, others = {}, []
+    for c in _conjuncts(realize.predicate):
+        lhs = rhs = None
+        if isinstance(c, LT):
+            lhs, rhs = c.a, c.b
+        elif isinstance(c, GT):
+            lhs, rhs = c.b, c.a
+        elif isinstance(c, LE):
+            lhs, rhs = c.a, fold_add(c.b, IntImm(c.b.dtype, 1))
+        elif isinstance(c, GE):
+            lhs, rhs = c.b, fold_add(c.a, IntImm(c.a.dtype, 1))
+        dim = None
+        if lhs is not None and lhs.dtype.is_integer:
+            lhs = simplify_affine(lhs)
+            dim = next((k for k, i in enumerate(indices) if i == lhs and k not in bounds), None)
+        if dim is None:
+            others.append(c)
+        else:
+            bounds[dim] = rhs
+    return bounds, others
+
+
+def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> list[Range]:
+    """What the writer writes, relaxed below ``loc``, cut by its predicate
+    and clamped to the buffer."""
+    region = _region_of(wrealize.block.writes, buf)
+    intervals = _relaxed(site, region, wpath, wrealize, loc)
+    dom = _outer_dom(site, wpath, loc)
+    bounds, _ = _predicate_bounds(region, wrealize)
+    for dim, bound in bounds.items():
+        iv = intervals[dim]
+        if iv.hi is None or bound.dtype != iv.hi.dtype:
+            continue
+        last = fold_sub(bound, IntImm(bound.dtype, 1))
+        if not can_prove(LE(iv.hi, last), dom):
+            intervals[dim] = intersect(iv, Interval(None, last))
+    return _clamped(intervals, buf, dom)
+
+
+def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> str | None:
+    """Why the writer may leave elements of its relaxed region unwritten
+    (a cache_write would then copy uninitialised elements back), or None
+    when every element of the region is written."""
+    block = wrealize.block
+    region = _region_of(block.writes, buf)
+    if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+        return f"its declared write {region.script()} is not one element per block instance"
+    _, others = _predicate_bounds(region, wrealize)
+    if others:
+        return f"its predicate {others[0].script()} may skip elements of the region it writes"
+    mins = [r.min for r in region.region]
+    top = [block.init] if block.init is not None else []
+    top.append(block.body)
+    stores = []
+    for stmt in top:
+        items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
+        stores.extend(x for x in items if isinstance(x, BufferStore) and x.buffer == buf)
+    if not any(list(x.indices) == mins for x in stores):
+        return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
+    loops = {loop.loop_var.name: loop for p, loop in loops_above(site, wpath) if _under(p, loc)}
+    seen: set = set()
+    for index in _written_indices(region, wrealize):
+        used = var_names(index) & set(loops)
+        if not used:
+            continue
+        if used & seen or detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None:
+            return (f"its write index {index.script()} does not cover a dense range of {buf.name} "
+                    "over the loops")
+        seen |= used
+    return None
 
 
 def _outer_dom(site, realize_path: Path, top: Path) -> dict:
@@ -715,12 +806,16 @@ class CacheRead(Rewrite):
                 related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
             if related:
                 loc, pos = _LocDetector(scope, wrealize.block.name_hint, related).run()
+                if loc is None:
+                    chk.stop(CacheStageOrderError, f"buffer {buf.name}",
+                             f"none of the consumer blocks reads buffer {buf.name} after block "
+                             f"{wrealize.block.name_hint!r} writes it, so the cache has no place to be "
+                             "filled", wrealize)
                 if pos == -1:
                     pos = 0
             else:
                 loc, pos = scope.path, _end_position(scope.block)
-            region = _clamped(_relaxed(site, _region_of(wrealize.block.writes, buf), wpath, wrealize, loc),
-                              buf, _outer_dom(site, wpath, loc))
+            region = _writer_region(site, buf, wpath, wrealize, loc)
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
@@ -806,7 +901,11 @@ class CacheWrite(Rewrite):
     6. the block does not read an element of the buffer before writing it
        itself, which would read the cache uninitialised
        (CacheWriteReadBeforeWriteError);
-    7. the given consumers run after the block (CacheStageOrderError).
+    7. the given consumers run after the block (CacheStageOrderError);
+    8. the block writes every element of the region copied back: one
+       element per instance, stored unconditionally, over a dense range,
+       under no predicate but bounds on the written index
+       (CacheWritePartialError).
 
     Example:
 
@@ -879,8 +978,12 @@ class CacheWrite(Rewrite):
                 pos = 0
         else:
             loc, pos = scope.path, _end_position(scope.block)
-        region = _clamped(_relaxed(site, _region_of(wrealize.block.writes, buf), wpath, wrealize, loc),
-                          buf, _outer_dom(site, wpath, loc))
+        partial = _partial_write(site, buf, wpath, wrealize, loc)
+        if partial is not None:
+            chk.stop(CacheWritePartialError, describe(self.block),
+                     f"the block may not write every element of buffer {buf.name} that the copy back "
+                     f"would copy: {partial}", realize)
+        region = _writer_region(site, buf, wpath, wrealize, loc)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
 

@@ -274,6 +274,12 @@ class CacheStageOrderError(RewriteError):
     redirecting it would change what it reads."""
 
 
+class CacheWritePartialError(RewriteError):
+    """The block may leave elements of the region a cache_write copies back
+    unwritten (a predicate, a conditional store, a strided index), which would
+    overwrite them with uninitialised cache elements."""
+
+
 class CacheWriteReadBeforeWriteError(RewriteError):
     """The block reads an element of the buffer before writing it itself, so
     a write cache would be read uninitialised."""

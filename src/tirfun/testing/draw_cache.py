@@ -1,0 +1,83 @@
+"""Random applications of the caching primitives, for property tests.
+
+:data:`DRAWERS` maps a primitive's name to a function ``(chooser, module) ->
+record or None``: a record of that primitive with arguments drawn from the
+module (a block of the main function, one of its read or write buffers, a
+storage scope, sometimes consumer blocks), or None when the module has no
+block to draw from. The record may not apply (its ``violations()`` say why);
+callers that need a valid one draw again or skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import rewrites as R
+from ..analysis.traversal import walk_stmts
+from ..nodes import Block, BlockRealize, IRModule, PrimFunc
+from ._choices import Chooser
+
+#: the scopes drawn: the three TVM's GPU schedules use, and the dynamic shared one
+SCOPES = ("global", "shared", "local", "shared.dyn")
+
+
+def _main(mod: IRModule) -> PrimFunc:
+    return mod.functions["main"] if "main" in mod.functions else next(iter(mod.functions.values()))
+
+
+def _blocks(func: PrimFunc) -> list[Block]:
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    return [s for _, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+
+
+def _buffer_arg(ch: Chooser, block: Block, regions):
+    """A position in ``regions``, or (less often) the buffer itself or its name."""
+    k = ch.integer(0, len(regions) - 1)
+    form = ch.weighted([("index", 6), ("buffer", 1), ("name", 1)])
+    if form == "buffer":
+        return regions[k].buffer
+    if form == "name":
+        return regions[k].buffer.name
+    return k
+
+
+def _consumers(ch: Chooser, blocks: list[Block], buffer, exclude: str) -> list[str] | None:
+    """None (TVM's default) or a few of the blocks reading ``buffer``."""
+    if not ch.chance(35):
+        return None
+    readers = [b.name_hint for b in blocks if b.name_hint != exclude and any(r.buffer == buffer for r in b.reads)]
+    picked = ch.subset(readers, 60)
+    return picked or None
+
+
+def draw_cache_read(ch: Chooser, mod: IRModule):
+    """A ``cache_read`` of one read buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    arg = _buffer_arg(ch, block, block.reads)
+    buffer = block.reads[arg].buffer if isinstance(arg, int) else None
+    consumers = _consumers(ch, blocks, buffer, "") if buffer is not None else None
+    return R.cache_read(block.name_hint, arg, ch.choice(SCOPES), consumers)
+
+
+def draw_cache_write(ch: Chooser, mod: IRModule):
+    """A ``cache_write`` of one write buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.writes]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    arg = _buffer_arg(ch, block, block.writes)
+    buffer = block.writes[arg].buffer if isinstance(arg, int) else None
+    readers = [b for b in _blocks(_main(mod)) if b.reads]
+    consumers = _consumers(ch, readers, buffer, block.name_hint) if buffer is not None else None
+    return R.cache_write(block.name_hint, arg, ch.choice(SCOPES), consumers)
+
+
+DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
+    "cache_read": draw_cache_read,
+    "cache_write": draw_cache_write,
+}
+
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write"]
