@@ -460,7 +460,7 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
             iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
             values.append(lv)
-            o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
+            o_idx, c_idx = _cast(fold_add(v, _cast(rng.min, v.dtype)), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
