@@ -17,7 +17,7 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
-* ``tirfun.testing.draw_cache``  random cache_read / cache_write applications (``DRAWERS``)
+* ``tirfun.testing.draw_cache``  random cache_read / cache_write applications (``DRAWERS``, ``draw_cache_read``, ``draw_cache_write``)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
-    "draw_cache": "tirfun.testing.draw_cache",
+    "draw_cache_read": "tirfun.testing.draw_cache", "draw_cache_write": "tirfun.testing.draw_cache",
 }
 
 
