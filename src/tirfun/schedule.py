@@ -343,4 +343,25 @@ class Schedule:
         index = self._buffer_index(block, write_buffer_index, "write")
         return self.apply(R.cache_write(block, index, storage_scope, self._blocks(consumer_blocks)))
 
+    def reindex(self, block, buffer) -> BlockRef:
+        """Copy a buffer into (or out of) a buffer laid out by the block's
+        iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReIndex`). ``buffer`` is ``("read" |
+        "write", index)``, a Buffer, or a buffer name."""
+        block = self._block(block)
+        if isinstance(buffer, (str, Buffer)):
+            kind = None
+            try:
+                found = self.get(block)
+                for k_name, regions in (("read", found.reads), ("write", found.writes)):
+                    for k, region in enumerate(regions):
+                        if kind is None and (region.buffer == buffer or region.buffer.name == buffer):
+                            kind = (k_name, k)
+            except RewriteError:
+                pass
+            buffer = kind if kind is not None else buffer
+        elif isinstance(buffer, list):
+            buffer = tuple(buffer)
+        return self.apply(R.reindex(block, buffer))
+
 __all__ = ["Schedule", "Trace", "ScheduleError"]

@@ -41,7 +41,8 @@ from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
-    InvalidStorageScopeError, NoScopeBlockError, NotRegionCoverError, NotSingleWriteBlockError,
+    InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
+    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
@@ -1012,6 +1013,300 @@ class CacheWrite(Rewrite):
         return _python_args(self, "write_buffer_index")
 
 
+# ------------------------------------------------------------------ reindex
+
+def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tuple[str, Buffer]:
+    """``("read" | "write", index)``, a Buffer or a buffer name, as the kind
+    and the buffer (TVM's ``_normalize_buffer_arg``)."""
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] in ("read", "write"):
+        return spec[0], access_buffer(chk, block, realize, spec[1], spec[0])
+    if isinstance(spec, (Buffer, str)):
+        name = spec if isinstance(spec, str) else spec.name
+        found = [(kind, r.buffer) for kind, regions in (("read", block.reads), ("write", block.writes))
+                 for r in regions if r.buffer == spec or r.buffer.name == spec]
+        if not found:
+            chk.stop(BufferNotAccessedError, f"block {block.name_hint!r}",
+                     f"buffer {name} is neither read nor written by the block", realize)
+        return found[0]
+    chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+             f"the buffer must be (\"read\" or \"write\", index), a Buffer or a buffer name, got {spec!r}")
+
+
+def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
+    """The one index tuple every load and store of ``buf`` in the block's
+    body uses (TVM's ReIndexCollector)."""
+    found: list = []
+
+    def visit(node) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, Block):
+                chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
+                         "the block is not a leaf block: it has blocks inside it", realize)
+            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf:
+                found.append(list(n.indices))
+            if isinstance(n, Buffer):
+                continue
+            from ..analysis.traversal import iter_children
+            stack.extend(iter_children(n))
+
+    visit(block.body)
+    if not found:
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} should be accessed in the block through loads or stores; none found",
+                 realize)
+    if any(f != found[0] for f in found[1:]):
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} should be accessed with the same indices everywhere in the block; "
+                 "its accesses use different ones", realize)
+    return [simplify_affine(i) for i in found[0]]
+
+
+def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -> int:
+    """The position in the scope block's body of the statement holding the
+    block, which must sit under a chain of single-child loops there."""
+    body = scope.path + (("body", None),)
+    rest = block_path[len(body):]
+    pos = 0
+    if rest and rest[0][0] == "seq":
+        pos = rest[0][1]
+        rest = rest[1:]
+    node = site.at(block_path[:len(block_path) - len(rest)])
+    for step in rest[:-2]:  # down to the BlockRealize
+        if not isinstance(node, For) or step != ("body", None):
+            chk.stop(ReindexNotChainError, describe(BlockRef(realize.block.name_hint)),
+                     "the block must sit under a chain of loops, each the only statement of the one "
+                     "above, directly in its scope block", realize)
+        node = node.body
+    return pos
+
+
+@attrs.frozen
+class _ReindexPlan:
+    site: object
+    scope: _Scope
+    block_path: Path
+    realize: BlockRealize
+    kind: str
+    buf: Buffer
+    indices: list
+    covered: list
+    pos: int
+
+
+@register
+@attrs.frozen
+class ReIndex(Rewrite):
+    """Read or write a buffer through a copy laid out by the block's own
+    iteration variables: a new buffer ``<buffer>_reindex`` with one
+    dimension per iteration variable the block's indices of the buffer use
+    (extent ``min + extent`` of its domain), filled by a new block
+    ``<buffer>_reindex`` just before the block's loop nest (a read) or
+    copied back just after it (a write).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the buffer is ``("read" | "write", index)`` with an index in range
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name the block
+       accesses (BufferNotAccessedError, InvalidArgumentError);
+    3. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and sits under a chain of single-child
+       loops directly in its scope (ReindexNotChainError);
+    4. every load and store of the buffer in the block uses the same
+       indices, and there is one (InvalidBufferAccessError);
+    5. a reindexed read is not also written by the block
+       (ReindexReadWrittenError), and its indices stay inside the buffer over
+       the whole domain of the iteration variables
+       (ReindexOutOfBoundsError);
+    6. a reindexed write is not read before the block writes it
+       (CacheWriteReadBeforeWriteError), and every element of the copy is
+       written: no predicate, the indices are distinct iteration variables,
+       each bound to a loop running over its whole domain
+       (CacheWritePartialError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex("B", ("read", 0))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            A_reindex = T.alloc_buffer((8, 4))
+            for ax0, ax1 in T.grid(8, 4):
+                with T.block("A_reindex"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    A_reindex[v0, v1] = A[v1, v0]
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A_reindex[vi, vj] * T.float32(2)
+    """
+
+    primitive = "reindex"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer: object = attrs.field(default=("read", 0), converter=lambda v: tuple(v) if isinstance(v, list) else v)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        realize = site.at(path[:-1])
+        block = realize.block
+        kind, buf = _buffer_spec(chk, block, realize, self.buffer)
+        scope = _scope_of(chk, site, path, describe(self.block))
+        indices = _access_indices(chk, block, realize, buf)
+        used = set()
+        for i in indices:
+            used |= var_names(i)
+        covered = [iv for iv in block.iter_vars if iv.var.name in used]
+        pos = _top_position(site, scope, path[:-1], chk, realize)
+        if kind == "read":
+            if _writes(block, buf) or any(isinstance(n, BufferStore) and n.buffer == buf
+                                          for n in _stores_in(block)):
+                chk.stop(ReindexReadWrittenError, describe(self.block),
+                         f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
+                         "copy and be lost", realize)
+            dom = {iv.var: iv.dom for iv in covered}
+            outside = [k for k, iv in enumerate(bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom))
+                       if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
+                               and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+            if outside:
+                chk.stop(ReindexOutOfBoundsError, describe(self.block),
+                         f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
+                         "inside the buffer over the whole domain of the iteration variables, which the "
+                         "copy reads", realize)
+        else:
+            bad = _reads_before_writing(block, buf)
+            if bad is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {bad.script()} before writing that element itself; the copy "
+                         "would be read uninitialised", realize)
+            why = _incomplete_reindex_write(site, path[:-1], realize, indices, covered)
+            if why is not None:
+                chk.stop(CacheWritePartialError, describe(self.block),
+                         f"the block may not write every element of the reindexed copy of {buf.name}: {why}",
+                         realize)
+        return _ReindexPlan(site, scope, path, realize, kind, buf, indices, covered, pos)
+
+    def build(self, plan: _ReindexPlan) -> Outcome:
+        site, block = plan.site, plan.realize.block
+        taken = site.index.names
+        new_name = fresh_name(suffixed(plan.buf.name, "reindex"), taken)
+        shape = [fold_add(iv.dom.min, iv.dom.extent) for iv in plan.covered]
+        new_buf = Buffer(new_name, shape, plan.buf.dtype, storage_scope=plan.buf.storage_scope)
+        stage_name = fresh_name(new_name, site.index.blocks)
+        used: set = {new_name}
+        loop_vars, vars_ = [], []
+        for k, iv in enumerate(plan.covered):
+            lv = Var(fresh_name(f"ax{k}", _Both(taken, used)), iv.var.dtype)
+            used.add(lv.name)
+            v = Var(fresh_name(f"v{k}", _Both(taken, used)), iv.var.dtype)
+            used.add(v.name)
+            loop_vars.append(lv)
+            vars_.append(v)
+        mapping = {iv.var: v for iv, v in zip(plan.covered, vars_)}
+        target = [substitute_expr(i, mapping) for i in plan.indices]
+        src, dst = (plan.buf, new_buf) if plan.kind == "read" else (new_buf, plan.buf)
+        src_idx, dst_idx = (target, list(vars_)) if plan.kind == "read" else (list(vars_), target)
+        stage_block = Block([IterVar(iv.dom, v, IterVarType.DataPar) for iv, v in zip(plan.covered, vars_)],
+                            [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in src_idx])],
+                            [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in dst_idx])],
+                            stage_name, BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
+        stage: Stmt = BlockRealize(loop_vars, IntImm("bool", 1), stage_block)
+        for lv, iv in reversed(list(zip(loop_vars, plan.covered))):
+            stage = For(lv, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stage)
+        # the block: every access of the buffer through the copy, at its own iteration variables
+        own = [iv.var for iv in plan.covered]
+        region = [Range(v, IntImm(v.dtype, 1)) for v in own]
+
+        def redirect(node):
+            def post(n):
+                if isinstance(n, BufferLoad) and n.buffer == plan.buf:
+                    return BufferLoad(new_buf, own)
+                if isinstance(n, BufferStore) and n.buffer == plan.buf:
+                    return BufferStore(new_buf, n.value, own)
+                return n
+
+            def pre(n):
+                return n if isinstance(n, Buffer) else None
+
+            return transform(node, post, pre)
+
+        def swap(regions):
+            return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
+
+        new_block = attrs.evolve(
+            block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
+            reads=swap(block.reads), writes=swap(block.writes),
+            match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
+                           if m.source.buffer == plan.buf else m for m in block.match_buffers])
+        func = site.func
+        from ..analysis.traversal import replace_at
+        scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
+        pos = plan.pos + (1 if plan.kind == "write" else 0)
+        scope_block = attrs.evolve(scope_block, body=_insert(scope_block.body, pos, stage),
+                                   alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+        mod = commit(site, plan.scope.path, scope_block)
+        return Outcome(mod, BlockRef(stage_name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer={py_value(self.buffer)}"]
+
+
+def _stores_in(block: Block):
+    from ..analysis.traversal import walk_stmts
+
+    for part in ([block.init] if block.init is not None else []) + [block.body]:
+        for _, s in walk_stmts(part):
+            yield s
+
+
+def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, covered) -> str | None:
+    """Why the block may leave an element of a reindexed write unwritten, or None."""
+    block = realize.block
+    if _conjuncts(realize.predicate):
+        return f"it has the predicate {realize.predicate.script()}"
+    tops = []
+    for stmt in ([block.init] if block.init is not None else []) + [block.body]:
+        tops.extend(stmt.seq if isinstance(stmt, SeqStmt) else [stmt])
+    if not any(isinstance(x, BufferStore) and list(x.indices) == list(indices) for x in tops):
+        return "it does not store the buffer unconditionally"
+    names = [i.name for i in indices if isinstance(i, Var)]
+    if len(names) != len(indices) or len(set(names)) != len(names):
+        return "its indices are not distinct iteration variables"
+    loops = {loop.loop_var.name: loop for _, loop in loops_above(site, realize_path)}
+    seen = set()
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.var.name not in names:
+            continue
+        loop = loops.get(value.name) if isinstance(value, Var) else None
+        if loop is None or loop.loop_var.name in seen or simplify_affine(fold_sub(loop.min, iv.dom.min)) != \
+                IntImm(loop.min.dtype, 0) or simplify_affine(fold_sub(loop.extent, iv.dom.extent)) != \
+                IntImm(loop.extent.dtype, 0):
+            return (f"the iteration variable {iv.var.name} is not bound to a loop running over its "
+                    "whole domain")
+        seen.add(loop.loop_var.name)
+    return None
+
+
+def reindex(block, buffer) -> ReIndex:
+    """The :class:`ReIndex` record: ``reindex("B", ("read", 0))``."""
+    return ReIndex(block, buffer)
+
+
 def cache_read(block, read_buffer_index, storage_scope, consumer_blocks=None) -> CacheRead:
     """The :class:`CacheRead` record: ``cache_read("B", 0, "shared")``."""
     return CacheRead(block, read_buffer_index, storage_scope, consumer_blocks)
@@ -1022,5 +1317,5 @@ def cache_write(block, write_buffer_index, storage_scope, consumer_blocks=None) 
     return CacheWrite(block, write_buffer_index, storage_scope, consumer_blocks)
 
 
-__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "STORAGE_RANKS", "check_storage_scope",
+__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex", "STORAGE_RANKS", "check_storage_scope",
            "access_buffer"]

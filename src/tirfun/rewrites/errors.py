@@ -275,9 +275,34 @@ class CacheStageOrderError(RewriteError):
 
 
 class CacheWritePartialError(RewriteError):
-    """The block may leave elements of the region a cache_write copies back
-    unwritten (a predicate, a conditional store, a strided index), which would
-    overwrite them with uninitialised cache elements."""
+    """The block may leave elements of the region a write cache (cache_write,
+    reindex of a write) copies back unwritten (a predicate, a conditional
+    store, a strided index), which would overwrite them with uninitialised
+    cache elements."""
+
+
+class NotLeafBlockError(RewriteError):
+    """The block has blocks inside it, and the primitive needs a leaf block."""
+
+
+class InvalidBufferAccessError(RewriteError):
+    """The buffer is not accessed in the block through loads and stores that
+    all use the same indices."""
+
+
+class ReindexNotChainError(RewriteError):
+    """The block does not sit under a chain of single-child loops directly in
+    its scope block, so there is no place for the reindex stage."""
+
+
+class ReindexReadWrittenError(RewriteError):
+    """A reindexed read buffer is also written by the block; those writes
+    would go to the copy and be lost."""
+
+
+class ReindexOutOfBoundsError(RewriteError):
+    """The copy made by reindex would read the buffer outside its bounds
+    (the block guards the access, or reads only part of the domain)."""
 
 
 class CacheWriteReadBeforeWriteError(RewriteError):

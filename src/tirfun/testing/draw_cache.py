@@ -75,9 +75,28 @@ def draw_cache_write(ch: Chooser, mod: IRModule):
     return R.cache_write(block.name_hint, arg, ch.choice(SCOPES), consumers)
 
 
+def draw_reindex(ch: Chooser, mod: IRModule):
+    """A ``reindex`` of one read or write buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads or b.writes]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    kinds = [k for k, regions in (("read", block.reads), ("write", block.writes)) if regions]
+    kind = ch.choice(kinds)
+    regions = block.reads if kind == "read" else block.writes
+    k = ch.integer(0, len(regions) - 1)
+    form = ch.weighted([("index", 6), ("buffer", 1), ("name", 1)])
+    if form == "buffer":
+        return R.reindex(block.name_hint, regions[k].buffer)
+    if form == "name":
+        return R.reindex(block.name_hint, regions[k].buffer.name)
+    return R.reindex(block.name_hint, (kind, k))
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
+    "reindex": draw_reindex,
 }
 
-__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write"]
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex"]
