@@ -343,6 +343,13 @@ class Schedule:
         index = self._buffer_index(block, write_buffer_index, "write")
         return self.apply(R.cache_write(block, index, storage_scope, self._blocks(consumer_blocks)))
 
+    def cache_inplace(self, block, read_buffer_index, storage_scope: str) -> list[BlockRef]:
+        """Cache a buffer the block both reads and writes; returns the copy-in
+        and copy-back blocks (see :class:`~tirfun.rewrites.CacheInplace`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.cache_inplace(block, index, storage_scope))
+
     def reindex(self, block, buffer) -> BlockRef:
         """Copy a buffer into (or out of) a buffer laid out by the block's
         iteration variables; returns the copy block (see

@@ -20,7 +20,9 @@ wraps all of this in TVM's Schedule API.
 
 from .annotate import Annotate, Unannotate, annotate, unannotate
 from .base import Outcome, Rewrite
-from .cache import CacheRead, CacheWrite, ReIndex, cache_read, cache_write, reindex
+from .cache import (
+    CacheInplace, CacheRead, CacheWrite, ReIndex, cache_inplace, cache_read, cache_write, reindex,
+)
 from .errors import *  # noqa: F401,F403 - every ScheduleError subclass
 from .errors import __all__ as _errors_all
 from .for_kind import Bind, Parallel, Unroll, Vectorize, bind, parallel, unroll, vectorize
@@ -42,6 +44,7 @@ __all__ = [
     "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
     "Annotate", "annotate", "Unannotate", "unannotate",
     "CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex",
+    "CacheInplace", "cache_inplace",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     *_errors_all,

@@ -42,6 +42,7 @@ from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
+    NotReadWriteError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
@@ -1307,6 +1308,181 @@ def reindex(block, buffer) -> ReIndex:
     return ReIndex(block, buffer)
 
 
+# ------------------------------------------------------------------ cache_inplace
+
+@attrs.frozen
+class _InplacePlan:
+    site: object
+    scope: _Scope
+    block_path: Path
+    realize: BlockRealize
+    buf: Buffer
+    container: Path
+    pos: int
+    read_region: list
+    write_region: list
+
+
+@register
+@attrs.frozen
+class CacheInplace(Rewrite):
+    """Cache a buffer that a block both reads and writes: a block
+    ``<buffer>_<scope>`` copies what the block reads into a new buffer
+    ``<buffer>_<scope>`` just before it, the block reads and writes the
+    cache, and a second block copies what it wrote back just after it. Both
+    copies sit inside the block's innermost loop. Returns the two copy
+    blocks.
+
+    Unlike TVM's, the copies take the block's declared regions in the loop
+    variables around it (TVM copies them in the block's own iteration
+    variables, which are not defined there).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. every reader of the buffer reads only what the blocks writing it
+       before have written (NotRegionCoverError);
+    6. the block both reads and writes the buffer (NotReadWriteError);
+    7. the region it writes lies within the region it reads, so the copy
+       back copies only elements the cache holds (CacheWritePartialError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = B[vi] + A[vi]
+
+        # rewrite
+        cache_inplace("B", 0, "local")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            B_local = T.alloc_buffer((8,), scope="local")
+            for i in range(8):
+                for ax0 in range(1):
+                    with T.block("B_local"):
+                        v0 = T.axis.spatial(8, i + ax0)
+                        B_local[v0] = B[v0]
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B_local[vi] = B_local[vi] + A[vi]
+                for ax0_1 in range(1):
+                    with T.block("B_local_1"):
+                        v0_1 = T.axis.spatial(8, i + ax0_1)
+                        B[v0_1] = B_local[v0_1]
+    """
+
+    primitive = "cache_inplace"
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        block = realize.block
+        buf = access_buffer(chk, block, realize, self.read_buffer_index, "read")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        bad = _cover_violation(site, scope, buf)
+        if bad is not None:
+            chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
+                     f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
+                     f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
+        read, write = _region_of(block.reads, buf), _region_of(block.writes, buf)
+        if read is None or write is None:
+            chk.stop(NotReadWriteError, describe(self.block),
+                     f"the block does not both read and write buffer {buf.name}", realize)
+        loops = loops_above(site, path[:-1])
+        container = loops[-1][0] if loops else scope.path
+        below = path[:-1][len(container) + 1:]  # after ("body", None)
+        pos = below[0][1] if below and below[0][0] == "seq" else 0
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
+        bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        read_iv = bound_region(read, {}, bindings)
+        write_iv = bound_region(write, {}, bindings)
+        if not region_covers([read_iv], write_iv, dom):
+            chk.stop(CacheWritePartialError, describe(self.block),
+                     f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
+                     f"region it reads, {read.script()}; the copy back would copy elements the cache does "
+                     "not hold", realize)
+        return _InplacePlan(site, scope, path, realize, buf, container, pos,
+                            _clamped(read_iv, buf, dom), _clamped(write_iv, buf, dom))
+
+    def build(self, plan: _InplacePlan) -> Outcome:
+        site, buf = plan.site, plan.buf
+        scope_name = self.storage_scope or "global"
+        taken = site.index.names
+        cache = _cache_buffer(buf, scope_name, plan.read_region, True, taken)
+        base = suffixed(buf.name, scope_name)
+        in_name = fresh_name(base, site.index.blocks)
+        out_name = fresh_name(base, _Both(site.index.blocks, {in_name}))
+        used = _Both(taken, {cache.name})
+        stage_in, _ = _make_stage(plan.read_region, buf, cache, is_read=True, full=True, name=in_name,
+                                  taken=used)
+        names_in = {n for n in _bound_names(stage_in)}
+        stage_out, _ = _make_stage(plan.write_region, buf, cache, is_read=False, full=True, name=out_name,
+                                   taken=_Both(taken, names_in | {cache.name}))
+        block = plan.realize.block
+        select = (lambda b, inherited: "redirect")
+        rewriter = _Rewriter(_Scope(plan.block_path, block, ()), buf, cache, None, (), 0, stage_in, cache,
+                             select, stores=True)
+        new_block = rewriter.block(block, plan.block_path + (("x", None),), True)
+        from ..analysis.traversal import replace_at
+        rel = plan.block_path[len(plan.scope.path):]
+        scope_block = replace_at(plan.scope.block, rel, new_block)
+        crel = plan.container[len(plan.scope.path):]
+        holder = scope_block if not crel else _get(scope_block, crel)
+        body = holder.body
+        items = list(body.seq) if isinstance(body, SeqStmt) else [body]
+        items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
+        holder = attrs.evolve(holder, body=SeqStmt(items))
+        scope_block = holder if not crel else replace_at(scope_block, crel, holder)
+        scope_block = attrs.evolve(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
+        mod = commit(site, plan.scope.path, scope_block)
+        return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self.read_buffer_index), py_value(self.storage_scope)]
+
+
+def _get(root, path: Path):
+    from ..analysis.traversal import get_at
+
+    return get_at(root, path)
+
+
+def _bound_names(stmt: Stmt) -> set[str]:
+    from ..analysis.traversal import walk_stmts
+
+    out = set()
+    for _, s in walk_stmts(stmt):
+        if isinstance(s, For):
+            out.add(s.loop_var.name)
+        elif isinstance(s, Block):
+            out.update(iv.var.name for iv in s.iter_vars)
+    return out
+
+
+def cache_inplace(block, read_buffer_index, storage_scope) -> CacheInplace:
+    """The :class:`CacheInplace` record: ``cache_inplace("B", 0, "local")``."""
+    return CacheInplace(block, read_buffer_index, storage_scope)
+
+
 def cache_read(block, read_buffer_index, storage_scope, consumer_blocks=None) -> CacheRead:
     """The :class:`CacheRead` record: ``cache_read("B", 0, "shared")``."""
     return CacheRead(block, read_buffer_index, storage_scope, consumer_blocks)
@@ -1317,5 +1493,6 @@ def cache_write(block, write_buffer_index, storage_scope, consumer_blocks=None) 
     return CacheWrite(block, write_buffer_index, storage_scope, consumer_blocks)
 
 
-__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex", "STORAGE_RANKS", "check_storage_scope",
+__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex", "CacheInplace",
+           "cache_inplace", "STORAGE_RANKS", "check_storage_scope",
            "access_buffer"]

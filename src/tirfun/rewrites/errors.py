@@ -281,6 +281,10 @@ class CacheWritePartialError(RewriteError):
     cache elements."""
 
 
+class NotReadWriteError(RewriteError):
+    """cache_inplace was given a buffer the block does not both read and write."""
+
+
 class NotLeafBlockError(RewriteError):
     """The block has blocks inside it, and the primitive needs a leaf block."""
 

@@ -93,10 +93,24 @@ def draw_reindex(ch: Chooser, mod: IRModule):
     return R.reindex(block.name_hint, (kind, k))
 
 
+def draw_cache_inplace(ch: Chooser, mod: IRModule):
+    """A ``cache_inplace`` of a buffer a random block reads (and, more often
+    than not, also writes)."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads]
+    if not blocks:
+        return None
+    both = [b for b in blocks if any(r.buffer == w.buffer for r in b.reads for w in b.writes)]
+    block = ch.choice(both) if both and ch.chance(80) else ch.choice(blocks)
+    inplace = [k for k, r in enumerate(block.reads) if any(w.buffer == r.buffer for w in block.writes)]
+    k = ch.choice(inplace) if inplace and ch.chance(80) else ch.integer(0, len(block.reads) - 1)
+    return R.cache_inplace(block.name_hint, k, ch.choice(SCOPES))
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
     "reindex": draw_reindex,
+    "cache_inplace": draw_cache_inplace,
 }
 
-__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex"]
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace"]
