@@ -1,4 +1,5 @@
-"""Properties of cache_read and cache_write on random multi-stage programs:
+"""Properties of cache_read, cache_write, cache_inplace and reindex on random
+multi-stage programs:
 the interpreter gives the same results before and after, compiled code
 agrees with the interpreter, traces replay from JSON, and an application
 that does not hold raises a ScheduleError and nothing else.
@@ -11,6 +12,7 @@ caches of such programs are drawn in the ``global`` scope.
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -59,7 +61,7 @@ def _check_applies_or_refuses(mod, rewrite) -> IRModule | None:
 
 
 @given(prim_funcs(max_blocks=2), st.data())
-def test_caching_every_buffer_of_every_block_keeps_meaning(func, data):
+def test_caching_or_reindexing_every_buffer_of_every_block_keeps_meaning(func, data):
     mod = IRModule({"main": func})
     scopes = ("global",) if _threaded(func) else SCOPES
     blocks = _blocks(func)
@@ -71,11 +73,21 @@ def test_caching_every_buffer_of_every_block_keeps_meaning(func, data):
                 scope = data.draw(st.sampled_from(scopes), label="scope")
                 consumers = data.draw(st.none() | st.lists(st.sampled_from(readers), max_size=2, unique=True)
                                       if readers else st.none(), label="consumers")
-                make = R.cache_read if kind == "read" else R.cache_write
-                out = _check_applies_or_refuses(mod, make(block.name_hint, k, scope, consumers))
+                primitive = data.draw(st.sampled_from([f"cache_{kind}", "reindex"]
+                                                      + (["cache_inplace"] if kind == "read" else [])),
+                                      label="primitive")
+                if primitive == "reindex":
+                    rewrite = R.reindex(block.name_hint, (kind, k))
+                elif primitive == "cache_inplace":
+                    rewrite = R.cache_inplace(block.name_hint, k, scope)
+                else:
+                    make = R.cache_read if kind == "read" else R.cache_write
+                    rewrite = make(block.name_hint, k, scope, consumers)
+                out = _check_applies_or_refuses(mod, rewrite)
                 if out is not None:
                     applied += 1
-                    event(f"cache_{kind} applied" + (" with consumer_blocks" if consumers else ""))
+                    event(f"{primitive} applied" + (" with consumer_blocks" if consumers and
+                                                     primitive.startswith("cache_") else ""))
     event(f"applications per program: {min(applied, 4)}{'+' if applied >= 4 else ''}")
 
 
@@ -89,10 +101,8 @@ def cached_then_scheduled(draw):
     steps = []
     for primitive in ch.shuffled(sorted(DRAWERS)):
         record = DRAWERS[primitive](ch, mod)
-        if record is not None and _threaded(func) and record.storage_scope != "global":
-            record = R.cache_read(record.block, record.read_buffer_index, "global", record.consumer_blocks) \
-                if primitive == "cache_read" else \
-                R.cache_write(record.block, record.write_buffer_index, "global", record.consumer_blocks)
+        if record is not None and _threaded(func) and getattr(record, "storage_scope", "global") != "global":
+            record = attrs.evolve(record, storage_scope="global")
         if record is not None and not record.violations(mod):
             steps.append(record)
             break
@@ -151,9 +161,10 @@ def test_each_caching_primitive_is_drawn_and_applies():
             if record is None:
                 continue
             valid = not record.violations(mod)
-            key = (primitive, valid, record.consumer_blocks is not None)
+            key = (primitive, valid, getattr(record, "consumer_blocks", None) is not None)
             counts[key] = counts.get(key, 0) + 1
     for primitive in DRAWERS:
         assert counts.get((primitive, True, False), 0) >= 15, counts
-        assert counts.get((primitive, True, True), 0) >= 2, counts
+        if primitive in ("cache_read", "cache_write"):
+            assert counts.get((primitive, True, True), 0) >= 2, counts
         assert counts.get((primitive, False, False), 0) + counts.get((primitive, False, True), 0) >= 1, counts

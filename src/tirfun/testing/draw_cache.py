@@ -67,7 +67,10 @@ def draw_cache_write(ch: Chooser, mod: IRModule):
     blocks = [b for b in _blocks(_main(mod)) if b.writes]
     if not blocks:
         return None
-    block = ch.choice(blocks)
+    # a block whose output another block reads gives consumer_blocks something to do
+    feeding = [b for b in blocks if any(r.buffer == w.buffer for o in blocks if o is not b
+                                        for r in o.reads for w in b.writes)]
+    block = ch.choice(feeding) if feeding and ch.chance(60) else ch.choice(blocks)
     arg = _buffer_arg(ch, block, block.writes)
     buffer = block.writes[arg].buffer if isinstance(arg, int) else None
     readers = [b for b in _blocks(_main(mod)) if b.reads]
