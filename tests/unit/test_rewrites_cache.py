@@ -473,3 +473,177 @@ def test_the_input_module_is_untouched_on_error_and_success():
     with pytest.raises(ScheduleError):
         R.cache_read("C", 9, "shared")(mod)
     assert mod["main"].script() == text
+
+
+# -- reindex ------------------------------------------------------------------------------
+
+TRANSPOSE = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi] * T.float32(2)
+"""
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    for i, j, k in T.grid(4, 6, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def test_reindex_of_a_reduction_read_keeps_only_the_iteration_variables_used():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    assert sch.reindex("C", ("read", 1)) == R.BlockRef("B_reindex", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    B_reindex = T.alloc_buffer((6, 8))
+    for ax0, ax1 in T.grid(6, 8):
+        with T.block("B_reindex"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            B_reindex[v0, v1] = B[v1, v0]
+    for i, j, k in T.grid(4, 6, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B_reindex[vj, vk]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_reindex_of_a_reduction_write_copies_back_after_the_nest():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    assert sch.reindex("C", "C") == R.BlockRef("C_reindex", "main")
+    text = sch.mod["main"].script()
+    assert text.index('T.block("C")') < text.index('T.block("C_reindex")')
+    assert "C[v0, v1] = C_reindex[v0, v1]" in text
+    assert sch.trace.rewrites[0].buffer == ("write", 0)
+    check(mod, sch.mod)
+
+
+SPLIT_NEST = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(4):
+        for j in range(2):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i * 2 + j)
+                B[vi] = A[vi]
+        with T.block("C"):
+            vk = T.axis.spatial(4, i)
+            B[vk] = B[vk]
+"""
+
+GUARDED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0))
+"""
+
+TWO_INDICES = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi] = A[vi] + A[vi + 1]
+"""
+
+OUTER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            with T.block("B"):
+                vj = T.axis.spatial(8, vi)
+                B[vj] = A[vj]
+"""
+
+REINDEX_CASES = [
+    (TRANSPOSE, R.reindex("B", ("read", 5)), R.BufferIndexOutOfRangeError,
+     "reindex: block 'B': the block has 1 read regions, so read_buffer_index 5 is out of range"),
+    (TRANSPOSE, R.reindex("B", "C"), R.BufferNotAccessedError,
+     "reindex: block 'B': buffer C is neither read nor written by the block"),
+    (TRANSPOSE, R.reindex("B", ("both", 0)), R.InvalidArgumentError,
+     "reindex: block 'B': the buffer must be (\"read\" or \"write\", index), a Buffer or a buffer name"),
+    (OUTER, R.reindex("outer", ("read", 0)), R.NotLeafBlockError,
+     "reindex: block 'outer': the block is not a leaf block"),
+    (TWO_INDICES, R.reindex("B", ("read", 0)), R.InvalidBufferAccessError,
+     "reindex: block 'B': buffer A should be accessed with the same indices everywhere in the block"),
+    (SPLIT_NEST, R.reindex("B", ("read", 0)), R.ReindexNotChainError,
+     "reindex: block 'B': the block must sit under a chain of loops"),
+    (IN_PLACE, R.reindex("B", ("read", 0)), R.ReindexReadWrittenError,
+     "reindex: block 'B': the block also writes buffer B"),
+    (GUARDED, R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
+     "reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
+    (IN_PLACE, R.reindex("B", ("write", 0)), R.CacheWriteReadBeforeWriteError,
+     "reindex: block 'B': the block reads B[vi] before writing that element itself"),
+    (MASKED, R.reindex("B", ("write", 0)), R.CacheWritePartialError,
+     "reindex: block 'B': the block may not write every element of the reindexed copy of B: it has the "
+     "predicate"),
+    (STRIDED, R.reindex("B", ("write", 0)), R.CacheWritePartialError,
+     "reindex: block 'B': the block may not write every element of the reindexed copy of B: its indices are "
+     "not distinct iteration variables"),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", REINDEX_CASES,
+                         ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(REINDEX_CASES)])
+def test_each_reindex_error_with_its_message(source, rewrite, cls, message):
+    test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+# -- cache_inplace ---------------------------------------------------------------------
+
+def test_cache_inplace_returns_both_copies_and_keeps_meaning():
+    mod = mod_of(IN_PLACE)
+    sch = Schedule(mod)
+    blocks = sch.cache_inplace("B", "B", "local")
+    assert blocks == [R.BlockRef("B_local", "main"), R.BlockRef("B_local_1", "main")]
+    check(mod, sch.mod)
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+
+
+SHIFT_IN_PLACE = """
+@T.prim_func
+def main(B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi + 1] = B[vi] * T.float32(2)
+"""
+
+INPLACE_CASES = [
+    (IN_PLACE, R.cache_inplace("B", 0, "tmem"), R.InvalidStorageScopeError,
+     "cache_inplace: argument storage_scope: the storage scope 'tmem' is invalid"),
+    (IN_PLACE, R.cache_inplace("B", 2, "local"), R.BufferIndexOutOfRangeError,
+     "cache_inplace: block 'B': the block has 2 read regions, so read_buffer_index 2 is out of range"),
+    (TWO_STAGES, R.cache_inplace("C", 0, "local"), R.NotReadWriteError,
+     "cache_inplace: block 'C': the block does not both read and write buffer B"),
+    (UNCOVERED, R.cache_inplace("C", 0, "local"), R.NotRegionCoverError,
+     "cache_inplace: block 'root': the region cover of the scope is not complete"),
+    (SHIFT_IN_PLACE, R.cache_inplace("B", 0, "local"), R.CacheWritePartialError,
+     "cache_inplace: block 'B': the region of B the block writes, B[vi + 1], does not lie within the region "
+     "it reads, B[vi]"),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", INPLACE_CASES,
+                         ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(INPLACE_CASES)])
+def test_each_cache_inplace_error_with_its_message(source, rewrite, cls, message):
+    test_each_error_class_with_its_message(source, rewrite, cls, message)

@@ -1074,7 +1074,7 @@ def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -
         pos = rest[0][1]
         rest = rest[1:]
     node = site.at(block_path[:len(block_path) - len(rest)])
-    for step in rest[:-2]:  # down to the BlockRealize
+    for step in rest:  # down to the BlockRealize
         if not isinstance(node, For) or step != ("body", None):
             chk.stop(ReindexNotChainError, describe(BlockRef(realize.block.name_hint)),
                      "the block must sit under a chain of loops, each the only statement of the one "
