@@ -350,6 +350,38 @@ class Schedule:
         index = self._buffer_index(block, read_buffer_index, "read")
         return self.apply(R.cache_inplace(block, index, storage_scope))
 
+    def _index_map(self, block, index_map):
+        """A function index map traced with the block's iteration variable
+        dtype, as TVM's ``IndexMap.from_func`` with the block's index dtype."""
+        if not callable(index_map):
+            return index_map
+        dtype = "int32"
+        try:
+            found = self.get(block)
+            if found.iter_vars:
+                dtype = found.iter_vars[0].var.dtype
+        except RewriteError:
+            pass
+        from .rewrites.cache import as_index_map
+
+        return as_index_map(index_map, dtype)
+
+    def reindex_cache_read(self, block, read_buffer_index, storage_scope: str, index_map) -> BlockRef:
+        """Read a buffer through a cache laid out by ``index_map`` of the
+        block's iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReindexCacheRead`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.reindex_cache_read(block, index, storage_scope, self._index_map(block, index_map)))
+
+    def reindex_cache_write(self, block, write_buffer_index, storage_scope: str, index_map) -> BlockRef:
+        """Write a buffer through a cache laid out by ``index_map`` of the
+        block's iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReindexCacheWrite`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, write_buffer_index, "write")
+        return self.apply(R.reindex_cache_write(block, index, storage_scope, self._index_map(block, index_map)))
+
     def reindex(self, block, buffer) -> BlockRef:
         """Copy a buffer into (or out of) a buffer laid out by the block's
         iteration variables; returns the copy block (see

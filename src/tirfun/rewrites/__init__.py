@@ -21,7 +21,8 @@ wraps all of this in TVM's Schedule API.
 from .annotate import Annotate, Unannotate, annotate, unannotate
 from .base import Outcome, Rewrite
 from .cache import (
-    CacheInplace, CacheRead, CacheWrite, ReIndex, cache_inplace, cache_read, cache_write, reindex,
+    CacheInplace, CacheRead, CacheWrite, ReIndex, ReindexCacheRead, ReindexCacheWrite, cache_inplace,
+    cache_read, cache_write, reindex, reindex_cache_read, reindex_cache_write,
 )
 from .errors import *  # noqa: F401,F403 - every ScheduleError subclass
 from .errors import __all__ as _errors_all
@@ -44,7 +45,8 @@ __all__ = [
     "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
     "Annotate", "annotate", "Unannotate", "unannotate",
     "CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex",
-    "CacheInplace", "cache_inplace",
+    "CacheInplace", "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite",
+    "reindex_cache_write",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
     *_errors_all,

@@ -42,7 +42,7 @@ from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
-    NotReadWriteError,
+    NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
@@ -497,8 +497,13 @@ def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, tak
 # ------------------------------------------------------------------ redirecting accesses
 
 def _rebase(indices, offsets) -> list[PrimExpr]:
+    """Indices into the cache: unchanged (a full-sized cache), rebased by the
+    region's mins (a compact one), or the reindexing caches' own indices
+    (``offsets`` a function giving them)."""
     if offsets is None:
         return list(indices)
+    if callable(offsets):
+        return list(offsets())
     out = []
     for i, off in zip(indices, offsets):
         if isinstance(off, IntImm) and off.value == 0:
@@ -525,7 +530,10 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for r in regions:
-        if r.buffer == old:
+        if r.buffer == old and callable(offsets):
+            r = BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in offsets()])
+            changed = True
+        elif r.buffer == old:
             ranges = r.region if offsets is None else [
                 Range(m, rng.extent) for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
             r = BufferRegion(new, ranges)
@@ -1483,6 +1491,410 @@ def cache_inplace(block, read_buffer_index, storage_scope) -> CacheInplace:
     return CacheInplace(block, read_buffer_index, storage_scope)
 
 
+# ------------------------------------------------------------------ reindex_cache_read / write
+
+def as_index_map(value, dtype="int32"):
+    """An index map as a record field: ``(params, results)``, two tuples of
+    a map's parameter variables and of the expressions it gives. A Python
+    function of the block's iteration variables (TVM's
+    ``IndexMap.from_func``) is called once with variables named after its
+    parameters; anything else is kept for the primitive to check."""
+    if callable(value) and not isinstance(value, type):
+        import inspect
+
+        try:
+            names = [p.name for p in inspect.signature(value).parameters.values()]
+        except (TypeError, ValueError):
+            return value
+        params = tuple(Var(n, dtype) for n in names)
+        try:
+            out = value(*params)
+        except Exception:  # a map that cannot be traced is reported by the primitive
+            return value
+        results = tuple(out) if isinstance(out, (list, tuple)) else (out,)
+        return params, tuple(results)
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return tuple(value[0]), tuple(value[1])
+    return value
+
+
+def _check_index_map(chk: Checks, index_map, block: Block, realize) -> list[PrimExpr]:
+    """The map applied to the block's iteration variables."""
+    ok = (isinstance(index_map, tuple) and len(index_map) == 2
+          and all(isinstance(v, Var) for v in index_map[0])
+          and all(isinstance(e, PrimExpr) and e.dtype.is_integer for e in index_map[1]) and index_map[1])
+    if not ok:
+        chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                 f"the index map must be a function of the block's iteration variables returning integer "
+                 f"indices, or (params, results), got {index_map!r}")
+    params, results = index_map
+    if len(params) != len(block.iter_vars):
+        chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                 f"the index map takes {len(params)} variables, but the block has {len(block.iter_vars)} "
+                 "iteration variables", realize)
+    if any(p.dtype != iv.var.dtype for p, iv in zip(params, block.iter_vars)):
+        mapping = {p: _cast(iv.var, p.dtype) for p, iv in zip(params, block.iter_vars)}
+    else:
+        mapping = {p: iv.var for p, iv in zip(params, block.iter_vars)}
+    out = [simplify_affine(substitute_expr(e, mapping)) for e in results]
+    names = {p.name for p in params}
+    for e in results:
+        extra = var_names(e) - names
+        if extra:
+            chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                     f"the index map uses {sorted(extra)[0]}, which is not one of its variables", realize)
+    return out
+
+
+@attrs.frozen
+class _ReindexCachePlan:
+    site: object
+    scope: _Scope
+    buf: Buffer
+    old: list
+    new: list
+    shape: list
+    touched: list
+    values: list
+    loops: list
+    predicate: PrimExpr
+    loc: Path
+    pos: int
+    select: object
+
+
+class _ReindexCacheBase(Rewrite):
+    """Shared plan and build of reindex_cache_read and reindex_cache_write."""
+
+    is_read = True
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        block = realize.block
+        kind = "read" if self.is_read else "write"
+        buf = access_buffer(chk, block, realize, self._index(), kind)
+        scope = _scope_of(chk, site, path, describe(self.block))
+        region = _region_of(block.reads if self.is_read else block.writes, buf)
+        if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+            chk.stop(NotSinglePointAccessError, describe(self.block),
+                     f"the region {region.script()} the block accesses is not a single point, which "
+                     f"{self.primitive} requires", realize)
+        old = [r.min for r in region.region]
+        indices = _access_indices(chk, block, realize, buf)
+        if indices != [simplify_affine(i) for i in old]:
+            chk.stop(InvalidBufferAccessError, describe(self.block),
+                     f"buffer {buf.name} should be accessed at its declared point "
+                     f"[{', '.join(i.script() for i in old)}] everywhere in the block", realize)
+        new = _check_index_map(chk, self.index_map, block, realize)
+        old_names = set().union(*[var_names(i) for i in old])
+        new_names = set().union(*[var_names(i) for i in new])
+        touched, values = [], []
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            a, b = iv.var.name in old_names, iv.var.name in new_names
+            if a != b:
+                chk.stop(ReindexCacheReadWriteNotMatchError, describe(self.block),
+                         f"the block iteration variable {iv.var.name} appears in "
+                         f"[{', '.join(i.script() for i in (old if a else new))}] but not in "
+                         f"[{', '.join(i.script() for i in (new if a else old))}]", realize)
+            if a:
+                touched.append(iv)
+                values.append(value)
+        # the cache holds every index the map gives over the touched domain
+        dom = {iv.var: iv.dom for iv in touched}
+        ends = bound_region([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        if any(not iv.bounded or not can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0))) for iv in ends):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     "the index map does not map the block's iteration domain to non-negative, bounded "
+                     "indices", realize)
+        shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
+        consumers = {block.name_hint}
+        if self.is_read:
+            writer = _only_writer(chk, scope, buf)
+            if _writes(block, buf):
+                chk.stop(ReindexReadWrittenError, describe(self.block),
+                         f"the block also writes buffer {buf.name}; its writes would go to the cache and be "
+                         "lost", realize)
+            if writer is not None:
+                wname = scope.children[writer][1].block.name_hint
+                loc, pos = _LocDetector(scope, wname, consumers).run()
+                if loc is None:
+                    chk.stop(CacheStageOrderError, describe(self.block),
+                             f"the block does not read buffer {buf.name} after the block writing it",
+                             realize)
+                pos = max(pos, 0)
+            else:
+                loc, pos = scope.path, 0
+
+            def select(b, inherited):
+                if _writes(b, buf):
+                    return "skip"
+                return "redirect" if b.name_hint in consumers else "keep"
+        else:
+            writer = _only_writer(chk, scope, buf)
+            if writer is None or scope.children[writer][1].block.name_hint != block.name_hint:
+                chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                         f"block {block.name_hint!r} is not the only block of its scope writing the buffer",
+                         realize)
+            bad = _reads_before_writing(block, buf)
+            if bad is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {bad.script()} before writing that element itself; the cache "
+                         "would be read uninitialised", realize)
+            why = _partial_write(site, buf, path[:-1], realize, scope.path)
+            if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
+                                               "bijective") is None:
+                why = "the index map does not give every iteration its own element of the cache"
+            if why is not None:
+                chk.stop(CacheWritePartialError, describe(self.block),
+                         f"the block may not write every element of buffer {buf.name} that the copy back "
+                         f"would copy: {why}", realize)
+            related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
+            if related:
+                loc, pos = _LocDetector(scope, block.name_hint, related).run()
+                pos = max(pos, 0)
+            else:
+                loc, pos = scope.path, _end_position(scope.block)
+
+            def select(b, inherited):
+                return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
+        used = set().union(set(), *[var_names(v) for v in values])
+        loops = [loop for p, loop in loops_above(site, path[:-1]) if _under(p, loc) and loop.loop_var.name in used]
+        loop_names = {loop.loop_var.name for loop in loops}
+        predicate = realize.predicate
+        if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
+            chk.stop(ReindexOutOfBoundsError, describe(self.block),
+                     f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
+                     "so the copy would reach past the block's domain", realize)
+        return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
+                                 pos, select)
+
+    def build(self, plan: _ReindexCachePlan) -> Outcome:
+        site = plan.site
+        scope_name = self.storage_scope or "global"
+        taken = site.index.names
+        cache = Buffer(fresh_name(suffixed(plan.buf.name, scope_name), taken), plan.shape, plan.buf.dtype,
+                       storage_scope=scope_name)
+        stage_name = fresh_name(suffixed(plan.buf.name, scope_name), site.index.blocks)
+        used = {cache.name}
+        var_map = {}
+        loop_vars = []
+        for loop in plan.loops:
+            lv = Var(fresh_name(loop.loop_var.name, _Both(taken, used)), loop.loop_var.dtype)
+            used.add(lv.name)
+            var_map[loop.loop_var] = lv
+            loop_vars.append(lv)
+        iter_vars = []
+        for iv in plan.touched:
+            v = Var(fresh_name(iv.var.name, _Both(taken, used)), iv.var.dtype)
+            used.add(v.name)
+            var_map[iv.var] = v
+            iter_vars.append(IterVar(iv.dom, v, IterVarType.DataPar))
+        values = [substitute_expr(v, var_map) for v in plan.values]
+        old = [substitute_expr(i, var_map) for i in plan.old]
+        new = [substitute_expr(i, var_map) for i in plan.new]
+        src, dst = (plan.buf, cache) if self.is_read else (cache, plan.buf)
+        s_idx, d_idx = (old, new) if self.is_read else (new, old)
+        block = Block(iter_vars, [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in s_idx])],
+                      [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in d_idx])], stage_name,
+                      BufferStore(dst, BufferLoad(src, s_idx), d_idx))
+        stage: Stmt = BlockRealize(values, substitute_expr(plan.predicate, var_map), block)
+        for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
+            stage = For(lv, substitute_expr(loop.min, var_map), substitute_expr(loop.extent, var_map),
+                        ForKind.SERIAL, stage)
+        new_scope = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
+                                   plan.select, stores=not self.is_read).run()
+        mod = commit(site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self._index()), py_value(self.storage_scope),
+                f"index_map={py_value(self.index_map)}"]
+
+
+def _outer_names(site, realize_path: Path, loc: Path) -> set[str]:
+    return {loop.loop_var.name for p, loop in loops_above(site, realize_path) if not _under(p, loc)}
+
+
+class _DomLoop:
+    """An iteration variable's domain in the shape of a loop, for
+    :func:`detect_iter_map`."""
+
+    def __init__(self, iv):
+        self.loop_var = iv.var
+        self.min = iv.dom.min
+        self.extent = iv.dom.extent
+
+
+class _IndexRewriter(_Rewriter):
+    """The rewriter of the reindexing caches: accesses of the buffer in the
+    selected blocks go to the cache at the mapped indices, whatever indices
+    they had (all equal, as checked)."""
+
+    def __init__(self, scope, old, new, indices, loc, pos, stage, alloc, select, stores):
+        indices = list(indices)
+        super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
+
+
+@register
+@attrs.frozen
+class ReindexCacheRead(_ReindexCacheBase):
+    """Read a buffer through a cache laid out by an index map of the block's
+    iteration variables: a new buffer ``<buffer>_<scope>`` of the map's
+    shape over the block's domain, filled by a new block
+    ``<buffer>_<scope>`` that runs the loops feeding the iteration variables
+    the block's indices use, and read by the block at the mapped indices.
+
+    ``index_map`` is a Python function of all the block's iteration
+    variables returning the new indices (TVM's ``IndexMap.from_func``), or
+    ``(params, results)``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError) or a buffer it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and reads one point of the buffer
+       (NotSinglePointAccessError), the same everywhere
+       (InvalidBufferAccessError);
+    5. the index map is a function of the block's iteration variables
+       giving non-negative bounded indices (InvalidArgumentError) that use
+       exactly the iteration variables the old indices use
+       (ReindexCacheReadWriteNotMatchError);
+    6. at most one block writes the buffer (NotSingleWriteBlockError), it is
+       not this block (ReindexReadWrittenError), and the block reads after
+       it (CacheStageOrderError);
+    7. the block's predicate depends only on loops the copy runs
+       (ReindexOutOfBoundsError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex_cache_read("B", 0, "shared", lambda vi, vj: (vi, vj))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            A_shared = T.alloc_buffer((8, 4), scope="shared")
+            for i_1, j_1 in T.grid(8, 4):
+                with T.block("A_shared"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                    A_shared[vi_1, vj_1] = A[vj_1, vi_1]
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A_shared[vi, vj] * T.float32(2)
+    """
+
+    primitive = "reindex_cache_read"
+    is_read = True
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+    index_map: object = attrs.field(default=None, converter=as_index_map)
+
+    def _index(self):
+        return self.read_buffer_index
+
+
+@register
+@attrs.frozen
+class ReindexCacheWrite(_ReindexCacheBase):
+    """Write a buffer through a cache laid out by an index map of the
+    block's iteration variables: the block writes a new buffer
+    ``<buffer>_<scope>`` at the mapped indices, and a new block
+    ``<buffer>_<scope>`` copies it back before the buffer's next reader (at
+    the end of the scope when there is none).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``write_buffer_index`` is a position in the block's writes
+       (BufferIndexOutOfRangeError) or a buffer it writes
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and writes one point of the buffer
+       (NotSinglePointAccessError), the same everywhere
+       (InvalidBufferAccessError);
+    5. the index map is a function of the block's iteration variables
+       giving non-negative bounded indices (InvalidArgumentError) that use
+       exactly the iteration variables the old indices use
+       (ReindexCacheReadWriteNotMatchError);
+    6. the block is the only writer of the buffer in its scope
+       (NotSingleWriteBlockError), does not read an element before writing
+       it (CacheWriteReadBeforeWriteError), and writes every element it
+       copies back, each to its own cache element (CacheWritePartialError);
+    7. the block's predicate depends only on loops the copy runs
+       (ReindexOutOfBoundsError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex_cache_write("B", 0, "local", lambda vi, vj: (vj, vi))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            B_local = T.alloc_buffer((4, 8), scope="local")
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B_local[vj, vi] = A[vj, vi] * T.float32(2)
+            for i_1, j_1 in T.grid(8, 4):
+                with T.block("B_local"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                    B[vi_1, vj_1] = B_local[vj_1, vi_1]
+    """
+
+    primitive = "reindex_cache_write"
+    is_read = False
+
+    block: object = attrs.field(converter=as_block_ref)
+    write_buffer_index: object = 0
+    storage_scope: object = "global"
+    index_map: object = attrs.field(default=None, converter=as_index_map)
+
+    def _index(self):
+        return self.write_buffer_index
+
+
+def reindex_cache_read(block, read_buffer_index, storage_scope, index_map) -> ReindexCacheRead:
+    """The :class:`ReindexCacheRead` record: ``reindex_cache_read("B", 0, "shared", lambda i, j: (j, i))``."""
+    return ReindexCacheRead(block, read_buffer_index, storage_scope, index_map)
+
+
+def reindex_cache_write(block, write_buffer_index, storage_scope, index_map) -> ReindexCacheWrite:
+    """The :class:`ReindexCacheWrite` record: ``reindex_cache_write("B", 0, "local", lambda i, j: (j, i))``."""
+    return ReindexCacheWrite(block, write_buffer_index, storage_scope, index_map)
+
+
 def cache_read(block, read_buffer_index, storage_scope, consumer_blocks=None) -> CacheRead:
     """The :class:`CacheRead` record: ``cache_read("B", 0, "shared")``."""
     return CacheRead(block, read_buffer_index, storage_scope, consumer_blocks)
@@ -1494,5 +1906,6 @@ def cache_write(block, write_buffer_index, storage_scope, consumer_blocks=None) 
 
 
 __all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex", "CacheInplace",
-           "cache_inplace", "STORAGE_RANKS", "check_storage_scope",
+           "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite", "reindex_cache_write",
+           "as_index_map", "STORAGE_RANKS", "check_storage_scope",
            "access_buffer"]

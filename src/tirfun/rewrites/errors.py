@@ -285,6 +285,16 @@ class NotReadWriteError(RewriteError):
     """cache_inplace was given a buffer the block does not both read and write."""
 
 
+class NotSinglePointAccessError(RewriteError):
+    """reindex_cache_read or reindex_cache_write was given a buffer the block
+    accesses at more than one element per instance."""
+
+
+class ReindexCacheReadWriteNotMatchError(RewriteError):
+    """An iteration variable appears in the block's indices of the buffer but
+    not in the index map's, or the other way round."""
+
+
 class NotLeafBlockError(RewriteError):
     """The block has blocks inside it, and the primitive needs a leaf block."""
 

@@ -109,11 +109,47 @@ def draw_cache_inplace(ch: Chooser, mod: IRModule):
     return R.cache_inplace(block.name_hint, k, ch.choice(SCOPES))
 
 
+def _reindex_cache(ch: Chooser, mod: IRModule, kind: str):
+    """A reindex_cache_read or _write whose index map permutes the block's
+    iteration variables that the buffer's indices use."""
+    from ..rewrites.exprs import var_names
+
+    blocks = [b for b in _blocks(_main(mod)) if (b.reads if kind == "read" else b.writes) and b.iter_vars]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    regions = block.reads if kind == "read" else block.writes
+    k = ch.integer(0, len(regions) - 1)
+    used = set()
+    for r in regions[k].region:
+        used |= var_names(r.min)
+    touched = [iv.var for iv in block.iter_vars if iv.var.name in used]
+    if not touched:
+        return None
+    params = tuple(iv.var for iv in block.iter_vars)
+    index_map = (params, tuple(ch.shuffled(touched)))
+    make = R.reindex_cache_read if kind == "read" else R.reindex_cache_write
+    return make(block.name_hint, k, ch.choice(SCOPES), index_map)
+
+
+def draw_reindex_cache_read(ch: Chooser, mod: IRModule):
+    """A ``reindex_cache_read`` permuting the iteration variables of a read."""
+    return _reindex_cache(ch, mod, "read")
+
+
+def draw_reindex_cache_write(ch: Chooser, mod: IRModule):
+    """A ``reindex_cache_write`` permuting the iteration variables of a write."""
+    return _reindex_cache(ch, mod, "write")
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
     "reindex": draw_reindex,
     "cache_inplace": draw_cache_inplace,
+    "reindex_cache_read": draw_reindex_cache_read,
+    "reindex_cache_write": draw_reindex_cache_write,
 }
 
-__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace"]
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
+           "draw_reindex_cache_read", "draw_reindex_cache_write"]
