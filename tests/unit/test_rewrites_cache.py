@@ -647,3 +647,109 @@ INPLACE_CASES = [
                          ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(INPLACE_CASES)])
 def test_each_cache_inplace_error_with_its_message(source, rewrite, cls, message):
     test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+# -- reindex_cache_read / reindex_cache_write ----------------------------------------------
+
+def test_reindex_cache_read_with_a_lambda_in_a_shared_loop():
+    mod = mod_of(SHARED_LOOP)
+    sch = Schedule(mod)
+    assert sch.reindex_cache_read("C", 0, "shared", lambda vi, vj: (vj, vi)) == R.BlockRef("B_shared", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_shared = T.alloc_buffer((16, 16), scope="shared")
+    for i in range(16):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j_2 in range(16):
+            with T.block("B_shared"):
+                vi_2, vj_2 = T.axis.remap("SS", [i, j_2])
+                B_shared[vj_2, vi_2] = B[vi_2, vj_2]
+        for j_1 in range(16):
+            with T.block("C"):
+                vi_1, vj_1 = T.axis.remap("SS", [i, j_1])
+                C[vi_1, vj_1] = B_shared[vj_1, vi_1] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+    namespace: dict = {}
+    exec(sch.trace.as_python(), namespace)
+    replay = Schedule(mod)
+    namespace["apply_trace"](replay)
+    assert replay.mod == sch.mod
+
+
+def test_reindex_cache_write_of_a_reduction_with_a_flattening_map():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    sch.reindex_cache_write("C", 0, "local", lambda vi, vj, vk: (vi * 6 + vj,))
+    text = sch.mod["main"].script()
+    assert 'C_local = T.alloc_buffer((24,), scope="local")' in text
+    assert "C_local[vi * 6 + vj] = C_local[vi * 6 + vj] + A[vi, vk] * B[vk, vj]" in text
+    check(mod, sch.mod)
+
+
+INT64 = """
+@T.prim_func
+def main(A: T.Buffer((T.int64(4), T.int64(4)), "float32"), B: T.Buffer((T.int64(4), T.int64(4)), "float32")):
+    for i, j in T.grid(T.int64(4), T.int64(4)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi]
+"""
+
+
+def test_a_lambda_is_traced_with_the_blocks_index_dtype():
+    mod = mod_of(INT64)
+    sch = Schedule(mod)
+    sch.reindex_cache_read("B", 0, "local", lambda a, b: (a, b))
+    check(mod, sch.mod)
+
+
+REINDEX_CACHE_CASES = [
+    (TWO_INDICES, R.reindex_cache_read("B", 0, "shared", lambda vi: (vi,)), R.NotSinglePointAccessError,
+     "reindex_cache_read: block 'B': the region A[vi:vi + 2] the block accesses is not a single point"),
+    (TRANSPOSE, R.reindex_cache_read("B", 0, "shared", lambda vi, vj: (vi,)),
+     R.ReindexCacheReadWriteNotMatchError,
+     "reindex_cache_read: block 'B': the block iteration variable vj appears in [vj, vi] but not in [vi]"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", lambda vi: (vi,)), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map takes 1 variables, but the block has 2"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", "not a map"), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map must be a function of the block's iteration variables"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", lambda vi, vj: (vi - 1, vj)), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map does not map the block's iteration domain to "
+     "non-negative"),
+    (MATMUL, R.reindex_cache_write("C", 0, "local", lambda vi, vj, vk: (vi + vj,)), R.CacheWritePartialError,
+     "reindex_cache_write: block 'C': the block may not write every element of buffer C that the copy back "
+     "would copy: the index map does not give every iteration its own element"),
+    (IN_PLACE, R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexReadWrittenError,
+     "reindex_cache_read: block 'B': the block also writes buffer B"),
+    (IN_PLACE, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWriteReadBeforeWriteError,
+     "reindex_cache_write: block 'B': the block reads B[vi] before writing that element itself"),
+    (SPLIT_TAIL, R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), None, None),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", REINDEX_CACHE_CASES,
+                         ids=[f"{getattr(c[2], '__name__', 'applies')}-{k}" for k, c in enumerate(REINDEX_CACHE_CASES)])
+def test_each_reindex_cache_error_with_its_message(source, rewrite, cls, message):
+    if cls is None:  # a predicate on the loops the copy runs goes with the copy
+        mod = mod_of(source)
+        out = rewrite(mod)
+        assert "T.where(i_0_1 * 4 + i_1_1 < 10)" in out["main"].script()
+        check(mod, out)
+        return
+    test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+def test_reindex_cache_read_before_the_writer_copies_the_values_read():
+    # the copy goes at the start of the scope, where it sees what the block sees
+    mod = mod_of(READ_BEFORE_WRITE)
+    out = R.reindex_cache_read("C", 0, "local", lambda vi: (vi,))(mod)
+    assert out["main"].script().index('T.block("A_local")') < out["main"].script().index('T.block("C")')
+    check(mod, out)

@@ -13,7 +13,7 @@ from tirfun.script import from_source
 
 RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIterVar,
            R.Parallel, R.Vectorize, R.Bind, R.Unroll, R.Annotate, R.Unannotate]
-RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex]  # caching
+RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex, R.ReindexCacheRead, R.ReindexCacheWrite]  # caching
 
 
 def example(cls) -> tuple[str, str, str]:
