@@ -30,7 +30,7 @@ from pyrsistent import pvector
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
-from ..analysis.traversal import Path, stmt_children, transform
+from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
 from ..nodes import (
     GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
@@ -398,12 +398,6 @@ def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
     return SeqStmt([stage, body] if pos == 0 else [body, stage])
 
 
-def _stage_path(loc: Path, pos: int, loc_node) -> Path:
-    """The path the stage will have once inserted (for ordering checks)."""
-    body = loc + (("body", None),)
-    return body + (("seq", pos),)
-
-
 def _runs_before(a: Path, b: Path) -> bool:
     """Whether the statement at ``a`` runs (starts) before the one at ``b``
     in program order; paths compare step by step."""
@@ -657,7 +651,6 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
                 yield n
             if isinstance(n, Buffer):
                 continue
-            from ..analysis.traversal import iter_children
             stack.extend(iter_children(n))
 
     def scan(node: Stmt, counts: bool) -> BufferLoad | None:
@@ -797,7 +790,7 @@ class CacheRead(Rewrite):
         refs = [self.block, *(self.consumer_blocks or ())]
         site = resolve_site(chk, mod, refs)
         path = resolve_block(chk, site, self.block)
-        scope_name = check_storage_scope(chk, self.storage_scope)
+        check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, describe(self.block))
@@ -1057,7 +1050,6 @@ def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffe
                 found.append(list(n.indices))
             if isinstance(n, Buffer):
                 continue
-            from ..analysis.traversal import iter_children
             stack.extend(iter_children(n))
 
     visit(block.body)
@@ -1262,8 +1254,6 @@ class ReIndex(Rewrite):
             reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
-        func = site.func
-        from ..analysis.traversal import replace_at
         scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
         pos = plan.pos + (1 if plan.kind == "write" else 0)
         scope_block = attrs.evolve(scope_block, body=_insert(scope_block.body, pos, stage),
@@ -1276,8 +1266,7 @@ class ReIndex(Rewrite):
 
 
 def _stores_in(block: Block):
-    from ..analysis.traversal import walk_stmts
-
+    """Every statement of the block's init and body."""
     for part in ([block.init] if block.init is not None else []) + [block.body]:
         for _, s in walk_stmts(part):
             yield s
@@ -1442,7 +1431,7 @@ class CacheInplace(Rewrite):
         used = _Both(taken, {cache.name})
         stage_in, _ = _make_stage(plan.read_region, buf, cache, is_read=True, full=True, name=in_name,
                                   taken=used)
-        names_in = {n for n in _bound_names(stage_in)}
+        names_in = _bound_names(stage_in)
         stage_out, _ = _make_stage(plan.write_region, buf, cache, is_read=False, full=True, name=out_name,
                                    taken=_Both(taken, names_in | {cache.name}))
         block = plan.realize.block
@@ -1450,7 +1439,6 @@ class CacheInplace(Rewrite):
         rewriter = _Rewriter(_Scope(plan.block_path, block, ()), buf, cache, None, (), 0, stage_in, cache,
                              select, stores=True)
         new_block = rewriter.block(block, plan.block_path + (("x", None),), True)
-        from ..analysis.traversal import replace_at
         rel = plan.block_path[len(plan.scope.path):]
         scope_block = replace_at(plan.scope.block, rel, new_block)
         crel = plan.container[len(plan.scope.path):]
@@ -1469,14 +1457,11 @@ class CacheInplace(Rewrite):
 
 
 def _get(root, path: Path):
-    from ..analysis.traversal import get_at
-
     return get_at(root, path)
 
 
 def _bound_names(stmt: Stmt) -> set[str]:
-    from ..analysis.traversal import walk_stmts
-
+    """The loop and iteration variable names a statement binds."""
     out = set()
     for _, s in walk_stmts(stmt):
         if isinstance(s, For):
