@@ -753,3 +753,15 @@ def test_reindex_cache_read_before_the_writer_copies_the_values_read():
     out = R.reindex_cache_read("C", 0, "local", lambda vi: (vi,))(mod)
     assert out["main"].script().index('T.block("A_local")') < out["main"].script().index('T.block("C")')
     check(mod, out)
+
+
+def test_a_tvm_script_schedules_caches_through_the_compat_layer():
+    from tirfun.compat import tvm
+
+    mod = mod_of(TWO_STAGES)
+    sch = tvm.tir.Schedule(mod)
+    block_c = sch.get_block("C")
+    shared = sch.cache_read(block_c, 0, "shared")
+    local = sch.cache_write(block_c, 0, "local")
+    assert (shared, local) == (R.BlockRef("B_shared", "main"), R.BlockRef("C_local", "main"))
+    check(mod, sch.mod)

@@ -1,4 +1,5 @@
-"""Caching primitives: cache_read and cache_write.
+"""Caching primitives: cache_read, cache_write, cache_inplace, reindex,
+reindex_cache_read and reindex_cache_write.
 
 Both put a copy stage between a buffer and the blocks that use it, in a new
 buffer of another storage scope (``A_shared``, ``B_local``), as TVM v0.20's
@@ -20,6 +21,16 @@ ScheduleError: a redirected reader that runs before the copy is filled
 writing it (CacheWriteReadBeforeWriteError: the cache would be read
 uninitialised; ``cache_inplace`` is the primitive for that), and consumer
 blocks outside the block's scope (ConsumerNotInScopeError).
+
+Under thread bindings a ``shared`` or ``local`` cache filled outside the
+kernel that reads it is, as in TVM, not the buffer the kernel sees (each
+GPU block or thread has its own): the interpreter's GPU meaning then reads
+unfilled elements. As in TVM's GPU schedules, move the copy into the kernel
+(compute_at) before running such a program.
+
+reindex, cache_inplace, reindex_cache_read and reindex_cache_write follow
+TVM's cache_read_write.cc too; each docstring says where they refuse what
+TVM lets through.
 """
 
 from __future__ import annotations
