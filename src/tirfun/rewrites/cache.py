@@ -1,9 +1,9 @@
 """Caching primitives: cache_read, cache_write, cache_inplace, reindex,
 reindex_cache_read and reindex_cache_write.
 
-Both put a copy stage between a buffer and the blocks that use it, in a new
-buffer of another storage scope (``A_shared``, ``B_local``), as TVM v0.20's
-``cache_read_write.cc`` does:
+cache_read and cache_write put a copy stage between a buffer and the
+blocks that use it, in a new buffer of another storage scope
+(``A_shared``, ``B_local``), as TVM v0.20's ``cache_read_write.cc`` does:
 
 * where the copy goes: inside the lowest loop (or the scope block) that
   holds the buffer's writer and the first block the copy serves, just
