@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -60,6 +60,12 @@ def _check_applies_or_refuses(mod, rewrite) -> IRModule | None:
     return out
 
 
+# each example applies and interprets up to a dozen rewrites, or compiles one
+# program: a share of the profile's examples keeps each test near 20 s on CI
+_SHARE = settings().max_examples
+
+
+@settings(max_examples=max(10, _SHARE // 2))
 @given(prim_funcs(max_blocks=2), st.data())
 def test_caching_or_reindexing_every_buffer_of_every_block_keeps_meaning(func, data):
     mod = IRModule({"main": func})
@@ -115,6 +121,7 @@ def cached_then_scheduled(draw):
     return mod, R.Pipeline(steps) >> schedule
 
 
+@settings(max_examples=max(10, _SHARE // 3))
 @given(cached_then_scheduled(), st.integers(0, 2**16))
 def test_cached_and_scheduled_programs_compile_to_the_interpreters_results_and_replay(case, seed):
     mod, pipeline = case
