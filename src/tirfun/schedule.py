@@ -298,6 +298,25 @@ class Schedule:
         """Unroll a loop (see :class:`~tirfun.rewrites.Unroll`)."""
         self.apply(R.unroll(loop))
 
+    # -- compute location (compute_at, reverse_compute_at, compute_inline, reverse_compute_inline)
+    def compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move a producer under a loop of its consumers, computing there only
+        what they read (see :class:`~tirfun.rewrites.ComputeAt`)."""
+        self.apply(R.compute_at(self._block(block), loop, preserve_unit_loops, index))
+
+    def reverse_compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move a consumer under a loop of its producers, computing there what
+        they have just written (see :class:`~tirfun.rewrites.ReverseComputeAt`)."""
+        self.apply(R.reverse_compute_at(self._block(block), loop, preserve_unit_loops, index))
+
+    def compute_inline(self, block) -> None:
+        """Inline a block into its readers (see :class:`~tirfun.rewrites.ComputeInline`)."""
+        self.apply(R.compute_inline(self._block(block)))
+
+    def reverse_compute_inline(self, block) -> None:
+        """Inline a block into its producer (see :class:`~tirfun.rewrites.ReverseComputeInline`)."""
+        self.apply(R.reverse_compute_inline(self._block(block)))
+
     # -- annotations ----------------------------------------------------------------
     def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
         """Annotate a block or loop (see :class:`~tirfun.rewrites.Annotate`)."""
@@ -307,6 +326,67 @@ class Schedule:
         """Remove an annotation (see :class:`~tirfun.rewrites.Unannotate`)."""
         self.apply(R.unannotate(self._block(block_or_loop), ann_key))
 
+    # -- storage: scopes, alignment, dtypes, axis separators ------------------------
+    def _write_index(self, primitive: str, block, buffer_index):
+        """``buffer_index`` as TVM's Python API takes it: an int, or a
+        buffer the block writes or its name."""
+        if isinstance(buffer_index, (str, Buffer)):
+            found = self.get(self._block(block))
+            hits = [k for k, r in enumerate(found.writes) if _named(r.buffer, buffer_index)]
+            if len({found.writes[k].buffer for k in hits}) == 1:
+                return hits[0]
+            names = [r.buffer.name for r in found.writes]
+            wanted = buffer_index if isinstance(buffer_index, str) else f"buffer {buffer_index.name}"
+            raise InvalidArgumentError(
+                primitive, describe(self._block(block)),
+                f"{wanted!r} names no single buffer the block writes (it writes: "
+                f"{', '.join(names) or 'none'})").with_level(self._render)
+        return buffer_index
+
+    def set_scope(self, block, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of a buffer the block writes (see
+        :class:`~tirfun.rewrites.SetScope`)."""
+        self.apply(R.set_scope(self._block(block), self._write_index("set_scope", block, buffer_index),
+                                 storage_scope))
+
+    def storage_align(self, block, buffer_index: int, axis: int, factor: int, offset: int) -> None:
+        """Align the stride of one dimension of a buffer the block writes (see
+        :class:`~tirfun.rewrites.StorageAlign`)."""
+        self.apply(R.storage_align(self._block(block), buffer_index, axis, factor, offset))
+
+    def unsafe_set_dtype(self, block, buffer_index: int, dtype: str) -> None:
+        """Change the element type of a buffer the block writes (see
+        :class:`~tirfun.rewrites.UnsafeSetDType`)."""
+        self.apply(R.unsafe_set_dtype(self._block(block), buffer_index, dtype))
+
+    def set_axis_separator(self, block, buffer, axis_separators) -> None:
+        """Set the axis separators of a buffer the block reads or writes (see
+        :class:`~tirfun.rewrites.SetAxisSeparator`). ``buffer`` is
+        ``("read" | "write", index)`` or the name of a buffer the block
+        accesses, as in TVM."""
+        kind, index = self._buffer_arg("set_axis_separator", block, buffer)
+        self.apply(R.set_axis_separator(self._block(block), index, kind,
+                                        list(axis_separators or ())))
+
+    def rolling_buffer(self, block, write_buffer_index: int) -> None:
+        """Fold a buffer the block writes into a rolling buffer along the loop
+        that slides it (see :class:`~tirfun.rewrites.RollingBuffer`)."""
+        self.apply(R.rolling_buffer(self._block(block), write_buffer_index))
+
+    def _buffer_arg(self, primitive: str, block, buffer):
+        if isinstance(buffer, tuple) and len(buffer) == 2:
+            return buffer[0], buffer[1]
+        if isinstance(buffer, int):
+            return "write", buffer
+        found = self.get(self._block(block))
+        candidates = [("read", i) for i, r in enumerate(found.reads) if _named(r.buffer, buffer)]
+        candidates += [("write", i) for i, r in enumerate(found.writes) if _named(r.buffer, buffer)]
+        if len({(found.reads if k == "read" else found.writes)[i].buffer for k, i in candidates}) != 1:
+            raise InvalidArgumentError(
+                primitive, describe(self._block(block)),
+                f"expected ('read' | 'write', index) or the name of one buffer the block accesses, "
+                f"got {buffer!r}").with_level(self._render)
+        return candidates[0]
 
     # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------
     def _buffer_index(self, block, index, kind: str):
@@ -402,5 +482,10 @@ class Schedule:
         elif isinstance(buffer, list):
             buffer = tuple(buffer)
         return self.apply(R.reindex(block, buffer))
+
+
+def _named(buf, wanted) -> bool:
+    return buf == wanted or (isinstance(wanted, str) and buf.name == wanted)
+
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

@@ -21,7 +21,7 @@ from tirfun.testing.programs import prim_funcs
 from tirfun.testing.schedules import loop_schedules
 
 #: passes that take a function with blocks as well as a lowered one
-ACCEPT_BLOCKS = {"lower_allocations", "lower_blocks", "simplify", "partition_loops",
+ACCEPT_BLOCKS = {"lower_allocations", "lower_blocks", "compact_allocations", "simplify", "partition_loops",
                  "unroll_loops", "vectorize_loops", "prepare_parallel"}
 
 

@@ -113,3 +113,21 @@ def test_iter_map_level_is_checked():
 
 def test_eq_of_a_sum_at_its_minimum():
     assert simplify_expr(EQ(k * 4 + j, c(0)), {k: (0, 11), j: (0, 2)}).script() == "k == 0 and j == 0"
+
+
+def test_simplify_index_does_not_move_a_constant_past_the_top_of_the_dtype():
+    # (z - 1) // 3 is (z + 2) // 3 - 1 only while z + 2 fits: at z = 2**31 - 1
+    # the rewritten form would wrap
+    from tirfun.nodes import FloorDiv, FloorMod, IntImm, Sub, Var
+    from tirfun.analysis.arith import simplify_index
+    from tirfun.interp import evaluate
+
+    z = Var("z")
+    for cls in (FloorDiv, FloorMod):
+        e = cls(Sub(z, IntImm("int32", 1)), IntImm("int32", 3))
+        top = simplify_index(e, {"z": (0, 2**31 - 1)})
+        assert evaluate(top, z=2**31 - 1) == evaluate(e, z=2**31 - 1)
+        small = simplify_index(e, {"z": (0, 100)})
+        assert small != e  # with room to spare the constant still moves
+        for v in range(0, 101):
+            assert evaluate(small, z=v) == evaluate(e, z=v)

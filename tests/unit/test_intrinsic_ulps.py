@@ -1,6 +1,7 @@
 """Compiled math intrinsics against the interpreter, per dtype: exact, or
 within the ulps that ``INTRINSIC_ULPS`` grants that intrinsic (the one place
-where compiled code and the interpreter may differ)."""
+where compiled code and the interpreter may differ), and under the target's
+``-math=fast`` within ``FAST_MATH_ULPS`` as well."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import tirfun
 from tirfun import IRModule
 from tirfun.interp import run as interp_run
 from tirfun.interp.intrinsics import FLOAT_BINARY, FLOAT_UNARY
-from tirfun.testing.equivalence import INTRINSIC_ULPS, compare_arrays
+from tirfun.testing.equivalence import FAST_MATH_ULPS, INTRINSIC_ULPS, compare_arrays
 
 N = 256
 # which input each intrinsic reads: X in (-3, 3), P in (0, 3), U in (-0.9, 0.9)
@@ -43,8 +44,9 @@ def main(X: T.Buffer(({N},), "{dtype}"), P: T.Buffer(({N},), "{dtype}"),
     return IRModule.from_expr(tirfun.script.from_source("\n".join(lines))), names
 
 
+@pytest.mark.parametrize("math", ["exact", "fast"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
-def test_each_intrinsic_is_within_its_ulps(dtype):
+def test_each_intrinsic_is_within_its_ulps(dtype, math):
     mod, names = _module(dtype)
     held = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
     rng = np.random.default_rng(11)
@@ -53,7 +55,12 @@ def test_each_intrinsic_is_within_its_ulps(dtype):
     expected = [np.zeros(N, held) for _ in names]
     actual = [np.zeros(N, held) for _ in names]
     interp_run(mod, *[a.copy() for a in inputs], *expected)
-    tirfun.build(mod)(*[a.copy() for a in inputs], *actual)
-    problems = [compare_arrays(f"{n}_out", x, y, dtype, INTRINSIC_ULPS.get(n, 0))
+    tirfun.build(mod, target=f"llvm -math={math}")(*[a.copy() for a in inputs], *actual)
+
+    def ulps(name):
+        fast = FAST_MATH_ULPS.get(name, 0) if math == "fast" and dtype != "float64" else 0
+        return max(INTRINSIC_ULPS.get(name, 0), fast)
+
+    problems = [compare_arrays(f"{n}_out", x, y, dtype, ulps(n))
                 for n, x, y in zip(names, expected, actual)]
     assert not [p for p in problems if p], [p for p in problems if p]

@@ -265,3 +265,31 @@ def test_symbolic_parallel_extent_is_interleaved_with_a_remainder():
         [f"n // {FACTOR}"]
     for size in (1, 7, 8, 13):
         assert_equivalent(mod["main"], out["main"], sizes={"n": size})
+
+
+def test_parallel_bodies_with_vector_loops_are_not_interleaved():
+    # an rfactor'd row sum: the vector of partial sums is the body's work,
+    # the scalar chain over its lanes is short
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf = T.alloc_buffer((16, 16), "float32")
+    for i in T.parallel(16):
+        for ki in T.vectorized(16):
+            with T.block("B_rf_init"):
+                vi, vki = T.axis.remap("SS", [i, ki])
+                B_rf[vi, vki] = T.float32(0)
+        for ko in range(4):
+            for ki in T.vectorized(16):
+                with T.block("B_rf"):
+                    vi, vki, vko = T.axis.remap("SSR", [i, ki, ko])
+                    B_rf[vi, vki] = B_rf[vi, vki] + A[vi, vko * 16 + vki]
+        for ki in range(16):
+            with T.block("B"):
+                vi, vki = T.axis.remap("SR", [i, ki])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + B_rf[vi, vki]"""
+    vector_body = before(IRModule({"main": from_source(src)}), "interleave_parallel")
+    assert interleave_parallel(vector_body) == vector_body
+    assert_equivalent(IRModule({"main": from_source(src)}), lower(from_source(src)))

@@ -28,7 +28,7 @@ class MyModule:
 
 def test_pass_list_is_in_order():
     names = [name for name, _ in tirfun.lower_passes.PASSES]
-    assert names == ["lower_allocations", "lower_blocks", "flatten_buffers", "simplify",
+    assert names == ["lower_allocations", "lower_blocks", "compact_allocations", "flatten_buffers", "simplify",
                      "partition_loops", "unroll_loops", "simplify", "interleave_parallel",
                      "vectorize_loops", "prepare_parallel"]
 

@@ -227,6 +227,160 @@ CASES = [
 ]
 
 
+# compute location
+PIPE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = B[vi] + E[vi]
+    for i in range(8):
+        with T.block("E"):
+            vi = T.axis.spatial(8, i)
+            E[vi] = B[vi] * T.float32(3)
+"""
+
+
+def _pipe(old: str = "", new: str = "") -> IRModule:
+    return mod_of(PIPE.replace(old, new))
+
+
+CASES += [
+    ("not_in_same_scope", _pipe, R.compute_at("B", "i"), R.NotInSameScopeError,
+     r"^compute_at: block 'B': the block and loop 'i' must be under the same block scope"),
+    ("not_all_required", _pipe, R.compute_at("B", "i_1"), R.NotAllRequiredBlocksAreVisitedError,
+     r"^compute_at: block 'B': every consumer of the block must be under loop 'i_1', and 1 are not: 'E'$"),
+    ("insertion_index", lambda: _pipe("E[vi] = B[vi] * T.float32(3)", "E[vi] = A[vi]"),
+     R.compute_at("B", "i_1", index=1), R.InvalidInsertionIndexError,
+     r"^compute_at: block 'B': index 1 is not valid: it must be -1, -2 or in \[0, 0\]$"),
+    ("not_complete_or_reduction", lambda: _pipe("E[vi] = B[vi] * T.float32(3)", "E[vi] = E[vi] + B[vi]"),
+     R.reverse_compute_at("E", "i"), R.NotCompleteOrReductionBlockError,
+     r"^reverse_compute_at: block 'E': the block is neither a complete block \(it fails condition 3"),
+    ("output_block", _pipe, R.compute_inline("D"), R.OutputBlockError,
+     r"^compute_inline: block 'D': the block writes D, which its scope does not allocate"),
+    ("only_leaf", lambda: mod_of(PIPE.split("    for i in range(8):\n        with T.block(\"D\")")[0]),
+     R.compute_inline("B"), R.OnlyLeafError, r"^compute_inline: block 'B': it is the only leaf of scope 'root'"),
+    ("stage_pipeline", lambda: _pipe("vi = T.axis.spatial(8, i)\n            B[vi]",
+                                     "vi = T.axis.spatial(8, i)\n            T.where(i < 4)\n            B[vi]"),
+     R.compute_inline("B"), R.NotStagePipelineError,
+     r"^compute_inline: block 'B': block 'D' reads elements of B that block 'B' does not surely write"),
+    ("dependence", _pipe, R.reverse_compute_at("E", "i"), R.DependenceViolationError,
+     r"^reverse_compute_at: block 'E': moving the block under loop 'i' reorders it with block 'D', "
+     r"and one of them writes E, which the other uses$"),
+    ("unsupported_region", lambda: mod_of(PIPE.replace("+ E[vi]", "").replace("E[vi] = B[vi] * T.float32(3)",
+                                                                                 "E[vi] = B[vi // 2]")),
+     R.reverse_compute_at("E", "i"), R.UnsupportedRegionError,
+     r"^reverse_compute_at: block 'E': the block reads B at vi_2 // 2, which is not an iteration variable"),
+    ("predicate", lambda: mod_of(PIPE.replace("+ E[vi]", "").replace("E[vi] = B[vi] * T.float32(3)",
+                                                                        "T.where(i % 2 == 0)\n            E[vi] = B[vi]")),
+     R.reverse_compute_at("E", "i"), R.NonTrivialPredicateError,
+     r"^reverse_compute_at: block 'E': the block's predicate i_2 % 2 == 0 does not follow"),
+    ("thread_overlap", lambda: _pipe(
+        "    for i in range(8):\n        with T.block(\"B\"):\n            vi = T.axis.spatial(8, i)\n            B[vi]",
+        "    for i in range(4):\n        for t in T.thread_binding(2, thread=\"threadIdx.x\"):\n"
+        "            with T.block(\"B\"):\n                vi = T.axis.spatial(8, i * 2 + t)\n                B[vi]"),
+     R.reverse_compute_at("D", "i"), R.ThreadOverlapError,
+     r"^reverse_compute_at: block 'D': loop 'i' holds the thread-bound loop 't'; placed above it"),
+    ("has_init", lambda: mod_of(TRIANGLE), R.compute_inline("C"), R.HasInitBlockError,
+     r"^compute_inline: block 'C': the block has an init statement"),
+    ("single_read_write", _pipe, R.reverse_compute_inline("D"), R.NotSingleReadWriteBufferError,
+     r"^reverse_compute_inline: block 'D': the block reads 2 buffers that its scope writes"),
+    ("incomplete", lambda: _pipe("B[vi] = A[vi] * T.float32(2)", "B[vi] = A[vi]\n            B[vi] = B[vi] * T.float32(2)"),
+     R.compute_inline("B"), R.IncompleteBlockError,
+     r"^compute_inline: block 'B': the block is not a complete block: it fails condition 3"),
+    ("body_analysis", lambda: _pipe("B[vi] = A[vi] * T.float32(2)", "B[7 - vi] = A[vi]"),
+     R.compute_inline("B"), R.BodyAnalysisError,
+     r"^compute_inline: block 'B': the body must be one store B\[\.\.\.\] = f\(\.\.\.\) whose indices are a "
+     r"bijective affine map"),
+    ("single_producer", _pipe, R.reverse_compute_inline("E"), R.NonSingleProducerError,
+     r"^reverse_compute_inline: block 'E': the block must be the only reader of a buffer written by one "
+     r"complete block: block 'D' also uses B$"),
+    ("opaque", lambda: _pipe("D[vi] = B[vi] + E[vi]", "T.reads(B[vi], E[vi])\n            T.writes(D[vi])\n"
+                             "            Bv = T.match_buffer(B[vi], (1,))\n            D[vi] = Bv[0] + E[vi]"),
+     R.compute_inline("B"), R.OpaqueAccessError,
+     r"^compute_inline: block 'B': the buffer B is used through its data pointer or matched into a block"),
+]
+
+
+# storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator, rolling_buffer
+STAGED = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(4):
+        for ax in range(4):
+            with T.block("B"):
+                vb = T.axis.spatial(10, i * 2 + ax)
+                B[vb] = A[vb] * T.float32(2)
+        for ax in range(2):
+            with T.block("C"):
+                vc = T.axis.spatial(8, i * 2 + ax)
+                C[vc] = B[vc] + B[vc + 2]
+"""
+VIEWED = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            V = T.match_buffer(B[vi], (1,))
+            with T.block("inner"):
+                V[0] = A[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi]
+"""
+CASES += [  # storage
+    ("buffer-index", lambda: mod_of(STAGED), R.set_scope("B", 2, "local"), R.BufferIndexOutOfRangeError,
+     r"^set_scope: block 'B': it has 1 write region\(s\), so buffer_index must be in \[0, 1\), got 2$"),
+    ("scope-name", lambda: mod_of(STAGED), R.set_scope("B", 0, "lokal"), R.InvalidStorageScopeError,
+     r"^set_scope: block 'B': the storage scope 'lokal' is invalid"),
+    ("not-allocated", lambda: mod_of(STAGED), R.unsafe_set_dtype("C", 0, "float64"), R.NonAllocatedBufferError,
+     r"^unsafe_set_dtype: block 'C': buffer C is not allocated by a block"),
+    ("align-factor", lambda: mod_of(STAGED), R.storage_align("B", 0, 0, -4, 0), R.StorageAlignInvalidFactorError,
+     r"^storage_align: block 'B': factor must be positive, got -4$"),
+    ("align-axis", lambda: mod_of(STAGED), R.storage_align("B", 0, -2, 4, 0), R.StorageAlignAxisOutOfRangeError,
+     r"^storage_align: block 'B': buffer B has 1 dimension\(s\), so axis must be in \[-1, 1\), got -2$"),
+    ("align-annotation", lambda: R.annotate("B", "buffer_dim_align", "x")(mod_of(STAGED)),
+     R.storage_align("B", 0, 0, 4, 0), R.StorageAlignInvalidAnnotationError,
+     r"^storage_align: block 'B': its buffer_dim_align annotation 'x' is not a list of"),
+    ("separators", lambda: mod_of(STAGED), R.set_axis_separator("B", 0, "write", [2]),
+     R.InvalidAxisSeparatorError, r"^set_axis_separator: block 'B': axis_separators must be increasing ints"),
+    ("subregion", lambda: mod_of(VIEWED), R.set_axis_separator("inner", 0, "write", [1]),
+     R.BufferIsSubregionError, r"^set_axis_separator: block 'inner': buffer V is a match_buffer view"),
+    ("output-block", lambda: mod_of(STAGED), R.rolling_buffer("C", 0), R.OutputBlockError,
+     r"^rolling_buffer: block 'C': it writes C, which its scope does not allocate: it is an output block$"),
+    ("rolling-deps", lambda: mod_of(STAGED.replace("""        for ax in range(2):
+            with T.block("C"):""", """        for ax in range(2):
+            with T.block("D"):
+                vd = T.axis.spatial(10, i * 2 + ax)
+                B[vd] = T.float32(0)
+        for ax in range(2):
+            with T.block("C"):""")), R.rolling_buffer("B", 0), R.RollingBufferDependencyError,
+     r"^rolling_buffer: block 'B': block D writes what it writes; only read-after-write dependences are "
+     r"allowed$"),
+    ("rolling-insertion", lambda: mod_of(TWO_NESTS.replace("C[vj] = A[vj]", "C[vj] = B[vj]").replace(
+        "def main(A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\"), ",
+        "def main(A: T.Buffer((8,), \"float32\"), ").replace("    for i in range(8):",
+                                                        "    B = T.alloc_buffer((8,))\n    for i in range(8):")),
+     R.rolling_buffer("B", 0), R.RollingBufferInsertionError,
+     r"^rolling_buffer: block 'B': the lowest common ancestor of the block and the consumers of B is not a loop"),
+    ("rolling-match", lambda: mod_of(STAGED.replace("for ax in range(4)", "for ax in range(2)").replace(
+        "B[vc] + B[vc + 2]", "B[vc]")), R.rolling_buffer("B", 0), R.RollingBufferMatchError,
+     r"^rolling_buffer: block 'B': no dimension of the region of B written in one iteration slides"),
+    ("rolling-cover", lambda: mod_of(STAGED.replace("B[vc] + B[vc + 2]", "B[vc] + B[T.min(vc + 5, 9)]")),
+     R.rolling_buffer("B", 0), R.RollingBufferCoverError,
+     r"^rolling_buffer: block 'B': block C reads B outside the region the block writes in the same iteration"),
+]
+
 # caching (cache_read, cache_write, cache_inplace, reindex, reindex_cache_read/write)
 _CACHE_STAGES = """
 @T.prim_func

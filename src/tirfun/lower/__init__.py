@@ -8,17 +8,19 @@ prefix of the list, or any single pass, may be used alone:
 1. ``lower_allocations``  ``alloc_buffer`` to ``T.allocate`` + ``T.decl_buffer``
 2. ``lower_blocks``       blocks to loops: iteration variables substituted,
                           ``init`` under the reduction-start test, predicates
-3. ``flatten_buffers``    every access one-dimensional
-4. ``simplify``           folding, affine index arithmetic, proven tests
-5. ``partition_loops``    tests on a loop variable hoisted by cutting the
+3. ``compact_allocations`` each allocation moved into the innermost loop
+                          holding its uses, shrunk to the region used there
+4. ``flatten_buffers``    every access one-dimensional
+5. ``simplify``           folding, affine index arithmetic, proven tests
+6. ``partition_loops``    tests on a loop variable hoisted by cutting the
                           loop, so the hot loop carries no ``if k == 0``
-6. ``unroll_loops``       ``T.unroll`` loops copied out
-7. ``simplify``           fold what unrolling exposed
-8. ``interleave_parallel`` parallel iterations that each run one chain of
+7. ``unroll_loops``       ``T.unroll`` loops copied out
+8. ``simplify``           fold what unrolling exposed
+9. ``interleave_parallel`` parallel iterations that each run one chain of
                           dependent updates (a row sum) interleaved, so
                           several chains overlap on one core
-9. ``vectorize_loops``    ``T.vectorized`` loops to Ramp/Broadcast vectors
-10. ``prepare_parallel``  nested parallel loops made serial
+10. ``vectorize_loops``   ``T.vectorized`` loops to Ramp/Broadcast vectors
+11. ``prepare_parallel``  nested parallel loops made serial
 
 Code generation (``llvm_codegen``, ``llvm_cpu``) imports llvmlite and is
 loaded only by :mod:`tirfun.runtime`.
@@ -33,6 +35,7 @@ from ..errors import BuildError
 from ..nodes import IRModule, PrimFunc
 from .allocations import lower_allocations
 from .blocks import lower_blocks
+from .compact import compact_allocations
 from .flatten import flatten_buffers
 from .interleave import interleave_parallel
 from .parallel import prepare_parallel
@@ -46,6 +49,7 @@ from .vectorize import vectorize_loops
 PASSES = (
     ("lower_allocations", lower_allocations),
     ("lower_blocks", lower_blocks),
+    ("compact_allocations", compact_allocations),
     ("flatten_buffers", flatten_buffers),
     ("simplify", simplify),
     ("partition_loops", partition_loops),
@@ -91,7 +95,8 @@ class _CallableModule(types.ModuleType):
 sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = [
-    "lower", "PASSES", "as_module", "lower_allocations", "lower_blocks", "flatten_buffers",
+    "lower", "PASSES", "as_module", "lower_allocations", "lower_blocks", "compact_allocations",
+    "flatten_buffers",
     "simplify", "partition_loops", "unroll_loops", "interleave_parallel", "vectorize_loops",
     "prepare_parallel",
 ]

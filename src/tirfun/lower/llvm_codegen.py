@@ -12,7 +12,8 @@ status. Integer arithmetic wraps as the dtype does; integer division by a
 value that is not a constant is guarded so that dividing by zero yields 0
 instead of a hardware trap; floating point is exact IEEE arithmetic, never
 reassociated, and ``a*b + c`` is fused into one multiply-add only when the
-target allows contraction.
+target allows contraction. Math functions call the C library unless the
+target asks for ``-math=fast`` (:mod:`tirfun.lower.llvm_vecmath`).
 """
 
 from __future__ import annotations
@@ -134,8 +135,10 @@ class LLVMCodegen:
     :meth:`symbol`; everything else is shared."""
 
     def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
-                 contract: bool = False):
+                 contract: bool = False, fast_math: bool = False):
         self.float_flags = CONTRACT_FLAGS if contract else ()
+        # math functions as inline polynomials instead of C library calls
+        self.fast_math = fast_math
         self.module = ir.Module(name=module_name)
         self.module.triple = triple
         if data_layout:
@@ -814,7 +817,8 @@ class LLVMCodegen:
                                                                load.indices[0].dtype))
         if op.startswith("tir.") and op[4:] in llvm_intrinsics.SUPPORTED:
             args = [self.expr(a) for a in e.args]
-            return llvm_intrinsics.emit(b, op[4:], args, value_type(e.dtype))
+            return llvm_intrinsics.emit(b, op[4:], args, value_type(e.dtype),
+                                        fast=self.fast_math)
         if op in _PASS_THROUGH:
             return self.expr(e.args[0])
         if op in _NO_VALUE:

@@ -54,8 +54,10 @@ class CPUCodegen(LLVMCodegen):
     """
 
     def __init__(self, module_name: str, triple: str, data_layout: str = "", *,
-                 num_threads: int = 1, use_gomp: bool = True, contract: bool = False):
-        super().__init__(module_name, triple, data_layout, contract=contract)
+                 num_threads: int = 1, use_gomp: bool = True, contract: bool = False,
+                 fast_math: bool = False):
+        super().__init__(module_name, triple, data_layout, contract=contract,
+                         fast_math=fast_math)
         self.num_threads = max(int(num_threads), 1)
         self.use_gomp = use_gomp and self.num_threads > 1
         self._outlined = 0

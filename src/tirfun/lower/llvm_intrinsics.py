@@ -10,6 +10,11 @@ trunc, copysign, fmod, nextafter, ldexp and the tests) run in the
 argument's precision; the others (exp, log, sin, pow, sigmoid, rsqrt...)
 are computed in double precision for ``float32`` and ``float16`` and
 rounded to the result type.
+
+With ``fast=True`` (the target's ``-math=fast``), the functions of
+:data:`tirfun.lower.llvm_vecmath.FAST` on float32, float16 and bfloat16
+are computed inline in double by :mod:`tirfun.lower.llvm_vecmath` instead
+of calling the C library, and rounded the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import math
 from llvmlite import ir
 
 from ..errors import BuildError
+from . import llvm_vecmath
 from .llvm_types import BFloatType
 
 #: float types narrower than double, whose results are computed in double
@@ -165,10 +171,16 @@ def _widen(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return b.fpext(v, ir.DoubleType())
 
 
-def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type) -> ir.Value:
-    """The value of ``tir.<name>(*args)``."""
+def emit(b: ir.IRBuilder, name: str, args: list[ir.Value], ret_type: ir.Type, *,
+         fast: bool = False) -> ir.Value:
+    """The value of ``tir.<name>(*args)``; ``fast``: the inline polynomial
+    where :mod:`~tirfun.lower.llvm_vecmath` has one for the argument's type."""
     if name not in NATIVE_PRECISION and args and isinstance(_elem(args[0].type), _NARROW):
         narrow = args[0].type
+        if fast and name in llvm_vecmath.FAST:
+            wide = llvm_vecmath.emit(b, name, _widen(b, args[0]),
+                                     lambda x: _emit(b, name, [x], x.type))
+            return b.fptrunc(wide, narrow)
         wide = _emit(b, name, [_widen(b, a) if isinstance(_elem(a.type), _NARROW)
                                else a for a in args], ret_type)
         return b.fptrunc(wide, narrow)

@@ -24,6 +24,10 @@ from .cache import (
     CacheInplace, CacheRead, CacheWrite, ReIndex, ReindexCacheRead, ReindexCacheWrite, cache_inplace,
     cache_read, cache_write, reindex, reindex_cache_read, reindex_cache_write,
 )
+from .compute_location import (
+    ComputeAt, ComputeInline, ReverseComputeAt, ReverseComputeInline, compute_at, compute_inline,
+    reverse_compute_at, reverse_compute_inline,
+)
 from .errors import *  # noqa: F401,F403 - every ScheduleError subclass
 from .errors import __all__ as _errors_all
 from .for_kind import Bind, Parallel, Unroll, Vectorize, bind, parallel, unroll, vectorize
@@ -37,6 +41,11 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
+from .rolling import RollingBuffer, rolling_buffer
+from .storage import (
+    SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,
+    unsafe_set_dtype,
+)
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -47,7 +56,11 @@ __all__ = [
     "CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex",
     "CacheInplace", "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite",
     "reindex_cache_write",
+    "ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
+    "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",
     "get_output_blocks", "get_sref", "StmtSRef",
+    "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
+    "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
     *_errors_all,
 ]

@@ -232,17 +232,156 @@ class AnnotationNotFoundError(RewriteError):
     """``unannotate`` was given a key the loop or block does not have."""
 
 
-# -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------------
+# -- compute location: compute_at, reverse_compute_at, compute_inline, reverse_compute_inline
 
-class InvalidStorageScopeError(RewriteError):
-    """The storage scope is not one TVM knows (``global``, ``shared``,
-    ``local``, ``warp``, ``wmma.*``, ... optionally followed by a tag such as
-    ``.dyn``)."""
+class NotStagePipelineError(RewriteError):
+    """The scope is not a stage pipeline where the primitive needs one: the
+    producers of a buffer do not cover, within the loop the producer and the
+    consumer share, the region the consumer reads there."""
 
+
+class NotInSameScopeError(RewriteError):
+    """The block and the loop are not under the same block scope, or the loop
+    is an ancestor of the block."""
+
+
+class NotAllRequiredBlocksAreVisitedError(RewriteError):
+    """Some consumer (compute_at) or producer (reverse_compute_at) of the
+    block is not under the target loop."""
+
+
+class InvalidInsertionIndexError(RewriteError):
+    """``index`` is neither -1, -2 nor a position between the last producer
+    and the first consumer under the target loop."""
+
+
+class NotCompleteOrReductionBlockError(RewriteError):
+    """The block is neither a complete block nor a reduction block of its scope."""
+
+
+class IncompleteBlockError(RewriteError):
+    """The block is not a complete block of its scope (data-parallel
+    iteration variables only, the only writer of its outputs, reading no
+    buffer it writes)."""
+
+
+class OutputBlockError(RewriteError):
+    """The block writes a buffer its scope does not allocate (an output of the
+    scope), which the primitive cannot move or remove."""
+
+
+class OnlyLeafError(RewriteError):
+    """The block is the only leaf of its scope, which removing it would leave empty."""
+
+
+class HasInitBlockError(RewriteError):
+    """The block to inline has an init statement (it is a reduction)."""
+
+
+class NotSingleReadWriteBufferError(RewriteError):
+    """The block to inline writes more than one buffer (compute_inline), or
+    reads not exactly one buffer that its scope writes (reverse_compute_inline)."""
+
+
+class BodyAnalysisError(RewriteError):
+    """The body of the block to inline is not of the form the primitive
+    substitutes: ``B[v0, v1, ...] = f(...)`` with distinct iteration variables
+    or constants as indices (compute_inline), or ``C[...] = f(B[v0, v1, ...])``
+    reading the producer's buffer at one index that maps back to the
+    producer's (reverse_compute_inline)."""
+
+
+class NonSingleProducerError(RewriteError):
+    """The consumer to inline has more than one producer of the buffer it
+    reads, the producer is not a complete block, or another block reads the
+    producer's buffer too."""
+
+
+class OpaqueAccessError(RewriteError):
+    """The buffer to inline is used through its data pointer or matched into
+    a block with ``T.match_buffer``, so its uses cannot be rewritten."""
+
+
+class UnsupportedRegionError(RewriteError):
+    """The region the block provides is not one the primitive can solve its
+    iteration domain from (not one point per dimension, indexed by distinct
+    iteration variables or constants, where the primitive needs that)."""
+
+
+class NonTrivialPredicateError(RewriteError):
+    """The block's predicate (``T.where``) says more than that its iteration
+    variables stay in their domains, so it cannot survive the loops it is
+    written in being replaced."""
+
+
+class ThreadOverlapError(RewriteError):
+    """Under thread-bound or parallel loops, the block placed by compute_at
+    or reverse_compute_at would be computed for the same iterations by
+    several threads, which would write the same elements at the same time."""
+
+
+class DependenceViolationError(RewriteError):
+    """Moving the block would reorder it with another block it depends on
+    through a buffer (one writes what the other reads or writes), which
+    would change what the program computes."""
+# -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
 
 class BufferIndexOutOfRangeError(RewriteError):
-    """The buffer index is not a position in the block's reads (or writes)."""
+    """``buffer_index`` does not index the block's write (or read) regions."""
 
+
+class InvalidStorageScopeError(RewriteError):
+    """The storage scope is not one TVM knows (global, shared, warp, local,
+    optionally with a ``.tag``, or a wmma scope)."""
+
+
+class NonAllocatedBufferError(RewriteError):
+    """The buffer is not allocated by a block: it is a function parameter or
+    a match_buffer view, whose storage belongs to someone else."""
+
+
+class StorageAlignInvalidFactorError(RewriteError):
+    """The ``factor`` of storage_align is not positive."""
+
+
+class StorageAlignAxisOutOfRangeError(RewriteError):
+    """The ``axis`` of storage_align is outside ``[-ndim, ndim)``."""
+
+
+class StorageAlignInvalidAnnotationError(RewriteError):
+    """The block's ``buffer_dim_align`` annotation is not a list of
+    ``[buffer_index, axis, factor, offset]`` int lists."""
+
+
+class InvalidAxisSeparatorError(RewriteError):
+    """The axis separators are not increasing ints within the buffer's
+    dimensions."""
+
+
+class BufferIsSubregionError(RewriteError):
+    """The buffer is a match_buffer view of a region of another buffer."""
+
+
+class RollingBufferDependencyError(RewriteError):
+    """The block has a dependence other than read-after-write in its scope."""
+
+
+class RollingBufferInsertionError(RewriteError):
+    """The lowest common ancestor of the block and its consumers is not a loop."""
+
+
+class RollingBufferMatchError(RewriteError):
+    """No dimension of the region the block writes per iteration slides with
+    a loop as ``loop_var * stride`` with an overlap, or the block's index
+    there is not that start plus an offset."""
+
+
+class RollingBufferCoverError(RewriteError):
+    """A consumer reads the buffer outside the region the block writes in
+    the same iteration, which the rolling window would not hold."""
+
+
+# -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------------
 
 class BufferNotAccessedError(RewriteError):
     """The buffer given by name or as a Buffer is not among the block's reads

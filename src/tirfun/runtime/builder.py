@@ -114,7 +114,8 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     lowered = lower(mod, target)
     lowered_at = time.perf_counter()
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
-                         num_threads=threads, use_gomp=use_gomp, contract=target.contract)
+                         num_threads=threads, use_gomp=use_gomp, contract=target.contract,
+                         fast_math=target.math == "fast")
     subroutines = _subroutines(lowered)
     codegen.signatures = {fname: Signature.of(fname, func, _written(func),
                                               bare_pointers=fname in subroutines)

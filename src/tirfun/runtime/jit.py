@@ -212,7 +212,14 @@ def _run_passes(binding, mod, tm, target: Target) -> None:
     # fused with a spatial loop, ``f // 4`` and ``f % 4``, becomes such a
     # loop once LLVM peels the iterations that run the init)
     pto.loop_vectorization = False
-    pto.slp_vectorization = level > 1
+    # the SLP vectorizer stays off too: LLVM 22's SLP narrows the integer
+    # operand of a conversion to float by its sign bits, which is right for
+    # sitofp and wrong for uitofp, so ``float32(uint64(x))`` of eight int8
+    # values became ``uitofp (sext <8 x i8> to <8 x i32>)``: 4294967295.0
+    # where 18446744073709551615.0 is right. The kernels tirfun's schedules
+    # vectorize are vector IR before LLVM sees them; what SLP added on top
+    # (gathers in an unrolled row sum) measured slower, not faster.
+    pto.slp_vectorization = False
     pto.loop_unrolling = level > 1
     pb = binding.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()

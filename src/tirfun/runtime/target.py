@@ -16,6 +16,17 @@ operation as the reference interpreter does. ``-fast-math-contract`` (TVM's
 option) lets LLVM fuse ``a*b + c`` into one fused multiply-add, which rounds
 once: faster on CPUs whose adders and multipliers share ports, and no
 longer bit-identical to the interpreter.
+
+Math functions call the C library by default, as TVM's CPU code does
+(``-math=exact``): one call per vector lane, and results identical to the
+interpreter's. ``-math=fast`` computes ``exp``, ``exp2``, ``log``,
+``log2``, ``log1p``, ``tanh``, ``sigmoid``, ``sin``, ``cos`` and ``erf``
+of ``float32``, ``float16`` and ``bfloat16`` inline, as vector
+polynomials (scalar calls too, so a result does not depend on the
+schedule): within 1 ulp of the interpreter everywhere, with its special
+values (infinities, NaN, signed zeros, overflow and underflow thresholds)
+exactly; ``float64`` and the other functions still call the C library.
+See :mod:`tirfun.lower.llvm_vecmath`.
 """
 
 from __future__ import annotations
@@ -30,12 +41,14 @@ from ..errors import BuildError
 _KINDS = ("llvm", "cuda")
 #: the options each kind takes
 _OPTIONS = {
-    "llvm": ("mtriple", "mcpu", "mattr", "opt-level", "num-cores", "fast-math-contract"),
+    "llvm": ("mtriple", "mcpu", "mattr", "opt-level", "num-cores", "fast-math-contract", "math"),
     "cuda": ("mtriple", "mcpu", "mattr", "fast-math-contract", "keys", "tag", "opt-level",
              "num-cores", "arch", "max_num_threads", "thread_warp_size"),
 }
 #: LLVM's optimisation level unless ``-opt-level`` says otherwise
 DEFAULT_OPT_LEVEL = 3
+#: how math functions are computed: ``exact`` (the C library) or ``fast``
+MATH_MODES = ("exact", "fast")
 _TRUE = ("", "1", "true", "True")
 _FALSE = ("0", "false", "False")
 
@@ -55,9 +68,11 @@ def host_description() -> tuple[str, str, str]:
 class Target:
     """A compilation target: the kind (``"llvm"`` or ``"cuda"``) and, for
     LLVM, the triple, CPU, features, whether float operations may be
-    contracted, LLVM's optimisation level and the threads of a parallel
-    loop (``num_cores``; 0 leaves the choice to the runtime). Build one
-    from TVM's string form with ``Target("llvm -mcpu=...")``, or from
+    contracted, LLVM's optimisation level, the threads of a parallel
+    loop (``num_cores``; 0 leaves the choice to the runtime) and how math
+    functions are computed (``math``: ``"exact"``, the C library, or
+    ``"fast"``, inline vector polynomials within 1 ulp). Build one from
+    TVM's string form with ``Target("llvm -mcpu=... -math=fast")``, or from
     keywords."""
 
     kind: str
@@ -67,19 +82,21 @@ class Target:
     contract: bool = False
     opt_level: int = DEFAULT_OPT_LEVEL
     num_cores: int = 0
+    math: str = "exact"
 
     def __init__(self, kind="llvm", triple=None, cpu=None, features=None, contract=None,
-                 opt_level=None, num_cores=None):
-        keywords = (triple, cpu, features, contract, opt_level, num_cores)
+                 opt_level=None, num_cores=None, math=None):
+        keywords = (triple, cpu, features, contract, opt_level, num_cores, math)
         if isinstance(kind, Target) and all(k is None for k in keywords):
             parsed = kind
         elif isinstance(kind, str) and all(k is None for k in keywords):
             parsed = _parse(kind)
         else:
             parsed = _resolve(kind, triple, cpu, features, bool(contract),
-                              _level(opt_level, "opt_level"), _cores(num_cores, "num_cores"))
+                              _level(opt_level, "opt_level"), _cores(num_cores, "num_cores"),
+                              _math(math, "math"))
         self.__attrs_init__(parsed.kind, parsed.triple, parsed.cpu, parsed.features,
-                            parsed.contract, parsed.opt_level, parsed.num_cores)
+                            parsed.contract, parsed.opt_level, parsed.num_cores, parsed.math)
 
     @staticmethod
     def from_string(text: str) -> "Target":
@@ -114,6 +131,8 @@ class Target:
             parts.append(f"-num-cores={self.num_cores}")
         if self.contract:
             parts.append("-fast-math-contract")
+        if self.math != "exact":
+            parts.append(f"-math={self.math}")
         return " ".join(parts)
 
     def __repr__(self) -> str:
@@ -147,11 +166,23 @@ def _cores(value, name: str) -> int:
     return cores
 
 
+def _math(value, name: str) -> str:
+    """A math mode: ``exact`` (None too) or ``fast``."""
+    if value is None:
+        return "exact"
+    if value not in MATH_MODES:
+        raise BuildError(f"{name} is how math functions are computed, 'exact' (the C library) "
+                         f"or 'fast' (inline polynomials within 1 ulp); got {value!r}")
+    return value
+
+
 def _resolve(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
-             num_cores=0) -> Target:
+             num_cores=0, math="exact") -> Target:
     if kind not in _KINDS:
         raise BuildError(f"unknown target kind {kind!r}; expected one of {', '.join(_KINDS)}")
     if kind != "llvm":
+        if math != "exact":
+            raise BuildError(f"math={math!r} is an option of the llvm target only")
         return _make(kind, "", "", "", False)
     host_triple, host_cpu, host_features = host_description()
     if cpu is None and features is None:
@@ -160,13 +191,14 @@ def _resolve(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
         cpu = host_cpu
     elif features is None:
         features = ""  # an explicit CPU brings its own features
-    return _make("llvm", triple or host_triple, cpu, features, contract, opt_level, num_cores)
+    return _make("llvm", triple or host_triple, cpu, features, contract, opt_level, num_cores,
+                 math)
 
 
 def _make(kind, triple, cpu, features, contract, opt_level=DEFAULT_OPT_LEVEL,
-          num_cores=0) -> Target:
+          num_cores=0, math="exact") -> Target:
     t = object.__new__(Target)
-    t.__attrs_init__(kind, triple, cpu, features, contract, opt_level, num_cores)
+    t.__attrs_init__(kind, triple, cpu, features, contract, opt_level, num_cores, math)
     return t
 
 
@@ -198,7 +230,8 @@ def _parse(text: str) -> Target:
     return _resolve(kind, values.get("mtriple"), values.get("mcpu"), values.get("mattr"),
                     contract in _TRUE if contract is not None else False,
                     _level(values.get("opt-level"), "-opt-level"),
-                    _cores(values.get("num-cores"), "-num-cores"))
+                    _cores(values.get("num-cores"), "-num-cores"),
+                    _math(values.get("math"), "-math"))
 
 
-__all__ = ["Target", "host_description", "DEFAULT_OPT_LEVEL"]
+__all__ = ["Target", "host_description", "DEFAULT_OPT_LEVEL", "MATH_MODES"]

@@ -8,6 +8,10 @@ strategies):
   ``random_prim_func(seed)``)
 * ``tirfun.testing.renaming``  ``rename_bound``: consistent renaming of bound names
 * ``tirfun.testing.mutations``  single changes of a constant, dtype or block name
+* ``tirfun.testing.draw_compute_location``  random compute_at, reverse_compute_at,
+  compute_inline and reverse_compute_inline applications (``DRAWERS``)
+* ``tirfun.testing.stage_programs``  multi-stage programs: elementwise chains, a
+  reduction feeding a stage, two consumers of one producer, stencils, ...
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains
 * ``tirfun.testing.te_programs``  random te programs
 * ``tirfun.testing.reduction_nests``  reductions among spatial loops, fused and split
@@ -18,6 +22,9 @@ strategies):
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.draw_cache``  random cache_read / cache_write applications (``DRAWERS``, ``draw_cache_read``, ``draw_cache_write``)
+* ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
+* ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
+  programs with producers inside their consumers' loops (``located_programs``)
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ _LAZY = {
     "mutations": "tirfun.testing.mutations",
     "mutants": "tirfun.testing.mutations",
     "mutation_sites": "tirfun.testing.mutations",
+    "compute_location_drawers": "tirfun.testing.draw_compute_location",
+    "stage_programs": "tirfun.testing.stage_programs",
+    "random_stage_program": "tirfun.testing.stage_programs",
     "program_features": "tirfun.testing.features",
     "te_programs": "tirfun.testing.te_programs",
     "reduction_nests": "tirfun.testing.reduction_nests",
@@ -46,6 +56,8 @@ _LAZY = {
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
     "draw_cache_read": "tirfun.testing.draw_cache", "draw_cache_write": "tirfun.testing.draw_cache",
+    "cast_chains": "tirfun.testing.casts",
+    "located_programs": "tirfun.testing.draw_storage",
 }
 
 

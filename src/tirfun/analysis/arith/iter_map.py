@@ -134,6 +134,10 @@ class _Normalizer:
         r = Affine(self.dtype, tuple((t, k) for t, k in a.terms if k % c != 0), a.const % c)
         if not r.terms:
             return q
+        if self.may_wrap(r):
+            # the remainder's sum may leave the dtype where the dividend does
+            # not (``(z - 1) // 2`` is not ``(z + 1) // 2 - 1`` at the top)
+            return self.atom(FloorDiv(self.expr(a), self.const(c)))
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return q
@@ -153,6 +157,8 @@ class _Normalizer:
         r = Affine(self.dtype, tuple((t, k % c) for t, k in a.terms if k % c), a.const % c)
         if not r.terms:
             return r
+        if self.may_wrap(r):  # as in floordiv: the reduced sum may wrap where the input does not
+            return self.atom(FloorMod(self.expr(a), self.const(c)))
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return r

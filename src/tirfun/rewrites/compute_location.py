@@ -1,0 +1,1227 @@
+"""Compute location: compute_at, reverse_compute_at, compute_inline and
+reverse_compute_inline.
+
+Each moves a block's computation: under a loop, computing there only the
+region the consumers (or producers) under that loop need, or into the
+blocks that read (or write) its buffer. The shared dataflow checks (scope,
+producers and consumers, region cover, leaf removal) live in
+:mod:`.dataflow`; the integer analysis in :mod:`tirfun.analysis.arith`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.access import access_regions, detect_access
+from ..analysis.arith import can_prove, expr_bounds
+from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
+from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.simplify import is_true as _is_true
+from ..analysis.arith.terms import int_value
+from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
+from ..nodes import (
+    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
+    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var,
+)
+from ..nodes.dtype import DataType
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import describe, resolve_block, resolve_loop, resolve_site
+from .dataflow import (
+    COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
+    conflicting_buffer, conjuncts, consumed_region, consumers, delete_at, insertion_range,
+    is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
+    producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
+    scope_of, subtrees, writers, writes_of,
+)
+from .errors import (
+    BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
+    InvalidArgumentError, InvalidInsertionIndexError,
+    NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
+    NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
+    NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
+    ThreadOverlapError, UnsupportedRegionError,
+)
+from .names import fresh_names
+from .refs import as_block_ref, as_loop_ref
+from .serialize import py_value
+
+_BODY = ("body", None)
+_ROOT = (_BODY, ("block", None))
+
+
+# -- shared steps --------------------------------------------------------------------------
+
+@attrs.frozen
+class _Located:
+    """A block resolved with its scope: realize path, realize, scope path,
+    the scope's child blocks and the block's position among them."""
+
+    rpath: Path
+    realize: BlockRealize
+    scope: Path | None
+    children: list
+    position: int
+
+
+def _locate(chk: Checks, site, ref) -> _Located:
+    bpath = resolve_block(chk, site, ref)
+    if bpath == _ROOT:
+        chk.stop(RootBlockError, describe(ref), f"it is the root block of the function; "
+                 f"{chk.primitive} does not operate on the root block")
+    rpath = bpath[:-1]
+    scope = scope_of(site, rpath)
+    children = scope_children(site, scope)
+    position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
+    if position is None:  # under the scope but not among its child blocks (in an init)
+        children, position = children + [(rpath, site.at(rpath))], len(children)
+    return _Located(rpath, site.at(rpath), scope, children, position)
+
+
+def _names(blocks) -> str:
+    return ", ".join(repr(b.name_hint) for b in blocks)
+
+
+def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
+    path = leaf_removal_path(site, loc.rpath, loc.scope)
+    if path is None:
+        scope_name = "the function" if loc.scope is None else f"scope {site.at(loc.scope).name_hint!r}"
+        chk.fail(OnlyLeafError, subject, f"it is the only leaf of {scope_name}, which removing it "
+                 "would leave empty", loc.realize)
+    return path
+
+
+def _uses_data(root: Node, buffer: Buffer) -> bool:
+    """Whether ``root`` uses ``buffer`` through its data pointer or matches
+    it into a block (buffers themselves are not entered)."""
+    data = buffer.data
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        if isinstance(n, Var):
+            if data is not None and n == data:
+                return True
+            continue
+        if isinstance(n, Block) and any(m.source.buffer == buffer for m in n.match_buffers):
+            return True
+        stack.extend(iter_children(n))
+    return False
+
+
+def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
+    """The block's regions can be inferred again after its body changes:
+    it uses no buffer through its data pointer."""
+    opaque = detect_access(realize.block).opaques
+    if opaque:
+        chk.fail(OpaqueAccessError, subject,
+                 f"block {realize.block.name_hint!r} uses {opaque[0].buffer.name} through its data pointer, "
+                 "so its regions cannot be inferred again after inlining", realize)
+
+
+def _reinfer(block: Block, buffer: Buffer) -> Block:
+    """The block with its regions inferred again when it declared an access
+    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does."""
+    if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
+        return block
+    reads, writes = access_regions(block)
+    return attrs.evolve(block, reads=reads, writes=writes)
+
+
+def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
+    # every load and store of the buffer is gone (no data-pointer use or
+    # match_buffer of it was allowed), so nothing else can use it
+    if buffer not in scope_block.alloc_buffers:
+        return scope_block
+    return attrs.evolve(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
+
+
+def _finish(site, scope: Path | None, func_after) -> object:
+    """Commit the rewritten scope of ``func_after`` into the site's module."""
+    path = scope if scope is not None else (_BODY,)
+    return commit(site, path, get_at(func_after, path))
+
+
+def _index_map(indices, iter_vars) -> dict | None:
+    """Iteration variable -> dimension for indices that are distinct
+    iteration variables or constants; None for any other index."""
+    names = {iv.var: iv for iv in iter_vars}
+    out: dict = {}
+    for d, e in enumerate(indices):
+        if isinstance(e, Var) and e in names and e not in out:
+            out[e] = d
+        elif int_value(e) is None:
+            return None
+    return out
+
+
+def _unit_values(iter_vars, mapped) -> dict | None:
+    """Values for the iteration variables ``mapped`` leaves out: each must
+    have a domain of one constant point."""
+    out = {}
+    for iv in iter_vars:
+        if iv.var in mapped:
+            continue
+        if int_value(iv.dom.extent) == 1 and int_value(iv.dom.min) is not None:
+            out[iv.var] = iv.dom.min
+        else:
+            return None
+    return out
+
+
+class _Extent:
+    """A stand-in loop over an iteration variable's domain, for :func:`detect_iter_map`."""
+
+    __slots__ = ("min", "extent")
+
+    def __init__(self, rng: Range):
+        self.min = rng.min
+        self.extent = rng.extent
+
+
+def _inverse(indices, iter_vars):
+    """How to recover the iteration variables from the indices a block
+    stores (or loads) at: a function from concrete index expressions to
+    ``{iteration variable: value}``, or None when the indices are not a
+    bijective map of the variables.
+
+    Indices that are distinct variables (or constants) are read off
+    directly, as TVM's fast path does; otherwise they must be an iteration
+    map of the variables (domains from 0) that tiles each of them whole,
+    and each variable is put back together from its slices.
+    """
+    dims = _index_map(indices, iter_vars)
+    units = None if dims is None else _unit_values(iter_vars, dims)
+    if units is not None:
+        def direct(xs):
+            out = dict(units)
+            for v, d in dims.items():
+                out[v] = xs[d]
+            return out
+        return direct
+    if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in iter_vars):
+        return None
+    consts = {iv.var: iv.dom.min for iv in iter_vars if int_value(iv.dom.extent) == 1}
+    loops = {iv.var.name: _Extent(iv.dom) for iv in iter_vars if iv.var not in consts}
+    sums = detect_iter_map(list(indices), loops, "bijective")
+    if sums is None:
+        return None
+    by_name = {iv.var.name: iv.var for iv in iter_vars}
+
+    def rebuild(xs):
+        parts: dict = {}
+        for x, total in zip(xs, sums):
+            top = max((a.scale for a in total.args), default=None)
+            offset = simplify_index(x - total.base) if int_value(total.base) != 0 else x
+            for a in total.args:
+                piece = offset if a.scale == 1 else offset // a.scale
+                if a.scale != top:
+                    piece = piece % a.extent
+                if a.lower_factor != 1:
+                    piece = piece * a.lower_factor
+                var = by_name[a.source]
+                parts[var] = piece if var not in parts else parts[var] + piece
+        out = dict(consts)
+        out.update({v: simplify_index(e) for v, e in parts.items()})
+        return out
+    return rebuild
+
+
+# -- compute_at and reverse_compute_at --------------------------------------------------------
+
+def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
+    if not isinstance(preserve_unit_loops, bool):
+        chk.fail(InvalidArgumentError, "argument preserve_unit_loops",
+                 f"expected True or False, got {preserve_unit_loops!r}")
+    if isinstance(index, bool) or not isinstance(index, int):
+        chk.fail(InvalidArgumentError, "argument index", f"expected an int, got {index!r}")
+
+
+def _shift(e: PrimExpr):
+    """``(var, offset)`` when ``e`` is a variable plus a constant, else None."""
+    if isinstance(e, Var):
+        return e, 0
+    e = simplify_index(e)
+    if isinstance(e, Var):
+        return e, 0
+    if isinstance(e, (Add, Sub)) and isinstance(e.a, Var) and int_value(e.b) is not None:
+        k = int_value(e.b)
+        return e.a, (k if isinstance(e, Add) else -k)
+    return None
+
+
+def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
+    if e is None or k == 0:
+        return e
+    return simplify_index(e - k)
+
+
+@attrs.frozen
+class _Placement:
+    """Where and how the moved block goes: the target loop, the position
+    among its statements, the statement to delete, the domain of each
+    iteration variable (Interval, None ends: its whole domain), the loop
+    domains to prove under, and the scope."""
+
+    lpath: Path
+    loop: For
+    position: int
+    removal: Path
+    loc: _Located
+    doms: dict
+    proof: dict
+
+
+class _ComputeAtBase(Rewrite):
+    """compute_at and reverse_compute_at: the checks and the new loop nest."""
+
+    __slots__ = ()
+    reverse = False
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block, self.loop])
+        _check_flags(chk, self.preserve_unit_loops, self.index)
+        loc = _locate(chk, site, self.block)
+        lpath = resolve_loop(chk, site, self.loop)
+        loop: For = site.at(lpath)
+        block = loc.realize.block
+        subject = describe(self.block)
+        chk.checkpoint()
+        if scope_of(site, lpath) != loc.scope or is_under(loc.rpath, lpath):
+            chk.stop(NotInSameScopeError, subject,
+                     f"the block and loop {loop.loop_var.name!r} must be under the same block scope, "
+                     "and the loop must not be an ancestor of the block", loc.realize, loop)
+        ccode = complete_block_code(loc.children, block)
+        if ccode:
+            rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize)
+            if rcode:
+                chk.fail(NotCompleteOrReductionBlockError, subject,
+                         f"the block is neither a complete block (it fails condition {ccode}: "
+                         f"{COMPLETE_BLOCK_DEFINITION}) nor a reduction block (it fails condition "
+                         f"{rcode}: {REDUCTION_BLOCK_DEFINITION})", loc.realize)
+        if not self.reverse and is_output_block(site, loc.scope, block):
+            chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
+                     "an output block cannot be moved under a loop with compute_at", loc.realize)
+        if self.reverse and not _predicate_implied(loc.realize):
+            chk.fail(NonTrivialPredicateError, subject,
+                     f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
+                     "domains of its iteration variables; it would be lost with the loops it is written in",
+                     loc.realize)
+        chk.checkpoint()
+        removal = _check_leaf(chk, site, loc, subject)
+        prods = producers(loc.children, loc.position)
+        cons = consumers(loc.children, loc.position)
+        required = prods if self.reverse else cons
+        missing = [c for c in required if not is_under(c[0], lpath)]
+        if missing:
+            kind = "producer" if self.reverse else "consumer"
+            chk.stop(NotAllRequiredBlocksAreVisitedError, subject,
+                     f"every {kind} of the block must be under loop {loop.loop_var.name!r}, and "
+                     f"{len(missing)} are not: {_names(c[1].block for c in missing)}",
+                     *[c[1] for c in missing])
+        lo, hi = insertion_range(lpath, loop, [p[0] for p in prods], [c[0] for c in cons])
+        if lo > hi:  # producers after consumers under one loop: the moved block cannot sit there
+            chk.stop(InvalidInsertionIndexError, subject,
+                     f"under loop {loop.loop_var.name!r}, the last producer is in statement {lo - 1} and the "
+                     f"first consumer in statement {hi}; no position lies between them", loop)
+        if self.index == -1:
+            position = hi
+        elif self.index == -2:
+            position = lo
+        elif lo <= self.index <= hi:
+            position = self.index
+        else:
+            chk.stop(InvalidInsertionIndexError, subject,
+                     f"index {self.index} is not valid: it must be -1, -2 or in [{lo}, {hi}]", loop)
+        self._check_cover(chk, site, loc, subject, prods, cons)
+        self._check_moves(chk, site, loc, lpath, position, subject)
+        chk.checkpoint()
+        proof = loop_domains(site, lpath)
+        doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
+        placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
+        nest = self._nest(site, placement)
+        self._check_threads(chk, site, placement, nest, subject)
+        return site, placement, nest
+
+    def _check_cover(self, chk, site, loc, subject, prods, cons):
+        block = loc.realize.block
+        if self.reverse:
+            pairs = [((loc.rpath, loc.realize), {b for p in prods for b in writes_of(p[1].block)})]
+        else:
+            pairs = [(c, writes_of(block)) for c in cons]
+        for consumer, buffers in pairs:
+            bad = region_cover_violation(site, loc.children, consumer, buffers)
+            if bad is not None:
+                buf, blocks = bad
+                chk.fail(NotStagePipelineError, subject,
+                         f"block {consumer[1].block.name_hint!r} reads elements of {buf.name} that "
+                         f"{_names(blocks)} do not surely write before it within the loop they share",
+                         consumer[1])
+
+    def _check_moves(self, chk, site, loc, lpath, position, subject):
+        """No block the move jumps over depends on the moved block, except
+        the consumers (producers) whose regions the placement accounts for."""
+        block = loc.realize.block
+        here = program_key(site, loc.rpath)
+        there = program_key(site, lpath)
+        for ypath, yrealize in blocks_in_order(site, loc.scope):
+            if ypath == loc.rpath or is_under(ypath, loc.rpath):
+                continue
+            key = program_key(site, ypath)
+            other = yrealize.block
+            if is_under(ypath, lpath):
+                # every iteration of the loop now runs the block: it meets
+                # every block under the loop in an earlier or later iteration
+                buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
+                                         allow_writes_to_moved_reads=self.reverse)
+            elif min(here, there) < key < max(here, there):
+                buf = conflicting_buffer(block, other)
+            else:
+                continue
+            if buf is not None:
+                chk.fail(DependenceViolationError, subject,
+                         f"moving the block under loop {site.at(lpath).loop_var.name!r} reorders it with "
+                         f"block {other.name_hint!r}, and one of them writes {buf.name}, which the other uses",
+                         yrealize)
+
+    def _domains(self, chk, site, loc, lpath, prods, cons, proof, subject) -> dict:
+        """Iteration variable -> the Interval of values the block runs for in
+        one iteration of the loop (missing: the whole domain)."""
+        block = loc.realize.block
+        provided = block.reads if self.reverse else block.writes
+        under = [c for c in (prods if self.reverse else cons) if is_under(c[0], lpath)]
+        ivs = {iv.var: iv for iv in block.iter_vars}
+        doms: dict = {}
+        for region in provided:
+            needed = None
+            for cpath, crealize in under:
+                theirs = crealize.block.writes if self.reverse else crealize.block.reads
+                for r in theirs:
+                    if r.buffer != region.buffer:
+                        continue
+                    if self.reverse:
+                        got = produced_region(site, cpath, crealize, r, lpath)
+                        if got is None:
+                            chk.stop(UnsupportedRegionError, subject,
+                                     f"what block {crealize.block.name_hint!r} writes of {r.buffer.name} in one "
+                                     f"iteration of loop {site.at(lpath).loop_var.name!r} cannot be shown",
+                                     crealize)
+                    else:
+                        got = consumed_region(site, cpath, crealize, r, lpath, within_domains=False)
+                    needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
+            if needed is None:
+                continue
+            for rng, iv in zip(region.region, needed):
+                if int_value(rng.extent) != 1:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} over "
+                             f"more than one element per iteration ({rng.min.script()} to "
+                             f"{(rng.min + rng.extent).script()}); its domain cannot be solved from it",
+                             loc.realize)
+                if int_value(rng.min) is not None:
+                    if self.reverse and not (iv.bounded and can_prove(EQ(iv.lo, rng.min), proof)
+                                             and can_prove(EQ(iv.hi, rng.min), proof)):
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the block reads {region.buffer.name} at the constant index "
+                                 f"{rng.min.script()}, which the producers under the loop do not write "
+                                 "alone in every iteration", loc.realize)
+                    continue
+                shifted = _shift(rng.min)
+                if shifted is None or shifted[0] not in ivs:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} at "
+                             f"{rng.min.script()}, which is not an iteration variable plus a constant",
+                             loc.realize)
+                var, k = shifted
+                mine = Interval(_minus(iv.lo, k), _minus(iv.hi, k))
+                old = doms.get(var)
+                if old is None:
+                    doms[var] = mine
+                elif self.reverse:
+                    if not (_same(old.lo, mine.lo, proof) and _same(old.hi, mine.hi, proof)):
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the producers under the loop write what the block reads at "
+                                 f"{var.name} over different ranges; no one domain fits them all",
+                                 loc.realize)
+                else:
+                    doms[var] = union(old, mine)
+        if self.reverse and block.init is not None:
+            self._check_disjoint(chk, site, loc, lpath, under, subject)
+        return doms
+
+    def _check_disjoint(self, chk, site, loc, lpath, under, subject):
+        """A reduction must not run an iteration twice: what the producers
+        write in one iteration of the loop differs from every other one."""
+        loop: For = site.at(lpath)
+        if int_value(loop.extent) == 1:
+            return
+        parent = lpath[:-1]
+        while parent and not isinstance(site.at(parent), (For, Block)):
+            parent = parent[:-1]
+        for cpath, crealize in under:
+            for r in crealize.block.writes:
+                if r.buffer not in reads_of(loc.realize.block):
+                    continue
+                bind = {iv.var: v for iv, v in zip(crealize.block.iter_vars, crealize.iter_values)}
+                loops = loops_between(site, cpath, parent)
+                relaxed = {l.loop_var.name: l for l in loops}
+                sums = detect_iter_map([substitute(x.min, bind) for x in r.region], relaxed, "affine")
+                used = {s.source for total in (sums or []) for s in total.args}
+                if sums is None or loop.loop_var.name not in used:
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"block {crealize.block.name_hint!r} writes the same elements of {r.buffer.name} "
+                             f"in several iterations of loop {loop.loop_var.name!r}; the reduction would "
+                             "run twice", crealize)
+
+    def _nest(self, site, pl: _Placement):
+        """The new loops (Var, extent), the block's new binding and predicate."""
+        loc = pl.loc
+        block = loc.realize.block
+        proof = dict(pl.proof)
+        values, extents, predicate = [], [], None
+        made = []
+        for iv in block.iter_vars:
+            blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
+            dom = pl.doms.get(iv.var)
+            lo = blo if dom is None or dom.lo is None else dom.lo
+            hi = bhi if dom is None or dom.hi is None else dom.hi
+            conds = []
+            if dom is not None and (dom.lo is not None or dom.hi is not None):
+                inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)
+                covers = not inside and _ge(blo, lo, proof) and _ge(hi, bhi, proof)
+                if covers and not inside:
+                    lo, hi = blo, bhi
+                elif not inside:
+                    clo, chi = int_value(lo), int_value(hi)
+                    cblo, cbhi = int_value(blo), int_value(bhi)
+                    if None not in (clo, chi, cblo, cbhi):
+                        lo, hi = IntImm(lo.dtype, max(clo, cblo)), IntImm(hi.dtype, min(chi, cbhi))
+                    else:
+                        if not _ge(lo, blo, proof):
+                            conds.append(("lo", blo))
+                        if not _ge(bhi, hi, proof):
+                            conds.append(("hi", bhi))
+            extent = simplify_index(hi - lo + 1)
+            if self.preserve_unit_loops or int_value(extent) != 1:
+                bits = max(lo.dtype.bits, extent.dtype.bits)
+                made.append((DataType(f"int{bits}"), extent))
+                values.append(("loop", len(made) - 1, lo))
+            else:
+                values.append(("const", None, lo))
+            extents.append(conds)
+        names = fresh_names([f"ax{k}" for k in range(len(made))], site.index.names)
+        loop_vars = [Var(n, dt) for n, (dt, _) in zip(names, made)]
+        iter_values = []
+        for (kind, k, lo), conds in zip(values, extents):
+            value = lo if kind == "const" else simplify_index(lo + loop_vars[k]) if int_value(lo) != 0 \
+                else loop_vars[k]
+            if value.dtype != lo.dtype and kind == "loop":
+                value = simplify_index(lo + loop_vars[k])
+            iter_values.append(value)
+            for side, b in conds:
+                c = GE(value, b) if side == "lo" else LT(value, b + 1)
+                predicate = c if predicate is None else And(predicate, c)
+        if predicate is None:
+            predicate = IntImm("bool", 1)
+        return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
+
+    def _check_threads(self, chk, site, pl: _Placement, nest, subject) -> None:
+        """Under thread-bound or parallel loops, distinct threads must compute
+        distinct iterations of the block's data-parallel variables; otherwise
+        they would write the same elements at once (TVM lets them race)."""
+        def concurrent(loop: For, kinds) -> bool:
+            return loop.kind in kinds and int_value(loop.extent) != 1
+
+        inner = [l for _, l in walk_stmts(pl.loop.body)
+                 if isinstance(l, For) and concurrent(l, (ForKind.THREAD_BINDING,))]
+        if inner:
+            # on a GPU, what is outside a thread-bound loop runs in every one of its threads
+            chk.fail(ThreadOverlapError, subject,
+                     f"loop {pl.loop.loop_var.name!r} holds the thread-bound loop {inner[0].loop_var.name!r}; "
+                     "placed above it, the block would run in every one of its threads", inner[0])
+            return
+        above = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
+        threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
+        if not threads:
+            return
+        loops, values, _ = nest
+        block = pl.loc.realize.block
+        spatial = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.DataPar]
+        ranges = {l.loop_var.name: l for l in threads}
+        ranges.update({v.name: For(v, IntImm(v.dtype, 0), e, ForKind.SERIAL, pl.loop.body) for v, e in loops})
+        sums = detect_iter_map(spatial, ranges, "affine")
+        used = {sp.source for total in (sums or []) for sp in total.args}
+        idle = [l.loop_var.name for l in threads if l.loop_var.name not in used]
+        if sums is None or idle:
+            chk.fail(ThreadOverlapError, subject,
+                     f"under the parallel or thread-bound loops "
+                     f"{', '.join(repr(l.loop_var.name) for l in threads)}, several threads would compute "
+                     "the same iterations of the block and write the same elements at once", pl.loop)
+
+    def build(self, plan) -> Outcome:
+        site, pl, nest = plan
+        loc = pl.loc
+        block = loc.realize.block
+        loops, iter_values, predicate = nest
+        new: object = BlockRealize(iter_values, predicate, block)
+        for v, extent in reversed(loops):
+            new = For(v, IntImm(v.dtype, 0), extent, ForKind.SERIAL, new)
+        items = subtrees(pl.loop)
+        items.insert(pl.position, new)
+        new_loop = attrs.evolve(pl.loop, body=SeqStmt(items))
+        func = replace_at(site.func, pl.lpath, new_loop)
+        func = delete_at(func, pl.removal)
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self.loop),
+                f"preserve_unit_loops={py_value(self.preserve_unit_loops)}", f"index={py_value(self.index)}"]
+
+
+def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
+    """``a >= b`` for every value of the loops in ``proof``; constants,
+    equal expressions and constant bounds of the loops decide most cases
+    without the prover."""
+    x, y = int_value(a), int_value(b)
+    if x is not None and y is not None:
+        return x >= y
+    if a == b:
+        return True
+    ranges = {}
+    for var, rng in proof.items():
+        lo, ext = int_value(rng.min), int_value(rng.extent)
+        if lo is not None and ext is not None and ext > 0:
+            ranges[var.name] = (lo, lo + ext - 1)
+    if y is not None:
+        got = expr_bounds(a, ranges)
+        if got is not None and got[0] >= y:
+            return True
+    if x is not None:
+        got = expr_bounds(b, ranges)
+        if got is not None and got[1] <= x:
+            return True
+    return can_prove(GE(a, b), proof)
+
+
+def _predicate_implied(realize: BlockRealize) -> bool:
+    """Whether each conjunct of the block's predicate is ``value < c`` for
+    the bound value of an iteration variable whose domain ends below ``c``
+    (what a split that does not divide adds): then the domain alone keeps it."""
+    keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
+    for c in conjuncts(realize.predicate):
+        if _is_true(c):
+            continue
+        bound = int_value(c.b) if isinstance(c, LT) else None
+        if bound is None:
+            return False
+        key = simplify_index(c.a)
+        ok = False
+        for k, iv in keys:
+            top = int_value(simplify_index(iv.dom.min + iv.dom.extent))
+            if k == key and top is not None and top <= bound:
+                ok = True
+        if not ok:
+            return False
+    return True
+
+
+def _same(a, b, proof) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or can_prove(EQ(a, b), proof)
+
+
+@register
+@attrs.frozen
+class ComputeAt(_ComputeAtBase):
+    """Move a producer block under a loop of its consumers, computing in
+    each iteration of the loop exactly the region the consumers under it
+    read there, on new loops ``ax0, ax1, ...`` (loops of one iteration are
+    left out unless ``preserve_unit_loops``). The block goes before the
+    first consumer among the loop's statements (``index=-1``), after the
+    last producer (``index=-2``), or at the position ``index``. Where the
+    region reaches past the block's domain, its new binding gets a
+    predicate. The block's buffer keeps its whole shape.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError), the block is not the root block
+       (RootBlockError), ``preserve_unit_loops`` is a bool and ``index`` an
+       int (InvalidArgumentError);
+    2. the block and the loop are in the same scope and the loop is not
+       above the block (NotInSameScopeError);
+    3. the block is a complete or a reduction block
+       (NotCompleteOrReductionBlockError) and not an output block
+       (OutputBlockError);
+    4. it is not the only leaf of its scope (OnlyLeafError);
+    5. every consumer of the block is under the loop
+       (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
+       position after the producers and before the consumers among the
+       loop's statements (InvalidInsertionIndexError);
+    6. the block writes all its consumers read of it, within the loop they
+       share (NotStagePipelineError);
+    7. no block the move jumps over writes what the block reads or uses
+       what it writes, other than its consumers (DependenceViolationError);
+    8. the block writes one element per dimension at an iteration variable
+       plus a constant, or at a constant (UnsupportedRegionError);
+    9. under parallel or thread-bound loops, distinct threads compute
+       distinct iterations of the block, and the loop holds no thread-bound
+       loop the block would sit above (ThreadOverlapError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i_0, i_1 in T.grid(2, 4):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        compute_at("B", "i_0")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0 in range(2):
+                for ax0 in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, i_0 * 4 + ax0)
+                        B[vi] = A[vi] * T.float32(2)
+                for i_1 in range(4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                        C[vi] = B[vi] + T.float32(1)
+    """
+
+    primitive = "compute_at"
+
+    block: object = attrs.field(converter=as_block_ref)
+    loop: object = attrs.field(converter=as_loop_ref)
+    preserve_unit_loops: object = False
+    index: object = -1
+
+
+@register
+@attrs.frozen
+class ReverseComputeAt(_ComputeAtBase):
+    """Move a consumer block under a loop of its producers, computing in
+    each iteration of the loop exactly the iterations whose reads the
+    producers under it have just written, on new loops ``ax0, ax1, ...``
+    (loops of one iteration are left out unless ``preserve_unit_loops``).
+    The block goes before the first of its consumers among the loop's
+    statements (``index=-1``, the end when none is there), right after the
+    last producer (``index=-2``), or at the position ``index``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
+       RefKindError, UnknownFunctionError), the block is not the root block
+       (RootBlockError), ``preserve_unit_loops`` is a bool and ``index`` an
+       int (InvalidArgumentError);
+    2. the block and the loop are in the same scope and the loop is not
+       above the block (NotInSameScopeError);
+    3. the block is a complete or a reduction block
+       (NotCompleteOrReductionBlockError), and its predicate says no more
+       than that its iteration variables stay in their domains
+       (NonTrivialPredicateError): the loops it is written in go away;
+    4. it is not the only leaf of its scope (OnlyLeafError);
+    5. every producer of the block is under the loop
+       (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
+       position after the producers and before the consumers among the
+       loop's statements (InvalidInsertionIndexError);
+    6. the producers write all the block reads of them, within the loop they
+       share (NotStagePipelineError);
+    7. no block the move jumps over uses what the block writes or writes
+       what it reads, other than its producers (DependenceViolationError):
+       it would move past another reader of what it overwrites;
+    8. the block reads one element per dimension of each produced buffer,
+       at an iteration variable plus a constant, so that its iterations can
+       be solved from what the producers write in one iteration of the loop,
+       which must be shown exactly, and agree between buffers; a reduction
+       must not meet the same element in two iterations of the loop
+       (UnsupportedRegionError);
+    9. under parallel or thread-bound loops, distinct threads compute
+       distinct iterations of the block, and the loop holds no thread-bound
+       loop the block would sit above (ThreadOverlapError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0, i_1 in T.grid(2, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        reverse_compute_at("C", "i_0")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i_0 in range(2):
+                for i_1 in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                        B[vi] = A[vi] * T.float32(2)
+                for ax0 in range(4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(8, i_0 * 4 + ax0)
+                        C[vi] = B[vi] + T.float32(1)
+    """
+
+    primitive = "reverse_compute_at"
+    reverse = True
+
+    block: object = attrs.field(converter=as_block_ref)
+    loop: object = attrs.field(converter=as_loop_ref)
+    preserve_unit_loops: object = False
+    index: object = -1
+
+
+def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ComputeAt:
+    """The :class:`ComputeAt` record: ``compute_at("B", "i_0")``."""
+    return ComputeAt(block, loop, preserve_unit_loops, index)
+
+
+def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ReverseComputeAt:
+    """The :class:`ReverseComputeAt` record: ``reverse_compute_at("C", "i_0")``."""
+    return ReverseComputeAt(block, loop, preserve_unit_loops, index)
+
+
+# -- compute_inline ------------------------------------------------------------------------
+
+@register
+@attrs.frozen
+class ComputeInline(Rewrite):
+    """Inline a block into the blocks that read its buffer: every load of
+    the buffer becomes the block's stored value at that index, the block is
+    removed, and so is its buffer from the scope's allocations when nothing
+    uses it any more. The readers' ``T.reads``/``T.writes`` are inferred again.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError,
+       UnknownFunctionError) and is not the root block (RootBlockError);
+    2. it has no init statement (HasInitBlockError) and writes exactly one
+       buffer (NotSingleReadWriteBufferError);
+    3. it is not an output block of its scope (OutputBlockError) and is a
+       complete block (IncompleteBlockError);
+    4. its body is one store ``B[...] = f(...)`` whose indices are a
+       bijective affine map of the iteration variables: distinct variables
+       or constants (every variable left out of one constant value), or
+       slices of the variables that tile each of them whole, as
+       ``B[vi * 4 + vj]`` (BodyAnalysisError);
+    5. it is not the only leaf of its scope (OnlyLeafError);
+    6. the buffer is not used through its data pointer nor matched into a
+       block (OpaqueAccessError);
+    7. within the loop a reader shares with it, the block writes all the
+       reader reads of its buffer (NotStagePipelineError);
+    8. no block between it and its last reader writes what it reads
+       (DependenceViolationError): the inlined value would be read later.
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        compute_inline("B")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A[vi])
+                    T.writes(C[vi])
+                    C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+
+    primitive = "compute_inline"
+
+    block: object = attrs.field(converter=as_block_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        loc = _locate(chk, site, self.block)
+        block = loc.realize.block
+        subject = describe(self.block)
+        if block.init is not None:
+            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                     "without a reduction can be inlined", loc.realize)
+        if len(block.writes) != 1:
+            chk.stop(NotSingleReadWriteBufferError, subject,
+                     f"the block writes {len(block.writes)} buffer regions; it must write exactly one",
+                     loc.realize)
+        buffer = block.writes[0].buffer
+        if is_output_block(site, loc.scope, block):
+            chk.fail(OutputBlockError, subject, f"the block writes {buffer.name}, which its scope does "
+                     "not allocate; an output block cannot be inlined", loc.realize)
+        code = complete_block_code(loc.children, block)
+        if code:
+            chk.fail(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
+                     f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", loc.realize)
+        chk.checkpoint()
+        store = block.body
+        mapping = None
+        if isinstance(store, BufferStore) and store.buffer == buffer:
+            mapping = _inverse(store.indices, block.iter_vars)
+        if mapping is None:
+            chk.stop(BodyAnalysisError, subject,
+                     f"the body must be one store {buffer.name}[...] = f(...) whose indices are a bijective "
+                     "affine map of the iteration variables (distinct variables, constants, or slices "
+                     "of them tiling each whole)", loc.realize)
+        removal = _check_leaf(chk, site, loc, subject)
+        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+        if _uses_data(scope_body, buffer):
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                     "pointer or matched into a block, so its uses cannot be rewritten")
+        for _, r in blocks_in_order(site, loc.scope):
+            if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
+                _check_inferable(chk, subject, r)
+        readers = [c for c in consumers(loc.children, loc.position)]
+        for reader in readers:
+            bad = region_cover_violation(site, loc.children, reader, {buffer})
+            if bad is not None:
+                chk.fail(NotStagePipelineError, subject,
+                         f"block {reader[1].block.name_hint!r} reads elements of {buffer.name} that block "
+                         f"{block.name_hint!r} does not surely write before it within the loop they share",
+                         loc.realize, reader[1])
+        if readers:
+            last = program_key(site, readers[-1][0])
+            first = program_key(site, loc.rpath)
+            for ypath, yrealize in blocks_in_order(site, loc.scope):
+                if is_under(ypath, loc.rpath) or ypath == loc.rpath:
+                    continue
+                key = program_key(site, ypath)
+                if first < key < last:
+                    buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
+                    if buf is not None:
+                        chk.fail(DependenceViolationError, subject,
+                                 f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
+                                 "between the block and its readers; the inlined value would change",
+                                 yrealize)
+        return site, loc, buffer, mapping, removal
+
+    def build(self, plan) -> Outcome:
+        site, loc, buffer, mapping, removal = plan
+        block = loc.realize.block
+        store: BufferStore = block.body
+        value = store.value
+        func = delete_at(site.func, removal)
+
+        def pre(n):
+            if isinstance(n, Buffer):
+                return n
+            # a block's regions hold every access under it: one that does not
+            # declare the buffer does not load it
+            if isinstance(n, Block) and not any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
+                return n
+            return None
+
+        def post(n):
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                return _substitute(value, mapping(list(n.indices)))
+            if isinstance(n, Block):
+                return _reinfer(n, buffer)
+            return n
+
+        if loc.scope is None:
+            func = attrs.evolve(func, body=transform(func.body, post, pre))
+        else:
+            scope_block: Block = get_at(func, loc.scope)
+            new_scope = attrs.evolve(scope_block, body=transform(scope_block.body, post, pre))
+            func = replace_at(func, loc.scope, _drop_allocation(new_scope, buffer))
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block)]
+
+
+def _substitute(e: PrimExpr, mapping: dict) -> PrimExpr:
+    if not mapping:
+        return e
+
+    def pre(n):
+        if isinstance(n, Buffer):
+            return n
+        if isinstance(n, Var):
+            return mapping.get(n, n)
+        return None
+
+    return transform(e, lambda n: n, pre)
+
+
+def compute_inline(block) -> ComputeInline:
+    """The :class:`ComputeInline` record: ``compute_inline("B")``."""
+    return ComputeInline(block)
+
+
+# -- reverse_compute_inline ------------------------------------------------------------------
+
+def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
+    out = []
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        if isinstance(n, BufferLoad) and n.buffer == buffer:
+            out.append(n)
+        stack.extend(iter_children(n))
+    return out
+
+
+@register
+@attrs.frozen
+class ReverseComputeInline(Rewrite):
+    """Inline a block into the block that produces the buffer it reads: the
+    producer stores the consumer's value (computed from the produced value)
+    straight into the consumer's buffer, the consumer is removed, and so is
+    the intermediate buffer from the scope's allocations. Where the
+    producer's iterations reach past the consumer's domain, the producer
+    gets a predicate.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError,
+       UnknownFunctionError) and is not the root block (RootBlockError);
+    2. it has no init statement (HasInitBlockError) and reads exactly one
+       buffer that its scope writes (NotSingleReadWriteBufferError);
+    3. it is a complete block (IncompleteBlockError);
+    4. that buffer has exactly one writer, a complete block, and no other
+       block uses it (NonSingleProducerError); the writer is not an output
+       block (OutputBlockError);
+    5. the consumer has no predicate and its body is one store ``C[...] =
+       f(B[...])``, every load of ``B`` at the same indices, a bijective
+       affine map of its iteration variables without constants; the
+       producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
+       without ``else``) and covers the consumer's domain (BodyAnalysisError);
+    6. it is not the only leaf of its scope (OnlyLeafError);
+    7. the buffer is not used through its data pointer nor matched into a
+       block (OpaqueAccessError);
+    8. the producer writes all the consumer reads (NotStagePipelineError);
+    9. no block between producer and consumer reads or writes what the
+       consumer writes or writes what it reads (DependenceViolationError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((8,))
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(8, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        reverse_compute_inline("C")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    T.reads(A[vi])
+                    T.writes(C[vi])
+                    C[vi] = A[vi] * T.float32(2) + T.float32(1)
+    """
+
+    primitive = "reverse_compute_inline"
+
+    block: object = attrs.field(converter=as_block_ref)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        loc = _locate(chk, site, self.block)
+        realize = loc.realize
+        block = realize.block
+        subject = describe(self.block)
+        if block.init is not None:
+            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                     "without a reduction can be inlined", realize)
+        written_in_scope = set()
+        for _, r in blocks_in_order(site, loc.scope):
+            written_in_scope |= writes_of(r.block)
+        inputs = [b for b in dict.fromkeys(r.buffer for r in block.reads) if b in written_in_scope]
+        if len(inputs) != 1:
+            chk.stop(NotSingleReadWriteBufferError, subject,
+                     f"the block reads {len(inputs)} buffers that its scope writes; it must read exactly one",
+                     realize)
+        buffer = inputs[0]
+        code = complete_block_code(loc.children, block)
+        if code:
+            chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
+                     f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
+        found = writers(loc.children, buffer)
+        others = [r for p, r in blocks_in_order(site, loc.scope)
+                  if r.block is not block and (not found or r.block is not found[0][1].block)
+                  and buffer in (reads_of(r.block) | writes_of(r.block))]
+        if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
+            why = (f"{len(found)} blocks write {buffer.name}" if len(found) != 1 else
+                   f"block {others[0].block.name_hint!r} also uses {buffer.name}" if others else
+                   f"its producer {found[0][1].block.name_hint!r} is not a complete block")
+            chk.stop(NonSingleProducerError, subject, f"the block must be the only reader of a buffer "
+                     f"written by one complete block: {why}", realize)
+        ppath, prealize = found[0]
+        producer = prealize.block
+        if is_output_block(site, loc.scope, producer):
+            chk.stop(OutputBlockError, subject, f"its producer {producer.name_hint!r} writes a buffer its "
+                     "scope does not allocate; an output block cannot be changed this way", prealize)
+        pattern = self._pattern(realize, producer, buffer)
+        if isinstance(pattern, str):
+            chk.stop(BodyAnalysisError, subject, pattern, realize)
+        removal = _check_leaf(chk, site, loc, subject)
+        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+        if _uses_data(scope_body, buffer):
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                     "pointer or matched into a block, so its uses cannot be rewritten")
+        _check_inferable(chk, subject, prealize)
+        _check_inferable(chk, subject, realize)
+        if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
+            chk.fail(NotStagePipelineError, subject,
+                     f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
+                     "surely write before it within the loop they share", prealize, realize)
+        first, last = program_key(site, ppath), program_key(site, loc.rpath)
+        for ypath, yrealize in blocks_in_order(site, loc.scope):
+            if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
+                continue
+            if first < program_key(site, ypath) < last:
+                buf = conflicting_buffer(block, yrealize.block)
+                if buf is not None:
+                    chk.fail(DependenceViolationError, subject,
+                             f"block {yrealize.block.name_hint!r} between the producer and the block uses "
+                             f"{buf.name}, which one of them writes; moving the block there would change it",
+                             yrealize)
+        return site, loc, ppath, buffer, pattern, removal
+
+    @staticmethod
+    def _pattern(realize: BlockRealize, producer: Block, buffer: Buffer):
+        """The substitution the inlining needs, or why the bodies do not allow it."""
+        block = realize.block
+        if not _is_true(realize.predicate):
+            return "the block has a predicate (T.where); a consumer with one cannot be inlined"
+        store = block.body
+        if not isinstance(store, BufferStore):
+            return "the block's body must be one store C[...] = f(B[...])"
+        loads = _loads_of(store.value, buffer) + [l for e in store.indices for l in _loads_of(e, buffer)]
+        if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
+            return (f"every load of {buffer.name} in the block must be at the same indices, "
+                    "and there must be one")
+        mapping = _inverse(loads[0].indices, block.iter_vars)
+        if mapping is None or any(int_value(e) is not None for e in loads[0].indices):
+            return (f"the indices of {buffer.name} must be a bijective affine map of the block's "
+                    "iteration variables, with no constant index")
+        body = producer.body
+        cond = None
+        if isinstance(body, IfThenElse) and body.else_case is None:
+            cond, body = body.condition, body.then_case
+        if not isinstance(body, BufferStore) or body.buffer != buffer:
+            return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
+                    "under an if without else")
+        sub = mapping(list(body.indices))
+        doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
+        ranges = {iv.var: iv.dom for iv in producer.iter_vars}
+        bounds = []
+        for iv in block.iter_vars:
+            e = sub[iv.var]
+            got = eval_interval(e, doms)
+            lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
+            if (got.lo is not None and can_prove(got.lo > lo, ranges)) or \
+                    (got.hi is not None and can_prove(got.hi < hi, ranges)):
+                return (f"the producer does not reach the whole domain of the block's iteration "
+                        f"variable {iv.var.name}")
+            if not can_prove(GE(e, lo), ranges):
+                bounds.append(GE(e, lo))
+            if not can_prove(LT(e, iv.dom.min + iv.dom.extent), ranges):
+                bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+        return sub, cond, body, bounds
+
+    def build(self, plan) -> Outcome:
+        site, loc, ppath, buffer, (sub, cond, pstore, bounds), removal = plan
+        consumer_store: BufferStore = loc.realize.block.body
+        prealize: BlockRealize = site.at(ppath)
+        producer = prealize.block
+
+        def pre(n):
+            if isinstance(n, Buffer):
+                return n
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                return pstore.value
+            if isinstance(n, Var):
+                return sub.get(n, n)
+            return None
+
+        new_store = transform(consumer_store, lambda n: n, pre)
+        body = new_store if cond is None else IfThenElse(cond, new_store)
+        new_block = attrs.evolve(producer, body=body)
+        reads, writes = access_regions(new_block)
+        new_block = attrs.evolve(new_block, reads=reads, writes=writes)
+        predicate = prealize.predicate
+        if bounds:
+            outer = {iv.var: v for iv, v in zip(producer.iter_vars, prealize.iter_values)}
+            extra = bounds[0]
+            for b in bounds[1:]:
+                extra = And(extra, b)
+            extra = _substitute(extra, outer)
+            predicate = extra if _is_true(predicate) else And(predicate, extra)
+        new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
+        func = replace_at(site.func, ppath, new_realize)
+        func = delete_at(func, removal)
+        if loc.scope is not None:
+            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
+        return Outcome(_finish(site, loc.scope, func))
+
+    def python_args(self):
+        return [py_value(self.block)]
+
+
+def reverse_compute_inline(block) -> ReverseComputeInline:
+    """The :class:`ReverseComputeInline` record: ``reverse_compute_inline("C")``."""
+    return ReverseComputeInline(block)
+
+
+__all__ = ["ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
+           "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]

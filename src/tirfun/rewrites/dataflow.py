@@ -1,0 +1,562 @@
+"""Block-level dataflow inside one block scope: the checks the block
+primitives share.
+
+A *scope* is the nearest block above a block (TVM's scope root); its
+*child blocks* are the blocks under it that are not inside another block,
+in program order. On those this module answers, as TVM's ``BlockScope``
+and ``analysis.cc`` do:
+
+* who writes and reads what: :func:`reads_of`, :func:`writes_of`,
+  :func:`producers`, :func:`consumers` (TVM's read-after-write and
+  write-after-write edges, in program order);
+* what kind of block it is: :func:`complete_block_code` and
+  :func:`reduction_block_code` (0, or the number of the first condition of
+  TVM's definition that fails), :func:`is_dominant`,
+  :func:`is_output_block`;
+* whether the producers of what a consumer reads cover it, at the lowest
+  common loop of producer and consumer (TVM's region cover, the condition
+  of a stage pipeline): :func:`region_cover_violation`, built on
+  :func:`produced_region` (a lower bound: only what surely gets written) and
+  :func:`consumed_region` (an upper bound), compared with
+  :func:`~tirfun.analysis.arith.region_covers`;
+* which blocks lie under a loop (:func:`is_under`, :func:`loops_between`,
+  :func:`common_ancestor`), where a block can go among a loop's statements
+  (:func:`insertion_range`), how a leaf block is taken out of its scope
+  (:func:`leaf_removal_path`, :func:`delete_at`), and the order the program
+  first runs statements in (:func:`program_key`);
+* whether moving a block past others changes what any of them reads or
+  writes (:func:`conflicting_buffer`), the dependence TVM's stage pipeline
+  assumes away (a write after a read).
+
+A primitive that moves or rewrites blocks typically locates its block
+(:func:`scope_of`, :func:`scope_children`), checks
+:func:`complete_block_code` / :func:`reduction_block_code`, asks
+:func:`region_cover_violation` for each consumer it relies on, and refuses
+with its own ScheduleError subclass what these report.
+
+Everything here reads; nothing builds. Paths are paths from the function
+(see :mod:`tirfun.analysis.traversal`); a block is passed with the path of
+its BlockRealize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..analysis.arith import region_covers
+from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
+from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
+from ..analysis.arith.region import bound_region
+from ..analysis.arith.simplify import is_true as _is_true
+from ..analysis.arith.terms import int_value
+from ..analysis.traversal import Path, ancestors
+from ..nodes import (
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, For, IntImm, IterVarType, PrimExpr, Range,
+    SeqStmt, Stmt, Var,
+)
+from .base import Site
+from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
+from .exprs import uses_any
+
+_BODY = ("body", None)
+
+Child = tuple  # (realize path, BlockRealize)
+
+
+# -- scopes --------------------------------------------------------------------------
+
+def scope_of(site: Site, realize_path: Path) -> Path | None:
+    """The path of the scope root of the block realized at ``realize_path``
+    (None: the function has no root block and is its own scope)."""
+    return scope_path(site, realize_path)
+
+
+def scope_children(site: Site, scope: Path | None) -> list[Child]:
+    """The child blocks of a scope, ``(realize path, BlockRealize)`` in program order."""
+    if scope is not None:
+        return list(child_blocks(site.at(scope), scope))
+    body = site.func.body
+    if isinstance(body, BlockRealize):
+        return [((_BODY,), body)]
+    return list(child_blocks(body, (_BODY,)))
+
+
+def scope_allocations(site: Site, scope: Path | None) -> set:
+    """The buffers the scope root allocates (none without a root block)."""
+    return set() if scope is None else set(site.at(scope).alloc_buffers)
+
+
+def blocks_in_order(site: Site, scope: Path | None) -> list[Child]:
+    """Every block under the scope, nested ones too, in program order."""
+    if scope is None:
+        return list(all_block_realizes(site.func.body, (_BODY,)))
+    block: Block = site.at(scope)
+    return list(all_block_realizes(block.body, scope + (_BODY,)))
+
+
+# -- accesses and dependences ----------------------------------------------------------
+
+def reads_of(block: Block) -> set[Buffer]:
+    """The buffers a block declares it reads."""
+    return {r.buffer for r in block.reads}
+
+
+def writes_of(block: Block) -> set[Buffer]:
+    """The buffers a block declares it writes."""
+    return {w.buffer for w in block.writes}
+
+
+def _depends(src: Block, dst: Block) -> bool:
+    """TVM's edge ``src -> dst`` (src before dst): dst reads or writes what src writes."""
+    written = writes_of(src)
+    return bool(written & (reads_of(dst) | writes_of(dst)))
+
+
+def producers(children: Sequence[Child], index: int) -> list[Child]:
+    """The child blocks before ``children[index]`` that write what it reads
+    or writes (TVM's producers: read-after-write and write-after-write)."""
+    block = children[index][1].block
+    return [c for c in children[:index] if _depends(c[1].block, block)]
+
+
+def consumers(children: Sequence[Child], index: int) -> list[Child]:
+    """The child blocks after ``children[index]`` that read or write what it writes."""
+    block = children[index][1].block
+    return [c for c in children[index + 1:] if _depends(block, c[1].block)]
+
+
+def writers(children: Iterable[Child], buffer: Buffer) -> list[Child]:
+    """The child blocks that write ``buffer``."""
+    return [c for c in children if buffer in writes_of(c[1].block)]
+
+
+def is_dominant(children: Sequence[Child], block: Block) -> bool:
+    """Whether the block is the only writer, in its scope, of every buffer it writes."""
+    for buf in writes_of(block):
+        if any(c[1].block is not block and buf in writes_of(c[1].block) for c in children):
+            return False
+    return True
+
+
+def is_output_block(site: Site, scope: Path | None, block: Block) -> bool:
+    """Whether the block writes a buffer its scope root does not allocate."""
+    allocated = scope_allocations(site, scope)
+    return any(w.buffer not in allocated for w in block.writes)
+
+
+COMPLETE_BLOCK_DEFINITION = (
+    "a complete block has (1) only data-parallel iteration variables, (2) is the only writer of "
+    "its outputs in its scope, (3) reads no buffer it writes")
+
+REDUCTION_BLOCK_DEFINITION = (
+    "a reduction block has (1) an init statement, (2) an affine binding, (3) only data-parallel "
+    "and reduction iteration variables, (4) is the only writer of its outputs in its scope, "
+    "(5) no reduction variable in the indices of its outputs")
+
+
+def complete_block_code(children: Sequence[Child], block: Block) -> int:
+    """0 when the block is a complete block of its scope, else the number of
+    the first condition of :data:`COMPLETE_BLOCK_DEFINITION` it fails."""
+    if any(iv.iter_type is not IterVarType.DataPar for iv in block.iter_vars):
+        return 1
+    if not is_dominant(children, block):
+        return 2
+    if reads_of(block) & writes_of(block):
+        return 3
+    return 0
+
+
+def reduction_block_code(site: Site, children: Sequence[Child], realize_path: Path,
+                         realize: BlockRealize) -> int:
+    """0 when the block is a reduction block of its scope, else the number
+    of the first condition of :data:`REDUCTION_BLOCK_DEFINITION` it fails."""
+    block = realize.block
+    if block.init is None:
+        return 1
+    if not has_affine_binding(site, realize_path + (("block", None),), realize):
+        return 2
+    if any(iv.iter_type not in (IterVarType.DataPar, IterVarType.CommReduce) for iv in block.iter_vars):
+        return 3
+    if not is_dominant(children, block):
+        return 4
+    reduce_names = {iv.var.name for iv in block.iter_vars if iv.iter_type is IterVarType.CommReduce}
+    for w in block.writes:
+        for rng in w.region:
+            if uses_any(rng.min, reduce_names) is not None or uses_any(rng.extent, reduce_names) is not None:
+                return 5
+    return 0
+
+
+# -- loops and regions -------------------------------------------------------------------
+
+def is_under(path: Path, top: Path) -> bool:
+    """Whether ``path`` lies strictly inside the node at ``top``."""
+    return len(path) > len(top) and path[:len(top)] == top
+
+
+def common_ancestor(site: Site, a: Path, b: Path) -> Path:
+    """The path of the lowest loop or block above both paths (``()`` when
+    only the function is)."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    p = a[:k]
+    while p and not isinstance(site.at(p), (For, Block)):
+        p = p[:-1]
+    return p
+
+
+def loops_between(site: Site, realize_path: Path, top: Path) -> list[For]:
+    """The loops above the block realized at ``realize_path`` and strictly
+    below the node at ``top``, outermost first."""
+    return [node for p, node in ancestors(site.func, realize_path)
+            if isinstance(node, For) and is_under(p, top)]
+
+
+def loop_domains(site: Site, path: Path, *, inclusive: bool = True) -> dict:
+    """Var -> Range of every loop above ``path`` (and the loop at ``path``
+    itself when ``inclusive``), outermost first: the domains to prove under."""
+    out = {}
+    for _, node in ancestors(site.func, path):
+        if isinstance(node, For):
+            out[node.loop_var] = Range(node.min, node.extent)
+    node = site.at(path) if path else None
+    if inclusive and isinstance(node, For):
+        out[node.loop_var] = Range(node.min, node.extent)
+    return out
+
+
+def bindings(realize: BlockRealize) -> dict:
+    """Iteration variable -> bound value."""
+    return {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+
+
+def consumed_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
+                    top: Path, *, within_domains: bool = True) -> list[Interval]:
+    """An upper bound of what the block touches of ``region`` while the loops
+    below ``top`` run (ends None where unbounded).
+
+    Each iteration variable takes the values of its binding over those
+    loops, within its domain (a block never runs outside it: a split that
+    does not divide guards the extra iterations with a predicate), and the
+    declared region is evaluated over those values. Without
+    ``within_domains`` the bindings are relaxed alone, as TVM's bound
+    inference for compute_at does (its caller clips to the domain).
+    """
+    if not within_domains:
+        dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, realize_path, top)}
+        return bound_region(region, dom, bindings(realize))
+    loops = {l.loop_var: Interval.from_range(Range(l.min, l.extent))
+             for l in loops_between(site, realize_path, top)}
+    doms = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        got = eval_interval(value, loops) if loops else Interval.point(value)
+        doms[iv.var] = intersect(got, Interval.from_range(iv.dom))
+    out = []
+    for rng in region.region:
+        lo = eval_interval(rng.min, doms).lo
+        hi = eval_interval(fold_sub(fold_add(rng.min, rng.extent), IntImm(rng.extent.dtype, 1)), doms).hi
+        out.append(Interval(None if lo is None else simplify_affine(lo),
+                            None if hi is None else simplify_affine(hi)))
+    return out
+
+
+def produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
+                    top: Path) -> list[Interval] | None:
+    """A lower bound of what the block writes of ``region`` while the loops
+    below ``top`` run: one interval per dimension, every element of which is
+    surely written, or None when that cannot be shown.
+
+    Shown when the region's minimum, in the loop variables, is an iteration
+    map of the relaxed loops (each dimension a dense mixed-radix sum of
+    slices of loops starting at 0, no loop shared between dimensions), its
+    extents are constants, and each conjunct of the block's predicate bounds
+    a dimension's index, or the outer part of it, from above by an
+    expression of the loops kept (what splits that do not divide add).
+    """
+    loops = loops_between(site, realize_path, top)
+    if any(int_value(l.min) != 0 for l in loops):
+        return None
+    relaxed = {l.loop_var.name: l for l in loops}
+    bind = bindings(realize)
+    mins = [substitute(r.min, bind) for r in region.region]
+    extents = [int_value(r.extent) for r in region.region]
+    if any(e is None or e < 1 for e in extents):
+        return None
+    fused, consumed = _fuse_guarded(mins, realize.predicate, relaxed)
+    sums = detect_iter_map(fused, relaxed, "affine")
+    if sums is None:
+        return None
+    out = []
+    for m, s, e in zip(mins, sums, extents):
+        span = 0
+        for split in s.args:
+            if split.extent is None:
+                return None
+            span += split.scale * (split.extent - 1)
+        lo = s.base
+        out.append(Interval(lo, simplify_index(lo + (span + e - 1)) if span + e - 1 else lo))
+    return _apply_predicate(realize.predicate, mins, sums, out, relaxed, consumed)
+
+
+class _Extent:
+    """A stand-in loop of ``extent`` iterations, for :func:`detect_iter_map`."""
+
+    __slots__ = ("min", "extent")
+
+    def __init__(self, dtype, extent: int):
+        self.min = IntImm(dtype, 0)
+        self.extent = IntImm(dtype, extent)
+
+
+def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]:
+    """The indices with each part ``e`` that the predicate guards as
+    ``e < c`` (the inner split of a loop that was split again, its factors
+    not dividing) replaced by a stand-in loop of ``c`` iterations: ``e``
+    takes exactly the values ``0 .. c - 1``, so the index keeps its values.
+    Adds the stand-ins to ``relaxed``; returns the new indices and the
+    positions of the conjuncts they account for. A conjunct that bounds a
+    whole index is left to :func:`_apply_predicate`."""
+    if _is_true(pred):
+        return mins, set()
+    out = list(mins)
+    keys = [simplify_index(m) for m in mins]
+    consumed = set()
+    for k, c in enumerate(conjuncts(pred)):
+        bound = int_value(c.b) if isinstance(c, LT) else None
+        if bound is None or bound < 1 or simplify_index(c.a) in keys:
+            continue
+        part = detect_iter_map([c.a], relaxed, "affine")
+        form = affine_form(c.a)
+        if not part or int_value(part[0].base) != 0 or form is None or form.const != 0:
+            continue
+        loops_in_part = {a.source for a in part[0].args}
+        for d, m in enumerate(out):
+            whole = affine_form(m)
+            if whole is None:
+                continue
+            coeffs = dict(whole.terms)
+            ratios = {coeffs.get(t, 0) / w for t, w in form.terms}
+            if len(ratios) != 1 or 0 in ratios or not float(next(iter(ratios))).is_integer():
+                continue
+            g = int(next(iter(ratios)))
+            rest = whole.plus(form.scale(g), -1)
+            if uses_any(rest.to_expr(), loops_in_part) is not None:
+                continue
+            name = f"_guarded{k}"
+            while name in relaxed:
+                name += "_"
+            stand_in = Var(name, m.dtype)
+            relaxed[name] = _Extent(m.dtype, bound)
+            out[d] = simplify_index(rest.to_expr() + stand_in * g)
+            consumed.add(k)
+            break
+    return out, consumed
+
+
+def conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    """The operands of a chain of ``and``."""
+    return conjuncts(e.a) + conjuncts(e.b) if isinstance(e, And) else [e]
+
+
+def _high_part(se, sd) -> int | None:
+    """``f`` when the iteration sum ``sd`` is ``se * f + r`` with ``r`` the
+    rest of ``sd``, dense over ``[0, f - 1]`` (``se`` the outer part of a
+    split of the same loops, as nested splits give); None otherwise."""
+    if not se.args or int_value(se.base) != 0:
+        return None
+    first = se.args[0]
+    match = [a for a in sd.args if (a.source, a.lower_factor, a.extent) == (first.source, first.lower_factor, first.extent)]
+    if not match or match[0].scale % first.scale:
+        return None
+    f = match[0].scale // first.scale
+    used = []
+    for arg in se.args:
+        hit = [a for a in sd.args if (a.source, a.lower_factor, a.extent, a.scale)
+               == (arg.source, arg.lower_factor, arg.extent, arg.scale * f)]
+        if not hit:
+            return None
+        used.append(hit[0])
+    rest = [a for a in sd.args if a not in used]
+    if any(a.extent is None or a.scale >= f for a in rest):
+        return None
+    return f if sum(a.scale * (a.extent - 1) for a in rest) == f - 1 else None
+
+
+def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval],
+                     relaxed, consumed=frozenset()) -> list[Interval] | None:
+    """Narrow the dense box ``out`` by the block's predicate: each conjunct
+    must bound one dimension's index, or the outer part of it, from above."""
+    if _is_true(pred):
+        return out
+    keys = [simplify_index(m) for m in mins]
+    out = list(out)
+    for k, c in enumerate(conjuncts(pred)):
+        if _is_true(c) or k in consumed:
+            continue
+        if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
+            return None
+        key = simplify_index(c.a)
+        if key in keys:
+            d, limit = keys.index(key), c.b
+        else:
+            part = detect_iter_map([c.a], relaxed, "affine")
+            found = [(d, _high_part(part[0], sd)) for d, sd in enumerate(sums)] if part else []
+            found = [(d, f) for d, f in found if f is not None]
+            if not found:
+                return None
+            d, f = found[0]
+            # se < c with r in [0, f - 1] is exactly index < base + c * f
+            limit = simplify_affine(sums[d].base + c.b * f)
+        hi, cap = int_value(out[d].hi), int_value(limit)
+        if hi is not None and cap is not None:
+            if cap - 1 < hi:
+                out[d] = Interval(out[d].lo, IntImm(out[d].hi.dtype, cap - 1))
+        else:
+            out[d] = Interval(out[d].lo, simplify_affine(fold_min(out[d].hi, limit - 1)))
+    return out
+
+
+def region_cover_violation(site: Site, children: Sequence[Child], consumer: Child, buffers=None):
+    """Why the producers in the scope do not cover what ``consumer`` reads,
+    as ``(buffer, producer blocks)``, or None when they do.
+
+    As TVM checks it: the producers of each buffer the consumer reads are
+    grouped by their lowest common loop with the consumer; from the
+    consumer's loop upwards, the first group must write, within one
+    iteration of that loop, everything the consumer reads in that iteration.
+    Only the buffers in ``buffers`` are checked when it is given.
+    """
+    cpath, crealize = consumer
+    for read in crealize.block.reads:
+        if buffers is not None and read.buffer not in buffers:
+            continue
+        groups: dict = {}
+        for w in writers(children, read.buffer):
+            if w[1].block is crealize.block:
+                continue
+            groups.setdefault(common_ancestor(site, w[0], cpath), []).append(w)
+        if not groups:
+            continue
+        top = max(groups, key=len)
+        needed = consumed_region(site, cpath, crealize, read, top)
+        boxes = []
+        for wpath, wrealize in groups[top]:
+            for region in wrealize.block.writes:
+                if region.buffer is read.buffer:
+                    box = produced_region(site, wpath, wrealize, region, top)
+                    if box is not None:
+                        boxes.append(box)
+        if not region_covers(boxes, needed, loop_domains(site, top)):
+            return read.buffer, [w[1].block for w in groups[top]]
+    return None
+
+
+# -- moving blocks -----------------------------------------------------------------------
+
+def conflicting_buffer(moved: Block, other: Block, *, allow_reads_of_moved: bool = False,
+                       allow_writes_to_moved_reads: bool = False) -> Buffer | None:
+    """A buffer through which ``moved`` and ``other`` depend on each other
+    (one writes what the other reads or writes), or None.
+
+    ``allow_reads_of_moved`` ignores ``other`` reading what ``moved`` writes
+    (a consumer whose reads the primitive accounts for);
+    ``allow_writes_to_moved_reads`` ignores ``other`` writing what ``moved``
+    reads (a producer the primitive accounts for).
+    """
+    mr, mw = reads_of(moved), writes_of(moved)
+    orr, ow = reads_of(other), writes_of(other)
+    found = (mw & ow) | (set() if allow_writes_to_moved_reads else (mr & ow)) \
+        | (set() if allow_reads_of_moved else (mw & orr))
+    if not found:
+        return None
+    return sorted(found, key=lambda b: b.name)[0]
+
+
+def subtrees(loop: For) -> list[Stmt]:
+    """The statements of a loop's body (TVM's ``AsArray(loop->body)``)."""
+    return list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
+
+
+def subtree_index(loop_path: Path, loop: For, path: Path) -> int | None:
+    """Which statement of the loop's body ``path`` lies in (None: not under the loop)."""
+    head = loop_path + (_BODY,)
+    if not (len(path) >= len(head) and path[:len(head)] == head):
+        return None
+    if isinstance(loop.body, SeqStmt):
+        return path[len(head)][1]
+    return 0
+
+
+def insertion_range(loop_path: Path, loop: For, before: Iterable[Path], after: Iterable[Path]) -> tuple[int, int]:
+    """``(lo, hi)``: a block placed among the loop's body statements at any
+    position in ``[lo, hi]`` comes after every statement holding a path of
+    ``before`` and before every one holding a path of ``after`` (those not
+    under the loop are ignored); ``lo > hi`` when no position does."""
+    n = len(subtrees(loop))
+    last = max([k for k in (subtree_index(loop_path, loop, p) for p in before) if k is not None],
+               default=-1)
+    first = min([k for k in (subtree_index(loop_path, loop, p) for p in after) if k is not None],
+                default=n)
+    return last + 1, first
+
+
+def leaf_removal_path(site: Site, realize_path: Path, scope: Path | None) -> Path | None:
+    """The statement to delete to take the block out of its place: the
+    block, or the outermost loop above it whose only statement leads to it,
+    stopping below a loop or the scope root whose body is a sequence (TVM's
+    ``LeafBlockRemovalPlan``). None when the block is the only leaf of its
+    scope, which would be left empty."""
+    top = scope if scope is not None else ()
+    path = realize_path
+    while True:
+        parent = path[:-1]
+        # a sequence step sits between a loop or block and its statements
+        if path[-1][0] == "seq":
+            return path
+        if parent == top or not parent:
+            return None
+        node = site.at(parent)
+        if isinstance(node, Block):
+            return None
+        path = parent
+
+
+def delete_at(root: Stmt, rel: Path) -> Stmt:
+    """``root`` with the statement at relative path ``rel`` (a sequence
+    item) deleted; a sequence left with one statement becomes that statement."""
+    from ..analysis.traversal import get_at, replace_at
+
+    seq_path, (_, k) = rel[:-1], rel[-1]
+    seq: SeqStmt = get_at(root, seq_path)
+    items = [s for i, s in enumerate(seq.seq) if i != k]
+    new = items[0] if len(items) == 1 else SeqStmt(items)
+    return new if not seq_path else replace_at(root, seq_path, new)
+
+
+def program_key(site: Site, path: Path) -> tuple:
+    """A key that orders paths as the program runs their statements the
+    first time (a statement before the statements inside it)."""
+    from ..analysis.traversal import stmt_children
+
+    key = []
+    node = site.func
+    for step in path:
+        kids = [s for s, _ in stmt_children(node)]
+        key.append(kids.index(step) if step in kids else 0)
+        name, index = step
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+    return tuple(key)
+
+
+__all__ = [
+    "scope_of", "scope_children", "scope_allocations", "blocks_in_order", "reads_of", "writes_of",
+    "producers", "consumers", "writers", "is_dominant", "is_output_block",
+    "COMPLETE_BLOCK_DEFINITION", "REDUCTION_BLOCK_DEFINITION", "complete_block_code",
+    "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",
+    "bindings", "consumed_region", "produced_region", "region_cover_violation",
+    "conflicting_buffer", "subtrees", "subtree_index", "insertion_range", "leaf_removal_path",
+    "delete_at", "program_key", "conjuncts",
+]

@@ -1,0 +1,384 @@
+"""rolling_buffer: keep only a sliding window of an intermediate buffer.
+
+A producer placed inside a loop of its consumer (with compute_at) computes
+a tile of the intermediate at every iteration; when consecutive tiles
+overlap (a pooling or convolution cascade), the overlap is computed again
+and the whole intermediate stays allocated. ``rolling_buffer`` folds the
+buffer along the outermost loop that slides the tile: that dimension
+shrinks to the tile's extent and is indexed modulo it (a circular buffer),
+and the producer skips the elements an earlier iteration already holds.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith import Affine, bound_region, region_covers
+from ..analysis.arith.int_set import cover_range
+from ..analysis.arith.int_set import simplify as simplify_index
+from ..analysis.traversal import Path, transform
+from ..nodes import (
+    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloorMod, For, ForKind, IntImm,
+    IterVar, IterVarType, Or, Range, Var,
+)
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .errors import (
+    OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
+    RollingBufferMatchError,
+)
+from .refs import as_block_ref
+from .serialize import py_value
+from .storage import _index
+
+
+@attrs.frozen
+class _Roll:
+    site: object
+    scope: Path
+    block_path: Path
+    buffer: object
+    axis: int
+    extent: int
+    # per dimension: (loop variable, overlap) where the producer skips
+    # what the previous iteration of that loop computed, else None
+    skips: tuple
+
+
+def _stride_of(e, loop_vars: set):
+    """``(var, stride)`` when ``e`` is ``var * stride`` or ``var`` for a loop
+    variable, ``None`` for a constant; ``False`` for anything else."""
+    if isinstance(e, IntImm):
+        return None
+    form = Affine.of(e)
+    if form is None or form.const != 0 or len(form.terms) != 1:
+        return False
+    term, coeff = form.terms[0]
+    if not isinstance(term, Var) or term not in loop_vars or coeff <= 0:
+        return False
+    return term, coeff
+
+
+@register
+@attrs.frozen
+class RollingBuffer(Rewrite):
+    """Fold the buffer a block writes at ``write_buffer_index`` into a
+    rolling (circular) buffer along the outermost loop that slides the
+    region the block writes (TVM's ``rolling_buffer``): that dimension of the
+    buffer shrinks to the extent of the region written in one iteration and
+    every access to it is taken modulo that extent; the block gets a
+    predicate so that it computes only what no earlier iteration computed
+    (``i < 1 or overlap <= offset``, one test per sliding dimension); the
+    iteration variable at the rolled position of each block of the scope
+    becomes opaque, as TVM makes it (a reduction variable stays one), and
+    so does every one of the block's that a sliding loop drives, so that
+    ``parallel`` and ``vectorize`` refuse those loops afterwards.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``write_buffer_index`` is an int indexing the block's write regions
+       (InvalidArgumentError, BufferIndexOutOfRangeError);
+    3. the block writes only buffers its scope allocates (OutputBlockError);
+    4. its only dependences are read-after-write: no other block of the
+       scope writes what it writes, none before it reads what it writes,
+       none after it writes what it reads (RollingBufferDependencyError);
+    5. the lowest common ancestor of the block and its consumers is a loop
+       (RollingBufferInsertionError);
+    6. in the region written during one iteration of that loop some
+       dimension starts at ``loop_var * stride`` (or ``loop_var``) of a loop
+       starting at 0, with a constant extent larger than the stride, and the
+       block's index there is that start plus an offset free of the loop
+       variable, and that loop runs its iterations in order (serial or
+       unrolled, not parallel, vectorized or thread-bound)
+       (RollingBufferMatchError);
+    7. what the consumers read during one iteration lies within what the
+       block writes during it, so the window holds every element read
+       (RollingBufferCoverError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((10,))
+            for i in range(4):
+                for ax in range(4):
+                    with T.block("B"):
+                        vb = T.axis.spatial(10, i * 2 + ax)
+                        B[vb] = A[vb] * T.float32(2)
+                for ax in range(2):
+                    with T.block("C"):
+                        vc = T.axis.spatial(8, i * 2 + ax)
+                        C[vc] = B[vc] + B[vc + 2]
+
+        # rewrite
+        rolling_buffer("B", 0)
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+            B = T.alloc_buffer((4,))
+            for i in range(4):
+                for ax in range(4):
+                    with T.block("B"):
+                        vb = T.axis.opaque(10, i * 2 + ax)
+                        T.where(i < 1 or 2 <= ax)
+                        T.reads(A[vb])
+                        T.writes(B[vb % 4])
+                        B[vb % 4] = A[vb] * T.float32(2)
+                for ax in range(2):
+                    with T.block("C"):
+                        vc = T.axis.opaque(8, i * 2 + ax)
+                        T.reads(B[0:4])
+                        T.writes(C[vc])
+                        C[vc] = B[vc % 4] + B[(vc + 2) % 4]
+    """
+
+    primitive = "rolling_buffer"
+
+    block: object = attrs.field(converter=as_block_ref)
+    write_buffer_index: object = 0
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        block = site.at(path)
+        realize = site.at(path[:-1])
+        buffer = _index(chk, self.block, block, realize, self.write_buffer_index)
+        subject = describe(self.block)
+        scope = scope_path(site, path[:-1])
+        scope_block = site.at(scope) if scope is not None else None
+        allocated = set(scope_block.alloc_buffers) if scope_block is not None else set()
+        outputs = [w.buffer.name for w in block.writes if w.buffer not in allocated]
+        if outputs:
+            chk.stop(OutputBlockError, subject,
+                     f"it writes {', '.join(outputs)}, which its scope does not allocate: it is an "
+                     "output block", realize)
+        realizes = list(child_blocks(scope_block, scope)) if scope_block is not None else []
+        order = [r.block for _, r in realizes]
+        mine = next(k for k, b in enumerate(order) if b is block)
+        written = {w.buffer for w in block.writes}
+        read = {r.buffer for r in block.reads}
+        consumers = []
+        for k, (p, r) in enumerate(realizes):
+            other = r.block
+            if other is block:
+                continue
+            o_writes = {w.buffer for w in other.writes}
+            o_reads = {x.buffer for x in other.reads}
+            clash = None
+            if o_writes & written:
+                clash = "writes what it writes"
+            elif k < mine and o_reads & written:
+                clash = "reads, before it, what it writes"
+            elif k > mine and o_writes & read:
+                clash = "writes, after it, what it reads"
+            if clash:
+                chk.stop(RollingBufferDependencyError, subject,
+                         f"block {other.name_hint} {clash}; only read-after-write dependences are "
+                         "allowed", r)
+            if k > mine and o_reads & written:
+                consumers.append((p, r))
+        lca = _lca([path[:-1]] + [p for p, _ in consumers])
+        lca_loop = None
+        for p in reversed(_prefixes(lca)):
+            node = site.at(p)
+            if isinstance(node, For):
+                lca_loop = (p, node)
+                break
+            if isinstance(node, (Block, BlockRealize)):
+                break
+        if lca_loop is None:
+            chk.stop(RollingBufferInsertionError, subject,
+                     f"the lowest common ancestor of the block and the consumers of {buffer.name} "
+                     "is not a loop; tile the block (compute_at) so that it is", realize)
+        loops = loops_above(site, path[:-1])
+        names = [lp.loop_var for _, lp in loops]
+        inner = {lp.loop_var: Range(lp.min, lp.extent) for p, lp in loops
+                 if len(p) > len(lca_loop[0])}
+        bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        region = block.writes[self.write_buffer_index]
+        intervals = bound_region(region, inner, bindings)
+        ranges = [cover_range(iv, Range(IntImm(d.dtype, 0), d)) for iv, d in zip(intervals, buffer.shape)]
+        loop_of = {lp.loop_var: lp for _, lp in loops}
+        dims = []
+        for d, rng in enumerate(ranges):
+            matched = _stride_of(simplify_index(rng.min), set(names))
+            if matched is False:
+                chk.stop(RollingBufferMatchError, subject,
+                         f"dimension {d} of the region of {buffer.name} written in one iteration starts "
+                         f"at {rng.min}, not at loop_var * stride or a constant", realize)
+            if matched is None:
+                dims.append(None)
+                continue
+            var, stride = matched
+            if not isinstance(rng.extent, IntImm):
+                chk.stop(RollingBufferMatchError, subject,
+                         f"dimension {d} of the region of {buffer.name} written in one iteration has "
+                         f"extent {rng.extent}, not a constant", realize)
+            overlap = rng.extent.value - stride
+            dims.append((var, stride, rng.extent.value, overlap) if overlap > 0 else None)
+        roll = None
+        for var in names:
+            hits = [d for d, m in enumerate(dims) if m is not None and m[0] == var]
+            if hits:
+                roll = hits[0]
+                break
+        if roll is None:
+            chk.stop(RollingBufferMatchError, subject,
+                     f"no dimension of the region of {buffer.name} written in one iteration slides "
+                     "with a loop above the block and overlaps the next iteration's", realize)
+        skips = []
+        for d, m in enumerate(dims):
+            if m is None:
+                skips.append(None)
+                continue
+            var, stride, _extent, overlap = m
+            if sum(1 for x in dims if x is not None and x[0] == var) > 1:
+                chk.stop(RollingBufferMatchError, subject,
+                         f"loop {var.name} slides several dimensions of {buffer.name}", realize)
+            lp = loop_of[var]
+            if lp.kind not in (ForKind.SERIAL, ForKind.UNROLLED):
+                chk.stop(RollingBufferMatchError, subject,
+                         f"loop {var.name}, which slides dimension {d}, is {lp.kind.value}: its iterations "
+                         "do not run one after another, so none can reuse what the previous one computed", lp)
+            if not (isinstance(lp.min, IntImm) and lp.min.value == 0):
+                chk.stop(RollingBufferMatchError, subject,
+                         f"loop {var.name}, which slides dimension {d}, does not start at 0", lp)
+            index = simplify_index(_substitute(region.region[d].min, bindings))
+            form = Affine.of(index)
+            if form is None or dict(form.terms).get(var, 0) != stride or \
+                    any(_mentions(t, var) for t, c in form.terms if t is not var and c):
+                chk.stop(RollingBufferMatchError, subject,
+                         f"the block's index {index} of dimension {d} is not {var.name} * {stride} plus "
+                         f"an offset free of {var.name}", realize)
+            offset = simplify_index(_substitute(index, {var: IntImm(var.dtype, 0)}))
+            skips.append((var, overlap, offset))
+        window = [Range(r.min, r.extent) for r in ranges]
+        dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
+        for p, r in consumers:
+            c_loops = loops_above(site, p)
+            c_inner = {lp.loop_var: Range(lp.min, lp.extent) for q, lp in c_loops if len(q) > len(lca_loop[0])}
+            c_bind = {iv.var: v for iv, v in zip(r.block.iter_vars, r.iter_values)}
+            for reg in r.block.reads:
+                if reg.buffer != buffer:
+                    continue
+                got = bound_region(reg, c_inner, c_bind)
+                if not all(iv.bounded for iv in got) or not region_covers([window], got, dom):
+                    chk.stop(RollingBufferCoverError, subject,
+                             f"block {r.block.name_hint} reads {buffer.name} outside the region the block "
+                             "writes in the same iteration, which the rolling window would not hold", r)
+        return _Roll(site, scope, path, buffer, roll, dims[roll][2], tuple(skips))
+
+    def build(self, plan: _Roll) -> Outcome:
+        site, old, axis, extent = plan.site, plan.buffer, plan.axis, plan.extent
+        shape = list(old.shape)
+        shape[axis] = IntImm(shape[axis].dtype, extent)
+        new = attrs.evolve(old, shape=shape)
+        target = site.at(plan.block_path)
+        ext = IntImm(old.shape[axis].dtype, extent)
+
+        def rolled(indices):
+            out = list(indices)
+            i = out[axis]
+            out[axis] = FloorMod(i, IntImm(i.dtype, extent) if i.dtype != ext.dtype else ext)
+            return out
+
+        def region(reg: BufferRegion) -> BufferRegion:
+            rngs = list(reg.region)
+            r = rngs[axis]
+            if isinstance(r.extent, IntImm) and r.extent.value == 1:
+                rngs[axis] = Range(FloorMod(r.min, IntImm(r.min.dtype, extent)), r.extent)
+            else:
+                rngs[axis] = Range(IntImm(r.min.dtype, 0), IntImm(r.min.dtype, extent))
+            return BufferRegion(new, rngs)
+
+        scope_block = site.at(plan.scope)
+
+        def pre(n):
+            if isinstance(n, BufferStore) and n.buffer == old:
+                return BufferStore(new, visit(n.value), rolled([visit(i) for i in n.indices]))
+            if isinstance(n, BufferLoad) and n.buffer == old:
+                return BufferLoad(new, rolled([visit(i) for i in n.indices]))
+            if isinstance(n, BufferRegion) and n.buffer == old:
+                return region(n)
+            return None
+
+        def post(n):
+            if isinstance(n, Block) and n.name_hint != scope_block.name_hint:
+                ivs = list(n.iter_vars)
+                if axis < len(ivs) and ivs[axis].iter_type is IterVarType.DataPar:
+                    ivs[axis] = IterVar(ivs[axis].dom, ivs[axis].var, IterVarType.Opaque)
+                    n = attrs.evolve(n, iter_vars=ivs)
+            if isinstance(n, BlockRealize) and n.block.name_hint == target.name_hint:
+                # every iteration variable the sliding loops drive becomes
+                # opaque too (TVM marks only the one at the rolled
+                # position): parallel and vectorize then refuse those
+                # loops, whose iterations must run in order
+                ivs = list(n.block.iter_vars)
+                for k, value in enumerate(n.iter_values):
+                    if ivs[k].iter_type is IterVarType.DataPar and any(
+                            skip is not None and _mentions(value, skip[0]) for skip in plan.skips):
+                        ivs[k] = IterVar(ivs[k].dom, ivs[k].var, IterVarType.Opaque)
+                n = attrs.evolve(n, block=attrs.evolve(n.block, iter_vars=ivs))
+                cond = n.predicate
+                for skip in plan.skips:
+                    if skip is None:
+                        continue
+                    var, overlap, offset = skip
+                    test = Or(LT(var, IntImm(var.dtype, 1)), LE(IntImm(offset.dtype, overlap), offset))
+                    cond = test if _is_true(cond) else And(cond, test)
+                n = attrs.evolve(n, predicate=cond)
+            if isinstance(n, Block) and n.name_hint == scope_block.name_hint:
+                n = attrs.evolve(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
+            return n
+
+        def visit(n):
+            return transform(n, post, pre=pre)
+
+        out = visit(scope_block)
+        return Outcome(commit(site, plan.scope, out, index=site.index))
+
+    def python_args(self):
+        return [py_value(self.block), f"write_buffer_index={py_value(self.write_buffer_index)}"]
+
+
+def rolling_buffer(block, write_buffer_index) -> RollingBuffer:
+    """The :class:`RollingBuffer` record: ``rolling_buffer("B", 0)``."""
+    return RollingBuffer(block, write_buffer_index)
+
+
+def _is_true(e) -> bool:
+    return isinstance(e, IntImm) and e.dtype.is_bool and e.value == 1
+
+
+def _prefixes(path: Path) -> list[Path]:
+    return [path[:k] for k in range(len(path) + 1)]
+
+
+def _lca(paths: list[Path]) -> Path:
+    common = paths[0]
+    for p in paths[1:]:
+        k = 0
+        while k < min(len(common), len(p)) and common[k] == p[k]:
+            k += 1
+        common = common[:k]
+    return common
+
+
+def _substitute(e, mapping):
+    from ..analysis.arith.int_set import substitute
+
+    return substitute(e, mapping)
+
+
+def _mentions(e, var: Var) -> bool:
+    from ..analysis.traversal import walk
+
+    return any(n == var for n in walk(e) if isinstance(n, Var))
+
+
+__all__ = ["RollingBuffer", "rolling_buffer"]

@@ -1,0 +1,578 @@
+"""Storage of intermediate buffers: set_scope, storage_align,
+unsafe_set_dtype and set_axis_separator.
+
+Each names a buffer by a block and the index of one of the block's write
+regions (``set_axis_separator`` also takes read regions), as TVM does, and
+changes the buffer where it is allocated: every use of it below the
+allocating block sees the new buffer. Only a buffer allocated with
+``T.alloc_buffer`` can change (a parameter's layout, scope and dtype belong
+to the caller).
+"""
+
+from __future__ import annotations
+
+import attrs
+from pyrsistent import PVector
+
+from ..analysis.traversal import Path, ancestors, transform
+from ..nodes import Block, Buffer, BufferLoad, BufferStore, Cast, DataType, MatchBufferRegion
+from ..nodes.base import freeze_value
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import describe, resolve_block, resolve_site
+from .errors import (
+    BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
+    InvalidStorageScopeError, NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
+    StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
+)
+from .refs import as_block_ref
+from .serialize import py_value
+
+#: TVM's storage scope ranks; a scope is one of these, optionally with a
+#: ``.tag`` (``global.texture``, ``shared.dyn``)
+SCOPE_RANKS = ("global", "shared", "warp", "local")
+#: scopes that take no tag
+SCOPES_EXACT = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
+
+#: the block annotation storage_align writes, as TVM names it
+DIM_ALIGN = "buffer_dim_align"
+
+
+def valid_scope(scope) -> bool:
+    """Whether ``scope`` is a storage scope TVM accepts."""
+    if not isinstance(scope, str):
+        return False
+    if scope in SCOPES_EXACT:
+        return True
+    rank, _, tag = scope.partition(".")
+    return rank in SCOPE_RANKS and (tag != "" or "." not in scope)
+
+
+def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
+    """The buffer of the block's ``buffer_index``-th write (or read) region."""
+    regions = block.writes if kind == "write" else block.reads
+    if isinstance(buffer_index, bool) or not isinstance(buffer_index, int):
+        chk.stop(InvalidArgumentError, describe(ref),
+                 f"buffer_index must be an int, got {buffer_index!r}")
+    if not 0 <= buffer_index < len(regions):
+        chk.stop(BufferIndexOutOfRangeError, describe(ref),
+                 f"it has {len(regions)} {kind} region(s), so buffer_index must be in "
+                 f"[0, {len(regions)}), got {buffer_index}", realize)
+    return regions[buffer_index].buffer
+
+
+def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
+    """The path of the block that allocates ``buffer``, the block itself or
+    one above it; NonAllocatedBufferError when it is a parameter or a
+    match_buffer view."""
+    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
+    for path, node in reversed(chain):
+        if isinstance(node, Block):
+            if buffer in node.alloc_buffers:
+                return path
+            if any(m.buffer == buffer for m in node.match_buffers):
+                break
+    chk.stop(NonAllocatedBufferError, describe(ref),
+             f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
+             "match_buffer view); only an alloc_buffer can change")
+
+
+def _views(block: Block, buffer: Buffer) -> list[Buffer]:
+    """The match_buffer views of ``buffer`` below ``block``, views of views
+    included, outermost first."""
+    from ..analysis.traversal import walk
+
+    found = [buffer]
+    for n in walk(block):
+        if isinstance(n, MatchBufferRegion) and n.source.buffer in found and n.buffer not in found:
+            found.append(n.buffer)
+    return found[1:]
+
+
+def _replace_buffers(root, mapping: dict):
+    """``root`` with the buffers of ``mapping`` replaced."""
+    return transform(root, lambda n: mapping.get(n, n) if isinstance(n, Buffer) else n)
+
+
+@attrs.frozen
+class _StoragePlan:
+    site: object
+    alloc_path: Path
+    block_path: Path
+    buffer: Buffer
+
+
+def _plan_buffer(rec, mod, chk: Checks, kind: str = "write"):
+    site = resolve_site(chk, mod, [rec.block])
+    path = resolve_block(chk, site, rec.block)
+    block = site.at(path)
+    buffer = _index(chk, rec.block, block, site.at(path[:-1]), rec.buffer_index, kind)
+    return site, path, block, buffer
+
+
+@register
+@attrs.frozen
+class SetScope(Rewrite):
+    """Set the storage scope of the buffer a block writes at ``buffer_index``
+    (TVM's ``set_scope``). The buffer changes where it is allocated, and
+    every use of it with it; match_buffer views of it take the scope too. A
+    buffer already in that scope is left as it is.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer_index`` is an int indexing the block's write regions
+       (InvalidArgumentError, BufferIndexOutOfRangeError);
+    3. ``storage_scope`` is a storage scope TVM knows: ``global``,
+       ``shared``, ``warp``, ``local`` with an optional ``.tag``, or a
+       ``wmma.*`` scope (InvalidStorageScopeError);
+    4. the buffer is allocated by a block, not a parameter or a
+       match_buffer view (NonAllocatedBufferError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+            B = T.alloc_buffer((4,))
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        set_scope("B", 0, "local")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+            B = T.alloc_buffer((4,), scope="local")
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    C[vi] = B[vi] + T.float32(1)
+    """
+
+    primitive = "set_scope"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer_index: object = 0
+    storage_scope: object = "global"
+
+    def plan(self, mod, chk: Checks):
+        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        if buffer.storage_scope == self.storage_scope:
+            return _StoragePlan(site, None, path, buffer)
+        if not valid_scope(self.storage_scope):
+            chk.stop(InvalidStorageScopeError, describe(self.block),
+                     f"the storage scope {self.storage_scope!r} is invalid; expected global, shared, "
+                     "warp or local (optionally with a .tag), or a wmma.* scope")
+        alloc = _alloc_site(chk, site, path, buffer, self.block)
+        return _StoragePlan(site, alloc, path, buffer)
+
+    def build(self, plan) -> Outcome:
+        if plan.alloc_path is None:
+            return Outcome(plan.site.mod)
+        scope = self.storage_scope
+        site_block = plan.site.at(plan.alloc_path)
+        mapping = {b: attrs.evolve(b, storage_scope=scope)
+                   for b in [plan.buffer] + _views(site_block, plan.buffer)}
+        block = _replace_buffers(site_block, mapping)
+        return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
+                f"storage_scope={py_value(self.storage_scope)}"]
+
+
+def set_scope(block, buffer_index, storage_scope) -> SetScope:
+    """The :class:`SetScope` record: ``set_scope("B", 0, "local")``."""
+    return SetScope(block, buffer_index, storage_scope)
+
+
+def _int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def dim_aligns(block: Block):
+    """The block's ``buffer_dim_align`` annotation as a list of
+    ``(buffer_index, axis, factor, offset)`` tuples, or None when it is not
+    such a list."""
+    value = block.annotations.get(DIM_ALIGN)
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple, PVector)):
+        return None
+    out = []
+    for item in value:
+        if not isinstance(item, (list, tuple, PVector)):
+            return None
+        item = list(item)
+        if len(item) != 4:
+            return None
+        ints = [getattr(v, "value", v) for v in item]
+        if not all(_int(v) for v in ints):
+            return None
+        out.append(tuple(ints))
+    return out
+
+
+@register
+@attrs.frozen
+class StorageAlign(Rewrite):
+    """Require the stride of dimension ``axis`` of the buffer a block writes
+    at ``buffer_index`` to be ``k * factor + offset`` for some ``k`` (TVM's
+    ``storage_align``). The requirement is written into the block's
+    ``buffer_dim_align`` annotation (a list of ``[buffer_index, axis,
+    factor, offset]``, an entry for the same buffer and axis replaced);
+    lowering pads the stride of that dimension when it allocates the buffer.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer_index`` is an int indexing the block's write regions
+       (InvalidArgumentError, BufferIndexOutOfRangeError); ``axis``,
+       ``factor`` and ``offset`` are ints (InvalidArgumentError);
+    3. ``factor`` is positive (StorageAlignInvalidFactorError);
+    4. ``axis`` is in ``[-ndim, ndim)`` (StorageAlignAxisOutOfRangeError);
+    5. the buffer is allocated by a block (NonAllocatedBufferError);
+    6. an existing ``buffer_dim_align`` annotation of the block is a list of
+       4-int lists (StorageAlignInvalidAnnotationError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4))
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        # rewrite
+        storage_align("B", 0, 0, 8, 1)
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4))
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    T.block_attr({"buffer_dim_align": [[0, 0, 8, 1]]})
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+    """
+
+    primitive = "storage_align"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer_index: object = 0
+    axis: object = 0
+    factor: object = 1
+    offset: object = 0
+
+    def plan(self, mod, chk: Checks):
+        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        for name in ("axis", "factor", "offset"):
+            if not _int(getattr(self, name)):
+                chk.stop(InvalidArgumentError, describe(self.block),
+                         f"{name} must be an int, got {getattr(self, name)!r}")
+        if self.factor <= 0:
+            chk.fail(StorageAlignInvalidFactorError, describe(self.block),
+                     f"factor must be positive, got {self.factor}")
+        ndim = len(buffer.shape)
+        if not -ndim <= self.axis < ndim:
+            chk.fail(StorageAlignAxisOutOfRangeError, describe(self.block),
+                     f"buffer {buffer.name} has {ndim} dimension(s), so axis must be in "
+                     f"[{-ndim}, {ndim}), got {self.axis}")
+        chk.checkpoint()
+        _alloc_site(chk, site, path, buffer, self.block)
+        aligns = dim_aligns(block)
+        if aligns is None:
+            chk.stop(StorageAlignInvalidAnnotationError, describe(self.block),
+                     f"its {DIM_ALIGN} annotation {block.annotations[DIM_ALIGN]!r} is not a list of "
+                     "[buffer_index, axis, factor, offset] int lists", site.at(path[:-1]))
+        axis = self.axis + ndim if self.axis < 0 else self.axis
+        entry = (self.buffer_index, axis, self.factor, self.offset)
+        out = [e if e[:2] != entry[:2] else entry for e in aligns]
+        if entry not in out:
+            out.append(entry)
+        return site, path, block, out
+
+    def build(self, plan) -> Outcome:
+        site, path, block, aligns = plan
+        value = freeze_value([list(e) for e in aligns])
+        new = attrs.evolve(block, annotations=block.annotations.set(DIM_ALIGN, value))
+        return Outcome(commit(site, path, new, index=site.index))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
+                f"axis={py_value(self.axis)}", f"factor={py_value(self.factor)}",
+                f"offset={py_value(self.offset)}"]
+
+
+def storage_align(block, buffer_index, axis, factor, offset) -> StorageAlign:
+    """The :class:`StorageAlign` record: ``storage_align("B", 0, 0, 8, 1)``."""
+    return StorageAlign(block, buffer_index, axis, factor, offset)
+
+
+def _as_dtype(value):
+    try:
+        return DataType(value)
+    except Exception:
+        return None
+
+
+@register
+@attrs.frozen
+class UnsafeSetDType(Rewrite):
+    """Change the element type of the buffer a block writes at
+    ``buffer_index`` (TVM's ``unsafe_set_dtype``): every store into it
+    casts the value to ``dtype`` and every load from it casts back to the
+    old type. Unsafe as in TVM: a narrower type changes the results. A
+    buffer already of that type is left as it is.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer_index`` is an int indexing the block's write regions
+       (InvalidArgumentError, BufferIndexOutOfRangeError);
+    3. ``dtype`` is a scalar data type (InvalidArgumentError);
+    4. the buffer is allocated by a block (NonAllocatedBufferError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+            B = T.alloc_buffer((4,))
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    C[vi] = B[vi] + T.float32(1)
+
+        # rewrite
+        unsafe_set_dtype("B", 0, "float16")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+            B = T.alloc_buffer((4,), "float16")
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = T.Cast("float16", A[vi] * T.float32(2))
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    C[vi] = T.Cast("float32", B[vi]) + T.float32(1)
+    """
+
+    primitive = "unsafe_set_dtype"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer_index: object = 0
+    dtype: object = "float32"
+
+    def plan(self, mod, chk: Checks):
+        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        dt = _as_dtype(self.dtype) if isinstance(self.dtype, (str, DataType)) else None
+        if dt is None or dt.lanes != 1 or dt.is_handle:
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"dtype must name a scalar data type, got {self.dtype!r}")
+        if buffer.dtype == dt:
+            return _StoragePlan(site, None, path, buffer)
+        alloc = _alloc_site(chk, site, path, buffer, self.block)
+        return _StoragePlan(site, alloc, path, buffer)
+
+    def build(self, plan) -> Outcome:
+        if plan.alloc_path is None:
+            return Outcome(plan.site.mod)
+        src, tgt = plan.buffer.dtype, DataType(self.dtype)
+        block = plan.site.at(plan.alloc_path)
+        mapping = {b: attrs.evolve(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer)}
+
+        def pre(n):
+            if isinstance(n, BufferStore) and n.buffer in mapping:
+                value = visit(n.value)
+                cast = Cast(tgt.with_lanes(value.dtype.lanes), value)
+                return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices])
+            if isinstance(n, BufferLoad) and n.buffer in mapping:
+                load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices])
+                return Cast(src.with_lanes(load.dtype.lanes), load)
+            return None
+
+        def post(n):
+            return mapping.get(n, n) if isinstance(n, Buffer) else n
+
+        def visit(n):
+            return transform(n, post, pre=pre)
+
+        out = visit(block)
+        return Outcome(commit(plan.site, plan.alloc_path, out, index=plan.site.index))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
+                f"dtype={py_value(str(self.dtype))}"]
+
+
+def unsafe_set_dtype(block, buffer_index, dtype) -> UnsafeSetDType:
+    """The :class:`UnsafeSetDType` record: ``unsafe_set_dtype("B", 0, "float16")``."""
+    return UnsafeSetDType(block, buffer_index, dtype)
+
+
+def _find_definition(site, block_path: Path, buffer: Buffer):
+    """(path of the allocating block, None), (None, the view's block path)
+    for a match_buffer view, or (None, None) for a parameter."""
+    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
+    for path, node in reversed(chain):
+        if isinstance(node, Block):
+            if buffer in node.alloc_buffers:
+                return path, None
+            if any(m.buffer == buffer for m in node.match_buffers):
+                return None, path
+    return None, None
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+@register
+@attrs.frozen
+class SetAxisSeparator(Rewrite):
+    """Set the axis separators of a buffer the block reads or writes (TVM's
+    ``set_axis_separator``): the buffer is then flattened to
+    ``len(axis_separators) + 1`` dimensions instead of one, split before each
+    separator's axis, for targets with multi-dimensional memory (textures).
+    A parameter changes in the function's signature. The meaning of the
+    program is unchanged; the CPU build, whose memory is one-dimensional,
+    refuses such a buffer with a BuildError, as TVM's LLVM code generation
+    does.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer_index_type`` is ``"read"`` or ``"write"`` and ``buffer_index``
+       an int indexing those regions (InvalidArgumentError,
+       BufferIndexOutOfRangeError);
+    3. ``axis_separators`` are increasing ints in ``[0, ndim]``
+       (InvalidAxisSeparatorError);
+    4. the buffer is not a match_buffer view (BufferIsSubregionError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4))
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        # rewrite
+        set_axis_separator("B", 0, "write", [1])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+            B = T.alloc_buffer((4, 4), axis_separators=[1])
+            for i, j in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+    """
+
+    primitive = "set_axis_separator"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer_index: object = 0
+    buffer_index_type: object = "write"
+    axis_separators: object = attrs.field(default=(), converter=_as_tuple)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        if self.buffer_index_type not in ("read", "write"):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"buffer_index_type must be 'read' or 'write', got {self.buffer_index_type!r}")
+        buffer = _index(chk, self.block, site.at(path), site.at(path[:-1]), self.buffer_index,
+                        self.buffer_index_type)
+        seps = self.axis_separators
+        ndim = len(buffer.shape)
+        if not isinstance(seps, tuple) or not all(_int(x) for x in seps) or \
+                any(not 0 <= x <= ndim for x in seps) or any(a >= b for a, b in zip(seps, seps[1:])):
+            chk.stop(InvalidAxisSeparatorError, describe(self.block),
+                     f"axis_separators must be increasing ints in [0, {ndim}] for buffer {buffer.name} "
+                     f"of {ndim} dimension(s), got {seps!r}")
+        alloc, view = _find_definition(site, path, buffer)
+        if view is not None:
+            chk.stop(BufferIsSubregionError, describe(self.block),
+                     f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
+                     "set the separators of the buffer it views", site.at(view))
+        return site, alloc, buffer
+
+    def build(self, plan) -> Outcome:
+        site, alloc, buffer = plan
+        new = attrs.evolve(buffer, axis_separators=list(self.axis_separators))
+        if new == buffer:
+            return Outcome(site.mod)
+        mapping = {buffer: new}
+        if alloc is not None:
+            block = _replace_buffers(site.at(alloc), mapping)
+            return Outcome(commit(site, alloc, block, index=site.index))
+        from .index import remember
+
+        func = _replace_buffers(site.func, mapping)
+        remember(func, site.index)
+        return Outcome(site.mod.with_function(site.func_name, func))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer=({py_value(self.buffer_index_type)}, "
+                f"{py_value(self.buffer_index)})", f"axis_separators={py_value(list(self.axis_separators))}"]
+
+
+def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) -> SetAxisSeparator:
+    """The :class:`SetAxisSeparator` record: ``set_axis_separator("B", 0, "write", [1])``."""
+    return SetAxisSeparator(block, buffer_index, buffer_index_type, axis_separators)
+
+
+__all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align",
+           "UnsafeSetDType", "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]

@@ -1,0 +1,202 @@
+"""Properties of compute_at, reverse_compute_at, compute_inline and
+reverse_compute_inline on random multi-stage programs and random programs:
+a valid application keeps the program's meaning under the interpreter and
+compiled, prints and parses back, and replays from its JSON trace; an
+invalid one raises a ScheduleError subclass and nothing else."""
+
+import numpy as np
+from hypothesis import event, given, settings, strategies as st
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.traversal import walk_stmts
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.interp import run
+from tirfun.nodes import Block, For, IRModule
+from tirfun.script import from_source
+from tirfun.testing._choices import DrawChooser
+from tirfun.testing.draw_compute_location import DRAWERS
+from tirfun.testing.equivalence import assert_equivalent, random_inputs
+from tirfun.testing.programs import prim_funcs
+from tirfun.testing.stage_programs import stage_programs
+
+PRIMITIVES = tuple(DRAWERS)
+
+
+def _loops(mod: IRModule) -> list[For]:
+    return [s for _, s in walk_stmts(mod["main"]) if isinstance(s, For)]
+
+
+def _blocks(mod: IRModule) -> list[Block]:
+    root = mod["main"].body.block
+    return [s for _, s in walk_stmts(mod["main"]) if isinstance(s, Block) and s is not root]
+
+
+def _random_splits(data, mod: IRModule, label: str) -> tuple[IRModule, list]:
+    steps = []
+    for _ in range(data.draw(st.integers(0, 2), label=f"{label} splits")):
+        loops = [l for l in _loops(mod) if l.kind.value == "serial" and l.thread_binding is None]
+        if not loops:
+            break
+        loop = data.draw(st.sampled_from(loops), label=f"{label} split loop")
+        rewrite = R.split(loop.loop_var.name, [None, data.draw(st.integers(2, 4), label="factor")])
+        if rewrite.violations(mod):
+            continue
+        mod = rewrite(mod)
+        steps.append(rewrite)
+    return mod, steps
+
+
+def _check_valid(before: IRModule, after: IRModule, steps: list, original: IRModule) -> None:
+    verify(after)
+    again = from_source(after["main"].script())
+    assert_structural_equal(again, after["main"])
+    assert_equivalent(before["main"], after["main"])
+    trace = R.Pipeline(steps)
+    replayed = R.Pipeline.from_json(trace.to_json())
+    assert replayed == trace
+    assert replayed(original) == after
+
+
+def _apply_drawn(data, mod: IRModule, name: str):
+    """Draw one application of ``name``; check that an invalid one fails
+    with its first violation, and return the new module (None if invalid)."""
+    rewrite = DRAWERS[name](DrawChooser(data.draw), mod)
+    if rewrite is None:
+        event(f"{name}: no site")
+        return None, None
+    problems = rewrite.violations(mod)
+    if problems:
+        assert all(isinstance(p, ScheduleError) for p in problems)
+        event(f"{name}: refused with {type(problems[0]).__name__}")
+        try:
+            rewrite(mod)
+        except ScheduleError as err:
+            assert type(err) is type(problems[0])
+            str(err)  # the message renders
+        else:
+            raise AssertionError(f"{rewrite} has violations but applied")
+        return rewrite, None
+    event(f"{name}: applied")
+    return rewrite, rewrite(mod)
+
+
+@given(stage_programs(), st.sampled_from(PRIMITIVES), st.data())
+def test_stage_programs_keep_meaning(func, name, data):
+    original = IRModule({"main": func})
+    mod, steps = _random_splits(data, original, "before")
+    rewrite, after = _apply_drawn(data, mod, name)
+    if after is None:
+        assert mod["main"] is not None
+        return
+    steps.append(rewrite)
+    after2, more = _random_splits(data, after, "after")
+    _check_valid(mod, after2, steps[len(steps) - 1:] + more, mod)
+    assert_equivalent(original["main"], after2["main"])
+
+
+@settings(max_examples=min(settings.default.max_examples, 200))
+@given(prim_funcs(), st.sampled_from(PRIMITIVES), st.data())
+def test_random_programs_keep_meaning(func, name, data):
+    mod = IRModule({"main": func})
+    rewrite, after = _apply_drawn(data, mod, name)
+    if after is not None:
+        _check_valid(mod, after, [rewrite], mod)
+
+
+@settings(max_examples=min(settings.default.max_examples, 150))
+@given(stage_programs(), st.data())
+def test_every_loop_of_the_nest(func, data):
+    """compute_at of every block to every loop, and reverse_compute_at
+    likewise: each is refused with a ScheduleError or keeps the meaning."""
+    mod, _ = _random_splits(data, IRModule({"main": func}), "before")
+    preserve = data.draw(st.booleans(), label="preserve_unit_loops")
+    applied = 0
+    for block in _blocks(mod):
+        for loop in _loops(mod):
+            for make in (R.compute_at, R.reverse_compute_at):
+                rewrite = make(block.name_hint, loop.loop_var.name, preserve)
+                if rewrite.violations(mod):
+                    continue
+                after = rewrite(mod)
+                verify(after)
+                assert_equivalent(mod["main"], after["main"])
+                applied += 1
+    event(f"applied {min(applied, 4)}+")
+
+
+@settings(max_examples=min(settings.default.max_examples, 150))
+@given(stage_programs(), st.sampled_from(PRIMITIVES), st.data())
+def test_compiled_agrees_with_interpreter(func, name, data):
+    mod, _ = _random_splits(data, IRModule({"main": func}), "before")
+    _, after = _apply_drawn(data, mod, name)
+    if after is None:
+        return
+    args = random_inputs(after["main"], 0)
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run(after["main"], *expected)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    tirfun.build(after, target="llvm")(*got)
+    for e, g in zip(expected, got):
+        if isinstance(e, np.ndarray):
+            assert np.array_equal(e.view(np.uint8), g.view(np.uint8))
+
+
+@given(stage_programs(("overwrite",)), st.data())
+def test_moving_past_another_consumer_is_refused(func, data):
+    """``E`` overwrites what ``D`` reads; putting ``E`` under ``B``'s loops
+    would move it before ``D`` (TVM moves it and computes a wrong ``D``)."""
+    mod, _ = _random_splits(data, IRModule({"main": func}), "before")
+    for loop in R.get_loops(mod, "B"):
+        problems = R.reverse_compute_at("E", loop.name).violations(mod)
+        assert problems and all(isinstance(p, ScheduleError) for p in problems)
+        event(type(problems[0]).__name__)
+    # E does not depend on D the other way round, so placing D is fine
+    for loop in R.get_loops(mod, "B"):
+        rewrite = R.reverse_compute_at("D", loop.name)
+        if not rewrite.violations(mod):
+            assert_equivalent(mod["main"], rewrite(mod)["main"])
+
+
+@settings(max_examples=min(settings.default.max_examples, 150))
+@given(stage_programs(("gather",)), st.data())
+def test_non_affine_consumer_is_refused_or_right(func, data):
+    """``C`` reads ``B`` through a non-affine index: reverse_compute_at under
+    ``B``'s loops is refused; compute_at of ``B`` computes what ``C`` needs."""
+    mod, _ = _random_splits(data, IRModule({"main": func}), "before")
+    for loop in R.get_loops(mod, "B"):
+        problems = R.reverse_compute_at("C", loop.name).violations(mod)
+        assert problems and all(isinstance(p, ScheduleError) for p in problems)
+        event(type(problems[0]).__name__)
+    for loop in R.get_loops(mod, "C"):
+        rewrite = R.compute_at("B", loop.name)
+        problems = rewrite.violations(mod)
+        if problems:
+            assert isinstance(problems[0], ScheduleError)
+            continue
+        event("compute_at applied")
+        assert_equivalent(mod["main"], rewrite(mod)["main"])
+
+
+@given(stage_programs(), st.sampled_from(PRIMITIVES), st.data())
+def test_bad_arguments_raise_schedule_errors(func, name, data):
+    mod = IRModule({"main": func})
+    junk = data.draw(st.sampled_from([None, 3, "nope", R.LoopRef("nope"), R.BlockRef("nope"), 1.5]))
+    flag = data.draw(st.sampled_from([True, False, None, 2, "yes"]))
+    index = data.draw(st.sampled_from([-1, -2, 0, 7, -3, None, True]))
+    blocks = [b.name_hint for b in _blocks(mod)]
+    loops = [l.loop_var.name for l in _loops(mod)]
+    if name in ("compute_at", "reverse_compute_at"):
+        make = R.compute_at if name == "compute_at" else R.reverse_compute_at
+        block = data.draw(st.sampled_from(blocks + [junk]))
+        loop = data.draw(st.sampled_from(loops + [junk]))
+        rewrite = make(block, loop, flag, index)
+    else:
+        make = R.compute_inline if name == "compute_inline" else R.reverse_compute_inline
+        rewrite = make(data.draw(st.sampled_from(blocks + [junk])))
+    try:
+        rewrite(mod)
+    except ScheduleError:
+        pass

@@ -1,0 +1,199 @@
+"""Properties of the storage primitives and of compacted allocations.
+
+Programs are random PrimFuncs after a random loop schedule, and programs in
+the shape compute_at and reverse_compute_at leave (a producer inside its
+consumer's loop, that loop parallel, vectorized or unrolled; register-tile
+accumulators in ``local`` scope). Storage primitives drawn at random keep
+the meaning under the interpreter, compile to the interpreter's results and
+replay from JSON exactly; invalid applications raise a ScheduleError
+subclass and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+import tirfun
+from tirfun import IRModule
+from tirfun import rewrites as R
+from tirfun.errors import BuildError, ScheduleError
+from tirfun.interp import run as interp_run
+from tirfun.lower import PASSES
+from tirfun.rewrites.pipeline import Pipeline
+from tirfun.testing._choices import BytesChooser, RandomChooser
+from tirfun.testing.draw_storage import (
+    DRAWERS, draw_set_axis_separator, located_programs, sliding_programs, sliding_source,
+)
+from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
+from tirfun.testing.programs import prim_funcs
+from tirfun.testing.schedules import loop_schedules
+
+
+@contextlib.contextmanager
+def _threads(n: int):
+    old = os.environ.get("TIRFUN_NUM_THREADS")
+    os.environ["TIRFUN_NUM_THREADS"] = str(n)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["TIRFUN_NUM_THREADS"]
+        else:
+            os.environ["TIRFUN_NUM_THREADS"] = old
+
+
+def _compiled_matches(mod: IRModule, reference, threads: int, seed: int) -> None:
+    func = mod["main"]
+    with _threads(threads):
+        rt = tirfun.build(mod)
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    interp_run(reference, *expected)
+    rt(*args)
+    ulps = ulps_for(func)
+    for p, x, y in zip(func.params, expected, args):
+        if isinstance(x, np.ndarray):
+            buf = func.buffer_map[p]
+            problem = compare_arrays(buf.name, x, y, buf.dtype, ulps)
+            assert problem is None, problem
+
+
+def _storage_steps(data: bytes, mod: IRModule, steps: int) -> Pipeline:
+    ch = BytesChooser(data)
+    out = []
+    names = sorted(DRAWERS)
+    for _ in range(steps):
+        name = ch.choice(names)
+        rewrite = DRAWERS[name](ch, mod)
+        if rewrite is None or rewrite.violations(mod):
+            # rolling_buffer is drawn wherever a block writes an
+            # intermediate; it applies only to overlapping tiles
+            assert name == "rolling_buffer" or rewrite is None, rewrite.violations(mod)
+            continue
+        mod = rewrite(mod)
+        out.append(rewrite)
+    return Pipeline(out)
+
+
+# each example builds with LLVM: fewer examples keep the test near 20 s under CI
+@settings(max_examples=min(settings().max_examples, 120))
+@given(func=located_programs(), data=st.binary(min_size=24, max_size=24),
+       threads=st.sampled_from([1, 2]), seed=st.integers(0, 2**16))
+def test_producers_inside_parallel_and_vector_loops_compile_to_the_interpreters_results(func, data, threads, seed):
+    mod = IRModule({"main": func})
+    pipeline = _storage_steps(data, mod, 2)
+    for r in pipeline:
+        event(f"located program with {r.primitive}")
+    out = pipeline(mod)
+    assert_equivalent(func, out["main"], trials=1, seed=seed)
+    # every pass on its own keeps the meaning, compaction included
+    step = out
+    for _name, run in PASSES:
+        nxt = run(step)
+        if _name == "compact_allocations":
+            assert_equivalent(step["main"], nxt["main"], trials=1, seed=seed)
+        step = nxt
+    _compiled_matches(out, func, threads, seed)
+
+
+@settings(max_examples=min(settings().max_examples, 100))
+@given(func=prim_funcs(), data=st.data(), seed=st.integers(0, 2**16))
+def test_storage_primitives_keep_meaning_build_and_replay(func, data, seed):
+    mod = IRModule({"main": func})
+    loops = data.draw(loop_schedules(mod, max_steps=3), label="loop schedule")
+    mod = loops(mod)
+    pipeline = _storage_steps(data.draw(st.binary(min_size=24, max_size=24), label="storage"), mod, 3)
+    for r in pipeline:
+        event(f"storage schedule applies {r.primitive}")
+    out = pipeline(mod)
+    assert_equivalent(mod["main"], out["main"], trials=1, seed=seed)
+    assert Pipeline.from_json(pipeline.to_json())(mod) == out
+    _compiled_matches(out, mod["main"], 2, seed)
+
+
+@settings(max_examples=min(settings().max_examples, 150))
+@given(func=prim_funcs(), data=st.binary(min_size=16, max_size=16), seed=st.integers(0, 2**16))
+def test_axis_separators_keep_the_meaning_and_the_cpu_build_refuses_them(func, data, seed):
+    mod = IRModule({"main": func})
+    rewrite = draw_set_axis_separator(BytesChooser(data), mod)
+    if rewrite is None:
+        return
+    out = rewrite(mod)
+    assert_equivalent(func, out["main"], trials=1, seed=seed)
+    assert Pipeline.from_json(Pipeline([rewrite]).to_json())(mod) == out
+    if any(len(b.axis_separators) for b in _buffers(out["main"])):
+        with pytest.raises(BuildError, match="needs 1-D memory"):
+            tirfun.build(out)
+
+
+def _buffers(func):
+    from tirfun.analysis.traversal import walk
+    from tirfun.nodes import Buffer
+
+    return [n for n in walk(func) if isinstance(n, Buffer)]
+
+
+_ARGS = st.one_of(st.integers(-3, 3), st.sampled_from(["local", "global", "shared", "bogus", "float64",
+                                                        "int8", "x", "write", "read"]),
+                  st.none(), st.floats(-2, 2), st.lists(st.integers(-1, 3), max_size=3))
+
+
+@given(func=st.one_of(prim_funcs(), sliding_programs()),
+       primitive=st.sampled_from(["set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator",
+                                  "rolling_buffer"]),
+       block=st.integers(0, 8), args=st.lists(_ARGS, min_size=4, max_size=4))
+def test_invalid_storage_applications_raise_schedule_errors_only(func, primitive, block, args):
+    mod = IRModule({"main": func})
+    before = mod.script()
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    names = [s.name_hint for _, s in walk_stmts(func) if isinstance(s, Block)] + ["nowhere"]
+    name = names[block % len(names)]
+    arity = {"set_scope": 2, "storage_align": 4, "unsafe_set_dtype": 2, "set_axis_separator": 3,
+             "rolling_buffer": 1}[primitive]
+    try:
+        rewrite = getattr(R, primitive)(name, *args[:arity])
+        rewrite(mod)
+    except ScheduleError:
+        event(f"{primitive} refused")
+    assert mod.script() == before
+
+
+@settings(max_examples=min(settings().max_examples, 150))
+@given(func=sliding_programs(), seed=st.integers(0, 2**16))
+def test_rolling_buffers_keep_the_meaning_build_and_replay(func, seed):
+    mod = IRModule({"main": func})
+    rewrite = R.rolling_buffer("B", 0)
+    try:
+        out = rewrite(mod)
+    except ScheduleError as err:
+        event(f"rolling_buffer refused: {type(err).__name__}")
+        return
+    event("rolling_buffer applied")
+    assert_equivalent(func, out["main"], trials=1, seed=seed)
+    assert Pipeline.from_json(Pipeline([rewrite]).to_json())(mod) == out
+    _compiled_matches(out, func, 2, seed)
+
+
+def test_every_storage_primitive_is_drawn():
+    from tirfun.script import from_source
+    from tirfun.testing.programs import random_prim_func
+
+    counts: dict[str, int] = {}
+    for seed in range(60):
+        mods = [IRModule({"main": random_prim_func(seed)}),
+                IRModule({"main": from_source(sliding_source(RandomChooser(seed)))})]
+        ch = RandomChooser(seed)
+        for mod in mods:
+            for name, drawer in DRAWERS.items():
+                rewrite = drawer(ch, mod)
+                if rewrite is not None and not rewrite.violations(mod):
+                    counts[name] = counts.get(name, 0) + 1
+    assert set(counts) == set(DRAWERS) and min(counts.values()) >= 10, counts

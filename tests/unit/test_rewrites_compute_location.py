@@ -1,0 +1,565 @@
+"""compute_at, reverse_compute_at, compute_inline and reverse_compute_inline:
+exact results on small programs, and every ScheduleError subclass of the
+family raised with its message."""
+
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.nodes import IRModule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+CHAIN = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+
+STENCIL = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i_0, i_1 in T.grid(4, 2):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i_0 * 2 + i_1)
+            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
+"""
+
+MATMUL_RELU = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    Y = T.alloc_buffer((16, 16))
+    for i, j_0, k, j_1 in T.grid(16, 4, 16, 4):
+        with T.block("Y"):
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, j_0 * 4 + j_1)
+            vk = T.axis.reduce(16, k)
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+"""
+
+TWO_CONSUMERS_WAR = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = B[vi] + E[vi]
+    for i in range(8):
+        with T.block("E"):
+            vi = T.axis.spatial(8, i)
+            E[vi] = B[vi] * T.float32(3)
+"""
+
+GATHER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi * vi % 8] + T.float32(1)
+"""
+
+REDUCE_INTO = """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8, 4))
+    for i, k in T.grid(8, 4):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            B[vi, vk] = A[vi, vk] + T.float32(1)
+    for i, k in T.grid(8, 4):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + B[vi, vk]
+"""
+
+ONLY_BLOCK = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + T.float32(1)
+"""
+
+
+def mod_of(src: str) -> IRModule:
+    return IRModule({"main": from_source(src)})
+
+
+def raises(cls, rewrite, src, *parts):
+    mod = mod_of(src)
+    with pytest.raises(R.RewriteError) as info:
+        rewrite(mod)
+    err = info.value
+    assert type(err) is cls, f"{type(err).__name__}: {err}"
+    for part in parts:
+        assert part in err.summary, err.summary
+    str(err)  # renders with the offending TVMScript
+    assert cls in [type(e) for e in rewrite.violations(mod)] or err.summary
+    return err
+
+
+# -- results ---------------------------------------------------------------------------
+
+def test_compute_at_stencil_computes_the_window_of_each_iteration():
+    mod = mod_of(STENCIL)
+    out = R.compute_at("B", "i_0")(mod)
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i_0 in range(4):
+        for ax0 in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(10, i_0 * 2 + ax0)
+                B[vi] = A[vi] * T.float32(2)
+        for i_1 in range(2):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i_0 * 2 + i_1)
+                C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
+""")
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_compute_at_index_places_the_block():
+    mod = mod_of(STENCIL)
+    first = R.compute_at("B", "i_0", index=0)(mod)
+    last = R.compute_at("B", "i_0", index=-2)(mod)
+    assert first == last
+    with pytest.raises(R.InvalidInsertionIndexError, match=r"index 1 is not valid: it must be -1, -2 or in \[0, 0\]"):
+        R.compute_at("B", "i_0", index=1)(mod)
+
+
+def test_compute_at_preserve_unit_loops_keeps_loops_of_one_iteration():
+    mod = mod_of(CHAIN)
+    plain = R.compute_at("B", "i_1")(mod)
+    kept = R.compute_at("B", "i_1", preserve_unit_loops=True)(mod)
+    assert "ax0" not in plain["main"].script()
+    assert "for ax0 in range(1)" in kept["main"].script()
+    assert_equivalent(mod["main"], plain["main"])
+    assert_equivalent(mod["main"], kept["main"])
+
+
+def test_reverse_compute_at_follows_tvm_tutorial():
+    mod = mod_of(MATMUL_RELU)
+    out = R.reverse_compute_at("C", "j_0")(mod)
+    text = out["main"].script()
+    assert "for ax0 in range(4):" in text
+    assert "T.axis.spatial(16, j_0 * 4 + ax0)" in text
+    assert_equivalent(mod["main"], out["main"])
+    rt = tirfun.build(out, target="llvm")
+    a, b = np.random.rand(16, 16).astype("float32"), np.random.rand(16, 16).astype("float32")
+    c = np.zeros((16, 16), "float32")
+    rt(a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
+
+
+def test_reverse_compute_at_of_a_reduction():
+    mod = mod_of(REDUCE_INTO)
+    out = R.reverse_compute_at("C", "i")(mod)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_compute_inline_then_build():
+    mod = mod_of(STENCIL)
+    out = R.compute_inline("B")(mod)
+    assert "alloc_buffer" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_inline_adds_the_consumers_bounds_as_a_predicate():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+    mod = mod_of(src)
+    out = R.reverse_compute_inline("C")(mod)
+    assert "T.where(i < 8)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_schedule_methods_and_trace():
+    sch = tirfun.Schedule(mod_of(MATMUL_RELU))
+    assert sch.reverse_compute_at(sch.get_block("C"), sch.get_loops("Y")[1]) is None
+    assert "sch.reverse_compute_at(BlockRef(\"C\", \"main\"), LoopRef(\"j_0\", \"main\"), " \
+           "preserve_unit_loops=False, index=-1)" in sch.trace.as_python()
+    sch2 = tirfun.Schedule(mod_of(CHAIN))
+    sch2.compute_inline("B")
+    sch3 = tirfun.Schedule(mod_of(CHAIN))
+    sch3.reverse_compute_inline("C")
+    sch4 = tirfun.Schedule(mod_of(CHAIN))
+    sch4.compute_at("B", sch4.get_loops("C")[0], preserve_unit_loops=True)
+    for s in (sch, sch2, sch3, sch4):
+        replay = R.Pipeline.from_json(s.trace.to_json())
+        assert replay(mod_of(MATMUL_RELU if s is sch else CHAIN)) == s.mod
+
+
+# -- errors ------------------------------------------------------------------------------
+
+def test_root_block_error():
+    raises(R.RootBlockError, R.compute_at("root", "i"), CHAIN, "compute_at: block 'root'", "root block")
+
+
+def test_invalid_argument_error():
+    raises(R.InvalidArgumentError, R.compute_at("B", "i_1", preserve_unit_loops=1), CHAIN,
+           "argument preserve_unit_loops", "expected True or False")
+    raises(R.InvalidArgumentError, R.reverse_compute_at("C", "i", index="last"), CHAIN,
+           "argument index", "expected an int")
+
+
+def test_not_in_same_scope_error():
+    raises(R.NotInSameScopeError, R.compute_at("B", "i"), CHAIN,
+           "the loop must not be an ancestor of the block")
+
+
+def test_not_all_required_blocks_are_visited_error():
+    raises(R.NotAllRequiredBlocksAreVisitedError, R.reverse_compute_at("E", "i_1"), TWO_CONSUMERS_WAR,
+           "every producer of the block must be under loop 'i_1', and 1 are not: 'B'")
+
+
+def test_not_all_consumers_under_the_loop():
+    src = TWO_CONSUMERS_WAR
+    raises(R.NotAllRequiredBlocksAreVisitedError, R.compute_at("B", "i_1"), src,
+           "every consumer of the block must be under loop 'i_1', and 1 are not: 'E'")
+
+
+def test_not_complete_or_reduction_block_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+            C[vi] = C[vi] + T.float32(1)
+"""
+    raises(R.NotCompleteOrReductionBlockError, R.reverse_compute_at("C", "i"), src,
+           "neither a complete block (it fails condition 3")
+
+
+def test_output_block_error():
+    raises(R.OutputBlockError, R.compute_at("C", "i"), CHAIN, "output block")
+    raises(R.OutputBlockError, R.compute_inline("C"), CHAIN, "an output block cannot be inlined")
+
+
+def test_only_leaf_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+"""
+    raises(R.OnlyLeafError, R.compute_inline("B"), src, "only leaf of scope 'root'")
+
+
+def test_not_stage_pipeline_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i % 2 == 0)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+"""
+    raises(R.NotStagePipelineError, R.compute_at("B", "i_1"), src,
+           "block 'C' reads elements of B that 'B' do not surely write")
+    raises(R.NotStagePipelineError, R.compute_inline("B"), src, "does not surely write")
+
+
+def test_dependence_violation_error():
+    raises(R.DependenceViolationError, R.reverse_compute_at("E", "i"), TWO_CONSUMERS_WAR,
+           "reorders it with block 'D', and one of them writes E")
+
+
+def test_unsupported_region_error():
+    raises(R.UnsupportedRegionError, R.reverse_compute_at("C", "i"), GATHER,
+           "% 8, which is not an iteration variable plus a constant")
+    raises(R.UnsupportedRegionError, R.reverse_compute_at("C", "i"), STENCIL,
+           "reads B over more than one element per iteration")
+
+
+def test_non_trivial_predicate_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.where(i < 5)
+            C[vi] = B[vi]
+"""
+    raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), src,
+           "< 5 does not follow from the domains")
+
+
+def test_thread_overlap_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for t in T.thread_binding(8, thread="threadIdx.x"):
+        for j in range(1):
+            with T.block("C"):
+                vi = T.axis.spatial(8, t + j)
+                C[vi] = B[0] + B[vi]
+"""
+    raises(R.ThreadOverlapError, R.compute_at("B", "j"), src,
+           "several threads would compute the same iterations")
+    parallel = src.replace('T.thread_binding(8, thread="threadIdx.x")', "T.parallel(8)")
+    raises(R.ThreadOverlapError, R.compute_at("B", "j"), parallel,
+           "under the parallel or thread-bound loops 't', several threads would compute")
+
+
+def test_has_init_block_error():
+    raises(R.HasInitBlockError, R.compute_inline("Y"), MATMUL_RELU, "init statement")
+    raises(R.HasInitBlockError, R.reverse_compute_inline("C"), REDUCE_INTO, "init statement")
+
+
+def test_not_single_read_write_buffer_error():
+    raises(R.NotSingleReadWriteBufferError, R.reverse_compute_inline("B"), CHAIN,
+           "reads 0 buffers that its scope writes")
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    D = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+            D[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + D[vi]
+"""
+    raises(R.NotSingleReadWriteBufferError, R.compute_inline("B"), src, "writes 2 buffer regions")
+
+
+def test_incomplete_block_error():
+    src = CHAIN.replace("B[vi] = A[vi] * T.float32(2)", "B[vi] = A[vi] * T.float32(2)\n            B[vi] = B[vi] + T.float32(1)")
+    raises(R.IncompleteBlockError, R.compute_inline("B"), src, "fails condition 3")
+
+
+def test_body_analysis_error():
+    src = CHAIN.replace("B[vi] = A[vi] * T.float32(2)", "B[7 - vi] = A[vi] * T.float32(2)")
+    raises(R.BodyAnalysisError, R.compute_inline("B"), src, "a bijective affine map of the iteration variables")
+    raises(R.BodyAnalysisError, R.reverse_compute_inline("C"), GATHER,
+           "the indices of B must be a bijective affine map of the block's iteration variables")
+
+
+def test_non_single_producer_error():
+    src = CHAIN.replace("C: T.Buffer((8,), \"float32\")", "C: T.Buffer((8,), \"float32\"), D: T.Buffer((8,), \"float32\")")
+    src += """    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = B[vi] * T.float32(3)
+"""
+    raises(R.NonSingleProducerError, R.reverse_compute_inline("C"), src, "block 'D' also uses B")
+
+
+def test_opaque_access_error():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.reads(B[vi])
+            T.writes(C[vi])
+            Bv = T.match_buffer(B[vi], (1,))
+            C[vi] = Bv[0]
+"""
+    raises(R.OpaqueAccessError, R.compute_inline("B"), src, "matched into a block")
+
+
+def test_inputs_are_never_changed():
+    mod = mod_of(TWO_CONSUMERS_WAR)
+    snapshot = mod.functions["main"].script()
+    for r in (R.reverse_compute_at("E", "i"), R.compute_inline("B"), R.reverse_compute_inline("E")):
+        try:
+            r(mod)
+        except R.RewriteError:
+            pass
+    assert mod.functions["main"].script() == snapshot
+
+
+def test_producers_split_twice_without_dividing_still_cover():
+    mod = mod_of(CHAIN.replace("range(8)", "range(7)").replace("(8,)", "(7,)").replace("spatial(8", "spatial(7"))
+    mod = R.split("i", [None, 4])(mod)
+    mod = R.split("i_1_1", [None, 3])(mod)  # the inner part, guarded by i_1_1_0 * 3 + i_1_1_1 < 4
+    mod = R.split("i_1", [None, 2])(mod)  # the consumer's loop
+    for rewrite in (R.compute_inline("B"), R.compute_at("B", "i_1_0"), R.reverse_compute_at("C", "i_0")):
+        assert rewrite.violations(mod) == [], rewrite
+        assert_equivalent(mod["main"], rewrite(mod)["main"])
+    # as in TVM, a consumer with a predicate is not inlined into its producer
+    assert type(R.reverse_compute_inline("C").violations(mod)[0]) is R.BodyAnalysisError
+
+
+def test_inline_through_affine_indices():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), C: T.Buffer((12,), "float32")):
+    B = T.alloc_buffer((12,))
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi * 3 + vj] = A[vi, vj] * T.float32(2)
+    for k in range(12):
+        with T.block("C"):
+            vk = T.axis.spatial(12, k)
+            C[vk] = B[vk] + T.float32(1)
+"""
+    mod = mod_of(src)
+    out = R.compute_inline("B")(mod)
+    assert "A[vk // 3, vk % 3]" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    shifted = mod_of(CHAIN.replace("C[vi] = B[vi] + T.float32(1)", "C[vi] = B[vi] + T.float32(1)").replace(
+        "B = T.alloc_buffer((8,))", "B = T.alloc_buffer((9,))").replace("B[vi] = A[vi] * T.float32(2)",
+                                                                         "B[vi + 1] = A[vi] * T.float32(2)").replace(
+        "C[vi] = B[vi] + T.float32(1)", "C[vi] = B[vi + 1] + T.float32(1)"))
+    for rewrite in (R.compute_inline("B"), R.reverse_compute_inline("C")):
+        assert_equivalent(shifted["main"], rewrite(shifted)["main"])
+
+
+def test_tvm_transformation_tutorial_through_reverse_compute_at():
+    """The steps of TVM's TensorIR transformation tutorial up to
+    reverse_compute_at, with ``import tvm`` served by tirfun."""
+    import tirfun.compat
+
+    tvm = tirfun.compat.install()
+    try:
+        from tvm.script import ir as I
+        from tvm.script import tir as T
+
+        @I.ir_module
+        class MyModule:
+            @T.prim_func
+            def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                     C: T.Buffer((128, 128), "float32")):
+                T.func_attr({"global_symbol": "main", "tir.noalias": True})
+                Y = T.alloc_buffer((128, 128), dtype="float32")
+                for i, j, k in T.grid(128, 128, 128):
+                    with T.block("Y"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, j)
+                        vk = T.axis.reduce(128, k)
+                        with T.init():
+                            Y[vi, vj] = T.float32(0)
+                        Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+                for i, j in T.grid(128, 128):
+                    with T.block("C"):
+                        vi = T.axis.spatial(128, i)
+                        vj = T.axis.spatial(128, j)
+                        C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+        sch = tvm.tir.Schedule(MyModule)
+        block_Y = sch.get_block("Y", func_name="main")
+        i, j, k = sch.get_loops(block_Y)
+        j0, j1 = sch.split(j, factors=[None, 4])
+        sch.reorder(j0, k, j1)
+        block_C = sch.get_block("C", "main")
+        sch.reverse_compute_at(block_C, j0)
+        text = sch.mod.script()
+        assert "for ax0 in range(4):" in text and "T.axis.spatial(128, j_0 * 4 + ax0)" in text
+        assert "sch.reverse_compute_at(" in sch.trace.as_python()
+        a = np.random.default_rng(0).uniform(-1, 1, (128, 128)).astype("float32")
+        b = np.random.default_rng(1).uniform(-1, 1, (128, 128)).astype("float32")
+        c = tvm.nd.array(np.zeros((128, 128), "float32"))
+        tvm.compile(sch.mod, target="llvm")(tvm.nd.array(a), tvm.nd.array(b), c)
+        np.testing.assert_allclose(c.numpy(), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+    finally:
+        tirfun.compat.uninstall()
+
+
+def test_a_reader_using_a_data_pointer_is_not_rewritten():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.reads(B[vi], X[0:8])
+            T.writes(C[vi])
+            C[vi] = B[vi] + T.Cast("float32", T.call_extern("int32", "f", X.data))
+"""
+    raises(R.OpaqueAccessError, R.compute_inline("B"), src,
+           "block 'C' uses X through its data pointer, so its regions cannot be inferred again")
+    raises(R.OpaqueAccessError, R.reverse_compute_inline("C"), src, "block 'C' uses X through its data pointer")

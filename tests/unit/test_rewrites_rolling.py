@@ -1,0 +1,167 @@
+"""rolling_buffer: the sliding window of TVM's example computes what the
+whole buffer did, built and interpreted, and every precondition fails with
+its own error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun import IRModule
+from tirfun import rewrites as R
+from tirfun.interp import run as interp_run
+from tirfun.rewrites.pipeline import Pipeline
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
+
+# TVM's example for rolling_buffer: two 3x3 max-pools in cascade, the first
+# computed per 4x4 tile of the second (with an init, so no element is read
+# before it is written)
+POOLS = '''@T.prim_func
+def main(A: T.Buffer((12, 12), "int8"), C: T.Buffer((8, 8), "int8")):
+    B = T.alloc_buffer((10, 10), "int8")
+    for i0, i1 in T.grid(2, 2):
+        for ax0, ax1, ax2, ax3 in T.grid(6, 6, 3, 3):
+            with T.block("B"):
+                ax0_1 = T.axis.spatial(10, i0 * 4 + ax0)
+                ax1_1 = T.axis.spatial(10, i1 * 4 + ax1)
+                rv0, rv1 = T.axis.remap("RR", [ax2, ax3])
+                with T.init():
+                    B[ax0_1, ax1_1] = T.int8(-128)
+                B[ax0_1, ax1_1] = T.max(B[ax0_1, ax1_1], A[ax0_1 + rv0, ax1_1 + rv1])
+        for ax0, ax1, ax2, ax3 in T.grid(4, 4, 3, 3):
+            with T.block("C"):
+                ax0_1 = T.axis.spatial(8, i0 * 4 + ax0)
+                ax1_1 = T.axis.spatial(8, i1 * 4 + ax1)
+                rv0, rv1 = T.axis.remap("RR", [ax2, ax3])
+                with T.init():
+                    C[ax0_1, ax1_1] = T.int8(-128)
+                C[ax0_1, ax1_1] = T.max(C[ax0_1, ax1_1], B[ax0_1 + rv0, ax1_1 + rv1])
+'''
+
+ONE_D = '''@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(4):
+        for ax in range(4):
+            with T.block("B"):
+                vb = T.axis.spatial(10, i * 2 + ax)
+                B[vb] = A[vb] * T.float32(2)
+        for ax in range(2):
+            with T.block("C"):
+                vc = T.axis.spatial(8, i * 2 + ax)
+                C[vc] = B[vc] + B[vc + 2]
+'''
+
+
+def _mod(src):
+    return IRModule({"main": from_source(src)})
+
+
+def _built_matches(before, after):
+    f, g = before["main"], after["main"]
+    rt = tirfun.build(after)
+    args = random_inputs(g, np.random.default_rng(5))
+    expected = [a.copy() for a in args]
+    interp_run(f, *expected)
+    rt(*args)
+    for p, x, y in zip(g.params, expected, args):
+        assert compare_arrays(g.buffer_map[p].name, x, y, g.buffer_map[p].dtype) is None
+
+
+def test_tvms_pooling_cascade_rolls_the_rows_and_skips_what_is_held():
+    mod = _mod(POOLS)
+    out = R.rolling_buffer("B", 0)(mod)
+    text = out.script()
+    assert 'B = T.alloc_buffer((6, 10), "int8")' in text
+    assert "T.where((i0 < 1 or 2 <= ax0) and (i1 < 1 or 2 <= ax1))" in text
+    assert "B[ax0_1 % 6, ax1_1] = T.max(B[ax0_1 % 6, ax1_1], A[ax0_1 + rv0, ax1_1 + rv1])" in text
+    assert "ax0_1 = T.axis.opaque(10, i0 * 4 + ax0)" in text
+    assert_equivalent(mod["main"], out["main"], trials=3)
+    _built_matches(mod, out)
+
+
+def test_the_rolled_buffer_compacts_to_the_window_when_built():
+    out = R.rolling_buffer("B", 0)(_mod(ONE_D))
+    lowered = tirfun.lower(out).script()
+    assert 'T.allocate([4], "float32", "global")' in lowered
+    assert "B[(i * 2 + ax) % 4]" in lowered
+    _built_matches(_mod(ONE_D), out)
+
+
+def test_schedule_rolling_buffer_and_its_trace():
+    sch = tirfun.Schedule(_mod(ONE_D))
+    sch.rolling_buffer("B", write_buffer_index=0)
+    assert "sch.rolling_buffer(" in sch.trace.as_python()
+    assert Pipeline.from_json(sch.trace.to_json())(_mod(ONE_D)) == sch.mod
+
+
+def _fails(src, cls, *fragments, block="B", index=0):
+    with pytest.raises(cls) as info:
+        R.rolling_buffer(block, index)(_mod(src))
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
+
+
+def test_an_output_block_is_refused():
+    _fails(ONE_D, R.OutputBlockError, "rolling_buffer: block 'C': it writes C, which its scope does not "
+           "allocate: it is an output block", block="C")
+
+
+def test_a_second_writer_is_refused():
+    src = ONE_D.replace('''        for ax in range(2):
+            with T.block("C"):''', '''        for ax in range(2):
+            with T.block("D"):
+                vd = T.axis.spatial(10, i * 2 + ax)
+                B[vd] = T.float32(0)
+        for ax in range(2):
+            with T.block("C"):''')
+    _fails(src, R.RollingBufferDependencyError, "block D writes what it writes")
+
+
+def test_a_block_that_is_not_tiled_under_a_loop_is_refused():
+    src = '''@T.prim_func
+def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((10,))
+    for i in range(10):
+        with T.block("B"):
+            vb = T.axis.spatial(10, i)
+            B[vb] = A[vb] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vc = T.axis.spatial(8, i)
+            C[vc] = B[vc] + B[vc + 2]
+'''
+    _fails(src, R.RollingBufferInsertionError, "is not a loop; tile the block")
+
+
+def test_a_region_without_overlap_or_slide_is_refused():
+    no_overlap = ONE_D.replace("for ax in range(4)", "for ax in range(2)").replace(
+        "B[vc] + B[vc + 2]", "B[vc] * T.float32(3)")
+    _fails(no_overlap, R.RollingBufferMatchError, "no dimension of the region of B written in one iteration "
+           "slides")
+    shifted = ONE_D.replace("vb = T.axis.spatial(10, i * 2 + ax)", "vb = T.axis.spatial(10, i * 2 + 1 + ax)").replace(
+        "for ax in range(4)", "for ax in range(3)")
+    _fails(shifted, R.RollingBufferMatchError, "dimension 0 of the region of B written in one iteration starts at "
+           "i * 2 + 1, not at loop_var * stride or a constant")
+
+
+def test_a_consumer_reading_outside_the_window_is_refused():
+    src = ONE_D.replace("B[vc] + B[vc + 2]", "B[vc] + B[T.min(vc + 5, 9)]")
+    _fails(src, R.RollingBufferCoverError, "block C reads B outside the region the block writes in the same "
+           "iteration")
+
+
+def test_a_rolled_loop_can_no_longer_be_parallelized():
+    # its iterations reuse what the previous one computed
+    out = R.rolling_buffer("B", 0)(_mod(POOLS))
+    for loop in ("i0", "i1"):
+        assert R.parallel(loop).violations(out)
+        with pytest.raises(R.RewriteError):
+            R.parallel(loop)(out)
+
+
+def test_a_parallel_sliding_loop_is_refused():
+    src = ONE_D.replace("for i in range(4):", "for i in T.parallel(4):")
+    _fails(src, R.RollingBufferMatchError, "loop i, which slides dimension 0, is parallel")

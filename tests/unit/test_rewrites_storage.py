@@ -1,0 +1,284 @@
+"""Storage primitives: set_scope, storage_align, unsafe_set_dtype and
+set_axis_separator; every error with its message, and what they produce
+built for the CPU and run against the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun import IRModule
+from tirfun import rewrites as R
+from tirfun.errors import BuildError
+from tirfun.interp import run as interp_run
+from tirfun.lower import compact_allocations, lower_allocations, lower_blocks
+from tirfun.nodes import Allocate, DeclBuffer
+from tirfun.analysis.traversal import walk
+from tirfun.rewrites.pipeline import Pipeline
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
+
+SRC = '''@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((4, 6))
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+# the producer of B placed inside loop i0 of its consumer, two rows a time
+TILED = '''@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((4, 6))
+    for i0 in range(2):
+        for i1, j in T.grid(2, 6):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i0 * 2 + i1)
+                vj = T.axis.spatial(6, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i1, j in T.grid(2, 6):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i0 * 2 + i1)
+                vj = T.axis.spatial(6, j)
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+VIEW = '''@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            V = T.match_buffer(B[vi], (1,))
+            V[0] = A[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi]
+'''
+
+
+def _mod(src=SRC):
+    return IRModule({"main": from_source(src)})
+
+
+def _runs_as_interpreted(before, after):
+    """``after`` built for the CPU computes what the interpreter computes for
+    ``before`` (and for ``after``)."""
+    f, g = before["main"], after["main"]
+    assert_equivalent(f, g, trials=2)
+    rt = tirfun.build(after)
+    args = random_inputs(g, np.random.default_rng(1))
+    expected = [a.copy() for a in args]
+    interp_run(f, *expected)
+    rt(*args)
+    for p, x, y in zip(g.params, expected, args):
+        assert compare_arrays(g.buffer_map[p].name, x, y, g.buffer_map[p].dtype) is None
+
+
+def _fails(rewrite, cls, *fragments, src=SRC):
+    with pytest.raises(cls) as info:
+        rewrite(_mod(src))
+    text = str(info.value)
+    for fragment in fragments:
+        assert fragment in text, text
+    return info.value
+
+
+# -- set_scope ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("scope", ["local", "shared", "global.texture"])
+def test_set_scope_changes_the_buffer_everywhere_and_builds(scope):
+    mod = _mod()
+    out = R.set_scope("B", 0, scope)(mod)
+    buffers = {n.storage_scope for n in walk(out["main"]) if getattr(n, "name", None) == "B"
+               and hasattr(n, "storage_scope")}
+    assert buffers == {scope}
+    _runs_as_interpreted(mod, out)
+
+
+def test_set_scope_to_the_same_scope_is_the_same_module():
+    mod = _mod()
+    assert R.set_scope("B", 0, "global")(mod) is mod
+
+
+def test_set_scope_changes_a_view_of_the_buffer_with_it():
+    out = R.set_scope("B", 0, "local")(_mod(VIEW))
+    views = [n for n in walk(out["main"]) if getattr(n, "name", None) == "V" and hasattr(n, "storage_scope")]
+    assert views and all(v.storage_scope == "local" for v in views)
+    _runs_as_interpreted(_mod(VIEW), out)
+
+
+def test_set_scope_errors():
+    _fails(R.set_scope("B", 1, "local"), R.BufferIndexOutOfRangeError,
+           "set_scope: block 'B': it has 1 write region(s), so buffer_index must be in [0, 1), got 1",
+           'with T.block("B")')
+    _fails(R.set_scope("B", "0", "local"), R.InvalidArgumentError, "buffer_index must be an int")
+    _fails(R.set_scope("B", 0, "registers"), R.InvalidStorageScopeError,
+           "the storage scope 'registers' is invalid")
+    _fails(R.set_scope("C", 0, "local"), R.NonAllocatedBufferError,
+           "buffer C is not allocated by a block (it is a function parameter or a match_buffer view)")
+    _fails(R.set_scope("D", 0, "local"), R.UnknownBlockError, "block 'D'")
+
+
+def test_schedule_set_scope_takes_a_buffer_name():
+    sch = tirfun.Schedule(_mod())
+    sch.set_scope("B", "B", "local")
+    assert "scope=\"local\"" in sch.mod.script()
+    assert 'buffer_index=0, storage_scope="local")' in sch.trace.as_python()
+    with pytest.raises(R.InvalidArgumentError,
+                       match=r"'Q' names no single buffer the block writes \(it writes: B\)"):
+        sch.set_scope("B", "Q", "local")
+    # a Buffer object, as TVM's set_scope takes it
+    sch = tirfun.Schedule(_mod())
+    buffer = sch.get(sch.get_block("B")).writes[0].buffer
+    sch.set_scope("B", buffer, "shared")
+    assert 'scope="shared"' in sch.mod.script()
+
+
+# -- storage_align -----------------------------------------------------------------
+
+def test_storage_align_pads_the_stride_as_tvm_does():
+    mod = _mod()
+    out = R.storage_align("B", 0, 0, 8, 1)(mod)
+    assert 'annotations={"buffer_dim_align": [[0, 8, 1]]}' in lower_allocations(out).script()
+    lowered = compact_allocations(lower_blocks(out))
+    decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
+    alloc = next(n for n in walk(lowered["main"]) if isinstance(n, Allocate))
+    # the dense stride 6 is padded to 9, the smallest with 9 % 8 == 1
+    assert [s.value for s in decl.buffer.strides] == [9, 1]
+    assert [e.value for e in alloc.extents] == [33]
+    assert "B[i * 9 + j]" in tirfun.lower(out).script()
+    _runs_as_interpreted(mod, out)
+
+
+def test_storage_align_pads_the_compacted_buffer_as_tvm_does():
+    mod = _mod(TILED)
+    out = R.storage_align("B", 0, 0, 8, 1)(mod)
+    lowered = compact_allocations(lower_blocks(out))
+    decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
+    alloc = next(n for n in walk(lowered["main"]) if isinstance(n, Allocate))
+    # compacted to the 2x6 rows of one iteration of i0, then the row stride
+    # 6 padded to 9
+    assert [s.value for s in decl.buffer.strides] == [9, 1]
+    assert [e.value for e in alloc.extents] == [15]
+    assert "B[i1 * 9 + j] = A_1[i0 * 12 + i1 * 6 + j] * T.float32(2.0)" in tirfun.lower(out).script()
+    _runs_as_interpreted(mod, out)
+
+
+def test_storage_align_replaces_an_entry_for_the_same_axis_and_takes_a_negative_axis():
+    out = (R.storage_align("B", 0, 0, 8, 1) >> R.storage_align("B", 0, -2, 4, 0) >>
+           R.storage_align("B", 0, 1, 2, 1))(_mod())
+    block = next(n for n in walk(out["main"]) if getattr(n, "name_hint", None) == "B")
+    assert [list(e) for e in block.annotations["buffer_dim_align"]] == [[0, 0, 4, 0], [0, 1, 2, 1]]
+    lowered = compact_allocations(lower_blocks(out))
+    decl = next(n for n in walk(lowered["main"]) if isinstance(n, DeclBuffer) and n.buffer.name == "B")
+    # the inner stride 1 becomes 1 (1 % 2 == 1); the outer one 6 -> 8
+    assert [s.value for s in decl.buffer.strides] == [8, 1]
+    _runs_as_interpreted(_mod(), out)
+
+
+def test_storage_align_errors():
+    _fails(R.storage_align("B", 0, 0, 0, 1), R.StorageAlignInvalidFactorError, "factor must be positive, got 0")
+    _fails(R.storage_align("B", 0, 2, 8, 1), R.StorageAlignAxisOutOfRangeError,
+           "buffer B has 2 dimension(s), so axis must be in [-2, 2), got 2")
+    _fails(R.storage_align("B", 0, 0, 8.0, 1), R.InvalidArgumentError, "factor must be an int")
+    _fails(R.storage_align("C", 0, 0, 8, 1), R.NonAllocatedBufferError, "buffer C is not allocated")
+    _fails(R.storage_align("B", 3, 0, 8, 1), R.BufferIndexOutOfRangeError, "got 3")
+    bad = R.annotate("B", "buffer_dim_align", [[0, 1]])(_mod())
+    with pytest.raises(R.StorageAlignInvalidAnnotationError, match="is not a list of"):
+        R.storage_align("B", 0, 0, 8, 1)(bad)
+
+
+# -- unsafe_set_dtype --------------------------------------------------------------
+
+def test_unsafe_set_dtype_casts_stores_and_loads_and_builds():
+    mod = _mod()
+    out = R.unsafe_set_dtype("B", 0, "float64")(mod)
+    text = out.script()
+    assert 'B = T.alloc_buffer((4, 6), "float64")' in text
+    assert 'B[vi, vj] = T.Cast("float64", A[vi, vj] * T.float32(2.0))' in text
+    assert 'C[vi_1, vj_1] = T.Cast("float32", B[vi_1, vj_1]) + T.float32(1.0)' in text
+    # float32 -> float64 -> float32 is exact
+    _runs_as_interpreted(mod, out)
+
+
+def test_unsafe_set_dtype_to_a_narrower_type_computes_what_the_interpreter_does():
+    out = R.unsafe_set_dtype("B", 0, "float16")(_mod())
+    f = out["main"]
+    rt = tirfun.build(out)
+    args = random_inputs(f, np.random.default_rng(2))
+    expected = [a.copy() for a in args]
+    interp_run(f, *expected)
+    rt(*args)
+    assert compare_arrays("C", expected[1], args[1], f.buffer_map[f.params[1]].dtype) is None
+
+
+def test_unsafe_set_dtype_errors_and_no_change():
+    mod = _mod()
+    assert R.unsafe_set_dtype("B", 0, "float32")(mod) is mod
+    _fails(R.unsafe_set_dtype("B", 0, "float32x4"), R.InvalidArgumentError, "dtype must name a scalar data type")
+    _fails(R.unsafe_set_dtype("B", 0, "floaty"), R.InvalidArgumentError, "'floaty'")
+    _fails(R.unsafe_set_dtype("C", 0, "float16"), R.NonAllocatedBufferError, "buffer C is not allocated")
+
+
+# -- set_axis_separator ------------------------------------------------------------
+
+def test_set_axis_separator_keeps_the_meaning_and_the_cpu_build_refuses_it():
+    mod = _mod()
+    out = R.set_axis_separator("B", 0, "write", [1])(mod)
+    assert "axis_separators=[1]" in out.script()
+    assert_equivalent(mod["main"], out["main"], trials=2)
+    with pytest.raises(BuildError, match=r"buffer B has axis_separators \[1\], which flatten it to 2-D "
+                                         r"memory; the CPU target \(llvm\) needs 1-D memory"):
+        tirfun.build(out)
+
+
+def test_set_axis_separator_on_a_parameter_changes_the_signature():
+    out = R.set_axis_separator("C", 0, "write", [1])(_mod())
+    param = out["main"].buffer_map[out["main"].params[1]]
+    assert list(param.axis_separators) == [1]
+    assert_equivalent(_mod()["main"], out["main"], trials=1)
+
+
+def test_schedule_set_axis_separator_takes_tvm_buffer_arguments():
+    for arg in [("read", 0), "A"]:
+        sch = tirfun.Schedule(_mod())
+        sch.set_axis_separator("B", arg, [1])
+        assert list(sch.mod["main"].buffer_map[sch.mod["main"].params[0]].axis_separators) == [1]
+        replay = Pipeline.from_json(sch.trace.to_json())
+        assert replay(_mod()) == sch.mod
+
+
+def test_set_axis_separator_errors():
+    _fails(R.set_axis_separator("B", 0, "write", [3]), R.InvalidAxisSeparatorError,
+           "axis_separators must be increasing ints in [0, 2] for buffer B of 2 dimension(s), got (3,)")
+    _fails(R.set_axis_separator("B", 0, "write", [1, 1]), R.InvalidAxisSeparatorError, "got (1, 1)")
+    _fails(R.set_axis_separator("B", 0, "input", [1]), R.InvalidArgumentError,
+           "buffer_index_type must be 'read' or 'write'")
+    _fails(R.set_axis_separator("B", 2, "read", [1]), R.BufferIndexOutOfRangeError, "1 read region(s)")
+    nested = VIEW.replace("            V[0] = A[vi]", """            with T.block("inner"):
+                V[0] = A[vi]""")
+    _fails(R.set_axis_separator("inner", 0, "write", [0]), R.BufferIsSubregionError,
+           "buffer V is a match_buffer view", src=nested)
+    _fails(R.set_scope("inner", 0, "local"), R.NonAllocatedBufferError, "buffer V is not allocated", src=nested)
+
+
+# -- traces ------------------------------------------------------------------------
+
+def test_every_storage_primitive_replays_from_json_and_python():
+    sch = tirfun.Schedule(_mod())
+    sch.storage_align("B", 0, 0, 8, 1)
+    sch.set_scope("B", 0, "local")
+    sch.unsafe_set_dtype("B", 0, "float64")
+    replay = Pipeline.from_json(sch.trace.to_json())
+    assert replay(_mod()) == sch.mod
+    text = sch.trace.as_python()
+    for name in ("storage_align", "set_scope", "unsafe_set_dtype"):
+        assert f"sch.{name}(" in text
