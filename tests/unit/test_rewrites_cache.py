@@ -765,3 +765,22 @@ def test_a_tvm_script_schedules_caches_through_the_compat_layer():
     local = sch.cache_write(block_c, 0, "local")
     assert (shared, local) == (R.BlockRef("B_shared", "main"), R.BlockRef("C_local", "main"))
     check(mod, sch.mod)
+
+
+def test_tvm_style_tiling_with_a_shared_read_and_a_local_accumulator():
+    """cache_write then reverse_compute_at, cache_read then compute_at: the
+    GPU-style matmul schedule, run on the CPU."""
+    mod = mod_of(MATMUL.replace("(4, 8)", "(16, 16)").replace("(8, 6)", "(16, 16)")
+                 .replace("(4, 6)", "(16, 16)").replace("T.grid(4, 6, 8)", "T.grid(16, 16, 16)"))
+    sch = Schedule(mod)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 4])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.reverse_compute_at(sch.cache_write(c, 0, "local"), j0)
+    sch.compute_at(sch.cache_read(c, 0, "shared"), k)
+    text = sch.mod["main"].script()
+    assert 'A_shared = T.alloc_buffer((16, 16), scope="shared")' in text
+    assert 'C_local = T.alloc_buffer((16, 16), scope="local")' in text
+    check(mod, sch.mod)
