@@ -439,6 +439,101 @@ class Schedule:
                 f"got {buffer!r}").with_level(self._render)
         return candidates[0]
 
+    # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------
+    def _buffer_index(self, block, index, kind: str):
+        """A Buffer or buffer name as its position among the block's reads or
+        writes, as TVM's Python API normalises it; anything else is kept for
+        the record to check."""
+        if isinstance(index, int) or not isinstance(index, (str, Buffer)):
+            return index
+        try:
+            found = self.get(block)
+        except RewriteError:
+            return index
+        regions = found.reads if kind == "read" else found.writes
+        for k, region in enumerate(regions):
+            if region.buffer == index or region.buffer.name == index:
+                return k
+        return index
+
+    def _blocks(self, blocks):
+        return None if blocks is None else [self._block(b) for b in _flatten([blocks])]
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str, consumer_blocks=None) -> BlockRef:
+        """Read a buffer through a cache in ``storage_scope``; returns the copy
+        block (see :class:`~tirfun.rewrites.CacheRead`). ``read_buffer_index``
+        is a position in the block's reads, a Buffer, or a buffer name."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.cache_read(block, index, storage_scope, self._blocks(consumer_blocks)))
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str, consumer_blocks=None) -> BlockRef:
+        """Write a buffer through a cache in ``storage_scope``; returns the
+        copy block (see :class:`~tirfun.rewrites.CacheWrite`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, write_buffer_index, "write")
+        return self.apply(R.cache_write(block, index, storage_scope, self._blocks(consumer_blocks)))
+
+    def cache_inplace(self, block, read_buffer_index, storage_scope: str) -> list[BlockRef]:
+        """Cache a buffer the block both reads and writes; returns the copy-in
+        and copy-back blocks (see :class:`~tirfun.rewrites.CacheInplace`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.cache_inplace(block, index, storage_scope))
+
+    def _index_map(self, block, index_map):
+        """A function index map traced with the block's iteration variable
+        dtype, as TVM's ``IndexMap.from_func`` with the block's index dtype."""
+        if not callable(index_map):
+            return index_map
+        dtype = "int32"
+        try:
+            found = self.get(block)
+            if found.iter_vars:
+                dtype = found.iter_vars[0].var.dtype
+        except RewriteError:
+            pass
+        from .rewrites.cache import as_index_map
+
+        return as_index_map(index_map, dtype)
+
+    def reindex_cache_read(self, block, read_buffer_index, storage_scope: str, index_map) -> BlockRef:
+        """Read a buffer through a cache laid out by ``index_map`` of the
+        block's iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReindexCacheRead`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.reindex_cache_read(block, index, storage_scope, self._index_map(block, index_map)))
+
+    def reindex_cache_write(self, block, write_buffer_index, storage_scope: str, index_map) -> BlockRef:
+        """Write a buffer through a cache laid out by ``index_map`` of the
+        block's iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReindexCacheWrite`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, write_buffer_index, "write")
+        return self.apply(R.reindex_cache_write(block, index, storage_scope, self._index_map(block, index_map)))
+
+    def reindex(self, block, buffer) -> BlockRef:
+        """Copy a buffer into (or out of) a buffer laid out by the block's
+        iteration variables; returns the copy block (see
+        :class:`~tirfun.rewrites.ReIndex`). ``buffer`` is ``("read" |
+        "write", index)``, a Buffer, or a buffer name."""
+        block = self._block(block)
+        if isinstance(buffer, (str, Buffer)):
+            kind = None
+            try:
+                found = self.get(block)
+                for k_name, regions in (("read", found.reads), ("write", found.writes)):
+                    for k, region in enumerate(regions):
+                        if kind is None and (region.buffer == buffer or region.buffer.name == buffer):
+                            kind = (k_name, k)
+            except RewriteError:
+                pass
+            buffer = kind if kind is not None else buffer
+        elif isinstance(buffer, list):
+            buffer = tuple(buffer)
+        return self.apply(R.reindex(block, buffer))
+
 
 def _named(buf, wanted) -> bool:
     return buf == wanted or (isinstance(wanted, str) and buf.name == wanted)

@@ -507,6 +507,95 @@ CASES += [  # storage
      r"^rolling_buffer: block 'B': block C reads B outside the region the block writes in the same iteration"),
 ]
 
+# caching (cache_read, cache_write, cache_inplace, reindex, reindex_cache_read/write)
+_CACHE_STAGES = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B0"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + A[vi] + A[vi]
+"""
+_CACHE_WRITERS = _CACHE_STAGES.replace("    for i in range(8):\n        with T.block(\"C\")", """    for i in range(4):
+        with T.block("B1"):
+            vi = T.axis.spatial(4, i)
+            B[vi + 4] = A[vi + 4]
+    for i in range(8):
+        with T.block("C")""")
+_CACHE_GUARDED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i % 2 == 0)
+            B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0)) + A[vi - 1]
+"""
+_CACHE_TWICE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi] = A[vi] + A[vi + 1]
+"""
+_CACHE_ROOT = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    with T.block("root"):
+        T.reads(A[0:8])
+        T.writes(B[0:8])
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+"""
+CASES += [
+    ("cache-scope", lambda: mod_of(ELEMENTWISE), R.cache_read("B", 0, "vram"), R.InvalidStorageScopeError,
+     r"^cache_read: argument storage_scope: the storage scope 'vram' is invalid"),
+    ("cache-index", lambda: mod_of(ELEMENTWISE), R.cache_read("B", 1, "shared"), R.BufferIndexOutOfRangeError,
+     r"^cache_read: block 'B': the block has 1 read regions, so read_buffer_index 1 is out of range$"),
+    ("cache-buffer", lambda: mod_of(ELEMENTWISE), R.cache_write("B", "A", "local"), R.BufferNotAccessedError,
+     r"^cache_write: block 'B': buffer A is not a write buffer of the block: it is a read buffer"),
+    ("cache-no-scope", lambda: mod_of(_CACHE_ROOT), R.cache_read("root", 0, "local"), R.NoScopeBlockError,
+     r"^cache_read: block 'root': the block has no enclosing block to allocate the cache in"),
+    ("cache-cover", lambda: mod_of(_CACHE_STAGES), R.cache_read("C", 0, "local"), R.NotRegionCoverError,
+     r"^cache_read: block 'root': the region cover of the scope is not complete: block 'C' reads"),
+    ("cache-writers", lambda: mod_of(_CACHE_WRITERS), R.cache_read("C", 0, "local"), R.NotSingleWriteBlockError,
+     r"^cache_read: buffer B: the buffer is expected to be written by a single block of the scope, but 2"),
+    ("cache-consumer", lambda: mod_of(NESTED_SCOPE), R.cache_read("C", 0, "local", ["B"]),
+     R.ConsumerNotInScopeError, r"^cache_read: block 'B': the consumer block is not in the scope of block"),
+    ("cache-order", lambda: mod_of(TWO_NESTS), R.cache_write("B", 0, "local", ["B"]), R.CacheStageOrderError,
+     r"^cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),
+    ("cache-read-first", lambda: mod_of(IN_PLACE), R.cache_write("B", 0, "local"),
+     R.CacheWriteReadBeforeWriteError, r"^cache_write: block 'B': the block reads B\[vi\] before writing"),
+    ("cache-partial", lambda: mod_of(_CACHE_GUARDED), R.cache_write("B", 0, "local"), R.CacheWritePartialError,
+     r"^cache_write: block 'B': the block may not write every element of buffer B"),
+    ("cache-inplace", lambda: mod_of(ELEMENTWISE), R.cache_inplace("B", 0, "local"), R.NotReadWriteError,
+     r"^cache_inplace: block 'B': the block does not both read and write buffer A$"),
+    ("reindex-leaf", lambda: mod_of(NESTED_SCOPE), R.reindex("outer", ("read", 0)), R.NotLeafBlockError,
+     r"^reindex: block 'outer': the block is not a leaf block"),
+    ("reindex-access", lambda: mod_of(_CACHE_TWICE), R.reindex("B", ("read", 0)), R.InvalidBufferAccessError,
+     r"^reindex: block 'B': buffer A should be accessed with the same indices everywhere"),
+    ("reindex-chain", lambda: mod_of(SIBLINGS), R.reindex("B", ("read", 0)), R.ReindexNotChainError,
+     r"^reindex: block 'B': the block must sit under a chain of loops"),
+    ("reindex-written", lambda: mod_of(IN_PLACE), R.reindex("B", ("read", 0)), R.ReindexReadWrittenError,
+     r"^reindex: block 'B': the block also writes buffer B"),
+    ("reindex-bounds", lambda: mod_of(_CACHE_GUARDED), R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
+     r"^reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
+    ("reindex-point", lambda: mod_of(_CACHE_TWICE), R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)),
+     R.NotSinglePointAccessError, r"^reindex_cache_read: block 'B': the region A\[vi:vi \+ 2\] the block"),
+    ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),
+     R.ReindexCacheReadWriteNotMatchError,
+     r"^reindex_cache_read: block 'B': the block iteration variable vj appears in \[vi, vj\] but not in"),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_each_error_is_raised_with_its_message(case):
     _, make, rewrite, cls, pattern = case

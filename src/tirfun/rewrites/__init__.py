@@ -20,6 +20,10 @@ wraps all of this in TVM's Schedule API.
 
 from .annotate import Annotate, Unannotate, annotate, unannotate
 from .base import Outcome, Rewrite
+from .cache import (
+    CacheInplace, CacheRead, CacheWrite, ReIndex, ReindexCacheRead, ReindexCacheWrite, cache_inplace,
+    cache_read, cache_write, reindex, reindex_cache_read, reindex_cache_write,
+)
 from .compute_location import (
     ComputeAt, ComputeInline, ReverseComputeAt, ReverseComputeInline, compute_at, compute_inline,
     reverse_compute_at, reverse_compute_inline,
@@ -55,6 +59,9 @@ __all__ = [
     "AddUnitLoop", "add_unit_loop", "ReorderBlockIterVar", "reorder_block_iter_var",
     "Parallel", "parallel", "Vectorize", "vectorize", "Bind", "bind", "Unroll", "unroll",
     "Annotate", "annotate", "Unannotate", "unannotate",
+    "CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex",
+    "CacheInplace", "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite",
+    "reindex_cache_write",
     "ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
     "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",

@@ -496,5 +496,87 @@ class NonEinsumError(RewriteError):
     start at 0."""
 
 
+# -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------------
+
+class BufferNotAccessedError(RewriteError):
+    """The buffer given by name or as a Buffer is not among the block's reads
+    (or writes)."""
+
+
+class NoScopeBlockError(RewriteError):
+    """The block has no enclosing block in which the new buffer could be
+    allocated (it is the root block, or the function has no root block)."""
+
+
+class NotSingleWriteBlockError(RewriteError):
+    """More than one block of the scope writes the buffer, so there is no
+    single producer to cache."""
+
+
+class NotRegionCoverError(RewriteError):
+    """A block of the scope reads elements of the buffer that the blocks
+    writing it before it do not (provably) write."""
+
+
+class ConsumerNotInScopeError(RewriteError):
+    """A consumer block given to cache_read or cache_write is not in the
+    scope of the cached block."""
+
+
+class CacheStageOrderError(RewriteError):
+    """A block that would read the cache runs before the cache is filled:
+    redirecting it would change what it reads."""
+
+
+class CacheWritePartialError(RewriteError):
+    """The block may leave elements of the region a write cache (cache_write,
+    reindex of a write) copies back unwritten (a predicate, a conditional
+    store, a strided index), which would overwrite them with uninitialised
+    cache elements."""
+
+
+class NotReadWriteError(RewriteError):
+    """cache_inplace was given a buffer the block does not both read and write."""
+
+
+class NotSinglePointAccessError(RewriteError):
+    """reindex_cache_read or reindex_cache_write was given a buffer the block
+    accesses at more than one element per instance."""
+
+
+class ReindexCacheReadWriteNotMatchError(RewriteError):
+    """An iteration variable appears in the block's indices of the buffer but
+    not in the index map's, or the other way round."""
+
+
+class NotLeafBlockError(RewriteError):
+    """The block has blocks inside it, and the primitive needs a leaf block."""
+
+
+class InvalidBufferAccessError(RewriteError):
+    """The buffer is not accessed in the block through loads and stores that
+    all use the same indices."""
+
+
+class ReindexNotChainError(RewriteError):
+    """The block does not sit under a chain of single-child loops directly in
+    its scope block, so there is no place for the reindex stage."""
+
+
+class ReindexReadWrittenError(RewriteError):
+    """A reindexed read buffer is also written by the block; those writes
+    would go to the copy and be lost."""
+
+
+class ReindexOutOfBoundsError(RewriteError):
+    """The copy made by reindex would read the buffer outside its bounds
+    (the block guards the access, or reads only part of the domain)."""
+
+
+class CacheWriteReadBeforeWriteError(RewriteError):
+    """The block reads an element of the buffer before writing it itself, so
+    a write cache would be read uninitialised."""
+
+
 __all__ = [name for name, value in dict(globals()).items()
            if isinstance(value, type) and issubclass(value, RewriteError)] + ["RENDER_LEVELS"]

@@ -21,6 +21,7 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
+* ``tirfun.testing.draw_cache``  random cache_read / cache_write applications (``DRAWERS``, ``draw_cache_read``, ``draw_cache_write``)
 * ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)
@@ -63,6 +64,7 @@ _LAZY = {
     "accepted_sources": "tirfun.testing.accepted",
     "random_accepted_source": "tirfun.testing.accepted",
     "call_modules": "tirfun.testing.calls",
+    "draw_cache_read": "tirfun.testing.draw_cache", "draw_cache_write": "tirfun.testing.draw_cache",
     "cast_chains": "tirfun.testing.casts",
     "located_programs": "tirfun.testing.draw_storage",
     "run_split": "tirfun.testing.cuda",

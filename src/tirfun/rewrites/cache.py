@@ -1,0 +1,1907 @@
+"""Caching primitives: cache_read, cache_write, cache_inplace, reindex,
+reindex_cache_read and reindex_cache_write.
+
+cache_read and cache_write put a copy stage between a buffer and the
+blocks that use it, in a new buffer of another storage scope
+(``A_shared``, ``B_local``), as TVM v0.20's ``cache_read_write.cc`` does:
+
+* where the copy goes: inside the lowest loop (or the scope block) that
+  holds the buffer's writer and the first block the copy serves, just
+  before the part of that loop's body that holds the served block;
+* what it copies: the region the writer writes, relaxed over the loops
+  between the writer and that place (for an input of the scope: the whole
+  buffer);
+* the cache has the buffer's shape when the copy sits in a loop, and the
+  shape of the copied region (indices rebased) when it sits in the scope
+  block and every reader of the buffer is under it.
+
+TVM lets three programs through whose results then change; here each is a
+ScheduleError: a redirected reader that runs before the copy is filled
+(CacheStageOrderError), a cache_write whose block reads the buffer before
+writing it (CacheWriteReadBeforeWriteError: the cache would be read
+uninitialised; ``cache_inplace`` is the primitive for that), and consumer
+blocks outside the block's scope (ConsumerNotInScopeError).
+
+Under thread bindings a ``shared`` or ``local`` cache filled outside the
+kernel that reads it is, as in TVM, not the buffer the kernel sees (each
+GPU block or thread has its own): the interpreter's GPU meaning then reads
+unfilled elements. As in TVM's GPU schedules, move the copy into the kernel
+(compute_at) before running such a program.
+
+reindex, cache_inplace, reindex_cache_read and reindex_cache_write follow
+TVM's cache_read_write.cc too; each docstring says where they refuse what
+TVM lets through.
+"""
+
+from __future__ import annotations
+
+import attrs
+from pyrsistent import pvector
+
+from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
+from ..analysis.arith.int_set import Interval, cover_range, intersect
+from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
+from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
+from ..nodes import (
+    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
+    IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
+)
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .exprs import substitute_expr, var_names
+from .errors import (
+    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
+    CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
+    InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
+    NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
+    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+)
+from .names import fresh_name, suffixed
+from .refs import BlockRef, as_block_ref
+from .serialize import py_value
+
+# TVM's StorageScope::Create: a scope is one of these ranks followed by any tag
+# ("shared.dyn", "global.texture"); the empty string means "global"
+STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma.matrix_a", "wmma.matrix_b",
+                 "wmma.accumulator", "texture", "amx.tmm", "m16n8k8.matrixA", "m16n8k8.matrixB",
+                 "m16n8k8.matrixC", "metal.simdgroup")
+
+
+# ------------------------------------------------------------------ arguments
+
+def check_storage_scope(chk: Checks, scope) -> str:
+    """The storage scope if TVM accepts it (stops with InvalidStorageScopeError)."""
+    if not isinstance(scope, str) or (scope and not scope.startswith(STORAGE_RANKS)):
+        chk.stop(InvalidStorageScopeError, "argument storage_scope",
+                 f"the storage scope {scope!r} is invalid; expected one of {', '.join(STORAGE_RANKS)}, "
+                 "optionally followed by a tag (\"shared.dyn\")")
+    return scope or "global"
+
+
+def access_buffer(chk: Checks, block: Block, realize: BlockRealize, index, kind: str) -> Buffer:
+    """The buffer ``index`` names among the block's reads (``kind="read"``)
+    or writes: a position, a Buffer, or a buffer name, as TVM's Python API
+    takes them."""
+    regions = block.reads if kind == "read" else block.writes
+    other = block.writes if kind == "read" else block.reads
+    what = f"block {block.name_hint!r}"
+    if isinstance(index, Buffer) or isinstance(index, str):
+        name = index if isinstance(index, str) else index.name
+        for region in regions:
+            if region.buffer == index or region.buffer.name == index:
+                return region.buffer
+        elsewhere = any(r.buffer == index or r.buffer.name == index for r in other)
+        why = (f"it is a {'write' if kind == 'read' else 'read'} buffer of the block, not a {kind} buffer"
+               if elsewhere else f"the block does not {kind} it")
+        chk.stop(BufferNotAccessedError, what, f"buffer {name} is not a {kind} buffer of the block: {why}",
+                 realize)
+    if not isinstance(index, int) or isinstance(index, bool):
+        chk.stop(InvalidArgumentError, what,
+                 f"the {kind} buffer index must be an int, a Buffer or a buffer name, got {index!r}")
+    if not 0 <= index < len(regions):
+        chk.stop(BufferIndexOutOfRangeError, what,
+                 f"the block has {len(regions)} {kind} regions, so {kind}_buffer_index {index} is out of "
+                 f"range", realize)
+    return regions[index].buffer
+
+
+def _as_refs(value):
+    if value is None:
+        return None
+    if isinstance(value, (str, BlockRef)):
+        return (as_block_ref(value),)
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "PVector":
+        return tuple(as_block_ref(v) for v in value)
+    return value
+
+
+# ------------------------------------------------------------------ the scope
+
+@attrs.frozen
+class _Scope:
+    """The block a primitive works in: its path, the block, and its child
+    blocks in program order (path of the BlockRealize, the realize)."""
+
+    path: Path
+    block: Block
+    children: tuple
+
+    def index_of(self, name: str) -> int:
+        for k, (_, realize) in enumerate(self.children):
+            if realize.block.name_hint == name:
+                return k
+        return -1
+
+
+def _scope_of(chk: Checks, site, block_path: Path, subject: str) -> _Scope:
+    spath = scope_path(site, block_path[:-1])
+    if spath is None:
+        chk.stop(NoScopeBlockError, subject,
+                 "the block has no enclosing block to allocate the cache in (it is the root block, or "
+                 "the function has no root block)")
+    sblock = site.at(spath)
+    return _Scope(spath, sblock, tuple(child_blocks(sblock, spath)))
+
+
+def _reads(block: Block, buf: Buffer) -> bool:
+    return any(r.buffer == buf for r in block.reads)
+
+
+def _writes(block: Block, buf: Buffer) -> bool:
+    return any(r.buffer == buf for r in block.writes)
+
+
+def _region_of(regions, buf: Buffer) -> BufferRegion | None:
+    for r in regions:
+        if r.buffer == buf:
+            return r
+    return None
+
+
+def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
+    """The position among the scope's children of the only block writing
+    ``buf`` (None: no block of the scope writes it)."""
+    writers = [k for k, (_, r) in enumerate(scope.children) if _writes(r.block, buf)]
+    if len(writers) > 1:
+        chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                 f"the buffer is expected to be written by a single block of the scope, but "
+                 f"{len(writers)} blocks write it", *[scope.children[k][1] for k in writers])
+    return writers[0] if writers else None
+
+
+def _consumer_set(chk: Checks, site, scope: _Scope, refs) -> set[str]:
+    """The names of the given consumer blocks and of the blocks directly
+    under them (TVM's consumer set)."""
+    out: set[str] = set()
+    for ref in refs or ():
+        path = resolve_block(chk, site, ref)
+        if scope_path(site, path[:-1]) != scope.path:
+            chk.stop(ConsumerNotInScopeError, describe(ref),
+                     f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
+                     "the cache is made", site.at(path[:-1]))
+        out.add(ref.name)
+        out.update(r.block.name_hint for _, r in child_blocks(site.at(path), path))
+    return out
+
+
+# ------------------------------------------------------------------ regions
+
+def _under(path: Path, top: Path) -> bool:
+    return len(path) > len(top) and path[:len(top)] == top
+
+
+def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path) -> list[Interval]:
+    """The region (declared in the block's iteration variables) relaxed over
+    the loops between the block and ``top`` (TVM's RelaxBufferRegion)."""
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    dom = {loop.loop_var: Range(loop.min, loop.extent)
+           for p, loop in loops_above(site, realize_path) if _under(p, top)}
+    return bound_region(region, dom, bindings)
+
+
+def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    if isinstance(e, And):
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    if isinstance(e, IntImm) and e.value == 1:
+        return []
+    return [e]
+
+
+def _written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExpr]:
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    return [simplify_affine(substitute_expr(r.min, bindings)) for r in region.region]
+
+
+def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict, list]:
+    """The predicate's conjuncts ``index < bound`` on a dimension of the
+    region (dimension -> exclusive bound, as TVM's region analysis uses the
+    predicate), and the conjuncts of any other form."""
+    indices = _written_indices(region, realize)
+    bounds, others = {}, []
+    for c in _conjuncts(realize.predicate):
+        lhs = rhs = None
+        if isinstance(c, LT):
+            lhs, rhs = c.a, c.b
+        elif isinstance(c, GT):
+            lhs, rhs = c.b, c.a
+        elif isinstance(c, LE):
+            lhs, rhs = c.a, fold_add(c.b, IntImm(c.b.dtype, 1))
+        elif isinstance(c, GE):
+            lhs, rhs = c.b, fold_add(c.a, IntImm(c.a.dtype, 1))
+        dim = None
+        if lhs is not None and lhs.dtype.is_integer:
+            lhs = simplify_affine(lhs)
+            dim = next((k for k, i in enumerate(indices) if i == lhs and k not in bounds), None)
+        if dim is None:
+            others.append(c)
+        else:
+            bounds[dim] = rhs
+    return bounds, others
+
+
+def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> list[Range]:
+    """What the writer writes, relaxed below ``loc``, cut by its predicate
+    and clamped to the buffer."""
+    region = _region_of(wrealize.block.writes, buf)
+    intervals = _relaxed(site, region, wpath, wrealize, loc)
+    dom = _outer_dom(site, wpath, loc)
+    bounds, _ = _predicate_bounds(region, wrealize)
+    for dim, bound in bounds.items():
+        iv = intervals[dim]
+        if iv.hi is None or bound.dtype != iv.hi.dtype:
+            continue
+        last = fold_sub(bound, IntImm(bound.dtype, 1))
+        if not can_prove(LE(iv.hi, last), dom):
+            intervals[dim] = intersect(iv, Interval(None, last))
+    return _clamped(intervals, buf, dom)
+
+
+def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> str | None:
+    """Why the writer may leave elements of its relaxed region unwritten
+    (a cache_write would then copy uninitialised elements back), or None
+    when every element of the region is written."""
+    block = wrealize.block
+    region = _region_of(block.writes, buf)
+    if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+        return f"its declared write {region.script()} is not one element per block instance"
+    _, others = _predicate_bounds(region, wrealize)
+    if others:
+        return f"its predicate {others[0].script()} may skip elements of the region it writes"
+    mins = [r.min for r in region.region]
+    top = [block.init] if block.init is not None else []
+    top.append(block.body)
+    stores = []
+    for stmt in top:
+        items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
+        stores.extend(x for x in items if isinstance(x, BufferStore) and x.buffer == buf)
+    if not any(list(x.indices) == mins for x in stores):
+        return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
+    loops = {loop.loop_var.name: loop for p, loop in loops_above(site, wpath) if _under(p, loc)}
+    seen: set = set()
+    for index in _written_indices(region, wrealize):
+        used = var_names(index) & set(loops)
+        if not used:
+            continue
+        if used & seen or detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None:
+            return (f"its write index {index.script()} does not cover a dense range of {buf.name} "
+                    "over the loops")
+        seen |= used
+    return None
+
+
+def _outer_dom(site, realize_path: Path, top: Path) -> dict:
+    return {loop.loop_var: Range(loop.min, loop.extent)
+            for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+
+
+def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
+    """Intervals as Ranges inside the buffer: an end not provably within the
+    buffer is clamped to it (a relaxed non-dividing split would reach past)."""
+    out = []
+    for iv, dim in zip(intervals, buf.shape):
+        zero = IntImm(dim.dtype, 0)
+        full = Range(zero, dim)
+        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype:
+            last = fold_sub(dim, IntImm(dim.dtype, 1))
+            lo = iv.lo if can_prove(GE(iv.lo, zero), dom) else intersect(iv, Interval(zero, None)).lo
+            hi = iv.hi if can_prove(LE(iv.hi, last), dom) else intersect(iv, Interval(None, last)).hi
+            iv = Interval(lo, hi)
+        out.append(cover_range(iv, full))
+    return out
+
+
+def _lca(paths: list[Path]) -> Path:
+    first = paths[0]
+    n = len(first)
+    for p in paths[1:]:
+        n = min(n, len(p))
+        for k in range(n):
+            if p[k] != first[k]:
+                n = k
+                break
+    return first[:n]
+
+
+def _cover_violation(site, scope: _Scope, buf: Buffer):
+    """The first child of the scope that reads ``buf`` where the blocks
+    writing it before do not provably cover what it reads (TVM's region
+    cover, asked of this buffer only), or None."""
+    for k, (cpath, consumer) in enumerate(scope.children):
+        read = _region_of(consumer.block.reads, buf)
+        if read is None:
+            continue
+        producers = [(p, r) for p, r in scope.children[:k] if _writes(r.block, buf)]
+        if not producers:
+            continue
+        lca = _lca([cpath] + [p for p, _ in producers])
+        # the LCA is a loop or the scope block's body: relax below it
+        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca) for p, r in producers]
+        target = _relaxed(site, read, cpath, consumer, lca)
+        if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
+            return consumer
+    return None
+
+
+# ------------------------------------------------------------------ where the stage goes
+
+class _LocDetector:
+    """TVM's CacheLocDetector: the lowest loop or block holding both the
+    writer block and the first related block, and the position in its body
+    before the part that holds the related block."""
+
+    def __init__(self, scope: _Scope, writer: str | None, related: set[str]):
+        self.scope = scope
+        self.writer = writer
+        self.related = related
+        self.visited_block = False
+        self.visited_related = False
+        self.loc: Path | None = None
+        self.pos = -1
+
+    def run(self) -> tuple[Path, int]:
+        self.visit(self.scope.block, self.scope.path)
+        return self.loc, self.pos
+
+    def visit(self, node: Stmt, path: Path) -> None:
+        if isinstance(node, SeqStmt):
+            previous = self.visited_block
+            self.visited_block = False
+            for i, item in enumerate(node.seq):
+                if self.pos != -1:
+                    break
+                self.visit(item, path + (("seq", i),))
+                if self.visited_block and self.visited_related and self.pos == -1:
+                    self.pos = i
+                    break
+                if self.visited_related:
+                    break
+            self.visited_block = self.visited_block or previous
+        elif isinstance(node, Block):
+            if path == self.scope.path:
+                self.visit(node.body, path + (("body", None),))
+                if self.visited_related and self.loc is None:
+                    self.loc = path
+                    if not self.visited_block and self.pos == -1:
+                        self.pos = 0
+            elif node.name_hint == self.writer:
+                self.visited_block = True
+            elif node.name_hint in self.related:
+                self.visited_related = True
+        elif isinstance(node, For):
+            self.visit(node.body, path + (("body", None),))
+            if self.visited_block and self.visited_related and self.loc is None and self.pos != -1:
+                self.loc = path
+        else:
+            for step, child in stmt_children(node):
+                self.visit(child, path + (step,))
+
+
+def _end_position(block: Block) -> int:
+    return len(block.body.seq) if isinstance(block.body, SeqStmt) else 1
+
+
+def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
+    """TVM's InsertCacheStage: ``stage`` at position ``pos`` of ``body``."""
+    if isinstance(body, SeqStmt):
+        items = list(body.seq)
+        items.insert(pos, stage)
+        return SeqStmt(items)
+    return SeqStmt([stage, body] if pos == 0 else [body, stage])
+
+
+def _runs_before(a: Path, b: Path) -> bool:
+    """Whether the statement at ``a`` runs (starts) before the one at ``b``
+    in program order; paths compare step by step."""
+    for x, y in zip(a, b):
+        if x != y:
+            if x[0] == y[0] == "seq":
+                return x[1] < y[1]
+            return x[0] == "init" and y[0] == "body"
+    return len(a) < len(b)
+
+
+def _shifted_path(path: Path, loc: Path, pos: int, wrapped: bool) -> Path:
+    """Where a statement at ``path`` of the old tree sits once the stage is
+    inserted at ``pos`` of the body of ``loc``."""
+    body = loc + (("body", None),)
+    if not _under(path, body) and path != body:
+        return path
+    rest = path[len(body):]
+    if not wrapped:
+        (name, k), tail = rest[0], rest[1:]
+        return body + (("seq", k + 1 if k >= pos else k),) + tail
+    return body + (("seq", 1 if pos == 0 else 0),) + rest
+
+
+# ------------------------------------------------------------------ the copy stage
+
+def _cast(e: PrimExpr, dtype) -> PrimExpr:
+    return e if e.dtype == dtype else Cast(dtype, e)
+
+
+def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bool, full: bool,
+                name: str, taken) -> tuple[Stmt, Block]:
+    """TVM's MakeCacheStage: loops ``ax0..`` over the region's extents, a
+    block ``v0..`` copying one element from the read side to the write side."""
+    loop_vars, values, iter_vars = [], [], []
+    src_idx, dst_idx = [], []
+    used = set()
+
+    def fresh(base):
+        n = fresh_name(base, _Both(taken, used))
+        used.add(n)
+        return n
+
+    for k, rng in enumerate(region):
+        lv = Var(fresh(f"ax{k}"), rng.extent.dtype)
+        loop_vars.append(lv)
+    for k, rng in enumerate(region):
+        lv = loop_vars[k]
+        if full:
+            dim = orig.shape[k]
+            v = Var(fresh(f"v{k}"), dim.dtype)
+            iter_vars.append(IterVar(Range(IntImm(dim.dtype, 0), dim), v, IterVarType.DataPar))
+            values.append(_cast(fold_add(_cast(rng.min, lv.dtype), lv), dim.dtype))
+            o_idx, c_idx = v, v
+        else:
+            v = Var(fresh(f"v{k}"), rng.extent.dtype)
+            iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
+            values.append(lv)
+            o_idx, c_idx = _cast(fold_add(v, _cast(rng.min, v.dtype)), orig.shape[k].dtype), v
+        (src_idx if is_read else dst_idx).append(o_idx)
+        (dst_idx if is_read else src_idx).append(c_idx)
+    src, dst = (orig, cache) if is_read else (cache, orig)
+    one = [Range(i, IntImm(i.dtype, 1)) for i in src_idx]
+    one_dst = [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
+    block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
+                  BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
+    stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
+    for lv, rng in reversed(list(zip(loop_vars, region))):
+        stmt = For(lv, IntImm(lv.dtype, 0), rng.extent, ForKind.SERIAL, stmt)
+    return stmt, block
+
+
+class _Both:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __contains__(self, name):
+        return name in self.a or name in self.b
+
+
+def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
+    """TVM's WithScope: the buffer renamed ``<name>_<scope>`` in the new
+    scope, with the region's shape when the cache is compact."""
+    name = fresh_name(suffixed(orig.name, scope), taken)
+    shape = list(orig.shape) if full else [r.extent for r in region]
+    return Buffer(name, shape, orig.dtype, storage_scope=scope, axis_separators=orig.axis_separators)
+
+
+# ------------------------------------------------------------------ redirecting accesses
+
+def _rebase(indices, offsets) -> list[PrimExpr]:
+    """Indices into the cache: unchanged (a full-sized cache), rebased by the
+    region's mins (a compact one), or the reindexing caches' own indices
+    (``offsets`` a function giving them)."""
+    if offsets is None:
+        return list(indices)
+    if callable(offsets):
+        return list(offsets())
+    out = []
+    for i, off in zip(indices, offsets):
+        if isinstance(off, IntImm) and off.value == 0:
+            out.append(i)
+        else:
+            out.append(simplify_affine(fold_sub(i, _cast(off, i.dtype))))
+    return out
+
+
+def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
+    def post(n):
+        if isinstance(n, BufferLoad) and n.buffer == old:
+            return BufferLoad(new, _rebase(n.indices, offsets))
+        return n
+
+    def pre(n):
+        if isinstance(n, Buffer):
+            return n
+        return None
+
+    return transform(e, post, pre)
+
+
+def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
+    out, changed = [], False
+    for r in regions:
+        if r.buffer == old and callable(offsets):
+            r = BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in offsets()])
+            changed = True
+        elif r.buffer == old:
+            ranges = r.region if offsets is None else [
+                Range(m, rng.extent) for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
+            r = BufferRegion(new, ranges)
+            changed = True
+        out.append(r)
+    return (pvector(out), True) if changed else (regions, False)
+
+
+def _redirect_matches(matches, old: Buffer, new: Buffer, offsets):
+    out, changed = [], False
+    for m in matches:
+        if m.source.buffer == old:
+            src, _ = _redirect_regions([m.source], old, new, offsets)
+            m = MatchBufferRegion(m.buffer, src[0])
+            changed = True
+        out.append(m)
+    return (pvector(out), True) if changed else (matches, False)
+
+
+class _Rewriter:
+    """Rebuilds the scope block: redirects accesses of ``old`` to ``new`` in
+    the blocks ``redirect(block, inherited)`` selects, inserts the stage, and
+    allocates the cache. Statements left alone are the same objects."""
+
+    def __init__(self, scope: _Scope, old: Buffer, new: Buffer, offsets, loc: Path, pos: int, stage: Stmt,
+                 alloc: Buffer, select, stores: bool):
+        self.scope, self.old, self.new, self.offsets = scope, old, new, offsets
+        self.loc, self.pos, self.stage, self.alloc = loc, pos, stage, alloc
+        self.select = select  # block -> "skip" | "redirect" | "keep"
+        self.stores = stores
+
+    def run(self) -> Block:
+        return self.block(self.scope.block, self.scope.path, False)
+
+    def block(self, block: Block, path: Path, redirect: bool) -> Block:
+        if path != self.scope.path:
+            mode = self.select(block, redirect)
+            if mode == "skip":
+                return block
+            redirect = mode == "redirect"
+        body = self.stmt(block.body, path + (("body", None),), redirect)
+        init = None if block.init is None else self.stmt(block.init, path + (("init", None),), redirect)
+        changes = {}
+        if body is not block.body:
+            changes["body"] = body
+        if init is not block.init:
+            changes["init"] = init
+        if path == self.loc:
+            changes["body"] = _insert(changes.get("body", block.body), self.pos, self.stage)
+        if path == self.scope.path:
+            changes["alloc_buffers"] = list(block.alloc_buffers) + [self.alloc]
+        elif redirect:
+            reads, a = _redirect_regions(block.reads, self.old, self.new, self.offsets)
+            writes, b = _redirect_regions(block.writes, self.old, self.new, self.offsets)
+            matches, c = _redirect_matches(block.match_buffers, self.old, self.new, self.offsets)
+            if a:
+                changes["reads"] = reads
+            if b:
+                changes["writes"] = writes
+            if c:
+                changes["match_buffers"] = matches
+        return attrs.evolve(block, **changes) if changes else block
+
+    def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        if isinstance(node, Block):
+            return self.block(node, path, redirect)
+        if isinstance(node, BufferStore) and redirect:
+            value = _redirect_expr(node.value, self.old, self.new, self.offsets)
+            indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
+            buf, idx = node.buffer, indices
+            if self.stores and buf == self.old:
+                buf, idx = self.new, _rebase(indices, self.offsets)
+            if buf is node.buffer and value is node.value and all(a is b for a, b in zip(idx, node.indices)):
+                return node
+            return BufferStore(buf, value, idx)
+        changes = {}
+        kids = dict(stmt_children(node))
+        for step, child in kids.items():
+            new = self.stmt(child, path + (step,), redirect)
+            if new is not child:
+                name, k = step
+                if k is None:
+                    changes[name] = new
+                else:
+                    seq = changes.get(name, getattr(node, name))
+                    changes[name] = seq.set(k, new)
+        if redirect and not isinstance(node, (SeqStmt, BlockRealize)):
+            for a in attrs.fields(type(node)):
+                value = getattr(node, a.name)
+                if isinstance(value, PrimExpr):
+                    new = _redirect_expr(value, self.old, self.new, self.offsets)
+                    if new is not value:
+                        changes[a.name] = new
+        if isinstance(node, BlockRealize) and redirect:
+            values = [_redirect_expr(v, self.old, self.new, self.offsets) for v in node.iter_values]
+            if any(a is not b for a, b in zip(values, node.iter_values)):
+                changes["iter_values"] = values
+            pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            if pred is not node.predicate:
+                changes["predicate"] = pred
+        out = attrs.evolve(node, **changes) if changes else node
+        if path == self.loc and isinstance(out, For):
+            out = attrs.evolve(out, body=_insert(out.body, self.pos, self.stage))
+        return out
+
+
+# ------------------------------------------------------------------ reading before writing
+
+def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
+    """A load of ``buf`` in the block that may run before the block has
+    written that element itself (in its init, or earlier in its body at the
+    same indices), or None. Conservative: a store under a loop or a branch
+    does not count as written."""
+    written: set = set()
+
+    def loads(e):
+        stack = [e]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, BufferLoad) and n.buffer == buf:
+                yield n
+            if isinstance(n, Buffer):
+                continue
+            stack.extend(iter_children(n))
+
+    def scan(node: Stmt, counts: bool) -> BufferLoad | None:
+        if isinstance(node, BufferStore):
+            for part in [node.value, *node.indices]:
+                for ld in loads(part):
+                    if tuple(ld.indices) not in written:
+                        return ld
+            if counts and node.buffer == buf:
+                written.add(tuple(node.indices))
+            return None
+        if isinstance(node, SeqStmt):
+            for item in node.seq:
+                bad = scan(item, counts)
+                if bad is not None:
+                    return bad
+            return None
+        if isinstance(node, BlockRealize):
+            return scan(node.block, False)
+        if isinstance(node, Block):
+            for part in ([node.init] if node.init is not None else []) + [node.body]:
+                bad = scan(part, False)
+                if bad is not None:
+                    return bad
+            return None
+        for a in attrs.fields(type(node)):
+            value = getattr(node, a.name)
+            if isinstance(value, PrimExpr):
+                for ld in loads(value):
+                    if tuple(ld.indices) not in written:
+                        return ld
+        inner = isinstance(node, (For, IfThenElse)) or not counts
+        for _, child in stmt_children(node):
+            bad = scan(child, counts and not inner)
+            if bad is not None:
+                return bad
+        return None
+
+    if block.init is not None:
+        bad = scan(block.init, True)
+        if bad is not None:
+            return bad
+    return scan(block.body, True)
+
+
+# ------------------------------------------------------------------ the records
+
+@attrs.frozen
+class _Plan:
+    site: object
+    scope: _Scope
+    orig: Buffer
+    region: list
+    full: bool
+    loc: Path
+    pos: int
+    select: object
+    taken: object
+
+
+def _python_args(self, index_name: str) -> list[str]:
+    args = [py_value(self.block), py_value(getattr(self, index_name)), py_value(self.storage_scope)]
+    if self.consumer_blocks is not None:
+        args.append(f"consumer_blocks={py_value(list(self.consumer_blocks))}")
+    return args
+
+
+@register
+@attrs.frozen
+class CacheRead(Rewrite):
+    """Read a buffer through a cache in another storage scope: a new block
+    ``<buffer>_<scope>`` copies what the readers need into a new buffer
+    ``<buffer>_<scope>``, and the readers (all of them, or the given
+    ``consumer_blocks`` and the blocks directly under them) read the cache.
+
+    The copy goes inside the lowest loop that holds both the buffer's
+    writer and the first reader served, just before that reader (at the
+    start of the scope for an input of the scope). It copies the region the
+    writer writes, relaxed over the loops between the writer and that place
+    (for an input: the whole buffer, or the scope block's read region).
+    The cache has the buffer's shape when the copy sits in a loop, and the
+    copied region's shape (indices rebased) when it sits in the scope block.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
+       and so do the consumer blocks, in the block's scope
+       (ConsumerNotInScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. at most one block of the scope writes the buffer
+       (NotSingleWriteBlockError);
+    6. every reader of the buffer reads only what the blocks writing it
+       before have written (NotRegionCoverError);
+    7. every redirected reader runs after the copy (CacheStageOrderError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        cache_read("B", 0, "shared")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            A_shared = T.alloc_buffer((8,), scope="shared")
+            for ax0 in range(8):
+                with T.block("A_shared"):
+                    v0 = T.axis.spatial(8, ax0)
+                    A_shared[v0] = A[v0]
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A_shared[vi] * T.float32(2)
+    """
+
+    primitive = "cache_read"
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+    consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
+
+    def plan(self, mod, chk: Checks):
+        refs = [self.block, *(self.consumer_blocks or ())]
+        site = resolve_site(chk, mod, refs)
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        bad = _cover_violation(site, scope, buf)
+        if bad is not None:
+            chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
+                     f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
+                     f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
+        writer = _only_writer(chk, scope, buf)
+        if writer is not None:
+            wpath, wrealize = scope.children[writer]
+            if consumers:
+                related = consumers
+            else:
+                related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
+            if related:
+                loc, pos = _LocDetector(scope, wrealize.block.name_hint, related).run()
+                if loc is None:
+                    chk.stop(CacheStageOrderError, f"buffer {buf.name}",
+                             f"none of the consumer blocks reads buffer {buf.name} after block "
+                             f"{wrealize.block.name_hint!r} writes it, so the cache has no place to be "
+                             "filled", wrealize)
+                if pos == -1:
+                    pos = 0
+            else:
+                loc, pos = scope.path, _end_position(scope.block)
+            region = _writer_region(site, buf, wpath, wrealize, loc)
+        else:
+            loc, pos = scope.path, 0
+            declared = _region_of(scope.block.reads, buf)
+            region = list(declared.region if declared is not None else BufferRegion.full(buf).region)
+        full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+
+        def select(block: Block, inherited: bool) -> str:
+            if _writes(block, buf):
+                return "skip"
+            if not consumers:
+                return "redirect"
+            return "redirect" if block.name_hint in consumers else "keep"
+
+        self._check_order(chk, site, scope, buf, loc, pos, select, writer)
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+
+    @staticmethod
+    def _all_readers_under(scope: _Scope, buf: Buffer, loc: Path) -> bool:
+        return all(_under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+
+    @staticmethod
+    def _check_order(chk, site, scope, buf, loc, pos, select, writer):
+        node = site.at(loc)
+        body = node.body
+        wrapped = not isinstance(body, SeqStmt)
+        stage = loc + (("body", None),) + (("seq", pos if not wrapped else (0 if pos == 0 else 1)),)
+        for k, (p, realize) in enumerate(scope.children):
+            if not _reads(realize.block, buf) or select(realize.block, False) != "redirect":
+                continue
+            where = _shifted_path(p, loc, pos, wrapped)
+            if _runs_before(where, stage) or (writer is not None and k < writer):
+                chk.stop(CacheStageOrderError, f"block {realize.block.name_hint!r}",
+                         f"the block reads buffer {buf.name} before the cache of it is filled "
+                         f"(it runs before the copy, or before the block writing {buf.name}); "
+                         "redirecting it to the cache would change what it reads", realize)
+
+    def build(self, plan: _Plan) -> Outcome:
+        scope_name = self.storage_scope or "global"
+        taken = plan.taken
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
+        stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
+        stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=True, full=plan.full, name=stage_name,
+                               taken=_Both(taken, {cache.name, stage_name}))
+        offsets = None if plan.full else [r.min for r in plan.region]
+        new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
+                              plan.select, stores=False).run()
+        mod = commit(plan.site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
+
+    def python_args(self):
+        return _python_args(self, "read_buffer_index")
+
+
+@register
+@attrs.frozen
+class CacheWrite(Rewrite):
+    """Write a buffer through a cache in another storage scope: the block
+    writes a new buffer ``<buffer>_<scope>``, and a new block
+    ``<buffer>_<scope>`` copies what it wrote back into the buffer. The
+    given ``consumer_blocks`` (and the blocks directly under them) read the
+    cache instead of the buffer.
+
+    The copy goes inside the lowest loop that holds both the block and the
+    first other reader of the buffer, just before that reader (at the end
+    of the scope when there is none), and copies the region the block
+    writes, relaxed over the loops between the block and that place. The
+    cache has the buffer's shape when the copy sits in a loop, and the
+    copied region's shape (indices rebased) when it sits in the scope block.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
+       and so do the consumer blocks, in the block's scope
+       (ConsumerNotInScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``write_buffer_index`` is a position in the block's writes
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it writes
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. the block is the only block of the scope writing the buffer
+       (NotSingleWriteBlockError);
+    6. the block does not read an element of the buffer before writing it
+       itself, which would read the cache uninitialised
+       (CacheWriteReadBeforeWriteError);
+    7. the given consumers run after the block (CacheStageOrderError);
+    8. the block writes every element of the region copied back: one
+       element per instance, stored unconditionally, over a dense range,
+       under no predicate but bounds on the written index
+       (CacheWritePartialError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+        # rewrite
+        cache_write("B", 0, "local")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            B_local = T.alloc_buffer((8,), scope="local")
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B_local[vi] = A[vi] * T.float32(2)
+            for ax0 in range(8):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(8, ax0)
+                    B[v0] = B_local[v0]
+    """
+
+    primitive = "cache_write"
+
+    block: object = attrs.field(converter=as_block_ref)
+    write_buffer_index: object = 0
+    storage_scope: object = "global"
+    consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
+
+    def plan(self, mod, chk: Checks):
+        refs = [self.block, *(self.consumer_blocks or ())]
+        site = resolve_site(chk, mod, refs)
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        writer = _only_writer(chk, scope, buf)
+        name = realize.block.name_hint
+        if writer is None or scope.children[writer][1].block.name_hint != name:
+            # the block is nested below a child of the scope that also writes the buffer
+            chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                     f"block {name!r} is not the only block of its scope writing the buffer", realize)
+        bad = _reads_before_writing(realize.block, buf)
+        if bad is not None:
+            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                     f"the block reads {bad.script()} before writing that element itself; the cache "
+                     f"would be read uninitialised (cache_inplace caches a buffer that is read and "
+                     "written)", realize)
+        wpath, wrealize = scope.children[writer]
+        for k, (_, r) in enumerate(scope.children):
+            if r.block.name_hint in consumers and k <= writer:
+                chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
+                         f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
+                         "it would read the cache before it is written", r)
+        related = {r.block.name_hint for _, r in scope.children[writer + 1:]
+                   if _reads(r.block, buf) and r.block.name_hint not in consumers}
+        if related:
+            loc, pos = _LocDetector(scope, name, related).run()
+            if pos == -1:
+                pos = 0
+        else:
+            loc, pos = scope.path, _end_position(scope.block)
+        partial = _partial_write(site, buf, wpath, wrealize, loc)
+        if partial is not None:
+            chk.stop(CacheWritePartialError, describe(self.block),
+                     f"the block may not write every element of buffer {buf.name} that the copy back "
+                     f"would copy: {partial}", realize)
+        region = _writer_region(site, buf, wpath, wrealize, loc)
+        full = not isinstance(site.at(loc), Block) or not all(
+            _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+
+        def select(block: Block, inherited: bool) -> str:
+            if block.name_hint in consumers or block.name_hint == name or inherited:
+                return "redirect"
+            return "skip"
+
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+
+    def build(self, plan: _Plan) -> Outcome:
+        scope_name = self.storage_scope or "global"
+        taken = plan.taken
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
+        stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
+        stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
+                               taken=_Both(taken, {cache.name, stage_name}))
+        offsets = None if plan.full else [r.min for r in plan.region]
+        new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
+                              plan.select, stores=True).run()
+        mod = commit(plan.site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
+
+    def python_args(self):
+        return _python_args(self, "write_buffer_index")
+
+
+# ------------------------------------------------------------------ reindex
+
+def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tuple[str, Buffer]:
+    """``("read" | "write", index)``, a Buffer or a buffer name, as the kind
+    and the buffer (TVM's ``_normalize_buffer_arg``)."""
+    if isinstance(spec, tuple) and len(spec) == 2 and spec[0] in ("read", "write"):
+        return spec[0], access_buffer(chk, block, realize, spec[1], spec[0])
+    if isinstance(spec, (Buffer, str)):
+        name = spec if isinstance(spec, str) else spec.name
+        found = [(kind, r.buffer) for kind, regions in (("read", block.reads), ("write", block.writes))
+                 for r in regions if r.buffer == spec or r.buffer.name == spec]
+        if not found:
+            chk.stop(BufferNotAccessedError, f"block {block.name_hint!r}",
+                     f"buffer {name} is neither read nor written by the block", realize)
+        return found[0]
+    chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+             f"the buffer must be (\"read\" or \"write\", index), a Buffer or a buffer name, got {spec!r}")
+
+
+def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
+    """The one index tuple every load and store of ``buf`` in the block's
+    body uses (TVM's ReIndexCollector)."""
+    found: list = []
+
+    def visit(node) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, Block):
+                chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
+                         "the block is not a leaf block: it has blocks inside it", realize)
+            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf:
+                found.append(list(n.indices))
+            if isinstance(n, Buffer):
+                continue
+            stack.extend(iter_children(n))
+
+    visit(block.body)
+    if not found:
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} should be accessed in the block through loads or stores; none found",
+                 realize)
+    if any(f != found[0] for f in found[1:]):
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} should be accessed with the same indices everywhere in the block; "
+                 "its accesses use different ones", realize)
+    return [simplify_affine(i) for i in found[0]]
+
+
+def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -> int:
+    """The position in the scope block's body of the statement holding the
+    block, which must sit under a chain of single-child loops there."""
+    body = scope.path + (("body", None),)
+    rest = block_path[len(body):]
+    pos = 0
+    if rest and rest[0][0] == "seq":
+        pos = rest[0][1]
+        rest = rest[1:]
+    node = site.at(block_path[:len(block_path) - len(rest)])
+    for step in rest:  # down to the BlockRealize
+        if not isinstance(node, For) or step != ("body", None):
+            chk.stop(ReindexNotChainError, describe(BlockRef(realize.block.name_hint)),
+                     "the block must sit under a chain of loops, each the only statement of the one "
+                     "above, directly in its scope block", realize)
+        node = node.body
+    return pos
+
+
+@attrs.frozen
+class _ReindexPlan:
+    site: object
+    scope: _Scope
+    block_path: Path
+    realize: BlockRealize
+    kind: str
+    buf: Buffer
+    indices: list
+    covered: list
+    pos: int
+
+
+@register
+@attrs.frozen
+class ReIndex(Rewrite):
+    """Read or write a buffer through a copy laid out by the block's own
+    iteration variables: a new buffer ``<buffer>_reindex`` with one
+    dimension per iteration variable the block's indices of the buffer use
+    (extent ``min + extent`` of its domain), filled by a new block
+    ``<buffer>_reindex`` just before the block's loop nest (a read) or
+    copied back just after it (a write).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the buffer is ``("read" | "write", index)`` with an index in range
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name the block
+       accesses (BufferNotAccessedError, InvalidArgumentError);
+    3. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and sits under a chain of single-child
+       loops directly in its scope (ReindexNotChainError);
+    4. every load and store of the buffer in the block uses the same
+       indices, and there is one (InvalidBufferAccessError);
+    5. a reindexed read is not also written by the block
+       (ReindexReadWrittenError), and its indices stay inside the buffer over
+       the whole domain of the iteration variables
+       (ReindexOutOfBoundsError);
+    6. a reindexed write is not read before the block writes it
+       (CacheWriteReadBeforeWriteError), and every element of the copy is
+       written: no predicate, the indices are distinct iteration variables,
+       each bound to a loop running over its whole domain
+       (CacheWritePartialError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex("B", ("read", 0))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            A_reindex = T.alloc_buffer((8, 4))
+            for ax0, ax1 in T.grid(8, 4):
+                with T.block("A_reindex"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    A_reindex[v0, v1] = A[v1, v0]
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A_reindex[vi, vj] * T.float32(2)
+    """
+
+    primitive = "reindex"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer: object = attrs.field(default=("read", 0), converter=lambda v: tuple(v) if isinstance(v, list) else v)
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        realize = site.at(path[:-1])
+        block = realize.block
+        kind, buf = _buffer_spec(chk, block, realize, self.buffer)
+        scope = _scope_of(chk, site, path, describe(self.block))
+        indices = _access_indices(chk, block, realize, buf)
+        used = set()
+        for i in indices:
+            used |= var_names(i)
+        covered = [iv for iv in block.iter_vars if iv.var.name in used]
+        pos = _top_position(site, scope, path[:-1], chk, realize)
+        if kind == "read":
+            if _writes(block, buf) or any(isinstance(n, BufferStore) and n.buffer == buf
+                                          for n in _stores_in(block)):
+                chk.stop(ReindexReadWrittenError, describe(self.block),
+                         f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
+                         "copy and be lost", realize)
+            dom = {iv.var: iv.dom for iv in covered}
+            outside = [k for k, iv in enumerate(bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom))
+                       if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
+                               and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+            if outside:
+                chk.stop(ReindexOutOfBoundsError, describe(self.block),
+                         f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
+                         "inside the buffer over the whole domain of the iteration variables, which the "
+                         "copy reads", realize)
+        else:
+            bad = _reads_before_writing(block, buf)
+            if bad is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {bad.script()} before writing that element itself; the copy "
+                         "would be read uninitialised", realize)
+            why = _incomplete_reindex_write(site, path[:-1], realize, indices, covered)
+            if why is not None:
+                chk.stop(CacheWritePartialError, describe(self.block),
+                         f"the block may not write every element of the reindexed copy of {buf.name}: {why}",
+                         realize)
+        return _ReindexPlan(site, scope, path, realize, kind, buf, indices, covered, pos)
+
+    def build(self, plan: _ReindexPlan) -> Outcome:
+        site, block = plan.site, plan.realize.block
+        taken = site.index.names
+        new_name = fresh_name(suffixed(plan.buf.name, "reindex"), taken)
+        shape = [fold_add(iv.dom.min, iv.dom.extent) for iv in plan.covered]
+        new_buf = Buffer(new_name, shape, plan.buf.dtype, storage_scope=plan.buf.storage_scope)
+        stage_name = fresh_name(new_name, site.index.blocks)
+        used: set = {new_name}
+        loop_vars, vars_ = [], []
+        for k, iv in enumerate(plan.covered):
+            lv = Var(fresh_name(f"ax{k}", _Both(taken, used)), iv.var.dtype)
+            used.add(lv.name)
+            v = Var(fresh_name(f"v{k}", _Both(taken, used)), iv.var.dtype)
+            used.add(v.name)
+            loop_vars.append(lv)
+            vars_.append(v)
+        mapping = {iv.var: v for iv, v in zip(plan.covered, vars_)}
+        target = [substitute_expr(i, mapping) for i in plan.indices]
+        src, dst = (plan.buf, new_buf) if plan.kind == "read" else (new_buf, plan.buf)
+        src_idx, dst_idx = (target, list(vars_)) if plan.kind == "read" else (list(vars_), target)
+        stage_block = Block([IterVar(iv.dom, v, IterVarType.DataPar) for iv, v in zip(plan.covered, vars_)],
+                            [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in src_idx])],
+                            [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in dst_idx])],
+                            stage_name, BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
+        stage: Stmt = BlockRealize(loop_vars, IntImm("bool", 1), stage_block)
+        for lv, iv in reversed(list(zip(loop_vars, plan.covered))):
+            stage = For(lv, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stage)
+        # the block: every access of the buffer through the copy, at its own iteration variables
+        own = [iv.var for iv in plan.covered]
+        region = [Range(v, IntImm(v.dtype, 1)) for v in own]
+
+        def redirect(node):
+            def post(n):
+                if isinstance(n, BufferLoad) and n.buffer == plan.buf:
+                    return BufferLoad(new_buf, own)
+                if isinstance(n, BufferStore) and n.buffer == plan.buf:
+                    return BufferStore(new_buf, n.value, own)
+                return n
+
+            def pre(n):
+                return n if isinstance(n, Buffer) else None
+
+            return transform(node, post, pre)
+
+        def swap(regions):
+            return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
+
+        new_block = attrs.evolve(
+            block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
+            reads=swap(block.reads), writes=swap(block.writes),
+            match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
+                           if m.source.buffer == plan.buf else m for m in block.match_buffers])
+        scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
+        pos = plan.pos + (1 if plan.kind == "write" else 0)
+        scope_block = attrs.evolve(scope_block, body=_insert(scope_block.body, pos, stage),
+                                   alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+        mod = commit(site, plan.scope.path, scope_block)
+        return Outcome(mod, BlockRef(stage_name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block), f"buffer={py_value(self.buffer)}"]
+
+
+def _stores_in(block: Block):
+    """Every statement of the block's init and body."""
+    for part in ([block.init] if block.init is not None else []) + [block.body]:
+        for _, s in walk_stmts(part):
+            yield s
+
+
+def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, covered) -> str | None:
+    """Why the block may leave an element of a reindexed write unwritten, or None."""
+    block = realize.block
+    if _conjuncts(realize.predicate):
+        return f"it has the predicate {realize.predicate.script()}"
+    tops = []
+    for stmt in ([block.init] if block.init is not None else []) + [block.body]:
+        tops.extend(stmt.seq if isinstance(stmt, SeqStmt) else [stmt])
+    if not any(isinstance(x, BufferStore) and list(x.indices) == list(indices) for x in tops):
+        return "it does not store the buffer unconditionally"
+    names = [i.name for i in indices if isinstance(i, Var)]
+    if len(names) != len(indices) or len(set(names)) != len(names):
+        return "its indices are not distinct iteration variables"
+    loops = {loop.loop_var.name: loop for _, loop in loops_above(site, realize_path)}
+    seen = set()
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.var.name not in names:
+            continue
+        loop = loops.get(value.name) if isinstance(value, Var) else None
+        if loop is None or loop.loop_var.name in seen or simplify_affine(fold_sub(loop.min, iv.dom.min)) != \
+                IntImm(loop.min.dtype, 0) or simplify_affine(fold_sub(loop.extent, iv.dom.extent)) != \
+                IntImm(loop.extent.dtype, 0):
+            return (f"the iteration variable {iv.var.name} is not bound to a loop running over its "
+                    "whole domain")
+        seen.add(loop.loop_var.name)
+    return None
+
+
+def reindex(block, buffer) -> ReIndex:
+    """The :class:`ReIndex` record: ``reindex("B", ("read", 0))``."""
+    return ReIndex(block, buffer)
+
+
+# ------------------------------------------------------------------ cache_inplace
+
+@attrs.frozen
+class _InplacePlan:
+    site: object
+    scope: _Scope
+    block_path: Path
+    realize: BlockRealize
+    buf: Buffer
+    container: Path
+    pos: int
+    read_region: list
+    write_region: list
+
+
+@register
+@attrs.frozen
+class CacheInplace(Rewrite):
+    """Cache a buffer that a block both reads and writes: a block
+    ``<buffer>_<scope>`` copies what the block reads into a new buffer
+    ``<buffer>_<scope>`` just before it, the block reads and writes the
+    cache, and a second block copies what it wrote back just after it. Both
+    copies sit inside the block's innermost loop. Returns the two copy
+    blocks.
+
+    Unlike TVM's, the copies take the block's declared regions in the loop
+    variables around it (TVM copies them in the block's own iteration
+    variables, which are not defined there).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError);
+    5. every reader of the buffer reads only what the blocks writing it
+       before have written (NotRegionCoverError);
+    6. the block both reads and writes the buffer (NotReadWriteError);
+    7. the region it writes lies within the region it reads, so the copy
+       back copies only elements the cache holds (CacheWritePartialError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = B[vi] + A[vi]
+
+        # rewrite
+        cache_inplace("B", 0, "local")
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            B_local = T.alloc_buffer((8,), scope="local")
+            for i in range(8):
+                for ax0 in range(1):
+                    with T.block("B_local"):
+                        v0 = T.axis.spatial(8, i + ax0)
+                        B_local[v0] = B[v0]
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B_local[vi] = B_local[vi] + A[vi]
+                for ax0_1 in range(1):
+                    with T.block("B_local_1"):
+                        v0_1 = T.axis.spatial(8, i + ax0_1)
+                        B[v0_1] = B_local[v0_1]
+    """
+
+    primitive = "cache_inplace"
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        block = realize.block
+        buf = access_buffer(chk, block, realize, self.read_buffer_index, "read")
+        scope = _scope_of(chk, site, path, describe(self.block))
+        bad = _cover_violation(site, scope, buf)
+        if bad is not None:
+            chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
+                     f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
+                     f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
+        read, write = _region_of(block.reads, buf), _region_of(block.writes, buf)
+        if read is None or write is None:
+            chk.stop(NotReadWriteError, describe(self.block),
+                     f"the block does not both read and write buffer {buf.name}", realize)
+        loops = loops_above(site, path[:-1])
+        container = loops[-1][0] if loops else scope.path
+        below = path[:-1][len(container) + 1:]  # after ("body", None)
+        pos = below[0][1] if below and below[0][0] == "seq" else 0
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
+        bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        read_iv = bound_region(read, {}, bindings)
+        write_iv = bound_region(write, {}, bindings)
+        if not region_covers([read_iv], write_iv, dom):
+            chk.stop(CacheWritePartialError, describe(self.block),
+                     f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
+                     f"region it reads, {read.script()}; the copy back would copy elements the cache does "
+                     "not hold", realize)
+        return _InplacePlan(site, scope, path, realize, buf, container, pos,
+                            _clamped(read_iv, buf, dom), _clamped(write_iv, buf, dom))
+
+    def build(self, plan: _InplacePlan) -> Outcome:
+        site, buf = plan.site, plan.buf
+        scope_name = self.storage_scope or "global"
+        taken = site.index.names
+        cache = _cache_buffer(buf, scope_name, plan.read_region, True, taken)
+        base = suffixed(buf.name, scope_name)
+        in_name = fresh_name(base, site.index.blocks)
+        out_name = fresh_name(base, _Both(site.index.blocks, {in_name}))
+        used = _Both(taken, {cache.name})
+        stage_in, _ = _make_stage(plan.read_region, buf, cache, is_read=True, full=True, name=in_name,
+                                  taken=used)
+        names_in = _bound_names(stage_in)
+        stage_out, _ = _make_stage(plan.write_region, buf, cache, is_read=False, full=True, name=out_name,
+                                   taken=_Both(taken, names_in | {cache.name}))
+        block = plan.realize.block
+        select = (lambda b, inherited: "redirect")
+        rewriter = _Rewriter(_Scope(plan.block_path, block, ()), buf, cache, None, (), 0, stage_in, cache,
+                             select, stores=True)
+        new_block = rewriter.block(block, plan.block_path + (("x", None),), True)
+        rel = plan.block_path[len(plan.scope.path):]
+        scope_block = replace_at(plan.scope.block, rel, new_block)
+        crel = plan.container[len(plan.scope.path):]
+        holder = scope_block if not crel else _get(scope_block, crel)
+        body = holder.body
+        items = list(body.seq) if isinstance(body, SeqStmt) else [body]
+        items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
+        holder = attrs.evolve(holder, body=SeqStmt(items))
+        scope_block = holder if not crel else replace_at(scope_block, crel, holder)
+        scope_block = attrs.evolve(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
+        mod = commit(site, plan.scope.path, scope_block)
+        return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self.read_buffer_index), py_value(self.storage_scope)]
+
+
+def _get(root, path: Path):
+    return get_at(root, path)
+
+
+def _bound_names(stmt: Stmt) -> set[str]:
+    """The loop and iteration variable names a statement binds."""
+    out = set()
+    for _, s in walk_stmts(stmt):
+        if isinstance(s, For):
+            out.add(s.loop_var.name)
+        elif isinstance(s, Block):
+            out.update(iv.var.name for iv in s.iter_vars)
+    return out
+
+
+def cache_inplace(block, read_buffer_index, storage_scope) -> CacheInplace:
+    """The :class:`CacheInplace` record: ``cache_inplace("B", 0, "local")``."""
+    return CacheInplace(block, read_buffer_index, storage_scope)
+
+
+# ------------------------------------------------------------------ reindex_cache_read / write
+
+def as_index_map(value, dtype="int32"):
+    """An index map as a record field: ``(params, results)``, two tuples of
+    a map's parameter variables and of the expressions it gives. A Python
+    function of the block's iteration variables (TVM's
+    ``IndexMap.from_func``) is called once with variables named after its
+    parameters; anything else is kept for the primitive to check."""
+    if callable(value) and not isinstance(value, type):
+        import inspect
+
+        try:
+            names = [p.name for p in inspect.signature(value).parameters.values()]
+        except (TypeError, ValueError):
+            return value
+        params = tuple(Var(n, dtype) for n in names)
+        try:
+            out = value(*params)
+        except Exception:  # a map that cannot be traced is reported by the primitive
+            return value
+        results = tuple(out) if isinstance(out, (list, tuple)) else (out,)
+        return params, tuple(results)
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return tuple(value[0]), tuple(value[1])
+    return value
+
+
+def _check_index_map(chk: Checks, index_map, block: Block, realize) -> list[PrimExpr]:
+    """The map applied to the block's iteration variables."""
+    ok = (isinstance(index_map, tuple) and len(index_map) == 2
+          and all(isinstance(v, Var) for v in index_map[0])
+          and all(isinstance(e, PrimExpr) and e.dtype.is_integer for e in index_map[1]) and index_map[1])
+    if not ok:
+        chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                 f"the index map must be a function of the block's iteration variables returning integer "
+                 f"indices, or (params, results), got {index_map!r}")
+    params, results = index_map
+    if len(params) != len(block.iter_vars):
+        chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                 f"the index map takes {len(params)} variables, but the block has {len(block.iter_vars)} "
+                 "iteration variables", realize)
+    if any(p.dtype != iv.var.dtype for p, iv in zip(params, block.iter_vars)):
+        mapping = {p: _cast(iv.var, p.dtype) for p, iv in zip(params, block.iter_vars)}
+    else:
+        mapping = {p: iv.var for p, iv in zip(params, block.iter_vars)}
+    out = [simplify_affine(substitute_expr(e, mapping)) for e in results]
+    names = {p.name for p in params}
+    for e in results:
+        extra = var_names(e) - names
+        if extra:
+            chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
+                     f"the index map uses {sorted(extra)[0]}, which is not one of its variables", realize)
+    return out
+
+
+@attrs.frozen
+class _ReindexCachePlan:
+    site: object
+    scope: _Scope
+    buf: Buffer
+    old: list
+    new: list
+    shape: list
+    touched: list
+    values: list
+    loops: list
+    predicate: PrimExpr
+    loc: Path
+    pos: int
+    select: object
+
+
+class _ReindexCacheBase(Rewrite):
+    """Shared plan and build of reindex_cache_read and reindex_cache_write."""
+
+    is_read = True
+
+    def plan(self, mod, chk: Checks):
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        check_storage_scope(chk, self.storage_scope)
+        realize = site.at(path[:-1])
+        block = realize.block
+        kind = "read" if self.is_read else "write"
+        buf = access_buffer(chk, block, realize, self._index(), kind)
+        scope = _scope_of(chk, site, path, describe(self.block))
+        region = _region_of(block.reads if self.is_read else block.writes, buf)
+        if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+            chk.stop(NotSinglePointAccessError, describe(self.block),
+                     f"the region {region.script()} the block accesses is not a single point, which "
+                     f"{self.primitive} requires", realize)
+        old = [r.min for r in region.region]
+        indices = _access_indices(chk, block, realize, buf)
+        if indices != [simplify_affine(i) for i in old]:
+            chk.stop(InvalidBufferAccessError, describe(self.block),
+                     f"buffer {buf.name} should be accessed at its declared point "
+                     f"[{', '.join(i.script() for i in old)}] everywhere in the block", realize)
+        new = _check_index_map(chk, self.index_map, block, realize)
+        old_names = set().union(*[var_names(i) for i in old])
+        new_names = set().union(*[var_names(i) for i in new])
+        touched, values = [], []
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            a, b = iv.var.name in old_names, iv.var.name in new_names
+            if a != b:
+                chk.stop(ReindexCacheReadWriteNotMatchError, describe(self.block),
+                         f"the block iteration variable {iv.var.name} appears in "
+                         f"[{', '.join(i.script() for i in (old if a else new))}] but not in "
+                         f"[{', '.join(i.script() for i in (new if a else old))}]", realize)
+            if a:
+                touched.append(iv)
+                values.append(value)
+        # the cache holds every index the map gives over the touched domain
+        dom = {iv.var: iv.dom for iv in touched}
+        ends = bound_region([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        if any(not iv.bounded or not can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0))) for iv in ends):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     "the index map does not map the block's iteration domain to non-negative, bounded "
+                     "indices", realize)
+        shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
+        consumers = {block.name_hint}
+        if self.is_read:
+            writer = _only_writer(chk, scope, buf)
+            if _writes(block, buf):
+                chk.stop(ReindexReadWrittenError, describe(self.block),
+                         f"the block also writes buffer {buf.name}; its writes would go to the cache and be "
+                         "lost", realize)
+            if writer is not None:
+                wname = scope.children[writer][1].block.name_hint
+                loc, pos = _LocDetector(scope, wname, consumers).run()
+                if loc is None:
+                    chk.stop(CacheStageOrderError, describe(self.block),
+                             f"the block does not read buffer {buf.name} after the block writing it",
+                             realize)
+                pos = max(pos, 0)
+            else:
+                loc, pos = scope.path, 0
+
+            def select(b, inherited):
+                if _writes(b, buf):
+                    return "skip"
+                return "redirect" if b.name_hint in consumers else "keep"
+        else:
+            writer = _only_writer(chk, scope, buf)
+            if writer is None or scope.children[writer][1].block.name_hint != block.name_hint:
+                chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                         f"block {block.name_hint!r} is not the only block of its scope writing the buffer",
+                         realize)
+            bad = _reads_before_writing(block, buf)
+            if bad is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {bad.script()} before writing that element itself; the cache "
+                         "would be read uninitialised", realize)
+            why = _partial_write(site, buf, path[:-1], realize, scope.path)
+            if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
+                                               "bijective") is None:
+                why = "the index map does not give every iteration its own element of the cache"
+            if why is not None:
+                chk.stop(CacheWritePartialError, describe(self.block),
+                         f"the block may not write every element of buffer {buf.name} that the copy back "
+                         f"would copy: {why}", realize)
+            related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
+            if related:
+                loc, pos = _LocDetector(scope, block.name_hint, related).run()
+                pos = max(pos, 0)
+            else:
+                loc, pos = scope.path, _end_position(scope.block)
+
+            def select(b, inherited):
+                return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
+        used = set().union(set(), *[var_names(v) for v in values])
+        loops = [loop for p, loop in loops_above(site, path[:-1]) if _under(p, loc) and loop.loop_var.name in used]
+        loop_names = {loop.loop_var.name for loop in loops}
+        predicate = realize.predicate
+        if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
+            chk.stop(ReindexOutOfBoundsError, describe(self.block),
+                     f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
+                     "so the copy would reach past the block's domain", realize)
+        return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
+                                 pos, select)
+
+    def build(self, plan: _ReindexCachePlan) -> Outcome:
+        site = plan.site
+        scope_name = self.storage_scope or "global"
+        taken = site.index.names
+        cache = Buffer(fresh_name(suffixed(plan.buf.name, scope_name), taken), plan.shape, plan.buf.dtype,
+                       storage_scope=scope_name)
+        stage_name = fresh_name(suffixed(plan.buf.name, scope_name), site.index.blocks)
+        used = {cache.name}
+        var_map = {}
+        loop_vars = []
+        for loop in plan.loops:
+            lv = Var(fresh_name(loop.loop_var.name, _Both(taken, used)), loop.loop_var.dtype)
+            used.add(lv.name)
+            var_map[loop.loop_var] = lv
+            loop_vars.append(lv)
+        iter_vars = []
+        for iv in plan.touched:
+            v = Var(fresh_name(iv.var.name, _Both(taken, used)), iv.var.dtype)
+            used.add(v.name)
+            var_map[iv.var] = v
+            iter_vars.append(IterVar(iv.dom, v, IterVarType.DataPar))
+        values = [substitute_expr(v, var_map) for v in plan.values]
+        old = [substitute_expr(i, var_map) for i in plan.old]
+        new = [substitute_expr(i, var_map) for i in plan.new]
+        src, dst = (plan.buf, cache) if self.is_read else (cache, plan.buf)
+        s_idx, d_idx = (old, new) if self.is_read else (new, old)
+        block = Block(iter_vars, [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in s_idx])],
+                      [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in d_idx])], stage_name,
+                      BufferStore(dst, BufferLoad(src, s_idx), d_idx))
+        stage: Stmt = BlockRealize(values, substitute_expr(plan.predicate, var_map), block)
+        for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
+            stage = For(lv, substitute_expr(loop.min, var_map), substitute_expr(loop.extent, var_map),
+                        ForKind.SERIAL, stage)
+        new_scope = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
+                                   plan.select, stores=not self.is_read).run()
+        mod = commit(site, plan.scope.path, new_scope)
+        return Outcome(mod, BlockRef(stage_name, site.func_name))
+
+    def python_args(self):
+        return [py_value(self.block), py_value(self._index()), py_value(self.storage_scope),
+                f"index_map={py_value(self.index_map)}"]
+
+
+def _outer_names(site, realize_path: Path, loc: Path) -> set[str]:
+    return {loop.loop_var.name for p, loop in loops_above(site, realize_path) if not _under(p, loc)}
+
+
+class _DomLoop:
+    """An iteration variable's domain in the shape of a loop, for
+    :func:`detect_iter_map`."""
+
+    def __init__(self, iv):
+        self.loop_var = iv.var
+        self.min = iv.dom.min
+        self.extent = iv.dom.extent
+
+
+class _IndexRewriter(_Rewriter):
+    """The rewriter of the reindexing caches: accesses of the buffer in the
+    selected blocks go to the cache at the mapped indices, whatever indices
+    they had (all equal, as checked)."""
+
+    def __init__(self, scope, old, new, indices, loc, pos, stage, alloc, select, stores):
+        indices = list(indices)
+        super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
+
+
+@register
+@attrs.frozen
+class ReindexCacheRead(_ReindexCacheBase):
+    """Read a buffer through a cache laid out by an index map of the block's
+    iteration variables: a new buffer ``<buffer>_<scope>`` of the map's
+    shape over the block's domain, filled by a new block
+    ``<buffer>_<scope>`` that runs the loops feeding the iteration variables
+    the block's indices use, and read by the block at the mapped indices.
+
+    ``index_map`` is a Python function of all the block's iteration
+    variables returning the new indices (TVM's ``IndexMap.from_func``), or
+    ``(params, results)``.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``read_buffer_index`` is a position in the block's reads
+       (BufferIndexOutOfRangeError) or a buffer it reads
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and reads one point of the buffer
+       (NotSinglePointAccessError), the same everywhere
+       (InvalidBufferAccessError);
+    5. the index map is a function of the block's iteration variables
+       giving non-negative bounded indices (InvalidArgumentError) that use
+       exactly the iteration variables the old indices use
+       (ReindexCacheReadWriteNotMatchError);
+    6. at most one block writes the buffer (NotSingleWriteBlockError), it is
+       not this block (ReindexReadWrittenError), and the block reads after
+       it (CacheStageOrderError);
+    7. the block's predicate depends only on loops the copy runs
+       (ReindexOutOfBoundsError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex_cache_read("B", 0, "shared", lambda vi, vj: (vi, vj))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            A_shared = T.alloc_buffer((8, 4), scope="shared")
+            for i_1, j_1 in T.grid(8, 4):
+                with T.block("A_shared"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                    A_shared[vi_1, vj_1] = A[vj_1, vi_1]
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A_shared[vi, vj] * T.float32(2)
+    """
+
+    primitive = "reindex_cache_read"
+    is_read = True
+
+    block: object = attrs.field(converter=as_block_ref)
+    read_buffer_index: object = 0
+    storage_scope: object = "global"
+    index_map: object = attrs.field(default=None, converter=as_index_map)
+
+    def _index(self):
+        return self.read_buffer_index
+
+
+@register
+@attrs.frozen
+class ReindexCacheWrite(_ReindexCacheBase):
+    """Write a buffer through a cache laid out by an index map of the
+    block's iteration variables: the block writes a new buffer
+    ``<buffer>_<scope>`` at the mapped indices, and a new block
+    ``<buffer>_<scope>`` copies it back before the buffer's next reader (at
+    the end of the scope when there is none).
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    3. ``write_buffer_index`` is a position in the block's writes
+       (BufferIndexOutOfRangeError) or a buffer it writes
+       (BufferNotAccessedError);
+    4. the block has an enclosing block (NoScopeBlockError), is a leaf
+       block (NotLeafBlockError), and writes one point of the buffer
+       (NotSinglePointAccessError), the same everywhere
+       (InvalidBufferAccessError);
+    5. the index map is a function of the block's iteration variables
+       giving non-negative bounded indices (InvalidArgumentError) that use
+       exactly the iteration variables the old indices use
+       (ReindexCacheReadWriteNotMatchError);
+    6. the block is the only writer of the buffer in its scope
+       (NotSingleWriteBlockError), does not read an element before writing
+       it (CacheWriteReadBeforeWriteError), and writes every element it
+       copies back, each to its own cache element (CacheWritePartialError);
+    7. the block's predicate depends only on loops the copy runs
+       (ReindexOutOfBoundsError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vj, vi] * T.float32(2)
+
+        # rewrite
+        reindex_cache_write("B", 0, "local", lambda vi, vj: (vj, vi))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+            B_local = T.alloc_buffer((4, 8), scope="local")
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B_local[vj, vi] = A[vj, vi] * T.float32(2)
+            for i_1, j_1 in T.grid(8, 4):
+                with T.block("B_local"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                    B[vi_1, vj_1] = B_local[vj_1, vi_1]
+    """
+
+    primitive = "reindex_cache_write"
+    is_read = False
+
+    block: object = attrs.field(converter=as_block_ref)
+    write_buffer_index: object = 0
+    storage_scope: object = "global"
+    index_map: object = attrs.field(default=None, converter=as_index_map)
+
+    def _index(self):
+        return self.write_buffer_index
+
+
+def reindex_cache_read(block, read_buffer_index, storage_scope, index_map) -> ReindexCacheRead:
+    """The :class:`ReindexCacheRead` record: ``reindex_cache_read("B", 0, "shared", lambda i, j: (j, i))``."""
+    return ReindexCacheRead(block, read_buffer_index, storage_scope, index_map)
+
+
+def reindex_cache_write(block, write_buffer_index, storage_scope, index_map) -> ReindexCacheWrite:
+    """The :class:`ReindexCacheWrite` record: ``reindex_cache_write("B", 0, "local", lambda i, j: (j, i))``."""
+    return ReindexCacheWrite(block, write_buffer_index, storage_scope, index_map)
+
+
+def cache_read(block, read_buffer_index, storage_scope, consumer_blocks=None) -> CacheRead:
+    """The :class:`CacheRead` record: ``cache_read("B", 0, "shared")``."""
+    return CacheRead(block, read_buffer_index, storage_scope, consumer_blocks)
+
+
+def cache_write(block, write_buffer_index, storage_scope, consumer_blocks=None) -> CacheWrite:
+    """The :class:`CacheWrite` record: ``cache_write("B", 0, "local")``."""
+    return CacheWrite(block, write_buffer_index, storage_scope, consumer_blocks)
+
+
+__all__ = ["CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex", "CacheInplace",
+           "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite", "reindex_cache_write",
+           "as_index_map", "STORAGE_RANKS", "check_storage_scope",
+           "access_buffer"]

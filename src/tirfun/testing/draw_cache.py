@@ -1,0 +1,155 @@
+"""Random applications of the caching primitives, for property tests.
+
+:data:`DRAWERS` maps a primitive's name to a function ``(chooser, module) ->
+record or None``: a record of that primitive with arguments drawn from the
+module (a block of the main function, one of its read or write buffers, a
+storage scope, sometimes consumer blocks), or None when the module has no
+block to draw from. The record may not apply (its ``violations()`` say why);
+callers that need a valid one draw again or skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import rewrites as R
+from ..analysis.traversal import walk_stmts
+from ..nodes import Block, BlockRealize, IRModule, PrimFunc
+from ._choices import Chooser
+
+#: the scopes drawn: the three TVM's GPU schedules use, and the dynamic shared one
+SCOPES = ("global", "shared", "local", "shared.dyn")
+
+
+def _main(mod: IRModule) -> PrimFunc:
+    return mod.functions["main"] if "main" in mod.functions else next(iter(mod.functions.values()))
+
+
+def _blocks(func: PrimFunc) -> list[Block]:
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    return [s for _, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+
+
+def _buffer_arg(ch: Chooser, block: Block, regions):
+    """A position in ``regions``, or (less often) the buffer itself or its name."""
+    k = ch.integer(0, len(regions) - 1)
+    form = ch.weighted([("index", 6), ("buffer", 1), ("name", 1)])
+    if form == "buffer":
+        return regions[k].buffer
+    if form == "name":
+        return regions[k].buffer.name
+    return k
+
+
+def _consumers(ch: Chooser, blocks: list[Block], buffer, exclude: str) -> list[str] | None:
+    """None (TVM's default) or a few of the blocks reading ``buffer``."""
+    if not ch.chance(35):
+        return None
+    readers = [b.name_hint for b in blocks if b.name_hint != exclude and any(r.buffer == buffer for r in b.reads)]
+    picked = ch.subset(readers, 60)
+    return picked or None
+
+
+def draw_cache_read(ch: Chooser, mod: IRModule):
+    """A ``cache_read`` of one read buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    arg = _buffer_arg(ch, block, block.reads)
+    buffer = block.reads[arg].buffer if isinstance(arg, int) else None
+    consumers = _consumers(ch, blocks, buffer, "") if buffer is not None else None
+    return R.cache_read(block.name_hint, arg, ch.choice(SCOPES), consumers)
+
+
+def draw_cache_write(ch: Chooser, mod: IRModule):
+    """A ``cache_write`` of one write buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.writes]
+    if not blocks:
+        return None
+    # a block whose output another block reads gives consumer_blocks something to do
+    feeding = [b for b in blocks if any(r.buffer == w.buffer for o in blocks if o is not b
+                                        for r in o.reads for w in b.writes)]
+    block = ch.choice(feeding) if feeding and ch.chance(60) else ch.choice(blocks)
+    arg = _buffer_arg(ch, block, block.writes)
+    buffer = block.writes[arg].buffer if isinstance(arg, int) else None
+    readers = [b for b in _blocks(_main(mod)) if b.reads]
+    consumers = _consumers(ch, readers, buffer, block.name_hint) if buffer is not None else None
+    return R.cache_write(block.name_hint, arg, ch.choice(SCOPES), consumers)
+
+
+def draw_reindex(ch: Chooser, mod: IRModule):
+    """A ``reindex`` of one read or write buffer of a random block."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads or b.writes]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    kinds = [k for k, regions in (("read", block.reads), ("write", block.writes)) if regions]
+    kind = ch.choice(kinds)
+    regions = block.reads if kind == "read" else block.writes
+    k = ch.integer(0, len(regions) - 1)
+    form = ch.weighted([("index", 6), ("buffer", 1), ("name", 1)])
+    if form == "buffer":
+        return R.reindex(block.name_hint, regions[k].buffer)
+    if form == "name":
+        return R.reindex(block.name_hint, regions[k].buffer.name)
+    return R.reindex(block.name_hint, (kind, k))
+
+
+def draw_cache_inplace(ch: Chooser, mod: IRModule):
+    """A ``cache_inplace`` of a buffer a random block reads (and, more often
+    than not, also writes)."""
+    blocks = [b for b in _blocks(_main(mod)) if b.reads]
+    if not blocks:
+        return None
+    both = [b for b in blocks if any(r.buffer == w.buffer for r in b.reads for w in b.writes)]
+    block = ch.choice(both) if both and ch.chance(80) else ch.choice(blocks)
+    inplace = [k for k, r in enumerate(block.reads) if any(w.buffer == r.buffer for w in block.writes)]
+    k = ch.choice(inplace) if inplace and ch.chance(80) else ch.integer(0, len(block.reads) - 1)
+    return R.cache_inplace(block.name_hint, k, ch.choice(SCOPES))
+
+
+def _reindex_cache(ch: Chooser, mod: IRModule, kind: str):
+    """A reindex_cache_read or _write whose index map permutes the block's
+    iteration variables that the buffer's indices use."""
+    from ..rewrites.exprs import var_names
+
+    blocks = [b for b in _blocks(_main(mod)) if (b.reads if kind == "read" else b.writes) and b.iter_vars]
+    if not blocks:
+        return None
+    block = ch.choice(blocks)
+    regions = block.reads if kind == "read" else block.writes
+    k = ch.integer(0, len(regions) - 1)
+    used = set()
+    for r in regions[k].region:
+        used |= var_names(r.min)
+    touched = [iv.var for iv in block.iter_vars if iv.var.name in used]
+    if not touched:
+        return None
+    params = tuple(iv.var for iv in block.iter_vars)
+    index_map = (params, tuple(ch.shuffled(touched)))
+    make = R.reindex_cache_read if kind == "read" else R.reindex_cache_write
+    return make(block.name_hint, k, ch.choice(SCOPES), index_map)
+
+
+def draw_reindex_cache_read(ch: Chooser, mod: IRModule):
+    """A ``reindex_cache_read`` permuting the iteration variables of a read."""
+    return _reindex_cache(ch, mod, "read")
+
+
+def draw_reindex_cache_write(ch: Chooser, mod: IRModule):
+    """A ``reindex_cache_write`` permuting the iteration variables of a write."""
+    return _reindex_cache(ch, mod, "write")
+
+
+DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
+    "cache_read": draw_cache_read,
+    "cache_write": draw_cache_write,
+    "reindex": draw_reindex,
+    "cache_inplace": draw_cache_inplace,
+    "reindex_cache_read": draw_reindex_cache_read,
+    "reindex_cache_write": draw_reindex_cache_write,
+}
+
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
+           "draw_reindex_cache_read", "draw_reindex_cache_write"]

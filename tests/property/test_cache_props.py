@@ -1,0 +1,177 @@
+"""Properties of cache_read, cache_write, cache_inplace and reindex on random
+multi-stage programs:
+the interpreter gives the same results before and after, compiled code
+agrees with the interpreter, traces replay from JSON, and an application
+that does not hold raises a ScheduleError and nothing else.
+
+Thread-bound programs have the GPU's meaning, where a ``shared`` or
+``local`` buffer filled outside a kernel is not the one the kernel reads (as
+in TVM, the copy must be moved into the kernel with compute_at first), so
+caches of such programs are drawn in the ``global`` scope.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun import IRModule
+from tirfun.analysis.traversal import walk_stmts
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.interp import run as interp_run
+from tirfun.nodes import Block, BlockRealize, For, ForKind
+from tirfun.schedule import Schedule
+from tirfun.testing._choices import BytesChooser, RandomChooser
+from tirfun.testing.draw_cache import DRAWERS, SCOPES
+from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
+from tirfun.testing.programs import prim_funcs, random_prim_func
+from tirfun.testing.schedules import PRIMITIVES, loop_schedules
+
+
+def _blocks(func) -> list[Block]:
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    return [s for _, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+
+
+def _threaded(func) -> bool:
+    return any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+
+
+def _check_applies_or_refuses(mod, rewrite) -> IRModule | None:
+    """The rewrite's result (verified, same meaning), or None when it does
+    not apply, after checking that applying it raises a ScheduleError."""
+    errors = rewrite.violations(mod)
+    if errors:
+        try:
+            rewrite(mod)
+        except ScheduleError as err:
+            assert isinstance(err, R.RewriteError) and type(err) is type(errors[0])
+            assert str(err).startswith(f"{rewrite.primitive}: ")
+            return None
+        raise AssertionError(f"{rewrite!r} applied although violations() reported {errors[0]}")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    return out
+
+
+# each example applies and interprets up to a dozen rewrites, or compiles one
+# program: a share of the profile's examples keeps each test near 20 s on CI
+_SHARE = settings().max_examples
+
+
+@settings(max_examples=max(10, _SHARE // 2))
+@given(prim_funcs(max_blocks=2), st.data())
+def test_caching_or_reindexing_every_buffer_of_every_block_keeps_meaning(func, data):
+    mod = IRModule({"main": func})
+    scopes = ("global",) if _threaded(func) else SCOPES
+    blocks = _blocks(func)
+    readers = [b.name_hint for b in blocks if b.reads]
+    applied = 0
+    for block in blocks:
+        for kind, regions in (("read", block.reads), ("write", block.writes)):
+            for k in range(len(regions)):
+                scope = data.draw(st.sampled_from(scopes), label="scope")
+                consumers = data.draw(st.none() | st.lists(st.sampled_from(readers), max_size=2, unique=True)
+                                      if readers else st.none(), label="consumers")
+                primitive = data.draw(st.sampled_from([f"cache_{kind}", "reindex"]
+                                                      + (["cache_inplace"] if kind == "read" else [])),
+                                      label="primitive")
+                if primitive == "reindex":
+                    rewrite = R.reindex(block.name_hint, (kind, k))
+                elif primitive == "cache_inplace":
+                    rewrite = R.cache_inplace(block.name_hint, k, scope)
+                else:
+                    make = R.cache_read if kind == "read" else R.cache_write
+                    rewrite = make(block.name_hint, k, scope, consumers)
+                out = _check_applies_or_refuses(mod, rewrite)
+                if out is not None:
+                    applied += 1
+                    event(f"{primitive} applied" + (" with consumer_blocks" if consumers and
+                                                     primitive.startswith("cache_") else ""))
+    event(f"applications per program: {min(applied, 4)}{'+' if applied >= 4 else ''}")
+
+
+@st.composite
+def cached_then_scheduled(draw):
+    """A random program, a valid cache_read or cache_write drawn on it, then
+    a random loop schedule (splits, fuses, ...) of the result."""
+    func = draw(prim_funcs(max_blocks=3), label="program")
+    mod = IRModule({"main": func})
+    ch = BytesChooser(draw(st.binary(min_size=64, max_size=64), label="choices"))
+    steps = []
+    for primitive in ch.shuffled(sorted(DRAWERS)):
+        record = DRAWERS[primitive](ch, mod)
+        if record is not None and _threaded(func) and getattr(record, "storage_scope", "global") != "global":
+            record = attrs.evolve(record, storage_scope="global")
+        if record is not None and not record.violations(mod):
+            steps.append(record)
+            break
+    cached = R.Pipeline(steps)(mod)
+    # binding a loop would put a shared or local cache's readers into a kernel
+    # that does not fill it (see the module docstring)
+    plain = all(getattr(r, "storage_scope", "global") == "global" for r in steps)
+    primitives = [p for p in PRIMITIVES if plain or p != "bind"]
+    schedule = draw(loop_schedules(cached, max_steps=3, primitives=primitives), label="schedule")
+    return mod, R.Pipeline(steps) >> schedule
+
+
+@settings(max_examples=max(10, _SHARE // 3))
+@given(cached_then_scheduled(), st.integers(0, 2**16))
+def test_cached_and_scheduled_programs_compile_to_the_interpreters_results_and_replay(case, seed):
+    mod, pipeline = case
+    for rewrite in pipeline:
+        event(f"applies {rewrite.primitive}")
+    out = pipeline(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    # the trace replays exactly from JSON and from Python
+    assert R.Pipeline.from_json(pipeline.to_json())(mod) == out
+    sch = Schedule(mod)
+    for rewrite in pipeline:
+        sch.apply(rewrite)
+    namespace: dict = {}
+    exec(sch.trace.as_python(), namespace)
+    replay = Schedule(mod)
+    namespace["apply_trace"](replay)
+    assert replay.mod == out
+    # compiled code computes what the interpreter computes
+    func = out["main"]
+    rt = tirfun.build(out, target="llvm")
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    actual = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    interp_run(func, *expected)
+    rt(*actual)
+    ulps = ulps_for(func)
+    for p, x, y in zip(func.params, expected, actual):
+        if isinstance(x, np.ndarray):
+            buf = func.buffer_map[p]
+            problem = compare_arrays(buf.name, x, y, buf.dtype, ulps)
+            assert problem is None, problem
+
+
+def test_each_caching_primitive_is_drawn_and_applies():
+    """Over fixed random programs, every drawer gives valid applications,
+    with and without consumer blocks, and some that do not apply."""
+    counts: dict = {}
+    for seed in range(60):
+        mod = IRModule({"main": random_prim_func(seed)})
+        ch = RandomChooser(seed)
+        for primitive, draw in sorted(DRAWERS.items()):
+            record = draw(ch, mod)
+            if record is None:
+                continue
+            valid = not record.violations(mod)
+            key = (primitive, valid, getattr(record, "consumer_blocks", None) is not None)
+            counts[key] = counts.get(key, 0) + 1
+    for primitive in DRAWERS:
+        assert counts.get((primitive, True, False), 0) >= 15, counts
+        if primitive in ("cache_read", "cache_write"):
+            assert counts.get((primitive, True, True), 0) >= 2, counts
+        assert counts.get((primitive, False, False), 0) + counts.get((primitive, False, True), 0) >= 1, counts

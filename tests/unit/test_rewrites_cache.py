@@ -1,0 +1,786 @@
+"""cache_read and cache_write: results as TVM v0.20 gives them, every error
+class with its message, and the cached programs built and run."""
+
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.nodes import IRModule
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+TWO_STAGES = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+SHARED_LOOP = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i in range(16):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+TWO_READERS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi] + T.float32(1)
+"""
+
+PARTIAL = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi + 4] = A[vi + 4] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi + 4]
+"""
+
+REDUCTION = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("D"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                D[vi] = T.float32(0)
+            D[vi] = D[vi] + A[vi, vk]
+"""
+
+IN_PLACE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+"""
+
+STRIDED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi * 2] = A[vi]
+"""
+
+MASKED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i % 2 == 0)
+            B[vi] = A[vi]
+"""
+
+SPLIT_TAIL = """
+@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i_0, i_1 in T.grid(3, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i_0 * 4 + i_1)
+            T.where(i_0 * 4 + i_1 < 10)
+            B[vi] = A[vi] * T.float32(3)
+"""
+
+TWO_WRITERS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B0"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(4):
+        with T.block("B1"):
+            vi = T.axis.spatial(4, i)
+            B[vi + 4] = A[vi + 4]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+"""
+
+UNCOVERED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+"""
+
+READ_BEFORE_WRITE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+    for i in range(8):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = B[vi]
+"""
+
+NESTED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    with T.block("outer"):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+"""
+
+
+def mod_of(source: str) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def check(before: IRModule, after: IRModule) -> None:
+    """The result verifies, means what the input means, and builds to it."""
+    verify(after)
+    assert_equivalent(before["main"], after["main"])
+    func = after["main"]
+    rt = tirfun.build(after, target="llvm")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal([int(d.value) for d in func.buffer_map[p].shape]).astype("float32")
+            for p in func.params]
+    expected = [a.copy() for a in args]
+    tirfun.interp.run(func, *expected)
+    rt(*args)
+    for x, y in zip(expected, args):
+        assert x.tobytes() == y.tobytes()
+
+
+# -- results as TVM gives them ---------------------------------------------------------
+
+def test_cache_read_of_an_intermediate_goes_between_writer_and_reader():
+    mod = mod_of(TWO_STAGES)
+    sch = Schedule(mod)
+    block = sch.cache_read("C", 0, "shared")
+    assert block == R.BlockRef("B_shared", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_shared = T.alloc_buffer((16, 16), scope="shared")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for ax0, ax1 in T.grid(16, 16):
+        with T.block("B_shared"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            B_shared[v0, v1] = B[v0, v1]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B_shared[vi, vj] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    assert 'scope="shared"' in sch.mod["main"].script()
+    check(mod, sch.mod)
+
+
+def test_cache_read_inside_a_shared_loop_copies_one_row_into_a_full_sized_cache():
+    mod = mod_of(SHARED_LOOP)
+    sch = Schedule(mod)
+    sch.cache_read("C", 0, "local")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_local = T.alloc_buffer((16, 16), scope="local")
+    for i in range(16):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 16):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(16, i + ax0)
+                v1 = T.axis.spatial(16, ax1)
+                B_local[v0, v1] = B[v0, v1]
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B_local[vi, vj] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_cache_read_in_the_scope_block_is_compact_and_rebased():
+    mod = mod_of(PARTIAL)
+    sch = Schedule(mod)
+    sch.cache_read("C", 0, "shared")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((16,))
+    B_shared = T.alloc_buffer((8,), scope="shared")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi + 4] = A[vi + 4] * T.float32(2)
+    for ax0 in range(8):
+        with T.block("B_shared"):
+            v0 = T.axis.spatial(8, ax0)
+            B_shared[v0] = B[v0 + 4]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B_shared[vi]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_cache_read_with_consumer_blocks_redirects_only_those():
+    mod = mod_of(TWO_READERS)
+    sch = Schedule(mod)
+    sch.cache_read("C", 0, "local", consumer_blocks=["C"])
+    text = sch.mod["main"].script()
+    assert "B[vi] = A[vi] * T.float32(2.0)" in text
+    assert "C[vi_1] = A_local[vi_1] + T.float32(1.0)" in text
+    check(mod, sch.mod)
+    # without consumer_blocks every reader is redirected, whichever block was named
+    sch = Schedule(mod)
+    sch.cache_read("C", 0, "local")
+    assert "A[vi]" not in sch.mod["main"].script().split('with T.block("B")')[1]
+    check(mod, sch.mod)
+
+
+def test_cache_write_of_a_reduction_redirects_init_and_update():
+    mod = mod_of(REDUCTION)
+    sch = Schedule(mod)
+    assert sch.cache_write("D", 0, "local") == R.BlockRef("D_local", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), D: T.Buffer((8,), "float32")):
+    D_local = T.alloc_buffer((8,), scope="local")
+    for i, k in T.grid(8, 8):
+        with T.block("D"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                D_local[vi] = T.float32(0)
+            D_local[vi] = D_local[vi] + A[vi, vk]
+    for ax0 in range(8):
+        with T.block("D_local"):
+            v0 = T.axis.spatial(8, ax0)
+            D[v0] = D_local[v0]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_cache_write_in_a_shared_loop_goes_before_the_reader():
+    mod = mod_of(SHARED_LOOP)
+    sch = Schedule(mod)
+    sch.cache_write("B", 0, "local")
+    text = sch.mod["main"].script()
+    assert text.index('T.block("B_local")') < text.index('T.block("C")')
+    assert "v0 = T.axis.spatial(16, i + ax0)" in text
+    check(mod, sch.mod)
+
+
+def test_cache_write_with_consumer_blocks_lets_them_read_the_cache():
+    mod = mod_of(TWO_STAGES)
+    sch = Schedule(mod)
+    sch.cache_write("B", 0, "local", consumer_blocks=["C"])
+    text = sch.mod["main"].script()
+    assert "C[vi_1, vj_1] = B_local[vi_1, vj_1] + T.float32(1.0)" in text
+    # with no other reader, the copy back goes at the end of the scope
+    assert text.index('T.block("C")') < text.index('T.block("B_local")')
+    check(mod, sch.mod)
+
+
+def test_cache_write_after_a_non_dividing_split_copies_only_the_domain():
+    mod = mod_of(SPLIT_TAIL)
+    sch = Schedule(mod)
+    sch.cache_write("B", 0, "global")
+    text = sch.mod["main"].script()
+    assert "for ax0 in range(10):" in text
+    check(mod, sch.mod)
+
+
+def test_buffer_arguments_as_buffer_and_name_become_indices_in_the_trace():
+    mod = mod_of(TWO_STAGES)
+    buf = mod["main"].body.block.alloc_buffers[0]
+    for arg in (buf, "B"):
+        sch = Schedule(mod)
+        sch.cache_read("C", arg, "shared")
+        assert sch.trace.rewrites[0].read_buffer_index == 0
+        assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+    # the records take them too
+    assert R.cache_read("C", buf, "shared")(mod) == R.cache_read("C", 0, "shared")(mod)
+    assert R.cache_write("B", "B", "local")(mod) == R.cache_write("B", 0, "local")(mod)
+
+
+def test_scope_names_are_sanitised_and_fresh():
+    mod = mod_of(TWO_READERS)
+    sch = Schedule(mod)
+    assert sch.cache_read("B", 0, "shared.dyn", consumer_blocks=["B"]) == R.BlockRef("A_shared_dyn", "main")
+    assert sch.cache_read("C", 0, "shared.dyn", consumer_blocks=["C"]) == R.BlockRef("A_shared_dyn_1", "main")
+    text = sch.mod["main"].script()
+    assert 'A_shared_dyn = T.alloc_buffer((8,), scope="shared.dyn")' in text
+    assert 'A_shared_dyn_1 = T.alloc_buffer((8,), scope="shared.dyn")' in text
+    check(mod, sch.mod)
+
+
+@pytest.mark.parametrize("scope", ["global", "shared", "local", "shared.dyn", ""])
+def test_every_cpu_scope_builds_and_runs(scope):
+    mod = mod_of(TWO_STAGES)
+    out = (R.cache_read("C", 0, scope) >> R.cache_write("C", 0, scope))(mod)
+    check(mod, out)
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+
+
+def test_the_trace_replays_as_python():
+    mod = mod_of(TWO_READERS)
+    sch = Schedule(mod)
+    sch.cache_read("C", 0, "local", consumer_blocks=[sch.get_block("C")])
+    sch.cache_write("B", 0, "shared")
+    namespace: dict = {}
+    exec(sch.trace.as_python(), namespace)
+    replay = Schedule(mod)
+    namespace["apply_trace"](replay)
+    assert replay.mod == sch.mod
+
+
+# -- every error, with its message ------------------------------------------------------
+
+CASES = [
+    (TWO_STAGES, R.cache_read("C", 0, "register"), R.InvalidStorageScopeError,
+     "cache_read: argument storage_scope: the storage scope 'register' is invalid"),
+    (TWO_STAGES, R.cache_read("C", 3, "shared"), R.BufferIndexOutOfRangeError,
+     "cache_read: block 'C': the block has 1 read regions, so read_buffer_index 3 is out of range"),
+    (TWO_STAGES, R.cache_write("C", -1, "local"), R.BufferIndexOutOfRangeError,
+     "cache_write: block 'C': the block has 1 write regions, so write_buffer_index -1 is out of range"),
+    (TWO_STAGES, R.cache_read("C", "C", "shared"), R.BufferNotAccessedError,
+     "cache_read: block 'C': buffer C is not a read buffer of the block: it is a write buffer of the "
+     "block, not a read buffer"),
+    (TWO_STAGES, R.cache_write("C", "A", "shared"), R.BufferNotAccessedError,
+     "cache_write: block 'C': buffer A is not a write buffer of the block: the block does not write it"),
+    (TWO_STAGES, R.cache_read("C", 0.5, "shared"), R.InvalidArgumentError,
+     "cache_read: block 'C': the read buffer index must be an int, a Buffer or a buffer name, got 0.5"),
+    (TWO_STAGES, R.cache_read("root", 0, "shared"), R.BufferIndexOutOfRangeError,
+     "cache_read: block 'root': the block has 0 read regions"),
+    (TWO_WRITERS, R.cache_read("C", 0, "shared"), R.NotSingleWriteBlockError,
+     "cache_read: buffer B: the buffer is expected to be written by a single block of the scope, but 2 "
+     "blocks write it"),
+    (UNCOVERED, R.cache_read("C", 0, "shared"), R.NotRegionCoverError,
+     "cache_read: block 'root': the region cover of the scope is not complete: block 'C' reads elements of "
+     "buffer B that the blocks writing it before do not write"),
+    (NESTED, R.cache_read("C", 0, "shared", ["B"]), R.ConsumerNotInScopeError,
+     "cache_read: block 'B': the consumer block is not in the scope of block 'root', where the cache is made"),
+    (READ_BEFORE_WRITE, R.cache_read("C", 0, "shared"), R.CacheStageOrderError,
+     "cache_read: block 'C': the block reads buffer A before the cache of it is filled"),
+    (TWO_STAGES, R.cache_write("B", 0, "local", ["C", "B"]), R.CacheStageOrderError,
+     "cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),
+    (IN_PLACE, R.cache_write("B", 0, "local"), R.CacheWriteReadBeforeWriteError,
+     "cache_write: block 'B': the block reads B[vi] before writing that element itself; the cache would "
+     "be read uninitialised"),
+    (STRIDED, R.cache_write("B", 0, "local"), R.CacheWritePartialError,
+     "cache_write: block 'B': the block may not write every element of buffer B that the copy back would "
+     "copy: its write index i * 2 does not cover a dense range of B over the loops"),
+    (MASKED, R.cache_write("B", 0, "local"), R.CacheWritePartialError,
+     "cache_write: block 'B': the block may not write every element of buffer B that the copy back would "
+     "copy: its predicate i % 2 == 0 may skip elements of the region it writes"),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", CASES,
+                         ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(CASES)])
+def test_each_error_class_with_its_message(source, rewrite, cls, message):
+    mod = mod_of(source)
+    with pytest.raises(ScheduleError) as info:
+        rewrite(mod)
+    assert type(info.value) is cls
+    if message is not None:
+        assert str(info.value).split("\n")[0].startswith(message), str(info.value)
+    assert type(rewrite.violations(mod)[0]) is cls
+
+
+def test_root_block_errors_when_it_reads():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    with T.block("root"):
+        T.reads(A[0:8])
+        T.writes(B[0:8])
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+"""
+    mod = mod_of(src)
+    with pytest.raises(R.NoScopeBlockError, match="cache_read: block 'root': the block has no enclosing block"):
+        R.cache_read("root", 0, "shared")(mod)
+
+
+def test_the_input_module_is_untouched_on_error_and_success():
+    mod = mod_of(TWO_STAGES)
+    text = mod["main"].script()
+    R.cache_read("C", 0, "shared")(mod)
+    with pytest.raises(ScheduleError):
+        R.cache_read("C", 9, "shared")(mod)
+    assert mod["main"].script() == text
+
+
+# -- reindex ------------------------------------------------------------------------------
+
+TRANSPOSE = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi] * T.float32(2)
+"""
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    for i, j, k in T.grid(4, 6, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def test_reindex_of_a_reduction_read_keeps_only_the_iteration_variables_used():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    assert sch.reindex("C", ("read", 1)) == R.BlockRef("B_reindex", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((4, 6), "float32")):
+    B_reindex = T.alloc_buffer((6, 8))
+    for ax0, ax1 in T.grid(6, 8):
+        with T.block("B_reindex"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            B_reindex[v0, v1] = B[v1, v0]
+    for i, j, k in T.grid(4, 6, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B_reindex[vj, vk]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_reindex_of_a_reduction_write_copies_back_after_the_nest():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    assert sch.reindex("C", "C") == R.BlockRef("C_reindex", "main")
+    text = sch.mod["main"].script()
+    assert text.index('T.block("C")') < text.index('T.block("C_reindex")')
+    assert "C[v0, v1] = C_reindex[v0, v1]" in text
+    assert sch.trace.rewrites[0].buffer == ("write", 0)
+    check(mod, sch.mod)
+
+
+SPLIT_NEST = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(4):
+        for j in range(2):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i * 2 + j)
+                B[vi] = A[vi]
+        with T.block("C"):
+            vk = T.axis.spatial(4, i)
+            B[vk] = B[vk]
+"""
+
+GUARDED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0))
+"""
+
+TWO_INDICES = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi] = A[vi] + A[vi + 1]
+"""
+
+OUTER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            with T.block("B"):
+                vj = T.axis.spatial(8, vi)
+                B[vj] = A[vj]
+"""
+
+REINDEX_CASES = [
+    (TRANSPOSE, R.reindex("B", ("read", 5)), R.BufferIndexOutOfRangeError,
+     "reindex: block 'B': the block has 1 read regions, so read_buffer_index 5 is out of range"),
+    (TRANSPOSE, R.reindex("B", "C"), R.BufferNotAccessedError,
+     "reindex: block 'B': buffer C is neither read nor written by the block"),
+    (TRANSPOSE, R.reindex("B", ("both", 0)), R.InvalidArgumentError,
+     "reindex: block 'B': the buffer must be (\"read\" or \"write\", index), a Buffer or a buffer name"),
+    (OUTER, R.reindex("outer", ("read", 0)), R.NotLeafBlockError,
+     "reindex: block 'outer': the block is not a leaf block"),
+    (TWO_INDICES, R.reindex("B", ("read", 0)), R.InvalidBufferAccessError,
+     "reindex: block 'B': buffer A should be accessed with the same indices everywhere in the block"),
+    (SPLIT_NEST, R.reindex("B", ("read", 0)), R.ReindexNotChainError,
+     "reindex: block 'B': the block must sit under a chain of loops"),
+    (IN_PLACE, R.reindex("B", ("read", 0)), R.ReindexReadWrittenError,
+     "reindex: block 'B': the block also writes buffer B"),
+    (GUARDED, R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
+     "reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
+    (IN_PLACE, R.reindex("B", ("write", 0)), R.CacheWriteReadBeforeWriteError,
+     "reindex: block 'B': the block reads B[vi] before writing that element itself"),
+    (MASKED, R.reindex("B", ("write", 0)), R.CacheWritePartialError,
+     "reindex: block 'B': the block may not write every element of the reindexed copy of B: it has the "
+     "predicate"),
+    (STRIDED, R.reindex("B", ("write", 0)), R.CacheWritePartialError,
+     "reindex: block 'B': the block may not write every element of the reindexed copy of B: its indices are "
+     "not distinct iteration variables"),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", REINDEX_CASES,
+                         ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(REINDEX_CASES)])
+def test_each_reindex_error_with_its_message(source, rewrite, cls, message):
+    test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+# -- cache_inplace ---------------------------------------------------------------------
+
+def test_cache_inplace_returns_both_copies_and_keeps_meaning():
+    mod = mod_of(IN_PLACE)
+    sch = Schedule(mod)
+    blocks = sch.cache_inplace("B", "B", "local")
+    assert blocks == [R.BlockRef("B_local", "main"), R.BlockRef("B_local_1", "main")]
+    check(mod, sch.mod)
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+
+
+SHIFT_IN_PLACE = """
+@T.prim_func
+def main(B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            B[vi + 1] = B[vi] * T.float32(2)
+"""
+
+INPLACE_CASES = [
+    (IN_PLACE, R.cache_inplace("B", 0, "tmem"), R.InvalidStorageScopeError,
+     "cache_inplace: argument storage_scope: the storage scope 'tmem' is invalid"),
+    (IN_PLACE, R.cache_inplace("B", 2, "local"), R.BufferIndexOutOfRangeError,
+     "cache_inplace: block 'B': the block has 2 read regions, so read_buffer_index 2 is out of range"),
+    (TWO_STAGES, R.cache_inplace("C", 0, "local"), R.NotReadWriteError,
+     "cache_inplace: block 'C': the block does not both read and write buffer B"),
+    (UNCOVERED, R.cache_inplace("C", 0, "local"), R.NotRegionCoverError,
+     "cache_inplace: block 'root': the region cover of the scope is not complete"),
+    (SHIFT_IN_PLACE, R.cache_inplace("B", 0, "local"), R.CacheWritePartialError,
+     "cache_inplace: block 'B': the region of B the block writes, B[vi + 1], does not lie within the region "
+     "it reads, B[vi]"),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", INPLACE_CASES,
+                         ids=[f"{c[2].__name__}-{k}" for k, c in enumerate(INPLACE_CASES)])
+def test_each_cache_inplace_error_with_its_message(source, rewrite, cls, message):
+    test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+# -- reindex_cache_read / reindex_cache_write ----------------------------------------------
+
+def test_reindex_cache_read_with_a_lambda_in_a_shared_loop():
+    mod = mod_of(SHARED_LOOP)
+    sch = Schedule(mod)
+    assert sch.reindex_cache_read("C", 0, "shared", lambda vi, vj: (vj, vi)) == R.BlockRef("B_shared", "main")
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_shared = T.alloc_buffer((16, 16), scope="shared")
+    for i in range(16):
+        for j in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j_2 in range(16):
+            with T.block("B_shared"):
+                vi_2, vj_2 = T.axis.remap("SS", [i, j_2])
+                B_shared[vj_2, vi_2] = B[vi_2, vj_2]
+        for j_1 in range(16):
+            with T.block("C"):
+                vi_1, vj_1 = T.axis.remap("SS", [i, j_1])
+                C[vi_1, vj_1] = B_shared[vj_1, vi_1] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+    namespace: dict = {}
+    exec(sch.trace.as_python(), namespace)
+    replay = Schedule(mod)
+    namespace["apply_trace"](replay)
+    assert replay.mod == sch.mod
+
+
+def test_reindex_cache_write_of_a_reduction_with_a_flattening_map():
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    sch.reindex_cache_write("C", 0, "local", lambda vi, vj, vk: (vi * 6 + vj,))
+    text = sch.mod["main"].script()
+    assert 'C_local = T.alloc_buffer((24,), scope="local")' in text
+    assert "C_local[vi * 6 + vj] = C_local[vi * 6 + vj] + A[vi, vk] * B[vk, vj]" in text
+    check(mod, sch.mod)
+
+
+INT64 = """
+@T.prim_func
+def main(A: T.Buffer((T.int64(4), T.int64(4)), "float32"), B: T.Buffer((T.int64(4), T.int64(4)), "float32")):
+    for i, j in T.grid(T.int64(4), T.int64(4)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi]
+"""
+
+
+def test_a_lambda_is_traced_with_the_blocks_index_dtype():
+    mod = mod_of(INT64)
+    sch = Schedule(mod)
+    sch.reindex_cache_read("B", 0, "local", lambda a, b: (a, b))
+    check(mod, sch.mod)
+
+
+REINDEX_CACHE_CASES = [
+    (TWO_INDICES, R.reindex_cache_read("B", 0, "shared", lambda vi: (vi,)), R.NotSinglePointAccessError,
+     "reindex_cache_read: block 'B': the region A[vi:vi + 2] the block accesses is not a single point"),
+    (TRANSPOSE, R.reindex_cache_read("B", 0, "shared", lambda vi, vj: (vi,)),
+     R.ReindexCacheReadWriteNotMatchError,
+     "reindex_cache_read: block 'B': the block iteration variable vj appears in [vj, vi] but not in [vi]"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", lambda vi: (vi,)), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map takes 1 variables, but the block has 2"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", "not a map"), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map must be a function of the block's iteration variables"),
+    (TRANSPOSE, R.reindex_cache_write("B", 0, "shared", lambda vi, vj: (vi - 1, vj)), R.InvalidArgumentError,
+     "reindex_cache_write: block 'B': the index map does not map the block's iteration domain to "
+     "non-negative"),
+    (MATMUL, R.reindex_cache_write("C", 0, "local", lambda vi, vj, vk: (vi + vj,)), R.CacheWritePartialError,
+     "reindex_cache_write: block 'C': the block may not write every element of buffer C that the copy back "
+     "would copy: the index map does not give every iteration its own element"),
+    (IN_PLACE, R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexReadWrittenError,
+     "reindex_cache_read: block 'B': the block also writes buffer B"),
+    (IN_PLACE, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWriteReadBeforeWriteError,
+     "reindex_cache_write: block 'B': the block reads B[vi] before writing that element itself"),
+    (SPLIT_TAIL, R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), None, None),
+]
+
+
+@pytest.mark.parametrize("source, rewrite, cls, message", REINDEX_CACHE_CASES,
+                         ids=[f"{getattr(c[2], '__name__', 'applies')}-{k}" for k, c in enumerate(REINDEX_CACHE_CASES)])
+def test_each_reindex_cache_error_with_its_message(source, rewrite, cls, message):
+    if cls is None:  # a predicate on the loops the copy runs goes with the copy
+        mod = mod_of(source)
+        out = rewrite(mod)
+        assert "T.where(i_0_1 * 4 + i_1_1 < 10)" in out["main"].script()
+        check(mod, out)
+        return
+    test_each_error_class_with_its_message(source, rewrite, cls, message)
+
+
+def test_reindex_cache_read_before_the_writer_copies_the_values_read():
+    # the copy goes at the start of the scope, where it sees what the block sees
+    mod = mod_of(READ_BEFORE_WRITE)
+    out = R.reindex_cache_read("C", 0, "local", lambda vi: (vi,))(mod)
+    assert out["main"].script().index('T.block("A_local")') < out["main"].script().index('T.block("C")')
+    check(mod, out)
+
+
+def test_a_tvm_script_schedules_caches_through_the_compat_layer():
+    from tirfun.compat import tvm
+
+    mod = mod_of(TWO_STAGES)
+    sch = tvm.tir.Schedule(mod)
+    block_c = sch.get_block("C")
+    shared = sch.cache_read(block_c, 0, "shared")
+    local = sch.cache_write(block_c, 0, "local")
+    assert (shared, local) == (R.BlockRef("B_shared", "main"), R.BlockRef("C_local", "main"))
+    check(mod, sch.mod)
+
+
+def test_tvm_style_tiling_with_a_shared_read_and_a_local_accumulator():
+    """cache_write then reverse_compute_at, cache_read then compute_at: the
+    GPU-style matmul schedule, run on the CPU."""
+    mod = mod_of(MATMUL.replace("(4, 8)", "(16, 16)").replace("(8, 6)", "(16, 16)")
+                 .replace("(4, 6)", "(16, 16)").replace("T.grid(4, 6, 8)", "T.grid(16, 16, 16)"))
+    sch = Schedule(mod)
+    c = sch.get_block("C")
+    i, j, k = sch.get_loops(c)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 4])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.reverse_compute_at(sch.cache_write(c, 0, "local"), j0)
+    sch.compute_at(sch.cache_read(c, 0, "shared"), k)
+    text = sch.mod["main"].script()
+    assert 'A_shared = T.alloc_buffer((16, 16), scope="shared")' in text
+    assert 'C_local = T.alloc_buffer((16, 16), scope="local")' in text
+    check(mod, sch.mod)
