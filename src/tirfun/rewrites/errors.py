@@ -448,11 +448,6 @@ class FactorAxisOutOfRangeError(RewriteError):
     buffer the reduction writes."""
 
 
-class NoScopeBlockError(RewriteError):
-    """The block is not inside another block that could hold the new
-    buffer's allocation."""
-
-
 class BufTypeError(RewriteError):
     """The buffer type of a region hint is neither ``"read"`` nor ``"write"``."""
 
