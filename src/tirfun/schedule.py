@@ -90,6 +90,8 @@ class Schedule:
         self._trace: tuple = ()
         self._func = default_function(mod)
         self._removed: frozenset = frozenset()  # references given to remove_rv
+        # blocks a primitive renamed, old reference -> new (replaced, never mutated)
+        self._renamed: dict = {}
         if self._debug:
             self._verify(mod)
 
@@ -151,7 +153,8 @@ class Schedule:
         if not isinstance(rewrite, R.Rewrite):
             raise InvalidArgumentError("apply", "argument", f"expected a rewrite record, got {rewrite!r}")
         fields = attrs.fields(type(rewrite))
-        pinned = attrs.evolve(rewrite, **{a.name: _pin(getattr(rewrite, a.name), self._func) for a in fields})
+        pinned = attrs.evolve(rewrite, **{a.name: self._follow(_pin(getattr(rewrite, a.name), self._func))
+                                          for a in fields})
         self._check_live(rewrite.primitive, [getattr(pinned, a.name) for a in fields])
         try:
             outcome = pinned.run(self._mod)
@@ -161,6 +164,8 @@ class Schedule:
             self._verify(outcome.mod)
         self._mod = outcome.mod
         self._trace = self._trace + (pinned,)
+        if outcome.renamed:
+            self._renamed = {**self._renamed, **dict(outcome.renamed)}
         return self._revive(list(outcome.result) if isinstance(outcome.result, tuple) else outcome.result)
 
     def _check_live(self, primitive: str, values) -> None:
@@ -189,9 +194,30 @@ class Schedule:
         verify(mod)
 
     def _pin(self, ref):
-        return _pin(ref, self._func)
+        return self._follow(_pin(ref, self._func))
+
+    def _follow(self, value):
+        """A block reference whose block a primitive renamed (and whose name
+        is gone from the module) points at the renamed block, as a TVM
+        BlockRV keeps pointing at its block."""
+        if not self._renamed:
+            return value
+        if isinstance(value, tuple):
+            return tuple(self._follow(v) for v in value)
+        if isinstance(value, list):
+            return [self._follow(v) for v in value]
+        seen = set()
+        while isinstance(value, BlockRef) and value in self._renamed and value not in seen:
+            seen.add(value)
+            try:
+                R.get(self._mod, value)
+                return value  # the name is in use again: it means that block
+            except RewriteError:
+                value = self._renamed[value]
+        return value
 
     def _query(self, fn, *args):
+        args = tuple(self._follow(a) for a in args)
         self._check_live(fn.__name__, args)
         try:
             return self._revive(fn(self._mod, *args))

@@ -246,3 +246,32 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Bu
     assert sch.get_producers(block="C") == [] and sch.get_consumers(block="B") == []
     assert [b.name for b in sch.get_output_blocks(scope_block="root")] == ["B", "C"]
     assert sch.trace(from_source(src)) == sch.mod
+
+
+def test_a_block_reference_follows_its_block_through_decompose_reduction():
+    # TVM's decompose_reduction renames the reduction block to Y_update; a
+    # BlockRV still points at it, and so does a tirfun BlockRef in a Schedule
+    from tirfun import Schedule
+    from tirfun.errors import ScheduleError
+    from tirfun.script import from_source
+
+    src = '''@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), Y: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("Y"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                Y[vi] = T.float32(0)
+            Y[vi] = Y[vi] + A[vi, vk]'''
+    sch = Schedule(from_source(src))
+    y = sch.get_block("Y")
+    i, k = sch.get_loops(y)
+    init = sch.decompose_reduction(y, k)
+    assert sch.get(init).name_hint == "Y_init"
+    assert sch.get(y).name_hint == "Y_update"
+    _, k2 = sch.get_loops(y)
+    sch.split(k2, [None, 4])
+    assert len(sch.get_loops(y)) == 3
+    with pytest.raises(ScheduleError, match="no block with that name"):
+        sch.get_block("Y")  # by name, as in TVM, the old name is gone
+    assert sch.trace(IRModule({"main": from_source(src)})) == sch.mod

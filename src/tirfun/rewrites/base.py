@@ -71,11 +71,15 @@ class Site:
 
 @attrs.frozen
 class Outcome:
-    """What applying a primitive gives: the new module and the primitive's
-    result (new loop or block references, or None)."""
+    """What applying a primitive gives: the new module, the primitive's
+    result (new loop or block references, or None) and the blocks it
+    renamed, as ``(old, new)`` pairs of BlockRefs (decompose_reduction's
+    ``B`` becomes ``B_update``), which :class:`tirfun.Schedule` follows as
+    TVM's block random variables follow their block."""
 
     mod: IRModule
     result: Any = None
+    renamed: tuple = ()
 
 
 def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None) -> IRModule:

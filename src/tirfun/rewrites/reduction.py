@@ -278,7 +278,9 @@ class DecomposeReduction(Rewrite):
         at = loops[start][0] if start < len(loops) else rpath
         replaced = replace_at(site.at(at), rpath[len(at):], new_realize)
         path, new = _insert_before(site, at, body, replaced)
-        return Outcome(commit(site, path, new), BlockRef(init_name, site.func_name))
+        return Outcome(commit(site, path, new), BlockRef(init_name, site.func_name),
+                       renamed=((BlockRef(block.name_hint, site.func_name),
+                                 BlockRef(update_name, site.func_name)),))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
