@@ -784,3 +784,27 @@ def test_tvm_style_tiling_with_a_shared_read_and_a_local_accumulator():
     assert 'A_shared = T.alloc_buffer((16, 16), scope="shared")' in text
     assert 'C_local = T.alloc_buffer((16, 16), scope="local")' in text
     check(mod, sch.mod)
+
+
+def test_reindex_cache_read_of_a_guarded_read_that_the_copy_would_take_out_of_bounds():
+    # pad_einsum's A_pad block reads A only inside A's shape (if_then_else);
+    # a reindex cache of that read would copy A over the padded domain
+    from tirfun.script import from_source
+
+    src = '''@T.prim_func
+def main(A: T.Buffer((3, 1), "float32"), O: T.Buffer((3,), "float32")):
+    for i, k in T.grid(3, 1):
+        with T.block("O"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                O[vi] = T.float32(0)
+            O[vi] = O[vi] + A[vi, vk]'''
+    mod = IRModule({"main": from_source(src)})
+    padded = R.pad_einsum("O", [4, 2])(mod)
+    assert "A_pad" in padded.script()
+    from tirfun import Schedule
+
+    sch = Schedule(padded)
+    with pytest.raises(R.ReindexOutOfBoundsError, match="not provably inside the buffer"):
+        sch.reindex_cache_read("A_pad", 0, "global", lambda v0, v1: (v0, v1))
+    assert sch.mod == padded  # nothing changed

@@ -1613,6 +1613,18 @@ class _ReindexCacheBase(Rewrite):
                 chk.stop(ReindexReadWrittenError, describe(self.block),
                          f"the block also writes buffer {buf.name}; its writes would go to the cache and be "
                          "lost", realize)
+            # the copy reads buf at the old indices over the whole touched
+            # domain, where the block itself may read only under a condition
+            # (a pad_einsum's or a padding stage's if_then_else)
+            reach = bound_region([Range(e, IntImm(e.dtype, 1)) for e in old], dom)
+            outside = [k for k, iv in enumerate(reach)
+                       if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
+                               and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+            if outside:
+                chk.stop(ReindexOutOfBoundsError, describe(self.block),
+                         f"the index {old[outside[0]].script()} of buffer {buf.name} is not provably "
+                         "inside the buffer over the whole domain of the iteration variables, which the "
+                         "copy reads", realize)
             if writer is not None:
                 wname = scope.children[writer][1].block.name_hint
                 loc, pos = _LocDetector(scope, wname, consumers).run()

@@ -12,6 +12,13 @@ random programs seldom allow as they are, also comes as a merge of two unit
 loops put over adjacent nests. :func:`primitive_counts` counts a schedule's
 primitives, and the strategy reports them as hypothesis events.
 
+:func:`block_schedules` (and :func:`random_block_schedule`) draw among the
+loop primitives and the block primitives together: compute location
+(:mod:`.draw_compute_location`), caching (:mod:`.draw_cache`), storage
+(:mod:`.draw_storage`), reductions (:mod:`.draw_reduction`), padding,
+partitioning and region hints (:mod:`.draw_padding`). Each of those modules
+keeps its own ``DRAWERS``; :data:`BLOCK_PRIMITIVES` lists them all.
+
 :func:`bad_rewrites` is a strategy of records with at least one argument
 that cannot be right (a name that does not exist, a block where a loop goes,
 a factor of the wrong type, ...), for testing that such arguments end in a
@@ -57,6 +64,31 @@ _WEIGHTS = {"split": 6, "fuse": 4, "reorder": 4, "merge": 2, "add_unit_loop": 1,
 #: tuned for, and what ``tests/unit/test_schedules_strategy.py`` measures
 MINIMUM_PER_100 = {p: 10 for p in PRIMITIVES}
 _ANNOTATION_KEYS = ("pragma_unroll_explicit", "software_pipeline_stage", "tirfun.note")
+#: the modules whose ``DRAWERS`` draw the block primitives
+_BLOCK_DRAWER_MODULES = ("draw_compute_location", "draw_cache", "draw_storage", "draw_reduction",
+                         "draw_padding")
+#: every block primitive the block schedules draw, by family
+BLOCK_PRIMITIVES = ("compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
+                    "cache_read", "cache_write", "cache_inplace", "reindex", "reindex_cache_read",
+                    "reindex_cache_write",
+                    "set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator",
+                    "rolling_buffer",
+                    "decompose_reduction", "rfactor",
+                    "decompose_padding", "pad_einsum", "loop_partition", "annotate_buffer_access",
+                    "unsafe_hide_buffer_access")
+#: loop and block primitives together
+ALL_PRIMITIVES = PRIMITIVES + BLOCK_PRIMITIVES
+
+
+def _block_drawers() -> dict:
+    """Every block primitive's drawer (imported on first use: the drawer
+    modules pull in hypothesis-free but large parts of tirfun)."""
+    import importlib
+
+    out = {}
+    for name in _BLOCK_DRAWER_MODULES:
+        out.update(importlib.import_module(f"{__package__}.{name}").DRAWERS)
+    return out
 _ATTEMPTS = 8
 
 
@@ -185,6 +217,8 @@ def _merge_through_unit_loops(ch: Chooser, mod: IRModule):
 
 def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
     """A record of ``primitive`` with arguments drawn from ``mod`` (maybe not valid)."""
+    if primitive in BLOCK_PRIMITIVES:
+        return _block_drawers()[primitive](ch, mod)
     func = _main(mod)
     loops = _loops(func)
     blocks = _blocks(func)
@@ -338,7 +372,7 @@ def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVE
     previous ones produce (fewer only when nothing applies at all)."""
     mod = _module(mod)
     steps = []
-    weights = [(p, _WEIGHTS[p]) for p in primitives]
+    weights = [(p, _WEIGHTS.get(p, 2)) for p in primitives]  # a block primitive weighs 2
     for _ in range(ch.integer(1, max_steps)):
         chosen = None
         for _attempt in range(_ATTEMPTS):
@@ -389,6 +423,18 @@ def loop_schedules(mod, *, max_steps: int = 6, primitives=PRIMITIVES):
     return st.binary(min_size=size, max_size=size).map(
         lambda data: _with_events(build_schedule(BytesChooser(data), mod, max_steps=max_steps,
                                                  primitives=primitives)))
+
+
+def block_schedules(mod, *, max_steps: int = 6, primitives=ALL_PRIMITIVES):
+    """A hypothesis strategy of pipelines of valid loop and block primitives
+    for ``mod`` (see :func:`loop_schedules`)."""
+    return loop_schedules(mod, max_steps=max_steps, primitives=primitives)
+
+
+def random_block_schedule(mod, seed: int, *, max_steps: int = 6,
+                          primitives=ALL_PRIMITIVES) -> R.Pipeline:
+    """A pipeline of valid loop and block primitives for ``mod`` determined by ``seed``."""
+    return build_schedule(RandomChooser(seed), mod, max_steps=max_steps, primitives=primitives)
 
 
 def schedule_bytes(max_steps: int) -> int:
@@ -455,5 +501,6 @@ def bad_rewrites(mod):
     return st.binary(min_size=32, max_size=32).map(lambda data: build_bad_rewrite(BytesChooser(data), mod))
 
 
-__all__ = ["PRIMITIVES", "MINIMUM_PER_100", "loop_schedules", "random_schedule", "build_schedule",
+__all__ = ["PRIMITIVES", "BLOCK_PRIMITIVES", "ALL_PRIMITIVES", "MINIMUM_PER_100", "loop_schedules",
+           "random_schedule", "block_schedules", "random_block_schedule", "build_schedule",
            "primitive_counts", "schedule_bytes", "bad_rewrites", "build_bad_rewrite"]
