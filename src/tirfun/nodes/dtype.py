@@ -80,15 +80,15 @@ class DataType(str):
     @property
     def code(self) -> str:
         """``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``, ``"handle"`` or ``"void"``."""
-        return _parse(str(self))[1]
+        return _facts(self).code
 
     @property
     def bits(self) -> int:
-        return _parse(str(self))[2]
+        return _facts(self).bits
 
     @property
     def lanes(self) -> int:
-        return _parse(str(self))[3]
+        return _facts(self).lanes
 
     @property
     def element_of(self) -> "DataType":
@@ -103,43 +103,43 @@ class DataType(str):
 
     @property
     def is_bool(self) -> bool:
-        return self.code == "uint" and self.bits == 1
+        return _facts(self).is_bool
 
     @property
     def is_int(self) -> bool:
         """Signed integer (not bool)."""
-        return self.code == "int"
+        return _facts(self).code == "int"
 
     @property
     def is_uint(self) -> bool:
         """Unsigned integer, excluding bool."""
-        return self.code == "uint" and self.bits != 1
+        return _facts(self).is_uint
 
     @property
     def is_integer(self) -> bool:
         """Signed or unsigned integer, excluding bool."""
-        return self.code == "int" or self.is_uint
+        return _facts(self).is_integer
 
     @property
     def is_float(self) -> bool:
         """IEEE float or bfloat."""
-        return self.code in ("float", "bfloat")
+        return _facts(self).is_float
 
     @property
     def is_handle(self) -> bool:
-        return self.code == "handle"
+        return _facts(self).code == "handle"
 
     @property
     def is_void(self) -> bool:
-        return self.code == "void"
+        return _facts(self).code == "void"
 
     @property
     def is_scalar(self) -> bool:
-        return self.lanes == 1
+        return _facts(self).lanes == 1
 
     @property
     def is_vector(self) -> bool:
-        return self.lanes > 1
+        return _facts(self).lanes > 1
 
     @property
     def numpy_name(self) -> str | None:
@@ -152,29 +152,61 @@ class DataType(str):
 
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
-        if self.is_bool:
-            return 0
-        if self.code == "int":
-            return -(1 << (self.bits - 1))
-        if self.code == "uint":
-            return 0
-        return float("-inf")
+        return _facts(self).min_value
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
-        if self.is_bool:
-            return 1
-        if self.code == "int":
-            return (1 << (self.bits - 1)) - 1
-        if self.code == "uint":
-            return (1 << self.bits) - 1
-        return float("inf")
+        return _facts(self).max_value
+
+    def int_range(self) -> tuple[int, int] | None:
+        """``(min, max)`` of a scalar integer or bool type, None for any
+        other type: the one question an integer constant asks of its type."""
+        return _facts(self).int_range
 
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
 
     def __reduce__(self):
         return (DataType, (str(self),))
+
+
+class _Facts:
+    """Everything a DataType answers about itself, worked out once per
+    spelling: node constructors ask these questions on every node built, so
+    each answer is one dictionary look-up, not a parse."""
+
+    __slots__ = ("code", "bits", "lanes", "is_bool", "is_uint", "is_integer", "is_float",
+                 "min_value", "max_value", "int_range")
+
+    def __init__(self, text: str):
+        _, code, bits, lanes = _parse(text)
+        self.code, self.bits, self.lanes = code, bits, lanes
+        self.is_bool = code == "uint" and bits == 1
+        self.is_uint = code == "uint" and bits != 1
+        self.is_integer = code == "int" or self.is_uint
+        self.is_float = code in ("float", "bfloat")
+        if self.is_bool:
+            lo, hi = 0, 1
+        elif code == "int":
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        elif code == "uint":
+            lo, hi = 0, (1 << bits) - 1
+        else:
+            lo, hi = float("-inf"), float("inf")
+        self.min_value, self.max_value = lo, hi
+        self.int_range = (lo, hi) if (self.is_bool or self.is_integer) and lanes == 1 else None
+
+
+# canonical spelling -> its facts (a pure function of the spelling, filled on first use)
+_FACTS: dict[str, _Facts] = {}
+
+
+def _facts(dt: str) -> _Facts:
+    try:
+        return _FACTS[dt]
+    except KeyError:
+        facts = _FACTS[str(dt)] = _Facts(str(dt))
+        return facts
 
 
 @functools.lru_cache(maxsize=None)

@@ -253,9 +253,10 @@ class IntImm(PrimExpr):
 
     def __attrs_post_init__(self):
         dt = self.dtype
-        if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        bounds = dt.int_range()
+        if bounds is None:
             raise NodeError(f"IntImm needs a scalar integer or bool dtype, got {dt}")
-        if not dt.min_value() <= self.value <= dt.max_value():
+        if not bounds[0] <= self.value <= bounds[1]:
             raise NodeError(f"{self.value} does not fit in {dt}")
 
     def __bool__(self):

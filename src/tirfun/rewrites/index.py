@@ -24,7 +24,8 @@ from pyrsistent import PMap, PSet, pmap, pset, pvector
 
 from ..analysis.traversal import Path, stmt_children, walk_stmts
 from ..nodes import (
-    Allocate, AttrStmt, Block, Buffer, DeclBuffer, For, Let, LetStmt, Node, PrimFunc, Stmt, Var,
+    Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    Stmt, StringImm, Var,
 )
 
 
@@ -54,19 +55,30 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls))
 
 
+#: expression nodes that hold no other node: never worth a visit
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _inner(value) -> bool:
+    """Whether ``_expr_lets`` must look inside ``value``: a node that may
+    hold a Let (statements are counted on their own, buffers bind nothing
+    there)."""
+    return type(value) not in _LEAVES and isinstance(value, Node) and not isinstance(value, (Stmt, Buffer))
+
+
 def _expr_lets(node, counts: dict, sign: int) -> None:
     """Count the variables that ``Let`` expressions inside ``node`` bind
     (statements and buffers are not entered)."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, Let):
+        if type(n) is Let:
             counts[n.var.name] = counts.get(n.var.name, 0) + sign
         for name in _field_names(type(n)):
             value = getattr(n, name)
             if type(value) is _PVEC:
-                stack.extend(v for v in value if isinstance(v, Node) and not isinstance(v, (Stmt, Buffer)))
-            elif isinstance(value, Node) and not isinstance(value, (Stmt, Buffer)):
+                stack.extend(v for v in value if _inner(v))
+            elif _inner(value):
                 stack.append(value)
 
 
@@ -88,37 +100,63 @@ def var_names_in_buffer(buf: Buffer) -> set[str]:
     return out
 
 
-def _tally(root, counts: dict, sign: int, shared: frozenset = frozenset()) -> None:
+def _tally_one(node, counts: dict, sign: int) -> None:
+    """Count the names one statement binds itself (not those of the
+    statements inside it)."""
+    if isinstance(node, Block):
+        counts[node.name_hint] = counts.get(node.name_hint, 0) + sign
+        for iv in node.iter_vars:
+            counts[iv.var.name] = counts.get(iv.var.name, 0) + sign
+        for buf in node.alloc_buffers:
+            _buffer_names(buf, counts, sign)
+        for match in node.match_buffers:
+            _buffer_names(match.buffer, counts, sign)
+    elif isinstance(node, For):
+        counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
+    elif isinstance(node, (LetStmt, Allocate)):
+        var = node.var if isinstance(node, LetStmt) else node.buffer_var
+        counts[var.name] = counts.get(var.name, 0) + sign
+    elif isinstance(node, DeclBuffer):
+        _buffer_names(node.buffer, counts, sign)
+    elif isinstance(node, AttrStmt):
+        var = getattr(node.node, "var", node.node)
+        if isinstance(var, Var):
+            counts[var.name] = counts.get(var.name, 0) + sign
+    _expr_lets(node, counts, sign)
+
+
+def _tally(root, counts: dict, sign: int) -> None:
     """Count the names bound by the statements under ``root`` (loop and
-    iteration variables, block names, declared buffers, let variables).
-    Blocks whose id is in ``shared`` are skipped: they are the same object
-    on both sides of a rewrite, so their names cancel out."""
+    iteration variables, block names, declared buffers, let variables)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, Block):
-            if id(node) in shared:
-                continue
-            counts[node.name_hint] = counts.get(node.name_hint, 0) + sign
-            for iv in node.iter_vars:
-                counts[iv.var.name] = counts.get(iv.var.name, 0) + sign
-            for buf in node.alloc_buffers:
-                _buffer_names(buf, counts, sign)
-            for match in node.match_buffers:
-                _buffer_names(match.buffer, counts, sign)
-        elif isinstance(node, For):
-            counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
-        elif isinstance(node, (LetStmt, Allocate)):
-            var = node.var if isinstance(node, LetStmt) else node.buffer_var
-            counts[var.name] = counts.get(var.name, 0) + sign
-        elif isinstance(node, DeclBuffer):
-            _buffer_names(node.buffer, counts, sign)
-        elif isinstance(node, AttrStmt):
-            var = getattr(node.node, "var", node.node)
-            if isinstance(var, Var):
-                counts[var.name] = counts.get(var.name, 0) + sign
-        _expr_lets(node, counts, sign)
+        _tally_one(node, counts, sign)
         stack.extend(child for _, child in stmt_children(node))
+
+
+def _scan(root, path: Path, counts: dict, sign: int, shared: frozenset) -> list:
+    """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
+    loops and blocks as ``(is_loop, name, path)``, in pre-order, and the
+    names it binds tallied into ``counts``. Blocks whose id is in
+    ``shared`` are the same object on both sides of the rewrite: their
+    names cancel out, so they are not tallied, but their loops and blocks
+    are listed, since their paths may have moved."""
+    found = []
+    stack = [(path, root, True)]
+    while stack:
+        p, node, counting = stack.pop()
+        if isinstance(node, For):
+            found.append((True, node.loop_var.name, p))
+        elif isinstance(node, Block):
+            found.append((False, node.name_hint, p))
+            if counting and id(node) in shared:
+                counting = False
+        if counting:
+            _tally_one(node, counts, sign)
+        kids = [(p + (step,), child, counting) for step, child in stmt_children(node)]
+        stack.extend(reversed(kids))
+    return found
 
 
 def _top_blocks(root) -> frozenset:
@@ -167,28 +205,21 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     at ``path`` replaced by ``new_sub``: only those two subtrees are walked."""
     if old.clashes:
         return build_index(new_func)
-    loops = old.loops.evolver()
-    blocks = old.blocks.evolver()
-    for p, stmt in walk_stmts(old_sub, path):
-        if isinstance(stmt, For):
-            if stmt.loop_var.name in loops and loops[stmt.loop_var.name] == p:
-                del loops[stmt.loop_var.name]
-        elif isinstance(stmt, Block):
-            if stmt.name_hint in blocks and blocks[stmt.name_hint] == p:
-                del blocks[stmt.name_hint]
-    for p, stmt in walk_stmts(new_sub, path):
-        if isinstance(stmt, For):
-            if stmt.loop_var.name in loops:
-                return build_index(new_func)  # a clash: index the ill-formed result fully
-            loops[stmt.loop_var.name] = p
-        elif isinstance(stmt, Block):
-            if stmt.name_hint in blocks:
-                return build_index(new_func)
-            blocks[stmt.name_hint] = p
     shared = _top_blocks(old_sub) & _top_blocks(new_sub)
     delta: dict = {}
-    _tally(old_sub, delta, -1, shared)
-    _tally(new_sub, delta, 1, shared)
+    gone = _scan(old_sub, path, delta, -1, shared)
+    came = _scan(new_sub, path, delta, 1, shared)
+    loops = old.loops.evolver()
+    blocks = old.blocks.evolver()
+    for is_loop, name, p in gone:
+        table = loops if is_loop else blocks
+        if name in table and table[name] == p:
+            del table[name]
+    for is_loop, name, p in came:
+        table = loops if is_loop else blocks
+        if name in table:
+            return build_index(new_func)  # a clash: index the ill-formed result fully
+        table[name] = p
     names = old.names.evolver()
     for name, d in delta.items():
         if d == 0:
