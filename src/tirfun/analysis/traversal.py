@@ -180,6 +180,8 @@ _STMT_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
+#: the statement-holding fields of each statement type (read-only)
+STMT_FIELDS = _STMT_FIELDS
 _PVEC = type(pvector())
 
 
@@ -284,7 +286,7 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 
 
 __all__ = [
-    "Step", "Path", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
+    "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
     "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

@@ -93,7 +93,12 @@ class DataType(str):
     @property
     def element_of(self) -> "DataType":
         """The scalar type of one lane."""
-        return DataType(_spell(self.code, self.bits, 1)) if self.code not in ("handle", "void") else self
+        facts = _facts(self)
+        if facts.code in ("handle", "void"):
+            return self
+        if facts.element is None:
+            facts.element = _intern(_spell(facts.code, facts.bits, 1))
+        return facts.element
 
     def with_lanes(self, lanes: int) -> "DataType":
         return DataType(_spell(self.code, self.bits, lanes))
@@ -176,7 +181,7 @@ class _Facts:
     each answer is one dictionary look-up, not a parse."""
 
     __slots__ = ("code", "bits", "lanes", "is_bool", "is_uint", "is_integer", "is_float",
-                 "min_value", "max_value", "int_range")
+                 "min_value", "max_value", "int_range", "element")
 
     def __init__(self, text: str):
         _, code, bits, lanes = _parse(text)
@@ -195,6 +200,7 @@ class _Facts:
             lo, hi = float("-inf"), float("inf")
         self.min_value, self.max_value = lo, hi
         self.int_range = (lo, hi) if (self.is_bool or self.is_integer) and lanes == 1 else None
+        self.element = None  # the DataType of one lane, made on first use
 
 
 # canonical spelling -> its facts (a pure function of the spelling, filled on first use)

@@ -75,12 +75,17 @@ class ForKind(str, enum.Enum):
 def _to_for_kind(value) -> ForKind:
     if isinstance(value, ForKind):
         return value
+    kind = _FOR_KINDS.get(value) if isinstance(value, str) else None
+    if kind is not None:
+        return kind  # the enum's own look-up by value costs several calls
     try:
         return ForKind(value)
     except ValueError:
         raise NodeError(f"unknown loop kind {value!r}; expected one of "
                         f"{', '.join(k.value for k in ForKind)}") from None
 
+
+_FOR_KINDS = {k.value: k for k in ForKind}
 
 THREAD_TAGS = (
     "blockIdx.x", "blockIdx.y", "blockIdx.z",
