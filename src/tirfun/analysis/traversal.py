@@ -237,6 +237,8 @@ def replace_at(root: Node, path: Path, new: Node) -> Node:
     new_child = replace_at(child, rest, new)
     if new_child is child:
         return root
+    if type(root) is SeqStmt:
+        return root.with_item(index, new_child)  # not a rebuild of every item
     return with_fields(root, **{name: value.set(index, new_child)})
 
 
