@@ -690,12 +690,14 @@ def fold(cls, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
     if cls in _COMPARE:
         return IntImm("bool", int(compare_result(cls, a.value, b.value)))
     if isinstance(a, IntImm):
-        if a.dtype.is_bool:
+        dt = a.dtype
+        if dt.is_bool:
             return None
         value = int_result(cls, a.value, b.value)
-        if value is None or not a.dtype.min_value() <= value <= a.dtype.max_value():
+        bounds = dt.int_range()
+        if value is None or not bounds[0] <= value <= bounds[1]:
             return None
-        return IntImm(a.dtype, value)
+        return IntImm(dt, value)
     x, y = a.value, b.value
     if cls is Add:
         value = x + y
