@@ -4,9 +4,12 @@
     python benchmarks/cpu.py --quick    # fewer repeats, smaller matmul
 
 Each workload is written in te and scheduled with loop primitives, or (the
-softmax and the rfactor'd row sum) written as the TVMScript that its block
-schedule produces, built with ``tirfun.build`` for this machine and timed
-as a median. Rates are
+softmax and the rfactor'd row sum, the packed matmul and the convolution)
+written as the TVMScript that their block schedules produce; each is built
+with ``tirfun.build`` for this machine and timed as a median. Rows marked
+``-fast-math-contract`` let LLVM fuse a multiply and an add into one FMA, as
+TVM's LLVM target does by default; the other rows are exact IEEE
+arithmetic, bit for bit the interpreter's. Rates are
 compared with two references measured by tirfun itself on this machine:
 the peak of a loop of independent fused multiply-adds (GFLOP/s) and the
 bandwidth of a parallel vectorized copy (GB/s). tirfun runs on ``tirfun.nd`` arrays
@@ -232,6 +235,143 @@ def tiled_matmul(n: int, tile: int = 32, kf: int = 4) -> IRModule:
     return sch.mod
 
 
+def packed_matmul(n: int, rows: int = 8, cols: int = 32) -> IRModule:
+    """``C = A @ B`` as the block schedule of the tour makes it, written out
+    by hand until every primitive of that schedule exists.
+
+    The schedule: B packed into panels of ``cols`` columns (``cache_read``
+    of B, laid out ``[n // cols, n, cols]``), the panels in parallel; a
+    register tile of ``rows x cols`` results accumulated in a ``local``
+    buffer (``cache_write`` of C, placed under the tile loops with
+    ``reverse_compute_at``), its initialisation split off with
+    ``decompose_reduction``, the tile rows unrolled and the tile columns
+    vectorized. Allocations appear compacted, as lowering leaves them, so
+    the accumulator is a ``rows x cols`` buffer of the tile's block: after
+    unrolling every access to it has a constant index and LLVM keeps it in
+    vector registers across the k loop. ``n`` must be a multiple of
+    ``rows`` and ``cols``.
+    """
+    if n % rows or n % cols:
+        raise ValueError(f"packed_matmul: n={n} must be a multiple of rows={rows} and cols={cols}")
+    src = f"""
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+         C: T.Buffer(({n}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
+    B_global = T.alloc_buffer(({n // cols}, {n}, {cols}), "float32")
+    for jo in T.parallel({n // cols}):
+        for k in range({n}):
+            for ji in T.vectorized({cols}):
+                with T.block("B_global"):
+                    vjo, vk, vji = T.axis.remap("SSS", [jo, k, ji])
+                    B_global[vjo, vk, vji] = B[vk, vjo * {cols} + vji]
+    for jo in T.parallel({n // cols}):
+        for io in range({n // rows}):
+            with T.block("C_tile"):
+                vio, vjo = T.axis.remap("SS", [io, jo])
+                T.reads(A[vio * {rows}:vio * {rows} + {rows}, 0:{n}], B_global[vjo, 0:{n}, 0:{cols}])
+                T.writes(C[vio * {rows}:vio * {rows} + {rows}, vjo * {cols}:vjo * {cols} + {cols}])
+                C_local = T.alloc_buffer(({rows}, {cols}), "float32", scope="local")
+                for ii in T.unroll({rows}):
+                    for ji in T.vectorized({cols}):
+                        with T.block("C_init"):
+                            vii, vji = T.axis.remap("SS", [ii, ji])
+                            C_local[vii, vji] = T.float32(0)
+                for k in range({n}):
+                    for ii in T.unroll({rows}):
+                        for ji in T.vectorized({cols}):
+                            with T.block("C_update"):
+                                vii, vji, vk = T.axis.remap("SSR", [ii, ji, k])
+                                C_local[vii, vji] = C_local[vii, vji] + A[vio * {rows} + vii, vk] * B_global[vjo, vk, vji]
+                for ii in T.unroll({rows}):
+                    for ji in T.vectorized({cols}):
+                        with T.block("C_local"):
+                            vii, vji = T.axis.remap("SS", [ii, ji])
+                            C[vio * {rows} + vii, vjo * {cols} + vji] = C_local[vii, vji]
+"""
+    return IRModule({"main": from_source(src)})
+
+
+def conv2d_nchw(channels: int = 64, filters: int = 64, size: int = 56, tile: int = 4,
+                lanes: int = 8) -> IRModule:
+    """3x3 convolution, stride 1, padding 1, batch 1, NCHW, as its block
+    schedule makes it, written out by hand until every primitive of that
+    schedule exists.
+
+    The schedule: the padded input computed first (``I_pad``, a stage of
+    its own, parallel over channels); each output row of ``tile`` filters
+    is one parallel task accumulating into a ``local`` ``tile x size``
+    buffer (``cache_write`` + ``reverse_compute_at``, init split off with
+    ``decompose_reduction``), the row cut into vectors of ``lanes`` columns,
+    everything under the channel loop unrolled, so every step of the
+    channel loop is ``tile * size / lanes`` vector fused multiply-adds of
+    one input row by broadcast weights. ``size`` must be a multiple of
+    ``lanes`` and ``filters`` of ``tile``.
+    """
+    if size % lanes or filters % tile:
+        raise ValueError(f"conv2d_nchw: size={size} must be a multiple of lanes={lanes} and "
+                         f"filters={filters} of tile={tile}")
+    c, k, h, p, v = channels, filters, size, size + 2, size // lanes
+    src = f"""
+@T.prim_func
+def main(I: T.Buffer((1, {c}, {h}, {h}), "float32"), W: T.Buffer(({k}, {c}, 3, 3), "float32"),
+         O: T.Buffer((1, {k}, {h}, {h}), "float32")):
+    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
+    I_pad = T.alloc_buffer((1, {c}, {p}, {p}), "float32")
+    for ci in T.parallel({c}):
+        for y, x in T.grid({p}, {p}):
+            with T.block("I_pad"):
+                vc, vy, vx = T.axis.remap("SSS", [ci, y, x])
+                I_pad[0, vc, vy, vx] = T.if_then_else(1 <= vy and vy < {h + 1} and 1 <= vx and vx < {h + 1}, I[0, vc, vy - 1, vx - 1], T.float32(0))
+    for t in T.parallel({k // tile * h}):
+        with T.block("O_tile"):
+            vko = T.axis.spatial({k // tile}, t // {h})
+            vy = T.axis.spatial({h}, t % {h})
+            T.reads(I_pad[0, 0:{c}, vy:vy + 3, 0:{p}], W[vko * {tile}:vko * {tile} + {tile}, 0:{c}, 0:3, 0:3])
+            T.writes(O[0, vko * {tile}:vko * {tile} + {tile}, vy, 0:{h}])
+            O_local = T.alloc_buffer(({tile}, {h}), "float32", scope="local")
+            for ki in T.unroll({tile}):
+                for xo in T.unroll({v}):
+                    for xi in T.vectorized({lanes}):
+                        with T.block("O_init"):
+                            vki = T.axis.spatial({tile}, ki)
+                            vx = T.axis.spatial({h}, xo * {lanes} + xi)
+                            O_local[vki, vx] = T.float32(0)
+            for ci in range({c}):
+                for ry in T.unroll(3):
+                    for rx in T.unroll(3):
+                        for ki in T.unroll({tile}):
+                            for xo in T.unroll({v}):
+                                for xi in T.vectorized({lanes}):
+                                    with T.block("O_update"):
+                                        vki = T.axis.spatial({tile}, ki)
+                                        vx = T.axis.spatial({h}, xo * {lanes} + xi)
+                                        vc, vry, vrx = T.axis.remap("RRR", [ci, ry, rx])
+                                        O_local[vki, vx] = O_local[vki, vx] + I_pad[0, vc, vy + vry, vx + vrx] * W[vko * {tile} + vki, vc, vry, vrx]
+            for ki in T.unroll({tile}):
+                for xo in T.unroll({v}):
+                    for xi in T.vectorized({lanes}):
+                        with T.block("O_local"):
+                            vki = T.axis.spatial({tile}, ki)
+                            vx = T.axis.spatial({h}, xo * {lanes} + xi)
+                            O[0, vko * {tile} + vki, vy, vx] = O_local[vki, vx]
+"""
+    return IRModule({"main": from_source(src)})
+
+
+def conv2d_reference(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The convolution of :func:`conv2d_nchw` in numpy: nine matrix
+    products of the weights by shifted windows of the padded image."""
+    _, c, h, w = image.shape
+    padded = np.pad(image[0], ((0, 0), (1, 1), (1, 1)))
+    out = np.zeros((weights.shape[0], h * w), image.dtype)
+    for ry in range(3):
+        for rx in range(3):
+            window = np.ascontiguousarray(padded[:, ry:ry + h, rx:rx + w]).reshape(c, h * w)
+            out += weights[:, :, ry, rx] @ window
+    return out.reshape(1, -1, h, w)
+
+
 def peak_fma(threads: int, lanes: int, chains: int = 12) -> IRModule:
     """Per thread, ``chains`` independent vectors of ``lanes`` floats, each
     updated ``acc = acc * a + b`` ``iters`` times: one fused multiply-add
@@ -296,6 +436,10 @@ def numpy_times(sizes: dict, repeat: int) -> dict:
     x, y = rng.random((k, k), dtype=np.float32), rng.random((k, k), dtype=np.float32)
     z = np.empty((k, k), np.float32)
     out["matmul"] = median_seconds(np.matmul, x, y, z, repeat=repeat, spins=True)
+    c, f, hw = sizes["conv2d"]
+    image = rng.random((1, c, hw, hw), dtype=np.float32)
+    weights = rng.random((f, c, 3, 3), dtype=np.float32)
+    out["conv2d"] = median_seconds(conv2d_reference, image, weights, repeat=repeat, spins=True)
     return out
 
 
@@ -358,7 +502,7 @@ def run(quick: bool) -> int:
     """Measure everything and print the table."""
     repeat = 3 if quick else 7
     sizes = {"elementwise": 1 << 24, "row_sum": (4096, 4096), "matmul": 512 if quick else 1024,
-             "exp": 1 << 22, "softmax": (4096, 1024)}
+             "exp": 1 << 22, "softmax": (4096, 1024), "conv2d": (64, 64, 56)}
     threads = num_threads()
     saved_threads = os.environ.get("TIRFUN_NUM_THREADS")
     lanes = vector_lanes()
@@ -458,6 +602,33 @@ def run(quick: bool) -> int:
         rate = gflops(flops, mm_s)
         rows.append((label, f"{k}^3 f32", mm_s, f"{rate:.1f} GFLOP/s",
                      f"{100 * rate / peak:.0f}% of peak", "matmul", None, ">= 40 GFLOP/s"))
+
+    expected = x.numpy().astype(np.float64) @ y.numpy().astype(np.float64)
+    for label, target in (("matmul, packed, register tile (exact IEEE)", "llvm"),
+                          ("matmul, packed, register tile (-fast-math-contract)",
+                           "llvm -fast-math-contract")):
+        pm_rt = tirfun.build(packed_matmul(k), target=target)
+        pm_s = timed(pm_rt, x, y, z, repeat=repeat)
+        assert np.allclose(z.numpy(), expected, rtol=1e-4), "packed matmul result is wrong"
+        rate = gflops(flops, pm_s)
+        rows.append((label, f"{k}^3 f32", pm_s, f"{rate:.1f} GFLOP/s", f"{100 * rate / peak:.0f}% of peak",
+                     "matmul", None, ">= 90% of peak, >= 1.0x numpy" if target != "llvm" else ""))
+
+    c, f, hw = sizes["conv2d"]
+    image = tirfun.nd.array(rng.random((1, c, hw, hw), dtype=np.float32))
+    weights = tirfun.nd.array(rng.random((f, c, 3, 3), dtype=np.float32))
+    conv_out = tirfun.nd.empty((1, f, hw, hw), "float32")
+    conv_flops = 2.0 * f * c * 9 * hw * hw
+    conv_expected = conv2d_reference(image.numpy().astype(np.float64), weights.numpy().astype(np.float64))
+    for label, target in (("conv2d 3x3 NCHW (exact IEEE)", "llvm"),
+                          ("conv2d 3x3 NCHW (-fast-math-contract)", "llvm -fast-math-contract")):
+        conv_rt = tirfun.build(conv2d_nchw(c, f, hw), target=target)
+        conv_s = timed(conv_rt, image, weights, conv_out, repeat=repeat)
+        assert np.allclose(conv_out.numpy(), conv_expected, rtol=1e-4), "conv2d result is wrong"
+        rate = gflops(conv_flops, conv_s)
+        rows.append((label, f"{c}->{f}, {hw}x{hw}", conv_s, f"{rate:.1f} GFLOP/s",
+                     f"{100 * rate / peak:.0f}% of peak", "conv2d", None,
+                     ">= 50% of peak" if target != "llvm" else ""))
 
     # the thread pool's speedup: the exact-IEEE matmul again, every loop serial
     os.environ["TIRFUN_NUM_THREADS"] = "1"

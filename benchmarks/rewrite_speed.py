@@ -14,6 +14,10 @@ the median time of one split:
 * on single-block modules whose loop sits under deeper and deeper nests,
   where the path, and so the time, grows.
 
+A second table times every primitive once on a tutorial-sized module of
+two 8x8 nests (the same record applied to the same module, again and
+again).
+
 The cases are timed in interleaved rounds, so that load from other processes
 falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
 (``--quick`` for fewer rounds).
@@ -30,8 +34,24 @@ from tirfun.nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IRModule, IterVar,
     PrimFunc, Range, SeqStmt, Var,
 )
+from tirfun import rewrites as R
 from tirfun.rewrites import split
 from tirfun.rewrites.index import index_of
+from tirfun.script import from_source
+
+TWO_NESTS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for k, l in T.grid(8, 8):
+        with T.block("C"):
+            vk, vl = T.axis.remap("SS", [k, l])
+            C[vk, vl] = B[vk, vl] * T.float32(2)
+"""
 
 
 def _elementwise(k: int, A: Buffer, B: Buffer, loop: str, extent: int = 8):
@@ -80,11 +100,12 @@ def _median_us(samples: list[float]) -> float:
 
 
 class RepeatCase:
-    """Split the same loop of the same module, again and again."""
+    """Split the same loop of the same module (or apply ``rewrite`` to it),
+    again and again."""
 
-    def __init__(self, mod: IRModule, loop: str):
+    def __init__(self, mod: IRModule, loop: str, rewrite=None):
         self.mod = mod
-        self.rewrite = split(loop, [None, 4])
+        self.rewrite = rewrite if rewrite is not None else split(loop, [None, 4])
         self.rewrite(mod)  # the function's index is built on first use, then cached
 
     def sample(self) -> float:
@@ -115,6 +136,27 @@ class ChainCase:
         return time.perf_counter() - t0
 
 
+def primitive_cases() -> list[tuple[str, RepeatCase]]:
+    """One case per primitive, each on the two-nest tutorial-sized module."""
+    mod = IRModule({"main": from_source(TWO_NESTS)})
+    annotated = R.annotate(R.LoopRef("i", "main"), "pragma_unroll", 1)(mod)
+    records = [
+        ("split", mod, R.split("i", [None, 4])),
+        ("fuse", mod, R.fuse("i", "j")),
+        ("reorder", mod, R.reorder("j", "i")),
+        ("merge", mod, R.merge("i", "k")),
+        ("add_unit_loop", mod, R.add_unit_loop("B")),
+        ("reorder_block_iter_var", mod, R.reorder_block_iter_var("B", [1, 0])),
+        ("parallel", mod, R.parallel("i")),
+        ("vectorize", mod, R.vectorize("j")),
+        ("unroll", mod, R.unroll("j")),
+        ("bind", mod, R.bind("i", "threadIdx.x")),
+        ("annotate", mod, R.annotate(R.LoopRef("i", "main"), "pragma_unroll", 1)),
+        ("unannotate", annotated, R.unannotate(R.LoopRef("i", "main"), "pragma_unroll")),
+    ]
+    return [(name, RepeatCase(module, "i", record)) for name, module, record in records]
+
+
 def main(argv: list[str]) -> int:
     """Time every case and print the table."""
     repeats = 60 if "--quick" in argv else 600
@@ -126,6 +168,7 @@ def main(argv: list[str]) -> int:
     cases.append(("1000-block module, split l500", 1000, 4, RepeatCase(big, "l500")))
     for depth in (8, 32, 128):
         cases.append((f"one block under {depth} more loops", 1, depth + 3, RepeatCase(deep_module(depth), "l0")))
+    per_primitive = primitive_cases()
     # Python's cyclic collector scans every live object now and then, so its
     # pauses grow with the heap, not with the work of a split: park what
     # exists now in the permanent generation (the rewrites' own garbage is
@@ -137,11 +180,17 @@ def main(argv: list[str]) -> int:
     for _ in range(repeats):
         for name, _blocks, _path, case in cases:
             samples[name].append(case.sample())
+        for name, case in per_primitive:
+            samples.setdefault(f"primitive {name}", []).append(case.sample())
     base = _median_us(samples[cases[0][0]])
     print(f"{'case':<40} {'blocks':>7} {'path':>5} {'median us':>10} {'vs tutorial':>12}")
     for name, blocks, path, _case in cases:
         us = _median_us(samples[name])
         print(f"{name:<40} {blocks:>7} {path:>5} {us:>10.1f} {us / base:>11.2f}x")
+    print()
+    print(f"{'primitive on the two-nest module':<40} {'median us':>10}")
+    for name, _case in per_primitive:
+        print(f"{name:<40} {_median_us(samples[f'primitive {name}']):>10.1f}")
     return 0
 
 

@@ -25,7 +25,13 @@ By default floating point is exact IEEE arithmetic, rounding after every
 operation as the reference interpreter does. ``-fast-math-contract`` (TVM's
 option) lets LLVM fuse ``a*b + c`` into one fused multiply-add, which rounds
 once: faster on CPUs whose adders and multipliers share ports, and no
-longer bit-identical to the interpreter.
+longer bit-identical to the interpreter. Contraction only drops the
+rounding of a product; it never reorders additions, so a sum of ``n``
+products keeps the program's order and both builds stay within
+``gamma_n * sum |a_i * b_i|`` of the true sum (``gamma_n = n*u / (1 - n*u)``,
+``u`` the unit roundoff: ``2**-24`` for float32). The contracted result
+therefore differs from the interpreter's by at most ``2 * gamma_n * sum
+|a_i * b_i|``; the tests of contracted kernels compare against that bound.
 
 Math functions call the C library by default, as TVM's CPU code does
 (``-math=exact``): one call per vector lane, and results identical to the

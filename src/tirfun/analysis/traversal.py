@@ -22,6 +22,7 @@ import attrs
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from ..errors import UnknownNameError
+from ..nodes.base import with_fields
 from ..nodes import (
     Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, For, IfThenElse,
     LetStmt, Node, PrimFunc, SeqStmt, Stmt, Var, While, AllocateConst, BufferRealize,
@@ -98,7 +99,7 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
             updates[name] = new
     if not updates:
         return node
-    return attrs.evolve(node, **updates)
+    return with_fields(node, **updates)
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -179,13 +180,19 @@ _STMT_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
+#: the statement-holding fields of each statement type (read-only)
+STMT_FIELDS = _STMT_FIELDS
+_PVEC = type(pvector())
+
+
 def stmt_children(node: Node) -> Iterator[tuple[Step, Stmt]]:
     """The statement children of ``node`` with the step leading to each."""
     for name in _STMT_FIELDS.get(type(node), ()):
         value = getattr(node, name)
         if value is None:
             continue
-        if isinstance(value, PVector):
+        # PVector is an abstract class: test the concrete type first
+        if type(value) is _PVEC or isinstance(value, PVector):
             for i, item in enumerate(value):
                 yield (name, i), item
         else:
@@ -225,12 +232,14 @@ def replace_at(root: Node, path: Path, new: Node) -> Node:
         new_child = replace_at(child, rest, new)
         if new_child is child:
             return root
-        return attrs.evolve(root, **{name: new_child})
+        return with_fields(root, **{name: new_child})
     child = value[index]
     new_child = replace_at(child, rest, new)
     if new_child is child:
         return root
-    return attrs.evolve(root, **{name: value.set(index, new_child)})
+    if type(root) is SeqStmt:
+        return root.with_item(index, new_child)  # not a rebuild of every item
+    return with_fields(root, **{name: value.set(index, new_child)})
 
 
 def find_block(root: Node, name: str) -> Path:
@@ -279,7 +288,7 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 
 
 __all__ = [
-    "Step", "Path", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
+    "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
     "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

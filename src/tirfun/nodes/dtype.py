@@ -197,11 +197,25 @@ class DataType(str):
             return _MINI_MAX[self.code]
         return float("inf")
 
+    def int_range(self) -> tuple[int, int] | None:
+        """``(min, max)`` of a scalar integer or bool type, None for any
+        other type: the one question an integer constant asks of its type
+        (worked out once per spelling)."""
+        return _int_range(str(self))
+
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
 
     def __reduce__(self):
         return (DataType, (str(self),))
+
+
+@functools.lru_cache(maxsize=None)
+def _int_range(text: str) -> tuple[int, int] | None:
+    dt = _intern(text)
+    if dt.lanes != 1 or not (dt.is_bool or dt.is_integer):
+        return None
+    return int(dt.min_value()), int(dt.max_value())
 
 
 @functools.lru_cache(maxsize=None)

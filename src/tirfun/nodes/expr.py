@@ -253,9 +253,10 @@ class IntImm(PrimExpr):
 
     def __attrs_post_init__(self):
         dt = self.dtype
-        if not (dt.is_integer or dt.is_bool) or dt.lanes != 1:
+        bounds = dt.int_range()
+        if bounds is None:
             raise NodeError(f"IntImm needs a scalar integer or bool dtype, got {dt}")
-        if not dt.min_value() <= self.value <= dt.max_value():
+        if not bounds[0] <= self.value <= bounds[1]:
             raise NodeError(f"{self.value} does not fit in {dt}")
 
     def __bool__(self):
@@ -714,12 +715,14 @@ def fold(cls, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
     if cls in _COMPARE:
         return IntImm("bool", int(compare_result(cls, a.value, b.value)))
     if isinstance(a, IntImm):
-        if a.dtype.is_bool:
+        dt = a.dtype
+        if dt.is_bool:
             return None
         value = int_result(cls, a.value, b.value)
-        if value is None or not a.dtype.min_value() <= value <= a.dtype.max_value():
+        bounds = dt.int_range()
+        if value is None or not bounds[0] <= value <= bounds[1]:
             return None
-        return IntImm(a.dtype, value)
+        return IntImm(dt, value)
     x, y = a.value, b.value
     if cls is Add:
         value = x + y

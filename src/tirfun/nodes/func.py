@@ -9,7 +9,7 @@ from attrs import evolve, field
 from pyrsistent import PMap, PVector, pmap
 
 from ..errors import NodeError, UnknownNameError
-from .base import Node, freeze_value, node, to_attr_map, to_pvector
+from .base import Node, freeze_value, node, to_attr_map, to_pvector, with_fields
 from .buffer import Buffer
 from .expr import Var
 from .stmt import Stmt
@@ -168,7 +168,7 @@ class IRModule(_Displayable):
 
     def with_function(self, name: str, func: PrimFunc) -> "IRModule":
         """A copy with ``name`` bound to ``func`` (added or replaced)."""
-        return evolve(self, functions=self.functions.set(name, func))
+        return with_fields(self, functions=self.functions.set(name, func))
 
     def without_function(self, name: str) -> "IRModule":
         self[name]  # raise the specific error on an unknown name

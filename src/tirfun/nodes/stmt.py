@@ -75,12 +75,17 @@ class ForKind(str, enum.Enum):
 def _to_for_kind(value) -> ForKind:
     if isinstance(value, ForKind):
         return value
+    kind = _FOR_KINDS.get(value) if isinstance(value, str) else None
+    if kind is not None:
+        return kind  # the enum's own look-up by value costs several calls
     try:
         return ForKind(value)
     except ValueError:
         raise NodeError(f"unknown loop kind {value!r}; expected one of "
                         f"{', '.join(k.value for k in ForKind)}") from None
 
+
+_FOR_KINDS = {k.value: k for k in ForKind}
 
 THREAD_TAGS = (
     "blockIdx.x", "blockIdx.y", "blockIdx.z",
@@ -167,6 +172,21 @@ class SeqStmt(Stmt):
 
     def __getitem__(self, i):
         return self.seq[i]
+
+    def with_item(self, index: int, stmt: Stmt) -> "SeqStmt":
+        """The sequence with item ``index`` replaced by ``stmt``.
+
+        A statement that is neither a sequence nor a no-op keeps the
+        sequence flat, so only it needs checking and the new sequence shares
+        the rest: the cost does not grow with the length of the sequence, as
+        rebuilding (which looks at every item) would. Any other statement
+        goes through the constructor."""
+        if not isinstance(stmt, Stmt) or type(stmt) is SeqStmt or _is_no_op(stmt):
+            return SeqStmt(self.seq.set(index, stmt))
+        out = object.__new__(SeqStmt)
+        object.__setattr__(out, "seq", self.seq.set(index, stmt))
+        object.__setattr__(out, "_attrs_cached_hash", None)
+        return out
 
 
 @node

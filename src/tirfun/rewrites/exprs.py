@@ -10,6 +10,7 @@ from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import iter_children, transform
+from ..nodes.base import with_fields
 from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
 
@@ -41,7 +42,7 @@ def substitute_expr(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
             continue
         if new is not value:
             changes[name] = new
-    return attrs.evolve(e, **changes) if changes else e
+    return with_fields(e, **changes) if changes else e
 
 
 def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:

@@ -20,11 +20,13 @@ import functools
 import weakref
 
 import attrs
-from pyrsistent import PMap, PSet, pmap, pset, pvector
+from pyrsistent import PSet, pset, pvector
 
-from ..analysis.traversal import Path, stmt_children, walk_stmts
+from ..analysis.traversal import STMT_FIELDS, Path, stmt_children, walk_stmts
+from .layered_map import LayeredMap
 from ..nodes import (
-    Allocate, AttrStmt, Block, Buffer, DeclBuffer, For, Let, LetStmt, Node, PrimFunc, Stmt, Var,
+    Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    Stmt, StringImm, Var,
 )
 
 
@@ -40,9 +42,9 @@ class FuncIndex:
     block names bound more than once, which only an ill-formed function has.
     """
 
-    loops: PMap
-    blocks: PMap
-    names: PMap
+    loops: LayeredMap
+    blocks: LayeredMap
+    names: LayeredMap
     clashes: PSet
 
 
@@ -54,19 +56,56 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls))
 
 
+#: expression nodes that hold no other node: never worth a visit
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _inner(value) -> bool:
+    """Whether ``_expr_lets`` must look inside ``value``: a node that may
+    hold a Let (statements are counted on their own, buffers bind nothing
+    there)."""
+    kind = type(value)
+    inner = _INNER.get(kind)
+    if inner is None:
+        inner = _INNER[kind] = (kind not in _LEAVES and issubclass(kind, Node)
+                                and not issubclass(kind, (Stmt, Buffer)))
+    return inner
+
+
+# type -> whether _expr_lets looks inside its values (a pure function of the type)
+_INNER: dict[type, bool] = {}
+
+
+#: field types that never hold a Let expression (statements are counted on
+#: their own, buffers and plain variables bind nothing inside them)
+_NO_LET_TYPES = frozenset({
+    "str", "str | None", "int", "float", "bool", "bytes", "DataType", "ForKind", "IterVarType",
+    "PMap", "Stmt", "Stmt | None", "Block", "Buffer", "'Buffer'", "Var", "Var | None", "StringImm",
+    "PointerType | None",
+})
+
+
+@functools.cache
+def _let_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` that may hold a Let expression; a field of a
+    type not known here is kept, so the answer errs on the side of looking."""
+    return tuple(a.name for a in attrs.fields(cls) if str(a.type) not in _NO_LET_TYPES)
+
+
 def _expr_lets(node, counts: dict, sign: int) -> None:
     """Count the variables that ``Let`` expressions inside ``node`` bind
     (statements and buffers are not entered)."""
     stack = [node]
+    inner = _INNER.get
     while stack:
         n = stack.pop()
-        if isinstance(n, Let):
+        if type(n) is Let:
             counts[n.var.name] = counts.get(n.var.name, 0) + sign
-        for name in _field_names(type(n)):
+        for name in _let_fields(type(n)):
             value = getattr(n, name)
             if type(value) is _PVEC:
-                stack.extend(v for v in value if isinstance(v, Node) and not isinstance(v, (Stmt, Buffer)))
-            elif isinstance(value, Node) and not isinstance(value, (Stmt, Buffer)):
+                stack.extend(v for v in value if inner(type(v)) or (inner(type(v)) is None and _inner(v)))
+            elif inner(type(value)) or (inner(type(value)) is None and _inner(value)):
                 stack.append(value)
 
 
@@ -88,49 +127,103 @@ def var_names_in_buffer(buf: Buffer) -> set[str]:
     return out
 
 
-def _tally(root, counts: dict, sign: int, shared: frozenset = frozenset()) -> None:
+def _tally_one(node, counts: dict, sign: int) -> None:
+    """Count the names one statement binds itself (not those of the
+    statements inside it)."""
+    if isinstance(node, Block):
+        counts[node.name_hint] = counts.get(node.name_hint, 0) + sign
+        for iv in node.iter_vars:
+            counts[iv.var.name] = counts.get(iv.var.name, 0) + sign
+        for buf in node.alloc_buffers:
+            _buffer_names(buf, counts, sign)
+        for match in node.match_buffers:
+            _buffer_names(match.buffer, counts, sign)
+    elif isinstance(node, For):
+        counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
+    elif isinstance(node, (LetStmt, Allocate)):
+        var = node.var if isinstance(node, LetStmt) else node.buffer_var
+        counts[var.name] = counts.get(var.name, 0) + sign
+    elif isinstance(node, DeclBuffer):
+        _buffer_names(node.buffer, counts, sign)
+    elif isinstance(node, AttrStmt):
+        var = getattr(node.node, "var", node.node)
+        if isinstance(var, Var):
+            counts[var.name] = counts.get(var.name, 0) + sign
+    _expr_lets(node, counts, sign)
+
+
+def _tally(root, counts: dict, sign: int) -> None:
     """Count the names bound by the statements under ``root`` (loop and
-    iteration variables, block names, declared buffers, let variables).
-    Blocks whose id is in ``shared`` are skipped: they are the same object
-    on both sides of a rewrite, so their names cancel out."""
+    iteration variables, block names, declared buffers, let variables)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, Block):
-            if id(node) in shared:
-                continue
-            counts[node.name_hint] = counts.get(node.name_hint, 0) + sign
-            for iv in node.iter_vars:
-                counts[iv.var.name] = counts.get(iv.var.name, 0) + sign
-            for buf in node.alloc_buffers:
-                _buffer_names(buf, counts, sign)
-            for match in node.match_buffers:
-                _buffer_names(match.buffer, counts, sign)
-        elif isinstance(node, For):
-            counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
-        elif isinstance(node, (LetStmt, Allocate)):
-            var = node.var if isinstance(node, LetStmt) else node.buffer_var
-            counts[var.name] = counts.get(var.name, 0) + sign
-        elif isinstance(node, DeclBuffer):
-            _buffer_names(node.buffer, counts, sign)
-        elif isinstance(node, AttrStmt):
-            var = getattr(node.node, "var", node.node)
-            if isinstance(var, Var):
-                counts[var.name] = counts.get(var.name, 0) + sign
-        _expr_lets(node, counts, sign)
+        _tally_one(node, counts, sign)
         stack.extend(child for _, child in stmt_children(node))
+
+
+def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: frozenset = frozenset()) -> list:
+    """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
+    loops and blocks as ``(is_loop, name, path)``, in pre-order, and the
+    names it binds tallied into ``counts``.
+
+    Blocks in ``shared`` are the same object on both sides of the rewrite:
+    their names cancel out, so they are not tallied, but their loops and
+    blocks are listed, since their paths may have moved. A block met while
+    tallying whose id is in ``tops`` (the replaced subtree's outermost
+    blocks) is one such block: it is added to ``shared``, so the walk of the
+    replaced side skips it too."""
+    found = []
+    stack = [(path, root, True)]
+    pop, push = stack.pop, stack.append
+    fields_of = STMT_FIELDS.get
+    while stack:
+        p, node, counting = pop()
+        if isinstance(node, For):
+            found.append((True, node.loop_var.name, p))
+        elif isinstance(node, Block):
+            found.append((False, node.name_hint, p))
+            if counting:
+                key = id(node)
+                if key in tops:
+                    shared.add(key)
+                if key in shared:
+                    counting = False
+        if counting:
+            _tally_one(node, counts, sign)
+        names = fields_of(type(node))
+        if not names:
+            continue
+        kids = []
+        for name in names:
+            value = getattr(node, name)
+            if value is None:
+                continue
+            if type(value) is _PVEC:
+                kids.extend((p + ((name, i),), child, counting) for i, child in enumerate(value))
+            else:
+                kids.append((p + ((name, None),), value, counting))
+        for kid in reversed(kids):
+            push(kid)
+    return found
 
 
 def _top_blocks(root) -> frozenset:
     """Ids of the blocks reachable from ``root`` without entering a block."""
     out = set()
     stack = [root]
+    fields_of = STMT_FIELDS.get
     while stack:
         node = stack.pop()
         if isinstance(node, Block):
             out.add(id(node))
             continue
-        stack.extend(child for _, child in stmt_children(node))
+        for name in fields_of(type(node), ()):
+            value = getattr(node, name)
+            if type(value) is _PVEC:
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
     return frozenset(out)
 
 
@@ -158,8 +251,8 @@ def build_index(func: PrimFunc) -> FuncIndex:
     for buf in func.buffer_map.values():
         _buffer_names(buf, counts, 1)
     _tally(func.body, counts, 1)
-    return FuncIndex(pmap(loops), pmap(blocks), pmap({k: v for k, v in counts.items() if v > 0}),
-                     pset(clashes))
+    return FuncIndex(LayeredMap(loops), LayeredMap(blocks),
+                     LayeredMap({k: v for k, v in counts.items() if v > 0}), pset(clashes))
 
 
 def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFunc) -> FuncIndex:
@@ -167,38 +260,54 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     at ``path`` replaced by ``new_sub``: only those two subtrees are walked."""
     if old.clashes:
         return build_index(new_func)
-    loops = old.loops.evolver()
-    blocks = old.blocks.evolver()
-    for p, stmt in walk_stmts(old_sub, path):
-        if isinstance(stmt, For):
-            if stmt.loop_var.name in loops and loops[stmt.loop_var.name] == p:
-                del loops[stmt.loop_var.name]
-        elif isinstance(stmt, Block):
-            if stmt.name_hint in blocks and blocks[stmt.name_hint] == p:
-                del blocks[stmt.name_hint]
-    for p, stmt in walk_stmts(new_sub, path):
-        if isinstance(stmt, For):
-            if stmt.loop_var.name in loops:
-                return build_index(new_func)  # a clash: index the ill-formed result fully
-            loops[stmt.loop_var.name] = p
-        elif isinstance(stmt, Block):
-            if stmt.name_hint in blocks:
-                return build_index(new_func)
-            blocks[stmt.name_hint] = p
-    shared = _top_blocks(old_sub) & _top_blocks(new_sub)
+    # the new side first: the outermost blocks of the old side that it
+    # reaches unchanged are the shared ones, skipped by both tallies
+    shared: set = set()
     delta: dict = {}
-    _tally(old_sub, delta, -1, shared)
-    _tally(new_sub, delta, 1, shared)
-    names = old.names.evolver()
-    for name, d in delta.items():
-        if d == 0:
-            continue
-        count = (names[name] if name in names else 0) + d
-        if count > 0:
-            names[name] = count
-        elif name in names:
-            del names[name]
-    return FuncIndex(loops.persistent(), blocks.persistent(), names.persistent(), old.clashes)
+    came = _scan(new_sub, path, delta, 1, shared, _top_blocks(old_sub))
+    gone = _scan(old_sub, path, delta, -1, shared)
+    loops = _moved(old.loops, [(n, p) for is_loop, n, p in gone if is_loop],
+                   [(n, p) for is_loop, n, p in came if is_loop])
+    blocks = _moved(old.blocks, [(n, p) for is_loop, n, p in gone if not is_loop],
+                    [(n, p) for is_loop, n, p in came if not is_loop])
+    if loops is None or blocks is None:
+        return build_index(new_func)  # a clash: index the ill-formed result fully
+    changes = {name: d for name, d in delta.items() if d}
+    names = old.names
+    if changes:
+        names = names.evolver()
+        for name, d in changes.items():
+            count = (names[name] if name in names else 0) + d
+            if count > 0:
+                names[name] = count
+            elif name in names:
+                del names[name]
+        names = names.persistent()
+    return FuncIndex(loops, blocks, names, old.clashes)
+
+
+def _moved(table: LayeredMap, gone: list, came: list) -> LayeredMap | None:
+    """``table`` (name -> path) without the entries of the replaced subtree
+    (``gone``) and with those of the new one (``came``); None when a new
+    name is already taken (a clash). A name that only moved is updated in
+    place, and nothing is copied when nothing changed."""
+    dropped = {name for name, p in gone if table.get(name) == p}
+    placed: dict = {}
+    for name, p in came:
+        if name in placed or (name in table and name not in dropped):
+            return None
+        placed[name] = p
+    edits = [(name, None) for name in dropped if name not in placed]
+    edits += [(name, p) for name, p in placed.items() if table.get(name) != p]
+    if not edits:
+        return table
+    out = table.evolver()
+    for name, p in edits:
+        if p is None:
+            del out[name]
+        else:
+            out[name] = p
+    return out.persistent()
 
 
 # identity -> (weak reference to the function, its index)

@@ -201,8 +201,8 @@ def simplify_index(e: PrimExpr, ranges: Ranges | None = None) -> PrimExpr:
     it lets ``r // c`` vanish and ``r % c`` become ``r`` when ``r`` lies in
     ``[0, c)``. Non-integer expressions are returned unchanged.
     """
-    if not _is_index(e):
-        return e
+    if type(e) is IntImm or type(e) is Var or not _is_index(e):
+        return e  # a constant or a variable is as simple as it gets
     norm = _Normalizer(ranges or {}, e.dtype)
     try:
         return norm.expr(norm.lin(e))

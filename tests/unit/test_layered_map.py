@@ -1,0 +1,81 @@
+"""The name index's persistent mapping, and the cheap rebuilds rewrites use
+(``with_fields``, ``SeqStmt.with_item``): each must give exactly what the
+slow path gives."""
+
+import random
+
+import attrs
+import pytest
+
+from tirfun.errors import NodeError
+from tirfun.nodes import Evaluate, For, IntImm, SeqStmt, Var
+from tirfun.nodes.base import with_fields
+from tirfun.rewrites.layered_map import LayeredMap
+
+
+def test_changes_leave_the_original_untouched():
+    base = LayeredMap({"i": 1, "j": 2})
+    grown = base.set("k", 3).remove("i")
+    assert dict(base.items()) == {"i": 1, "j": 2}
+    assert dict(grown.items()) == {"j": 2, "k": 3}
+    assert "i" not in grown and "i" in base
+    assert grown.get("i") is None and grown.get("i", 0) == 0
+    with pytest.raises(KeyError):
+        grown["i"]
+    with pytest.raises(KeyError):
+        base.remove("x")
+    assert base.discard("x") is base
+
+
+def test_a_random_history_agrees_with_dicts():
+    # long enough that the layer is folded into the base several times
+    rng = random.Random(0)
+    versions = [(LayeredMap(), {})]
+    for step in range(3000):
+        m, d = versions[rng.randrange(len(versions))] if rng.random() < 0.2 else versions[-1]
+        key = f"n{rng.randrange(200)}"
+        if key in d and rng.random() < 0.4:
+            m, d = m.remove(key), {k: v for k, v in d.items() if k != key}
+        else:
+            m, d = m.set(key, step), {**d, key: step}
+        versions.append((m, d))
+    for m, d in versions[::50] + versions[-5:]:
+        assert len(m) == len(d)
+        assert dict(m.items()) == d
+        assert set(m) == set(d)
+        assert m == LayeredMap(d) and hash(m) == hash(LayeredMap(d))
+
+
+def test_the_evolver_batches_changes():
+    base = LayeredMap({"a": 1})
+    e = base.evolver()
+    e["b"] = 2
+    e.set("c", 3)
+    del e["a"]
+    assert "a" not in e and e["b"] == 2 and len(e) == 2 and e.is_dirty()
+    out = e.persistent()
+    assert dict(out.items()) == {"b": 2, "c": 3}
+    assert base.evolver().persistent() is base
+    assert dict(base.update({"a": 5}, {"z": 0}).items()) == {"a": 5, "z": 0}
+
+
+def test_with_fields_is_evolve_with_every_check():
+    loop = For(Var("i"), 0, 8, "serial", Evaluate(0))
+    shorter = with_fields(loop, extent=IntImm("int32", 4))
+    assert shorter == attrs.evolve(loop, extent=IntImm("int32", 4))
+    assert hash(shorter) == hash(attrs.evolve(loop, extent=IntImm("int32", 4)))
+    assert with_fields(loop, annotations={"k": 1}).annotations["k"] == 1  # converted
+    with pytest.raises(NodeError, match="has dtype int64"):
+        with_fields(loop, extent=IntImm("int64", 4))  # the node's own rule still runs
+    expr = Var("x") + 1
+    assert with_fields(expr, b=IntImm("int32", 2)).dtype == "int32"
+
+
+def test_replacing_one_item_of_a_sequence_keeps_it_flat():
+    seq = SeqStmt([Evaluate(1), Evaluate(2), Evaluate(3)])
+    one = seq.with_item(1, Evaluate(7))
+    assert one == SeqStmt([Evaluate(1), Evaluate(7), Evaluate(3)])
+    assert hash(one) == hash(SeqStmt([Evaluate(1), Evaluate(7), Evaluate(3)]))
+    spliced = seq.with_item(0, SeqStmt([Evaluate(5), Evaluate(6)]))
+    assert list(spliced.seq) == [Evaluate(5), Evaluate(6), Evaluate(2), Evaluate(3)]
+    assert list(seq.with_item(2, Evaluate(0)).seq) == [Evaluate(1), Evaluate(2)]
