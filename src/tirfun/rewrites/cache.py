@@ -54,7 +54,7 @@ from .errors import (
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+    CacheRegionOutsideScopeError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
@@ -491,6 +491,24 @@ class _Both:
         return name in self.a or name in self.b
 
 
+def _check_region_inside_scope(chk, site, scope, buf: Buffer, region, node) -> None:
+    """The copy block sits in the scope block, where the loops around the
+    scope block are not visible to its body: a region that depends on them
+    (a scope inside a loop, such as loop_partition's blocks) is refused."""
+    outer = {loop.loop_var.name for _, loop in loops_above(site, scope.path)}
+    if not outer:
+        return
+    used = set()
+    for r in region:
+        used |= var_names(r.min) | var_names(r.extent)
+    hit = sorted(used & outer)
+    if hit:
+        chk.stop(CacheRegionOutsideScopeError, f"buffer {buf.name}",
+                 f"the region of buffer {buf.name} the cache would copy depends on loop "
+                 f"{', '.join(hit)} outside the scope block {scope.block.name_hint!r}, which a copy "
+                 "block inside that scope cannot use", node)
+
+
 def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
     """TVM's WithScope: the buffer renamed ``<name>_<scope>`` in the new
     scope, with the region's shape when the cache is compact."""
@@ -834,6 +852,7 @@ class CacheRead(Rewrite):
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
             region = list(declared.region if declared is not None else BufferRegion.full(buf).region)
+        _check_region_inside_scope(chk, site, scope, buf, region, realize)
         full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
 
         def select(block: Block, inherited: bool) -> str:
@@ -998,6 +1017,7 @@ class CacheWrite(Rewrite):
                      f"the block may not write every element of buffer {buf.name} that the copy back "
                      f"would copy: {partial}", realize)
         region = _writer_region(site, buf, wpath, wrealize, loc)
+        _check_region_inside_scope(chk, site, scope, buf, region, realize)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
 
