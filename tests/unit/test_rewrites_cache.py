@@ -808,3 +808,29 @@ def main(A: T.Buffer((3, 1), "float32"), O: T.Buffer((3,), "float32")):
     with pytest.raises(R.ReindexOutOfBoundsError, match="not provably inside the buffer"):
         sch.reindex_cache_read("A_pad", 0, "global", lambda v0, v1: (v0, v1))
     assert sch.mod == padded  # nothing changed
+
+
+def test_cache_read_under_a_scope_that_declares_more_than_the_buffer_copies_what_is_inside():
+    # the partition block declares X's region as the padding stage's loops
+    # reach it (past X's last column); the stage reads there only under a guard
+    from tirfun import Schedule
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import assert_equivalent
+
+    src = '''@T.prim_func
+def main(X: T.Buffer((2, 1, 1), "float32"), Y: T.Buffer((2, 1, 2), "float32")):
+    P = T.alloc_buffer((2, 1, 2))
+    for c, h, w in T.grid(2, 1, 2):
+        with T.block("pad"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            T.reads(X[vc, vh, vw])
+            T.writes(P[vc, vh, vw])
+            P[vc, vh, vw] = T.if_then_else(vw < 1, X[vc, vh, vw], T.float32(0))
+    for c, h, w in T.grid(2, 1, 2):
+        with T.block("Y"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            Y[vc, vh, vw] = P[vc, vh, vw] * T.float32(2)'''
+    mod = IRModule({"main": from_source(src)})
+    sch = Schedule(R.loop_partition("c", [None, 1])(mod))
+    sch.cache_read("pad_c1_partition", 0, "global")
+    assert_equivalent(mod["main"], sch.mod["main"])

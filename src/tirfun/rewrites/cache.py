@@ -852,6 +852,11 @@ class CacheRead(Rewrite):
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
             region = list(declared.region if declared is not None else BufferRegion.full(buf).region)
+            # a scope may declare more than the buffer holds where its
+            # blocks read only under a guard (a padding stage): the copy
+            # takes what is inside the buffer
+            region = _clamped([Interval(r.min, fold_sub(fold_add(r.min, r.extent), IntImm(r.extent.dtype, 1)))
+                               for r in region], buf, _outer_dom(site, path[:-1], scope.path))
         _check_region_inside_scope(chk, site, scope, buf, region, realize)
         full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
 
