@@ -491,6 +491,21 @@ class _Both:
         return name in self.a or name in self.b
 
 
+def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
+    """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
+    ``dom`` of the iteration variables: each index must provably stay inside
+    the buffer there (the block itself may read only under a guard)."""
+    reach = bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    outside = [k for k, iv in enumerate(reach)
+               if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
+                       and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+    if outside:
+        chk.stop(ReindexOutOfBoundsError, subject,
+                 f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
+                 "inside the buffer over the whole domain of the iteration variables, which the "
+                 "copy reads", node)
+
+
 def _check_region_inside_scope(chk, site, scope, buf: Buffer, region, node) -> None:
     """The copy block sits in the scope block, where the loops around the
     scope block are not visible to its body: a region that depends on them
@@ -1216,15 +1231,8 @@ class ReIndex(Rewrite):
                 chk.stop(ReindexReadWrittenError, describe(self.block),
                          f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
                          "copy and be lost", realize)
-            dom = {iv.var: iv.dom for iv in covered}
-            outside = [k for k, iv in enumerate(bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom))
-                       if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
-                               and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
-            if outside:
-                chk.stop(ReindexOutOfBoundsError, describe(self.block),
-                         f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
-                         "inside the buffer over the whole domain of the iteration variables, which the "
-                         "copy reads", realize)
+            _check_copy_in_bounds(chk, describe(self.block), buf, indices,
+                                  {iv.var: iv.dom for iv in covered}, realize)
         else:
             bad = _reads_before_writing(block, buf)
             if bad is not None:
@@ -1641,15 +1649,7 @@ class _ReindexCacheBase(Rewrite):
             # the copy reads buf at the old indices over the whole touched
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
-            reach = bound_region([Range(e, IntImm(e.dtype, 1)) for e in old], dom)
-            outside = [k for k, iv in enumerate(reach)
-                       if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
-                               and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
-            if outside:
-                chk.stop(ReindexOutOfBoundsError, describe(self.block),
-                         f"the index {old[outside[0]].script()} of buffer {buf.name} is not provably "
-                         "inside the buffer over the whole domain of the iteration variables, which the "
-                         "copy reads", realize)
+            _check_copy_in_bounds(chk, describe(self.block), buf, old, dom, realize)
             if writer is not None:
                 wname = scope.children[writer][1].block.name_hint
                 loc, pos = _LocDetector(scope, wname, consumers).run()
