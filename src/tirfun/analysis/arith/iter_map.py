@@ -301,9 +301,10 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     constants. This is the shape of binding TVM's iterator-map detection
     accepts and that split, fuse and reorder produce and preserve.
 
-    At ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses) a
-    loop of extent 1 counts as a constant (the inner unit loop a split
-    leaves), and, past the innermost weight 1, a weight may be smaller than
+    At every level a slice that takes one value (a loop of extent 1, such
+    as the inner unit loop a split leaves) counts as a constant. At
+    ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses),
+    past the innermost weight 1, a weight may be smaller than
     the span of the parts inside it, so windows overlap (``2 * a + b`` with
     ``b`` of extent 3): every value is still reached, some more than once.
     At ``"bijective"`` the map is affine and, besides, every loop of
@@ -333,8 +334,11 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 continue
             if split is None or k <= 0:
                 return None
-            if surjective and split[2] == 1:
-                continue  # a unit slice is always 0
+            if split[2] == 1:
+                # a slice that takes one value (the inner unit loop a split
+                # leaves) is a constant, as TVM's iterator maps read it
+                base = base.plus(norm.atom(atom).scale(k))
+                continue
             parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
