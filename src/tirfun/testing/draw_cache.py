@@ -142,6 +142,23 @@ def draw_reindex_cache_write(ch: Chooser, mod: IRModule):
     return _reindex_cache(ch, mod, "write")
 
 
+def draw_cache_index(ch: Chooser, mod: IRModule):
+    """A ``cache_index`` of a random block that stores something, with a
+    threshold of 0 (TVM's default) more often than not; ``global`` in a
+    thread-bound program, whose kernels would not see a ``shared`` or
+    ``local`` buffer filled outside them."""
+    from ..nodes import BufferStore, For, ForKind
+
+    func = _main(mod)
+    blocks = [b for b in _blocks(func) if any(isinstance(s, BufferStore) for _, s in walk_stmts(b.body))]
+    if not blocks:
+        return None
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+    scope = "global" if threaded else ch.choice(SCOPES)
+    thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
+    return R.cache_index(ch.choice(blocks).name_hint, scope, thresh)
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
@@ -149,7 +166,8 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_inplace": draw_cache_inplace,
     "reindex_cache_read": draw_reindex_cache_read,
     "reindex_cache_write": draw_reindex_cache_write,
+    "cache_index": draw_cache_index,
 }
 
 __all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
-           "draw_reindex_cache_read", "draw_reindex_cache_write"]
+           "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index"]
