@@ -143,7 +143,8 @@ def draw_reindex_cache_write(ch: Chooser, mod: IRModule):
 
 
 def draw_cache_index(ch: Chooser, mod: IRModule):
-    """A ``cache_index`` of a random block that stores something, with a
+    """A ``cache_index`` of a random block that stores something (now and
+    then the root block, which has no scope to hold the buffers), with a
     threshold of 0 (TVM's default) more often than not; ``global`` in a
     thread-bound program, whose kernels would not see a ``shared`` or
     ``local`` buffer filled outside them."""
@@ -156,7 +157,9 @@ def draw_cache_index(ch: Chooser, mod: IRModule):
     threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
     scope = "global" if threaded else ch.choice(SCOPES)
     thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
-    return R.cache_index(ch.choice(blocks).name_hint, scope, thresh)
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    block = root if root is not None and ch.chance(5) else ch.choice(blocks)
+    return R.cache_index(block.name_hint, scope, thresh)
 
 
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {

@@ -86,8 +86,8 @@ def build_index_program(ch: Chooser) -> PrimFunc:
     iters = names + (["vk"] if reduce_extent else [])
     first = _term(ch, iters)
     loads = [f"A[{_index(first)}]"]
-    if ch.chance(60):
-        loads.append(f"A[{_index(first)}]")  # the same index again: what cse_thresh counts
+    if ch.chance(60):  # the same index again, up to three times: what cse_thresh counts
+        loads += [f"A[{_index(first)}]"] * ch.integer(1, 3)
     for _ in range(ch.integer(0, 2)):
         loads.append(f"A[{_index(_term(ch, iters))}]")
     value = " + ".join(loads)
