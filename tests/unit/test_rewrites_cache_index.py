@@ -396,3 +396,17 @@ def test_errors_name_the_problem(rewrite, cls, message):
         rewrite(mod)
     assert message in str(info.value)
     assert [type(e) for e in rewrite.violations(mod)] == [cls]
+
+
+def test_the_index_blocks_are_producers_of_the_block():
+    # the block lists the index buffers among its reads, so compute_at and
+    # compute_inline see it as their consumer
+    mod = mod_of(RESIZE)
+    sch = Schedule(mod)
+    first, second = sch.cache_index("A", "local")
+    sch.compute_at(first, sch.get_loops("A")[3])
+    sch.compute_inline(second)
+    assert [s.name_hint for _, s in walk_stmts(sch.mod["main"]) if isinstance(s, Block)] == \
+        ["root", "index_0", "A"]
+    assert sch.get("A").body.value.script() == "A[n, c, index_var_0[vi, vj], vj // 2]"
+    check(mod, sch.mod)

@@ -45,9 +45,11 @@ from __future__ import annotations
 import heapq
 
 import attrs
+from pyrsistent import pvector
 
 from ..analysis.arith import can_prove, eval_interval, simplify_expr
 from ..analysis.arith.int_set import Interval
+from ..analysis.arith.simplify import ExprSimplifier
 from ..analysis.traversal import Path, replace_at, transform, walk_stmts
 from ..nodes import (
     GE, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div, FloorDiv,
@@ -73,27 +75,26 @@ _VECTORS = (Ramp, Broadcast, Shuffle)
 
 # ------------------------------------------------------------------ expressions
 
+_PVEC = type(pvector())
+#: per node class, its fields that hold expressions
+_EXPR_FIELDS: dict = {}
+
+
 def _children(e: PrimExpr) -> list[PrimExpr]:
     """The expression's direct subexpressions, in TVM's visiting order (a
     load's indices, not its buffer)."""
+    fields = _EXPR_FIELDS.get(type(e))
+    if fields is None:
+        fields = _EXPR_FIELDS[type(e)] = tuple(a.name for a in attrs.fields(type(e))
+                                               if a.name not in ("dtype", "op", "buffer", "lanes"))
     out = []
-    for name in _field_names(type(e)):
+    for name in fields:
         value = getattr(e, name)
         if isinstance(value, PrimExpr):
             out.append(value)
-        elif isinstance(value, (list, tuple)) or type(value).__name__ == "PVector":
+        elif type(value) is _PVEC:
             out.extend(v for v in value if isinstance(v, PrimExpr))
     return out
-
-
-_FIELDS: dict = {}
-
-
-def _field_names(cls) -> tuple:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(a.name for a in attrs.fields(cls))
-    return names
 
 
 def _complexity(e: PrimExpr) -> int:
@@ -131,22 +132,19 @@ class _Eligibility:
         dt = e.dtype
         if not dt.is_scalar or not (dt.is_integer or dt.is_bool or (dt.is_float and not dt.is_mini_float)):
             return False
-        return _complexity(e) > 1 and self._clean(e)
+        # more than one node (TVM's complexity above 1): not a leaf
+        return bool(_children(e)) and self._clean(e)
 
 
 class _Normal:
     """Simplified forms, the equivalence TVM's EquivalentTerms uses."""
 
     def __init__(self):
-        self.memo: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+        # one simplifier for all: it remembers the subexpressions it has seen
+        self.simplifier = ExprSimplifier({})
 
     def __call__(self, e: PrimExpr) -> PrimExpr:
-        hit = self.memo.get(id(e))
-        if hit is not None and hit[0] is e:
-            return hit[1]
-        out = simplify_expr(e)
-        self.memo[id(e)] = (e, out)
-        return out
+        return self.simplifier.expr(e)
 
 
 def _maximal(e: PrimExpr, eligible, table: dict) -> None:
@@ -263,6 +261,8 @@ class _Plan:
     entries: tuple
     field: str
     pos: int
+    eligible: object
+    normal: object
 
 
 def _stores(block: Block) -> list[BufferStore]:
@@ -413,7 +413,7 @@ class CacheIndex(Rewrite):
                 loops.extend(lv for lv in rebuild[v][2] if lv not in loops)
             entries.append(_Entry(e, ivars, tuple(rebuild[v][1] for v in ivars), tuple(loops)))
         field, pos = _position(path, scope.path)
-        return _Plan(site, scope.path, scope.block, path, realize, tuple(entries), field, pos)
+        return _Plan(site, scope.path, scope.block, path, realize, tuple(entries), field, pos, eligible, normal)
 
     def build(self, plan: _Plan) -> Outcome:
         site, block = plan.site, plan.realize.block
@@ -453,8 +453,7 @@ class CacheIndex(Rewrite):
             names.append(name)
             buffers.append(buf)
         # the block reads each computation from its buffer, largest first
-        eligible = _Eligibility(frozenset(v for e in plan.entries for v in e.ivars))
-        normal = _Normal()
+        eligible, normal = plan.eligible, plan.normal
 
         def rewrite(stmt: Stmt) -> Stmt:
             def pre(n):
