@@ -19,8 +19,7 @@ read the buffer instead. It works in this order:
 4. the block replaces each kept computation, and every occurrence that
    simplifies to it, by a load of its buffer, largest first.
 
-Three things TVM does wrong are done right here (TVM's results differ in
-exactly those cases):
+Three cases where TVM builds a wrong program or fails are done right here:
 
 * an iteration variable's domain in the new block is the range its binding
   takes, which is also the buffer's extent (TVM takes the extent of one of
@@ -31,13 +30,18 @@ exactly those cases):
   not depend on other loops) with bindings of known, non-negative bounds
   (TVM fails on a let or loop variable of the block's body, and on a loop
   outside the scope);
-* computations that could fault where the block does not run (a predicate
-  or a ``Select`` guards it) are not eligible: integer division or modulo by
+* computations that could fault where the block does not run (a predicate,
+  a ``Select`` or an ``if_then_else`` guards it) are not eligible: integer division or modulo by
   anything but a positive constant, and calls other than the math
   intrinsics, ``if_then_else`` and the bitwise operations.
 
 The block's ``reads`` gain the index buffers it reads (TVM leaves them out,
-so that a later primitive would not see the block read them).
+and later primitives then do not see that the block reads them): compute_at
+and compute_inline treat the new blocks as its producers.
+
+As for cache_read, a ``shared`` or ``local`` index buffer filled outside
+the kernel that reads it is not the buffer the kernel sees; move the new
+block into the kernel (compute_at) before running such a program.
 """
 
 from __future__ import annotations
@@ -176,7 +180,7 @@ def _post_order(e: PrimExpr):
     yield e
 
 
-def choose(stores, eligible, normal, thresh: int) -> list[PrimExpr]:
+def _choose(stores, eligible, normal, thresh: int) -> list[PrimExpr]:
     """The computations to cache, in buffer order (see the module docstring)."""
     chosen: list[PrimExpr] = []
     keys: set = set()
@@ -404,7 +408,7 @@ class CacheIndex(Rewrite):
         rebuild = _rebuildable(site, realize, path[:-1])
         eligible = _Eligibility(frozenset(rebuild))
         normal = _Normal()
-        exprs = choose(_stores(realize.block), eligible, normal, self.cse_thresh)
+        exprs = _choose(_stores(realize.block), eligible, normal, self.cse_thresh)
         entries = []
         for e in exprs:
             ivars = tuple(_vars_in(e))
@@ -512,4 +516,4 @@ def cache_index(block, storage_scope="global", cse_thresh=0) -> CacheIndex:
     return CacheIndex(block, storage_scope, cse_thresh)
 
 
-__all__ = ["CacheIndex", "cache_index", "choose"]
+__all__ = ["CacheIndex", "cache_index"]
