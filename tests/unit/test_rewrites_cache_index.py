@@ -410,3 +410,29 @@ def test_the_index_blocks_are_producers_of_the_block():
         ["root", "index_0", "A"]
     assert sch.get("A").body.value.script() == "A[n, c, index_var_0[vi, vj], vj // 2]"
     check(mod, sch.mod)
+
+
+def test_computations_only_in_the_stored_indices_are_not_cached():
+    # as in TVM, the computations kept are those of the stored value; one of
+    # them is still replaced wherever it occurs, the stored indices included
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((32,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi * 4 + 1] = A[vi]
+""")
+    out = R.cache_index("B", "global").run(mod)
+    assert out.result == () and out.mod == mod
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi * 4 + 1] = A[1 + vi * 4]
+""")
+    out = R.cache_index("B", "global").run(mod)
+    assert blocks(out.mod)["B"].body.script() == "B[index_var_0[vi]] = A[index_var_0[vi]]"
+    check(mod, out.mod)
