@@ -158,8 +158,23 @@ def draw_cache_index(ch: Chooser, mod: IRModule):
     scope = "global" if threaded else ch.choice(SCOPES)
     thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    block = root if root is not None and ch.chance(5) else ch.choice(blocks)
+    # a block whose indices compute something gives cache_index something to do
+    busy = [b for b in blocks if _computes_indices(b)]
+    if root is not None and ch.chance(5):
+        block = root
+    else:
+        block = ch.choice(busy) if busy and ch.chance(80) else ch.choice(blocks)
     return R.cache_index(block.name_hint, scope, thresh)
+
+
+def _computes_indices(block: Block) -> bool:
+    """Whether an index of a load or store in the block is more than a
+    variable or a constant."""
+    from ..analysis.traversal import walk
+    from ..nodes import BufferLoad, BufferStore, IntImm, Var
+
+    return any(isinstance(n, (BufferLoad, BufferStore)) and any(not isinstance(i, (Var, IntImm)) for i in n.indices)
+               for n in walk(block.body))
 
 
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
