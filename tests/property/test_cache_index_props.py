@@ -20,7 +20,7 @@ from tirfun.analysis.traversal import walk_stmts
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.interp import run as interp_run
-from tirfun.nodes import Block, BlockRealize, For, ForKind
+from tirfun.nodes import For, ForKind
 from tirfun.schedule import Schedule
 from tirfun.testing._choices import RandomChooser
 from tirfun.testing.draw_cache import SCOPES, draw_cache_index

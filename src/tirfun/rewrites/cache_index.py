@@ -57,7 +57,7 @@ from ..analysis.arith.simplify import ExprSimplifier
 from ..analysis.traversal import Path, replace_at, transform, walk_stmts
 from ..nodes import (
     GE, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div, FloorDiv,
-    FloorMod, For, ForKind, IntImm, IterVar, IterVarType, Let, Mod, PrimExpr, Ramp, Range, SeqStmt, Shuffle,
+    FloorMod, For, ForKind, IntImm, IterVar, IterVarType, Let, Mod, PrimExpr, Ramp, Range, Shuffle,
     Stmt, Var,
 )
 from ..tir.op import MATH_INTRINSICS
