@@ -162,15 +162,15 @@ class _Reader:
     """Stands in for a rewrite's checks when the reducer is read: a failure
     is a BuildError."""
 
-    def __init__(self, fname: str):
-        self.fname = fname
+    def __init__(self, fname: str, block: str):
+        self.fname, self.block = fname, block
 
-    def stop(self, _cls, subject, reason, *nodes):
+    def stop(self, _cls, _subject, reason, *nodes):
         from .cuda import lines_of
 
         where = f"\n{lines_of(nodes[0], 6)}" if nodes else ""
-        raise BuildError(f"function {self.fname}: {subject} reduces across threads, but {reason}"
-                         f"{where}")
+        raise BuildError(f"function {self.fname}: block {self.block} reduces across threads, but "
+                         f"{reason}{where}")
 
 
 def _lower_site(fname: str, body, path, used: set) -> object:
@@ -298,7 +298,7 @@ def _read_reduction(fname: str, block: Block, realize: BlockRealize):
     reads them, which is how TVM reads a cross-thread reduction too)."""
     from ..rewrites.reduction import _recognise
 
-    return _recognise(_Reader(fname), block, realize)
+    return _recognise(_Reader(fname, block.name_hint), block, realize)
 
 
 def _thread_extents(kernel, refuse) -> dict:
