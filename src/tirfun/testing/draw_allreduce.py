@@ -163,9 +163,12 @@ def random_thread_reduction(ch: Chooser) -> ThreadReduction:
     threads = ch.choice(THREADS)
     row_threads = ch.choice((1, 1, 2, 3, 4))
     rows = ch.integer(1, 5)
-    length = ch.integer(1, 3 * threads + 5)
-    return ThreadReduction(reducer, dtype, rows, length, threads, ch.choice((True, False)),
-                           row_threads, ch.choice(("x", "x", "y")))
+    inner = ch.choice((True, False))
+    # binding the outer part leaves an inner loop of extent 1 when the length
+    # is at most the threads, and bind reads ``k_0 * 1 + k_1`` as not affine
+    length = ch.integer(1 if inner else threads + 1, 3 * threads + 5)
+    return ThreadReduction(reducer, dtype, rows, length, threads, inner, row_threads,
+                           ch.choice(("x", "x", "y")))
 
 
 def thread_reductions():
