@@ -398,3 +398,79 @@ def main(A: T.Buffer((32,), "int32"), B: T.Buffer((32,), "int32")):
     with pytest.raises(InterpError, match=r"warp shuffle in divergent control flow: thread "
                                           r"\(threadIdx.x=0\) waits at"):
         run(from_source(src), np.zeros(32, "int32"), np.zeros(32, "int32"))
+
+
+def test_a_reduction_over_a_launched_thread_is_refused():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    tx = T.launch_thread("threadIdx.x", 32)
+    with T.block("sum"):
+        vk = T.axis.reduce(32, tx)
+        with T.init():
+            B[0] = T.float32(0)
+        B[0] = B[0] + A[vk]
+'''
+    with pytest.raises(BuildError, match=r"block sum reduces across threads, but its reduction "
+                                         r"variable comes from T.launch_thread\(\"threadIdx.x\"\)"):
+        tirfun.build(from_source(src), target="cuda")
+
+
+def test_a_cross_thread_reduction_inside_virtual_threads_is_refused():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8, 32), "int32"), B: T.Buffer((8,), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for v in T.thread_binding(2, thread="vthread.x"):
+            for k in T.thread_binding(32, thread="threadIdx.x"):
+                with T.block("sum"):
+                    vi = T.axis.spatial(8, i * 2 + v)
+                    vk = T.axis.reduce(32, k)
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vk]
+'''
+    with pytest.raises(BuildError, match=r"it lies inside a loop bound to vthread.x; virtual "
+                                         r"threads run one after another"):
+        tirfun.build(from_source(src), target="cuda")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("dtype,update,init", [
+    ("float16", "O[vi] + A[vi, vk]", "T.float16(0)"),
+    ("bfloat16", "O[vi] + A[vi, vk]", "T.bfloat16(0)"),
+    ("int8", "T.max(O[vi], A[vi, vk])", 'T.min_value("int8")')])
+def test_narrow_values_shuffle_through_32_bits(dtype, update, init):
+    src = f'''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((3, 40), "{dtype}"), O: T.Buffer((3,), "{dtype}")):
+    for i in T.thread_binding(3, thread="blockIdx.x"):
+        for k in T.thread_binding(40, thread="threadIdx.x"):
+            with T.block("O"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    O[vi] = {init}
+                O[vi] = {update}
+'''
+    mod = from_source(src)
+    rt = tirfun.build(mod, target="cuda")
+    for arch in ("sm_80", "sm_90"):
+        ptxas_check(rt.get_source("ptx"), arch)
+    a = np.random.default_rng(5).integers(-8, 8, (3, 40)).astype("float32")
+    if dtype == "int8":
+        a = a.astype("int8")
+        want = a.max(axis=1)
+    else:
+        import ml_dtypes
+
+        a = a.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else "float16")
+        want = a.astype("float64").sum(axis=1).astype(a.dtype)  # small integers: exact sums
+    got = np.zeros(3, a.dtype)
+    run_split(rt, a, got)
+    assert got.tobytes() == want.tobytes()

@@ -141,9 +141,8 @@ def _lower_func(name: str, func: PrimFunc) -> PrimFunc:
     sites = []
     for path, s in walk_stmts(func.body):
         if isinstance(s, BlockRealize):
-            loops = [n for _, n in ancestors(func.body, path) if isinstance(n, For)]
-            thread_vars = {l.loop_var for l in loops if l.kind is ForKind.THREAD_BINDING
-                           and l.thread_binding in _THREAD_TAGS}
+            launches = [_launch(n) for _, n in ancestors(func.body, path)]
+            thread_vars = {b[3] for b in launches if b is not None and b[0] in _THREAD_TAGS}
             if thread_vars and is_cross_thread(s, thread_vars):
                 sites.append(path)
     if not sites:
@@ -195,6 +194,14 @@ def _lower_site(fname: str, body, path, used: set) -> object:
     spatial_values = [v for iv, v in zip(block.iter_vars, realize.iter_values)
                       if iv.iter_type is not IterVarType.CommReduce]
     reduce_vars = set().union(*(vars_in(v) for v in reduce_values))
+    for _, n in chain[kernel_at:]:
+        b = _launch(n)
+        if b is not None and not isinstance(n, For) and b[3] in reduce_vars:
+            refuse(f"its reduction variable comes from T.launch_thread(\"{b[0]}\"); bind a "
+                   "reduction loop with T.thread_binding (sch.bind) instead", n)
+        if b is not None and b[0].startswith("vthread"):
+            refuse(f"it lies inside a loop bound to {b[0]}; virtual threads run one after "
+                   "another in a thread, and the all-reduce needs every thread at once", n)
     # the reduction loops: the innermost loops, up to the outermost one
     # feeding a reduction variable, must all feed one (TVM's condition)
     above = [(p, n) for p, n in chain[kernel_at:] if not isinstance(n, SeqStmt)]
