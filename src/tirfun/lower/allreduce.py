@@ -67,11 +67,11 @@ from ..analysis.traversal import ancestors, get_at, replace_at, walk, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
     EQ, LT, Allocate, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
-    Cast, DeclBuffer, Evaluate, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule,
+    Cast, DeclBuffer, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IRModule,
     IterVarType, LetStmt, PrimFunc, Range, Select, SeqStmt, Var,
 )
 from ..nodes.reducer import CommReducer
-from ._util import conjuncts, fresh_name, func_names, is_true, map_funcs, substitute, vars_in
+from ._util import conjuncts, fresh_name, func_names, is_true, substitute, vars_in
 
 #: threads per warp
 WARP = 32
@@ -121,14 +121,12 @@ def is_cross_thread(realize: BlockRealize, thread_vars) -> bool:
 def lower_cross_thread_reductions(mod: IRModule) -> IRModule:
     """Every cross-thread reduction of ``mod`` lowered to an all-reduce (see
     the module); the rest unchanged."""
-    return map_funcs(mod, lambda f: _lower_func(_func_name(mod, f), f))
-
-
-def _func_name(mod: IRModule, func: PrimFunc) -> str:
-    for name, f in mod.items():
-        if f is func:
-            return name
-    return "main"
+    out = mod
+    for name, func in mod.items():
+        new = _lower_func(name, func) if isinstance(func, PrimFunc) else func
+        if new is not func:
+            out = out.with_function(name, new)
+    return out
 
 
 def _launch(s):
