@@ -474,3 +474,24 @@ def main(A: T.Buffer((3, 40), "{dtype}"), O: T.Buffer((3,), "{dtype}")):
     got = np.zeros(3, a.dtype)
     run_split(rt, a, got)
     assert got.tobytes() == want.tobytes()
+
+
+def test_a_cross_thread_reduction_under_a_thread_dependent_condition_is_refused():
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((4, 32), "int32"), B: T.Buffer((4,), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for j in T.thread_binding(2, thread="threadIdx.y"):
+            if j == 0:
+                for k in T.thread_binding(32, thread="threadIdx.x"):
+                    with T.block("sum"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        with T.init():
+                            B[vi] = 0
+                        B[vi] = B[vi] + A[vi, vk]
+'''
+    with pytest.raises(BuildError, match=r"a condition or loop around it depends on the thread "
+                                         r"index(?s:.*)if j == 0:"):
+        tirfun.build(from_source(src), target="cuda")

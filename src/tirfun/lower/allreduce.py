@@ -259,6 +259,17 @@ def _lower_site(fname: str, body, path, used: set) -> object:
             refuse(f"its predicate {c} may exclude the first reduction iteration, where the "
                    "init runs")
 
+    thread_vars = {b[3] for b in map(_launch, (n for _, n in chain[kernel_at:]))
+                   if b is not None and b[0] in _THREAD_TAGS}
+    for p, n in chain[kernel_at:]:
+        if len(p) >= len(top_path):
+            break
+        tests = ([n.condition] if isinstance(n, IfThenElse) else [n.min, n.extent]
+                 if isinstance(n, For) and n.kind is not ForKind.THREAD_BINDING else
+                 [n.predicate] if isinstance(n, BlockRealize) else [])
+        if any(vars_in(t) & thread_vars for t in tests):
+            refuse("a condition or loop around it depends on the thread index, so not every "
+                   "thread of the block would take part in the all-reduce", n)
     group = _Group.of(extents, bound, chain[kernel_at:], refuse)
     names = _Names(used, block.name_hint)
     n = len(reading.updates)
