@@ -62,6 +62,8 @@ first iteration (where its init runs) the predicate may exclude.
 
 from __future__ import annotations
 
+import attrs
+
 from ..analysis.arith import simplify_expr
 from ..analysis.traversal import ancestors, get_at, replace_at, walk, walk_stmts
 from ..errors import BuildError
@@ -170,7 +172,32 @@ class _Reader:
                          f"{reason}{where}")
 
 
+@attrs.frozen
+class _Site:
+    """A cross-thread reduction, checked: where its reduction loops start,
+    those bound to threads and the serial ones, the reduction read from the
+    block, the predicate's clauses over spatial variables, whether the
+    outputs are local, and the threads' layout."""
+
+    realize: BlockRealize
+    top_path: tuple
+    bound: tuple
+    serial: tuple
+    reading: object
+    spatial_preds: tuple
+    local_output: bool
+    group: "_Group"
+
+
 def _lower_site(fname: str, body, path, used: set) -> object:
+    """``body`` with the cross-thread reduction at ``path`` lowered."""
+    site = _check_site(fname, body, path)
+    return replace_at(body, site.top_path, _build_site(site, _Names(used)))
+
+
+def _check_site(fname: str, body, path) -> _Site:
+    """The facts of the reduction at ``path``, or a BuildError saying why
+    it cannot be lowered (see the module)."""
     from .cuda import lines_of
 
     realize = get_at(body, path)
@@ -185,14 +212,14 @@ def _lower_site(fname: str, body, path, used: set) -> object:
 
     if kernel_at is None:
         refuse("it is not inside a kernel")
-    kernel = chain[kernel_at][1]
-    extents = _thread_extents(kernel, refuse)
+    chain = chain[kernel_at:]
+    extents = _thread_extents(chain[0][1], refuse)
     reduce_values = [v for iv, v in zip(block.iter_vars, realize.iter_values)
                      if iv.iter_type is IterVarType.CommReduce]
     spatial_values = [v for iv, v in zip(block.iter_vars, realize.iter_values)
                       if iv.iter_type is not IterVarType.CommReduce]
     reduce_vars = set().union(*(vars_in(v) for v in reduce_values))
-    for _, n in chain[kernel_at:]:
+    for _, n in chain:
         b = _launch(n)
         if b is not None and not isinstance(n, For) and b[3] in reduce_vars:
             refuse(f"its reduction variable comes from T.launch_thread(\"{b[0]}\"); bind a "
@@ -202,29 +229,26 @@ def _lower_site(fname: str, body, path, used: set) -> object:
                    "another in a thread, and the all-reduce needs every thread at once", n)
     # the reduction loops: the innermost loops, up to the outermost one
     # feeding a reduction variable, must all feed one (TVM's condition)
-    above = [(p, n) for p, n in chain[kernel_at:] if not isinstance(n, SeqStmt)]
+    above = [(p, n) for p, n in chain if not isinstance(n, SeqStmt)]
     loops = [(p, n) for p, n in above if isinstance(n, For)]
     feeding = [k for k, (_, n) in enumerate(loops) if n.loop_var in reduce_vars]
-    first = feeding[0]
-    segment = loops[first:]
+    segment = loops[feeding[0]:]
     if len(feeding) != len(segment):
         between = next(n for _, n in segment if n.loop_var not in reduce_vars)
         refuse("the loops that feed its reduction variables are not the innermost loops around "
                f"it: loop {between.loop_var.name} lies between them; reorder the loops so that "
                "the reduction loops are innermost", segment[0][1])
     top_path, top = segment[0]
-    inside = [n for p, n in above if len(p) >= len(top_path)]
-    if any(not isinstance(n, For) for n in inside):
+    if any(not isinstance(n, For) for p, n in above if len(p) >= len(top_path)):
         refuse("a statement other than its reduction loops lies between them and the block",
                top)
     others = [n for n in walk(top) if isinstance(n, BlockRealize) and n is not realize]
-    if any(isinstance(n, SeqStmt) for _, n in chain[len(top_path):]) or others:
+    if others or any(isinstance(n, SeqStmt) for p, n in chain if len(p) >= len(top_path)):
         refuse("it is not the only statement under its reduction loops", top)
     seg_loops = [n for _, n in segment]
     seg_vars = {l.loop_var for l in seg_loops}
-    for v in spatial_values:
-        if vars_in(v) & seg_vars:
-            refuse("a loop feeds both a spatial and a reduction variable")
+    if any(vars_in(v) & seg_vars for v in spatial_values):
+        refuse("a loop feeds both a spatial and a reduction variable")
     bound = [l for l in seg_loops if l.kind is ForKind.THREAD_BINDING]
     serial = [l for l in seg_loops if l.kind is not ForKind.THREAD_BINDING]
     for l in bound:
@@ -241,7 +265,6 @@ def _lower_site(fname: str, body, path, used: set) -> object:
     scopes = {u.buffer.storage_scope.startswith("local") for u in reading.updates}
     if len(scopes) != 1:
         refuse("some of its outputs are local and others are not; TVM requires all or none")
-    local_output = scopes == {True}
     # the init runs where every reduction variable is at its start; the
     # lowering runs it unconditionally, so that instance must exist
     starts = {l.loop_var: l.min for l in seg_loops}
@@ -258,10 +281,10 @@ def _lower_site(fname: str, body, path, used: set) -> object:
         if not is_true(simplify_expr(substitute(c, starts))):
             refuse(f"its predicate {c} may exclude the first reduction iteration, where the "
                    "init runs")
-
-    thread_vars = {b[3] for b in map(_launch, (n for _, n in chain[kernel_at:]))
+    # every thread of the block must reach the all-reduce
+    thread_vars = {b[3] for b in map(_launch, (n for _, n in chain))
                    if b is not None and b[0] in _THREAD_TAGS}
-    for p, n in chain[kernel_at:]:
+    for p, n in chain:
         if len(p) >= len(top_path):
             break
         tests = ([n.condition] if isinstance(n, IfThenElse) else [n.min, n.extent]
@@ -270,43 +293,51 @@ def _lower_site(fname: str, body, path, used: set) -> object:
         if any(vars_in(t) & thread_vars for t in tests):
             refuse("a condition or loop around it depends on the thread index, so not every "
                    "thread of the block would take part in the all-reduce", n)
-    group = _Group.of(extents, bound, chain[kernel_at:], refuse)
-    names = _Names(used, block.name_hint)
+    group = _Group.of(extents, bound, chain, refuse)
+    return _Site(realize, top_path, tuple(bound), tuple(serial), reading, tuple(spatial_preds),
+                 scopes == {True}, group)
+
+
+def _build_site(site: _Site, names: "_Names"):
+    """The statement replacing the reduction loops of ``site``: in each
+    thread, the partial, the all-reduce and the write-back."""
+    realize, reading = site.realize, site.reading
+    block = realize.block
     n = len(reading.updates)
-    dtypes = [u.buffer.dtype for u in reading.updates]
-    red = [names.buffer(f"red_buf{k}", dt, 1, "local") for k, dt in enumerate(dtypes)]
+    red = [names.buffer(f"red_buf{k}", u.buffer.dtype, 1, "local")
+           for k, u in enumerate(reading.updates)]
     # 1. the thread's partial
     init = [BufferStore(red[k], reading.reducer.identity_element[k], [_i(0)]) for k in range(n)]
     in_block = Block(
         block.iter_vars, block.reads, [BufferRegion(b, [Range(_i(0), _i(1))]) for b in red],
-        names.block(block.name_hint + "_in_thread"),
+        names.take(block.name_hint + "_in_thread"),
         _combine(reading.reducer, red, [_i(0)], [BufferLoad(b, [_i(0)]) for b in red],
                  list(reading.rhs), names),
         None, block.alloc_buffers, block.match_buffers, block.annotations)
     partial = BlockRealize(realize.iter_values, realize.predicate, in_block)
-    for l in reversed(serial):
+    for l in reversed(site.serial):
         partial = For(l.loop_var, l.min, l.extent, l.kind, partial, l.thread_binding,
                       l.annotations)
     # 2. the all-reduce
-    collective, buffers = _allreduce(reading.reducer, red, group, names)
+    collective, buffers = _allreduce(reading.reducer, red, site.group, names)
     # 3. the write-back
     values = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    write = [BufferStore(u.buffer, BufferLoad(r, [_i(0)]), [substitute(i, values) for i in
-                                                            u.indices])
+    write = [BufferStore(u.buffer, BufferLoad(r, [_i(0)]),
+                         [substitute(i, values) for i in u.indices])
              for u, r in zip(reading.updates, red)]
-    guard = list(spatial_preds)
-    if not local_output:
-        guard += [EQ(l.loop_var, l.min) for l in bound]
-    back = SeqStmt(write) if len(write) > 1 else write[0]
+    guard = list(site.spatial_preds)
+    if not site.local_output:
+        guard += [EQ(l.loop_var, l.min) for l in site.bound]
+    back = _seq(write)
     if guard:
         back = IfThenElse(_conjoin(guard), back)
     new = SeqStmt(init + [partial] + collective + [back])
     for buf in reversed(red + buffers):
         new = Allocate(buf.data, buf.dtype, list(buf.shape), IntImm("bool", 1),
                        DeclBuffer(buf, new), scope=buf.storage_scope)
-    for l in reversed(bound):
+    for l in reversed(site.bound):
         new = For(l.loop_var, l.min, l.extent, l.kind, new, l.thread_binding, l.annotations)
-    return replace_at(body, top_path, new)
+    return new
 
 
 def _read_reduction(fname: str, block: Block, realize: BlockRealize):
@@ -394,10 +425,11 @@ class _Group:
 
 
 class _Names:
-    """Fresh names for the buffers and blocks the lowering adds."""
+    """Fresh names for the buffers, blocks and variables the lowering adds
+    (``used`` grows with each)."""
 
-    def __init__(self, used: set, stem: str):
-        self.used, self.stem = used, stem
+    def __init__(self, used: set):
+        self.used = used
 
     def take(self, base: str) -> str:
         name = fresh_name(base, self.used)
@@ -408,9 +440,6 @@ class _Names:
         name = self.take(base)
         data = Var(self.take(name + "_data"), "handle")
         return Buffer(name, [_i(size)], dtype, storage_scope=scope, data=data)
-
-    def block(self, base: str) -> str:
-        return self.take(base)
 
     def var(self, base: str, dtype) -> Var:
         return Var(self.take(base), dtype)
