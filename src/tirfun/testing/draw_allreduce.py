@@ -1,9 +1,9 @@
 """Reductions bound across threads, as TVM users schedule them.
 
 A :class:`ThreadReduction` describes a row reduction ``O[i] = reduce_k
-A[i, k]`` (a sum, max, min, or an argmax whose ties go to the smaller index)
-whose reduction loop is split and one part bound to a thread dimension:
-``inner`` binds the inner part (``k = ko * threads + tx``, the outer part a
+A[i, k]`` (a sum, an integer product, max, min, or an argmax whose ties go
+to the smaller index) whose reduction loop is split and one part bound to a
+thread dimension: ``inner`` binds the inner part (``k = ko * threads + tx``, the outer part a
 serial loop in each thread), otherwise the outer part (``k = tx * f + ki``).
 The rows go to ``blockIdx.x``, split with their inner part bound to the
 other thread dimension when ``row_threads > 1`` (several reductions per
@@ -27,9 +27,10 @@ from ..nodes import IRModule
 from ._choices import Chooser, DrawChooser
 
 #: the reducers drawn
-REDUCERS = ("sum", "max", "min", "argmax")
+REDUCERS = ("sum", "product", "max", "min", "argmax")
 #: the dtypes drawn for each reducer
-DTYPES = {"sum": ("int32", "float32", "int64", "float64"), "max": ("int32", "float32"),
+DTYPES = {"sum": ("int32", "float32", "int64", "float64"), "product": ("int32", "int64"),
+          "max": ("int32", "float32"),
           "min": ("int32", "float64"), "argmax": ("int32", "float32")}
 #: thread extents drawn: warps, parts of warps, several warps, none a
 #: multiple of 32 or a power of two among them
@@ -48,6 +49,9 @@ _BODIES = {
     "sum": ('O: T.Buffer(({rows},), "{dtype}")',
             "            with T.init():\n                O[vi] = T.{dtype}(0)\n"
             "            O[vi] = O[vi] + A[vi, vk]\n"),
+    "product": ('O: T.Buffer(({rows},), "{dtype}")',
+                "            with T.init():\n                O[vi] = T.{dtype}(1)\n"
+                "            O[vi] = O[vi] * A[vi, vk]\n"),
     "max": ('O: T.Buffer(({rows},), "{dtype}")',
             "            with T.init():\n                O[vi] = T.min_value(\"{dtype}\")\n"
             "            O[vi] = T.max(O[vi], A[vi, vk])\n"),
@@ -127,6 +131,8 @@ def expected_result(spec: ThreadReduction, a: np.ndarray) -> list[np.ndarray]:
         return [np.argmax(a, axis=1).astype("int32"), np.max(a, axis=1)]
     if spec.reducer in ("max", "min"):
         return [getattr(np, spec.reducer)(a, axis=1)]
+    if spec.reducer == "product":
+        return [a.prod(axis=1, dtype=dt)]
     if dt.kind != "f":
         return [a.sum(axis=1, dtype=dt)]
     order = _partials_order(spec)
