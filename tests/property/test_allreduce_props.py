@@ -1,7 +1,7 @@
 """Cross-thread reductions lowered to an all-reduce keep their meaning.
 
-Random row reductions (sum, max, min, argmax with ties to the smaller
-index; integer and float dtypes) with the reduction loop split and one part
+Random row reductions (sum, integer product, max, min, argmax with ties to
+the smaller index; integer and float dtypes) with the reduction loop split and one part
 bound to threadIdx.x or threadIdx.y, extents of any size (parts of a warp,
 several warps, none a multiple of 32), rows bound to blockIdx.x and
 possibly to the other thread dimension, are lowered for CUDA; the lowered

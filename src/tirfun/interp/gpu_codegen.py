@@ -266,6 +266,7 @@ class GpuCompiler(Compiler):
         self.s_store(BufferStore(s.buffer, var, s.indices), env.bind_var(var, t, None))
 
     def expr(self, e, env: Env, lane: int = 0):
+        """As the base compiler's; a warp shuffle is a statement of its own here."""
         if isinstance(e, Call) and self.kernel is not None and e.op in SHUFFLES:
             raise InterpError(f"T.{e.op[4:]} inside an expression: the interpreter runs a warp "
                               "shuffle as the whole value stored to a buffer "
