@@ -269,20 +269,23 @@ def main(A: T.Buffer((8,), "float32")):
         tirfun.build(parse(src), target="cuda")
 
 
-def test_a_cross_thread_reduction_is_refused():
+def test_a_cross_thread_reduction_whose_loops_are_not_innermost_is_refused():
     src = '''
 from tirfun.script import tir as T
 
 @T.prim_func
-def main(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
     for k in T.thread_binding(32, thread="threadIdx.x"):
-        with T.block("sum"):
-            vk = T.axis.reduce(32, k)
-            with T.init():
-                B[0] = T.float32(0)
-            B[0] = B[0] + A[vk]
+        for i in range(4):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
 '''
-    with pytest.raises(BuildError, match="block sum reduces across threads"):
+    with pytest.raises(BuildError, match=r"block sum reduces across threads, but the loops that "
+                       r"feed its reduction variables are not the innermost loops around it: "
+                       r"loop i lies between them"):
         tirfun.build(parse(src), target="cuda")
 
 

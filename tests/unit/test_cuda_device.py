@@ -110,3 +110,43 @@ def test_dlpack_round_trips_with_torch_or_cupy():
     nd = tirfun.nd.from_dlpack(b)
     assert nd.data_ptr == b.data.ptr
     assert cupy.from_dlpack(nd).data.ptr == b.data.ptr
+
+
+def _allreduce_unit():
+    import test_cuda_allreduce as unit  # the shapes and programs of the GPU-less tests
+
+    return unit
+
+
+@pytest.mark.parametrize("reducer,dtype", [("sum", "float32"), ("sum", "int64"),
+                                           ("argmax", "float32"), ("min", "float64")])
+def test_cross_thread_reductions_on_the_gpu_equal_the_lowered_program(reducer, dtype):
+    from tirfun.testing.draw_allreduce import (
+        ThreadReduction, expected_result, inputs, thread_reduction_module,
+    )
+
+    for threads, inner, row_threads, on in _allreduce_unit().SHAPES:
+        spec = ThreadReduction(reducer, dtype, 5, 3 * threads + 1, threads, inner, row_threads, on)
+        mod = thread_reduction_module(spec)
+        rt = tirfun.build(mod, target="cuda")
+        args = inputs(spec, threads)
+        lowered = [np.copy(x) for x in args]
+        run(rt.lowered["main"], *lowered)
+        on_gpu = [tirfun.nd.array(x, DEV) for x in args]
+        rt(*on_gpu)
+        for want, got, model in zip(lowered[1:], on_gpu[1:], expected_result(spec, args[0])):
+            assert got.numpy().tobytes() == want.tobytes(), spec
+            assert got.numpy().tobytes() == model.tobytes(), spec
+
+
+def test_the_thread_bound_softmax_on_the_gpu_equals_the_lowered_program():
+    from tirfun.script import from_source
+
+    unit = _allreduce_unit()
+    rt = tirfun.build(from_source(unit.SOFTMAX), target="cuda")
+    a, out = unit.softmax_inputs()
+    expected = np.copy(out)
+    run(rt.lowered["main"], a, expected)
+    got = tirfun.nd.array(out, DEV)
+    rt(tirfun.nd.array(a, DEV), got)
+    assert got.numpy().tobytes() == expected.tobytes()

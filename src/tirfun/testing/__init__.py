@@ -26,6 +26,8 @@ strategies):
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)
 * ``tirfun.testing.cuda``  a CUDA build run without a GPU (``run_split``), ptxas
+* ``tirfun.testing.draw_allreduce``  row reductions bound across GPU threads
+  (``thread_reductions()``) and what their all-reduce computes
 * ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
   repeated under a consumer's loop) and random decompose_reduction / rfactor
 * ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
@@ -71,6 +73,7 @@ _LAZY = {
     "located_programs": "tirfun.testing.draw_storage",
     "run_split": "tirfun.testing.cuda",
     "reduction_programs": "tirfun.testing.draw_reduction",
+    "thread_reductions": "tirfun.testing.draw_allreduce",
     "padded_programs": "tirfun.testing.draw_padding",
     "multi_stage_programs": "tirfun.testing.stages",
     "random_stages": "tirfun.testing.stages",
