@@ -141,7 +141,7 @@ def tiled_matmul(n: int, tile: int = 32, kf: int = 4) -> IRModule:
 
 
 def conv2d_reference(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The convolution of :func:`conv2d_nchw` in numpy: nine matrix
+    """The convolution of ``schedules.conv2d_nchw`` in numpy: nine matrix
     products of the weights by shifted windows of the padded image."""
     _, c, h, w = image.shape
     padded = np.pad(image[0], ((0, 0), (1, 1), (1, 1)))
