@@ -339,25 +339,34 @@ def run(quick: bool) -> int:
     # the streaming read reference: the row sum's schedule over one long row
     # per thread, so each thread streams one contiguous part of the matrix
     # through the same vector loop, with no row ends
-    halves = tirfun.nd.array(m.numpy().reshape(threads, -1))
-    partial = tirfun.nd.empty((threads,), "float32")
-    read_rt = tirfun.build(schedules.row_sum_rfactor(threads, r * c // threads, lanes=ROW_SUM_LANES).mod)
-    rf_rt = tirfun.build(schedules.row_sum_rfactor(r, c, lanes=ROW_SUM_LANES).mod)
-    # alternate the two, so that both see the machine in the same state
-    read_times, rf_times = [], []
+    # (whole rows each when the rows do not split evenly between the threads)
+    parts = threads if r % threads == 0 else r
+    halves = tirfun.nd.array(m.numpy().reshape(parts, -1))
+    partial = tirfun.nd.empty((parts,), "float32")
+    read_rt = tirfun.build(schedules.row_sum_rfactor(parts, r * c // parts, lanes=ROW_SUM_LANES).mod)
+    rf_mod = schedules.row_sum_rfactor(r, c, lanes=ROW_SUM_LANES).mod
+    rf_rt = tirfun.build(rf_mod)
+    # one core's rate, against numpy's (which sums on one core)
+    rf1_rt = tirfun.build(rf_mod, target="llvm -num-cores=1")
+    # alternate the three, so that all see the machine in the same state
+    read_times, rf_times, rf1_times = [], [], []
     for _ in range(repeat):
         read_times.append(timed(read_rt, halves, partial, repeat=3))
         rf_times.append(timed(rf_rt, m, s, repeat=3))
-    read_s, rf_s = float(np.median(read_times)), float(np.median(rf_times))
+        rf1_times.append(timed(rf1_rt, m, s, repeat=3))
+    read_s, rf_s, rf1_s = (float(np.median(t)) for t in (read_times, rf_times, rf1_times))
     assert np.allclose(s.numpy(), m.numpy().sum(axis=1, dtype=np.float64), rtol=1e-4), \
         "rfactor row sum result is wrong"
     read_bw = gbytes_per_second(4.0 * r * c, read_s)
-    rows.append(("bandwidth: streaming read", f"{r * c // threads}x{threads} f32", read_s,
+    rows.append(("bandwidth: streaming read", f"{parts}x{r * c // parts} f32", read_s,
                  f"{read_bw:.1f} GB/s", f"{100 * read_bw / bandwidth:.0f}% of bw", None, None, ""))
     rf_bw = gbytes_per_second(4.0 * r * c, rf_s)
     rows.append((f"row sum (rfactor {ROW_SUM_LANES} lanes, vectorize, parallel)", f"{r}x{c} f32", rf_s,
                  f"{rf_bw:.1f} GB/s", f"{100 * rf_bw / read_bw:.0f}% of read bw", "row_sum", None,
                  ">= 2.0x numpy"))
+    rf1_bw = gbytes_per_second(4.0 * r * c, rf1_s)
+    rows.append(("the same, 1 thread (-num-cores=1)", f"{r}x{c} f32", rf1_s, f"{rf1_bw:.1f} GB/s",
+                 f"{100 * rf1_bw / read_bw:.0f}% of read bw", "row_sum", None, ""))
 
     ne = sizes["exp"]
     xe = tirfun.nd.array(rng.standard_normal(ne, dtype=np.float32))
