@@ -273,8 +273,8 @@ def tour_matmul(n: int | None = None) -> tirfun.Schedule:
     median of 5 runs after a warm-up. The lowering hoists the reduction's
     init out of the hot loop, so the vectorized inner loop carries no test.
     The last two rows start again from the naive loops with the schedule
-    that reaches the CPU's peak (tirfun.examples.schedules.
-    schedule_packed_matmul): each parallel task copies a panel of 32 columns
+    that reaches the CPU's peak (schedule_packed_matmul, from
+    tirfun.examples.schedules): each parallel task copies a panel of 32 columns
     of B into a contiguous buffer (cache_read + compute_at) and accumulates
     8x32 tiles of C in a local buffer (cache_write + reverse_compute_at)
     that LLVM keeps in vector registers; the tile rows are unrolled, the
