@@ -181,6 +181,14 @@ def test_softmax_places_every_stage_under_the_row_loop():
     assert isinstance(top, tirfun.nodes.For) and top.kind.name == "PARALLEL"
 
 
+def test_softmax_with_fast_math_computes_exp_inline_in_vectors():
+    ll = tirfun.build(schedules.softmax(8, 64).mod, target="llvm -math=fast").get_source("ll")
+    calls = set(re.findall(r"call [^@]*@([\w.]+)", ll))
+    assert not any("exp" in name for name in calls), calls
+    exact = tirfun.build(schedules.softmax(8, 64).mod, target="llvm -math=exact").get_source("ll")
+    assert any("exp" in name for name in re.findall(r"call [^@]*@([\w.]+)", exact))
+
+
 def test_row_sum_rfactor_is_the_interpreters_and_a_row_sum():
     rng = np.random.default_rng(6)
     a = rng.standard_normal((8, 256)).astype(np.float32)
