@@ -37,10 +37,11 @@ iterations from racing on one buffer). It never moves into a
 an element per lane when its region follows the lane, and lanes that
 would share elements make :mod:`tirfun.lower.vectorize` leave the loop
 serial, so every lane computes what the interpreter does. A ``local``
-buffer (one per thread) moves into thread-bound loops as into any other; a
-``shared`` one (one per thread block) moves into loops bound to blockIdx
-freely, its region taken in one block, and into loops bound to threadIdx or
-vthread with its region taken over all their threads, as TVM's
+buffer (one per thread) moves into thread-bound loops freely, its region
+taken in one thread; a ``shared`` one (one per thread block) moves into
+loops bound to blockIdx freely, its region taken in one block, and into
+loops bound to threadIdx or vthread with its region taken over all their
+threads, as TVM's
 ``CompactBufferAllocation`` relaxes it; other scopes stay outside
 thread-bound loops. Regions are
 bounded by :func:`tirfun.analysis.arith.eval_interval` (the evaluation
@@ -466,6 +467,10 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
     place = None  # the loop whose body gets the allocation; None: here
     region = whole
     shared = buf.storage_scope in _SHARED
+    # a thread's local memory and a thread block's shared memory are their
+    # own wherever they are allocated in the kernel, so moving them into a
+    # thread-bound loop needs no proof
+    private = shared or buf.storage_scope == "local"
     relax: dict = {}  # thread loops of a shared buffer: its region is taken over all their threads
     for loop in loops:
         bound = loop.kind is ForKind.THREAD_BINDING
@@ -477,9 +482,7 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
         inner = _relaxed(inner, relax)
         if inner is None:
             break
-        # a thread block's shared memory is its own wherever it is
-        # allocated in the kernel, so thread-bound loops need no proof
-        if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and not (shared and bound) and \
+        if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and not (private and bound) and \
                 not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf, uses, relax):
             break
         place, region = loop, inner

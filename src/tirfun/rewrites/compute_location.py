@@ -720,6 +720,16 @@ class ComputeAt(_ComputeAtBase):
     region reaches past the block's domain, its new binding gets a
     predicate. The block's buffer keeps its whole shape.
 
+    Under thread-bound loops, the region is taken as TVM takes it: over
+    the loops below the target loop, and over the thread-bound loops at and
+    above it whose threads share the buffer's storage (``shared``: those
+    bound to threadIdx and vthread; ``warp``: threadIdx.x; ``local`` and
+    ``global``: none). A ``shared`` tile read by every thread of a block is
+    thus computed whole by each of them; binding the new loops to the
+    threads (a cooperative fetch: ``fuse``, ``split``, ``bind``) shares the
+    work out. Until then the threads write the same values, which the
+    interpreter's GPU semantics reports as a race.
+
     Requirements, each with the error raised when it fails:
 
     1. the block and the loop exist (UnknownBlockError, UnknownLoopError,
@@ -742,9 +752,11 @@ class ComputeAt(_ComputeAtBase):
        what it writes, other than its consumers (DependenceViolationError);
     8. the block writes one element per dimension at an iteration variable
        plus a constant, or at a constant (UnsupportedRegionError);
-    9. under parallel or thread-bound loops, distinct threads compute
-       distinct iterations of the block, and the loop holds no thread-bound
-       loop the block would sit above (ThreadOverlapError).
+    9. under parallel loops, distinct iterations compute distinct
+       iterations of the block; a block that reads what it writes (a
+       reduction) is not run by several threads that share its output,
+       under thread-bound loops its binding does not use or above
+       thread-bound loops under the target loop (ThreadOverlapError).
 
     Example:
 
@@ -828,9 +840,11 @@ class ReverseComputeAt(_ComputeAtBase):
        which must be shown exactly, and agree between buffers; a reduction
        must not meet the same element in two iterations of the loop
        (UnsupportedRegionError);
-    9. under parallel or thread-bound loops, distinct threads compute
-       distinct iterations of the block, and the loop holds no thread-bound
-       loop the block would sit above (ThreadOverlapError).
+    9. under parallel loops, distinct iterations compute distinct
+       iterations of the block; a block that reads what it writes (a
+       reduction) is not run by several threads that share its output,
+       under thread-bound loops its binding does not use or above
+       thread-bound loops under the target loop (ThreadOverlapError).
 
     Example:
 
