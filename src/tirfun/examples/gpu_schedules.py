@@ -102,20 +102,21 @@ def schedule_tiled_matmul(sch: Schedule, block="C", bm: int = 128, bn: int = 128
     sch.bind(ty_loop, "threadIdx.y")
     sch.bind(tx_loop, "threadIdx.x")
     tile = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(tile, tx_loop)
+    sch.reverse_compute_at(tile, tx_loop, preserve_unit_loops=True)
+    # unit loops kept: each copy gets its two loops whatever the tile
     a_shared = sch.cache_read(block, 0, "shared")
-    sch.compute_at(a_shared, ko)
+    sch.compute_at(a_shared, ko, preserve_unit_loops=True)
     b_shared = sch.cache_read(block, 1, "shared")
-    sch.compute_at(b_shared, ko)
+    sch.compute_at(b_shared, ko, preserve_unit_loops=True)
     for copy in (a_shared, b_shared):
         _cooperative_fetch(sch, copy, ty, tx, vec)
     # each step of ki reads a column of the A tile and a row of the B tile
     # into registers, tm + tn loads for tm * tn multiply-adds
     reads = [r.buffer.name for r in sch.get(block).reads]
     a_local = sch.cache_read(block, reads.index("A_shared"), "local")
-    sch.compute_at(a_local, ki)
+    sch.compute_at(a_local, ki, preserve_unit_loops=True)
     b_local = sch.cache_read(block, reads.index("B_shared"), "local")
-    sch.compute_at(b_local, ki)
+    sch.compute_at(b_local, ki, preserve_unit_loops=True)
     sch.vectorize(sch.get_loops(b_local)[-1])
     rows, cols = sch.get_loops(tile)[-2:]
     for loop in (ki, yi, xi, rows):

@@ -568,7 +568,9 @@ class _ComputeAtBase(Rewrite):
         for buf in writes_of(block):
             shared = [l for l in idle if _shares_storage(buf.scope(), l.thread_binding)]
             if shared:
-                where = ("placed above it" if shared[0] in inner else "not depending on it")
+                where = ("placed above it" if shared[0] in inner else
+                         "with iterations that overlap between threads" if sums is None else
+                         "not depending on it")
                 chk.fail(ThreadOverlapError, subject,
                          f"the block reads the {buf.scope()} buffer {buf.name} it writes; {where}, it would "
                          f"run in every thread of loop {shared[0].loop_var.name!r} "

@@ -301,9 +301,10 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     constants. This is the shape of binding TVM's iterator-map detection
     accepts and that split, fuse and reorder produce and preserve.
 
-    At ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses) a
-    loop of extent 1 counts as a constant (the inner unit loop a split
-    leaves), and, past the innermost weight 1, a weight may be smaller than
+    At every level a loop of one iteration from 0 counts as the constant 0
+    (TVM's detection maps it to its start). At ``"surjective"`` (TVM's
+    ``IsAffineBinding``, which reorder uses) any slice of extent 1 counts
+    as a constant (the inner unit loop a split leaves), and, past the innermost weight 1, a weight may be smaller than
     the span of the parts inside it, so windows overlap (``2 * a + b`` with
     ``b`` of extent 3): every value is still reached, some more than once.
     At ``"bijective"`` the map is affine and, besides, every loop of
@@ -335,6 +336,8 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 return None
             if surjective and split[2] == 1:
                 continue  # a unit slice is always 0
+            if split[2] == 1 and isinstance(atom, Var) and _int_value(loops[atom.name].min) == 0:
+                continue  # a loop of one iteration from 0 is the constant 0, as TVM maps it
             parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
