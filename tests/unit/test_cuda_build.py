@@ -428,6 +428,10 @@ def test_the_tour_gpu_step_shows_the_ptx_and_runs_as_far_as_the_machine_allows(c
         return
     assert ("accepts the PTX" in out) == (ptxas_path() is not None)
     assert "launches [('main_kernel', (2, 1, 1), (2, 1, 1))], b = [1. 2. 3. 4. 5. 6. 7. 8.]" in out
+    # the shared-memory matmul a schedule builds: its trace, and its product
+    assert "sch.compute_at(" in out and "sch.decompose_reduction(" in out
+    assert "lowered with 2 barriers per step of k" in out
+    assert "the product with the interpreter as the GPU (every thread, barriers, no race): bit for bit" in out
     assert "The tour stops here, before running on a GPU" in out
 
 
