@@ -103,7 +103,45 @@ def test_the_benchmark_size_kernel_is_register_tiled(arch):
     # the row of B in vectors, C written back in vectors
     assert ".local" not in ptx and "fma.rn.f32" in ptx
     assert "ld.shared.v4" in ptx and "st.global.v4" in ptx
+    # the cooperative copies load whole vectors of A and B
+    assert ptx.count("ld.global.nc.v4") == 2
     ptxas_check(ptx, arch)
+
+
+# a copy of an 8-wide tile of A through a fused loop split by threads and
+# lanes, as a cooperative fetch makes it: each vector of 4 lanes stays
+# inside one row of the tile
+FUSED_COPY = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 8), "float32")):
+    for f0 in range(4):
+        for f1 in range(8):
+            for v in T.vectorized(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, f0 * 4 + (f1 * 4 + v) // 8)
+                    vj = T.axis.spatial(8, (f1 * 4 + v) % 8)
+                    B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+def test_a_fused_and_split_copy_becomes_whole_vectors():
+    from tirfun.analysis.traversal import walk
+    from tirfun.nodes import BufferLoad, FloorDiv, Ramp
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import assert_equivalent
+
+    func = from_source(FUSED_COPY)
+    lowered = tirfun.lower(func)["main"]
+    loads = [n for n in walk(lowered.body) if isinstance(n, BufferLoad) and n.buffer.name.startswith("A")]
+    # one quotient for the lanes, consecutive remainders: a contiguous Ramp
+    assert loads and all(isinstance(ld.indices[0], Ramp) for ld in loads)
+    assert not any(isinstance(n, FloorDiv) and n.dtype.lanes > 1 for n in walk(lowered.body))
+    assert_equivalent(func, lowered)
+    # lanes that would cross a row (a base not a multiple of the lanes) stay lane by lane
+    odd = from_source(FUSED_COPY.replace("f1 * 4 + v", "f1 * 4 + v + 2").replace("range(8)", "range(7)"))
+    lowered = tirfun.lower(odd)["main"]
+    assert any(isinstance(n, FloorDiv) and n.dtype.lanes > 1 for n in walk(lowered.body))
+    assert_equivalent(odd, lowered)
 
 
 def test_sizes_that_do_not_tile_are_a_schedule_error():
