@@ -178,6 +178,12 @@ def test_a_reduction_shared_by_threads_is_refused():
     assert "placed above it, it would run in every thread of loop 'ty'" in info.value.summary
     # the message shows the loop
     assert 'T.thread_binding(4, thread="threadIdx.y")' in str(info.value)
+    # warp memory is relaxed over threadIdx.x, whose threads share it
+    warp = mod_of(REDUCED.replace("SCOPE", "warp"))
+    with pytest.raises(R.ThreadOverlapError) as info:
+        R.compute_at("S", "tx")(warp)
+    assert "reads the warp buffer S it writes; not depending on it, it would run in every thread of loop 'tx'" \
+        in info.value.summary
 
 
 @pytest.mark.parametrize("loop", ["tx", "bx"])

@@ -684,7 +684,9 @@ def _shares_storage(scope: str, tag: str) -> bool:
     if tag.startswith("vthread"):
         return False
     rank = _storage_rank(scope)
-    return rank <= 2 and rank <= _thread_rank(tag)
+    if rank == 2:
+        return tag == "threadIdx.x"
+    return rank <= 1 and rank <= _thread_rank(tag)
 
 
 def _required_region(site, cpath: Path, crealize: BlockRealize, region, lpath: Path) -> list[Interval]:
