@@ -32,8 +32,8 @@ def _inputs(n=64):
 def test_the_schedule_is_what_a_tvm_user_writes(small):
     sch, _ = small
     names = [type(r).__name__ for r in sch.trace.rewrites]
-    for name in ("Split", "Reorder", "Bind", "CacheWrite", "ReverseComputeAt", "CacheRead", "ComputeAt",
-                 "Fuse", "Vectorize", "Unroll", "DecomposeReduction"):
+    for name in ("Split", "Reorder", "Bind", "CacheWrite", "ReverseComputeAt", "CacheRead", "ReindexCacheRead",
+                 "ComputeAt", "Fuse", "Vectorize", "Unroll", "DecomposeReduction"):
         assert name in names, name
     text = sch.mod["main"].script()
     # the shared copies are shared out among the threads: loops bound to
@@ -100,9 +100,10 @@ def test_the_benchmark_size_kernel_is_register_tiled(arch):
     rt = tirfun.build(gpu_schedules.tiled_matmul(4096).mod, target=f"cuda -arch={arch} -fast-math-contract")
     ptx = rt.get_source("ptx")
     # the 8 x 8 tile in registers (no local memory), fused multiply-adds,
-    # the row of B in vectors, C written back in vectors
-    assert ".local" not in ptx and "fma.rn.f32" in ptx
-    assert "ld.shared.v4" in ptx and "st.global.v4" in ptx
+    # the column of A (stored transposed) and the row of B read in vectors
+    # (2 of each per step of ki, 8 steps), C written back in vectors
+    assert ".local" not in ptx and ptx.count("fma.rn.f32") == 512
+    assert ptx.count("ld.shared.v4") == 32 and "ld.shared.b32" not in ptx and "st.global.v4" in ptx
     # the cooperative copies load whole vectors of A and B
     assert ptx.count("ld.global.nc.v4") == 2
     ptxas_check(ptx, arch)
@@ -126,7 +127,7 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 8), "float32")):
 
 def test_a_fused_and_split_copy_becomes_whole_vectors():
     from tirfun.analysis.traversal import walk
-    from tirfun.nodes import BufferLoad, FloorDiv, Ramp
+    from tirfun.nodes import BufferLoad, BufferStore, FloorDiv, Ramp
     from tirfun.script import from_source
     from tirfun.testing.equivalence import assert_equivalent
 
@@ -142,6 +143,14 @@ def test_a_fused_and_split_copy_becomes_whole_vectors():
     lowered = tirfun.lower(odd)["main"]
     assert any(isinstance(n, FloorDiv) and n.dtype.lanes > 1 for n in walk(lowered.body))
     assert_equivalent(odd, lowered)
+    # a transposed store: the lanes land 8 apart, one store of a strided vector
+    transposed = from_source(FUSED_COPY.replace("B: T.Buffer((16, 8)", "B: T.Buffer((8, 16)")
+                             .replace("B[vi, vj] =", "B[vj, vi] ="))
+    lowered = tirfun.lower(transposed)["main"]
+    stores = [n for n in walk(lowered.body) if isinstance(n, BufferStore)]
+    assert len(stores) == 1 and isinstance(stores[0].indices[0], Ramp)
+    assert stores[0].indices[0].stride.value == 16
+    assert_equivalent(transposed, lowered)
 
 
 def test_sizes_that_do_not_tile_are_a_schedule_error():

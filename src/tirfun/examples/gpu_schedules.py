@@ -73,11 +73,16 @@ def schedule_tiled_matmul(sch: Schedule, block="C", bm: int = 128, bn: int = 128
     - ``cache_write`` C to ``local`` and ``reverse_compute_at`` the copy
       under tx: each thread accumulates its ``tm x tn`` tile in registers
       and writes it back once;
-    - ``cache_read`` A and B to ``shared`` and ``compute_at`` the copies
-      under ko: compute_at takes the region that all the threads of the
-      block read in one step (a shared buffer is relaxed over threadIdx),
-      then each copy is shared out among the threads (fuse, split, bind to
-      threadIdx, vectorize by ``vec``);
+    - ``cache_read`` B and ``reindex_cache_read`` A (transposed, k first)
+      to ``shared`` and ``compute_at`` the copies under ko: compute_at
+      takes the region that all the threads of the block read in one step
+      (a shared buffer is relaxed over threadIdx), then each copy is shared
+      out among the threads (fuse, split, bind to threadIdx, vectorize by
+      ``vec``);
+    - ``cache_read`` the column of the A tile and the row of the B tile
+      that a step of ki reads to ``local`` and ``compute_at`` them under
+      ki, vectorized: A transposed makes both rows of shared memory, read
+      in whole vectors;
     - ``unroll`` ki, yi, xi and the write-back, and ``decompose_reduction``
       at ko: the tile is zeroed before the k loop, not tested in it.
     """
@@ -103,20 +108,22 @@ def schedule_tiled_matmul(sch: Schedule, block="C", bm: int = 128, bn: int = 128
     sch.bind(tx_loop, "threadIdx.x")
     tile = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(tile, tx_loop, preserve_unit_loops=True)
-    # unit loops kept: each copy gets its two loops whatever the tile
-    a_shared = sch.cache_read(block, 0, "shared")
+    # unit loops kept: each copy gets its two loops whatever the tile; A is
+    # kept transposed so that a thread's column of it is a row
+    a_shared = sch.reindex_cache_read(block, 0, "shared", lambda i, j, k: (k, i))
     sch.compute_at(a_shared, ko, preserve_unit_loops=True)
     b_shared = sch.cache_read(block, 1, "shared")
     sch.compute_at(b_shared, ko, preserve_unit_loops=True)
     for copy in (a_shared, b_shared):
         _cooperative_fetch(sch, copy, ty, tx, vec)
     # each step of ki reads a column of the A tile and a row of the B tile
-    # into registers, tm + tn loads for tm * tn multiply-adds
+    # into registers, tm + tn elements for tm * tn multiply-adds
     reads = [r.buffer.name for r in sch.get(block).reads]
     a_local = sch.cache_read(block, reads.index("A_shared"), "local")
     sch.compute_at(a_local, ki, preserve_unit_loops=True)
     b_local = sch.cache_read(block, reads.index("B_shared"), "local")
     sch.compute_at(b_local, ki, preserve_unit_loops=True)
+    sch.vectorize(sch.get_loops(a_local)[-1])
     sch.vectorize(sch.get_loops(b_local)[-1])
     rows, cols = sch.get_loops(tile)[-2:]
     for loop in (ki, yi, xi, rows):

@@ -87,8 +87,20 @@ def _check_independent_lanes(loop: For) -> None:
     for buf, idx in stored.items():
         if len(idx) != 1:
             raise _Fail("multi-dimensional store")
-        if not _linear_in(idx[0], v):
+        if not _linear_in(idx[0], v) and not _strided(idx[0], loop):
             raise _Fail("store index is not a lane-injective affine form")
+
+
+def _strided(e: PrimExpr, loop: For) -> bool:
+    """Whether ``e`` over the lanes of ``loop`` is a Ramp of a nonzero
+    constant stride (a remainder and a quotient that the lanes do not
+    cross, as a fused and split copy makes them): distinct lanes then hit
+    distinct elements."""
+    try:
+        ramp = _Vectorizer(loop.loop_var, loop.min, loop.extent.value).expr(e)
+    except _Fail:
+        return False
+    return isinstance(ramp, Ramp) and isinstance(ramp.stride, IntImm) and ramp.stride.value != 0
 
 
 def _linear_in(e: PrimExpr, v: Var) -> bool:
