@@ -12,7 +12,8 @@
    schedule of :mod:`tirfun.examples.schedules`), each step's GFLOP/s
    beside numpy's;
 7. the GPU step: PTX, checked by ptxas, run on a GPU when one is present
-   and otherwise with the interpreter's GPU semantics.
+   and otherwise with the interpreter's GPU semantics; then the
+   shared-memory tiled matmul built by schedule primitives.
 """
 
 from __future__ import annotations
@@ -339,6 +340,7 @@ def tour_gpu(sch: tirfun.Schedule) -> None:
         rt(x, y)
         print(f"on {dev}: b = {y.numpy()}")
         _check(bool(np.array_equal(y.numpy(), a + 1)), "the GPU gave a wrong result")
+        tour_gpu_matmul(dev)
         return
     if ptxas_path() is not None:
         ptxas_check(rt.get_source("ptx"), rt.target.arch)
@@ -349,11 +351,56 @@ def tour_gpu(sch: tirfun.Schedule) -> None:
     launches = run_split(rt, a, b)
     print(f"host code and kernel with the interpreter as the GPU: launches {launches}, b = {b}")
     _check(bool(np.array_equal(b, a + 1)), "the bound schedule gave a wrong result")
+    tour_gpu_matmul(None)
     print()
     _say("""The tour stops here, before running on a GPU; with cuda-python, a driver
-    and a device, this step runs the kernel on tirfun.cuda(0). What is
+    and a device, this step runs the kernels on tirfun.cuda(0). What is
     missing on this machine:""")
     print(f"  {why}")
+
+
+def tour_gpu_matmul(dev) -> None:
+    """Step 6, continued: the shared-memory tiled matmul a TVM user schedules
+    (tirfun.examples.gpu_schedules), its trace, and its product on the GPU
+    ``dev``, or under the interpreter's GPU semantics when ``dev`` is None."""
+    import numpy as np
+
+    from .examples import gpu_schedules
+    from .testing.cuda import ptxas_check, ptxas_path
+
+    n = 32
+    print()
+    _say(f"""A matmul as GPU schedules write it: each thread block stages tiles of
+    A and B in shared memory, copied by all its threads together (cache_read,
+    compute_at, then fuse, split and bind the copy), and each thread keeps its
+    tile of C in registers (cache_write, reverse_compute_at). Here {n}^3, with
+    16 x 16 tiles per block and 2 x 2 per thread; benchmarks/cuda.py times
+    the same schedule at 4096^3. The trace:""")
+    print()
+    sch = gpu_schedules.tiled_matmul(n, bm=16, bn=16, bk=8, tm=2, tn=2, vec=2)
+    sch.trace.show()
+    rt = tirfun.build(sch.mod, target="cuda")
+    syncs = rt.lowered.script().count('T.tvm_storage_sync("shared")')
+    print(f"\nlowered with {syncs} barriers per step of k (before the copies and after them)")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    expected = np.zeros((n, n), "float32")
+    tirfun.interp.run(gpu_schedules.matmul(n)["main"], a, b, expected)
+    if dev is not None:
+        c = tirfun.nd.array(np.zeros((n, n), "float32"), dev)
+        rt(tirfun.nd.array(a, dev), tirfun.nd.array(b, dev), c)
+        got, where = c.numpy(), f"on {dev}"
+    else:
+        if ptxas_path() is not None:
+            ptxas_check(rt.get_source("ptx"), rt.target.arch)
+            print(f"ptxas -arch={rt.target.arch} accepts the PTX.")
+        got = np.zeros((n, n), "float32")
+        tirfun.interp.run(rt.lowered["main"], a, b, got)
+        where = "with the interpreter as the GPU (every thread, barriers, no race)"
+    same = got.tobytes() == expected.tobytes()
+    print(f"the product {where}: {'bit for bit' if same else 'NOT'} the plain program's")
+    _check(same, "the tiled matmul gave a wrong result")
 
 
 def run_tour() -> None:

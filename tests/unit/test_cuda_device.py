@@ -54,6 +54,32 @@ def test_the_shared_memory_matmul_on_the_gpu_equals_the_interpreter():
     assert c.numpy().tobytes() == expected.tobytes()
 
 
+def test_the_schedule_built_matmul_on_the_gpu_equals_the_interpreter():
+    from tirfun.examples import gpu_schedules
+
+    sch = gpu_schedules.tiled_matmul(64, bm=32, bn=32, bk=8, tm=4, tn=4, vec=2)
+    rt = tirfun.build(sch.mod, target="cuda")
+    a, b = _unit().matmul_inputs()
+    expected = np.zeros((64, 64), "float32")
+    run(rt.lowered["main"], a, b, expected)
+    c = tirfun.nd.array(np.zeros((64, 64), "float32"), DEV)
+    rt(tirfun.nd.array(a, DEV), tirfun.nd.array(b, DEV), c)
+    assert c.numpy().tobytes() == expected.tobytes()
+
+
+def test_the_benchmark_matmul_schedule_on_the_gpu():
+    from tirfun.examples import gpu_schedules
+
+    n = 512
+    rt = tirfun.build(gpu_schedules.tiled_matmul(n).mod, target="cuda -fast-math-contract")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    c = tirfun.nd.empty((n, n), "float32", DEV)
+    rt(tirfun.nd.array(a, DEV), tirfun.nd.array(b, DEV), c)
+    np.testing.assert_allclose(c.numpy(), a.astype("float64") @ b, rtol=1e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_thread_bound_programs_on_the_gpu_equal_the_interpreter(seed):
     from tirfun.nodes import IRModule

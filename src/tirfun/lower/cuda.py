@@ -275,15 +275,15 @@ def lower_cuda(mod: IRModule, target: Target, *, sync: bool = True) -> IRModule:
     """``mod`` checked and lowered for ``target`` (a CUDA target); kernels
     stay in place (see the module). ``sync=False`` leaves out the barrier
     insertion, to show what it prevents."""
-    from . import (flatten_buffers, lower_allocations, lower_blocks, partition_loops,
+    from . import (compact_allocations, flatten_buffers, lower_allocations, lower_blocks, partition_loops,
                    refuse_unbuildable, simplify, unroll_loops, vectorize_loops)
 
     out = refuse_unbuildable(mod)
     for name, func in out.items():
         check_cuda_func(name, func, target)
     out = lower_cross_thread_reductions(out)
-    for run in (lower_allocations, lower_blocks, flatten_buffers, simplify, partition_loops,
-                unroll_loops, simplify, vectorize_loops, place_gpu_allocations):
+    for run in (lower_allocations, lower_blocks, compact_allocations, flatten_buffers, simplify,
+                partition_loops, unroll_loops, simplify, vectorize_loops, place_gpu_allocations):
         out = run(out)
     if sync:
         out = insert_thread_syncs(out)

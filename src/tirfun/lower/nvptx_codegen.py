@@ -459,12 +459,14 @@ def _shared_bytes(body) -> int:
 
 def _multiple_of(e, k: int) -> bool:
     """Whether the integer expression ``e`` is surely a multiple of ``k``."""
-    from ..nodes import Add, Mul, Sub
+    from ..nodes import Add, FloorMod, Mul, Sub
 
     if isinstance(e, IntImm):
         return e.value % k == 0
     if isinstance(e, Mul):
         return _multiple_of(e.a, k) or _multiple_of(e.b, k)
+    if isinstance(e, FloorMod):  # x - c * (x // c): both multiples of k
+        return _multiple_of(e.a, k) and _multiple_of(e.b, k)
     if isinstance(e, (Add, Sub)):
         return _multiple_of(e.a, k) and _multiple_of(e.b, k)
     return False
