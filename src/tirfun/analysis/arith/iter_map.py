@@ -301,8 +301,9 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     constants. This is the shape of binding TVM's iterator-map detection
     accepts and that split, fuse and reorder produce and preserve.
 
-    At every level a slice that takes one value (a loop of extent 1, such
-    as the inner unit loop a split leaves) counts as a constant. At
+    At every level a slice that takes one value of a loop from 0 (a loop
+    of extent 1, such as the inner unit loop a split leaves) counts as the
+    constant 0. At
     ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses),
     past the innermost weight 1, a weight may be smaller than
     the span of the parts inside it, so windows overlap (``2 * a + b`` with
@@ -334,10 +335,9 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 continue
             if split is None or k <= 0:
                 return None
-            if split[2] == 1:
+            if split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0):
                 # a slice that takes one value (the inner unit loop a split
-                # leaves) is a constant, as TVM's iterator maps read it
-                base = base.plus(norm.atom(atom).scale(k))
+                # leaves) is the constant 0, as TVM's iterator maps read it
                 continue
             parts.append((k, split))
         parts.sort(key=lambda p: p[0])
