@@ -554,7 +554,7 @@ def _rebase(indices, offsets) -> list[PrimExpr]:
 def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
     def post(n):
         if isinstance(n, BufferLoad) and n.buffer == old:
-            return BufferLoad(new, _rebase(n.indices, offsets))
+            return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
     def pre(n):
@@ -1280,9 +1280,9 @@ class ReIndex(Rewrite):
         def redirect(node):
             def post(n):
                 if isinstance(n, BufferLoad) and n.buffer == plan.buf:
-                    return BufferLoad(new_buf, own)
+                    return BufferLoad(new_buf, own, n.predicate)
                 if isinstance(n, BufferStore) and n.buffer == plan.buf:
-                    return BufferStore(new_buf, n.value, own)
+                    return BufferStore(new_buf, n.value, own, n.predicate)
                 return n
 
             def pre(n):

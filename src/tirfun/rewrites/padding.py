@@ -317,7 +317,7 @@ def _simplify_indices(e: PrimExpr) -> PrimExpr:
 
     def post(n):
         if isinstance(n, BufferLoad):
-            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices])
+            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices], n.predicate)
         return n
 
     return _simplified(transform(e, post))
@@ -570,9 +570,9 @@ class PadEinsum(Rewrite):
 
         def swap(node):
             if isinstance(node, BufferLoad) and node.buffer in buf_map:
-                return BufferLoad(buf_map[node.buffer], node.indices)
+                return BufferLoad(buf_map[node.buffer], node.indices, node.predicate)
             if isinstance(node, BufferStore) and node.buffer in buf_map:
-                return BufferStore(buf_map[node.buffer], node.value, node.indices)
+                return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
             return node
 
         ivs, guards = [], []
