@@ -898,7 +898,7 @@ class ComputeInline(Rewrite):
         chk.checkpoint()
         store = block.body
         mapping = None
-        if isinstance(store, BufferStore) and store.buffer == buffer:
+        if isinstance(store, BufferStore) and store.buffer == buffer and store.predicate is None:
             mapping = _inverse(store.indices, block.iter_vars)
         if mapping is None:
             chk.stop(BodyAnalysisError, subject,
@@ -1146,7 +1146,11 @@ class ReverseComputeInline(Rewrite):
         store = block.body
         if not isinstance(store, BufferStore):
             return "the block's body must be one store C[...] = f(B[...])"
+        if store.predicate is not None:
+            return "the block's store is predicated (a masked store); it cannot be inlined"
         loads = _loads_of(store.value, buffer) + [l for e in store.indices for l in _loads_of(e, buffer)]
+        if any(l.predicate is not None for l in loads):
+            return f"a load of {buffer.name} in the block is predicated (a masked load)"
         if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
@@ -1158,9 +1162,9 @@ class ReverseComputeInline(Rewrite):
         cond = None
         if isinstance(body, IfThenElse) and body.else_case is None:
             cond, body = body.condition, body.then_case
-        if not isinstance(body, BufferStore) or body.buffer != buffer:
+        if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
-                    "under an if without else")
+                    "under an if without else, and not a predicated (masked) store")
         sub = mapping(list(body.indices))
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}

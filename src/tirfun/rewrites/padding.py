@@ -87,6 +87,8 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
     store = block.body
     if not isinstance(store, BufferStore):
         return "the block body is not a single store into the written buffer"
+    if store.predicate is not None:
+        return "the block's store is predicated (a masked store)"
     call = store.value
     if not (isinstance(call, Call) and call.op == "tir.if_then_else"):
         return "the stored value is not a T.if_then_else of the padding condition"

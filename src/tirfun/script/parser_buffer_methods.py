@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..nodes import BufferLoad, IntImm, PrimExpr, Ramp
 from ..tir import op as tir_op
 from .parser_args import bind, sig, to_dtype, to_mask
-from .parser_values import BufferMethod
+from .parser_values import BufferMethod, SlicedAccess
 
 #: the methods a buffer has in TVMScript
 METHODS = ("vload", "vstore", "access_ptr")
@@ -96,6 +96,8 @@ def call(ip, method: BufferMethod, node, positional, keywords):
         return BufferLoad(load.buffer, load.indices,
                           to_mask(ip, a.predicate, a.node("predicate"), load.dtype.lanes, name))
     value = a.value
+    if isinstance(value, SlicedAccess):
+        value = ip.vector_load(value, a.node("value"))
     if not isinstance(value, PrimExpr):
         value = ip.cast_to(value, buf.dtype, a.node("value"))
     lanes = _factor(ip, buf, value.dtype, a.node("value"), name)
