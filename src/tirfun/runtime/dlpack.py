@@ -93,16 +93,20 @@ def host_view(obj, what: str = "the array"):
         raise ArgumentError(f"{what} lives on {device}; tirfun takes host arrays through DLPack "
                             "today, not arrays on a GPU")
     name = _narrow_name(obj)
-    if name is not None and not isinstance(obj, np.ndarray):
+    if isinstance(obj, np.ndarray) and name is not None:
+        raise ArgumentError(f"{what}: {_numpy_refuses(name)}")
+    if name is not None:
         return _narrow_host_view(obj, what)
     try:
         return np.from_dlpack(obj)
-    except BufferError as exc:
-        if name is not None:
-            raise ArgumentError(f"{what}: {_numpy_refuses(name)}") from None
-        raise ArgumentError(f"{what} cannot be taken over through DLPack: {exc}") from None
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise ArgumentError(f"{what} cannot be taken over through DLPack: {exc}") from None
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        refused = exc
+    # numpy takes no narrow float: a producer that does not name its element
+    # type may still hold one
+    view = None if isinstance(obj, np.ndarray) else _narrow_host_view(obj, what, only_narrow=True)
+    if view is None:
+        raise ArgumentError(f"{what} cannot be taken over through DLPack: {refused}") from None
+    return view
 
 
 def _narrow_name(obj) -> str | None:
@@ -360,9 +364,11 @@ class _BorrowedVersioned(_Borrowed):
             managed.deleter(ctypes.pointer(managed))
 
 
-def _narrow_host_view(obj, what: str):
+def _narrow_host_view(obj, what: str, only_narrow: bool = False):
     """A numpy array of ml_dtypes' type viewing a foreign host array of a
-    narrow float type through DLPack's C structures (no copy)."""
+    narrow float type through DLPack's C structures (no copy); with
+    ``only_narrow``, None (the capsule left unused) when the array holds
+    another type."""
     import numpy as np
 
     from ..numpy_dtypes import numpy_dtype
@@ -388,6 +394,8 @@ def _narrow_host_view(obj, what: str):
         raise ArgumentError(f"{what}: __dlpack__() did not return an unused DLPack capsule")
     dt = tensor.dtype
     name = _NARROW_NAMES.get(dt.code)
+    if name is None and only_narrow:
+        return None
     if name is None or dt.lanes != 1 or tensor.device.device_type != K_DL_CPU:
         raise ArgumentError(f"{what}: DLPack element type (code {dt.code}, {dt.bits} bits, "
                             f"{dt.lanes} lanes) on device type {tensor.device.device_type} is not "
