@@ -263,7 +263,9 @@ class NVPTXCodegen(LLVMCodegen):
         return align
 
     def _expr_BufferLoad(self, e):
-        align = self._vector_align(e.buffer, e.indices[0]) if len(e.indices) == 1 else 0
+        # a predicated access takes the masked path of the CPU code
+        align = self._vector_align(e.buffer, e.indices[0]) \
+            if len(e.indices) == 1 and e.predicate is None else 0
         if not align:
             return super()._expr_BufferLoad(e)
         index = e.indices[0]
@@ -272,7 +274,8 @@ class NVPTXCodegen(LLVMCodegen):
                            align=align)
 
     def _stmt_BufferStore(self, s) -> None:
-        align = self._vector_align(s.buffer, s.indices[0]) if len(s.indices) == 1 else 0
+        align = self._vector_align(s.buffer, s.indices[0]) \
+            if len(s.indices) == 1 and s.predicate is None else 0
         if not align:
             super()._stmt_BufferStore(s)
             return
