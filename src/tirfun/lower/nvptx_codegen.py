@@ -43,6 +43,7 @@ from llvmlite import ir
 from ..errors import BuildError
 from ..nodes import AttrStmt, Call, For, IntImm, StringImm
 from ..target import NVPTX_TRIPLE
+from ..tir.intrinsics import of_op
 from . import llvm_intrinsics
 from .device_split import Kernel
 from .llvm_codegen import Frame, LLVMCodegen, _const
@@ -303,6 +304,11 @@ class NVPTXCodegen(LLVMCodegen):
             raise BuildError("T.ret in a kernel: a kernel returns no value")
         if isinstance(e.op, str) and e.op.startswith("tir.") and e.op[4:] in llvm_intrinsics.SUPPORTED:
             return self._math(e.op[4:], e)
+        entry = of_op(e.op) if isinstance(e.op, str) else None
+        if entry is not None and entry.needs == "cuda":
+            # the target is right; what is missing is tirfun's lowering of it
+            raise BuildError(f"T.{entry.name} is {entry.what}: tirfun's CUDA build does not "
+                             "support it yet")
         return super()._expr_Call(e)
 
     def _math(self, name: str, e: Call) -> ir.Value:
