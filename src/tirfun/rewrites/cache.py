@@ -641,12 +641,15 @@ class _Rewriter:
         if isinstance(node, BufferStore) and redirect:
             value = _redirect_expr(node.value, self.old, self.new, self.offsets)
             indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
+            pred = None if node.predicate is None else \
+                _redirect_expr(node.predicate, self.old, self.new, self.offsets)
             buf, idx = node.buffer, indices
             if self.stores and buf == self.old:
                 buf, idx = self.new, _rebase(indices, self.offsets)
-            if buf is node.buffer and value is node.value and all(a is b for a, b in zip(idx, node.indices)):
+            if buf is node.buffer and value is node.value and pred is node.predicate and \
+                    all(a is b for a, b in zip(idx, node.indices)):
                 return node
-            return BufferStore(buf, value, idx)
+            return BufferStore(buf, value, idx, pred)
         changes = {}
         kids = dict(stmt_children(node))
         for step, child in kids.items():
