@@ -105,8 +105,10 @@ def _mask(kind: str, lanes: int, first: str, n: int) -> str:
 
 
 @st.composite
-def masked_programs(draw) -> MaskedProgram:
-    """A program of predicated loads and stores (see the module docstring)."""
+def masked_programs(draw, in_block: bool | None = None) -> MaskedProgram:
+    """A program of predicated loads and stores (see the module docstring).
+    With ``in_block`` (drawn when None) the store is the body of a block
+    ``B`` over the chunks, so that schedule primitives apply to it."""
     dtype = draw(st.sampled_from(DTYPES), label="dtype")
     lanes = draw(st.sampled_from([1, 2, 4, 8]), label="lanes")
     stride = draw(st.sampled_from([1, 1, -1, 2]), label="stride")
@@ -118,13 +120,16 @@ def masked_programs(draw) -> MaskedProgram:
     load_mask = draw(st.sampled_from(kinds), label="load mask")
     add = 0 if dtype == "bool" else draw(st.integers(0, 3), label="add")
     kind = draw(st.sampled_from(["serial", "unroll", "parallel", "vectorized"]), label="loop")
-    first = f"i * {lanes}" if lanes > 1 else "i"
+    if in_block is None:
+        in_block = draw(st.booleans(), label="in a block")
+    i = "vi" if in_block else "i"
+    first = f"{i} * {lanes}" if lanes > 1 else i
     if stride == 1:
         base, step = first, 1
     elif stride == 2:
-        base, step = f"i * {2 * lanes}" if lanes > 1 else "i * 2", 2
+        base, step = f"{i} * {2 * lanes}" if lanes > 1 else f"{i} * 2", 2
     else:
-        base, step = (f"{n - 1} - i * {lanes}" if lanes > 1 else f"{n - 1} - i"), -1
+        base, step = (f"{n - 1} - {i} * {lanes}" if lanes > 1 else f"{n - 1} - {i}"), -1
     index = f"T.Ramp({base}, {step}, {lanes})" if lanes > 1 else base
     lmask, smask = _mask(load_mask, lanes, first, n), _mask(store_mask, lanes, first, n)
     if draw(st.booleans(), label="T.BufferLoad"):
@@ -139,6 +144,9 @@ def masked_programs(draw) -> MaskedProgram:
     else:
         store = f"B.vstore([{index}], {value}, predicate={smask})"
     size = n * abs(stride)
+    if in_block:
+        store = (f'with T.block("B"):\n            vi = T.axis.spatial({chunks}, i)\n'
+                 f"            {store}")
     text = _HEAD + f'''@T.prim_func
 def main(A: T.Buffer(({size},), "{dtype}"), M: T.Buffer(({chunks * lanes},), "bool"),
          B: T.Buffer(({size},), "{dtype}")):
