@@ -113,3 +113,21 @@ def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
         sch.compute_inline(sch.get_block("B"))
     with pytest.raises(ScheduleError, match="predicated"):
         sch.reverse_compute_inline(sch.get_block("C"))
+
+
+def test_get_active_lane_mask_is_llvms_lane_mask_of_fixed_lanes():
+    # lane k is on when base + k < limit, read as unsigned, without wrapping
+    func = from_source(HEAD + '''@T.prim_func
+def main(M: T.Buffer((4,), "bool"), base: T.int32, limit: T.int32):
+    M[0:4] = T.get_active_lane_mask("boolx4", base, limit)
+''')
+    assert 'T.get_active_lane_mask("boolx4", base, limit)' in func.script()
+    cases = {(0, 2): [1, 1, 0, 0], (5, 7): [1, 1, 0, 0], (3, 3): [0, 0, 0, 0],
+             (2**31 - 2, 2**31 - 1): [1, 0, 0, 0], (-1, 5): [0, 0, 0, 0], (0, -1): [1, 1, 1, 1]}
+    rt = tirfun.build(func)
+    for (base, limit), lanes in cases.items():
+        interpreted, compiled = np.zeros(4, bool), np.zeros(4, bool)
+        tirfun.interp.run(func, interpreted, base, limit)
+        rt(compiled, base, limit)
+        assert interpreted.astype(int).tolist() == lanes, (base, limit)
+        assert compiled.tolist() == interpreted.tolist()

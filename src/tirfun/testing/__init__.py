@@ -31,6 +31,8 @@ strategies):
 * ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
   decompose_padding, pad_einsum, loop_partition and region hints (annotate_buffer_access,
   unsafe_hide_buffer_access)
+* ``tirfun.testing.masked``  predicated loads and stores in every spelling TVM has
+  (``masked_programs()``), with a numpy oracle of their result
 * ``tirfun.testing.stages``  multi-stage programs as users write them
   (elementwise chains, reductions, padding, softmax, conv, matmul):
   ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
@@ -74,6 +76,7 @@ _LAZY = {
     "random_stages": "tirfun.testing.stages",
     "stage_features": "tirfun.testing.stages",
     "StageOptions": "tirfun.testing.stages",
+    "masked_programs": "tirfun.testing.masked",
 }
 
 

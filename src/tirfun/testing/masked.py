@@ -94,8 +94,12 @@ class MaskedProgram:
         return out
 
 
-def _mask(kind: str, lanes: int, first: str, n: int) -> str:
-    if lanes == 1:
+def _mask(kind: str, lanes: int, first: str, n: int, lane_mask: bool) -> str:
+    if lane_mask:  # TVM's spelling of a tail mask
+        dtype = "bool" if lanes == 1 else f"boolx{lanes}"
+        tail = f'T.get_active_lane_mask("{dtype}", {first}, {n})'
+        data = f"M[{first}]" if lanes == 1 else f"M[T.Ramp({first}, 1, {lanes})]"
+    elif lanes == 1:
         tail, data = f"{first} < {n}", f"M[{first}]"
     else:
         tail = f"T.Ramp({first}, 1, {lanes}) < T.Broadcast({n}, {lanes})"
@@ -131,7 +135,9 @@ def masked_programs(draw, in_block: bool | None = None) -> MaskedProgram:
     else:
         base, step = (f"{n - 1} - {i} * {lanes}" if lanes > 1 else f"{n - 1} - {i}"), -1
     index = f"T.Ramp({base}, {step}, {lanes})" if lanes > 1 else base
-    lmask, smask = _mask(load_mask, lanes, first, n), _mask(store_mask, lanes, first, n)
+    lane_mask = draw(st.booleans(), label="T.get_active_lane_mask")
+    lmask = _mask(load_mask, lanes, first, n, lane_mask)
+    smask = _mask(store_mask, lanes, first, n, lane_mask)
     if draw(st.booleans(), label="T.BufferLoad"):
         value = f"T.BufferLoad(A, [{index}], predicate={lmask})"
     else:
