@@ -18,10 +18,12 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
+from ..analysis.traversal import (
+    Path, ancestors, get_at, iter_children, replace_at, transform, walk, walk_stmts,
+)
 from ..nodes import (
-    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var,
+    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
+    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var, const,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -910,6 +912,12 @@ class ComputeInline(Rewrite):
         if _uses_data(scope_body, buffer):
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                      "pointer or matched into a block, so its uses cannot be rewritten")
+        masked = next((n for n in _loads_of_stmt(scope_body, buffer)
+                       if n.predicate is not None and n.dtype.lanes > 1), None)
+        if masked is not None:
+            # its masked lanes would compute the value where the mask keeps them from reading
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
+                     f"vector load {masked.script()}; its lanes cannot be inlined one by one")
         for _, r in blocks_in_order(site, loc.scope):
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
@@ -955,7 +963,12 @@ class ComputeInline(Rewrite):
 
         def post(n):
             if isinstance(n, BufferLoad) and n.buffer == buffer:
-                return _substitute(value, mapping(list(n.indices)))
+                inlined = _substitute(value, mapping(list(n.indices)))
+                if n.predicate is None:
+                    return inlined
+                # a masked-off (scalar) load is zero and evaluates nothing
+                return Call(inlined.dtype, "tir.if_then_else",
+                            [n.predicate, inlined, const(0, inlined.dtype)])
             if isinstance(n, Block):
                 return _reinfer(n, buffer)
             return n
@@ -1229,3 +1242,8 @@ def reverse_compute_inline(block) -> ReverseComputeInline:
 
 __all__ = ["ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
            "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]
+
+
+def _loads_of_stmt(s, buffer: Buffer) -> list[BufferLoad]:
+    """Every load of ``buffer`` under a statement."""
+    return [n for n in walk(s) if isinstance(n, BufferLoad) and n.buffer == buffer]
