@@ -35,7 +35,7 @@ def test_masked_lanes_are_neither_read_nor_written(program, seed):
     assert compiled.tobytes() == interpreted.tobytes(), program.text
 
 
-@settings(max_examples=min(settings.default.max_examples, 40))
+@settings(max_examples=min(settings.default.max_examples, 100))
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_schedules_keep_the_masks(data, seed):
     # loop and block primitives over a block whose store (and load) is
