@@ -544,3 +544,14 @@ def test_q_multiply_shift_per_axis_takes_the_shifts_apart():
     reference = [_q_multiply_reference(x, y, 31, int(k)) for x, y, k in zip(a, m, s)]
     np.testing.assert_array_equal(expected[3], reference)
     np.testing.assert_array_equal(actual[3], expected[3])
+
+
+def test_a_gpu_intrinsic_the_cuda_build_lacks_says_so_on_target_cuda():
+    func = from_source('from tirfun.script import tir as T\n'
+                       '@T.prim_func\n'
+                       'def main(A: T.Buffer((32,), "float32")):\n'
+                       '    for i in T.thread_binding(32, thread="threadIdx.x"):\n'
+                       '        A[i] = T.tvm_warp_shuffle(T.uint32(0xFFFFFFFF), A[i], 0, 32, 32)\n')
+    with pytest.raises(BuildError, match="T.tvm_warp_shuffle is a warp-level operation: tirfun's "
+                                         "CUDA build does not support it yet"):
+        tirfun.build(func, target="cuda")

@@ -150,7 +150,10 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
 @pytest.mark.parametrize("call, message", [
     ('A.vload([0], "int32x4")', r"A.vload: int32x4 does not hold elements of buffer A \(float32\)"),
     ('A.vload([0, 1], "float32x4")', "A.vload: buffer A has 1 dimensions but begin has 2 indices"),
-    ('A.vload([0], "float32x4", predicate=T.bool(True))', "predicated vector accesses"),
+    ('A.vload([0], "float32x4", predicate=T.bool(True))',
+     "the predicate of A.vload has 1 lanes, but the value has 4; the number of lanes must match"),
+    ('A.vload([0], "float32x4", predicate=T.Broadcast(1, 4))',
+     "the predicate of A.vload is a mask of bool lanes, got .* of int32x4"),
     ("A.vsave([0])", "buffers have no attribute 'vsave'"),
 ])
 def test_buffer_method_mistakes(call, message):

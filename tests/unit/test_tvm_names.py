@@ -68,7 +68,7 @@ TVM_T_NAMES = (
 
 
 #: the names of TVM's ``T`` that tirfun does not support yet, every one
-NOT_SUPPORTED_YET = ("index_map", "Reduce", "ProducerLoad", "macro")
+NOT_SUPPORTED_YET = ("index_map", "Reduce", "ProducerLoad")
 
 
 def test_exactly_these_names_are_not_supported_yet():

@@ -139,6 +139,8 @@ class _Detector:
             self.expr(s.value)
             for i in s.indices:
                 self.expr(i)
+            if s.predicate is not None:  # a mask may read buffers too
+                self.expr(s.predicate)
         elif isinstance(s, SeqStmt):
             for item in s.seq:
                 self.stmt(item)
@@ -227,6 +229,8 @@ class _Detector:
             if isinstance(n, BufferLoad):
                 self.update("read", n.buffer, [self.relax(i) for i in n.indices])
                 stack.extend(reversed(list(n.indices)))
+                if n.predicate is not None:
+                    stack.append(n.predicate)
             elif isinstance(n, Var):
                 buffer = self.data_vars.get(n)
                 if buffer is not None:

@@ -335,7 +335,9 @@ class _FunctionVerifier:
             for i in s.indices:
                 self.check_expr(i)
             self.check_expr(s.value)
-            self.cover(s.buffer, index, s.indices, write=True, exact=True)
+            if s.predicate is not None:
+                self.check_expr(s.predicate)
+            self.cover(s.buffer, index, s.indices, write=True, exact=s.predicate is None)
         elif cls is For:
             self.check_expr(s.min)
             self.check_expr(s.extent)
@@ -602,7 +604,10 @@ class _FunctionVerifier:
             elif cls is BufferLoad:
                 index = self.use_buffer(x.buffer)
                 if track:
-                    self.cover(x.buffer, index, x.indices, write=False, exact=not guarded)
+                    self.cover(x.buffer, index, x.indices, write=False,
+                               exact=not guarded and x.predicate is None)
+                if x.predicate is not None:
+                    stack.append((x.predicate, guarded))
                 for i in reversed(x.indices):
                     stack.append((i, guarded))
             elif cls is Let:

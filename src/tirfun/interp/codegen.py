@@ -369,6 +369,23 @@ class Compiler:
                 self.line(f"{t} = {code}")
                 code = t
             values.append(code)
+        if s.predicate is not None:
+            # a lane whose mask is false writes nothing and is not bounds-checked
+            masks = []
+            for lane in range(lanes):
+                m = self.expr(s.predicate, env, lane)
+                if lanes > 1:
+                    t = self.temp()
+                    self.line(f"{t} = {m.code}")
+                    m = attrs.evolve(m, code=t)
+                masks.append(m.code)
+            for lane in range(lanes):
+                self.line(f"if {masks[lane]}:")
+                self.indent += 1
+                target = self.address(access, s.indices, env, lane, "store", statement=True)
+                self.line(f"{target} = {values[lane]}")
+                self.indent -= 1
+            return
         for lane in range(lanes):
             target = self.address(access, s.indices, env, lane, "store", statement=True)
             self.line(f"{target} = {values[lane]}")
@@ -986,12 +1003,23 @@ class Compiler:
         return Value(wrap_code(v.code, dst), dst, True, ivs.full(dst))
 
     def e_load(self, e: BufferLoad, env: Env, lane: int) -> Value:
-        """``buffer[indices]``."""
+        """``buffer[indices]``; a lane masked off by the predicate reads
+        nothing and is zero."""
         access = self.lookup(e.buffer, env)
-        code = self.address(access, e.indices, env, lane, "load")
         dt = e.buffer.dtype.element_of
         iv = ivs.full(dt) if (dt.is_integer or dt.is_bool) else None
-        return Value(code, dt, True, iv)
+        if e.predicate is None:
+            return Value(self.address(access, e.indices, env, lane, "load"), dt, True, iv)
+        mask = self.expr(e.predicate, env, lane)
+        self.no_spill += 1
+        try:
+            code = self.address(access, e.indices, env, lane, "load")
+        finally:
+            self.no_spill -= 1
+        zero = "False" if dt.is_bool else "0.0" if dt.is_float else "0"
+        if iv is not None:
+            iv = ivs.union(iv, (0, 0))
+        return Value(f"({code} if {mask.code} else {zero})", dt, True, iv)
 
     def e_shuffle(self, e: Shuffle, env: Env, lane: int) -> Value:
         """Lane ``lane`` of a Shuffle: the lane its index names among the

@@ -86,9 +86,9 @@ def _inline_match_buffer(body, mb, block_name: str):
 
     def post(n):
         if isinstance(n, BufferLoad) and n.buffer == view:
-            return BufferLoad(source.buffer, index(n.indices))
+            return BufferLoad(source.buffer, index(n.indices), n.predicate)
         if isinstance(n, BufferStore) and n.buffer == view:
-            return BufferStore(source.buffer, n.value, index(n.indices))
+            return BufferStore(source.buffer, n.value, index(n.indices), n.predicate)
         return n
 
     return transform(body, post)

@@ -451,9 +451,9 @@ def _aligned(root, var: Var, uses: _Uses):
 
 def _swap(n, old, new):
     if isinstance(n, BufferLoad) and n.buffer == old:
-        return BufferLoad(new, n.indices)
+        return BufferLoad(new, n.indices, n.predicate)
     if isinstance(n, BufferStore) and n.buffer == old:
-        return BufferStore(new, n.value, n.indices)
+        return BufferStore(new, n.value, n.indices, n.predicate)
     return n
 
 
@@ -499,9 +499,9 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
 
     def rebase(n):
         if isinstance(n, BufferLoad) and n.buffer == buf:
-            return BufferLoad(new_buf, _shifted(n.indices, mins))
+            return BufferLoad(new_buf, _shifted(n.indices, mins), n.predicate)
         if isinstance(n, BufferStore) and n.buffer == buf:
-            return BufferStore(new_buf, n.value, _shifted(n.indices, mins))
+            return BufferStore(new_buf, n.value, _shifted(n.indices, mins), n.predicate)
         return n
 
     def wrap(body):

@@ -148,9 +148,10 @@ def flatten_func(func: PrimFunc) -> PrimFunc:
 
     def post(n):
         if isinstance(n, BufferLoad) and n.buffer in flat:
-            return BufferLoad(flat[n.buffer], [flat_index(n.buffer, n.indices)])
+            return BufferLoad(flat[n.buffer], [flat_index(n.buffer, n.indices)], n.predicate)
         if isinstance(n, BufferStore) and n.buffer in flat:
-            return BufferStore(flat[n.buffer], n.value, [flat_index(n.buffer, n.indices)])
+            return BufferStore(flat[n.buffer], n.value, [flat_index(n.buffer, n.indices)],
+                               n.predicate)
         if isinstance(n, DeclBuffer) and n.buffer in flat:
             return DeclBuffer(flat[n.buffer], n.body)
         if isinstance(n, Allocate) and len(n.extents) != 1:

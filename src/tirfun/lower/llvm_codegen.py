@@ -253,7 +253,9 @@ class LLVMCodegen:
         b.ret(ir.Constant(I32, 0))
         # what follows T.ret is unreachable; it still needs a block
         b.position_at_end(self.frame.fn.append_basic_block(self.fresh("after_ret")))
-        return ir.Constant(I32, 0)
+        # the call's own value is never used, but code that follows (a
+        # float8 result is rounded) may still see its type
+        return ir.Constant(I32, 0) if e.dtype.is_void else ir.Constant(value_type(e.dtype), None)
 
     def _fail_by_return(self, frame: Frame, code: int) -> None:
         frame.builder.ret(ir.Constant(I32, code))
@@ -334,11 +336,14 @@ class LLVMCodegen:
             value = llvm_minifloat.lanes(self.b, value, I8,
                                          lambda x: llvm_minifloat.encode(self.b, x, name))
         lanes = index.dtype.lanes
+        if s.predicate is not None:
+            self._masked_store(buf, index, value, self.expr(s.predicate), align)
+            return
         if lanes == 1:
             ptr = self.element_ptr(buf, self.to_index(self.expr(index), index.dtype))
             self.b.store(value, ptr, align=align)
             return
-        if isinstance(index, Ramp) and isinstance(index.stride, IntImm) and index.stride.value == 1:
+        if _is_dense(index):
             ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
             self.b.store(value, ptr, align=align)
             return
@@ -347,6 +352,27 @@ class LLVMCodegen:
             k = ir.Constant(I32, lane)
             ptr = self.element_ptr(buf, self.b.extract_element(idx, k))
             self.b.store(self.b.extract_element(value, k), ptr, align=align)
+
+    def _masked_store(self, buf: Buffer, index, value: ir.Value, mask: ir.Value, align: int) -> None:
+        """A predicated store: LLVM's masked store for a dense vector, else
+        one guarded store per lane; a lane whose mask is false writes nothing."""
+        b = self.b
+        lanes = index.dtype.lanes
+        if lanes > 1 and _is_dense(index):
+            ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
+            fn = llvm_intrinsics.declare(
+                self.module, f"llvm.masked.store.{llvm_intrinsics.overload_suffix(value.type)}.p0", ir.VoidType(),
+                [value.type, PTR, I32, mask.type])
+            b.call(fn, [value, ptr, ir.Constant(I32, align), mask])
+            return
+        idx = self.to_index(self.expr(index), index.dtype)
+        for lane in range(lanes):
+            k = ir.Constant(I32, lane)
+            on = mask if lanes == 1 else b.extract_element(mask, k)
+            with b.if_then(on):
+                at = idx if lanes == 1 else b.extract_element(idx, k)
+                x = value if lanes == 1 else b.extract_element(value, k)
+                b.store(x, self.element_ptr(buf, at), align=align)
 
     def _stmt_Evaluate(self, s: Evaluate) -> None:
         if isinstance(s.value, (IntImm, FloatImm, StringImm, Var)):
@@ -821,9 +847,11 @@ class LLVMCodegen:
         align = element_bytes(buf.dtype)
         lanes = index.dtype.lanes
         b = self.b
-        if lanes == 1:
+        if e.predicate is not None:
+            v = self._masked_load(buf, index, self.expr(e.predicate), mem, align)
+        elif lanes == 1:
             v = b.load(self.element_ptr(buf, self.to_index(self.expr(index), index.dtype)), typ=mem, align=align)
-        elif isinstance(index, Ramp) and isinstance(index.stride, IntImm) and index.stride.value == 1:
+        elif _is_dense(index):
             ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
             v = b.load(ptr, typ=ir.VectorType(mem, lanes), align=align)
         else:
@@ -839,6 +867,37 @@ class LLVMCodegen:
             name = str(buf.dtype.element_of)
             v = llvm_minifloat.lanes(b, v, ir.DoubleType(),
                                      lambda x: llvm_minifloat.decode(b, x, name))
+        return v
+
+    def _masked_load(self, buf: Buffer, index, mask: ir.Value, mem: ir.Type, align: int) -> ir.Value:
+        """A predicated load, as stored in memory: LLVM's masked load for a
+        dense vector, else one guarded load per lane; a lane whose mask is
+        false reads nothing and is zero (as the interpreter has it)."""
+        b = self.b
+        lanes = index.dtype.lanes
+        typ = mem if lanes == 1 else ir.VectorType(mem, lanes)
+        zero = ir.Constant(typ, None)
+        if lanes > 1 and _is_dense(index):
+            ptr = self.element_ptr(buf, self.to_index(self.expr(index.base), index.base.dtype))
+            fn = llvm_intrinsics.declare(
+                self.module, f"llvm.masked.load.{llvm_intrinsics.overload_suffix(typ)}.p0", typ,
+                [PTR, I32, mask.type, typ])
+            return b.call(fn, [ptr, ir.Constant(I32, align), mask, zero])
+        idx = self.to_index(self.expr(index), index.dtype)
+        v = zero
+        for lane in range(lanes):
+            k = ir.Constant(I32, lane)
+            on = mask if lanes == 1 else b.extract_element(mask, k)
+            before = b.block
+            with b.if_then(on):
+                at = idx if lanes == 1 else b.extract_element(idx, k)
+                x = b.load(self.element_ptr(buf, at), typ=mem, align=align)
+                loaded = x if lanes == 1 else b.insert_element(v, x, k)
+                then_end = b.block
+            phi = b.phi(typ)
+            phi.add_incoming(loaded, then_end)
+            phi.add_incoming(v, before)
+            v = phi
         return v
 
     def _expr_Let(self, e: Let) -> ir.Value:
@@ -1011,3 +1070,8 @@ _NO_VALUE = frozenset({"tir.assume", "tir.start_profile_intrinsic", "tir.end_pro
 
 
 __all__ = ["LLVMCodegen", "Frame", "STACK_LIMIT_BYTES", "CONTRACT_FLAGS"]
+
+
+def _is_dense(index) -> bool:
+    """A vector index of consecutive elements (a Ramp of stride 1)."""
+    return isinstance(index, Ramp) and isinstance(index.stride, IntImm) and index.stride.value == 1

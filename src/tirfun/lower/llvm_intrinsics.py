@@ -54,6 +54,11 @@ SUPPORTED = (set(LLVM_UNARY) | set(LLVM_BINARY) | set(LIBM_UNARY) | set(LIBM_BIN
                 "clz", "abs"})
 
 
+def overload_suffix(t: ir.Type) -> str:
+    """LLVM's name suffix for an intrinsic overloaded on ``t`` (``f32``, ``v4f32``)."""
+    return _suffix(t)
+
+
 def _suffix(t: ir.Type) -> str:
     if isinstance(t, ir.VectorType):
         return f"v{t.count}{_suffix(t.element)}"

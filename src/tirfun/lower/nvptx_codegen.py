@@ -45,6 +45,7 @@ from llvmlite import ir
 from ..errors import BuildError
 from ..nodes import AttrStmt, Call, For, IntImm, StringImm
 from ..target import NVPTX_TRIPLE
+from ..tir.intrinsics import of_op
 from . import llvm_intrinsics
 from .device_split import Kernel
 from .llvm_codegen import Frame, LLVMCodegen, _const
@@ -265,7 +266,9 @@ class NVPTXCodegen(LLVMCodegen):
         return align
 
     def _expr_BufferLoad(self, e):
-        align = self._vector_align(e.buffer, e.indices[0]) if len(e.indices) == 1 else 0
+        # a predicated access takes the masked path of the CPU code
+        align = self._vector_align(e.buffer, e.indices[0]) \
+            if len(e.indices) == 1 and e.predicate is None else 0
         if not align:
             return super()._expr_BufferLoad(e)
         index = e.indices[0]
@@ -274,7 +277,8 @@ class NVPTXCodegen(LLVMCodegen):
                            align=align)
 
     def _stmt_BufferStore(self, s) -> None:
-        align = self._vector_align(s.buffer, s.indices[0]) if len(s.indices) == 1 else 0
+        align = self._vector_align(s.buffer, s.indices[0]) \
+            if len(s.indices) == 1 and s.predicate is None else 0
         if not align:
             super()._stmt_BufferStore(s)
             return
@@ -304,6 +308,11 @@ class NVPTXCodegen(LLVMCodegen):
             raise BuildError("T.ret in a kernel: a kernel returns no value")
         if isinstance(e.op, str) and e.op.startswith("tir.") and e.op[4:] in llvm_intrinsics.SUPPORTED:
             return self._math(e.op[4:], e)
+        entry = of_op(e.op) if isinstance(e.op, str) else None
+        if entry is not None and entry.needs == "cuda":
+            # the target is right; what is missing is tirfun's lowering of it
+            raise BuildError(f"T.{entry.name} is {entry.what}: tirfun's CUDA build does not "
+                             "support it yet")
         return super()._expr_Call(e)
 
     def _shuffle(self, e: Call) -> ir.Value:

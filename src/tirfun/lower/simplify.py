@@ -76,9 +76,11 @@ class _Simplifier(ExprSimplifier):
         if t is BufferStore:
             value = self.expr(s.value)
             idx = [self.expr(i) for i in s.indices]
-            if value is s.value and all(x is y for x, y in zip(idx, s.indices)):
+            pred = None if s.predicate is None else self.expr(s.predicate)
+            if value is s.value and all(x is y for x, y in zip(idx, s.indices)) and \
+                    pred is s.predicate:
                 return s
-            return BufferStore(s.buffer, value, idx)
+            return BufferStore(s.buffer, value, idx, pred)
         if t is For:
             return self._for(s)
         if t is IfThenElse:

@@ -208,6 +208,9 @@ class _Vectorizer:
                 return e if v is e.value else Cast(e.dtype, v)
             return Cast(e.dtype.with_lanes(self.lanes), v)
         if isinstance(e, BufferLoad):
+            if e.predicate is not None:
+                # a masked access is already a vector; widening it again is not done
+                raise _Fail("predicated load")
             idx = [self.expr(i) for i in e.indices]
             if all(i.dtype.lanes == 1 for i in idx):
                 return e if all(a is b for a, b in zip(idx, e.indices)) else BufferLoad(e.buffer, idx)
@@ -247,6 +250,8 @@ class _Vectorizer:
     # ------------------------------------------------------------ stmts
     def stmt(self, s: Stmt) -> Stmt:
         if isinstance(s, BufferStore):
+            if s.predicate is not None:
+                raise _Fail("predicated store")
             idx = [self.expr(i) for i in s.indices]
             if len(idx) != 1 or idx[0].dtype.lanes == 1:
                 raise _Fail("store index does not depend on the lane")

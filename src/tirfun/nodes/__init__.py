@@ -13,14 +13,14 @@ The grammar, in ASDL style (``*`` a sequence, ``?`` optional)::
            | And(expr a, expr b) | Or | Not(expr a)
            | Select(expr condition, expr true_value, expr false_value)
            | Cast(dtype, expr value)
-           | BufferLoad(Buffer buffer, expr* indices)
+           | BufferLoad(Buffer buffer, expr* indices, expr? predicate)  -- masked lanes
            | Call(dtype, str op, expr* args)       -- "tir.exp", "tir.if_then_else", ...
            | Call(dtype, GlobalVar op, expr* args) -- a function of the module; dtype its return
            | Ramp(expr base, expr stride, int lanes) | Broadcast(expr value, int lanes)
            | Shuffle(expr* vectors, IntImm* indices)  -- lanes of the vectors end to end
            | Let(Var var, expr value, expr body)
 
-    stmt   = BufferStore(Buffer buffer, expr value, expr* indices)
+    stmt   = BufferStore(Buffer buffer, expr value, expr* indices, expr? predicate)
            | For(Var loop_var, expr min, expr extent, ForKind kind, stmt body,
                  str? thread_binding, map annotations)
            | SeqStmt(stmt* seq) | IfThenElse(expr condition, stmt then_case, stmt? else_case)

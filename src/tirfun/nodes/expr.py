@@ -157,6 +157,11 @@ class PrimExpr(Node):
             "use tir.all/tir.any or tir.And/tir.Or/tir.Not to combine conditions")
 
 
+def to_optional_expr(value: Any) -> "PrimExpr | None":
+    """:func:`to_expr`, keeping None (an absent optional operand)."""
+    return None if value is None else to_expr(value)
+
+
 def to_expr(value: Any) -> PrimExpr:
     """Convert a Python literal into an immediate; pass expressions through."""
     if isinstance(value, PrimExpr):
@@ -446,10 +451,15 @@ class Cast(PrimExpr):
 
 @node
 class BufferLoad(PrimExpr):
-    """``buffer[indices]``. A vector index (a Ramp) loads a vector."""
+    """``buffer[indices]``. A vector index (a Ramp) loads a vector.
+
+    ``predicate`` (TVM's predicated load, ``A.vload([...], predicate=m)``)
+    is a bool vector with one lane per loaded lane: a lane whose mask is
+    false reads no memory, and its value is zero."""
 
     buffer: "Buffer"
     indices: PVector = field(converter=to_expr_vector)
+    predicate: PrimExpr | None = field(default=None, converter=to_optional_expr)
 
     def _derive_dtype(self) -> DataType:
         lanes = 1
@@ -459,6 +469,19 @@ class BufferLoad(PrimExpr):
 
     def __attrs_post_init__(self):
         _check_indices(self.buffer, self.indices, "load from")
+        if self.predicate is not None:
+            check_predicate(self.predicate, self.dtype.lanes, f"load from {self.buffer.name}")
+
+
+def check_predicate(predicate: PrimExpr, lanes: int, what: str) -> None:
+    """The rule TVM sets for the mask of a predicated load or store: bool
+    elements, one per lane of the value."""
+    if not predicate.dtype.element_of.is_bool:
+        raise NodeError(f"the predicate of a {what} is a mask of bool lanes, got "
+                        f"{predicate.dtype}")
+    if predicate.dtype.lanes != lanes:
+        raise NodeError(f"the predicate of a {what} has {predicate.dtype.lanes} lanes, but the "
+                        f"value has {lanes}; the number of lanes must match")
 
 
 def _check_indices(buffer, indices, verb: str) -> None:

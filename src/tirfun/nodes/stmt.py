@@ -11,7 +11,10 @@ from ..errors import NodeError
 from .base import Node, node, to_attr_map, to_pvector
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from .dtype import DataType
-from .expr import IntImm, PrimExpr, StringImm, Var, _check_indices, to_expr, to_expr_vector
+from .expr import (
+    IntImm, PrimExpr, StringImm, Var, _check_indices, check_predicate, to_expr, to_expr_vector,
+    to_optional_expr,
+)
 
 
 class Stmt(Node):
@@ -44,11 +47,16 @@ def _is_bool_scalar(self, attribute, value):
 
 @node
 class BufferStore(Stmt):
-    """``buffer[indices] = value``."""
+    """``buffer[indices] = value``.
+
+    ``predicate`` (TVM's predicated store, ``A.vstore([...], v,
+    predicate=m)``) is a bool vector with one lane per lane of ``value``: a
+    lane whose mask is false writes nothing."""
 
     buffer: Buffer
     value: PrimExpr = field(converter=to_expr)
     indices: PVector = field(converter=to_expr_vector)
+    predicate: PrimExpr | None = field(default=None, converter=to_optional_expr)
 
     def __attrs_post_init__(self):
         _check_indices(self.buffer, self.indices, "store into")
@@ -57,6 +65,9 @@ class BufferStore(Stmt):
         if self.value.dtype != expected:
             raise NodeError(f"cannot store a {self.value.dtype} value into buffer "
                             f"{self.buffer.name} of {expected}")
+        if self.predicate is not None:
+            check_predicate(self.predicate, self.value.dtype.lanes,
+                            f"store into {self.buffer.name}")
 
 
 class ForKind(str, enum.Enum):

@@ -43,8 +43,9 @@ from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
-    IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
+    GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
+    For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt,
+    Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
@@ -273,7 +274,9 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     stores = []
     for stmt in top:
         items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
-        stores.extend(x for x in items if isinstance(x, BufferStore) and x.buffer == buf)
+        # a predicated (masked) store may skip its element
+        stores.extend(x for x in items if isinstance(x, BufferStore) and x.buffer == buf
+                      and x.predicate is None)
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     loops = {loop.loop_var.name: loop for p, loop in loops_above(site, wpath) if _under(p, loc)}
@@ -546,6 +549,12 @@ def _rebase(indices, offsets) -> list[PrimExpr]:
     for i, off in zip(indices, offsets):
         if isinstance(off, IntImm) and off.value == 0:
             out.append(i)
+        elif isinstance(i, Ramp):
+            # a vector access moves as a whole: its first element is rebased
+            base = simplify_affine(fold_sub(i.base, _cast(off, i.base.dtype)))
+            out.append(Ramp(base, i.stride, i.lanes))
+        elif i.dtype.lanes > 1:
+            out.append(i - Broadcast(_cast(off, i.dtype.element_of), i.dtype.lanes))
         else:
             out.append(simplify_affine(fold_sub(i, _cast(off, i.dtype))))
     return out
@@ -554,7 +563,7 @@ def _rebase(indices, offsets) -> list[PrimExpr]:
 def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
     def post(n):
         if isinstance(n, BufferLoad) and n.buffer == old:
-            return BufferLoad(new, _rebase(n.indices, offsets))
+            return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
     def pre(n):
@@ -641,12 +650,15 @@ class _Rewriter:
         if isinstance(node, BufferStore) and redirect:
             value = _redirect_expr(node.value, self.old, self.new, self.offsets)
             indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
+            pred = None if node.predicate is None else \
+                _redirect_expr(node.predicate, self.old, self.new, self.offsets)
             buf, idx = node.buffer, indices
             if self.stores and buf == self.old:
                 buf, idx = self.new, _rebase(indices, self.offsets)
-            if buf is node.buffer and value is node.value and all(a is b for a, b in zip(idx, node.indices)):
+            if buf is node.buffer and value is node.value and pred is node.predicate and \
+                    all(a is b for a, b in zip(idx, node.indices)):
                 return node
-            return BufferStore(buf, value, idx)
+            return BufferStore(buf, value, idx, pred)
         changes = {}
         kids = dict(stmt_children(node))
         for step, child in kids.items():
@@ -1112,6 +1124,12 @@ def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffe
         chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
                  f"buffer {buf.name} should be accessed with the same indices everywhere in the block; "
                  "its accesses use different ones", realize)
+    if any(i.dtype.lanes > 1 for i in found[0]):
+        # one element per block instance is what the copy is indexed by
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} is accessed with a vector index "
+                 f"({', '.join(i.script() for i in found[0])}); only element accesses can be reindexed",
+                 realize)
     return [simplify_affine(i) for i in found[0]]
 
 
@@ -1280,9 +1298,9 @@ class ReIndex(Rewrite):
         def redirect(node):
             def post(n):
                 if isinstance(n, BufferLoad) and n.buffer == plan.buf:
-                    return BufferLoad(new_buf, own)
+                    return BufferLoad(new_buf, own, n.predicate)
                 if isinstance(n, BufferStore) and n.buffer == plan.buf:
-                    return BufferStore(new_buf, n.value, own)
+                    return BufferStore(new_buf, n.value, own, n.predicate)
                 return n
 
             def pre(n):
@@ -1324,7 +1342,8 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     tops = []
     for stmt in ([block.init] if block.init is not None else []) + [block.body]:
         tops.extend(stmt.seq if isinstance(stmt, SeqStmt) else [stmt])
-    if not any(isinstance(x, BufferStore) and list(x.indices) == list(indices) for x in tops):
+    if not any(isinstance(x, BufferStore) and x.predicate is None and list(x.indices) == list(indices)
+               for x in tops):
         return "it does not store the buffer unconditionally"
     names = [i.name for i in indices if isinstance(i, Var)]
     if len(names) != len(indices) or len(set(names)) != len(names):

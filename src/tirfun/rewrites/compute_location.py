@@ -18,10 +18,12 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
+from ..analysis.traversal import (
+    Path, ancestors, get_at, iter_children, replace_at, transform, walk, walk_stmts,
+)
 from ..nodes import (
-    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var,
+    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
+    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var, const,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -993,7 +995,7 @@ class ComputeInline(Rewrite):
         chk.checkpoint()
         store = block.body
         mapping = None
-        if isinstance(store, BufferStore) and store.buffer == buffer:
+        if isinstance(store, BufferStore) and store.buffer == buffer and store.predicate is None:
             mapping = _inverse(store.indices, block.iter_vars)
         if mapping is None:
             chk.stop(BodyAnalysisError, subject,
@@ -1005,6 +1007,12 @@ class ComputeInline(Rewrite):
         if _uses_data(scope_body, buffer):
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                      "pointer or matched into a block, so its uses cannot be rewritten")
+        masked = next((n for n in _loads_of_stmt(scope_body, buffer)
+                       if n.predicate is not None and n.dtype.lanes > 1), None)
+        if masked is not None:
+            # its masked lanes would compute the value where the mask keeps them from reading
+            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
+                     f"vector load {masked.script()}; its lanes cannot be inlined one by one")
         for _, r in blocks_in_order(site, loc.scope):
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
@@ -1050,7 +1058,12 @@ class ComputeInline(Rewrite):
 
         def post(n):
             if isinstance(n, BufferLoad) and n.buffer == buffer:
-                return _substitute(value, mapping(list(n.indices)))
+                inlined = _substitute(value, mapping(list(n.indices)))
+                if n.predicate is None:
+                    return inlined
+                # a masked-off (scalar) load is zero and evaluates nothing
+                return Call(inlined.dtype, "tir.if_then_else",
+                            [n.predicate, inlined, const(0, inlined.dtype)])
             if isinstance(n, Block):
                 return _reinfer(n, buffer)
             return n
@@ -1241,7 +1254,11 @@ class ReverseComputeInline(Rewrite):
         store = block.body
         if not isinstance(store, BufferStore):
             return "the block's body must be one store C[...] = f(B[...])"
+        if store.predicate is not None:
+            return "the block's store is predicated (a masked store); it cannot be inlined"
         loads = _loads_of(store.value, buffer) + [l for e in store.indices for l in _loads_of(e, buffer)]
+        if any(l.predicate is not None for l in loads):
+            return f"a load of {buffer.name} in the block is predicated (a masked load)"
         if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
@@ -1253,9 +1270,9 @@ class ReverseComputeInline(Rewrite):
         cond = None
         if isinstance(body, IfThenElse) and body.else_case is None:
             cond, body = body.condition, body.then_case
-        if not isinstance(body, BufferStore) or body.buffer != buffer:
+        if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
-                    "under an if without else")
+                    "under an if without else, and not a predicated (masked) store")
         sub = mapping(list(body.indices))
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
@@ -1320,3 +1337,8 @@ def reverse_compute_inline(block) -> ReverseComputeInline:
 
 __all__ = ["ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
            "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline"]
+
+
+def _loads_of_stmt(s, buffer: Buffer) -> list[BufferLoad]:
+    """Every load of ``buffer`` under a statement."""
+    return [n for n in walk(s) if isinstance(n, BufferLoad) and n.buffer == buffer]

@@ -87,6 +87,8 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
     store = block.body
     if not isinstance(store, BufferStore):
         return "the block body is not a single store into the written buffer"
+    if store.predicate is not None:
+        return "the block's store is predicated (a masked store)"
     call = store.value
     if not (isinstance(call, Call) and call.op == "tir.if_then_else"):
         return "the stored value is not a T.if_then_else of the padding condition"
@@ -317,7 +319,7 @@ def _simplify_indices(e: PrimExpr) -> PrimExpr:
 
     def post(n):
         if isinstance(n, BufferLoad):
-            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices])
+            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices], n.predicate)
         return n
 
     return _simplified(transform(e, post))
@@ -570,9 +572,9 @@ class PadEinsum(Rewrite):
 
         def swap(node):
             if isinstance(node, BufferLoad) and node.buffer in buf_map:
-                return BufferLoad(buf_map[node.buffer], node.indices)
+                return BufferLoad(buf_map[node.buffer], node.indices, node.predicate)
             if isinstance(node, BufferStore) and node.buffer in buf_map:
-                return BufferStore(buf_map[node.buffer], node.value, node.indices)
+                return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
             return node
 
         ivs, guards = [], []

@@ -416,6 +416,9 @@ def _recognise(chk: Checks, block: Block, realize) -> _Reduction:
                  f"rfactor cannot read the reduction (condition {cond}): {what}", realize)
 
     init = block.init
+    if any(isinstance(s, BufferStore) and s.predicate is not None
+           for s in (init, block.body, *getattr(init, "seq", ()))):
+        fail(1, "a store of the block is predicated (a masked store)")
     if isinstance(init, BufferStore):
         inits = [init]
     elif isinstance(init, SeqStmt) and all(isinstance(s, BufferStore) for s in init.seq):
@@ -450,6 +453,8 @@ def _recognise(chk: Checks, block: Block, realize) -> _Reduction:
         for s in stores:
             if not isinstance(s.value, Var) or s.value not in position:
                 fail(7, "a stored value is not one of the LetStmt variables")
+            if s.predicate is not None:
+                fail(5, "a store under the LetStmts is predicated (a masked store)")
             k = position[s.value]
             if updates[k] is not None:
                 fail(8, "a LetStmt variable is stored twice")

@@ -300,9 +300,11 @@ class RollingBuffer(Rewrite):
 
         def pre(n):
             if isinstance(n, BufferStore) and n.buffer == old:
-                return BufferStore(new, visit(n.value), rolled([visit(i) for i in n.indices]))
+                return BufferStore(new, visit(n.value), rolled([visit(i) for i in n.indices]),
+                                   None if n.predicate is None else visit(n.predicate))
             if isinstance(n, BufferLoad) and n.buffer == old:
-                return BufferLoad(new, rolled([visit(i) for i in n.indices]))
+                return BufferLoad(new, rolled([visit(i) for i in n.indices]),
+                                  None if n.predicate is None else visit(n.predicate))
             if isinstance(n, BufferRegion) and n.buffer == old:
                 return region(n)
             return None

@@ -422,9 +422,11 @@ class UnsafeSetDType(Rewrite):
             if isinstance(n, BufferStore) and n.buffer in mapping:
                 value = visit(n.value)
                 cast = Cast(tgt.with_lanes(value.dtype.lanes), value)
-                return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices])
+                return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices],
+                                   _visit_optional(visit, n.predicate))
             if isinstance(n, BufferLoad) and n.buffer in mapping:
-                load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices])
+                load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices],
+                                  _visit_optional(visit, n.predicate))
                 return Cast(src.with_lanes(load.dtype.lanes), load)
             return None
 
@@ -576,3 +578,8 @@ def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) 
 
 __all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align",
            "UnsafeSetDType", "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]
+
+
+def _visit_optional(visit, e):
+    """``visit(e)``, keeping an absent operand (a load's or store's predicate) absent."""
+    return None if e is None else visit(e)

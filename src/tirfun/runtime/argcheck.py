@@ -27,6 +27,9 @@ from ..nodes import IntImm, Var
 from .dlpack import device_of, host_view, is_dlpack_array
 from .ndarray import NDArray
 
+#: the scalar types of ml_dtypes, which numbers.Real does not know
+_ML_DTYPES_SCALARS = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn")
+
 
 def _np():
     import numpy as np
@@ -100,7 +103,7 @@ class ArgChecker:
                 raise ArgumentError(f"{where}: {value} does not fit in {dt}")
             return value
         if dt.is_float:
-            if type(arg).__name__ == "bfloat16":  # ml_dtypes' scalar is no numbers.Real
+            if type(arg).__name__ in _ML_DTYPES_SCALARS:  # ml_dtypes' scalars are no numbers.Real
                 arg = arg.item()
             if isinstance(arg, bool) or not isinstance(arg, numbers.Real):
                 raise ArgumentError(f"{where}: expected a number ({dt}), got {type(arg).__name__} {arg!r}")
@@ -108,6 +111,10 @@ class ArgChecker:
                 np = _np()
                 with np.errstate(over="ignore"):
                     return int(np.array(float(arg), numpy_dtype(dt)).view(np.uint16))
+            if dt.is_mini_float:  # passed as the double of the nearest float8/float4
+                np = _np()
+                with np.errstate(over="ignore", invalid="ignore"):
+                    return float(np.array(float(arg), numpy_dtype(dt)).astype(np.float64))
             return float(arg)
         raise ArgumentError(f"{where}: parameters of dtype {dt} cannot be passed")
 

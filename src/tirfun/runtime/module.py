@@ -44,6 +44,10 @@ def ctype_of(dtype) -> type:
         return ctypes.c_double
     if dtype.is_float and dtype.bits == 16:
         return ctypes.c_uint16  # float16 and bfloat16 travel as their bits
+    if dtype.is_mini_float:
+        # float8/float4 compute in double (tirfun.lower.llvm_minifloat): the
+        # value travels as the double it rounds to
+        return ctypes.c_double
     from ..errors import BuildError
 
     raise BuildError(f"scalar parameters of dtype {dtype} cannot be passed from Python")
@@ -163,8 +167,9 @@ class Module:
         raise UnknownNameError(f"the module has no main function and {len(self._functions)} "
                                f"functions ({', '.join(sorted(self._functions))}); call rt['name'](...)")
 
-    def __call__(self, *args) -> None:
-        self[self.entry_name](*args)
+    def __call__(self, *args):
+        """Call the entry function; returns its value (``T.ret``) or None."""
+        return self[self.entry_name](*args)
 
     def __getitem__(self, name: str) -> Function:
         try:

@@ -193,6 +193,22 @@ def to_bool_expr(ip, value, node, what: str) -> PrimExpr:
     return expr
 
 
+def to_mask(ip, value, node, lanes: int, what: str) -> PrimExpr:
+    """The predicate of a masked load or store: a bool vector with one lane
+    per lane of the value (a Python bool for a single lane)."""
+    if isinstance(value, bool):
+        value = IntImm("bool", int(value))
+    expr = ip.as_expr(value, node)
+    if not expr.dtype.element_of.is_bool:
+        raise ip.fail(node, f"the predicate of {what} is a mask of bool lanes, got "
+                      f"{describe(value)} of {expr.dtype}",
+                      hint=f"write T.Broadcast(T.bool(True), {lanes}) or a comparison of vectors")
+    if expr.dtype.lanes != lanes:
+        raise ip.fail(node, f"the predicate of {what} has {expr.dtype.lanes} lanes, but the value "
+                      f"has {lanes}; the number of lanes must match")
+    return expr
+
+
 def attr_value(ip, value, node):
     """Normalise a value of an attribute or annotation dict.
 

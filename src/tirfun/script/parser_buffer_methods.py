@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..nodes import BufferLoad, IntImm, PrimExpr, Ramp
 from ..tir import op as tir_op
-from .parser_args import bind, sig, to_dtype
-from .parser_values import BufferMethod
+from .parser_args import bind, sig, to_dtype, to_mask
+from .parser_values import BufferMethod, SlicedAccess
 
 #: the methods a buffer has in TVMScript
 METHODS = ("vload", "vstore", "access_ptr")
@@ -82,9 +82,6 @@ def call(ip, method: BufferMethod, node, positional, keywords):
     a = bind(ip, name, _SIGNATURES[method.name], node, positional, keywords)
     if method.name == "access_ptr":
         return access_ptr(ip, buf, a, name)
-    if a.predicate is not None:
-        raise ip.fail(a.node("predicate"), f"{name}: predicated vector accesses are not supported "
-                      "by tirfun yet")
     begin = a.begin if isinstance(a.begin, (list, tuple)) else [a.begin]
     indices = [ip._index(v, a.node("begin")) for v in begin]
     if len(indices) != len(buf.shape):
@@ -93,13 +90,19 @@ def call(ip, method: BufferMethod, node, positional, keywords):
     if method.name == "vload":
         dtype = buf.dtype if a.dtype is None else to_dtype(ip, a.dtype, a.node("dtype"))
         lanes = _factor(ip, buf, dtype, a.node("dtype"), name)
-        return BufferLoad(buf, _ramp_last(indices, lanes))
+        load = BufferLoad(buf, _ramp_last(indices, lanes))
+        if a.predicate is None:
+            return load
+        return BufferLoad(load.buffer, load.indices,
+                          to_mask(ip, a.predicate, a.node("predicate"), load.dtype.lanes, name))
     value = a.value
+    if isinstance(value, SlicedAccess):
+        value = ip.vector_load(value, a.node("value"))
     if not isinstance(value, PrimExpr):
         value = ip.cast_to(value, buf.dtype, a.node("value"))
     lanes = _factor(ip, buf, value.dtype, a.node("value"), name)
     indices = _ramp_last(indices, lanes)
-    return ip.store_value(buf, indices, value, a.node("value"))
+    return ip.store_value(buf, indices, value, a.node("value"), a.predicate, a.node("predicate"))
 
 
 def _factor(ip, buf, dtype, node, name) -> int:
@@ -110,7 +113,8 @@ def _factor(ip, buf, dtype, node, name) -> int:
 
 
 def _ramp_last(indices: list[PrimExpr], lanes: int) -> list[PrimExpr]:
-    if lanes == 1 or not indices:
+    if lanes == 1 or not indices or indices[-1].dtype.lanes > 1:
+        # as TVM's Buffer::vload/vstore: a vector index is taken as it is
         return indices
     last = indices[-1]
     return indices[:-1] + [Ramp(last, IntImm(last.dtype, 1), lanes)]

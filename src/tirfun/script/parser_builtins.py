@@ -66,6 +66,7 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
     "I.GlobalVar": (sig("name_hint"), _global_var),
     "T.meta_var": (sig("value"), _meta_var),
+    "T.macro": (sig(("func", None), ("hygienic", True)), _not_here("T.macro")),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
     **parser_lowered.HANDLERS,

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import ParseError, TirfunError
 from ..nodes import IRModule, PrimFunc
 from ..nodes.dtype import DataType
+from . import parser_macros
 from .parser_exprs import ExprEvaluator
 from .parser_scope import IMPORTABLE, OuterEnv, Scopes
 from .parser_source import MAX_DEPTH, SourceMap, function_source, function_text, parse_python
@@ -236,6 +237,8 @@ class _Module:
             elif isinstance(stmt, ast.Assign):
                 self._assign(stmt)
             elif isinstance(stmt, ast.FunctionDef):
+                if self._macro(stmt):
+                    continue
                 name, func = self._function(stmt)
                 functions.append((name, func, stmt))
             elif isinstance(stmt, ast.ClassDef):
@@ -323,10 +326,28 @@ class _Module:
                     raise self.src.error(kw.value, "** is not supported in decorators")
                 call_kwargs[kw.arg] = (self.evaluator.eval(kw.value), kw.value)
         value = self.evaluator.eval(target)
-        if isinstance(value, Builtin) and value.name in ("T.prim_func", "I.ir_module"):
+        if isinstance(value, Builtin) and value.name in ("T.prim_func", "I.ir_module", "T.macro"):
             return value.name, call_kwargs
         raise self.src.error(dec, f"unsupported decorator: {describe(value)}",
-                             hint="functions are decorated with @T.prim_func, classes with @I.ir_module")
+                             hint="functions are decorated with @T.prim_func (or @T.macro), classes "
+                             "with @I.ir_module")
+
+    def _macro(self, fdef: ast.FunctionDef) -> bool:
+        """Define the macro of a ``@T.macro`` def (True), or leave any
+        other def alone (False)."""
+        kinds = [self._decorator_kind(d) for d in fdef.decorator_list]
+        if [k for k, _ in kinds] != ["T.macro"]:
+            return False
+        hygienic = True
+        for key, (value, node) in kinds[0][1].items():
+            if key != "hygienic":
+                raise self.src.error(node, f"T.macro() got an unexpected keyword argument '{key}'")
+            if not isinstance(value, bool):
+                raise self.src.error(node, "T.macro(hygienic=...) takes True or False")
+            hygienic = value
+        self.names[fdef.name] = parser_macros.define(self.src, self.evaluator, fdef, hygienic,
+                                                     self.names)
+        return True
 
     def _function(self, fdef: ast.FunctionDef) -> tuple[str, PrimFunc]:
         private = False
@@ -369,6 +390,8 @@ class _Module:
                     raise self.src.error(stmt, "I.module_attrs is given twice in the module")
                 module_attrs = self._module_attrs(stmt.value)
             elif isinstance(stmt, ast.FunctionDef):
+                if self._macro(stmt):
+                    continue
                 name, func = self._function(stmt)
                 if name in functions:
                     raise self.src.error(stmt, f"function {name} is defined twice in the module")
@@ -392,7 +415,7 @@ class _Module:
         return dtype, read from its ``->`` annotation."""
         returns = {}
         for stmt in cdef.body:
-            if isinstance(stmt, ast.FunctionDef):
+            if isinstance(stmt, ast.FunctionDef) and not _is_macro_def(stmt):
                 returns[stmt.name] = return_dtype(self.evaluator, stmt)
         return ModuleFunctions(cdef.name, returns)
 
@@ -411,3 +434,13 @@ class _Module:
             raise self.src.error(call, "** is not supported in I.module_attrs")
         args = bind(self.evaluator, "I.module_attrs", sig("attrs"), call, positional, keywords)
         return attr_dict(self.evaluator, args.attrs, args.node("attrs"), "I.module_attrs's argument")
+
+
+def _is_macro_def(fdef: ast.FunctionDef) -> bool:
+    """Whether a def of a class is decorated with ``T.macro`` (by its spelling:
+    the class's functions are declared before any decorator is evaluated)."""
+    for dec in fdef.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(target, ast.Attribute) and target.attr == "macro":
+            return True
+    return False

@@ -29,9 +29,11 @@ from ..nodes.dtype import DataType
 from ..nodes.expr import true_div
 from . import parser_buffer_methods as buffer_methods
 from . import parser_builtins as builtins
+from . import parser_macros
 from . import parser_python as python
 from .parser_intrinsics import is_unsupported, unsupported_message
 from .parser_args import bind, lift_pair, sig
+from .parser_macros import TextMacro
 from .parser_python import Macro, PyValue
 from .parser_scope import MISSING, RefusedValue
 from .parser_values import (
@@ -316,6 +318,8 @@ class ExprEvaluator:
             return python.call(self, func, node, positional, keywords)
         if isinstance(func, Macro):
             return python.expand_macro(self, func, node, positional, keywords)
+        if isinstance(func, TextMacro):
+            return parser_macros.expand(self, func, node, positional, keywords)
         if isinstance(func, Callee):
             return self.call_module_function(func, node, positional, keywords)
         raise self.fail(node, f"{describe(func)} cannot be called in TVMScript")

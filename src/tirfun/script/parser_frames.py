@@ -104,14 +104,12 @@ def _buffer_store(ip, node, a):
     buffer = a.buffer
     if not isinstance(buffer, Buffer):
         raise ip.fail(a.node("buffer"), f"T.buffer_store stores into a buffer, got {describe(buffer)}")
-    if a.predicate is not None:
-        raise ip.fail(a.node("predicate"), "predicated stores are not supported by tirfun yet")
     indices = a.indices if isinstance(a.indices, (list, tuple)) else [a.indices]
     if len(indices) != len(buffer.shape):
         raise ip.fail(a.node("indices"), f"buffer {buffer.name} has {len(buffer.shape)} "
                       f"dimensions but T.buffer_store gives {len(indices)} indices")
     exprs = [ip._index(i, a.node("indices")) for i in indices]
-    return ip.store_value(buffer, exprs, a.value, a.node("value"))
+    return ip.store_value(buffer, exprs, a.value, a.node("value"), a.predicate, a.node("predicate"))
 
 
 def _prefetch(ip, node, a):

@@ -19,7 +19,7 @@ from ..nodes.target import target as make_target
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
 from ..tir.intrinsics import ALIASES, INTRINSICS, Intrinsic
-from .parser_args import sig, to_dtype, to_str
+from .parser_args import sig, to_dtype, to_mask, to_str
 from .parser_values import DTypeCtor, describe
 
 
@@ -128,7 +128,11 @@ def _buffer_load(ip, node, a):
         raise ip.fail(a.node("buffer"), f"T.BufferLoad loads from a buffer, got {describe(a.buffer)}")
     if not isinstance(a.indices, (list, tuple)):
         raise ip.fail(a.node("indices"), f"the indices of T.BufferLoad are a list, got {describe(a.indices)}")
-    return BufferLoad(a.buffer, [ip.as_expr(i, a.node("indices")) for i in a.indices])
+    load = BufferLoad(a.buffer, [ip.as_expr(i, a.node("indices")) for i in a.indices])
+    if a.predicate is None:
+        return load
+    return BufferLoad(load.buffer, load.indices,
+                      to_mask(ip, a.predicate, a.node("predicate"), load.dtype.lanes, "T.BufferLoad"))
 
 
 def _dp4a(ip, node, a):
@@ -159,7 +163,7 @@ HANDLERS: dict = {
     "T.FloatImm": (sig("dtype", "value"), _imm(FloatImm)),
     "T.StringImm": (sig("value"), _string_imm),
     "T.Call": (sig("dtype", "op", "args"), _call_node),
-    "T.BufferLoad": (sig("buffer", "indices"), _buffer_load),
+    "T.BufferLoad": (sig("buffer", "indices", ("predicate", None)), _buffer_load),
     "T.target": (sig("target_config", ("host", None)), _target),
     "T.ceildiv": (sig("lhs", "rhs", drop=("dtype",)), _ceildiv),
     # read by parser_reducer before its arguments are evaluated

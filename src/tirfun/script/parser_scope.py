@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import NodeError
 from ..nodes import Buffer, IRModule, PrimExpr, PrimFunc
 from ..nodes.dtype import DataType
+from .parser_macros import TextMacro
 from .parser_python import Macro, PyValue
 from .parser_values import Builtin, DTypeCtor, MetaVar, ModuleFunctions, Namespace, article
 
@@ -109,7 +110,7 @@ def admit(value: Any, depth: int = 0) -> Any:
         return value
     if isinstance(value, (PrimExpr, Buffer, PrimFunc, IRModule)):
         return value
-    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro, ModuleFunctions)):
+    if isinstance(value, (Namespace, Builtin, DTypeCtor, MetaVar, Macro, TextMacro, ModuleFunctions)):
         return value
     if isinstance(value, types.ModuleType):
         ns = MODULE_NAMESPACES.get(value.__name__)

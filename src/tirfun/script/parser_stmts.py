@@ -40,7 +40,7 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
-from .parser_args import to_bool_expr, to_str
+from .parser_args import to_bool_expr, to_mask, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
@@ -465,9 +465,11 @@ class FunctionInterpreter(ExprEvaluator):
             indices = list(access.indices)
         return self.store_value(buffer, indices, value, value_node)
 
-    def store_value(self, buffer: Buffer, indices: list, value: Any, value_node: ast.AST) -> BufferStore:
+    def store_value(self, buffer: Buffer, indices: list, value: Any, value_node: ast.AST,
+                    predicate: Any = None, predicate_node: ast.AST | None = None) -> BufferStore:
         """``buffer[indices] = value`` with the value converted as TVM's
-        buffer_store converts it."""
+        buffer_store converts it; ``predicate`` (when not None) masks the
+        lanes stored."""
         lanes = max([1] + [i.dtype.lanes for i in indices])
         expected = buffer.dtype.with_lanes(lanes) if lanes > 1 else buffer.dtype
         if isinstance(value, SlicedAccess):
@@ -494,7 +496,10 @@ class FunctionInterpreter(ExprEvaluator):
                                 hint=f'convert the value with T.Cast("{expected}", ...)')
             # TVM's buffer_store casts a value of another type to the buffer's
             value = value.astype(expected)
-        return BufferStore(buffer, value, indices)
+        if predicate is None:
+            return BufferStore(buffer, value, indices)
+        mask = to_mask(self, predicate, predicate_node, expected.lanes, f"a store into {buffer.name}")
+        return BufferStore(buffer, value, indices, mask)
 
     def bind_target(self, target: ast.expr, value: Any, value_node: ast.AST):
         """Bind an assignment target; returns openers for lets and scopes."""

@@ -332,6 +332,14 @@ class ExprRenderer:
 
     def _load_plan(self, e: BufferLoad):
         name = self.names.buffer(e.buffer)
+        if e.predicate is not None:
+            # TVM prints a predicated load as a vload with the indices as a list
+            n = len(e.indices)
+
+            def masked(args):
+                indices = ", ".join(a[0] for a in args[:n])
+                return f"{name}.vload([{indices}], predicate={args[n][0]})", ATOM
+            return list(e.indices) + [e.predicate], masked
         kids, shape = index_plan(e.indices)
 
         def fmt(args):

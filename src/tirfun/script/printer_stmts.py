@@ -271,7 +271,13 @@ class ScriptWriter:
         if t is BufferStore:
             name = self.buffer(s.buffer)
             value = self.exprs.expr(s.value)
-            self.emit(level, f"{name}[{self.indices_text(s.indices)}] = {value}")
+            if s.predicate is not None:
+                # TVM prints a predicated store as a vstore with the indices as a list
+                indices = ", ".join(self.exprs.expr(i) for i in s.indices)
+                self.emit(level, f"{name}.vstore([{indices}], {value}, "
+                                 f"predicate={self.exprs.expr(s.predicate)})")
+            else:
+                self.emit(level, f"{name}[{self.indices_text(s.indices)}] = {value}")
         elif t is For:
             self.for_loop(s, level)
         elif t is BlockRealize:

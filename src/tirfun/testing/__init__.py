@@ -35,6 +35,8 @@ strategies):
   unsafe_hide_buffer_access)
 * ``tirfun.testing.index_programs``  blocks whose loads index through arithmetic
   and gathers (``index_programs()``, ``random_index_program(seed)``), for cache_index
+* ``tirfun.testing.masked``  predicated loads and stores in every spelling TVM has
+  (``masked_programs()``), with a numpy oracle of their result
 * ``tirfun.testing.stages``  multi-stage programs as users write them
   (elementwise chains, reductions, padding, softmax, conv, matmul):
   ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
@@ -80,6 +82,7 @@ _LAZY = {
     "stage_features": "tirfun.testing.stages",
     "StageOptions": "tirfun.testing.stages",
     "index_programs": "tirfun.testing.index_programs", "random_index_program": "tirfun.testing.index_programs",
+    "masked_programs": "tirfun.testing.masked",
 }
 
 

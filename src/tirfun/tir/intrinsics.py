@@ -133,8 +133,8 @@ INTRINSICS: dict[str, Intrinsic] = _table(
      "a call of an externally compiled GPU kernel"),
     # scalable vectors
     ("vscale", "", "int32", "llvm with scalable vectors (SVE)", "the scalable-vector length"),
-    ("get_active_lane_mask", "base limit", "first", "llvm with scalable vectors (SVE)",
-     "a scalable-vector lane mask"),
+    # of a fixed number of lanes, defined in tirfun.tir.legalize
+    ("get_active_lane_mask", "base limit", "first", None, "a vector lane mask"),
 )
 
 #: ``T.`` spellings that TVM maps to an intrinsic of another name
