@@ -95,3 +95,25 @@ def test_a_statement_held_twice_counts_its_names_twice():
     derived = index_of(out["main"])
     assert derived.names["x"] == 2
     assert derived == build_index(out["main"])
+
+
+def test_a_rebuilt_node_is_checked_like_a_new_one():
+    # with_fields runs a field's validator when that field changes, and a
+    # validator that reads other fields (a handle's pointee needs a handle
+    # dtype) whatever changes
+    import pytest
+
+    from tirfun.errors import NodeError
+    from tirfun.nodes import For, PointerType, Var
+    from tirfun.nodes.base import with_fields
+
+    func = from_source(SOURCE)
+    loop = get_at(func, index_of(func).loops["i"])
+    with pytest.raises(NodeError, match="must be a statement"):
+        with_fields(loop, body=3)
+    with pytest.raises(NodeError, match="must be a Var"):
+        with_fields(loop, loop_var="i")
+    assert isinstance(with_fields(loop, extent=4), For)
+    handle = Var("p", "handle", PointerType("float32"))
+    with pytest.raises(NodeError, match="only a handle variable points to"):
+        with_fields(handle, dtype="int32")
