@@ -18,10 +18,11 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
+from ..analysis.mentions import mentions
 from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, transform, walk_stmts
 from ..nodes import (
     EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, ForKind, IfThenElse,
-    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var,
+    IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -99,6 +100,8 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
         n = stack.pop()
         if isinstance(n, Buffer):
             continue
+        if isinstance(n, Stmt) and not mentions(n, buffer):
+            continue  # names neither the buffer nor its data pointer
         if isinstance(n, Var):
             if data is not None and n == data:
                 return True
@@ -950,6 +953,8 @@ class ComputeInline(Rewrite):
             # a block's regions hold every access under it: one that does not
             # declare the buffer does not load it
             if isinstance(n, Block) and not any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
+                return n
+            if isinstance(n, Stmt) and not mentions(n, buffer):
                 return n
             return None
 
