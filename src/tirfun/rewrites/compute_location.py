@@ -367,7 +367,7 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         here = program_key(site, loc.rpath)
         there = program_key(site, lpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope):
+        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             key = program_key(site, ypath)
@@ -913,7 +913,7 @@ class ComputeInline(Rewrite):
         if _uses_data(scope_body, buffer):
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                      "pointer or matched into a block, so its uses cannot be rewritten")
-        for _, r in blocks_in_order(site, loc.scope):
+        for _, r in blocks_in_order(site, loc.scope, {buffer}):
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
@@ -927,7 +927,7 @@ class ComputeInline(Rewrite):
         if readers:
             last = program_key(site, readers[-1][0])
             first = program_key(site, loc.rpath)
-            for ypath, yrealize in blocks_in_order(site, loc.scope):
+            for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
                 if is_under(ypath, loc.rpath) or ypath == loc.rpath:
                     continue
                 key = program_key(site, ypath)
@@ -1088,7 +1088,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
                      "without a reduction can be inlined", realize)
         written_in_scope = set()
-        for _, r in blocks_in_order(site, loc.scope):
+        for _, r in blocks_in_order(site, loc.scope, reads_of(block)):
             written_in_scope |= writes_of(r.block)
         inputs = [b for b in dict.fromkeys(r.buffer for r in block.reads) if b in written_in_scope]
         if len(inputs) != 1:
@@ -1101,7 +1101,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        others = [r for p, r in blocks_in_order(site, loc.scope)
+        others = [r for p, r in blocks_in_order(site, loc.scope, {buffer})
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
         if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
@@ -1130,7 +1130,7 @@ class ReverseComputeInline(Rewrite):
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
         first, last = program_key(site, ppath), program_key(site, loc.rpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope):
+        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
                 continue
             if first < program_key(site, ypath) < last:

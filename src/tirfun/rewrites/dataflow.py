@@ -89,12 +89,15 @@ def scope_allocations(site: Site, scope: Path | None) -> set:
     return set() if scope is None else set(site.at(scope).alloc_buffers)
 
 
-def blocks_in_order(site: Site, scope: Path | None) -> list[Child]:
-    """Every block under the scope, nested ones too, in program order."""
+def blocks_in_order(site: Site, scope: Path | None, touching=None) -> list[Child]:
+    """Every block under the scope, nested ones too, in program order; with
+    ``touching`` (buffers), only those that may read or write one of them
+    (the others cannot depend on a block that uses only those), found
+    without entering the statements that name none of them."""
     if scope is None:
-        return list(all_block_realizes(site.func.body, (_BODY,)))
+        return list(all_block_realizes(site.func.body, (_BODY,), touching=touching))
     block: Block = site.at(scope)
-    return list(all_block_realizes(block.body, scope + (_BODY,)))
+    return list(all_block_realizes(block.body, scope + (_BODY,), touching=touching))
 
 
 # -- accesses and dependences ----------------------------------------------------------
