@@ -162,22 +162,24 @@ def _tally(root, counts: dict, sign: int) -> None:
         stack.extend(child for _, child in stmt_children(node))
 
 
-def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: dict | None = None) -> list:
+def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | None = None, *,
+          count: bool = True) -> list:
     """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
     loops and blocks as ``(is_loop, name, path)``, in pre-order, and the
     names it binds tallied into ``counts``.
 
     Statements in ``shared`` are the same object on both sides of the
-    rewrite: their names cancel out, so they are not tallied. Their loops
-    and blocks are still listed, since their paths may have moved, except
-    where the shared statement kept its path: then nothing under it moved
-    and it is not entered at all. ``tops`` (id -> path), given for the new
-    side, holds the replaced subtree's outer statements (see
-    :func:`_top_statements`); one met there is added to ``shared`` (with
-    whether it kept its path), so the walk of the replaced side treats it
-    alike."""
+    rewrite: their names cancel out, so they are not tallied, nor entered.
+    Where a shared statement moved, its loops and blocks are listed at the
+    new place from what is kept for it (:func:`_entries`); where it kept
+    its path, nothing under it moved and nothing is listed. ``tops`` (id ->
+    path), given for the new side, holds the replaced subtree's outer
+    statements (see :func:`_top_statements`); one met there is added to
+    ``shared`` (with whether it kept its path), so the walk of the replaced
+    side treats it alike. ``count=False`` lists without tallying or
+    looking for shared statements."""
     found = []
-    stack = [(path, root, True)]
+    stack = [(path, root, count)]
     pop, push = stack.pop, stack.append
     fields_of = STMT_FIELDS.get
     while stack:
@@ -194,9 +196,9 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: dict | N
                 if old_path is not None and key not in shared:
                     kept = shared[key] = old_path == p
             if kept is not None:
-                if kept:
-                    continue  # the same statement at the same path: nothing under it moved
-                counting = False
+                if not kept:  # moved as it was: its loops and blocks, at the new place
+                    found.extend((is_loop, name, p + rel) for is_loop, name, rel in _entries(node))
+                continue
         if isinstance(node, For):
             found.append((True, node.loop_var.name, p))
         elif isinstance(node, Block):
@@ -217,6 +219,30 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: dict | N
                 kids.append((p + ((name, None),), value, counting))
         for kid in reversed(kids):
             push(kid)
+    return found
+
+
+# identity of a statement -> (weak reference to it, its loops and blocks as
+# ``(is_loop, name, path relative to it)`` in pre-order): a statement a
+# rewrite carries over to another place is listed from here, not walked
+_ENTRIES: dict[int, tuple] = {}
+
+
+def _forget_entries(key: int):
+    def callback(_ref):
+        _ENTRIES.pop(key, None)
+    return callback
+
+
+def _entries(stmt) -> tuple:
+    """The loops and blocks of ``stmt`` (itself included), with their paths
+    relative to it, in pre-order; kept for as long as ``stmt`` lives."""
+    key = id(stmt)
+    entry = _ENTRIES.get(key)
+    if entry is not None and entry[0]() is stmt:
+        return entry[1]
+    found = tuple(_scan(stmt, (), {}, 0, {}, None, count=False))
+    _ENTRIES[key] = (weakref.ref(stmt, _forget_entries(key)), found)
     return found
 
 
