@@ -82,3 +82,17 @@ def test_a_buffer_rewrite_leaves_the_statements_that_do_not_use_it_as_they_were(
     out = R.cache_read("B", 0, "local")(mod)
     after = out["main"].body.block.body.seq
     assert after[0] is before[0]  # the producer of C reads no cache
+
+
+def test_pointer_buffers_are_those_a_full_walk_meets_in_its_order():
+    # lowered code gives buffers data pointers; access detection asks only
+    # for those, and must see them in the order a walk meets them
+    from tirfun.analysis.mentions import pointer_buffers
+    from tirfun.lower import lower
+
+    for seed in range(len(SOURCES)):
+        mod = random_block_program(seed, SOURCES[seed % len(SOURCES)])
+        for func in (mod["main"], lower(mod)["main"]):
+            for _, stmt in walk_stmts(func):
+                expected = list(dict.fromkeys(n for n in walk(stmt) if isinstance(n, Buffer) and n.data is not None))
+                assert list(pointer_buffers(stmt)) == expected

@@ -14,6 +14,10 @@ from its children's kept answers.
 Names are identities inside a function (DESIGN.md), so a statement whose
 names do not include a buffer's name (nor its data pointer's) cannot use
 that buffer: :func:`mentions` is the test the rewrites skip subtrees with.
+
+:func:`pointer_buffers` answers, kept the same way, which buffers under a
+statement have a data pointer (only those can be used through it), so
+that access detection need not walk a whole block to learn there are none.
 """
 
 from __future__ import annotations
@@ -26,24 +30,26 @@ from .traversal import iter_children
 # identity of a statement or buffer -> (weak reference to it, its names);
 # an entry lives exactly as long as its node, which cannot change meanwhile
 _CACHE: dict[int, tuple] = {}
+# the same for the buffers with a data pointer under a statement
+_POINTERS: dict[int, tuple] = {}
 
 
-def _forget(key: int):
+def _forget(cache: dict, key: int):
     def callback(_ref):
-        _CACHE.pop(key, None)
+        cache.pop(key, None)
     return callback
 
 
-def _kept(node) -> frozenset | None:
-    entry = _CACHE.get(id(node))
+def _kept(node, cache: dict = _CACHE):
+    entry = cache.get(id(node))
     if entry is not None and entry[0]() is node:
         return entry[1]
     return None
 
 
-def _keep(node, names: frozenset) -> None:
+def _keep(node, value, cache: dict = _CACHE) -> None:
     key = id(node)
-    _CACHE[key] = (weakref.ref(node, _forget(key)), names)
+    cache[key] = (weakref.ref(node, _forget(cache, key)), value)
 
 
 def names_in(node: Node) -> frozenset:
@@ -85,4 +91,31 @@ def mentions_any(node: Node, buffers) -> bool:
     return any(b.name in names or (b.data is not None and b.data.name in names) for b in buffers)
 
 
-__all__ = ["names_in", "mentions", "mentions_any"]
+def pointer_buffers(node: Node) -> tuple:
+    """The buffers with a data pointer used in ``node`` (itself included),
+    each once, in the order a pre-order walk first meets them."""
+    if isinstance(node, Buffer):
+        return (node,) if node.data is not None else ()
+    if isinstance(node, Stmt):
+        found = _kept(node, _POINTERS)
+        if found is None:
+            found = _pointers_below(node)
+            _keep(node, found, _POINTERS)
+        return found
+    return _pointers_below(node)
+
+
+def _pointers_below(root: Node) -> tuple:
+    out: dict = {}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, (Stmt, Buffer)):
+            for b in pointer_buffers(n):  # kept per statement
+                out.setdefault(b, None)
+            continue
+        stack.extend(reversed(list(iter_children(n))))
+    return tuple(out)
+
+
+__all__ = ["names_in", "mentions", "mentions_any", "pointer_buffers"]
