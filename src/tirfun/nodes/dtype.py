@@ -181,6 +181,9 @@ class DataType(str):
 
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
+        known = (_FACTS.get(self) or _learn(self)).int_range
+        if known is not None:
+            return known[0]
         if self.is_bool:
             return 0
         if self.code == "int":
@@ -193,6 +196,9 @@ class DataType(str):
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
+        known = (_FACTS.get(self) or _learn(self)).int_range
+        if known is not None:
+            return known[1]
         if self.is_bool:
             return 1
         if self.code == "int":
