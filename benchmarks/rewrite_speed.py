@@ -1,4 +1,4 @@
-"""How long one ``split`` takes, on the tutorial module and on large modules.
+"""How long a schedule primitive takes, on tutorial-sized and on large modules.
 
 A primitive resolves its loop through the function's name index (built once
 per function, then derived along each rewritten path) and rebuilds only the
@@ -14,13 +14,23 @@ the median time of one split:
 * on single-block modules whose loop sits under deeper and deeper nests,
   where the path, and so the time, grows.
 
-A second table times every primitive once on a tutorial-sized module of
-two 8x8 nests (the same record applied to the same module, again and
-again).
+A second table times every primitive (loop and block:
+``tirfun.testing.schedules.ALL_PRIMITIVES``), each record applied to the
+same module again and again: the tutorial's matmul and relu
+(:data:`MATMUL_RELU`), or a three-stage program of a padding, a stencil and
+a relu (:data:`STAGES`) for compute location, caching and padding; then the
+same on those modules grown to 100 and to 1,000 blocks by independent
+elementwise blocks around the program, which the primitive must not pay
+for (:func:`with_filler`).
 
 The cases are timed in interleaved rounds, so that load from other processes
 falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
-(``--quick`` for fewer rounds).
+(``--quick`` or ``--repeats N`` for fewer rounds, ``--only split,fuse`` for
+some primitives only). ``--apply NAME --times N [--blocks B]`` applies one
+primitive N times and prints nothing, for counting instructions: under
+``valgrind --tool=callgrind``, the difference between two counts with
+different N is the cost of the extra applications, free of the noise of a
+shared machine.
 """
 
 from __future__ import annotations
