@@ -1,4 +1,4 @@
-"""How long one ``split`` takes, on the tutorial module and on large modules.
+"""How long a schedule primitive takes, on tutorial-sized and on large modules.
 
 A primitive resolves its loop through the function's name index (built once
 per function, then derived along each rewritten path) and rebuilds only the
@@ -14,13 +14,23 @@ the median time of one split:
 * on single-block modules whose loop sits under deeper and deeper nests,
   where the path, and so the time, grows.
 
-A second table times every primitive once on a tutorial-sized module of
-two 8x8 nests (the same record applied to the same module, again and
-again).
+A second table times every primitive (loop and block:
+``tirfun.testing.schedules.ALL_PRIMITIVES``), each record applied to the
+same module again and again: the tutorial's matmul and relu
+(:data:`MATMUL_RELU`), or a three-stage program of a padding, a stencil and
+a relu (:data:`STAGES`) for compute location, caching and padding; then the
+same on those modules grown to 100 and to 1,000 blocks by independent
+elementwise blocks around the program, which the primitive must not pay
+for (:func:`with_filler`).
 
 The cases are timed in interleaved rounds, so that load from other processes
 falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
-(``--quick`` for fewer rounds).
+(``--quick`` or ``--repeats N`` for fewer rounds, ``--only split,fuse`` for
+some primitives only). ``--apply NAME --times N [--blocks B]`` applies one
+primitive N times and prints nothing, for counting instructions: under
+``valgrind --tool=callgrind``, the difference between two counts with
+different N is the cost of the extra applications, free of the noise of a
+shared machine.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import statistics
 import sys
 import time
 
+from tirfun.analysis.traversal import stmt_children
 from tirfun.nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IRModule, IterVar,
     PrimFunc, Range, SeqStmt, Var,
@@ -39,27 +50,56 @@ from tirfun.rewrites import split
 from tirfun.rewrites.index import index_of
 from tirfun.script import from_source
 
-TWO_NESTS = """
+MATMUL_RELU = """
 @T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
     T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] + T.float32(1)
-    for k, l in T.grid(8, 8):
+    Y = T.alloc_buffer((128, 128), "float32")
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(128, 128):
         with T.block("C"):
-            vk, vl = T.axis.remap("SS", [k, l])
-            C[vk, vl] = B[vk, vl] * T.float32(2)
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
 """
 
+# three stages: a padding, a stencil reading two points of it, a relu
+STAGES = """
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), D: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": True})
+    P = T.alloc_buffer((130, 130), "float32")
+    B = T.alloc_buffer((128, 128), "float32")
+    for i, j in T.grid(130, 130):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = T.if_then_else(1 <= vi and vi < 129 and 1 <= vj and vj < 129, A[vi - 1, vj - 1],
+                                       T.float32(0))
+    for i, j in T.grid(128, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = P[vi, vj] + P[vi + 2, vj + 2]
+    for i, j in T.grid(128, 128):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(B[vi, vj], T.float32(0))
+"""
 
-def _elementwise(k: int, A: Buffer, B: Buffer, loop: str, extent: int = 8):
-    """``for loop in range(extent): B[k, v] = A[k, v] + 1`` as block ``B{k}``."""
+# the last stage accumulating into its output, for cache_inplace
+STAGES_INPLACE = STAGES.replace("D[vi, vj] = T.max(", "D[vi, vj] = D[vi, vj] + T.max(")
+
+
+def _elementwise(k: int, A: Buffer, B: Buffer, loop: str, extent: int = 8, block: str | None = None):
+    """``for loop in range(extent): B[k, v] = A[k, v] + 1`` as block ``B{k}``
+    (or ``block``)."""
     i, v = Var(loop), Var(f"v{k}")
     store = BufferStore(B, BufferLoad(A, [k, v]) + 1.0, [k, v])
     block = Block([IterVar(Range(0, extent), v, "DataPar")], [BufferRegion(A, [Range(k, 1), Range(v, 1)])],
-                  [BufferRegion(B, [Range(k, 1), Range(v, 1)])], f"B{k}", store)
+                  [BufferRegion(B, [Range(k, 1), Range(v, 1)])], block or f"B{k}", store)
     return For(i, 0, extent, "serial", BlockRealize([i], True, block))
 
 
@@ -136,30 +176,117 @@ class ChainCase:
         return time.perf_counter() - t0
 
 
-def primitive_cases() -> list[tuple[str, RepeatCase]]:
-    """One case per primitive, each on the two-nest tutorial-sized module."""
-    mod = IRModule({"main": from_source(TWO_NESTS)})
-    annotated = R.annotate(R.LoopRef("i", "main"), "pragma_unroll", 1)(mod)
-    records = [
-        ("split", mod, R.split("i", [None, 4])),
-        ("fuse", mod, R.fuse("i", "j")),
-        ("reorder", mod, R.reorder("j", "i")),
-        ("merge", mod, R.merge("i", "k")),
-        ("add_unit_loop", mod, R.add_unit_loop("B")),
-        ("reorder_block_iter_var", mod, R.reorder_block_iter_var("B", [1, 0])),
-        ("parallel", mod, R.parallel("i")),
-        ("vectorize", mod, R.vectorize("j")),
-        ("unroll", mod, R.unroll("j")),
-        ("bind", mod, R.bind("i", "threadIdx.x")),
-        ("annotate", mod, R.annotate(R.LoopRef("i", "main"), "pragma_unroll", 1)),
-        ("unannotate", annotated, R.unannotate(R.LoopRef("i", "main"), "pragma_unroll")),
+def with_filler(mod: IRModule, blocks: int) -> IRModule:
+    """``mod`` with independent elementwise blocks added to its root block
+    until it has ``blocks`` blocks (half before its statements, half after),
+    on two buffers of their own: what a primitive does to the program must
+    not cost more for them."""
+    func = mod["main"]
+    root = func.body.block
+    stmts = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
+    have = sum(1 for _ in _blocks_in(root.body))
+    extra = max(0, blocks - have)
+    src, dst = Buffer("Fsrc", [max(extra, 1), 8], "float32"), Buffer("Fdst", [max(extra, 1), 8], "float32")
+    filler = [_elementwise(k, src, dst, f"l{k}", block=f"F{k}") for k in range(extra)]
+    half = extra // 2
+    body = SeqStmt(filler[:half] + stmts + filler[half:])
+    new_root = Block(root.iter_vars, root.reads, root.writes, root.name_hint, body, root.init,
+                     list(root.alloc_buffers) + ([src, dst] if extra else []), root.match_buffers,
+                     root.annotations)
+    realize = BlockRealize(func.body.iter_values, func.body.predicate, new_root)
+    new = PrimFunc(func.params, realize, func.ret_type, func.buffer_map, func.attrs)
+    return IRModule({"main": new})
+
+
+def _blocks_in(stmt):
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Block):
+            yield node
+        for _, child in stmt_children(node):
+            stack.append(child)
+
+
+def primitive_records() -> list[tuple[str, str, object]]:
+    """Every primitive (``tirfun.testing.schedules.ALL_PRIMITIVES``) as
+    ``(name, module, record)``: the module is ``"matmul"`` (the tutorial's
+    matmul and relu), ``"stages"`` (padding, stencil, relu), or a module
+    derived from one of them, named in :func:`_modules`."""
+    at_loop = R.LoopRef("i", "main")
+    return [
+        ("split", "matmul", R.split("i", [None, 4])),
+        ("fuse", "matmul", R.fuse("i", "j")),
+        ("reorder", "matmul", R.reorder("k", "j")),
+        ("merge", "matmul", R.merge("i", "i_1")),
+        ("add_unit_loop", "matmul", R.add_unit_loop("Y")),
+        ("reorder_block_iter_var", "matmul", R.reorder_block_iter_var("Y", [1, 0, 2])),
+        ("parallel", "matmul", R.parallel("i")),
+        ("vectorize", "matmul", R.vectorize("j_1")),
+        ("unroll", "matmul", R.unroll("k")),
+        ("bind", "matmul", R.bind("i", "threadIdx.x")),
+        ("annotate", "matmul", R.annotate(at_loop, "pragma_unroll", 1)),
+        ("unannotate", "annotated", R.unannotate(at_loop, "pragma_unroll")),
+        ("compute_at", "stages", R.compute_at("B", "j_2")),
+        ("reverse_compute_at", "matmul", R.reverse_compute_at("C", "j")),
+        ("compute_inline", "stages", R.compute_inline("B")),
+        ("reverse_compute_inline", "stages", R.reverse_compute_inline("D")),
+        ("cache_read", "stages", R.cache_read("B", 0, "local")),
+        ("cache_write", "stages", R.cache_write("B", 0, "local")),
+        ("cache_inplace", "inplace", R.cache_inplace("D", 0, "local")),
+        ("reindex", "matmul", R.reindex("Y", ("read", 1))),
+        ("reindex_cache_read", "matmul", R.reindex_cache_read("C", 0, "local", lambda vi, vj: (vi, vj))),
+        ("reindex_cache_write", "matmul", R.reindex_cache_write("C", 0, "local", lambda vi, vj: (vi, vj))),
+        ("set_scope", "matmul", R.set_scope("Y", 0, "shared")),
+        ("storage_align", "matmul", R.storage_align("Y", 0, 0, 16, 1)),
+        ("unsafe_set_dtype", "matmul", R.unsafe_set_dtype("Y", 0, "float16")),
+        ("set_axis_separator", "matmul", R.set_axis_separator("Y", 0, "write", [1])),
+        ("rolling_buffer", "rolling", R.rolling_buffer("P", 0)),
+        ("decompose_reduction", "matmul", R.decompose_reduction("Y", "j")),
+        ("rfactor", "matmul", R.rfactor("k", 0)),
+        ("decompose_padding", "stages", R.decompose_padding("P", "i")),
+        ("pad_einsum", "matmul", R.pad_einsum("Y", [32, 32, 48])),
+        ("loop_partition", "matmul", R.loop_partition("i", [None, 32])),
+        ("annotate_buffer_access", "matmul", R.annotate_buffer_access("C", 0, "read", [(0, 128), (0, 128)])),
+        ("unsafe_hide_buffer_access", "matmul", R.unsafe_hide_buffer_access("Y", "read", [1])),
     ]
-    return [(name, RepeatCase(module, "i", record)) for name, module, record in records]
 
 
-def main(argv: list[str]) -> int:
-    """Time every case and print the table."""
-    repeats = 60 if "--quick" in argv else 600
+def _modules(blocks: int | None) -> dict[str, IRModule]:
+    """The modules the primitives apply to, with filler blocks up to
+    ``blocks`` (None: none)."""
+    matmul = IRModule({"main": from_source(MATMUL_RELU)})
+    stages = IRModule({"main": from_source(STAGES)})
+    base = {
+        "matmul": matmul,
+        "annotated": R.annotate(R.LoopRef("i", "main"), "pragma_unroll", 1)(matmul),
+        "stages": stages,
+        "inplace": IRModule({"main": from_source(STAGES_INPLACE)}),
+        # the padding computed per row of the stencil: a window that slides
+        "rolling": R.compute_at("P", "i_1")(stages),
+    }
+    if blocks is None:
+        return base
+    return {name: with_filler(mod, blocks) for name, mod in base.items()}
+
+
+SIZES = (None, 100, 1000)
+
+
+def primitive_cases(only: set[str] | None = None) -> list[tuple[str, int | None, RepeatCase]]:
+    """One case per primitive and module size: ``(primitive, blocks, case)``."""
+    out = []
+    for blocks in SIZES:
+        modules = _modules(blocks)
+        for name, module, record in primitive_records():
+            if only and name not in only:
+                continue
+            out.append((name, blocks, RepeatCase(modules[module], "i", record)))
+    return out
+
+
+def split_cases():
+    """The split cases: module size, chains of splits, depth of the path."""
     big = wide_module(1000)
     cases = [("tutorial module, split i", 1, 3, RepeatCase(tutorial_module(), "i"))]
     for n in (10, 100, 1000):
@@ -168,29 +295,61 @@ def main(argv: list[str]) -> int:
     cases.append(("1000-block module, split l500", 1000, 4, RepeatCase(big, "l500")))
     for depth in (8, 32, 128):
         cases.append((f"one block under {depth} more loops", 1, depth + 3, RepeatCase(deep_module(depth), "l0")))
-    per_primitive = primitive_cases()
+    return cases
+
+
+def apply_repeatedly(name: str, blocks: int | None, times: int) -> None:
+    """Apply primitive ``name`` ``times`` times (for an instruction count
+    under ``valgrind --tool=callgrind``: the difference between two counts
+    is the cost of the extra applications)."""
+    (case,) = [c for n, b, c in primitive_cases({name}) if b == blocks]
+    for _ in range(times):
+        case.sample()
+
+
+def _option(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def main(argv: list[str]) -> int:
+    """Time every case and print the tables."""
+    if "--apply" in argv:
+        name, times = _option(argv, "--apply"), int(_option(argv, "--times") or 1)
+        blocks = _option(argv, "--blocks")
+        apply_repeatedly(name, int(blocks) if blocks else None, times)
+        return 0
+    repeats = int(_option(argv, "--repeats") or (30 if "--quick" in argv else 200))
+    only = set(_option(argv, "--only").split(",")) if "--only" in argv else None
+    cases = [] if only else split_cases()
+    per_primitive = primitive_cases(only)
     # Python's cyclic collector scans every live object now and then, so its
-    # pauses grow with the heap, not with the work of a split: park what
+    # pauses grow with the heap, not with the work of a rewrite: park what
     # exists now in the permanent generation (the rewrites' own garbage is
     # still collected as usual)
     gc.collect()
     gc.freeze()
     # rounds over all cases, so that load from elsewhere falls on every case alike
-    samples: dict[str, list[float]] = {name: [] for name, *_ in cases}
+    samples: dict = {name: [] for name, *_ in cases}
+    for name, blocks, _case in per_primitive:
+        samples[name, blocks] = []
     for _ in range(repeats):
         for name, _blocks, _path, case in cases:
             samples[name].append(case.sample())
-        for name, case in per_primitive:
-            samples.setdefault(f"primitive {name}", []).append(case.sample())
-    base = _median_us(samples[cases[0][0]])
-    print(f"{'case':<40} {'blocks':>7} {'path':>5} {'median us':>10} {'vs tutorial':>12}")
-    for name, blocks, path, _case in cases:
-        us = _median_us(samples[name])
-        print(f"{name:<40} {blocks:>7} {path:>5} {us:>10.1f} {us / base:>11.2f}x")
-    print()
-    print(f"{'primitive on the two-nest module':<40} {'median us':>10}")
-    for name, _case in per_primitive:
-        print(f"{name:<40} {_median_us(samples[f'primitive {name}']):>10.1f}")
+        for name, blocks, case in per_primitive:
+            samples[name, blocks].append(case.sample())
+    if cases:
+        base = _median_us(samples[cases[0][0]])
+        print(f"{'case':<40} {'blocks':>7} {'path':>5} {'median us':>10} {'vs tutorial':>12}")
+        for name, blocks, path, _case in cases:
+            us = _median_us(samples[name])
+            print(f"{name:<40} {blocks:>7} {path:>5} {us:>10.1f} {us / base:>11.2f}x")
+        print()
+    print(f"{'primitive (median us)':<28} {'tutorial':>9} {'100 blocks':>11} {'1000 blocks':>12} {'1000/tut':>9}")
+    for name, *_ in primitive_records():
+        if only and name not in only:
+            continue
+        us = [_median_us(samples[name, blocks]) for blocks in SIZES]
+        print(f"{name:<28} {us[0]:>9.1f} {us[1]:>11.1f} {us[2]:>12.1f} {us[2] / us[0]:>8.2f}x")
     return 0
 
 

@@ -56,3 +56,64 @@ def test_a_rewrite_registers_the_derived_index():
         mod = step(mod)
         cached = _CACHE[id(mod["main"])][1]
         assert cached == build_index(mod["main"])
+
+
+def test_the_derived_index_is_the_built_one_after_every_block_primitive():
+    # block primitives rebuild whole scopes around what they move, and the
+    # derived index skips what they carried over unchanged: after every
+    # step of seeded schedules of every program shape, it must be exactly
+    # the index built from scratch
+    from tirfun.testing.block_programs import SOURCES, random_block_program
+    from tirfun.testing.schedules import ALL_PRIMITIVES, primitive_counts, random_block_schedule
+
+    applied = set()
+    for seed in range(3 * len(SOURCES)):
+        mod = random_block_program(seed, SOURCES[seed % len(SOURCES)])
+        pipeline = random_block_schedule(mod, seed, max_steps=4, primitives=ALL_PRIMITIVES)
+        applied |= set(primitive_counts(pipeline))
+        for step in pipeline:
+            mod = step(mod)
+            assert index_of(mod["main"]) == build_index(mod["main"]), step
+    assert len(applied) >= 10, applied
+
+
+def test_a_statement_held_twice_counts_its_names_twice():
+    # the same statement object in two places binds its names twice: the
+    # derived counts must not take the second copy for the carried-over one
+    from tirfun.nodes import LetStmt, SeqStmt
+    from tirfun.nodes.base import with_fields
+    from tirfun.rewrites.base import Site, commit
+
+    mod = IRModule({"main": from_source(SOURCE)})
+    func = mod["main"]
+    index = index_of(func)
+    path = index.blocks["C"]
+    block = get_at(func, path)
+    assert isinstance(block.body, LetStmt)
+    doubled = with_fields(block, body=SeqStmt([block.body, block.body]))
+    out = commit(Site(mod, "main", func, index), path, doubled)
+    derived = index_of(out["main"])
+    assert derived.names["x"] == 2
+    assert derived == build_index(out["main"])
+
+
+def test_a_rebuilt_node_is_checked_like_a_new_one():
+    # with_fields runs a field's validator when that field changes, and a
+    # validator that reads other fields (a handle's pointee needs a handle
+    # dtype) whatever changes
+    import pytest
+
+    from tirfun.errors import NodeError
+    from tirfun.nodes import For, PointerType, Var
+    from tirfun.nodes.base import with_fields
+
+    func = from_source(SOURCE)
+    loop = get_at(func, index_of(func).loops["i"])
+    with pytest.raises(NodeError, match="must be a statement"):
+        with_fields(loop, body=3)
+    with pytest.raises(NodeError, match="must be a Var"):
+        with_fields(loop, loop_var="i")
+    assert isinstance(with_fields(loop, extent=4), For)
+    handle = Var("p", "handle", PointerType("float32"))
+    with pytest.raises(NodeError, match="only a handle variable points to"):
+        with_fields(handle, dtype="int32")

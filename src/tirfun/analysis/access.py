@@ -47,6 +47,7 @@ from ..nodes import (
 from .arith import int_set as ivs
 from .arith import linear as lin
 from .arith.int_set import Interval
+from .mentions import pointer_buffers
 from .traversal import iter_children, map_children, walk, walk_stmts
 
 __all__ = [
@@ -103,7 +104,7 @@ class _Detector:
         if visible is None:
             hidden = _allocated_inside(block)
             self.is_visible = lambda b: b not in hidden
-            candidates = [n for n in walk(block) if isinstance(n, Buffer)]
+            candidates = pointer_buffers(block)  # only these can be used through a pointer
         else:
             allowed = set(visible)
             for b in block.alloc_buffers:

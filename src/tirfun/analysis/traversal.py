@@ -37,18 +37,45 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls))
 
 
+# what a field value is, by its type: a pure function of the type, learnt on
+# first sight, so that walking a tree asks no abstract-class isinstance
+# question (PVector and PMap are abstract classes, and slow to ask about)
+_NOTHING, _NODE, _VECTOR, _MAP = 0, 1, 2, 3
+_KINDS: dict[type, int] = {type(None): _NOTHING, str: _NOTHING, int: _NOTHING, bool: _NOTHING,
+                           float: _NOTHING}
+
+
+def _kind(kind: type) -> int:
+    found = _KINDS.get(kind)
+    if found is None:
+        if issubclass(kind, Node):
+            found = _NODE
+        elif issubclass(kind, PVector):
+            found = _VECTOR
+        elif issubclass(kind, PMap):
+            found = _MAP
+        else:
+            found = _NOTHING
+        _KINDS[kind] = found
+    return found
+
+
 def iter_children(node: Node) -> Iterator[Node]:
     """The direct child nodes of ``node``, in field order. Mapping fields
     (``buffer_map``, annotations) yield their node keys and values."""
+    kinds = _KINDS
     for name in _field_names(type(node)):
         value = getattr(node, name)
-        if isinstance(value, Node):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == _NODE:
             yield value
-        elif isinstance(value, PVector):
+        elif kind == _VECTOR:
             for item in value:
                 if isinstance(item, Node):
                     yield item
-        elif isinstance(value, PMap):
+        elif kind == _MAP:
             for k in sorted(value, key=_map_key_order):
                 if isinstance(k, Node):
                     yield k
@@ -63,9 +90,12 @@ def _map_key_order(key):
 
 def _map_value(value, fn):
     """Apply ``fn`` to the node(s) inside one field value; same object if unchanged."""
-    if isinstance(value, Node):
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _kind(type(value))
+    if kind == _NODE:
         return fn(value)
-    if isinstance(value, PVector):
+    if kind == _VECTOR:
         changed = False
         out = []
         for item in value:
@@ -73,7 +103,7 @@ def _map_value(value, fn):
             changed = changed or new is not item
             out.append(new)
         return pvector(out) if changed else value
-    if isinstance(value, PMap):
+    if kind == _MAP:
         changed = False
         out = {}
         for k, v in value.items():
@@ -91,13 +121,15 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
     Returns ``node`` itself when ``fn`` returned every child unchanged (by
     identity), so callers get structural sharing for free.
     """
-    updates = {}
+    updates = None
     for name in _field_names(type(node)):
         value = getattr(node, name)
         new = _map_value(value, fn)
         if new is not value:
+            if updates is None:
+                updates = {}
             updates[name] = new
-    if not updates:
+    if updates is None:
         return node
     return with_fields(node, **updates)
 

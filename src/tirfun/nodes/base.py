@@ -68,24 +68,36 @@ def node(cls):
 @functools.cache
 def _rebuild_plan(cls: type):
     """How :func:`with_fields` rebuilds a ``cls``: its fields as ``(name,
-    converter, validator, attribute)`` and its post-init hook; None when a
-    converter needs more than the value (attrs' ``Converter``), where
-    ``attrs.evolve`` is used instead."""
+    converter, validator, attribute, spans)`` (``spans``: the validator
+    reads other fields too, see :func:`spans_fields`) and its post-init
+    hook; None when a converter needs more than the value (attrs'
+    ``Converter``), where ``attrs.evolve`` is used instead."""
     fields = attrs.fields(cls)
     if any(isinstance(a.converter, attrs.Converter) for a in fields):
         return None
-    return (tuple((a.name, a.converter, a.validator, a) for a in fields),
+    return (tuple((a.name, a.converter, a.validator, a, getattr(a.validator, "spans_fields", False))
+                  for a in fields),
             getattr(cls, "__attrs_post_init__", None))
+
+
+def spans_fields(validator):
+    """Mark a field validator that reads other fields of the node as well:
+    :func:`with_fields` runs it whatever field changes (it runs the others
+    only when their own field changes)."""
+    validator.spans_fields = True
+    return validator
 
 
 def with_fields(node, **changes):
     """``node`` with the fields named in ``changes`` replaced: what
     ``attrs.evolve`` gives, for less. Only the changed fields go through
-    their converters (the others were converted when ``node`` was made and
-    cannot have changed since); every validator and the node's own rules
-    (``__attrs_post_init__``) run as in a constructor, so the result is
-    exactly as checked as a node built from scratch. Rewrites rebuild the
-    nodes along a path with it, many times per primitive."""
+    their converters and validators (the others were converted and checked
+    when ``node`` was made and cannot have changed since; a field's
+    validator looks at that field alone, rules that span fields live in
+    ``__attrs_post_init__``); the node's own rules run as in a constructor,
+    so the result is exactly as checked as a node built from scratch.
+    Rewrites rebuild the nodes along a path with it, many times per
+    primitive."""
     cls = type(node)
     plan = _rebuild_plan(cls)
     if plan is None:
@@ -93,7 +105,7 @@ def with_fields(node, **changes):
     fields, post_init = plan
     new = object.__new__(cls)
     put = object.__setattr__
-    for name, converter, _validator, _attribute in fields:
+    for name, converter, _validator, _attribute, _spans in fields:
         if name in changes:
             value = changes[name]
             if converter is not None:
@@ -101,8 +113,8 @@ def with_fields(node, **changes):
         else:
             value = getattr(node, name)
         put(new, name, value)
-    for name, _converter, validator, attribute in fields:
-        if validator is not None:
+    for name, _converter, validator, attribute, spans in fields:
+        if validator is not None and (spans or name in changes):
             validator(new, attribute, getattr(new, name))
     if post_init is not None:
         post_init(new)

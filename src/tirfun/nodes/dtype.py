@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 from ..errors import NodeError
 
@@ -94,26 +95,31 @@ class DataType(str):
                 raise NodeError(f"a data type must be a string such as 'float32', got {value!r}")
         return _intern(value)
 
+    # Every question below is answered from the spelling's facts, worked out
+    # once per spelling (see _Facts): dtypes are asked on every node built
+    # and every check made, so each answer is one dictionary look-up.
     @property
     def code(self) -> str:
         """``"int"``, ``"uint"``, ``"float"``, ``"bfloat"``, ``"handle"``, ``"void"``
         or one of the narrow floats of :data:`MINI_FLOATS` (``"float8_e4m3fn"``)."""
-        return _parse(str(self))[1]
+        return (_FACTS.get(self) or _learn(self)).code
 
     @property
     def bits(self) -> int:
-        return _parse(str(self))[2]
+        return (_FACTS.get(self) or _learn(self)).bits
 
     @property
     def lanes(self) -> int:
-        return _parse(str(self))[3]
+        return (_FACTS.get(self) or _learn(self)).lanes
 
     @property
     def element_of(self) -> "DataType":
         """The scalar type of one lane."""
-        return DataType(_spell(self.code, self.bits, 1)) if self.code not in ("handle", "void") else self
+        return (_FACTS.get(self) or _learn(self)).element_of
 
     def with_lanes(self, lanes: int) -> "DataType":
+        if lanes == 1:
+            return self.element_of
         return DataType(_spell(self.code, self.bits, lanes))
 
     def with_bits(self, bits: int) -> "DataType":
@@ -121,27 +127,27 @@ class DataType(str):
 
     @property
     def is_bool(self) -> bool:
-        return self.code == "uint" and self.bits == 1
+        return (_FACTS.get(self) or _learn(self)).is_bool
 
     @property
     def is_int(self) -> bool:
         """Signed integer (not bool)."""
-        return self.code == "int"
+        return (_FACTS.get(self) or _learn(self)).code == "int"
 
     @property
     def is_uint(self) -> bool:
         """Unsigned integer, excluding bool."""
-        return self.code == "uint" and self.bits != 1
+        return (_FACTS.get(self) or _learn(self)).is_uint
 
     @property
     def is_integer(self) -> bool:
         """Signed or unsigned integer, excluding bool."""
-        return self.code == "int" or self.is_uint
+        return (_FACTS.get(self) or _learn(self)).is_integer
 
     @property
     def is_float(self) -> bool:
         """IEEE float, bfloat or one of the narrow floats (float8, float4)."""
-        return self.code in ("float", "bfloat") or self.code in MINI_FLOATS
+        return (_FACTS.get(self) or _learn(self)).is_float
 
     @property
     def is_mini_float(self) -> bool:
@@ -175,6 +181,9 @@ class DataType(str):
 
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
+        known = (_FACTS.get(self) or _learn(self)).int_range
+        if known is not None:
+            return known[0]
         if self.is_bool:
             return 0
         if self.code == "int":
@@ -187,6 +196,9 @@ class DataType(str):
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
+        known = (_FACTS.get(self) or _learn(self)).int_range
+        if known is not None:
+            return known[1]
         if self.is_bool:
             return 1
         if self.code == "int":
@@ -201,7 +213,7 @@ class DataType(str):
         """``(min, max)`` of a scalar integer or bool type, None for any
         other type: the one question an integer constant asks of its type
         (worked out once per spelling)."""
-        return _int_range(str(self))
+        return (_FACTS.get(self) or _learn(self)).int_range
 
     def __repr__(self) -> str:
         return f"DataType({str(self)!r})"
@@ -210,12 +222,43 @@ class DataType(str):
         return (DataType, (str(self),))
 
 
-@functools.lru_cache(maxsize=None)
-def _int_range(text: str) -> tuple[int, int] | None:
-    dt = _intern(text)
-    if dt.lanes != 1 or not (dt.is_bool or dt.is_integer):
-        return None
-    return int(dt.min_value()), int(dt.max_value())
+class _Facts(NamedTuple):
+    """What a spelling's questions answer, computed once per spelling."""
+
+    code: str
+    bits: int
+    lanes: int
+    element_of: "DataType"
+    is_bool: bool
+    is_uint: bool
+    is_integer: bool
+    is_float: bool
+    int_range: "tuple[int, int] | None"
+
+
+# spelling -> its facts: a pure function of the spelling, filled on first use
+# (the interned DataType and its plain str hash and compare alike)
+_FACTS: dict = {}
+
+
+def _learn(dt: DataType) -> _Facts:
+    _, code, bits, lanes = _parse(str(dt))
+    element = dt if lanes == 1 or code in ("handle", "void") else _intern(_spell(code, bits, 1))
+    is_bool = code == "uint" and bits == 1
+    is_uint = code == "uint" and bits != 1
+    is_integer = code == "int" or is_uint
+    is_float = code in ("float", "bfloat") or code in MINI_FLOATS
+    int_range = None
+    if lanes == 1 and (is_bool or is_integer):
+        if is_bool:
+            int_range = (0, 1)
+        elif code == "int":
+            int_range = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        else:
+            int_range = (0, (1 << bits) - 1)
+    facts = _Facts(code, bits, lanes, element, is_bool, is_uint, is_integer, is_float, int_range)
+    _FACTS[str(dt)] = facts
+    return facts
 
 
 @functools.lru_cache(maxsize=None)

@@ -18,7 +18,7 @@ from attrs import field
 from pyrsistent import PVector
 
 from ..errors import NodeError
-from .base import Node, node, to_pvector
+from .base import Node, node, spans_fields, to_pvector
 from .dtype import DataType, dtype_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -218,6 +218,7 @@ class PointerType(Node):
             raise NodeError(f"a pointer's storage scope is a string, got {self.scope!r}")
 
 
+@spans_fields  # it reads the variable's dtype
 def _check_annotation(self, _attribute, value):
     if value is None:
         return

@@ -41,6 +41,7 @@ from pyrsistent import pvector
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
+from ..analysis.mentions import mentions
 from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
 from ..nodes import (
     GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
@@ -645,6 +646,8 @@ class _Rewriter:
         return attrs.evolve(block, **changes) if changes else block
 
     def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        if self.loc[:len(path)] != path and not mentions(node, self.old):
+            return node  # nothing to redirect and nothing to insert below it
         if isinstance(node, Block):
             return self.block(node, path, redirect)
         if isinstance(node, BufferStore) and redirect:

@@ -15,6 +15,7 @@ from ..nodes import (
     Block, BlockRealize, BufferStore, For, IRModule, IterVarType, PrimExpr, Stmt,
 )
 from ..analysis.arith.iter_map import is_affine_binding, simplify_index
+from ..analysis.mentions import mentions_any
 from .base import Checks, Site
 from .errors import (
     ForeignRefError, LoopHasAnnotationOrThreadBindingError, LoopNotStartWithZeroError,
@@ -154,12 +155,17 @@ def child_blocks(stmt: Stmt, path: Path) -> Iterator[tuple[Path, BlockRealize]]:
         stack.extend(reversed(kids))
 
 
-def all_block_realizes(stmt: Stmt, path: Path, *, skip_init: bool = True) -> Iterator[tuple[Path, BlockRealize]]:
+def all_block_realizes(stmt: Stmt, path: Path, *, skip_init: bool = True,
+                       touching=None) -> Iterator[tuple[Path, BlockRealize]]:
     """Every BlockRealize under ``stmt`` (``stmt`` included), nested ones too,
-    in program order; blocks inside a reduction ``init`` are skipped."""
+    in program order; blocks inside a reduction ``init`` are skipped.
+    With ``touching`` (buffers), only blocks that may use one of them:
+    statements that name none of them are not entered."""
     stack = [(path, stmt)]
     while stack:
         p, node = stack.pop()
+        if touching is not None and not mentions_any(node, touching):
+            continue
         if isinstance(node, BlockRealize):
             yield p, node
         kids = []

@@ -18,12 +18,13 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
+from ..analysis.mentions import mentions
 from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, replace_at, transform, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
-    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Sub, Var, const,
+    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -101,6 +102,8 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
         n = stack.pop()
         if isinstance(n, Buffer):
             continue
+        if isinstance(n, Stmt) and not mentions(n, buffer):
+            continue  # names neither the buffer nor its data pointer
         if isinstance(n, Var):
             if data is not None and n == data:
                 return True
@@ -366,7 +369,7 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         here = program_key(site, loc.rpath)
         there = program_key(site, lpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope):
+        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             key = program_key(site, ypath)
@@ -1013,7 +1016,7 @@ class ComputeInline(Rewrite):
             # its masked lanes would compute the value where the mask keeps them from reading
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
                      f"vector load {masked.script()}; its lanes cannot be inlined one by one")
-        for _, r in blocks_in_order(site, loc.scope):
+        for _, r in blocks_in_order(site, loc.scope, {buffer}):
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
@@ -1027,7 +1030,7 @@ class ComputeInline(Rewrite):
         if readers:
             last = program_key(site, readers[-1][0])
             first = program_key(site, loc.rpath)
-            for ypath, yrealize in blocks_in_order(site, loc.scope):
+            for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
                 if is_under(ypath, loc.rpath) or ypath == loc.rpath:
                     continue
                 key = program_key(site, ypath)
@@ -1053,6 +1056,8 @@ class ComputeInline(Rewrite):
             # a block's regions hold every access under it: one that does not
             # declare the buffer does not load it
             if isinstance(n, Block) and not any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
+                return n
+            if isinstance(n, Stmt) and not mentions(n, buffer):
                 return n
             return None
 
@@ -1191,7 +1196,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
                      "without a reduction can be inlined", realize)
         written_in_scope = set()
-        for _, r in blocks_in_order(site, loc.scope):
+        for _, r in blocks_in_order(site, loc.scope, reads_of(block)):
             written_in_scope |= writes_of(r.block)
         inputs = [b for b in dict.fromkeys(r.buffer for r in block.reads) if b in written_in_scope]
         if len(inputs) != 1:
@@ -1204,7 +1209,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        others = [r for p, r in blocks_in_order(site, loc.scope)
+        others = [r for p, r in blocks_in_order(site, loc.scope, {buffer})
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
         if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
@@ -1233,7 +1238,7 @@ class ReverseComputeInline(Rewrite):
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
         first, last = program_key(site, ppath), program_key(site, loc.rpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope):
+        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
                 continue
             if first < program_key(site, ypath) < last:

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pyrsistent import PVector
+
 from ..analysis.arith import region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
@@ -87,12 +89,15 @@ def scope_allocations(site: Site, scope: Path | None) -> set:
     return set() if scope is None else set(site.at(scope).alloc_buffers)
 
 
-def blocks_in_order(site: Site, scope: Path | None) -> list[Child]:
-    """Every block under the scope, nested ones too, in program order."""
+def blocks_in_order(site: Site, scope: Path | None, touching=None) -> list[Child]:
+    """Every block under the scope, nested ones too, in program order; with
+    ``touching`` (buffers), only those that may read or write one of them
+    (the others cannot depend on a block that uses only those), found
+    without entering the statements that name none of them."""
     if scope is None:
-        return list(all_block_realizes(site.func.body, (_BODY,)))
+        return list(all_block_realizes(site.func.body, (_BODY,), touching=touching))
     block: Block = site.at(scope)
-    return list(all_block_realizes(block.body, scope + (_BODY,)))
+    return list(all_block_realizes(block.body, scope + (_BODY,), touching=touching))
 
 
 # -- accesses and dependences ----------------------------------------------------------
@@ -538,17 +543,36 @@ def delete_at(root: Stmt, rel: Path) -> Stmt:
 def program_key(site: Site, path: Path) -> tuple:
     """A key that orders paths as the program runs their statements the
     first time (a statement before the statements inside it)."""
-    from ..analysis.traversal import stmt_children
-
     key = []
     node = site.func
     for step in path:
-        kids = [s for s, _ in stmt_children(node)]
-        key.append(kids.index(step) if step in kids else 0)
+        key.append(_child_position(node, step))
         name, index = step
         value = getattr(node, name)
         node = value if index is None else value[index]
     return tuple(key)
+
+
+def _child_position(node, step) -> int:
+    """The position of ``step`` among the statement children of ``node``
+    (as :func:`~tirfun.analysis.traversal.stmt_children` lists them; 0 for
+    a step that leads to no statement child), counted without listing the
+    children: a sequence of a thousand statements costs one addition."""
+    from ..analysis.traversal import STMT_FIELDS
+
+    name, index = step
+    position = 0
+    for field in STMT_FIELDS.get(type(node), ()):
+        value = getattr(node, field)
+        if value is None:
+            continue
+        many = isinstance(value, PVector)
+        if field == name:
+            if many and isinstance(index, int) and 0 <= index < len(value):
+                return position + index
+            return position if not many and index is None else 0
+        position += len(value) if many else 1
+    return 0
 
 
 __all__ = [

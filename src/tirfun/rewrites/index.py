@@ -162,33 +162,47 @@ def _tally(root, counts: dict, sign: int) -> None:
         stack.extend(child for _, child in stmt_children(node))
 
 
-def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: frozenset = frozenset()) -> list:
+def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | None = None, *,
+          count: bool = True) -> list:
     """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
     loops and blocks as ``(is_loop, name, path)``, in pre-order, and the
     names it binds tallied into ``counts``.
 
-    Blocks in ``shared`` are the same object on both sides of the rewrite:
-    their names cancel out, so they are not tallied, but their loops and
-    blocks are listed, since their paths may have moved. A block met while
-    tallying whose id is in ``tops`` (the replaced subtree's outermost
-    blocks) is one such block: it is added to ``shared``, so the walk of the
-    replaced side skips it too."""
+    Statements in ``shared`` are the same object on both sides of the
+    rewrite: their names cancel out, so they are not tallied, nor entered.
+    Where a shared statement moved, its loops and blocks are listed at the
+    new place from what is kept for it (:func:`_entries`); where it kept
+    its path, nothing under it moved and nothing is listed. ``tops`` (id ->
+    path), given for the new side, holds the replaced subtree's outer
+    statements (see :func:`_top_statements`); one met there is added to
+    ``shared`` (with whether it kept its path), so the walk of the replaced
+    side treats it alike. ``count=False`` lists without tallying or
+    looking for shared statements."""
     found = []
-    stack = [(path, root, True)]
+    stack = [(path, root, count)]
     pop, push = stack.pop, stack.append
     fields_of = STMT_FIELDS.get
     while stack:
         p, node, counting = pop()
+        if counting:
+            key = id(node)
+            if tops is None:
+                kept = shared.get(key)
+            else:
+                # a statement the new side holds twice is shared once: the
+                # second copy binds its names once more
+                old_path = tops.get(key)
+                kept = None
+                if old_path is not None and key not in shared:
+                    kept = shared[key] = old_path == p
+            if kept is not None:
+                if not kept:  # moved as it was: its loops and blocks, at the new place
+                    found.extend((is_loop, name, p + rel) for is_loop, name, rel in _entries(node))
+                continue
         if isinstance(node, For):
             found.append((True, node.loop_var.name, p))
         elif isinstance(node, Block):
             found.append((False, node.name_hint, p))
-            if counting:
-                key = id(node)
-                if key in tops:
-                    shared.add(key)
-                if key in shared:
-                    counting = False
         if counting:
             _tally_one(node, counts, sign)
         names = fields_of(type(node))
@@ -208,23 +222,59 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: set, tops: frozense
     return found
 
 
-def _top_blocks(root) -> frozenset:
-    """Ids of the blocks reachable from ``root`` without entering a block."""
-    out = set()
-    stack = [root]
+# identity of a statement -> (weak reference to it, its loops and blocks as
+# ``(is_loop, name, path relative to it)`` in pre-order): a statement a
+# rewrite carries over to another place is listed from here, not walked
+_ENTRIES: dict[int, tuple] = {}
+
+
+def _forget_entries(key: int):
+    def callback(_ref):
+        _ENTRIES.pop(key, None)
+    return callback
+
+
+def _entries(stmt) -> tuple:
+    """The loops and blocks of ``stmt`` (itself included), with their paths
+    relative to it, in pre-order; kept for as long as ``stmt`` lives."""
+    key = id(stmt)
+    entry = _ENTRIES.get(key)
+    if entry is not None and entry[0]() is stmt:
+        return entry[1]
+    found = tuple(_scan(stmt, (), {}, 0, {}, None, count=False))
+    _ENTRIES[key] = (weakref.ref(stmt, _forget_entries(key)), found)
+    return found
+
+
+def _top_statements(root, path: Path) -> dict:
+    """The statements of the replaced subtree at ``path`` that a rewrite
+    may carry over unchanged, id -> path: those reachable from ``root``
+    (not included) without entering a block other than ``root``. The new
+    side's walk recognises them by identity, so a rewrite that rebuilds a
+    scope of a thousand blocks around one moved block tallies only what
+    it changed."""
+    out: dict = {}
+    twice: set = set()
+    stack = [(path, root)]
     fields_of = STMT_FIELDS.get
     while stack:
-        node = stack.pop()
-        if isinstance(node, Block):
-            out.add(id(node))
-            continue
+        p, node = stack.pop()
+        if node is not root:
+            key = id(node)
+            if key in out:
+                twice.add(key)  # held twice: its copies cannot be told apart
+            out[key] = p
+            if isinstance(node, Block):
+                continue
         for name in fields_of(type(node), ()):
             value = getattr(node, name)
             if type(value) is _PVEC:
-                stack.extend(value)
+                stack.extend((p + ((name, i),), child) for i, child in enumerate(value))
             elif value is not None:
-                stack.append(value)
-    return frozenset(out)
+                stack.append((p + ((name, None),), value))
+    for key in twice:
+        del out[key]
+    return out
 
 
 def build_index(func: PrimFunc) -> FuncIndex:
@@ -260,11 +310,11 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     at ``path`` replaced by ``new_sub``: only those two subtrees are walked."""
     if old.clashes:
         return build_index(new_func)
-    # the new side first: the outermost blocks of the old side that it
+    # the new side first: the outer statements of the old side that it
     # reaches unchanged are the shared ones, skipped by both tallies
-    shared: set = set()
+    shared: dict = {}
     delta: dict = {}
-    came = _scan(new_sub, path, delta, 1, shared, _top_blocks(old_sub))
+    came = _scan(new_sub, path, delta, 1, shared, _top_statements(old_sub, path))
     gone = _scan(old_sub, path, delta, -1, shared)
     loops = _moved(old.loops, [(n, p) for is_loop, n, p in gone if is_loop],
                    [(n, p) for is_loop, n, p in came if is_loop])

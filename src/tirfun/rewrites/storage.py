@@ -14,8 +14,9 @@ from __future__ import annotations
 import attrs
 from pyrsistent import PVector
 
+from ..analysis.mentions import mentions_any
 from ..analysis.traversal import Path, ancestors, transform
-from ..nodes import Block, Buffer, BufferLoad, BufferStore, Cast, DataType, MatchBufferRegion
+from ..nodes import Block, Buffer, BufferLoad, BufferStore, Cast, DataType, MatchBufferRegion, Stmt
 from ..nodes.base import freeze_value
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
@@ -79,18 +80,32 @@ def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Pat
 def _views(block: Block, buffer: Buffer) -> list[Buffer]:
     """The match_buffer views of ``buffer`` below ``block``, views of views
     included, outermost first."""
-    from ..analysis.traversal import walk
+    from ..analysis.traversal import iter_children
 
     found = [buffer]
-    for n in walk(block):
+    stack = [block]
+    while stack:  # pre-order, as a view of a view comes below the view
+        n = stack.pop()
+        if isinstance(n, Stmt) and n is not block and not mentions_any(n, found):
+            continue  # names none of them: no view of them below
         if isinstance(n, MatchBufferRegion) and n.source.buffer in found and n.buffer not in found:
             found.append(n.buffer)
+        stack.extend(reversed(list(iter_children(n))))
     return found[1:]
+
+
+def _untouched(n, mapping: dict):
+    """``n`` when it is a statement that uses none of the buffers of
+    ``mapping`` (a pre-hook of ``transform``: nothing to replace below)."""
+    if isinstance(n, Stmt) and not mentions_any(n, mapping):
+        return n
+    return None
 
 
 def _replace_buffers(root, mapping: dict):
     """``root`` with the buffers of ``mapping`` replaced."""
-    return transform(root, lambda n: mapping.get(n, n) if isinstance(n, Buffer) else n)
+    return transform(root, lambda n: mapping.get(n, n) if isinstance(n, Buffer) else n,
+                     lambda n: _untouched(n, mapping))
 
 
 @attrs.frozen
@@ -419,6 +434,8 @@ class UnsafeSetDType(Rewrite):
         mapping = {b: attrs.evolve(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer)}
 
         def pre(n):
+            if n is not block and _untouched(n, mapping) is not None:
+                return n
             if isinstance(n, BufferStore) and n.buffer in mapping:
                 value = visit(n.value)
                 cast = Cast(tgt.with_lanes(value.dtype.lanes), value)

@@ -1,0 +1,121 @@
+"""Which names a subtree mentions, cached behind the immutable statement.
+
+A primitive that redirects one buffer (``set_scope``, ``cache_read``,
+``compute_inline``, ...) rebuilds only the statements that use it, but
+finding them must not mean walking every expression of a scope of a
+thousand blocks at every step. :func:`names_in` answers, for a statement,
+the set of variable and buffer names used anywhere under it (a buffer's own
+shape, strides, offset and data pointer included); the answer for a
+statement is kept for as long as the statement lives, and rewrites share
+unchanged statements between the old and the new module, so after the first
+question only the statements a rewrite rebuilt are looked at again, each
+from its children's kept answers.
+
+Names are identities inside a function (DESIGN.md), so a statement whose
+names do not include a buffer's name (nor its data pointer's) cannot use
+that buffer: :func:`mentions` is the test the rewrites skip subtrees with.
+
+:func:`pointer_buffers` answers, kept the same way, which buffers under a
+statement have a data pointer (only those can be used through it), so
+that access detection need not walk a whole block to learn there are none.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..nodes import Buffer, Node, Stmt, Var
+from .traversal import iter_children
+
+# identity of a statement or buffer -> (weak reference to it, its names);
+# an entry lives exactly as long as its node, which cannot change meanwhile
+_CACHE: dict[int, tuple] = {}
+# the same for the buffers with a data pointer under a statement
+_POINTERS: dict[int, tuple] = {}
+
+
+def _forget(cache: dict, key: int):
+    def callback(_ref):
+        cache.pop(key, None)
+    return callback
+
+
+def _kept(node, cache: dict = _CACHE):
+    entry = cache.get(id(node))
+    if entry is not None and entry[0]() is node:
+        return entry[1]
+    return None
+
+
+def _keep(node, value, cache: dict = _CACHE) -> None:
+    key = id(node)
+    cache[key] = (weakref.ref(node, _forget(cache, key)), value)
+
+
+def names_in(node: Node) -> frozenset:
+    """Every variable and buffer name used in ``node`` (buffers entered)."""
+    if not isinstance(node, (Stmt, Buffer)):
+        return frozenset(_collect(node))
+    found = _kept(node)
+    if found is None:
+        found = frozenset(_collect(node))
+        _keep(node, found)
+    return found
+
+
+def _collect(root: Node) -> set:
+    out: set = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, (Stmt, Buffer)):
+            out |= names_in(n)  # kept per statement and per buffer
+            continue
+        if isinstance(n, Var):
+            out.add(n.name)
+        elif isinstance(n, Buffer):
+            out.add(n.name)
+        stack.extend(iter_children(n))
+    return out
+
+
+def mentions(node: Node, buffer: Buffer) -> bool:
+    """Whether ``node`` may use ``buffer``: it names it or its data pointer."""
+    names = names_in(node)
+    return buffer.name in names or (buffer.data is not None and buffer.data.name in names)
+
+
+def mentions_any(node: Node, buffers) -> bool:
+    """Whether ``node`` may use any of ``buffers``."""
+    names = names_in(node)
+    return any(b.name in names or (b.data is not None and b.data.name in names) for b in buffers)
+
+
+def pointer_buffers(node: Node) -> tuple:
+    """The buffers with a data pointer used in ``node`` (itself included),
+    each once, in the order a pre-order walk first meets them."""
+    if isinstance(node, Buffer):
+        return (node,) if node.data is not None else ()
+    if isinstance(node, Stmt):
+        found = _kept(node, _POINTERS)
+        if found is None:
+            found = _pointers_below(node)
+            _keep(node, found, _POINTERS)
+        return found
+    return _pointers_below(node)
+
+
+def _pointers_below(root: Node) -> tuple:
+    out: dict = {}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, (Stmt, Buffer)):
+            for b in pointer_buffers(n):  # kept per statement
+                out.setdefault(b, None)
+            continue
+        stack.extend(reversed(list(iter_children(n))))
+    return tuple(out)
+
+
+__all__ = ["names_in", "mentions", "mentions_any", "pointer_buffers"]
