@@ -121,10 +121,9 @@ def test_a_shared_tile_is_computed_by_every_thread_until_the_copy_is_shared_out(
     sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("C"))[-1])
     args = random_inputs(mod["main"], 2)
     expected = _serial(mod["main"], args)
-    # every thread of the block writes the same 32 values: TVM's result,
-    # which the GPU semantics reports as a race
-    with pytest.raises(InterpError, match="data race on buffer S"):
-        _gpu(lower(sch.mod, target="cuda")["main"], args)
+    # every thread of the block writes the same 32 values (TVM's result):
+    # the same bits in every order of the threads, so no race, only waste
+    _same(expected, _gpu(lower(sch.mod, target="cuda")["main"], args))
     (ax0,) = sch.get_loops(sch.get_block("S"))[-1:]
     y, x = sch.split(ax0, [4, 8])
     sch.bind(y, "threadIdx.y")
@@ -216,3 +215,41 @@ def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
     assert "T.axis.spatial(64, bx * 32 + tx)" in after["main"].script().split('T.block("C")')[1]
     args = random_inputs(mod["main"], 5)
     _same(_serial(mod["main"], args), _gpu(after["main"], args))
+
+
+CROSS = '''
+@T.prim_func
+def main(A: T.Buffer((4, 2), "float32"), D: T.Buffer((4, 2), "float32")):
+    B = T.alloc_buffer((4, 2), scope="SCOPE")
+    for i_0 in T.thread_binding(2, thread="threadIdx.x"):
+        for i_1 in T.thread_binding(2, thread="threadIdx.y"):
+            for j in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i_0 * 2 + i_1)
+                    vj = T.axis.spatial(2, j)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 2):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_a_consumer_placed_above_its_producers_threads_is_refused(scope):
+    # above threadIdx.y, D would read rows the other thread of i_1 wrote:
+    # from global memory with no barrier (TVM's thread sync adds none), or
+    # from a local buffer that holds only the reading thread's row
+    mod = IRModule({"main": from_source(CROSS.replace("SCOPE", scope))})
+    with pytest.raises(R.ThreadOverlapError, match=rf"placed above loop 'i_1' \(threadIdx.y\), the block "
+                       rf"would read the {scope} buffer B that other threads of that loop write"):
+        R.reverse_compute_at("D", "i_0")(mod)
+
+
+def test_a_consumer_placed_above_its_producers_threads_reads_shared_memory_after_a_barrier():
+    mod = IRModule({"main": from_source(CROSS.replace("SCOPE", "shared"))})
+    after = R.reverse_compute_at("D", "i_0")(mod)
+    lowered = lower(after, target="cuda")["main"]
+    assert 'T.tvm_storage_sync("shared")' in lowered.script()
+    args = random_inputs(mod["main"], 3)
+    _same(_serial(mod["main"], args), _gpu(lowered, args))

@@ -192,19 +192,29 @@ def test_a_loop_carried_conflict_gets_a_barrier_at_the_start_of_each_iteration()
     np.testing.assert_array_equal(b, expected)
 
 
+WRONG_BINDING = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for u in T.thread_binding(4, thread="threadIdx.x"):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = VALUE
+'''
+
+
 def test_a_wrong_binding_is_a_race():
-    # every thread of threadIdx.x writes all of B: two threads, one element
-    sch = tirfun.Schedule(parse(VECTOR_ADD))
-    (i,) = sch.get_loops(sch.get_block("B"))
-    sch.bind(i, "blockIdx.x")
-    sch.add_unit_loop(sch.get_block("B"))
-    text = sch.mod.script().replace("for u in range(1):", 'for u in T.thread_binding(4, thread="threadIdx.x"):')
-    func = tirfun.script.from_source("from tirfun.script import tir as T\n" + text) \
-        if "T.prim_func" in text else None
-    if func is None:
-        pytest.fail("the schedule did not print as a function")
+    # every thread of threadIdx.x adds A into B[i]: each reads B[i] while
+    # another thread changes it
+    func = parse(WRONG_BINDING.replace("VALUE", "B[vi] + A[vi]"))
     with pytest.raises(InterpError, match="data race on buffer B"):
         run(func, np.ones(8, "float32"), np.zeros(8, "float32"))
+    # threads that all store the same bits do not race: every order agrees
+    b = np.zeros(8, "float32")
+    run(parse(WRONG_BINDING.replace("VALUE", "A[vi] + T.float32(1)")), np.ones(8, "float32"), b)
+    np.testing.assert_array_equal(b, np.full(8, 2, "float32"))
 
 
 # -- build errors -------------------------------------------------------------------

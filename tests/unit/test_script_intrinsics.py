@@ -549,9 +549,9 @@ def test_q_multiply_shift_per_axis_takes_the_shifts_apart():
 def test_a_gpu_intrinsic_the_cuda_build_lacks_says_so_on_target_cuda():
     func = from_source('from tirfun.script import tir as T\n'
                        '@T.prim_func\n'
-                       'def main(A: T.Buffer((32,), "float32")):\n'
+                       'def main(A: T.Buffer((32,), "uint32")):\n'
                        '    for i in T.thread_binding(32, thread="threadIdx.x"):\n'
-                       '        A[i] = T.tvm_warp_shuffle(T.uint32(0xFFFFFFFF), A[i], 0, 32, 32)\n')
-    with pytest.raises(BuildError, match="T.tvm_warp_shuffle is a warp-level operation: tirfun's "
+                       '        A[i] = T.tvm_warp_activemask()\n')
+    with pytest.raises(BuildError, match="T.tvm_warp_activemask is a warp-level operation: tirfun's "
                                          "CUDA build does not support it yet"):
         tirfun.build(func, target="cuda")

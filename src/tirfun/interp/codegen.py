@@ -384,11 +384,17 @@ class Compiler:
                 self.indent += 1
                 target = self.address(access, s.indices, env, lane, "store", statement=True)
                 self.line(f"{target} = {values[lane]}")
+                self.stored(target)
                 self.indent -= 1
             return
         for lane in range(lanes):
             target = self.address(access, s.indices, env, lane, "store", statement=True)
             self.line(f"{target} = {values[lane]}")
+            self.stored(target)
+
+    def stored(self, target: str) -> None:
+        """Called after the line that stores to ``target``; the GPU
+        compiler follows it with its race bookkeeping."""
 
     def s_for(self, s: For, env: Env) -> None:
         """A loop of any kind, as a Python ``for`` (thread-bound, parallel,

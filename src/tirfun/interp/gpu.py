@@ -36,6 +36,12 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   buffer, the index, both threads and both statements. Threads of
   different blocks race on global memory whenever they touch one element
   in one kernel, one of them writing (unless a global barrier lies between).
+  A store that leaves an element's bits as they were (every thread writing
+  the same value, as after compute_at places a producer under thread loops
+  before its copy is shared out) races with nothing, and a thread that
+  reads an element after storing to it in the same phase reads its own
+  value: every order of the threads gives the same result there. A store
+  that changes the bits still races with every other thread's access.
 
 Barriers are taken as written: TVM inserts them when it lowers a schedule
 (its thread-sync pass), so a TensorIR schedule that stages data through
@@ -52,6 +58,7 @@ import functools
 import itertools
 
 import attrs
+import numpy as np
 
 from ..analysis.traversal import walk_stmts
 from ..nodes import PrimFunc
@@ -302,6 +309,7 @@ class _Races:
         self.epochs: dict = {}
         self.lane = None
         self.block = None
+        self._pending = None  # the bits and site of the store being made
 
     def enter_block(self, block) -> None:
         self.block = block
@@ -313,13 +321,16 @@ class _Races:
         the first time a thread of the block allocates it)."""
         return self.block.shared.setdefault(name, fresh)
 
-    # the generated code calls these four
+    # the generated code calls these
     def load_block(self, storage, offset, site):
         self._phase(storage, offset, site, False)
         return storage[offset]
 
     def store_block(self, storage, offset, site):
-        self._phase(storage, offset, site, True)
+        self._before_store(storage, offset, site)
+
+    def stored_block(self, storage, offset):
+        self._phase(storage, offset, self._pending[1], True, self._silent(storage, offset))
 
     def load_global(self, storage, offset, site):
         self._phase(storage, offset, site, False)
@@ -327,35 +338,51 @@ class _Races:
         return storage[offset]
 
     def store_global(self, storage, offset, site):
-        self._phase(storage, offset, site, True)
-        self._kernel(storage, offset, site, True)
+        self._before_store(storage, offset, site)
 
-    def _phase(self, storage, offset, site, write):
+    def stored_global(self, storage, offset):
+        site = self._pending[1]
+        silent = self._silent(storage, offset)
+        self._phase(storage, offset, site, True, silent)
+        self._kernel(storage, offset, site, True, silent)
+
+    def _before_store(self, storage, offset, site):
+        self._pending = (_bits(storage[offset]), site)
+
+    def _silent(self, storage, offset) -> bool:
+        """Whether the store just made left the element's bits unchanged."""
+        return _bits(storage[offset]) == self._pending[0]
+
+    def _phase(self, storage, offset, site, write, silent=False):
         lane = self.lane
         epoch = self.epochs.get(lane.warp, 0)
         me = (lane, epoch, site)
         key = (id(storage), offset)
         entry = self.block_map.get(key)
         if entry is None:
-            # the entry holds the storage so its id stays its own for the phase
-            self.block_map[key] = [storage, me, {}] if write else [storage, None, {lane.key: me}]
-            return
-        writer, readers = entry[1], entry[2]
-        if writer is not None and not self._ordered(writer, me):
-            self._race(writer, True, me, write, offset)
+            # storage (kept so its id stays its own for the phase), the
+            # writers and the readers of the phase, by thread
+            entry = self.block_map[key] = [storage, {}, {}]
+        writers, readers = entry[1], entry[2]
         if write:
-            for other in readers.values():
-                if not self._ordered(other, me):
-                    self._race(other, False, me, True, offset)
-            entry[1] = me
+            if not silent:
+                for others, writes in ((writers, True), (readers, False)):
+                    for other in others.values():
+                        if not self._ordered(other, me):
+                            self._race(other, writes, me, True, offset)
+            writers[lane.key] = me
         else:
+            if lane.key not in writers:
+                for other in writers.values():
+                    if not self._ordered(other, me):
+                        self._race(other, True, me, False, offset)
             readers[lane.key] = me
 
     def _ordered(self, a, b) -> bool:
         la, lb = a[0], b[0]
         return la.key == lb.key or (la.warp == lb.warp and a[1] != b[1])
 
-    def _kernel(self, storage, offset, site, write):
+    def _kernel(self, storage, offset, site, write, silent=False):
         lane = self.lane
         bkey = lane.key[0]
         me = (lane, site)
@@ -365,6 +392,10 @@ class _Races:
             self.global_map[key] = [storage, me, {}] if write else [storage, None, {bkey: me}]
             return
         writer, readers = entry[1], entry[2]
+        if write and silent:
+            # the same bits again: no order of the blocks tells them apart
+            entry[1] = entry[1] or me
+            return
         if writer is not None and writer[0].key[0] != bkey:
             self._race((writer[0], 0, writer[1]), True, (lane, 0, site), write, offset, blocks=True)
         if write:
@@ -392,6 +423,11 @@ class _Races:
             f"{_indent(statement_text(s1.stmt, 4))}\nand thread ({self.who(second[0])}) "
             f"{'stores to' if second_writes else 'loads from'} it in\n"
             f"{_indent(statement_text(s2.stmt, 4))}\n{where}")
+
+
+def _bits(value) -> bytes:
+    """An element's bits, so that 0.0 and -0.0 differ and NaN equals itself."""
+    return np.asarray(value).tobytes()
 
 
 def _source_lane(kind: str, lane: int, b: int, width: int, size: int, who: str,

@@ -317,6 +317,12 @@ class GpuCompiler(Compiler):
         self.line(f"    return {t}")
 
     # ------------------------------------------------------------ accesses
+    def stored(self, target: str) -> None:
+        pending, self._pending_store = getattr(self, "_pending_store", None), None
+        if pending is not None:
+            where, storage, offset = pending
+            self.line(f"h_gpu.stored_{where}({storage}, {offset})")
+
     def address(self, access, indices, env: Env, lane: int, verb: str, statement: bool = False) -> str:
         text = super().address(access, indices, env, lane, verb, statement)
         kernel = self.kernel
@@ -334,6 +340,7 @@ class GpuCompiler(Compiler):
         site = len(self.sites) - 1
         if statement:
             self.line(f"h_gpu.store_{where}({access.storage}, {offset}, {site})")
+            self._pending_store = (where, access.storage, offset)
             return text
         return (text[:start] + f"h_gpu.load_{where}({access.storage}, {offset}, {site})"
                 + text[end + 1:])

@@ -552,6 +552,8 @@ class _ComputeAtBase(Rewrite):
         threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
         if not threads and not inner:
             return
+        if self.reverse:
+            self._check_cross_thread_reads(chk, pl, inner, subject)
         loops, values, _ = nest
         block = pl.loc.realize.block
         spatial = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.DataPar]
@@ -582,6 +584,36 @@ class _ComputeAtBase(Rewrite):
                          f"({shared[0].thread_binding}), which share {buf.name} and would update the same "
                          "elements at once", shared[0])
                 return
+
+    def _check_cross_thread_reads(self, chk, pl: _Placement, inner, subject) -> None:
+        """A consumer placed above thread-bound loops of its producers reads
+        what other threads wrote. Lowering puts a barrier between them only
+        for ``shared`` memory (and ``warp`` memory across threadIdx.x), as
+        TVM's thread-sync pass does; from ``global`` memory the read races
+        with the writes, and ``local`` memory holds only the reading
+        thread's part. TVM accepts both and computes wrong values."""
+        threads = [l for l in inner if not l.thread_binding.startswith("vthread")]
+        if not threads:
+            return
+        reads = {r.buffer for r in pl.loc.realize.block.reads}
+        for _, node in walk_stmts(pl.loop.body):
+            if not isinstance(node, For) or not any(node is t for t in threads):
+                continue
+            written = {w.buffer for _, r in walk_stmts(node) if isinstance(r, BlockRealize)
+                       for w in r.block.writes}
+            for buf in sorted(written & reads, key=lambda b: b.name):
+                scope = buf.scope()
+                # a barrier orders the threads of one block, never blocks
+                synced = not node.thread_binding.startswith("blockIdx") and (
+                    _storage_rank(scope) == 1
+                    or (_storage_rank(scope) == 2 and node.thread_binding == "threadIdx.x"))
+                if not synced:
+                    chk.fail(ThreadOverlapError, subject,
+                             f"placed above loop {node.loop_var.name!r} ({node.thread_binding}), the block "
+                             f"would read the {scope} buffer {buf.name} that other threads of that loop "
+                             "write: no barrier orders those reads after the writes (only shared memory "
+                             "within a thread block gets one)", node)
+                    return
 
     def build(self, plan) -> Outcome:
         site, pl, nest = plan
