@@ -834,3 +834,60 @@ def main(X: T.Buffer((2, 1, 1), "float32"), Y: T.Buffer((2, 1, 2), "float32")):
     sch = Schedule(R.loop_partition("c", [None, 1])(mod))
     sch.cache_read("pad_c1_partition", 0, "global")
     assert_equivalent(mod["main"], sch.mod["main"])
+
+
+_PARTITIONED_CHANNELS = '''@T.prim_func
+def main(X: T.Buffer((3, 6, 4), "float32"), Y: T.Buffer((3, 6, 4), "float32")):
+    for c, h, w in T.grid(3, 6, 4):
+        with T.block("Y"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            Y[vc, vh, vw] = X[vc, vh, vw] * T.float32(2)'''
+
+
+@pytest.mark.parametrize("block", ["Y_h_10", "Y_h_10_partition", "Y_h_11"])
+def test_cache_read_in_a_partition_under_outer_loops_copies_into_a_full_sized_cache(block):
+    # the scope (an opaque partition block) sits inside loops c_0, c_1, h_0:
+    # the region to copy depends on them, so a compact cache would index
+    # with them inside the copy block; the cache has X's shape instead and
+    # the copy's bindings carry the loops
+    mod = IRModule({"main": from_source(_PARTITIONED_CHANNELS)})
+    parted = R.Pipeline([R.split("c", [None, 2]), R.split("h", [None, 2]),
+                         R.loop_partition("h_1", [None, 1])])(mod)
+    after = R.cache_read(block, 0, "shared")(parted)
+    verify(after)
+    text = after.script()
+    assert 'X_shared = T.alloc_buffer((3, 6, 4), scope="shared")' in text
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    x = np.random.default_rng(0).standard_normal((3, 6, 4)).astype("float32")
+    y = np.zeros((3, 6, 4), "float32")
+    tirfun.build(after, target="llvm")(x, y)
+    np.testing.assert_array_equal(y, x * np.float32(2))
+
+
+def test_cache_write_in_a_partition_under_outer_loops_copies_back_from_a_full_sized_cache():
+    mod = IRModule({"main": from_source(_PARTITIONED_CHANNELS)})
+    parted = R.Pipeline([R.split("c", [None, 2]), R.loop_partition("c_1", [None, 1])])(mod)
+    after = R.cache_write("Y_c_11", 0, "local")(parted)
+    verify(after)
+    assert 'Y_local = T.alloc_buffer((3, 6, 4), scope="local")' in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+def test_cache_read_of_a_partition_whose_loop_sits_in_another_nest_keeps_meaning():
+    # the second nest's loops are i_1, j_1; the partition of j_1 sits under i_1
+    src = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((4, 8))
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + B[vi, vj + 2]'''
+    mod = IRModule({"main": from_source(src)})
+    after = R.cache_read("C_j_10_partition", 0, "global")(R.loop_partition("j_1", [3])(mod))
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    tirfun.build(after, target="llvm")

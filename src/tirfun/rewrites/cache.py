@@ -13,7 +13,11 @@ blocks that use it, in a new buffer of another storage scope
   buffer);
 * the cache has the buffer's shape when the copy sits in a loop, and the
   shape of the copied region (indices rebased) when it sits in the scope
-  block and every reader of the buffer is under it.
+  block and every reader of the buffer is under it, unless the region
+  depends on loops around the scope block (a scope inside a loop, as
+  loop_partition makes): TVM then indexes the cache with those loops
+  inside the copy block, which block isolation forbids here, so the cache
+  keeps the buffer's shape.
 
 TVM lets three programs through whose results then change; here each is a
 ScheduleError: a redirected reader that runs before the copy is filled
@@ -41,7 +45,7 @@ from pyrsistent import pvector
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
-from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
+from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
 from ..nodes import (
     GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
@@ -54,7 +58,7 @@ from .errors import (
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    CacheRegionOutsideScopeError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
@@ -506,22 +510,15 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
                  "copy reads", node)
 
 
-def _check_region_inside_scope(chk, site, scope, buf: Buffer, region, node) -> None:
-    """The copy block sits in the scope block, where the loops around the
-    scope block are not visible to its body: a region that depends on them
-    (a scope inside a loop, such as loop_partition's blocks) is refused."""
-    outer = {loop.loop_var.name for _, loop in loops_above(site, scope.path)}
-    if not outer:
-        return
-    used = set()
-    for r in region:
-        used |= var_names(r.min) | var_names(r.extent)
-    hit = sorted(used & outer)
-    if hit:
-        chk.stop(CacheRegionOutsideScopeError, f"buffer {buf.name}",
-                 f"the region of buffer {buf.name} the cache would copy depends on loop "
-                 f"{', '.join(hit)} outside the scope block {scope.block.name_hint!r}, which a copy "
-                 "block inside that scope cannot use", node)
+def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
+    """Whether the copied region depends on a loop around the scope block
+    (a scope inside a loop, such as loop_partition's opaque blocks). A
+    compact copy would have to index the cache with that loop's variable
+    inside the copy block, which block isolation forbids (TVM writes it
+    and its lowering copes); a full-sized cache keeps those variables in
+    the copy's loop extents and bindings, where they may appear."""
+    outer = {node.loop_var.name for _, node in ancestors(site.func, scope.path) if isinstance(node, For)}
+    return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
 
 
 def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
@@ -776,7 +773,9 @@ class CacheRead(Rewrite):
     writer writes, relaxed over the loops between the writer and that place
     (for an input: the whole buffer, or the scope block's read region).
     The cache has the buffer's shape when the copy sits in a loop, and the
-    copied region's shape (indices rebased) when it sits in the scope block.
+    copied region's shape (indices rebased) when it sits in the scope block
+    (the buffer's shape again when that region depends on loops around the
+    scope block).
 
     Requirements, each with the error raised when it fails:
 
@@ -872,8 +871,8 @@ class CacheRead(Rewrite):
             # takes what is inside the buffer
             region = _clamped([Interval(r.min, fold_sub(fold_add(r.min, r.extent), IntImm(r.extent.dtype, 1)))
                                for r in region], buf, _outer_dom(site, path[:-1], scope.path))
-        _check_region_inside_scope(chk, site, scope, buf, region, realize)
-        full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+        full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+                or _depends_on_outer_loops(site, scope, region))
 
         def select(block: Block, inherited: bool) -> str:
             if _writes(block, buf):
@@ -937,7 +936,9 @@ class CacheWrite(Rewrite):
     of the scope when there is none), and copies the region the block
     writes, relaxed over the loops between the block and that place. The
     cache has the buffer's shape when the copy sits in a loop, and the
-    copied region's shape (indices rebased) when it sits in the scope block.
+    copied region's shape (indices rebased) when it sits in the scope block
+    (the buffer's shape again when that region depends on loops around the
+    scope block).
 
     Requirements, each with the error raised when it fails:
 
@@ -1037,9 +1038,9 @@ class CacheWrite(Rewrite):
                      f"the block may not write every element of buffer {buf.name} that the copy back "
                      f"would copy: {partial}", realize)
         region = _writer_region(site, buf, wpath, wrealize, loc)
-        _check_region_inside_scope(chk, site, scope, buf, region, realize)
         full = not isinstance(site.at(loc), Block) or not all(
-            _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+            _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
+                site, scope, region)
 
         def select(block: Block, inherited: bool) -> str:
             if block.name_hint in consumers or block.name_hint == name or inherited:
