@@ -891,3 +891,40 @@ def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 6), "float32")):
     verify(after)
     assert_equivalent(mod["main"], after["main"], trials=2)
     tirfun.build(after, target="llvm")
+
+
+_ROW_SUM = '''@T.prim_func
+def main(A: T.Buffer((2, 6), "float32"), S: T.Buffer((2,), "float32")):
+    for i, j in T.grid(2, 6):
+        with T.block("S"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vj]'''
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_write("S_j1", 0, "local"),
+    R.reindex("S_j1", ("write", 0)),
+    R.reindex_cache_write("S_j1", 0, "local", lambda vi, vj: (vi,)),
+])
+def test_caching_the_later_part_of_a_partitioned_reduction_is_refused(rewrite):
+    # loop_partition keeps the reduction variable's domain, so the init runs
+    # in the first part only: the second part's updates accumulate onto S as
+    # the first part left it, which a fresh cache does not hold
+    parted = R.loop_partition("j", [2])(IRModule({"main": from_source(_ROW_SUM)}))
+    with pytest.raises(R.CacheWriteReadBeforeWriteError,
+                       match=r"the block reads S before writing it where the (cache|copy) lives: its reduction "
+                             r"variable vj_2 = j1 does not start at 0 over the loops below"):
+        rewrite(parted)
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_write("S_j0", 0, "local"),
+    R.reindex_cache_write("S_j0", 0, "local", lambda vi, vj: (vi,)),
+])
+def test_caching_the_first_part_of_a_partitioned_reduction_keeps_meaning(rewrite):
+    mod = IRModule({"main": from_source(_ROW_SUM)})
+    after = rewrite(R.loop_partition("j", [2])(mod))
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)

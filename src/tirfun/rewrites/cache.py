@@ -42,12 +42,12 @@ from __future__ import annotations
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
+from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.traversal import Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
+    EQ, GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -737,6 +737,40 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
     return scan(block.body, True)
 
 
+def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) -> str | None:
+    """Why a reduction block's init may not run in every fill of a cache
+    placed below ``loc`` (its updates would then accumulate onto the
+    uninitialised cache), or None. The init runs when every reduction
+    variable is at the start of its domain: with an affine binding, each
+    must depend only on loops below ``loc`` and reach that start over them
+    (a part of loop_partition, or a block placed inside its reduction loop,
+    does not)."""
+    block = realize.block
+    if block.init is None:
+        return None
+    around = [(p, node) for p, node in ancestors(site.func, realize_path) if isinstance(node, For)]
+    loops = {node.loop_var.name: node for _, node in around}
+    inner = {node.loop_var: Range(node.min, node.extent) for p, node in around if _under(p, loc)}
+    outer = {node.loop_var: Range(node.min, node.extent) for p, node in around if not _under(p, loc)}
+    if not is_affine_binding(list(realize.iter_values), loops, surjective=True):
+        return "its binding is not affine in its loops, so where its init runs is not known"
+    inner_names = {v.name for v in inner}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type != IterVarType.CommReduce:
+            continue
+        outside = sorted((var_names(value) & set(loops)) - inner_names)
+        if outside:
+            return (f"its reduction variable {iv.var.name} is bound to {value.script()}, which depends on "
+                    f"loop {outside[0]} around the cache, so the init does not run in every fill of the cache")
+        (reach,) = bound_region([Range(value, IntImm(value.dtype, 1))], inner)
+        start = _cast(iv.dom.min, value.dtype)
+        if not (reach.bounded and can_prove(EQ(reach.lo, start), outer)):
+            return (f"its reduction variable {iv.var.name} = {value.script()} does not start at "
+                    f"{start.script()} over the loops below the cache, so its init does not run there and "
+                    "the updates read what was accumulated before")
+    return None
+
+
 # ------------------------------------------------------------------ the records
 
 @attrs.frozen
@@ -953,8 +987,9 @@ class CacheWrite(Rewrite):
     5. the block is the only block of the scope writing the buffer
        (NotSingleWriteBlockError);
     6. the block does not read an element of the buffer before writing it
-       itself, which would read the cache uninitialised
-       (CacheWriteReadBeforeWriteError);
+       itself, which would read the cache uninitialised, and a reduction
+       block's init runs in every fill of the cache (not so in a later
+       part of a partitioned reduction loop) (CacheWriteReadBeforeWriteError);
     7. the given consumers run after the block (CacheStageOrderError);
     8. the block writes every element of the region copied back: one
        element per instance, stored unconditionally, over a dense range,
@@ -1032,6 +1067,10 @@ class CacheWrite(Rewrite):
                 pos = 0
         else:
             loc, pos = scope.path, _end_position(scope.block)
+        skipped = _skipped_init(site, wpath, wrealize, loc)
+        if skipped is not None:
+            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                     f"the block reads {buf.name} before writing it where the cache lives: {skipped}", realize)
         partial = _partial_write(site, buf, wpath, wrealize, loc)
         if partial is not None:
             chk.stop(CacheWritePartialError, describe(self.block),
@@ -1173,7 +1212,8 @@ class ReIndex(Rewrite):
        (ReindexReadWrittenError), and its indices stay inside the buffer over
        the whole domain of the iteration variables
        (ReindexOutOfBoundsError);
-    6. a reindexed write is not read before the block writes it
+    6. a reindexed write is not read before the block writes it, nor
+       accumulated onto where a reduction's init does not run
        (CacheWriteReadBeforeWriteError), and every element of the copy is
        written: no predicate, the indices are distinct iteration variables,
        each bound to a loop running over its whole domain
@@ -1240,6 +1280,11 @@ class ReIndex(Rewrite):
                 chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
                          f"the block reads {bad.script()} before writing that element itself; the copy "
                          "would be read uninitialised", realize)
+            skipped = _skipped_init(site, path[:-1], realize, scope.path)
+            if skipped is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {buf.name} before writing it where the copy lives: {skipped}",
+                         realize)
             why = _incomplete_reindex_write(site, path[:-1], realize, indices, covered)
             if why is not None:
                 chk.stop(CacheWritePartialError, describe(self.block),
@@ -1691,6 +1736,11 @@ class _ReindexCacheBase(Rewrite):
                 pos = max(pos, 0)
             else:
                 loc, pos = scope.path, _end_position(scope.block)
+            skipped = _skipped_init(site, path[:-1], realize, loc)
+            if skipped is not None:
+                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
+                         f"the block reads {buf.name} before writing it where the cache lives: {skipped}",
+                         realize)
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
@@ -1873,7 +1923,8 @@ class ReindexCacheWrite(_ReindexCacheBase):
        (ReindexCacheReadWriteNotMatchError);
     6. the block is the only writer of the buffer in its scope
        (NotSingleWriteBlockError), does not read an element before writing
-       it (CacheWriteReadBeforeWriteError), and writes every element it
+       it nor accumulate onto it where its init does not run
+       (CacheWriteReadBeforeWriteError), and writes every element it
        copies back, each to its own cache element (CacheWritePartialError);
     7. the block's predicate depends only on loops the copy runs
        (ReindexOutOfBoundsError).
