@@ -56,31 +56,16 @@ from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
-    InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
+    InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
+from .scopes import STORAGE_RANKS, check_storage_scope
 from .serialize import py_value
 
-# TVM's StorageScope::Create: a scope is one of these ranks followed by any tag
-# ("shared.dyn", "global.texture"); the empty string means "global"
-STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma.matrix_a", "wmma.matrix_b",
-                 "wmma.accumulator", "texture", "amx.tmm", "m16n8k8.matrixA", "m16n8k8.matrixB",
-                 "m16n8k8.matrixC", "metal.simdgroup")
-
-
 # ------------------------------------------------------------------ arguments
-
-def check_storage_scope(chk: Checks, scope) -> str:
-    """The storage scope if TVM accepts it (stops with InvalidStorageScopeError)."""
-    if not isinstance(scope, str) or (scope and not scope.startswith(STORAGE_RANKS)):
-        chk.stop(InvalidStorageScopeError, "argument storage_scope",
-                 f"the storage scope {scope!r} is invalid; expected one of {', '.join(STORAGE_RANKS)}, "
-                 "optionally followed by a tag (\"shared.dyn\")")
-    return scope or "global"
-
 
 def access_buffer(chk: Checks, block: Block, realize: BlockRealize, index, kind: str) -> Buffer:
     """The buffer ``index`` names among the block's reads (``kind="read"``)

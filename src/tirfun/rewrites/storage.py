@@ -21,30 +21,15 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
-    InvalidStorageScopeError, NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
+    NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
     StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
 from .refs import as_block_ref
+from .scopes import check_storage_scope, valid_scope
 from .serialize import py_value
-
-#: TVM's storage scope ranks; a scope is one of these, optionally with a
-#: ``.tag`` (``global.texture``, ``shared.dyn``)
-SCOPE_RANKS = ("global", "shared", "warp", "local")
-#: scopes that take no tag
-SCOPES_EXACT = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
 
 #: the block annotation storage_align writes, as TVM names it
 DIM_ALIGN = "buffer_dim_align"
-
-
-def valid_scope(scope) -> bool:
-    """Whether ``scope`` is a storage scope TVM accepts."""
-    if not isinstance(scope, str):
-        return False
-    if scope in SCOPES_EXACT:
-        return True
-    rank, _, tag = scope.partition(".")
-    return rank in SCOPE_RANKS and (tag != "" or "." not in scope)
 
 
 def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
@@ -123,8 +108,9 @@ class SetScope(Rewrite):
     2. ``buffer_index`` is an int indexing the block's write regions
        (InvalidArgumentError, BufferIndexOutOfRangeError);
     3. ``storage_scope`` is a storage scope TVM knows: ``global``,
-       ``shared``, ``warp``, ``local`` with an optional ``.tag``, or a
-       ``wmma.*`` scope (InvalidStorageScopeError);
+       ``shared``, ``warp``, ``local``, a ``wmma.*`` scope and the others
+       of TVM's ``StorageScope::Create``, each with an optional tag
+       (``shared.dyn``) (InvalidStorageScopeError);
     4. the buffer is allocated by a block, not a parameter or a
        match_buffer view (NonAllocatedBufferError).
 
@@ -170,19 +156,16 @@ class SetScope(Rewrite):
 
     def plan(self, mod, chk: Checks):
         site, path, block, buffer = _plan_buffer(self, mod, chk)
-        if buffer.storage_scope == self.storage_scope:
+        scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
+        if buffer.storage_scope == scope:
             return _StoragePlan(site, None, path, buffer)
-        if not valid_scope(self.storage_scope):
-            chk.stop(InvalidStorageScopeError, describe(self.block),
-                     f"the storage scope {self.storage_scope!r} is invalid; expected global, shared, "
-                     "warp or local (optionally with a .tag), or a wmma.* scope")
         alloc = _alloc_site(chk, site, path, buffer, self.block)
         return _StoragePlan(site, alloc, path, buffer)
 
     def build(self, plan) -> Outcome:
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
-        scope = self.storage_scope
+        scope = self.storage_scope or "global"
         site_block = plan.site.at(plan.alloc_path)
         mapping = {b: attrs.evolve(b, storage_scope=scope)
                    for b in [plan.buffer] + _views(site_block, plan.buffer)}
