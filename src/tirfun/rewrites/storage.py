@@ -32,7 +32,7 @@ from .serialize import py_value
 DIM_ALIGN = "buffer_dim_align"
 
 
-def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
+def indexed_buffer(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
     """The buffer of the block's ``buffer_index``-th write (or read) region."""
     regions = block.writes if kind == "write" else block.reads
     if isinstance(buffer_index, bool) or not isinstance(buffer_index, int):
@@ -45,20 +45,30 @@ def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "w
     return regions[buffer_index].buffer
 
 
-def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
-    """The path of the block that allocates ``buffer``, the block itself or
-    one above it; NonAllocatedBufferError when it is a parameter or a
-    match_buffer view."""
+def find_definition(site, block_path: Path, buffer: Buffer):
+    """Where ``buffer``, used by the block at ``block_path``, is defined:
+    (path of the allocating block, None), (None, the path of the block
+    matching it) for a match_buffer view, or (None, None) for a parameter."""
     chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
     for path, node in reversed(chain):
         if isinstance(node, Block):
             if buffer in node.alloc_buffers:
-                return path
+                return path, None
             if any(m.buffer == buffer for m in node.match_buffers):
-                break
-    chk.stop(NonAllocatedBufferError, describe(ref),
-             f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
-             "match_buffer view); only an alloc_buffer can change")
+                return None, path
+    return None, None
+
+
+def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
+    """The path of the block that allocates ``buffer``, the block itself or
+    one above it; NonAllocatedBufferError when it is a parameter or a
+    match_buffer view."""
+    alloc, _ = find_definition(site, block_path, buffer)
+    if alloc is None:
+        chk.stop(NonAllocatedBufferError, describe(ref),
+                 f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
+                 "match_buffer view); only an alloc_buffer can change")
+    return alloc
 
 
 def _views(block: Block, buffer: Buffer) -> list[Buffer]:
@@ -86,11 +96,14 @@ class _StoragePlan:
     buffer: Buffer
 
 
-def _plan_buffer(rec, mod, chk: Checks, kind: str = "write"):
-    site = resolve_site(chk, mod, [rec.block])
-    path = resolve_block(chk, site, rec.block)
+def resolve_buffer(chk: Checks, mod, ref, buffer_index, kind: str = "write"):
+    """How the storage primitives (and rolling_buffer) name a buffer: the
+    site, the block's path, the block, and the buffer of the block's
+    ``buffer_index``-th write (or read) region."""
+    site = resolve_site(chk, mod, [ref])
+    path = resolve_block(chk, site, ref)
     block = site.at(path)
-    buffer = _index(chk, rec.block, block, site.at(path[:-1]), rec.buffer_index, kind)
+    buffer = indexed_buffer(chk, ref, block, site.at(path[:-1]), buffer_index, kind)
     return site, path, block, buffer
 
 
@@ -155,7 +168,7 @@ class SetScope(Rewrite):
     storage_scope: object = "global"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
         scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
         if buffer.storage_scope == scope:
             return _StoragePlan(site, None, path, buffer)
@@ -275,7 +288,7 @@ class StorageAlign(Rewrite):
     offset: object = 0
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
         for name in ("axis", "factor", "offset"):
             if not _int(getattr(self, name)):
                 chk.stop(InvalidArgumentError, describe(self.block),
@@ -384,7 +397,7 @@ class UnsafeSetDType(Rewrite):
     dtype: object = "float32"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
         dt = _as_dtype(self.dtype) if isinstance(self.dtype, (str, DataType)) else None
         if dt is None or dt.lanes != 1 or dt.is_handle:
             chk.stop(InvalidArgumentError, describe(self.block),
@@ -428,19 +441,6 @@ class UnsafeSetDType(Rewrite):
 def unsafe_set_dtype(block, buffer_index, dtype) -> UnsafeSetDType:
     """The :class:`UnsafeSetDType` record: ``unsafe_set_dtype("B", 0, "float16")``."""
     return UnsafeSetDType(block, buffer_index, dtype)
-
-
-def _find_definition(site, block_path: Path, buffer: Buffer):
-    """(path of the allocating block, None), (None, the view's block path)
-    for a match_buffer view, or (None, None) for a parameter."""
-    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
-    for path, node in reversed(chain):
-        if isinstance(node, Block):
-            if buffer in node.alloc_buffers:
-                return path, None
-            if any(m.buffer == buffer for m in node.match_buffers):
-                return None, path
-    return None, None
 
 
 def _as_tuple(value):
@@ -511,13 +511,11 @@ class SetAxisSeparator(Rewrite):
     axis_separators: object = attrs.field(default=(), converter=_as_tuple)
 
     def plan(self, mod, chk: Checks):
-        site = resolve_site(chk, mod, [self.block])
-        path = resolve_block(chk, site, self.block)
         if self.buffer_index_type not in ("read", "write"):
+            resolve_block(chk, resolve_site(chk, mod, [self.block]), self.block)
             chk.stop(InvalidArgumentError, describe(self.block),
                      f"buffer_index_type must be 'read' or 'write', got {self.buffer_index_type!r}")
-        buffer = _index(chk, self.block, site.at(path), site.at(path[:-1]), self.buffer_index,
-                        self.buffer_index_type)
+        site, path, _, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index, self.buffer_index_type)
         seps = self.axis_separators
         ndim = len(buffer.shape)
         if not isinstance(seps, tuple) or not all(_int(x) for x in seps) or \
@@ -525,7 +523,7 @@ class SetAxisSeparator(Rewrite):
             chk.stop(InvalidAxisSeparatorError, describe(self.block),
                      f"axis_separators must be increasing ints in [0, {ndim}] for buffer {buffer.name} "
                      f"of {ndim} dimension(s), got {seps!r}")
-        alloc, view = _find_definition(site, path, buffer)
+        alloc, view = find_definition(site, path, buffer)
         if view is not None:
             chk.stop(BufferIsSubregionError, describe(self.block),
                      f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
