@@ -109,6 +109,36 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
     return False
 
 
+def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
+    """compute_inline and reverse_compute_inline take blocks without an init."""
+    if realize.block.init is not None:
+        chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                 "without a reduction can be inlined", realize)
+
+
+def _check_plain_uses(chk: Checks, site, loc: _Located, buffer: Buffer, subject: str) -> None:
+    """The inlined buffer is used only through loads and stores in the
+    scope (its uses are all rewritten): not through its data pointer, nor
+    matched into a block."""
+    scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+    if _uses_data(scope_body, buffer):
+        chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                 "pointer or matched into a block, so its uses cannot be rewritten")
+
+
+def _blocks_between(site, scope: Path | None, start: Path, end: Path, skip: tuple):
+    """The blocks of the scope that run strictly between the blocks at
+    ``start`` and ``end`` in program order, leaving out those at ``skip``
+    and the blocks nested under ``start``: where an inlining or a move
+    would jump over a dependence."""
+    first, last = program_key(site, start), program_key(site, end)
+    for ypath, yrealize in blocks_in_order(site, scope):
+        if is_under(ypath, start) or ypath in skip:
+            continue
+        if first < program_key(site, ypath) < last:
+            yield yrealize
+
+
 def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
     """The block's regions can be inferred again after its body changes:
     it uses no buffer through its data pointer."""
@@ -880,9 +910,7 @@ class ComputeInline(Rewrite):
         loc = _locate(chk, site, self.block)
         block = loc.realize.block
         subject = describe(self.block)
-        if block.init is not None:
-            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
-                     "without a reduction can be inlined", loc.realize)
+        _check_no_init(chk, subject, loc.realize)
         if len(block.writes) != 1:
             chk.stop(NotSingleReadWriteBufferError, subject,
                      f"the block writes {len(block.writes)} buffer regions; it must write exactly one",
@@ -906,10 +934,7 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
-        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        if _uses_data(scope_body, buffer):
-            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
-                     "pointer or matched into a block, so its uses cannot be rewritten")
+        _check_plain_uses(chk, site, loc, buffer, subject)
         for _, r in blocks_in_order(site, loc.scope):
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
@@ -922,19 +947,13 @@ class ComputeInline(Rewrite):
                          f"{block.name_hint!r} does not surely write before it within the loop they share",
                          loc.realize, reader[1])
         if readers:
-            last = program_key(site, readers[-1][0])
-            first = program_key(site, loc.rpath)
-            for ypath, yrealize in blocks_in_order(site, loc.scope):
-                if is_under(ypath, loc.rpath) or ypath == loc.rpath:
-                    continue
-                key = program_key(site, ypath)
-                if first < key < last:
-                    buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
-                    if buf is not None:
-                        chk.fail(DependenceViolationError, subject,
-                                 f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
-                                 "between the block and its readers; the inlined value would change",
-                                 yrealize)
+            for yrealize in _blocks_between(site, loc.scope, loc.rpath, readers[-1][0], (loc.rpath,)):
+                buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
+                if buf is not None:
+                    chk.fail(DependenceViolationError, subject,
+                             f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
+                             "between the block and its readers; the inlined value would change",
+                             yrealize)
         return site, loc, buffer, mapping, removal
 
     def build(self, plan) -> Outcome:
@@ -1079,9 +1098,7 @@ class ReverseComputeInline(Rewrite):
         realize = loc.realize
         block = realize.block
         subject = describe(self.block)
-        if block.init is not None:
-            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
-                     "without a reduction can be inlined", realize)
+        _check_no_init(chk, subject, realize)
         written_in_scope = set()
         for _, r in blocks_in_order(site, loc.scope):
             written_in_scope |= writes_of(r.block)
@@ -1114,27 +1131,20 @@ class ReverseComputeInline(Rewrite):
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
         removal = _check_leaf(chk, site, loc, subject)
-        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        if _uses_data(scope_body, buffer):
-            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
-                     "pointer or matched into a block, so its uses cannot be rewritten")
+        _check_plain_uses(chk, site, loc, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
         if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
-        first, last = program_key(site, ppath), program_key(site, loc.rpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope):
-            if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
-                continue
-            if first < program_key(site, ypath) < last:
-                buf = conflicting_buffer(block, yrealize.block)
-                if buf is not None:
-                    chk.fail(DependenceViolationError, subject,
-                             f"block {yrealize.block.name_hint!r} between the producer and the block uses "
-                             f"{buf.name}, which one of them writes; moving the block there would change it",
-                             yrealize)
+        for yrealize in _blocks_between(site, loc.scope, ppath, loc.rpath, (ppath, loc.rpath)):
+            buf = conflicting_buffer(block, yrealize.block)
+            if buf is not None:
+                chk.fail(DependenceViolationError, subject,
+                         f"block {yrealize.block.name_hint!r} between the producer and the block uses "
+                         f"{buf.name}, which one of them writes; moving the block there would change it",
+                         yrealize)
         return site, loc, ppath, buffer, pattern, removal
 
     @staticmethod
