@@ -563,3 +563,55 @@ def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"), C: T.Buffer
     raises(R.OpaqueAccessError, R.compute_inline("B"), src,
            "block 'C' uses X through its data pointer, so its regions cannot be inferred again")
     raises(R.OpaqueAccessError, R.reverse_compute_inline("C"), src, "block 'C' uses X through its data pointer")
+
+
+_UNIT_LOOPS = '''@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)'''
+
+
+def test_compute_inline_of_a_producer_under_unit_loops_of_a_split():
+    # split [1, 4, 1] leaves unit loops in the producer's binding; the
+    # region it writes is still all of B (TVM accepts; a unit loop takes its
+    # one value in the stage-pipeline check)
+    mod = mod_of(_UNIT_LOOPS)
+    after = R.Pipeline([R.split("i", [1, 4, 1]), R.compute_inline("B")])(mod)
+    assert "B[" not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_GUARDED_REDUCTION = '''@T.prim_func
+def main(A: T.Buffer((4, 5), "int32"), B: T.Buffer((4, 4), "int32"), D: T.Buffer((4, 4), "int32")):
+    C = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        for k in range(5):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = 0
+                C[vi] = C[vi] + A[vi, vk]
+        for j in range(4):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = C[vi] + B[vi, vj]'''
+
+
+def test_compute_at_of_a_reduction_whose_reduction_loop_split_does_not_divide():
+    # the split's guard k_0 * 2 + k_1 < 5 is on loops the written index does
+    # not use, and it holds where they start: every C[vi] is still written
+    mod = mod_of(_GUARDED_REDUCTION)
+    after = R.Pipeline([R.split("k", [None, 2]), R.compute_at("C", "j")])(mod)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(20, dtype="int32").reshape(4, 5)
+    b = np.ones((4, 4), "int32")
+    d = np.zeros((4, 4), "int32")
+    tirfun.build(after, target="llvm")(a, b, d)
+    np.testing.assert_array_equal(d, a.sum(axis=1)[:, None] + b)
