@@ -928,3 +928,31 @@ def test_caching_the_first_part_of_a_partitioned_reduction_keeps_meaning(rewrite
     after = rewrite(R.loop_partition("j", [2])(mod))
     verify(after)
     assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_ROW = '''@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] * T.float32(2)'''
+
+
+def test_reindex_of_a_write_after_a_split_that_does_not_divide():
+    # the split's guard i_0 * 4 + i_1 < 10 keeps out only instances outside
+    # vi's domain: every element of the reindexed copy is written (TVM
+    # accepts it; cache_write and reindex_cache_write already did)
+    mod = IRModule({"main": from_source(_ROW)})
+    after = R.Pipeline([R.split("i", [None, 4]), R.reindex("B", ("write", 0))])(mod)
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(10, dtype="float32")
+    b = np.zeros(10, "float32")
+    tirfun.build(after, target="llvm")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_reindex_of_a_write_under_a_predicate_that_cuts_the_domain_is_refused():
+    src = _ROW.replace("vi = T.axis.spatial(10, i)", "vi = T.axis.spatial(10, i)\n            T.where(i < 7)")
+    with pytest.raises(R.CacheWritePartialError, match=r"it has the predicate i < 7"):
+        R.reindex("B", ("write", 0))(IRModule({"main": from_source(src)}))

@@ -52,7 +52,7 @@ from ..nodes import (
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
-from .dataflow import region_cover_violation
+from .dataflow import produced_region, region_cover_violation
 from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
@@ -1180,8 +1180,9 @@ class ReIndex(Rewrite):
     6. a reindexed write is not read before the block writes it, nor
        accumulated onto where a reduction's init does not run
        (CacheWriteReadBeforeWriteError), and every element of the copy is
-       written: no predicate, the indices are distinct iteration variables,
-       each bound to a loop running over its whole domain
+       written: the indices are distinct iteration variables that the
+       block's loops take over their whole domains, the predicate keeping
+       out only instances outside them (a split that does not divide)
        (CacheWritePartialError).
 
     Example:
@@ -1250,7 +1251,7 @@ class ReIndex(Rewrite):
                 chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
                          f"the block reads {buf.name} before writing it where the copy lives: {skipped}",
                          realize)
-            why = _incomplete_reindex_write(site, path[:-1], realize, indices, covered)
+            why = _incomplete_reindex_write(site, path[:-1], realize, indices, scope.path)
             if why is not None:
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of the reindexed copy of {buf.name}: {why}",
@@ -1327,11 +1328,9 @@ def _stores_in(block: Block):
             yield s
 
 
-def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, covered) -> str | None:
+def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, top: Path) -> str | None:
     """Why the block may leave an element of a reindexed write unwritten, or None."""
     block = realize.block
-    if _conjuncts(realize.predicate):
-        return f"it has the predicate {realize.predicate.script()}"
     tops = []
     for stmt in ([block.init] if block.init is not None else []) + [block.body]:
         tops.extend(stmt.seq if isinstance(stmt, SeqStmt) else [stmt])
@@ -1340,6 +1339,18 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     names = [i.name for i in indices if isinstance(i, Var)]
     if len(names) != len(indices) or len(set(names)) != len(names):
         return "its indices are not distinct iteration variables"
+    why = _unbound_domain(site, realize_path, realize, names)
+    if why is not None and _covers_domains(site, realize_path, realize, names, top):
+        return None
+    return why
+
+
+def _unbound_domain(site, realize_path: Path, realize: BlockRealize, names) -> str | None:
+    """Why the iteration variables ``names`` are not each bound, without a
+    predicate, to a loop of their own running over their whole domain."""
+    block = realize.block
+    if _conjuncts(realize.predicate):
+        return f"it has the predicate {realize.predicate.script()}"
     loops = {loop.loop_var.name: loop for _, loop in loops_above(site, realize_path)}
     seen = set()
     for iv, value in zip(block.iter_vars, realize.iter_values):
@@ -1353,6 +1364,25 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
                     "whole domain")
         seen.add(loop.loop_var.name)
     return None
+
+
+def _covers_domains(site, realize_path: Path, realize: BlockRealize, names, top: Path) -> bool:
+    """Whether the block instances that run under ``top`` (its loops, cut by
+    its predicate: a split that does not divide) take every value of the
+    iteration variables ``names`` in their domains (dataflow's lower bound
+    of a region written at those variables)."""
+    ivs = {iv.var.name: iv for iv in realize.block.iter_vars}
+    chosen = [ivs[n] for n in names]
+    probe = Buffer("reindexed", [iv.dom.extent for iv in chosen], "int32")
+    region = BufferRegion(probe, [Range(iv.var, IntImm(iv.var.dtype, 1)) for iv in chosen])
+    got = produced_region(site, realize_path, realize, region, top)
+    if got is None:
+        return False
+    for iv, g in zip(chosen, got):
+        last = simplify_affine(fold_sub(fold_add(iv.dom.min, iv.dom.extent), IntImm(iv.dom.extent.dtype, 1)))
+        if g.lo is None or g.hi is None or not (can_prove(LE(g.lo, iv.dom.min)) and can_prove(GE(g.hi, last))):
+            return False
+    return True
 
 
 def reindex(block, buffer) -> ReIndex:
