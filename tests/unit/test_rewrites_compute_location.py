@@ -615,3 +615,35 @@ def test_compute_at_of_a_reduction_whose_reduction_loop_split_does_not_divide():
     d = np.zeros((4, 4), "int32")
     tirfun.build(after, target="llvm")(a, b, d)
     np.testing.assert_array_equal(d, a.sum(axis=1)[:, None] + b)
+
+
+_SLICE = '''@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4, 3))
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi, 1] + T.float32(1)'''
+
+
+def test_reverse_compute_inline_of_a_consumer_reading_one_slice_keeps_only_that_slice():
+    # C reads B at the constant column 1: the inlined block writes C only in
+    # the producer instances of that column (T.where(vj == 1)); without the
+    # guard every column would overwrite C[vi], as TVM's result does
+    mod = mod_of(_SLICE)
+    after = R.reverse_compute_inline("C")(mod)
+    text = after.script()
+    assert "T.where(j == 1)" in text and "C[vi] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)" in text
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+def test_reverse_compute_inline_of_a_constant_index_into_a_unit_dimension():
+    src = _SLICE.replace("(4, 3)", "(4, 1)").replace("T.grid(4, 3)", "T.grid(4, 1)").replace("B[vi, 1]", "B[vi, 0]")
+    mod = mod_of(src)
+    after = R.reverse_compute_inline("C")(mod)
+    assert "T.where" not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)

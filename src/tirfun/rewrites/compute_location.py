@@ -1047,7 +1047,9 @@ class ReverseComputeInline(Rewrite):
        block (OutputBlockError);
     5. the consumer has no predicate and its body is one store ``C[...] =
        f(B[...])``, every load of ``B`` at the same indices, a bijective
-       affine map of its iteration variables without constants; the
+       affine map of its iteration variables (a constant index reads one
+       slice: the producer instances of other slices then skip the store,
+       where TVM lets every slice overwrite the result); the
        producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
        without ``else``) and covers the consumer's domain (BodyAnalysisError);
     6. it is not the only leaf of its scope (OnlyLeafError);
@@ -1161,9 +1163,9 @@ class ReverseComputeInline(Rewrite):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
         mapping = _inverse(loads[0].indices, block.iter_vars)
-        if mapping is None or any(int_value(e) is not None for e in loads[0].indices):
+        if mapping is None:
             return (f"the indices of {buffer.name} must be a bijective affine map of the block's "
-                    "iteration variables, with no constant index")
+                    "iteration variables")
         body = producer.body
         cond = None
         if isinstance(body, IfThenElse) and body.else_case is None:
@@ -1175,6 +1177,12 @@ class ReverseComputeInline(Rewrite):
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
         bounds = []
+        # a constant index reads one slice of the buffer: only the producer
+        # instances writing that slice compute the consumer's value
+        for x, e in zip(body.indices, loads[0].indices):
+            c = int_value(e)
+            if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
+                bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
             e = sub[iv.var]
             got = eval_interval(e, doms)
