@@ -736,6 +736,55 @@ def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) ->
     return None
 
 
+def _check_writes_first(chk, block: Block, buf: Buffer, subject: str, realize, what: str, hint: str = "") -> None:
+    """A block whose writes go to a fresh ``what`` (cache or copy) must not
+    read an element of the buffer before writing it (CacheWriteReadBeforeWriteError)."""
+    bad = _reads_before_writing(block, buf)
+    if bad is not None:
+        chk.stop(CacheWriteReadBeforeWriteError, subject,
+                 f"the block reads {bad.script()} before writing that element itself; the {what} "
+                 f"would be read uninitialised{hint}", realize)
+
+
+def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, hint: str = "") -> int:
+    """cache_write and reindex_cache_write: the block is the only writer of
+    the buffer in its scope (NotSingleWriteBlockError) and does not read it
+    before writing it (CacheWriteReadBeforeWriteError); its position among
+    the scope's children."""
+    writer = _only_writer(chk, scope, buf)
+    name = realize.block.name_hint
+    if writer is None or scope.children[writer][1].block.name_hint != name:
+        # the block is nested below a child of the scope that also writes the buffer
+        chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                 f"block {name!r} is not the only block of its scope writing the buffer", realize)
+    _check_writes_first(chk, realize.block, buf, subject, realize, "cache", hint)
+    return writer
+
+
+def _copy_back_place(scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
+    """Where the copy back of a written cache goes: before the first later
+    reader of the buffer that is not a redirected consumer (TVM's
+    CacheLocDetector), or at the end of the scope when there is none."""
+    name = scope.children[writer][1].block.name_hint
+    related = {r.block.name_hint for _, r in scope.children[writer + 1:]
+               if _reads(r.block, buf) and r.block.name_hint not in consumers}
+    if not related:
+        return scope.path, _end_position(scope.block)
+    loc, pos = _LocDetector(scope, name, related).run()
+    return loc, max(pos, 0)
+
+
+def _check_init_runs(chk, site, realize_path: Path, realize: BlockRealize, loc: Path, buf: Buffer,
+                     subject: str, what: str) -> None:
+    """A reduction block's init runs in every fill of the ``what`` (cache or
+    copy) placed below ``loc`` (CacheWriteReadBeforeWriteError, see
+    :func:`_skipped_init`)."""
+    skipped = _skipped_init(site, realize_path, realize, loc)
+    if skipped is not None:
+        chk.stop(CacheWriteReadBeforeWriteError, subject,
+                 f"the block reads {buf.name} before writing it where the {what} lives: {skipped}", realize)
+
+
 # ------------------------------------------------------------------ the records
 
 @attrs.frozen
@@ -1006,36 +1055,17 @@ class CacheWrite(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, describe(self.block))
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
-        writer = _only_writer(chk, scope, buf)
         name = realize.block.name_hint
-        if writer is None or scope.children[writer][1].block.name_hint != name:
-            # the block is nested below a child of the scope that also writes the buffer
-            chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
-                     f"block {name!r} is not the only block of its scope writing the buffer", realize)
-        bad = _reads_before_writing(realize.block, buf)
-        if bad is not None:
-            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                     f"the block reads {bad.script()} before writing that element itself; the cache "
-                     f"would be read uninitialised (cache_inplace caches a buffer that is read and "
-                     "written)", realize)
+        writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block),
+                                    " (cache_inplace caches a buffer that is read and written)")
         wpath, wrealize = scope.children[writer]
         for k, (_, r) in enumerate(scope.children):
             if r.block.name_hint in consumers and k <= writer:
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
-        related = {r.block.name_hint for _, r in scope.children[writer + 1:]
-                   if _reads(r.block, buf) and r.block.name_hint not in consumers}
-        if related:
-            loc, pos = _LocDetector(scope, name, related).run()
-            if pos == -1:
-                pos = 0
-        else:
-            loc, pos = scope.path, _end_position(scope.block)
-        skipped = _skipped_init(site, wpath, wrealize, loc)
-        if skipped is not None:
-            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                     f"the block reads {buf.name} before writing it where the cache lives: {skipped}", realize)
+        loc, pos = _copy_back_place(scope, writer, buf, consumers)
+        _check_init_runs(chk, site, wpath, wrealize, loc, buf, describe(self.block), "cache")
         partial = _partial_write(site, buf, wpath, wrealize, loc)
         if partial is not None:
             chk.stop(CacheWritePartialError, describe(self.block),
@@ -1241,16 +1271,8 @@ class ReIndex(Rewrite):
             _check_copy_in_bounds(chk, describe(self.block), buf, indices,
                                   {iv.var: iv.dom for iv in covered}, realize)
         else:
-            bad = _reads_before_writing(block, buf)
-            if bad is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {bad.script()} before writing that element itself; the copy "
-                         "would be read uninitialised", realize)
-            skipped = _skipped_init(site, path[:-1], realize, scope.path)
-            if skipped is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {buf.name} before writing it where the copy lives: {skipped}",
-                         realize)
+            _check_writes_first(chk, block, buf, describe(self.block), realize, "copy")
+            _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, describe(self.block), "copy")
             why = _incomplete_reindex_write(site, path[:-1], realize, indices, scope.path)
             if why is not None:
                 chk.stop(CacheWritePartialError, describe(self.block),
@@ -1707,16 +1729,7 @@ class _ReindexCacheBase(Rewrite):
                     return "skip"
                 return "redirect" if b.name_hint in consumers else "keep"
         else:
-            writer = _only_writer(chk, scope, buf)
-            if writer is None or scope.children[writer][1].block.name_hint != block.name_hint:
-                chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
-                         f"block {block.name_hint!r} is not the only block of its scope writing the buffer",
-                         realize)
-            bad = _reads_before_writing(block, buf)
-            if bad is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {bad.script()} before writing that element itself; the cache "
-                         "would be read uninitialised", realize)
+            writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block))
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
             if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
                                                "bijective") is None:
@@ -1725,17 +1738,8 @@ class _ReindexCacheBase(Rewrite):
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
-            related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
-            if related:
-                loc, pos = _LocDetector(scope, block.name_hint, related).run()
-                pos = max(pos, 0)
-            else:
-                loc, pos = scope.path, _end_position(scope.block)
-            skipped = _skipped_init(site, path[:-1], realize, loc)
-            if skipped is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {buf.name} before writing it where the cache lives: {skipped}",
-                         realize)
+            loc, pos = _copy_back_place(scope, writer, buf, set())
+            _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
