@@ -647,3 +647,35 @@ def test_reverse_compute_inline_of_a_constant_index_into_a_unit_dimension():
     after = R.reverse_compute_inline("C")(mod)
     assert "T.where" not in after.script()
     assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_RESHAPE = '''@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((4, 4), "float32")):
+    B = T.alloc_buffer((4, 4))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi // 4, vi % 4] = A[vi] * T.float32(2)
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)'''
+
+
+@pytest.mark.parametrize("steps, binding", [
+    ([R.compute_at("B", "i_1")], "vi = T.axis.spatial(16, i_1 * 4 + ax0)"),
+    ([R.compute_at("B", "j")], "vi = T.axis.spatial(16, i_1 * 4 + j)"),
+    ([R.split("j", [2, 2]), R.compute_at("B", "j_0")], "vi = T.axis.spatial(16, i_1 * 4 + j_0 * 2 + ax0)"),
+    # a column of B: vi runs from the first element needed to the last
+    ([R.reorder("j", "i_1"), R.compute_at("B", "j")], "vi = T.axis.spatial(16, j + ax0)"),
+])
+def test_compute_at_of_a_producer_writing_through_an_iteration_map(steps, binding):
+    # TVM solves B[vi // 4, vi % 4] with its affine inverse; so does tirfun
+    mod = mod_of(_RESHAPE)
+    after = R.Pipeline(steps)(mod)
+    assert binding in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(16, dtype="float32")
+    c = np.zeros((4, 4), "float32")
+    tirfun.build(after, target="llvm")(a, c)
+    np.testing.assert_array_equal(c, (a * 2 + 1).reshape(4, 4))

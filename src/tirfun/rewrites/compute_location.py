@@ -41,6 +41,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
+from .exprs import var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -280,6 +281,38 @@ def _shift(e: PrimExpr):
     return None
 
 
+def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
+    """compute_at of a block writing one element at indices that are an
+    iteration map of its iteration variables other than variable plus
+    constant (``B[vi // 4, vi % 4]``, as TVM solves with its affine
+    inverse): each variable's domain runs from its value at the needed
+    box's first corner to its value at the last, which covers every element
+    of the box (an element's variables are a dense sum of its indices'
+    pieces, each inside the piece's range). Updates ``doms`` and returns
+    True, or returns False when the indices are not such a map."""
+    mins = [r.min for r in region.region]
+    if all(int_value(r.extent) == 1 for r in region.region) and all(
+            _shift(m) is not None or int_value(m) is not None for m in mins):
+        return False  # the per-dimension solution applies
+    if any(int_value(r.extent) != 1 for r in region.region) or any(
+            iv.lo is None or iv.hi is None for iv in needed):
+        return False
+    used = set().union(*[var_names(m) for m in mins])
+    chosen = [iv for v, iv in ivs.items() if v.name in used]
+    if not chosen:
+        return False
+    mapping = _inverse(mins, chosen)
+    if mapping is None:
+        return False
+    first = mapping([iv.lo for iv in needed])
+    last = mapping([iv.hi for iv in needed])
+    for iv in chosen:
+        mine = Interval(simplify_index(first[iv.var]), simplify_index(last[iv.var]))
+        old = doms.get(iv.var)
+        doms[iv.var] = mine if old is None else union(old, mine)
+    return True
+
+
 def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
     if e is None or k == 0:
         return e
@@ -440,6 +473,8 @@ class _ComputeAtBase(Rewrite):
                         got = consumed_region(site, cpath, crealize, r, lpath, within_domains=False)
                     needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
             if needed is None:
+                continue
+            if not self.reverse and _fused_write(region, needed, ivs, doms):
                 continue
             for rng, iv in zip(region.region, needed):
                 if int_value(rng.extent) != 1:
@@ -694,7 +729,10 @@ class ComputeAt(_ComputeAtBase):
     7. no block the move jumps over writes what the block reads or uses
        what it writes, other than its consumers (DependenceViolationError);
     8. the block writes one element per dimension at an iteration variable
-       plus a constant, or at a constant (UnsupportedRegionError);
+       plus a constant, or at a constant, or at indices that are an
+       iteration map of its variables (``B[vi // 4, vi % 4]``: each
+       variable then runs from its value at the first element needed to its
+       value at the last) (UnsupportedRegionError);
     9. under parallel or thread-bound loops, distinct threads compute
        distinct iterations of the block, and the loop holds no thread-bound
        loop the block would sit above (ThreadOverlapError).
