@@ -679,3 +679,11 @@ def test_compute_at_of_a_producer_writing_through_an_iteration_map(steps, bindin
     c = np.zeros((4, 4), "float32")
     tirfun.build(after, target="llvm")(a, c)
     np.testing.assert_array_equal(c, (a * 2 + 1).reshape(4, 4))
+
+
+def test_compute_at_of_a_producer_writing_a_permutation_of_one_variable_is_refused():
+    # B[vi % 2 * 2 + vi // 2]: two pieces of vi in one index, the lower one
+    # taken modulo, so the first and last elements needed do not bound vi
+    src = _UNIT_LOOPS.replace("B[vi] = A[vi] * T.float32(2)", "B[vi % 2 * 2 + vi // 2] = A[vi] * T.float32(2)")
+    with pytest.raises(R.UnsupportedRegionError, match=r"writes B at vi % 2 \* 2 \+ vi // 2"):
+        R.compute_at("B", "i_1")(mod_of(src))

@@ -301,8 +301,15 @@ def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     chosen = [iv for v, iv in ivs.items() if v.name in used]
     if not chosen:
         return False
+    # one piece of one variable per index: each piece grows with its index,
+    # so the box's corners give each variable's least and greatest value (a
+    # piece taken modulo would not)
+    if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in chosen):
+        return False
+    loops = {iv.var.name: _Extent(iv.dom) for iv in chosen if int_value(iv.dom.extent) != 1}
+    sums = detect_iter_map(mins, loops, "bijective")
     mapping = _inverse(mins, chosen)
-    if mapping is None:
+    if sums is None or mapping is None or any(len(total.args) > 1 for total in sums):
         return False
     first = mapping([iv.lo for iv in needed])
     last = mapping([iv.hi for iv in needed])
