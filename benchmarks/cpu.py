@@ -3,16 +3,21 @@
     python benchmarks/cpu.py            # the full table (about a minute)
     python benchmarks/cpu.py --quick    # fewer repeats, smaller matmul
 
-Each workload is written in te and scheduled with loop primitives, or (the
-softmax and the rfactor'd row sum, the packed matmul and the convolution)
-written as the TVMScript that their block schedules produce; each is built
-with ``tirfun.build`` for this machine and timed as a median. Rows marked
+Each workload is written in te and scheduled with Schedule primitives: the
+simple ones here with loop primitives, the packed matmul, the convolution,
+the softmax and the rfactor'd row sum by the schedules of
+``tirfun.examples.schedules`` (cache_read/cache_write, compute_at,
+reverse_compute_at, rfactor, decompose_reduction, vectorize, unroll,
+parallel), which is where to read them. Each is built with
+``tirfun.build`` for this machine and timed as a median. Rows marked
 ``-fast-math-contract`` let LLVM fuse a multiply and an add into one FMA, as
 TVM's LLVM target does by default; the other rows are exact IEEE
 arithmetic, bit for bit the interpreter's. Rates are
-compared with two references measured by tirfun itself on this machine:
-the peak of a loop of independent fused multiply-adds (GFLOP/s) and the
-bandwidth of a parallel vectorized copy (GB/s). tirfun runs on ``tirfun.nd`` arrays
+compared with three references measured by tirfun itself on this machine:
+the peak of a loop of independent fused multiply-adds (GFLOP/s), the
+bandwidth of a parallel vectorized copy and that of a parallel streaming
+read (a sum of two halves of a large array with many independent vector
+accumulators; GB/s). tirfun runs on ``tirfun.nd`` arrays
 (64-byte aligned, as the tutorial makes them); numpy on its own arrays with
 the same values. numpy is timed twice: in this process, with the
 environment as it is, and in a subprocess with ``OPENBLAS_CORETYPE`` and
@@ -21,7 +26,6 @@ OpenBLAS's spinning worker threads give the cores back.
 
 Ratios are numpy's time divided by tirfun's: above 1.0 tirfun is faster.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -36,6 +40,7 @@ import numpy as np
 
 import tirfun
 from tirfun import IRModule, Schedule, te
+from tirfun.examples import schedules
 from tirfun.runtime import clear_cache
 from tirfun.runtime.jit import gomp_available, num_threads
 from tirfun.runtime.measure import gbytes_per_second, gflops, median_seconds
@@ -43,6 +48,11 @@ from tirfun.runtime.target import host_description
 from tirfun.script import from_source
 
 OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+#: partial sums per row of the rfactor'd row sum: 4 independent AVX-512
+#: accumulators (8 of AVX2); 32 and 64 measure the same here, both at the
+#: streaming read rate of one core
+ROW_SUM_LANES = 64
 
 TUTORIAL = """
 @I.ir_module
@@ -96,103 +106,6 @@ def row_sum(n: int, m: int) -> IRModule:
     return sch.mod
 
 
-def row_sum_rfactor(n: int, m: int, lanes: int = 32) -> IRModule:
-    """``B[i] = sum_k A[i, k]`` as TVMScript in the form that ``split(k,
-    [None, lanes])``, ``rfactor(k_inner, factor_axis=1)``, ``vectorize``,
-    ``decompose_reduction`` and ``parallel(i)`` give it: per row, a
-    ``lanes``-wide vector of partial sums (``B_rf``), then the sum of its
-    lanes."""
-    src = f"""
-@T.prim_func
-def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n},), "float32")):
-    T.func_attr({{"tir.noalias": True}})
-    B_rf = T.alloc_buffer(({n}, {lanes}), "float32")
-    for i in T.parallel({n}):
-        for k_1 in T.vectorized({lanes}):
-            with T.block("B_rf_init"):
-                vi, vk_1 = T.axis.remap("SS", [i, k_1])
-                B_rf[vi, vk_1] = T.float32(0)
-        for k_0 in range({m // lanes}):
-            for k_1 in T.vectorized({lanes}):
-                with T.block("B_rf_update"):
-                    vi, vk_1, vk_0 = T.axis.remap("SSR", [i, k_1, k_0])
-                    B_rf[vi, vk_1] = B_rf[vi, vk_1] + A[vi, vk_0 * {lanes} + vk_1]
-        with T.block("B_init"):
-            vi = T.axis.spatial({n}, i)
-            B[vi] = T.float32(0)
-        for k_1 in range({lanes}):
-            with T.block("B_update"):
-                vi, vk_1 = T.axis.remap("SR", [i, k_1])
-                B[vi] = B[vi] + B_rf[vi, vk_1]
-"""
-    return IRModule({"main": from_source(src)})
-
-
-def softmax(n: int, m: int, lanes: int = 16) -> IRModule:
-    """Row softmax ``B = exp(A - max) / sum(exp(A - max))`` as TVMScript in
-    the form its block schedule gives it: the row maximum, ``exp`` and the
-    row sum placed under the normalisation's row loop (``compute_at``), each
-    reduction vectorized through a ``lanes``-wide vector of partials
-    (``rfactor``, ``decompose_reduction``), every stage vectorized, rows
-    parallel. ``exp`` is computed once per element, into ``T_softmax_exp``
-    (inlining it into both consumers instead computes it twice: about 40%
-    slower with ``-math=fast``)."""
-    src = f"""
-@T.prim_func
-def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32")):
-    T.func_attr({{"tir.noalias": True}})
-    maxelem = T.alloc_buffer(({n},), "float32")
-    maxelem_rf = T.alloc_buffer(({n}, {lanes}), "float32")
-    T_softmax_exp = T.alloc_buffer(({n}, {m}), "float32")
-    expsum = T.alloc_buffer(({n},), "float32")
-    expsum_rf = T.alloc_buffer(({n}, {lanes}), "float32")
-    for i in T.parallel({n}):
-        for k_1 in T.vectorized({lanes}):
-            with T.block("maxelem_rf_init"):
-                vi, vk_1 = T.axis.remap("SS", [i, k_1])
-                maxelem_rf[vi, vk_1] = T.min_value("float32")
-        for k_0 in range({m // lanes}):
-            for k_1 in T.vectorized({lanes}):
-                with T.block("maxelem_rf_update"):
-                    vi, vk_1, vk_0 = T.axis.remap("SSR", [i, k_1, k_0])
-                    maxelem_rf[vi, vk_1] = T.max(maxelem_rf[vi, vk_1], A[vi, vk_0 * {lanes} + vk_1])
-        with T.block("maxelem_init"):
-            vi = T.axis.spatial({n}, i)
-            maxelem[vi] = T.min_value("float32")
-        for k_1 in range({lanes}):
-            with T.block("maxelem_update"):
-                vi, vk_1 = T.axis.remap("SR", [i, k_1])
-                maxelem[vi] = T.max(maxelem[vi], maxelem_rf[vi, vk_1])
-        for k_0 in range({m // lanes}):
-            for k_1 in T.vectorized({lanes}):
-                with T.block("T_softmax_exp"):
-                    vi = T.axis.spatial({n}, i)
-                    vk = T.axis.spatial({m}, k_0 * {lanes} + k_1)
-                    T_softmax_exp[vi, vk] = T.exp(A[vi, vk] - maxelem[vi])
-        for k_1 in T.vectorized({lanes}):
-            with T.block("expsum_rf_init"):
-                vi, vk_1 = T.axis.remap("SS", [i, k_1])
-                expsum_rf[vi, vk_1] = T.float32(0)
-        for k_0 in range({m // lanes}):
-            for k_1 in T.vectorized({lanes}):
-                with T.block("expsum_rf_update"):
-                    vi, vk_1, vk_0 = T.axis.remap("SSR", [i, k_1, k_0])
-                    expsum_rf[vi, vk_1] = expsum_rf[vi, vk_1] + T_softmax_exp[vi, vk_0 * {lanes} + vk_1]
-        with T.block("expsum_init"):
-            vi = T.axis.spatial({n}, i)
-            expsum[vi] = T.float32(0)
-        for k_1 in range({lanes}):
-            with T.block("expsum_update"):
-                vi, vk_1 = T.axis.remap("SR", [i, k_1])
-                expsum[vi] = expsum[vi] + expsum_rf[vi, vk_1]
-        for k_0 in range({m // lanes}):
-            for k_1 in T.vectorized({lanes}):
-                with T.block("T_softmax_norm"):
-                    vi = T.axis.spatial({n}, i)
-                    vk = T.axis.spatial({m}, k_0 * {lanes} + k_1)
-                    B[vi, vk] = T_softmax_exp[vi, vk] / expsum[vi]
-"""
-    return IRModule({"main": from_source(src)})
 
 
 def exp_elementwise(n: int, inner: int = 64) -> IRModule:
@@ -213,18 +126,10 @@ def numpy_softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def matmul(n: int) -> IRModule:
-    """``C = A @ B`` as te writes it: three loops, no schedule."""
-    A = te.placeholder((n, n), "float32", name="A")
-    B = te.placeholder((n, n), "float32", name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    return IRModule({"main": te.create_prim_func([A, B, C])})
-
 
 def tiled_matmul(n: int, tile: int = 32, kf: int = 4) -> IRModule:
     """32x32 tiles, k split by 4, reorder, vectorized inner j, parallel outer i."""
-    sch = Schedule(matmul(n))
+    sch = Schedule(schedules.matmul(n))
     i, j, k = sch.get_loops(sch.get_block("C"))
     i0, i1 = sch.split(i, [None, tile])
     j0, j1 = sch.split(j, [None, tile])
@@ -235,132 +140,10 @@ def tiled_matmul(n: int, tile: int = 32, kf: int = 4) -> IRModule:
     return sch.mod
 
 
-def packed_matmul(n: int, rows: int = 8, cols: int = 32) -> IRModule:
-    """``C = A @ B`` as the block schedule of the tour makes it, written out
-    by hand until every primitive of that schedule exists.
-
-    The schedule: B packed into panels of ``cols`` columns (``cache_read``
-    of B, laid out ``[n // cols, n, cols]``), the panels in parallel; a
-    register tile of ``rows x cols`` results accumulated in a ``local``
-    buffer (``cache_write`` of C, placed under the tile loops with
-    ``reverse_compute_at``), its initialisation split off with
-    ``decompose_reduction``, the tile rows unrolled and the tile columns
-    vectorized. Allocations appear compacted, as lowering leaves them, so
-    the accumulator is a ``rows x cols`` buffer of the tile's block: after
-    unrolling every access to it has a constant index and LLVM keeps it in
-    vector registers across the k loop. ``n`` must be a multiple of
-    ``rows`` and ``cols``.
-    """
-    if n % rows or n % cols:
-        raise ValueError(f"packed_matmul: n={n} must be a multiple of rows={rows} and cols={cols}")
-    src = f"""
-@T.prim_func
-def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-         C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    B_global = T.alloc_buffer(({n // cols}, {n}, {cols}), "float32")
-    for jo in T.parallel({n // cols}):
-        for k in range({n}):
-            for ji in T.vectorized({cols}):
-                with T.block("B_global"):
-                    vjo, vk, vji = T.axis.remap("SSS", [jo, k, ji])
-                    B_global[vjo, vk, vji] = B[vk, vjo * {cols} + vji]
-    for jo in T.parallel({n // cols}):
-        for io in range({n // rows}):
-            with T.block("C_tile"):
-                vio, vjo = T.axis.remap("SS", [io, jo])
-                T.reads(A[vio * {rows}:vio * {rows} + {rows}, 0:{n}], B_global[vjo, 0:{n}, 0:{cols}])
-                T.writes(C[vio * {rows}:vio * {rows} + {rows}, vjo * {cols}:vjo * {cols} + {cols}])
-                C_local = T.alloc_buffer(({rows}, {cols}), "float32", scope="local")
-                for ii in T.unroll({rows}):
-                    for ji in T.vectorized({cols}):
-                        with T.block("C_init"):
-                            vii, vji = T.axis.remap("SS", [ii, ji])
-                            C_local[vii, vji] = T.float32(0)
-                for k in range({n}):
-                    for ii in T.unroll({rows}):
-                        for ji in T.vectorized({cols}):
-                            with T.block("C_update"):
-                                vii, vji, vk = T.axis.remap("SSR", [ii, ji, k])
-                                C_local[vii, vji] = C_local[vii, vji] + A[vio * {rows} + vii, vk] * B_global[vjo, vk, vji]
-                for ii in T.unroll({rows}):
-                    for ji in T.vectorized({cols}):
-                        with T.block("C_local"):
-                            vii, vji = T.axis.remap("SS", [ii, ji])
-                            C[vio * {rows} + vii, vjo * {cols} + vji] = C_local[vii, vji]
-"""
-    return IRModule({"main": from_source(src)})
-
-
-def conv2d_nchw(channels: int = 64, filters: int = 64, size: int = 56, tile: int = 4,
-                lanes: int = 8) -> IRModule:
-    """3x3 convolution, stride 1, padding 1, batch 1, NCHW, as its block
-    schedule makes it, written out by hand until every primitive of that
-    schedule exists.
-
-    The schedule: the padded input computed first (``I_pad``, a stage of
-    its own, parallel over channels); each output row of ``tile`` filters
-    is one parallel task accumulating into a ``local`` ``tile x size``
-    buffer (``cache_write`` + ``reverse_compute_at``, init split off with
-    ``decompose_reduction``), the row cut into vectors of ``lanes`` columns,
-    everything under the channel loop unrolled, so every step of the
-    channel loop is ``tile * size / lanes`` vector fused multiply-adds of
-    one input row by broadcast weights. ``size`` must be a multiple of
-    ``lanes`` and ``filters`` of ``tile``.
-    """
-    if size % lanes or filters % tile:
-        raise ValueError(f"conv2d_nchw: size={size} must be a multiple of lanes={lanes} and "
-                         f"filters={filters} of tile={tile}")
-    c, k, h, p, v = channels, filters, size, size + 2, size // lanes
-    src = f"""
-@T.prim_func
-def main(I: T.Buffer((1, {c}, {h}, {h}), "float32"), W: T.Buffer(({k}, {c}, 3, 3), "float32"),
-         O: T.Buffer((1, {k}, {h}, {h}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    I_pad = T.alloc_buffer((1, {c}, {p}, {p}), "float32")
-    for ci in T.parallel({c}):
-        for y, x in T.grid({p}, {p}):
-            with T.block("I_pad"):
-                vc, vy, vx = T.axis.remap("SSS", [ci, y, x])
-                I_pad[0, vc, vy, vx] = T.if_then_else(1 <= vy and vy < {h + 1} and 1 <= vx and vx < {h + 1}, I[0, vc, vy - 1, vx - 1], T.float32(0))
-    for t in T.parallel({k // tile * h}):
-        with T.block("O_tile"):
-            vko = T.axis.spatial({k // tile}, t // {h})
-            vy = T.axis.spatial({h}, t % {h})
-            T.reads(I_pad[0, 0:{c}, vy:vy + 3, 0:{p}], W[vko * {tile}:vko * {tile} + {tile}, 0:{c}, 0:3, 0:3])
-            T.writes(O[0, vko * {tile}:vko * {tile} + {tile}, vy, 0:{h}])
-            O_local = T.alloc_buffer(({tile}, {h}), "float32", scope="local")
-            for ki in T.unroll({tile}):
-                for xo in T.unroll({v}):
-                    for xi in T.vectorized({lanes}):
-                        with T.block("O_init"):
-                            vki = T.axis.spatial({tile}, ki)
-                            vx = T.axis.spatial({h}, xo * {lanes} + xi)
-                            O_local[vki, vx] = T.float32(0)
-            for ci in range({c}):
-                for ry in T.unroll(3):
-                    for rx in T.unroll(3):
-                        for ki in T.unroll({tile}):
-                            for xo in T.unroll({v}):
-                                for xi in T.vectorized({lanes}):
-                                    with T.block("O_update"):
-                                        vki = T.axis.spatial({tile}, ki)
-                                        vx = T.axis.spatial({h}, xo * {lanes} + xi)
-                                        vc, vry, vrx = T.axis.remap("RRR", [ci, ry, rx])
-                                        O_local[vki, vx] = O_local[vki, vx] + I_pad[0, vc, vy + vry, vx + vrx] * W[vko * {tile} + vki, vc, vry, vrx]
-            for ki in T.unroll({tile}):
-                for xo in T.unroll({v}):
-                    for xi in T.vectorized({lanes}):
-                        with T.block("O_local"):
-                            vki = T.axis.spatial({tile}, ki)
-                            vx = T.axis.spatial({h}, xo * {lanes} + xi)
-                            O[0, vko * {tile} + vki, vy, vx] = O_local[vki, vx]
-"""
-    return IRModule({"main": from_source(src)})
 
 
 def conv2d_reference(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The convolution of :func:`conv2d_nchw` in numpy: nine matrix
+    """The convolution of ``schedules.conv2d_nchw`` in numpy: nine matrix
     products of the weights by shifted windows of the padded image."""
     _, c, h, w = image.shape
     padded = np.pad(image[0], ((0, 0), (1, 1), (1, 1)))
@@ -553,14 +336,37 @@ def run(quick: bool) -> int:
     rows.append(("row sum (parallel rows)", f"{r}x{c} f32", rs_s, f"{rs_bw:.1f} GB/s",
                  f"{100 * rs_bw / bandwidth:.0f}% of bw", "row_sum", None, ">= 0.7x numpy"))
 
-    rf_rt = tirfun.build(row_sum_rfactor(r, c))
-    rf_s = timed(rf_rt, m, s, repeat=repeat)
+    # the streaming read reference: the row sum's schedule over one long row
+    # per thread, so each thread streams one contiguous part of the matrix
+    # through the same vector loop, with no row ends
+    # (whole rows each when the rows do not split evenly between the threads)
+    parts = threads if r % threads == 0 else r
+    halves = tirfun.nd.array(m.numpy().reshape(parts, -1))
+    partial = tirfun.nd.empty((parts,), "float32")
+    read_rt = tirfun.build(schedules.row_sum_rfactor(parts, r * c // parts, lanes=ROW_SUM_LANES).mod)
+    rf_mod = schedules.row_sum_rfactor(r, c, lanes=ROW_SUM_LANES).mod
+    rf_rt = tirfun.build(rf_mod)
+    # one core's rate, against numpy's (which sums on one core)
+    rf1_rt = tirfun.build(rf_mod, target="llvm -num-cores=1")
+    # alternate the three, so that all see the machine in the same state
+    read_times, rf_times, rf1_times = [], [], []
+    for _ in range(repeat):
+        read_times.append(timed(read_rt, halves, partial, repeat=3))
+        rf_times.append(timed(rf_rt, m, s, repeat=3))
+        rf1_times.append(timed(rf1_rt, m, s, repeat=3))
+    read_s, rf_s, rf1_s = (float(np.median(t)) for t in (read_times, rf_times, rf1_times))
     assert np.allclose(s.numpy(), m.numpy().sum(axis=1, dtype=np.float64), rtol=1e-4), \
         "rfactor row sum result is wrong"
+    read_bw = gbytes_per_second(4.0 * r * c, read_s)
+    rows.append(("bandwidth: streaming read", f"{parts}x{r * c // parts} f32", read_s,
+                 f"{read_bw:.1f} GB/s", f"{100 * read_bw / bandwidth:.0f}% of bw", None, None, ""))
     rf_bw = gbytes_per_second(4.0 * r * c, rf_s)
-    rows.append(("row sum (rfactor, vectorize, parallel)", f"{r}x{c} f32", rf_s,
-                 f"{rf_bw:.1f} GB/s", f"{100 * rf_bw / bandwidth:.0f}% of bw", "row_sum", None,
+    rows.append((f"row sum (rfactor {ROW_SUM_LANES} lanes, vectorize, parallel)", f"{r}x{c} f32", rf_s,
+                 f"{rf_bw:.1f} GB/s", f"{100 * rf_bw / read_bw:.0f}% of read bw", "row_sum", None,
                  ">= 2.0x numpy"))
+    rf1_bw = gbytes_per_second(4.0 * r * c, rf1_s)
+    rows.append(("the same, 1 thread (-num-cores=1)", f"{r}x{c} f32", rf1_s, f"{rf1_bw:.1f} GB/s",
+                 f"{threads} threads: {rf1_s / rf_s:.2f}x faster", "row_sum", None, ""))
 
     ne = sizes["exp"]
     xe = tirfun.nd.array(rng.standard_normal(ne, dtype=np.float32))
@@ -579,7 +385,7 @@ def run(quick: bool) -> int:
     for label, target, floor in (("softmax (fused rows), -math=exact", "llvm", ""),
                                  ("softmax (fused rows), -math=fast", "llvm -math=fast",
                                   ">= 1.5x numpy")):
-        sm_rt = tirfun.build(softmax(sr, sc), target=target)
+        sm_rt = tirfun.build(schedules.softmax(sr, sc).mod, target=target)
         sm_s = timed(sm_rt, xs, ys, repeat=repeat)
         assert np.allclose(ys.numpy(), numpy_softmax(xs.numpy()), rtol=1e-5, atol=1e-12), \
             "softmax result is wrong"
@@ -607,7 +413,7 @@ def run(quick: bool) -> int:
     for label, target in (("matmul, packed, register tile (exact IEEE)", "llvm"),
                           ("matmul, packed, register tile (-fast-math-contract)",
                            "llvm -fast-math-contract")):
-        pm_rt = tirfun.build(packed_matmul(k), target=target)
+        pm_rt = tirfun.build(schedules.packed_matmul(k).mod, target=target)
         pm_s = timed(pm_rt, x, y, z, repeat=repeat)
         assert np.allclose(z.numpy(), expected, rtol=1e-4), "packed matmul result is wrong"
         rate = gflops(flops, pm_s)
@@ -622,7 +428,7 @@ def run(quick: bool) -> int:
     conv_expected = conv2d_reference(image.numpy().astype(np.float64), weights.numpy().astype(np.float64))
     for label, target in (("conv2d 3x3 NCHW (exact IEEE)", "llvm"),
                           ("conv2d 3x3 NCHW (-fast-math-contract)", "llvm -fast-math-contract")):
-        conv_rt = tirfun.build(conv2d_nchw(c, f, hw), target=target)
+        conv_rt = tirfun.build(schedules.conv2d_nchw(c, f, hw).mod, target=target)
         conv_s = timed(conv_rt, image, weights, conv_out, repeat=repeat)
         assert np.allclose(conv_out.numpy(), conv_expected, rtol=1e-4), "conv2d result is wrong"
         rate = gflops(conv_flops, conv_s)

@@ -16,9 +16,12 @@ Two workloads, each against a reference measured in the same run:
 
 Times are medians of CUDA-event measurements. Without a GPU (or without
 cuda-python) the script says so and exits with status 0: there is nothing
-to measure. The matmul kernel is written by hand in TVMScript
-(:func:`tiled_matmul`); the tests build a small instance of it, check its
-PTX with ptxas and run it with the interpreter as the GPU.
+to measure. The matmul kernel is built by schedule primitives from the
+plain program, as a TVM user writes it (split, reorder, bind, cache_read to
+shared + compute_at + cooperative fetch, cache_write to local +
+reverse_compute_at, decompose_reduction: :mod:`tirfun.examples.gpu_schedules`);
+the tests build a small instance of it, check its PTX with ptxas and run it
+with the interpreter as the GPU.
 """
 
 from __future__ import annotations
@@ -33,59 +36,15 @@ import tirfun
 from tirfun.script import from_source
 
 
-def tiled_matmul(n: int, bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8):
-    """C = A @ B for n x n float32, each block computing a bm x bn tile of C
-    through shared tiles of A (bk x bm, transposed) and B (bk x bn), each
-    thread a tm x tn tile held in registers."""
-    ty_n, tx_n = bm // tm, bn // tn
-    threads = ty_n * tx_n
-    loads_a, loads_b = bm * bk // threads, bk * bn // threads
-    if n % bm or n % bn or n % bk or bm * bk % threads or bk * bn % threads:
-        raise ValueError("the tile sizes must divide the matrix and share the loads evenly")
-    t = f"(ty * {tx_n} + tx)"
-    ea = f"(l * {threads} + {t})"
-    return from_source(f'''
-from tirfun.script import tir as T
+def tiled_matmul(n: int, bm: int = 128, bn: int = 128, bk: int = 8, tm: int = 8, tn: int = 8,
+                 vec: int = 4):
+    """C = A @ B for n x n float32, scheduled from the plain program by
+    :func:`tirfun.examples.gpu_schedules.schedule_tiled_matmul`: each block
+    computes a bm x bn tile of C through shared tiles of A and B copied by
+    all its threads together, each thread a tm x tn tile in registers."""
+    from tirfun.examples import gpu_schedules
 
-@T.prim_func
-def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-         C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({{"global_symbol": "main", "tir.noalias": True}})
-    As = T.alloc_buffer(({bk}, {bm}), "float32", scope="shared")
-    Bs = T.alloc_buffer(({bk}, {bn}), "float32", scope="shared")
-    acc = T.alloc_buffer(({tm}, {tn}), "float32", scope="local")
-    ar = T.alloc_buffer(({tm},), "float32", scope="local")
-    br = T.alloc_buffer(({tn},), "float32", scope="local")
-    for by in T.thread_binding({n // bm}, thread="blockIdx.y"):
-        for bx in T.thread_binding({n // bn}, thread="blockIdx.x"):
-            for ty in T.thread_binding({ty_n}, thread="threadIdx.y"):
-                for tx in T.thread_binding({tx_n}, thread="threadIdx.x"):
-                    for i in T.unroll({tm}):
-                        for j in T.unroll({tn}):
-                            acc[i, j] = T.float32(0)
-            for ko in range({n // bk}):
-                for ty in T.thread_binding({ty_n}, thread="threadIdx.y"):
-                    for tx in T.thread_binding({tx_n}, thread="threadIdx.x"):
-                        for l in T.unroll({loads_a}):
-                            As[{ea} % {bk}, {ea} // {bk}] = A[by * {bm} + {ea} // {bk}, ko * {bk} + {ea} % {bk}]
-                        for l in T.unroll({loads_b}):
-                            Bs[{ea} // {bn}, {ea} % {bn}] = B[ko * {bk} + {ea} // {bn}, bx * {bn} + {ea} % {bn}]
-                for ty in T.thread_binding({ty_n}, thread="threadIdx.y"):
-                    for tx in T.thread_binding({tx_n}, thread="threadIdx.x"):
-                        for k in T.unroll({bk}):
-                            for i in T.vectorized({tm}):
-                                ar[i] = As[k, ty * {tm} + i]
-                            for j in T.vectorized({tn}):
-                                br[j] = Bs[k, tx * {tn} + j]
-                            for i in T.unroll({tm}):
-                                for j in T.unroll({tn}):
-                                    acc[i, j] = acc[i, j] + ar[i] * br[j]
-            for ty in T.thread_binding({ty_n}, thread="threadIdx.y"):
-                for tx in T.thread_binding({tx_n}, thread="threadIdx.x"):
-                    for i in T.unroll({tm}):
-                        for j in T.unroll({tn}):
-                            C[by * {bm} + ty * {tm} + i, bx * {bn} + tx * {tn} + j] = acc[i, j]
-''')
+    return gpu_schedules.tiled_matmul(n, bm, bn, bk, tm, tn, vec).mod
 
 
 def elementwise(n: int, threads: int = 256, lanes: int = 4):

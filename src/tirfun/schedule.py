@@ -560,6 +560,13 @@ class Schedule:
             buffer = tuple(buffer)
         return self.apply(R.reindex(block, buffer))
 
+    def cache_index(self, block, storage_scope: str, cse_thresh: int = 0) -> list[BlockRef]:
+        """Compute the block's index arithmetic ahead into ``index_var_<k>``
+        buffers of ``storage_scope``, each computation seen at least
+        ``cse_thresh`` times (0: every one); returns the blocks that fill them
+        (see :class:`~tirfun.rewrites.CacheIndex`)."""
+        return list(self.apply(R.cache_index(self._block(block), storage_scope, cse_thresh)))
+
 
 def _named(buf, wanted) -> bool:
     return buf == wanted or (isinstance(wanted, str) and buf.name == wanted)

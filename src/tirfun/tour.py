@@ -4,10 +4,16 @@
 2. the same program from a tensor expression;
 3. built for the CPU and run;
 4. transformed with split, reorder and bind, printed at each step;
-5. a matmul from naive loops to a tiled, vectorized, parallel schedule,
-   each step's GFLOP/s beside numpy's;
-6. the GPU step: PTX, checked by ptxas, run on a GPU when one is present
-   and otherwise with the interpreter's GPU semantics.
+5. TVM's TensorIR transformation tutorial, call for call: a matmul and a
+   relu, split, reorder, reverse_compute_at, decompose_reduction,
+   ``time_evaluator``, ``sch.trace.show()`` and ``sch.show()``;
+6. a matmul from naive loops to a tiled, vectorized, parallel schedule and
+   on to B packed into panels with a register-tiled accumulator (the
+   schedule of :mod:`tirfun.examples.schedules`), each step's GFLOP/s
+   beside numpy's;
+7. the GPU step: PTX, checked by ptxas, run on a GPU when one is present
+   and otherwise with the interpreter's GPU semantics; then the
+   shared-memory tiled matmul built by schedule primitives.
 """
 
 from __future__ import annotations
@@ -137,82 +143,183 @@ def tour_schedule() -> tirfun.Schedule:
     return sch
 
 
+# -- TVM's TensorIR transformation tutorial ---------------------------------
+
+@tirfun.script.ir_module
+class MatmulRelu:
+    @T.prim_func
+    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+             C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"tir.noalias": T.bool(True)})
+        Y = T.alloc_buffer((128, 128))
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(128, 128):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+def tour_transformation() -> tirfun.Schedule:
+    """Step 5: TVM's TensorIR transformation tutorial, call for call."""
+    import numpy as np
+
+    _section("5. The TensorIR transformation tutorial")
+    _say("""TVM's tutorial on transformations, with tirfun in place of tvm: a
+    matmul followed by a relu, built and timed with time_evaluator; then
+    split, reorder, reverse_compute_at and decompose_reduction, the module
+    shown after each; then the trace and the schedule.""")
+    rng = np.random.default_rng(1)
+    a_np = rng.uniform(size=(128, 128)).astype("float32")
+    b_np = rng.uniform(size=(128, 128)).astype("float32")
+    c_np = np.maximum(a_np @ b_np, 0)
+    a_nd = tirfun.nd.array(a_np)
+    b_nd = tirfun.nd.array(b_np)
+    c_nd = tirfun.nd.array(np.zeros((128, 128), dtype="float32"))
+
+    def evaluate(mod: tirfun.IRModule) -> None:
+        lib = tirfun.build(mod, target="llvm")
+        lib(a_nd, b_nd, c_nd)
+        _check(bool(np.allclose(c_nd.numpy(), c_np, rtol=1e-5)), "the tutorial's module computed a wrong result")
+        f_timer = lib.time_evaluator("main", tirfun.cpu())
+        print(f"evaluate: {f_timer(a_nd, b_nd, c_nd)}")
+
+    print()
+    evaluate(MatmulRelu)
+    sch = tirfun.Schedule(MatmulRelu)
+    block_Y = sch.get_block("Y")
+    i, j, k = sch.get_loops(block_Y)
+    j0, j1 = sch.split(j, factors=[None, 8])
+    print("\nj0, j1 = sch.split(j, factors=[None, 8]); sch.mod.show():\n")
+    sch.mod.show()
+    sch.reorder(j0, k, j1)
+    print("\nsch.reorder(j0, k, j1); sch.mod.show():\n")
+    sch.mod.show()
+    evaluate(sch.mod)
+    block_C = sch.get_block("C")
+    sch.reverse_compute_at(block_C, j0)
+    print("\nsch.reverse_compute_at(block_C, j0); sch.mod.show():\n")
+    sch.mod.show()
+    sch.decompose_reduction(block_Y, k)
+    print("\nsch.decompose_reduction(block_Y, k); sch.mod.show():\n")
+    sch.mod.show()
+    evaluate(sch.mod)
+    print("\nsch.trace.show():\n")
+    sch.trace.show()
+    print("\nsch.show():\n")
+    sch.show()
+    return sch
+
+
 # -- the matmul story ------------------------------------------------------
 
 N = 512
 
 
-@T.prim_func
-def matmul(A: T.Buffer((512, 512), "float32"), B: T.Buffer((512, 512), "float32"),
-           C: T.Buffer((512, 512), "float32")):
-    T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
-    for i, j, k in T.grid(512, 512, 512):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+def matmul_program(n: int) -> tirfun.PrimFunc:
+    """The naive ``n x n x n`` float32 matmul of step 6, as TVMScript."""
+
+    @T.prim_func
+    def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
+               C: T.Buffer((n, n), "float32")):
+        T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+        for i, j, k in T.grid(n, n, n):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    return matmul
 
 
-def _matmul_steps():
-    """(description, schedule) pairs, each building on the one before."""
-    sch = tirfun.Schedule(matmul)
-    yield "naive loops i, j, k", sch.copy()
+def _matmul_steps(n: int):
+    """(description, schedule, target) triples: the loop schedules, each
+    building on the one before, then the packed, register-tiled one."""
+    from .examples.schedules import schedule_packed_matmul
+
+    sch = tirfun.Schedule(matmul_program(n))
+    yield "naive loops i, j, k", sch.copy(), "llvm"
     block = sch.get_block("C")
     i, j, k = sch.get_loops(block)
     i0, i1 = sch.split(i, factors=[None, 32])
     j0, j1 = sch.split(j, factors=[None, 32])
     k0, k1 = sch.split(k, factors=[None, 4])
     sch.reorder(i0, j0, k0, i1, k1, j1)
-    yield "32x32 tiles, k split by 4, j innermost", sch.copy()
+    yield "32x32 tiles, k split by 4, j innermost", sch.copy(), "llvm"
     sch.vectorize(j1)
-    yield "+ vectorize the inner j", sch.copy()
+    yield "+ vectorize the inner j", sch.copy(), "llvm"
     sch.parallel(i0)
-    yield "+ parallel over the outer i", sch.copy()
+    yield "+ parallel over the outer i", sch.copy(), "llvm"
+    packed = tirfun.Schedule(matmul_program(n))
+    schedule_packed_matmul(packed, "C", rows=8, cols=32)
+    yield "B in panels, 8x32 register tile", packed, "llvm"
+    yield "the same, -fast-math-contract", packed, "llvm -fast-math-contract"
 
 
-def tour_matmul() -> None:
-    """Step 5: a 512^3 matmul from naive loops to a tuned schedule."""
+def tour_matmul(n: int | None = None) -> tirfun.Schedule:
+    """Step 6: an ``n``^3 matmul (``N`` by default) from naive loops to the
+    packed, register-tiled schedule; returns that schedule."""
     import numpy as np
 
     from .runtime.measure import median_seconds
 
-    _section(f"5. A {N}x{N}x{N} matmul, step by step")
-    _say("""Each step adds primitives to the one before; the table gives the
+    n = N if n is None else n
+    _section(f"6. A {n}x{n}x{n} matmul, step by step")
+    _say("""Each loop step adds primitives to the one before; the table gives the
     median of 5 runs after a warm-up. The lowering hoists the reduction's
-    init out of the hot loop, so the vectorized inner loop carries no test.""")
+    init out of the hot loop, so the vectorized inner loop carries no test.
+    The last two rows start again from the naive loops with the schedule
+    that reaches the CPU's peak (schedule_packed_matmul, from
+    tirfun.examples.schedules): each parallel task copies a panel of 32 columns
+    of B into a contiguous buffer (cache_read + compute_at) and accumulates
+    8x32 tiles of C in a local buffer (cache_write + reverse_compute_at)
+    that LLVM keeps in vector registers; the tile rows are unrolled, the
+    columns vectorized, and decompose_reduction zeroes the tile before the
+    k loop. -fast-math-contract lets each multiply and add fuse into one
+    FMA, as TVM's LLVM target does by default.""")
     rng = np.random.default_rng(0)
-    a = rng.uniform(-1, 1, (N, N)).astype("float32")
-    b = rng.uniform(-1, 1, (N, N)).astype("float32")
+    a = rng.uniform(-1, 1, (n, n)).astype("float32")
+    b = rng.uniform(-1, 1, (n, n)).astype("float32")
     expected = a @ b
-    flops = 2.0 * N**3
+    flops = 2.0 * n**3
     # numpy's BLAS threads keep spinning after a call: spins=True waits them out
     np_time = median_seconds(np.matmul, a, b, spins=True)
     print()
     print(f"{'schedule':<42}{'ms':>9}{'GFLOP/s':>10}{'vs numpy':>10}")
     print(f"{'numpy (a @ b)':<42}{np_time * 1e3:>9.2f}{flops / np_time / 1e9:>10.1f}{1.0:>10.2f}")
+    first = True
     last = None
-    for title, sch in _matmul_steps():
-        rt = tirfun.build(sch.mod, target="llvm")
-        c = np.zeros((N, N), dtype="float32")
+    for title, sch, target in _matmul_steps(n):
+        rt = tirfun.build(sch.mod, target=target)
+        c = np.zeros((n, n), dtype="float32")
         rt(a, b, c)
         _check(bool(np.allclose(c, expected, rtol=1e-3, atol=1e-3)), f"{title}: wrong result")
-        t = median_seconds(rt, a, b, c, repeat=3 if last is None else 5, warmup=0 if last is None else 1)
+        t = median_seconds(rt, a, b, c, repeat=3 if first else 5, warmup=0 if first else 1)
         print(f"{title:<42}{t * 1e3:>9.2f}{flops / t / 1e9:>10.1f}{np_time / t:>10.2f}")
+        first = False
         last = sch
-    print("\nThe final schedule:\n")
-    print(last.mod.script())
+    print("\nThe packed schedule, sch.trace.show():\n")
+    last.trace.show()
+    print("\nand the loops it lowers to (tirfun.lower(sch.mod)): B's panel and the")
+    print("tile are allocated inside the parallel loop, compacted to what one task uses:\n")
+    print(tirfun.lower(last.mod).script())
+    return last
 
 
 def tour_gpu(sch: tirfun.Schedule) -> None:
-    """Step 6: the bound schedule of step 4 on an NVIDIA GPU, or as far as
+    """Step 7: the bound schedule of step 4 on an NVIDIA GPU, or as far as
     this machine allows: the PTX, ptxas's check, and the bound program run
     with the interpreter's GPU semantics."""
     import numpy as np
 
     from .testing.cuda import ptxas_check, ptxas_path, run_split
 
-    _section("6. The GPU step")
+    _section("7. The GPU step")
     _say("""The tutorial's last step builds the bound schedule of step 4 for an
     NVIDIA GPU: tirfun.build(sch.mod, target="cuda") lowers it, splits the
     host code from the kernel at the thread-bound loops and compiles the
@@ -233,6 +340,7 @@ def tour_gpu(sch: tirfun.Schedule) -> None:
         rt(x, y)
         print(f"on {dev}: b = {y.numpy()}")
         _check(bool(np.array_equal(y.numpy(), a + 1)), "the GPU gave a wrong result")
+        tour_gpu_matmul(dev)
         return
     if ptxas_path() is not None:
         ptxas_check(rt.get_source("ptx"), rt.target.arch)
@@ -243,11 +351,56 @@ def tour_gpu(sch: tirfun.Schedule) -> None:
     launches = run_split(rt, a, b)
     print(f"host code and kernel with the interpreter as the GPU: launches {launches}, b = {b}")
     _check(bool(np.array_equal(b, a + 1)), "the bound schedule gave a wrong result")
+    tour_gpu_matmul(None)
     print()
     _say("""The tour stops here, before running on a GPU; with cuda-python, a driver
-    and a device, this step runs the kernel on tirfun.cuda(0). What is
+    and a device, this step runs the kernels on tirfun.cuda(0). What is
     missing on this machine:""")
     print(f"  {why}")
+
+
+def tour_gpu_matmul(dev) -> None:
+    """Step 6, continued: the shared-memory tiled matmul a TVM user schedules
+    (tirfun.examples.gpu_schedules), its trace, and its product on the GPU
+    ``dev``, or under the interpreter's GPU semantics when ``dev`` is None."""
+    import numpy as np
+
+    from .examples import gpu_schedules
+    from .testing.cuda import ptxas_check, ptxas_path
+
+    n = 32
+    print()
+    _say(f"""A matmul as GPU schedules write it: each thread block stages tiles of
+    A and B in shared memory, copied by all its threads together (cache_read,
+    compute_at, then fuse, split and bind the copy), and each thread keeps its
+    tile of C in registers (cache_write, reverse_compute_at). Here {n}^3, with
+    16 x 16 tiles per block and 2 x 2 per thread; benchmarks/cuda.py times
+    the same schedule at 4096^3. The trace:""")
+    print()
+    sch = gpu_schedules.tiled_matmul(n, bm=16, bn=16, bk=8, tm=2, tn=2, vec=2)
+    sch.trace.show()
+    rt = tirfun.build(sch.mod, target="cuda")
+    syncs = rt.lowered.script().count('T.tvm_storage_sync("shared")')
+    print(f"\nlowered with {syncs} barriers per step of k (before the copies and after them)")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    expected = np.zeros((n, n), "float32")
+    tirfun.interp.run(gpu_schedules.matmul(n)["main"], a, b, expected)
+    if dev is not None:
+        c = tirfun.nd.array(np.zeros((n, n), "float32"), dev)
+        rt(tirfun.nd.array(a, dev), tirfun.nd.array(b, dev), c)
+        got, where = c.numpy(), f"on {dev}"
+    else:
+        if ptxas_path() is not None:
+            ptxas_check(rt.get_source("ptx"), rt.target.arch)
+            print(f"ptxas -arch={rt.target.arch} accepts the PTX.")
+        got = np.zeros((n, n), "float32")
+        tirfun.interp.run(rt.lowered["main"], a, b, got)
+        where = "with the interpreter as the GPU (every thread, barriers, no race)"
+    same = got.tobytes() == expected.tobytes()
+    print(f"the product {where}: {'bit for bit' if same else 'NOT'} the plain program's")
+    _check(same, "the tiled matmul gave a wrong result")
 
 
 def run_tour() -> None:
@@ -257,6 +410,7 @@ def run_tour() -> None:
     tour_te()
     tour_build()
     bound = tour_schedule()
+    tour_transformation()
     tour_matmul()
     tour_gpu(bound)
     print(f"\nThe tour took {time.perf_counter() - start:.1f} s.")

@@ -250,6 +250,19 @@ def test_iteration_maps_keep_their_promise(case):
             assert set(col) == set(range(min(col), max(col) + 1))  # no value is skipped
 
 
+@given(bindings(), st.sampled_from(["affine", "bijective", "surjective"]))
+def test_a_loop_of_one_iteration_is_the_constant_zero(case, level):
+    # as TVM's detection maps it: adding such a loop to every value (what a
+    # split by 1 leaves) changes no answer
+    loops, values = case
+    unit = Var("u")
+    before = detect_iter_map(values, loops, level)
+    after = detect_iter_map([Add(v, unit) for v in values], {**loops, "u": _loop(unit, 1)}, level)
+    assert (before is None) == (after is None)
+    if before is not None:
+        assert [t.args for t in before] == [t.args for t in after]
+
+
 # -- regions ----------------------------------------------------------------------
 
 I, J, K = Var("i"), Var("j"), Var("k")

@@ -84,7 +84,8 @@ def _loop(var, extent):
     return For(var, 0, extent, "serial", Evaluate(0))
 
 
-LOOPS = {"i": _loop(i, 2), "j": _loop(j, 3), "k": _loop(k, 12)}
+u = Var("u")
+LOOPS = {"i": _loop(i, 2), "j": _loop(j, 3), "k": _loop(k, 12), "u": _loop(u, 1)}
 
 
 def test_detect_iter_map_reads_slices():
@@ -101,6 +102,18 @@ def test_detect_iter_map_reads_slices():
     ([FloorDiv(k, 4), i, j], "affine", True),
     ([i * 2 + j], "affine", False),                        # windows overlap
     ([i * 2 + j], "surjective", True),
+    # slices of one loop must be digits of one mixed radix: k % 3 ends at 3,
+    # and k // 4 does not start at a multiple of it (k = 3 and k = 0 agree)
+    ([FloorDiv(k, 4) + FloorMod(k, 3) * 2], "surjective", False),
+    ([FloorDiv(k, 4), FloorMod(k, 3)], "affine", False),
+    ([FloorDiv(k, 4), FloorMod(k, 2)], "affine", True),       # a gap is allowed
+    # k // 5 and k % 5 over k < 12 miss the pairs (3, 2) and (4, 2)
+    ([FloorDiv(k, 5), FloorMod(k, 5)], "surjective", False),
+    ([FloorDiv(k, 5), FloorMod(k, 5), i, j], "bijective", False),
+    ([FloorDiv(k, 5)], "surjective", True),                  # one slice reaches a run
+    # a unit loop (the inner loop of split(k, [12, 1])) is a constant at every level
+    ([k + u, i, j], "affine", True),
+    ([k + u, i, j], "bijective", True),
 ])
 def test_iter_map_levels(values, level, ok):
     assert (detect_iter_map(values, LOOPS, level) is not None) is ok

@@ -227,16 +227,18 @@ def test_too_many_threads_per_block():
 
 
 def test_shared_memory_over_the_limit():
-    big = REVERSE.replace("(16,), \"float32\", scope", "(16384,), \"float32\", scope")
+    # the threads' elements 1024 apart: compaction keeps the whole span
+    big = (REVERSE.replace("(16,), \"float32\", scope", "(16384,), \"float32\", scope")
+           .replace("S[vt] =", "S[vt * 1024] =").replace("S[15 - vt]", "S[(15 - vt) * 1024]"))
     mod = parse(big)
-    with pytest.raises(BuildError, match=r"(?s)a kernel uses 65536 bytes of shared memory "
-                                         r"\(S_data \(65536 bytes\)\); cuda -arch=sm_\d+ allows 49152 per block"
+    with pytest.raises(BuildError, match=r"(?s)a kernel uses 61444 bytes of shared memory "
+                                         r"\(S_data \(61444 bytes\)\); cuda -arch=sm_\d+ allows 49152 per block"
                                          r".*-max_shared_memory_per_block.*thread_binding\(64"):
         tirfun.build(mod, target="cuda")
     # where the device allows more, it is dynamic shared memory, sized at launch
     rt = tirfun.build(mod, target="cuda -max_shared_memory_per_block=98304")
     assert ".extern .shared .align 16 .b8 main_kernel_shared[]" in rt.get_source("ptx")
-    assert dict(rt.dynamic_shared) == {"main_kernel": 65536}
+    assert dict(rt.dynamic_shared) == {"main_kernel": 61456}  # rounded up to 16 bytes
     if ptxas_path() is not None:
         ptxas_check(rt.get_source("ptx"), rt.target.arch)
     a = np.random.default_rng(0).standard_normal((64, 16)).astype("float32")
@@ -269,20 +271,23 @@ def main(A: T.Buffer((8,), "float32")):
         tirfun.build(parse(src), target="cuda")
 
 
-def test_a_cross_thread_reduction_is_refused():
+def test_a_cross_thread_reduction_whose_loops_are_not_innermost_is_refused():
     src = '''
 from tirfun.script import tir as T
 
 @T.prim_func
-def main(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
     for k in T.thread_binding(32, thread="threadIdx.x"):
-        with T.block("sum"):
-            vk = T.axis.reduce(32, k)
-            with T.init():
-                B[0] = T.float32(0)
-            B[0] = B[0] + A[vk]
+        for i in range(4):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
 '''
-    with pytest.raises(BuildError, match="block sum reduces across threads"):
+    with pytest.raises(BuildError, match=r"block sum reduces across threads, but the loops that "
+                       r"feed its reduction variables are not the innermost loops around it: "
+                       r"loop i lies between them"):
         tirfun.build(parse(src), target="cuda")
 
 
@@ -426,6 +431,10 @@ def test_the_tour_gpu_step_shows_the_ptx_and_runs_as_far_as_the_machine_allows(c
         return
     assert ("accepts the PTX" in out) == (ptxas_path() is not None)
     assert "launches [('main_kernel', (2, 1, 1), (2, 1, 1))], b = [1. 2. 3. 4. 5. 6. 7. 8.]" in out
+    # the shared-memory matmul a schedule builds: its trace, and its product
+    assert "sch.compute_at(" in out and "sch.decompose_reduction(" in out
+    assert "lowered with 2 barriers per step of k" in out
+    assert "the product with the interpreter as the GPU (every thread, barriers, no race): bit for bit" in out
     assert "The tour stops here, before running on a GPU" in out
 
 

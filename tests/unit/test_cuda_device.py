@@ -54,6 +54,32 @@ def test_the_shared_memory_matmul_on_the_gpu_equals_the_interpreter():
     assert c.numpy().tobytes() == expected.tobytes()
 
 
+def test_the_schedule_built_matmul_on_the_gpu_equals_the_interpreter():
+    from tirfun.examples import gpu_schedules
+
+    sch = gpu_schedules.tiled_matmul(64, bm=32, bn=32, bk=8, tm=4, tn=4, vec=2)
+    rt = tirfun.build(sch.mod, target="cuda")
+    a, b = _unit().matmul_inputs()
+    expected = np.zeros((64, 64), "float32")
+    run(rt.lowered["main"], a, b, expected)
+    c = tirfun.nd.array(np.zeros((64, 64), "float32"), DEV)
+    rt(tirfun.nd.array(a, DEV), tirfun.nd.array(b, DEV), c)
+    assert c.numpy().tobytes() == expected.tobytes()
+
+
+def test_the_benchmark_matmul_schedule_on_the_gpu():
+    from tirfun.examples import gpu_schedules
+
+    n = 512
+    rt = tirfun.build(gpu_schedules.tiled_matmul(n).mod, target="cuda -fast-math-contract")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    c = tirfun.nd.empty((n, n), "float32", DEV)
+    rt(tirfun.nd.array(a, DEV), tirfun.nd.array(b, DEV), c)
+    np.testing.assert_allclose(c.numpy(), a.astype("float64") @ b, rtol=1e-3, atol=1e-3)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_thread_bound_programs_on_the_gpu_equal_the_interpreter(seed):
     from tirfun.nodes import IRModule
@@ -110,3 +136,43 @@ def test_dlpack_round_trips_with_torch_or_cupy():
     nd = tirfun.nd.from_dlpack(b)
     assert nd.data_ptr == b.data.ptr
     assert cupy.from_dlpack(nd).data.ptr == b.data.ptr
+
+
+def _allreduce_unit():
+    import test_cuda_allreduce as unit  # the shapes and programs of the GPU-less tests
+
+    return unit
+
+
+@pytest.mark.parametrize("reducer,dtype", [("sum", "float32"), ("sum", "int64"),
+                                           ("argmax", "float32"), ("min", "float64")])
+def test_cross_thread_reductions_on_the_gpu_equal_the_lowered_program(reducer, dtype):
+    from tirfun.testing.draw_allreduce import (
+        ThreadReduction, expected_result, inputs, thread_reduction_module,
+    )
+
+    for threads, inner, row_threads, on in _allreduce_unit().SHAPES:
+        spec = ThreadReduction(reducer, dtype, 5, 3 * threads + 1, threads, inner, row_threads, on)
+        mod = thread_reduction_module(spec)
+        rt = tirfun.build(mod, target="cuda")
+        args = inputs(spec, threads)
+        lowered = [np.copy(x) for x in args]
+        run(rt.lowered["main"], *lowered)
+        on_gpu = [tirfun.nd.array(x, DEV) for x in args]
+        rt(*on_gpu)
+        for want, got, model in zip(lowered[1:], on_gpu[1:], expected_result(spec, args[0])):
+            assert got.numpy().tobytes() == want.tobytes(), spec
+            assert got.numpy().tobytes() == model.tobytes(), spec
+
+
+def test_the_thread_bound_softmax_on_the_gpu_equals_the_lowered_program():
+    from tirfun.script import from_source
+
+    unit = _allreduce_unit()
+    rt = tirfun.build(from_source(unit.SOFTMAX), target="cuda")
+    a, out = unit.softmax_inputs()
+    expected = np.copy(out)
+    run(rt.lowered["main"], a, expected)
+    got = tirfun.nd.array(out, DEV)
+    rt(tirfun.nd.array(a, DEV), got)
+    assert got.numpy().tobytes() == expected.tobytes()

@@ -14,6 +14,7 @@ from tirfun.script import from_source
 RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIterVar,
            R.Parallel, R.Vectorize, R.Bind, R.Unroll, R.Annotate, R.Unannotate]
 RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex, R.ReindexCacheRead, R.ReindexCacheWrite]  # caching
+RECORDS += [R.CacheIndex]  # cache_index
 RECORDS += [R.ComputeAt, R.ReverseComputeAt, R.ComputeInline, R.ReverseComputeInline]  # compute location
 RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer]  # storage
 RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,

@@ -373,6 +373,24 @@ def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32"), E: T.Buffer
 """
 
 
+# a reduction into shared memory that compute_at relaxes over the threads
+SHARED_SUM = """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8,), "float32")):
+    S = T.alloc_buffer((8,), scope="shared")
+    for i, k in T.grid(8, 4):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+    for t in T.thread_binding(8, thread="threadIdx.x"):
+        with T.block("C"):
+            vi = T.axis.spatial(8, t)
+            C[vi] = S[vi]
+"""
+
+
 def _pipe(old: str = "", new: str = "") -> IRModule:
     return mod_of(PIPE.replace(old, new))
 
@@ -407,12 +425,9 @@ CASES += [
                                                                         "T.where(i % 2 == 0)\n            E[vi] = B[vi]")),
      R.reverse_compute_at("E", "i"), R.NonTrivialPredicateError,
      r"^reverse_compute_at: block 'E': the block's predicate i_2 % 2 == 0 does not follow"),
-    ("thread_overlap", lambda: _pipe(
-        "    for i in range(8):\n        with T.block(\"B\"):\n            vi = T.axis.spatial(8, i)\n            B[vi]",
-        "    for i in range(4):\n        for t in T.thread_binding(2, thread=\"threadIdx.x\"):\n"
-        "            with T.block(\"B\"):\n                vi = T.axis.spatial(8, i * 2 + t)\n                B[vi]"),
-     R.reverse_compute_at("D", "i"), R.ThreadOverlapError,
-     r"^reverse_compute_at: block 'D': loop 'i' holds the thread-bound loop 't'; placed above it"),
+    ("thread_overlap", lambda: mod_of(SHARED_SUM), R.compute_at("S", "t"), R.ThreadOverlapError,
+     r"^compute_at: block 'S': the block reads the shared buffer S it writes; not depending on it, it would "
+     r"run in every thread of loop 't' \(threadIdx.x\), which share S"),
     ("has_init", lambda: mod_of(TRIANGLE), R.compute_inline("C"), R.HasInitBlockError,
      r"^compute_inline: block 'C': the block has an init statement"),
     ("single_read_write", _pipe, R.reverse_compute_inline("D"), R.NotSingleReadWriteBufferError,

@@ -48,6 +48,14 @@ def test_reduction_loops_may_bind_only_to_thread_idx():
         assert "CommReduce iteration variable vk" in str(err)
 
 
+def test_a_reduction_split_with_a_unit_inner_loop_still_binds():
+    # split(k, [6, 1]) leaves vk = k_0 + k_1 with k_1 of extent 1: TVM reads
+    # the unit loop as a constant, so the block stays a reduction block
+    mod = R.split("k", [6, 1])(mod_of())
+    assert R.bind("k_0", "threadIdx.x").violations(mod) == []
+    assert R.parallel("i").violations(mod) == []
+
+
 def test_unroll_requires_nothing_of_the_blocks():
     assert R.unroll("k").violations(mod_of()) == []
 

@@ -25,6 +25,12 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
 * a cross-thread reduction (a reduction block whose reduction variable
   comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
   between two barriers, its threads updating the output in turn;
+* a warp shuffle (``T.tvm_warp_shuffle``, ``_down``, ``_up``) waits until
+  every lane of its mask has reached it, then gives each lane the value of
+  its source lane, chosen as PTX's ``shfl.sync`` with CUDA's width clamp
+  does; a mask naming a lane the warp lacks, lanes of the mask that diverge,
+  or a read of a lane outside the mask (whose value is undefined) is an
+  InterpError;
 * two different threads touching one element between two barriers, at
   least one of them writing, is a data race: an InterpError naming the
   buffer, the index, both threads and both statements. Threads of
@@ -141,12 +147,14 @@ def _space(dims: dict, tags: tuple) -> list[dict]:
 class _Lane:
     """One thread (one virtual thread of it): its generator and where it waits."""
 
-    __slots__ = ("gen", "ix", "key", "warp", "waiting", "done")
+    __slots__ = ("gen", "ix", "key", "warp", "lane", "waiting", "done", "payload", "inbox")
 
-    def __init__(self, gen, ix: dict, key: tuple, warp: int):
-        self.gen, self.ix, self.key, self.warp = gen, ix, key, warp
-        self.waiting = None   # (kind, barrier) while paused at a barrier
+    def __init__(self, gen, ix: dict, key: tuple, warp: int, lane: int):
+        self.gen, self.ix, self.key, self.warp, self.lane = gen, ix, key, warp, lane
+        self.waiting = None   # (kind, barrier) while paused at a barrier or a shuffle
         self.done = False
+        self.payload = None   # a shuffle's (mask, value, kind, lane, width, warp size)
+        self.inbox = None     # the value a shuffle gave, sent when the thread resumes
 
 
 class _Block:
@@ -163,8 +171,9 @@ class _Block:
             key = (bkey, tuple(sorted(tix.items())))
             for vix in vthreads:
                 ix = {**bix, **tix, **vix}
-                self.lanes.append(_Lane(None, ix, key, n // _WARP))
+                self.lanes.append(_Lane(None, ix, key, n // _WARP, n % _WARP))
         self.thread_fn, self.live = thread_fn, live
+        self.vthreads = len(vthreads)
 
     def run(self):
         """Run until every thread finishes (None) or waits at a global
@@ -179,10 +188,16 @@ class _Block:
                 if lane.gen is None:
                     lane.gen = self.thread_fn(*self.live, lane.ix, races)
                 try:
-                    lane.waiting = next(lane.gen)
+                    waiting = lane.gen.send(lane.inbox)
                 except StopIteration:
                     lane.done = True
-            if self.release_warps():
+                    continue
+                lane.inbox = None
+                if waiting is not None and waiting[0] == "shfl":
+                    lane.payload = waiting[2]
+                    waiting = waiting[:2]
+                lane.waiting = waiting
+            if self.release_shuffles() or self.release_warps():
                 continue
             waits = {lane.waiting for lane in self.lanes}
             if waits == {None}:
@@ -212,6 +227,53 @@ class _Block:
             for lane in lanes:
                 lane.waiting = None
             self.races.epochs[warp] = self.races.epochs.get(warp, 0) + 1
+            released = True
+        return released
+
+    def release_shuffles(self) -> bool:
+        """Complete the warp shuffles at which every lane of the mask waits:
+        each lane gets the value of its source lane (see :func:`_source_lane`)."""
+        released = False
+        by_warp: dict = {}
+        for lane in self.lanes:
+            if lane.waiting is not None and lane.waiting[0] == "shfl":
+                by_warp.setdefault(lane.warp, []).append(lane)
+        for warp, waiting in by_warp.items():
+            lanes = {lane.lane: lane for lane in self.lanes if lane.warp == warp}
+            first = waiting[0]
+            where = _indent(statement_text(self.program.barriers[first.waiting[1]]))
+            who = f"thread ({self.races.who(first)})"
+            if self.vthreads > 1:
+                raise Fault(f"a warp shuffle inside virtual threads: {who} runs\n{where}")
+            mask = int(first.payload[0]) & 0xFFFFFFFF
+            members = [i for i in range(_WARP) if mask >> i & 1]
+            if first.lane not in members:
+                raise Fault(f"{who} runs a warp shuffle whose mask {mask:#010x} leaves out its "
+                            f"own lane {first.lane}:\n{where}")
+            for i in members:
+                other = lanes.get(i)
+                if other is None:
+                    raise Fault(f"{who} runs a warp shuffle whose mask {mask:#010x} names lane "
+                                f"{i}, which its warp does not have (the block has "
+                                f"{len(self.lanes) // self.vthreads} threads):\n{where}")
+                if other.waiting != first.waiting or int(other.payload[0]) & 0xFFFFFFFF != mask:
+                    what = ("has finished" if other.done else "waits elsewhere" if
+                            other.waiting is None or other.waiting[0] != "shfl" or
+                            other.waiting != first.waiting else "gives another mask")
+                    raise Fault(f"warp shuffle in divergent control flow: {who} waits at\n{where}"
+                                f"\nwhile thread ({self.races.who(other)}), lane {i} of its "
+                                f"mask, {what}")
+            for i in members:
+                lane = lanes[i]
+                _, value, kind, b, width, size = lane.payload
+                src = _source_lane(kind, i, int(b), int(width), int(size), who, where)
+                if src not in members:
+                    raise Fault(f"thread ({self.races.who(lane)}) reads lane {src} in a warp "
+                                f"shuffle, outside the mask {mask:#010x}: the value is "
+                                f"undefined\n{where}")
+                lane.inbox = lanes[src].payload[1]
+            for i in members:
+                lanes[i].waiting = lanes[i].payload = None
             released = True
         return released
 
@@ -330,6 +392,23 @@ class _Races:
             f"{_indent(statement_text(s1.stmt, 4))}\nand thread ({self.who(second[0])}) "
             f"{'stores to' if second_writes else 'loads from'} it in\n"
             f"{_indent(statement_text(s2.stmt, 4))}\n{where}")
+
+
+def _source_lane(kind: str, lane: int, b: int, width: int, size: int, who: str,
+                 where: str) -> int:
+    """The lane whose value a shuffle gives ``lane``, as PTX's ``shfl.sync``
+    with CUDA's clamp for ``width`` picks it: within the lane's segment of
+    ``width`` lanes, else the lane itself."""
+    if size != _WARP or width < 1 or width > _WARP or width & (width - 1):
+        raise Fault(f"{who} runs a warp shuffle of width {width} and warp size {size}; the "
+                    f"width must be a power of two up to {_WARP} and the warp size {_WARP}:\n"
+                    f"{where}")
+    low = lane & (_WARP - width)
+    high = low | (width - 1)
+    if kind == "idx":
+        return low | (b & (width - 1))
+    src = lane + b if kind == "down" else lane - b
+    return src if low <= src <= high else lane
 
 
 def _indent(text: str) -> str:

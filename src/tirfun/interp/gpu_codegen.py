@@ -25,7 +25,12 @@ generator function run once per thread by :mod:`.gpu`:
   racing, thread by thread in index order, each through all its own
   iterations (the serial order when the bound loop is the outer reduction
   loop; TVM's all-reduce combines in a tree, so float sums may round
-  differently on a GPU).
+  differently on a GPU; the lowered program, ``tirfun.lower(mod, "cuda")``,
+  runs the all-reduce in the GPU's order);
+* ``buf[i] = T.tvm_warp_shuffle_down(mask, value, offset, width, 32)`` (and
+  ``tvm_warp_shuffle``, ``tvm_warp_shuffle_up``) is a warp-collective step:
+  the thread waits for the lanes of its mask and stores the value of its
+  source lane, chosen as PTX's ``shfl.sync`` chooses it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ from .codegen import Compiler, DataInfo, Env, _Function
 
 # storage scopes whose buffers one thread block shares
 SHARED_SCOPES = frozenset({"shared", "shared.dyn", "warp"})
+# the warp shuffles and how each picks its source lane
+SHUFFLES = {"tir.tvm_warp_shuffle": "idx", "tir.tvm_warp_shuffle_down": "down",
+            "tir.tvm_warp_shuffle_up": "up"}
 # tvm_storage_sync scopes and the barrier each one is
 BARRIERS = {"shared": "shared", "shared.dyn": "shared", "warp": "warp", "global": "global"}
 
@@ -134,6 +142,8 @@ class GpuCompiler(Compiler):
             handler = self.bind_thread
         elif _is_sync(s):
             handler = self.barrier
+        elif isinstance(s, BufferStore) and isinstance(s.value, Call) and s.value.op in SHUFFLES:
+            handler = self.shuffle
         elif isinstance(s, Allocate):
             handler = self.kernel_allocate
         if handler is None:
@@ -237,6 +247,31 @@ class GpuCompiler(Compiler):
                               f"scopes {', '.join(sorted(BARRIERS))}")
         self.barriers.append(s)
         self.line(f"yield ({kind!r}, {len(self.barriers) - 1})")
+
+    def shuffle(self, s: BufferStore, env: Env) -> None:
+        """``buf[i] = T.tvm_warp_shuffle*(mask, value, lane or offset, width,
+        warp_size)``: the thread pauses until every lane of its mask has
+        arrived, then stores the value its source lane gave (see :mod:`.gpu`)."""
+        call = s.value
+        if len(call.args) != 5 or call.dtype.lanes != 1:
+            raise InterpError(f"T.{call.op[4:]} takes a scalar and five arguments (mask, value, "
+                              f"lane, width, warp_size), got {len(call.args)}")
+        mask, value, lane, width, warp = (self.expr(a, env) for a in call.args)
+        self.barriers.append(s)
+        t = self.fresh("s_shfl")
+        self.line(f"{t} = yield ('shfl', {len(self.barriers) - 1}, ({mask.code}, "
+                  f"{self.exact(value)}, {SHUFFLES[call.op]!r}, {lane.code}, {width.code}, "
+                  f"{warp.code}))")
+        var = Var(t, call.dtype)
+        self.s_store(BufferStore(s.buffer, var, s.indices), env.bind_var(var, t, None))
+
+    def expr(self, e, env: Env, lane: int = 0):
+        """As the base compiler's; a warp shuffle is a statement of its own here."""
+        if isinstance(e, Call) and self.kernel is not None and e.op in SHUFFLES:
+            raise InterpError(f"T.{e.op[4:]} inside an expression: the interpreter runs a warp "
+                              "shuffle as the whole value stored to a buffer "
+                              "(buf[0] = T.tvm_warp_shuffle_down(...))")
+        return super().expr(e, env, lane)
 
     def kernel_allocate(self, s: Allocate, env: Env) -> None:
         """An Allocate inside a kernel: per block for shared scopes, else per thread."""
@@ -343,4 +378,5 @@ def _walk_launches(s):
             yield path, node
 
 
-__all__ = ["GpuCompiler", "Site", "Binding", "KernelInfo", "launch_of", "SHARED_SCOPES", "BARRIERS"]
+__all__ = ["GpuCompiler", "Site", "Binding", "KernelInfo", "launch_of", "SHARED_SCOPES", "BARRIERS",
+           "SHUFFLES"]

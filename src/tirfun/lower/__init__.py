@@ -22,7 +22,8 @@ prefix of the list, or any single pass, may be used alone:
 10. ``vectorize_loops``   ``T.vectorized`` loops to Ramp/Broadcast vectors
 11. ``prepare_parallel``  nested parallel loops made serial
 
-For the GPU, :mod:`.cuda` checks and lowers a thread-bound module (the
+For the GPU, :mod:`.cuda` checks and lowers a thread-bound module (first
+reductions bound across threads to all-reduces, :mod:`.allreduce`; then the
 same passes up to vectorization, then ``shared``/``local`` allocations
 moved into the kernels and barriers placed by :mod:`.thread_sync`), and
 :mod:`.device_split` cuts each function into host code and kernels.

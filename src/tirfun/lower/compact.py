@@ -36,8 +36,14 @@ iterations from racing on one buffer). It never moves into a
 ``T.vectorized`` loop: above it, a producer placed inside the loop keeps
 an element per lane when its region follows the lane, and lanes that
 would share elements make :mod:`tirfun.lower.vectorize` leave the loop
-serial, so every lane computes what the interpreter does. Nor does it
-move into a thread-bound loop unless its scope is ``local``. Regions are
+serial, so every lane computes what the interpreter does. A ``local``
+buffer (one per thread) moves into thread-bound loops freely, its region
+taken in one thread; a ``shared`` one (one per thread block) moves into
+loops bound to blockIdx freely, its region taken in one block, and into
+loops bound to threadIdx or vthread with its region taken over all their
+threads, as TVM's
+``CompactBufferAllocation`` relaxes it; other scopes stay outside
+thread-bound loops. Regions are
 bounded by :func:`tirfun.analysis.arith.eval_interval` (the evaluation
 ``bound_region`` uses); accesses under tests are counted whole, which
 may only make the region larger.
@@ -166,6 +172,9 @@ def _compactable(alloc: Allocate, uses: _Uses):
     return decl
 
 
+#: scopes whose buffers are one per thread block
+_SHARED = ("shared", "shared.dyn")
+
 #: calls whose buffer arguments are plain loads of values
 _VALUE_CALLS = frozenset({"tir.if_then_else", "tir.likely"})
 
@@ -184,7 +193,7 @@ def _path_loops(body, buf, scope: str, uses: _Uses) -> list[For]:
         if isinstance(node, For):
             if node.kind is ForKind.VECTORIZED:
                 break
-            if node.kind is ForKind.THREAD_BINDING and scope != "local":
+            if node.kind is ForKind.THREAD_BINDING and scope != "local" and scope not in _SHARED:
                 break
             loops.append(node)
             node = node.body
@@ -281,7 +290,21 @@ def _disjoint_over(region: list[Interval], var: Var) -> bool:
     return False
 
 
-def _written_first(body, buf, uses: _Uses) -> bool:
+def _relaxed(region: list[Interval], relax: dict) -> list[Interval] | None:
+    """``region`` with the variables of ``relax`` (Var -> Interval) taking
+    every value of their intervals; None where a bound is lost."""
+    if not relax:
+        return region
+    out = []
+    for iv in region:
+        lo, hi = eval_interval(iv.lo, relax).lo, eval_interval(iv.hi, relax).hi
+        if lo is None or hi is None:
+            return None
+        out.append(Interval(simplify_index(lo), simplify_index(hi)))
+    return out
+
+
+def _written_first(body, buf, uses: _Uses, relax: dict | None = None) -> bool:
     """Whether one run of ``body`` writes every element of ``buf`` that it
     reads before reading any: leading statements that only store into
     ``buf``, each a loop nest around one store at an index of the nest's
@@ -302,6 +325,8 @@ def _written_first(body, buf, uses: _Uses) -> bool:
     if k == len(stmts) or not boxes:
         return False
     read = _region(SeqStmt(stmts[k:]) if len(stmts) - k > 1 else stmts[k], buf, uses)
+    if read is not None and relax:
+        read = _relaxed(read, relax)
     return read is not None and region_covers(boxes, read)
 
 
@@ -441,12 +466,24 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
     loops = _path_loops(decl.body, buf, buf.storage_scope, uses)
     place = None  # the loop whose body gets the allocation; None: here
     region = whole
+    shared = buf.storage_scope in _SHARED
+    # a thread's local memory and a thread block's shared memory are their
+    # own wherever they are allocated in the kernel, so moving them into a
+    # thread-bound loop needs no proof
+    private = shared or buf.storage_scope == "local"
+    relax: dict = {}  # thread loops of a shared buffer: its region is taken over all their threads
     for loop in loops:
+        bound = loop.kind is ForKind.THREAD_BINDING
+        if shared and bound and not loop.thread_binding.startswith("blockIdx"):
+            relax[loop.loop_var] = Interval.from_range(_range(loop))
         inner = _region(loop.body, buf, uses)
         if inner is None:
             break
-        if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and \
-                not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf, uses):
+        inner = _relaxed(inner, relax)
+        if inner is None:
+            break
+        if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1) and not (private and bound) and \
+                not _disjoint_over(inner, loop.loop_var) and not _written_first(loop.body, buf, uses, relax):
             break
         place, region = loop, inner
     outer = {lp.loop_var: _range(lp) for lp in loops[:loops.index(place) + 1]} if place else {}

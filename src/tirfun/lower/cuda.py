@@ -23,7 +23,9 @@ Every refusal is a BuildError that shows the offending TVMScript lines:
 a block outside any kernel that writes memory (bind its loops), loops
 bound to one tag with different extents in one kernel, more threads per
 block than the target allows, shared memory over the limit, a thread tag
-that CUDA does not know, a cross-thread reduction.
+that CUDA does not know. A cross-thread reduction (a reduction loop bound
+to threadIdx) is lowered to an all-reduce by :mod:`.allreduce` before the
+blocks are lowered.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
     THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
-    ForKind, IntImm, IRModule, IterVar, IterVarType, PrimFunc, SeqStmt,
+    ForKind, IntImm, IRModule, IterVar, PrimFunc, SeqStmt,
 )
 from ..target import Target
 from ._util import map_funcs, vars_in
+from .allreduce import lower_cross_thread_reductions
 from .thread_sync import insert_thread_syncs
 
 #: storage scopes whose buffers live in a thread block's shared memory
@@ -154,22 +157,6 @@ def _check_kernel(name: str, kernel, target: Target) -> None:
                          f"{target} allows at most {target.max_threads_per_block}: split the "
                          f"loops bound to threadIdx and bind the outer part to blockIdx:\n"
                          f"{lines_of(kernel)}")
-    _check_cross_thread_reduction(name, kernel)
-
-
-def _check_cross_thread_reduction(name: str, kernel) -> None:
-    thread_vars = {launch_of(s)[3] for _, s in walk_stmts(kernel)
-                   if launch_of(s) is not None and launch_of(s)[0].startswith("threadIdx")}
-    for _, s in walk_stmts(kernel):
-        if not isinstance(s, BlockRealize):
-            continue
-        for iv, value in zip(s.block.iter_vars, s.iter_values):
-            if iv.iter_type is IterVarType.CommReduce and vars_in(value) & thread_vars:
-                raise BuildError(
-                    f"function {name}: block {s.block.name_hint} reduces across threads (its "
-                    f"reduction variable {iv.var.name} comes from a loop bound to threadIdx); the "
-                    "CUDA build does not lower cross-thread reductions yet: bind a spatial loop "
-                    f"instead and reduce within each thread\n{lines_of(s, 4)}")
 
 
 def place_gpu_allocations(mod: IRModule) -> IRModule:
@@ -288,14 +275,15 @@ def lower_cuda(mod: IRModule, target: Target, *, sync: bool = True) -> IRModule:
     """``mod`` checked and lowered for ``target`` (a CUDA target); kernels
     stay in place (see the module). ``sync=False`` leaves out the barrier
     insertion, to show what it prevents."""
-    from . import (flatten_buffers, lower_allocations, lower_blocks, partition_loops,
+    from . import (compact_allocations, flatten_buffers, lower_allocations, lower_blocks, partition_loops,
                    refuse_unbuildable, simplify, unroll_loops, vectorize_loops)
 
     out = refuse_unbuildable(mod)
     for name, func in out.items():
         check_cuda_func(name, func, target)
-    for run in (lower_allocations, lower_blocks, flatten_buffers, simplify, partition_loops,
-                unroll_loops, simplify, vectorize_loops, place_gpu_allocations):
+    out = lower_cross_thread_reductions(out)
+    for run in (lower_allocations, lower_blocks, compact_allocations, flatten_buffers, simplify,
+                partition_loops, unroll_loops, simplify, vectorize_loops, place_gpu_allocations):
         out = run(out)
     if sync:
         out = insert_thread_syncs(out)

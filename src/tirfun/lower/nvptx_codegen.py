@@ -20,6 +20,8 @@ particular to a GPU:
   sized at launch (:attr:`NVPTXCodegen.dynamic_shared`);
 * ``T.tvm_storage_sync("shared")`` is ``llvm.nvvm.barrier0``
   (``bar.sync 0``), ``"warp"`` a ``bar.warp.sync`` of the full mask;
+* ``T.tvm_warp_shuffle_down`` / ``_up`` / ``tvm_warp_shuffle`` are
+  ``shfl.sync.down`` / ``up`` / ``idx`` (32-bit pieces of other values);
 * a vectorized access whose start is a multiple of its lanes is one PTX
   vector load or store (``ld.global.v4.f32``);
 * the math functions NVPTX has no instruction for (exp, log, sin, pow,
@@ -296,11 +298,62 @@ class NVPTXCodegen(LLVMCodegen):
                 raise BuildError(f"T.tvm_storage_sync({scope!r}): the CUDA build has barriers "
                                  "of a thread block (shared) and of a warp, not of the whole grid")
             return ir.Constant(I32, 0)
+        if e.op in _SHUFFLES:
+            return self._shuffle(e)
         if e.op == "tir.ret":
             raise BuildError("T.ret in a kernel: a kernel returns no value")
         if isinstance(e.op, str) and e.op.startswith("tir.") and e.op[4:] in llvm_intrinsics.SUPPORTED:
             return self._math(e.op[4:], e)
         return super()._expr_Call(e)
+
+    def _shuffle(self, e: Call) -> ir.Value:
+        """``T.tvm_warp_shuffle*(mask, value, lane, width, warp_size)`` as
+        ``llvm.nvvm.shfl.sync.{idx,down,up}``, with CUDA's clamp for
+        ``width`` (``__shfl_down_sync``'s); values other than 32-bit ones go
+        through 32-bit pieces."""
+        if len(e.args) != 5 or e.dtype.lanes != 1:
+            raise BuildError(f"T.{e.op[4:]} takes a scalar and five arguments (mask, value, lane, "
+                             f"width, warp_size), got {len(e.args)}")
+        b = self.b
+        kind = _SHUFFLES[e.op]
+        mask = self._as_i32(self.expr(e.args[0]))
+        value = self.expr(e.args[1])
+        lane = self._as_i32(self.expr(e.args[2]))
+        width = self._as_i32(self.expr(e.args[3]))
+        clamp = b.shl(b.sub(ir.Constant(I32, 32), width), ir.Constant(I32, 8))
+        if kind != "up":
+            clamp = b.or_(clamp, ir.Constant(I32, 0x1F))
+
+        def shfl(v):
+            typ = "f32" if isinstance(v.type, ir.FloatType) else "i32"
+            fn = llvm_intrinsics.declare(self.module, f"llvm.nvvm.shfl.sync.{kind}.{typ}",
+                                         v.type, [I32, v.type, I32, I32])
+            return b.call(fn, [mask, v, lane, clamp])
+
+        t = value.type
+        if isinstance(t, ir.FloatType) or t == I32:
+            return shfl(value)
+        bits = _bits_of(t)
+        as_int = value if isinstance(t, ir.IntType) else b.bitcast(value, ir.IntType(bits))
+        if bits < 32:
+            out = b.trunc(shfl(b.zext(as_int, I32)), ir.IntType(bits))
+        elif bits == 64:
+            low = shfl(b.trunc(as_int, I32))
+            high = shfl(b.trunc(b.lshr(as_int, ir.Constant(I64, 32)), I32))
+            out = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
+        else:
+            raise BuildError(f"T.{e.op[4:]} of a {e.dtype} value: a shuffle moves values of at "
+                             "most 64 bits")
+        return out if isinstance(t, ir.IntType) else b.bitcast(out, t)
+
+    def _as_i32(self, v: ir.Value) -> ir.Value:
+        if v.type == I32:
+            return v
+        if isinstance(v.type, ir.IntType) and v.type.width < 32:
+            return self.b.zext(v, I32)
+        if isinstance(v.type, ir.IntType):
+            return self.b.trunc(v, I32)
+        raise BuildError("a warp shuffle's mask, lane and width are integers")
 
     def _math(self, name: str, e: Call) -> ir.Value:
         """A math function, one lane at a time (libdevice has no vector
@@ -357,6 +410,22 @@ class NVPTXCodegen(LLVMCodegen):
         return text, needed
 
 
+#: the warp shuffles and the ``shfl.sync`` mode of each
+_SHUFFLES = {"tir.tvm_warp_shuffle": "idx", "tir.tvm_warp_shuffle_down": "down",
+             "tir.tvm_warp_shuffle_up": "up"}
+
+
+def _bits_of(t: ir.Type) -> int:
+    """The width in bits of a scalar register type."""
+    if isinstance(t, ir.IntType):
+        return t.width
+    if isinstance(t, ir.DoubleType):
+        return 64
+    if isinstance(t, ir.FloatType):
+        return 32
+    return 16  # half and bfloat
+
+
 def _refuse_barrier_in_vthread(s) -> None:
     """Virtual threads run one after another in their thread here, which
     keeps their meaning only when no barrier lies between their phases."""
@@ -390,12 +459,14 @@ def _shared_bytes(body) -> int:
 
 def _multiple_of(e, k: int) -> bool:
     """Whether the integer expression ``e`` is surely a multiple of ``k``."""
-    from ..nodes import Add, Mul, Sub
+    from ..nodes import Add, FloorMod, Mul, Sub
 
     if isinstance(e, IntImm):
         return e.value % k == 0
     if isinstance(e, Mul):
         return _multiple_of(e.a, k) or _multiple_of(e.b, k)
+    if isinstance(e, FloorMod):  # x - c * (x // c): both multiples of k
+        return _multiple_of(e.a, k) and _multiple_of(e.b, k)
     if isinstance(e, (Add, Sub)):
         return _multiple_of(e.a, k) and _multiple_of(e.b, k)
     return False

@@ -20,7 +20,7 @@ import attrs
 
 from ..analysis.traversal import transform, walk
 from ..nodes import (
-    Add, Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, Evaluate, FloatImm, For,
+    Add, Broadcast, BufferLoad, BufferStore, Call, Cast, CmpOp, Evaluate, FloatImm, FloorDiv, FloorMod, For,
     ForKind, IfThenElse, IntImm, IRModule, Let, LetStmt, LogicOp, Mul, Not, PrimExpr, PrimFunc,
     Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
@@ -87,8 +87,20 @@ def _check_independent_lanes(loop: For) -> None:
     for buf, idx in stored.items():
         if len(idx) != 1:
             raise _Fail("multi-dimensional store")
-        if not _linear_in(idx[0], v):
+        if not _linear_in(idx[0], v) and not _strided(idx[0], loop):
             raise _Fail("store index is not a lane-injective affine form")
+
+
+def _strided(e: PrimExpr, loop: For) -> bool:
+    """Whether ``e`` over the lanes of ``loop`` is a Ramp of a nonzero
+    constant stride (a remainder and a quotient that the lanes do not
+    cross, as a fused and split copy makes them): distinct lanes then hit
+    distinct elements."""
+    try:
+        ramp = _Vectorizer(loop.loop_var, loop.min, loop.extent.value).expr(e)
+    except _Fail:
+        return False
+    return isinstance(ramp, Ramp) and isinstance(ramp.stride, IntImm) and ramp.stride.value != 0
 
 
 def _linear_in(e: PrimExpr, v: Var) -> bool:
@@ -171,6 +183,15 @@ class _Vectorizer:
             if isinstance(b, Ramp) and a.dtype.lanes == 1:
                 return Ramp(_fold(Mul, a, b.base), _fold(Mul, a, b.stride), self.lanes)
             return self._binary(Mul, a, b, e)
+        if isinstance(e, (FloorDiv, FloorMod)):
+            a, b = self.expr(e.a), self.expr(e.b)
+            if isinstance(a, Ramp) and self._lanes_in_one_block(a, b):
+                # the lanes stay in one block of the divisor: one quotient,
+                # consecutive remainders (what a fused and split loop gives)
+                if isinstance(e, FloorDiv):
+                    return FloorDiv(a.base, b)
+                return Ramp(FloorMod(a.base, b), a.stride, self.lanes)
+            return self._binary(type(e), a, b, e)
         if isinstance(e, (BinaryOp, CmpOp, LogicOp)):
             return self._binary(type(e), self.expr(e.a), self.expr(e.b), e)
         if isinstance(e, Not):
@@ -205,6 +226,18 @@ class _Vectorizer:
                 raise _Fail("nested vector or let expression depends on the lane")
             return e
         raise _Fail(f"cannot vectorize {type(e).__name__}")
+
+    def _lanes_in_one_block(self, ramp: Ramp, divisor: PrimExpr) -> bool:
+        """Whether the lanes of ``ramp`` (stride 1) never cross a multiple of
+        the constant ``divisor``: its base is a multiple of the lane count,
+        which divides the divisor."""
+        from ..analysis.arith.linear import Affine
+
+        c = divisor.value if isinstance(divisor, IntImm) else None
+        if c is None or c <= 0 or c % self.lanes or not (isinstance(ramp.stride, IntImm) and ramp.stride.value == 1):
+            return False
+        base = Affine.of(ramp.base)
+        return base is not None and base.const % self.lanes == 0 and all(k % self.lanes == 0 for _, k in base.terms)
 
     def _binary(self, cls, a, b, orig):
         if a.dtype.lanes == 1 and b.dtype.lanes == 1:

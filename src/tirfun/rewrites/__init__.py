@@ -24,6 +24,7 @@ from .cache import (
     CacheInplace, CacheRead, CacheWrite, ReIndex, ReindexCacheRead, ReindexCacheWrite, cache_inplace,
     cache_read, cache_write, reindex, reindex_cache_read, reindex_cache_write,
 )
+from .cache_index import CacheIndex, cache_index
 from .compute_location import (
     ComputeAt, ComputeInline, ReverseComputeAt, ReverseComputeInline, compute_at, compute_inline,
     reverse_compute_at, reverse_compute_inline,
@@ -62,6 +63,7 @@ __all__ = [
     "CacheRead", "cache_read", "CacheWrite", "cache_write", "ReIndex", "reindex",
     "CacheInplace", "cache_inplace", "ReindexCacheRead", "reindex_cache_read", "ReindexCacheWrite",
     "reindex_cache_write",
+    "CacheIndex", "cache_index",
     "ComputeAt", "compute_at", "ReverseComputeAt", "reverse_compute_at",
     "ComputeInline", "compute_inline", "ReverseComputeInline", "reverse_compute_inline",
     "get", "get_block", "get_loops", "get_child_blocks", "get_producers", "get_consumers",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.access import access_regions, detect_access
-from ..analysis.arith import can_prove, expr_bounds
+from ..analysis.arith import bound_region, can_prove, expr_bounds
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
@@ -28,7 +28,7 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    conflicting_buffer, conjuncts, consumed_region, consumers, delete_at, insertion_range,
+    bindings, conflicting_buffer, conjuncts, consumers, delete_at, insertion_range,
     is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
     producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, writers, writes_of,
@@ -477,7 +477,7 @@ class _ComputeAtBase(Rewrite):
                                      f"iteration of loop {site.at(lpath).loop_var.name!r} cannot be shown",
                                      crealize)
                     else:
-                        got = consumed_region(site, cpath, crealize, r, lpath, within_domains=False)
+                        got = _required_region(site, cpath, crealize, r, lpath)
                     needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
             if needed is None:
                 continue
@@ -598,37 +598,57 @@ class _ComputeAtBase(Rewrite):
         return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
 
     def _check_threads(self, chk, site, pl: _Placement, nest, subject) -> None:
-        """Under thread-bound or parallel loops, distinct threads must compute
-        distinct iterations of the block's data-parallel variables; otherwise
-        they would write the same elements at once (TVM lets them race)."""
+        """Threads that would compute the same iterations of the block.
+
+        Under parallel loops, distinct iterations must compute distinct
+        iterations of the block's data-parallel variables (TVM lets them
+        race). Under thread-bound loops the block runs, as TVM places it, in
+        every thread of each loop its new binding does not use (and of each
+        thread-bound loop it is placed above): every such thread computes
+        the same values. Where those threads share the block's output
+        (``shared`` memory among the threads of a block, ``global`` among
+        all), that is harmless for a block that only writes, and wrong for
+        one that reads what it writes (a reduction), which is refused.
+        """
         def concurrent(loop: For, kinds) -> bool:
             return loop.kind in kinds and int_value(loop.extent) != 1
 
+        above = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
         inner = [l for _, l in walk_stmts(pl.loop.body)
                  if isinstance(l, For) and concurrent(l, (ForKind.THREAD_BINDING,))]
-        if inner:
-            # on a GPU, what is outside a thread-bound loop runs in every one of its threads
-            chk.fail(ThreadOverlapError, subject,
-                     f"loop {pl.loop.loop_var.name!r} holds the thread-bound loop {inner[0].loop_var.name!r}; "
-                     "placed above it, the block would run in every one of its threads", inner[0])
-            return
-        above = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
         threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
-        if not threads:
+        if not threads and not inner:
             return
         loops, values, _ = nest
         block = pl.loc.realize.block
         spatial = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.DataPar]
         ranges = {l.loop_var.name: l for l in threads}
         ranges.update({v.name: For(v, IntImm(v.dtype, 0), e, ForKind.SERIAL, pl.loop.body) for v, e in loops})
-        sums = detect_iter_map(spatial, ranges, "affine")
+        sums = detect_iter_map(spatial, ranges, "affine") if threads else []
         used = {sp.source for total in (sums or []) for sp in total.args}
-        idle = [l.loop_var.name for l in threads if l.loop_var.name not in used]
-        if sums is None or idle:
+        parallel = [l for l in threads if l.kind is ForKind.PARALLEL]
+        if parallel and (sums is None or any(l.loop_var.name not in used for l in parallel)):
             chk.fail(ThreadOverlapError, subject,
-                     f"under the parallel or thread-bound loops "
-                     f"{', '.join(repr(l.loop_var.name) for l in threads)}, several threads would compute "
-                     "the same iterations of the block and write the same elements at once", pl.loop)
+                     f"under the parallel loops {', '.join(repr(l.loop_var.name) for l in parallel)}, several "
+                     "threads would compute the same iterations of the block and write the same elements at "
+                     "once", pl.loop)
+            return
+        if not _reads_what_it_writes(block):
+            return
+        bound = [l for l in threads if l.kind is ForKind.THREAD_BINDING]
+        idle = [l for l in bound if sums is None or l.loop_var.name not in used] + inner
+        for buf in writes_of(block):
+            shared = [l for l in idle if _shares_storage(buf.scope(), l.thread_binding)]
+            if shared:
+                where = ("placed above it" if shared[0] in inner else
+                         "with iterations that overlap between threads" if sums is None else
+                         "not depending on it")
+                chk.fail(ThreadOverlapError, subject,
+                         f"the block reads the {buf.scope()} buffer {buf.name} it writes; {where}, it would "
+                         f"run in every thread of loop {shared[0].loop_var.name!r} "
+                         f"({shared[0].thread_binding}), which share {buf.name} and would update the same "
+                         "elements at once", shared[0])
+                return
 
     def build(self, plan) -> Outcome:
         site, pl, nest = plan
@@ -703,6 +723,67 @@ def _same(a, b, proof) -> bool:
     return a == b or can_prove(EQ(a, b), proof)
 
 
+def _storage_rank(scope: str) -> int:
+    """TVM's rank of a storage scope: global 0, shared 1, warp 2, local 3;
+    the special scopes (``wmma.*`` and others) belong to one thread too."""
+    rank = scope.partition(".")[0] or "global"
+    return {"global": 0, "shared": 1, "warp": 2, "local": 3}.get(rank, 4)
+
+
+def _thread_rank(tag: str) -> int:
+    """TVM's rank of a thread tag: blockIdx 0, threadIdx and vthread 1."""
+    return 0 if tag.startswith("blockIdx") else 1
+
+
+def _relaxed_under(scope: str, tag: str) -> bool:
+    """Whether compute_at relaxes a buffer of ``scope`` over a loop bound to
+    ``tag`` above the target loop, as TVM does: ``shared`` over threadIdx
+    and vthread, ``warp`` over threadIdx.x, ``global`` and ``local`` over
+    none (each thread computes what it reads itself)."""
+    rank = _storage_rank(scope)
+    if rank == 0:
+        return False
+    if rank == 2:
+        return tag == "threadIdx.x"
+    return rank <= _thread_rank(tag)
+
+
+def _shares_storage(scope: str, tag: str) -> bool:
+    """Whether the threads of a loop bound to ``tag`` share one buffer of
+    ``scope``: ``global`` is shared by all, ``shared`` by the threads of a
+    block, ``warp`` by those of a warp; virtual threads run one after
+    another and never race."""
+    if tag.startswith("vthread"):
+        return False
+    rank = _storage_rank(scope)
+    if rank == 2:
+        return tag == "threadIdx.x"
+    return rank <= 1 and rank <= _thread_rank(tag)
+
+
+def _required_region(site, cpath: Path, crealize: BlockRealize, region, lpath: Path) -> list[Interval]:
+    """What the consumer realized at ``cpath`` reads of ``region`` while the
+    loops below ``lpath`` run, relaxed further over the thread-bound loops
+    at and above ``lpath`` that share the buffer's storage scope: what
+    compute_at makes the producer compute in each iteration of the loop
+    (TVM's RelaxBufferRegions with the storage scope). A ``shared`` buffer
+    read by the threads of a block is computed whole by each of them, so
+    that every thread finds what the others read."""
+    dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, cpath, lpath)}
+    scope = region.buffer.scope()
+    above = [n for _, n in ancestors(site.func, lpath)] + [site.at(lpath)]
+    for node in above:
+        if (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING
+                and _relaxed_under(scope, node.thread_binding)):
+            dom[node.loop_var] = Range(node.min, node.extent)
+    return bound_region(region, dom, bindings(crealize))
+
+
+def _reads_what_it_writes(block: Block) -> bool:
+    """Whether the block reads (or, with an init, updates) a buffer it writes."""
+    return block.init is not None or bool(reads_of(block) & writes_of(block))
+
+
 @register
 @attrs.frozen
 class ComputeAt(_ComputeAtBase):
@@ -714,6 +795,16 @@ class ComputeAt(_ComputeAtBase):
     last producer (``index=-2``), or at the position ``index``. Where the
     region reaches past the block's domain, its new binding gets a
     predicate. The block's buffer keeps its whole shape.
+
+    Under thread-bound loops, the region is taken as TVM takes it: over
+    the loops below the target loop, and over the thread-bound loops at and
+    above it whose threads share the buffer's storage (``shared``: those
+    bound to threadIdx and vthread; ``warp``: threadIdx.x; ``local`` and
+    ``global``: none). A ``shared`` tile read by every thread of a block is
+    thus computed whole by each of them; binding the new loops to the
+    threads (a cooperative fetch: ``fuse``, ``split``, ``bind``) shares the
+    work out. Until then the threads write the same values, which the
+    interpreter's GPU semantics reports as a race.
 
     Requirements, each with the error raised when it fails:
 
@@ -740,9 +831,11 @@ class ComputeAt(_ComputeAtBase):
        iteration map of its variables (``B[vi // 4, vi % 4]``: each
        variable then runs from its value at the first element needed to its
        value at the last) (UnsupportedRegionError);
-    9. under parallel or thread-bound loops, distinct threads compute
-       distinct iterations of the block, and the loop holds no thread-bound
-       loop the block would sit above (ThreadOverlapError).
+    9. under parallel loops, distinct iterations compute distinct
+       iterations of the block; a block that reads what it writes (a
+       reduction) is not run by several threads that share its output,
+       under thread-bound loops its binding does not use or above
+       thread-bound loops under the target loop (ThreadOverlapError).
 
     Example:
 
@@ -826,9 +919,11 @@ class ReverseComputeAt(_ComputeAtBase):
        which must be shown exactly, and agree between buffers; a reduction
        must not meet the same element in two iterations of the loop
        (UnsupportedRegionError);
-    9. under parallel or thread-bound loops, distinct threads compute
-       distinct iterations of the block, and the loop holds no thread-bound
-       loop the block would sit above (ThreadOverlapError).
+    9. under parallel loops, distinct iterations compute distinct
+       iterations of the block; a block that reads what it writes (a
+       reduction) is not run by several threads that share its output,
+       under thread-bound loops its binding does not use or above
+       thread-bound loops under the target loop (ThreadOverlapError).
 
     Example:
 

@@ -317,9 +317,11 @@ class NonTrivialPredicateError(RewriteError):
 
 
 class ThreadOverlapError(RewriteError):
-    """Under thread-bound or parallel loops, the block placed by compute_at
-    or reverse_compute_at would be computed for the same iterations by
-    several threads, which would write the same elements at the same time."""
+    """Under parallel loops, the block placed by compute_at or
+    reverse_compute_at would be computed for the same iterations by several
+    threads, which would write the same elements at the same time; or, under
+    thread-bound loops, a block that reads what it writes would be run by
+    several threads that share its output, and update it at once."""
 
 
 class DependenceViolationError(RewriteError):

@@ -26,11 +26,15 @@ strategies):
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)
 * ``tirfun.testing.cuda``  a CUDA build run without a GPU (``run_split``), ptxas
+* ``tirfun.testing.draw_allreduce``  row reductions bound across GPU threads
+  (``thread_reductions()``) and what their all-reduce computes
 * ``tirfun.testing.draw_reduction``  reductions (sum, product, min, max, argmax;
   repeated under a consumer's loop) and random decompose_reduction / rfactor
 * ``tirfun.testing.draw_padding``  padded stages as conv2d's, and random
   decompose_padding, pad_einsum, loop_partition and region hints (annotate_buffer_access,
   unsafe_hide_buffer_access)
+* ``tirfun.testing.index_programs``  blocks whose loads index through arithmetic
+  and gathers (``index_programs()``, ``random_index_program(seed)``), for cache_index
 * ``tirfun.testing.stages``  multi-stage programs as users write them
   (elementwise chains, reductions, padding, softmax, conv, matmul):
   ``multi_stage_programs()``, ``random_stages(seed)``, ``stage_features``
@@ -69,11 +73,13 @@ _LAZY = {
     "located_programs": "tirfun.testing.draw_storage",
     "run_split": "tirfun.testing.cuda",
     "reduction_programs": "tirfun.testing.draw_reduction",
+    "thread_reductions": "tirfun.testing.draw_allreduce",
     "padded_programs": "tirfun.testing.draw_padding",
     "multi_stage_programs": "tirfun.testing.stages",
     "random_stages": "tirfun.testing.stages",
     "stage_features": "tirfun.testing.stages",
     "StageOptions": "tirfun.testing.stages",
+    "index_programs": "tirfun.testing.index_programs", "random_index_program": "tirfun.testing.index_programs",
 }
 
 

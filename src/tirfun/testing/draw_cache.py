@@ -142,6 +142,41 @@ def draw_reindex_cache_write(ch: Chooser, mod: IRModule):
     return _reindex_cache(ch, mod, "write")
 
 
+def draw_cache_index(ch: Chooser, mod: IRModule):
+    """A ``cache_index`` of a random block that stores something (now and
+    then the root block, which has no scope to hold the buffers), with a
+    threshold of 0 (TVM's default) more often than not; ``global`` in a
+    thread-bound program, whose kernels would not see a ``shared`` or
+    ``local`` buffer filled outside them."""
+    from ..nodes import BufferStore, For, ForKind
+
+    func = _main(mod)
+    blocks = [b for b in _blocks(func) if any(isinstance(s, BufferStore) for _, s in walk_stmts(b.body))]
+    if not blocks:
+        return None
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+    scope = "global" if threaded else ch.choice(SCOPES)
+    thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    # a block whose indices compute something gives cache_index something to do
+    busy = [b for b in blocks if _computes_indices(b)]
+    if root is not None and ch.chance(5):
+        block = root
+    else:
+        block = ch.choice(busy) if busy and ch.chance(80) else ch.choice(blocks)
+    return R.cache_index(block.name_hint, scope, thresh)
+
+
+def _computes_indices(block: Block) -> bool:
+    """Whether an index of a load or store in the block is more than a
+    variable or a constant."""
+    from ..analysis.traversal import walk
+    from ..nodes import BufferLoad, BufferStore, IntImm, Var
+
+    return any(isinstance(n, (BufferLoad, BufferStore)) and any(not isinstance(i, (Var, IntImm)) for i in n.indices)
+               for n in walk(block.body))
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
@@ -149,7 +184,8 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_inplace": draw_cache_inplace,
     "reindex_cache_read": draw_reindex_cache_read,
     "reindex_cache_write": draw_reindex_cache_write,
+    "cache_index": draw_cache_index,
 }
 
 __all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
-           "draw_reindex_cache_read", "draw_reindex_cache_write"]
+           "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index"]

@@ -301,9 +301,10 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     constants. This is the shape of binding TVM's iterator-map detection
     accepts and that split, fuse and reorder produce and preserve.
 
-    At ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses) a
-    loop of extent 1 counts as a constant (the inner unit loop a split
-    leaves), and, past the innermost weight 1, a weight may be smaller than
+    At every level a slice that takes one value (a loop of extent 1, such
+    as the inner unit loop a split leaves) counts as a constant. At
+    ``"surjective"`` (TVM's ``IsAffineBinding``, which reorder uses),
+    past the innermost weight 1, a weight may be smaller than
     the span of the parts inside it, so windows overlap (``2 * a + b`` with
     ``b`` of extent 3): every value is still reached, some more than once.
     At ``"bijective"`` the map is affine and, besides, every loop of
@@ -333,8 +334,11 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 continue
             if split is None or k <= 0:
                 return None
-            if surjective and split[2] == 1:
-                continue  # a unit slice is always 0
+            if split[2] == 1:
+                # a slice that takes one value (the inner unit loop a split
+                # leaves) is a constant, as TVM's iterator maps read it
+                base = base.plus(norm.atom(atom).scale(k))
+                continue
             parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
@@ -357,9 +361,34 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
         except NodeError:
             return None
         sums.append(IterSum(tuple(IterSplit(n, lw, ext, k) for k, (n, lw, ext) in parts), base_expr))
+    if not _slices_nest(used, loops):
+        return None
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
+    """Whether the slices taken of each loop are digits of one mixed radix
+    of it, as TVM's ``TryNormalizeSplits`` requires: from the lowest up,
+    each slice starts at a multiple of where the one below it ends (``i % 3``
+    and ``i // 4`` are not independent: ``i = 3`` and ``i = 0`` give the
+    same pair), and where a loop is sliced more than once, the slices
+    together divide its extent (``i % 4`` and ``i // 4`` over ``i < 5`` miss
+    the pairs ``(1..3, 1)``). One slice alone always reaches a run of
+    values, so it needs neither."""
+    for name, slices in used.items():
+        if len(slices) < 2:
+            continue
+        ordered = sorted(slices)
+        for (_, upper), (lower, _) in zip(ordered, ordered[1:]):
+            if upper == float("inf") or lower % upper != 0:
+                return False
+        ext = _int_value(loops[name].extent)
+        top = ordered[-1][1]
+        if ext is not None and (top == float("inf") or ext % top != 0):
+            return False
+    return True
 
 
 def _tiles_every_loop(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:

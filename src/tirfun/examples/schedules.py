@@ -1,0 +1,308 @@
+"""CPU schedules of four classic kernels, built from their plain programs.
+
+Each kernel comes as a plain program (``matmul``, ``conv2d_nchw``,
+``softmax``, ``row_sum``: te computations, one block per stage, no
+schedule) and as a function that schedules it with :class:`tirfun.Schedule`
+primitives, in the order a TVM user would apply them
+(``schedule_packed_matmul(sch)`` and the others change ``sch`` in place;
+``packed_matmul(n)`` and the others return a new Schedule of the plain
+program). The schedule's trace (``sch.trace.show()``) replays it and
+``sch.mod`` is what ``tirfun.build`` compiles::
+
+    from tirfun.examples import schedules
+    sch = schedules.packed_matmul(1024)
+    sch.trace.show()
+    rt = tirfun.build(sch.mod, target="llvm -fast-math-contract")
+
+``benchmarks/cpu.py`` measures these schedules and the tour ends its matmul
+story with the first one.
+
+Two rules of TVM shape the order of the primitives: ``parallel``,
+``vectorize`` and ``unroll`` need every block below the loop to be complete
+or a reduction with its ``init``, so they come before
+``decompose_reduction``; and ``rfactor`` needs the reduction to be the
+first block under its outermost loop, so it comes before ``compute_at``.
+The sizes must be multiples of the tile sizes: every split divides, so no
+block carries a predicate (a :class:`~tirfun.errors.ScheduleError` says
+which size does not).
+"""
+
+from __future__ import annotations
+
+from .. import te
+from ..errors import ScheduleError
+from ..nodes import IRModule
+from ..schedule import Schedule
+
+__all__ = [
+    "conv2d_nchw", "conv2d_nchw_program", "matmul", "packed_matmul", "row_sum", "row_sum_rfactor",
+    "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_row_sum_rfactor",
+    "schedule_softmax", "softmax", "softmax_program",
+]
+
+
+def _divides(what: str, extent: int, factor: int, name: str) -> None:
+    if extent % factor:
+        raise ScheduleError(f"{what}: the extent {extent} of loop '{name}' is not a multiple of "
+                            f"the tile size {factor}")
+
+
+def _extent(sch: Schedule, loop) -> int:
+    return int(sch.get(loop).extent)
+
+
+def _module(*tensors) -> IRModule:
+    return IRModule({"main": te.create_prim_func(list(tensors))})
+
+
+# -- matmul ------------------------------------------------------------------
+
+def matmul(n: int) -> IRModule:
+    """``C = A @ B`` over ``n x n`` float32 matrices as te writes it: one
+    block ``C``, loops ``i, j, k``."""
+    A = te.placeholder((n, n), "float32", name="A")
+    B = te.placeholder((n, n), "float32", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return _module(A, B, C)
+
+
+def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 8, cols: int = 32) -> None:
+    """Schedule a matmul block (loops ``i, j, k``) for the CPU's vector
+    units:
+
+    - ``split`` i by ``rows`` and j by ``cols``, ``reorder`` to ``j0, i0,
+      k, i1, j1``: a ``rows x cols`` tile of C per step of ``i0``, a column
+      panel of B per step of ``j0``;
+    - ``cache_read`` B and ``compute_at`` the copy under ``j0``: each
+      panel task copies its ``n x cols`` panel of B first, and lowering
+      compacts the copy to that panel, contiguous (B packed into panels);
+    - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
+      copy back under ``i0``: the tile accumulates in a ``rows x cols``
+      buffer that LLVM keeps in vector registers across the k loop;
+    - ``unroll`` the tile rows, ``vectorize`` the tile columns (and the
+      copies), ``parallel`` over the panels;
+    - ``decompose_reduction`` at ``k``: the tile is zeroed once before the
+      k loop rather than tested for ``k == 0`` inside it.
+
+    ``cols`` a multiple of the vector width and ``rows`` about 8 give one
+    vector load of B and ``rows`` broadcasts of A per ``rows * cols / w``
+    fused multiply-adds (with ``-fast-math-contract``).
+    """
+    block = sch.get_block(block) if isinstance(block, str) else block
+    i, j, k = sch.get_loops(block)
+    _divides("schedule_packed_matmul", _extent(sch, i), rows, "i")
+    _divides("schedule_packed_matmul", _extent(sch, j), cols, "j")
+    i0, i1 = sch.split(i, [None, rows])
+    j0, j1 = sch.split(j, [None, cols])
+    sch.reorder(j0, i0, k, i1, j1)
+    packed = sch.cache_read(block, 1, "global")
+    sch.compute_at(packed, j0)
+    tile = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(tile, i0)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.vectorize(sch.get_loops(packed)[-1])
+    tile_rows, tile_cols = sch.get_loops(tile)[-2:]
+    sch.unroll(tile_rows)
+    sch.vectorize(tile_cols)
+    sch.parallel(j0)
+    sch.decompose_reduction(block, k)
+
+
+def packed_matmul(n: int, rows: int = 8, cols: int = 32) -> Schedule:
+    """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
+    sch = Schedule(matmul(n))
+    schedule_packed_matmul(sch, "C", rows, cols)
+    return sch
+
+
+# -- conv2d ------------------------------------------------------------------
+
+def conv2d_nchw_program(channels: int = 64, filters: int = 64, size: int = 56) -> IRModule:
+    """3x3 convolution, stride 1, padding 1, batch 1, NCHW, float32, as te
+    writes it: a padding stage ``pad`` and the convolution ``conv``
+    reducing over input channels and the window (``data``, ``weight`` and
+    ``conv`` are the parameters)."""
+    c, h = channels, size
+    data = te.placeholder((1, c, h, h), "float32", name="data")
+    weight = te.placeholder((filters, c, 3, 3), "float32", name="weight")
+    pad = te.compute(
+        (1, c, h + 2, h + 2),
+        lambda n, ci, y, x: te.if_then_else(te.all(1 <= y, y < h + 1, 1 <= x, x < h + 1),
+                                            data[n, ci, y - 1, x - 1], te.const(0.0, "float32")),
+        name="pad")
+    rc = te.reduce_axis((0, c), name="rc")
+    ry = te.reduce_axis((0, 3), name="ry")
+    rx = te.reduce_axis((0, 3), name="rx")
+    conv = te.compute(
+        (1, filters, h, h),
+        lambda n, f, y, x: te.sum(pad[n, rc, y + ry, x + rx] * weight[f, rc, ry, rx], axis=[rc, ry, rx]),
+        name="conv")
+    return _module(data, weight, conv)
+
+
+def schedule_conv2d_nchw(sch: Schedule, block="conv", tile: int = 4, lanes: int = 8) -> None:
+    """Schedule the convolution of :func:`conv2d_nchw_program` (loops ``n,
+    f, y, x, rc, ry, rx``) and its padding stage:
+
+    - ``cache_write`` the output in ``local`` scope (first, while every
+      index of the block is still a plain loop variable);
+    - ``split`` the filters by ``tile`` and the columns by ``lanes``,
+      ``reorder`` to ``f0, y, rc, ry, rx, f1, x0, x1`` and ``fuse`` ``n,
+      f0, y``: one parallel task per output row of ``tile`` filters;
+    - ``reverse_compute_at`` the copy back under the fused loop: the task
+      accumulates a ``tile x size`` block of outputs in registers;
+    - ``unroll`` the window, the filters of the tile and the vectors of the
+      row, ``vectorize`` the ``lanes`` columns: each step of the channel
+      loop is ``tile * size / lanes`` vector multiply-adds of one input row
+      by broadcast weights;
+    - the padding stage parallel over channels; ``decompose_reduction`` at
+      the channel loop.
+    """
+    block = sch.get_block(block) if isinstance(block, str) else block
+    n, f, y, x, rc, ry, rx = sch.get_loops(block)
+    _divides("schedule_conv2d_nchw", _extent(sch, f), tile, "f")
+    _divides("schedule_conv2d_nchw", _extent(sch, x), lanes, "x")
+    out = sch.cache_write(block, 0, "local")
+    f0, f1 = sch.split(f, [None, tile])
+    x0, x1 = sch.split(x, [None, lanes])
+    sch.reorder(f0, y, rc, ry, rx, f1, x0, x1)
+    rows = sch.fuse(n, f0, y)
+    sch.reverse_compute_at(out, rows)
+    for loop in (ry, rx, f1, x0):
+        sch.unroll(loop)
+    sch.vectorize(x1)
+    out_f, out_x = sch.get_loops(out)[-2:]
+    out_x0, out_x1 = sch.split(out_x, [None, lanes])
+    sch.unroll(out_f)
+    sch.unroll(out_x0)
+    sch.vectorize(out_x1)
+    sch.parallel(rows)
+    pad = sch.get_producers(block)[0]
+    pad_n, pad_c = sch.get_loops(pad)[:2]
+    sch.parallel(sch.fuse(pad_n, pad_c))
+    sch.decompose_reduction(block, rc)
+
+
+def conv2d_nchw(channels: int = 64, filters: int = 64, size: int = 56, tile: int = 4,
+                lanes: int = 8) -> Schedule:
+    """:func:`conv2d_nchw_program` scheduled by :func:`schedule_conv2d_nchw`."""
+    sch = Schedule(conv2d_nchw_program(channels, filters, size))
+    schedule_conv2d_nchw(sch, "conv", tile, lanes)
+    return sch
+
+
+# -- softmax -----------------------------------------------------------------
+
+def softmax_program(n: int, m: int) -> IRModule:
+    """Row softmax of an ``n x m`` float32 matrix as TVM's topi writes it:
+    the row maximum ``maxelem``, ``T_softmax_exp = exp(A - max)``, the row
+    sum ``expsum`` and ``T_softmax_norm = exp / sum``, four stages."""
+    A = te.placeholder((n, m), "float32", name="A")
+    k = te.reduce_axis((0, m), name="k")
+    maxelem = te.compute((n,), lambda i: te.max(A[i, k], axis=k), name="maxelem")
+    exp = te.compute((n, m), lambda i, j: te.exp(A[i, j] - maxelem[i]), name="T_softmax_exp")
+    k2 = te.reduce_axis((0, m), name="k")
+    expsum = te.compute((n,), lambda i: te.sum(exp[i, k2], axis=k2), name="expsum")
+    norm = te.compute((n, m), lambda i, j: exp[i, j] / expsum[i], name="T_softmax_norm")
+    return _module(A, norm)
+
+
+def schedule_softmax(sch: Schedule, lanes: int = 16) -> None:
+    """Schedule :func:`softmax_program`: each row computed whole by one
+    parallel task, every stage vectorized.
+
+    - ``split`` each reduction by ``lanes`` and ``rfactor`` the inner loop:
+      a ``lanes``-wide vector of partial maxima (sums), then one
+      reduction over its lanes;
+    - ``compute_at`` every stage under the row loop of the normalisation
+      (``exp`` stays a stage of its own: inlining it into both consumers
+      computes it twice), each stage's row shrinks to a buffer of one row;
+    - ``reorder`` each partial reduction so its lanes are innermost and
+      ``vectorize`` them, the exp and the normalisation; ``parallel`` rows;
+    - ``decompose_reduction`` of all four reductions.
+
+    Build with ``-math=fast`` for vector ``exp``; ``-math=exact`` calls
+    the C library per element.
+    """
+    factors = {}
+    for name in ("maxelem", "expsum"):
+        block = sch.get_block(name)
+        i, k = sch.get_loops(block)
+        _divides("schedule_softmax", _extent(sch, k), lanes, "k")
+        _, k1 = sch.split(k, [None, lanes])
+        factors[name] = sch.rfactor(k1, 1)
+    norm = sch.get_block("T_softmax_norm")
+    row, col = sch.get_loops(norm)
+    _, col1 = sch.split(col, [None, lanes])
+    sch.vectorize(col1)
+    for name in ("expsum", "expsum_rf", "T_softmax_exp", "maxelem", "maxelem_rf"):
+        sch.compute_at(sch.get_block(name), row)
+    for rf in factors.values():
+        _, k1, k0 = sch.get_loops(rf)
+        sch.reorder(k0, k1)
+        sch.vectorize(k1)
+    exp = sch.get_block("T_softmax_exp")
+    _, exp1 = sch.split(sch.get_loops(exp)[-1], [None, lanes])
+    sch.vectorize(exp1)
+    sch.parallel(row)
+    for name, rf in factors.items():
+        sch.decompose_reduction(rf, sch.get_loops(rf)[1])
+        block = sch.get_block(name)
+        sch.decompose_reduction(block, sch.get_loops(block)[1])
+
+
+def softmax(n: int, m: int, lanes: int = 16) -> Schedule:
+    """:func:`softmax_program` scheduled by :func:`schedule_softmax`."""
+    sch = Schedule(softmax_program(n, m))
+    schedule_softmax(sch, lanes)
+    return sch
+
+
+# -- row sum -----------------------------------------------------------------
+
+def row_sum(n: int, m: int) -> IRModule:
+    """``B[i] = sum_k A[i, k]`` over an ``n x m`` float32 matrix as te
+    writes it: one block ``B``, loops ``i, k``."""
+    A = te.placeholder((n, m), "float32", name="A")
+    k = te.reduce_axis((0, m), name="k")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    return _module(A, B)
+
+
+def schedule_row_sum_rfactor(sch: Schedule, block="B", lanes: int = 64) -> None:
+    """Schedule a row reduction (loops ``i, k``) to stream its rows:
+
+    - ``split`` k by ``lanes`` and ``rfactor`` the inner loop: per row a
+      ``lanes``-wide vector of partial sums (``B_rf``), then the sum of its
+      lanes; ``lanes`` a multiple of the vector width makes
+      ``lanes / width`` independent vector accumulators, so the adds of
+      one row overlap instead of waiting on each other;
+    - ``compute_at`` the partial sums under the row loop, ``reorder`` their
+      lanes innermost and ``vectorize`` them; ``parallel`` over rows;
+    - ``decompose_reduction`` of both blocks: the partials are zeroed before
+      the k loop, the row sum before the lanes' loop.
+
+    The sum is reassociated (by ``lanes`` interleaved partial sums), as
+    every vectorized reduction is.
+    """
+    block = sch.get_block(block) if isinstance(block, str) else block
+    i, k = sch.get_loops(block)
+    _divides("schedule_row_sum_rfactor", _extent(sch, k), lanes, "k")
+    _, k1 = sch.split(k, [None, lanes])
+    rf = sch.rfactor(k1, 1)
+    sch.compute_at(rf, i)
+    _, rf_k1, rf_k0 = sch.get_loops(rf)
+    sch.reorder(rf_k0, rf_k1)
+    sch.vectorize(rf_k1)
+    sch.parallel(i)
+    sch.decompose_reduction(rf, rf_k0)
+    sch.decompose_reduction(block, k1)
+
+
+def row_sum_rfactor(n: int, m: int, lanes: int = 64) -> Schedule:
+    """:func:`row_sum` scheduled by :func:`schedule_row_sum_rfactor`."""
+    sch = Schedule(row_sum(n, m))
+    schedule_row_sum_rfactor(sch, "B", lanes)
+    return sch

@@ -1,0 +1,178 @@
+"""compute_at under thread-bound loops, on random programs and schedules.
+
+A producer ``S`` (of a random storage scope, elementwise or a reduction) is
+read through a random stencil by a consumer whose loop is split and bound
+to blockIdx.x and threadIdx.x; compute_at places ``S`` under a random loop
+of that nest. The result reads the same as the original with serial loops;
+a ``local`` producer (each thread's own) runs on threads as it did, and a
+``shared`` one does once its copy is shared out among the threads
+(``fuse``, ``split``, ``bind``) and lowering has placed the barriers; a
+reduction that threads would share is refused with ThreadOverlapError. The
+shared-memory tiled matmul with random tiles computes the product bit for
+bit on the interpreter's GPU. Traces replay from JSON.
+"""
+
+import numpy as np
+from hypothesis import event, given, settings, strategies as st
+
+import tirfun.rewrites as R
+from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
+from tirfun.examples import gpu_schedules
+from tirfun.interp import compile_func, run
+from tirfun.lower import lower
+from tirfun.nodes import IRModule
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import random_inputs
+
+SCOPES = ("shared", "local", "global", "warp")
+
+
+@st.composite
+def stencils(draw):
+    """(source, taps, tx, reduce) of a two-stage program, the consumer's
+    loop split so that it binds ``tx`` threads."""
+    blocks = draw(st.integers(1, 2), label="blocks")
+    tx = draw(st.sampled_from([1, 2, 4, 8]), label="threads")
+    inner = draw(st.integers(1, 3), label="per thread")
+    n = blocks * tx * inner
+    taps = sorted(set(draw(st.lists(st.integers(0, 3), min_size=1, max_size=3), label="taps")))
+    halo = taps[-1]
+    scope = draw(st.sampled_from(SCOPES), label="scope")
+    reduce = draw(st.booleans(), label="reduction")
+    if reduce:
+        producer = f'''
+    for i, k in T.grid({n + halo}, 3):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]'''
+        a_shape = f"({n + halo}, 3)"
+    else:
+        producer = f'''
+    for i in range({n + halo}):
+        with T.block("S"):
+            vi = T.axis.spatial({n + halo}, i)
+            S[vi] = A[vi] * T.float32(3) + T.float32(1)'''
+        a_shape = f"({n + halo},)"
+    value = " + ".join(f"S[vi + {t}]" for t in taps)
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer({a_shape}, "float32"), C: T.Buffer(({n},), "float32")):
+    S = T.alloc_buffer(({n + halo},), scope="{scope}"){producer}
+    for i in range({n}):
+        with T.block("C"):
+            vi = T.axis.spatial({n}, i)
+            C[vi] = {value}
+'''
+    return src, scope, tx, inner, reduce
+
+
+def _copy(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _same(xs, ys):
+    for x, y in zip(xs, ys):
+        if isinstance(x, np.ndarray):
+            assert x.tobytes() == y.tobytes()
+
+
+@settings(max_examples=max(settings().max_examples // 3, 20))
+@given(stencils(), st.data())
+def test_compute_at_under_threads_keeps_meaning(program, data):
+    src, scope, tx, inner, reduce = program
+    original = IRModule({"main": from_source(src)})
+    sch = Schedule(original)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    bx, t, r = sch.split(i, [None, tx, inner])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(t, "threadIdx.x")
+    loop = data.draw(st.sampled_from([bx, t, r]), label="target")
+    preserve = data.draw(st.booleans(), label="preserve_unit_loops")
+    rewrite = R.compute_at(sch.get_block("S"), loop, preserve, -1)
+    bound = sch.mod
+    problems = rewrite.violations(bound)
+    where = {bx: "bx", t: "tx", r: "inner"}[loop]
+    if problems:
+        assert all(isinstance(p, ScheduleError) for p in problems)
+        # only a reduction that several threads would update at once is
+        # refused, and never in memory of its own thread
+        assert reduce and scope != "local", problems[0]
+        assert type(problems[0]) is R.ThreadOverlapError
+        event(f"refused: {scope} reduction at {where}")
+        return
+    # a shared reduction is relaxed over the threads: every one would run it
+    assert not (reduce and scope == "shared" and tx > 1)
+    sch.apply(rewrite)
+    event(f"placed: {scope} {'reduction' if reduce else 'elementwise'} at {where}")
+    after = sch.mod
+    verify(after)
+    args = random_inputs(original["main"], data.draw(st.integers(0, 2**16), label="seed"))
+    expected = _copy(args)
+    run(original["main"], *expected)
+    serial = _copy(args)
+    compile_func(after["main"])(*serial)
+    _same(expected, serial)
+    replayed = R.Pipeline.from_json(sch.trace.to_json())
+    assert replayed == sch.trace and replayed(original) == after
+    if scope == "local":
+        event("run on threads: local")
+        _same(expected, _on_threads(after, args))
+    elif scope == "shared":
+        # share the copy out: its loops fused and split over the threads
+        loops = sch.get_loops(sch.get_block("S"))
+        placed = [lp for lp in loops if lp.name.startswith("ax")]
+        if not placed:
+            return
+        spatial = placed[:1] if reduce else placed
+        fused = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
+        _, threads = sch.split(fused, [None, tx])
+        if tx > 1:
+            sch.bind(threads, "threadIdx.x")
+        else:
+            return
+        event("run on threads: shared, shared out")
+        _same(expected, _on_threads(sch.mod, args))
+
+
+def _on_threads(mod, args):
+    out = _copy(args)
+    run(lower(mod, target="cuda")["main"], *out)
+    return out
+
+
+@st.composite
+def tilings(draw):
+    tm, tn = draw(st.sampled_from([1, 2]), label="tm"), draw(st.sampled_from([1, 2]), label="tn")
+    ty, tx = draw(st.sampled_from([1, 2, 4]), label="ty"), draw(st.sampled_from([1, 2, 4]), label="tx")
+    bk = draw(st.sampled_from([1, 2, 4]), label="bk")
+    vec = draw(st.sampled_from([1, 2]), label="vec")
+    bm, bn = ty * tm, tx * tn
+    n = draw(st.sampled_from([8, 16]), label="n")
+    return n, dict(bm=bm, bn=bn, bk=bk, tm=tm, tn=tn, vec=vec)
+
+
+@settings(max_examples=max(settings().max_examples // 6, 10))
+@given(tilings(), st.integers(0, 2**16))
+def test_tiled_matmul_with_random_tiles_on_the_interpreters_gpu(tiling, seed):
+    n, tiles = tiling
+    try:
+        sch = gpu_schedules.tiled_matmul(n, **tiles)
+    except ScheduleError as err:
+        assert "schedule_tiled_matmul" in str(err)
+        event("tiles refused")
+        return
+    event("tiled")
+    plain = gpu_schedules.matmul(n)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    expected = np.zeros((n, n), "float32")
+    run(plain["main"], a, b, expected)
+    got = np.zeros((n, n), "float32")
+    run(lower(sch.mod, target="cuda")["main"], a, b, got)
+    assert got.tobytes() == expected.tobytes()
+    assert R.Pipeline.from_json(sch.trace.to_json())(plain) == sch.mod

@@ -1,0 +1,218 @@
+"""compute_at and reverse_compute_at under thread-bound loops, as TVM does
+them: the region compute_at computes is relaxed over the thread-bound loops
+at and above the target loop whose threads share the buffer's storage
+scope, and what results keeps its meaning read with serial loops and, once
+the copies are shared out among the threads, under the GPU semantics."""
+
+import numpy as np
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
+from tirfun.errors import InterpError
+from tirfun.interp import compile_func, run
+from tirfun.lower import lower
+from tirfun.nodes import IRModule
+from tirfun.schedule import Schedule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import random_inputs
+
+# S is read by every thread of a block; the threads of a block are 4 x 8
+SCOPED = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="SCOPE")
+    for i in range(64):
+        with T.block("S"):
+            vi = T.axis.spatial(64, i)
+            S[vi] = A[vi] * T.float32(2)
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, bx * 32 + ty * 8 + tx)
+                    C[vi] = S[vi] + T.float32(1)
+"""
+
+# what compute_at("S", "tx") gives: S computed at SPAN for each thread
+PLACED = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="SCOPE")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                NEST
+                with T.block("C"):
+                    vi = T.axis.spatial(64, bx * 32 + ty * 8 + tx)
+                    C[vi] = S[vi] + T.float32(1)
+"""
+
+NESTS = {
+    # one thread block shares S: every thread computes the block's 32 elements
+    "shared": """for ax0 in range(32):
+                    with T.block("S"):
+                        vi = T.axis.spatial(64, bx * 32 + ax0)
+                        S[vi] = A[vi] * T.float32(2)""",
+    # a warp shares S: relaxed over threadIdx.x only
+    "warp": """for ax0 in range(8):
+                    with T.block("S"):
+                        vi = T.axis.spatial(64, bx * 32 + ty * 8 + ax0)
+                        S[vi] = A[vi] * T.float32(2)""",
+    # each thread computes what it reads itself
+    "local": """with T.block("S"):
+                    vi = T.axis.spatial(64, bx * 32 + ty * 8 + tx)
+                    S[vi] = A[vi] * T.float32(2)""",
+}
+NESTS["global"] = NESTS["local"]
+
+
+def mod_of(src: str) -> IRModule:
+    return IRModule({"main": from_source(src)})
+
+
+def scoped(scope: str) -> IRModule:
+    return mod_of(SCOPED.replace("SCOPE", scope))
+
+
+def placed(scope: str) -> IRModule:
+    return mod_of(PLACED.replace("SCOPE", scope).replace("NEST", NESTS[scope]))
+
+
+def _serial(func, args):
+    out = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    compile_func(func)(*out)  # thread-bound loops read as serial loops
+    return out
+
+
+def _gpu(func, args):
+    out = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    run(func, *out)
+    return out
+
+
+def _same(xs, ys):
+    for x, y in zip(xs, ys):
+        if isinstance(x, np.ndarray):
+            assert x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("scope", ["shared", "warp", "local", "global"])
+def test_the_region_is_relaxed_over_the_threads_that_share_the_scope(scope):
+    mod = scoped(scope)
+    after = R.compute_at("S", "tx")(mod)
+    assert_structural_equal(after["main"], placed(scope)["main"])
+    args = random_inputs(mod["main"], 0)
+    _same(_serial(mod["main"], args), _serial(after["main"], args))
+
+
+@pytest.mark.parametrize("scope", ["local", "global"])
+def test_per_thread_placements_run_on_threads_as_before(scope):
+    mod = scoped(scope)
+    after = R.compute_at("S", "tx")(mod)
+    args = random_inputs(mod["main"], 1)
+    # before, S is computed outside the kernel: its meaning is the serial one
+    _same(_serial(mod["main"], args), _gpu(after["main"], args))
+
+
+def test_a_shared_tile_is_computed_by_every_thread_until_the_copy_is_shared_out():
+    mod = scoped("shared")
+    sch = Schedule(mod)
+    sch.compute_at(sch.get_block("S"), sch.get_loops(sch.get_block("C"))[-1])
+    args = random_inputs(mod["main"], 2)
+    expected = _serial(mod["main"], args)
+    # every thread of the block writes the same 32 values: TVM's result,
+    # which the GPU semantics reports as a race
+    with pytest.raises(InterpError, match="data race on buffer S"):
+        _gpu(lower(sch.mod, target="cuda")["main"], args)
+    (ax0,) = sch.get_loops(sch.get_block("S"))[-1:]
+    y, x = sch.split(ax0, [4, 8])
+    sch.bind(y, "threadIdx.y")
+    sch.bind(x, "threadIdx.x")
+    lowered = lower(sch.mod, target="cuda")["main"]
+    assert lowered.script().count('T.tvm_storage_sync("shared")') == 1
+    _same(expected, _gpu(lowered, args))
+
+
+def test_a_shared_placement_above_a_thread_loop():
+    mod = scoped("shared")
+    after = R.compute_at("S", "bx")(mod)
+    text = after["main"].script()
+    # above the threads the block runs in every one of them, over what they all read
+    assert "for ax0 in range(32):" in text and "vi = T.axis.spatial(64, bx * 32 + ax0)" in text
+    args = random_inputs(mod["main"], 3)
+    _same(_serial(mod["main"], args), _serial(after["main"], args))
+    local = R.compute_at("S", "bx")(scoped("local"))
+    _same(_serial(mod["main"], args), _gpu(local["main"], args))
+
+
+# a reduction into S under the threads: relaxed, every thread would add
+# into the same shared elements at once
+REDUCED = """
+@T.prim_func
+def main(A: T.Buffer((64, 4), "float32"), C: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="SCOPE")
+    for i, k in T.grid(64, 4):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi = T.axis.spatial(64, bx * 32 + ty * 8 + tx)
+                    C[vi] = S[vi] * T.float32(2)
+"""
+
+
+def test_a_reduction_shared_by_threads_is_refused():
+    mod = mod_of(REDUCED.replace("SCOPE", "shared"))
+    with pytest.raises(R.ThreadOverlapError) as info:
+        R.compute_at("S", "tx")(mod)
+    assert ("the block reads the shared buffer S it writes; not depending on it, it would run in every "
+            "thread of loop 'ty' (threadIdx.y)") in info.value.summary
+    with pytest.raises(R.ThreadOverlapError) as info:
+        R.compute_at("S", "bx")(mod)
+    assert "placed above it, it would run in every thread of loop 'ty'" in info.value.summary
+    # the message shows the loop
+    assert 'T.thread_binding(4, thread="threadIdx.y")' in str(info.value)
+    # warp memory is relaxed over threadIdx.x, whose threads share it
+    warp = mod_of(REDUCED.replace("SCOPE", "warp"))
+    with pytest.raises(R.ThreadOverlapError) as info:
+        R.compute_at("S", "tx")(warp)
+    assert "reads the warp buffer S it writes; not depending on it, it would run in every thread of loop 'tx'" \
+        in info.value.summary
+
+
+@pytest.mark.parametrize("loop", ["tx", "bx"])
+def test_a_reduction_into_local_memory_is_each_threads_own(loop):
+    mod = mod_of(REDUCED.replace("SCOPE", "local"))
+    after = R.compute_at("S", loop)(mod)
+    args = random_inputs(mod["main"], 4)
+    _same(_serial(mod["main"], args), _gpu(after["main"], args))
+
+
+def test_reverse_compute_at_is_not_relaxed():
+    # TVM relaxes for compute_at only: the consumer computes what the
+    # producer wrote in its own thread
+    src = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="shared")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("S"):
+                vi = T.axis.spatial(64, bx * 32 + tx)
+                S[vi] = A[vi] * T.float32(2)
+    for i in range(64):
+        with T.block("C"):
+            vi = T.axis.spatial(64, i)
+            C[vi] = S[vi] + T.float32(1)
+"""
+    mod = mod_of(src)
+    after = R.reverse_compute_at("C", "tx")(mod)
+    assert "T.axis.spatial(64, bx * 32 + tx)" in after["main"].script().split('T.block("C")')[1]
+    args = random_inputs(mod["main"], 5)
+    _same(_serial(mod["main"], args), _gpu(after["main"], args))

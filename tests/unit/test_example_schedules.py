@@ -1,0 +1,290 @@
+"""The schedules of ``tirfun.examples.schedules`` (the kernels of
+``benchmarks/cpu.py``), at small sizes: each scheduled kernel computes what
+the interpreter computes on the plain program (bit for bit in exact IEEE
+arithmetic; within the stated bound of contraction under
+``-fast-math-contract``; within ``FAST_MATH_ULPS`` under ``-math=fast``),
+its trace replays, and its hot loop is the one the schedule is for (the
+accumulator tiles in registers, independent vector partial sums)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun import Schedule, structural_equal
+from tirfun.errors import ScheduleError
+from tirfun.examples import schedules
+from tirfun.interp import run as interp_run
+from tirfun.runtime.target import host_description
+from tirfun.testing.equivalence import compare_arrays, ulps_for
+
+#: float32's unit roundoff
+U32 = 2.0 ** -24
+
+
+def contraction_bound(terms: int, magnitudes: np.ndarray) -> np.ndarray:
+    """How far a contracted sum of ``terms`` products may lie from the exact
+    build's: each is within gamma_n * sum |a*b| of the true sum (the dot
+    product bound, the order of the additions fixed by the program, one
+    rounding fewer per term when fused), so the two differ by at most twice
+    that. ``magnitudes`` is sum |a*b| per result."""
+    gamma = terms * U32 / (1 - terms * U32)
+    return 2 * gamma * magnitudes
+
+
+def run_both(program, sch: Schedule, target, args):
+    """(the interpreter's outputs on the plain program, the scheduled
+    kernel's compiled outputs), each on copies of ``args``."""
+    expected = [a.copy() for a in args]
+    actual = [a.copy() for a in args]
+    interp_run(program["main"], *expected)
+    tirfun.build(sch.mod, target=target)(*actual)
+    return expected, actual
+
+
+def assert_same_bits(actual, expected):
+    np.testing.assert_array_equal(actual.view(np.uint32), expected.view(np.uint32))
+
+
+def conv2d_reference(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The 3x3, padding 1 convolution in numpy, as nine shifted products."""
+    _, c, h, w = image.shape
+    padded = np.pad(image[0], ((0, 0), (1, 1), (1, 1)))
+    out = np.zeros((weights.shape[0], h, w), image.dtype)
+    for ry in range(3):
+        for rx in range(3):
+            out += np.einsum("kc,chw->khw", weights[:, :, ry, rx], padded[:, ry:ry + h, rx:rx + w])
+    return out[None]
+
+
+# -- matmul ------------------------------------------------------------------
+
+def matmul_inputs(n, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    return [a, b, np.full((n, n), np.nan, np.float32)]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_packed_matmul_is_the_interpreters_bit_for_bit(seed):
+    args = matmul_inputs(64, seed)
+    expected, actual = run_both(schedules.matmul(64), schedules.packed_matmul(64), "llvm", args)
+    assert_same_bits(actual[2], expected[2])
+    # and it is a matrix product (the interpreter is not wrong in the same way)
+    np.testing.assert_allclose(expected[2], args[0].astype(np.float64) @ args[1], rtol=1e-4, atol=1e-4)
+
+
+def test_packed_matmul_with_other_tiles_is_the_interpreters_bit_for_bit():
+    args = matmul_inputs(32, 3)
+    sch = schedules.packed_matmul(32, rows=4, cols=16)
+    expected, actual = run_both(schedules.matmul(32), sch, "llvm", args)
+    assert_same_bits(actual[2], expected[2])
+
+
+def test_packed_matmul_contracted_stays_within_the_contraction_bound():
+    n = 64
+    args = matmul_inputs(n, 2)
+    expected, actual = run_both(schedules.matmul(n), schedules.packed_matmul(n),
+                                "llvm -fast-math-contract", args)
+    magnitudes = np.abs(args[0]).astype(np.float64) @ np.abs(args[1]).astype(np.float64)
+    gap = np.abs(actual[2].astype(np.float64) - expected[2])
+    assert np.all(gap <= contraction_bound(n, magnitudes))
+
+
+def test_packed_matmul_is_built_by_the_block_primitives_and_its_trace_replays():
+    sch = schedules.packed_matmul(64)
+    names = [type(step).__name__ for step in sch.trace.rewrites]
+    for primitive in ("CacheRead", "ComputeAt", "CacheWrite", "ReverseComputeAt", "DecomposeReduction"):
+        assert primitive in names
+    assert structural_equal(sch.trace(schedules.matmul(64)), sch.mod)
+    lowered = tirfun.lower(sch.mod).script()
+    # B is packed per panel and the tile accumulates in a rows x cols buffer,
+    # both allocated inside the parallel loop
+    assert 'T.allocate([2048], "float32", "global")' in lowered
+    assert 'T.allocate([256], "float32", "local")' in lowered
+
+
+# -- conv2d ------------------------------------------------------------------
+
+def conv_inputs(c, k, size, seed):
+    rng = np.random.default_rng(seed)
+    image = rng.standard_normal((1, c, size, size)).astype(np.float32)
+    weights = rng.standard_normal((k, c, 3, 3)).astype(np.float32)
+    return [image, weights, np.full((1, k, size, size), np.nan, np.float32)]
+
+
+@pytest.mark.parametrize("size, lanes", [(16, 8), (8, 4)])
+def test_conv2d_is_the_interpreters_bit_for_bit(size, lanes):
+    args = conv_inputs(8, 8, size, size)
+    expected, actual = run_both(schedules.conv2d_nchw_program(8, 8, size),
+                                schedules.conv2d_nchw(8, 8, size, tile=4, lanes=lanes), "llvm", args)
+    assert_same_bits(actual[2], expected[2])
+    reference = conv2d_reference(args[0].astype(np.float64), args[1].astype(np.float64))
+    np.testing.assert_allclose(expected[2], reference, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_contracted_stays_within_the_contraction_bound():
+    c, size = 8, 16
+    args = conv_inputs(c, 8, size, 3)
+    expected, actual = run_both(schedules.conv2d_nchw_program(c, 8, size),
+                                schedules.conv2d_nchw(c, 8, size, tile=4, lanes=8),
+                                "llvm -fast-math-contract", args)
+    magnitudes = conv2d_reference(np.abs(args[0]).astype(np.float64), np.abs(args[1]).astype(np.float64))
+    gap = np.abs(actual[2].astype(np.float64) - expected[2])
+    assert np.all(gap <= contraction_bound(9 * c, magnitudes))
+
+
+# -- softmax and row sum -----------------------------------------------------
+
+def check_against_interpreter(sch, args, math):
+    """The compiled kernel against the interpreter on the scheduled module:
+    rfactor reassociates a float sum, so the plain program's result differs
+    in the last bits, legitimately."""
+    func = sch.mod["main"]
+    expected = [a.copy() for a in args]
+    actual = [a.copy() for a in args]
+    interp_run(func, *expected)
+    tirfun.build(sch.mod, target=f"llvm -math={math}")(*actual)
+    for p, x, y in zip(func.params, expected, actual):
+        buf = func.buffer_map[p]
+        problem = compare_arrays(buf.name, x, y, buf.dtype, ulps_for(sch.mod, math=math))
+        assert problem is None, problem
+    return actual
+
+
+def numpy_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("math", ["exact", "fast"])
+def test_softmax_is_the_interpreters(math):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((8, 64)) * 20).astype(np.float32)
+    sch = schedules.softmax(8, 64)
+    actual = check_against_interpreter(sch, [x, np.zeros_like(x)], math)
+    np.testing.assert_allclose(actual[1], numpy_softmax(x), rtol=1e-5, atol=1e-30)
+
+
+def test_softmax_places_every_stage_under_the_row_loop():
+    sch = schedules.softmax(8, 64)
+    names = [type(step).__name__ for step in sch.trace.rewrites]
+    assert names.count("ComputeAt") == 5 and names.count("RFactor") == 2
+    assert structural_equal(sch.trace(schedules.softmax_program(8, 64)), sch.mod)
+    func = sch.mod["main"]
+    # one parallel loop at the top of the function holds every stage
+    top = func.body.block.body
+    assert isinstance(top, tirfun.nodes.For) and top.kind.name == "PARALLEL"
+
+
+def _exp_calls(ll: str) -> set[str]:
+    """The functions called for exp (``expf``, ``llvm.exp.*``) in LLVM IR."""
+    return {name for name in re.findall(r"call [^@]*@([\w.]+)", ll)
+            if re.search(r"(^|\.)exp(f|\.|$)", name)}
+
+
+def test_softmax_with_fast_math_computes_exp_inline_in_vectors():
+    sch = schedules.softmax(8, 64)
+    assert not _exp_calls(tirfun.build(sch.mod, target="llvm -math=fast").get_source("ll"))
+    assert _exp_calls(tirfun.build(sch.mod, target="llvm -math=exact").get_source("ll"))
+
+
+def test_row_sum_rfactor_is_the_interpreters_and_a_row_sum():
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((8, 256)).astype(np.float32)
+    for lanes in (32, 64):
+        sch = schedules.row_sum_rfactor(8, 256, lanes)
+        actual = check_against_interpreter(sch, [a, np.zeros(8, np.float32)], "exact")
+        np.testing.assert_allclose(actual[1], a.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+        assert structural_equal(sch.trace(schedules.row_sum(8, 256)), sch.mod)
+
+
+# -- the hot loops -------------------------------------------------------------
+
+def _blocks(ll: str) -> dict[str, str]:
+    """The basic blocks of LLVM IR text, by label."""
+    out, label = {}, None
+    for line in ll.splitlines():
+        m = re.match(r"^([\w.$-]+):", line)
+        if m:
+            label = m.group(1)
+            out[label] = ""
+        elif line.startswith("}"):
+            label = None
+        elif label is not None:
+            out[label] += line + "\n"
+    return out
+
+
+def _hot_loops(ll: str, vector: str) -> list[str]:
+    """Blocks that branch back to themselves and add ``vector`` values: the
+    reduction loop's body after LLVM's optimisation."""
+    found = []
+    for label, body in _blocks(ll).items():
+        branches = re.findall(r"\bbr\b[^\n]*", body)
+        loops_back = any(f"%{label}" in re.split(r"[,\s]+", b) for b in branches)
+        if loops_back and re.search(rf"(fadd|fma\w*)[^\n]*{re.escape(vector)}", body):
+            found.append(body)
+    return found
+
+
+@pytest.mark.parametrize("target", ["llvm", "llvm -fast-math-contract"])
+def test_matmul_accumulator_tile_stays_in_registers(target):
+    rows, cols = 8, 32
+    rt = tirfun.build(schedules.packed_matmul(64, rows=rows, cols=cols).mod, target=target)
+    ll = rt.get_source("ll")
+    # the tile's stack slot is gone: its elements became SSA values
+    assert not re.search(r"%C_local\w*\s*=\s*alloca", ll)
+    loops = _hot_loops(ll, f"<{cols} x float>")
+    assert loops
+    for body in loops:
+        assert "store" not in body
+        # one vector of the B panel and one element of each of the tile's rows
+        # of A per step of k; nothing else is read: the tile is carried in
+        # registers from one step to the next
+        vector_loads = re.findall(rf"= load <{cols} x float>", body)
+        scalar_loads = re.findall(r"= load float,", body)
+        assert vector_loads and len(scalar_loads) == rows * len(vector_loads)
+        assert len(re.findall(r"\bload\b", body)) == len(vector_loads) + len(scalar_loads)
+        assert len(re.findall(rf"= phi <{cols} x float>", body)) == rows
+    if target != "llvm" and "+fma" in host_description()[2].split(","):
+        assert re.search(r"\bvfmadd\w*ps\b", rt.get_source("asm"))
+
+
+def test_conv2d_accumulator_tile_stays_in_registers():
+    tile, size, lanes = 4, 16, 8
+    rt = tirfun.build(schedules.conv2d_nchw(8, 8, size, tile=tile, lanes=lanes).mod)
+    ll = rt.get_source("ll")
+    assert not re.search(r"%conv_local\w*\s*=\s*alloca", ll)
+    loops = _hot_loops(ll, f"<{lanes} x float>")
+    assert loops
+    for body in loops:
+        assert "store" not in body
+        assert len(re.findall(rf"= phi <{lanes} x float>", body)) == tile * size // lanes
+
+
+def test_row_sum_streams_each_row_into_independent_vector_partials():
+    lanes = 64
+    rt = tirfun.build(schedules.row_sum_rfactor(2, 64 * 256, lanes).mod)
+    loops = _hot_loops(rt.get_source("ll"), f"<{lanes} x float>")
+    assert loops
+    for body in loops:
+        # the partial sums stay in registers: read A, add, nothing stored
+        assert "store" not in body
+        assert re.findall(rf"= load <{lanes} x float>", body)
+        assert len(re.findall(rf"= phi <{lanes} x float>", body)) == 1
+
+
+def test_sizes_that_do_not_tile_are_refused():
+    with pytest.raises(ScheduleError, match="extent 60 of loop 'i' is not a multiple of the tile size 8"):
+        schedules.packed_matmul(60)
+    with pytest.raises(ScheduleError, match="extent 12 of loop 'x' is not a multiple of the tile size 8"):
+        schedules.conv2d_nchw(size=12)
+    with pytest.raises(ScheduleError, match="extent 100 of loop 'k' is not a multiple of the tile size 16"):
+        schedules.softmax(4, 100)
+    with pytest.raises(ScheduleError, match="extent 100 of loop 'k' is not a multiple of the tile size 64"):
+        schedules.row_sum_rfactor(4, 100)
