@@ -52,7 +52,7 @@ from ..nodes import (
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
-from .dataflow import produced_region, region_cover_violation
+from .dataflow import produced_region
 from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
@@ -300,14 +300,35 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     return out
 
 
+def _lca(paths: list[Path]) -> Path:
+    first = paths[0]
+    n = len(first)
+    for p in paths[1:]:
+        n = min(n, len(p))
+        for k in range(n):
+            if p[k] != first[k]:
+                n = k
+                break
+    return first[:n]
+
+
 def _cover_violation(site, scope: _Scope, buf: Buffer):
     """The first child of the scope that reads ``buf`` where the blocks
     writing it before do not provably cover what it reads (TVM's region
     cover, asked of this buffer only), or None."""
-    for k, consumer in enumerate(scope.children):
-        if _reads(consumer[1].block, buf) and region_cover_violation(
-                site, scope.children[:k + 1], consumer, {buf}) is not None:
-            return consumer[1]
+    for k, (cpath, consumer) in enumerate(scope.children):
+        read = _region_of(consumer.block.reads, buf)
+        if read is None:
+            continue
+        producers = [(p, r) for p, r in scope.children[:k] if _writes(r.block, buf)]
+        if not producers:
+            continue
+        lca = _lca([cpath] + [p for p, _ in producers])
+        # the LCA is a loop or the scope block's body: relax below it
+        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca) for p, r in producers]
+        target = _relaxed(site, read, cpath, consumer, lca)
+        if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
+            return consumer
     return None
 
 
