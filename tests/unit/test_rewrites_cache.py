@@ -834,3 +834,125 @@ def main(X: T.Buffer((2, 1, 1), "float32"), Y: T.Buffer((2, 1, 2), "float32")):
     sch = Schedule(R.loop_partition("c", [None, 1])(mod))
     sch.cache_read("pad_c1_partition", 0, "global")
     assert_equivalent(mod["main"], sch.mod["main"])
+
+
+_PARTITIONED_CHANNELS = '''@T.prim_func
+def main(X: T.Buffer((3, 6, 4), "float32"), Y: T.Buffer((3, 6, 4), "float32")):
+    for c, h, w in T.grid(3, 6, 4):
+        with T.block("Y"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            Y[vc, vh, vw] = X[vc, vh, vw] * T.float32(2)'''
+
+
+@pytest.mark.parametrize("block", ["Y_h_10", "Y_h_10_partition", "Y_h_11"])
+def test_cache_read_in_a_partition_under_outer_loops_copies_into_a_full_sized_cache(block):
+    # the scope (an opaque partition block) sits inside loops c_0, c_1, h_0:
+    # the region to copy depends on them, so a compact cache would index
+    # with them inside the copy block; the cache has X's shape instead and
+    # the copy's bindings carry the loops
+    mod = IRModule({"main": from_source(_PARTITIONED_CHANNELS)})
+    parted = R.Pipeline([R.split("c", [None, 2]), R.split("h", [None, 2]),
+                         R.loop_partition("h_1", [None, 1])])(mod)
+    after = R.cache_read(block, 0, "shared")(parted)
+    verify(after)
+    text = after.script()
+    assert 'X_shared = T.alloc_buffer((3, 6, 4), scope="shared")' in text
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    x = np.random.default_rng(0).standard_normal((3, 6, 4)).astype("float32")
+    y = np.zeros((3, 6, 4), "float32")
+    tirfun.build(after, target="llvm")(x, y)
+    np.testing.assert_array_equal(y, x * np.float32(2))
+
+
+def test_cache_write_in_a_partition_under_outer_loops_copies_back_from_a_full_sized_cache():
+    mod = IRModule({"main": from_source(_PARTITIONED_CHANNELS)})
+    parted = R.Pipeline([R.split("c", [None, 2]), R.loop_partition("c_1", [None, 1])])(mod)
+    after = R.cache_write("Y_c_11", 0, "local")(parted)
+    verify(after)
+    assert 'Y_local = T.alloc_buffer((3, 6, 4), scope="local")' in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+def test_cache_read_of_a_partition_whose_loop_sits_in_another_nest_keeps_meaning():
+    # the second nest's loops are i_1, j_1; the partition of j_1 sits under i_1
+    src = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 6), "float32")):
+    B = T.alloc_buffer((4, 8))
+    for i, j in T.grid(4, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + B[vi, vj + 2]'''
+    mod = IRModule({"main": from_source(src)})
+    after = R.cache_read("C_j_10_partition", 0, "global")(R.loop_partition("j_1", [3])(mod))
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    tirfun.build(after, target="llvm")
+
+
+_ROW_SUM = '''@T.prim_func
+def main(A: T.Buffer((2, 6), "float32"), S: T.Buffer((2,), "float32")):
+    for i, j in T.grid(2, 6):
+        with T.block("S"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vj]'''
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_write("S_j1", 0, "local"),
+    R.reindex("S_j1", ("write", 0)),
+    R.reindex_cache_write("S_j1", 0, "local", lambda vi, vj: (vi,)),
+])
+def test_caching_the_later_part_of_a_partitioned_reduction_is_refused(rewrite):
+    # loop_partition keeps the reduction variable's domain, so the init runs
+    # in the first part only: the second part's updates accumulate onto S as
+    # the first part left it, which a fresh cache does not hold
+    parted = R.loop_partition("j", [2])(IRModule({"main": from_source(_ROW_SUM)}))
+    with pytest.raises(R.CacheWriteReadBeforeWriteError,
+                       match=r"the block reads S before writing it where the (cache|copy) lives: its reduction "
+                             r"variable vj_2 = j1 does not start at 0 over the loops below"):
+        rewrite(parted)
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_write("S_j0", 0, "local"),
+    R.reindex_cache_write("S_j0", 0, "local", lambda vi, vj: (vi,)),
+])
+def test_caching_the_first_part_of_a_partitioned_reduction_keeps_meaning(rewrite):
+    mod = IRModule({"main": from_source(_ROW_SUM)})
+    after = rewrite(R.loop_partition("j", [2])(mod))
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_ROW = '''@T.prim_func
+def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] * T.float32(2)'''
+
+
+def test_reindex_of_a_write_after_a_split_that_does_not_divide():
+    # the split's guard i_0 * 4 + i_1 < 10 keeps out only instances outside
+    # vi's domain: every element of the reindexed copy is written (TVM
+    # accepts it; cache_write and reindex_cache_write already did)
+    mod = IRModule({"main": from_source(_ROW)})
+    after = R.Pipeline([R.split("i", [None, 4]), R.reindex("B", ("write", 0))])(mod)
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(10, dtype="float32")
+    b = np.zeros(10, "float32")
+    tirfun.build(after, target="llvm")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
+def test_reindex_of_a_write_under_a_predicate_that_cuts_the_domain_is_refused():
+    src = _ROW.replace("vi = T.axis.spatial(10, i)", "vi = T.axis.spatial(10, i)\n            T.where(i < 7)")
+    with pytest.raises(R.CacheWritePartialError, match=r"it has the predicate i < 7"):
+        R.reindex("B", ("write", 0))(IRModule({"main": from_source(src)}))

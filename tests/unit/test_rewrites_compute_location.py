@@ -561,3 +561,127 @@ def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "float32"), C: T.Buffer
     raises(R.OpaqueAccessError, R.compute_inline("B"), src,
            "block 'C' uses X through its data pointer, so its regions cannot be inferred again")
     raises(R.OpaqueAccessError, R.reverse_compute_inline("C"), src, "block 'C' uses X through its data pointer")
+
+
+_UNIT_LOOPS = '''@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] + T.float32(1)'''
+
+
+def test_compute_inline_of_a_producer_under_unit_loops_of_a_split():
+    # split [1, 4, 1] leaves unit loops in the producer's binding; the
+    # region it writes is still all of B (TVM accepts; a unit loop takes its
+    # one value in the stage-pipeline check)
+    mod = mod_of(_UNIT_LOOPS)
+    after = R.Pipeline([R.split("i", [1, 4, 1]), R.compute_inline("B")])(mod)
+    assert "B[" not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_GUARDED_REDUCTION = '''@T.prim_func
+def main(A: T.Buffer((4, 5), "int32"), B: T.Buffer((4, 4), "int32"), D: T.Buffer((4, 4), "int32")):
+    C = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        for k in range(5):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    C[vi] = 0
+                C[vi] = C[vi] + A[vi, vk]
+        for j in range(4):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                D[vi, vj] = C[vi] + B[vi, vj]'''
+
+
+def test_compute_at_of_a_reduction_whose_reduction_loop_split_does_not_divide():
+    # the split's guard k_0 * 2 + k_1 < 5 is on loops the written index does
+    # not use, and it holds where they start: every C[vi] is still written
+    mod = mod_of(_GUARDED_REDUCTION)
+    after = R.Pipeline([R.split("k", [None, 2]), R.compute_at("C", "j")])(mod)
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(20, dtype="int32").reshape(4, 5)
+    b = np.ones((4, 4), "int32")
+    d = np.zeros((4, 4), "int32")
+    tirfun.build(after, target="llvm")(a, b, d)
+    np.testing.assert_array_equal(d, a.sum(axis=1)[:, None] + b)
+
+
+_SLICE = '''@T.prim_func
+def main(A: T.Buffer((4, 3), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4, 3))
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi, 1] + T.float32(1)'''
+
+
+def test_reverse_compute_inline_of_a_consumer_reading_one_slice_keeps_only_that_slice():
+    # C reads B at the constant column 1: the inlined block writes C only in
+    # the producer instances of that column (T.where(vj == 1)); without the
+    # guard every column would overwrite C[vi], as TVM's result does
+    mod = mod_of(_SLICE)
+    after = R.reverse_compute_inline("C")(mod)
+    text = after.script()
+    assert "T.where(j == 1)" in text and "C[vi] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)" in text
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+def test_reverse_compute_inline_of_a_constant_index_into_a_unit_dimension():
+    src = _SLICE.replace("(4, 3)", "(4, 1)").replace("T.grid(4, 3)", "T.grid(4, 1)").replace("B[vi, 1]", "B[vi, 0]")
+    mod = mod_of(src)
+    after = R.reverse_compute_inline("C")(mod)
+    assert "T.where" not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+
+
+_RESHAPE = '''@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((4, 4), "float32")):
+    B = T.alloc_buffer((4, 4))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            B[vi // 4, vi % 4] = A[vi] * T.float32(2)
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)'''
+
+
+@pytest.mark.parametrize("steps, binding", [
+    ([R.compute_at("B", "i_1")], "vi = T.axis.spatial(16, i_1 * 4 + ax0)"),
+    ([R.compute_at("B", "j")], "vi = T.axis.spatial(16, i_1 * 4 + j)"),
+    ([R.split("j", [2, 2]), R.compute_at("B", "j_0")], "vi = T.axis.spatial(16, i_1 * 4 + j_0 * 2 + ax0)"),
+    # a column of B: vi runs from the first element needed to the last
+    ([R.reorder("j", "i_1"), R.compute_at("B", "j")], "vi = T.axis.spatial(16, j + ax0)"),
+])
+def test_compute_at_of_a_producer_writing_through_an_iteration_map(steps, binding):
+    # TVM solves B[vi // 4, vi % 4] with its affine inverse; so does tirfun
+    mod = mod_of(_RESHAPE)
+    after = R.Pipeline(steps)(mod)
+    assert binding in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    a = np.arange(16, dtype="float32")
+    c = np.zeros((4, 4), "float32")
+    tirfun.build(after, target="llvm")(a, c)
+    np.testing.assert_array_equal(c, (a * 2 + 1).reshape(4, 4))
+
+
+def test_compute_at_of_a_producer_writing_a_permutation_of_one_variable_is_refused():
+    # B[vi % 2 * 2 + vi // 2]: two pieces of vi in one index, the lower one
+    # taken modulo, so the first and last elements needed do not bound vi
+    src = _UNIT_LOOPS.replace("B[vi] = A[vi] * T.float32(2)", "B[vi % 2 * 2 + vi // 2] = A[vi] * T.float32(2)")
+    with pytest.raises(R.UnsupportedRegionError, match=r"writes B at vi % 2 \* 2 \+ vi // 2"):
+        R.compute_at("B", "i_1")(mod_of(src))

@@ -523,19 +523,6 @@ CASES += [  # storage
 ]
 
 # caching (cache_read, cache_write, cache_inplace, reindex, reindex_cache_read/write)
-_CACHE_PARTITIONED = """
-@T.prim_func
-def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 6), "float32")):
-    B = T.alloc_buffer((4, 8))
-    for i, j in T.grid(4, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(4, 6):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + B[vi, vj + 2]
-"""
 _CACHE_STAGES = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
@@ -618,10 +605,6 @@ CASES += [
      r"^reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
     ("reindex-point", lambda: mod_of(_CACHE_TWICE), R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)),
      R.NotSinglePointAccessError, r"^reindex_cache_read: block 'B': the region A\[vi:vi \+ 2\] the block"),
-    ("cache-outside-scope", lambda: R.loop_partition("j_1", [3])(mod_of(_CACHE_PARTITIONED)),
-     R.cache_read("C_j_10_partition", 0, "global"), R.CacheRegionOutsideScopeError,
-     r"^cache_read: buffer B: the region of buffer B the cache would copy depends on loop i_1 outside the "
-     r"scope block 'C_j_1_common'"),
     ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),
      R.ReindexCacheReadWriteNotMatchError,
      r"^reindex_cache_read: block 'B': the block iteration variable vj appears in \[vi, vj\] but not in"),

@@ -270,3 +270,40 @@ def main(A: T.Buffer((7, 5), "float32"), C: T.Buffer((7,), "float32"), D: T.Buff
 """
     raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), side,
            "pad_einsum: block 'C': block 'D' beside it touches C, which would be padded")
+
+
+def test_decompose_padding_of_a_partition_part_with_no_in_bound_element():
+    # after loop_partition the part w_01 (w from 2) holds no in-bound element
+    # of the padding (vw < 1): its in-bound block keeps a T.where(False) and
+    # a binding past its narrowed domain, which never runs
+    from tirfun.interp import run
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import assert_equivalent
+
+    src = '''@T.prim_func
+def main(X: T.Buffer((1, 1, 1), "float32"), Y: T.Buffer((1, 2, 3), "float32")):
+    P = T.alloc_buffer((1, 2, 3))
+    for c_0, c_1, h, w_0, w_1 in T.grid(1, 2, 2, 2, 2):
+        with T.block("pad"):
+            vc = T.axis.spatial(1, c_0 * 2 + c_1)
+            vh = T.axis.spatial(2, h)
+            vw = T.axis.spatial(3, w_0 * 2 + w_1)
+            T.where(w_0 * 2 + w_1 < 3 and c_0 * 2 + c_1 < 1)
+            P[vc, vh, vw] = T.if_then_else(vh < 1 and vw < 1, X[vc, vh, vw], T.float32(0))
+    for c, h, w in T.grid(1, 2, 3):
+        with T.block("Y"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            Y[vc, vh, vw] = P[vc, vh, vw] * T.float32(2)'''
+    mod = IRModule({"main": from_source(src)})
+    parted = R.loop_partition("w_0", [1])(mod)
+    after = R.decompose_padding("pad_w_01", "w_01")(parted)
+    verify(after)
+    assert "T.where(T.bool(False))" in after.script()
+    assert_structural_equal(from_source(after["main"].script()), after["main"])
+    assert_equivalent(mod["main"], after["main"], trials=2)
+    x = np.full((1, 1, 1), 3.0, "float32")
+    expected, actual = np.zeros((1, 2, 3), "float32"), np.zeros((1, 2, 3), "float32")
+    run(after["main"], x, expected)
+    tirfun.build(after, target="llvm")(x, actual)
+    np.testing.assert_array_equal(actual, expected)
+    assert expected[0, 0, 0] == 6.0 and expected.sum() == 6.0

@@ -279,3 +279,20 @@ def test_every_storage_primitive_replays_from_json_and_python():
     text = sch.trace.as_python()
     for name in ("storage_align", "set_scope", "unsafe_set_dtype"):
         assert f"sch.{name}(" in text
+
+
+@pytest.mark.parametrize("scope", ["shared.dyn", "amx.tmm", "m16n8k8.matrixA", "local.fragment"])
+def test_set_scope_takes_every_scope_cache_read_takes(scope):
+    # one check of storage scopes for every primitive, TVM's StorageScope::Create
+    mod = _mod()
+    assert not R.cache_read("C", 0, scope).violations(mod)
+    out = R.set_scope("B", 0, scope)(mod)
+    assert {n.storage_scope for n in walk(out["main"]) if getattr(n, "name", None) == "B"
+            and hasattr(n, "storage_scope")} == {scope}
+
+
+def test_set_scope_to_the_empty_scope_is_global():
+    mod = _mod()
+    assert R.set_scope("B", 0, "")(mod) is mod
+    local = R.set_scope("B", 0, "local")(mod)
+    assert R.set_scope("B", 0, "")(local) == mod

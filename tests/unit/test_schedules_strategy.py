@@ -76,3 +76,18 @@ def main(A: T.Buffer((6,), "float32"), C: T.Buffer((4,), "float32")):
 def test_primitive_counts_counts_each_record():
     pipeline = R.Pipeline([R.split("i", [None, 2]), R.unroll("i_1"), R.split("i_0", [None, 1])])
     assert primitive_counts(pipeline) == {"split": 2, "unroll": 1}
+
+
+def test_unsafe_hide_buffer_access_only_ends_a_schedule():
+    # after it, primitives trusting the declared regions could change the meaning
+    from tirfun.testing.block_programs import random_block_program
+    from tirfun.testing.schedules import ENDS_SCHEDULE, random_block_schedule
+
+    ends = 0
+    for seed in range(300):
+        mod = random_block_program(seed, "padded")
+        steps = [r.primitive for r in random_block_schedule(mod, seed, max_steps=6)]
+        hidden = [k for k, p in enumerate(steps) if p in ENDS_SCHEDULE]
+        assert hidden in ([], [len(steps) - 1]), steps
+        ends += bool(hidden)
+    assert ends > 0

@@ -69,3 +69,38 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((5,), "int32")):
     # and the interpreter sees the race it would be
     with pytest.raises(InterpError, match=r"data race on buffer B at index \(1,\)"):
         run(func, np.zeros(5, "int32"), np.zeros(5, "int32"))
+
+
+SHARED_FILLED_ON_THE_HOST = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    A_shared = T.alloc_buffer((4,), scope="SCOPE")
+    for ax0 in range(4):
+        with T.block("A_shared"):
+            v0 = T.axis.spatial(4, ax0)
+            A_shared[v0] = A[v0]
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A_shared[vi] + T.float32(1)
+'''
+
+
+@pytest.mark.parametrize("scope", ["shared", "local"])
+def test_a_shared_or_local_buffer_filled_outside_its_kernel_is_found(scope):
+    func = tirfun.script.from_source(SHARED_FILLED_ON_THE_HOST.replace("SCOPE", scope))
+    assert thread_binding_problems(func) == [
+        f"buffer A_shared of scope {scope} is used in the kernel of loop i and outside it, where the GPU "
+        "gives the kernel its own"]
+    # and the interpreter's GPU meaning indeed does not see the host's copy
+    a = np.arange(4, dtype="float32")
+    b = np.zeros(4, "float32")
+    run(func, a, b)
+    assert not np.array_equal(b, a + 1)
+
+
+def test_a_global_buffer_filled_outside_its_kernel_is_fine():
+    func = tirfun.script.from_source(SHARED_FILLED_ON_THE_HOST.replace("SCOPE", "global"))
+    assert thread_binding_problems(func) == []

@@ -756,3 +756,19 @@ def test_bounds_keep_block_variables_symbolic_and_cancel_atoms():
     atom = FloorMod(vi + 1, i32(7))
     assert (bound(atom + 2).lo - bound(atom).hi).const == 2
     assert const_bounds(bound(atom).lo, {vi: loop_interval(vi, i32(0), i32(8))}) == (0, 6)
+
+
+def test_accepts_a_binding_beyond_the_domain_under_a_false_predicate():
+    # T.where(False): the block never runs, so its binding is never taken
+    from tirfun.script import from_source
+
+    src = '''@T.prim_func
+def main(A: T.Buffer((8,), "float32")):
+    for i in range(4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            T.where(T.bool(False))
+            A[vi] = T.float32(0)'''
+    verify(from_source(src))
+    with pytest.raises(VerifyError, match="binding outside domain"):
+        verify(from_source(src.replace("T.where(T.bool(False))", "T.where(T.bool(True))")))

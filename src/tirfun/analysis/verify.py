@@ -448,6 +448,11 @@ class _FunctionVerifier:
     def check_domains(self, br: BlockRealize) -> None:
         block = br.block
         frame = self.frame
+        if type(br.predicate) is IntImm and br.predicate.value == 0:
+            # T.where(False): the block never runs, so its binding is never
+            # taken (decompose_padding leaves one where a part of a
+            # partitioned loop holds no in-bound element)
+            return
         predicate_vars = set() if _is_true(br.predicate) else {
             n for n in _walk_expr_nodes(br.predicate) if type(n) is Var}
         for iv, value in zip(block.iter_vars, br.iter_values):

@@ -13,7 +13,11 @@ blocks that use it, in a new buffer of another storage scope
   buffer);
 * the cache has the buffer's shape when the copy sits in a loop, and the
   shape of the copied region (indices rebased) when it sits in the scope
-  block and every reader of the buffer is under it.
+  block and every reader of the buffer is under it, unless the region
+  depends on loops around the scope block (a scope inside a loop, as
+  loop_partition makes): TVM then indexes the cache with those loops
+  inside the copy block, which block isolation forbids here, so the cache
+  keeps the buffer's shape.
 
 TVM lets three programs through whose results then change; here each is a
 ScheduleError: a redirected reader that runs before the copy is filled
@@ -38,47 +42,35 @@ from __future__ import annotations
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith import bound_region, can_prove, detect_iter_map, region_covers
+from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.mentions import mentions
-from ..analysis.traversal import Path, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts
+from ..analysis.traversal import (
+    Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts,
+)
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
+    EQ, GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
     For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt,
     Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .dataflow import produced_region
 from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
-    InvalidBufferAccessError, InvalidStorageScopeError, NoScopeBlockError, NotLeafBlockError,
+    InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    CacheRegionOutsideScopeError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
+from .scopes import STORAGE_RANKS, check_storage_scope
 from .serialize import py_value
 
-# TVM's StorageScope::Create: a scope is one of these ranks followed by any tag
-# ("shared.dyn", "global.texture"); the empty string means "global"
-STORAGE_RANKS = ("global", "shared", "warp", "local", "wmma.matrix_a", "wmma.matrix_b",
-                 "wmma.accumulator", "texture", "amx.tmm", "m16n8k8.matrixA", "m16n8k8.matrixB",
-                 "m16n8k8.matrixC", "metal.simdgroup")
-
-
 # ------------------------------------------------------------------ arguments
-
-def check_storage_scope(chk: Checks, scope) -> str:
-    """The storage scope if TVM accepts it (stops with InvalidStorageScopeError)."""
-    if not isinstance(scope, str) or (scope and not scope.startswith(STORAGE_RANKS)):
-        chk.stop(InvalidStorageScopeError, "argument storage_scope",
-                 f"the storage scope {scope!r} is invalid; expected one of {', '.join(STORAGE_RANKS)}, "
-                 "optionally followed by a tag (\"shared.dyn\")")
-    return scope or "global"
-
 
 def access_buffer(chk: Checks, block: Block, realize: BlockRealize, index, kind: str) -> Buffer:
     """The buffer ``index`` names among the block's reads (``kind="read"``)
@@ -510,22 +502,15 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
                  "copy reads", node)
 
 
-def _check_region_inside_scope(chk, site, scope, buf: Buffer, region, node) -> None:
-    """The copy block sits in the scope block, where the loops around the
-    scope block are not visible to its body: a region that depends on them
-    (a scope inside a loop, such as loop_partition's blocks) is refused."""
-    outer = {loop.loop_var.name for _, loop in loops_above(site, scope.path)}
-    if not outer:
-        return
-    used = set()
-    for r in region:
-        used |= var_names(r.min) | var_names(r.extent)
-    hit = sorted(used & outer)
-    if hit:
-        chk.stop(CacheRegionOutsideScopeError, f"buffer {buf.name}",
-                 f"the region of buffer {buf.name} the cache would copy depends on loop "
-                 f"{', '.join(hit)} outside the scope block {scope.block.name_hint!r}, which a copy "
-                 "block inside that scope cannot use", node)
+def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
+    """Whether the copied region depends on a loop around the scope block
+    (a scope inside a loop, such as loop_partition's opaque blocks). A
+    compact copy would have to index the cache with that loop's variable
+    inside the copy block, which block isolation forbids (TVM writes it
+    and its lowering copes); a full-sized cache keeps those variables in
+    the copy's loop extents and bindings, where they may appear."""
+    outer = {node.loop_var.name for _, node in ancestors(site.func, scope.path) if isinstance(node, For)}
+    return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
 
 
 def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
@@ -755,6 +740,89 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
     return scan(block.body, True)
 
 
+def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) -> str | None:
+    """Why a reduction block's init may not run in every fill of a cache
+    placed below ``loc`` (its updates would then accumulate onto the
+    uninitialised cache), or None. The init runs when every reduction
+    variable is at the start of its domain: with an affine binding, each
+    must depend only on loops below ``loc`` and reach that start over them
+    (a part of loop_partition, or a block placed inside its reduction loop,
+    does not)."""
+    block = realize.block
+    if block.init is None:
+        return None
+    around = [(p, node) for p, node in ancestors(site.func, realize_path) if isinstance(node, For)]
+    loops = {node.loop_var.name: node for _, node in around}
+    inner = {node.loop_var: Range(node.min, node.extent) for p, node in around if _under(p, loc)}
+    outer = {node.loop_var: Range(node.min, node.extent) for p, node in around if not _under(p, loc)}
+    if not is_affine_binding(list(realize.iter_values), loops, surjective=True):
+        return "its binding is not affine in its loops, so where its init runs is not known"
+    inner_names = {v.name for v in inner}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type != IterVarType.CommReduce:
+            continue
+        outside = sorted((var_names(value) & set(loops)) - inner_names)
+        if outside:
+            return (f"its reduction variable {iv.var.name} is bound to {value.script()}, which depends on "
+                    f"loop {outside[0]} around the cache, so the init does not run in every fill of the cache")
+        (reach,) = bound_region([Range(value, IntImm(value.dtype, 1))], inner)
+        start = _cast(iv.dom.min, value.dtype)
+        if not (reach.bounded and can_prove(EQ(reach.lo, start), outer)):
+            return (f"its reduction variable {iv.var.name} = {value.script()} does not start at "
+                    f"{start.script()} over the loops below the cache, so its init does not run there and "
+                    "the updates read what was accumulated before")
+    return None
+
+
+def _check_writes_first(chk, block: Block, buf: Buffer, subject: str, realize, what: str, hint: str = "") -> None:
+    """A block whose writes go to a fresh ``what`` (cache or copy) must not
+    read an element of the buffer before writing it (CacheWriteReadBeforeWriteError)."""
+    bad = _reads_before_writing(block, buf)
+    if bad is not None:
+        chk.stop(CacheWriteReadBeforeWriteError, subject,
+                 f"the block reads {bad.script()} before writing that element itself; the {what} "
+                 f"would be read uninitialised{hint}", realize)
+
+
+def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, hint: str = "") -> int:
+    """cache_write and reindex_cache_write: the block is the only writer of
+    the buffer in its scope (NotSingleWriteBlockError) and does not read it
+    before writing it (CacheWriteReadBeforeWriteError); its position among
+    the scope's children."""
+    writer = _only_writer(chk, scope, buf)
+    name = realize.block.name_hint
+    if writer is None or scope.children[writer][1].block.name_hint != name:
+        # the block is nested below a child of the scope that also writes the buffer
+        chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                 f"block {name!r} is not the only block of its scope writing the buffer", realize)
+    _check_writes_first(chk, realize.block, buf, subject, realize, "cache", hint)
+    return writer
+
+
+def _copy_back_place(scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
+    """Where the copy back of a written cache goes: before the first later
+    reader of the buffer that is not a redirected consumer (TVM's
+    CacheLocDetector), or at the end of the scope when there is none."""
+    name = scope.children[writer][1].block.name_hint
+    related = {r.block.name_hint for _, r in scope.children[writer + 1:]
+               if _reads(r.block, buf) and r.block.name_hint not in consumers}
+    if not related:
+        return scope.path, _end_position(scope.block)
+    loc, pos = _LocDetector(scope, name, related).run()
+    return loc, max(pos, 0)
+
+
+def _check_init_runs(chk, site, realize_path: Path, realize: BlockRealize, loc: Path, buf: Buffer,
+                     subject: str, what: str) -> None:
+    """A reduction block's init runs in every fill of the ``what`` (cache or
+    copy) placed below ``loc`` (CacheWriteReadBeforeWriteError, see
+    :func:`_skipped_init`)."""
+    skipped = _skipped_init(site, realize_path, realize, loc)
+    if skipped is not None:
+        chk.stop(CacheWriteReadBeforeWriteError, subject,
+                 f"the block reads {buf.name} before writing it where the {what} lives: {skipped}", realize)
+
+
 # ------------------------------------------------------------------ the records
 
 @attrs.frozen
@@ -791,7 +859,9 @@ class CacheRead(Rewrite):
     writer writes, relaxed over the loops between the writer and that place
     (for an input: the whole buffer, or the scope block's read region).
     The cache has the buffer's shape when the copy sits in a loop, and the
-    copied region's shape (indices rebased) when it sits in the scope block.
+    copied region's shape (indices rebased) when it sits in the scope block
+    (the buffer's shape again when that region depends on loops around the
+    scope block).
 
     Requirements, each with the error raised when it fails:
 
@@ -887,8 +957,8 @@ class CacheRead(Rewrite):
             # takes what is inside the buffer
             region = _clamped([Interval(r.min, fold_sub(fold_add(r.min, r.extent), IntImm(r.extent.dtype, 1)))
                                for r in region], buf, _outer_dom(site, path[:-1], scope.path))
-        _check_region_inside_scope(chk, site, scope, buf, region, realize)
-        full = not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+        full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+                or _depends_on_outer_loops(site, scope, region))
 
         def select(block: Block, inherited: bool) -> str:
             if _writes(block, buf):
@@ -952,7 +1022,9 @@ class CacheWrite(Rewrite):
     of the scope when there is none), and copies the region the block
     writes, relaxed over the loops between the block and that place. The
     cache has the buffer's shape when the copy sits in a loop, and the
-    copied region's shape (indices rebased) when it sits in the scope block.
+    copied region's shape (indices rebased) when it sits in the scope block
+    (the buffer's shape again when that region depends on loops around the
+    scope block).
 
     Requirements, each with the error raised when it fails:
 
@@ -967,8 +1039,9 @@ class CacheWrite(Rewrite):
     5. the block is the only block of the scope writing the buffer
        (NotSingleWriteBlockError);
     6. the block does not read an element of the buffer before writing it
-       itself, which would read the cache uninitialised
-       (CacheWriteReadBeforeWriteError);
+       itself, which would read the cache uninitialised, and a reduction
+       block's init runs in every fill of the cache (not so in a later
+       part of a partitioned reduction loop) (CacheWriteReadBeforeWriteError);
     7. the given consumers run after the block (CacheStageOrderError);
     8. the block writes every element of the region copied back: one
        element per instance, stored unconditionally, over a dense range,
@@ -1020,41 +1093,26 @@ class CacheWrite(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, describe(self.block))
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
-        writer = _only_writer(chk, scope, buf)
         name = realize.block.name_hint
-        if writer is None or scope.children[writer][1].block.name_hint != name:
-            # the block is nested below a child of the scope that also writes the buffer
-            chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
-                     f"block {name!r} is not the only block of its scope writing the buffer", realize)
-        bad = _reads_before_writing(realize.block, buf)
-        if bad is not None:
-            chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                     f"the block reads {bad.script()} before writing that element itself; the cache "
-                     f"would be read uninitialised (cache_inplace caches a buffer that is read and "
-                     "written)", realize)
+        writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block),
+                                    " (cache_inplace caches a buffer that is read and written)")
         wpath, wrealize = scope.children[writer]
         for k, (_, r) in enumerate(scope.children):
             if r.block.name_hint in consumers and k <= writer:
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
-        related = {r.block.name_hint for _, r in scope.children[writer + 1:]
-                   if _reads(r.block, buf) and r.block.name_hint not in consumers}
-        if related:
-            loc, pos = _LocDetector(scope, name, related).run()
-            if pos == -1:
-                pos = 0
-        else:
-            loc, pos = scope.path, _end_position(scope.block)
+        loc, pos = _copy_back_place(scope, writer, buf, consumers)
+        _check_init_runs(chk, site, wpath, wrealize, loc, buf, describe(self.block), "cache")
         partial = _partial_write(site, buf, wpath, wrealize, loc)
         if partial is not None:
             chk.stop(CacheWritePartialError, describe(self.block),
                      f"the block may not write every element of buffer {buf.name} that the copy back "
                      f"would copy: {partial}", realize)
         region = _writer_region(site, buf, wpath, wrealize, loc)
-        _check_region_inside_scope(chk, site, scope, buf, region, realize)
         full = not isinstance(site.at(loc), Block) or not all(
-            _under(p, loc) for p, r in scope.children if _reads(r.block, buf))
+            _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
+                site, scope, region)
 
         def select(block: Block, inherited: bool) -> str:
             if block.name_hint in consumers or block.name_hint == name or inherited:
@@ -1193,10 +1251,12 @@ class ReIndex(Rewrite):
        (ReindexReadWrittenError), and its indices stay inside the buffer over
        the whole domain of the iteration variables
        (ReindexOutOfBoundsError);
-    6. a reindexed write is not read before the block writes it
+    6. a reindexed write is not read before the block writes it, nor
+       accumulated onto where a reduction's init does not run
        (CacheWriteReadBeforeWriteError), and every element of the copy is
-       written: no predicate, the indices are distinct iteration variables,
-       each bound to a loop running over its whole domain
+       written: the indices are distinct iteration variables that the
+       block's loops take over their whole domains, the predicate keeping
+       out only instances outside them (a split that does not divide)
        (CacheWritePartialError).
 
     Example:
@@ -1255,12 +1315,9 @@ class ReIndex(Rewrite):
             _check_copy_in_bounds(chk, describe(self.block), buf, indices,
                                   {iv.var: iv.dom for iv in covered}, realize)
         else:
-            bad = _reads_before_writing(block, buf)
-            if bad is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {bad.script()} before writing that element itself; the copy "
-                         "would be read uninitialised", realize)
-            why = _incomplete_reindex_write(site, path[:-1], realize, indices, covered)
+            _check_writes_first(chk, block, buf, describe(self.block), realize, "copy")
+            _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, describe(self.block), "copy")
+            why = _incomplete_reindex_write(site, path[:-1], realize, indices, scope.path)
             if why is not None:
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of the reindexed copy of {buf.name}: {why}",
@@ -1337,11 +1394,9 @@ def _stores_in(block: Block):
             yield s
 
 
-def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, covered) -> str | None:
+def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, indices, top: Path) -> str | None:
     """Why the block may leave an element of a reindexed write unwritten, or None."""
     block = realize.block
-    if _conjuncts(realize.predicate):
-        return f"it has the predicate {realize.predicate.script()}"
     tops = []
     for stmt in ([block.init] if block.init is not None else []) + [block.body]:
         tops.extend(stmt.seq if isinstance(stmt, SeqStmt) else [stmt])
@@ -1351,6 +1406,18 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     names = [i.name for i in indices if isinstance(i, Var)]
     if len(names) != len(indices) or len(set(names)) != len(names):
         return "its indices are not distinct iteration variables"
+    why = _unbound_domain(site, realize_path, realize, names)
+    if why is not None and _covers_domains(site, realize_path, realize, names, top):
+        return None
+    return why
+
+
+def _unbound_domain(site, realize_path: Path, realize: BlockRealize, names) -> str | None:
+    """Why the iteration variables ``names`` are not each bound, without a
+    predicate, to a loop of their own running over their whole domain."""
+    block = realize.block
+    if _conjuncts(realize.predicate):
+        return f"it has the predicate {realize.predicate.script()}"
     loops = {loop.loop_var.name: loop for _, loop in loops_above(site, realize_path)}
     seen = set()
     for iv, value in zip(block.iter_vars, realize.iter_values):
@@ -1364,6 +1431,25 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
                     "whole domain")
         seen.add(loop.loop_var.name)
     return None
+
+
+def _covers_domains(site, realize_path: Path, realize: BlockRealize, names, top: Path) -> bool:
+    """Whether the block instances that run under ``top`` (its loops, cut by
+    its predicate: a split that does not divide) take every value of the
+    iteration variables ``names`` in their domains (dataflow's lower bound
+    of a region written at those variables)."""
+    ivs = {iv.var.name: iv for iv in realize.block.iter_vars}
+    chosen = [ivs[n] for n in names]
+    probe = Buffer("reindexed", [iv.dom.extent for iv in chosen], "int32")
+    region = BufferRegion(probe, [Range(iv.var, IntImm(iv.var.dtype, 1)) for iv in chosen])
+    got = produced_region(site, realize_path, realize, region, top)
+    if got is None:
+        return False
+    for iv, g in zip(chosen, got):
+        last = simplify_affine(fold_sub(fold_add(iv.dom.min, iv.dom.extent), IntImm(iv.dom.extent.dtype, 1)))
+        if g.lo is None or g.hi is None or not (can_prove(LE(g.lo, iv.dom.min)) and can_prove(GE(g.hi, last))):
+            return False
+    return True
 
 
 def reindex(block, buffer) -> ReIndex:
@@ -1688,16 +1774,7 @@ class _ReindexCacheBase(Rewrite):
                     return "skip"
                 return "redirect" if b.name_hint in consumers else "keep"
         else:
-            writer = _only_writer(chk, scope, buf)
-            if writer is None or scope.children[writer][1].block.name_hint != block.name_hint:
-                chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
-                         f"block {block.name_hint!r} is not the only block of its scope writing the buffer",
-                         realize)
-            bad = _reads_before_writing(block, buf)
-            if bad is not None:
-                chk.stop(CacheWriteReadBeforeWriteError, describe(self.block),
-                         f"the block reads {bad.script()} before writing that element itself; the cache "
-                         "would be read uninitialised", realize)
+            writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block))
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
             if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
                                                "bijective") is None:
@@ -1706,12 +1783,8 @@ class _ReindexCacheBase(Rewrite):
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
-            related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
-            if related:
-                loc, pos = _LocDetector(scope, block.name_hint, related).run()
-                pos = max(pos, 0)
-            else:
-                loc, pos = scope.path, _end_position(scope.block)
+            loc, pos = _copy_back_place(scope, writer, buf, set())
+            _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
@@ -1894,7 +1967,8 @@ class ReindexCacheWrite(_ReindexCacheBase):
        (ReindexCacheReadWriteNotMatchError);
     6. the block is the only writer of the buffer in its scope
        (NotSingleWriteBlockError), does not read an element before writing
-       it (CacheWriteReadBeforeWriteError), and writes every element it
+       it nor accumulate onto it where its init does not run
+       (CacheWriteReadBeforeWriteError), and writes every element it
        copies back, each to its own cache element (CacheWritePartialError);
     7. the block's predicate depends only on loops the copy runs
        (ReindexOutOfBoundsError).

@@ -62,12 +62,13 @@ from ..nodes import (
 )
 from ..tir.op import MATH_INTRINSICS
 from .base import Checks, Outcome, Rewrite, commit, register
-from .cache import _insert, _scope_of, check_storage_scope
+from .cache import _insert, _scope_of
 from .checks import describe, loops_above, resolve_block, resolve_site
 from .errors import InvalidArgumentError
 from .exprs import substitute_expr
 from .names import fresh_name
 from .refs import BlockRef, as_block_ref
+from .scopes import check_storage_scope
 from .serialize import py_value
 
 #: calls whose value may be computed where the block would not compute it

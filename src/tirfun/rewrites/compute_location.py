@@ -44,6 +44,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
+from .exprs import var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -112,6 +113,37 @@ def _uses_data(root: Node, buffer: Buffer) -> bool:
             return True
         stack.extend(iter_children(n))
     return False
+
+
+def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
+    """compute_inline and reverse_compute_inline take blocks without an init."""
+    if realize.block.init is not None:
+        chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
+                 "without a reduction can be inlined", realize)
+
+
+def _check_plain_uses(chk: Checks, site, loc: _Located, buffer: Buffer, subject: str) -> None:
+    """The inlined buffer is used only through loads and stores in the
+    scope (its uses are all rewritten): not through its data pointer, nor
+    matched into a block."""
+    scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+    if _uses_data(scope_body, buffer):
+        chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
+                 "pointer or matched into a block, so its uses cannot be rewritten")
+
+
+def _blocks_between(site, scope: Path | None, start: Path, end: Path, skip: tuple, touching=None):
+    """The blocks of the scope that run strictly between the blocks at
+    ``start`` and ``end`` in program order, leaving out those at ``skip``
+    and the blocks nested under ``start``: where an inlining or a move
+    would jump over a dependence; only blocks that use a buffer of
+    ``touching`` where it is given."""
+    first, last = program_key(site, start), program_key(site, end)
+    for ypath, yrealize in blocks_in_order(site, scope, touching):
+        if is_under(ypath, start) or ypath in skip:
+            continue
+        if first < program_key(site, ypath) < last:
+            yield yrealize
 
 
 def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
@@ -253,6 +285,45 @@ def _shift(e: PrimExpr):
         k = int_value(e.b)
         return e.a, (k if isinstance(e, Add) else -k)
     return None
+
+
+def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
+    """compute_at of a block writing one element at indices that are an
+    iteration map of its iteration variables other than variable plus
+    constant (``B[vi // 4, vi % 4]``, as TVM solves with its affine
+    inverse): each variable's domain runs from its value at the needed
+    box's first corner to its value at the last, which covers every element
+    of the box (an element's variables are a dense sum of its indices'
+    pieces, each inside the piece's range). Updates ``doms`` and returns
+    True, or returns False when the indices are not such a map."""
+    mins = [r.min for r in region.region]
+    if all(int_value(r.extent) == 1 for r in region.region) and all(
+            _shift(m) is not None or int_value(m) is not None for m in mins):
+        return False  # the per-dimension solution applies
+    if any(int_value(r.extent) != 1 for r in region.region) or any(
+            iv.lo is None or iv.hi is None for iv in needed):
+        return False
+    used = set().union(*[var_names(m) for m in mins])
+    chosen = [iv for v, iv in ivs.items() if v.name in used]
+    if not chosen:
+        return False
+    # one piece of one variable per index: each piece grows with its index,
+    # so the box's corners give each variable's least and greatest value (a
+    # piece taken modulo would not)
+    if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in chosen):
+        return False
+    loops = {iv.var.name: _Extent(iv.dom) for iv in chosen if int_value(iv.dom.extent) != 1}
+    sums = detect_iter_map(mins, loops, "bijective")
+    mapping = _inverse(mins, chosen)
+    if sums is None or mapping is None or any(len(total.args) > 1 for total in sums):
+        return False
+    first = mapping([iv.lo for iv in needed])
+    last = mapping([iv.hi for iv in needed])
+    for iv in chosen:
+        mine = Interval(simplify_index(first[iv.var]), simplify_index(last[iv.var]))
+        old = doms.get(iv.var)
+        doms[iv.var] = mine if old is None else union(old, mine)
+    return True
 
 
 def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
@@ -415,6 +486,8 @@ class _ComputeAtBase(Rewrite):
                         got = _required_region(site, cpath, crealize, r, lpath)
                     needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
             if needed is None:
+                continue
+            if not self.reverse and _fused_write(region, needed, ivs, doms):
                 continue
             for rng, iv in zip(region.region, needed):
                 if int_value(rng.extent) != 1:
@@ -792,7 +865,10 @@ class ComputeAt(_ComputeAtBase):
     7. no block the move jumps over writes what the block reads or uses
        what it writes, other than its consumers (DependenceViolationError);
     8. the block writes one element per dimension at an iteration variable
-       plus a constant, or at a constant (UnsupportedRegionError);
+       plus a constant, or at a constant, or at indices that are an
+       iteration map of its variables (``B[vi // 4, vi % 4]``: each
+       variable then runs from its value at the first element needed to its
+       value at the last) (UnsupportedRegionError);
     9. under parallel loops, distinct iterations compute distinct
        iterations of the block; a block that reads what it writes (a
        reduction) is not run by several threads that share its output,
@@ -1012,9 +1088,7 @@ class ComputeInline(Rewrite):
         loc = _locate(chk, site, self.block)
         block = loc.realize.block
         subject = describe(self.block)
-        if block.init is not None:
-            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
-                     "without a reduction can be inlined", loc.realize)
+        _check_no_init(chk, subject, loc.realize)
         if len(block.writes) != 1:
             chk.stop(NotSingleReadWriteBufferError, subject,
                      f"the block writes {len(block.writes)} buffer regions; it must write exactly one",
@@ -1038,10 +1112,8 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
+        _check_plain_uses(chk, site, loc, buffer, subject)
         scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        if _uses_data(scope_body, buffer):
-            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
-                     "pointer or matched into a block, so its uses cannot be rewritten")
         masked = next((n for n in _loads_of_stmt(scope_body, buffer)
                        if n.predicate is not None and n.dtype.lanes > 1), None)
         if masked is not None:
@@ -1060,19 +1132,14 @@ class ComputeInline(Rewrite):
                          f"{block.name_hint!r} does not surely write before it within the loop they share",
                          loc.realize, reader[1])
         if readers:
-            last = program_key(site, readers[-1][0])
-            first = program_key(site, loc.rpath)
-            for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
-                if is_under(ypath, loc.rpath) or ypath == loc.rpath:
-                    continue
-                key = program_key(site, ypath)
-                if first < key < last:
-                    buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
-                    if buf is not None:
-                        chk.fail(DependenceViolationError, subject,
-                                 f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
-                                 "between the block and its readers; the inlined value would change",
-                                 yrealize)
+            for yrealize in _blocks_between(site, loc.scope, loc.rpath, readers[-1][0], (loc.rpath,),
+                                             reads_of(block) | writes_of(block)):
+                buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
+                if buf is not None:
+                    chk.fail(DependenceViolationError, subject,
+                             f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
+                             "between the block and its readers; the inlined value would change",
+                             yrealize)
         return site, loc, buffer, mapping, removal
 
     def build(self, plan) -> Outcome:
@@ -1173,7 +1240,9 @@ class ReverseComputeInline(Rewrite):
        block (OutputBlockError);
     5. the consumer has no predicate and its body is one store ``C[...] =
        f(B[...])``, every load of ``B`` at the same indices, a bijective
-       affine map of its iteration variables without constants; the
+       affine map of its iteration variables (a constant index reads one
+       slice: the producer instances of other slices then skip the store,
+       where TVM lets every slice overwrite the result); the
        producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
        without ``else``) and covers the consumer's domain (BodyAnalysisError);
     6. it is not the only leaf of its scope (OnlyLeafError);
@@ -1224,9 +1293,7 @@ class ReverseComputeInline(Rewrite):
         realize = loc.realize
         block = realize.block
         subject = describe(self.block)
-        if block.init is not None:
-            chk.stop(HasInitBlockError, subject, "the block has an init statement; only a block "
-                     "without a reduction can be inlined", realize)
+        _check_no_init(chk, subject, realize)
         written_in_scope = set()
         for _, r in blocks_in_order(site, loc.scope, reads_of(block)):
             written_in_scope |= writes_of(r.block)
@@ -1259,27 +1326,21 @@ class ReverseComputeInline(Rewrite):
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
         removal = _check_leaf(chk, site, loc, subject)
-        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        if _uses_data(scope_body, buffer):
-            chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
-                     "pointer or matched into a block, so its uses cannot be rewritten")
+        _check_plain_uses(chk, site, loc, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
         if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
-        first, last = program_key(site, ppath), program_key(site, loc.rpath)
-        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
-            if is_under(ypath, ppath) or ypath in (ppath, loc.rpath):
-                continue
-            if first < program_key(site, ypath) < last:
-                buf = conflicting_buffer(block, yrealize.block)
-                if buf is not None:
-                    chk.fail(DependenceViolationError, subject,
-                             f"block {yrealize.block.name_hint!r} between the producer and the block uses "
-                             f"{buf.name}, which one of them writes; moving the block there would change it",
-                             yrealize)
+        for yrealize in _blocks_between(site, loc.scope, ppath, loc.rpath, (ppath, loc.rpath),
+                                         reads_of(block) | writes_of(block)):
+            buf = conflicting_buffer(block, yrealize.block)
+            if buf is not None:
+                chk.fail(DependenceViolationError, subject,
+                         f"block {yrealize.block.name_hint!r} between the producer and the block uses "
+                         f"{buf.name}, which one of them writes; moving the block there would change it",
+                         yrealize)
         return site, loc, ppath, buffer, pattern, removal
 
     @staticmethod
@@ -1300,9 +1361,9 @@ class ReverseComputeInline(Rewrite):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
         mapping = _inverse(loads[0].indices, block.iter_vars)
-        if mapping is None or any(int_value(e) is not None for e in loads[0].indices):
+        if mapping is None:
             return (f"the indices of {buffer.name} must be a bijective affine map of the block's "
-                    "iteration variables, with no constant index")
+                    "iteration variables")
         body = producer.body
         cond = None
         if isinstance(body, IfThenElse) and body.else_case is None:
@@ -1314,6 +1375,12 @@ class ReverseComputeInline(Rewrite):
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
         bounds = []
+        # a constant index reads one slice of the buffer: only the producer
+        # instances writing that slice compute the consumer's value
+        for x, e in zip(body.indices, loads[0].indices):
+            c = int_value(e)
+            if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
+                bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
             e = sub[iv.var]
             got = eval_interval(e, doms)

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Sequence
 
 from pyrsistent import PVector
 
-from ..analysis.arith import region_covers
+from ..analysis.arith import can_prove, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
@@ -59,7 +59,7 @@ from ..nodes import (
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
-from .exprs import uses_any
+from .exprs import uses_any, var_names
 
 _BODY = ("body", None)
 
@@ -278,18 +278,36 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     slices of loops starting at 0, no loop shared between dimensions), its
     extents are constants, and each conjunct of the block's predicate bounds
     a dimension's index, or the outer part of it, from above by an
-    expression of the loops kept (what splits that do not divide add).
+    expression of the loops kept (what splits that do not divide add), is
+    provably true, or constrains only relaxed loops the indices do not use
+    and holds where they start (a split reduction loop's guard). Unit loops
+    take their one value.
     """
     loops = loops_between(site, realize_path, top)
     if any(int_value(l.min) != 0 for l in loops):
         return None
-    relaxed = {l.loop_var.name: l for l in loops}
+    # a unit loop takes its one value (the unit loops splits and
+    # add_unit_loop leave would otherwise stop the iteration map)
+    units = {l.loop_var: IntImm(l.loop_var.dtype, 0) for l in loops if int_value(l.extent) == 1}
+    relaxed = {l.loop_var.name: l for l in loops if l.loop_var not in units}
     bind = bindings(realize)
-    mins = [substitute(r.min, bind) for r in region.region]
+    mins = [_fixed(substitute(r.min, bind), units) for r in region.region]
     extents = [int_value(r.extent) for r in region.region]
     if any(e is None or e < 1 for e in extents):
         return None
-    fused, consumed = _fuse_guarded(mins, realize.predicate, relaxed)
+    # conjuncts free of the relaxed loops hold for every instance that runs;
+    # those only on relaxed loops the indices do not use (a reduction's
+    # guard) leave every element written if they all hold where those loops
+    # start
+    terms = [c for c in conjuncts(_fixed(realize.predicate, units))
+             if not _is_true(c) and (uses_any(c, relaxed) is not None or not can_prove(c))]
+    in_index = set().union(*[var_names(m) for m in mins])
+    aside = [c for c in terms if var_names(c) <= set(relaxed) - in_index]
+    if aside and can_prove(_fixed(_conjoin(aside), {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
+                                                    for n in set().union(*[var_names(c) for c in aside])})):
+        terms = [c for c in terms if not any(c is a for a in aside)]
+    predicate = _conjoin(terms)
+    fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine")
     if sums is None:
         return None
@@ -302,7 +320,20 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             span += split.scale * (split.extent - 1)
         lo = s.base
         out.append(Interval(lo, simplify_index(lo + (span + e - 1)) if span + e - 1 else lo))
-    return _apply_predicate(realize.predicate, mins, sums, out, relaxed, consumed)
+    return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
+
+
+def _fixed(e: PrimExpr, values: dict) -> PrimExpr:
+    """``e`` with the variables of ``values`` replaced, simplified."""
+    return simplify_index(substitute(e, values)) if values and e.dtype.is_integer else (
+        substitute(e, values) if values else e)
+
+
+def _conjoin(terms: list) -> PrimExpr:
+    out = None
+    for t in terms:
+        out = t if out is None else And(out, t)
+    return IntImm("bool", 1) if out is None else out
 
 
 class _Extent:

@@ -520,11 +520,6 @@ class ConsumerNotInScopeError(RewriteError):
     scope of the cached block."""
 
 
-class CacheRegionOutsideScopeError(RewriteError):
-    """The region the cache copies depends on loops outside the scope block,
-    where the copy block goes and those loops cannot be used."""
-
-
 class CacheStageOrderError(RewriteError):
     """A block that would read the cache runs before the cache is filled:
     redirecting it would change what it reads."""

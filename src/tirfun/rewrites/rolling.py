@@ -22,14 +22,15 @@ from ..nodes import (
     IterVar, IterVarType, Or, Range, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .checks import describe, loops_above
+from .dataflow import scope_allocations, scope_children, scope_of
 from .errors import (
     OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
     RollingBufferMatchError,
 )
 from .refs import as_block_ref
 from .serialize import py_value
-from .storage import _index
+from .storage import resolve_buffer
 
 
 @attrs.frozen
@@ -143,21 +144,17 @@ class RollingBuffer(Rewrite):
     write_buffer_index: object = 0
 
     def plan(self, mod, chk: Checks):
-        site = resolve_site(chk, mod, [self.block])
-        path = resolve_block(chk, site, self.block)
-        block = site.at(path)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.write_buffer_index)
         realize = site.at(path[:-1])
-        buffer = _index(chk, self.block, block, realize, self.write_buffer_index)
         subject = describe(self.block)
-        scope = scope_path(site, path[:-1])
-        scope_block = site.at(scope) if scope is not None else None
-        allocated = set(scope_block.alloc_buffers) if scope_block is not None else set()
+        scope = scope_of(site, path[:-1])
+        allocated = scope_allocations(site, scope)
         outputs = [w.buffer.name for w in block.writes if w.buffer not in allocated]
         if outputs:
             chk.stop(OutputBlockError, subject,
                      f"it writes {', '.join(outputs)}, which its scope does not allocate: it is an "
                      "output block", realize)
-        realizes = list(child_blocks(scope_block, scope)) if scope_block is not None else []
+        realizes = scope_children(site, scope)
         order = [r.block for _, r in realizes]
         mine = next(k for k, b in enumerate(order) if b is block)
         written = {w.buffer for w in block.writes}

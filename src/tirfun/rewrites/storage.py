@@ -22,33 +22,18 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
-    InvalidStorageScopeError, NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
+    NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
     StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
 from .refs import as_block_ref
+from .scopes import check_storage_scope, valid_scope
 from .serialize import py_value
-
-#: TVM's storage scope ranks; a scope is one of these, optionally with a
-#: ``.tag`` (``global.texture``, ``shared.dyn``)
-SCOPE_RANKS = ("global", "shared", "warp", "local")
-#: scopes that take no tag
-SCOPES_EXACT = ("wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator", "metal.simdgroup")
 
 #: the block annotation storage_align writes, as TVM names it
 DIM_ALIGN = "buffer_dim_align"
 
 
-def valid_scope(scope) -> bool:
-    """Whether ``scope`` is a storage scope TVM accepts."""
-    if not isinstance(scope, str):
-        return False
-    if scope in SCOPES_EXACT:
-        return True
-    rank, _, tag = scope.partition(".")
-    return rank in SCOPE_RANKS and (tag != "" or "." not in scope)
-
-
-def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
+def indexed_buffer(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "write") -> Buffer | None:
     """The buffer of the block's ``buffer_index``-th write (or read) region."""
     regions = block.writes if kind == "write" else block.reads
     if isinstance(buffer_index, bool) or not isinstance(buffer_index, int):
@@ -61,20 +46,30 @@ def _index(chk: Checks, ref, block: Block, realize, buffer_index, kind: str = "w
     return regions[buffer_index].buffer
 
 
-def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
-    """The path of the block that allocates ``buffer``, the block itself or
-    one above it; NonAllocatedBufferError when it is a parameter or a
-    match_buffer view."""
+def find_definition(site, block_path: Path, buffer: Buffer):
+    """Where ``buffer``, used by the block at ``block_path``, is defined:
+    (path of the allocating block, None), (None, the path of the block
+    matching it) for a match_buffer view, or (None, None) for a parameter."""
     chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
     for path, node in reversed(chain):
         if isinstance(node, Block):
             if buffer in node.alloc_buffers:
-                return path
+                return path, None
             if any(m.buffer == buffer for m in node.match_buffers):
-                break
-    chk.stop(NonAllocatedBufferError, describe(ref),
-             f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
-             "match_buffer view); only an alloc_buffer can change")
+                return None, path
+    return None, None
+
+
+def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
+    """The path of the block that allocates ``buffer``, the block itself or
+    one above it; NonAllocatedBufferError when it is a parameter or a
+    match_buffer view."""
+    alloc, _ = find_definition(site, block_path, buffer)
+    if alloc is None:
+        chk.stop(NonAllocatedBufferError, describe(ref),
+                 f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
+                 "match_buffer view); only an alloc_buffer can change")
+    return alloc
 
 
 def _views(block: Block, buffer: Buffer) -> list[Buffer]:
@@ -116,11 +111,14 @@ class _StoragePlan:
     buffer: Buffer
 
 
-def _plan_buffer(rec, mod, chk: Checks, kind: str = "write"):
-    site = resolve_site(chk, mod, [rec.block])
-    path = resolve_block(chk, site, rec.block)
+def resolve_buffer(chk: Checks, mod, ref, buffer_index, kind: str = "write"):
+    """How the storage primitives (and rolling_buffer) name a buffer: the
+    site, the block's path, the block, and the buffer of the block's
+    ``buffer_index``-th write (or read) region."""
+    site = resolve_site(chk, mod, [ref])
+    path = resolve_block(chk, site, ref)
     block = site.at(path)
-    buffer = _index(chk, rec.block, block, site.at(path[:-1]), rec.buffer_index, kind)
+    buffer = indexed_buffer(chk, ref, block, site.at(path[:-1]), buffer_index, kind)
     return site, path, block, buffer
 
 
@@ -138,8 +136,9 @@ class SetScope(Rewrite):
     2. ``buffer_index`` is an int indexing the block's write regions
        (InvalidArgumentError, BufferIndexOutOfRangeError);
     3. ``storage_scope`` is a storage scope TVM knows: ``global``,
-       ``shared``, ``warp``, ``local`` with an optional ``.tag``, or a
-       ``wmma.*`` scope (InvalidStorageScopeError);
+       ``shared``, ``warp``, ``local``, a ``wmma.*`` scope and the others
+       of TVM's ``StorageScope::Create``, each with an optional tag
+       (``shared.dyn``) (InvalidStorageScopeError);
     4. the buffer is allocated by a block, not a parameter or a
        match_buffer view (NonAllocatedBufferError).
 
@@ -184,20 +183,17 @@ class SetScope(Rewrite):
     storage_scope: object = "global"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
-        if buffer.storage_scope == self.storage_scope:
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
+        scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
+        if buffer.storage_scope == scope:
             return _StoragePlan(site, None, path, buffer)
-        if not valid_scope(self.storage_scope):
-            chk.stop(InvalidStorageScopeError, describe(self.block),
-                     f"the storage scope {self.storage_scope!r} is invalid; expected global, shared, "
-                     "warp or local (optionally with a .tag), or a wmma.* scope")
         alloc = _alloc_site(chk, site, path, buffer, self.block)
         return _StoragePlan(site, alloc, path, buffer)
 
     def build(self, plan) -> Outcome:
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
-        scope = self.storage_scope
+        scope = self.storage_scope or "global"
         site_block = plan.site.at(plan.alloc_path)
         mapping = {b: attrs.evolve(b, storage_scope=scope)
                    for b in [plan.buffer] + _views(site_block, plan.buffer)}
@@ -307,7 +303,7 @@ class StorageAlign(Rewrite):
     offset: object = 0
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
         for name in ("axis", "factor", "offset"):
             if not _int(getattr(self, name)):
                 chk.stop(InvalidArgumentError, describe(self.block),
@@ -416,7 +412,7 @@ class UnsafeSetDType(Rewrite):
     dtype: object = "float32"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = _plan_buffer(self, mod, chk)
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
         dt = _as_dtype(self.dtype) if isinstance(self.dtype, (str, DataType)) else None
         if dt is None or dt.lanes != 1 or dt.is_handle:
             chk.stop(InvalidArgumentError, describe(self.block),
@@ -464,19 +460,6 @@ class UnsafeSetDType(Rewrite):
 def unsafe_set_dtype(block, buffer_index, dtype) -> UnsafeSetDType:
     """The :class:`UnsafeSetDType` record: ``unsafe_set_dtype("B", 0, "float16")``."""
     return UnsafeSetDType(block, buffer_index, dtype)
-
-
-def _find_definition(site, block_path: Path, buffer: Buffer):
-    """(path of the allocating block, None), (None, the view's block path)
-    for a match_buffer view, or (None, None) for a parameter."""
-    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
-    for path, node in reversed(chain):
-        if isinstance(node, Block):
-            if buffer in node.alloc_buffers:
-                return path, None
-            if any(m.buffer == buffer for m in node.match_buffers):
-                return None, path
-    return None, None
 
 
 def _as_tuple(value):
@@ -547,13 +530,11 @@ class SetAxisSeparator(Rewrite):
     axis_separators: object = attrs.field(default=(), converter=_as_tuple)
 
     def plan(self, mod, chk: Checks):
-        site = resolve_site(chk, mod, [self.block])
-        path = resolve_block(chk, site, self.block)
         if self.buffer_index_type not in ("read", "write"):
+            resolve_block(chk, resolve_site(chk, mod, [self.block]), self.block)
             chk.stop(InvalidArgumentError, describe(self.block),
                      f"buffer_index_type must be 'read' or 'write', got {self.buffer_index_type!r}")
-        buffer = _index(chk, self.block, site.at(path), site.at(path[:-1]), self.buffer_index,
-                        self.buffer_index_type)
+        site, path, _, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index, self.buffer_index_type)
         seps = self.axis_separators
         ndim = len(buffer.shape)
         if not isinstance(seps, tuple) or not all(_int(x) for x in seps) or \
@@ -561,7 +542,7 @@ class SetAxisSeparator(Rewrite):
             chk.stop(InvalidAxisSeparatorError, describe(self.block),
                      f"axis_separators must be increasing ints in [0, {ndim}] for buffer {buffer.name} "
                      f"of {ndim} dimension(s), got {seps!r}")
-        alloc, view = _find_definition(site, path, buffer)
+        alloc, view = find_definition(site, path, buffer)
         if view is not None:
             chk.stop(BufferIsSubregionError, describe(self.block),
                      f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "

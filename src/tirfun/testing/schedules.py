@@ -32,6 +32,11 @@ inside a block's body may carry an accumulation), bind never makes a
 cross-thread reduction, vectorize only takes innermost loops of constant
 extent, and unroll only loops of constant extent.
 
+``unsafe_hide_buffer_access`` is drawn only as the last step of a
+schedule (:data:`ENDS_SCHEDULE`): once a block's declared regions hide
+what it touches, no primitive that relies on regions may follow, as TVM's
+docstring warns.
+
 Thread-bound programs have the GPU's meaning (see :mod:`tirfun.interp.gpu`),
 so no step may leave a kernel (an outermost thread-bound loop) where
 :func:`thread_binding_problems` finds something: a tag bound twice on one
@@ -39,13 +44,19 @@ path (TVM makes both loops one thread axis), one tag bound with different
 extents, a block that not every thread axis of its kernel reaches (every
 thread of that axis would run it, a data race), or a block whose binding is
 not one to one in the kernel's loops (overlapping windows: two threads
-would write one element).
+would write one element), or a ``shared`` or ``local`` buffer that a kernel
+and something outside it both use (the kernel gets its own storage, as
+TVM's lowering allocates it inside the kernel).
 """
 
 from __future__ import annotations
 
-from ..analysis.traversal import stmt_children, walk_stmts
-from ..nodes import THREAD_TAGS, Block, BlockRealize, For, IntImm, IRModule, PrimFunc, SeqStmt
+import collections
+
+from ..analysis.traversal import stmt_children, walk, walk_stmts
+from ..nodes import (
+    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, PrimFunc, SeqStmt,
+)
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
 from ..rewrites.checks import all_block_realizes
@@ -79,6 +90,12 @@ BLOCK_PRIMITIVES = ("compute_at", "reverse_compute_at", "compute_inline", "rever
                     "unsafe_hide_buffer_access")
 #: loop and block primitives together
 ALL_PRIMITIVES = PRIMITIVES + BLOCK_PRIMITIVES
+#: primitives after which a drawn schedule stops: ``unsafe_hide_buffer_access``
+#: leaves a block's declared regions short of what it touches (unsafe by
+#: TVM's contract), and every later primitive that trusts regions (region
+#: cover, cache regions, compute_at's bounds, buffer compaction in lowering)
+#: may then change the program's meaning
+ENDS_SCHEDULE = ("unsafe_hide_buffer_access",)
 
 
 def _block_drawers() -> dict:
@@ -354,6 +371,39 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
             host(child)
 
     host(func.body)
+    return problems + _scoped_buffer_problems(func)
+
+
+#: scopes whose storage a GPU gives each thread block (shared) or each thread
+#: (local) of a kernel: a buffer of them allocated at the root is moved into
+#: the kernel that uses it, so it must not carry values into or out of it
+_KERNEL_SCOPES = ("shared", "warp", "local")
+
+
+def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
+    """Buffers of a shared or local scope that a kernel uses and something
+    outside it (the host or another kernel) uses too: as in TVM, the kernel
+    sees its own storage, so what the outside wrote never reaches it and
+    what it writes never leaves (a ``cache_read`` into ``shared`` filled
+    on the host, a ``cache_write`` to ``local`` copied back on the host)."""
+    def accessed(node) -> list:
+        return [n.buffer for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))
+                and n.buffer.storage_scope.startswith(_KERNEL_SCOPES)]
+
+    kernels = [s for _, s in walk_stmts(func) if isinstance(s, For) and s.thread_binding is not None]
+    outermost, inside = [], set()
+    for k in kernels:
+        if id(k) not in inside:
+            outermost.append(k)
+            inside.update(id(s) for _, s in walk_stmts(k))
+    total = collections.Counter(accessed(func.body))
+    problems = []
+    for k in outermost:
+        here = collections.Counter(accessed(k))
+        for buf, count in sorted(here.items(), key=lambda item: item[0].name):
+            if total[buf] > count:
+                problems.append(f"buffer {buf.name} of scope {buf.storage_scope} is used in the kernel of "
+                                f"loop {_name(k)} and outside it, where the GPU gives the kernel its own")
     return problems
 
 
@@ -392,6 +442,8 @@ def build_schedule(ch: Chooser, mod, *, max_steps: int = 6, primitives=PRIMITIVE
                 break
         mod = result
         steps.append(chosen)
+        if getattr(chosen, "primitive", None) in ENDS_SCHEDULE:
+            break
     return R.Pipeline(steps)
 
 
@@ -504,4 +556,4 @@ def bad_rewrites(mod):
 
 __all__ = ["PRIMITIVES", "BLOCK_PRIMITIVES", "ALL_PRIMITIVES", "MINIMUM_PER_100", "loop_schedules",
            "random_schedule", "block_schedules", "random_block_schedule", "build_schedule",
-           "primitive_counts", "schedule_bytes", "bad_rewrites", "build_bad_rewrite"]
+           "primitive_counts", "schedule_bytes", "bad_rewrites", "build_bad_rewrite", "ENDS_SCHEDULE"]
