@@ -9,7 +9,6 @@ import pytest
 
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
-from tirfun.errors import InterpError
 from tirfun.interp import compile_func, run
 from tirfun.lower import lower
 from tirfun.nodes import IRModule
