@@ -62,13 +62,13 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((5,), "int32")):
         for j in T.thread_binding(4, thread="threadIdx.x"):
             with T.block("B"):
                 vi = T.axis.spatial(5, i + j)
-                B[vi] = A[vi] + 1
+                B[vi] = B[vi] + A[vi]
 '''
     func = tirfun.script.from_source(text)
     assert thread_binding_problems(func) == ["block B is not bound one to one to the loops of its kernel"]
-    # and the interpreter sees the race it would be
+    # and the interpreter sees the race it would be: two blocks update B[1]
     with pytest.raises(InterpError, match=r"data race on buffer B at index \(1,\)"):
-        run(func, np.zeros(5, "int32"), np.zeros(5, "int32"))
+        run(func, np.ones(5, "int32"), np.zeros(5, "int32"))
 
 
 SHARED_FILLED_ON_THE_HOST = '''

@@ -465,13 +465,16 @@ class CacheIndex(Rewrite):
                 if isinstance(n, Block):
                     return n  # a nested block keeps its own computations
                 if isinstance(n, BufferStore):
-                    value, indices = n.value, list(n.indices)
+                    value, indices, predicate = n.value, list(n.indices), n.predicate
                     for entry, buf in zip(plan.entries, buffers):
                         load = BufferLoad(buf, list(entry.ivars))
                         key = normal(entry.expr)
                         value = _replace(value, key, load, eligible, normal)
                         indices = [_replace(i, key, load, eligible, normal) for i in indices]
-                    return BufferStore(n.buffer, value, indices)
+                        if predicate is not None:
+                            predicate = _replace(predicate, key, load, eligible, normal)
+                    # a predicated store keeps its mask
+                    return BufferStore(n.buffer, value, indices, predicate)
                 if isinstance(n, PrimExpr):
                     return n
                 return None
