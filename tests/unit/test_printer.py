@@ -1085,3 +1085,36 @@ def main(A: T.Buffer((12,), "float32")):
     assert "range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1)" in f.script()
     assert "range(a, a + (b * 2 + 1) * 3)" in f.script()
     assert_structural_equal(from_source(f.script()), f)
+
+
+def test_a_root_holding_one_block_in_a_sequence_of_one_prints_explicitly():
+    # loop_partition of the only loop under the root leaves the root holding
+    # a sequence of one block without iteration variables; printed as an
+    # implicit root, the parser would take that block for the root
+    import attrs
+
+    from tirfun.analysis.equality import assert_structural_equal
+    from tirfun.nodes import SeqStmt
+    from tirfun.script import from_source
+
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    with T.block("root"):
+        T.reads()
+        T.writes()
+        with T.block("common"):
+            T.reads(A[0:4])
+            T.writes(B[0:4])
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi]
+'''
+    func = from_source(src)
+    root = func.body.block
+    seq = SeqStmt([root.body])
+    func = attrs.evolve(func, body=attrs.evolve(func.body, block=attrs.evolve(root, body=seq)))
+    text = func.script()
+    assert 'with T.block("root"):' in text and '# with T.block("root")' not in text
+    assert_structural_equal(from_source(text), func)

@@ -316,6 +316,8 @@ def _implicit_root(body: Stmt) -> Block | None:
             or root.reads or root.writes or root.init is not None):
         return None
     inner = root.body
+    if type(inner) is SeqStmt and len(inner.seq) == 1:
+        inner = inner.seq[0]  # prints as its one statement
     if root.alloc_buffers:
         return root
     if type(inner) is BlockRealize:
