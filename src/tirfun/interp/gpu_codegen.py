@@ -131,6 +131,7 @@ class GpuCompiler(Compiler):
         self.sites: list[Site] = []
         self.barriers: list = []          # the tvm_storage_sync statements
         self.kernels: list[KernelInfo] = []
+        self._pending_store = None        # the access a store line is writing
 
     # ------------------------------------------------------------ statements
     def stmt(self, s, env: Env) -> None:
@@ -318,7 +319,7 @@ class GpuCompiler(Compiler):
 
     # ------------------------------------------------------------ accesses
     def stored(self, target: str) -> None:
-        pending, self._pending_store = getattr(self, "_pending_store", None), None
+        pending, self._pending_store = self._pending_store, None
         if pending is not None:
             where, storage, offset = pending
             self.line(f"h_gpu.stored_{where}({storage}, {offset})")

@@ -665,21 +665,15 @@ class _ComputeAtBase(Rewrite):
         TVM's thread-sync pass does; from ``global`` memory the read races
         with the writes, and ``local`` memory holds only the reading
         thread's part. TVM accepts both and computes wrong values."""
-        threads = [l for l in inner if not l.thread_binding.startswith("vthread")]
-        if not threads:
-            return
         reads = {r.buffer for r in pl.loc.realize.block.reads}
-        for _, node in walk_stmts(pl.loop.body):
-            if not isinstance(node, For) or not any(node is t for t in threads):
-                continue
+        for node in (l for l in inner if not l.thread_binding.startswith("vthread")):
             written = {w.buffer for _, r in walk_stmts(node) if isinstance(r, BlockRealize)
                        for w in r.block.writes}
             for buf in sorted(written & reads, key=lambda b: b.name):
                 scope = buf.scope()
-                # a barrier orders the threads of one block, never blocks
-                synced = not node.thread_binding.startswith("blockIdx") and (
-                    _storage_rank(scope) == 1
-                    or (_storage_rank(scope) == 2 and node.thread_binding == "threadIdx.x"))
+                # the scopes compute_at relaxes over a thread loop are those its
+                # threads share within one thread block, where a barrier reaches
+                synced = _relaxed_under(scope, node.thread_binding)
                 if not synced:
                     chk.fail(ThreadOverlapError, subject,
                              f"placed above loop {node.loop_var.name!r} ({node.thread_binding}), the block "
