@@ -12,9 +12,10 @@ import operator
 import attrs
 
 from ..analysis.traversal import Path, get_at
+from ..errors import NodeError
 from ..nodes import (
-    LT, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
-    PrimExpr, SeqStmt, Stmt, Var, binary,
+    LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
+    Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
@@ -208,19 +209,20 @@ class Split(Rewrite):
         exprs = [None if f is None else _cast(IntImm(dtype, f) if isinstance(f, int) else f, dtype)
                  for f in factors]
         extent = _cast(loop.extent, dtype)
-        known = IntImm(dtype, 1)
-        for f in exprs:
-            if f is not None:
-                known = mul(known, f)
-        known = simplify_index(known)
-        if infer:
-            exprs[infer[0]] = simplify_index(floordiv(extent + known - 1, known))
-        else:
-            slack = simplify_index(known - extent)
-            if not (isinstance(slack, IntImm) and slack.value >= 0):
-                chk.fail(WrongFactorProductError, subject,
-                         f"the factors' product {known.script()} "
-                         f"is not provably at least the loop's extent", loop)
+        if not _const_factors(chk, subject, loop, factors, exprs, infer, extent, dtype):
+            known = IntImm(dtype, 1)
+            for f in exprs:
+                if f is not None:
+                    known = mul(known, f)
+            known = simplify_index(known)
+            if infer:
+                exprs[infer[0]] = simplify_index(floordiv(extent + known - 1, known))
+            else:
+                slack = simplify_index(known - extent)
+                if not (isinstance(slack, IntImm) and slack.value >= 0):
+                    chk.fail(WrongFactorProductError, subject,
+                             f"the factors' product {known.script()} "
+                             f"is not provably at least the loop's extent", loop)
         check_plain_loop(chk, loop)
         check_starts_at_zero(chk, loop)
         return site, path, loop, exprs, dtype, extent
@@ -229,15 +231,24 @@ class Split(Rewrite):
         site, path, loop, factors, dtype, extent = plan
         names = fresh_names(split_bases(loop.loop_var.name, len(factors)), site.index.names)
         new_vars = [Var(name, dtype) for name in names]
+        # the operands share one dtype and are never two literals, so the
+        # nodes are what the operators would build
         value = new_vars[0]
         for f, v in zip(factors[1:], new_vars[1:]):
-            value = value * f + v
+            value = Add(Mul(value, f), v)
         ranges = loop_ranges(l for _, l in loops_above(site, path))
+        constant = True
         for v, f in zip(new_vars, factors):
-            if isinstance(f, IntImm):
+            if type(f) is IntImm:
                 ranges[v.name] = (0, f.value - 1)
-        body = rebind(loop.body, {loop.loop_var: _cast(value, loop.loop_var.dtype)}, ranges,
-                      drop_unit_iters=not self.preserve_unit_iters)
+            else:
+                constant = False
+        mapped = _cast(value, loop.loop_var.dtype)
+        # with constant factors the binding is a sum of weighted loop
+        # variables, whose simplified form no range changes
+        simplified = {loop.loop_var: _weighted_sum(new_vars, factors, mapped)} if constant else None
+        body = rebind(loop.body, {loop.loop_var: mapped}, ranges,
+                      drop_unit_iters=not self.preserve_unit_iters, simplified=simplified)
         if not self.disable_predication:
             bounds = expr_bounds(value, ranges)
             exact = (bounds is not None and isinstance(extent, IntImm) and bounds[1] < extent.value)
@@ -249,8 +260,9 @@ class Split(Rewrite):
             if not exact:
                 body = append_predicate(body, binary(LT, value, extent))
         new: Stmt = body
+        zero = IntImm(dtype, 0)
         for v, f in reversed(list(zip(new_vars, factors))):
-            new = For(v, IntImm(dtype, 0), f, ForKind.SERIAL, new)
+            new = For(v, zero, f, ForKind.SERIAL, new)
         mod = commit(site, path, new)
         return Outcome(mod, tuple(LoopRef(n, site.func_name) for n in names))
 
@@ -258,6 +270,57 @@ class Split(Rewrite):
         return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
                 f"preserve_unit_iters={py_value(self.preserve_unit_iters)}",
                 f"disable_predication={py_value(self.disable_predication)}"]
+
+
+
+def _const_factors(chk: Checks, subject: str, loop: For, factors: list, exprs: list, infer: list,
+                   extent: PrimExpr, dtype: DataType) -> bool:
+    """Split's factor arithmetic when the extent and the given factors are
+    constants whose product fits the dtype: what folding and simplifying
+    the expressions gives, worked out on ints (``exprs`` gets the inferred
+    factor; a product short of the extent fails). False: not such a case,
+    the expressions must be worked out."""
+    if type(extent) is not IntImm or not all(f is None or type(f) is int for f in factors):
+        return False
+    low, high = dtype.int_range()
+    product = 1
+    for f in factors:
+        if f is not None:
+            product *= f
+    if product > high:
+        return False
+    if infer:
+        exprs[infer[0]] = IntImm(dtype, -(-extent.value // product))
+        return True
+    slack = product - extent.value
+    if not (0 <= slack <= high):  # a slack past the dtype is not a constant of it
+        chk.fail(WrongFactorProductError, subject,
+                 f"the factors' product {IntImm(dtype, product).script()} "
+                 f"is not provably at least the loop's extent", loop)
+    return True
+
+
+def _weighted_sum(new_vars: list, factors: list, value: PrimExpr) -> PrimExpr:
+    """What ``simplify_index`` makes of ``value``, the binding
+    ``(v0 * f1 + v1) * f2 + v2 ...`` of a split with constant factors: the
+    variables weighted by the product of the factors inside them, heaviest
+    first (equal weights keep their order), a weight of 1 left out."""
+    weights = []
+    weight = 1
+    for v, f in zip(reversed(new_vars), reversed(factors)):
+        weights.append((v, weight))
+        weight *= f.value
+    if len(new_vars) == 1 or value.dtype != new_vars[0].dtype:
+        return simplify_index(value)
+    terms = sorted(reversed(weights), key=lambda item: -item[1])
+    try:
+        out = None
+        for v, k in terms:
+            term = v if k == 1 else Mul(v, IntImm(v.dtype, k))
+            out = term if out is None else Add(out, term)
+    except NodeError:  # a weight past the dtype: the simplifier keeps the input
+        return simplify_index(value)
+    return out
 
 
 class _NotIn:
