@@ -67,16 +67,17 @@ def node(cls):
 
 @functools.cache
 def _rebuild_plan(cls: type):
-    """How :func:`with_fields` rebuilds a ``cls``: its fields as ``(name,
-    converter, validator, attribute, spans)`` (``spans``: the validator
-    reads other fields too, see :func:`spans_fields`) and its post-init
-    hook; None when a converter needs more than the value (attrs'
-    ``Converter``), where ``attrs.evolve`` is used instead."""
+    """How :func:`with_fields` rebuilds a ``cls``: its field names in order,
+    each field's ``(converter, validator, attribute)`` by name, whether a
+    validator reads other fields too (see :func:`spans_fields`) and its
+    post-init hook; None when a converter needs more than the value
+    (attrs' ``Converter``), where ``attrs.evolve`` is used instead."""
     fields = attrs.fields(cls)
     if any(isinstance(a.converter, attrs.Converter) for a in fields):
         return None
-    return (tuple((a.name, a.converter, a.validator, a, getattr(a.validator, "spans_fields", False))
-                  for a in fields),
+    return (tuple(a.name for a in fields),
+            {a.name: (a.converter, a.validator, a) for a in fields},
+            any(getattr(a.validator, "spans_fields", False) for a in fields),
             getattr(cls, "__attrs_post_init__", None))
 
 
@@ -102,19 +103,20 @@ def with_fields(node, **changes):
     plan = _rebuild_plan(cls)
     if plan is None:
         return attrs.evolve(node, **changes)
-    fields, post_init = plan
+    names, by_name, spanning, post_init = plan
     new = object.__new__(cls)
     put = object.__setattr__
-    for name, converter, _validator, _attribute, _spans in fields:
-        if name in changes:
-            value = changes[name]
-            if converter is not None:
-                value = converter(value)
-        else:
-            value = getattr(node, name)
-        put(new, name, value)
-    for name, _converter, validator, attribute, spans in fields:
-        if validator is not None and (spans or name in changes):
+    for name in names:
+        put(new, name, getattr(node, name))
+    # converters and then validators in field order, as a constructor runs them
+    ordered = changes if len(changes) == 1 else [n for n in names if n in changes]
+    for name in ordered:
+        converter = by_name[name][0]
+        value = changes[name]
+        put(new, name, value if converter is None else converter(value))
+    for name in (names if spanning else ordered):
+        _converter, validator, attribute = by_name[name]
+        if validator is not None and (name in changes or getattr(validator, "spans_fields", False)):
             validator(new, attribute, getattr(new, name))
     if post_init is not None:
         post_init(new)

@@ -201,13 +201,33 @@ def simplify_index(e: PrimExpr, ranges: Ranges | None = None) -> PrimExpr:
     it lets ``r // c`` vanish and ``r % c`` become ``r`` when ``r`` lies in
     ``[0, c)``. Non-integer expressions are returned unchanged.
     """
-    if type(e) is IntImm or type(e) is Var or not _is_index(e):
+    kind = type(e)
+    if kind is IntImm or kind is Var or not _is_index(e):
         return e  # a constant or a variable is as simple as it gets
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm and e.b.value > 0:
+        return _var_slice(e, ranges)
     norm = _Normalizer(ranges or {}, e.dtype)
     try:
         return norm.expr(norm.lin(e))
     except NodeError:  # a folded constant that does not fit the dtype: keep the input
         return e
+
+
+def _var_slice(e, ranges: Ranges | None) -> PrimExpr:
+    """What the normalizer makes of ``x // c`` or ``x % c`` (``x`` a
+    variable, ``c`` a positive constant), without building its forms:
+    ``x // 1`` is ``x`` and ``x % 1`` is 0; where the ranges put ``x`` in
+    ``[0, c)``, ``x // c`` is 0 and ``x % c`` is ``x``; anything else, a
+    range past the dtype included, stays as it is."""
+    c = e.b.value
+    x = e.a
+    if c == 1:
+        return x if type(e) is FloorDiv else IntImm(e.dtype, 0)
+    bounds = ranges.get(x.name) if ranges else None
+    if bounds is not None and fits(e.dtype, bounds[0]) and fits(e.dtype, bounds[1]) \
+            and bounds[0] >= 0 and bounds[1] < c:
+        return IntImm(e.dtype, 0) if type(e) is FloorDiv else x
+    return e
 
 
 def loop_ranges(loops) -> dict[str, tuple[int, int]]:
