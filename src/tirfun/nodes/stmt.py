@@ -121,6 +121,9 @@ class For(Stmt):
     thread_binding: str | None = field(default=None)
     annotations: PMap = field(factory=dict, converter=to_attr_map)
 
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"loop_var", "min", "extent", "kind", "thread_binding"})
+
     def __attrs_post_init__(self):
         dt = self.loop_var.dtype
         if not dt.is_integer or dt.lanes != 1:
@@ -331,6 +334,10 @@ class Block(Stmt):
     match_buffers: PVector = field(default=(), converter=to_pvector)
     annotations: PMap = field(factory=dict, converter=to_attr_map)
 
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"name_hint", "iter_vars", "reads", "writes", "alloc_buffers",
+                                  "match_buffers"})
+
     def __attrs_post_init__(self):
         if not isinstance(self.name_hint, str):
             raise NodeError("a block name must be a string")
@@ -357,6 +364,9 @@ class BlockRealize(Stmt):
     iter_values: PVector = field(converter=to_expr_vector)
     predicate: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
     block: Block = field()
+
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"iter_values", "block"})
 
     def __attrs_post_init__(self):
         if not isinstance(self.block, Block):
