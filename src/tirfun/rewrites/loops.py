@@ -13,6 +13,7 @@ import attrs
 
 from ..analysis.traversal import Path, get_at
 from ..errors import NodeError
+from ..nodes.base import with_fields
 from ..nodes import (
     LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
     Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
@@ -607,7 +608,7 @@ class Reorder(Rewrite):
             return Outcome(site.mod)
         body = chain[-1][1].body
         for loop in reversed(new_chain):
-            body = attrs.evolve(loop, body=body)
+            body = with_fields(loop, body=body)
         loops = site.index.loops
         for k, loop in enumerate(new_chain):
             loops = loops.set(loop.loop_var.name, top + (_BODY,) * k)

@@ -251,6 +251,10 @@ def _split_of(atom, loops: Mapping[str, object]):
     loop variable of ``loops``; None otherwise."""
     from ...rewrites.exprs import uses_any
 
+    if isinstance(atom, Var):  # the commonest binding: a loop variable, or an outer one
+        if atom.name not in loops:
+            return _CONST
+        return atom.name, 1, _int_value(loops[atom.name].extent)
     if uses_any(atom, loops) is None:
         return _CONST
     if isinstance(atom, Var):
@@ -341,25 +345,18 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     for value in values:
         if not _is_index(value):
             return None
-        norm = _Normalizer({}, value.dtype)
-        try:
-            lin = norm.lin(value)
-        except NodeError:
-            return None
-        parts = []
-        base = norm.number(lin.const)
-        for atom, k in lin.terms:
-            split = _split_of(atom, loops)
+        if isinstance(value, Var):
+            # a variable alone: what the general reading below gives, directly
+            split = _split_of(value, loops)
             if split is _CONST:
-                base = base.plus(norm.atom(atom).scale(k))
-                continue
-            if split is None or k <= 0:
+                parts, base_expr = [], value
+            else:
+                parts = [] if _one_value(split, loops, surjective) else [(1, split)]
+                base_expr = IntImm(value.dtype, 0)
+        else:
+            parts, base_expr = _read_value(value, loops, surjective)
+            if parts is None:
                 return None
-            if split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0):
-                # a slice that takes one value (the inner unit loop a split
-                # leaves) is the constant 0, as TVM's iterator maps read it
-                continue
-            parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
         for k, (name, lower, extent) in parts:
@@ -376,16 +373,45 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 if max(lo, lower) < min(hi, upper):
                     return None
             used.setdefault(name, []).append((lower, upper))
-        try:
-            base_expr = norm.expr(base)
-        except NodeError:
-            return None
         sums.append(IterSum(tuple(IterSplit(n, lw, ext, k) for k, (n, lw, ext) in parts), base_expr))
     if not _slices_nest(used, loops):
         return None
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _one_value(split, loops: Mapping[str, object], surjective: bool) -> bool:
+    """Whether a slice takes one value (the inner unit loop a split leaves):
+    the constant 0, as TVM's iterator maps read it."""
+    return split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0)
+
+
+def _read_value(value, loops: Mapping[str, object], surjective: bool):
+    """One binding value as ``(parts, base)``: its slices of the loops as
+    ``(weight, split)`` and the expression of the rest; ``(None, None)``
+    when it is not such a sum."""
+    norm = _Normalizer({}, value.dtype)
+    try:
+        lin = norm.lin(value)
+    except NodeError:
+        return None, None
+    parts = []
+    base = norm.number(lin.const)
+    for atom, k in lin.terms:
+        split = _split_of(atom, loops)
+        if split is _CONST:
+            base = base.plus(norm.atom(atom).scale(k))
+            continue
+        if split is None or k <= 0:
+            return None, None
+        if _one_value(split, loops, surjective):
+            continue
+        parts.append((k, split))
+    try:
+        return parts, norm.expr(base)
+    except NodeError:
+        return None, None
 
 
 def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
