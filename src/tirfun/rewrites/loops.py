@@ -790,7 +790,7 @@ def _replace_many(node: Stmt, targets: dict) -> Stmt:
             updates[name] = _replace_many(value, sub)
         else:
             updates[name] = value.set(index, _replace_many(value[index], sub))
-    return attrs.evolve(node, **updates)
+    return with_fields(node, **updates)
 
 
 def merge(*loops) -> Merge:
@@ -926,7 +926,7 @@ class ReorderBlockIterVar(Rewrite):
         site, rpath = plan
         realize: BlockRealize = site.at(rpath)
         order = self.new_order
-        block = attrs.evolve(realize.block, iter_vars=[realize.block.iter_vars[k] for k in order])
+        block = with_fields(realize.block, iter_vars=[realize.block.iter_vars[k] for k in order])
         new = BlockRealize([realize.iter_values[k] for k in order], realize.predicate, block)
         return Outcome(commit(site, rpath, new, index=site.index))
 
