@@ -249,12 +249,12 @@ def _split_of(atom, loops: Mapping[str, object]):
     """``(var name, lower factor, extent or None)`` when ``atom`` is a loop
     variable or a ``//``/``%`` slice of one; ``_CONST`` when it mentions no
     loop variable of ``loops``; None otherwise."""
-    from ...rewrites.exprs import uses_any
-
     if isinstance(atom, Var):  # the commonest binding: a loop variable, or an outer one
         if atom.name not in loops:
             return _CONST
         return atom.name, 1, _int_value(loops[atom.name].extent)
+    from ...rewrites.exprs import uses_any
+
     if uses_any(atom, loops) is None:
         return _CONST
     if isinstance(atom, Var):
