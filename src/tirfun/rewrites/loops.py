@@ -15,7 +15,8 @@ from ..analysis.traversal import Path, get_at
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..nodes import (
-    LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
+    LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm,
+    IterVarType,
     Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
 )
 from ..analysis.arith.const_bound import expr_bounds
@@ -458,14 +459,14 @@ class Fuse(Rewrite):
             if _is_one(ext):
                 value = IntImm(dtype, 0)
             else:
-                value = floordiv(floormod(fused, mul(lower, ext)), lower)
+                value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
             mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
-            lower = mul(lower, ext)
-        first = IntImm(dtype, 0) if _is_one(extents[0]) else floordiv(fused, lower)
+            lower = _mul(lower, ext)
+        first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
         mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
         total: PrimExpr = IntImm(dtype, 1)
         for ext in extents:
-            total = mul(total, ext)
+            total = _mul(total, ext)
         total = simplify_index(total)
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
@@ -477,6 +478,38 @@ class Fuse(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+# fuse's arithmetic on constants of one dtype: what ``mul``, ``floormod`` and
+# ``floordiv`` build (a unit operand folded, literals folded where the result
+# fits), without their general type matching; anything else goes to them
+
+def _int_literal(e: PrimExpr) -> bool:
+    return type(e) is IntImm and not e.dtype.is_bool
+
+
+def _mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if not (_int_literal(a) and _int_literal(b) and a.dtype == b.dtype):
+        return mul(a, b)
+    if a.value == 1:
+        return b
+    if b.value == 1:
+        return a
+    low, high = a.dtype.int_range()
+    value = a.value * b.value
+    return IntImm(a.dtype, value) if low <= value <= high else Mul(a, b)
+
+
+def _floormod(a: Var, b: PrimExpr) -> PrimExpr:
+    if not (type(a) is Var and _int_literal(b) and b.value != 1 and a.dtype == b.dtype):
+        return floormod(a, b)
+    return FloorMod(a, b)  # a variable and a literal: nothing to fold
+
+
+def _floordiv(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if not (_int_literal(b) and a.dtype == b.dtype and type(a) in (Var, FloorMod)):
+        return floordiv(a, b)
+    return a if b.value == 1 else FloorDiv(a, b)
 
 
 def _is_one(e: PrimExpr) -> bool:
