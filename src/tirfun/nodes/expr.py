@@ -19,7 +19,7 @@ from pyrsistent import PVector
 
 from ..errors import NodeError
 from .base import Node, node, spans_fields, to_pvector
-from .dtype import DataType, dtype_of
+from .dtype import _FACTS, DataType, dtype_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .buffer import Buffer
@@ -273,6 +273,32 @@ class IntImm(PrimExpr):
 
     def __index__(self):
         return self.value
+
+
+def _int_imm_init(self, dtype, value):
+    """IntImm's constructor: the steps attrs writes for it (convert the
+    dtype and the value, check the value, run the post-init rules), with
+    the dtype's range read from its facts directly. Integer constants are
+    the nodes rewrites build most."""
+    put = object.__setattr__
+    if type(dtype) is not DataType:
+        dtype = DataType(dtype)
+    put(self, "dtype", dtype)
+    if type(value) is bool:
+        value = int(value)
+    put(self, "value", value)
+    if type(value) is not int:
+        _check_int_value(self, None, value)
+    facts = _FACTS.get(dtype)
+    bounds = facts.int_range if facts is not None else dtype.int_range()
+    if bounds is None:
+        raise NodeError(f"IntImm needs a scalar integer or bool dtype, got {dtype}")
+    if not bounds[0] <= value <= bounds[1]:
+        raise NodeError(f"{value} does not fit in {dtype}")
+    put(self, "_attrs_cached_hash", None)
+
+
+IntImm.__init__ = _int_imm_init
 
 
 def float_bits(value: float) -> int:

@@ -7,6 +7,7 @@ method of the same name; the lower-case functions build the records.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import attrs
@@ -252,7 +253,11 @@ class Split(Rewrite):
         body = rebind(loop.body, {loop.loop_var: mapped}, ranges,
                       drop_unit_iters=not self.preserve_unit_iters, simplified=simplified)
         if not self.disable_predication:
-            bounds = expr_bounds(value, ranges)
+            if constant and all(f.value >= 1 for f in factors):
+                # each variable below its factor: the sum runs over [0, product)
+                bounds = (0, math.prod(f.value for f in factors) - 1)
+            else:
+                bounds = expr_bounds(value, ranges)
             exact = (bounds is not None and isinstance(extent, IntImm) and bounds[1] < extent.value)
             if not exact:
                 product = IntImm(dtype, 1)
