@@ -64,6 +64,11 @@ class _Displayable(Node):
         repr_pretty(self, printer)
 
 
+def _check_body(body) -> None:
+    if not isinstance(body, Stmt):
+        raise NodeError(f"PrimFunc body must be a statement, got {type(body).__name__}")
+
+
 @node
 class PrimFunc(_Displayable):
     """A TensorIR function.
@@ -76,7 +81,7 @@ class PrimFunc(_Displayable):
     """
 
     params: PVector = field(converter=to_pvector, validator=_check_params)
-    body: Stmt = field()
+    body: Stmt = field(validator=lambda _s, _a, v: _check_body(v))
     ret_type: object = field(default=None)
     buffer_map: PMap = field(factory=dict, converter=_to_buffer_map)
     attrs: PMap = field(factory=dict, converter=to_attr_map)
@@ -86,9 +91,11 @@ class PrimFunc(_Displayable):
     # from, not part of its value: no equality, hash or printed form.
     renamed_blocks: PMap = field(factory=dict, converter=_to_renames, eq=False)
 
+    # the fields __attrs_post_init__ reads (see with_fields): a new body is
+    # checked by its validator alone
+    _POST_INIT_READS = frozenset({"params", "buffer_map"})
+
     def __attrs_post_init__(self):
-        if not isinstance(self.body, Stmt):
-            raise NodeError(f"PrimFunc body must be a statement, got {type(self.body).__name__}")
         params = set(self.params)
         for var in self.buffer_map:
             if var not in params:
