@@ -108,3 +108,13 @@ def test_replacing_one_item_of_a_sequence_keeps_it_flat():
     spliced = seq.with_item(0, SeqStmt([Evaluate(5), Evaluate(6)]))
     assert list(spliced.seq) == [Evaluate(5), Evaluate(6), Evaluate(2), Evaluate(3)]
     assert list(seq.with_item(2, Evaluate(0)).seq) == [Evaluate(1), Evaluate(2)]
+
+
+def test_removing_items_of_a_sequence_keeps_it_flat():
+    seq = SeqStmt([Evaluate(1), Evaluate(2), Evaluate(3), Evaluate(4)])
+    left = seq.without_items([3, 0])
+    assert left == SeqStmt([Evaluate(2), Evaluate(3)])
+    assert hash(left) == hash(SeqStmt([Evaluate(2), Evaluate(3)]))
+    assert list(seq.without_items([1, 2, 3]).seq) == [Evaluate(1)]
+    with pytest.raises(NodeError, match="at least one statement"):
+        seq.without_items(range(4))

@@ -145,8 +145,12 @@ def _rebuilder(cls: type, changed: tuple):
     return env["rebuild"]
 
 
+_PVEC = type(pvector())
+
+
 def to_pvector(value) -> PVector:
-    if isinstance(value, PVector):
+    # PVector is an abstract class, slow to ask about: test the concrete type first
+    if type(value) is _PVEC or isinstance(value, PVector):
         return value
     if value is None:
         return pvector()

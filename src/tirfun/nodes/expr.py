@@ -15,7 +15,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from attrs import field
-from pyrsistent import PVector
+from pyrsistent import PVector, pvector
 
 from ..errors import NodeError
 from .base import Node, node, spans_fields, to_pvector
@@ -178,6 +178,9 @@ def to_expr(value: Any) -> PrimExpr:
 
 
 def to_expr_vector(values) -> PVector:
+    kind = type(values)
+    if kind is list or kind is tuple:  # the common case, without asking the abstract PVector
+        return pvector([v if isinstance(v, PrimExpr) else to_expr(v) for v in values])
     if isinstance(values, PVector) and all(isinstance(v, PrimExpr) for v in values):
         return values
     if isinstance(values, (PrimExpr, int, float)):

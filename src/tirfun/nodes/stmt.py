@@ -202,6 +202,21 @@ class SeqStmt(Stmt):
         object.__setattr__(out, "_attrs_cached_hash", None)
         return out
 
+    def without_items(self, indices) -> "SeqStmt":
+        """The sequence without the items at ``indices``: what is left of a
+        flat sequence is flat, so nothing needs checking again and the cost
+        does not grow with the length of the sequence. Removing every item
+        is an error (a sequence holds at least one statement)."""
+        seq = self.seq
+        for index in sorted(set(indices), reverse=True):
+            seq = seq.delete(index)
+        if not seq:
+            return SeqStmt(seq)  # the constructor's error
+        out = object.__new__(SeqStmt)
+        object.__setattr__(out, "seq", seq)
+        object.__setattr__(out, "_attrs_cached_hash", None)
+        return out
+
 
 @node
 class IfThenElse(Stmt):

@@ -808,6 +808,19 @@ def _replace_many(node: Stmt, targets: dict) -> Stmt:
     groups: dict = {}
     for p, v in targets.items():
         groups.setdefault(p[0], {})[p[1:]] = v
+    if isinstance(node, SeqStmt) and all(step[0] == "seq" and set(sub) == {()} for step, sub in groups.items()):
+        # items replaced or removed whole: edit the sequence in place of a
+        # rebuild, which would look at every item of the scope
+        seq = node
+        removed = [step[1] for step, sub in groups.items() if sub[()] is None]
+        for (_, index), sub in groups.items():
+            if sub[()] is not None:
+                seq = seq.with_item(index, sub[()])
+        if len(removed) == len(node.seq):
+            return Evaluate(IntImm("int32", 0))
+        if type(seq) is SeqStmt and len(seq.seq) == len(node.seq):
+            seq = seq.without_items(removed)
+            return seq.seq[0] if len(seq.seq) == 1 else seq
     if isinstance(node, SeqStmt):
         out = []
         for i, child in enumerate(node.seq):
