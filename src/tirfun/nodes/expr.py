@@ -393,7 +393,20 @@ def _binary_class(name: str, base: type, doc: str) -> type:
     ns = {"__annotations__": {"a": PrimExpr, "b": PrimExpr}, "__doc__": doc,
           "__module__": __name__, "__qualname__": name,
           "a": field(converter=to_expr), "b": field(converter=to_expr)}
-    return node(type(name, (base,), ns))
+    cls = node(type(name, (base,), ns))
+    cls.__init__ = _binary_init
+    return cls
+
+
+def _binary_init(self, a, b):
+    """The constructor of the two-operand nodes: the steps attrs writes
+    (convert each operand, run the post-init rules), with an operand that
+    is already an expression taken as it is, as ``to_expr`` would."""
+    put = object.__setattr__
+    put(self, "a", a if isinstance(a, PrimExpr) else to_expr(a))
+    put(self, "b", b if isinstance(b, PrimExpr) else to_expr(b))
+    self.__attrs_post_init__()
+    put(self, "_attrs_cached_hash", None)
 
 
 Add = _binary_class("Add", BinaryOp, "``a + b``")

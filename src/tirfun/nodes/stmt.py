@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 
+import attrs
 from attrs import field
 from pyrsistent import PMap, PVector
 
@@ -139,6 +140,33 @@ class For(Stmt):
                                 f"expected one of {', '.join(THREAD_TAGS)}")
         elif self.thread_binding is not None:
             raise NodeError(f"loop {self.loop_var.name} of kind {self.kind.value} has a thread tag")
+
+
+_FOR_FIELDS = {a.name: a for a in attrs.fields(For)}
+
+
+def _for_init(self, loop_var, min, extent, kind, body, thread_binding=None, annotations=None):
+    """For's constructor: the steps attrs writes for it (convert the bounds,
+    the kind and the annotations, check the variable and the body, run the
+    post-init rules), with values already of their type taken as they are.
+    Rewrites build loops on every split, fuse and merge."""
+    put = object.__setattr__
+    put(self, "loop_var", loop_var)
+    put(self, "min", min if isinstance(min, PrimExpr) else to_expr(min))
+    put(self, "extent", extent if isinstance(extent, PrimExpr) else to_expr(extent))
+    put(self, "kind", kind if type(kind) is ForKind else _to_for_kind(kind))
+    put(self, "body", body)
+    put(self, "thread_binding", thread_binding)
+    put(self, "annotations", to_attr_map(annotations))  # None: no annotations, as the default
+    if not isinstance(loop_var, Var):
+        _is_var(self, _FOR_FIELDS["loop_var"], loop_var)
+    if not isinstance(body, Stmt):
+        _is_stmt(self, _FOR_FIELDS["body"], body)
+    self.__attrs_post_init__()
+    put(self, "_attrs_cached_hash", None)
+
+
+For.__init__ = _for_init
 
 
 def _is_no_op(s) -> bool:
