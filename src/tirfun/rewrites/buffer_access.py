@@ -178,7 +178,7 @@ class AnnotateBufferAccess(Rewrite):
                 end = exprs[1]
                 if end.dtype != begin.dtype:
                     end = _cast(end, begin.dtype)
-                ranges.append(Range(begin, simplify_index(end - begin)))
+                ranges.append(Range(begin, _extent(begin, end)))
         regions = list(_regions(block, self.buf_type))
         regions[self.buffer_index] = BufferRegion(buffer, ranges)
         key = _ANNOTATION[self.buf_type]
@@ -196,6 +196,16 @@ class AnnotateBufferAccess(Rewrite):
                          else py_value(e[0] if isinstance(e, tuple) else e) for e in self.ranges)
         return [py_value(self.block), py_value(self.buffer_index), py_value(self.buf_type),
                 f"gen_new_ranges=lambda *_: [{body}]"]
+
+
+def _extent(begin: PrimExpr, end: PrimExpr) -> PrimExpr:
+    """``end - begin`` simplified; two constants whose difference fits the
+    dtype are subtracted on ints, as folding would."""
+    if type(begin) is IntImm and type(end) is IntImm and begin.dtype == end.dtype and not begin.dtype.is_bool:
+        low, high = begin.dtype.int_range()
+        if low <= end.value - begin.value <= high:
+            return IntImm(begin.dtype, end.value - begin.value)
+    return simplify_index(end - begin)
 
 
 def _const_like(block: Block, value: int, like: PrimExpr | None = None):
