@@ -53,6 +53,8 @@ def _as_tuple(value):
 def _as_factors(value):
     value = _as_tuple(value)
     if isinstance(value, tuple):
+        if all(f is None or type(f) is int for f in value):
+            return value  # ints and None are kept as they are
         return tuple(operator.index(f) if not isinstance(f, (bool, PrimExpr)) and hasattr(f, "__index__")
                      else f for f in value)  # numpy integers become ints
     return value
