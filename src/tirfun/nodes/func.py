@@ -9,7 +9,7 @@ from attrs import evolve, field
 from pyrsistent import PMap, PVector, pmap
 
 from ..errors import NodeError, UnknownNameError
-from .base import Node, freeze_value, node, to_attr_map, to_pvector, with_fields
+from .base import Node, freeze_value, node, to_attr_map, to_pvector
 from .buffer import Buffer
 from .expr import Var
 from .stmt import Stmt
@@ -127,11 +127,15 @@ def _to_functions(value) -> PMap:
         return value.functions
     out = value if isinstance(value, PMap) else pmap(dict(value or {}))
     for name, f in out.items():
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-            raise NodeError(f"IRModule functions are keyed by names that are identifiers, got {name!r}")
-        if not isinstance(f, PrimFunc):
-            raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
+        _check_function(name, f)
     return out
+
+
+def _check_function(name, f) -> None:
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise NodeError(f"IRModule functions are keyed by names that are identifiers, got {name!r}")
+    if not isinstance(f, PrimFunc):
+        raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
 
 
 @node
@@ -175,7 +179,16 @@ class IRModule(_Displayable):
 
     def with_function(self, name: str, func: PrimFunc) -> "IRModule":
         """A copy with ``name`` bound to ``func`` (added or replaced)."""
-        return with_fields(self, functions=self.functions.set(name, func))
+        # the other functions were checked when this module was made: only
+        # the new binding needs checking (every rewrite makes a module so)
+        functions = self.functions.set(name, func)
+        _check_function(name, func)
+        out = object.__new__(IRModule)
+        put = object.__setattr__
+        put(out, "functions", functions)
+        put(out, "attrs", self.attrs)
+        put(out, "_attrs_cached_hash", None)
+        return out
 
     def without_function(self, name: str) -> "IRModule":
         self[name]  # raise the specific error on an unknown name
