@@ -319,8 +319,8 @@ def _weighted_sum(new_vars: list, factors: list, value: PrimExpr) -> PrimExpr:
     for v, f in zip(reversed(new_vars), reversed(factors)):
         weights.append((v, weight))
         weight *= f.value
-    if len(new_vars) == 1 or value.dtype != new_vars[0].dtype:
-        return simplify_index(value)
+    if len(new_vars) == 1 or value.dtype != new_vars[0].dtype or any(f.value < 1 for f in factors):
+        return simplify_index(value)  # a zero factor (an empty loop) zeroes weights: the simplifier drops them
     terms = sorted(reversed(weights), key=lambda item: -item[1])
     try:
         out = None
