@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..nodes import Buffer, Node, Stmt, Var
+from ..nodes import BinaryOp, BlockRealize, Buffer, IntImm, Node, Stmt, Var
 from .traversal import iter_children
 
 # identity of a statement or buffer -> (weak reference to it, its names);
@@ -92,9 +92,34 @@ def buffer_names_in(node: Node) -> frozenset:
         return frozenset(_collect_buffer_names(node))
     found = _kept(node, _BUFFER_NAMES)
     if found is None:
-        found = frozenset(_collect_buffer_names(node))
+        if type(node) is BlockRealize and all(map(_plain, node.iter_values)) and _plain(node.predicate):
+            # bindings of loop variables and constants (nearly every block):
+            # the block's names, kept already when the block is shared
+            found = buffer_names_in(node.block)
+        else:
+            found = frozenset(_collect_buffer_names(node))
         _keep(node, found, _BUFFER_NAMES)
     return found
+
+
+def _plain(expr) -> bool:
+    """Whether ``expr`` is built of integer variables, constants and
+    two-operand arithmetic only (so it names no buffer and no pointer)."""
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is IntImm:
+            continue
+        if kind is Var:
+            if n.dtype.is_handle:
+                return False
+        elif isinstance(n, BinaryOp):
+            stack.append(n.a)
+            stack.append(n.b)
+        else:
+            return False
+    return True
 
 
 def _collect_buffer_names(root: Node) -> set:

@@ -25,7 +25,7 @@ import attrs
 from pyrsistent import PSet, pset, pvector
 
 from ..analysis.mentions import buffer_names_in
-from ..analysis.traversal import STMT_FIELDS, Path, ancestors, stmt_children, walk_stmts
+from ..analysis.traversal import STMT_FIELDS, Path, get_at, stmt_children, walk_stmts
 from .layered_map import LayeredMap
 from ..nodes import (
     Allocate, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
@@ -515,9 +515,11 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     # BlockRealizes rebuilt: (old or None, new or None); those above the
     # path first (rebuilt by the replacement along it)
     realizes: list = []
-    for (p, a), (_, b) in zip(ancestors(old_func, path), ancestors(new_func, path)):
-        if type(a) is BlockRealize and a is not b and p != _ROOT_REALIZE:
-            realizes.append((a, b))
+    for k, step in enumerate(path):
+        if step[0] == "block" and k > 1:  # the realize at path[:k]; not the root's
+            a, b = get_at(old_func, path[:k]), get_at(new_func, path[:k])
+            if a is not b and type(a) is BlockRealize:
+                realizes.append((a, b))
     _narrow(path, old_sub, new_sub, regions, delta, shifts, gone, came, realizes)
     for old_roots, new_roots in regions:
         # the new side first: the outer statements of the old side that it
