@@ -180,7 +180,10 @@ def _flatten_seq(values) -> PVector:
     # and a no-op T.evaluate(0) beside other statements is dropped, so
     # neither form exists and print then parse is the identity
     items = to_pvector(values)
-    if not any(type(s) is SeqStmt or _is_no_op(s) for s in items):
+    # one pass in C over the item types: a long sequence rebuilt around one
+    # changed item costs no Python step per item
+    kinds = set(map(type, items))
+    if SeqStmt not in kinds and (Evaluate not in kinds or not any(map(_is_no_op, items))):
         return items
     flat: list = []
     for s in items:
@@ -205,9 +208,9 @@ class SeqStmt(Stmt):
     def __attrs_post_init__(self):
         if len(self.seq) == 0:
             raise NodeError("SeqStmt needs at least one statement")
-        for s in self.seq:
-            if not isinstance(s, Stmt):
-                raise NodeError(f"SeqStmt holds a non-statement {type(s).__name__}")
+        if not all(issubclass(kind, Stmt) for kind in set(map(type, self.seq))):
+            bad = next(s for s in self.seq if not isinstance(s, Stmt))
+            raise NodeError(f"SeqStmt holds a non-statement {type(bad).__name__}")
 
     def __len__(self) -> int:
         return len(self.seq)

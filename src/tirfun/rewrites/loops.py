@@ -649,10 +649,8 @@ class Reorder(Rewrite):
         body = chain[-1][1].body
         for loop in reversed(new_chain):
             body = with_fields(loop, body=body)
-        loops = site.index.loops
-        for k, loop in enumerate(new_chain):
-            loops = loops.set(loop.loop_var.name, top + (_BODY,) * k)
-        index = attrs.evolve(site.index, loops=loops)
+        index = site.index.with_loop_paths(
+            {loop.loop_var.name: top + (_BODY,) * k for k, loop in enumerate(new_chain)})
         return Outcome(commit(site, top, body, index=index))
 
     def python_args(self):
