@@ -49,12 +49,12 @@ from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.mentions import mentions, names_in
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts,
+    Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
-    For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt,
-    Stmt, Var,
+    FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range,
+    SeqStmt, Stmt, StringImm, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
@@ -226,13 +226,22 @@ def _under(path: Path, top: Path) -> bool:
     return len(path) > len(top) and path[:len(top)] == top
 
 
-def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path) -> list[Interval]:
+def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path,
+             memo: dict | None = None) -> list[Interval]:
     """The region (declared in the block's iteration variables) relaxed over
-    the loops between the block and ``top`` (TVM's RelaxBufferRegion)."""
-    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    dom = {loop.loop_var: Range(loop.min, loop.extent)
-           for p, loop in loops_above(site, realize_path) if _under(p, top)}
-    return bound_region(region, dom, bindings)
+    the loops between the block and ``top`` (TVM's RelaxBufferRegion).
+    ``memo``, one plan's, keeps the answers by the region and the loops
+    relaxed (alive for the whole plan), as the region cover check and the
+    copied region ask the same of the writer."""
+    loops = [loop for p, loop in loops_above(site, realize_path) if _under(p, top)]
+    key = (id(region), id(realize), tuple(map(id, loops)))
+    found = None if memo is None else memo.get(key)
+    if found is None:
+        bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        found = bound_region(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
+        if memo is not None:
+            memo[key] = found
+    return list(found)
 
 
 def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
@@ -275,11 +284,12 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
     return bounds, others
 
 
-def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> list[Range]:
+def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
+                   memo: dict | None = None) -> list[Range]:
     """What the writer writes, relaxed below ``loc``, cut by its predicate
     and clamped to the buffer."""
     region = _region_of(wrealize.block.writes, buf)
-    intervals = _relaxed(site, region, wpath, wrealize, loc)
+    intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
     dom = _outer_dom(site, wpath, loc)
     bounds, _ = _predicate_bounds(region, wrealize)
     for dim, bound in bounds.items():
@@ -360,7 +370,7 @@ def _lca(paths: list[Path]) -> Path:
     return first[:n]
 
 
-def _cover_violation(site, scope: _Scope, buf: Buffer):
+def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None):
     """The first child of the scope that reads ``buf`` where the blocks
     writing it before do not provably cover what it reads (TVM's region
     cover, asked of this buffer only), or None."""
@@ -373,8 +383,8 @@ def _cover_violation(site, scope: _Scope, buf: Buffer):
             continue
         lca = _lca([cpath] + [p for p, _ in producers])
         # the LCA is a loop or the scope block's body: relax below it
-        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca) for p, r in producers]
-        target = _relaxed(site, read, cpath, consumer, lca)
+        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
+        target = _relaxed(site, read, cpath, consumer, lca, memo)
         if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
             return consumer
     return None
@@ -626,18 +636,23 @@ def _rebase(indices, offsets) -> list[PrimExpr]:
     return out
 
 
+#: expression nodes that hold no other node: nothing to redirect inside
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
 def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
-    def post(n):
-        if isinstance(n, BufferLoad) and n.buffer == old:
+    """``e`` with its loads of ``old`` reading ``new`` (indices rebased);
+    leaves and buffers are not entered, unchanged parts are shared."""
+    def visit(n):
+        kind = type(n)
+        if kind in _LEAVES or kind is Buffer:
+            return n
+        n = map_children(n, visit)
+        if kind is BufferLoad and n.buffer == old:
             return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
-    def pre(n):
-        if isinstance(n, Buffer):
-            return n
-        return None
-
-    return transform(e, post, pre)
+    return visit(e)
 
 
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
@@ -1037,7 +1052,8 @@ class CacheRead(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, describe(self.block), buf)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
-        bad = _cover_violation(site, scope, buf)
+        memo: dict = {}  # the writer's relaxed region, asked twice
+        bad = _cover_violation(site, scope, buf, memo)
         if bad is not None:
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
@@ -1060,7 +1076,7 @@ class CacheRead(Rewrite):
                     pos = 0
             else:
                 loc, pos = scope.path, _end_position(scope.block)
-            region = _writer_region(site, buf, wpath, wrealize, loc)
+            region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)

@@ -17,7 +17,8 @@ from pyrsistent import PVector
 from ..analysis.mentions import mentions_any, names_in
 from ..analysis.traversal import Path, ancestors, map_children, stmt_children
 from ..nodes import (
-    Block, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, SeqStmt, Stmt, StringImm, Var,
+    Block, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt, StringImm,
+    Var,
 )
 from ..nodes.base import freeze_value
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -125,6 +126,8 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
             return n
         if kind is Buffer:
             return get(n, n)
+        if kind is Range and type(n.min) in _LEAVES and type(n.extent) in _LEAVES:
+            return n  # the common range of constants and variables
         if isinstance(n, Stmt):
             if names.isdisjoint(names_in(n)):
                 return n
