@@ -56,6 +56,7 @@ from ..nodes import (
     FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range,
     SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import produced_region
@@ -723,7 +724,7 @@ class _Rewriter:
                 changes["writes"] = writes
             if c:
                 changes["match_buffers"] = matches
-        return attrs.evolve(block, **changes) if changes else block
+        return with_fields(block, **changes) if changes else block
 
     def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
         on_loc = self.loc[:len(path)] == path
@@ -770,9 +771,9 @@ class _Rewriter:
             pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
             if pred is not node.predicate:
                 changes["predicate"] = pred
-        out = attrs.evolve(node, **changes) if changes else node
+        out = with_fields(node, **changes) if changes else node
         if path == self.loc and isinstance(out, For):
-            out = attrs.evolve(out, body=_insert(out.body, self.pos, self.stage))
+            out = with_fields(out, body=_insert(out.body, self.pos, self.stage))
         return out
 
 
@@ -1505,14 +1506,14 @@ class ReIndex(Rewrite):
         def swap(regions):
             return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
 
-        new_block = attrs.evolve(
+        new_block = with_fields(
             block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
             reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
         scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
         pos = plan.pos + (1 if plan.kind == "write" else 0)
-        scope_block = attrs.evolve(scope_block, body=_insert(scope_block.body, pos, stage),
+        scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
                                    alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
         mod = commit(site, plan.scope.path, scope_block)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
@@ -1703,8 +1704,10 @@ class CacheInplace(Rewrite):
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
                      f"region it reads, {read.script()}; the copy back would copy elements the cache does "
                      "not hold", realize)
-        return _InplacePlan(site, scope, path, realize, buf, container, pos,
-                            _clamped(read_iv, buf, dom), _clamped(write_iv, buf, dom))
+        read_region = _clamped(read_iv, buf, dom)
+        # the usual read-modify-write reads and writes one region: clamp it once
+        write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)
+        return _InplacePlan(site, scope, path, realize, buf, container, pos, read_region, write_region)
 
     def build(self, plan: _InplacePlan) -> Outcome:
         site, buf = plan.site, plan.buf
@@ -1732,9 +1735,9 @@ class CacheInplace(Rewrite):
         body = holder.body
         items = list(body.seq) if isinstance(body, SeqStmt) else [body]
         items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
-        holder = attrs.evolve(holder, body=SeqStmt(items))
+        holder = with_fields(holder, body=SeqStmt(items))
         scope_block = holder if not crel else replace_at(scope_block, crel, holder)
-        scope_block = attrs.evolve(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
+        scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
         mod = commit(site, plan.scope.path, scope_block)
         return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
 

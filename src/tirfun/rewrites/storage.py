@@ -20,7 +20,7 @@ from ..nodes import (
     Block, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt, StringImm,
     Var,
 )
-from ..nodes.base import freeze_value
+from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
@@ -242,7 +242,7 @@ class SetScope(Rewrite):
         scope = self.storage_scope or "global"
         site_block = plan.site.at(plan.alloc_path)
         items: dict = {}
-        mapping = {b: attrs.evolve(b, storage_scope=scope)
+        mapping = {b: with_fields(b, storage_scope=scope)
                    for b in [plan.buffer] + _views(site_block, plan.buffer, items)}
         block = _replace_buffers(site_block, mapping, items=items)
         return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
@@ -380,7 +380,7 @@ class StorageAlign(Rewrite):
     def build(self, plan) -> Outcome:
         site, path, block, aligns = plan
         value = freeze_value([list(e) for e in aligns])
-        new = attrs.evolve(block, annotations=block.annotations.set(DIM_ALIGN, value))
+        new = with_fields(block, annotations=block.annotations.set(DIM_ALIGN, value))
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):
@@ -475,7 +475,7 @@ class UnsafeSetDType(Rewrite):
         src, tgt = plan.buffer.dtype, DataType(self.dtype)
         block = plan.site.at(plan.alloc_path)
         items: dict = {}
-        mapping = {b: attrs.evolve(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer, items)}
+        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer, items)}
 
         def access(n, visit):
             # a store casts to the new type, a load casts back to the old one
@@ -592,7 +592,7 @@ class SetAxisSeparator(Rewrite):
 
     def build(self, plan) -> Outcome:
         site, alloc, buffer = plan
-        new = attrs.evolve(buffer, axis_separators=list(self.axis_separators))
+        new = with_fields(buffer, axis_separators=list(self.axis_separators))
         if new == buffer:
             return Outcome(site.mod)
         mapping = {buffer: new}
