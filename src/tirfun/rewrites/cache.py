@@ -350,7 +350,9 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     for iv, dim in zip(intervals, buf.shape):
         zero = IntImm(dim.dtype, 0)
         full = Range(zero, dim)
-        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype:
+        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype and not (
+                type(iv.lo) is IntImm and type(iv.hi) is IntImm and type(dim) is IntImm
+                and 0 <= iv.lo.value and iv.hi.value < dim.value):  # constants inside: nothing to prove
             last = fold_sub(dim, IntImm(dim.dtype, 1))
             lo = iv.lo if can_prove(GE(iv.lo, zero), dom) else intersect(iv, Interval(zero, None)).lo
             hi = iv.hi if can_prove(LE(iv.hi, last), dom) else intersect(iv, Interval(None, last)).hi

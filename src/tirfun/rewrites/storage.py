@@ -90,7 +90,8 @@ def _views(block: Block, buffer: Buffer, items: dict | None = None) -> list[Buff
         n = stack.pop()
         kind = type(n)
         if kind is SeqStmt:
-            chosen = [i for i, item in enumerate(n.seq) if mentions_any(item, found)]
+            names = {b.name for b in found} | {b.data.name for b in found if b.data is not None}
+            chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
             if items is not None:
                 items[id(n)] = chosen
             stack.extend(n.seq[i] for i in reversed(chosen))
