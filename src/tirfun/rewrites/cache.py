@@ -1516,7 +1516,7 @@ class ReIndex(Rewrite):
         scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
         pos = plan.pos + (1 if plan.kind == "write" else 0)
         scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
-                                   alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+                                  alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
         mod = commit(site, plan.scope.path, scope_block)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 

@@ -498,7 +498,7 @@ class CacheIndex(Rewrite):
         for stage in reversed(stages):
             holder = _insert(holder, plan.pos, stage)
         scope_block = with_fields(scope_block, **{plan.field: holder},
-                                   alloc_buffers=list(scope_block.alloc_buffers) + buffers)
+                                  alloc_buffers=list(scope_block.alloc_buffers) + buffers)
         mod = commit(site, plan.scope_path, scope_block)
         return Outcome(mod, tuple(BlockRef(n, site.func_name) for n in names))
 
