@@ -778,7 +778,6 @@ class _Rewriter:
             out = with_fields(out, body=_insert(out.body, self.pos, self.stage))
         return out
 
-
     def seq(self, node: SeqStmt, path: Path, redirect: bool, on_loc: bool) -> SeqStmt:
         """A sequence with the items that mention the buffer, or lead to
         the stage's place, rebuilt; the others are asked one name look-up
