@@ -248,6 +248,19 @@ class SeqStmt(Stmt):
         object.__setattr__(out, "_attrs_cached_hash", None)
         return out
 
+    def with_inserted(self, index: int, stmt: Stmt) -> "SeqStmt":
+        """The sequence with ``stmt`` inserted before item ``index`` (at the
+        end when ``index`` is the length). As :meth:`with_item`, a statement
+        that is neither a sequence nor a no-op is the only one checked."""
+        seq = self.seq
+        items = seq[:index].append(stmt).extend(seq[index:])
+        if not isinstance(stmt, Stmt) or type(stmt) is SeqStmt or _is_no_op(stmt):
+            return SeqStmt(items)
+        out = object.__new__(SeqStmt)
+        object.__setattr__(out, "seq", items)
+        object.__setattr__(out, "_attrs_cached_hash", None)
+        return out
+
 
 @node
 class IfThenElse(Stmt):

@@ -39,21 +39,24 @@ TVM lets through.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
-from ..analysis.mentions import mentions
+from ..analysis.mentions import mentions, names_in
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk_stmts,
+    Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
-    For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt,
-    Stmt, Var,
+    FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range,
+    SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import produced_region
@@ -113,28 +116,68 @@ def _as_refs(value):
 
 @attrs.frozen
 class _Scope:
-    """The block a primitive works in: its path, the block, and its child
-    blocks in program order (path of the BlockRealize, the realize)."""
+    """The block a primitive works in: its path, the block, and the child
+    blocks that may use the buffer the primitive caches, in program order
+    (path of the BlockRealize, the realize). Only the children that mention
+    the buffer are listed: the others neither read nor write it, so no
+    question a caching primitive asks about its scope concerns them."""
 
     path: Path
     block: Block
     children: tuple
-
-    def index_of(self, name: str) -> int:
-        for k, (_, realize) in enumerate(self.children):
-            if realize.block.name_hint == name:
-                return k
-        return -1
+    #: the buffer the children were chosen for, and for each sequence met on
+    #: the way (its path) the positions of its items that mention it
+    buf: Buffer | None = None
+    items: dict = attrs.field(factory=dict)
 
 
-def _scope_of(chk: Checks, site, block_path: Path, subject: str) -> _Scope:
+def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | None = None) -> _Scope:
+    """The scope of the block at ``block_path``, with its children that may
+    use ``buf`` (none listed when ``buf`` is None)."""
     spath = scope_path(site, block_path[:-1])
     if spath is None:
         chk.stop(NoScopeBlockError, subject,
                  "the block has no enclosing block to allocate the cache in (it is the root block, or "
                  "the function has no root block)")
     sblock = site.at(spath)
-    return _Scope(spath, sblock, tuple(child_blocks(sblock, spath)))
+    if buf is None:
+        return _Scope(spath, sblock, ())
+    items: dict = {}
+    return _Scope(spath, sblock, _children_using(sblock, spath, buf, items), buf, items)
+
+
+def _children_using(block: Block, path: Path, buf: Buffer, items: dict) -> tuple:
+    """The BlockRealizes under the block's body, not inside another block,
+    that mention ``buf``, in program order (TVM's child blocks, less those
+    that cannot touch the buffer). Statements that do not mention it are
+    not entered; the items of a sequence are asked one by one from their
+    kept names (:func:`names_in`), so a scope of many independent blocks
+    costs one set look-up per block. ``items`` receives, for each sequence
+    met, the positions of the items that mention the buffer."""
+    name = buf.name
+    data = buf.data.name if buf.data is not None else None
+    out = []
+    stack = [(path + (("body", None),), block.body)]
+    while stack:
+        p, node = stack.pop()
+        kind = type(node)
+        if kind is SeqStmt:
+            kids, found = [], []
+            for i, item in enumerate(node.seq):
+                names = names_in(item)
+                if name in names or (data is not None and data in names):
+                    kids.append((p + (("seq", i),), item))
+                    found.append(i)
+            items[p] = found
+            stack.extend(reversed(kids))
+            continue
+        if not mentions(node, buf):
+            continue
+        if kind is BlockRealize:
+            out.append((p, node))
+            continue
+        stack.extend(reversed([(p + (step,), child) for step, child in stmt_children(node)]))
+    return tuple(out)
 
 
 def _reads(block: Block, buf: Buffer) -> bool:
@@ -184,13 +227,22 @@ def _under(path: Path, top: Path) -> bool:
     return len(path) > len(top) and path[:len(top)] == top
 
 
-def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path) -> list[Interval]:
+def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path,
+             memo: dict | None = None) -> list[Interval]:
     """The region (declared in the block's iteration variables) relaxed over
-    the loops between the block and ``top`` (TVM's RelaxBufferRegion)."""
-    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    dom = {loop.loop_var: Range(loop.min, loop.extent)
-           for p, loop in loops_above(site, realize_path) if _under(p, top)}
-    return bound_region(region, dom, bindings)
+    the loops between the block and ``top`` (TVM's RelaxBufferRegion).
+    ``memo``, one plan's, keeps the answers by the region and the loops
+    relaxed (alive for the whole plan), as the region cover check and the
+    copied region ask the same of the writer."""
+    loops = [loop for p, loop in loops_above(site, realize_path) if _under(p, top)]
+    key = (id(region), id(realize), tuple(map(id, loops)))
+    found = None if memo is None else memo.get(key)
+    if found is None:
+        bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+        found = bound_region(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
+        if memo is not None:
+            memo[key] = found
+    return list(found)
 
 
 def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
@@ -233,11 +285,12 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
     return bounds, others
 
 
-def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> list[Range]:
+def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
+                   memo: dict | None = None) -> list[Range]:
     """What the writer writes, relaxed below ``loc``, cut by its predicate
     and clamped to the buffer."""
     region = _region_of(wrealize.block.writes, buf)
-    intervals = _relaxed(site, region, wpath, wrealize, loc)
+    intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
     dom = _outer_dom(site, wpath, loc)
     bounds, _ = _predicate_bounds(region, wrealize)
     for dim, bound in bounds.items():
@@ -297,7 +350,9 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     for iv, dim in zip(intervals, buf.shape):
         zero = IntImm(dim.dtype, 0)
         full = Range(zero, dim)
-        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype:
+        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype and not (
+                type(iv.lo) is IntImm and type(iv.hi) is IntImm and type(dim) is IntImm
+                and 0 <= iv.lo.value and iv.hi.value < dim.value):  # constants inside: nothing to prove
             last = fold_sub(dim, IntImm(dim.dtype, 1))
             lo = iv.lo if can_prove(GE(iv.lo, zero), dom) else intersect(iv, Interval(zero, None)).lo
             hi = iv.hi if can_prove(LE(iv.hi, last), dom) else intersect(iv, Interval(None, last)).hi
@@ -318,7 +373,7 @@ def _lca(paths: list[Path]) -> Path:
     return first[:n]
 
 
-def _cover_violation(site, scope: _Scope, buf: Buffer):
+def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None):
     """The first child of the scope that reads ``buf`` where the blocks
     writing it before do not provably cover what it reads (TVM's region
     cover, asked of this buffer only), or None."""
@@ -331,8 +386,8 @@ def _cover_violation(site, scope: _Scope, buf: Buffer):
             continue
         lca = _lca([cpath] + [p for p, _ in producers])
         # the LCA is a loop or the scope block's body: relax below it
-        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca) for p, r in producers]
-        target = _relaxed(site, read, cpath, consumer, lca)
+        regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
+        target = _relaxed(site, read, cpath, consumer, lca, memo)
         if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
             return consumer
     return None
@@ -343,9 +398,15 @@ def _cover_violation(site, scope: _Scope, buf: Buffer):
 class _LocDetector:
     """TVM's CacheLocDetector: the lowest loop or block holding both the
     writer block and the first related block, and the position in its body
-    before the part that holds the related block."""
+    before the part that holds the related block.
 
-    def __init__(self, scope: _Scope, writer: str | None, related: set[str]):
+    Visiting a statement that holds neither the writer nor a related block
+    changes nothing, so the items of a sequence are visited only when the
+    name index places one of those blocks under them (``wanted``: the path
+    of a sequence -> the positions to visit, in order); without an index
+    (a name bound twice) every item is visited."""
+
+    def __init__(self, scope: _Scope, writer: str | None, related: set[str], index=None):
         self.scope = scope
         self.writer = writer
         self.related = related
@@ -353,6 +414,7 @@ class _LocDetector:
         self.visited_related = False
         self.loc: Path | None = None
         self.pos = -1
+        self.wanted = None if index is None else _wanted_items(index, [writer, *related], scope.path)
 
     def run(self) -> tuple[Path, int]:
         self.visit(self.scope.block, self.scope.path)
@@ -362,10 +424,12 @@ class _LocDetector:
         if isinstance(node, SeqStmt):
             previous = self.visited_block
             self.visited_block = False
-            for i, item in enumerate(node.seq):
+            seq = node.seq
+            items = range(len(seq)) if self.wanted is None else self.wanted.get(path, ())
+            for i in items:
                 if self.pos != -1:
                     break
-                self.visit(item, path + (("seq", i),))
+                self.visit(seq[i], path + (("seq", i),))
                 if self.visited_block and self.visited_related and self.pos == -1:
                     self.pos = i
                     break
@@ -392,6 +456,29 @@ class _LocDetector:
                 self.visit(child, path + (step,))
 
 
+def _wanted_items(index, names, top: Path) -> dict | None:
+    """For the blocks named ``names`` below ``top`` (found in the function's
+    name index), the path of each sequence above them -> the positions of
+    the items holding them, in order; None when a name is not indexed as
+    one block (it is bound twice), so that every item must be visited."""
+    wanted: dict = {}
+    for name in names:
+        if name is None:
+            continue
+        if name in index.clashes:
+            return None
+        path = index.blocks.get(name)
+        if path is None:
+            return None
+        if path[:len(top)] != top:
+            continue  # not under the scope: never met by the visit
+        for k in range(len(top), len(path)):
+            step = path[k]
+            if step[0] == "seq":
+                wanted.setdefault(path[:k], set()).add(step[1])
+    return {p: sorted(items) for p, items in wanted.items()}
+
+
 def _end_position(block: Block) -> int:
     return len(block.body.seq) if isinstance(block.body, SeqStmt) else 1
 
@@ -399,9 +486,7 @@ def _end_position(block: Block) -> int:
 def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
     """TVM's InsertCacheStage: ``stage`` at position ``pos`` of ``body``."""
     if isinstance(body, SeqStmt):
-        items = list(body.seq)
-        items.insert(pos, stage)
-        return SeqStmt(items)
+        return body.with_inserted(pos, stage)
     return SeqStmt([stage, body] if pos == 0 else [body, stage])
 
 
@@ -414,6 +499,14 @@ def _runs_before(a: Path, b: Path) -> bool:
                 return x[1] < y[1]
             return x[0] == "init" and y[0] == "body"
     return len(a) < len(b)
+
+
+def _program_order(a: Path, b: Path) -> int:
+    """A comparison of two paths by program order (a sort key through
+    :func:`functools.cmp_to_key`)."""
+    if a == b:
+        return 0
+    return -1 if _runs_before(a, b) else 1
 
 
 def _shifted_path(path: Path, loc: Path, pos: int, wrapped: bool) -> Path:
@@ -546,18 +639,23 @@ def _rebase(indices, offsets) -> list[PrimExpr]:
     return out
 
 
+#: expression nodes that hold no other node: nothing to redirect inside
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
 def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
-    def post(n):
-        if isinstance(n, BufferLoad) and n.buffer == old:
+    """``e`` with its loads of ``old`` reading ``new`` (indices rebased);
+    leaves and buffers are not entered, unchanged parts are shared."""
+    def visit(n):
+        kind = type(n)
+        if kind in _LEAVES or kind is Buffer:
+            return n
+        n = map_children(n, visit)
+        if kind is BufferLoad and n.buffer == old:
             return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
-    def pre(n):
-        if isinstance(n, Buffer):
-            return n
-        return None
-
-    return transform(e, post, pre)
+    return visit(e)
 
 
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
@@ -628,11 +726,14 @@ class _Rewriter:
                 changes["writes"] = writes
             if c:
                 changes["match_buffers"] = matches
-        return attrs.evolve(block, **changes) if changes else block
+        return with_fields(block, **changes) if changes else block
 
     def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
-        if self.loc[:len(path)] != path and not mentions(node, self.old):
+        on_loc = self.loc[:len(path)] == path
+        if not on_loc and not mentions(node, self.old):
             return node  # nothing to redirect and nothing to insert below it
+        if type(node) is SeqStmt:
+            return self.seq(node, path, redirect, on_loc)
         if isinstance(node, Block):
             return self.block(node, path, redirect)
         if isinstance(node, BufferStore) and redirect:
@@ -672,9 +773,38 @@ class _Rewriter:
             pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
             if pred is not node.predicate:
                 changes["predicate"] = pred
-        out = attrs.evolve(node, **changes) if changes else node
+        out = with_fields(node, **changes) if changes else node
         if path == self.loc and isinstance(out, For):
-            out = attrs.evolve(out, body=_insert(out.body, self.pos, self.stage))
+            out = with_fields(out, body=_insert(out.body, self.pos, self.stage))
+        return out
+
+    def seq(self, node: SeqStmt, path: Path, redirect: bool, on_loc: bool) -> SeqStmt:
+        """A sequence with the items that mention the buffer, or lead to
+        the stage's place, rebuilt; the others are asked one name look-up
+        each, and the sequence shares them."""
+        step = self.loc[len(path)] if on_loc and len(self.loc) > len(path) else None
+        name, data = self.old.name, self.old.data.name if self.old.data is not None else None
+        out = node
+        seq = node.seq
+        known = self.scope.items.get(path) if self.scope.buf is self.old else None
+        if known is not None:
+            # the plan found which items mention the buffer: only those, and
+            # the one leading to the stage's place, are visited
+            chosen = sorted(set(known) | ({step[1]} if step is not None and step[0] == "seq" else set()))
+            for i in chosen:
+                item = seq[i]
+                new = self.stmt(item, path + (("seq", i),), redirect)
+                if new is not item:
+                    out = out.with_item(i, new)
+            return out
+        for i, item in enumerate(seq):
+            if step != ("seq", i):
+                names = names_in(item)
+                if name not in names and (data is None or data not in names):
+                    continue
+            new = self.stmt(item, path + (("seq", i),), redirect)
+            if new is not item:
+                out = out.with_item(i, new)
         return out
 
 
@@ -799,7 +929,7 @@ def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, h
     return writer
 
 
-def _copy_back_place(scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
+def _copy_back_place(site, scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
     """Where the copy back of a written cache goes: before the first later
     reader of the buffer that is not a redirected consumer (TVM's
     CacheLocDetector), or at the end of the scope when there is none."""
@@ -808,7 +938,7 @@ def _copy_back_place(scope: _Scope, writer: int, buf: Buffer, consumers) -> tupl
                if _reads(r.block, buf) and r.block.name_hint not in consumers}
     if not related:
         return scope.path, _end_position(scope.block)
-    loc, pos = _LocDetector(scope, name, related).run()
+    loc, pos = _LocDetector(scope, name, related, site.index).run()
     return loc, max(pos, 0)
 
 
@@ -922,9 +1052,10 @@ class CacheRead(Rewrite):
         check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
-        scope = _scope_of(chk, site, path, describe(self.block))
+        scope = _scope_of(chk, site, path, describe(self.block), buf)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
-        bad = _cover_violation(site, scope, buf)
+        memo: dict = {}  # the writer's relaxed region, asked twice
+        bad = _cover_violation(site, scope, buf, memo)
         if bad is not None:
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
@@ -937,7 +1068,7 @@ class CacheRead(Rewrite):
             else:
                 related = {r.block.name_hint for _, r in scope.children[writer + 1:] if _reads(r.block, buf)}
             if related:
-                loc, pos = _LocDetector(scope, wrealize.block.name_hint, related).run()
+                loc, pos = _LocDetector(scope, wrealize.block.name_hint, related, site.index).run()
                 if loc is None:
                     chk.stop(CacheStageOrderError, f"buffer {buf.name}",
                              f"none of the consumer blocks reads buffer {buf.name} after block "
@@ -947,7 +1078,7 @@ class CacheRead(Rewrite):
                     pos = 0
             else:
                 loc, pos = scope.path, _end_position(scope.block)
-            region = _writer_region(site, buf, wpath, wrealize, loc)
+            region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
@@ -1091,18 +1222,23 @@ class CacheWrite(Rewrite):
         check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
-        scope = _scope_of(chk, site, path, describe(self.block))
+        scope = _scope_of(chk, site, path, describe(self.block), buf)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         name = realize.block.name_hint
         writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block),
                                     " (cache_inplace caches a buffer that is read and written)")
         wpath, wrealize = scope.children[writer]
-        for k, (_, r) in enumerate(scope.children):
-            if r.block.name_hint in consumers and k <= writer:
+        # the consumers are children of the scope (checked above): the first
+        # in program order that runs no later than the writer
+        early = sorted({resolve_block(chk, site, ref)[:-1] for ref in self.consumer_blocks or ()},
+                       key=functools.cmp_to_key(_program_order))
+        for p in early:
+            if p == wpath or _runs_before(p, wpath):
+                r = site.at(p)
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
-        loc, pos = _copy_back_place(scope, writer, buf, consumers)
+        loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
         _check_init_runs(chk, site, wpath, wrealize, loc, buf, describe(self.block), "cache")
         partial = _partial_write(site, buf, wpath, wrealize, loc)
         if partial is not None:
@@ -1371,15 +1507,15 @@ class ReIndex(Rewrite):
         def swap(regions):
             return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
 
-        new_block = attrs.evolve(
+        new_block = with_fields(
             block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
             reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
         scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
         pos = plan.pos + (1 if plan.kind == "write" else 0)
-        scope_block = attrs.evolve(scope_block, body=_insert(scope_block.body, pos, stage),
-                                   alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+        scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
+                                  alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
         mod = commit(site, plan.scope.path, scope_block)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
@@ -1546,7 +1682,7 @@ class CacheInplace(Rewrite):
         realize = site.at(path[:-1])
         block = realize.block
         buf = access_buffer(chk, block, realize, self.read_buffer_index, "read")
-        scope = _scope_of(chk, site, path, describe(self.block))
+        scope = _scope_of(chk, site, path, describe(self.block), buf)
         bad = _cover_violation(site, scope, buf)
         if bad is not None:
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
@@ -1569,8 +1705,10 @@ class CacheInplace(Rewrite):
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
                      f"region it reads, {read.script()}; the copy back would copy elements the cache does "
                      "not hold", realize)
-        return _InplacePlan(site, scope, path, realize, buf, container, pos,
-                            _clamped(read_iv, buf, dom), _clamped(write_iv, buf, dom))
+        read_region = _clamped(read_iv, buf, dom)
+        # the usual read-modify-write reads and writes one region: clamp it once
+        write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)
+        return _InplacePlan(site, scope, path, realize, buf, container, pos, read_region, write_region)
 
     def build(self, plan: _InplacePlan) -> Outcome:
         site, buf = plan.site, plan.buf
@@ -1598,9 +1736,9 @@ class CacheInplace(Rewrite):
         body = holder.body
         items = list(body.seq) if isinstance(body, SeqStmt) else [body]
         items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
-        holder = attrs.evolve(holder, body=SeqStmt(items))
+        holder = with_fields(holder, body=SeqStmt(items))
         scope_block = holder if not crel else replace_at(scope_block, crel, holder)
-        scope_block = attrs.evolve(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
+        scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
         mod = commit(site, plan.scope.path, scope_block)
         return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
 
@@ -1713,7 +1851,7 @@ class _ReindexCacheBase(Rewrite):
         block = realize.block
         kind = "read" if self.is_read else "write"
         buf = access_buffer(chk, block, realize, self._index(), kind)
-        scope = _scope_of(chk, site, path, describe(self.block))
+        scope = _scope_of(chk, site, path, describe(self.block), buf)
         region = _region_of(block.reads if self.is_read else block.writes, buf)
         if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
             chk.stop(NotSinglePointAccessError, describe(self.block),
@@ -1760,7 +1898,7 @@ class _ReindexCacheBase(Rewrite):
             _check_copy_in_bounds(chk, describe(self.block), buf, old, dom, realize)
             if writer is not None:
                 wname = scope.children[writer][1].block.name_hint
-                loc, pos = _LocDetector(scope, wname, consumers).run()
+                loc, pos = _LocDetector(scope, wname, consumers, site.index).run()
                 if loc is None:
                     chk.stop(CacheStageOrderError, describe(self.block),
                              f"the block does not read buffer {buf.name} after the block writing it",
@@ -1783,7 +1921,7 @@ class _ReindexCacheBase(Rewrite):
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
-            loc, pos = _copy_back_place(scope, writer, buf, set())
+            loc, pos = _copy_back_place(site, scope, writer, buf, set())
             _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
             def select(b, inherited):

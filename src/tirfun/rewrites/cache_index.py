@@ -60,6 +60,7 @@ from ..nodes import (
     FloorMod, For, ForKind, IntImm, IterVar, IterVarType, Let, Mod, PrimExpr, Ramp, Range, Shuffle,
     Stmt, Var,
 )
+from ..nodes.base import with_fields
 from ..tir.op import MATH_INTRINSICS
 from .base import Checks, Outcome, Rewrite, commit, register
 from .cache import _insert, _scope_of
@@ -491,13 +492,13 @@ class CacheIndex(Rewrite):
                         read |= {n.buffer for n in _post_order(e) if isinstance(n, BufferLoad)}
         extra = [BufferRegion(buf, [Range(v, IntImm(v.dtype, 1)) for v in entry.ivars])
                  for entry, buf in zip(plan.entries, buffers) if buf in read]
-        new_block = attrs.evolve(block, body=body, init=init, reads=list(block.reads) + extra)
+        new_block = with_fields(block, body=body, init=init, reads=list(block.reads) + extra)
         scope_block = replace_at(plan.scope_block, plan.block_path[len(plan.scope_path):], new_block)
         holder = getattr(scope_block, plan.field)
         for stage in reversed(stages):
             holder = _insert(holder, plan.pos, stage)
-        scope_block = attrs.evolve(scope_block, **{plan.field: holder},
-                                   alloc_buffers=list(scope_block.alloc_buffers) + buffers)
+        scope_block = with_fields(scope_block, **{plan.field: holder},
+                                  alloc_buffers=list(scope_block.alloc_buffers) + buffers)
         mod = commit(site, plan.scope_path, scope_block)
         return Outcome(mod, tuple(BlockRef(n, site.func_name) for n in names))
 

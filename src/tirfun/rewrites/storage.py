@@ -14,10 +14,13 @@ from __future__ import annotations
 import attrs
 from pyrsistent import PVector
 
-from ..analysis.mentions import mentions_any
-from ..analysis.traversal import Path, ancestors, transform
-from ..nodes import Block, Buffer, BufferLoad, BufferStore, Cast, DataType, MatchBufferRegion, Stmt
-from ..nodes.base import freeze_value
+from ..analysis.mentions import mentions_any, names_in
+from ..analysis.traversal import Path, ancestors, map_children, stmt_children
+from ..nodes import (
+    Block, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt, StringImm,
+    Var,
+)
+from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
@@ -72,35 +75,79 @@ def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Pat
     return alloc
 
 
-def _views(block: Block, buffer: Buffer) -> list[Buffer]:
+def _views(block: Block, buffer: Buffer, items: dict | None = None) -> list[Buffer]:
     """The match_buffer views of ``buffer`` below ``block``, views of views
-    included, outermost first."""
-    from ..analysis.traversal import iter_children
-
+    included, outermost first. Only blocks declare views, so only
+    statements are walked, and only those that name one of the buffers.
+    ``items``, when given, receives for each sequence walked (by identity)
+    the positions of its items that name one of them: a view is used only
+    inside the block declaring it, so these are the items that name the
+    buffer or any of its views, which :func:`_replace_buffers` then visits
+    without asking the others again."""
     found = [buffer]
     stack = [block]
     while stack:  # pre-order, as a view of a view comes below the view
         n = stack.pop()
-        if isinstance(n, Stmt) and n is not block and not mentions_any(n, found):
+        kind = type(n)
+        if kind is SeqStmt:
+            names = {b.name for b in found} | {b.data.name for b in found if b.data is not None}
+            chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
+            if items is not None:
+                items[id(n)] = chosen
+            stack.extend(n.seq[i] for i in reversed(chosen))
+            continue
+        if n is not block and not mentions_any(n, found):
             continue  # names none of them: no view of them below
-        if isinstance(n, MatchBufferRegion) and n.source.buffer in found and n.buffer not in found:
-            found.append(n.buffer)
-        stack.extend(reversed(list(iter_children(n))))
+        if kind is Block:
+            for m in n.match_buffers:
+                if m.source.buffer in found and m.buffer not in found:
+                    found.append(m.buffer)
+        stack.extend(reversed([child for _, child in stmt_children(n)]))
     return found[1:]
 
 
-def _untouched(n, mapping: dict):
-    """``n`` when it is a statement that uses none of the buffers of
-    ``mapping`` (a pre-hook of ``transform``: nothing to replace below)."""
-    if isinstance(n, Stmt) and not mentions_any(n, mapping):
-        return n
-    return None
+#: expression nodes that hold no other node: nothing to replace inside
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 
-def _replace_buffers(root, mapping: dict):
-    """``root`` with the buffers of ``mapping`` replaced."""
-    return transform(root, lambda n: mapping.get(n, n) if isinstance(n, Buffer) else n,
-                     lambda n: _untouched(n, mapping))
+def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None):
+    """``root`` with the buffers of ``mapping`` replaced. Statements that
+    name none of them are kept as they are (their kept names answer that),
+    expression leaves and buffers are not entered, and a sequence rebuilds
+    only the items that change; ``items`` (from :func:`_views`) tells which
+    items of a sequence name them, where known. ``access(node, visit)``,
+    when given, may rebuild a node itself (``visit`` replacing below it),
+    or return None."""
+    names = {b.name for b in mapping} | {b.data.name for b in mapping if b.data is not None}
+    get = mapping.get
+
+    def visit(n):
+        kind = type(n)
+        if kind in _LEAVES:
+            return n
+        if kind is Buffer:
+            return get(n, n)
+        if kind is Range and type(n.min) in _LEAVES and type(n.extent) in _LEAVES:
+            return n  # the common range of constants and variables
+        if isinstance(n, Stmt):
+            if names.isdisjoint(names_in(n)):
+                return n
+            if kind is SeqStmt:
+                out, seq = n, n.seq
+                chosen = None if items is None else items.get(id(n))
+                for i in range(len(seq)) if chosen is None else chosen:
+                    item = seq[i]
+                    new = visit(item)
+                    if new is not item:
+                        out = out.with_item(i, new)
+                return out
+        if access is not None:
+            done = access(n, visit)
+            if done is not None:
+                return done
+        return map_children(n, visit)
+
+    return visit(root)
 
 
 @attrs.frozen
@@ -195,9 +242,10 @@ class SetScope(Rewrite):
             return Outcome(plan.site.mod)
         scope = self.storage_scope or "global"
         site_block = plan.site.at(plan.alloc_path)
-        mapping = {b: attrs.evolve(b, storage_scope=scope)
-                   for b in [plan.buffer] + _views(site_block, plan.buffer)}
-        block = _replace_buffers(site_block, mapping)
+        items: dict = {}
+        mapping = {b: with_fields(b, storage_scope=scope)
+                   for b in [plan.buffer] + _views(site_block, plan.buffer, items)}
+        block = _replace_buffers(site_block, mapping, items=items)
         return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
 
     def python_args(self):
@@ -333,7 +381,7 @@ class StorageAlign(Rewrite):
     def build(self, plan) -> Outcome:
         site, path, block, aligns = plan
         value = freeze_value([list(e) for e in aligns])
-        new = attrs.evolve(block, annotations=block.annotations.set(DIM_ALIGN, value))
+        new = with_fields(block, annotations=block.annotations.set(DIM_ALIGN, value))
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):
@@ -427,29 +475,23 @@ class UnsafeSetDType(Rewrite):
             return Outcome(plan.site.mod)
         src, tgt = plan.buffer.dtype, DataType(self.dtype)
         block = plan.site.at(plan.alloc_path)
-        mapping = {b: attrs.evolve(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer)}
+        items: dict = {}
+        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer, items)}
 
-        def pre(n):
-            if n is not block and _untouched(n, mapping) is not None:
-                return n
-            if isinstance(n, BufferStore) and n.buffer in mapping:
+        def access(n, visit):
+            # a store casts to the new type, a load casts back to the old one
+            if type(n) is BufferStore and n.buffer in mapping:
                 value = visit(n.value)
                 cast = Cast(tgt.with_lanes(value.dtype.lanes), value)
                 return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices],
                                    _visit_optional(visit, n.predicate))
-            if isinstance(n, BufferLoad) and n.buffer in mapping:
+            if type(n) is BufferLoad and n.buffer in mapping:
                 load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices],
                                   _visit_optional(visit, n.predicate))
                 return Cast(src.with_lanes(load.dtype.lanes), load)
             return None
 
-        def post(n):
-            return mapping.get(n, n) if isinstance(n, Buffer) else n
-
-        def visit(n):
-            return transform(n, post, pre=pre)
-
-        out = visit(block)
+        out = _replace_buffers(block, mapping, access, items)
         return Outcome(commit(plan.site, plan.alloc_path, out, index=plan.site.index))
 
     def python_args(self):
@@ -551,7 +593,7 @@ class SetAxisSeparator(Rewrite):
 
     def build(self, plan) -> Outcome:
         site, alloc, buffer = plan
-        new = attrs.evolve(buffer, axis_separators=list(self.axis_separators))
+        new = with_fields(buffer, axis_separators=list(self.axis_separators))
         if new == buffer:
             return Outcome(site.mod)
         mapping = {buffer: new}
