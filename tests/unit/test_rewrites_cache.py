@@ -956,3 +956,29 @@ def test_reindex_of_a_write_under_a_predicate_that_cuts_the_domain_is_refused():
     src = _ROW.replace("vi = T.axis.spatial(10, i)", "vi = T.axis.spatial(10, i)\n            T.where(i < 7)")
     with pytest.raises(R.CacheWritePartialError, match=r"it has the predicate i < 7"):
         R.reindex("B", ("write", 0))(IRModule({"main": from_source(src)}))
+
+
+def test_cache_read_copies_what_readers_read_beyond_a_predicated_writer():
+    # the writer writes A[0] only (its predicate cuts i = 1); the reader
+    # reads A[1], the value A held before: the copy must hold it too (the
+    # region cut by the writer's predicate would leave it out)
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((2,), "int16"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i in range(2):
+        with T.block("A"):
+            vi = T.axis.spatial(2, i)
+            T.where(i < 1)
+            A[vi] = T.Cast("int16", vi)
+    for j in range(8):
+        with T.block("C"):
+            vj = T.axis.spatial(8, j)
+            C[vj] = B[vj] + T.Cast("float32", A[1])
+'''
+    mod = IRModule({"main": from_source(src)})
+    out = R.cache_read("C", 1, "global")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    cache = next(b for b in out["main"].body.block.alloc_buffers if b.name == "A_global")
+    assert [int(e) for e in cache.shape] == [2]

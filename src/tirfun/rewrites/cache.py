@@ -286,13 +286,18 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
 
 
 def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
-                   memo: dict | None = None) -> list[Range]:
+                   memo: dict | None = None, *, cut: bool = True) -> list[Range]:
     """What the writer writes, relaxed below ``loc``, cut by its predicate
-    and clamped to the buffer."""
+    (unless ``cut`` is False) and clamped to the buffer.
+
+    cache_write copies the region back, so it must not reach elements the
+    predicate leaves unwritten; cache_read copies it in for readers that may
+    read elements the writer skips (they keep the buffer's earlier values),
+    so it takes the region before the cut, as TVM does."""
     region = _region_of(wrealize.block.writes, buf)
     intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
     dom = _outer_dom(site, wpath, loc)
-    bounds, _ = _predicate_bounds(region, wrealize)
+    bounds, _ = _predicate_bounds(region, wrealize) if cut else ({}, [])
     for dim, bound in bounds.items():
         iv = intervals[dim]
         if iv.hi is None or bound.dtype != iv.hi.dtype:
@@ -1078,7 +1083,7 @@ class CacheRead(Rewrite):
                     pos = 0
             else:
                 loc, pos = scope.path, _end_position(scope.block)
-            region = _writer_region(site, buf, wpath, wrealize, loc, memo)
+            region = _writer_region(site, buf, wpath, wrealize, loc, memo, cut=False)
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
