@@ -26,6 +26,7 @@ from .errors import (
     SymbolicShapeError, WrongFactorError,
 )
 from .exprs import substitute
+from .name_pool import NamePool
 from .names import fresh_name
 from .refs import LoopRef, as_loop_ref
 from .serialize import py_value
@@ -188,8 +189,8 @@ class LoopPartition(Rewrite):
     def build(self, plan) -> Outcome:
         site, path, sizes = plan
         loop: For = site.at(path)
-        taken = set(site.index.names)
-        blocks_taken = set(site.index.blocks)
+        taken = NamePool(site.index.names)
+        blocks_taken = NamePool(site.index.blocks)
 
         def fresh(base, pool):
             name = fresh_name(base, pool)

@@ -35,6 +35,7 @@ from .errors import (
     RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
+from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -89,9 +90,9 @@ def _insert_before(site, path: Path, first: Stmt, replaced: Stmt) -> tuple[Path,
     return path, SeqStmt([first, replaced])
 
 
-def _taken(site):
-    """The names in use, as a set that grows as names are chosen."""
-    return set(site.index.names)
+def _taken(site) -> NamePool:
+    """The names in use, as a pool that grows as names are chosen."""
+    return NamePool(site.index.names)
 
 
 def _fresh(base: str, taken: set) -> str:
@@ -259,7 +260,7 @@ class DecomposeReduction(Rewrite):
         loop_map = {loop.loop_var: Var(_fresh(suffixed(loop.loop_var.name, "init"), taken), loop.loop_var.dtype)
                     for loop in chosen}
         predicate = _init_predicate(realize.predicate, dropped, [l for _, l in loops])
-        blocks = set(site.index.blocks)
+        blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
         init_block = Block(init_ivs, [], writes, init_name, init_body, annotations=block.annotations)
         body: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
