@@ -199,6 +199,22 @@ class SeqStmt(Stmt):
         object.__setattr__(out, "_attrs_cached_hash", None)
         return out
 
+    def with_items(self, start: int, stop: int, stmts) -> "SeqStmt":
+        """The sequence with items ``start`` to ``stop`` (excluded) replaced
+        by ``stmts``: what ``SeqStmt(seq[:start] + stmts + seq[stop:])``
+        gives, checking only ``stmts`` when none of them is a sequence or a
+        no-op (the items kept were checked when this sequence was made), so
+        inserting a statement costs the same in a sequence of a thousand."""
+        stmts = list(stmts)
+        items = self.seq[:start] + stmts + self.seq[stop:]
+        if len(self.seq) == 1 or not items or any(
+                not isinstance(s, Stmt) or type(s) is SeqStmt or _is_no_op(s) for s in stmts):
+            return SeqStmt(items)  # a lone item may be a no-op: the constructor's rules apply
+        out = object.__new__(SeqStmt)
+        object.__setattr__(out, "seq", items)
+        object.__setattr__(out, "_attrs_cached_hash", None)
+        return out
+
 
 @node
 class IfThenElse(Stmt):

@@ -293,7 +293,7 @@ class DecomposePadding(Rewrite):
         if at and at[-1][1] is not None and isinstance(site.at(parent), SeqStmt):
             seq = site.at(parent)
             k = at[-1][1]
-            new = SeqStmt(list(seq.seq[:k]) + [nest, sub] + list(seq.seq[k + 1:]))
+            new = seq.with_items(k, k + 1, [nest, sub])
             return Outcome(commit(site, parent, new), BlockRef(const_name, site.func_name))
         return Outcome(commit(site, at, SeqStmt([nest, sub])), BlockRef(const_name, site.func_name))
 
@@ -615,8 +615,7 @@ class PadEinsum(Rewrite):
             body = SeqStmt(stmts)
         else:
             k = holder[-1][1]
-            seq = scope_block.body.seq
-            body = SeqStmt(list(seq[:k]) + stmts + list(seq[k + 1:]))
+            body = scope_block.body.with_items(k, k + 1, stmts)
         new_scope = attrs.evolve(scope_block, body=body,
                                  alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
         return Outcome(commit(site, scope, new_scope))

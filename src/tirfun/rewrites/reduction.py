@@ -85,8 +85,7 @@ def _insert_before(site, path: Path, first: Stmt, replaced: Stmt) -> tuple[Path,
     if path and path[-1][1] is not None and isinstance(site.at(path[:-1]), SeqStmt):
         parent: SeqStmt = site.at(path[:-1])
         k = path[-1][1]
-        items = list(parent.seq[:k]) + [first, replaced] + list(parent.seq[k + 1:])
-        return path[:-1], SeqStmt(items)
+        return path[:-1], parent.with_items(k, k + 1, [first, replaced])
     return path, SeqStmt([first, replaced])
 
 
@@ -824,10 +823,16 @@ class RFactor(Rewrite):
             if isinstance(node, For) and node.loop_var.name in rd and node.loop_var.name != rf_name:
                 continue  # the loop is dropped: its rebuilt body stands in its place
             new = _rebuild(node, rpath[len(p)], new)
-        new = SeqStmt([rf_nest, new])
         scope_block: Block = site.at(scope)
-        body = replace_at(scope_block, outer_path[len(scope):], new)
-        body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+        rel = outer_path[len(scope):]
+        if len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt):
+            # the nest is an item of the scope's sequence: the rfactor nest goes in before it
+            k = rel[1][1]
+            body = attrs.evolve(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
+                                alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+        else:
+            body = replace_at(scope_block, rel, SeqStmt([rf_nest, new]))
+            body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
         return Outcome(commit(site, scope, body), BlockRef(rf_block_name, site.func_name))
 
     def python_args(self):
