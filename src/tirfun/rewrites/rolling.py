@@ -12,17 +12,16 @@ and the producer skips the elements an earlier iteration already holds.
 from __future__ import annotations
 
 import attrs
+from pyrsistent import pvector
 
 from ..analysis.arith import Affine, bound_region, region_covers
 from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.int_set import simplify as simplify_index
-from pyrsistent import pvector
-
 from ..analysis.mentions import mentions, mentions_any
 from ..analysis.traversal import STMT_FIELDS, Path, map_children, stmt_children, transform
 from ..nodes import (
-    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloorMod, For, ForKind, IntImm,
-    IterVar, IterVarType, Or, Range, SeqStmt, Stmt, Var,
+    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
+    IntImm, IterVar, IterVarType, Or, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -345,6 +344,15 @@ class RollingBuffer(Rewrite):
         def visit(n):
             return transform(n, post, pre=pre)
 
+        def child(c):
+            # a child of a statement that names the buffer: a leaf, or a
+            # part that does not name it, is left as it is
+            if isinstance(c, Stmt):
+                return rebuild(c)
+            if type(c) in _LEAVES or not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
+                return c
+            return visit(c)
+
         def rebuild(n, deep=None):
             # ``transform(n, post, pre)`` for a statement, entering only what
             # can change: every block gets ``post``, but the expressions,
@@ -358,7 +366,7 @@ class RollingBuffer(Rewrite):
             if deep is None:
                 deep = type(n) is not SeqStmt and mentions(n, old)
             if deep:
-                return post(map_children(n, lambda c: rebuild(c) if isinstance(c, Stmt) else visit(c)))
+                return post(map_children(n, child))
             # what does not name the buffer holds nothing that does
             inner = None if type(n) is SeqStmt else False
             updates = None
@@ -390,6 +398,8 @@ def rolling_buffer(block, write_buffer_index) -> RollingBuffer:
 
 
 _PVEC = type(pvector())
+#: nodes that hold no other node
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 
 def _buffers_of(block: Block) -> set:
