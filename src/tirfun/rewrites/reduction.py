@@ -11,6 +11,8 @@ right one or refuse with a ScheduleError, as each docstring says.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
@@ -335,8 +337,10 @@ def decompose_reduction(block, loop) -> DecomposeReduction:
 
 # --------------------------------------------------------------------- reducers
 
-def _registry(dtypes: tuple) -> list[CommReducer]:
-    """TVM's registered reducers for values of ``dtypes``, in its order."""
+@functools.cache
+def _registry(dtypes: tuple) -> tuple[CommReducer, ...]:
+    """TVM's registered reducers for values of ``dtypes``, in its order
+    (immutable values of immutable keys: made once per tuple of dtypes)."""
     def pair(name):
         return [Var(f"{name}{k}", dt) for k, dt in enumerate(dtypes)]
 
@@ -362,7 +366,7 @@ def _registry(dtypes: tuple) -> list[CommReducer]:
                 idx = Select(Or(wins, And(EQ(x[1], y[1]), tie(x[0], y[0]))), x[0], y[0])
                 val = Select(wins, x[1], y[1])
             out.append(CommReducer(x, y, [idx, val], [const(-1, d0), ident]))
-    return out
+    return tuple(out)
 
 
 def _match(pattern: PrimExpr, expr: PrimExpr, binds: dict) -> bool:
@@ -603,13 +607,13 @@ class RFactor(Rewrite):
         if why is not None:
             chk.stop(NotReductionBlockError, f"block {block.name_hint!r}",
                      f"the block is not a reduction block: {why}", realize)
-        why = _reduction_start_violation(block, realize, loops_above(site, bpath))
+        loops = loops_above(site, bpath)
+        why = _reduction_start_violation(block, realize, loops)
         if why is not None:
             chk.stop(ReductionStartError, f"block {block.name_hint!r}", why, realize)
         if rf_loop.kind is not ForKind.SERIAL:
             chk.stop(NotSerialLoopKindError, subject,
                      f"the loop is {rf_loop.kind.value}; rfactor applies to serial loops only", rf_loop)
-        loops = loops_above(site, bpath)
         fors = [loop for _, loop in loops]
         used = _used_loops(realize.iter_values, fors)
         dp, rd = set(), set()
