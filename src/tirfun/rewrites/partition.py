@@ -17,7 +17,8 @@ import attrs
 from ..analysis.access import access_regions
 from ..analysis.traversal import walk, walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, Evaluate, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, Var,
+    Block, BlockRealize, Buffer, Evaluate, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr,
+    Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
