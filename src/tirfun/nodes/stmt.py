@@ -252,10 +252,19 @@ class SeqStmt(Stmt):
         """The sequence with ``stmt`` inserted before item ``index`` (at the
         end when ``index`` is the length). As :meth:`with_item`, a statement
         that is neither a sequence nor a no-op is the only one checked."""
-        seq = self.seq
-        items = seq[:index].append(stmt).extend(seq[index:])
-        if not isinstance(stmt, Stmt) or type(stmt) is SeqStmt or _is_no_op(stmt):
-            return SeqStmt(items)
+        return self.with_items(index, index, [stmt])
+
+    def with_items(self, start: int, stop: int, stmts) -> "SeqStmt":
+        """The sequence with items ``start`` to ``stop`` (excluded) replaced
+        by ``stmts``: what ``SeqStmt(seq[:start] + stmts + seq[stop:])``
+        gives, checking only ``stmts`` when none of them is a sequence or a
+        no-op (the items kept were checked when this sequence was made), so
+        inserting a statement costs the same in a sequence of a thousand."""
+        stmts = list(stmts)
+        items = self.seq[:start] + stmts + self.seq[stop:]
+        if len(self.seq) == 1 or not items or any(
+                not isinstance(s, Stmt) or type(s) is SeqStmt or _is_no_op(s) for s in stmts):
+            return SeqStmt(items)  # a lone item may be a no-op: the constructor's rules apply
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", items)
         object.__setattr__(out, "_attrs_cached_hash", None)

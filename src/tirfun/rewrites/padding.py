@@ -25,6 +25,7 @@ from .checks import (
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
 from .exprs import substitute_expr
+from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -218,12 +219,7 @@ class DecomposePadding(Rewrite):
         site, rpath, loops, position, inner, found = plan
         realize: BlockRealize = site.at(rpath)
         block = realize.block
-        taken = set(site.index.names)
-
-        def fresh(base):
-            name = fresh_name(base, taken)
-            taken.add(name)
-            return name
+        fresh = NamePool(site.index.names).fresh
 
         # --- the constant fill, under copies of the loops from ``loop`` down
         const_loops = [l for _, l in loops[position:]]
@@ -233,8 +229,7 @@ class DecomposePadding(Rewrite):
         store = found.store
         const_store = BufferStore(store.buffer, found.pad, [substitute_expr(i, var_map) for i in store.indices])
         writes = [_region(w, var_map) for w in block.writes]
-        blocks = set(site.index.blocks)
-        const_name = fresh_name(suffixed(block.name_hint, "pad_const"), blocks)
+        const_name = fresh_name(suffixed(block.name_hint, "pad_const"), site.index.blocks)
         const_block = Block(const_ivs, [], writes, const_name, const_store)
         nest: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in realize.iter_values],
                                   substitute_expr(realize.predicate, loop_map), const_block)
@@ -298,7 +293,7 @@ class DecomposePadding(Rewrite):
         if at and at[-1][1] is not None and isinstance(site.at(parent), SeqStmt):
             seq = site.at(parent)
             k = at[-1][1]
-            new = SeqStmt(list(seq.seq[:k]) + [nest, sub] + list(seq.seq[k + 1:]))
+            new = seq.with_items(k, k + 1, [nest, sub])
             return Outcome(commit(site, parent, new), BlockRef(const_name, site.func_name))
         return Outcome(commit(site, at, SeqStmt([nest, sub])), BlockRef(const_name, site.func_name))
 
@@ -534,8 +529,8 @@ class PadEinsum(Rewrite):
         site, scope, holder, rpath, padded = plan
         realize: BlockRealize = site.at(rpath)
         block = realize.block
-        taken = set(site.index.names)
-        blocks = set(site.index.blocks)
+        taken = NamePool(site.index.names)
+        blocks = NamePool(site.index.blocks)
 
         def fresh(base, pool):
             name = fresh_name(base, pool)
@@ -620,8 +615,7 @@ class PadEinsum(Rewrite):
             body = SeqStmt(stmts)
         else:
             k = holder[-1][1]
-            seq = scope_block.body.seq
-            body = SeqStmt(list(seq[:k]) + stmts + list(seq[k + 1:]))
+            body = scope_block.body.with_items(k, k + 1, stmts)
         new_scope = attrs.evolve(scope_block, body=body,
                                  alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
         return Outcome(commit(site, scope, new_scope))

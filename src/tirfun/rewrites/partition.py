@@ -15,9 +15,10 @@ import operator
 import attrs
 
 from ..analysis.access import access_regions
-from ..analysis.traversal import rename, walk, walk_stmts
+from ..analysis.traversal import walk, walk_stmts
 from ..nodes import (
-    Block, BlockRealize, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, Var,
+    Block, BlockRealize, Buffer, Evaluate, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr,
+    Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
@@ -25,7 +26,7 @@ from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
 )
-from .exprs import substitute
+from .name_pool import NamePool
 from .names import fresh_name
 from .refs import LoopRef, as_loop_ref
 from .serialize import py_value
@@ -188,8 +189,8 @@ class LoopPartition(Rewrite):
     def build(self, plan) -> Outcome:
         site, path, sizes = plan
         loop: For = site.at(path)
-        taken = set(site.index.names)
-        blocks_taken = set(site.index.blocks)
+        taken = NamePool(site.index.names)
+        blocks_taken = NamePool(site.index.blocks)
 
         def fresh(base, pool):
             name = fresh_name(base, pool)
@@ -206,16 +207,15 @@ class LoopPartition(Rewrite):
             var = Var(fresh(f"{loop.loop_var.name}{k}", taken), dtype)
             refs.append(LoopRef(var.name, site.func_name))
             mapping = {name: fresh(name, taken) for name in inner_names}
-            body = rename(substitute(loop.body, {loop.loop_var: var}), mapping)
-            body = _rename_blocks(body, var, start, size, blocks_taken)
+            body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken)
             new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
             part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
             reads, writes = access_regions(part)
             parts.append(BlockRealize([], _TRUE, attrs.evolve(part, reads=reads, writes=writes)))
             start += size
-        common = Block([], [], [], fresh(f"{base}_common", blocks_taken), SeqStmt(parts))
-        reads, writes = access_regions(common)
-        common = attrs.evolve(common, reads=reads, writes=writes)
+        common_name = fresh(f"{base}_common", blocks_taken)
+        reads, writes = access_regions(_regions_only(common_name, parts))
+        common = Block([], reads, writes, common_name, SeqStmt(parts))
         return Outcome(commit(site, path, BlockRealize([], _TRUE, common)), tuple(refs))
 
     def python_args(self):
@@ -223,16 +223,43 @@ class LoopPartition(Rewrite):
                 f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
 
 
-def _rename_blocks(body: Stmt, var: Var, start: int, size: int, taken: set) -> Stmt:
-    """Every block of one part named ``<block>_<loop>``; the data-parallel
-    iteration variable bound to exactly the part's loop gets the part's
-    range. A reduction variable keeps its domain: a reduction's ``init``
-    runs where its variables are at the start of their domains, which a
-    narrowed domain would move into every part (TVM narrows it, and the
-    later parts start the reduction over)."""
+def _regions_only(name: str, parts: list) -> Block:
+    """A block holding blocks with the regions of ``parts`` and empty
+    bodies: the regions inferred for it are those of the block holding the
+    parts themselves (a nested block contributes only its declared regions,
+    and a part's regions name no buffer that another part hides), without
+    walking the parts' bodies again."""
+    stubs = [BlockRealize([], _TRUE, Block([], r.block.reads, r.block.writes, r.block.name_hint, _NO_OP))
+             for r in parts]
+    return Block([], [], [], name, SeqStmt(stubs))
+
+
+_NO_OP = Evaluate(IntImm("int32", 0))
+
+
+def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, size: int, taken) -> Stmt:
+    """The loop body for one part, in one pass: ``loop_var`` replaced by the
+    part's loop ``var``, every variable and buffer bound inside renamed by
+    ``mapping`` (old name -> fresh name, as :func:`rename` does), and every
+    block named ``<block>_<loop>``; the data-parallel iteration variable
+    bound to exactly the part's loop gets the part's range. A reduction
+    variable keeps its domain: a reduction's ``init`` runs where its
+    variables are at the start of their domains, which a narrowed domain
+    would move into every part (TVM narrows it, and the later parts start
+    the reduction over)."""
     from ..analysis.traversal import transform
 
+    def pre(node):
+        if isinstance(node, Var):
+            if node == loop_var:
+                return var
+            new_name = mapping.get(node.name)
+            return node if new_name is None else Var(new_name, node.dtype)
+        return None
+
     def post(node):
+        if isinstance(node, Buffer) and node.name in mapping:
+            return attrs.evolve(node, name=mapping[node.name])
         if isinstance(node, BlockRealize):
             ivs = []
             for iv, value in zip(node.block.iter_vars, node.iter_values):
@@ -245,7 +272,7 @@ def _rename_blocks(body: Stmt, var: Var, start: int, size: int, taken: set) -> S
             return attrs.evolve(node, block=attrs.evolve(node.block, iter_vars=ivs, name_hint=name))
         return node
 
-    return transform(body, post)
+    return transform(body, post, pre)
 
 
 def loop_partition(loop, factors, preserve_unit_iters: bool = True) -> LoopPartition:

@@ -11,6 +11,8 @@ right one or refuse with a ScheduleError, as each docstring says.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
@@ -35,6 +37,7 @@ from .errors import (
     RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
+from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -84,14 +87,13 @@ def _insert_before(site, path: Path, first: Stmt, replaced: Stmt) -> tuple[Path,
     if path and path[-1][1] is not None and isinstance(site.at(path[:-1]), SeqStmt):
         parent: SeqStmt = site.at(path[:-1])
         k = path[-1][1]
-        items = list(parent.seq[:k]) + [first, replaced] + list(parent.seq[k + 1:])
-        return path[:-1], SeqStmt(items)
+        return path[:-1], parent.with_items(k, k + 1, [first, replaced])
     return path, SeqStmt([first, replaced])
 
 
-def _taken(site):
-    """The names in use, as a set that grows as names are chosen."""
-    return set(site.index.names)
+def _taken(site) -> NamePool:
+    """The names in use, as a pool that grows as names are chosen."""
+    return NamePool(site.index.names)
 
 
 def _fresh(base: str, taken: set) -> str:
@@ -259,7 +261,7 @@ class DecomposeReduction(Rewrite):
         loop_map = {loop.loop_var: Var(_fresh(suffixed(loop.loop_var.name, "init"), taken), loop.loop_var.dtype)
                     for loop in chosen}
         predicate = _init_predicate(realize.predicate, dropped, [l for _, l in loops])
-        blocks = set(site.index.blocks)
+        blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
         init_block = Block(init_ivs, [], writes, init_name, init_body, annotations=block.annotations)
         body: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
@@ -335,8 +337,10 @@ def decompose_reduction(block, loop) -> DecomposeReduction:
 
 # --------------------------------------------------------------------- reducers
 
-def _registry(dtypes: tuple) -> list[CommReducer]:
-    """TVM's registered reducers for values of ``dtypes``, in its order."""
+@functools.cache
+def _registry(dtypes: tuple) -> tuple[CommReducer, ...]:
+    """TVM's registered reducers for values of ``dtypes``, in its order
+    (immutable values of immutable keys: made once per tuple of dtypes)."""
     def pair(name):
         return [Var(f"{name}{k}", dt) for k, dt in enumerate(dtypes)]
 
@@ -362,7 +366,7 @@ def _registry(dtypes: tuple) -> list[CommReducer]:
                 idx = Select(Or(wins, And(EQ(x[1], y[1]), tie(x[0], y[0]))), x[0], y[0])
                 val = Select(wins, x[1], y[1])
             out.append(CommReducer(x, y, [idx, val], [const(-1, d0), ident]))
-    return out
+    return tuple(out)
 
 
 def _match(pattern: PrimExpr, expr: PrimExpr, binds: dict) -> bool:
@@ -603,13 +607,13 @@ class RFactor(Rewrite):
         if why is not None:
             chk.stop(NotReductionBlockError, f"block {block.name_hint!r}",
                      f"the block is not a reduction block: {why}", realize)
-        why = _reduction_start_violation(block, realize, loops_above(site, bpath))
+        loops = loops_above(site, bpath)
+        why = _reduction_start_violation(block, realize, loops)
         if why is not None:
             chk.stop(ReductionStartError, f"block {block.name_hint!r}", why, realize)
         if rf_loop.kind is not ForKind.SERIAL:
             chk.stop(NotSerialLoopKindError, subject,
                      f"the loop is {rf_loop.kind.value}; rfactor applies to serial loops only", rf_loop)
-        loops = loops_above(site, bpath)
         fors = [loop for _, loop in loops]
         used = _used_loops(realize.iter_values, fors)
         dp, rd = set(), set()
@@ -823,10 +827,16 @@ class RFactor(Rewrite):
             if isinstance(node, For) and node.loop_var.name in rd and node.loop_var.name != rf_name:
                 continue  # the loop is dropped: its rebuilt body stands in its place
             new = _rebuild(node, rpath[len(p)], new)
-        new = SeqStmt([rf_nest, new])
         scope_block: Block = site.at(scope)
-        body = replace_at(scope_block, outer_path[len(scope):], new)
-        body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+        rel = outer_path[len(scope):]
+        if len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt):
+            # the nest is an item of the scope's sequence: the rfactor nest goes in before it
+            k = rel[1][1]
+            body = attrs.evolve(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
+                                alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+        else:
+            body = replace_at(scope_block, rel, SeqStmt([rf_nest, new]))
+            body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
         return Outcome(commit(site, scope, body), BlockRef(rf_block_name, site.func_name))
 
     def python_args(self):

@@ -12,15 +12,18 @@ and the producer skips the elements an earlier iteration already holds.
 from __future__ import annotations
 
 import attrs
+from pyrsistent import pvector
 
 from ..analysis.arith import Affine, bound_region, region_covers
 from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.int_set import simplify as simplify_index
-from ..analysis.traversal import Path, transform
+from ..analysis.mentions import mentions, mentions_any
+from ..analysis.traversal import STMT_FIELDS, Path, map_children, stmt_children, transform
 from ..nodes import (
-    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloorMod, For, ForKind, IntImm,
-    IterVar, IterVarType, Or, Range, Var,
+    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
+    IntImm, IterVar, IterVarType, Or, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, loops_above
 from .dataflow import scope_allocations, scope_children, scope_of
@@ -154,7 +157,10 @@ class RollingBuffer(Rewrite):
             chk.stop(OutputBlockError, subject,
                      f"it writes {', '.join(outputs)}, which its scope does not allocate: it is an "
                      "output block", realize)
-        realizes = scope_children(site, scope)
+        # a block that names neither what this one writes nor what it
+        # reads can neither clash with it nor consume it
+        realizes = (scope_children(site, scope) if scope is None
+                    else _children_touching(site.at(scope), scope, _buffers_of(block)))
         order = [r.block for _, r in realizes]
         mine = next(k for k, b in enumerate(order) if b is block)
         written = {w.buffer for w in block.writes}
@@ -308,10 +314,10 @@ class RollingBuffer(Rewrite):
 
         def post(n):
             if isinstance(n, Block) and n.name_hint != scope_block.name_hint:
-                ivs = list(n.iter_vars)
+                ivs = n.iter_vars
                 if axis < len(ivs) and ivs[axis].iter_type is IterVarType.DataPar:
-                    ivs[axis] = IterVar(ivs[axis].dom, ivs[axis].var, IterVarType.Opaque)
-                    n = attrs.evolve(n, iter_vars=ivs)
+                    n = with_fields(n, iter_vars=ivs.set(axis, IterVar(ivs[axis].dom, ivs[axis].var,
+                                                                        IterVarType.Opaque)))
             if isinstance(n, BlockRealize) and n.block.name_hint == target.name_hint:
                 # every iteration variable the sliding loops drive becomes
                 # opaque too (TVM marks only the one at the rolled
@@ -338,7 +344,48 @@ class RollingBuffer(Rewrite):
         def visit(n):
             return transform(n, post, pre=pre)
 
-        out = visit(scope_block)
+        def child(c):
+            # a child of a statement that names the buffer: a leaf, or a
+            # part that does not name it, is left as it is
+            if isinstance(c, Stmt):
+                return rebuild(c)
+            if type(c) in _LEAVES or not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
+                return c
+            return visit(c)
+
+        def rebuild(n, deep=None):
+            # ``transform(n, post, pre)`` for a statement, entering only what
+            # can change: every block gets ``post``, but the expressions,
+            # regions and buffers of a statement that does not name the
+            # rolled buffer are left as they are, unvisited (a sequence
+            # holds statements only: asking what it names would gather
+            # the names of every statement of a long one)
+            replaced = pre(n)
+            if replaced is not None:
+                return replaced
+            if deep is None:
+                deep = type(n) is not SeqStmt and mentions(n, old)
+            if deep:
+                return post(map_children(n, child))
+            # what does not name the buffer holds nothing that does
+            inner = None if type(n) is SeqStmt else False
+            updates = None
+            for name in STMT_FIELDS.get(type(n), ()):
+                value = getattr(n, name)
+                if value is None:
+                    continue
+                if type(value) is _PVEC:
+                    items = [rebuild(c, inner) for c in value]
+                    new_value = value if all(a is b for a, b in zip(items, value)) else pvector(items)
+                else:
+                    new_value = rebuild(value, inner)
+                if new_value is not value:
+                    if updates is None:
+                        updates = {}
+                    updates[name] = new_value
+            return post(n if updates is None else with_fields(n, **updates))
+
+        out = rebuild(scope_block, deep=True)  # it allocates the buffer
         return Outcome(commit(site, plan.scope, out, index=site.index))
 
     def python_args(self):
@@ -348,6 +395,37 @@ class RollingBuffer(Rewrite):
 def rolling_buffer(block, write_buffer_index) -> RollingBuffer:
     """The :class:`RollingBuffer` record: ``rolling_buffer("B", 0)``."""
     return RollingBuffer(block, write_buffer_index)
+
+
+_PVEC = type(pvector())
+#: nodes that hold no other node
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _buffers_of(block: Block) -> set:
+    """The buffers a block declares it reads or writes."""
+    return {r.buffer for r in block.reads} | {w.buffer for w in block.writes}
+
+
+def _children_touching(scope_block: Block, scope: Path, buffers) -> list:
+    """The child blocks of a scope (``(realize path, BlockRealize)``, in
+    program order) that may use one of ``buffers``; statements that name
+    none of them are not entered."""
+    out = []
+    body_path, body = scope + (("body", None),), scope_block.body
+    # the sequence of the scope is entered without asking what it names
+    # (that gathers the names of all its statements)
+    stack = ([(body_path + (step,), child) for step, child in reversed(list(stmt_children(body)))]
+             if isinstance(body, SeqStmt) else [(body_path, body)])
+    while stack:
+        p, node = stack.pop()
+        if not mentions_any(node, buffers):
+            continue
+        if isinstance(node, BlockRealize):
+            out.append((p, node))
+            continue
+        stack.extend(reversed([(p + (step,), child) for step, child in stmt_children(node)]))
+    return out
 
 
 def _is_true(e) -> bool:
