@@ -10,7 +10,10 @@ producers and consumers, region cover, leaf removal) live in
 
 from __future__ import annotations
 
+import functools
+
 import attrs
+from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds
@@ -18,9 +21,10 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions
+from ..analysis.mentions import mentions, pointer_buffers
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, replace_at, transform, walk, walk_stmts,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk,
+    walk_stmts,
 )
 from ..nodes import (
     EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
@@ -94,25 +98,96 @@ def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
     return path
 
 
-def _uses_data(root: Node, buffer: Buffer) -> bool:
-    """Whether ``root`` uses ``buffer`` through its data pointer or matches
-    it into a block (buffers themselves are not entered)."""
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(a.name for a in attrs.fields(cls))
+
+
+@attrs.frozen
+class _Uses:
+    """What the statements of a scope that name a buffer do with it, found
+    in one walk that enters only those statements.
+
+    ``opaque``: the buffer is used through its data pointer or matched into
+    a block (buffers themselves are not entered); ``masked``: whether a
+    predicated vector load reads it; ``blocks``: ``(path, realize)`` of the
+    blocks that name it, nested ones too, in program order, those inside a
+    reduction ``init`` left out; ``tops``: the paths of the outermost
+    statements that name it and are blocks or name it in their own
+    expressions, in program order: what rewriting its uses rebuilds (every
+    other statement that names it only leads to these)."""
+
+    opaque: bool
+    masked: bool
+    blocks: list
+    tops: list
+
+
+def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
     data = buffer.data
-    stack = [root]
+    opaque = masked = False
+    blocks, tops = [], []
+    # (path, statement, inside an init, inside a top)
+    stack = [(path, root, False, False)]
+    while stack:
+        p, s, in_init, inside = stack.pop()
+        if not mentions(s, buffer):
+            continue
+        is_realize = isinstance(s, BlockRealize)
+        if is_realize and not in_init:
+            blocks.append((p, s))
+        own = STMT_FIELDS.get(type(s), ())
+        loads = False
+        for name in _field_names(type(s)):
+            if name in own:
+                continue
+            found = _scan_exprs(getattr(s, name), buffer, data)
+            loads = loads or found[0]
+            opaque = opaque or found[1]
+            masked = masked or found[2]
+        if isinstance(s, Block) and any(m.source.buffer == buffer for m in s.match_buffers):
+            opaque = True
+        if not inside and (is_realize or loads):
+            tops.append(p)
+            inside = True
+        kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
+                for step, child in stmt_children(s)]
+        stack.extend(reversed(kids))
+    return _Uses(opaque, masked, blocks, tops)
+
+
+def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool, bool]:
+    """``(loads it, uses its data pointer, loads it with a vector mask)``
+    for the value of one field of a statement: an expression, a sequence or
+    a mapping of them, a region, a buffer. Buffers are entered only for the
+    loads in their expressions, as a walk of every node would find them;
+    their data pointers are not uses."""
+    loads = data_use = masked = False
+    stack = [value]
     while stack:
         n = stack.pop()
         if isinstance(n, Buffer):
+            if n != buffer and mentions(n, buffer):
+                for m in walk(n):
+                    if isinstance(m, BufferLoad) and m.buffer == buffer:
+                        masked = masked or (m.predicate is not None and m.dtype.lanes > 1)
             continue
-        if isinstance(n, Stmt) and not mentions(n, buffer):
-            continue  # names neither the buffer nor its data pointer
         if isinstance(n, Var):
             if data is not None and n == data:
-                return True
+                data_use = True
             continue
-        if isinstance(n, Block) and any(m.source.buffer == buffer for m in n.match_buffers):
-            return True
-        stack.extend(iter_children(n))
-    return False
+        if isinstance(n, Node):
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                loads = True
+                masked = masked or (n.predicate is not None and n.dtype.lanes > 1)
+            stack.extend(iter_children(n))
+        elif isinstance(n, PVector):
+            stack.extend(n)
+        elif isinstance(n, PMap):
+            for k, v in n.items():
+                stack.append(k)
+                stack.append(v)
+    return loads, data_use, masked
 
 
 def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
@@ -122,12 +197,18 @@ def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
                  "without a reduction can be inlined", realize)
 
 
-def _check_plain_uses(chk: Checks, site, loc: _Located, buffer: Buffer, subject: str) -> None:
+def _uses_in_scope(site, loc: _Located, buffer: Buffer) -> _Uses:
+    """What the block's scope does with ``buffer`` (see :class:`_Uses`)."""
+    if loc.scope is None:
+        return _scope_uses(site.func.body, (_BODY,), buffer)
+    return _scope_uses(site.at(loc.scope).body, loc.scope + (_BODY,), buffer)
+
+
+def _check_plain_uses(chk: Checks, uses: _Uses, buffer: Buffer, subject: str) -> None:
     """The inlined buffer is used only through loads and stores in the
     scope (its uses are all rewritten): not through its data pointer, nor
     matched into a block."""
-    scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-    if _uses_data(scope_body, buffer):
+    if uses.opaque:
         chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                  "pointer or matched into a block, so its uses cannot be rewritten")
 
@@ -149,11 +230,31 @@ def _blocks_between(site, scope: Path | None, start: Path, end: Path, skip: tupl
 def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
     """The block's regions can be inferred again after its body changes:
     it uses no buffer through its data pointer."""
+    if not _names_a_pointer(realize.block):
+        return
     opaque = detect_access(realize.block).opaques
     if opaque:
         chk.fail(OpaqueAccessError, subject,
                  f"block {realize.block.name_hint!r} uses {opaque[0].buffer.name} through its data pointer, "
                  "so its regions cannot be inferred again after inlining", realize)
+
+
+def _names_a_pointer(block: Block) -> bool:
+    """Whether the data pointer of a buffer the block uses appears in it
+    outside the buffers themselves: only then can access detection find an
+    opaque access, so the much dearer detection is needed only then."""
+    pointers = {b.data for b in pointer_buffers(block) if b.data is not None}
+    if not pointers:
+        return False
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            if n in pointers:
+                return True
+        elif not isinstance(n, Buffer):
+            stack.extend(iter_children(n))
+    return False
 
 
 def _reinfer(block: Block, buffer: Buffer) -> Block:
@@ -1106,15 +1207,17 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
-        _check_plain_uses(chk, site, loc, buffer, subject)
-        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        masked = next((n for n in _loads_of_stmt(scope_body, buffer)
-                       if n.predicate is not None and n.dtype.lanes > 1), None)
-        if masked is not None:
+        uses = _uses_in_scope(site, loc, buffer)
+        _check_plain_uses(chk, uses, buffer, subject)
+        if uses.masked:
+            # the first in program order, for the message
+            scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
+            masked = next(n for n in _loads_of_stmt(scope_body, buffer)
+                          if n.predicate is not None and n.dtype.lanes > 1)
             # its masked lanes would compute the value where the mask keeps them from reading
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
                      f"vector load {masked.script()}; its lanes cannot be inlined one by one")
-        for _, r in blocks_in_order(site, loc.scope, {buffer}):
+        for _, r in uses.blocks:
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
@@ -1134,14 +1237,15 @@ class ComputeInline(Rewrite):
                              f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
                              "between the block and its readers; the inlined value would change",
                              yrealize)
-        return site, loc, buffer, mapping, removal
+        # the statements to rebuild: those that load the buffer, less the block itself
+        tops = [p for p in uses.tops if removal is None or (p != removal and not is_under(p, removal))]
+        return site, loc, buffer, mapping, removal, tops
 
     def build(self, plan) -> Outcome:
-        site, loc, buffer, mapping, removal = plan
+        site, loc, buffer, mapping, removal, tops = plan
         block = loc.realize.block
         store: BufferStore = block.body
         value = store.value
-        func = delete_at(site.func, removal)
 
         def pre(n):
             if isinstance(n, Buffer):
@@ -1166,12 +1270,15 @@ class ComputeInline(Rewrite):
                 return _reinfer(n, buffer)
             return n
 
-        if loc.scope is None:
-            func = attrs.evolve(func, body=transform(func.body, post, pre))
-        else:
-            scope_block: Block = get_at(func, loc.scope)
-            new_scope = attrs.evolve(scope_block, body=transform(scope_block.body, post, pre))
-            func = replace_at(func, loc.scope, _drop_allocation(new_scope, buffer))
+        # every other statement of the scope either names no use of the
+        # buffer or only leads to these; the paths stay valid until the
+        # deletion, which comes last
+        func = site.func
+        for path in tops:
+            func = replace_at(func, path, transform(get_at(func, path), post, pre))
+        func = delete_at(func, removal)
+        if loc.scope is not None:
+            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
         return Outcome(_finish(site, loc.scope, func))
 
     def python_args(self):
@@ -1302,7 +1409,8 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        others = [r for p, r in blocks_in_order(site, loc.scope, {buffer})
+        uses = _uses_in_scope(site, loc, buffer)
+        others = [r for p, r in uses.blocks
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
         if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
@@ -1320,7 +1428,7 @@ class ReverseComputeInline(Rewrite):
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
         removal = _check_leaf(chk, site, loc, subject)
-        _check_plain_uses(chk, site, loc, buffer, subject)
+        _check_plain_uses(chk, uses, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
         if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
