@@ -21,7 +21,7 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions, pointer_buffers
+from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk,
     walk_stmts,
@@ -109,23 +109,21 @@ class _Uses:
     in one walk that enters only those statements.
 
     ``opaque``: the buffer is used through its data pointer or matched into
-    a block (buffers themselves are not entered); ``masked``: whether a
-    predicated vector load reads it; ``blocks``: ``(path, realize)`` of the
-    blocks that name it, nested ones too, in program order, those inside a
-    reduction ``init`` left out; ``tops``: the paths of the outermost
-    statements that name it and are blocks or name it in their own
-    expressions, in program order: what rewriting its uses rebuilds (every
-    other statement that names it only leads to these)."""
+    a block (buffers themselves are not entered); ``blocks``:
+    ``(path, realize)`` of the blocks that name it, nested ones too, in
+    program order, those inside a reduction ``init`` left out; ``tops``: the
+    paths of the outermost statements that name it and are blocks or load
+    it in their own expressions, in program order: what rewriting its uses
+    rebuilds (every other statement that names it only leads to these)."""
 
     opaque: bool
-    masked: bool
     blocks: list
     tops: list
 
 
 def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
     data = buffer.data
-    opaque = masked = False
+    opaque = False
     blocks, tops = [], []
     # (path, statement, inside an init, inside a top)
     stack = [(path, root, False, False)]
@@ -136,41 +134,46 @@ def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
         is_realize = isinstance(s, BlockRealize)
         if is_realize and not in_init:
             blocks.append((p, s))
-        own = STMT_FIELDS.get(type(s), ())
-        loads = False
-        for name in _field_names(type(s)):
-            if name in own:
-                continue
-            found = _scan_exprs(getattr(s, name), buffer, data)
-            loads = loads or found[0]
-            opaque = opaque or found[1]
-            masked = masked or found[2]
+        # a block's own expressions matter only for a data pointer: it is
+        # inside its realize, which is rebuilt whole
+        if data is not None or not (inside or is_realize or isinstance(s, Block)):
+            own = STMT_FIELDS.get(type(s), ())
+            for name in _field_names(type(s)):
+                if name not in own:
+                    loads, data_use = _scan_exprs(getattr(s, name), buffer, data)
+                    opaque = opaque or data_use
+                    if loads and not inside:
+                        tops.append(p)
+                        inside = True
         if isinstance(s, Block) and any(m.source.buffer == buffer for m in s.match_buffers):
             opaque = True
-        if not inside and (is_realize or loads):
+        if is_realize and not inside:
             tops.append(p)
             inside = True
         kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
                 for step, child in stmt_children(s)]
         stack.extend(reversed(kids))
-    return _Uses(opaque, masked, blocks, tops)
+    return _Uses(opaque, blocks, tops)
 
 
-def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool, bool]:
-    """``(loads it, uses its data pointer, loads it with a vector mask)``
-    for the value of one field of a statement: an expression, a sequence or
-    a mapping of them, a region, a buffer. Buffers are entered only for the
-    loads in their expressions, as a walk of every node would find them;
-    their data pointers are not uses."""
-    loads = data_use = masked = False
+def _first_masked_load(root: Stmt, buffer: Buffer) -> BufferLoad | None:
+    """The first predicated vector load of ``buffer`` under ``root`` in
+    program order, looked for only where the kept answer says there is one."""
+    if buffer.name not in masked_vector_loads(root):
+        return None
+    return next((n for n in _loads_of_stmt(root, buffer)
+                 if n.predicate is not None and n.dtype.lanes > 1), None)
+
+
+def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool]:
+    """``(loads it, uses its data pointer)`` for the value of one field of a
+    statement: an expression, a sequence or a mapping of them, a region, a
+    buffer (buffers are not entered)."""
+    loads = data_use = False
     stack = [value]
     while stack:
         n = stack.pop()
         if isinstance(n, Buffer):
-            if n != buffer and mentions(n, buffer):
-                for m in walk(n):
-                    if isinstance(m, BufferLoad) and m.buffer == buffer:
-                        masked = masked or (m.predicate is not None and m.dtype.lanes > 1)
             continue
         if isinstance(n, Var):
             if data is not None and n == data:
@@ -179,7 +182,6 @@ def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool, bool]:
         if isinstance(n, Node):
             if isinstance(n, BufferLoad) and n.buffer == buffer:
                 loads = True
-                masked = masked or (n.predicate is not None and n.dtype.lanes > 1)
             stack.extend(iter_children(n))
         elif isinstance(n, PVector):
             stack.extend(n)
@@ -187,7 +189,7 @@ def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool, bool]:
             for k, v in n.items():
                 stack.append(k)
                 stack.append(v)
-    return loads, data_use, masked
+    return loads, data_use
 
 
 def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
@@ -1209,11 +1211,8 @@ class ComputeInline(Rewrite):
         removal = _check_leaf(chk, site, loc, subject)
         uses = _uses_in_scope(site, loc, buffer)
         _check_plain_uses(chk, uses, buffer, subject)
-        if uses.masked:
-            # the first in program order, for the message
-            scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-            masked = next(n for n in _loads_of_stmt(scope_body, buffer)
-                          if n.predicate is not None and n.dtype.lanes > 1)
+        masked = _first_masked_load(site.func.body if loc.scope is None else site.at(loc.scope).body, buffer)
+        if masked is not None:
             # its masked lanes would compute the value where the mask keeps them from reading
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
                      f"vector load {masked.script()}; its lanes cannot be inlined one by one")
