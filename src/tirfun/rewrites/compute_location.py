@@ -282,6 +282,13 @@ def _finish(site, scope: Path | None, func_after) -> object:
     return commit(site, path, get_at(func_after, path))
 
 
+def _common_prefix(a: Path, b: Path) -> Path:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
+
+
 def _index_map(indices, iter_vars) -> dict | None:
     """Iteration variable -> dimension for indices that are distinct
     iteration variables or constants; None for any other index."""
@@ -798,7 +805,10 @@ class _ComputeAtBase(Rewrite):
         new_loop = attrs.evolve(pl.loop, body=SeqStmt(items))
         func = replace_at(site.func, pl.lpath, new_loop)
         func = delete_at(func, pl.removal)
-        return Outcome(_finish(site, loc.scope, func))
+        # only the loop and the sequence the block leaves change: the name
+        # index is derived from the subtree holding both, not the whole scope
+        changed = _common_prefix(pl.lpath, pl.removal[:-1])
+        return Outcome(commit(site, changed, get_at(func, changed)))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
