@@ -548,22 +548,22 @@ class _ComputeAtBase(Rewrite):
         """No block the move jumps over depends on the moved block, except
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
-        here = program_key(site, loc.rpath)
-        there = program_key(site, lpath)
+        span = None  # program keys of the block and the loop, found when first needed
         for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
-            key = program_key(site, ypath)
             other = yrealize.block
             if is_under(ypath, lpath):
                 # every iteration of the loop now runs the block: it meets
                 # every block under the loop in an earlier or later iteration
                 buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
                                          allow_writes_to_moved_reads=self.reverse)
-            elif min(here, there) < key < max(here, there):
-                buf = conflicting_buffer(block, other)
             else:
-                continue
+                if span is None:
+                    span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
+                if not span[0] < program_key(site, ypath) < span[1]:
+                    continue
+                buf = conflicting_buffer(block, other)
             if buf is not None:
                 chk.fail(DependenceViolationError, subject,
                          f"moving the block under loop {site.at(lpath).loop_var.name!r} reorders it with "
@@ -689,7 +689,8 @@ class _ComputeAtBase(Rewrite):
                             conds.append(("lo", blo))
                         if not _ge(bhi, hi, proof):
                             conds.append(("hi", bhi))
-            extent = simplify_index(hi - lo + 1)
+            # one point (a consumer reading one element per iteration) needs no simplifier
+            extent = IntImm(hi.dtype, 1) if hi == lo and hi.dtype.is_integer else simplify_index(hi - lo + 1)
             if self.preserve_unit_loops or int_value(extent) != 1:
                 bits = max(lo.dtype.bits, extent.dtype.bits)
                 made.append((DataType(f"int{bits}"), extent))
