@@ -125,12 +125,10 @@ def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
     data = buffer.data
     opaque = False
     blocks, tops = [], []
-    # (path, statement, inside an init, inside a top)
-    stack = [(path, root, False, False)]
+    # (path, statement, inside an init, inside a top), each naming the buffer
+    stack = [(path, root, False, False)] if mentions(root, buffer) else []
     while stack:
         p, s, in_init, inside = stack.pop()
-        if not mentions(s, buffer):
-            continue
         is_realize = isinstance(s, BlockRealize)
         if is_realize and not in_init:
             blocks.append((p, s))
@@ -150,8 +148,12 @@ def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
         if is_realize and not inside:
             tops.append(p)
             inside = True
-        kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
-                for step, child in stmt_children(s)]
+        if type(s) is SeqStmt:  # the long case: a scope of many statements
+            kids = [(p + (("seq", k),), child, in_init, inside)
+                    for k, child in enumerate(s.seq) if mentions(child, buffer)]
+        else:
+            kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
+                    for step, child in stmt_children(s) if mentions(child, buffer)]
         stack.extend(reversed(kids))
     return _Uses(opaque, blocks, tops)
 
