@@ -122,6 +122,8 @@ class _Uses:
 
 
 def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
+    """The :class:`_Uses` of ``buffer`` under ``root`` (at ``path``): only
+    the statements whose kept names include the buffer are entered."""
     data = buffer.data
     opaque = False
     blocks, tops = [], []
@@ -285,6 +287,7 @@ def _finish(site, scope: Path | None, func_after) -> object:
 
 
 def _common_prefix(a: Path, b: Path) -> Path:
+    """The path of the lowest node above (or at) both paths."""
     k = 0
     while k < min(len(a), len(b)) and a[k] == b[k]:
         k += 1
