@@ -30,6 +30,7 @@ from ..nodes import (
     EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
     IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
+from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
@@ -269,7 +270,7 @@ def _reinfer(block: Block, buffer: Buffer) -> Block:
     if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
         return block
     reads, writes = access_regions(block)
-    return attrs.evolve(block, reads=reads, writes=writes)
+    return with_fields(block, reads=reads, writes=writes)
 
 
 def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
@@ -277,7 +278,7 @@ def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
     # match_buffer of it was allowed), so nothing else can use it
     if buffer not in scope_block.alloc_buffers:
         return scope_block
-    return attrs.evolve(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
+    return with_fields(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
 
 
 def _finish(site, scope: Path | None, func_after) -> object:
@@ -808,7 +809,7 @@ class _ComputeAtBase(Rewrite):
             new = For(v, IntImm(v.dtype, 0), extent, ForKind.SERIAL, new)
         items = subtrees(pl.loop)
         items.insert(pl.position, new)
-        new_loop = attrs.evolve(pl.loop, body=SeqStmt(items))
+        new_loop = with_fields(pl.loop, body=SeqStmt(items))
         func = replace_at(site.func, pl.lpath, new_loop)
         func = delete_at(func, pl.removal)
         # only the loop and the sequence the block leaves change: the name
@@ -1529,9 +1530,9 @@ class ReverseComputeInline(Rewrite):
 
         new_store = transform(consumer_store, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
-        new_block = attrs.evolve(producer, body=body)
+        new_block = with_fields(producer, body=body)
         reads, writes = access_regions(new_block)
-        new_block = attrs.evolve(new_block, reads=reads, writes=writes)
+        new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:
             outer = {iv.var: v for iv, v in zip(producer.iter_vars, prealize.iter_values)}
