@@ -847,6 +847,34 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
     return can_prove(GE(a, b), proof)
 
 
+def _const_bounds(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:
+    """``(least, greatest)`` value of a constant, or of a variable whose
+    range in ``ranges`` is constant and not empty; None otherwise."""
+    c = int_value(e)
+    if c is not None:
+        return c, c
+    rng = ranges.get(e) if isinstance(e, Var) else None
+    if rng is None:
+        return None
+    lo, ext = int_value(rng.min), int_value(rng.extent)
+    if lo is None or ext is None or ext < 1:
+        return None
+    return lo, lo + ext - 1
+
+
+def _always(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
+    """``can_prove(make(), ranges)`` for a comparison of ``a`` with ``b``.
+    Where they are distinct constants or variables of constant range, each
+    takes every value of its range independently of the other, so the
+    comparison holds for all of them exactly when ``holds`` is true of
+    their ``(least, greatest)`` bounds: the prover is not needed."""
+    if a != b:
+        x, y = _const_bounds(a, ranges), _const_bounds(b, ranges)
+        if x is not None and y is not None:
+            return holds(x, y)
+    return can_prove(make(), ranges)
+
+
 def _predicate_implied(realize: BlockRealize) -> bool:
     """Whether each conjunct of the block's predicate is ``value < c`` for
     the bound value of an iteration variable whose domain ends below ``c``
@@ -1503,13 +1531,16 @@ class ReverseComputeInline(Rewrite):
             e = sub[iv.var]
             got = eval_interval(e, doms)
             lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
-            if (got.lo is not None and can_prove(got.lo > lo, ranges)) or \
-                    (got.hi is not None and can_prove(got.hi < hi, ranges)):
+            if (got.lo is not None and _always(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
+                                               lambda: got.lo > lo)) or \
+                    (got.hi is not None and _always(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
+                                                    lambda: got.hi < hi)):
                 return (f"the producer does not reach the whole domain of the block's iteration "
                         f"variable {iv.var.name}")
-            if not can_prove(GE(e, lo), ranges):
+            if not _always(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
                 bounds.append(GE(e, lo))
-            if not can_prove(LT(e, iv.dom.min + iv.dom.extent), ranges):
+            end = iv.dom.min + iv.dom.extent
+            if not _always(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
                 bounds.append(LT(e, iv.dom.min + iv.dom.extent))
         return sub, cond, body, bounds
 
