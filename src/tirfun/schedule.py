@@ -19,6 +19,8 @@ Loops and blocks come back as :class:`~tirfun.rewrites.LoopRef` and
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from . import rewrites as R
@@ -52,8 +54,14 @@ def _pin(value, func: str | None):
     if isinstance(value, (LoopRef, BlockRef)) and value.func is None and func is not None:
         return value.with_func(func)
     if isinstance(value, tuple):
-        return tuple(_pin(v, func) for v in value)
+        pinned = tuple(_pin(v, func) for v in value)
+        return value if all(a is b for a, b in zip(pinned, value)) else pinned
     return value
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(a.name for a in attrs.fields(cls))
 
 
 def _flatten(items) -> list:
@@ -152,10 +160,17 @@ class Schedule:
         worked on), append it to the trace, and return its result."""
         if not isinstance(rewrite, R.Rewrite):
             raise InvalidArgumentError("apply", "argument", f"expected a rewrite record, got {rewrite!r}")
-        fields = attrs.fields(type(rewrite))
-        pinned = attrs.evolve(rewrite, **{a.name: self._follow(_pin(getattr(rewrite, a.name), self._func))
-                                          for a in fields})
-        self._check_live(rewrite.primitive, [getattr(pinned, a.name) for a in fields])
+        names = _field_names(type(rewrite))
+        changes = {}
+        for name in names:
+            value = getattr(rewrite, name)
+            new = self._follow(_pin(value, self._func))
+            if new is not value:
+                changes[name] = new
+        # a record whose references already name the function is kept as it is
+        pinned = attrs.evolve(rewrite, **changes) if changes else rewrite
+        if self._removed:
+            self._check_live(rewrite.primitive, [getattr(pinned, name) for name in names])
         try:
             outcome = pinned.run(self._mod)
         except RewriteError as err:

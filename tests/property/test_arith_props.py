@@ -325,3 +325,32 @@ def test_a_proven_cover_holds_for_every_outer_value(case):
             covered.update(itertools.product(*box(r)))
         assert set(itertools.product(*box(target))) <= covered
 
+
+
+@st.composite
+def var_slices(draw):
+    """``x // c`` or ``x % c`` with a range for ``x`` (or none) on either
+    side of ``[0, c)``, some past the dtype's ends."""
+    dtype = draw(st.sampled_from(["int32", "int8", "uint8"]))
+    lo, hi = _dtype_range(dtype)
+    c = draw(st.integers(1, 20))
+    x = Var("x", dtype)
+    e = draw(st.sampled_from([FloorDiv, FloorMod]))(x, IntImm(dtype, c))
+    span = draw(st.sampled_from([None, (0, c - 1), (0, c), (1, c - 1), (-1, c - 1), (0, 0),
+                                 (0, hi), (lo, 0), (0, 2 * hi + 1), (c, 3 * c)]))
+    ranges = {} if span is None else {"x": span, "y": (0, 3)}
+    return e, ranges
+
+
+@given(var_slices())
+def test_a_slice_of_a_variable_simplifies_as_any_index(case):
+    # simplify_index answers x // c and x % c without its normal forms:
+    # the answer is the normal form's
+    from tirfun.analysis.arith.iter_map import _Normalizer
+    from tirfun.analysis.equality import structural_equal
+
+    e, ranges = case
+    norm = _Normalizer(ranges, e.dtype)
+    expected = norm.expr(norm.lin(e))
+    got = simplify_index(e, ranges)
+    assert structural_equal(got, expected) and got.dtype == expected.dtype, (e.script(), ranges, got, expected)

@@ -25,6 +25,7 @@ from tirfun.analysis.traversal import walk
 from tirfun.analysis.verify import verify
 from tirfun.interp import run as interp_run
 from tirfun.nodes import Buffer
+from tirfun.rewrites.index import build_index, index_of
 from tirfun.testing.block_programs import SOURCES, block_programs, random_block_program
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
 from tirfun.testing.schedules import (
@@ -62,6 +63,8 @@ def test_block_schedules_keep_meaning_compile_exactly_and_replay(data, seed):
     mod = data.draw(block_programs(), label="program")
     pipeline = data.draw(block_schedules(mod, max_steps=4, primitives=PRIMITIVES), label="schedule")
     after = pipeline(mod)
+    # the index derived step by step is the index of the result
+    assert index_of(after["main"]) == build_index(after["main"])
     for primitive in sorted(set(primitive_counts(pipeline)) & set(BLOCK_PRIMITIVES)):
         event(f"applies {primitive}")
     verify(after)

@@ -139,3 +139,62 @@ def test_simplification_keeps_the_value(seed):
     for _ in range(8):
         values = {name: rng.randint(lo, hi) for name, (lo, hi) in ranges.items()}
         assert evaluate(simple, **values) == evaluate(expr, **values), (expr.script(), simple.script())
+
+
+@given(st.sampled_from(["int32", "int64", "int16"]), st.one_of(st.just(0), st.integers(0, 40)),
+       st.lists(st.one_of(st.integers(1, 9), st.sampled_from([1 << 12, 1 << 20, 1 << 31])), min_size=1,
+                max_size=4),
+       st.data())
+def test_split_by_constants_binds_the_simplified_sum(dtype, extent, factors, data):
+    # split works out constant factors on ints and writes the binding's
+    # simplified form directly: both must be what the expressions give
+    from tirfun.nodes import (
+        Block, BlockRealize, Buffer, BufferRegion, BufferStore, For, IterVar, LT, Mul, PrimFunc, Range,
+    )
+    from tirfun.nodes.expr import binary
+
+    factors = list(factors)
+    if data.draw(st.booleans(), label="infer"):
+        factors[data.draw(st.integers(0, len(factors) - 1), label="at")] = None
+    i, vi = Var("i", dtype), Var("vi", dtype)
+    B = Buffer("B", [max(extent, 1)], "int32")
+    store = BufferStore(B, IntImm("int32", 1), [vi])
+    block = Block([IterVar(Range(IntImm(dtype, 0), IntImm(dtype, max(extent, 1))), vi, "DataPar")], [],
+                  [BufferRegion(B, [Range(vi, IntImm(dtype, 1))])], "B", store)
+    loop = For(i, IntImm(dtype, 0), IntImm(dtype, extent), "serial", BlockRealize([i], True, block))
+    b = Var("b", "handle")
+    mod = IRModule({"main": PrimFunc([b], loop, None, {b: B})})
+    rewrite = R.split("i", factors)
+    errors = rewrite.violations(mod)
+    if errors:
+        known = 1
+        for f in factors:
+            known *= f or 1
+        assert None not in factors or known > IntImm(dtype, 0).dtype.max_value(), errors
+        return
+    out = rewrite(mod)["main"]
+    loops, node = [], out.body
+    while isinstance(node, For):
+        loops.append(node)
+        node = node.body
+    assert len(loops) == len(factors)
+    value = loops[0].loop_var
+    for inner in loops[1:]:
+        value = value * inner.extent + inner.loop_var
+    assert_structural_equal(node.iter_values[0], simplify_index(value))
+    if None in factors:  # the inferred factor is the ceiling of the extent over the others
+        others = 1
+        for f in factors:
+            others *= f or 1
+        assert_structural_equal(loops[factors.index(None)].extent,
+                                IntImm(loops[0].loop_var.dtype, -(-extent // others)))
+    product = 1
+    for inner in loops:
+        if isinstance(inner.extent, IntImm):
+            product *= inner.extent.value
+    predicate = node.predicate
+    if all(isinstance(inner.extent, IntImm) for inner in loops):
+        guarded = not (isinstance(predicate, IntImm) and predicate.value == 1)
+        assert guarded == (product > extent)
+        if guarded:
+            assert_structural_equal(predicate, binary(LT, value, IntImm(loops[0].loop_var.dtype, extent)))

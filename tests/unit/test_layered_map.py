@@ -8,7 +8,9 @@ import attrs
 import pytest
 
 from tirfun.errors import NodeError
-from tirfun.nodes import Evaluate, For, IntImm, SeqStmt, Var
+from tirfun.nodes import (
+    Block, BlockRealize, Buffer, Evaluate, For, IntImm, IterVar, PrimFunc, Range, SeqStmt, Var,
+)
 from tirfun.nodes.base import with_fields
 from tirfun.rewrites.layered_map import LayeredMap
 
@@ -71,6 +73,33 @@ def test_with_fields_is_evolve_with_every_check():
     assert with_fields(expr, b=IntImm("int32", 2)).dtype == "int32"
 
 
+def test_with_fields_checks_what_a_change_can_break():
+    # a statement's own rules run again only when a field they read changes;
+    # a replaced body is still checked by its field's rule
+    loop = For(Var("i"), 0, 8, "serial", Evaluate(0))
+    with pytest.raises(NodeError, match="must be a statement"):
+        with_fields(loop, body=IntImm("int32", 0))
+    with pytest.raises(NodeError, match="unknown thread tag"):
+        with_fields(loop, kind="thread_binding")
+    assert with_fields(loop, body=Evaluate(1)) == For(Var("i"), 0, 8, "serial", Evaluate(1))
+    func = PrimFunc([], loop)
+    with pytest.raises(NodeError, match="PrimFunc body must be a statement"):
+        with_fields(func, body=IntImm("int32", 0))
+    with pytest.raises(NodeError, match="PrimFunc body must be a statement"):
+        PrimFunc([], IntImm("int32", 0))
+    with pytest.raises(NodeError, match="not a parameter"):
+        with_fields(func, buffer_map={Var("a", "handle"): Buffer("A", [4], "float32")})
+    assert with_fields(func, body=Evaluate(1)).body == Evaluate(1)
+    block = Block([], [], [], "B", Evaluate(0))
+    realize = BlockRealize([], True, block)
+    vi = IterVar(Range(0, 4), Var("vi"), "DataPar")
+    with pytest.raises(NodeError, match="1 iteration variables but 0 bound values"):
+        with_fields(realize, block=with_fields(block, iter_vars=[vi]))
+    with pytest.raises(NodeError, match="iter_vars holds a Var"):
+        with_fields(block, iter_vars=[Var("vi")])
+    assert with_fields(block, body=Evaluate(1)) == Block([], [], [], "B", Evaluate(1))
+
+
 def test_replacing_one_item_of_a_sequence_keeps_it_flat():
     seq = SeqStmt([Evaluate(1), Evaluate(2), Evaluate(3)])
     one = seq.with_item(1, Evaluate(7))
@@ -79,3 +108,13 @@ def test_replacing_one_item_of_a_sequence_keeps_it_flat():
     spliced = seq.with_item(0, SeqStmt([Evaluate(5), Evaluate(6)]))
     assert list(spliced.seq) == [Evaluate(5), Evaluate(6), Evaluate(2), Evaluate(3)]
     assert list(seq.with_item(2, Evaluate(0)).seq) == [Evaluate(1), Evaluate(2)]
+
+
+def test_removing_items_of_a_sequence_keeps_it_flat():
+    seq = SeqStmt([Evaluate(1), Evaluate(2), Evaluate(3), Evaluate(4)])
+    left = seq.without_items([3, 0])
+    assert left == SeqStmt([Evaluate(2), Evaluate(3)])
+    assert hash(left) == hash(SeqStmt([Evaluate(2), Evaluate(3)]))
+    assert list(seq.without_items([1, 2, 3]).seq) == [Evaluate(1)]
+    with pytest.raises(NodeError, match="at least one statement"):
+        seq.without_items(range(4))

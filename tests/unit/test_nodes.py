@@ -166,6 +166,12 @@ def test_prim_func_attrs_and_module_mapping():
         mod2["missing"]
     with pytest.raises(NodeError, match="expected a PrimFunc"):
         IRModule({"main": 3})
+    # with_function checks what it binds, as the constructor checks every binding
+    assert mod2 == IRModule({"main": f, "other": g}) and hash(mod2) == hash(IRModule({"main": f, "other": g}))
+    with pytest.raises(NodeError, match="function 'x' is a int, expected a PrimFunc"):
+        mod.with_function("x", 3)
+    with pytest.raises(NodeError, match="names that are identifiers, got 'a b'"):
+        mod.with_function("a b", f)
 
 
 def test_tir_namespace_helpers():

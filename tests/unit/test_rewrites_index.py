@@ -117,3 +117,37 @@ def test_a_rebuilt_node_is_checked_like_a_new_one():
     handle = Var("p", "handle", PointerType("float32"))
     with pytest.raises(NodeError, match="only a handle variable points to"):
         with_fields(handle, dtype="int32")
+
+
+def _wide(n: int) -> str:
+    lines = ['@T.prim_func', f'def main(A: T.Buffer(({n}, 8), "float32"), B: T.Buffer(({n},), "float32")):']
+    for k in range(n):
+        lines += [f'    for l{k} in range(8):',
+                  f'        with T.block("B{k}"):',
+                  f'            v = T.axis.reduce(8, l{k})',
+                  '            with T.init():',
+                  f'                B[{k}] = T.float32(0)',
+                  f'            B[{k}] = B[{k}] + A[{k}, v]']
+    return "\n".join(lines)
+
+
+def test_inserted_blocks_shift_their_followers_through_many_rewrites():
+    # every decompose_reduction inserts a block into the root sequence, moving every
+    # block after it; the index records the moves as shifts and folds them
+    # once they pile up (more than 32 here)
+    from tirfun.rewrites.index import _MAX_SHIFTS
+
+    n = _MAX_SHIFTS + 8
+    mod = IRModule({"main": from_source(_wide(n))})
+    seen_shifts = 0
+    for k in range(n):
+        mod = R.decompose_reduction(f"B{k}", f"l{k}")(mod)
+        func = mod["main"]
+        index = _CACHE[id(func)][1]
+        seen_shifts = max(seen_shifts, len(index.shifts))
+        assert index == build_index(func), k
+        for name, path in index.blocks.items():
+            assert get_at(func, path).name_hint == name
+        for name, path in index.loops.items():
+            assert get_at(func, path).loop_var.name == name
+    assert seen_shifts == _MAX_SHIFTS  # the shifts were folded, not dropped

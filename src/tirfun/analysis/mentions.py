@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..nodes import Buffer, BufferLoad, Node, Stmt, Var
+from ..nodes import BinaryOp, BlockRealize, Buffer, BufferLoad, IntImm, Node, Stmt, Var
 from .traversal import iter_children
 
 # identity of a statement or buffer -> (weak reference to it, its names);
@@ -32,6 +32,8 @@ from .traversal import iter_children
 _CACHE: dict[int, tuple] = {}
 # the same for the buffers with a data pointer under a statement
 _POINTERS: dict[int, tuple] = {}
+# the same for the buffer and pointer names under a statement
+_BUFFER_NAMES: dict[int, tuple] = {}
 
 
 def _forget(cache: dict, key: int):
@@ -75,6 +77,66 @@ def _collect(root: Node) -> set:
             out.add(n.name)
         elif isinstance(n, Buffer):
             out.add(n.name)
+        stack.extend(iter_children(n))
+    return out
+
+
+def buffer_names_in(node: Node) -> frozenset:
+    """The names in ``node`` that can stand for a buffer: the names of the
+    buffers used anywhere under it, of their data pointers, and of every
+    handle variable. ``mentions(node, b)`` is true exactly when the name of
+    ``b`` or of its data pointer is among them (names are identities inside
+    a function), so an index of these names answers which statements may
+    use a buffer without the variables that every block binds."""
+    if not isinstance(node, (Stmt, Buffer)):
+        return frozenset(_collect_buffer_names(node))
+    found = _kept(node, _BUFFER_NAMES)
+    if found is None:
+        if type(node) is BlockRealize and all(map(_plain, node.iter_values)) and _plain(node.predicate):
+            # bindings of loop variables and constants (nearly every block):
+            # the block's names, kept already when the block is shared
+            found = buffer_names_in(node.block)
+        else:
+            found = frozenset(_collect_buffer_names(node))
+        _keep(node, found, _BUFFER_NAMES)
+    return found
+
+
+def _plain(expr) -> bool:
+    """Whether ``expr`` is built of integer variables, constants and
+    two-operand arithmetic only (so it names no buffer and no pointer)."""
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is IntImm:
+            continue
+        if kind is Var:
+            if n.dtype.is_handle:
+                return False
+        elif isinstance(n, BinaryOp):
+            stack.append(n.a)
+            stack.append(n.b)
+        else:
+            return False
+    return True
+
+
+def _collect_buffer_names(root: Node) -> set:
+    out: set = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, Stmt):
+            out |= buffer_names_in(n)  # kept per statement
+            continue
+        if isinstance(n, Var):
+            if n.dtype.is_handle:
+                out.add(n.name)
+        elif isinstance(n, Buffer):
+            out.add(n.name)
+            if n.data is not None:
+                out.add(n.data.name)
         stack.extend(iter_children(n))
     return out
 
@@ -151,4 +213,4 @@ def _masked_below(root: Node) -> set:
     return out
 
 
-__all__ = ["names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads"]
+__all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads"]

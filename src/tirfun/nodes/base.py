@@ -67,17 +67,20 @@ def node(cls):
 
 @functools.cache
 def _rebuild_plan(cls: type):
-    """How :func:`with_fields` rebuilds a ``cls``: its fields as ``(name,
-    converter, validator, attribute, spans)`` (``spans``: the validator
-    reads other fields too, see :func:`spans_fields`) and its post-init
-    hook; None when a converter needs more than the value (attrs'
-    ``Converter``), where ``attrs.evolve`` is used instead."""
+    """How :func:`with_fields` rebuilds a ``cls``: its field names in order,
+    each field's ``(converter, validator, attribute)`` by name, whether a
+    validator reads other fields too (see :func:`spans_fields`), its
+    post-init hook and the fields that hook reads (a class's
+    ``_POST_INIT_READS``, None: any); None when a converter needs more than the value
+    (attrs' ``Converter``), where ``attrs.evolve`` is used instead."""
     fields = attrs.fields(cls)
     if any(isinstance(a.converter, attrs.Converter) for a in fields):
         return None
-    return (tuple((a.name, a.converter, a.validator, a, getattr(a.validator, "spans_fields", False))
-                  for a in fields),
-            getattr(cls, "__attrs_post_init__", None))
+    return (tuple(a.name for a in fields),
+            {a.name: (a.converter, a.validator, a) for a in fields},
+            any(getattr(a.validator, "spans_fields", False) for a in fields),
+            getattr(cls, "__attrs_post_init__", None),
+            getattr(cls, "_POST_INIT_READS", None))
 
 
 def spans_fields(validator):
@@ -98,32 +101,56 @@ def with_fields(node, **changes):
     so the result is exactly as checked as a node built from scratch.
     Rewrites rebuild the nodes along a path with it, many times per
     primitive."""
-    cls = type(node)
+    return _rebuilder(type(node), tuple(changes))(node, *changes.values())
+
+
+@functools.cache
+def _rebuilder(cls: type, changed: tuple):
+    """A function ``(node, *values)`` that rebuilds a ``cls`` with the
+    fields ``changed`` replaced by ``values``: the steps of
+    :func:`with_fields` for this class and these fields, written out once
+    (a pure function of its key, as attrs writes its ``__init__``)."""
     plan = _rebuild_plan(cls)
     if plan is None:
-        return attrs.evolve(node, **changes)
-    fields, post_init = plan
-    new = object.__new__(cls)
-    put = object.__setattr__
-    for name, converter, _validator, _attribute, _spans in fields:
-        if name in changes:
-            value = changes[name]
-            if converter is not None:
-                value = converter(value)
+        return lambda node, *values: attrs.evolve(node, **dict(zip(changed, values)))
+    names, by_name, _spanning, post_init, post_init_reads = plan
+    args = [f"_v{k}" for k in range(len(changed))]
+    arg_of = {name: arg for name, arg in zip(changed, args) if name in by_name}
+    env = {"_new": object.__new__, "_put": object.__setattr__, "_cls": cls, "_post_init": post_init}
+    lines = [f"def rebuild(node, {', '.join(args)}):" if args else "def rebuild(node):",
+             "    new = _new(_cls)"]
+    for name in names:
+        if name not in arg_of:
+            lines.append(f"    _put(new, {name!r}, node.{name})")
+    # converters and then validators in field order, as a constructor runs them
+    for k, name in enumerate(n for n in names if n in arg_of):
+        converter = by_name[name][0]
+        if converter is None:
+            lines.append(f"    _put(new, {name!r}, {arg_of[name]})")
         else:
-            value = getattr(node, name)
-        put(new, name, value)
-    for name, _converter, validator, attribute, spans in fields:
-        if validator is not None and (spans or name in changes):
-            validator(new, attribute, getattr(new, name))
-    if post_init is not None:
-        post_init(new)
-    put(new, "_attrs_cached_hash", None)
-    return new
+            env[f"_c{k}"] = converter
+            lines.append(f"    _put(new, {name!r}, _c{k}({arg_of[name]}))")
+    for k, name in enumerate(names):
+        _converter, validator, attribute = by_name[name]
+        if validator is not None and (name in arg_of or getattr(validator, "spans_fields", False)):
+            env[f"_val{k}"], env[f"_att{k}"] = validator, attribute
+            lines.append(f"    _val{k}(new, _att{k}, new.{name})")
+    # a statement's rules that read none of the changed fields held for
+    # ``node`` and still hold (a new loop body is checked by its validator)
+    if post_init is not None and (post_init_reads is None or not post_init_reads.isdisjoint(arg_of)):
+        lines.append("    _post_init(new)")
+    lines.append("    _put(new, '_attrs_cached_hash', None)")
+    lines.append("    return new")
+    exec("\n".join(lines), env)  # the source is built above from field names only
+    return env["rebuild"]
+
+
+_PVEC = type(pvector())
 
 
 def to_pvector(value) -> PVector:
-    if isinstance(value, PVector):
+    # PVector is an abstract class, slow to ask about: test the concrete type first
+    if type(value) is _PVEC or isinstance(value, PVector):
         return value
     if value is None:
         return pvector()

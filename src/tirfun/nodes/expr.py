@@ -15,11 +15,11 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from attrs import field
-from pyrsistent import PVector
+from pyrsistent import PVector, pvector
 
 from ..errors import NodeError
 from .base import Node, node, spans_fields, to_pvector
-from .dtype import DataType, dtype_of
+from .dtype import _FACTS, DataType, dtype_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .buffer import Buffer
@@ -178,6 +178,9 @@ def to_expr(value: Any) -> PrimExpr:
 
 
 def to_expr_vector(values) -> PVector:
+    kind = type(values)
+    if kind is list or kind is tuple:  # the common case, without asking the abstract PVector
+        return pvector([v if isinstance(v, PrimExpr) else to_expr(v) for v in values])
     if isinstance(values, PVector) and all(isinstance(v, PrimExpr) for v in values):
         return values
     if isinstance(values, (PrimExpr, int, float)):
@@ -275,6 +278,32 @@ class IntImm(PrimExpr):
         return self.value
 
 
+def _int_imm_init(self, dtype, value):
+    """IntImm's constructor: the steps attrs writes for it (convert the
+    dtype and the value, check the value, run the post-init rules), with
+    the dtype's range read from its facts directly. Integer constants are
+    the nodes rewrites build most."""
+    put = object.__setattr__
+    if type(dtype) is not DataType:
+        dtype = DataType(dtype)
+    put(self, "dtype", dtype)
+    if type(value) is bool:
+        value = int(value)
+    put(self, "value", value)
+    if type(value) is not int:
+        _check_int_value(self, None, value)
+    facts = _FACTS.get(dtype)
+    bounds = facts.int_range if facts is not None else dtype.int_range()
+    if bounds is None:
+        raise NodeError(f"IntImm needs a scalar integer or bool dtype, got {dtype}")
+    if not bounds[0] <= value <= bounds[1]:
+        raise NodeError(f"{value} does not fit in {dtype}")
+    put(self, "_attrs_cached_hash", None)
+
+
+IntImm.__init__ = _int_imm_init
+
+
 def float_bits(value: float) -> int:
     """The IEEE-754 bits of a double: the key under which float constants
     compare and hash, so ``0.0`` and ``-0.0`` are different constants (they
@@ -364,7 +393,20 @@ def _binary_class(name: str, base: type, doc: str) -> type:
     ns = {"__annotations__": {"a": PrimExpr, "b": PrimExpr}, "__doc__": doc,
           "__module__": __name__, "__qualname__": name,
           "a": field(converter=to_expr), "b": field(converter=to_expr)}
-    return node(type(name, (base,), ns))
+    cls = node(type(name, (base,), ns))
+    cls.__init__ = _binary_init
+    return cls
+
+
+def _binary_init(self, a, b):
+    """The constructor of the two-operand nodes: the steps attrs writes
+    (convert each operand, run the post-init rules), with an operand that
+    is already an expression taken as it is, as ``to_expr`` would."""
+    put = object.__setattr__
+    put(self, "a", a if isinstance(a, PrimExpr) else to_expr(a))
+    put(self, "b", b if isinstance(b, PrimExpr) else to_expr(b))
+    self.__attrs_post_init__()
+    put(self, "_attrs_cached_hash", None)
 
 
 Add = _binary_class("Add", BinaryOp, "``a + b``")

@@ -9,7 +9,7 @@ from attrs import evolve, field
 from pyrsistent import PMap, PVector, pmap
 
 from ..errors import NodeError, UnknownNameError
-from .base import Node, freeze_value, node, to_attr_map, to_pvector, with_fields
+from .base import Node, freeze_value, node, to_attr_map, to_pvector
 from .buffer import Buffer
 from .expr import Var
 from .stmt import Stmt
@@ -64,6 +64,11 @@ class _Displayable(Node):
         repr_pretty(self, printer)
 
 
+def _check_body(body) -> None:
+    if not isinstance(body, Stmt):
+        raise NodeError(f"PrimFunc body must be a statement, got {type(body).__name__}")
+
+
 @node
 class PrimFunc(_Displayable):
     """A TensorIR function.
@@ -76,7 +81,7 @@ class PrimFunc(_Displayable):
     """
 
     params: PVector = field(converter=to_pvector, validator=_check_params)
-    body: Stmt = field()
+    body: Stmt = field(validator=lambda _s, _a, v: _check_body(v))
     ret_type: object = field(default=None)
     buffer_map: PMap = field(factory=dict, converter=_to_buffer_map)
     attrs: PMap = field(factory=dict, converter=to_attr_map)
@@ -86,9 +91,11 @@ class PrimFunc(_Displayable):
     # from, not part of its value: no equality, hash or printed form.
     renamed_blocks: PMap = field(factory=dict, converter=_to_renames, eq=False)
 
+    # the fields __attrs_post_init__ reads (see with_fields): a new body is
+    # checked by its validator alone
+    _POST_INIT_READS = frozenset({"params", "buffer_map"})
+
     def __attrs_post_init__(self):
-        if not isinstance(self.body, Stmt):
-            raise NodeError(f"PrimFunc body must be a statement, got {type(self.body).__name__}")
         params = set(self.params)
         for var in self.buffer_map:
             if var not in params:
@@ -120,11 +127,15 @@ def _to_functions(value) -> PMap:
         return value.functions
     out = value if isinstance(value, PMap) else pmap(dict(value or {}))
     for name, f in out.items():
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-            raise NodeError(f"IRModule functions are keyed by names that are identifiers, got {name!r}")
-        if not isinstance(f, PrimFunc):
-            raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
+        _check_function(name, f)
     return out
+
+
+def _check_function(name, f) -> None:
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        raise NodeError(f"IRModule functions are keyed by names that are identifiers, got {name!r}")
+    if not isinstance(f, PrimFunc):
+        raise NodeError(f"IRModule function {name!r} is a {type(f).__name__}, expected a PrimFunc")
 
 
 @node
@@ -168,7 +179,16 @@ class IRModule(_Displayable):
 
     def with_function(self, name: str, func: PrimFunc) -> "IRModule":
         """A copy with ``name`` bound to ``func`` (added or replaced)."""
-        return with_fields(self, functions=self.functions.set(name, func))
+        # the other functions were checked when this module was made: only
+        # the new binding needs checking (every rewrite makes a module so)
+        functions = self.functions.set(name, func)
+        _check_function(name, func)
+        out = object.__new__(IRModule)
+        put = object.__setattr__
+        put(out, "functions", functions)
+        put(out, "attrs", self.attrs)
+        put(out, "_attrs_cached_hash", None)
+        return out
 
     def without_function(self, name: str) -> "IRModule":
         self[name]  # raise the specific error on an unknown name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 
+import attrs
 from attrs import field
 from pyrsistent import PMap, PVector
 
@@ -121,6 +122,9 @@ class For(Stmt):
     thread_binding: str | None = field(default=None)
     annotations: PMap = field(factory=dict, converter=to_attr_map)
 
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"loop_var", "min", "extent", "kind", "thread_binding"})
+
     def __attrs_post_init__(self):
         dt = self.loop_var.dtype
         if not dt.is_integer or dt.lanes != 1:
@@ -138,6 +142,33 @@ class For(Stmt):
             raise NodeError(f"loop {self.loop_var.name} of kind {self.kind.value} has a thread tag")
 
 
+_FOR_FIELDS = {a.name: a for a in attrs.fields(For)}
+
+
+def _for_init(self, loop_var, min, extent, kind, body, thread_binding=None, annotations=None):
+    """For's constructor: the steps attrs writes for it (convert the bounds,
+    the kind and the annotations, check the variable and the body, run the
+    post-init rules), with values already of their type taken as they are.
+    Rewrites build loops on every split, fuse and merge."""
+    put = object.__setattr__
+    put(self, "loop_var", loop_var)
+    put(self, "min", min if isinstance(min, PrimExpr) else to_expr(min))
+    put(self, "extent", extent if isinstance(extent, PrimExpr) else to_expr(extent))
+    put(self, "kind", kind if type(kind) is ForKind else _to_for_kind(kind))
+    put(self, "body", body)
+    put(self, "thread_binding", thread_binding)
+    put(self, "annotations", to_attr_map(annotations))  # None: no annotations, as the default
+    if not isinstance(loop_var, Var):
+        _is_var(self, _FOR_FIELDS["loop_var"], loop_var)
+    if not isinstance(body, Stmt):
+        _is_stmt(self, _FOR_FIELDS["body"], body)
+    self.__attrs_post_init__()
+    put(self, "_attrs_cached_hash", None)
+
+
+For.__init__ = _for_init
+
+
 def _is_no_op(s) -> bool:
     value = getattr(s, "value", None)
     return (type(s) is Evaluate and type(value) is IntImm and value.value == 0
@@ -149,7 +180,10 @@ def _flatten_seq(values) -> PVector:
     # and a no-op T.evaluate(0) beside other statements is dropped, so
     # neither form exists and print then parse is the identity
     items = to_pvector(values)
-    if not any(type(s) is SeqStmt or _is_no_op(s) for s in items):
+    # one pass in C over the item types: a long sequence rebuilt around one
+    # changed item costs no Python step per item
+    kinds = set(map(type, items))
+    if SeqStmt not in kinds and (Evaluate not in kinds or not any(map(_is_no_op, items))):
         return items
     flat: list = []
     for s in items:
@@ -174,9 +208,9 @@ class SeqStmt(Stmt):
     def __attrs_post_init__(self):
         if len(self.seq) == 0:
             raise NodeError("SeqStmt needs at least one statement")
-        for s in self.seq:
-            if not isinstance(s, Stmt):
-                raise NodeError(f"SeqStmt holds a non-statement {type(s).__name__}")
+        if not all(issubclass(kind, Stmt) for kind in set(map(type, self.seq))):
+            bad = next(s for s in self.seq if not isinstance(s, Stmt))
+            raise NodeError(f"SeqStmt holds a non-statement {type(bad).__name__}")
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -196,6 +230,21 @@ class SeqStmt(Stmt):
             return SeqStmt(self.seq.set(index, stmt))
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", self.seq.set(index, stmt))
+        object.__setattr__(out, "_attrs_cached_hash", None)
+        return out
+
+    def without_items(self, indices) -> "SeqStmt":
+        """The sequence without the items at ``indices``: what is left of a
+        flat sequence is flat, so nothing needs checking again and the cost
+        does not grow with the length of the sequence. Removing every item
+        is an error (a sequence holds at least one statement)."""
+        seq = self.seq
+        for index in sorted(set(indices), reverse=True):
+            seq = seq.delete(index)
+        if not seq:
+            return SeqStmt(seq)  # the constructor's error
+        out = object.__new__(SeqStmt)
+        object.__setattr__(out, "seq", seq)
         object.__setattr__(out, "_attrs_cached_hash", None)
         return out
 
@@ -331,6 +380,10 @@ class Block(Stmt):
     match_buffers: PVector = field(default=(), converter=to_pvector)
     annotations: PMap = field(factory=dict, converter=to_attr_map)
 
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"name_hint", "iter_vars", "reads", "writes", "alloc_buffers",
+                                  "match_buffers"})
+
     def __attrs_post_init__(self):
         if not isinstance(self.name_hint, str):
             raise NodeError("a block name must be a string")
@@ -357,6 +410,9 @@ class BlockRealize(Stmt):
     iter_values: PVector = field(converter=to_expr_vector)
     predicate: PrimExpr = field(converter=to_expr, validator=_is_bool_scalar)
     block: Block = field()
+
+    # the fields __attrs_post_init__ reads (see with_fields)
+    _POST_INIT_READS = frozenset({"iter_values", "block"})
 
     def __attrs_post_init__(self):
         if not isinstance(self.block, Block):

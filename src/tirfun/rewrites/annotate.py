@@ -6,7 +6,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from ..nodes import Block, PrimExpr
-from ..nodes.base import freeze_value
+from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import AnnotationNotFoundError, InvalidAnnotationError
@@ -111,7 +111,7 @@ class Annotate(Rewrite):
         node = site.at(path)
         if self.ann_key in node.annotations:
             return Outcome(site.mod)
-        new = attrs.evolve(node, annotations=node.annotations.set(self.ann_key, self.ann_val))
+        new = with_fields(node, annotations=node.annotations.set(self.ann_key, self.ann_val))
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):
@@ -179,7 +179,7 @@ class Unannotate(Rewrite):
     def build(self, plan) -> Outcome:
         site, path = plan
         node = site.at(path)
-        new = attrs.evolve(node, annotations=node.annotations.remove(self.ann_key))
+        new = with_fields(node, annotations=node.annotations.remove(self.ann_key))
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):

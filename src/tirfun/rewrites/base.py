@@ -92,7 +92,7 @@ def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None)
     """
     new_func = replace_at(site.func, path, new)
     if index is None:
-        index = derive_index(site.index, path, get_at(site.func, path), new, new_func)
+        index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
     remember(new_func, index)
     return site.mod.with_function(site.func_name, new_func)
 

@@ -13,7 +13,8 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.iter_map import simplify_index
-from ..nodes import Block, BufferRegion, PrimExpr, Range
+from ..nodes import Block, BufferRegion, IntImm, PrimExpr, Range
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, is_int_expr, names_defined_at, resolve_block, resolve_site
 from .errors import BufferIndexOutOfRangeError, BufTypeError, InvalidIndexError, InvalidRegionError
@@ -137,7 +138,7 @@ class AnnotateBufferAccess(Rewrite):
                      f"as many ranges, got {count!r}")
         # the block's own variables and the function's: a region is read
         # where the block is, isolated from the loops around it
-        defined = names_defined_at(site, ()) | {iv.var.name for iv in block.iter_vars}
+        defined = None  # worked out for the first range that is not a constant
         by_name = {iv.var.name: iv.var for iv in block.iter_vars}
         out = []
         for d, entry in enumerate(self.ranges):
@@ -151,7 +152,9 @@ class AnnotateBufferAccess(Rewrite):
                     chk.stop(InvalidRegionError, subject,
                              f"range {d} of the region is {entry!r}; each is an integer expression or a "
                              "(begin, end) pair of them")
-                stray = uses_any(e, _NotIn(defined))
+                if defined is None and type(e) is not IntImm:
+                    defined = names_defined_at(site, ()) | {iv.var.name for iv in block.iter_vars}
+                stray = None if type(e) is IntImm else uses_any(e, _NotIn(defined))
                 if stray is not None:
                     chk.stop(InvalidRegionError, subject,
                              f"range {d} of the region uses {stray}, which is not defined at the block")
@@ -175,7 +178,7 @@ class AnnotateBufferAccess(Rewrite):
                 end = exprs[1]
                 if end.dtype != begin.dtype:
                     end = _cast(end, begin.dtype)
-                ranges.append(Range(begin, simplify_index(end - begin)))
+                ranges.append(Range(begin, _extent(begin, end)))
         regions = list(_regions(block, self.buf_type))
         regions[self.buffer_index] = BufferRegion(buffer, ranges)
         key = _ANNOTATION[self.buf_type]
@@ -184,7 +187,7 @@ class AnnotateBufferAccess(Rewrite):
             have.append(self.buffer_index)
         changes = {"reads" if self.buf_type == "read" else "writes": regions,
                    "annotations": block.annotations.set(key, pvector(have))}
-        return Outcome(commit(site, path, attrs.evolve(block, **changes), index=site.index))
+        return Outcome(commit(site, path, with_fields(block, **changes), index=site.index))
 
     def python_args(self):
         # the recorded ranges are expressions over the block's own variables,
@@ -193,6 +196,16 @@ class AnnotateBufferAccess(Rewrite):
                          else py_value(e[0] if isinstance(e, tuple) else e) for e in self.ranges)
         return [py_value(self.block), py_value(self.buffer_index), py_value(self.buf_type),
                 f"gen_new_ranges=lambda *_: [{body}]"]
+
+
+def _extent(begin: PrimExpr, end: PrimExpr) -> PrimExpr:
+    """``end - begin`` simplified; two constants whose difference fits the
+    dtype are subtracted on ints, as folding would."""
+    if type(begin) is IntImm and type(end) is IntImm and begin.dtype == end.dtype and not begin.dtype.is_bool:
+        low, high = begin.dtype.int_range()
+        if low <= end.value - begin.value <= high:
+            return IntImm(begin.dtype, end.value - begin.value)
+    return simplify_index(end - begin)
 
 
 def _const_like(block: Block, value: int, like: PrimExpr | None = None):
@@ -288,7 +301,7 @@ class UnsafeHideBufferAccess(Rewrite):
         block: Block = site.at(path)
         hidden = set(self.buf_index_array)
         kept = [r for k, r in enumerate(_regions(block, self.buf_type)) if k not in hidden]
-        new = attrs.evolve(block, **{"reads" if self.buf_type == "read" else "writes": kept})
+        new = with_fields(block, **{"reads" if self.buf_type == "read" else "writes": kept})
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):

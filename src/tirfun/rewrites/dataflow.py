@@ -60,6 +60,7 @@ from ..nodes import (
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
 from .exprs import uses_any, var_names
+from ..analysis.mentions import mentions_any
 
 _BODY = ("body", None)
 
@@ -74,14 +75,22 @@ def scope_of(site: Site, realize_path: Path) -> Path | None:
     return scope_path(site, realize_path)
 
 
-def scope_children(site: Site, scope: Path | None) -> list[Child]:
-    """The child blocks of a scope, ``(realize path, BlockRealize)`` in program order."""
+def scope_children(site: Site, scope: Path | None, touching=None) -> list[Child]:
+    """The child blocks of a scope, ``(realize path, BlockRealize)`` in
+    program order; with ``touching`` (buffers), only those that may read or
+    write one of them: a block that uses none of them can be no producer,
+    consumer or other writer of a block that uses only them. Found from the
+    name index, whatever the number of blocks in the scope."""
+    if touching is not None and scope is not None and not site.index.clashes:
+        return _indexed_blocks(site, scope, touching, nested=False)
     if scope is not None:
-        return list(child_blocks(site.at(scope), scope))
-    body = site.func.body
-    if isinstance(body, BlockRealize):
-        return [((_BODY,), body)]
-    return list(child_blocks(body, (_BODY,)))
+        children = list(child_blocks(site.at(scope), scope))
+    else:
+        body = site.func.body
+        children = [((_BODY,), body)] if isinstance(body, BlockRealize) else list(child_blocks(body, (_BODY,)))
+    if touching is None:
+        return children
+    return [c for c in children if mentions_any(c[1], touching)]
 
 
 def scope_allocations(site: Site, scope: Path | None) -> set:
@@ -92,12 +101,47 @@ def scope_allocations(site: Site, scope: Path | None) -> set:
 def blocks_in_order(site: Site, scope: Path | None, touching=None) -> list[Child]:
     """Every block under the scope, nested ones too, in program order; with
     ``touching`` (buffers), only those that may read or write one of them
-    (the others cannot depend on a block that uses only those), found
-    without entering the statements that name none of them."""
+    (the others cannot depend on a block that uses only those), found from
+    the name index without looking at the other blocks."""
+    if touching is not None and scope is not None and not site.index.clashes:
+        return _indexed_blocks(site, scope, touching, nested=True)
     if scope is None:
         return list(all_block_realizes(site.func.body, (_BODY,), touching=touching))
     block: Block = site.at(scope)
     return list(all_block_realizes(block.body, scope + (_BODY,), touching=touching))
+
+
+def _indexed_blocks(site: Site, scope: Path, touching, *, nested: bool) -> list[Child]:
+    """The blocks under the body of the block at ``scope`` (not inside a
+    reduction ``init``; with ``nested`` False, not inside another block)
+    whose BlockRealize mentions one of the buffers ``touching``, in program
+    order: the name index lists the candidates, so the cost follows the
+    number of blocks that use the buffers, not the size of the scope."""
+    touching = list(touching)
+    names = []
+    for buf in touching:
+        names.append(buf.name)
+        if buf.data is not None:
+            names.append(buf.data.name)
+    body = scope + (_BODY,)
+    k = len(body)
+    located = site.index.blocks
+    found = []
+    for name in site.index.blocks_mentioning(names):
+        path = located.get(name)
+        if path is None:
+            continue
+        rpath = path[:-1]
+        if rpath[:k] != body:
+            continue
+        rest = rpath[k:]
+        if any(step[0] == "init" or (not nested and step[0] == "block") for step in rest):
+            continue
+        realize = site.at(rpath)
+        if mentions_any(realize, touching):
+            found.append((program_key(site, rpath), rpath, realize))
+    found.sort(key=lambda item: item[0])
+    return [(rpath, realize) for _, rpath, realize in found]
 
 
 # -- accesses and dependences ----------------------------------------------------------
@@ -566,7 +610,7 @@ def delete_at(root: Stmt, rel: Path) -> Stmt:
 
     seq_path, (_, k) = rel[:-1], rel[-1]
     seq: SeqStmt = get_at(root, seq_path)
-    items = [s for i, s in enumerate(seq.seq) if i != k]
+    items = seq.seq.delete(k)  # in C: no Python step per item of a long sequence
     new = items[0] if len(items) == 1 else SeqStmt(items)
     return new if not seq_path else replace_at(root, seq_path, new)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
     all_block_realizes, child_blocks, complete_block_violation, describe,
@@ -79,7 +80,7 @@ class _KindChange(Rewrite):
     def build(self, plan) -> Outcome:
         site, path, loop = plan
         kind, axis = self._kind()
-        new = attrs.evolve(loop, kind=kind, thread_binding=axis)
+        new = with_fields(loop, kind=kind, thread_binding=axis)
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):

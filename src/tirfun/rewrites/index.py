@@ -17,20 +17,63 @@ function cannot change, the index can never go stale.
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
+from collections.abc import Iterator, Mapping
 
 import attrs
 from pyrsistent import PSet, pset, pvector
 
-from ..analysis.traversal import STMT_FIELDS, Path, stmt_children, walk_stmts
+from ..analysis.mentions import buffer_names_in
+from ..analysis.traversal import STMT_FIELDS, Path, get_at, stmt_children, walk_stmts
 from .layered_map import LayeredMap
 from ..nodes import (
-    Allocate, AttrStmt, Block, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
-    Stmt, StringImm, Var,
+    Allocate, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    SeqStmt, Stmt, StringImm, Var,
 )
 
 
-@attrs.frozen
+class Located(Mapping):
+    """A read-only view of one table of a :class:`FuncIndex`: a loop or
+    block name to its path, each path brought up to date with the shifts
+    recorded since it was stored (see :class:`FuncIndex`)."""
+
+    __slots__ = ("_table", "_shifts")
+
+    def __init__(self, table: LayeredMap, shifts: tuple):
+        self._table = table
+        self._shifts = shifts
+
+    def __getitem__(self, name) -> Path:
+        return _resolve(self._table[name], self._shifts)
+
+    def get(self, name, default=None):
+        entry = self._table.get(name)
+        return default if entry is None else _resolve(entry, self._shifts)
+
+    def __contains__(self, name) -> bool:
+        return name in self._table
+
+    def __iter__(self) -> Iterator:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+def _resolve(entry: tuple, shifts: tuple) -> Path:
+    """The current path of an entry ``(path, epoch)``: its path with every
+    shift recorded after it was stored applied in order."""
+    path, epoch = entry
+    for prefix, start, delta in shifts[epoch:]:
+        n = len(prefix)
+        if len(path) > n:
+            step = path[n]
+            if step[1] >= start and step[0] == "seq" and path[:n] == prefix:
+                path = path[:n] + (("seq", step[1] + delta),) + path[n + 1:]
+    return path
+
+
 class FuncIndex:
     """Where every loop and block of one function is, and which names it uses.
 
@@ -40,12 +83,79 @@ class FuncIndex:
     and their size variables, loop, iteration and let variables, block
     names): the names a fresh name must avoid. ``clashes`` holds loop or
     block names bound more than once, which only an ill-formed function has.
+
+    A rewrite that inserts or removes statements in a sequence moves every
+    statement after them. Rather than rewriting the path of every loop and
+    block there (a thousand of them at the root of a large function), the
+    derived index records the move as a *shift* ``(sequence path, first
+    position, delta)``; each entry is stored with the number of shifts
+    recorded before it (its epoch), and reading it applies the later ones.
+    Once shifts pile up they are folded into the entries, so a read stays a
+    few tuple comparisons.
+
+    ``mentioned`` maps a buffer's name, or a pointer's, to the names of the
+    blocks whose BlockRealize mentions it (see
+    :func:`~tirfun.analysis.mentions.buffer_names_in`); the function's own
+    root block is left out (it mentions everything). A block primitive asks
+    it which blocks of a scope may use a buffer, instead of looking at every
+    block of the scope.
     """
 
-    loops: LayeredMap
-    blocks: LayeredMap
-    names: LayeredMap
-    clashes: PSet
+    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "mentioned")
+
+    def __init__(self, loop_table: LayeredMap, block_table: LayeredMap, names: LayeredMap, clashes: PSet,
+                 shifts: tuple = (), mentioned: LayeredMap | None = None):
+        self.loop_table = loop_table
+        self.block_table = block_table
+        self.names = names
+        self.clashes = clashes
+        self.shifts = shifts
+        self.mentioned = mentioned if mentioned is not None else LayeredMap()
+
+    @property
+    def loops(self) -> Located:
+        """Loop variable name -> path of its For."""
+        return Located(self.loop_table, self.shifts)
+
+    @property
+    def blocks(self) -> Located:
+        """Block name -> path of its Block."""
+        return Located(self.block_table, self.shifts)
+
+    def with_loop_paths(self, paths: dict) -> "FuncIndex":
+        """This index with the loops named in ``paths`` (name -> current
+        path) moved there: for a rewrite that only permutes loops."""
+        table = self.loop_table.evolver()
+        epoch = len(self.shifts)
+        for name, path in paths.items():
+            table[name] = (path, epoch)
+        return FuncIndex(table.persistent(), self.block_table, self.names, self.clashes, self.shifts,
+                         self.mentioned)
+
+    def blocks_mentioning(self, names) -> set:
+        """The blocks (names) whose BlockRealize may use a buffer or
+        pointer of one of ``names`` (the function's root block excepted)."""
+        out: set = set()
+        table = self.mentioned
+        for name in names:
+            found = table.get(name)
+            if found:
+                out |= found
+        return out
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, FuncIndex):
+            return NotImplemented
+        return (dict(self.loops.items()) == dict(other.loops.items())
+                and dict(self.blocks.items()) == dict(other.blocks.items())
+                and self.names == other.names and self.clashes == other.clashes
+                and self.mentioned == other.mentioned)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return (f"FuncIndex(loops={dict(self.loops.items())!r}, blocks={dict(self.blocks.items())!r}, "
+                f"clashes={set(self.clashes)!r})")
 
 
 _PVEC = type(pvector())
@@ -163,7 +273,7 @@ def _tally(root, counts: dict, sign: int) -> None:
 
 
 def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | None = None, *,
-          count: bool = True) -> list:
+          count: bool = True, realizes: list | None = None) -> list:
     """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
     loops and blocks as ``(is_loop, name, path)``, in pre-order, and the
     names it binds tallied into ``counts``.
@@ -177,7 +287,8 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
     statements (see :func:`_top_statements`); one met there is added to
     ``shared`` (with whether it kept its path), so the walk of the replaced
     side treats it alike. ``count=False`` lists without tallying or
-    looking for shared statements."""
+    looking for shared statements. ``realizes`` collects the BlockRealizes
+    walked (shared ones are not: they are the same on both sides)."""
     found = []
     stack = [(path, root, count)]
     pop, push = stack.pop, stack.append
@@ -203,6 +314,8 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
             found.append((True, node.loop_var.name, p))
         elif isinstance(node, Block):
             found.append((False, node.name_hint, p))
+        elif realizes is not None and type(node) is BlockRealize:
+            realizes.append(node)
         if counting:
             _tally_one(node, counts, sign)
         names = fields_of(type(node))
@@ -246,26 +359,25 @@ def _entries(stmt) -> tuple:
     return found
 
 
-def _top_statements(root, path: Path) -> dict:
-    """The statements of the replaced subtree at ``path`` that a rewrite
-    may carry over unchanged, id -> path: those reachable from ``root``
-    (not included) without entering a block other than ``root``. The new
-    side's walk recognises them by identity, so a rewrite that rebuilds a
-    scope of a thousand blocks around one moved block tallies only what
-    it changed."""
+def _top_statements(roots: list) -> dict:
+    """The statements of the replaced subtrees (``roots``: ``(path, node)``)
+    that a rewrite may carry over unchanged, id -> path: the roots and what
+    is reachable from them without entering a block other than a root. The
+    new side's walk recognises them by identity, so a rewrite that rebuilds
+    a scope around one moved block tallies only what it changed."""
     out: dict = {}
     twice: set = set()
-    stack = [(path, root)]
+    stack = list(roots)
     fields_of = STMT_FIELDS.get
+    root_ids = {id(node) for _, node in roots}
     while stack:
         p, node = stack.pop()
-        if node is not root:
-            key = id(node)
-            if key in out:
-                twice.add(key)  # held twice: its copies cannot be told apart
-            out[key] = p
-            if isinstance(node, Block):
-                continue
+        key = id(node)
+        if key in out:
+            twice.add(key)  # held twice: its copies cannot be told apart
+        out[key] = p
+        if isinstance(node, Block) and key not in root_ids:
+            continue
         for name in fields_of(type(node), ()):
             value = getattr(node, name)
             if type(value) is _PVEC:
@@ -288,38 +400,146 @@ def build_index(func: PrimFunc) -> FuncIndex:
             if name in loops:
                 clashes.add(name)
             else:
-                loops[name] = path
+                loops[name] = (path, 0)
         elif isinstance(stmt, Block):
             name = stmt.name_hint
             if name in blocks:
                 clashes.add(name)
             else:
-                blocks[name] = path
+                blocks[name] = (path, 0)
     counts: dict = {}
     for p in func.params:
         counts[p.name] = counts.get(p.name, 0) + 1
     for buf in func.buffer_map.values():
         _buffer_names(buf, counts, 1)
     _tally(func.body, counts, 1)
+    mentioned: dict = {}
+    for path, stmt in walk_stmts(func):
+        if type(stmt) is BlockRealize and path != _ROOT_REALIZE:
+            block = stmt.block.name_hint
+            for name in buffer_names_in(stmt):
+                mentioned.setdefault(name, set()).add(block)
     return FuncIndex(LayeredMap(loops), LayeredMap(blocks),
-                     LayeredMap({k: v for k, v in counts.items() if v > 0}), pset(clashes))
+                     LayeredMap({k: v for k, v in counts.items() if v > 0}), pset(clashes), (),
+                     LayeredMap({k: frozenset(v) for k, v in mentioned.items()}))
 
 
-def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFunc) -> FuncIndex:
-    """The index of ``new_func``, which is the old function with ``old_sub``
-    at ``path`` replaced by ``new_sub``: only those two subtrees are walked."""
-    if old.clashes:
+#: the path of the function's root BlockRealize, left out of ``mentioned``
+_ROOT_REALIZE: Path = (("body", None),)
+
+
+#: shifts kept unfolded at most; folding rewrites every entry, so it is done
+#: once per this many shifts
+_MAX_SHIFTS = 32
+
+
+def _same_fields(a, b, skip: tuple) -> bool:
+    """Whether ``a`` and ``b`` (of one type) hold the same objects in every
+    field but ``skip``."""
+    return all(getattr(a, f) is getattr(b, f) for f in _field_names(type(a)) if f not in skip)
+
+
+def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone: list, came: list,
+            realizes: list) -> None:
+    """Compare the replaced subtree ``old`` with its replacement ``new``,
+    descending through what they share, and collect what must be indexed
+    again: ``regions`` of ``(old roots, new roots)`` to walk, the names
+    bound by rebuilt statements (``delta``), their loops and blocks
+    (``gone``/``came``), the BlockRealizes rebuilt in place (``realizes``)
+    and, where a sequence changed its length, the shift of the statements
+    after the change.
+
+    The point is the sequences: a block inserted into a root of a thousand
+    statements is one changed item and one shift, where walking the old and
+    the new sequence would visit every item."""
+    if old is new:
+        return
+    kind = type(old)
+    fields = STMT_FIELDS.get(kind)
+    if kind is not type(new) or not fields or kind is PrimFunc:
+        regions.append(([(path, old)], [(path, new)]))
+        return
+    if kind is SeqStmt:
+        a, b = old.seq, new.seq
+        n, m = len(a), len(b)
+        # the common head and tail, by identity, in C: no Python step per item
+        same = list(map(operator.is_, a, b))
+        pre = same.index(False) if False in same else len(same)
+        same = list(map(operator.is_, reversed(a), reversed(b)))
+        suf = min(same.index(False) if False in same else len(same), n - pre, m - pre)
+        if n == m:
+            for k in range(pre, n - suf):
+                _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
+            return
+        regions.append(([(path + (("seq", k),), a[k]) for k in range(pre, n - suf)],
+                        [(path + (("seq", k),), b[k]) for k in range(pre, m - suf)]))
+        if suf:
+            shifts.append((path, n - suf, m - n))
+        return
+    if kind is BlockRealize and path != _ROOT_REALIZE:
+        realizes.append((old, new))
+    if not _same_fields(old, new, fields):
+        # the statement itself changed (a loop's extent, a block's buffers):
+        # its own names leave and come back
+        _tally_one(old, delta, -1)
+        _tally_one(new, delta, 1)
+        if kind is For and old.loop_var.name != new.loop_var.name:
+            gone.append((True, old.loop_var.name, path))
+            came.append((True, new.loop_var.name, path))
+        elif kind is Block and old.name_hint != new.name_hint:
+            gone.append((False, old.name_hint, path))
+            came.append((False, new.name_hint, path))
+    for name in fields:
+        x, y = getattr(old, name), getattr(new, name)
+        if x is y:
+            continue
+        step = path + ((name, None),)
+        if x is None or y is None:
+            regions.append(([(step, x)] if x is not None else [], [(step, y)] if y is not None else []))
+        else:
+            _narrow(step, x, y, regions, delta, shifts, gone, came, realizes)
+
+
+def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFunc,
+                 old_func: PrimFunc | None = None) -> FuncIndex:
+    """The index of ``new_func``, which is the old function (``old_func``)
+    with ``old_sub`` at ``path`` replaced by ``new_sub``: only what differs
+    between the two subtrees, and the path to them, is walked."""
+    if old.clashes or old_func is None:
         return build_index(new_func)
-    # the new side first: the outer statements of the old side that it
-    # reaches unchanged are the shared ones, skipped by both tallies
-    shared: dict = {}
+    regions: list = []
     delta: dict = {}
-    came = _scan(new_sub, path, delta, 1, shared, _top_statements(old_sub, path))
-    gone = _scan(old_sub, path, delta, -1, shared)
-    loops = _moved(old.loops, [(n, p) for is_loop, n, p in gone if is_loop],
-                   [(n, p) for is_loop, n, p in came if is_loop])
-    blocks = _moved(old.blocks, [(n, p) for is_loop, n, p in gone if not is_loop],
-                    [(n, p) for is_loop, n, p in came if not is_loop])
+    shifts: list = []
+    gone: list = []
+    came: list = []
+    # BlockRealizes rebuilt: (old or None, new or None); those above the
+    # path first (rebuilt by the replacement along it)
+    realizes: list = []
+    for k, step in enumerate(path):
+        if step[0] == "block" and k > 1:  # the realize at path[:k]; not the root's
+            a, b = get_at(old_func, path[:k]), get_at(new_func, path[:k])
+            if a is not b and type(a) is BlockRealize:
+                realizes.append((a, b))
+    _narrow(path, old_sub, new_sub, regions, delta, shifts, gone, came, realizes)
+    for old_roots, new_roots in regions:
+        # the new side first: the outer statements of the old side that it
+        # reaches unchanged are the shared ones, skipped by both tallies
+        shared: dict = {}
+        tops = _top_statements(old_roots)
+        new_realizes: list = []
+        old_realizes: list = []
+        for p, node in new_roots:
+            came.extend(_scan(node, p, delta, 1, shared, tops, realizes=new_realizes))
+        for p, node in old_roots:
+            gone.extend(_scan(node, p, delta, -1, shared, realizes=old_realizes))
+        realizes.extend((a, None) for a in old_realizes)
+        realizes.extend((None, b) for b in new_realizes)
+    all_shifts = old.shifts + tuple(shifts)
+    epoch = len(all_shifts)
+    loops = _moved(old.loop_table, old.shifts, [(n, p) for is_loop, n, p in gone if is_loop],
+                   [(n, p) for is_loop, n, p in came if is_loop], epoch)
+    blocks = _moved(old.block_table, old.shifts, [(n, p) for is_loop, n, p in gone if not is_loop],
+                    [(n, p) for is_loop, n, p in came if not is_loop], epoch)
     if loops is None or blocks is None:
         return build_index(new_func)  # a clash: index the ill-formed result fully
     changes = {name: d for name, d in delta.items() if d}
@@ -333,30 +553,80 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
             elif name in names:
                 del names[name]
         names = names.persistent()
-    return FuncIndex(loops, blocks, names, old.clashes)
+    if len(all_shifts) > _MAX_SHIFTS:
+        loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
+    mentioned = _mentioned(old.mentioned, realizes)
+    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, mentioned)
 
 
-def _moved(table: LayeredMap, gone: list, came: list) -> LayeredMap | None:
-    """``table`` (name -> path) without the entries of the replaced subtree
-    (``gone``) and with those of the new one (``came``); None when a new
-    name is already taken (a clash). A name that only moved is updated in
-    place, and nothing is copied when nothing changed."""
-    dropped = {name for name, p in gone if table.get(name) == p}
+def _mentioned(table: LayeredMap, realizes: list) -> LayeredMap:
+    """``table`` (buffer or pointer name -> block names) after the
+    BlockRealizes in ``realizes`` (``(old, new)``, either None) changed."""
+    if not realizes:
+        return table
+    change: dict = {}  # (name, block) -> +1 / -1, netted
+    for a, b in realizes:
+        if a is not None:
+            block = a.block.name_hint
+            for name in buffer_names_in(a):
+                change[name, block] = change.get((name, block), 0) - 1
+        if b is not None:
+            block = b.block.name_hint
+            for name in buffer_names_in(b):
+                change[name, block] = change.get((name, block), 0) + 1
+    per_name: dict = {}
+    for (name, block), d in change.items():
+        if d:
+            per_name.setdefault(name, []).append((block, d))
+    if not per_name:
+        return table
+    out = table.evolver()
+    for name, edits in per_name.items():
+        found = set(out[name]) if name in out else set()
+        for block, d in edits:
+            if d > 0:
+                found.add(block)
+            else:
+                found.discard(block)
+        if found:
+            out[name] = frozenset(found)
+        elif name in out:
+            del out[name]
+    return out.persistent()
+
+
+def _fold(table: LayeredMap, shifts: tuple) -> LayeredMap:
+    """``table`` with every shift applied to its entries (epoch 0 again)."""
+    return LayeredMap({name: (_resolve(entry, shifts), 0) for name, entry in table.items()})
+
+
+def _moved(table: LayeredMap, shifts: tuple, gone: list, came: list, epoch: int) -> LayeredMap | None:
+    """``table`` (name -> ``(path, epoch)``) without the entries of the
+    replaced subtree (``gone``, current paths before the rewrite's shifts)
+    and with those of the new one (``came``, paths after them, stored at
+    ``epoch``); None when a new name is already taken (a clash). A name
+    that only moved is updated in place, and nothing is copied when nothing
+    changed."""
+    dropped = set()
+    for name, p in gone:
+        entry = table.get(name)
+        if entry is not None and _resolve(entry, shifts) == p:
+            dropped.add(name)
     placed: dict = {}
     for name, p in came:
         if name in placed or (name in table and name not in dropped):
             return None
         placed[name] = p
     edits = [(name, None) for name in dropped if name not in placed]
-    edits += [(name, p) for name, p in placed.items() if table.get(name) != p]
+    edits += [(name, (p, epoch)) for name, p in placed.items()]
     if not edits:
         return table
     out = table.evolver()
-    for name, p in edits:
-        if p is None:
+    for name, entry in edits:
+        if entry is None:
             del out[name]
         else:
-            out[name] = p
+            out[name] = entry
     return out.persistent()
 
 
@@ -389,4 +659,4 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
-__all__ = ["FuncIndex", "build_index", "derive_index", "index_of", "remember"]
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "index_of", "remember"]

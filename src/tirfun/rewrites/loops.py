@@ -7,14 +7,18 @@ method of the same name; the lower-case functions build the records.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import attrs
 
 from ..analysis.traversal import Path, get_at
+from ..errors import NodeError
+from ..nodes.base import with_fields
 from ..nodes import (
-    LT, Block, BlockRealize, Cast, DataType, Evaluate, For, ForKind, IntImm, IterVarType,
-    PrimExpr, SeqStmt, Stmt, Var, binary,
+    LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm,
+    IterVarType,
+    Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
@@ -49,6 +53,8 @@ def _as_tuple(value):
 def _as_factors(value):
     value = _as_tuple(value)
     if isinstance(value, tuple):
+        if all(f is None or type(f) is int for f in value):
+            return value  # ints and None are kept as they are
         return tuple(operator.index(f) if not isinstance(f, (bool, PrimExpr)) and hasattr(f, "__index__")
                      else f for f in value)  # numpy integers become ints
     return value
@@ -208,19 +214,20 @@ class Split(Rewrite):
         exprs = [None if f is None else _cast(IntImm(dtype, f) if isinstance(f, int) else f, dtype)
                  for f in factors]
         extent = _cast(loop.extent, dtype)
-        known = IntImm(dtype, 1)
-        for f in exprs:
-            if f is not None:
-                known = mul(known, f)
-        known = simplify_index(known)
-        if infer:
-            exprs[infer[0]] = simplify_index(floordiv(extent + known - 1, known))
-        else:
-            slack = simplify_index(known - extent)
-            if not (isinstance(slack, IntImm) and slack.value >= 0):
-                chk.fail(WrongFactorProductError, subject,
-                         f"the factors' product {known.script()} "
-                         f"is not provably at least the loop's extent", loop)
+        if not _const_factors(chk, subject, loop, factors, exprs, infer, extent, dtype):
+            known = IntImm(dtype, 1)
+            for f in exprs:
+                if f is not None:
+                    known = mul(known, f)
+            known = simplify_index(known)
+            if infer:
+                exprs[infer[0]] = simplify_index(floordiv(extent + known - 1, known))
+            else:
+                slack = simplify_index(known - extent)
+                if not (isinstance(slack, IntImm) and slack.value >= 0):
+                    chk.fail(WrongFactorProductError, subject,
+                             f"the factors' product {known.script()} "
+                             f"is not provably at least the loop's extent", loop)
         check_plain_loop(chk, loop)
         check_starts_at_zero(chk, loop)
         return site, path, loop, exprs, dtype, extent
@@ -229,17 +236,30 @@ class Split(Rewrite):
         site, path, loop, factors, dtype, extent = plan
         names = fresh_names(split_bases(loop.loop_var.name, len(factors)), site.index.names)
         new_vars = [Var(name, dtype) for name in names]
+        # the operands share one dtype and are never two literals, so the
+        # nodes are what the operators would build
         value = new_vars[0]
         for f, v in zip(factors[1:], new_vars[1:]):
-            value = value * f + v
+            value = Add(Mul(value, f), v)
         ranges = loop_ranges(l for _, l in loops_above(site, path))
+        constant = True
         for v, f in zip(new_vars, factors):
-            if isinstance(f, IntImm):
+            if type(f) is IntImm:
                 ranges[v.name] = (0, f.value - 1)
-        body = rebind(loop.body, {loop.loop_var: _cast(value, loop.loop_var.dtype)}, ranges,
-                      drop_unit_iters=not self.preserve_unit_iters)
+            else:
+                constant = False
+        mapped = _cast(value, loop.loop_var.dtype)
+        # with constant factors the binding is a sum of weighted loop
+        # variables, whose simplified form no range changes
+        simplified = {loop.loop_var: _weighted_sum(new_vars, factors, mapped)} if constant else None
+        body = rebind(loop.body, {loop.loop_var: mapped}, ranges,
+                      drop_unit_iters=not self.preserve_unit_iters, simplified=simplified)
         if not self.disable_predication:
-            bounds = expr_bounds(value, ranges)
+            if constant and all(f.value >= 1 for f in factors):
+                # each variable below its factor: the sum runs over [0, product)
+                bounds = (0, math.prod(f.value for f in factors) - 1)
+            else:
+                bounds = expr_bounds(value, ranges)
             exact = (bounds is not None and isinstance(extent, IntImm) and bounds[1] < extent.value)
             if not exact:
                 product = IntImm(dtype, 1)
@@ -249,8 +269,9 @@ class Split(Rewrite):
             if not exact:
                 body = append_predicate(body, binary(LT, value, extent))
         new: Stmt = body
+        zero = IntImm(dtype, 0)
         for v, f in reversed(list(zip(new_vars, factors))):
-            new = For(v, IntImm(dtype, 0), f, ForKind.SERIAL, new)
+            new = For(v, zero, f, ForKind.SERIAL, new)
         mod = commit(site, path, new)
         return Outcome(mod, tuple(LoopRef(n, site.func_name) for n in names))
 
@@ -258,6 +279,57 @@ class Split(Rewrite):
         return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
                 f"preserve_unit_iters={py_value(self.preserve_unit_iters)}",
                 f"disable_predication={py_value(self.disable_predication)}"]
+
+
+
+def _const_factors(chk: Checks, subject: str, loop: For, factors: list, exprs: list, infer: list,
+                   extent: PrimExpr, dtype: DataType) -> bool:
+    """Split's factor arithmetic when the extent and the given factors are
+    constants whose product fits the dtype: what folding and simplifying
+    the expressions gives, worked out on ints (``exprs`` gets the inferred
+    factor; a product short of the extent fails). False: not such a case,
+    the expressions must be worked out."""
+    if type(extent) is not IntImm or not all(f is None or type(f) is int for f in factors):
+        return False
+    low, high = dtype.int_range()
+    product = 1
+    for f in factors:
+        if f is not None:
+            product *= f
+    if product > high:
+        return False
+    if infer:
+        exprs[infer[0]] = IntImm(dtype, -(-extent.value // product))
+        return True
+    slack = product - extent.value
+    if not (0 <= slack <= high):  # a slack past the dtype is not a constant of it
+        chk.fail(WrongFactorProductError, subject,
+                 f"the factors' product {IntImm(dtype, product).script()} "
+                 f"is not provably at least the loop's extent", loop)
+    return True
+
+
+def _weighted_sum(new_vars: list, factors: list, value: PrimExpr) -> PrimExpr:
+    """What ``simplify_index`` makes of ``value``, the binding
+    ``(v0 * f1 + v1) * f2 + v2 ...`` of a split with constant factors: the
+    variables weighted by the product of the factors inside them, heaviest
+    first (equal weights keep their order), a weight of 1 left out."""
+    weights = []
+    weight = 1
+    for v, f in zip(reversed(new_vars), reversed(factors)):
+        weights.append((v, weight))
+        weight *= f.value
+    if len(new_vars) == 1 or value.dtype != new_vars[0].dtype or any(f.value < 1 for f in factors):
+        return simplify_index(value)  # a zero factor (an empty loop) zeroes weights: the simplifier drops them
+    terms = sorted(reversed(weights), key=lambda item: -item[1])
+    try:
+        out = None
+        for v, k in terms:
+            term = v if k == 1 else Mul(v, IntImm(v.dtype, k))
+            out = term if out is None else Add(out, term)
+    except NodeError:  # a weight past the dtype: the simplifier keeps the input
+        return simplify_index(value)
+    return out
 
 
 class _NotIn:
@@ -394,14 +466,14 @@ class Fuse(Rewrite):
             if _is_one(ext):
                 value = IntImm(dtype, 0)
             else:
-                value = floordiv(floormod(fused, mul(lower, ext)), lower)
+                value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
             mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
-            lower = mul(lower, ext)
-        first = IntImm(dtype, 0) if _is_one(extents[0]) else floordiv(fused, lower)
+            lower = _mul(lower, ext)
+        first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
         mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
         total: PrimExpr = IntImm(dtype, 1)
         for ext in extents:
-            total = mul(total, ext)
+            total = _mul(total, ext)
         total = simplify_index(total)
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
@@ -413,6 +485,38 @@ class Fuse(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+# fuse's arithmetic on constants of one dtype: what ``mul``, ``floormod`` and
+# ``floordiv`` build (a unit operand folded, literals folded where the result
+# fits), without their general type matching; anything else goes to them
+
+def _int_literal(e: PrimExpr) -> bool:
+    return type(e) is IntImm and not e.dtype.is_bool
+
+
+def _mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if not (_int_literal(a) and _int_literal(b) and a.dtype == b.dtype):
+        return mul(a, b)
+    if a.value == 1:
+        return b
+    if b.value == 1:
+        return a
+    low, high = a.dtype.int_range()
+    value = a.value * b.value
+    return IntImm(a.dtype, value) if low <= value <= high else Mul(a, b)
+
+
+def _floormod(a: Var, b: PrimExpr) -> PrimExpr:
+    if not (type(a) is Var and _int_literal(b) and b.value != 1 and a.dtype == b.dtype):
+        return floormod(a, b)
+    return FloorMod(a, b)  # a variable and a literal: nothing to fold
+
+
+def _floordiv(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    if not (_int_literal(b) and a.dtype == b.dtype and type(a) in (Var, FloorMod)):
+        return floordiv(a, b)
+    return a if b.value == 1 else FloorDiv(a, b)
 
 
 def _is_one(e: PrimExpr) -> bool:
@@ -544,11 +648,9 @@ class Reorder(Rewrite):
             return Outcome(site.mod)
         body = chain[-1][1].body
         for loop in reversed(new_chain):
-            body = attrs.evolve(loop, body=body)
-        loops = site.index.loops
-        for k, loop in enumerate(new_chain):
-            loops = loops.set(loop.loop_var.name, top + (_BODY,) * k)
-        index = attrs.evolve(site.index, loops=loops)
+            body = with_fields(loop, body=body)
+        index = site.index.with_loop_paths(
+            {loop.loop_var.name: top + (_BODY,) * k for k, loop in enumerate(new_chain)})
         return Outcome(commit(site, top, body, index=index))
 
     def python_args(self):
@@ -706,6 +808,19 @@ def _replace_many(node: Stmt, targets: dict) -> Stmt:
     groups: dict = {}
     for p, v in targets.items():
         groups.setdefault(p[0], {})[p[1:]] = v
+    if isinstance(node, SeqStmt) and all(step[0] == "seq" and set(sub) == {()} for step, sub in groups.items()):
+        # items replaced or removed whole: edit the sequence in place of a
+        # rebuild, which would look at every item of the scope
+        seq = node
+        removed = [step[1] for step, sub in groups.items() if sub[()] is None]
+        for (_, index), sub in groups.items():
+            if sub[()] is not None:
+                seq = seq.with_item(index, sub[()])
+        if len(removed) == len(node.seq):
+            return Evaluate(IntImm("int32", 0))
+        if type(seq) is SeqStmt and len(seq.seq) == len(node.seq):
+            seq = seq.without_items(removed)
+            return seq.seq[0] if len(seq.seq) == 1 else seq
     if isinstance(node, SeqStmt):
         out = []
         for i, child in enumerate(node.seq):
@@ -726,7 +841,7 @@ def _replace_many(node: Stmt, targets: dict) -> Stmt:
             updates[name] = _replace_many(value, sub)
         else:
             updates[name] = value.set(index, _replace_many(value[index], sub))
-    return attrs.evolve(node, **updates)
+    return with_fields(node, **updates)
 
 
 def merge(*loops) -> Merge:
@@ -862,7 +977,7 @@ class ReorderBlockIterVar(Rewrite):
         site, rpath = plan
         realize: BlockRealize = site.at(rpath)
         order = self.new_order
-        block = attrs.evolve(realize.block, iter_vars=[realize.block.iter_vars[k] for k in order])
+        block = with_fields(realize.block, iter_vars=[realize.block.iter_vars[k] for k in order])
         new = BlockRealize([realize.iter_values[k] for k in order], realize.predicate, block)
         return Outcome(commit(site, rpath, new, index=site.index))
 

@@ -15,6 +15,8 @@ from collections.abc import Collection, Iterable
 
 
 def _sanitize(base: str) -> str:
+    if base.isascii() and base.isidentifier():
+        return base  # letters, digits and underscores, not led by a digit: nothing to replace
     out = "".join(c if (c == "_" or c.isalnum()) else "_" for c in base)
     if not out or out[0].isdigit():
         out = "v_" + out

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pyrsistent import pvector
+
 from ..analysis.traversal import map_children, stmt_children
-from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr, Stmt, Var
-from ..analysis.arith.iter_map import Ranges, loop_ranges, simplify_index
+from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr, SeqStmt, Stmt, Var
+from ..nodes.base import with_fields
+from ..analysis.arith.iter_map import Ranges, simplify_index
+from ..analysis.arith.terms import int_value
 from .exprs import substitute, substitute_expr, uses_any
 
 
 def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
-           drop_unit_iters: bool = False) -> Stmt:
+           drop_unit_iters: bool = False, simplified: Mapping[Var, PrimExpr] | None = None) -> Stmt:
     """``stmt`` with the variables of ``mapping`` substituted everywhere.
 
     A block binding that changed is simplified with
@@ -27,7 +31,13 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
     ``drop_unit_iters`` (TVM's ``preserve_unit_iters=False``) every binding
     is also rid of loop variables whose loop runs exactly once, which are
     replaced by their only value.
+
+    ``simplified`` may give, for a variable of ``mapping``, what
+    ``simplify_index`` makes of its value under any ranges (a value without
+    ``//`` or ``%`` does not depend on them): a binding that is that
+    variable alone then takes it without simplifying again.
     """
+    simplified = {id(mapping[v]): (mapping[v], s) for v, s in simplified.items()} if simplified else None
 
     def sub(node):
         if isinstance(node, PrimExpr):
@@ -35,18 +45,47 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
         return substitute(node, mapping)
 
     def visit(node: Stmt, ranges: Ranges) -> Stmt:
-        if isinstance(node, For):
-            loop_min, loop_extent = sub(node.min), sub(node.extent)
-            inner = dict(ranges)
-            inner.update(loop_ranges([_Bounds(node.loop_var, loop_min, loop_extent)]))
-            return map_children(node, lambda c: visit(c, inner) if isinstance(c, Stmt) else sub(c))
-        if isinstance(node, BlockRealize):
+        kind = type(node)
+        if kind is For:
+            return visit_for(node, ranges)
+        if kind is BlockRealize:
             return visit_realize(node, ranges)
-        if isinstance(node, Block) and node.iter_vars:
+        if kind is Block and node.iter_vars:
             # block isolation: nothing inside a block with iteration variables
             # mentions the loops around it, so its body is left alone
             return node
+        if kind is SeqStmt:
+            items = [visit(s, ranges) for s in node.seq]
+            if all(a is b for a, b in zip(items, node.seq)):
+                return node
+            return with_fields(node, seq=pvector(items))
         return map_children(node, lambda c: visit(c, ranges) if isinstance(c, Stmt) else sub(c))
+
+    def visit_for(node: For, ranges: Ranges) -> Stmt:
+        loop_min, loop_extent = sub(node.min), sub(node.extent)
+        lo, ext = int_value(loop_min), int_value(loop_extent)
+        inner = ranges
+        if lo is not None and ext is not None and ext > 0:
+            inner = dict(ranges)
+            inner[node.loop_var.name] = (lo, lo + ext - 1)
+        if node.annotations:
+            # annotation values may hold expressions: the generic walk reaches them
+            return map_children(node, lambda c: visit(c, inner) if isinstance(c, Stmt) else sub(c))
+        loop_var = mapping.get(node.loop_var, node.loop_var)
+        body = visit(node.body, inner)
+        if (loop_var is node.loop_var and loop_min is node.min and loop_extent is node.extent
+                and body is node.body):
+            return node
+        changes = {}
+        if loop_var is not node.loop_var:
+            changes["loop_var"] = loop_var
+        if loop_min is not node.min:
+            changes["min"] = loop_min
+        if loop_extent is not node.extent:
+            changes["extent"] = loop_extent
+        if body is not node.body:
+            changes["body"] = body
+        return with_fields(node, **changes)
 
     def visit_realize(node: BlockRealize, ranges: Ranges) -> BlockRealize:
         units = {name: lo for name, (lo, hi) in ranges.items() if lo == hi} if drop_unit_iters else {}
@@ -58,27 +97,33 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
                 if units:
                     new = substitute(new, {v: IntImm(v.dtype, units[v.name])
                                            for v in _vars(new) if v.name in units})
-                new = simplify_index(new, ranges)
+                    new = simplify_index(new, ranges)
+                else:
+                    new = _simplified(new, ranges)
             changed = changed or new is not value
             values.append(new)
         predicate = sub(node.predicate)
         block = visit(node.block, ranges)
         if not changed and predicate is node.predicate and block is node.block:
             return node
-        return BlockRealize(values if changed else node.iter_values, predicate, block)
+        changes = {}
+        if changed:
+            changes["iter_values"] = values
+        if predicate is not node.predicate:
+            changes["predicate"] = predicate
+        if block is not node.block:
+            changes["block"] = block
+        return with_fields(node, **changes)
+
+    def _simplified(new: PrimExpr, ranges: Ranges) -> PrimExpr:
+        # a binding that was the substituted variable itself becomes the
+        # caller's value, whose simplified form the caller may know
+        known = simplified.get(id(new)) if simplified else None
+        if known is not None and known[0] is new:
+            return known[1]
+        return simplify_index(new, ranges)
 
     return visit(stmt, dict(ranges))
-
-
-class _Bounds:
-    """The loop fields :func:`loop_ranges` reads."""
-
-    __slots__ = ("loop_var", "min", "extent")
-
-    def __init__(self, loop_var, min_, extent):
-        self.loop_var = loop_var
-        self.min = min_
-        self.extent = extent
 
 
 def _vars(expr: PrimExpr) -> list[Var]:

@@ -201,13 +201,33 @@ def simplify_index(e: PrimExpr, ranges: Ranges | None = None) -> PrimExpr:
     it lets ``r // c`` vanish and ``r % c`` become ``r`` when ``r`` lies in
     ``[0, c)``. Non-integer expressions are returned unchanged.
     """
-    if type(e) is IntImm or type(e) is Var or not _is_index(e):
+    kind = type(e)
+    if kind is IntImm or kind is Var or not _is_index(e):
         return e  # a constant or a variable is as simple as it gets
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm and e.b.value > 0:
+        return _var_slice(e, ranges)
     norm = _Normalizer(ranges or {}, e.dtype)
     try:
         return norm.expr(norm.lin(e))
     except NodeError:  # a folded constant that does not fit the dtype: keep the input
         return e
+
+
+def _var_slice(e, ranges: Ranges | None) -> PrimExpr:
+    """What the normalizer makes of ``x // c`` or ``x % c`` (``x`` a
+    variable, ``c`` a positive constant), without building its forms:
+    ``x // 1`` is ``x`` and ``x % 1`` is 0; where the ranges put ``x`` in
+    ``[0, c)``, ``x // c`` is 0 and ``x % c`` is ``x``; anything else, a
+    range past the dtype included, stays as it is."""
+    c = e.b.value
+    x = e.a
+    if c == 1:
+        return x if type(e) is FloorDiv else IntImm(e.dtype, 0)
+    bounds = ranges.get(x.name) if ranges else None
+    if bounds is not None and fits(e.dtype, bounds[0]) and fits(e.dtype, bounds[1]) \
+            and bounds[0] >= 0 and bounds[1] < c:
+        return IntImm(e.dtype, 0) if type(e) is FloorDiv else x
+    return e
 
 
 def loop_ranges(loops) -> dict[str, tuple[int, int]]:
@@ -229,6 +249,10 @@ def _split_of(atom, loops: Mapping[str, object]):
     """``(var name, lower factor, extent or None)`` when ``atom`` is a loop
     variable or a ``//``/``%`` slice of one; ``_CONST`` when it mentions no
     loop variable of ``loops``; None otherwise."""
+    if isinstance(atom, Var):  # the commonest binding: a loop variable, or an outer one
+        if atom.name not in loops:
+            return _CONST
+        return atom.name, 1, _int_value(loops[atom.name].extent)
     from ...rewrites.exprs import uses_any
 
     if uses_any(atom, loops) is None:
@@ -321,25 +345,18 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     for value in values:
         if not _is_index(value):
             return None
-        norm = _Normalizer({}, value.dtype)
-        try:
-            lin = norm.lin(value)
-        except NodeError:
-            return None
-        parts = []
-        base = norm.number(lin.const)
-        for atom, k in lin.terms:
-            split = _split_of(atom, loops)
+        if isinstance(value, Var):
+            # a variable alone: what the general reading below gives, directly
+            split = _split_of(value, loops)
             if split is _CONST:
-                base = base.plus(norm.atom(atom).scale(k))
-                continue
-            if split is None or k <= 0:
+                parts, base_expr = [], value
+            else:
+                parts = [] if _one_value(split, loops, surjective) else [(1, split)]
+                base_expr = IntImm(value.dtype, 0)
+        else:
+            parts, base_expr = _read_value(value, loops, surjective)
+            if parts is None:
                 return None
-            if split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0):
-                # a slice that takes one value (the inner unit loop a split
-                # leaves) is the constant 0, as TVM's iterator maps read it
-                continue
-            parts.append((k, split))
         parts.sort(key=lambda p: p[0])
         expected: int | None = 1
         for k, (name, lower, extent) in parts:
@@ -356,16 +373,45 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
                 if max(lo, lower) < min(hi, upper):
                     return None
             used.setdefault(name, []).append((lower, upper))
-        try:
-            base_expr = norm.expr(base)
-        except NodeError:
-            return None
         sums.append(IterSum(tuple(IterSplit(n, lw, ext, k) for k, (n, lw, ext) in parts), base_expr))
     if not _slices_nest(used, loops):
         return None
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _one_value(split, loops: Mapping[str, object], surjective: bool) -> bool:
+    """Whether a slice takes one value (the inner unit loop a split leaves):
+    the constant 0, as TVM's iterator maps read it."""
+    return split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0)
+
+
+def _read_value(value, loops: Mapping[str, object], surjective: bool):
+    """One binding value as ``(parts, base)``: its slices of the loops as
+    ``(weight, split)`` and the expression of the rest; ``(None, None)``
+    when it is not such a sum."""
+    norm = _Normalizer({}, value.dtype)
+    try:
+        lin = norm.lin(value)
+    except NodeError:
+        return None, None
+    parts = []
+    base = norm.number(lin.const)
+    for atom, k in lin.terms:
+        split = _split_of(atom, loops)
+        if split is _CONST:
+            base = base.plus(norm.atom(atom).scale(k))
+            continue
+        if split is None or k <= 0:
+            return None, None
+        if _one_value(split, loops, surjective):
+            continue
+        parts.append((k, split))
+    try:
+        return parts, norm.expr(base)
+    except NodeError:
+        return None, None
 
 
 def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
