@@ -63,7 +63,8 @@ _ROOT = (_BODY, ("block", None))
 @attrs.frozen
 class _Located:
     """A block resolved with its scope: realize path, realize, scope path,
-    the scope's child blocks and the block's position among them."""
+    the scope's child blocks that may use a buffer the block reads or
+    writes, and the block's position among them."""
 
     rpath: Path
     realize: BlockRealize
@@ -79,7 +80,11 @@ def _locate(chk: Checks, site, ref) -> _Located:
                  f"{chk.primitive} does not operate on the root block")
     rpath = bpath[:-1]
     scope = scope_of(site, rpath)
-    children = scope_children(site, scope)
+    # every question asked of the children (producers, consumers, other
+    # writers, region cover) is about the buffers the block reads or writes:
+    # the children that use none of them can change no answer
+    realize = site.at(rpath)
+    children = scope_children(site, scope, reads_of(realize.block) | writes_of(realize.block))
     position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
     if position is None:  # under the scope but not among its child blocks (in an init)
         children, position = children + [(rpath, site.at(rpath))], len(children)
@@ -1457,7 +1462,8 @@ class ReverseComputeInline(Rewrite):
         others = [r for p, r in uses.blocks
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
-        if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
+        if len(found) != 1 or others or complete_block_code(
+                scope_children(site, loc.scope, writes_of(found[0][1].block)), found[0][1].block):
             why = (f"{len(found)} blocks write {buffer.name}" if len(found) != 1 else
                    f"block {others[0].block.name_hint!r} also uses {buffer.name}" if others else
                    f"its producer {found[0][1].block.name_hint!r} is not a complete block")
