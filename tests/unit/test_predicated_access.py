@@ -115,6 +115,29 @@ def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
         sch.reverse_compute_inline(sch.get_block("C"))
 
 
+def test_inlining_into_a_masked_vector_load_is_refused_naming_the_load():
+    # the masked lanes would compute B where the mask keeps them from reading it
+    func = from_source(HEAD + '''@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,), "float32")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2.0)
+    for i in range(2):
+        with T.block("C"):
+            vi = T.axis.spatial(2, i)
+            T.reads(B[vi * 4:vi * 4 + 4])
+            T.writes(C[vi * 4:vi * 4 + 4])
+            C[T.Ramp(vi * 4, 1, 4)] = B.vload([T.Ramp(vi * 4, 1, 4)], predicate=T.Ramp(vi * 4, 1, 4) < T.Broadcast(6, 4))
+''')
+    sch = tirfun.Schedule(func)
+    with pytest.raises(ScheduleError, match=r"compute_inline: block 'B': the buffer B is read by the predicated "
+                       r"vector load B\.vload\(\[T\.Ramp\(vi_1 \* 4, 1, 4\)\], predicate=.*; its lanes cannot be "
+                       r"inlined one by one"):
+        sch.compute_inline(sch.get_block("B"))
+
+
 def test_get_active_lane_mask_is_llvms_lane_mask_of_fixed_lanes():
     # lane k is on when base + k < limit, read as unsigned, without wrapping
     func = from_source(HEAD + '''@T.prim_func

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..nodes import BinaryOp, BlockRealize, Buffer, IntImm, Node, Stmt, Var
+from ..nodes import BinaryOp, BlockRealize, Buffer, BufferLoad, IntImm, Node, Stmt, Var
 from .traversal import iter_children
 
 # identity of a statement or buffer -> (weak reference to it, its names);
@@ -180,4 +180,37 @@ def _pointers_below(root: Node) -> tuple:
     return tuple(out)
 
 
-__all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers"]
+# the same for the buffers read by predicated vector loads under a statement
+_MASKED: dict[int, tuple] = {}
+
+
+def masked_vector_loads(node: Node) -> frozenset:
+    """The names of the buffers that ``node`` (itself included) reads
+    through a predicated vector load (``T.vectorized`` code with a mask),
+    buffers entered; kept per statement, as :func:`names_in` is. Such a
+    load reads some lanes only, which rewrites that inline the buffer must
+    know about."""
+    if not isinstance(node, (Stmt, Buffer)):
+        return frozenset(_masked_below(node))
+    found = _kept(node, _MASKED)
+    if found is None:
+        found = frozenset(_masked_below(node))
+        _keep(node, found, _MASKED)
+    return found
+
+
+def _masked_below(root: Node) -> set:
+    out: set = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, (Stmt, Buffer)):
+            out |= masked_vector_loads(n)  # kept per statement and per buffer
+            continue
+        if isinstance(n, BufferLoad) and n.predicate is not None and n.dtype.lanes > 1:
+            out.add(n.buffer.name)
+        stack.extend(iter_children(n))
+    return out
+
+
+__all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads"]

@@ -10,7 +10,10 @@ producers and consumers, region cover, leaf removal) live in
 
 from __future__ import annotations
 
+import functools
+
 import attrs
+from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds
@@ -18,14 +21,16 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions
+from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, replace_at, transform, walk, walk_stmts,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk,
+    walk_stmts,
 )
 from ..nodes import (
     EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
     IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
+from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
@@ -58,7 +63,8 @@ _ROOT = (_BODY, ("block", None))
 @attrs.frozen
 class _Located:
     """A block resolved with its scope: realize path, realize, scope path,
-    the scope's child blocks and the block's position among them."""
+    the scope's child blocks that may use a buffer the block reads or
+    writes, and the block's position among them."""
 
     rpath: Path
     realize: BlockRealize
@@ -74,7 +80,11 @@ def _locate(chk: Checks, site, ref) -> _Located:
                  f"{chk.primitive} does not operate on the root block")
     rpath = bpath[:-1]
     scope = scope_of(site, rpath)
-    children = scope_children(site, scope)
+    # every question asked of the children (producers, consumers, other
+    # writers, region cover) is about the buffers the block reads or writes:
+    # the children that use none of them can change no answer
+    realize = site.at(rpath)
+    children = scope_children(site, scope, reads_of(realize.block) | writes_of(realize.block))
     position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
     if position is None:  # under the scope but not among its child blocks (in an init)
         children, position = children + [(rpath, site.at(rpath))], len(children)
@@ -94,25 +104,102 @@ def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
     return path
 
 
-def _uses_data(root: Node, buffer: Buffer) -> bool:
-    """Whether ``root`` uses ``buffer`` through its data pointer or matches
-    it into a block (buffers themselves are not entered)."""
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(a.name for a in attrs.fields(cls))
+
+
+@attrs.frozen
+class _Uses:
+    """What the statements of a scope that name a buffer do with it, found
+    in one walk that enters only those statements.
+
+    ``opaque``: the buffer is used through its data pointer or matched into
+    a block (buffers themselves are not entered); ``blocks``:
+    ``(path, realize)`` of the blocks that name it, nested ones too, in
+    program order, those inside a reduction ``init`` left out; ``tops``: the
+    paths of the outermost statements that name it and are blocks or load
+    it in their own expressions, in program order: what rewriting its uses
+    rebuilds (every other statement that names it only leads to these)."""
+
+    opaque: bool
+    blocks: list
+    tops: list
+
+
+def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
+    """The :class:`_Uses` of ``buffer`` under ``root`` (at ``path``): only
+    the statements whose kept names include the buffer are entered."""
     data = buffer.data
-    stack = [root]
+    opaque = False
+    blocks, tops = [], []
+    # (path, statement, inside an init, inside a top), each naming the buffer
+    stack = [(path, root, False, False)] if mentions(root, buffer) else []
+    while stack:
+        p, s, in_init, inside = stack.pop()
+        is_realize = isinstance(s, BlockRealize)
+        if is_realize and not in_init:
+            blocks.append((p, s))
+        # a block's own expressions matter only for a data pointer: it is
+        # inside its realize, which is rebuilt whole
+        if data is not None or not (inside or is_realize or isinstance(s, Block)):
+            own = STMT_FIELDS.get(type(s), ())
+            for name in _field_names(type(s)):
+                if name not in own:
+                    loads, data_use = _scan_exprs(getattr(s, name), buffer, data)
+                    opaque = opaque or data_use
+                    if loads and not inside:
+                        tops.append(p)
+                        inside = True
+        if isinstance(s, Block) and any(m.source.buffer == buffer for m in s.match_buffers):
+            opaque = True
+        if is_realize and not inside:
+            tops.append(p)
+            inside = True
+        if type(s) is SeqStmt:  # the long case: a scope of many statements
+            kids = [(p + (("seq", k),), child, in_init, inside)
+                    for k, child in enumerate(s.seq) if mentions(child, buffer)]
+        else:
+            kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
+                    for step, child in stmt_children(s) if mentions(child, buffer)]
+        stack.extend(reversed(kids))
+    return _Uses(opaque, blocks, tops)
+
+
+def _first_masked_load(root: Stmt, buffer: Buffer) -> BufferLoad | None:
+    """The first predicated vector load of ``buffer`` under ``root`` in
+    program order, looked for only where the kept answer says there is one."""
+    if buffer.name not in masked_vector_loads(root):
+        return None
+    return next((n for n in _loads_of_stmt(root, buffer)
+                 if n.predicate is not None and n.dtype.lanes > 1), None)
+
+
+def _scan_exprs(value, buffer: Buffer, data) -> tuple[bool, bool]:
+    """``(loads it, uses its data pointer)`` for the value of one field of a
+    statement: an expression, a sequence or a mapping of them, a region, a
+    buffer (buffers are not entered)."""
+    loads = data_use = False
+    stack = [value]
     while stack:
         n = stack.pop()
         if isinstance(n, Buffer):
             continue
-        if isinstance(n, Stmt) and not mentions(n, buffer):
-            continue  # names neither the buffer nor its data pointer
         if isinstance(n, Var):
             if data is not None and n == data:
-                return True
+                data_use = True
             continue
-        if isinstance(n, Block) and any(m.source.buffer == buffer for m in n.match_buffers):
-            return True
-        stack.extend(iter_children(n))
-    return False
+        if isinstance(n, Node):
+            if isinstance(n, BufferLoad) and n.buffer == buffer:
+                loads = True
+            stack.extend(iter_children(n))
+        elif isinstance(n, PVector):
+            stack.extend(n)
+        elif isinstance(n, PMap):
+            for k, v in n.items():
+                stack.append(k)
+                stack.append(v)
+    return loads, data_use
 
 
 def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
@@ -122,12 +209,18 @@ def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
                  "without a reduction can be inlined", realize)
 
 
-def _check_plain_uses(chk: Checks, site, loc: _Located, buffer: Buffer, subject: str) -> None:
+def _uses_in_scope(site, loc: _Located, buffer: Buffer) -> _Uses:
+    """What the block's scope does with ``buffer`` (see :class:`_Uses`)."""
+    if loc.scope is None:
+        return _scope_uses(site.func.body, (_BODY,), buffer)
+    return _scope_uses(site.at(loc.scope).body, loc.scope + (_BODY,), buffer)
+
+
+def _check_plain_uses(chk: Checks, uses: _Uses, buffer: Buffer, subject: str) -> None:
     """The inlined buffer is used only through loads and stores in the
     scope (its uses are all rewritten): not through its data pointer, nor
     matched into a block."""
-    scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-    if _uses_data(scope_body, buffer):
+    if uses.opaque:
         chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is used through its data "
                  "pointer or matched into a block, so its uses cannot be rewritten")
 
@@ -149,11 +242,31 @@ def _blocks_between(site, scope: Path | None, start: Path, end: Path, skip: tupl
 def _check_inferable(chk: Checks, subject: str, realize: BlockRealize) -> None:
     """The block's regions can be inferred again after its body changes:
     it uses no buffer through its data pointer."""
+    if not _names_a_pointer(realize.block):
+        return
     opaque = detect_access(realize.block).opaques
     if opaque:
         chk.fail(OpaqueAccessError, subject,
                  f"block {realize.block.name_hint!r} uses {opaque[0].buffer.name} through its data pointer, "
                  "so its regions cannot be inferred again after inlining", realize)
+
+
+def _names_a_pointer(block: Block) -> bool:
+    """Whether the data pointer of a buffer the block uses appears in it
+    outside the buffers themselves: only then can access detection find an
+    opaque access, so the much dearer detection is needed only then."""
+    pointers = {b.data for b in pointer_buffers(block) if b.data is not None}
+    if not pointers:
+        return False
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            if n in pointers:
+                return True
+        elif not isinstance(n, Buffer):
+            stack.extend(iter_children(n))
+    return False
 
 
 def _reinfer(block: Block, buffer: Buffer) -> Block:
@@ -162,7 +275,7 @@ def _reinfer(block: Block, buffer: Buffer) -> Block:
     if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
         return block
     reads, writes = access_regions(block)
-    return attrs.evolve(block, reads=reads, writes=writes)
+    return with_fields(block, reads=reads, writes=writes)
 
 
 def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
@@ -170,13 +283,21 @@ def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
     # match_buffer of it was allowed), so nothing else can use it
     if buffer not in scope_block.alloc_buffers:
         return scope_block
-    return attrs.evolve(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
+    return with_fields(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
 
 
 def _finish(site, scope: Path | None, func_after) -> object:
     """Commit the rewritten scope of ``func_after`` into the site's module."""
     path = scope if scope is not None else (_BODY,)
     return commit(site, path, get_at(func_after, path))
+
+
+def _common_prefix(a: Path, b: Path) -> Path:
+    """The path of the lowest node above (or at) both paths."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
 
 
 def _index_map(indices, iter_vars) -> dict | None:
@@ -438,22 +559,22 @@ class _ComputeAtBase(Rewrite):
         """No block the move jumps over depends on the moved block, except
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
-        here = program_key(site, loc.rpath)
-        there = program_key(site, lpath)
+        span = None  # program keys of the block and the loop, found when first needed
         for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
-            key = program_key(site, ypath)
             other = yrealize.block
             if is_under(ypath, lpath):
                 # every iteration of the loop now runs the block: it meets
                 # every block under the loop in an earlier or later iteration
                 buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
                                          allow_writes_to_moved_reads=self.reverse)
-            elif min(here, there) < key < max(here, there):
-                buf = conflicting_buffer(block, other)
             else:
-                continue
+                if span is None:
+                    span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
+                if not span[0] < program_key(site, ypath) < span[1]:
+                    continue
+                buf = conflicting_buffer(block, other)
             if buf is not None:
                 chk.fail(DependenceViolationError, subject,
                          f"moving the block under loop {site.at(lpath).loop_var.name!r} reorders it with "
@@ -579,7 +700,8 @@ class _ComputeAtBase(Rewrite):
                             conds.append(("lo", blo))
                         if not _ge(bhi, hi, proof):
                             conds.append(("hi", bhi))
-            extent = simplify_index(hi - lo + 1)
+            # one point (a consumer reading one element per iteration) needs no simplifier
+            extent = IntImm(hi.dtype, 1) if hi == lo and hi.dtype.is_integer else simplify_index(hi - lo + 1)
             if self.preserve_unit_loops or int_value(extent) != 1:
                 bits = max(lo.dtype.bits, extent.dtype.bits)
                 made.append((DataType(f"int{bits}"), extent))
@@ -692,10 +814,13 @@ class _ComputeAtBase(Rewrite):
             new = For(v, IntImm(v.dtype, 0), extent, ForKind.SERIAL, new)
         items = subtrees(pl.loop)
         items.insert(pl.position, new)
-        new_loop = attrs.evolve(pl.loop, body=SeqStmt(items))
+        new_loop = with_fields(pl.loop, body=SeqStmt(items))
         func = replace_at(site.func, pl.lpath, new_loop)
         func = delete_at(func, pl.removal)
-        return Outcome(_finish(site, loc.scope, func))
+        # only the loop and the sequence the block leaves change: the name
+        # index is derived from the subtree holding both, not the whole scope
+        changed = _common_prefix(pl.lpath, pl.removal[:-1])
+        return Outcome(commit(site, changed, get_at(func, changed)))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
@@ -725,6 +850,34 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
         if got is not None and got[1] <= x:
             return True
     return can_prove(GE(a, b), proof)
+
+
+def _const_bounds(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:
+    """``(least, greatest)`` value of a constant, or of a variable whose
+    range in ``ranges`` is constant and not empty; None otherwise."""
+    c = int_value(e)
+    if c is not None:
+        return c, c
+    rng = ranges.get(e) if isinstance(e, Var) else None
+    if rng is None:
+        return None
+    lo, ext = int_value(rng.min), int_value(rng.extent)
+    if lo is None or ext is None or ext < 1:
+        return None
+    return lo, lo + ext - 1
+
+
+def _always(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
+    """``can_prove(make(), ranges)`` for a comparison of ``a`` with ``b``.
+    Where they are distinct constants or variables of constant range, each
+    takes every value of its range independently of the other, so the
+    comparison holds for all of them exactly when ``holds`` is true of
+    their ``(least, greatest)`` bounds: the prover is not needed."""
+    if a != b:
+        x, y = _const_bounds(a, ranges), _const_bounds(b, ranges)
+        if x is not None and y is not None:
+            return holds(x, y)
+    return can_prove(make(), ranges)
 
 
 def _predicate_implied(realize: BlockRealize) -> bool:
@@ -1106,15 +1259,14 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
-        _check_plain_uses(chk, site, loc, buffer, subject)
-        scope_body = site.func.body if loc.scope is None else site.at(loc.scope).body
-        masked = next((n for n in _loads_of_stmt(scope_body, buffer)
-                       if n.predicate is not None and n.dtype.lanes > 1), None)
+        uses = _uses_in_scope(site, loc, buffer)
+        _check_plain_uses(chk, uses, buffer, subject)
+        masked = _first_masked_load(site.func.body if loc.scope is None else site.at(loc.scope).body, buffer)
         if masked is not None:
             # its masked lanes would compute the value where the mask keeps them from reading
             chk.fail(OpaqueAccessError, subject, f"the buffer {buffer.name} is read by the predicated "
                      f"vector load {masked.script()}; its lanes cannot be inlined one by one")
-        for _, r in blocks_in_order(site, loc.scope, {buffer}):
+        for _, r in uses.blocks:
             if r.block is not block and buffer in (reads_of(r.block) | writes_of(r.block)):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
@@ -1134,14 +1286,15 @@ class ComputeInline(Rewrite):
                              f"block {yrealize.block.name_hint!r} writes {buf.name}, which the block reads, "
                              "between the block and its readers; the inlined value would change",
                              yrealize)
-        return site, loc, buffer, mapping, removal
+        # the statements to rebuild: those that load the buffer, less the block itself
+        tops = [p for p in uses.tops if removal is None or (p != removal and not is_under(p, removal))]
+        return site, loc, buffer, mapping, removal, tops
 
     def build(self, plan) -> Outcome:
-        site, loc, buffer, mapping, removal = plan
+        site, loc, buffer, mapping, removal, tops = plan
         block = loc.realize.block
         store: BufferStore = block.body
         value = store.value
-        func = delete_at(site.func, removal)
 
         def pre(n):
             if isinstance(n, Buffer):
@@ -1166,12 +1319,15 @@ class ComputeInline(Rewrite):
                 return _reinfer(n, buffer)
             return n
 
-        if loc.scope is None:
-            func = attrs.evolve(func, body=transform(func.body, post, pre))
-        else:
-            scope_block: Block = get_at(func, loc.scope)
-            new_scope = attrs.evolve(scope_block, body=transform(scope_block.body, post, pre))
-            func = replace_at(func, loc.scope, _drop_allocation(new_scope, buffer))
+        # every other statement of the scope either names no use of the
+        # buffer or only leads to these; the paths stay valid until the
+        # deletion, which comes last
+        func = site.func
+        for path in tops:
+            func = replace_at(func, path, transform(get_at(func, path), post, pre))
+        func = delete_at(func, removal)
+        if loc.scope is not None:
+            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
         return Outcome(_finish(site, loc.scope, func))
 
     def python_args(self):
@@ -1302,10 +1458,12 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        others = [r for p, r in blocks_in_order(site, loc.scope, {buffer})
+        uses = _uses_in_scope(site, loc, buffer)
+        others = [r for p, r in uses.blocks
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
-        if len(found) != 1 or others or complete_block_code(loc.children, found[0][1].block):
+        if len(found) != 1 or others or complete_block_code(
+                scope_children(site, loc.scope, writes_of(found[0][1].block)), found[0][1].block):
             why = (f"{len(found)} blocks write {buffer.name}" if len(found) != 1 else
                    f"block {others[0].block.name_hint!r} also uses {buffer.name}" if others else
                    f"its producer {found[0][1].block.name_hint!r} is not a complete block")
@@ -1320,7 +1478,7 @@ class ReverseComputeInline(Rewrite):
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
         removal = _check_leaf(chk, site, loc, subject)
-        _check_plain_uses(chk, site, loc, buffer, subject)
+        _check_plain_uses(chk, uses, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
         if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
@@ -1379,13 +1537,16 @@ class ReverseComputeInline(Rewrite):
             e = sub[iv.var]
             got = eval_interval(e, doms)
             lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
-            if (got.lo is not None and can_prove(got.lo > lo, ranges)) or \
-                    (got.hi is not None and can_prove(got.hi < hi, ranges)):
+            if (got.lo is not None and _always(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
+                                               lambda: got.lo > lo)) or \
+                    (got.hi is not None and _always(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
+                                                    lambda: got.hi < hi)):
                 return (f"the producer does not reach the whole domain of the block's iteration "
                         f"variable {iv.var.name}")
-            if not can_prove(GE(e, lo), ranges):
+            if not _always(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
                 bounds.append(GE(e, lo))
-            if not can_prove(LT(e, iv.dom.min + iv.dom.extent), ranges):
+            end = iv.dom.min + iv.dom.extent
+            if not _always(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
                 bounds.append(LT(e, iv.dom.min + iv.dom.extent))
         return sub, cond, body, bounds
 
@@ -1406,9 +1567,9 @@ class ReverseComputeInline(Rewrite):
 
         new_store = transform(consumer_store, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
-        new_block = attrs.evolve(producer, body=body)
+        new_block = with_fields(producer, body=body)
         reads, writes = access_regions(new_block)
-        new_block = attrs.evolve(new_block, reads=reads, writes=writes)
+        new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:
             outer = {iv.var: v for iv, v in zip(producer.iter_vars, prealize.iter_values)}
