@@ -188,6 +188,31 @@ def test_threads_of_different_blocks_race_on_global_memory():
         run(parse(CROSS_BLOCK), rand(8), np.zeros(8, "float32"))
 
 
+REDUNDANT_BLOCKS = HEADER + '''
+def main(A: T.Buffer((4,), "float32"), D: T.Buffer((4,), "float32"), C: T.Buffer((4, 4), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            D[tx] = A[tx] * T.float32(2)
+            C[bx, tx] = D[tx] + T.float32(1)
+'''
+
+
+def test_blocks_storing_the_same_bits_then_reading_them_do_not_race():
+    # every thread block computes D again (compute_at under blockIdx.x of a
+    # global buffer) and reads what it stored: the same bits in every order
+    a = rand(4)
+    c = np.zeros((4, 4), "float32")
+    run(parse(REDUNDANT_BLOCKS), a, np.zeros(4, "float32"), c)
+    np.testing.assert_array_equal(c, np.broadcast_to(a * 2 + 1, (4, 4)))
+
+
+def test_blocks_storing_other_bits_then_reading_them_race():
+    text = REDUNDANT_BLOCKS.replace("D[tx] = A[tx] * T.float32(2)", "D[tx] = A[tx] * T.Cast(\"float32\", bx)")
+    with pytest.raises(InterpError, match=r"data race on buffer D at index \(0,\).*\n(.*\n)*"
+                       r"in one kernel, in different thread blocks"):
+        run(parse(text), rand(4) + 1, np.zeros(4, "float32"), np.zeros((4, 4), "float32"))
+
+
 def test_a_barrier_in_divergent_control_flow_is_an_error():
     text = STAGED.replace("            SYNC\n", "            for tx in T.thread_binding(32, thread=\"threadIdx.x\"):\n"
                           "                if tx < 16:\n                    T.tvm_storage_sync(\"shared\")\n").replace(

@@ -389,16 +389,23 @@ class _Races:
         key = (id(storage), offset)
         entry = self.global_map.get(key)
         if entry is None:
-            self.global_map[key] = [storage, me, {}] if write else [storage, None, {bkey: me}]
+            # storage, the last writer, the readers by block, and the blocks
+            # that stored the element themselves
+            self.global_map[key] = [storage, me, {}, {bkey}] if write else [storage, None, {bkey: me}, set()]
             return
-        writer, readers = entry[1], entry[2]
+        writer, readers, stored = entry[1], entry[2], entry[3]
         if write and silent:
             # the same bits again: no order of the blocks tells them apart
             entry[1] = entry[1] or me
+            stored.add(bkey)
             return
-        if writer is not None and writer[0].key[0] != bkey:
+        # a block that stored the element itself reads its own bits, whatever
+        # the order of the blocks: every other store so far wrote the same
+        # bits (it was silent), and one that does not is caught when it comes
+        if writer is not None and writer[0].key[0] != bkey and (write or bkey not in stored):
             self._race((writer[0], 0, writer[1]), True, (lane, 0, site), write, offset, blocks=True)
         if write:
+            stored.add(bkey)
             for rkey, other in readers.items():
                 if rkey != bkey:
                     self._race((other[0], 0, other[1]), False, (lane, 0, site), True, offset,
