@@ -307,3 +307,21 @@ def main(X: T.Buffer((1, 1, 1), "float32"), Y: T.Buffer((1, 2, 3), "float32")):
     tirfun.build(after, target="llvm")(x, actual)
     np.testing.assert_array_equal(actual, expected)
     assert expected[0, 0, 0] == 6.0 and expected.sum() == 6.0
+
+
+def test_pad_einsum_refuses_a_block_whose_regions_hide_a_store():
+    # the padded domain would store past P, for which no padded copy is
+    # made since the block's regions do not name it
+    src = '''
+@T.prim_func
+def main(X: T.Buffer((1, 2, 1), "float32"), P: T.Buffer((1, 2, 1), "float32")):
+    for c, h, w in T.grid(1, 2, 1):
+        with T.block("pad"):
+            vc, vh, vw = T.axis.remap("SSS", [c, h, w])
+            P[vc, vh, vw] = X[vc, vh, vw]
+'''
+    mod = IRModule({"main": from_source(src)})
+    hidden = R.unsafe_hide_buffer_access("pad", "write", [0])(mod)
+    with pytest.raises(R.NonEinsumError, match="its body stores to P, which its regions do not declare"):
+        R.pad_einsum("pad", [1, 1, 2])(hidden)
+    assert R.pad_einsum("pad", [1, 1, 2]).violations(mod) == []

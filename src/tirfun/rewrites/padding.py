@@ -377,6 +377,11 @@ def _einsum_violation(block: Block) -> str | None:
     for n in nodes:
         if not _trivial_indices(n.indices):
             return f"its body indexes {n.buffer.name} with an expression that is not a variable or a constant"
+        if n.buffer not in seen:
+            # a padded domain reaches past such a buffer, which no padded copy
+            # stands in for (regions hidden by unsafe_hide_buffer_access)
+            kind = "stores to" if isinstance(n, BufferStore) else "loads from"
+            return f"its body {kind} {n.buffer.name}, which its regions do not declare"
     return None
 
 
