@@ -151,3 +151,16 @@ def test_inserted_blocks_shift_their_followers_through_many_rewrites():
         for name, path in index.loops.items():
             assert get_at(func, path).loop_var.name == name
     assert seen_shifts == _MAX_SHIFTS  # the shifts were folded, not dropped
+
+
+def test_mentions_settle_when_asked_and_when_rebuilt_realizes_pile_up(monkeypatch):
+    import tirfun.rewrites.index as index_module
+
+    for limit in (0, 2, 10_000):  # settled at every step, every few steps, only when asked
+        monkeypatch.setattr(index_module, "_MAX_PENDING", limit)
+        mod = IRModule({"main": from_source(_wide(6))})
+        for k in range(6):
+            mod = R.decompose_reduction(f"B{k}", f"l{k}")(mod)
+            mod = R.split(f"l{k}", [None, 2])(mod)
+            func = mod["main"]
+            assert _CACHE[id(func)][1] == build_index(func), (limit, k)

@@ -101,16 +101,28 @@ class FuncIndex:
     block of the scope.
     """
 
-    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "mentioned")
+    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "_mentioned", "_pending")
 
     def __init__(self, loop_table: LayeredMap, block_table: LayeredMap, names: LayeredMap, clashes: PSet,
-                 shifts: tuple = (), mentioned: LayeredMap | None = None):
+                 shifts: tuple = (), mentioned: LayeredMap | None = None, pending: tuple = ()):
         self.loop_table = loop_table
         self.block_table = block_table
         self.names = names
         self.clashes = clashes
         self.shifts = shifts
-        self.mentioned = mentioned if mentioned is not None else LayeredMap()
+        self._mentioned = mentioned if mentioned is not None else LayeredMap()
+        # BlockRealizes rebuilt since ``_mentioned`` was brought up to date,
+        # as ``(old, new)``: a rewrite only records them, and the first
+        # question about mentions (few primitives ask one) settles them
+        self._pending = pending
+
+    @property
+    def mentioned(self) -> LayeredMap:
+        """Buffer or pointer name -> the blocks whose BlockRealize mentions it."""
+        if self._pending:
+            self._mentioned = _mentioned(self._mentioned, self._pending)
+            self._pending = ()
+        return self._mentioned
 
     @property
     def loops(self) -> Located:
@@ -130,7 +142,7 @@ class FuncIndex:
         for name, path in paths.items():
             table[name] = (path, epoch)
         return FuncIndex(table.persistent(), self.block_table, self.names, self.clashes, self.shifts,
-                         self.mentioned)
+                         self._mentioned, self._pending)
 
     def blocks_mentioning(self, names) -> set:
         """The blocks (names) whose BlockRealize may use a buffer or
@@ -555,8 +567,14 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
         names = names.persistent()
     if len(all_shifts) > _MAX_SHIFTS:
         loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
-    mentioned = _mentioned(old.mentioned, realizes)
-    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, mentioned)
+    pending = old._pending + tuple(realizes)
+    if len(pending) > _MAX_PENDING:
+        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending))
+    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending)
+
+
+#: rebuilt BlockRealizes kept unsettled at most (see ``FuncIndex.mentioned``)
+_MAX_PENDING = 256
 
 
 def _mentioned(table: LayeredMap, realizes: list) -> LayeredMap:
