@@ -54,15 +54,21 @@ def _keep(node, value, cache: dict = _CACHE) -> None:
     cache[key] = (weakref.ref(node, _forget(cache, key)), value)
 
 
+def _answer(node: Node, cache: dict, collect) -> frozenset:
+    """``collect(node)`` as a frozenset, kept in ``cache`` for a statement
+    or buffer (an expression is answered afresh: it is not shared)."""
+    if not isinstance(node, (Stmt, Buffer)):
+        return frozenset(collect(node))
+    found = _kept(node, cache)
+    if found is None:
+        found = frozenset(collect(node))
+        _keep(node, found, cache)
+    return found
+
+
 def names_in(node: Node) -> frozenset:
     """Every variable and buffer name used in ``node`` (buffers entered)."""
-    if not isinstance(node, (Stmt, Buffer)):
-        return frozenset(_collect(node))
-    found = _kept(node)
-    if found is None:
-        found = frozenset(_collect(node))
-        _keep(node, found)
-    return found
+    return _answer(node, _CACHE, _collect)
 
 
 def _collect(root: Node) -> set:
@@ -88,18 +94,15 @@ def buffer_names_in(node: Node) -> frozenset:
     ``b`` or of its data pointer is among them (names are identities inside
     a function), so an index of these names answers which statements may
     use a buffer without the variables that every block binds."""
-    if not isinstance(node, (Stmt, Buffer)):
-        return frozenset(_collect_buffer_names(node))
-    found = _kept(node, _BUFFER_NAMES)
-    if found is None:
-        if type(node) is BlockRealize and all(map(_plain, node.iter_values)) and _plain(node.predicate):
-            # bindings of loop variables and constants (nearly every block):
-            # the block's names, kept already when the block is shared
-            found = buffer_names_in(node.block)
-        else:
-            found = frozenset(_collect_buffer_names(node))
-        _keep(node, found, _BUFFER_NAMES)
-    return found
+    return _answer(node, _BUFFER_NAMES, _buffer_names_of)
+
+
+def _buffer_names_of(node: Node):
+    if type(node) is BlockRealize and all(map(_plain, node.iter_values)) and _plain(node.predicate):
+        # bindings of loop variables and constants (nearly every block): the
+        # block's names, kept already when the block is shared
+        return buffer_names_in(node.block)
+    return _collect_buffer_names(node)
 
 
 def _plain(expr) -> bool:
@@ -190,13 +193,7 @@ def masked_vector_loads(node: Node) -> frozenset:
     buffers entered; kept per statement, as :func:`names_in` is. Such a
     load reads some lanes only, which rewrites that inline the buffer must
     know about."""
-    if not isinstance(node, (Stmt, Buffer)):
-        return frozenset(_masked_below(node))
-    found = _kept(node, _MASKED)
-    if found is None:
-        found = frozenset(_masked_below(node))
-        _keep(node, found, _MASKED)
-    return found
+    return _answer(node, _MASKED, _masked_below)
 
 
 def _masked_below(root: Node) -> set:
