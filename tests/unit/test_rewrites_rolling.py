@@ -165,3 +165,48 @@ def test_a_rolled_loop_can_no_longer_be_parallelized():
 def test_a_parallel_sliding_loop_is_refused():
     src = ONE_D.replace("for i in range(4):", "for i in T.parallel(4):")
     _fails(src, R.RollingBufferMatchError, "loop i, which slides dimension 0, is parallel")
+
+
+# a 2x2 window of B slides along both t0 and t1 (found by the soak)
+WINDOW = '''@T.prim_func
+def main(A: T.Buffer((4, 4), "int32"), C: T.Buffer((3, 3), "int32")):
+    B = T.alloc_buffer((4, 4), "int32")
+    for t0 in T.unroll(3):
+        for t1 in T.unroll(3):
+            for p0, p1 in T.grid(2, 2):
+                with T.block("B"):
+                    b0 = T.axis.spatial(4, t0 + p0)
+                    b1 = T.axis.spatial(4, t1 + p1)
+                    B[b0, b1] = A[b0, b1] * 2
+            for c0, c1, r0, r1 in T.grid(1, 1, 2, 2):
+                with T.block("C"):
+                    o0 = T.axis.spatial(3, t0 + c0)
+                    o1 = T.axis.spatial(3, t1 + c1)
+                    q0, q1 = T.axis.remap("RR", [r0, r1])
+                    with T.init():
+                        C[o0, o1] = -1000
+                    C[o0, o1] = T.max(C[o0, o1], B[o0 + q0, o1 + q1])
+'''
+
+
+def test_rolling_again_along_another_loop_is_refused():
+    # the first roll makes B skip the row that the previous t0 iteration
+    # computed; a second roll along t1 would keep only two columns of that
+    # row, so the block's predicate leaves the window unproven
+    once = R.rolling_buffer("B", 0)(_mod(WINDOW))
+    assert_equivalent(_mod(WINDOW)["main"], once["main"])
+    again = Pipeline((R.add_unit_loop(R.LoopRef("t0")), R.unroll("u")))(once)
+    with pytest.raises(R.RollingBufferCoverError, match=r"its predicate .* may skip elements of B in an "
+                                                        r"iteration of loop t1"):
+        R.rolling_buffer("B", 0)(again)
+
+
+def test_a_predicate_that_only_cuts_the_last_tile_still_rolls():
+    # a split that does not divide guards the producer: what it surely
+    # writes is the cut window, and the consumer reads within it
+    src = ONE_D.replace("for ax in range(4):\n            with T.block(\"B\"):\n                vb = T.axis.spatial(10, i * 2 + ax)",
+                        "for ax in range(4):\n            with T.block(\"B\"):\n                vb = T.axis.spatial(10, i * 2 + ax)\n                T.where(i * 2 + ax < 10)")
+    assert "T.where" in src
+    out = R.rolling_buffer("B", 0)(_mod(src))
+    assert_equivalent(_mod(src)["main"], out["main"])
+    _built_matches(_mod(src), out)

@@ -26,7 +26,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, loops_above
-from .dataflow import scope_allocations, scope_children, scope_of
+from .dataflow import produced_region, scope_allocations, scope_children, scope_of
 from .errors import (
     OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
     RollingBufferMatchError,
@@ -97,8 +97,11 @@ class RollingBuffer(Rewrite):
        unrolled, not parallel, vectorized or thread-bound)
        (RollingBufferMatchError);
     7. what the consumers read during one iteration lies within what the
-       block writes during it, so the window holds every element read
-       (RollingBufferCoverError).
+       block writes during it, so the window holds every element read;
+       for a block with a predicate, what it surely writes, which must be
+       shown (a second rolling_buffer of a buffer already rolled along
+       another loop cannot be: the first made the block skip elements that
+       the second would no longer keep) (RollingBufferCoverError).
 
     Example:
 
@@ -261,6 +264,17 @@ class RollingBuffer(Rewrite):
             offset = simplify_index(_substitute(index, {var: IntImm(var.dtype, 0)}))
             skips.append((var, overlap, offset))
         window = [Range(r.min, r.extent) for r in ranges]
+        if not _is_true(realize.predicate):
+            # a predicated block may skip some of its region (an earlier
+            # rolling_buffer made it skip what a previous iteration of its
+            # loop computed): the window is only what it surely writes
+            made = produced_region(site, path[:-1], realize, region, lca_loop[0])
+            if made is None:
+                chk.stop(RollingBufferCoverError, subject,
+                         f"its predicate {realize.predicate} may skip elements of {buffer.name} in an "
+                         f"iteration of loop {lca_loop[1].loop_var.name}, which the rolling window "
+                         "would then not hold for its consumers", realize)
+            window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
         dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
         for p, r in consumers:
             c_loops = loops_above(site, p)
