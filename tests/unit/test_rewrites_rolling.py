@@ -210,3 +210,21 @@ def test_a_predicate_that_only_cuts_the_last_tile_still_rolls():
     out = R.rolling_buffer("B", 0)(_mod(src))
     assert_equivalent(_mod(src)["main"], out["main"])
     _built_matches(_mod(src), out)
+
+
+def test_a_block_that_does_not_use_the_buffer_keeps_its_iteration_types():
+    # TVM would make vd0 opaque too (it is at the rolled position), and so
+    # keep parallel from the loop of a block the rolling has nothing to do with
+    src = ONE_D.replace('C: T.Buffer((8,), "float32")', 'C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")')
+    src += '''    for d in range(8):
+        with T.block("D"):
+            vd0 = T.axis.spatial(8, d)
+            D[vd0] = A[vd0] + T.float32(1)
+'''
+    out = R.rolling_buffer("B", 0)(_mod(src))
+    text = out.script()
+    assert "vd0 = T.axis.spatial(8, d)" in text
+    assert "vb = T.axis.opaque(10, i * 2 + ax)" in text
+    R.parallel("d")(out)
+    assert R.parallel("i").violations(out)
+    assert_equivalent(_mod(src)["main"], out["main"])

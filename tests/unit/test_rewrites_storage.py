@@ -12,7 +12,7 @@ from tirfun import IRModule
 from tirfun import rewrites as R
 from tirfun.interp import run as interp_run
 from tirfun.lower import compact_allocations, lower_allocations, lower_blocks
-from tirfun.nodes import Allocate, DeclBuffer
+from tirfun.nodes import Allocate, Buffer, DeclBuffer
 from tirfun.analysis.traversal import walk
 from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
@@ -296,3 +296,37 @@ def test_set_scope_to_the_empty_scope_is_global():
     assert R.set_scope("B", 0, "")(mod) is mod
     local = R.set_scope("B", 0, "local")(mod)
     assert R.set_scope("B", 0, "")(local) == mod
+
+
+# a loop outside every block whose extent loads from the buffer: the index
+# of the blocks that mention B does not list it, so the primitives must
+# find it another way
+LOOSE = '''@T.prim_func
+def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.max(T.min(A[vi], 4), 0)
+    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj] + 1
+    for k in range(B[1]):
+        with T.block("D"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk]
+'''
+
+
+@pytest.mark.parametrize("step", [R.set_scope("B", 0, "shared"), R.unsafe_set_dtype("B", 0, "int16"),
+                                  R.set_axis_separator("B", 0, "write", [1])],
+                         ids=["set_scope", "unsafe_set_dtype", "set_axis_separator"])
+def test_storage_primitives_change_the_buffer_in_a_loop_extent_outside_blocks(step):
+    mod = IRModule({"main": from_source(LOOSE)})
+    out = step(mod)
+    new = out["main"].body.block.alloc_buffers[0]
+    assert new != mod["main"].body.block.alloc_buffers[0]
+    # every use of B is the new buffer, the loop extent included
+    assert {b for b in walk(out["main"]) if isinstance(b, Buffer) and b.name == "B"} == {new}
+    assert_equivalent(mod["main"], out["main"])

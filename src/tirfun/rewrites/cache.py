@@ -143,33 +143,32 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     if buf is None:
         return _Scope(spath, sblock, ())
     items: dict = {}
-    return _Scope(spath, sblock, _children_using(sblock, spath, buf, items), buf, items)
+    return _Scope(spath, sblock, _children_using(sblock, spath, buf, items, site.index), buf, items)
 
 
-def _children_using(block: Block, path: Path, buf: Buffer, items: dict) -> tuple:
+def _children_using(block: Block, path: Path, buf: Buffer, items: dict, index=None) -> tuple:
     """The BlockRealizes under the block's body, not inside another block,
     that mention ``buf``, in program order (TVM's child blocks, less those
     that cannot touch the buffer). Statements that do not mention it are
-    not entered; the items of a sequence are asked one by one from their
-    kept names (:func:`names_in`), so a scope of many independent blocks
-    costs one set look-up per block. ``items`` receives, for each sequence
-    met, the positions of the items that mention the buffer."""
+    not entered. The items of a sequence that mention it come from the
+    function's ``index`` where it can tell (the blocks it knows to mention
+    the buffer), else each item is asked from its kept names
+    (:func:`names_in`). ``items`` receives, for each sequence met, the
+    positions of the items that mention the buffer."""
     name = buf.name
     data = buf.data.name if buf.data is not None else None
+    wanted = {name} if data is None else {name, data}
     out = []
     stack = [(path + (("body", None),), block.body)]
     while stack:
         p, node = stack.pop()
         kind = type(node)
         if kind is SeqStmt:
-            kids, found = [], []
-            for i, item in enumerate(node.seq):
-                names = names_in(item)
-                if name in names or (data is not None and data in names):
-                    kids.append((p + (("seq", i),), item))
-                    found.append(i)
+            found = None if index is None else index.items_naming(p, wanted)
+            if found is None:
+                found = [i for i, item in enumerate(node.seq) if not wanted.isdisjoint(names_in(item))]
             items[p] = found
-            stack.extend(reversed(kids))
+            stack.extend(reversed([(p + (("seq", i),), node.seq[i]) for i in found]))
             continue
         if not mentions(node, buf):
             continue

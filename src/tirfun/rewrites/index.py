@@ -25,7 +25,7 @@ import attrs
 from pyrsistent import PSet, pset, pvector
 
 from ..analysis.mentions import buffer_names_in
-from ..analysis.traversal import STMT_FIELDS, Path, get_at, stmt_children, walk_stmts
+from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_children, walk_stmts
 from .layered_map import LayeredMap
 from ..nodes import (
     Allocate, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
@@ -99,17 +99,26 @@ class FuncIndex:
     root block is left out (it mentions everything). A block primitive asks
     it which blocks of a scope may use a buffer, instead of looking at every
     block of the scope.
+
+    ``loose`` counts the statements outside every block but the root that
+    name a buffer or pointer in their own fields (a loop whose extent loads
+    from a buffer, a condition, a let value, a store outside blocks). Where
+    there is none, which is nearly always, the blocks that mention a buffer
+    are every place outside blocks that uses it, and :meth:`items_naming`
+    answers which statements of a sequence may use it from them.
     """
 
-    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "_mentioned", "_pending")
+    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "_mentioned", "_pending", "loose")
 
     def __init__(self, loop_table: LayeredMap, block_table: LayeredMap, names: LayeredMap, clashes: PSet,
-                 shifts: tuple = (), mentioned: LayeredMap | None = None, pending: tuple = ()):
+                 shifts: tuple = (), mentioned: LayeredMap | None = None, pending: tuple = (),
+                 loose: int = 0):
         self.loop_table = loop_table
         self.block_table = block_table
         self.names = names
         self.clashes = clashes
         self.shifts = shifts
+        self.loose = loose
         self._mentioned = mentioned if mentioned is not None else LayeredMap()
         # BlockRealizes rebuilt since ``_mentioned`` was brought up to date,
         # as ``(old, new)``: a rewrite only records them, and the first
@@ -142,7 +151,7 @@ class FuncIndex:
         for name, path in paths.items():
             table[name] = (path, epoch)
         return FuncIndex(table.persistent(), self.block_table, self.names, self.clashes, self.shifts,
-                         self._mentioned, self._pending)
+                         self._mentioned, self._pending, self.loose)
 
     def blocks_mentioning(self, names) -> set:
         """The blocks (names) whose BlockRealize may use a buffer or
@@ -155,13 +164,31 @@ class FuncIndex:
                 out |= found
         return out
 
+    def items_naming(self, seq_path: Path, names) -> list[int] | None:
+        """The positions, in order, of the statements of the sequence at
+        ``seq_path`` that may use a buffer or pointer of one of ``names``,
+        found from the blocks that mention them; None when the index cannot
+        tell (the sequence is inside a block other than the root, a
+        statement outside blocks names a buffer, or block names clash),
+        and the caller must ask each statement."""
+        if self.loose or self.clashes or not _in_root(seq_path + (("seq", 0),)):
+            return None
+        n = len(seq_path)
+        table = self.blocks
+        found = set()
+        for block in self.blocks_mentioning(names):
+            path = table.get(block)
+            if path is not None and len(path) > n and path[n][0] == "seq" and path[:n] == seq_path:
+                found.add(path[n][1])
+        return sorted(found)
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, FuncIndex):
             return NotImplemented
         return (dict(self.loops.items()) == dict(other.loops.items())
                 and dict(self.blocks.items()) == dict(other.blocks.items())
                 and self.names == other.names and self.clashes == other.clashes
-                and self.mentioned == other.mentioned)
+                and self.mentioned == other.mentioned and self.loose == other.loose)
 
     __hash__ = None
 
@@ -284,6 +311,60 @@ def _tally(root, counts: dict, sign: int) -> None:
         stack.extend(child for _, child in stmt_children(node))
 
 
+#: the key under which a walk's ``counts`` gather the change in loose statements
+_LOOSE = ("", "loose statements")
+
+#: statements whose own fields never make them loose
+_NEVER_LOOSE = frozenset({SeqStmt, Block, BlockRealize})
+
+
+def _in_root(path: Path) -> bool:
+    """Whether the statement at ``path`` lies outside every block but the
+    function's root block (its path enters no other block)."""
+    return not any(step[0] == "block" for step in path[2:])
+
+
+def _is_loose(node) -> bool:
+    """Whether a statement's own fields (not the statements inside it)
+    name a buffer or pointer; blocks and their realizes never count, their
+    mentions are indexed (see ``FuncIndex.loose``)."""
+    kind = type(node)
+    if kind in _NEVER_LOOSE:
+        return False
+    if kind is For and type(node.min) in _LEAVES and type(node.extent) in _LEAVES \
+            and node.thread_binding is None and not node.annotations:
+        return False  # the common loop: integer bounds, nothing attached
+    return any(not isinstance(c, Stmt) and buffer_names_in(c) for c in iter_children(node))
+
+
+# identity of a statement -> (weak reference to it, its loose statements)
+_LOOSE_WITHIN: dict[int, tuple] = {}
+
+
+def _loose_within(stmt) -> int:
+    """How many statements under ``stmt`` (itself included), outside the
+    blocks under it, are loose; kept for as long as ``stmt`` lives."""
+    key = id(stmt)
+    entry = _LOOSE_WITHIN.get(key)
+    if entry is not None and entry[0]() is stmt:
+        return entry[1]
+    count, stack = 0, [stmt]
+    while stack:
+        node = stack.pop()
+        if type(node) is BlockRealize:
+            continue  # everything below lies inside its block
+        count += _is_loose(node)
+        stack.extend(child for _, child in stmt_children(node))
+    _LOOSE_WITHIN[key] = (weakref.ref(stmt, _forget_in(_LOOSE_WITHIN, key)), count)
+    return count
+
+
+def _forget_in(cache: dict, key: int):
+    def callback(_ref):
+        cache.pop(key, None)
+    return callback
+
+
 def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | None = None, *,
           count: bool = True, realizes: list | None = None) -> list:
     """One walk of a replaced (``sign`` -1) or replacing (+1) subtree: its
@@ -321,6 +402,11 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
             if kept is not None:
                 if not kept:  # moved as it was: its loops and blocks, at the new place
                     found.extend((is_loop, name, p + rel) for is_loop, name, rel in _entries(node))
+                    if tops is not None:
+                        # into a block or out of one: its loose statements count or stop counting
+                        moved = _in_root(p) - _in_root(old_path)
+                        if moved and _loose_within(node):
+                            counts[_LOOSE] = counts.get(_LOOSE, 0) + moved * _loose_within(node)
                 continue
         if isinstance(node, For):
             found.append((True, node.loop_var.name, p))
@@ -330,6 +416,8 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
             realizes.append(node)
         if counting:
             _tally_one(node, counts, sign)
+            if _is_loose(node) and _in_root(p):
+                counts[_LOOSE] = counts.get(_LOOSE, 0) + sign
         names = fields_of(type(node))
         if not names:
             continue
@@ -406,7 +494,10 @@ def build_index(func: PrimFunc) -> FuncIndex:
     loops: dict = {}
     blocks: dict = {}
     clashes: set = set()
+    loose = 0
     for path, stmt in walk_stmts(func):
+        if _is_loose(stmt) and _in_root(path):
+            loose += 1
         if isinstance(stmt, For):
             name = stmt.loop_var.name
             if name in loops:
@@ -433,7 +524,7 @@ def build_index(func: PrimFunc) -> FuncIndex:
                 mentioned.setdefault(name, set()).add(block)
     return FuncIndex(LayeredMap(loops), LayeredMap(blocks),
                      LayeredMap({k: v for k, v in counts.items() if v > 0}), pset(clashes), (),
-                     LayeredMap({k: frozenset(v) for k, v in mentioned.items()}))
+                     LayeredMap({k: frozenset(v) for k, v in mentioned.items()}), (), loose)
 
 
 #: the path of the function's root BlockRealize, left out of ``mentioned``
@@ -483,10 +574,28 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
             for k in range(pre, n - suf):
                 _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
             return
-        regions.append(([(path + (("seq", k),), a[k]) for k in range(pre, n - suf)],
-                        [(path + (("seq", k),), b[k]) for k in range(pre, m - suf)]))
-        if suf:
-            shifts.append((path, n - suf, m - n))
+        # between the head and the tail, the items kept by identity (a block
+        # rebuilt near the start and a stage inserted at the end leave all
+        # the items between them as they were): only the gaps between kept
+        # items are indexed again, and each gap that changes the length
+        # shifts what follows it
+        pairs = _kept_items(a, b, pre, n - suf, pre, m - suf) + [(n - suf, m - suf)]
+        moves = []
+        i0, j0 = pre, pre  # the first old and new positions of the current gap
+        for i, j in pairs:
+            if i > i0 or j > j0:
+                if i - i0 == j - j0 and i0 == j0:  # rebuilt in place, item by item
+                    for k in range(i0, i):
+                        _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
+                else:
+                    regions.append(([(path + (("seq", k),), a[k]) for k in range(i0, i)],
+                                    [(path + (("seq", k),), b[k]) for k in range(j0, j)]))
+                if (j - j0) != (i - i0) and i < n:
+                    moves.append((path, i, (j - j0) - (i - i0)))
+            i0, j0 = i + 1, j + 1
+        # applied from the last gap back, each in the old positions: a
+        # shift never moves an item left of an earlier gap
+        shifts.extend(reversed(moves))
         return
     if kind is BlockRealize and path != _ROOT_REALIZE:
         realizes.append((old, new))
@@ -495,6 +604,9 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         # its own names leave and come back
         _tally_one(old, delta, -1)
         _tally_one(new, delta, 1)
+        change = _is_loose(new) - _is_loose(old)
+        if change and _in_root(path):
+            delta[_LOOSE] = delta.get(_LOOSE, 0) + change
         if kind is For and old.loop_var.name != new.loop_var.name:
             gone.append((True, old.loop_var.name, path))
             came.append((True, new.loop_var.name, path))
@@ -510,6 +622,33 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
             regions.append(([(step, x)] if x is not None else [], [(step, y)] if y is not None else []))
         else:
             _narrow(step, x, y, regions, delta, shifts, gone, came, realizes)
+
+
+def _kept_items(a, b, lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of positions, increasing in both, where ``b[j]`` is
+    ``a[i]`` (the same object), among ``a[lo_a:hi_a]`` and ``b[lo_b:hi_b]``;
+    none when an item is held twice there (its copies cannot be told apart).
+    Greedy: an item met out of order counts as changed, which costs only
+    a walk of it."""
+    where: dict = {}
+    for i in range(lo_a, hi_a):
+        key = id(a[i])
+        if key in where:
+            return []
+        where[key] = i
+    pairs = []
+    last = lo_a - 1
+    seen: set = set()
+    for j in range(lo_b, hi_b):
+        key = id(b[j])
+        if key in seen:
+            return []
+        seen.add(key)
+        i = where.get(key)
+        if i is not None and i > last:
+            pairs.append((i, j))
+            last = i
+    return pairs
 
 
 def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFunc,
@@ -554,6 +693,7 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
                     [(n, p) for is_loop, n, p in came if not is_loop], epoch)
     if loops is None or blocks is None:
         return build_index(new_func)  # a clash: index the ill-formed result fully
+    loose = old.loose + delta.pop(_LOOSE, 0)
     changes = {name: d for name, d in delta.items() if d}
     names = old.names
     if changes:
@@ -569,8 +709,9 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
         loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
     pending = old._pending + tuple(realizes)
     if len(pending) > _MAX_PENDING:
-        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending))
-    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending)
+        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending),
+                         (), loose)
+    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
 
 
 #: rebuilt BlockRealizes kept unsettled at most (see ``FuncIndex.mentioned``)

@@ -12,13 +12,12 @@ and the producer skips the elements an earlier iteration already holds.
 from __future__ import annotations
 
 import attrs
-from pyrsistent import pvector
 
 from ..analysis.arith import Affine, bound_region, region_covers
 from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.int_set import simplify as simplify_index
-from ..analysis.mentions import mentions, mentions_any
-from ..analysis.traversal import STMT_FIELDS, Path, map_children, stmt_children, transform
+from ..analysis.mentions import mentions
+from ..analysis.traversal import Path, map_children, transform
 from ..nodes import (
     LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
     IntImm, IterVar, IterVarType, Or, Range, SeqStmt, Stmt, StringImm, Var,
@@ -33,7 +32,7 @@ from .errors import (
 )
 from .refs import as_block_ref
 from .serialize import py_value
-from .storage import resolve_buffer
+from .storage import buffer_views, resolve_buffer
 
 
 @attrs.frozen
@@ -73,10 +72,13 @@ class RollingBuffer(Rewrite):
     every access to it is taken modulo that extent; the block gets a
     predicate so that it computes only what no earlier iteration computed
     (``i < 1 or overlap <= offset``, one test per sliding dimension); the
-    iteration variable at the rolled position of each block of the scope
-    becomes opaque, as TVM makes it (a reduction variable stays one), and
-    so does every one of the block's that a sliding loop drives, so that
-    ``parallel`` and ``vectorize`` refuse those loops afterwards.
+    iteration variable at the rolled position of each block that uses the
+    buffer becomes opaque (a reduction variable stays one), and so does
+    every one of the block's that a sliding loop drives, so that
+    ``parallel`` and ``vectorize`` refuse those loops afterwards. TVM marks
+    the variable at that position in every block of the scope, also in
+    blocks that neither use the buffer nor run under the sliding loop,
+    which only keeps later primitives from them.
 
     Requirements, each with the error raised when it fails:
 
@@ -162,8 +164,7 @@ class RollingBuffer(Rewrite):
                      "output block", realize)
         # a block that names neither what this one writes nor what it
         # reads can neither clash with it nor consume it
-        realizes = (scope_children(site, scope) if scope is None
-                    else _children_touching(site.at(scope), scope, _buffers_of(block)))
+        realizes = scope_children(site, scope, _buffers_of(block))
         order = [r.block for _, r in realizes]
         mine = next(k for k, b in enumerate(order) if b is block)
         written = {w.buffer for w in block.writes}
@@ -327,6 +328,9 @@ class RollingBuffer(Rewrite):
             return None
 
         def post(n):
+            # only blocks that use the buffer are marked: ``rebuild`` does
+            # not enter the others (TVM marks every block of the scope,
+            # including those the rolled loop does not drive)
             if isinstance(n, Block) and n.name_hint != scope_block.name_hint:
                 ivs = n.iter_vars
                 if axis < len(ivs) and ivs[axis].iter_type is IterVarType.DataPar:
@@ -368,37 +372,30 @@ class RollingBuffer(Rewrite):
             return visit(c)
 
         def rebuild(n, deep=None):
-            # ``transform(n, post, pre)`` for a statement, entering only what
-            # can change: every block gets ``post``, but the expressions,
-            # regions and buffers of a statement that does not name the
-            # rolled buffer are left as they are, unvisited (a sequence
-            # holds statements only: asking what it names would gather
-            # the names of every statement of a long one)
+            # ``transform(n, post, pre)`` for a statement, entering only
+            # what names the rolled buffer: a statement that does not is
+            # kept as it is, blocks and all (a sequence is not asked what
+            # it names, which would gather the names of every statement of
+            # a long one: its items are asked one by one)
             replaced = pre(n)
             if replaced is not None:
                 return replaced
-            if deep is None:
-                deep = type(n) is not SeqStmt and mentions(n, old)
-            if deep:
-                return post(map_children(n, child))
-            # what does not name the buffer holds nothing that does
-            inner = None if type(n) is SeqStmt else False
-            updates = None
-            for name in STMT_FIELDS.get(type(n), ()):
-                value = getattr(n, name)
-                if value is None:
-                    continue
-                if type(value) is _PVEC:
-                    items = [rebuild(c, inner) for c in value]
-                    new_value = value if all(a is b for a, b in zip(items, value)) else pvector(items)
-                else:
-                    new_value = rebuild(value, inner)
-                if new_value is not value:
-                    if updates is None:
-                        updates = {}
-                    updates[name] = new_value
-            return post(n if updates is None else with_fields(n, **updates))
+            if type(n) is SeqStmt and not deep:
+                out = n
+                for i in using.get(id(n), range(len(n.seq))):
+                    item = n.seq[i]
+                    new = rebuild(item)
+                    if new is not item:
+                        out = out.with_item(i, new)
+                return out
+            if not deep and not mentions(n, old):
+                return n
+            return post(map_children(n, child))
 
+        # the statements of each sequence that use the buffer, from the
+        # index where it can tell (the others are kept as they are)
+        using: dict = {}
+        buffer_views(scope_block, old, using, site.index, plan.scope)
         out = rebuild(scope_block, deep=True)  # it allocates the buffer
         return Outcome(commit(site, plan.scope, out, index=site.index))
 
@@ -410,8 +407,6 @@ def rolling_buffer(block, write_buffer_index) -> RollingBuffer:
     """The :class:`RollingBuffer` record: ``rolling_buffer("B", 0)``."""
     return RollingBuffer(block, write_buffer_index)
 
-
-_PVEC = type(pvector())
 #: nodes that hold no other node
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
@@ -419,27 +414,6 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 def _buffers_of(block: Block) -> set:
     """The buffers a block declares it reads or writes."""
     return {r.buffer for r in block.reads} | {w.buffer for w in block.writes}
-
-
-def _children_touching(scope_block: Block, scope: Path, buffers) -> list:
-    """The child blocks of a scope (``(realize path, BlockRealize)``, in
-    program order) that may use one of ``buffers``; statements that name
-    none of them are not entered."""
-    out = []
-    body_path, body = scope + (("body", None),), scope_block.body
-    # the sequence of the scope is entered without asking what it names
-    # (that gathers the names of all its statements)
-    stack = ([(body_path + (step,), child) for step, child in reversed(list(stmt_children(body)))]
-             if isinstance(body, SeqStmt) else [(body_path, body)])
-    while stack:
-        p, node = stack.pop()
-        if not mentions_any(node, buffers):
-            continue
-        if isinstance(node, BlockRealize):
-            out.append((p, node))
-            continue
-        stack.extend(reversed([(p + (step,), child) for step, child in stmt_children(node)]))
-    return out
 
 
 def _is_true(e) -> bool:

@@ -17,8 +17,8 @@ from pyrsistent import PVector
 from ..analysis.mentions import mentions_any, names_in
 from ..analysis.traversal import Path, ancestors, map_children, stmt_children
 from ..nodes import (
-    Block, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt, StringImm,
-    Var,
+    Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
+    StringImm, Var,
 )
 from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -75,7 +75,8 @@ def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Pat
     return alloc
 
 
-def _views(block: Block, buffer: Buffer, items: dict | None = None) -> list[Buffer]:
+def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=None,
+           block_path: Path | None = None) -> list[Buffer]:
     """The match_buffer views of ``buffer`` below ``block``, views of views
     included, outermost first. Only blocks declare views, so only
     statements are walked, and only those that name one of the buffers.
@@ -83,18 +84,23 @@ def _views(block: Block, buffer: Buffer, items: dict | None = None) -> list[Buff
     the positions of its items that name one of them: a view is used only
     inside the block declaring it, so these are the items that name the
     buffer or any of its views, which :func:`_replace_buffers` then visits
-    without asking the others again."""
+    without asking the others again. With the function's ``index`` and the
+    block's path, the positions in a sequence come from the blocks the index
+    knows to mention the buffers, where it can tell, instead of from asking
+    every item of a long sequence."""
     found = [buffer]
-    stack = [block]
+    stack = [(block, block_path)]
     while stack:  # pre-order, as a view of a view comes below the view
-        n = stack.pop()
+        n, path = stack.pop()
         kind = type(n)
         if kind is SeqStmt:
             names = {b.name for b in found} | {b.data.name for b in found if b.data is not None}
-            chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
+            chosen = None if index is None or path is None else index.items_naming(path, names)
+            if chosen is None:
+                chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
             if items is not None:
                 items[id(n)] = chosen
-            stack.extend(n.seq[i] for i in reversed(chosen))
+            stack.extend((n.seq[i], None if path is None else path + (("seq", i),)) for i in reversed(chosen))
             continue
         if n is not block and not mentions_any(n, found):
             continue  # names none of them: no view of them below
@@ -102,8 +108,13 @@ def _views(block: Block, buffer: Buffer, items: dict | None = None) -> list[Buff
             for m in n.match_buffers:
                 if m.source.buffer in found and m.buffer not in found:
                     found.append(m.buffer)
-        stack.extend(reversed([child for _, child in stmt_children(n)]))
+        stack.extend(reversed([(child, None if path is None else path + (step,))
+                               for step, child in stmt_children(n)]))
     return found[1:]
+
+
+#: the path of the function's root block
+_ROOT_BLOCK: Path = (("body", None), ("block", None))
 
 
 #: expression nodes that hold no other node: nothing to replace inside
@@ -114,7 +125,7 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
     """``root`` with the buffers of ``mapping`` replaced. Statements that
     name none of them are kept as they are (their kept names answer that),
     expression leaves and buffers are not entered, and a sequence rebuilds
-    only the items that change; ``items`` (from :func:`_views`) tells which
+    only the items that change; ``items`` (from :func:`buffer_views`) tells which
     items of a sequence name them, where known. ``access(node, visit)``,
     when given, may rebuild a node itself (``visit`` replacing below it),
     or return None."""
@@ -244,7 +255,8 @@ class SetScope(Rewrite):
         site_block = plan.site.at(plan.alloc_path)
         items: dict = {}
         mapping = {b: with_fields(b, storage_scope=scope)
-                   for b in [plan.buffer] + _views(site_block, plan.buffer, items)}
+                   for b in [plan.buffer] + buffer_views(site_block, plan.buffer, items, plan.site.index,
+                                                   plan.alloc_path)}
         block = _replace_buffers(site_block, mapping, items=items)
         return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
 
@@ -476,7 +488,8 @@ class UnsafeSetDType(Rewrite):
         src, tgt = plan.buffer.dtype, DataType(self.dtype)
         block = plan.site.at(plan.alloc_path)
         items: dict = {}
-        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + _views(block, plan.buffer, items)}
+        views = buffer_views(block, plan.buffer, items, plan.site.index, plan.alloc_path)
+        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + views}
 
         def access(n, visit):
             # a store casts to the new type, a load casts back to the old one
@@ -597,12 +610,18 @@ class SetAxisSeparator(Rewrite):
         if new == buffer:
             return Outcome(site.mod)
         mapping = {buffer: new}
+        # which statements of each sequence use the buffer (from the index
+        # where it can tell), so that the replacement asks no other
+        items: dict = {}
+        top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
+        if top is not None:
+            buffer_views(site.at(top), buffer, items, site.index, top)
         if alloc is not None:
-            block = _replace_buffers(site.at(alloc), mapping)
+            block = _replace_buffers(site.at(alloc), mapping, items=items)
             return Outcome(commit(site, alloc, block, index=site.index))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping)
+        func = _replace_buffers(site.func, mapping, items=items)
         remember(func, site.index)
         return Outcome(site.mod.with_function(site.func_name, func))
 

@@ -184,8 +184,10 @@ def draw_annotate_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None:
     return None if rewrite.violations(mod) else rewrite
 
 
-def draw_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None:
-    """An ``unsafe_hide_buffer_access`` of some of a block's regions."""
+def draw_any_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None:
+    """An ``unsafe_hide_buffer_access`` of some of a block's regions, reads
+    or writes: for schedules of region hints alone, which no later
+    primitive trusts (see :func:`draw_unsafe_hide_buffer_access`)."""
     sites = [(b, t) for b in _blocks(mod) for t in ("read", "write") if (b.reads if t == "read" else b.writes)]
     if not sites:
         return None
@@ -193,6 +195,28 @@ def draw_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None
     n = len(block.reads if buf_type == "read" else block.writes)
     picked = [k for k in range(n) if ch.chance(50)] or [ch.integer(0, n - 1)]
     rewrite = R.unsafe_hide_buffer_access(block.name_hint, buf_type, picked)
+    return None if rewrite.violations(mod) else rewrite
+
+
+def draw_unsafe_hide_buffer_access(ch: Chooser, mod: IRModule) -> Rewrite | None:
+    """An ``unsafe_hide_buffer_access`` of some of a block's reads of
+    buffers that no block writes. Hiding is a promise that the schedule
+    need not know of the access, and later primitives trust it as TVM's
+    do: hiding a write, or a read of something written, lets them reorder
+    or overwrite what the block still touches, so the schedules drawn here,
+    which must keep their meaning, make only promises that hold."""
+    blocks = _blocks(mod)
+    written = {w.buffer for b in blocks for w in b.writes}
+    sites = []
+    for block in blocks:
+        safe = [k for k, r in enumerate(block.reads) if r.buffer not in written]
+        if safe:
+            sites.append((block, safe))
+    if not sites:
+        return None
+    block, safe = ch.choice(sites)
+    picked = [k for k in safe if ch.chance(50)] or [ch.choice(safe)]
+    rewrite = R.unsafe_hide_buffer_access(block.name_hint, "read", picked)
     return None if rewrite.violations(mod) else rewrite
 
 
@@ -206,4 +230,5 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], Rewrite | None]] = {
 
 
 __all__ = ["DRAWERS", "padded_source", "random_padded_program", "padded_programs", "random_padded_module",
-           "draw_decompose_padding", "draw_pad_einsum", "draw_loop_partition", "draw_annotate_buffer_access", "draw_unsafe_hide_buffer_access"]
+           "draw_decompose_padding", "draw_pad_einsum", "draw_loop_partition", "draw_annotate_buffer_access",
+           "draw_unsafe_hide_buffer_access", "draw_any_unsafe_hide_buffer_access"]
