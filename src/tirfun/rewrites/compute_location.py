@@ -127,10 +127,13 @@ class _Uses:
     tops: list
 
 
-def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
+def _scope_uses(root: Stmt, path: Path, buffer: Buffer, index=None) -> _Uses:
     """The :class:`_Uses` of ``buffer`` under ``root`` (at ``path``): only
-    the statements whose kept names include the buffer are entered."""
+    the statements whose kept names include the buffer are entered; the
+    items of a sequence that do come from the function's ``index`` where
+    it can tell, else from asking each item."""
     data = buffer.data
+    wanted = {buffer.name} if data is None else {buffer.name, data.name}
     opaque = False
     blocks, tops = [], []
     # (path, statement, inside an init, inside a top), each naming the buffer
@@ -157,8 +160,10 @@ def _scope_uses(root: Stmt, path: Path, buffer: Buffer) -> _Uses:
             tops.append(p)
             inside = True
         if type(s) is SeqStmt:  # the long case: a scope of many statements
-            kids = [(p + (("seq", k),), child, in_init, inside)
-                    for k, child in enumerate(s.seq) if mentions(child, buffer)]
+            chosen = None if index is None else index.items_naming(p, wanted)
+            if chosen is None:
+                chosen = [k for k, child in enumerate(s.seq) if mentions(child, buffer)]
+            kids = [(p + (("seq", k),), s.seq[k], in_init, inside) for k in chosen]
         else:
             kids = [(p + (step,), child, in_init or (isinstance(s, Block) and step[0] == "init"), inside)
                     for step, child in stmt_children(s) if mentions(child, buffer)]
@@ -212,8 +217,8 @@ def _check_no_init(chk: Checks, subject: str, realize: BlockRealize) -> None:
 def _uses_in_scope(site, loc: _Located, buffer: Buffer) -> _Uses:
     """What the block's scope does with ``buffer`` (see :class:`_Uses`)."""
     if loc.scope is None:
-        return _scope_uses(site.func.body, (_BODY,), buffer)
-    return _scope_uses(site.at(loc.scope).body, loc.scope + (_BODY,), buffer)
+        return _scope_uses(site.func.body, (_BODY,), buffer, site.index)
+    return _scope_uses(site.at(loc.scope).body, loc.scope + (_BODY,), buffer, site.index)
 
 
 def _check_plain_uses(chk: Checks, uses: _Uses, buffer: Buffer, subject: str) -> None:

@@ -52,7 +52,7 @@ from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, s
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import Path, ancestors
+from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
 from ..nodes import (
     LT, And, Block, BlockRealize, Buffer, BufferRegion, For, IntImm, IterVarType, PrimExpr, Range,
     SeqStmt, Stmt, Var,
@@ -606,8 +606,6 @@ def leaf_removal_path(site: Site, realize_path: Path, scope: Path | None) -> Pat
 def delete_at(root: Stmt, rel: Path) -> Stmt:
     """``root`` with the statement at relative path ``rel`` (a sequence
     item) deleted; a sequence left with one statement becomes that statement."""
-    from ..analysis.traversal import get_at, replace_at
-
     seq_path, (_, k) = rel[:-1], rel[-1]
     seq: SeqStmt = get_at(root, seq_path)
     items = seq.seq.delete(k)  # in C: no Python step per item of a long sequence
@@ -633,8 +631,6 @@ def _child_position(node, step) -> int:
     (as :func:`~tirfun.analysis.traversal.stmt_children` lists them; 0 for
     a step that leads to no statement child), counted without listing the
     children: a sequence of a thousand statements costs one addition."""
-    from ..analysis.traversal import STMT_FIELDS
-
     name, index = step
     position = 0
     for field in STMT_FIELDS.get(type(node), ()):
