@@ -66,25 +66,35 @@ def _answer(node: Node, cache: dict, collect) -> frozenset:
     return found
 
 
+def _gather(root: Node, kept, stops: tuple, record) -> set:
+    """What ``record(node, out)`` adds to ``out`` over every node under
+    ``root`` (itself included), except below a node of one of the ``stops``
+    types, whose answer ``kept(node)`` gives (kept per statement, so a
+    rebuilt statement costs its own nodes, not those it holds)."""
+    out: set = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is not root and isinstance(n, stops):
+            out |= kept(n)
+            continue
+        record(n, out)
+        stack.extend(iter_children(n))
+    return out
+
+
 def names_in(node: Node) -> frozenset:
     """Every variable and buffer name used in ``node`` (buffers entered)."""
     return _answer(node, _CACHE, _collect)
 
 
 def _collect(root: Node) -> set:
-    out: set = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n is not root and isinstance(n, (Stmt, Buffer)):
-            out |= names_in(n)  # kept per statement and per buffer
-            continue
-        if isinstance(n, Var):
-            out.add(n.name)
-        elif isinstance(n, Buffer):
-            out.add(n.name)
-        stack.extend(iter_children(n))
-    return out
+    return _gather(root, names_in, (Stmt, Buffer), _record_name)
+
+
+def _record_name(n: Node, out: set) -> None:
+    if isinstance(n, (Var, Buffer)):
+        out.add(n.name)
 
 
 def buffer_names_in(node: Node) -> frozenset:
@@ -126,22 +136,18 @@ def _plain(expr) -> bool:
 
 
 def _collect_buffer_names(root: Node) -> set:
-    out: set = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n is not root and isinstance(n, Stmt):
-            out |= buffer_names_in(n)  # kept per statement
-            continue
-        if isinstance(n, Var):
-            if n.dtype.is_handle:
-                out.add(n.name)
-        elif isinstance(n, Buffer):
+    # buffers are entered: their shapes may hold handles
+    return _gather(root, buffer_names_in, (Stmt,), _record_buffer_name)
+
+
+def _record_buffer_name(n: Node, out: set) -> None:
+    if isinstance(n, Var):
+        if n.dtype.is_handle:
             out.add(n.name)
-            if n.data is not None:
-                out.add(n.data.name)
-        stack.extend(iter_children(n))
-    return out
+    elif isinstance(n, Buffer):
+        out.add(n.name)
+        if n.data is not None:
+            out.add(n.data.name)
 
 
 def mentions(node: Node, buffer: Buffer) -> bool:
@@ -197,17 +203,12 @@ def masked_vector_loads(node: Node) -> frozenset:
 
 
 def _masked_below(root: Node) -> set:
-    out: set = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n is not root and isinstance(n, (Stmt, Buffer)):
-            out |= masked_vector_loads(n)  # kept per statement and per buffer
-            continue
-        if isinstance(n, BufferLoad) and n.predicate is not None and n.dtype.lanes > 1:
-            out.add(n.buffer.name)
-        stack.extend(iter_children(n))
-    return out
+    return _gather(root, masked_vector_loads, (Stmt, Buffer), _record_masked)
+
+
+def _record_masked(n: Node, out: set) -> None:
+    if isinstance(n, BufferLoad) and n.predicate is not None and n.dtype.lanes > 1:
+        out.add(n.buffer.name)
 
 
 __all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads"]
