@@ -301,6 +301,8 @@ def fold_max(a: PrimExpr, b: PrimExpr) -> PrimExpr:
 
 
 def _fold_extreme(cls, a: PrimExpr, b: PrimExpr, keep_a) -> PrimExpr:
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return a if keep_a(a.value - b.value) else b  # two literals: no affine forms to build
     d = constant_difference(a, b)
     if d is not None:
         return a if keep_a(d) else b
@@ -405,6 +407,8 @@ def simplify_affine(e: PrimExpr) -> PrimExpr:
     """``e`` normalised through its affine form (scalar integers only; other
     expressions come back unchanged). Returns ``e`` itself when the normal
     form is structurally the same."""
+    if type(e) is IntImm or type(e) is Var:
+        return e  # its own normal form
     form = affine_form(e)
     if form is None:
         return e
