@@ -81,6 +81,26 @@ def test_float_folding_rounds_like_the_dtype():
     assert folded.value == float(np.float32(0.1) + np.float32(0.2))
 
 
+@pytest.mark.parametrize("literal, target, expected", [
+    # found by the soak: the float32 literal 0.1 widens to float32's 0.1
+    (FloatImm("float32", 0.1), "float64", float(np.float64(np.float32(0.1)))),
+    # 2**24 + 1 is not a float32: the literal is 2**24, and so is the int
+    (FloatImm("float32", 16777217.0), "int32", 16777216),
+    # 1e-10 is 0 in float16, so its cast to bool is false
+    (FloatImm("float16", 1e-10), "bool", 0),
+    (FloatImm("float16", 0.1), "float32", float(np.float32(np.float16(0.1)))),
+])
+def test_a_cast_of_a_literal_folds_the_value_its_dtype_holds(literal, target, expected):
+    folded = simplify_expr(tir.Cast(target, literal))
+    assert folded.value == expected
+    f = from_source(f"""@T.prim_func
+def main(B: T.Buffer((1,), "{target}")):
+    for i in range(1):
+        B[i] = T.Cast("{target}", T.{literal.dtype}({literal.value!r}))
+""")
+    assert_equivalent(f, simplify(IRModule({"main": f}))["main"])
+
+
 def test_integer_folding_wraps_like_the_dtype():
     folded = simplify_expr(tir.Add(IntImm("int8", 100), IntImm("int8", 100)))
     expected = (np.array([100], np.int8) + np.array([100], np.int8))[0]

@@ -152,15 +152,21 @@ def _fold_cast(dt: DataType, v: PrimExpr) -> PrimExpr | None:
             r = _float_value(dt, float(v.value))
             return None if r is None or math.isinf(r) else FloatImm(dt, r)
     if isinstance(v, FloatImm):
+        # a literal keeps the value it was written with; what the program
+        # casts is that value rounded to the literal's own type (a float32
+        # 0.1 widens to 0.10000000149011612, not to the double 0.1)
+        x = _float_value(v.dtype, v.value)
+        if x is None:
+            return None
         if dt.is_float:
-            r = _float_value(dt, v.value)
+            r = _float_value(dt, x)
             return None if r is None or math.isinf(r) or math.isnan(r) else FloatImm(dt, r)
-        if dt.is_integer and math.isfinite(v.value):
-            r = int(v.value)  # truncation toward zero, as C casts
+        if dt.is_integer and math.isfinite(x):
+            r = int(x)  # truncation toward zero, as C casts
             if dt.min_value() <= r <= dt.max_value():
                 return IntImm(dt, r)
-        if dt.is_bool and not math.isnan(v.value):
-            return IntImm("bool", int(v.value != 0))
+        if dt.is_bool and not math.isnan(x):
+            return IntImm("bool", int(x != 0))
     return None
 
 
