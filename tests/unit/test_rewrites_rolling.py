@@ -228,3 +228,42 @@ def test_a_block_that_does_not_use_the_buffer_keeps_its_iteration_types():
     R.parallel("d")(out)
     assert R.parallel("i").violations(out)
     assert_equivalent(_mod(src)["main"], out["main"])
+
+
+# TVM's cascade of two 3x3 max-pools over 16 channels
+CASCADE = '''@T.prim_func
+def main(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 8, 8, 16), "int8")):
+    B = T.alloc_buffer([1, 10, 10, 16], dtype="int8")
+    for i0, i1, i2, i3, i4, i5 in T.grid(1, 10, 10, 16, 3, 3):
+        with T.block("B"):
+            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+            with T.init():
+                B[ax0, ax1, ax2, ax3] = T.int8(-128)
+            B[ax0, ax1, ax2, ax3] = T.max(B[ax0, ax1, ax2, ax3], A[ax0, ax1 + rv0, ax2 + rv1, ax3])
+    for i0, i1, i2, i3, i4, i5 in T.grid(1, 8, 8, 16, 3, 3):
+        with T.block("C"):
+            ax0, ax1, ax2, ax3, rv0, rv1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, i4, i5])
+            with T.init():
+                C[ax0, ax1, ax2, ax3] = T.int8(-128)
+            C[ax0, ax1, ax2, ax3] = T.max(C[ax0, ax1, ax2, ax3], B[ax0, ax1 + rv0, ax2 + rv1, ax3])
+'''
+
+
+def test_tvms_non_perfect_tiling_rolls_despite_the_guards_of_its_splits():
+    # TVM's test_cascade_max_pool2d_non_perfect_tiled: tiles of 6 over 8
+    # rows leave guards (T.where) on the producer that skip only rows past
+    # the buffer's end, so the window is still all it writes
+    sch = tirfun.Schedule(_mod(CASCADE))
+    loops = sch.get_loops(sch.get_block("C"))
+    outer, inner = zip(*[sch.split(loop, [None, size]) for loop, size in zip(loops, [1, 6, 6, 16])])
+    sch.reorder(*outer, *inner)
+    sch.compute_at(sch.get_block("B"), outer[-1])
+    sch.rolling_buffer(sch.get_block("B"), 0)
+    text = sch.mod.script()
+    assert 'B = T.alloc_buffer((1, 8, 10, 16), "int8")' in text
+    # as TVM's expected result: the guards, then the rows and columns the
+    # tile above and the tile to the left computed
+    assert ("T.where(i1_1_0 * 6 + ax0_2 < 10 and i2_1_0 * 6 + ax1_2 < 10 and (i1_1_0 < 1 or 2 <= ax0_2) "
+            "and (i2_1_0 < 1 or 2 <= ax1_2))") in text
+    assert_equivalent(_mod(CASCADE)["main"], sch.mod["main"])
+    _built_matches(_mod(CASCADE), sch.mod)

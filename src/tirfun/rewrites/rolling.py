@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith import Affine, bound_region, region_covers
+from ..analysis.arith import Affine, bound_region, can_prove, region_covers
 from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions
 from ..analysis.traversal import Path, map_children, transform
 from ..nodes import (
-    LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
-    IntImm, IterVar, IterVarType, Or, Range, SeqStmt, Stmt, StringImm, Var,
+    GE, LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
+    IntImm, IterVar, IterVarType, Max, Min, Or, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -268,14 +268,17 @@ class RollingBuffer(Rewrite):
         if not _is_true(realize.predicate):
             # a predicated block may skip some of its region (an earlier
             # rolling_buffer made it skip what a previous iteration of its
-            # loop computed): the window is only what it surely writes
+            # loop computed): the window is only what it surely writes,
+            # unless all it skips lies outside the buffer (the guard of a
+            # split that does not divide)
             made = produced_region(site, path[:-1], realize, region, lca_loop[0])
             if made is None:
                 chk.stop(RollingBufferCoverError, subject,
                          f"its predicate {realize.predicate} may skip elements of {buffer.name} in an "
                          f"iteration of loop {lca_loop[1].loop_var.name}, which the rolling window "
                          "would then not hold for its consumers", realize)
-            window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
+            if not _skips_only_outside(made, ranges, buffer.shape, _dom_of(loops)):
+                window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
         dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
         for p, r in consumers:
             c_loops = loops_above(site, p)
@@ -414,6 +417,25 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 def _buffers_of(block: Block) -> set:
     """The buffers a block declares it reads or writes."""
     return {r.buffer for r in block.reads} | {w.buffer for w in block.writes}
+
+
+def _dom_of(loops) -> dict:
+    """Loop variable -> its range, for the loops ``(path, For)``."""
+    return {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
+
+
+def _skips_only_outside(made: list, ranges: list, shape, dom: dict) -> bool:
+    """Whether what a predicated block surely writes (``made``, one
+    interval per dimension) is all of what it may write (``ranges``) that
+    lies inside the buffer: its predicate then skips only elements that
+    do not exist."""
+    for iv, rng, dim in zip(made, ranges, shape):
+        zero, one = IntImm(dim.dtype, 0), IntImm(dim.dtype, 1)
+        lo = Max(rng.min, zero)
+        hi = Min(rng.min + rng.extent - one, dim - one)
+        if not (can_prove(LE(iv.lo, lo), dom) and can_prove(GE(iv.hi, hi), dom)):
+            return False
+    return True
 
 
 def _is_true(e) -> bool:
