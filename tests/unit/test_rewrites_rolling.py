@@ -267,3 +267,59 @@ def test_tvms_non_perfect_tiling_rolls_despite_the_guards_of_its_splits():
             "and (i2_1_0 < 1 or 2 <= ax1_2))") in text
     assert_equivalent(_mod(CASCADE)["main"], sch.mod["main"])
     _built_matches(_mod(CASCADE), sch.mod)
+
+
+def test_a_unit_loop_does_not_slide_so_the_tiled_width_rolls():
+    # TVM's test_cascade_max_pool2d_w_tiled: the rows are one tile (a loop
+    # of one iteration), so the columns roll, to 6 of 10
+    sch = tirfun.Schedule(_mod(CASCADE))
+    loops = sch.get_loops(sch.get_block("C"))
+    outer, inner = zip(*[sch.split(loop, [None, size]) for loop, size in zip(loops, [1, 8, 4, 16])])
+    sch.reorder(*outer, *inner)
+    sch.compute_at(sch.get_block("B"), outer[-1])
+    sch.rolling_buffer(sch.get_block("B"), 0)
+    assert 'B = T.alloc_buffer((1, 10, 6, 16), "int8")' in sch.mod.script()
+    assert_equivalent(_mod(CASCADE)["main"], sch.mod["main"])
+
+
+# TVM's test_upscale: each tile of C (5 rows) reads rows ``5 * i // 2``
+# onwards of B, a stride of 2 or 3 rows
+UPSCALE = '''@T.prim_func
+def main(A: T.Buffer((1, 16, 16, 16), "int8"), C: T.Buffer((1, 24, 24, 16), "int8")):
+    B = T.alloc_buffer([1, 14, 14, 16], dtype="int8")
+    for i0_0, i1_0, i2_0, i3_0 in T.grid(1, 5, 5, 1):
+        for ax0, ax1, ax2, ax3, ax4 in T.grid(5, 5, 16, 3, 3):
+            with T.block("B"):
+                T.where(i1_0 * 5 // 2 + ax0 < 14 and i2_0 * 5 // 2 + ax1 < 14)
+                ax0_1 = T.axis.spatial(1, 0)
+                ax1_1 = T.axis.spatial(14, i1_0 * 5 // 2 + ax0)
+                ax2_1 = T.axis.spatial(14, i2_0 * 5 // 2 + ax1)
+                ax3_1 = T.axis.spatial(16, ax2)
+                rv0, rv1 = T.axis.remap("RR", [ax3, ax4])
+                with T.init():
+                    B[ax0_1, ax1_1, ax2_1, ax3_1] = T.int8(-128)
+                B[ax0_1, ax1_1, ax2_1, ax3_1] = T.max(B[ax0_1, ax1_1, ax2_1, ax3_1], A[ax0_1, ax1_1 + rv0, ax2_1 + rv1, ax3_1])
+        for i0_1, i1_1, i2_1, i3_1, i4, i5 in T.grid(1, 5, 5, 16, 3, 3):
+            with T.block("C"):
+                T.where(i1_0 * 5 + i1_1 < 24 and i2_0 * 5 + i2_1 < 24)
+                ax0 = T.axis.spatial(1, i0_0 + i0_1)
+                ax1 = T.axis.spatial(24, i1_0 * 5 + i1_1)
+                ax2 = T.axis.spatial(24, i2_0 * 5 + i2_1)
+                ax3 = T.axis.spatial(16, i3_0 * 16 + i3_1)
+                rv0, rv1 = T.axis.remap("RR", [i4, i5])
+                with T.init():
+                    C[ax0, ax1, ax2, ax3] = T.int8(-128)
+                C[ax0, ax1, ax2, ax3] = T.max(C[ax0, ax1, ax2, ax3], B[ax0, ax1 // 2 + rv0, ax2 // 2 + rv1, ax3])
+'''
+
+
+def test_tvms_upscale_rolls_with_a_fractional_stride():
+    # the start moves by 2 or 3 rows a tile; the skip takes the overlap of
+    # a 3-row step, which every step has (TVM's expected result)
+    out = R.rolling_buffer("B", 0)(_mod(UPSCALE))
+    text = out.script()
+    assert 'B = T.alloc_buffer((1, 5, 14, 16), "int8")' in text
+    assert ("T.where(i1_0 * 5 // 2 + ax0 < 14 and i2_0 * 5 // 2 + ax1 < 14 and (i1_0 < 1 or 2 <= ax0) "
+            "and (i2_0 < 1 or 2 <= ax1))") in text
+    assert_equivalent(_mod(UPSCALE)["main"], out["main"])
+    _built_matches(_mod(UPSCALE), out)

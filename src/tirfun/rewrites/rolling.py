@@ -15,11 +15,12 @@ import attrs
 
 from ..analysis.arith import Affine, bound_region, can_prove, region_covers
 from ..analysis.arith.int_set import cover_range
+from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions
 from ..analysis.traversal import Path, map_children, transform
 from ..nodes import (
-    GE, LE, LT, And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
+    GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
     IntImm, IterVar, IterVarType, Max, Min, Or, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
@@ -50,9 +51,19 @@ class _Roll:
 
 def _stride_of(e, loop_vars: set):
     """``(var, stride)`` when ``e`` is ``var * stride`` or ``var`` for a loop
-    variable, ``None`` for a constant; ``False`` for anything else."""
+    variable, ``None`` for a constant; ``False`` for anything else. A
+    fractional stride, ``(var * s) // d`` (an upscaling consumer's tiles),
+    moves by ``s // d`` or ``s // d + 1`` elements a step; it counts as the
+    larger, so the overlap the block skips is one every step has (as TVM
+    takes it)."""
     if isinstance(e, IntImm):
         return None
+    if type(e) is FloorDiv and isinstance(e.b, IntImm) and e.b.value > 0:
+        inner = _stride_of(e.a, loop_vars)
+        if not inner:
+            return False
+        var, s = inner
+        return var, -(-s // e.b.value)
     form = Affine.of(e)
     if form is None or form.const != 0 or len(form.terms) != 1:
         return False
@@ -213,13 +224,14 @@ class RollingBuffer(Rewrite):
         loop_of = {lp.loop_var: lp for _, lp in loops}
         dims = []
         for d, rng in enumerate(ranges):
-            matched = _stride_of(simplify_index(rng.min), set(names))
+            start = simplify_index(rng.min)
+            matched = _stride_of(start, set(names))
             if matched is False:
                 chk.stop(RollingBufferMatchError, subject,
                          f"dimension {d} of the region of {buffer.name} written in one iteration starts "
                          f"at {rng.min}, not at loop_var * stride or a constant", realize)
-            if matched is None:
-                dims.append(None)
+            if matched is None or int_value(loop_of[matched[0]].extent) == 1:
+                dims.append(None)  # a constant, or a unit loop's one value: nothing slides
                 continue
             var, stride = matched
             if not isinstance(rng.extent, IntImm):
@@ -227,7 +239,7 @@ class RollingBuffer(Rewrite):
                          f"dimension {d} of the region of {buffer.name} written in one iteration has "
                          f"extent {rng.extent}, not a constant", realize)
             overlap = rng.extent.value - stride
-            dims.append((var, stride, rng.extent.value, overlap) if overlap > 0 else None)
+            dims.append((var, stride, rng.extent.value, overlap, start) if overlap > 0 else None)
         roll = None
         for var in names:
             hits = [d for d, m in enumerate(dims) if m is not None and m[0] == var]
@@ -243,7 +255,7 @@ class RollingBuffer(Rewrite):
             if m is None:
                 skips.append(None)
                 continue
-            var, stride, _extent, overlap = m
+            var, stride, _extent, overlap, start = m
             if sum(1 for x in dims if x is not None and x[0] == var) > 1:
                 chk.stop(RollingBufferMatchError, subject,
                          f"loop {var.name} slides several dimensions of {buffer.name}", realize)
@@ -256,13 +268,13 @@ class RollingBuffer(Rewrite):
                 chk.stop(RollingBufferMatchError, subject,
                          f"loop {var.name}, which slides dimension {d}, does not start at 0", lp)
             index = simplify_index(_substitute(region.region[d].min, bindings))
-            form = Affine.of(index)
-            if form is None or dict(form.terms).get(var, 0) != stride or \
-                    any(_mentions(t, var) for t, c in form.terms if t is not var and c):
+            form, first = Affine.of(index), Affine.of(start)
+            rest = None if form is None or first is None else form.plus(first, -1)
+            if rest is None or any(_mentions(t, var) for t, c in rest.terms if c):
                 chk.stop(RollingBufferMatchError, subject,
-                         f"the block's index {index} of dimension {d} is not {var.name} * {stride} plus "
-                         f"an offset free of {var.name}", realize)
-            offset = simplify_index(_substitute(index, {var: IntImm(var.dtype, 0)}))
+                         f"the block's index {index} of dimension {d} is not {start}, where the region "
+                         f"starts, plus an offset free of {var.name}", realize)
+            offset = simplify_index(rest.to_expr())
             skips.append((var, overlap, offset))
         window = [Range(r.min, r.extent) for r in ranges]
         if not _is_true(realize.predicate):
