@@ -156,6 +156,18 @@ def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
     assert_equivalent(mod["main"], out["main"])
 
 
+def test_compute_at_binds_a_loop_of_one_iteration_to_its_value():
+    # a split whose outer loop has one iteration, as TVM's tiling leaves
+    # one: the new binding reads 0 there, as TVM's analyzer folds it
+    src = STENCIL.replace("for i_0, i_1 in T.grid(4, 2):", "for u, i_0, i_1 in T.grid(1, 4, 2):") \
+        .replace("vi = T.axis.spatial(8, i_0 * 2 + i_1)", "vi = T.axis.spatial(8, u * 8 + i_0 * 2 + i_1)")
+    assert "u * 8" in src
+    mod = mod_of(src)
+    out = R.compute_at("B", "i_0")(mod)
+    assert "vi = T.axis.spatial(10, i_0 * 2 + ax0)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
 def test_compute_at_index_places_the_block():
     mod = mod_of(STENCIL)
     first = R.compute_at("B", "i_0", index=0)(mod)

@@ -400,6 +400,14 @@ def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
         chk.fail(InvalidArgumentError, "argument index", f"expected an int, got {index!r}")
 
 
+def _fixed_units(e, units: dict):
+    """``e`` with the variables of loops of one iteration (``units``: Var ->
+    their one value) replaced, simplified."""
+    if not units or not (var_names(e) & {v.name for v in units}):
+        return e
+    return simplify_index(substitute(e, units))
+
+
 def _shift(e: PrimExpr):
     """``(var, offset)`` when ``e`` is a variable plus a constant, else None."""
     if isinstance(e, Var):
@@ -684,11 +692,15 @@ class _ComputeAtBase(Rewrite):
         proof = dict(pl.proof)
         values, extents, predicate = [], [], None
         made = []
+        # a loop of one iteration above the place takes its one value in the
+        # new binding, as TVM's analyzer folds it (``T.axis.spatial(1, 0)``
+        # rather than the loop's variable)
+        units = {v: r.min for v, r in proof.items() if int_value(r.extent) == 1}
         for iv in block.iter_vars:
             blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
             dom = pl.doms.get(iv.var)
-            lo = blo if dom is None or dom.lo is None else dom.lo
-            hi = bhi if dom is None or dom.hi is None else dom.hi
+            lo = blo if dom is None or dom.lo is None else _fixed_units(dom.lo, units)
+            hi = bhi if dom is None or dom.hi is None else _fixed_units(dom.hi, units)
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
                 inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)
