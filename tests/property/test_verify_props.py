@@ -128,7 +128,7 @@ def test_a_binding_of_the_wrong_dtype_is_rejected(data):
 
 
 @given(data=st.data())
-def test_a_binding_outside_its_constant_domain_is_rejected(data):
+def test_a_binding_outside_its_constant_domain_is_a_lint_and_refused_for_a_build(data):
     func = data.draw(prim_funcs(allow_where=False), label="func")
     loops = {n.loop_var: n for n in walk(func.body) if isinstance(n, For)}
     candidates = []
@@ -144,4 +144,8 @@ def test_a_binding_outside_its_constant_domain_is_rejected(data):
     extent = iv.dom.extent
     narrow = attrs.evolve(iv, dom=Range(iv.dom.min, IntImm(extent.dtype, extent.value - 1)))
     block = attrs.evolve(realize.block, iter_vars=realize.block.iter_vars.set(i, narrow))
-    _rejects(replace_at(func, path, attrs.evolve(realize, block=block)), "binding outside domain")
+    broken = replace_at(func, path, attrs.evolve(realize, block=block))
+    assert verify(broken) is broken  # TVM parses and schedules it
+    _rejects(broken, "binding outside domain", strict=True)
+    with pytest.raises(VerifyError, match="binding outside domain"):
+        verify(broken, domains=True)  # what a build checks first

@@ -982,3 +982,33 @@ def main(A: T.Buffer((2,), "int16"), B: T.Buffer((8,), "float32"), C: T.Buffer((
     assert_equivalent(mod["main"], out["main"])
     cache = next(b for b in out["main"].body.block.alloc_buffers if b.name == "A_global")
     assert [int(e) for e in cache.shape] == [2]
+
+
+# block A writes A[0] only (its predicate); C reads A[1], an input value
+PARTLY_WRITTEN = '''@T.prim_func
+def main(A: T.Buffer((2,), "int32"), B: T.Buffer((1,), "float32"), C: T.Buffer((1,), "float32")):
+    for i in range(2):
+        with T.block("A"):
+            vi = T.axis.spatial(2, i)
+            T.where(i < 1)
+            A[vi] = vi * 2
+    for j in range(1):
+        with T.block("C"):
+            vj = T.axis.spatial(1, j)
+            C[vj] = B[vj] + T.Cast("float32", A[INDEX])
+'''
+
+
+def test_cache_write_refuses_a_consumer_reading_what_the_block_does_not_write():
+    # found by the soak: the cache holds A[0] only, and C, redirected to
+    # it, read past its end (TVM lets it read the cache where nothing was stored)
+    mod = IRModule({"main": from_source(PARTLY_WRITTEN.replace("INDEX", "1"))})
+    with pytest.raises(R.CacheWritePartialError, match=r"consumer block 'C' reads A\[1\], which the block may "
+                                                       r"not write; the cache holds only what it writes"):
+        R.cache_write("A", 0, "global", ["C"])(mod)
+    out = R.cache_write("A", 0, "global")(mod)  # without C, C keeps reading A
+    assert_equivalent(mod["main"], out["main"])
+    ok = IRModule({"main": from_source(PARTLY_WRITTEN.replace("INDEX", "0"))})
+    out = R.cache_write("A", 0, "global", ["C"])(ok)
+    assert "A_global[0]" in out["main"].script()
+    assert_equivalent(ok["main"], out["main"])

@@ -323,3 +323,43 @@ def test_tvms_upscale_rolls_with_a_fractional_stride():
             "and (i2_0 < 1 or 2 <= ax1))") in text
     assert_equivalent(_mod(UPSCALE)["main"], out["main"])
     _built_matches(_mod(UPSCALE), out)
+
+
+# TVM's test_fail_rolling_buffer_multi_writers: two blocks write B, and
+# their tiles of 6 rows starting every 4 reach row 13 of a domain of 12
+MULTI_WRITERS = '''@T.prim_func
+def main(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 12, 12, 16), "int8")):
+    B = T.alloc_buffer([1, 12, 12, 16], dtype="int8")
+    for i0, i1, i2, i3 in T.grid(1, 3, 3, 1):
+        for ax0, ax1, ax2 in T.grid(6, 6, 16):
+            with T.block("B_writer_0"):
+                ax0_1 = T.axis.spatial(1, i0)
+                ax1_1 = T.axis.spatial(12, i1 * 4 + ax0)
+                ax2_1 = T.axis.spatial(12, i2 * 4 + ax1)
+                ax3_1 = T.axis.spatial(16, ax2)
+                B[ax0_1, ax1_1, ax2_1, ax3_1] = A[ax0_1, ax1_1, ax2_1, ax3_1] + T.int8(1)
+        for ax0, ax1, ax2 in T.grid(6, 6, 16):
+            with T.block("B_writer_1"):
+                ax0_2 = T.axis.spatial(1, i0)
+                ax1_2 = T.axis.spatial(12, i1 * 4 + ax0)
+                ax2_2 = T.axis.spatial(12, i2 * 4 + ax1)
+                ax3_2 = T.axis.spatial(16, ax2)
+                B[ax0_2, ax1_2, ax2_2, ax3_2] = B[ax0_2, ax1_2, ax2_2, ax3_2] + A[ax0_2, ax1_2, ax2_2, ax3_2]
+        for ax0, ax1, ax2, ax3 in T.grid(1, 4, 4, 16):
+            with T.block("C"):
+                ax0_3 = T.axis.spatial(1, i0 + ax0)
+                ax1_3 = T.axis.spatial(12, i1 * 4 + ax1)
+                ax2_3 = T.axis.spatial(12, i2 * 4 + ax2)
+                ax3_3 = T.axis.spatial(16, i3 * 16 + ax3)
+                C[ax0_3, ax1_3, ax2_3, ax3_3] = B[ax0_3, ax1_3, ax2_3, ax3_3]
+'''
+
+
+def test_tvms_program_with_two_writers_parses_and_is_refused_for_its_writers():
+    # TVM parses a binding outside its domain and schedules it, so tirfun
+    # does; building it is refused, as its blocks would write past B
+    mod = _mod(MULTI_WRITERS)
+    with pytest.raises(R.RollingBufferDependencyError, match="block B_writer_1 writes what it writes"):
+        R.rolling_buffer("B_writer_0", 0)(mod)
+    with pytest.raises(tirfun.errors.VerifyError, match="binding outside domain"):
+        tirfun.build(mod)

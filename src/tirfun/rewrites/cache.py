@@ -59,7 +59,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
-from .dataflow import produced_region
+from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
@@ -203,6 +203,36 @@ def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
                  f"the buffer is expected to be written by a single block of the scope, but "
                  f"{len(writers)} blocks write it", *[scope.children[k][1] for k in writers])
     return writers[0] if writers else None
+
+
+def _check_consumers_read_what_is_written(chk: Checks, site, scope: _Scope, buf: Buffer, wpath: Path,
+                                          wrealize: BlockRealize, consumers: set, subject: str) -> None:
+    """The consumers that will read the cache (``consumers``: their names)
+    read only elements of ``buf`` that the writer writes in the scope; any
+    other element, in the buffer an input value, is nowhere in the cache
+    (CacheWritePartialError)."""
+    readers = [(p, r) for p, r in scope.children if r.block.name_hint in consumers and _reads(r.block, buf)]
+    if not readers:
+        return
+    # what the writer writes over the whole scope, cut by its predicate (the
+    # block writes all of it: the copy back's own requirement)
+    written = [Interval.from_range(r) for r in _writer_region(site, buf, wpath, wrealize, scope.path)]
+    dom = loop_domains(site, scope.path)
+    for cpath, crealize in readers:
+        for r in crealize.block.reads:
+            if r.buffer != buf:
+                continue
+            needed = consumed_region(site, cpath, crealize, r, scope.path)
+            if not region_covers([written], needed, dom):
+                chk.stop(CacheWritePartialError, subject,
+                         f"consumer block {crealize.block.name_hint!r} reads {buf.name}[{_box_text(needed)}], "
+                         f"which the block may not write; the cache holds only what it writes", crealize)
+
+
+def _box_text(box: list) -> str:
+    return ", ".join("?" if iv.lo is None or iv.hi is None else
+                     (iv.lo.script() if iv.lo == iv.hi else f"{iv.lo.script()}:{(iv.hi + 1).script()}")
+                     for iv in box)
 
 
 def _consumer_set(chk: Checks, site, scope: _Scope, refs) -> set[str]:
@@ -1180,8 +1210,10 @@ class CacheWrite(Rewrite):
     7. the given consumers run after the block (CacheStageOrderError);
     8. the block writes every element of the region copied back: one
        element per instance, stored unconditionally, over a dense range,
-       under no predicate but bounds on the written index
-       (CacheWritePartialError).
+       under no predicate but bounds on the written index, and the given
+       consumers read only elements it writes, the only ones the cache
+       holds (CacheWritePartialError; TVM lets such a consumer read the
+       cache where nothing was stored).
 
     Example:
 
@@ -1249,6 +1281,8 @@ class CacheWrite(Rewrite):
             chk.stop(CacheWritePartialError, describe(self.block),
                      f"the block may not write every element of buffer {buf.name} that the copy back "
                      f"would copy: {partial}", realize)
+        _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
+                                              describe(self.block))
         region = _writer_region(site, buf, wpath, wrealize, loc)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(

@@ -27,14 +27,16 @@ from .tir import prim_func
 __all__ = ["tir", "ir", "ir_module", "prim_func", "from_source"]
 
 
-def from_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
+def from_source(text: str, *, filename: str = "<string>", check_well_formed: bool | str = True):
     """Parse TVMScript text: an IRModule for a source holding an
     ``@I.ir_module`` class, a PrimFunc for a source holding one
     ``@T.prim_func`` function.
 
     Raises :class:`~tirfun.errors.ParseError` for text that is not valid
     TVMScript, and (as TVM does) :class:`~tirfun.errors.VerifyError` for a
-    function that is not well formed unless ``check_well_formed=False``.
+    function that is not well formed unless ``check_well_formed=False``;
+    ``check_well_formed="strict"`` checks the lint rules too (see
+    :func:`~tirfun.analysis.verify.verify`), each error located in the text.
     """
     from .parser_core import parse_source
 

@@ -36,7 +36,7 @@ _DEFAULTS_PYTHON = {"range": Builtin("range")}
 _UNBOUND = object()
 
 
-def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bool = True):
+def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bool | str = True):
     """The PrimFunc or IRModule that TVMScript ``text`` defines."""
     src = SourceMap(filename, tuple(text.splitlines()) if isinstance(text, str) else ())
     try:
@@ -148,17 +148,18 @@ class _guard:
         return False
 
 
-def _check(result, check_well_formed: bool, src: SourceMap, sites: dict) -> None:
-    """TVM checks parsed functions for well-formedness by default. A
-    VerifyError is located in the user's text (``sites``: function name ->
-    its def and its blocks' nodes)."""
+def _check(result, check_well_formed, src: SourceMap, sites: dict) -> None:
+    """TVM checks parsed functions for well-formedness by default
+    (``check_well_formed="strict"`` adds the lint rules of
+    :func:`~tirfun.analysis.verify.verify`). A VerifyError is located in the
+    user's text (``sites``: function name -> its def and its blocks' nodes)."""
     if not check_well_formed:
         return
     from ..analysis.verify import verify
     from ..errors import VerifyError
 
     try:
-        verify(result)
+        verify(result, strict=check_well_formed == "strict")
     except VerifyError as err:
         raise _locate(err, src, sites).with_traceback(None) from None
 
