@@ -478,7 +478,7 @@ class Schedule:
                 primitive, describe(self._block(block)),
                 f"expected ('read' | 'write', index) or the name of one buffer the block accesses, "
                 f"got {buffer!r}").with_level(self._render)
-        return candidates[0]
+        return candidates[-1]  # as TVM's lookup: a buffer both read and written is the write
 
     # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------
     def _buffer_index(self, block, index, kind: str):
@@ -564,9 +564,11 @@ class Schedule:
             kind = None
             try:
                 found = self.get(block)
+                # as TVM's lookup: reads, then writes, the last match kept
+                # (a reduction's output is the write)
                 for k_name, regions in (("read", found.reads), ("write", found.writes)):
                     for k, region in enumerate(regions):
-                        if kind is None and (region.buffer == buffer or region.buffer.name == buffer):
+                        if region.buffer == buffer or region.buffer.name == buffer:
                             kind = (k_name, k)
             except RewriteError:
                 pass

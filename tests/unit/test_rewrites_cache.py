@@ -1012,3 +1012,51 @@ def test_cache_write_refuses_a_consumer_reading_what_the_block_does_not_write():
     out = R.cache_write("A", 0, "global", ["C"])(ok)
     assert "A_global[0]" in out["main"].script()
     assert_equivalent(ok["main"], out["main"])
+
+
+# TVM's reindex tests: a reduction's output named by its name, and an index
+# that uses a variable only where its domain makes it a constant
+REDUCE_READ_AND_WRITE = '''@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i0, i1, i2 in T.grid(8, 8, 8):
+        with T.block("matmul"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            T.reads(C[i, j], A[i, k], B[k, j])
+            T.writes(C[i, j])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+'''
+
+
+@pytest.mark.parametrize("primitive", ["reindex", "set_axis_separator"])
+def test_a_buffer_named_that_the_block_reads_and_writes_is_its_write(primitive):
+    # TVM's name lookup goes over the reads, then the writes, keeping the last
+    mod = IRModule({"main": from_source(REDUCE_READ_AND_WRITE)})
+    sch = Schedule(mod)
+    if primitive == "reindex":
+        sch.reindex("matmul", "C")
+        assert sch.trace.rewrites[-1].buffer == ("write", 0)
+        assert "C_reindex[v0, v1] = C_reindex" not in sch.mod.script()
+        assert_equivalent(mod["main"], sch.mod["main"])
+    else:
+        sch.set_axis_separator("matmul", "C", [1])
+        assert sch.trace.rewrites[-1].buffer_index_type == "write"
+
+
+def test_reindex_lays_out_only_the_variables_an_index_really_uses():
+    # co // 64 is 0 for every co of the domain, so the copy does not run over co
+    src = '''@T.prim_func
+def main(P: T.Buffer((1, 10, 3), "float32"), W: T.Buffer((3, 3, 64), "float32"), C: T.Buffer((1, 4, 64), "float32")):
+    for i0, i1, i2, i3, i4 in T.grid(1, 4, 64, 3, 3):
+        with T.block("conv"):
+            n, h, co, rh, rc = T.axis.remap("SSSRR", [i0, i1, i2, i3, i4])
+            with T.init():
+                C[n, h, co] = T.float32(0)
+            C[n, h, co] = C[n, h, co] + P[n, h * 2 + rh, T.floordiv(co, 64) * 3 + rc] * W[rh, rc, co]
+'''
+    mod = IRModule({"main": from_source(src)})
+    out = R.reindex("conv", ("read", 0))(mod)
+    text = out["main"].script()
+    assert "P_reindex = T.alloc_buffer((1, 4, 3, 3))" in text
+    assert_equivalent(mod["main"], out["main"])

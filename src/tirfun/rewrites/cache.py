@@ -47,6 +47,8 @@ from pyrsistent import pvector
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
+from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in
 from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
@@ -1327,7 +1329,9 @@ def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tupl
         if not found:
             chk.stop(BufferNotAccessedError, f"block {block.name_hint!r}",
                      f"buffer {name} is neither read nor written by the block", realize)
-        return found[0]
+        # as TVM's lookup: reads, then writes, the last match kept (a
+        # reduction's output is the write)
+        return found[-1]
     chk.stop(InvalidArgumentError, f"block {block.name_hint!r}",
              f"the buffer must be (\"read\" or \"write\", index), a Buffer or a buffer name, got {spec!r}")
 
@@ -1474,7 +1478,13 @@ class ReIndex(Rewrite):
         block = realize.block
         kind, buf = _buffer_spec(chk, block, realize, self.buffer)
         scope = _scope_of(chk, site, path, describe(self.block))
-        indices = _access_indices(chk, block, realize, buf)
+        # within the iteration domains, as TVM's analyzer reads them: a
+        # variable that an index uses only as ``co // 64`` of ``co < 64``
+        # does not lay out the copy
+        env = {iv.var: (int_value(iv.dom.min), int_value(iv.dom.min) + int_value(iv.dom.extent) - 1)
+               for iv in block.iter_vars
+               if int_value(iv.dom.min) is not None and int_value(iv.dom.extent) is not None}
+        indices = [simplify_expr(i, env) for i in _access_indices(chk, block, realize, buf)]
         used = set()
         for i in indices:
             used |= var_names(i)
