@@ -325,3 +325,25 @@ def main(X: T.Buffer((1, 2, 1), "float32"), P: T.Buffer((1, 2, 1), "float32")):
     with pytest.raises(R.NonEinsumError, match="its body stores to P, which its regions do not declare"):
         R.pad_einsum("pad", [1, 1, 2])(hidden)
     assert R.pad_einsum("pad", [1, 1, 2]).violations(mod) == []
+
+
+def test_decompose_padding_binds_a_loop_of_one_iteration_above_it_to_its_value():
+    # TVM's test_int64_indices_batch_decompose_padding: the batch loop b
+    # (one iteration) is above the decomposed loop i, so both new blocks
+    # bind vb to 0, as TVM's analyzer folds it; loops copied from i down
+    # keep their variables
+    src = '''@T.prim_func
+def main(x: T.Buffer((T.int64(1), T.int64(128), T.int64(128)), "int32"),
+         y: T.Buffer((T.int64(1), T.int64(140), T.int64(128)), "int32")):
+    for b, i, j in T.grid(T.int64(1), T.int64(140), T.int64(128)):
+        with T.block("block"):
+            vb, vi, vj = T.axis.remap("SSS", [b, i, j])
+            y[vb, vi, vj] = T.if_then_else(vi < T.int64(128), x[vb, vi, vj], 0)
+'''
+    mod = IRModule({"main": from_source(src)})
+    out = R.decompose_padding("block", "j")(mod)
+    text = out["main"].script()
+    assert "vb_1 = T.axis.spatial(T.int64(1), T.int64(0))" in text  # the fill
+    assert "vb = T.axis.spatial(T.int64(1), T.int64(0))" in text  # the in-bound part
+    assert 'vi_1, vj_1 = T.axis.remap("SS", [i, j_1])' in text
+    assert_equivalent(mod["main"], out["main"])
