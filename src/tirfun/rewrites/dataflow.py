@@ -520,7 +520,11 @@ def region_cover_violation(site: Site, children: Sequence[Child], consumer: Chil
         if not groups:
             continue
         top = max(groups, key=len)
-        needed = consumed_region(site, cpath, crealize, read, top)
+        # only elements inside the buffer need a producer: a declared read
+        # region may reach past its ends (a window clipped by the body, as
+        # annotate_buffer_access declares it), and TVM's check clips it too
+        needed = [intersect(iv, Interval(IntImm(dim.dtype, 0), fold_sub(dim, IntImm(dim.dtype, 1))))
+                  for iv, dim in zip(consumed_region(site, cpath, crealize, read, top), read.buffer.shape)]
         boxes = []
         for wpath, wrealize in groups[top]:
             for region in wrealize.block.writes:
