@@ -347,3 +347,29 @@ def main(x: T.Buffer((T.int64(1), T.int64(128), T.int64(128)), "int32"),
     assert "vb = T.axis.spatial(T.int64(1), T.int64(0))" in text  # the in-bound part
     assert 'vi_1, vj_1 = T.axis.remap("SS", [i, j_1])' in text
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_pad_einsum_pads_a_symbolic_extent_to_a_multiple_of_its_factor():
+    # TVM's test_pad_matmul: n pads to (n + 31) // 32 * 32, the copy in
+    # guards v < n, and the loop over n runs over the padded extent
+    src = '''@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (128, 128), "float32")
+    B = T.match_buffer(b, (n, 128), "float32")
+    C = T.match_buffer(c, (128, n), "float32")
+    for i0, i1, i2 in T.grid(128, n, 128):
+        with T.block("C"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[j, k]
+'''
+    mod = IRModule({"main": from_source(src)})
+    out = R.pad_einsum("C", [32, 32, 32])(mod)
+    text = out["main"].script()
+    assert "B_pad = T.alloc_buffer(((n + 31) // 32 * 32, 128))" in text
+    assert "T.grid(128, (n + 31) // 32 * 32, 128)" in text
+    assert "T.if_then_else(v0 < n, B[v0, v1], T.float32(0.0))" in text
+    for n in (1, 5, 33):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n})

@@ -16,7 +16,7 @@ import attrs
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import simplify_expr
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, BufferRegion, BufferStore, Call, FloatImm, For, IntImm,
+    GE, GT, LE, LT, And, Block, BlockRealize, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
     IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -510,18 +510,26 @@ class PadEinsum(Rewrite):
         if scope is None:
             chk.stop(NonEinsumError, subject, "the block is not inside a block that could allocate the "
                      "padded buffers", realize)
+        # iteration variable -> (extent, padded extent), as expressions: a
+        # symbolic extent n pads to (n + p - 1) // p * p, as in TVM
         padded = {}
         for iv, p in zip(block.iter_vars, pads):
-            ext = _int(iv.dom.extent)
-            if ext is None:
+            extent = iv.dom.extent
+            ext = _int(extent)
+            if ext is not None:
+                new = -(-ext // p) * p
+                if new == ext:
+                    continue
+                new_extent = IntImm(extent.dtype, new)
+            elif p == 1:
+                continue
+            else:
+                step = IntImm(extent.dtype, p)
+                new_extent = FloorDiv(extent + IntImm(extent.dtype, p - 1), step) * step
+            if _int(iv.dom.min) != 0:
                 chk.stop(NonEinsumError, subject,
-                         f"the domain of {iv.var.name} is not of constant extent", realize)
-            new = -(-ext // p) * p
-            if new != ext:
-                if _int(iv.dom.min) != 0:
-                    chk.stop(NonEinsumError, subject,
-                             f"the domain of {iv.var.name} to pad does not start at 0", realize)
-                padded[iv.var] = (ext, new)
+                         f"the domain of {iv.var.name} to pad does not start at 0", realize)
+            padded[iv.var] = (extent, new_extent)
         # the statement of the scope's body that holds the block
         scope_block: Block = site.at(scope)
         body_path = scope + (("body", None),)
@@ -565,8 +573,13 @@ class PadEinsum(Rewrite):
             for x, dim in zip(region.region, buf.shape):
                 if isinstance(x.min, Var) and x.min in padded:
                     ext, new = padded[x.min]
-                    shape.append(IntImm(dim.dtype, new))
-                    back.append(IntImm(dim.dtype, min(ext, _int(dim)) if _int(dim) is not None else ext))
+                    if _int(ext) is not None:
+                        shape.append(IntImm(dim.dtype, _int(new)))
+                        back.append(IntImm(dim.dtype, min(_int(ext), _int(dim)) if _int(dim) is not None
+                                           else _int(ext)))
+                    else:
+                        shape.append(new)
+                        back.append(dim if dim == ext else ext)
                 else:
                     shape.append(dim)
                     back.append(dim)
@@ -595,10 +608,9 @@ class PadEinsum(Rewrite):
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.var in padded:
                 ext, new = padded[iv.var]
-                ivs.append(IterVar(Range(iv.dom.min, IntImm(iv.dom.extent.dtype, new)), iv.var, iv.iter_type,
-                                   iv.thread_tag))
+                ivs.append(IterVar(Range(iv.dom.min, new), iv.var, iv.iter_type, iv.thread_tag))
                 if iv.iter_type is not IterVarType.DataPar:
-                    guards.append(LT(value, IntImm(value.dtype, ext)))
+                    guards.append(LT(value, ext))
             else:
                 ivs.append(iv)
         new_block = attrs.evolve(
@@ -624,9 +636,11 @@ class PadEinsum(Rewrite):
             # only a loop that runs over the whole original domain (not a
             # part of it, as after loop_partition) is extended
             if isinstance(node, For) and node.loop_var in extend and _int(node.min) == 0 \
-                    and _int(node.extent) == extend[node.loop_var][0] \
+                    and _same_value(node.extent, extend[node.loop_var][0]) \
                     and len(list(child_blocks(node, ()))) == 1:
-                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, extend[node.loop_var][1]))
+                new = extend[node.loop_var][1]
+                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
+                                    else new)
             node_new = node
         stmts = reads_copy + [node_new] + writes_copy
         scope_block: Block = site.at(scope)
@@ -642,6 +656,11 @@ class PadEinsum(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
                                                else self.padding)]
+
+
+def _same_value(a, b) -> bool:
+    """Two extents that are the same constant, or the same expression."""
+    return _int(a) == _int(b) if _int(a) is not None and _int(b) is not None else a == b
 
 
 def _set_child(node, step, child):
@@ -670,8 +689,7 @@ def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stm
     idx = [iv.var for iv in ivs]
     point = [Range(v, IntImm(v.dtype, 1)) for v in idx]
     if is_read:
-        guards = [LT(v, dim) for v, dim, pd in zip(idx, buf.shape, padded.shape)
-                  if not (_int(dim) is not None and _int(dim) == _int(pd))]
+        guards = [LT(v, dim) for v, dim, pd in zip(idx, buf.shape, padded.shape) if not _same_value(dim, pd)]
         value = BufferLoad(buf, idx)
         if guards:
             value = Call(buf.dtype, "tir.if_then_else", [_conjoin(guards), value, const(0, buf.dtype)])
