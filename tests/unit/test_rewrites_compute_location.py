@@ -703,21 +703,10 @@ def test_compute_at_needs_no_producer_for_a_read_region_past_the_buffer():
     # a declared read region may reach past the buffer's start (a window
     # the body clips, as annotate_buffer_access declares one in TVM's
     # resize test): only elements inside the buffer need a producer
-    src = """
-@T.prim_func
-def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((10,))
-    for i in range(10):
-        with T.block("B"):
-            vi = T.axis.spatial(10, i)
-            B[vi] = A[vi] * T.float32(2)
-    for i_0, i_1 in T.grid(4, 2):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i_0 * 2 + i_1)
-            T.reads(B[vi - 1:vi + 2])
-            T.writes(C[vi])
-            C[vi] = T.if_then_else(1 <= vi, B[T.max(vi - 1, 0)], T.float32(0)) + B[vi + 1]
-"""
+    src = STENCIL.replace("            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]",
+                          "            T.reads(B[vi - 1:vi + 2])\n            T.writes(C[vi])\n"
+                          "            C[vi] = T.if_then_else(1 <= vi, B[T.max(vi - 1, 0)], T.float32(0)) + B[vi + 1]")
+    assert "T.reads(B[vi - 1:vi + 2])" in src
     mod = mod_of(src)
     out = R.compute_at("B", "i_0")(mod)
     assert_equivalent(mod["main"], out["main"])

@@ -249,15 +249,22 @@ def main(A: T.Buffer((1, 12, 12, 16), "int8"), C: T.Buffer((1, 8, 8, 16), "int8"
 '''
 
 
+def _tiled_cascade(tile: list) -> tirfun.Schedule:
+    """TVM's _tile_nd: C's loops split by ``tile``, the outer ones first,
+    and B computed at the innermost outer loop."""
+    sch = tirfun.Schedule(_mod(CASCADE))
+    loops = sch.get_loops(sch.get_block("C"))
+    outer, inner = zip(*[sch.split(loop, [None, size]) for loop, size in zip(loops, tile)])
+    sch.reorder(*outer, *inner)
+    sch.compute_at(sch.get_block("B"), outer[-1])
+    return sch
+
+
 def test_tvms_non_perfect_tiling_rolls_despite_the_guards_of_its_splits():
     # TVM's test_cascade_max_pool2d_non_perfect_tiled: tiles of 6 over 8
     # rows leave guards (T.where) on the producer that skip only rows past
     # the buffer's end, so the window is still all it writes
-    sch = tirfun.Schedule(_mod(CASCADE))
-    loops = sch.get_loops(sch.get_block("C"))
-    outer, inner = zip(*[sch.split(loop, [None, size]) for loop, size in zip(loops, [1, 6, 6, 16])])
-    sch.reorder(*outer, *inner)
-    sch.compute_at(sch.get_block("B"), outer[-1])
+    sch = _tiled_cascade([1, 6, 6, 16])
     sch.rolling_buffer(sch.get_block("B"), 0)
     text = sch.mod.script()
     assert 'B = T.alloc_buffer((1, 8, 10, 16), "int8")' in text
@@ -272,11 +279,7 @@ def test_tvms_non_perfect_tiling_rolls_despite_the_guards_of_its_splits():
 def test_a_unit_loop_does_not_slide_so_the_tiled_width_rolls():
     # TVM's test_cascade_max_pool2d_w_tiled: the rows are one tile (a loop
     # of one iteration), so the columns roll, to 6 of 10
-    sch = tirfun.Schedule(_mod(CASCADE))
-    loops = sch.get_loops(sch.get_block("C"))
-    outer, inner = zip(*[sch.split(loop, [None, size]) for loop, size in zip(loops, [1, 8, 4, 16])])
-    sch.reorder(*outer, *inner)
-    sch.compute_at(sch.get_block("B"), outer[-1])
+    sch = _tiled_cascade([1, 8, 4, 16])
     sch.rolling_buffer(sch.get_block("B"), 0)
     assert 'B = T.alloc_buffer((1, 10, 6, 16), "int8")' in sch.mod.script()
     assert_equivalent(_mod(CASCADE)["main"], sch.mod["main"])
