@@ -301,6 +301,16 @@ CASES += [  # reductions, padding, partitioning, region hints
      R.decompose_reduction("B", "k"), R.RepeatedReductionError,
      r"^decompose_reduction: block 'B': the loops from 'k' down to the block reach an instance of it "
      r"more than once \(through 'u'\)"),
+    ("init-placement", _variant(ROW_SUM, """    for i, k in T.grid(5, 10):
+        with T.block("B"):""", """    for i in range(5):
+        with T.block("S"):
+            vs = T.axis.spatial(5, i)
+            B[vs] = A[vs, 1]
+        for k in range(10):
+          with T.block("B"):"""),
+     R.decompose_reduction("B", "i"), R.InitPlacementError,
+     r"^decompose_reduction: block 'B': block 'S' runs before it under loop 'i' and touches B: placed before "
+     r"the loop, the init would change what it reads or be overwritten by what it writes"),
     ("reduction-start", _nested("range(2, 10)"),
      R.decompose_reduction("B", "k"), R.ReductionStartError,
      r"^decompose_reduction: block 'B': the loops start the reduction variable vk at 2, not at the start "

@@ -408,6 +408,13 @@ class RepeatedReductionError(RewriteError):
     block keeps the meaning."""
 
 
+class InitPlacementError(RewriteError):
+    """A block under the loop where ``decompose_reduction`` would place the
+    init runs before the reduction block and reads or writes what it
+    writes: it would meet the init's values, or overwrite them, where it
+    met the buffer's earlier values before."""
+
+
 class ReductionStartError(RewriteError):
     """The loops start a reduction iteration variable of the block somewhere
     other than the start of its domain (the later parts of a

@@ -33,8 +33,8 @@ from .checks import (
 from .errors import (
     FactorAxisOutOfRangeError, LoopHeightError, LoopPositionError, LoopPropertyError,
     NoMatchedReducerError, NonSingleChildBlockError, NoScopeBlockError, NotReductionBlockError,
-    NotSerialLoopKindError, NotStagePipelineError, ReductionStartError, RepeatedReductionError,
-    RFactorNotApplicableError,
+    InitPlacementError, NotSerialLoopKindError, NotStagePipelineError, ReductionStartError,
+    RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
 from .name_pool import NamePool
@@ -138,7 +138,11 @@ class DecomposeReduction(Rewrite):
     4. no loop above ``loop`` feeds a reduction iteration variable
        (LoopHeightError);
     5. the reduction is not repeated below a loop that feeds a reduction
-       iteration variable (RepeatedReductionError).
+       iteration variable (RepeatedReductionError);
+    6. no other block under the loop where the init goes runs before the
+       block and reads or writes what it writes (a cache_inplace copy
+       placed in its loop): it would meet the init's values, or overwrite
+       them (InitPlacementError; TVM moves the init regardless).
 
     Example:
 
@@ -229,6 +233,7 @@ class DecomposeReduction(Rewrite):
                      f"more than once (through {', '.join(map(repr, repeating))}), so they repeat the "
                      "reduction, and every placement that avoids the repetition lies below a loop that "
                      "feeds a reduction variable; no init placement keeps the meaning", realize)
+        _check_init_placement(chk, site, rpath, realize, loops[start], subject)
         return site, rpath, loops, start
 
     def build(self, plan) -> Outcome:
@@ -899,3 +904,26 @@ def rfactor(loop, factor_axis: int = 0) -> RFactor:
 
 
 __all__ = ["DecomposeReduction", "decompose_reduction", "RFactor", "rfactor"]
+
+
+def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, placed, subject: str) -> None:
+    """No block under the loop ``placed`` (``(path, For)``: the init goes
+    right before it) runs before the reduction block and touches what the
+    block writes."""
+    from .checks import all_block_realizes
+
+    lpath, loop = placed
+    written = {w.buffer for w in realize.block.writes}
+    body = lpath + (("body", None),)
+    for path, other in all_block_realizes(loop.body, body, touching=written):
+        if path == rpath:
+            return
+        if rpath[:len(path)] == path:
+            continue  # a block around the reduction block
+        touched = sorted({r.buffer.name for r in list(other.block.reads) + list(other.block.writes)}
+                         & {b.name for b in written})
+        if touched:
+            chk.stop(InitPlacementError, subject,
+                     f"block {other.block.name_hint!r} runs before it under loop {loop.loop_var.name!r} and "
+                     f"touches {touched[0]}: placed before the loop, the init would change what it reads "
+                     "or be overwritten by what it writes", other)
