@@ -164,3 +164,15 @@ def test_mentions_settle_when_asked_and_when_rebuilt_realizes_pile_up(monkeypatc
             mod = R.split(f"l{k}", [None, 2])(mod)
             func = mod["main"]
             assert _CACHE[id(func)][1] == build_index(func), (limit, k)
+
+
+def test_a_shift_leaves_a_path_that_left_its_sequence_earlier_alone():
+    # found by the soak: a path that parts from the shifted sequence's
+    # path above it has a field step (no index) at the sequence's depth
+    from tirfun.rewrites.index import _resolve
+
+    shift = ((("body", None), ("seq", 2)), 0, 1)
+    elsewhere = (("body", None), ("seq", 1), ("body", None), ("block", None))
+    inside = (("body", None), ("seq", 2), ("seq", 3), ("block", None))
+    assert _resolve((elsewhere, 0), (shift,)) == elsewhere
+    assert _resolve((inside, 0), (shift,)) == (("body", None), ("seq", 2), ("seq", 4), ("block", None))

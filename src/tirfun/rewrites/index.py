@@ -69,7 +69,9 @@ def _resolve(entry: tuple, shifts: tuple) -> Path:
         n = len(prefix)
         if len(path) > n:
             step = path[n]
-            if step[1] >= start and step[0] == "seq" and path[:n] == prefix:
+            # the kind first: a path that left the prefix earlier may have
+            # a field step (index None) there
+            if step[0] == "seq" and step[1] >= start and path[:n] == prefix:
                 path = path[:n] + (("seq", step[1] + delta),) + path[n + 1:]
     return path
 
