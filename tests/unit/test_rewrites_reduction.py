@@ -554,3 +554,22 @@ def mm_relu(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
     c = np.zeros((16, 16), "float32")
     tirfun.build(sch.mod, target="llvm")(a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_decompose_reduction_places_the_init_right_before_a_block_every_loop_repeats():
+    # found by the soak: every loop from i down repeats the block (u feeds
+    # no iteration variable), so the init goes right before the block,
+    # below all of them, and there is no loop to check for blocks before it
+    src = '''@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i, u in T.grid(4, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(1, 0)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi]
+'''
+    mod = IRModule({"main": from_source(src)})
+    out = R.decompose_reduction("B", "i")(mod)
+    assert_equivalent(mod["main"], out["main"])

@@ -233,7 +233,8 @@ class DecomposeReduction(Rewrite):
                      f"more than once (through {', '.join(map(repr, repeating))}), so they repeat the "
                      "reduction, and every placement that avoids the repetition lies below a loop that "
                      "feeds a reduction variable; no init placement keeps the meaning", realize)
-        _check_init_placement(chk, site, rpath, realize, loops[start], subject)
+        if start < len(loops):  # else the init goes right before the block: nothing runs between
+            _check_init_placement(chk, site, rpath, realize, loops[start], subject)
         return site, rpath, loops, start
 
     def build(self, plan) -> Outcome:
