@@ -36,7 +36,7 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    bindings, conflicting_buffer, conjuncts, consumers, delete_at, insertion_range,
+    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, insertion_range,
     is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
     producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, writers, writes_of,
@@ -400,14 +400,6 @@ def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
         chk.fail(InvalidArgumentError, "argument index", f"expected an int, got {index!r}")
 
 
-def _fixed_units(e, units: dict):
-    """``e`` with the variables of loops of one iteration (``units``: Var ->
-    their one value) replaced, simplified."""
-    if not units or not (var_names(e) & {v.name for v in units}):
-        return e
-    return simplify_index(substitute(e, units))
-
-
 def _shift(e: PrimExpr):
     """``(var, offset)`` when ``e`` is a variable plus a constant, else None."""
     if isinstance(e, Var):
@@ -699,8 +691,8 @@ class _ComputeAtBase(Rewrite):
         for iv in block.iter_vars:
             blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
             dom = pl.doms.get(iv.var)
-            lo = blo if dom is None or dom.lo is None else _fixed_units(dom.lo, units)
-            hi = bhi if dom is None or dom.hi is None else _fixed_units(dom.hi, units)
+            lo = blo if dom is None or dom.lo is None else fold_units(dom.lo, units)
+            hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
                 inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)

@@ -373,6 +373,15 @@ def _fixed(e: PrimExpr, values: dict) -> PrimExpr:
         substitute(e, values) if values else e)
 
 
+def fold_units(e: PrimExpr, units: dict) -> PrimExpr:
+    """``e`` with the variables of loops of one iteration (``units``: Var
+    -> its one value) replaced and simplified, as TVM's analyzer folds them
+    in the bindings a primitive writes; ``e`` itself when it uses none."""
+    if not units or not (var_names(e) & {v.name for v in units}):
+        return e
+    return _fixed(e, units)
+
+
 def _conjoin(terms: list) -> PrimExpr:
     out = None
     for t in terms:
@@ -657,5 +666,5 @@ __all__ = [
     "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",
     "bindings", "consumed_region", "produced_region", "region_cover_violation",
     "conflicting_buffer", "subtrees", "subtree_index", "insertion_range", "leaf_removal_path",
-    "delete_at", "program_key", "conjuncts",
+    "delete_at", "program_key", "conjuncts", "fold_units",
 ]

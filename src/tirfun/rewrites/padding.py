@@ -20,6 +20,7 @@ from ..nodes import (
     IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
+from .dataflow import fold_units
 from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
@@ -124,15 +125,6 @@ def _dom_env(iv: IterVar):
     return (lo, lo + ext - 1)
 
 
-
-def _fold_units(value, units: dict):
-    """``value`` with the variables of loops of one iteration (``units``:
-    Var -> its one value) replaced."""
-    from ..analysis.traversal import walk
-
-    if not units or not any(isinstance(n, Var) and n in units for n in walk(value)):
-        return value
-    return _simplified(substitute_expr(value, units))
 
 @register
 @attrs.frozen
@@ -245,7 +237,7 @@ class DecomposePadding(Rewrite):
         # bindings, as TVM's analyzer folds it (``T.axis.spatial(1, 0)``);
         # the loops from ``loop`` down are copied and keep their variables
         units = {l.loop_var: l.min for _, l in loops[:position] if _int(l.extent) == 1}
-        nest: Stmt = BlockRealize([_fold_units(substitute_expr(v, loop_map), units) for v in realize.iter_values],
+        nest: Stmt = BlockRealize([fold_units(substitute_expr(v, loop_map), units) for v in realize.iter_values],
                                   substitute_expr(realize.predicate, loop_map), const_block)
         for loop in reversed(const_loops):
             nest = For(loop_map[loop.loop_var], loop.min, loop.extent, "serial", nest)
@@ -289,7 +281,7 @@ class DecomposePadding(Rewrite):
         new_block = attrs.evolve(block, iter_vars=new_ivs, body=body,
                                  reads=[_region(r, rebase) for r in block.reads],
                                  writes=[_region(w, rebase) for w in block.writes])
-        in_bound: Stmt = BlockRealize([_fold_units(v, units) for v in values], predicate, new_block)
+        in_bound: Stmt = BlockRealize([fold_units(v, units) for v in values], predicate, new_block)
         for _, loop in reversed(loops[inner:]):
             if loop.loop_var in new_ranges:
                 in_bound = attrs.evolve(loop, min=IntImm(loop.loop_var.dtype, 0),

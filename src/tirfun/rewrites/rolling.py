@@ -276,6 +276,7 @@ class RollingBuffer(Rewrite):
                          f"starts, plus an offset free of {var.name}", realize)
             offset = simplify_index(rest.to_expr())
             skips.append((var, overlap, offset))
+        dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
         window = [Range(r.min, r.extent) for r in ranges]
         if not _is_true(realize.predicate):
             # a predicated block may skip some of its region (an earlier
@@ -289,9 +290,8 @@ class RollingBuffer(Rewrite):
                          f"its predicate {realize.predicate} may skip elements of {buffer.name} in an "
                          f"iteration of loop {lca_loop[1].loop_var.name}, which the rolling window "
                          "would then not hold for its consumers", realize)
-            if not _skips_only_outside(made, ranges, buffer.shape, _dom_of(loops)):
+            if not _skips_only_outside(made, ranges, buffer.shape, dom):
                 window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
-        dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
         for p, r in consumers:
             c_loops = loops_above(site, p)
             c_inner = {lp.loop_var: Range(lp.min, lp.extent) for q, lp in c_loops if len(q) > len(lca_loop[0])}
@@ -429,11 +429,6 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 def _buffers_of(block: Block) -> set:
     """The buffers a block declares it reads or writes."""
     return {r.buffer for r in block.reads} | {w.buffer for w in block.writes}
-
-
-def _dom_of(loops) -> dict:
-    """Loop variable -> its range, for the loops ``(path, For)``."""
-    return {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
 
 
 def _skips_only_outside(made: list, ranges: list, shape, dom: dict) -> bool:
