@@ -1,5 +1,6 @@
 """The simplification pass: each rule, and that it never changes a value."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -89,6 +90,10 @@ def test_float_folding_rounds_like_the_dtype():
     # 1e-10 is 0 in float16, so its cast to bool is false
     (FloatImm("float16", 1e-10), "bool", 0),
     (FloatImm("float16", 0.1), "float32", float(np.float32(np.float16(0.1)))),
+    # bfloat16 folds too, rounded as ml_dtypes rounds it, both ways
+    (FloatImm("bfloat16", 0.1), "float32", float(np.float32(ml_dtypes.bfloat16(0.1)))),
+    (FloatImm("float32", 1.00390625), "bfloat16", float(ml_dtypes.bfloat16(np.float32(1.00390625)))),
+    (FloatImm("bfloat16", 3.7), "int8", 3),
 ])
 def test_a_cast_of_a_literal_folds_the_value_its_dtype_holds(literal, target, expected):
     folded = simplify_expr(tir.Cast(target, literal))

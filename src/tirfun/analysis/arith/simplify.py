@@ -32,6 +32,7 @@ from ...nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, CmpOp, Div, FloatImm,
     FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var,
 )
+from ... import numpy_dtypes
 from ...nodes.dtype import DataType
 from ...nodes.expr import compare_result, int_result
 from ..traversal import map_children, transform
@@ -87,6 +88,10 @@ def _np():
 
 def _float_value(dtype: DataType, value: float) -> float | None:
     """``value`` rounded to ``dtype``; None when numpy has no such float."""
+    if dtype.code == "bfloat" and dtype.lanes == 1:
+        # bfloat16 is no numpy type, yet a cast of its literal folds like
+        # any other float's (rounded as the interpreter rounds it)
+        return numpy_dtypes.round_bfloat16(value)
     name = dtype.numpy_name
     if name is None:
         return None
