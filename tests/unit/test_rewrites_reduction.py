@@ -573,3 +573,44 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
     mod = IRModule({"main": from_source(src)})
     out = R.decompose_reduction("B", "i")(mod)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_rfactor_binds_the_loops_above_the_scope_that_its_guard_names():
+    # found by the soak: loop_partition leaves the block under a new block,
+    # with a predicate on loops above that block; rfactor moves the predicate
+    # into the rfactor block's value, where those loops must come in through
+    # iteration variables (block isolation)
+    src = '''@T.prim_func
+def main(A: T.Buffer((4, 1), "int32"), B: T.Buffer((4, 3), "int32"), D: T.Buffer((4, 3), "int32")):
+    C = T.alloc_buffer((4,), "int32")
+    for i_j_fused in range(12):
+        for k_0, k_1_0, k_1_1 in T.grid(1, 1, 2):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i_j_fused // 3)
+                vk = T.axis.reduce(1, k_1_1)
+                T.where(k_0 * 2 + (k_1_0 * 2 + k_1_1) < 1)
+                T.reads(A[vi, vk])
+                T.writes(C[vi])
+                with T.init():
+                    C[vi] = 0
+                C[vi] = C[vi] + A[vi, vk]
+        with T.block("D"):
+            vi_1 = T.axis.spatial(4, i_j_fused // 3)
+            vj = T.axis.spatial(3, i_j_fused % 3)
+            T.reads(C[vi_1], B[vi_1, vj])
+            T.writes(D[vi_1, vj])
+            D[vi_1, vj] = C[vi_1] + B[vi_1, vj]'''
+    mod = IRModule({"main": from_source(src)})
+    parted = R.LoopPartition(loop=R.LoopRef("k_1_1"), factors=(None, 1), preserve_unit_iters=True)(mod)
+    out = R.RFactor(loop=R.LoopRef("k_1_10", "main"), factor_axis=0)(parted)
+    verify(out)
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    rng = np.random.default_rng(0)
+    A = rng.integers(-100, 100, (4, 1), dtype="int32")
+    B = rng.integers(-100, 100, (4, 3), dtype="int32")
+    expected, actual = np.zeros((4, 3), "int32"), np.zeros((4, 3), "int32")
+    run(out["main"], A, B, expected)
+    tirfun.build(out, target="llvm")(A, B, actual)
+    np.testing.assert_array_equal(actual, expected)
+    np.testing.assert_array_equal(expected, A[:, :1] + B)

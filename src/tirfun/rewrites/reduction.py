@@ -722,6 +722,27 @@ class RFactor(Rewrite):
                          "the loop feeds no iteration variable, runs more than once and is under a "
                          "reduction loop", loop)
 
+    @staticmethod
+    def _bind_outer_loops(site, rpath, loops, guard: PrimExpr, rf_ivs: list, rf_values: list, taken) -> PrimExpr:
+        """The guard with the loops above the block's scope that it names
+        read through new opaque iteration variables of the rfactor block.
+        A predicate may name such loops (loop_partition leaves them there);
+        moved into the block's body, it would break block isolation."""
+        inner = {loop.loop_var.name for _, loop in loops}
+        outer = {node.loop_var.name: node for _, node in ancestors(site.func, rpath)
+                 if isinstance(node, For) and node.loop_var.name not in inner}
+        bound = {}
+        for v in _vars_in_order(guard):
+            loop = outer.get(v.name)
+            if loop is None or loop.loop_var != v or v in bound:
+                continue
+            new = IterVar(Range(loop.min, loop.extent), Var(_fresh("v" + v.name, taken), v.dtype),
+                          IterVarType.Opaque)
+            rf_ivs.append(new)
+            rf_values.append(loop.loop_var)
+            bound[v] = new.var
+        return substitute_expr(guard, bound) if bound else guard
+
     def build(self, plan) -> Outcome:
         site, scope, rpath, loops, lpath, rd, found, axis, (kept_terms, guard_terms, other_terms) = plan
         realize: BlockRealize = site.at(rpath)
@@ -772,6 +793,7 @@ class RFactor(Rewrite):
                                             if _is_unit(l) and l.loop_var not in loop_to_iter})
             guard = substitute_expr(guard, _inverse(rf_ivs, rf_values))
             guard = substitute_expr(guard, var_map)
+            guard = self._bind_outer_loops(site, rpath, loops, guard, rf_ivs, rf_values, taken)
             rhs = [Call(r.dtype, "tir.if_then_else", [guard, r, e])
                    for r, e in zip(rhs, reducer.identity_element)]
         rf_lhs = [BufferLoad(b, rf_indices) for b in rf_bufs]
