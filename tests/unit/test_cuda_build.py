@@ -513,3 +513,62 @@ def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     with pytest.raises(BuildError, match=r"(?s)a barrier \(T.tvm_storage_sync\) inside a loop bound "
                                          r"to a vthread.*vthread.x"):
         tirfun.build(parse(src), target="cuda")
+
+
+# -- failures inside LLVM ---------------------------------------------------------
+
+# lane 0 clamps a float converted to uint64 to 0: as one vector umin, LLVM 22's
+# NVPTX instruction selection asks for an integer of 0 bits and aborts
+CLAMP_TO_RAMP = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((12,), "float64"), f: T.Buffer((12,), "uint64")):
+    for t in T.thread_binding(2, thread="threadIdx.x"):
+        for i in T.vectorized(6):
+            with T.block("f"):
+                vi = T.axis.spatial(12, t * 6 + i)
+                f[vi] = T.min(T.Cast("uint64", A[vi] * T.float64(1000)), T.Cast("uint64", vi % 6))
+'''
+
+# the same clamp as LLVM IR, for the PTX step alone
+ABORTING_NVPTX_IR = '''
+target triple = "nvptx64-nvidia-cuda"
+declare <6 x i64> @llvm.umin.v6i64(<6 x i64>, <6 x i64>)
+define ptx_kernel void @k(ptr %p, ptr %q) {
+  %v = load <6 x double>, ptr %p, align 8
+  %w = fptoui <6 x double> %v to <6 x i64>
+  %u = call <6 x i64> @llvm.umin.v6i64(<6 x i64> %w, <6 x i64> <i64 0, i64 1, i64 2, i64 3, i64 4, i64 5>)
+  store <6 x i64> %u, ptr %q, align 8
+  ret void
+}
+'''
+
+
+def test_a_vectorized_integer_min_is_computed_lane_by_lane_and_builds():
+    rt = tirfun.build(parse(CLAMP_TO_RAMP), target="cuda -arch=sm_80")
+    assert "umin.v6i64" not in rt.get_source("ll")
+    a = np.linspace(0.0, 0.011, 12)
+    f = np.zeros(12, "uint64")
+    run_split(rt, a, f)
+    expected = np.zeros(12, "uint64")
+    run(parse(CLAMP_TO_RAMP), a, expected)
+    np.testing.assert_array_equal(f, expected)
+    assert expected.tolist() == [min(int(x * 1000), i % 6) for i, x in enumerate(a)]
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), "sm_80")
+
+
+def test_an_abort_inside_llvm_while_generating_ptx_is_a_build_error():
+    from tirfun.runtime.cuda_build import ptx_of
+
+    target = Target("cuda -arch=sm_80")
+    try:
+        _, ptx = ptx_of(ABORTING_NVPTX_IR, target, ["k"], [])
+    except BuildError as err:  # LLVM 22 aborts; this process must live on and say so
+        assert "generating PTX with LLVM's NVPTX backend failed inside LLVM" in str(err)
+    else:  # an LLVM that compiles it
+        assert ".entry k" in ptx
+    # the process and LLVM still work after the child died
+    rt = tirfun.build(seed_schedule(), target=target)
+    assert ".entry main_kernel" in rt.get_source("ptx")

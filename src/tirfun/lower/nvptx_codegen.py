@@ -355,6 +355,28 @@ class NVPTXCodegen(LLVMCodegen):
                              "most 64 bits")
         return out if isinstance(t, ir.IntType) else b.bitcast(out, t)
 
+    def _minmax(self, e, op: str) -> ir.Value:
+        """Integer min/max of vectors lane by lane. The GPU has no vector
+        min or max, and LLVM 22's instruction selection aborts on
+        ``umin(fptoui <N x double>, <0, 1, ...>)`` (the lane that clamps to
+        zero asks for an integer of 0 bits); one lane at a time, each
+        constant lane folds before instruction selection sees it."""
+        t = value_type(e.dtype)
+        if not isinstance(t, ir.VectorType) or e.dtype.is_float:
+            return super()._minmax(e, op)
+        a, b, dt = self._arith_operands(e)
+        bld = self.b
+        out = ir.Constant(t, ir.Undefined)
+        for lane in range(t.count):
+            k = ir.Constant(I32, lane)
+            x, y = bld.extract_element(a, k), bld.extract_element(b, k)
+            if dt.is_uint or dt.is_bool:
+                c = bld.icmp_unsigned(op, x, y)
+            else:
+                c = bld.icmp_signed(op, x, y)
+            out = bld.insert_element(out, bld.select(c, x, y), k)
+        return out
+
     def _as_i32(self, v: ir.Value) -> ir.Value:
         if v.type == I32:
             return v

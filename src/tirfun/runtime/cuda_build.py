@@ -75,55 +75,69 @@ def build_cuda(mod: IRModule, target: Target):
 def ptx_of(ir_text: str, target: Target, kernels: list[str], libdevice: list[str]) -> tuple[str, str]:
     """``(optimised LLVM IR, PTX)`` of a module of kernels, linked with
     libdevice when it calls any of its functions."""
-    from ..lower.nvptx_codegen import find_libdevice
+    from .isolate import in_child
     from .jit import LOCK, llvm
 
     with LOCK:
-        binding = llvm()
+        llvm()  # initialised once here, not in every child
+        # LLVM's NVPTX backend ends the process on some IR it cannot select
+        # (an assertion, or a fatal "cannot select"): compile in a child, so
+        # that such a failure is a BuildError and this process lives on
+        return in_child("generating PTX with LLVM's NVPTX backend", _compile_ptx, ir_text,
+                        target, kernels, libdevice)
+
+
+def _compile_ptx(ir_text: str, target: Target, kernels: list[str],
+                 libdevice: list[str]) -> tuple[str, str]:
+    """:func:`ptx_of`'s work, in the calling process (which holds the lock)."""
+    from ..lower.nvptx_codegen import find_libdevice
+    from .jit import llvm
+
+    binding = llvm()
+    try:
+        mod = binding.parse_assembly(ir_text)
+        mod.verify()
+    except RuntimeError as err:
+        raise BuildError(f"internal error: LLVM rejected the generated NVPTX IR: {err}") from None
+    tm = create_target_machine(target)
+    try:
+        if libdevice:
+            path = find_libdevice()
+            if path is None:
+                raise BuildError(
+                    f"the kernel calls {', '.join(sorted(set(libdevice)))}, which the CUDA "
+                    "build takes from CUDA's libdevice, and no libdevice.10.bc was found: "
+                    "set CUDA_HOME or TIRFUN_LIBDEVICE to its location")
+            with open(path, "rb") as fh:
+                lib = binding.parse_bitcode(fh.read())
+            lib.triple = target.triple
+            lib.data_layout = str(tm.target_data)
+            mod.link_in(lib)
+            for fn in mod.functions:
+                # only the kernels are entry points; the rest of libdevice goes
+                if not fn.is_declaration and fn.name not in kernels:
+                    fn.linkage = "internal"
+        mod.triple = target.triple
+        mod.data_layout = str(tm.target_data)
+        pto = binding.create_pipeline_tuning_options(speed_level=target.opt_level)
+        pto.loop_vectorization = False
+        pto.slp_vectorization = False
+        pb = binding.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
         try:
-            mod = binding.parse_assembly(ir_text)
-            mod.verify()
-        except RuntimeError as err:
-            raise BuildError(f"internal error: LLVM rejected the generated NVPTX IR: {err}") from None
-        tm = create_target_machine(target)
-        try:
-            if libdevice:
-                path = find_libdevice()
-                if path is None:
-                    raise BuildError(
-                        f"the kernel calls {', '.join(sorted(set(libdevice)))}, which the CUDA "
-                        "build takes from CUDA's libdevice, and no libdevice.10.bc was found: "
-                        "set CUDA_HOME or TIRFUN_LIBDEVICE to its location")
-                with open(path, "rb") as fh:
-                    lib = binding.parse_bitcode(fh.read())
-                lib.triple = target.triple
-                lib.data_layout = str(tm.target_data)
-                mod.link_in(lib)
-                for fn in mod.functions:
-                    # only the kernels are entry points; the rest of libdevice goes
-                    if not fn.is_declaration and fn.name not in kernels:
-                        fn.linkage = "internal"
-            mod.triple = target.triple
-            mod.data_layout = str(tm.target_data)
-            pto = binding.create_pipeline_tuning_options(speed_level=target.opt_level)
-            pto.loop_vectorization = False
-            pto.slp_vectorization = False
-            pb = binding.create_pass_builder(tm, pto)
-            mpm = pb.getModulePassManager()
-            try:
-                mpm.run(mod, pb)
-            finally:
-                for obj in (mpm, pb, pto):
-                    obj.close()
-            final_ir = str(mod)
-            try:
-                ptx = tm.emit_assembly(mod)
-            except RuntimeError as err:
-                raise BuildError(f"LLVM's NVPTX backend cannot compile the kernels: {err}") from None
-            return final_ir, ptx
+            mpm.run(mod, pb)
         finally:
-            mod.close()
-            tm.close()
+            for obj in (mpm, pb, pto):
+                obj.close()
+        final_ir = str(mod)
+        try:
+            ptx = tm.emit_assembly(mod)
+        except RuntimeError as err:
+            raise BuildError(f"LLVM's NVPTX backend cannot compile the kernels: {err}") from None
+        return final_ir, ptx
+    finally:
+        mod.close()
+        tm.close()
 
 
 __all__ = ["build_cuda", "ptx_of", "resolve_arch"]
