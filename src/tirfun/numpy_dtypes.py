@@ -69,4 +69,27 @@ def round_bfloat16(x: float) -> float:
     return float(bfloat16().type(x))
 
 
-__all__ = ["bfloat16", "mini_float", "numpy_dtype", "round_bfloat16", "round_mini_float"]
+def round_float(x: float, dtype) -> float | None:
+    """``x`` rounded to the scalar float type ``dtype`` (a DataType or its
+    text) as the interpreter rounds it, as a Python float; None where
+    ``dtype`` is not a scalar float."""
+    import numpy as np
+
+    from .nodes.dtype import DataType
+
+    dt = DataType(dtype)
+    if dt.lanes != 1 or not dt.is_float:
+        return None
+    if dt.code == "bfloat":
+        return round_bfloat16(x)
+    if dt.is_mini_float:
+        return round_mini_float(x, str(dt))
+    name = dt.numpy_name
+    if name is None:
+        return None
+    with np.errstate(over="ignore"):
+        return float(np.dtype(name).type(x))
+
+
+__all__ = ["bfloat16", "mini_float", "numpy_dtype", "round_bfloat16", "round_float",
+           "round_mini_float"]

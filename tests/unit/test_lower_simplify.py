@@ -6,6 +6,7 @@ import pytest
 
 from tirfun import IRModule, tir
 from tirfun.analysis.traversal import walk
+from tirfun.interp import run
 from tirfun.lower import simplify
 from tirfun.lower.simplify import simplify_expr, simplify_stmt
 from tirfun.nodes import FloatImm, For, IfThenElse, IntImm, Var
@@ -103,6 +104,38 @@ def main(B: T.Buffer((1,), "{target}")):
     for i in range(1):
         B[i] = T.Cast("{target}", T.{literal.dtype}({literal.value!r}))
 """)
+    assert_equivalent(f, simplify(IRModule({"main": f}))["main"])
+
+
+@pytest.mark.parametrize("op, dtype, a, b", [
+    # the interpreter's min and max keep the second operand on a tie: -0.0 here
+    (tir.Min, "float32", 0.0, -0.0),
+    (tir.Max, "float32", -0.0, 0.0),
+    # bfloat16 and float8 fold too, rounded once from the exact result
+    (tir.Add, "bfloat16", 1.0, 0.00390625),  # a tie, to even: 1.0
+    (tir.Add, "bfloat16", 1.0, 0.01171875),
+    (tir.Div, "bfloat16", 1.0, 3.0),
+    (tir.Mul, "float8_e4m3fn", 1.375, 1.375),
+    (tir.Sub, "float8_e5m2", 3.0, 0.375),
+    (tir.Mul, "float16", 0.1, 0.3),
+])
+def test_arithmetic_of_two_literals_folds_as_the_interpreter_computes(op, dtype, a, b):
+    folded = simplify_expr(op(FloatImm(dtype, a), FloatImm(dtype, b)))
+    assert isinstance(folded, FloatImm)
+    name = {tir.Min: "T.min", tir.Max: "T.max"}.get(op)
+    sign = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}.get(op)
+    la, lb = f"T.{dtype}({a!r})", f"T.{dtype}({b!r})"
+    value = f"{name}({la}, {lb})" if name else f"{la} {sign} {lb}"
+    f = from_source(f"""@T.prim_func
+def main(B: T.Buffer((1,), "{dtype}")):
+    for i in range(1):
+        B[i] = {value}
+""")
+    out = np.zeros(1, ml_dtypes.bfloat16 if dtype == "bfloat16" else getattr(ml_dtypes, dtype, dtype))
+    run(f, out)
+    computed = float(out[0])
+    assert folded.value == computed
+    assert np.signbit(folded.value) == np.signbit(computed)
     assert_equivalent(f, simplify(IRModule({"main": f}))["main"])
 
 

@@ -80,52 +80,42 @@ def _substitute(e: PrimExpr, mapping) -> PrimExpr:
 # folding constants exactly as the dtype computes
 
 
-def _np():
-    import numpy as np  # only for rounding folded floats to their dtype
-
-    return np
-
-
 def _float_value(dtype: DataType, value: float) -> float | None:
-    """``value`` rounded to ``dtype``; None when numpy has no such float."""
-    if dtype.code == "bfloat" and dtype.lanes == 1:
-        # bfloat16 is no numpy type, yet a cast of its literal folds like
-        # any other float's (rounded as the interpreter rounds it)
-        return numpy_dtypes.round_bfloat16(value)
-    name = dtype.numpy_name
-    if name is None:
-        return None
-    return float(_np().dtype(name).type(value))
+    """``value`` rounded to ``dtype`` as the interpreter rounds it; None
+    where ``dtype`` is no scalar float."""
+    return numpy_dtypes.round_float(value, dtype)
 
 
 def _fold_float(cls, a: FloatImm, b: FloatImm) -> PrimExpr | None:
-    name = a.dtype.numpy_name
-    if name is None:
+    """Two float literals folded as the interpreter computes them: in
+    double, rounded once to the dtype (for ``+ - * /`` that is the correctly
+    rounded result of every float tirfun has, double holding more than
+    twice their precision)."""
+    x, y = _float_value(a.dtype, a.value), _float_value(b.dtype, b.value)
+    if x is None or y is None:
         return None
-    np = _np()
-    t = np.dtype(name).type
-    x, y = t(a.value), t(b.value)
-    with np.errstate(all="ignore"):
-        if cls is Add:
-            r = x + y
-        elif cls is Sub:
-            r = x - y
-        elif cls is Mul:
-            r = x * y
-        elif cls is Div:
-            if y == 0:
-                return None
-            r = x / y
-        elif cls is Min:
-            r = min(x, y)
-        elif cls is Max:
-            r = max(x, y)
-        elif issubclass(cls, CmpOp):
-            return IntImm("bool", int(compare_result(cls, x, y)))
-        else:
+    if issubclass(cls, CmpOp):
+        return IntImm("bool", int(compare_result(cls, x, y)))
+    if cls is Add:
+        r = x + y
+    elif cls is Sub:
+        r = x - y
+    elif cls is Mul:
+        r = x * y
+    elif cls is Div:
+        if y == 0:
             return None
-    r = float(r)
+        r = x / y
+    elif cls is Min:
+        r = x if x < y else y  # the interpreter's rule: min(0.0, -0.0) is -0.0
+    elif cls is Max:
+        r = x if x > y else y
+    else:
+        return None
     if math.isnan(r) or math.isinf(r):
+        return None
+    r = _float_value(a.dtype, r)
+    if r is None or math.isnan(r) or math.isinf(r):
         return None
     return FloatImm(a.dtype, r)
 
