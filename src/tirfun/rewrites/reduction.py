@@ -734,7 +734,7 @@ class RFactor(Rewrite):
         bound = {}
         for v in _vars_in_order(guard):
             loop = outer.get(v.name)
-            if loop is None or loop.loop_var != v or v in bound:
+            if loop is None or loop.loop_var != v:
                 continue
             new = IterVar(Range(loop.min, loop.extent), Var(_fresh("v" + v.name, taken), v.dtype),
                           IterVarType.Opaque)
