@@ -26,6 +26,7 @@ import attrs
 from . import rewrites as R
 from .errors import ScheduleError
 from .nodes import Buffer, IRModule, PrimFunc
+from .rewrites.buffer_names import accesses_named
 from .rewrites.checks import default_function
 from .rewrites.checks import describe
 from .rewrites.errors import (
@@ -424,9 +425,9 @@ class Schedule:
         buffer the block writes or its name."""
         if isinstance(buffer_index, (str, Buffer)):
             found = self.get(self._block(block))
-            hits = [k for k, r in enumerate(found.writes) if _named(r.buffer, buffer_index)]
-            if len({found.writes[k].buffer for k in hits}) == 1:
-                return hits[0]
+            hits = accesses_named(found, buffer_index, "write")
+            if len({buf for _, _, buf in hits}) == 1:
+                return hits[0][1]
             names = [r.buffer.name for r in found.writes]
             wanted = buffer_index if isinstance(buffer_index, str) else f"buffer {buffer_index.name}"
             raise InvalidArgumentError(
@@ -471,14 +472,14 @@ class Schedule:
         if isinstance(buffer, int):
             return "write", buffer
         found = self.get(self._block(block))
-        candidates = [("read", i) for i, r in enumerate(found.reads) if _named(r.buffer, buffer)]
-        candidates += [("write", i) for i, r in enumerate(found.writes) if _named(r.buffer, buffer)]
-        if len({(found.reads if k == "read" else found.writes)[i].buffer for k, i in candidates}) != 1:
+        candidates = accesses_named(found, buffer)
+        if len({buf for _, _, buf in candidates}) != 1:
             raise InvalidArgumentError(
                 primitive, describe(self._block(block)),
                 f"expected ('read' | 'write', index) or the name of one buffer the block accesses, "
                 f"got {buffer!r}").with_level(self._render)
-        return candidates[-1]  # as TVM's lookup: a buffer both read and written is the write
+        kind, position, _ = candidates[-1]  # as TVM's lookup: a buffer both read and written is the write
+        return kind, position
 
     # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------
     def _buffer_index(self, block, index, kind: str):
@@ -491,11 +492,8 @@ class Schedule:
             found = self.get(block)
         except RewriteError:
             return index
-        regions = found.reads if kind == "read" else found.writes
-        for k, region in enumerate(regions):
-            if region.buffer == index or region.buffer.name == index:
-                return k
-        return index
+        hits = accesses_named(found, index, kind)
+        return hits[0][1] if hits else index
 
     def _blocks(self, blocks):
         return None if blocks is None else [self._block(b) for b in _flatten([blocks])]
@@ -561,18 +559,14 @@ class Schedule:
         "write", index)``, a Buffer, or a buffer name."""
         block = self._block(block)
         if isinstance(buffer, (str, Buffer)):
-            kind = None
             try:
-                found = self.get(block)
                 # as TVM's lookup: reads, then writes, the last match kept
                 # (a reduction's output is the write)
-                for k_name, regions in (("read", found.reads), ("write", found.writes)):
-                    for k, region in enumerate(regions):
-                        if region.buffer == buffer or region.buffer.name == buffer:
-                            kind = (k_name, k)
+                hits = accesses_named(self.get(block), buffer)
             except RewriteError:
-                pass
-            buffer = kind if kind is not None else buffer
+                hits = []
+            if hits:
+                buffer = hits[-1][:2]
         elif isinstance(buffer, list):
             buffer = tuple(buffer)
         return self.apply(R.reindex(block, buffer))
@@ -583,10 +577,6 @@ class Schedule:
         ``cse_thresh`` times (0: every one); returns the blocks that fill them
         (see :class:`~tirfun.rewrites.CacheIndex`)."""
         return list(self.apply(R.cache_index(self._block(block), storage_scope, cse_thresh)))
-
-
-def _named(buf, wanted) -> bool:
-    return buf == wanted or (isinstance(wanted, str) and buf.name == wanted)
 
 
 __all__ = ["Schedule", "Trace", "ScheduleError"]

@@ -72,6 +72,7 @@ from .errors import (
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
+from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
 from .serialize import py_value
 
@@ -82,14 +83,13 @@ def access_buffer(chk: Checks, block: Block, realize: BlockRealize, index, kind:
     or writes: a position, a Buffer, or a buffer name, as TVM's Python API
     takes them."""
     regions = block.reads if kind == "read" else block.writes
-    other = block.writes if kind == "read" else block.reads
     what = f"block {block.name_hint!r}"
     if isinstance(index, Buffer) or isinstance(index, str):
         name = index if isinstance(index, str) else index.name
-        for region in regions:
-            if region.buffer == index or region.buffer.name == index:
-                return region.buffer
-        elsewhere = any(r.buffer == index or r.buffer.name == index for r in other)
+        hits = accesses_named(block, index, kind)
+        if hits:
+            return hits[0][2]
+        elsewhere = bool(accesses_named(block, index, "write" if kind == "read" else "read"))
         why = (f"it is a {'write' if kind == 'read' else 'read'} buffer of the block, not a {kind} buffer"
                if elsewhere else f"the block does not {kind} it")
         chk.stop(BufferNotAccessedError, what, f"buffer {name} is not a {kind} buffer of the block: {why}",
@@ -1324,8 +1324,7 @@ def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tupl
         return spec[0], access_buffer(chk, block, realize, spec[1], spec[0])
     if isinstance(spec, (Buffer, str)):
         name = spec if isinstance(spec, str) else spec.name
-        found = [(kind, r.buffer) for kind, regions in (("read", block.reads), ("write", block.writes))
-                 for r in regions if r.buffer == spec or r.buffer.name == spec]
+        found = [(kind, buf) for kind, _, buf in accesses_named(block, spec)]
         if not found:
             chk.stop(BufferNotAccessedError, f"block {block.name_hint!r}",
                      f"buffer {name} is neither read nor written by the block", realize)
