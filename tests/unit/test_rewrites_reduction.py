@@ -575,6 +575,45 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
     assert_equivalent(mod["main"], out["main"])
 
 
+@pytest.mark.parametrize("index, refused", [
+    ("vi", False),  # the row the reduction has just finished
+    ("(vi + 1) % 4", True),  # the next row: its update, and the original's init, come later
+    # a row finished in this iteration or an earlier one: right, yet refused,
+    # since the check proves only what this iteration's update wrote
+    ("vi // 2 * 2", True),
+])
+def test_decompose_reduction_refuses_an_init_that_a_later_block_would_meet_too_early(index, refused):
+    src = f'''@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[{index}]
+'''
+    mod = IRModule({"main": from_source(src)})
+    if refused:
+        with pytest.raises(R.InitPlacementError, match=r"block 'C' runs after it under loop 'i' and "
+                                                        r"touches B where the block may not have written"):
+            R.decompose_reduction("B", "i")(mod)
+        # it would change the result: C[0] read B[1] before its first update
+        if index == "(vi + 1) % 4":
+            a = np.ones((4, 8), "int32")
+            b0 = np.full(4, 7, "int32")
+            c = np.zeros(4, "int32")
+            run(mod["main"], a, b0, c)
+            assert c.tolist() == [7, 7, 7, 8]
+    else:
+        out = R.decompose_reduction("B", "i")(mod)
+        assert_equivalent(mod["main"], out["main"])
+        assert "B_init" in out["main"].script()
+
+
 def test_rfactor_binds_the_loops_above_the_scope_that_its_guard_names():
     # found by the soak: loop_partition leaves the block under a new block,
     # with a predicate on loops above that block; rfactor moves the predicate

@@ -142,7 +142,11 @@ class DecomposeReduction(Rewrite):
     6. no other block under the loop where the init goes runs before the
        block and reads or writes what it writes (a cache_inplace copy
        placed in its loop): it would meet the init's values, or overwrite
-       them (InitPlacementError; TVM moves the init regardless).
+       them; and a block after it under that loop touches, in an iteration
+       of the loop, only what the block wrote in that iteration (shown by
+       region cover): an element first updated in a later iteration would
+       meet the init where the original met the buffer's earlier contents
+       (InitPlacementError; TVM moves the init regardless).
 
     Example:
 
@@ -931,22 +935,45 @@ __all__ = ["DecomposeReduction", "decompose_reduction", "RFactor", "rfactor"]
 
 def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, placed, subject: str) -> None:
     """No block under the loop ``placed`` (``(path, For)``: the init goes
-    right before it) runs before the reduction block and touches what the
-    block writes."""
+    right before it) meets the init where the original did not: one that
+    runs before the reduction block and touches what the block writes, or
+    one that runs after it and touches, in an iteration of the loop, more of
+    it than the block has written by then (an element whose first update,
+    with the original's init, comes in a later iteration)."""
+    from ..analysis.arith.region import region_covers
     from .checks import all_block_realizes
+    from .dataflow import consumed_region, loop_domains, produced_region
 
     lpath, loop = placed
     written = {w.buffer for w in realize.block.writes}
     body = lpath + (("body", None),)
+    seen = False
     for path, other in all_block_realizes(loop.body, body, touching=written):
         if path == rpath:
-            return
+            seen = True
+            continue
         if rpath[:len(path)] == path:
             continue  # a block around the reduction block
-        touched = sorted({r.buffer.name for r in list(other.block.reads) + list(other.block.writes)}
-                         & {b.name for b in written})
-        if touched:
+        regions = [r for r in list(other.block.reads) + list(other.block.writes) if r.buffer in written]
+        if not regions:
+            continue
+        if not seen:
             chk.stop(InitPlacementError, subject,
                      f"block {other.block.name_hint!r} runs before it under loop {loop.loop_var.name!r} and "
-                     f"touches {touched[0]}: placed before the loop, the init would change what it reads "
-                     "or be overwritten by what it writes", other)
+                     f"touches {regions[0].buffer.name}: placed before the loop, the init would change what "
+                     "it reads or be overwritten by what it writes", other)
+        # after the block: within one iteration of the loop, it may touch
+        # only what the block wrote in that iteration (shown by region
+        # cover); an element the block first updates later would meet the
+        # init where the original met the buffer's earlier contents
+        doms = loop_domains(site, lpath)
+        for region in regions:
+            boxes = [box for w in realize.block.writes if w.buffer == region.buffer
+                     for box in [produced_region(site, rpath, realize, w, lpath)] if box is not None]
+            needed = consumed_region(site, path, other, region, lpath)
+            if not region_covers(boxes, needed, doms):
+                chk.stop(InitPlacementError, subject,
+                         f"block {other.block.name_hint!r} runs after it under loop {loop.loop_var.name!r} and "
+                         f"touches {region.buffer.name} where the block may not have written yet in that "
+                         "iteration: placed before the loop, the init would change what it meets there",
+                         other)
