@@ -8,7 +8,7 @@ from tirfun.analysis.arith import (
 )
 from tirfun.nodes import (
     EQ, GE, GT, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
-    Var,
+    Sub, Var,
 )
 from tirfun.nodes import Buffer
 
@@ -28,6 +28,25 @@ def test_can_prove_from_loop_ranges():
     dom = {i: rng(0, 8), j: rng(0, 4)}
     assert can_prove(LT(i * 4 + j, c(32)), dom)
     assert not can_prove(LT(i * 4 + j, c(31)), dom)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_can_prove_a_variable_within_its_own_symbolic_domain(dtype):
+    n, m, v = Var("n", dtype), Var("m", dtype), Var("v", dtype)
+    one = IntImm(dtype, 1)
+    dom = {v: Range(m, n)}
+    # the bound in any form with the same linear form as the domain's end
+    assert can_prove(LT(v, m + n), dom)
+    assert can_prove(LT(v, Add(Sub(n, one), one) + m), dom)
+    assert can_prove(GE(m + n - one, v), dom)
+    assert can_prove(GE(v, m), dom)
+    assert can_prove(GT(v, Sub(m, one)), dom)
+    # and nothing past it
+    assert not can_prove(LT(v, m + n - one), dom)
+    assert not can_prove(GT(v, m), dom)
+    assert not can_prove(LT(v, n), dom)
+    # without the domain, nothing is known of v
+    assert not can_prove(LT(v, m + n), {})
 
 
 def test_can_prove_never_relies_on_unbounded_integers():

@@ -710,3 +710,45 @@ def test_compute_at_needs_no_producer_for_a_read_region_past_the_buffer():
     mod = mod_of(src)
     out = R.compute_at("B", "i_0")(mod)
     assert_equivalent(mod["main"], out["main"])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_compute_at_with_symbolic_extents_needs_no_predicate(dtype):
+    # the producer writes all of C over loops of symbolic extents: the
+    # stage pipeline holds, and the moved block needs no T.where, since
+    # each loop bounds its own variable
+    from tirfun import te
+
+    n, m = te.var("n", dtype=dtype), te.var("m", dtype=dtype)
+    A = te.placeholder((n, m), name="A", dtype="float32")
+    C = te.compute((n, m), lambda i, j: A[i, j] * 2.0, name="C")
+    D = te.compute((n, m), lambda i, j: C[i, j] + 1.0, name="D")
+    mod = IRModule({"main": te.create_prim_func([A, D])})
+    sch = tirfun.Schedule(mod)
+    i, _ = sch.get_loops(sch.get_block("D"))
+    sch.compute_at(sch.get_block("C"), i)
+    text = sch.mod.script()
+    assert "T.where" not in text
+    assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": 3, "m": 5})
+
+
+def test_reverse_compute_at_under_int64_loops_of_a_buffer_with_an_int32_shape():
+    # the consumer's read region is int64 (its loops are) and the buffer's
+    # shape int32: the region cover check compares them in one dtype
+    src = '''@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), D: T.Buffer((1, 2, 1), "float32")):
+    B = T.alloc_buffer((128, 128))
+    for i_0, j_0, i_1 in T.grid(T.int64(8), T.int64(8), T.int64(16)):
+        for j_1 in range(T.int64(16)):
+            with T.block("B"):
+                vi = T.axis.spatial(T.int64(128), i_0 * T.int64(16) + i_1)
+                vj = T.axis.spatial(T.int64(128), j_0 * T.int64(16) + j_1)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for ax0, ax1, ax2 in T.grid(T.int64(1), T.int64(2), T.int64(1)):
+        with T.block("D"):
+            v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            D[v0, v1, v2] = B[v0, v1] + T.float32(1)
+'''
+    mod = mod_of(src)
+    out = R.reverse_compute_at("D", "i_1", preserve_unit_loops=True)(mod)
+    assert_equivalent(mod["main"], out["main"], trials=1)

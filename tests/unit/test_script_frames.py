@@ -259,3 +259,45 @@ def test_shuffle_picks_lanes_of_the_vectors_end_to_end():
 def test_shuffle_errors(call, message):
     with pytest.raises(ParseError, match=message):
         from_source(f'@T.prim_func\ndef main(A: T.Buffer((8,), "int32")):\n    T.evaluate({call})\n')
+
+
+def test_the_data_of_a_matched_buffer_is_its_parameter_or_a_pointer_of_its_own():
+    from tirfun.analysis.equality import assert_structural_equal
+
+    # as TVM takes it: B.data of a T.match_buffer of a parameter is the
+    # parameter's pointer, here viewed with another shape
+    func = from_source('''
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (16,), "float32")
+    B = T.match_buffer(b, (16,), "float32")
+    V = T.decl_buffer((4, 4), "float32", data=B.data)
+    for i, j in T.grid(4, 4):
+        V[i, j] = A[i * 4 + j] * T.float32(2)
+''')
+    b = func.buffer_map[func.params[1]]
+    assert b.data is func.params[1]
+    assert "V = T.decl_buffer((4, 4), data=B.data)" in func.script()
+    assert_structural_equal(from_source(func.script()), func)
+    a = np.arange(16, dtype="float32")
+    interpreted, compiled = np.zeros(16, "float32"), np.zeros(16, "float32")
+    tirfun.interp.run(func, a, interpreted)
+    tirfun.build(func)(a, compiled)
+    assert interpreted.tolist() == compiled.tolist() == (a * 2).tolist()
+    # a matched region has a pointer of its own, and keeps it through printing
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32")):
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi * 4:vi * 4 + 4, 0:16])
+            T.writes()
+            Ac = T.match_buffer(A[vi * 4:vi * 4 + 4, 0:16], (4, 16))
+            T.evaluate(T.call_extern("int32", "consume", Ac.data))
+''')
+    (realize,) = [n for n in tirfun.analysis.traversal.walk(func.body)
+                  if isinstance(n, tirfun.nodes.BlockRealize) and n.block.name_hint == "C"]
+    (match,) = realize.block.match_buffers
+    assert match.buffer.data is not None
+    assert_structural_equal(from_source(func.script()), func)

@@ -18,7 +18,7 @@ from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, is_int_expr, names_defined_at, resolve_block, resolve_site
 from .errors import BufferIndexOutOfRangeError, BufTypeError, InvalidIndexError, InvalidRegionError
-from .exprs import uses_any
+from .exprs import cast as _cast, uses_any
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -213,12 +213,6 @@ def _const_like(block: Block, value: int, like: PrimExpr | None = None):
 
     dtype = like.dtype if like is not None else (block.iter_vars[0].var.dtype if block.iter_vars else "int32")
     return IntImm(dtype, value)
-
-
-def _cast(e: PrimExpr, dtype):
-    from ..nodes import Cast, IntImm
-
-    return IntImm(dtype, e.value) if isinstance(e, IntImm) else Cast(dtype, e)
 
 
 def annotate_buffer_access(block, buffer_index: int, buf_type: str, ranges) -> AnnotateBufferAccess:

@@ -62,7 +62,7 @@ from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
-from .exprs import substitute_expr, var_names
+from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
@@ -559,10 +559,6 @@ def _shifted_path(path: Path, loc: Path, pos: int, wrapped: bool) -> Path:
 
 
 # ------------------------------------------------------------------ the copy stage
-
-def _cast(e: PrimExpr, dtype) -> PrimExpr:
-    return e if e.dtype == dtype else Cast(dtype, e)
-
 
 def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bool, full: bool,
                 name: str, taken) -> tuple[Stmt, Block]:

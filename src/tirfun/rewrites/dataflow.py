@@ -54,12 +54,12 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, For, IntImm, IterVarType, PrimExpr, Range,
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, FloorDiv, For, IntImm, IterVarType, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
-from .exprs import uses_any, var_names
+from .exprs import cast, uses_any, var_names
 from ..analysis.mentions import mentions_any
 
 _BODY = ("body", None)
@@ -358,12 +358,24 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     out = []
     for m, s, e in zip(mins, sums, extents):
         span = 0
+        reach: list = []  # the spans of slices that run to a symbolic loop end
         for split in s.args:
             if split.extent is None:
-                return None
+                # the slice takes every value up to the last of its loop
+                # (which starts at 0): (extent - 1) // lower_factor
+                last = fold_sub(relaxed[split.source].extent, IntImm(relaxed[split.source].extent.dtype, 1))
+                if split.lower_factor != 1:
+                    last = FloorDiv(last, IntImm(last.dtype, split.lower_factor))
+                reach.append(last * split.scale if split.scale != 1 else last)
+                continue
             span += split.scale * (split.extent - 1)
         lo = s.base
-        out.append(Interval(lo, simplify_index(lo + (span + e - 1)) if span + e - 1 else lo))
+        hi = lo
+        for part in reach:
+            hi = fold_add(hi, part)
+        if span + e - 1:
+            hi = fold_add(hi, IntImm(lo.dtype, span + e - 1))
+        out.append(Interval(lo, simplify_index(hi) if hi is not lo else lo))
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
 
 
@@ -532,8 +544,12 @@ def region_cover_violation(site: Site, children: Sequence[Child], consumer: Chil
         # only elements inside the buffer need a producer: a declared read
         # region may reach past its ends (a window clipped by the body, as
         # annotate_buffer_access declares it), and TVM's check clips it too
-        needed = [intersect(iv, Interval(IntImm(dim.dtype, 0), fold_sub(dim, IntImm(dim.dtype, 1))))
-                  for iv, dim in zip(consumed_region(site, cpath, crealize, read, top), read.buffer.shape)]
+        needed = []
+        for iv, dim in zip(consumed_region(site, cpath, crealize, read, top), read.buffer.shape):
+            # the shape may be int32 where the indices are int64, or back
+            dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
+            dim = cast(dim, dt)
+            needed.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(dim, IntImm(dt, 1)))))
         boxes = []
         for wpath, wrealize in groups[top]:
             for region in wrealize.block.writes:

@@ -118,4 +118,16 @@ def mul(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     return a * b
 
 
-__all__ = ["substitute", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]
+def cast(e: PrimExpr, dtype) -> PrimExpr:
+    """``e`` in ``dtype``: itself when it has it, a literal retyped, else a
+    Cast (index expressions of int32 and int64 meet in shapes and bindings)."""
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, IntImm):
+        return IntImm(dtype, e.value)
+    from ..nodes import Cast
+
+    return Cast(dtype, e)
+
+
+__all__ = ["cast", "substitute", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

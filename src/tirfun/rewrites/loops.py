@@ -35,7 +35,7 @@ from .errors import (
     NotOnlyChildError, NotSameScopeError, NotSingleInferFactorError, OuterNotInnerParentError,
     RootBlockError, WrongFactorProductError,
 )
-from .exprs import floordiv, floormod, mul, uses_any
+from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
@@ -67,14 +67,6 @@ def _check_flag(chk: Checks, name: str, value) -> None:
 
 def _int_dtype(bits: int) -> DataType:
     return DataType(f"int{bits}")
-
-
-def _cast(e: PrimExpr, dtype) -> PrimExpr:
-    if e.dtype == dtype:
-        return e
-    if isinstance(e, IntImm):
-        return IntImm(dtype, e.value)
-    return Cast(dtype, e)
 
 
 def _same_value(a: PrimExpr, b: PrimExpr) -> bool:

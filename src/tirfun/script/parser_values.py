@@ -104,6 +104,9 @@ class NewBuffer:
     make: Callable[[str], Buffer]
     register: Callable[[Buffer], None]
     what: str  # "T.alloc_buffer", for messages
+    #: the handle a ``T.match_buffer`` of a parameter views: its pointer,
+    #: when the program uses ``.data``
+    handle: Var | None = None
 
 
 @attrs.frozen

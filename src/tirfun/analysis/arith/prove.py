@@ -57,19 +57,54 @@ def can_prove(cond: PrimExpr, assumptions: Assumptions | None = None,
     env = const_env(assumptions)
     for fact in facts:
         _narrow(env, fact)
-    return _prove(cond, env)
+    return _prove(cond, env, assumptions or {})
 
 
-def _prove(cond: PrimExpr, env: dict) -> bool:
+def _prove(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
     if isinstance(cond, And):
-        return _prove(cond.a, env) and _prove(cond.b, env)
-    if isinstance(cond, Or) and (_prove(cond.a, env) or _prove(cond.b, env)):
+        return _prove(cond.a, env, assumptions) and _prove(cond.b, env, assumptions)
+    if isinstance(cond, Or) and (_prove(cond.a, env, assumptions) or _prove(cond.b, env, assumptions)):
+        return True
+    if _within_own_domain(cond, assumptions):
         return True
     if isinstance(cond, NE) and _never_equal(cond.a, cond.b):
         return True
     if isinstance(cond, Not) and isinstance(cond.a, EQ) and _never_equal(cond.a.a, cond.a.b):
         return True
     return is_true(ExprSimplifier(dict(env)).expr(cond))
+
+
+def _within_own_domain(cond: PrimExpr, assumptions: Assumptions) -> bool:
+    """``v < min + extent``, ``v <= min + extent - 1``, ``v >= min`` or
+    ``v > min - 1`` for a variable ``v`` whose domain is the Range ``(min,
+    extent)``, the bound written in any form with the same linear form (so
+    ``i < n - 1 + 1`` for ``i`` in ``range(n)``): what the loop itself
+    guarantees, also where the domain is symbolic and no constant bound
+    decides it. Equal linear forms are equal values in the dtype's
+    wrap-around too; what is assumed, as for the loop itself, is that its
+    end ``min + extent`` is a value of the dtype."""
+    from ...nodes import GE, GT, LE, LT
+
+    flip = {LT: GT, LE: GE, GT: LT, GE: LE}
+    cls = type(cond)
+    if cls not in flip:
+        return False
+    v, bound = cond.a, cond.b
+    if not (isinstance(v, Var) and isinstance(assumptions.get(v), Range)):
+        v, bound, cls = cond.b, cond.a, flip[cls]
+        if not (isinstance(v, Var) and isinstance(assumptions.get(v), Range)):
+            return False
+    dom = assumptions[v]
+    if not (v.dtype == bound.dtype == dom.min.dtype == dom.extent.dtype):
+        return False
+    form, start = Affine.of(bound), Affine.of(dom.min)
+    if form is None or start is None:
+        return False
+    if cls in (LT, LE):
+        diff = form.plus(start.plus(Affine.of(dom.extent)), -1)
+        return diff.is_const and diff.const == (0 if cls is LT else -1)
+    diff = form.plus(start, -1)
+    return diff.is_const and diff.const == (0 if cls is GE else -1)
 
 
 def _never_equal(a: PrimExpr, b: PrimExpr) -> bool:
