@@ -752,3 +752,35 @@ def main(A: T.Buffer((128, 128), "float32"), D: T.Buffer((1, 2, 1), "float32")):
     mod = mod_of(src)
     out = R.reverse_compute_at("D", "i_1", preserve_unit_loops=True)(mod)
     assert_equivalent(mod["main"], out["main"], trials=1)
+
+
+def test_compute_at_of_a_block_writing_a_tile_per_iteration():
+    # the outer block of a blockized producer writes a 4x4 tile of B for each
+    # (vio, vjo); under C's loop over 8-row stripes it runs for the two tile
+    # rows each stripe reads, as TVM solves it
+    src = '''@T.prim_func
+def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    B = T.alloc_buffer((32, 32))
+    for i_o, j_o in T.grid(8, 8):
+        with T.block("B_outer"):
+            vio, vjo = T.axis.remap("SS", [i_o, j_o])
+            T.reads(A[vio * 4:vio * 4 + 4, vjo * 4:vjo * 4 + 4])
+            T.writes(B[vio * 4:vio * 4 + 4, vjo * 4:vjo * 4 + 4])
+            for i_i, j_i in T.grid(4, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(32, vio * 4 + i_i)
+                    vj = T.axis.spatial(32, vjo * 4 + j_i)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i_o, j_o, i_i, j_i in T.grid(4, 4, 8, 8):
+        with T.block("C"):
+            vi = T.axis.spatial(32, i_o * 8 + i_i)
+            vj = T.axis.spatial(32, j_o * 8 + j_i)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+'''
+    mod = mod_of(src)
+    out = R.compute_at("B_outer", "j_o_1")(mod)
+    text = out.script()
+    assert "vio = T.axis.spatial(8, i_o_1 * 2 + ax0)" in text
+    assert "vjo = T.axis.spatial(8, j_o_1 * 2 + ax1)" in text
+    assert "for ax0, ax1 in T.grid(2, 2):" in text
+    assert_equivalent(mod["main"], out["main"], trials=1)

@@ -19,6 +19,7 @@ from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
@@ -27,7 +28,7 @@ from ..analysis.traversal import (
     walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, For, ForKind,
+    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, For, ForKind,
     IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
@@ -452,6 +453,24 @@ def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     return True
 
 
+def _tile(rng: Range, ivs: dict):
+    """``(var, scale, offset, extent)`` when ``rng`` is the tile ``[var *
+    scale + offset, ... + extent)`` of an iteration variable, constant
+    ``scale`` and ``extent`` with ``1 <= scale <= extent`` (so the tiles of
+    consecutive values leave no gap) and not the plain element ``var +
+    offset``; None otherwise."""
+    e = int_value(rng.extent)
+    if e is None or e < 1:
+        return None
+    form = affine_form(rng.min)
+    if form is None or len(form.terms) != 1:
+        return None
+    (var, scale), = form.terms
+    if not isinstance(var, Var) or var not in ivs or not 1 <= scale <= e or (scale == 1 and e == 1):
+        return None
+    return var, scale, form.const, e
+
+
 def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
     if e is None or k == 0:
         return e
@@ -616,6 +635,19 @@ class _ComputeAtBase(Rewrite):
             if not self.reverse and _fused_write(region, needed, ivs, doms):
                 continue
             for rng, iv in zip(region.region, needed):
+                tile = None if self.reverse else _tile(rng, ivs)
+                if tile is not None:
+                    # a tile per iteration variable value (B[v * 16:v * 16 + 16]):
+                    # the values whose tiles meet the needed elements, as TVM
+                    # solves it
+                    var, scale, k, e = tile
+                    if not iv.bounded:
+                        continue  # needed everywhere: the whole domain
+                    lo = simplify_index(FloorDiv(iv.lo - (k + e - 1) + (scale - 1), IntImm(iv.lo.dtype, scale)))
+                    hi = simplify_index(FloorDiv(iv.hi - k, IntImm(iv.hi.dtype, scale)))
+                    mine = Interval(lo, hi)
+                    doms[var] = mine if var not in doms else union(doms[var], mine)
+                    continue
                 if int_value(rng.extent) != 1:
                     chk.stop(UnsupportedRegionError, subject,
                              f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} over "

@@ -54,7 +54,7 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, FloorDiv, For, IntImm, IterVarType, PrimExpr, Range,
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
@@ -353,6 +353,11 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     predicate = _conjoin(terms)
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine")
+    if sums is None and _is_true(predicate) and any(e > 1 for e in extents):
+        # a tile per iteration (B[i * 16:i * 16 + 16]): the loops step by
+        # the tile, which the tile's own extent fills; read the index with
+        # the tile's offset as one more loop, and the tile as one element
+        sums, extents = _with_tile_loops(mins, extents, relaxed)
     if sums is None:
         return None
     out = []
@@ -377,6 +382,26 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             hi = fold_add(hi, IntImm(lo.dtype, span + e - 1))
         out.append(Interval(lo, simplify_index(hi) if hi is not lo else lo))
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
+
+
+def _with_tile_loops(mins: list, extents: list, relaxed: dict):
+    """``(sums, extents)``: the iteration sums of ``min + t`` for each
+    dimension, ``t`` a loop over the dimension's extent, and extents of one;
+    ``(None, extents)`` when those are no iteration map either."""
+    loops = dict(relaxed)
+    values = []
+    for d, (m, e) in enumerate(zip(mins, extents)):
+        if e == 1:
+            values.append(m)
+            continue
+        name = f"tile_{d}"
+        while name in loops:
+            name += "_"
+        t = Var(name, m.dtype)
+        loops[name] = For(t, IntImm(m.dtype, 0), IntImm(m.dtype, e), ForKind.SERIAL, Evaluate(IntImm("int32", 0)))
+        values.append(m + t)
+    sums = detect_iter_map(values, loops, "affine")
+    return (None, extents) if sums is None else (sums, [1] * len(extents))
 
 
 def _fixed(e: PrimExpr, values: dict) -> PrimExpr:
