@@ -163,3 +163,18 @@ def test_simplify_index_does_not_move_a_constant_past_the_top_of_the_dtype():
         assert small != e  # with room to spare the constant still moves
         for v in range(0, 101):
             assert evaluate(small, z=v) == evaluate(e, z=v)
+
+
+def test_a_slice_of_a_loop_shorter_than_its_modulus_ends_with_the_loop():
+    # found by the soak: l1 % 2 of a loop of 1 iteration takes one value, not
+    # two, so 2 * l0 + l1 % 2 over l0 < 2 skips 1 and is no iteration map
+    l0, l1, l2 = Var("l0"), Var("l1"), Var("l2")
+    loops = {"l0": For(l0, c(0), c(2), "serial", Evaluate(c(0))),
+             "l1": For(l1, c(0), c(1), "serial", Evaluate(c(0))),
+             "l2": For(l2, c(0), c(6), "serial", Evaluate(c(0)))}
+    assert detect_iter_map([l0 + l0 + FloorMod(l1, c(2))], loops, "surjective") is None
+    # a loop of 6 under % 8 and (// 2) % 8: the slices end with the loop
+    (total,) = detect_iter_map([FloorMod(l2, c(8))], loops, "affine")
+    assert total.args == (IterSplit("l2", 1, 6, 1),)
+    (total,) = detect_iter_map([FloorMod(FloorDiv(l2, c(2)), c(8))], loops, "affine")
+    assert total.args == (IterSplit("l2", 2, 3, 1),)

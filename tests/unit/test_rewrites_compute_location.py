@@ -784,3 +784,50 @@ def main(A: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
     assert "vjo = T.axis.spatial(8, j_o_1 * 2 + ax1)" in text
     assert "for ax0, ax1 in T.grid(2, 2):" in text
     assert_equivalent(mod["main"], out["main"], trials=1)
+
+
+def test_compute_at_of_a_producer_that_writes_backwards():
+    # b0 writes Y[9 - vi, 9 - vj]; under b1's row loop it runs for the one
+    # column of Y that row reads, its bindings solved backwards (TVM's rev_iter)
+    src = '''@T.prim_func
+def main(X: T.Buffer((10, 10), "float32"), Z: T.Buffer((10, 10), "float32")):
+    Y = T.alloc_buffer((10, 10))
+    for i, j in T.grid(10, 10):
+        with T.block("b0"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[9 - vi, 9 - vj] = X[vi, vj] + T.float32(1)
+    for i, j in T.grid(10, 10):
+        with T.block("b1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vj, vi] + T.float32(2)
+'''
+    mod = mod_of(src)
+    out = R.compute_at("b0", "i_1")(mod)
+    text = out.script()
+    assert "vi = T.axis.spatial(10, ax0)" in text
+    assert "vj = T.axis.spatial(10, 9 - i_1)" in text
+    assert_equivalent(mod["main"], out["main"], trials=1)
+
+
+def test_reverse_compute_at_refuses_a_padding_consumer_whose_border_would_never_run():
+    # found by the soak: under the producer's loop, the padding block runs only
+    # for the elements the producer writes; its border reads nothing any
+    # producer writes and would never be written
+    src = '''@T.prim_func
+def main(A: T.Buffer((1, 1), "float32"), P: T.Buffer((3, 3), "float32")):
+    B = T.alloc_buffer((1, 1))
+    for i, j in T.grid(1, 1):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(3, 3):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi - 1, vj - 1])
+            T.writes(P[vi, vj])
+            P[vi, vj] = T.if_then_else(1 <= vi and vi < 2 and 1 <= vj and vj < 2, B[vi - 1, vj - 1], T.float32(0))
+'''
+    with pytest.raises(R.UnsupportedRegionError,
+                       match=r"write what the block reads for vi_1 in \[1, 1\] only, of its domain \[0, 2\]: "
+                             r"the other instances .* would never run"):
+        R.reverse_compute_at("P", "i")(mod_of(src))

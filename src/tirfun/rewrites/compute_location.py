@@ -28,7 +28,7 @@ from ..analysis.traversal import (
     walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, For, ForKind,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, For, ForKind,
     IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
@@ -453,12 +453,37 @@ def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     return True
 
 
+def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) -> None:
+    """Over all iterations of the loops above the new place, the domains
+    solved from what the producers write must reach every instance of the
+    consumer: one whose reads fall only outside the buffer (a padding block
+    reading ``T[v - 1]`` under ``if 1 <= v``) depends on no producer and
+    would otherwise never run (TVM drops those instances)."""
+    loops = {v: Interval.from_range(r) for v, r in proof.items()}
+    for iv in loc.realize.block.iter_vars:
+        dom = doms.get(iv.var)
+        if dom is None:
+            continue  # the whole domain
+        lo = None if dom.lo is None else eval_interval(dom.lo, loops).lo
+        hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
+        first = iv.dom.min
+        last = simplify_index(iv.dom.min + iv.dom.extent - 1)
+        if (lo is not None and not can_prove(LE(lo, first), proof)) or \
+                (hi is not None and not can_prove(GE(hi, last), proof)):
+            chk.stop(UnsupportedRegionError, subject,
+                     f"the producers under the loop write what the block reads for {iv.var.name} in "
+                     f"[{'...' if lo is None else lo.script()}, {'...' if hi is None else hi.script()}] "
+                     f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
+                     "(reading elements no producer writes, such as padding) would never run",
+                     loc.realize)
+
+
 def _tile(rng: Range, ivs: dict):
     """``(var, scale, offset, extent)`` when ``rng`` is the tile ``[var *
     scale + offset, ... + extent)`` of an iteration variable, constant
-    ``scale`` and ``extent`` with ``1 <= scale <= extent`` (so the tiles of
-    consecutive values leave no gap) and not the plain element ``var +
-    offset``; None otherwise."""
+    ``scale`` and ``extent`` with ``1 <= |scale| <= extent`` (so the tiles
+    of consecutive values leave no gap; a negative scale runs backwards)
+    and not the plain element ``var + offset``; None otherwise."""
     e = int_value(rng.extent)
     if e is None or e < 1:
         return None
@@ -466,7 +491,7 @@ def _tile(rng: Range, ivs: dict):
     if form is None or len(form.terms) != 1:
         return None
     (var, scale), = form.terms
-    if not isinstance(var, Var) or var not in ivs or not 1 <= scale <= e or (scale == 1 and e == 1):
+    if not isinstance(var, Var) or var not in ivs or not 1 <= abs(scale) <= e or (scale == 1 and e == 1):
         return None
     return var, scale, form.const, e
 
@@ -559,6 +584,8 @@ class _ComputeAtBase(Rewrite):
         chk.checkpoint()
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
+        if self.reverse:
+            _check_every_instance_runs(chk, loc, doms, proof, subject)
         placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
         nest = self._nest(site, placement)
         self._check_threads(chk, site, placement, nest, subject)
@@ -643,8 +670,13 @@ class _ComputeAtBase(Rewrite):
                     var, scale, k, e = tile
                     if not iv.bounded:
                         continue  # needed everywhere: the whole domain
-                    lo = simplify_index(FloorDiv(iv.lo - (k + e - 1) + (scale - 1), IntImm(iv.lo.dtype, scale)))
-                    hi = simplify_index(FloorDiv(iv.hi - k, IntImm(iv.hi.dtype, scale)))
+                    c = IntImm(iv.lo.dtype, abs(scale))
+                    if scale > 0:
+                        lo = simplify_index(FloorDiv(iv.lo - (k + e - 1) + (abs(scale) - 1), c))
+                        hi = simplify_index(FloorDiv(iv.hi - k, c))
+                    else:  # a backward index (Y[9 - v]): the values mirror
+                        lo = simplify_index(FloorDiv(IntImm(iv.hi.dtype, k + abs(scale) - 1) - iv.hi, c))
+                        hi = simplify_index(FloorDiv(IntImm(iv.lo.dtype, k + e - 1) - iv.lo, c))
                     mine = Interval(lo, hi)
                     doms[var] = mine if var not in doms else union(doms[var], mine)
                     continue
@@ -1143,8 +1175,10 @@ class ReverseComputeAt(_ComputeAtBase):
        at an iteration variable plus a constant, so that its iterations can
        be solved from what the producers write in one iteration of the loop,
        which must be shown exactly, and agree between buffers; a reduction
-       must not meet the same element in two iterations of the loop
-       (UnsupportedRegionError);
+       must not meet the same element in two iterations of the loop; and
+       over all iterations those solved iterations are all of the block's
+       (a padding block whose border reads nothing any producer writes
+       would lose it; TVM drops it) (UnsupportedRegionError);
     9. under parallel loops, distinct iterations compute distinct
        iterations of the block; a block that reads what it writes (a
        reduction) is not run by several threads that share its output,

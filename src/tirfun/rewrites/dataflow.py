@@ -353,6 +353,13 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     predicate = _conjoin(terms)
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine")
+    if sums is None and _is_true(predicate):
+        # a loop that runs the index backwards (Y[9 - i]) writes what it
+        # would forwards: read it reflected
+        flipped = _reflected(mins, relaxed)
+        if flipped is not None:
+            mins = flipped
+            sums = detect_iter_map(mins, relaxed, "affine")
     if sums is None and _is_true(predicate) and any(e > 1 for e in extents):
         # a tile per iteration (B[i * 16:i * 16 + 16]): the loops step by
         # the tile, which the tile's own extent fills; read the index with
@@ -382,6 +389,30 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             hi = fold_add(hi, IntImm(lo.dtype, span + e - 1))
         out.append(Interval(lo, simplify_index(hi) if hi is not lo else lo))
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
+
+
+def _reflected(mins: list, relaxed: dict) -> list | None:
+    """``mins`` with each relaxed loop of constant extent that every index
+    takes with a negative coefficient replaced by ``extent - 1 - loop`` (the
+    same values, in the other order); None when there is no such loop, or a
+    loop is taken with both signs."""
+    signs: dict = {}
+    for m in mins:
+        form = affine_form(m)
+        if form is None:
+            return None
+        for term, coeff in form.terms:
+            if isinstance(term, Var) and term.name in relaxed:
+                signs.setdefault(term.name, set()).add(coeff < 0)
+    mapping = {}
+    for name, seen in signs.items():
+        loop = relaxed[name]
+        ext = int_value(loop.extent)
+        if seen == {True} and ext is not None:
+            mapping[loop.loop_var] = IntImm(loop.loop_var.dtype, ext - 1) - loop.loop_var
+    if not mapping:
+        return None
+    return [simplify_index(substitute(m, mapping)) for m in mins]
 
 
 def _with_tile_loops(mins: list, extents: list, relaxed: dict):

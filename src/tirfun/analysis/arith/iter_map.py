@@ -174,6 +174,11 @@ class _Normalizer:
         # stable: equal weights keep their order of appearance
         terms = sorted(lin.terms, key=lambda item: -item[1])
         out = None
+        if terms and terms[0][1] < 0 and lin.const > 0:
+            # every weight negative: lead with the constant, 9 - i rather
+            # than i * -1 + 9, as TVM writes it
+            out = self.const(lin.const)
+            lin = attrs.evolve(lin, const=0)
         for atom, k in terms:
             if out is None:
                 out = atom if k == 1 else Mul(atom, self.const(k))
@@ -268,6 +273,9 @@ def _split_of(atom, loops: Mapping[str, object]):
     if (isinstance(atom, FloorDiv) and isinstance(inner, FloorMod) and isinstance(inner.a, Var)
             and inner.a.name in loops and modulus is not None and modulus % c == 0
             and _int_value(loops[inner.a.name].min) == 0):
+        ext = _int_value(loops[inner.a.name].extent)
+        if ext is not None and ext < modulus:  # i % m is i: the slice ends with the loop
+            return inner.a.name, c, -(-ext // c)
         return inner.a.name, c, modulus // c  # (i % (c * e)) // c: the slice [c, c * e)
     if isinstance(atom, FloorDiv) and isinstance(inner, Var) and inner.name in loops:
         loop = loops[inner.name]
@@ -279,11 +287,14 @@ def _split_of(atom, loops: Mapping[str, object]):
         if isinstance(inner, Var) and inner.name in loops:
             if _int_value(loops[inner.name].min) != 0:
                 return None
-            return inner.name, 1, c
+            # a loop shorter than the modulus takes fewer values than it
+            ext = _int_value(loops[inner.name].extent)
+            return inner.name, 1, c if ext is None else min(c, ext)
         lower = _int_value(getattr(inner, "b", None))
         if (isinstance(inner, FloorDiv) and isinstance(inner.a, Var) and inner.a.name in loops
                 and lower is not None and lower > 0 and _int_value(loops[inner.a.name].min) == 0):
-            return inner.a.name, lower, c
+            ext = _int_value(loops[inner.a.name].extent)
+            return inner.a.name, lower, c if ext is None else min(c, -(-ext // lower))
     return None
 
 

@@ -387,6 +387,10 @@ def affine_expr(form: Affine) -> PrimExpr:
     first_positive = next((k for k, (_, c) in enumerate(terms) if c > 0), None)
     if first_positive:
         terms.insert(0, terms.pop(first_positive))
+    const = form.const
+    if terms and first_positive is None and const > 0:
+        # every coefficient negative: lead with the constant (9 - i)
+        acc, const = IntImm(dt, const), 0
     for atom, coeff in terms:
         if acc is None:
             acc = atom if coeff == 1 else Mul(atom, IntImm(dt, coeff))
@@ -395,11 +399,11 @@ def affine_expr(form: Affine) -> PrimExpr:
         else:
             acc = Sub(acc, atom if coeff == -1 else Mul(atom, IntImm(dt, -coeff)))
     if acc is None:
-        return IntImm(dt, form.const)
-    if form.const > 0:
-        return Add(acc, IntImm(dt, form.const))
-    if form.const < 0:
-        return Sub(acc, IntImm(dt, -form.const))
+        return IntImm(dt, const)
+    if const > 0:
+        return Add(acc, IntImm(dt, const))
+    if const < 0:
+        return Sub(acc, IntImm(dt, -const))
     return acc
 
 
