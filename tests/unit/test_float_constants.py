@@ -16,6 +16,7 @@ from tirfun.analysis.equality import structural_equal, structural_hash
 from tirfun.interp import run as interp_run
 from tirfun.lower import PASSES
 from tirfun.nodes import FloatImm
+from tirfun.nodes.dtype import DataType
 from tirfun.testing.equivalence import compare_arrays
 
 NAN = float("nan")
@@ -117,3 +118,30 @@ def main(B: T.Buffer((1,), "float64")):
     printed = IRModule({"main": func}).script()
     again = tirfun.script.from_source(printed)["main"]
     assert again == func, printed
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("value", [
+    # found by the soak: LLVM's InstCombine made max(max(0.0, x), 0.0)
+    # into max(0.0, x), -0.0 for x = -0.0 where +0.0 is right
+    "T.max(T.max(z, A[i]), z)",
+    "T.min(T.min(z, A[i]), z)",
+    "T.max(z, T.max(A[i], z))",
+    "T.min(T.min(A[i], B[i]), B[i])",
+    "T.max(T.max(A[i], B[i]), A[i])",
+    "T.max(T.min(z, A[i]), z)",
+])
+def test_nested_min_and_max_keep_signed_zeros_and_nans_when_compiled(dtype, value):
+    src = f'''@T.prim_func
+def main(A: T.Buffer((8,), "{dtype}"), B: T.Buffer((8,), "{dtype}"), C: T.Buffer((8,), "{dtype}")):
+    z = T.{dtype}(0)
+    for i in range(8):
+        C[i] = {value}
+'''
+    func = tirfun.script.from_source(src)
+    a = np.array([-0.0, 0.0, np.nan, -1.0, 1.0, -0.0, 0.0, np.nan], dtype)
+    b = np.array([0.0, -0.0, 1.0, np.nan, -0.0, -0.0, 0.0, 2.0], dtype)
+    interpreted, compiled = np.full(8, 7, dtype), np.full(8, 7, dtype)
+    interp_run(func, a, b, interpreted)
+    tirfun.build(func)(a, b, compiled)
+    assert compare_arrays("C", interpreted, compiled, DataType(dtype)) is None, (interpreted, compiled)

@@ -681,7 +681,15 @@ class LLVMCodegen:
     def _minmax(self, e, op: str) -> ir.Value:
         a, b, dt = self._arith_operands(e)
         if dt.is_float:
-            c = self.b.fcmp_ordered(op, a, b)
+            ca, cb = a, b
+            if isinstance(e.a, (Min, Max)) or isinstance(e.b, (Min, Max)):
+                # LLVM 22's InstCombine folds a min/max of a min/max that
+                # shares an operand as if signed zeros were equal:
+                # max(max(0.0, x), 0.0) is +0.0 for x = -0.0, and LLVM makes
+                # it max(0.0, x), which is -0.0. Comparing through a fence
+                # keeps it from matching the pattern (found by the soak)
+                ca, cb = llvm_intrinsics.fence(self.b, a), llvm_intrinsics.fence(self.b, b)
+            c = self.b.fcmp_ordered(op, ca, cb)
         elif dt.is_uint or dt.is_bool:
             c = self.b.icmp_unsigned(op, a, b)
         else:

@@ -113,6 +113,12 @@ def _llvm_call(b: ir.IRBuilder, base: str, args: list[ir.Value]) -> ir.Value:
     return b.call(fn, args)
 
 
+def fence(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """``x`` through ``llvm.arithmetic.fence``: the same value, which
+    LLVM's optimiser does not look through (it emits no instruction)."""
+    return _llvm_call(b, "llvm.arithmetic.fence", [x])
+
+
 def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
     t = args[0].type
     if not isinstance(t, ir.VectorType):
