@@ -91,3 +91,28 @@ def test_unsafe_hide_buffer_access_only_ends_a_schedule():
         assert hidden in ([], [len(steps) - 1]), steps
         ends += bool(hidden)
     assert ends > 0
+
+
+@pytest.mark.parametrize("dtype, kept", [("float32", True), ("int32", False)])
+def test_reorder_keeps_the_order_of_the_loops_of_a_float_sum(dtype, kept):
+    # found by the soak: reordering k_1 before k_0 changes the order of a
+    # float sum and its last bits, which a bit-for-bit comparison rejects;
+    # an integer sum may be reordered freely
+    func = from_source(f'''@T.prim_func
+def main(A: T.Buffer((4, 6), "{dtype}"), B: T.Buffer((4,), "{dtype}")):
+    for i, k_0, k_1 in T.grid(4, 3, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(6, k_0 * 2 + k_1)
+            with T.init():
+                B[vi] = T.{dtype}(0)
+            B[vi] = B[vi] + A[vi, vk]''')
+    mod = IRModule({"main": func})
+    orders = set()
+    for seed in range(60):
+        pipeline = random_schedule(mod, seed, primitives=("reorder",), max_steps=1)
+        for step in pipeline.rewrites:
+            names = [ref.name for ref in step.loops]
+            if "k_0" in names and "k_1" in names:
+                orders.add(names.index("k_0") < names.index("k_1"))
+    assert orders == ({True} if kept else {True, False})

@@ -55,7 +55,8 @@ import collections
 
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..nodes import (
-    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, PrimFunc, SeqStmt,
+    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType, PrimFunc,
+    SeqStmt, Var,
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
@@ -132,6 +133,21 @@ def _chain(loop: For) -> list[For]:
     out = [loop]
     while isinstance(out[-1].body, For):
         out.append(out[-1].body)
+    return out
+
+
+def _float_reduction_loops(top: For) -> set[str]:
+    """Names of the loop variables that the reduction iteration variables
+    of float-writing blocks under ``top`` are bound to."""
+    out: set[str] = set()
+    for node in walk(top):
+        if not isinstance(node, BlockRealize):
+            continue
+        if not any(w.buffer.dtype.is_float for w in node.block.writes):
+            continue
+        for iv, value in zip(node.block.iter_vars, node.iter_values):
+            if iv.iter_type == IterVarType.CommReduce:
+                out |= {n.name for n in walk(value) if isinstance(n, Var)}
     return out
 
 
@@ -260,7 +276,15 @@ def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
         picked = [l for l in chain if ch.chance(70)]
         if len(picked) < 2:
             picked = chain[:2]
-        return R.reorder(*[_name(l) for l in ch.shuffled(picked)])
+        order = ch.shuffled(picked)
+        # the loops that drive a float reduction keep their order among
+        # themselves: reordering them changes the order of the sum, and the
+        # result in its last bits (TVM allows it; a test that compares bit
+        # for bit cannot)
+        summing = _float_reduction_loops(chain[0])
+        kept = iter([l for l in picked if _name(l) in summing])
+        order = [next(kept) if _name(l) in summing else l for l in order]
+        return R.reorder(*[_name(l) for l in order])
     if primitive == "merge":
         pairs = _merge_candidates(func)
         if pairs and ch.chance(60):
