@@ -18,6 +18,8 @@ target asks for ``-math=fast`` (:mod:`tirfun.lower.llvm_vecmath`).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 from llvmlite import ir
@@ -764,7 +766,7 @@ class LLVMCodegen:
             return b.uitofp(v, t)
         # integer destination
         if src.is_float:
-            return b.fptosi(v, t) if dst.is_int else b.fptoui(v, t)
+            return self._float_to_int(v, t, dst)
         sb, db = (1 if src.is_bool else src.bits), dst.bits
         if db < sb:
             return b.trunc(v, t)
@@ -794,7 +796,39 @@ class LLVMCodegen:
             if dst.bits == 16:
                 return self._narrow16(v, dst)
             return b.fptrunc(v, t)  # exact: every value fits in float
-        return b.fptosi(v, t) if dst.is_int else b.fptoui(v, t)
+        return self._float_to_int(v, t, dst)
+
+    def _float_to_int(self, v: ir.Value, t: ir.Type, dst: DataType) -> ir.Value:
+        """A float converted to an integer as the interpreter defines it
+        (:func:`tirfun.interp.semantics.float_to_int`): truncated toward
+        zero, then wrapped to the destination's bits; NaN and infinities
+        give 0. LLVM's ``fptosi`` of a value out of range is poison (x86
+        gives the minimum integer), so the value is taken through int64:
+        ``fptosi`` where ``|x| < 2**63``, and above that from the bits of the
+        double, whose mantissa shifted left by its exponent is the integer
+        modulo 2**64."""
+        b = self.b
+        lanes = t.count if isinstance(t, ir.VectorType) else None
+
+        def typ(base):
+            return base if lanes is None else ir.VectorType(base, lanes)
+
+        f64, i64 = typ(ir.DoubleType()), typ(ir.IntType(64))
+        x = v if v.type == f64 else b.fpext(v, f64)
+        a = llvm_intrinsics.emit(b, "fabs", [x], f64)
+        small = b.fptosi(x, i64)  # poison where |x| >= 2**63: selected away
+        bits = b.bitcast(a, i64)
+        exponent = b.sub(b.lshr(bits, _const(i64, 52)), _const(i64, 1075))
+        mantissa = b.or_(b.and_(bits, _const(i64, (1 << 52) - 1)), _const(i64, 1 << 52))
+        # |x| >= 2**63 has an exponent of at least 11 here; from 64 on, every
+        # bit of the product lies above bit 63
+        big = b.select(b.icmp_signed("<", exponent, _const(i64, 64)), b.shl(mantissa, exponent),
+                       _const(i64, 0))
+        big = b.select(b.fcmp_ordered("<", x, _const(f64, 0.0)), b.sub(_const(i64, 0), big), big)
+        finite = b.fcmp_ordered("<", a, _const(f64, math.inf))  # false for NaN and infinities
+        wide = b.select(b.fcmp_ordered("<", a, _const(f64, 2.0 ** 63)), small,
+                        b.select(finite, big, _const(i64, 0)))
+        return wide if dst.bits == 64 else b.trunc(wide, t)
 
     def _narrow16(self, v: ir.Value, dst: DataType) -> ir.Value:
         """The double ``v`` rounded to float16/bfloat16, lane by lane."""
