@@ -948,6 +948,7 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
     written = {w.buffer for w in realize.block.writes}
     body = lpath + (("body", None),)
     seen = False
+    doms = None  # the loop domains, found when a block after the reduction first needs them
     for path, other in all_block_realizes(loop.body, body, touching=written):
         if path == rpath:
             seen = True
@@ -966,7 +967,7 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
         # only what the block wrote in that iteration (shown by region
         # cover); an element the block first updates later would meet the
         # init where the original met the buffer's earlier contents
-        doms = loop_domains(site, lpath)
+        doms = loop_domains(site, lpath) if doms is None else doms
         for region in regions:
             boxes = [box for w in realize.block.writes if w.buffer == region.buffer
                      for box in [produced_region(site, rpath, realize, w, lpath)] if box is not None]

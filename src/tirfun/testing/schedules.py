@@ -56,11 +56,12 @@ import collections
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..nodes import (
     THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType, PrimFunc,
-    SeqStmt, Var,
+    SeqStmt,
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
 from ..rewrites.checks import all_block_realizes
+from ..rewrites.exprs import var_names
 from ._choices import BytesChooser, Chooser, RandomChooser
 
 # unroll and add_unit_loop apply to any loop and any non-root block, so they
@@ -147,7 +148,7 @@ def _float_reduction_loops(top: For) -> set[str]:
             continue
         for iv, value in zip(node.block.iter_vars, node.iter_values):
             if iv.iter_type == IterVarType.CommReduce:
-                out |= {n.name for n in walk(value) if isinstance(n, Var)}
+                out |= var_names(value)
     return out
 
 
