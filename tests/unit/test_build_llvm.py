@@ -4,7 +4,9 @@ modules called in a forked child."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import re
 import subprocess
 import sys
@@ -267,3 +269,40 @@ def test_a_child_forked_before_any_parallel_kernel_keeps_the_pool():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[(True, False)]"
+
+
+def _llvm_gives_up(ir_text, target):
+    # what LLVM does with IR its code generator cannot handle: print, abort
+    os.write(2, b"SelectionDAG.cpp: Assertion `VT == N1.getValueType()' failed.\n")
+    os.abort()
+
+
+def test_an_abort_inside_llvm_during_a_cpu_build_is_a_build_error_and_the_process_lives_on(
+        monkeypatch):
+    # LLVM ends the process it runs in on an assertion: the CPU build runs
+    # LLVM's optimiser and code generator in the LLVM worker process, so
+    # such a failure is a BuildError quoting LLVM, and later builds work
+    from tirfun.runtime import jit
+
+    src = FUSED_REDUCTION.replace("T.float32(0)", "T.float32(0.5)")
+    tirfun.runtime.clear_cache()
+    monkeypatch.setattr(jit, "_compile_here", _llvm_gives_up)
+    with pytest.raises(BuildError, match=r"compiling with LLVM failed inside LLVM \(LLVM ended "
+                                         r"with SIGABRT\).*Assertion `VT == N1"):
+        tirfun.build(from_source(src))
+    monkeypatch.undo()
+    out = np.zeros((16, 4), "float32")
+    tirfun.build(from_source(src))(np.ones((16, 8), "float32"), out)
+    np.testing.assert_array_equal(out, np.full((16, 4), 13.5, "float32"))
+
+
+def test_the_object_code_is_made_in_the_worker_and_loaded_here():
+    from tirfun.runtime import jit
+    from tirfun.runtime.isolate import in_worker
+
+    compiled = jit.compile_module("define i32 @f(i32 %x) {\n  %y = add i32 %x, 41\n  ret i32 %y\n}\n",
+                                  Target("llvm"))
+    assert "add i32 %x, 41" in compiled.ir_text and compiled.obj[:4] == b"\x7fELF"
+    code = jit.load(compiled, Target("llvm"))
+    assert ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(code.address("f"))(1) == 42
+    assert in_worker("asking", os.getpid) != os.getpid()

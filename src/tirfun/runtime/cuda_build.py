@@ -75,22 +75,38 @@ def build_cuda(mod: IRModule, target: Target):
 def ptx_of(ir_text: str, target: Target, kernels: list[str], libdevice: list[str]) -> tuple[str, str]:
     """``(optimised LLVM IR, PTX)`` of a module of kernels, linked with
     libdevice when it calls any of its functions."""
-    from .isolate import in_child
-    from .jit import LOCK, llvm
+    from ..lower.nvptx_codegen import find_libdevice
+    from .isolate import in_worker
 
-    with LOCK:
-        llvm()  # initialised once here, not in every child
-        # LLVM's NVPTX backend ends the process on some IR it cannot select
-        # (an assertion, or a fatal "cannot select"): compile in a child, so
-        # that such a failure is a BuildError and this process lives on
-        return in_child("generating PTX with LLVM's NVPTX backend", _compile_ptx, ir_text,
-                        target, kernels, libdevice)
+    path = None
+    if libdevice:
+        # found here, not in the worker: the worker was forked earlier and
+        # does not see a later change to this process's environment
+        path = find_libdevice()
+        if path is None:
+            raise BuildError(
+                f"the kernel calls {', '.join(sorted(set(libdevice)))}, which the CUDA "
+                "build takes from CUDA's libdevice, and no libdevice.10.bc was found: "
+                "set CUDA_HOME or TIRFUN_LIBDEVICE to its location")
+    # LLVM's NVPTX backend ends the process on some IR it cannot select (an
+    # assertion, or a fatal "cannot select"): compile in the LLVM worker, so
+    # that such a failure is a BuildError and this process lives on
+    return in_worker("generating PTX with LLVM's NVPTX backend", _compile_ptx, ir_text,
+                     target, kernels, path)
 
 
 def _compile_ptx(ir_text: str, target: Target, kernels: list[str],
-                 libdevice: list[str]) -> tuple[str, str]:
-    """:func:`ptx_of`'s work, in the calling process (which holds the lock)."""
-    from ..lower.nvptx_codegen import find_libdevice
+                 libdevice: str | None) -> tuple[str, str]:
+    """:func:`ptx_of`'s work, in the calling process: ``libdevice`` is the
+    path of the libdevice to link in, None for none."""
+    from .jit import LOCK
+
+    with LOCK:
+        return _compile_ptx_locked(ir_text, target, kernels, libdevice)
+
+
+def _compile_ptx_locked(ir_text: str, target: Target, kernels: list[str],
+                        libdevice: str | None) -> tuple[str, str]:
     from .jit import llvm
 
     binding = llvm()
@@ -101,14 +117,8 @@ def _compile_ptx(ir_text: str, target: Target, kernels: list[str],
         raise BuildError(f"internal error: LLVM rejected the generated NVPTX IR: {err}") from None
     tm = create_target_machine(target)
     try:
-        if libdevice:
-            path = find_libdevice()
-            if path is None:
-                raise BuildError(
-                    f"the kernel calls {', '.join(sorted(set(libdevice)))}, which the CUDA "
-                    "build takes from CUDA's libdevice, and no libdevice.10.bc was found: "
-                    "set CUDA_HOME or TIRFUN_LIBDEVICE to its location")
-            with open(path, "rb") as fh:
+        if libdevice is not None:
+            with open(libdevice, "rb") as fh:
                 lib = binding.parse_bitcode(fh.read())
             lib.triple = target.triple
             lib.data_layout = str(tm.target_data)

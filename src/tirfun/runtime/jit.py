@@ -1,6 +1,9 @@
-"""LLVM through llvmlite.binding: optimise and JIT-compile.
+"""LLVM through llvmlite.binding: optimise, generate code, load it.
 
-Loaded on the first build only. The host's libgomp (the thread pool behind
+Optimisation and code generation run in the LLVM worker process
+(:func:`compile_module`), so that an LLVM assertion is a BuildError; the
+object code then comes back and is loaded here (:func:`load`). Loaded on
+the first build only. The host's libgomp (the thread pool behind
 parallel loops) and the C math library are made visible to the JIT so the
 generated code can call ``GOMP_parallel`` and ``tanhf``.
 
@@ -25,6 +28,9 @@ import os
 import re
 import sys
 import tempfile
+import time
+
+import attrs
 
 from ..errors import BuildError
 from ..target import LLVM_LOCK, Target, create_target_machine, host_description, initialise_llvm
@@ -229,35 +235,87 @@ class Code:
                 engine.close()
 
 
-def jit(mod, target: Target) -> Code:
-    """Compile an optimised module to machine code in this process (keep
-    the result alive while its functions may be called). Raises
-    BuildError, before any code is loaded, if the code calls a function
-    nothing defines."""
+@attrs.frozen
+class Compiled:
+    """What LLVM made of a module: the optimised IR, the object code, and
+    the seconds the optimiser and the code generator took."""
+
+    ir_text: str
+    obj: bytes
+    optimise_seconds: float
+    codegen_seconds: float
+
+
+def compile_module(ir_text: str, target: Target) -> Compiled:
+    """Optimise ``ir_text`` and generate its object code, in the LLVM
+    worker process (:mod:`tirfun.runtime.isolate`): LLVM ends the process
+    it runs in on some IR it cannot handle (an assertion, or a fatal error
+    in instruction selection), and there that is a BuildError."""
+    from .isolate import in_worker
+
+    return in_worker("compiling with LLVM", _compile_here, ir_text, target)
+
+
+def _compile_here(ir_text: str, target: Target) -> Compiled:
+    """:func:`compile_module`'s work, in the calling process."""
+    with LOCK:
+        started = time.perf_counter()
+        mod = _optimise(ir_text, target)
+        try:
+            optimised = str(mod)
+            optimised_at = time.perf_counter()
+            tm = new_target_machine(target)
+            try:
+                obj = bytes(tm.emit_object(mod))
+            finally:
+                tm.close()
+        finally:
+            mod.close()
+        return Compiled(optimised, obj, optimised_at - started, time.perf_counter() - optimised_at)
+
+
+def load(compiled: Compiled, target: Target) -> Code:
+    """Load compiled object code into this process (keep the result alive
+    while its functions may be called). Raises BuildError, before any
+    code is loaded, if the code calls a function nothing defines."""
     from .linking import check_linkable, install_libcalls
 
     with LOCK:
         binding = llvm()
         install_libcalls(binding, new_target_machine(Target.of("llvm")))
+        check_linkable(binding, compiled.ir_text, compiled.obj)
+        # the engine is given the object through its cache, so it never
+        # generates code itself: its module only names the object, and an
+        # empty one does
+        mod = binding.parse_assembly("")
         tm = new_target_machine(target)
         try:
-            # compile once here to read the object's undefined symbols; the
-            # engine then loads this object instead of compiling the module again
-            obj = tm.emit_object(mod)
-            check_linkable(binding, mod, obj)
+            mod.triple = target.triple
+            mod.data_layout = str(tm.target_data)
+            engine = binding.create_mcjit_compiler(mod, tm)
         except BaseException:
-            tm.close()  # now, under the lock, not when the exception is dropped
+            # closed now, under the lock, not when the exception is dropped
+            mod.close()
+            tm.close()
             raise
         # from here the engine owns the module and the target machine, and
         # the Code closes the engine under the lock whatever happens next
-        code = Code(binding.create_mcjit_compiler(mod, tm))
-        code._engine.set_object_cache(getbuffer_func=lambda _module: obj)
-        code._engine.finalize_object()
+        code = Code(engine)
+        obj = compiled.obj
+        engine.set_object_cache(getbuffer_func=lambda _module: obj)
+        engine.finalize_object()
         return code
 
 
 def assembly(ir_text: str, target: Target) -> str:
-    """The target assembly of an (already optimised) IR module."""
+    """The target assembly of an (already optimised) IR module, printed in
+    the LLVM worker process (the code generator runs for it)."""
+    from .isolate import in_worker
+
+    return in_worker("printing assembly with LLVM", _assembly_here, ir_text, target)
+
+
+def _assembly_here(ir_text: str, target: Target) -> str:
     with LOCK:
         binding = llvm()
         # closed on leaving the block, under the lock (a local variable would
@@ -267,5 +325,5 @@ def assembly(ir_text: str, target: Target) -> str:
             return target_machine(target).emit_assembly(mod)
 
 
-__all__ = ["llvm", "gomp_available", "num_threads", "target_machine", "optimise", "jit",
-           "assembly", "data_layout", "Code", "LOCK"]
+__all__ = ["llvm", "gomp_available", "num_threads", "target_machine", "optimise", "Compiled",
+           "compile_module", "load", "assembly", "data_layout", "Code", "LOCK"]

@@ -84,13 +84,15 @@ def undefined_symbols(obj: bytes) -> list[str] | None:
     return out
 
 
-def check_linkable(binding, llvm_module, obj: bytes) -> None:
+def check_linkable(binding, ir_text: str, obj: bytes) -> None:
     """Raise :class:`BuildError` unless every symbol the object code
-    ``obj`` (compiled from ``llvm_module``) leaves undefined can be found."""
+    ``obj`` (compiled from the LLVM IR ``ir_text``) leaves undefined can be
+    found. The caller holds the LLVM lock."""
     names = undefined_symbols(obj)
     if names is None:
-        names = [f.name for f in llvm_module.functions
-                 if f.is_declaration and not f.name.startswith("llvm.")]
+        with binding.parse_assembly(ir_text) as llvm_module:
+            names = [f.name for f in llvm_module.functions
+                     if f.is_declaration and not f.name.startswith("llvm.")]
     missing = [n for n in names if not binding.address_of_symbol(n)]
     if missing:
         shown = ", ".join(missing)
