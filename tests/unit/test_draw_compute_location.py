@@ -38,6 +38,7 @@ def test_every_shape_is_built():
         src = stage_source(RandomChooser(seed))
         seen[next(shape for shape, marker in [("reduction", "T.init()"), ("stencil", "vi + 2"),
                                                ("gather", "B[(vi"), ("gather", "B[vi // 2]"),
+                                               ("reshape", "B[v // "), ("reshape", "B[v % "),
                                                ("overwrite", "+ E[vi]"), ("two_consumers", "E[vi] = B[vi] +"),
                                                ("chain", "")] if marker in src)] += 1
     assert set(seen) == set(SHAPES)

@@ -831,3 +831,83 @@ def main(A: T.Buffer((1, 1), "float32"), P: T.Buffer((3, 3), "float32")):
                        match=r"write what the block reads for vi_1 in \[1, 1\] only, of its domain \[0, 2\]: "
                              r"the other instances .* would never run"):
         R.reverse_compute_at("P", "i")(mod_of(src))
+
+
+FLAT_READ = '''@T.prim_func
+def main(X: T.Buffer((16, 16), "float32"), Y: T.Buffer((256,), "float32")):
+    temp = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("A"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            temp[v_i, v_j] = X[v_j, v_i] + T.float32(1)
+    for i in range(256):
+        with T.block("B"):
+            v = T.axis.spatial(256, i)
+            Y[v] = temp[INDEX]
+'''
+
+
+def test_reverse_compute_at_of_a_consumer_reading_through_floordiv_and_floormod():
+    # TVM's floordiv_and_floormod_indices: the instances of B that read row i
+    # of temp are v in [16 * i, 16 * i + 16), from the inverse of the map
+    mod = mod_of(FLAT_READ.replace("INDEX", "v // 16, v % 16"))
+    out = R.reverse_compute_at("B", "i")(mod)
+    expected = mod_of('''@T.prim_func
+def main(X: T.Buffer((16, 16), "float32"), Y: T.Buffer((256,), "float32")):
+    temp = T.alloc_buffer((16, 16))
+    for i in range(16):
+        for j in range(16):
+            with T.block("A"):
+                v_i, v_j = T.axis.remap("SS", [i, j])
+                temp[v_i, v_j] = X[v_j, v_i] + T.float32(1)
+        for ax0 in range(16):
+            with T.block("B"):
+                v = T.axis.spatial(256, i * 16 + ax0)
+                Y[v] = temp[v // 16, v % 16]
+''')
+    assert_structural_equal(out["main"], expected["main"])
+    assert_equivalent(mod["main"], out["main"])
+    # under the inner loop, one element per iteration: one instance
+    inner = R.reverse_compute_at("B", "j")(mod)
+    assert "v = T.axis.spatial(256, i * 16 + j)" in inner["main"].script()
+    assert_equivalent(mod["main"], inner["main"])
+
+
+def test_reverse_compute_at_of_a_floordiv_read_under_a_split_loop():
+    mod = R.split("j", [4, 4])(mod_of(FLAT_READ.replace("INDEX", "v // 16, v % 16")))
+    out = R.reverse_compute_at("B", "j_0")(mod)
+    assert "v = T.axis.spatial(256, i * 16 + j_0 * 4 + ax0)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_at_of_the_recursive_floordiv_and_floormod_reads():
+    # TVM's recursive_floordiv_floormod, smaller: slices of three variables
+    # over seven dimensions; w1 // 8 is 0 over w1's domain of 3
+    mod = mod_of('''@T.prim_func
+def main(A: T.Buffer((16, 64, 1, 8, 8, 32), "float32"), C: T.Buffer((3, 64, 64), "float32")):
+    T.func_attr({"tir.noalias": True})
+    B = T.alloc_buffer((1, 16, 2, 8, 2, 32, 2))
+    for a1, a2, a3, a4, a5, a6, a7 in T.grid(1, 16, 2, 8, 2, 32, 2):
+        with T.block("In"):
+            v1, v2, v3, v4, v5, v6, v7 = T.axis.remap("SSSSSSS", [a1, a2, a3, a4, a5, a6, a7])
+            B[v1, v2, v3, v4, v5, v6, v7] = A[(v2 * 4 + v5 * 2 + v7) // 32, (v3 * 32 + v6) // 8, (v1 * 8 + v4) // 8, (v3 * 32 + v6) % 8, v1 * 8 + v4, (v2 * 4 + v5 * 2 + v7) % 32] + T.float32(3)
+    for x1, x2, x3 in T.grid(3, 64, 64):
+        with T.block("Out"):
+            w1, w2, w3 = T.axis.remap("SSS", [x1, x2, x3])
+            C[w1, w2, w3] = B[w1 // 8, w2 // 4, w3 // 32, w1, w2 % 4 // 2, w3 % 32, w2 % 2] * T.float32(2)
+''')
+    out = R.reverse_compute_at("Out", "a3")(mod)
+    text = out["main"].script()
+    assert "for ax0, ax1, ax2 in T.grid(3, 4, 32):" in text
+    assert "w2 = T.axis.spatial(64, a2 * 4 + ax1)" in text
+    assert "w3 = T.axis.spatial(64, a3 * 32 + ax2)" in text
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_at_refuses_a_read_whose_instances_are_not_one_range():
+    # temp[v % 16, v // 16]: the instances that read row i of temp are
+    # i, i + 16, ..., i + 240; their hull (TVM's answer) would also run
+    # instances reading rows not written yet
+    mod = mod_of(FLAT_READ.replace("INDEX", "v % 16, v // 16"))
+    with pytest.raises(R.UnsupportedRegionError, match=r"reads temp at v % 16"):
+        R.reverse_compute_at("B", "i")(mod)

@@ -28,7 +28,7 @@ from ..analysis.traversal import (
     walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, For, ForKind,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, FloorMod, For, ForKind,
     IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
@@ -453,6 +453,72 @@ def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     return True
 
 
+def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | None:
+    """reverse_compute_at of a block reading one element at indices that
+    are a bijective iteration map of its iteration variables
+    (``temp[v // 16, v % 16]``, as TVM solves with its affine inverse):
+    ``{variable: Interval}`` of the instances that read exactly the box
+    ``needed`` the producers write in one iteration, or None when those
+    instances are not one interval of each variable.
+
+    A variable is the mixed-radix number of its slices, so the instances
+    reading a box are an interval of it when, from its lowest slice up,
+    the box takes each slice whole, then one range of one slice, then one
+    value of every slice above; a variable taken whole everywhere is left
+    out (its whole domain). Anything else would run instances reading
+    elements the producers have not written yet, and is None."""
+    if any(int_value(r.extent) != 1 for r in region.region) or any(
+            iv.lo is None or iv.hi is None for iv in needed):
+        return None
+    mins = [r.min for r in region.region]
+    used = set().union(*[var_names(m) for m in mins])
+    chosen = [iv for v, iv in ivs.items() if v.name in used]
+    if not chosen or any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None
+                         for iv in chosen):
+        return None
+    loops = {iv.var.name: _Extent(iv.dom) for iv in chosen if int_value(iv.dom.extent) != 1}
+    sums = detect_iter_map(mins, loops, "bijective")
+    if sums is None:
+        return None
+    slices: dict = {}  # variable name -> [(lower factor, extent, digit)]
+    for total, box in zip(sums, needed):
+        if not total.args:
+            continue
+        args = sorted(total.args, key=lambda a: a.scale)
+        span = args[-1].scale * args[-1].extent
+        lo, hi = simplify_index(box.lo - total.base), simplify_index(box.hi - total.base)
+        if can_prove(LE(lo, 0), proof) and can_prove(GE(hi, span - 1), proof):
+            digits = [None] * len(args)  # the whole slice
+        elif _same(lo, hi, proof):
+            digits = [(d, d) for d in (
+                simplify_index(FloorMod(FloorDiv(lo, a.scale), a.extent) if a is not args[-1]
+                               else FloorDiv(lo, a.scale)) for a in args)]
+        elif len(args) == 1 and can_prove(GE(lo, 0), proof) and can_prove(LE(hi, span - 1), proof):
+            digits = [(lo, hi)]
+        else:
+            return None
+        for a, digit in zip(args, digits):
+            slices.setdefault(a.source, []).append((a.lower_factor, a.extent, digit))
+    out = {}
+    for iv in chosen:
+        parts = sorted(slices.get(iv.var.name, []), key=lambda p: p[0])
+        if not parts or parts[-1][0] * parts[-1][1] != int_value(iv.dom.extent):
+            if parts:
+                return None  # the top slice runs past the variable's domain
+            continue
+        t = next((k for k, p in enumerate(parts) if p[2] is not None), None)
+        if t is None:
+            continue  # taken whole: its whole domain
+        above = parts[t + 1:]
+        if any(p[2] is None or not _same(p[2][0], p[2][1], proof) for p in above):
+            return None
+        base = sum((p[2][0] * p[0] for p in above), IntImm(iv.var.dtype, 0))
+        lower, _, (dlo, dhi) = parts[t]
+        out[iv.var] = Interval(simplify_index(base + dlo * lower),
+                               simplify_index(base + dhi * lower + (lower - 1)))
+    return out
+
+
 def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) -> None:
     """Over all iterations of the loops above the new place, the domains
     solved from what the producers write must reach every instance of the
@@ -661,6 +727,20 @@ class _ComputeAtBase(Rewrite):
                 continue
             if not self.reverse and _fused_write(region, needed, ivs, doms):
                 continue
+            if self.reverse and not all(_shift(r.min) is not None or int_value(r.min) is not None
+                                        for r in region.region):
+                exact = _exact_read(region, needed, ivs, proof)
+                if exact is not None:
+                    for var, mine in exact.items():
+                        old = doms.get(var)
+                        if old is not None and not (_same(old.lo, mine.lo, proof)
+                                                    and _same(old.hi, mine.hi, proof)):
+                            chk.stop(UnsupportedRegionError, subject,
+                                     f"the producers under the loop write what the block reads at "
+                                     f"{var.name} over different ranges; no one domain fits them all",
+                                     loc.realize)
+                        doms[var] = mine
+                    continue
             for rng, iv in zip(region.region, needed):
                 tile = None if self.reverse else _tile(rng, ivs)
                 if tile is not None:

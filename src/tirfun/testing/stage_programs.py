@@ -17,7 +17,11 @@ block's ``alloc_buffers``, with random sizes and random constants:
   second consumer that then overwrites ``E`` (moving it before the first
   consumer changes what that one reads);
 * ``gather``: a consumer reading its producer through a non-affine index
-  (``B[(i * i) % n]`` or ``B[i // 2]``).
+  (``B[(i * i) % n]`` or ``B[i // 2]``);
+* ``reshape``: a consumer flattening its 2-D producer,
+  ``C[v] = B[v // m, v % m]`` (row by row: the instances that read one row
+  of ``B`` are one range of ``v``), or ``C[v] = B[v % n, v // n]`` (column
+  by column: they are not).
 
 Every stage's loop nest is in the program's own loops ``i``, ``j`` (or
 ``k`` for a reduction), each block bound to them one to one, so the
@@ -29,7 +33,7 @@ from __future__ import annotations
 from ..nodes import PrimFunc
 from ._choices import BytesChooser, Chooser, RandomChooser
 
-SHAPES = ("chain", "reduction", "two_consumers", "stencil", "overwrite", "gather")
+SHAPES = ("chain", "reduction", "two_consumers", "stencil", "overwrite", "gather", "reshape")
 
 _OPS = ("{x} * T.float32({c})", "{x} + T.float32({c})", "T.max({x}, T.float32({c}))", "{x} - T.float32({c})")
 
@@ -156,8 +160,25 @@ def main(A: T.Buffer(({n},), "float32"), C: T.Buffer(({n},), "float32")):
 '''
 
 
+def _reshape(ch: Chooser) -> str:
+    n, m = ch.integer(2, 5), ch.integer(2, 5)
+    index = ch.choice([f"v // {m}, v % {m}", f"v % {n}, v // {n}"])
+    return f'''@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "float32"), C: T.Buffer(({n * m},), "float32")):
+    B = T.alloc_buffer(({n}, {m}))
+    for i, j in T.grid({n}, {m}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = {_expr(ch, "A[vi, vj]")}
+    for i in range({n * m}):
+        with T.block("C"):
+            v = T.axis.spatial({n * m}, i)
+            C[v] = {_expr(ch, f"B[{index}]")}
+'''
+
+
 _BUILDERS = {"chain": _chain, "reduction": _reduction, "two_consumers": _two_consumers,
-             "stencil": _stencil, "overwrite": _overwrite, "gather": _gather}
+             "stencil": _stencil, "overwrite": _overwrite, "gather": _gather, "reshape": _reshape}
 
 
 def stage_source(ch: Chooser, shapes=SHAPES) -> str:
