@@ -909,5 +909,8 @@ def test_reverse_compute_at_refuses_a_read_whose_instances_are_not_one_range():
     # i, i + 16, ..., i + 240; their hull (TVM's answer) would also run
     # instances reading rows not written yet
     mod = mod_of(FLAT_READ.replace("INDEX", "v % 16, v // 16"))
-    with pytest.raises(R.UnsupportedRegionError, match=r"reads temp at v % 16"):
+    with pytest.raises(R.UnsupportedRegionError,
+                       match=r"the instances of the block that read what the producers write of temp "
+                             r"in one iteration of loop 'i' are not one range of v: any range holding "
+                             r"them would also run instances that read elements not written yet"):
         R.reverse_compute_at("B", "i")(mod)

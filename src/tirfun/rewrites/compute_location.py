@@ -453,7 +453,7 @@ def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     return True
 
 
-def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | None:
+def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
     """reverse_compute_at of a block reading one element at indices that
     are a bijective iteration map of its iteration variables
     (``temp[v // 16, v % 16]``, as TVM solves with its affine inverse):
@@ -466,7 +466,8 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | None:
     the box takes each slice whole, then one range of one slice, then one
     value of every slice above; a variable taken whole everywhere is left
     out (its whole domain). Anything else would run instances reading
-    elements the producers have not written yet, and is None."""
+    elements the producers have not written yet: then the name of the
+    first variable whose instances are not one range."""
     if any(int_value(r.extent) != 1 for r in region.region) or any(
             iv.lo is None or iv.hi is None for iv in needed):
         return None
@@ -496,7 +497,7 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | None:
         elif len(args) == 1 and can_prove(GE(lo, 0), proof) and can_prove(LE(hi, span - 1), proof):
             digits = [(lo, hi)]
         else:
-            return None
+            return ", ".join(sorted(a.source for a in args))
         for a, digit in zip(args, digits):
             slices.setdefault(a.source, []).append((a.lower_factor, a.extent, digit))
     out = {}
@@ -511,7 +512,7 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | None:
             continue  # taken whole: its whole domain
         above = parts[t + 1:]
         if any(p[2] is None or not _same(p[2][0], p[2][1], proof) for p in above):
-            return None
+            return iv.var.name
         base = sum((p[2][0] * p[0] for p in above), IntImm(iv.var.dtype, 0))
         lower, _, (dlo, dhi) = parts[t]
         out[iv.var] = Interval(simplify_index(base + dlo * lower),
@@ -730,6 +731,13 @@ class _ComputeAtBase(Rewrite):
             if self.reverse and not all(_shift(r.min) is not None or int_value(r.min) is not None
                                         for r in region.region):
                 exact = _exact_read(region, needed, ivs, proof)
+                if isinstance(exact, str):
+                    chk.stop(UnsupportedRegionError, subject,
+                             f"the instances of the block that read what the producers write of "
+                             f"{region.buffer.name} in one iteration of loop "
+                             f"{site.at(lpath).loop_var.name!r} are not one range of {exact}: any "
+                             "range holding them would also run instances that read elements not "
+                             "written yet", loc.realize)
                 if exact is not None:
                     for var, mine in exact.items():
                         old = doms.get(var)
