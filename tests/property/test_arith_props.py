@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from tirfun.analysis.arith import (
     bound_region, can_prove, const_interval, detect_iter_map, region_covers,
     simplify_expr, simplify_index,
 )
+from tirfun.analysis.traversal import walk
 from tirfun.interp import evaluate
 from tirfun.nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mul, Range,
@@ -191,7 +192,16 @@ def bindings(draw):
     def piece():
         v = st.sampled_from(variables)
         c = st.integers(1, 4).map(lambda c: IntImm("int32", c))
-        return st.one_of(v, st.tuples(v, c).map(lambda t: FloorDiv(*t)), st.tuples(v, c).map(lambda t: FloorMod(*t)))
+        kinds = [v, st.tuples(v, c).map(lambda t: FloorDiv(*t)), st.tuples(v, c).map(lambda t: FloorMod(*t))]
+        if len(variables) >= 2:
+            # a fused index (a * e_b + b, as fuse makes it) cut by // or %,
+            # as a split of the fused loop reads it
+            fused = st.permutations(variables).map(
+                lambda p: Add(Mul(p[0], IntImm("int32", loops[p[1].name].extent.value)), p[1]))
+            cut = st.integers(1, 12).map(lambda c: IntImm("int32", c))
+            kinds += [st.tuples(fused, cut).map(lambda t: FloorDiv(*t)),
+                      st.tuples(fused, cut).map(lambda t: FloorMod(*t))]
+        return st.one_of(*kinds)
 
     def value():
         return st.lists(st.tuples(piece(), st.integers(1, 12)), min_size=1, max_size=3).map(
@@ -223,6 +233,9 @@ def test_iteration_maps_keep_their_promise(case):
     loops, values = case
     images = _images(loops, values)
     affine = detect_iter_map(values, loops, "affine")
+    if affine is not None and any(isinstance(n, (FloorDiv, FloorMod)) and isinstance(n.a, Add)
+                                  for v in values for n in walk(v)):
+        event("a cut of a fused index read as slices")
     names = list(loops)
     extents = [loops[n].extent.value for n in names]
     if affine is not None:

@@ -178,3 +178,23 @@ def test_a_slice_of_a_loop_shorter_than_its_modulus_ends_with_the_loop():
     assert total.args == (IterSplit("l2", 1, 6, 1),)
     (total,) = detect_iter_map([FloorMod(FloorDiv(l2, c(2)), c(8))], loops, "affine")
     assert total.args == (IterSplit("l2", 2, 3, 1),)
+
+
+def test_a_split_of_a_fused_index_is_read_as_slices_of_the_fused_loops():
+    # TVM's fuse-then-split: f = a * 32 + b over a < 8, b < 32, cut at 128
+    # (b's digit split by 4) and at 32 (a digit boundary)
+    a, b = Var("a"), Var("b")
+    loops = {"a": For(a, c(0), c(8), "serial", Evaluate(c(0))),
+             "b": For(b, c(0), c(32), "serial", Evaluate(c(0)))}
+    fused = a * 32 + b
+    q, r = detect_iter_map([FloorDiv(fused, c(128)), FloorMod(fused, c(128))], loops, "bijective")
+    assert q.args == (IterSplit("a", 4, 2, 1),)
+    assert set(r.args) == {IterSplit("b", 1, 32, 1), IterSplit("a", 1, 4, 32)}
+    q, r = detect_iter_map([FloorDiv(fused, c(32)), FloorMod(fused, c(32))], loops, "bijective")
+    assert (q.args, r.args) == ((IterSplit("a", 1, 8, 1),), (IterSplit("b", 1, 32, 1),))
+    q, r = detect_iter_map([FloorDiv(fused, c(4)), FloorMod(fused, c(4))], loops, "bijective")
+    assert r.args == (IterSplit("b", 1, 4, 1),)
+    # a cut that divides no digit's extent is no such slice
+    assert detect_iter_map([FloorDiv(fused, c(3)), FloorMod(fused, c(3))], loops, "affine") is None
+    # nor is a sum that is not dense (a fuse gives weights 1 and 32 here)
+    assert detect_iter_map([FloorDiv(a * 64 + b, c(128))], loops, "affine") is None

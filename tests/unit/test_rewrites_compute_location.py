@@ -914,3 +914,23 @@ def test_reverse_compute_at_refuses_a_read_whose_instances_are_not_one_range():
                              r"in one iteration of loop 'i' are not one range of v: any range holding "
                              r"them would also run instances that read elements not written yet"):
         R.reverse_compute_at("B", "i")(mod)
+
+
+def test_reverse_compute_inline_of_a_consumer_reading_a_split_of_its_fused_index():
+    # TVM's elementwise_reverse_affine_load, smaller: C reads B at the split
+    # of its four indices fused; the producer then writes C at the inverse
+    mod = mod_of('''@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((2, 4, 4, 8), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j, k, l in T.grid(2, 4, 4, 8):
+        with T.block("C"):
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            C[vi, vj, vk, vl] = B[(((vi * 4 + vj) * 4 + vk) * 8 + vl) // 16, (((vi * 4 + vj) * 4 + vk) * 8 + vl) % 16]
+''')
+    out = R.reverse_compute_inline("C")(mod)
+    assert "C[vi // 8, vi // 2 % 4, vi % 2 * 2 + vj // 8, vj % 8] = A[vi, vj] * T.float32(2" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])

@@ -301,3 +301,75 @@ def main(A: T.Buffer((16, 16), "float32")):
     (match,) = realize.block.match_buffers
     assert match.buffer.data is not None
     assert_structural_equal(from_source(func.script()), func)
+
+
+def test_a_matched_region_with_an_offset_factor_has_an_offset_variable_bound_to_where_it_starts():
+    from tirfun.analysis.equality import assert_structural_equal
+
+    # as TVM's decl_buffer does: a view with an offset_factor and no
+    # elem_offset gets a variable of its own, which is where the region
+    # starts in the source (TVM's tensor-core schedules pass it to
+    # tvm_access_ptr); a buffer declared without one starts at 0
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(2, 2):
+        with T.block("tile"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4])
+            T.writes(C[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4])
+            A0 = T.match_buffer(A[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), strides=[8, 1], offset_factor=1)
+            C0 = T.match_buffer(C[vi * 4:vi * 4 + 4, vj * 4:vj * 4 + 4], (4, 4), offset_factor=1)
+            for x, y in T.grid(4, 4):
+                C0[x, y] = A0[x, y] + T.Cast("float32", A0.elem_offset + A.elem_offset)
+''')
+    (realize,) = [n for n in tirfun.analysis.traversal.walk(func.body)
+                  if isinstance(n, tirfun.nodes.BlockRealize) and n.block.name_hint == "tile"]
+    views = [m.buffer for m in realize.block.match_buffers]
+    assert [v.elem_offset.name for v in views] == ["A0_elem_offset", "C0_elem_offset"]
+    assert "elem_offset=A0_elem_offset, offset_factor=1)" in func.script()
+    assert_structural_equal(from_source(func.script()), func)
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    starts = np.repeat(np.repeat(np.array([[0, 4], [32, 36]], "float32"), 4, axis=0), 4, axis=1)
+    interpreted, compiled = np.zeros((8, 8), "float32"), np.zeros((8, 8), "float32")
+    tirfun.interp.run(func, a, interpreted)
+    tirfun.build(func)(a, compiled)
+    assert interpreted.tolist() == compiled.tolist() == (a + starts).tolist()
+
+
+def test_a_parameter_buffer_equals_itself_whether_or_not_its_data_is_named():
+    from tirfun.analysis.equality import structural_equal, structural_hash
+
+    # the parser names a parameter's pointer only where B.data is used; the
+    # buffers are the same either way
+    plain = from_source('''
+@T.prim_func
+def main(a: T.handle):
+    A = T.match_buffer(a, (4,), "float32")
+    for i in range(4):
+        A[i] = T.float32(1)
+''')
+    named = from_source('''
+@T.prim_func
+def main(a: T.handle):
+    A = T.match_buffer(a, (4,), "float32")
+    for i in range(4):
+        A[i] = T.float32(1)
+    T.evaluate(T.call_extern("int32", "touch", A.data))
+''')
+    assert named.buffer_map[named.params[0]].data is named.params[0]
+    assert plain.buffer_map[plain.params[0]].data is None
+    body = named.body.seq[0] if hasattr(named.body, "seq") else named.body
+    same = named.with_body(body)
+    assert structural_equal(plain, same)
+    assert structural_hash(plain) == structural_hash(same)
+
+
+def test_an_empty_dtype_of_an_extern_call_is_void_as_in_tvm():
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32")):
+    T.evaluate(T.call_extern("call_impl", A.data, dtype=""))
+''')
+    assert func.body.value.dtype == "void"
+    assert 'T.call_extern("void", "call_impl", A.data)' in func.script()

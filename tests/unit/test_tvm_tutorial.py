@@ -213,3 +213,18 @@ def test_the_compatibility_package_imports_without_installing():
     assert tvm.compile is not None and tvm.nd.array is not None
     with pytest.raises(TirfunError, match="no device kind 'metal'"):
         tvm.device("metal")
+
+
+def test_a_failed_primitive_is_caught_as_tvm_tir_schedule_error(tvm):
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + T.float32(1)
+
+    sch = tvm.tir.Schedule(main)
+    with pytest.raises(tvm.tir.ScheduleError):
+        sch.compute_inline(sch.get_block("B"))  # an output block

@@ -158,10 +158,13 @@ def _module(node: IRModule, depth):
     return [(_FUNCS, node.functions, ""), (_NODE, node.attrs, "attrs")]
 
 
-def _buffer_fields(buf: Buffer):
+def _buffer_fields(buf: Buffer, param=None):
+    # a parameter's buffer points at the parameter whether or not it says so
+    # (the parser gives it the parameter as data only where ``B.data`` is used)
+    data = None if param is not None and buf.data == param else buf.data
     return [(_NODE, buf.shape, "shape"), (_NODE, buf.dtype, "dtype"), (_NODE, buf.strides, "strides"),
             (_NODE, buf.elem_offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
-            (_NODE, buf.data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
+            (_NODE, data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
             (_NODE, buf.offset_factor, "offset_factor"),
             (_NODE, buf.axis_separators, "axis_separators"),
             (_NODE, buf.buffer_type, "buffer_type")]
@@ -278,7 +281,8 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
         elif op == _DEFB:
             bind(x)
             yield ("D",), path, x, PUSH
-            for op2, value, name in reversed(_buffer_fields(x)):
+            # ``implicit`` carries the parameter of a buffer_map entry
+            for op2, value, name in reversed(_buffer_fields(x, implicit if type(implicit) is Var else None)):
                 stack.append((op2, value, (path, name), True))
         elif op == _DEFI:
             stack.append((_NODE, x.thread_tag, (path, "thread_tag"), False))
@@ -298,7 +302,7 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
             present = tuple(p in x.buffer_map for p in x.params)
             yield ("p", present), path, x.buffer_map, PLAIN
             for p in reversed([p for p in x.params if p in x.buffer_map]):
-                stack.append((_DEFB, x.buffer_map[p], (path, f"[{p.name}]"), False))
+                stack.append((_DEFB, x.buffer_map[p], (path, f"[{p.name}]"), p))
         elif op == _REST:
             while len(undo) > x:
                 key, previous = undo.pop()

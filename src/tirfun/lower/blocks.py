@@ -20,7 +20,7 @@ from ..analysis.traversal import transform
 from ..errors import BuildError
 from ..nodes import (
     EQ, BlockRealize, Buffer, BufferLoad, BufferStore, IfThenElse, IntImm, IRModule, IterVarType,
-    PrimFunc, SeqStmt,
+    PrimFunc, SeqStmt, Var,
 )
 from ._util import conjoin, is_true, map_funcs, substitute
 from .allocations import lower_allocations_func
@@ -69,13 +69,28 @@ def _inline_match_buffer(body, mb, block_name: str):
     view: Buffer = mb.buffer
     source = mb.source
     region = list(source.region)
-    if view.strides or view.elem_offset is not None:
-        raise BuildError(f"block {block_name}: match_buffer {view.name} with explicit strides "
-                         "or offset is not supported by the CPU build")
     lead = len(region) - len(view.shape)
     if lead < 0:
         raise BuildError(f"block {block_name}: match_buffer {view.name} has more dimensions "
                          f"than its source {source.buffer.name}")
+    strides = _strides(source.buffer)
+    offset_var = view.elem_offset if isinstance(view.elem_offset, Var) else None
+    # a view's strides and offset variable (TVM gives one to a view with an
+    # offset_factor) describe the source region; other explicit layouts do not
+    if (view.strides and (strides is None or not all(
+            _same_int(a, b) for a, b in zip(view.strides, strides[lead:])))) or (
+            view.elem_offset is not None and offset_var is None and not _same_int(view.elem_offset, 0)):
+        raise BuildError(f"block {block_name}: match_buffer {view.name} with explicit strides "
+                         "or offset is not supported by the CPU build")
+    offset = None
+    if offset_var is not None:
+        if strides is None:
+            raise BuildError(f"block {block_name}: the offset of match_buffer {view.name} in "
+                             f"{source.buffer.name} is not known to the CPU build")
+        offset = source.buffer.elem_offset if source.buffer.elem_offset is not None else \
+            IntImm(offset_var.dtype, 0)
+        for r, stride in zip(region, strides):
+            offset = offset + r.min * stride
 
     def index(indices):
         out = [r.min for r in region[:lead]]
@@ -91,7 +106,27 @@ def _inline_match_buffer(body, mb, block_name: str):
             return BufferStore(source.buffer, n.value, index(n.indices), n.predicate)
         return n
 
-    return transform(body, post)
+    body = transform(body, post)
+    # the view's accesses are gone: what is left of its offset is a value
+    return body if offset is None else substitute(body, {offset_var: offset})
+
+
+def _strides(buf: Buffer):
+    """The strides of ``buf`` in elements: its own, or the compact ones of
+    its shape; None where they are neither."""
+    if buf.strides:
+        return list(buf.strides)
+    out, step = [], IntImm(buf.shape[-1].dtype if buf.shape else "int32", 1)
+    for extent in reversed(buf.shape):
+        out.append(step)
+        step = step * extent
+    return out[::-1]
+
+
+def _same_int(a, b) -> bool:
+    a = a.value if isinstance(a, IntImm) else a
+    b = b.value if isinstance(b, IntImm) else b
+    return a == b
 
 
 __all__ = ["lower_blocks", "lower_blocks_func"]

@@ -17,8 +17,12 @@ from .parser_args import (
 from .parser_values import NewBuffer, NewVar, SlicedAccess, article, describe
 
 
-def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str], Buffer]:
-    """The function naming a buffer declared with TVM's buffer arguments."""
+def buffer_maker(ip, a: Args, *, align_default=64, what: str,
+                 offset_var: bool = False) -> Callable[[str], Buffer]:
+    """The function naming a buffer declared with TVM's buffer arguments
+    (``offset_var``: as TVM does for a view, give a buffer with an
+    ``offset_factor`` and no ``elem_offset`` an offset variable of its own,
+    ``<name>_elem_offset``)."""
     shape = to_shape(ip, a.shape, a.node("shape"), f"the shape of {what}")
     dtype = to_dtype(ip, a.dtype, a.node("dtype"))
     data = a.data
@@ -55,9 +59,12 @@ def buffer_maker(ip, a: Args, *, align_default=64, what: str) -> Callable[[str],
                 out_strides.append(Var(ip.namer.fresh(f"{name}_s{i}"), shape[0].dtype if shape else "int32"))
             else:
                 out_strides.append(to_int_expr(ip, s, a.node("strides"), "a stride"))
+        offset = elem_offset
+        if offset is None and offset_var and offset_factor != 0:
+            offset = Var(ip.namer.fresh(f"{name}_elem_offset"), shape[0].dtype if shape else "int32")
         # fields keep what is written: they print back only when they differ
         # from tirfun's defaults, which is what an omitted keyword gives
-        return Buffer(name, shape, dtype, strides=out_strides, elem_offset=elem_offset,
+        return Buffer(name, shape, dtype, strides=out_strides, elem_offset=offset,
                       storage_scope=scope, data=data,
                       data_alignment=align if a.given("align") and align != -1 else align_default,
                       offset_factor=offset_factor, axis_separators=separators,
@@ -98,7 +105,7 @@ def _match_buffer(ip, node, a):
             if not a.given("dtype"):
                 dtype = param.buffer.dtype
         values = dict(a._values, shape=shape, dtype=dtype)
-        make = buffer_maker(ip, Args(values, a._nodes, node), what="T.match_buffer")
+        make = buffer_maker(ip, Args(values, a._nodes, node), what="T.match_buffer", offset_var=True)
         region = param
         return NewBuffer(make, lambda b: block.match_buffers.append(MatchBufferRegion(b, region)),
                          "T.match_buffer")

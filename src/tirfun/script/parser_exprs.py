@@ -271,6 +271,9 @@ class ExprEvaluator:
                 return tuple(getattr(base, attr))
             if attr == "dtype":
                 return base.dtype
+            if attr == "elem_offset" and base.elem_offset is None:
+                # as in TVM, a buffer declared without one starts at its data
+                return IntImm(base.shape[0].dtype if base.shape else "int32", 0)
             if attr in ("name", "elem_offset", "ndim"):
                 return getattr(base, attr)
             if attr in buffer_methods.METHODS:

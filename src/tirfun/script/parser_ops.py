@@ -93,9 +93,14 @@ def _broadcast(ip, node, a):
     return Broadcast(ip.as_expr(a.value, a.node("value")), lanes)
 
 
+def _call_dtype(ip, a):
+    # TVM reads an empty dtype as void (``T.call_extern("f", x, dtype="")``)
+    return to_dtype(ip, "void" if a.dtype == "" else a.dtype, a.node("dtype"))
+
+
 def _call_extern(op_name: str):
     def handler(ip, node, a):
-        dtype = to_dtype(ip, a.dtype, a.node("dtype"))
+        dtype = _call_dtype(ip, a)
         fname = to_str(ip, a.func_name, a.node("func_name"), "the function name")
         args = [StringImm(v) if isinstance(v, str) else ip.as_expr(v, node) for v in a.args]
         return Call(dtype, op_name, [StringImm(fname), *args])
@@ -103,7 +108,7 @@ def _call_extern(op_name: str):
 
 
 def _call_intrin(ip, node, a):
-    dtype = to_dtype(ip, a.dtype, a.node("dtype"))
+    dtype = _call_dtype(ip, a)
     name = to_str(ip, a.op, a.node("op"), "the intrinsic name")
     args = [StringImm(v) if isinstance(v, str) else ip.as_expr(v, node) for v in a.args]
     return tir_op.call_intrin(dtype, name, *args)

@@ -409,11 +409,18 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool):
         return None, None
     parts = []
     base = norm.number(lin.const)
-    for atom, k in lin.terms:
+    pending = list(lin.terms)
+    while pending:
+        atom, k = pending.pop(0)
         split = _split_of(atom, loops)
         if split is _CONST:
             base = base.plus(norm.atom(atom).scale(k))
             continue
+        if split is None:
+            pieces = _fused_pieces(atom, loops, norm)
+            if pieces is not None:
+                pending[:0] = [(piece, k * w) for piece, w in pieces]
+                continue
         if split is None or k <= 0:
             return None, None
         if _one_value(split, loops, surjective):
@@ -423,6 +430,63 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool):
         return parts, norm.expr(base)
     except NodeError:
         return None, None
+
+
+def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
+    """``S // c`` or ``S % c`` of a fused index ``S`` (a dense mixed-radix
+    sum of loop variables, as fuse makes it: weights 1, e0, e0 * e1, ...)
+    as ``[(slice, weight)]`` of the loops, when ``c`` falls on a digit's
+    boundary or divides a digit's extent (what a split of the fused loop
+    reads, TVM's fuse-then-split); None otherwise."""
+    if not isinstance(atom, (FloorDiv, FloorMod)):
+        return None
+    c = _int_value(atom.b)
+    if c is None or c <= 0:
+        return None
+    try:
+        lin = norm.lin(atom.a)
+    except NodeError:
+        return None
+    if lin.const != 0 or len(lin.terms) < 2:
+        return None
+    digits = []  # (variable, weight, extent), from the lowest weight up
+    for var, w in sorted(lin.terms, key=lambda t: t[1]):
+        loop = loops.get(var.name) if isinstance(var, Var) else None
+        if loop is None or _int_value(loop.min) != 0 or w <= 0:
+            return None
+        ext = _int_value(loop.extent)
+        if ext is None or ext < 1:
+            return None
+        digits.append((var, w, ext))
+    reach = 1
+    for _, w, ext in digits:
+        if w != reach:
+            return None  # not dense: not what a fuse makes
+        reach = w * ext
+    out = []
+    for var, w, ext in digits:
+        top = w * ext
+        if isinstance(atom, FloorDiv):
+            if top <= c:
+                continue  # wholly below the cut
+            if w >= c:
+                if w % c:
+                    return None
+                out.append((var, w // c))
+            elif c % w == 0 and ext % (c // w) == 0:
+                out.append((FloorDiv(var, norm.const(c // w)), 1))
+            else:
+                return None
+        else:
+            if w >= c:
+                continue  # wholly above the cut
+            if top <= c:
+                out.append((var, w))
+            elif c % w == 0 and ext % (c // w) == 0:
+                out.append((FloorMod(var, norm.const(c // w)), w))
+            else:
+                return None
+    return out
 
 
 def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:

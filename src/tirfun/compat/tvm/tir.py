@@ -1,10 +1,12 @@
 """``tvm.tir``: the TIR nodes and helpers of :mod:`tirfun.tir`, with
-``build`` and ``Schedule``."""
+``build``, ``Schedule`` and ``ScheduleError`` (what TVM's schedule raises,
+and the base of every tirfun schedule error)."""
 
+from ...errors import ScheduleError
 from ...runtime import build
 from ...schedule import Schedule
 from ...te.extern import call_packed
 from ...tir import *  # noqa: F401,F403 - TVM's names, as tirfun.tir spells them
 from ...tir import __all__ as _tir_all
 
-__all__ = [*_tir_all, "build", "Schedule", "call_packed"]
+__all__ = [*_tir_all, "build", "Schedule", "ScheduleError", "call_packed"]
