@@ -4,7 +4,7 @@ import pytest
 
 from tirfun.analysis.arith import (
     IterSplit, bound_region, can_prove, const_interval, detect_iter_map, region_covers,
-    region_ranges, simplify_expr,
+    region_ranges, simplify_expr, simplify_index,
 )
 from tirfun.nodes import (
     EQ, GE, GT, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
@@ -198,3 +198,25 @@ def test_a_split_of_a_fused_index_is_read_as_slices_of_the_fused_loops():
     assert detect_iter_map([FloorDiv(fused, c(3)), FloorMod(fused, c(3))], loops, "affine") is None
     # nor is a sum that is not dense (a fuse gives weights 1 and 32 here)
     assert detect_iter_map([FloorDiv(a * 64 + b, c(128))], loops, "affine") is None
+
+
+def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_remainder():
+    # (g * y + r) // (g * m) == y // m and (g * y + r) % (g * m) == g * (y % m) + r
+    # for 0 <= r < g, for every integer y (TVM's canonical simplifier does this)
+    from tirfun.interp import evaluate
+
+    a = Var("a")
+    cases = {
+        FloorDiv(a * 8 + 7, c(16)): "a // 2",
+        FloorDiv(a * 8 + 7, c(16)) - FloorDiv(a * 8, c(16)) + 1: "1",
+        FloorMod(a * 8 + 7, c(16)): "a % 2 * 8 + 7",
+        FloorDiv(a * 6 + 1, c(4)): "a * 3 // 2",
+        FloorMod(a * 6 + 3, c(4)): "(a + 1) % 2 * 2 + 1",
+    }
+    for e, text in cases.items():
+        small = simplify_index(e)
+        assert small.script() == text
+        for v in range(-40, 41):
+            assert evaluate(small, a=v) == evaluate(e, a=v)
+    # a remainder as large as the common factor crosses a multiple of it
+    assert simplify_index(FloorDiv(a * 8 + 8, c(16))).script() == "(a + 1) // 2"

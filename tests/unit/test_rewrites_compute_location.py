@@ -934,3 +934,36 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((2, 4, 4, 8), "float32"))
     out = R.reverse_compute_inline("C")(mod)
     assert "C[vi // 8, vi // 2 % 4, vi % 2 * 2 + vj // 8, vj % 8] = A[vi, vj] * T.float32(2" in out["main"].script()
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_compute_at_of_a_producer_read_once_per_repeat_has_no_unit_loop():
+    # TVM's tiled_repeat_op: T_repeat[ax0] reads T_add[ax0 // 16]; under i0_0
+    # one element is read, T_add[i0_0 // 2], as (i0_0 * 8 + 7) // 16 and
+    # i0_0 * 8 // 16 are both i0_0 // 2
+    mod = mod_of('''@T.prim_func
+def main(x: T.Buffer((4,), "float32"), T_repeat: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,))
+    for i0 in range(4):
+        with T.block("T_add"):
+            ax0 = T.axis.spatial(4, i0)
+            T_add[ax0] = x[ax0] + T.float32(1)
+    for i0_0, i0_1 in T.grid(8, 8):
+        with T.block("T_repeat"):
+            ax0 = T.axis.spatial(64, i0_0 * 8 + i0_1)
+            T_repeat[ax0] = T_add[ax0 // 16]
+''')
+    out = R.compute_at("T_add", "i0_0")(mod)
+    expected = mod_of('''@T.prim_func
+def main(x: T.Buffer((4,), "float32"), T_repeat: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,))
+    for i0_0 in range(8):
+        with T.block("T_add"):
+            ax0 = T.axis.spatial(4, i0_0 // 2)
+            T_add[ax0] = x[ax0] + T.float32(1)
+        for i0_1 in range(8):
+            with T.block("T_repeat"):
+                ax0 = T.axis.spatial(64, i0_0 * 8 + i0_1)
+                T_repeat[ax0] = T_add[ax0 // 16]
+''')
+    assert_structural_equal(out["main"], expected["main"])
+    assert_equivalent(mod["main"], out["main"])

@@ -874,8 +874,8 @@ class _ComputeAtBase(Rewrite):
         loop_vars = [Var(n, dt) for n, (dt, _) in zip(names, made)]
         iter_values = []
         for (kind, k, lo), conds in zip(values, extents):
-            value = lo if kind == "const" else simplify_index(lo + loop_vars[k]) if int_value(lo) != 0 \
-                else loop_vars[k]
+            value = simplify_index(lo) if kind == "const" else simplify_index(lo + loop_vars[k]) \
+                if int_value(lo) != 0 else loop_vars[k]
             if value.dtype != lo.dtype and kind == "loop":
                 value = simplify_index(lo + loop_vars[k])
             iter_values.append(value)

@@ -24,6 +24,7 @@ every loop is used whole). :func:`is_affine_binding` is the yes/no form.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import attrs
@@ -141,12 +142,33 @@ class _Normalizer:
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return q
+        common = self.common_factor(r, c)
+        if common is not None:
+            # (g * y + r0) // (g * m) == y // m for 0 <= r0 < g: the
+            # remainder cannot reach the next multiple of g
+            y, g = common
+            return q.plus(self.floordiv(y, c // g))
         if len(r.terms) == 1 and r.const == 0:
             (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorDiv) else None
             if k == 1 and inner is not None and inner > 0:
                 return q.plus(self.atom(FloorDiv(atom.a, self.const(inner * c))))
         return q.plus(self.atom(FloorDiv(self.expr(r), self.const(c))))
+
+    def common_factor(self, r: Affine, c: int):
+        """``(y, g)`` with ``r == g * y + r.const % g``, when the weights of
+        ``r`` share a factor ``g > 1`` that divides ``c`` (and ``y`` does not
+        leave the dtype); None otherwise."""
+        g = 0
+        for _, k in r.terms:
+            g = math.gcd(g, k)
+        g = math.gcd(g, c)
+        if g <= 1:
+            return None
+        y = Affine(self.dtype, tuple((t, k // g) for t, k in r.terms), r.const // g)
+        if self.may_wrap(y):
+            return None
+        return y, g
 
     def floormod(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
@@ -162,6 +184,11 @@ class _Normalizer:
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return r
+        common = self.common_factor(r, c)
+        if common is not None:
+            # (g * y + r0) % (g * m) == g * (y % m) + r0 for 0 <= r0 < g
+            y, g = common
+            return self.floormod(y, c // g).scale(g).plus(self.number(r.const % g))
         if len(r.terms) == 1 and r.const == 0:
             (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorMod) else None
