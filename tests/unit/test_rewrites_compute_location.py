@@ -967,3 +967,26 @@ def main(x: T.Buffer((4,), "float32"), T_repeat: T.Buffer((64,), "float32")):
 ''')
     assert_structural_equal(out["main"], expected["main"])
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_inline_into_an_overcomputing_producer_through_a_non_dividing_split():
+    # TVM's elementwise_overcomputed_producer_injective_load, smaller: C reads
+    # B at v // 4 and v % 4 over v < 7, which 4 does not divide: read over
+    # v < 8, the producer writes C where the recovered v is below 7
+    mod = mod_of('''@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
+    B = T.alloc_buffer((2, 2, 4, 4))
+    for i0, j0, i1, j1 in T.grid(2, 2, 4, 4):
+        with T.block("B"):
+            vi, vj, vm, vn = T.axis.remap("SSSS", [i0, j0, i1, j1])
+            B[vi, vj, vm, vn] = A[vi * 4 + vm, vj * 4 + vn] * T.float32(2)
+    for i, j in T.grid(7, 7):
+        with T.block("C"):
+            cvi, cvj = T.axis.remap("SS", [i, j])
+            C[cvi, cvj] = B[cvi // 4, cvj // 4, cvi % 4, cvj % 4] + T.float32(1)
+''')
+    out = R.reverse_compute_inline("C")(mod)
+    text = out["main"].script()
+    assert "T.where(i0 * 4 + i1 < 7 and j0 * 4 + j1 < 7)" in text
+    assert "C[vi * 4 + vm, vj * 4 + vn] = A[vi * 4 + vm, vj * 4 + vn] * T.float32(2" in text
+    assert_equivalent(mod["main"], out["main"])

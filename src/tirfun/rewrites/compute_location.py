@@ -11,6 +11,7 @@ producers and consumers, region cover, leaf removal) live in
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 from pyrsistent import PMap, PVector
@@ -343,7 +344,7 @@ class _Extent:
         self.extent = rng.extent
 
 
-def _inverse(indices, iter_vars):
+def _inverse(indices, iter_vars, *, pad: bool = False):
     """How to recover the iteration variables from the indices a block
     stores (or loads) at: a function from concrete index expressions to
     ``{iteration variable: value}``, or None when the indices are not a
@@ -352,7 +353,11 @@ def _inverse(indices, iter_vars):
     Indices that are distinct variables (or constants) are read off
     directly, as TVM's fast path does; otherwise they must be an iteration
     map of the variables (domains from 0) that tiles each of them whole,
-    and each variable is put back together from its slices.
+    and each variable is put back together from its slices. With ``pad``,
+    a variable whose extent its slices do not divide (``v // 16`` and
+    ``v % 16`` over ``v < 127``) is read over its extent rounded up to
+    their multiple: the map is then one to one on the real domain, and the
+    caller must bound the values it recovers to that domain.
     """
     dims = _index_map(indices, iter_vars)
     units = None if dims is None else _unit_values(iter_vars, dims)
@@ -368,6 +373,10 @@ def _inverse(indices, iter_vars):
     consts = {iv.var: iv.dom.min for iv in iter_vars if int_value(iv.dom.extent) == 1}
     loops = {iv.var.name: _Extent(iv.dom) for iv in iter_vars if iv.var not in consts}
     sums = detect_iter_map(list(indices), loops, "bijective")
+    if sums is None and pad:
+        padded = _padded_domains(indices, [iv for iv in iter_vars if iv.var not in consts])
+        if padded is not None:
+            sums = detect_iter_map(list(indices), padded, "bijective")
     if sums is None:
         return None
     by_name = {iv.var.name: iv.var for iv in iter_vars}
@@ -389,6 +398,41 @@ def _inverse(indices, iter_vars):
         out.update({v: simplify_index(e) for v, e in parts.items()})
         return out
     return rebuild
+
+
+def _conjuncts(cond):
+    """The terms of ``cond`` as a chain of ``and``."""
+    if isinstance(cond, And):
+        return [*_conjuncts(cond.a), *_conjuncts(cond.b)]
+    return [cond]
+
+
+def _padded_domains(indices, iter_vars) -> dict | None:
+    """Stand-in loops over the variables' domains, each extent rounded up
+    to a multiple of the divisors it is sliced by in ``indices`` (the
+    least common multiple of ``c`` in ``v // c`` and ``v % c``, and of
+    ``a * b`` in ``v // a % b``); None when no extent changes."""
+    multiple = {iv.var.name: 1 for iv in iter_vars}
+    for index in indices:
+        for node in walk(index):
+            if not isinstance(node, (FloorDiv, FloorMod)):
+                continue
+            c = int_value(node.b)
+            inner = node.a
+            if isinstance(node, FloorMod) and isinstance(inner, FloorDiv) and int_value(inner.b):
+                c = None if c is None else c * int_value(inner.b)
+                inner = inner.a
+            if c is None or c <= 0 or not isinstance(inner, Var) or inner.name not in multiple:
+                continue
+            multiple[inner.name] = math.lcm(multiple[inner.name], c)
+    out, changed = {}, False
+    for iv in iter_vars:
+        ext = int_value(iv.dom.extent)
+        m = multiple[iv.var.name]
+        padded = -(-ext // m) * m
+        changed |= padded != ext
+        out[iv.var.name] = _Extent(Range(iv.dom.min, IntImm(iv.dom.extent.dtype, padded)))
+    return out if changed else None
 
 
 # -- compute_at and reverse_compute_at --------------------------------------------------------
@@ -1675,7 +1719,8 @@ class ReverseComputeInline(Rewrite):
         if not loads or any(list(l.indices) != list(loads[0].indices) for l in loads):
             return (f"every load of {buffer.name} in the block must be at the same indices, "
                     "and there must be one")
-        mapping = _inverse(loads[0].indices, block.iter_vars)
+        # recovered values outside the block's domain are bounded below
+        mapping = _inverse(loads[0].indices, block.iter_vars, pad=True)
         if mapping is None:
             return (f"the indices of {buffer.name} must be a bijective affine map of the block's "
                     "iteration variables")
@@ -1736,11 +1781,13 @@ class ReverseComputeInline(Rewrite):
         predicate = prealize.predicate
         if bounds:
             outer = {iv.var: v for iv, v in zip(producer.iter_vars, prealize.iter_values)}
-            extra = bounds[0]
-            for b in bounds[1:]:
-                extra = And(extra, b)
-            extra = _substitute(extra, outer)
-            predicate = extra if _is_true(predicate) else And(predicate, extra)
+            # a bound the producer's predicate already states is not repeated
+            have = set(_conjuncts(predicate))
+            for b in bounds:
+                b = _substitute(b, outer)
+                if b not in have:
+                    have.add(b)
+                    predicate = b if _is_true(predicate) else And(predicate, b)
         new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
         func = replace_at(site.func, ppath, new_realize)
         func = delete_at(func, removal)
