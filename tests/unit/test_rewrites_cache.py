@@ -1060,3 +1060,33 @@ def main(P: T.Buffer((1, 10, 3), "float32"), W: T.Buffer((3, 3, 64), "float32"),
     text = out["main"].script()
     assert "P_reindex = T.alloc_buffer((1, 4, 3, 3))" in text
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_a_cache_inside_a_scope_block_has_the_shape_its_iteration_variables_allow():
+    # TVM's access_under_scope: under block "scope" (i, j < 8) block "B"
+    # reads A[i * 16 + x, j * 16 + y]; i * 16 + 15 never passes 127, so the
+    # local cache is 16 x 16, with no clamp to the buffer's end
+    mod = IRModule({"main": from_source('''@T.prim_func
+def main(B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    A = T.alloc_buffer((128, 128))
+    for i0, j0 in T.grid(8, 8):
+        with T.block("scope"):
+            i, j = T.axis.remap("SS", [i0, j0])
+            for x, y in T.grid(16, 16):
+                with T.block("A"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    A[vi, vj] = T.float32(1)
+            for x, y in T.grid(16, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(128, i * 16 + x)
+                    vj = T.axis.spatial(128, j * 16 + y)
+                    B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+''')})
+    out = R.cache_read("B", 0, "local")(mod)
+    assert 'A_local = T.alloc_buffer((16, 16), scope="local")' in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])

@@ -375,8 +375,16 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
 
 
 def _outer_dom(site, realize_path: Path, top: Path) -> dict:
-    return {loop.loop_var: Range(loop.min, loop.extent)
-            for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+    """The domains known around ``top``: the loops above the block not
+    under ``top``, and the iteration variables of the blocks enclosing it
+    (an iteration variable's value lies in its domain)."""
+    dom = {loop.loop_var: Range(loop.min, loop.extent)
+           for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+    for _, node in ancestors(site.func, realize_path):
+        if isinstance(node, Block):
+            for iv in node.iter_vars:
+                dom.setdefault(iv.var, iv.dom)
+    return dom
 
 
 def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
