@@ -528,3 +528,66 @@ def main(a: {annotation}, B: T.Buffer((4,), "float32")):
     B[0] = T.float32(1)
 ''')
     assert func.params[0].dtype.is_handle
+
+
+# ---------------------------------------------------------------- check_well_formed
+
+NOT_WELL_FORMED = '''
+    @T.prim_func
+    def main(B: T.Buffer((8,), "float32")):
+        p = T.handle("float32")
+        V = T.Buffer((8,), data=p)
+        B[0] = V[0]
+'''
+
+
+def test_a_module_that_says_check_well_formed_false_is_not_checked():
+    from tirfun.errors import VerifyError
+    from tirfun.script import ir as I
+    from tirfun.script import tir as T
+
+    # as in TVM, I.ir_module(check_well_formed=False) turns the check off for
+    # every function of the class, in a source and in Python
+    text = HEAD + "from tirfun.script import ir as I\n\n@I.ir_module{}\nclass Module:" + NOT_WELL_FORMED
+    with pytest.raises(VerifyError, match="undeclared buffer"):
+        from_source(text.format(""))
+    mod = from_source(text.format("(check_well_formed=False)"))
+    assert "main" in mod.functions
+    with pytest.raises(VerifyError, match="undeclared buffer"):
+        @I.ir_module
+        class Checked:
+            @T.prim_func
+            def main(B: T.Buffer((8,), "float32")):
+                p = T.handle("float32")
+                V = T.Buffer((8,), data=p)
+                B[0] = V[0]
+
+    @I.ir_module(check_well_formed=False)
+    class Unchecked:
+        @T.prim_func
+        def main(B: T.Buffer((8,), "float32")):
+            p = T.handle("float32")
+            V = T.Buffer((8,), data=p)
+            B[0] = V[0]
+
+    assert Unchecked["main"].script() == mod["main"].script()
+
+
+def test_a_function_that_says_check_well_formed_false_in_a_source_is_not_checked():
+    text = HEAD + "\n@T.prim_func(check_well_formed=False)" + NOT_WELL_FORMED.replace(
+        "    @T.prim_func\n", "").replace("\n    ", "\n")
+    assert "V = T.Buffer((8,), data=p)" in from_source(text).script()
+
+
+def test_the_data_of_a_declared_buffer_view_is_a_pointer_of_its_own():
+    # TVM's decl_buffer gives a buffer declared without data= a pointer,
+    # which the program may name (here, for an extern call)
+    func = from_source(HEAD + '''
+@T.prim_func(check_well_formed=False)
+def main():
+    temp = T.Buffer([1], dtype="float32", scope="local")
+    T.evaluate(T.call_extern("int32", "consume", temp.data))
+''')
+    text = func.script()
+    assert 'T.call_extern("int32", "consume", temp_data)' in text
+    assert from_source(text, check_well_formed=False).script() == text

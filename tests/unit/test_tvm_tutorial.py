@@ -228,3 +228,18 @@ def test_a_failed_primitive_is_caught_as_tvm_tir_schedule_error(tvm):
     sch = tvm.tir.Schedule(main)
     with pytest.raises(tvm.tir.ScheduleError):
         sch.compute_inline(sch.get_block("B"))  # an output block
+
+
+def test_node_classes_are_found_where_tvm_keeps_them(tvm):
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def main(A: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                A[vi] = T.float32(0)
+
+    assert isinstance(main.body.block, tvm.tir.stmt.Block)
+    assert isinstance(main.body.block.body, tvm.tir.stmt.For)
+    assert isinstance(main.body.block.body.loop_var, tvm.tir.expr.Var)

@@ -34,11 +34,20 @@ def module_attrs(attrs: dict) -> None:
     namespace[_ATTRS_KEY] = dict(attrs)
 
 
-def ir_module(cls) -> IRModule:
+def ir_module(cls=None, *, check_well_formed: bool = True):
     """Class decorator: the IRModule of the class's ``@T.prim_func`` methods,
     in definition order. A function that calls another through the class
     name (``Module.sub(...)``) is parsed here, once every function of the
-    class is declared."""
+    class is declared. ``@I.ir_module(check_well_formed=False)``, as in
+    TVM, skips the well-formedness check of every function of the class."""
+    if cls is None:
+        if not isinstance(check_well_formed, bool):
+            raise ParseError("I.ir_module: check_well_formed= must be True or False")
+        return lambda c: _module_of(c, check_well_formed)
+    return _module_of(cls, check_well_formed)
+
+
+def _module_of(cls, check_well_formed: bool) -> IRModule:
     if not isinstance(cls, type):
         raise ParseError(f"@I.ir_module decorates a class, got {type(cls).__name__}")
     from .parser_values import DeferredPrimFunc
@@ -50,7 +59,7 @@ def ir_module(cls) -> IRModule:
 
         declared = module_functions(cls.__name__, functions)
         functions = {name: f if isinstance(f, PrimFunc) else parse_python_function(
-            f.func, private=f.private, check_well_formed=f.check_well_formed,
+            f.func, private=f.private, check_well_formed=f.check_well_formed and check_well_formed,
             caller_locals=f.caller_locals, module=declared) for name, f in functions.items()}
     if not functions:
         raise ParseError(f"@I.ir_module: class {cls.__name__} defines no @T.prim_func function")

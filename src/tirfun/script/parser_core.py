@@ -46,7 +46,8 @@ def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bo
             result = module.run(tree)
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
-    _check(result, check_well_formed, src, module.sites)
+    # a decorator's check_well_formed=False (a function's or the module's) turns the check off
+    _check(result, check_well_formed and not module.unchecked, src, module.sites)
     return result
 
 
@@ -62,10 +63,15 @@ def _layers(func, caller_locals, module: ModuleFunctions | None) -> list:
     return [first, closure, caller_locals or {}, func.__globals__]
 
 
+def in_class_body(caller_locals: dict[str, Any] | None) -> bool:
+    """Whether ``caller_locals`` is the namespace of a class body."""
+    return bool(caller_locals) and "__qualname__" in caller_locals and "__module__" in caller_locals
+
+
 def calls_its_module(func, caller_locals: dict[str, Any] | None) -> bool:
     """Whether ``func`` is defined in a class body and names that class
     (``Module.sub(...)``): a call of a function of its module."""
-    if not caller_locals or "__qualname__" not in caller_locals or "__module__" not in caller_locals:
+    if not in_class_body(caller_locals):
         return False
     if not inspect.isfunction(func):
         return False
@@ -225,6 +231,7 @@ class _Module:
         self.env = OuterEnv([self.names], _DEFAULTS_SCRIPT)
         self.evaluator = _ModuleEvaluator(src, self.env)
         self.sites: dict[str, tuple] = {}  # function name -> (def, block nodes), to locate errors
+        self.unchecked = False  # a decorator said check_well_formed=False
 
     def run(self, tree: ast.Module):
         functions: list[tuple[str, PrimFunc, ast.AST]] = []
@@ -363,6 +370,7 @@ class _Module:
             elif key == "check_well_formed":
                 if not isinstance(value, bool):
                     raise self.src.error(node, "check_well_formed= must be True or False")
+                self.unchecked |= not value
             else:
                 raise self.src.error(node, f"T.prim_func() got an unexpected keyword argument '{key}'")
         interp = FunctionInterpreter(self.src, self.env, self.identifiers)
@@ -374,9 +382,12 @@ class _Module:
         kinds = [self._decorator_kind(d) for d in cdef.decorator_list]
         if [k for k, _ in kinds] != ["I.ir_module"]:
             raise self.src.error(cdef, f"class {cdef.name} must be decorated with @I.ir_module")
-        if kinds[0][1]:
-            key, (value, node) = next(iter(kinds[0][1].items()))
-            raise self.src.error(node, f"I.ir_module() got an unexpected keyword argument '{key}'")
+        for key, (value, node) in kinds[0][1].items():
+            if key != "check_well_formed":
+                raise self.src.error(node, f"I.ir_module() got an unexpected keyword argument '{key}'")
+            if not isinstance(value, bool):
+                raise self.src.error(node, "check_well_formed= must be True or False")
+            self.unchecked |= not value
         if cdef.bases or cdef.keywords:
             raise self.src.error(cdef, "an @I.ir_module class takes no base classes")
         functions: dict[str, PrimFunc] = {}

@@ -51,9 +51,15 @@ def _table_handler(entry: Intrinsic):
         else:
             dtype = DataType(entry.dtype)
         if entry.name in ("call_llvm_intrin", "call_llvm_pure_intrin"):
-            if not isinstance(args[0], StringImm) or not args[0].value.startswith("llvm."):
+            # a name such as "llvm.fabs", or, as older TVM printed it, LLVM's
+            # numeric intrinsic id (T.uint32(97)), which is kept as written
+            # and which the builds refuse, not knowing LLVM's numbering
+            numbered = isinstance(args[0], IntImm) and args[0].dtype.is_integer
+            if not numbered and (not isinstance(args[0], StringImm)
+                                 or not args[0].value.startswith("llvm.")):
                 raise ip.fail(a.node("name"), f"T.{entry.name} names the LLVM intrinsic as a "
-                              f"string such as \"llvm.fabs\", got {describe(a.name)}")
+                              f"string such as \"llvm.fabs\" (or its numeric id), got "
+                              f"{describe(a.name)}")
         return Call(dtype, f"tir.{entry.name}", args)
     return handler
 

@@ -544,12 +544,13 @@ class FunctionInterpreter(ExprEvaluator):
                             hint="TVMScript binds each name once per scope; choose a new name")
         if isinstance(value, NewBuffer):
             buffer = value.make(self.namer.fresh(name))
-            if value.what in ("T.alloc_buffer", "T.match_buffer") and buffer.data is None \
+            if value.what in ("T.alloc_buffer", "T.match_buffer", "T.Buffer") and buffer.data is None \
                     and name in self.func.data_of_params:
                 # ``B.data`` or ``B.access_ptr`` is used: as in TVM, the
                 # buffer has a pointer (printed as ``B.data``): a matched
                 # parameter's is the parameter, as for a T.Buffer annotation;
-                # an allocation or a matched region has one of its own
+                # an allocation, a matched region or a declared view
+                # (``B = T.Buffer(...)``, TVM's decl_buffer) has one of its own
                 data = value.handle if value.handle is not None else \
                     Var(self.namer.fresh(f"{buffer.name}_data"), "handle")
                 buffer = attrs.evolve(buffer, data=data)

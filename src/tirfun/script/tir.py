@@ -52,15 +52,23 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     from .parser_scope import caller_namespace
 
     def decorate(f, caller_locals):
-        from .parser_core import calls_its_module, parse_python_function
+        from ..errors import VerifyError
+        from .parser_core import calls_its_module, in_class_body, parse_python_function
         from .parser_values import DeferredPrimFunc
 
         if calls_its_module(f, caller_locals):
             # it calls another function of its @I.ir_module class, which
             # may come later: the class parses it once all are declared
             return DeferredPrimFunc(f, private, check_well_formed, caller_locals)
-        return parse_python_function(f, private=private, check_well_formed=check_well_formed,
-                                     caller_locals=caller_locals)
+        try:
+            return parse_python_function(f, private=private, check_well_formed=check_well_formed,
+                                         caller_locals=caller_locals)
+        except VerifyError:
+            if not in_class_body(caller_locals):
+                raise
+            # in an @I.ir_module class, the module's check_well_formed
+            # decides, as TVM checks the module as a whole
+            return DeferredPrimFunc(f, private, check_well_formed, caller_locals)
 
     if func is None:
         return lambda f: decorate(f, caller_namespace(1))
