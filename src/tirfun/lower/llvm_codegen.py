@@ -109,7 +109,7 @@ def _to_abi(b: ir.IRBuilder, value: ir.Value, dt: DataType) -> ir.Value:
     if dt.is_bool:
         return b.zext(value, I8)
     if _is_float16(dt):
-        return b.bitcast(value, I16)
+        return llvm_intrinsics.float_bits(b, value, I16)
     return value
 
 

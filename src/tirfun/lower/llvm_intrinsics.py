@@ -119,6 +119,21 @@ def fence(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return _llvm_call(b, "llvm.arithmetic.fence", [x])
 
 
+def float_bits(b: ir.IRBuilder, x: ir.Value, int_type: ir.Type) -> ir.Value:
+    """The bits of the float ``x`` as ``int_type`` (its width). A scalar
+    bfloat goes through a vector of one lane: LLVM 22's x86 instruction
+    selection asserts ("Shift operators return type must be the same as
+    their first arg") on the bits of a computed scalar bfloat of which only
+    the sign bit is used (``bitcast bfloat to i16`` then ``and 0x8000`` or
+    ``icmp slt 0``), and the vector form, which it selects without that
+    combine, is the same bits."""
+    if not isinstance(x.type, BFloatType):
+        return b.bitcast(x, int_type)
+    zero = ir.Constant(ir.IntType(32), 0)
+    one = b.insert_element(ir.Constant(ir.VectorType(x.type, 1), ir.Undefined), x, zero)
+    return b.extract_element(b.bitcast(one, ir.VectorType(int_type, 1)), zero)
+
+
 def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
     t = args[0].type
     if not isinstance(t, ir.VectorType):
@@ -149,7 +164,7 @@ def _nextafter16(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     and one in float would round back to ``x``). Selects stay on integers:
     LLVM 22 fails to select a ``select`` of bfloat values here."""
     i16 = ir.IntType(16)
-    xi, yi = b.bitcast(x, i16), b.bitcast(y, i16)
+    xi, yi = float_bits(b, x, i16), float_bits(b, y, i16)
     zero = ir.Constant(x.type, 0.0)
     # away from zero when moving up from a positive or down from a negative
     up = b.icmp_unsigned("==", b.fcmp_ordered("<", x, y), b.fcmp_ordered(">", x, zero))
