@@ -306,3 +306,12 @@ def test_the_object_code_is_made_in_the_worker_and_loaded_here():
     code = jit.load(compiled, Target("llvm"))
     assert ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(code.address("f"))(1) == 42
     assert in_worker("asking", os.getpid) != os.getpid()
+
+
+def test_the_build_reports_its_phases_and_the_worker_s_processor_time():
+    tirfun.runtime.clear_cache()
+    rt = tirfun.build(from_source(FUSED_REDUCTION.replace("T.float32(0)", "T.float32(0.25)")))
+    seconds = rt.build_seconds
+    assert set(seconds) == {"lower", "codegen", "optimise", "jit", "llvm_cpu"}
+    assert all(v >= 0 for v in seconds.values())
+    assert seconds["llvm_cpu"] > 0  # LLVM ran, in the worker

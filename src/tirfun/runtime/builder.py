@@ -184,7 +184,8 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     seconds = {"lower": lowered_at - started, "codegen": generated_at - lowered_at,
                "optimise": compiled.optimise_seconds,
                "jit": loading_at - generated_at - compiled.optimise_seconds
-               + time.perf_counter() - loading_at}
+               + time.perf_counter() - loading_at,
+               "llvm_cpu": compiled.cpu_seconds}
     return Module(functions, target, final_ir, engine, lowered, build_seconds=seconds)
 
 

@@ -154,7 +154,9 @@ class Module:
         self.lowered = lowered  # the IRModule after tirfun.lower
         # seconds spent in each phase of the build: tirfun's verification
         # and lowering ("lower"), LLVM IR generation ("codegen"), LLVM's
-        # optimiser ("optimise") and machine code generation ("jit")
+        # optimiser ("optimise") and machine code generation and loading
+        # ("jit"), and the processor seconds LLVM spent in the LLVM worker
+        # process ("llvm_cpu")
         self.build_seconds = types.MappingProxyType(dict(build_seconds or {}))
 
     @property
