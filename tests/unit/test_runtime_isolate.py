@@ -99,3 +99,13 @@ def test_a_forked_child_starts_a_worker_of_its_own():
     os.waitpid(pid, 0)
     assert answer == b"\0"
     assert in_worker("adding", _pid_and_sum, [])[0] == parent_worker
+
+
+def _unpicklable():
+    return lambda: None
+
+
+def test_an_answer_that_cannot_be_sent_back_is_an_internal_build_error():
+    with pytest.raises(BuildError, match=r"internal error in answering: the answer cannot be sent"):
+        in_worker("answering", _unpicklable)
+    assert in_worker("adding", _pid_and_sum, [3])[1] == 3  # the worker lives on

@@ -248,7 +248,10 @@ def _compute(fn: Callable, args: tuple) -> bytes:
         answer = ("tirfun", (type(err), str(err)))
     except Exception as err:  # reported to the parent, which raises it as a BuildError
         answer = ("internal", f"{type(err).__name__}: {err}")
-    return pickle.dumps(answer)
+    try:
+        return pickle.dumps(answer)
+    except Exception as err:  # an answer that cannot travel is an internal error too
+        return pickle.dumps(("internal", f"the answer cannot be sent: {type(err).__name__}: {err}"))
 
 
 def _send(fd: int, data: bytes) -> None:
