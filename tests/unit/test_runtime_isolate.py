@@ -109,3 +109,15 @@ def test_an_answer_that_cannot_be_sent_back_is_an_internal_build_error():
     with pytest.raises(BuildError, match=r"internal error in answering: the answer cannot be sent"):
         in_worker("answering", _unpicklable)
     assert in_worker("adding", _pid_and_sum, [3])[1] == 3  # the worker lives on
+
+
+def test_the_worker_does_not_hold_this_process_s_output_open():
+    # a reader of this process's output (a CI runner reading a pipe to its
+    # end) must not wait for a worker still busy after this process ended:
+    # the worker's standard output and error are its own file
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc to look at descriptors")
+    worker = in_worker("asking", os.getpid)
+    mine = {os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)}
+    theirs = {os.readlink(f"/proc/{worker}/fd/{fd}") for fd in (1, 2)}
+    assert len(theirs) == 1 and not theirs & mine, (mine, theirs)

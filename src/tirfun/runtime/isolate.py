@@ -223,6 +223,10 @@ def _serve(requests: int, answers: int, err_fd: int, others: tuple[int, ...]) ->
     try:
         for fd in others:
             os.close(fd)
+        # what LLVM prints goes to the file the parent reads when the worker
+        # dies; the parent's own output (perhaps a pipe someone reads to its
+        # end) is not held open by the worker
+        os.dup2(err_fd, 1)
         os.dup2(err_fd, 2)
         # a handler the parent enabled would print a Python traceback of the
         # worker's death to the parent's terminal; the error says it instead
