@@ -59,7 +59,7 @@ def _module_of(cls, check_well_formed: bool) -> IRModule:
 
         declared = module_functions(cls.__name__, functions)
         functions = {name: f if isinstance(f, PrimFunc) else parse_python_function(
-            f.func, private=f.private, check_well_formed=f.check_well_formed and check_well_formed,
+            f.func, private=f.private, check_well_formed=f.check_well_formed if check_well_formed else False,
             caller_locals=f.caller_locals, module=declared) for name, f in functions.items()}
     if not functions:
         raise ParseError(f"@I.ir_module: class {cls.__name__} defines no @T.prim_func function")

@@ -47,7 +47,7 @@ def parse_source(text: str, *, filename: str = "<string>", check_well_formed: bo
     except ParseError as err:
         raise err.with_traceback(None) from None  # the user's text is the location
     # a decorator's check_well_formed=False (a function's or the module's) turns the check off
-    _check(result, check_well_formed and not module.unchecked, src, module.sites)
+    _check(result, False if module.unchecked else check_well_formed, src, module.sites)
     return result
 
 
