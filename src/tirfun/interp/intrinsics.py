@@ -56,8 +56,41 @@ def _rsqrt(x: float) -> float:
     return fdiv(1.0, math.sqrt(x))
 
 
+def _c_function(name: str, arity: int):
+    """The C library's double function ``name`` (what compiled code calls),
+    or None where the C library has none."""
+    import ctypes
+    import ctypes.util
+
+    path = ctypes.util.find_library("m")
+    try:
+        fn = getattr(ctypes.CDLL(path), name) if path else None
+    except (OSError, AttributeError):
+        return None
+    if fn is not None:
+        fn.restype = ctypes.c_double
+        fn.argtypes = [ctypes.c_double] * arity
+    return fn
+
+
+#: the C library's exp10 and hypot: compiled code calls them, and Python
+#: has no exp10 (pow(10, x) is up to 2 ulps away) and its own hypot (more
+#: accurate than the C library's), so the interpreter calls the same ones
+#: and the two agree bit for bit
+C_EXP10 = _c_function("exp10", 1)
+C_HYPOT = _c_function("hypot", 2)
+
+
 def _exp10(x: float) -> float:
+    if C_EXP10 is not None:
+        return C_EXP10(x)
     return math.pow(10.0, x)
+
+
+def _hypot(x: float, y: float) -> float:
+    if C_HYPOT is not None:
+        return C_HYPOT(x, y)
+    return math.hypot(x, y)
 
 
 def _round_half_even(x: float) -> float:
@@ -103,7 +136,7 @@ FLOAT_BINARY = {
     "atan2": _ieee(math.atan2, np.arctan2),
     "pow": _ieee(math.pow, np.power),
     "fmod": _ieee(math.fmod, np.fmod),
-    "hypot": _ieee(math.hypot, np.hypot),
+    "hypot": _ieee(_hypot, np.hypot),
     "copysign": math.copysign,
     "nextafter": math.nextafter,
 }

@@ -37,14 +37,19 @@ LLVM_UNARY = {
     "fabs": "llvm.fabs", "floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.roundeven",
     "nearbyint": "llvm.nearbyint", "trunc": "llvm.trunc",
 }
-LLVM_BINARY = {"pow": "llvm.pow", "copysign": "llvm.copysign"}
+LLVM_BINARY = {"copysign": "llvm.copysign"}
 # tir name -> C library name for double (float adds an "f")
 LIBM_UNARY = {
     "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asin": "asin",
     "acos": "acos", "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
     "erf": "erf", "exp10": "exp10", "log1p": "log1p",
 }
-LIBM_BINARY = {"atan2": "atan2", "hypot": "hypot", "nextafter": "nextafter"}
+LIBM_BINARY = {"atan2": "atan2", "hypot": "hypot", "nextafter": "nextafter", "pow": "pow"}
+#: C library functions LLVM must call as they are: LLVM rewrites
+#: ``pow(x, 0.5)`` as ``sqrt(x)``, correctly rounded where the C library's
+#: pow (which the interpreter calls) may be 1 ulp away, and the difference
+#: grows through what the result feeds (``sin(1000 * pow(x, 0.5))``)
+NO_BUILTIN = {"pow", "powf"}
 #: computed in the argument's own precision (exact, or needing its precision)
 NATIVE_PRECISION = {"sqrt", "fabs", "floor", "ceil", "round", "nearbyint", "trunc", "copysign",
                     "fmod", "nextafter", "ldexp", "isnan", "isinf", "isfinite", "popcount",
@@ -181,6 +186,9 @@ def _libm_scalar(b, name, parts):
     t = parts[0].type
     cname = name + ("f" if isinstance(t, ir.FloatType) else "")
     fn = declare(b.module, cname, t, [p.type for p in parts])
+    if cname in NO_BUILTIN and "nobuiltin" not in fn.attributes:
+        fn.attributes.add("nobuiltin")
+        fn.attributes.add("nounwind")
     return b.call(fn, parts)
 
 

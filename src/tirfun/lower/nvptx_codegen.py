@@ -67,10 +67,10 @@ _LIBDEVICE = {
     "llvm.ldexp.f64.i32": "__nv_ldexp", "llvm.ldexp.f32.i32": "__nv_ldexpf",
     **{n: f"__nv_{n}" for n in ("tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh",
                                 "acosh", "atanh", "erf", "exp10", "log1p", "atan2", "hypot",
-                                "nextafter")},
+                                "nextafter", "pow")},
     **{n + "f": f"__nv_{n}f" for n in ("tan", "sinh", "cosh", "tanh", "asin", "acos", "atan",
                                        "asinh", "acosh", "atanh", "erf", "exp10", "log1p",
-                                       "atan2", "hypot", "nextafter")},
+                                       "atan2", "hypot", "nextafter", "pow")},
 }
 
 

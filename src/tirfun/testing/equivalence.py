@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import ArgumentError, TirfunError
+from ..interp.intrinsics import C_EXP10, C_HYPOT
 from ..nodes import IntImm, PrimFunc, Var
 from ..nodes.dtype import DataType
 from ..numpy_dtypes import numpy_dtype, round_bfloat16
@@ -33,16 +34,15 @@ from ..numpy_dtypes import numpy_dtype, round_bfloat16
 #: result of a math intrinsic may differ from the interpreter's. Every
 #: intrinsic not listed is exact: both sides compute it with the same
 #: formula in the same precision and round once.
-INTRINSIC_ULPS: dict[str, int] = {
-    # the interpreter has no C exp10 and computes pow(10, x): up to 2 ulps
-    # apart in float64 (a float32 result may round either way of a tie)
-    "exp10": 2,
-    # Python's hypot is more accurate than the C library's: 1 ulp in float64
-    "hypot": 1,
-    # LLVM turns pow(x, 0.5) into sqrt(x), correctly rounded where the C
-    # library's pow (which the interpreter calls) may be 1 ulp off
-    "pow": 1,
-}
+INTRINSIC_ULPS: dict[str, int] = {}
+# the interpreter calls the C library's exp10, hypot and pow, as compiled
+# code does (pow as it is: LLVM may not rewrite it); where the C library
+# has no exp10 or hypot it computes pow(10, x) (up to 2 ulps apart) and
+# Python's hypot (1 ulp)
+if C_EXP10 is None:
+    INTRINSIC_ULPS["exp10"] = 2
+if C_HYPOT is None:
+    INTRINSIC_ULPS["hypot"] = 1
 
 #: Units in the last place by which a call computed inline under the CPU
 #: target's ``-math=fast`` (a ``float32``, ``float16`` or ``bfloat16`` call of
