@@ -30,8 +30,8 @@ from .rewrites.buffer_names import accesses_named
 from .rewrites.checks import default_function
 from .rewrites.checks import describe
 from .rewrites.errors import (
-    RENDER_LEVELS, InvalidArgumentError, RewriteError, UnknownBlockError, UnknownFunctionError,
-    UnknownLoopError,
+    RENDER_LEVELS, InvalidArgumentError, RemovedBlockRefError, RemovedLoopRefError, RewriteError,
+    UnknownFunctionError,
 )
 from .rewrites.pipeline import Pipeline
 from .rewrites.refs import BlockRef, LoopRef, as_block_or_loop_ref
@@ -191,7 +191,7 @@ class Schedule:
             return
         for value in _flatten(list(values)):
             if isinstance(value, (LoopRef, BlockRef)) and _pin(value, self._func) in self._removed:
-                cls = UnknownLoopError if isinstance(value, LoopRef) else UnknownBlockError
+                cls = RemovedLoopRefError if isinstance(value, LoopRef) else RemovedBlockRefError
                 raise cls(primitive, describe(value),
                           "the reference was removed from the schedule with remove_rv; get it "
                           "again (get_block, get_loops)").with_level(self._render)
@@ -251,8 +251,9 @@ class Schedule:
         func = func_name if func_name is not None else self._func
         if func is None:
             raise UnknownFunctionError("get_block", f"block {name!r}",
-                                       "the module has several functions and none is 'main'; name one "
-                                       "with func_name= or call work_on first").with_level(self._render)
+                                       "the schedule does not know which function to be working on: the "
+                                       "module has several functions and none is 'main'; name one with "
+                                       "func_name= or call work_on first").with_level(self._render)
         return self._query(R.get_block, name, func)
 
     def get_sref(self, block_or_loop) -> R.StmtSRef:
@@ -263,7 +264,8 @@ class Schedule:
 
     def remove_rv(self, rand_var) -> None:
         """TVM's ``remove_rv``: the reference may no longer be used with this
-        schedule; using it raises UnknownBlockError or UnknownLoopError
+        schedule; using it raises RemovedBlockRefError or RemovedLoopRefError
+        (UnknownBlockError and UnknownLoopError, and IndexError as in TVM)
         until the block or loop is asked for again (``get_block``,
         ``get_loops``, ...), which hands out a live reference. References
         are values, so every equal reference is removed with it."""

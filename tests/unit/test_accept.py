@@ -195,17 +195,36 @@ def test_remove_rv():
     block = sch.get_block("inner")
     (loop,) = sch.get_loops(block)
     sch.remove_rv(loop)
-    with pytest.raises(R.UnknownLoopError, match="removed from the schedule with remove_rv"):
+    with pytest.raises(R.RemovedLoopRefError, match="removed from the schedule with remove_rv"):
         sch.split(loop, [2, 2])
+    # what TVM raises for a removed random variable, and tirfun's own classes
+    with pytest.raises(IndexError):
+        sch.get_sref(loop)
     with pytest.raises(R.UnknownLoopError):
         sch.get_sref(loop)
     assert sch.get_loops(block) == [loop]  # asked for again: live again
     sch.split(loop, [2, 2])
     sch.remove_rv(block)
-    with pytest.raises(R.UnknownBlockError, match="remove_rv"):
+    with pytest.raises(R.RemovedBlockRefError, match="remove_rv"):
         sch.get_loops(block)
+    with pytest.raises(IndexError):
+        sch.get(block)
+    with pytest.raises(R.UnknownBlockError):
+        sch.get(block)
     with pytest.raises(R.InvalidArgumentError):
         sch.remove_rv("inner")
+
+
+def test_a_schedule_of_several_functions_asks_which_one_as_tvm_does():
+    func = from_source(BLOCKIZED)
+    sch = Schedule(IRModule({"f": func, "g": func}))
+    # TVM raises ValueError here; tirfun's class is one
+    with pytest.raises(ValueError, match="does not know which function to be working on"):
+        sch.get_block("inner")
+    with pytest.raises(R.UnknownFunctionError, match="call work_on first"):
+        sch.get_block("inner")
+    sch.work_on("g")
+    assert sch.get(sch.get_block("inner")).name_hint == "inner"
 
 
 def test_same_as():

@@ -328,6 +328,17 @@ def test_buffers_compare_as_definitions():
     assert not structural_equal(Buffer("A", [n, n]), Buffer("B", [m, n]))
 
 
+def test_a_zero_offset_and_an_offset_factor_of_one_are_the_defaults_spelled_out():
+    # TVM's printer and tests write ``elem_offset=0, offset_factor=1`` for a
+    # buffer that has neither
+    plain = Buffer("A", [8], "float32")
+    spelled = Buffer("A", [8], "float32", elem_offset=0, offset_factor=1)
+    assert structural_equal(plain, spelled)
+    assert structural_hash(plain) == structural_hash(spelled)
+    assert not structural_equal(plain, Buffer("A", [8], "float32", elem_offset=4))
+    assert not structural_equal(plain, Buffer("A", [8], "float32", offset_factor=4))
+
+
 def test_undeclared_buffers_compare_by_name():
     i = Var("i")
     s1 = For(i, 0, 8, "serial", BufferStore(Buffer("A", [8], "int32"), i, [i]))

@@ -10,6 +10,7 @@ import pytest
 import tirfun
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.traversal import blocks
 from tirfun.analysis.verify import verify
 from tirfun.interp import run
 from tirfun.nodes import IRModule
@@ -134,6 +135,34 @@ def test_decompose_reduction_under_a_fused_loop_that_repeats_the_reduction():
     assert fused.loop_var.name == "i_j_fused" and fused.body.seq[0].block.name_hint == "C_init"
 
 
+def test_decompose_reduction_of_a_block_with_blocks_inside():
+    # a blockized reduction: the blocks inside write what the outer block
+    # reduces into, and are its own body, not blocks the init could disturb
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8, 4, 16), "int32"), B: T.Buffer((8, 4), "int32")):
+    for i0, i2_0 in T.grid(8, 4):
+        with T.block("blockized_B"):
+            io, ko = T.axis.remap("SR", [i0, i2_0])
+            with T.init():
+                for i1 in range(4):
+                    with T.block("B_init"):
+                        ii_init = T.axis.S(4, i1)
+                        B[io, ii_init] = 0
+            for i1_1, i2_1 in T.grid(4, 4):
+                with T.block("B"):
+                    ii = T.axis.S(4, i1_1)
+                    k = T.axis.R(16, ko * 4 + i2_1)
+                    B[io, ii] = B[io, ii] + A[io, ii, k]
+"""
+    mod = mod_of(source)
+    for loop in ("i0", "i2_0"):
+        out = applied(R.decompose_reduction("blockized_B", loop), mod)
+        assert_equivalent(mod["main"], out["main"])
+        names = {b.name_hint for _, b in blocks(out["main"].body)}
+        assert {"blockized_B_init", "blockized_B_update", "B_init", "B"} <= names
+
+
 def test_decompose_reduction_compiles():
     mod = applied(R.decompose_reduction("C", "i"), mod_of(REPEATED))
     a = np.arange(32, dtype="int32").reshape(4, 8)
@@ -199,6 +228,17 @@ def test_rfactor_guards_the_combined_value_and_keeps_spatial_terms_in_the_write_
     assert "T.if_then_else(vk_0 * 4 + vk_1 < 10, A[vi, vk_0 * 4 + vk_1], 0)" in rf_part
     assert "T.where(i_0 * 2 + i_1 < 5)" in wb_part
     assert_equivalent(mod_of(ROW_SUM)["main"], sch.mod["main"])
+
+
+@pytest.mark.parametrize("grid", ["i, k, u in T.grid(5, 10, 1)", "i, u, k in T.grid(5, 1, 10)"])
+def test_rfactor_of_a_unit_loop_that_feeds_no_iteration_variable(grid):
+    # one iteration repeats nothing: TVM factors such a loop (a split by 1
+    # leaves one), into an rfactor buffer of extent 1
+    mod = mod_of(ROW_SUM.replace("i, k in T.grid(5, 10)", grid))
+    out = applied(R.rfactor("u", 0), mod)
+    assert_equivalent(mod["main"], out["main"])
+    (rf,) = out["main"].body.block.alloc_buffers
+    assert [int(d) for d in rf.shape] == [1, 5]
 
 
 def test_rfactor_of_a_loop_not_starting_at_zero_indexes_from_zero():

@@ -140,7 +140,8 @@ def test_work_on_selects_the_function():
     mod = IRModule({"f": f, "g": f})
     sch = Schedule(mod)
     assert sch.func_working_on is None
-    with pytest.raises(R.UnknownFunctionError, match="get_block: block 'B': the module has several"):
+    with pytest.raises(R.UnknownFunctionError, match="get_block: block .B.: the schedule does not know "
+                                                     "which function to be working on: the module has several"):
         sch.get_block("B")
     sch.work_on("g")
     (i,) = sch.get_loops(sch.get_block("B"))

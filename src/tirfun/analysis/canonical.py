@@ -162,10 +162,18 @@ def _buffer_fields(buf: Buffer, param=None):
     # a parameter's buffer points at the parameter whether or not it says so
     # (the parser gives it the parameter as data only where ``B.data`` is used)
     data = None if param is not None and buf.data == param else buf.data
+    # an offset of constant 0 is no offset, and an offset factor of 0 is
+    # TVM's 1 (no constraint): TVMScript that spells either out, as TVM's
+    # printer and tests do (``elem_offset=0, offset_factor=1``), means the
+    # same buffer as one that leaves them out
+    offset = buf.elem_offset
+    if isinstance(offset, IntImm) and offset.value == 0:
+        offset = None
+    factor = buf.offset_factor or 1
     return [(_NODE, buf.shape, "shape"), (_NODE, buf.dtype, "dtype"), (_NODE, buf.strides, "strides"),
-            (_NODE, buf.elem_offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
+            (_NODE, offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
             (_NODE, data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
-            (_NODE, buf.offset_factor, "offset_factor"),
+            (_NODE, factor, "offset_factor"),
             (_NODE, buf.axis_separators, "axis_separators"),
             (_NODE, buf.buffer_type, "buffer_type")]
 

@@ -89,9 +89,10 @@ class InvalidModuleError(RewriteError):
     """The rewrite was applied to something that is not an IRModule or PrimFunc."""
 
 
-class UnknownFunctionError(RewriteError):
+class UnknownFunctionError(RewriteError, ValueError):
     """The function named by a reference is not in the module, or the module
-    has several functions and none is ``main``."""
+    has several functions and none is ``main``. It is also a ``ValueError``,
+    what TVM raises when a schedule does not know which function to work on."""
 
 
 class UnknownLoopError(RewriteError):
@@ -100,6 +101,16 @@ class UnknownLoopError(RewriteError):
 
 class UnknownBlockError(RewriteError):
     """No block has the given name."""
+
+
+class RemovedLoopRefError(UnknownLoopError, IndexError):
+    """A loop reference given to ``remove_rv`` was used again. It is also an
+    ``IndexError``, what TVM raises for a removed random variable."""
+
+
+class RemovedBlockRefError(UnknownBlockError, IndexError):
+    """A block reference given to ``remove_rv`` was used again. It is also an
+    ``IndexError``, what TVM raises for a removed random variable."""
 
 
 class NotSingleBlockError(RewriteError):

@@ -695,7 +695,9 @@ class RFactor(Rewrite):
             chk.stop(LoopPropertyError, f"loop {outer.loop_var.name!r}",
                      f"block {realize.block.name_hint!r} is not the first block under the outermost loop "
                      f"{outer.loop_var.name!r} above it", outer)
-        if name not in rd and name not in dp:
+        # a loop of one iteration repeats nothing: TVM factors it (into an
+        # rfactor buffer of extent 1), and so does tirfun
+        if name not in rd and name not in dp and not is_const_int(rf_loop.extent, 1):
             chk.stop(LoopPropertyError, f"loop {name!r}",
                      "the loop feeds no reduction iteration variable of the block, so it repeats the "
                      "reduction rather than dividing it", rf_loop)
@@ -955,6 +957,8 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
             continue
         if rpath[:len(path)] == path:
             continue  # a block around the reduction block
+        if path[:len(rpath)] == rpath:
+            continue  # a block inside it: the reduction's own body, which its init precedes anyway
         regions = [r for r in list(other.block.reads) + list(other.block.writes) if r.buffer in written]
         if not regions:
             continue

@@ -5,7 +5,9 @@ Import it as ``tvm`` with ``tirfun.compat.install()``, or directly
 
     tvm.IRModule, tvm.ir.structural_equal, tvm.script (ir as I, tir as T),
     tvm.te, tvm.tir.build, tvm.build, tvm.compile, tvm.nd.array, tvm.cpu(),
-    tvm.cuda(), tvm.runtime.Module, tvm.target.Target, tvm.testing.assert_allclose
+    tvm.cuda(), tvm.runtime.Module, tvm.target.Target, tvm.testing.assert_allclose,
+    tvm.TVMError (tirfun's base error class: every error tirfun raises on
+    purpose is one, as every error TVM raises is a TVMError)
 
 Each is tirfun's own (``tvm.compile(mod, target="llvm")`` is
 ``tirfun.build``), so what tirfun documents holds for it.
@@ -14,6 +16,7 @@ Each is tirfun's own (``tvm.compile(mod, target="llvm")`` is
 from __future__ import annotations
 
 from ... import te
+from ...errors import TirfunError as TVMError
 from ...nodes import DataType, IRModule, PrimFunc
 from ...runtime import build, cpu, cuda
 from ...runtime import ndarray as nd
@@ -40,5 +43,5 @@ def device(kind: str = "cpu", index: int = 0):
     raise ArgumentError(f"tvm.device: tirfun has no device kind {kind!r} (it has cpu and cuda)")
 
 
-__all__ = ["IRModule", "PrimFunc", "DataType", "Schedule", "build", "compile", "cpu", "cuda",
+__all__ = ["TVMError", "IRModule", "PrimFunc", "DataType", "Schedule", "build", "compile", "cpu", "cuda",
            "device", "nd", "te", "tir", "ir", "runtime", "script", "target", "testing"]
