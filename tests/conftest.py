@@ -7,6 +7,11 @@ quicker. ``CI`` counts only when it says yes (``true``, ``1``, ``yes``,
 ``HYPOTHESIS_PROFILE`` selects a profile explicitly; ``soak`` (what
 ``make soak`` runs) draws fresh random examples, ``SOAK_EXAMPLES`` per
 property (6000, twenty times the CI budget, unless set).
+
+A property that runs fewer examples than the profile's budget states its
+share of CI's 300 (``max_examples=max(1, settings().max_examples * N // 300)``),
+so that it runs N examples in CI and twenty times N in the soak; a plain cap
+(``min(budget, N)``) would give the soak no more than CI.
 """
 
 import os

@@ -97,7 +97,7 @@ def test_stage_programs_keep_meaning(func, name, data):
     assert_equivalent(original["main"], after2["main"])
 
 
-@settings(max_examples=min(settings.default.max_examples, 200))
+@settings(max_examples=max(1, settings().max_examples * 200 // 300))
 @given(prim_funcs(), st.sampled_from(PRIMITIVES), st.data())
 def test_random_programs_keep_meaning(func, name, data):
     mod = IRModule({"main": func})
@@ -106,7 +106,7 @@ def test_random_programs_keep_meaning(func, name, data):
         _check_valid(mod, after, [rewrite], mod)
 
 
-@settings(max_examples=min(settings.default.max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(stage_programs(), st.data())
 def test_every_loop_of_the_nest(func, data):
     """compute_at of every block to every loop, and reverse_compute_at
@@ -127,7 +127,7 @@ def test_every_loop_of_the_nest(func, data):
     event(f"applied {min(applied, 4)}+")
 
 
-@settings(max_examples=min(settings.default.max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(stage_programs(), st.sampled_from(PRIMITIVES), st.data())
 def test_compiled_agrees_with_interpreter(func, name, data):
     mod, _ = _random_splits(data, IRModule({"main": func}), "before")
@@ -160,7 +160,7 @@ def test_moving_past_another_consumer_is_refused(func, data):
             assert_equivalent(mod["main"], rewrite(mod)["main"])
 
 
-@settings(max_examples=min(settings.default.max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(stage_programs(("gather",)), st.data())
 def test_non_affine_consumer_is_refused_or_right(func, data):
     """``C`` reads ``B`` through a non-affine index: reverse_compute_at under
@@ -202,7 +202,7 @@ def test_bad_arguments_raise_schedule_errors(func, name, data):
         pass
 
 
-@settings(max_examples=min(settings.default.max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(stage_programs(("reshape",)), st.data())
 def test_a_flattening_consumer_runs_exactly_what_each_iteration_produced(func, data):
     """``C[v] = B[v // m, v % m]`` (or ``B[v % n, v // n]``) under each loop

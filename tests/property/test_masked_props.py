@@ -21,7 +21,7 @@ from tirfun.testing.schedules import ALL_PRIMITIVES, block_schedules
 PRIMITIVES = tuple(p for p in ALL_PRIMITIVES if p != "bind")
 
 
-@settings(max_examples=min(settings.default.max_examples, 60))
+@settings(max_examples=max(1, settings().max_examples * 60 // 300))
 @given(masked_programs(), st.integers(0, 2**32 - 1))
 def test_masked_lanes_are_neither_read_nor_written(program, seed):
     mod = program.mod
@@ -35,7 +35,7 @@ def test_masked_lanes_are_neither_read_nor_written(program, seed):
     assert compiled.tobytes() == interpreted.tobytes(), program.text
 
 
-@settings(max_examples=min(settings.default.max_examples, 100))
+@settings(max_examples=max(1, settings().max_examples * 100 // 300))
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_schedules_keep_the_masks(data, seed):
     # loop and block primitives over a block whose store (and load) is

@@ -54,7 +54,7 @@ class Module:
     return from_source(text), dtype, n, expected_add
 
 
-@settings(max_examples=min(settings.default.max_examples, 60))
+@settings(max_examples=max(1, settings().max_examples * 60 // 300))
 @given(pointer_programs(), st.randoms(use_true_random=False))
 def test_pointers_to_allocations_reach_the_callee(program, rnd):
     mod, dtype, n, expected_add = program

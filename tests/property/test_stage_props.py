@@ -21,7 +21,7 @@ from tirfun.testing.stages import multi_stage_programs, stage_features
 
 
 # every example builds native code (about 0.1 s each): at most 120 examples
-@settings(max_examples=min(settings.default.max_examples, 120))
+@settings(max_examples=max(1, settings().max_examples * 120 // 300))
 @given(func=multi_stage_programs(), seed=st.integers(0, 2**16))
 def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_results(func, seed):
     for feature in sorted(stage_features(func)):
@@ -44,7 +44,7 @@ def test_stage_programs_verify_round_trip_and_compile_to_the_interpreters_result
 
 # float8, float4 and bfloat16 compute in wider registers and round every
 # result: the same programs, fewer examples
-@settings(max_examples=min(settings.default.max_examples, 25))
+@settings(max_examples=max(1, settings().max_examples * 25 // 300))
 @given(func=multi_stage_programs(dtypes=["float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "bfloat16"]),
        seed=st.integers(0, 2**16))
 def test_narrow_float_stage_programs_compile_to_the_interpreters_results(func, seed):
@@ -68,7 +68,7 @@ def scheduled_integer_stages(draw):
     return mod, schedule(mod)
 
 
-@settings(max_examples=min(settings.default.max_examples, 100))
+@settings(max_examples=max(1, settings().max_examples * 100 // 300))
 @given(scheduled_integer_stages())
 def test_integer_stage_programs_keep_their_meaning_under_loop_schedules(pair):
     before, after = pair

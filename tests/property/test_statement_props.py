@@ -16,7 +16,7 @@ from tirfun.testing.statements import const_programs, while_programs
 
 
 # every example builds native code: at most 120 examples keep this under ~15 s
-@settings(max_examples=min(settings.default.max_examples, 120))
+@settings(max_examples=max(1, settings().max_examples * 120 // 300))
 @given(while_programs(), st.lists(st.integers(-2, 30), min_size=1, max_size=3),
        st.randoms(use_true_random=False))
 def test_while_programs_round_trip_interpret_and_compile(func, ms, rnd):
@@ -33,7 +33,7 @@ def test_while_programs_round_trip_interpret_and_compile(func, ms, rnd):
         np.testing.assert_array_equal(got, expected)
 
 
-@settings(max_examples=min(settings.default.max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(const_programs())
 def test_allocate_const_programs_hold_their_data(program):
     func, dtype, data = program

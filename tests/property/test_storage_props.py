@@ -81,7 +81,7 @@ def _storage_steps(data: bytes, mod: IRModule, steps: int) -> Pipeline:
 
 
 # each example builds with LLVM: fewer examples keep the test near 20 s under CI
-@settings(max_examples=min(settings().max_examples, 120))
+@settings(max_examples=max(1, settings().max_examples * 120 // 300))
 @given(func=located_programs(), data=st.binary(min_size=24, max_size=24),
        threads=st.sampled_from([1, 2]), seed=st.integers(0, 2**16))
 def test_producers_inside_parallel_and_vector_loops_compile_to_the_interpreters_results(func, data, threads, seed):
@@ -101,7 +101,7 @@ def test_producers_inside_parallel_and_vector_loops_compile_to_the_interpreters_
     _compiled_matches(out, func, threads, seed)
 
 
-@settings(max_examples=min(settings().max_examples, 100))
+@settings(max_examples=max(1, settings().max_examples * 100 // 300))
 @given(func=prim_funcs(), data=st.data(), seed=st.integers(0, 2**16))
 def test_storage_primitives_keep_meaning_build_and_replay(func, data, seed):
     mod = IRModule({"main": func})
@@ -116,7 +116,7 @@ def test_storage_primitives_keep_meaning_build_and_replay(func, data, seed):
     _compiled_matches(out, mod["main"], 2, seed)
 
 
-@settings(max_examples=min(settings().max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(func=prim_funcs(), data=st.binary(min_size=16, max_size=16), seed=st.integers(0, 2**16))
 def test_axis_separators_keep_the_meaning_and_build_flat_on_the_cpu(func, data, seed):
     mod = IRModule({"main": func})
@@ -163,7 +163,7 @@ def test_invalid_storage_applications_raise_schedule_errors_only(func, primitive
     assert mod.script() == before
 
 
-@settings(max_examples=min(settings().max_examples, 150))
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(func=sliding_programs(), seed=st.integers(0, 2**16))
 def test_rolling_buffers_keep_the_meaning_build_and_replay(func, seed):
     mod = IRModule({"main": func})
