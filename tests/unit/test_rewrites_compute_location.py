@@ -265,18 +265,18 @@ def test_invalid_argument_error():
 
 def test_not_in_same_scope_error():
     raises(R.NotInSameScopeError, R.compute_at("B", "i"), CHAIN,
-           "the loop must not be an ancestor of the block")
+           "loop 'i' is an ancestor of block 'B'; the block can only move under a loop outside it")
 
 
 def test_not_all_required_blocks_are_visited_error():
     raises(R.NotAllRequiredBlocksAreVisitedError, R.reverse_compute_at("E", "i_1"), TWO_CONSUMERS_WAR,
-           "every producer of the block must be under loop 'i_1', and 1 are not: 'B'")
+           "reverse_compute_at requires all the producer(s) of the block to be under loop 'i_1', and 1 are not: 'B'")
 
 
 def test_not_all_consumers_under_the_loop():
     src = TWO_CONSUMERS_WAR
     raises(R.NotAllRequiredBlocksAreVisitedError, R.compute_at("B", "i_1"), src,
-           "every consumer of the block must be under loop 'i_1', and 1 are not: 'E'")
+           "compute_at requires all the consumer(s) of the block to be under loop 'i_1', and 1 are not: 'E'")
 
 
 def test_not_complete_or_reduction_block_error():

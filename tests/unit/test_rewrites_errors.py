@@ -407,9 +407,11 @@ def _pipe(old: str = "", new: str = "") -> IRModule:
 
 CASES += [
     ("not_in_same_scope", _pipe, R.compute_at("B", "i"), R.NotInSameScopeError,
-     r"^compute_at: block 'B': the block and loop 'i' must be under the same block scope"),
+     r"^compute_at: block 'B': loop 'i' is an ancestor of block 'B'; the block can only move under a loop"),
+    ("not_in_same_scope_nested", lambda: mod_of(NESTED_SCOPE), R.compute_at("C", "j"), R.NotInSameScopeError,
+     r"^compute_at: block 'C': the block and loop 'j' must be under the same block scope$"),
     ("not_all_required", _pipe, R.compute_at("B", "i_1"), R.NotAllRequiredBlocksAreVisitedError,
-     r"^compute_at: block 'B': every consumer of the block must be under loop 'i_1', and 1 are not: 'E'$"),
+     r"^compute_at: block 'B': compute_at requires all the consumer\(s\) of the block to be under loop 'i_1', and 1 are not: 'E'$"),
     ("insertion_index", lambda: _pipe("E[vi] = B[vi] * T.float32(3)", "E[vi] = A[vi]"),
      R.compute_at("B", "i_1", index=1), R.InvalidInsertionIndexError,
      r"^compute_at: block 'B': index 1 is not valid: it must be -1, -2 or in \[0, 0\]$"),

@@ -196,6 +196,16 @@ def _region_of(regions, buf: Buffer) -> BufferRegion | None:
     return None
 
 
+def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
+    """Whether the blocks a cache_read would redirect (the given consumers,
+    or every reader) are all children of the scope before the one writing
+    ``buf``, and some are."""
+    readers = [k for k, (_, r) in enumerate(scope.children)
+               if _reads(r.block, buf) and not _writes(r.block, buf)
+               and (not consumers or r.block.name_hint in consumers)]
+    return bool(readers) and all(k < writer for k in readers)
+
+
 def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
     """The position among the scope's children of the only block writing
     ``buf`` (None: no block of the scope writes it)."""
@@ -1101,6 +1111,12 @@ class CacheRead(Rewrite):
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
                      f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
         writer = _only_writer(chk, scope, buf)
+        if writer is not None and _all_read_before(scope, buf, consumers, writer):
+            # every block to redirect runs before the writer: they read what
+            # the buffer holds on entry (TVM's in-place pattern: copy in,
+            # compute, copy out), so the cache is filled first, as if no
+            # block wrote the buffer
+            writer = None
         if writer is not None:
             wpath, wrealize = scope.children[writer]
             if consumers:

@@ -644,10 +644,14 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         subject = describe(self.block)
         chk.checkpoint()
-        if scope_of(site, lpath) != loc.scope or is_under(loc.rpath, lpath):
+        if is_under(loc.rpath, lpath):
             chk.stop(NotInSameScopeError, subject,
-                     f"the block and loop {loop.loop_var.name!r} must be under the same block scope, "
-                     "and the loop must not be an ancestor of the block", loc.realize, loop)
+                     f"loop {loop.loop_var.name!r} is an ancestor of block {block.name_hint!r}; the block "
+                     "can only move under a loop outside it", loc.realize, loop)
+        if scope_of(site, lpath) != loc.scope:
+            chk.stop(NotInSameScopeError, subject,
+                     f"the block and loop {loop.loop_var.name!r} must be under the same block scope",
+                     loc.realize, loop)
         ccode = complete_block_code(loc.children, block)
         if ccode:
             rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize)
@@ -673,8 +677,9 @@ class _ComputeAtBase(Rewrite):
         if missing:
             kind = "producer" if self.reverse else "consumer"
             chk.stop(NotAllRequiredBlocksAreVisitedError, subject,
-                     f"every {kind} of the block must be under loop {loop.loop_var.name!r}, and "
-                     f"{len(missing)} are not: {_names(c[1].block for c in missing)}",
+                     f"{self.primitive} requires all the {kind}(s) of the block to be under loop "
+                     f"{loop.loop_var.name!r}, and {len(missing)} are not: "
+                     f"{_names(c[1].block for c in missing)}",
                      *[c[1] for c in missing])
         lo, hi = insertion_range(lpath, loop, [p[0] for p in prods], [c[0] for c in cons])
         if lo > hi:  # producers after consumers under one loop: the moved block cannot sit there
