@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal, structural_hash
-from tirfun.analysis.traversal import ancestors, walk, walk_stmts
+from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.interp import evaluate
@@ -18,6 +18,7 @@ from tirfun.rewrites.index import build_index, index_of
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
+from tirfun.testing.reassociation import float_reduction_orders, reassociates
 from tirfun.testing.programs import prim_funcs
 from tirfun.testing.schedules import bad_rewrites, loop_schedules
 
@@ -48,38 +49,13 @@ def _touched_blocks(mod: IRModule, rewrite) -> set[str]:
     return out
 
 
-def _float_reduction_orders(mod: IRModule) -> dict:
-    """For each block that reduces into a float buffer, the loops that drive
-    its reduction variables, outermost first: the order its terms combine in."""
-    out = {}
-    func = mod["main"]
-    for path, stmt in walk_stmts(func):
-        if not isinstance(stmt, BlockRealize):
-            continue
-        block = stmt.block
-        if not any(w.buffer.dtype.is_float for w in block.writes):
-            continue
-        names: set = set()
-        for iv, value in zip(block.iter_vars, stmt.iter_values):
-            if iv.iter_type.value == "CommReduce":
-                names |= {n.name for n in walk(value) if isinstance(n, Var)}
-        if names:
-            out[block.name_hint] = tuple(n.loop_var.name for _, n in ancestors(func, path)
-                                         if isinstance(n, For) and n.loop_var.name in names)
-    return out
-
-
 def _reassociates(before: IRModule, rewrite, after: IRModule) -> bool:
     """Whether one step may change the order in which a float reduction
     combines its terms: a reorder that permutes the loops driving it, or a
     merge of loops where a float reduction is."""
-    orders = _float_reduction_orders(before)
-    if not orders or rewrite.primitive not in ("reorder", "merge"):
-        return False
     if rewrite.primitive == "merge":
-        return True
-    new = _float_reduction_orders(after)
-    return any(new.get(name, order) != order for name, order in orders.items())
+        return bool(float_reduction_orders(before))
+    return rewrite.primitive == "reorder" and reassociates(before, after)
 
 
 @given(prim_funcs(), st.data())
