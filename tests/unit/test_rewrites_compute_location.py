@@ -990,3 +990,29 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
     assert "T.where(i0 * 4 + i1 < 7 and j0 * 4 + j1 < 7)" in text
     assert "C[vi * 4 + vm, vj * 4 + vn] = A[vi * 4 + vm, vj * 4 + vn] * T.float32(2" in text
     assert_equivalent(mod["main"], out["main"])
+
+
+_ONE_POINT = '''
+@T.prim_func
+def main(A: T.Buffer((1,), "int64"), C: T.Buffer((3,), "float32"), J: T.Buffer((1,), "float32")):
+    B = T.alloc_buffer((3,), "bool")
+    for i in range(3):
+        with T.block("B"):
+            vi = T.axis.spatial(3, i)
+            B[vi] = C[vi] > T.float32(0)
+    for i_2 in range(1):
+        with T.block("J"):
+            vi_2 = T.axis.spatial(1, i_2)
+            J[vi_2] = T.Cast("float32", A[vi_2]) + T.Cast("float32", B[INDEX])
+'''
+
+
+@pytest.mark.parametrize("index", ["1", "vi_2 + 1", "T.min(vi_2 + 1, 2)", "T.max(vi_2, 1)"])
+def test_reverse_compute_inline_of_a_read_constant_once_unit_variables_take_their_value(index):
+    # the consumer's one iteration reads B[1]: only the producer's instance
+    # writing B[1] may compute J (the soak found the last three writing J
+    # in every instance, so J took B[2])
+    mod = IRModule({"main": from_source(_ONE_POINT.replace("INDEX", index))})
+    out = R.reverse_compute_inline("J")(mod)
+    assert "T.where(i == 1)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"], trials=5)

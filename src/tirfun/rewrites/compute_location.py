@@ -51,7 +51,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
-from .exprs import var_names
+from .exprs import substitute_expr, var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -1741,9 +1741,17 @@ class ReverseComputeInline(Rewrite):
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
         bounds = []
         # a constant index reads one slice of the buffer: only the producer
-        # instances writing that slice compute the consumer's value
+        # instances writing that slice compute the consumer's value; so does
+        # an index that is constant once the block's unit iteration variables
+        # take their one value (``vi + 1`` with ``vi`` of extent 1)
         for x, e in zip(body.indices, loads[0].indices):
             c = int_value(e)
+            if c is None:
+                fixed = substitute_expr(e, sub)
+                if not var_names(fixed):
+                    from ..interp import evaluate  # the interpreter imports the rewrites
+
+                    c = int(evaluate(fixed))
             if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
                 bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
