@@ -251,9 +251,11 @@ def _constant_sites(nodes, func: PrimFunc) -> list[MutationSite]:
                             f"{buffer.name}", ("buffer", buffer.name, "elem_offset", None, new)))
         for field in ("data_alignment", "offset_factor"):
             old = getattr(buffer, field)
+            # an offset factor of 0 is TVM's 1 (no constraint): step past both
+            new = max(old, 1) + 1 if field == "offset_factor" else old + 1
             sites.append(MutationSite(
-                "constant", f"{field} {old} -> {old + 1} of buffer {buffer.name}",
-                ("buffer", buffer.name, field, None, old + 1)))
+                "constant", f"{field} {old} -> {new} of buffer {buffer.name}",
+                ("buffer", buffer.name, field, None, new)))
     return sites
 
 
