@@ -21,7 +21,7 @@ from ..analysis.arith import bound_region, can_prove, expr_bounds
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
-from ..analysis.arith.simplify import is_true as _is_true
+from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
@@ -51,7 +51,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
-from .exprs import substitute_expr, var_names
+from .exprs import var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -1747,11 +1747,7 @@ class ReverseComputeInline(Rewrite):
         for x, e in zip(body.indices, loads[0].indices):
             c = int_value(e)
             if c is None:
-                fixed = substitute_expr(e, sub)
-                if not var_names(fixed):
-                    from ..interp import evaluate  # the interpreter imports the rewrites
-
-                    c = int(evaluate(fixed))
+                c = int_value(simplify_expr(substitute(e, sub)))
             if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
                 bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:

@@ -25,8 +25,9 @@ loop counts as a change, though its pieces run in the original order.
 
 from __future__ import annotations
 
-from ..analysis.traversal import ancestors, walk, walk_stmts
-from ..nodes import BlockRealize, For, IRModule, PrimFunc, Var
+from ..analysis.traversal import ancestors, walk_stmts
+from ..nodes import BlockRealize, For, IRModule, PrimFunc
+from ..rewrites.exprs import var_names
 
 
 def float_reduction_orders(mod: IRModule | PrimFunc, func_name: str = "main") -> dict[str, tuple]:
@@ -41,17 +42,19 @@ def float_reduction_orders(mod: IRModule | PrimFunc, func_name: str = "main") ->
         block = stmt.block
         if not any(w.buffer.dtype.is_float for w in block.writes):
             continue
-        reduced = [(k, value) for k, (iv, value) in enumerate(zip(block.iter_vars, stmt.iter_values))
+        # (position, binding, the names the binding uses) of each reduction variable
+        reduced = [(k, value, var_names(value))
+                   for k, (iv, value) in enumerate(zip(block.iter_vars, stmt.iter_values))
                    if iv.iter_type.value == "CommReduce"]
-        driving = {node.name for _, value in reduced for node in walk(value) if isinstance(node, Var)}
+        driving = set().union(*(names for _, _, names in reduced))
         if not driving:
             continue
         order: list = []
         for _, node in ancestors(func, path):
             if isinstance(node, For) and node.loop_var.name in driving:
-                order.append(tuple((k, _step(value, node.loop_var.name, driving)) for k, value in reduced
-                                   if any(isinstance(v, Var) and v.name == node.loop_var.name
-                                          for v in walk(value))))
+                name = node.loop_var.name
+                order.append(tuple((k, _step(value, name, driving)) for k, value, names in reduced
+                                   if name in names))
         out[block.name_hint] = tuple(order)
     return out
 
