@@ -38,6 +38,10 @@ def _blocks(func) -> list[Block]:
     return [s for _, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
 
 
+def _fills(mod) -> bool:
+    return any(isinstance(s, Block) and s.name_hint.endswith("_fill") for _, s in walk_stmts(mod["main"]))
+
+
 def _threaded(func) -> bool:
     return any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
 
@@ -94,6 +98,9 @@ def test_caching_or_reindexing_every_buffer_of_every_block_keeps_meaning(func, d
                     applied += 1
                     event(f"{primitive} applied" + (" with consumer_blocks" if consumers and
                                                      primitive.startswith("cache_") else ""))
+                    if primitive == "cache_write" and _fills(out):
+                        # the block reads the buffer first or may skip elements
+                        event("cache_write filled the cache first")
     event(f"applications per program: {min(applied, 4)}{'+' if applied >= 4 else ''}")
 
 

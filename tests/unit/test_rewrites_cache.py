@@ -9,7 +9,8 @@ import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
-from tirfun.nodes import IRModule
+from tirfun.analysis.traversal import walk_stmts
+from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
@@ -446,15 +447,15 @@ CASES = [
      "cache_read: block 'C': the block reads buffer A before the cache of it is filled"),
     (TWO_STAGES, R.cache_write("B", 0, "local", ["C", "B"]), R.CacheStageOrderError,
      "cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),
-    (IN_PLACE, R.cache_write("B", 0, "local"), R.CacheWriteReadBeforeWriteError,
-     "cache_write: block 'B': the block reads B[vi] before writing that element itself; the cache would "
-     "be read uninitialised"),
-    (STRIDED, R.cache_write("B", 0, "local"), R.CacheWritePartialError,
-     "cache_write: block 'B': the block may not write every element of buffer B that the copy back would "
-     "copy: its write index i * 2 does not cover a dense range of B over the loops"),
-    (MASKED, R.cache_write("B", 0, "local"), R.CacheWritePartialError,
-     "cache_write: block 'B': the block may not write every element of buffer B that the copy back would "
-     "copy: its predicate i % 2 == 0 may skip elements of the region it writes"),
+    (IN_PLACE, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWriteReadBeforeWriteError,
+     "reindex_cache_write: block 'B': the block reads B[vi] before writing that element itself; the cache "
+     "would be read uninitialised"),
+    (STRIDED, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWritePartialError,
+     "reindex_cache_write: block 'B': the block may not write every element of buffer B that the copy back "
+     "would copy: its write index i * 2 does not cover a dense range of B over the loops"),
+    (MASKED, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWritePartialError,
+     "reindex_cache_write: block 'B': the block may not write every element of buffer B that the copy back "
+     "would copy: its predicate i % 2 == 0 may skip elements of the region it writes"),
 ]
 
 
@@ -925,7 +926,6 @@ def main(A: T.Buffer((2, 6), "float32"), S: T.Buffer((2,), "float32")):
 
 
 @pytest.mark.parametrize("rewrite", [
-    R.cache_write("S_j1", 0, "local"),
     R.reindex("S_j1", ("write", 0)),
     R.reindex_cache_write("S_j1", 0, "local", lambda vi, vj: (vi,)),
 ])
@@ -943,8 +943,11 @@ def test_caching_the_later_part_of_a_partitioned_reduction_is_refused(rewrite):
 @pytest.mark.parametrize("rewrite", [
     R.cache_write("S_j0", 0, "local"),
     R.reindex_cache_write("S_j0", 0, "local", lambda vi, vj: (vi,)),
+    # the later part accumulates onto what the first left in S: the cache
+    # is filled from S before it (cache_write's fill)
+    R.cache_write("S_j1", 0, "local"),
 ])
-def test_caching_the_first_part_of_a_partitioned_reduction_keeps_meaning(rewrite):
+def test_caching_a_part_of_a_partitioned_reduction_keeps_meaning(rewrite):
     mod = IRModule({"main": from_source(_ROW_SUM)})
     after = rewrite(R.loop_partition("j", [2])(mod))
     verify(after)
@@ -1111,3 +1114,123 @@ def main(B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32"))
     out = R.cache_read("B", 0, "local")(mod)
     assert 'A_local = T.alloc_buffer((16, 16), scope="local")' in out["main"].script()
     assert_equivalent(mod["main"], out["main"])
+
+
+# -- cache_write fills the cache first where the block would read or copy back what it did not write --
+
+# a composite block whose inner blocks write A before they read it (TVM's
+# access_under_scope): the block as a whole reads A, and the analysis cannot
+# see that each read follows its write
+UNDER_SCOPE = """
+@T.prim_func
+def main(B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    A = T.alloc_buffer((8, 8))
+    for i0 in range(2):
+        with T.block("scope"):
+            i = T.axis.spatial(2, i0)
+            for x, y in T.grid(4, 8):
+                with T.block("A"):
+                    vi = T.axis.spatial(8, i * 4 + x)
+                    vj = T.axis.spatial(8, y)
+                    A[vi, vj] = B[vi, vj] * T.float32(2)
+            for x, y in T.grid(4, 8):
+                with T.block("A2"):
+                    vi = T.axis.spatial(8, i * 4 + x)
+                    vj = T.axis.spatial(8, y)
+                    A[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(3)
+"""
+
+
+@pytest.mark.parametrize("source, block", [(IN_PLACE, "B"), (STRIDED, "B"), (MASKED, "B"), (UNDER_SCOPE, "scope")],
+                         ids=["reads-first", "strided", "masked", "under-scope"])
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_cache_write_fills_the_cache_where_the_block_reads_it_or_may_skip_elements(source, block, scope):
+    # TVM redirects these blocks to an unfilled cache, and its copy back then
+    # writes uninitialised elements over the buffer: here the cache is
+    # filled from the buffer just before the block, so the result keeps its
+    # meaning, and the copy back copies back what the block left alone
+    mod = mod_of(source)
+    out = R.cache_write(block, 0, scope)(mod)
+    check(mod, out)
+    blocks = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+    buf = "A" if source is UNDER_SCOPE else "B"
+    fill, back = f"{buf}_{scope}_fill", f"{buf}_{scope}"
+    assert blocks.index(fill) < blocks.index(block) < blocks.index(back), blocks
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+
+
+def test_cache_write_of_a_block_that_writes_every_element_first_is_not_filled():
+    mod = mod_of(TWO_STAGES)
+    out = R.cache_write("B", 0, "local")(mod)
+    assert not [s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint.endswith("_fill")]
+
+
+def test_cache_write_redirects_the_pointer_an_opaque_call_writes_through():
+    # the block writes B only through its pointer: the cache gets a pointer of
+    # its own, is laid out as B (the call's offsets index B's layout), and the
+    # call writes through the cache's pointer
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float16"), B: T.Buffer((4, 4), "float16")):
+    for i in range(2):
+        with T.block("opaque"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A[vi * 2:vi * 2 + 2, 0:4])
+            T.writes(B[vi * 2:vi * 2 + 2, 0:4])
+            T.evaluate(T.call_extern("handle", "load_tile", B.data, vi * 8, A.data, vi * 8))
+"""
+    mod = mod_of(src)
+    out = R.cache_write("opaque", 0, "shared")(mod)
+    verify(out)
+    cache = out["main"].body.block.alloc_buffers[0]
+    assert cache.name == "B_shared" and [int(d) for d in cache.shape] == [4, 4] and cache.data is not None
+    call = next(s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint == "opaque").body
+    assert call.value.args[1] == cache.data and call.value.args[3] == mod["main"].buffer_map[
+        mod["main"].params[0]].data
+    # the declared write covers B in 2-by-4 tiles, not one element per
+    # instance: B is copied in first, so whatever the call leaves is kept
+    names = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+    assert names.index("B_shared_fill") < names.index("opaque") < names.index("B_shared")
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+
+
+# a constant table declared at the top of the root block's body (TVM's
+# T.allocate_const with a T.decl_buffer view of it)
+CONSTANT_TABLE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    K = T.allocate_const([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], "float32", [8])
+    K_buf = T.decl_buffer((8,), data=K)
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * K_buf[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + K_buf[7 - vi]
+"""
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_read("B", 1, "global"),  # the declared table itself
+    R.cache_read("C", 0, "local"),
+    R.cache_read("C", 1, "global"),
+    R.cache_write("B", 0, "local"),
+    R.cache_read("B", 1, "global") >> R.cache_read("B", 0, "global") >> R.cache_write("C", 0, "local"),
+], ids=["read-table", "read-intermediate", "read-table-in-C", "write", "three"])
+def test_caches_go_inside_the_declarations_at_the_top_of_the_scope(rewrite):
+    # as TVM's InsertCacheStage: a stage placed at the top of the scope's
+    # body goes inside the constants and buffers declared there, which it
+    # may read (placed before them, a copy of the table read it undeclared)
+    mod = mod_of(CONSTANT_TABLE)
+    out = rewrite(mod)
+    check(mod, out)
+    body = out["main"].body.block.body
+    assert type(body).__name__ == "AllocateConst" and type(body.body).__name__ == "DeclBuffer"
+    assert_structural_equal(from_source(out["main"].script()), out["main"])

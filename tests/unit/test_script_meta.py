@@ -173,3 +173,53 @@ def test_python_values_never_enter_text():
     with pytest.raises(ParseError, match="cannot be called in TVMScript"):
         from_source("from tirfun.script import tir as T\nn = 4\n@T.prim_func\n"
                     "def main(A: T.Buffer((8,), 'float32')):\n    A[n(1)] = T.float32(0)\n")
+
+
+def declare(*args, **kwargs):
+    return T.decl_buffer(*args, **kwargs)
+
+
+def scratch(shape):
+    return T.alloc_buffer(shape, "float32")
+
+
+def test_a_helper_returning_a_scoped_script_call_makes_it_where_it_is_called():
+    # TVM's builder makes the statement wherever T.decl_buffer runs, so its
+    # tests wrap it in Python helpers: the helper's result stands for the
+    # call at the helper's call site
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+        B = scratch((4,))
+        K = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+        K_buf = declare([4], data=K)
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi] * K_buf[vi]
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                C[vi] = B[vi] + T.float32(1)
+
+    @T.prim_func
+    def f_direct(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+        B = T.alloc_buffer((4,), "float32")
+        K = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+        K_buf = T.decl_buffer([4], data=K)
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi] * K_buf[vi]
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                C[vi] = B[vi] + T.float32(1)
+
+    from tirfun.analysis.equality import assert_structural_equal
+
+    assert_structural_equal(f.with_attr("global_symbol", "g"), f_direct.with_attr("global_symbol", "g"))
+    a, c = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    interp_run(f, a, c)
+    np.testing.assert_array_equal(c, a * np.array([1, 2, 3, 4], "float32") + 1)
+    # outside a function, the call is a value that says what it is
+    assert repr(declare([4])) == "<T.decl_buffer(...) outside a @T.prim_func function>"

@@ -45,6 +45,12 @@ then names the function, the block (where there is one) and the offender:
     its block then runs where its domain says it does not, usually past the
     end of a buffer, so ``tirfun.build`` checks this rule before it
     compiles (the interpreter stops at the first such binding it runs).
+``strides`` (only with ``strict=True`` or ``domains=True``)
+    A buffer with strides has one per dimension. TVM's IR holds a buffer
+    with fewer (``T.alloc_buffer((80, 80), strides=[1])``, as its
+    cache_index writes), and fails when it flattens one; ``tirfun.build``
+    refuses it before it compiles, and the interpreter when it lays the
+    buffer out.
 
 ``verify`` by default is as strict as TVM's well-formedness check: what
 TVM accepts as TensorIR passes. ``strict=True`` adds the lint rules marked
@@ -288,6 +294,11 @@ class _FunctionVerifier:
             self.fail("duplicate name", f"the buffer name {buf.name} is declared twice: as {previous[1]} "
                                         f"and as {what}", names=(buf.name,))
         self.buffer_names[buf.name] = (buf, what)
+        if self.domains and buf.strides and len(buf.strides) != len(buf.shape):
+            # TVM's IR holds such a buffer, and its flattening fails on it
+            self.fail("strides", f"buffer {buf.name} ({what}) has {len(buf.shape)} dimensions but "
+                                 f"{len(buf.strides)} strides, so its elements have no place in memory",
+                      names=(buf.name,))
         exprs = list(buf.shape) + list(buf.strides)
         if buf.elem_offset is not None:
             exprs.append(buf.elem_offset)

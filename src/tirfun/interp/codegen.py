@@ -288,6 +288,7 @@ class Compiler:
                     self.line(f"if {local} != {v.code}: "
                               f"h_shape_mismatch({buf.name!r}, {dim_i}, {local}, {v.code})")
                     shape.append(local)
+            _check_strides(buf)
             strides = self.row_major(shape) if not buf.strides else [
                 self.const_or_local(self.expr(s, env), env) for s in buf.strides]
             live = [storage] + [s for s in list(shape) + list(strides) if isinstance(s, str)]
@@ -661,6 +662,7 @@ class Compiler:
     def allocate_buffer(self, buf: Buffer, env: Env) -> Env:
         """A fresh storage for ``buf`` (alloc_buffer, or decl_buffer without data)."""
         shape, _ = self.shape_of(buf, env)
+        _check_strides(buf)
         if buf.strides:
             strides = [self.const_or_local(self.expr(s, env), env) for s in buf.strides]
             size = " + ".join(["1"] + [f"(max({d}, 1) - 1) * {st}" for d, st in zip(shape, strides)])
@@ -686,6 +688,7 @@ class Compiler:
             raise InterpError(f"buffer {buf.name} of {buf.dtype} views storage of {data.dtype}; "
                               "the interpreter does not reinterpret element types")
         shape, _ = self.shape_of(buf, env)
+        _check_strides(buf)
         strides = ([self.const_or_local(self.expr(s, env), env) for s in buf.strides]
                    if buf.strides else self.row_major(shape))
         offset = 0
@@ -1318,3 +1321,11 @@ _EXPR_DISPATCH = {
 
 
 __all__ = ["Compiler", "Value", "Access", "Env", "ParamSpec", "LineInfo", "is_list_storage"]
+
+
+def _check_strides(buf: Buffer) -> None:
+    """A buffer with strides has one per dimension to be laid out (TVM
+    accepts others in the IR, and fails when it flattens the buffer)."""
+    if buf.strides and len(buf.strides) != len(buf.shape):
+        raise InterpError(f"buffer {buf.name} has {len(buf.shape)} dimensions but {len(buf.strides)} "
+                          "strides, so its elements have no place in memory")

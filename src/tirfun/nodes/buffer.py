@@ -50,9 +50,6 @@ class Buffer(Node):
         if self.buffer_type not in ("default", "auto"):
             raise NodeError(f"buffer {self.name}: buffer_type must be 'default' or 'auto', "
                             f"got {self.buffer_type!r}")
-        if self.strides and len(self.strides) != len(self.shape):
-            raise NodeError(f"buffer {self.name} has {len(self.shape)} dimensions but "
-                            f"{len(self.strides)} strides")
         if not isinstance(self.storage_scope, str):
             raise NodeError(f"buffer {self.name}: scope must be a string")
         if self.data is not None and not self.data.dtype.is_handle:

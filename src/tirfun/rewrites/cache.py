@@ -19,12 +19,15 @@ blocks that use it, in a new buffer of another storage scope
   inside the copy block, which block isolation forbids here, so the cache
   keeps the buffer's shape.
 
-TVM lets three programs through whose results then change; here each is a
-ScheduleError: a redirected reader that runs before the copy is filled
-(CacheStageOrderError), a cache_write whose block reads the buffer before
-writing it (CacheWriteReadBeforeWriteError: the cache would be read
-uninitialised; ``cache_inplace`` is the primitive for that), and consumer
-blocks outside the block's scope (ConsumerNotInScopeError).
+TVM lets some programs through whose results then change. Two are a
+ScheduleError here: a redirected reader that runs before the copy is
+filled (CacheStageOrderError), and consumer blocks outside the block's
+scope (ConsumerNotInScopeError). A cache_write whose block reads the buffer
+before writing it, or may leave elements of the copied region unwritten
+(a predicate, a strided or opaque write, a reduction whose init does not
+run in every fill), would read or copy back an uninitialised cache: the
+cache is then filled from the buffer first, by a stage ``<cache>_fill``
+just before the block, and the result keeps its meaning.
 
 Under thread bindings a ``shared`` or ``local`` cache filled outside the
 kernel that reads it is, as in TVM, not the buffer the kernel sees (each
@@ -54,9 +57,9 @@ from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Cast,
-    FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, MatchBufferRegion, PrimExpr, Ramp, Range,
-    SeqStmt, Stmt, StringImm, Var,
+    EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
+    BufferStore, Cast, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
+    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -533,12 +536,27 @@ def _wanted_items(index, names, top: Path) -> dict | None:
     return {p: sorted(items) for p, items in wanted.items()}
 
 
+#: statements a stage is inserted inside of, as TVM's InsertCacheStage does:
+#: a constant or a buffer declared at the top of a body stays in scope
+_DECLS = (AllocateConst, DeclBuffer)
+
+
+def _under_decls(body: Stmt) -> Stmt:
+    while isinstance(body, _DECLS):
+        body = body.body
+    return body
+
+
 def _end_position(block: Block) -> int:
-    return len(block.body.seq) if isinstance(block.body, SeqStmt) else 1
+    body = _under_decls(block.body)
+    return len(body.seq) if isinstance(body, SeqStmt) else 1
 
 
 def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
-    """TVM's InsertCacheStage: ``stage`` at position ``pos`` of ``body``."""
+    """TVM's InsertCacheStage: ``stage`` at position ``pos`` of ``body``
+    (of the body of the constants and buffers declared at its top)."""
+    if isinstance(body, _DECLS):
+        return with_fields(body, body=_insert(body.body, pos, stage))
     if isinstance(body, SeqStmt):
         return body.with_inserted(pos, stage)
     return SeqStmt([stage, body] if pos == 0 else [body, stage])
@@ -563,10 +581,10 @@ def _program_order(a: Path, b: Path) -> int:
     return -1 if _runs_before(a, b) else 1
 
 
-def _shifted_path(path: Path, loc: Path, pos: int, wrapped: bool) -> Path:
+def _shifted_path(path: Path, body: Path, pos: int, wrapped: bool) -> Path:
     """Where a statement at ``path`` of the old tree sits once the stage is
-    inserted at ``pos`` of the body of ``loc``."""
-    body = loc + (("body", None),)
+    inserted at ``pos`` of the statement at ``body`` (the body of the stage's
+    place, below the declarations at its top)."""
     if not _under(path, body) and path != body:
         return path
     rest = path[len(body):]
@@ -656,12 +674,39 @@ def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
     return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
 
 
-def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken) -> Buffer:
+def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken,
+                  pointer: bool = False) -> Buffer:
     """TVM's WithScope: the buffer renamed ``<name>_<scope>`` in the new
-    scope, with the region's shape when the cache is compact."""
+    scope, with the region's shape when the cache is compact. Where the
+    redirected blocks take the buffer's pointer (``pointer``: ``A.data``
+    in an opaque call; the cache is then full), the cache has a pointer of
+    its own and the buffer's strides, so that pointer arithmetic written
+    for the buffer holds for the cache."""
     name = fresh_name(suffixed(orig.name, scope), taken)
     shape = list(orig.shape) if full else [r.extent for r in region]
-    return Buffer(name, shape, orig.dtype, storage_scope=scope, axis_separators=orig.axis_separators)
+    data = Var(fresh_name(f"{name}_data", taken), orig.data.dtype) if pointer else None
+    strides = list(orig.strides) if pointer else []
+    return Buffer(name, shape, orig.dtype, strides=strides, storage_scope=scope, data=data,
+                  axis_separators=orig.axis_separators)
+
+
+def _uses_pointer(blocks, buf: Buffer) -> bool:
+    """Whether any of ``blocks`` takes the buffer's pointer (``A.data``,
+    in an opaque call): redirected, it takes the cache's, and only a cache
+    laid out as the buffer is keeps that pointer arithmetic right."""
+    if buf.data is None or not any(buf.data.name in names_in(b) for b in blocks):
+        return False
+    # the name may be there only as the buffer's own field: look for the
+    # variable itself in an expression, not inside a Buffer
+    stack = list(blocks)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        if n == buf.data:
+            return True
+        stack.extend(iter_children(n))
+    return False
 
 
 # ------------------------------------------------------------------ redirecting accesses
@@ -698,6 +743,8 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
     leaves and buffers are not entered, unchanged parts are shared."""
     def visit(n):
         kind = type(n)
+        if kind is Var:
+            return new.data if n == old.data and new.data is not None else n
         if kind in _LEAVES or kind is Buffer:
             return n
         n = map_children(n, visit)
@@ -740,11 +787,21 @@ class _Rewriter:
     allocates the cache. Statements left alone are the same objects."""
 
     def __init__(self, scope: _Scope, old: Buffer, new: Buffer, offsets, loc: Path, pos: int, stage: Stmt,
-                 alloc: Buffer, select, stores: bool):
+                 alloc: Buffer, select, stores: bool, fill: tuple | None = None):
         self.scope, self.old, self.new, self.offsets = scope, old, new, offsets
         self.loc, self.pos, self.stage, self.alloc = loc, pos, stage, alloc
         self.select = select  # block -> "skip" | "redirect" | "keep"
         self.stores = stores
+        self.fill = fill  # (position, stage): a second stage at loc, before the first
+
+    def place(self, body: Stmt) -> Stmt:
+        """``body`` (of ``loc``) with the stage inserted, and the fill stage
+        before it: the later position first, so the earlier one still counts
+        the original items."""
+        body = _insert(body, self.pos, self.stage)
+        if self.fill is not None:
+            body = _insert(body, *self.fill)
+        return body
 
     def run(self) -> Block:
         return self.block(self.scope.block, self.scope.path, False)
@@ -763,7 +820,7 @@ class _Rewriter:
         if init is not block.init:
             changes["init"] = init
         if path == self.loc:
-            changes["body"] = _insert(changes.get("body", block.body), self.pos, self.stage)
+            changes["body"] = self.place(changes.get("body", block.body))
         if path == self.scope.path:
             changes["alloc_buffers"] = list(block.alloc_buffers) + [self.alloc]
         elif redirect:
@@ -825,7 +882,7 @@ class _Rewriter:
                 changes["predicate"] = pred
         out = with_fields(node, **changes) if changes else node
         if path == self.loc and isinstance(out, For):
-            out = with_fields(out, body=_insert(out.body, self.pos, self.stage))
+            out = with_fields(out, body=self.place(out.body))
         return out
 
     def seq(self, node: SeqStmt, path: Path, redirect: bool, on_loc: bool) -> SeqStmt:
@@ -964,19 +1021,31 @@ def _check_writes_first(chk, block: Block, buf: Buffer, subject: str, realize, w
                  f"would be read uninitialised{hint}", realize)
 
 
-def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, hint: str = "") -> int:
+def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, hint: str = "",
+                       *, writes_first: bool = True) -> int:
     """cache_write and reindex_cache_write: the block is the only writer of
-    the buffer in its scope (NotSingleWriteBlockError) and does not read it
-    before writing it (CacheWriteReadBeforeWriteError); its position among
-    the scope's children."""
+    the buffer in its scope (NotSingleWriteBlockError) and (unless
+    ``writes_first`` is False) does not read it before writing it
+    (CacheWriteReadBeforeWriteError); its position among the scope's
+    children."""
     writer = _only_writer(chk, scope, buf)
     name = realize.block.name_hint
     if writer is None or scope.children[writer][1].block.name_hint != name:
         # the block is nested below a child of the scope that also writes the buffer
         chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
                  f"block {name!r} is not the only block of its scope writing the buffer", realize)
-    _check_writes_first(chk, realize.block, buf, subject, realize, "cache", hint)
+    if writes_first:
+        _check_writes_first(chk, realize.block, buf, subject, realize, "cache", hint)
     return writer
+
+
+def _position_at(site, path: Path, loc: Path) -> int:
+    """The position in the body of ``loc`` (below the declarations at its
+    top) of the item holding ``path``."""
+    node, k = site.at(loc).body, len(loc) + 1  # after ("body", None)
+    while isinstance(node, _DECLS):
+        node, k = node.body, k + 1
+    return path[k][1] if isinstance(node, SeqStmt) and len(path) > k else 0
 
 
 def _copy_back_place(site, scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
@@ -1016,6 +1085,11 @@ class _Plan:
     pos: int
     select: object
     taken: object
+    #: cache_write only: the position at ``loc`` where the cache is filled
+    #: from the buffer before the block runs (None: it is not filled)
+    fill: int | None = None
+    #: the redirected blocks take the buffer's pointer (see _cache_buffer)
+    pointer: bool = False
 
 
 def _python_args(self, index_name: str) -> list[str]:
@@ -1144,9 +1218,6 @@ class CacheRead(Rewrite):
             # takes what is inside the buffer
             region = _clamped([Interval(r.min, fold_sub(fold_add(r.min, r.extent), IntImm(r.extent.dtype, 1)))
                                for r in region], buf, _outer_dom(site, path[:-1], scope.path))
-        full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
-                or _depends_on_outer_loops(site, scope, region))
-
         def select(block: Block, inherited: bool) -> str:
             if _writes(block, buf):
                 return "skip"
@@ -1154,8 +1225,13 @@ class CacheRead(Rewrite):
                 return "redirect"
             return "redirect" if block.name_hint in consumers else "keep"
 
+        pointer = _uses_pointer([r.block for _, r in scope.children if _reads(r.block, buf)
+                                 and select(r.block, False) == "redirect"], buf)
+        full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
+                or _depends_on_outer_loops(site, scope, region) or pointer)
+
         self._check_order(chk, site, scope, buf, loc, pos, select, writer)
-        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, pointer=pointer)
 
     @staticmethod
     def _all_readers_under(scope: _Scope, buf: Buffer, loc: Path) -> bool:
@@ -1163,14 +1239,15 @@ class CacheRead(Rewrite):
 
     @staticmethod
     def _check_order(chk, site, scope, buf, loc, pos, select, writer):
-        node = site.at(loc)
-        body = node.body
-        wrapped = not isinstance(body, SeqStmt)
-        stage = loc + (("body", None),) + (("seq", pos if not wrapped else (0 if pos == 0 else 1)),)
+        node, inner = site.at(loc).body, loc + (("body", None),)
+        while isinstance(node, _DECLS):
+            node, inner = node.body, inner + (("body", None),)
+        wrapped = not isinstance(node, SeqStmt)
+        stage = inner + (("seq", pos if not wrapped else (0 if pos == 0 else 1)),)
         for k, (p, realize) in enumerate(scope.children):
             if not _reads(realize.block, buf) or select(realize.block, False) != "redirect":
                 continue
-            where = _shifted_path(p, loc, pos, wrapped)
+            where = _shifted_path(p, inner, pos, wrapped)
             if _runs_before(where, stage) or (writer is not None and k < writer):
                 chk.stop(CacheStageOrderError, f"block {realize.block.name_hint!r}",
                          f"the block reads buffer {buf.name} before the cache of it is filled "
@@ -1180,7 +1257,7 @@ class CacheRead(Rewrite):
     def build(self, plan: _Plan) -> Outcome:
         scope_name = self.storage_scope or "global"
         taken = plan.taken
-        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken, plan.pointer)
         # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
         stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=True, full=plan.full, name=stage_name,
@@ -1225,17 +1302,22 @@ class CacheWrite(Rewrite):
     4. the block has an enclosing block (NoScopeBlockError);
     5. the block is the only block of the scope writing the buffer
        (NotSingleWriteBlockError);
-    6. the block does not read an element of the buffer before writing it
-       itself, which would read the cache uninitialised, and a reduction
-       block's init runs in every fill of the cache (not so in a later
-       part of a partitioned reduction loop) (CacheWriteReadBeforeWriteError);
-    7. the given consumers run after the block (CacheStageOrderError);
-    8. the block writes every element of the region copied back: one
-       element per instance, stored unconditionally, over a dense range,
-       under no predicate but bounds on the written index, and the given
-       consumers read only elements it writes, the only ones the cache
-       holds (CacheWritePartialError; TVM lets such a consumer read the
-       cache where nothing was stored).
+    6. the given consumers run after the block (CacheStageOrderError);
+    7. the given consumers read only elements the block writes, the only
+       ones the cache holds (CacheWritePartialError; TVM lets such a
+       consumer read the cache where nothing was stored).
+
+    Where TVM's result would read the cache before anything is stored in
+    it, the cache is filled from the buffer first, by a copy
+    ``<cache>_fill`` placed just before the block (so no ScheduleError):
+    the block reads an element of the buffer before writing it itself (an
+    in-place update, or a composite block whose inner blocks write before
+    they read), a reduction block's init does not run in every fill of the
+    cache (a later part of a partitioned reduction loop), or the block may
+    leave elements of the region copied back unwritten (a predicate, a
+    strided or opaque write). A block that takes the buffer's pointer
+    (``B.data`` in an opaque call) writes through the cache's, and the
+    cache is then laid out as the buffer.
 
     Example:
 
@@ -1283,8 +1365,7 @@ class CacheWrite(Rewrite):
         scope = _scope_of(chk, site, path, describe(self.block), buf)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         name = realize.block.name_hint
-        writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block),
-                                    " (cache_inplace caches a buffer that is read and written)")
+        writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block), writes_first=False)
         wpath, wrealize = scope.children[writer]
         # the consumers are children of the scope (checked above): the first
         # in program order that runs no later than the writer
@@ -1297,37 +1378,49 @@ class CacheWrite(Rewrite):
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
         loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
-        _check_init_runs(chk, site, wpath, wrealize, loc, buf, describe(self.block), "cache")
-        partial = _partial_write(site, buf, wpath, wrealize, loc)
-        if partial is not None:
-            chk.stop(CacheWritePartialError, describe(self.block),
-                     f"the block may not write every element of buffer {buf.name} that the copy back "
-                     f"would copy: {partial}", realize)
+        # a block that reads the buffer before writing it, whose init may not
+        # run in every fill of the cache, or that may leave elements of the
+        # copied region unwritten, would read or copy back uninitialised
+        # elements (TVM's result then changes): the cache is filled from the
+        # buffer first, just before the block, so it holds the buffer's values
+        needs_fill = (_reads_before_writing(realize.block, buf) is not None
+                      or _skipped_init(site, wpath, wrealize, loc) is not None
+                      or _partial_write(site, buf, wpath, wrealize, loc) is not None)
+        fill = _position_at(site, wpath, loc) if needs_fill else None
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
                                               describe(self.block))
         region = _writer_region(site, buf, wpath, wrealize, loc)
+        pointer = _uses_pointer([r.block for _, r in scope.children
+                                 if r.block.name_hint in consumers or r is wrealize], buf)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
-                site, scope, region)
+                site, scope, region) or pointer
 
         def select(block: Block, inherited: bool) -> str:
             if block.name_hint in consumers or block.name_hint == name or inherited:
                 return "redirect"
             return "skip"
 
-        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names)
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
 
     def build(self, plan: _Plan) -> Outcome:
         scope_name = self.storage_scope or "global"
         taken = plan.taken
-        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken)
+        cache = _cache_buffer(plan.orig, scope_name, plan.region, plan.full, taken, plan.pointer)
         # block names are a namespace of their own, as in TVM (block and buffer are both A_shared)
         stage_name = fresh_name(suffixed(plan.orig.name, scope_name), plan.site.index.blocks)
+        fill, bound = None, set()
+        if plan.fill is not None:
+            # the fill runs first, so its loops take the first names
+            fill_name = fresh_name(f"{stage_name}_fill", _Both(plan.site.index.blocks, {stage_name}))
+            fill_stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=True, full=plan.full,
+                                        name=fill_name, taken=_Both(taken, {cache.name, stage_name, fill_name}))
+            fill, bound = (plan.fill, fill_stage), _bound_names(fill_stage) | {fill_name}
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
-                               taken=_Both(taken, {cache.name, stage_name}))
+                               taken=_Both(taken, {cache.name, stage_name} | bound))
         offsets = None if plan.full else [r.min for r in plan.region]
         new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
-                              plan.select, stores=True).run()
+                              plan.select, stores=True, fill=fill).run()
         mod = commit(plan.site, plan.scope.path, new_scope)
         return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
 
@@ -1781,7 +1874,8 @@ class CacheInplace(Rewrite):
         site, buf = plan.site, plan.buf
         scope_name = self.storage_scope or "global"
         taken = site.index.names
-        cache = _cache_buffer(buf, scope_name, plan.read_region, True, taken)
+        cache = _cache_buffer(buf, scope_name, plan.read_region, True, taken,
+                              _uses_pointer([plan.realize.block], buf))
         base = suffixed(buf.name, scope_name)
         in_name = fresh_name(base, site.index.blocks)
         out_name = fresh_name(base, _Both(site.index.blocks, {in_name}))

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 
 from ..errors import ParseError, TirfunError
+from .parser_values import ScriptCall
 
 #: most nested macro expansions (a macro calling itself ends here)
 MAX_MACRO_DEPTH = 32
@@ -102,6 +103,12 @@ def call(ip, func: PyValue, node: ast.Call, positional, keywords) -> Any:
         raise ip.fail(node, f"{_name(func)}(...) failed: {err}") from None
     except Exception as err:  # the user's function: its failure is reported where it is called
         raise ip.fail(node, f"{_name(func)}(...) raised {type(err).__name__}: {err}") from None
+    if isinstance(result, ScriptCall):
+        # a helper returning T.decl_buffer(...) and the like: the call is
+        # made here, where the helper is called, as TVM's builder makes it
+        positional = [(from_python(v), node) for v in result.args]
+        keywords = {k: (from_python(v), node) for k, v in result.kwargs.items()}
+        return ip.call_builtin(result.name, node, positional, keywords)
     return from_python(result)
 
 

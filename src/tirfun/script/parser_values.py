@@ -110,6 +110,21 @@ class NewBuffer:
 
 
 @attrs.frozen
+class ScriptCall:
+    """A script function (``T.decl_buffer``, ``T.alloc_buffer``...) called
+    from Python: what a Python helper returns when it calls one. It means
+    something only as the result of a helper that a @T.prim_func body
+    calls: the parser then makes the call there, as TVM's builder does."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+
+    def __repr__(self) -> str:
+        return f"<{self.name}(...) outside a @T.prim_func function>"
+
+
+@attrs.frozen
 class NewIterVar:
     """A block iteration variable from ``T.axis.*``, registered in its block
     once named."""

@@ -222,6 +222,24 @@ def _only_in_script(name: str):
     return stub
 
 
+#: the script functions a Python helper may call for a @T.prim_func that
+#: calls it: TVM's builder makes the statement wherever the call happens,
+#: so the helper's result stands for the call at the helper's call site
+_DEFERRED = frozenset({"decl_buffer", "alloc_buffer", "allocate", "allocate_const"})
+
+
+def _deferred(name: str):
+    def stub(*args, **kwargs):
+        from .parser_values import ScriptCall
+
+        return ScriptCall(f"T.{name}", args, kwargs)
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = (f"``T.{name}``: inside a @T.prim_func function, or in a Python function that one "
+                    "calls (the call then stands where that function is called).")
+    stub._script_name = f"T.{name}"
+    return stub
+
+
 class _Axis:
     """``T.axis``: block iteration variables (inside a function only)."""
 
@@ -247,6 +265,8 @@ def __getattr__(name: str):
         raise AttributeError(name)
     from .parser_builtins import ALIASES, BUILTINS, resolve
 
+    if name in _DEFERRED:
+        return _deferred(name)
     if f"T.{name}" in BUILTINS or f"T.{name}" in ALIASES:
         return _only_in_script(name)
     value = resolve("T", name)
