@@ -9,6 +9,7 @@ import pytest
 
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
+from tirfun.errors import BuildError
 from tirfun.interp import compile_func, run
 from tirfun.lower import lower
 from tirfun.nodes import IRModule
@@ -252,3 +253,50 @@ def test_a_consumer_placed_above_its_producers_threads_reads_shared_memory_after
     assert 'T.tvm_storage_sync("shared")' in lowered.script()
     args = random_inputs(mod["main"], 3)
     _same(_serial(mod["main"], args), _gpu(lowered, args))
+
+
+# TVM's factorized reduction: the partial sums per thread, then their sum
+FACTORED = """
+@T.prim_func
+def main(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf = T.alloc_buffer((16, 16), "float32")
+    for j in T.thread_binding(16, thread="blockIdx.x"):
+        for i_o in T.thread_binding(4, thread="threadIdx.x"):
+            for i_i, k in T.grid(4, 16):
+                with T.block("B_rf"):
+                    vi = T.axis.S(16, i_o * 4 + i_i)
+                    vj, vk = T.axis.remap("SR", [j, k])
+                    with T.init():
+                        B_rf[vi, vj] = T.float32(0)
+                    B_rf[vi, vj] = B_rf[vi, vj] + A[vj, vi, vk]
+    for j, i in T.grid(16, 16):
+        with T.block("B"):
+            vj, vi = T.axis.remap("SR", [j, i])
+            with T.init():
+                B[vj] = T.float32(0)
+            B[vj] = B[vj] + B_rf[vi, vj]
+"""
+
+
+def test_a_reduction_moved_under_a_thread_loop_that_drives_its_reduction_variable_is_cross_thread():
+    # the threads of i_o each add their part of the reduction: a cross-thread
+    # reduction (TVM's test_reverse_compute_at_factorized), not several
+    # threads racing to compute the same thing
+    mod = mod_of(FACTORED)
+    after = R.reverse_compute_at("B", "i_o", preserve_unit_loops=False)(mod)
+    block = next(r for r in _realizes(after["main"]) if r.block.name_hint == "B")
+    assert [v.script() for v in block.iter_values] == ["j", "i_o * 4 + ax0"]
+    args = random_inputs(mod["main"], 4)
+    _same(_serial(mod["main"], args), _gpu(after["main"], args))
+    # its lowering needs the reduction loops to hold the block alone, as TVM's
+    # does: here i_o also holds the partial sums, and the build says so
+    with pytest.raises(BuildError, match=r"block B reduces across threads, but it is not the only statement "
+                                         r"under its reduction loops"):
+        lower(after, "cuda")
+
+
+def _realizes(func):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import BlockRealize
+
+    return [s for _, s in walk_stmts(func) if isinstance(s, BlockRealize)]

@@ -62,3 +62,30 @@ LOOPS = {v.name: loop(v, e) for v, e in ((I0, 2), (I1, 3), (I2, 4), (F, 24))}
 ])
 def test_affine_binding(values, affine):
     assert is_affine_binding(values, LOOPS) is affine
+
+
+M = Var("m")
+# loops of symbolic extents, fused: f over n * 32, g over n * m
+SYMBOLIC = {**LOOPS, "f": loop(F, N * 32), "g": loop(Var("g"), N * M)}
+G = Var("g")
+
+
+@pytest.mark.parametrize("values, affine", [
+    ([floordiv(F, N), floormod(F, N)], True),          # fuse of loops of 32 and n
+    ([floordiv(G, M), floormod(G, M)], True),          # fuse of loops of n and m
+    ([floordiv(G, M) * 4 + I2, floormod(G, M)], True),  # a slice by a size, then a split's inner part
+    ([floordiv(F, N), floordiv(F, N)], False),         # one slice feeds two iteration variables
+    ([floordiv(F, N), floormod(F, M)], False),         # f % m and f // n: no chain, may overlap
+    ([floormod(F, N), floordiv(F, M * N)], False),     # the slices leave a gap: no chain
+    ([floormod(F, N) * 2], False),                     # weight 2 on the innermost part
+    ([floormod(F, N) + I2 * 2], False),                # nothing of a larger weight after n's slice
+    ([floordiv(F, floormod(F, 3))], False),            # the divisor uses the loop itself
+])
+def test_affine_binding_with_slices_by_symbolic_sizes(values, affine):
+    # TVM's fuse of loops of symbolic extents makes f // n and f % n, and its
+    # iterator maps read them as affine (its dynamic-shape schedules rely on it)
+    assert is_affine_binding(values, SYMBOLIC) is affine
+    # the plain detection, whose slices hold integers, does not read them
+    from tirfun.analysis.arith import detect_iter_map
+    if any(isinstance(v, type(floordiv(F, N))) or isinstance(v, type(floormod(F, N))) for v in values):
+        assert detect_iter_map(values, SYMBOLIC) is None

@@ -1016,3 +1016,51 @@ def test_reverse_compute_inline_of_a_read_constant_once_unit_variables_take_thei
     out = R.reverse_compute_inline("J")(mod)
     assert "T.where(i == 1)" in out["main"].script()
     assert_equivalent(mod["main"], out["main"], trials=5)
+
+
+# TVM's test_shape_var_as_bound: an rfactor of a matmul-vector product whose
+# spatial loops of 32 and n were fused (f // n, f % n of a loop of n * 32)
+SYMBOLIC_FUSED = '''
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (32, 1, 128))
+    B = T.match_buffer(b, (32, n, 128))
+    C = T.match_buffer(c, (32, 1, n))
+    C_rf = T.alloc_buffer((128, 32, 1, n))
+    for f, k1, k0 in T.grid(n * 32, 128, 1):
+        with T.block("rf"):
+            vk1 = T.axis.spatial(128, k1)
+            v0 = T.axis.spatial(32, f // n)
+            v1 = T.axis.spatial(n, f % n)
+            vk0 = T.axis.reduce(1, k0)
+            with T.init():
+                C_rf[vk1, v0, 0, v1] = T.float32(0)
+            C_rf[vk1, v0, 0, v1] = C_rf[vk1, v0, 0, v1] + A[v0, 0, vk0 * 128 + vk1] * B[v0, v1, vk0 * 128 + vk1]
+    for f, k1 in T.grid(n * 32, 128):
+        with T.block("C"):
+            vk1 = T.axis.reduce(128, k1)
+            v0 = T.axis.spatial(32, f // n)
+            v1 = T.axis.spatial(n, f % n)
+            with T.init():
+                C[v0, 0, v1] = T.float32(0)
+            C[v0, 0, v1] = C[v0, 0, v1] + C_rf[vk1, v0, 0, v1]
+'''
+
+
+def test_reverse_compute_at_into_a_fused_loop_of_symbolic_extent():
+    # f // n and f % n are an affine binding (TVM's iterator maps read them
+    # so): the reduction block is a reduction block, and the partial sums of
+    # one f are what it reads under f
+    mod = IRModule({"main": from_source(SYMBOLIC_FUSED)})
+    out = R.reverse_compute_at("C", "f")(mod)
+    loop = out["main"].body.block.body
+    assert loop.loop_var.name == "f" and [type(s).__name__ for s in loop.body.seq] == ["For", "For"]
+    assert_equivalent(mod["main"], out["main"], trials=2)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((32, 1, 128)).astype("float32")
+    b = rng.standard_normal((32, 5, 128)).astype("float32")
+    c_before, c_after = np.zeros((32, 1, 5), "float32"), np.zeros((32, 1, 5), "float32")
+    tirfun.build(mod, target="llvm")(a, b, c_before)
+    tirfun.build(out, target="llvm")(a, b, c_after)
+    assert c_before.tobytes() == c_after.tobytes()

@@ -870,7 +870,8 @@ class _ComputeAtBase(Rewrite):
                 bind = {iv.var: v for iv, v in zip(crealize.block.iter_vars, crealize.iter_values)}
                 loops = loops_between(site, cpath, parent)
                 relaxed = {l.loop_var.name: l for l in loops}
-                sums = detect_iter_map([substitute(x.min, bind) for x in r.region], relaxed, "affine")
+                sums = detect_iter_map([substitute(x.min, bind) for x in r.region], relaxed, "affine",
+                                       symbolic=True)
                 used = {s.source for total in (sums or []) for s in total.args}
                 if sums is None or loop.loop_var.name not in used:
                     chk.stop(UnsupportedRegionError, subject,
@@ -976,7 +977,14 @@ class _ComputeAtBase(Rewrite):
         if not _reads_what_it_writes(block):
             return
         bound = [l for l in threads if l.kind is ForKind.THREAD_BINDING]
-        idle = [l for l in bound if sums is None or l.loop_var.name not in used] + inner
+        # a thread loop driving a reduction variable splits the reduction
+        # among the threads: a cross-thread reduction, lowered to an
+        # all-reduce (as TVM's LowerCrossThreadReduction), not a race
+        reducing = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.CommReduce]
+        rsums = detect_iter_map(spatial + reducing, ranges, "affine") if reducing and sums is not None else None
+        split = {sp.source for total in (rsums or [])[len(spatial):] for sp in total.args}
+        idle = [l for l in bound if (sums is None or l.loop_var.name not in used)
+                and l.loop_var.name not in split] + inner
         for buf in writes_of(block):
             shared = [l for l in idle if _shares_storage(buf.scope(), l.thread_binding)]
             if shared:
@@ -1230,7 +1238,9 @@ class ComputeAt(_ComputeAtBase):
        iterations of the block; a block that reads what it writes (a
        reduction) is not run by several threads that share its output,
        under thread-bound loops its binding does not use or above
-       thread-bound loops under the target loop (ThreadOverlapError).
+       thread-bound loops under the target loop (ThreadOverlapError); a
+       thread-bound loop driving a reduction variable is a cross-thread
+       reduction, lowered to an all-reduce where its loops allow it.
 
     Example:
 
@@ -1320,7 +1330,9 @@ class ReverseComputeAt(_ComputeAtBase):
        iterations of the block; a block that reads what it writes (a
        reduction) is not run by several threads that share its output,
        under thread-bound loops its binding does not use or above
-       thread-bound loops under the target loop (ThreadOverlapError).
+       thread-bound loops under the target loop (ThreadOverlapError); a
+       thread-bound loop driving a reduction variable is a cross-thread
+       reduction, lowered to an all-reduce where its loops allow it.
 
     Example:
 

@@ -51,6 +51,7 @@ from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
+from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
 from ..nodes import (
@@ -352,7 +353,7 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
         terms = [c for c in terms if not any(c is a for a in aside)]
     predicate = _conjoin(terms)
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
-    sums = detect_iter_map(fused, relaxed, "affine")
+    sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
         # would forwards: read it reflected
@@ -376,8 +377,14 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
                 # the slice takes every value up to the last of its loop
                 # (which starts at 0): (extent - 1) // lower_factor
                 last = fold_sub(relaxed[split.source].extent, IntImm(relaxed[split.source].extent.dtype, 1))
-                if split.lower_factor != 1:
+                if isinstance(split.lower_factor, PrimExpr):  # a symbolic size (f // n)
+                    last = _last_quotient(relaxed[split.source].extent, split.lower_factor)
+                elif split.lower_factor != 1:
                     last = FloorDiv(last, IntImm(last.dtype, split.lower_factor))
+                reach.append(last * split.scale if split.scale != 1 else last)
+                continue
+            if isinstance(split.extent, PrimExpr):  # f % n: up to n - 1
+                last = fold_sub(split.extent, IntImm(split.extent.dtype, 1))
                 reach.append(last * split.scale if split.scale != 1 else last)
                 continue
             span += split.scale * (split.extent - 1)
@@ -389,6 +396,19 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             hi = fold_add(hi, IntImm(lo.dtype, span + e - 1))
         out.append(Interval(lo, simplify_index(hi) if hi is not lo else lo))
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
+
+
+def _last_quotient(extent: PrimExpr, size: PrimExpr) -> PrimExpr:
+    """``(extent - 1) // size``, the last value of ``f // size`` over a loop
+    ``f`` of ``extent``: ``k - 1`` when the extent is ``k * size`` (fuse of a
+    loop of ``k`` with one of ``size``; the loop runs only when ``size`` is
+    at least 1, and then the quotient is exactly that)."""
+    form = affine_form(extent)
+    if form is not None and form.const == 0 and len(form.terms) == 1:
+        (atom, k), = form.terms
+        if atom == size and k > 0:
+            return IntImm(extent.dtype, k - 1)
+    return simplify_expr(FloorDiv(fold_sub(extent, IntImm(extent.dtype, 1)), size))
 
 
 def _reflected(mins: list, relaxed: dict) -> list | None:

@@ -277,10 +277,28 @@ def loop_ranges(loops) -> dict[str, tuple[int, int]]:
 _CONST = object()
 
 
-def _split_of(atom, loops: Mapping[str, object]):
+def _symbolic_split(atom, loops: Mapping[str, object]):
+    """``x // e`` or ``x % e`` with ``x`` a loop variable of ``loops`` from 0
+    and ``e`` an expression of none of them (a size such as ``n``, positive
+    as TVM takes shape variables to be): ``(x, e, None)`` or ``(x, 1, e)``;
+    None otherwise. What fuse makes of loops of symbolic extents."""
+    from ...rewrites.exprs import uses_any
+
+    if not isinstance(atom, (FloorDiv, FloorMod)) or not _is_index(atom.b):
+        return None
+    x = atom.a
+    if not isinstance(x, Var) or x.name not in loops or uses_any(atom.b, loops) is not None:
+        return None
+    if _int_value(loops[x.name].min) != 0:
+        return None
+    return (x.name, 1, atom.b) if isinstance(atom, FloorMod) else (x.name, atom.b, None)
+
+
+def _split_of(atom, loops: Mapping[str, object], symbolic: bool = False):
     """``(var name, lower factor, extent or None)`` when ``atom`` is a loop
-    variable or a ``//``/``%`` slice of one; ``_CONST`` when it mentions no
-    loop variable of ``loops``; None otherwise."""
+    variable or a ``//``/``%`` slice of one (with ``symbolic``, by an
+    expression of no loop too: see :func:`_symbolic_split`); ``_CONST`` when
+    it mentions no loop variable of ``loops``; None otherwise."""
     if isinstance(atom, Var):  # the commonest binding: a loop variable, or an outer one
         if atom.name not in loops:
             return _CONST
@@ -293,6 +311,8 @@ def _split_of(atom, loops: Mapping[str, object]):
         loop = loops[atom.name]
         return atom.name, 1, _int_value(loop.extent)
     c = _int_value(getattr(atom, "b", None))
+    if c is None and symbolic:
+        return _symbolic_split(atom, loops)
     if c is None or c <= 0:
         return None
     inner = atom.a
@@ -350,7 +370,8 @@ class IterSum:
 _LEVELS = ("affine", "surjective", "bijective")
 
 
-def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") -> list[IterSum] | None:
+def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", *,
+                    symbolic: bool = False) -> list[IterSum] | None:
     """The binding ``values`` of one block as iteration sums over ``loops``
     (loop variable name -> For), or None when they are not an iteration map
     at ``level``.
@@ -374,6 +395,13 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
     ``loops`` with more than one iteration is used, its slices tiling it
     whole: each iteration of the loops gives one point and every point is
     given.
+
+    With ``symbolic`` (not at ``"bijective"``), a slice may also divide by
+    an expression of no loop of the map, ``f // n`` and ``f % n`` as fuse
+    makes them of loops of symbolic extents: such a slice ends its value
+    (nothing of a larger weight may follow it), and the slices of one loop
+    must then chain, ``f % n`` below ``f // n``. Its :class:`IterSplit`
+    holds the expression as its lower factor or extent.
     """
     if level not in _LEVELS:
         raise ValueError(f"detect_iter_map: level must be one of {_LEVELS}, not {level!r}")
@@ -385,14 +413,14 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
             return None
         if isinstance(value, Var):
             # a variable alone: what the general reading below gives, directly
-            split = _split_of(value, loops)
+            split = _split_of(value, loops, symbolic)
             if split is _CONST:
                 parts, base_expr = [], value
             else:
                 parts = [] if _one_value(split, loops, surjective) else [(1, split)]
                 base_expr = IntImm(value.dtype, 0)
         else:
-            parts, base_expr = _read_value(value, loops, surjective)
+            parts, base_expr = _read_value(value, loops, surjective, symbolic)
             if parts is None:
                 return None
         parts.sort(key=lambda p: p[0])
@@ -400,16 +428,26 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine") 
         for k, (name, lower, extent) in parts:
             if expected is None or k > expected or (k != expected and not surjective):
                 return None
-            if extent is None:
+            sym = not isinstance(lower, int) or not (extent is None or isinstance(extent, int))
+            if sym and level == "bijective":
+                return None
+            if extent is None or sym:
                 expected = None
             elif surjective:
                 expected = expected + k * (extent - 1)  # the span so far: [0, expected)
             else:
                 expected = k * extent
-            upper = float("inf") if extent is None else lower * extent
-            for lo, hi in used.get(name, []):
-                if max(lo, lower) < min(hi, upper):
-                    return None
+            if sym:
+                # [lower, upper) of the loop's place values, symbolically:
+                # disjointness is left to the chain _slices_nest requires
+                upper = float("inf") if extent is None else (extent if lower == 1 else Mul(lower, extent))
+            else:
+                upper = float("inf") if extent is None else lower * extent
+                for lo, hi in used.get(name, []):
+                    if not (isinstance(lo, int) and isinstance(hi, (int, float))):
+                        continue  # a symbolic slice: see _slices_nest
+                    if max(lo, lower) < min(hi, upper):
+                        return None
             used.setdefault(name, []).append((lower, upper))
         sums.append(IterSum(tuple(IterSplit(n, lw, ext, k) for k, (n, lw, ext) in parts), base_expr))
     if not _slices_nest(used, loops):
@@ -425,7 +463,7 @@ def _one_value(split, loops: Mapping[str, object], surjective: bool) -> bool:
     return split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0)
 
 
-def _read_value(value, loops: Mapping[str, object], surjective: bool):
+def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: bool = False):
     """One binding value as ``(parts, base)``: its slices of the loops as
     ``(weight, split)`` and the expression of the rest; ``(None, None)``
     when it is not such a sum."""
@@ -439,7 +477,7 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool):
     pending = list(lin.terms)
     while pending:
         atom, k = pending.pop(0)
-        split = _split_of(atom, loops)
+        split = _split_of(atom, loops, symbolic)
         if split is _CONST:
             base = base.plus(norm.atom(atom).scale(k))
             continue
@@ -528,6 +566,10 @@ def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
     for name, slices in used.items():
         if len(slices) < 2:
             continue
+        if any(not isinstance(b, (int, float)) for sl in slices for b in sl):
+            if not _chain(slices):
+                return False
+            continue
         ordered = sorted(slices)
         for (_, upper), (lower, _) in zip(ordered, ordered[1:]):
             if upper == float("inf") or lower % upper != 0:
@@ -536,6 +578,22 @@ def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
         top = ordered[-1][1]
         if ext is not None and (top == float("inf") or ext % top != 0):
             return False
+    return True
+
+
+def _chain(slices) -> bool:
+    """Whether slices some of whose bounds are symbolic tile a run of the
+    loop's place values from 1: one starts at 1 and each next starts where
+    one ends (``f % n`` is ``[1, n)``, ``f // n`` is ``[n, inf)``): then no
+    two overlap, whatever positive value the sizes take."""
+    rest = list(slices)
+    at = 1
+    while rest:
+        nxt = next((sl for sl in rest if sl[0] == at), None)
+        if nxt is None or nxt[1] == float("inf") and len(rest) > 1:
+            return False
+        rest.remove(nxt)
+        at = nxt[1]
     return True
 
 
@@ -561,8 +619,10 @@ def _tiles_every_loop(used: Mapping[str, list], loops: Mapping[str, object]) -> 
 def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
     """Whether the iteration values of one block are an affine binding over
     ``loops`` (loop variable name -> For): :func:`detect_iter_map` at the
-    ``"affine"`` level, or at ``"surjective"`` with ``surjective``."""
-    return detect_iter_map(values, loops, "surjective" if surjective else "affine") is not None
+    ``"affine"`` level, or at ``"surjective"`` with ``surjective``, slices
+    by symbolic sizes included (``f // n``, ``f % n``: TVM's iterator maps
+    take those from fuse of loops of symbolic extents)."""
+    return detect_iter_map(values, loops, "surjective" if surjective else "affine", symbolic=True) is not None
 
 
 __all__ = [
