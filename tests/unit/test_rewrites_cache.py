@@ -1234,3 +1234,24 @@ def test_caches_go_inside_the_declarations_at_the_top_of_the_scope(rewrite):
     body = out["main"].body.block.body
     assert type(body).__name__ == "AllocateConst" and type(body.body).__name__ == "DeclBuffer"
     assert_structural_equal(from_source(out["main"].script()), out["main"])
+
+
+def test_cache_read_of_an_index_buffer_redirects_the_loads_inside_other_regions():
+    # A[B[i], j]: the block reads B inside the index of A, in its body and in
+    # its declared read of A; both read the cache (TVM's
+    # test_cache_read_nested_buffer_access)
+    mod = mod_of('''
+@T.prim_func
+def main(A: T.Buffer((7, 16), "float32"), B: T.Buffer((2,), "int32"), C: T.Buffer((2, 16), "float32")):
+    for i, j in T.grid(2, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[B[vi], vj], B[vi])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[T.max(T.min(B[vi], 6), 0), vj]
+''')
+    out = R.cache_read("C", 1, "global")(mod)
+    block = next(s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint == "C")
+    assert [r.script() for r in block.reads] == ["A[B_global[vi], vj]", "B_global[vi]"]
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

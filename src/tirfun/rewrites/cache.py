@@ -758,6 +758,13 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for r in regions:
+        if r.buffer != old:
+            # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too
+            ranges = [Range(_redirect_expr(x.min, old, new, offsets), _redirect_expr(x.extent, old, new, offsets))
+                      for x in r.region]
+            if any(a.min is not b.min or a.extent is not b.extent for a, b in zip(ranges, r.region)):
+                r = BufferRegion(r.buffer, ranges)
+                changed = True
         if r.buffer == old and callable(offsets):
             r = BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in offsets()])
             changed = True
