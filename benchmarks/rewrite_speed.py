@@ -241,6 +241,8 @@ def primitive_records() -> list[tuple[str, str, object]]:
         ("storage_align", "matmul", R.storage_align("Y", 0, 0, 16, 1)),
         ("unsafe_set_dtype", "matmul", R.unsafe_set_dtype("Y", 0, "float16")),
         ("set_axis_separator", "matmul", R.set_axis_separator("Y", 0, "write", [1])),
+        ("transform_layout", "matmul", R.transform_layout("Y", ("write", 0),
+                                                          lambda i, j: (i // 16, j // 16, i % 16, j % 16))),
         ("rolling_buffer", "rolling", R.rolling_buffer("P", 0)),
         ("decompose_reduction", "matmul", R.decompose_reduction("Y", "j")),
         ("rfactor", "matmul", R.rfactor("k", 0)),

@@ -463,6 +463,27 @@ class Schedule:
         self.apply(R.set_axis_separator(self._block(block), index, kind,
                                         list(axis_separators or ())))
 
+    def transform_layout(self, block, buffer, index_map, pad_value=None, *,
+                         assume_injective_transform: bool = False) -> None:
+        """Store a buffer the block reads or writes in the layout ``index_map``
+        gives (see :class:`~tirfun.rewrites.TransformLayout`). ``buffer`` is
+        ``("read" | "write", index)`` or the name of a buffer the block
+        accesses, as in TVM."""
+        kind, index = self._buffer_arg("transform_layout", block, buffer)
+        if callable(index_map):
+            # traced here, on the buffer's dimensions, so that the trace holds
+            # the map as a value (a Python function does not replay from JSON)
+            from .rewrites.layout import trace_index_map
+
+            try:
+                found = self.get(self._block(block))
+                regions = found.reads if kind == "read" else found.writes
+                index_map = trace_index_map(index_map, regions[index].buffer)
+            except (RewriteError, IndexError, TypeError):
+                pass  # the record reports what is wrong
+        self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
+                                      assume_injective_transform))
+
     def rolling_buffer(self, block, write_buffer_index: int) -> None:
         """Fold a buffer the block writes into a rolling buffer along the loop
         that slides it (see :class:`~tirfun.rewrites.RollingBuffer`)."""

@@ -16,7 +16,8 @@ RECORDS = [R.Split, R.Fuse, R.Reorder, R.Merge, R.AddUnitLoop, R.ReorderBlockIte
 RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex, R.ReindexCacheRead, R.ReindexCacheWrite]  # caching
 RECORDS += [R.CacheIndex]  # cache_index
 RECORDS += [R.ComputeAt, R.ReverseComputeAt, R.ComputeInline, R.ReverseComputeInline]  # compute location
-RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer]  # storage
+RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer,
+            R.TransformLayout]  # storage and layout
 RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
             R.AnnotateBufferAccess,
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints

@@ -605,6 +605,13 @@ CASES += [
     ("cache-partial", lambda: mod_of(_CACHE_GUARDED), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWritePartialError, r"^reindex_cache_write: block 'B': the block may not write every element of "
                                r"buffer B"),
+    ("layout-padding", lambda: mod_of(ELEMENTWISE), R.transform_layout("B", ("write", 0), lambda i, j: (i // 3, i % 3, j)),
+     R.TransformationIntroducesPaddingError,
+     r"^transform_layout: block 'B': the index map does not take the shape \(8, 8\) of buffer B one to one"),
+    ("layout-vector", lambda: mod_of(ELEMENTWISE.replace("B[vi, vj] = A[vi, vj] * T.float32(2)",
+                                                         "B[vi, 0:4] = A[vi, 0:4]")),
+     R.transform_layout("B", ("read", 0), lambda i, j: (j, i)), R.UnsupportedLayoutError,
+     r"^transform_layout: block 'B': buffer A is accessed as a vector"),
     ("cache-inplace", lambda: mod_of(ELEMENTWISE), R.cache_inplace("B", 0, "local"), R.NotReadWriteError,
      r"^cache_inplace: block 'B': the block does not both read and write buffer A$"),
     ("reindex-leaf", lambda: mod_of(NESTED_SCOPE), R.reindex("outer", ("read", 0)), R.NotLeafBlockError,

@@ -377,6 +377,18 @@ class BufferIsSubregionError(RewriteError):
     """The buffer is a match_buffer view of a region of another buffer."""
 
 
+class TransformationIntroducesPaddingError(RewriteError):
+    """transform_layout's index map does not take the buffer's shape one to
+    one onto a box from 0: some elements of the new layout would be padding
+    (TVM's error of the same name; TVM then takes a ``pad_value``)."""
+
+
+class UnsupportedLayoutError(RewriteError):
+    """transform_layout cannot restate the buffer in the new layout: it has
+    explicit strides, an offset or axis separators, its pointer is taken,
+    or it is accessed as a vector."""
+
+
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 

@@ -125,6 +125,54 @@ def draw_set_axis_separator(ch: Chooser, mod: IRModule):
     return R.set_axis_separator(block, index, kind, seps)
 
 
+def draw_transform_layout(ch: Chooser, mod: IRModule):
+    """A random ``transform_layout`` of an intermediate buffer a block
+    accesses, or None: a map one to one onto a box (a dimension split by a
+    divisor of its extent, two adjacent dimensions fused, or two swapped),
+    so it keeps the meaning; parameters keep their layout, which the
+    caller's arrays follow."""
+    from .. import rewrites as R
+    from ..analysis.arith.terms import int_value
+
+    func = _main(mod)
+    views = {m.buffer for n in walk(func.body) if isinstance(n, Block) for m in n.match_buffers}
+    allocated = _allocated(func) - views
+    sites = []
+    for _, s in walk_stmts(func):
+        if isinstance(s, Block):
+            for kind, regions in (("read", s.reads), ("write", s.writes)):
+                sites += [(s.name_hint, kind, k, r.buffer) for k, r in enumerate(regions)
+                          if r.buffer in allocated and r.buffer.shape]
+    if not sites:
+        return None
+    block, kind, index, buf = ch.choice(sites)
+    ndim = len(buf.shape)
+    extents = [int_value(d) for d in buf.shape]
+    d = ch.integer(0, ndim - 1)
+    how = ch.choice(["split", "fuse", "swap"])
+    if how == "split" and extents[d] and [f for f in range(2, extents[d]) if extents[d] % f == 0]:
+        f = ch.choice([f for f in range(2, extents[d]) if extents[d] % f == 0])
+
+        def index_map(*ix):
+            return (*ix[:d], ix[d] // f, ix[d] % f, *ix[d + 1:])
+    elif how == "fuse" and d + 1 < ndim and extents[d + 1]:
+        e = extents[d + 1]
+
+        def index_map(*ix):
+            return (*ix[:d], ix[d] * e + ix[d + 1], *ix[d + 2:])
+    else:
+        other = ch.integer(0, ndim - 1)
+
+        def index_map(*ix):
+            out = list(ix)
+            out[d], out[other] = out[other], out[d]
+            return tuple(out)
+    from ..nodes import Var
+
+    params = tuple(Var(f"i{k}") for k in range(ndim))
+    return R.transform_layout(block, (kind, index), (params, tuple(index_map(*params))))
+
+
 def draw_rolling_buffer(ch: Chooser, mod: IRModule):
     """A ``rolling_buffer`` of a block writing an intermediate buffer, or
     None; it applies only where a tiled producer's windows overlap (see
@@ -145,6 +193,7 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], object]] = {
     "unsafe_set_dtype": draw_unsafe_set_dtype,
     "rolling_buffer": draw_rolling_buffer,
     "set_axis_separator": draw_set_axis_separator,
+    "transform_layout": draw_transform_layout,
 }
 
 
@@ -314,4 +363,4 @@ def located_programs():
 
 __all__ = ["DRAWERS", "WIDER", "draw_set_scope", "draw_storage_align", "draw_unsafe_set_dtype",
            "draw_rolling_buffer", "sliding_source", "sliding_programs",
-           "draw_set_axis_separator", "located_source", "located_programs", "random_located_program"]
+           "draw_set_axis_separator", "draw_transform_layout", "located_source", "located_programs", "random_located_program"]

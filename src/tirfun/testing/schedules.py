@@ -85,7 +85,7 @@ BLOCK_PRIMITIVES = ("compute_at", "reverse_compute_at", "compute_inline", "rever
                     "cache_read", "cache_write", "cache_inplace", "reindex", "reindex_cache_read",
                     "reindex_cache_write",
                     "cache_index",
-                    "set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator",
+                    "set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator", "transform_layout",
                     "rolling_buffer",
                     "decompose_reduction", "rfactor",
                     "decompose_padding", "pad_einsum", "loop_partition", "annotate_buffer_access",

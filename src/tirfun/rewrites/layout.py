@@ -1,0 +1,389 @@
+"""transform_layout: store a buffer in another layout, given by an index map.
+
+The map takes a buffer's indices to the indices of the new layout
+(``lambda i, j: (i // 16, j // 16, i % 16, j % 16)`` tiles a matrix); the
+buffer takes the shape the map's image spans, and every access to it, in
+block bodies and in declared regions, goes through the map. What the
+program computes does not change: each element keeps its value, at its new
+place. A parameter changes in the function's signature, as in TVM: the
+caller then passes the array in the new layout.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith import bound_region, can_prove, detect_iter_map
+from ..analysis.arith.iter_map import simplify_index
+from ..analysis.traversal import walk, walk_stmts
+from ..nodes import (
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, Var,
+)
+from ..nodes.base import with_fields
+from .base import Checks, Outcome, Rewrite, commit, register
+from .cache import as_index_map
+from .checks import describe, resolve_block, resolve_site
+from .errors import (
+    BufferIsSubregionError, InvalidArgumentError, TransformationIntroducesPaddingError,
+    UnsupportedLayoutError,
+)
+from .exprs import cast as _cast, substitute_expr, var_names
+from .refs import as_block_ref
+from .serialize import py_value
+from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer
+
+
+def _as_map(value):
+    """A Python function is kept as it is until the buffer it maps is known
+    (its variables take the dtype of the buffer's dimensions, and a
+    function of ``*indices`` one per dimension: see :func:`trace_index_map`);
+    anything else is read as :func:`~tirfun.rewrites.cache.as_index_map`
+    reads it."""
+    if callable(value) and not isinstance(value, type):
+        return value
+    return as_index_map(value)
+
+
+def trace_index_map(index_map, buffer: Buffer):
+    """``(params, results)`` of a Python function mapping ``buffer``'s
+    indices: called once with one variable per dimension (``i0``, ``i1``...
+    for a function of ``*indices``, else named after its parameters), each
+    of the dtype of its dimension, as TVM's ``IndexMap.from_func`` does with
+    the buffer's ``ndim``. Anything but a function is returned unchanged;
+    a function that cannot be traced too, for the primitive to report."""
+    if not callable(index_map) or isinstance(index_map, type):
+        return index_map
+    import inspect
+
+    try:
+        sig = inspect.signature(index_map).parameters.values()
+    except (TypeError, ValueError):
+        return index_map
+    dtypes = [d.dtype for d in buffer.shape]
+    sig = list(sig)
+    star = [p for p in sig if p.kind is p.VAR_POSITIONAL]
+    before = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    after = [p.name for p in sig if p.kind is p.KEYWORD_ONLY]
+    # ``lambda *indices, k: ...``: the starred parameter takes the dimensions
+    # the named ones leave, as TVM's IndexMap.from_func gives them
+    spread = len(dtypes) - len(before) - len(after)
+    if (not star and spread) or spread < 0:
+        return index_map  # reported by the primitive, with the arity
+    names = before + [f"i{len(before) + k}" for k in range(spread)] + after
+    params = tuple(Var(n, dt) for n, dt in zip(names, dtypes))
+    head, tail = params[:len(before) + spread], params[len(before) + spread:]
+    try:
+        out = index_map(*head, **{n: v for n, v in zip(after, tail)})
+    except Exception:  # a map that cannot be traced is reported by the primitive
+        return index_map
+    results = tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    return params, tuple(IntImm(params[0].dtype if params else "int32", r) if isinstance(r, int)
+                         and not isinstance(r, bool) else r for r in results)
+
+
+def _as_spec(value):
+    """``("read" | "write", index)`` as a tuple (a list from JSON too)."""
+    if isinstance(value, list) and len(value) == 2:
+        return tuple(value)
+    return value
+
+
+@attrs.frozen
+class _LayoutPlan:
+    site: object
+    alloc: object  # the allocating block's path, or None for a parameter
+    buffer: Buffer
+    new: Buffer
+    params: tuple
+    results: tuple
+
+
+def _map_indices(params, results, indices) -> list[PrimExpr]:
+    """The map applied to ``indices`` (each cast to its parameter's dtype)."""
+    mapping = {p: _cast(i, p.dtype) for p, i in zip(params, indices)}
+    return [simplify_index(substitute_expr(e, mapping)) for e in results]
+
+
+def _map_region(params, results, region: BufferRegion, new: Buffer) -> BufferRegion:
+    """A declared region of the buffer in the new layout: a point maps to a
+    point; a box to the box its image spans (the whole dimension where the
+    image is not bounded)."""
+    if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region):
+        out = _map_indices(params, results, [r.min for r in region.region])
+        return BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in out])
+    fresh = [Var(f"{p.name}_relaxed", p.dtype) for p in params]
+    dom = {v: Range(_cast(r.min, v.dtype), _cast(r.extent, v.dtype)) for v, r in zip(fresh, region.region)}
+    outs = _map_indices(params, results, fresh)
+    ranges = []
+    for k, iv in enumerate(bound_region([Range(o, IntImm(o.dtype, 1)) for o in outs], dom)):
+        dim = new.shape[k]
+        if iv.lo is None or iv.hi is None:
+            ranges.append(Range(IntImm(dim.dtype, 0), dim))
+        else:
+            lo = simplify_index(iv.lo)
+            ranges.append(Range(lo, simplify_index(iv.hi - lo + IntImm(iv.hi.dtype, 1))))
+    return BufferRegion(new, ranges)
+
+
+@register
+@attrs.frozen
+class TransformLayout(Rewrite):
+    """Store a buffer in the layout an index map gives (TVM's
+    ``transform_layout``): the buffer takes the shape of the map's image,
+    and every load, store and declared region of it goes through the map.
+    The buffer is named by a block that accesses it and ``("read" |
+    "write", index)`` of the block's regions. A parameter changes in the
+    function's signature.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. ``buffer`` is ``("read" | "write", index)`` of the block's regions
+       (InvalidArgumentError, BufferIndexOutOfRangeError);
+    3. ``index_map`` is a function of one variable per dimension of the
+       buffer returning integer indices, or ``(params, results)``
+       (InvalidArgumentError);
+    4. the buffer is not a match_buffer view, nor viewed by one
+       (BufferIsSubregionError), has no explicit strides, offset or axis
+       separators, its pointer is not taken and no access to it is a vector
+       (UnsupportedLayoutError);
+    5. the map takes the buffer's shape one to one onto a box from 0, so no
+       element is padding (TransformationIntroducesPaddingError; TVM then
+       takes a ``pad_value``, which tirfun does not implement yet), unless
+       ``assume_injective_transform`` vouches that it is one to one, as in
+       TVM.
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+            B = T.alloc_buffer((8, 8))
+            for i, j in T.grid(8, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(8, 8):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        # rewrite
+        transform_layout("B", ("write", 0), lambda i, j: (i // 4, j // 4, i % 4, j % 4))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+            B = T.alloc_buffer((2, 2, 4, 4))
+            for i, j in T.grid(8, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi // 4, vj // 4, vi % 4, vj % 4] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(8, 8):
+                with T.block("C"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    C[vi, vj] = B[vi // 4, vj // 4, vi % 4, vj % 4] + T.float32(1)
+    """
+
+    primitive = "transform_layout"
+
+    block: object = attrs.field(converter=as_block_ref)
+    buffer: object = attrs.field(default=("write", 0), converter=_as_spec)
+    index_map: object = attrs.field(default=None, converter=_as_map)
+    pad_value: object = None
+    assume_injective_transform: object = False
+
+    def plan(self, mod, chk: Checks):
+        spec = self.buffer
+        if not (isinstance(spec, tuple) and len(spec) == 2 and spec[0] in ("read", "write")
+                and isinstance(spec[1], int) and not isinstance(spec[1], bool)):
+            resolve_block(chk, resolve_site(chk, mod, [self.block]), self.block)
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"buffer must be ('read' | 'write', index), got {spec!r}")
+        if not isinstance(self.assume_injective_transform, bool):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"assume_injective_transform must be a bool, got {self.assume_injective_transform!r}")
+        site, path, block, buffer = resolve_buffer(chk, mod, self.block, spec[1], spec[0])
+        params, results = self._check_map(chk, site, buffer)
+        alloc, view = find_definition(site, path, buffer)
+        if view is not None:
+            chk.stop(BufferIsSubregionError, describe(self.block),
+                     f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
+                     "transform the layout of the buffer it views", site.at(view))
+        top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
+        if top is not None and buffer_views(site.at(top), buffer):
+            chk.stop(BufferIsSubregionError, describe(self.block),
+                     f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
+                     "new layout")
+        self._check_buffer(chk, site, buffer)
+        new = self._new_buffer(chk, buffer, params, results)
+        return _LayoutPlan(site, alloc, buffer, new, params, results)
+
+    def _check_map(self, chk: Checks, site, buffer: Buffer):
+        index_map = trace_index_map(self.index_map, buffer)
+        if callable(index_map) and not isinstance(index_map, type):
+            import inspect
+
+            try:
+                arity = len(inspect.signature(index_map).parameters)
+            except (TypeError, ValueError):
+                arity = None
+            if arity is not None and arity != len(buffer.shape):
+                chk.stop(InvalidArgumentError, describe(self.block),
+                         f"the index map takes {arity} indices, but buffer {buffer.name} has "
+                         f"{len(buffer.shape)} dimensions")
+        ok = (isinstance(index_map, tuple) and len(index_map) == 2
+              and all(isinstance(v, Var) and v.dtype.is_integer for v in index_map[0])
+              and all(isinstance(e, PrimExpr) and e.dtype.is_integer and e.dtype.lanes == 1
+                      for e in index_map[1]) and index_map[1])
+        if not ok:
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     "the index map must be a function of the buffer's indices returning integer indices, "
+                     f"or (params, results), got {index_map!r}")
+        params, results = index_map
+        if len(params) != len(buffer.shape):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"the index map takes {len(params)} indices, but buffer {buffer.name} has "
+                     f"{len(buffer.shape)} dimensions")
+        # besides its own variables, a map may use the function's sizes (the
+        # variables of its parameters' shapes, in scope everywhere)
+        names = {p.name for p in params} | _sizes(site.func)
+        for e in results:
+            extra = var_names(e) - names
+            if extra:
+                chk.stop(InvalidArgumentError, describe(self.block),
+                         f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor "
+                         "a size of the function's parameters")
+        return tuple(params), tuple(results)
+
+    def _check_buffer(self, chk: Checks, site, buffer: Buffer) -> None:
+        subject = describe(self.block)
+        if buffer.strides or buffer.elem_offset is not None or buffer.axis_separators:
+            chk.stop(UnsupportedLayoutError, subject,
+                     f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
+                     "the new layout would have to restate")
+        for node in walk(site.func.body):
+            if isinstance(node, Var) and buffer.data is not None and node == buffer.data:
+                chk.stop(UnsupportedLayoutError, subject,
+                         f"the pointer of buffer {buffer.name} is taken ({buffer.name}.data), and pointer "
+                         "arithmetic follows the old layout")
+            if isinstance(node, (BufferLoad, BufferStore)) and node.buffer == buffer and any(
+                    i.dtype.lanes != 1 for i in node.indices):
+                chk.stop(UnsupportedLayoutError, subject,
+                         f"buffer {buffer.name} is accessed as a vector, {node.script()}, which the map "
+                         "does not take element by element")
+
+    def _new_buffer(self, chk: Checks, buffer: Buffer, params, results) -> Buffer:
+        """The buffer in the new layout: the shape the map's image spans over
+        the buffer's shape, which must start at 0 and be taken one to one."""
+        subject = describe(self.block)
+        dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, buffer.shape)}
+        shape = []
+        for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):
+            if iv.lo is None or iv.hi is None or not can_prove(EQ(iv.lo, IntImm(iv.lo.dtype, 0))):
+                chk.stop(TransformationIntroducesPaddingError, subject,
+                         f"the index {e.script()} of the map does not run over a range from 0 for buffer "
+                         f"{buffer.name} of shape {_shape(buffer)}")
+            shape.append(simplify_index(iv.hi + IntImm(iv.hi.dtype, 1)))
+        if not self.assume_injective_transform:
+            loops = {p.name: For(p, IntImm(p.dtype, 0), _cast(d, p.dtype), "serial", _NOP)
+                     for p, d in zip(params, buffer.shape)}
+            sums = detect_iter_map(list(results), loops, "bijective")
+            if sums is None or not _fills(sums, shape, params, buffer):
+                why = ("pad_value is not implemented here yet" if self.pad_value is not None else
+                       "give a map that is one to one onto a box (TVM would take a pad_value)")
+                chk.stop(TransformationIntroducesPaddingError, subject,
+                         f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} one "
+                         f"to one onto the shape {_dims(shape)} it spans: some "
+                         f"elements would be padding; {why}")
+        return with_fields(buffer, shape=shape)
+
+    def build(self, plan: _LayoutPlan) -> Outcome:
+        site, old, new = plan.site, plan.buffer, plan.new
+        params, results = plan.params, plan.results
+
+        def access(n, visit):
+            kind = type(n)
+            if kind is BufferLoad and n.buffer == old:
+                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                pred = None if n.predicate is None else visit(n.predicate)
+                return BufferLoad(new, indices, pred)
+            if kind is BufferStore and n.buffer == old:
+                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                pred = None if n.predicate is None else visit(n.predicate)
+                return BufferStore(new, visit(n.value), indices, pred)
+            if kind is BufferRegion and n.buffer == old:
+                region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
+                return _map_region(params, results, region, new)
+            return None
+
+        mapping = {old: new}
+        if plan.alloc is not None:
+            block = _replace_buffers(site.at(plan.alloc), mapping, access)
+            return Outcome(commit(site, plan.alloc, block, index=site.index))
+        from .index import remember
+
+        func = _replace_buffers(site.func, mapping, access)
+        remember(func, site.index)
+        return Outcome(site.mod.with_function(site.func_name, func))
+
+    def python_args(self):
+        args = [py_value(self.block), f"buffer={py_value(self.buffer)}", f"index_map={py_value(self.index_map)}"]
+        if self.pad_value is not None:
+            args.append(f"pad_value={py_value(self.pad_value)}")
+        if self.assume_injective_transform:
+            args.append("assume_injective_transform=True")
+        return args
+
+
+from ..nodes import Evaluate  # noqa: E402 - the body of the loops the bijectivity check reads
+
+_NOP = Evaluate(IntImm("int32", 0))
+
+
+def _sizes(func) -> set[str]:
+    """The variables of the function's parameter buffers' shapes, and its
+    scalar parameters."""
+    out = {p.name for p in func.params if p not in func.buffer_map and not p.dtype.is_handle}
+    for buf in func.buffer_map.values():
+        for d in buf.shape:
+            out |= var_names(d)
+    return out
+
+
+def _dims(shape) -> str:
+    return "(" + ", ".join(d.script() for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _shape(buffer: Buffer) -> str:
+    return _dims(list(buffer.shape))
+
+
+def _fills(sums, shape, params, buffer: Buffer) -> bool:
+    """Whether the map's image is all of ``shape``. A map the bijective
+    iteration-map detection reads is one to one onto the box its outputs
+    span; with constant shapes the element counts check that ``shape`` is
+    that box and not a loose bound of it."""
+    from ..analysis.arith.terms import int_value
+
+    sizes_in = [int_value(d) for d in buffer.shape]
+    sizes_out = [int_value(d) for d in shape]
+    if None in sizes_in or None in sizes_out:
+        return True  # symbolic: each output's span is read from its slices exactly
+    total_in = total_out = 1
+    for v in sizes_in:
+        total_in *= v
+    for v in sizes_out:
+        total_out *= v
+    return total_in == total_out
+
+
+def transform_layout(block, buffer, index_map, pad_value=None, assume_injective_transform=False) -> TransformLayout:
+    """The :class:`TransformLayout` record:
+    ``transform_layout("B", ("write", 0), lambda i, j: (j, i))``."""
+    return TransformLayout(block, buffer, index_map, pad_value, assume_injective_transform)
+
+
+__all__ = ["TransformLayout", "transform_layout"]
