@@ -204,6 +204,30 @@ def test_pad_einsum_of_a_matmul():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
 
 
+def test_pad_einsum_copies_an_output_in_only_where_the_block_may_not_write_all_of_it():
+    # the matmul writes every C[i, j] (its init first): C_pad needs no copy
+    # in, as in TVM; under a predicate some elements keep their values, so
+    # the output is copied in before and back after
+    out = R.pad_einsum("C", [4, 4, 4])(mod_of(MATMUL))
+    names = [b.name_hint for b in _blocks(out)]
+    assert names == ["A_pad", "B_pad", "C", "C_pad"], names
+    guarded = mod_of(MATMUL.replace('i, j, k = T.axis.remap("SSR", [i0, i1, i2])',
+                                    'i, j, k = T.axis.remap("SSR", [i0, i1, i2])\n            T.where(i0 != 3)'))
+    out = R.pad_einsum("C", [4, 4, 4])(guarded)
+    names = [b.name_hint for b in _blocks(out)]
+    assert names == ["A_pad", "B_pad", "C_pad", "C", "C_pad_1"], names
+    verify(out)
+    assert_equivalent(guarded["main"], out["main"])
+
+
+def _blocks(mod):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    root = mod["main"].body.block
+    return [s for _, s in walk_stmts(mod["main"]) if isinstance(s, Block) and s is not root]
+
+
 def test_pad_einsum_keeps_a_padded_reduction_out_of_a_max():
     source = """
 @T.prim_func

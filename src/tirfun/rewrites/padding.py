@@ -406,10 +406,10 @@ class PadEinsum(Rewrite):
     Correct where TVM is not: the padded iterations of a reduction variable
     would add the reduction of padding values (zero is no identity for max,
     nor for a sum of ``x + 1``), so a padded reduction variable keeps them
-    out with a predicate; an output is copied in as well as back, and back
-    only over the original domain in the padded dimensions, so elements the
-    block does not write (outside its domain, under its predicate, or in a
-    part a loop does not run) keep their values (TVM copies back from
+    out with a predicate; an output is copied back only over the original
+    domain in the padded dimensions, and copied in as well where the block
+    may not write all of it (a predicate, loops over part of its domain), so
+    elements it does not write keep their values (TVM copies back from
     elements it never wrote); a dimension indexed by a constant is copied
     whole (TVM makes it of extent 1 and accesses it out of bounds).
 
@@ -451,12 +451,6 @@ class PadEinsum(Rewrite):
                     T.reads(A[v0, v1])
                     T.writes(A_pad[v0, v1])
                     A_pad[v0, v1] = T.if_then_else(v0 < 3, A[v0, v1], T.float32(0))
-            for i0 in range(4):
-                with T.block("B_pad"):
-                    v0 = T.axis.spatial(4, i0)
-                    T.reads(B[v0])
-                    T.writes(B_pad[v0])
-                    B_pad[v0] = T.if_then_else(v0 < 3, B[v0], T.float32(0))
             for i, k in T.grid(4, 4):
                 with T.block("B"):
                     vi, vk = T.axis.remap("SR", [i, k])
@@ -466,7 +460,7 @@ class PadEinsum(Rewrite):
                         B_pad[vi] = T.float32(0)
                     B_pad[vi] = B_pad[vi] + A_pad[vi, vk]
             for i0 in range(3):
-                with T.block("B_pad_1"):
+                with T.block("B_pad"):
                     v0 = T.axis.spatial(3, i0)
                     T.reads(B_pad[v0])
                     T.writes(B[v0])
@@ -579,10 +573,11 @@ class PadEinsum(Rewrite):
 
             new_buf = Buffer(fresh(f"{buf.name}_pad", taken), shape, buf.dtype, storage_scope=buf.storage_scope)
             buf_map[buf] = new_buf
-            # an output is copied in too: what the block does not write
-            # (a predicate, loops that cover part of its domain) is copied
-            # back unchanged
-            reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
+            # an output is copied in too where the block may not write all of
+            # it (a predicate, loops that cover part of its domain): what it
+            # does not write is copied back unchanged
+            if is_read or not _writes_every_element(site, rpath, realize, region):
+                reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
             if not is_read:
                 writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
         # the block on the padded buffers, over the padded domain
@@ -648,6 +643,54 @@ class PadEinsum(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
                                                else self.padding)]
+
+
+def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
+    """Whether the einsum block writes every element of its output over its
+    domain before anything reads it, so that the padded output needs no copy
+    in (TVM's result): no predicate, each iteration variable bound to a loop
+    of its own running over exactly its domain, the body one store at the
+    written point, and the output read only there after an init that
+    stores it (a reduction's accumulator)."""
+    from ..analysis.arith.simplify import is_true
+    from .checks import loops_above
+
+    block = realize.block
+    if not is_true(realize.predicate):
+        return False
+    loops = {loop.loop_var: loop for _, loop in loops_above(site, rpath)}
+    values = list(realize.iter_values)
+    if len(set(values)) != len(values):
+        return False
+    for iv, value in zip(block.iter_vars, values):
+        loop = loops.get(value) if isinstance(value, Var) else None
+        if loop is None or _int(loop.min) != 0 or _int(iv.dom.min) != 0 \
+                or not _same_value(loop.extent, iv.dom.extent):
+            return False
+    point = [x.min for x in region.region]
+
+    def stores_point(stmt) -> bool:
+        return (isinstance(stmt, BufferStore) and stmt.buffer == region.buffer and stmt.predicate is None
+                and list(stmt.indices) == point)
+
+    if not stores_point(block.body) or any(not (isinstance(x.extent, IntImm) and x.extent.value == 1)
+                                           for x in region.region):
+        return False
+    reads = [r for r in block.reads if r.buffer == region.buffer]
+    uses = _loads_of(block.body, region.buffer)
+    if reads or uses:
+        if block.init is None or not stores_point(block.init) or _loads_of(block.init, region.buffer):
+            return False
+        if any([x.min for x in r.region] != point for r in reads) or any(list(ld.indices) != point for ld in uses):
+            return False
+    return True
+
+
+def _loads_of(stmt, buf) -> list:
+    from ..analysis.traversal import walk
+    from ..nodes import BufferLoad
+
+    return [n for n in walk(stmt) if isinstance(n, BufferLoad) and n.buffer == buf]
 
 
 def _same_value(a, b) -> bool:
