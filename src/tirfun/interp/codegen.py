@@ -1127,6 +1127,14 @@ class Compiler:
             return Value(wrap_code(f"abs({v.code})", dt), dt, True, ivs.full(dt))
         if name == "ldexp" and len(vals) == 2:
             return Value(f"h_ldexp({self.exact(vals[0])}, {vals[1].code})", dt, dt.bits == 64)
+        if name == "reinterpret" and len(vals) == 1:
+            src = vals[0].dtype
+            if src.lanes != e.dtype.lanes:
+                raise InterpError(f"the interpreter reinterprets lane by lane; {src} to {e.dtype} changes "
+                                  "the number of lanes")
+            code = self.exact(vals[0]) if src.is_float else vals[0].code
+            iv = None if dt.is_float else ivs.full(dt)
+            return Value(f"h_reinterpret({code}, {str(src.element_of)!r}, {str(dt)!r})", dt, True, iv)
         if name in ("popcount", "clz") and len(vals) == 1:
             bits = vals[0].dtype.bits
             return Value(f"h_{name}({vals[0].code}, {bits})", dt, True, (0, bits))

@@ -184,6 +184,24 @@ def popcount(x: int, bits: int) -> int:
     return bin(x & ((1 << bits) - 1)).count("1")
 
 
+def reinterpret(x, src: str, dst: str):
+    """The bits of ``x``, a value of ``src``, read as a value of ``dst`` of
+    the same size (``T.reinterpret``): an int for integer types, a float
+    for float types."""
+    import numpy as np
+
+    from ..numpy_dtypes import numpy_dtype
+
+    s, d = numpy_dtype(src), numpy_dtype(dst)
+    if s.kind in "iu":
+        bits = s.itemsize * 8
+        raw = np.array([x & ((1 << bits) - 1)], dtype=f"u{s.itemsize}")
+    else:
+        raw = np.array([x], dtype=s)
+    out = raw.view(d)[0]
+    return int(out) if d.kind in "iub" else float(out)
+
+
 def clz(x: int, bits: int) -> int:
     """Leading zero bits of ``x`` in a ``bits``-wide word."""
     return bits - (x & ((1 << bits) - 1)).bit_length()
@@ -243,7 +261,7 @@ def helper_namespace() -> dict:
         ns[f"h_{name}"] = fn
     ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16,
               h_nextafter_bf16=nextafter_bf16, h_ldexp=ldexp,
-              h_popcount=popcount, h_clz=clz, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
+              h_popcount=popcount, h_clz=clz, h_reinterpret=reinterpret, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
               h_round_f32=round_f32)
     return ns
 

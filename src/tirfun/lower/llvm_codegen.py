@@ -1001,6 +1001,10 @@ class LLVMCodegen:
             return self._vector_part(e)
         if op == "tir.dp4a":
             return self._dp4a(e)
+        if op == "tir.reinterpret" and len(e.args) == 1:
+            # the same bits read as another type of the same size (the parser
+            # checks the sizes agree)
+            return b.bitcast(self.expr(e.args[0]), value_type(e.dtype))
         if op in LEGALIZED:
             return self.expr(legalize(e))
         refused = refusal(op, "the CPU build (llvm)")
