@@ -15,7 +15,6 @@ import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import walk, walk_stmts
 from ..nodes import (
     EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, Var,
 )
@@ -96,6 +95,32 @@ class _LayoutPlan:
     new: Buffer
     params: tuple
     results: tuple
+    items: dict  # id of a sequence -> the positions of its items naming the buffer
+
+
+def _naming(root, buffer: Buffer, items: dict):
+    """The nodes under ``root`` inside statements that name ``buffer`` (or
+    its pointer): a sequence's items from ``items`` where known, other
+    statements asked their kept names; expressions walked whole."""
+    from ..analysis.mentions import names_in
+    from ..analysis.traversal import iter_children
+    from ..nodes import SeqStmt, Stmt
+
+    names = {buffer.name} | ({buffer.data.name} if buffer.data is not None else set())
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, SeqStmt):
+            chosen = items.get(id(n))
+            if chosen is None:
+                chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
+            stack.extend(n.seq[i] for i in chosen)
+            continue
+        if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
+            continue
+        yield n
+        if not isinstance(n, Buffer):
+            stack.extend(iter_children(n))
 
 
 def _map_indices(params, results, indices) -> list[PrimExpr]:
@@ -213,13 +238,16 @@ class TransformLayout(Rewrite):
                      f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
                      "transform the layout of the buffer it views", site.at(view))
         top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
-        if top is not None and buffer_views(site.at(top), buffer):
+        # which items of each sequence name the buffer (from the function's
+        # index where it can tell): the checks and the rewrite visit only those
+        items: dict = {}
+        if top is not None and buffer_views(site.at(top), buffer, items, site.index, top):
             chk.stop(BufferIsSubregionError, describe(self.block),
                      f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
                      "new layout")
-        self._check_buffer(chk, site, buffer)
+        self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
         new = self._new_buffer(chk, buffer, params, results)
-        return _LayoutPlan(site, alloc, buffer, new, params, results)
+        return _LayoutPlan(site, alloc, buffer, new, params, results, items)
 
     def _check_map(self, chk: Checks, site, buffer: Buffer):
         index_map = trace_index_map(self.index_map, buffer)
@@ -258,13 +286,13 @@ class TransformLayout(Rewrite):
                          "a size of the function's parameters")
         return tuple(params), tuple(results)
 
-    def _check_buffer(self, chk: Checks, site, buffer: Buffer) -> None:
+    def _check_buffer(self, chk: Checks, root, buffer: Buffer, items: dict) -> None:
         subject = describe(self.block)
         if buffer.strides or buffer.elem_offset is not None or buffer.axis_separators:
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
                      "the new layout would have to restate")
-        for node in walk(site.func.body):
+        for node in _naming(root, buffer, items):
             if isinstance(node, Var) and buffer.data is not None and node == buffer.data:
                 chk.stop(UnsupportedLayoutError, subject,
                          f"the pointer of buffer {buffer.name} is taken ({buffer.name}.data), and pointer "
@@ -321,11 +349,11 @@ class TransformLayout(Rewrite):
 
         mapping = {old: new}
         if plan.alloc is not None:
-            block = _replace_buffers(site.at(plan.alloc), mapping, access)
+            block = _replace_buffers(site.at(plan.alloc), mapping, access, plan.items)
             return Outcome(commit(site, plan.alloc, block, index=site.index))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping, access)
+        func = _replace_buffers(site.func, mapping, access, plan.items)
         remember(func, site.index)
         return Outcome(site.mod.with_function(site.func_name, func))
 
