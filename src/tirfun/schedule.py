@@ -484,6 +484,21 @@ class Schedule:
         self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
                                       assume_injective_transform))
 
+    def transform_block_layout(self, block, index_map) -> None:
+        """Transform a block's iteration space by a bijective affine index map
+        (see :class:`~tirfun.rewrites.TransformBlockLayout`)."""
+        if callable(index_map):
+            # traced here, on the block's iteration variables, so that the
+            # trace holds the map as a value
+            from .rewrites.layout import _Dims, trace_index_map
+
+            try:
+                found = self.get(self._block(block))
+                index_map = trace_index_map(index_map, _Dims([iv.var.dtype for iv in found.iter_vars]))
+            except (RewriteError, TypeError):
+                pass  # the record reports what is wrong
+        self.apply(R.transform_block_layout(self._block(block), index_map))
+
     def rolling_buffer(self, block, write_buffer_index: int) -> None:
         """Fold a buffer the block writes into a rolling buffer along the loop
         that slides it (see :class:`~tirfun.rewrites.RollingBuffer`)."""

@@ -10,7 +10,7 @@ from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.interp import run as interp_run
-from tirfun.nodes import IRModule
+from tirfun.nodes import BlockRealize, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
@@ -267,3 +267,61 @@ def test_a_map_of_int64_indices_takes_their_dtype():
     B = sch.mod["main"].body.block.alloc_buffers[0]
     assert [str(d.dtype) for d in B.shape] == ["int64"] * 3
     check(mod, sch.mod)
+
+
+# ---------------------------------------------------------------------- transform_block_layout
+
+MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((8, 6), "float32"), B: T.Buffer((6, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    for i, j, k in T.grid(8, 4, 6):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+@pytest.mark.parametrize("index_map, extents, kinds", [
+    (lambda i, j, k: (i * 4 + j, k), [32, 6], "SR"),
+    (lambda i, j, k: (j, i, k), [4, 8, 6], "SSR"),
+    (lambda i, j, k: (i // 2, j, k // 3, i % 2, k % 3), [4, 4, 2, 2, 3], "SSRSR"),
+])
+def test_a_block_over_a_new_iteration_space_keeps_the_meaning(index_map, extents, kinds):
+    mod = mod_of(MATMUL)
+    sch = Schedule(mod)
+    sch.transform_block_layout("C", index_map)
+    out = sch.mod
+    block = out["main"].body.block.body
+    while not isinstance(block, BlockRealize):
+        block = block.body
+    assert [int(iv.dom.extent) for iv in block.block.iter_vars] == extents
+    assert "".join("S" if iv.iter_type.value == "DataPar" else "R" for iv in block.block.iter_vars) == kinds
+    check(mod, out)
+    # the trace holds the traced map and replays
+    assert R.Pipeline.from_json(R.Pipeline(list(sch.trace)).to_json())(mod) == out
+
+
+def test_transform_block_layout_refusals():
+    mod = mod_of(MATMUL)
+    cases = [
+        (R.transform_block_layout("C", lambda i, j, k: (i * 6 + k, j)), R.OpaqueNewIterTypeError,
+         "transform_block_layout: block 'C': the new iteration variable i * 6 + k mixes data-parallel and "
+         "reduction variables"),
+        (R.transform_block_layout("C", lambda i, j, k: (i + j, k)), R.NotBijectiveAffineIndexMapError,
+         "transform_block_layout: block 'C': the index map (i + j, k) is not a bijective affine map"),
+        (R.transform_block_layout("C", lambda i, j: (i, j)), R.InvalidArgumentError,
+         "transform_block_layout: block 'C': the index map takes 2 variables, but the block has 3"),
+    ]
+    for rewrite, cls, message in cases:
+        with pytest.raises(cls) as info:
+            rewrite(mod)
+        assert str(info.value).startswith(message), str(info.value)
+    split = R.split("k", [2, 3])(mod)
+    with pytest.raises(R.NotTrivialBindingError, match="not bound to the loops around it, one loop each"):
+        R.transform_block_layout("C", lambda i, j, k: (i, j, k))(split)
+    sided = mod_of(MATMUL.replace('vi, vj, vk = T.axis.remap("SSR", [i, j, k])',
+                                  'vi, vj, vk = T.axis.remap("SSR", [i, j, k])\n            T.where(i < 7)'))
+    with pytest.raises(R.NonTrivialPredicateError, match="the block has the predicate i < 7"):
+        R.transform_block_layout("C", lambda i, j, k: (i, j, k))(sided)

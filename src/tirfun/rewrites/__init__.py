@@ -42,7 +42,7 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
-from .layout import TransformLayout, transform_layout
+from .layout import TransformBlockLayout, TransformLayout, transform_block_layout, transform_layout
 from .rolling import RollingBuffer, rolling_buffer
 from .storage import (
     SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,
@@ -71,7 +71,7 @@ __all__ = [
     "get_output_blocks", "get_sref", "StmtSRef",
     "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
     "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
-    "TransformLayout", "transform_layout",
+    "TransformLayout", "transform_layout", "TransformBlockLayout", "transform_block_layout",
     "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
     "DecomposePadding", "decompose_padding", "can_decompose_padding", "PadEinsum", "pad_einsum",
     "LoopPartition", "loop_partition",

@@ -389,6 +389,22 @@ class UnsupportedLayoutError(RewriteError):
     or it is accessed as a vector."""
 
 
+class NotTrivialBindingError(RewriteError):
+    """The block's iteration variables are not bound to the loops around it,
+    one loop each, in order, each domain from 0 (transform_block_layout
+    replaces those loops)."""
+
+
+class NotBijectiveAffineIndexMapError(RewriteError):
+    """The index map is not a bijective affine map of the block's iteration
+    domain onto a box from 0 (transform_block_layout needs its inverse)."""
+
+
+class OpaqueNewIterTypeError(RewriteError):
+    """A new iteration variable of transform_block_layout would mix
+    data-parallel and reduction variables, so it has no iteration type."""
+
+
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 

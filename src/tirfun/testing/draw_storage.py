@@ -146,8 +146,16 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):
     if not sites:
         return None
     block, kind, index, buf = ch.choice(sites)
-    ndim = len(buf.shape)
-    extents = [int_value(d) for d in buf.shape]
+    return R.transform_layout(block, (kind, index), _random_bijection(ch, [int_value(d) for d in buf.shape]))
+
+
+def _random_bijection(ch: Chooser, extents: list):
+    """``(params, results)`` of a random map one to one onto a box, over a
+    domain of ``extents`` (None where symbolic): one dimension split by a
+    divisor of its extent, two adjacent ones fused, or two swapped."""
+    from ..nodes import Var
+
+    ndim = len(extents)
     d = ch.integer(0, ndim - 1)
     how = ch.choice(["split", "fuse", "swap"])
     if how == "split" and extents[d] and [f for f in range(2, extents[d]) if extents[d] % f == 0]:
@@ -167,10 +175,33 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):
             out = list(ix)
             out[d], out[other] = out[other], out[d]
             return tuple(out)
-    from ..nodes import Var
-
     params = tuple(Var(f"i{k}") for k in range(ndim))
-    return R.transform_layout(block, (kind, index), (params, tuple(index_map(*params))))
+    return params, tuple(index_map(*params))
+
+
+def draw_transform_block_layout(ch: Chooser, mod: IRModule):
+    """A random ``transform_block_layout`` of a block whose iteration
+    variables are bound one to one to the loops around it, or None (a map
+    one to one onto a box, as :func:`draw_transform_layout` draws them)."""
+    from .. import rewrites as R
+    from ..analysis.arith.terms import int_value
+    from ..nodes import BlockRealize
+
+    func = _main(mod)
+    sites = []
+    for _, s in walk_stmts(func):
+        if isinstance(s, BlockRealize) and s.block.iter_vars and \
+                all(int_value(iv.dom.extent) is not None for iv in s.block.iter_vars):
+            sites.append(s.block)
+    # the blocks where it applies (loops one per variable, nothing else in
+    # them, no predicate, a map that mixes no data-parallel and reduction
+    # variables): each drawn application keeps the meaning and builds
+    for block in ch.shuffled(sites):
+        record = R.transform_block_layout(
+            block.name_hint, _random_bijection(ch, [int_value(iv.dom.extent) for iv in block.iter_vars]))
+        if not record.violations(mod):
+            return record
+    return None
 
 
 def draw_rolling_buffer(ch: Chooser, mod: IRModule):
@@ -194,6 +225,7 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], object]] = {
     "rolling_buffer": draw_rolling_buffer,
     "set_axis_separator": draw_set_axis_separator,
     "transform_layout": draw_transform_layout,
+    "transform_block_layout": draw_transform_block_layout,
 }
 
 
@@ -363,4 +395,4 @@ def located_programs():
 
 __all__ = ["DRAWERS", "WIDER", "draw_set_scope", "draw_storage_align", "draw_unsafe_set_dtype",
            "draw_rolling_buffer", "sliding_source", "sliding_programs",
-           "draw_set_axis_separator", "draw_transform_layout", "located_source", "located_programs", "random_located_program"]
+           "draw_set_axis_separator", "draw_transform_layout", "draw_transform_block_layout", "located_source", "located_programs", "random_located_program"]
