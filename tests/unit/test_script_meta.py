@@ -223,3 +223,25 @@ def test_a_helper_returning_a_scoped_script_call_makes_it_where_it_is_called():
     np.testing.assert_array_equal(c, a * np.array([1, 2, 3, 4], "float32") + 1)
     # outside a function, the call is a value that says what it is
     assert repr(declare([4])) == "<T.decl_buffer(...) outside a @T.prim_func function>"
+
+
+def test_tir_call_tir_calls_a_function_of_the_module():
+    # TVM's Python form of Module.sub(...) inside a decorated function
+    from tirfun import tir
+    from tirfun.script import ir as I
+
+    @I.ir_module
+    class Mod:
+        @T.prim_func
+        def main(A: T.Buffer((1,), "int32")):
+            A[0] = tir.call_tir(Mod.twice, 21)
+
+        @T.prim_func(private=True)
+        def twice(x: T.int32) -> T.int32:
+            T.ret(x * 2)
+
+    a = np.zeros(1, "int32")
+    interp_run(Mod, a)
+    assert a[0] == 42
+    with pytest.raises(Exception, match="call_tir calls a function of the module"):
+        tir.call_tir("twice")

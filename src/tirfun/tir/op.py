@@ -250,6 +250,19 @@ def call_extern(dtype, func_name: str, *args):
     return Call(dtype, "tir.call_extern", [StringImm(func_name), *args])
 
 
+def call_tir(callee, *args):
+    """TVM's ``tir.call_tir``: a call of another function of the module
+    (``Module.sub`` inside a decorated function, or its ``GlobalVar``), of
+    the callee's return type (void for a GlobalVar alone)."""
+    from ..nodes import GlobalVar
+
+    op = getattr(callee, "op", callee)
+    if not isinstance(op, GlobalVar):
+        raise NodeError(f"call_tir calls a function of the module, got {callee!r}")
+    dtype = getattr(callee, "dtype", None) or DataType("void")
+    return Call(dtype, op, [to_expr(a) for a in args])
+
+
 def call_intrin(dtype, op: str, *args):
     """A call to the intrinsic ``op`` (``"tir.exp"``...)."""
     return Call(dtype, op if "." in op else f"tir.{op}", list(args))
@@ -322,7 +335,7 @@ def var(name: str = "v", dtype="int32") -> Var:
 __all__ = [
     *_GENERATED, "ldexp", "abs", "floordiv", "floormod", "truncdiv", "truncmod", "indexdiv",
     "indexmod", "div", "ceildiv", "likely", "assume", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
-    "if_then_else", "select", "cast", "call_extern", "call_intrin", "address_of", "ret",
+    "if_then_else", "select", "cast", "call_extern", "call_intrin", "call_tir", "address_of", "ret",
     "type_annotation", "tvm_access_ptr",
     "decl_buffer", "var", "const", "comm_reducer", "MATH_INTRINSICS",
 ]
