@@ -581,10 +581,10 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         # the items between them as they were): only the gaps between kept
         # items are indexed again, and each gap that changes the length
         # shifts what follows it
-        pairs = _kept_items(a, b, pre, n - suf, pre, m - suf) + [(n - suf, m - suf)]
+        runs = _kept_runs(a, b, pre, n - suf, pre, m - suf) + [(n - suf, m - suf, 0)]
         moves = []
         i0, j0 = pre, pre  # the first old and new positions of the current gap
-        for i, j in pairs:
+        for i, j, length in runs:
             if i > i0 or j > j0:
                 if i - i0 == j - j0 and i0 == j0:  # rebuilt in place, item by item
                     for k in range(i0, i):
@@ -594,7 +594,7 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
                                     [(path + (("seq", k),), b[k]) for k in range(j0, j)]))
                 if (j - j0) != (i - i0) and i < n:
                     moves.append((path, i, (j - j0) - (i - i0)))
-            i0, j0 = i + 1, j + 1
+            i0, j0 = i + length, j + length
         # applied from the last gap back, each in the old positions: a
         # shift never moves an item left of an earlier gap
         shifts.extend(reversed(moves))
@@ -624,6 +624,46 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
             regions.append(([(step, x)] if x is not None else [], [(step, y)] if y is not None else []))
         else:
             _narrow(step, x, y, regions, delta, shifts, gone, came, realizes)
+
+
+#: how far :func:`_kept_runs` looks ahead for the next kept item
+_LOOKAHEAD = 8
+
+
+def _kept_runs(a, b, lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> list[tuple[int, int, int]]:
+    """Runs ``(i, j, length)`` of items kept by identity (``b[j + k]`` is
+    ``a[i + k]``), increasing in both, among ``a[lo_a:hi_a]`` and
+    ``b[lo_b:hi_b]``: each run measured in C, and between runs the next
+    kept item looked for a few items ahead, so a few changes among many
+    kept items cost the changes, not the items. Past that window, what is
+    left is paired by :func:`_kept_items`."""
+    runs: list = []
+    i, j = lo_a, lo_b
+    while i < hi_a and j < hi_b:
+        if a[i] is b[j]:
+            same = list(map(operator.is_, a[i:hi_a], b[j:hi_b]))
+            length = same.index(False) if False in same else len(same)
+            runs.append((i, j, length))
+            i, j = i + length, j + length
+            continue
+        # the next kept item: items inserted in b, dropped from a, or replaced
+        for d in range(1, _LOOKAHEAD + 1):
+            if j + d < hi_b and a[i] is b[j + d]:
+                j += d
+                break
+            if i + d < hi_a and a[i + d] is b[j]:
+                i += d
+                break
+            if i + d < hi_a and j + d < hi_b and a[i + d] is b[j + d]:
+                i, j = i + d, j + d
+                break
+        else:
+            runs.extend((x, y, 1) for x, y in _kept_items(a, b, i, hi_a, j, hi_b))
+            break
+    # an item held twice in ``b`` is kept once and walked again as a new
+    # item where it repeats: its names then count twice, which the index
+    # reports as a clash (and builds afresh), as for any other name bound twice
+    return runs
 
 
 def _kept_items(a, b, lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> list[tuple[int, int]]:
