@@ -143,10 +143,14 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):
             for kind, regions in (("read", s.reads), ("write", s.writes)):
                 sites += [(s.name_hint, kind, k, r.buffer) for k, r in enumerate(regions)
                           if r.buffer in allocated and r.buffer.shape]
-    if not sites:
-        return None
-    block, kind, index, buf = ch.choice(sites)
-    return R.transform_layout(block, (kind, index), _random_bijection(ch, [int_value(d) for d in buf.shape]))
+    # the sites where it applies (no strides, offset or axis separators a
+    # storage primitive set before, no pointer taken, no vector access):
+    # each drawn application keeps the meaning and builds
+    for block, kind, index, buf in ch.shuffled(sites):
+        record = R.transform_layout(block, (kind, index), _random_bijection(ch, [int_value(d) for d in buf.shape]))
+        if not record.violations(mod):
+            return record
+    return None
 
 
 def _random_bijection(ch: Chooser, extents: list):
