@@ -244,6 +244,7 @@ def primitive_records() -> list[tuple[str, str, object]]:
         ("transform_layout", "matmul", R.transform_layout("Y", ("write", 0),
                                                           lambda i, j: (i // 16, j // 16, i % 16, j % 16))),
         ("transform_block_layout", "matmul", R.transform_block_layout("C", lambda i, j: (i // 16, j, i % 16))),
+        ("blockize", "matmul", R.blockize("j")),
         ("rolling_buffer", "rolling", R.rolling_buffer("P", 0)),
         ("decompose_reduction", "matmul", R.decompose_reduction("Y", "j")),
         ("rfactor", "matmul", R.rfactor("k", 0)),

@@ -484,6 +484,17 @@ class Schedule:
         self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
                                       assume_injective_transform))
 
+    def blockize(self, target, preserve_unit_iters: bool = True):
+        """Make the subtree under a loop a block of its own (see
+        :class:`~tirfun.rewrites.Blockize`); the new outer block. TVM also
+        takes a list of blocks, which tirfun does not support yet."""
+        if isinstance(target, (list, tuple)):
+            raise InvalidArgumentError(
+                "blockize", "argument target",
+                "blockize of a list of blocks is not supported; give the loop whose subtree to make a "
+                "block").with_level(self._render)
+        return self.apply(R.blockize(target, preserve_unit_iters))
+
     def transform_block_layout(self, block, index_map) -> None:
         """Transform a block's iteration space by a bijective affine index map
         (see :class:`~tirfun.rewrites.TransformBlockLayout`)."""

@@ -17,7 +17,7 @@ RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex, R.ReindexCache
 RECORDS += [R.CacheIndex]  # cache_index
 RECORDS += [R.ComputeAt, R.ReverseComputeAt, R.ComputeInline, R.ReverseComputeInline]  # compute location
 RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer,
-            R.TransformLayout, R.TransformBlockLayout]  # storage and layout
+            R.TransformLayout, R.TransformBlockLayout, R.Blockize]  # storage, layout and blockize
 RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
             R.AnnotateBufferAccess,
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints

@@ -620,6 +620,9 @@ CASES += [
     ("block-layout-opaque", lambda: mod_of(ROW_SUM), R.transform_block_layout("B", lambda i, k: (i * 10 + k,)),
      R.OpaqueNewIterTypeError, r"^transform_block_layout: block 'B': the new iteration variable i \* 10 \+ k "
                                r"mixes"),
+    ("blockize-divide", lambda: R.reorder("i_1", "i_0")(R.split("i", [2, 4])(mod_of(ELEMENTWISE))),
+     R.blockize("i_0"), R.SubspaceNotDivisibleError,
+     r"^blockize: loop 'i_0': block 'B': the binding vi = i_0 \* 4 \+ i_1 does not divide at loop 'i_0'"),
     ("cache-inplace", lambda: mod_of(ELEMENTWISE), R.cache_inplace("B", 0, "local"), R.NotReadWriteError,
      r"^cache_inplace: block 'B': the block does not both read and write buffer A$"),
     ("reindex-leaf", lambda: mod_of(NESTED_SCOPE), R.reindex("outer", ("read", 0)), R.NotLeafBlockError,

@@ -42,6 +42,7 @@ from .queries import (
     get_producers, get_sref,
 )
 from .refs import BlockRef, LoopRef
+from .blockize import Blockize, blockize
 from .layout import TransformBlockLayout, TransformLayout, transform_block_layout, transform_layout
 from .rolling import RollingBuffer, rolling_buffer
 from .storage import (
@@ -72,6 +73,7 @@ __all__ = [
     "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
     "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
     "TransformLayout", "transform_layout", "TransformBlockLayout", "transform_block_layout",
+    "Blockize", "blockize",
     "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
     "DecomposePadding", "decompose_padding", "can_decompose_padding", "PadEinsum", "pad_einsum",
     "LoopPartition", "loop_partition",

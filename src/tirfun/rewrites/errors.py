@@ -405,6 +405,12 @@ class OpaqueNewIterTypeError(RewriteError):
     data-parallel and reduction variables, so it has no iteration type."""
 
 
+class SubspaceNotDivisibleError(RewriteError):
+    """blockize: a binding of the block does not divide at the loop into a
+    part of the loops above it times the extent of a part of the loops from
+    it down (TVM's error of the same name)."""
+
+
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 

@@ -208,6 +208,20 @@ def draw_transform_block_layout(ch: Chooser, mod: IRModule):
     return None
 
 
+def draw_blockize(ch: Chooser, mod: IRModule):
+    """A random ``blockize`` of a loop with one block under it, or None:
+    only loops where it applies (each binding divides at the loop)."""
+    from .. import rewrites as R
+
+    func = _main(mod)
+    loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+    for name in ch.shuffled(loops)[:8]:
+        record = R.blockize(name, ch.chance(70))
+        if not record.violations(mod):
+            return record
+    return None
+
+
 def draw_rolling_buffer(ch: Chooser, mod: IRModule):
     """A ``rolling_buffer`` of a block writing an intermediate buffer, or
     None; it applies only where a tiled producer's windows overlap (see
@@ -230,6 +244,7 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], object]] = {
     "set_axis_separator": draw_set_axis_separator,
     "transform_layout": draw_transform_layout,
     "transform_block_layout": draw_transform_block_layout,
+    "blockize": draw_blockize,
 }
 
 
@@ -399,4 +414,4 @@ def located_programs():
 
 __all__ = ["DRAWERS", "WIDER", "draw_set_scope", "draw_storage_align", "draw_unsafe_set_dtype",
            "draw_rolling_buffer", "sliding_source", "sliding_programs",
-           "draw_set_axis_separator", "draw_transform_layout", "draw_transform_block_layout", "located_source", "located_programs", "random_located_program"]
+           "draw_set_axis_separator", "draw_transform_layout", "draw_transform_block_layout", "draw_blockize", "located_source", "located_programs", "random_located_program"]

@@ -86,7 +86,7 @@ BLOCK_PRIMITIVES = ("compute_at", "reverse_compute_at", "compute_inline", "rever
                     "reindex_cache_write",
                     "cache_index",
                     "set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator", "transform_layout",
-                    "transform_block_layout",
+                    "transform_block_layout", "blockize",
                     "rolling_buffer",
                     "decompose_reduction", "rfactor",
                     "decompose_padding", "pad_einsum", "loop_partition", "annotate_buffer_access",
