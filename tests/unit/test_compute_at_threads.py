@@ -300,3 +300,28 @@ def _realizes(func):
     from tirfun.nodes import BlockRealize
 
     return [s for _, s in walk_stmts(func) if isinstance(s, BlockRealize)]
+
+
+def test_a_consumer_placed_in_threads_it_does_not_use_does_not_read_the_others_writes():
+    # found by the soak: E reads B[0, 0], which only thread 0 writes; placed
+    # under the thread loop, E runs in both threads and thread 1 reads it with
+    # no barrier (TVM accepts it; the interpreter reports the race)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((3,), "float32"), E: T.Buffer((1,), "float32")):
+    B = T.alloc_buffer((3, 2), scope="SCOPE")
+    for j in T.thread_binding(2, thread="threadIdx.x"):
+        for i in range(3):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi] * T.float32(2)
+    for k in range(1):
+        with T.block("E"):
+            vk = T.axis.spatial(1, k)
+            E[vk] = B[vk % 3, T.min(vk, 1)]
+"""
+    for scope in ("global", "shared"):
+        with pytest.raises(R.ThreadOverlapError, match=rf"under loop 'j' \(threadIdx.x\), which its binding does "
+                                                       rf"not use, the block runs in every thread and reads the "
+                                                       rf"{scope} buffer B that block 'B' writes thread by thread"):
+            R.reverse_compute_at("E", "j")(mod_of(src.replace("SCOPE", scope)))

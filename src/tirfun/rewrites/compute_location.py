@@ -974,6 +974,8 @@ class _ComputeAtBase(Rewrite):
                      "threads would compute the same iterations of the block and write the same elements at "
                      "once", pl.loop)
             return
+        if self.reverse:
+            self._check_reads_of_other_threads(chk, pl, threads, values, subject)
         if not _reads_what_it_writes(block):
             return
         bound = [l for l in threads if l.kind is ForKind.THREAD_BINDING]
@@ -997,6 +999,39 @@ class _ComputeAtBase(Rewrite):
                          f"({shared[0].thread_binding}), which share {buf.name} and would update the same "
                          "elements at once", shared[0])
                 return
+
+    def _check_reads_of_other_threads(self, chk, pl: _Placement, threads, values, subject) -> None:
+        """A consumer placed under a thread-bound loop its new binding does
+        not use runs in every thread of it, each reading the same elements;
+        where a producer under that loop writes elements that depend on the
+        loop (each thread its own), a thread reads what others wrote in
+        storage they share. In global memory nothing orders the reads after
+        the writes; in shared memory TVM's lowering would put a barrier
+        between the two nests, which the TensorIR's own meaning (the
+        interpreter's) does not have, so both are refused. TVM accepts the
+        global case and races."""
+        used = set().union(*[var_names(v) for v in values]) if values else set()
+        reads = {r.buffer for r in pl.loc.realize.block.reads}
+        name = pl.loc.realize.block.name_hint
+        for loop in threads:
+            if loop.kind is not ForKind.THREAD_BINDING or loop.thread_binding.startswith("vthread") \
+                    or int_value(loop.extent) == 1 or loop.loop_var.name in used:
+                continue
+            for _, r in walk_stmts(loop.body):
+                if not isinstance(r, BlockRealize) or r.block.name_hint == name:
+                    continue
+                if not any(loop.loop_var.name in var_names(v) for v in r.iter_values):
+                    continue  # every thread writes the same elements
+                for w in r.block.writes:
+                    buf = w.buffer
+                    if buf in reads and _shares_storage(buf.scope(), loop.thread_binding):
+                        chk.fail(ThreadOverlapError, subject,
+                                 f"under loop {loop.loop_var.name!r} ({loop.thread_binding}), which its binding "
+                                 f"does not use, the block runs in every thread and reads the {buf.scope()} "
+                                 f"buffer {buf.name} that block {r.block.name_hint!r} writes thread by thread: "
+                                 "each thread would read what the others write, with no barrier between",
+                                 loop)
+                        return
 
     def _check_cross_thread_reads(self, chk, pl: _Placement, inner, subject) -> None:
         """A consumer placed above thread-bound loops of its producers reads
