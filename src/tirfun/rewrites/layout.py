@@ -16,7 +16,8 @@ import attrs
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, Var,
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, IterVar, PrimExpr, Range,
+    Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -96,6 +97,91 @@ class _LayoutPlan:
     params: tuple
     results: tuple
     items: dict  # id of a sequence -> the positions of its items naming the buffer
+    #: (pad value, (sums, padded extents)) when the new layout has padding
+    padding: object = None
+
+
+def _padded_domain(params, results, buffer: Buffer):
+    """``(shape, (sums, extents))`` when the map is one to one over the
+    buffer's domain padded up (each dimension up to a multiple of the
+    divisors of the map): the shape of the box it spans there, and the map
+    read as iteration sums over the padded domain (for its inverse); None
+    when it is not."""
+    from math import lcm
+
+    from ..analysis.arith.terms import int_value
+    from ..nodes import FloorDiv, FloorMod
+
+    extents = [int_value(d) for d in buffer.shape]
+    if None in extents:
+        return None
+    divisors = [1] * len(params)
+    for e in results:
+        for n in _nodes(e):
+            if isinstance(n, (FloorDiv, FloorMod)):
+                c = int_value(n.b)
+                if c is not None and c > 0:
+                    for k, p in enumerate(params):
+                        if p.name in var_names(n.a):
+                            divisors[k] = lcm(divisors[k], c)
+    padded = [-(-ext // d) * d for ext, d in zip(extents, divisors)]
+    loops = {p.name: For(p, IntImm(p.dtype, 0), IntImm(p.dtype, e), "serial", _NOP) for p, e in zip(params, padded)}
+    sums = detect_iter_map(list(results), loops, "bijective")
+    if sums is None or any(not (isinstance(s.base, IntImm) and s.base.value == 0) for s in sums):
+        return None
+    shape = []
+    for total in sums:
+        span = 1
+        for a in total.args:
+            if a.extent is None:
+                return None
+            span += a.scale * (a.extent - 1)
+        shape.append(IntImm(results[len(shape)].dtype, span))
+    return shape, (sums, tuple(extents))
+
+
+def _nodes(e):
+    from ..analysis.traversal import iter_children
+
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(iter_children(n))
+
+
+def _padding_stage(plan, new: Buffer, taken, blocks) -> "For":
+    """A nest over the new shape writing the pad value where the element is
+    padding (its place in the old domain, by the map's inverse, is outside
+    the buffer's shape)."""
+    from ..nodes import GE, Or
+    from .names import fresh_name
+
+    pad, (sums, extents) = plan.padding
+    used: set = set()
+
+    def fresh(base, pool):
+        name = fresh_name(base, _Taken(pool, used))
+        used.add(name)
+        return name
+
+    loop_vars = [Var(fresh(f"ax{k}", taken), d.dtype) for k, d in enumerate(new.shape)]
+    ivs = [Var(fresh(f"v{k}", taken), d.dtype) for k, d in enumerate(new.shape)]
+    inverse = _inverse(sums, plan.params, tuple(ivs))
+    outside = None
+    for p, ext in zip(plan.params, extents):
+        c = GE(inverse[p], IntImm(inverse[p].dtype, ext))
+        outside = c if outside is None else Or(outside, c)
+    from ..nodes import IterVarType
+
+    name = fresh_name(f"{new.name}_pad_value", blocks)
+    point = [Range(v, IntImm(v.dtype, 1)) for v in ivs]
+    block = Block([IterVar(Range(IntImm(v.dtype, 0), d), v, IterVarType.DataPar) for v, d in zip(ivs, new.shape)],
+                  [], [BufferRegion(new, point)], name, BufferStore(new, pad, list(ivs)))
+    stmt = BlockRealize(loop_vars, substitute_expr(outside, dict(zip(ivs, loop_vars))), block)
+    for lv, d in reversed(list(zip(loop_vars, new.shape))):
+        stmt = For(lv, IntImm(lv.dtype, 0), d, "serial", stmt)
+    return stmt
 
 
 def _naming(root, buffer: Buffer, items: dict):
@@ -172,11 +258,16 @@ class TransformLayout(Rewrite):
        (BufferIsSubregionError), has no explicit strides, offset or axis
        separators, its pointer is not taken and no access to it is a vector
        (UnsupportedLayoutError);
-    5. the map takes the buffer's shape one to one onto a box from 0, so no
-       element is padding (TransformationIntroducesPaddingError; TVM then
-       takes a ``pad_value``, which tirfun does not implement yet), unless
+    5. the map takes the buffer's shape one to one onto a box from 0, or
+       does so over the shape padded up to multiples of its divisors and a
+       ``pad_value`` (a number) is given for the elements that are then
+       padding (TransformationIntroducesPaddingError), unless
        ``assume_injective_transform`` vouches that it is one to one, as in
-       TVM.
+       TVM. An allocated buffer's padding is filled with the pad value by a
+       block ``<buffer>_pad_value`` at the top of the allocating block (the
+       program never reads it); a parameter's padding is the caller's, as
+       in TVM. A ``pad_value`` function of the indices is not supported
+       (InvalidArgumentError).
 
     Example:
 
@@ -246,8 +337,30 @@ class TransformLayout(Rewrite):
                      f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
                      "new layout")
         self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
-        new = self._new_buffer(chk, buffer, params, results)
-        return _LayoutPlan(site, alloc, buffer, new, params, results, items)
+        pad = self._check_pad_value(chk, buffer)
+        new, padding = self._new_buffer(chk, buffer, params, results)
+        return _LayoutPlan(site, alloc, buffer, new, params, results, items,
+                           None if padding is None else (pad, padding))
+
+    def _check_pad_value(self, chk: Checks, buffer: Buffer):
+        """``pad_value`` as an expression of the buffer's dtype (a number or a
+        PrimExpr without loads), or None."""
+        from ..nodes import FloatImm, const
+
+        value = self.pad_value
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float, IntImm, FloatImm)):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"pad_value must be a number or a constant of the buffer's type, got {value!r} (TVM's "
+                     "pad_value functions of the indices are not supported)")
+        if isinstance(value, (IntImm, FloatImm)):
+            value = value.value
+        try:
+            return const(value, buffer.dtype)
+        except Exception:  # a value the dtype cannot hold
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     f"pad_value {value!r} is not a value of {buffer.dtype}")
 
     def _check_map(self, chk: Checks, site, buffer: Buffer):
         index_map = trace_index_map(self.index_map, buffer)
@@ -309,18 +422,25 @@ class TransformLayout(Rewrite):
                          f"the index {e.script()} of the map does not run over a range from 0 for buffer "
                          f"{buffer.name} of shape {_shape(buffer)}")
             shape.append(simplify_index(iv.hi + IntImm(iv.hi.dtype, 1)))
+        padding = None
         if not self.assume_injective_transform:
             loops = {p.name: For(p, IntImm(p.dtype, 0), _cast(d, p.dtype), "serial", _NOP)
                      for p, d in zip(params, buffer.shape)}
             sums = detect_iter_map(list(results), loops, "bijective")
             if sums is None or not _fills(sums, shape, params, buffer):
-                why = ("pad_value is not implemented here yet" if self.pad_value is not None else
-                       "give a map that is one to one onto a box (TVM would take a pad_value)")
-                chk.stop(TransformationIntroducesPaddingError, subject,
-                         f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} one "
-                         f"to one onto the shape {_dims(shape)} it spans: some "
-                         f"elements would be padding; {why}")
-        return with_fields(buffer, shape=shape)
+                padded = _padded_domain(params, results, buffer)
+                if padded is None or self.pad_value is None:
+                    why = ("the map is not one to one even over a padded domain" if padded is None else
+                           "give a pad_value for them, as TVM requires")
+                    chk.stop(TransformationIntroducesPaddingError, subject,
+                             f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} "
+                             f"one to one onto the shape {_dims(shape)} it spans: some elements would be "
+                             f"padding; {why}")
+                shape, padding = padded
+        elif self.pad_value is not None:
+            chk.stop(InvalidArgumentError, subject,
+                     "pad_value and assume_injective_transform together: the padding is not known")
+        return with_fields(buffer, shape=shape), padding
 
     def build(self, plan: _LayoutPlan) -> Outcome:
         site, old, new = plan.site, plan.buffer, plan.new
@@ -344,11 +464,23 @@ class TransformLayout(Rewrite):
         mapping = {old: new}
         if plan.alloc is not None:
             block = _replace_buffers(site.at(plan.alloc), mapping, access, plan.items)
-            return Outcome(commit(site, plan.alloc, block, index=site.index))
+            if plan.padding is not None:
+                # the padding holds the pad value from the allocation on (the
+                # program itself never reads it), as TVM promises
+                from ..nodes import SeqStmt
+
+                stage = _padding_stage(plan, new, site.index.names, site.index.blocks)
+                body = block.body
+                items = [stage] + (list(body.seq) if isinstance(body, SeqStmt) else [body])
+                block = with_fields(block, body=SeqStmt(items))
+            # derived, not kept: a stage may be new, and the shape may bind
+            # other size variables than the old one
+            return Outcome(commit(site, plan.alloc, block))
         from .index import remember
 
         func = _replace_buffers(site.func, mapping, access, plan.items)
-        remember(func, site.index)
+        if set().union(*[var_names(d) for d in old.shape]) == set().union(*[var_names(d) for d in new.shape]):
+            remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
 
     def python_args(self):

@@ -125,7 +125,7 @@ def draw_set_axis_separator(ch: Chooser, mod: IRModule):
     return R.set_axis_separator(block, index, kind, seps)
 
 
-def draw_transform_layout(ch: Chooser, mod: IRModule):
+def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawer, its cases inline
     """A random ``transform_layout`` of an intermediate buffer a block
     accesses, or None: a map one to one onto a box (a dimension split by a
     divisor of its extent, two adjacent dimensions fused, or two swapped),
@@ -133,6 +133,7 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):
     caller's arrays follow."""
     from .. import rewrites as R
     from ..analysis.arith.terms import int_value
+    from ..nodes import Var
 
     func = _main(mod)
     views = {m.buffer for n in walk(func.body) if isinstance(n, Block) for m in n.match_buffers}
@@ -147,7 +148,17 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):
     # storage primitive set before, no pointer taken, no vector access):
     # each drawn application keeps the meaning and builds
     for block, kind, index, buf in ch.shuffled(sites):
-        record = R.transform_layout(block, (kind, index), _random_bijection(ch, [int_value(d) for d in buf.shape]))
+        extents = [int_value(d) for d in buf.shape]
+        ragged = [(k, f) for k, e in enumerate(extents) if e for f in range(2, e) if e % f]
+        if ragged and ch.chance(30):
+            # a split that does not divide: the new layout has padding
+            k, f = ch.choice(ragged)
+            params = tuple(Var(f"i{j}") for j in range(len(extents)))
+            results = (*params[:k], params[k] // f, params[k] % f, *params[k + 1:])
+            record = R.transform_layout(block, (kind, index), (params, results),
+                                        pad_value=0.0 if buf.dtype.is_float else 0)
+        else:
+            record = R.transform_layout(block, (kind, index), _random_bijection(ch, extents))
         if not record.violations(mod):
             return record
     return None
