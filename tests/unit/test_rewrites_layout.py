@@ -363,3 +363,28 @@ def main(O: T.Buffer((8, 4, 4), "float32")):
         R.transform_layout("B", ("write", 0), lambda i, j: (i, j // 4, j % 4))(mod)
     with pytest.raises(R.InvalidArgumentError, match="pad_value must be a number"):
         R.transform_layout("B", ("write", 0), lambda i, j: (i, j // 4, j % 4), pad_value=lambda i: i)(mod)
+
+
+def test_an_axis_separator_in_the_map_sets_the_new_buffers_separators():
+    from tirfun.tir import IndexMap
+
+    mod = mod_of(TWO_STAGES)
+    sch = Schedule(mod)
+    sch.transform_layout("B", ("write", 0), lambda i, j: [i // 4, IndexMap.AXIS_SEPARATOR, i % 4, j])
+    B = sch.mod["main"].body.block.alloc_buffers[0]
+    assert [int(d) for d in B.shape] == [2, 4, 12] and list(B.axis_separators) == [1]
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"])
+    assert R.Pipeline.from_json(R.Pipeline(list(sch.trace)).to_json())(mod) == sch.mod
+    namespace: dict = {}
+    exec(sch.trace.as_python(), namespace)
+    replay = Schedule(mod)
+    namespace["apply_trace"](replay)
+    assert replay.mod == sch.mod
+    # an IndexMap value, as TVM's IndexMap.from_func makes it
+    m = IndexMap.from_func(lambda i, j: (j, i))
+    assert [e.script() for e in m.map_indices([1, 2])] == ["2", "1"]
+    out = R.transform_layout("B", ("write", 0), m)(mod)
+    assert [int(d) for d in out["main"].body.block.alloc_buffers[0].shape] == [12, 8]
+    with pytest.raises(R.InvalidArgumentError, match="AXIS_SEPARATOR may stand only between two results"):
+        R.transform_layout("B", ("write", 0), lambda i, j: [IndexMap.AXIS_SEPARATOR, i, j])(mod)

@@ -39,9 +39,27 @@ def _as_map(value):
     function of ``*indices`` one per dimension: see :func:`trace_index_map`);
     anything else is read as :func:`~tirfun.rewrites.cache.as_index_map`
     reads it."""
+    from ..tir.index_map import IndexMap
+
+    if isinstance(value, IndexMap):
+        return tuple(value.initial_indices), tuple(value.final_indices)
     if callable(value) and not isinstance(value, type):
         return value
     return as_index_map(value)
+
+
+def _separators(results) -> tuple[tuple, list[int]]:
+    """The results without TVM's ``IndexMap.AXIS_SEPARATOR`` markers, and
+    the axis separators they mark (the position of each among the others)."""
+    from ..tir.index_map import IndexMap
+
+    out, seps = [], []
+    for r in results:
+        if isinstance(r, str) and r == IndexMap.AXIS_SEPARATOR:
+            seps.append(len(out))
+        else:
+            out.append(r)
+    return tuple(out), seps
 
 
 def trace_index_map(index_map, buffer: Buffer):
@@ -79,6 +97,7 @@ def trace_index_map(index_map, buffer: Buffer):
     results = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     return params, tuple(IntImm(params[0].dtype if params else "int32", r) if isinstance(r, int)
                          and not isinstance(r, bool) else r for r in results)
+
 
 
 def _as_spec(value):
@@ -322,7 +341,7 @@ class TransformLayout(Rewrite):
             chk.stop(InvalidArgumentError, describe(self.block),
                      f"assume_injective_transform must be a bool, got {self.assume_injective_transform!r}")
         site, path, block, buffer = resolve_buffer(chk, mod, self.block, spec[1], spec[0])
-        params, results = self._check_map(chk, site, buffer)
+        params, results, seps = self._check_map(chk, site, buffer)
         alloc, view = find_definition(site, path, buffer)
         if view is not None:
             chk.stop(BufferIsSubregionError, describe(self.block),
@@ -339,6 +358,9 @@ class TransformLayout(Rewrite):
         self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
         pad = self._check_pad_value(chk, buffer)
         new, padding = self._new_buffer(chk, buffer, params, results)
+        if seps:
+            # TVM's transform_layout then sets the axis separators too
+            new = with_fields(new, axis_separators=list(seps))
         return _LayoutPlan(site, alloc, buffer, new, params, results, items,
                            None if padding is None else (pad, padding))
 
@@ -364,6 +386,10 @@ class TransformLayout(Rewrite):
 
     def _check_map(self, chk: Checks, site, buffer: Buffer):
         index_map = trace_index_map(self.index_map, buffer)
+        seps: list = []
+        if isinstance(index_map, tuple) and len(index_map) == 2 and isinstance(index_map[1], tuple):
+            results, seps = _separators(index_map[1])
+            index_map = (index_map[0], results)
         arity = _arity(index_map)
         if arity is not None and arity != len(buffer.shape):
             chk.stop(InvalidArgumentError, describe(self.block),
@@ -391,7 +417,10 @@ class TransformLayout(Rewrite):
                 chk.stop(InvalidArgumentError, describe(self.block),
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor "
                          "a size of the function's parameters")
-        return tuple(params), tuple(results)
+        if any(not 0 < k < len(results) for k in seps) or len(set(seps)) != len(seps):
+            chk.stop(InvalidArgumentError, describe(self.block),
+                     "IndexMap.AXIS_SEPARATOR may stand only between two results, once in each place")
+        return tuple(params), tuple(results), seps
 
     def _check_buffer(self, chk: Checks, root, buffer: Buffer, items: dict) -> None:
         subject = describe(self.block)

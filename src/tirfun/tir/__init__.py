@@ -15,6 +15,7 @@ from ..nodes import (
     Ramp, Range, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..nodes import AllocateConst, BufferRealize, While
+from .index_map import IndexMap
 from .op import *  # noqa: F401,F403 - the helper functions, under TVM's names
 from .op import __all__ as _op_all
 
@@ -25,5 +26,5 @@ __all__ = [
     "FloorMod", "For", "ForKind", "IfThenElse", "IntImm", "IRModule", "IterVar", "Let",
     "LetStmt", "MatchBufferRegion", "Max", "Min", "Mod", "Mul", "Not", "Or", "PrimExpr",
     "PrimFunc", "Ramp", "Range", "Select", "SeqStmt", "Stmt", "StringImm", "Sub", "Var",
-    "While", "AllocateConst", "BufferRealize", *_op_all,
+    "While", "AllocateConst", "BufferRealize", "IndexMap", *_op_all,
 ]
