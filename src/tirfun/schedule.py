@@ -473,7 +473,7 @@ class Schedule:
         if callable(index_map):
             # traced here, on the buffer's dimensions, so that the trace holds
             # the map as a value (a Python function does not replay from JSON)
-            from .rewrites.layout import trace_index_map
+            from .rewrites.index_maps import trace_index_map
 
             try:
                 found = self.get(self._block(block))
@@ -501,11 +501,11 @@ class Schedule:
         if callable(index_map):
             # traced here, on the block's iteration variables, so that the
             # trace holds the map as a value
-            from .rewrites.layout import _Dims, trace_index_map
+            from .rewrites.index_maps import Dims, trace_index_map
 
             try:
                 found = self.get(self._block(block))
-                index_map = trace_index_map(index_map, _Dims([iv.var.dtype for iv in found.iter_vars]))
+                index_map = trace_index_map(index_map, Dims([iv.var.dtype for iv in found.iter_vars]))
             except (RewriteError, TypeError):
                 pass  # the record reports what is wrong
         self.apply(R.transform_block_layout(self._block(block), index_map))

@@ -43,7 +43,8 @@ from .queries import (
 )
 from .refs import BlockRef, LoopRef
 from .blockize import Blockize, blockize
-from .layout import TransformBlockLayout, TransformLayout, transform_block_layout, transform_layout
+from .block_layout import TransformBlockLayout, transform_block_layout
+from .layout import TransformLayout, transform_layout
 from .rolling import RollingBuffer, rolling_buffer
 from .storage import (
     SetAxisSeparator, SetScope, StorageAlign, UnsafeSetDType, set_axis_separator, set_scope, storage_align,

@@ -1,0 +1,245 @@
+"""transform_block_layout: a block over the iteration space an index map
+gives, its body reading the old variables through the map's inverse."""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith import detect_iter_map
+from ..analysis.arith.iter_map import simplify_index
+from ..nodes import BlockRealize, BufferLoad, BufferStore, For, IntImm, IterVar, PrimExpr, Range, Var
+from ..nodes.base import with_fields
+from .base import Checks, Outcome, Rewrite, commit, register
+from .checks import describe, resolve_block, resolve_site
+from .errors import InvalidArgumentError
+from .exprs import cast as _cast, var_names
+from .index_maps import NOP as _NOP, Dims as _Dims, Taken as _Taken, arity as _arity, as_map as _as_map, \
+    dims_text as _dims, inverse_of as _inverse, trace_index_map
+from .refs import as_block_ref
+from .serialize import py_value
+
+
+@attrs.frozen
+class _BlockLayoutPlan:
+    site: object
+    top: object  # path of the outermost loop replaced (the realize's when there is none)
+    realize: BlockRealize
+    results: tuple  # the map in the old iteration variables
+    extents: tuple  # the new domains' extents
+    types: tuple  # the new iteration types
+    inverse: dict  # old iteration variable -> expression of the new ones, by position of new variable
+
+
+@register
+@attrs.frozen
+class TransformBlockLayout(Rewrite):
+    """Transform a block's iteration space by a bijective affine index map
+    (TVM's ``transform_block_layout``): the block gets one iteration
+    variable per output of the map, over the extent that output spans, and
+    new loops ``ax0, ax1, ...`` in place of the loops around it; its body
+    reads the old variables through the map's inverse. What the block
+    computes, and in which order its reductions add up, follows the new
+    loops.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
+    2. the loops around the block (up to its scope) start at 0
+       (LoopNotStartWithZeroError) and each holds only the next one, or the
+       block (NotOnlyChildError);
+    3. its binding is trivial: one loop per iteration variable, in order,
+       each domain from 0 (NotTrivialBindingError), under no predicate
+       (NonTrivialPredicateError);
+    4. ``index_map`` takes one variable per iteration variable and gives
+       integer indices (InvalidArgumentError);
+    5. the map is a bijective affine map of the iteration domain onto a box
+       from 0 (NotBijectiveAffineIndexMapError);
+    6. no new variable mixes data-parallel and reduction variables
+       (OpaqueNewIterTypeError).
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+            for i, j in T.grid(8, 4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+        # rewrite
+        transform_block_layout("B", lambda i, j: (i * 4 + j,))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+            for ax0 in range(32):
+                with T.block("B"):
+                    v0 = T.axis.spatial(32, ax0)
+                    B[v0 // 4, v0 % 4] = A[v0 // 4, v0 % 4] * T.float32(2)
+    """
+
+    primitive = "transform_block_layout"
+
+    block: object = attrs.field(converter=as_block_ref)
+    index_map: object = attrs.field(default=None, converter=_as_map)
+
+    def plan(self, mod, chk: Checks):
+        from ..analysis.arith.simplify import is_true
+        from ..nodes import IterVarType
+        from .checks import loops_above
+        from .errors import (
+            LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError, NotOnlyChildError,
+            NotTrivialBindingError, OpaqueNewIterTypeError,
+        )
+
+        site = resolve_site(chk, mod, [self.block])
+        path = resolve_block(chk, site, self.block)
+        rpath = path[:-1]
+        realize = site.at(rpath)
+        block = realize.block
+        subject = describe(self.block)
+        loops = loops_above(site, rpath)
+        for p, loop in loops:
+            if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+                chk.stop(LoopNotStartWithZeroError, subject,
+                         f"loop {loop.loop_var.name!r} starts at {loop.min.script()}, not 0", loop)
+        for (_, loop), below in zip(loops, [lp for _, lp in loops[1:]] + [realize]):
+            if loop.body is not below:
+                chk.stop(NotOnlyChildError, subject,
+                         f"loop {loop.loop_var.name!r} holds more than the loop or block below it; the loops "
+                         "around the block are replaced", loop)
+        values = list(realize.iter_values)
+        if len(values) != len(loops) or any(v != loop.loop_var for v, (_, loop) in zip(values, loops)) \
+                or any(not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0) for iv in block.iter_vars):
+            chk.stop(NotTrivialBindingError, subject,
+                     "the block's iteration variables are not bound to the loops around it, one loop each, "
+                     "in order, with domains from 0", realize)
+        if not is_true(realize.predicate):
+            chk.stop(NonTrivialPredicateError, subject,
+                     f"the block has the predicate {realize.predicate.script()}, which the new loops would "
+                     "not keep", realize)
+        dtypes = [iv.var.dtype for iv in block.iter_vars]
+        index_map = trace_index_map(self.index_map, _Dims(dtypes))
+        arity = _arity(index_map)
+        if arity is not None and arity != len(dtypes):
+            chk.stop(InvalidArgumentError, subject,
+                     f"the index map takes {arity} variables, but the block has {len(dtypes)} iteration "
+                     "variables", realize)
+        ok = (isinstance(index_map, tuple) and len(index_map) == 2
+              and all(isinstance(v, Var) and v.dtype.is_integer for v in index_map[0])
+              and all(isinstance(e, PrimExpr) and e.dtype.is_integer and e.dtype.lanes == 1
+                      for e in index_map[1]) and index_map[1])
+        if not ok:
+            chk.stop(InvalidArgumentError, subject,
+                     "the index map must be a function of the block's iteration variables returning integer "
+                     f"indices, or (params, results), got {self.index_map!r}")
+        params, results = index_map
+        if len(params) != len(block.iter_vars):
+            chk.stop(InvalidArgumentError, subject,
+                     f"the index map takes {len(params)} variables, but the block has {len(block.iter_vars)} "
+                     "iteration variables", realize)
+        names = {p.name for p in params}
+        for e in results:
+            extra = var_names(e) - names
+            if extra:
+                chk.stop(InvalidArgumentError, subject,
+                         f"the index map uses {sorted(extra)[0]}, which is not one of its variables")
+        doms = {p.name: For(p, IntImm(p.dtype, 0), _cast(iv.dom.extent, p.dtype), "serial", _NOP)
+                for p, iv in zip(params, block.iter_vars)}
+        sums = detect_iter_map(list(results), doms, "bijective")
+        if sums is None or any(not (isinstance(s.base, IntImm) and s.base.value == 0) for s in sums):
+            chk.stop(NotBijectiveAffineIndexMapError, subject,
+                     f"the index map {_dims(results)} is not a bijective affine map "
+                     "of the block's iteration domain onto a box from 0", realize)
+        extents = []
+        for total in sums:
+            span = 1
+            for a in total.args:
+                span += a.scale * (a.extent - 1) if a.extent is not None else 0
+            if any(a.extent is None for a in total.args):
+                chk.stop(NotBijectiveAffineIndexMapError, subject,
+                         "the index map reads a domain of symbolic extent, whose inverse is not known here",
+                         realize)
+            extents.append(span)
+        kinds = {p.name: iv.iter_type for p, iv in zip(params, block.iter_vars)}
+        types = []
+        for e, total, ext in zip(results, sums, extents):
+            used = {kinds[a.source] for a in total.args}
+            if ext == 1 or used <= {IterVarType.DataPar}:
+                types.append(IterVarType.DataPar)
+            elif used == {IterVarType.CommReduce}:
+                types.append(IterVarType.CommReduce)
+            else:
+                chk.stop(OpaqueNewIterTypeError, subject,
+                         f"the new iteration variable {e.script()} mixes data-parallel and reduction variables",
+                         realize)
+        fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
+        inverse = _inverse(sums, params, fresh_vars)
+        by_param = {iv.var: _cast(inverse[p], iv.var.dtype) for p, iv in zip(params, block.iter_vars)}
+        top = loops[0][0] if loops else rpath
+        return _BlockLayoutPlan(site, top, realize, tuple(results), tuple(extents), tuple(types),
+                                {"vars": fresh_vars, "map": by_param})
+
+    def build(self, plan: _BlockLayoutPlan) -> Outcome:
+        from ..analysis.traversal import transform
+        from ..nodes import ForKind, IterVar
+        from .exprs import substitute
+        from .names import fresh_name
+
+        site, realize = plan.site, plan.realize
+        block = realize.block
+        taken = set()
+
+        def fresh(base):
+            name = fresh_name(base, _Taken(site.index.names, taken))
+            taken.add(name)
+            return name
+
+        placeholders = plan.inverse["vars"]
+        new_vars = [Var(fresh(f"v{d}"), v.dtype) for d, v in enumerate(placeholders)]
+        loop_vars = [Var(fresh(f"ax{d}"), v.dtype) for d, v in enumerate(placeholders)]
+        rename = dict(zip(placeholders, new_vars))
+        mapping = {old: substitute(e, rename) for old, e in plan.inverse["map"].items()}
+        body = substitute(block.body, mapping)
+        init = None if block.init is None else substitute(block.init, mapping)
+        reads = [substitute(r, mapping) for r in block.reads]
+        writes = [substitute(w, mapping) for w in block.writes]
+        matches = [substitute(m, mapping) for m in block.match_buffers]
+
+        def tidy(n):
+            # the indices read through the inverse, as TVM's
+            # BlockBufferAccessSimplifier leaves them
+            if isinstance(n, (BufferLoad, BufferStore)):
+                indices = [simplify_index(i) for i in n.indices]
+                return with_fields(n, indices=indices)
+            if isinstance(n, Range):
+                return Range(simplify_index(n.min), simplify_index(n.extent))
+            return n
+
+        body = transform(body, tidy)
+        init = None if init is None else transform(init, tidy)
+        reads = [transform(r, tidy) for r in reads]
+        writes = [transform(w, tidy) for w in writes]
+        ivs = [IterVar(Range(IntImm(v.dtype, 0), IntImm(v.dtype, ext)), v, t)
+               for v, ext, t in zip(new_vars, plan.extents, plan.types)]
+        new_block = with_fields(block, iter_vars=ivs, body=body, init=init, reads=reads, writes=writes,
+                                match_buffers=matches)
+        stmt = BlockRealize(loop_vars, realize.predicate, new_block)
+        for lv, ext in reversed(list(zip(loop_vars, plan.extents))):
+            stmt = For(lv, IntImm(lv.dtype, 0), IntImm(lv.dtype, ext), ForKind.SERIAL, stmt)
+        return Outcome(commit(site, plan.top, stmt))
+
+    def python_args(self):
+        return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+def transform_block_layout(block, index_map) -> TransformBlockLayout:
+    """The :class:`TransformBlockLayout` record:
+    ``transform_block_layout("B", lambda i, j: (i * 4 + j,))``."""
+    return TransformBlockLayout(block, index_map)
+
+
+__all__ = ["TransformBlockLayout", "transform_block_layout"]
