@@ -1064,3 +1064,39 @@ def test_reverse_compute_at_into_a_fused_loop_of_symbolic_extent():
     tirfun.build(mod, target="llvm")(a, b, c_before)
     tirfun.build(out, target="llvm")(a, b, c_after)
     assert c_before.tobytes() == c_after.tobytes()
+
+
+# a consumer that stores under a condition on the reduction's result
+PARTIAL = '''
+@T.prim_func
+def main(A: T.Buffer((2, 4), "float32"), D: T.Buffer((2,), "float32"), F: T.Buffer((2,), "float32")):
+    for i, k in T.grid(2, 4):
+        with T.block("D"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                D[vi] = T.float32(0)
+            D[vi] = D[vi] + A[vi, vk]
+    for i in range(2):
+        with T.block("F"):
+            vi = T.axis.spatial(2, i)
+            if D[vi] < T.float32(1):
+                F[vi] = D[vi]
+'''
+
+
+def test_reverse_compute_at_into_a_reduction_loop_of_the_producer_needs_an_overwriting_consumer():
+    # found by the soak: under k, F reads D's partial sums; a store guarded by
+    # a condition on them can keep a value from a partial sum (TVM accepts it)
+    mod = IRModule({"main": from_source(PARTIAL)})
+    with pytest.raises(R.NotStagePipelineError, match=r"loop 'k' drives the reduction variable vk of block 'D': "
+                                                      r"placed under it, the block would read the partial results"):
+        R.reverse_compute_at("F", "k")(mod)
+    # under i the reduction is whole
+    out = R.reverse_compute_at("F", "i")(mod)
+    assert_equivalent(mod["main"], out["main"])
+    # an unconditional store is overwritten in the last iteration: allowed, as in TVM
+    plain = IRModule({"main": from_source(PARTIAL.replace("            if D[vi] < T.float32(1):\n"
+                                                          "                F[vi] = D[vi]",
+                                                          "            F[vi] = D[vi] * T.float32(2)"))})
+    out = R.reverse_compute_at("F", "k")(plain)
+    assert_equivalent(plain["main"], out["main"])

@@ -754,6 +754,8 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         provided = block.reads if self.reverse else block.writes
         under = [c for c in (prods if self.reverse else cons) if is_under(c[0], lpath)]
+        if self.reverse:
+            self._check_partial_reductions(chk, site, loc, lpath, under, subject)
         ivs = {iv.var: iv for iv in block.iter_vars}
         doms: dict = {}
         for region in provided:
@@ -853,6 +855,37 @@ class _ComputeAtBase(Rewrite):
         if self.reverse and block.init is not None:
             self._check_disjoint(chk, site, loc, lpath, under, subject)
         return doms
+
+    def _check_partial_reductions(self, chk, site, loc, lpath, under, subject) -> None:
+        """Placed under a loop that drives a reduction variable of a producer
+        (the loop or one around it), the block reads the producer's partial
+        results in every iteration but the last. A block that stores its
+        every element unconditionally overwrites them in the last iteration;
+        one that reads what it writes, or stores under a condition on what
+        it reads, keeps a value computed from a partial result (TVM accepts
+        both; the second computes something else)."""
+        block = loc.realize.block
+        body = block.body
+        overwrites = (block.init is None and not _reads_what_it_writes(block) and isinstance(body, BufferStore)
+                      and body.predicate is None)
+        if overwrites:
+            return
+        reads = reads_of(block)
+        for cpath, crealize in under:
+            if not any(r.buffer in reads for r in crealize.block.writes):
+                continue
+            shared = {node.loop_var.name: node for p, node in ancestors(site.func, cpath)
+                      if isinstance(node, For) and (p == lpath or is_under(lpath, p))}
+            for iv, value in zip(crealize.block.iter_vars, crealize.iter_values):
+                if iv.iter_type is not IterVarType.CommReduce:
+                    continue
+                hit = sorted(var_names(value) & set(shared))
+                if hit and int_value(shared[hit[0]].extent) != 1:
+                    chk.stop(NotStagePipelineError, subject,
+                             f"loop {hit[0]!r} drives the reduction variable {iv.var.name} of block "
+                             f"{crealize.block.name_hint!r}: placed under it, the block would read the partial "
+                             "results of that reduction, and it stores under a condition or accumulates, so "
+                             "the last iteration does not overwrite what they gave", crealize)
 
     def _check_disjoint(self, chk, site, loc, lpath, under, subject):
         """A reduction must not run an iteration twice: what the producers
