@@ -8,6 +8,7 @@ import pytest
 import tirfun
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
+from tirfun.analysis.verify import verify
 from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
@@ -1100,3 +1101,40 @@ def test_reverse_compute_at_into_a_reduction_loop_of_the_producer_needs_an_overw
                                                           "            F[vi] = D[vi] * T.float32(2)"))})
     out = R.reverse_compute_at("F", "k")(plain)
     assert_equivalent(plain["main"], out["main"])
+
+
+# found by the soak: the padded stage's buffer fused by transform_layout, so
+# the producer stores at P[vc * 2 + vh, vw] with vc of extent 1
+FUSED_UNIT = '''
+@T.prim_func
+def main(X: T.Buffer((1, 1, 2), "float32"), Y: T.Buffer((1, 2, 2), "float32")):
+    P = T.alloc_buffer((1, 2, 2))
+    for c_0, c_1_1, h, w in T.grid(1, 2, 2, 2):
+        with T.block("pad"):
+            vc = T.axis.spatial(1, c_0 * 2 + c_1_1)
+            vh, vw = T.axis.remap("SS", [h, w])
+            T.where(c_0 * 2 + c_1_1 < 1)
+            T.reads(X[vc, vh - 1, T.Sub(vw, 0)])
+            T.writes(P[vc, vh, vw])
+            P[vc, vh, vw] = T.if_then_else(1 <= vh, X[vc, vh - 1, T.Sub(vw, 0)], T.float32(0.0))
+    for c_1, h_1, w_1, r, s in T.grid(1, 2, 2, 1, 1):
+        with T.block("Y"):
+            vc_1, vh_1, vw_1, vr, vs = T.axis.remap("SSSRR", [c_1, h_1, w_1, r, s])
+            T.reads(P[vc_1, vh_1 + vr, vw_1 + vs])
+            T.writes(Y[vc_1, vh_1, vw_1])
+            with T.init():
+                Y[vc_1, vh_1, vw_1] = T.float32(0.0)
+            Y[vc_1, vh_1, vw_1] = Y[vc_1, vh_1, vw_1] + P[vc_1, vh_1 + vr, vw_1 + vs]
+'''
+
+
+def test_compute_inline_reads_a_unit_variable_in_the_producers_index_as_its_value():
+    from tirfun.nodes import Var
+
+    mod = IRModule({"main": from_source(FUSED_UNIT)})
+    i0, i1, i2 = Var("i0"), Var("i1"), Var("i2")
+    staged = R.Pipeline([R.compute_at("pad", "h_1", False),
+                         R.transform_layout("pad", ("write", 0), ((i0, i1, i2), (i0 * 2 + i1, i2)))])(mod)
+    out = R.compute_inline("pad")(staged)
+    verify(out)  # vc was left in the consumer's index, unbound
+    assert_equivalent(mod["main"], out["main"])

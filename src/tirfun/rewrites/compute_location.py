@@ -385,7 +385,10 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
         parts: dict = {}
         for x, total in zip(xs, sums):
             top = max((a.scale for a in total.args), default=None)
-            offset = simplify_index(x - total.base) if int_value(total.base) != 0 else x
+            # the base may hold unit variables (vc * 2 with vc of extent 1):
+            # they take their one value, as everywhere in the inverse
+            base = simplify_index(substitute(total.base, consts)) if consts else total.base
+            offset = simplify_index(x - base) if int_value(base) != 0 else x
             for a in total.args:
                 piece = offset if a.scale == 1 else offset // a.scale
                 if a.scale != top:
