@@ -107,3 +107,25 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         R.blockize(R.BlockRef("C"))(mod)
     with pytest.raises(tirfun.errors.ScheduleError, match="blockize of a list of blocks is not supported"):
         Schedule(mod).blockize([R.BlockRef("C")])
+
+
+def test_blockize_of_an_opaque_block_relaxes_the_loops_its_regions_read():
+    # found by the soak: loop_partition's opaque blocks read the loop
+    # variables directly; the outer block's regions must not name them
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 1, 3), "int32"), O: T.Buffer((4, 3), "int32")):
+    for i, k, j in T.grid(4, 1, 3):
+        with T.block("O"):
+            vi, vk, vj = T.axis.remap("SRS", [i, k, j])
+            with T.init():
+                O[vi, vj] = 0
+            O[vi, vj] = O[vi, vj] + A[vi, vk, vj]
+"""
+    mod = IRModule({"main": from_source(src)})
+    parted = R.loop_partition("j", [None, 1])(mod)
+    out = R.blockize("i", False)(parted)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    outer = Schedule(out).get(R.BlockRef("O_j_common_o"))
+    assert [r.script() for r in outer.writes] == ["O[0:4, 0:3]"]

@@ -308,7 +308,10 @@ class Blockize(Rewrite):
         nest = inner
         for lp in reversed(plan.chain):
             nest = with_fields(lp, body=nest)
+        # relaxed over the inner variables, and over the loops from the given
+        # one down, which an opaque block's regions read directly
         dom = {iv.var: iv.dom for iv in inner_ivs}
+        dom.update({lp.loop_var: Range(lp.min, lp.extent) for lp in plan.chain})
         outer_name = fresh_block(block.name_hint + "_o")
         outer_init = None if init is None else self._outer_init(init, inner_ivs, inner_values, writes, plan,
                                                                fresh_block(block.name_hint + "_init"), fresh)
