@@ -129,3 +129,25 @@ def main(A: T.Buffer((4, 1, 3), "int32"), O: T.Buffer((4, 3), "int32")):
     assert_equivalent(mod["main"], out["main"])
     outer = Schedule(out).get(R.BlockRef("O_j_common_o"))
     assert [r.script() for r in outer.writes] == ["O[0:4, 0:3]"]
+
+
+def test_blockize_refuses_a_predicate_reading_loops_above_an_opaque_block_and_below_the_loop():
+    # found by the soak: under loop_partition's opaque block, the loops above
+    # it are outer loops too; the predicate reads one of them and the unit
+    # loop blockize starts at, so it has no side to go to
+    src = """
+@T.prim_func
+def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
+    for i_0 in T.parallel(3):
+        for j in range(6):
+            for i_1 in range(2):
+                with T.block("B"):
+                    vi = T.axis.spatial(5, i_0 * 2 + i_1)
+                    vj = T.axis.spatial(6, j)
+                    T.where(i_0 * 2 + i_1 < 5)
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    parted = R.loop_partition("i_1", [None, 1])(IRModule({"main": from_source(src)}))
+    with pytest.raises(R.SubspaceNotDivisibleError, match=r"its predicate i_0 \* 2 \+ i_10 < 5 reads loops on both "
+                                                           r"sides of loop 'i_10'"):
+        R.blockize("i_10", False)(parted)

@@ -24,6 +24,7 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from ..analysis.traversal import ancestors
 from .checks import child_blocks, describe, loops_above, resolve_loop, resolve_site
 from .errors import InvalidArgumentError, NonSingleChildBlockError, NotOnlyChildError, SubspaceNotDivisibleError
 from .exprs import cast as _cast, substitute, var_names
@@ -236,7 +237,9 @@ class Blockize(Rewrite):
                          "extent of a part of the loops from it down", realize)
             divisions.append(d)
         pred = realize.predicate
-        outer_names = {lp.loop_var.name for lp in outer_loops}
+        # every loop above the given one, past opaque blocks too (whose loops
+        # a predicate may read): none of them may be read inside the new block
+        outer_names = {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)}
         used = var_names(pred)
         if is_true(pred):
             inner_pred = outer_pred = pred
