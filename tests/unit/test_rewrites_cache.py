@@ -1255,3 +1255,22 @@ def main(A: T.Buffer((7, 16), "float32"), B: T.Buffer((2,), "int32"), C: T.Buffe
     assert [r.script() for r in block.reads] == ["A[B_global[vi], vj]", "B_global[vi]"]
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_cache_read_of_a_reader_before_the_writer_in_a_loop_they_share_is_refused():
+    # found by the soak: inside the loop, the reader runs before the writer in
+    # each iteration but after the writer's earlier iterations; a cache filled
+    # once, before the loop, would hold the buffer's first value only
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32")):
+    S = T.alloc_buffer((), "int32")
+    for k in range(5):
+        with T.block("S"):
+            S[()] = B[()]
+        with T.block("B"):
+            vk = T.axis.spatial(5, k)
+            B[()] = S[()] + A[vk]
+""")
+    with pytest.raises(R.CacheStageOrderError, match="the block reads buffer B before the cache of it is filled"):
+        R.cache_read("S", 0, "global")(mod)

@@ -202,11 +202,21 @@ def _region_of(regions, buf: Buffer) -> BufferRegion | None:
 def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
     """Whether the blocks a cache_read would redirect (the given consumers,
     or every reader) are all children of the scope before the one writing
-    ``buf``, and some are."""
+    ``buf``, and some are, and none shares a loop with the writer (in a
+    loop they share, a reader runs after the writer's earlier iterations)."""
     readers = [k for k, (_, r) in enumerate(scope.children)
                if _reads(r.block, buf) and not _writes(r.block, buf)
                and (not consumers or r.block.name_hint in consumers)]
-    return bool(readers) and all(k < writer for k in readers)
+    if not readers or not all(k < writer for k in readers):
+        return False
+    wpath = scope.children[writer][0]
+    body = scope.path + (("body", None),)
+    for k in readers:
+        common = _lca([scope.children[k][0], wpath])
+        # below the scope's body, a step other than a sequence's item enters a loop (or a statement around both)
+        if any(step[0] != "seq" for step in common[len(body):]):
+            return False
+    return True
 
 
 def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
