@@ -1274,3 +1274,23 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32")):
 """)
     with pytest.raises(R.CacheStageOrderError, match="the block reads buffer B before the cache of it is filled"):
         R.cache_read("S", 0, "global")(mod)
+
+
+def test_cache_write_of_a_writer_read_before_it_in_a_loop_they_share_is_refused():
+    # found by the soak: S reads B before block B writes it in each iteration,
+    # so from the second iteration on it reads what B wrote; a copy back after
+    # the loop comes too late (TVM places it so and S reads stale values)
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32"), C: T.Buffer((5,), "int32")):
+    for k in range(5):
+        with T.block("S"):
+            vk = T.axis.spatial(5, k)
+            C[vk] = B[()]
+        with T.block("B"):
+            vk = T.axis.spatial(5, k)
+            B[()] = A[vk]
+""")
+    with pytest.raises(R.CacheStageOrderError, match=r"the block reads buffer B before block 'B' writes it, in a loop "
+                                                     r"they share"):
+        R.cache_write("B", 0, "global")(mod)

@@ -1394,6 +1394,17 @@ class CacheWrite(Rewrite):
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
+        # a reader before the writer in a loop they share reads, from the
+        # second iteration on, what the writer wrote: the copy back, placed
+        # after the writer's last iteration, would come too late for it
+        body = scope.path + (("body", None),)
+        for k, (p, r) in enumerate(scope.children[:writer]):
+            if _reads(r.block, buf) and r.block.name_hint not in consumers and any(
+                    step[0] != "seq" for step in _lca([p, wpath])[len(body):]):
+                chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
+                         f"the block reads buffer {buf.name} before block {name!r} writes it, in a loop they "
+                         "share: from its second iteration on it reads what the block wrote, which the copy "
+                         "back would not have put there yet", r)
         loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
         # a block that reads the buffer before writing it, whose init may not
         # run in every fill of the cache, or that may leave elements of the
