@@ -388,3 +388,15 @@ def test_an_axis_separator_in_the_map_sets_the_new_buffers_separators():
     assert [int(d) for d in out["main"].body.block.alloc_buffers[0].shape] == [12, 8]
     with pytest.raises(R.InvalidArgumentError, match="AXIS_SEPARATOR may stand only between two results"):
         R.transform_layout("B", ("write", 0), lambda i, j: [IndexMap.AXIS_SEPARATOR, i, j])(mod)
+
+
+def test_transform_block_layout_refuses_loops_over_part_of_the_domain():
+    # found by the soak: loop_partition's parts run over part of the domain;
+    # the new loops would run over all of it
+    from tirfun.nodes import Var
+
+    mod = mod_of(MATMUL)
+    parted = R.loop_partition("k", [None, 4])(mod)
+    i, j, k = Var("i"), Var("j"), Var("k")
+    with pytest.raises(R.NotTrivialBindingError, match="each loop running over the whole domain from 0"):
+        R.transform_block_layout("C_k0", ((i, j, k), (i, j, k)))(parted)

@@ -112,11 +112,13 @@ class TransformBlockLayout(Rewrite):
                          f"loop {loop.loop_var.name!r} holds more than the loop or block below it; the loops "
                          "around the block are replaced", loop)
         values = list(realize.iter_values)
+        # the loops run over the whole domains (not a part, as loop_partition's)
         if len(values) != len(loops) or any(v != loop.loop_var for v, (_, loop) in zip(values, loops)) \
-                or any(not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0) for iv in block.iter_vars):
+                or any(not (isinstance(iv.dom.min, IntImm) and iv.dom.min.value == 0) for iv in block.iter_vars) \
+                or any(not _same_extent(loop.extent, iv.dom.extent) for (_, loop), iv in zip(loops, block.iter_vars)):
             chk.stop(NotTrivialBindingError, subject,
                      "the block's iteration variables are not bound to the loops around it, one loop each, "
-                     "in order, with domains from 0", realize)
+                     "in order, each loop running over the whole domain from 0", realize)
         if not is_true(realize.predicate):
             chk.stop(NonTrivialPredicateError, subject,
                      f"the block has the predicate {realize.predicate.script()}, which the new loops would "
@@ -234,6 +236,13 @@ class TransformBlockLayout(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+def _same_extent(a, b) -> bool:
+    """Two extents that are the same constant, or the same expression."""
+    if isinstance(a, IntImm) and isinstance(b, IntImm):
+        return a.value == b.value
+    return a == b
 
 
 def transform_block_layout(block, index_map) -> TransformBlockLayout:
