@@ -6,15 +6,14 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import detect_iter_map
-from ..analysis.arith.iter_map import simplify_index
-from ..nodes import BlockRealize, BufferLoad, BufferStore, For, IntImm, IterVar, PrimExpr, Range, Var
+from ..nodes import BlockRealize, For, IntImm, IterVar, PrimExpr, Range, Var
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_site
 from .errors import InvalidArgumentError
 from .exprs import cast as _cast, var_names
-from .index_maps import NOP as _NOP, Dims as _Dims, Taken as _Taken, arity as _arity, as_map as _as_map, \
-    dims_text as _dims, inverse_of as _inverse, trace_index_map
+from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
+    dims_text as _dims, inverse_of as _inverse, tidy_accesses, trace_index_map
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -189,16 +188,11 @@ class TransformBlockLayout(Rewrite):
         from ..analysis.traversal import transform
         from ..nodes import ForKind, IterVar
         from .exprs import substitute
-        from .names import fresh_name
+        from .name_pool import NamePool
 
         site, realize = plan.site, plan.realize
         block = realize.block
-        taken = set()
-
-        def fresh(base):
-            name = fresh_name(base, _Taken(site.index.names, taken))
-            taken.add(name)
-            return name
+        fresh = NamePool(site.index.names).fresh
 
         placeholders = plan.inverse["vars"]
         new_vars = [Var(fresh(f"v{d}"), v.dtype) for d, v in enumerate(placeholders)]
@@ -211,20 +205,12 @@ class TransformBlockLayout(Rewrite):
         writes = [substitute(w, mapping) for w in block.writes]
         matches = [substitute(m, mapping) for m in block.match_buffers]
 
-        def tidy(n):
-            # the indices read through the inverse, as TVM's
-            # BlockBufferAccessSimplifier leaves them
-            if isinstance(n, (BufferLoad, BufferStore)):
-                indices = [simplify_index(i) for i in n.indices]
-                return with_fields(n, indices=indices)
-            if isinstance(n, Range):
-                return Range(simplify_index(n.min), simplify_index(n.extent))
-            return n
-
-        body = transform(body, tidy)
-        init = None if init is None else transform(init, tidy)
-        reads = [transform(r, tidy) for r in reads]
-        writes = [transform(w, tidy) for w in writes]
+        # the indices read through the inverse, as TVM's
+        # BlockBufferAccessSimplifier leaves them
+        body = tidy_accesses(body)
+        init = None if init is None else tidy_accesses(init)
+        reads = [tidy_accesses(r) for r in reads]
+        writes = [tidy_accesses(w) for w in writes]
         ivs = [IterVar(Range(IntImm(v.dtype, 0), IntImm(v.dtype, ext)), v, t)
                for v, ext, t in zip(new_vars, plan.extents, plan.types)]
         new_block = with_fields(block, iter_vars=ivs, body=body, init=init, reads=reads, writes=writes,

@@ -17,18 +17,15 @@ import attrs
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true
-from ..analysis.traversal import transform
-from ..nodes import (
-    Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, For, IntImm, IterVar, IterVarType, PrimExpr,
-    Range, Var,
-)
+from ..analysis.traversal import ancestors
+from ..nodes import Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, Var
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from ..analysis.traversal import ancestors
 from .checks import child_blocks, describe, loops_above, resolve_loop, resolve_site
 from .errors import InvalidArgumentError, NonSingleChildBlockError, NotOnlyChildError, SubspaceNotDivisibleError
 from .exprs import cast as _cast, substitute, var_names
-from .names import fresh_name
+from .index_maps import tidy_accesses as _tidy
+from .name_pool import NamePool
 from .refs import BlockRef, as_loop_ref
 from .serialize import py_value
 
@@ -115,18 +112,6 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops) -> _Division | N
 
 def _int(e) -> int | None:
     return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
-
-
-def _tidy(node):
-    """Buffer indices and regions in the simple form TVM's simplifier
-    leaves after the substitution."""
-    def post(n):
-        if isinstance(n, (BufferLoad, BufferStore)):
-            return with_fields(n, indices=[simplify_index(i) for i in n.indices])
-        if isinstance(n, Range):
-            return Range(simplify_index(n.min), simplify_index(n.extent))
-        return n
-    return transform(node, post)
 
 
 @register
@@ -262,25 +247,8 @@ class Blockize(Rewrite):
     def build(self, plan: _BlockizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        taken: set = set()
-        taken_blocks: set = set()
-
-        class _Names:
-            def __init__(self, index_names, mine):
-                self.index_names, self.mine = index_names, mine
-
-            def __contains__(self, name):
-                return name in self.index_names or name in self.mine
-
-        def fresh(base):
-            name = fresh_name(base, _Names(site.index.names, taken))
-            taken.add(name)
-            return name
-
-        def fresh_block(base):
-            name = fresh_name(base, _Names(site.index.blocks, taken_blocks))
-            taken_blocks.add(name)
-            return name
+        fresh = NamePool(site.index.names).fresh
+        fresh_block = NamePool(site.index.blocks).fresh
 
         outer_ivs, outer_values, inner_ivs, inner_values, subst = [], [], [], [], {}
         for iv, d in zip(block.iter_vars, plan.divisions):

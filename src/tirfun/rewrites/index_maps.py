@@ -137,15 +137,21 @@ class Dims:
         self.shape = [IntImm(dt, 1) for dt in dtypes]
 
 
-class Taken:
-    __slots__ = ("a", "b")
+def tidy_accesses(node):
+    """``node`` with its buffer indices and ranges in the simple form TVM's
+    simplifier leaves after a substitution (``simplify_index``), as the
+    block primitives that read variables through an inverse write them."""
+    from ..analysis.traversal import transform
+    from ..nodes import BufferLoad, BufferStore, Range
+    from ..nodes.base import with_fields
 
-    def __init__(self, a, b):
-        self.a, self.b = a, b
+    def post(n):
+        if isinstance(n, (BufferLoad, BufferStore)):
+            return with_fields(n, indices=[simplify_index(i) for i in n.indices])
+        if isinstance(n, Range):
+            return Range(simplify_index(n.min), simplify_index(n.extent))
+        return n
+    return transform(node, post)
 
-    def __contains__(self, name):
-        return name in self.a or name in self.b
 
-
-
-__all__ = ["as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "Taken", "NOP"]
+__all__ = ["as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]

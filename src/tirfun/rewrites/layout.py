@@ -15,13 +15,14 @@ import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
+from ..analysis.traversal import walk
 from ..nodes import (
     EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, IterVar, PrimExpr, Range,
     Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .index_maps import NOP as _NOP, Taken as _Taken, arity as _arity, as_map as _as_map, \
+from .index_maps import NOP as _NOP, arity as _arity, as_map as _as_map, \
     dims_text as _dims, inverse_of as _inverse, separators as _separators, trace_index_map
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
@@ -70,7 +71,7 @@ def _padded_domain(params, results, buffer: Buffer):
         return None
     divisors = [1] * len(params)
     for e in results:
-        for n in _nodes(e):
+        for n in walk(e):
             if isinstance(n, (FloorDiv, FloorMod)):
                 c = int_value(n.b)
                 if c is not None and c > 0:
@@ -93,33 +94,18 @@ def _padded_domain(params, results, buffer: Buffer):
     return shape, (sums, tuple(extents))
 
 
-def _nodes(e):
-    from ..analysis.traversal import iter_children
-
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(iter_children(n))
-
-
 def _padding_stage(plan, new: Buffer, taken, blocks) -> "For":
     """A nest over the new shape writing the pad value where the element is
     padding (its place in the old domain, by the map's inverse, is outside
     the buffer's shape)."""
     from ..nodes import GE, Or
+    from .name_pool import NamePool
     from .names import fresh_name
 
     pad, (sums, extents) = plan.padding
-    used: set = set()
-
-    def fresh(base, pool):
-        name = fresh_name(base, _Taken(pool, used))
-        used.add(name)
-        return name
-
-    loop_vars = [Var(fresh(f"ax{k}", taken), d.dtype) for k, d in enumerate(new.shape)]
-    ivs = [Var(fresh(f"v{k}", taken), d.dtype) for k, d in enumerate(new.shape)]
+    fresh = NamePool(taken).fresh
+    loop_vars = [Var(fresh(f"ax{k}"), d.dtype) for k, d in enumerate(new.shape)]
+    ivs = [Var(fresh(f"v{k}"), d.dtype) for k, d in enumerate(new.shape)]
     inverse = _inverse(sums, plan.params, tuple(ivs))
     outside = None
     for p, ext in zip(plan.params, extents):
