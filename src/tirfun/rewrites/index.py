@@ -17,6 +17,7 @@ function cannot change, the index can never go stale.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import weakref
 from collections.abc import Iterator, Mapping
@@ -565,13 +566,14 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         regions.append(([(path, old)], [(path, new)]))
         return
     if kind is SeqStmt:
-        a, b = old.seq, new.seq
+        a, b = old.seq.tolist(), new.seq.tolist()
         n, m = len(a), len(b)
-        # the common head and tail, by identity, in C: no Python step per item
-        same = list(map(operator.is_, a, b))
-        pre = same.index(False) if False in same else len(same)
-        same = list(map(operator.is_, reversed(a), reversed(b)))
-        suf = min(same.index(False) if False in same else len(same), n - pre, m - pre)
+        pre = _common_head(a, b, min(n, m))
+        a.reverse()
+        b.reverse()
+        suf = _common_head(a, b, min(n, m) - pre)
+        a.reverse()
+        b.reverse()
         if n == m:
             for k in range(pre, n - suf):
                 _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
@@ -624,6 +626,15 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
             regions.append(([(step, x)] if x is not None else [], [(step, y)] if y is not None else []))
         else:
             _narrow(step, x, y, regions, delta, shifts, gone, came, realizes)
+
+
+def _common_head(a: list, b: list, limit: int) -> int:
+    """How many leading items (at most ``limit``) ``a`` and ``b`` hold as
+    the same objects. The comparison runs in C (a rewrite of a root of a
+    thousand blocks changes a few items and keeps the others) and stops at
+    the first item that differs. Identity, not equality: two distinct
+    nodes are compared field by field by ``==``, down to their leaves."""
+    return next(itertools.compress(itertools.count(), map(operator.is_not, a[:limit], b[:limit])), limit)
 
 
 #: how far :func:`_kept_runs` looks ahead for the next kept item
