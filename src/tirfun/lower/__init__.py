@@ -45,6 +45,7 @@ from .compact import compact_allocations
 from .flatten import flatten_buffers
 from .interleave import interleave_parallel
 from .parallel import prepare_parallel
+from .param_offsets import bind_param_offsets
 from .partition import partition_loops
 from .simplify import simplify
 from .unroll import unroll_loops
@@ -90,7 +91,7 @@ def lower(mod, target=None) -> IRModule:
         from .cuda import lower_cuda
 
         return lower_cuda(as_module(mod), Target.of(target))
-    out = drop_prefetch(refuse_unbuildable(as_module(mod)))
+    out = bind_param_offsets(drop_prefetch(refuse_unbuildable(as_module(mod))))
     for _name, run in PASSES:
         out = run(out)
     return out

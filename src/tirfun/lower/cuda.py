@@ -275,10 +275,10 @@ def lower_cuda(mod: IRModule, target: Target, *, sync: bool = True) -> IRModule:
     """``mod`` checked and lowered for ``target`` (a CUDA target); kernels
     stay in place (see the module). ``sync=False`` leaves out the barrier
     insertion, to show what it prevents."""
-    from . import (compact_allocations, flatten_buffers, lower_allocations, lower_blocks, partition_loops,
-                   refuse_unbuildable, simplify, unroll_loops, vectorize_loops)
+    from . import (bind_param_offsets, compact_allocations, flatten_buffers, lower_allocations, lower_blocks,
+                   partition_loops, refuse_unbuildable, simplify, unroll_loops, vectorize_loops)
 
-    out = refuse_unbuildable(mod)
+    out = bind_param_offsets(refuse_unbuildable(mod))
     for name, func in out.items():
         check_cuda_func(name, func, target)
     out = lower_cross_thread_reductions(out)

@@ -123,7 +123,7 @@ def _match_buffer(ip, node, a):
                           f"matched to buffer {ip.func.buffer_map[param].name}")
         if shape is None:
             raise ip.fail(node, "T.match_buffer of a parameter needs a shape")
-        make = buffer_maker(ip, a, what="T.match_buffer")
+        make = buffer_maker(ip, a, what="T.match_buffer", offset_var=True)
         return NewBuffer(make, lambda b: ip.func.buffer_map.__setitem__(param, b), "T.match_buffer",
                          handle=param)
     raise ip.fail(a.node("param"), f"T.match_buffer matches a handle parameter or a buffer "
