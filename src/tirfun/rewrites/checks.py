@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ..analysis.traversal import Path, ancestors, stmt_children
+from ..analysis.traversal import Path, ancestors, get_at, stmt_children
 from ..nodes import (
     Block, BlockRealize, BufferStore, For, IRModule, IterVarType, PrimExpr, Stmt,
 )
@@ -86,7 +86,22 @@ def resolve_loop(chk: Checks, site: Site, ref) -> Path:
     if name in site.index.clashes:
         chk.stop(UnknownLoopError, describe(ref),
                  f"function {site.func_name!r} binds that loop variable more than once")
-    return site.index.loops[name]
+    path = site.index.loops[name]
+    _check_outside_init(chk, site, ref, path, UnknownLoopError, "loop")
+    return path
+
+
+def _check_outside_init(chk: Checks, site: Site, ref, path: Path, error: type, what: str) -> None:
+    """A loop or block inside a block's init is not a schedule's to change:
+    TVM's schedule does not see it (its tree of statements leaves inits
+    out), and a primitive there would have to keep the init's contract
+    (run once, before the first update) that nothing checks."""
+    for k, step in enumerate(path):
+        if step[0] == "init":
+            owner = get_at(site.func, path[:k])
+            chk.stop(error, describe(ref),
+                     f"the {what} lies in the init of block {owner.name_hint!r}, which the schedule does not "
+                     "reach into (as in TVM)")
 
 
 def resolve_block(chk: Checks, site: Site, ref) -> Path:
@@ -100,7 +115,9 @@ def resolve_block(chk: Checks, site: Site, ref) -> Path:
     if name in site.index.clashes:
         chk.stop(NotSingleBlockError, describe(ref),
                  f"function {site.func_name!r} has several blocks with that name")
-    return site.index.blocks[name]
+    path = site.index.blocks[name]
+    _check_outside_init(chk, site, ref, path, UnknownBlockError, "block")
+    return path
 
 
 def resolve_block_or_loop(chk: Checks, site: Site, ref) -> Path:
