@@ -495,6 +495,22 @@ class Schedule:
                 "block").with_level(self._render)
         return self.apply(R.blockize(target, preserve_unit_iters))
 
+    def tensorize(self, block_or_loop, tensor_intrin, preserve_unit_iters: bool = True) -> None:
+        """Replace what a block (or the block blockize makes of a loop's
+        subtree) computes by a tensor intrinsic's implementation, after
+        checking it computes what the intrinsic's description computes (see
+        :class:`~tirfun.rewrites.Tensorize`). ``tensor_intrin`` is a
+        :class:`~tirfun.tir.TensorIntrin` or the name it was registered
+        under; the trace holds the intrinsic itself."""
+        from .tir.tensor_intrin import TensorIntrinError, as_tensor_intrin
+
+        try:
+            intrin = as_tensor_intrin(tensor_intrin)
+        except TensorIntrinError as err:
+            raise InvalidArgumentError("tensorize", "argument tensor_intrin",
+                                       str(err)).with_level(self._render) from None
+        self.apply(R.tensorize(block_or_loop, intrin, preserve_unit_iters))
+
     def transform_block_layout(self, block, index_map) -> None:
         """Transform a block's iteration space by a bijective affine index map
         (see :class:`~tirfun.rewrites.TransformBlockLayout`)."""

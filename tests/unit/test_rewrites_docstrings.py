@@ -17,28 +17,36 @@ RECORDS += [R.CacheRead, R.CacheWrite, R.CacheInplace, R.ReIndex, R.ReindexCache
 RECORDS += [R.CacheIndex]  # cache_index
 RECORDS += [R.ComputeAt, R.ReverseComputeAt, R.ComputeInline, R.ReverseComputeInline]  # compute location
 RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.RollingBuffer,
-            R.TransformLayout, R.TransformBlockLayout, R.Blockize]  # storage, layout and blockize
+            R.TransformLayout, R.TransformBlockLayout, R.Blockize, R.Tensorize]  # storage, layout, blockize
 RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
             R.AnnotateBufferAccess,
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
 
 
-def example(cls) -> tuple[str, str, str]:
-    """The before source, the rewrite expression and the after source."""
+def example(cls) -> tuple[str, str, str, dict]:
+    """The before source, the rewrite expression, the after source, and the
+    functions an ``# intrinsic`` section defines (tensorize's), by name."""
     doc = inspect.getdoc(cls)
     code = doc.split(".. code-block:: python", 1)[1]
     before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
+    funcs = {}
+    if "# intrinsic" in before:
+        before, defs = before.split("# intrinsic", 1)
+        for part in defs.split("@T.prim_func")[1:]:
+            func = from_source("@T.prim_func" + textwrap.dedent(part))
+            funcs[func.attrs["global_symbol"]] = func
     rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
     after = code.split("# after", 1)[1]
-    return textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after)
+    return textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after), funcs
 
 
 @pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.primitive)
 def test_docstring_example_runs(cls):
-    before_src, rewrite_src, after_src = example(cls)
+    before_src, rewrite_src, after_src, funcs = example(cls)
     before = from_source(before_src)
     expected = from_source(after_src)
-    rewrite = eval(rewrite_src, {name: getattr(R, name) for name in R.__all__})  # our own docstring
+    names = {name: getattr(R, name) for name in R.__all__} | funcs
+    rewrite = eval(rewrite_src, names)  # our own docstring
     assert cls in {type(r) for r in (rewrite.rewrites if isinstance(rewrite, R.Pipeline) else [rewrite])}
     result = rewrite(IRModule({"main": before}))
     assert_structural_equal(result["main"], expected)

@@ -24,6 +24,42 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
             B[vi, vj] = A[vi, vj] * T.float32(2)
 """
 
+# a row of 8 elements plus one: what the elementwise block (times two) is not
+_ROW_ADD_DESC = """
+@T.prim_func
+def row_add(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (8,), offset_factor=1)
+    B = T.match_buffer(b, (8,), offset_factor=1)
+    with T.block("root"):
+        T.reads(A[0:8])
+        T.writes(B[0:8])
+        for j in range(8):
+            with T.block("B"):
+                vj = T.axis.remap("S", [j])
+                B[vj] = A[vj] + T.float32(1)
+"""
+_ROW_ADD = R.TensorIntrin(from_source(_ROW_ADD_DESC), from_source(_ROW_ADD_DESC))
+
+# a padding: its region of X reaches one element before X's start
+_PAD = """
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("pad"):
+            vi = T.axis.remap("S", [i])
+            P[vi] = T.if_then_else(1 <= vi and vi < 7, X[vi - 1], T.float32(0))
+"""
+
+
+def _pad_intrin():
+    """An intrinsic computing the padding over a window of X as wide as the
+    block's region, which reaches past X."""
+    from tirfun.testing.draw_tensorize import intrin_of_block
+
+    made = R.blockize("i").run(mod_of(_PAD))
+    return intrin_of_block(made.mod["main"], made.result.name)
+
+
 TWO_NESTS = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
@@ -623,6 +659,14 @@ CASES += [
     ("blockize-divide", lambda: R.reorder("i_1", "i_0")(R.split("i", [2, 4])(mod_of(ELEMENTWISE))),
      R.blockize("i_0"), R.SubspaceNotDivisibleError,
      r"^blockize: loop 'i_0': block 'B': the binding vi = i_0 \* 4 \+ i_1 does not divide at loop 'i_0'"),
+    ("tensorize-mismatch", lambda: mod_of(ELEMENTWISE), R.tensorize(R.LoopRef("j"), _ROW_ADD),
+     R.TensorIntrinMismatchError,
+     r"^tensorize: loop 'j': block 'B_o' does not compute what the intrinsic's description computes: "
+     r"A\[vi_o, vj_i\] \* T.float32\(2.0\) is not of the form of the description's A\[vj\] \+ T.float32\(1.0\)"),
+    ("tensorize-window", lambda: mod_of(_PAD), R.tensorize(R.LoopRef("i"), _pad_intrin()),
+     R.TensorizeWindowOutOfBoundsError,
+     r"^tensorize: loop 'i': the window of buffer X the intrinsic's W1 sees runs over \[-1, 6\] in dimension 0, "
+     r"past its extent 6$"),
     ("cache-inplace", lambda: mod_of(ELEMENTWISE), R.cache_inplace("B", 0, "local"), R.NotReadWriteError,
      r"^cache_inplace: block 'B': the block does not both read and write buffer A$"),
     ("reindex-leaf", lambda: mod_of(NESTED_SCOPE), R.reindex("outer", ("read", 0)), R.NotLeafBlockError,

@@ -43,6 +43,8 @@ from .queries import (
 )
 from .refs import BlockRef, LoopRef
 from .blockize import Blockize, blockize
+from .tensorize import Tensorize, tensorize
+from ..tir.tensor_intrin import TensorIntrin
 from .block_layout import TransformBlockLayout, transform_block_layout
 from .layout import TransformLayout, transform_layout
 from .rolling import RollingBuffer, rolling_buffer
@@ -74,7 +76,7 @@ __all__ = [
     "SetScope", "set_scope", "StorageAlign", "storage_align", "UnsafeSetDType", "unsafe_set_dtype",
     "SetAxisSeparator", "set_axis_separator", "RollingBuffer", "rolling_buffer",
     "TransformLayout", "transform_layout", "TransformBlockLayout", "transform_block_layout",
-    "Blockize", "blockize",
+    "Blockize", "blockize", "Tensorize", "tensorize", "TensorIntrin",
     "DecomposeReduction", "decompose_reduction", "RFactor", "rfactor",
     "DecomposePadding", "decompose_padding", "can_decompose_padding", "PadEinsum", "pad_einsum",
     "LoopPartition", "loop_partition",

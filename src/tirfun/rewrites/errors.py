@@ -411,6 +411,18 @@ class SubspaceNotDivisibleError(RewriteError):
     it down (TVM's error of the same name)."""
 
 
+class TensorIntrinMismatchError(RewriteError):
+    """tensorize: the block does not compute what the tensor intrinsic's
+    description computes (TVM's error of the same name); the message names
+    the first part that differs."""
+
+
+class TensorizeWindowOutOfBoundsError(RewriteError):
+    """tensorize: a window of a buffer the intrinsic's implementation would
+    view runs past the buffer (a padded block's region reaches outside it,
+    its accesses guarded by a condition the implementation does not keep)."""
+
+
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 

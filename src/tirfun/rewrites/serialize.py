@@ -49,6 +49,10 @@ def encode(value):
     if isinstance(value, Node):
         fields = {a.name: encode(getattr(value, a.name)) for a in attrs.fields(type(value))}
         return {"node": type(value).__name__, "fields": fields}
+    from ..tir.tensor_intrin import TensorIntrin
+
+    if isinstance(value, TensorIntrin):
+        return {"tensor_intrin": {"desc": encode(value.desc), "impl": encode(value.impl), "name": value.name}}
     raise InvalidArgumentError("to_json", "argument", f"cannot serialise a {type(value).__name__}: {value!r}")
 
 
@@ -67,6 +71,11 @@ def decode(data):
             return pvector(decode(v) for v in data["list"])
         if "map" in data:
             return pmap({decode(k): decode(v) for k, v in data["map"]})
+        if "tensor_intrin" in data:
+            from ..tir.tensor_intrin import TensorIntrin
+
+            parts = data["tensor_intrin"]
+            return TensorIntrin(decode(parts["desc"]), decode(parts["impl"]), name=parts.get("name"))
         if "node" in data:
             cls = _node_classes().get(data["node"])
             if cls is None:

@@ -16,7 +16,8 @@ primitives, and the strategy reports them as hypothesis events.
 loop primitives and the block primitives together: compute location
 (:mod:`.draw_compute_location`), caching (:mod:`.draw_cache`), storage
 (:mod:`.draw_storage`), reductions (:mod:`.draw_reduction`), padding,
-partitioning and region hints (:mod:`.draw_padding`). Each of those modules
+partitioning and region hints (:mod:`.draw_padding`), tensorize
+(:mod:`.draw_tensorize`). Each of those modules
 keeps its own ``DRAWERS``; :data:`BLOCK_PRIMITIVES` lists them all.
 
 :func:`bad_rewrites` is a strategy of records with at least one argument
@@ -79,14 +80,14 @@ MINIMUM_PER_100 = {p: 10 for p in PRIMITIVES}
 _ANNOTATION_KEYS = ("pragma_unroll_explicit", "software_pipeline_stage", "tirfun.note")
 #: the modules whose ``DRAWERS`` draw the block primitives
 _BLOCK_DRAWER_MODULES = ("draw_compute_location", "draw_cache", "draw_storage", "draw_reduction",
-                         "draw_padding")
+                         "draw_padding", "draw_tensorize")
 #: every block primitive the block schedules draw, by family
 BLOCK_PRIMITIVES = ("compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
                     "cache_read", "cache_write", "cache_inplace", "reindex", "reindex_cache_read",
                     "reindex_cache_write",
                     "cache_index",
                     "set_scope", "storage_align", "unsafe_set_dtype", "set_axis_separator", "transform_layout",
-                    "transform_block_layout", "blockize",
+                    "transform_block_layout", "blockize", "tensorize",
                     "rolling_buffer",
                     "decompose_reduction", "rfactor",
                     "decompose_padding", "pad_einsum", "loop_partition", "annotate_buffer_access",

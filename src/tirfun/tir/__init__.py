@@ -16,6 +16,7 @@ from ..nodes import (
 )
 from ..nodes import AllocateConst, BufferRealize, While
 from .index_map import IndexMap
+from .tensor_intrin import TensorIntrin
 from .op import *  # noqa: F401,F403 - the helper functions, under TVM's names
 from .op import __all__ as _op_all
 
@@ -26,5 +27,5 @@ __all__ = [
     "FloorMod", "For", "ForKind", "IfThenElse", "IntImm", "IRModule", "IterVar", "Let",
     "LetStmt", "MatchBufferRegion", "Max", "Min", "Mod", "Mul", "Not", "Or", "PrimExpr",
     "PrimFunc", "Ramp", "Range", "Select", "SeqStmt", "Stmt", "StringImm", "Sub", "Var",
-    "While", "AllocateConst", "BufferRealize", "IndexMap", *_op_all,
+    "While", "AllocateConst", "BufferRealize", "IndexMap", "TensorIntrin", *_op_all,
 ]

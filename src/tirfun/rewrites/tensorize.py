@@ -1,0 +1,319 @@
+"""tensorize: a block's computation replaced by a tensor intrinsic's code.
+
+The block (or the block that :mod:`blockize <.blockize>` makes of the
+subtree under a loop) is compared with the intrinsic's description
+(:mod:`.tensorize_match`); where they agree, its body becomes the body of
+the intrinsic's implementation, whose buffers are bound by
+``T.match_buffer`` to the windows of the block's buffers the comparison
+found. The block keeps its iteration variables, bindings, regions and
+init; what it computes is what the implementation computes, which the
+intrinsic promises to be what its description computes.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..analysis.arith import bound_region
+from ..analysis.traversal import rename, transform, walk
+from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
+from ..nodes.base import with_fields
+from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
+from .base import Checks, Outcome, Rewrite, commit, register
+from .blockize import Blockize
+from .checks import describe, resolve_block_or_loop, resolve_site
+from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
+from .exprs import cast as _cast
+from .name_pool import NamePool
+from .refs import BlockRef, LoopRef, as_block_or_loop_ref
+from .serialize import py_value
+from .tensorize_match import Mismatch, match_block
+
+
+def _as_intrin(value):
+    """A TensorIntrin from a value or a registered name; an invalid value
+    is kept, for ``plan`` to report."""
+    try:
+        return as_tensor_intrin(value)
+    except TensorIntrinError:
+        return value
+
+
+@attrs.frozen
+class _TensorizePlan:
+    site: object
+    realize_path: tuple
+    realize: BlockRealize
+    match: object
+    loop_made: bool  # the block was made by blockize here
+
+
+@register
+@attrs.frozen
+class Tensorize(Rewrite):
+    """Replace what a block computes by a tensor intrinsic's code (TVM's
+    ``tensorize``). Given a loop, the subtree under it is first made a
+    block, as :class:`~tirfun.rewrites.Blockize` makes it; given a block,
+    the block itself is used. The block is compared with the intrinsic's
+    description: its regions fix the window of each buffer the description
+    sees, and its body must be the description's body, statement for
+    statement, with its variables and buffers in the description's places
+    and every index equal within the windows. Its body then becomes the
+    implementation's, whose buffers are ``T.match_buffer`` views of the
+    windows (fresh names, as every name in a function is one variable);
+    the block's iteration variables, regions and init stay, and the
+    implementation's block annotations are added to the block's.
+
+    Requirements, each with the error raised when it fails:
+
+    1. the loop or block exists (UnknownLoopError, UnknownBlockError,
+       RefKindError); ``intrin`` is a TensorIntrin or a registered name
+       (InvalidArgumentError);
+    2. given a loop, it can be made a block (the errors of blockize:
+       NonSingleChildBlockError, NotOnlyChildError, SubspaceNotDivisibleError);
+    3. the block computes what the description computes, as above, with
+       dtypes equal (TensorIntrinMismatchError, naming the first difference);
+    4. every window lies inside its buffer for every iteration of the block
+       (TensorizeWindowOutOfBoundsError): a padded block's region may reach
+       outside, its accesses guarded by a condition the implementation
+       does not keep, and a ``T.match_buffer`` view cannot.
+
+    Example:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+            for i, k_0, k_1 in T.grid(8, 4, 4):
+                with T.block("dot"):
+                    vi = T.axis.spatial(8, i)
+                    vk = T.axis.reduce(16, k_0 * 4 + k_1)
+                    C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+
+        # intrinsic
+        @T.prim_func
+        def dot4_desc(a: T.handle, b: T.handle, c: T.handle):
+            A = T.match_buffer(a, (4,), offset_factor=1)
+            B = T.match_buffer(b, (4,), offset_factor=1)
+            C = T.match_buffer(c, (), offset_factor=1)
+            with T.block("root"):
+                T.reads(C[()], A[0:4], B[0:4])
+                T.writes(C[()])
+                for k in range(4):
+                    with T.block("update"):
+                        vk = T.axis.remap("R", [k])
+                        C[()] = C[()] + A[vk] * B[vk]
+
+        @T.prim_func
+        def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
+            A = T.match_buffer(a, (4,), offset_factor=1)
+            B = T.match_buffer(b, (4,), offset_factor=1)
+            C = T.match_buffer(c, (), offset_factor=1)
+            with T.block("root"):
+                T.reads(C[()], A[0:4], B[0:4])
+                T.writes(C[()])
+                for k in T.unroll(4):
+                    C[()] = C[()] + A[k] * B[k]
+
+        # rewrite
+        tensorize(LoopRef("k_1"), TensorIntrin(dot4_desc, dot4_impl))
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+            for i, k_0 in T.grid(8, 4):
+                with T.block("dot_o"):
+                    vi_o, vk_o = T.axis.remap("SR", [i, k_0])
+                    T.reads(C[vi_o], A[vi_o, vk_o * 4:vk_o * 4 + 4], B[vi_o, vk_o * 4:vk_o * 4 + 4])
+                    T.writes(C[vi_o])
+                    A_1_elem_offset = T.int32()
+                    A_1 = T.match_buffer(A[vi_o, vk_o * 4:vk_o * 4 + 4], (4,), elem_offset=A_1_elem_offset, offset_factor=1)
+                    B_1_elem_offset = T.int32()
+                    B_1 = T.match_buffer(B[vi_o, vk_o * 4:vk_o * 4 + 4], (4,), elem_offset=B_1_elem_offset, offset_factor=1)
+                    C_1_elem_offset = T.int32()
+                    C_1 = T.match_buffer(C[vi_o], (), elem_offset=C_1_elem_offset, offset_factor=1)
+                    for k in T.unroll(4):
+                        C_1[()] = C_1[()] + A_1[k] * B_1[k]
+    """
+
+    primitive = "tensorize"
+
+    target: object = attrs.field(converter=as_block_or_loop_ref)
+    intrin: object = attrs.field(converter=_as_intrin)
+    preserve_unit_iters: object = True
+
+    def plan(self, mod, chk: Checks):
+        subject = describe(self.target)
+        if not isinstance(self.intrin, TensorIntrin):
+            chk.stop(InvalidArgumentError, subject,
+                     f"intrin must be a TensorIntrin or the name of a registered one, got {self.intrin!r}")
+        if not isinstance(self.preserve_unit_iters, bool):
+            chk.stop(InvalidArgumentError, subject,
+                     f"preserve_unit_iters must be a bool, got {self.preserve_unit_iters!r}")
+        if isinstance(self.target, LoopRef):
+            # the loop's subtree made a block first; blockize's own checks
+            # report what prevents it
+            errors, bplan = Blockize(self.target, self.preserve_unit_iters).analyze(mod)
+            if errors:
+                for err in errors:
+                    chk.fail(type(err), err.subject, err.reason, *err.nodes)
+                chk.checkpoint()
+            outcome = Blockize(self.target, self.preserve_unit_iters).build(bplan)
+            mod, block_ref, made = outcome.mod, outcome.result, True
+        elif isinstance(self.target, BlockRef):
+            block_ref, made = self.target, False
+        else:
+            chk.stop(RefKindError, subject, f"expected a loop or a block reference, got a "
+                                            f"{type(self.target).__name__}")
+        site = resolve_site(chk, mod, [block_ref])
+        bpath = resolve_block_or_loop(chk, site, block_ref)
+        rpath = bpath[:-1]
+        realize = site.at(rpath)
+        desc = self.intrin.desc
+        try:
+            found = match_block(realize, desc.body)
+        except Mismatch as m:
+            nodes = (m.node,) if m.node is not None else (realize,)
+            chk.stop(TensorIntrinMismatchError, subject,
+                     f"block {realize.block.name_hint!r} does not compute what the intrinsic's description "
+                     f"computes: {m.reason}", *nodes)
+        missing = [desc.buffer_map[p].name for p in desc.params if desc.buffer_map[p] not in found.buffers]
+        if missing:
+            chk.stop(TensorIntrinMismatchError, subject,
+                     f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
+                     "has no window to bind them to")
+        _check_windows(chk, subject, realize, found, desc, self.intrin.impl)
+        return _TensorizePlan(site, rpath, realize, found, made)
+
+    def build(self, plan: _TensorizePlan) -> Outcome:
+        site, realize = plan.site, plan.realize
+        block = realize.block
+        desc, impl = self.intrin.desc, self.intrin.impl
+        impl_root = impl.body.block
+        # every name in the implementation made fresh in this function
+        fresh = NamePool(site.index.names).fresh
+        fresh_block = NamePool(site.index.blocks).fresh
+        names: dict[str, str] = {}
+        blocks: dict[str, str] = {}
+        impl = _with_offset_vars(impl)
+        nodes = list(walk(impl))
+        # buffers first, then the variables they own under derived names
+        # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
+        # printer and the parser name them
+        for n in nodes:
+            if isinstance(n, Buffer) and n.name not in names:
+                names[n.name] = fresh(n.name)
+        owners = sorted(names, key=len, reverse=True)
+        for n in nodes:
+            if isinstance(n, Var) and n.name not in names:
+                owner = next((b for b in owners if n.name.startswith(b + "_")), None)
+                base = n.name if owner is None else names[owner] + n.name[len(owner):]
+                names[n.name] = fresh(base)
+            elif isinstance(n, Block) and n is not impl_root and n.name_hint not in blocks:
+                blocks[n.name_hint] = fresh_block(n.name_hint)
+        renamed = rename(impl, names)
+        if blocks:
+            renamed = transform(renamed, lambda n: with_fields(n, name_hint=blocks[n.name_hint])
+                                if isinstance(n, Block) and n.name_hint in blocks else n)
+        new_root = renamed.body.block
+        matches = []
+        for dp, ip, extents in zip(desc.params, renamed.params, _impl_extents(renamed)):
+            cur = plan.match.buffers[desc.buffer_map[dp]]
+            window = _window(plan.match.starts[cur], extents)
+            matches.append(MatchBufferRegion(renamed.buffer_map[ip], BufferRegion(cur, window)))
+        annotations = dict(block.annotations)
+        for key, value in new_root.annotations.items():
+            annotations.setdefault(key, value)  # the schedule's value wins, as in TVM
+        new_block = with_fields(block, body=new_root.body, match_buffers=list(block.match_buffers) + matches,
+                                alloc_buffers=list(block.alloc_buffers) + list(new_root.alloc_buffers),
+                                annotations=annotations)
+        mod = commit(site, plan.realize_path, with_fields(realize, block=new_block))
+        return Outcome(mod, None)
+
+    def python_args(self):
+        intrin = repr(self.intrin.name) if isinstance(self.intrin, TensorIntrin) and self.intrin.name else \
+            "TensorIntrin(desc, impl)"
+        args = [py_value(self.target), intrin]
+        if self.preserve_unit_iters is not True:
+            args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
+        return args
+
+
+def _impl_extents(impl: PrimFunc) -> list:
+    """The extents of the window each parameter of the implementation
+    views: those of the region its root block declares for it (as TVM
+    takes them), or its shape when it declares none."""
+    root = impl.body.block
+    regions = {r.buffer: r.region for r in list(root.reads) + list(root.writes)}
+    out = []
+    for p in impl.params:
+        buf = impl.buffer_map[p]
+        out.append([r.extent for r in regions[buf]] if buf in regions else list(buf.shape))
+    return out
+
+
+def _window(starts: tuple, extents: list) -> list:
+    """The window from ``starts``: single indices in the leading dimensions
+    the intrinsic does not have, then its ``extents``."""
+    extra = len(starts) - len(extents)
+    ranges = [Range(s, IntImm(s.dtype, 1)) for s in starts[:extra]]
+    ranges += [Range(s, _cast(e, s.dtype)) for s, e in zip(starts[extra:], extents)]
+    return ranges
+
+
+def _check_windows(chk: Checks, subject: str, realize: BlockRealize, found, desc: PrimFunc,
+                   impl: PrimFunc) -> None:
+    """Each window lies inside its buffer over every iteration of the
+    block: the implementation views it with ``T.match_buffer``, which a
+    window reaching outside cannot be (a padded block guards such accesses
+    with a condition; the implementation would not)."""
+    dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
+    for p, extents in zip(desc.params, _impl_extents(impl)):
+        view = desc.buffer_map[p]
+        cur = found.buffers[view]
+        if len(extents) > len(found.starts[cur]):
+            chk.stop(TensorIntrinMismatchError, subject,
+                     f"the implementation views {len(extents)} dimensions of buffer {cur.name}, which has "
+                     f"{len(found.starts[cur])}", realize)
+        window = _window(found.starts[cur], extents)
+        for k, (iv, extent) in enumerate(zip(bound_region(window, dom), cur.shape)):
+            lo, hi = _int(iv.lo), _int(iv.hi)
+            size = _int(extent)
+            if (lo is not None and lo < 0) or (hi is not None and size is not None and hi >= size):
+                chk.fail(TensorizeWindowOutOfBoundsError, subject,
+                         f"the window of buffer {cur.name} the intrinsic's {view.name} sees runs over "
+                         f"[{iv.lo.script()}, {iv.hi.script()}] in dimension {k}, past its extent "
+                         f"{extent.script()}", realize)
+                break
+
+
+def _int(e):
+    return e.value if isinstance(e, IntImm) else None
+
+
+def _with_offset_vars(impl: PrimFunc) -> PrimFunc:
+    """``impl`` with an offset variable ``<name>_elem_offset`` for each
+    parameter buffer that has an offset factor and no offset: the buffers
+    become ``T.match_buffer`` views in a block, where the parser gives such
+    a view its own offset variable (and TVM's ``decl_buffer`` gives one to
+    every buffer), so the result prints and parses back the same."""
+    new = {}
+    for p in impl.params:
+        buf = impl.buffer_map[p]
+        if buf.elem_offset is None and buf.offset_factor != 0:
+            dtype = buf.shape[0].dtype if buf.shape else "int32"
+            new[buf] = with_fields(buf, elem_offset=Var(f"{buf.name}_elem_offset", dtype))
+    if not new:
+        return impl
+    return transform(impl, lambda n: new.get(n, n) if isinstance(n, Buffer) else n)
+
+
+def tensorize(target, intrin, preserve_unit_iters: bool = True) -> Tensorize:
+    """The :class:`Tensorize` record: ``tensorize(LoopRef("k_1"), intrin)``
+    (a string names a block, as TVM's block arguments do; ``intrin`` is a
+    TensorIntrin or the name of a registered one)."""
+    return Tensorize(target, intrin, preserve_unit_iters)
+
+
+__all__ = ["Tensorize", "tensorize"]

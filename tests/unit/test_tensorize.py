@@ -1,0 +1,340 @@
+"""tensorize: a block's computation replaced by a tensor intrinsic's
+implementation, after checking it computes what the description computes.
+
+Every schedule here is compared with the interpreter before and after, and
+the LLVM build against the interpreter, bit for bit: the implementations
+keep the order of every float sum, so the results are exact."""
+
+import numpy as np
+import pytest
+
+import tirfun
+from tirfun import interp, tir
+from tirfun import rewrites as R
+from tirfun.rewrites.pipeline import Pipeline
+from tirfun.script import from_source
+from tirfun.tir.tensor_intrin import TensorIntrinError
+
+DOT4_DESC = from_source('''
+@T.prim_func
+def dot4_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (4,), offset_factor=1)
+    B = T.match_buffer(b, (4,), offset_factor=1)
+    C = T.match_buffer(c, (), offset_factor=1)
+    with T.block("root"):
+        T.reads(C[()], A[0:4], B[0:4])
+        T.writes(C[()])
+        for k in range(4):
+            with T.block("update"):
+                vk = T.axis.remap("R", [k])
+                C[()] = C[()] + A[vk] * B[vk]
+''')
+
+# the same sum, unrolled: what a hand-written kernel would do
+DOT4_IMPL = from_source('''
+@T.prim_func
+def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (4,), offset_factor=1)
+    B = T.match_buffer(b, (4,), offset_factor=1)
+    C = T.match_buffer(c, (), offset_factor=1)
+    with T.block("root"):
+        T.reads(C[()], A[0:4], B[0:4])
+        T.writes(C[()])
+        for k in T.unroll(4):
+            C[()] = C[()] + A[k] * B[k]
+''')
+
+MMA_DESC = from_source('''
+@T.prim_func
+def mma_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16), align=64, offset_factor=1)
+    B = T.match_buffer(b, (16, 16), align=64, offset_factor=1)
+    C = T.match_buffer(c, (16, 16), align=64, offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, j, k in T.grid(16, 16, 16):
+            with T.block("update"):
+                vii, vjj, vkk = T.axis.remap("SSR", [i, j, k])
+                C[vii, vjj] = C[vii, vjj] + A[vii, vkk] * B[vjj, vkk]
+''')
+
+# a register-tile order: k outside the vectorized j, each C[i, j] still
+# summed over k in order
+MMA_IMPL = from_source('''
+@T.prim_func
+def mma_impl(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16), align=64, offset_factor=1)
+    B = T.match_buffer(b, (16, 16), align=64, offset_factor=1)
+    C = T.match_buffer(c, (16, 16), align=64, offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, k in T.grid(16, 16):
+            for j in T.vectorized(16):
+                with T.block("update"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+''')
+
+MATMUL = from_source('''
+@T.prim_func
+def matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+           C: T.Buffer((128, 128), "float32")):
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+''')
+
+BATCH_MATMUL = from_source('''
+@T.prim_func
+def batch_matmul(A: T.Buffer((4, 32, 32), "float32"), B: T.Buffer((4, 32, 32), "float32"),
+                 C: T.Buffer((4, 32, 32), "float32")):
+    for n, i, j in T.grid(4, 32, 32):
+        with T.block("init"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            C[vn, vi, vj] = T.float32(0)
+    for n, i, j, k in T.grid(4, 32, 32, 32):
+        with T.block("update"):
+            vn, vi, vj, vk = T.axis.remap("SSSR", [n, i, j, k])
+            C[vn, vi, vj] = C[vn, vi, vj] + A[vn, vi, vk] * B[vn, vj, vk]
+''')
+
+DOT_ROWS = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+''')
+
+
+def _arrays(func, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in func.params:
+        buf = func.buffer_map[p]
+        shape = tuple(int(s.value) for s in buf.shape)
+        out.append(rng.standard_normal(shape).astype(str(buf.dtype)))
+    return out
+
+
+def _same_meaning(before, after):
+    """The interpreter gives the same outputs before and after, and the
+    LLVM build the interpreter's, bit for bit."""
+    args = _arrays(before)
+    ref = [a.copy() for a in args]
+    interp.run(before, *ref)
+    got = [a.copy() for a in args]
+    interp.run(after, *got)
+    built = [a.copy() for a in args]
+    tirfun.build(tirfun.IRModule({"main": after}))(*built)
+    for r, g, b in zip(ref, got, built):
+        assert np.array_equal(r.view(np.uint32), g.view(np.uint32))
+        assert np.array_equal(g.view(np.uint32), b.view(np.uint32))
+
+
+def _tiled_matmul():
+    sch = tirfun.Schedule(MATMUL, debug_mask="all")
+    update = sch.get_block("update")
+    i, j, k = sch.get_loops(update)
+    io, ii = sch.split(i, factors=[None, 16])
+    jo, ji = sch.split(j, factors=[None, 16])
+    ko, ki = sch.split(k, factors=[None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    sch.decompose_reduction(update, ko)
+    return sch, ii
+
+
+def test_tensorize_a_tiled_matmul_with_a_16x16x16_kernel():
+    sch, ii = _tiled_matmul()
+    sch.tensorize(ii, tir.TensorIntrin(MMA_DESC, MMA_IMPL))
+    func = sch.mod["main"]
+    # the block holds the kernel's loops, over views of the 16x16 windows
+    block = sch.get(sch.get_block("update_update_o"))
+    views = {m.buffer.name: m.source.buffer.name for m in block.match_buffers}
+    assert views == {"A_1": "A", "B_1": "B", "C_1": "C"}
+    assert "T.vectorized(16)" in func.script()
+    _same_meaning(MATMUL, func)
+
+
+def test_tensorize_by_registered_name_replays_from_the_trace_and_its_json():
+    tir.TensorIntrin.register("tirfun_test_mma", MMA_DESC, MMA_IMPL, override=True)
+    sch, ii = _tiled_matmul()
+    sch.tensorize(ii, "tirfun_test_mma")
+    mod = tirfun.IRModule({"main": MATMUL})
+    assert sch.trace(mod) == sch.mod
+    assert Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+    # the record holds the intrinsic itself, and prints its name
+    assert sch.trace.rewrites[-1].python_call() == "sch.tensorize(LoopRef(\"i_1\", \"main\"), 'tirfun_test_mma')"
+
+
+def test_tensorize_a_block_made_by_blockize_keeps_its_init():
+    sch = tirfun.Schedule(DOT_ROWS)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    _, k1 = sch.split(k, [None, 4])
+    outer = sch.blockize(k1)
+    sch.tensorize(outer, tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    _same_meaning(DOT_ROWS, sch.mod["main"])
+
+
+def test_tensorize_a_reduction_keeps_the_outer_init():
+    func = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+''')
+    sch = tirfun.Schedule(func)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    _, k1 = sch.split(k, [None, 4])
+    sch.tensorize(k1, tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    block = sch.get(sch.get_block("dot_o"))
+    assert block.init is not None
+    _same_meaning(func, sch.mod["main"])
+
+
+def test_tensorize_a_batch_keeps_the_leading_dimension_a_single_index():
+    sch = tirfun.Schedule(BATCH_MATMUL)
+    update = sch.get_block("update")
+    _, i, j, k = sch.get_loops(update)
+    io, ii = sch.split(i, [None, 16])
+    jo, ji = sch.split(j, [None, 16])
+    ko, ki = sch.split(k, [None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    sch.tensorize(ii, tir.TensorIntrin(MMA_DESC, MMA_IMPL))
+    block = sch.get(sch.get_block("update_o"))
+    for m in block.match_buffers:
+        first = m.source.region[0]
+        assert first.extent.value == 1  # the batch: one index, not a window
+        assert len(m.buffer.shape) == 2
+    _same_meaning(BATCH_MATMUL, sch.mod["main"])
+
+
+def test_tensorize_renames_the_implementations_names_apart_from_the_functions():
+    # the implementation names its loop k and its buffers A, B, C, as the
+    # function does: they become fresh names, so names stay identities
+    sch = tirfun.Schedule(DOT_ROWS)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    text = sch.mod["main"].script()
+    assert "A_1 = T.match_buffer(A[" in text and "C_1[()] = C_1[()] + A_1[k] * B_1[k]" in text
+    # the new loop is a loop of the function like any other
+    sch.unroll(sch.get_loops(sch.get_block("dot_o"))[0])
+    _same_meaning(DOT_ROWS, sch.mod["main"])
+
+
+def _refusal(func, loop, intrin):
+    return R.tensorize(R.LoopRef(loop), intrin).violations(tirfun.IRModule({"main": func}))
+
+
+def test_tensorize_refuses_a_window_of_another_extent():
+    sch = tirfun.Schedule(DOT_ROWS)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 8])
+    (err,) = _refusal(sch.mod["main"], "k_1", tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    assert isinstance(err, R.TensorIntrinMismatchError)
+    assert "extent" in err.reason or "loop" in err.reason
+
+
+def test_tensorize_refuses_another_computation():
+    func = from_source(DOT_ROWS.script().replace("A[vi, vk] * B[vi, vk]", "(A[vi, vk] + B[vi, vk])"))
+    sch = tirfun.Schedule(func)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    (err,) = _refusal(sch.mod["main"], "k_1", tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    assert isinstance(err, R.TensorIntrinMismatchError)
+    assert "A[vi_o, vk_o * 4 + vk_i] + B[vi_o, vk_o * 4 + vk_i]" in err.reason
+
+
+def test_tensorize_refuses_buffers_of_another_dtype():
+    func = from_source(DOT_ROWS.script().replace('"float32"', '"float16"').replace("T.float32", "T.float16"))
+    sch = tirfun.Schedule(func)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    (err,) = _refusal(sch.mod["main"], "k_1", tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    assert isinstance(err, R.TensorIntrinMismatchError) and "float16" in err.reason
+
+
+def test_tensorize_refuses_arithmetic_of_another_float_type_that_tvm_would_take():
+    # the buffers agree, but the block rounds each product to half
+    # precision: TVM compares only whether both are floats; the result
+    # would differ
+    func = from_source(DOT_ROWS.script().replace(
+        "A[vi, vk] * B[vi, vk]", 'T.Cast("float32", T.Cast("float16", A[vi, vk] * B[vi, vk]))'))
+    desc = from_source(DOT4_DESC.script().replace(
+        "A[vk] * B[vk]", 'T.Cast("float32", T.Cast("float32", A[vk] * B[vk]))'))
+    impl = DOT4_IMPL
+    sch = tirfun.Schedule(func)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    (err,) = _refusal(sch.mod["main"], "k_1", tir.TensorIntrin(desc, impl))
+    assert isinstance(err, R.TensorIntrinMismatchError) and "float16" in err.reason
+
+
+def test_tensorize_reports_what_blockize_cannot_do():
+    # after decompose_reduction, loop i_0 holds the init nest and the update
+    sch, _ = _tiled_matmul()
+    (err,) = R.tensorize(R.LoopRef("i_0"), tir.TensorIntrin(MMA_DESC, MMA_IMPL)).violations(sch.mod)
+    assert isinstance(err, R.NonSingleChildBlockError) and err.primitive == "tensorize"
+
+
+def test_tensorize_by_an_unknown_name_is_an_argument_error():
+    sch, ii = _tiled_matmul()
+    with pytest.raises(tirfun.errors.ScheduleError, match="no tensor intrinsic is registered"):
+        sch.tensorize(ii, "tirfun_test_no_such_intrinsic")
+    assert tir.TensorIntrin.get("tirfun_test_no_such_intrinsic", allow_missing=True) is None
+    with pytest.raises(TensorIntrinError):
+        tir.TensorIntrin.get("tirfun_test_no_such_intrinsic")
+
+
+def test_tensor_intrin_refuses_functions_that_do_not_fit_together():
+    two = from_source('''
+@T.prim_func
+def two(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), offset_factor=1)
+    B = T.match_buffer(b, (4,), offset_factor=1)
+    with T.block("root"):
+        T.reads(A[0:4])
+        T.writes(B[0:4])
+        for k in range(4):
+            B[k] = A[k]
+''')
+    with pytest.raises(TensorIntrinError, match="3 parameters and impl 2"):
+        tir.TensorIntrin(DOT4_DESC, two)
+    with pytest.raises(TensorIntrinError, match="must be a PrimFunc"):
+        tir.TensorIntrin(DOT4_DESC, "dot4_impl")
+    tir.TensorIntrin.register("tirfun_test_dot4", DOT4_DESC, DOT4_IMPL, override=True)
+    with pytest.raises(TensorIntrinError, match="registered already"):
+        tir.TensorIntrin.register("tirfun_test_dot4", DOT4_DESC, DOT4_IMPL)
+
+
+def test_parameters_with_an_offset_factor_have_an_offset_variable_bound_to_zero_in_the_build():
+    # TVM gives such a parameter an offset variable (read from the argument
+    # at entry); tirfun passes arrays at their first element, so it is 0
+    func = from_source('''
+@T.prim_func
+def f(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), offset_factor=1)
+    B = T.match_buffer(b, (4,), offset_factor=1)
+    for i in range(4):
+        B[i] = A[i] + T.Cast("float32", A.elem_offset)
+''')
+    a = func.buffer_map[func.params[0]]
+    assert isinstance(a.elem_offset, tir.Var) and a.elem_offset.name == "A_elem_offset"
+    assert from_source(func.script()) == func
+    x = np.arange(4, dtype=np.float32)
+    want = np.zeros(4, np.float32)
+    interp.run(func, x, want)
+    got = np.zeros(4, np.float32)
+    tirfun.build(func)(x, got)
+    assert np.array_equal(want, x) and np.array_equal(got, want)
