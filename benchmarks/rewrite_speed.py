@@ -89,6 +89,30 @@ def main(A: T.Buffer((128, 128), "float32"), D: T.Buffer((128, 128), "float32"))
             D[vi, vj] = T.max(B[vi, vj], T.float32(0))
 """
 
+# a 16x16x16 tile of the matmul, for tensorize: the description and an
+# implementation with the tile's columns vectorized
+_MMA = """
+@T.prim_func
+def mma_{kind}(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (16, 16), offset_factor=1)
+    B = T.match_buffer(b, (16, 16), offset_factor=1)
+    C = T.match_buffer(c, (16, 16), offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, {loops} in T.grid(16, 16, 16):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def mma_intrin():
+    """The tile's TensorIntrin (its implementation runs k outside j)."""
+    return R.TensorIntrin(from_source(_MMA.format(kind="desc", loops="j, k")),
+                          from_source(_MMA.format(kind="impl", loops="k, j")))
+
+
 # the last stage accumulating into its output, for cache_inplace
 STAGES_INPLACE = STAGES.replace("D[vi, vj] = T.max(", "D[vi, vj] = D[vi, vj] + T.max(")
 
@@ -251,6 +275,7 @@ def primitive_records() -> list[tuple[str, str, object]]:
         ("decompose_padding", "stages", R.decompose_padding("P", "i")),
         ("pad_einsum", "matmul", R.pad_einsum("Y", [32, 32, 48])),
         ("loop_partition", "matmul", R.loop_partition("i", [None, 32])),
+        ("tensorize", "tiled", R.tensorize(R.LoopRef("i_1_1"), mma_intrin())),
         ("annotate_buffer_access", "matmul", R.annotate_buffer_access("C", 0, "read", [(0, 128), (0, 128)])),
         ("unsafe_hide_buffer_access", "matmul", R.unsafe_hide_buffer_access("Y", "read", [1])),
     ]
@@ -268,6 +293,10 @@ def _modules(blocks: int | None) -> dict[str, IRModule]:
         "inplace": IRModule({"main": from_source(STAGES_INPLACE)}),
         # the padding computed per row of the stencil: a window that slides
         "rolling": R.compute_at("P", "i_1")(stages),
+        # the matmul in 16x16x16 tiles, its init apart (the relu nest holds i_1, j_1)
+        "tiled": (R.split("i", [None, 16]) >> R.split("j", [None, 16]) >> R.split("k", [None, 16])
+                  >> R.reorder("i_0", "j_0", "k_0", "i_1_1", "j_1_1", "k_1")
+                  >> R.decompose_reduction("Y", "k_0"))(matmul),
     }
     if blocks is None:
         return base
