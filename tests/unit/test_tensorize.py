@@ -338,3 +338,43 @@ def f(a: T.handle, b: T.handle):
     got = np.zeros(4, np.float32)
     tirfun.build(func)(x, got)
     assert np.array_equal(want, x) and np.array_equal(got, want)
+
+
+UNPACK = from_source('''
+@T.prim_func
+def unpack(A: T.Buffer((4,), "int32"), B: T.Buffer((32,), "int32")):
+    for i in range(32):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.bitwise_and(T.shift_right(A[vi // 8], vi % 8 * 4), 15)
+''')
+
+UNPACK8_DESC = from_source('''
+@T.prim_func
+def unpack8_desc(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (1,), "int32", offset_factor=1)
+    B = T.match_buffer(b, (8,), "int32", offset_factor=1)
+    with T.block("root"):
+        T.reads(A[0:1])
+        T.writes(B[0:8])
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = T.bitwise_and(T.shift_right(A[vi // 8], vi % 8 * 4), 15)
+''')
+
+
+def test_tensorize_proves_index_arithmetic_written_another_way():
+    # after blockize the block reads A[(vi_o * 8 + vi_i) // 8] and shifts by
+    # (vi_o * 8 + vi_i) % 8 * 4, where the description has A[vi // 8] and
+    # vi % 8 * 4: equal for vi in [0, 8), as the ranges prove
+    sch = tirfun.Schedule(UNPACK)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, i1 = sch.split(i, [None, 8])
+    sch.tensorize(i1, tir.TensorIntrin(UNPACK8_DESC, UNPACK8_DESC))
+    _same_meaning(UNPACK, sch.mod["main"])
+    # without the range the shift is another one: vi % 4 is not vi % 8
+    other = from_source(UNPACK8_DESC.script().replace("vi % 8 * 4", "vi % 4 * 4"))
+    errors = R.tensorize(R.LoopRef("i_1"), tir.TensorIntrin(other, other)).violations(
+        R.split("i", [None, 8])(tirfun.IRModule({"main": UNPACK})))
+    assert [type(e) for e in errors] == [R.TensorIntrinMismatchError]

@@ -68,6 +68,9 @@ class _Comparator:
         self.vars: dict[Var, Var] = {}  # the block's variable -> the description's
         self.buffers: dict[Buffer, Buffer] = {}  # the description's buffer -> the block's
         self.starts: dict[Buffer, tuple] = {}  # the block's buffer -> window start per dimension
+        # the description's loop and iteration variables of constant range,
+        # by name, inclusive: what index simplification may assume
+        self.ranges: dict[str, tuple[int, int]] = {}
 
     # -- binding ---------------------------------------------------------------
     def define(self, lhs: Var, rhs: Var, where) -> None:
@@ -100,8 +103,9 @@ class _Comparator:
         """``lhs - start == rhs``, the block's variables read as the
         description's they were matched to."""
         mapped = substitute_expr(lhs, {v: _cast(r, v.dtype) for v, r in self.vars.items()})
-        offset = simplify_index(mapped - _cast(start, mapped.dtype))
-        return prove_equal(offset, _cast(rhs, offset.dtype))
+        offset = simplify_index(mapped - _cast(start, mapped.dtype), self.ranges)
+        want = simplify_index(_cast(rhs, offset.dtype), self.ranges)
+        return offset == want or prove_equal(offset, want)
 
     def region(self, lhs: BufferRegion, rhs: BufferRegion, scope: bool, where) -> None:
         self.buffer(lhs.buffer, rhs.buffer, where)
@@ -159,6 +163,25 @@ class _Comparator:
             if a is not b:
                 raise Mismatch("an expression is missing on one side", where)
             return
+        try:
+            self._expr(a, b, where)
+        except Mismatch:
+            # integer arithmetic written another way: blockize leaves
+            # (v_o * 8 + v_i) % 8 where the description has v % 8
+            if not (_int_like(a, b) and self._same_integer(a, b)):
+                raise
+
+    def _same_integer(self, a: PrimExpr, b: PrimExpr) -> bool:
+        """Whether integer expression ``a``, its variables read as the
+        description's, simplifies to what ``b`` simplifies to."""
+        mapped = substitute_expr(a, {v: _cast(r, v.dtype) for v, r in self.vars.items()})
+        try:
+            x, y = simplify_index(mapped, self.ranges), simplify_index(_cast(b, mapped.dtype), self.ranges)
+        except Exception:  # an expression the index simplifier does not take
+            return False
+        return x == y or prove_equal(x, y)
+
+    def _expr(self, a, b, where) -> None:
         if type(a) is not type(b):
             raise Mismatch(f"{a.script()} is not of the form of the description's {b.script()}", where)
         if a.dtype != b.dtype and not _int_like(a, b):
@@ -219,6 +242,7 @@ class _Comparator:
             self.define(a.loop_var, b.loop_var, a)
             self.expr(a.min, b.min, a)
             self.expr(a.extent, b.extent, a)
+            self._range(b.loop_var, b.min, b.extent)
             if a.kind != b.kind:
                 raise Mismatch(f"loop {a.loop_var.name} is {a.kind} where the description's is {b.kind}", a)
             if a.thread_binding != b.thread_binding:
@@ -293,6 +317,11 @@ class _Comparator:
         self.expr(x.dom.min, y.dom.min, where)
         self.expr(x.dom.extent, y.dom.extent, where)
         self.define(x.var, y.var, where)
+        self._range(y.var, y.dom.min, y.dom.extent)
+
+    def _range(self, var: Var, lo, extent) -> None:
+        if isinstance(lo, IntImm) and isinstance(extent, IntImm) and extent.value > 0:
+            self.ranges[var.name] = (lo.value, lo.value + extent.value - 1)
 
 
 def match_block(realize: BlockRealize, desc_body: BlockRealize) -> Match:
