@@ -125,7 +125,8 @@ class _Comparator:
             starts = tuple(r.min for r in lhs.region)
             self.starts[lhs.buffer] = starts
         for k, r in enumerate(lhs.region[:extra]):
-            if not (isinstance(r.extent, IntImm) and r.extent.value == 1) or not prove_equal(r.min, starts[k]):
+            if not (isinstance(r.extent, IntImm) and r.extent.value == 1) or \
+                    not self._index_equal(r.min, starts[k], IntImm(r.min.dtype, 0)):
                 raise Mismatch(f"region {lhs.script()}: dimension {k}, which the description does not have, "
                                f"must be the single index {starts[k].script()}", where)
         for k, (a, b) in enumerate(zip(lhs.region[extra:], rhs.region)):
@@ -147,7 +148,7 @@ class _Comparator:
             raise Mismatch(f"access of {lhs.buffer.name} has {len(lhs.indices)} indices where the description's "
                            f"has {len(rhs.indices)}", where)
         for k in range(extra):
-            if not prove_equal(lhs.indices[k], starts[k]):
+            if not self._index_equal(lhs.indices[k], starts[k], IntImm(lhs.indices[k].dtype, 0)):
                 raise Mismatch(f"index {k} of {lhs.buffer.name}, a dimension the description does not have, must "
                                f"be {starts[k].script()}", where)
         for k, (a, b) in enumerate(zip(lhs.indices[extra:], rhs.indices)):
