@@ -378,3 +378,54 @@ def test_tensorize_proves_index_arithmetic_written_another_way():
     errors = R.tensorize(R.LoopRef("i_1"), tir.TensorIntrin(other, other)).violations(
         R.split("i", [None, 8])(tirfun.IRModule({"main": UNPACK})))
     assert [type(e) for e in errors] == [R.TensorIntrinMismatchError]
+
+
+DOT_16X4_DESC = from_source('''
+@T.prim_func
+def dot_16x4_desc(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (4,), "uint8", offset_factor=1)
+    B = T.match_buffer(b, (16, 4), "int8", offset_factor=1)
+    C = T.match_buffer(c, (16,), "int32", offset_factor=1)
+    with T.block("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 4):
+                with T.block("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+''')
+
+
+def test_tensorize_an_int8_matmul_over_a_packed_layout():
+    # TVM's 16x4 dot-product schedule: W packed as [j // 16, k // 4, j % 16,
+    # k % 4]; the block's window of W is W[v_j_o + v_j_i // 16, ...], whose
+    # leading indices are the single v_j_o only for v_j_i in [0, 16)
+    X = tirfun.te.placeholder((32, 32), name="X", dtype="uint8")
+    W = tirfun.te.placeholder((32, 32), name="W", dtype="int8")
+    ak = tirfun.te.reduce_axis((0, 32), name="k")
+    out = tirfun.te.compute((32, 32), lambda i, j: tirfun.te.sum(
+        X[i, ak].astype("int32") * W[j, ak].astype("int32"), axis=ak), name="compute")
+    func = tirfun.te.create_prim_func([X, W, out])
+    sch = tirfun.Schedule(func)
+    block = sch.get_block("compute")
+    sch.transform_layout(block, "W", lambda i, j: [i // 16, j // 4, i % 16, j % 4])
+    _, j, k = sch.get_loops(block)
+    _, ji = sch.split(j, factors=[None, 16])
+    ko, ki = sch.split(k, factors=[None, 4])
+    sch.reorder(ko, ji, ki)
+    sch.decompose_reduction(block, ko)
+    packed = sch.mod["main"]
+    sch.tensorize(ji, tir.TensorIntrin(DOT_16X4_DESC, DOT_16X4_DESC))
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, (32, 32), dtype=np.uint8)
+    w = rng.integers(-128, 128, (32, 32), dtype=np.int8)
+    wp = w.reshape(2, 16, 8, 4).transpose(0, 2, 1, 3).copy()
+    want = x.astype(np.int32) @ w.astype(np.int32).T
+    for f in (packed, sch.mod["main"]):
+        got = np.zeros((32, 32), np.int32)
+        interp.run(f, x, wp, got)
+        assert np.array_equal(got, want)
+    built = np.zeros((32, 32), np.int32)
+    tirfun.build(sch.mod)(x, wp, built)
+    assert np.array_equal(built, want)
