@@ -31,6 +31,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from ..analysis.arith import const_bound as ivs
 from ..tir.intrinsics import refusal
+from ..tir.llvm_x86 import X86, intrinsic_args
 from ..tir.legalize import LEGALIZED, legalize
 from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
@@ -1108,6 +1109,8 @@ class Compiler:
         refused = refusal(op, "the interpreter")
         if refused is not None:
             raise InterpError(refused)
+        if name == "reinterpret" and len(args) == 1 and args[0].dtype.lanes != e.dtype.lanes:
+            return self.reinterpret_lanes(args[0], e.dtype, env, lane)
         vals = [self.expr(a, env, lane) for a in args]
         if name in FLOAT_UNARY and len(vals) == 1:
             return self.float_call(name, vals, dt)
@@ -1204,15 +1207,38 @@ class Compiler:
             return self.expr(first, env, lane)
         return self.expr(e.args[1], env, lane - n)
 
+    def reinterpret_lanes(self, arg, dt: DataType, env: Env, lane: int) -> Value:
+        """``T.reinterpret`` to a type of as many bits in other lanes: one
+        lane of the result packs several source lanes (``uint8x4`` as
+        ``int32``), or is a part of one (``int32x16`` as ``uint8x64``)."""
+        src = arg.dtype
+        if src.bits * src.lanes != dt.bits * dt.lanes:
+            raise InterpError(f"T.reinterpret of {src} as {dt}: the sizes differ")
+        s, d = repr(str(src.element_of)), repr(str(dt.element_of))
+        iv = None if dt.is_float else ivs.full(dt)
+        if src.lanes > dt.lanes:
+            r = src.lanes // dt.lanes
+            parts = [self.expr(arg, env, lane * r + k) for k in range(r)]
+            codes = [self.exact(v) if src.is_float else v.code for v in parts]
+            return Value(f"h_reinterpret_pack([{', '.join(codes)}], {s}, {d})", dt.element_of, True, iv)
+        r = dt.lanes // src.lanes
+        v = self.expr(arg, env, lane // r)
+        code = self.exact(v) if src.is_float else v.code
+        return Value(f"h_reinterpret_part({code}, {s}, {d}, {lane % r})", dt.element_of, True, iv)
+
     def llvm_intrinsic(self, e: Call, env: Env, lane: int) -> Value:
         """``T.call_llvm_(pure_)intrin`` of a common LLVM intrinsic, through
         the helper of the TIR intrinsic with the same meaning."""
-        callee = e.args[0].value if e.args and isinstance(e.args[0], StringImm) else None
+        callee, call_args = intrinsic_args(e)
+        if callee in X86 and len(call_args) == len(X86[callee][1]):
+            return self.x86_intrinsic(callee, call_args, e.dtype, env, lane)
+        if len(call_args) != len(e.args) - 1:  # TVM's count of signature arguments, dropped
+            e = Call(e.dtype, e.op, [e.args[0], *call_args])
         known = LLVM_NAMES.get(callee)
         if known is None or len(e.args) - 1 != known[1]:
             raise InterpError(f"the interpreter does not know the LLVM intrinsic {callee!r} "
                               f"with {len(e.args) - 1} arguments; it knows "
-                              f"{', '.join(sorted(LLVM_NAMES))}")
+                              f"{', '.join(sorted([*LLVM_NAMES, *X86]))}")
         name = known[0]
         if name in ("fmax", "fmin"):
             vals = [self.expr(a, env, lane) for a in e.args[1:]]
@@ -1221,6 +1247,24 @@ class Compiler:
         # llvm.ctlz's flag (is zero poison) changes nothing where the result is defined
         operands = list(e.args[1:2] if name == "clz" else e.args[1:])
         return self.e_call(Call(e.dtype, f"tir.{name}", operands), env, lane)
+
+    def x86_intrinsic(self, callee: str, args: list, dtype: DataType, env: Env, lane: int) -> Value:
+        """One lane of an x86 dot-product intrinsic (see
+        :mod:`tirfun.tir.llvm_x86`): ``vpdpbusd`` reads the lane of each
+        argument, ``pmaddubsw``/``pmaddwd`` two adjacent lanes of each."""
+        ret, types, _feature = X86[callee]
+        got = [str(a.dtype) for a in args]
+        if str(dtype) != ret or got != list(types):
+            raise InterpError(f"{callee} returns {ret} and takes {', '.join(types)}; called as {dtype} of "
+                              f"{', '.join(got)}")
+        dt = dtype.element_of
+        if "vpdpbusd" in callee:
+            acc, a, b = (self.expr(x, env, lane).code for x in args)
+            return Value(f"h_vpdpbusd({acc}, {a}, {b})", dt, True, ivs.full(dt))
+        helper = "h_pmaddubsw" if "pmaddubs" in callee else "h_pmaddwd"
+        a0, a1 = (self.expr(args[0], env, 2 * lane + k).code for k in range(2))
+        b0, b1 = (self.expr(args[1], env, 2 * lane + k).code for k in range(2))
+        return Value(f"{helper}({a0}, {a1}, {b0}, {b1})", dt, True, ivs.full(dt))
 
     def float_call(self, name: str, vals: list[Value], dt: DataType) -> Value:
         """A float intrinsic through its helper."""

@@ -202,6 +202,70 @@ def reinterpret(x, src: str, dst: str):
     return int(out) if d.kind in "iub" else float(out)
 
 
+def _raw(values: list, src: str):
+    """``values`` of ``src`` as a numpy array of their bits' type."""
+    import numpy as np
+
+    from ..numpy_dtypes import numpy_dtype
+
+    s = numpy_dtype(src)
+    if s.kind in "iu":
+        mask = (1 << (s.itemsize * 8)) - 1
+        return np.array([v & mask for v in values], dtype=f"u{s.itemsize}")
+    return np.array(values, dtype=s)
+
+
+def _scalar(x, d):
+    return int(x) if d.kind in "iub" else float(x)
+
+
+def reinterpret_pack(values: list, src: str, dst: str):
+    """The bits of several consecutive lanes of ``src`` read as one lane of
+    ``dst`` (``T.reinterpret`` of ``uint8x4`` as ``int32``), little-endian
+    as the CPU lays a vector out."""
+    from ..numpy_dtypes import numpy_dtype
+
+    d = numpy_dtype(dst)
+    return _scalar(_raw(values, src).view(d)[0], d)
+
+
+def reinterpret_part(x, src: str, dst: str, part: int):
+    """Lane ``part`` of the lanes of ``dst`` that one lane ``x`` of ``src``
+    holds (``T.reinterpret`` of ``int32x16`` as ``uint8x64``)."""
+    from ..numpy_dtypes import numpy_dtype
+
+    d = numpy_dtype(dst)
+    return _scalar(_raw([x], src).view(d)[part], d)
+
+
+def _signed(x: int, bits: int) -> int:
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if x >> (bits - 1) else x
+
+
+def vpdpbusd(acc: int, a: int, b: int) -> int:
+    """One lane of x86's ``vpdpbusd``: ``acc`` plus the products of the four
+    unsigned bytes of ``a`` with the four signed bytes of ``b``, wrapping
+    to 32 bits."""
+    total = acc
+    for k in range(4):
+        total += ((a >> (8 * k)) & 0xFF) * _signed(b >> (8 * k), 8)
+    return _signed(total, 32)
+
+
+def pmaddubsw(a0: int, a1: int, b0: int, b1: int) -> int:
+    """One lane of x86's ``pmaddubsw``: two unsigned bytes times two signed
+    bytes, summed and saturated to 16 bits."""
+    total = (a0 & 0xFF) * _signed(b0, 8) + (a1 & 0xFF) * _signed(b1, 8)
+    return max(-32768, min(32767, total))
+
+
+def pmaddwd(a0: int, a1: int, b0: int, b1: int) -> int:
+    """One lane of x86's ``pmaddwd``: two pairs of 16-bit products summed,
+    wrapping to 32 bits."""
+    return _signed(_signed(a0, 16) * _signed(b0, 16) + _signed(a1, 16) * _signed(b1, 16), 32)
+
+
 def clz(x: int, bits: int) -> int:
     """Leading zero bits of ``x`` in a ``bits``-wide word."""
     return bits - (x & ((1 << bits) - 1)).bit_length()
@@ -261,7 +325,9 @@ def helper_namespace() -> dict:
         ns[f"h_{name}"] = fn
     ns.update(h_nextafter_f32=nextafter_f32, h_nextafter_f16=nextafter_f16,
               h_nextafter_bf16=nextafter_bf16, h_ldexp=ldexp,
-              h_popcount=popcount, h_clz=clz, h_reinterpret=reinterpret, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
+              h_popcount=popcount, h_clz=clz, h_reinterpret=reinterpret, h_reinterpret_pack=reinterpret_pack,
+              h_reinterpret_part=reinterpret_part, h_vpdpbusd=vpdpbusd,
+              h_pmaddubsw=pmaddubsw, h_pmaddwd=pmaddwd, h_fmax=fmax, h_fmin=fmin, h_nan=NAN, h_inf=INF,
               h_round_f32=round_f32)
     return ns
 

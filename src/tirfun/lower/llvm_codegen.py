@@ -32,6 +32,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..tir.intrinsics import refusal
+from ..tir.llvm_x86 import X86, intrinsic_args
 from ..tir.legalize import LEGALIZED, legalize
 from . import llvm_intrinsics, llvm_libcalls, llvm_minifloat
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
@@ -144,6 +145,9 @@ class LLVMCodegen:
         self.float_flags = CONTRACT_FLAGS if contract else ()
         # math functions as inline polynomials instead of C library calls
         self.fast_math = fast_math
+        # the target's CPU features (LLVM's "+avx512vnni,..."), for the
+        # intrinsics that need one; the builder sets them
+        self.cpu_features = ""
         self.module = ir.Module(name=module_name)
         self.module.triple = triple
         if data_layout:
@@ -1020,6 +1024,11 @@ class LLVMCodegen:
         if not isinstance(name_e, StringImm) or not name_e.value.startswith("llvm."):
             raise BuildError("call_llvm_intrin needs the intrinsic's name, such as \"llvm.fabs\", "
                              "as its first argument")
+        callee, call_args = intrinsic_args(e)
+        if callee in X86:
+            return self._call_x86(callee, call_args, e.dtype)
+        if len(call_args) != len(e.args) - 1:  # TVM's count of signature arguments, dropped
+            e = Call(e.dtype, e.op, [name_e, *call_args])
         arity = llvm_intrinsics.CALLABLE.get(name_e.value)
         if arity is None or arity != len(e.args) - 1 or e.dtype.is_void:
             known = ", ".join(f"{n} ({k} args)" for n, k in sorted(llvm_intrinsics.CALLABLE.items()))
@@ -1040,6 +1049,21 @@ class LLVMCodegen:
             raise BuildError(f"{name_e.value} is called with different argument types")
         fn = llvm_intrinsics.declare(self.module, fname, ret, [a.type for a in args])
         return self.b.call(fn, args)
+
+    def _call_x86(self, callee: str, args: list, dtype) -> ir.Value:
+        """An x86 intrinsic of :data:`~tirfun.tir.llvm_x86.X86`, declared
+        with its own types; refused where the target lacks its feature
+        (LLVM would abort selecting it)."""
+        ret, types, feature = X86[callee]
+        got = [str(a.dtype) for a in args]
+        if str(dtype) != ret or got != list(types):
+            raise BuildError(f"{callee} returns {ret} and takes {', '.join(types)}; called as {dtype} of "
+                             f"{', '.join(got)}")
+        if f"+{feature}" not in self.cpu_features.split(","):
+            raise BuildError(f"{callee} needs the CPU feature {feature}, which the target does not have")
+        values = [self.expr(a) for a in args]
+        fn = llvm_intrinsics.declare(self.module, callee, value_type(DataType(ret)), [v.type for v in values])
+        return self.b.call(fn, values)
 
     def _dp4a(self, e: Call) -> ir.Value:
         """``acc + sum(vec1[k] * vec2[k])`` over four 8-bit lanes, widened to 32 bits."""

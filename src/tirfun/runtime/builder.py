@@ -144,6 +144,7 @@ def _build(mod: IRModule, target: Target, threads: int, use_gomp: bool) -> Modul
     codegen = CPUCodegen("tirfun", target.triple, jit.data_layout(target),
                          num_threads=threads, use_gomp=use_gomp, contract=target.contract,
                          fast_math=target.math == "fast")
+    codegen.cpu_features = target.features
     subroutines = _subroutines(lowered)
     codegen.signatures = {fname: Signature.of(fname, func, _written(func))
                           for fname, func in lowered.items()}
