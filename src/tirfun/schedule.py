@@ -484,15 +484,13 @@ class Schedule:
         self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
                                       assume_injective_transform))
 
-    def blockize(self, target, preserve_unit_iters: bool = True):
-        """Make the subtree under a loop a block of its own (see
-        :class:`~tirfun.rewrites.Blockize`); the new outer block. TVM also
-        takes a list of blocks, which tirfun does not support yet."""
+    def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRef:
+        """Make the subtree under a loop a block of its own, or, given a list
+        of blocks whose loop nests are consecutive items of one sequence,
+        one block holding them all (see :class:`~tirfun.rewrites.Blockize`);
+        returns the new outer block. Block names may stand for blocks."""
         if isinstance(target, (list, tuple)):
-            raise InvalidArgumentError(
-                "blockize", "argument target",
-                "blockize of a list of blocks is not supported; give the loop whose subtree to make a "
-                "block").with_level(self._render)
+            target = [self._block(b) for b in target]
         return self.apply(R.blockize(target, preserve_unit_iters))
 
     def transform_block_layout(self, block, index_map) -> None:

@@ -105,7 +105,7 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         R.blockize("i_1")(strided)
     with pytest.raises(R.RefKindError):
         R.blockize(R.BlockRef("C"))(mod)
-    with pytest.raises(tirfun.errors.ScheduleError, match="blockize of a list of blocks is not supported"):
+    with pytest.raises(R.InvalidArgumentError, match="needs two blocks or more"):
         Schedule(mod).blockize([R.BlockRef("C")])
 
 
@@ -151,3 +151,279 @@ def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
     with pytest.raises(R.SubspaceNotDivisibleError, match=r"its predicate i_0 \* 2 \+ i_10 < 5 reads loops on both "
                                                            r"sides of loop 'i_10'"):
         R.blockize("i_10", False)(parted)
+
+
+# -- blockize of a list of blocks -------------------------------------------------
+
+TWO_STAGES = """
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+    for m in range(6):
+        for i, j in T.grid(3, 1):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, j in T.grid(128, 64):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj + 64] = A[vi, vj + 64] * T.float32(3)
+"""
+
+
+def test_blockize_of_two_blocks_makes_one_block_holding_both():
+    # as TVM makes it: the outer variables come from the first block, the
+    # regions are the union of the blocks' relaxed regions
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+    for m in range(6):
+        with T.block("outer_B_C_"):
+            vi_o = T.axis.spatial(1, 0)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(A[0:128, 0:128])
+            T.writes(B[0:128, 0:128])
+            for i, j in T.grid(3, 1):
+                with T.block("B"):
+                    vi_i = T.axis.spatial(3, i)
+                    T.reads(A[vi_i, 0])
+                    T.writes(B[vi_i, 0])
+                    B[vi_i, 0] = A[vi_i, 0] * T.float32(2)
+            for i, j in T.grid(128, 64):
+                with T.block("C"):
+                    vi_i, vj_i = T.axis.remap("SS", [i, j])
+                    T.reads(A[vi_i, vj_i + 64])
+                    T.writes(B[vi_i, vj_i + 64])
+                    B[vi_i, vj_i + 64] = A[vi_i, vj_i + 64] * T.float32(3)
+""")
+    mod = IRModule({"main": from_source(TWO_STAGES)})
+    sch = Schedule(mod, debug_mask="all")
+    outer = sch.blockize([sch.get_block("B"), sch.get_block("C")], preserve_unit_iters=False)
+    assert outer == R.BlockRef("outer_B_C_", "main")
+    assert_structural_equal(sch.mod["main"], expected, names=True)
+    check(mod, sch.mod)
+    # the trace replays, from JSON and from its Python
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
+    assert "sch.blockize([BlockRef(\"B\", \"main\"), BlockRef(\"C\", \"main\")], preserve_unit_iters=False)" \
+        in sch.trace.as_python()
+
+
+SHARED_OUTER = """
+@T.prim_func
+def main(A: T.Buffer((8, 6), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32"),
+         D: T.Buffer((8,), "float32"), E: T.Buffer((8, 6), "float32")):
+    for m in range(4):
+        for i, j in T.grid(2, 6):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 2 + i)
+                vj = T.axis.spatial(6, j)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for i, k in T.grid(2, 6):
+            with T.block("D"):
+                vi = T.axis.spatial(8, m * 2 + i)
+                vk = T.axis.reduce(6, k)
+                with T.init():
+                    D[vi] = T.float32(0)
+                D[vi] = D[vi] + B[vi, vk]
+        for i, j in T.grid(2, 6):
+            with T.block("C"):
+                vi = T.axis.spatial(8, m * 2 + i)
+                vj = T.axis.spatial(6, j)
+                C[vi, vj] = B[vi, vj] - D[vi]
+        for i, j in T.grid(2, 6):
+            with T.block("E"):
+                vi = T.axis.spatial(8, m * 2 + i)
+                vj = T.axis.spatial(6, j)
+                E[vi, vj] = C[vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("names", [["B", "D"], ["D", "C"], ["B", "D", "C"], ["C", "D", "B"], ["B", "D", "C", "E"]])
+@pytest.mark.parametrize("preserve", [True, False])
+def test_blockize_of_blocks_reading_the_loop_above_keeps_the_meaning(names, preserve):
+    mod = IRModule({"main": from_source(SHARED_OUTER)})
+    sch = Schedule(mod, debug_mask="all")
+    outer = sch.blockize(names, preserve_unit_iters=preserve)
+    out = sch.mod
+    check(mod, out)
+    o = sch.get(outer)
+    # the outer variable shared by the blocks' first variables runs over m;
+    # the blocks stay in program order whatever the order given
+    assert [iv.dom.extent.value for iv in o.iter_vars][0] == 4
+    order = [b.name for b in sch.get_child_blocks(outer)]
+    assert order == [n for n in ["B", "D", "C", "E"] if n in names]
+    # the reduction keeps its init, in its own block
+    if "D" in names:
+        assert sch.get(sch.get_block("D")).init is not None
+    assert R.Pipeline.from_json(sch.trace.to_json())(mod) == out
+
+
+def test_blockize_of_blocks_then_blockize_of_the_new_block_loop():
+    mod = IRModule({"main": from_source(SHARED_OUTER)})
+    out = (R.blockize(["B", "D", "C", "E"]) >> R.blockize("m"))(mod)
+    check(mod, out)
+
+
+def test_blockize_of_blocks_at_the_root():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4,), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    with T.block("C"):
+        C[0] = B[0, 0]
+    for i in range(4):
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = C[vi] + B[vi, 3]
+"""
+    mod = IRModule({"main": from_source(src)})
+    for names in (["B", "C"], ["C", "D"], ["B", "C", "D"]):
+        out = R.blockize(names)(mod)
+        check(mod, out)
+
+
+def _mod(src: str) -> IRModule:
+    return IRModule({"main": from_source(src)})
+
+
+def test_blockize_of_blocks_refusals():
+    mod = _mod(SHARED_OUTER)
+    with pytest.raises(R.InvalidArgumentError, match="a block is given more than once"):
+        R.blockize(["B", "B"])(mod)
+    with pytest.raises(R.InvalidArgumentError, match="preserve_unit_iters must be a bool"):
+        R.blockize(["B", "C"], 1)(mod)
+    with pytest.raises(R.UnknownBlockError):
+        R.blockize(["B", "X"])(mod)
+    with pytest.raises(R.BlocksNotConsecutiveError, match=r"1 other statement\(s\) stand between"):
+        R.blockize(["B", "C"])(mod)
+    nested = _mod("""
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for m in range(4):
+        with T.block("B"):
+            vm = T.axis.spatial(4, m)
+            B[vm] = A[vm]
+        for n in range(1):
+            with T.block("C"):
+                vm = T.axis.spatial(4, m)
+                C[vm] = B[vm]
+            with T.block("D"):
+                vm = T.axis.spatial(4, m)
+                C[vm] = C[vm] + B[vm]
+""")
+    # C's loop holds D too: C's nest is not an item of m's sequence
+    with pytest.raises(R.BlocksNotSiblingsError, match="items of different sequences"):
+        R.blockize(["B", "C"])(nested)
+    alone = _mod("""
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for m in range(4):
+        with T.block("B"):
+            vm = T.axis.spatial(4, m)
+            B[vm] = A[vm]
+    for n in range(4):
+        if n < 3:
+            with T.block("C"):
+                vn = T.axis.spatial(4, n)
+                C[vn] = B[vn]
+""")
+    with pytest.raises(R.BlocksNotSiblingsError, match="block 'C', with the loops right above it, is the only "
+                                                       "statement of a IfThenElse"):
+        R.blockize(["B", "C"])(alone)
+    # the k-th variables read the loop above differently
+    mismatch = _mod("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                B[vi] = A[vi]
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i * 2 + m)
+                C[vi] = A[vi]
+""")
+    with pytest.raises(R.SubspaceNotDivisibleError, match=r"vi_1 = i_1 \* 2 \+ m does not divide at the "
+                                                            r"blocks' sequence"):
+        R.blockize(["B", "C"])(mismatch)
+    extents = _mod("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((2,), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                B[vi] = A[vi]
+        for i in range(2):
+            with T.block("C"):
+                vi = T.axis.spatial(2, i)
+                C[vi] = A[vi]
+""")
+    with pytest.raises(R.OuterBindingMismatchError, match=r"block 'C'.s iteration variable vi_1 reads the loops "
+                                                           r"above the blocks as 0 \(extent 1"):
+        R.blockize(["B", "C"])(extents)
+    predicates = _mod("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for m in range(3):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                T.where(m < 2)
+                B[vi] = A[vi]
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                T.where(m * 4 + i < 8)
+                C[vi] = A[vi]
+""")
+    with pytest.raises(R.SubspaceNotDivisibleError, match="reads loops on both sides of the blocks' sequence"):
+        R.blockize(["B", "C"])(predicates)
+    guarded = _mod(predicates["main"].script().replace("T.where(m * 4 + i_1 < 8)", "T.where(m < 1)"))
+    with pytest.raises(R.OuterBindingMismatchError, match="predicate on the loops above the blocks, m < 1, is not"):
+        R.blockize(["B", "C"])(guarded)
+    reduction = _mod("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                B[vi] = A[vi]
+        for i in range(4):
+            with T.block("S"):
+                vk = T.axis.reduce(8, m * 4 + i)
+                with T.init():
+                    S[0] = T.float32(0)
+                S[0] = S[0] + B[vk]
+""")
+    with pytest.raises(R.OuterBindingMismatchError):
+        R.blockize(["B", "S"])(reduction)
+    with pytest.raises(R.OuterReductionInitError, match=r"block 'S' reduces over the loops above the blocks "
+                                                         r"\(vk\)"):
+        R.blockize(["S", "S_copy"])(_mod(_two_reductions()))
+    # nothing changed on any refusal; violations list the same error
+    assert [type(e) for e in R.blockize(["B", "C"]).violations(mod)] == [R.BlocksNotConsecutiveError]
+
+
+def _two_reductions() -> str:
+    return """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), S_copy: T.Buffer((1,), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("S"):
+                vk = T.axis.reduce(8, m * 4 + i)
+                with T.init():
+                    S[0] = T.float32(0)
+                S[0] = S[0] + A[vk]
+        for i in range(4):
+            with T.block("S_copy"):
+                vk = T.axis.reduce(8, m * 4 + i)
+                with T.init():
+                    S_copy[0] = T.float32(0)
+                S_copy[0] = S_copy[0] + A[vk]
+"""

@@ -23,19 +23,26 @@ RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
 
 
-def example(cls) -> tuple[str, str, str]:
-    """The before source, the rewrite expression and the after source."""
+def examples(cls) -> list[tuple[str, str, str]]:
+    """Each example's before source, rewrite expression and after source
+    (a docstring may show several, one per code block)."""
     doc = inspect.getdoc(cls)
-    code = doc.split(".. code-block:: python", 1)[1]
-    before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
-    rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
-    after = code.split("# after", 1)[1]
-    return textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after)
+    out = []
+    for code in doc.split(".. code-block:: python")[1:]:
+        code = code.split("\n\nExample", 1)[0]  # the prose that introduces the next example
+        before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
+        rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
+        after = code.split("# after", 1)[1]
+        out.append((textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after)))
+    return out
 
 
-@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.primitive)
-def test_docstring_example_runs(cls):
-    before_src, rewrite_src, after_src = example(cls)
+CASES = [(cls, k) for cls in RECORDS for k in range(len(examples(cls)))]
+
+
+@pytest.mark.parametrize("cls, k", CASES, ids=lambda c: getattr(c, "primitive", str(c)))
+def test_docstring_example_runs(cls, k):
+    before_src, rewrite_src, after_src = examples(cls)[k]
     before = from_source(before_src)
     expected = from_source(after_src)
     rewrite = eval(rewrite_src, {name: getattr(R, name) for name in R.__all__})  # our own docstring
