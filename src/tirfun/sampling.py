@@ -182,7 +182,7 @@ def perfect_tile(rng: Rng, extent: int | None, n: int, max_innermost_factor: int
     """``n`` factors whose product is ``extent``, the innermost at most
     ``max_innermost_factor`` (-1: no limit); ``decision`` instead when given
     (checked to be such a tiling). A loop of symbolic extent (``None``)
-    gives ``[-1, 1, ..., 1]``, as TVM's does."""
+    gives ``[None, 1, ..., 1]``, as TVM's does: split infers the None."""
     p = "sample_perfect_tile"
     _check_int(p, "n", n, 1)
     _check_int(p, "max_innermost_factor", max_innermost_factor)
@@ -194,8 +194,9 @@ def perfect_tile(rng: Rng, extent: int | None, n: int, max_innermost_factor: int
             raise InvalidArgumentError(p, "n", f"a tiling with a max_innermost_factor needs 2 tiles or more, "
                                        f"got {n}")
     if extent is None:
-        trivial = [-1] + [1] * (n - 1)
-        if decision is not None and list(decision) != trivial:
+        trivial = [None] + [1] * (n - 1)
+        # TVM's decision writes the inferred factor as -1
+        if decision is not None and [None if f == -1 else f for f in decision] != trivial:
             raise InvalidArgumentError(p, "decision", f"the loop's extent is not a constant: the only tiling is "
                                        f"{trivial}, got {decision!r}")
         return trivial

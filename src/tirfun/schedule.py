@@ -199,11 +199,12 @@ class Schedule:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def sample_perfect_tile(self, loop, n: int, max_innermost_factor: int = 16,
-                            decision=None) -> list[int]:
+                            decision=None) -> list[int | None]:
         """``n`` factors that multiply to the loop's extent, the innermost at
         most ``max_innermost_factor`` (-1: no limit), for ``split``; with
         ``decision``, those factors (checked to be such a tiling). A loop of
-        symbolic extent gives ``[-1, 1, ..., 1]``, as TVM's does."""
+        symbolic extent gives ``[None, 1, ..., 1]``, as TVM's does (split
+        infers the None)."""
         extent = self._extent("sample_perfect_tile", loop)
         return self._draw(lambda rng: sampling.perfect_tile(rng, extent, n, max_innermost_factor, decision))
 
@@ -211,7 +212,9 @@ class Schedule:
                                 decision=None) -> list[int]:
         """``n`` factors that multiply to the loop's extent, those from
         ``partition_pos`` on to a multiple of ``innerpart_factor``; with
-        ``decision``, those factors (checked)."""
+        ``decision``, those factors (checked). A loop of symbolic extent, or
+        one ``innerpart_factor`` does not divide, gives ``[-1, 1, ..., 1]``,
+        as TVM's does."""
         extent = self._extent("sample_partitioned_tile", loop)
         return self._draw(lambda rng: sampling.partitioned_tile(rng, extent, n, partition_pos,
                                                                 innerpart_factor, decision))

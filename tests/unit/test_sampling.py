@@ -166,10 +166,19 @@ def main(a: T.handle, b: T.handle):
             vi = T.axis.spatial(n, i)
             B[vi] = A[vi]
 """
-    sch = Schedule(_mod(src), seed=9)
-    assert sch.sample_perfect_tile(sch.get_loops("B")[0], 3) == [-1, 1, 1]
-    with pytest.raises(R.InvalidArgumentError, match=r"the only tiling is \[-1, 1\]"):
-        sch.sample_perfect_tile(sch.get_loops("B")[0], 2, decision=[2, 2])
+    mod = _mod(src)
+    sch = Schedule(mod, seed=9)
+    (loop,) = sch.get_loops("B")
+    tiles = sch.sample_perfect_tile(loop, 3)
+    assert tiles == [None, 1, 1]
+    assert sch.sample_perfect_tile(loop, 3, decision=[-1, 1, 1]) == [None, 1, 1]  # TVM's decision
+    with pytest.raises(R.InvalidArgumentError, match=r"the only tiling is \[None, 1\]"):
+        sch.sample_perfect_tile(loop, 2, decision=[2, 2])
+    # split infers the None; the partitioned tile keeps TVM's -1
+    sch.split(loop, tiles)
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"])
+    assert sch.sample_partitioned_tile(sch.get_loops("B")[0], 2) == [-1, 1]
 
 
 # -- sample_partitioned_tile ------------------------------------------------------------------
@@ -206,6 +215,46 @@ def test_compute_locations_are_tvms():
     assert [i for i, _ in found] == [-2, -1, 0]
     # the last block has no consumer: root only
     assert sampling.compute_locations(mod, R.BlockRef("C", "main")) == [(-1, sampling.ROOT_MARK)]
+
+
+TILED_CONV = """
+@T.prim_func
+def main(inputs: T.Buffer((1, 224, 224, 3), "float32"), weight: T.Buffer((7, 7, 3, 64), "float32"),
+         conv2d_nhwc: T.Buffer((1, 112, 112, 64), "float32")):
+    PadInput = T.alloc_buffer([1, 230, 230, 3], dtype="float32")
+    for i0, i1, i2, i3 in T.grid(1, 230, 230, 3):
+        with T.block("PadInput"):
+            i0_1, i1_1, i2_1, i3_1 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+            PadInput[i0_1, i1_1, i2_1, i3_1] = T.if_then_else(
+                3 <= i1_1 and i1_1 < 227 and 3 <= i2_1 and i2_1 < 227,
+                inputs[i0_1, i1_1 - 3, i2_1 - 3, i3_1], T.float32(0), dtype="float32")
+    for i0_0, i1_0, i2_0, i3_0, i0_1_1, i1_1_1, i2_1_1, i3_1_1, i4_0, i5_0, i6_0, i0_2, i1_2, i2_2, i3_2, \
+            i4_1, i5_1, i6_1, i0_3, i1_3, i2_3, i3_3 in T.grid(1, 1, 4, 1, 1, 2, 4, 1, 7, 7, 1, 1, 1, 1, 1, 1,
+                                                               1, 3, 1, 56, 7, 64):
+        with T.block("conv2d_nhwc"):
+            n = T.axis.spatial(1, 0)
+            h = T.axis.spatial(112, i1_1_1 * 56 + i1_3)
+            w = T.axis.spatial(112, i2_0 * 28 + i2_1_1 * 7 + i2_3)
+            co, rh, rw, rc = T.axis.remap("SRRR", [i3_3, i4_0, i5_0, i6_1])
+            with T.init():
+                conv2d_nhwc[n, h, w, co] = T.float32(0)
+            conv2d_nhwc[n, h, w, co] = conv2d_nhwc[n, h, w, co] + \
+                PadInput[n, h * 2 + rh, w * 2 + rw, co // 64 * 3 + rc] * weight[rh, rw, rc, co]
+"""
+
+
+def test_compute_locations_of_a_tiled_conv2d_are_tvms_eight():
+    # TVM lists 8 locations of the padding block here: inline, root, and the
+    # loops above the consumer that are not unit loops, not data-parallel
+    # after a reduction loop, and not trailing reduction loops
+    mod = _mod(TILED_CONV)
+    found = sampling.compute_locations(mod, R.BlockRef("PadInput", "main"))
+    assert [i for i, _ in found] == [-2, -1, 2, 5, 6, 8, 9, 17]
+    assert [loc.name for _, loc in found[2:]] == ["i2_0", "i1_1_1", "i2_1_1", "i4_0", "i5_0", "i6_1"]
+    sch = Schedule(mod, seed=42)
+    drawn = Counter(sch.sample_compute_location("PadInput") for _ in range(800))
+    assert set(drawn) == {loc for _, loc in found}
+    assert all(abs(c / 800 - 1 / 8) < 0.05 for c in drawn.values()), drawn
 
 
 @pytest.mark.parametrize("src", [TWO_STAGES, ROW_SUM])
