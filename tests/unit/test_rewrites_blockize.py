@@ -429,3 +429,63 @@ def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), S_copy: T.B
                     S_copy[0] = T.float32(0)
                 S_copy[0] = S_copy[0] + A[vk]
 """
+
+
+NON_AFFINE = """
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
+    for m, i in T.grid(2, 4):
+        with T.block("B"):
+            vm = T.axis.spatial(4, m * m)
+            vi = T.axis.spatial(16, i * i)
+            B[vm, vi] = A[vm, vi] * T.float32(2)
+"""
+
+NON_AFFINE_TWO = """
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("B"):
+                vm = T.axis.spatial(4, m * m)
+                vi = T.axis.spatial(16, i * i)
+                B[vm, vi] = A[vm, vi] * T.float32(2)
+        for j in range(4):
+            with T.block("C"):
+                vm = T.axis.spatial(4, m * m)
+                vj = T.axis.spatial(16, j * j)
+                C[vm, vj] = B[vm, vj] + T.float32(1)
+"""
+
+
+def _realize(mod: IRModule, name: str):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import BlockRealize
+
+    return next(s for _, s in walk_stmts(mod["main"]) if isinstance(s, BlockRealize) and s.block.name_hint == name)
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_blockize_of_bindings_that_are_no_iteration_map_divides_them_whole(preserve):
+    # as TVM's trivial division: each binding reads the loops on one side
+    # only, and goes to that side whole
+    mod = _mod(NON_AFFINE)
+    out = R.blockize("i", preserve)(mod)
+    check(mod, out)
+    outer, inner = _realize(out, "B_o"), _realize(out, "B")
+    assert [v.script() for v in outer.iter_values] == ["m * m", "0"]
+    assert [iv.dom.extent.value for iv in outer.block.iter_vars] == [4, 1]
+    assert [v.script() for v in inner.iter_values] == ["i * i"]
+    assert [iv.dom.extent.value for iv in inner.block.iter_vars] == [16]
+    # the list form divides them the same way, the blocks sharing vm_o
+    two = _mod(NON_AFFINE_TWO)
+    out = R.blockize(["B", "C"], preserve)(two)
+    check(two, out)
+    assert [v.script() for v in _realize(out, "outer_B_C_").iter_values] == ["m * m", "0"]
+
+
+def test_blockize_refuses_a_binding_that_is_no_iteration_map_and_reads_both_sides():
+    mod = _mod(NON_AFFINE.replace("T.axis.spatial(16, i * i)", "T.axis.spatial(16, m * i * 2)"))
+    with pytest.raises(R.SubspaceNotDivisibleError, match=r"block 'B': its binding \(m \* m, m \* i \* 2\) is not "
+                                                           r"an iteration map of the loops around it"):
+        R.blockize("i")(mod)

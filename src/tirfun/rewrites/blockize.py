@@ -15,9 +15,9 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
+from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true
-from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.traversal import ancestors
 from ..nodes import (
     Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Var,
@@ -174,33 +174,15 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
     """Divide each binding of the block at the cut (requirement 3 of
     :class:`Blockize`), and its predicate between the two sides."""
     block = realize.block
-    subject = cut.subject
-    loops = {lp.loop_var.name: lp for lp in cut.outer_loops + list(chain)}
     inner_names = {lp.loop_var.name for lp in chain}
-    values = list(realize.iter_values)
-    used = set().union(*[var_names(v) for v in values]) if values else set()
-    for lp in cut.outer_loops + list(chain):
-        if lp.loop_var.name in used and _int(lp.min) != 0:
-            chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: loop {lp.loop_var.name!r} it reads starts at "
-                     f"{lp.min.script()}, not 0", realize)
-    sums = detect_iter_map(values, loops, "surjective")
-    if sums is None:
-        chk.stop(SubspaceNotDivisibleError, subject,
-                 f"block {block.name_hint!r}: its binding ({', '.join(v.script() for v in values)}) is not an "
-                 "iteration map of the loops around it", realize)
-    divisions = []
-    for value, total, iv in zip(values, sums, block.iter_vars):
-        unit = _unit_outer(value, cut.outer_loops) if preserve else None
-        d = _divide(value, total, iv, inner_names, loops, unit)
-        if d is None or _int(iv.dom.min) != 0:
-            chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: the binding {iv.var.name} = {value.script()} does not "
-                     f"divide at {cut.at} into a part of the loops above it times the "
-                     f"extent of a part of the loops {cut.below}", realize)
-        divisions.append(d)
+    divisions, reason = _affine_divisions(cut, realize, chain, preserve)
+    if divisions is None:
+        divisions = _trivial_divisions(cut, realize, inner_names)
+    if divisions is None:
+        chk.stop(SubspaceNotDivisibleError, cut.subject, f"block {block.name_hint!r}: {reason}", realize)
     pred = realize.predicate
     used = var_names(pred)
+    subject = cut.subject
     if is_true(pred):
         inner_pred = outer_pred = pred
     elif used.isdisjoint(cut.outer_names):
@@ -212,6 +194,56 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
                  f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
                  f"{cut.at}", realize)
     return _Part(realize, tuple(chain), tuple(divisions), inner_pred, outer_pred)
+
+
+def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
+    """``(divisions, None)`` when every binding divides at the cut as an
+    iteration map of the loops, else ``(None, why not)``."""
+    block = realize.block
+    loops = {lp.loop_var.name: lp for lp in cut.outer_loops + list(chain)}
+    inner_names = {lp.loop_var.name for lp in chain}
+    values = list(realize.iter_values)
+    used = set().union(*[var_names(v) for v in values]) if values else set()
+    for lp in cut.outer_loops + list(chain):
+        if lp.loop_var.name in used and _int(lp.min) != 0:
+            return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
+    sums = detect_iter_map(values, loops, "surjective")
+    if sums is None:
+        return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
+                      "loops around it")
+    divisions = []
+    for value, total, iv in zip(values, sums, block.iter_vars):
+        unit = _unit_outer(value, cut.outer_loops) if preserve else None
+        d = _divide(value, total, iv, inner_names, loops, unit)
+        if d is None or _int(iv.dom.min) != 0:
+            return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
+                          f"part of the loops above it times the extent of a part of the loops {cut.below}")
+        divisions.append(d)
+    return divisions, None
+
+
+def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):
+    """TVM's trivial subspace division, for bindings that are no iteration
+    map: without a predicate, each binding reads the loops on one side only
+    and goes to that side whole (one reading no loop goes outside, where
+    it keeps its value), over the iteration variable's domain from 0; None
+    otherwise."""
+    if not is_true(realize.predicate):
+        return None
+    out = []
+    for value, iv in zip(realize.iter_values, realize.block.iter_vars):
+        extent = _int(iv.dom.extent)
+        if _int(iv.dom.min) != 0 or extent is None:
+            return None
+        names = var_names(value)
+        reads_outer, reads_inner = not names.isdisjoint(cut.outer_names), not names.isdisjoint(inner_names)
+        if reads_outer and reads_inner:
+            return None
+        if reads_inner:
+            out.append(_Division(IntImm(value.dtype, 0), 1, value, extent))
+        else:
+            out.append(_Division(value, extent, None, 1))
+    return out
 
 
 def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
@@ -252,7 +284,10 @@ class Blockize(Rewrite):
        loops below it is a dense mixed radix from weight 1 (an iteration
        map of those loops), every other part a multiple of its extent, and
        the block's predicate reads the loops on one side only; the
-       iteration domains start at 0 (SubspaceNotDivisibleError).
+       iteration domains start at 0. Failing that (bindings that are no
+       iteration map), without a predicate, each binding reads the loops
+       on one side only and goes to that side whole, as TVM's trivial
+       division (SubspaceNotDivisibleError).
 
     Given a list of blocks instead (TVM's blockize of blocks), one new
     block ``outer_<B>_<C>_`` takes the place of their loop nests and holds
