@@ -489,3 +489,67 @@ def test_blockize_refuses_a_binding_that_is_no_iteration_map_and_reads_both_side
     with pytest.raises(R.SubspaceNotDivisibleError, match=r"block 'B': its binding \(m \* m, m \* i \* 2\) is not "
                                                            r"an iteration map of the loops around it"):
         R.blockize("i")(mod)
+
+
+UNDER_OPAQUE = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 4), "float32")
+    B = T.match_buffer(b, (n, 4), "float32")
+    C = T.match_buffer(c, (n, 4), "float32")
+    for i in range(n):
+        with T.block("opaque"):
+            for k in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i)
+                    vk = T.axis.spatial(4, k)
+                    B[vi, vk] = A[vi, vk] * T.float32(2)
+            for k in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(n, i)
+                    vk = T.axis.spatial(4, k)
+                    C[vi, vk] = B[vi, vk] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("target", ["k", ["B", "C"]])
+def test_blockize_under_an_opaque_block_keeps_the_outer_domain(target):
+    # found by the soak: the loop above the opaque block is no loop of the
+    # map, so i is the whole outer binding; its variable takes the block's
+    # domain (n), not the span of the loops of the map it reads (1)
+    mod = _mod(UNDER_OPAQUE)
+    out = R.blockize(target)(mod)
+    verify(out)
+    outer = _realize(out, "B_o" if target == "k" else "outer_B_C_")
+    assert [iv.dom.extent.script() for iv in outer.block.iter_vars] == ["n", "1"]
+    for n in (1, 3, 6):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n})
+        rng = np.random.default_rng(n)
+        args = [rng.standard_normal((n, 4)).astype("float32") for _ in range(3)]
+        expected = [a.copy() for a in args]
+        interp_run(out["main"], *expected)
+        tirfun.build(out, target="llvm")(*args)
+        for x, y in zip(expected, args):
+            assert x.tobytes() == y.tobytes()
+
+
+def test_blockize_refuses_a_reduction_whose_binding_is_no_iteration_map_of_loops_from_zero():
+    # found by the soak: after loop_partition, the reduction's loop starts
+    # at 1, so B[0]'s init never runs in this part; an outer init would run
+    # over the whole inner loop and zero B[0] again
+    src = """
+@T.prim_func
+def main(A: T.Buffer((7, 3), "float32"), B: T.Buffer((7,), "float32")):
+    for f in range(21):
+        with T.block("B"):
+            vi = T.axis.spatial(7, f % 7)
+            vk = T.axis.reduce(3, f // 7)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+    parted = R.loop_partition("f", [1, None])(_mod(src))
+    later = [lp.name for lp in Schedule(parted).get_loops("B_f1")]
+    with pytest.raises(R.SubspaceNotDivisibleError, match="it reads starts at 1, not 0"):
+        R.blockize(later[-1])(parted)

@@ -41,9 +41,9 @@ class _Division:
     """One binding divided: ``value == outer * extent + inner``."""
 
     outer: PrimExpr  # the outer block's binding
-    outer_extent: int
+    outer_extent: int | PrimExpr  # symbolic where the block's domain is
     inner: PrimExpr | None  # the inner block's binding (None: no inner part)
-    extent: int  # the inner part's extent
+    extent: int | PrimExpr  # the inner part's extent (symbolic in a trivial division)
 
 
 @attrs.frozen
@@ -114,7 +114,10 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
         whole = outer_expr if outer_expr is not None else IntImm(dtype, 0)
         if not (isinstance(base, IntImm) and base.value == 0):
             whole = simplify_index(_cast(base, dtype) + whole) if outer_expr is not None else _cast(base, dtype)
-        return _Division(whole, _int(iv.dom.extent) or span, None, 1)
+        # the block's domain holds the value (whatever its base): the outer
+        # variable takes it (a symbolic one must not read the inner loops)
+        extent = _dom_extent(iv, inner_names)
+        return None if extent is None else _Division(whole, extent, None, 1)
     if outer_expr is None:
         outer_expr = IntImm(dtype, 0)
     return _Division(outer_expr, span, _weighted(inner, loops, 1, dtype), ext)
@@ -122,6 +125,24 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
 
 def _int(e) -> int | None:
     return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
+
+
+def _dom_extent(iv: IterVar, inner_names: set):
+    """The extent of the variable's domain, an int where it is constant;
+    None where it reads a loop of the inner side, which the outer block
+    cannot see."""
+    extent = _int(iv.dom.extent)
+    if extent is not None:
+        return extent
+    return None if not var_names(iv.dom.extent).isdisjoint(inner_names) else iv.dom.extent
+
+
+def _extent_expr(extent, dtype) -> PrimExpr:
+    return IntImm(dtype, extent) if isinstance(extent, int) else _cast(extent, dtype)
+
+
+def _show(extent) -> str:
+    return str(extent) if isinstance(extent, int) else extent.script()
 
 
 def _as_target(value):
@@ -170,13 +191,18 @@ def _unit_outer(value: PrimExpr, outer_loops) -> Var | None:
     return units[0] if len(units) == 1 else None
 
 
-def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve: bool) -> _Part:
+def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve: bool,
+                  outer_init: bool) -> _Part:
     """Divide each binding of the block at the cut (requirement 3 of
-    :class:`Blockize`), and its predicate between the two sides."""
+    :class:`Blockize`), and its predicate between the two sides.
+    ``outer_init``: a reduction's init would move to the outer block."""
     block = realize.block
     inner_names = {lp.loop_var.name for lp in chain}
     divisions, reason = _affine_divisions(cut, realize, chain, preserve)
-    if divisions is None:
+    if divisions is None and not (outer_init and block.init is not None):
+        # an outer init runs over every inner iteration; the original init
+        # runs only where the reduction variables reach their minimum, which
+        # bindings that are no iteration map need not do
         divisions = _trivial_divisions(cut, realize, inner_names)
     if divisions is None:
         chk.stop(SubspaceNotDivisibleError, cut.subject, f"block {block.name_hint!r}: {reason}", realize)
@@ -232,7 +258,7 @@ def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):
         return None
     out = []
     for value, iv in zip(realize.iter_values, realize.block.iter_vars):
-        extent = _int(iv.dom.extent)
+        extent = _dom_extent(iv, inner_names)
         if _int(iv.dom.min) != 0 or extent is None:
             return None
         names = var_names(value)
@@ -257,7 +283,7 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
             subst[iv.var] = IntImm(dt, 0) if unit else o
             continue
         i = Var(fresh(f"{iv.var.name}_i"), dt)
-        inner_ivs.append(IterVar(Range(IntImm(dt, 0), IntImm(dt, d.extent)), i, iv.iter_type))
+        inner_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.extent, dt)), i, iv.iter_type))
         inner_values.append(_cast(d.inner, dt))
         subst[iv.var] = i if d.outer_extent == 1 else o * IntImm(dt, d.extent) + i
     return inner_ivs, inner_values, subst
@@ -285,9 +311,9 @@ class Blockize(Rewrite):
        map of those loops), every other part a multiple of its extent, and
        the block's predicate reads the loops on one side only; the
        iteration domains start at 0. Failing that (bindings that are no
-       iteration map), without a predicate, each binding reads the loops
-       on one side only and goes to that side whole, as TVM's trivial
-       division (SubspaceNotDivisibleError).
+       iteration map), without a predicate nor (for a loop) an init, each
+       binding reads the loops on one side only and goes to that side
+       whole, as TVM's trivial division (SubspaceNotDivisibleError).
 
     Given a list of blocks instead (TVM's blockize of blocks), one new
     block ``outer_<B>_<C>_`` takes the place of their loop nests and holds
@@ -417,7 +443,7 @@ class Blockize(Rewrite):
                    # (whose loops a predicate may read): none of them may be
                    # read inside the new block
                    {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)})
-        part = _divide_block(chk, cut, realize, chain, self.preserve_unit_iters)
+        part = _divide_block(chk, cut, realize, chain, self.preserve_unit_iters, outer_init=True)
         block = realize.block
         if block.init is not None and not is_true(part.inner_predicate):
             # the outer block's init runs over the inner loops its own
@@ -441,7 +467,7 @@ class Blockize(Rewrite):
         for iv, d in zip(block.iter_vars, plan.divisions):
             dt = iv.var.dtype
             o = Var(fresh(f"{iv.var.name}_o"), dt)
-            outer_ivs.append(IterVar(Range(IntImm(dt, 0), IntImm(dt, d.outer_extent)), o, iv.iter_type))
+            outer_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.outer_extent, dt)), o, iv.iter_type))
             outer_values.append(_cast(d.outer, dt))
         inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
                                                       self.preserve_unit_iters, fresh)
@@ -580,7 +606,8 @@ def _plan_blocks(rec: Blockize, mod, chk: Checks) -> _BlocksPlan:
     cut = _Cut(subject, "the blocks' sequence", "below it",
                [lp for _, lp in loops_above(site, seq_path)],
                {node.loop_var.name for _, node in ancestors(site.func, seq_path) if isinstance(node, For)})
-    parts = [_divide_block(chk, cut, it[3], it[2], rec.preserve_unit_iters) for it in items]
+    # the list form keeps each init in its own block (requirement 7)
+    parts = [_divide_block(chk, cut, it[3], it[2], rec.preserve_unit_iters, outer_init=False) for it in items]
     outer = _shared_outer(chk, subject, parts)
     for part in parts[1:]:
         if part.outer_predicate != parts[0].outer_predicate:
@@ -617,8 +644,9 @@ def _shared_outer(chk: Checks, subject: str, parts) -> list:
             if value != svalue or d.outer_extent != sext or (sext != 1 and iv.iter_type is not siv.iter_type):
                 chk.stop(OuterBindingMismatchError, subject,
                          f"block {block.name_hint!r}'s iteration variable {iv.var.name} reads the loops above "
-                         f"the blocks as {value.script()} (extent {d.outer_extent}, {iv.iter_type.value}), "
-                         f"block {sblock.name_hint!r}'s {siv.var.name} as {svalue.script()} (extent {sext}, "
+                         f"the blocks as {value.script()} (extent {_show(d.outer_extent)}, "
+                         f"{iv.iter_type.value}), block {sblock.name_hint!r}'s {siv.var.name} as "
+                         f"{svalue.script()} (extent {_show(sext)}, "
                          f"{siv.iter_type.value}); the new block's iteration variable {k} would be both",
                          part.realize)
     return [(iv, value, ext) for iv, value, ext, _ in shared]
@@ -633,7 +661,7 @@ def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
     outer_ivs, outer_values = [], []
     for iv, value, ext in plan.outer:
         dt = iv.var.dtype
-        outer_ivs.append(IterVar(Range(IntImm(dt, 0), IntImm(dt, ext)), Var(fresh(f"{iv.var.name}_o"), dt),
+        outer_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(ext, dt)), Var(fresh(f"{iv.var.name}_o"), dt),
                                  iv.iter_type))
         outer_values.append(value)
     nests, reads, writes = [], [], []
