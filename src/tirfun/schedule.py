@@ -24,6 +24,7 @@ import functools
 import attrs
 
 from . import rewrites as R
+from . import sampling
 from .errors import ScheduleError
 from .nodes import Buffer, IRModule, PrimFunc
 from .rewrites.buffer_names import accesses_named
@@ -82,9 +83,17 @@ class Schedule:
     ``debug_mask="all"`` verifies the module after creation and after every
     primitive. ``error_render_level`` is ``"detail"`` (the message with the
     offending TVMScript), ``"fast"`` (the message alone) or ``"none"``.
+    ``seed`` (an int in ``[1, 2**31 - 1]``, or None for one from the
+    operating system) starts the random state the sampling primitives
+    draw from: the same seed gives the same decisions.
     """
 
-    def __init__(self, mod=None, *, debug_mask="none", error_render_level: str = "detail"):
+    #: what sample_compute_location gives for "leave the block where it is"
+    #: and "inline it" (TVM's root and inline marks)
+    ROOT_MARK = sampling.ROOT_MARK
+    INLINE_MARK = sampling.INLINE_MARK
+
+    def __init__(self, mod=None, *, seed=None, debug_mask="none", error_render_level: str = "detail"):
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
@@ -93,6 +102,11 @@ class Schedule:
         if error_render_level not in RENDER_LEVELS:
             raise InvalidArgumentError("Schedule", "error_render_level",
                                        f"expected one of {', '.join(RENDER_LEVELS)}, got {error_render_level!r}")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)
+                                 or not 1 <= seed <= sampling.MODULUS):
+            raise InvalidArgumentError("Schedule", "seed", f"expected None or an int in [1, 2147483647], "
+                                       f"got {seed!r}")
+        self._rand = sampling.normalize_seed(-1 if seed is None else seed)
         self._debug = _parse_debug_mask(debug_mask)
         self._render = error_render_level
         self._mod = mod
@@ -130,10 +144,92 @@ class Schedule:
         self._func = func_name
 
     def copy(self) -> "Schedule":
-        """An independent schedule with the same module, trace and settings."""
+        """An independent schedule with the same module, trace and settings;
+        its random state is forked from this one's (:meth:`fork_seed`), as
+        TVM's copy does."""
         out = Schedule.__new__(Schedule)
         out.__dict__.update(self.__dict__)
+        out._rand = sampling.normalize_seed(self.fork_seed())
         return out
+
+    # -- random state and sampling ---------------------------------------------------
+    def seed(self, seed: int) -> None:
+        """Restart the random state from ``seed`` (-1: one from the operating
+        system; otherwise a non-negative int)."""
+        try:
+            self._rand = sampling.normalize_seed(seed)
+        except RewriteError as err:
+            raise err.with_level(self._render) from None
+
+    def fork_seed(self) -> int:
+        """A seed for another schedule, drawn from this one's random state
+        (which moves on): not the current state."""
+        return self._draw(lambda rng: rng.fork_seed())
+
+    def _draw(self, fn):
+        """``fn(rng)`` on this schedule's random state, which then moves on;
+        a refused argument leaves the state as it was."""
+        rng = sampling.Rng(self._rand)
+        try:
+            out = fn(rng)
+        except RewriteError as err:
+            raise err.with_level(self._render) from None
+        self._rand = rng.state
+        return out
+
+    def sample_categorical(self, candidates, probs, decision: int | None = None) -> int:
+        """One of ``candidates``, drawn with the weights ``probs``; with
+        ``decision``, the candidate at that index (checked). The value comes
+        back as a plain int, which the primitives it is passed to record."""
+        return self._draw(lambda rng: sampling.categorical(rng, candidates, probs, decision)[0])
+
+    def _extent(self, primitive: str, loop) -> int | None:
+        """The loop's extent as an int, None when it is symbolic."""
+        from .nodes import For
+        from .rewrites.errors import RefKindError
+        from .rewrites.refs import as_loop_ref
+
+        loop = as_loop_ref(loop)
+        if not isinstance(loop, LoopRef):
+            raise RefKindError(primitive, describe(loop), f"expected a loop (a LoopRef or a loop name), got "
+                               f"{loop!r}").with_level(self._render)
+        node = self._query(R.get, self._pin(loop))
+        assert isinstance(node, For)  # a LoopRef resolves to a loop
+        value = getattr(node.extent, "value", None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def sample_perfect_tile(self, loop, n: int, max_innermost_factor: int = 16,
+                            decision=None) -> list[int | None]:
+        """``n`` factors that multiply to the loop's extent, the innermost at
+        most ``max_innermost_factor`` (-1: no limit), for ``split``; with
+        ``decision``, those factors (checked to be such a tiling). A loop of
+        symbolic extent gives ``[None, 1, ..., 1]``, as TVM's does (split
+        infers the None)."""
+        extent = self._extent("sample_perfect_tile", loop)
+        return self._draw(lambda rng: sampling.perfect_tile(rng, extent, n, max_innermost_factor, decision))
+
+    def sample_partitioned_tile(self, loop, n: int, partition_pos: int = 0, innerpart_factor: int = 1,
+                                decision=None) -> list[int]:
+        """``n`` factors that multiply to the loop's extent, those from
+        ``partition_pos`` on to a multiple of ``innerpart_factor``; with
+        ``decision``, those factors (checked). A loop of symbolic extent, or
+        one ``innerpart_factor`` does not divide, gives ``[-1, 1, ..., 1]``,
+        as TVM's does."""
+        extent = self._extent("sample_partitioned_tile", loop)
+        return self._draw(lambda rng: sampling.partitioned_tile(rng, extent, n, partition_pos,
+                                                                innerpart_factor, decision))
+
+    def sample_compute_location(self, block, decision: int | None = None) -> LoopRef:
+        """A loop where ``block`` may be computed, drawn uniformly among the
+        locations TVM lists (see :func:`tirfun.sampling.compute_locations`):
+        a loop, ``ROOT_MARK`` (leave it) or ``INLINE_MARK`` (inline it),
+        which :meth:`compute_at` understands. ``decision`` is a location's
+        index: -2 inline, -1 root, ``i`` the i-th loop above the first
+        consumer."""
+        block = self._block(block)
+        self.get(block)  # an unknown block is reported as such
+        mod = self._mod
+        return self._draw(lambda rng: sampling.compute_location(rng, mod, block, decision)[0])
 
     def show(self, style=None, black_format: bool = False, *, file=None) -> None:
         """Print the module as TVMScript (with colour on a terminal, see
@@ -152,7 +248,11 @@ class Schedule:
         self._mod._repr_pretty_(printer, cycle)
 
     def get(self, ref):
-        """The Block or For a reference points at (a name means a block)."""
+        """The Block or For a reference points at (a name means a block). A
+        sampled value is already a plain int, and comes back as it is (TVM's
+        ``get`` of an expression random variable)."""
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            return ref
         return self._query(R.get, self._pin(as_block_or_loop_ref(ref)))
 
     # -- applying records ---------------------------------------------------------
@@ -345,12 +445,23 @@ class Schedule:
     # -- compute location (compute_at, reverse_compute_at, compute_inline, reverse_compute_inline)
     def compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move a producer under a loop of its consumers, computing there only
-        what they read (see :class:`~tirfun.rewrites.ComputeAt`)."""
+        what they read (see :class:`~tirfun.rewrites.ComputeAt`). As in TVM,
+        ``loop`` may be what :meth:`sample_compute_location` gives:
+        ``ROOT_MARK`` leaves the block where it is, ``INLINE_MARK`` inlines it."""
+        if loop == sampling.ROOT_MARK:
+            return
+        if loop == sampling.INLINE_MARK:
+            return self.compute_inline(block)
         self.apply(R.compute_at(self._block(block), loop, preserve_unit_loops, index))
 
     def reverse_compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
         """Move a consumer under a loop of its producers, computing there what
-        they have just written (see :class:`~tirfun.rewrites.ReverseComputeAt`)."""
+        they have just written (see :class:`~tirfun.rewrites.ReverseComputeAt`);
+        ``ROOT_MARK`` and ``INLINE_MARK`` as in :meth:`compute_at`."""
+        if loop == sampling.ROOT_MARK:
+            return
+        if loop == sampling.INLINE_MARK:
+            return self.reverse_compute_inline(block)
         self.apply(R.reverse_compute_at(self._block(block), loop, preserve_unit_loops, index))
 
     def compute_inline(self, block) -> None:
@@ -484,15 +595,13 @@ class Schedule:
         self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
                                       assume_injective_transform))
 
-    def blockize(self, target, preserve_unit_iters: bool = True):
-        """Make the subtree under a loop a block of its own (see
-        :class:`~tirfun.rewrites.Blockize`); the new outer block. TVM also
-        takes a list of blocks, which tirfun does not support yet."""
+    def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRef:
+        """Make the subtree under a loop a block of its own, or, given a list
+        of blocks whose loop nests are consecutive items of one sequence,
+        one block holding them all (see :class:`~tirfun.rewrites.Blockize`);
+        returns the new outer block. Block names may stand for blocks."""
         if isinstance(target, (list, tuple)):
-            raise InvalidArgumentError(
-                "blockize", "argument target",
-                "blockize of a list of blocks is not supported; give the loop whose subtree to make a "
-                "block").with_level(self._render)
+            target = [self._block(b) for b in target]
         return self.apply(R.blockize(target, preserve_unit_iters))
 
     def tensorize(self, block_or_loop, tensor_intrin, preserve_unit_iters: bool = True) -> None:

@@ -194,3 +194,23 @@ def test_every_storage_primitive_is_drawn():
                 if rewrite is not None and not rewrite.violations(mod):
                     counts[name] = counts.get(name, 0) + 1
     assert set(counts) == set(DRAWERS) and min(counts.values()) >= 10, counts
+
+
+def test_blockize_is_drawn_in_both_forms():
+    """The blockize drawer draws the list-of-blocks form too, often enough
+    that the storage properties above exercise it."""
+    from tirfun.script import from_source
+    from tirfun.testing.draw_storage import draw_blockize
+    from tirfun.testing.programs import random_prim_func
+
+    counts = {"loop": 0, "blocks": 0}
+    for seed in range(60):
+        mods = [IRModule({"main": random_prim_func(seed)}),
+                IRModule({"main": from_source(sliding_source(RandomChooser(seed)))})]
+        ch = RandomChooser(seed)
+        for mod in mods:
+            rewrite = draw_blockize(ch, mod)
+            if rewrite is not None:
+                assert not rewrite.violations(mod)
+                counts["blocks" if isinstance(rewrite.target, tuple) else "loop"] += 1
+    assert min(counts.values()) >= 10, counts

@@ -23,26 +23,33 @@ RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
 
 
-def example(cls) -> tuple[str, str, str, dict]:
-    """The before source, the rewrite expression, the after source, and the
-    functions an ``# intrinsic`` section defines (tensorize's), by name."""
+def examples(cls) -> list[tuple[str, str, str, dict]]:
+    """Each example's before source, rewrite expression, after source, and
+    the functions an ``# intrinsic`` section defines (tensorize's), by name
+    (a docstring may show several examples, one per code block)."""
     doc = inspect.getdoc(cls)
-    code = doc.split(".. code-block:: python", 1)[1]
-    before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
-    funcs = {}
-    if "# intrinsic" in before:
-        before, defs = before.split("# intrinsic", 1)
-        for part in defs.split("@T.prim_func")[1:]:
-            func = from_source("@T.prim_func" + textwrap.dedent(part))
-            funcs[func.attrs["global_symbol"]] = func
-    rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
-    after = code.split("# after", 1)[1]
-    return textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after), funcs
+    out = []
+    for code in doc.split(".. code-block:: python")[1:]:
+        code = code.split("\n\nExample", 1)[0]  # the prose that introduces the next example
+        before = code.split("# before", 1)[1].split("# rewrite", 1)[0]
+        funcs = {}
+        if "# intrinsic" in before:
+            before, defs = before.split("# intrinsic", 1)
+            for part in defs.split("@T.prim_func")[1:]:
+                func = from_source("@T.prim_func" + textwrap.dedent(part))
+                funcs[func.attrs["global_symbol"]] = func
+        rewrite = code.split("# rewrite", 1)[1].split("# after", 1)[0]
+        after = code.split("# after", 1)[1]
+        out.append((textwrap.dedent(before), textwrap.dedent(rewrite).strip(), textwrap.dedent(after), funcs))
+    return out
 
 
-@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.primitive)
-def test_docstring_example_runs(cls):
-    before_src, rewrite_src, after_src, funcs = example(cls)
+CASES = [(cls, k) for cls in RECORDS for k in range(len(examples(cls)))]
+
+
+@pytest.mark.parametrize("cls, k", CASES, ids=lambda c: getattr(c, "primitive", str(c)))
+def test_docstring_example_runs(cls, k):
+    before_src, rewrite_src, after_src, funcs = examples(cls)[k]
     before = from_source(before_src)
     expected = from_source(after_src)
     names = {name: getattr(R, name) for name in R.__all__} | funcs

@@ -88,6 +88,44 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Bu
                 C[vi, vk] = A[vi, vk]
 """
 
+BLOCK_RUNS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for m in range(2):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                B[vi] = A[vi]
+        for i in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = A[vi]
+        for i in range(4):
+            with T.block("D"):
+                vi = T.axis.spatial(8, m * 4 + i)
+                C[vi] = B[vi]
+    for n in range(8):
+        with T.block("E"):
+            vn = T.axis.spatial(8, n)
+            B[vn] = C[vn]
+"""
+
+TWO_SUMS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), S: T.Buffer((1,), "float32"), T_: T.Buffer((1,), "float32")):
+    for m, i in T.grid(2, 4):
+        with T.block("S"):
+            vk = T.axis.reduce(8, m * 4 + i)
+            with T.init():
+                S[0] = T.float32(0)
+            S[0] = S[0] + A[vk]
+        with T.block("T"):
+            vk = T.axis.reduce(8, m * 4 + i)
+            with T.init():
+                T_[0] = T.float32(0)
+            T_[0] = T_[0] + A[vk]
+"""
+
 SHIFTED = """
 @T.prim_func
 def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
@@ -667,6 +705,16 @@ CASES += [
      R.TensorizeWindowOutOfBoundsError,
      r"^tensorize: loop 'i': the window of buffer X the intrinsic's W1 sees runs over \[-1, 6\] in dimension 0, "
      r"past its extent 6$"),
+    ("blockize-siblings", lambda: mod_of(BLOCK_RUNS), R.blockize(["B", "E"]), R.BlocksNotSiblingsError,
+     r"^blockize: blocks 'B', 'E': the blocks' loop nests are items of different sequences of statements"),
+    ("blockize-consecutive", lambda: mod_of(BLOCK_RUNS), R.blockize(["B", "D"]), R.BlocksNotConsecutiveError,
+     r"^blockize: blocks 'B', 'D': 1 other statement\(s\) stand between the blocks' loop nests"),
+    ("blockize-outer", lambda: mod_of(BLOCK_RUNS), R.blockize(["B", "C"]), R.OuterBindingMismatchError,
+     r"^blockize: blocks 'B', 'C': block 'C''s iteration variable vi_1 reads the loops above the blocks as 0 "
+     r"\(extent 1, DataPar\), block 'B''s vi as m \(extent 2, DataPar\)"),
+    ("blockize-init", lambda: mod_of(TWO_SUMS), R.blockize(["S", "T"]), R.OuterReductionInitError,
+     r"^blockize: blocks 'S', 'T': block 'S' reduces over the loops above the blocks \(vk\), and its init "
+     r"would run on every iteration of them"),
     ("cache-inplace", lambda: mod_of(ELEMENTWISE), R.cache_inplace("B", 0, "local"), R.NotReadWriteError,
      r"^cache_inplace: block 'B': the block does not both read and write buffer A$"),
     ("reindex-leaf", lambda: mod_of(NESTED_SCOPE), R.reindex("outer", ("read", 0)), R.NotLeafBlockError,

@@ -15,18 +15,24 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
+from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import ancestors
-from ..nodes import Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, Var
+from ..nodes import (
+    Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Var,
+)
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, resolve_loop, resolve_site
-from .errors import InvalidArgumentError, NonSingleChildBlockError, NotOnlyChildError, SubspaceNotDivisibleError
+from .checks import child_blocks, describe, loops_above, resolve_block, resolve_loop, resolve_site
+from .errors import (
+    BlocksNotConsecutiveError, BlocksNotSiblingsError, InvalidArgumentError, NonSingleChildBlockError,
+    NotOnlyChildError, OuterBindingMismatchError, OuterReductionInitError, SubspaceNotDivisibleError,
+)
 from .exprs import cast as _cast, substitute, var_names
 from .index_maps import tidy_accesses as _tidy
 from .name_pool import NamePool
-from .refs import BlockRef, as_loop_ref
+from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
 
 
@@ -35,9 +41,9 @@ class _Division:
     """One binding divided: ``value == outer * extent + inner``."""
 
     outer: PrimExpr  # the outer block's binding
-    outer_extent: int
+    outer_extent: int | PrimExpr  # symbolic where the block's domain is
     inner: PrimExpr | None  # the inner block's binding (None: no inner part)
-    extent: int  # the inner part's extent
+    extent: int | PrimExpr  # the inner part's extent (symbolic in a trivial division)
 
 
 @attrs.frozen
@@ -76,9 +82,11 @@ def _weighted(args, loops, divide: int, dtype) -> PrimExpr | None:
     return None if out is None else _cast(out, dtype)
 
 
-def _divide(value, total, iv: IterVar, inner_names: set, loops) -> _Division | None:
+def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None) -> _Division | None:
     """The division of one binding read as the iteration sum ``total``, or
-    None when it is not divisible at the given loop."""
+    None when it is not divisible at the given loop. ``unit`` is the outer
+    loop of extent 1 the binding reads, kept as the outer binding when no
+    other outer loop is (TVM's division with ``preserve_unit_iters``)."""
     dtype = value.dtype
     inner = sorted((a for a in total.args if a.source in inner_names), key=lambda a: a.scale)
     outer = [a for a in total.args if a.source not in inner_names]
@@ -98,13 +106,18 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops) -> _Division | N
             return None
         span += (a.scale // ext) * (a.extent - 1)
     outer_expr = _weighted(outer, loops, ext, dtype)
+    if outer_expr is None and unit is not None:
+        outer_expr = _cast(unit, dtype)
     if not inner:
         # no inner part: the outer binding is the whole value, rebuilt from
         # its slices (a unit loop under the given one takes its one value, 0)
         whole = outer_expr if outer_expr is not None else IntImm(dtype, 0)
         if not (isinstance(base, IntImm) and base.value == 0):
             whole = simplify_index(_cast(base, dtype) + whole) if outer_expr is not None else _cast(base, dtype)
-        return _Division(whole, _int(iv.dom.extent) or span, None, 1)
+        # the block's domain holds the value (whatever its base): the outer
+        # variable takes it (a symbolic one must not read the inner loops)
+        extent = _dom_extent(iv, inner_names)
+        return None if extent is None else _Division(whole, extent, None, 1)
     if outer_expr is None:
         outer_expr = IntImm(dtype, 0)
     return _Division(outer_expr, span, _weighted(inner, loops, 1, dtype), ext)
@@ -112,6 +125,168 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops) -> _Division | N
 
 def _int(e) -> int | None:
     return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
+
+
+def _dom_extent(iv: IterVar, inner_names: set):
+    """The extent of the variable's domain, an int where it is constant;
+    None where it reads a loop of the inner side, which the outer block
+    cannot see."""
+    extent = _int(iv.dom.extent)
+    if extent is not None:
+        return extent
+    return None if not var_names(iv.dom.extent).isdisjoint(inner_names) else iv.dom.extent
+
+
+def _extent_expr(extent, dtype) -> PrimExpr:
+    return IntImm(dtype, extent) if isinstance(extent, int) else _cast(extent, dtype)
+
+
+def _show(extent) -> str:
+    return str(extent) if isinstance(extent, int) else extent.script()
+
+
+def _as_target(value):
+    """A loop (a string names one), or a list of blocks as a tuple of
+    BlockRefs (strings name blocks); anything else is kept for the checks."""
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "PVector":
+        return tuple(as_block_ref(v) for v in value)
+    return as_loop_ref(value)
+
+
+def _check_flag(chk: Checks, subject: str, flag) -> None:
+    if not isinstance(flag, bool):
+        chk.stop(InvalidArgumentError, subject, f"preserve_unit_iters must be a bool, got {flag!r}")
+
+
+@attrs.frozen
+class _Cut:
+    """Where the new block goes: the loops above it in its scope (outer),
+    every loop above it past opaque blocks too (``outer_names``), and how
+    messages name the place."""
+
+    subject: str
+    at: str  # "loop 'i_1'"
+    below: str  # how the messages say "the loops from the cut down"
+    outer_loops: list
+    outer_names: set
+
+
+@attrs.frozen
+class _Part:
+    """One block divided at the cut: the loops from the cut down to it
+    (outermost first), the division of each binding, and its predicate's
+    inner and outer sides."""
+
+    realize: BlockRealize
+    chain: tuple
+    divisions: tuple
+    inner_predicate: PrimExpr
+    outer_predicate: PrimExpr
+
+
+def _unit_outer(value: PrimExpr, outer_loops) -> Var | None:
+    """The one outer loop of extent 1 ``value`` reads, if it reads exactly one."""
+    names = var_names(value)
+    units = [lp.loop_var for lp in outer_loops if lp.loop_var.name in names and _int(lp.extent) == 1]
+    return units[0] if len(units) == 1 else None
+
+
+def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve: bool,
+                  outer_init: bool) -> _Part:
+    """Divide each binding of the block at the cut (requirement 3 of
+    :class:`Blockize`), and its predicate between the two sides.
+    ``outer_init``: a reduction's init would move to the outer block."""
+    block = realize.block
+    inner_names = {lp.loop_var.name for lp in chain}
+    divisions, reason = _affine_divisions(cut, realize, chain, preserve)
+    if divisions is None and not (outer_init and block.init is not None):
+        # an outer init runs over every inner iteration; the original init
+        # runs only where the reduction variables reach their minimum, which
+        # bindings that are no iteration map need not do
+        divisions = _trivial_divisions(cut, realize, inner_names)
+    if divisions is None:
+        chk.stop(SubspaceNotDivisibleError, cut.subject, f"block {block.name_hint!r}: {reason}", realize)
+    pred = realize.predicate
+    used = var_names(pred)
+    subject = cut.subject
+    if is_true(pred):
+        inner_pred = outer_pred = pred
+    elif used.isdisjoint(cut.outer_names):
+        inner_pred, outer_pred = pred, IntImm("bool", 1)
+    elif used.isdisjoint(inner_names):
+        inner_pred, outer_pred = IntImm("bool", 1), pred
+    else:
+        chk.stop(SubspaceNotDivisibleError, subject,
+                 f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
+                 f"{cut.at}", realize)
+    return _Part(realize, tuple(chain), tuple(divisions), inner_pred, outer_pred)
+
+
+def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
+    """``(divisions, None)`` when every binding divides at the cut as an
+    iteration map of the loops, else ``(None, why not)``."""
+    block = realize.block
+    loops = {lp.loop_var.name: lp for lp in cut.outer_loops + list(chain)}
+    inner_names = {lp.loop_var.name for lp in chain}
+    values = list(realize.iter_values)
+    used = set().union(*[var_names(v) for v in values]) if values else set()
+    for lp in cut.outer_loops + list(chain):
+        if lp.loop_var.name in used and _int(lp.min) != 0:
+            return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
+    sums = detect_iter_map(values, loops, "surjective")
+    if sums is None:
+        return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
+                      "loops around it")
+    divisions = []
+    for value, total, iv in zip(values, sums, block.iter_vars):
+        unit = _unit_outer(value, cut.outer_loops) if preserve else None
+        d = _divide(value, total, iv, inner_names, loops, unit)
+        if d is None or _int(iv.dom.min) != 0:
+            return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
+                          f"part of the loops above it times the extent of a part of the loops {cut.below}")
+        divisions.append(d)
+    return divisions, None
+
+
+def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):
+    """TVM's trivial subspace division, for bindings that are no iteration
+    map: without a predicate, each binding reads the loops on one side only
+    and goes to that side whole (one reading no loop goes outside, where
+    it keeps its value), over the iteration variable's domain from 0; None
+    otherwise."""
+    if not is_true(realize.predicate):
+        return None
+    out = []
+    for value, iv in zip(realize.iter_values, realize.block.iter_vars):
+        extent = _dom_extent(iv, inner_names)
+        if _int(iv.dom.min) != 0 or extent is None:
+            return None
+        names = var_names(value)
+        reads_outer, reads_inner = not names.isdisjoint(cut.outer_names), not names.isdisjoint(inner_names)
+        if reads_outer and reads_inner:
+            return None
+        if reads_inner:
+            out.append(_Division(IntImm(value.dtype, 0), 1, value, extent))
+        else:
+            out.append(_Division(value, extent, None, 1))
+    return out
+
+
+def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
+    """The inner block's iteration variables and bindings, and what each
+    original variable becomes (``vi_o * 16 + vi_i``, ``vi_o``, ``vi_i``, 0)."""
+    inner_ivs, inner_values, subst = [], [], {}
+    for iv, d, o in zip(block.iter_vars, divisions, outer_vars):
+        dt = iv.var.dtype
+        if d.inner is None or d.extent == 1:
+            unit = d.outer_extent == 1 and not preserve
+            subst[iv.var] = IntImm(dt, 0) if unit else o
+            continue
+        i = Var(fresh(f"{iv.var.name}_i"), dt)
+        inner_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.extent, dt)), i, iv.iter_type))
+        inner_values.append(_cast(d.inner, dt))
+        subst[iv.var] = i if d.outer_extent == 1 else o * IntImm(dt, d.extent) + i
+    return inner_ivs, inner_values, subst
 
 
 @register
@@ -135,7 +310,33 @@ class Blockize(Rewrite):
        loops below it is a dense mixed radix from weight 1 (an iteration
        map of those loops), every other part a multiple of its extent, and
        the block's predicate reads the loops on one side only; the
-       iteration domains start at 0 (SubspaceNotDivisibleError).
+       iteration domains start at 0. Failing that (bindings that are no
+       iteration map), without a predicate nor (for a loop) an init, each
+       binding reads the loops on one side only and goes to that side
+       whole, as TVM's trivial division (SubspaceNotDivisibleError).
+
+    Given a list of blocks instead (TVM's blockize of blocks), one new
+    block ``outer_<B>_<C>_`` takes the place of their loop nests and holds
+    them, in program order. Each block is divided as above at the sequence
+    holding the nests: the outer part of its bindings reads the loops above
+    the sequence, the inner part its own loops. The new block's k-th
+    iteration variable is shared by the blocks' k-th variables; its reads
+    and writes are the union, per buffer, of the blocks' relaxed regions.
+    A reduction keeps its init in its own block, which then runs once per
+    outer iteration (TVM's list form drops it). Requirements:
+
+    4. two blocks or more, each given once (InvalidArgumentError), that
+       exist (UnknownBlockError, RefKindError);
+    5. each block, with the loops right above it that hold nothing else,
+       is an item of one sequence of statements (BlocksNotSiblingsError),
+       the items consecutive (BlocksNotConsecutiveError);
+    6. each block's bindings divide at the sequence as in 3
+       (SubspaceNotDivisibleError), and the blocks agree on the outer side:
+       the k-th iteration variable of each has the same outer binding,
+       extent and type, and their predicates the same outer side
+       (OuterBindingMismatchError);
+    7. a reduction block with an init does not reduce over the loops above
+       the sequence (OuterReductionInitError).
 
     Example:
 
@@ -167,20 +368,60 @@ class Blockize(Rewrite):
                             T.reads(A[vi_o * 16 + vi_i, vj_o * 16 + vj_i])
                             T.writes(B[vi_o * 16 + vi_i, vj_o * 16 + vj_i])
                             B[vi_o * 16 + vi_i, vj_o * 16 + vj_i] = A[vi_o * 16 + vi_i, vj_o * 16 + vj_i] * T.float32(2)
+
+    Example of the list form:
+
+    .. code-block:: python
+
+        # before
+        @T.prim_func
+        def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+            for m in range(2):
+                for i, j in T.grid(4, 4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(8, m * 4 + i)
+                        vj = T.axis.spatial(4, j)
+                        B[vi, vj] = A[vi, vj] * T.float32(2)
+                for i, j in T.grid(4, 4):
+                    with T.block("C"):
+                        vi = T.axis.spatial(8, m * 4 + i)
+                        vj = T.axis.spatial(4, j)
+                        C[vi, vj] = B[vi, vj] + T.float32(1)
+
+        # rewrite
+        blockize(["B", "C"])
+
+        # after
+        @T.prim_func
+        def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+            for m in range(2):
+                with T.block("outer_B_C_"):
+                    vi_o = T.axis.spatial(2, m)
+                    vj_o = T.axis.spatial(1, 0)
+                    T.reads(A[vi_o * 4:vi_o * 4 + 4, 0:4], B[vi_o * 4:vi_o * 4 + 4, 0:4])
+                    T.writes(B[vi_o * 4:vi_o * 4 + 4, 0:4], C[vi_o * 4:vi_o * 4 + 4, 0:4])
+                    for i, j in T.grid(4, 4):
+                        with T.block("B"):
+                            vi_i, vj_i = T.axis.remap("SS", [i, j])
+                            B[vi_o * 4 + vi_i, vj_i] = A[vi_o * 4 + vi_i, vj_i] * T.float32(2)
+                    for i, j in T.grid(4, 4):
+                        with T.block("C"):
+                            vi_i, vj_i = T.axis.remap("SS", [i, j])
+                            C[vi_o * 4 + vi_i, vj_i] = B[vi_o * 4 + vi_i, vj_i] + T.float32(1)
     """
 
     primitive = "blockize"
 
-    target: object = attrs.field(converter=as_loop_ref)
+    target: object = attrs.field(converter=_as_target)
     preserve_unit_iters: object = True
 
     def plan(self, mod, chk: Checks):
+        if isinstance(self.target, tuple):
+            return _plan_blocks(self, mod, chk)
         site = resolve_site(chk, mod, [self.target])
         lpath = resolve_loop(chk, site, self.target)
         subject = describe(self.target)
-        if not isinstance(self.preserve_unit_iters, bool):
-            chk.stop(InvalidArgumentError, subject,
-                     f"preserve_unit_iters must be a bool, got {self.preserve_unit_iters!r}")
+        _check_flag(chk, subject, self.preserve_unit_iters)
         loop: For = site.at(lpath)
         found = list(child_blocks(loop, lpath))
         if len(found) != 1:
@@ -196,74 +437,40 @@ class Blockize(Rewrite):
             chk.stop(NotOnlyChildError, subject,
                      f"the loops under {loop.loop_var.name!r} hold {type(node).__name__} statements besides "
                      "the block, which the new block would leave out", loop)
+        cut = _Cut(subject, f"loop {loop.loop_var.name!r}", "from it down",
+                   [lp for _, lp in loops_above(site, lpath)],
+                   # every loop above the given one, past opaque blocks too
+                   # (whose loops a predicate may read): none of them may be
+                   # read inside the new block
+                   {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)})
+        part = _divide_block(chk, cut, realize, chain, self.preserve_unit_iters, outer_init=True)
         block = realize.block
-        outer_loops = [lp for _, lp in loops_above(site, lpath)]
-        loops = {lp.loop_var.name: lp for lp in outer_loops + chain}
-        inner_names = {lp.loop_var.name for lp in chain}
-        values = list(realize.iter_values)
-        used = set().union(*[var_names(v) for v in values]) if values else set()
-        for lp in outer_loops + chain:
-            if lp.loop_var.name in used and _int(lp.min) != 0:
-                chk.stop(SubspaceNotDivisibleError, subject,
-                         f"block {block.name_hint!r}: loop {lp.loop_var.name!r} it reads starts at "
-                         f"{lp.min.script()}, not 0", realize)
-        sums = detect_iter_map(values, loops, "surjective")
-        if sums is None:
-            chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: its binding ({', '.join(v.script() for v in values)}) is not an "
-                     "iteration map of the loops around it", realize)
-        divisions = []
-        for value, total, iv in zip(values, sums, block.iter_vars):
-            d = _divide(value, total, iv, inner_names, loops)
-            if d is None or _int(iv.dom.min) != 0:
-                chk.stop(SubspaceNotDivisibleError, subject,
-                         f"block {block.name_hint!r}: the binding {iv.var.name} = {value.script()} does not "
-                         f"divide at loop {loop.loop_var.name!r} into a part of the loops above it times the "
-                         "extent of a part of the loops from it down", realize)
-            divisions.append(d)
-        pred = realize.predicate
-        # every loop above the given one, past opaque blocks too (whose loops
-        # a predicate may read): none of them may be read inside the new block
-        outer_names = {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)}
-        used = var_names(pred)
-        if is_true(pred):
-            inner_pred = outer_pred = pred
-        elif used.isdisjoint(outer_names):
-            inner_pred, outer_pred = pred, IntImm("bool", 1)
-        elif used.isdisjoint(inner_names):
-            inner_pred, outer_pred = IntImm("bool", 1), pred
-        else:
-            chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
-                     f"loop {loop.loop_var.name!r}", realize)
-        if block.init is not None and not is_true(inner_pred):
+        if block.init is not None and not is_true(part.inner_predicate):
             # the outer block's init runs over the inner loops its own
             # bindings read, where the predicate's loops may not be
             chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: a reduction whose predicate {pred.script()} reads the loops "
-                     f"from {loop.loop_var.name!r} down, which the outer block's init would not run", realize)
-        return _BlockizePlan(site, lpath, tuple(chain), realize, tuple(divisions), inner_pred, outer_pred)
+                     f"block {block.name_hint!r}: a reduction whose predicate {realize.predicate.script()} reads "
+                     f"the loops from {loop.loop_var.name!r} down, which the outer block's init would not run",
+                     realize)
+        return _BlockizePlan(site, lpath, part.chain, realize, part.divisions, part.inner_predicate,
+                             part.outer_predicate)
 
-    def build(self, plan: _BlockizePlan) -> Outcome:
+    def build(self, plan) -> Outcome:
+        if isinstance(plan, _BlocksPlan):
+            return _build_blocks(plan, self.preserve_unit_iters)
         site, realize = plan.site, plan.realize
         block = realize.block
         fresh = NamePool(site.index.names).fresh
         fresh_block = NamePool(site.index.blocks).fresh
 
-        outer_ivs, outer_values, inner_ivs, inner_values, subst = [], [], [], [], {}
+        outer_ivs, outer_values = [], []
         for iv, d in zip(block.iter_vars, plan.divisions):
             dt = iv.var.dtype
             o = Var(fresh(f"{iv.var.name}_o"), dt)
-            outer_ivs.append(IterVar(Range(IntImm(dt, 0), IntImm(dt, d.outer_extent)), o, iv.iter_type))
+            outer_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.outer_extent, dt)), o, iv.iter_type))
             outer_values.append(_cast(d.outer, dt))
-            if d.inner is None or d.extent == 1:
-                unit = d.outer_extent == 1 and not self.preserve_unit_iters
-                subst[iv.var] = IntImm(dt, 0) if unit else o
-                continue
-            i = Var(fresh(f"{iv.var.name}_i"), dt)
-            inner_ivs.append(IterVar(Range(IntImm(dt, 0), IntImm(dt, d.extent)), i, iv.iter_type))
-            inner_values.append(_cast(d.inner, dt))
-            subst[iv.var] = i if d.outer_extent == 1 else o * IntImm(dt, d.extent) + i
+        inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
+                                                      self.preserve_unit_iters, fresh)
         body = _tidy(substitute(block.body, subst))
         init = None if block.init is None else _tidy(substitute(block.init, subst))
         reads = [_tidy(substitute(r, subst)) for r in block.reads]
@@ -315,7 +522,10 @@ class Blockize(Rewrite):
         return substitute(stmt, loop_rename)
 
     def python_args(self):
-        args = [py_value(self.target)]
+        if isinstance(self.target, tuple):  # a list of blocks, written as TVM's list
+            args = ["[" + ", ".join(py_value(b) for b in self.target) + "]"]
+        else:
+            args = [py_value(self.target)]
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
         return args
@@ -337,8 +547,174 @@ def _relaxed(regions, dom) -> list:
     return out
 
 
+@attrs.frozen
+class _BlocksPlan:
+    site: object
+    seq_path: object  # the sequence holding the blocks' loop nests
+    first: int  # the items first..last of it are replaced
+    last: int
+    parts: tuple  # one _Part per block, in program order
+    outer: tuple  # (IterVar it comes from, outer binding, extent) per outer variable
+    outer_predicate: PrimExpr
+
+
+def _sibling_item(chk: Checks, site, subject: str, ref, block_path):
+    """The block's loop nest as an item of a sequence: (sequence path,
+    position, the loops from the item down, the BlockRealize)."""
+    rpath = block_path[:-1]
+    realize = site.at(rpath)
+    path, chain = rpath, []
+    while path and path[-1] == ("body", None) and isinstance(site.at(path[:-1]), For):
+        path = path[:-1]
+        chain.append(site.at(path))
+    holder = site.at(path[:-1]) if path else None
+    if not isinstance(holder, SeqStmt):
+        where = f"the only statement of a {type(holder).__name__}" if holder is not None else "the function body"
+        chk.stop(BlocksNotSiblingsError, subject,
+                 f"block {ref.name!r}, with the loops right above it, is {where}, not an item of a sequence "
+                 "of statements beside the other blocks", realize)
+    return path[:-1], path[-1][1], tuple(reversed(chain)), realize
+
+
+def _plan_blocks(rec: Blockize, mod, chk: Checks) -> _BlocksPlan:
+    """TVM's blockize of a list of blocks: resolve them, find their common
+    sequence, divide each block at it, and check that they agree on the
+    outer side."""
+    refs = rec.target
+    site = resolve_site(chk, mod, refs)
+    subject = "blocks " + ", ".join(repr(getattr(r, "name", r)) for r in refs)
+    _check_flag(chk, subject, rec.preserve_unit_iters)
+    if len(refs) < 2:
+        chk.stop(InvalidArgumentError, subject,
+                 "blockize of a list needs two blocks or more; for one block, give the loop whose subtree "
+                 "to make a block")
+    paths = [resolve_block(chk, site, r) for r in refs]
+    if len(set(paths)) != len(paths):
+        chk.stop(InvalidArgumentError, subject, "a block is given more than once")
+    items = sorted((_sibling_item(chk, site, subject, r, p) for r, p in zip(refs, paths)), key=lambda it: it[1])
+    if len({it[0] for it in items}) != 1:
+        chk.stop(BlocksNotSiblingsError, subject,
+                 "the blocks' loop nests are items of different sequences of statements; the new block "
+                 "holds consecutive items of one", *[it[3] for it in items])
+    seq_path = items[0][0]
+    positions = [it[1] for it in items]
+    between = [k for k in range(positions[0], positions[-1] + 1) if k not in positions]
+    if between:
+        chk.stop(BlocksNotConsecutiveError, subject,
+                 f"{len(between)} other statement(s) stand between the blocks' loop nests in their sequence, "
+                 "which the new block would move", site.at(seq_path)[between[0]])
+    cut = _Cut(subject, "the blocks' sequence", "below it",
+               [lp for _, lp in loops_above(site, seq_path)],
+               {node.loop_var.name for _, node in ancestors(site.func, seq_path) if isinstance(node, For)})
+    # the list form keeps each init in its own block (requirement 7)
+    parts = [_divide_block(chk, cut, it[3], it[2], rec.preserve_unit_iters, outer_init=False) for it in items]
+    outer = _shared_outer(chk, subject, parts)
+    for part in parts[1:]:
+        if part.outer_predicate != parts[0].outer_predicate:
+            chk.stop(OuterBindingMismatchError, subject,
+                     f"block {part.realize.block.name_hint!r}'s predicate on the loops above the blocks, "
+                     f"{part.outer_predicate.script()}, is not block {parts[0].realize.block.name_hint!r}'s, "
+                     f"{parts[0].outer_predicate.script()}; the new block has one predicate", part.realize)
+    for part in parts:
+        block = part.realize.block
+        reduced = [iv.var.name for iv, d in zip(block.iter_vars, part.divisions)
+                   if iv.iter_type is IterVarType.CommReduce and d.outer_extent != 1]
+        if block.init is not None and reduced:
+            chk.stop(OuterReductionInitError, subject,
+                     f"block {block.name_hint!r} reduces over the loops above the blocks "
+                     f"({', '.join(reduced)}), and its init would run on every iteration of them",
+                     part.realize)
+    return _BlocksPlan(site, seq_path, positions[0], positions[-1], tuple(parts), tuple(outer),
+                       parts[0].outer_predicate)
+
+
+def _shared_outer(chk: Checks, subject: str, parts) -> list:
+    """The new block's iteration variables: the k-th comes from the first
+    block with k variables, and every block's k-th variable must have the
+    same outer binding, extent and (unless it takes one value) type."""
+    shared = []
+    for part in parts:
+        block = part.realize.block
+        for k, (iv, d) in enumerate(zip(block.iter_vars, part.divisions)):
+            value = _cast(d.outer, iv.var.dtype)
+            if k == len(shared):
+                shared.append((iv, value, d.outer_extent, block))
+                continue
+            siv, svalue, sext, sblock = shared[k]
+            if value != svalue or d.outer_extent != sext or (sext != 1 and iv.iter_type is not siv.iter_type):
+                chk.stop(OuterBindingMismatchError, subject,
+                         f"block {block.name_hint!r}'s iteration variable {iv.var.name} reads the loops above "
+                         f"the blocks as {value.script()} (extent {_show(d.outer_extent)}, "
+                         f"{iv.iter_type.value}), block {sblock.name_hint!r}'s {siv.var.name} as "
+                         f"{svalue.script()} (extent {_show(sext)}, "
+                         f"{siv.iter_type.value}); the new block's iteration variable {k} would be both",
+                         part.realize)
+    return [(iv, value, ext) for iv, value, ext, _ in shared]
+
+
+def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
+    """One block ``outer_<B>_<C>_`` (TVM's name) in place of the blocks'
+    loop nests, holding them in order, its regions the union of theirs."""
+    site = plan.site
+    fresh = NamePool(site.index.names).fresh
+    fresh_block = NamePool(site.index.blocks).fresh
+    outer_ivs, outer_values = [], []
+    for iv, value, ext in plan.outer:
+        dt = iv.var.dtype
+        outer_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(ext, dt)), Var(fresh(f"{iv.var.name}_o"), dt),
+                                 iv.iter_type))
+        outer_values.append(value)
+    nests, reads, writes = [], [], []
+    for part in plan.parts:
+        block = part.realize.block
+        inner_ivs, inner_values, subst = _inner_parts(block, part.divisions, [o.var for o in outer_ivs],
+                                                      preserve, fresh)
+        # no variable reduces over the loops above (checked), so the init
+        # stays with the inner block: it runs once per outer iteration
+        init = None if block.init is None else _tidy(substitute(block.init, subst))
+        inner_reads = [_tidy(substitute(r, subst)) for r in block.reads]
+        inner_writes = [_tidy(substitute(w, subst)) for w in block.writes]
+        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(substitute(block.body, subst)),
+                            reads=inner_reads, writes=inner_writes,
+                            match_buffers=[substitute(m, subst) for m in block.match_buffers])
+        nest = BlockRealize(inner_values, part.inner_predicate, inner)
+        for lp in reversed(part.chain):
+            nest = with_fields(lp, body=nest)
+        nests.append(nest)
+        dom = {iv.var: iv.dom for iv in inner_ivs}
+        dom.update({lp.loop_var: Range(lp.min, lp.extent) for lp in part.chain})
+        reads += _relaxed(inner_reads, dom)
+        writes += _relaxed(inner_writes, dom)
+    name = fresh_block("outer_" + "".join(p.realize.block.name_hint + "_" for p in plan.parts))
+    outer = Block(outer_ivs, _union_regions(reads), _union_regions(writes), name, SeqStmt(nests))
+    new = BlockRealize(outer_values, plan.outer_predicate, outer)
+    seq = site.at(plan.seq_path)
+    items = list(seq.seq[:plan.first]) + [new] + list(seq.seq[plan.last + 1:])
+    mod = commit(site, plan.seq_path, new if len(items) == 1 else SeqStmt(items))
+    return Outcome(mod, BlockRef(name, site.func_name))
+
+
+def _union_regions(regions) -> list:
+    """One region per buffer (in order of first appearance) covering all
+    of that buffer's regions, as TVM's ``UnionRegions``."""
+    by_buffer: dict = {}
+    for r in regions:
+        by_buffer.setdefault(r.buffer, []).append(r)
+    out = []
+    for buf, group in by_buffer.items():
+        ranges = []
+        for dim, shape in enumerate(buf.shape):
+            hull = Interval.from_range(group[0].region[dim])
+            for r in group[1:]:
+                hull = union(hull, Interval.from_range(r.region[dim]))
+            ranges.append(cover_range(hull, Range(IntImm(shape.dtype, 0), shape)))
+        out.append(BufferRegion(buf, ranges))
+    return out
+
+
 def blockize(target, preserve_unit_iters: bool = True) -> Blockize:
-    """The :class:`Blockize` record: ``blockize("i_1")``."""
+    """The :class:`Blockize` record: ``blockize("i_1")`` of a loop, or
+    ``blockize(["B", "C"])`` of a list of blocks."""
     return Blockize(target, preserve_unit_iters)
 
 

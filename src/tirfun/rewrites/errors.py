@@ -423,6 +423,30 @@ class TensorizeWindowOutOfBoundsError(RewriteError):
     its accesses guarded by a condition the implementation does not keep)."""
 
 
+class BlocksNotSiblingsError(RewriteError):
+    """blockize of a list of blocks: the blocks do not each sit, under a
+    chain of loops holding nothing else, in one sequence of statements (one
+    is under another block, under an ``if``, beside other statements in a
+    loop, or in another sequence), so no one new block can hold them."""
+
+
+class BlocksNotConsecutiveError(RewriteError):
+    """blockize of a list of blocks: other statements stand between the
+    blocks' loop nests in their sequence, and the new block would move them."""
+
+
+class OuterBindingMismatchError(RewriteError):
+    """blockize of a list of blocks: the blocks disagree on the part of
+    their bindings (or predicates) that reads the loops above them, which
+    the new block's iteration variables (or predicate) would hold for all."""
+
+
+class OuterReductionInitError(RewriteError):
+    """blockize of a list of blocks: a reduction block with an init reduces
+    over the loops above the blocks, and its init would then run again on
+    every iteration of them."""
+
+
 class RollingBufferDependencyError(RewriteError):
     """The block has a dependence other than read-after-write in its scope."""
 

@@ -220,17 +220,59 @@ def draw_transform_block_layout(ch: Chooser, mod: IRModule):
 
 
 def draw_blockize(ch: Chooser, mod: IRModule):
-    """A random ``blockize`` of a loop with one block under it, or None:
-    only loops where it applies (each binding divides at the loop)."""
+    """A random ``blockize`` of a loop with one block under it, or, two
+    times in five where the function has them, of a run of two or more
+    consecutive loop nests of one sequence, each holding one block (the
+    list form); None when neither applies. Only applications where it
+    applies are drawn (each binding divides, the blocks agree on the outer
+    side)."""
     from .. import rewrites as R
 
     func = _main(mod)
+    if ch.chance(40):
+        runs = _sibling_block_runs(func)
+        for run in ch.shuffled(runs)[:4]:
+            start = ch.integer(0, len(run) - 2)
+            stop = ch.integer(start + 2, len(run))
+            record = R.blockize(list(run[start:stop]), ch.chance(70))
+            if not record.violations(mod):
+                return record
     loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
     for name in ch.shuffled(loops)[:8]:
         record = R.blockize(name, ch.chance(70))
         if not record.violations(mod):
             return record
     return None
+
+
+def _nest_block(stmt) -> str | None:
+    """The block's name when ``stmt`` is a chain of loops holding one block
+    and nothing else (or that block alone), else None."""
+    from ..nodes import BlockRealize
+
+    while isinstance(stmt, For):
+        stmt = stmt.body
+    return stmt.block.name_hint if isinstance(stmt, BlockRealize) else None
+
+
+def _sibling_block_runs(func: PrimFunc) -> list[tuple[str, ...]]:
+    """The maximal runs of two or more consecutive items of one sequence
+    that are each a loop nest holding one block: their block names."""
+    from ..nodes import SeqStmt
+
+    runs = []
+    for _, s in walk_stmts(func):
+        if isinstance(s, SeqStmt):
+            run: list[str] = []
+            for item in list(s.seq) + [None]:
+                name = None if item is None else _nest_block(item)
+                if name is not None:
+                    run.append(name)
+                    continue
+                if len(run) >= 2:
+                    runs.append(tuple(run))
+                run = []
+    return runs
 
 
 def draw_rolling_buffer(ch: Chooser, mod: IRModule):
