@@ -35,6 +35,8 @@ SUBMODULES = {
     "tvm.script.tir": "tirfun.script.tir",
     "tvm.te": "tirfun.te",
     "tvm.tir": "tirfun.compat.tvm.tir",
+    "tvm.tir.tensor_intrin": "tirfun.tir.tensor_intrin",
+    "tvm.tir.tensor_intrin.x86": "tirfun.tir.tensor_intrin.x86",
     "tvm.ir": "tirfun.compat.tvm.ir",
     "tvm.nd": "tirfun.runtime.ndarray",
     "tvm.runtime": "tirfun.compat.tvm.runtime",

@@ -781,6 +781,8 @@ class Compiler:
             raise InterpError(f"buffer {access.name} has {len(access.shape)} dimensions, "
                               f"accessed with {len(indices)} indices")
         idx = [self.expr(i, env, lane) for i in indices]
+        if len(indices) > 1 and isinstance(indices[-1], Ramp) and _unit_stride(indices[-1]):
+            return self.linear_address(access, idx, verb, statement)
         checked = []
         for k, (v, dim) in enumerate(zip(idx, access.shape)):
             if isinstance(dim, int) and v.iv is not None and ivs.within(v.iv, 0, dim):
@@ -815,6 +817,29 @@ class Compiler:
                 codes[k] = t
         return (f"({access.storage}[{self.offset_code(access, codes)}] if ({' and '.join(conds)}) "
                 f"else {fail})")
+
+    def linear_address(self, access: Access, idx: list, verb: str, statement: bool) -> str:
+        """A vector access whose last index is a ramp of stride 1 over a
+        buffer of several dimensions: its lanes lie one after another in
+        memory from the first lane's element, and may run past the last
+        dimension into the next row, as TVM's ``vload`` of more lanes than
+        a row holds reads them (flattening makes them consecutive). The
+        leading indices are checked as usual; the last only for staying
+        within the buffer's elements, from its first to its last."""
+        codes = [v.code for v in idx]
+        extent = " + ".join(f"({d} - 1) * {st}" for d, st in zip(access.shape, access.strides))
+        leading = " and ".join(f"0 <= {c} < {d}" for c, d in zip(codes[:-1], access.shape[:-1]))
+        flat = " + ".join(f"({c}) * {st}" for c, st in zip(codes, access.strides))
+        cond = f"{leading} and 0 <= {codes[-1]} and {flat} <= {extent}"
+        all_idx = "(" + "".join(f"{c}, " for c in codes) + ")"
+        shape = "(" + "".join(f"{d}, " for d in access.shape) + ")"
+        fail = f"h_out_of_bounds({verb!r}, {access.name!r}, {all_idx}, {shape})"
+        target = f"{access.storage}[{self.offset_code(access, codes)}]"
+        if statement:
+            self.line(f"if not ({cond}):")
+            self.line(f"    {fail}")
+            return target
+        return f"({target} if ({cond}) else {fail})"
 
     @staticmethod
     def offset_code(access: Access, codes: list[str]) -> str:
@@ -1381,3 +1406,8 @@ def _check_strides(buf: Buffer) -> None:
     if buf.strides and len(buf.strides) != len(buf.shape):
         raise InterpError(f"buffer {buf.name} has {len(buf.shape)} dimensions but {len(buf.strides)} "
                           "strides, so its elements have no place in memory")
+
+
+def _unit_stride(ramp) -> bool:
+    """Whether a ramp's lanes are consecutive (stride 1)."""
+    return isinstance(ramp.stride, IntImm) and ramp.stride.value == 1

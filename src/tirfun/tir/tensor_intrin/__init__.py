@@ -41,8 +41,8 @@ import threading
 
 import attrs
 
-from ..errors import TirfunError
-from ..nodes import BlockRealize, PrimFunc
+from ...errors import TirfunError
+from ...nodes import BlockRealize, PrimFunc
 
 
 class TensorIntrinError(TirfunError, ValueError):
