@@ -220,3 +220,30 @@ def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_r
             assert evaluate(small, a=v) == evaluate(e, a=v)
     # a remainder as large as the common factor crosses a multiple of it
     assert simplify_index(FloorDiv(a * 8 + 8, c(16))).script() == "(a + 1) // 2"
+
+
+def test_integer_lanes_of_a_broadcast_and_a_ramp_fold_into_one_ramp():
+    # flattening leaves Broadcast(base, n) + Ramp(...) for a vector index; a
+    # contiguous load needs the one ramp, whose lanes are the same integers
+    from tirfun.analysis.arith import simplify_expr
+    from tirfun.interp import evaluate
+    from tirfun.nodes import Broadcast, Ramp, Var
+
+    i, j = Var("i"), Var("j")
+    e = Broadcast(i * 256, 16) + (Broadcast(j * 16, 16) + Ramp(IntImm("int32", 0), IntImm("int32", 1), 16))
+    out = simplify_expr(e)
+    assert isinstance(out, Ramp) and out.stride == IntImm("int32", 1)
+    assert isinstance(simplify_expr(Broadcast(i, 4) - Broadcast(j, 4)), Broadcast)
+    stepped = simplify_expr(Ramp(i, IntImm("int32", 2), 4) - Ramp(j, IntImm("int32", 2), 4))
+    assert isinstance(stepped, Broadcast)
+    def lane(x, k):
+        """Lane ``k`` of a vector of broadcasts, ramps, sums and differences."""
+        if isinstance(x, Broadcast):
+            return x.value
+        if isinstance(x, Ramp):
+            return x.base + x.stride * k
+        return type(x)(lane(x.a, k), lane(x.b, k))
+
+    for vi, vj in [(0, 0), (3, 5), (2**23, -7), (-1, 2**26)]:
+        for k in range(16):
+            assert evaluate(lane(out, k), i=vi, j=vj) == evaluate(lane(e, k), i=vi, j=vj)

@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 
 from ...nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Call, Cast, CmpOp, Div, FloatImm,
-    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Select, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, Call, Cast, CmpOp, Div, FloatImm,
+    FloorDiv, FloorMod, IntImm, Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select, Sub, Var,
 )
 from ... import numpy_dtypes
 from ...nodes.dtype import DataType
@@ -305,6 +305,10 @@ class ExprSimplifier:
             out = self._int_arith(cls, a, b)
             if out is not None:
                 return out
+        elif dt.lanes > 1 and dt.is_integer and cls in (Add, Sub):
+            out = self._lanes_arith(cls, a, b)
+            if out is not None:
+                return out
         elif dt.lanes == 1 and dt.is_float:
             if cls is Mul and _is_float_const(b, 1.0):
                 return a
@@ -317,6 +321,29 @@ class ExprSimplifier:
         if a is orig.a and b is orig.b:
             return orig
         return cls(a, b)
+
+    def _lanes_arith(self, cls, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
+        """Integer lanes: a broadcast plus or minus a broadcast or a ramp is
+        one broadcast or ramp (lane ``l`` of each side is ``base + stride *
+        l``, exact modulo 2**bits), so that flattened vector indices such as
+        ``Broadcast(i * 256, 16) + Ramp(j * 16, 1, 16)`` become the ramp a
+        contiguous load needs."""
+        def parts(e):
+            if isinstance(e, Broadcast):
+                return e.value, IntImm(e.value.dtype, 0)
+            if isinstance(e, Ramp):
+                return e.base, e.stride
+            return None
+
+        pa, pb = parts(a), parts(b)
+        if pa is None or pb is None or pa[0].dtype != pb[0].dtype:
+            return None
+        base = self.expr(cls(pa[0], pb[0]))
+        stride = self.expr(cls(pa[1], pb[1]))
+        lanes = a.dtype.lanes
+        if isinstance(stride, IntImm) and stride.value == 0:
+            return Broadcast(base, lanes)
+        return Ramp(base, stride, lanes)
 
     def _int_arith(self, cls, a: PrimExpr, b: PrimExpr) -> PrimExpr | None:
         dt = a.dtype
