@@ -383,6 +383,17 @@ class TransformationIntroducesPaddingError(RewriteError):
     (TVM's error of the same name; TVM then takes a ``pad_value``)."""
 
 
+class TransformationPaddingTypeError(RewriteError):
+    """transform_layout's ``pad_value`` is not of the buffer's element type
+    (an ``int8`` constant for an ``int32`` buffer, a Python int for a float
+    buffer), as TVM refuses it."""
+
+
+class TransformationPaddingExpressionError(RewriteError):
+    """transform_layout's ``pad_value`` reads a buffer other than the one
+    transformed, or does not give one value (TVM's error of the same name)."""
+
+
 class UnsupportedLayoutError(RewriteError):
     """transform_layout cannot restate the buffer in the new layout: it has
     explicit strides, an offset or axis separators, its pointer is taken,

@@ -15,23 +15,24 @@ import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import walk
+from ..analysis.traversal import get_at, replace_at, walk
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, IterVar, PrimExpr, Range,
+    EQ, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range,
     Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .index_maps import NOP as _NOP, arity as _arity, as_map as _as_map, \
-    dims_text as _dims, inverse_of as _inverse, separators as _separators, trace_index_map
+from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
+    dims_text as _dims, separators as _separators, trace_index_map
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIsSubregionError, InvalidArgumentError, TransformationIntroducesPaddingError,
-    UnsupportedLayoutError,
+    TransformationPaddingExpressionError, TransformationPaddingTypeError, UnsupportedLayoutError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
 from .refs import as_block_ref
 from .serialize import py_value
+from .layout_padding import Padding, write_padding
 from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer
 
 
@@ -39,6 +40,18 @@ def _as_spec(value):
     """``("read" | "write", index)`` as a tuple (a list from JSON too)."""
     if isinstance(value, list) and len(value) == 2:
         return tuple(value)
+    return value
+
+
+def _as_pad(value):
+    """A ``tir.IndexMap`` pad value as ``(params, results)``; a list of
+    two (from JSON) as a tuple; anything else as it is."""
+    from ..tir.index_map import IndexMap
+
+    if isinstance(value, IndexMap):
+        return tuple(value.initial_indices), tuple(value.final_indices)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], (list, tuple)):
+        return tuple(value[0]), tuple(value[1])
     return value
 
 
@@ -51,7 +64,7 @@ class _LayoutPlan:
     params: tuple
     results: tuple
     items: dict  # id of a sequence -> the positions of its items naming the buffer
-    #: (pad value, (sums, padded extents)) when the new layout has padding
+    #: what writing the padding needs (a layout_padding.Padding), or None
     padding: object = None
 
 
@@ -92,35 +105,6 @@ def _padded_domain(params, results, buffer: Buffer):
             span += a.scale * (a.extent - 1)
         shape.append(IntImm(results[len(shape)].dtype, span))
     return shape, (sums, tuple(extents))
-
-
-def _padding_stage(plan, new: Buffer, taken, blocks) -> "For":
-    """A nest over the new shape writing the pad value where the element is
-    padding (its place in the old domain, by the map's inverse, is outside
-    the buffer's shape)."""
-    from ..nodes import GE, Or
-    from .name_pool import NamePool
-    from .names import fresh_name
-
-    pad, (sums, extents) = plan.padding
-    fresh = NamePool(taken).fresh
-    loop_vars = [Var(fresh(f"ax{k}"), d.dtype) for k, d in enumerate(new.shape)]
-    ivs = [Var(fresh(f"v{k}"), d.dtype) for k, d in enumerate(new.shape)]
-    inverse = _inverse(sums, plan.params, tuple(ivs))
-    outside = None
-    for p, ext in zip(plan.params, extents):
-        c = GE(inverse[p], IntImm(inverse[p].dtype, ext))
-        outside = c if outside is None else Or(outside, c)
-    from ..nodes import IterVarType
-
-    name = fresh_name(f"{new.name}_pad_value", blocks)
-    point = [Range(v, IntImm(v.dtype, 1)) for v in ivs]
-    block = Block([IterVar(Range(IntImm(v.dtype, 0), d), v, IterVarType.DataPar) for v, d in zip(ivs, new.shape)],
-                  [], [BufferRegion(new, point)], name, BufferStore(new, pad, list(ivs)))
-    stmt = BlockRealize(loop_vars, substitute_expr(outside, dict(zip(ivs, loop_vars))), block)
-    for lv, d in reversed(list(zip(loop_vars, new.shape))):
-        stmt = For(lv, IntImm(lv.dtype, 0), d, "serial", stmt)
-    return stmt
 
 
 def _naming(root, buffer: Buffer, items: dict):
@@ -199,14 +183,24 @@ class TransformLayout(Rewrite):
        (UnsupportedLayoutError);
     5. the map takes the buffer's shape one to one onto a box from 0, or
        does so over the shape padded up to multiples of its divisors and a
-       ``pad_value`` (a number) is given for the elements that are then
-       padding (TransformationIntroducesPaddingError), unless
+       ``pad_value`` is given for the elements that are then padding
+       (TransformationIntroducesPaddingError), unless
        ``assume_injective_transform`` vouches that it is one to one, as in
-       TVM. An allocated buffer's padding is filled with the pad value by a
-       block ``<buffer>_pad_value`` at the top of the allocating block (the
-       program never reads it); a parameter's padding is the caller's, as
-       in TVM. A ``pad_value`` function of the indices is not supported
-       (InvalidArgumentError).
+       TVM;
+    6. ``pad_value`` is a number, an expression, or a function of the new
+       layout's indices (InvalidArgumentError) giving one value
+       (TransformationPaddingExpressionError) of the buffer's element type
+       (TransformationPaddingTypeError: a Python int is ``int32`` for a
+       float buffer, as in TVM), reading no buffer but the transformed
+       one, in its old layout (TransformationPaddingExpressionError).
+
+    The padding holds the pad value as TVM promises (see
+    :mod:`.layout_padding`): a producer that writes every element in
+    row-major order runs over the new layout instead, writing
+    ``T.if_then_else(padding, pad_value, value)``; another producer is
+    followed by a block ``buffer_<name>_padding``; a buffer only read (an
+    input) gets a block ``buffer_<name>_assumption`` stating with
+    ``T.assume`` that the caller's padding holds it.
 
     Example:
 
@@ -247,7 +241,7 @@ class TransformLayout(Rewrite):
     block: object = attrs.field(converter=as_block_ref)
     buffer: object = attrs.field(default=("write", 0), converter=_as_spec)
     index_map: object = attrs.field(default=None, converter=_as_map)
-    pad_value: object = None
+    pad_value: object = attrs.field(default=None, converter=_as_pad)
     assume_injective_transform: object = False
 
     def plan(self, mod, chk: Checks):
@@ -276,33 +270,71 @@ class TransformLayout(Rewrite):
                      f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
                      "new layout")
         self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
-        pad = self._check_pad_value(chk, buffer)
+        pad = self._check_pad_value(chk, site, buffer, len(results))
         new, padding = self._new_buffer(chk, buffer, params, results)
         if seps:
             # TVM's transform_layout then sets the axis separators too
             new = with_fields(new, axis_separators=list(seps))
         return _LayoutPlan(site, alloc, buffer, new, params, results, items,
-                           None if padding is None else (pad, padding))
+                           None if padding is None else Padding(pad, params, *padding))
 
-    def _check_pad_value(self, chk: Checks, buffer: Buffer):
-        """``pad_value`` as an expression of the buffer's dtype (a number or a
-        PrimExpr without loads), or None."""
+    def _check_pad_value(self, chk: Checks, site, buffer: Buffer, ndim: int):
+        """``pad_value`` as ``(params, expr)``: an expression of the buffer's
+        element type of ``ndim`` indices of the new layout, reading no buffer
+        but the one transformed; None when not given. A Python number takes
+        the buffer's type where it is of its kind (an int for an integer
+        buffer), else TVM's default (``int32``, ``float32``), which is then
+        refused as another type, as TVM refuses it."""
         from ..nodes import FloatImm, const
 
         value = self.pad_value
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float, IntImm, FloatImm)):
-            chk.stop(InvalidArgumentError, describe(self.block),
-                     f"pad_value must be a number or a constant of the buffer's type, got {value!r} (TVM's "
-                     "pad_value functions of the indices are not supported)")
-        if isinstance(value, (IntImm, FloatImm)):
-            value = value.value
-        try:
-            return const(value, buffer.dtype)
-        except Exception:  # a value the dtype cannot hold
-            chk.stop(InvalidArgumentError, describe(self.block),
-                     f"pad_value {value!r} is not a value of {buffer.dtype}")
+        subject = describe(self.block)
+        index_dtype = buffer.shape[0].dtype if buffer.shape else "int32"
+        if callable(value) and not isinstance(value, type):
+            value = trace_index_map(value, _Dims([index_dtype] * ndim))
+            if callable(value):
+                chk.stop(InvalidArgumentError, subject,
+                         f"pad_value must be a function of the {ndim} indices of the new layout, got {value!r}")
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple):
+            params, results = value
+            if len(results) != 1:
+                chk.stop(TransformationPaddingExpressionError, subject,
+                         f"pad_value gives {len(results)} values; it must give one")
+            if len(params) != ndim or not all(isinstance(p, Var) for p in params):
+                chk.stop(InvalidArgumentError, subject,
+                         f"pad_value must be a function of the {ndim} indices of the new layout")
+            params, expr = tuple(params), results[0]
+        else:
+            params, expr = (), value
+        if isinstance(expr, bool):
+            expr = const(expr, "bool")
+        elif isinstance(expr, int):
+            if buffer.dtype.is_integer and not _fits(expr, buffer.dtype):
+                chk.stop(InvalidArgumentError, subject, f"pad_value {expr} is not a value of {buffer.dtype}")
+            expr = IntImm(buffer.dtype if buffer.dtype.is_integer else "int32", expr)
+        elif isinstance(expr, float):
+            expr = FloatImm(buffer.dtype if buffer.dtype.is_float else "float32", expr)
+        if not isinstance(expr, PrimExpr):
+            chk.stop(InvalidArgumentError, subject,
+                     f"pad_value must be a number, an expression or a function of the new indices, got "
+                     f"{self.pad_value!r}")
+        if expr.dtype != buffer.dtype:
+            chk.stop(TransformationPaddingTypeError, subject,
+                     f"buffer {buffer.name} has elements of type {buffer.dtype}, but the pad value "
+                     f"{expr.script()} is of type {expr.dtype}")
+        for n in walk(expr):
+            if isinstance(n, BufferLoad) and n.buffer != buffer:
+                chk.stop(TransformationPaddingExpressionError, subject,
+                         f"the pad value may read only buffer {buffer.name}, which is transformed, but it "
+                         f"reads {n.script()}")
+        extra = var_names(expr) - {p.name for p in params} - _sizes(site.func)
+        if extra:
+            chk.stop(InvalidArgumentError, subject,
+                     f"the pad value uses {sorted(extra)[0]}, which is neither one of its indices nor a size "
+                     "of the function's parameters")
+        return params, expr
 
     def _check_map(self, chk: Checks, site, buffer: Buffer):
         index_map = trace_index_map(self.index_map, buffer)
@@ -386,9 +418,6 @@ class TransformLayout(Rewrite):
                              f"one to one onto the shape {_dims(shape)} it spans: some elements would be "
                              f"padding; {why}")
                 shape, padding = padded
-        elif self.pad_value is not None:
-            chk.stop(InvalidArgumentError, subject,
-                     "pad_value and assume_injective_transform together: the padding is not known")
         return with_fields(buffer, shape=shape), padding
 
     def build(self, plan: _LayoutPlan) -> Outcome:
@@ -412,25 +441,41 @@ class TransformLayout(Rewrite):
 
         mapping = {old: new}
         if plan.alloc is not None:
-            block = _replace_buffers(site.at(plan.alloc), mapping, access, plan.items)
+            scope = site.at(plan.alloc)
+            items = plan.items
             if plan.padding is not None:
-                # the padding holds the pad value from the allocation on (the
-                # program itself never reads it), as TVM promises
-                from ..nodes import SeqStmt
-
-                stage = _padding_stage(plan, new, site.index.names, site.index.blocks)
-                body = block.body
-                items = [stage] + (list(body.seq) if isinstance(body, SeqStmt) else [body])
-                block = with_fields(block, body=SeqStmt(items))
-            # derived, not kept: a stage may be new, and the shape may bind
-            # other size variables than the old one
+                scope, items = self._pad(plan, scope), None
+            block = _replace_buffers(scope, mapping, access, items)
+            # derived, not kept: the padding adds names, and the shape may
+            # bind other size variables than the old one
             return Outcome(commit(site, plan.alloc, block))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping, access, plan.items)
-        if set().union(*[var_names(d) for d in old.shape]) == set().union(*[var_names(d) for d in new.shape]):
+        func, items = site.func, plan.items
+        if plan.padding is not None:
+            at = _ROOT_BLOCK if type(func.body) is BlockRealize else (("body", None),)
+            func, items = replace_at(func, at, self._pad(plan, get_at(func, at))), None
+        func = _replace_buffers(func, mapping, access, items)
+        if plan.padding is None and set().union(*[var_names(d) for d in old.shape]) == \
+                set().union(*[var_names(d) for d in new.shape]):
             remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
+
+    @staticmethod
+    def _pad(plan: _LayoutPlan, scope):
+        """``scope`` with the padding's pad value written (or assumed, for
+        an input), as TVM does: see :mod:`.layout_padding`."""
+        from .name_pool import NamePool
+        from .names import fresh_name
+
+        names, blocks = NamePool(plan.site.index.names), set(plan.site.index.blocks)
+
+        def fresh_block(base):
+            name = fresh_name(base, blocks)
+            blocks.add(name)
+            return name
+
+        return write_padding(scope, plan.buffer, plan.new, plan.padding, names.fresh, fresh_block)
 
     def python_args(self):
         args = [py_value(self.block), f"buffer={py_value(self.buffer)}", f"index_map={py_value(self.index_map)}"]
@@ -449,6 +494,17 @@ def _sizes(func) -> set[str]:
         for d in buf.shape:
             out |= var_names(d)
     return out
+
+
+def _fits(value: int, dtype) -> bool:
+    """Whether the integer ``value`` is a value of ``dtype``."""
+    from ..nodes import const
+
+    try:
+        const(value, dtype)
+    except Exception:  # a value the dtype cannot hold
+        return False
+    return True
 
 
 def _shape(buffer: Buffer) -> str:

@@ -129,8 +129,9 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawe
     """A random ``transform_layout`` of an intermediate buffer a block
     accesses, or None: a map one to one onto a box (a dimension split by a
     divisor of its extent, two adjacent dimensions fused, or two swapped),
-    so it keeps the meaning; parameters keep their layout, which the
-    caller's arrays follow."""
+    so it keeps the meaning, or a split that pads, with a pad value that is
+    a constant or a function of the new indices; parameters keep their
+    layout, which the caller's arrays follow."""
     from .. import rewrites as R
     from ..analysis.arith.terms import int_value
     from ..nodes import Var
@@ -156,12 +157,26 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawe
             params = tuple(Var(f"i{j}") for j in range(len(extents)))
             results = (*params[:k], params[k] // f, params[k] % f, *params[k + 1:])
             record = R.transform_layout(block, (kind, index), (params, results),
-                                        pad_value=0.0 if buf.dtype.is_float else 0)
+                                        pad_value=_draw_pad_value(ch, buf, len(results)))
         else:
             record = R.transform_layout(block, (kind, index), _random_bijection(ch, extents))
         if not record.violations(mod):
             return record
     return None
+
+
+def _draw_pad_value(ch: Chooser, buf, ndim: int):
+    """A pad value for ``buf``: a constant of its type, or a function of
+    the new layout's ``ndim`` indices (their sum, in the buffer's type)."""
+    from ..nodes import Cast, Var
+
+    if ch.chance(50):
+        return 0.0 if buf.dtype.is_float else 0
+    params = tuple(Var(f"p{k}") for k in range(ndim))
+    total = params[0]
+    for p in params[1:]:
+        total = total + p
+    return params, (total if str(total.dtype) == str(buf.dtype) else Cast(buf.dtype, total),)
 
 
 def _random_bijection(ch: Chooser, extents: list):
