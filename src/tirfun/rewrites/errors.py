@@ -341,8 +341,10 @@ class DependenceViolationError(RewriteError):
     would change what the program computes."""
 # -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
 
-class BufferIndexOutOfRangeError(RewriteError):
-    """The buffer index does not index the block's write (or read) regions."""
+class BufferIndexOutOfRangeError(RewriteError, AssertionError):
+    """The buffer index does not index the block's write (or read) regions.
+    It is also an ``AssertionError``, what TVM's Python API raises where it
+    checks a ``("read" | "write", index)`` argument."""
 
 
 class InvalidStorageScopeError(RewriteError):

@@ -15,7 +15,7 @@ import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import get_at, replace_at, walk
+from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
     EQ, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range,
     Var,
@@ -33,7 +33,7 @@ from .exprs import cast as _cast, substitute_expr, var_names
 from .refs import as_block_ref
 from .serialize import py_value
 from .layout_padding import Padding, write_padding
-from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer
+from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer, with_views
 
 
 def _as_spec(value):
@@ -177,8 +177,9 @@ class TransformLayout(Rewrite):
     3. ``index_map`` is a function of one variable per dimension of the
        buffer returning integer indices, or ``(params, results)``
        (InvalidArgumentError);
-    4. the buffer is not a match_buffer view, nor viewed by one
-       (BufferIsSubregionError), has no explicit strides, offset or axis
+    4. the buffer is not a match_buffer view, nor viewed by one unless
+       each view is of one element (a 0-d view) or the map is the identity,
+       without padding (BufferIsSubregionError), has no explicit strides, offset or axis
        separators, its pointer is not taken and no access to it is a vector
        (UnsupportedLayoutError);
     5. the map takes the buffer's shape one to one onto a box from 0, or
@@ -265,18 +266,42 @@ class TransformLayout(Rewrite):
         # which items of each sequence name the buffer (from the function's
         # index where it can tell): the checks and the rewrite visit only those
         items: dict = {}
-        if top is not None and buffer_views(site.at(top), buffer, items, site.index, top):
-            chk.stop(BufferIsSubregionError, describe(self.block),
-                     f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
-                     "new layout")
+        views = buffer_views(site.at(top), buffer, items, site.index, top) if top is not None else []
         self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
         pad = self._check_pad_value(chk, site, buffer, len(results))
         new, padding = self._new_buffer(chk, buffer, params, results)
+        if views:
+            self._check_views(chk, site.at(top), buffer, params, results, padding)
         if seps:
             # TVM's transform_layout then sets the axis separators too
             new = with_fields(new, axis_separators=list(seps))
         return _LayoutPlan(site, alloc, buffer, new, params, results, items,
                            None if padding is None else Padding(pad, params, *padding))
+
+    def _check_views(self, chk: Checks, root, buffer: Buffer, params, results, padding) -> None:
+        """A match_buffer view of the buffer follows the new layout where the
+        map is the identity (it then sets axis separators only), or where
+        it views one element (a 0-d view, whose source point maps to its new
+        place); a view of a larger region would keep the old layout's
+        strides, and a padded buffer's writes through a view are not seen
+        by the padding."""
+        from ..nodes import Block
+
+        identity = tuple(results) == tuple(params)
+        for _, node in walk_stmts(root):
+            if not isinstance(node, Block):
+                continue
+            for m in node.match_buffers:
+                if m.source.buffer != buffer:
+                    continue
+                point = not m.buffer.shape and all(
+                    isinstance(r.extent, IntImm) and r.extent.value == 1 for r in m.source.region)
+                if padding is not None or not (identity or point):
+                    chk.stop(BufferIsSubregionError, describe(self.block),
+                             f"buffer {buffer.name} is viewed by match_buffer {m.buffer.name} in block "
+                             f"{node.name_hint!r}, whose view would not follow the new layout (a view of one "
+                             "element, as a 0-d buffer, does, as do all views under an identity map "
+                             "without padding)")
 
     def _check_pad_value(self, chk: Checks, site, buffer: Buffer, ndim: int):
         """``pad_value`` as ``(params, expr)``: an expression of the buffer's
@@ -439,7 +464,11 @@ class TransformLayout(Rewrite):
                 return _map_region(params, results, region, new)
             return None
 
-        mapping = {old: new}
+        # the match_buffer views of the buffer take its separators, as TVM's
+        # set_axis_separator (which its transform_layout calls) gives them
+        top = plan.alloc if plan.alloc is not None else (
+            _ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
+        mapping = with_views(site.at(top), old, new) if top is not None else {old: new}
         if plan.alloc is not None:
             scope = site.at(plan.alloc)
             items = plan.items
