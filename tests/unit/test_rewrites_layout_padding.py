@@ -336,3 +336,38 @@ def test_a_float_buffer_refuses_an_int_pad_value_and_a_pad_value_may_not_read_an
     with pytest.raises(R.TransformationPaddingTypeError):
         sch.transform_layout("block", "B", lambda i: (i // 4, i % 4), pad_value=0)
     assert sch.mod == mod
+
+
+ADD64 = """
+@T.prim_func
+def main(p0: T.Buffer((T.int64(33), T.int64(8)), "float32"), p1: T.Buffer((T.int64(33), T.int64(8)), "float32"),
+         T_add: T.Buffer((T.int64(33), T.int64(8)), "float32")):
+    for ax0, ax1 in T.grid(T.int64(33), T.int64(8)):
+        with T.block("T_add"):
+            v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+            T_add[v_ax0, v_ax1] = p0[v_ax0, v_ax1] + p1[v_ax0, v_ax1]
+"""
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_a_cache_written_in_a_padded_layout_with_int64_indices(separate):
+    from tirfun import te
+    from tirfun.testing.equivalence import assert_equivalent
+
+    mod = mod_of(ADD64)
+    sch = Schedule(mod)
+    block = sch.get_block("T_add")
+    sch.cache_write(block, 0, "global")
+
+    def index_map(x, y):
+        return [x // 32, y, te.AXIS_SEPARATOR, x % 32] if separate else [x // 32, y, x % 32]
+
+    sch.transform_layout(block, ("write", 0), index_map, pad_value=0.0)
+    cache = sch.mod["main"].body.block.alloc_buffers[0]
+    assert [int(d) for d in cache.shape] == [2, 8, 32] and list(cache.axis_separators) == ([2] if separate else [])
+    store = sch.mod["main"].body.block.body.seq[0].body.body.body.block.body
+    assert store.value.args[0].script() == "v_axis0 == T.int64(1) and T.int64(1) <= v_axis2"
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"])
+    if not separate:  # the CPU build refuses axis separators
+        check_padded(mod, sch.mod, "", lambda *i: i)
