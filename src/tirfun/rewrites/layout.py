@@ -419,7 +419,18 @@ class TransformLayout(Rewrite):
     def _new_buffer(self, chk: Checks, buffer: Buffer, params, results) -> Buffer:
         """The buffer in the new layout: the shape the map's image spans over
         the buffer's shape, which must start at 0 and be taken one to one."""
+        from ..analysis.arith.terms import int_value
+        from .index_maps import symbolic_radix
+
         subject = describe(self.block)
+        if any(int_value(d) is None for d in buffer.shape) or any(
+                var_names(e) - {p.name for p in params} for e in results):
+            # symbolic: a map fusing whole dimensions is read as mixed
+            # radices (TVM's iterator maps), where bounds alone do not know
+            # that sizes are not negative
+            radix = symbolic_radix(results, params, [_cast(d, p.dtype) for p, d in zip(params, buffer.shape)])
+            if radix is not None:
+                return with_fields(buffer, shape=radix[0]), None
         dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, buffer.shape)}
         shape = []
         for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):
