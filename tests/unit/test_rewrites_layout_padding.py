@@ -371,3 +371,28 @@ def test_a_cache_written_in_a_padded_layout_with_int64_indices(separate):
     assert_equivalent(mod["main"], sch.mod["main"])
     if not separate:  # the CPU build refuses axis separators
         check_padded(mod, sch.mod, "", lambda *i: i)
+
+
+def test_a_map_reading_an_index_shifted_pads_before_the_domain_too():
+    # (i + 1) // 8 over 16 elements: element 0 of the new layout and the
+    # last 7 are padding
+    src = """
+@T.prim_func
+def main(A: T.Buffer((T.int64(16),), "int32"), B: T.Buffer((T.int64(16),), "int32")):
+    for i in range(T.int64(16)):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] + 1
+"""
+    from tirfun.nodes import const
+
+    mod = mod_of(src)
+    sch = Schedule(mod)
+    sch.transform_layout("block", "B", lambda i: [const(0, i.dtype), (i + 1) // 8, (i + 1) % 8], pad_value=-1)
+    func = sch.mod["main"]
+    assert [int(d) for d in func.buffer_map[func.params[1]].shape] == [1, 3, 8]
+    check_padded(mod, sch.mod, "B", lambda i: (0, (i + 1) // 8, (i + 1) % 8), pad=lambda *_: -1)
+    # an input shifted so gets its assumption, and keeps its meaning
+    sch = Schedule(mod)
+    sch.transform_layout("block", "A", lambda i: [(i + 3) // 4, (i + 3) % 4], pad_value=5)
+    check_padded(mod, sch.mod, "A", lambda i: ((i + 3) // 4, (i + 3) % 4), pad=lambda *_: 5)

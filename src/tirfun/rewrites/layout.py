@@ -69,19 +69,34 @@ class _LayoutPlan:
 
 
 def _padded_domain(params, results, buffer: Buffer):
-    """``(shape, (sums, extents))`` when the map is one to one over the
-    buffer's domain padded up (each dimension up to a multiple of the
-    divisors of the map): the shape of the box it spans there, and the map
-    read as iteration sums over the padded domain (for its inverse); None
-    when it is not."""
+    """``(shape, (sums, extents, shifts))`` when the map is one to one over
+    the buffer's domain padded up (each dimension shifted by the constant
+    it is read with, ``(i + 1) // 8``, and up to a multiple of the divisors
+    of the map): the shape of the box it spans there, the map read as
+    iteration sums over the padded domain (for its inverse), the old
+    extents and the shifts; None when it is not."""
     from math import lcm
 
     from ..analysis.arith.terms import int_value
-    from ..nodes import FloorDiv, FloorMod
+    from ..nodes import Add, FloorDiv, FloorMod
 
     extents = [int_value(d) for d in buffer.shape]
     if None in extents:
         return None
+    # an index read shifted, ``(i + c) // d``, pads before the domain too:
+    # the map is read in ``q = i + c``, over [0, extent + c) padded up
+    shifts = [0] * len(params)
+    for n in (n for e in results for n in walk(e)):
+        if isinstance(n, (FloorDiv, FloorMod)) and isinstance(n.a, Add) and isinstance(n.a.a, Var):
+            c = int_value(n.a.b)
+            k = next((k for k, p in enumerate(params) if p == n.a.a), None)
+            if k is not None and c is not None and c > 0:
+                if shifts[k] not in (0, c):
+                    return None
+                shifts[k] = c
+    if any(shifts):
+        back = {p: p - IntImm(p.dtype, c) for p, c in zip(params, shifts) if c}
+        results = [simplify_index(substitute_expr(e, back)) for e in results]
     divisors = [1] * len(params)
     for e in results:
         for n in walk(e):
@@ -91,7 +106,7 @@ def _padded_domain(params, results, buffer: Buffer):
                     for k, p in enumerate(params):
                         if p.name in var_names(n.a):
                             divisors[k] = lcm(divisors[k], c)
-    padded = [-(-ext // d) * d for ext, d in zip(extents, divisors)]
+    padded = [-(-(ext + c) // d) * d for ext, c, d in zip(extents, shifts, divisors)]
     loops = {p.name: For(p, IntImm(p.dtype, 0), IntImm(p.dtype, e), "serial", _NOP) for p, e in zip(params, padded)}
     sums = detect_iter_map(list(results), loops, "bijective")
     if sums is None or any(not (isinstance(s.base, IntImm) and s.base.value == 0) for s in sums):
@@ -104,7 +119,7 @@ def _padded_domain(params, results, buffer: Buffer):
                 return None
             span += a.scale * (a.extent - 1)
         shape.append(IntImm(results[len(shape)].dtype, span))
-    return shape, (sums, tuple(extents))
+    return shape, (tuple(sums), tuple(extents), tuple(shifts))
 
 
 def _naming(root, buffer: Buffer, items: dict):

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.arith.iter_map import simplify_index
 from ..analysis.traversal import get_at, replace_at, stmt_children, walk
 from ..nodes import (
     GE, Block, BlockRealize, Cast, BufferLoad, BufferRegion, BufferStore, Call, Evaluate, For, IntImm, IterVar,
-    IterVarType, Or, PrimExpr, Range, SeqStmt, Var,
+    IterVarType, Not, Or, PrimExpr, Range, SeqStmt, Var,
 )
 from ..nodes.base import with_fields
 from .exprs import cast as _cast, substitute, substitute_expr, var_names
@@ -49,35 +50,52 @@ class Padding:
     params: tuple
     sums: tuple
     extents: tuple
+    #: the constant each old index is read shifted by (``(i + 1) // 8``)
+    shifts: tuple = ()
+
+    def _shifted(self, new_vars) -> dict:
+        """Each old index plus its shift, as an expression of the new ones."""
+        return inverse_of(self.sums, self.params, tuple(new_vars))
 
     def inverse(self, new_vars) -> dict:
         """Each old index as an expression of the new ones."""
-        return inverse_of(self.sums, self.params, tuple(new_vars))
+        out = self._shifted(new_vars)
+        for p, c in zip(self.params, self.shifts):
+            if c:
+                out[p] = simplify_index(out[p] - IntImm(out[p].dtype, c))
+        return out
 
     def predicate(self, new_vars, shape) -> PrimExpr:
         """Whether the element at ``new_vars`` (over ``shape``) is padding:
         its old index, by the inverse, lies past the old shape."""
         from ..analysis.arith.terms import int_value
 
-        inverse = self.inverse(new_vars)
+        shifted = self._shifted(new_vars)
         spans = {v: int_value(d) for v, d in zip(new_vars, shape)}
         out = None
-        for p, ext in zip(self.params, self.extents):
+        for p, ext, shift in zip(self.params, self.extents, self.shifts or [0] * len(self.params)):
             # compared in the new indices' type (the map's variables may be
             # narrower than the buffer's dimensions)
-            e = inverse[p].value if isinstance(inverse[p], Cast) else inverse[p]
-            c = _lexicographic_ge(e, ext, spans)
-            if c is None:
-                c = GE(e, IntImm(e.dtype, ext))
-            elif isinstance(c, IntImm) and c.value == 0:
-                continue  # never padding along this index
-            out = c if out is None else Or(out, c)
+            e = shifted[p].value if isinstance(shifted[p], Cast) else shifted[p]
+            terms = [_at_least(e, ext + shift, spans)]
+            if shift:  # before the domain: not (e >= shift)
+                terms.append(Not(_at_least(e, shift, spans)))
+            for c in terms:
+                if isinstance(c, IntImm) and c.value == 0:
+                    continue  # never padding on this side
+                out = c if out is None else Or(out, c)
         return IntImm("bool", 0) if out is None else out
 
     def at(self, indices) -> PrimExpr:
         """The pad value at ``indices`` of the new layout."""
         params, expr = self.value
         return substitute_expr(expr, {p: _cast(i, p.dtype) for p, i in zip(params, indices)})
+
+
+def _at_least(e: PrimExpr, bound: int, spans: dict) -> PrimExpr:
+    """``e >= bound``, digit by digit where it can (TVM's form)."""
+    c = _lexicographic_ge(e, bound, spans)
+    return GE(e, IntImm(e.dtype, bound)) if c is None else c
 
 
 def _lexicographic_ge(e: PrimExpr, bound: int, spans: dict) -> PrimExpr | None:
