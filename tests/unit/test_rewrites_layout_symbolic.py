@@ -104,3 +104,36 @@ def main(a: T.handle, b: T.handle, c: T.handle):
     verify(sch.mod)
     assert _run(mod, 3).tobytes() == _run(sch.mod, 3).tobytes()
     assert R.Pipeline.from_json(R.Pipeline(list(sch.trace)).to_json())(mod) == sch.mod
+
+
+SPLIT_BY_N = """
+@T.prim_func
+def main(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32"), n: T.int32):
+    for i in range(16):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * 2
+"""
+
+
+def test_a_split_by_a_symbolic_divisor_pads_up_to_its_multiple():
+    mod = mod_of(SPLIT_BY_N)
+    n = mod["main"].params[2]
+    with pytest.raises(R.TransformationIntroducesPaddingError, match="give a pad_value for them"):
+        R.transform_layout("block", ("write", 0), lambda i: (i // n, i % n))(mod)
+    out = R.transform_layout("block", ("write", 0), lambda i: (i // n, i % n), pad_value=-7)(mod)
+    verify(out)
+    func = out["main"]
+    assert [d.script() for d in func.buffer_map[func.params[1]].shape] == ["(n + 15) // n", "n"]
+    assert_structural_equal(from_source(func.script()), func)
+    a = np.arange(16, dtype="int32")
+    for size in (3, 4, 5, 16, 17):
+        rows = -(-16 // size)
+        b = np.full((rows, size), 99, "int32")
+        b2 = b.copy()
+        interp_run(func, a, b, size)
+        tirfun.build(out, target="llvm")(a, b2, size)
+        assert b.tobytes() == b2.tobytes()
+        flat = b.reshape(-1)
+        # every element at its place, the padding holds the pad value
+        assert (flat[:16] == a * 2).all() and (flat[16:] == -7).all()

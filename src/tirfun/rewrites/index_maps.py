@@ -223,6 +223,66 @@ def symbolic_radix(results, params, extents):
     return shapes, inverse
 
 
+def symbolic_split(results, params, extents):
+    """A map whose results are whole parameters or the two halves of a
+    parameter split by a symbolic divisor (``i // n`` and ``i % n``, each
+    once): ``(shape, inverse, exact)``, the shape padding each split up to a
+    multiple of its divisor (``(extent + n - 1) // n`` by ``n``), the
+    inverse as :func:`symbolic_radix` gives it, and whether that padding
+    is provably empty. None for any other map."""
+    from ..analysis.arith.terms import int_value
+    from ..nodes import FloorDiv, FloorMod
+
+    names = {p.name: k for k, p in enumerate(params)}
+    pieces: dict = {}
+    for k, e in enumerate(results):
+        if isinstance(e, Var) and e.name in names:
+            kind, divisor, source = "whole", None, e.name
+        elif isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.a, Var) and e.a.name in names \
+                and int_value(e.b) is None and not set(names) & _names_of(e.b):
+            kind, divisor, source = ("div" if isinstance(e, FloorDiv) else "mod"), e.b, e.a.name
+        else:
+            return None
+        entry = pieces.setdefault(source, {})
+        if kind in entry:
+            return None
+        entry[kind] = (k, divisor)
+    shape: list = [None] * len(results)
+    exact = True
+    for name, entry in pieces.items():
+        ext = _cast(extents[names[name]], params[names[name]].dtype)
+        if set(entry) == {"whole"}:
+            shape[entry["whole"][0]] = ext
+        elif set(entry) == {"div", "mod"} and entry["div"][1] == entry["mod"][1]:
+            d = _cast(entry["div"][1], ext.dtype)
+            outer = simplify_index(FloorDiv(ext + d - IntImm(ext.dtype, 1), d))
+            shape[entry["div"][0]], shape[entry["mod"][0]] = outer, d
+            exact = exact and _same(simplify_index(outer * d), ext)
+        else:
+            return None
+    if any(int_value(e) != 1 for n, e in zip(names, extents) if n not in pieces):
+        return None
+
+    def inverse(new_vars):
+        out = {p: IntImm(p.dtype, 0) for p in params}
+        for name, entry in pieces.items():
+            p = params[names[name]]
+            if "whole" in entry:
+                out[p] = _cast(new_vars[entry["whole"][0]], p.dtype)
+            else:
+                outer, inner = new_vars[entry["div"][0]], new_vars[entry["mod"][0]]
+                out[p] = _cast(outer * _cast(entry["div"][1], outer.dtype) + inner, p.dtype)
+        return out
+
+    return shape, inverse, exact
+
+
+def _names_of(e) -> set:
+    from .exprs import var_names
+
+    return var_names(e)
+
+
 class Dims:
     """The iteration domain as trace_index_map reads a buffer: the dtypes of
     its dimensions."""
@@ -265,4 +325,4 @@ def _fold_divmod(n):
     return n
 
 
-__all__ = ["symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]
+__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]

@@ -23,7 +23,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
-    dims_text as _dims, separators as _separators, trace_index_map
+    dims_text as _dims, inverse_of, separators as _separators, trace_index_map
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIsSubregionError, InvalidArgumentError, TransformationIntroducesPaddingError,
@@ -69,12 +69,12 @@ class _LayoutPlan:
 
 
 def _padded_domain(params, results, buffer: Buffer):
-    """``(shape, (sums, extents, shifts))`` when the map is one to one over
+    """``(shape, (inverse, extents, shifts))`` when the map is one to one over
     the buffer's domain padded up (each dimension shifted by the constant
     it is read with, ``(i + 1) // 8``, and up to a multiple of the divisors
-    of the map): the shape of the box it spans there, the map read as
-    iteration sums over the padded domain (for its inverse), the old
-    extents and the shifts; None when it is not."""
+    of the map): the shape of the box it spans there, its inverse there (a
+    function of the new indices), the old extents and the shifts; None
+    when it is not."""
     from math import lcm
 
     from ..analysis.arith.terms import int_value
@@ -119,7 +119,8 @@ def _padded_domain(params, results, buffer: Buffer):
                 return None
             span += a.scale * (a.extent - 1)
         shape.append(IntImm(results[len(shape)].dtype, span))
-    return shape, (tuple(sums), tuple(extents), tuple(shifts))
+    sums = tuple(sums)
+    return shape, (lambda new_vars: inverse_of(sums, params, new_vars), tuple(extents), tuple(shifts))
 
 
 def _naming(root, buffer: Buffer, items: dict):
@@ -198,11 +199,15 @@ class TransformLayout(Rewrite):
        separators, its pointer is not taken and no access to it is a vector
        (UnsupportedLayoutError);
     5. the map takes the buffer's shape one to one onto a box from 0, or
-       does so over the shape padded up to multiples of its divisors and a
-       ``pad_value`` is given for the elements that are then padding
-       (TransformationIntroducesPaddingError), unless
+       does so over the shape padded up to multiples of its divisors (each
+       index shifted first by the constant it is read with, ``(i + 1) //
+       8``) and a ``pad_value`` is given for the elements that are then
+       padding (TransformationIntroducesPaddingError), unless
        ``assume_injective_transform`` vouches that it is one to one, as in
-       TVM;
+       TVM. Over symbolic shapes, a map fusing whole dimensions (``i * n +
+       j``, ``j`` in ``[0, n)``) is one to one, and one splitting an index
+       by a symbolic divisor (``i // n``, ``i % n``) pads up to its
+       multiple;
     6. ``pad_value`` is a number, an expression, or a function of the new
        layout's indices (InvalidArgumentError) giving one value
        (TransformationPaddingExpressionError) of the buffer's element type
@@ -435,7 +440,7 @@ class TransformLayout(Rewrite):
         """The buffer in the new layout: the shape the map's image spans over
         the buffer's shape, which must start at 0 and be taken one to one."""
         from ..analysis.arith.terms import int_value
-        from .index_maps import symbolic_radix
+        from .index_maps import symbolic_radix, symbolic_split
 
         subject = describe(self.block)
         if any(int_value(d) is None for d in buffer.shape) or any(
@@ -443,9 +448,24 @@ class TransformLayout(Rewrite):
             # symbolic: a map fusing whole dimensions is read as mixed
             # radices (TVM's iterator maps), where bounds alone do not know
             # that sizes are not negative
-            radix = symbolic_radix(results, params, [_cast(d, p.dtype) for p, d in zip(params, buffer.shape)])
+            extents = [_cast(d, p.dtype) for p, d in zip(params, buffer.shape)]
+            radix = symbolic_radix(results, params, extents)
             if radix is not None:
                 return with_fields(buffer, shape=radix[0]), None
+            split = symbolic_split(results, params, extents)
+            if split is not None:
+                # a split by a symbolic divisor pads up to its multiple
+                shape, inverse, exact = split
+                if exact or self.assume_injective_transform:
+                    return with_fields(buffer, shape=shape), None
+                if self.pad_value is None:
+                    chk.stop(TransformationIntroducesPaddingError, subject,
+                             f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} "
+                             f"one to one onto the shape {_dims(shape)}: where the divisor does not divide the "
+                             "extent, some elements are padding; give a pad_value for them, as TVM requires")
+                return with_fields(buffer, shape=shape), (
+                    inverse, tuple(int_value(e) if int_value(e) is not None else e for e in extents),
+                    (0,) * len(params))
         dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, buffer.shape)}
         shape = []
         for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):

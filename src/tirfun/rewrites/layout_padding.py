@@ -34,7 +34,6 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .exprs import cast as _cast, substitute, substitute_expr, var_names
-from .index_maps import inverse_of
 
 _TRUE = IntImm("bool", 1)
 
@@ -42,20 +41,22 @@ _TRUE = IntImm("bool", 1)
 @attrs.frozen
 class Padding:
     """What writing the padding needs: the pad value as ``(params,
-    expr)`` of the new indices, the map's ``params``, its reading as
-    iteration sums over the padded domain (for the inverse) and the old
-    extents (beyond which an index is padding)."""
+    expr)`` of the new indices, the map's ``params``, its inverse over the
+    padded domain and the old extents (beyond which an index is padding,
+    constants or expressions)."""
 
     value: tuple
     params: tuple
-    sums: tuple
+    #: the new indices (a sequence of variables) -> each old index plus its
+    #: shift, as an expression of them
+    shifted_inverse: object
     extents: tuple
     #: the constant each old index is read shifted by (``(i + 1) // 8``)
     shifts: tuple = ()
 
     def _shifted(self, new_vars) -> dict:
         """Each old index plus its shift, as an expression of the new ones."""
-        return inverse_of(self.sums, self.params, tuple(new_vars))
+        return self.shifted_inverse(tuple(new_vars))
 
     def inverse(self, new_vars) -> dict:
         """Each old index as an expression of the new ones."""
@@ -77,7 +78,7 @@ class Padding:
             # compared in the new indices' type (the map's variables may be
             # narrower than the buffer's dimensions)
             e = shifted[p].value if isinstance(shifted[p], Cast) else shifted[p]
-            terms = [_at_least(e, ext + shift, spans)]
+            terms = [_at_least(e, ext + shift if shift else ext, spans)]
             if shift:  # before the domain: not (e >= shift)
                 terms.append(Not(_at_least(e, shift, spans)))
             for c in terms:
@@ -92,8 +93,10 @@ class Padding:
         return substitute_expr(expr, {p: _cast(i, p.dtype) for p, i in zip(params, indices)})
 
 
-def _at_least(e: PrimExpr, bound: int, spans: dict) -> PrimExpr:
+def _at_least(e: PrimExpr, bound, spans: dict) -> PrimExpr:
     """``e >= bound``, digit by digit where it can (TVM's form)."""
+    if not isinstance(bound, int):
+        return GE(e, _cast(bound, e.dtype))  # a symbolic extent
     c = _lexicographic_ge(e, bound, spans)
     return GE(e, IntImm(e.dtype, bound)) if c is None else c
 
