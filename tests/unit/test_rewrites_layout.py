@@ -450,3 +450,20 @@ def test_a_buffer_index_out_of_range_is_an_assertion_error_too():
             sch.set_axis_separator("B", spec, [1])
         with pytest.raises(R.BufferIndexOutOfRangeError):
             sch.transform_layout("B", spec, lambda i, j: (j, i))
+
+
+def test_accesses_in_the_new_layout_are_simplified_with_the_variables_ranges():
+    # a cache read of a blockized consumer, tiled as the consumer reads it:
+    # vi_o + vi_i // 16 is vi_o where vi_i runs over [0, 16), as TVM gives it
+    sch = Schedule(mod_of(TWO_STAGES.replace("(8, 12)", "(32, 32)").replace("T.grid(8, 12)", "T.grid(32, 32)")))
+    before = sch.mod
+    i, j = sch.get_loops(sch.get_block("C"))
+    i, ii = sch.split(i, factors=[None, 16])
+    j, jj = sch.split(j, factors=[None, 16])
+    sch.reorder(i, j, ii, jj)
+    outer = sch.blockize(ii)
+    cache = sch.cache_read(outer, 0, "global")
+    sch.transform_layout(cache, ("write", 0), lambda i, j: (i // 16, j // 16, i % 16, j % 16))
+    inner = sch.get(sch.get_block("C"))
+    assert [r.script() for r in inner.reads] == ["B_global[vi_1_o, vj_1_o, vi_1_i, vj_1_i]"]
+    check(before, sch.mod)

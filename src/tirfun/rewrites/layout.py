@@ -148,18 +148,53 @@ def _naming(root, buffer: Buffer, items: dict):
             stack.extend(iter_children(n))
 
 
-def _map_indices(params, results, indices) -> list[PrimExpr]:
-    """The map applied to ``indices`` (each cast to its parameter's dtype)."""
+def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
+    """The map applied to ``indices`` (each cast to its parameter's dtype),
+    simplified knowing the constant ``ranges`` of the loop and block
+    variables (by name), as TVM simplifies them in their context."""
     mapping = {p: _cast(i, p.dtype) for p, i in zip(params, indices)}
-    return [simplify_index(substitute_expr(e, mapping)) for e in results]
+    out = []
+    for e in results:
+        e = substitute_expr(e, mapping)
+        if ranges and not isinstance(e, Var):
+            # a variable of one value in a compound index is that value
+            # (TVM's iterator simplification drops it; a lone one it keeps)
+            units = {v: IntImm(v.dtype, ranges[v.name][0]) for v in _vars_in(e)
+                     if v.name in ranges and ranges[v.name][0] == ranges[v.name][1]}
+            if units:
+                e = substitute_expr(e, units)
+        out.append(simplify_index(e, ranges))
+    return out
 
 
-def _map_region(params, results, region: BufferRegion, new: Buffer) -> BufferRegion:
+def _vars_in(e) -> list:
+    return [n for n in walk(e) if isinstance(n, Var)]
+
+
+def _var_ranges(root) -> dict:
+    """The constant inclusive ranges of the loop and block iteration
+    variables under ``root``, by name (names are unique in a function, so
+    a variable's range holds wherever it is used)."""
+    from ..analysis.arith.terms import int_value
+    from ..nodes import Block
+
+    out = {}
+    for _, node in walk_stmts(root):
+        doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
+            [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
+        for var, lo, ext in doms:
+            lo, ext = int_value(lo), int_value(ext)
+            if lo is not None and ext is not None and ext > 0:
+                out[var.name] = (lo, lo + ext - 1)
+    return out
+
+
+def _map_region(params, results, region: BufferRegion, new: Buffer, ranges=None) -> BufferRegion:
     """A declared region of the buffer in the new layout: a point maps to a
     point; a box to the box its image spans (the whole dimension where the
     image is not bounded)."""
     if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region):
-        out = _map_indices(params, results, [r.min for r in region.region])
+        out = _map_indices(params, results, [r.min for r in region.region], ranges)
         return BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in out])
     fresh = [Var(f"{p.name}_relaxed", p.dtype) for p in params]
     dom = {v: Range(_cast(r.min, v.dtype), _cast(r.extent, v.dtype)) for v, r in zip(fresh, region.region)}
@@ -498,22 +533,23 @@ class TransformLayout(Rewrite):
         def access(n, visit):
             kind = type(n)
             if kind is BufferLoad and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferLoad(new, indices, pred)
             if kind is BufferStore and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferStore(new, visit(n.value), indices, pred)
             if kind is BufferRegion and n.buffer == old:
                 region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
-                return _map_region(params, results, region, new)
+                return _map_region(params, results, region, new, ranges)
             return None
 
         # the match_buffer views of the buffer take its separators, as TVM's
         # set_axis_separator (which its transform_layout calls) gives them
         top = plan.alloc if plan.alloc is not None else (
             _ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
+        ranges = _var_ranges(site.at(top) if top is not None else site.func.body)
         mapping = with_views(site.at(top), old, new) if top is not None else {old: new}
         if plan.alloc is not None:
             scope = site.at(plan.alloc)
