@@ -467,3 +467,13 @@ def test_accesses_in_the_new_layout_are_simplified_with_the_variables_ranges():
     inner = sch.get(sch.get_block("C"))
     assert [r.script() for r in inner.reads] == ["B_global[vi_1_o, vj_1_o, vi_1_i, vj_1_i]"]
     check(before, sch.mod)
+
+
+def test_transform_block_layout_keeps_a_unit_variable_the_map_gives_as_it_is():
+    src = TWO_STAGES.replace("(8, 12)", "(1, 12)").replace("T.grid(8, 12)", "T.grid(1, 12)")
+    mod = mod_of(src)
+    out = R.transform_block_layout("B", lambda i, j: (j, i))(mod)
+    check(mod, out)
+    block = out["main"].body.block.body.seq[0].body.body.block
+    # vi has one value; it is read back from its new variable, as TVM keeps it
+    assert block.body.script().startswith("B[v1, v0] = A[v1, v0]")

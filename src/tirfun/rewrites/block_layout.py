@@ -201,7 +201,7 @@ class TransformBlockLayout(Rewrite):
                     span += a.scale * (a.extent - 1)
                 spans.append(IntImm(results[len(spans)].dtype, span))
             return spans, [{a.source for a in t.args} for t in sums], \
-                lambda new_vars: _inverse(sums, params, new_vars)
+                lambda new_vars: _keep_units(_inverse(sums, params, new_vars), params, results, new_vars)
         radix = symbolic_radix(results, params, extents)
         if radix is None:
             chk.stop(NotBijectiveAffineIndexMapError, subject,
@@ -250,6 +250,16 @@ class TransformBlockLayout(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+def _keep_units(inverse: dict, params, results, new_vars) -> dict:
+    """``inverse`` with a variable of extent 1 that a result gives as it is
+    read back from that result's new variable (also 0), as TVM keeps it,
+    rather than as the constant 0."""
+    for e, v in zip(results, new_vars):
+        if isinstance(e, Var) and e in inverse and _int_value(inverse[e]) == 0:
+            inverse[e] = _cast(v, e.dtype)
+    return inverse
 
 
 def _same_extent(a, b) -> bool:
