@@ -205,6 +205,30 @@ def main(A: T.Buffer((14,), "int32"), B: T.Buffer((14,), "int32")):
     check_padded(mod, out, "B", lambda i: (i // 4, i % 4), pad=lambda i, j: 5)
 
 
+def test_a_producer_reading_other_elements_keeps_its_order():
+    # the new loops would run j-major: B[vi - 1, vj + 1] would not be
+    # written yet where it is read
+    src = """
+@T.prim_func
+def main(A: T.Buffer((3, 5), "int32"), B: T.Buffer((3, 5), "int32")):
+    for i, j in T.grid(3, 5):
+        with T.block("block"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.if_then_else(0 < vi and vj < 4, B[vi - 1, vj + 1], 0) + A[vi, vj]
+"""
+    mod = mod_of(src)
+    index_map = lambda i, j: (j // 2, j % 2, i)  # noqa: E731 - the map, also run on ints
+    out = R.transform_layout("block", ("write", 0), index_map, pad_value=8)(mod)
+    assert out["main"].body.block.body.seq[1].body.body.body.block.name_hint == "buffer_B_padding"
+    check_padded(mod, out, "B", index_map, pad=lambda *_: 8)
+    # a pad value reading the buffer is written after the producer too
+    B = mod["main"].buffer_map[mod["main"].params[1]]
+    out = R.transform_layout("block", ("write", 0), index_map, pad_value=lambda a, b, c: B[2, 4])(mod)
+    assert out["main"].body.block.body.seq[1].body.body.body.block.name_hint == "buffer_B_padding"
+    new = check_padded(mod, out, "B", index_map)
+    assert (new[1][2, 1, :] == new[1][2, 0, 2]).all()
+
+
 def test_a_store_outside_loops_is_followed_by_a_padding_block():
     src = """
 @T.prim_func

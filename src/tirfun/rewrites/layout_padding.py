@@ -18,8 +18,11 @@ that they hold it, in one of three ways, in this order of preference:
 tirfun replaces a producer's loops only where that keeps the meaning: its
 loops hold nothing but the stores to the buffer (no other buffer written,
 no predicate or condition that would skip padding, every load of another
-buffer inside a store's guarded value); elsewhere it writes the padding
-after the producer.
+buffer inside a store's guarded value), and a store reads the buffer only
+at the element it writes (the new loops may visit the elements in another
+order, where TVM would read an element not yet written); elsewhere, and
+for a pad value that reads the buffer, it writes the padding after the
+producer.
 """
 
 from __future__ import annotations
@@ -244,13 +247,19 @@ def _guarded_only(body, write: _Write, buffer) -> bool:
     lies in a store's value, which the padding guard skips."""
     from ..analysis.arith.simplify import is_true
 
+    point = list(write.store.indices)
     for node in _stmts(body):
         if isinstance(node, BufferStore):
-            if node.buffer != buffer or list(node.indices) != list(write.store.indices) \
-                    or node.predicate is not None:
+            if node.buffer != buffer or list(node.indices) != point or node.predicate is not None:
+                return False
+            # the new loops may visit the elements in another order: the
+            # value may read the buffer only at the element it writes
+            if any(isinstance(n, BufferLoad) and n.buffer == buffer and list(n.indices) != point
+                   for n in walk(node.value)):
                 return False
         elif isinstance(node, BlockRealize):
-            if not is_true(node.predicate) or node.block.match_buffers:
+            if not is_true(node.predicate) or node.block.match_buffers or \
+                    any(_loads_other(v, buffer) for v in node.iter_values):
                 return False
         elif isinstance(node, For):
             if _loads_other(node.min, buffer) or _loads_other(node.extent, buffer):
@@ -359,9 +368,14 @@ def epilogue(root, write: _Write, new, padding: Padding, fresh, block_name: str)
     loop_vars = [Var(fresh(f"ax{k}"), d.dtype) for k, d in enumerate(new.shape)]
     block_vars = [Var(fresh(f"v{k}"), d.dtype) for k, d in enumerate(new.shape)]
     point = [Range(v, IntImm(v.dtype, 1)) for v in block_vars]
+    value = padding.at(block_vars)
+    # the elements the pad value reads (of the buffer, in its old layout,
+    # which the caller then maps)
+    reads = [BufferRegion(n.buffer, [Range(i, IntImm(i.dtype, 1)) for i in n.indices])
+             for n in walk(value) if isinstance(n, BufferLoad)]
     block = Block([IterVar(Range(IntImm(d.dtype, 0), d), v, IterVarType.DataPar)
                    for v, d in zip(block_vars, new.shape)],
-                  [], [BufferRegion(new, point)], block_name, BufferStore(new, padding.at(block_vars), block_vars))
+                  reads, [BufferRegion(new, point)], block_name, BufferStore(new, value, block_vars))
     stage = _new_loops(new, fresh, BlockRealize(loop_vars, padding.predicate(loop_vars, new.shape), block), loop_vars)
     return _insert_after(root, after, stage)
 
@@ -404,7 +418,10 @@ def write_padding(scope, old, new, padding: Padding, fresh, fresh_block):
             return with_fields(scope, body=prologue(scope.body, new, padding, fresh, name))
         return prologue(scope, new, padding, fresh, name)
     out, done = scope, []
-    for write in writes:
+    # a pad value that reads the buffer is written after every producer:
+    # within a producer's loops it could read an element not yet written
+    reads_itself = any(isinstance(n, BufferLoad) and n.buffer == old for n in walk(padding.value[1]))
+    for write in ([] if reads_itself else writes):
         if not _row_major(write, old):
             continue
         outer = _dependent_loops(write)[0][0]
