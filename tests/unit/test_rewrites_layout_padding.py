@@ -420,3 +420,23 @@ def main(A: T.Buffer((T.int64(16),), "int32"), B: T.Buffer((T.int64(16),), "int3
     sch = Schedule(mod)
     sch.transform_layout("block", "A", lambda i: [(i + 3) // 4, (i + 3) % 4], pad_value=5)
     check_padded(mod, sch.mod, "A", lambda i: ((i + 3) // 4, (i + 3) % 4), pad=lambda *_: 5)
+
+
+def test_loops_with_a_block_between_them_are_kept():
+    # replacing the two loops would drop the block between them
+    src = """
+@T.prim_func
+def main(A: T.Buffer((3, 6), "int32"), B: T.Buffer((3, 6), "int32")):
+    for i in range(3):
+        with T.block("row"):
+            vi = T.axis.spatial(3, i)
+            T.reads(A[vi, 0:6])
+            T.writes(B[vi, 0:6])
+            for j in range(6):
+                B[vi, j] = A[vi, j] + 1
+"""
+    mod = mod_of(src)
+    index_map = lambda i, j: (i, j // 4, j % 4)  # noqa: E731 - the map, also run on ints
+    out = R.transform_layout("row", ("write", 0), index_map, pad_value=0)(mod)
+    assert out["main"].body.block.body.seq[1].body.body.body.block.name_hint == "buffer_B_padding"
+    check_padded(mod, out, "B", index_map, pad=lambda *_: 0)

@@ -293,7 +293,9 @@ def replacement(root, write: _Write, old, new, padding: Padding, fresh):
     that would change the meaning."""
     loops = _dependent_loops(write)
     outer_path, inner = loops[0][0], loops[-1][1]
-    if not _guarded_only(inner.body, write, old):
+    # the loops are replaced whole: each must hold only the next one
+    nested = all(b[0] == a[0] + (("body", None),) for a, b in zip(loops, loops[1:]))
+    if not nested or not _guarded_only(inner.body, write, old):
         return None
     loop_vars = [Var(fresh(f"axis{k}"), d.dtype) for k, d in enumerate(new.shape)]
     inverse = padding.inverse(loop_vars)
@@ -301,8 +303,9 @@ def replacement(root, write: _Write, old, new, padding: Padding, fresh):
     indices, pred = list(loop_vars), padding.predicate(loop_vars, new.shape)
     body = inner.body
     realize_rel = None
-    if write.realize is not None and write.realize[0][:len(outer_path)] == outer_path:
-        realize_rel = write.realize[0][len(outer_path) + len(loops):]
+    inner_body = loops[-1][0] + (("body", None),)
+    if write.realize is not None and write.realize[0][:len(inner_body)] == inner_body:
+        realize_rel = write.realize[0][len(inner_body):]
     old_indices = list(write.store.indices)
     if realize_rel is not None:
         realize = get_at(body, realize_rel)
