@@ -581,19 +581,33 @@ class Schedule:
         ``("read" | "write", index)`` or the name of a buffer the block
         accesses, as in TVM."""
         kind, index = self._buffer_arg("transform_layout", block, buffer)
-        if callable(index_map):
-            # traced here, on the buffer's dimensions, so that the trace holds
-            # the map as a value (a Python function does not replay from JSON)
-            from .rewrites.index_maps import trace_index_map
-
-            try:
-                found = self.get(self._block(block))
-                regions = found.reads if kind == "read" else found.writes
-                index_map = trace_index_map(index_map, regions[index].buffer)
-            except (RewriteError, IndexError, TypeError):
-                pass  # the record reports what is wrong
+        if callable(index_map) or callable(pad_value):
+            # traced here, on the buffer's dimensions (the pad value on the
+            # new layout's), so that the trace holds them as values (a Python
+            # function does not replay from JSON)
+            index_map, pad_value = self._trace_layout(block, kind, index, index_map, pad_value)
         self.apply(R.transform_layout(self._block(block), (kind, index), index_map, pad_value,
                                       assume_injective_transform))
+
+    def _trace_layout(self, block, kind, index, index_map, pad_value):
+        """The index map and pad value of :meth:`transform_layout` with
+        Python functions traced; left as they are where they cannot be
+        (the record then reports what is wrong)."""
+        from .rewrites.index_maps import Dims, separators, trace_index_map
+
+        try:
+            found = self.get(self._block(block))
+            regions = found.reads if kind == "read" else found.writes
+            buf = regions[index].buffer
+        except (RewriteError, IndexError, TypeError):
+            return index_map, pad_value
+        index_map = trace_index_map(index_map, buf)
+        if callable(pad_value) and isinstance(index_map, tuple) and len(index_map) == 2:
+            ndim = len(separators(index_map[1])[0])
+            dtype = buf.shape[0].dtype if buf.shape else "int32"
+            traced = trace_index_map(pad_value, Dims([dtype] * ndim))
+            pad_value = traced if isinstance(traced, tuple) else pad_value
+        return index_map, pad_value
 
     def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRef:
         """Make the subtree under a loop a block of its own, or, given a list

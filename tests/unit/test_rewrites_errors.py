@@ -12,7 +12,8 @@ import pytest
 
 import tirfun.rewrites as R
 from tirfun.errors import ScheduleError
-from tirfun.nodes import IRModule
+from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
+from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
 ELEMENTWISE = """
@@ -682,6 +683,17 @@ CASES += [
     ("layout-padding", lambda: mod_of(ELEMENTWISE), R.transform_layout("B", ("write", 0), lambda i, j: (i // 3, i % 3, j)),
      R.TransformationIntroducesPaddingError,
      r"^transform_layout: block 'B': the index map does not take the shape \(8, 8\) of buffer B one to one"),
+    ("layout-pad-type", lambda: mod_of(ELEMENTWISE),
+     R.transform_layout("B", ("write", 0), lambda i, j: (i // 3, i % 3, j), pad_value=0),
+     R.TransformationPaddingTypeError,
+     r"^transform_layout: block 'B': buffer B has elements of type float32, but the pad value 0 is of type int32"),
+    ("layout-pad-load", lambda: mod_of(ELEMENTWISE),
+     R.transform_layout("B", ("write", 0), lambda i, j: (i // 3, i % 3, j),
+                        pad_value=((Var("p0"), Var("p1"), Var("p2")),
+                                   (BufferLoad(decl_buffer((1,), "float32", "other"), [IntImm("int32", 0)]),))),
+     R.TransformationPaddingExpressionError,
+     r"^transform_layout: block 'B': the pad value may read only buffer B, which is transformed, but it reads "
+     r"other\[0\]"),
     ("layout-vector", lambda: mod_of(ELEMENTWISE.replace("B[vi, vj] = A[vi, vj] * T.float32(2)",
                                                          "B[vi, 0:4] = A[vi, 0:4]")),
      R.transform_layout("B", ("read", 0), lambda i, j: (j, i)), R.UnsupportedLayoutError,

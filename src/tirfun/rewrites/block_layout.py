@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import detect_iter_map
+from ..analysis.arith.terms import int_value as _int_value
 from ..nodes import BlockRealize, For, IntImm, IterVar, PrimExpr, Range, Var
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -50,9 +51,12 @@ class TransformBlockLayout(Rewrite):
        each domain from 0 (NotTrivialBindingError), under no predicate
        (NonTrivialPredicateError);
     4. ``index_map`` takes one variable per iteration variable and gives
-       integer indices (InvalidArgumentError);
+       integer indices, using besides them only the sizes of the function's
+       parameters (InvalidArgumentError);
     5. the map is a bijective affine map of the iteration domain onto a box
-       from 0 (NotBijectiveAffineIndexMapError);
+       from 0 (NotBijectiveAffineIndexMapError); over symbolic extents, each
+       result a mixed radix of whole variables (``i * n + j``, ``j`` in
+       ``[0, n)``), as TVM's iterator maps fuse them;
     6. no new variable mixes data-parallel and reduction variables
        (OpaqueNewIterTypeError).
 
@@ -90,7 +94,7 @@ class TransformBlockLayout(Rewrite):
         from ..nodes import IterVarType
         from .checks import loops_above
         from .errors import (
-            LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError, NotOnlyChildError,
+            LoopNotStartWithZeroError, NonTrivialPredicateError, NotOnlyChildError,
             NotTrivialBindingError, OpaqueNewIterTypeError,
         )
 
@@ -142,34 +146,27 @@ class TransformBlockLayout(Rewrite):
             chk.stop(InvalidArgumentError, subject,
                      f"the index map takes {len(params)} variables, but the block has {len(block.iter_vars)} "
                      "iteration variables", realize)
-        names = {p.name for p in params}
+        # besides its own variables, a map may use the function's sizes (the
+        # variables of its parameters' shapes, in scope everywhere), as TVM's
+        from .layout import _sizes
+
+        names = {p.name for p in params} | _sizes(site.func)
         for e in results:
             extra = var_names(e) - names
             if extra:
                 chk.stop(InvalidArgumentError, subject,
-                         f"the index map uses {sorted(extra)[0]}, which is not one of its variables")
+                         f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor a "
+                         "size of the function's parameters")
         doms = {p.name: For(p, IntImm(p.dtype, 0), _cast(iv.dom.extent, p.dtype), "serial", _NOP)
                 for p, iv in zip(params, block.iter_vars)}
-        sums = detect_iter_map(list(results), doms, "bijective")
-        if sums is None or any(not (isinstance(s.base, IntImm) and s.base.value == 0) for s in sums):
-            chk.stop(NotBijectiveAffineIndexMapError, subject,
-                     f"the index map {_dims(results)} is not a bijective affine map "
-                     "of the block's iteration domain onto a box from 0", realize)
-        extents = []
-        for total in sums:
-            span = 1
-            for a in total.args:
-                span += a.scale * (a.extent - 1) if a.extent is not None else 0
-            if any(a.extent is None for a in total.args):
-                chk.stop(NotBijectiveAffineIndexMapError, subject,
-                         "the index map reads a domain of symbolic extent, whose inverse is not known here",
-                         realize)
-            extents.append(span)
+        read = self._read_map(chk, subject, realize, params, results, doms,
+                              [iv.dom.extent for iv in block.iter_vars])
+        extents, uses, inverse_of_vars = read
         kinds = {p.name: iv.iter_type for p, iv in zip(params, block.iter_vars)}
         types = []
-        for e, total, ext in zip(results, sums, extents):
-            used = {kinds[a.source] for a in total.args}
-            if ext == 1 or used <= {IterVarType.DataPar}:
+        for e, used_names, ext in zip(results, uses, extents):
+            used = {kinds[n] for n in used_names}
+            if _int_value(ext) == 1 or used <= {IterVarType.DataPar}:
                 types.append(IterVarType.DataPar)
             elif used == {IterVarType.CommReduce}:
                 types.append(IterVarType.CommReduce)
@@ -178,11 +175,42 @@ class TransformBlockLayout(Rewrite):
                          f"the new iteration variable {e.script()} mixes data-parallel and reduction variables",
                          realize)
         fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
-        inverse = _inverse(sums, params, fresh_vars)
+        inverse = inverse_of_vars(fresh_vars)
         by_param = {iv.var: _cast(inverse[p], iv.var.dtype) for p, iv in zip(params, block.iter_vars)}
         top = loops[0][0] if loops else rpath
         return _BlockLayoutPlan(site, top, realize, tuple(results), tuple(extents), tuple(types),
                                 {"vars": fresh_vars, "map": by_param})
+
+    @staticmethod
+    def _read_map(chk: Checks, subject, realize, params, results, doms, extents):
+        """``(extents of the new variables, the parameters each uses, the
+        inverse as a function of the new variables)`` of a bijective affine
+        map: read as iteration sums over constant domains, or, over
+        symbolic ones, as mixed radices of whole variables (``y * n + w``
+        with ``w`` in ``[0, n)``, as TVM fuses them)."""
+        from .errors import NotBijectiveAffineIndexMapError
+        from .index_maps import symbolic_radix
+
+        sums = detect_iter_map(list(results), doms, "bijective")
+        if sums is not None and all(isinstance(t.base, IntImm) and t.base.value == 0 for t in sums) \
+                and all(a.extent is not None for t in sums for a in t.args):
+            spans = []
+            for total in sums:
+                span = 1
+                for a in total.args:
+                    span += a.scale * (a.extent - 1)
+                spans.append(IntImm(results[len(spans)].dtype, span))
+            return spans, [{a.source for a in t.args} for t in sums], \
+                lambda new_vars: _keep_units(_inverse(sums, params, new_vars), params, results, new_vars)
+        radix = symbolic_radix(results, params, extents)
+        if radix is None:
+            chk.stop(NotBijectiveAffineIndexMapError, subject,
+                     f"the index map {_dims(results)} is not a bijective affine map "
+                     "of the block's iteration domain onto a box from 0", realize)
+        shapes, inverse = radix
+        unit = {p.name for p, e in zip(params, extents) if _int_value(e) == 1}
+        uses = [var_names(e) & ({p.name for p in params} - unit) for e in results]
+        return shapes, uses, inverse
 
     def build(self, plan: _BlockLayoutPlan) -> Outcome:
         from ..analysis.traversal import transform
@@ -211,17 +239,27 @@ class TransformBlockLayout(Rewrite):
         init = None if init is None else tidy_accesses(init)
         reads = [tidy_accesses(r) for r in reads]
         writes = [tidy_accesses(w) for w in writes]
-        ivs = [IterVar(Range(IntImm(v.dtype, 0), IntImm(v.dtype, ext)), v, t)
+        ivs = [IterVar(Range(IntImm(v.dtype, 0), _cast(ext, v.dtype)), v, t)
                for v, ext, t in zip(new_vars, plan.extents, plan.types)]
         new_block = with_fields(block, iter_vars=ivs, body=body, init=init, reads=reads, writes=writes,
                                 match_buffers=matches)
         stmt = BlockRealize(loop_vars, realize.predicate, new_block)
         for lv, ext in reversed(list(zip(loop_vars, plan.extents))):
-            stmt = For(lv, IntImm(lv.dtype, 0), IntImm(lv.dtype, ext), ForKind.SERIAL, stmt)
+            stmt = For(lv, IntImm(lv.dtype, 0), _cast(ext, lv.dtype), ForKind.SERIAL, stmt)
         return Outcome(commit(site, plan.top, stmt))
 
     def python_args(self):
         return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+def _keep_units(inverse: dict, params, results, new_vars) -> dict:
+    """``inverse`` with a variable of extent 1 that a result gives as it is
+    read back from that result's new variable (also 0), as TVM keeps it,
+    rather than as the constant 0."""
+    for e, v in zip(results, new_vars):
+        if isinstance(e, Var) and e in inverse and _int_value(inverse[e]) == 0:
+            inverse[e] = _cast(v, e.dtype)
+    return inverse
 
 
 def _same_extent(a, b) -> bool:

@@ -341,8 +341,10 @@ class DependenceViolationError(RewriteError):
     would change what the program computes."""
 # -- storage: set_scope, storage_align, unsafe_set_dtype, set_axis_separator ----------
 
-class BufferIndexOutOfRangeError(RewriteError):
-    """The buffer index does not index the block's write (or read) regions."""
+class BufferIndexOutOfRangeError(RewriteError, AssertionError):
+    """The buffer index does not index the block's write (or read) regions.
+    It is also an ``AssertionError``, what TVM's Python API raises where it
+    checks a ``("read" | "write", index)`` argument."""
 
 
 class InvalidStorageScopeError(RewriteError):
@@ -381,6 +383,17 @@ class TransformationIntroducesPaddingError(RewriteError):
     """transform_layout's index map does not take the buffer's shape one to
     one onto a box from 0: some elements of the new layout would be padding
     (TVM's error of the same name; TVM then takes a ``pad_value``)."""
+
+
+class TransformationPaddingTypeError(RewriteError):
+    """transform_layout's ``pad_value`` is not of the buffer's element type
+    (an ``int8`` constant for an ``int32`` buffer, a Python int for a float
+    buffer), as TVM refuses it."""
+
+
+class TransformationPaddingExpressionError(RewriteError):
+    """transform_layout's ``pad_value`` reads a buffer other than the one
+    transformed, or does not give one value (TVM's error of the same name)."""
 
 
 class UnsupportedLayoutError(RewriteError):

@@ -129,6 +129,160 @@ def inverse_of(sums, params, new_vars) -> dict:
     return out
 
 
+def _linear(e, params: dict):
+    """``e`` as ``(constant, {param name: coefficient})``, each coefficient
+    an expression of no parameter, read off its sums and products; None
+    where a product multiplies two parameters or an operation other than
+    ``+``, ``-`` and ``*`` touches one."""
+    from ..nodes import Add, Mul, Sub
+
+    def scale(lin, k):
+        const, coefs = lin
+        return const * k, {n: c * k for n, c in coefs.items()}
+
+    def read(n):
+        if isinstance(n, Var) and n.name in params:
+            return IntImm(n.dtype, 0), {n.name: IntImm(n.dtype, 1)}
+        if isinstance(n, (Add, Sub)):
+            a, b = read(n.a), read(n.b)
+            if a is None or b is None:
+                return None
+            if isinstance(n, Sub):
+                b = scale(b, IntImm(n.dtype, -1))
+            coefs = dict(a[1])
+            for name, c in b[1].items():
+                coefs[name] = coefs[name] + c if name in coefs else c
+            return a[0] + b[0], coefs
+        if isinstance(n, Mul):
+            a, b = read(n.a), read(n.b)
+            if a is None or b is None or (a[1] and b[1]):
+                return None
+            return scale(b, a[0]) if not a[1] else scale(a, b[0])
+        from ..analysis.traversal import walk
+
+        if any(isinstance(m, Var) and m.name in params for m in walk(n)):
+            return None
+        return n, {}
+
+    out = read(e)
+    if out is None:
+        return None
+    return simplify_index(out[0]), {n: simplify_index(c) for n, c in out[1].items()}
+
+
+def _same(a, b) -> bool:
+    return simplify_index(a - b) == IntImm(a.dtype, 0) if a.dtype == b.dtype else False
+
+
+def symbolic_radix(results, params, extents):
+    """A map whose every result is a mixed radix of whole parameters
+    (``y * n + w`` with ``w`` in ``[0, n)``) read over the domain
+    ``extents`` (expressions, symbolic ones too), as TVM's iterator maps
+    fuse: ``(extents of the results, inverse)``, the inverse taking the
+    results' variables (a function of them) to each parameter's
+    expression. None where the map is not such a bijection (a parameter of
+    extent 1 may be used anywhere, or not at all: it is 0)."""
+    from ..analysis.arith.terms import int_value
+    from ..nodes import FloorDiv, FloorMod
+
+    names = {p.name: p for p in params}
+    ext_of = {p.name: e for p, e in zip(params, extents)}
+    unit = {n for n, e in ext_of.items() if int_value(e) == 1}
+    used: set = set()
+    shapes, radices = [], []
+    for e in results:
+        lin = _linear(e, names)
+        if lin is None or not _same(lin[0], IntImm(e.dtype, 0)):
+            return None
+        terms = {n: c for n, c in lin[1].items() if n not in unit and not _same(c, IntImm(c.dtype, 0))}
+        if used & set(terms):
+            return None
+        used |= set(terms)
+        order, current = [], IntImm(e.dtype, 1)
+        while len(order) < len(terms):
+            nxt = next((n for n, c in terms.items() if n not in order and _same(c, current)), None)
+            if nxt is None:
+                return None
+            order.append(nxt)
+            current = simplify_index(current * _cast(ext_of[nxt], e.dtype))
+        shapes.append(current)
+        radices.append([(n, terms[n]) for n in order])
+    if used | unit != set(names):
+        return None
+
+    def inverse(new_vars):
+        out = {p: IntImm(p.dtype, 0) for p in params}
+        for v, radix in zip(new_vars, radices):
+            for k, (n, coef) in enumerate(radix):
+                piece = v if int_value(coef) == 1 else FloorDiv(v, _cast(coef, v.dtype))
+                if k + 1 < len(radix):
+                    piece = FloorMod(piece, _cast(ext_of[n], v.dtype))
+                out[names[n]] = _cast(piece, names[n].dtype)
+        return out
+
+    return shapes, inverse
+
+
+def symbolic_split(results, params, extents):
+    """A map whose results are whole parameters or the two halves of a
+    parameter split by a symbolic divisor (``i // n`` and ``i % n``, each
+    once): ``(shape, inverse, exact)``, the shape padding each split up to a
+    multiple of its divisor (``(extent + n - 1) // n`` by ``n``), the
+    inverse as :func:`symbolic_radix` gives it, and whether that padding
+    is provably empty. None for any other map."""
+    from ..analysis.arith.terms import int_value
+    from ..nodes import FloorDiv, FloorMod
+
+    names = {p.name: k for k, p in enumerate(params)}
+    pieces: dict = {}
+    for k, e in enumerate(results):
+        if isinstance(e, Var) and e.name in names:
+            kind, divisor, source = "whole", None, e.name
+        elif isinstance(e, (FloorDiv, FloorMod)) and isinstance(e.a, Var) and e.a.name in names \
+                and int_value(e.b) is None and not set(names) & _names_of(e.b):
+            kind, divisor, source = ("div" if isinstance(e, FloorDiv) else "mod"), e.b, e.a.name
+        else:
+            return None
+        entry = pieces.setdefault(source, {})
+        if kind in entry:
+            return None
+        entry[kind] = (k, divisor)
+    shape: list = [None] * len(results)
+    exact = True
+    for name, entry in pieces.items():
+        ext = _cast(extents[names[name]], params[names[name]].dtype)
+        if set(entry) == {"whole"}:
+            shape[entry["whole"][0]] = ext
+        elif set(entry) == {"div", "mod"} and entry["div"][1] == entry["mod"][1]:
+            d = _cast(entry["div"][1], ext.dtype)
+            outer = simplify_index(FloorDiv(ext + d - IntImm(ext.dtype, 1), d))
+            shape[entry["div"][0]], shape[entry["mod"][0]] = outer, d
+            exact = exact and _same(simplify_index(outer * d), ext)
+        else:
+            return None
+    if any(int_value(e) != 1 for n, e in zip(names, extents) if n not in pieces):
+        return None
+
+    def inverse(new_vars):
+        out = {p: IntImm(p.dtype, 0) for p in params}
+        for name, entry in pieces.items():
+            p = params[names[name]]
+            if "whole" in entry:
+                out[p] = _cast(new_vars[entry["whole"][0]], p.dtype)
+            else:
+                outer, inner = new_vars[entry["div"][0]], new_vars[entry["mod"][0]]
+                out[p] = _cast(outer * _cast(entry["div"][1], outer.dtype) + inner, p.dtype)
+        return out
+
+    return shape, inverse, exact
+
+
+def _names_of(e) -> set:
+    from .exprs import var_names
+
+    return var_names(e)
+
+
 class Dims:
     """The iteration domain as trace_index_map reads a buffer: the dtypes of
     its dimensions."""
@@ -145,13 +299,30 @@ def tidy_accesses(node):
     from ..nodes import BufferLoad, BufferStore, Range
     from ..nodes.base import with_fields
 
+    def tidy(e):
+        return transform(simplify_index(e), _fold_divmod)
+
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
-            return with_fields(n, indices=[simplify_index(i) for i in n.indices])
+            return with_fields(n, indices=[tidy(i) for i in n.indices])
         if isinstance(n, Range):
-            return Range(simplify_index(n.min), simplify_index(n.extent))
+            return Range(tidy(n.min), tidy(n.extent))
         return n
     return transform(node, post)
 
 
-__all__ = ["as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]
+def _fold_divmod(n):
+    """``a // b * b + a % b`` as ``a``, which the simplifier leaves where
+    ``b`` is symbolic (an inverse through a fused symbolic extent)."""
+    from ..nodes import Add, FloorDiv, FloorMod, Mul
+
+    if isinstance(n, Add):
+        for x, y in ((n.a, n.b), (n.b, n.a)):
+            if isinstance(x, Mul) and isinstance(y, FloorMod):
+                for q, b in ((x.a, x.b), (x.b, x.a)):
+                    if isinstance(q, FloorDiv) and q.a == y.a and q.b == y.b == b:
+                        return y.a
+    return n
+
+
+__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]

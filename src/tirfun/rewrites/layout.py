@@ -15,30 +15,43 @@ import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import walk
+from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, IterVar, PrimExpr, Range,
+    EQ, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range,
     Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .index_maps import NOP as _NOP, arity as _arity, as_map as _as_map, \
-    dims_text as _dims, inverse_of as _inverse, separators as _separators, trace_index_map
+from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
+    dims_text as _dims, inverse_of, separators as _separators, trace_index_map
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIsSubregionError, InvalidArgumentError, TransformationIntroducesPaddingError,
-    UnsupportedLayoutError,
+    TransformationPaddingExpressionError, TransformationPaddingTypeError, UnsupportedLayoutError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
 from .refs import as_block_ref
 from .serialize import py_value
-from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer
+from .layout_padding import Padding, write_padding
+from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer, with_views
 
 
 def _as_spec(value):
     """``("read" | "write", index)`` as a tuple (a list from JSON too)."""
     if isinstance(value, list) and len(value) == 2:
         return tuple(value)
+    return value
+
+
+def _as_pad(value):
+    """A ``tir.IndexMap`` pad value as ``(params, results)``; a list of
+    two (from JSON) as a tuple; anything else as it is."""
+    from ..tir.index_map import IndexMap
+
+    if isinstance(value, IndexMap):
+        return tuple(value.initial_indices), tuple(value.final_indices)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], (list, tuple)):
+        return tuple(value[0]), tuple(value[1])
     return value
 
 
@@ -51,24 +64,39 @@ class _LayoutPlan:
     params: tuple
     results: tuple
     items: dict  # id of a sequence -> the positions of its items naming the buffer
-    #: (pad value, (sums, padded extents)) when the new layout has padding
+    #: what writing the padding needs (a layout_padding.Padding), or None
     padding: object = None
 
 
 def _padded_domain(params, results, buffer: Buffer):
-    """``(shape, (sums, extents))`` when the map is one to one over the
-    buffer's domain padded up (each dimension up to a multiple of the
-    divisors of the map): the shape of the box it spans there, and the map
-    read as iteration sums over the padded domain (for its inverse); None
+    """``(shape, (inverse, extents, shifts))`` when the map is one to one over
+    the buffer's domain padded up (each dimension shifted by the constant
+    it is read with, ``(i + 1) // 8``, and up to a multiple of the divisors
+    of the map): the shape of the box it spans there, its inverse there (a
+    function of the new indices), the old extents and the shifts; None
     when it is not."""
     from math import lcm
 
     from ..analysis.arith.terms import int_value
-    from ..nodes import FloorDiv, FloorMod
+    from ..nodes import Add, FloorDiv, FloorMod
 
     extents = [int_value(d) for d in buffer.shape]
     if None in extents:
         return None
+    # an index read shifted, ``(i + c) // d``, pads before the domain too:
+    # the map is read in ``q = i + c``, over [0, extent + c) padded up
+    shifts = [0] * len(params)
+    for n in (n for e in results for n in walk(e)):
+        if isinstance(n, (FloorDiv, FloorMod)) and isinstance(n.a, Add) and isinstance(n.a.a, Var):
+            c = int_value(n.a.b)
+            k = next((k for k, p in enumerate(params) if p == n.a.a), None)
+            if k is not None and c is not None and c > 0:
+                if shifts[k] not in (0, c):
+                    return None
+                shifts[k] = c
+    if any(shifts):
+        back = {p: p - IntImm(p.dtype, c) for p, c in zip(params, shifts) if c}
+        results = [simplify_index(substitute_expr(e, back)) for e in results]
     divisors = [1] * len(params)
     for e in results:
         for n in walk(e):
@@ -78,7 +106,7 @@ def _padded_domain(params, results, buffer: Buffer):
                     for k, p in enumerate(params):
                         if p.name in var_names(n.a):
                             divisors[k] = lcm(divisors[k], c)
-    padded = [-(-ext // d) * d for ext, d in zip(extents, divisors)]
+    padded = [-(-(ext + c) // d) * d for ext, c, d in zip(extents, shifts, divisors)]
     loops = {p.name: For(p, IntImm(p.dtype, 0), IntImm(p.dtype, e), "serial", _NOP) for p, e in zip(params, padded)}
     sums = detect_iter_map(list(results), loops, "bijective")
     if sums is None or any(not (isinstance(s.base, IntImm) and s.base.value == 0) for s in sums):
@@ -91,36 +119,8 @@ def _padded_domain(params, results, buffer: Buffer):
                 return None
             span += a.scale * (a.extent - 1)
         shape.append(IntImm(results[len(shape)].dtype, span))
-    return shape, (sums, tuple(extents))
-
-
-def _padding_stage(plan, new: Buffer, taken, blocks) -> "For":
-    """A nest over the new shape writing the pad value where the element is
-    padding (its place in the old domain, by the map's inverse, is outside
-    the buffer's shape)."""
-    from ..nodes import GE, Or
-    from .name_pool import NamePool
-    from .names import fresh_name
-
-    pad, (sums, extents) = plan.padding
-    fresh = NamePool(taken).fresh
-    loop_vars = [Var(fresh(f"ax{k}"), d.dtype) for k, d in enumerate(new.shape)]
-    ivs = [Var(fresh(f"v{k}"), d.dtype) for k, d in enumerate(new.shape)]
-    inverse = _inverse(sums, plan.params, tuple(ivs))
-    outside = None
-    for p, ext in zip(plan.params, extents):
-        c = GE(inverse[p], IntImm(inverse[p].dtype, ext))
-        outside = c if outside is None else Or(outside, c)
-    from ..nodes import IterVarType
-
-    name = fresh_name(f"{new.name}_pad_value", blocks)
-    point = [Range(v, IntImm(v.dtype, 1)) for v in ivs]
-    block = Block([IterVar(Range(IntImm(v.dtype, 0), d), v, IterVarType.DataPar) for v, d in zip(ivs, new.shape)],
-                  [], [BufferRegion(new, point)], name, BufferStore(new, pad, list(ivs)))
-    stmt = BlockRealize(loop_vars, substitute_expr(outside, dict(zip(ivs, loop_vars))), block)
-    for lv, d in reversed(list(zip(loop_vars, new.shape))):
-        stmt = For(lv, IntImm(lv.dtype, 0), d, "serial", stmt)
-    return stmt
+    sums = tuple(sums)
+    return shape, (lambda new_vars: inverse_of(sums, params, new_vars), tuple(extents), tuple(shifts))
 
 
 def _naming(root, buffer: Buffer, items: dict):
@@ -148,18 +148,53 @@ def _naming(root, buffer: Buffer, items: dict):
             stack.extend(iter_children(n))
 
 
-def _map_indices(params, results, indices) -> list[PrimExpr]:
-    """The map applied to ``indices`` (each cast to its parameter's dtype)."""
+def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
+    """The map applied to ``indices`` (each cast to its parameter's dtype),
+    simplified knowing the constant ``ranges`` of the loop and block
+    variables (by name), as TVM simplifies them in their context."""
     mapping = {p: _cast(i, p.dtype) for p, i in zip(params, indices)}
-    return [simplify_index(substitute_expr(e, mapping)) for e in results]
+    out = []
+    for e in results:
+        e = substitute_expr(e, mapping)
+        if ranges and not isinstance(e, Var):
+            # a variable of one value in a compound index is that value
+            # (TVM's iterator simplification drops it; a lone one it keeps)
+            units = {v: IntImm(v.dtype, ranges[v.name][0]) for v in _vars_in(e)
+                     if v.name in ranges and ranges[v.name][0] == ranges[v.name][1]}
+            if units:
+                e = substitute_expr(e, units)
+        out.append(simplify_index(e, ranges))
+    return out
 
 
-def _map_region(params, results, region: BufferRegion, new: Buffer) -> BufferRegion:
+def _vars_in(e) -> list:
+    return [n for n in walk(e) if isinstance(n, Var)]
+
+
+def _var_ranges(root) -> dict:
+    """The constant inclusive ranges of the loop and block iteration
+    variables under ``root``, by name (names are unique in a function, so
+    a variable's range holds wherever it is used)."""
+    from ..analysis.arith.terms import int_value
+    from ..nodes import Block
+
+    out = {}
+    for _, node in walk_stmts(root):
+        doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
+            [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
+        for var, lo, ext in doms:
+            lo, ext = int_value(lo), int_value(ext)
+            if lo is not None and ext is not None and ext > 0:
+                out[var.name] = (lo, lo + ext - 1)
+    return out
+
+
+def _map_region(params, results, region: BufferRegion, new: Buffer, ranges=None) -> BufferRegion:
     """A declared region of the buffer in the new layout: a point maps to a
     point; a box to the box its image spans (the whole dimension where the
     image is not bounded)."""
     if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region):
-        out = _map_indices(params, results, [r.min for r in region.region])
+        out = _map_indices(params, results, [r.min for r in region.region], ranges)
         return BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in out])
     fresh = [Var(f"{p.name}_relaxed", p.dtype) for p in params]
     dom = {v: Range(_cast(r.min, v.dtype), _cast(r.extent, v.dtype)) for v, r in zip(fresh, region.region)}
@@ -193,20 +228,35 @@ class TransformLayout(Rewrite):
     3. ``index_map`` is a function of one variable per dimension of the
        buffer returning integer indices, or ``(params, results)``
        (InvalidArgumentError);
-    4. the buffer is not a match_buffer view, nor viewed by one
-       (BufferIsSubregionError), has no explicit strides, offset or axis
+    4. the buffer is not a match_buffer view, nor viewed by one unless
+       each view is of one element (a 0-d view) or the map is the identity,
+       without padding (BufferIsSubregionError), has no explicit strides, offset or axis
        separators, its pointer is not taken and no access to it is a vector
        (UnsupportedLayoutError);
     5. the map takes the buffer's shape one to one onto a box from 0, or
-       does so over the shape padded up to multiples of its divisors and a
-       ``pad_value`` (a number) is given for the elements that are then
+       does so over the shape padded up to multiples of its divisors (each
+       index shifted first by the constant it is read with, ``(i + 1) //
+       8``) and a ``pad_value`` is given for the elements that are then
        padding (TransformationIntroducesPaddingError), unless
        ``assume_injective_transform`` vouches that it is one to one, as in
-       TVM. An allocated buffer's padding is filled with the pad value by a
-       block ``<buffer>_pad_value`` at the top of the allocating block (the
-       program never reads it); a parameter's padding is the caller's, as
-       in TVM. A ``pad_value`` function of the indices is not supported
-       (InvalidArgumentError).
+       TVM. Over symbolic shapes, a map fusing whole dimensions (``i * n +
+       j``, ``j`` in ``[0, n)``) is one to one, and one splitting an index
+       by a symbolic divisor (``i // n``, ``i % n``) pads up to its
+       multiple;
+    6. ``pad_value`` is a number, an expression, or a function of the new
+       layout's indices (InvalidArgumentError) giving one value
+       (TransformationPaddingExpressionError) of the buffer's element type
+       (TransformationPaddingTypeError: a Python int is ``int32`` for a
+       float buffer, as in TVM), reading no buffer but the transformed
+       one, in its old layout (TransformationPaddingExpressionError).
+
+    The padding holds the pad value as TVM promises (see
+    :mod:`.layout_padding`): a producer that writes every element in
+    row-major order runs over the new layout instead, writing
+    ``T.if_then_else(padding, pad_value, value)``; another producer is
+    followed by a block ``buffer_<name>_padding``; a buffer only read (an
+    input) gets a block ``buffer_<name>_assumption`` stating with
+    ``T.assume`` that the caller's padding holds it.
 
     Example:
 
@@ -247,7 +297,7 @@ class TransformLayout(Rewrite):
     block: object = attrs.field(converter=as_block_ref)
     buffer: object = attrs.field(default=("write", 0), converter=_as_spec)
     index_map: object = attrs.field(default=None, converter=_as_map)
-    pad_value: object = None
+    pad_value: object = attrs.field(default=None, converter=_as_pad)
     assume_injective_transform: object = False
 
     def plan(self, mod, chk: Checks):
@@ -271,38 +321,100 @@ class TransformLayout(Rewrite):
         # which items of each sequence name the buffer (from the function's
         # index where it can tell): the checks and the rewrite visit only those
         items: dict = {}
-        if top is not None and buffer_views(site.at(top), buffer, items, site.index, top):
-            chk.stop(BufferIsSubregionError, describe(self.block),
-                     f"buffer {buffer.name} is viewed by a match_buffer, whose view would not follow the "
-                     "new layout")
+        views = buffer_views(site.at(top), buffer, items, site.index, top) if top is not None else []
         self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
-        pad = self._check_pad_value(chk, buffer)
+        pad = self._check_pad_value(chk, site, buffer, len(results))
         new, padding = self._new_buffer(chk, buffer, params, results)
+        if views:
+            self._check_views(chk, site.at(top), buffer, params, results, padding)
         if seps:
             # TVM's transform_layout then sets the axis separators too
             new = with_fields(new, axis_separators=list(seps))
         return _LayoutPlan(site, alloc, buffer, new, params, results, items,
-                           None if padding is None else (pad, padding))
+                           None if padding is None else Padding(pad, params, *padding))
 
-    def _check_pad_value(self, chk: Checks, buffer: Buffer):
-        """``pad_value`` as an expression of the buffer's dtype (a number or a
-        PrimExpr without loads), or None."""
+    def _check_views(self, chk: Checks, root, buffer: Buffer, params, results, padding) -> None:
+        """A match_buffer view of the buffer follows the new layout where the
+        map is the identity (it then sets axis separators only), or where
+        it views one element (a 0-d view, whose source point maps to its new
+        place); a view of a larger region would keep the old layout's
+        strides, and a padded buffer's writes through a view are not seen
+        by the padding."""
+        from ..nodes import Block
+
+        identity = tuple(results) == tuple(params)
+        for _, node in walk_stmts(root):
+            if not isinstance(node, Block):
+                continue
+            for m in node.match_buffers:
+                if m.source.buffer != buffer:
+                    continue
+                point = not m.buffer.shape and all(
+                    isinstance(r.extent, IntImm) and r.extent.value == 1 for r in m.source.region)
+                if padding is not None or not (identity or point):
+                    chk.stop(BufferIsSubregionError, describe(self.block),
+                             f"buffer {buffer.name} is viewed by match_buffer {m.buffer.name} in block "
+                             f"{node.name_hint!r}, whose view would not follow the new layout (a view of one "
+                             "element, as a 0-d buffer, does, as do all views under an identity map "
+                             "without padding)")
+
+    def _check_pad_value(self, chk: Checks, site, buffer: Buffer, ndim: int):
+        """``pad_value`` as ``(params, expr)``: an expression of the buffer's
+        element type of ``ndim`` indices of the new layout, reading no buffer
+        but the one transformed; None when not given. A Python number takes
+        the buffer's type where it is of its kind (an int for an integer
+        buffer), else TVM's default (``int32``, ``float32``), which is then
+        refused as another type, as TVM refuses it."""
         from ..nodes import FloatImm, const
 
         value = self.pad_value
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float, IntImm, FloatImm)):
-            chk.stop(InvalidArgumentError, describe(self.block),
-                     f"pad_value must be a number or a constant of the buffer's type, got {value!r} (TVM's "
-                     "pad_value functions of the indices are not supported)")
-        if isinstance(value, (IntImm, FloatImm)):
-            value = value.value
-        try:
-            return const(value, buffer.dtype)
-        except Exception:  # a value the dtype cannot hold
-            chk.stop(InvalidArgumentError, describe(self.block),
-                     f"pad_value {value!r} is not a value of {buffer.dtype}")
+        subject = describe(self.block)
+        index_dtype = buffer.shape[0].dtype if buffer.shape else "int32"
+        if callable(value) and not isinstance(value, type):
+            value = trace_index_map(value, _Dims([index_dtype] * ndim))
+            if callable(value):
+                chk.stop(InvalidArgumentError, subject,
+                         f"pad_value must be a function of the {ndim} indices of the new layout, got {value!r}")
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple):
+            params, results = value
+            if len(results) != 1:
+                chk.stop(TransformationPaddingExpressionError, subject,
+                         f"pad_value gives {len(results)} values; it must give one")
+            if len(params) != ndim or not all(isinstance(p, Var) for p in params):
+                chk.stop(InvalidArgumentError, subject,
+                         f"pad_value must be a function of the {ndim} indices of the new layout")
+            params, expr = tuple(params), results[0]
+        else:
+            params, expr = (), value
+        if isinstance(expr, bool):
+            expr = const(expr, "bool")
+        elif isinstance(expr, int):
+            if buffer.dtype.is_integer and not _fits(expr, buffer.dtype):
+                chk.stop(InvalidArgumentError, subject, f"pad_value {expr} is not a value of {buffer.dtype}")
+            expr = IntImm(buffer.dtype if buffer.dtype.is_integer else "int32", expr)
+        elif isinstance(expr, float):
+            expr = FloatImm(buffer.dtype if buffer.dtype.is_float else "float32", expr)
+        if not isinstance(expr, PrimExpr):
+            chk.stop(InvalidArgumentError, subject,
+                     f"pad_value must be a number, an expression or a function of the new indices, got "
+                     f"{self.pad_value!r}")
+        if expr.dtype != buffer.dtype:
+            chk.stop(TransformationPaddingTypeError, subject,
+                     f"buffer {buffer.name} has elements of type {buffer.dtype}, but the pad value "
+                     f"{expr.script()} is of type {expr.dtype}")
+        for n in walk(expr):
+            if isinstance(n, BufferLoad) and n.buffer != buffer:
+                chk.stop(TransformationPaddingExpressionError, subject,
+                         f"the pad value may read only buffer {buffer.name}, which is transformed, but it "
+                         f"reads {n.script()}")
+        extra = var_names(expr) - {p.name for p in params} - _sizes(site.func)
+        if extra:
+            chk.stop(InvalidArgumentError, subject,
+                     f"the pad value uses {sorted(extra)[0]}, which is neither one of its indices nor a size "
+                     "of the function's parameters")
+        return params, expr
 
     def _check_map(self, chk: Checks, site, buffer: Buffer):
         index_map = trace_index_map(self.index_map, buffer)
@@ -362,7 +474,33 @@ class TransformLayout(Rewrite):
     def _new_buffer(self, chk: Checks, buffer: Buffer, params, results) -> Buffer:
         """The buffer in the new layout: the shape the map's image spans over
         the buffer's shape, which must start at 0 and be taken one to one."""
+        from ..analysis.arith.terms import int_value
+        from .index_maps import symbolic_radix, symbolic_split
+
         subject = describe(self.block)
+        if any(int_value(d) is None for d in buffer.shape) or any(
+                var_names(e) - {p.name for p in params} for e in results):
+            # symbolic: a map fusing whole dimensions is read as mixed
+            # radices (TVM's iterator maps), where bounds alone do not know
+            # that sizes are not negative
+            extents = [_cast(d, p.dtype) for p, d in zip(params, buffer.shape)]
+            radix = symbolic_radix(results, params, extents)
+            if radix is not None:
+                return with_fields(buffer, shape=radix[0]), None
+            split = symbolic_split(results, params, extents)
+            if split is not None:
+                # a split by a symbolic divisor pads up to its multiple
+                shape, inverse, exact = split
+                if exact or self.assume_injective_transform:
+                    return with_fields(buffer, shape=shape), None
+                if self.pad_value is None:
+                    chk.stop(TransformationIntroducesPaddingError, subject,
+                             f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} "
+                             f"one to one onto the shape {_dims(shape)}: where the divisor does not divide the "
+                             "extent, some elements are padding; give a pad_value for them, as TVM requires")
+                return with_fields(buffer, shape=shape), (
+                    inverse, tuple(int_value(e) if int_value(e) is not None else e for e in extents),
+                    (0,) * len(params))
         dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, buffer.shape)}
         shape = []
         for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):
@@ -386,9 +524,6 @@ class TransformLayout(Rewrite):
                              f"one to one onto the shape {_dims(shape)} it spans: some elements would be "
                              f"padding; {why}")
                 shape, padding = padded
-        elif self.pad_value is not None:
-            chk.stop(InvalidArgumentError, subject,
-                     "pad_value and assume_injective_transform together: the padding is not known")
         return with_fields(buffer, shape=shape), padding
 
     def build(self, plan: _LayoutPlan) -> Outcome:
@@ -398,39 +533,60 @@ class TransformLayout(Rewrite):
         def access(n, visit):
             kind = type(n)
             if kind is BufferLoad and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferLoad(new, indices, pred)
             if kind is BufferStore and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices])
+                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferStore(new, visit(n.value), indices, pred)
             if kind is BufferRegion and n.buffer == old:
                 region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
-                return _map_region(params, results, region, new)
+                return _map_region(params, results, region, new, ranges)
             return None
 
-        mapping = {old: new}
+        # the match_buffer views of the buffer take its separators, as TVM's
+        # set_axis_separator (which its transform_layout calls) gives them
+        top = plan.alloc if plan.alloc is not None else (
+            _ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
+        ranges = _var_ranges(site.at(top) if top is not None else site.func.body)
+        mapping = with_views(site.at(top), old, new) if top is not None else {old: new}
         if plan.alloc is not None:
-            block = _replace_buffers(site.at(plan.alloc), mapping, access, plan.items)
+            scope = site.at(plan.alloc)
+            items = plan.items
             if plan.padding is not None:
-                # the padding holds the pad value from the allocation on (the
-                # program itself never reads it), as TVM promises
-                from ..nodes import SeqStmt
-
-                stage = _padding_stage(plan, new, site.index.names, site.index.blocks)
-                body = block.body
-                items = [stage] + (list(body.seq) if isinstance(body, SeqStmt) else [body])
-                block = with_fields(block, body=SeqStmt(items))
-            # derived, not kept: a stage may be new, and the shape may bind
-            # other size variables than the old one
+                scope, items = self._pad(plan, scope), None
+            block = _replace_buffers(scope, mapping, access, items)
+            # derived, not kept: the padding adds names, and the shape may
+            # bind other size variables than the old one
             return Outcome(commit(site, plan.alloc, block))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping, access, plan.items)
-        if set().union(*[var_names(d) for d in old.shape]) == set().union(*[var_names(d) for d in new.shape]):
+        func, items = site.func, plan.items
+        if plan.padding is not None:
+            at = _ROOT_BLOCK if type(func.body) is BlockRealize else (("body", None),)
+            func, items = replace_at(func, at, self._pad(plan, get_at(func, at))), None
+        func = _replace_buffers(func, mapping, access, items)
+        if plan.padding is None and set().union(*[var_names(d) for d in old.shape]) == \
+                set().union(*[var_names(d) for d in new.shape]):
             remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
+
+    @staticmethod
+    def _pad(plan: _LayoutPlan, scope):
+        """``scope`` with the padding's pad value written (or assumed, for
+        an input), as TVM does: see :mod:`.layout_padding`."""
+        from .name_pool import NamePool
+        from .names import fresh_name
+
+        names, blocks = NamePool(plan.site.index.names), set(plan.site.index.blocks)
+
+        def fresh_block(base):
+            name = fresh_name(base, blocks)
+            blocks.add(name)
+            return name
+
+        return write_padding(scope, plan.buffer, plan.new, plan.padding, names.fresh, fresh_block)
 
     def python_args(self):
         args = [py_value(self.block), f"buffer={py_value(self.buffer)}", f"index_map={py_value(self.index_map)}"]
@@ -449,6 +605,17 @@ def _sizes(func) -> set[str]:
         for d in buf.shape:
             out |= var_names(d)
     return out
+
+
+def _fits(value: int, dtype) -> bool:
+    """Whether the integer ``value`` is a value of ``dtype``."""
+    from ..nodes import const
+
+    try:
+        const(value, dtype)
+    except Exception:  # a value the dtype cannot hold
+        return False
+    return True
 
 
 def _shape(buffer: Buffer) -> str:

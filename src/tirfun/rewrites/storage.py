@@ -15,7 +15,7 @@ import attrs
 from pyrsistent import PVector
 
 from ..analysis.mentions import mentions_any, names_in
-from ..analysis.traversal import Path, ancestors, map_children, stmt_children
+from ..analysis.traversal import Path, ancestors, map_children, stmt_children, walk_stmts
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
     StringImm, Var,
@@ -111,6 +111,28 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
         stack.extend(reversed([(child, None if path is None else path + (step,))
                                for step, child in stmt_children(n)]))
     return found[1:]
+
+
+def with_views(root, buffer: Buffer, new: Buffer) -> dict:
+    """``{buffer: new}`` and each match_buffer view of ``buffer`` under
+    ``root`` (views of views too) with the axis separators TVM's
+    ``set_axis_separator`` gives it: its source's, where it has as many
+    dimensions, else as many zeros (TVM warns that these may be wrong; a
+    0-d view of one element has no axis to separate, so they change
+    nothing there)."""
+    mapping = {buffer: new}
+    for _, node in walk_stmts(root):  # pre-order: a view comes before the views of it
+        if not isinstance(node, Block):
+            continue
+        for m in node.match_buffers:
+            source = mapping.get(m.source.buffer)
+            if source is None or m.buffer in mapping:
+                continue
+            seps = list(source.axis_separators)
+            if len(m.buffer.shape) != len(source.shape):
+                seps = [0] * len(seps)
+            mapping[m.buffer] = with_fields(m.buffer, axis_separators=seps)
+    return mapping
 
 
 #: the path of the function's root block
@@ -541,7 +563,9 @@ class SetAxisSeparator(Rewrite):
        BufferIndexOutOfRangeError);
     3. ``axis_separators`` are increasing ints in ``[0, ndim]``
        (InvalidAxisSeparatorError);
-    4. the buffer is not a match_buffer view (BufferIsSubregionError).
+    4. the buffer is not a match_buffer view (BufferIsSubregionError); the
+       views of it take its separators, as TVM gives them (as many zeros
+       where a view has another number of dimensions).
 
     Example:
 
@@ -609,13 +633,14 @@ class SetAxisSeparator(Rewrite):
         new = with_fields(buffer, axis_separators=list(self.axis_separators))
         if new == buffer:
             return Outcome(site.mod)
-        mapping = {buffer: new}
         # which statements of each sequence use the buffer (from the index
         # where it can tell), so that the replacement asks no other
         items: dict = {}
         top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
         if top is not None:
             buffer_views(site.at(top), buffer, items, site.index, top)
+        # its match_buffer views take the separators too, as in TVM
+        mapping = with_views(site.at(top) if top is not None else site.func.body, buffer, new)
         if alloc is not None:
             block = _replace_buffers(site.at(alloc), mapping, items=items)
             return Outcome(commit(site, alloc, block, index=site.index))

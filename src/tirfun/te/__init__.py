@@ -29,8 +29,13 @@ from .tensor import (
 
 power = pow
 
+#: TVM's ``te.AXIS_SEPARATOR``: the marker an index map returns between two
+#: results where ``transform_layout`` sets an axis separator (the same as
+#: ``tir.IndexMap.AXIS_SEPARATOR``)
+AXIS_SEPARATOR = "axis_separator"
+
 __all__ = [
-    "placeholder", "compute", "reduce_axis", "var", "size_var", "const", "sum", "max", "min",
+    "AXIS_SEPARATOR", "placeholder", "compute", "reduce_axis", "var", "size_var", "const", "sum", "max", "min",
     "comm_reducer", "create_prim_func", "extern", "call_packed", "Tensor", "TensorLoad",
     "PlaceholderOp", "ComputeOp", "ExternOp",
     "Reduce", "CommReducer", "min_value", "max_value",

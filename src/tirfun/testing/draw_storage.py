@@ -129,8 +129,9 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawe
     """A random ``transform_layout`` of an intermediate buffer a block
     accesses, or None: a map one to one onto a box (a dimension split by a
     divisor of its extent, two adjacent dimensions fused, or two swapped),
-    so it keeps the meaning; parameters keep their layout, which the
-    caller's arrays follow."""
+    so it keeps the meaning, or a split that pads, with a pad value that is
+    a constant or a function of the new indices; parameters keep their
+    layout, which the caller's arrays follow."""
     from .. import rewrites as R
     from ..analysis.arith.terms import int_value
     from ..nodes import Var
@@ -156,18 +157,34 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawe
             params = tuple(Var(f"i{j}") for j in range(len(extents)))
             results = (*params[:k], params[k] // f, params[k] % f, *params[k + 1:])
             record = R.transform_layout(block, (kind, index), (params, results),
-                                        pad_value=0.0 if buf.dtype.is_float else 0)
+                                        pad_value=_draw_pad_value(ch, buf, len(results)))
         else:
-            record = R.transform_layout(block, (kind, index), _random_bijection(ch, extents))
+            record = R.transform_layout(block, (kind, index), _random_bijection(ch, extents, list(buf.shape)))
         if not record.violations(mod):
             return record
     return None
 
 
-def _random_bijection(ch: Chooser, extents: list):
+def _draw_pad_value(ch: Chooser, buf, ndim: int):
+    """A pad value for ``buf``: a constant of its type, or a function of
+    the new layout's ``ndim`` indices (their sum, in the buffer's type)."""
+    from ..nodes import Cast, Var
+
+    if ch.chance(50):
+        return 0.0 if buf.dtype.is_float else 0
+    params = tuple(Var(f"p{k}") for k in range(ndim))
+    total = params[0]
+    for p in params[1:]:
+        total = total + p
+    return params, (total if str(total.dtype) == str(buf.dtype) else Cast(buf.dtype, total),)
+
+
+def _random_bijection(ch: Chooser, extents: list, dims: list | None = None):
     """``(params, results)`` of a random map one to one onto a box, over a
-    domain of ``extents`` (None where symbolic): one dimension split by a
-    divisor of its extent, two adjacent ones fused, or two swapped."""
+    domain of ``extents`` (None where symbolic; ``dims``, when given, the
+    extents as expressions): one dimension split by a divisor of its
+    extent, two adjacent ones fused (by a symbolic extent too, given
+    ``dims``), or two swapped."""
     from ..nodes import Var
 
     ndim = len(extents)
@@ -178,8 +195,9 @@ def _random_bijection(ch: Chooser, extents: list):
 
         def index_map(*ix):
             return (*ix[:d], ix[d] // f, ix[d] % f, *ix[d + 1:])
-    elif how == "fuse" and d + 1 < ndim and extents[d + 1]:
-        e = extents[d + 1]
+    elif how == "fuse" and d + 1 < ndim and (extents[d + 1] or dims is not None):
+        # a symbolic extent fuses too, read as TVM's iterator maps read it
+        e = extents[d + 1] or dims[d + 1]
 
         def index_map(*ix):
             return (*ix[:d], ix[d] * e + ix[d + 1], *ix[d + 2:])
@@ -205,15 +223,15 @@ def draw_transform_block_layout(ch: Chooser, mod: IRModule):
     func = _main(mod)
     sites = []
     for _, s in walk_stmts(func):
-        if isinstance(s, BlockRealize) and s.block.iter_vars and \
-                all(int_value(iv.dom.extent) is not None for iv in s.block.iter_vars):
+        if isinstance(s, BlockRealize) and s.block.iter_vars:
             sites.append(s.block)
     # the blocks where it applies (loops one per variable, nothing else in
     # them, no predicate, a map that mixes no data-parallel and reduction
     # variables): each drawn application keeps the meaning and builds
     for block in ch.shuffled(sites):
         record = R.transform_block_layout(
-            block.name_hint, _random_bijection(ch, [int_value(iv.dom.extent) for iv in block.iter_vars]))
+            block.name_hint, _random_bijection(ch, [int_value(iv.dom.extent) for iv in block.iter_vars],
+                                               [iv.dom.extent for iv in block.iter_vars]))
         if not record.violations(mod):
             return record
     return None
