@@ -53,9 +53,9 @@ from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
+from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
@@ -354,6 +354,11 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     predicate = _conjoin(terms)
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+    if sums is None:
+        busy = set().union(*[var_names(c) for k, c in enumerate(conjuncts(predicate)) if k not in consumed])
+        fused = _fused_stand_ins(fused, relaxed, busy)
+        if fused is not None:
+            sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
         # would forwards: read it reflected
@@ -530,6 +535,64 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
             consumed.add(k)
             break
     return out, consumed
+
+
+def _dense_sum(e: PrimExpr, relaxed: dict) -> int | None:
+    """The number of values of ``e`` when it is a dense mixed-radix sum of
+    two or more relaxed loops of constant extents (weights 1, e0, e0 * e1,
+    ..., no constant: what fuse makes), which then takes each value of
+    ``[0, that number)`` exactly once as the loops run; None otherwise."""
+    form = affine_form(e)
+    if form is None or form.const != 0 or len(form.terms) < 2:
+        return None
+    reach = 1
+    for var, w in sorted(form.terms, key=lambda t: t[1]):
+        loop = relaxed.get(var.name) if isinstance(var, Var) else None
+        ext = None if loop is None else int_value(loop.extent)
+        if ext is None or ext < 1 or w != reach:
+            return None
+        reach = w * ext
+    return reach
+
+
+def _fused_stand_ins(mins: list, relaxed: dict, busy: set) -> list | None:
+    """The indices with each dense sum of loops that they divide or take
+    the remainder of (``(i * 32 + j) % 56``) replaced by a stand-in loop
+    over its values, as TVM's iterator maps fuse such a sum into one mark
+    before splitting it: where a cut falls inside a digit, the slices of the
+    loops themselves are no iteration map. A sum is replaced only where its
+    loops appear nowhere else in the indices nor in ``busy`` (the variables
+    of the predicate's conjuncts left to check): the indices then take the
+    same values over the stand-in as over the loops. Adds the stand-ins to
+    ``relaxed``; None when there is no such sum."""
+    sums: dict = {}
+    for m in mins:
+        for n in walk(m):
+            if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var):
+                size = _dense_sum(n.a, relaxed)
+                if size is not None and not (var_names(n.a) & busy):
+                    sums.setdefault(simplify_index(n.a), size)
+    out, added = list(mins), {}
+    for key, size in sums.items():
+        name = "_fused"
+        while name in relaxed or name in added:
+            name += "_"
+        stand_in = Var(name, key.dtype)
+
+        def pre(n, key=key, stand_in=stand_in):
+            if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var) and simplify_index(n.a) == key:
+                return type(n)(stand_in, n.b)
+            return None
+
+        trial = [transform(m, lambda n: n, pre) for m in out]
+        if any(var_names(m) & var_names(key) for m in trial):
+            continue  # a loop of the sum is read apart from it too
+        out = trial
+        added[name] = _Extent(key.dtype, size)
+    if not added:
+        return None
+    relaxed.update(added)
+    return out
 
 
 def conjuncts(e: PrimExpr) -> list[PrimExpr]:
