@@ -355,8 +355,9 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None:
-        busy = set().union(*[var_names(c) for k, c in enumerate(conjuncts(predicate)) if k not in consumed])
-        fused = _fused_stand_ins(fused, relaxed, busy)
+        # a loop the predicate reads (a guarded one's stand-in is tied to it
+        # too) is not free to be fused away
+        fused = _fused_stand_ins(fused, relaxed, var_names(predicate))
         if fused is not None:
             sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None and _is_true(predicate):
@@ -562,8 +563,8 @@ def _fused_stand_ins(mins: list, relaxed: dict, busy: set) -> list | None:
     before splitting it: where a cut falls inside a digit, the slices of the
     loops themselves are no iteration map. A sum is replaced only where its
     loops appear nowhere else in the indices nor in ``busy`` (the variables
-    of the predicate's conjuncts left to check): the indices then take the
-    same values over the stand-in as over the loops. Adds the stand-ins to
+    of the block's predicate): the indices then take the same values over
+    the stand-in as over the loops. Adds the stand-ins to
     ``relaxed``; None when there is no such sum."""
     sums: dict = {}
     for m in mins:
