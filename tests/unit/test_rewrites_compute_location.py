@@ -9,7 +9,7 @@ import tirfun
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
-from tirfun.nodes import IRModule
+from tirfun.nodes import IntImm, IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
@@ -1199,3 +1199,110 @@ def test_reverse_compute_inline_refuses_fused_rows_that_stop_short():
     short = FUSED_ROWS.replace("T.grid(2, 49, 4, 2, 4)", "T.grid(2, 48, 4, 2, 4)")
     raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), short,
            "reads elements of B that block 'B' does not surely write")
+
+
+# a padded 3 x 3 window over tiles of 4: the cache of each tile reaches one
+# row and column past it on each side, cut at the buffer's edges
+PADDED_POOL = '''
+@T.prim_func
+def main(X: T.Buffer((8, 8), "float32"), Y: T.Buffer((8, 8), "float32")):
+    cache = T.alloc_buffer((8, 8))
+    for hh, ww in T.grid(8, 8):
+        with T.block("cache"):
+            h, w = T.axis.remap("SS", [hh, ww])
+            cache[h, w] = X[h, w]
+    for hh_0, ww_0, hh_1, ww_1, khh, kww in T.grid(2, 2, 4, 4, 3, 3):
+        with T.block("compute"):
+            h = T.axis.spatial(8, hh_0 * 4 + hh_1)
+            w = T.axis.spatial(8, ww_0 * 4 + ww_1)
+            kh, kw = T.axis.remap("RR", [khh, kww])
+            with T.init():
+                Y[h, w] = T.float32(0)
+            Y[h, w] = T.max(Y[h, w], T.if_then_else(1 <= h + kh and h + kh < 9 and 1 <= w + kw and w + kw < 9,
+                                                    cache[h + kh - 1, w + kw - 1], T.float32(0)))
+'''
+
+
+def test_compute_at_writes_the_binding_and_predicate_as_tvm_does():
+    # the binding is the domain's start plus the new loop; the predicate's
+    # constants move to the other side, as TVM's simplifier writes them
+    mod = mod_of(PADDED_POOL)
+    out = R.compute_at("cache", "ww_0")(mod)
+    expected = from_source('''
+@T.prim_func
+def main(X: T.Buffer((8, 8), "float32"), Y: T.Buffer((8, 8), "float32")):
+    cache = T.alloc_buffer((8, 8))
+    for hh_0, ww_0 in T.grid(2, 2):
+        for ax0, ax1 in T.grid(6, 6):
+            with T.block("cache"):
+                h = T.axis.spatial(8, hh_0 * 4 - 1 + ax0)
+                w = T.axis.spatial(8, ww_0 * 4 - 1 + ax1)
+                T.where(1 <= hh_0 * 4 + ax0 and hh_0 * 4 + ax0 < 9 and 1 <= ww_0 * 4 + ax1 and ww_0 * 4 + ax1 < 9)
+                cache[h, w] = X[h, w]
+        for hh_1, ww_1, khh, kww in T.grid(4, 4, 3, 3):
+            with T.block("compute"):
+                h = T.axis.spatial(8, hh_0 * 4 + hh_1)
+                w = T.axis.spatial(8, ww_0 * 4 + ww_1)
+                kh, kw = T.axis.remap("RR", [khh, kww])
+                with T.init():
+                    Y[h, w] = T.float32(0)
+                Y[h, w] = T.max(Y[h, w], T.if_then_else(1 <= h + kh and h + kh < 9 and 1 <= w + kw and w + kw < 9,
+                                                        cache[h + kh - 1, w + kw - 1], T.float32(0)))
+''')
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+# the reduction's loop of a symbolic extent, split by 32: the cache of each
+# piece lies inside the buffer, which takes a symbolic proof
+SYMBOLIC_ROWS = '''
+@T.prim_func
+def main(x: T.handle, y: T.handle, n: T.int64):
+    X = T.match_buffer(x, (T.int64(2), n * T.int64(4)))
+    Y = T.match_buffer(y, (T.int64(2), n * T.int64(4)))
+    X_global = T.alloc_buffer((T.int64(2), n * T.int64(4)))
+    for ax0, ax1 in T.grid(T.int64(2), n * T.int64(4)):
+        with T.block("X_global"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            X_global[v0, v1] = X[v0, v1]
+    for i, k_0, k_1 in T.grid(T.int64(2), n, T.int64(4)):
+        with T.block("Y"):
+            vi = T.axis.spatial(T.int64(2), i)
+            vk = T.axis.spatial(n * T.int64(4), k_0 * T.int64(4) + k_1)
+            Y[vi, vk] = X_global[vi, vk]
+'''
+
+
+def test_compute_at_proves_a_symbolic_bound_rather_than_adding_a_predicate():
+    # k_0 * 4 + ax0 < n * 4 for k_0 below n: TVM proves it with symbolic
+    # bounds and adds no predicate; so does tirfun
+    mod = mod_of(SYMBOLIC_ROWS)
+    out = R.compute_at("X_global", "k_0")(mod)
+    realize = out["main"].body.block.body.body.body[0].body
+    assert realize.block.name_hint == "X_global"
+    assert realize.predicate == IntImm("bool", 1)
+    assert "k_0 * T.int64(4) + ax0" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_compute_at_simplifies_the_start_of_a_domain_with_the_loops_ranges():
+    # c_o * 5 // 2 is c_o * 2 for c_o in [0, 1], as TVM's analyzer finds it
+    src = '''
+@T.prim_func
+def main(X: T.Buffer((10,), "float32"), Y: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((5,))
+    for i in range(5):
+        with T.block("init"):
+            vi = T.axis.spatial(5, i)
+            B[vi] = T.Cast("float32", vi)
+    for c_o, c_i in T.grid(2, 5):
+        with T.block("compute"):
+            v = T.axis.spatial(10, c_o * 5 + c_i)
+            Y[v] = X[v] + B[v // 2]
+'''
+    mod = mod_of(src)
+    out = R.compute_at("init", "c_o")(mod)
+    assert "vi = T.axis.spatial(5, c_o * 2 + ax0)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)

@@ -49,7 +49,7 @@ from pyrsistent import pvector
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
-from ..analysis.arith.linear_bound import bound as linear_bound, loop_interval
+from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
@@ -412,19 +412,10 @@ def _outer_dom(site, realize_path: Path, top: Path) -> dict:
 
 
 def _at_most(a: PrimExpr, b: PrimExpr, dom) -> bool:
-    """``a <= b`` for every value of the variables of ``dom`` (Var -> Range).
-    Past the prover's constant bounds, each variable is relaxed over its
-    range symbolically: ``v * 32 + 31 <= (n + 31) // 32 * 32 - 1`` holds
-    for ``v`` below ``(n + 31) // 32``, as TVM's analyzer finds it."""
-    if can_prove(LE(a, b), dom):
-        return True
-    if not a.dtype.is_integer or a.dtype != b.dtype:
-        return False
-    ranges: dict = {}
-    for var, rng in dom.items():
-        ranges[var] = loop_interval(var, rng.min, rng.extent, ranges)
-    gap = linear_bound(a - b, ranges)
-    return gap.hi is not None and gap.hi.is_const and gap.hi.const <= 0
+    """``a <= b`` for every value of the variables of ``dom`` (Var -> Range),
+    by constant bounds or, past them, symbolically (``v * 8 + 7 <= (n + 7)
+    // 8 * 8 - 1`` for ``v`` below ``(n + 7) // 8``, as TVM's analyzer finds it)."""
+    return can_prove(LE(a, b), dom) or surely_at_most(a, b, dom)
 
 
 def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
