@@ -1194,10 +1194,32 @@ def main(A: T.Buffer((4, 7, 7, 8), "int32"), D: T.Buffer((4, 7, 7, 8), "int32"),
     builds_as_interpreted(out)
 
 
-def test_reverse_compute_inline_refuses_fused_rows_that_stop_short():
+# the fused rows split by 6, which does not divide 196: a guard keeps the
+# last split's rows inside
+GUARDED_ROWS = FUSED_ROWS.replace("T.grid(2, 49, 4, 2, 4)", "T.grid(2, 33, 6, 2, 4)") \
+    .replace("T.where(c1 * 4 + c2 < 4)", "T.where(fx * 6 + ax0 < 196 and c1 * 4 + c2 < 4)") \
+    .replace("T.axis.spatial(196, fx * 4 + ax0)", "T.axis.spatial(196, fx * 6 + ax0)")
+
+
+def test_reverse_compute_inline_into_fused_rows_under_the_guard_of_a_split():
+    mod = mod_of(GUARDED_ROWS)
+    out = R.reverse_compute_inline("C")(mod)
+    text = out["main"].script()
+    assert "T.where(fx * 6 + ax0 < 196 and c1 * 4 + c2 < 4)" in text
+    assert "C[v0 // 49, v0 % 49 // 7, v0 % 7, v1] = A[v0 // 49, v0 % 49 // 7, v0 % 7, v1] * 3" in text
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+@pytest.mark.parametrize("src, old, new", [
     # 48 * 4 rows reach 192 of the 196: the last four are never written
-    short = FUSED_ROWS.replace("T.grid(2, 49, 4, 2, 4)", "T.grid(2, 48, 4, 2, 4)")
-    raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), short,
+    (FUSED_ROWS, "T.grid(2, 49, 4, 2, 4)", "T.grid(2, 48, 4, 2, 4)"),
+    # the guard stops one row short
+    (GUARDED_ROWS, "fx * 6 + ax0 < 196", "fx * 6 + ax0 < 195"),
+])
+def test_reverse_compute_inline_refuses_fused_rows_that_stop_short(src, old, new):
+    assert old in src
+    raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), src.replace(old, new),
            "reads elements of B that block 'B' does not surely write")
 
 

@@ -355,11 +355,11 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None:
-        # a loop the predicate reads (a guarded one's stand-in is tied to it
-        # too) is not free to be fused away
-        fused = _fused_stand_ins(fused, relaxed, var_names(predicate))
-        if fused is not None:
+        found = _fused_stand_ins(fused, relaxed, predicate, consumed)
+        if found is not None:
+            fused, more = found
             sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+            consumed = consumed | more
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
         # would forwards: read it reflected
@@ -556,25 +556,35 @@ def _dense_sum(e: PrimExpr, relaxed: dict) -> int | None:
     return reach
 
 
-def _fused_stand_ins(mins: list, relaxed: dict, busy: set) -> list | None:
+def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: set):
     """The indices with each dense sum of loops that they divide or take
     the remainder of (``(i * 32 + j) % 56``) replaced by a stand-in loop
     over its values, as TVM's iterator maps fuse such a sum into one mark
     before splitting it: where a cut falls inside a digit, the slices of the
     loops themselves are no iteration map. A sum is replaced only where its
-    loops appear nowhere else in the indices nor in ``busy`` (the variables
-    of the block's predicate): the indices then take the same values over
-    the stand-in as over the loops. Adds the stand-ins to
-    ``relaxed``; None when there is no such sum."""
+    loops appear nowhere else in the indices, and the predicate reads them
+    only as ``sum < c`` (the guard of a split of the fused loop that does
+    not divide it: the stand-in then runs to ``c``); the indices then take
+    the same values over the stand-in as over the loops. A loop of a
+    conjunct in ``consumed`` (read by a stand-in of :func:`_fuse_guarded`)
+    is tied to that stand-in and stays. Adds the stand-ins to ``relaxed``;
+    returns the new indices and the positions of the conjuncts the
+    stand-ins account for, or None when there is no such sum."""
+    conds = conjuncts(predicate)
+    tied = set().union(*[var_names(conds[k]) for k in consumed])
     sums: dict = {}
     for m in mins:
         for n in walk(m):
             if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var):
                 size = _dense_sum(n.a, relaxed)
-                if size is not None and not (var_names(n.a) & busy):
+                if size is not None:
                     sums.setdefault(simplify_index(n.a), size)
-    out, added = list(mins), {}
+    out, added, used = list(mins), {}, set()
     for key, size in sums.items():
+        loops = var_names(key)
+        guards = _sum_guards(conds, consumed, key, loops)
+        if loops & tied or guards is None:
+            continue
         name = "_fused"
         while name in relaxed or name in added:
             name += "_"
@@ -586,14 +596,30 @@ def _fused_stand_ins(mins: list, relaxed: dict, busy: set) -> list | None:
             return None
 
         trial = [transform(m, lambda n: n, pre) for m in out]
-        if any(var_names(m) & var_names(key) for m in trial):
+        if any(var_names(m) & loops for m in trial):
             continue  # a loop of the sum is read apart from it too
         out = trial
-        added[name] = _Extent(key.dtype, size)
+        added[name] = _Extent(key.dtype, min([size] + [c for _, c in guards]))
+        used |= {k for k, _ in guards}
     if not added:
         return None
     relaxed.update(added)
-    return out
+    return out, used
+
+
+def _sum_guards(conds: list, consumed: set, key: PrimExpr, loops: set) -> list | None:
+    """``[(position, c)]`` for the conjuncts that read the loops of the
+    dense sum ``key``, each ``key < c`` with a constant ``c``; None when
+    one reads them otherwise."""
+    guards = []
+    for k, c in enumerate(conds):
+        if k in consumed or not (var_names(c) & loops):
+            continue
+        limit = int_value(c.b) if isinstance(c, LT) else None
+        if limit is None or limit < 1 or simplify_index(c.a) != key:
+            return None
+        guards.append((k, limit))
+    return guards
 
 
 def conjuncts(e: PrimExpr) -> list[PrimExpr]:
