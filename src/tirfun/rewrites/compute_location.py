@@ -1142,7 +1142,9 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     for ``i * 8 + ax0 - 1`` within ``[0, 223]``."""
     c = int_value(b)
     form = affine_form(value) if c is not None and value.dtype.is_integer else None
-    if form is None or not form.terms:
+    if form is None or not form.terms or any(k < 0 for _, k in form.terms):
+        # a term that counts down keeps the plain form: no constant to move
+        # past it reads better
         return GE(value, b) if side == "lo" else LT(value, b + 1)
     rest = simplify_index(value - IntImm(value.dtype, form.const)) if form.const else value
     if side == "lo":
