@@ -1201,11 +1201,19 @@ GUARDED_ROWS = FUSED_ROWS.replace("T.grid(2, 49, 4, 2, 4)", "T.grid(2, 33, 6, 2,
     .replace("T.axis.spatial(196, fx * 4 + ax0)", "T.axis.spatial(196, fx * 6 + ax0)")
 
 
-def test_reverse_compute_inline_into_fused_rows_under_the_guard_of_a_split():
-    mod = mod_of(GUARDED_ROWS)
+# split by 49, which falls on a boundary of the rows' digits: the indices
+# read fx and ax0 apart (fx, ax0 // 7, ax0 % 7), and the guard bounds them
+# together
+ALIGNED_ROWS = GUARDED_ROWS.replace("T.grid(2, 33, 6, 2, 4)", "T.grid(2, 5, 49, 2, 4)") \
+    .replace("fx * 6 + ax0", "fx * 49 + ax0")
+
+
+@pytest.mark.parametrize("src, guard", [(GUARDED_ROWS, "fx * 6 + ax0 < 196"), (ALIGNED_ROWS, "fx * 49 + ax0 < 196")])
+def test_reverse_compute_inline_into_fused_rows_under_the_guard_of_a_split(src, guard):
+    mod = mod_of(src)
     out = R.reverse_compute_inline("C")(mod)
     text = out["main"].script()
-    assert "T.where(fx * 6 + ax0 < 196 and c1 * 4 + c2 < 4)" in text
+    assert f"T.where({guard} and c1 * 4 + c2 < 4)" in text
     assert "C[v0 // 49, v0 % 49 // 7, v0 % 7, v1] = A[v0 // 49, v0 % 49 // 7, v0 % 7, v1] * 3" in text
     assert_equivalent(mod["main"], out["main"])
     builds_as_interpreted(out)
@@ -1216,6 +1224,7 @@ def test_reverse_compute_inline_into_fused_rows_under_the_guard_of_a_split():
     (FUSED_ROWS, "T.grid(2, 49, 4, 2, 4)", "T.grid(2, 48, 4, 2, 4)"),
     # the guard stops one row short
     (GUARDED_ROWS, "fx * 6 + ax0 < 196", "fx * 6 + ax0 < 195"),
+    (ALIGNED_ROWS, "fx * 49 + ax0 < 196", "fx * 49 + ax0 < 195"),
 ])
 def test_reverse_compute_inline_refuses_fused_rows_that_stop_short(src, old, new):
     assert old in src
@@ -1328,3 +1337,30 @@ def main(X: T.Buffer((10,), "float32"), Y: T.Buffer((10,), "float32")):
     assert "vi = T.axis.spatial(5, c_o * 2 + ax0)" in out["main"].script()
     assert_equivalent(mod["main"], out["main"])
     builds_as_interpreted(out)
+
+
+def test_reverse_compute_inline_reads_the_fused_rows_in_the_indices_as_written():
+    # simplified, (fx * 5 + ax0) % 3 would read (fx * 2 + ax0) % 3: no longer
+    # a remainder of the fused rows; the channels' guard c < 2 shortens c
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((3, 3, 3, 2), "int32"), C: T.Buffer((3, 3, 3, 2), "int32")):
+    B = T.alloc_buffer((3, 3, 3, 2), "int32")
+    for fy, fx, ax0, c in T.grid(1, 7, 5, 3):
+        with T.block("B"):
+            T.where(fx * 5 + ax0 < 27 and fy * 3 + c < 2)
+            v0 = T.axis.spatial(27, fx * 5 + ax0)
+            v1 = T.axis.spatial(2, fy * 3 + c)
+            B[v0 // 9, v0 % 9 // 3, v0 % 3, v1] = A[v0 // 9, v0 % 9 // 3, v0 % 3, v1] * 3
+    for i, j, l, m in T.grid(3, 3, 3, 2):
+        with T.block("C"):
+            vi, vj, vl, vm = T.axis.remap("SSSS", [i, j, l, m])
+            C[vi, vj, vl, vm] = B[vi, vj, vl, vm] + 1
+'''
+    mod = mod_of(src)
+    out = R.reverse_compute_inline("C")(mod)
+    assert "alloc_buffer" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+    raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), src.replace("c < 2", "c < 1"),
+           "reads elements of B that block 'B' does not surely write")

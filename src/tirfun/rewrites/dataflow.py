@@ -326,7 +326,9 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     expression of the loops kept (what splits that do not divide add), is
     provably true, or constrains only relaxed loops the indices do not use
     and holds where they start (a split reduction loop's guard). Unit loops
-    take their one value.
+    take their one value. A dense sum of loops (what fuse makes) that an
+    index cuts inside a digit, or that the predicate bounds as a whole, is
+    read as one loop over its values, as TVM's iterator maps fuse it.
     """
     loops = loops_between(site, realize_path, top)
     if any(int_value(l.min) != 0 for l in loops):
@@ -352,6 +354,22 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
                                                     for n in set().union(*[var_names(c) for c in aside])})):
         terms = [c for c in terms if not any(c is a for a in aside)]
     predicate = _conjoin(terms)
+    out = _box(mins, extents, predicate, dict(relaxed))
+    if out is None:
+        # the loops of a fused sum the predicate guards, read as digits of it
+        # in the indices as the block writes them (simplified, (i * 5 + j) % 3
+        # would read (i * 2 + j) % 3, no longer a remainder of the sum)
+        written = [substitute(substitute(r.min, bind), units) for r in region.region]
+        digits = _fused_digits(written, predicate, relaxed)
+        if digits is not None:
+            out = _box(digits[0], extents, digits[1], digits[2])
+    return out
+
+
+def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[Interval] | None:
+    """What :func:`produced_region` shows written of the region at ``mins``
+    (in the loops of ``relaxed``, which it may extend with stand-ins) and
+    ``extents`` under ``predicate``, or None."""
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
     if sums is None:
@@ -538,13 +556,13 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
     return out, consumed
 
 
-def _dense_sum(e: PrimExpr, relaxed: dict) -> int | None:
+def _dense_sum(e: PrimExpr, relaxed: dict, least: int = 2) -> int | None:
     """The number of values of ``e`` when it is a dense mixed-radix sum of
-    two or more relaxed loops of constant extents (weights 1, e0, e0 * e1,
-    ..., no constant: what fuse makes), which then takes each value of
-    ``[0, that number)`` exactly once as the loops run; None otherwise."""
+    ``least`` or more relaxed loops of constant extents (weights 1, e0,
+    e0 * e1, ..., no constant: what fuse makes), which then takes each value
+    of ``[0, that number)`` exactly once as the loops run; None otherwise."""
     form = affine_form(e)
-    if form is None or form.const != 0 or len(form.terms) < 2:
+    if form is None or form.const != 0 or len(form.terms) < least:
         return None
     reach = 1
     for var, w in sorted(form.terms, key=lambda t: t[1]):
@@ -554,6 +572,58 @@ def _dense_sum(e: PrimExpr, relaxed: dict) -> int | None:
             return None
         reach = w * ext
     return reach
+
+
+def _fused_digits(mins: list, predicate: PrimExpr, relaxed: dict):
+    """``(mins, predicate, relaxed)`` with the loops of each dense sum
+    ``S`` that the predicate bounds as ``S < c`` (the guard of a split of a
+    fused loop that does not divide it), or that an index divides or takes
+    the remainder of, replaced by the digits of a stand-in loop ``S`` over
+    its values (a loop of weight ``w`` and extent ``e`` is ``S // w % e``),
+    up to ``c`` under a guard, and the guards dropped: the loops take their
+    values exactly once each over ``S``'s, so the indices take the same
+    values. Only where the predicate reads the sum's loops in no other
+    conjunct; None when there is no such sum."""
+    conds = conjuncts(predicate)
+    # the sums the guards bound (one loop alone is a sum too: the guard then
+    # shortens it), and those the indices divide or take the remainder of
+    candidates = [(c.a, _dense_sum(c.a, relaxed, 1)) for c in conds
+                  if isinstance(c, LT) and int_value(c.b) is not None]
+    candidates += [(n.a, _dense_sum(n.a, relaxed)) for m in mins for n in walk(m)
+                   if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var)]
+    taken: set = set()
+    mapping: dict = {}
+    dropped: set = set()
+    added: dict = {}
+    for sum_expr, size in candidates:
+        if size is None:
+            continue
+        key = simplify_index(sum_expr)
+        loops = var_names(key)
+        guards = _sum_guards(conds, frozenset(), key, loops)
+        if loops & taken or guards is None:
+            continue
+        name = "_fused"
+        while name in relaxed or name in added:
+            name += "_"
+        stand_in = Var(name, key.dtype)
+        form = affine_form(key)
+        top = max(w for _, w in form.terms)
+        for var, w in form.terms:
+            digit = stand_in if w == 1 else FloorDiv(stand_in, IntImm(key.dtype, w))
+            if w != top:
+                digit = FloorMod(digit, relaxed[var.name].extent)
+            mapping[var] = digit
+        taken |= loops
+        dropped |= {k for k, _ in guards}
+        added[name] = _Extent(key.dtype, min([size] + [g for _, g in guards]))
+    if not added:
+        return None
+    new_mins = [simplify_index(substitute(m, mapping)) for m in mins]
+    rest = [c for k, c in enumerate(conds) if k not in dropped]
+    new_relaxed = {n: l for n, l in relaxed.items() if n not in {v.name for v in mapping}}
+    new_relaxed.update(added)
+    return new_mins, _conjoin(rest), new_relaxed
 
 
 def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: set):
