@@ -1,5 +1,7 @@
 """The arithmetic core's public answers, one example each."""
 
+import itertools
+
 import pytest
 
 from tirfun.analysis.arith import (
@@ -247,3 +249,32 @@ def test_integer_lanes_of_a_broadcast_and_a_ramp_fold_into_one_ramp():
     for vi, vj in [(0, 0), (3, 5), (2**23, -7), (-1, 2**26)]:
         for k in range(16):
             assert evaluate(lane(out, k), i=vi, j=vj) == evaluate(lane(e, k), i=vi, j=vj)
+
+
+def _evaluate(e, env: dict) -> int:
+    """``e`` at integer values of its variables (floor division, as TIR's)."""
+    if isinstance(e, Var):
+        return env[e.name]
+    if isinstance(e, IntImm):
+        return e.value
+    a, b = _evaluate(e.a, env), _evaluate(e.b, env)
+    ops = {Add: lambda: a + b, Sub: lambda: a - b, Mul: lambda: a * b, FloorDiv: lambda: a // b,
+           FloorMod: lambda: a % b}
+    return ops[type(e)]()
+
+
+@pytest.mark.parametrize("expr, ranges, expected", [
+    (FloorDiv(i * 45, c(2)), {"i": (0, 1)}, "i * 22"),  # 45 = 2 * 22 + 1, i // 2 vanishes
+    (FloorDiv(i * 5 + j, c(4)), {"i": (0, 2), "j": (0, 0)}, "i"),
+    (FloorDiv(i * 45, c(2)), {"i": (0, 3)}, "i * 45 // 2"),  # i // 2 need not vanish
+    (FloorDiv(i * 7 - j, c(4)), {"i": (0, 3), "j": (0, 1)}, None),
+])
+def test_simplify_index_splits_each_weight_of_a_quotient(expr, ranges, expected):
+    # (c * q + r) // c is q when r, the weights taken modulo c, lies in [0, c)
+    got = simplify_index(expr, ranges)
+    if expected is not None:
+        assert got.script() == expected
+    names = sorted(ranges)
+    for values in itertools.product(*[range(ranges[n][0], ranges[n][1] + 1) for n in names]):
+        env = dict(zip(names, values))
+        assert _evaluate(got, env) == _evaluate(expr, env), env

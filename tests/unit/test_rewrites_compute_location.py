@@ -9,7 +9,7 @@ import tirfun
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
-from tirfun.nodes import IRModule
+from tirfun.nodes import IntImm, IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
@@ -1138,3 +1138,229 @@ def test_compute_inline_reads_a_unit_variable_in_the_producers_index_as_its_valu
     out = R.compute_inline("pad")(staged)
     verify(out)  # vc was left in the consumer's index, unbound
     assert_equivalent(mod["main"], out["main"])
+
+
+def builds_as_interpreted(mod: IRModule) -> None:
+    """The LLVM build of ``mod`` gives, bit for bit, what the interpreter gives."""
+    from tirfun.testing.equivalence import random_inputs
+
+    func = mod["main"]
+    args = random_inputs(func, 0)
+    expected = [a.copy() for a in args]
+    tirfun.interp.run(func, *expected)
+    tirfun.build(mod, target="llvm")(*args)
+    for x, y in zip(expected, args):
+        assert x.tobytes() == y.tobytes()
+
+
+# the producer's rows are one fused loop of 196 (fx * 4 + ax0) cut into
+# 4 x 7 x 7 where 7 does not fall on ax0's boundary, its channels guarded by
+# a predicate: TVM's iterator maps fuse fx * 4 + ax0 into one iterator
+# before splitting it, and so does the cover check
+FUSED_ROWS = '''
+@T.prim_func
+def main(A: T.Buffer((4, 7, 7, 8), "int32"), D: T.Buffer((4, 7, 7, 8), "int32"), C: T.Buffer((4, 7, 7, 8), "int32")):
+    B = T.alloc_buffer((4, 7, 7, 8), "int32")
+    for fy, fx, ax0, c1, c2 in T.grid(2, 49, 4, 2, 4):
+        with T.block("B"):
+            T.where(c1 * 4 + c2 < 4)
+            v0 = T.axis.spatial(196, fx * 4 + ax0)
+            v1 = T.axis.spatial(8, fy * 4 + (c1 * 4 + c2))
+            B[v0 // 49, v0 % 49 // 7, v0 % 7, v1] = A[v0 // 49, v0 % 49 // 7, v0 % 7, v1] * 3
+    for i, j, k, l in T.grid(4, 7, 7, 8):
+        with T.block("C"):
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            C[vi, vj, vk, vl] = B[vi, vj, vk, vl] + D[vi, vj, vk, vl]
+'''
+
+
+def test_reverse_compute_inline_into_a_producer_whose_fused_rows_are_cut_off_their_digits():
+    mod = mod_of(FUSED_ROWS)
+    out = R.reverse_compute_inline("C")(mod)
+    expected = from_source('''
+@T.prim_func
+def main(A: T.Buffer((4, 7, 7, 8), "int32"), D: T.Buffer((4, 7, 7, 8), "int32"), C: T.Buffer((4, 7, 7, 8), "int32")):
+    for fy, fx, ax0, c1, c2 in T.grid(2, 49, 4, 2, 4):
+        with T.block("B"):
+            v0 = T.axis.spatial(196, fx * 4 + ax0)
+            v1 = T.axis.spatial(8, fy * 4 + (c1 * 4 + c2))
+            T.where(c1 * 4 + c2 < 4)
+            T.reads(A[v0 // 49, v0 % 49 // 7, v0 % 7, v1], D[v0 // 49, v0 % 49 // 7, v0 % 7, v1])
+            T.writes(C[v0 // 49, v0 % 49 // 7, v0 % 7, v1])
+            C[v0 // 49, v0 % 49 // 7, v0 % 7, v1] = A[v0 // 49, v0 % 49 // 7, v0 % 7, v1] * 3 + D[v0 // 49, v0 % 49 // 7, v0 % 7, v1]
+''')
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+# the fused rows split by 6, which does not divide 196: a guard keeps the
+# last split's rows inside
+GUARDED_ROWS = FUSED_ROWS.replace("T.grid(2, 49, 4, 2, 4)", "T.grid(2, 33, 6, 2, 4)") \
+    .replace("T.where(c1 * 4 + c2 < 4)", "T.where(fx * 6 + ax0 < 196 and c1 * 4 + c2 < 4)") \
+    .replace("T.axis.spatial(196, fx * 4 + ax0)", "T.axis.spatial(196, fx * 6 + ax0)")
+
+
+# split by 49, which falls on a boundary of the rows' digits: the indices
+# read fx and ax0 apart (fx, ax0 // 7, ax0 % 7), and the guard bounds them
+# together
+ALIGNED_ROWS = GUARDED_ROWS.replace("T.grid(2, 33, 6, 2, 4)", "T.grid(2, 5, 49, 2, 4)") \
+    .replace("fx * 6 + ax0", "fx * 49 + ax0")
+
+
+@pytest.mark.parametrize("src, guard", [(GUARDED_ROWS, "fx * 6 + ax0 < 196"), (ALIGNED_ROWS, "fx * 49 + ax0 < 196")])
+def test_reverse_compute_inline_into_fused_rows_under_the_guard_of_a_split(src, guard):
+    mod = mod_of(src)
+    out = R.reverse_compute_inline("C")(mod)
+    text = out["main"].script()
+    assert f"T.where({guard} and c1 * 4 + c2 < 4)" in text
+    assert "C[v0 // 49, v0 % 49 // 7, v0 % 7, v1] = A[v0 // 49, v0 % 49 // 7, v0 % 7, v1] * 3" in text
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+@pytest.mark.parametrize("src, old, new", [
+    # 48 * 4 rows reach 192 of the 196: the last four are never written
+    (FUSED_ROWS, "T.grid(2, 49, 4, 2, 4)", "T.grid(2, 48, 4, 2, 4)"),
+    # the guard stops one row short
+    (GUARDED_ROWS, "fx * 6 + ax0 < 196", "fx * 6 + ax0 < 195"),
+    (ALIGNED_ROWS, "fx * 49 + ax0 < 196", "fx * 49 + ax0 < 195"),
+])
+def test_reverse_compute_inline_refuses_fused_rows_that_stop_short(src, old, new):
+    assert old in src
+    raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), src.replace(old, new),
+           "reads elements of B that block 'B' does not surely write")
+
+
+# a padded 3 x 3 window over tiles of 4: the cache of each tile reaches one
+# row and column past it on each side, cut at the buffer's edges
+PADDED_POOL = '''
+@T.prim_func
+def main(X: T.Buffer((8, 8), "float32"), Y: T.Buffer((8, 8), "float32")):
+    cache = T.alloc_buffer((8, 8))
+    for hh, ww in T.grid(8, 8):
+        with T.block("cache"):
+            h, w = T.axis.remap("SS", [hh, ww])
+            cache[h, w] = X[h, w]
+    for hh_0, ww_0, hh_1, ww_1, khh, kww in T.grid(2, 2, 4, 4, 3, 3):
+        with T.block("compute"):
+            h = T.axis.spatial(8, hh_0 * 4 + hh_1)
+            w = T.axis.spatial(8, ww_0 * 4 + ww_1)
+            kh, kw = T.axis.remap("RR", [khh, kww])
+            with T.init():
+                Y[h, w] = T.float32(0)
+            Y[h, w] = T.max(Y[h, w], T.if_then_else(1 <= h + kh and h + kh < 9 and 1 <= w + kw and w + kw < 9,
+                                                    cache[h + kh - 1, w + kw - 1], T.float32(0)))
+'''
+
+
+def test_compute_at_writes_the_binding_and_predicate_as_tvm_does():
+    # the binding is the domain's start plus the new loop; the predicate's
+    # constants move to the other side, as TVM's simplifier writes them
+    mod = mod_of(PADDED_POOL)
+    out = R.compute_at("cache", "ww_0")(mod)
+    expected = from_source('''
+@T.prim_func
+def main(X: T.Buffer((8, 8), "float32"), Y: T.Buffer((8, 8), "float32")):
+    cache = T.alloc_buffer((8, 8))
+    for hh_0, ww_0 in T.grid(2, 2):
+        for ax0, ax1 in T.grid(6, 6):
+            with T.block("cache"):
+                h = T.axis.spatial(8, hh_0 * 4 - 1 + ax0)
+                w = T.axis.spatial(8, ww_0 * 4 - 1 + ax1)
+                T.where(1 <= hh_0 * 4 + ax0 and hh_0 * 4 + ax0 < 9 and 1 <= ww_0 * 4 + ax1 and ww_0 * 4 + ax1 < 9)
+                cache[h, w] = X[h, w]
+        for hh_1, ww_1, khh, kww in T.grid(4, 4, 3, 3):
+            with T.block("compute"):
+                h = T.axis.spatial(8, hh_0 * 4 + hh_1)
+                w = T.axis.spatial(8, ww_0 * 4 + ww_1)
+                kh, kw = T.axis.remap("RR", [khh, kww])
+                with T.init():
+                    Y[h, w] = T.float32(0)
+                Y[h, w] = T.max(Y[h, w], T.if_then_else(1 <= h + kh and h + kh < 9 and 1 <= w + kw and w + kw < 9,
+                                                        cache[h + kh - 1, w + kw - 1], T.float32(0)))
+''')
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+# the reduction's loop of a symbolic extent, split by 32: the cache of each
+# piece lies inside the buffer, which takes a symbolic proof
+SYMBOLIC_ROWS = '''
+@T.prim_func
+def main(x: T.handle, y: T.handle, n: T.int64):
+    X = T.match_buffer(x, (T.int64(2), n * T.int64(4)))
+    Y = T.match_buffer(y, (T.int64(2), n * T.int64(4)))
+    X_global = T.alloc_buffer((T.int64(2), n * T.int64(4)))
+    for ax0, ax1 in T.grid(T.int64(2), n * T.int64(4)):
+        with T.block("X_global"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            X_global[v0, v1] = X[v0, v1]
+    for i, k_0, k_1 in T.grid(T.int64(2), n, T.int64(4)):
+        with T.block("Y"):
+            vi = T.axis.spatial(T.int64(2), i)
+            vk = T.axis.spatial(n * T.int64(4), k_0 * T.int64(4) + k_1)
+            Y[vi, vk] = X_global[vi, vk]
+'''
+
+
+def test_compute_at_proves_a_symbolic_bound_rather_than_adding_a_predicate():
+    # k_0 * 4 + ax0 < n * 4 for k_0 below n: TVM proves it with symbolic
+    # bounds and adds no predicate; so does tirfun
+    mod = mod_of(SYMBOLIC_ROWS)
+    out = R.compute_at("X_global", "k_0")(mod)
+    realize = out["main"].body.block.body.body.body[0].body
+    assert realize.block.name_hint == "X_global"
+    assert realize.predicate == IntImm("bool", 1)
+    assert "k_0 * T.int64(4) + ax0" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_compute_at_simplifies_the_start_of_a_domain_with_the_loops_ranges():
+    # c_o * 5 // 2 is c_o * 2 for c_o in [0, 1], as TVM's analyzer finds it
+    src = '''
+@T.prim_func
+def main(X: T.Buffer((10,), "float32"), Y: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((5,))
+    for i in range(5):
+        with T.block("init"):
+            vi = T.axis.spatial(5, i)
+            B[vi] = T.Cast("float32", vi)
+    for c_o, c_i in T.grid(2, 5):
+        with T.block("compute"):
+            v = T.axis.spatial(10, c_o * 5 + c_i)
+            Y[v] = X[v] + B[v // 2]
+'''
+    mod = mod_of(src)
+    out = R.compute_at("init", "c_o")(mod)
+    assert "vi = T.axis.spatial(5, c_o * 2 + ax0)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+
+
+def test_reverse_compute_inline_reads_the_fused_rows_in_the_indices_as_written():
+    # simplified, (fx * 5 + ax0) % 3 would read (fx * 2 + ax0) % 3: no longer
+    # a remainder of the fused rows; the channels' guard c < 2 shortens c
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((3, 3, 3, 2), "int32"), C: T.Buffer((3, 3, 3, 2), "int32")):
+    B = T.alloc_buffer((3, 3, 3, 2), "int32")
+    for fy, fx, ax0, c in T.grid(1, 7, 5, 3):
+        with T.block("B"):
+            T.where(fx * 5 + ax0 < 27 and fy * 3 + c < 2)
+            v0 = T.axis.spatial(27, fx * 5 + ax0)
+            v1 = T.axis.spatial(2, fy * 3 + c)
+            B[v0 // 9, v0 % 9 // 3, v0 % 3, v1] = A[v0 // 9, v0 % 9 // 3, v0 % 3, v1] * 3
+    for i, j, l, m in T.grid(3, 3, 3, 2):
+        with T.block("C"):
+            vi, vj, vl, vm = T.axis.remap("SSSS", [i, j, l, m])
+            C[vi, vj, vl, vm] = B[vi, vj, vl, vm] + 1
+'''
+    mod = mod_of(src)
+    out = R.reverse_compute_inline("C")(mod)
+    assert "alloc_buffer" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    builds_as_interpreted(out)
+    raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), src.replace("c < 2", "c < 1"),
+           "reads elements of B that block 'B' does not surely write")

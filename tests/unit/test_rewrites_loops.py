@@ -393,3 +393,24 @@ def test_refs_may_name_another_function():
     out = R.split(R.LoopRef("i", "other"), [2, 4])(mod)
     assert out["main"] is f
     assert [l.name for l in R.get_loops(out, R.BlockRef("B", "other"))] == ["i_0", "i_1", "j"]
+
+
+def test_reorder_keeps_a_predicate_on_loops_it_swaps():
+    # TVM refuses: its iterator maps cannot read the bindings under a
+    # predicate on the fused loops. Each iteration stands alone and keeps
+    # its predicate, so the swapped loops compute the same elements
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((6, 6, 6, 6), "float32"), B: T.Buffer((6, 6, 6, 6), "float32")):
+    for i, j, k, l in T.grid(6, 6, 6, 6):
+        with T.block("B"):
+            T.where(i * 216 + j * 36 + k * 6 + l < 100)
+            vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
+            B[vi, vj, vk, vl] = A[vi, vj, vk, vl] * T.float32(2)
+'''
+    mod = mod_of(src)
+    out = R.reorder("l", "i")(mod)
+    assert "for l, j, k, i in T.grid(6, 6, 6, 6):" in out["main"].script()
+    assert "T.where(i * 216 + j * 36 + k * 6 + l < 100)" in out["main"].script()
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

@@ -693,3 +693,57 @@ def main(A: T.Buffer((4, 1), "int32"), B: T.Buffer((4, 3), "int32"), D: T.Buffer
     tirfun.build(out, target="llvm")(A, B, actual)
     np.testing.assert_array_equal(actual, expected)
     np.testing.assert_array_equal(expected, A[:, :1] + B)
+
+
+# the reduction split by 5 over 12 elements: a predicate guards the last piece
+ROW_SUM_GUARDED = '''
+@T.prim_func
+def main(A: T.Buffer((4, 12), "int32"), B: T.Buffer((4,), "int32")):
+    for i, k_0, k_1 in T.grid(4, 3, 5):
+        with T.block("B"):
+            T.where(k_0 * 5 + k_1 < 12)
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(12, k_0 * 5 + k_1)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+'''
+
+
+@pytest.mark.parametrize("loop", ["k_0", "k_1"])
+@pytest.mark.parametrize("factor_axis", [0, 1])
+def test_rfactor_of_a_loop_under_the_reductions_predicate(loop, factor_axis):
+    # TVM fails inside its iterator maps on the predicate (an internal
+    # error, not a ScheduleError): the predicate goes into the rfactor
+    # block's update as a guard, and every slot starts from the init
+    mod = mod_of(ROW_SUM_GUARDED)
+    out = applied(R.rfactor(loop, factor_axis), mod)
+    assert "T.if_then_else(vk_0 * 5 + vk_1 < 12" in out["main"].script()
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_rfactor_in_a_scope_whose_reader_reads_past_what_the_reduction_writes():
+    # TVM refuses: D reads all of C where the reduction writes a quarter of
+    # it, so the scope is no stage pipeline. The rfactor keeps what the
+    # reduction writes and leaves the rest of C as it was
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), D: T.Buffer((8, 8), "int32")):
+    C = T.alloc_buffer((8, 8), "int32")
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(8, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, vj]
+'''
+    mod = mod_of(src)
+    out = applied(R.rfactor("k", 0), mod)
+    assert [b.name for b in out["main"].body.block.alloc_buffers] == ["C", "C_rf"]
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

@@ -49,6 +49,7 @@ from pyrsistent import pvector
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
 from ..analysis.arith.int_set import Interval, cover_range, intersect
+from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
@@ -410,6 +411,13 @@ def _outer_dom(site, realize_path: Path, top: Path) -> dict:
     return dom
 
 
+def _at_most(a: PrimExpr, b: PrimExpr, dom) -> bool:
+    """``a <= b`` for every value of the variables of ``dom`` (Var -> Range),
+    by constant bounds or, past them, symbolically (``v * 8 + 7 <= (n + 7)
+    // 8 * 8 - 1`` for ``v`` below ``(n + 7) // 8``, as TVM's analyzer finds it)."""
+    return can_prove(LE(a, b), dom) or surely_at_most(a, b, dom)
+
+
 def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     """Intervals as Ranges inside the buffer: an end not provably within the
     buffer is clamped to it (a relaxed non-dividing split would reach past)."""
@@ -421,8 +429,8 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
                 type(iv.lo) is IntImm and type(iv.hi) is IntImm and type(dim) is IntImm
                 and 0 <= iv.lo.value and iv.hi.value < dim.value):  # constants inside: nothing to prove
             last = fold_sub(dim, IntImm(dim.dtype, 1))
-            lo = iv.lo if can_prove(GE(iv.lo, zero), dom) else intersect(iv, Interval(zero, None)).lo
-            hi = iv.hi if can_prove(LE(iv.hi, last), dom) else intersect(iv, Interval(None, last)).hi
+            lo = iv.lo if _at_most(zero, iv.lo, dom) else intersect(iv, Interval(zero, None)).lo
+            hi = iv.hi if _at_most(iv.hi, last, dom) else intersect(iv, Interval(None, last)).hi
             iv = Interval(lo, hi)
         out.append(cover_range(iv, full))
     return out
@@ -634,7 +642,7 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
             iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
             values.append(lv)
-            o_idx, c_idx = _cast(fold_add(v, _cast(rng.min, v.dtype)), orig.shape[k].dtype), v
+            o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)

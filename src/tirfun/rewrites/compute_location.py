@@ -17,7 +17,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
-from ..analysis.arith import bound_region, can_prove, expr_bounds
+from ..analysis.arith import bound_region, can_prove, expr_bounds, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
@@ -958,15 +958,23 @@ class _ComputeAtBase(Rewrite):
             extents.append(conds)
         names = fresh_names([f"ax{k}" for k in range(len(made))], site.index.names)
         loop_vars = [Var(n, dt) for n, (dt, _) in zip(names, made)]
+        # TVM's analyzer knows the loops around the place and the new loops:
+        # it simplifies the start of each domain with them, and drops the new
+        # loops of one iteration from the predicate
+        ranges = _constant_ranges(proof)
+        ones = {v: IntImm(v.dtype, 0) for v, (_, e) in zip(loop_vars, made) if int_value(e) == 1}
         iter_values = []
         for (kind, k, lo), conds in zip(values, extents):
-            value = simplify_index(lo) if kind == "const" else simplify_index(lo + loop_vars[k]) \
-                if int_value(lo) != 0 else loop_vars[k]
-            if value.dtype != lo.dtype and kind == "loop":
+            lo = simplify_index(lo, ranges)
+            if kind == "const" or int_value(lo) == 0:
+                value = lo if kind == "const" else loop_vars[k]
+            elif lo.dtype == loop_vars[k].dtype:
+                value = Add(lo, loop_vars[k])  # the start plus the loop, as TVM writes it
+            else:
                 value = simplify_index(lo + loop_vars[k])
             iter_values.append(value)
             for side, b in conds:
-                c = GE(value, b) if side == "lo" else LT(value, b + 1)
+                c = _bound_condition(fold_units(value, ones), side, b)
                 predicate = c if predicate is None else And(predicate, c)
         if predicate is None:
             predicate = IntImm("bool", 1)
@@ -1116,6 +1124,34 @@ class _ComputeAtBase(Rewrite):
                 f"preserve_unit_loops={py_value(self.preserve_unit_loops)}", f"index={py_value(self.index)}"]
 
 
+def _constant_ranges(proof) -> dict:
+    """Name -> inclusive constant bounds of the loops of ``proof`` whose
+    range is constant, for :func:`simplify_index`."""
+    out = {}
+    for var, rng in proof.items():
+        lo, ext = int_value(rng.min), int_value(rng.extent)
+        if lo is not None and ext is not None and ext > 0:
+            out[var.name] = (lo, lo + ext - 1)
+    return out
+
+
+def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
+    """``value >= b`` (side ``"lo"``) or ``value <= b`` (``"hi"``) as TVM's
+    simplifier writes it: with a constant ``b``, the constant of ``value``
+    moves to the other side, ``1 <= i * 8 + ax0`` and ``i * 8 + ax0 < 225``
+    for ``i * 8 + ax0 - 1`` within ``[0, 223]``."""
+    c = int_value(b)
+    form = affine_form(value) if c is not None and value.dtype.is_integer else None
+    if form is None or not form.terms or any(k < 0 for _, k in form.terms):
+        # a term that counts down keeps the plain form: no constant to move
+        # past it reads better
+        return GE(value, b) if side == "lo" else LT(value, b + 1)
+    rest = simplify_index(value - IntImm(value.dtype, form.const)) if form.const else value
+    if side == "lo":
+        return LE(IntImm(value.dtype, c - form.const), rest)
+    return LT(rest, IntImm(value.dtype, c + 1 - form.const))
+
+
 def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
     """``a >= b`` for every value of the loops in ``proof``; constants,
     equal expressions and constant bounds of the loops decide most cases
@@ -1138,7 +1174,9 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
         got = expr_bounds(b, ranges)
         if got is not None and got[1] <= x:
             return True
-    return can_prove(GE(a, b), proof)
+    # past constant bounds, symbolically: k_0 * 32 + ax0 < n * 32 for k_0
+    # below n, as TVM proves it with symbolic bounds
+    return can_prove(GE(a, b), proof) or surely_at_most(b, a, proof)
 
 
 def _const_bounds(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:

@@ -53,9 +53,9 @@ from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at
+from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
@@ -326,7 +326,9 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     expression of the loops kept (what splits that do not divide add), is
     provably true, or constrains only relaxed loops the indices do not use
     and holds where they start (a split reduction loop's guard). Unit loops
-    take their one value.
+    take their one value. A dense sum of loops (what fuse makes) that an
+    index cuts inside a digit, or that the predicate bounds as a whole, is
+    read as one loop over its values, as TVM's iterator maps fuse it.
     """
     loops = loops_between(site, realize_path, top)
     if any(int_value(l.min) != 0 for l in loops):
@@ -352,8 +354,30 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
                                                     for n in set().union(*[var_names(c) for c in aside])})):
         terms = [c for c in terms if not any(c is a for a in aside)]
     predicate = _conjoin(terms)
+    out = _box(mins, extents, predicate, dict(relaxed))
+    if out is None:
+        # the loops of a fused sum the predicate guards, read as digits of it
+        # in the indices as the block writes them (simplified, (i * 5 + j) % 3
+        # would read (i * 2 + j) % 3, no longer a remainder of the sum)
+        written = [substitute(substitute(r.min, bind), units) for r in region.region]
+        digits = _fused_digits(written, predicate, relaxed)
+        if digits is not None:
+            out = _box(digits[0], extents, digits[1], digits[2])
+    return out
+
+
+def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[Interval] | None:
+    """What :func:`produced_region` shows written of the region at ``mins``
+    (in the loops of ``relaxed``, which it may extend with stand-ins) and
+    ``extents`` under ``predicate``, or None."""
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
     sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+    if sums is None:
+        found = _fused_stand_ins(fused, relaxed, predicate, consumed)
+        if found is not None:
+            fused, more = found
+            sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+            consumed = consumed | more
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
         # would forwards: read it reflected
@@ -530,6 +554,142 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
             consumed.add(k)
             break
     return out, consumed
+
+
+def _dense_sum(e: PrimExpr, relaxed: dict, least: int = 2) -> int | None:
+    """The number of values of ``e`` when it is a dense mixed-radix sum of
+    ``least`` or more relaxed loops of constant extents (weights 1, e0,
+    e0 * e1, ..., no constant: what fuse makes), which then takes each value
+    of ``[0, that number)`` exactly once as the loops run; None otherwise."""
+    form = affine_form(e)
+    if form is None or form.const != 0 or len(form.terms) < least:
+        return None
+    reach = 1
+    for var, w in sorted(form.terms, key=lambda t: t[1]):
+        loop = relaxed.get(var.name) if isinstance(var, Var) else None
+        ext = None if loop is None else int_value(loop.extent)
+        if ext is None or ext < 1 or w != reach:
+            return None
+        reach = w * ext
+    return reach
+
+
+def _fused_digits(mins: list, predicate: PrimExpr, relaxed: dict):
+    """``(mins, predicate, relaxed)`` with the loops of each dense sum
+    ``S`` that the predicate bounds as ``S < c`` (the guard of a split of a
+    fused loop that does not divide it), or that an index divides or takes
+    the remainder of, replaced by the digits of a stand-in loop ``S`` over
+    its values (a loop of weight ``w`` and extent ``e`` is ``S // w % e``),
+    up to ``c`` under a guard, and the guards dropped: the loops take their
+    values exactly once each over ``S``'s, so the indices take the same
+    values. Only where the predicate reads the sum's loops in no other
+    conjunct; None when there is no such sum."""
+    conds = conjuncts(predicate)
+    # the sums the guards bound (one loop alone is a sum too: the guard then
+    # shortens it), and those the indices divide or take the remainder of
+    candidates = [(c.a, _dense_sum(c.a, relaxed, 1)) for c in conds
+                  if isinstance(c, LT) and int_value(c.b) is not None]
+    candidates += [(n.a, _dense_sum(n.a, relaxed)) for m in mins for n in walk(m)
+                   if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var)]
+    taken: set = set()
+    mapping: dict = {}
+    dropped: set = set()
+    added: dict = {}
+    for sum_expr, size in candidates:
+        if size is None:
+            continue
+        key = simplify_index(sum_expr)
+        loops = var_names(key)
+        guards = _sum_guards(conds, frozenset(), key, loops)
+        if loops & taken or guards is None:
+            continue
+        name = "_fused"
+        while name in relaxed or name in added:
+            name += "_"
+        stand_in = Var(name, key.dtype)
+        form = affine_form(key)
+        top = max(w for _, w in form.terms)
+        for var, w in form.terms:
+            digit = stand_in if w == 1 else FloorDiv(stand_in, IntImm(key.dtype, w))
+            if w != top:
+                digit = FloorMod(digit, relaxed[var.name].extent)
+            mapping[var] = digit
+        taken |= loops
+        dropped |= {k for k, _ in guards}
+        added[name] = _Extent(key.dtype, min([size] + [g for _, g in guards]))
+    if not added:
+        return None
+    new_mins = [simplify_index(substitute(m, mapping)) for m in mins]
+    rest = [c for k, c in enumerate(conds) if k not in dropped]
+    new_relaxed = {n: l for n, l in relaxed.items() if n not in {v.name for v in mapping}}
+    new_relaxed.update(added)
+    return new_mins, _conjoin(rest), new_relaxed
+
+
+def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: set):
+    """The indices with each dense sum of loops that they divide or take
+    the remainder of (``(i * 32 + j) % 56``) replaced by a stand-in loop
+    over its values, as TVM's iterator maps fuse such a sum into one mark
+    before splitting it: where a cut falls inside a digit, the slices of the
+    loops themselves are no iteration map. A sum is replaced only where its
+    loops appear nowhere else in the indices, and the predicate reads them
+    only as ``sum < c`` (the guard of a split of the fused loop that does
+    not divide it: the stand-in then runs to ``c``); the indices then take
+    the same values over the stand-in as over the loops. A loop of a
+    conjunct in ``consumed`` (read by a stand-in of :func:`_fuse_guarded`)
+    is tied to that stand-in and stays. Adds the stand-ins to ``relaxed``;
+    returns the new indices and the positions of the conjuncts the
+    stand-ins account for, or None when there is no such sum."""
+    conds = conjuncts(predicate)
+    tied = set().union(*[var_names(conds[k]) for k in consumed])
+    sums: dict = {}
+    for m in mins:
+        for n in walk(m):
+            if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var):
+                size = _dense_sum(n.a, relaxed)
+                if size is not None:
+                    sums.setdefault(simplify_index(n.a), size)
+    out, added, used = list(mins), {}, set()
+    for key, size in sums.items():
+        loops = var_names(key)
+        guards = _sum_guards(conds, consumed, key, loops)
+        if loops & tied or guards is None:
+            continue
+        name = "_fused"
+        while name in relaxed or name in added:
+            name += "_"
+        stand_in = Var(name, key.dtype)
+
+        def pre(n, key=key, stand_in=stand_in):
+            if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var) and simplify_index(n.a) == key:
+                return type(n)(stand_in, n.b)
+            return None
+
+        trial = [transform(m, lambda n: n, pre) for m in out]
+        if any(var_names(m) & loops for m in trial):
+            continue  # a loop of the sum is read apart from it too
+        out = trial
+        added[name] = _Extent(key.dtype, min([size] + [c for _, c in guards]))
+        used |= {k for k, _ in guards}
+    if not added:
+        return None
+    relaxed.update(added)
+    return out, used
+
+
+def _sum_guards(conds: list, consumed: set, key: PrimExpr, loops: set) -> list | None:
+    """``[(position, c)]`` for the conjuncts that read the loops of the
+    dense sum ``key``, each ``key < c`` with a constant ``c``; None when
+    one reads them otherwise."""
+    guards = []
+    for k, c in enumerate(conds):
+        if k in consumed or not (var_names(c) & loops):
+            continue
+        limit = int_value(c.b) if isinstance(c, LT) else None
+        if limit is None or limit < 1 or simplify_index(c.a) != key:
+            return None
+        guards.append((k, limit))
+    return guards
 
 
 def conjuncts(e: PrimExpr) -> list[PrimExpr]:

@@ -32,7 +32,7 @@ from .int_set import Interval as IntervalSet
 from .int_set import eval_interval
 from .iter_map import IterSplit, IterSum, detect_iter_map, is_affine_binding, loop_ranges, simplify_index
 from .linear import Affine, Linear, affine_expr, affine_form, prove_equal, simplify_affine
-from .linear_bound import LinearInterval, bound, const_bounds, let_interval, loop_interval
+from .linear_bound import LinearInterval, bound, const_bounds, let_interval, loop_interval, surely_at_most
 from .prove import can_prove
 from .region import bound_region, region_covers, region_ranges
 from .simplify import simplify_expr
@@ -43,5 +43,6 @@ __all__ = [
     "UNBOUNDED", "affine_expr", "affine_form", "bound", "bound_region", "can_prove",
     "const_bounds", "const_interval", "detect_iter_map", "eval_interval", "expr_bounds", "fits",
     "is_affine_binding", "let_interval", "loop_interval", "loop_ranges", "prove_equal",
-    "region_covers", "region_ranges", "simplify_affine", "simplify_expr", "simplify_index", "wrap",
+    "region_covers", "region_ranges", "simplify_affine", "simplify_expr", "simplify_index",
+    "surely_at_most", "wrap",
 ]

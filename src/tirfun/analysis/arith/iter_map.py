@@ -142,6 +142,12 @@ class _Normalizer:
         bounds = _lin_bounds(r, self.ranges)
         if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
             return q
+        # every weight k as c * (k // c) + k % c: (c * q2 + r2) // c is q2
+        # when r2 lies in [0, c) (c_o * 45 // 2 is c_o * 22 for c_o in [0, 1])
+        r2 = Affine(self.dtype, tuple((t, k % c) for t, k in r.terms if k % c), r.const)
+        bounds = None if r2 == r else _lin_bounds(r2, self.ranges)
+        if bounds is not None and bounds[0] >= 0 and bounds[1] < c:
+            return q.plus(Affine(self.dtype, tuple((t, k // c) for t, k in r.terms), 0))
         common = self.common_factor(r, c)
         if common is not None:
             # (g * y + r0) // (g * m) == y // m for 0 <= r0 < g: the

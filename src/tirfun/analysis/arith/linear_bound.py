@@ -450,4 +450,20 @@ def _extreme(linear: Linear, facts: Mapping, direction: int, rounds: int) -> int
     return current.const if current.is_const else None
 
 
-__all__ = ["LinearInterval", "bound", "loop_interval", "let_interval", "const_bounds"]
+def surely_at_most(a: PrimExpr, b: PrimExpr, domains: Mapping) -> bool:
+    """Whether ``a <= b`` for every value of the variables of ``domains``
+    (Var -> Range, in order: a Range may mention the variables before it),
+    each relaxed over its range symbolically, as TVM's analyzer proves with
+    symbolic bounds: ``v * 32 + 31 <= n * 32 - 1`` for ``v`` below ``n``.
+    Read as the index arithmetic denotes (an index that wraps is out of
+    bounds anyway); False means "not shown"."""
+    if not (a.dtype.is_integer and a.dtype == b.dtype):
+        return False
+    ranges: dict = {}
+    for var, rng in domains.items():
+        ranges[var] = loop_interval(var, rng.min, rng.extent, ranges)
+    gap = bound(Sub(a, b), ranges)
+    return gap.hi is not None and gap.hi.is_const and gap.hi.const <= 0
+
+
+__all__ = ["LinearInterval", "bound", "loop_interval", "let_interval", "const_bounds", "surely_at_most"]
