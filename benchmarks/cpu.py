@@ -183,6 +183,33 @@ def main(out: T.Buffer(({threads}, {width}), "float32"), a: T.float32, b: T.floa
     return IRModule({"main": from_source(src)})
 
 
+def peak_vnni(threads: int, chains: int = 12) -> IRModule:
+    """Per thread, ``chains`` independent vectors of 16 int32 sums, each
+    updated by one ``vpdpbusd`` (64 byte products, 128 integer operations)
+    ``iters`` times."""
+    width = chains * 16
+    src = f"""
+@T.prim_func
+def main(out: T.Buffer(({threads}, {width}), "int32"), a: T.int32, b: T.int32, iters: T.int32):
+    for t in T.parallel({threads}):
+        with T.block("dot"):
+            vt = T.axis.spatial({threads}, t)
+            T.reads()
+            T.writes(out[vt, 0:{width}])
+            acc = T.alloc_buffer(({width},), "int32")
+            for u in T.unroll({chains}):
+                acc[u * 16:u * 16 + 16] = T.Broadcast(u, 16)
+            for it in range(iters):
+                for u in T.unroll({chains}):
+                    acc[u * 16:u * 16 + 16] = T.call_llvm_pure_intrin(
+                        "int32x16", "llvm.x86.avx512.vpdpbusd.512", T.uint32(3), acc[u * 16:u * 16 + 16],
+                        T.Broadcast(a, 16), T.Broadcast(b, 16))
+            for u in T.unroll({chains}):
+                out[vt, u * 16:u * 16 + 16] = acc[u * 16:u * 16 + 16]
+"""
+    return IRModule({"main": from_source(src)})
+
+
 def vector_lanes() -> int:
     """float32 lanes of the widest vector registers of this CPU."""
     features = host_description()[2].split(",")
@@ -435,6 +462,31 @@ def run(quick: bool) -> int:
         rows.append((label, f"{c}->{f}, {hw}x{hw}", conv_s, f"{rate:.1f} GFLOP/s",
                      f"{100 * rate / peak:.0f}% of peak", "conv2d", None,
                      ">= 50% of peak" if target != "llvm" else ""))
+
+    if "+avx512vnni" in host_description()[2].split(","):
+        # bytes: the 16x4 dot products of AVX512-VNNI through tensorize
+        vnni_rt = tirfun.build(peak_vnni(threads))
+        vnni_out = tirfun.nd.empty((threads, 12 * 16), "int32")
+        vnni_iters = 100_000 if quick else 500_000
+        vnni_s = timed(vnni_rt, vnni_out, np.int32(0x01010101), np.int32(0x01010101), vnni_iters,
+                       repeat=repeat)
+        vnni_peak = 128.0 * threads * vnni_iters * 12 / vnni_s / 1e9
+        rows.append(("peak: independent vpdpbusd", f"{threads}x12x16 lanes", vnni_s,
+                     f"{vnni_peak:.1f} GOP/s", "100% of byte peak", None, None, ""))
+        xa = rng.integers(0, 256, (k, k), dtype=np.uint8)
+        wa = rng.integers(-128, 128, (k, k), dtype=np.int8)
+        xb = tirfun.nd.array(xa)
+        wb = tirfun.nd.array(wa.reshape(k // 16, 16, k // 4, 4).transpose(0, 2, 1, 3).copy())
+        zb = tirfun.nd.empty((k, k), "int32")
+        bm_rt = tirfun.build(schedules.byte_matmul_vnni(k).mod)
+        bm_s = timed(bm_rt, xb, wb, zb, repeat=repeat)
+        check = min(k, 256)  # numpy's integer matmul is slow: a corner suffices
+        assert np.array_equal(zb.numpy()[:check, :check],
+                              xa[:check].astype(np.int64) @ wa[:check].astype(np.int64).T), \
+            "byte matmul result is wrong"
+        rate = 2.0 * k ** 3 / bm_s / 1e9
+        rows.append(("byte matmul u8 x s8 -> s32, tensorize VNNI_DOT_16x4", f"{k}^3 u8", bm_s,
+                     f"{rate:.1f} GOP/s", f"{100 * rate / vnni_peak:.0f}% of byte peak", None, None, ""))
 
     # the thread pool's speedup: the exact-IEEE matmul again, every loop serial
     os.environ["TIRFUN_NUM_THREADS"] = "1"

@@ -288,3 +288,33 @@ def test_sizes_that_do_not_tile_are_refused():
         schedules.softmax(4, 100)
     with pytest.raises(ScheduleError, match="extent 100 of loop 'k' is not a multiple of the tile size 64"):
         schedules.row_sum_rfactor(4, 100)
+
+
+# -- byte matmul -------------------------------------------------------------
+
+@pytest.mark.parametrize("rows", [4, 8])
+def test_byte_matmul_vnni_is_numpys_product_and_its_trace_replays(rows):
+    n = 64
+    sch = schedules.byte_matmul_vnni(n, rows)
+    rng = np.random.default_rng(rows)
+    a = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    b = rng.integers(-128, 128, (n, n), dtype=np.int8)
+    packed = b.reshape(n // 16, 16, n // 4, 4).transpose(0, 2, 1, 3).copy()
+    want = a.astype(np.int64) @ b.astype(np.int64).T
+    got = np.zeros((n, n), np.int32)
+    interp_run(sch.mod["main"], a, packed, got)
+    np.testing.assert_array_equal(got, want)
+    assert structural_equal(sch.trace(tirfun.IRModule({"main": schedules.byte_matmul(n)["main"]})), sch.mod)
+    if "+avx512vnni" not in host_description()[2].split(","):
+        pytest.skip("the CPU has no avx512vnni")
+    rt = tirfun.build(sch.mod)
+    built = np.zeros((n, n), np.int32)
+    rt(a, packed, built)
+    np.testing.assert_array_equal(built, got)
+    # one vpdpbusd per tile row and step of k, its operands loaded whole
+    # (a per-lane gather would read each of the 64 bytes apart)
+    ll = rt.get_source("ll")
+    # (LLVM may unroll the k loop too: a multiple of the rows, at most one per row and step)
+    calls = len(re.findall(r"call <16 x i32> @llvm\.x86\.avx512\.vpdpbusd\.512", ll))
+    assert calls and calls % rows == 0 and calls <= rows * (n // 4)
+    assert re.search(r"load <64 x i8>", ll) and "gather" not in ll

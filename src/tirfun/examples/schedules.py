@@ -1,4 +1,4 @@
-"""CPU schedules of four classic kernels, built from their plain programs.
+"""CPU schedules of classic kernels, built from their plain programs.
 
 Each kernel comes as a plain program (``matmul``, ``conv2d_nchw``,
 ``softmax``, ``row_sum``: te computations, one block per stage, no
@@ -35,7 +35,8 @@ from ..nodes import IRModule
 from ..schedule import Schedule
 
 __all__ = [
-    "conv2d_nchw", "conv2d_nchw_program", "matmul", "packed_matmul", "row_sum", "row_sum_rfactor",
+    "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul", "packed_matmul",
+    "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
     "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_row_sum_rfactor",
     "schedule_softmax", "softmax", "softmax_program",
 ]
@@ -114,6 +115,64 @@ def packed_matmul(n: int, rows: int = 8, cols: int = 32) -> Schedule:
     """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
     sch = Schedule(matmul(n))
     schedule_packed_matmul(sch, "C", rows, cols)
+    return sch
+
+
+# -- byte matmul ---------------------------------------------------------------
+
+def byte_matmul(n: int) -> IRModule:
+    """``C[i, j] = sum_k A[i, k] * B[j, k]`` over ``n x n`` matrices of
+    unsigned (A) and signed (B) bytes, summed in int32, as te writes it: one
+    block ``C``, loops ``i, j, k`` (B holds a row per output column, as a
+    quantized layer keeps its weights)."""
+    A = te.placeholder((n, n), "uint8", name="A")
+    B = te.placeholder((n, n), "int8", name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k].astype("int32") * B[j, k].astype("int32"), axis=k),
+                   name="C")
+    return _module(A, B, C)
+
+
+def schedule_byte_matmul_vnni(sch: Schedule, block="C", rows: int = 8) -> None:
+    """Schedule a byte matmul block (loops ``i, j, k``) for AVX512-VNNI, as
+    TVM's x86 dense schedule does:
+
+    - ``transform_layout`` B to ``[j // 16, k // 4, j % 16, k % 4]``: the
+      16 x 4 bytes one ``vpdpbusd`` multiplies are 64 consecutive bytes
+      (the caller passes B packed so: ``B.reshape(n // 16, 16, n // 4,
+      4).transpose(0, 2, 1, 3)``);
+    - ``split`` i by ``rows``, j by 16 and k by 4, ``reorder`` to ``i0, j0,
+      k0, i1, j1, k1``: ``rows`` tiles of 16 int32 sums per step of k0,
+      sharing one load of B;
+    - ``parallel`` over i0, ``decompose_reduction`` at k0;
+    - ``tensorize`` j1 with ``VNNI_DOT_16x4_INTRIN`` (one ``vpdpbusd`` per
+      row and step of k0) and ``unroll`` the rows.
+
+    The result is exact: every product and sum is an integer, and vpdpbusd
+    wraps as int32 addition does.
+    """
+    from ..tir.tensor_intrin.x86 import VNNI_DOT_16x4_INTRIN
+
+    block = sch.get_block(block) if isinstance(block, str) else block
+    i, j, k = sch.get_loops(block)
+    _divides("schedule_byte_matmul_vnni", _extent(sch, i), rows, "i")
+    _divides("schedule_byte_matmul_vnni", _extent(sch, j), 16, "j")
+    _divides("schedule_byte_matmul_vnni", _extent(sch, k), 4, "k")
+    sch.transform_layout(block, ("read", 1), lambda jj, kk: [jj // 16, kk // 4, jj % 16, kk % 4])
+    i0, i1 = sch.split(i, [None, rows])
+    j0, j1 = sch.split(j, [None, 16])
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    sch.parallel(i0)
+    sch.decompose_reduction(block, k0)
+    sch.tensorize(j1, VNNI_DOT_16x4_INTRIN)
+    sch.unroll(i1)
+
+
+def byte_matmul_vnni(n: int, rows: int = 8) -> Schedule:
+    """:func:`byte_matmul` scheduled by :func:`schedule_byte_matmul_vnni`."""
+    sch = Schedule(byte_matmul(n))
+    schedule_byte_matmul_vnni(sch, "C", rows)
     return sch
 
 
