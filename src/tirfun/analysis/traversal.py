@@ -231,15 +231,17 @@ def stmt_children(node: Node) -> Iterator[tuple[Step, Stmt]]:
             yield (name, None), value
 
 
-def walk_stmts(root: Node, path: Path = ()) -> Iterator[tuple[Path, Stmt]]:
+def walk_stmts(root: Node, path: Path = (), *, skip_init: bool = False) -> Iterator[tuple[Path, Stmt]]:
     """Every statement under ``root`` (root included when it is one) with its
-    path, in pre-order. Expressions are not entered."""
+    path, in pre-order. Expressions are not entered. ``skip_init`` leaves
+    out what blocks' inits hold, which a schedule does not reach into."""
     stack: list[tuple[Path, Node]] = [(path, root)]
     while stack:
         p, current = stack.pop()
         if isinstance(current, Stmt):
             yield p, current
-        kids = [(p + (step,), child) for step, child in stmt_children(current)]
+        kids = [(p + (step,), child) for step, child in stmt_children(current)
+                if not (skip_init and step[0] == "init")]
         stack.extend(reversed(kids))
 
 

@@ -27,7 +27,7 @@ def _main(mod: IRModule) -> PrimFunc:
 
 def _blocks(func: PrimFunc) -> list[Block]:
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    return [s for _, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+    return [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s is not root]
 
 
 def _buffer_arg(ch: Chooser, block: Block, regions):
@@ -158,7 +158,7 @@ def draw_cache_index(ch: Chooser, mod: IRModule):
     blocks = [b for b in _blocks(func) if any(isinstance(s, BufferStore) for _, s in walk_stmts(b.body))]
     if not blocks:
         return None
-    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func, skip_init=True))
     scope = "global" if threaded else ch.choice(SCOPES)
     thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
     root = func.body.block if isinstance(func.body, BlockRealize) else None

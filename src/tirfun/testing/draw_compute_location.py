@@ -32,7 +32,7 @@ def _main(mod: IRModule) -> tuple[str, PrimFunc]:
 def _blocks(func: PrimFunc) -> list[tuple[tuple, Block]]:
     """Every block but the root, with its path, in program order."""
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, Block) and s is not root]
+    return [(p, s) for p, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s is not root]
 
 
 def _loops_above(func: PrimFunc, path: tuple) -> list[For]:
@@ -71,7 +71,7 @@ def _draw_at(ch: Chooser, mod: IRModule, reverse: bool):
         ppath, _ = ch.choice(partners)
         loops = _loops_above(func, ppath)
     else:
-        loops = [s for _, s in walk_stmts(func) if isinstance(s, For)]
+        loops = [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, For)]
     if not loops:
         return None
     loop = ch.choice(loops)

@@ -354,6 +354,10 @@ class _FuncBuilder:
             fields["data_alignment"] = ch.choice((16, 32, 128))
         if ch.chance(40):
             fields["offset_factor"] = ch.choice((1, 4, 16))
+            if "elem_offset" not in fields:
+                # as TVM declares it (and the parser reads it): an offset of
+                # its own, which the argument's offset (0) binds
+                fields["elem_offset"] = Var(f"{buffer.name}_elem_offset", self.idx)
         return attrs.evolve(buffer, **fields)
 
     # ------------------------------------------------------------------ build

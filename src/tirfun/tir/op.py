@@ -295,9 +295,14 @@ def ret(value):
 
 def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None,
                 scope="", data_alignment=-1, offset_factor=0, buffer_type="", axis_separators=None):
-    """A new Buffer, with TVM's signature."""
+    """A new Buffer, with TVM's signature. As in TVM, a buffer with an
+    ``offset_factor`` and no ``elem_offset`` gets an offset variable of its
+    own, ``<name>_elem_offset``."""
     if isinstance(shape, (int, PrimExpr)):
         shape = (shape,)
+    if elem_offset is None and offset_factor:
+        index = next((s.dtype for s in shape if isinstance(s, PrimExpr)), "int32")
+        elem_offset = Var(f"{name}_elem_offset", index)
     return Buffer(name, list(shape), dtype, strides=list(strides or ()), elem_offset=elem_offset,
                   storage_scope=scope or "global", data=data,
                   data_alignment=64 if data_alignment in (-1, None) else data_alignment,
