@@ -171,15 +171,18 @@ def _vars_in(e) -> list:
     return [n for n in walk(e) if isinstance(n, Var)]
 
 
-def _var_ranges(root) -> dict:
+def _var_ranges(root, buffer: Buffer, items: dict) -> dict:
     """The constant inclusive ranges of the loop and block iteration
-    variables under ``root``, by name (names are unique in a function, so
-    a variable's range holds wherever it is used)."""
+    variables under ``root`` that statements naming ``buffer`` bind, by
+    name (names are unique in a function, so a variable's range holds
+    wherever it is used). Only those statements hold accesses of the
+    buffer, so only they are walked (``items``: see :func:`_naming`): the
+    cost follows the uses, not the function."""
     from ..analysis.arith.terms import int_value
     from ..nodes import Block
 
     out = {}
-    for _, node in walk_stmts(root):
+    for node in _naming(root, buffer, items):
         doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
             [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
         for var, lo, ext in doms:
@@ -549,8 +552,8 @@ class TransformLayout(Rewrite):
         # set_axis_separator (which its transform_layout calls) gives them
         top = plan.alloc if plan.alloc is not None else (
             _ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
-        ranges = _var_ranges(site.at(top) if top is not None else site.func.body)
-        mapping = with_views(site.at(top), old, new) if top is not None else {old: new}
+        ranges = _var_ranges(site.at(top) if top is not None else site.func.body, old, plan.items)
+        mapping = with_views(site.at(top), old, new, site.index, top) if top is not None else {old: new}
         if plan.alloc is not None:
             scope = site.at(plan.alloc)
             items = plan.items

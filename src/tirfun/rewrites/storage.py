@@ -15,7 +15,7 @@ import attrs
 from pyrsistent import PVector
 
 from ..analysis.mentions import mentions_any, names_in
-from ..analysis.traversal import Path, ancestors, map_children, stmt_children, walk_stmts
+from ..analysis.traversal import Path, ancestors, map_children, stmt_children
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
     StringImm, Var,
@@ -76,7 +76,7 @@ def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Pat
 
 
 def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=None,
-           block_path: Path | None = None) -> list[Buffer]:
+           block_path: Path | None = None, sources: dict | None = None) -> list[Buffer]:
     """The match_buffer views of ``buffer`` below ``block``, views of views
     included, outermost first. Only blocks declare views, so only
     statements are walked, and only those that name one of the buffers.
@@ -87,7 +87,8 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
     without asking the others again. With the function's ``index`` and the
     block's path, the positions in a sequence come from the blocks the index
     knows to mention the buffers, where it can tell, instead of from asking
-    every item of a long sequence."""
+    every item of a long sequence. ``sources``, when given, receives each
+    view's source buffer."""
     found = [buffer]
     stack = [(block, block_path)]
     while stack:  # pre-order, as a view of a view comes below the view
@@ -108,12 +109,14 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
             for m in n.match_buffers:
                 if m.source.buffer in found and m.buffer not in found:
                     found.append(m.buffer)
+                    if sources is not None:
+                        sources[m.buffer] = m.source.buffer
         stack.extend(reversed([(child, None if path is None else path + (step,))
                                for step, child in stmt_children(n)]))
     return found[1:]
 
 
-def with_views(root, buffer: Buffer, new: Buffer) -> dict:
+def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None = None) -> dict:
     """``{buffer: new}`` and each match_buffer view of ``buffer`` under
     ``root`` (views of views too) with the axis separators TVM's
     ``set_axis_separator`` gives it: its source's, where it has as many
@@ -121,17 +124,15 @@ def with_views(root, buffer: Buffer, new: Buffer) -> dict:
     0-d view of one element has no axis to separate, so they change
     nothing there)."""
     mapping = {buffer: new}
-    for _, node in walk_stmts(root):  # pre-order: a view comes before the views of it
-        if not isinstance(node, Block):
-            continue
-        for m in node.match_buffers:
-            source = mapping.get(m.source.buffer)
-            if source is None or m.buffer in mapping:
-                continue
-            seps = list(source.axis_separators)
-            if len(m.buffer.shape) != len(source.shape):
-                seps = [0] * len(seps)
-            mapping[m.buffer] = with_fields(m.buffer, axis_separators=seps)
+    sources: dict = {}
+    # outermost first: a view comes before the views of it; with the
+    # function's index and the root's path, only what names them is walked
+    for view in buffer_views(root, buffer, None, index, path, sources):
+        source = mapping[sources[view]]
+        seps = list(source.axis_separators)
+        if len(view.shape) != len(source.shape):
+            seps = [0] * len(seps)
+        mapping[view] = with_fields(view, axis_separators=seps)
     return mapping
 
 
@@ -640,7 +641,8 @@ class SetAxisSeparator(Rewrite):
         if top is not None:
             buffer_views(site.at(top), buffer, items, site.index, top)
         # its match_buffer views take the separators too, as in TVM
-        mapping = with_views(site.at(top) if top is not None else site.func.body, buffer, new)
+        mapping = with_views(site.at(top) if top is not None else site.func.body, buffer, new,
+                             site.index if top is not None else None, top)
         if alloc is not None:
             block = _replace_buffers(site.at(alloc), mapping, items=items)
             return Outcome(commit(site, alloc, block, index=site.index))
