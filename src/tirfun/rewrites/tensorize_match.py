@@ -31,7 +31,7 @@ from ..analysis.arith import prove_equal
 from ..analysis.arith.iter_map import simplify_index
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, FloatImm, For, IntImm, IterVar, Let,
-    LetStmt, Node, PrimExpr, Range, SeqStmt, Var,
+    LetStmt, Node, PrimExpr, SeqStmt, Var,
 )
 from .exprs import cast as _cast, substitute_expr
 
