@@ -1351,3 +1351,27 @@ def test_cache_of_a_tile_inside_a_symbolic_buffer_has_the_tiles_shape(kind):
     verify(sch.mod)
     assert_equivalent(mod["main"], sch.mod["main"])
     builds_as_interpreted(sch.mod, {"n": 13})
+
+
+def test_reindex_of_a_write_indexed_by_an_enclosing_blocks_variable_is_refused_not_a_crash():
+    # blockize leaves S writing S[vi_o, vj_i], vi_o the outer block's: the
+    # check for a predicate that keeps out only instances outside the domain
+    # looked vi_o up among S's own variables (a KeyError from inside)
+    func = from_source('''
+@T.prim_func
+def main(A: T.Buffer((5, 4), "float64"), S: T.Buffer((5, 4), "float64")):
+    for i in range(5):
+        with T.block("S_o"):
+            vi_o = T.axis.spatial(5, i)
+            T.reads(A[vi_o, 0:4])
+            T.writes(S[vi_o, 0:4])
+            for j0, j in T.grid(2, 2):
+                with T.block("S"):
+                    vj_i = T.axis.spatial(4, j0 * 2 + j)
+                    T.where(j0 * 2 + j < 4)
+                    T.reads(A[vi_o, vj_i])
+                    T.writes(S[vi_o, vj_i])
+                    S[vi_o, vj_i] = A[vi_o, vj_i] * T.float64(2.0)
+''')
+    (err,) = R.reindex("S", ("write", 0)).violations(IRModule({"main": func}))
+    assert isinstance(err, R.CacheWritePartialError) and "predicate" in err.reason

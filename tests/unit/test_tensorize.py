@@ -429,3 +429,19 @@ def test_tensorize_an_int8_matmul_over_a_packed_layout():
     built = np.zeros((32, 32), np.int32)
     tirfun.build(sch.mod)(x, wp, built)
     assert np.array_equal(built, want)
+
+
+def test_tensor_intrin_refuses_a_description_with_a_free_variable():
+    # a description reading a variable it does not bind would match a block
+    # reading one of that name, and carry it into the schedule unbound
+    desc = from_source(DOT4_DESC.script())
+    free = tir.Var("r", "int32")
+    body = desc.body.block.body.body.block.body
+    bad_body = tir.BufferStore(body.buffer, body.value + tir.Cast("float32", free), body.indices)
+    inner = desc.body.block.body.body.block
+    from tirfun.nodes.base import with_fields
+    bad = desc.with_body(with_fields(desc.body, block=with_fields(
+        desc.body.block, body=with_fields(desc.body.block.body, body=with_fields(
+            desc.body.block.body.body, block=with_fields(inner, body=bad_body))))))
+    with pytest.raises(TensorIntrinError, match="desc is not a well-formed function.*r"):
+        tir.TensorIntrin(bad, DOT4_IMPL)

@@ -1771,6 +1771,8 @@ def _covers_domains(site, realize_path: Path, realize: BlockRealize, names, top:
     iteration variables ``names`` in their domains (dataflow's lower bound
     of a region written at those variables)."""
     ivs = {iv.var.name: iv for iv in realize.block.iter_vars}
+    if any(n not in ivs for n in names):
+        return False  # an index reads a variable of an enclosing block: not shown
     chosen = [ivs[n] for n in names]
     probe = Buffer("reindexed", [iv.dom.extent for iv in chosen], "int32")
     region = BufferRegion(probe, [Range(iv.var, IntImm(iv.var.dtype, 1)) for iv in chosen])

@@ -29,6 +29,7 @@ import attrs
 
 from ..analysis.arith import prove_equal
 from ..analysis.arith.iter_map import simplify_index
+from ..analysis.traversal import walk
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, FloatImm, For, IntImm, IterVar, Let,
     LetStmt, Node, PrimExpr, SeqStmt, Var,
@@ -179,6 +180,12 @@ class _Comparator:
         try:
             x, y = simplify_index(mapped, self.ranges), simplify_index(_cast(b, mapped.dtype), self.ranges)
         except Exception:  # an expression the index simplifier does not take
+            return False
+        # what is left of the block's side must be the description's
+        # variables: one of the block's own that did not cancel is no
+        # variable of the description, whatever its name
+        described = set(self.vars.values())
+        if any(isinstance(n, Var) and n not in described for n in walk(x)):
             return False
         return x == y or prove_equal(x, y)
 

@@ -60,6 +60,15 @@ def _check_func(role: str, func) -> None:
         if p not in func.buffer_map:
             raise TensorIntrinError(f"TensorIntrin: parameter {p.name} of {role} is not a buffer "
                                     "(T.match_buffer); every parameter of a tensor intrinsic is one")
+    from ...analysis.verify import verify
+    from ...errors import VerifyError
+    from ...nodes import IRModule
+
+    try:
+        # a variable nothing binds would be carried into the schedule unbound
+        verify(IRModule({"main": func}))
+    except VerifyError as err:
+        raise TensorIntrinError(f"TensorIntrin: {role} is not a well-formed function: {err}") from None
 
 
 @attrs.frozen
