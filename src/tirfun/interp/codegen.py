@@ -31,7 +31,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from ..analysis.arith import const_bound as ivs
 from ..tir.intrinsics import refusal
-from ..tir.llvm_x86 import X86, intrinsic_args
+from ..tir.llvm_x86 import X86, intrinsic_args, signature_problem
 from ..tir.legalize import LEGALIZED, legalize
 from .intrinsics import EXTERN_FLOAT, FLOAT_BINARY, FLOAT_PREDICATES, FLOAT_UNARY, LLVM_NAMES
 from .semantics import MEMORYVIEW_FORMATS, const_float, rounder_name, wrap_code
@@ -1277,11 +1277,9 @@ class Compiler:
         """One lane of an x86 dot-product intrinsic (see
         :mod:`tirfun.tir.llvm_x86`): ``vpdpbusd`` reads the lane of each
         argument, ``pmaddubsw``/``pmaddwd`` two adjacent lanes of each."""
-        ret, types, _feature = X86[callee]
-        got = [str(a.dtype) for a in args]
-        if str(dtype) != ret or got != list(types):
-            raise InterpError(f"{callee} returns {ret} and takes {', '.join(types)}; called as {dtype} of "
-                              f"{', '.join(got)}")
+        problem = signature_problem(callee, args, dtype)
+        if problem is not None:
+            raise InterpError(problem)
         dt = dtype.element_of
         if "vpdpbusd" in callee:
             acc, a, b = (self.expr(x, env, lane).code for x in args)

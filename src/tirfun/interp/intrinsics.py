@@ -188,18 +188,10 @@ def reinterpret(x, src: str, dst: str):
     """The bits of ``x``, a value of ``src``, read as a value of ``dst`` of
     the same size (``T.reinterpret``): an int for integer types, a float
     for float types."""
-    import numpy as np
-
     from ..numpy_dtypes import numpy_dtype
 
-    s, d = numpy_dtype(src), numpy_dtype(dst)
-    if s.kind in "iu":
-        bits = s.itemsize * 8
-        raw = np.array([x & ((1 << bits) - 1)], dtype=f"u{s.itemsize}")
-    else:
-        raw = np.array([x], dtype=s)
-    out = raw.view(d)[0]
-    return int(out) if d.kind in "iub" else float(out)
+    d = numpy_dtype(dst)
+    return _scalar(_raw([x], src).view(d)[0], d)
 
 
 def _raw(values: list, src: str):

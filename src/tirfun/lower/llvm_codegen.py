@@ -32,7 +32,7 @@ from ..nodes import (
     Mul, Not, Or, PrimExpr, PrimFunc, Ramp, Select, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..tir.intrinsics import refusal
-from ..tir.llvm_x86 import X86, intrinsic_args
+from ..tir.llvm_x86 import X86, intrinsic_args, signature_problem
 from ..tir.legalize import LEGALIZED, legalize
 from . import llvm_intrinsics, llvm_libcalls, llvm_minifloat
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
@@ -1054,11 +1054,10 @@ class LLVMCodegen:
         """An x86 intrinsic of :data:`~tirfun.tir.llvm_x86.X86`, declared
         with its own types; refused where the target lacks its feature
         (LLVM would abort selecting it)."""
-        ret, types, feature = X86[callee]
-        got = [str(a.dtype) for a in args]
-        if str(dtype) != ret or got != list(types):
-            raise BuildError(f"{callee} returns {ret} and takes {', '.join(types)}; called as {dtype} of "
-                             f"{', '.join(got)}")
+        ret, _types, feature = X86[callee]
+        problem = signature_problem(callee, args, dtype)
+        if problem is not None:
+            raise BuildError(problem)
         if f"+{feature}" not in self.cpu_features.split(","):
             raise BuildError(f"{callee} needs the CPU feature {feature}, which the target does not have")
         values = [self.expr(a) for a in args]

@@ -154,12 +154,13 @@ class Tensorize(Rewrite):
         if isinstance(self.target, LoopRef):
             # the loop's subtree made a block first; blockize's own checks
             # report what prevents it
-            errors, bplan = Blockize(self.target, self.preserve_unit_iters).analyze(mod)
+            blockize = Blockize(self.target, self.preserve_unit_iters)
+            errors, bplan = blockize.analyze(mod)
             if errors:
                 for err in errors:
                     chk.fail(type(err), err.subject, err.reason, *err.nodes)
                 chk.checkpoint()
-            outcome = Blockize(self.target, self.preserve_unit_iters).build(bplan)
+            outcome = blockize.build(bplan)
             mod, block_ref, made = outcome.mod, outcome.result, True
         elif isinstance(self.target, BlockRef):
             block_ref, made = self.target, False

@@ -23,6 +23,17 @@ X86 = {
 }
 
 
+def signature_problem(callee: str, args: list, dtype) -> str | None:
+    """Why a call of the x86 intrinsic ``callee`` returning ``dtype`` on
+    ``args`` does not fit its types (None when it does): the interpreter
+    and the build refuse the same calls with the same words."""
+    ret, types, _feature = X86[callee]
+    got = [str(a.dtype) for a in args]
+    if str(dtype) != ret or got != list(types):
+        return f"{callee} returns {ret} and takes {', '.join(types)}; called as {dtype} of {', '.join(got)}"
+    return None
+
+
 def intrinsic_args(e: Call) -> tuple[str | None, list]:
     """The intrinsic's name and its arguments, without TVM's count of
     signature arguments (``T.uint32(n)`` right after the name, where ``n``
@@ -36,4 +47,4 @@ def intrinsic_args(e: Call) -> tuple[str | None, list]:
     return e.args[0].value, args
 
 
-__all__ = ["X86", "intrinsic_args"]
+__all__ = ["X86", "intrinsic_args", "signature_problem"]
