@@ -374,7 +374,7 @@ def tour_gpu_matmul(dev) -> None:
     A and B in shared memory, copied by all its threads together (cache_read,
     compute_at, then fuse, split and bind the copy), and each thread keeps its
     tile of C in registers (cache_write, reverse_compute_at). Here {n}^3, with
-    16 x 16 tiles per block and 2 x 2 per thread; benchmarks/cuda.py times
+    16 x 16 tiles per block and 2 x 2 per thread; benchmarks/gpu.py times
     the same schedule at 4096^3. The trace:""")
     print()
     sch = gpu_schedules.tiled_matmul(n, bm=16, bn=16, bk=8, tm=2, tn=2, vec=2)

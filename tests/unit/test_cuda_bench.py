@@ -1,4 +1,4 @@
-"""The kernels of ``benchmarks/cuda.py``, checked without a GPU: small
+"""The kernels of ``benchmarks/gpu.py``, checked without a GPU: small
 instances run with the interpreter as the GPU, the benchmark's tiling
 assembled by ptxas."""
 
@@ -11,7 +11,7 @@ import pytest
 import tirfun
 from tirfun.testing.cuda import ptxas_check, ptxas_path, run_split
 
-_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "cuda.py"
+_PATH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "gpu.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """GPU benchmarks: tirfun-built kernels against the device's own limits.
 
-    python benchmarks/cuda.py            # both workloads (under 5 minutes)
-    python benchmarks/cuda.py --quick    # smaller sizes
+    python benchmarks/gpu.py            # both workloads (under 5 minutes)
+    python benchmarks/gpu.py --quick    # smaller sizes
 
 Two workloads, each against a reference measured in the same run:
 
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     try:
         dev = tirfun.cuda(0)
     except tirfun.TirfunError as err:
-        print(f"benchmarks/cuda.py measures a GPU, and there is none here: {err}")
+        print(f"benchmarks/gpu.py measures a GPU, and there is none here: {err}")
         return 0
     from tirfun.runtime.cuda_driver import copy_on_device
 
