@@ -79,6 +79,10 @@ NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 CUDA_MAX_THREADS_PER_BLOCK = 1024
 CUDA_MAX_SHARED_MEMORY = 48 * 1024
 CUDA_WARP_SIZE = 32
+#: the largest extent of each launch dimension on every CUDA device of compute
+#: capability 3.0 and later: the driver refuses a launch past them
+CUDA_DIM_LIMITS = {"threadIdx.x": 1024, "threadIdx.y": 1024, "threadIdx.z": 64,
+                   "blockIdx.x": 2 ** 31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
 #: TVM's NVIDIA target tags and the compute capability of each
 TAGS = {
     "nvidia/nvidia-v100": "sm_70", "nvidia/tesla-v100": "sm_70", "nvidia/nvidia-t4": "sm_75",
@@ -443,4 +447,5 @@ def create_target_machine(target: Target, *, codemodel: str = "jitdefault"):
 
 __all__ = ["Target", "MATH_MODES", "host_description", "create_target_machine", "initialise_llvm",
            "LLVM_LOCK", "DEFAULT_OPT_LEVEL", "DEFAULT_CUDA_ARCH", "NVPTX_TRIPLE", "TAGS",
-           "CUDA_MAX_THREADS_PER_BLOCK", "CUDA_MAX_SHARED_MEMORY", "CUDA_WARP_SIZE"]
+           "CUDA_MAX_THREADS_PER_BLOCK", "CUDA_MAX_SHARED_MEMORY", "CUDA_WARP_SIZE",
+           "CUDA_DIM_LIMITS"]

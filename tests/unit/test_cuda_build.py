@@ -9,6 +9,7 @@ from tirfun.interp import run
 from tirfun.lower.cuda import lower_cuda
 from tirfun.target import DEFAULT_CUDA_ARCH, Target
 from tirfun.testing.cuda import ptxas_check, ptxas_path, run_split
+from tirfun.testing.equivalence import compare_arrays
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None,
                                  reason="ptxas (NVIDIA's PTX assembler) is not installed")
@@ -334,6 +335,75 @@ def test_vectorized_loops_load_and_store_vectors_and_math_comes_from_libdevice()
     np.testing.assert_allclose(b, np.exp(a.astype("float64")).astype("float32") + 1, rtol=1e-6)
     if ptxas_path() is not None:
         ptxas_check(ptx, rt.target.arch)
+
+
+FMOD = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16,), "DT"), B: T.Buffer((16,), "DT"), C: T.Buffer((16,), "DT"),
+         D: T.Buffer((16,), "DT")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for v in T.vectorized(2):
+            with T.block("C"):
+                vi = T.axis.spatial(16, tx * 2 + v)
+                C[vi] = T.fmod(A[vi], B[vi])
+                D[vi] = T.truncmod(A[vi], B[vi])
+'''
+
+
+def fmod_inputs(dtype: str):
+    """Remainders LLVM's NVPTX expansion of frem gets wrong: quotients past the
+    format's precision, zeros that keep the sign of x, infinities, NaN."""
+    from tirfun.numpy_dtypes import numpy_dtype
+
+    big = float(np.finfo(numpy_dtype(dtype)).max)
+    inf, nan = float("inf"), float("nan")
+    x = [big, -big, -6.0, -0.0, inf, -inf, nan, 5.5, 7.0, 1.0, -big, 3.0, 0.5, -7.25, big, 100.0]
+    y = [3.0, 0.75, 3.0, 2.0, inf, 2.0, 1.0, inf, 0.0, nan, -inf, -2.0, 0.1, 0.5, 1e-3, -3.0]
+    t = numpy_dtype(dtype)
+    return np.array(x).astype(t), np.array(y).astype(t)
+
+
+def expected_fmod(a, b):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.fmod(a.astype("float64"), b.astype("float64")).astype(a.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_fmod_calls_libdevice_and_not_the_inexact_frem_expansion(dtype):
+    from tirfun.lower.nvptx_codegen import find_libdevice
+
+    if find_libdevice() is None:
+        pytest.skip("libdevice (for fmod) is not installed")
+    rt = tirfun.build(parse(FMOD.replace("DT", dtype)), target="cuda -arch=sm_90")
+    ll = rt.get_source("ll")
+    assert "frem" not in ll and ("__nv_fmod" if dtype == "float64" else "__nv_fmodf") in ll
+    a, b = fmod_inputs(dtype)
+    c, d = np.zeros_like(a), np.zeros_like(a)
+    run_split(rt, a, b, c, d)
+    want = expected_fmod(a, b)
+    # bit for bit, any NaN agreeing with any NaN (C leaves its sign open)
+    assert compare_arrays("C", want, c, dtype) is None
+    assert compare_arrays("D", want, d, dtype) is None
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), "sm_90")
+
+
+def test_launch_dimensions_past_cudas_limits_are_build_errors():
+    # found on a GPU: the driver refused a block of (1, 1, 72) threads
+    src = VECTOR_ADD.replace("8", "72")
+    sch = tirfun.Schedule(parse(src))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.bind(i, "threadIdx.z")
+    with pytest.raises(BuildError, match=r"(?s)72 is more than the 64 a CUDA launch allows for "
+                                         r"threadIdx.z.*T.thread_binding\(72"):
+        tirfun.build(sch.mod, target="cuda")
+    sch = tirfun.Schedule(parse(src.replace("72", "70000")))
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.bind(i, "blockIdx.y")
+    with pytest.raises(BuildError, match="70000 is more than the 65535 a CUDA launch allows for blockIdx.y"):
+        tirfun.build(sch.mod, target="cuda")
 
 
 def test_without_libdevice_math_is_a_clear_build_error(monkeypatch):

@@ -257,3 +257,25 @@ def test_dynamic_shared_memory_is_requested_when_the_module_is_loaded(gpu):
     rt(a, b)
     assert gpu.dynamic_shared == {"main_kernel": 61456}  # rounded up to 16 bytes
     np.testing.assert_array_equal(b.numpy(), (x * np.float32(2))[:, ::-1] + np.float32(1))
+
+
+def test_zero_dimensional_arrays_copy_both_ways_and_reach_a_kernel(gpu):
+    # found on a GPU: a 0-d array was copied as shape (1,) and refused
+    dev = tirfun.cuda(0)
+    x = np.array(2.5, "float32")
+    a = tirfun.nd.array(x, dev)
+    assert a.shape == () and a.numpy().shape == () and a.numpy() == x
+    a.copyfrom(np.array(-1.0, "float32"))
+    assert a.numpy() == -1.0
+    rt = tirfun.build(tirfun.script.from_source('''
+@T.prim_func
+def main(A: T.Buffer((), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[()] + T.Cast("float32", vi)
+'''), target="cuda")
+    b = tirfun.nd.empty((4,), "float32", dev)
+    gpu.kernels = {k.name: k for k in rt.kernels}
+    rt(a, b)
+    np.testing.assert_array_equal(b.numpy(), np.array([-1, 0, 1, 2], "float32"))

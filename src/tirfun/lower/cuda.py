@@ -36,7 +36,7 @@ from ..nodes import (
     THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
     ForKind, IntImm, IRModule, IterVar, PrimFunc, SeqStmt,
 )
-from ..target import Target
+from ..target import CUDA_DIM_LIMITS, Target
 from ._util import map_funcs, vars_in
 from .allreduce import lower_cross_thread_reductions
 from .thread_sync import insert_thread_syncs
@@ -46,6 +46,10 @@ SHARED_SCOPES = ("shared", "shared.dyn")
 #: scopes that lowering moves into the kernels that use them
 KERNEL_SCOPES = ("shared", "shared.dyn", "local", "warp")
 _THREAD_DIMS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+# the largest extent of each launch dimension on every CUDA device of compute
+# capability 3.0 and later; the driver refuses a launch past them
+_DIM_LIMITS = {"threadIdx.x": 1024, "threadIdx.y": 1024, "threadIdx.z": 64,
+               "blockIdx.x": 2 ** 31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
 
 
 def launch_of(s):
@@ -149,14 +153,21 @@ def _check_kernel(name: str, kernel, target: Target) -> None:
     for tag in _THREAD_DIMS:
         ext = extents.get(tag, (IntImm("int32", 1), None))[0]
         if not isinstance(ext, IntImm):
-            return  # a symbolic block size is checked when the kernel is launched
+            threads = None  # a symbolic block size is checked when the kernel is launched
+            break
         threads *= ext.value
-    if threads > target.max_threads_per_block:
+    if threads is not None and threads > target.max_threads_per_block:
         dims = " * ".join(str(extents[t][0]) for t in _THREAD_DIMS if t in extents)
         raise BuildError(f"function {name}: a kernel of {threads} threads per block ({dims}); "
                          f"{target} allows at most {target.max_threads_per_block}: split the "
                          f"loops bound to threadIdx and bind the outer part to blockIdx:\n"
                          f"{lines_of(kernel)}")
+    for tag, (ext, stmt) in extents.items():
+        limit = CUDA_DIM_LIMITS.get(tag)
+        if limit is not None and isinstance(ext, IntImm) and ext.value > limit:
+            raise BuildError(f"function {name}: {ext.value} is more than the {limit} a CUDA launch "
+                             f"allows for {tag}: split the loop and bind its parts to "
+                             f"other dimensions:\n{lines_of(stmt, 2)}")
 
 
 def place_gpu_allocations(mod: IRModule) -> IRModule:

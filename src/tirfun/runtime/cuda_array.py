@@ -99,7 +99,9 @@ class DeviceBuffer:
 
         from .cuda_driver import copy_to_device
 
-        src = np.ascontiguousarray(array, dtype=self.dtype)
+        # not ascontiguousarray: it makes a 0-d array 1-d, whose shape (1,)
+        # would not match a 0-d device array
+        src = np.asarray(array, dtype=self.dtype, order="C")
         if src.shape != self.shape:
             raise ArgumentError(f"copyfrom: shape {src.shape} does not match the array's {self.shape}")
         if self.nbytes:

@@ -53,6 +53,7 @@ TVM's lowering allocates it inside the kernel).
 from __future__ import annotations
 
 import collections
+import math
 
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..nodes import (
@@ -63,6 +64,7 @@ from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
 from ..rewrites.checks import all_block_realizes
 from ..rewrites.exprs import var_names
+from ..target import CUDA_DIM_LIMITS, CUDA_MAX_THREADS_PER_BLOCK
 from ._choices import BytesChooser, Chooser, RandomChooser
 
 # unroll and add_unit_loop apply to any loop and any non-root block, so they
@@ -385,6 +387,14 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
                 visit(child, tags, loops)
 
         visit(root, frozenset(), {})
+        for tag, ext in extents.items():
+            limit = CUDA_DIM_LIMITS.get(tag)
+            if limit is not None and isinstance(ext, IntImm) and ext.value > limit:
+                problems.append(f"{ext.value} threads for {tag}, more than a CUDA launch allows ({limit})")
+        threads = [extents.get(t) for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")]
+        if all(e is None or isinstance(e, IntImm) for e in threads) and math.prod(
+                e.value for e in threads if e is not None) > CUDA_MAX_THREADS_PER_BLOCK:
+            problems.append(f"more than {CUDA_MAX_THREADS_PER_BLOCK} threads per block")
         for name, tags in reached:
             missing = set(extents) - tags
             if missing:
