@@ -569,11 +569,7 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         a, b = old.seq.tolist(), new.seq.tolist()
         n, m = len(a), len(b)
         pre = _common_head(a, b, min(n, m))
-        a.reverse()
-        b.reverse()
-        suf = _common_head(a, b, min(n, m) - pre)
-        a.reverse()
-        b.reverse()
+        suf = _common_head(reversed(a), reversed(b), min(n, m) - pre)
         if n == m:
             for k in range(pre, n - suf):
                 _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
@@ -628,13 +624,15 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
             _narrow(step, x, y, regions, delta, shifts, gone, came, realizes)
 
 
-def _common_head(a: list, b: list, limit: int) -> int:
-    """How many leading items (at most ``limit``) ``a`` and ``b`` hold as
-    the same objects. The comparison runs in C (a rewrite of a root of a
+def _common_head(a, b, limit: int) -> int:
+    """How many leading items (at most ``limit``) the iterables ``a`` and
+    ``b`` hold as the same objects (lists, or their ``reversed`` views for
+    the common tail: nothing is copied). The comparison runs in C (a rewrite of a root of a
     thousand blocks changes a few items and keeps the others) and stops at
     the first item that differs. Identity, not equality: two distinct
     nodes are compared field by field by ``==``, down to their leaves."""
-    return next(itertools.compress(itertools.count(), map(operator.is_not, a[:limit], b[:limit])), limit)
+    differs = itertools.islice(map(operator.is_not, a, b), limit)
+    return next(itertools.compress(itertools.count(), differs), limit)
 
 
 #: how far :func:`_kept_runs` looks ahead for the next kept item
