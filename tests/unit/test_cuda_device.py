@@ -82,30 +82,14 @@ def test_the_benchmark_matmul_schedule_on_the_gpu():
 
 @pytest.mark.parametrize("seed", range(40))
 def test_random_thread_bound_programs_on_the_gpu_equal_the_interpreter(seed):
-    from tirfun.nodes import IRModule
-    from tirfun.testing.cuda import bind_everything
-    from tirfun.testing.equivalence import random_inputs
-    from tirfun.testing.programs import random_prim_func
-    from tirfun.testing.schedules import random_schedule, thread_binding_problems
+    from tirfun.testing import gpu_soak
 
-    mod = IRModule({"main": random_prim_func(seed)})
-    mod = random_schedule(mod, seed, max_steps=4,
-                          primitives=("split", "fuse", "reorder", "bind", "unroll", "vectorize"))(mod)
-    mod = bind_everything(mod)
-    if thread_binding_problems(mod["main"]):
-        pytest.skip("the schedule binds threads so that they would race")
-    args = random_inputs(mod["main"], 1)
-    expected = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
-    try:
-        run(mod["main"], *expected)
-    except TirfunError:
-        pytest.skip("the program has no meaning on these inputs")
-    rt = tirfun.build(mod, target="cuda")
-    on_gpu = [tirfun.nd.array(x, DEV) if isinstance(x, np.ndarray) else x for x in args]
-    rt(*on_gpu)
-    for x, y in zip(expected, on_gpu):
-        if isinstance(x, np.ndarray):
-            assert x.tobytes() == y.numpy().tobytes()
+    outcome, detail = gpu_soak.check_seed(seed, gpu_soak.on_gpu)
+    if outcome == "skipped":
+        pytest.skip(detail)
+    # bit for bit, but for float64 math functions: libdevice's and the C
+    # library's round a few ulps apart (at most gpu_soak.LIBDEVICE_ULPS)
+    assert outcome in ("ok", "libdevice"), f"seed {seed}: {detail}"
 
 
 def test_dlpack_round_trips_with_torch_or_cupy():

@@ -125,7 +125,7 @@ def check_seed(seed: int, execute: Callable) -> tuple[str, str]:
     return "ok", ""
 
 
-def _on_gpu(rt, args):
+def on_gpu(rt, args):
     """Run ``rt`` on GPU copies of ``args``; the arguments after the call."""
     import tirfun
 
@@ -136,7 +136,7 @@ def _on_gpu(rt, args):
 
 
 def _check_on_gpu(seed: int) -> tuple[int, str, str]:
-    outcome, detail = check_seed(seed, _on_gpu)
+    outcome, detail = check_seed(seed, on_gpu)
     return seed, outcome, detail
 
 
