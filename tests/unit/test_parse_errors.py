@@ -170,9 +170,9 @@ CASES = {
         "    for i in [1, 2]:\n        A[0] = 1.0\n",
         "a for loop must iterate over range(...), T.serial, T.parallel, T.vectorized, T.unroll, "
         "T.thread_binding or T.grid, not a list", 3, 14, ""),
-    "starred arguments": (
-        "    T.evaluate(T.max(*[n, n]))\n",
-        "unpacking arguments with * is not supported in TVMScript", 3, 22, ""),
+    "starred argument that is no sequence": (
+        "    T.evaluate(T.max(*n))\n",
+        "only a tuple or a list can be unpacked with *, got the int32 variable n", 3, 23, ""),
 }
 
 

@@ -28,7 +28,7 @@ def _node_ctor(cls):
 
 
 def _not(ip, node, a):
-    return Not(to_bool_expr(ip, a.a, a.node("a"), "the operand of T.Not"))
+    return Not(to_bool_expr(ip, a.a, a.node("a"), "the operand of T.Not", lanes=None))
 
 
 def _cast(ip, node, a):
@@ -41,8 +41,10 @@ def _cast_fn(ip, node, a):
 
 
 def _select(ip, node, a):
-    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.Select")
     t, f = lift_pair(ip, a.true_value, a.false_value, node)
+    # as TVM's Select: a scalar condition, or one bool per lane of the values
+    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.Select",
+                        lanes=t.dtype.lanes)
     return Select(cond, t, f)
 
 
@@ -138,6 +140,8 @@ def _likely(ip, node, a):
 def _reinterpret(ip, node, a):
     dtype = to_dtype(ip, a.dtype, a.node("dtype"))
     value = ip.as_expr(a.value, a.node("value"))
+    if value.dtype == dtype:
+        return value  # as TVM's reinterpret: no call when nothing changes
     if dtype.bits * dtype.lanes != value.dtype.bits * value.dtype.lanes:
         raise ip.fail(node, f"T.reinterpret cannot change the size: {value.dtype} to {dtype}")
     return Call(dtype, "tir.reinterpret", [value])
