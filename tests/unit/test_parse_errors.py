@@ -170,6 +170,11 @@ CASES = {
         "    for i in [1, 2]:\n        A[0] = 1.0\n",
         "a for loop must iterate over range(...), T.serial, T.parallel, T.vectorized, T.unroll, "
         "T.thread_binding or T.grid, not a list", 3, 14, ""),
+    "match_buffer larger than its region": (
+        "    with T.block():\n        C = T.match_buffer(B[0, 0:4], (5,), \"int32\")\n"
+        "        T.evaluate(0)\n",
+        "T.match_buffer: C cannot view B's region: its shape (5,) does not fit the region's extent 4",
+        4, 13, ""),
     "starred argument that is no sequence": (
         "    T.evaluate(T.max(*n))\n",
         "only a tuple or a list can be unpacked with *, got the int32 variable n", 3, 23, ""),

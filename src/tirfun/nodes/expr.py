@@ -220,6 +220,16 @@ class PointerType(Node):
         if not isinstance(self.scope, str):
             raise NodeError(f"a pointer's storage scope is a string, got {self.scope!r}")
 
+    @property
+    def element_type(self) -> DataType:
+        """TVM's spelling of :attr:`element`."""
+        return self.element
+
+    @property
+    def storage_scope(self) -> str:
+        """TVM's spelling of :attr:`scope`."""
+        return self.scope
+
 
 @spans_fields  # it reads the variable's dtype
 def _check_annotation(self, _attribute, value):

@@ -90,8 +90,15 @@ def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, sc
 
 
 def handle(dtype=None, storage_scope: str = "global", *, is_size_var: bool = False) -> _VarNode:
-    """A new handle variable (``T.handle`` as an annotation)."""
-    return _VarNode("handle", "handle")
+    """A new handle variable (``T.handle`` as an annotation); given a dtype
+    or a scope, it points to that (``T.handle("float32", "shared")``), as
+    the same call declares one in a script."""
+    from ..nodes import PointerType
+
+    if dtype is None and storage_scope == "global":
+        return _VarNode("handle", "handle")
+    element = DataType("void") if dtype is None else DataType(dtype)
+    return _VarNode("handle", "handle", PointerType(element, storage_scope))
 
 
 def _dtype_function(name: str):
