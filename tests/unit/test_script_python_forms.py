@@ -334,3 +334,32 @@ def test_macro_read_from_an_instance_is_bound_to_it():
     a = np.arange(4, dtype="float32")
     _, b = run(roundtrip(with_macro), a, np.zeros(4, "float32"))
     np.testing.assert_array_equal(b, [1, 2, 3, 0])
+
+
+# ---------------------------------------------------------------- modules
+
+
+def test_a_class_without_functions_is_an_empty_module():
+    from tirfun.nodes import IRModule
+    from tirfun.script import ir as I
+
+    @I.ir_module
+    class Blank:
+        pass
+
+    assert isinstance(Blank, IRModule) and len(Blank.functions) == 0
+    assert from_source(Blank.script()) == Blank
+
+
+def test_a_function_of_a_module_class_must_be_a_prim_func():
+    from tirfun.script import ir as I
+
+    with pytest.raises(ParseError, match=r"@I.ir_module: M.helper is not a @T.prim_func function"):
+        @I.ir_module
+        class M:
+            def helper(self):
+                return 1
+
+            @T.prim_func
+            def main(A: T.Buffer((4,), "float32")):
+                A[0] = T.float32(1)
