@@ -157,6 +157,15 @@ likely = _op.likely
 assume = _op.assume
 comm_reducer = _op.comm_reducer
 from ..nodes.target import target  # noqa: E402 - T.target, a TargetConfig
+
+# the expression nodes T names after TVM's classes: constructed directly from
+# Python too, as TVM's T.IntImm(...) is tir.IntImm
+from .. import nodes as _nodes  # noqa: E402
+
+for _name in ("IntImm", "FloatImm", "StringImm", "Broadcast", "Ramp", "Add", "Sub", "Mul", "Div",
+              "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
+              "And", "Or", "Not"):
+    globals()[_name] = getattr(_nodes, _name)
 for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
     globals()[_name] = getattr(_op, _name)
 
