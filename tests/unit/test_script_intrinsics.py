@@ -188,6 +188,30 @@ def test_likely_takes_and_drops_dtype():
     assert T.likely(True) == T.bool(True)  # TVM leaves a constant as it is
 
 
+@pytest.mark.parametrize("call", [
+    "T.shift_left(x, 2{})", "T.shift_right(x, 1{})", "T.bitwise_and(x, 6{})", "T.bitwise_or(x, 8{})",
+    "T.bitwise_xor(x, 5{})", "T.bitwise_not(x{})",
+])
+def test_bitwise_calls_take_and_drop_dtype(call):
+    # TVM's T wrappers of these intrinsics drop a dtype= keyword
+    plain = func_text('A: T.Buffer((4,), "int32"), x: T.int32', f"A[0] = {call.format('')}")
+    func = round_trip(plain)
+    assert from_source(plain.replace(call.format(""), call.format(', dtype="int32"'))) == func
+    a = np.zeros(4, "int32")
+    (interp_a, _), (compiled_a, _) = both(func, a, np.int32(13))
+    expected = {"shift_left": 13 << 2, "shift_right": 13 >> 1, "bitwise_and": 13 & 6,
+                "bitwise_or": 13 | 8, "bitwise_xor": 13 ^ 5, "bitwise_not": ~13}[call.split("(")[0][2:]]
+    assert interp_a[0] == expected and compiled_a[0] == expected
+
+
+def test_ret_takes_and_drops_dtype():
+    text = func_text("x: T.int8, y: T.int8", "T.ret(x * y)").replace("def main(x: T.int8, y: T.int8):",
+                                                                      "def main(x: T.int8, y: T.int8) -> T.int8:")
+    func = from_source(text)
+    assert from_source(text.replace("T.ret(x * y)", 'T.ret(x * y, dtype="int8")')) == func
+    assert run(func, np.int8(7), np.int8(3)) == 21
+
+
 def test_address_of_takes_and_drops_dtype():
     text = func_text('A: T.Buffer((4,), "float32")', 'T.call_extern("int32", "consume", T.address_of(A[1]))')
     func = round_trip(text)
