@@ -66,9 +66,9 @@ CASES = {
         "    for i in T.parallel(A[0]):\n        A[0] = 1.0\n",
         "the bounds of a loop must be integers, got a float32 expression", 3, 25,
         "T.parallel takes integer extents, such as range(8) or range(n) for an int32 n"),
-    "while with a non-bool condition": (
-        "    while n:\n        A[0] = 1.0\n",
-        "the condition of a while loop must be a bool condition, got the int32 variable n", 3, 11, ""),
+    "while with a vector condition": (
+        "    while A[0:2] < 1.0:\n        A[0] = 1.0\n",
+        "the condition of a while loop must be a bool condition, got a boolx2 expression", 3, 11, ""),
     "lambda": (
         "    A[0] = (lambda x: x)(1.0)\n",
         "lambda expressions are not supported in TVMScript", 3, 13, ""),
@@ -140,9 +140,9 @@ CASES = {
     "unknown dtype": (
         "    C = T.alloc_buffer((4,), 'float33')\n",
         "unsupported data type 'float33': float comes in 16, 32, 64 bits", 3, 30, ""),
-    "if on an integer": (
-        "    if n:\n        A[0] = 1.0\n",
-        "the condition of an if statement must be a bool condition, got the int32 variable n",
+    "if on a vector": (
+        "    if A[0:4]:\n        A[0] = 1.0\n",
+        "the condition of an if statement must be a bool condition, got a buffer region",
         3, 8, ""),
     "node rule broken inside an expression": (
         "    A[0] = T.Select(n < 1, A[1], B[0, 0])\n",

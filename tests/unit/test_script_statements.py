@@ -95,10 +95,10 @@ def test_while_else_is_refused():
                     '    while A[0] < 3:\n        A[0] = A[0] + 1\n    else:\n        A[0] = 0\n')
 
 
-def test_while_condition_must_be_bool():
+def test_while_condition_must_be_a_scalar():
     with pytest.raises(ParseError, match="the condition of a while loop must be a bool condition"):
-        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((1,), "int32")):\n'
-                    '    while A[0]:\n        A[0] = A[0] + 1\n')
+        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((2,), "int32")):\n'
+                    '    while A[0:2]:\n        A[0] = A[0] + 1\n')
 
 
 # ---------------------------------------------------------------- stores cast as TVM casts
@@ -591,3 +591,49 @@ def main():
     text = func.script()
     assert 'T.call_extern("int32", "consume", temp_data)' in text
     assert from_source(text, check_well_formed=False).script() == text
+
+
+# ---------------------------------------------------------------- number conditions
+
+NUMBER_CONDITIONS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((10,), "int32"), x: T.float32):
+    k = T.alloc_buffer((1,), "int32")
+    for i in range(10):
+        if i % 3:
+            A[i] = A[i] + 1
+        if x:
+            A[i] = A[i] * 2
+    k[0] = 3
+    while k[0]:
+        A[k[0]] = A[k[0]] + 100
+        k[0] = k[0] - 1
+'''
+
+
+def test_a_number_is_a_condition_where_it_is_not_zero():
+    # TVM's If and While take a scalar of any number type, true where not zero
+    func = roundtrip(NUMBER_CONDITIONS)
+    written_out = from_source(NUMBER_CONDITIONS.replace("if i % 3:", "if i % 3 != 0:")
+                              .replace("if x:", "if x != T.float32(0):")
+                              .replace("while k[0]:", "while k[0] != 0:"))
+    assert structural_equal(func, written_out)
+    for x in (0.0, -0.5):
+        a = np.arange(10, dtype="int32")
+        out, _ = interpret(func, a, x)
+        expected = a + (np.arange(10) % 3 != 0)
+        if x:
+            expected = expected * 2
+        expected[1:4] += 100
+        np.testing.assert_array_equal(out, expected)
+    compiled_matches_interpreter(func)
+
+
+def test_a_vector_is_no_branch_condition():
+    with pytest.raises(ParseError, match="the condition of an if statement must be a bool condition"):
+        from_source(HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32")):
+    if A[0:4]:
+        A[0] = 1
+''')

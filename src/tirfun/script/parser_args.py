@@ -198,6 +198,21 @@ def to_bool_expr(ip, value, node, what: str, lanes: int | None = 1) -> PrimExpr:
     return expr
 
 
+def to_branch_condition(ip, value, node, what: str) -> PrimExpr:
+    """The condition of an if statement or a while loop. As TVM's If and
+    While, a scalar of a number type is a condition too, true where it is
+    not zero; it is written out as ``value != 0``, which means the same
+    everywhere tirfun reads a condition."""
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return IntImm("bool", int(value))
+    if isinstance(value, PrimExpr) and value.dtype.lanes == 1 and \
+            (value.dtype.is_integer or value.dtype.is_float) and not value.dtype.is_bool:
+        from ..nodes import NE, const
+
+        return NE(value, const(0, value.dtype))
+    return to_bool_expr(ip, value, node, what)
+
+
 def to_mask(ip, value, node, lanes: int, what: str) -> PrimExpr:
     """The predicate of a masked load or store: a bool vector with one lane
     per lane of the value (a Python bool for a single lane)."""

@@ -40,7 +40,7 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
-from .parser_args import to_bool_expr, to_mask, to_str
+from .parser_args import to_bool_expr, to_branch_condition, to_mask, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
@@ -780,7 +780,7 @@ class FunctionInterpreter(ExprEvaluator):
                 return None
             with self.scope():
                 return self.visit_body(branch, "body")
-        cond = to_bool_expr(self, cond, node.test, "the condition of an if statement")
+        cond = to_branch_condition(self, cond, node.test, "the condition of an if statement")
         with self.scope():
             then_case = self.visit_body(node.body, "body")
         else_case = None
@@ -793,7 +793,7 @@ class FunctionInterpreter(ExprEvaluator):
     def _while(self, node: ast.While):
         if node.orelse:
             raise self.fail(node.orelse[0], "while-else is not supported in TVMScript")
-        cond = to_bool_expr(self, self.eval(node.test), node.test, "the condition of a while loop")
+        cond = to_branch_condition(self, self.eval(node.test), node.test, "the condition of a while loop")
         with self.scope():
             body = self.visit_body(node.body, "body")
         return While(cond, body)
