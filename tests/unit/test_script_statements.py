@@ -637,3 +637,29 @@ def main(A: T.Buffer((4,), "int32")):
     if A[0:4]:
         A[0] = 1
 ''')
+
+
+# ---------------------------------------------------------------- match_buffer of a region
+
+MATCHED_TILES = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "int32")):
+    for iters in T.grid(2, 2, 16, 16):
+        with T.block("compute"):
+            tile_i, tile_j, i, j = T.axis.remap("SSSS", iters)
+            elem_offset = T.int32()
+            B = T.match_buffer(A[tile_i * 16:(tile_i + 1) * 16, tile_j * 16:(tile_j + 1) * 16],
+                               dtype="float32", elem_offset=elem_offset)
+            B[i, j] = elem_offset + i
+'''
+
+
+def test_a_region_matched_without_a_shape_gives_shape_and_dtype():
+    # as TVM's match_buffer: without a shape, a dtype= given is not used
+    func = roundtrip(MATCHED_TILES)
+    block = func.body.block.body.body.body.body.body.block
+    assert block.match_buffers[0].buffer.dtype == "int32"
+    assert [int(d) for d in block.match_buffers[0].buffer.shape] == [16, 16]
+    (a,) = interpret(func, np.zeros((32, 32), "int32"))
+    rows, cols = np.indices((32, 32))
+    np.testing.assert_array_equal(a, (rows // 16 * 16) * 32 + cols // 16 * 16 + rows % 16)

@@ -101,9 +101,10 @@ def _match_buffer(ip, node, a):
     if isinstance(param, BufferRegion):
         block = ip.require_block_frame(node, "T.match_buffer of a region")
         if shape is None:
+            # as TVM's match_buffer: without a shape, the region gives the
+            # shape and the dtype (a dtype= given too is not used)
             shape = tuple(r.extent for r in param.region)
-            if not a.given("dtype"):
-                dtype = param.buffer.dtype
+            dtype = param.buffer.dtype
         values = dict(a._values, shape=shape, dtype=dtype)
         make = buffer_maker(ip, Args(values, a._nodes, node), what="T.match_buffer", offset_var=True)
         return NewBuffer(make, lambda b: _add_match(ip, node, block, MatchBufferRegion(b, param)),
