@@ -9,6 +9,8 @@ import pytest
 
 import tirfun
 from tirfun import IRModule
+from tirfun.analysis.traversal import walk
+from tirfun.nodes import BlockRealize, IntImm
 from tirfun.analysis.equality import structural_equal
 from tirfun.errors import BuildError, ParseError
 from tirfun.interp import run as interp_run
@@ -663,3 +665,31 @@ def test_a_region_matched_without_a_shape_gives_shape_and_dtype():
     (a,) = interpret(func, np.zeros((32, 32), "int32"))
     rows, cols = np.indices((32, 32))
     np.testing.assert_array_equal(a, (rows // 16 * 16) * 32 + cols // 16 * 16 + rows % 16)
+
+
+# ---------------------------------------------------------------- axis bindings of another type
+
+AXIS_BINDINGS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((), "int32"), B: T.Buffer((4,), "int32")):
+    with T.block("const"):
+        vi = T.axis.spatial(1, T.int64(0))
+        A[()] = 16 + vi
+    for i in range(T.int64(4)):
+        with T.block("copy"):
+            vj = T.axis.spatial(4, i)
+            B[vj] = A[()] + vj
+'''
+
+
+def test_an_axis_bound_to_another_integer_type_takes_the_value_in_its_own():
+    # TVM keeps T.axis.spatial(1, T.int64(0)) with an int32 variable and an
+    # int64 binding; the binding takes the variable's type here
+    func = roundtrip(AXIS_BINDINGS)
+    realizes = [s for s in walk(func.body) if type(s) is BlockRealize and s.block.iter_vars]
+    assert [str(r.block.iter_vars[0].var.dtype) for r in realizes] == ["int32", "int32"]
+    assert realizes[0].iter_values[0] == IntImm("int32", 0)
+    assert realizes[1].iter_values[0].dtype == "int32"
+    a, b = interpret(func, np.zeros((), "int32"), np.zeros(4, "int32"))
+    assert a[()] == 16
+    np.testing.assert_array_equal(b, [16, 17, 18, 19])
