@@ -363,3 +363,36 @@ def test_a_function_of_a_module_class_must_be_a_prim_func():
             @T.prim_func
             def main(A: T.Buffer((4,), "float32")):
                 A[0] = T.float32(1)
+
+
+# ---------------------------------------------------------------- TVM's bracket spellings
+
+
+def test_buffer_and_ptr_with_brackets_are_the_calls():
+    @T.prim_func(private=True)
+    def brackets(A_data: T.handle("float32"), C: T.Buffer[(4, 4), "int32"], D: T.Buffer[16]):
+        A = T.decl_buffer(32, "float32", data=A_data)
+        B_data: T.Ptr[T.float32] = T.address_of(A[16])
+        B = T.decl_buffer(16, "float32", data=B_data)
+        for i in range(16):
+            B[i] = A[i] * T.float32(2)
+            D[i] = A[i]
+        C[0, 0] = 1
+
+    @T.prim_func(private=True)
+    def calls(A_data: T.handle("float32"), C: T.Buffer((4, 4), "int32"), D: T.Buffer(16)):
+        A = T.decl_buffer(32, "float32", data=A_data)
+        B_data: T.handle("float32") = T.address_of(A[16])
+        B = T.decl_buffer(16, "float32", data=B_data)
+        for i in range(16):
+            B[i] = A[i] * T.float32(2)
+            D[i] = A[i]
+        C[0, 0] = 1
+
+    assert_structural_equal(brackets, calls)
+    text = brackets.script()
+    assert_structural_equal(from_source(text.replace('C: T.Buffer((4, 4), "int32")', 'C: T.Buffer[(4, 4), "int32"]')
+                                        .replace('B_data: T.handle("float32", "global")', "B_data: T.Ptr[T.float32]")),
+                            brackets)
+    assert T.Buffer[(4, 4), "int32"] == T.Buffer((4, 4), "int32")
+    assert T.Ptr["float32", "shared"].type_annotation == T.ptr("float32", "shared").type_annotation

@@ -629,7 +629,22 @@ class ExprEvaluator:
                 return base[key]
             except (KeyError, TypeError):
                 raise self.fail(node.slice, f"no key {key!r} in the dict") from None
+        if isinstance(base, Builtin) and base.name in ("T.Buffer", "T.ptr"):
+            return self._subscript_call(base.name, node)
         raise self.fail(node, f"{describe(base)} cannot be indexed")
+
+    def _subscript_call(self, name: str, node: ast.Subscript):
+        """TVM's older spellings ``T.Buffer[(8,), "float32"]`` and
+        ``T.Ptr[T.float32]``: the call with the subscript's items as its
+        arguments (a tuple of numbers alone is a buffer's shape)."""
+        keys = self.eval(node.slice)
+        if not isinstance(keys, tuple):
+            args = [keys]
+        elif name == "T.Buffer" and len(keys) >= 2 and not isinstance(keys[1], str):
+            args = [keys]
+        else:
+            args = list(keys)
+        return self.call_builtin(name, node, [(a, node.slice) for a in args], {})
 
     def buffer_access(self, buffer: Buffer, index_node: ast.expr, node: ast.AST):
         """``A[i, j]`` (a load), ``A[0:4, j]`` (a sliced access) or ``A[()]``."""
