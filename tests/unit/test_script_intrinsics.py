@@ -601,3 +601,21 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
         tirfun.interp.run(func, np.zeros(4, "float32"), np.zeros(4, "float32"))
     with pytest.raises(ParseError, match="names the LLVM intrinsic as a string"):
         from_source(text.replace("T.uint32(97)", "A[0]"))
+
+
+def test_a_call_of_a_dtype_its_T_spelling_would_not_give_prints_as_the_call_node():
+    text = HEADER + 'def main():\n    T.Call("void", "tir.tvm_call_packed", ["dummy_function_name"])\n'
+    func = round_trip(text)
+    assert func.body.value.dtype == "void"
+    # the int32 call that T.call_packed makes keeps its spelling
+    assert "T.call_packed(" in round_trip(HEADER + 'def main():\n    T.call_packed("f")\n').script()
+
+
+def test_tvm_names_a_script_may_use_through_import_tvm():
+    text = ('import tvm\nfrom tvm.script import tir as T\n\n@T.prim_func\ndef main():\n'
+            '    T.func_attr({"target": tvm.target.Target("llvm", host="llvm")})\n'
+            '    T.Call("void", tvm.ir.Op.get("tir.tvm_call_packed"), ["f"])\n')
+    func = from_source(text)
+    spelled = from_source(HEADER + 'def main():\n    T.func_attr({"target": T.target("llvm", host="llvm")})\n'
+                          '    T.Call("void", "tir.tvm_call_packed", ["f"])\n')
+    assert func == spelled

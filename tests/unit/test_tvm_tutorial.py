@@ -279,3 +279,20 @@ def test_a_handle_says_what_it_points_to_as_tvm_ir_types_do(tvm):
         T.evaluate(T.isnullptr(p))
     declared = f.body.value.args[0]
     assert declared.type_annotation == ptr.type_annotation
+
+
+def test_targets_and_ops_of_tvm_in_a_decorated_function(tvm):
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def with_tvm_names():
+        T.func_attr({"target": tvm.target.Target("llvm", host="llvm")})
+        T.Call("void", tvm.ir.Op.get("tir.tvm_call_packed"), ["f"])
+
+    @T.prim_func
+    def with_t_names():
+        T.func_attr({"target": T.target("llvm", host="llvm")})
+        T.Call("void", "tir.tvm_call_packed", ["f"])
+
+    assert with_tvm_names.attrs["target"] == with_t_names.attrs["target"]
+    assert with_tvm_names.body == with_t_names.body

@@ -54,6 +54,14 @@ def _global_var(ip, node, a):
         raise ip.fail(a.node("name_hint"), str(err)) from None
 
 
+def _op_get(ip, node, a):
+    """``tvm.ir.Op.get("tir.tvm_call_packed")``: an operator, which a
+    ``T.Call`` names by this string."""
+    if not isinstance(a.op_name, str):
+        raise ip.fail(a.node("op_name"), "Op.get takes the operator's name as a string")
+    return a.op_name
+
+
 def _not_here(name: str):
     def handler(ip, node, a):
         raise ip.fail(node, f"{name} cannot be called inside a TVMScript function")
@@ -66,6 +74,9 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
     "I.GlobalVar": (sig("name_hint"), _global_var),
     "T.meta_var": (sig("value"), _meta_var),
+    # TVM's own names a script may use through ``import tvm``
+    "tirfun.ir.Op.get": (sig("op_name"), _op_get),
+    "tirfun.target.Target": (sig("target_config", ("host", None)), parser_intrinsics.target_handler),
     "T.macro": (sig(("func", None), ("hygienic", True)), _not_here("T.macro")),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
@@ -89,7 +100,7 @@ ALIASES = {
 }
 
 
-NAMESPACES = {"T", "T.axis", "I", "script", "tirfun"}
+NAMESPACES = {"T", "T.axis", "I", "script", "tirfun", "tirfun.ir", "tirfun.ir.Op", "tirfun.target"}
 
 
 SCALAR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

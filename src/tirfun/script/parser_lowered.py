@@ -23,7 +23,7 @@ from .parser_args import (
     attr_dict, sig, to_bool_expr, to_dtype, to_int_expr, to_shape, to_str,
 )
 from .parser_decls import _BUFFER_PARAMS, buffer_maker
-from .parser_values import Scope, describe
+from .parser_values import NewVar, Scope, describe
 
 
 def _decl_buffer(ip, node, a):
@@ -128,14 +128,19 @@ def _let_stmt(ip, node, a):
     value = ip.as_expr(a.value, a.node("value"))
     annotation = a.type_annotation
     given_var = a.var
+    declared = None
+    if isinstance(given_var, NewVar) and given_var.thread_tag is None:
+        # var=T.handle("float32"): a new variable of that type, named by ``as``
+        declared, given_var = given_var, None
     if given_var is not None and not isinstance(given_var, Var):
         raise ip.fail(a.node("var"), f"var= must be a variable, got {describe(given_var)}")
-    dtype = value.dtype
+    dtype = value.dtype if declared is None else declared.dtype
     if annotation is not None:
         dtype = to_dtype(ip, annotation, a.node("type_annotation"))
 
     def open_(name):
-        var = given_var if given_var is not None else Var(ip.namer.fresh(name or "v"), dtype)
+        var = given_var if given_var is not None else \
+            Var(ip.namer.fresh(name or "v"), dtype, None if declared is None else declared.pointee)
         return var, lambda body: LetStmt(var, ip.cast_to(value, var.dtype, a.node("value")), body)
 
     return Scope("T.LetStmt", open_)

@@ -145,9 +145,18 @@ def admit(value: Any, depth: int = 0) -> Any:
             return resolved
         if value is getattr(ir_module, "ir_module", None):
             return Builtin("I.ir_module")
+        if value is _target_class():
+            # tvm.target.Target(...) in a function attribute: a target, as T.target
+            return Builtin("tirfun.target.Target")
         name = getattr(value, "__name__", type(value).__name__)
         raise Refused(f"the Python function {name}")
     raise Refused(article(type(value).__name__))
+
+
+def _target_class():
+    from ..target import Target
+
+    return Target
 
 
 class RefusedValue:
