@@ -693,3 +693,25 @@ def test_an_axis_bound_to_another_integer_type_takes_the_value_in_its_own():
     a, b = interpret(func, np.zeros((), "int32"), np.zeros(4, "int32"))
     assert a[()] == 16
     np.testing.assert_array_equal(b, [16, 17, 18, 19])
+
+
+# ---------------------------------------------------------------- T.LetStmt declaring its variable
+
+LET_DECLARED = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    with T.LetStmt(T.address_of(A[1, 0]), var=T.handle("float32")) as row_data:
+        row = T.decl_buffer(8, "float32", data=row_data)
+        for i in range(8):
+            B[0, i] = row[i] * T.float32(2)
+'''
+
+
+def test_let_stmt_var_may_be_a_new_typed_variable():
+    func = roundtrip(LET_DECLARED)
+    let = func.body
+    assert let.var.name == "row_data" and let.var.type_annotation.element == "float32"
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    _, b = interpret(func, a, np.zeros((4, 8), "float32"))
+    np.testing.assert_array_equal(b[0], a[1] * 2)
+    compiled_matches_interpreter(func)
