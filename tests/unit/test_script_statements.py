@@ -704,14 +704,37 @@ def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
         row = T.decl_buffer(8, "float32", data=row_data)
         for i in range(8):
             B[0, i] = row[i] * T.float32(2)
+    B[1, 0] = T.float32(7)
 '''
 
 
 def test_let_stmt_var_may_be_a_new_typed_variable():
     func = roundtrip(LET_DECLARED)
-    let = func.body
+    assert 'with T.LetStmt(T.address_of(A[1, 0]), var=T.handle("float32", "global")) as row_data:' \
+        in func.script()
+    let = func.body[0]
     assert let.var.name == "row_data" and let.var.type_annotation.element == "float32"
     a = np.arange(32, dtype="float32").reshape(4, 8)
     _, b = interpret(func, a, np.zeros((4, 8), "float32"))
     np.testing.assert_array_equal(b[0], a[1] * 2)
+    assert b[1, 0] == 7
     compiled_matches_interpreter(func)
+
+
+def test_a_parameter_annotated_with_an_offset_factor_has_an_offset_variable():
+    # as TVM's match of a parameter: offset_factor without elem_offset gives a variable
+    text = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((16,), "float32", align=64, offset_factor=1), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i] + T.float32(1)
+'''
+    func = roundtrip(text)
+    a_buf = func.buffer_map[func.params[0]]
+    assert a_buf.elem_offset is not None and a_buf.elem_offset.name == "A_elem_offset"
+    assert structural_equal(func, from_source(text.replace(
+        'A: T.Buffer((16,), "float32", align=64, offset_factor=1)', "a: T.handle").replace(
+        "):\n    for", '):\n    A = T.match_buffer(a, (16,), offset_factor=1)\n    for', 1)))
+    a = np.arange(16, dtype="float32")
+    _, b = interpret(func, a, np.zeros(16, "float32"))
+    np.testing.assert_array_equal(b, a + 1)

@@ -278,6 +278,12 @@ class FunctionInterpreter(ExprEvaluator):
                 buffer = ann.make(self.namer.fresh(arg.arg))
             except NodeError as err:
                 raise self.fail(arg.annotation, str(err)) from None
+            if buffer.elem_offset is None and buffer.offset_factor != 0:
+                # as TVM's match of a parameter, which the annotation is: an
+                # offset_factor without an elem_offset gives it a variable
+                offset = Var(self.namer.fresh(f"{buffer.name}_elem_offset"),
+                             buffer.shape[0].dtype if buffer.shape else "int32")
+                buffer = attrs.evolve(buffer, elem_offset=offset)
             handle = Var(self.namer.fresh(f"{buffer.name}_handle"), "handle")
             if arg.arg in self.func.data_of_params:
                 # ``A.data`` is used: as in TVM, the buffer's data pointer is

@@ -396,7 +396,12 @@ class ScriptWriter:
                 self.emit(level, f"{name}: {self.var_type(s.var)} = {value}")
                 self.define_var(s.var)
                 return s.body, False
-            opened = self._open(level, f"{p}.LetStmt({value})", name, False)
+            if s.var.type_annotation is not None:
+                # what the variable points to: a new variable of that type
+                head = f"{p}.LetStmt({value}, var={self.var_type(s.var)})"
+            else:
+                head = f"{p}.LetStmt({value})"
+            opened = self._open(level, head, name, False)
             self.define_var(s.var)
             return s.body, opened
         if t is AssertStmt:
