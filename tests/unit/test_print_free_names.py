@@ -103,3 +103,43 @@ def test_a_deep_nest_of_lets_prints_without_recursion():
         body = LetStmt(Var(f"x{k}", "int32"), IntImm("int32", k), body)
     printed = reparsed(PrimFunc([], body), check_well_formed=False)
     assert printed.count("n = T.int32()") == 1
+
+
+def test_a_view_used_in_both_branches_of_an_if_is_declared_before_it():
+    f = from_source(HEAD + '''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), n: T.int32):
+    B = T.Buffer((8,), "int32", data=A.data)
+    if n > 0:
+        B[0] = 10
+    else:
+        B[0] = 20
+''')
+    printed = reparsed(f)
+    lines = [line.strip() for line in printed.splitlines()]
+    assert lines.count('B = T.Buffer((8,), "int32", data=A.data)') == 1
+    assert lines.index('B = T.Buffer((8,), "int32", data=A.data)') < lines.index("if n > 0:")
+    for n, first in ((1, 10), (0, 20)):
+        a = np.zeros(8, "int32")
+        interp_run(f, a, n)
+        assert a[0] == first
+
+
+def test_a_view_used_in_a_block_init_and_body_is_declared_once():
+    f = from_source(HEAD + '''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), C: T.Buffer((1,), "float32")):
+    S = T.Buffer((1,), data=C.data)
+    for k in range(8):
+        with T.block("sum"):
+            vk = T.axis.reduce(8, k)
+            with T.init():
+                S[0] = T.float32(0)
+            S[0] = S[0] + A[vk]
+''')
+    printed = reparsed(f)
+    assert printed.count("S = T.Buffer((1,), data=C.data)") == 1
+    a = np.arange(8, dtype="float32")
+    c = np.full(1, 5, "float32")
+    interp_run(f, a, c)
+    assert c[0] == a.sum()

@@ -183,9 +183,17 @@ class ScriptWriter:
 
     def hoist(self, items: list[Stmt], i: int, later: set) -> None:
         """Before ``items[i]``: declare each of the :attr:`hoisted` names that
-        it and a later item of the same body use, as TVM declares a free name
-        once where its uses meet."""
-        for key in self.uses.ordered(self.uses.of(items[i]) & later):
+        it and a later item of the same body use, or that two of its own
+        separately scoped parts use (the branches of an ``if``, a block's
+        ``init`` and body), as TVM declares a free name once where its uses
+        meet."""
+        shared = self.uses.of(items[i]) & later
+        seen: set = set()
+        for part in _scoped_parts(items[i]):
+            names = self.uses.of(part)
+            shared |= names & seen
+            seen |= names
+        for key in self.uses.ordered(shared):
             if key in self.defined:
                 continue
             node = self.uses.node(key)
@@ -703,6 +711,15 @@ def const_data_text(data, dtype, prefix: str) -> str:
             items.append(repr(v))
     return "[" + ", ".join(items) + "]"
 
+
+
+def _scoped_parts(stmt: Stmt) -> list[Stmt]:
+    """The parts of ``stmt`` printed in scopes of their own, side by side."""
+    if type(stmt) is IfThenElse:
+        return [stmt.then_case] + ([stmt.else_case] if stmt.else_case is not None else [])
+    if type(stmt) is BlockRealize and stmt.block.init is not None:
+        return [stmt.block.init, stmt.block.body]
+    return []
 
 
 class _FreeUses:
