@@ -474,6 +474,15 @@ class ScriptWriter:
             opened = self._open(level, head, node.var.name, concise)
             self.define_var(node.var)
             return s.body, opened
+        if (s.attr_key in ("thread_extent", "virtual_thread") and type(node) is IterVar
+                and launch_form(node, s.value, any_var_dtype=True) and not self.var_defined(node.var)):
+            # a thread variable of another type than its extent: declared first,
+            # as TVM writes it (T.env_thread, then T.launch_thread of it)
+            dtype = "" if node.var.dtype == "int32" else f", dtype={str_literal(node.var.dtype)}"
+            self.emit(level, f"{node.var.name} = {p}.env_thread({str_literal(node.thread_tag)}{dtype})")
+            self.define_var(node.var)
+            head = f"{p}.launch_thread({node.var.name}, {self.exprs.expr(s.value)})"
+            return s.body, self._open(level, head, None, concise)
         node_text = self.attr_node_text(node)
         head = f"{p}.attr({node_text}, {str_literal(s.attr_key)}, {self.exprs.expr(s.value)})"
         return s.body, self._open(level, head, None, concise)
@@ -688,12 +697,14 @@ def grid_chain(loop: For) -> list[For]:
     return chain
 
 
-def launch_form(iv: IterVar, extent: PrimExpr) -> bool:
+def launch_form(iv: IterVar, extent: PrimExpr, any_var_dtype: bool = False) -> bool:
     """Whether ``T.launch_thread(tag, extent)`` rebuilds exactly this thread
-    iteration variable: a tagged thread index over ``[0, extent)``."""
+    iteration variable: a tagged thread index over ``[0, extent)`` whose
+    variable has the extent's type (with ``any_var_dtype``, of any type:
+    ``T.launch_thread(var, extent)`` of a declared variable rebuilds it)."""
     return (iv.iter_type is IterVarType.ThreadIndex and iv.thread_tag != ""
             and is_zero(iv.dom.min) and iv.dom.min.dtype == extent.dtype
-            and iv.dom.extent == extent)
+            and iv.dom.extent == extent and (any_var_dtype or iv.var.dtype == extent.dtype))
 
 
 __all__ = ["ScriptWriter", "flatten", "grid_chain", "launch_form", "shape_text", "contains_block",
