@@ -619,3 +619,17 @@ def test_tvm_names_a_script_may_use_through_import_tvm():
     spelled = from_source(HEADER + 'def main():\n    T.func_attr({"target": T.target("llvm", host="llvm")})\n'
                           '    T.Call("void", "tir.tvm_call_packed", ["f"])\n')
     assert func == spelled
+
+
+def test_tvm_tir_functions_in_a_script_read_from_text():
+    head = 'import tvm\nfrom tvm.script import tir as T\n\n@T.prim_func\n'
+    body = ('def main(A: T.Buffer((2,), "bool"), B: T.Buffer((2,), "float32")):\n'
+            '    A[0] = A[1] == {true}\n'
+            '    B[0] = {exp}(B[1]) + {one}\n')
+    with_tvm = from_source(head + body.format(true='tvm.tir.const(True, "bool")', exp="tvm.tir.exp",
+                                               one='tvm.tir.const(1, "float32")'))
+    with_t = from_source(head + body.format(true="T.bool(True)", exp="T.exp", one="T.float32(1)"))
+    assert with_tvm == with_t
+    a, b = np.array([False, True]), np.array([0, 1], "float32")
+    run(with_tvm, a, b)
+    assert a[0] and abs(b[0] - (np.e + 1)) < 1e-6
