@@ -400,3 +400,7 @@ def test_a_thread_variable_of_another_type_than_its_extent_survives_printing(tai
     a = np.zeros(64, "float32")
     run(func, a)
     np.testing.assert_array_equal(a, np.arange(64, dtype="float32"))
+    # the thread variable may be declared in the launch itself, as TVM allows
+    inline = text.replace('    bx = T.env_thread("blockIdx.x")\n', "").replace(
+        "with T.launch_thread(bx, T.int64(2)):", 'with T.launch_thread(T.env_thread("blockIdx.x"), T.int64(2)) as bx:')
+    assert_structural_equal(from_source(inline), func)

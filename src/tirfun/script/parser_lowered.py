@@ -83,6 +83,11 @@ def _attr(ip, node, a):
 def _launch_thread(ip, node, a):
     thread = a.thread
     extent = a.extent
+    declared = None
+    if isinstance(thread, NewVar) and thread.thread_tag is not None:
+        # T.launch_thread(T.env_thread("blockIdx.x"), n): declared in place,
+        # named by ``as`` (or after the tag)
+        declared, thread = thread, thread.thread_tag
     if isinstance(thread, Var):
         tag = ip.func.env_threads.get(thread)
         if tag is None:
@@ -90,7 +95,7 @@ def _launch_thread(ip, node, a):
         dtype = thread.dtype
     else:
         tag = to_str(ip, thread, a.node("thread"), "the thread of T.launch_thread")
-        dtype = None
+        dtype = None if declared is None else declared.dtype
     extent = to_int_expr(ip, extent, a.node("extent"), "the extent of T.launch_thread", dtype)
     if isinstance(thread, Var):
         first = ip.func.thread_extents.setdefault(thread, extent)
@@ -105,7 +110,10 @@ def _launch_thread(ip, node, a):
         if isinstance(thread, Var):
             var = thread
         else:
-            var = Var(ip.namer.fresh(name or tag.replace(".", "_")), extent.dtype)
+            var = Var(ip.namer.fresh(name or tag.replace(".", "_")),
+                      extent.dtype if declared is None else declared.dtype)
+            if declared is not None:
+                ip.func.env_threads[var] = tag
         iv = IterVar(Range(IntImm(extent.dtype, 0), extent), var, IterVarType.ThreadIndex, tag)
         return var, lambda body: AttrStmt(iv, key, extent, body)
 
