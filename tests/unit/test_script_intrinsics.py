@@ -633,3 +633,13 @@ def test_tvm_tir_functions_in_a_script_read_from_text():
     a, b = np.array([False, True]), np.array([0, 1], "float32")
     run(with_tvm, a, b)
     assert a[0] and abs(b[0] - (np.e + 1)) < 1e-6
+
+
+def test_a_reinterpret_changing_the_size_prints_as_the_call_node():
+    # T.reinterpret refuses it; T.call_intrin builds it, as TVM's IR holds it
+    text = (HEADER + 'def main(A: T.Buffer((4,), "uint32"), B: T.Buffer((4,), "uint8")):\n'
+            '    B[0] = T.call_intrin("uint8", "tir.reinterpret", A[0])\n')
+    func = from_source(text)
+    printed = func.script()
+    assert 'T.Call("uint8", "tir.reinterpret", [A[0]])' in printed
+    assert from_source(printed) == func

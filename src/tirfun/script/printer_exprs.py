@@ -382,6 +382,10 @@ def _dtype_unsaid(e: Call, short: str) -> bool:
     ``e``'s: an intrinsic whose dtype is fixed, or that of an argument."""
     from ..tir.intrinsics import ALIASES, INTRINSICS
 
+    if short == "reinterpret" and len(e.args) == 1:
+        # T.reinterpret refuses a change of size, which a T.Call may hold
+        arg = e.args[0].dtype
+        return arg.bits * arg.lanes != e.dtype.bits * e.dtype.lanes
     entry = INTRINSICS.get(ALIASES.get(short, short))
     if entry is None or entry.dtype in ("first", "last"):
         return False
