@@ -25,7 +25,7 @@ from ..nodes import (
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
     BufferRealize, Prefetch,
 )
-from ..analysis.traversal import walk, walk_stmts
+from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..nodes.reducer import CommReducer
 from ..nodes.target import TargetConfig
 from .printer_exprs import (
@@ -795,8 +795,6 @@ class _FreeUses:
     def _own(self, stmt: Stmt) -> tuple[list[Stmt], set]:
         """The statements directly inside ``stmt`` and the names its other
         parts (expressions, regions, buffers) use."""
-        from ..analysis.traversal import iter_children
-
         inner: list[Stmt] = []
         own: set = set()
         stack = list(iter_children(stmt))
