@@ -66,9 +66,9 @@ CASES = {
         "    for i in T.parallel(A[0]):\n        A[0] = 1.0\n",
         "the bounds of a loop must be integers, got a float32 expression", 3, 25,
         "T.parallel takes integer extents, such as range(8) or range(n) for an int32 n"),
-    "while with a non-bool condition": (
-        "    while n:\n        A[0] = 1.0\n",
-        "the condition of a while loop must be a bool condition, got the int32 variable n", 3, 11, ""),
+    "while with a vector condition": (
+        "    while A[0:2] < 1.0:\n        A[0] = 1.0\n",
+        "the condition of a while loop must be a bool condition, got a boolx2 expression", 3, 11, ""),
     "lambda": (
         "    A[0] = (lambda x: x)(1.0)\n",
         "lambda expressions are not supported in TVMScript", 3, 13, ""),
@@ -140,9 +140,9 @@ CASES = {
     "unknown dtype": (
         "    C = T.alloc_buffer((4,), 'float33')\n",
         "unsupported data type 'float33': float comes in 16, 32, 64 bits", 3, 30, ""),
-    "if on an integer": (
-        "    if n:\n        A[0] = 1.0\n",
-        "the condition of an if statement must be a bool condition, got the int32 variable n",
+    "if on a vector": (
+        "    if A[0:4]:\n        A[0] = 1.0\n",
+        "the condition of an if statement must be a bool condition, got a buffer region",
         3, 8, ""),
     "node rule broken inside an expression": (
         "    A[0] = T.Select(n < 1, A[1], B[0, 0])\n",
@@ -170,9 +170,14 @@ CASES = {
         "    for i in [1, 2]:\n        A[0] = 1.0\n",
         "a for loop must iterate over range(...), T.serial, T.parallel, T.vectorized, T.unroll, "
         "T.thread_binding or T.grid, not a list", 3, 14, ""),
-    "starred arguments": (
-        "    T.evaluate(T.max(*[n, n]))\n",
-        "unpacking arguments with * is not supported in TVMScript", 3, 22, ""),
+    "match_buffer larger than its region": (
+        "    with T.block():\n        C = T.match_buffer(B[0, 0:4], (5,), \"int32\")\n"
+        "        T.evaluate(0)\n",
+        "T.match_buffer: C cannot view B's region: its shape (5,) does not fit the region's extent 4",
+        4, 13, ""),
+    "starred argument that is no sequence": (
+        "    T.evaluate(T.max(*n))\n",
+        "only a tuple or a list can be unpacked with *, got the int32 variable n", 3, 23, ""),
 }
 
 

@@ -677,6 +677,24 @@ def test_T_helpers_from_python():
         T.axis.spatial(4, 0)
 
 
+def test_T_expression_nodes_from_python_are_the_nodes():
+    from tirfun.nodes import Add, Broadcast, IntImm, StringImm
+
+    assert T.StringImm("a\nb") == StringImm("a\nb")
+    assert T.IntImm("int64", 3) == IntImm("int64", 3)
+    assert T.Broadcast(T.float32(1), 4) == Broadcast(FloatImm(F32, 1.0), 4)
+    assert T.Add(T.int32(1), T.int32(2)) == Add(i32(1), i32(2))
+    label = T.StringImm("label")
+
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32")):
+        A[0] = T.IntImm("int32", 7) + T.Add(1, 2)
+        T.evaluate(label)
+
+    assert f.body[0].value == Add(i32(7), Add(i32(1), i32(2)))
+    assert f.body[1].value == label
+
+
 def test_importing_the_script_package_stays_light():
     code = ("import sys, tirfun.script\n"
             "print(sorted(m for m in sys.modules if m.startswith('tirfun.script.')))")

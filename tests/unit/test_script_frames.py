@@ -373,3 +373,34 @@ def main(A: T.Buffer((4,), "int32")):
 ''')
     assert func.body.value.dtype == "void"
     assert 'T.call_extern("void", "call_impl", A.data)' in func.script()
+
+
+@pytest.mark.parametrize("tail", ["", "    A[0] = A[0] + T.float32(0)\n"])
+def test_a_thread_variable_of_another_type_than_its_extent_survives_printing(tail):
+    # an int32 thread index launched over an int64 extent, as TVM writes it
+    from tirfun.analysis.equality import assert_structural_equal
+    from tirfun.interp import run
+
+    text = ('from tirfun.script import tir as T\n@T.prim_func\n'
+            'def main(A: T.Buffer((T.int64(64),), "float32")):\n'
+            '    bx = T.env_thread("blockIdx.x")\n'
+            '    with T.launch_thread(bx, T.int64(2)):\n'
+            '        tx = T.env_thread("threadIdx.x")\n'
+            '        T.launch_thread(tx, T.int64(32))\n'
+            '        A[T.Cast("int64", bx) * T.int64(32) + T.Cast("int64", tx)] = T.Cast("float32", bx * 32 + tx)\n'
+            + tail)
+    func = from_source(text)
+    launch = func.body if not tail else func.body[0]
+    assert launch.node.var.dtype == "int32" and launch.value.dtype == "int64"
+    printed = func.script()
+    assert 'bx = T.env_thread("blockIdx.x")' in printed and "T.launch_thread(bx, T.int64(2))" in printed
+    again = from_source(printed)
+    assert_structural_equal(func, again)
+    assert again.script() == printed
+    a = np.zeros(64, "float32")
+    run(func, a)
+    np.testing.assert_array_equal(a, np.arange(64, dtype="float32"))
+    # the thread variable may be declared in the launch itself, as TVM allows
+    inline = text.replace('    bx = T.env_thread("blockIdx.x")\n', "").replace(
+        "with T.launch_thread(bx, T.int64(2)):", 'with T.launch_thread(T.env_thread("blockIdx.x"), T.int64(2)) as bx:')
+    assert_structural_equal(from_source(inline), func)

@@ -188,6 +188,30 @@ def test_likely_takes_and_drops_dtype():
     assert T.likely(True) == T.bool(True)  # TVM leaves a constant as it is
 
 
+@pytest.mark.parametrize("call", [
+    "T.shift_left(x, 2{})", "T.shift_right(x, 1{})", "T.bitwise_and(x, 6{})", "T.bitwise_or(x, 8{})",
+    "T.bitwise_xor(x, 5{})", "T.bitwise_not(x{})",
+])
+def test_bitwise_calls_take_and_drop_dtype(call):
+    # TVM's T wrappers of these intrinsics drop a dtype= keyword
+    plain = func_text('A: T.Buffer((4,), "int32"), x: T.int32', f"A[0] = {call.format('')}")
+    func = round_trip(plain)
+    assert from_source(plain.replace(call.format(""), call.format(', dtype="int32"'))) == func
+    a = np.zeros(4, "int32")
+    (interp_a, _), (compiled_a, _) = both(func, a, np.int32(13))
+    expected = {"shift_left": 13 << 2, "shift_right": 13 >> 1, "bitwise_and": 13 & 6,
+                "bitwise_or": 13 | 8, "bitwise_xor": 13 ^ 5, "bitwise_not": ~13}[call.split("(")[0][2:]]
+    assert interp_a[0] == expected and compiled_a[0] == expected
+
+
+def test_ret_takes_and_drops_dtype():
+    text = func_text("x: T.int8, y: T.int8", "T.ret(x * y)").replace("def main(x: T.int8, y: T.int8):",
+                                                                      "def main(x: T.int8, y: T.int8) -> T.int8:")
+    func = from_source(text)
+    assert from_source(text.replace("T.ret(x * y)", 'T.ret(x * y, dtype="int8")')) == func
+    assert run(func, np.int8(7), np.int8(3)) == 21
+
+
 def test_address_of_takes_and_drops_dtype():
     text = func_text('A: T.Buffer((4,), "float32")', 'T.call_extern("int32", "consume", T.address_of(A[1]))')
     func = round_trip(text)
@@ -577,3 +601,45 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
         tirfun.interp.run(func, np.zeros(4, "float32"), np.zeros(4, "float32"))
     with pytest.raises(ParseError, match="names the LLVM intrinsic as a string"):
         from_source(text.replace("T.uint32(97)", "A[0]"))
+
+
+def test_a_call_of_a_dtype_its_T_spelling_would_not_give_prints_as_the_call_node():
+    text = HEADER + 'def main():\n    T.Call("void", "tir.tvm_call_packed", ["dummy_function_name"])\n'
+    func = round_trip(text)
+    assert func.body.value.dtype == "void"
+    # the int32 call that T.call_packed makes keeps its spelling
+    assert "T.call_packed(" in round_trip(HEADER + 'def main():\n    T.call_packed("f")\n').script()
+
+
+def test_tvm_names_a_script_may_use_through_import_tvm():
+    text = ('import tvm\nfrom tvm.script import tir as T\n\n@T.prim_func\ndef main():\n'
+            '    T.func_attr({"target": tvm.target.Target("llvm", host="llvm")})\n'
+            '    T.Call("void", tvm.ir.Op.get("tir.tvm_call_packed"), ["f"])\n')
+    func = from_source(text)
+    spelled = from_source(HEADER + 'def main():\n    T.func_attr({"target": T.target("llvm", host="llvm")})\n'
+                          '    T.Call("void", "tir.tvm_call_packed", ["f"])\n')
+    assert func == spelled
+
+
+def test_tvm_tir_functions_in_a_script_read_from_text():
+    head = 'import tvm\nfrom tvm.script import tir as T\n\n@T.prim_func\n'
+    body = ('def main(A: T.Buffer((2,), "bool"), B: T.Buffer((2,), "float32")):\n'
+            '    A[0] = A[1] == {true}\n'
+            '    B[0] = {exp}(B[1]) + {one}\n')
+    with_tvm = from_source(head + body.format(true='tvm.tir.const(True, "bool")', exp="tvm.tir.exp",
+                                               one='tvm.tir.const(1, "float32")'))
+    with_t = from_source(head + body.format(true="T.bool(True)", exp="T.exp", one="T.float32(1)"))
+    assert with_tvm == with_t
+    a, b = np.array([False, True]), np.array([0, 1], "float32")
+    run(with_tvm, a, b)
+    assert a[0] and abs(b[0] - (np.e + 1)) < 1e-6
+
+
+def test_a_reinterpret_changing_the_size_prints_as_the_call_node():
+    # T.reinterpret refuses it; T.call_intrin builds it, as TVM's IR holds it
+    text = (HEADER + 'def main(A: T.Buffer((4,), "uint32"), B: T.Buffer((4,), "uint8")):\n'
+            '    B[0] = T.call_intrin("uint8", "tir.reinterpret", A[0])\n')
+    func = from_source(text)
+    printed = func.script()
+    assert 'T.Call("uint8", "tir.reinterpret", [A[0]])' in printed
+    assert from_source(printed) == func

@@ -9,6 +9,8 @@ import pytest
 
 import tirfun
 from tirfun import IRModule
+from tirfun.analysis.traversal import walk
+from tirfun.nodes import BlockRealize, IntImm
 from tirfun.analysis.equality import structural_equal
 from tirfun.errors import BuildError, ParseError
 from tirfun.interp import run as interp_run
@@ -95,10 +97,10 @@ def test_while_else_is_refused():
                     '    while A[0] < 3:\n        A[0] = A[0] + 1\n    else:\n        A[0] = 0\n')
 
 
-def test_while_condition_must_be_bool():
+def test_while_condition_must_be_a_scalar():
     with pytest.raises(ParseError, match="the condition of a while loop must be a bool condition"):
-        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((1,), "int32")):\n'
-                    '    while A[0]:\n        A[0] = A[0] + 1\n')
+        from_source(HEAD + '@T.prim_func\ndef main(A: T.Buffer((2,), "int32")):\n'
+                    '    while A[0:2]:\n        A[0] = A[0] + 1\n')
 
 
 # ---------------------------------------------------------------- stores cast as TVM casts
@@ -591,3 +593,148 @@ def main():
     text = func.script()
     assert 'T.call_extern("int32", "consume", temp_data)' in text
     assert from_source(text, check_well_formed=False).script() == text
+
+
+# ---------------------------------------------------------------- number conditions
+
+NUMBER_CONDITIONS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((10,), "int32"), x: T.float32):
+    k = T.alloc_buffer((1,), "int32")
+    for i in range(10):
+        if i % 3:
+            A[i] = A[i] + 1
+        if x:
+            A[i] = A[i] * 2
+    k[0] = 3
+    while k[0]:
+        A[k[0]] = A[k[0]] + 100
+        k[0] = k[0] - 1
+'''
+
+
+def test_a_number_is_a_condition_where_it_is_not_zero():
+    # TVM's If and While take a scalar of any number type, true where not zero
+    func = roundtrip(NUMBER_CONDITIONS)
+    written_out = from_source(NUMBER_CONDITIONS.replace("if i % 3:", "if i % 3 != 0:")
+                              .replace("if x:", "if x != T.float32(0):")
+                              .replace("while k[0]:", "while k[0] != 0:"))
+    assert structural_equal(func, written_out)
+    for x in (0.0, -0.5):
+        a = np.arange(10, dtype="int32")
+        out, _ = interpret(func, a, x)
+        expected = a + (np.arange(10) % 3 != 0)
+        if x:
+            expected = expected * 2
+        expected[1:4] += 100
+        np.testing.assert_array_equal(out, expected)
+    compiled_matches_interpreter(func)
+
+
+def test_a_vector_is_no_branch_condition():
+    with pytest.raises(ParseError, match="the condition of an if statement must be a bool condition"):
+        from_source(HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32")):
+    if A[0:4]:
+        A[0] = 1
+''')
+
+
+# ---------------------------------------------------------------- match_buffer of a region
+
+MATCHED_TILES = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((32, 32), "int32")):
+    for iters in T.grid(2, 2, 16, 16):
+        with T.block("compute"):
+            tile_i, tile_j, i, j = T.axis.remap("SSSS", iters)
+            elem_offset = T.int32()
+            B = T.match_buffer(A[tile_i * 16:(tile_i + 1) * 16, tile_j * 16:(tile_j + 1) * 16],
+                               dtype="float32", elem_offset=elem_offset)
+            B[i, j] = elem_offset + i
+'''
+
+
+def test_a_region_matched_without_a_shape_gives_shape_and_dtype():
+    # as TVM's match_buffer: without a shape, a dtype= given is not used
+    func = roundtrip(MATCHED_TILES)
+    block = func.body.block.body.body.body.body.body.block
+    assert block.match_buffers[0].buffer.dtype == "int32"
+    assert [int(d) for d in block.match_buffers[0].buffer.shape] == [16, 16]
+    (a,) = interpret(func, np.zeros((32, 32), "int32"))
+    rows, cols = np.indices((32, 32))
+    np.testing.assert_array_equal(a, (rows // 16 * 16) * 32 + cols // 16 * 16 + rows % 16)
+
+
+# ---------------------------------------------------------------- axis bindings of another type
+
+AXIS_BINDINGS = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((), "int32"), B: T.Buffer((4,), "int32")):
+    with T.block("const"):
+        vi = T.axis.spatial(1, T.int64(0))
+        A[()] = 16 + vi
+    for i in range(T.int64(4)):
+        with T.block("copy"):
+            vj = T.axis.spatial(4, i)
+            B[vj] = A[()] + vj
+'''
+
+
+def test_an_axis_bound_to_another_integer_type_takes_the_value_in_its_own():
+    # TVM keeps T.axis.spatial(1, T.int64(0)) with an int32 variable and an
+    # int64 binding; the binding takes the variable's type here
+    func = roundtrip(AXIS_BINDINGS)
+    realizes = [s for s in walk(func.body) if type(s) is BlockRealize and s.block.iter_vars]
+    assert [str(r.block.iter_vars[0].var.dtype) for r in realizes] == ["int32", "int32"]
+    assert realizes[0].iter_values[0] == IntImm("int32", 0)
+    assert realizes[1].iter_values[0].dtype == "int32"
+    a, b = interpret(func, np.zeros((), "int32"), np.zeros(4, "int32"))
+    assert a[()] == 16
+    np.testing.assert_array_equal(b, [16, 17, 18, 19])
+
+
+# ---------------------------------------------------------------- T.LetStmt declaring its variable
+
+LET_DECLARED = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    with T.LetStmt(T.address_of(A[1, 0]), var=T.handle("float32")) as row_data:
+        row = T.decl_buffer(8, "float32", data=row_data)
+        for i in range(8):
+            B[0, i] = row[i] * T.float32(2)
+    B[1, 0] = T.float32(7)
+'''
+
+
+def test_let_stmt_var_may_be_a_new_typed_variable():
+    func = roundtrip(LET_DECLARED)
+    assert 'with T.LetStmt(T.address_of(A[1, 0]), var=T.handle("float32", "global")) as row_data:' \
+        in func.script()
+    let = func.body[0]
+    assert let.var.name == "row_data" and let.var.type_annotation.element == "float32"
+    a = np.arange(32, dtype="float32").reshape(4, 8)
+    _, b = interpret(func, a, np.zeros((4, 8), "float32"))
+    np.testing.assert_array_equal(b[0], a[1] * 2)
+    assert b[1, 0] == 7
+    compiled_matches_interpreter(func)
+
+
+def test_a_parameter_annotated_with_an_offset_factor_has_an_offset_variable():
+    # as TVM's match of a parameter: offset_factor without elem_offset gives a variable
+    text = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((16,), "float32", align=64, offset_factor=1), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B[i] = A[i] + T.float32(1)
+'''
+    func = roundtrip(text)
+    a_buf = func.buffer_map[func.params[0]]
+    assert a_buf.elem_offset is not None and a_buf.elem_offset.name == "A_elem_offset"
+    assert structural_equal(func, from_source(text.replace(
+        'A: T.Buffer((16,), "float32", align=64, offset_factor=1)', "a: T.handle").replace(
+        "):\n    for", '):\n    A = T.match_buffer(a, (16,), offset_factor=1)\n    for', 1)))
+    a = np.arange(16, dtype="float32")
+    _, b = interpret(func, a, np.zeros(16, "float32"))
+    np.testing.assert_array_equal(b, a + 1)

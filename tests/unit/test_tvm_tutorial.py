@@ -245,3 +245,54 @@ def test_node_classes_are_found_where_tvm_keeps_them(tvm):
     assert isinstance(main.body.block, tvm.tir.stmt.Block)
     assert isinstance(main.body.block.body, tvm.tir.stmt.For)
     assert isinstance(main.body.block.body.loop_var, tvm.tir.expr.Var)
+
+
+def test_the_parser_package_and_its_error_class(tvm):
+    from tvm.script.parser import tir as T
+    import tvm.script.parser.tir as T2
+
+    assert T is T2 is sys.modules["tirfun.script.tir"]
+    with pytest.raises(tvm.error.DiagnosticError) as info:
+        @T.prim_func
+        def f(a: T.handle):
+            A = T.match_buffer(a, dtype="int32")
+            T.evaluate(0)
+    assert info.value.source_line.strip() == 'A = T.match_buffer(a, dtype="int32")'
+    assert issubclass(tvm.error.DiagnosticError, tvm.error.TVMError)
+
+
+def test_a_handle_says_what_it_points_to_as_tvm_ir_types_do(tvm):
+    from tvm import ir
+    from tvm.script import tir as T
+
+    ptr = T.handle("int32", "shared")
+    assert ptr.dtype == "handle" and isinstance(ptr.type_annotation, ir.PointerType)
+    assert ptr.type_annotation.element_type == ir.PrimType("int32")
+    assert ptr.type_annotation.storage_scope == "shared"
+    assert T.handle().type_annotation is None
+    assert T.handle(storage_scope="shared").type_annotation.element_type == ir.PrimType("void")
+
+    # the same call in a script declares the same variable
+    @T.prim_func(check_well_formed=False)
+    def f():
+        p = T.handle("int32", "shared")
+        T.evaluate(T.isnullptr(p))
+    declared = f.body.value.args[0]
+    assert declared.type_annotation == ptr.type_annotation
+
+
+def test_targets_and_ops_of_tvm_in_a_decorated_function(tvm):
+    from tvm.script import tir as T
+
+    @T.prim_func
+    def with_tvm_names():
+        T.func_attr({"target": tvm.target.Target("llvm", host="llvm")})
+        T.Call("void", tvm.ir.Op.get("tir.tvm_call_packed"), ["f"])
+
+    @T.prim_func
+    def with_t_names():
+        T.func_attr({"target": T.target("llvm", host="llvm")})
+        T.Call("void", "tir.tvm_call_packed", ["f"])
+
+    assert with_tvm_names.attrs["target"] == with_t_names.attrs["target"]
+    assert with_tvm_names.body == with_t_names.body

@@ -184,6 +184,46 @@ def test_accepts_match_buffer_views():
     verify(func(root(loop(i, 4, blk)), A, B))
 
 
+def _matching(view: Buffer, *dims, source_shape=(16,), source_scope="global", extra_params=()):
+    """A block copying A to B through ``view``, which matches ``A[dims]``."""
+    A = Buffer("A", list(source_shape), F32, storage_scope=source_scope)
+    B = Buffer("B", [16], view.dtype)
+    i, vi, j = Var("i"), Var("vi"), Var("j")
+    body = loop(j, 4, BufferStore(B, BufferLoad(view, [j] + [i32(0)] * (len(view.shape) - 1)), [vi * 4 + j]))
+    blk = block("copy", [(vi, 4, "DataPar", i)], [region(A, *dims)], [region(B, (vi * 4, 4))], body,
+                matches=[MatchBufferRegion(view, region(A, *dims))])
+    return func(root(loop(i, 4, blk)), A, B, extra_params=extra_params), vi
+
+
+def test_accepts_match_buffers_as_tvm_does():
+    vi = Var("vi")
+    # the region's leading extents of one drop; a variable dimension takes any extent
+    verify(_matching(Buffer("V", [4], F32), 0, (vi * 4, 4), source_shape=(1, 16))[0])
+    n = Var("n")
+    verify(_matching(Buffer("V", [n], F32), (vi * 4, 4), extra_params=[n])[0])
+    # an extent that cannot be decided is accepted
+    verify(_matching(Buffer("V", [4], F32), (vi * 4, n), extra_params=[n])[0])
+
+
+@pytest.mark.parametrize("view, dims, shape, scope, detail", [
+    (Buffer("V", [5], F32), ((Var("vi") * 4, 4),), (16,), "global",
+     "its shape (5,) does not fit the region's extent 4"),
+    (Buffer("V", [4, 1], F32), ((Var("vi") * 4, 4),), (16,), "global", "it has 2 dimensions, the region 1"),
+    (Buffer("V", [4], F32), ((0, 2), (Var("vi") * 4, 4)), (2, 16), "global",
+     "a leading extent of the region is 2, not 1"),
+    (Buffer("V", [4], "float16"), ((Var("vi") * 4, 4),), (16,), "global",
+     "its dtype float16 is not the region's float32"),
+    (Buffer("V", [4], F32), ((Var("vi") * 4, 4),), (16,), "shared",
+     "its scope 'global' is not the region's 'shared'"),
+])
+def test_rejects_a_match_buffer_that_cannot_view_its_region(view, dims, shape, scope, detail):
+    f, _ = _matching(view, *dims, source_shape=shape, source_scope=scope)
+    with pytest.raises(VerifyError) as info:
+        verify(f)
+    assert str(info.value).startswith('match_buffer shape in function main, block "copy": V matches A[')
+    assert str(info.value).endswith(detail)
+
+
 def test_accepts_conditional_and_clamped_accesses():
     A, B = Buffer("A", [8], F32), Buffer("B", [8], F32)
     i, vi, j = Var("i"), Var("vi"), Var("j")

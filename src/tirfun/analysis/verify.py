@@ -37,6 +37,14 @@ then names the function, the block (where there is one) and the offender:
     accepted. The function's root block is exempt, as in TVM.
 ``binding dtype``
     A block iteration variable is bound to a value of another dtype.
+``match_buffer shape``
+    A buffer a block matches to a region has the region's dtype and storage
+    scope, no more dimensions than the region, and the region's trailing
+    extents as its shape (the extra leading ones are 1); as TVM's
+    MatchBufferRegion checks, a dimension that is a variable takes any
+    extent. Only a definite mismatch is reported (constants that differ,
+    expressions a nonzero constant apart): a buffer larger than its region
+    would reach past it.
 ``binding outside domain`` (only with ``strict=True`` or ``domains=True``)
     A block iteration variable is bound to values definitely outside its
     domain (checked when the domain is known and the value is an affine
@@ -520,6 +528,7 @@ class _FunctionVerifier:
             self.declare_buffer(buf, f'an alloc_buffer of block "{name}"', implicit=False, implicit_data=True)
         for match in block.match_buffers:
             self.check_region(match.source)
+            self.check_match(match)
             self.declare_buffer(match.buffer, f'a match_buffer of block "{name}"', implicit=True)
         for region in block.reads:
             self.check_region(region)
@@ -539,6 +548,13 @@ class _FunctionVerifier:
         self.tasks.append((self.visit, block.body))
         if block.init is not None:
             self.tasks.append((self.visit, block.init))
+
+    def check_match(self, match) -> None:
+        """The rule ``match_buffer shape`` for one matched region."""
+        problem = match_buffer_problem(match)
+        if problem is not None:
+            self.fail("match_buffer shape", f"{match.buffer.name} matches {_region_text(match.source)}: "
+                      f"{problem}", names=(match.buffer.name,))
 
     def exit_block(self, args) -> None:
         block, br, mark = args
@@ -698,6 +714,37 @@ def _walk_expr_nodes(expr):
         yield x
         if isinstance(x, Node) and not isinstance(x, (Var, IntImm, FloatImm, StringImm)):
             stack.extend(iter_children(x))
+
+
+def match_buffer_problem(match) -> str | None:
+    """Why a buffer cannot view the region it matches (the rule
+    ``match_buffer shape``), or None."""
+    buf, source = match.buffer, match.source
+    if buf.dtype != source.buffer.dtype:
+        return f"its dtype {buf.dtype} is not the region's {source.buffer.dtype}"
+    if buf.storage_scope != source.buffer.storage_scope:
+        return f"its scope {buf.storage_scope!r} is not the region's {source.buffer.storage_scope!r}"
+    extents = [r.extent for r in source.region]
+    offset = len(extents) - len(buf.shape)
+    if offset < 0:
+        return f"it has {len(buf.shape)} dimensions, the region {len(extents)}"
+    for extent in extents[:offset]:
+        if _definitely_differ(extent, IntImm(extent.dtype, 1)):
+            return f"a leading extent of the region is {_text(extent)}, not 1"
+    for dim, extent in zip(buf.shape, extents[offset:]):
+        if type(dim) is not Var and _definitely_differ(dim, extent):
+            return f"its shape {_shape_text(buf)} does not fit the region's extent {_text(extent)}"
+    return None
+
+
+def _definitely_differ(a, b) -> bool:
+    """Whether two integer expressions differ by a nonzero constant."""
+    from .arith.linear import constant_difference
+
+    if a.dtype != b.dtype and isinstance(a, IntImm) and isinstance(b, IntImm):
+        return a.value != b.value
+    difference = constant_difference(a, b)
+    return difference is not None and difference != 0
 
 
 def _is_true(expr) -> bool:

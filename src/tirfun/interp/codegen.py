@@ -506,7 +506,14 @@ class Compiler:
         self.line(f"    {info.storage}[{start} + {k}] = {zero}")
 
     def s_let(self, s: LetStmt, env: Env) -> None:
-        """``var = value`` for the body; a vector variable gets one local per lane."""
+        """``var = value`` for the body; a vector variable gets one local per lane;
+        a handle bound to a pointer (``T.address_of(A[i])``...) names that storage."""
+        if s.var.dtype.is_handle and self._is_pointer(s.value, env):
+            py = self.fresh(f"p_{s.var.name}")
+            self.line(f"{py} = {self.pointer(s.value, env, 0, f'the binding of {s.var.name}')}")
+            data = DataInfo(py, self._pointee(s.value, env))
+            self.stmt(s.body, env.bind_data(s.var, data))
+            return
         py = self.var_name(s.var)
         lanes = s.var.dtype.lanes
         if lanes == 1:
@@ -1189,6 +1196,23 @@ class Compiler:
         if dt.is_integer or dt.is_bool:
             return Value(code, dt, True, ivs.full(dt))
         return Value(code, dt, True)
+
+    @staticmethod
+    def _is_pointer(a, env: Env) -> bool:
+        """Whether :meth:`pointer` names the storage of ``a``."""
+        if isinstance(a, Var):
+            return a in env.data
+        return isinstance(a, Call) and (
+            (a.op == "tir.address_of" and len(a.args) == 1 and isinstance(a.args[0], BufferLoad))
+            or (a.op == "tir.tvm_access_ptr" and len(a.args) == 5))
+
+    def _pointee(self, a, env: Env) -> DataType | None:
+        """The element type of the storage a pointer expression names."""
+        if isinstance(a, Var):
+            return env.data[a].dtype
+        if a.op == "tir.address_of":
+            return a.args[0].buffer.dtype.element_of
+        return a.args[0].dtype.element_of  # tvm_access_ptr's type annotation
 
     def pointer(self, a, env: Env, lane: int, where: str) -> str:
         """Source of the storage a pointer expression names: a data pointer

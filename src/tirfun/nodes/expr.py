@@ -220,6 +220,16 @@ class PointerType(Node):
         if not isinstance(self.scope, str):
             raise NodeError(f"a pointer's storage scope is a string, got {self.scope!r}")
 
+    @property
+    def element_type(self) -> DataType:
+        """TVM's spelling of :attr:`element`."""
+        return self.element
+
+    @property
+    def storage_scope(self) -> str:
+        """TVM's spelling of :attr:`scope`."""
+        return self.scope
+
 
 @spans_fields  # it reads the variable's dtype
 def _check_annotation(self, _attribute, value):
@@ -474,6 +484,9 @@ class Select(PrimExpr):
     def __attrs_post_init__(self):
         if not self.condition.dtype.is_bool:
             raise NodeError(f"Select condition must be bool, got {self.condition.dtype}")
+        if self.condition.dtype.lanes not in (1, self.true_value.dtype.lanes):
+            raise NodeError(f"Select condition of {self.condition.dtype.lanes} lanes for values of "
+                            f"{self.true_value.dtype.lanes}")
         if self.true_value.dtype != self.false_value.dtype:
             raise NodeError(f"Select branches differ in dtype: {self.true_value.dtype} "
                             f"and {self.false_value.dtype}")

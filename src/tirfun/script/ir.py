@@ -12,6 +12,8 @@ into an :class:`~tirfun.nodes.IRModule` keyed by the method names::
 
 from __future__ import annotations
 
+import inspect
+
 from ..errors import ParseError
 from ..nodes import IRModule, PrimFunc
 
@@ -61,6 +63,11 @@ def _module_of(cls, check_well_formed: bool) -> IRModule:
         functions = {name: f if isinstance(f, PrimFunc) else parse_python_function(
             f.func, private=f.private, check_well_formed=f.check_well_formed if check_well_formed else False,
             caller_locals=f.caller_locals, module=declared) for name, f in functions.items()}
-    if not functions:
-        raise ParseError(f"@I.ir_module: class {cls.__name__} defines no @T.prim_func function")
+    plain = [name for name, value in vars(cls).items()
+             if inspect.isfunction(value) and not name.startswith("__")]
+    if plain:
+        # a forgotten decorator: TVM refuses the function too
+        raise ParseError(f"@I.ir_module: {cls.__name__}.{plain[0]} is not a @T.prim_func function",
+                         hint="decorate it with @T.prim_func")
+    # a class with no function at all is an empty module, as in TVM
     return IRModule(functions, vars(cls).get(_ATTRS_KEY, {}))

@@ -181,16 +181,36 @@ def to_shape(ip, value, node, what: str) -> list[PrimExpr]:
     return [to_int_expr(ip, value, node, what)]
 
 
-def to_bool_expr(ip, value, node, what: str) -> PrimExpr:
-    """A bool condition (Python bools and 0/1 become constants)."""
+def to_bool_expr(ip, value, node, what: str, lanes: int | None = 1) -> PrimExpr:
+    """A bool condition (Python bools and 0/1 become constants): a scalar,
+    or also a vector of ``lanes`` bools (of any number when ``lanes`` is
+    None), where TVM takes one lane-wise."""
     if isinstance(value, bool):
         return IntImm("bool", int(value))
     if isinstance(value, int) and value in (0, 1):
         return IntImm("bool", value)
     expr = ip.as_expr(value, node)
-    if not expr.dtype.is_bool or expr.dtype.lanes != 1:
+    if not expr.dtype.is_bool:
         raise ip.fail(node, f"{what} must be a bool condition, got {describe(value)}")
+    if expr.dtype.lanes != 1 and lanes is not None and expr.dtype.lanes != lanes:
+        wanted = "a bool condition" if lanes == 1 else f"a bool condition or a vector of {lanes} bools"
+        raise ip.fail(node, f"{what} must be {wanted}, got {describe(value)}")
     return expr
+
+
+def to_branch_condition(ip, value, node, what: str) -> PrimExpr:
+    """The condition of an if statement or a while loop. As TVM's If and
+    While, a scalar of a number type is a condition too, true where it is
+    not zero; it is written out as ``value != 0``, which means the same
+    everywhere tirfun reads a condition."""
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return IntImm("bool", int(value))
+    if isinstance(value, PrimExpr) and value.dtype.lanes == 1 and \
+            (value.dtype.is_integer or value.dtype.is_float) and not value.dtype.is_bool:
+        from ..nodes import NE, const
+
+        return NE(value, const(0, value.dtype))
+    return to_bool_expr(ip, value, node, what)
 
 
 def to_mask(ip, value, node, lanes: int, what: str) -> PrimExpr:

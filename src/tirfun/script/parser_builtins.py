@@ -54,6 +54,28 @@ def _global_var(ip, node, a):
         raise ip.fail(a.node("name_hint"), str(err)) from None
 
 
+def _op_get(ip, node, a):
+    """``tvm.ir.Op.get("tir.tvm_call_packed")``: an operator, which a
+    ``T.Call`` names by this string."""
+    if not isinstance(a.op_name, str):
+        raise ip.fail(a.node("op_name"), "Op.get takes the operator's name as a string")
+    return a.op_name
+
+
+def _tir_const(ip, node, a):
+    """``tvm.tir.const(value, dtype)``: the constant (of the literal's
+    default type without a dtype), as ``T.<dtype>(value)`` makes it."""
+    from ..nodes import const
+    from .parser_args import to_dtype
+
+    value = ip.plain(a.value, a.node("value"))
+    dtype = None if a.dtype is None else to_dtype(ip, a.dtype, a.node("dtype"))
+    try:
+        return const(value, dtype)
+    except NodeError as err:
+        raise ip.fail(node, str(err)) from None
+
+
 def _not_here(name: str):
     def handler(ip, node, a):
         raise ip.fail(node, f"{name} cannot be called inside a TVMScript function")
@@ -66,6 +88,10 @@ BUILTINS: dict[str, tuple[Signature, Callable]] = {
     "I.module_attrs": (sig("attrs"), _not_here("I.module_attrs")),
     "I.GlobalVar": (sig("name_hint"), _global_var),
     "T.meta_var": (sig("value"), _meta_var),
+    # TVM's own names a script may use through ``import tvm``
+    "tirfun.ir.Op.get": (sig("op_name"), _op_get),
+    "tirfun.tir.const": (sig("value", ("dtype", None)), _tir_const),
+    "tirfun.target.Target": (sig("target_config", ("host", None)), parser_intrinsics.target_handler),
     "T.macro": (sig(("func", None), ("hygienic", True)), _not_here("T.macro")),
     **parser_decls.HANDLERS,
     **parser_loops.HANDLERS,
@@ -89,7 +115,8 @@ ALIASES = {
 }
 
 
-NAMESPACES = {"T", "T.axis", "I", "script", "tirfun"}
+NAMESPACES = {"T", "T.axis", "I", "script", "tirfun", "tirfun.ir", "tirfun.ir.Op", "tirfun.target",
+              "tirfun.tir"}
 
 
 SCALAR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -120,6 +147,9 @@ def resolve(path: str, attr: str):
                 "prim_func": Builtin("T.prim_func")}.get(attr)
     if path == "tirfun" and attr == "script":
         return Namespace("script")
+    if path == "tirfun.tir":
+        # tvm.tir.exp, tvm.tir.Cast...: TVM's T spells tvm.tir's functions alike
+        return resolve("T", attr)
     return None
 
 

@@ -195,7 +195,8 @@ def _locate(err, src: SourceMap, sites: dict):
     if mentions:
         # a binding's own errors are at the binding, the first mention; a
         # misuse is usually the last
-        pick = min if err.rule in ("binding outside domain", "binding dtype") else max
+        pick = min if err.rule in ("binding outside domain", "binding dtype", "match_buffer shape") \
+            else max
         anchor = pick(mentions, key=lambda n: (n.lineno, n.col_offset))
     line, column = src.position(anchor)
     if line == 0:

@@ -101,13 +101,13 @@ def _match_buffer(ip, node, a):
     if isinstance(param, BufferRegion):
         block = ip.require_block_frame(node, "T.match_buffer of a region")
         if shape is None:
+            # as TVM's match_buffer: without a shape, the region gives the
+            # shape and the dtype (a dtype= given too is not used)
             shape = tuple(r.extent for r in param.region)
-            if not a.given("dtype"):
-                dtype = param.buffer.dtype
+            dtype = param.buffer.dtype
         values = dict(a._values, shape=shape, dtype=dtype)
         make = buffer_maker(ip, Args(values, a._nodes, node), what="T.match_buffer", offset_var=True)
-        region = param
-        return NewBuffer(make, lambda b: block.match_buffers.append(MatchBufferRegion(b, region)),
+        return NewBuffer(make, lambda b: _add_match(ip, node, block, MatchBufferRegion(b, param)),
                          "T.match_buffer")
     if isinstance(param, Var):
         ip.require_function_frame(node, "T.match_buffer")
@@ -128,6 +128,18 @@ def _match_buffer(ip, node, a):
                          handle=param)
     raise ip.fail(a.node("param"), f"T.match_buffer matches a handle parameter or a buffer "
                   f"region, got {describe(a.param)}")
+
+
+def _add_match(ip, node, block, match: MatchBufferRegion) -> None:
+    """Add a block's matched region, refused here, as TVM refuses it, when
+    the buffer cannot view the region."""
+    from ..analysis.verify import match_buffer_problem
+
+    problem = match_buffer_problem(match)
+    if problem is not None:
+        raise ip.fail(node, f"T.match_buffer: {match.buffer.name} cannot view "
+                      f"{match.source.buffer.name}'s region: {problem}")
+    block.match_buffers.append(match)
 
 
 def _func_attr(ip, node, a):

@@ -78,6 +78,15 @@ def _is_number(v) -> bool:
     return isinstance(v, (bool, int, float))
 
 
+def _bool_pair(a: PrimExpr, b: PrimExpr, is_and: bool) -> PrimExpr:
+    """``a and b`` / ``a or b`` of two bool expressions: T.And / T.Or of
+    scalars; with a vector operand, as TVM's parser does, the lane-wise
+    T.bitwise_and / T.bitwise_or (a scalar operand is broadcast)."""
+    if a.dtype.is_vector or b.dtype.is_vector:
+        return a & b if is_and else a | b
+    return And(a, b) if is_and else Or(a, b)
+
+
 class ExprEvaluator:
     """Expression half of the interpreter. Subclasses provide ``src`` (a
     SourceMap), ``scopes`` and the hooks used by the builtins."""
@@ -298,16 +307,8 @@ class ExprEvaluator:
             from .parser_reducer import comm_reducer
 
             return comm_reducer(self, node)
-        positional = []
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                raise self.fail(arg, "unpacking arguments with * is not supported in TVMScript")
-            positional.append((self.eval(arg), arg))
-        keywords = {}
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise self.fail(kw.value, "unpacking arguments with ** is not supported in TVMScript")
-            keywords[kw.arg] = (self.eval(kw.value), kw.value)
+        positional = self.elements(node.args)
+        keywords = self.keyword_arguments(node.keywords)
         if isinstance(func, Builtin):
             return self.call_builtin(func.name, node, positional, keywords)
         if isinstance(func, DTypeCtor):
@@ -446,10 +447,10 @@ class ExprEvaluator:
                 raise self.fail(n, f"'{'and' if isinstance(node.op, ast.And) else 'or'}' needs "
                                 f"bool operands, got {describe(e)}")
             exprs.append(e)
-        cls = And if isinstance(node.op, ast.And) else Or
+        is_and = isinstance(node.op, ast.And)
         out = exprs[0]
         for e in exprs[1:]:
-            out = cls(out, e)
+            out = _bool_pair(out, e, is_and)
         return out
 
     def _compare(self, node: ast.Compare):
@@ -544,10 +545,56 @@ class ExprEvaluator:
                         f"got {describe(value)}")
 
     def _tuple(self, node: ast.Tuple):
-        return tuple(self.eval(e) for e in node.elts)
+        return tuple(v for v, _ in self.elements(node.elts))
 
     def _list(self, node: ast.List):
-        return [self.eval(e) for e in node.elts]
+        return [v for v, _ in self.elements(node.elts)]
+
+    def elements(self, nodes: list[ast.expr]) -> list[tuple[Any, ast.expr]]:
+        """The values of the items of a tuple, a list or a call's
+        positional arguments, each with the node it was written at; a
+        starred item (``[128, *dims]``, ``T.grid(*A.shape)``) contributes
+        the items of its sequence, as in Python."""
+        out = []
+        for item in nodes:
+            if not isinstance(item, ast.Starred):
+                out.append((self.eval(item), item))
+                continue
+            out.extend((v, item.value) for v in self.unpacked(item.value))
+        return out
+
+    def unpacked(self, node: ast.expr) -> list:
+        """The items of the sequence ``*node`` unpacks."""
+        value = self.eval(node)
+        if isinstance(value, (tuple, list)):
+            return list(value)
+        if isinstance(value, python.PyValue):
+            items = python.iterate(self, value, node, _MAX_COMPREHENSION + 1)
+            if len(items) > _MAX_COMPREHENSION:
+                raise self.fail(node, f"unpacking makes more than {_MAX_COMPREHENSION} items")
+            return items
+        raise self.fail(node, f"only a tuple or a list can be unpacked with *, got {describe(value)}")
+
+    def keyword_arguments(self, keywords: list[ast.keyword]) -> dict[str, tuple[Any, ast.expr]]:
+        """A call's keyword arguments by name, ``**options`` (a dict with
+        string keys) spread in as Python spreads it."""
+        out: dict[str, tuple[Any, ast.expr]] = {}
+        for kw in keywords:
+            if kw.arg is not None:
+                pairs = [(kw.arg, self.eval(kw.value))]
+            else:
+                spread = self.eval(kw.value)
+                if isinstance(spread, python.PyValue) and isinstance(spread.value, dict):
+                    spread = {k: python.from_python(v) for k, v in spread.value.items()}
+                if not isinstance(spread, dict) or not all(isinstance(k, str) for k in spread):
+                    raise self.fail(kw.value, "only a dict with string keys can be unpacked with **, "
+                                    f"got {describe(spread)}")
+                pairs = list(spread.items())
+            for name, value in pairs:
+                if name in out:
+                    raise self.fail(kw.value, f"the keyword argument '{name}' is given twice")
+                out[name] = (value, kw.value)
+        return out
 
     def _dict(self, node: ast.Dict):
         out = {}
@@ -582,14 +629,28 @@ class ExprEvaluator:
                 return base[key]
             except (KeyError, TypeError):
                 raise self.fail(node.slice, f"no key {key!r} in the dict") from None
+        if isinstance(base, Builtin) and base.name in ("T.Buffer", "T.ptr"):
+            return self._subscript_call(base.name, node)
         raise self.fail(node, f"{describe(base)} cannot be indexed")
+
+    def _subscript_call(self, name: str, node: ast.Subscript):
+        """TVM's older spellings ``T.Buffer[(8,), "float32"]`` and
+        ``T.Ptr[T.float32]``: the call with the subscript's items as its
+        arguments (a tuple of numbers alone is a buffer's shape)."""
+        keys = self.eval(node.slice)
+        if not isinstance(keys, tuple):
+            args = [keys]
+        elif name == "T.Buffer" and len(keys) >= 2 and not isinstance(keys[1], str):
+            args = [keys]
+        else:
+            args = list(keys)
+        return self.call_builtin(name, node, [(a, node.slice) for a in args], {})
 
     def buffer_access(self, buffer: Buffer, index_node: ast.expr, node: ast.AST):
         """``A[i, j]`` (a load), ``A[0:4, j]`` (a sliced access) or ``A[()]``."""
-        items_nodes = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
         items = []
         sliced = False
-        for item in items_nodes:
+        for value, item in self._index_items(index_node):
             if isinstance(item, ast.Slice):
                 sliced = True
                 start = None if item.lower is None else self._index(self.eval(item.lower), item.lower)
@@ -597,9 +658,6 @@ class ExprEvaluator:
                 step = None if item.step is None else self._index(self.eval(item.step), item.step)
                 items.append((start, stop, step))
             else:
-                value = self.eval(item)
-                if isinstance(value, tuple) and not value and not isinstance(index_node, ast.Tuple):
-                    continue  # A[()] on a zero-dimensional buffer
                 items.append(self._index(value, item))
         if len(items) != len(buffer.shape):
             n = len(buffer.shape)
@@ -612,6 +670,27 @@ class ExprEvaluator:
         if sliced:
             return SlicedAccess(buffer, tuple(items))
         return BufferLoad(buffer, items)
+
+    def _index_items(self, index_node: ast.expr) -> list[tuple[Any, ast.expr]]:
+        """The indices written in ``A[...]``, each with its node (a slice's
+        value is None, it is read by the caller). As in TVM, a tuple or a
+        list written as the whole index (``A[()]``, ``A[iters]`` with
+        ``iters`` the variables of a grid) gives one index per item, and a
+        starred item (``A[(*spatial, k)]``) gives one per item of its
+        sequence."""
+        nodes = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
+        out = []
+        for item in nodes:
+            if isinstance(item, ast.Slice):
+                out.append((None, item))
+            elif isinstance(item, ast.Starred):
+                out.extend((v, item.value) for v in self.unpacked(item.value))
+            else:
+                out.append((self.eval(item), item))
+        if not isinstance(index_node, ast.Tuple) and len(out) == 1 \
+                and isinstance(out[0][0], (tuple, list)):
+            return [(v, index_node) for v in out[0][0]]
+        return out
 
     def _index(self, value: Any, node: ast.AST) -> PrimExpr:
         if isinstance(value, bool):

@@ -24,7 +24,7 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..nodes.reducer import CommReducer
-from .parser_args import sig, to_bool_expr, to_dtype, to_str
+from .parser_args import sig, to_branch_condition, to_dtype, to_str
 from .parser_values import DTypeCtor, MetaVar, NewBuffer, NewVar, Scope, describe
 
 
@@ -37,7 +37,7 @@ class _IfFrame:
 
 
 def _while(ip, node, a):
-    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.While")
+    cond = to_branch_condition(ip, a.condition, a.node("condition"), "the condition of T.While")
 
     def open_(name):
         if name is not None:
@@ -52,7 +52,7 @@ _THEN, _ELSE = Evaluate(StringImm("T.Then")), Evaluate(StringImm("T.Else"))
 
 
 def _if(ip, node, a):
-    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.If")
+    cond = to_branch_condition(ip, a.condition, a.node("condition"), "the condition of T.If")
     frame = _IfFrame()
 
     def open_(name):

@@ -106,6 +106,10 @@ def _target(ip, node, a):
         raise ip.fail(node, str(err)) from None
 
 
+#: ``T.target`` and TVM's ``tvm.target.Target`` in a script
+target_handler = _target
+
+
 def _imm(cls):
     def handler(ip, node, a):
         dtype = to_dtype(ip, a.dtype, a.node("dtype"))

@@ -161,6 +161,15 @@ def _as_dom(ip, value, node, what: str) -> Range:
     return Range(IntImm(extent.dtype, 0), extent)
 
 
+def _retyped(value: PrimExpr, dtype: DataType) -> PrimExpr:
+    """``value`` as an integer of ``dtype``."""
+    if isinstance(value, IntImm):
+        bounds = dtype.int_range()
+        if bounds is not None and bounds[0] <= value.value <= bounds[1]:
+            return IntImm(dtype, value.value)
+    return Cast(dtype, value)
+
+
 def _axis(iter_type: IterVarType, what: str):
     def handler(ip, node, a):
         ip.require_block_frame(node, what)
@@ -175,6 +184,11 @@ def _axis(iter_type: IterVarType, what: str):
         if not binding.dtype.is_integer:
             raise ip.fail(a.node("binding"), f"the binding of {what} must be an integer, got "
                           f"{describe(binding)}")
+        if binding.dtype != dtype and binding.dtype.lanes == 1:
+            # TVM keeps a binding of another integer type (T.axis.spatial(1,
+            # T.int64(0))); here the binding takes the variable's type: a
+            # constant as itself, anything else through a cast
+            binding = _retyped(binding, dtype)
         return NewIterVar(dom, binding, iter_type, dtype, what)
     return handler
 

@@ -23,7 +23,7 @@ from .parser_args import (
     attr_dict, sig, to_bool_expr, to_dtype, to_int_expr, to_shape, to_str,
 )
 from .parser_decls import _BUFFER_PARAMS, buffer_maker
-from .parser_values import Scope, describe
+from .parser_values import NewVar, Scope, describe
 
 
 def _decl_buffer(ip, node, a):
@@ -83,6 +83,11 @@ def _attr(ip, node, a):
 def _launch_thread(ip, node, a):
     thread = a.thread
     extent = a.extent
+    declared = None
+    if isinstance(thread, NewVar) and thread.thread_tag is not None:
+        # T.launch_thread(T.env_thread("blockIdx.x"), n): declared in place,
+        # named by ``as`` (or after the tag)
+        declared, thread = thread, thread.thread_tag
     if isinstance(thread, Var):
         tag = ip.func.env_threads.get(thread)
         if tag is None:
@@ -90,7 +95,7 @@ def _launch_thread(ip, node, a):
         dtype = thread.dtype
     else:
         tag = to_str(ip, thread, a.node("thread"), "the thread of T.launch_thread")
-        dtype = None
+        dtype = None if declared is None else declared.dtype
     extent = to_int_expr(ip, extent, a.node("extent"), "the extent of T.launch_thread", dtype)
     if isinstance(thread, Var):
         first = ip.func.thread_extents.setdefault(thread, extent)
@@ -105,7 +110,10 @@ def _launch_thread(ip, node, a):
         if isinstance(thread, Var):
             var = thread
         else:
-            var = Var(ip.namer.fresh(name or tag.replace(".", "_")), extent.dtype)
+            var = Var(ip.namer.fresh(name or tag.replace(".", "_")),
+                      extent.dtype if declared is None else declared.dtype)
+            if declared is not None:
+                ip.func.env_threads[var] = tag
         iv = IterVar(Range(IntImm(extent.dtype, 0), extent), var, IterVarType.ThreadIndex, tag)
         return var, lambda body: AttrStmt(iv, key, extent, body)
 
@@ -128,14 +136,19 @@ def _let_stmt(ip, node, a):
     value = ip.as_expr(a.value, a.node("value"))
     annotation = a.type_annotation
     given_var = a.var
+    declared = None
+    if isinstance(given_var, NewVar) and given_var.thread_tag is None:
+        # var=T.handle("float32"): a new variable of that type, named by ``as``
+        declared, given_var = given_var, None
     if given_var is not None and not isinstance(given_var, Var):
         raise ip.fail(a.node("var"), f"var= must be a variable, got {describe(given_var)}")
-    dtype = value.dtype
+    dtype = value.dtype if declared is None else declared.dtype
     if annotation is not None:
         dtype = to_dtype(ip, annotation, a.node("type_annotation"))
 
     def open_(name):
-        var = given_var if given_var is not None else Var(ip.namer.fresh(name or "v"), dtype)
+        var = given_var if given_var is not None else \
+            Var(ip.namer.fresh(name or "v"), dtype, None if declared is None else declared.pointee)
         return var, lambda body: LetStmt(var, ip.cast_to(value, var.dtype, a.node("value")), body)
 
     return Scope("T.LetStmt", open_)

@@ -28,7 +28,7 @@ def _node_ctor(cls):
 
 
 def _not(ip, node, a):
-    return Not(to_bool_expr(ip, a.a, a.node("a"), "the operand of T.Not"))
+    return Not(to_bool_expr(ip, a.a, a.node("a"), "the operand of T.Not", lanes=None))
 
 
 def _cast(ip, node, a):
@@ -41,8 +41,10 @@ def _cast_fn(ip, node, a):
 
 
 def _select(ip, node, a):
-    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.Select")
     t, f = lift_pair(ip, a.true_value, a.false_value, node)
+    # as TVM's Select: a scalar condition, or one bool per lane of the values
+    cond = to_bool_expr(ip, a.condition, a.node("condition"), "the condition of T.Select",
+                        lanes=t.dtype.lanes)
     return Select(cond, t, f)
 
 
@@ -138,6 +140,8 @@ def _likely(ip, node, a):
 def _reinterpret(ip, node, a):
     dtype = to_dtype(ip, a.dtype, a.node("dtype"))
     value = ip.as_expr(a.value, a.node("value"))
+    if value.dtype == dtype:
+        return value  # as TVM's reinterpret: no call when nothing changes
     if dtype.bits * dtype.lanes != value.dtype.bits * value.dtype.lanes:
         raise ip.fail(node, f"T.reinterpret cannot change the size: {value.dtype} to {dtype}")
     return Call(dtype, "tir.reinterpret", [value])
@@ -220,16 +224,16 @@ HANDLERS: dict = {
                            _call_extern("tir.call_pure_extern")),
     "T.call_intrin": (sig("dtype", "op", star="args", dtype_first=True), _call_intrin),
     "T.address_of": (sig("buffer_load", drop=("dtype",)), _address_of),
-    "T.ret": (sig("value"), _ret),
+    "T.ret": (sig("value", drop=("dtype",)), _ret),
     "T.likely": (sig("cond", drop=("dtype",)), _likely),
     "T.reinterpret": (sig("dtype", "value", dtype_first=True), _reinterpret),
     "T.tvm_storage_sync": (sig("scope"), _storage_sync),
-    "T.bitwise_and": (sig("a", "b"), _bitwise("tir.bitwise_and")),
-    "T.bitwise_or": (sig("a", "b"), _bitwise("tir.bitwise_or")),
-    "T.bitwise_xor": (sig("a", "b"), _bitwise("tir.bitwise_xor")),
-    "T.shift_left": (sig("a", "b"), _bitwise("tir.shift_left")),
-    "T.shift_right": (sig("a", "b"), _bitwise("tir.shift_right")),
-    "T.bitwise_not": (sig("a"), _bitwise_not),
+    "T.bitwise_and": (sig("a", "b", drop=("dtype",)), _bitwise("tir.bitwise_and")),
+    "T.bitwise_or": (sig("a", "b", drop=("dtype",)), _bitwise("tir.bitwise_or")),
+    "T.bitwise_xor": (sig("a", "b", drop=("dtype",)), _bitwise("tir.bitwise_xor")),
+    "T.shift_left": (sig("a", "b", drop=("dtype",)), _bitwise("tir.shift_left")),
+    "T.shift_right": (sig("a", "b", drop=("dtype",)), _bitwise("tir.shift_right")),
+    "T.bitwise_not": (sig("a", drop=("dtype",)), _bitwise_not),
     "T.max_value": (sig("dtype"), _limit_value("max")),
     "T.min_value": (sig("dtype"), _limit_value("min")),
     "T.infinity": (sig("dtype"), _infinity),

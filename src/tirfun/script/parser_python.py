@@ -52,6 +52,15 @@ class Macro:
 
     func: Any
     hygienic: bool = True
+    #: the arguments bound before the call's: a macro defined in a class
+    #: and read from an instance (``obj.load(A)``) has the instance first
+    bound: tuple = ()
+
+    def __get__(self, instance, owner=None):
+        """A macro read from an instance is bound to it, as a method is."""
+        if instance is None:
+            return self
+        return attrs.evolve(self, bound=(*self.bound, instance))
 
     def __call__(self, *args, **kwargs):
         raise ParseError(f"the macro {self.func.__name__} can only be called inside a "
@@ -159,7 +168,7 @@ def expand_macro(ip, macro: Macro, node: ast.Call, positional, keywords):
         raise ip.fail(node, f"macro {name} expands more than {MAX_MACRO_DEPTH} levels deep",
                       hint="a macro that calls itself never ends")
     try:
-        bound = inspect.signature(macro.func).bind(*[v for v, _ in positional],
+        bound = inspect.signature(macro.func).bind(*macro.bound, *[v for v, _ in positional],
                                                     **{k: v for k, (v, _) in keywords.items()})
     except TypeError as err:
         raise ip.fail(node, f"macro {name}: {err}") from None

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import sys
 import types
@@ -144,9 +145,18 @@ def admit(value: Any, depth: int = 0) -> Any:
             return resolved
         if value is getattr(ir_module, "ir_module", None):
             return Builtin("I.ir_module")
+        if value is _target_class():
+            # tvm.target.Target(...) in a function attribute: a target, as T.target
+            return Builtin("tirfun.target.Target")
         name = getattr(value, "__name__", type(value).__name__)
         raise Refused(f"the Python function {name}")
     raise Refused(article(type(value).__name__))
+
+
+def _target_class():
+    from ..target import Target
+
+    return Target
 
 
 class RefusedValue:
@@ -160,7 +170,9 @@ class OuterEnv:
     """The names around a function: layers searched in order (closure,
     defining scope, globals; or a source's module-level names), then the
     script's own defaults (``range``, and ``T``/``I`` for source text).
-    Values are admitted on first use.
+    Values are admitted on first use. In a decorated function, as in
+    Python, the names of Python's builtins (``len``, ``min``, ``int``...)
+    come last.
 
     ``trusted`` is the single switch between the two ways of parsing: it is
     True only for a decorated function (the user's own Python), where a value
@@ -183,10 +195,15 @@ class OuterEnv:
                     if self.trusted:
                         return PyValue(layer[name])
                     return RefusedValue(str(why))
-        return self.defaults.get(name, default)
+        if name in self.defaults:
+            return self.defaults[name]
+        if self.trusted and not name.startswith("_") and hasattr(builtins, name):
+            return PyValue(getattr(builtins, name))
+        return default
 
     def __contains__(self, name: str) -> bool:
-        return any(name in layer for layer in self.layers) or name in self.defaults
+        return any(name in layer for layer in self.layers) or name in self.defaults or \
+            (self.trusted and not name.startswith("_") and hasattr(builtins, name))
 
 
 #: Python module names that stand for script namespaces

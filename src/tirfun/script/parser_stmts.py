@@ -40,7 +40,7 @@ from ..nodes import (
 )
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
-from .parser_args import to_bool_expr, to_mask, to_str
+from .parser_args import to_bool_expr, to_branch_condition, to_mask, to_str
 from .parser_exprs import ExprEvaluator, _is_number
 from .parser_scope import Namer, Scopes
 from .parser_values import (
@@ -278,6 +278,12 @@ class FunctionInterpreter(ExprEvaluator):
                 buffer = ann.make(self.namer.fresh(arg.arg))
             except NodeError as err:
                 raise self.fail(arg.annotation, str(err)) from None
+            if buffer.elem_offset is None and buffer.offset_factor != 0:
+                # as TVM's match of a parameter, which the annotation is: an
+                # offset_factor without an elem_offset gives it a variable
+                offset = Var(self.namer.fresh(f"{buffer.name}_elem_offset"),
+                             buffer.shape[0].dtype if buffer.shape else "int32")
+                buffer = attrs.evolve(buffer, elem_offset=offset)
             handle = Var(self.namer.fresh(f"{buffer.name}_handle"), "handle")
             if arg.arg in self.func.data_of_params:
                 # ``A.data`` is used: as in TVM, the buffer's data pointer is
@@ -516,6 +522,9 @@ class FunctionInterpreter(ExprEvaluator):
         if isinstance(target, ast.Name):
             if isinstance(value, list) and len(value) == 1 and isinstance(value[0], NewIterVar):
                 value = value[0]
+            if isinstance(value, (tuple, list)) and value and \
+                    all(isinstance(v, NewIterVar) for v in value):
+                return self._bind_axes(target, value, value_node)
             return self.bind_name(target, value, value_node)
         if isinstance(target, (ast.Tuple, ast.List)):
             names = target.elts
@@ -535,6 +544,24 @@ class FunctionInterpreter(ExprEvaluator):
                 out.extend(r if isinstance(r, list) else [r])
             return out
         raise self.fail(target, "only names, tuples of names and buffer elements can be assigned")
+
+    def _bind_axes(self, target: ast.Name, axes, value_node: ast.AST) -> None:
+        """``vs = T.axis.remap("SS", [i, j])``: one name for several block
+        variables, the tuple of them, each named ``vs_0``, ``vs_1``... as
+        TVM names them."""
+        if self.scopes.defined_here(target.id):
+            raise self.fail(target, f"'{target.id}' is already defined in this scope",
+                            hint="TVMScript binds each name once per scope; choose a new name")
+        variables = tuple(self._block_var(f"{target.id}_{k}", axis) for k, axis in enumerate(axes))
+        self.scopes.define(target.id, variables)
+
+    def _block_var(self, name: str, axis: NewIterVar) -> Var:
+        """The variable of a ``T.axis.*`` declaration, added to its block."""
+        block = self.blocks[-1]
+        var = Var(self.namer.fresh(name), axis.dtype)
+        block.iter_vars.append(IterVar(axis.dom, var, axis.iter_type))
+        block.iter_values.append(axis.binding)
+        return var
 
     def bind_name(self, target: ast.Name, value: Any, value_node: ast.AST):
         """Bind one name to an assigned value (see the module docstring)."""
@@ -564,11 +591,7 @@ class FunctionInterpreter(ExprEvaluator):
             self.scopes.define(name, var)
             return None
         if isinstance(value, NewIterVar):
-            block = self.blocks[-1]
-            var = Var(self.namer.fresh(name), value.dtype)
-            block.iter_vars.append(IterVar(value.dom, var, value.iter_type))
-            block.iter_values.append(value.binding)
-            self.scopes.define(name, var)
+            self.scopes.define(name, self._block_var(name, value))
             return None
         if isinstance(value, Scope):
             bound, wrap = value.open(name)
@@ -623,24 +646,20 @@ class FunctionInterpreter(ExprEvaluator):
                             f"not {describe(spec)}")
         if node.orelse:
             raise self.fail(node.orelse[0], "for-else is not supported in TVMScript")
-        targets = node.target.elts if isinstance(node.target, (ast.Tuple, ast.List)) else [node.target]
-        if len(targets) != len(spec.loops):
-            raise self.fail(node.target, f"{spec.what} makes {len(spec.loops)} loop "
-                            f"variable{'s' if len(spec.loops) != 1 else ''} but {len(targets)} "
-                            f"name{'s are' if len(targets) != 1 else ' is'} given")
+        groups = self._loop_targets(node.target, spec)
         loop_vars = []
         with self.scope():
-            seen = set()
-            for t, (start, extent, kind, tag, annotations) in zip(targets, spec.loops):
-                if not isinstance(t, ast.Name):
-                    raise self.fail(t, "a loop variable must be a name")
-                if t.id in seen:
-                    raise self.fail(t, f"'{t.id}' is used twice as a loop variable")
-                seen.add(t.id)
-                var = Var(self.namer.fresh(t.id), start.dtype)
-                self.scopes.define(t.id, var)
-                self.loops.append((var, Range(start, extent)))
-                loop_vars.append(var)
+            loops = iter(spec.loops)
+            for name, names in groups:
+                group = []
+                for var_name in names:
+                    start, extent = next(loops)[:2]
+                    var = Var(self.namer.fresh(var_name), start.dtype)
+                    self.loops.append((var, Range(start, extent)))
+                    group.append(var)
+                # a name standing for several loops is the tuple of their variables
+                self.scopes.define(name, group[0] if names == [name] else tuple(group))
+                loop_vars.extend(group)
             try:
                 body = self.visit_body(node.body, "body")
             finally:
@@ -648,6 +667,38 @@ class FunctionInterpreter(ExprEvaluator):
         for var, (start, extent, kind, tag, annotations) in reversed(list(zip(loop_vars, spec.loops))):
             body = For(var, start, extent, kind, body, thread_binding=tag, annotations=annotations)
         return body
+
+    def _loop_targets(self, target: ast.expr, spec: LoopSpec) -> list[tuple[str, list[str]]]:
+        """The names a for statement binds, each with the names of the loop
+        variables it stands for, in loop order. As TVM binds them: ``i, j``
+        name one loop each; a single name for several loops (``for iters in
+        T.grid(4, 8)``) and a starred name (``for *outer, k in ...``) stand
+        for the tuple of theirs, named ``iters_0``, ``iters_1``..."""
+        n = len(spec.loops)
+        if isinstance(target, ast.Name):
+            return [(target.id, [target.id] if n == 1 else [f"{target.id}_{k}" for k in range(n)])]
+        if not isinstance(target, (ast.Tuple, ast.List)):
+            raise self.fail(target, "a loop variable must be a name")
+        starred = [t for t in target.elts if isinstance(t, ast.Starred)]
+        if len(starred) > 1:
+            raise self.fail(starred[1], "a for statement unpacks into at most one starred name")
+        fixed = len(target.elts) - len(starred)
+        if len(target.elts) != n and not (starred and fixed <= n):
+            raise self.fail(target, f"{spec.what} makes {n} loop variable{'s' if n != 1 else ''} "
+                            f"but {fixed} name{'s are' if fixed != 1 else ' is'} given")
+        out, seen = [], set()
+        for t in target.elts:
+            inner = t.value if isinstance(t, ast.Starred) else t
+            if not isinstance(inner, ast.Name):
+                raise self.fail(inner, "a loop variable must be a name")
+            if inner.id in seen:
+                raise self.fail(inner, f"'{inner.id}' is used twice as a loop variable")
+            seen.add(inner.id)
+            if isinstance(t, ast.Starred):
+                out.append((inner.id, [f"{inner.id}_{k}" for k in range(n - fixed)]))
+            else:
+                out.append((inner.id, [inner.id]))
+        return out
 
     # -- with -------------------------------------------------------------------------
     def _with(self, node: ast.With):
@@ -735,7 +786,7 @@ class FunctionInterpreter(ExprEvaluator):
                 return None
             with self.scope():
                 return self.visit_body(branch, "body")
-        cond = to_bool_expr(self, cond, node.test, "the condition of an if statement")
+        cond = to_branch_condition(self, cond, node.test, "the condition of an if statement")
         with self.scope():
             then_case = self.visit_body(node.body, "body")
         else_case = None
@@ -748,7 +799,7 @@ class FunctionInterpreter(ExprEvaluator):
     def _while(self, node: ast.While):
         if node.orelse:
             raise self.fail(node.orelse[0], "while-else is not supported in TVMScript")
-        cond = to_bool_expr(self, self.eval(node.test), node.test, "the condition of a while loop")
+        cond = to_branch_condition(self, self.eval(node.test), node.test, "the condition of a while loop")
         with self.scope():
             body = self.visit_body(node.body, "body")
         return While(cond, body)

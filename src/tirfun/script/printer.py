@@ -173,7 +173,23 @@ def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
     ``module_name`` is the class a call of a module function is written
     through (``Module.sub(...)``); None outside a module."""
     func = _avoid_reserved(func, frozenset((p, "I", "range")))
-    w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True)
+    lines, redeclared = _print_function(func, name, p, indent_spaces, module_name, ir_prefix,
+                                        frozenset())
+    if redeclared:
+        # a name nothing binds, used in sibling scopes, was declared in each
+        # of them (and would parse back as several); TVM declares it once,
+        # where its uses meet: print again, declaring those names there
+        lines, _ = _print_function(func, name, p, indent_spaces, module_name, ir_prefix,
+                                   redeclared)
+    return lines
+
+
+def _print_function(func: PrimFunc, name: str, p: str, indent_spaces: int, module_name: str | None,
+                    ir_prefix: str, hoisted: frozenset) -> tuple[list[str], frozenset]:
+    """:func:`_function_lines` with the free names ``hoisted`` declared
+    where their uses meet; also returns the free names it declared more
+    than once."""
+    w = ScriptWriter(prefix=p, indent_spaces=indent_spaces, declare_free=True, hoisted=hoisted)
     w.exprs.module_name = module_name
     w.exprs.ir_prefix = ir_prefix
     sugared = _sugared_params(func)
@@ -220,7 +236,7 @@ def _function_lines(func: PrimFunc, name: str, p: str, indent_spaces: int,
 
     decorator = f"@{p}.prim_func" if "global_symbol" in func.attrs else f"@{p}.prim_func(private=True)"
     ret = _ret_annotation(func.ret_type, p)
-    return [decorator, f"def {name}({', '.join(params)}){ret}:"] + w.lines
+    return [decorator, f"def {name}({', '.join(params)}){ret}:"] + w.lines, w.redeclared()
 
 
 def _ret_annotation(ret_type, p: str) -> str:

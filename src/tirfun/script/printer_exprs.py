@@ -355,7 +355,7 @@ class ExprRenderer:
 
             return list(e.args), _call_fmt(callee)
         short = op[4:] if op.startswith("tir.") else ""
-        if short.isidentifier():
+        if short.isidentifier() and not _dtype_unsaid(e, short):
             head = f"{p}.{PRINTER_NAMES.get(short, short)}("
             if short in DTYPE_FIRST_OPS:
                 head += str_literal(e.dtype) + (", " if e.args else "")
@@ -364,6 +364,10 @@ class ExprRenderer:
                 tail = (", " if e.args else "") + str_literal(e.dtype) + ")"
             else:
                 tail = ")"
+        elif short.isidentifier():
+            # a dtype its T call would not give it: the call node itself
+            head = f"{p}.Call({str_literal(e.dtype)}, {str_literal(op)}, ["
+            tail = "])"
         else:
             # an op outside the T namespace: name it and its dtype explicitly
             head = f"{p}.call_intrin({str_literal(e.dtype)}, {str_literal(op)}"
@@ -371,6 +375,24 @@ class ExprRenderer:
             tail = ")"
         kids = list(e.args)
         return kids, lambda args: (head + ", ".join(a[0] for a in args) + tail, ATOM)
+
+
+def _dtype_unsaid(e: Call, short: str) -> bool:
+    """Whether ``T.<short>(...)`` would make a call of another dtype than
+    ``e``'s: an intrinsic whose dtype is fixed, or that of an argument."""
+    from ..tir.intrinsics import ALIASES, INTRINSICS
+
+    if short == "reinterpret" and len(e.args) == 1:
+        # T.reinterpret refuses a change of size, which a T.Call may hold
+        arg = e.args[0].dtype
+        return arg.bits * arg.lanes != e.dtype.bits * e.dtype.lanes
+    entry = INTRINSICS.get(ALIASES.get(short, short))
+    if entry is None or entry.dtype in ("first", "last"):
+        return False
+    if entry.dtype.startswith("arg:"):
+        k = int(entry.dtype[4:])
+        return k < len(e.args) and e.args[k].dtype != e.dtype
+    return e.dtype != entry.dtype
 
 
 def _call_fmt(callee: str):

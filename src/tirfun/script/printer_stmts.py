@@ -25,7 +25,7 @@ from ..nodes import (
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
     BufferRealize, Prefetch,
 )
-from ..analysis.traversal import walk, walk_stmts
+from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..nodes.reducer import CommReducer
 from ..nodes.target import TargetConfig
 from .printer_exprs import (
@@ -95,7 +95,8 @@ class ScriptWriter:
     inside functions); ``prefix`` is the name of the ``tir`` namespace.
     """
 
-    def __init__(self, *, prefix: str = "T", indent_spaces: int = 4, declare_free: bool = False):
+    def __init__(self, *, prefix: str = "T", indent_spaces: int = 4, declare_free: bool = False,
+                 hoisted: frozenset = frozenset()):
         self.p = prefix
         self.step = " " * indent_spaces
         self.declare_free = declare_free
@@ -108,6 +109,11 @@ class ScriptWriter:
         # variables written otherwise than by name: a parameter that is its
         # buffer's data pointer is ``A.data``
         self.spelling: dict[Var, str] = {}
+        # free names (``("v", name)`` / ``("b", name)``) declared where their
+        # uses meet rather than before each use; see :meth:`hoist`
+        self.hoisted = hoisted
+        self.uses = _FreeUses(hoisted)
+        self.declarations: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ output
     def emit(self, level: int, text: str) -> None:
@@ -154,6 +160,7 @@ class ScriptWriter:
             return spelled
         if self.declare_free and ("v", var.name) not in self.defined:
             self.define_var(var)
+            self._count(("v", var.name))
             self.pending.append(f"{var.name} = {self.var_creation(var)}")
         return var.name
 
@@ -162,8 +169,39 @@ class ScriptWriter:
         if self.declare_free and ("b", buffer.name) not in self.defined:
             decl = self.buffer_call(buffer, "Buffer", [])
             self.define_buffer(buffer)
+            self._count(("b", buffer.name))
             self.pending.append(f"{buffer.name} = {decl}")
         return buffer.name
+
+    def _count(self, key: tuple[str, str]) -> None:
+        self.declarations[key] = self.declarations.get(key, 0) + 1
+
+    def redeclared(self) -> frozenset:
+        """The free names this printout declared more than once (each
+        declaration would parse back as a name of its own)."""
+        return frozenset(k for k, n in self.declarations.items() if n > 1)
+
+    def hoist(self, items: list[Stmt], i: int, later: set) -> None:
+        """Before ``items[i]``: declare each of the :attr:`hoisted` names that
+        it and a later item of the same body use, or that two of its own
+        separately scoped parts use (the branches of an ``if``, a block's
+        ``init`` and body), as TVM declares a free name once where its uses
+        meet."""
+        shared = self.uses.of(items[i]) & later
+        seen: set = set()
+        for part in _scoped_parts(items[i]):
+            names = self.uses.of(part)
+            shared |= names & seen
+            seen |= names
+        for key in self.uses.ordered(shared):
+            if key in self.defined:
+                continue
+            node = self.uses.node(key)
+            if node is not None:
+                if key[0] == "v":
+                    self.var(node)
+                else:
+                    self.buffer(node)
 
     def var_creation(self, var: Var) -> str:
         """``T.int32()``: the call that makes a fresh variable."""
@@ -220,6 +258,7 @@ class ScriptWriter:
             return
         for v in fresh:
             self.define_var(v)
+            self._count(("v", v.name))
         names = ", ".join(v.name for v in fresh)
         values = ", ".join(self.var_creation(v) for v in fresh)
         self.pending.append(f"{names} = {values}")
@@ -248,9 +287,12 @@ class ScriptWriter:
         scopes a body of its own, prints flat and its body follows it."""
         start = len(self.lines)
         items = flatten(stmt)
+        later = self.uses.after(items)
         i = 0
         while i < len(items):
             s = items[i]
+            if later is not None:
+                self.hoist(items, i, later[i])
             if i == len(items) - 1 and isinstance(s, _SCOPED):
                 inner, opened = self.scoped(s, level, concise=True)
                 if opened:
@@ -258,6 +300,7 @@ class ScriptWriter:
                     self.pop()
                     break
                 items = flatten(inner)
+                later = self.uses.after(items)
                 i = 0
                 continue
             self.stmt(s, level)
@@ -361,7 +404,12 @@ class ScriptWriter:
                 self.emit(level, f"{name}: {self.var_type(s.var)} = {value}")
                 self.define_var(s.var)
                 return s.body, False
-            opened = self._open(level, f"{p}.LetStmt({value})", name, False)
+            if s.var.type_annotation is not None:
+                # what the variable points to: a new variable of that type
+                head = f"{p}.LetStmt({value}, var={self.var_type(s.var)})"
+            else:
+                head = f"{p}.LetStmt({value})"
+            opened = self._open(level, head, name, False)
             self.define_var(s.var)
             return s.body, opened
         if t is AssertStmt:
@@ -426,6 +474,15 @@ class ScriptWriter:
             opened = self._open(level, head, node.var.name, concise)
             self.define_var(node.var)
             return s.body, opened
+        if (s.attr_key in ("thread_extent", "virtual_thread") and type(node) is IterVar
+                and launch_form(node, s.value, any_var_dtype=True) and not self.var_defined(node.var)):
+            # a thread variable of another type than its extent: declared first,
+            # as TVM writes it (T.env_thread, then T.launch_thread of it)
+            dtype = "" if node.var.dtype == "int32" else f", dtype={str_literal(node.var.dtype)}"
+            self.emit(level, f"{node.var.name} = {p}.env_thread({str_literal(node.thread_tag)}{dtype})")
+            self.define_var(node.var)
+            head = f"{p}.launch_thread({node.var.name}, {self.exprs.expr(s.value)})"
+            return s.body, self._open(level, head, None, concise)
         node_text = self.attr_node_text(node)
         head = f"{p}.attr({node_text}, {str_literal(s.attr_key)}, {self.exprs.expr(s.value)})"
         return s.body, self._open(level, head, None, concise)
@@ -640,12 +697,14 @@ def grid_chain(loop: For) -> list[For]:
     return chain
 
 
-def launch_form(iv: IterVar, extent: PrimExpr) -> bool:
+def launch_form(iv: IterVar, extent: PrimExpr, any_var_dtype: bool = False) -> bool:
     """Whether ``T.launch_thread(tag, extent)`` rebuilds exactly this thread
-    iteration variable: a tagged thread index over ``[0, extent)``."""
+    iteration variable: a tagged thread index over ``[0, extent)`` whose
+    variable has the extent's type (with ``any_var_dtype``, of any type:
+    ``T.launch_thread(var, extent)`` of a declared variable rebuilds it)."""
     return (iv.iter_type is IterVarType.ThreadIndex and iv.thread_tag != ""
             and is_zero(iv.dom.min) and iv.dom.min.dtype == extent.dtype
-            and iv.dom.extent == extent)
+            and iv.dom.extent == extent and (any_var_dtype or iv.var.dtype == extent.dtype))
 
 
 __all__ = ["ScriptWriter", "flatten", "grid_chain", "launch_form", "shape_text", "contains_block",
@@ -663,3 +722,100 @@ def const_data_text(data, dtype, prefix: str) -> str:
             items.append(repr(v))
     return "[" + ", ".join(items) + "]"
 
+
+
+def _scoped_parts(stmt: Stmt) -> list[Stmt]:
+    """The parts of ``stmt`` printed in scopes of their own, side by side."""
+    if type(stmt) is IfThenElse:
+        return [stmt.then_case] + ([stmt.else_case] if stmt.else_case is not None else [])
+    if type(stmt) is BlockRealize and stmt.block.init is not None:
+        return [stmt.block.init, stmt.block.body]
+    return []
+
+
+class _FreeUses:
+    """Which of some free names (``("v", name)``, ``("b", name)``) each
+    statement uses, anywhere inside it (buffer fields included), computed
+    once per statement. A name that stands for two different variables or
+    buffers in one function is never reported: one declaration cannot serve
+    both."""
+
+    def __init__(self, names: frozenset):
+        self.names = names
+        self.memo: dict[int, tuple[Stmt, frozenset]] = {}
+        self.nodes: dict[tuple[str, str], object] = {}
+        self.clashing: set[tuple[str, str]] = set()
+
+    def after(self, items: list[Stmt]) -> list[set] | None:
+        """For each item, the names the items after it use (None when no
+        name is to be hoisted)."""
+        if not self.names:
+            return None
+        out: list[set] = [set() for _ in items]
+        acc: set = set()
+        for k in range(len(items) - 1, -1, -1):
+            out[k] = set(acc)
+            acc |= self.of(items[k])
+        return out
+
+    def node(self, key: tuple[str, str]):
+        """The variable or buffer a name stands for (None when it clashes)."""
+        return None if key in self.clashing else self.nodes.get(key)
+
+    @staticmethod
+    def ordered(keys) -> list[tuple[str, str]]:
+        """Variables before buffers (a buffer's declaration may name them),
+        each by name."""
+        return sorted(keys, key=lambda k: (k[0] != "v", k[1]))
+
+    def of(self, root: Stmt) -> frozenset:
+        """The names ``root`` uses (statements are visited bottom-up with an
+        explicit stack: nests of lowered code can be deep)."""
+        memo = self.memo
+        if id(root) in memo:
+            return memo[id(root)][1]
+        stack: list[tuple[Stmt, bool]] = [(root, False)]
+        parts: dict[int, tuple[list[Stmt], set]] = {}
+        while stack:
+            stmt, ready = stack.pop()
+            if id(stmt) in memo:
+                continue
+            if not ready:
+                inner, own = self._own(stmt)
+                parts[id(stmt)] = (inner, own)
+                stack.append((stmt, True))
+                stack.extend((c, False) for c in inner if id(c) not in memo)
+                continue
+            inner, own = parts.pop(id(stmt))
+            for c in inner:
+                own |= memo[id(c)][1]
+            memo[id(stmt)] = (stmt, frozenset(own))
+        return memo[id(root)][1]
+
+    def _own(self, stmt: Stmt) -> tuple[list[Stmt], set]:
+        """The statements directly inside ``stmt`` and the names its other
+        parts (expressions, regions, buffers) use."""
+        inner: list[Stmt] = []
+        own: set = set()
+        stack = list(iter_children(stmt))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, Stmt):
+                inner.append(n)
+                continue
+            t = type(n)
+            if t is Var:
+                self._saw(("v", n.name), n, own)
+                continue
+            if t is Buffer:
+                self._saw(("b", n.name), n, own)
+            stack.extend(iter_children(n))
+        return inner, own
+
+    def _saw(self, key: tuple[str, str], node, own: set) -> None:
+        if key not in self.names:
+            return
+        known = self.nodes.setdefault(key, node)
+        if known is not node and known != node:
+            self.clashing.add(key)
+        own.add(key)

@@ -77,8 +77,8 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     return decorate(func, caller_namespace(1))
 
 
-def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
-           align=0, offset_factor=0, buffer_type="", axis_separators=None) -> _BufferNode:  # noqa: N802
+def _buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, scope="global",
+            align=0, offset_factor=0, buffer_type="", axis_separators=None) -> _BufferNode:
     """A Buffer value, as ``T.Buffer`` evaluates in a parameter annotation."""
     if isinstance(shape, (int, PrimExpr)):
         shape = (shape,)
@@ -89,9 +89,45 @@ def Buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None, sc
                            axis_separators=axis_separators)
 
 
+class _Subscriptable:
+    """A script function that TVM also lets one write with brackets, its
+    older spelling: ``T.Buffer[(8,), "float32"]``, ``T.Ptr[T.float32]``
+    (Python evaluates such a parameter annotation when it defines the
+    function)."""
+
+    def __init__(self, func, name: str, shape_first: bool):
+        self._func = func
+        self._shape_first = shape_first
+        self.__doc__ = func.__doc__
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._func(*args, **kwargs)
+
+    def __getitem__(self, keys):
+        if not isinstance(keys, tuple):
+            return self._func(keys)
+        if self._shape_first and len(keys) >= 2 and not isinstance(keys[1], str):
+            return self._func(keys)  # a tuple of extents alone is the shape
+        return self._func(*keys)
+
+    def __repr__(self) -> str:
+        return f"T.{self.__name__}"
+
+
+Buffer = _Subscriptable(_buffer, "Buffer", shape_first=True)
+
+
 def handle(dtype=None, storage_scope: str = "global", *, is_size_var: bool = False) -> _VarNode:
-    """A new handle variable (``T.handle`` as an annotation)."""
-    return _VarNode("handle", "handle")
+    """A new handle variable (``T.handle`` as an annotation); given a dtype
+    or a scope, it points to that (``T.handle("float32", "shared")``), as
+    the same call declares one in a script."""
+    from ..nodes import PointerType
+
+    if dtype is None and storage_scope == "global":
+        return _VarNode("handle", "handle")
+    element = DataType("void") if dtype is None else DataType(dtype)
+    return _VarNode("handle", "handle", PointerType(element, storage_scope))
 
 
 def _dtype_function(name: str):
@@ -108,6 +144,7 @@ def _dtype_function(name: str):
 
     make.__name__ = make.__qualname__ = name
     make._script_name = f"T.{name}"
+    make._dtype = dtype  # T.float32 where a dtype is expected (T.Ptr[T.float32])
     make.__doc__ = (f"``T.{name}()`` declares a {name} variable, ``T.{name}(v)`` is the {name} "
                     f"constant or conversion of ``v``.")
     return make
@@ -150,6 +187,15 @@ likely = _op.likely
 assume = _op.assume
 comm_reducer = _op.comm_reducer
 from ..nodes.target import target  # noqa: E402 - T.target, a TargetConfig
+
+# the expression nodes T names after TVM's classes: constructed directly from
+# Python too, as TVM's T.IntImm(...) is tir.IntImm
+from .. import nodes as _nodes  # noqa: E402
+
+for _name in ("IntImm", "FloatImm", "StringImm", "Broadcast", "Ramp", "Add", "Sub", "Mul", "Div",
+              "Mod", "FloorDiv", "FloorMod", "Min", "Max", "EQ", "NE", "LT", "LE", "GT", "GE",
+              "And", "Or", "Not"):
+    globals()[_name] = getattr(_nodes, _name)
 for _name in _op.FLOAT_UNARY + _op.FLOAT_BINARY + _op.FLOAT_PREDICATES + _op.INT_UNARY:
     globals()[_name] = getattr(_op, _name)
 
@@ -190,13 +236,15 @@ def SizeVar(name: str, dtype="int32") -> _VarNode:  # noqa: N802
 
 
 def ptr(dtype, storage_scope: str = "global", is_size_var: bool = False) -> _VarNode:
-    """``T.ptr(dtype, scope)``: a handle variable pointing to ``dtype``."""
+    """``T.ptr(dtype, scope)``: a handle variable pointing to ``dtype``
+    (a string, or a dtype function such as ``T.float32``)."""
     from ..nodes import PointerType
 
+    dtype = getattr(dtype, "_dtype", dtype)
     return _VarNode("ptr", "handle", PointerType(DataType(dtype), storage_scope))
 
 
-Ptr = ptr
+Ptr = _Subscriptable(ptr, "Ptr", shape_first=False)
 buffer_var = ptr
 
 

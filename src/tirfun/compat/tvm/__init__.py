@@ -6,6 +6,7 @@ Import it as ``tvm`` with ``tirfun.compat.install()``, or directly
     tvm.IRModule, tvm.ir.structural_equal, tvm.script (ir as I, tir as T),
     tvm.te, tvm.tir.build, tvm.build, tvm.compile, tvm.nd.array, tvm.cpu(),
     tvm.cuda(), tvm.runtime.Module, tvm.target.Target, tvm.testing.assert_allclose,
+    tvm.error.DiagnosticError (what the parser raises: tirfun's ParseError),
     tvm.TVMError (tirfun's base error class: every error tirfun raises on
     purpose is one, as every error TVM raises is a TVMError)
 
@@ -21,7 +22,7 @@ from ...nodes import DataType, IRModule, PrimFunc
 from ...runtime import build, cpu, cuda
 from ...runtime import ndarray as nd
 from ...schedule import Schedule
-from . import ir, runtime, script, target, testing, tir
+from . import error, ir, runtime, script, target, testing, tir
 
 __version__ = "0.20.0"
 
@@ -44,4 +45,4 @@ def device(kind: str = "cpu", index: int = 0):
 
 
 __all__ = ["TVMError", "IRModule", "PrimFunc", "DataType", "Schedule", "build", "compile", "cpu", "cuda",
-           "device", "nd", "te", "tir", "ir", "runtime", "script", "target", "testing"]
+           "device", "nd", "te", "tir", "ir", "runtime", "script", "target", "testing", "error"]
