@@ -14,7 +14,6 @@ from tirfun import te, tir
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import NodeError
-from tirfun.rewrites.errors import NotSingleBlockError
 from tirfun.interp import run
 from tirfun.script import from_source
 from tirfun.script import tir as T
@@ -92,15 +91,24 @@ def test_repeated_compute_names_give_unique_block_names():
     func = te.create_prim_func([A, C])
     sch = tirfun.Schedule(func)
     assert sch.get_block("main_1").name == "main_1"
-    with pytest.raises(NotSingleBlockError, match="block name 'main' was repeated in the source "
-                       "of function 'main' and renamed main, main_1; use one of those"):
-        sch.get_block("main")
-    assert sch.get_loops("main")  # the first block keeps its name for primitives
+    # as in TVM, the names are made unique when the function is made: the
+    # first block is "main", with nothing ambiguous about it
+    first = sch.get_block("main")
+    assert sch.get(first).body.value.b.value == 2  # B = A * 2, the first compute
+    assert sch.get_loops(first)
     k1, k2 = te.reduce_axis((0, 16), "k1"), te.reduce_axis((0, 16), "k2")
     S = te.compute((16,), lambda i: te.sum(A[i, k1], axis=k1), name="sum")
     R = te.compute((), lambda: te.sum(S[k2], axis=k2), name="sum")
     sch = tirfun.Schedule(te.create_prim_func([A, R]))
     assert sch.get_block("sum_1").name == "sum_1"
+    assert len(sch.get(sch.get_block("sum")).iter_vars) == 2  # the row sums: i and k1
+    assert len(sch.get(sch.get_block("sum_1")).iter_vars) == 1
+    # a primitive on the first block: the result still computes the sums
+    sch.split(sch.get_loops("sum")[1], factors=[4, 4])
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype("float32")
+    r = np.zeros((), "float32")
+    run(sch.mod["main"], a, r)
+    np.testing.assert_allclose(r, a.sum(), rtol=1e-4)
 
 
 def test_index_dtype_override_makes_every_index_int64():

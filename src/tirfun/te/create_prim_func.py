@@ -73,17 +73,16 @@ class _Names:
 
 class _BlockNames:
     """Block names made unique by the parser's rule
-    (:func:`~tirfun.analysis.block_names.unique_block_name`), remembering
-    which names were repeated and what their blocks became."""
+    (:func:`~tirfun.analysis.block_names.unique_block_name`). Unlike a
+    repeat in TVMScript, a repeated compute name is no ambiguity: as TVM's
+    name supply does, the first block is ``main``, the next ``main_1``, and
+    ``get_block("main")`` finds the first."""
 
     def __init__(self):
         self.used: set[str] = set()
-        self.renamed: dict[str, list[str]] = {}
 
     def fresh(self, base: str) -> str:
         name = unique_block_name(base, self.used)
-        if name != base:
-            self.renamed.setdefault(base, [base]).append(name)
         self.used.add(name)
         return name
 
@@ -328,8 +327,6 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
     # regions are inferred for the computes; an extern's block keeps none, as in TVM
     pending = {name: (True, True) for name in ctx.block_names.used - ctx.extern_blocks}
     func = _layout_free_buffers(fill_regions(func, pending))
-    if ctx.block_names.renamed:
-        func = attrs.evolve(func, renamed_blocks=ctx.block_names.renamed)
     return func
 
 
