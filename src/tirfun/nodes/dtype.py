@@ -38,6 +38,8 @@ def _parse(text: str) -> tuple[str, str, int, int]:
     """Return ``(canonical, code, bits, lanes)`` for a dtype spelling."""
     if text in ("handle", "void"):
         return text, text, 64 if text == "handle" else 0, 1
+    if text == "":
+        return "void", "void", 0, 1  # TVM reads the empty spelling as void
     m = _MINI.match(text)
     if m:
         lanes = int(m.group(2)) if m.group(2) else 1
