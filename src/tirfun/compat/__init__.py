@@ -42,6 +42,7 @@ SUBMODULES = {
     "tvm.runtime": "tirfun.compat.tvm.runtime",
     "tvm.target": "tirfun.compat.tvm.target",
     "tvm.testing": "tirfun.compat.tvm.testing",
+    "tvm.error": "tirfun.compat.tvm.error",
 }
 
 

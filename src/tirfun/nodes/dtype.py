@@ -270,7 +270,9 @@ def _intern(text: str) -> DataType:
 
 
 def dtype_of(value) -> DataType:
-    """The default dtype TVM gives a Python literal."""
+    """The default dtype TVM gives a Python literal; a numpy scalar has its own."""
+    if type(value).__module__ == "numpy" and hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0:
+        return DataType(str(value.dtype))
     if isinstance(value, bool):
         return DataType("bool")
     if isinstance(value, int):
