@@ -30,6 +30,8 @@ def test_runtime_const_and_convert_give_tvms_default_types():
 def test_pointer_types_describe_handle_variables():
     ptype = tvm.ir.PointerType(tvm.ir.PrimType("float"))
     assert ptype == PointerType("float32", "global")
+    assert isinstance(ptype.element_type, tvm.ir.PrimType) and ptype.element_type == "float32"
+    assert not isinstance("float32", tvm.ir.PrimType)
     scoped = tvm.ir.PointerType(tvm.ir.PrimType("int8"), "shared")
     assert scoped.scope == "shared" and scoped.element == "int8"
     v = tvm.tir.Var("p", "handle", scoped)
@@ -95,3 +97,15 @@ def test_installed_the_names_import_as_tvms():
         assert module.error.TVMError is TVMError and const(1).dtype == "int32"
     finally:
         tirfun.compat.uninstall()
+
+
+def test_arith_analyzer_simplifies_and_proves_within_bound_ranges():
+    ana = tvm.arith.Analyzer()
+    i, j = tvm.tir.Var("i", "int32"), tvm.tir.Var("j", "int32")
+    assert ana.simplify(tvm.tir.const(42, "int32") // 4).value == 10
+    assert ana.can_prove_equal(i * 4 + j, j + 4 * i)
+    assert not ana.can_prove_equal(i * 4 + j, i * 4 - j)
+    assert not ana.can_prove(i < 8)
+    ana.bind(i, tvm.ir.Range(0, 8))
+    assert ana.can_prove(i < 8) and not ana.can_prove(i < 7)
+    assert ana.simplify(tvm.tir.floordiv(i, 8)).value == 0  # i lies in [0, 8)

@@ -283,3 +283,61 @@ def test_lanes_given_as_integer_constants_are_lane_counts():
         tir.Ramp(0, 1, tir.vscale() * 4)
     with pytest.raises(NodeError, match="Broadcast needs at least 2 lanes, got 1"):
         tir.Broadcast(tir.const(1.0, "float32"), 1)
+
+
+def test_a_buffer_among_a_functions_parameters_gets_a_handle_parameter():
+    """As TVM's PrimFunc constructor: the buffer is bound to a handle
+    parameter of its own, so the function is called with an array there."""
+    n = tir.Var("n", "int32")
+    A = tir.decl_buffer((4,), "float32", "A")
+    i = tir.Var("i", "int32")
+    body = tir.For(i, 0, 4, "serial", tir.BufferStore(A, tir.Cast("float32", n + i), [i]))
+    func = tir.PrimFunc([n, A], body)
+    assert [p.name for p in func.params] == ["n", "var_A"] and func.params[1].dtype == "handle"
+    assert func.buffer_map[func.params[1]] is A
+    out = np.zeros(4, "float32")
+    run(func, 10, out)
+    np.testing.assert_array_equal(out, [10, 11, 12, 13])
+    clash = tir.PrimFunc([tir.Var("var_A", "handle"), A], tir.Evaluate(0))
+    assert [p.name for p in clash.params] == ["var_A", "var_A_1"]
+
+
+def _value(e, env):
+    """An integer or bool expression's value at ``env`` (by the interpreter's
+    arithmetic: the simplifier folds it once the variables are constants)."""
+    from tirfun.analysis.arith.simplify import simplify_expr
+    from tirfun.rewrites.exprs import substitute_expr
+
+    out = simplify_expr(substitute_expr(e, {v: IntImm(v.dtype, x) for v, x in env.items()}))
+    assert isinstance(out, IntImm), out
+    return out.value
+
+
+@pytest.mark.parametrize("forward, shape", [
+    (lambda i: [i // 4, i % 4], [16]),
+    (lambda i: [i // 4, i % 4], [15]),
+    (lambda i: [(i + 1) // 4, (i + 1) % 4], [14]),
+    (lambda i, j: [(i + 1) // 4, (j + 5) // 8, (i + 1) % 4, (j + 5) % 8], [14, 31]),
+    (lambda i: [(i // 4) % 8, i // 32, i % 4], [116]),
+    (lambda i: [(i + 5) // 32, ((i + 5) // 4) % 8, (i + 5) % 4], [123]),
+])
+def test_non_surjective_inverse_undoes_the_map_and_marks_the_padding(forward, shape):
+    """Every index of the box comes back through the inverse; exactly the
+    places of the new box that no index reaches satisfy the predicate."""
+    m = tir.IndexMap.from_func(forward)
+    inverse, padding = m.non_surjective_inverse(shape)
+    new_shape = [d.value for d in m.map_shape(shape)]
+    reached = set()
+    for idx in np.ndindex(*shape):
+        new = tuple(e.value for e in m.map_indices(list(idx)))
+        reached.add(new)
+        assert tuple(e.value for e in inverse.map_indices(list(new))) == idx
+    for new in np.ndindex(*new_shape):
+        env = dict(zip(inverse.initial_indices, new))
+        assert bool(_value(padding, env)) == (new not in reached), new
+
+
+def test_a_map_with_no_padded_inverse_says_so():
+    m = tir.IndexMap.from_func(lambda i: [i // 4, i // 2])
+    with pytest.raises(NodeError, match="not one to one over the shape .* even into a padded box"):
+        m.non_surjective_inverse([8])

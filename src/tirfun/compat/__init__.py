@@ -43,6 +43,7 @@ SUBMODULES = {
     "tvm.target": "tirfun.compat.tvm.target",
     "tvm.testing": "tirfun.compat.tvm.testing",
     "tvm.error": "tirfun.compat.tvm.error",
+    "tvm.arith": "tirfun.compat.tvm.arith",
 }
 
 

@@ -127,6 +127,29 @@ class IndexMap:
         back = inverse_of(sums, list(self.initial_indices), new_vars)
         return IndexMap(new_vars, [back[v] for v in self.initial_indices])
 
+    def non_surjective_inverse(self, shape) -> tuple["IndexMap", PrimExpr]:
+        """The inverse of a map that is one to one from the box ``shape``
+        into a larger box (the padded layout of ``transform_layout``), and
+        the condition, on the new indices, of the places it does not reach
+        (the padding). NodeError when no padded domain makes it one to one."""
+        from ..nodes import Buffer
+        from ..rewrites.layout import _padded_domain
+        from ..rewrites.layout_padding import Padding
+
+        env = self._domain(shape)
+        params = tuple(self.initial_indices)
+        domain = Buffer("domain", [IntImm(v.dtype, env[v][1] + 1) for v in params], "int8")
+        padded = _padded_domain(params, tuple(self.results), domain)
+        if padded is None:
+            raise NodeError(f"the index map {self} is not one to one over the shape "
+                            f"{[str(d) for d in shape]}, even into a padded box")
+        new_shape, (inverse, extents, shifts) = padded
+        new_vars = [Var(f"axis{k}", e.dtype) for k, e in enumerate(self.results)]
+        padding = Padding((), params, inverse, extents, shifts)
+        back = padding.inverse(new_vars)
+        return (IndexMap(new_vars, [back[v] for v in params]),
+                padding.predicate(new_vars, new_shape))
+
     def map_ndarray(self, array):
         """A new array of :meth:`map_shape`'s shape holding each element of
         ``array`` (a tirfun or numpy array) where the map sends its index;

@@ -9,10 +9,18 @@ from ...nodes import PointerType as _PointerType
 from ...nodes.dtype import DataType
 
 
-def PrimType(dtype) -> DataType:  # noqa: N802 - TVM's name
+class _ScalarTypeMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, DataType)
+
+
+class PrimType(metaclass=_ScalarTypeMeta):
     """TVM's ``PrimType(dtype)``, the type of a scalar: tirfun types a
-    scalar by its DataType (``"float"`` is float32, as in TVM)."""
-    return DataType("float32" if dtype == "float" else dtype)
+    scalar by its DataType, which ``PrimType(...)`` returns (``"float"``
+    is float32, as in TVM); every DataType is an instance."""
+
+    def __new__(cls, dtype) -> DataType:
+        return DataType("float32" if dtype == "float" else dtype)
 
 
 def PointerType(element_type, storage_scope: str = "") -> _PointerType:  # noqa: N802

@@ -18,6 +18,7 @@ from ...schedule import Schedule
 from ...script.tir import SizeVar
 from ...te.extern import call_packed
 from ...te.reduce import Reduce
+from ...te.tensor import TensorLoad as ProducerLoad
 from ...tir import *  # noqa: F401,F403 - TVM's names, as tirfun.tir spells them
 from ...tir import __all__ as _tir_all
 from ...tir import op as _op
@@ -39,4 +40,4 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
 
 
 __all__ = [*_tir_all, "build", "Schedule", "ScheduleError", "call_packed", "expr", "stmt",
-           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce"]
+           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce", "ProducerLoad"]
