@@ -672,3 +672,30 @@ def test_a_te_variable_from_the_python_scope_becomes_a_variable_of_the_function(
     (b_out,) = interpret(func, a, np.zeros(5, "float32"))[1:]
     np.testing.assert_array_equal(b_out, a * 2 + 5)
     compiled_matches_interpreter(func)
+
+
+def test_naming_a_te_size_from_the_python_scope_names_that_size():
+    """``m = A.shape[0]`` where the size is a te variable of the Python
+    scope: ``m`` names that very variable (TVM renames it), so the loop
+    runs over the array's length."""
+    from tirfun import te
+    from tirfun.script import tir as T
+
+    n = te.var("n")
+
+    @T.prim_func
+    def func(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,))
+        B = T.match_buffer(b, (n,))
+        m = A.shape[0]
+        for i in range(m):
+            with T.block("B"):
+                vi = T.axis.spatial(m, i)
+                B[vi] = A[vi] + T.float32(1)
+
+    assert func.buffer_map[func.params[0]].shape[0].name == "m"
+    assert structural_equal(from_source(func.script()), func)
+    a = np.arange(6, dtype="float32")
+    (b,) = interpret(func, a, np.zeros(6, "float32"))[1:]
+    np.testing.assert_array_equal(b, a + 1)
+    compiled_matches_interpreter(func)

@@ -341,3 +341,10 @@ def test_a_map_with_no_padded_inverse_says_so():
     m = tir.IndexMap.from_func(lambda i: [i // 4, i // 2])
     with pytest.raises(NodeError, match="not one to one over the shape .* even into a padded box"):
         m.non_surjective_inverse([8])
+
+
+def test_a_handle_or_a_string_cannot_be_cast_to_a_value_type():
+    with pytest.raises(NodeError, match="cannot cast a handle"):
+        tir.StringImm("s").astype("int32")
+    with pytest.raises(NodeError, match="cannot cast a handle"):
+        tir.Var("p", "handle").astype("uint64")

@@ -158,6 +158,9 @@ class PrimExpr(Node):
         dtype = DataType(dtype)
         if self.dtype == dtype:
             return self
+        if self.dtype.is_handle:
+            # as TVM's cast: a pointer (or a string) has no value of another type
+            raise NodeError(f"cannot cast a handle ({self!r}) to {dtype}")
         if self.dtype.lanes == 1 and dtype.lanes > 1:
             return Broadcast(self.astype(dtype.element_of), dtype.lanes)
         return Cast(dtype, self)

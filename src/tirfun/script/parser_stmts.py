@@ -110,6 +110,8 @@ class FuncState:
     data_of_params: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
+    # te variables (by id) named by an assignment -> the name each takes
+    te_names: dict = attrs.Factory(dict)
 
 
 def _return_annotation(ev, node: ast.expr):
@@ -334,9 +336,10 @@ class FunctionInterpreter(ExprEvaluator):
     def _plain_te_vars(self, func: PrimFunc) -> PrimFunc:
         """``func`` with each te variable that came in from the Python scope
         (``n = te.var("n")`` outside, ``T.match_buffer(a, (n,))`` inside)
-        replaced by a plain Var of a name unique in the function: a te
-        variable is only itself, a function's variable is its name, and TVM
-        takes such a variable into the function as it is."""
+        replaced by a plain Var of a name unique in the function (the name
+        an assignment gave it, if one did): a te variable is only itself, a
+        function's variable is its name, and TVM takes such a variable into
+        the function as it is."""
         from ..analysis.traversal import transform, walk
         from ..te.tensor import TeVar
 
@@ -346,7 +349,9 @@ class FunctionInterpreter(ExprEvaluator):
                 found.setdefault(id(n), n)
         if not found:
             return func
-        plain = {key: Var(self.namer.fresh(v.name), v.dtype, v.type_annotation)
+        names = self.func.te_names
+        plain = {key: Var(names[key] if key in names else self.namer.fresh(v.name), v.dtype,
+                          v.type_annotation)
                  for key, v in found.items()}
         return transform(func, lambda n: plain.get(id(n), n) if type(n) is TeVar else n)
 
@@ -603,11 +608,12 @@ class FunctionInterpreter(ExprEvaluator):
             # as TVM does: a variable made in Python (``n = te.var("n")``)
             # that no name of the function stands for yet is named, not
             # bound by a let, so it can still be defined by what uses it
-            # (a T.match_buffer's elem_offset, a shape); it takes the name, as
-            # TVM renames it, and becomes a plain Var, whose name is its
-            # identity in a function (a te variable is only itself)
-            var = Var(self.namer.fresh(name), value.dtype, value.type_annotation)
-            self.scopes.define(name, var)
+            # (a T.match_buffer's elem_offset, a shape). A te variable takes
+            # the name, as TVM renames it, wherever it occurs (see
+            # _plain_te_vars); a plain Var keeps its own, its identity
+            if type(value) is not Var:
+                self.func.te_names.setdefault(id(value), self.namer.fresh(name))
+            self.scopes.define(name, value)
             return None
         if isinstance(value, (PrimExpr, SlicedAccess)) or _is_number(value):
             expr = self.as_expr(value, value_node)
