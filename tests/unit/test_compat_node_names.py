@@ -109,3 +109,20 @@ def test_arith_analyzer_simplifies_and_proves_within_bound_ranges():
     ana.bind(i, tvm.ir.Range(0, 8))
     assert ana.can_prove(i < 8) and not ana.can_prove(i < 7)
     assert ana.simplify(tvm.tir.floordiv(i, 8)).value == 0  # i lies in [0, 8)
+
+
+def test_ir_range_is_begin_and_end_as_in_tvm():
+    """``tvm.ir.Range(2, 5)`` is [2, 5): extent 3 (tirfun's own Range takes
+    a min and an extent); a loop over it runs three times."""
+    r = tvm.ir.Range(2, 5)
+    assert (r.min.value, r.extent.value) == (2, 3) and isinstance(r, tvm.ir.Range)
+    whole = tvm.ir.Range(tvm.tir.Var("n", "int64"))
+    assert whole.min.dtype == "int64" and whole.min.value == 0
+    assert tvm.ir.Range.from_min_extent(2, 5).extent.value == 5
+    k = tirfun.te.reduce_axis(tvm.ir.Range(2, 5), "k")
+    A = tirfun.te.placeholder((8,), name="A")
+    S = tirfun.te.compute((), lambda: tirfun.te.sum(A[k], axis=k), name="S")
+    x = np.arange(8, dtype="float32")
+    out = np.zeros((), "float32")
+    run(tirfun.te.create_prim_func([A, S]), x, out)
+    assert out == x[2:5].sum()

@@ -1,12 +1,35 @@
 """``tvm.ir``: modules, structural equality, ranges and the types of
-variables (``PrimType`` and ``PointerType``)."""
+variables (``PrimType`` and ``PointerType``).
+
+``Range`` is TVM's: ``Range(begin, end)`` is ``[begin, end)`` and
+``Range(n)`` is ``[0, n)``; it makes tirfun's Range, whose fields are
+``min`` and ``extent`` (every tirfun Range is an instance)."""
 
 from __future__ import annotations
 
 from ...analysis.equality import assert_structural_equal, structural_equal, structural_hash
-from ...nodes import IRModule, Node, PrimExpr, Range
+from ...nodes import IntImm, IRModule, Node, PrimExpr
+from ...nodes import Range as _Range
 from ...nodes import PointerType as _PointerType
 from ...nodes.dtype import DataType
+
+
+class _RangeMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _Range)
+
+
+class Range(metaclass=_RangeMeta):
+    """TVM's ``tvm.ir.Range(begin, end=None)``: ``[begin, end)``, or
+    ``[0, begin)`` without an end."""
+
+    def __new__(cls, begin, end=None, span=None) -> _Range:
+        if end is None:
+            zero = IntImm(begin.dtype, 0) if isinstance(begin, PrimExpr) else 0
+            return _Range(zero, begin)
+        return _Range.from_begin_end(begin, end)
+
+    from_min_extent = staticmethod(_Range.from_min_extent)
 
 
 class _ScalarTypeMeta(type):
