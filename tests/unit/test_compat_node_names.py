@@ -126,3 +126,16 @@ def test_ir_range_is_begin_and_end_as_in_tvm():
     out = np.zeros((), "float32")
     run(tirfun.te.create_prim_func([A, S]), x, out)
     assert out == x[2:5].sum()
+
+
+def test_a_reduce_built_by_hand_has_a_true_condition_by_default():
+    k = tvm.tir.IterVar((0, 4), "k", 2)
+    A = tirfun.te.placeholder((4,), name="A")
+    combiner = tirfun.te.sum.combiner("float32")
+    red = tvm.tir.Reduce(combiner, [A[k.var]], [k], None, 0)
+    assert red.condition.value == 1 and red.dtype == "float32"
+    S = tirfun.te.compute((), lambda: red, name="S")
+    x = np.arange(4, dtype="float32")
+    out = np.zeros((), "float32")
+    run(tirfun.te.create_prim_func([A, S]), x, out)
+    assert out == x.sum()

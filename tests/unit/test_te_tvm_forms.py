@@ -490,3 +490,39 @@ def test_a_schedule_works_on_the_nested_blocks():
     run(sch.mod["main"], a, after)
     np.testing.assert_array_equal(after, before)
 
+
+
+def test_a_reduction_with_initial_values_starts_from_them():
+    """``te.sum(..., init=S[i])`` starts each sum at ``S[i]``: the block's
+    init stores it (TVM's create_prim_func stores the identity instead,
+    dropping the initial value)."""
+    A = te.placeholder((4, 8), name="A")
+    S = te.placeholder((4,), name="S")
+    k = te.reduce_axis((0, 8), "k")
+    B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k, init=S[i]), name="B")
+    func = te.create_prim_func([A, S, B])
+    assert "with T.init():\n                B[v_i] = S[v_i]" in func.script()
+    _round_trips(func)
+    rng = np.random.default_rng(6)
+    a, init = rng.uniform(-1, 1, (4, 8)).astype("float32"), rng.uniform(-1, 1, 4).astype("float32")
+    out = np.zeros(4, "float32")
+    run(func, a, init, out)
+    np.testing.assert_allclose(out, a.sum(axis=1) + init, rtol=1e-5, atol=1e-6)
+    built = np.zeros(4, "float32")
+    tirfun.build(func)(a, init, built)
+    np.testing.assert_array_equal(built, out)
+    m = te.compute((4,), lambda i: te.max(A[i, k], axis=k, init=0.5), name="M")
+    out = np.zeros(4, "float32")
+    run(te.create_prim_func([A, m]), a, out)
+    np.testing.assert_array_equal(out, np.maximum(a.max(axis=1), np.float32(0.5)))
+
+
+def test_initial_values_are_checked():
+    A = te.placeholder((4, 8), name="A")
+    k = te.reduce_axis((0, 8), "k")
+    with pytest.raises(NodeError, match="must have the dtypes of its values \\(float32\\), got int32"):
+        te.sum(A[0, k], axis=k, init=tir.const(1, "int32"))
+    with pytest.raises(NodeError, match="2 initial values for 1 values"):
+        te.sum(A[0, k], axis=k, init=[0.0, 1.0])
+    with pytest.raises(NodeError, match="needs an axis to reduce over"):
+        te.max(A[0, 0], A[0, 1], init=0.0)

@@ -348,3 +348,13 @@ def test_a_handle_or_a_string_cannot_be_cast_to_a_value_type():
         tir.StringImm("s").astype("int32")
     with pytest.raises(NodeError, match="cannot cast a handle"):
         tir.Var("p", "handle").astype("uint64")
+
+
+def test_an_iter_var_from_a_pair_and_a_name_as_tvms_constructor_takes():
+    iv = tir.IterVar((2, 6), "k", 2)
+    assert (iv.dom.min.value, iv.dom.extent.value) == (2, 4)
+    assert iv.var.name == "k" and iv.var.dtype == "int32" and iv.iter_type == "CommReduce"
+    wide = tir.IterVar((IntImm("int64", 0), IntImm("int64", 8)), None, "DataPar")
+    assert wide.var.name == "iter" and wide.var.dtype == "int64"
+    with pytest.raises(NodeError, match=r"an IterVar's domain is a Range or \(begin, end\)"):
+        tir.IterVar((0, 1, 2), "x", 0)

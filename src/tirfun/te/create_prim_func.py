@@ -9,7 +9,7 @@ serial loops named after its axes around one block named after the compute,
 whose iteration variables are the axes prefixed ``v_``, with the compute's
 attrs as its annotations, the regions it reads and writes (inferred as the
 TVMScript parser infers omitted ones) and, for a reduction, an ``init``
-storing the reducer's identity.
+storing the reducer's identity (or the reduction's ``init=`` values).
 
 A compute with several plain outputs gets one loop nest holding one block
 per output, named ``<name>.v<k>`` after its tensor; a tuple reduction (an
@@ -497,8 +497,12 @@ def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
                      default=0)
 
     def init_stores(store_indices, subst) -> Stmt:
-        identity = [ctx.lower(i, subst=subst, where=where) for i in reduce.combiner.identity_element]
-        return _seq([BufferStore(b, i, store_indices) for b, i in zip(bufs, identity)])
+        # where each value starts: the reduction's init= values, else the
+        # identity. (TVM's create_prim_func stores the identity even where
+        # an init is given, dropping it; tirfun starts from it.)
+        start = reduce.init or reduce.combiner.identity_element
+        values = [ctx.lower(i, subst=subst, where=where) for i in start]
+        return _seq([BufferStore(b, v, store_indices) for b, v in zip(bufs, values)])
 
     if reduce is not None:
         def reduction(store_indices):
