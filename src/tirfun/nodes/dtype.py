@@ -33,6 +33,10 @@ _VALID_BITS = {
 }
 
 
+#: the bits TVM gives a type named without them
+_DEFAULT_BITS = {"int": "int32", "uint": "uint32", "float": "float32", "bfloat": "bfloat16"}
+
+
 @functools.lru_cache(maxsize=None)
 def _parse(text: str) -> tuple[str, str, int, int]:
     """Return ``(canonical, code, bits, lanes)`` for a dtype spelling."""
@@ -40,6 +44,9 @@ def _parse(text: str) -> tuple[str, str, int, int]:
         return text, text, 64 if text == "handle" else 0, 1
     if text == "":
         return "void", "void", 0, 1  # TVM reads the empty spelling as void
+    if text in _DEFAULT_BITS:
+        # as TVM reads a type named without its bits: int32, float32, bfloat16
+        return _parse(_DEFAULT_BITS[text])
     m = _MINI.match(text)
     if m:
         lanes = int(m.group(2)) if m.group(2) else 1
