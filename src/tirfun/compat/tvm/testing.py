@@ -21,16 +21,12 @@ def assert_allclose(actual, desired, rtol: float = 1e-7, atol: float = 1e-7) -> 
 
 def assert_prim_expr_equal(lhs, rhs) -> None:
     """TVM's check that two integer expressions are equal for every value
-    of their variables: their difference simplifies to 0."""
-    from ...analysis.arith.simplify import simplify_expr
+    of their variables (as ``tvm.arith.Analyzer().can_prove_equal``)."""
     from ...errors import TirfunError
-    from ...nodes import IntImm, to_expr
+    from .arith import Analyzer
 
-    lhs, rhs = to_expr(lhs), to_expr(rhs)
-    diff = simplify_expr(lhs - rhs)
-    if not (isinstance(diff, IntImm) and diff.value == 0):
-        raise TirfunError(f"the expressions are not equal: {lhs} and {rhs} "
-                          f"(their difference simplifies to {diff})")
+    if not Analyzer().can_prove_equal(lhs, rhs):
+        raise TirfunError(f"the expressions are not equal: {lhs} and {rhs}")
 
 
 __all__ = ["assert_allclose", "assert_prim_expr_equal"]
