@@ -131,8 +131,13 @@ def test_index_map_applies_to_indices_and_shapes():
     assert [(e.dtype, e.value) for e in wide] == [("int64", 10), ("int64", 2)]
     assert [e.value for e in m.map_shape([14])] == [4, 4]  # a padded box
     assert [e.dtype for e in m.map_shape([IntImm("int64", 16)])] == ["int64", "int64"]
+    n = tir.Var("n", "int32")
+    outer, inner = m.map_shape([n])
+    assert inner.value == 4
+    for size in (1, 4, 14, 16, 17):  # the outer extent covers every i // 4 for i < n
+        assert _value(outer, {n: size}) == (size - 1) // 4 + 1
     with pytest.raises(NodeError, match="constant positive sizes"):
-        m.map_shape([tir.Var("n", "int32")])
+        m.inverse([n])
 
 
 def test_index_map_inverse_undoes_the_map_on_every_index():

@@ -94,12 +94,15 @@ class IndexMap:
 
     def map_shape(self, shape) -> list[PrimExpr]:
         """The extent of each final index over the box ``shape`` of the
-        initial ones (its largest value less its smallest, plus one)."""
+        initial ones (its largest value less its smallest, plus one); a
+        symbolic size gives an expression of it."""
         from ..analysis.arith.const_bound import const_interval
 
         shape = [to_expr(d) for d in shape]
         dtypes = {d.dtype for d in shape}
         index_map = self._retyped(next(iter(dtypes))) if len(dtypes) == 1 else self
+        if not all(isinstance(d, IntImm) for d in shape):
+            return index_map._symbolic_shape(shape)
         env = index_map._domain(shape)
         out = []
         for e in index_map.results:
@@ -107,6 +110,24 @@ class IndexMap:
             if lo is None or hi is None:
                 raise NodeError(f"the index map's result {e} is not bounded over the shape")
             out.append(IntImm(e.dtype, hi - lo + 1))
+        return out
+
+    def _symbolic_shape(self, shape) -> list[PrimExpr]:
+        from ..analysis.arith.int_set import Interval, eval_interval
+        from ..analysis.arith.simplify import simplify_expr
+        from ..nodes import Range
+
+        if len(shape) != len(self.initial_indices):
+            raise NodeError(f"the index map takes {len(self.initial_indices)} dimensions, "
+                            f"got a shape of {len(shape)}")
+        dom = {v: Interval.from_range(Range(IntImm(d.dtype, 0), d))
+               for v, d in zip(self.initial_indices, shape)}
+        out = []
+        for e in self.results:
+            iv = eval_interval(e, dom)
+            if not iv.bounded:
+                raise NodeError(f"the index map's result {e} is not bounded over the shape")
+            out.append(simplify_expr(iv.hi - iv.lo + IntImm(e.dtype, 1)))
         return out
 
     def inverse(self, shape) -> "IndexMap":
