@@ -12,13 +12,14 @@ class TirfunError(Exception):
     """Base class of every error tirfun raises on purpose."""
 
 
-class NodeError(TirfunError, TypeError):
+class NodeError(TirfunError, TypeError, ValueError):
     """A node was constructed with fields that break a rule of that node.
 
     Examples: adding an ``int32`` to a ``float32`` without a cast, a ``For``
     whose extent is a float, a ``DataType`` string that names no type.
-    It is also a ``TypeError`` so that code written against TVM's Python API,
-    which raises ``TypeError``/``ValueError`` in such cases, keeps working.
+    It is also a ``TypeError`` and a ``ValueError`` so that code written
+    against TVM's Python API, which raises either in such cases (a value out
+    of range, an expression used as a Python bool), keeps working.
     """
 
 

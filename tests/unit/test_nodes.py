@@ -30,10 +30,22 @@ def test_dtype_parts():
     assert DataType("int8").min_value() == -128 and DataType("uint8").max_value() == 255
 
 
-@pytest.mark.parametrize("bad", ["float", "int3", "float8x", "foo", "int32x0", ""])
+@pytest.mark.parametrize("bad", ["floatx", "int3", "float8x", "foo", "int32x0", " "])
 def test_dtype_rejects_unknown_spellings(bad):
     with pytest.raises(NodeError, match="data type"):
         DataType(bad)
+
+
+@pytest.mark.parametrize("short, full", [("int", "int32"), ("uint", "uint32"), ("float", "float32"),
+                                         ("bfloat", "bfloat16")])
+def test_a_type_named_without_its_bits_has_tvms_default(short, full):
+    assert DataType(short) == full and str(DataType(short)) == full
+
+
+def test_the_empty_dtype_is_void_as_tvm_reads_it():
+    dt = DataType("")
+    assert dt == "void" and dt.is_void and str(dt) == "void"
+    assert (dt.bits, dt.lanes) == (0, 1)
 
 
 def test_literal_takes_the_other_operands_dtype():

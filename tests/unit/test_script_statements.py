@@ -738,3 +738,111 @@ def main(A: T.Buffer((16,), "float32", align=64, offset_factor=1), B: T.Buffer((
     a = np.arange(16, dtype="float32")
     _, b = interpret(func, a, np.zeros(16, "float32"))
     np.testing.assert_array_equal(b, a + 1)
+
+
+# ---------------------------------------------------------------- variables made in Python
+
+
+def test_a_python_made_variable_is_named_not_let_bound_and_can_define_an_offset():
+    """``off = te.var(...)`` before ``T.match_buffer(..., elem_offset=off)``:
+    the name stands for the variable itself (no let), so the match_buffer
+    still stands at the top of the function and defines it, as in TVM."""
+    from tirfun import te
+    from tirfun.nodes import LetStmt
+    from tirfun.script import tir as T
+
+    @T.prim_func
+    def func(a: T.handle, b: T.handle):
+        off_a = te.var("elem_offset")
+        n = te.var("n")
+        A = T.match_buffer(a, (n,), elem_offset=off_a)
+        B = T.match_buffer(b, (n,))
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2) + T.Cast("float32", off_a)
+
+    assert not isinstance(func.body, LetStmt)
+    buf_a = func.buffer_map[func.params[0]]
+    assert isinstance(buf_a.elem_offset, tirfun.nodes.Var)
+    assert buf_a.shape[0] is func.buffer_map[func.params[1]].shape[0]
+    again = from_source(func.script())
+    assert structural_equal(func, again)
+    a = np.arange(5, dtype="float32")
+    b = np.zeros(5, "float32")
+    (b_out,) = interpret(func, a, b)[1:]
+    np.testing.assert_array_equal(b_out, a * 2)  # a whole array starts at offset 0
+    compiled_matches_interpreter(func)
+
+
+def test_a_variable_already_named_in_the_function_is_still_let_bound():
+    text = HEAD + '''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), n: T.int32):
+    m = n
+    for i in range(4):
+        A[i] = m + i
+'''
+    func = from_source(text)
+    assert isinstance(func.body, tirfun.nodes.LetStmt)
+    (a,) = interpret(func, np.zeros(4, "int32"), 3)[:1]
+    np.testing.assert_array_equal(a, np.arange(4) + 3)
+
+
+
+def test_a_te_variable_from_the_python_scope_becomes_a_variable_of_the_function():
+    """A size made with ``te.var`` outside the function is a size inside it,
+    as in TVM; the function's variable is a plain one, so the interpreter
+    and the CPU build bind it from the arrays."""
+    from tirfun import te
+    from tirfun.script import tir as T
+    from tirfun.te.tensor import TeVar
+    from tirfun.analysis.traversal import walk
+
+    n = te.var("n")
+
+    @T.prim_func
+    def func(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,))
+        B = T.match_buffer(b, (n,))
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i)
+                B[vi] = A[vi] * T.float32(2) + T.Cast("float32", n)
+
+    assert not any(type(x) is TeVar for x in walk(func))
+    text = func.script()
+    assert "A = T.match_buffer(a, (" in text  # a symbolic shape is no T.Buffer annotation
+    again = from_source(text)
+    assert structural_equal(func, again)
+    a = np.arange(5, dtype="float32")
+    (b_out,) = interpret(func, a, np.zeros(5, "float32"))[1:]
+    np.testing.assert_array_equal(b_out, a * 2 + 5)
+    compiled_matches_interpreter(func)
+
+
+def test_naming_a_te_size_from_the_python_scope_names_that_size():
+    """``m = A.shape[0]`` where the size is a te variable of the Python
+    scope: ``m`` names that very variable (TVM renames it), so the loop
+    runs over the array's length."""
+    from tirfun import te
+    from tirfun.script import tir as T
+
+    n = te.var("n")
+
+    @T.prim_func
+    def func(a: T.handle, b: T.handle):
+        A = T.match_buffer(a, (n,))
+        B = T.match_buffer(b, (n,))
+        m = A.shape[0]
+        for i in range(m):
+            with T.block("B"):
+                vi = T.axis.spatial(m, i)
+                B[vi] = A[vi] + T.float32(1)
+
+    assert func.buffer_map[func.params[0]].shape[0].name == "m"
+    assert structural_equal(from_source(func.script()), func)
+    a = np.arange(6, dtype="float32")
+    (b,) = interpret(func, a, np.zeros(6, "float32"))[1:]
+    np.testing.assert_array_equal(b, a + 1)
+    compiled_matches_interpreter(func)

@@ -14,7 +14,6 @@ from tirfun import te, tir
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import NodeError
-from tirfun.rewrites.errors import NotSingleBlockError
 from tirfun.interp import run
 from tirfun.script import from_source
 from tirfun.script import tir as T
@@ -92,15 +91,24 @@ def test_repeated_compute_names_give_unique_block_names():
     func = te.create_prim_func([A, C])
     sch = tirfun.Schedule(func)
     assert sch.get_block("main_1").name == "main_1"
-    with pytest.raises(NotSingleBlockError, match="block name 'main' was repeated in the source "
-                       "of function 'main' and renamed main, main_1; use one of those"):
-        sch.get_block("main")
-    assert sch.get_loops("main")  # the first block keeps its name for primitives
+    # as in TVM, the names are made unique when the function is made: the
+    # first block is "main", with nothing ambiguous about it
+    first = sch.get_block("main")
+    assert sch.get(first).body.value.b.value == 2  # B = A * 2, the first compute
+    assert sch.get_loops(first)
     k1, k2 = te.reduce_axis((0, 16), "k1"), te.reduce_axis((0, 16), "k2")
     S = te.compute((16,), lambda i: te.sum(A[i, k1], axis=k1), name="sum")
     R = te.compute((), lambda: te.sum(S[k2], axis=k2), name="sum")
     sch = tirfun.Schedule(te.create_prim_func([A, R]))
     assert sch.get_block("sum_1").name == "sum_1"
+    assert len(sch.get(sch.get_block("sum")).iter_vars) == 2  # the row sums: i and k1
+    assert len(sch.get(sch.get_block("sum_1")).iter_vars) == 1
+    # a primitive on the first block: the result still computes the sums
+    sch.split(sch.get_loops("sum")[1], factors=[4, 4])
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype("float32")
+    r = np.zeros((), "float32")
+    run(sch.mod["main"], a, r)
+    np.testing.assert_allclose(r, a.sum(), rtol=1e-4)
 
 
 def test_index_dtype_override_makes_every_index_int64():
@@ -325,7 +333,11 @@ def test_extern_buffers_are_the_argument_buffers_and_several_outputs_are_a_list(
         "handle", "memcpy", outs[1].data, ins[0].data, tir.const(16, "int64")), name="F")
     assert second.shape[0] is m
     func = te.create_prim_func([A, first, second])
-    assert "F_1 = T.match_buffer(var_F_1, (m,), data=F_1_data)" in func.script()
+    # as TVM declares them, an extern's buffers have a variable element
+    # offset, and an argument's data pointer is its handle parameter
+    assert "F_1 = T.match_buffer(var_F_1, (m,), data=var_F_1, elem_offset=elem_offset_2)" \
+        in func.script()
+    _round_trips(func)
     x, f0, f1 = np.arange(4, dtype="float32"), np.zeros(4, "float32"), np.zeros(6, "float32")
     tirfun.build(func)(x, f0, f1)
     np.testing.assert_array_equal(f1[:4], x)
@@ -336,10 +348,21 @@ def test_call_packed_is_refused_by_the_build_naming_it():
     P = te.extern((4,), [A], lambda ins, outs: te.call_packed("my.packed.fn", ins[0], outs[0]),
                   name="P")
     func = te.create_prim_func([A, P])
-    call = func.body.block.body.block.body.value
+    # the extern's one block is the function's root, as in TVM
+    assert func.body.block.name_hint == "P"
+    call = func.body.block.body.value
     assert call.op == "tir.tvm_call_packed"
-    assert [a.value if hasattr(a, "value") else a.name for a in call.args] == \
-        ["my.packed.fn", "A_data", "P_data"]
+    # buffers are passed as TVM passes them: array descriptors of pointer,
+    # shape, no strides, rank, element type and element offset
+    assert call.args[0].value == "my.packed.fn"
+    for arg, param in zip(call.args[1:], func.params):
+        assert arg.op == "tir.tvm_stack_make_array"
+        data, shape, strides, ndim, kind, offset = arg.args
+        buf = func.buffer_map[param]
+        assert data is param and shape.op == "tir.tvm_stack_make_shape"
+        assert [d.value for d in shape.args] == [4] and strides.value == 0 and ndim.value == 1
+        assert kind.dtype == "float32" and kind.value == 0.0 and offset is buf.elem_offset
+    _round_trips(func)
     with pytest.raises(tirfun.BuildError, match="tvm_call_packed"):
         tirfun.build(func)
 
@@ -353,3 +376,153 @@ def test_extern_errors():
         te.extern((4,), [A], lambda ins, outs: "nothing")
     with pytest.raises(NodeError, match="the inputs must be te tensors"):
         te.extern((4,), [np.zeros(4)], lambda ins, outs: tir.call_extern("handle", "f"))
+
+
+def test_an_extern_between_computes_reads_its_input_at_the_argument_offset():
+    """An extern's buffers have variable element offsets, as TVM declares
+    them: an argument's is bound from the array, an allocation's is 0."""
+    A = te.placeholder((4,), name="A")
+    i = tir.Var("i", "int32")
+    E = te.extern((4,), [A], lambda ins, outs: tir.For(
+        i, 0, 4, "serial", tir.BufferStore(outs[0], ins[0][i] * 2.0, [i])), name="E")
+    C = te.compute((4,), lambda j: E[j] + 1.0, name="C")
+    func = te.create_prim_func([A, C])
+    buf_a = func.buffer_map[func.params[0]]
+    assert isinstance(buf_a.elem_offset, tir.Var)
+    (e_buf,) = func.body.block.alloc_buffers
+    assert e_buf.name == "E" and e_buf.elem_offset is None  # an allocation starts its memory
+    _round_trips(func)
+    a, c = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    run(func, a, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)
+    built = np.zeros(4, "float32")
+    tirfun.build(func)(a, built)
+    np.testing.assert_array_equal(built, c)
+
+
+def test_an_extern_call_of_the_empty_dtype_is_a_void_call():
+    """``call_extern("", ...)``: TVM reads the empty dtype as void."""
+    A = te.placeholder((4,), name="A")
+    C = te.extern((4,), [A], lambda ins, outs: tir.call_extern(
+        "", "myfunc", ins[0].data, outs[0].data), name="C")
+    func = te.create_prim_func([A, C])
+    call = func.body.block.body.value
+    assert call.dtype == "void" and call.dtype.is_void
+    _round_trips(func)
+
+
+def _nested_sum(shape):
+    """sum over r1 < i1, r2 < r1 of x[i0, i1, i2, r1, r2]: a reduction
+    axis whose range depends on a spatial axis, and one on another
+    reduction axis."""
+    x = te.placeholder(shape, "float32", "x")
+
+    def fcompute(*axes):
+        r1 = te.reduce_axis(tir.Range.from_min_extent(0, axes[1]), "r1")
+        r2 = te.reduce_axis(tir.Range.from_min_extent(0, r1), "r2")
+        return te.sum(x(*axes, r1, r2), [r1, r2])
+
+    return x, te.compute(shape[:3], fcompute, name="S")
+
+
+def test_reduction_axes_with_dependent_ranges_nest_blocks_as_tvm_and_sum_once():
+    """As TVM nests them: each level of dependency gets its own loops and a
+    block (S_l1, S_l2) whose deeper blocks rebind the outer variables. The
+    sum starts once per output element, in the block above the first
+    reduction loop, so an empty range (i1 = 0) sums to 0. (TVM puts an
+    init in every block with a reduction axis: the sum over an empty range
+    is never initialised, and the deeper init, whose rebound r1 is always
+    at its minimum, resets the sum at each r1.)"""
+    shape = (3, 5, 2, 5, 5)
+    x, S = _nested_sum(shape)
+    func = te.create_prim_func([x, S])
+    verify(func)
+    text = func.script()
+    assert 'with T.block("S_l1"):' in text and 'with T.block("S_l2"):' in text
+    assert "for r1 in range(v_i1):" in text and "for r2 in range(v_r1):" in text
+    assert "with T.init():" not in text
+    assert "S[v_i0, v_i1, v_i2] = T.float32(0.0)\n            for r1 in range(v_i1):" in text
+    _round_trips(func)
+    a = np.random.default_rng(3).uniform(-1, 1, shape).astype("float32")
+    out = np.full(shape[:3], np.nan, "float32")
+    run(func, a, out)
+    expected = np.zeros(shape[:3])
+    for i1 in range(shape[1]):
+        for r1 in range(i1):
+            expected[:, i1, :] += a[:, i1, :, r1, :r1].sum(axis=-1)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    built = np.full(shape[:3], np.nan, "float32")
+    tirfun.build(func)(a, built)
+    np.testing.assert_array_equal(built, out)
+
+
+def test_an_outermost_reduction_axis_with_a_dependent_one_initialises_in_its_block():
+    """r1 < 4 at the outermost level, r2 < r1 below it: the outer block's
+    T.init starts the sum (at r1 = 0, before any r2), the inner block only
+    adds."""
+    A = te.placeholder((3, 4, 4), name="A")
+    r1 = te.reduce_axis((0, 4), "r1")
+    r2 = te.reduce_axis(tir.Range.from_min_extent(0, r1), "r2")
+    S = te.compute((3,), lambda i: te.sum(A[i, r1, r2], axis=[r1, r2]), name="S")
+    func = te.create_prim_func([A, S])
+    verify(func)
+    text = func.script()
+    assert text.count("with T.init():") == 1
+    assert text.index("with T.init():") < text.index('with T.block("S"):')
+    _round_trips(func)
+    a = np.random.default_rng(5).uniform(-1, 1, (3, 4, 4)).astype("float32")
+    out = np.full(3, np.nan, "float32")
+    run(func, a, out)
+    np.testing.assert_allclose(out, np.tril(a, -1).sum(axis=(1, 2)), rtol=1e-5, atol=1e-6)
+    built = np.full(3, np.nan, "float32")
+    tirfun.build(func)(a, built)
+    np.testing.assert_array_equal(built, out)
+
+
+def test_a_schedule_works_on_the_nested_blocks():
+    x, S = _nested_sum((2, 4, 2, 4, 4))
+    sch = tirfun.Schedule(te.create_prim_func([x, S]))
+    outer = sch.get_block("S_l1")
+    sch.reorder(*reversed(sch.get_loops(outer)))
+    a = np.random.default_rng(4).uniform(-1, 1, (2, 4, 2, 4, 4)).astype("float32")
+    before, after = np.zeros((2, 4, 2), "float32"), np.zeros((2, 4, 2), "float32")
+    run(te.create_prim_func([x, S]), a, before)
+    run(sch.mod["main"], a, after)
+    np.testing.assert_array_equal(after, before)
+
+
+
+def test_a_reduction_with_initial_values_starts_from_them():
+    """``te.sum(..., init=S[i])`` starts each sum at ``S[i]``: the block's
+    init stores it (TVM's create_prim_func stores the identity instead,
+    dropping the initial value)."""
+    A = te.placeholder((4, 8), name="A")
+    S = te.placeholder((4,), name="S")
+    k = te.reduce_axis((0, 8), "k")
+    B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k, init=S[i]), name="B")
+    func = te.create_prim_func([A, S, B])
+    assert "with T.init():\n                B[v_i] = S[v_i]" in func.script()
+    _round_trips(func)
+    rng = np.random.default_rng(6)
+    a, init = rng.uniform(-1, 1, (4, 8)).astype("float32"), rng.uniform(-1, 1, 4).astype("float32")
+    out = np.zeros(4, "float32")
+    run(func, a, init, out)
+    np.testing.assert_allclose(out, a.sum(axis=1) + init, rtol=1e-5, atol=1e-6)
+    built = np.zeros(4, "float32")
+    tirfun.build(func)(a, init, built)
+    np.testing.assert_array_equal(built, out)
+    m = te.compute((4,), lambda i: te.max(A[i, k], axis=k, init=0.5), name="M")
+    out = np.zeros(4, "float32")
+    run(te.create_prim_func([A, m]), a, out)
+    np.testing.assert_array_equal(out, np.maximum(a.max(axis=1), np.float32(0.5)))
+
+
+def test_initial_values_are_checked():
+    A = te.placeholder((4, 8), name="A")
+    k = te.reduce_axis((0, 8), "k")
+    with pytest.raises(NodeError, match="must have the dtypes of its values \\(float32\\), got int32"):
+        te.sum(A[0, k], axis=k, init=tir.const(1, "int32"))
+    with pytest.raises(NodeError, match="2 initial values for 1 values"):
+        te.sum(A[0, k], axis=k, init=[0.0, 1.0])
+    with pytest.raises(NodeError, match="needs an axis to reduce over"):
+        te.max(A[0, 0], A[0, 1], init=0.0)

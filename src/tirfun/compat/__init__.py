@@ -46,6 +46,8 @@ SUBMODULES = {
     "tvm.runtime": "tirfun.compat.tvm.runtime",
     "tvm.target": "tirfun.compat.tvm.target",
     "tvm.testing": "tirfun.compat.tvm.testing",
+    "tvm.error": "tirfun.compat.tvm.error",
+    "tvm.arith": "tirfun.compat.tvm.arith",
 }
 
 

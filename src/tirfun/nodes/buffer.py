@@ -54,6 +54,8 @@ class Buffer(Node):
             raise NodeError(f"buffer {self.name}: scope must be a string")
         if self.data is not None and not self.data.dtype.is_handle:
             raise NodeError(f"buffer {self.name}: data must be a handle variable")
+        if self.axis_separators:
+            _check_separators(self)
 
     def scope(self) -> str:
         """The storage scope, as in TVM (``"global"``, ``"shared"``, ``"local"``...)."""
@@ -86,6 +88,49 @@ class Buffer(Node):
     def __call__(self, *indices):
         """``A(i, j)``, te's spelling of ``A[i, j]``."""
         return BufferLoad(self, list(indices))
+
+    # -- TVM's Buffer methods (tirfun.tir.buffer_methods says what each does)
+    #: the bits of an access mask, as TVM's ``Buffer.READ`` and ``Buffer.WRITE``
+    READ = 1
+    WRITE = 2
+
+    def vload(self, begin, dtype=None, predicate=None):
+        """The load of ``dtype`` (a vector along the last axis) at ``begin``."""
+        from ..tir.buffer_methods import vload
+        return vload(self, begin, dtype, predicate)
+
+    def vstore(self, begin, value, predicate=None):
+        """The store of ``value`` (a vector along the last axis) at ``begin``."""
+        from ..tir.buffer_methods import vstore
+        return vstore(self, begin, value, predicate)
+
+    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0, extent=None):
+        """``T.tvm_access_ptr`` into the buffer's data, as TVM's."""
+        from ..tir.buffer_methods import access_ptr
+        return access_ptr(self, access_mask, ptr_type, content_lanes, offset, extent)
+
+    def offset_of(self, indices):
+        """The physical index of ``self[indices]`` per physical axis."""
+        from ..tir.buffer_methods import offset_of
+        return offset_of(self, indices)
+
+    def get_flattened_buffer(self):
+        """This buffer with one axis per physical axis, over the same data."""
+        from ..tir.buffer_methods import get_flattened_buffer
+        return get_flattened_buffer(self)
+
+
+def _check_separators(buf: Buffer) -> None:
+    """As TVM checks them: every physical axis holds at least zero logical
+    axes, so the separators are non-decreasing and within 0..ndim."""
+    seps = [getattr(s, "value", s) for s in buf.axis_separators]
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seps):
+        raise NodeError(f"buffer {buf.name}: axis separators must be integers, got {seps}")
+    if any(a > b for a, b in zip(seps, seps[1:])):
+        raise NodeError(f"buffer {buf.name}: axis separators must be in increasing order, got {seps}")
+    if seps[0] < 0 or seps[-1] > len(buf.shape):
+        raise NodeError(f"buffer {buf.name}: axis separators must lie within 0..{len(buf.shape)} "
+                        f"(its dimensions), got {seps}")
 
 
 def _same_int_dtypes(self):

@@ -33,11 +33,20 @@ _VALID_BITS = {
 }
 
 
+#: the bits TVM gives a type named without them
+_DEFAULT_BITS = {"int": "int32", "uint": "uint32", "float": "float32", "bfloat": "bfloat16"}
+
+
 @functools.lru_cache(maxsize=None)
 def _parse(text: str) -> tuple[str, str, int, int]:
     """Return ``(canonical, code, bits, lanes)`` for a dtype spelling."""
     if text in ("handle", "void"):
         return text, text, 64 if text == "handle" else 0, 1
+    if text == "":
+        return "void", "void", 0, 1  # TVM reads the empty spelling as void
+    if text in _DEFAULT_BITS:
+        # as TVM reads a type named without its bits: int32, float32, bfloat16
+        return _parse(_DEFAULT_BITS[text])
     m = _MINI.match(text)
     if m:
         lanes = int(m.group(2)) if m.group(2) else 1
@@ -268,7 +277,9 @@ def _intern(text: str) -> DataType:
 
 
 def dtype_of(value) -> DataType:
-    """The default dtype TVM gives a Python literal."""
+    """The default dtype TVM gives a Python literal; a numpy scalar has its own."""
+    if type(value).__module__ == "numpy" and hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0:
+        return DataType(str(value.dtype))
     if isinstance(value, bool):
         return DataType("bool")
     if isinstance(value, int):

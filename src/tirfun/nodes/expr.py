@@ -138,17 +138,31 @@ class PrimExpr(Node):
     def __lshift__(self, other):
         return _bitwise("tir.shift_left", self, other)
 
+    def __rlshift__(self, other):
+        return _bitwise("tir.shift_left", other, self)
+
     def __rshift__(self, other):
         return _bitwise("tir.shift_right", self, other)
 
+    def __rrshift__(self, other):
+        return _bitwise("tir.shift_right", other, self)
+
     def __invert__(self):
+        if not (self.dtype.is_integer or self.dtype.is_bool):
+            raise NodeError(f"bitwise_not needs an integer operand, got {self.dtype}")
         return Call(self.dtype, "tir.bitwise_not", [self])
 
     def astype(self, dtype) -> "PrimExpr":
-        """Cast to ``dtype`` (no node when the dtype is already that)."""
+        """Cast to ``dtype`` (no node when the dtype is already that); a
+        scalar cast to a vector type is broadcast, as TVM's cast does."""
         dtype = DataType(dtype)
         if self.dtype == dtype:
             return self
+        if self.dtype.is_handle:
+            # as TVM's cast: a pointer (or a string) has no value of another type
+            raise NodeError(f"cannot cast a handle ({self!r}) to {dtype}")
+        if self.dtype.lanes == 1 and dtype.lanes > 1:
+            return Broadcast(self.astype(dtype.element_of), dtype.lanes)
         return Cast(dtype, self)
 
     def __bool__(self):
@@ -256,6 +270,35 @@ class Var(PrimExpr):
     def name_hint(self) -> str:
         """TVM's spelling of :attr:`name`."""
         return self.name
+
+
+def _typed_var_init(init):
+    """``Var(name, PointerType(...))``, as TVM spells a handle variable
+    with what it points to: the type is the annotation, the dtype handle."""
+    def __init__(self, name, dtype="int32", type_annotation=None):
+        if type(dtype) is PointerType:
+            dtype, type_annotation = "handle", dtype
+        init(self, name, dtype, type_annotation)
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+Var.__init__ = _typed_var_init(Var.__init__)
+
+
+def _constant_lanes(value):
+    """A lane count given as an integer constant node (as TVM takes it) is
+    its value; anything else is left for the node's check to refuse."""
+    if type(value) is IntImm and value.dtype.is_integer:
+        return value.value
+    return value
+
+
+def _lanes_problem(kind: str, lanes) -> str:
+    if isinstance(lanes, PrimExpr):
+        return (f"{kind} needs a constant number of lanes, got {lanes!r}: tirfun has no "
+                "scalable vectors (lanes that are a multiple of T.vscale())")
+    return f"{kind} needs at least 2 lanes, got {lanes!r}"
 
 
 def _check_int_value(self, _attribute, value):
@@ -556,14 +599,14 @@ class Ramp(PrimExpr):
 
     base: PrimExpr = field(converter=to_expr)
     stride: PrimExpr = field(converter=to_expr)
-    lanes: int = field()
+    lanes: int = field(converter=_constant_lanes)
 
     def _derive_dtype(self) -> DataType:
         return self.base.dtype.with_lanes(self.lanes)
 
     def __attrs_post_init__(self):
         if not isinstance(self.lanes, int) or self.lanes < 2:
-            raise NodeError(f"Ramp needs at least 2 lanes, got {self.lanes!r}")
+            raise NodeError(_lanes_problem("Ramp", self.lanes))
         if self.base.dtype != self.stride.dtype or self.base.dtype.lanes != 1:
             raise NodeError(f"Ramp base and stride must be scalars of one dtype, got "
                             f"{self.base.dtype} and {self.stride.dtype}")
@@ -574,14 +617,14 @@ class Broadcast(PrimExpr):
     """``value`` repeated in ``lanes`` lanes."""
 
     value: PrimExpr = field(converter=to_expr)
-    lanes: int = field()
+    lanes: int = field(converter=_constant_lanes)
 
     def _derive_dtype(self) -> DataType:
         return self.value.dtype.with_lanes(self.lanes)
 
     def __attrs_post_init__(self):
         if not isinstance(self.lanes, int) or self.lanes < 2:
-            raise NodeError(f"Broadcast needs at least 2 lanes, got {self.lanes!r}")
+            raise NodeError(_lanes_problem("Broadcast", self.lanes))
         if self.value.dtype.lanes != 1:
             raise NodeError("Broadcast needs a scalar value")
 
@@ -842,6 +885,11 @@ def _bitwise(op: str, a, b) -> PrimExpr:
     a, b = match_types(a, b)
     if a.dtype.is_float:
         raise NodeError(f"{op.split('.')[-1]} needs integer operands, got {a.dtype}")
+    if op in ("tir.shift_left", "tir.shift_right") and type(b) is IntImm \
+            and not 0 <= b.value < a.dtype.bits:
+        # as TVM refuses it: C and LLVM leave such a shift undefined
+        raise NodeError(f"{op.split('.')[-1]}: the shift amount {b.value} is not within "
+                        f"0..{a.dtype.bits - 1} for {a.dtype}")
     return Call(a.dtype, op, [a, b])
 
 

@@ -122,6 +122,34 @@ class PrimFunc(_Displayable):
         return [self.buffer_map[p] for p in self.params if p in self.buffer_map]
 
 
+def _buffer_params_init(init):
+    """``PrimFunc([x, A], body)`` with a Buffer among the parameters, as
+    TVM's constructor takes it: the buffer gets a handle parameter of its
+    own (``var_<name>``, unique among the parameters) that the buffer map
+    binds to it."""
+    def __init__(self, params, body, ret_type=None, buffer_map=None, attrs=None,
+                 renamed_blocks=None):
+        params = list(params)
+        if any(isinstance(p, Buffer) for p in params):
+            buffer_map = dict(buffer_map or {})
+            taken = {p.name for p in params if isinstance(p, Var)}
+            for k, p in enumerate(params):
+                if isinstance(p, Buffer):
+                    name, n = f"var_{p.name}", 1
+                    while name in taken:
+                        name, n = f"var_{p.name}_{n}", n + 1
+                    taken.add(name)
+                    params[k] = Var(name, "handle")
+                    buffer_map[params[k]] = p
+        init(self, params, body, ret_type, buffer_map if buffer_map is not None else {},
+             attrs if attrs is not None else {}, renamed_blocks if renamed_blocks is not None else {})
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+PrimFunc.__init__ = _buffer_params_init(PrimFunc.__init__)
+
+
 def _to_functions(value) -> PMap:
     if isinstance(value, IRModule):
         return value.functions

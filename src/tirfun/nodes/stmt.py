@@ -386,6 +386,26 @@ class IterVar(Node):
     ThreadIndex = IterVarType.ThreadIndex
 
 
+def _tvm_iter_var_init(init):
+    """``IterVar((begin, end), "name", kind)``, as TVM's constructor also
+    takes it: a pair is the range ``[begin, end)``, a name (or None, for
+    ``iter``) a new variable of the range's type."""
+    def __init__(self, dom, var, iter_type, thread_tag=""):
+        if isinstance(dom, (list, tuple)):
+            if len(dom) != 2:
+                raise NodeError(f"an IterVar's domain is a Range or (begin, end), got {dom!r}")
+            dom = Range.from_begin_end(*dom)
+        if var is None or isinstance(var, str):
+            var = Var("iter" if var is None else var,
+                      dom.extent.dtype if isinstance(dom, Range) else "int32")
+        init(self, dom, var, iter_type, thread_tag)
+    __init__.__doc__ = init.__doc__
+    return __init__
+
+
+IterVar.__init__ = _tvm_iter_var_init(IterVar.__init__)
+
+
 @node
 class Block(Stmt):
     """A TensorIR block: a unit of computation with declared iteration

@@ -91,6 +91,11 @@ class Scopes:
         """Bind ``name`` in the innermost scope."""
         self.frames[-1][name] = value
 
+    def binds(self, value: Any) -> bool:
+        """True when some name of the function's scopes stands for ``value``
+        itself (the same object, not an equal one)."""
+        return any(v is value for frame in self.frames for v in frame.values())
+
 
 # --------------------------------------------------------------------------
 # values from the enclosing Python scope

@@ -110,6 +110,8 @@ class FuncState:
     data_of_params: set = attrs.Factory(set)
     pending: dict = attrs.Factory(dict)
     ret_type: Any = None
+    # te variables (by id) named by an assignment -> the name each takes
+    te_names: dict = attrs.Factory(dict)
 
 
 def _return_annotation(ev, node: ast.expr):
@@ -329,12 +331,35 @@ class FunctionInterpreter(ExprEvaluator):
             out = PrimFunc(func.params, body, func.ret_type, func.buffer_map, attrs_)
         except NodeError as err:
             raise self.fail(fdef, str(err)) from None
+        out = self._plain_te_vars(out)
         pending = {name: mask for name, mask in func.pending.items() if mask[0] or mask[1]}
         if pending:
             out = fill_regions(out, pending)
         if func.renamed_blocks:
             out = attrs.evolve(out, renamed_blocks=func.renamed_blocks)
         return out
+
+    def _plain_te_vars(self, func: PrimFunc) -> PrimFunc:
+        """``func`` with each te variable that came in from the Python scope
+        (``n = te.var("n")`` outside, ``T.match_buffer(a, (n,))`` inside)
+        replaced by a plain Var of a name unique in the function (the name
+        an assignment gave it, if one did): a te variable is only itself, a
+        function's variable is its name, and TVM takes such a variable into
+        the function as it is."""
+        from ..analysis.traversal import transform, walk
+        from ..te.tensor import TeVar
+
+        found: dict[int, TeVar] = {}
+        for n in walk(func):
+            if type(n) is TeVar:
+                found.setdefault(id(n), n)
+        if not found:
+            return func
+        names = self.func.te_names
+        plain = {key: Var(names[key] if key in names else self.namer.fresh(v.name), v.dtype,
+                          v.type_annotation)
+                 for key, v in found.items()}
+        return transform(func, lambda n: plain.get(id(n), n) if type(n) is TeVar else n)
 
     def _rename_block(self, body: Stmt, name: str) -> Stmt:
         """``body`` with its block ``name`` renamed to a fresh name; the
@@ -602,6 +627,17 @@ class FunctionInterpreter(ExprEvaluator):
         if isinstance(value, (LoopSpec, BlockHeader, InitHeader)):
             raise self.fail(value_node, f"{describe(value)} cannot be assigned; use it in a "
                             f"{'for' if isinstance(value, LoopSpec) else 'with'} statement")
+        if isinstance(value, Var) and not self.scopes.binds(value):
+            # as TVM does: a variable made in Python (``n = te.var("n")``)
+            # that no name of the function stands for yet is named, not
+            # bound by a let, so it can still be defined by what uses it
+            # (a T.match_buffer's elem_offset, a shape). A te variable takes
+            # the name, as TVM renames it, wherever it occurs (see
+            # _plain_te_vars); a plain Var keeps its own, its identity
+            if type(value) is not Var:
+                self.func.te_names.setdefault(id(value), self.namer.fresh(name))
+            self.scopes.define(name, value)
+            return None
         if isinstance(value, (PrimExpr, SlicedAccess)) or _is_number(value):
             expr = self.as_expr(value, value_node)
             var = Var(self.namer.fresh(name), expr.dtype)

@@ -9,7 +9,7 @@ serial loops named after its axes around one block named after the compute,
 whose iteration variables are the axes prefixed ``v_``, with the compute's
 attrs as its annotations, the regions it reads and writes (inferred as the
 TVMScript parser infers omitted ones) and, for a reduction, an ``init``
-storing the reducer's identity.
+storing the reducer's identity (or the reduction's ``init=`` values).
 
 A compute with several plain outputs gets one loop nest holding one block
 per output, named ``<name>.v<k>`` after its tensor; a tuple reduction (an
@@ -38,7 +38,7 @@ from pyrsistent import PVector
 
 from ..analysis.access import fill_regions
 from ..analysis.block_names import unique_block_name
-from ..analysis.traversal import transform, walk
+from ..analysis.traversal import iter_children, transform, walk
 from ..errors import NodeError
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, For, ForKind, IntImm,
@@ -73,17 +73,16 @@ class _Names:
 
 class _BlockNames:
     """Block names made unique by the parser's rule
-    (:func:`~tirfun.analysis.block_names.unique_block_name`), remembering
-    which names were repeated and what their blocks became."""
+    (:func:`~tirfun.analysis.block_names.unique_block_name`). Unlike a
+    repeat in TVMScript, a repeated compute name is no ambiguity: as TVM's
+    name supply does, the first block is ``main``, the next ``main_1``, and
+    ``get_block("main")`` finds the first."""
 
     def __init__(self):
         self.used: set[str] = set()
-        self.renamed: dict[str, list[str]] = {}
 
     def fresh(self, base: str) -> str:
         name = unique_block_name(base, self.used)
-        if name != base:
-            self.renamed.setdefault(base, [base]).append(name)
         self.used.add(name)
         return name
 
@@ -164,28 +163,34 @@ class _Context:
             view = next((b for t, b in self.views
                          if t.op is tensor.op and t.value_index == tensor.value_index), None)
         if view is not None:
-            buf = self.extern_buffer(view)
+            buf = self.extern_buffer(view, self.is_arg(tensor))
         else:
             shape = [self.lower(d, index=True) for d in tensor.shape]
             buf = Buffer(self.names.fresh(tensor.buffer_name), shape, tensor.dtype)
         self.buffers.append((tensor, buf))
         return buf
 
-    def extern_buffer(self, tb: Buffer) -> Buffer:
+    def extern_buffer(self, tb: Buffer, arg: bool = False) -> Buffer:
         """The PrimFunc buffer of a buffer built for te.extern, its pointer
-        a variable of its own."""
+        a variable of its own: for an argument (``arg``), the handle
+        parameter itself, as a parsed ``A.data`` is. An allocation starts
+        its memory: a variable element offset is 0 there."""
         out = self.extern_buffers.get(tb)
         if out is None:
             name = self.names.fresh(tb.name)
             data = None
             if tb.data is not None:
-                data = Var(self.names.fresh(f"{name}_data"), tb.data.dtype)
+                data = Var(self.names.fresh(f"var_{name}" if arg else f"{name}_data"), tb.data.dtype)
                 self.vars[tb.data] = data
+            offset = tb.elem_offset
+            if not arg and isinstance(offset, Var) and not any(offset is a for a in self.args):
+                self.vars[offset] = IntImm(self.index_dtype or offset.dtype, 0)
+                offset = None
             out = attrs.evolve(
                 tb, name=name, data=data,
                 shape=[self.lower(d, index=True) for d in tb.shape],
                 strides=[self.lower(d, index=True) for d in tb.strides],
-                elem_offset=None if tb.elem_offset is None else self.lower(tb.elem_offset, True))
+                elem_offset=None if offset is None else self.lower(offset, True))
             self.extern_buffers[tb] = out
         return out
 
@@ -282,7 +287,7 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
         for k in range(getattr(op, "num_outputs", 1)):
             for d in op.output(k).shape:
                 ctx.bind_free_vars(d)
-        for view in getattr(op, "input_placeholders", ()):
+        for view in [*getattr(op, "input_placeholders", ()), *getattr(op, "output_placeholders", ())]:
             offset = [] if view.elem_offset is None else [view.elem_offset]
             for e in [*view.shape, *view.strides, *offset]:
                 ctx.bind_free_vars(e)
@@ -318,61 +323,155 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
             params.append(ctx.vars[a])
             continue
         buf = ctx.buffer_of(a)
-        param = Var(ctx.names.fresh(f"var_{buf.name}"), "handle")
+        # an extern's buffer points at the parameter itself (its data is it)
+        param = buf.data if buf.data is not None else Var(ctx.names.fresh(f"var_{buf.name}"), "handle")
         params.append(param)
         buffer_map[param] = buf
     body = stmts[0] if len(stmts) == 1 else SeqStmt(stmts)
-    root = BlockRealize([], True, Block([], [], [], "root", body, alloc_buffers=root_alloc))
-    func = PrimFunc(params, root, buffer_map=buffer_map,
+    pending = ctx.block_names.used - ctx.extern_blocks
+    if _needs_root(body, root_alloc):
+        body = BlockRealize([], True, Block([], [], [], "root", body, alloc_buffers=root_alloc))
+    else:
+        pending = pending - {body.block.name_hint}  # a root block keeps no regions, as in TVM
+    func = PrimFunc(params, body, buffer_map=buffer_map,
                     attrs={"global_symbol": "main", "tir.noalias": True})
     # regions are inferred for the computes; an extern's block keeps none, as in TVM
-    pending = {name: (True, True) for name in ctx.block_names.used - ctx.extern_blocks}
+    func = _drop_unused_pointers(func, root_alloc)
+    pending = {name: (True, True) for name in pending}
     func = _layout_free_buffers(fill_regions(func, pending))
-    if ctx.block_names.renamed:
-        func = attrs.evolve(func, renamed_blocks=ctx.block_names.renamed)
     return func
+
+
+def _drop_unused_pointers(func: PrimFunc, allocs: list[Buffer]) -> PrimFunc:
+    """An allocated extern buffer keeps a pointer variable of its own only
+    where a statement uses it (``outs[0].data``); otherwise it is a plain
+    allocation, as TVMScript writes one."""
+    candidates = {b.data.name for b in allocs if b.data is not None}
+    if not candidates:
+        return func
+    used = set()
+    for n in walk(func.body):
+        for c in iter_children(n):
+            if type(c) is Var and c.name in candidates and not (isinstance(n, Buffer) and c is n.data):
+                used.add(c.name)
+    plain = {b: attrs.evolve(b, data=None) for b in allocs
+             if b.data is not None and b.data.name not in used}
+    if not plain:
+        return func
+    return transform(func, lambda n: plain.get(n, n) if isinstance(n, Buffer) else n)
+
+
+def _needs_root(body: Stmt, root_alloc: list) -> bool:
+    """Whether the function needs a root block around ``body``, by the rule
+    TVM completes a function with: allocations to hold, or a body that is
+    not one opaque block (a single extern's block is the root itself)."""
+    if root_alloc or not isinstance(body, BlockRealize):
+        return True
+    return bool(body.block.iter_vars)
+
+
+def _axis_levels(axes: list) -> list[int]:
+    """The nesting level of each axis, as TVM's create_prim_func nests
+    them: 0 for an axis whose range mentions no other axis, else one more
+    than the deepest axis its range mentions."""
+    depth: dict[int, int] = {}
+
+    def level(k: int, visiting: tuple = ()) -> int:
+        if k in depth:
+            return depth[k]
+        if k in visiting:
+            raise NodeError(f"the ranges of the axes {', '.join(axes[i].var.name for i in visiting)} "
+                            "depend on each other")
+        out = 0
+        for e in (axes[k].dom.min, axes[k].dom.extent):
+            for n in walk(e):
+                for j, a in enumerate(axes):
+                    if isinstance(n, Var) and n is a.var:
+                        out = max(out, level(j, (*visiting, k)) + 1)
+        depth[k] = out
+        return out
+
+    return [level(k) for k in range(len(axes))]
+
+
+class _Scope:
+    """One level of a compute's nest: its loops, and the block variables of
+    the block at that level with their bindings. ``origin`` says which axis
+    each block variable stands for (None for the trivial one); ``remap``
+    maps each axis defined so far to its variable at this level."""
+
+    def __init__(self):
+        self.loops: list[tuple[Var, Range]] = []
+        self.iters: list[IterVar] = []
+        self.bindings: list[PrimExpr] = []
+        self.origin: list[int | None] = []
+        self.remap: dict[Var, Var] = {}
+
+    def add(self, axes: list, k: int | None, iv: IterVar, binding: PrimExpr) -> None:
+        self.iters.append(iv)
+        self.bindings.append(binding)
+        self.origin.append(k)
+        if k is not None:
+            self.remap[axes[k].var] = iv.var
+
+
+def _scopes(op: ComputeOp, axes: list, ctx: _Context) -> list[_Scope]:
+    """The levels of the compute's nest, outermost first: an axis gets its
+    loop at its level, and each deeper block rebinds it to the variable of
+    the level above (a range of extent 1), as TVM nests them."""
+    where = f"compute {op.name}"
+    levels = _axis_levels(axes)
+    scopes: list[_Scope] = []
+    top = max(levels, default=0)
+    for i in range(top + 1):
+        cur = _Scope()
+        prev = scopes[-1].remap if scopes else {}
+        for k, iv in enumerate(axes):
+            bits = max(iv.dom.min.dtype.bits, iv.dom.extent.dtype.bits)
+            index_type = ctx.index_dtype or DataType(f"int{bits}")
+            if levels[k] == i:
+                loop_var = Var(ctx.names.fresh(iv.var.name), index_type)
+                dom = Range(_as_type(ctx.lower(iv.dom.min, True, prev, where), index_type),
+                            _as_type(ctx.lower(iv.dom.extent, True, prev, where), index_type))
+                cur.loops.append((loop_var, dom))
+                binding = loop_var
+            elif levels[k] < i:
+                binding = prev[iv.var]
+                dom = Range(binding, IntImm(index_type, 1))
+            else:
+                continue
+            # the innermost block's variables are named afresh for each of its blocks
+            name = f"v_{iv.var.name}" if i == top else ctx.names.fresh(f"v_{iv.var.name}")
+            cur.add(axes, k, IterVar(dom, Var(name, index_type), iv.iter_type, iv.thread_tag), binding)
+        scopes.append(cur)
+    if not scopes[-1].iters:
+        # the innermost block has at least one (trivial) block variable
+        scopes[-1].add(axes, None, IterVar(Range(IntImm("int32", 0), IntImm("int32", 1)),
+                                           Var("vi", "int32"), "DataPar"), IntImm("int32", 0))
+    return scopes
 
 
 def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
     axes = list(op.axis) + list(op.reduce_axis)
-    for iv in axes:
-        for e in (iv.dom.min, iv.dom.extent):
-            for n in walk(e):
-                if isinstance(n, Var) and any(n is a.var for a in axes):
-                    raise NodeError(f"compute {op.name}: the range of axis {iv.var.name} depends on "
-                                    f"axis {n.name}; such nested domains are not supported")
     where = f"compute {op.name}"
-    loops: list[tuple[Var, Range]] = []
-    block_iters: list[tuple[IterVar, PrimExpr]] = []
+    scopes = _scopes(op, axes, ctx)
+    leaf = scopes[-1]
     mapping: dict[Var, Var] = {}
-    for iv in axes:
-        bits = max(iv.dom.min.dtype.bits, iv.dom.extent.dtype.bits)
-        index_type = ctx.index_dtype or DataType(f"int{bits}")
-        loop_var = Var(ctx.names.fresh(iv.var.name), index_type)
-        dom = Range(_as_type(ctx.lower(iv.dom.min, True, where=where), index_type),
-                    _as_type(ctx.lower(iv.dom.extent, True, where=where), index_type))
-        loops.append((loop_var, dom))
-        block_iters.append((IterVar(dom, Var(f"v_{iv.var.name}", index_type), iv.iter_type,
-                                    iv.thread_tag), loop_var))
-    if not axes:
-        # a zero-dimensional compute still gets one (trivial) block variable
-        block_iters.append((IterVar(Range(IntImm("int32", 0), IntImm("int32", 1)),
-                                    Var("vi", "int32"), "DataPar"), IntImm("int32", 0)))
 
     def leaf_block(name: str, make_body) -> BlockRealize:
         # every block gets block variables of its own, with fresh names
         iter_vars = []
         mapping.clear()
-        for k, (iv, _) in enumerate(block_iters):
+        for k, iv in zip(leaf.origin, leaf.iters):
             new = attrs.evolve(iv.var, name=ctx.names.fresh(iv.var.name))
             iter_vars.append(attrs.evolve(iv, var=new))
-            if k < len(axes):
+            if k is not None:
                 mapping[axes[k].var] = new
         store_indices = [mapping[iv.var] for iv in op.axis]
         body, init = make_body(store_indices)
         block = Block(iter_vars, [], [], ctx.block_names.fresh(name), body, init=init,
                       annotations=_annotations(op, ctx))
-        return BlockRealize([value for _, value in block_iters], True, block)
+        return BlockRealize(list(leaf.bindings), True, block)
 
     def lower(e: PrimExpr, extra: dict | None = None) -> PrimExpr:
         return ctx.lower(e, subst=mapping | (extra or {}), where=where)
@@ -383,13 +482,35 @@ def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
                             f"{buf.dtype}")
 
     first = op.body[0]
-    if isinstance(first, Reduce):
+    reduce = first if isinstance(first, Reduce) else None
+    # Where a reduction is initialised. With a reduction axis at the
+    # outermost level, that level's block's T.init does it. When every
+    # reduction axis depends on a spatial one, the block of the level above
+    # the first reduction loop stores the initial value before that loop:
+    # it runs for every spatial point, even where the reduction ranges are
+    # empty. TVM instead gives each block with a reduction axis an init;
+    # but there the sum over an empty range is never initialised, and a
+    # deeper init, whose rebound outer reduction variable is always at its
+    # minimum, resets the sum at each value of the outer axis.
+    init_level = min((i for i, sc in enumerate(scopes)
+                      if any(iv.iter_type == "CommReduce" for iv in sc.iters)),
+                     default=0)
+
+    def init_stores(store_indices, subst) -> Stmt:
+        # where each value starts: the reduction's init= values, else the
+        # identity. (TVM's create_prim_func stores the identity even where
+        # an init is given, dropping it; tirfun starts from it.)
+        start = reduce.init or reduce.combiner.identity_element
+        values = [ctx.lower(i, subst=subst, where=where) for i in start]
+        return _seq([BufferStore(b, v, store_indices) for b, v in zip(bufs, values)])
+
+    if reduce is not None:
         def reduction(store_indices):
-            reducer = first.combiner
+            reducer = reduce.combiner
             identity = [lower(i) for i in reducer.identity_element]
-            source = [lower(s) for s in first.source]
-            if not (isinstance(first.condition, IntImm) and first.condition.value == 1):
-                cond = lower(first.condition)
+            source = [lower(s) for s in reduce.source]
+            if not (isinstance(reduce.condition, IntImm) and reduce.condition.value == 1):
+                cond = lower(reduce.condition)
                 source = [if_then_else(cond, s, i) for s, i in zip(source, identity)]
             # the combination, with lhs the stored values and rhs the new ones
             operands = dict(zip(reducer.lhs, (BufferLoad(b, store_indices) for b in bufs)))
@@ -397,7 +518,7 @@ def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
             values = [lower(r, operands) for r in reducer.result]
             for v, b in zip(values, bufs):
                 check_dtype(v, b)
-            init = _seq([BufferStore(b, i, store_indices) for b, i in zip(bufs, identity)])
+            init = init_stores(store_indices, dict(mapping)) if len(scopes) == 1 else None
             if len(bufs) == 1:
                 return BufferStore(bufs[0], values[0], store_indices), init
             # every value is combined from the old ones before any is stored
@@ -419,9 +540,37 @@ def _compute_stmt(op: ComputeOp, bufs: list[Buffer], ctx: _Context) -> Stmt:
             name = op.name if len(bufs) == 1 else op.output(k).name
             blocks.append(leaf_block(name, element))
         stmt = _seq(blocks)
-    for loop_var, dom in reversed(loops):
-        stmt = For(loop_var, dom.min, dom.extent, ForKind.SERIAL, stmt)
+    for i in range(len(scopes) - 1, -1, -1):
+        cur = scopes[i]
+        if i < len(scopes) - 1:
+            how = None
+            if reduce is not None and i == init_level == 0:
+                how = "init"
+            elif reduce is not None and i == init_level - 1:
+                how = "prologue"
+            stmt = _level_block(op, cur, stmt, init_stores, how, ctx, i + 1)
+        for loop_var, dom in reversed(cur.loops):
+            stmt = For(loop_var, dom.min, dom.extent, ForKind.SERIAL, stmt)
     return stmt
+
+
+def _level_block(op: ComputeOp, cur: _Scope, body: Stmt, init_stores, how: str | None,
+                 ctx: _Context, level: int) -> BlockRealize:
+    """The block of an outer level of a nest (``<name>_l<level>``, as TVM
+    names it). ``how`` says whether it initialises the reduction: by its
+    T.init (``"init"``), or by storing the initial value before its body
+    (``"prologue"``, the level above the first reduction loop)."""
+    init = None
+    if how is not None:
+        store = [cur.remap[iv.var] for iv in op.axis]  # spatial axes are all outermost
+        stores = init_stores(store, dict(cur.remap))
+        if how == "init":
+            init = stores
+        else:
+            body = SeqStmt([stores, body])
+    block = Block(list(cur.iters), [], [], ctx.block_names.fresh(f"{op.name}_l{level}"), body,
+                  init=init, annotations=_annotations(op, ctx))
+    return BlockRealize(list(cur.bindings), True, block)
 
 
 def _extern_stmt(op: ExternOp, ctx: _Context) -> Stmt:

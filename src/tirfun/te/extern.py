@@ -20,7 +20,7 @@ from __future__ import annotations
 import attrs
 
 from ..errors import NodeError
-from ..nodes import Buffer, Call, Evaluate, PrimExpr, Stmt, StringImm, to_expr
+from ..nodes import Buffer, Call, Evaluate, PrimExpr, Stmt, StringImm, const, to_expr
 from ..nodes.dtype import DataType
 from ..nodes.expr import check_identifier
 from .tensor import Tensor, TeVar, to_shape
@@ -69,8 +69,11 @@ class ExternOp:
 
 
 def _placeholder(shape, dtype, name: str) -> Buffer:
-    # the data pointer is a te variable: two externs' buffers named alike stay apart
-    return Buffer(name, list(shape), dtype, data=TeVar(name, "handle"))
+    # the data pointer is a te variable: two externs' buffers named alike
+    # stay apart; the element offset is a variable too, as TVM declares it,
+    # so the function accepts an array that starts anywhere in its memory
+    return Buffer(name, list(shape), dtype, data=TeVar(name, "handle"),
+                  elem_offset=TeVar("elem_offset", "int32"))
 
 
 def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, in_buffers=None,
@@ -116,14 +119,28 @@ def extern(shape, inputs, fcompute, name: str = "extern", dtype=None, in_buffers
     return results if several else results[0]
 
 
+def pack_buffer(buf: Buffer) -> Call:
+    """The array descriptor TVM passes for a buffer to a packed function:
+    ``T.tvm_stack_make_array(data, shape, strides, ndim, a zero of the
+    element type, elem_offset)``, strides 0 for a compact buffer."""
+    if not buf.shape:
+        raise NodeError(f"buffer {buf.name}: a 0-d buffer cannot be passed to a packed function")
+    shape = Call("handle", "tir.tvm_stack_make_shape", list(buf.shape))
+    strides = Call("handle", "tir.tvm_stack_make_shape", list(buf.strides)) if buf.strides else 0
+    offset = buf.elem_offset if buf.elem_offset is not None else 0
+    return Call("handle", "tir.tvm_stack_make_array",
+                [buf.data, shape, strides, len(buf.shape), const(0, buf.dtype), offset])
+
+
 def call_packed(*args) -> Call:
     """TVM's ``tir.call_packed(name, *args)``: a call through TVM's
-    packed-function runtime (buffers are passed by their data pointer).
-    tirfun prints it; the CPU build refuses it, naming the runtime it needs."""
+    packed-function runtime; a buffer is passed as its array descriptor
+    (:func:`pack_buffer`), as TVM passes it. tirfun prints it; the CPU build
+    refuses it, naming the runtime it needs."""
     if not args or not isinstance(args[0], str):
         raise NodeError("call_packed needs the packed function's name as a string first")
-    rest = [a.data if isinstance(a, Buffer) and a.data is not None else a for a in args[1:]]
+    rest = [pack_buffer(a) if isinstance(a, Buffer) and a.data is not None else a for a in args[1:]]
     return Call("int32", "tir.tvm_call_packed", [StringImm(args[0]), *rest])
 
 
-__all__ = ["ExternOp", "extern", "call_packed"]
+__all__ = ["ExternOp", "extern", "call_packed", "pack_buffer"]

@@ -31,6 +31,7 @@ from ..nodes.expr import to_expr_vector
 from ..nodes.reducer import CommReducer
 from ..nodes.dtype import DataType
 from ..tir import op as tir_op
+from ..tir.op import max_value, min_value
 
 
 @node
@@ -42,8 +43,11 @@ class Reduce(PrimExpr):
     combiner: CommReducer
     source: PVector = field(converter=to_expr_vector)
     axis: PVector = field(converter=to_pvector)
-    condition: PrimExpr = field(converter=to_expr)
+    condition: PrimExpr = field(converter=lambda c: const(True) if c is None else to_expr(c))
     value_index: int = 0
+    #: where each value starts instead of the identity (TVM's ``init=``),
+    #: or empty for the identity
+    init: PVector = field(factory=list, converter=to_expr_vector)
 
     @property
     def dtype(self) -> DataType:
@@ -57,6 +61,10 @@ class Reduce(PrimExpr):
             raise NodeError(f"the condition of a reduction must be bool, got {self.condition.dtype}")
         if not 0 <= self.value_index < len(self.source):
             raise NodeError(f"a reduction of {len(self.source)} values has no value {self.value_index}")
+        if self.init and [i.dtype for i in self.init] != [s.dtype for s in self.source]:
+            raise NodeError(f"the initial values of a reduction must have the dtypes of its values "
+                            f"({', '.join(str(s.dtype) for s in self.source)}), got "
+                            f"{', '.join(str(i.dtype) for i in self.init)}")
 
 
 class Reducer:
@@ -96,8 +104,6 @@ class Reducer:
         return CommReducer(lhs, rhs, results, identities)
 
     def __call__(self, expr, axis=None, where=None, init=None, *args):
-        if init is not None:
-            raise NodeError(f"{self.name}: an initial value (init=) is not supported")
         axes = axis
         if isinstance(axes, IterVar):
             axes = [axes]
@@ -108,11 +114,15 @@ class Reducer:
             if isinstance(expr, (list, tuple)):
                 sources = [to_expr(e) for e in expr]
                 combiner = self.combiner(tuple(s.dtype for s in sources))
-                return tuple(Reduce(combiner, sources, list(axes), condition, k)
+                inits = self._inits(init, sources)
+                return tuple(Reduce(combiner, sources, list(axes), condition, k, inits)
                              for k in range(len(sources)))
             source = to_expr(expr)
-            return Reduce(self.combiner(source.dtype), [source], list(axes), condition)
+            return Reduce(self.combiner(source.dtype), [source], list(axes), condition, 0,
+                          self._inits(init, [source]))
         # te.max(a, b, ...): combine the values themselves
+        if init is not None:
+            raise NodeError(f"{self.name}: an initial value (init=) needs an axis to reduce over")
         values = [v for v in (expr, axis, where, *args) if v is not None]
         if len(values) < 2:
             raise NodeError(f"{self.name} needs an axis (te.reduce_axis) to reduce over, "
@@ -121,6 +131,17 @@ class Reducer:
         for v in values[1:]:
             out = self.fcombine(out, v)
         return out
+
+    def _inits(self, init, sources) -> list:
+        """The initial values (``init=``, one per value; a Python number
+        takes its value's dtype), or [] for the identity."""
+        if init is None:
+            return []
+        values = list(init) if isinstance(init, (list, tuple)) else [init]
+        if len(values) != len(sources):
+            raise NodeError(f"{self.name}: {len(values)} initial values for {len(sources)} values")
+        return [const(v, s.dtype) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                else to_expr(v) for v, s in zip(values, sources)]
 
     def __repr__(self) -> str:
         return f"comm_reducer({self.name})"
@@ -140,29 +161,6 @@ def _values(name: str, what: str, value, count: int) -> list:
 def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce") -> Reducer:
     """A reducer from ``fcombine(x, y)`` and ``fidentity(dtype)``."""
     return Reducer(fcombine, fidentity, name)
-
-
-def min_value(dtype) -> PrimExpr:
-    """The smallest finite value of ``dtype`` (TVM's ``tir.min_value``)."""
-    dtype = DataType(dtype)
-    if dtype.is_float:
-        return const(-_float_max(dtype), dtype)
-    return const(dtype.min_value(), dtype)
-
-
-def max_value(dtype) -> PrimExpr:
-    """The largest finite value of ``dtype``."""
-    dtype = DataType(dtype)
-    if dtype.is_float:
-        return const(_float_max(dtype), dtype)
-    return const(dtype.max_value(), dtype)
-
-
-def _float_max(dtype: DataType) -> float:
-    if dtype.is_mini_float:
-        return dtype.max_value()
-    return {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-            "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}[str(dtype.element_of)]
 
 
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")  # noqa: A001

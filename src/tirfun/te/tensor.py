@@ -375,7 +375,12 @@ def reduce_axis(dom, name: str = "rv", thread_tag: str = "") -> IterVar:
 
 def var(name: str = "tindex", dtype="int32") -> Var:
     """A symbolic scalar, such as a size: ``n = te.var("n")``. Each call
-    makes a new variable, whatever its name (a :class:`TeVar`)."""
+    makes a new variable, whatever its name (a :class:`TeVar`); a
+    PointerType for ``dtype`` makes a handle pointing to its element."""
+    from ..nodes import PointerType
+
+    if isinstance(dtype, PointerType):
+        return TeVar(name, "handle", dtype)
     return TeVar(name, dtype)
 
 

@@ -68,10 +68,14 @@ def _make_float_binary(name: str):
 
 def _make_predicate(name: str):
     def intrinsic(x):
+        if isinstance(x, PrimExpr) and (x.dtype.is_integer or x.dtype.is_bool):
+            # as TVM: an integer is never NaN nor infinite
+            return const(name == "isfinite", DataType("bool").with_lanes(x.dtype.lanes))
         x = _float_arg(name, x)
         return Call(DataType("bool").with_lanes(x.dtype.lanes), f"tir.{name}", [x])
     intrinsic.__name__ = intrinsic.__qualname__ = name
-    intrinsic.__doc__ = f"``{name}(x)``: a bool test on a floating-point expression."
+    intrinsic.__doc__ = (f"``{name}(x)``: a bool test on a floating-point expression (an "
+                         "integer one is a constant).")
     return intrinsic
 
 
@@ -113,24 +117,32 @@ def abs(x):  # noqa: A001 - TVM's name
     return Call(x.dtype, "tir.fabs" if x.dtype.is_float else "tir.abs", [x])
 
 
+def _divisor(name: str, b):
+    """``b``, refused when it is the integer constant 0 (as TVM's helpers
+    refuse it while folding constants)."""
+    if (type(b) is IntImm and b.value == 0) or (type(b) is int and b == 0):
+        raise NodeError(f"{name}: division by the constant zero")
+    return b
+
+
 def floordiv(a, b):
     """Division rounding toward minus infinity (``a // b``)."""
-    return binary(FloorDiv, a, b)
+    return binary(FloorDiv, a, _divisor("floordiv", b))
 
 
 def floormod(a, b):
     """Remainder of :func:`floordiv` (``a % b``); takes the sign of ``b``."""
-    return binary(FloorMod, a, b)
+    return binary(FloorMod, a, _divisor("floormod", b))
 
 
 def truncdiv(a, b):
     """Division rounding toward zero, as C does."""
-    return binary(Div, a, b)
+    return binary(Div, a, _divisor("truncdiv", b))
 
 
 def truncmod(a, b):
     """Remainder of :func:`truncdiv`; takes the sign of ``a``."""
-    return binary(Mod, a, b)
+    return binary(Mod, a, _divisor("truncmod", b))
 
 
 def ceildiv(a, b):
@@ -173,7 +185,7 @@ def indexmod(a, b):
 
 def div(a, b):
     """``a / b`` (truncating on integers)."""
-    return binary(Div, a, b)
+    return binary(Div, a, _divisor("div", b))
 
 
 def min(a, b, *rest):  # noqa: A001
@@ -248,6 +260,58 @@ def call_extern(dtype, func_name: str, *args):
     if not isinstance(func_name, str):
         raise NodeError(f"call_extern needs the function's name as a string, got {func_name!r}")
     return Call(dtype, "tir.call_extern", [StringImm(func_name), *args])
+
+
+def call_pure_extern(dtype, func_name: str, *args):
+    """A call to an external C function without side effects."""
+    if not isinstance(func_name, str):
+        raise NodeError(f"call_pure_extern needs the function's name as a string, got {func_name!r}")
+    return Call(dtype, "tir.call_pure_extern", [StringImm(func_name), *args])
+
+
+def reinterpret(dtype, value):
+    """The bits of ``value`` read as ``dtype`` (of the same total size)."""
+    dtype, value = DataType(dtype), to_expr(value)
+    if dtype.bits * dtype.lanes != value.dtype.bits * value.dtype.lanes:
+        raise NodeError(f"reinterpret cannot change the size: {value.dtype} to {dtype}")
+    return Call(dtype, "tir.reinterpret", [value])
+
+
+#: the largest finite value of each wide float type
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+def max_value(dtype):
+    """The largest value of ``dtype`` (the largest finite one for floats)."""
+    dtype = DataType(dtype)
+    if dtype.is_float and not dtype.is_mini_float:
+        return const(_FLOAT_MAX[str(dtype.element_of)], dtype)
+    return const(dtype.max_value(), dtype)
+
+
+def min_value(dtype):
+    """The smallest value of ``dtype`` (the lowest finite one for floats)."""
+    dtype = DataType(dtype)
+    if dtype.is_float and not dtype.is_mini_float:
+        return const(-_FLOAT_MAX[str(dtype.element_of)], dtype)
+    return const(dtype.min_value(), dtype)
+
+
+def infinity(dtype):
+    """Plus infinity of a float ``dtype``."""
+    import math
+
+    dtype = DataType(dtype)
+    if not dtype.is_float:
+        raise NodeError(f"infinity needs a float dtype, got {dtype}")
+    return const(math.inf, dtype)
+
+
+def vscale():
+    """TVM's ``tir.vscale()``: the length multiplier of scalable vectors
+    (SVE). tirfun builds the call; scalable vector types it does not have."""
+    return Call("int32", "tir.vscale", [])
 
 
 def call_tir(callee, *args):
@@ -340,7 +404,8 @@ def var(name: str = "v", dtype="int32") -> Var:
 __all__ = [
     *_GENERATED, "ldexp", "abs", "floordiv", "floormod", "truncdiv", "truncmod", "indexdiv",
     "indexmod", "div", "ceildiv", "likely", "assume", "min", "max", "all", "any", "logical_and", "logical_or", "logical_not",
-    "if_then_else", "select", "cast", "call_extern", "call_intrin", "call_tir", "address_of", "ret",
+    "if_then_else", "select", "cast", "call_extern", "call_pure_extern", "call_intrin", "call_tir",
+    "address_of", "ret", "reinterpret", "max_value", "min_value", "infinity", "vscale",
     "type_annotation", "tvm_access_ptr",
     "decl_buffer", "var", "const", "comm_reducer", "MATH_INTRINSICS",
 ]

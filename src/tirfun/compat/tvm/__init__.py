@@ -22,7 +22,7 @@ from ...nodes import DataType, IRModule, PrimFunc
 from ...runtime import build, cpu, cuda
 from ...runtime import ndarray as nd
 from ...schedule import Schedule
-from . import error, ir, runtime, script, target, testing, tir
+from . import arith, error, ir, runtime, script, target, testing, tir
 
 __version__ = "0.20.0"
 
@@ -45,4 +45,4 @@ def device(kind: str = "cpu", index: int = 0):
 
 
 __all__ = ["TVMError", "IRModule", "PrimFunc", "DataType", "Schedule", "build", "compile", "cpu", "cuda",
-           "device", "nd", "te", "tir", "ir", "runtime", "script", "target", "testing", "error"]
+           "device", "nd", "te", "tir", "ir", "runtime", "script", "target", "testing", "error", "arith"]

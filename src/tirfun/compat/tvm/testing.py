@@ -19,4 +19,14 @@ def assert_allclose(actual, desired, rtol: float = 1e-7, atol: float = 1e-7) -> 
                                verbose=True)
 
 
-__all__ = ["assert_allclose"]
+def assert_prim_expr_equal(lhs, rhs) -> None:
+    """TVM's check that two integer expressions are equal for every value
+    of their variables (as ``tvm.arith.Analyzer().can_prove_equal``)."""
+    from ...errors import TirfunError
+    from .arith import Analyzer
+
+    if not Analyzer().can_prove_equal(lhs, rhs):
+        raise TirfunError(f"the expressions are not equal: {lhs} and {rhs}")
+
+
+__all__ = ["assert_allclose", "assert_prim_expr_equal"]
