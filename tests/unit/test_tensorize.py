@@ -445,3 +445,73 @@ def test_tensor_intrin_refuses_a_description_with_a_free_variable():
             desc.body.block.body.body, block=with_fields(inner, body=bad_body))))))
     with pytest.raises(TensorIntrinError, match="desc is not a well-formed function.*r"):
         tir.TensorIntrin(bad, DOT4_IMPL)
+
+
+DOT_ROWS_INT64 = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((T.int64(8), T.int64(16)), "float32"), B: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+         C: T.Buffer((T.int64(8),), "float32")):
+    for i, k in T.grid(T.int64(8), T.int64(16)):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+''')
+
+DOT_ROWS_INT64_TENSORIZED = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((T.int64(8), T.int64(16)), "float32"), B: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+         C: T.Buffer((T.int64(8),), "float32")):
+    for i, k_0 in T.grid(T.int64(8), T.int64(4)):
+        with T.block("dot_o"):
+            vi_o, vk_o = T.axis.remap("SR", [i, k_0])
+            T.reads(C[vi_o], A[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)],
+                    B[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)])
+            T.writes(C[vi_o])
+            A_1_elem_offset = T.int64()
+            A_1 = T.match_buffer(A[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)], (T.int64(4),),
+                                 elem_offset=A_1_elem_offset, offset_factor=1)
+            B_1_elem_offset = T.int64()
+            B_1 = T.match_buffer(B[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)], (T.int64(4),),
+                                 elem_offset=B_1_elem_offset, offset_factor=1)
+            C_1_elem_offset = T.int64()
+            C_1 = T.match_buffer(C[vi_o], (), elem_offset=C_1_elem_offset, offset_factor=1)
+            for k in T.unroll(T.int64(4)):
+                C_1[()] = C_1[()] + A_1[k] * B_1[k]
+''')
+
+
+def test_tensorize_an_int64_block_retypes_the_implementations_indices():
+    # the intrinsic is written with int32 indices; the block's buffers are
+    # int64-indexed: the implementation's shapes, offsets, loop and indices
+    # become int64, as TVM retypes them, so an offset into a buffer past
+    # 2**31 elements fits its variable
+    sch = tirfun.Schedule(DOT_ROWS_INT64)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    tirfun.assert_structural_equal(sch.mod["main"], DOT_ROWS_INT64_TENSORIZED)
+    _same_meaning(DOT_ROWS_INT64, sch.mod["main"])
+
+
+def test_tensorize_an_int32_block_with_an_int64_intrinsic_takes_the_blocks_indices():
+    # an implementation written with int64 indices throughout
+    impl = from_source('''
+@T.prim_func
+def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (T.int64(4),), offset_factor=1)
+    B = T.match_buffer(b, (T.int64(4),), offset_factor=1)
+    C = T.match_buffer(c, (), offset_factor=1)
+    with T.block("root"):
+        T.reads(C[()], A[T.int64(0):T.int64(4)], B[T.int64(0):T.int64(4)])
+        T.writes(C[()])
+        for k in T.unroll(T.int64(4)):
+            C[()] = C[()] + A[k] * B[k]
+''')
+    wide = tir.TensorIntrin(DOT4_DESC, impl)
+    sch = tirfun.Schedule(DOT_ROWS)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), wide)
+    text = sch.mod["main"].script()
+    assert "for k in T.unroll(4):" in text and "T.int64" not in text
+    _same_meaning(DOT_ROWS, sch.mod["main"])

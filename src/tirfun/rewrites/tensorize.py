@@ -24,6 +24,7 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
+from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
 from .serialize import py_value
@@ -62,7 +63,11 @@ class Tensorize(Rewrite):
     implementation's, whose buffers are ``T.match_buffer`` views of the
     windows (fresh names, as every name in a function is one variable);
     the block's iteration variables, regions and init stay, and the
-    implementation's block annotations are added to the block's.
+    implementation's block annotations are added to the block's. The
+    implementation's index arithmetic (shapes, offsets, loops, indices)
+    first takes the block's index dtype, the widest among the starts of
+    its regions, as TVM retypes it: an intrinsic written with ``int32``
+    indices views ``int64``-indexed buffers with ``int64`` offsets.
 
     Requirements, each with the error raised when it fails:
 
@@ -197,7 +202,7 @@ class Tensorize(Rewrite):
         fresh_block = NamePool(site.index.blocks).fresh
         names: dict[str, str] = {}
         blocks: dict[str, str] = {}
-        impl = _with_offset_vars(impl)
+        impl = normalize_index_dtype(_with_offset_vars(impl), _index_dtype(block))
         nodes = list(walk(impl))
         # buffers first, then the variables they own under derived names
         # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
@@ -239,6 +244,15 @@ class Tensorize(Rewrite):
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
         return args
+
+
+def _index_dtype(block: Block) -> str:
+    """The widest index dtype among the starts of the regions ``block``
+    declares: the implementation's indices take it, as TVM's tensorize
+    retypes them, so its views are as wide as the block's buffers."""
+    bits = max((r.min.dtype.bits for region in list(block.reads) + list(block.writes) for r in region.region),
+               default=32)
+    return f"int{bits}"
 
 
 def _impl_extents(impl: PrimFunc) -> list:

@@ -1,0 +1,78 @@
+"""normalize_index_dtype: a function's index arithmetic retyped to one
+integer dtype, as TVM's IndexDataTypeNormalizer retypes a tensor
+intrinsic's implementation before tensorize puts it in place."""
+
+import numpy as np
+
+import tirfun
+from tirfun import interp
+from tirfun.rewrites.index_dtype import normalize_index_dtype
+from tirfun.script import from_source
+
+BEFORE = from_source('''
+@T.prim_func
+def f(a: T.handle, d: T.handle):
+    A = T.match_buffer(a, (4, 8), offset_factor=1)
+    D = T.match_buffer(d, (4,), "int32")
+    with T.block("root"):
+        T.reads()
+        T.writes(A[0:4, 0:8], D[0:4])
+        for i, j in T.grid(4, 8):
+            if i * 8 + j < 30:
+                A[i, j] = T.Cast("float32", i * 8 + j) + T.float32(0.5)
+            else:
+                A[i, j] = T.float32(0)
+        for i in range(4):
+            D[i] = i * 3 + T.Cast("int32", A[i, 0])
+''')
+
+# indices, shapes, the offset variable, loops and the condition's
+# comparison become int64; the loop variable's other uses follow it (the
+# literals beside it widened), and the value stored into the int32 buffer
+# is cast back to it
+AFTER = from_source('''
+@T.prim_func
+def f(a: T.handle, D: T.Buffer((T.int64(4),), "int32")):
+    A_elem_offset = T.int64()
+    A = T.match_buffer(a, (T.int64(4), T.int64(8)), elem_offset=A_elem_offset, offset_factor=1)
+    with T.block("root"):
+        T.reads()
+        T.writes(A[T.int64(0):T.int64(4), T.int64(0):T.int64(8)], D[T.int64(0):T.int64(4)])
+        for i, j in T.grid(T.int64(4), T.int64(8)):
+            if i * T.int64(8) + j < T.int64(30):
+                A[i, j] = T.Cast("float32", i * T.int64(8) + j) + T.float32(0.5)
+            else:
+                A[i, j] = T.float32(0.0)
+        for i_1 in range(T.int64(4)):
+            D[i_1] = T.Cast("int32", i_1 * T.int64(3) + T.Cast("int64", T.Cast("int32", A[i_1, T.int64(0)])))
+''')
+
+
+def _run(func, runner):
+    a = np.zeros((4, 8), np.float32)
+    d = np.zeros(4, np.int32)
+    runner(func, a, d)
+    return a, d
+
+
+def test_an_int32_function_retyped_to_int64_computes_the_same():
+    after = normalize_index_dtype(BEFORE, "int64")
+    tirfun.assert_structural_equal(after, AFTER)
+    want = _run(BEFORE, interp.run)
+    got = _run(after, interp.run)
+    built = _run(after, lambda f, *xs: tirfun.build(f)(*xs))
+    for w, g, b in zip(want, got, built):
+        assert np.array_equal(w, g) and np.array_equal(g, b)
+
+
+def test_retyping_back_to_int32_narrows_the_indices_and_computes_the_same():
+    back = normalize_index_dtype(AFTER, "int32")
+    a = back.buffer_map[back.params[0]]
+    assert [s.dtype for s in a.shape] == ["int32", "int32"] and a.elem_offset.dtype == "int32"
+    want = _run(BEFORE, interp.run)
+    for w, g in zip(want, _run(back, interp.run)):
+        assert np.array_equal(w, g)
+
+
+def test_a_function_already_of_the_dtype_is_returned_as_it_is():
+    assert normalize_index_dtype(BEFORE, "int32") is BEFORE
