@@ -642,6 +642,69 @@ def test_cache_inplace_returns_both_copies_and_keeps_meaning():
     assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
 
 
+IN_PLACE_ONCE = """
+@T.prim_func
+def main(B: T.Buffer((64,), "float32")):
+    for i0 in range(LOOP):
+        with T.block("scale"):
+            T.reads(B[0:64])
+            T.writes(B[0:64])
+            for j in range(64):
+                B[j] = B[j] * T.float32(2) + T.float32(1)
+"""
+
+
+def test_cache_read_of_the_copy_in_of_cache_inplace_fills_the_cache_first():
+    # the copy in reads B before the copy out writes it, in a loop of one
+    # iteration they share: it reads what B holds on entry, as a cache
+    # filled before the loop does (TVM's result for this schedule)
+    mod = mod_of(IN_PLACE_ONCE.replace("LOOP", "1"))
+    sch = Schedule(mod)
+    copy_in, copy_out = sch.cache_inplace("scale", 0, "local")
+    sch.cache_read(copy_in, 0, "global", [copy_in])
+    sch.cache_write(copy_out, 0, "global")
+    expected = from_source("""
+@T.prim_func
+def main(B: T.Buffer((64,), "float32")):
+    B_local = T.alloc_buffer((64,), scope="local")
+    B_global = T.alloc_buffer((64,))
+    B_global_1 = T.alloc_buffer((64,))
+    for ax0_2 in range(64):
+        with T.block("B_global"):
+            v0_2 = T.axis.spatial(64, ax0_2)
+            B_global[v0_2] = B[v0_2]
+    for i0 in range(1):
+        for ax0 in range(64):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(64, ax0)
+                B_local[v0] = B_global[v0]
+        with T.block("scale"):
+            T.reads(B_local[0:64])
+            T.writes(B_local[0:64])
+            for j in range(64):
+                B_local[j] = B_local[j] * T.float32(2) + T.float32(1)
+        for ax0_1 in range(64):
+            with T.block("B_local_1"):
+                v0_1 = T.axis.spatial(64, ax0_1)
+                B_global_1[v0_1] = B_local[v0_1]
+    for ax0_3 in range(64):
+        with T.block("B_global_1"):
+            v0_3 = T.axis.spatial(64, ax0_3)
+            B[v0_3] = B_global_1[v0_3]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_cache_read_of_the_copy_in_of_cache_inplace_in_a_loop_of_two_iterations_is_refused():
+    # from the second iteration on the copy in reads what the copy out
+    # wrote: a cache filled before the loop would not hold it
+    sch = Schedule(mod_of(IN_PLACE_ONCE.replace("LOOP", "2")))
+    copy_in, _ = sch.cache_inplace("scale", 0, "local")
+    (err,) = R.cache_read(copy_in, 0, "global", [copy_in]).violations(sch.mod)
+    assert isinstance(err, R.CacheStageOrderError)
+
+
 SHIFT_IN_PLACE = """
 @T.prim_func
 def main(B: T.Buffer((8,), "float32")):

@@ -60,7 +60,7 @@ from ..analysis.traversal import (
 from ..nodes import (
     EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
     BufferStore, Cast, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var,
+    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -200,11 +200,13 @@ def _region_of(regions, buf: Buffer) -> BufferRegion | None:
     return None
 
 
-def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
+def _all_read_before(site, scope, buf: Buffer, consumers, writer: int) -> bool:
     """Whether the blocks a cache_read would redirect (the given consumers,
     or every reader) are all children of the scope before the one writing
-    ``buf``, and some are, and none shares a loop with the writer (in a
-    loop they share, a reader runs after the writer's earlier iterations)."""
+    ``buf``, and some are, and none shares a loop of more than one
+    iteration with the writer (in a loop they share, a reader runs after
+    the writer's earlier iterations; a loop of one iteration, as
+    cache_inplace leaves around its stages, has none)."""
     readers = [k for k, (_, r) in enumerate(scope.children)
                if _reads(r.block, buf) and not _writes(r.block, buf)
                and (not consumers or r.block.name_hint in consumers)]
@@ -214,10 +216,20 @@ def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
     body = scope.path + (("body", None),)
     for k in readers:
         common = _lca([scope.children[k][0], wpath])
-        # below the scope's body, a step other than a sequence's item enters a loop (or a statement around both)
-        if any(step[0] != "seq" for step in common[len(body):]):
-            return False
+        # below the scope's body, a step other than a sequence's item
+        # enters a statement around both: only a loop runs them repeatedly
+        for j in range(len(body), len(common)):
+            if common[j][0] != "seq" and _repeats(site.at(common[:j])):
+                return False
     return True
+
+
+def _repeats(stmt: Stmt) -> bool:
+    """Whether ``stmt`` may run its body more than once: a loop not of
+    extent 1."""
+    if isinstance(stmt, While):
+        return True
+    return isinstance(stmt, For) and not (isinstance(stmt.extent, IntImm) and stmt.extent.value == 1)
 
 
 def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
@@ -1210,7 +1222,7 @@ class CacheRead(Rewrite):
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
                      f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
         writer = _only_writer(chk, scope, buf)
-        if writer is not None and _all_read_before(scope, buf, consumers, writer):
+        if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
             # every block to redirect runs before the writer: they read what
             # the buffer holds on entry (TVM's in-place pattern: copy in,
             # compute, copy out), so the cache is filled first, as if no
