@@ -1364,3 +1364,59 @@ def main(A: T.Buffer((3, 3, 3, 2), "int32"), C: T.Buffer((3, 3, 3, 2), "int32"))
     builds_as_interpreted(out)
     raises(R.NotStagePipelineError, R.reverse_compute_inline("C"), src.replace("c < 2", "c < 1"),
            "reads elements of B that block 'B' does not surely write")
+
+
+SYMBOLIC_FUSED_ROWS = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (8, n))
+    C = T.match_buffer(c, (8, n))
+    B = T.alloc_buffer((8, n))
+    for f in range(n * 8):
+        with T.block("B"):
+            v0 = T.axis.spatial(8, f // n)
+            v1 = T.axis.spatial(n, f % n)
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+    for f in range(n * 8):
+        with T.block("C"):
+            v0 = T.axis.spatial(8, f // n)
+            v1 = T.axis.spatial(n, f % n)
+            C[v0, v1] = B[v0, v1] + T.float32(1)
+"""
+
+
+def test_reverse_compute_at_under_a_fused_loop_of_symbolic_extent_needs_no_predicate():
+    # for f below n * 8, f // n is a row in [0, 8) and f % n a column in
+    # [0, n) (the loop runs only when n is positive): the consumer's domain
+    # is inside its own, as TVM finds it, so no T.where guards it
+    mod = mod_of(SYMBOLIC_FUSED_ROWS)
+    out = R.reverse_compute_at("C", R.LoopRef("f"), preserve_unit_loops=True)(mod)
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (8, n))
+    C = T.match_buffer(c, (8, n))
+    B = T.alloc_buffer((8, n))
+    for f in range(n * 8):
+        with T.block("B"):
+            v0 = T.axis.spatial(8, f // n)
+            v1 = T.axis.spatial(n, f % n)
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 1):
+            with T.block("C"):
+                v0_1 = T.axis.spatial(8, f // n + ax0)
+                v1_1 = T.axis.spatial(n, f % n + ax1)
+                B_read = B[v0_1, v1_1]
+                C[v0_1, v1_1] = B[v0_1, v1_1] + T.float32(1)
+""".replace("                B_read = B[v0_1, v1_1]\n", ""))
+    assert_structural_equal(out["main"], expected)
+    for n in (1, 3, 5):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n})
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 5)).astype("float32")
+    want, got = np.zeros_like(x), np.zeros_like(x)
+    tirfun.interp.run(out["main"], x, want)
+    tirfun.build(out)(x, got)
+    assert want.tobytes() == got.tobytes()

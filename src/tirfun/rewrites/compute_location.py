@@ -30,7 +30,7 @@ from ..analysis.traversal import (
 )
 from ..nodes import (
     EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, FloorMod, For, ForKind,
-    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
+    IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -1174,9 +1174,36 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
         got = expr_bounds(b, ranges)
         if got is not None and got[1] <= x:
             return True
+    # a row or a column of a fused loop: f // n in [0, 32) and f % n in
+    # [0, n) for f below n * 32, as TVM's iterator maps find them
+    low, high = _fused_part_bounds(a, proof), _fused_part_bounds(b, proof)
+    if (low is not None and _ge(low[0], b, proof)) or (high is not None and _ge(a, high[1], proof)):
+        return True
     # past constant bounds, symbolically: k_0 * 32 + ax0 < n * 32 for k_0
     # below n, as TVM proves it with symbolic bounds
     return can_prove(GE(a, b), proof) or surely_at_most(b, a, proof)
+
+
+def _fused_part_bounds(e: PrimExpr, proof) -> tuple[PrimExpr, PrimExpr] | None:
+    """The least and greatest values of ``f // d`` (``[0, c - 1]``) or
+    ``f % d`` (``[0, d - 1]``) for a loop ``f`` of ``proof`` over ``[0, d *
+    c)`` with ``c`` a positive constant; None for any other expression. The
+    loop runs only when ``d * c`` is positive, so ``d`` is positive where
+    ``e`` is evaluated."""
+    if not isinstance(e, (FloorDiv, FloorMod)) or not isinstance(e.a, Var):
+        return None
+    rng = next((r for v, r in proof.items() if v == e.a), None)
+    if rng is None or int_value(rng.min) != 0 or not isinstance(rng.extent, Mul):
+        return None
+    ext, d = rng.extent, e.b
+    c = ext.b if ext.a == d else ext.a if ext.b == d else None
+    count = None if c is None else int_value(c)
+    if count is None or count <= 0:
+        return None
+    zero = IntImm(e.dtype, 0)
+    if isinstance(e, FloorDiv):
+        return zero, IntImm(e.dtype, count - 1)
+    return zero, Sub(d, IntImm(e.dtype, 1))
 
 
 def _const_bounds(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:
