@@ -47,6 +47,7 @@ class _TensorizePlan:
     realize: BlockRealize
     match: object
     loop_made: bool  # the block was made by blockize here
+    desc: PrimFunc  # the description, its indices of the block's index dtype
 
 
 @register
@@ -64,10 +65,14 @@ class Tensorize(Rewrite):
     windows (fresh names, as every name in a function is one variable);
     the block's iteration variables, regions and init stay, and the
     implementation's block annotations are added to the block's. The
-    implementation's index arithmetic (shapes, offsets, loops, indices)
-    first takes the block's index dtype, the widest among the starts of
-    its regions, as TVM retypes it: an intrinsic written with ``int32``
-    indices views ``int64``-indexed buffers with ``int64`` offsets.
+    intrinsic's index arithmetic (shapes, offsets, loops, indices) first
+    takes the block's index dtype, the widest among the starts of its
+    regions, as TVM retypes the implementation's: an intrinsic written with
+    ``int32`` indices views ``int64``-indexed buffers with ``int64``
+    offsets, and its description compares with the block's ``int64``
+    indices (TVM compares the description as written, with looser
+    integer types; retyped, the windows a blockized block's indices stay
+    in are proved the same way in either dtype).
 
     Requirements, each with the error raised when it fails:
 
@@ -176,7 +181,10 @@ class Tensorize(Rewrite):
         bpath = resolve_block_or_loop(chk, site, block_ref)
         rpath = bpath[:-1]
         realize = site.at(rpath)
-        desc = self.intrin.desc
+        # the description's indices take the block's index dtype, as the
+        # implementation's do: an int32 description then compares with an
+        # int64 block variable for variable, its ranges known by name
+        desc = normalize_index_dtype(self.intrin.desc, _index_dtype(realize.block))
         try:
             found = match_block(realize, desc.body)
         except Mismatch as m:
@@ -190,12 +198,12 @@ class Tensorize(Rewrite):
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
         _check_windows(chk, subject, realize, found, desc, self.intrin.impl)
-        return _TensorizePlan(site, rpath, realize, found, made)
+        return _TensorizePlan(site, rpath, realize, found, made, desc)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        desc, impl = self.intrin.desc, self.intrin.impl
+        desc, impl = plan.desc, self.intrin.impl
         impl_root = impl.body.block
         # every name in the implementation made fresh in this function
         fresh = NamePool(site.index.names).fresh
