@@ -76,3 +76,28 @@ def test_retyping_back_to_int32_narrows_the_indices_and_computes_the_same():
 
 def test_a_function_already_of_the_dtype_is_returned_as_it_is():
     assert normalize_index_dtype(BEFORE, "int32") is BEFORE
+
+
+SHIFTS = from_source('''
+@T.prim_func
+def unpack(A: T.Buffer((4,), "int32"), B: T.Buffer((32,), "int32")):
+    for i in range(32):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = T.bitwise_and(T.shift_right(A[vi // 8], vi % 8 * 4), 15) ^ T.shift_left(vi, 3)
+''')
+
+
+def test_shifts_and_bitwise_operations_on_a_retyped_variable_are_widened_whole():
+    # a shift of an int32 load by an int64 amount would be ill-typed (the
+    # build has no such instruction): the operands and the result widen,
+    # and the store narrows the result back to the buffer's int32
+    after = normalize_index_dtype(SHIFTS, "int64")
+    store = after.body.block.body.body.block.body
+    assert store.value.dtype == "int32" and store.value.value.dtype == "int64"
+    a = np.array([0x12345678, -0x789ABCDF, 0x7FFFFFFF, -1], np.int32)
+    want, got, built = (np.zeros(32, np.int32) for _ in range(3))
+    interp.run(SHIFTS, a, want)
+    interp.run(after, a, got)
+    tirfun.build(after)(a, built)
+    assert np.array_equal(want, got) and np.array_equal(got, built)

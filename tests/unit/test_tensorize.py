@@ -11,6 +11,7 @@ import pytest
 import tirfun
 from tirfun import interp, tir
 from tirfun import rewrites as R
+from tirfun.rewrites.index_dtype import normalize_index_dtype
 from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
 from tirfun.tir.tensor_intrin import TensorIntrinError
@@ -373,6 +374,18 @@ def test_tensorize_proves_index_arithmetic_written_another_way():
     _, i1 = sch.split(i, [None, 8])
     sch.tensorize(i1, tir.TensorIntrin(UNPACK8_DESC, UNPACK8_DESC))
     _same_meaning(UNPACK, sch.mod["main"])
+    # with int64 indices: the description, retyped, is proved the same way
+    wide = normalize_index_dtype(UNPACK, "int64")
+    sch = tirfun.Schedule(wide)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, i1 = sch.split(i, [None, 8])
+    sch.tensorize(i1, tir.TensorIntrin(UNPACK8_DESC, UNPACK8_DESC))
+    a = np.array([0x12345678, -0x789ABCDF, 0x7FFFFFFF, -1], np.int32)
+    want, got, built = (np.zeros(32, np.int32) for _ in range(3))
+    interp.run(UNPACK, a, want)
+    interp.run(sch.mod["main"], a, got)
+    tirfun.build(sch.mod)(a, built)
+    assert np.array_equal(want, got) and np.array_equal(got, built)
     # without the range the shift is another one: vi % 4 is not vi % 8
     other = from_source(UNPACK8_DESC.script().replace("vi % 8 * 4", "vi % 4 * 4"))
     errors = R.tensorize(R.LoopRef("i_1"), tir.TensorIntrin(other, other)).violations(

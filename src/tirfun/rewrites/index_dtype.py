@@ -36,6 +36,12 @@ from ..nodes.expr import BinaryOp, CmpOp, LogicOp, Not
 
 _PVEC = type(pvector())
 
+# calls whose two operands and result share one dtype: a retyped operand
+# widens the other and the result, as TVM's DataTypeLegalizer rebuilds them
+# through its operators
+_SAME_TYPE_OPS = frozenset({"tir.shift_left", "tir.shift_right", "tir.bitwise_and", "tir.bitwise_or",
+                            "tir.bitwise_xor"})
+
 
 @functools.cache
 def _fields(cls: type) -> tuple[str, ...]:
@@ -103,6 +109,15 @@ class _Retyper:
             cond, a, b = e.args
             a, b = _widen(self.value(a), self.value(b))
             return Call(a.dtype, e.op, [self.cond(cond), a, b])
+        if isinstance(e, Call) and e.op in _SAME_TYPE_OPS:
+            new = self.generic(e, self.value)
+            if new is e:
+                return e
+            a, b = _widen(*new.args)
+            return Call(a.dtype, e.op, [a, b])
+        if isinstance(e, Call) and e.op == "tir.bitwise_not":
+            (a,) = (self.value(x) for x in e.args)
+            return Call(a.dtype, e.op, [a])
         return self.generic(e, self.value)
 
     def cond(self, e: PrimExpr) -> PrimExpr:
