@@ -101,3 +101,31 @@ def test_shifts_and_bitwise_operations_on_a_retyped_variable_are_widened_whole()
     interp.run(after, a, got)
     tirfun.build(after)(a, built)
     assert np.array_equal(want, got) and np.array_equal(got, built)
+
+
+LET_AND_RAMP = from_source('''
+@T.prim_func
+def f(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32"), I: T.Buffer((8,), "int32")):
+    for i in range(8):
+        x: T.int32 = I[i]
+        B[x] = A[x] * T.float32(2)
+    for j in range(4):
+        B[T.Ramp(j * 4 + 8, 1, 4)] = T.Cast("float32x4", T.Ramp(j * 4, 1, 4)) + A[T.Ramp(j * 4 + 8, 1, 4)]
+''')
+
+
+def test_a_let_variable_used_as_an_index_and_a_ramp_of_values_are_retyped_whole():
+    # x indexes B, so it becomes int64 and takes its int32 value cast; the
+    # ramp converted to floats has an int64 base and so an int64 stride
+    after = normalize_index_dtype(LET_AND_RAMP, "int64")
+    let = after.body.seq[0].body
+    assert let.var.dtype == "int64" and let.value.dtype == "int64"
+    a = np.arange(32, dtype=np.float32)
+    idx = np.array([0, 3, 5, 7, 30, 31, 2, 1], np.int32)
+    results = []
+    for func, runner in ((LET_AND_RAMP, interp.run), (after, interp.run),
+                         (after, lambda f, *xs: tirfun.build(f)(*xs))):
+        b = np.zeros(32, np.float32)
+        runner(func, a, b, idx)
+        results.append(b)
+    assert all(np.array_equal(results[0], r) for r in results[1:])

@@ -28,7 +28,7 @@ from pyrsistent import pvector
 
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, For, IfThenElse, IntImm,
-    IterVar, MatchBufferRegion, PrimExpr, PrimFunc, Range, Select, Stmt, Var,
+    IterVar, Let, LetStmt, MatchBufferRegion, PrimExpr, PrimFunc, Ramp, Range, Select, Stmt, Var,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -152,6 +152,11 @@ class _Retyper:
         elif isinstance(e, Select):
             a, b = _widen(changes.get("true_value", e.true_value), changes.get("false_value", e.false_value))
             changes.update(true_value=a, false_value=b)
+        elif isinstance(e, Ramp):
+            a, b = _widen(changes.get("base", e.base), changes.get("stride", e.stride))
+            changes.update(base=a, stride=b)
+        elif isinstance(e, Let):
+            changes["value"] = _as(changes.get("value", e.value), changes.get("var", e.var).dtype)
         return with_fields(e, **changes)
 
     # buffers and regions -------------------------------------------------
@@ -200,6 +205,10 @@ class _Retyper:
                 value = _as(value, s.value.dtype)  # the buffer's element dtype, as before
             return with_fields(s, buffer=buf, value=value, indices=[self.index(i) for i in s.indices],
                                predicate=None if s.predicate is None else self.value(s.predicate))
+        if isinstance(s, LetStmt):
+            # a variable retyped where it indexes takes a value of its dtype
+            var = self.value(s.var)
+            return with_fields(s, var=var, value=_as(self.value(s.value), var.dtype), body=self.stmt(s.body))
         if isinstance(s, IfThenElse):
             return with_fields(s, condition=self.cond(s.condition), then_case=self.stmt(s.then_case),
                                else_case=None if s.else_case is None else self.stmt(s.else_case))
