@@ -129,3 +129,21 @@ def test_a_let_variable_used_as_an_index_and_a_ramp_of_values_are_retyped_whole(
         runner(func, a, b, idx)
         results.append(b)
     assert all(np.array_equal(results[0], r) for r in results[1:])
+
+
+def test_a_shift_in_an_index_takes_the_index_dtype_whole():
+    func = from_source('''
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        B[i] = A[T.shift_left(i, 1) + 1]
+''')
+    after = normalize_index_dtype(func, "int64")
+    index = after.body.body.value.indices[0]
+    assert index.dtype == "int64" and index.a.dtype == "int64" and index.a.args[0].dtype == "int64"
+    a = np.arange(16, dtype=np.float32)
+    want, got, built = (np.zeros(8, np.float32) for _ in range(3))
+    interp.run(func, a, want)
+    interp.run(after, a, got)
+    tirfun.build(after)(a, built)
+    assert np.array_equal(want, got) and np.array_equal(got, built)

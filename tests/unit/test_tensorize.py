@@ -528,3 +528,25 @@ def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
     text = sch.mod["main"].script()
     assert "for k in T.unroll(4):" in text and "T.int64" not in text
     _same_meaning(DOT_ROWS, sch.mod["main"])
+
+
+def test_an_intrinsic_that_cannot_be_retyped_is_used_as_written(monkeypatch):
+    # were a node of the intrinsic not retypable, tensorize would compare
+    # and use it as written (mixed index dtypes, which it allows), not fail
+    # from inside
+    import importlib
+
+    from tirfun.errors import NodeError
+
+    module = importlib.import_module("tirfun.rewrites.tensorize")
+
+    def refuse(func, dtype):
+        raise NodeError("cannot retype")
+
+    monkeypatch.setattr(module, "normalize_index_dtype", refuse)
+    sch = tirfun.Schedule(DOT_ROWS_INT64)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    assert "A_1_elem_offset = T.int32()" in sch.mod["main"].script()
+    _same_meaning(DOT_ROWS_INT64, sch.mod["main"])

@@ -98,6 +98,8 @@ class _Retyper:
         if isinstance(e, Cast) and _retypable(e.dtype):
             return _as(self.index(e.value), self.dtype) if e.value.dtype.is_integer else \
                 Cast(self.dtype, self.value(e.value))
+        if isinstance(e, Call) and e.op in _SAME_TYPE_OPS | {"tir.bitwise_not"}:
+            return self.same_type_call(e, self.index)
         return self.generic(e, self.index)
 
     def value(self, e: PrimExpr) -> PrimExpr:
@@ -109,16 +111,19 @@ class _Retyper:
             cond, a, b = e.args
             a, b = _widen(self.value(a), self.value(b))
             return Call(a.dtype, e.op, [self.cond(cond), a, b])
-        if isinstance(e, Call) and e.op in _SAME_TYPE_OPS:
-            new = self.generic(e, self.value)
-            if new is e:
-                return e
-            a, b = _widen(*new.args)
-            return Call(a.dtype, e.op, [a, b])
-        if isinstance(e, Call) and e.op == "tir.bitwise_not":
-            (a,) = (self.value(x) for x in e.args)
-            return Call(a.dtype, e.op, [a])
+        if isinstance(e, Call) and e.op in _SAME_TYPE_OPS | {"tir.bitwise_not"}:
+            return self.same_type_call(e, self.value)
         return self.generic(e, self.value)
+
+    def same_type_call(self, e: Call, sub) -> PrimExpr:
+        """A shift or bitwise operation: its operands through ``sub``, then
+        widened to one dtype, which the result takes."""
+        args = [sub(x) for x in e.args]
+        if all(a is b for a, b in zip(args, e.args)):
+            return e
+        if len(args) == 2:
+            args = list(_widen(*args))
+        return Call(args[0].dtype, e.op, args)
 
     def cond(self, e: PrimExpr) -> PrimExpr:
         """A condition: the integer operands of its comparisons are indices."""

@@ -17,6 +17,7 @@ import attrs
 from ..analysis.arith import bound_region
 from ..analysis.traversal import rename, transform, walk
 from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
+from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -48,6 +49,7 @@ class _TensorizePlan:
     match: object
     loop_made: bool  # the block was made by blockize here
     desc: PrimFunc  # the description, its indices of the block's index dtype
+    impl: PrimFunc  # the implementation, likewise, its buffers with offset variables
 
 
 @register
@@ -184,7 +186,7 @@ class Tensorize(Rewrite):
         # the description's indices take the block's index dtype, as the
         # implementation's do: an int32 description then compares with an
         # int64 block variable for variable, its ranges known by name
-        desc = normalize_index_dtype(self.intrin.desc, _index_dtype(realize.block))
+        desc, impl = _retyped(self.intrin, _index_dtype(realize.block))
         try:
             found = match_block(realize, desc.body)
         except Mismatch as m:
@@ -197,20 +199,19 @@ class Tensorize(Rewrite):
             chk.stop(TensorIntrinMismatchError, subject,
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
-        _check_windows(chk, subject, realize, found, desc, self.intrin.impl)
-        return _TensorizePlan(site, rpath, realize, found, made, desc)
+        _check_windows(chk, subject, realize, found, desc, impl)
+        return _TensorizePlan(site, rpath, realize, found, made, desc, impl)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        desc, impl = plan.desc, self.intrin.impl
+        desc, impl = plan.desc, plan.impl
         impl_root = impl.body.block
         # every name in the implementation made fresh in this function
         fresh = NamePool(site.index.names).fresh
         fresh_block = NamePool(site.index.blocks).fresh
         names: dict[str, str] = {}
         blocks: dict[str, str] = {}
-        impl = normalize_index_dtype(_with_offset_vars(impl), _index_dtype(block))
         nodes = list(walk(impl))
         # buffers first, then the variables they own under derived names
         # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
@@ -261,6 +262,18 @@ def _index_dtype(block: Block) -> str:
     bits = max((r.min.dtype.bits for region in list(block.reads) + list(block.writes) for r in region.region),
                default=32)
     return f"int{bits}"
+
+
+def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
+    """The description and the implementation (its buffers given offset
+    variables) with indices of ``dtype``; both as written when a node of
+    theirs cannot be retyped (the comparison then meets two index dtypes,
+    which it allows, and the implementation keeps its own)."""
+    impl = _with_offset_vars(intrin.impl)
+    try:
+        return normalize_index_dtype(intrin.desc, dtype), normalize_index_dtype(impl, dtype)
+    except NodeError:
+        return intrin.desc, impl
 
 
 def _impl_extents(impl: PrimFunc) -> list:
