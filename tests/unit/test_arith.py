@@ -51,6 +51,22 @@ def test_can_prove_a_variable_within_its_own_symbolic_domain(dtype):
     assert not can_prove(LT(v, m + n), {})
 
 
+def test_can_prove_an_integer_expression_compared_with_itself():
+    # n - 1 >= n - 1 whatever n is, wrap-around included; the constant
+    # bounds of an unknown n alone decide nothing
+    n = Var("n")
+    assert can_prove(GE(Sub(n, c(1)), Sub(n, c(1))))
+    assert can_prove(EQ(n * 2 + x, n * 2 + x))
+    assert not can_prove(GT(Sub(n, c(1)), Sub(n, c(1))))
+    # a float may be NaN, which is not >= itself
+    f = Var("f", "float32")
+    assert not can_prove(GE(f, f))
+    # a call need not give the same value twice
+    from tirfun.nodes import Call
+    r = Call("int32", "tir.call_extern", ["rand"])
+    assert not can_prove(EQ(r, r))
+
+
 def test_can_prove_never_relies_on_unbounded_integers():
     assert not can_prove(GT(Add(x, c(1)), x))               # x may be 2**31 - 1
     assert can_prove(GT(Add(x, c(1)), x), {x: (0, 100)})

@@ -1420,3 +1420,43 @@ def main(a: T.handle, c: T.handle):
     tirfun.interp.run(out["main"], x, want)
     tirfun.build(out)(x, got)
     assert want.tobytes() == got.tobytes()
+
+
+def test_reverse_compute_at_of_a_fused_consumer_into_its_producers_row_loop():
+    # the producer under row i writes B[i, 0:n]; the consumer under the
+    # fused loop reads B[v0, v1]: under i it takes every column of the row,
+    # its domain [0, n - 1] of v1 reached whole (proved although n is
+    # unknown: the bound is the domain's own end, n - 1 >= n - 1)
+    src = SYMBOLIC_FUSED_ROWS.replace("""    for f in range(n * 8):
+        with T.block("B"):
+            v0 = T.axis.spatial(8, f // n)
+            v1 = T.axis.spatial(n, f % n)""", """    for i, j in T.grid(8, n):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [i, j])""")
+    mod = mod_of(src)
+    out = R.reverse_compute_at("C", R.LoopRef("i"))(mod)
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (8, n))
+    C = T.match_buffer(c, (8, n))
+    B = T.alloc_buffer((8, n))
+    for i in range(8):
+        for j in range(n):
+            with T.block("B"):
+                v0, v1 = T.axis.remap("SS", [i, j])
+                B[v0, v1] = A[v0, v1] * T.float32(2)
+        for ax0 in range(n):
+            with T.block("C"):
+                v0_1, v1_1 = T.axis.remap("SS", [i, ax0])
+                C[v0_1, v1_1] = B[v0_1, v1_1] + T.float32(1)
+""")
+    assert_structural_equal(out["main"], expected)
+    for n in (1, 3, 5):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n})
+    x = np.random.default_rng(1).standard_normal((8, 5)).astype("float32")
+    want, got = np.zeros_like(x), np.zeros_like(x)
+    tirfun.interp.run(out["main"], x, want)
+    tirfun.build(out)(x, got)
+    assert want.tobytes() == got.tobytes()

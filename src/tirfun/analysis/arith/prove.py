@@ -67,11 +67,32 @@ def _prove(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
         return True
     if _within_own_domain(cond, assumptions):
         return True
+    if _reflexive(cond):
+        return True
     if isinstance(cond, NE) and _never_equal(cond.a, cond.b):
         return True
     if isinstance(cond, Not) and isinstance(cond.a, EQ) and _never_equal(cond.a.a, cond.a.b):
         return True
     return is_true(ExprSimplifier(dict(env)).expr(cond))
+
+
+def _reflexive(cond: PrimExpr) -> bool:
+    """``a >= a``, ``a <= a`` or ``a == a`` on one integer expression without
+    calls: true for every value, wrap-around included (the simplifier does
+    not fold it where ``a`` is symbolic, ``n - 1 >= n - 1``; a float may be
+    NaN, and a call need not give one value twice)."""
+    from ...nodes import GE, LE, Call
+    from ..traversal import iter_children
+
+    if not isinstance(cond, (GE, LE, EQ)) or cond.a != cond.b or not cond.a.dtype.is_integer:
+        return False
+    stack = [cond.a]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call):
+            return False
+        stack.extend(iter_children(n))
+    return True
 
 
 def _within_own_domain(cond: PrimExpr, assumptions: Assumptions) -> bool:
