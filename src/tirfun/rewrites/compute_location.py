@@ -17,7 +17,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
-from ..analysis.arith import bound_region, can_prove, expr_bounds, surely_at_most
+from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
@@ -582,8 +582,8 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
         hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
         first = iv.dom.min
         last = simplify_index(iv.dom.min + iv.dom.extent - 1)
-        if (lo is not None and not can_prove(LE(lo, first), proof)) or \
-                (hi is not None and not can_prove(GE(hi, last), proof)):
+        if (lo is not None and not index_at_most(lo, first, proof)) or \
+                (hi is not None and not index_at_most(last, hi, proof)):
             chk.stop(UnsupportedRegionError, subject,
                      f"the producers under the loop write what the block reads for {iv.var.name} in "
                      f"[{'...' if lo is None else lo.script()}, {'...' if hi is None else hi.script()}] "
