@@ -111,6 +111,8 @@ def _by_min_max(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
         small, big, kind = cond.b, cond.a, LE if isinstance(cond, GE) else LT
     else:
         return False
+    if not small.dtype.is_integer:
+        return False  # a float min or max of a NaN is NaN, below nothing
 
     def holds(a, b):
         return _prove(kind(a, b), env, assumptions)
