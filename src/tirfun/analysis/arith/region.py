@@ -101,6 +101,8 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
     symbolic extent, as TVM's analyzer finds it)."""
     if a == b or can_prove(LE(a, b), dom):
         return True
+    if not (a.dtype.is_integer and b.dtype.is_integer):
+        return False
     # a min or a max on either side, through its operands (the bound a
     # predicate adds to a relaxed end is a min)
     if isinstance(a, Min):
