@@ -1551,3 +1551,35 @@ def main(a: T.handle, c: T.handle):
 """)
     assert_structural_equal(sch.mod["main"], expected)
     _same_for_sizes(from_source(SYMBOLIC_TWO_STAGES), sch.mod["main"])
+
+
+def test_reverse_compute_at_under_the_fuse_of_two_symbolic_extents():
+    # the producer under i_j_fused over n * m writes B[f // m, f % m]: over
+    # the fused loop, rows [0, n - 1] and columns [0, m - 1], every element
+    # (where n or m is below 1, the columns or the rows are empty and
+    # nothing is needed); the consumer's instances run one per iteration
+    sch = tirfun.Schedule(mod_of(SYMBOLIC_TWO_STAGES))
+    i, j = sch.get_loops("B")
+    fused = sch.fuse(i, j)
+    sch.reverse_compute_at("C", fused)
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n, m = T.int32(), T.int32()
+    A = T.match_buffer(a, (n, m))
+    C = T.match_buffer(c, (n, m))
+    B = T.alloc_buffer((n, m))
+    for i_j_fused in range(n * m):
+        with T.block("B"):
+            v0 = T.axis.spatial(n, i_j_fused // m)
+            v1 = T.axis.spatial(m, i_j_fused % m)
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+        with T.block("C"):
+            v0_1 = T.axis.spatial(n, i_j_fused // m)
+            v1_1 = T.axis.spatial(m, i_j_fused % m)
+            T.where(0 <= i_j_fused // m and i_j_fused // m < n - 1 + 1
+                    and 0 <= i_j_fused % m and i_j_fused % m < m - 1 + 1)
+            C[v0_1, v1_1] = B[v0_1, v1_1] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    _same_for_sizes(from_source(SYMBOLIC_TWO_STAGES), sch.mod["main"])
