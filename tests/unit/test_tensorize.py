@@ -550,3 +550,40 @@ def test_an_intrinsic_that_cannot_be_retyped_is_used_as_written(monkeypatch):
     sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
     assert "A_1_elem_offset = T.int32()" in sch.mod["main"].script()
     _same_meaning(DOT_ROWS_INT64, sch.mod["main"])
+
+
+def test_tensorize_a_matmul_of_a_symbolic_number_of_row_tiles():
+    # n tiles of 16 rows: blockize divides vi = i_0 * 16 + i_1 over n * 16
+    # with the outer variable over n, so the 16x16x16 kernel still applies
+    func = from_source('''
+@T.prim_func
+def matmul(a: T.handle, B: T.Buffer((128, 128), "float32"), c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 128))
+    C = T.match_buffer(c, (n * 16, 128))
+    for i, j, k in T.grid(n * 16, 128, 128):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+''')
+    sch = tirfun.Schedule(func, debug_mask="all")
+    update = sch.get_block("update")
+    i, j, k = sch.get_loops(update)
+    io, ii = sch.split(i, factors=[None, 16])
+    jo, ji = sch.split(j, factors=[None, 16])
+    ko, ki = sch.split(k, factors=[None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    sch.decompose_reduction(update, ko)
+    sch.tensorize(ii, tir.TensorIntrin(MMA_DESC, MMA_IMPL))
+    block = sch.get(sch.get_block("update_update_o"))
+    assert block.iter_vars[0].dom.extent == func.params[3]  # the outer rows span n
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((48, 128)).astype("float32")
+    b = rng.standard_normal((128, 128)).astype("float32")
+    want, got, built = (np.zeros((48, 128), np.float32) for _ in range(3))
+    interp.run(func, a, b, want, 3)
+    interp.run(sch.mod["main"], a, b, got, 3)
+    tirfun.build(sch.mod)(a, b, built, 3)
+    assert np.array_equal(want.view(np.uint32), got.view(np.uint32))
+    assert np.array_equal(got.view(np.uint32), built.view(np.uint32))
