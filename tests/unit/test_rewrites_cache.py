@@ -1438,3 +1438,43 @@ def main(A: T.Buffer((5, 4), "float64"), S: T.Buffer((5, 4), "float64")):
 ''')
     (err,) = R.reindex("S", ("write", 0)).violations(IRModule({"main": func}))
     assert isinstance(err, R.CacheWritePartialError) and "predicate" in err.reason
+
+
+def test_reindex_of_a_read_over_a_symbolic_domain():
+    # the copy reads A[v0, v1] over v0 in [0, n * 16): its last index,
+    # n * 16 - 1, lies inside A's n * 16 rows, read as index arithmetic
+    # (the prover alone lets n * 16 - 1 wrap, and the copy was refused)
+    func = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    C = T.match_buffer(c, (8, n * 16))
+    for i, j in T.grid(n * 16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vj, vi] = A[vi, vj] * T.float32(2)
+""")
+    sch = Schedule(func)
+    sch.reindex("C", ("read", 0))
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    C = T.match_buffer(c, (8, n * 16))
+    A_reindex = T.alloc_buffer((n * 16, 8))
+    for ax0, ax1 in T.grid(n * 16, 8):
+        with T.block("A_reindex"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            A_reindex[v0, v1] = A[v0, v1]
+    for i, j in T.grid(n * 16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vj, vi] = A_reindex[vi, vj] * T.float32(2)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    x = np.random.default_rng(5).standard_normal((48, 8)).astype("float32")
+    want, got, built = (np.zeros((8, 48), np.float32) for _ in range(3))
+    tirfun.interp.run(func, x, want, 3)
+    tirfun.interp.run(sch.mod["main"], x, got, 3)
+    tirfun.build(sch.mod)(x, built, 3)
+    assert want.tobytes() == got.tobytes() == built.tobytes()

@@ -47,7 +47,9 @@ import functools
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
+from ..analysis.arith import (
+    bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
+)
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
@@ -683,9 +685,12 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
     reach = bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    # the ends are indices: read as index arithmetic, vi over n * 16 ends
+    # at n * 16 - 1, inside a dimension of n * 16
     outside = [k for k, iv in enumerate(reach)
-               if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
-                       and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+               if not (iv.bounded and index_at_most(IntImm(iv.lo.dtype, 0), iv.lo)
+                       and index_at_most(iv.hi, fold_sub(_cast(buf.shape[k], iv.hi.dtype),
+                                                         IntImm(iv.hi.dtype, 1))))]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
