@@ -1478,3 +1478,53 @@ def main(a: T.handle, c: T.handle, n: T.int32):
     tirfun.interp.run(sch.mod["main"], x, got, 3)
     tirfun.build(sch.mod)(x, built, 3)
     assert want.tobytes() == got.tobytes() == built.tobytes()
+
+
+SPLIT_READER = """
+@T.prim_func
+def main(A: T.Buffer((4, 7), "float32"), C: T.Buffer((4, 7), "float32")):
+    B = T.alloc_buffer((4, 7))
+    for i, j in T.grid(4, 7):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+    for i, j_0, j_1 in T.grid(4, 2, 4):
+        with T.block("C"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            C[v0, v1] = B[v0, v1] + T.float32(1)
+"""
+
+
+def test_cache_read_of_a_reader_split_without_dividing():
+    # the reader's relaxed region, B[0:4, 0:8], reaches past B's 7 columns
+    # (its last iteration guarded): only what lies inside B needs a writer,
+    # as TVM's region cover intersects both sides with the buffer's shape
+    mod = mod_of(SPLIT_READER)
+    sch = Schedule(mod)
+    local = sch.cache_read("C", 0, "local")
+    sch.compute_at(local, sch.get_loops("C")[-1])
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 7), "float32"), C: T.Buffer((4, 7), "float32")):
+    B = T.alloc_buffer((4, 7))
+    B_local = T.alloc_buffer((4, 7), scope="local")
+    for i, j in T.grid(4, 7):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+    for i, j_0, j_1 in T.grid(4, 2, 4):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            B_local[v0, v1] = B[v0, v1]
+        with T.block("C"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            C[v0, v1] = B_local[v0, v1] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)

@@ -476,10 +476,22 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         lca = _lca([cpath] + [p for p, _ in producers])
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
-        target = _relaxed(site, read, cpath, consumer, lca, memo)
+        target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
         if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
             return consumer
     return None
+
+
+def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
+    """What of a relaxed read lies inside the buffer: only those elements
+    need a producer (a consumer split without dividing reaches past the
+    end, its last iteration guarded by a predicate), as TVM's region cover
+    intersects both sides with the buffer's shape."""
+    out = []
+    for iv, dim in zip(intervals, buf.shape):
+        dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
+        out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(_cast(dim, dt), IntImm(dt, 1)))))
+    return out
 
 
 # ------------------------------------------------------------------ where the stage goes
