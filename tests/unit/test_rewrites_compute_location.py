@@ -1583,3 +1583,44 @@ def main(a: T.handle, c: T.handle):
 """)
     assert_structural_equal(sch.mod["main"], expected)
     _same_for_sizes(from_source(SYMBOLIC_TWO_STAGES), sch.mod["main"])
+
+
+def test_compute_inline_leaves_an_undeclared_constant_buffer_out_of_the_regions():
+    # the table is a T.Buffer over T.allocate_const, never declared: the
+    # parser leaves its reads out of a block's regions, as TVM does, and so
+    # does the consumer's region inferred again after the inline
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    B = T.alloc_buffer((4,))
+    table_ptr = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+    table = T.Buffer((4,), data=table_ptr)
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.float32(10) * T.Cast("float32", vi) + table[vi]
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi] + A[vi, vj]
+"""
+    mod = mod_of(src)
+    assert list(mod["main"].body.block.body.body[0].body.block.reads) == []  # as parsed
+    out = R.compute_inline("B")(mod)
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    table_ptr = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+    table = T.Buffer((4,), data=table_ptr)
+    for i, j in T.grid(4, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.float32(10) * T.Cast("float32", vi) + table[vi] + A[vi, vj]
+""")
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+    x = np.random.default_rng(6).standard_normal((4, 8)).astype("float32")
+    want, got = np.zeros_like(x), np.zeros_like(x)
+    tirfun.interp.run(out["main"], x, want)
+    tirfun.build(out)(x, got)
+    assert want.tobytes() == got.tobytes()

@@ -29,8 +29,9 @@ from ..analysis.traversal import (
     walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, FloorMod, For, ForKind,
-    IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
+    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
+    const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -276,13 +277,31 @@ def _names_a_pointer(block: Block) -> bool:
     return False
 
 
-def _reinfer(block: Block, buffer: Buffer) -> Block:
+def _reinfer(block: Block, buffer: Buffer, declared: frozenset) -> Block:
     """The block with its regions inferred again when it declared an access
-    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does."""
+    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does,
+    over the buffers the function declares (:func:`_declared_buffers`)."""
     if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
         return block
-    reads, writes = access_regions(block)
+    reads, writes = access_regions(block, declared=declared)
     return with_fields(block, reads=reads, writes=writes)
+
+
+def _declared_buffers(func) -> frozenset:
+    """The buffers whose accesses a block's regions name, as the parser and
+    TVM's inliner infer them: the parameters' buffers, every allocation,
+    view and ``T.decl_buffer``, and every buffer a block's regions already
+    name. A ``T.Buffer`` over a pointer (``T.allocate_const``) without a
+    declaration is none of them, and stays out of the regions."""
+    out = set(func.buffer_map.values())
+    for _, s in walk_stmts(func.body):
+        if isinstance(s, Block):
+            out.update(s.alloc_buffers)
+            out.update(m.buffer for m in s.match_buffers)
+            out.update(r.buffer for r in list(s.reads) + list(s.writes))
+        elif isinstance(s, DeclBuffer):
+            out.add(s.buffer)
+    return frozenset(out)
 
 
 def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
@@ -1676,8 +1695,10 @@ class ComputeInline(Rewrite):
                 return Call(inlined.dtype, "tir.if_then_else",
                             [n.predicate, inlined, const(0, inlined.dtype)])
             if isinstance(n, Block):
-                return _reinfer(n, buffer)
+                return _reinfer(n, buffer, declared)
             return n
+
+        declared = _declared_buffers(site.func)
 
         # every other statement of the scope either names no use of the
         # buffer or only leads to these; the paths stay valid until the
