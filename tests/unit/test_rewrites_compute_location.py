@@ -1624,3 +1624,40 @@ def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
     tirfun.interp.run(out["main"], x, want)
     tirfun.build(out)(x, got)
     assert want.tobytes() == got.tobytes()
+
+
+def test_reverse_compute_inline_leaves_an_undeclared_constant_buffer_out_of_the_regions():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    table_ptr = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+    table = T.Buffer((4,), data=table_ptr)
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] + table[vi]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = B[vi] * T.float32(2)
+"""
+    mod = mod_of(src)
+    out = R.reverse_compute_inline("C")(mod)
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    table_ptr = T.allocate_const([1.0, 2.0, 3.0, 4.0], "float32", [4])
+    table = T.Buffer((4,), data=table_ptr)
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = (A[vi] + table[vi]) * T.float32(2)
+""")
+    assert_structural_equal(out["main"], expected)
+    assert_equivalent(mod["main"], out["main"])
+    x = np.random.default_rng(7).standard_normal(4).astype("float32")
+    want, got = np.zeros_like(x), np.zeros_like(x)
+    tirfun.interp.run(out["main"], x, want)
+    tirfun.build(out)(x, got)
+    assert want.tobytes() == got.tobytes()

@@ -1954,7 +1954,7 @@ class ReverseComputeInline(Rewrite):
         new_store = transform(consumer_store, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
         new_block = with_fields(producer, body=body)
-        reads, writes = access_regions(new_block)
+        reads, writes = access_regions(new_block, declared=_declared_buffers(site.func))
         new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:
