@@ -4,9 +4,13 @@ TVM's ``IndexDataTypeNormalizer``: a tensor intrinsic is written with
 ``int32`` indices, and the block it replaces may index ``int64`` buffers;
 tensorize retypes the implementation's indices to the block's before
 putting it in place, so that its views of the block's buffers (shapes,
-offsets, loops, indices) are as wide as the buffers themselves. An
+offsets, loops, indices) are as wide as the buffers themselves (an
 ``int32`` offset variable bound to a window of a buffer with more than
-2**31 elements would not hold the window's offset.
+2**31 elements would not hold the window's offset), and the description's
+before comparing it with the block, variable for variable.
+
+A literal too wide for the target dtype cannot be retyped: that is a
+NodeError, which tensorize answers by keeping the intrinsic as written.
 
 What is an index: a buffer's shape, strides and offset, a loop's variable
 and range, a block's iteration variables, their domains and bound values,
