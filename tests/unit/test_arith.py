@@ -9,7 +9,7 @@ from tirfun.analysis.arith import (
     region_ranges, simplify_expr, simplify_index,
 )
 from tirfun.nodes import (
-    EQ, GE, GT, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
+    EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
     Sub, Var,
 )
 from tirfun.nodes import Buffer
@@ -49,6 +49,49 @@ def test_can_prove_a_variable_within_its_own_symbolic_domain(dtype):
     assert not can_prove(LT(v, n), dom)
     # without the domain, nothing is known of v
     assert not can_prove(LT(v, m + n), {})
+
+
+def test_can_prove_an_integer_expression_compared_with_itself():
+    # n - 1 >= n - 1 whatever n is, wrap-around included; the constant
+    # bounds of an unknown n alone decide nothing
+    n = Var("n")
+    assert can_prove(GE(Sub(n, c(1)), Sub(n, c(1))))
+    assert can_prove(EQ(n * 2 + x, n * 2 + x))
+    assert not can_prove(GT(Sub(n, c(1)), Sub(n, c(1))))
+    # a float may be NaN, which is not >= itself
+    f = Var("f", "float32")
+    assert not can_prove(GE(f, f))
+    # a call need not give the same value twice
+    from tirfun.nodes import Call
+    r = Call("int32", "tir.call_extern", ["rand"])
+    assert not can_prove(EQ(r, r))
+
+
+def test_can_prove_an_order_through_a_min_or_a_max():
+    n = Var("n")
+    from tirfun.nodes import Max, Min
+    assert can_prove(LE(Min(Mul(n, c(4)), Sub(n, c(1))), Sub(n, c(1))))
+    assert can_prove(GE(Max(n, x), x))
+    assert can_prove(LE(Sub(n, c(1)), Max(Sub(n, c(1)), x)))
+    assert not can_prove(LE(Sub(n, c(1)), Min(Mul(n, c(4)), Sub(n, c(1)))))  # n * 4 may be below
+    # floats: a NaN operand makes the min NaN, which no order holds for
+    from tirfun.nodes import FloatImm
+    g = Var("g", "float32")
+    assert not can_prove(LE(Min(FloatImm("float32", 0.5), g), FloatImm("float32", 1.0)))
+
+
+def test_index_at_most_reads_a_quotient_against_its_dividend():
+    # m - 1 <= (m + 3) // 4 * 4 - 1, the end of a split of m by 4: as index
+    # arithmetic (the prover alone allows m + 3 to wrap)
+    from tirfun.analysis.arith import index_at_most, surely_at_most
+    m = Var("m")
+    ceil4 = Mul(FloorDiv(Add(m, c(3)), c(4)), c(4))
+    assert not can_prove(LE(Sub(m, c(1)), Sub(ceil4, c(1))))
+    assert surely_at_most(Sub(m, c(1)), Sub(ceil4, c(1)), {})
+    assert not surely_at_most(m, Sub(ceil4, c(1)), {})  # m = 4 gives 4 > 3
+    from tirfun.nodes import Min
+    assert index_at_most(Sub(m, c(1)), Min(Sub(ceil4, c(1)), Sub(m, c(1))))
+    assert not index_at_most(m, Min(Sub(ceil4, c(1)), Sub(m, c(1))))
 
 
 def test_can_prove_never_relies_on_unbounded_integers():

@@ -553,3 +553,48 @@ def main(A: T.Buffer((7, 3), "float32"), B: T.Buffer((7,), "float32")):
     later = [lp.name for lp in Schedule(parted).get_loops("B_f1")]
     with pytest.raises(R.SubspaceNotDivisibleError, match="it reads starts at 1, not 0"):
         R.blockize(later[-1])(parted)
+
+
+ROWS_OF_16 = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    B = T.match_buffer(b, (n * 16, 8))
+    for i_0, i_1, j in T.grid(n, 16, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(n * 16, i_0 * 16 + i_1)
+            vj = T.axis.spatial(8, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+
+
+def test_blockize_under_a_loop_of_symbolic_extent():
+    # vi = i_0 * 16 + i_1 over n * 16 divides at i_1: the outer variable
+    # spans n, the extent of the loop it reads, as TVM's subspace division
+    # finds it with a symbolic loop
+    mod = _mod(ROWS_OF_16)
+    out = R.blockize(R.LoopRef("i_1"))(mod)
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    B = T.match_buffer(b, (n * 16, 8))
+    for i_0 in range(n):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(n, i_0)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(A[vi_o * 16:vi_o * 16 + 16, 0:8])
+            T.writes(B[vi_o * 16:vi_o * 16 + 16, 0:8])
+            for i_1, j in T.grid(16, 8):
+                with T.block("B"):
+                    vi_i, vj_i = T.axis.remap("SS", [i_1, j])
+                    B[vi_o * 16 + vi_i, vj_i] = A[vi_o * 16 + vi_i, vj_i] * T.float32(2)
+""")
+    assert_structural_equal(out["main"], expected)
+    verify(out)
+    x = np.random.default_rng(3).standard_normal((48, 8)).astype("float32")
+    want, got, built = (np.zeros_like(x) for _ in range(3))
+    interp_run(mod["main"], x, want, 3)
+    interp_run(out["main"], x, got, 3)
+    tirfun.build(out)(x, built, 3)
+    assert want.tobytes() == got.tobytes() == built.tobytes()

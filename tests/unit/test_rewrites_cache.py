@@ -642,6 +642,69 @@ def test_cache_inplace_returns_both_copies_and_keeps_meaning():
     assert R.Pipeline.from_json(sch.trace.to_json())(mod) == sch.mod
 
 
+IN_PLACE_ONCE = """
+@T.prim_func
+def main(B: T.Buffer((64,), "float32")):
+    for i0 in range(LOOP):
+        with T.block("scale"):
+            T.reads(B[0:64])
+            T.writes(B[0:64])
+            for j in range(64):
+                B[j] = B[j] * T.float32(2) + T.float32(1)
+"""
+
+
+def test_cache_read_of_the_copy_in_of_cache_inplace_fills_the_cache_first():
+    # the copy in reads B before the copy out writes it, in a loop of one
+    # iteration they share: it reads what B holds on entry, as a cache
+    # filled before the loop does (TVM's result for this schedule)
+    mod = mod_of(IN_PLACE_ONCE.replace("LOOP", "1"))
+    sch = Schedule(mod)
+    copy_in, copy_out = sch.cache_inplace("scale", 0, "local")
+    sch.cache_read(copy_in, 0, "global", [copy_in])
+    sch.cache_write(copy_out, 0, "global")
+    expected = from_source("""
+@T.prim_func
+def main(B: T.Buffer((64,), "float32")):
+    B_local = T.alloc_buffer((64,), scope="local")
+    B_global = T.alloc_buffer((64,))
+    B_global_1 = T.alloc_buffer((64,))
+    for ax0_2 in range(64):
+        with T.block("B_global"):
+            v0_2 = T.axis.spatial(64, ax0_2)
+            B_global[v0_2] = B[v0_2]
+    for i0 in range(1):
+        for ax0 in range(64):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(64, ax0)
+                B_local[v0] = B_global[v0]
+        with T.block("scale"):
+            T.reads(B_local[0:64])
+            T.writes(B_local[0:64])
+            for j in range(64):
+                B_local[j] = B_local[j] * T.float32(2) + T.float32(1)
+        for ax0_1 in range(64):
+            with T.block("B_local_1"):
+                v0_1 = T.axis.spatial(64, ax0_1)
+                B_global_1[v0_1] = B_local[v0_1]
+    for ax0_3 in range(64):
+        with T.block("B_global_1"):
+            v0_3 = T.axis.spatial(64, ax0_3)
+            B[v0_3] = B_global_1[v0_3]
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)
+
+
+def test_cache_read_of_the_copy_in_of_cache_inplace_in_a_loop_of_two_iterations_is_refused():
+    # from the second iteration on the copy in reads what the copy out
+    # wrote: a cache filled before the loop would not hold it
+    sch = Schedule(mod_of(IN_PLACE_ONCE.replace("LOOP", "2")))
+    copy_in, _ = sch.cache_inplace("scale", 0, "local")
+    (err,) = R.cache_read(copy_in, 0, "global", [copy_in]).violations(sch.mod)
+    assert isinstance(err, R.CacheStageOrderError)
+
+
 SHIFT_IN_PLACE = """
 @T.prim_func
 def main(B: T.Buffer((8,), "float32")):
@@ -1375,3 +1438,93 @@ def main(A: T.Buffer((5, 4), "float64"), S: T.Buffer((5, 4), "float64")):
 ''')
     (err,) = R.reindex("S", ("write", 0)).violations(IRModule({"main": func}))
     assert isinstance(err, R.CacheWritePartialError) and "predicate" in err.reason
+
+
+def test_reindex_of_a_read_over_a_symbolic_domain():
+    # the copy reads A[v0, v1] over v0 in [0, n * 16): its last index,
+    # n * 16 - 1, lies inside A's n * 16 rows, read as index arithmetic
+    # (the prover alone lets n * 16 - 1 wrap, and the copy was refused)
+    func = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    C = T.match_buffer(c, (8, n * 16))
+    for i, j in T.grid(n * 16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vj, vi] = A[vi, vj] * T.float32(2)
+""")
+    sch = Schedule(func)
+    sch.reindex("C", ("read", 0))
+    expected = from_source("""
+@T.prim_func
+def main(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 8))
+    C = T.match_buffer(c, (8, n * 16))
+    A_reindex = T.alloc_buffer((n * 16, 8))
+    for ax0, ax1 in T.grid(n * 16, 8):
+        with T.block("A_reindex"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            A_reindex[v0, v1] = A[v0, v1]
+    for i, j in T.grid(n * 16, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vj, vi] = A_reindex[vi, vj] * T.float32(2)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    x = np.random.default_rng(5).standard_normal((48, 8)).astype("float32")
+    want, got, built = (np.zeros((8, 48), np.float32) for _ in range(3))
+    tirfun.interp.run(func, x, want, 3)
+    tirfun.interp.run(sch.mod["main"], x, got, 3)
+    tirfun.build(sch.mod)(x, built, 3)
+    assert want.tobytes() == got.tobytes() == built.tobytes()
+
+
+SPLIT_READER = """
+@T.prim_func
+def main(A: T.Buffer((4, 7), "float32"), C: T.Buffer((4, 7), "float32")):
+    B = T.alloc_buffer((4, 7))
+    for i, j in T.grid(4, 7):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+    for i, j_0, j_1 in T.grid(4, 2, 4):
+        with T.block("C"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            C[v0, v1] = B[v0, v1] + T.float32(1)
+"""
+
+
+def test_cache_read_of_a_reader_split_without_dividing():
+    # the reader's relaxed region, B[0:4, 0:8], reaches past B's 7 columns
+    # (its last iteration guarded): only what lies inside B needs a writer,
+    # as TVM's region cover intersects both sides with the buffer's shape
+    mod = mod_of(SPLIT_READER)
+    sch = Schedule(mod)
+    local = sch.cache_read("C", 0, "local")
+    sch.compute_at(local, sch.get_loops("C")[-1])
+    expected = from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 7), "float32"), C: T.Buffer((4, 7), "float32")):
+    B = T.alloc_buffer((4, 7))
+    B_local = T.alloc_buffer((4, 7), scope="local")
+    for i, j in T.grid(4, 7):
+        with T.block("B"):
+            v0, v1 = T.axis.remap("SS", [i, j])
+            B[v0, v1] = A[v0, v1] * T.float32(2)
+    for i, j_0, j_1 in T.grid(4, 2, 4):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            B_local[v0, v1] = B[v0, v1]
+        with T.block("C"):
+            v0 = T.axis.spatial(4, i)
+            v1 = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(j_0 * 4 + j_1 < 7)
+            C[v0, v1] = B_local[v0, v1] + T.float32(1)
+""")
+    assert_structural_equal(sch.mod["main"], expected)
+    check(mod, sch.mod)

@@ -11,6 +11,7 @@ import pytest
 import tirfun
 from tirfun import interp, tir
 from tirfun import rewrites as R
+from tirfun.rewrites.index_dtype import normalize_index_dtype
 from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
 from tirfun.tir.tensor_intrin import TensorIntrinError
@@ -373,6 +374,18 @@ def test_tensorize_proves_index_arithmetic_written_another_way():
     _, i1 = sch.split(i, [None, 8])
     sch.tensorize(i1, tir.TensorIntrin(UNPACK8_DESC, UNPACK8_DESC))
     _same_meaning(UNPACK, sch.mod["main"])
+    # with int64 indices: the description, retyped, is proved the same way
+    wide = normalize_index_dtype(UNPACK, "int64")
+    sch = tirfun.Schedule(wide)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, i1 = sch.split(i, [None, 8])
+    sch.tensorize(i1, tir.TensorIntrin(UNPACK8_DESC, UNPACK8_DESC))
+    a = np.array([0x12345678, -0x789ABCDF, 0x7FFFFFFF, -1], np.int32)
+    want, got, built = (np.zeros(32, np.int32) for _ in range(3))
+    interp.run(UNPACK, a, want)
+    interp.run(sch.mod["main"], a, got)
+    tirfun.build(sch.mod)(a, built)
+    assert np.array_equal(want, got) and np.array_equal(got, built)
     # without the range the shift is another one: vi % 4 is not vi % 8
     other = from_source(UNPACK8_DESC.script().replace("vi % 8 * 4", "vi % 4 * 4"))
     errors = R.tensorize(R.LoopRef("i_1"), tir.TensorIntrin(other, other)).violations(
@@ -445,3 +458,132 @@ def test_tensor_intrin_refuses_a_description_with_a_free_variable():
             desc.body.block.body.body, block=with_fields(inner, body=bad_body))))))
     with pytest.raises(TensorIntrinError, match="desc is not a well-formed function.*r"):
         tir.TensorIntrin(bad, DOT4_IMPL)
+
+
+DOT_ROWS_INT64 = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((T.int64(8), T.int64(16)), "float32"), B: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+         C: T.Buffer((T.int64(8),), "float32")):
+    for i, k in T.grid(T.int64(8), T.int64(16)):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+''')
+
+DOT_ROWS_INT64_TENSORIZED = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((T.int64(8), T.int64(16)), "float32"), B: T.Buffer((T.int64(8), T.int64(16)), "float32"),
+         C: T.Buffer((T.int64(8),), "float32")):
+    for i, k_0 in T.grid(T.int64(8), T.int64(4)):
+        with T.block("dot_o"):
+            vi_o, vk_o = T.axis.remap("SR", [i, k_0])
+            T.reads(C[vi_o], A[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)],
+                    B[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)])
+            T.writes(C[vi_o])
+            A_1_elem_offset = T.int64()
+            A_1 = T.match_buffer(A[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)], (T.int64(4),),
+                                 elem_offset=A_1_elem_offset, offset_factor=1)
+            B_1_elem_offset = T.int64()
+            B_1 = T.match_buffer(B[vi_o, vk_o * T.int64(4):vk_o * T.int64(4) + T.int64(4)], (T.int64(4),),
+                                 elem_offset=B_1_elem_offset, offset_factor=1)
+            C_1_elem_offset = T.int64()
+            C_1 = T.match_buffer(C[vi_o], (), elem_offset=C_1_elem_offset, offset_factor=1)
+            for k in T.unroll(T.int64(4)):
+                C_1[()] = C_1[()] + A_1[k] * B_1[k]
+''')
+
+
+def test_tensorize_an_int64_block_retypes_the_implementations_indices():
+    # the intrinsic is written with int32 indices; the block's buffers are
+    # int64-indexed: the implementation's shapes, offsets, loop and indices
+    # become int64, as TVM retypes them, so an offset into a buffer past
+    # 2**31 elements fits its variable
+    sch = tirfun.Schedule(DOT_ROWS_INT64)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    tirfun.assert_structural_equal(sch.mod["main"], DOT_ROWS_INT64_TENSORIZED)
+    _same_meaning(DOT_ROWS_INT64, sch.mod["main"])
+
+
+def test_tensorize_an_int32_block_with_an_int64_intrinsic_takes_the_blocks_indices():
+    # an implementation written with int64 indices throughout
+    impl = from_source('''
+@T.prim_func
+def dot4_impl(a: T.handle, b: T.handle, c: T.handle):
+    A = T.match_buffer(a, (T.int64(4),), offset_factor=1)
+    B = T.match_buffer(b, (T.int64(4),), offset_factor=1)
+    C = T.match_buffer(c, (), offset_factor=1)
+    with T.block("root"):
+        T.reads(C[()], A[T.int64(0):T.int64(4)], B[T.int64(0):T.int64(4)])
+        T.writes(C[()])
+        for k in T.unroll(T.int64(4)):
+            C[()] = C[()] + A[k] * B[k]
+''')
+    wide = tir.TensorIntrin(DOT4_DESC, impl)
+    sch = tirfun.Schedule(DOT_ROWS)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), wide)
+    text = sch.mod["main"].script()
+    assert "for k in T.unroll(4):" in text and "T.int64" not in text
+    _same_meaning(DOT_ROWS, sch.mod["main"])
+
+
+def test_an_intrinsic_that_cannot_be_retyped_is_used_as_written(monkeypatch):
+    # were a node of the intrinsic not retypable, tensorize would compare
+    # and use it as written (mixed index dtypes, which it allows), not fail
+    # from inside
+    import importlib
+
+    from tirfun.errors import NodeError
+
+    module = importlib.import_module("tirfun.rewrites.tensorize")
+
+    def refuse(func, dtype):
+        raise NodeError("cannot retype")
+
+    monkeypatch.setattr(module, "normalize_index_dtype", refuse)
+    sch = tirfun.Schedule(DOT_ROWS_INT64)
+    _, k = sch.get_loops(sch.get_block("dot"))
+    sch.split(k, [None, 4])
+    sch.tensorize(tirfun.rewrites.LoopRef("k_1"), tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    assert "A_1_elem_offset = T.int32()" in sch.mod["main"].script()
+    _same_meaning(DOT_ROWS_INT64, sch.mod["main"])
+
+
+def test_tensorize_a_matmul_of_a_symbolic_number_of_row_tiles():
+    # n tiles of 16 rows: blockize divides vi = i_0 * 16 + i_1 over n * 16
+    # with the outer variable over n, so the 16x16x16 kernel still applies
+    func = from_source('''
+@T.prim_func
+def matmul(a: T.handle, B: T.Buffer((128, 128), "float32"), c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (n * 16, 128))
+    C = T.match_buffer(c, (n * 16, 128))
+    for i, j, k in T.grid(n * 16, 128, 128):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+''')
+    sch = tirfun.Schedule(func, debug_mask="all")
+    update = sch.get_block("update")
+    i, j, k = sch.get_loops(update)
+    io, ii = sch.split(i, factors=[None, 16])
+    jo, ji = sch.split(j, factors=[None, 16])
+    ko, ki = sch.split(k, factors=[None, 16])
+    sch.reorder(io, jo, ko, ii, ji, ki)
+    sch.decompose_reduction(update, ko)
+    sch.tensorize(ii, tir.TensorIntrin(MMA_DESC, MMA_IMPL))
+    block = sch.get(sch.get_block("update_update_o"))
+    assert block.iter_vars[0].dom.extent == func.params[3]  # the outer rows span n
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((48, 128)).astype("float32")
+    b = rng.standard_normal((128, 128)).astype("float32")
+    want, got, built = (np.zeros((48, 128), np.float32) for _ in range(3))
+    interp.run(func, a, b, want, 3)
+    interp.run(sch.mod["main"], a, b, got, 3)
+    tirfun.build(sch.mod)(a, b, built, 3)
+    assert np.array_equal(want.view(np.uint32), got.view(np.uint32))
+    assert np.array_equal(got.view(np.uint32), built.view(np.uint32))

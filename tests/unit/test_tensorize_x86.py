@@ -16,17 +16,17 @@ FEATURES = host_description()[2].split(",")
 N = 32
 
 
-def _matmul():
+def _matmul(index_dtype=None):
     X = te.placeholder((N, N), name="X", dtype="uint8")
     W = te.placeholder((N, N), name="W", dtype="int8")
     k = te.reduce_axis((0, N), name="k")
     out = te.compute((N, N), lambda i, j: te.sum(X[i, k].astype("int32") * W[j, k].astype("int32"), axis=k),
                      name="compute")
-    return te.create_prim_func([X, W, out])
+    return te.create_prim_func([X, W, out], index_dtype_override=index_dtype)
 
 
-def _tensorized(intrin):
-    sch = tirfun.Schedule(_matmul())
+def _tensorized(intrin, index_dtype=None):
+    sch = tirfun.Schedule(_matmul(index_dtype))
     block = sch.get_block("compute")
     sch.transform_layout(block, "W", lambda i, j: [i // 16, j // 4, i % 16, j % 4])
     _, j, k = sch.get_loops(block)
@@ -46,10 +46,14 @@ def _operands(seed, high=256):
     return x, packed, x.astype(np.int64) @ w.astype(np.int64).T
 
 
+@pytest.mark.parametrize("index_dtype", [None, "int64"])
 @pytest.mark.parametrize("intrin, feature", [(VNNI_DOT_16x4_INTRIN, "avx512vnni"),
                                              (AVX512_DOT_16x4_INTRIN, "avx512bw")], ids=["vnni", "avx512"])
-def test_a_byte_matmul_tensorized_with_an_x86_intrinsic(intrin, feature):
-    sch = _tensorized(intrin)
+def test_a_byte_matmul_tensorized_with_an_x86_intrinsic(intrin, feature, index_dtype):
+    # with int64 indices the intrinsic's int32 description and
+    # implementation take the block's index dtype: the packed window
+    # W[v_j_o + v_j_i // 16, ...] is still the single index v_j_o
+    sch = _tensorized(intrin, index_dtype)
     assert "llvm.x86.avx512" in sch.mod["main"].script()
     # small enough that pmaddubsw's 16-bit pairs do not saturate
     x, packed, want = _operands(0, high=64)

@@ -65,25 +65,31 @@ class BlockAccess:
     opaques: tuple[BufferRegion, ...]
 
 
-def detect_access(block: Block, visible: Iterable[Buffer] | None = None) -> BlockAccess:
+def detect_access(block: Block, visible: Iterable[Buffer] | None = None, *,
+                  declared: Iterable[Buffer] | None = None) -> BlockAccess:
     """All regions the body of ``block`` accesses, before the reduction rule.
 
     ``visible`` is the set of buffers defined outside the block (parameters'
     buffers, enclosing allocations); accesses to other buffers are not
-    reported. By default every buffer not allocated inside the block counts.
+    reported. By default every buffer not allocated inside the block counts;
+    with ``declared`` (the buffers a function declares somewhere), only
+    those of them not allocated inside the block: a ``T.Buffer`` made over
+    a pointer without a declaration is left out, as the parser leaves it.
     """
-    return _Detector(block, visible).run()
+    return _Detector(block, visible, declared).run()
 
 
-def access_regions(block: Block, visible: Iterable[Buffer] | None = None
+def access_regions(block: Block, visible: Iterable[Buffer] | None = None, *,
+                   declared: Iterable[Buffer] | None = None
                    ) -> tuple[list[BufferRegion], list[BufferRegion]]:
     """``(reads, writes)`` that TVMScript infers for ``block`` when its
-    ``T.reads``/``T.writes`` are omitted (see the module docstring).
+    ``T.reads``/``T.writes`` are omitted (see the module docstring;
+    ``visible`` and ``declared`` as for :func:`detect_access`).
 
     A buffer used through its data pointer is read and written as a whole
     (after the other regions), as in TVM.
     """
-    access = detect_access(block, visible)
+    access = detect_access(block, visible, declared=declared)
     opaque = {r.buffer for r in access.opaques}
     writes = [r for r in access.writes if r.buffer not in opaque]
     reads = [r for r in access.reads if r.buffer not in opaque]
@@ -99,11 +105,15 @@ def access_regions(block: Block, visible: Iterable[Buffer] | None = None
 class _Detector:
     """One pass over a block body; its state lives for one call."""
 
-    def __init__(self, block: Block, visible: Iterable[Buffer] | None):
+    def __init__(self, block: Block, visible: Iterable[Buffer] | None, declared: Iterable[Buffer] | None = None):
         self.block = block
         if visible is None:
             hidden = _allocated_inside(block)
-            self.is_visible = lambda b: b not in hidden
+            if declared is None:
+                self.is_visible = lambda b: b not in hidden
+            else:
+                known = frozenset(declared)
+                self.is_visible = lambda b: b not in hidden and b in known
             candidates = pointer_buffers(block)  # only these can be used through a pointer
         else:
             allowed = set(visible)

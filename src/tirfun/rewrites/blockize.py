@@ -100,11 +100,9 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
     base = total.base
     if inner and not (isinstance(base, IntImm) and base.value == 0):
         return None  # an offset would have to be divided too
-    span = 1
-    for a in outer:
-        if a.extent is None:
-            return None
-        span += (a.scale // ext) * (a.extent - 1)
+    span = _outer_span(outer, ext, loops, dtype)
+    if span is None:
+        return None
     outer_expr = _weighted(outer, loops, ext, dtype)
     if outer_expr is None and unit is not None:
         outer_expr = _cast(unit, dtype)
@@ -121,6 +119,29 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
     if outer_expr is None:
         outer_expr = IntImm(dtype, 0)
     return _Division(outer_expr, span, _weighted(inner, loops, 1, dtype), ext)
+
+
+def _outer_span(outer, ext: int, loops, dtype) -> int | PrimExpr | None:
+    """The extent of the outer part of a binding, ``1 + sum(scale / ext *
+    (extent - 1))`` over its slices: an int, or an expression where a slice
+    takes a whole loop of symbolic extent (``i_0`` of a split of ``n * 16``
+    by 16 spans ``n``); None for any other slice of unknown extent."""
+    const, terms = 1, []
+    for a in outer:
+        k = a.scale // ext
+        if isinstance(a.extent, int):
+            const += k * (a.extent - 1)
+        elif a.extent is None and a.lower_factor == 1 and a.source in loops:
+            last = _cast(loops[a.source].extent, dtype) - IntImm(dtype, 1)
+            terms.append(last if k == 1 else last * IntImm(dtype, k))
+        else:
+            return None
+    if not terms:
+        return const
+    out = IntImm(dtype, const)
+    for t in terms:
+        out = out + t
+    return simplify_index(out)
 
 
 def _int(e) -> int | None:
@@ -309,8 +330,10 @@ class Blockize(Rewrite):
     3. each binding divides at the loop: the part reading the loop and the
        loops below it is a dense mixed radix from weight 1 (an iteration
        map of those loops), every other part a multiple of its extent, and
-       the block's predicate reads the loops on one side only; the
-       iteration domains start at 0. Failing that (bindings that are no
+       the block's predicate reads the loops on one side only (an outer
+       part that takes a loop of symbolic extent whole spans that
+       extent: ``i_0 * 16 + i_1`` over ``n * 16`` gives ``vi_o`` over
+       ``n``); the iteration domains start at 0. Failing that (bindings that are no
        iteration map), without a predicate nor (for a loop) an init, each
        binding reads the loops on one side only and goes to that side
        whole, as TVM's trivial division (SubspaceNotDivisibleError).

@@ -47,7 +47,9 @@ import functools
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith import bound_region, can_prove, detect_iter_map, is_affine_binding, region_covers
+from ..analysis.arith import (
+    bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
+)
 from ..analysis.arith.int_set import Interval, cover_range, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
@@ -60,7 +62,7 @@ from ..analysis.traversal import (
 from ..nodes import (
     EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
     BufferStore, Cast, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var,
+    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -200,11 +202,13 @@ def _region_of(regions, buf: Buffer) -> BufferRegion | None:
     return None
 
 
-def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
+def _all_read_before(site, scope, buf: Buffer, consumers, writer: int) -> bool:
     """Whether the blocks a cache_read would redirect (the given consumers,
     or every reader) are all children of the scope before the one writing
-    ``buf``, and some are, and none shares a loop with the writer (in a
-    loop they share, a reader runs after the writer's earlier iterations)."""
+    ``buf``, and some are, and none shares a loop of more than one
+    iteration with the writer (in a loop they share, a reader runs after
+    the writer's earlier iterations; a loop of one iteration, as
+    cache_inplace leaves around its stages, has none)."""
     readers = [k for k, (_, r) in enumerate(scope.children)
                if _reads(r.block, buf) and not _writes(r.block, buf)
                and (not consumers or r.block.name_hint in consumers)]
@@ -214,10 +218,20 @@ def _all_read_before(scope, buf: Buffer, consumers, writer: int) -> bool:
     body = scope.path + (("body", None),)
     for k in readers:
         common = _lca([scope.children[k][0], wpath])
-        # below the scope's body, a step other than a sequence's item enters a loop (or a statement around both)
-        if any(step[0] != "seq" for step in common[len(body):]):
-            return False
+        # below the scope's body, a step other than a sequence's item
+        # enters a statement around both: only a loop runs them repeatedly
+        for j in range(len(body), len(common)):
+            if common[j][0] != "seq" and _repeats(site.at(common[:j])):
+                return False
     return True
+
+
+def _repeats(stmt: Stmt) -> bool:
+    """Whether ``stmt`` may run its body more than once: a loop not of
+    extent 1."""
+    if isinstance(stmt, While):
+        return True
+    return isinstance(stmt, For) and not (isinstance(stmt.extent, IntImm) and stmt.extent.value == 1)
 
 
 def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
@@ -462,10 +476,22 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         lca = _lca([cpath] + [p for p, _ in producers])
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
-        target = _relaxed(site, read, cpath, consumer, lca, memo)
+        target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
         if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
             return consumer
     return None
+
+
+def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
+    """What of a relaxed read lies inside the buffer: only those elements
+    need a producer (a consumer split without dividing reaches past the
+    end, its last iteration guarded by a predicate), as TVM's region cover
+    intersects both sides with the buffer's shape."""
+    out = []
+    for iv, dim in zip(intervals, buf.shape):
+        dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
+        out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(_cast(dim, dt), IntImm(dt, 1)))))
+    return out
 
 
 # ------------------------------------------------------------------ where the stage goes
@@ -671,9 +697,12 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
     reach = bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    # the ends are indices: read as index arithmetic, vi over n * 16 ends
+    # at n * 16 - 1, inside a dimension of n * 16
     outside = [k for k, iv in enumerate(reach)
-               if not (iv.bounded and can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0)))
-                       and can_prove(LT(iv.hi, _cast(buf.shape[k], iv.hi.dtype))))]
+               if not (iv.bounded and index_at_most(IntImm(iv.lo.dtype, 0), iv.lo)
+                       and index_at_most(iv.hi, fold_sub(_cast(buf.shape[k], iv.hi.dtype),
+                                                         IntImm(iv.hi.dtype, 1))))]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
@@ -1210,7 +1239,7 @@ class CacheRead(Rewrite):
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
                      f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
         writer = _only_writer(chk, scope, buf)
-        if writer is not None and _all_read_before(scope, buf, consumers, writer):
+        if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
             # every block to redirect runs before the writer: they read what
             # the buffer holds on entry (TVM's in-place pattern: copy in,
             # compute, copy out), so the cache is filled first, as if no

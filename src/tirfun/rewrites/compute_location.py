@@ -17,7 +17,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
-from ..analysis.arith import bound_region, can_prove, expr_bounds, surely_at_most
+from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
@@ -29,8 +29,9 @@ from ..analysis.traversal import (
     walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, FloorDiv, FloorMod, For, ForKind,
-    IfThenElse, IntImm, IterVarType, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var, const,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
+    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
+    const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -276,13 +277,31 @@ def _names_a_pointer(block: Block) -> bool:
     return False
 
 
-def _reinfer(block: Block, buffer: Buffer) -> Block:
+def _reinfer(block: Block, buffer: Buffer, declared: frozenset) -> Block:
     """The block with its regions inferred again when it declared an access
-    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does."""
+    to ``buffer`` (whose accesses were rewritten), as TVM's inliner does,
+    over the buffers the function declares (:func:`_declared_buffers`)."""
     if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
         return block
-    reads, writes = access_regions(block)
+    reads, writes = access_regions(block, declared=declared)
     return with_fields(block, reads=reads, writes=writes)
+
+
+def _declared_buffers(func) -> frozenset:
+    """The buffers whose accesses a block's regions name, as the parser and
+    TVM's inliner infer them: the parameters' buffers, every allocation,
+    view and ``T.decl_buffer``, and every buffer a block's regions already
+    name. A ``T.Buffer`` over a pointer (``T.allocate_const``) without a
+    declaration is none of them, and stays out of the regions."""
+    out = set(func.buffer_map.values())
+    for _, s in walk_stmts(func.body):
+        if isinstance(s, Block):
+            out.update(s.alloc_buffers)
+            out.update(m.buffer for m in s.match_buffers)
+            out.update(r.buffer for r in list(s.reads) + list(s.writes))
+        elif isinstance(s, DeclBuffer):
+            out.add(s.buffer)
+    return frozenset(out)
 
 
 def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
@@ -582,8 +601,8 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
         hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
         first = iv.dom.min
         last = simplify_index(iv.dom.min + iv.dom.extent - 1)
-        if (lo is not None and not can_prove(LE(lo, first), proof)) or \
-                (hi is not None and not can_prove(GE(hi, last), proof)):
+        if (lo is not None and not index_at_most(lo, first, proof)) or \
+                (hi is not None and not index_at_most(last, hi, proof)):
             chk.stop(UnsupportedRegionError, subject,
                      f"the producers under the loop write what the block reads for {iv.var.name} in "
                      f"[{'...' if lo is None else lo.script()}, {'...' if hi is None else hi.script()}] "
@@ -1174,9 +1193,36 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
         got = expr_bounds(b, ranges)
         if got is not None and got[1] <= x:
             return True
+    # a row or a column of a fused loop: f // n in [0, 32) and f % n in
+    # [0, n) for f below n * 32, as TVM's iterator maps find them
+    low, high = _fused_part_bounds(a, proof), _fused_part_bounds(b, proof)
+    if (low is not None and _ge(low[0], b, proof)) or (high is not None and _ge(a, high[1], proof)):
+        return True
     # past constant bounds, symbolically: k_0 * 32 + ax0 < n * 32 for k_0
     # below n, as TVM proves it with symbolic bounds
     return can_prove(GE(a, b), proof) or surely_at_most(b, a, proof)
+
+
+def _fused_part_bounds(e: PrimExpr, proof) -> tuple[PrimExpr, PrimExpr] | None:
+    """The least and greatest values of ``f // d`` (``[0, c - 1]``) or
+    ``f % d`` (``[0, d - 1]``) for a loop ``f`` of ``proof`` over ``[0, d *
+    c)`` with ``c`` a positive constant; None for any other expression. The
+    loop runs only when ``d * c`` is positive, so ``d`` is positive where
+    ``e`` is evaluated."""
+    if not isinstance(e, (FloorDiv, FloorMod)) or not isinstance(e.a, Var):
+        return None
+    rng = next((r for v, r in proof.items() if v == e.a), None)
+    if rng is None or int_value(rng.min) != 0 or not isinstance(rng.extent, Mul):
+        return None
+    ext, d = rng.extent, e.b
+    c = ext.b if ext.a == d else ext.a if ext.b == d else None
+    count = None if c is None else int_value(c)
+    if count is None or count <= 0:
+        return None
+    zero = IntImm(e.dtype, 0)
+    if isinstance(e, FloorDiv):
+        return zero, IntImm(e.dtype, count - 1)
+    return zero, Sub(d, IntImm(e.dtype, 1))
 
 
 def _const_bounds(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:
@@ -1649,8 +1695,10 @@ class ComputeInline(Rewrite):
                 return Call(inlined.dtype, "tir.if_then_else",
                             [n.predicate, inlined, const(0, inlined.dtype)])
             if isinstance(n, Block):
-                return _reinfer(n, buffer)
+                return _reinfer(n, buffer, declared)
             return n
+
+        declared = _declared_buffers(site.func)
 
         # every other statement of the scope either names no use of the
         # buffer or only leads to these; the paths stay valid until the
@@ -1906,7 +1954,7 @@ class ReverseComputeInline(Rewrite):
         new_store = transform(consumer_store, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
         new_block = with_fields(producer, body=body)
-        reads, writes = access_regions(new_block)
+        reads, writes = access_regions(new_block, declared=_declared_buffers(site.func))
         new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:

@@ -55,7 +55,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, PrimExpr, Range,
+    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
@@ -402,7 +402,8 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
                 # (which starts at 0): (extent - 1) // lower_factor
                 last = fold_sub(relaxed[split.source].extent, IntImm(relaxed[split.source].extent.dtype, 1))
                 if isinstance(split.lower_factor, PrimExpr):  # a symbolic size (f // n)
-                    last = _last_quotient(relaxed[split.source].extent, split.lower_factor)
+                    last = _last_quotient(relaxed[split.source].extent, split.lower_factor,
+                                          _with_remainder(sums, split))
                 elif split.lower_factor != 1:
                     last = FloorDiv(last, IntImm(last.dtype, split.lower_factor))
                 reach.append(last * split.scale if split.scale != 1 else last)
@@ -422,17 +423,34 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
 
 
-def _last_quotient(extent: PrimExpr, size: PrimExpr) -> PrimExpr:
+def _last_quotient(extent: PrimExpr, size: PrimExpr, paired: bool = False) -> PrimExpr:
     """``(extent - 1) // size``, the last value of ``f // size`` over a loop
     ``f`` of ``extent``: ``k - 1`` when the extent is ``k * size`` (fuse of a
     loop of ``k`` with one of ``size``; the loop runs only when ``size`` is
-    at least 1, and then the quotient is exactly that)."""
+    at least 1, and then the quotient is exactly that).
+
+    With ``paired`` (the box also holds ``f % size``, up to ``size - 1``),
+    ``k`` may be symbolic too (the fuse of two loops of symbolic extents):
+    where ``k`` and ``size`` are at least 1 the quotient reaches ``k - 1``;
+    where either is not, the box is empty on that side (``[0, k - 1]`` or
+    the remainder's ``[0, size - 1]``) and claims nothing written."""
     form = affine_form(extent)
     if form is not None and form.const == 0 and len(form.terms) == 1:
         (atom, k), = form.terms
         if atom == size and k > 0:
             return IntImm(extent.dtype, k - 1)
+    if paired and isinstance(extent, Mul) and size in (extent.a, extent.b):
+        k = extent.b if extent.a == size else extent.a
+        return fold_sub(k, IntImm(k.dtype, 1))
     return simplify_expr(FloorDiv(fold_sub(extent, IntImm(extent.dtype, 1)), size))
+
+
+def _with_remainder(sums, quotient) -> bool:
+    """Whether the iteration sums also take ``f % size`` of the loop whose
+    ``f // size`` is ``quotient`` (a slice of symbolic size)."""
+    return any(split.source == quotient.source and isinstance(split.extent, PrimExpr)
+               and split.extent == quotient.lower_factor and split.lower_factor == 1
+               for s in sums for split in s.args)
 
 
 def _reflected(mins: list, relaxed: dict) -> list | None:

@@ -17,6 +17,7 @@ import attrs
 from ..analysis.arith import bound_region
 from ..analysis.traversal import rename, transform, walk
 from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
+from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -24,6 +25,7 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
+from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
 from .serialize import py_value
@@ -46,6 +48,8 @@ class _TensorizePlan:
     realize: BlockRealize
     match: object
     loop_made: bool  # the block was made by blockize here
+    desc: PrimFunc  # the description, its indices of the block's index dtype
+    impl: PrimFunc  # the implementation, likewise, its buffers with offset variables
 
 
 @register
@@ -62,7 +66,15 @@ class Tensorize(Rewrite):
     implementation's, whose buffers are ``T.match_buffer`` views of the
     windows (fresh names, as every name in a function is one variable);
     the block's iteration variables, regions and init stay, and the
-    implementation's block annotations are added to the block's.
+    implementation's block annotations are added to the block's. The
+    intrinsic's index arithmetic (shapes, offsets, loops, indices) first
+    takes the block's index dtype, the widest among the starts of its
+    regions, as TVM retypes the implementation's: an intrinsic written with
+    ``int32`` indices views ``int64``-indexed buffers with ``int64``
+    offsets, and its description compares with the block's ``int64``
+    indices (TVM compares the description as written, with looser
+    integer types; retyped, the windows a blockized block's indices stay
+    in are proved the same way in either dtype).
 
     Requirements, each with the error raised when it fails:
 
@@ -171,7 +183,10 @@ class Tensorize(Rewrite):
         bpath = resolve_block_or_loop(chk, site, block_ref)
         rpath = bpath[:-1]
         realize = site.at(rpath)
-        desc = self.intrin.desc
+        # the description's indices take the block's index dtype, as the
+        # implementation's do: an int32 description then compares with an
+        # int64 block variable for variable, its ranges known by name
+        desc, impl = _retyped(self.intrin, _index_dtype(realize.block))
         try:
             found = match_block(realize, desc.body)
         except Mismatch as m:
@@ -184,20 +199,19 @@ class Tensorize(Rewrite):
             chk.stop(TensorIntrinMismatchError, subject,
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
-        _check_windows(chk, subject, realize, found, desc, self.intrin.impl)
-        return _TensorizePlan(site, rpath, realize, found, made)
+        _check_windows(chk, subject, realize, found, desc, impl)
+        return _TensorizePlan(site, rpath, realize, found, made, desc, impl)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        desc, impl = self.intrin.desc, self.intrin.impl
+        desc, impl = plan.desc, plan.impl
         impl_root = impl.body.block
         # every name in the implementation made fresh in this function
         fresh = NamePool(site.index.names).fresh
         fresh_block = NamePool(site.index.blocks).fresh
         names: dict[str, str] = {}
         blocks: dict[str, str] = {}
-        impl = _with_offset_vars(impl)
         nodes = list(walk(impl))
         # buffers first, then the variables they own under derived names
         # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
@@ -239,6 +253,27 @@ class Tensorize(Rewrite):
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
         return args
+
+
+def _index_dtype(block: Block) -> str:
+    """The widest index dtype among the starts of the regions ``block``
+    declares: the implementation's indices take it, as TVM's tensorize
+    retypes them, so its views are as wide as the block's buffers."""
+    bits = max((r.min.dtype.bits for region in list(block.reads) + list(block.writes) for r in region.region),
+               default=32)
+    return f"int{bits}"
+
+
+def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
+    """The description and the implementation (its buffers given offset
+    variables) with indices of ``dtype``; both as written when a node of
+    theirs cannot be retyped (the comparison then meets two index dtypes,
+    which it allows, and the implementation keeps its own)."""
+    impl = _with_offset_vars(intrin.impl)
+    try:
+        return normalize_index_dtype(intrin.desc, dtype), normalize_index_dtype(impl, dtype)
+    except NodeError:
+        return intrin.desc, impl
 
 
 def _impl_extents(impl: PrimFunc) -> list:

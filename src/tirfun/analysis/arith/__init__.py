@@ -21,8 +21,9 @@ Modules, by job:
 * :mod:`.simplify` — expression simplification exact under wrap-around:
   :func:`simplify_expr`;
 * :mod:`.prove` — :func:`can_prove` over variable ranges and facts;
-* :mod:`.region` — bound inference (:func:`bound_region`) and region cover
-  (:func:`region_covers`).
+* :mod:`.region` — bound inference (:func:`bound_region`), region cover
+  (:func:`region_covers`) and the order of two region ends
+  (:func:`index_at_most`).
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ from .iter_map import IterSplit, IterSum, detect_iter_map, is_affine_binding, lo
 from .linear import Affine, Linear, affine_expr, affine_form, prove_equal, simplify_affine
 from .linear_bound import LinearInterval, bound, const_bounds, let_interval, loop_interval, surely_at_most
 from .prove import can_prove
-from .region import bound_region, region_covers, region_ranges
+from .region import bound_region, index_at_most, region_covers, region_ranges
 from .simplify import simplify_expr
 from .terms import fits, wrap
 
 __all__ = [
     "Affine", "ConstInterval", "IntervalSet", "IterSplit", "IterSum", "Linear", "LinearInterval",
     "UNBOUNDED", "affine_expr", "affine_form", "bound", "bound_region", "can_prove",
-    "const_bounds", "const_interval", "detect_iter_map", "eval_interval", "expr_bounds", "fits",
+    "const_bounds", "const_interval", "detect_iter_map", "eval_interval", "expr_bounds", "fits", "index_at_most",
     "is_affine_binding", "let_interval", "loop_interval", "loop_ranges", "prove_equal",
     "region_covers", "region_ranges", "simplify_affine", "simplify_expr", "simplify_index",
     "surely_at_most", "wrap",

@@ -463,7 +463,35 @@ def surely_at_most(a: PrimExpr, b: PrimExpr, domains: Mapping) -> bool:
     for var, rng in domains.items():
         ranges[var] = loop_interval(var, rng.min, rng.extent, ranges)
     gap = bound(Sub(a, b), ranges)
-    return gap.hi is not None and gap.hi.is_const and gap.hi.const <= 0
+    if gap.hi is None:
+        return False
+    if gap.hi.is_const:
+        return gap.hi.const <= 0
+    # what is left may be a multiple of a quotient against its dividend:
+    # d * (x // d) lies in [x - (d - 1), x], so m - (m + 3) // 4 * 4 <= 0
+    # (a ceil-divided extent times its factor reaches the extent)
+    hi = _without_quotients(gap.hi, ranges)
+    return hi is not None and hi.is_const and hi.const <= 0
+
+
+def _without_quotients(form: Linear, ranges: Mapping) -> Linear | None:
+    """An upper bound of ``form`` with each term ``c * (x // d)`` (a
+    positive constant ``d`` dividing ``c``) replaced by the bound of ``c /
+    d * x`` it follows from; None when ``x`` has no bound on that side."""
+    out = Linear.constant(form.const)
+    for atom, coef in form.terms:
+        d = atom.b.value if isinstance(atom, FloorDiv) and isinstance(atom.b, IntImm) else 0
+        if d <= 0 or coef % d:
+            out = out + Linear(((atom, coef),))
+            continue
+        k = coef // d
+        x = bound(atom.a, ranges)
+        end = x.hi if k > 0 else x.lo
+        if end is None:
+            return None
+        # k > 0: k * (x // d) <= k * x / d; k < 0: <= k * (x - (d - 1)) / d
+        out = out + end.scale(k) + (0 if k > 0 else -k * (d - 1))
+    return out
 
 
 __all__ = ["LinearInterval", "bound", "loop_interval", "let_interval", "const_bounds", "surely_at_most"]

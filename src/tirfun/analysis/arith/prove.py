@@ -67,11 +67,65 @@ def _prove(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
         return True
     if _within_own_domain(cond, assumptions):
         return True
+    if _reflexive(cond):
+        return True
+    if _by_min_max(cond, env, assumptions):
+        return True
     if isinstance(cond, NE) and _never_equal(cond.a, cond.b):
         return True
     if isinstance(cond, Not) and isinstance(cond.a, EQ) and _never_equal(cond.a.a, cond.a.b):
         return True
     return is_true(ExprSimplifier(dict(env)).expr(cond))
+
+
+def _reflexive(cond: PrimExpr) -> bool:
+    """``a >= a``, ``a <= a`` or ``a == a`` on one integer expression without
+    calls: true for every value, wrap-around included (the simplifier does
+    not fold it where ``a`` is symbolic, ``n - 1 >= n - 1``; a float may be
+    NaN, and a call need not give one value twice)."""
+    from ...nodes import GE, LE, Call
+    from ..traversal import iter_children
+
+    if not isinstance(cond, (GE, LE, EQ)) or cond.a != cond.b or not cond.a.dtype.is_integer:
+        return False
+    stack = [cond.a]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Call):
+            return False
+        stack.extend(iter_children(n))
+    return True
+
+
+def _by_min_max(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
+    """An order between expressions where one side is a ``min`` or a
+    ``max``, proved through its operands: ``min(x, y) <= a`` when ``x <= a``
+    or ``y <= a``, ``a <= min(x, y)`` when both hold, and the reverse for
+    ``max`` (so ``min((m + 3) // 4 * 4 - 1, m - 1) <= m - 1`` for an
+    unknown ``m``, which constant bounds do not decide)."""
+    from ...nodes import GE, GT, LE, LT, Max, Min
+
+    if isinstance(cond, (LE, LT)):
+        small, big, kind = cond.a, cond.b, type(cond)
+    elif isinstance(cond, (GE, GT)):
+        small, big, kind = cond.b, cond.a, LE if isinstance(cond, GE) else LT
+    else:
+        return False
+    if not small.dtype.is_integer:
+        return False  # a float min or max of a NaN is NaN, below nothing
+
+    def holds(a, b):
+        return _prove(kind(a, b), env, assumptions)
+
+    if isinstance(small, Min):
+        return holds(small.a, big) or holds(small.b, big)
+    if isinstance(small, Max):
+        return holds(small.a, big) and holds(small.b, big)
+    if isinstance(big, Max):
+        return holds(small, big.a) or holds(small, big.b)
+    if isinstance(big, Min):
+        return holds(small, big.a) and holds(small, big.b)
+    return False
 
 
 def _within_own_domain(cond: PrimExpr, assumptions: Assumptions) -> bool:

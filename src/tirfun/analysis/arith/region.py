@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...nodes import GE, LE, BufferRegion, IntImm, PrimExpr, Range, Var
+from ...nodes import GE, LE, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Var
 from . import int_set
 from .int_set import Interval
 from .prove import Assumptions, can_prove
+from .linear_bound import surely_at_most
 
 
 def _dims(region) -> list:
@@ -92,8 +93,31 @@ def region_covers(regions: Sequence, target, dom: Assumptions | None = None) -> 
     return any(_contains(b, goal, dom) for b in boxes)
 
 
-def _le(a: PrimExpr, b: PrimExpr, dom) -> bool:
-    return a == b or can_prove(LE(a, b), dom)
+def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> bool:
+    """Whether the index ``a <= b`` for every value of the variables within
+    ``dom``: proven, or, past what the prover shows,
+    bounded symbolically as index arithmetic denotes (a region's ends are
+    indices: ``m - 1 <= (m + 3) // 4 * 4 - 1``, the end of a split of a
+    symbolic extent, as TVM's analyzer finds it)."""
+    if a == b or can_prove(LE(a, b), dom):
+        return True
+    if not (a.dtype.is_integer and b.dtype.is_integer):
+        return False
+    # a min or a max on either side, through its operands (the bound a
+    # predicate adds to a relaxed end is a min)
+    if isinstance(a, Min):
+        return index_at_most(a.a, b, dom) or index_at_most(a.b, b, dom)
+    if isinstance(a, Max):
+        return index_at_most(a.a, b, dom) and index_at_most(a.b, b, dom)
+    if isinstance(b, Max):
+        return index_at_most(a, b.a, dom) or index_at_most(a, b.b, dom)
+    if isinstance(b, Min):
+        return index_at_most(a, b.a, dom) and index_at_most(a, b.b, dom)
+    ranges = dict(dom or {})
+    return all(isinstance(r, Range) for r in ranges.values()) and surely_at_most(a, b, ranges)
+
+
+_le = index_at_most
 
 
 def _contains(box: list[Interval], goal: list[Interval], dom) -> bool:
