@@ -277,14 +277,44 @@ def _names_a_pointer(block: Block) -> bool:
     return False
 
 
-def _reinfer(block: Block, buffer: Buffer, declared: frozenset) -> Block:
+def _reinfer(block: Block, buffer: Buffer, known: frozenset, declared) -> Block:
     """The block with its regions inferred again when it declared an access
     to ``buffer`` (whose accesses were rewritten), as TVM's inliner does,
-    over the buffers the function declares (:func:`_declared_buffers`)."""
+    over the buffers the function declares (:func:`_regions_over_declared`)."""
     if not any(r.buffer == buffer for r in list(block.reads) + list(block.writes)):
         return block
-    reads, writes = access_regions(block, declared=declared)
+    reads, writes = _regions_over_declared(block, known | _region_buffers(block), declared)
     return with_fields(block, reads=reads, writes=writes)
+
+
+def _region_buffers(*blocks: Block) -> frozenset:
+    """The buffers the regions of ``blocks`` name."""
+    return frozenset(r.buffer for b in blocks for r in list(b.reads) + list(b.writes))
+
+
+def _regions_over_declared(block: Block, known: frozenset, declared) -> tuple[list, list]:
+    """``access_regions(block)`` over the buffers the function declares:
+    ``known`` are some of them (the parameters' buffers, those the regions
+    of the blocks involved name), and ``declared()`` gives them all, at the
+    cost of a walk of the function, taken only when the block accesses a
+    buffer outside ``known`` (a ``T.Buffer`` over ``T.allocate_const``), so
+    that an inline costs the same in a module of a thousand blocks."""
+    reads, writes = access_regions(block)
+    if all(r.buffer in known for r in reads + writes):
+        return reads, writes
+    return access_regions(block, declared=declared())
+
+
+def _declared_once(func):
+    """A function giving :func:`_declared_buffers` of ``func``, walked on the
+    first call only."""
+    found: list = []
+
+    def declared() -> frozenset:
+        if not found:
+            found.append(_declared_buffers(func))
+        return found[0]
+    return declared
 
 
 def _declared_buffers(func) -> frozenset:
@@ -1695,10 +1725,11 @@ class ComputeInline(Rewrite):
                 return Call(inlined.dtype, "tir.if_then_else",
                             [n.predicate, inlined, const(0, inlined.dtype)])
             if isinstance(n, Block):
-                return _reinfer(n, buffer, declared)
+                return _reinfer(n, buffer, known, declared)
             return n
 
-        declared = _declared_buffers(site.func)
+        known = frozenset(site.func.buffer_map.values()) | _region_buffers(block)
+        declared = _declared_once(site.func)
 
         # every other statement of the scope either names no use of the
         # buffer or only leads to these; the paths stay valid until the
@@ -1954,7 +1985,9 @@ class ReverseComputeInline(Rewrite):
         new_store = transform(consumer_store, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
         new_block = with_fields(producer, body=body)
-        reads, writes = access_regions(new_block, declared=_declared_buffers(site.func))
+        known = (frozenset(site.func.buffer_map.values())
+                 | _region_buffers(producer, loc.realize.block))
+        reads, writes = _regions_over_declared(new_block, known, _declared_once(site.func))
         new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:
