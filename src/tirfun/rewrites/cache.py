@@ -61,7 +61,7 @@ from ..analysis.traversal import (
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
-    BufferStore, Cast, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
+    BufferStore, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
     MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var, While,
 )
 from ..nodes.base import with_fields
