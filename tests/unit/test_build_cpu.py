@@ -410,3 +410,21 @@ def test_unlowerable_input_is_a_build_error():
         tirfun.build(42)
     with pytest.raises(BuildError, match="no function to build"):
         tirfun.build(IRModule({}))
+
+
+def test_a_shift_or_bitwise_call_of_two_widths_is_a_build_error():
+    # TVM's codegen aborts on such a call; its T helpers cast an operand first
+    from tirfun.errors import BuildError
+    from tirfun.script import from_source
+
+    for op in ("shift_right", "bitwise_and"):
+        func = from_source(f'''
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), n: T.int64):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.Call("int32", "tir.{op}", [A[vi], n])
+''')
+        with pytest.raises(BuildError, match=rf"T.{op} of int32 and int64: both operands must have one dtype"):
+            tirfun.build(func)

@@ -132,6 +132,10 @@ def _const(t: ir.Type, value) -> ir.Constant:
     return ir.Constant(t, value)
 
 
+#: the calls whose two operands LLVM takes in one type
+_SAME_TYPED = frozenset({"tir.bitwise_and", "tir.bitwise_or", "tir.bitwise_xor", "tir.shift_left",
+                         "tir.shift_right"})
+
 class LLVMCodegen:
     """Shared LLVM code generation.
 
@@ -959,6 +963,11 @@ class LLVMCodegen:
             return self._ret(e)
         if op == "tir.if_then_else":
             return self._if_then_else(e)
+        if op in _SAME_TYPED and len(e.args) == 2 and (
+                (e.args[0].dtype.bits, e.args[0].dtype.lanes) != (e.args[1].dtype.bits, e.args[1].dtype.lanes)):
+            # TVM's codegen aborts on these; its T helpers cast first
+            raise BuildError(f"T.{op[4:]} of {e.args[0].dtype} and {e.args[1].dtype}: both operands "
+                             f"must have one dtype (cast one of them): {e}")
         if op in ("tir.bitwise_and", "tir.bitwise_or", "tir.bitwise_xor"):
             x, y = (self.expr(a) for a in e.args)
             return {"tir.bitwise_and": b.and_, "tir.bitwise_or": b.or_,
