@@ -355,7 +355,9 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
     a tag bound with different extents, an innermost block not under a loop
     of every tag the kernel binds, or one whose iteration values are not a
     one-to-one (affine) function of the kernel's loops, so that two threads
-    could run one block instance. This is a sufficient condition for
+    could run one block instance; or a launch past CUDA's limits (an
+    extent over :data:`~tirfun.target.CUDA_DIM_LIMITS`, more than
+    1024 threads per block). This is a sufficient condition for
     the schedules drawn here, not a race check: the interpreter's GPU
     semantics is the judge."""
     problems: list[str] = []
