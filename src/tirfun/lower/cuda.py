@@ -46,10 +46,6 @@ SHARED_SCOPES = ("shared", "shared.dyn")
 #: scopes that lowering moves into the kernels that use them
 KERNEL_SCOPES = ("shared", "shared.dyn", "local", "warp")
 _THREAD_DIMS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
-# the largest extent of each launch dimension on every CUDA device of compute
-# capability 3.0 and later; the driver refuses a launch past them
-_DIM_LIMITS = {"threadIdx.x": 1024, "threadIdx.y": 1024, "threadIdx.z": 64,
-               "blockIdx.x": 2 ** 31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
 
 
 def launch_of(s):

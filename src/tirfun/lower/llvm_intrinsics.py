@@ -139,7 +139,9 @@ def float_bits(b: ir.IRBuilder, x: ir.Value, int_type: ir.Type) -> ir.Value:
     return b.extract_element(b.bitcast(one, ir.VectorType(int_type, 1)), zero)
 
 
-def _per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
+def per_lane(b: ir.IRBuilder, args: list[ir.Value], scalar_fn) -> ir.Value:
+    """``scalar_fn(parts)`` of scalar arguments, applied lane by lane where
+    the first argument is a vector (every argument of the same lanes)."""
     t = args[0].type
     if not isinstance(t, ir.VectorType):
         return scalar_fn(args)
@@ -161,7 +163,7 @@ def _libm(b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
             r = _libm_scalar(b, name, wide)
             return b.fptrunc(r, t)
         return _libm_scalar(b, name, parts)
-    return _per_lane(b, args, scalar)
+    return per_lane(b, args, scalar)
 
 
 def _nextafter16(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:

@@ -425,14 +425,7 @@ class NVPTXCodegen(LLVMCodegen):
         if not e.dtype.is_float:
             return super()._expr_Mod(e)
         a, b, _ = self._arith_operands(e)
-        if not isinstance(a.type, ir.VectorType):
-            return self._fmod(a, b)
-        out = ir.Constant(a.type, ir.Undefined)
-        for lane in range(a.type.count):
-            k = ir.Constant(I32, lane)
-            out = self.b.insert_element(
-                out, self._fmod(self.b.extract_element(a, k), self.b.extract_element(b, k)), k)
-        return out
+        return llvm_intrinsics.per_lane(self.b, [a, b], lambda parts: self._fmod(*parts))
 
     def _fmod(self, x: ir.Value, y: ir.Value) -> ir.Value:
         """C's ``fmod`` of two scalars through libdevice, which computes it

@@ -305,18 +305,6 @@ def _regions_over_declared(block: Block, known: frozenset, declared) -> tuple[li
     return access_regions(block, declared=declared())
 
 
-def _declared_once(func):
-    """A function giving :func:`_declared_buffers` of ``func``, walked on the
-    first call only."""
-    found: list = []
-
-    def declared() -> frozenset:
-        if not found:
-            found.append(_declared_buffers(func))
-        return found[0]
-    return declared
-
-
 def _declared_buffers(func) -> frozenset:
     """The buffers whose accesses a block's regions name, as the parser and
     TVM's inliner infer them: the parameters' buffers, every allocation,
@@ -1729,7 +1717,8 @@ class ComputeInline(Rewrite):
             return n
 
         known = frozenset(site.func.buffer_map.values()) | _region_buffers(block)
-        declared = _declared_once(site.func)
+        # walked once, for the first consumer that needs it
+        declared = functools.cache(lambda: _declared_buffers(site.func))
 
         # every other statement of the scope either names no use of the
         # buffer or only leads to these; the paths stay valid until the
@@ -1987,7 +1976,7 @@ class ReverseComputeInline(Rewrite):
         new_block = with_fields(producer, body=body)
         known = (frozenset(site.func.buffer_map.values())
                  | _region_buffers(producer, loc.realize.block))
-        reads, writes = _regions_over_declared(new_block, known, _declared_once(site.func))
+        reads, writes = _regions_over_declared(new_block, known, lambda: _declared_buffers(site.func))
         new_block = with_fields(new_block, reads=reads, writes=writes)
         predicate = prealize.predicate
         if bounds:
