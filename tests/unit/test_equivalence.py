@@ -183,3 +183,23 @@ def test_a_reducer_identity_in_the_buffer_does_not_hide_differences():
     y = x.copy()
     y[3] = 0.51
     assert compare_arrays("M", x, y, "float32").startswith("buffer M differs at index (3,)")
+
+
+def test_ulps_apart_takes_the_widest_difference_and_none_past_the_finite():
+    from tirfun.testing.equivalence import ulps_apart
+
+    a = np.array([1.0, 2.0, np.nan, -0.0], "float32")
+    b = a.copy()
+    assert ulps_apart(a, b, "float32") == 0
+    b[0] = np.nextafter(np.nextafter(a[0], np.float32(2)), np.float32(2))
+    b[3] = 0.0  # -0 and +0 are one apart
+    assert ulps_apart(a, b, "float32") == 2
+    b[1] = np.inf
+    assert ulps_apart(a, b, "float32") is None
+
+
+def test_zero_dimensional_floats_that_differ_are_named():
+    from tirfun.testing.equivalence import compare_arrays
+
+    message = compare_arrays("x", np.array(1.0), np.array(2.0), "float64")
+    assert message == "buffer x differs at index (): 1.0 against 2.0 (1 of 1 elements differ)"

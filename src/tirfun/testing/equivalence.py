@@ -229,6 +229,28 @@ def _ulp_distance(bx: np.ndarray, by: np.ndarray, width: int) -> np.ndarray:
     return np.where(same_sign, np.maximum(mx, my) - np.minimum(mx, my), mx + my + np.uint64(1))
 
 
+def _float_agreement(expected: np.ndarray, actual: np.ndarray, dtype: DataType):
+    """``(same, distance, finite)`` of two float arrays of one shape, element
+    by element: the same bits or both NaN; how many representable values
+    apart; both finite. (Not ``ascontiguousarray``, which makes a 0-d array
+    1-d.)"""
+    bx, by = _bits(np.asarray(expected, order="C")), _bits(np.asarray(actual, order="C"))
+    x, y = _as_float(expected, dtype), _as_float(actual, dtype)
+    same = (bx == by) | (np.isnan(x) & np.isnan(y))
+    return same, _ulp_distance(bx, by, bx.dtype.itemsize * 8), np.isfinite(x) & np.isfinite(y)
+
+
+def ulps_apart(expected: np.ndarray, actual: np.ndarray, dtype) -> int | None:
+    """How many representable values apart two float arrays of one shape lie
+    at most, over the elements that differ (0 when none does); None when an
+    element differs where one side is not finite."""
+    same, distance, finite = _float_agreement(expected, actual, DataType(dtype))
+    differs = ~same
+    if np.any(differs & ~finite):
+        return None
+    return int(distance[differs].max()) if np.any(differs) else 0
+
+
 def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: DataType,
                    ulps: int = 0) -> str | None:
     """None when the arrays agree, else a message naming the first differing
@@ -242,14 +264,9 @@ def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, dtype: D
     if expected.shape != actual.shape:
         return f"buffer {name} has shape {expected.shape} against {actual.shape}"
     if dtype.is_float:
-        bx, by = _bits(np.ascontiguousarray(expected)), _bits(np.ascontiguousarray(actual))
-        same = bx == by
-        width = bx.dtype.itemsize * 8
-        x, y = _as_float(expected, dtype), _as_float(actual, dtype)
-        same |= np.isnan(x) & np.isnan(y)
+        same, distance, finite = _float_agreement(expected, actual, dtype)
         if ulps:
-            distance = _ulp_distance(bx, by, width)
-            same |= np.isfinite(x) & np.isfinite(y) & (distance <= np.uint64(ulps))
+            same |= finite & (distance <= np.uint64(ulps))
     else:
         same = np.asarray(expected == actual)
     if np.all(same):
@@ -362,6 +379,6 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
     return draw_inputs()
 
 
-__all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for",
+__all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for", "ulps_apart",
            "random_array", "compare_arrays", "choose_sizes", "INTRINSIC_ULPS", "FAST_MATH_ULPS",
            "ulps_for"]

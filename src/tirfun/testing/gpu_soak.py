@@ -84,7 +84,7 @@ def check_seed(seed: int, execute: Callable) -> tuple[str, str]:
     returns the arguments after the call, as numpy arrays and numbers."""
     from ..errors import TirfunError
     from ..interp import run
-    from .equivalence import _bits, _ulp_distance, compare_arrays, random_inputs
+    from .equivalence import compare_arrays, random_inputs, ulps_apart
 
     import tirfun
 
@@ -110,12 +110,9 @@ def check_seed(seed: int, execute: Callable) -> tuple[str, str]:
         buf = func.buffer_map[param]
         if compare_arrays(buf.name, want, have, buf.dtype) is None:
             continue
-        near = compare_arrays(buf.name, want, have, buf.dtype, ulps=LIBDEVICE_ULPS)
-        if buf.dtype.is_float and math and near is None:
-            bx, by = _bits(np.ascontiguousarray(want)), _bits(np.ascontiguousarray(have))
-            same = (bx == by) | (np.isnan(want.astype("float64")) & np.isnan(have.astype("float64")))
-            distance = np.where(same, 0, _ulp_distance(bx, by, bx.dtype.itemsize * 8))
-            worst = max(worst, int(distance.max()))
+        apart = ulps_apart(want, have, buf.dtype) if buf.dtype.is_float and math else None
+        if apart is not None and apart <= LIBDEVICE_ULPS:
+            worst = max(worst, apart)
             continue
         problems.append(compare_arrays(buf.name, want, have, buf.dtype))
     if problems:
