@@ -169,14 +169,10 @@ def _bitwise_not(ip, node, a):
 
 
 def _limit_value(which: str):
+    limit = tir_op.max_value if which == "max" else tir_op.min_value
+
     def handler(ip, node, a):
-        dtype = to_dtype(ip, a.dtype, a.node("dtype"))
-        value = dtype.max_value() if which == "max" else dtype.min_value()
-        if dtype.is_float and not dtype.is_mini_float:  # the narrow floats know theirs
-            finite = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-                      "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
-            value = finite.get(str(dtype.element_of), math.inf) * (1 if which == "max" else -1)
-        return const(value, dtype)
+        return limit(to_dtype(ip, a.dtype, a.node("dtype")))
     return handler
 
 
