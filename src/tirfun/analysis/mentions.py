@@ -108,14 +108,15 @@ def buffer_names_in(node: Node) -> frozenset:
 
 
 def _buffer_names_of(node: Node):
-    if type(node) is BlockRealize and all(map(_plain, node.iter_values)) and _plain(node.predicate):
+    if (type(node) is BlockRealize and all(map(plain_arithmetic, node.iter_values))
+            and plain_arithmetic(node.predicate)):
         # bindings of loop variables and constants (nearly every block): the
         # block's names, kept already when the block is shared
         return buffer_names_in(node.block)
     return _collect_buffer_names(node)
 
 
-def _plain(expr) -> bool:
+def plain_arithmetic(expr) -> bool:
     """Whether ``expr`` is built of integer variables, constants and
     two-operand arithmetic only (so it names no buffer and no pointer)."""
     stack = [expr]
@@ -211,4 +212,5 @@ def _record_masked(n: Node, out: set) -> None:
         out.add(n.buffer.name)
 
 
-__all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads"]
+__all__ = ["names_in", "buffer_names_in", "mentions", "mentions_any", "pointer_buffers", "masked_vector_loads",
+           "plain_arithmetic"]

@@ -121,17 +121,79 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
     Returns ``node`` itself when ``fn`` returned every child unchanged (by
     identity), so callers get structural sharing for free.
     """
-    updates = None
-    for name in _field_names(type(node)):
-        value = getattr(node, name)
-        new = _map_value(value, fn)
-        if new is not value:
-            if updates is None:
-                updates = {}
-            updates[name] = new
-    if updates is None:
-        return node
-    return with_fields(node, **updates)
+    return _child_mapper(type(node))(node, fn)
+
+
+#: field types that never hold a node: a mapper does not look at them
+_PLAIN_FIELD_TYPES = frozenset({
+    "str", "str | None", "int", "float", "bool", "bytes", "DataType", "ForKind", "IterVarType",
+})
+
+#: field types that hold one node or None (checked by the field's validator)
+_NODE_FIELD_TYPES = frozenset({
+    "PrimExpr", "PrimExpr | None", "Stmt", "Stmt | None", "Buffer", "'Buffer'", "Var", "Var | None",
+    "Range", "BufferRegion", "StringImm", "Block",
+})
+
+
+def _field_type(attribute) -> str:
+    kind = attribute.type
+    return kind.__name__ if isinstance(kind, type) else str(kind)
+
+
+@functools.cache
+def _child_mapper(cls: type):
+    """:func:`map_children` for a ``cls``, written out once: each field that
+    may hold a node is read and mapped in field order, a field that cannot
+    (a name, a dtype, a count) is not looked at, and the node is rebuilt
+    through :func:`with_fields` only when a child changed. Visiting a node
+    is then a few attribute reads, where asking each field's value what it
+    is costs a call per field, and rewrites visit every node of what they
+    rebuild."""
+    lines = ["def mapper(node, fn):", "    changed = None"]
+    env = {"_map_value": _map_value, "_with_fields": with_fields, "_Node": Node, "_PVEC": _PVEC}
+    for k, attribute in enumerate(attrs.fields(cls)):
+        name, kind = attribute.name, _field_type(attribute)
+        if kind in _PLAIN_FIELD_TYPES:
+            continue
+        lines.append(f"    v = node.{name}")
+        if kind in _NODE_FIELD_TYPES:
+            # validated as a node (or None) when the node was made
+            lines.append("    if v is not None:")
+            lines.append("        n = fn(v)")
+        elif kind == "PVector":
+            lines += ["    if type(v) is _PVEC:",
+                      "        n = v",
+                      "        for i, item in enumerate(v):",
+                      "            if isinstance(item, _Node):",
+                      "                new = fn(item)",
+                      "                if new is not item:",
+                      "                    n = _PVEC_SET(n, i, new)",
+                      "    else:",
+                      "        n = _map_value(v, fn)"]
+            env["_PVEC_SET"] = _pvector_set
+        else:  # maps, and fields of any type: asked at run time
+            lines.append("    n = _map_value(v, fn)")
+        if kind in _NODE_FIELD_TYPES:
+            lines += ["        if n is not v:",
+                      "            if changed is None:",
+                      "                changed = {}",
+                      f"            changed[{name!r}] = n"]
+        else:
+            lines += ["    if n is not v:",
+                      "        if changed is None:",
+                      "            changed = {}",
+                      f"        changed[{name!r}] = n"]
+    lines += ["    if changed is None:", "        return node", "    return _with_fields(node, **changed)"]
+    exec("\n".join(lines), env)  # the source is built above from field names only
+    return env["mapper"]
+
+
+def _pvector_set(vector, i: int, item):
+    """``vector`` with item ``i`` replaced (a vector of a few nodes: one
+    ``set`` per changed item, as building a list and a new vector would
+    cost more)."""
+    return vector.set(i, item)
 
 
 def walk(node: Node) -> Iterator[Node]:

@@ -26,7 +26,8 @@ import attrs
 from ..analysis.traversal import Path, get_at, replace_at
 from ..nodes import IRModule, Node, PrimFunc
 from .errors import InvalidModuleError, RewriteError
-from .index import FuncIndex, derive_index, remember
+from ..analysis.mentions import plain_arithmetic
+from .index import FuncIndex, derive_index, derive_nest_index, remember
 
 
 class _Stop(Exception):
@@ -95,6 +96,25 @@ def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None)
         index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
     remember(new_func, index)
     return site.mod.with_function(site.func_name, new_func)
+
+
+def commit_nest(site: Site, path: Path, old_nest: list, new: Node, new_depth: int, values) -> IRModule:
+    """:func:`commit` for a loop primitive that replaced the perfect nest
+    of loops ``old_nest`` at ``path`` (empty: the statement there was
+    wrapped) by ``new``, a nest of ``new_depth`` loops over the old
+    innermost body with loop variables replaced by ``values``. Where the
+    values are plain arithmetic of variables and constants, the body names
+    the same buffers as before and binds the same names, so the new index is
+    the old one with the nest's loops swapped and the entries below them
+    moved (:func:`derive_nest_index`), without walking the body."""
+    index = None
+    if all(map(plain_arithmetic, values)):
+        nest, node = [], new
+        for _ in range(new_depth):
+            nest.append(node)
+            node = node.body
+        index = derive_nest_index(site.index, path, old_nest, nest)
+    return commit(site, path, new, index=index)
 
 
 def as_module(value, primitive: str) -> IRModule:
@@ -184,4 +204,4 @@ class Rewrite:
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
 
 
-__all__ = ["Checks", "Site", "Outcome", "commit", "as_module", "register", "Rewrite", "REGISTRY"]
+__all__ = ["Checks", "Site", "Outcome", "commit", "commit_nest", "as_module", "register", "Rewrite", "REGISTRY"]

@@ -765,6 +765,60 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
 
 
+def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:
+    """The index after a loop primitive replaced the perfect nest of loops
+    ``old_nest`` (outermost first, the outermost at ``path``; empty when
+    the statement at ``path`` itself was wrapped) by the nest ``new_nest``,
+    whose innermost body is the old innermost body with loop variables
+    substituted in its expressions: the same loops and blocks at the same
+    places relative to the body, binding the same names and naming the same
+    buffers (split, fuse, add_unit_loop). Only the loops of the two nests are
+    looked at, and the entries below them moved down or up; None when that
+    cannot be told this cheaply (then :func:`derive_index` is used)."""
+    if old.clashes or not new_nest:
+        return None
+    if any(map(_is_loose, old_nest)) or any(map(_is_loose, new_nest)):
+        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
+    delta: dict = {}
+    for loop in old_nest:
+        _tally_one(loop, delta, -1)
+    for loop in new_nest:
+        _tally_one(loop, delta, 1)
+    body_old = old_nest[-1].body if old_nest else None
+    epoch = len(old.shifts)
+    old_depth, new_depth = len(old_nest), len(new_nest)
+    table = old.loop_table.evolver()
+    for loop in old_nest:
+        table.remove(loop.loop_var.name)
+    down = (("body", None),)
+    for k, loop in enumerate(new_nest):
+        name = loop.loop_var.name
+        if name in table:
+            return None  # a clash: the generic derivation indexes it afresh
+        table.set(name, (path + down * k, epoch))
+    blocks = old.block_table
+    below = _entries(body_old) if body_old is not None else _entries(new_nest[-1].body)
+    if below:
+        inner = path + down * new_depth
+        btable = blocks.evolver()
+        for is_loop, name, rel in below:
+            (table if is_loop else btable).set(name, (inner + rel, epoch))
+        blocks = btable.persistent()
+    changes = {name: d for name, d in delta.items() if d}
+    names = old.names
+    if changes:
+        names = names.evolver()
+        for name, d in changes.items():
+            count = (names[name] if name in names else 0) + d
+            if count > 0:
+                names[name] = count
+            elif name in names:
+                del names[name]
+        names = names.persistent()
+    return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
+                     old._pending, old.loose)
+
+
 #: rebuilt BlockRealizes kept unsettled at most (see ``FuncIndex.mentioned``)
 _MAX_PENDING = 256
 
@@ -869,4 +923,5 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "index_of", "remember"]
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_nest_index", "index_of",
+           "remember"]

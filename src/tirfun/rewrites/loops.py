@@ -22,7 +22,7 @@ from ..nodes import (
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
-from .base import Checks, Outcome, Rewrite, commit, register
+from .base import Checks, Outcome, Rewrite, commit, commit_nest, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
     is_int_expr, loops_above, names_defined_at, resolve_block, resolve_block_or_loop,
@@ -264,7 +264,7 @@ class Split(Rewrite):
         zero = IntImm(dtype, 0)
         for v, f in reversed(list(zip(new_vars, factors))):
             new = For(v, zero, f, ForKind.SERIAL, new)
-        mod = commit(site, path, new)
+        mod = commit_nest(site, path, [loop], new, len(new_vars), [mapped])
         return Outcome(mod, tuple(LoopRef(n, site.func_name) for n in names))
 
     def python_args(self):
@@ -472,7 +472,7 @@ class Fuse(Rewrite):
             ranges[name] = (0, total.value - 1)
         body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
         new = For(fused, IntImm(dtype, 0), total, ForKind.SERIAL, body)
-        mod = commit(site, paths[0], new)
+        mod = commit_nest(site, paths[0], list(loops), new, 1, mapping.values())
         return Outcome(mod, LoopRef(name, site.func_name))
 
     def python_args(self):
@@ -895,7 +895,7 @@ class AddUnitLoop(Rewrite):
         site, path = plan
         name = fresh_name(UNIT_LOOP_BASE, site.index.names)
         new = For(Var(name, "int32"), IntImm("int32", 0), IntImm("int32", 1), ForKind.SERIAL, site.at(path))
-        mod = commit(site, path, new)
+        mod = commit_nest(site, path, [], new, 1, ())
         return Outcome(mod, LoopRef(name, site.func_name))
 
     def python_args(self):
