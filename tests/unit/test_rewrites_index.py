@@ -176,3 +176,44 @@ def test_a_shift_leaves_a_path_that_left_its_sequence_earlier_alone():
     inside = (("body", None), ("seq", 2), ("seq", 3), ("block", None))
     assert _resolve((elsewhere, 0), (shift,)) == elsewhere
     assert _resolve((inside, 0), (shift,)) == (("body", None), ("seq", 2), ("seq", 4), ("block", None))
+
+
+def test_loop_primitives_derive_the_index_from_the_two_nests():
+    # split, fuse and add_unit_loop swap a nest's loops and move what is
+    # below without walking it: under a block, after a statement was
+    # inserted at the root (a shift still pending), with a symbolic factor,
+    # and where a loop's extent reads a buffer (the walk over the body is
+    # used instead), the derived index is the built one, and a name the nest
+    # freed is free
+    from tirfun.nodes import Var
+    from tirfun.rewrites import index as index_module
+
+    used = []
+    original = index_module.derive_nest_index
+
+    def spy(*args):
+        out = original(*args)
+        used.append(out is not None)
+        return out
+
+    source = SOURCE.replace("n: T.int32):", "n: T.int32, L: T.Buffer((1,), \"int32\")):")
+    source += """
+    for t in range(L[0]):
+        with T.block("D"):
+            vt = T.axis.opaque(8, t)
+            B[vt % 8, 0] = T.float32(0)
+"""
+    mod = IRModule({"main": from_source(source)})
+    steps = [R.cache_read("B", 0, "local"), R.split("l", [None, 4]), R.fuse("l_0", "l_1"),
+             R.add_unit_loop("B"), R.split("i", [2, 4]), R.split("k", [None, Var("n", "int32")]),
+             R.fuse("k_0", "k_1"), R.split("t", [None, 2])]
+    R.base.derive_nest_index = spy
+    try:
+        for step in steps:
+            mod = step(mod)
+            derived = index_of(mod["main"])
+            assert derived == build_index(mod["main"]), step
+    finally:
+        R.base.derive_nest_index = original
+    assert used == [True, True, True, True, True, True, False]
+    assert "l" not in index_of(mod["main"]).names
