@@ -172,7 +172,9 @@ def _child_mapper(cls: type):
                       "    else:",
                       "        n = _map_value(v, fn)"]
             env["_PVEC_SET"] = _pvector_set
-        else:  # maps, and fields of any type: asked at run time
+        elif kind == "PMap":  # annotations: nearly always empty
+            lines.append("    n = _map_value(v, fn) if v else v")
+        else:  # fields of any type: asked at run time
             lines.append("    n = _map_value(v, fn)")
         if kind in _NODE_FIELD_TYPES:
             lines += ["        if n is not v:",

@@ -17,8 +17,8 @@ from pyrsistent import PVector
 from ..analysis.mentions import mentions_any, names_in
 from ..analysis.traversal import Path, ancestors, map_children, stmt_children
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
-    StringImm, Var,
+    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
+    StringImm, IterVar, Var,
 )
 from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -163,6 +163,14 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
             return get(n, n)
         if kind is Range and type(n.min) in _LEAVES and type(n.extent) in _LEAVES:
             return n  # the common range of constants and variables
+        if kind is IterVar and type(n.dom.min) in _LEAVES and type(n.dom.extent) in _LEAVES:
+            return n
+        if kind is BufferLoad and n.buffer not in mapping and n.predicate is None \
+                and all(type(i) in _LEAVES for i in n.indices):
+            return n  # another buffer, at variables and constants
+        if kind is BufferRegion and n.buffer not in mapping \
+                and all(type(r.min) in _LEAVES and type(r.extent) in _LEAVES for r in n.region):
+            return n
         if isinstance(n, Stmt):
             if names.isdisjoint(names_in(n)):
                 return n
