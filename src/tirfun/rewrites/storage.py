@@ -116,18 +116,19 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
     return found[1:]
 
 
-def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None = None) -> dict:
+def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None = None,
+               items: dict | None = None) -> dict:
     """``{buffer: new}`` and each match_buffer view of ``buffer`` under
     ``root`` (views of views too) with the axis separators TVM's
     ``set_axis_separator`` gives it: its source's, where it has as many
     dimensions, else as many zeros (TVM warns that these may be wrong; a
     0-d view of one element has no axis to separate, so they change
-    nothing there)."""
+    nothing there). ``items`` receives what :func:`buffer_views` gives it."""
     mapping = {buffer: new}
     sources: dict = {}
     # outermost first: a view comes before the views of it; with the
     # function's index and the root's path, only what names them is walked
-    for view in buffer_views(root, buffer, None, index, path, sources):
+    for view in buffer_views(root, buffer, items, index, path, sources):
         source = mapping[sources[view]]
         seps = list(source.axis_separators)
         if len(view.shape) != len(source.shape):
@@ -646,11 +647,11 @@ class SetAxisSeparator(Rewrite):
         # where it can tell), so that the replacement asks no other
         items: dict = {}
         top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
-        if top is not None:
-            buffer_views(site.at(top), buffer, items, site.index, top)
         # its match_buffer views take the separators too, as in TVM
-        mapping = with_views(site.at(top) if top is not None else site.func.body, buffer, new,
-                             site.index if top is not None else None, top)
+        if top is not None:
+            mapping = with_views(site.at(top), buffer, new, site.index, top, items)
+        else:
+            mapping = with_views(site.func.body, buffer, new)
         if alloc is not None:
             block = _replace_buffers(site.at(alloc), mapping, items=items)
             return Outcome(commit(site, alloc, block, index=site.index))
