@@ -217,3 +217,30 @@ def test_loop_primitives_derive_the_index_from_the_two_nests():
         R.base.derive_nest_index = original
     assert used == [True, True, True, True, True, True, False]
     assert "l" not in index_of(mod["main"]).names
+
+
+def test_names_bound_by_let_expressions_are_counted_through_rewrites():
+    # a Let expression inside a block binds its variable: the derived index
+    # counts it as the built one does, after rewrites that rebuild, copy
+    # (cache_write) and drop (compute_inline) the statements holding it
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            z = T.float32()
+            B[vi] = T.Let(z + z, where={z: A[vi] * T.float32(2)})
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(source)})
+    assert index_of(mod["main"]).names["z"] == 1
+    for step in [R.split("i", [None, 2]), R.cache_write("B", 0, "local"), R.compute_inline("B_local"),
+                 R.compute_inline("B")]:
+        mod = step(mod)
+        assert index_of(mod["main"]) == build_index(mod["main"]), step
+    assert index_of(mod["main"]).names["z"] == 1

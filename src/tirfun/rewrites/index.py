@@ -212,22 +212,6 @@ def _field_names(cls: type) -> tuple[str, ...]:
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 
-def _inner(value) -> bool:
-    """Whether ``_expr_lets`` must look inside ``value``: a node that may
-    hold a Let (statements are counted on their own, buffers bind nothing
-    there)."""
-    kind = type(value)
-    inner = _INNER.get(kind)
-    if inner is None:
-        inner = _INNER[kind] = (kind not in _LEAVES and issubclass(kind, Node)
-                                and not issubclass(kind, (Stmt, Buffer)))
-    return inner
-
-
-# type -> whether _expr_lets looks inside its values (a pure function of the type)
-_INNER: dict[type, bool] = {}
-
-
 #: field types that never hold a Let expression (statements are counted on
 #: their own, buffers and plain variables bind nothing inside them)
 _NO_LET_TYPES = frozenset({
@@ -244,21 +228,60 @@ def _let_fields(cls: type) -> tuple[str, ...]:
     return tuple(a.name for a in attrs.fields(cls) if str(a.type) not in _NO_LET_TYPES)
 
 
+class _Enter(dict):
+    """type -> whether ``_expr_lets`` looks inside a value of it: a node
+    that may hold a Let (statements are counted on their own, buffers bind
+    nothing there, leaves hold nothing); learnt on first sight of the type."""
+
+    def __missing__(self, kind: type) -> bool:
+        inner = self[kind] = (kind not in _LEAVES and issubclass(kind, Node)
+                              and not issubclass(kind, (Stmt, Buffer)))
+        return inner
+
+
+_ENTER = _Enter()
+
+
+class _LetWalkers(dict):
+    """type -> a function ``(node, stack)`` pushing the values of the
+    node's fields that may hold a Let, written out once per type (as
+    ``attrs`` writes an ``__init__``): a visit is then a few attribute reads
+    and type tests, where reading the field names and asking each value
+    what it is cost a call each, and the index visits every expression of
+    what a rewrite rebuilt."""
+
+    def __missing__(self, cls: type):
+        lines = ["def walk(n, push):"]
+        for k, name in enumerate(_let_fields(cls)):
+            lines += [f"    v{k} = n.{name}",
+                      f"    if type(v{k}) is _PVEC:",
+                      f"        for x in v{k}:",
+                      "            if _ENTER[type(x)]:",
+                      "                push(x)",
+                      f"    elif _ENTER[type(v{k})]:",
+                      f"        push(v{k})"]
+        if len(lines) == 1:
+            lines.append("    return")
+        env = {"_PVEC": _PVEC, "_ENTER": _ENTER}
+        exec("\n".join(lines), env)  # the source is built above from field names only
+        walk = self[cls] = env["walk"]
+        return walk
+
+
+_LET_WALKERS = _LetWalkers()
+
+
 def _expr_lets(node, counts: dict, sign: int) -> None:
     """Count the variables that ``Let`` expressions inside ``node`` bind
     (statements and buffers are not entered)."""
     stack = [node]
-    inner = _INNER.get
+    push, pop = stack.append, stack.pop
+    walkers = _LET_WALKERS
     while stack:
-        n = stack.pop()
+        n = pop()
         if type(n) is Let:
             counts[n.var.name] = counts.get(n.var.name, 0) + sign
-        for name in _let_fields(type(n)):
-            value = getattr(n, name)
-            if type(value) is _PVEC:
-                stack.extend(v for v in value if inner(type(v)) or (inner(type(v)) is None and _inner(v)))
-            elif inner(type(value)) or (inner(type(value)) is None and _inner(value)):
-                stack.append(value)
+        walkers[type(n)](n, push)
 
 
 def _buffer_names(buf: Buffer, counts: dict, sign: int) -> None:
