@@ -302,18 +302,42 @@ def var_names_in_buffer(buf: Buffer) -> set[str]:
     return out
 
 
+def _block_names(block: Block) -> dict:
+    """The names a block binds itself, with how many times: its name, its
+    iteration variables, its buffers and their size variables, and the
+    variables of Let expressions in its own fields (its domains, regions
+    and views, where most of a block's expression nodes are). Kept for as
+    long as the block lives: a rewrite that brings a block in tallies it,
+    and the rewrite that later takes it out (or moves it) reads this."""
+    key = id(block)
+    entry = _BLOCK_NAMES.get(key)
+    if entry is not None and entry[0]() is block:
+        return entry[1]
+    counts: dict = {block.name_hint: 1}
+    for iv in block.iter_vars:
+        counts[iv.var.name] = counts.get(iv.var.name, 0) + 1
+    for buf in block.alloc_buffers:
+        _buffer_names(buf, counts, 1)
+    for match in block.match_buffers:
+        _buffer_names(match.buffer, counts, 1)
+    _expr_lets(block, counts, 1)
+    _BLOCK_NAMES[key] = (weakref.ref(block, _forget_in(_BLOCK_NAMES, key)), counts)
+    return counts
+
+
+# identity of a block -> (weak reference to it, the names it binds itself)
+_BLOCK_NAMES: dict[int, tuple] = {}
+
+
 def _tally_one(node, counts: dict, sign: int) -> None:
     """Count the names one statement binds itself (not those of the
     statements inside it)."""
-    if isinstance(node, Block):
-        counts[node.name_hint] = counts.get(node.name_hint, 0) + sign
-        for iv in node.iter_vars:
-            counts[iv.var.name] = counts.get(iv.var.name, 0) + sign
-        for buf in node.alloc_buffers:
-            _buffer_names(buf, counts, sign)
-        for match in node.match_buffers:
-            _buffer_names(match.buffer, counts, sign)
-    elif isinstance(node, For):
+    if type(node) is Block:
+        get = counts.get
+        for name, k in _block_names(node).items():
+            counts[name] = get(name, 0) + sign * k
+        return
+    if isinstance(node, For):
         counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
     elif isinstance(node, (LetStmt, Allocate)):
         var = node.var if isinstance(node, LetStmt) else node.buffer_var
@@ -442,7 +466,8 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
             realizes.append(node)
         if counting:
             _tally_one(node, counts, sign)
-            if _is_loose(node) and _in_root(p):
+            # inside a block nothing counts as loose: the cheaper question first
+            if type(node) not in _NEVER_LOOSE and _in_root(p) and _is_loose(node):
                 counts[_LOOSE] = counts.get(_LOOSE, 0) + sign
         names = fields_of(type(node))
         if not names:
@@ -522,7 +547,7 @@ def build_index(func: PrimFunc) -> FuncIndex:
     clashes: set = set()
     loose = 0
     for path, stmt in walk_stmts(func):
-        if _is_loose(stmt) and _in_root(path):
+        if type(stmt) not in _NEVER_LOOSE and _in_root(path) and _is_loose(stmt):
             loose += 1
         if isinstance(stmt, For):
             name = stmt.loop_var.name
@@ -627,8 +652,8 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         # its own names leave and come back
         _tally_one(old, delta, -1)
         _tally_one(new, delta, 1)
-        change = _is_loose(new) - _is_loose(old)
-        if change and _in_root(path):
+        change = _in_root(path) and _is_loose(new) - _is_loose(old)
+        if change:
             delta[_LOOSE] = delta.get(_LOOSE, 0) + change
         if kind is For and old.loop_var.name != new.loop_var.name:
             gone.append((True, old.loop_var.name, path))
