@@ -614,7 +614,7 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
         regions.append(([(path, old)], [(path, new)]))
         return
     if kind is SeqStmt:
-        a, b = old.seq.tolist(), new.seq.tolist()
+        a, b = old.seq, new.seq  # indexed and iterated in C: a copy would cost the whole sequence
         n, m = len(a), len(b)
         pre = _common_head(a, b, min(n, m))
         suf = _common_head(reversed(a), reversed(b), min(n, m) - pre)
