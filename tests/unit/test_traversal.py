@@ -95,3 +95,45 @@ def test_deep_nests_do_not_hit_the_recursion_limit_when_walking():
         body = For(Var(f"i{d}"), 0, 2, "serial", body)
     assert sum(1 for _ in walk_stmts(body)) == 3001
     assert sum(1 for _ in walk(body)) > 3000
+
+
+def test_map_children_visits_each_child_once_in_field_order_and_rebuilds_the_one_changed():
+    # map_children runs a mapper written out per node class: over every
+    # node of programs holding annotations, a buffer map, optional fields
+    # left empty and vectors, it must hand fn exactly the children
+    # iter_children lists, and replacing one child changes that child only
+    import attrs
+    from pyrsistent import PMap
+
+    from tirfun.script import from_source
+
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), n: T.int32):
+    T.func_attr({"tir.noalias": True})
+    for i in T.serial(8, annotations={"pragma_unroll": 1}):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(i < n)
+            T.block_attr({"meta": 2})
+            x: T.float32 = T.if_then_else(vi < 4, A[vi], T.float32(0))
+            B[vi] = x * T.float32(3)
+"""
+    func = from_source(source)
+    checked = 0
+    for node in walk(func):
+        seen = []
+        assert map_children(node, lambda c: seen.append(c) or c) is node
+        expected = list(iter_children(node))
+        assert sorted(map(id, seen)) == sorted(map(id, expected)), type(node).__name__
+        if not any(isinstance(getattr(node, a.name), PMap) for a in attrs.fields(type(node))):
+            assert seen == expected, type(node).__name__  # a map's entries come in another order
+        for target in {id(c): c for c in expected}.values():
+            if not isinstance(target, Var):
+                continue
+            fresh = Var(target.name + "_new", target.dtype)
+            out = map_children(node, lambda c, t=target: fresh if c is t else c)
+            assert out is not node and type(out) is type(node)
+            assert [fresh if c is target else c for c in iter_children(node)] == list(iter_children(out))
+            checked += 1
+    assert checked >= 10
