@@ -89,6 +89,11 @@ def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
     """``e`` with variables replaced; unchanged subtrees are shared."""
     if not mapping:
         return e
+    kind = type(e)
+    if kind is Var:
+        return mapping.get(e, e)
+    if kind is IntImm:
+        return e  # nothing inside to replace (the common range min and extent)
     from ..traversal import transform
 
     def pre(node):
