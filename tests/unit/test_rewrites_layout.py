@@ -477,3 +477,35 @@ def test_transform_block_layout_keeps_a_unit_variable_the_map_gives_as_it_is():
     block = out["main"].body.block.body.seq[0].body.body.block
     # vi has one value; it is read back from its new variable, as TVM keeps it
     assert block.body.script().startswith("B[v1, v0] = A[v1, v0]")
+
+
+def test_one_map_on_two_buffers_of_one_shape_names_each_and_keeps_the_meaning():
+    # the layout a map gives a shape is worked out once for both buffers:
+    # each refusal still names its own buffer, and each result is its own
+    mod = mod_of(TWO_STAGES)
+    for block, spec, name in (("B", ("write", 0), "B"), ("C", ("write", 0), "C"), ("B", ("read", 0), "A")):
+        rewrite = R.transform_layout(block, spec, lambda i, j: (i // 3, i % 3, j))
+        with pytest.raises(R.TransformationIntroducesPaddingError) as info:
+            rewrite(mod)
+        assert str(info.value).split("\n")[0] == (
+            f"transform_layout: block '{block}': the index map does not take the shape (8, 12) of buffer {name} "
+            "one to one onto the shape (3, 3, 12) it spans: some elements would be padding; give a pad_value for "
+            "them, as TVM requires")
+    tile = lambda i, j: (i // 4, j // 4, i % 4, j % 4)  # noqa: E731
+    first, second = R.transform_layout("B", ("read", 0), tile), R.transform_layout("C", ("write", 0), tile)
+    both = (first >> second)(mod)
+    func = both["main"]
+    assert [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params] == [(2, 3, 4, 4)] * 2
+    assert [int(d) for d in func.body.block.alloc_buffers[0].shape] == [8, 12]
+    assert_structural_equal(second(first(mod))["main"], func)
+    # the meaning, with the parameters given in their new layouts
+    rng = np.random.default_rng(0)
+    a, c = rng.standard_normal((8, 12)).astype("float32"), np.zeros((8, 12), "float32")
+    interp_run(mod["main"], a, c)
+    tiled = lambda x: x.reshape(2, 4, 3, 4).transpose(0, 2, 1, 3).copy()  # noqa: E731
+    a2, c2 = tiled(a), np.zeros((2, 3, 4, 4), "float32")
+    interp_run(func, a2, c2)
+    assert c2.tobytes() == tiled(c).tobytes()
+    a3, c3 = a2.copy(), np.zeros_like(c2)
+    tirfun.build(both, target="llvm")(a3, c3)
+    assert c3.tobytes() == c2.tobytes()
