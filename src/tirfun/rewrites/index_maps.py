@@ -295,12 +295,30 @@ def tidy_accesses(node):
     """``node`` with its buffer indices and ranges in the simple form TVM's
     simplifier leaves after a substitution (``simplify_index``), as the
     block primitives that read variables through an inverse write them."""
+    return access_tidier()(node)
+
+
+def access_tidier(mapping=None):
+    """:func:`tidy_accesses` as a function, for the parts of one block: the
+    variables of ``mapping`` (Var -> expression, none of them holding an
+    access or a range) are substituted in the same walk, as
+    ``tidy_accesses(substitute(node, mapping))`` would give, and an index
+    met again (a store's element, then its load and its declared region)
+    is simplified once."""
     from ..analysis.traversal import transform
     from ..nodes import BufferLoad, BufferStore, Range
     from ..nodes.base import with_fields
 
+    tidied: dict = {}
+
     def tidy(e):
-        return transform(simplify_index(e), _fold_divmod)
+        out = tidied.get(e)
+        if out is None:
+            out = tidied[e] = transform(simplify_index(e), _fold_divmod)
+        return out
+
+    def pre(n):
+        return mapping.get(n, n) if type(n) is Var else None
 
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
@@ -308,7 +326,8 @@ def tidy_accesses(node):
         if isinstance(n, Range):
             return Range(tidy(n.min), tidy(n.extent))
         return n
-    return transform(node, post)
+
+    return lambda node: transform(node, post, pre if mapping else None)
 
 
 def _fold_divmod(n):
@@ -325,4 +344,4 @@ def _fold_divmod(n):
     return n
 
 
-__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]
+__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses", "access_tidier"]
