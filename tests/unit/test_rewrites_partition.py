@@ -158,3 +158,37 @@ def main(a: T.handle, b: T.handle):
     sch.annotate(sch.get_loops("B")[1], "pragma_unroll_explicit", 1)
     with pytest.raises(R.LoopHasAnnotationOrThreadBindingError):
         sch.loop_partition(sch.get_loops("B")[1], [2])
+
+
+def test_each_part_has_its_own_copy_of_a_buffer_allocated_inside():
+    # a buffer allocated under the loop is renamed in each part, with every
+    # use of it; the buffers from outside stay the same objects' names
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi, 0:8])
+            T.writes(C[vi, 0:8])
+            S = T.alloc_buffer((8,))
+            for j in range(8):
+                with T.block("S"):
+                    vj = T.axis.spatial(8, j)
+                    S[vj] = A[vi, vj] * T.float32(2)
+            for j2 in range(8):
+                with T.block("C"):
+                    vj = T.axis.spatial(8, j2)
+                    C[vi, vj] = S[vj] + T.float32(1)
+"""
+    from tirfun.analysis.traversal import walk
+    from tirfun.nodes import Block, Buffer
+
+    out = applied(R.loop_partition("i", [None, 1]), mod_of(source))
+    rows = [n for n in walk(out["main"]) if isinstance(n, Block) and n.alloc_buffers]
+    assert len(rows) == 2
+    allocated = [row.alloc_buffers[0] for row in rows]
+    assert len({b.name for b in allocated} | {"S"}) == 3
+    for row, buf in zip(rows, allocated):
+        used = {n.name for n in walk(row.body) if isinstance(n, Buffer)}
+        assert used == {"A", "C", buf.name}
