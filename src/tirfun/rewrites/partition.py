@@ -22,7 +22,7 @@ from ..nodes import (
 )
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
-from .exprs import var_names
+from .exprs import plain_buffer, var_names
 from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
@@ -76,6 +76,8 @@ def _let_names(stmt: Stmt) -> list[str]:
         if kind in _LEAVES:
             continue
         if kind is Buffer:
+            if plain_buffer(node):
+                continue
             found = in_buffer.get(id(node))
             if found is None:
                 found = in_buffer[id(node)] = [n.var.name for n in walk(node) if isinstance(n, Let)]
