@@ -20,8 +20,8 @@ from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range,
-    Var,
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, For, IntImm, PrimExpr, Range,
+    StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -131,10 +131,11 @@ def _padded_domain(params, results, dims):
     return shape, (lambda new_vars: inverse_of(sums, params, new_vars), tuple(extents), tuple(shifts))
 
 
-def _naming(root, buffer: Buffer, items: dict):
+def _naming(root, buffer: Buffer, items: dict, skip: frozenset = frozenset()):
     """The nodes under ``root`` inside statements that name ``buffer`` (or
     its pointer): a sequence's items from ``items`` where known, other
-    statements asked their kept names; expressions walked whole."""
+    statements asked their kept names; expressions walked whole, but for
+    nodes of the types in ``skip``, neither given nor entered."""
     from ..analysis.mentions import names_in
     from ..analysis.traversal import iter_children
     from ..nodes import SeqStmt, Stmt
@@ -151,9 +152,14 @@ def _naming(root, buffer: Buffer, items: dict):
             continue
         if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
             continue
+        if type(n) in skip:
+            continue
         yield n
         if not isinstance(n, Buffer):
             stack.extend(iter_children(n))
+
+
+_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
 def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
@@ -471,7 +477,10 @@ class TransformLayout(Rewrite):
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
                      "the new layout would have to restate")
-        for node in _naming(root, buffer, items):
+        # constants hold nothing to check, nor do variables when the buffer
+        # has no pointer to take
+        skip = _CONSTANTS if buffer.data is not None else _CONSTANTS | {Var}
+        for node in _naming(root, buffer, items, skip):
             if isinstance(node, Var) and buffer.data is not None and node == buffer.data:
                 chk.stop(UnsupportedLayoutError, subject,
                          f"the pointer of buffer {buffer.name} is taken ({buffer.name}.data), and pointer "
