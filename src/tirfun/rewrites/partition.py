@@ -16,8 +16,9 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..analysis.arith.terms import fits
 from ..nodes import (
-    Block, BlockRealize, Buffer, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt,
+    Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt,
     PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -255,7 +256,8 @@ class LoopPartition(Rewrite):
             parts.append(BlockRealize([], _TRUE, attrs.evolve(part, reads=reads, writes=writes)))
             start += size
         common_name = fresh(f"{base}_common", blocks_taken)
-        reads, writes = access_regions(_regions_only(common_name, parts))
+        regions = _constant_union(parts)
+        reads, writes = regions if regions is not None else access_regions(_regions_only(common_name, parts))
         common = Block([], reads, writes, common_name, SeqStmt(parts))
         return Outcome(commit(site, path, BlockRealize([], _TRUE, common)), tuple(refs))
 
@@ -276,6 +278,52 @@ def _regions_only(name: str, parts: list) -> Block:
 
 
 _NO_OP = Evaluate(IntImm("int32", 0))
+
+
+def _constant_union(parts: list) -> tuple[list, list] | None:
+    """The regions inferred for the block holding ``parts`` (as from
+    :func:`_regions_only`), when every region of theirs is a box of integer
+    constants of one dtype, as a partitioned loop of constant bounds mostly
+    gives: per buffer, in order of first use, the smallest box holding its
+    boxes, with the ends region inference picks (the first of equal
+    minimums), reached in integers rather than through interval arithmetic
+    on expressions; None otherwise (a symbolic or mixed end, a bound out of
+    its dtype), and the caller infers the regions."""
+    tables: tuple[dict, dict] = ({}, {})
+    for realize in parts:
+        for table, regions in zip(tables, (realize.block.reads, realize.block.writes)):
+            for region in regions:
+                box = []
+                for rng in region.region:
+                    lo, extent = rng.min, rng.extent
+                    if type(lo) is not IntImm or type(extent) is not IntImm or lo.dtype != extent.dtype \
+                            or lo.dtype.is_bool:
+                        return None
+                    hi = lo.value + extent.value - 1
+                    if not (fits(lo.dtype, hi + 1) and fits(lo.dtype, hi)):
+                        return None
+                    box.append((lo, hi))
+                previous = table.get(region.buffer)
+                if previous is not None:
+                    merged = []
+                    for (lo_a, hi_a), (lo_b, hi_b) in zip(previous, box):
+                        if lo_a.dtype != lo_b.dtype:
+                            return None
+                        merged.append((lo_a if lo_a.value <= lo_b.value else lo_b, max(hi_a, hi_b)))
+                    box = merged
+                table[region.buffer] = box
+    out = []
+    for table in tables:
+        regions = []
+        for buffer, box in table.items():
+            ranges = []
+            for (lo, hi), _dim in zip(box, buffer.shape):
+                if not fits(lo.dtype, hi + 1 - lo.value):
+                    return None
+                ranges.append(Range(lo, IntImm(lo.dtype, hi + 1 - lo.value)))
+            regions.append(BufferRegion(buffer, ranges))
+        out.append(regions)
+    return out[0], out[1]
 
 
 def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, size: int, taken,
