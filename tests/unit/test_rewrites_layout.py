@@ -532,3 +532,10 @@ def test_access_tidier_substitutes_and_tidies_in_one_walk_as_the_two_steps_do():
         assert_structural_equal(tidy(part), expected)
         assert tidy(part) == expected  # names included
     assert tidy_accesses(block.body) == access_tidier()(block.body) == access_tidier({})(block.body)
+    # a buffer whose shape is a substituted variable is rewritten too
+    from tirfun.nodes import Buffer, BufferLoad, BufferStore, IntImm
+
+    odd = Buffer("S", [vi], "float32")
+    store = BufferStore(odd, BufferLoad(odd, [vk + 0]), [IntImm("int32", 0)])
+    assert tidy(store) == tidy_accesses(substitute(store, mapping))
+    assert tidy(store).buffer.shape[0] == mapping[vi]

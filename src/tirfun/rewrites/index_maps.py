@@ -6,9 +6,9 @@ inverse of a bijective map read as iteration sums."""
 from __future__ import annotations
 
 from ..analysis.arith.iter_map import simplify_index
-from ..nodes import Buffer, Evaluate, IntImm, Var
+from ..nodes import Buffer, Evaluate, FloatImm, IntImm, StringImm, Var
 from .cache import as_index_map
-from .exprs import cast as _cast
+from .exprs import cast as _cast, plain_buffer
 
 #: the body of the loops an iteration-map check reads
 NOP = Evaluate(IntImm("int32", 0))
@@ -317,8 +317,19 @@ def access_tidier(mapping=None):
             out = tidied[e] = transform(simplify_index(e), _fold_divmod)
         return out
 
+    mapping = mapping or {}
+
     def pre(n):
-        return mapping.get(n, n) if type(n) is Var else None
+        # constants, and buffers whose expressions are constants or
+        # variables not substituted, hold nothing to rewrite
+        kind = type(n)
+        if kind is Var:
+            return mapping.get(n, n)
+        if kind in _CONSTANTS:
+            return n
+        if kind is Buffer and plain_buffer(n) and not (mapping and _substituted_in(n, mapping)):
+            return n
+        return None
 
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
@@ -327,7 +338,17 @@ def access_tidier(mapping=None):
             return Range(tidy(n.min), tidy(n.extent))
         return n
 
-    return lambda node: transform(node, post, pre if mapping else None)
+    return lambda node: transform(node, post, pre)
+
+
+_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
+
+
+def _substituted_in(buffer: Buffer, mapping) -> bool:
+    """Whether a variable of ``mapping`` is one of ``buffer``'s dimensions,
+    strides, offset or its pointer."""
+    exprs = list(buffer.shape) + list(buffer.strides) + [buffer.elem_offset, buffer.data]
+    return any(type(e) is Var and e in mapping for e in exprs)
 
 
 def _fold_divmod(n):
