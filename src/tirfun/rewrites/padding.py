@@ -19,6 +19,7 @@ from ..nodes import (
     GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
     IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .dataflow import fold_units
 from .checks import (
@@ -600,7 +601,7 @@ class PadEinsum(Rewrite):
                     guards.append(LT(value, ext))
             else:
                 ivs.append(iv)
-        new_block = attrs.evolve(
+        new_block = with_fields(
             block, iter_vars=ivs, body=transform(block.body, swap, unchanged),
             init=None if block.init is None else transform(block.init, swap, unchanged),
             reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in block.reads],
@@ -626,7 +627,7 @@ class PadEinsum(Rewrite):
                     and _same_value(node.extent, extend[node.loop_var][0]) \
                     and len(list(child_blocks(node, ()))) == 1:
                 new = extend[node.loop_var][1]
-                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
+                node = with_fields(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
                                     else new)
             node_new = node
         stmts = reads_copy + [node_new] + writes_copy
@@ -636,7 +637,7 @@ class PadEinsum(Rewrite):
         else:
             k = holder[-1][1]
             body = scope_block.body.with_items(k, k + 1, stmts)
-        new_scope = attrs.evolve(scope_block, body=body,
+        new_scope = with_fields(scope_block, body=body,
                                  alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
         return Outcome(commit(site, scope, new_scope))
 
@@ -735,8 +736,8 @@ def _set_child(node, step, child):
     name, index = step
     value = getattr(node, name)
     if index is None:
-        return attrs.evolve(node, **{name: child})
-    return attrs.evolve(node, **{name: value.set(index, child)})
+        return with_fields(node, **{name: child})
+    return with_fields(node, **{name: value.set(index, child)})
 
 
 def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stmt:

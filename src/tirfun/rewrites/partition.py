@@ -21,6 +21,7 @@ from ..nodes import (
     Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt,
     PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
 from .exprs import plain_buffer, var_names
@@ -253,7 +254,7 @@ class LoopPartition(Rewrite):
             new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
             part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
             reads, writes = access_regions(part)
-            parts.append(BlockRealize([], _TRUE, attrs.evolve(part, reads=reads, writes=writes)))
+            parts.append(BlockRealize([], _TRUE, with_fields(part, reads=reads, writes=writes)))
             start += size
         common_name = fresh(f"{base}_common", blocks_taken)
         regions = _constant_union(parts)
@@ -355,7 +356,7 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
 
     def post(node):
         if isinstance(node, Buffer) and node.name in mapping:
-            return attrs.evolve(node, name=mapping[node.name])
+            return with_fields(node, name=mapping[node.name])
         if isinstance(node, BlockRealize):
             ivs = []
             for iv, value in zip(node.block.iter_vars, node.iter_values):
@@ -365,7 +366,7 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
                 ivs.append(iv)
             name = fresh_name(f"{node.block.name_hint}_{var.name}", taken)
             taken.add(name)
-            return attrs.evolve(node, block=attrs.evolve(node.block, iter_vars=ivs, name_hint=name))
+            return with_fields(node, block=with_fields(node.block, iter_vars=ivs, name_hint=name))
         return node
 
     return transform(body, post, pre)
