@@ -159,14 +159,15 @@ class TransformBlockLayout(Rewrite):
                 chk.stop(InvalidArgumentError, subject,
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor a "
                          "size of the function's parameters")
-        read = _read_map(tuple(params), tuple(results), tuple(iv.dom.extent for iv in block.iter_vars))
+        key = (tuple(params), tuple(results), tuple(iv.dom.extent for iv in block.iter_vars))
+        read = _read_map(*key)
         if read is None:
             from .errors import NotBijectiveAffineIndexMapError
 
             chk.stop(NotBijectiveAffineIndexMapError, subject,
                      f"the index map {_dims(results)} is not a bijective affine map "
                      "of the block's iteration domain onto a box from 0", realize)
-        extents, uses, fresh_vars, inverse = read
+        extents, uses, _ = read
         kinds = {p.name: iv.iter_type for p, iv in zip(params, block.iter_vars)}
         types = []
         for e, used_names, ext in zip(results, uses, extents):
@@ -179,6 +180,7 @@ class TransformBlockLayout(Rewrite):
                 chk.stop(OpaqueNewIterTypeError, subject,
                          f"the new iteration variable {e.script()} mixes data-parallel and reduction variables",
                          realize)
+        fresh_vars, inverse = _inverse_at(*key)
         by_param = {iv.var: _cast(e, iv.var.dtype) for e, iv in zip(inverse, block.iter_vars)}
         top = loops[0][0] if loops else rpath
         return _BlockLayoutPlan(site, top, realize, tuple(results), tuple(extents), tuple(types),
@@ -222,18 +224,17 @@ class TransformBlockLayout(Rewrite):
 
 @functools.lru_cache(maxsize=256)
 def _read_map(params: tuple, results: tuple, extents: tuple):
-    """``(extents of the new variables, the parameters each uses, the new
-    variables, the inverse: each parameter as an expression of the new
-    variables)`` of a bijective affine map over the domain ``extents``, or
-    None when it is not one: read as iteration sums over constant domains,
-    or, over symbolic ones, as mixed radices of whole variables (``y * n +
-    w`` with ``w`` in ``[0, n)``, as TVM fuses them). A pure function of
-    the map and the domain, kept for the next block over that domain under
-    that map (one schedule applied to many modules, or to blocks alike):
-    the iterator-map analysis and its inverse dominate the plan."""
+    """``(extents of the new variables, the parameters each uses, the
+    inverse as a function of the new variables)`` of a bijective affine map
+    over the domain ``extents``, or None when it is not one: read as
+    iteration sums over constant domains, or, over symbolic ones, as mixed
+    radices of whole variables (``y * n + w`` with ``w`` in ``[0, n)``, as
+    TVM fuses them). A pure function of the map and the domain, kept for
+    the next block over that domain under that map (one schedule applied to
+    many modules, or to blocks alike): the iterator-map analysis dominates
+    the plan."""
     from .index_maps import symbolic_radix
 
-    fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
     doms = {p.name: For(p, IntImm(p.dtype, 0), _cast(ext, p.dtype), "serial", _NOP)
             for p, ext in zip(params, extents)}
     sums = detect_iter_map(list(results), doms, "bijective")
@@ -245,17 +246,26 @@ def _read_map(params: tuple, results: tuple, extents: tuple):
             for a in total.args:
                 span += a.scale * (a.extent - 1)
             spans.append(IntImm(results[len(spans)].dtype, span))
-        inverse = _keep_units(_inverse(sums, params, fresh_vars), params, results, fresh_vars)
-        return (tuple(spans), tuple(frozenset(a.source for a in t.args) for t in sums), fresh_vars,
-                tuple(inverse[p] for p in params))
+        return tuple(spans), tuple(frozenset(a.source for a in t.args) for t in sums), \
+            lambda new_vars: _keep_units(_inverse(sums, params, new_vars), params, results, new_vars)
     radix = symbolic_radix(results, params, list(extents))
     if radix is None:
         return None
     shapes, inverse_of_vars = radix
     unit = {p.name for p, e in zip(params, extents) if _int_value(e) == 1}
     uses = tuple(frozenset(var_names(e) & ({p.name for p in params} - unit)) for e in results)
-    inverse = inverse_of_vars(fresh_vars)
-    return tuple(shapes), uses, fresh_vars, tuple(inverse[p] for p in params)
+    return tuple(shapes), uses, inverse_of_vars
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse_at(params: tuple, results: tuple, extents: tuple):
+    """``(new variables, each parameter as an expression of them)``: the
+    inverse of the map :func:`_read_map` reads, at the placeholders
+    ``__new0, __new1, ...`` that the rewrite renames; asked once the new
+    iteration types are known to be consistent, kept as that is."""
+    fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
+    inverse = _read_map(params, results, extents)[2](fresh_vars)
+    return fresh_vars, tuple(inverse[p] for p in params)
 
 
 def _keep_units(inverse: dict, params, results, new_vars) -> dict:
