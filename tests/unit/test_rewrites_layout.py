@@ -539,3 +539,40 @@ def test_access_tidier_substitutes_and_tidies_in_one_walk_as_the_two_steps_do():
     store = BufferStore(odd, BufferLoad(odd, [vk + 0]), [IntImm("int32", 0)])
     assert tidy(store) == tidy_accesses(substitute(store, mapping))
     assert tidy(store).buffer.shape[0] == mapping[vi]
+
+
+def test_an_index_maps_parameters_are_read_as_inspect_reads_them():
+    # a plain function's are read from its code object, kept per code
+    # object; anything else is asked through inspect
+    import functools
+    import inspect
+
+    from tirfun.rewrites.index_maps import _parameters
+
+    def by_inspect(fn):
+        sig = list(inspect.signature(fn).parameters.values())
+        return ([p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+                any(p.kind is p.VAR_POSITIONAL for p in sig), [p.name for p in sig if p.kind is p.KEYWORD_ONLY])
+
+    def full(a, b=1, /, c=2, *rest, d, e=3, **more):
+        return a
+
+    @functools.wraps(full)
+    def wrapped(*args, **kwargs):
+        return full(*args, **kwargs)
+
+    class Map:
+        def __call__(self, i, j):
+            return (j, i)
+
+    maps = [lambda i, j: (j, i), lambda *indices: indices, lambda *indices, k: (k,), lambda: (),
+            lambda i, /, j, *, k: (i, j, k), full, wrapped, functools.partial(full, 1, d=0), Map(), Map().__call__]
+    for fn in maps:
+        assert _parameters(fn) == by_inspect(fn), fn
+    assert [_parameters(f) for f in (lambda x, y: (y, x), lambda x, y: (y, x))] == [(["x", "y"], False, [])] * 2
+    assert _parameters(len) == by_inspect(len)
+    # a function of the matrix's two indices lays it out by them
+    mod = mod_of(TWO_STAGES)
+    out = R.transform_layout("B", ("write", 0), lambda *ij: (ij[1], ij[0]))(mod)
+    assert [int(d) for d in out["main"].body.block.alloc_buffers[0].shape] == [12, 8]
+    check(mod, out)

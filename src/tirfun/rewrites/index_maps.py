@@ -5,6 +5,10 @@ inverse of a bijective map read as iteration sums."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
+
 from ..analysis.arith.iter_map import simplify_index
 from ..nodes import Buffer, Evaluate, FloatImm, IntImm, StringImm, Var
 from .cache import as_index_map
@@ -52,17 +56,11 @@ def trace_index_map(index_map, buffer: Buffer):
     a function that cannot be traced too, for the primitive to report."""
     if not callable(index_map) or isinstance(index_map, type):
         return index_map
-    import inspect
-
-    try:
-        sig = inspect.signature(index_map).parameters.values()
-    except (TypeError, ValueError):
+    found = _parameters(index_map)
+    if found is None:
         return index_map
+    before, star, after = found
     dtypes = [d.dtype for d in buffer.shape]
-    sig = list(sig)
-    star = [p for p in sig if p.kind is p.VAR_POSITIONAL]
-    before = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    after = [p.name for p in sig if p.kind is p.KEYWORD_ONLY]
     # ``lambda *indices, k: ...``: the starred parameter takes the dimensions
     # the named ones leave, as TVM's IndexMap.from_func gives them
     spread = len(dtypes) - len(before) - len(after)
@@ -79,6 +77,31 @@ def trace_index_map(index_map, buffer: Buffer):
     return params, tuple(IntImm(params[0].dtype if params else "int32", r) if isinstance(r, int)
                          and not isinstance(r, bool) else r for r in results)
 
+
+
+def _parameters(fn) -> tuple[list, bool, list] | None:
+    """``(positional names, whether it takes *args, keyword-only names)``
+    of a function's parameters, as ``inspect.signature`` gives them; None
+    when it gives none. A plain function's come from its code object, read
+    once per code object (the lambdas a schedule makes anew each time it
+    runs share theirs); anything else is asked through ``inspect``."""
+    if type(fn) is types.FunctionType and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__"):
+        before, star, after = _code_parameters(fn.__code__)
+        return list(before), star, list(after)
+    try:
+        sig = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    return ([p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+            any(p.kind is p.VAR_POSITIONAL for p in sig), [p.name for p in sig if p.kind is p.KEYWORD_ONLY])
+
+
+@functools.lru_cache(maxsize=256)
+def _code_parameters(code: types.CodeType) -> tuple[tuple, bool, tuple]:
+    """What :func:`_parameters` gives for a plain function of ``code``."""
+    names, positional = code.co_varnames, code.co_argcount
+    return (tuple(names[:positional]), bool(code.co_flags & inspect.CO_VARARGS),
+            tuple(names[positional:positional + code.co_kwonlyargcount]))
 
 
 def arity(index_map) -> int | None:
