@@ -187,7 +187,6 @@ class TransformBlockLayout(Rewrite):
                                 {"vars": fresh_vars, "map": by_param})
 
     def build(self, plan: _BlockLayoutPlan) -> Outcome:
-        from ..analysis.traversal import transform
         from ..nodes import ForKind, IterVar
         from .exprs import substitute
         from .name_pool import NamePool

@@ -388,4 +388,7 @@ def _fold_divmod(n):
     return n
 
 
-__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses", "access_tidier"]
+__all__ = [
+    "symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text",
+    "inverse_of", "Dims", "NOP", "tidy_accesses", "access_tidier",
+]

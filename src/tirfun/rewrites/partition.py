@@ -15,11 +15,11 @@ import operator
 import attrs
 
 from ..analysis.access import access_regions
-from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..analysis.arith.terms import fits
+from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt,
-    PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType,
+    Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
