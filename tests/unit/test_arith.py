@@ -321,3 +321,23 @@ def test_simplify_index_splits_each_weight_of_a_quotient(expr, ranges, expected)
     for values in itertools.product(*[range(ranges[n][0], ranges[n][1] + 1) for n in names]):
         env = dict(zip(names, values))
         assert _evaluate(got, env) == _evaluate(expr, env), env
+
+
+def test_two_literals_are_proved_equal_exactly_when_they_are_the_same_literal():
+    from tirfun.analysis.arith.linear import constant_difference, prove_equal
+
+    literals = [c(0), c(3), c(3, "int64"), c(-3), c(1, "bool"), c(0, "bool"), c(3, "uint8")]
+    for a, b in itertools.product(literals, repeat=2):
+        assert prove_equal(a, b) == (a == b)
+        assert prove_equal(a, b) == (a == b or constant_difference(a, b) == 0)
+    assert prove_equal(Add(i, c(1)), Add(c(1), i)) and not prove_equal(i, c(0))
+
+
+def test_a_variable_over_constant_ends_relaxes_to_its_domain_and_over_symbolic_ends_further():
+    from tirfun.analysis.arith import int_set as ivs
+
+    dom = {i: ivs.Interval(c(2), c(9)), j: ivs.Interval(c(0), None), k: ivs.Interval(i, Add(i, c(3)))}
+    assert ivs.eval_interval(i, dom) == ivs.Interval(c(2), c(9))
+    assert ivs.eval_interval(j, dom) == ivs.Interval(c(0), None)
+    assert ivs.eval_interval(k, dom) == ivs.Interval(c(2), c(12))
+    assert ivs.eval_interval(Sub(Add(i, c(1)), c(1)), dom) == ivs.Interval(c(2), c(9))

@@ -477,3 +477,102 @@ def test_transform_block_layout_keeps_a_unit_variable_the_map_gives_as_it_is():
     block = out["main"].body.block.body.seq[0].body.body.block
     # vi has one value; it is read back from its new variable, as TVM keeps it
     assert block.body.script().startswith("B[v1, v0] = A[v1, v0]")
+
+
+def test_one_map_on_two_buffers_of_one_shape_names_each_and_keeps_the_meaning():
+    # the layout a map gives a shape is worked out once for both buffers:
+    # each refusal still names its own buffer, and each result is its own
+    mod = mod_of(TWO_STAGES)
+    for block, spec, name in (("B", ("write", 0), "B"), ("C", ("write", 0), "C"), ("B", ("read", 0), "A")):
+        rewrite = R.transform_layout(block, spec, lambda i, j: (i // 3, i % 3, j))
+        with pytest.raises(R.TransformationIntroducesPaddingError) as info:
+            rewrite(mod)
+        assert str(info.value).split("\n")[0] == (
+            f"transform_layout: block '{block}': the index map does not take the shape (8, 12) of buffer {name} "
+            "one to one onto the shape (3, 3, 12) it spans: some elements would be padding; give a pad_value for "
+            "them, as TVM requires")
+    tile = lambda i, j: (i // 4, j // 4, i % 4, j % 4)  # noqa: E731
+    first, second = R.transform_layout("B", ("read", 0), tile), R.transform_layout("C", ("write", 0), tile)
+    both = (first >> second)(mod)
+    func = both["main"]
+    assert [tuple(int(d) for d in func.buffer_map[p].shape) for p in func.params] == [(2, 3, 4, 4)] * 2
+    assert [int(d) for d in func.body.block.alloc_buffers[0].shape] == [8, 12]
+    assert_structural_equal(second(first(mod))["main"], func)
+    # the meaning, with the parameters given in their new layouts
+    rng = np.random.default_rng(0)
+    a, c = rng.standard_normal((8, 12)).astype("float32"), np.zeros((8, 12), "float32")
+    interp_run(mod["main"], a, c)
+    tiled = lambda x: x.reshape(2, 4, 3, 4).transpose(0, 2, 1, 3).copy()  # noqa: E731
+    a2, c2 = tiled(a), np.zeros((2, 3, 4, 4), "float32")
+    interp_run(func, a2, c2)
+    assert c2.tobytes() == tiled(c).tobytes()
+    a3, c3 = a2.copy(), np.zeros_like(c2)
+    tirfun.build(both, target="llvm")(a3, c3)
+    assert c3.tobytes() == c2.tobytes()
+
+
+def test_access_tidier_substitutes_and_tidies_in_one_walk_as_the_two_steps_do():
+    # the block's parts read through the inverse: one walk gives what
+    # substituting, then tidying, gives; an index met again is the same
+    from tirfun.nodes import FloorDiv, FloorMod, Var
+    from tirfun.rewrites.exprs import substitute
+    from tirfun.rewrites.index_maps import access_tidier, tidy_accesses
+
+    block = mod_of(MATMUL)["main"].body.block.body
+    while not isinstance(block, BlockRealize):
+        block = block.body
+    block = block.block
+    vi, vj, vk = (iv.var for iv in block.iter_vars)
+    v0, v1 = Var("v0"), Var("v1")
+    mapping = {vi: FloorDiv(v0, 4), vj: v1, vk: FloorMod(v0, 4) + 0}
+    tidy = access_tidier(mapping)
+    parts = [block.body, block.init] + list(block.reads) + list(block.writes)
+    for part in parts:
+        expected = tidy_accesses(substitute(part, mapping))
+        assert_structural_equal(tidy(part), expected)
+        assert tidy(part) == expected  # names included
+    assert tidy_accesses(block.body) == access_tidier()(block.body) == access_tidier({})(block.body)
+    # a buffer whose shape is a substituted variable is rewritten too
+    from tirfun.nodes import Buffer, BufferLoad, BufferStore, IntImm
+
+    odd = Buffer("S", [vi], "float32")
+    store = BufferStore(odd, BufferLoad(odd, [vk + 0]), [IntImm("int32", 0)])
+    assert tidy(store) == tidy_accesses(substitute(store, mapping))
+    assert tidy(store).buffer.shape[0] == mapping[vi]
+
+
+def test_an_index_maps_parameters_are_read_as_inspect_reads_them():
+    # a plain function's are read from its code object, kept per code
+    # object; anything else is asked through inspect
+    import functools
+    import inspect
+
+    from tirfun.rewrites.index_maps import _parameters
+
+    def by_inspect(fn):
+        sig = list(inspect.signature(fn).parameters.values())
+        return ([p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+                any(p.kind is p.VAR_POSITIONAL for p in sig), [p.name for p in sig if p.kind is p.KEYWORD_ONLY])
+
+    def full(a, b=1, /, c=2, *rest, d, e=3, **more):
+        return a
+
+    @functools.wraps(full)
+    def wrapped(*args, **kwargs):
+        return full(*args, **kwargs)
+
+    class Map:
+        def __call__(self, i, j):
+            return (j, i)
+
+    maps = [lambda i, j: (j, i), lambda *indices: indices, lambda *indices, k: (k,), lambda: (),
+            lambda i, /, j, *, k: (i, j, k), full, wrapped, functools.partial(full, 1, d=0), Map(), Map().__call__]
+    for fn in maps:
+        assert _parameters(fn) == by_inspect(fn), fn
+    assert [_parameters(f) for f in (lambda x, y: (y, x), lambda x, y: (y, x))] == [(["x", "y"], False, [])] * 2
+    assert _parameters(len) == by_inspect(len)
+    # a function of the matrix's two indices lays it out by them
+    mod = mod_of(TWO_STAGES)
+    out = R.transform_layout("B", ("write", 0), lambda *ij: (ij[1], ij[0]))(mod)
+    assert [int(d) for d in out["main"].body.block.alloc_buffers[0].shape] == [12, 8]
+    check(mod, out)

@@ -397,3 +397,26 @@ def main(a: T.handle, b: T.handle, c: T.handle):
     assert "T.if_then_else(v0 < n, B[v0, v1], T.float32(0.0))" in text
     for n in (1, 5, 33):
         assert_equivalent(mod["main"], out["main"], sizes={"n": n})
+
+
+@pytest.mark.parametrize("a_decl", ['A: T.Buffer((7, 6), "float32")', "a: T.handle"])
+def test_pad_einsum_names_the_first_access_indexed_by_an_expression(a_decl):
+    # the regions are points, but the body reads A one place further on;
+    # over a symbolic shape the buffer's own expressions are looked into too
+    src = f"""
+@T.prim_func
+def main({a_decl}, C: T.Buffer((7,), "float32")):
+    {'n = T.int32()' if a_decl.startswith('a') else ''}
+    {'A = T.match_buffer(a, (7, n + 1), "float32")' if a_decl.startswith('a') else ''}
+    for i0, i2 in T.grid(7, 5):
+        with T.block("C"):
+            i, k = T.axis.remap("SR", [i0, i2])
+            T.reads(A[i, k])
+            T.writes(C[i])
+            with T.init():
+                C[i] = T.float32(0)
+            C[i] = C[i] + A[i, k + 1] * A[i + 1, k]
+"""
+    raises(R.NonEinsumError, R.pad_einsum("C", [4, 4]), src,
+           "pad_einsum: block 'C': the block is not an einsum: its body indexes A with an expression that is not "
+           "a variable or a constant")

@@ -158,3 +158,75 @@ def main(a: T.handle, b: T.handle):
     sch.annotate(sch.get_loops("B")[1], "pragma_unroll_explicit", 1)
     with pytest.raises(R.LoopHasAnnotationOrThreadBindingError):
         sch.loop_partition(sch.get_loops("B")[1], [2])
+
+
+def test_each_part_has_its_own_copy_of_a_buffer_allocated_inside():
+    # a buffer allocated under the loop is renamed in each part, with every
+    # use of it; the buffers from outside stay the same objects' names
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi, 0:8])
+            T.writes(C[vi, 0:8])
+            S = T.alloc_buffer((8,))
+            for j in range(8):
+                with T.block("S"):
+                    vj = T.axis.spatial(8, j)
+                    S[vj] = A[vi, vj] * T.float32(2)
+            for j2 in range(8):
+                with T.block("C"):
+                    vj = T.axis.spatial(8, j2)
+                    C[vi, vj] = S[vj] + T.float32(1)
+"""
+    from tirfun.analysis.traversal import walk
+    from tirfun.nodes import Block, Buffer
+
+    out = applied(R.loop_partition("i", [None, 1]), mod_of(source))
+    rows = [n for n in walk(out["main"]) if isinstance(n, Block) and n.alloc_buffers]
+    assert len(rows) == 2
+    allocated = [row.alloc_buffers[0] for row in rows]
+    assert len({b.name for b in allocated} | {"S"}) == 3
+    for row, buf in zip(rows, allocated):
+        used = {n.name for n in walk(row.body) if isinstance(n, Buffer)}
+        assert used == {"A", "C", buf.name}
+
+
+def test_the_common_blocks_regions_of_constant_parts_are_those_inference_gives():
+    # constant boxes are joined in integers; inference over the parts'
+    # regions gives the same regions, the same objects' values and dtypes
+    import random
+
+    from tirfun.analysis.access import access_regions
+    from tirfun.nodes import Block, BlockRealize, Buffer, BufferRegion, Evaluate, IntImm, Range, Var
+    from tirfun.rewrites.partition import _constant_union, _regions_only
+
+    rng = random.Random(0)
+    buffers = [Buffer("A", [64, 64], "float32"), Buffer("B", [64], "float32"),
+               Buffer("C", [IntImm("int64", 64), IntImm("int64", 8)], "float32")]
+
+    def box(buf):
+        out = []
+        for dim in buf.shape:
+            lo = rng.choice([0, 0, 3, 17, 63])
+            ext = rng.choice([1, 1, 2, 64 - lo]) if lo < 64 else 1
+            out.append(Range(IntImm(dim.dtype, lo), IntImm(dim.dtype, min(ext, 64 - lo))))
+        return BufferRegion(buf, out)
+
+    def part(k, regions_r, regions_w):
+        block = Block([], regions_r, regions_w, f"p{k}", Evaluate(IntImm("int32", 0)))
+        return BlockRealize([], IntImm("bool", 1), block)
+
+    for _ in range(200):
+        parts = [part(k, [box(rng.choice(buffers)) for _ in range(rng.randint(0, 3))],
+                      [box(rng.choice(buffers)) for _ in range(rng.randint(0, 2))])
+                 for k in range(rng.randint(1, 4))]
+        joined = _constant_union(parts)
+        assert joined is not None
+        assert joined == tuple(access_regions(_regions_only("common", parts)))
+    # a symbolic end: the regions are inferred
+    n = Var("n")
+    symbolic = [part(0, [BufferRegion(buffers[1], [Range(n, IntImm("int32", 1))])], [])]
+    assert _constant_union(symbolic) is None

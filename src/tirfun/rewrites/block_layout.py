@@ -3,6 +3,8 @@ gives, its body reading the old variables through the map's inverse."""
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from ..analysis.arith import detect_iter_map
@@ -14,7 +16,7 @@ from .checks import describe, resolve_block, resolve_site
 from .errors import InvalidArgumentError
 from .exprs import cast as _cast, var_names
 from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
-    dims_text as _dims, inverse_of as _inverse, tidy_accesses, trace_index_map
+    access_tidier, dims_text as _dims, inverse_of as _inverse, trace_index_map
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -157,11 +159,15 @@ class TransformBlockLayout(Rewrite):
                 chk.stop(InvalidArgumentError, subject,
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor a "
                          "size of the function's parameters")
-        doms = {p.name: For(p, IntImm(p.dtype, 0), _cast(iv.dom.extent, p.dtype), "serial", _NOP)
-                for p, iv in zip(params, block.iter_vars)}
-        read = self._read_map(chk, subject, realize, params, results, doms,
-                              [iv.dom.extent for iv in block.iter_vars])
-        extents, uses, inverse_of_vars = read
+        key = (tuple(params), tuple(results), tuple(iv.dom.extent for iv in block.iter_vars))
+        read = _read_map(*key)
+        if read is None:
+            from .errors import NotBijectiveAffineIndexMapError
+
+            chk.stop(NotBijectiveAffineIndexMapError, subject,
+                     f"the index map {_dims(results)} is not a bijective affine map "
+                     "of the block's iteration domain onto a box from 0", realize)
+        extents, uses, _ = read
         kinds = {p.name: iv.iter_type for p, iv in zip(params, block.iter_vars)}
         types = []
         for e, used_names, ext in zip(results, uses, extents):
@@ -174,46 +180,13 @@ class TransformBlockLayout(Rewrite):
                 chk.stop(OpaqueNewIterTypeError, subject,
                          f"the new iteration variable {e.script()} mixes data-parallel and reduction variables",
                          realize)
-        fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
-        inverse = inverse_of_vars(fresh_vars)
-        by_param = {iv.var: _cast(inverse[p], iv.var.dtype) for p, iv in zip(params, block.iter_vars)}
+        fresh_vars, inverse = _inverse_at(*key)
+        by_param = {iv.var: _cast(e, iv.var.dtype) for e, iv in zip(inverse, block.iter_vars)}
         top = loops[0][0] if loops else rpath
         return _BlockLayoutPlan(site, top, realize, tuple(results), tuple(extents), tuple(types),
                                 {"vars": fresh_vars, "map": by_param})
 
-    @staticmethod
-    def _read_map(chk: Checks, subject, realize, params, results, doms, extents):
-        """``(extents of the new variables, the parameters each uses, the
-        inverse as a function of the new variables)`` of a bijective affine
-        map: read as iteration sums over constant domains, or, over
-        symbolic ones, as mixed radices of whole variables (``y * n + w``
-        with ``w`` in ``[0, n)``, as TVM fuses them)."""
-        from .errors import NotBijectiveAffineIndexMapError
-        from .index_maps import symbolic_radix
-
-        sums = detect_iter_map(list(results), doms, "bijective")
-        if sums is not None and all(isinstance(t.base, IntImm) and t.base.value == 0 for t in sums) \
-                and all(a.extent is not None for t in sums for a in t.args):
-            spans = []
-            for total in sums:
-                span = 1
-                for a in total.args:
-                    span += a.scale * (a.extent - 1)
-                spans.append(IntImm(results[len(spans)].dtype, span))
-            return spans, [{a.source for a in t.args} for t in sums], \
-                lambda new_vars: _keep_units(_inverse(sums, params, new_vars), params, results, new_vars)
-        radix = symbolic_radix(results, params, extents)
-        if radix is None:
-            chk.stop(NotBijectiveAffineIndexMapError, subject,
-                     f"the index map {_dims(results)} is not a bijective affine map "
-                     "of the block's iteration domain onto a box from 0", realize)
-        shapes, inverse = radix
-        unit = {p.name for p, e in zip(params, extents) if _int_value(e) == 1}
-        uses = [var_names(e) & ({p.name for p in params} - unit) for e in results]
-        return shapes, uses, inverse
-
     def build(self, plan: _BlockLayoutPlan) -> Outcome:
-        from ..analysis.traversal import transform
         from ..nodes import ForKind, IterVar
         from .exprs import substitute
         from .name_pool import NamePool
@@ -227,18 +200,14 @@ class TransformBlockLayout(Rewrite):
         loop_vars = [Var(fresh(f"ax{d}"), v.dtype) for d, v in enumerate(placeholders)]
         rename = dict(zip(placeholders, new_vars))
         mapping = {old: substitute(e, rename) for old, e in plan.inverse["map"].items()}
-        body = substitute(block.body, mapping)
-        init = None if block.init is None else substitute(block.init, mapping)
-        reads = [substitute(r, mapping) for r in block.reads]
-        writes = [substitute(w, mapping) for w in block.writes]
-        matches = [substitute(m, mapping) for m in block.match_buffers]
-
         # the indices read through the inverse, as TVM's
         # BlockBufferAccessSimplifier leaves them
-        body = tidy_accesses(body)
-        init = None if init is None else tidy_accesses(init)
-        reads = [tidy_accesses(r) for r in reads]
-        writes = [tidy_accesses(w) for w in writes]
+        tidy = access_tidier(mapping)
+        body = tidy(block.body)
+        init = None if block.init is None else tidy(block.init)
+        reads = [tidy(r) for r in block.reads]
+        writes = [tidy(w) for w in block.writes]
+        matches = [substitute(m, mapping) for m in block.match_buffers]
         ivs = [IterVar(Range(IntImm(v.dtype, 0), _cast(ext, v.dtype)), v, t)
                for v, ext, t in zip(new_vars, plan.extents, plan.types)]
         new_block = with_fields(block, iter_vars=ivs, body=body, init=init, reads=reads, writes=writes,
@@ -250,6 +219,52 @@ class TransformBlockLayout(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+@functools.lru_cache(maxsize=256)
+def _read_map(params: tuple, results: tuple, extents: tuple):
+    """``(extents of the new variables, the parameters each uses, the
+    inverse as a function of the new variables)`` of a bijective affine map
+    over the domain ``extents``, or None when it is not one: read as
+    iteration sums over constant domains, or, over symbolic ones, as mixed
+    radices of whole variables (``y * n + w`` with ``w`` in ``[0, n)``, as
+    TVM fuses them). A pure function of the map and the domain, kept for
+    the next block over that domain under that map (one schedule applied to
+    many modules, or to blocks alike): the iterator-map analysis dominates
+    the plan."""
+    from .index_maps import symbolic_radix
+
+    doms = {p.name: For(p, IntImm(p.dtype, 0), _cast(ext, p.dtype), "serial", _NOP)
+            for p, ext in zip(params, extents)}
+    sums = detect_iter_map(list(results), doms, "bijective")
+    if sums is not None and all(isinstance(t.base, IntImm) and t.base.value == 0 for t in sums) \
+            and all(a.extent is not None for t in sums for a in t.args):
+        spans = []
+        for total in sums:
+            span = 1
+            for a in total.args:
+                span += a.scale * (a.extent - 1)
+            spans.append(IntImm(results[len(spans)].dtype, span))
+        return tuple(spans), tuple(frozenset(a.source for a in t.args) for t in sums), \
+            lambda new_vars: _keep_units(_inverse(sums, params, new_vars), params, results, new_vars)
+    radix = symbolic_radix(results, params, list(extents))
+    if radix is None:
+        return None
+    shapes, inverse_of_vars = radix
+    unit = {p.name for p, e in zip(params, extents) if _int_value(e) == 1}
+    uses = tuple(frozenset(var_names(e) & ({p.name for p in params} - unit)) for e in results)
+    return tuple(shapes), uses, inverse_of_vars
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse_at(params: tuple, results: tuple, extents: tuple):
+    """``(new variables, each parameter as an expression of them)``: the
+    inverse of the map :func:`_read_map` reads, at the placeholders
+    ``__new0, __new1, ...`` that the rewrite renames; asked once the new
+    iteration types are known to be consistent, kept as that is."""
+    fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
+    inverse = _read_map(params, results, extents)[2](fresh_vars)
+    return fresh_vars, tuple(inverse[p] for p in params)
 
 
 def _keep_units(inverse: dict, params, results, new_vars) -> dict:

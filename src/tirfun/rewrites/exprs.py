@@ -63,6 +63,18 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
     return transform(node, lambda n: n, pre)
 
 
+_LEAF_TYPES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def plain_buffer(buffer) -> bool:
+    """Whether every expression of ``buffer`` (shape, strides, offset) is a
+    constant or a variable, as nearly always: nothing inside it can load,
+    store or bind a name, and a search for those need not enter it."""
+    return (all(type(d) in _LEAF_TYPES for d in buffer.shape)
+            and all(type(d) in _LEAF_TYPES for d in buffer.strides)
+            and (buffer.elem_offset is None or type(buffer.elem_offset) in _LEAF_TYPES))
+
+
 def var_names(node: Node) -> set[str]:
     """The names of every variable occurring in ``node``."""
     out: set[str] = set()

@@ -5,10 +5,14 @@ inverse of a bijective map read as iteration sums."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
+
 from ..analysis.arith.iter_map import simplify_index
-from ..nodes import Buffer, Evaluate, IntImm, Var
+from ..nodes import Buffer, Evaluate, FloatImm, IntImm, StringImm, Var
 from .cache import as_index_map
-from .exprs import cast as _cast
+from .exprs import cast as _cast, plain_buffer
 
 #: the body of the loops an iteration-map check reads
 NOP = Evaluate(IntImm("int32", 0))
@@ -52,17 +56,11 @@ def trace_index_map(index_map, buffer: Buffer):
     a function that cannot be traced too, for the primitive to report."""
     if not callable(index_map) or isinstance(index_map, type):
         return index_map
-    import inspect
-
-    try:
-        sig = inspect.signature(index_map).parameters.values()
-    except (TypeError, ValueError):
+    found = _parameters(index_map)
+    if found is None:
         return index_map
+    before, star, after = found
     dtypes = [d.dtype for d in buffer.shape]
-    sig = list(sig)
-    star = [p for p in sig if p.kind is p.VAR_POSITIONAL]
-    before = [p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    after = [p.name for p in sig if p.kind is p.KEYWORD_ONLY]
     # ``lambda *indices, k: ...``: the starred parameter takes the dimensions
     # the named ones leave, as TVM's IndexMap.from_func gives them
     spread = len(dtypes) - len(before) - len(after)
@@ -79,6 +77,31 @@ def trace_index_map(index_map, buffer: Buffer):
     return params, tuple(IntImm(params[0].dtype if params else "int32", r) if isinstance(r, int)
                          and not isinstance(r, bool) else r for r in results)
 
+
+
+def _parameters(fn) -> tuple[list, bool, list] | None:
+    """``(positional names, whether it takes *args, keyword-only names)``
+    of a function's parameters, as ``inspect.signature`` gives them; None
+    when it gives none. A plain function's come from its code object, read
+    once per code object (the lambdas a schedule makes anew each time it
+    runs share theirs); anything else is asked through ``inspect``."""
+    if type(fn) is types.FunctionType and not hasattr(fn, "__signature__") and not hasattr(fn, "__wrapped__"):
+        before, star, after = _code_parameters(fn.__code__)
+        return list(before), star, list(after)
+    try:
+        sig = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    return ([p.name for p in sig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+            any(p.kind is p.VAR_POSITIONAL for p in sig), [p.name for p in sig if p.kind is p.KEYWORD_ONLY])
+
+
+@functools.lru_cache(maxsize=256)
+def _code_parameters(code: types.CodeType) -> tuple[tuple, bool, tuple]:
+    """What :func:`_parameters` gives for a plain function of ``code``."""
+    names, positional = code.co_varnames, code.co_argcount
+    return (tuple(names[:positional]), bool(code.co_flags & inspect.CO_VARARGS),
+            tuple(names[positional:positional + code.co_kwonlyargcount]))
 
 
 def arity(index_map) -> int | None:
@@ -295,12 +318,41 @@ def tidy_accesses(node):
     """``node`` with its buffer indices and ranges in the simple form TVM's
     simplifier leaves after a substitution (``simplify_index``), as the
     block primitives that read variables through an inverse write them."""
+    return access_tidier()(node)
+
+
+def access_tidier(mapping=None):
+    """:func:`tidy_accesses` as a function, for the parts of one block: the
+    variables of ``mapping`` (Var -> expression, none of them holding an
+    access or a range) are substituted in the same walk, as
+    ``tidy_accesses(substitute(node, mapping))`` would give, and an index
+    met again (a store's element, then its load and its declared region)
+    is simplified once."""
     from ..analysis.traversal import transform
     from ..nodes import BufferLoad, BufferStore, Range
     from ..nodes.base import with_fields
 
+    tidied: dict = {}
+
     def tidy(e):
-        return transform(simplify_index(e), _fold_divmod)
+        out = tidied.get(e)
+        if out is None:
+            out = tidied[e] = transform(simplify_index(e), _fold_divmod)
+        return out
+
+    mapping = mapping or {}
+
+    def pre(n):
+        # constants, and buffers whose expressions are constants or
+        # variables not substituted, hold nothing to rewrite
+        kind = type(n)
+        if kind is Var:
+            return mapping.get(n, n)
+        if kind in _CONSTANTS:
+            return n
+        if kind is Buffer and plain_buffer(n) and not (mapping and _substituted_in(n, mapping)):
+            return n
+        return None
 
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
@@ -308,7 +360,18 @@ def tidy_accesses(node):
         if isinstance(n, Range):
             return Range(tidy(n.min), tidy(n.extent))
         return n
-    return transform(node, post)
+
+    return lambda node: transform(node, post, pre)
+
+
+_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
+
+
+def _substituted_in(buffer: Buffer, mapping) -> bool:
+    """Whether a variable of ``mapping`` is one of ``buffer``'s dimensions,
+    strides, offset or its pointer."""
+    exprs = list(buffer.shape) + list(buffer.strides) + [buffer.elem_offset, buffer.data]
+    return any(type(e) is Var and e in mapping for e in exprs)
 
 
 def _fold_divmod(n):
@@ -325,4 +388,7 @@ def _fold_divmod(n):
     return n
 
 
-__all__ = ["symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text", "inverse_of", "Dims", "NOP", "tidy_accesses"]
+__all__ = [
+    "symbolic_split", "symbolic_radix", "as_map", "separators", "trace_index_map", "arity", "dims_text",
+    "inverse_of", "Dims", "NOP", "tidy_accesses", "access_tidier",
+]

@@ -11,14 +11,17 @@ caller then passes the array in the new layout.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.terms import int_value
 from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
-    EQ, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range,
-    Var,
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, For, IntImm, PrimExpr, Range,
+    StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -33,7 +36,7 @@ from .exprs import cast as _cast, substitute_expr, var_names
 from .refs import as_block_ref
 from .serialize import py_value
 from .layout_padding import Padding, write_padding
-from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer, with_views
+from .storage import _ROOT_BLOCK, _replace_buffers, buffer_views, find_definition, resolve_buffer, views_mapping
 
 
 def _as_spec(value):
@@ -64,13 +67,18 @@ class _LayoutPlan:
     params: tuple
     results: tuple
     items: dict  # id of a sequence -> the positions of its items naming the buffer
+    #: the constant ranges of the variables bound around the buffer's uses (see _var_ranges)
+    ranges: dict
+    #: the match_buffer views of the buffer, outermost first, and the buffer each views
+    views: list
+    sources: dict
     #: what writing the padding needs (a layout_padding.Padding), or None
     padding: object = None
 
 
-def _padded_domain(params, results, buffer: Buffer):
+def _padded_domain(params, results, dims):
     """``(shape, (inverse, extents, shifts))`` when the map is one to one over
-    the buffer's domain padded up (each dimension shifted by the constant
+    the domain ``dims`` (a buffer's shape) padded up (each dimension shifted by the constant
     it is read with, ``(i + 1) // 8``, and up to a multiple of the divisors
     of the map): the shape of the box it spans there, its inverse there (a
     function of the new indices), the old extents and the shifts; None
@@ -80,7 +88,7 @@ def _padded_domain(params, results, buffer: Buffer):
     from ..analysis.arith.terms import int_value
     from ..nodes import Add, FloorDiv, FloorMod
 
-    extents = [int_value(d) for d in buffer.shape]
+    extents = [int_value(d) for d in dims]
     if None in extents:
         return None
     # an index read shifted, ``(i + c) // d``, pads before the domain too:
@@ -123,10 +131,11 @@ def _padded_domain(params, results, buffer: Buffer):
     return shape, (lambda new_vars: inverse_of(sums, params, new_vars), tuple(extents), tuple(shifts))
 
 
-def _naming(root, buffer: Buffer, items: dict):
+def _naming(root, buffer: Buffer, items: dict, skip: frozenset = frozenset()):
     """The nodes under ``root`` inside statements that name ``buffer`` (or
     its pointer): a sequence's items from ``items`` where known, other
-    statements asked their kept names; expressions walked whole."""
+    statements asked their kept names; expressions walked whole, but for
+    nodes of the types in ``skip``, neither given nor entered."""
     from ..analysis.mentions import names_in
     from ..analysis.traversal import iter_children
     from ..nodes import SeqStmt, Stmt
@@ -143,9 +152,14 @@ def _naming(root, buffer: Buffer, items: dict):
             continue
         if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
             continue
+        if type(n) in skip:
+            continue
         yield n
         if not isinstance(n, Buffer):
             stack.extend(iter_children(n))
+
+
+_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
 def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
@@ -171,33 +185,28 @@ def _vars_in(e) -> list:
     return [n for n in walk(e) if isinstance(n, Var)]
 
 
-def _var_ranges(root, buffer: Buffer, items: dict) -> dict:
-    """The constant inclusive ranges of the loop and block iteration
-    variables under ``root`` that statements naming ``buffer`` bind, by
-    name (names are unique in a function, so a variable's range holds
-    wherever it is used). Only those statements hold accesses of the
-    buffer, so only they are walked (``items``: see :func:`_naming`): the
-    cost follows the uses, not the function."""
-    from ..analysis.arith.terms import int_value
-    from ..nodes import Block
-
-    out = {}
-    for node in _naming(root, buffer, items):
-        doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
-            [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
-        for var, lo, ext in doms:
-            lo, ext = int_value(lo), int_value(ext)
-            if lo is not None and ext is not None and ext > 0:
-                out[var.name] = (lo, lo + ext - 1)
-    return out
+def _var_ranges(node, out: dict) -> None:
+    """Add to ``out`` the constant inclusive ranges of the loop or block
+    iteration variables that ``node`` binds, by name (names are unique in a
+    function, so a variable's range holds wherever it is used). Asked of
+    the nodes of :func:`_naming` only: those statements hold the accesses
+    of the buffer, so the cost follows the uses, not the function."""
+    doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
+        [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
+    for var, lo, ext in doms:
+        lo, ext = int_value(lo), int_value(ext)
+        if lo is not None and ext is not None and ext > 0:
+            out[var.name] = (lo, lo + ext - 1)
 
 
-def _map_region(params, results, region: BufferRegion, new: Buffer, ranges=None) -> BufferRegion:
+def _map_region(params, results, region: BufferRegion, new: Buffer, ranges=None, point=None) -> BufferRegion:
     """A declared region of the buffer in the new layout: a point maps to a
-    point; a box to the box its image spans (the whole dimension where the
-    image is not bounded)."""
+    point (through ``point(indices)`` where given, else
+    :func:`_map_indices`); a box to the box its image spans (the whole
+    dimension where the image is not bounded)."""
     if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region.region):
-        out = _map_indices(params, results, [r.min for r in region.region], ranges)
+        mins = [r.min for r in region.region]
+        out = _map_indices(params, results, mins, ranges) if point is None else point(mins)
         return BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in out])
     fresh = [Var(f"{p.name}_relaxed", p.dtype) for p in params]
     dom = {v: Range(_cast(r.min, v.dtype), _cast(r.extent, v.dtype)) for v, r in zip(fresh, region.region)}
@@ -324,8 +333,9 @@ class TransformLayout(Rewrite):
         # which items of each sequence name the buffer (from the function's
         # index where it can tell): the checks and the rewrite visit only those
         items: dict = {}
-        views = buffer_views(site.at(top), buffer, items, site.index, top) if top is not None else []
-        self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
+        sources: dict = {}
+        views = buffer_views(site.at(top), buffer, items, site.index, top, sources) if top is not None else []
+        ranges = self._check_buffer(chk, site.at(top) if top is not None else site.func.body, buffer, items)
         pad = self._check_pad_value(chk, site, buffer, len(results))
         new, padding = self._new_buffer(chk, buffer, params, results)
         if views:
@@ -333,7 +343,7 @@ class TransformLayout(Rewrite):
         if seps:
             # TVM's transform_layout then sets the axis separators too
             new = with_fields(new, axis_separators=list(seps))
-        return _LayoutPlan(site, alloc, buffer, new, params, results, items,
+        return _LayoutPlan(site, alloc, buffer, new, params, results, items, ranges, views, sources,
                            None if padding is None else Padding(pad, params, *padding))
 
     def _check_views(self, chk: Checks, root, buffer: Buffer, params, results, padding) -> None:
@@ -457,13 +467,20 @@ class TransformLayout(Rewrite):
                      "IndexMap.AXIS_SEPARATOR may stand only between two results, once in each place")
         return tuple(params), tuple(results), seps
 
-    def _check_buffer(self, chk: Checks, root, buffer: Buffer, items: dict) -> None:
+    def _check_buffer(self, chk: Checks, root, buffer: Buffer, items: dict) -> dict:
+        """Check the buffer and its uses under ``root``; return the ranges
+        of the variables bound around them (see :func:`_var_ranges`), which
+        the rewrite simplifies the new indices with: one walk serves both."""
         subject = describe(self.block)
+        ranges: dict = {}
         if buffer.strides or buffer.elem_offset is not None or buffer.axis_separators:
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
                      "the new layout would have to restate")
-        for node in _naming(root, buffer, items):
+        # constants hold nothing to check, nor do variables when the buffer
+        # has no pointer to take
+        skip = _CONSTANTS if buffer.data is not None else _CONSTANTS | {Var}
+        for node in _naming(root, buffer, items, skip):
             if isinstance(node, Var) and buffer.data is not None and node == buffer.data:
                 chk.stop(UnsupportedLayoutError, subject,
                          f"the pointer of buffer {buffer.name} is taken ({buffer.name}.data), and pointer "
@@ -473,87 +490,56 @@ class TransformLayout(Rewrite):
                 chk.stop(UnsupportedLayoutError, subject,
                          f"buffer {buffer.name} is accessed as a vector, {node.script()}, which the map "
                          "does not take element by element")
+            _var_ranges(node, ranges)
+        return ranges
 
     def _new_buffer(self, chk: Checks, buffer: Buffer, params, results) -> Buffer:
         """The buffer in the new layout: the shape the map's image spans over
         the buffer's shape, which must start at 0 and be taken one to one."""
-        from ..analysis.arith.terms import int_value
-        from .index_maps import symbolic_radix, symbolic_split
-
-        subject = describe(self.block)
-        if any(int_value(d) is None for d in buffer.shape) or any(
-                var_names(e) - {p.name for p in params} for e in results):
-            # symbolic: a map fusing whole dimensions is read as mixed
-            # radices (TVM's iterator maps), where bounds alone do not know
-            # that sizes are not negative
-            extents = [_cast(d, p.dtype) for p, d in zip(params, buffer.shape)]
-            radix = symbolic_radix(results, params, extents)
-            if radix is not None:
-                return with_fields(buffer, shape=radix[0]), None
-            split = symbolic_split(results, params, extents)
-            if split is not None:
-                # a split by a symbolic divisor pads up to its multiple
-                shape, inverse, exact = split
-                if exact or self.assume_injective_transform:
-                    return with_fields(buffer, shape=shape), None
-                if self.pad_value is None:
-                    chk.stop(TransformationIntroducesPaddingError, subject,
-                             f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} "
-                             f"one to one onto the shape {_dims(shape)}: where the divisor does not divide the "
-                             "extent, some elements are padding; give a pad_value for them, as TVM requires")
-                return with_fields(buffer, shape=shape), (
-                    inverse, tuple(int_value(e) if int_value(e) is not None else e for e in extents),
-                    (0,) * len(params))
-        dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, buffer.shape)}
-        shape = []
-        for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):
-            if iv.lo is None or iv.hi is None or not can_prove(EQ(iv.lo, IntImm(iv.lo.dtype, 0))):
-                chk.stop(TransformationIntroducesPaddingError, subject,
-                         f"the index {e.script()} of the map does not run over a range from 0 for buffer "
-                         f"{buffer.name} of shape {_shape(buffer)}")
-            shape.append(simplify_index(iv.hi + IntImm(iv.hi.dtype, 1)))
-        padding = None
-        if not self.assume_injective_transform:
-            loops = {p.name: For(p, IntImm(p.dtype, 0), _cast(d, p.dtype), "serial", _NOP)
-                     for p, d in zip(params, buffer.shape)}
-            sums = detect_iter_map(list(results), loops, "bijective")
-            if sums is None or not _fills(sums, shape, params, buffer):
-                padded = _padded_domain(params, results, buffer)
-                if padded is None or self.pad_value is None:
-                    why = ("the map is not one to one even over a padded domain" if padded is None else
-                           "give a pad_value for them, as TVM requires")
-                    chk.stop(TransformationIntroducesPaddingError, subject,
-                             f"the index map does not take the shape {_shape(buffer)} of buffer {buffer.name} "
-                             f"one to one onto the shape {_dims(shape)} it spans: some elements would be "
-                             f"padding; {why}")
-                shape, padding = padded
+        found = _layout_of(tuple(params), tuple(results), tuple(buffer.shape),
+                           self.assume_injective_transform, self.pad_value is not None)
+        if isinstance(found, _Refusal):
+            chk.stop(TransformationIntroducesPaddingError, describe(self.block),
+                     found.before + buffer.name + found.after)
+        shape, padding = found
         return with_fields(buffer, shape=shape), padding
 
     def build(self, plan: _LayoutPlan) -> Outcome:
         site, old, new = plan.site, plan.buffer, plan.new
         params, results = plan.params, plan.results
 
+        # a block's store, its loads and its declared regions mostly name the
+        # same element (``Y[vi, vj]``): map each index tuple once
+        mapped: dict = {}
+
+        def point(indices):
+            key = tuple(indices)
+            out = mapped.get(key)
+            if out is None:
+                out = mapped[key] = tuple(_map_indices(params, results, indices, ranges))
+            return out
+
         def access(n, visit):
             kind = type(n)
             if kind is BufferLoad and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
+                indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferLoad(new, indices, pred)
             if kind is BufferStore and n.buffer == old:
-                indices = _map_indices(params, results, [visit(i) for i in n.indices], ranges)
+                indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferStore(new, visit(n.value), indices, pred)
             if kind is BufferRegion and n.buffer == old:
                 region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
-                return _map_region(params, results, region, new, ranges)
+                return _map_region(params, results, region, new, ranges, point)
             return None
 
         # the match_buffer views of the buffer take its separators, as TVM's
         # set_axis_separator (which its transform_layout calls) gives them
         top = plan.alloc if plan.alloc is not None else (
             _ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
-        ranges = _var_ranges(site.at(top) if top is not None else site.func.body, old, plan.items)
-        mapping = with_views(site.at(top), old, new, site.index, top) if top is not None else {old: new}
+        ranges = plan.ranges
+        mapping = views_mapping(old, new, plan.views, plan.sources) if top is not None else {old: new}
         if plan.alloc is not None:
             scope = site.at(plan.alloc)
             items = plan.items
@@ -600,6 +586,73 @@ class TransformLayout(Rewrite):
         return args
 
 
+@attrs.frozen
+class _Refusal:
+    """Why a map does not give a layout: the message around the buffer's
+    name (the analysis does not depend on the name)."""
+
+    before: str
+    after: str
+
+
+@functools.lru_cache(maxsize=256)
+def _layout_of(params: tuple, results: tuple, dims: tuple, injective: bool, padded: bool):
+    """The new layout of a buffer of shape ``dims`` under the map ``params
+    -> results``: ``(shape, padding)`` (padding: what writing the pad value
+    needs, or None), or a :class:`_Refusal`. ``injective`` is
+    ``assume_injective_transform``; ``padded``, whether a pad value is
+    given. A pure function of the map and the shape, kept for the next
+    buffer of that shape under that map (a schedule giving its operands
+    one tiled layout, or one schedule applied to many modules): the
+    iterator-map and bound analyses dominate the primitive's cost."""
+    from .index_maps import symbolic_radix, symbolic_split
+
+    if any(int_value(d) is None for d in dims) or any(
+            var_names(e) - {p.name for p in params} for e in results):
+        # symbolic: a map fusing whole dimensions is read as mixed
+        # radices (TVM's iterator maps), where bounds alone do not know
+        # that sizes are not negative
+        extents = [_cast(d, p.dtype) for p, d in zip(params, dims)]
+        radix = symbolic_radix(results, params, extents)
+        if radix is not None:
+            return tuple(radix[0]), None
+        split = symbolic_split(results, params, extents)
+        if split is not None:
+            # a split by a symbolic divisor pads up to its multiple
+            shape, inverse, exact = split
+            if exact or injective:
+                return tuple(shape), None
+            if not padded:
+                return _Refusal(f"the index map does not take the shape {_dims(list(dims))} of buffer ",
+                                f" one to one onto the shape {_dims(shape)}: where the divisor does not divide "
+                                "the extent, some elements are padding; give a pad_value for them, as TVM "
+                                "requires")
+            return tuple(shape), (inverse, tuple(int_value(e) if int_value(e) is not None else e for e in extents),
+                           (0,) * len(params))
+    dom = {p: Range(IntImm(p.dtype, 0), _cast(d, p.dtype)) for p, d in zip(params, dims)}
+    shape = []
+    for e, iv in zip(results, bound_region([Range(e, IntImm(e.dtype, 1)) for e in results], dom)):
+        if iv.lo is None or iv.hi is None or not can_prove(EQ(iv.lo, IntImm(iv.lo.dtype, 0))):
+            return _Refusal(f"the index {e.script()} of the map does not run over a range from 0 for buffer ",
+                            f" of shape {_dims(list(dims))}")
+        shape.append(simplify_index(iv.hi + IntImm(iv.hi.dtype, 1)))
+    padding = None
+    if not injective:
+        loops = {p.name: For(p, IntImm(p.dtype, 0), _cast(d, p.dtype), "serial", _NOP)
+                 for p, d in zip(params, dims)}
+        sums = detect_iter_map(list(results), loops, "bijective")
+        if sums is None or not _fills(sums, shape, dims):
+            found = _padded_domain(params, results, dims)
+            if found is None or not padded:
+                why = ("the map is not one to one even over a padded domain" if found is None else
+                       "give a pad_value for them, as TVM requires")
+                return _Refusal(f"the index map does not take the shape {_dims(list(dims))} of buffer ",
+                                f" one to one onto the shape {_dims(shape)} it spans: some elements would be "
+                                f"padding; {why}")
+            shape, padding = found
+    return tuple(shape), padding
+
+
 def _sizes(func) -> set[str]:
     """The variables of the function's parameter buffers' shapes, and its
     scalar parameters."""
@@ -621,18 +674,14 @@ def _fits(value: int, dtype) -> bool:
     return True
 
 
-def _shape(buffer: Buffer) -> str:
-    return _dims(list(buffer.shape))
-
-
-def _fills(sums, shape, params, buffer: Buffer) -> bool:
+def _fills(sums, shape, dims) -> bool:
     """Whether the map's image is all of ``shape``. A map the bijective
     iteration-map detection reads is one to one onto the box its outputs
     span; with constant shapes the element counts check that ``shape`` is
     that box and not a loose bound of it."""
     from ..analysis.arith.terms import int_value
 
-    sizes_in = [int_value(d) for d in buffer.shape]
+    sizes_in = [int_value(d) for d in dims]
     sizes_out = [int_value(d) for d in shape]
     if None in sizes_in or None in sizes_out:
         return True  # symbolic: each output's span is read from its slices exactly

@@ -16,16 +16,17 @@ import attrs
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import simplify_expr
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
-    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, Var,
+    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
+    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .dataflow import fold_units
 from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
-from .exprs import substitute_expr
+from .exprs import plain_buffer, substitute_expr
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -365,9 +366,6 @@ def _trivial_indices(indices) -> bool:
 def _einsum_violation(block: Block) -> str | None:
     """Why the block is not an einsum (every region one point at variables
     or constants, each buffer once, the body indexing the same way)."""
-    from ..analysis.traversal import walk
-    from ..nodes import BufferLoad
-
     seen = set()
     for r in list(block.reads) + list(block.writes):
         if r.buffer in seen:
@@ -377,9 +375,9 @@ def _einsum_violation(block: Block) -> str | None:
             if not (_int(rng.extent) == 1 and (isinstance(rng.min, Var) or _int(rng.min) is not None)):
                 return (f"its region of {r.buffer.name} is not one point at iteration variables or "
                         "constants")
-    nodes = [n for n in walk(block.body) if isinstance(n, (BufferLoad, BufferStore))]
+    nodes = _accesses(block.body)
     if block.init is not None:
-        nodes += [n for n in walk(block.init) if isinstance(n, (BufferLoad, BufferStore))]
+        nodes += _accesses(block.init)
     for n in nodes:
         if not _trivial_indices(n.indices):
             return f"its body indexes {n.buffer.name} with an expression that is not a variable or a constant"
@@ -569,8 +567,6 @@ class PadEinsum(Rewrite):
                 else:
                     shape.append(dim)
                     back.append(dim)
-            from ..nodes import Buffer
-
             new_buf = Buffer(fresh(f"{buf.name}_pad", taken), shape, buf.dtype, storage_scope=buf.storage_scope)
             buf_map[buf] = new_buf
             # an output is copied in too where the block may not write all of
@@ -591,6 +587,11 @@ class PadEinsum(Rewrite):
                 return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
             return node
 
+        def unchanged(node):
+            # constants, variables and buffers hold no access to swap
+            kind = type(node)
+            return node if kind in _LEAVES or (kind is Buffer and plain_buffer(node)) else None
+
         ivs, guards = [], []
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.var in padded:
@@ -600,9 +601,9 @@ class PadEinsum(Rewrite):
                     guards.append(LT(value, ext))
             else:
                 ivs.append(iv)
-        new_block = attrs.evolve(
-            block, iter_vars=ivs, body=transform(block.body, swap),
-            init=None if block.init is None else transform(block.init, swap),
+        new_block = with_fields(
+            block, iter_vars=ivs, body=transform(block.body, swap, unchanged),
+            init=None if block.init is None else transform(block.init, swap, unchanged),
             reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in block.reads],
             writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in block.writes])
         predicate = _conjoin(_conjuncts(realize.predicate) + guards)
@@ -626,7 +627,7 @@ class PadEinsum(Rewrite):
                     and _same_value(node.extent, extend[node.loop_var][0]) \
                     and len(list(child_blocks(node, ()))) == 1:
                 new = extend[node.loop_var][1]
-                node = attrs.evolve(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
+                node = with_fields(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
                                     else new)
             node_new = node
         stmts = reads_copy + [node_new] + writes_copy
@@ -636,7 +637,7 @@ class PadEinsum(Rewrite):
         else:
             k = holder[-1][1]
             body = scope_block.body.with_items(k, k + 1, stmts)
-        new_scope = attrs.evolve(scope_block, body=body,
+        new_scope = with_fields(scope_block, body=body,
                                  alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
         return Outcome(commit(site, scope, new_scope))
 
@@ -687,10 +688,43 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
 
 
 def _loads_of(stmt, buf) -> list:
-    from ..analysis.traversal import walk
     from ..nodes import BufferLoad
 
-    return [n for n in walk(stmt) if isinstance(n, BufferLoad) and n.buffer == buf]
+    return [n for n in _accesses(stmt) if isinstance(n, BufferLoad) and n.buffer == buf]
+
+
+#: expression nodes that hold no other node
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _accesses(stmt) -> list:
+    """The loads and stores under ``stmt`` in pre-order, as ``walk`` meets
+    them. A buffer, met at each access of it, is looked into once (its
+    shape holds no access but in odd programs; those are found all the
+    same)."""
+    from ..analysis.traversal import iter_children, walk
+    from ..nodes import Buffer, BufferLoad
+
+    out: list = []
+    in_buffer: dict = {}
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _LEAVES:
+            continue
+        if kind is Buffer:
+            if plain_buffer(node):
+                continue
+            found = in_buffer.get(id(node))
+            if found is None:
+                found = in_buffer[id(node)] = [n for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))]
+            out.extend(found)
+            continue
+        if kind is BufferLoad or kind is BufferStore:
+            out.append(node)
+        stack.extend(reversed(list(iter_children(node))))
+    return out
 
 
 def _same_value(a, b) -> bool:
@@ -702,8 +736,8 @@ def _set_child(node, step, child):
     name, index = step
     value = getattr(node, name)
     if index is None:
-        return attrs.evolve(node, **{name: child})
-    return attrs.evolve(node, **{name: value.set(index, child)})
+        return with_fields(node, **{name: child})
+    return with_fields(node, **{name: value.set(index, child)})
 
 
 def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stmt:

@@ -15,13 +15,16 @@ import operator
 import attrs
 
 from ..analysis.access import access_regions
-from ..analysis.traversal import walk, walk_stmts
+from ..analysis.arith.terms import fits
+from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, Evaluate, For, ForKind, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr,
-    Range, SeqStmt, Stmt, Var,
+    Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType,
+    Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
+from .exprs import plain_buffer, var_names
 from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
@@ -54,8 +57,38 @@ def _bound_names(stmt: Stmt) -> tuple[list[str], list[str]]:
             names.extend(m.buffer.name for m in node.match_buffers)
         elif isinstance(node, LetStmt):
             names.append(node.var.name)
-    names.extend(n.var.name for n in walk(stmt) if isinstance(n, Let))
+    names.extend(_let_names(stmt))
     return names, blocks
+
+
+#: expression nodes that hold no other node
+_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _let_names(stmt: Stmt) -> list[str]:
+    """The variables of the Let expressions under ``stmt``, in pre-order,
+    once per occurrence (as ``walk`` meets them). A buffer, met wherever it
+    is loaded, stored or declared, is looked into once."""
+    out: list[str] = []
+    in_buffer: dict[int, list[str]] = {}
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _LEAVES:
+            continue
+        if kind is Buffer:
+            if plain_buffer(node):
+                continue
+            found = in_buffer.get(id(node))
+            if found is None:
+                found = in_buffer[id(node)] = [n.var.name for n in walk(node) if isinstance(n, Let)]
+            out.extend(found)
+            continue
+        if kind is Let:
+            out.append(node.var.name)
+        stack.extend(reversed(list(iter_children(node))))
+    return out
 
 
 @register
@@ -198,6 +231,16 @@ class LoopPartition(Rewrite):
             return name
 
         inner_names, inner_blocks = _bound_names(loop.body)
+        # the names each part renames: a buffer holding none is the same in every part
+        renamed = set(inner_names) | {loop.loop_var.name}
+        kept_buffers: dict = {}
+
+        def kept(buffer: Buffer) -> bool:
+            found = kept_buffers.get(id(buffer))
+            if found is None:
+                found = kept_buffers[id(buffer)] = buffer.name not in renamed and not var_names(buffer) & renamed
+            return found
+
         first = next((s.name_hint for _, s in walk_stmts(loop.body) if isinstance(s, Block)), None)
         base = f"{first}_{loop.loop_var.name}" if first is not None else loop.loop_var.name
         dtype = loop.loop_var.dtype
@@ -207,14 +250,15 @@ class LoopPartition(Rewrite):
             var = Var(fresh(f"{loop.loop_var.name}{k}", taken), dtype)
             refs.append(LoopRef(var.name, site.func_name))
             mapping = {name: fresh(name, taken) for name in inner_names}
-            body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken)
+            body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken, kept)
             new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
             part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
             reads, writes = access_regions(part)
-            parts.append(BlockRealize([], _TRUE, attrs.evolve(part, reads=reads, writes=writes)))
+            parts.append(BlockRealize([], _TRUE, with_fields(part, reads=reads, writes=writes)))
             start += size
         common_name = fresh(f"{base}_common", blocks_taken)
-        reads, writes = access_regions(_regions_only(common_name, parts))
+        regions = _constant_union(parts)
+        reads, writes = regions if regions is not None else access_regions(_regions_only(common_name, parts))
         common = Block([], reads, writes, common_name, SeqStmt(parts))
         return Outcome(commit(site, path, BlockRealize([], _TRUE, common)), tuple(refs))
 
@@ -237,7 +281,54 @@ def _regions_only(name: str, parts: list) -> Block:
 _NO_OP = Evaluate(IntImm("int32", 0))
 
 
-def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, size: int, taken) -> Stmt:
+def _constant_union(parts: list) -> tuple[list, list] | None:
+    """The regions inferred for the block holding ``parts`` (as from
+    :func:`_regions_only`), when every region of theirs is a box of integer
+    constants of one dtype, as a partitioned loop of constant bounds mostly
+    gives: per buffer, in order of first use, the smallest box holding its
+    boxes, with the ends region inference picks (the first of equal
+    minimums), reached in integers rather than through interval arithmetic
+    on expressions; None otherwise (a symbolic or mixed end, a bound out of
+    its dtype), and the caller infers the regions."""
+    tables: tuple[dict, dict] = ({}, {})
+    for realize in parts:
+        for table, regions in zip(tables, (realize.block.reads, realize.block.writes)):
+            for region in regions:
+                box = []
+                for rng in region.region:
+                    lo, extent = rng.min, rng.extent
+                    if type(lo) is not IntImm or type(extent) is not IntImm or lo.dtype != extent.dtype \
+                            or lo.dtype.is_bool:
+                        return None
+                    hi = lo.value + extent.value - 1
+                    if not (fits(lo.dtype, hi + 1) and fits(lo.dtype, hi)):
+                        return None
+                    box.append((lo, hi))
+                previous = table.get(region.buffer)
+                if previous is not None:
+                    merged = []
+                    for (lo_a, hi_a), (lo_b, hi_b) in zip(previous, box):
+                        if lo_a.dtype != lo_b.dtype:
+                            return None
+                        merged.append((lo_a if lo_a.value <= lo_b.value else lo_b, max(hi_a, hi_b)))
+                    box = merged
+                table[region.buffer] = box
+    out = []
+    for table in tables:
+        regions = []
+        for buffer, box in table.items():
+            ranges = []
+            for (lo, hi), _dim in zip(box, buffer.shape):
+                if not fits(lo.dtype, hi + 1 - lo.value):
+                    return None
+                ranges.append(Range(lo, IntImm(lo.dtype, hi + 1 - lo.value)))
+            regions.append(BufferRegion(buffer, ranges))
+        out.append(regions)
+    return out[0], out[1]
+
+
+def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, size: int, taken,
+               kept) -> Stmt:
     """The loop body for one part, in one pass: ``loop_var`` replaced by the
     part's loop ``var``, every variable and buffer bound inside renamed by
     ``mapping`` (old name -> fresh name, as :func:`rename` does), and every
@@ -246,7 +337,8 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
     variable keeps its domain: a reduction's ``init`` runs where its
     variables are at the start of their domains, which a narrowed domain
     would move into every part (TVM narrows it, and the later parts start
-    the reduction over)."""
+    the reduction over). ``kept(buffer)`` tells a buffer that no renaming
+    reaches, which is not entered."""
     from ..analysis.traversal import transform
 
     def pre(node):
@@ -255,11 +347,16 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
                 return var
             new_name = mapping.get(node.name)
             return node if new_name is None else Var(new_name, node.dtype)
+        kind = type(node)
+        if kind in _LEAVES:
+            return node
+        if kind is Buffer and kept(node):
+            return node
         return None
 
     def post(node):
         if isinstance(node, Buffer) and node.name in mapping:
-            return attrs.evolve(node, name=mapping[node.name])
+            return with_fields(node, name=mapping[node.name])
         if isinstance(node, BlockRealize):
             ivs = []
             for iv, value in zip(node.block.iter_vars, node.iter_values):
@@ -269,7 +366,7 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
                 ivs.append(iv)
             name = fresh_name(f"{node.block.name_hint}_{var.name}", taken)
             taken.add(name)
-            return attrs.evolve(node, block=attrs.evolve(node.block, iter_vars=ivs, name_hint=name))
+            return with_fields(node, block=with_fields(node.block, iter_vars=ivs, name_hint=name))
         return node
 
     return transform(body, post, pre)

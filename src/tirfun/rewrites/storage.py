@@ -124,11 +124,18 @@ def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None 
     dimensions, else as many zeros (TVM warns that these may be wrong; a
     0-d view of one element has no axis to separate, so they change
     nothing there). ``items`` receives what :func:`buffer_views` gives it."""
-    mapping = {buffer: new}
     sources: dict = {}
     # outermost first: a view comes before the views of it; with the
     # function's index and the root's path, only what names them is walked
-    for view in buffer_views(root, buffer, items, index, path, sources):
+    return views_mapping(buffer, new, buffer_views(root, buffer, items, index, path, sources), sources)
+
+
+def views_mapping(buffer: Buffer, new: Buffer, views: list, sources: dict) -> dict:
+    """What :func:`with_views` gives, from the views of ``buffer`` and
+    their sources that :func:`buffer_views` found: for a caller that has
+    walked for them already."""
+    mapping = {buffer: new}
+    for view in views:
         source = mapping[sources[view]]
         seps = list(source.axis_separators)
         if len(view.shape) != len(source.shape):

@@ -153,14 +153,12 @@ class IndexMap:
         into a larger box (the padded layout of ``transform_layout``), and
         the condition, on the new indices, of the places it does not reach
         (the padding). NodeError when no padded domain makes it one to one."""
-        from ..nodes import Buffer
         from ..rewrites.layout import _padded_domain
         from ..rewrites.layout_padding import Padding
 
         env = self._domain(shape)
         params = tuple(self.initial_indices)
-        domain = Buffer("domain", [IntImm(v.dtype, env[v][1] + 1) for v in params], "int8")
-        padded = _padded_domain(params, tuple(self.results), domain)
+        padded = _padded_domain(params, tuple(self.results), [IntImm(v.dtype, env[v][1] + 1) for v in params])
         if padded is None:
             raise NodeError(f"the index map {self} is not one to one over the shape "
                             f"{[str(d) for d in shape]}, even into a padded box")

@@ -89,6 +89,11 @@ def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
     """``e`` with variables replaced; unchanged subtrees are shared."""
     if not mapping:
         return e
+    kind = type(e)
+    if kind is Var:
+        return mapping.get(e, e)
+    if kind is IntImm:
+        return e  # nothing inside to replace (the common range min and extent)
     from ..traversal import transform
 
     def pre(node):
@@ -181,6 +186,8 @@ class _Evaluator:
             return Interval.point(v)
         if iv.lo is v and iv.hi is v:
             return iv
+        if (iv.lo is None or type(iv.lo) is IntImm) and (iv.hi is None or type(iv.hi) is IntImm):
+            return iv  # constant ends (a loop's range) relax to themselves
         # the domain may mention other relaxed variables (an inner loop that
         # starts at an outer loop's variable): relax its ends once more, with
         # a depth bound against cyclic domains

@@ -433,6 +433,8 @@ def constant_difference(a: PrimExpr, b: PrimExpr) -> int | None:
 
 def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
     """True when ``a`` and ``b`` have the same affine form."""
+    if type(a) is IntImm and type(b) is IntImm:
+        return a == b  # two literals: equal forms are equal literals of one dtype
     return a == b or constant_difference(a, b) == 0
 
 
