@@ -371,7 +371,11 @@ _NEVER_LOOSE = frozenset({SeqStmt, Block, BlockRealize})
 def _in_root(path: Path) -> bool:
     """Whether the statement at ``path`` lies outside every block but the
     function's root block (its path enters no other block)."""
-    return not any(step[0] == "block" for step in path[2:])
+    # a step into a block is always ("block", None), the field of BlockRealize
+    return _INTO_BLOCK not in path[2:]
+
+
+_INTO_BLOCK = ("block", None)
 
 
 def _is_loose(node) -> bool:
@@ -435,7 +439,7 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
     found = []
     stack = [(path, root, count)]
     pop, push = stack.pop, stack.append
-    fields_of = STMT_FIELDS.get
+    fields_of = _FIELDS_BACKWARDS.get
     while stack:
         p, node, counting = pop()
         if counting:
@@ -458,32 +462,36 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
                         if moved and _loose_within(node):
                             counts[_LOOSE] = counts.get(_LOOSE, 0) + moved * _loose_within(node)
                 continue
-        if isinstance(node, For):
+        kind = type(node)
+        if kind is For:
             found.append((True, node.loop_var.name, p))
-        elif isinstance(node, Block):
+        elif kind is Block:
             found.append((False, node.name_hint, p))
-        elif realizes is not None and type(node) is BlockRealize:
+        elif realizes is not None and kind is BlockRealize:
             realizes.append(node)
         if counting:
             _tally_one(node, counts, sign)
             # inside a block nothing counts as loose: the cheaper question first
-            if type(node) not in _NEVER_LOOSE and _in_root(p) and _is_loose(node):
+            if kind not in _NEVER_LOOSE and _in_root(p) and _is_loose(node):
                 counts[_LOOSE] = counts.get(_LOOSE, 0) + sign
-        names = fields_of(type(node))
+        names = fields_of(kind)
         if not names:
             continue
-        kids = []
+        # pushed last field first, last item first: popped in pre-order
         for name in names:
             value = getattr(node, name)
             if value is None:
                 continue
             if type(value) is _PVEC:
-                kids.extend((p + ((name, i),), child, counting) for i, child in enumerate(value))
+                for i in range(len(value) - 1, -1, -1):
+                    push((p + ((name, i),), value[i], counting))
             else:
-                kids.append((p + ((name, None),), value, counting))
-        for kid in reversed(kids):
-            push(kid)
+                push((p + ((name, None),), value, counting))
     return found
+
+
+#: each statement type's statement fields, last first (see :func:`_scan`)
+_FIELDS_BACKWARDS = {kind: tuple(reversed(names)) for kind, names in STMT_FIELDS.items()}
 
 
 # identity of a statement -> (weak reference to it, its loops and blocks as
