@@ -29,7 +29,7 @@ from ..analysis.mentions import buffer_names_in
 from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_children, walk_stmts
 from .layered_map import LayeredMap
 from ..nodes import (
-    Allocate, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferStore, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
     SeqStmt, Stmt, StringImm, Var,
 )
 
@@ -329,6 +329,25 @@ def _block_names(block: Block) -> dict:
 _BLOCK_NAMES: dict[int, tuple] = {}
 
 
+def _store_lets(store: BufferStore) -> tuple:
+    """The variables Let expressions in a store bind (nearly always none),
+    kept as :func:`_block_names` keeps a block's: a store's value is most
+    of the expression nodes of a body."""
+    key = id(store)
+    entry = _STORE_LETS.get(key)
+    if entry is not None and entry[0]() is store:
+        return entry[1]
+    counts: dict = {}
+    _expr_lets(store, counts, 1)
+    lets = tuple(name for name, k in counts.items() for _ in range(k))
+    _STORE_LETS[key] = (weakref.ref(store, _forget_in(_STORE_LETS, key)), lets)
+    return lets
+
+
+# identity of a store -> (weak reference to it, the Let-bound names in it)
+_STORE_LETS: dict[int, tuple] = {}
+
+
 def _tally_one(node, counts: dict, sign: int) -> None:
     """Count the names one statement binds itself (not those of the
     statements inside it)."""
@@ -337,8 +356,21 @@ def _tally_one(node, counts: dict, sign: int) -> None:
         for name, k in _block_names(node).items():
             counts[name] = get(name, 0) + sign * k
         return
-    if isinstance(node, For):
+    kind = type(node)
+    if kind is For:
         counts[node.loop_var.name] = counts.get(node.loop_var.name, 0) + sign
+        if type(node.min) in _LEAVES and type(node.extent) in _LEAVES and node.thread_binding is None:
+            return  # the common loop: no expression to hold a Let
+    elif kind is BlockRealize:
+        if type(node.predicate) in _LEAVES and all(type(v) in _LEAVES for v in node.iter_values):
+            return  # bound to loop variables and constants
+    elif kind is BufferStore:
+        lets = _store_lets(node)
+        if lets:
+            get = counts.get
+            for name in lets:
+                counts[name] = get(name, 0) + sign
+        return
     elif isinstance(node, (LetStmt, Allocate)):
         var = node.var if isinstance(node, LetStmt) else node.buffer_var
         counts[var.name] = counts.get(var.name, 0) + sign
