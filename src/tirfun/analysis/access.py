@@ -114,28 +114,42 @@ class _Detector:
             else:
                 known = frozenset(declared)
                 self.is_visible = lambda b: b not in hidden and b in known
-            candidates = pointer_buffers(block)  # only these can be used through a pointer
+            # only these can be used through a pointer
+            self.candidates = lambda: pointer_buffers(block)
         else:
             allowed = set(visible)
             for b in block.alloc_buffers:
                 allowed.discard(b)
             self.is_visible = allowed.__contains__
-            candidates = list(allowed)
+            self.candidates = lambda: list(allowed)
         self.matched: dict[Buffer, MatchBufferRegion] = {}
         for m in block.match_buffers:
             if self.is_visible(m.source.buffer):
                 self.matched[m.buffer] = m
-        # a bare use of a visible buffer's data pointer is an opaque access
-        self.data_vars: dict[Var, Buffer] = {}
-        for b in candidates:
-            if b.data is not None and self.is_visible(b) and b not in self.matched:
-                self.data_vars.setdefault(b.data, b)
+        # visible buffers by data pointer, found when the walk first meets a
+        # handle variable (see :meth:`pointee`)
+        self.data_vars: dict[Var, Buffer] | None = None
         self.dom: dict[Var, Interval] = {}
         self.lets: dict[Var, PrimExpr] = {}
         self.regions: dict[str, dict[Buffer, list[Interval]]] = {"read": {}, "write": {}, "opaque": {}}
 
     def visible(self, buffer: Buffer) -> bool:
         return buffer in self.matched or self.is_visible(buffer)
+
+    def pointee(self, var) -> Buffer | None:
+        """The visible buffer whose data pointer ``var`` is (a bare use of
+        it is an opaque access), or None. A data pointer is a handle, so
+        the buffers under the block are gathered only when a handle
+        variable turns up: most blocks have none, and a block a rewrite
+        just built has no kept answer, which would cost a walk of it."""
+        if not var.dtype.is_handle:
+            return None
+        if self.data_vars is None:
+            self.data_vars = {}
+            for b in self.candidates():
+                if b.data is not None and self.is_visible(b) and b not in self.matched:
+                    self.data_vars.setdefault(b.data, b)
+        return self.data_vars.get(var)
 
     def run(self) -> BlockAccess:
         if self.block.init is not None:
@@ -243,7 +257,7 @@ class _Detector:
                 if n.predicate is not None:
                     stack.append(n.predicate)
             elif isinstance(n, Var):
-                buffer = self.data_vars.get(n)
+                buffer = self.pointee(n)
                 if buffer is not None:
                     full = [self.relax_interval(Interval.from_range(r))
                             for r in BufferRegion.full(buffer).region]
@@ -251,7 +265,7 @@ class _Detector:
             elif isinstance(n, Call) and n.op == "tir.tvm_access_ptr" and len(n.args) == 5 \
                     and isinstance(n.args[1], Var) and isinstance(n.args[4], IntImm):
                 # as TVM: the whole buffer, read (mask 1), written (2) or both
-                buffer = self.data_vars.get(n.args[1])
+                buffer = self.pointee(n.args[1])
                 mask = n.args[4].value
                 if buffer is not None and mask & 3:
                     kind = "opaque" if mask & 3 == 3 else "read" if mask & 1 else "write"
