@@ -43,7 +43,7 @@ from .terms import int_value as _int
 
 __all__ = [
     "Interval", "eval_interval", "simplify", "union", "intersect", "cover_range",
-    "is_single_point", "substitute",
+    "is_single_point", "substitute", "OPERAND_NODES",
 ]
 
 
@@ -107,7 +107,7 @@ def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
         hit = memo.get(key)
         if hit is not None:
             return hit
-        if kind in _OPERANDS:
+        if kind in OPERAND_NODES:
             a, b = visit(node.a), visit(node.b)
             out = node if a is node.a and b is node.b else kind(a, b)
         elif isinstance(node, Var):
@@ -122,8 +122,9 @@ def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
     return visit(e)
 
 
-#: the node types whose only fields are the operands ``a`` and ``b``
-_OPERANDS = frozenset({Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or})
+#: the node types whose only fields are the operands ``a`` and ``b`` (a
+#: rewrite of expressions rebuilds them as ``kind(a, b)``)
+OPERAND_NODES = frozenset({Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or})
 
 
 def _uses_any(e: PrimExpr, dom: Mapping[Var, Interval]) -> bool:
