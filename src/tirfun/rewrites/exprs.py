@@ -55,17 +55,37 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
     """
     if not mapping:
         return node
+    # ``transform`` with a ``pre`` that maps variables, its memo included (a
+    # subtree held twice is rewritten once and stays shared); constants and
+    # two-operand nodes, most of any expression, are handled directly
+    memo: dict = {}
 
-    def pre(n):
-        if isinstance(n, Var):
+    def visit(n):
+        kind = type(n)
+        if kind is Var:
             return mapping.get(n, n)
-        return None
+        if kind in _LEAF_CONSTANTS:
+            return n
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(n.a), visit(n.b)
+            out = n if a is n.a and b is n.b else kind(a, b)
+        elif isinstance(n, Var):
+            out = mapping.get(n, n)
+        else:
+            out = map_children(n, visit)
+        memo[key] = out
+        return out
 
-    return transform(node, lambda n: n, pre)
+    return visit(node)
 
 
 #: nodes that hold no other node
 _PLAIN_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+_LEAF_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
 def transform_plain(node: Node, post, pre) -> Node:
