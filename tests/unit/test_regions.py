@@ -574,3 +574,21 @@ def _vars_in(e):
     from tirfun.analysis.traversal import walk
 
     return {n for n in walk(e) if isinstance(n, Var)}
+
+
+_ENDS = st.one_of(affine_exprs(), st.sampled_from([IntImm("int32", 2**31 - 1), IntImm("int32", -2**31),
+                                                   Add(VARS[0], IntImm("int32", 2**31 - 1))]))
+
+
+@given(st.one_of(st.none(), _ENDS), st.one_of(st.none(), _ENDS))
+def test_point_or_cover_is_a_point_or_the_cover_range(lo, hi):
+    # one difference of the ends decides both, as is_single_point and
+    # cover_range would decide them apart (dtype limits included)
+    iv = ivs.Interval(lo, hi)
+    full = Range(IntImm("int32", 0), IntImm("int32", 64))
+    expected = (Range(iv.lo, IntImm(iv.lo.dtype, 1)) if ivs.is_single_point(iv)
+                else ivs.cover_range(iv, full))
+    assert ivs.point_or_cover(iv, full) == expected
+    same = ivs.Interval(lo, lo)
+    if lo is not None:
+        assert ivs.point_or_cover(same, full) == Range(lo, IntImm(lo.dtype, 1))

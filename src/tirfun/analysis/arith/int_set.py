@@ -30,6 +30,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from ...errors import NodeError
 from ...nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod, IntImm,
     Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
@@ -43,7 +44,7 @@ from .terms import int_value as _int
 
 __all__ = [
     "Interval", "eval_interval", "simplify", "union", "intersect", "cover_range",
-    "is_single_point", "substitute", "OPERAND_NODES",
+    "is_single_point", "point_or_cover", "substitute", "OPERAND_NODES",
 ]
 
 
@@ -350,6 +351,28 @@ def intersect(a: Interval, b: Interval) -> Interval:
 def is_single_point(iv: Interval) -> bool:
     """True when the interval provably holds one value."""
     return iv.bounded and (iv.is_point or prove_equal(iv.lo, iv.hi))
+
+
+def point_or_cover(iv: Interval, full: Range) -> Range:
+    """``Range(lo, 1)`` when :func:`is_single_point`, else
+    :func:`cover_range` (a region's dimension as access inference writes
+    it), the difference of the ends worked out once: where it is a
+    constant, the extent is that constant plus one, which is what
+    simplifying ``hi + 1 - lo`` gives."""
+    if iv.bounded and not iv.is_point:
+        d = constant_difference(iv.lo, iv.hi)
+        if d == 0:
+            return Range(iv.lo, IntImm(iv.lo.dtype, 1))
+        if d is not None and iv.lo.dtype == iv.hi.dtype:
+            try:
+                extent = IntImm(iv.hi.dtype, 1 - d)
+            except NodeError:  # past the dtype: the simplifier keeps the sum
+                return cover_range(iv, full)
+            return Range(simplify(iv.lo), extent)
+        return cover_range(iv, full)
+    if is_single_point(iv):
+        return Range(iv.lo, IntImm(iv.lo.dtype, 1))
+    return cover_range(iv, full)
 
 
 def cover_range(iv: Interval, full: Range) -> Range:
