@@ -29,9 +29,9 @@ from ..analysis.traversal import (
     walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
-    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
-    const,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloatImm,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt,
+    Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -1749,6 +1749,8 @@ def _substitute(e: PrimExpr, mapping: dict) -> PrimExpr:
         kind = type(n)
         if kind is Var:
             return mapping.get(n, n)
+        if kind is IntImm or kind is FloatImm:
+            return n
         key = id(n)
         hit = memo.get(key)
         if hit is not None:

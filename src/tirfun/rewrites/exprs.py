@@ -10,7 +10,7 @@ from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import OPERAND_NODES
-from ..analysis.traversal import iter_children, map_children, transform
+from ..analysis.traversal import iter_children, map_children
 from ..nodes.base import with_fields
 from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -185,4 +185,5 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]
+__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "var_names", "uses_any", "is_const_int",
+           "floordiv", "floormod", "mul"]

@@ -36,8 +36,8 @@ from ...nodes import (
     Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
 )
 from .linear import (
-    _one, constant_difference, fold_add, fold_extreme_given, fold_floordiv, fold_floormod, fold_max, fold_min, fold_mul, fold_sub,
-    prove_equal,
+    _one, constant_difference, fold_add, fold_extreme_given, fold_floordiv, fold_floormod, fold_max,
+    fold_min, fold_mul, fold_sub, prove_equal,
 )
 from .linear import simplify_affine as simplify
 from .terms import int_value as _int
