@@ -32,6 +32,26 @@ def test_can_prove_from_loop_ranges():
     assert not can_prove(LT(i * 4 + j, c(31)), dom)
 
 
+def test_can_prove_a_condition_folded_to_a_constant():
+    # ``c(0) > c(0)`` folds as it is built: the constant is the answer, as
+    # the simplifier would give it, alone or inside an and / or
+    from tirfun.analysis.arith.simplify import ExprSimplifier, is_true
+    from tirfun.nodes import And, Or
+
+    dom = {i: rng(0, 8)}
+    folded = [c(0) > c(0), c(0) <= c(0), IntImm("bool", 1), IntImm("bool", 0), c(1)]
+    for cond in folded:
+        assert isinstance(cond, IntImm)
+        expected = is_true(ExprSimplifier({}).expr(cond))
+        assert can_prove(cond) is expected
+        assert can_prove(cond, dom, facts=[LT(i, c(4))]) is expected
+    assert [can_prove(cond) for cond in folded] == [False, True, True, False, False]
+    assert can_prove(And(IntImm("bool", 1), LT(i, c(8))), dom)
+    assert not can_prove(And(IntImm("bool", 0), LT(i, c(8))), dom)
+    assert can_prove(Or(IntImm("bool", 0), LT(i, c(8))), dom)
+    assert not can_prove(Or(IntImm("bool", 0), LT(i, c(2))), dom)
+
+
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_can_prove_a_variable_within_its_own_symbolic_domain(dtype):
     n, m, v = Var("n", dtype), Var("m", dtype), Var("v", dtype)

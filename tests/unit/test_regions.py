@@ -506,3 +506,89 @@ def test_symbolic_bounds_and_cover_range():
     assert ivs.is_single_point(ivs.eval_interval(vi * 2 + 1, dom))
     assert ivs.cover_range(ivs.eval_interval(BufferLoad(Buffer("I", [4], "int32"), [j]), dom),
                            Range(0, 64)) == Range(0, 64)
+
+
+def test_pointer_uses_are_found_without_visible_buffers():
+    # without ``visible``, the buffers with a data pointer are gathered from
+    # the block only when a handle variable turns up; each kind of use is
+    # still reported, and a block without one is read as before
+    from tirfun.nodes import Evaluate
+    from tirfun.tir import call_extern
+    from tirfun.tir.buffer_methods import access_ptr
+
+    A = Buffer("A", [8], data=Var("A_data", "handle"))
+    B = Buffer("B", [8], data=Var("B_data", "handle"))
+    vi = Var("vi")
+    store = BufferStore(B, BufferLoad(A, [vi]), [vi])
+    opaque = _block(SeqStmt([store, Evaluate(call_extern("int32", "g", A.data))]))
+    assert access_regions(opaque) == ([BufferRegion.full(A)], [BufferRegion(B, [Range(vi, 1)]),
+                                                               BufferRegion.full(A)])
+    read_ptr = _block(SeqStmt([store, Evaluate(access_ptr(B, "r"))]))
+    assert detect_access(read_ptr).reads == (BufferRegion(A, [Range(vi, 1)]), BufferRegion.full(B))
+    plain = _block(store)
+    assert access_regions(plain) == ([BufferRegion(A, [Range(vi, 1)])], [BufferRegion(B, [Range(vi, 1)])])
+    # a pointer of a buffer the block allocates is no access from outside
+    inner = _block(SeqStmt([store, Evaluate(call_extern("int32", "g", A.data))]), allocs=[A])
+    assert access_regions(inner) == ([], [BufferRegion(B, [Range(vi, 1)])])
+
+
+@given(affine_exprs(), affine_exprs())
+def test_union_of_points_folds_the_min_and_the_max(a, b):
+    # the two points' difference is worked out once for both ends
+    from tirfun.analysis.arith.linear import fold_max, fold_min
+
+    got = ivs.union(ivs.Interval.point(a), ivs.Interval.point(b))
+    assert got == ivs.Interval(ivs.simplify(fold_min(a, b)), ivs.simplify(fold_max(a, b)))
+    values = [(evaluate(a, env), evaluate(b, env)) for env in _assignments()]
+    assert all(evaluate(got.lo, env) <= min(x, y) and evaluate(got.hi, env) >= max(x, y)
+               for env, (x, y) in zip(_assignments(), values))
+
+
+_SMALL = st.one_of(st.sampled_from(VARS), st.tuples(st.sampled_from(VARS), st.integers(-3, 3)).map(
+    lambda p: Add(Mul(p[0], IntImm("int32", 2)), IntImm("int32", p[1]))))
+
+
+@given(affine_exprs(), st.dictionaries(st.sampled_from(VARS), _SMALL, max_size=2))
+def test_substitute_matches_a_full_rewrite_and_shares_what_it_keeps(expr, mapping):
+    from tirfun.analysis.traversal import transform
+    from tirfun.nodes import PrimExpr
+
+    def pre(n):
+        if isinstance(n, Var):
+            return mapping.get(n, n)
+        return None if isinstance(n, PrimExpr) else n
+
+    got = ivs.substitute(expr, mapping)
+    assert got == transform(expr, lambda n: n, pre)
+    for env in _assignments():
+        assert evaluate(got, env) == evaluate(expr, {v: evaluate(mapping.get(v, v), env) for v in VARS})
+    if not any(v in mapping for v in _vars_in(expr)):
+        assert got is expr
+    # a subtree held twice is rewritten once, as a shared subtree
+    twice = Add(expr, expr)
+    out = ivs.substitute(twice, mapping)
+    assert out.a is out.b
+
+
+def _vars_in(e):
+    from tirfun.analysis.traversal import walk
+
+    return {n for n in walk(e) if isinstance(n, Var)}
+
+
+_ENDS = st.one_of(affine_exprs(), st.sampled_from([IntImm("int32", 2**31 - 1), IntImm("int32", -2**31),
+                                                   Add(VARS[0], IntImm("int32", 2**31 - 1))]))
+
+
+@given(st.one_of(st.none(), _ENDS), st.one_of(st.none(), _ENDS))
+def test_point_or_cover_is_a_point_or_the_cover_range(lo, hi):
+    # one difference of the ends decides both, as is_single_point and
+    # cover_range would decide them apart (dtype limits included)
+    iv = ivs.Interval(lo, hi)
+    full = Range(IntImm("int32", 0), IntImm("int32", 64))
+    expected = (Range(iv.lo, IntImm(iv.lo.dtype, 1)) if ivs.is_single_point(iv)
+                else ivs.cover_range(iv, full))
+    assert ivs.point_or_cover(iv, full) == expected
+    same = ivs.Interval(lo, lo)
+    if lo is not None:
+        assert ivs.point_or_cover(same, full) == Range(lo, IntImm(lo.dtype, 1))

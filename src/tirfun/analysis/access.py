@@ -331,10 +331,7 @@ class _Detector:
         for buffer, sets in self.regions[kind].items():
             region = []
             for iv, dim in zip(sets, buffer.shape):
-                if ivs.is_single_point(iv):
-                    region.append(Range(iv.lo, IntImm(iv.lo.dtype, 1)))
-                else:
-                    region.append(ivs.cover_range(iv, Range(IntImm(dim.dtype, 0), dim)))
+                region.append(ivs.point_or_cover(iv, Range(IntImm(dim.dtype, 0), dim)))
             out.append(BufferRegion(buffer, region))
         return tuple(out)
 

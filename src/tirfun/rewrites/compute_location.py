@@ -18,20 +18,20 @@ from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
-from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
+from ..analysis.arith.int_set import OPERAND_NODES, Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, walk,
-    walk_stmts,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform,
+    walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
-    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
-    const,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloatImm,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt,
+    Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -52,7 +52,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
-from .exprs import var_names
+from .exprs import transform_plain, var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -1725,7 +1725,8 @@ class ComputeInline(Rewrite):
         # deletion, which comes last
         func = site.func
         for path in tops:
-            func = replace_at(func, path, transform(get_at(func, path), post, pre))
+            # ``pre`` and ``post`` leave arithmetic and leaves alone
+            func = replace_at(func, path, transform_plain(get_at(func, path), post, pre))
         func = delete_at(func, removal)
         if loc.scope is not None:
             func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
@@ -1736,17 +1737,37 @@ class ComputeInline(Rewrite):
 
 
 def _substitute(e: PrimExpr, mapping: dict) -> PrimExpr:
+    """``e`` with the variables of ``mapping`` replaced, buffers left as
+    they are: ``transform`` with a ``pre`` that maps variables, the
+    two-operand arithmetic rebuilt directly, with transform's memo (a
+    subtree held twice is rewritten once and stays shared)."""
     if not mapping:
         return e
+    memo: dict = {}
 
-    def pre(n):
-        if isinstance(n, Buffer):
-            return n
-        if isinstance(n, Var):
+    def visit(n):
+        kind = type(n)
+        if kind is Var:
             return mapping.get(n, n)
-        return None
+        if kind is IntImm or kind is FloatImm:
+            return n
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(n.a), visit(n.b)
+            out = n if a is n.a and b is n.b else kind(a, b)
+        elif isinstance(n, Buffer):
+            out = n
+        elif isinstance(n, Var):
+            out = mapping.get(n, n)
+        else:
+            out = map_children(n, visit)
+        memo[key] = out
+        return out
 
-    return transform(e, lambda n: n, pre)
+    return visit(e)
 
 
 def compute_inline(block) -> ComputeInline:

@@ -138,9 +138,9 @@ def _indexed_blocks(site: Site, scope: Path, touching, *, nested: bool) -> list[
         rest = rpath[k:]
         if any(step[0] == "init" or (not nested and step[0] == "block") for step in rest):
             continue
-        realize = site.at(rpath)
+        key, realize = _keyed_at(site.func, rpath)
         if mentions_any(realize, touching):
-            found.append((program_key(site, rpath), rpath, realize))
+            found.append((key, rpath, realize))
     found.sort(key=lambda item: item[0])
     return [(rpath, realize) for _, rpath, realize in found]
 
@@ -899,14 +899,33 @@ def delete_at(root: Stmt, rel: Path) -> Stmt:
 def program_key(site: Site, path: Path) -> tuple:
     """A key that orders paths as the program runs their statements the
     first time (a statement before the statements inside it)."""
+    return _keyed_at(site.func, path)[0]
+
+
+def _keyed_at(root, path: Path) -> tuple:
+    """``(program_key, node)`` for the node at ``path`` under ``root``, in
+    one walk down the path. A step out of a sequence is its position and a
+    step out of a statement with one statement field is 0, told apart by
+    the type alone; the others are counted (:func:`_child_position`)."""
     key = []
-    node = site.func
+    node = root
     for step in path:
-        key.append(_child_position(node, step))
         name, index = step
+        kind = type(node)
+        if kind is SeqStmt:
+            key.append(index if name == "seq" and type(index) is int and 0 <= index < len(node.seq) else 0)
+        elif kind in _ONE_STMT_FIELD:
+            key.append(0)
+        else:
+            key.append(_child_position(node, step))
         value = getattr(node, name)
         node = value if index is None else value[index]
-    return tuple(key)
+    return tuple(key), node
+
+
+#: the statements with one field that holds a statement (not a sequence of
+#: them): every step out of one is at position 0
+_ONE_STMT_FIELD = frozenset(kind for kind, fields in STMT_FIELDS.items() if len(fields) == 1 and kind is not SeqStmt)
 
 
 def _child_position(node, step) -> int:

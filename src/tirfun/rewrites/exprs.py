@@ -9,7 +9,8 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import iter_children, transform
+from ..analysis.arith.int_set import OPERAND_NODES
+from ..analysis.traversal import iter_children, map_children
 from ..nodes.base import with_fields
 from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -54,13 +55,67 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
     """
     if not mapping:
         return node
+    # ``transform`` with a ``pre`` that maps variables, its memo included (a
+    # subtree held twice is rewritten once and stays shared); constants and
+    # two-operand nodes, most of any expression, are handled directly
+    memo: dict = {}
 
-    def pre(n):
-        if isinstance(n, Var):
+    def visit(n):
+        kind = type(n)
+        if kind is Var:
             return mapping.get(n, n)
-        return None
+        if kind in _LEAF_CONSTANTS:
+            return n
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(n.a), visit(n.b)
+            out = n if a is n.a and b is n.b else kind(a, b)
+        elif isinstance(n, Var):
+            out = mapping.get(n, n)
+        else:
+            out = map_children(n, visit)
+        memo[key] = out
+        return out
 
-    return transform(node, lambda n: n, pre)
+    return visit(node)
+
+
+#: nodes that hold no other node
+_PLAIN_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+_LEAF_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
+
+
+def transform_plain(node: Node, post, pre) -> Node:
+    """``transform(node, post, pre)`` for a ``pre`` that returns None and a
+    ``post`` that returns its argument on every variable, constant and
+    two-operand node (``a + b``, ``a < b``, ``a and b``...): those are
+    rebuilt directly, without asking either (the arithmetic of an
+    expression is most of its nodes). The memo is transform's: a subtree
+    held twice is rewritten once and stays shared."""
+    memo: dict = {}
+
+    def visit(n):
+        kind = type(n)
+        if kind in _PLAIN_LEAVES:
+            return n
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(n.a), visit(n.b)
+            out = n if a is n.a and b is n.b else kind(a, b)
+        else:
+            out = pre(n)
+            if out is None:
+                out = post(map_children(n, visit))
+        memo[key] = out
+        return out
+
+    return visit(node)
 
 
 _LEAF_TYPES = frozenset({Var, IntImm, FloatImm, StringImm})
@@ -142,4 +197,5 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]
+__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "var_names", "uses_any", "is_const_int",
+           "floordiv", "floormod", "mul"]

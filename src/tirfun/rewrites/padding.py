@@ -223,6 +223,9 @@ class DecomposePadding(Rewrite):
         realize: BlockRealize = site.at(rpath)
         block = realize.block
         fresh = NamePool(site.index.names).fresh
+        # a store's index is its written region's start, a load's its read
+        # region's: each is simplified once
+        simplified = _memo_simplified()
 
         # --- the constant fill, under copies of the loops from ``loop`` down
         const_loops = [l for _, l in loops[position:]]
@@ -231,7 +234,7 @@ class DecomposePadding(Rewrite):
         const_ivs = [IterVar(iv.dom, var_map[iv.var], IterVarType.DataPar) for iv in block.iter_vars]
         store = found.store
         const_store = BufferStore(store.buffer, found.pad, [substitute_expr(i, var_map) for i in store.indices])
-        writes = [_region(w, var_map) for w in block.writes]
+        writes = [_region(w, var_map, simplified) for w in block.writes]
         const_name = fresh_name(suffixed(block.name_hint, "pad_const"), site.index.blocks)
         const_block = Block(const_ivs, [], writes, const_name, const_store)
         # a loop of one iteration above ``loop`` takes its value in the new
@@ -265,7 +268,7 @@ class DecomposePadding(Rewrite):
                 values.append(simplify_index(value - IntImm(value.dtype, lo)) if lo else value)
         # a trimmed loop now counts from 0: every other use of it is shifted
         plain = {id(v) for v in values if isinstance(v, Var) and v in new_ranges}
-        values = [v if id(v) in plain and isinstance(v, Var) else _simplified(substitute_expr(v, loop_shift))
+        values = [v if id(v) in plain and isinstance(v, Var) else simplified(substitute_expr(v, loop_shift))
                   for v in values]
         ranges = {}
         for loop in [l for _, l in loops]:
@@ -277,11 +280,11 @@ class DecomposePadding(Rewrite):
         bindings = dict(zip([iv.var for iv in block.iter_vars], realize.iter_values))
         predicate = _conjoin(_conjuncts(substitute_expr(found.cond, bindings)) + _conjuncts(realize.predicate))
         predicate = simplify_expr(substitute_expr(predicate, loop_shift), ranges)
-        body = BufferStore(store.buffer, _simplify_indices(substitute_expr(found.value, rebase)),
-                           [_simplified(substitute_expr(i, rebase)) for i in store.indices])
+        body = BufferStore(store.buffer, _simplify_indices(substitute_expr(found.value, rebase), simplified),
+                           [simplified(substitute_expr(i, rebase)) for i in store.indices])
         new_block = attrs.evolve(block, iter_vars=new_ivs, body=body,
-                                 reads=[_region(r, rebase) for r in block.reads],
-                                 writes=[_region(w, rebase) for w in block.writes])
+                                 reads=[_region(r, rebase, simplified) for r in block.reads],
+                                 writes=[_region(w, rebase, simplified) for w in block.writes])
         in_bound: Stmt = BlockRealize([fold_units(v, units) for v in values], predicate, new_block)
         for _, loop in reversed(loops[inner:]):
             if loop.loop_var in new_ranges:
@@ -314,26 +317,44 @@ def _replace(node, rel, new):
     return replace_at(node, rel, new)
 
 
-def _simplify_indices(e: PrimExpr) -> PrimExpr:
-    """``e`` with the indices of its loads simplified (``vi + 1 - 1`` is ``vi``)."""
+def _simplify_indices(e: PrimExpr, simplified=None) -> PrimExpr:
+    """``e`` with the indices of its loads simplified (``vi + 1 - 1`` is
+    ``vi``), through ``simplified`` (:func:`_simplified` by default)."""
+    simplified = simplified or _simplified
     from ..analysis.traversal import transform
     from ..nodes import BufferLoad
 
     def post(n):
         if isinstance(n, BufferLoad):
-            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices], n.predicate)
+            return BufferLoad(n.buffer, [simplified(i) for i in n.indices], n.predicate)
         return n
 
     return _simplified(transform(e, post))
+
+
+def _memo_simplified():
+    """:func:`_simplified`, each distinct index simplified once (a memo for
+    one application, keyed by the expression's value)."""
+    memo: dict = {}
+
+    def simplified(e: PrimExpr) -> PrimExpr:
+        if type(e) is IntImm or type(e) is Var:
+            return e  # as simple as it gets (simplify_index returns it)
+        out = memo.get(e)
+        if out is None:
+            out = memo[e] = _simplified(e)
+        return out
+
+    return simplified
 
 
 def _simplified(e: PrimExpr) -> PrimExpr:
     return simplify_index(e) if e.dtype.is_integer and e.dtype.lanes == 1 else e
 
 
-def _region(r: BufferRegion, mapping) -> BufferRegion:
-    return BufferRegion(r.buffer, [Range(_simplified(substitute_expr(x.min, mapping)),
-                                         _simplified(substitute_expr(x.extent, mapping))) for x in r.region])
+def _region(r: BufferRegion, mapping, simplified) -> BufferRegion:
+    return BufferRegion(r.buffer, [Range(simplified(substitute_expr(x.min, mapping)),
+                                         simplified(substitute_expr(x.extent, mapping))) for x in r.region])
 
 
 def decompose_padding(block, loop) -> DecomposePadding:

@@ -21,7 +21,7 @@ from ..analysis.mentions import mentions
 from ..analysis.traversal import Path, map_children, transform
 from ..nodes import (
     GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
-    IntImm, IterVar, IterVarType, Max, Min, Or, Range, SeqStmt, Stmt, StringImm, Var,
+    IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -31,6 +31,7 @@ from .errors import (
     OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
     RollingBufferMatchError,
 )
+from .exprs import transform_plain
 from .refs import as_block_ref
 from .serialize import py_value
 from .storage import buffer_views, resolve_buffer
@@ -342,6 +343,17 @@ class RollingBuffer(Rewrite):
                 return region(n)
             return None
 
+        def visit_expr(n):
+            # an expression holds no block, which alone ``post`` changes,
+            # and one without a use of the buffer comes back as it is: one
+            # walk finds out as much as asking for its names first would
+            return transform_plain(n, post, pre)
+
+        def visit(n):
+            if isinstance(n, PrimExpr):
+                return visit_expr(n)
+            return transform(n, post, pre=pre)
+
         def post(n):
             # only blocks that use the buffer are marked: ``rebuild`` does
             # not enter the others (TVM marks every block of the scope,
@@ -374,14 +386,14 @@ class RollingBuffer(Rewrite):
                 n = attrs.evolve(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
             return n
 
-        def visit(n):
-            return transform(n, post, pre=pre)
-
         def child(c):
             # a child of a statement that names the buffer: a leaf, or a
-            # part that does not name it, is left as it is
+            # part that does not name it, is left as it is; an expression is
+            # walked once, which finds out as much
             if isinstance(c, Stmt):
                 return rebuild(c)
+            if isinstance(c, PrimExpr):
+                return visit_expr(c)
             if type(c) in _LEAVES or not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
                 return c
             return visit(c)

@@ -30,20 +30,21 @@ from collections.abc import Mapping
 
 import attrs
 
+from ...errors import NodeError
 from ...nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm,
-    Let, Max, Min, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod, IntImm,
+    Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
 )
 from .linear import (
-    _one, fold_add, fold_floordiv, fold_floormod, fold_max, fold_min, fold_mul, fold_sub,
-    prove_equal,
+    _one, constant_difference, fold_add, fold_extreme_given, fold_floordiv, fold_floormod, fold_max,
+    fold_min, fold_mul, fold_sub, prove_equal,
 )
 from .linear import simplify_affine as simplify
 from .terms import int_value as _int
 
 __all__ = [
     "Interval", "eval_interval", "simplify", "union", "intersect", "cover_range",
-    "is_single_point", "substitute",
+    "is_single_point", "point_or_cover", "substitute", "OPERAND_NODES",
 ]
 
 
@@ -94,16 +95,42 @@ def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
         return mapping.get(e, e)
     if kind is IntImm:
         return e  # nothing inside to replace (the common range min and extent)
-    from ..traversal import transform
+    from ..traversal import map_children
 
-    def pre(node):
-        if isinstance(node, Var):
+    # what ``transform`` with a ``pre`` that maps variables does, with its
+    # memo (a subtree held twice is rewritten once and stays shared), the
+    # two-operand arithmetic and comparisons rebuilt directly: a region's
+    # ends are nearly all of them
+    memo: dict[int, PrimExpr] = {}
+
+    def visit(node):
+        kind = type(node)
+        if kind is Var:
             return mapping.get(node, node)
-        if not isinstance(node, PrimExpr):
-            return node  # buffers are leaves here: their shapes are not rewritten
-        return None
+        if kind is IntImm:
+            return node
+        key = id(node)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(node.a), visit(node.b)
+            out = node if a is node.a and b is node.b else kind(a, b)
+        elif isinstance(node, Var):
+            out = mapping.get(node, node)
+        elif not isinstance(node, PrimExpr):
+            out = node  # buffers are leaves here: their shapes are not rewritten
+        else:
+            out = map_children(node, visit)
+        memo[key] = out
+        return out
 
-    return transform(e, post=lambda n: n, pre=pre)
+    return visit(e)
+
+
+#: the node types whose only fields are the operands ``a`` and ``b`` (a
+#: rewrite of expressions rebuilds them as ``kind(a, b)``)
+OPERAND_NODES = frozenset({Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or})
 
 
 def _uses_any(e: PrimExpr, dom: Mapping[Var, Interval]) -> bool:
@@ -309,6 +336,13 @@ _COMBINE = {
 
 def union(a: Interval, b: Interval) -> Interval:
     """The smallest interval holding both, ends simplified."""
+    if a.lo is not None and b.lo is not None and a.lo is a.hi and b.lo is b.hi \
+            and not (type(a.lo) is IntImm and type(b.lo) is IntImm):
+        # two points (the accesses of one block at two indices): the min and
+        # the max ask the same difference, which is worked out once
+        d = constant_difference(a.lo, b.lo)
+        return Interval(simplify(fold_extreme_given(Min, a.lo, b.lo, d)),
+                        simplify(fold_extreme_given(Max, a.lo, b.lo, d)))
     lo = None if a.lo is None or b.lo is None else simplify(fold_min(a.lo, b.lo))
     hi = None if a.hi is None or b.hi is None else simplify(fold_max(a.hi, b.hi))
     return Interval(lo, hi)
@@ -324,6 +358,28 @@ def intersect(a: Interval, b: Interval) -> Interval:
 def is_single_point(iv: Interval) -> bool:
     """True when the interval provably holds one value."""
     return iv.bounded and (iv.is_point or prove_equal(iv.lo, iv.hi))
+
+
+def point_or_cover(iv: Interval, full: Range) -> Range:
+    """``Range(lo, 1)`` when :func:`is_single_point`, else
+    :func:`cover_range` (a region's dimension as access inference writes
+    it), the difference of the ends worked out once: where it is a
+    constant, the extent is that constant plus one, which is what
+    simplifying ``hi + 1 - lo`` gives."""
+    if iv.bounded and not iv.is_point:
+        d = constant_difference(iv.lo, iv.hi)
+        if d == 0:
+            return Range(iv.lo, IntImm(iv.lo.dtype, 1))
+        if d is not None and iv.lo.dtype == iv.hi.dtype:
+            try:
+                extent = IntImm(iv.hi.dtype, 1 - d)
+            except NodeError:  # past the dtype: the simplifier keeps the sum
+                return cover_range(iv, full)
+            return Range(simplify(iv.lo), extent)
+        return cover_range(iv, full)
+    if is_single_point(iv):
+        return Range(iv.lo, IntImm(iv.lo.dtype, 1))
+    return cover_range(iv, full)
 
 
 def cover_range(iv: Interval, full: Range) -> Range:

@@ -303,9 +303,16 @@ def fold_max(a: PrimExpr, b: PrimExpr) -> PrimExpr:
 def _fold_extreme(cls, a: PrimExpr, b: PrimExpr, keep_a) -> PrimExpr:
     if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
         return a if keep_a(a.value - b.value) else b  # two literals: no affine forms to build
-    d = constant_difference(a, b)
+    return fold_extreme_given(cls, a, b, constant_difference(a, b))
+
+
+def fold_extreme_given(cls, a: PrimExpr, b: PrimExpr, d: int | None) -> PrimExpr:
+    """``cls(a, b)`` (Min or Max) folded as :func:`fold_min` and
+    :func:`fold_max` fold it, given ``d``, the ``constant_difference(a, b)``
+    (the caller that folds both the min and the max of one pair works it
+    out once)."""
     if d is not None:
-        return a if keep_a(d) else b
+        return a if (d <= 0 if cls is Min else d >= 0) else b
     if isinstance(a, cls) and (a.a == b or a.b == b):
         return a
     if isinstance(b, cls) and (b.a == a or b.b == a):
@@ -443,7 +450,7 @@ def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
 __all__ = [
     "Linear", "Affine", "linear_expr", "merge_div_mod", "affine_form", "affine_expr",
     "simplify_affine", "prove_equal", "constant_difference", "fold_add", "fold_sub", "fold_mul",
-    "fold_floordiv", "fold_floormod", "fold_min", "fold_max", "extent_between",
+    "fold_floordiv", "fold_floormod", "fold_min", "fold_max", "fold_extreme_given", "extent_between",
 ]
 
 

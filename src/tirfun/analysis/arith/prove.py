@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from ...nodes import EQ, NE, And, Not, Or, PrimExpr, Range, Sub, Var
+from ...nodes import EQ, NE, And, IntImm, Not, Or, PrimExpr, Range, Sub, Var
 from .const_bound import ConstInterval, const_interval
 from .linear import Affine
 from .simplify import ExprSimplifier, is_true
@@ -61,6 +61,10 @@ def can_prove(cond: PrimExpr, assumptions: Assumptions | None = None,
 
 
 def _prove(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
+    if isinstance(cond, IntImm):
+        # a condition folded to a constant as it was built (``0 > 0``):
+        # what the simplifier, which keeps a constant, would answer
+        return is_true(cond)
     if isinstance(cond, And):
         return _prove(cond.a, env, assumptions) and _prove(cond.b, env, assumptions)
     if isinstance(cond, Or) and (_prove(cond.a, env, assumptions) or _prove(cond.b, env, assumptions)):
