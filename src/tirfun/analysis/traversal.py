@@ -163,15 +163,18 @@ def _child_mapper(cls: type):
             lines.append("        n = fn(v)")
         elif kind == "PVector":
             lines += ["    if type(v) is _PVEC:",
-                      "        n = v",
+                      "        out = None",
                       "        for i, item in enumerate(v):",
                       "            if isinstance(item, _Node):",
                       "                new = fn(item)",
                       "                if new is not item:",
-                      "                    n = _PVEC_SET(n, i, new)",
+                      "                    if out is None:",
+                      "                        out = list(v)",
+                      "                    out[i] = new",
+                      "        n = v if out is None else _pvector(out)",
                       "    else:",
                       "        n = _map_value(v, fn)"]
-            env["_PVEC_SET"] = _pvector_set
+            env["_pvector"] = pvector
         elif kind == "PMap":  # annotations: nearly always empty
             lines.append("    n = _map_value(v, fn) if v else v")
         else:  # fields of any type: asked at run time
@@ -189,13 +192,6 @@ def _child_mapper(cls: type):
     lines += ["    if changed is None:", "        return node", "    return _with_fields(node, **changed)"]
     exec("\n".join(lines), env)  # the source is built above from field names only
     return env["mapper"]
-
-
-def _pvector_set(vector, i: int, item):
-    """``vector`` with item ``i`` replaced (a vector of a few nodes: one
-    ``set`` per changed item, as building a list and a new vector would
-    cost more)."""
-    return vector.set(i, item)
 
 
 def walk(node: Node) -> Iterator[Node]:
