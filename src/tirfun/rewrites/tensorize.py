@@ -12,10 +12,12 @@ intrinsic promises to be what its description computes.
 
 from __future__ import annotations
 
+import weakref
+
 import attrs
 
 from ..analysis.arith import bound_region
-from ..analysis.traversal import rename, transform, walk
+from ..analysis.traversal import transform, walk
 from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
 from ..errors import NodeError
 from ..nodes.base import with_fields
@@ -48,8 +50,7 @@ class _TensorizePlan:
     realize: BlockRealize
     match: object
     loop_made: bool  # the block was made by blockize here
-    desc: PrimFunc  # the description, its indices of the block's index dtype
-    impl: PrimFunc  # the implementation, likewise, its buffers with offset variables
+    prep: "_Prepared"  # the intrinsic retyped to the block's index dtype
 
 
 @register
@@ -186,7 +187,8 @@ class Tensorize(Rewrite):
         # the description's indices take the block's index dtype, as the
         # implementation's do: an int32 description then compares with an
         # int64 block variable for variable, its ranges known by name
-        desc, impl = _retyped(self.intrin, _index_dtype(realize.block))
+        prep = prepared(self.intrin, _index_dtype(realize.block))
+        desc = prep.desc
         try:
             found = match_block(realize, desc.body)
         except Mismatch as m:
@@ -199,38 +201,16 @@ class Tensorize(Rewrite):
             chk.stop(TensorIntrinMismatchError, subject,
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
-        _check_windows(chk, subject, realize, found, desc, impl)
-        return _TensorizePlan(site, rpath, realize, found, made, desc, impl)
+        _check_windows(chk, subject, realize, found, desc, prep.extents)
+        return _TensorizePlan(site, rpath, realize, found, made, prep)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        desc, impl = plan.desc, plan.impl
-        impl_root = impl.body.block
-        # every name in the implementation made fresh in this function
-        fresh = NamePool(site.index.names).fresh
-        fresh_block = NamePool(site.index.blocks).fresh
-        names: dict[str, str] = {}
-        blocks: dict[str, str] = {}
-        nodes = list(walk(impl))
-        # buffers first, then the variables they own under derived names
-        # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
-        # printer and the parser name them
-        for n in nodes:
-            if isinstance(n, Buffer) and n.name not in names:
-                names[n.name] = fresh(n.name)
-        owners = sorted(names, key=len, reverse=True)
-        for n in nodes:
-            if isinstance(n, Var) and n.name not in names:
-                owner = next((b for b in owners if n.name.startswith(b + "_")), None)
-                base = n.name if owner is None else names[owner] + n.name[len(owner):]
-                names[n.name] = fresh(base)
-            elif isinstance(n, Block) and n is not impl_root and n.name_hint not in blocks:
-                blocks[n.name_hint] = fresh_block(n.name_hint)
-        renamed = rename(impl, names)
-        if blocks:
-            renamed = transform(renamed, lambda n: with_fields(n, name_hint=blocks[n.name_hint])
-                                if isinstance(n, Block) and n.name_hint in blocks else n)
+        prep = plan.prep
+        desc = prep.desc
+        names, blocks = prep.fresh_names(NamePool(site.index.names).fresh, NamePool(site.index.blocks).fresh)
+        renamed = _renamed(prep.impl, names, blocks)
         new_root = renamed.body.block
         matches = []
         for dp, ip, extents in zip(desc.params, renamed.params, _impl_extents(renamed)):
@@ -276,6 +256,97 @@ def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
         return intrin.desc, impl
 
 
+@attrs.frozen
+class _Prepared:
+    """What tensorize derives from an intrinsic for one index dtype, the
+    same for every block it replaces: the retyped description and
+    implementation, the extents of the windows the implementation views,
+    and the names the implementation binds, in the order fresh names are
+    chosen for them."""
+
+    desc: PrimFunc
+    impl: PrimFunc
+    extents: tuple  # per parameter, the extents of its window (see _impl_extents)
+    buffer_names: tuple  # the implementation's buffer names, first occurrence first
+    var_names: tuple  # (name, owning buffer name or None) of its other variables, likewise
+    block_names: tuple  # the names of its blocks but the root, likewise
+
+    def fresh_names(self, fresh, fresh_block) -> tuple[dict, dict]:
+        """The implementation's names made fresh in a function (``fresh``
+        and ``fresh_block`` choose them there): buffers first, then the
+        variables they own under derived names (``A_elem_offset`` follows
+        ``A`` to ``A_1_elem_offset``), as the printer and the parser name
+        them; then the other variables, and the blocks."""
+        names = {b: fresh(b) for b in self.buffer_names}
+        for name, owner in self.var_names:
+            names[name] = fresh(name if owner is None else names[owner] + name[len(owner):])
+        return names, {b: fresh_block(b) for b in self.block_names}
+
+
+def _prepare(intrin: TensorIntrin, dtype: str) -> _Prepared:
+    desc, impl = _retyped(intrin, dtype)
+    impl_root = impl.body.block
+    buffers: dict[str, None] = {}
+    others: list = []
+    blocks: dict[str, None] = {}
+    nodes = list(walk(impl))
+    for n in nodes:
+        if isinstance(n, Buffer):
+            buffers.setdefault(n.name)
+    owners = sorted(buffers, key=len, reverse=True)
+    seen = set(buffers)
+    for n in nodes:
+        if isinstance(n, Var) and n.name not in seen:
+            seen.add(n.name)
+            others.append((n.name, next((b for b in owners if n.name.startswith(b + "_")), None)))
+        elif isinstance(n, Block) and n is not impl_root:
+            blocks.setdefault(n.name_hint)
+    return _Prepared(desc, impl, tuple(tuple(e) for e in _impl_extents(impl)), tuple(buffers), tuple(others),
+                     tuple(blocks))
+
+
+# id(intrin) -> (weak reference to the intrinsic, {index dtype: _Prepared}):
+# a schedule tensorizes many blocks with one intrinsic, and what is derived
+# from it does not depend on the block but through the index dtype. Held as
+# long as the intrinsic lives, which cannot change.
+_PREPARED: dict[int, tuple] = {}
+
+
+def _forget(key: int):
+    def callback(_ref):
+        _PREPARED.pop(key, None)
+    return callback
+
+
+def prepared(intrin: TensorIntrin, dtype: str) -> _Prepared:
+    """The intrinsic prepared for blocks of index dtype ``dtype``: built
+    once per intrinsic and dtype, kept for as long as the intrinsic lives."""
+    key = id(intrin)
+    entry = _PREPARED.get(key)
+    if entry is None or entry[0]() is not intrin:
+        entry = (weakref.ref(intrin, _forget(key)), {})
+        _PREPARED[key] = entry
+    found = entry[1].get(dtype)
+    if found is None:
+        found = entry[1][dtype] = _prepare(intrin, dtype)
+    return found
+
+
+def _renamed(impl: PrimFunc, names: dict, blocks: dict) -> PrimFunc:
+    """``impl`` with its variables and buffers renamed by ``names`` (as
+    :func:`~tirfun.analysis.traversal.rename` renames them) and its blocks
+    by ``blocks``, in one pass."""
+    def post(n):
+        if isinstance(n, Var):
+            return Var(names[n.name], n.dtype) if n.name in names else n
+        if isinstance(n, Buffer):
+            return attrs.evolve(n, name=names[n.name]) if n.name in names else n
+        if isinstance(n, Block) and n.name_hint in blocks:
+            return with_fields(n, name_hint=blocks[n.name_hint])
+        return n
+    return transform(impl, post)
+
+
 def _impl_extents(impl: PrimFunc) -> list:
     """The extents of the window each parameter of the implementation
     views: those of the region its root block declares for it (as TVM
@@ -299,13 +370,13 @@ def _window(starts: tuple, extents: list) -> list:
 
 
 def _check_windows(chk: Checks, subject: str, realize: BlockRealize, found, desc: PrimFunc,
-                   impl: PrimFunc) -> None:
+                   impl_extents) -> None:
     """Each window lies inside its buffer over every iteration of the
     block: the implementation views it with ``T.match_buffer``, which a
     window reaching outside cannot be (a padded block guards such accesses
     with a condition; the implementation would not)."""
     dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
-    for p, extents in zip(desc.params, _impl_extents(impl)):
+    for p, extents in zip(desc.params, impl_extents):
         view = desc.buffer_map[p]
         cur = found.buffers[view]
         if len(extents) > len(found.starts[cur]):
