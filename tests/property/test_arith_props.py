@@ -367,3 +367,40 @@ def test_a_slice_of_a_variable_simplifies_as_any_index(case):
     expected = norm.expr(norm.lin(e))
     got = simplify_index(e, ranges)
     assert structural_equal(got, expected) and got.dtype == expected.dtype, (e.script(), ranges, got, expected)
+
+
+@st.composite
+def weighted_sums(draw):
+    """``x * k + y * k' + ... + c`` over distinct or repeated variables, in
+    any order of weights, some of them the normal form itself."""
+    dtype = draw(st.sampled_from(["int32", "int64", "int8"]))
+    names = draw(st.lists(st.sampled_from(NAMES + ["w"]), min_size=1, max_size=4))
+    weights = draw(st.lists(st.integers(-2, 12), min_size=len(names), max_size=len(names)))
+    if draw(st.booleans()):
+        weights = sorted(weights, reverse=True)  # the normalizer's order
+    e = None
+    for name, k in zip(names, weights):
+        v = Var(name, dtype)
+        term = v if k == 1 and draw(st.booleans()) else Mul(v, IntImm(dtype, k))
+        e = term if e is None else Add(e, term)
+    c = draw(st.integers(-3, 5))
+    if c:
+        e = draw(st.sampled_from([Add, Sub]))(e, IntImm(dtype, c))
+    ranges = draw(st.sampled_from([{}, {"x": (0, 15), "y": (0, 3)}]))
+    return e, ranges
+
+
+@given(weighted_sums())
+def test_a_sum_in_normal_form_is_its_own_simplification(case):
+    # simplify_index returns a sum already in the form it writes without
+    # building it again: that form is the normalizer's, node for node
+    from tirfun.analysis.arith.iter_map import _Normalizer, is_plain_sum
+
+    e, ranges = case
+    norm = _Normalizer(ranges, e.dtype)
+    expected = norm.expr(norm.lin(e))
+    plain = is_plain_sum(e)
+    event(f"plain sum: {plain}")
+    if plain:
+        assert expected == e, (e.script(), expected.script())
+    assert simplify_index(e, ranges) == expected, (e.script(), expected.script())

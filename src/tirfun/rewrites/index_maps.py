@@ -5,7 +5,7 @@ inverse of a bijective map read as iteration sums."""
 
 from __future__ import annotations
 
-from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..nodes import Buffer, Evaluate, IntImm, Var
 from .cache import as_index_map
 from .exprs import cast as _cast
@@ -300,13 +300,19 @@ def tidy_accesses(node):
     from ..nodes.base import with_fields
 
     def tidy(e):
+        if type(e) is IntImm or is_plain_sum(e):
+            return e  # simplified already, and no division to fold
         return transform(simplify_index(e), _fold_divmod)
 
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
-            return with_fields(n, indices=[tidy(i) for i in n.indices])
+            indices = [tidy(i) for i in n.indices]
+            if all(a is b for a, b in zip(indices, n.indices)):
+                return n
+            return with_fields(n, indices=indices)
         if isinstance(n, Range):
-            return Range(tidy(n.min), tidy(n.extent))
+            lo, extent = tidy(n.min), tidy(n.extent)
+            return n if lo is n.min and extent is n.extent else Range(lo, extent)
         return n
     return transform(node, post)
 
