@@ -16,11 +16,12 @@ import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
-from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.terms import fits
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import ancestors
 from ..nodes import (
-    Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Var,
+    Add, Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -557,17 +558,43 @@ class Blockize(Rewrite):
 def _relaxed(regions, dom) -> list:
     """The regions relaxed over the inner variables (``dom``), within each
     buffer's shape."""
+    intervals = {v: Interval.from_range(r) for v, r in dom.items()}  # once for every region
     out = []
     for r in regions:
         ranges = []
-        for iv, rng, d in zip(bound_region(r, dom), r.region, r.buffer.shape):
+        for iv, rng, d in zip(bound_region(r, intervals), r.region, r.buffer.shape):
             if iv.lo is None or iv.hi is None:
                 ranges.append(Range(IntImm(d.dtype, 0), d))
             else:
                 lo = simplify_index(iv.lo)
-                ranges.append(Range(lo, simplify_index(iv.hi - lo + IntImm(iv.hi.dtype, 1))))
+                ranges.append(Range(lo, _span(lo, iv.hi)))
         out.append(BufferRegion(r.buffer, ranges))
     return out
+
+
+def _span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
+    """``hi - lo + 1``, simplified. Ends that are one sum in normal form
+    plus different constants (``vi_o * 16`` and ``vi_o * 16 + 15``, what
+    relaxing ``vi_o * 16 + vi_i`` gives) span the difference of their
+    constants, which is what simplifying the difference comes to."""
+    rest_lo, c_lo = _constant_part(lo)
+    rest_hi, c_hi = _constant_part(hi)
+    dtype = hi.dtype
+    if lo.dtype == dtype and rest_lo == rest_hi and (rest_lo is None or is_plain_sum(rest_lo)) \
+            and fits(dtype, c_hi - c_lo + 1):
+        return IntImm(dtype, c_hi - c_lo + 1)
+    return simplify_index(hi - lo + IntImm(dtype, 1))
+
+
+def _constant_part(e: PrimExpr) -> tuple:
+    """``(rest, c)`` with ``e`` written ``rest + c`` (``rest`` None for a literal)."""
+    if type(e) is IntImm:
+        return None, e.value
+    if type(e) is Add and type(e.b) is IntImm:
+        return e.a, e.b.value
+    if type(e) is Sub and type(e.b) is IntImm:
+        return e.a, -e.b.value
+    return e, 0
 
 
 @attrs.frozen
