@@ -482,11 +482,16 @@ class Blockize(Rewrite):
     def build(self, plan) -> Outcome:
         if isinstance(plan, _BlocksPlan):
             return _build_blocks(plan, self.preserve_unit_iters)
-        site, realize = plan.site, plan.realize
-        block = realize.block
-        fresh = NamePool(site.index.names).fresh
-        fresh_block = NamePool(site.index.blocks).fresh
+        site = plan.site
+        new = self.outer_realize(plan, NamePool(site.index.names).fresh, NamePool(site.index.blocks).fresh)
+        mod = commit(site, plan.loop_path, new)
+        return Outcome(mod, BlockRef(new.block.name_hint, site.func_name))
 
+    def outer_realize(self, plan: _BlockizePlan, fresh, fresh_block) -> BlockRealize:
+        """The new block's BlockRealize, which takes the place of the loop
+        (a plan of a loop from :meth:`analyze`), with fresh names for
+        variables and blocks from ``fresh`` and ``fresh_block``."""
+        block = plan.realize.block
         outer_ivs, outer_values = [], []
         for iv, d in zip(block.iter_vars, plan.divisions):
             dt = iv.var.dtype
@@ -518,9 +523,7 @@ class Blockize(Rewrite):
         outer_init = None if init is None else self._outer_init(init, inner_ivs, inner_values, writes, plan,
                                                                fresh_block(block.name_hint + "_init"), fresh)
         outer = Block(outer_ivs, _relaxed(reads, dom), _relaxed(writes, dom), outer_name, nest, outer_init)
-        new = BlockRealize(outer_values, plan.outer_predicate, outer)
-        mod = commit(site, plan.loop_path, new)
-        return Outcome(mod, BlockRef(outer.name_hint, site.func_name))
+        return BlockRealize(outer_values, plan.outer_predicate, outer)
 
     @staticmethod
     def _outer_init(init, inner_ivs, inner_values, writes, plan, name, fresh):

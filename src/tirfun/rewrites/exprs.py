@@ -11,11 +11,12 @@ from pyrsistent import pvector
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import iter_children, transform
 from ..nodes.base import with_fields
-from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
+from ..nodes import Buffer, FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
 
 _PVEC = type(pvector())
 _LEAVES = (IntImm, FloatImm, StringImm)
+_EMPTY: Mapping = {}
 
 
 @functools.cache
@@ -58,9 +59,29 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
     def pre(n):
         if isinstance(n, Var):
             return mapping.get(n, n)
+        if type(n) is Buffer and buffer_is_plain(n, mapping):
+            return n  # nothing in it to replace: not walked
         return None
 
     return transform(node, lambda n: n, pre)
+
+
+def buffer_is_plain(buf: Buffer, mapping: Mapping = _EMPTY) -> bool:
+    """Whether every expression of ``buf`` (shape, strides, offset, data)
+    is a literal or a variable outside ``mapping``: a substitution of
+    ``mapping``, or any rewrite of the expressions inside, leaves it as it
+    is. Nearly every buffer is one, and a rewrite of a block's accesses
+    need not walk the buffer of each."""
+    for e in buf.shape:
+        if type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    for e in buf.strides:
+        if type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    for e in (buf.elem_offset, buf.data):
+        if e is not None and type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    return True
 
 
 def var_names(node: Node) -> set[str]:
@@ -130,4 +151,4 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]
+__all__ = ["cast", "substitute", "buffer_is_plain", "substitute_expr", "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..nodes import Buffer, Evaluate, IntImm, Var
 from .cache import as_index_map
-from .exprs import cast as _cast
+from .exprs import buffer_is_plain, cast as _cast
 
 #: the body of the loops an iteration-map check reads
 NOP = Evaluate(IntImm("int32", 0))
@@ -304,6 +304,10 @@ def tidy_accesses(node):
             return e  # simplified already, and no division to fold
         return transform(simplify_index(e), _fold_divmod)
 
+    def pre(n):
+        # a buffer holds no access (its expressions are literals and variables)
+        return n if type(n) is Buffer and buffer_is_plain(n) else None
+
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
             indices = [tidy(i) for i in n.indices]
@@ -314,7 +318,7 @@ def tidy_accesses(node):
             lo, extent = tidy(n.min), tidy(n.extent)
             return n if lo is n.min and extent is n.extent else Range(lo, extent)
         return n
-    return transform(node, post)
+    return transform(node, post, pre)
 
 
 def _fold_divmod(n):
