@@ -500,10 +500,10 @@ class Blockize(Rewrite):
             outer_values.append(_cast(d.outer, dt))
         inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
                                                       self.preserve_unit_iters, fresh)
-        body = _tidy(substitute(block.body, subst))
-        init = None if block.init is None else _tidy(substitute(block.init, subst))
-        reads = [_tidy(substitute(r, subst)) for r in block.reads]
-        writes = [_tidy(substitute(w, subst)) for w in block.writes]
+        body = _tidy(block.body, subst)
+        init = None if block.init is None else _tidy(block.init, subst)
+        reads = [_tidy(r, subst) for r in block.reads]
+        writes = [_tidy(w, subst) for w in block.writes]
         matches = [substitute(m, subst) for m in block.match_buffers]
         outer_reduce = any(iv.iter_type is IterVarType.CommReduce for iv in outer_ivs)
         # the inner block accumulates onto what earlier outer iterations left:
@@ -724,10 +724,10 @@ def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
                                                       preserve, fresh)
         # no variable reduces over the loops above (checked), so the init
         # stays with the inner block: it runs once per outer iteration
-        init = None if block.init is None else _tidy(substitute(block.init, subst))
-        inner_reads = [_tidy(substitute(r, subst)) for r in block.reads]
-        inner_writes = [_tidy(substitute(w, subst)) for w in block.writes]
-        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(substitute(block.body, subst)),
+        init = None if block.init is None else _tidy(block.init, subst)
+        inner_reads = [_tidy(r, subst) for r in block.reads]
+        inner_writes = [_tidy(w, subst) for w in block.writes]
+        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(block.body, subst),
                             reads=inner_reads, writes=inner_writes,
                             match_buffers=[substitute(m, subst) for m in block.match_buffers])
         nest = BlockRealize(inner_values, part.inner_predicate, inner)

@@ -291,10 +291,12 @@ class Dims:
         self.shape = [IntImm(dt, 1) for dt in dtypes]
 
 
-def tidy_accesses(node):
+def tidy_accesses(node, subst=None):
     """``node`` with its buffer indices and ranges in the simple form TVM's
     simplifier leaves after a substitution (``simplify_index``), as the
-    block primitives that read variables through an inverse write them."""
+    block primitives that read variables through an inverse write them.
+    With ``subst`` (Var -> expression), the variables are replaced first,
+    in the same pass: ``tidy_accesses(substitute(node, subst))``."""
     from ..analysis.traversal import transform
     from ..nodes import BufferLoad, BufferStore, Range
     from ..nodes.base import with_fields
@@ -304,7 +306,7 @@ def tidy_accesses(node):
             return e  # simplified already, and no division to fold
         return transform(simplify_index(e), _fold_divmod)
 
-    def pre(n):
+    def plain(n):
         # a buffer holds no access (its expressions are literals and variables)
         return n if type(n) is Buffer and buffer_is_plain(n) else None
 
@@ -318,6 +320,21 @@ def tidy_accesses(node):
             lo, extent = tidy(n.min), tidy(n.extent)
             return n if lo is n.min and extent is n.extent else Range(lo, extent)
         return n
+
+    if not subst:
+        return transform(node, post, plain)
+    replaced: dict = {}
+
+    def pre(n):
+        if isinstance(n, Var):
+            value = subst.get(n)
+            if value is None:
+                return n
+            out = replaced.get(n)
+            if out is None:  # the value as the substituted tree would be tidied
+                out = replaced[n] = transform(value, post, plain)
+            return out
+        return n if type(n) is Buffer and buffer_is_plain(n, subst) else None
     return transform(node, post, pre)
 
 
