@@ -17,8 +17,10 @@ import weakref
 import attrs
 
 from ..analysis.arith import bound_region
-from ..analysis.traversal import transform, walk
-from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
+from ..analysis.traversal import iter_children, transform, walk
+from ..nodes import (
+    Block, BlockRealize, Buffer, BufferRegion, IntImm, Let, MatchBufferRegion, PrimFunc, Range, Var,
+)
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
@@ -27,6 +29,7 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
+from .index import var_names_in_buffer as var_names_of_buffer
 from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
@@ -49,7 +52,8 @@ class _TensorizePlan:
     realize_path: tuple
     realize: BlockRealize
     match: object
-    loop_made: bool  # the block was made by blockize here
+    names: object  # the names in use (``in``) where the block is tensorized
+    blocks: object  # the block names in use there
     prep: "_Prepared"  # the intrinsic retyped to the block's index dtype
 
 
@@ -173,17 +177,26 @@ class Tensorize(Rewrite):
                 for err in errors:
                     chk.fail(type(err), err.subject, err.reason, *err.nodes)
                 chk.checkpoint()
-            outcome = blockize.build(bplan)
-            mod, block_ref, made = outcome.mod, outcome.result, True
+            made = _blockized(blockize, bplan)
+            if made is None:
+                outcome = blockize.build(bplan)
+                mod, block_ref = outcome.mod, outcome.result
         elif isinstance(self.target, BlockRef):
-            block_ref, made = self.target, False
+            block_ref, made = self.target, None
         else:
             chk.stop(RefKindError, subject, f"expected a loop or a block reference, got a "
                                             f"{type(self.target).__name__}")
-        site = resolve_site(chk, mod, [block_ref])
-        bpath = resolve_block_or_loop(chk, site, block_ref)
-        rpath = bpath[:-1]
-        realize = site.at(rpath)
+        if made is not None:
+            # the new block stays out of the function until it is tensorized:
+            # one change of the function, at the loop's path
+            site, rpath, realize = bplan.site, bplan.loop_path, made.realize
+            names, blocks = made.names, made.blocks
+        else:
+            site = resolve_site(chk, mod, [block_ref])
+            bpath = resolve_block_or_loop(chk, site, block_ref)
+            rpath = bpath[:-1]
+            realize = site.at(rpath)
+            names, blocks = site.index.names, site.index.blocks
         # the description's indices take the block's index dtype, as the
         # implementation's do: an int32 description then compares with an
         # int64 block variable for variable, its ranges known by name
@@ -202,14 +215,14 @@ class Tensorize(Rewrite):
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
         _check_windows(chk, subject, realize, found, desc, prep.extents)
-        return _TensorizePlan(site, rpath, realize, found, made, prep)
+        return _TensorizePlan(site, rpath, realize, found, names, blocks, prep)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
         prep = plan.prep
         desc = prep.desc
-        names, blocks = prep.fresh_names(NamePool(site.index.names).fresh, NamePool(site.index.blocks).fresh)
+        names, blocks = prep.fresh_names(NamePool(plan.names).fresh, NamePool(plan.blocks).fresh)
         renamed = _renamed(prep.impl, names, blocks)
         new_root = renamed.body.block
         matches = []
@@ -233,6 +246,82 @@ class Tensorize(Rewrite):
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
         return args
+
+
+@attrs.frozen
+class _Blockized:
+    """The block blockize makes at a loop, not yet put in place, and the
+    names the function would then use: its variables (``names``) and its
+    block names (``blocks``), each a container answering ``in``."""
+
+    realize: BlockRealize
+    names: object
+    blocks: object
+
+
+@attrs.frozen
+class _NamesAfter:
+    """The names ``before`` (a container) without ``gone`` and with
+    ``added``: those of a function after a change not put in place."""
+
+    before: object
+    gone: frozenset
+    added: frozenset
+
+    def __contains__(self, name) -> bool:
+        return name in self.added or (name in self.before and name not in self.gone)
+
+
+def _blockized(blockize: Blockize, bplan) -> _Blockized | None:
+    """Blockize's new block at the loop, with the names in use once it
+    replaced the loop, known without replacing it: blockize keeps every
+    name the loop's subtree binds but the block's iteration variables,
+    which its new variables replace, and adds the names it chooses. None
+    where that reading is not sure (a buffer the block declares mentions an
+    iteration variable, a let expression binds a name, names clash), and
+    tensorize puts the block in place first."""
+    site, realize = bplan.site, bplan.realize
+    block = realize.block
+    iter_names = {iv.var.name for iv in block.iter_vars}
+    if len(iter_names) != len(block.iter_vars) or site.index.clashes:
+        return None
+    for buf in list(block.alloc_buffers) + [m.buffer for m in block.match_buffers]:
+        if not iter_names.isdisjoint(var_names_of_buffer(buf)):
+            return None
+    if _binds_a_let(realize):
+        return None
+    taken_names, taken_blocks = NamePool(site.index.names), NamePool(site.index.blocks)
+    added: list[str] = []
+    added_blocks: list[str] = []
+
+    def fresh(base: str) -> str:
+        added.append(taken_names.fresh(base))
+        return added[-1]
+
+    def fresh_block(base: str) -> str:
+        added_blocks.append(taken_blocks.fresh(base))
+        return added_blocks[-1]
+
+    new = blockize.outer_realize(bplan, fresh, fresh_block)
+    counts = site.index.names
+    # a name bound once, by the block's iteration variable, is free again
+    gone = frozenset(n for n in iter_names if counts.get(n) == 1)
+    # the function's names count its block names too
+    names = _NamesAfter(counts, gone, frozenset(added) | frozenset(added_blocks))
+    return _Blockized(new, names, _NamesAfter(site.index.blocks, frozenset(), frozenset(added_blocks)))
+
+
+def _binds_a_let(node) -> bool:
+    """Whether a ``Let`` expression lies in ``node`` (buffers, which hold
+    none, are not entered)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is Let:
+            return True
+        if type(n) is not Buffer:
+            stack.extend(iter_children(n))
+    return False
 
 
 def _index_dtype(block: Block) -> str:
