@@ -367,3 +367,120 @@ def test_a_slice_of_a_variable_simplifies_as_any_index(case):
     expected = norm.expr(norm.lin(e))
     got = simplify_index(e, ranges)
     assert structural_equal(got, expected) and got.dtype == expected.dtype, (e.script(), ranges, got, expected)
+
+
+@st.composite
+def weighted_sums(draw):
+    """``x * k + y * k' + ... + c`` over distinct or repeated variables, in
+    any order of weights, some of them the normal form itself."""
+    dtype = draw(st.sampled_from(["int32", "int64", "int8"]))
+    names = draw(st.lists(st.sampled_from(NAMES + ["w"]), min_size=1, max_size=4))
+    weights = draw(st.lists(st.integers(-2, 12), min_size=len(names), max_size=len(names)))
+    if draw(st.booleans()):
+        weights = sorted(weights, reverse=True)  # the normalizer's order
+    e = None
+    for name, k in zip(names, weights):
+        v = Var(name, dtype)
+        term = v if k == 1 and draw(st.booleans()) else Mul(v, IntImm(dtype, k))
+        e = term if e is None else Add(e, term)
+    c = draw(st.integers(-3, 5))
+    if c:
+        e = draw(st.sampled_from([Add, Sub]))(e, IntImm(dtype, c))
+    ranges = draw(st.sampled_from([{}, {"x": (0, 15), "y": (0, 3)}]))
+    return e, ranges
+
+
+@given(weighted_sums())
+def test_a_sum_in_normal_form_is_its_own_simplification(case):
+    # simplify_index returns a sum already in the form it writes without
+    # building it again: that form is the normalizer's, node for node
+    from tirfun.analysis.arith.iter_map import _Normalizer, is_plain_sum
+
+    e, ranges = case
+    norm = _Normalizer(ranges, e.dtype)
+    expected = norm.expr(norm.lin(e))
+    plain = is_plain_sum(e)
+    event(f"plain sum: {plain}")
+    if plain:
+        assert expected == e, (e.script(), expected.script())
+    assert simplify_index(e, ranges) == expected, (e.script(), expected.script())
+
+
+@st.composite
+def plain_dims(draw):
+    """A dimension ``Range(sum, extent)`` whose min is a sum in normal form
+    (or nearly: weights out of order, a repeated variable), and a domain
+    relaxing some of its variables over literal ranges, symbolic ones or
+    ranges of another dtype, constants near the dtype's ends included."""
+    dtype = draw(st.sampled_from(["int32", "int64", "int8"]))
+    lo, hi = _dtype_range(dtype)
+    names = draw(st.lists(st.sampled_from(NAMES + ["w"]), min_size=1, max_size=4))
+    weights = sorted(draw(st.lists(st.integers(1, 9), min_size=len(names), max_size=len(names))), reverse=True)
+    if draw(st.integers(0, 4)) == 0:
+        weights.reverse()
+    e = None
+    for name, k in zip(names, weights):
+        v = Var(name, dtype)
+        term = v if k == 1 else Mul(v, IntImm(dtype, k))
+        e = term if e is None else Add(e, term)
+    c = draw(st.sampled_from([0, 0, 1, 3, -2, hi // 2, hi]))
+    if c:
+        e = (Add if c > 0 else Sub)(e, IntImm(dtype, abs(c)))
+    extent = IntImm(dtype, draw(st.sampled_from([1, 1, 4, 16, 0, -1, hi])))
+    dom = {}
+    for name in draw(st.lists(st.sampled_from(NAMES + ["w", "u"]), unique=True)):
+        start = draw(st.sampled_from([0, 0, 2, -3, hi // 3]))
+        width = draw(st.sampled_from([1, 4, 16, hi // 3]))
+        kind = draw(st.integers(0, 5))
+        if kind == 0:
+            rng = Range(Var("n", dtype), IntImm(dtype, width))  # a symbolic start
+        elif kind == 1 and dtype != "int64":
+            rng = Range(IntImm("int64", start), IntImm("int64", width))  # another dtype
+        else:
+            rng = Range(IntImm(dtype, start), IntImm(dtype, width))
+        dom[Var(name, dtype)] = rng
+    return Range(e, extent), dom
+
+
+@given(plain_dims())
+def test_the_bound_of_a_plain_sum_is_the_interval_evaluations(case):
+    # bound_region answers a sum in normal form over literal ranges without
+    # evaluating intervals: node for node what the evaluation writes
+    from tirfun.analysis.arith.int_set import Interval
+    from tirfun.analysis.arith.region import _bound_dim, _plain_bound
+
+    dim, dom = case
+    relaxed = {v: Interval.from_range(r) for v, r in dom.items()}
+    fast = _plain_bound(dim, relaxed)
+    event(f"answered without evaluation: {fast is not None}")
+    if fast is None:
+        return
+    try:
+        slow = _bound_dim(dim, relaxed, None)
+    except Exception as err:  # the evaluation refused: the shortcut must not answer
+        raise AssertionError(f"{dim.min.script()}: the evaluation fails ({err}) where the shortcut answers")
+    assert fast == slow, (dim.min.script(), dim.extent.script(), fast, slow)
+    assert bound_region([dim], dom) == [slow]
+
+
+@given(weighted_sums(), st.data())
+def test_blockize_spans_ends_as_their_simplified_difference(case, data):
+    # blockize's extent of a relaxed region, hi - lo + 1, read off ends
+    # that are one sum plus constants: what simplifying the difference
+    # gives, differences past the dtype's ends included
+    import importlib
+
+    _span = importlib.import_module("tirfun.rewrites.blockize")._span
+    e, _ = case
+    dtype = e.dtype
+    lo_end, hi_end = _dtype_range(str(dtype))
+    constants = st.one_of(st.integers(-4, 20), st.sampled_from([lo_end + 1, hi_end - 1, hi_end]))
+    c_lo, c_hi, literal = data.draw(constants), data.draw(constants), data.draw(st.booleans())
+
+    def plus(c):
+        if literal:
+            return IntImm(dtype, c)
+        return e if c == 0 else (Add(e, IntImm(dtype, c)) if c > 0 else Sub(e, IntImm(dtype, -c)))
+
+    lo, hi = plus(c_lo), plus(c_hi)
+    assert _span(lo, hi) == simplify_index(hi - lo + IntImm(dtype, 1)), (lo.script(), hi.script())

@@ -598,3 +598,32 @@ def main(a: T.handle, b: T.handle, n: T.int32):
     interp_run(out["main"], x, got, 3)
     tirfun.build(out)(x, built, 3)
     assert want.tobytes() == got.tobytes() == built.tobytes()
+
+
+def test_accesses_are_substituted_and_tidied_in_one_pass_as_in_two():
+    # blockize substitutes each iteration variable and tidies the indices
+    # in one walk: the same as substituting, then tidying, for sums that
+    # are simple already, those that are not (a division of a division, a
+    # sum out of order) and a buffer whose shape reads a substituted variable
+    from tirfun.nodes import Buffer, BufferLoad, BufferRegion, BufferStore, FloorDiv, FloorMod, IntImm, Range, Var
+    from tirfun.rewrites.exprs import substitute
+    from tirfun.rewrites.index_maps import tidy_accesses
+
+    n, vi, vo, vii = Var("n"), Var("vi"), Var("vo"), Var("vii")
+    A = Buffer("A", [64, 64], "float32")
+    S = Buffer("S", [n, 4], "float32")  # its shape reads n
+    nodes = [
+        BufferStore(A, BufferLoad(A, [vi, FloorMod(vi, 8)]) + BufferLoad(S, [n - 1, 0]), [FloorDiv(vi, 8), vi]),
+        BufferRegion(A, [Range(vi, 1), Range(vi * 2 + 1, FloorDiv(vi, 4) + 1)]),
+        BufferRegion(S, [Range(0, n), Range(0, 4)]),
+    ]
+    substitutions = [
+        {vi: vo * 16 + vii},
+        {vi: vii + vo * 16},  # not the normal form: tidied
+        {vi: IntImm("int32", 0), n: vo * 4},
+        {vi: FloorDiv(vo, 4) * 4 + FloorMod(vo, 4)},  # a division pair that folds
+        {},
+    ]
+    for node in nodes:
+        for subst in substitutions:
+            assert tidy_accesses(node, subst) == tidy_accesses(substitute(node, subst)), (node, subst)

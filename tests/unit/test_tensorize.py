@@ -587,3 +587,95 @@ def matmul(a: T.handle, B: T.Buffer((128, 128), "float32"), c: T.handle, n: T.in
     tirfun.build(sch.mod)(a, b, built, 3)
     assert np.array_equal(want.view(np.uint32), got.view(np.uint32))
     assert np.array_equal(got.view(np.uint32), built.view(np.uint32))
+
+
+TWO_DOTS = from_source('''
+@T.prim_func
+def two(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32"),
+        D: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+    for i, k in T.grid(8, 16):
+        with T.block("dot2"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            D[vi] = D[vi] + A[vi, vk] * B[vi, vk]
+''')
+
+
+def _tensorize_both_dots(first, second):
+    sch = tirfun.Schedule(TWO_DOTS, debug_mask="all")
+    for block, intrin in (("dot", first), ("dot2", second)):
+        _, k = sch.get_loops(sch.get_block(block))
+        _, k1 = sch.split(k, [None, 4])
+        sch.tensorize(k1, intrin)
+    return sch.mod["main"]
+
+
+def test_one_intrinsic_tensorizes_many_blocks_as_fresh_copies_of_it_would():
+    # what tensorize derives from an intrinsic is kept for the next block:
+    # the second block still gets names fresh in the function then (A_2,
+    # not the first block's A_1), and the result is the one two separate
+    # intrinsic objects give
+    shared = tir.TensorIntrin(DOT4_DESC, DOT4_IMPL)
+    func = _tensorize_both_dots(shared, shared)
+    assert func == _tensorize_both_dots(tir.TensorIntrin(DOT4_DESC, DOT4_IMPL),
+                                        tir.TensorIntrin(DOT4_DESC, DOT4_IMPL))
+    text = func.script()
+    assert "C_1[()] = C_1[()] + A_1[k] * B_1[k]" in text and "C_2[()] = C_2[()] + A_2[k_1] * B_2[k_1]" in text
+    _same_meaning(TWO_DOTS, func)
+
+
+def test_one_intrinsic_serves_blocks_of_both_index_dtypes():
+    # an int64 block after an int32 one: the intrinsic is retyped for each
+    shared = tir.TensorIntrin(DOT4_DESC, DOT4_IMPL)
+    for func in (DOT_ROWS, DOT_ROWS_INT64, DOT_ROWS):
+        sch = tirfun.Schedule(func)
+        _, k = sch.get_loops(sch.get_block("dot"))
+        sch.split(k, [None, 4])
+        sch.tensorize(tirfun.rewrites.LoopRef("k_1"), shared)
+        if func is DOT_ROWS_INT64:
+            tirfun.assert_structural_equal(sch.mod["main"], DOT_ROWS_INT64_TENSORIZED)
+        else:
+            assert "T.int64" not in sch.mod["main"].script()
+        _same_meaning(func, sch.mod["main"])
+
+
+def test_tensorize_at_a_loop_is_blockize_then_tensorize_of_the_new_block():
+    # at a loop, tensorize puts blockize's block in place only once it is
+    # tensorized; the names it then chooses are those of the function with
+    # that block in place: the implementation's vi, vj, vk take the names
+    # the block's own iteration variables gave up, as in two steps
+    with_init = from_source('''
+@T.prim_func
+def rows(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 16):
+        with T.block("dot"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * B[vi, vk]
+''')
+    mma = tir.TensorIntrin(MMA_DESC, MMA_IMPL)
+    dot4 = tir.TensorIntrin(DOT4_DESC, DOT4_IMPL)
+    tiled, ii = _tiled_matmul()
+    cases = [(tiled.mod, tiled.get(ii).loop_var.name, mma)]
+    # an implementation whose loop is named as blockize names the new block:
+    # block names are names in use too, so the loop becomes dot_o_1
+    named_like_the_block = tir.TensorIntrin(DOT4_DESC, from_source(DOT4_IMPL.script().replace(
+        "for k in T.unroll(4):", "for dot_o in T.unroll(4):").replace("A[k] * B[k]", "A[dot_o] * B[dot_o]")))
+    for func, intrin in ((DOT_ROWS, dot4), (with_init, dot4), (DOT_ROWS_INT64, dot4), (DOT_ROWS, named_like_the_block)):
+        mod = R.split("k", [None, 4])(tirfun.IRModule({"main": func}))
+        cases.append((mod, "k_1", intrin))
+    for mod, loop, intrin in cases:
+        at_loop = R.tensorize(R.LoopRef(loop), intrin)(mod)
+        outcome = R.blockize(loop).run(mod)
+        in_two = R.tensorize(outcome.result, intrin)(outcome.mod)
+        assert at_loop == in_two
+        tirfun.assert_structural_equal(at_loop["main"], in_two["main"])
+    text = R.tensorize(R.LoopRef(cases[0][1]), mma)(cases[0][0])["main"].script()
+    # the matmul's block bound vi, vj, vk; blockize replaced them by vi_o, vi_i...
+    assert 'vi, vj, vk = T.axis.remap("SSR", [i, j, k])' in text
+    assert "for dot_o_1 in T.unroll(4):" in R.tensorize(R.LoopRef("k_1"), named_like_the_block)(cases[-1][0])[
+        "main"].script()

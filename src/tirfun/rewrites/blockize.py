@@ -16,11 +16,12 @@ import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
-from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.terms import fits
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import ancestors
 from ..nodes import (
-    Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Var,
+    Add, Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -481,11 +482,16 @@ class Blockize(Rewrite):
     def build(self, plan) -> Outcome:
         if isinstance(plan, _BlocksPlan):
             return _build_blocks(plan, self.preserve_unit_iters)
-        site, realize = plan.site, plan.realize
-        block = realize.block
-        fresh = NamePool(site.index.names).fresh
-        fresh_block = NamePool(site.index.blocks).fresh
+        site = plan.site
+        new = self.outer_realize(plan, NamePool(site.index.names).fresh, NamePool(site.index.blocks).fresh)
+        mod = commit(site, plan.loop_path, new)
+        return Outcome(mod, BlockRef(new.block.name_hint, site.func_name))
 
+    def outer_realize(self, plan: _BlockizePlan, fresh, fresh_block) -> BlockRealize:
+        """The new block's BlockRealize, which takes the place of the loop
+        (a plan of a loop from :meth:`analyze`), with fresh names for
+        variables and blocks from ``fresh`` and ``fresh_block``."""
+        block = plan.realize.block
         outer_ivs, outer_values = [], []
         for iv, d in zip(block.iter_vars, plan.divisions):
             dt = iv.var.dtype
@@ -494,10 +500,10 @@ class Blockize(Rewrite):
             outer_values.append(_cast(d.outer, dt))
         inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
                                                       self.preserve_unit_iters, fresh)
-        body = _tidy(substitute(block.body, subst))
-        init = None if block.init is None else _tidy(substitute(block.init, subst))
-        reads = [_tidy(substitute(r, subst)) for r in block.reads]
-        writes = [_tidy(substitute(w, subst)) for w in block.writes]
+        body = _tidy(block.body, subst)
+        init = None if block.init is None else _tidy(block.init, subst)
+        reads = [_tidy(r, subst) for r in block.reads]
+        writes = [_tidy(w, subst) for w in block.writes]
         matches = [substitute(m, subst) for m in block.match_buffers]
         outer_reduce = any(iv.iter_type is IterVarType.CommReduce for iv in outer_ivs)
         # the inner block accumulates onto what earlier outer iterations left:
@@ -517,9 +523,7 @@ class Blockize(Rewrite):
         outer_init = None if init is None else self._outer_init(init, inner_ivs, inner_values, writes, plan,
                                                                fresh_block(block.name_hint + "_init"), fresh)
         outer = Block(outer_ivs, _relaxed(reads, dom), _relaxed(writes, dom), outer_name, nest, outer_init)
-        new = BlockRealize(outer_values, plan.outer_predicate, outer)
-        mod = commit(site, plan.loop_path, new)
-        return Outcome(mod, BlockRef(outer.name_hint, site.func_name))
+        return BlockRealize(outer_values, plan.outer_predicate, outer)
 
     @staticmethod
     def _outer_init(init, inner_ivs, inner_values, writes, plan, name, fresh):
@@ -557,17 +561,43 @@ class Blockize(Rewrite):
 def _relaxed(regions, dom) -> list:
     """The regions relaxed over the inner variables (``dom``), within each
     buffer's shape."""
+    intervals = {v: Interval.from_range(r) for v, r in dom.items()}  # once for every region
     out = []
     for r in regions:
         ranges = []
-        for iv, rng, d in zip(bound_region(r, dom), r.region, r.buffer.shape):
+        for iv, rng, d in zip(bound_region(r, intervals), r.region, r.buffer.shape):
             if iv.lo is None or iv.hi is None:
                 ranges.append(Range(IntImm(d.dtype, 0), d))
             else:
                 lo = simplify_index(iv.lo)
-                ranges.append(Range(lo, simplify_index(iv.hi - lo + IntImm(iv.hi.dtype, 1))))
+                ranges.append(Range(lo, _span(lo, iv.hi)))
         out.append(BufferRegion(r.buffer, ranges))
     return out
+
+
+def _span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
+    """``hi - lo + 1``, simplified. Ends that are one sum in normal form
+    plus different constants (``vi_o * 16`` and ``vi_o * 16 + 15``, what
+    relaxing ``vi_o * 16 + vi_i`` gives) span the difference of their
+    constants, which is what simplifying the difference comes to."""
+    rest_lo, c_lo = _constant_part(lo)
+    rest_hi, c_hi = _constant_part(hi)
+    dtype = hi.dtype
+    if lo.dtype == dtype and rest_lo == rest_hi and (rest_lo is None or is_plain_sum(rest_lo)) \
+            and fits(dtype, c_hi - c_lo + 1):
+        return IntImm(dtype, c_hi - c_lo + 1)
+    return simplify_index(hi - lo + IntImm(dtype, 1))
+
+
+def _constant_part(e: PrimExpr) -> tuple:
+    """``(rest, c)`` with ``e`` written ``rest + c`` (``rest`` None for a literal)."""
+    if type(e) is IntImm:
+        return None, e.value
+    if type(e) is Add and type(e.b) is IntImm:
+        return e.a, e.b.value
+    if type(e) is Sub and type(e.b) is IntImm:
+        return e.a, -e.b.value
+    return e, 0
 
 
 @attrs.frozen
@@ -694,10 +724,10 @@ def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
                                                       preserve, fresh)
         # no variable reduces over the loops above (checked), so the init
         # stays with the inner block: it runs once per outer iteration
-        init = None if block.init is None else _tidy(substitute(block.init, subst))
-        inner_reads = [_tidy(substitute(r, subst)) for r in block.reads]
-        inner_writes = [_tidy(substitute(w, subst)) for w in block.writes]
-        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(substitute(block.body, subst)),
+        init = None if block.init is None else _tidy(block.init, subst)
+        inner_reads = [_tidy(r, subst) for r in block.reads]
+        inner_writes = [_tidy(w, subst) for w in block.writes]
+        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(block.body, subst),
                             reads=inner_reads, writes=inner_writes,
                             match_buffers=[substitute(m, subst) for m in block.match_buffers])
         nest = BlockRealize(inner_values, part.inner_predicate, inner)

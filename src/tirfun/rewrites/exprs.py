@@ -12,11 +12,12 @@ from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import OPERAND_NODES
 from ..analysis.traversal import iter_children, map_children
 from ..nodes.base import with_fields
-from ..nodes import FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
+from ..nodes import Buffer, FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
 
 _PVEC = type(pvector())
 _LEAVES = (IntImm, FloatImm, StringImm)
+_EMPTY: Mapping = {}
 
 
 @functools.cache
@@ -66,6 +67,8 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
             return mapping.get(n, n)
         if kind in _LEAF_CONSTANTS:
             return n
+        if kind is Buffer and buffer_is_plain(n, mapping):
+            return n  # nothing in it to replace: not walked
         key = id(n)
         hit = memo.get(key)
         if hit is not None:
@@ -118,16 +121,29 @@ def transform_plain(node: Node, post, pre) -> Node:
     return visit(node)
 
 
-_LEAF_TYPES = frozenset({Var, IntImm, FloatImm, StringImm})
-
-
 def plain_buffer(buffer) -> bool:
     """Whether every expression of ``buffer`` (shape, strides, offset) is a
     constant or a variable, as nearly always: nothing inside it can load,
     store or bind a name, and a search for those need not enter it."""
-    return (all(type(d) in _LEAF_TYPES for d in buffer.shape)
-            and all(type(d) in _LEAF_TYPES for d in buffer.strides)
-            and (buffer.elem_offset is None or type(buffer.elem_offset) in _LEAF_TYPES))
+    return buffer_is_plain(buffer)
+
+
+def buffer_is_plain(buf: Buffer, mapping: Mapping = _EMPTY) -> bool:
+    """Whether every expression of ``buf`` (shape, strides, offset, data)
+    is a literal or a variable outside ``mapping``: a substitution of
+    ``mapping``, or any rewrite of the expressions inside, leaves it as it
+    is. Nearly every buffer is one, and a rewrite of a block's accesses
+    need not walk the buffer of each."""
+    for e in buf.shape:
+        if type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    for e in buf.strides:
+        if type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    for e in (buf.elem_offset, buf.data):
+        if e is not None and type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
+            return False
+    return True
 
 
 def var_names(node: Node) -> set[str]:
@@ -197,5 +213,5 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "var_names", "uses_any", "is_const_int",
-           "floordiv", "floormod", "mul"]
+__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "buffer_is_plain", "plain_buffer",
+           "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

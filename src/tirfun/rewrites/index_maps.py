@@ -9,10 +9,10 @@ import functools
 import inspect
 import types
 
-from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..nodes import Buffer, Evaluate, FloatImm, IntImm, StringImm, Var
 from .cache import as_index_map
-from .exprs import cast as _cast, plain_buffer
+from .exprs import buffer_is_plain, cast as _cast
 
 #: the body of the loops an iteration-map check reads
 NOP = Evaluate(IntImm("int32", 0))
@@ -314,20 +314,21 @@ class Dims:
         self.shape = [IntImm(dt, 1) for dt in dtypes]
 
 
-def tidy_accesses(node):
+def tidy_accesses(node, subst=None):
     """``node`` with its buffer indices and ranges in the simple form TVM's
     simplifier leaves after a substitution (``simplify_index``), as the
-    block primitives that read variables through an inverse write them."""
-    return access_tidier()(node)
+    block primitives that read variables through an inverse write them.
+    With ``subst`` (Var -> expression), the variables are replaced first,
+    in the same pass: ``tidy_accesses(substitute(node, subst))``."""
+    return access_tidier(subst)(node)
 
 
 def access_tidier(mapping=None):
     """:func:`tidy_accesses` as a function, for the parts of one block: the
-    variables of ``mapping`` (Var -> expression, none of them holding an
-    access or a range) are substituted in the same walk, as
-    ``tidy_accesses(substitute(node, mapping))`` would give, and an index
-    met again (a store's element, then its load and its declared region)
-    is simplified once."""
+    variables of ``mapping`` (Var -> expression) are substituted in the
+    same walk, as ``tidy_accesses(substitute(node, mapping))`` would give,
+    and an index met again (a store's element, then its load and its
+    declared region) is simplified once."""
     from ..analysis.traversal import transform
     from ..nodes import BufferLoad, BufferStore, Range
     from ..nodes.base import with_fields
@@ -335,43 +336,55 @@ def access_tidier(mapping=None):
     tidied: dict = {}
 
     def tidy(e):
+        if type(e) is IntImm or is_plain_sum(e):
+            return e  # simplified already, and no division to fold
         out = tidied.get(e)
         if out is None:
             out = tidied[e] = transform(simplify_index(e), _fold_divmod)
         return out
 
-    mapping = mapping or {}
-
-    def pre(n):
-        # constants, and buffers whose expressions are constants or
-        # variables not substituted, hold nothing to rewrite
-        kind = type(n)
-        if kind is Var:
-            return mapping.get(n, n)
-        if kind in _CONSTANTS:
-            return n
-        if kind is Buffer and plain_buffer(n) and not (mapping and _substituted_in(n, mapping)):
-            return n
-        return None
-
     def post(n):
         if isinstance(n, (BufferLoad, BufferStore)):
-            return with_fields(n, indices=[tidy(i) for i in n.indices])
+            indices = [tidy(i) for i in n.indices]
+            if all(a is b for a, b in zip(indices, n.indices)):
+                return n
+            return with_fields(n, indices=indices)
         if isinstance(n, Range):
-            return Range(tidy(n.min), tidy(n.extent))
+            lo, extent = tidy(n.min), tidy(n.extent)
+            return n if lo is n.min and extent is n.extent else Range(lo, extent)
         return n
+
+    def plain(n):
+        # constants, and buffers whose expressions are literals or
+        # variables, hold nothing to tidy
+        kind = type(n)
+        if kind in _CONSTANTS or kind is Var:
+            return n
+        return n if kind is Buffer and buffer_is_plain(n) else None
+
+    if not mapping:
+        return lambda node: transform(node, post, plain)
+    replaced: dict = {}
+
+    def pre(n):
+        kind = type(n)
+        if kind is Var:
+            value = mapping.get(n)
+            if value is None:
+                return n
+            out = replaced.get(n)
+            if out is None:  # the value as the substituted tree would be tidied
+                out = replaced[n] = transform(value, post, plain)
+            return out
+        if kind in _CONSTANTS:
+            return n
+        # a buffer none of whose expressions is substituted holds nothing to rewrite
+        return n if kind is Buffer and buffer_is_plain(n, mapping) else None
 
     return lambda node: transform(node, post, pre)
 
 
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
-
-
-def _substituted_in(buffer: Buffer, mapping) -> bool:
-    """Whether a variable of ``mapping`` is one of ``buffer``'s dimensions,
-    strides, offset or its pointer."""
-    exprs = list(buffer.shape) + list(buffer.strides) + [buffer.elem_offset, buffer.data]
-    return any(type(e) is Var and e in mapping for e in exprs)
 
 
 def _fold_divmod(n):

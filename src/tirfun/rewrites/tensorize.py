@@ -12,11 +12,15 @@ intrinsic promises to be what its description computes.
 
 from __future__ import annotations
 
+import weakref
+
 import attrs
 
 from ..analysis.arith import bound_region
-from ..analysis.traversal import rename, transform, walk
-from ..nodes import Block, BlockRealize, Buffer, BufferRegion, IntImm, MatchBufferRegion, PrimFunc, Range, Var
+from ..analysis.traversal import iter_children, transform, walk
+from ..nodes import (
+    Block, BlockRealize, Buffer, BufferRegion, IntImm, Let, MatchBufferRegion, PrimFunc, Range, Var,
+)
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
@@ -25,6 +29,7 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
+from .index import var_names_in_buffer as var_names_of_buffer
 from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
@@ -47,9 +52,9 @@ class _TensorizePlan:
     realize_path: tuple
     realize: BlockRealize
     match: object
-    loop_made: bool  # the block was made by blockize here
-    desc: PrimFunc  # the description, its indices of the block's index dtype
-    impl: PrimFunc  # the implementation, likewise, its buffers with offset variables
+    names: object  # the names in use (``in``) where the block is tensorized
+    blocks: object  # the block names in use there
+    prep: "_Prepared"  # the intrinsic retyped to the block's index dtype
 
 
 @register
@@ -172,21 +177,31 @@ class Tensorize(Rewrite):
                 for err in errors:
                     chk.fail(type(err), err.subject, err.reason, *err.nodes)
                 chk.checkpoint()
-            outcome = blockize.build(bplan)
-            mod, block_ref, made = outcome.mod, outcome.result, True
+            made = _blockized(blockize, bplan)
+            if made is None:
+                outcome = blockize.build(bplan)
+                mod, block_ref = outcome.mod, outcome.result
         elif isinstance(self.target, BlockRef):
-            block_ref, made = self.target, False
+            block_ref, made = self.target, None
         else:
             chk.stop(RefKindError, subject, f"expected a loop or a block reference, got a "
                                             f"{type(self.target).__name__}")
-        site = resolve_site(chk, mod, [block_ref])
-        bpath = resolve_block_or_loop(chk, site, block_ref)
-        rpath = bpath[:-1]
-        realize = site.at(rpath)
+        if made is not None:
+            # the new block stays out of the function until it is tensorized:
+            # one change of the function, at the loop's path
+            site, rpath, realize = bplan.site, bplan.loop_path, made.realize
+            names, blocks = made.names, made.blocks
+        else:
+            site = resolve_site(chk, mod, [block_ref])
+            bpath = resolve_block_or_loop(chk, site, block_ref)
+            rpath = bpath[:-1]
+            realize = site.at(rpath)
+            names, blocks = site.index.names, site.index.blocks
         # the description's indices take the block's index dtype, as the
         # implementation's do: an int32 description then compares with an
         # int64 block variable for variable, its ranges known by name
-        desc, impl = _retyped(self.intrin, _index_dtype(realize.block))
+        prep = prepared(self.intrin, _index_dtype(realize.block))
+        desc = prep.desc
         try:
             found = match_block(realize, desc.body)
         except Mismatch as m:
@@ -199,38 +214,16 @@ class Tensorize(Rewrite):
             chk.stop(TensorIntrinMismatchError, subject,
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
-        _check_windows(chk, subject, realize, found, desc, impl)
-        return _TensorizePlan(site, rpath, realize, found, made, desc, impl)
+        _check_windows(chk, subject, realize, found, desc, prep.extents)
+        return _TensorizePlan(site, rpath, realize, found, names, blocks, prep)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
         block = realize.block
-        desc, impl = plan.desc, plan.impl
-        impl_root = impl.body.block
-        # every name in the implementation made fresh in this function
-        fresh = NamePool(site.index.names).fresh
-        fresh_block = NamePool(site.index.blocks).fresh
-        names: dict[str, str] = {}
-        blocks: dict[str, str] = {}
-        nodes = list(walk(impl))
-        # buffers first, then the variables they own under derived names
-        # (``A_elem_offset`` follows ``A`` to ``A_1_elem_offset``), as the
-        # printer and the parser name them
-        for n in nodes:
-            if isinstance(n, Buffer) and n.name not in names:
-                names[n.name] = fresh(n.name)
-        owners = sorted(names, key=len, reverse=True)
-        for n in nodes:
-            if isinstance(n, Var) and n.name not in names:
-                owner = next((b for b in owners if n.name.startswith(b + "_")), None)
-                base = n.name if owner is None else names[owner] + n.name[len(owner):]
-                names[n.name] = fresh(base)
-            elif isinstance(n, Block) and n is not impl_root and n.name_hint not in blocks:
-                blocks[n.name_hint] = fresh_block(n.name_hint)
-        renamed = rename(impl, names)
-        if blocks:
-            renamed = transform(renamed, lambda n: with_fields(n, name_hint=blocks[n.name_hint])
-                                if isinstance(n, Block) and n.name_hint in blocks else n)
+        prep = plan.prep
+        desc = prep.desc
+        names, blocks = prep.fresh_names(NamePool(plan.names).fresh, NamePool(plan.blocks).fresh)
+        renamed = _renamed(prep.impl, names, blocks)
         new_root = renamed.body.block
         matches = []
         for dp, ip, extents in zip(desc.params, renamed.params, _impl_extents(renamed)):
@@ -255,6 +248,82 @@ class Tensorize(Rewrite):
         return args
 
 
+@attrs.frozen
+class _Blockized:
+    """The block blockize makes at a loop, not yet put in place, and the
+    names the function would then use: its variables (``names``) and its
+    block names (``blocks``), each a container answering ``in``."""
+
+    realize: BlockRealize
+    names: object
+    blocks: object
+
+
+@attrs.frozen
+class _NamesAfter:
+    """The names ``before`` (a container) without ``gone`` and with
+    ``added``: those of a function after a change not put in place."""
+
+    before: object
+    gone: frozenset
+    added: frozenset
+
+    def __contains__(self, name) -> bool:
+        return name in self.added or (name in self.before and name not in self.gone)
+
+
+def _blockized(blockize: Blockize, bplan) -> _Blockized | None:
+    """Blockize's new block at the loop, with the names in use once it
+    replaced the loop, known without replacing it: blockize keeps every
+    name the loop's subtree binds but the block's iteration variables,
+    which its new variables replace, and adds the names it chooses. None
+    where that reading is not sure (a buffer the block declares mentions an
+    iteration variable, a let expression binds a name, names clash), and
+    tensorize puts the block in place first."""
+    site, realize = bplan.site, bplan.realize
+    block = realize.block
+    iter_names = {iv.var.name for iv in block.iter_vars}
+    if len(iter_names) != len(block.iter_vars) or site.index.clashes:
+        return None
+    for buf in list(block.alloc_buffers) + [m.buffer for m in block.match_buffers]:
+        if not iter_names.isdisjoint(var_names_of_buffer(buf)):
+            return None
+    if _binds_a_let(realize):
+        return None
+    taken_names, taken_blocks = NamePool(site.index.names), NamePool(site.index.blocks)
+    added: list[str] = []
+    added_blocks: list[str] = []
+
+    def fresh(base: str) -> str:
+        added.append(taken_names.fresh(base))
+        return added[-1]
+
+    def fresh_block(base: str) -> str:
+        added_blocks.append(taken_blocks.fresh(base))
+        return added_blocks[-1]
+
+    new = blockize.outer_realize(bplan, fresh, fresh_block)
+    counts = site.index.names
+    # a name bound once, by the block's iteration variable, is free again
+    gone = frozenset(n for n in iter_names if counts.get(n) == 1)
+    # the function's names count its block names too
+    names = _NamesAfter(counts, gone, frozenset(added) | frozenset(added_blocks))
+    return _Blockized(new, names, _NamesAfter(site.index.blocks, frozenset(), frozenset(added_blocks)))
+
+
+def _binds_a_let(node) -> bool:
+    """Whether a ``Let`` expression lies in ``node`` (buffers, which hold
+    none, are not entered)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is Let:
+            return True
+        if type(n) is not Buffer:
+            stack.extend(iter_children(n))
+    return False
+
+
 def _index_dtype(block: Block) -> str:
     """The widest index dtype among the starts of the regions ``block``
     declares: the implementation's indices take it, as TVM's tensorize
@@ -274,6 +343,97 @@ def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
         return normalize_index_dtype(intrin.desc, dtype), normalize_index_dtype(impl, dtype)
     except NodeError:
         return intrin.desc, impl
+
+
+@attrs.frozen
+class _Prepared:
+    """What tensorize derives from an intrinsic for one index dtype, the
+    same for every block it replaces: the retyped description and
+    implementation, the extents of the windows the implementation views,
+    and the names the implementation binds, in the order fresh names are
+    chosen for them."""
+
+    desc: PrimFunc
+    impl: PrimFunc
+    extents: tuple  # per parameter, the extents of its window (see _impl_extents)
+    buffer_names: tuple  # the implementation's buffer names, first occurrence first
+    var_names: tuple  # (name, owning buffer name or None) of its other variables, likewise
+    block_names: tuple  # the names of its blocks but the root, likewise
+
+    def fresh_names(self, fresh, fresh_block) -> tuple[dict, dict]:
+        """The implementation's names made fresh in a function (``fresh``
+        and ``fresh_block`` choose them there): buffers first, then the
+        variables they own under derived names (``A_elem_offset`` follows
+        ``A`` to ``A_1_elem_offset``), as the printer and the parser name
+        them; then the other variables, and the blocks."""
+        names = {b: fresh(b) for b in self.buffer_names}
+        for name, owner in self.var_names:
+            names[name] = fresh(name if owner is None else names[owner] + name[len(owner):])
+        return names, {b: fresh_block(b) for b in self.block_names}
+
+
+def _prepare(intrin: TensorIntrin, dtype: str) -> _Prepared:
+    desc, impl = _retyped(intrin, dtype)
+    impl_root = impl.body.block
+    buffers: dict[str, None] = {}
+    others: list = []
+    blocks: dict[str, None] = {}
+    nodes = list(walk(impl))
+    for n in nodes:
+        if isinstance(n, Buffer):
+            buffers.setdefault(n.name)
+    owners = sorted(buffers, key=len, reverse=True)
+    seen = set(buffers)
+    for n in nodes:
+        if isinstance(n, Var) and n.name not in seen:
+            seen.add(n.name)
+            others.append((n.name, next((b for b in owners if n.name.startswith(b + "_")), None)))
+        elif isinstance(n, Block) and n is not impl_root:
+            blocks.setdefault(n.name_hint)
+    return _Prepared(desc, impl, tuple(tuple(e) for e in _impl_extents(impl)), tuple(buffers), tuple(others),
+                     tuple(blocks))
+
+
+# id(intrin) -> (weak reference to the intrinsic, {index dtype: _Prepared}):
+# a schedule tensorizes many blocks with one intrinsic, and what is derived
+# from it does not depend on the block but through the index dtype. Held as
+# long as the intrinsic lives, which cannot change.
+_PREPARED: dict[int, tuple] = {}
+
+
+def _forget(key: int):
+    def callback(_ref):
+        _PREPARED.pop(key, None)
+    return callback
+
+
+def prepared(intrin: TensorIntrin, dtype: str) -> _Prepared:
+    """The intrinsic prepared for blocks of index dtype ``dtype``: built
+    once per intrinsic and dtype, kept for as long as the intrinsic lives."""
+    key = id(intrin)
+    entry = _PREPARED.get(key)
+    if entry is None or entry[0]() is not intrin:
+        entry = (weakref.ref(intrin, _forget(key)), {})
+        _PREPARED[key] = entry
+    found = entry[1].get(dtype)
+    if found is None:
+        found = entry[1][dtype] = _prepare(intrin, dtype)
+    return found
+
+
+def _renamed(impl: PrimFunc, names: dict, blocks: dict) -> PrimFunc:
+    """``impl`` with its variables and buffers renamed by ``names`` (as
+    :func:`~tirfun.analysis.traversal.rename` renames them) and its blocks
+    by ``blocks``, in one pass."""
+    def post(n):
+        if isinstance(n, Var):
+            return Var(names[n.name], n.dtype) if n.name in names else n
+        if isinstance(n, Buffer):
+            return attrs.evolve(n, name=names[n.name]) if n.name in names else n
+        if isinstance(n, Block) and n.name_hint in blocks:
+            return with_fields(n, name_hint=blocks[n.name_hint])
+        return n
+    return transform(impl, post)
 
 
 def _impl_extents(impl: PrimFunc) -> list:
@@ -299,13 +459,13 @@ def _window(starts: tuple, extents: list) -> list:
 
 
 def _check_windows(chk: Checks, subject: str, realize: BlockRealize, found, desc: PrimFunc,
-                   impl: PrimFunc) -> None:
+                   impl_extents) -> None:
     """Each window lies inside its buffer over every iteration of the
     block: the implementation views it with ``T.match_buffer``, which a
     window reaching outside cannot be (a padded block guards such accesses
     with a condition; the implementation would not)."""
     dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
-    for p, extents in zip(desc.params, _impl_extents(impl)):
+    for p, extents in zip(desc.params, impl_extents):
         view = desc.buffer_map[p]
         cur = found.buffers[view]
         if len(extents) > len(found.starts[cur]):

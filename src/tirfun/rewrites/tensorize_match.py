@@ -31,8 +31,8 @@ from ..analysis.arith import prove_equal
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.traversal import walk
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, FloatImm, For, IntImm, IterVar, Let,
-    LetStmt, Node, PrimExpr, SeqStmt, Var,
+    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, FloatImm, For, IntImm, IterVar,
+    Let, LetStmt, Node, PrimExpr, SeqStmt, Var,
 )
 from .exprs import cast as _cast, substitute_expr
 
@@ -62,11 +62,28 @@ def _int_like(a: PrimExpr, b: PrimExpr) -> bool:
     return a.dtype.is_int and b.dtype.is_int and a.dtype.lanes == b.dtype.lanes
 
 
+def _plainly_offset(mapped: PrimExpr, start: PrimExpr, rhs: PrimExpr) -> bool:
+    """Whether ``mapped`` is written as ``start + rhs`` (or ``start`` with
+    ``rhs`` zero, or ``rhs`` with ``start`` zero), all of one dtype: then
+    ``mapped - start == rhs`` without simplifying either side. Blockize
+    writes every index of a window that way (``vi_o * 16 + vi_i``, the
+    window starting at ``vi_o * 16``)."""
+    dtype = mapped.dtype
+    if start.dtype != dtype or rhs.dtype != dtype:
+        return False
+    if type(rhs) is IntImm and rhs.value == 0:
+        return mapped == start
+    if type(start) is IntImm and start.value == 0 and mapped == rhs:
+        return True
+    return type(mapped) is Add and mapped.b == rhs and mapped.a == start
+
+
 class _Comparator:
     """One comparison of the block (left) with the description (right)."""
 
     def __init__(self):
         self.vars: dict[Var, Var] = {}  # the block's variable -> the description's
+        self._mapped: dict | None = None  # self.vars as a substitution (see _mapping)
         self.buffers: dict[Buffer, Buffer] = {}  # the description's buffer -> the block's
         self.starts: dict[Buffer, tuple] = {}  # the block's buffer -> window start per dimension
         # the description's loop and iteration variables of constant range,
@@ -84,6 +101,7 @@ class _Comparator:
             raise Mismatch(f"variable {lhs.name} is bound where the description binds {rhs.name}, but it was "
                            f"matched to {known.name} before", where)
         self.vars[lhs] = rhs
+        self._mapped = None
 
     def buffer(self, lhs: Buffer, rhs: Buffer, where) -> None:
         """``lhs`` is used where the description uses ``rhs``."""
@@ -100,10 +118,19 @@ class _Comparator:
         self.buffers[rhs] = lhs
 
     # -- regions and accesses -----------------------------------------------------
+    def _mapping(self) -> dict:
+        """The block's variables as the description's (cast to their
+        dtypes), kept until the next variable is matched."""
+        if self._mapped is None:
+            self._mapped = {v: _cast(r, v.dtype) for v, r in self.vars.items()}
+        return self._mapped
+
     def _index_equal(self, lhs: PrimExpr, start: PrimExpr, rhs: PrimExpr) -> bool:
         """``lhs - start == rhs``, the block's variables read as the
         description's they were matched to."""
-        mapped = substitute_expr(lhs, {v: _cast(r, v.dtype) for v, r in self.vars.items()})
+        mapped = substitute_expr(lhs, self._mapping())
+        if _plainly_offset(mapped, start, rhs):
+            return True
         offset = simplify_index(mapped - _cast(start, mapped.dtype), self.ranges)
         want = simplify_index(_cast(rhs, offset.dtype), self.ranges)
         return offset == want or prove_equal(offset, want)
@@ -176,7 +203,7 @@ class _Comparator:
     def _same_integer(self, a: PrimExpr, b: PrimExpr) -> bool:
         """Whether integer expression ``a``, its variables read as the
         description's, simplifies to what ``b`` simplifies to."""
-        mapped = substitute_expr(a, {v: _cast(r, v.dtype) for v, r in self.vars.items()})
+        mapped = substitute_expr(a, self._mapping())
         try:
             x, y = simplify_index(mapped, self.ranges), simplify_index(_cast(b, mapped.dtype), self.ranges)
         except Exception:  # an expression the index simplifier does not take

@@ -244,11 +244,50 @@ def simplify_index(e: PrimExpr, ranges: Ranges | None = None) -> PrimExpr:
         return e  # a constant or a variable is as simple as it gets
     if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm and e.b.value > 0:
         return _var_slice(e, ranges)
+    if (kind is Add or kind is Mul or kind is Sub) and is_plain_sum(e):
+        return e  # what the normalizer would write again, node for node
     norm = _Normalizer(ranges or {}, e.dtype)
     try:
         return norm.expr(norm.lin(e))
     except NodeError:  # a folded constant that does not fit the dtype: keep the input
         return e
+
+
+def is_plain_sum(e: PrimExpr) -> bool:
+    """Whether ``e`` is already in the form :func:`simplify_index` writes,
+    whatever the ranges: terms ``x`` or ``x * k`` (distinct variables, ``k``
+    a literal of at least 2) joined by ``+`` in order of decreasing weight
+    (``i_0 * 64 + i_1 * 4 + i_2``), then ``+ c`` or ``- c`` for a positive
+    literal ``c``. Such an expression has no division to simplify and no
+    like terms to collect, and the normalizer rebuilds it as it is; a
+    primitive that substitutes ``vi_o * 16 + vi_i`` for ``vi`` meets one in
+    every index."""
+    node = e
+    if (type(node) is Add or type(node) is Sub) and type(node.b) is IntImm:
+        if node.b.value <= 0:
+            return False
+        node = node.a
+    elif type(node) is Sub:
+        return False
+    seen = set()
+    last = None  # the weight of the term to the right
+    while True:
+        if type(node) is Add:
+            term, node = node.b, node.a
+        else:
+            term, node = node, None
+        if type(term) is Var:
+            var, weight = term, 1
+        elif type(term) is Mul and type(term.a) is Var and type(term.b) is IntImm and term.b.value >= 2:
+            var, weight = term.a, term.b.value
+        else:
+            return False
+        if var in seen or (last is not None and weight < last):
+            return False
+        seen.add(var)
+        last = weight
+        if node is None:
+            return True
 
 
 def _var_slice(e, ranges: Ranges | None) -> PrimExpr:
@@ -632,6 +671,6 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
 
 
 __all__ = [
-    "simplify_index", "loop_ranges", "is_affine_binding", "detect_iter_map", "IterSplit",
+    "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "detect_iter_map", "IterSplit",
     "IterSum", "Ranges",
 ]

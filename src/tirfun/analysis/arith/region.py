@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...nodes import GE, LE, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Var
+from ...nodes import GE, LE, Add, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Sub, Var
 from . import int_set
 from .int_set import Interval
+from .iter_map import is_plain_sum
+from .terms import fits
 from .prove import Assumptions, can_prove
 from .linear_bound import surely_at_most
 
@@ -36,11 +38,14 @@ def _interval(dim) -> Interval:
     return dim if isinstance(dim, Interval) else Interval.from_range(dim)
 
 
-def bound_region(region, dom: Mapping[Var, Range], bindings: Mapping[Var, PrimExpr] | None = None) -> list[Interval]:
+def bound_region(region, dom: Mapping[Var, Range | Interval],
+                 bindings: Mapping[Var, PrimExpr] | None = None) -> list[Interval]:
     """Bound inference: the interval of each dimension of ``region`` (a
     BufferRegion, or one Range per dimension, as a block's reads and writes
     are declared) while every variable of ``dom`` (Var -> Range: the loops
-    being relaxed) takes every value of its range.
+    being relaxed, or their Intervals from :meth:`Interval.from_range`, for
+    a caller that bounds many regions over one domain) takes every value of
+    its range.
 
     ``bindings`` (block iteration variable -> bound value) are substituted
     first, so a block's declared region is read in the loop variables around
@@ -48,17 +53,82 @@ def bound_region(region, dom: Mapping[Var, Range], bindings: Mapping[Var, PrimEx
     end is None where the index is not bounded (a non-affine use of a relaxed
     variable); the result always holds every element touched.
     """
-    relaxed = {v: Interval.from_range(r) for v, r in dom.items()}
+    relaxed = {v: r if type(r) is Interval else Interval.from_range(r) for v, r in dom.items()}
     out = []
     for dim in _dims(region):
-        iv = _interval(dim)
-        if bindings:
-            iv = Interval(None if iv.lo is None else int_set.substitute(iv.lo, bindings),
-                          None if iv.hi is None else int_set.substitute(iv.hi, bindings))
-        lo = None if iv.lo is None else int_set.eval_interval(iv.lo, relaxed).lo
-        hi = None if iv.hi is None else int_set.eval_interval(iv.hi, relaxed).hi
-        out.append(Interval(None if lo is None else int_set.simplify(lo),
-                            None if hi is None else int_set.simplify(hi)))
+        found = None if bindings else _plain_bound(dim, relaxed)
+        out.append(found if found is not None else _bound_dim(dim, relaxed, bindings))
+    return out
+
+
+def _bound_dim(dim, relaxed: Mapping[Var, Interval], bindings) -> Interval:
+    """One dimension of :func:`bound_region`, by interval evaluation."""
+    iv = _interval(dim)
+    if bindings:
+        iv = Interval(None if iv.lo is None else int_set.substitute(iv.lo, bindings),
+                      None if iv.hi is None else int_set.substitute(iv.hi, bindings))
+    lo = None if iv.lo is None else int_set.eval_interval(iv.lo, relaxed).lo
+    hi = None if iv.hi is None else int_set.eval_interval(iv.hi, relaxed).hi
+    return Interval(None if lo is None else int_set.simplify(lo),
+                    None if hi is None else int_set.simplify(hi))
+
+
+def _plain_bound(dim, relaxed: Mapping[Var, Interval]) -> Interval | None:
+    """:func:`_bound_dim` of a Range whose min is a sum in normal form
+    (:func:`~tirfun.analysis.arith.iter_map.is_plain_sum`: ``vi_o * 16 +
+    vi_i``, ``i_0 * 64 + j + 3``) and whose extent is a literal, where each
+    relaxed variable it reads has literal ends of its dtype: the interval
+    evaluation of such a sum keeps the terms of the other variables in
+    order and adds up the ends of the relaxed ones, which is computed here
+    directly, node for node what the evaluation and its simplification
+    write. None for any other dimension (or where a constant leaves the
+    dtype), which the evaluation answers."""
+    if type(dim) is not Range or type(dim.extent) is not IntImm:
+        return None
+    m = dim.min
+    if not is_plain_sum(m):
+        return None
+    dtype = m.dtype
+    const = 0
+    node = m
+    if (type(node) is Add or type(node) is Sub) and type(node.b) is IntImm:  # the sum's constant, + c or - c
+        const = node.b.value if type(node) is Add else -node.b.value
+        node = node.a
+    kept = []  # the terms of variables that are not relaxed, right to left
+    lo = hi = const
+    while node is not None:
+        if type(node) is Add:
+            term, node = node.b, node.a
+        else:
+            term, node = node, None
+        var, k = (term, 1) if type(term) is Var else (term.a, term.b.value)
+        iv = relaxed.get(var)
+        if iv is None:
+            kept.append(term)
+            continue
+        a, b = iv.lo, iv.hi
+        if type(a) is not IntImm or type(b) is not IntImm or a.dtype != dtype or b.dtype != dtype:
+            return None
+        lo += k * a.value
+        hi += k * b.value
+    hi += dim.extent.value - 1
+    if not (fits(dtype, lo) and fits(dtype, hi)):
+        return None
+    kept.reverse()
+    return Interval(_sum_plus(kept, lo, dtype), _sum_plus(kept, hi, dtype))
+
+
+def _sum_plus(terms: list, const: int, dtype) -> PrimExpr:
+    """``t0 + t1 + ... + const`` as the affine simplification writes it."""
+    if not terms:
+        return IntImm(dtype, const)
+    out = terms[0]
+    for t in terms[1:]:
+        out = Add(out, t)
+    if const > 0:
+        return Add(out, IntImm(dtype, const))
+    if const < 0:
+        return Sub(out, IntImm(dtype, -const))
     return out
 
 
