@@ -181,10 +181,10 @@ def test_a_shift_leaves_a_path_that_left_its_sequence_earlier_alone():
 def test_loop_primitives_derive_the_index_from_the_two_nests():
     # split, fuse and add_unit_loop swap a nest's loops and move what is
     # below without walking it: under a block, after a statement was
-    # inserted at the root (a shift still pending), with a symbolic factor,
-    # and where a loop's extent reads a buffer (the walk over the body is
-    # used instead), the derived index is the built one, and a name the nest
-    # freed is free
+    # inserted at the root (a shift still pending), and where a loop's
+    # extent reads a buffer or a split guards its iterations (the walk over
+    # the body is used instead), the derived index is the built one, every
+    # loop's path leads to it, and a name the nest freed is free
     from tirfun.nodes import Var
     from tirfun.rewrites import index as index_module
 
@@ -206,16 +206,22 @@ def test_loop_primitives_derive_the_index_from_the_two_nests():
     mod = IRModule({"main": from_source(source)})
     steps = [R.cache_read("B", 0, "local"), R.split("l", [None, 4]), R.fuse("l_0", "l_1"),
              R.add_unit_loop("B"), R.split("i", [2, 4]), R.split("k", [None, Var("n", "int32")]),
-             R.fuse("k_0", "k_1"), R.split("t", [None, 2])]
+             R.fuse("k_0", "k_1"), R.fuse("t"),
+             # a loop inside a block split by a factor that does not divide
+             # it: the guard wraps the body in an ``if``, so the walk is used
+             R.split("l_0_l_1_fused", [None, 3])]
     R.base.derive_nest_index = spy
     try:
         for step in steps:
             mod = step(mod)
             derived = index_of(mod["main"])
             assert derived == build_index(mod["main"]), step
+            for name, path in derived.loops.items():
+                assert get_at(mod["main"], path).loop_var.name == name, step
     finally:
         R.base.derive_nest_index = original
-    assert used == [True, True, True, True, True, True, False]
+    # split k (by n) and the last split are guarded: the walk, without asking
+    assert used == [True, True, True, True, True, False]
     assert "l" not in index_of(mod["main"]).names
 
 

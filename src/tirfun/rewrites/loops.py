@@ -246,6 +246,7 @@ class Split(Rewrite):
         simplified = {loop.loop_var: _weighted_sum(new_vars, factors, mapped)} if constant else None
         body = rebind(loop.body, {loop.loop_var: mapped}, ranges,
                       drop_unit_iters=not self.preserve_unit_iters, simplified=simplified)
+        guarded = False
         if not self.disable_predication:
             if constant and all(f.value >= 1 for f in factors):
                 # each variable below its factor: the sum runs over [0, product)
@@ -259,12 +260,18 @@ class Split(Rewrite):
                     product = mul(product, f)
                 exact = _same_value(simplify_index(product), extent)
             if not exact:
+                # the guard may wrap statements below in an ``if``: the
+                # body no longer has the old one's shape
+                guarded = True
                 body = append_predicate(body, binary(LT, value, extent))
         new: Stmt = body
         zero = IntImm(dtype, 0)
         for v, f in reversed(list(zip(new_vars, factors))):
             new = For(v, zero, f, ForKind.SERIAL, new)
-        mod = commit_nest(site, path, [loop], new, len(new_vars), [mapped])
+        if guarded:
+            mod = commit(site, path, new)
+        else:
+            mod = commit_nest(site, path, [loop], new, len(new_vars), [mapped])
         return Outcome(mod, tuple(LoopRef(n, site.func_name) for n in names))
 
     def python_args(self):
