@@ -197,6 +197,9 @@ def test_loop_primitives_derive_the_index_from_the_two_nests():
         return out
 
     source = SOURCE.replace("n: T.int32):", "n: T.int32, L: T.Buffer((1,), \"int32\")):")
+    source = source.replace("            for l in range(8):\n                B[vk, l] = C[vk, l]",
+                            "            for l, m in T.grid(8, 1):\n                B[vk, l + m] = C[vk, l]")
+    assert "m in" in source
     source += """
     for t in range(L[0]):
         with T.block("D"):
