@@ -28,7 +28,8 @@ def wrap(dtype: DataType, value: int) -> int:
 
 def int_value(e) -> int | None:
     """The value of an integer literal that is not a boolean, else None."""
-    return e.value if isinstance(e, IntImm) and not e.dtype.is_bool else None
+    # asked very often: the type by identity, the dtype's spelling compared in C
+    return e.value if type(e) is IntImm and e.dtype != "bool" else None
 
 
 def const_int(e: PrimExpr) -> int | None:
