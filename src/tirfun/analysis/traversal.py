@@ -24,8 +24,9 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from ..errors import UnknownNameError
 from ..nodes.base import with_fields
 from ..nodes import (
-    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, Buffer, DeclBuffer, For, IfThenElse,
-    LetStmt, Node, PrimFunc, SeqStmt, Stmt, Var, While, AllocateConst, BufferRealize,
+    EQ, GE, GT, LE, LT, NE, Add, Allocate, AllocateConst, And, AssertStmt, AttrStmt, Block, BlockRealize, Buffer,
+    BufferRealize, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, LetStmt, Max, Min, Mod,
+    Mul, Node, Or, PrimFunc, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 
 Step = tuple[str, "int | None"]
@@ -233,6 +234,54 @@ def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "N
     return visit(node)
 
 
+def substitute_vars(node: Node, mapping, enter_buffer: Callable[[Buffer], bool] | None = None) -> Node:
+    """``node`` with the variables of ``mapping`` (Var -> expression)
+    replaced; unchanged subtrees are the same objects. What ``transform``
+    with a ``pre`` that maps variables gives, its memo included (a subtree
+    held twice is rewritten once and stays shared), with constants and
+    two-operand nodes, most of any expression, handled directly. A buffer is
+    entered (its shape, strides, offset and pointer substituted) where
+    ``enter_buffer(buffer)`` says so, and kept as it is otherwise."""
+    if not mapping:
+        return node
+    kind = type(node)
+    if kind is Var:
+        return mapping.get(node, node)
+    if kind in _LEAF_CONSTANTS:
+        return node
+    memo: dict = {}
+
+    def visit(n):
+        kind = type(n)
+        if kind is Var:
+            return mapping.get(n, n)
+        if kind in _LEAF_CONSTANTS:
+            return n
+        key = id(n)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        if kind in OPERAND_NODES:
+            a, b = visit(n.a), visit(n.b)
+            out = n if a is n.a and b is n.b else kind(a, b)
+        elif isinstance(n, Var):
+            out = mapping.get(n, n)
+        elif isinstance(n, Buffer) and (enter_buffer is None or not enter_buffer(n)):
+            out = n
+        else:
+            out = map_children(n, visit)
+        memo[key] = out
+        return out
+
+    return visit(node)
+
+
+#: the node types whose only fields are the operands ``a`` and ``b`` (a
+#: rewrite of expressions rebuilds them as ``kind(a, b)``)
+OPERAND_NODES = frozenset({Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or})
+_LEAF_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
+
+
 def rename(node: Node, mapping) -> Node:
     """``node`` with every variable and buffer whose name is a key of
     ``mapping`` renamed to its value. Names are identities inside a
@@ -383,6 +432,7 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 
 __all__ = [
     "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
+    "substitute_vars", "OPERAND_NODES",
     "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

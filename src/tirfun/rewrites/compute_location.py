@@ -18,14 +18,14 @@ from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
-from ..analysis.arith.int_set import OPERAND_NODES, Interval, eval_interval, substitute, union
+from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform,
     walk, walk_stmts,
 )
 from ..nodes import (
@@ -1706,7 +1706,7 @@ class ComputeInline(Rewrite):
 
         def post(n):
             if isinstance(n, BufferLoad) and n.buffer == buffer:
-                inlined = _substitute(value, mapping(list(n.indices)))
+                inlined = substitute(value, mapping(list(n.indices)))
                 if n.predicate is None:
                     return inlined
                 # a masked-off (scalar) load is zero and evaluates nothing
@@ -1734,40 +1734,6 @@ class ComputeInline(Rewrite):
 
     def python_args(self):
         return [py_value(self.block)]
-
-
-def _substitute(e: PrimExpr, mapping: dict) -> PrimExpr:
-    """``e`` with the variables of ``mapping`` replaced, buffers left as
-    they are: ``transform`` with a ``pre`` that maps variables, the
-    two-operand arithmetic rebuilt directly, with transform's memo (a
-    subtree held twice is rewritten once and stays shared)."""
-    if not mapping:
-        return e
-    memo: dict = {}
-
-    def visit(n):
-        kind = type(n)
-        if kind is Var:
-            return mapping.get(n, n)
-        if kind is IntImm or kind is FloatImm:
-            return n
-        key = id(n)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if kind in OPERAND_NODES:
-            a, b = visit(n.a), visit(n.b)
-            out = n if a is n.a and b is n.b else kind(a, b)
-        elif isinstance(n, Buffer):
-            out = n
-        elif isinstance(n, Var):
-            out = mapping.get(n, n)
-        else:
-            out = map_children(n, visit)
-        memo[key] = out
-        return out
-
-    return visit(e)
 
 
 def compute_inline(block) -> ComputeInline:
@@ -2005,7 +1971,7 @@ class ReverseComputeInline(Rewrite):
             # a bound the producer's predicate already states is not repeated
             have = set(_conjuncts(predicate))
             for b in bounds:
-                b = _substitute(b, outer)
+                b = substitute(b, outer)
                 if b not in have:
                     have.add(b)
                     predicate = b if _is_true(predicate) else And(predicate, b)

@@ -9,8 +9,7 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
-from ..analysis.arith.int_set import OPERAND_NODES
-from ..analysis.traversal import iter_children, map_children
+from ..analysis.traversal import OPERAND_NODES, iter_children, map_children, substitute_vars
 from ..nodes.base import with_fields
 from ..nodes import Buffer, FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -54,41 +53,12 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
     objects, so statements and blocks the substitution does not reach stay
     shared with the input.
     """
-    if not mapping:
-        return node
-    # ``transform`` with a ``pre`` that maps variables, its memo included (a
-    # subtree held twice is rewritten once and stays shared); constants and
-    # two-operand nodes, most of any expression, are handled directly
-    memo: dict = {}
-
-    def visit(n):
-        kind = type(n)
-        if kind is Var:
-            return mapping.get(n, n)
-        if kind in _LEAF_CONSTANTS:
-            return n
-        if kind is Buffer and buffer_is_plain(n, mapping):
-            return n  # nothing in it to replace: not walked
-        key = id(n)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if kind in OPERAND_NODES:
-            a, b = visit(n.a), visit(n.b)
-            out = n if a is n.a and b is n.b else kind(a, b)
-        elif isinstance(n, Var):
-            out = mapping.get(n, n)
-        else:
-            out = map_children(n, visit)
-        memo[key] = out
-        return out
-
-    return visit(node)
+    # a buffer whose expressions the mapping cannot reach is not entered
+    return substitute_vars(node, mapping, lambda buffer: not buffer_is_plain(buffer, mapping))
 
 
 #: nodes that hold no other node
 _PLAIN_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
-_LEAF_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
 def transform_plain(node: Node, post, pre) -> Node:
@@ -144,6 +114,35 @@ def buffer_is_plain(buf: Buffer, mapping: Mapping = _EMPTY) -> bool:
         if e is not None and type(e) is not IntImm and not (isinstance(e, Var) and e not in mapping):
             return False
     return True
+
+
+def find_nodes(root: Node, kinds: tuple) -> list:
+    """The nodes of the types ``kinds`` under ``root`` (itself included),
+    in pre-order, as ``walk`` meets them. A buffer, met at each access of
+    it, is looked into once, and not at all where its expressions are
+    constants and variables (see :func:`plain_buffer`), which hold nothing."""
+    from ..analysis.traversal import walk
+
+    out: list = []
+    in_buffer: dict = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _PLAIN_LEAVES:
+            continue
+        if kind is Buffer:
+            if plain_buffer(node):
+                continue
+            found = in_buffer.get(id(node))
+            if found is None:
+                found = in_buffer[id(node)] = [n for n in walk(node) if type(n) in kinds]
+            out.extend(found)
+            continue
+        if kind in kinds:
+            out.append(node)
+        stack.extend(reversed(list(iter_children(node))))
+    return out
 
 
 def var_names(node: Node) -> set[str]:
@@ -213,5 +212,5 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "buffer_is_plain", "plain_buffer",
+__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "buffer_is_plain", "plain_buffer", "find_nodes",
            "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

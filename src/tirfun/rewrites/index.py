@@ -833,17 +833,7 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
     if loops is None or blocks is None:
         return build_index(new_func)  # a clash: index the ill-formed result fully
     loose = old.loose + delta.pop(_LOOSE, 0)
-    changes = {name: d for name, d in delta.items() if d}
-    names = old.names
-    if changes:
-        names = names.evolver()
-        for name, d in changes.items():
-            count = (names[name] if name in names else 0) + d
-            if count > 0:
-                names[name] = count
-            elif name in names:
-                del names[name]
-        names = names.persistent()
+    names = _recounted(old.names, delta)
     if len(all_shifts) > _MAX_SHIFTS:
         loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
     pending = old._pending + tuple(realizes)
@@ -851,6 +841,23 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
         return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending),
                          (), loose)
     return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
+
+
+def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
+    """The name counts ``names`` changed by ``delta`` (name -> change); a
+    name whose count drops to zero is free again. Nothing is copied when
+    nothing changed."""
+    changes = {name: d for name, d in delta.items() if d}
+    if not changes:
+        return names
+    out = names.evolver()
+    for name, d in changes.items():
+        count = (out[name] if name in out else 0) + d
+        if count > 0:
+            out[name] = count
+        elif name in out:
+            del out[name]
+    return out.persistent()
 
 
 def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:
@@ -892,17 +899,7 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
         for is_loop, name, rel in below:
             (table if is_loop else btable).set(name, (inner + rel, epoch))
         blocks = btable.persistent()
-    changes = {name: d for name, d in delta.items() if d}
-    names = old.names
-    if changes:
-        names = names.evolver()
-        for name, d in changes.items():
-            count = (names[name] if name in names else 0) + d
-            if count > 0:
-                names[name] = count
-            elif name in names:
-                del names[name]
-        names = names.persistent()
+    names = _recounted(old.names, delta)
     return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
                      old._pending, old.loose)
 

@@ -26,7 +26,7 @@ from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
-from .exprs import plain_buffer, substitute_expr
+from .exprs import find_nodes, plain_buffer, substitute_expr
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -720,32 +720,11 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 def _accesses(stmt) -> list:
     """The loads and stores under ``stmt`` in pre-order, as ``walk`` meets
-    them. A buffer, met at each access of it, is looked into once (its
-    shape holds no access but in odd programs; those are found all the
-    same)."""
-    from ..analysis.traversal import iter_children, walk
-    from ..nodes import Buffer, BufferLoad
+    them (a buffer's shape holds none but in odd programs; those are found
+    all the same)."""
+    from ..nodes import BufferLoad
 
-    out: list = []
-    in_buffer: dict = {}
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _LEAVES:
-            continue
-        if kind is Buffer:
-            if plain_buffer(node):
-                continue
-            found = in_buffer.get(id(node))
-            if found is None:
-                found = in_buffer[id(node)] = [n for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))]
-            out.extend(found)
-            continue
-        if kind is BufferLoad or kind is BufferStore:
-            out.append(node)
-        stack.extend(reversed(list(iter_children(node))))
-    return out
+    return find_nodes(stmt, (BufferLoad, BufferStore))
 
 
 def _same_value(a, b) -> bool:

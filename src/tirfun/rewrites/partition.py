@@ -16,7 +16,7 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
-from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..analysis.traversal import walk_stmts
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType,
     Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
@@ -24,7 +24,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import check_plain_loop, describe, resolve_loop, resolve_site
-from .exprs import plain_buffer, var_names
+from .exprs import find_nodes, plain_buffer, var_names
 from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
@@ -67,28 +67,8 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 def _let_names(stmt: Stmt) -> list[str]:
     """The variables of the Let expressions under ``stmt``, in pre-order,
-    once per occurrence (as ``walk`` meets them). A buffer, met wherever it
-    is loaded, stored or declared, is looked into once."""
-    out: list[str] = []
-    in_buffer: dict[int, list[str]] = {}
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _LEAVES:
-            continue
-        if kind is Buffer:
-            if plain_buffer(node):
-                continue
-            found = in_buffer.get(id(node))
-            if found is None:
-                found = in_buffer[id(node)] = [n.var.name for n in walk(node) if isinstance(n, Let)]
-            out.extend(found)
-            continue
-        if kind is Let:
-            out.append(node.var.name)
-        stack.extend(reversed(list(iter_children(node))))
-    return out
+    once per occurrence (as ``walk`` meets them)."""
+    return [n.var.name for n in find_nodes(stmt, (Let,))]
 
 
 @register

@@ -44,7 +44,7 @@ from .terms import int_value as _int
 
 __all__ = [
     "Interval", "eval_interval", "simplify", "union", "intersect", "cover_range",
-    "is_single_point", "point_or_cover", "substitute", "OPERAND_NODES",
+    "is_single_point", "point_or_cover", "substitute",
 ]
 
 
@@ -87,50 +87,11 @@ class Interval:
 
 
 def substitute(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
-    """``e`` with variables replaced; unchanged subtrees are shared."""
-    if not mapping:
-        return e
-    kind = type(e)
-    if kind is Var:
-        return mapping.get(e, e)
-    if kind is IntImm:
-        return e  # nothing inside to replace (the common range min and extent)
-    from ..traversal import map_children
+    """``e`` with variables replaced; unchanged subtrees are shared, and
+    buffers are leaves (their shapes are not rewritten)."""
+    from ..traversal import substitute_vars
 
-    # what ``transform`` with a ``pre`` that maps variables does, with its
-    # memo (a subtree held twice is rewritten once and stays shared), the
-    # two-operand arithmetic and comparisons rebuilt directly: a region's
-    # ends are nearly all of them
-    memo: dict[int, PrimExpr] = {}
-
-    def visit(node):
-        kind = type(node)
-        if kind is Var:
-            return mapping.get(node, node)
-        if kind is IntImm:
-            return node
-        key = id(node)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if kind in OPERAND_NODES:
-            a, b = visit(node.a), visit(node.b)
-            out = node if a is node.a and b is node.b else kind(a, b)
-        elif isinstance(node, Var):
-            out = mapping.get(node, node)
-        elif not isinstance(node, PrimExpr):
-            out = node  # buffers are leaves here: their shapes are not rewritten
-        else:
-            out = map_children(node, visit)
-        memo[key] = out
-        return out
-
-    return visit(e)
-
-
-#: the node types whose only fields are the operands ``a`` and ``b`` (a
-#: rewrite of expressions rebuilds them as ``kind(a, b)``)
-OPERAND_NODES = frozenset({Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or})
+    return substitute_vars(e, mapping)
 
 
 def _uses_any(e: PrimExpr, dom: Mapping[Var, Interval]) -> bool:
