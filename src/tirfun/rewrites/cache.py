@@ -60,9 +60,9 @@ from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
     BufferStore, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var, While,
+    MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -296,6 +296,102 @@ def _under(path: Path, top: Path) -> bool:
     return len(path) > len(top) and path[:len(top)] == top
 
 
+def _bound(dims, dom: dict, bindings: dict | None = None) -> list[Interval]:
+    """:func:`bound_region` of ``dims`` (a BufferRegion or Ranges): its
+    answer computed on Python integers where it is made of constants
+    (:func:`_constant_box`), else asked of the region analysis."""
+    box = _constant_box(dims.region if isinstance(dims, BufferRegion) else dims, dom, bindings)
+    return box if box is not None else bound_region(dims, dom, bindings)
+
+
+def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | None:
+    """What :func:`bound_region` answers for ``dims`` (one Range per
+    dimension) when every end comes out a constant, or None where it may
+    not (then the analysis is asked).
+
+    Caching asks bound inference of block regions relaxed over loops of
+    constant ranges, where every index is a sum of loop variables scaled by
+    constants: there interval evaluation folds each step to an integer
+    literal, and the same steps on Python integers give the same literals
+    without building and simplifying expressions. Anything else (a
+    variable left symbolic, a division, a cast, a product of two varying
+    terms, a sub-expression that does not vary, mixed dtypes, a value
+    outside the dtype) is left to the analysis, whose answer then holds
+    expressions this evaluation does not build."""
+    out = []
+    for dim in dims:
+        lo_e, ext = dim.min, dim.extent
+        dt = lo_e.dtype
+        limits = dt.int_range()
+        if limits is None or not dt.is_integer or type(ext) is not IntImm or ext.dtype != dt:
+            return None
+        found = _constant_interval(lo_e, dt, limits, dom, bindings)
+        if found is None:
+            return None
+        lo, hi, varies = found
+        # the upper end is ``min + extent - 1``, folded before evaluation: a
+        # literal for a literal min, else a sum that varies with it
+        if not varies and type(lo_e) is not IntImm:
+            return None
+        top = hi + ext.value
+        hi = top - 1
+        if not (limits[0] <= top <= limits[1] and limits[0] <= hi <= limits[1]
+                and limits[0] <= lo + ext.value <= limits[1] and limits[0] <= lo - 1 + ext.value <= limits[1]):
+            return None
+        out.append(Interval(IntImm(dt, lo), IntImm(dt, hi)))
+    return out
+
+
+def _constant_interval(e, dt, limits, dom: dict, bindings: dict | None):
+    """``(lo, hi, varies)``: the interval of ``e`` as :func:`bound_region`
+    evaluates it (bindings substituted, the variables of ``dom`` relaxed),
+    when each step folds to integer literals of ``dt``; ``varies`` says
+    whether a relaxed variable occurs in it. None otherwise."""
+    if e.dtype != dt:
+        return None
+    kind = type(e)
+    if kind is IntImm:
+        return e.value, e.value, False
+    if kind is Var:
+        if bindings:
+            value = bindings.get(e)
+            if value is not None:
+                # a bound value is not substituted into again
+                return _constant_interval(value, dt, limits, dom, None)
+        rng = dom.get(e)
+        if rng is None or type(rng.min) is not IntImm or type(rng.extent) is not IntImm \
+                or rng.min.dtype != dt or rng.extent.dtype != dt:
+            return None
+        lo = rng.min.value
+        top = lo + rng.extent.value
+        if not (limits[0] <= top <= limits[1] and limits[0] <= top - 1 <= limits[1]):
+            return None
+        return lo, top - 1, True
+    if kind is Add or kind is Sub or kind is Mul:
+        a = _constant_interval(e.a, dt, limits, dom, bindings)
+        if a is None:
+            return None
+        b = _constant_interval(e.b, dt, limits, dom, bindings)
+        if b is None or not (a[2] or b[2]):
+            # nothing varies: the analysis keeps the expression as written
+            return None
+        if kind is Add:
+            lo, hi = a[0] + b[0], a[1] + b[1]
+        elif kind is Sub:
+            lo, hi = a[0] - b[1], a[1] - b[0]
+        else:
+            if a[0] == a[1]:
+                a, b = b, a
+            if b[0] != b[1]:
+                return None  # two varying factors: the analysis gives up
+            k = b[0]
+            lo, hi = (a[0] * k, a[1] * k) if k >= 0 else (a[1] * k, a[0] * k)
+        if not (limits[0] <= lo <= limits[1] and limits[0] <= hi <= limits[1]):
+            return None
+        return lo, hi, True
+    return None
+
+
 def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path,
              memo: dict | None = None) -> list[Interval]:
     """The region (declared in the block's iteration variables) relaxed over
@@ -308,7 +404,7 @@ def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockReali
     found = None if memo is None else memo.get(key)
     if found is None:
         bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-        found = bound_region(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
+        found = _bound(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
         if memo is not None:
             memo[key] = found
     return list(found)
@@ -696,7 +792,7 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
-    reach = bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
     # the ends are indices: read as index arithmetic, vi over n * 16 ends
     # at n * 16 - 1, inside a dimension of n * 16
     outside = [k for k, iv in enumerate(reach)
@@ -1056,7 +1152,7 @@ def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) ->
         if outside:
             return (f"its reduction variable {iv.var.name} is bound to {value.script()}, which depends on "
                     f"loop {outside[0]} around the cache, so the init does not run in every fill of the cache")
-        (reach,) = bound_region([Range(value, IntImm(value.dtype, 1))], inner)
+        (reach,) = _bound([Range(value, IntImm(value.dtype, 1))], inner)
         start = _cast(iv.dom.min, value.dtype)
         if not (reach.bounded and can_prove(EQ(reach.lo, start), outer)):
             return (f"its reduction variable {iv.var.name} = {value.script()} does not start at "
@@ -1925,8 +2021,8 @@ class CacheInplace(Rewrite):
         pos = below[0][1] if below and below[0][0] == "seq" else 0
         dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
         bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-        read_iv = bound_region(read, {}, bindings)
-        write_iv = bound_region(write, {}, bindings)
+        read_iv = _bound(read, {}, bindings)
+        write_iv = _bound(write, {}, bindings)
         if not region_covers([read_iv], write_iv, dom):
             chk.stop(CacheWritePartialError, describe(self.block),
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
@@ -2107,7 +2203,7 @@ class _ReindexCacheBase(Rewrite):
                 values.append(value)
         # the cache holds every index the map gives over the touched domain
         dom = {iv.var: iv.dom for iv in touched}
-        ends = bound_region([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        ends = _bound([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
         if any(not iv.bounded or not can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0))) for iv in ends):
             chk.stop(InvalidArgumentError, describe(self.block),
                      "the index map does not map the block's iteration domain to non-negative, bounded "
