@@ -298,16 +298,19 @@ def _under(path: Path, top: Path) -> bool:
 
 def _bound(dims, dom: dict, bindings: dict | None = None) -> list[Interval]:
     """:func:`bound_region` of ``dims`` (a BufferRegion or Ranges): its
-    answer computed on Python integers where it is made of constants
-    (:func:`_constant_box`), else asked of the region analysis."""
+    answer computed on Python integers where it is made of constants and
+    of variables not relaxed (:func:`_constant_box`), else asked of the
+    region analysis."""
     box = _constant_box(dims.region if isinstance(dims, BufferRegion) else dims, dom, bindings)
     return box if box is not None else bound_region(dims, dom, bindings)
 
 
 def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | None:
     """What :func:`bound_region` answers for ``dims`` (one Range per
-    dimension) when every end comes out a constant, or None where it may
-    not (then the analysis is asked).
+    dimension) when every end comes out a constant, or a variable that is
+    not relaxed (a block's region at its own iteration variables, read
+    in the loops bound to them: ``[i, i + extent - 1]``), or None where it
+    may not (then the analysis is asked).
 
     Caching asks bound inference of block regions relaxed over loops of
     constant ranges, where every index is a sum of loop variables scaled by
@@ -325,6 +328,11 @@ def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | No
         limits = dt.int_range()
         if limits is None or not dt.is_integer or type(ext) is not IntImm or ext.dtype != dt:
             return None
+        if type(lo_e) is Var:
+            at = _variable_dim(lo_e, ext.value, dt, dom, bindings)
+            if at is not None:
+                out.append(at)
+                continue
         found = _constant_interval(lo_e, dt, limits, dom, bindings)
         if found is None:
             return None
@@ -340,6 +348,19 @@ def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | No
             return None
         out.append(Interval(IntImm(dt, lo), IntImm(dt, hi)))
     return out
+
+
+def _variable_dim(var: Var, extent: int, dt, dom: dict, bindings: dict | None) -> Interval | None:
+    """The interval :func:`bound_region` gives a dimension ``[var, var +
+    extent)`` whose variable (or the variable it is bound to) is not
+    relaxed: that variable, to itself plus ``extent - 1`` as the
+    simplifier writes the sum. None for anything else."""
+    at = bindings.get(var, var) if bindings else var
+    if type(at) is not Var or at.dtype != dt or extent < 0 or at in dom:
+        return None
+    if extent == 1:
+        return Interval(at, at)
+    return Interval(at, Add(at, IntImm(dt, extent - 1)) if extent > 1 else Sub(at, IntImm(dt, 1)))
 
 
 def _constant_interval(e, dt, limits, dom: dict, bindings: dict | None):
@@ -533,17 +554,54 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     buffer is clamped to it (a relaxed non-dividing split would reach past)."""
     out = []
     for iv, dim in zip(intervals, buf.shape):
-        zero = IntImm(dim.dtype, 0)
-        full = Range(zero, dim)
-        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype and not (
-                type(iv.lo) is IntImm and type(iv.hi) is IntImm and type(dim) is IntImm
-                and 0 <= iv.lo.value and iv.hi.value < dim.value):  # constants inside: nothing to prove
-            last = fold_sub(dim, IntImm(dim.dtype, 1))
-            lo = iv.lo if _at_most(zero, iv.lo, dom) else intersect(iv, Interval(zero, None)).lo
-            hi = iv.hi if _at_most(iv.hi, last, dom) else intersect(iv, Interval(None, last)).hi
-            iv = Interval(lo, hi)
-        out.append(cover_range(iv, full))
+        dt = dim.dtype
+        lo, hi = iv.lo, iv.hi
+        typed = iv.bounded and lo.dtype == dt and hi.dtype == dt
+        if typed and type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
+                and 0 <= lo.value and hi.value < dim.value:
+            # constants inside: nothing to prove, and the extent is a literal
+            out.append(_literal_range(lo, hi) or cover_range(iv, Range(IntImm(dt, 0), dim)))
+            continue
+        if typed and type(lo) is Var and (hi is lo or hi == lo) and _spans(lo, dim, dom):
+            # a loop's own variable over the whole dimension: inside by its domain
+            out.append(Range(lo, IntImm(dt, 1)))
+            continue
+        out.append(_clamped_dim(iv, dim, dom))
     return out
+
+
+def _clamped_dim(iv: Interval, dim: PrimExpr, dom) -> Range:
+    """One dimension of :func:`_clamped`, by proofs: each end of ``iv``
+    kept where it provably lies inside ``[0, dim)``, else clamped to it."""
+    dt = dim.dtype
+    zero = IntImm(dt, 0)
+    if iv.bounded and iv.lo.dtype == dt and iv.hi.dtype == dt:
+        last = fold_sub(dim, IntImm(dt, 1))
+        lo = iv.lo if _at_most(zero, iv.lo, dom) else intersect(iv, Interval(zero, None)).lo
+        hi = iv.hi if _at_most(iv.hi, last, dom) else intersect(iv, Interval(None, last)).hi
+        iv = Interval(lo, hi)
+    return cover_range(iv, Range(zero, dim))
+
+
+def _literal_range(lo: IntImm, hi: IntImm) -> Range | None:
+    """:func:`cover_range` of two literals of one dtype: ``lo`` and the
+    extent ``hi + 1 - lo``, folded as it folds them (None where a step
+    leaves the dtype, and the fold does not happen)."""
+    dt = lo.dtype
+    limits = dt.int_range()
+    extent = hi.value + 1 - lo.value
+    if hi.dtype != dt or not (limits[0] <= hi.value + 1 <= limits[1] and limits[0] <= extent <= limits[1]):
+        return None
+    return Range(lo, IntImm(dt, extent))
+
+
+def _spans(var: Var, dim: PrimExpr, dom) -> bool:
+    """Whether ``var`` is, by its own domain in ``dom``, a loop from 0 over
+    exactly ``dim`` (of one dtype): then ``0 <= var`` and ``var <= dim - 1``
+    are what the prover finds first, from the domain itself."""
+    rng = dom.get(var)
+    return (isinstance(rng, Range) and type(rng.min) is IntImm and rng.min.value == 0
+            and rng.min.dtype == var.dtype and rng.extent.dtype == var.dtype and rng.extent == dim)
 
 
 def _lca(paths: list[Path]) -> Path:
@@ -585,7 +643,15 @@ def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
     intersects both sides with the buffer's shape."""
     out = []
     for iv, dim in zip(intervals, buf.shape):
-        dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
+        lo, hi = iv.lo, iv.hi
+        if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
+                and lo.dtype == hi.dtype == dim.dtype and dim.value >= 1:
+            # literals: the intersection keeps an end or takes the buffer's, as its folding does
+            dt = dim.dtype
+            out.append(Interval(lo if lo.value >= 0 else IntImm(dt, 0),
+                                hi if hi.value <= dim.value - 1 else IntImm(dt, dim.value - 1)))
+            continue
+        dt = (lo if lo is not None else hi if hi is not None else dim).dtype
         out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(_cast(dim, dt), IntImm(dt, 1)))))
     return out
 
@@ -743,11 +809,19 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
     loop_vars, values, iter_vars = [], [], []
     src_idx, dst_idx = [], []
     used = set()
+    both = _Both(taken, used)
+    zeros: dict = {}  # one literal 0 per dtype, shared by the loops and domains that start there
 
     def fresh(base):
-        n = fresh_name(base, _Both(taken, used))
+        n = fresh_name(base, both)
         used.add(n)
         return n
+
+    def zero(dtype):
+        z = zeros.get(dtype)
+        if z is None:
+            z = zeros[dtype] = IntImm(dtype, 0)
+        return z
 
     for k, rng in enumerate(region):
         lv = Var(fresh(f"ax{k}"), rng.extent.dtype)
@@ -757,24 +831,25 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
         if full:
             dim = orig.shape[k]
             v = Var(fresh(f"v{k}"), dim.dtype)
-            iter_vars.append(IterVar(Range(IntImm(dim.dtype, 0), dim), v, IterVarType.DataPar))
+            iter_vars.append(IterVar(Range(zero(dim.dtype), dim), v, IterVarType.DataPar))
             values.append(_cast(fold_add(_cast(rng.min, lv.dtype), lv), dim.dtype))
             o_idx, c_idx = v, v
         else:
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
-            iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
+            iter_vars.append(IterVar(Range(zero(v.dtype), rng.extent), v, IterVarType.DataPar))
             values.append(lv)
             o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
     one = [Range(i, IntImm(i.dtype, 1)) for i in src_idx]
-    one_dst = [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
+    # a full cache is read and written at the same indices: one region serves both
+    one_dst = one if full else [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
     for lv, rng in reversed(list(zip(loop_vars, region))):
-        stmt = For(lv, IntImm(lv.dtype, 0), rng.extent, ForKind.SERIAL, stmt)
+        stmt = For(lv, zero(lv.dtype), rng.extent, ForKind.SERIAL, stmt)
     return stmt, block
 
 
