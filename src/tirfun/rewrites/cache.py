@@ -297,12 +297,16 @@ def _under(path: Path, top: Path) -> bool:
 
 
 def _bound(dims, dom: dict, bindings: dict | None = None) -> list[Interval]:
-    """:func:`bound_region` of ``dims`` (a BufferRegion or Ranges): its
-    answer computed on Python integers where it is made of constants and
-    of variables not relaxed (:func:`_constant_box`), else asked of the
+    """:func:`bound_region` of ``dims`` (a BufferRegion or Ranges) over
+    ``dom`` (Var -> Range, or the For loop of the variable): its answer
+    computed on Python integers where it is made of constants and of
+    variables not relaxed (:func:`_constant_box`), else asked of the
     region analysis."""
     box = _constant_box(dims.region if isinstance(dims, BufferRegion) else dims, dom, bindings)
-    return box if box is not None else bound_region(dims, dom, bindings)
+    if box is not None:
+        return box
+    ranges = {v: r if isinstance(r, Range) else Range(r.min, r.extent) for v, r in dom.items()}
+    return bound_region(dims, ranges, bindings)
 
 
 def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | None:
@@ -413,6 +417,19 @@ def _constant_interval(e, dt, limits, dom: dict, bindings: dict | None):
     return None
 
 
+def _loops(site, path: Path, memo: dict | None) -> list:
+    """:func:`loops_above` the statement at ``path``, kept in a plan's
+    ``memo`` (when given) for the other questions the plan asks of the
+    same block."""
+    if memo is None:
+        return loops_above(site, path)
+    key = ("loops", path)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = loops_above(site, path)
+    return found
+
+
 def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path,
              memo: dict | None = None) -> list[Interval]:
     """The region (declared in the block's iteration variables) relaxed over
@@ -420,12 +437,14 @@ def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockReali
     ``memo``, one plan's, keeps the answers by the region and the loops
     relaxed (alive for the whole plan), as the region cover check and the
     copied region ask the same of the writer."""
-    loops = [loop for p, loop in loops_above(site, realize_path) if _under(p, top)]
+    loops = [loop for p, loop in _loops(site, realize_path, memo) if _under(p, top)]
     key = (id(region), id(realize), tuple(map(id, loops)))
     found = None if memo is None else memo.get(key)
     if found is None:
         bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-        found = _bound(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
+        # the loops themselves serve as their ranges (a min and an extent):
+        # Ranges are built only if the analysis is asked
+        found = _bound(region, {loop.loop_var: loop for loop in loops}, bindings)
         if memo is not None:
             memo[key] = found
     return list(found)
@@ -482,7 +501,7 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     so it takes the region before the cut, as TVM does."""
     region = _region_of(wrealize.block.writes, buf)
     intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
-    dom = _outer_dom(site, wpath, loc)
+    dom = _outer_dom(site, wpath, loc, memo)
     bounds, _ = _predicate_bounds(region, wrealize) if cut else ({}, [])
     for dim, bound in bounds.items():
         iv = intervals[dim]
@@ -494,7 +513,8 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return _clamped(intervals, buf, dom)
 
 
-def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> str | None:
+def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
+                   memo: dict | None = None) -> str | None:
     """Why the writer may leave elements of its relaxed region unwritten
     (a cache_write would then copy uninitialised elements back), or None
     when every element of the region is written."""
@@ -516,7 +536,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
                       and x.predicate is None)
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
-    loops = {loop.loop_var.name: loop for p, loop in loops_above(site, wpath) if _under(p, loc)}
+    loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     seen: set = set()
     for index in _written_indices(region, wrealize):
         used = var_names(index) & set(loops)
@@ -529,12 +549,12 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return None
 
 
-def _outer_dom(site, realize_path: Path, top: Path) -> dict:
+def _outer_dom(site, realize_path: Path, top: Path, memo: dict | None = None) -> dict:
     """The domains known around ``top``: the loops above the block not
     under ``top``, and the iteration variables of the blocks enclosing it
     (an iteration variable's value lies in its domain)."""
     dom = {loop.loop_var: Range(loop.min, loop.extent)
-           for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+           for p, loop in _loops(site, realize_path, memo) if not _under(p, top)}
     for _, node in ancestors(site.func, realize_path):
         if isinstance(node, Block):
             for iv in node.iter_vars:
@@ -631,7 +651,7 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
-        if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
+        if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
             return consumer
     return None
 
@@ -1619,13 +1639,14 @@ class CacheWrite(Rewrite):
         # copied region unwritten, would read or copy back uninitialised
         # elements (TVM's result then changes): the cache is filled from the
         # buffer first, just before the block, so it holds the buffer's values
+        memo: dict = {}  # the loops above the block, asked by each question below
         needs_fill = (_reads_before_writing(realize.block, buf) is not None
                       or _skipped_init(site, wpath, wrealize, loc) is not None
-                      or _partial_write(site, buf, wpath, wrealize, loc) is not None)
+                      or _partial_write(site, buf, wpath, wrealize, loc, memo) is not None)
         fill = _position_at(site, wpath, loc) if needs_fill else None
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
                                               describe(self.block))
-        region = _writer_region(site, buf, wpath, wrealize, loc)
+        region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         pointer = _uses_pointer([r.block for _, r in scope.children
                                  if r.block.name_hint in consumers or r is wrealize], buf)
         full = not isinstance(site.at(loc), Block) or not all(
