@@ -17,13 +17,15 @@ from __future__ import annotations
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from tirfun.analysis.arith import bound_region
+from tirfun.analysis.arith import bound_region, can_prove
 from tirfun.analysis.arith.int_set import Interval, cover_range, intersect
 from tirfun.analysis.arith.linear import fold_sub
 from tirfun.errors import NodeError
-from tirfun.nodes import Add, Buffer, FloorDiv, IntImm, Mul, Range, Sub, Var
+from tirfun.nodes import GE, Add, Buffer, FloorDiv, IntImm, Mul, Range, Sub, Var
 from tirfun.nodes.dtype import DataType
-from tirfun.rewrites.cache import _bound, _clamped, _clamped_dim, _constant_box, _spans, _within_buffer
+from tirfun.rewrites.cache import (
+    _bound, _clamped, _clamped_dim, _constant_box, _non_negative, _spans, _within_buffer,
+)
 
 DTYPES = ["int32", "int8", "int64", "uint8"]
 
@@ -212,3 +214,12 @@ def test_read_within_buffer_is_the_intersection(case):
     expected = [intersect(iv, Interval(IntImm(dtype, 0), fold_sub(dim, IntImm(dtype, 1))))
                 for iv, dim in zip(intervals, buf.shape)]
     assert _within_buffer(intervals, buf) == expected
+
+
+@given(st.sampled_from(["int32", "int8", "uint8", "int64"]).flatmap(
+    lambda dt: st.tuples(st.just(dt), st.integers(*_limits(dt)))))
+def test_literal_end_is_non_negative_as_the_prover_finds(case):
+    # the reindexing caches' check of an index map's lowest index
+    dtype, value = case
+    end = IntImm(dtype, value)
+    assert _non_negative(end) == can_prove(GE(end, IntImm(dtype, 0))) == (value >= 0)

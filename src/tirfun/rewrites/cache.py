@@ -2188,6 +2188,14 @@ def cache_inplace(block, read_buffer_index, storage_scope) -> CacheInplace:
 
 # ------------------------------------------------------------------ reindex_cache_read / write
 
+def _non_negative(e: PrimExpr) -> bool:
+    """Whether ``e >= 0`` is proven: a literal is compared, anything else
+    asked of the prover (which, for a literal, answers the comparison)."""
+    if type(e) is IntImm and e.dtype.is_integer:
+        return e.value >= 0
+    return can_prove(GE(e, IntImm(e.dtype, 0)))
+
+
 def as_index_map(value, dtype="int32"):
     """An index map as a record field: ``(params, results)``, two tuples of
     a map's parameter variables and of the expressions it gives. A Python
@@ -2300,7 +2308,7 @@ class _ReindexCacheBase(Rewrite):
         # the cache holds every index the map gives over the touched domain
         dom = {iv.var: iv.dom for iv in touched}
         ends = _bound([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
-        if any(not iv.bounded or not can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0))) for iv in ends):
+        if any(not iv.bounded or not _non_negative(iv.lo) for iv in ends):
             chk.stop(InvalidArgumentError, describe(self.block),
                      "the index map does not map the block's iteration domain to non-negative, bounded "
                      "indices", realize)
