@@ -1,15 +1,18 @@
-"""The caching primitives' constant bound inference answers exactly as
-:func:`~tirfun.analysis.arith.bound_region` does.
+"""The caching primitives' shortcuts through region arithmetic answer
+exactly as the general path does.
 
 cache_read, cache_write, cache_inplace, reindex and the reindexing caches
 relax block regions over loops; where every end comes out a constant they
-compute it on integers (``_constant_box``) instead of asking the region
-analysis. The answer must be the analysis's own, literal for literal and
-dtype for dtype (or, for a dimension at a variable that is not relaxed, the
-variable and its sum with the extent, as the simplifier writes them), and
-where it might not be (a symbolic variable inside a sum, a division,
-a product of two varying terms, a constant sub-expression, a value outside
-the dtype, mixed dtypes) the shortcut must decline.
+compute it on integers (``_constant_box``) instead of asking
+:func:`~tirfun.analysis.arith.bound_region`. The answer must be the
+analysis's own, literal for literal and dtype for dtype (or, for a dimension
+at a variable that is not relaxed, the variable and its sum with the extent,
+as the simplifier writes them), and where it might not be (a symbolic
+variable inside a sum, a division, a product of two varying terms, a
+constant sub-expression, a value outside the dtype, mixed dtypes) the
+shortcut must decline. Likewise a region clamped to its buffer, a read cut
+to the buffer and an index map's lowest index checked against 0 give what
+the proofs and the interval intersection give.
 """
 
 from __future__ import annotations
