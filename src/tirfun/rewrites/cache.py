@@ -60,9 +60,9 @@ from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
     BufferStore, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Var, While,
+    MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -296,6 +296,140 @@ def _under(path: Path, top: Path) -> bool:
     return len(path) > len(top) and path[:len(top)] == top
 
 
+def _bound(dims, dom: dict, bindings: dict | None = None) -> list[Interval]:
+    """:func:`bound_region` of ``dims`` (a BufferRegion or Ranges) over
+    ``dom`` (Var -> Range, or the For loop of the variable): its answer
+    computed on Python integers where it is made of constants and of
+    variables not relaxed (:func:`_constant_box`), else asked of the
+    region analysis."""
+    box = _constant_box(dims.region if isinstance(dims, BufferRegion) else dims, dom, bindings)
+    if box is not None:
+        return box
+    ranges = {v: r if isinstance(r, Range) else Range(r.min, r.extent) for v, r in dom.items()}
+    return bound_region(dims, ranges, bindings)
+
+
+def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | None:
+    """What :func:`bound_region` answers for ``dims`` (one Range per
+    dimension) when every end comes out a constant, or a variable that is
+    not relaxed (a block's region at its own iteration variables, read
+    in the loops bound to them: ``[i, i + extent - 1]``), or None where it
+    may not (then the analysis is asked).
+
+    Caching asks bound inference of block regions relaxed over loops of
+    constant ranges, where every index is a sum of loop variables scaled by
+    constants: there interval evaluation folds each step to an integer
+    literal, and the same steps on Python integers give the same literals
+    without building and simplifying expressions. Anything else (a
+    variable left symbolic, a division, a cast, a product of two varying
+    terms, a sub-expression that does not vary, mixed dtypes, a value
+    outside the dtype) is left to the analysis, whose answer then holds
+    expressions this evaluation does not build."""
+    out = []
+    for dim in dims:
+        lo_e, ext = dim.min, dim.extent
+        dt = lo_e.dtype
+        limits = dt.int_range()
+        if limits is None or not dt.is_integer or type(ext) is not IntImm or ext.dtype != dt:
+            return None
+        if type(lo_e) is Var:
+            at = _variable_dim(lo_e, ext.value, dt, dom, bindings)
+            if at is not None:
+                out.append(at)
+                continue
+        found = _constant_interval(lo_e, dt, limits, dom, bindings)
+        if found is None:
+            return None
+        lo, hi, varies = found
+        # the upper end is ``min + extent - 1``, folded before evaluation: a
+        # literal for a literal min, else a sum that varies with it
+        if not varies and type(lo_e) is not IntImm:
+            return None
+        top = hi + ext.value
+        hi = top - 1
+        if not (limits[0] <= top <= limits[1] and limits[0] <= hi <= limits[1]
+                and limits[0] <= lo + ext.value <= limits[1] and limits[0] <= lo - 1 + ext.value <= limits[1]):
+            return None
+        out.append(Interval(IntImm(dt, lo), IntImm(dt, hi)))
+    return out
+
+
+def _variable_dim(var: Var, extent: int, dt, dom: dict, bindings: dict | None) -> Interval | None:
+    """The interval :func:`bound_region` gives a dimension ``[var, var +
+    extent)`` whose variable (or the variable it is bound to) is not
+    relaxed: that variable, to itself plus ``extent - 1`` as the
+    simplifier writes the sum. None for anything else."""
+    at = bindings.get(var, var) if bindings else var
+    if type(at) is not Var or at.dtype != dt or extent < 0 or at in dom:
+        return None
+    if extent == 1:
+        return Interval(at, at)
+    return Interval(at, Add(at, IntImm(dt, extent - 1)) if extent > 1 else Sub(at, IntImm(dt, 1)))
+
+
+def _constant_interval(e, dt, limits, dom: dict, bindings: dict | None):
+    """``(lo, hi, varies)``: the interval of ``e`` as :func:`bound_region`
+    evaluates it (bindings substituted, the variables of ``dom`` relaxed),
+    when each step folds to integer literals of ``dt``; ``varies`` says
+    whether a relaxed variable occurs in it. None otherwise."""
+    if e.dtype != dt:
+        return None
+    kind = type(e)
+    if kind is IntImm:
+        return e.value, e.value, False
+    if kind is Var:
+        if bindings:
+            value = bindings.get(e)
+            if value is not None:
+                # a bound value is not substituted into again
+                return _constant_interval(value, dt, limits, dom, None)
+        rng = dom.get(e)
+        if rng is None or type(rng.min) is not IntImm or type(rng.extent) is not IntImm \
+                or rng.min.dtype != dt or rng.extent.dtype != dt:
+            return None
+        lo = rng.min.value
+        top = lo + rng.extent.value
+        if not (limits[0] <= top <= limits[1] and limits[0] <= top - 1 <= limits[1]):
+            return None
+        return lo, top - 1, True
+    if kind is Add or kind is Sub or kind is Mul:
+        a = _constant_interval(e.a, dt, limits, dom, bindings)
+        if a is None:
+            return None
+        b = _constant_interval(e.b, dt, limits, dom, bindings)
+        if b is None or not (a[2] or b[2]):
+            # nothing varies: the analysis keeps the expression as written
+            return None
+        if kind is Add:
+            lo, hi = a[0] + b[0], a[1] + b[1]
+        elif kind is Sub:
+            lo, hi = a[0] - b[1], a[1] - b[0]
+        else:
+            if a[0] == a[1]:
+                a, b = b, a
+            if b[0] != b[1]:
+                return None  # two varying factors: the analysis gives up
+            k = b[0]
+            lo, hi = (a[0] * k, a[1] * k) if k >= 0 else (a[1] * k, a[0] * k)
+        if not (limits[0] <= lo <= limits[1] and limits[0] <= hi <= limits[1]):
+            return None
+        return lo, hi, True
+    return None
+
+
+def _loops(site, path: Path, memo: dict | None) -> list:
+    """:func:`loops_above` the statement at ``path``, kept in a plan's
+    ``memo`` (when given) for the other questions the plan asks of the
+    same block."""
+    if memo is None:
+        return loops_above(site, path)
+    key = ("loops", path)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = loops_above(site, path)
+    return found
+
+
 def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockRealize, top: Path,
              memo: dict | None = None) -> list[Interval]:
     """The region (declared in the block's iteration variables) relaxed over
@@ -303,12 +437,14 @@ def _relaxed(site, region: BufferRegion, realize_path: Path, realize: BlockReali
     ``memo``, one plan's, keeps the answers by the region and the loops
     relaxed (alive for the whole plan), as the region cover check and the
     copied region ask the same of the writer."""
-    loops = [loop for p, loop in loops_above(site, realize_path) if _under(p, top)]
+    loops = [loop for p, loop in _loops(site, realize_path, memo) if _under(p, top)]
     key = (id(region), id(realize), tuple(map(id, loops)))
     found = None if memo is None else memo.get(key)
     if found is None:
         bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-        found = bound_region(region, {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}, bindings)
+        # the loops themselves serve as their ranges (a min and an extent):
+        # Ranges are built only if the analysis is asked
+        found = _bound(region, {loop.loop_var: loop for loop in loops}, bindings)
         if memo is not None:
             memo[key] = found
     return list(found)
@@ -365,7 +501,7 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     so it takes the region before the cut, as TVM does."""
     region = _region_of(wrealize.block.writes, buf)
     intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
-    dom = _outer_dom(site, wpath, loc)
+    dom = _outer_dom(site, wpath, loc, memo)
     bounds, _ = _predicate_bounds(region, wrealize) if cut else ({}, [])
     for dim, bound in bounds.items():
         iv = intervals[dim]
@@ -377,7 +513,8 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return _clamped(intervals, buf, dom)
 
 
-def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path) -> str | None:
+def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
+                   memo: dict | None = None) -> str | None:
     """Why the writer may leave elements of its relaxed region unwritten
     (a cache_write would then copy uninitialised elements back), or None
     when every element of the region is written."""
@@ -399,7 +536,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
                       and x.predicate is None)
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
-    loops = {loop.loop_var.name: loop for p, loop in loops_above(site, wpath) if _under(p, loc)}
+    loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     seen: set = set()
     for index in _written_indices(region, wrealize):
         used = var_names(index) & set(loops)
@@ -412,12 +549,12 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return None
 
 
-def _outer_dom(site, realize_path: Path, top: Path) -> dict:
+def _outer_dom(site, realize_path: Path, top: Path, memo: dict | None = None) -> dict:
     """The domains known around ``top``: the loops above the block not
     under ``top``, and the iteration variables of the blocks enclosing it
     (an iteration variable's value lies in its domain)."""
     dom = {loop.loop_var: Range(loop.min, loop.extent)
-           for p, loop in loops_above(site, realize_path) if not _under(p, top)}
+           for p, loop in _loops(site, realize_path, memo) if not _under(p, top)}
     for _, node in ancestors(site.func, realize_path):
         if isinstance(node, Block):
             for iv in node.iter_vars:
@@ -437,17 +574,54 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     buffer is clamped to it (a relaxed non-dividing split would reach past)."""
     out = []
     for iv, dim in zip(intervals, buf.shape):
-        zero = IntImm(dim.dtype, 0)
-        full = Range(zero, dim)
-        if iv.bounded and iv.lo.dtype == dim.dtype and iv.hi.dtype == dim.dtype and not (
-                type(iv.lo) is IntImm and type(iv.hi) is IntImm and type(dim) is IntImm
-                and 0 <= iv.lo.value and iv.hi.value < dim.value):  # constants inside: nothing to prove
-            last = fold_sub(dim, IntImm(dim.dtype, 1))
-            lo = iv.lo if _at_most(zero, iv.lo, dom) else intersect(iv, Interval(zero, None)).lo
-            hi = iv.hi if _at_most(iv.hi, last, dom) else intersect(iv, Interval(None, last)).hi
-            iv = Interval(lo, hi)
-        out.append(cover_range(iv, full))
+        dt = dim.dtype
+        lo, hi = iv.lo, iv.hi
+        typed = iv.bounded and lo.dtype == dt and hi.dtype == dt
+        if typed and type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
+                and 0 <= lo.value and hi.value < dim.value:
+            # constants inside: nothing to prove, and the extent is a literal
+            out.append(_literal_range(lo, hi) or cover_range(iv, Range(IntImm(dt, 0), dim)))
+            continue
+        if typed and type(lo) is Var and (hi is lo or hi == lo) and _spans(lo, dim, dom):
+            # a loop's own variable over the whole dimension: inside by its domain
+            out.append(Range(lo, IntImm(dt, 1)))
+            continue
+        out.append(_clamped_dim(iv, dim, dom))
     return out
+
+
+def _clamped_dim(iv: Interval, dim: PrimExpr, dom) -> Range:
+    """One dimension of :func:`_clamped`, by proofs: each end of ``iv``
+    kept where it provably lies inside ``[0, dim)``, else clamped to it."""
+    dt = dim.dtype
+    zero = IntImm(dt, 0)
+    if iv.bounded and iv.lo.dtype == dt and iv.hi.dtype == dt:
+        last = fold_sub(dim, IntImm(dt, 1))
+        lo = iv.lo if _at_most(zero, iv.lo, dom) else intersect(iv, Interval(zero, None)).lo
+        hi = iv.hi if _at_most(iv.hi, last, dom) else intersect(iv, Interval(None, last)).hi
+        iv = Interval(lo, hi)
+    return cover_range(iv, Range(zero, dim))
+
+
+def _literal_range(lo: IntImm, hi: IntImm) -> Range | None:
+    """:func:`cover_range` of two literals of one dtype: ``lo`` and the
+    extent ``hi + 1 - lo``, folded as it folds them (None where a step
+    leaves the dtype, and the fold does not happen)."""
+    dt = lo.dtype
+    limits = dt.int_range()
+    extent = hi.value + 1 - lo.value
+    if hi.dtype != dt or not (limits[0] <= hi.value + 1 <= limits[1] and limits[0] <= extent <= limits[1]):
+        return None
+    return Range(lo, IntImm(dt, extent))
+
+
+def _spans(var: Var, dim: PrimExpr, dom) -> bool:
+    """Whether ``var`` is, by its own domain in ``dom``, a loop from 0 over
+    exactly ``dim`` (of one dtype): then ``0 <= var`` and ``var <= dim - 1``
+    are what the prover finds first, from the domain itself."""
+    rng = dom.get(var)
+    return (isinstance(rng, Range) and type(rng.min) is IntImm and rng.min.value == 0
+            and rng.min.dtype == var.dtype and rng.extent.dtype == var.dtype and rng.extent == dim)
 
 
 def _lca(paths: list[Path]) -> Path:
@@ -477,7 +651,7 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
-        if not region_covers(regions, target, _outer_dom(site, cpath, lca)):
+        if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
             return consumer
     return None
 
@@ -489,7 +663,15 @@ def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
     intersects both sides with the buffer's shape."""
     out = []
     for iv, dim in zip(intervals, buf.shape):
-        dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
+        lo, hi = iv.lo, iv.hi
+        if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
+                and lo.dtype == hi.dtype == dim.dtype and dim.value >= 1:
+            # literals: the intersection keeps an end or takes the buffer's, as its folding does
+            dt = dim.dtype
+            out.append(Interval(lo if lo.value >= 0 else IntImm(dt, 0),
+                                hi if hi.value <= dim.value - 1 else IntImm(dt, dim.value - 1)))
+            continue
+        dt = (lo if lo is not None else hi if hi is not None else dim).dtype
         out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(_cast(dim, dt), IntImm(dt, 1)))))
     return out
 
@@ -647,11 +829,19 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
     loop_vars, values, iter_vars = [], [], []
     src_idx, dst_idx = [], []
     used = set()
+    both = _Both(taken, used)
+    zeros: dict = {}  # one literal 0 per dtype, shared by the loops and domains that start there
 
     def fresh(base):
-        n = fresh_name(base, _Both(taken, used))
+        n = fresh_name(base, both)
         used.add(n)
         return n
+
+    def zero(dtype):
+        z = zeros.get(dtype)
+        if z is None:
+            z = zeros[dtype] = IntImm(dtype, 0)
+        return z
 
     for k, rng in enumerate(region):
         lv = Var(fresh(f"ax{k}"), rng.extent.dtype)
@@ -661,24 +851,25 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
         if full:
             dim = orig.shape[k]
             v = Var(fresh(f"v{k}"), dim.dtype)
-            iter_vars.append(IterVar(Range(IntImm(dim.dtype, 0), dim), v, IterVarType.DataPar))
+            iter_vars.append(IterVar(Range(zero(dim.dtype), dim), v, IterVarType.DataPar))
             values.append(_cast(fold_add(_cast(rng.min, lv.dtype), lv), dim.dtype))
             o_idx, c_idx = v, v
         else:
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
-            iter_vars.append(IterVar(Range(IntImm(v.dtype, 0), rng.extent), v, IterVarType.DataPar))
+            iter_vars.append(IterVar(Range(zero(v.dtype), rng.extent), v, IterVarType.DataPar))
             values.append(lv)
             o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
     one = [Range(i, IntImm(i.dtype, 1)) for i in src_idx]
-    one_dst = [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
+    # a full cache is read and written at the same indices: one region serves both
+    one_dst = one if full else [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
     for lv, rng in reversed(list(zip(loop_vars, region))):
-        stmt = For(lv, IntImm(lv.dtype, 0), rng.extent, ForKind.SERIAL, stmt)
+        stmt = For(lv, zero(lv.dtype), rng.extent, ForKind.SERIAL, stmt)
     return stmt, block
 
 
@@ -696,7 +887,7 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
-    reach = bound_region([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
     # the ends are indices: read as index arithmetic, vi over n * 16 ends
     # at n * 16 - 1, inside a dimension of n * 16
     outside = [k for k, iv in enumerate(reach)
@@ -1056,7 +1247,7 @@ def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) ->
         if outside:
             return (f"its reduction variable {iv.var.name} is bound to {value.script()}, which depends on "
                     f"loop {outside[0]} around the cache, so the init does not run in every fill of the cache")
-        (reach,) = bound_region([Range(value, IntImm(value.dtype, 1))], inner)
+        (reach,) = _bound([Range(value, IntImm(value.dtype, 1))], inner)
         start = _cast(iv.dom.min, value.dtype)
         if not (reach.bounded and can_prove(EQ(reach.lo, start), outer)):
             return (f"its reduction variable {iv.var.name} = {value.script()} does not start at "
@@ -1448,13 +1639,14 @@ class CacheWrite(Rewrite):
         # copied region unwritten, would read or copy back uninitialised
         # elements (TVM's result then changes): the cache is filled from the
         # buffer first, just before the block, so it holds the buffer's values
+        memo: dict = {}  # the loops above the block, asked by each question below
         needs_fill = (_reads_before_writing(realize.block, buf) is not None
                       or _skipped_init(site, wpath, wrealize, loc) is not None
-                      or _partial_write(site, buf, wpath, wrealize, loc) is not None)
+                      or _partial_write(site, buf, wpath, wrealize, loc, memo) is not None)
         fill = _position_at(site, wpath, loc) if needs_fill else None
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
                                               describe(self.block))
-        region = _writer_region(site, buf, wpath, wrealize, loc)
+        region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         pointer = _uses_pointer([r.block for _, r in scope.children
                                  if r.block.name_hint in consumers or r is wrealize], buf)
         full = not isinstance(site.at(loc), Block) or not all(
@@ -1925,8 +2117,8 @@ class CacheInplace(Rewrite):
         pos = below[0][1] if below and below[0][0] == "seq" else 0
         dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
         bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-        read_iv = bound_region(read, {}, bindings)
-        write_iv = bound_region(write, {}, bindings)
+        read_iv = _bound(read, {}, bindings)
+        write_iv = _bound(write, {}, bindings)
         if not region_covers([read_iv], write_iv, dom):
             chk.stop(CacheWritePartialError, describe(self.block),
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
@@ -1995,6 +2187,14 @@ def cache_inplace(block, read_buffer_index, storage_scope) -> CacheInplace:
 
 
 # ------------------------------------------------------------------ reindex_cache_read / write
+
+def _non_negative(e: PrimExpr) -> bool:
+    """Whether ``e >= 0`` is proven: a literal is compared, anything else
+    asked of the prover (which, for a literal, answers the comparison)."""
+    if type(e) is IntImm and e.dtype.is_integer:
+        return e.value >= 0
+    return can_prove(GE(e, IntImm(e.dtype, 0)))
+
 
 def as_index_map(value, dtype="int32"):
     """An index map as a record field: ``(params, results)``, two tuples of
@@ -2107,8 +2307,8 @@ class _ReindexCacheBase(Rewrite):
                 values.append(value)
         # the cache holds every index the map gives over the touched domain
         dom = {iv.var: iv.dom for iv in touched}
-        ends = bound_region([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
-        if any(not iv.bounded or not can_prove(GE(iv.lo, IntImm(iv.lo.dtype, 0))) for iv in ends):
+        ends = _bound([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        if any(not iv.bounded or not _non_negative(iv.lo) for iv in ends):
             chk.stop(InvalidArgumentError, describe(self.block),
                      "the index map does not map the block's iteration domain to non-negative, bounded "
                      "indices", realize)
