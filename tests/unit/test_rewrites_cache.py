@@ -1528,3 +1528,72 @@ def main(A: T.Buffer((4, 7), "float32"), C: T.Buffer((4, 7), "float32")):
 """)
     assert_structural_equal(sch.mod["main"], expected)
     check(mod, sch.mod)
+
+
+# a block viewing two rows of A through a match_buffer in the global scope,
+# as a tensorized block views its operands in the scopes its intrinsic asks
+VIEWED = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+    for i in range(2):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A[vi * 2:vi * 2 + 2, 0:4])
+            T.writes(B[vi * 2:vi * 2 + 2, 0:4])
+            V = T.match_buffer(A[vi * 2:vi * 2 + 2, 0:4], (2, 4), offset_factor=1)
+            for x, y in T.grid(2, 4):
+                B[vi * 2 + x, y] = V[x, y] * T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("rewrite", [R.cache_read("B", 0, "shared"), R.cache_read("B", 0, "local")])
+def test_a_cache_in_another_scope_than_a_view_of_the_buffer_is_refused(rewrite):
+    # the view would match a region of a shared (or local) buffer while
+    # declared global, which TVM's MatchBufferRegion check fails on; tirfun
+    # names the block and the view, and a cache in the view's scope applies
+    mod = IRModule({"main": from_source(VIEWED)})
+    errors = rewrite.violations(mod)
+    assert [type(e).__name__ for e in errors] == ["ViewScopeMismatchError"]
+    assert "match_buffer V" in str(errors[0]) and "'B'" in str(errors[0])
+    with pytest.raises(R.ViewScopeMismatchError):
+        rewrite(mod)
+    out = R.cache_read("B", 0, "global")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_a_tensorized_block_refuses_a_cache_of_its_operand_in_another_scope():
+    # the schedule a random test found: tensorize, then cache the tensorized
+    # block's operand in shared memory
+    from tirfun.rewrites import TensorIntrin
+
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i, j in T.grid(2, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i * 2 + j)
+            B[vi] = A[vi] + T.float32(1)
+"""
+    intrin = """
+@T.prim_func
+def f(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (2,), offset_factor=1)
+    B = T.match_buffer(b, (2,), offset_factor=1)
+    with T.block("root"):
+        T.reads(A[0:2])
+        T.writes(B[0:2])
+        for j in range(2):
+            with T.block("B"):
+                vj = T.axis.spatial(2, j)
+                B[vj] = A[vj] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(source)})
+    intrinsic = TensorIntrin(from_source(intrin), from_source(intrin))
+    tiled = R.blockize("j")(mod)
+    tensorized = R.tensorize("B_o", intrinsic)(tiled)
+    with pytest.raises(R.ViewScopeMismatchError, match="B_o"):
+        R.cache_read("B_o", 0, "shared")(tensorized)
+    out = R.cache_read("B_o", 0, "global")(tensorized)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

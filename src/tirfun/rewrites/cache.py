@@ -75,6 +75,7 @@ from .errors import (
     InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+    ViewScopeMismatchError,
 )
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref
@@ -1015,6 +1016,33 @@ def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     return (pvector(out), True) if changed else (regions, False)
 
 
+def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redirect: bool = False) -> None:
+    """ViewScopeMismatchError where a block the rewrite redirects from
+    ``old`` to a buffer in ``scope`` (the blocks in ``roots`` and below that
+    ``select`` redirects, as :class:`_Rewriter` walks them, ``redirect``
+    given for the roots) views ``old`` through a match_buffer of another
+    scope: its source would become a region of the new buffer, which a view
+    of another scope cannot match."""
+    stack = [(root, redirect) for root in roots]
+    while stack:
+        node, redirect = stack.pop()
+        if not mentions(node, old):
+            continue
+        if type(node) is Block:
+            mode = select(node, redirect)
+            if mode == "skip":
+                continue
+            redirect = mode == "redirect"
+            for m in node.match_buffers if redirect else ():
+                if m.source.buffer == old and m.buffer.scope() != scope:
+                    chk.stop(ViewScopeMismatchError, f"block {node.name_hint!r}",
+                             f"it views buffer {old.name} through match_buffer {m.buffer.name} in scope "
+                             f"{m.buffer.scope()!r}; redirected to a buffer in scope {scope!r}, the view "
+                             "would match a region of another scope (cache in the view's scope, or before "
+                             "tensorizing)", node)
+        stack.extend((child, redirect) for _, child in stmt_children(node))
+
+
 def _redirect_matches(matches, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for m in matches:
@@ -1476,6 +1504,8 @@ class CacheRead(Rewrite):
                 or _depends_on_outer_loops(site, scope, region) or pointer)
 
         self._check_order(chk, site, scope, buf, loc, pos, select, writer)
+        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+                           select)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, pointer=pointer)
 
     @staticmethod
@@ -1658,6 +1688,8 @@ class CacheWrite(Rewrite):
                 return "redirect"
             return "skip"
 
+        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+                           select)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
 
     def build(self, plan: _Plan) -> Outcome:
@@ -2124,6 +2156,8 @@ class CacheInplace(Rewrite):
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
                      f"region it reads, {read.script()}; the copy back would copy elements the cache does "
                      "not hold", realize)
+        _check_view_scopes(chk, [block], buf, self.storage_scope or "global", lambda b, inherited: "redirect",
+                           True)
         read_region = _clamped(read_iv, buf, dom)
         # the usual read-modify-write reads and writes one region: clamp it once
         write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)
@@ -2362,6 +2396,8 @@ class _ReindexCacheBase(Rewrite):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)
+        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+                           select)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
                                  pos, select)
 

@@ -352,6 +352,15 @@ class InvalidStorageScopeError(RewriteError):
     optionally with a ``.tag``, or a wmma scope)."""
 
 
+class ViewScopeMismatchError(RewriteError):
+    """A block that the rewrite would redirect to a new buffer views the old
+    one through a ``match_buffer`` declared in another storage scope than
+    the new buffer's (a tensorized block views its operands in the scopes
+    its intrinsic asks for). A view must be in the scope of what it views;
+    TVM fails an internal check here. Cache in the view's scope, or cache
+    before tensorizing."""
+
+
 class NonAllocatedBufferError(RewriteError):
     """The buffer is not allocated by a block: it is a function parameter or
     a match_buffer view, whose storage belongs to someone else."""
