@@ -226,6 +226,21 @@ def two_functions() -> IRModule:
     return IRModule({"f": f, "g": f})
 
 
+# a block viewing A through a match_buffer in the global scope
+_VIEWED = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(2):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A[vi * 2:vi * 2 + 2])
+            T.writes(B[vi * 2:vi * 2 + 2])
+            V = T.match_buffer(A[vi * 2:vi * 2 + 2], (2,), offset_factor=1)
+            for x in range(2):
+                B[vi * 2 + x] = V[x]
+"""
+
+
 CASES = [
     # (id, module, rewrite, error class, first-line pattern)
     ("module", lambda: 42, R.split("i", [2]), R.InvalidModuleError,
@@ -744,6 +759,9 @@ CASES += [
     ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),
      R.ReindexCacheReadWriteNotMatchError,
      r"^reindex_cache_read: block 'B': the block iteration variable vj appears in \[vi, vj\] but not in"),
+    ("view-scope", lambda: mod_of(_VIEWED), R.cache_read("B", 0, "shared"), R.ViewScopeMismatchError,
+     r"^cache_read: block 'B': it views buffer A through match_buffer V in scope 'global'; redirected to a "
+     r"buffer in scope 'shared'"),
 ]
 
 
