@@ -137,3 +137,12 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), n: T.int32)
             assert [fresh if c is target else c for c in iter_children(node)] == list(iter_children(out))
             checked += 1
     assert checked >= 10
+
+
+def test_rename_keeps_what_a_handle_points_to():
+    from tirfun.analysis.traversal import rename
+    from tirfun.nodes import PointerType
+
+    p = Var("p", PointerType("float32", "shared"))
+    out = rename(Evaluate(p), {"p": "q"})
+    assert out.value.name == "q" and out.value.type_annotation == p.type_annotation

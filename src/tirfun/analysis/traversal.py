@@ -292,7 +292,7 @@ def rename(node: Node, mapping) -> Node:
 
     def post(n: Node) -> Node:
         if isinstance(n, Var) and n.name in mapping:
-            return Var(mapping[n.name], n.dtype)
+            return Var(mapping[n.name], n.dtype, n.type_annotation)
         if isinstance(n, Buffer) and n.name in mapping:
             return attrs.evolve(n, name=mapping[n.name])
         return n

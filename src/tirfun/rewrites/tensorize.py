@@ -427,7 +427,7 @@ def _renamed(impl: PrimFunc, names: dict, blocks: dict) -> PrimFunc:
     by ``blocks``, in one pass."""
     def post(n):
         if isinstance(n, Var):
-            return Var(names[n.name], n.dtype) if n.name in names else n
+            return Var(names[n.name], n.dtype, n.type_annotation) if n.name in names else n
         if isinstance(n, Buffer):
             return attrs.evolve(n, name=names[n.name]) if n.name in names else n
         if isinstance(n, Block) and n.name_hint in blocks:
