@@ -1504,7 +1504,7 @@ class CacheRead(Rewrite):
                 or _depends_on_outer_loops(site, scope, region) or pointer)
 
         self._check_order(chk, site, scope, buf, loc, pos, select, writer)
-        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+        _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, pointer=pointer)
 
@@ -1688,7 +1688,7 @@ class CacheWrite(Rewrite):
                 return "redirect"
             return "skip"
 
-        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+        _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
 
@@ -2396,7 +2396,7 @@ class _ReindexCacheBase(Rewrite):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)
-        _check_view_scopes(chk, [c for _, c in stmt_children(scope.block)], buf, self.storage_scope or "global",
+        _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
                                  pos, select)
