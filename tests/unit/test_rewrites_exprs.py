@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tirfun.analysis.traversal import transform, walk
+from tirfun.analysis.traversal import transform, transform_plain, walk
 from tirfun.nodes import Add, Buffer, BufferLoad, BufferStore, IntImm, Mul, PrimExpr, Var
-from tirfun.rewrites.exprs import substitute, transform_plain
+from tirfun.rewrites.exprs import substitute
 from tirfun.script import from_source
 from tirfun.testing.block_programs import block_programs
 

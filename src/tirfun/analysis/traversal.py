@@ -234,27 +234,20 @@ def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "N
     return visit(node)
 
 
-def substitute_vars(node: Node, mapping, enter_buffer: Callable[[Buffer], bool] | None = None) -> Node:
-    """``node`` with the variables of ``mapping`` (Var -> expression)
-    replaced; unchanged subtrees are the same objects. What ``transform``
-    with a ``pre`` that maps variables gives, its memo included (a subtree
-    held twice is rewritten once and stays shared), with constants and
-    two-operand nodes, most of any expression, handled directly. A buffer is
-    entered (its shape, strides, offset and pointer substituted) where
-    ``enter_buffer(buffer)`` says so, and kept as it is otherwise."""
-    if not mapping:
-        return node
-    kind = type(node)
-    if kind is Var:
-        return mapping.get(node, node)
-    if kind in _LEAF_CONSTANTS:
-        return node
+def transform_plain(node: Node, post=None, pre=None, mapping=None) -> Node:
+    """``transform(node, post, pre)`` for a ``pre`` that returns None and a
+    ``post`` that returns its argument on every variable, constant and
+    two-operand node (``a + b``, ``a < b``, ``a and b``...): those are
+    rebuilt directly, without asking either (the arithmetic of an
+    expression is most of its nodes); with ``mapping`` (Var -> expression)
+    a variable is replaced by its value. The memo is transform's: a subtree
+    held twice is rewritten once and stays shared."""
     memo: dict = {}
 
     def visit(n):
         kind = type(n)
         if kind is Var:
-            return mapping.get(n, n)
+            return n if mapping is None else mapping.get(n, n)
         if kind in _LEAF_CONSTANTS:
             return n
         key = id(n)
@@ -264,16 +257,35 @@ def substitute_vars(node: Node, mapping, enter_buffer: Callable[[Buffer], bool] 
         if kind in OPERAND_NODES:
             a, b = visit(n.a), visit(n.b)
             out = n if a is n.a and b is n.b else kind(a, b)
-        elif isinstance(n, Var):
-            out = mapping.get(n, n)
-        elif isinstance(n, Buffer) and (enter_buffer is None or not enter_buffer(n)):
-            out = n
         else:
-            out = map_children(n, visit)
+            out = None if pre is None else pre(n)
+            if out is None:
+                out = map_children(n, visit)
+                if post is not None:
+                    out = post(out)
         memo[key] = out
         return out
 
     return visit(node)
+
+
+def substitute_vars(node: Node, mapping, enter_buffer: Callable[[Buffer], bool] | None = None) -> Node:
+    """``node`` with the variables of ``mapping`` (Var -> expression)
+    replaced; unchanged subtrees are the same objects (see
+    :func:`transform_plain`). A buffer is entered (its shape, strides,
+    offset and pointer substituted) where ``enter_buffer(buffer)`` says so,
+    and kept as it is otherwise."""
+    if not mapping:
+        return node
+
+    def pre(n):
+        if isinstance(n, Var):  # a subclass of Var
+            return mapping.get(n, n)
+        if isinstance(n, Buffer) and (enter_buffer is None or not enter_buffer(n)):
+            return n
+        return None
+
+    return transform_plain(node, None, pre, mapping)
 
 
 #: the node types whose only fields are the operands ``a`` and ``b`` (a
@@ -432,7 +444,7 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 
 __all__ = [
     "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
-    "substitute_vars", "OPERAND_NODES",
+    "substitute_vars", "transform_plain", "OPERAND_NODES",
     "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

@@ -25,7 +25,7 @@ from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, transform_plain,
     walk, walk_stmts,
 )
 from ..nodes import (
@@ -52,7 +52,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
-from .exprs import transform_plain, var_names
+from .exprs import var_names
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value

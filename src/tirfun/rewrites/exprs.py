@@ -9,7 +9,7 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import OPERAND_NODES, iter_children, map_children, substitute_vars
+from ..analysis.traversal import iter_children, substitute_vars
 from ..nodes.base import with_fields
 from ..nodes import Buffer, FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -59,36 +59,6 @@ def substitute(node: Node, mapping: Mapping[Var, PrimExpr]) -> Node:
 
 #: nodes that hold no other node
 _PLAIN_LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
-
-
-def transform_plain(node: Node, post, pre) -> Node:
-    """``transform(node, post, pre)`` for a ``pre`` that returns None and a
-    ``post`` that returns its argument on every variable, constant and
-    two-operand node (``a + b``, ``a < b``, ``a and b``...): those are
-    rebuilt directly, without asking either (the arithmetic of an
-    expression is most of its nodes). The memo is transform's: a subtree
-    held twice is rewritten once and stays shared."""
-    memo: dict = {}
-
-    def visit(n):
-        kind = type(n)
-        if kind in _PLAIN_LEAVES:
-            return n
-        key = id(n)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if kind in OPERAND_NODES:
-            a, b = visit(n.a), visit(n.b)
-            out = n if a is n.a and b is n.b else kind(a, b)
-        else:
-            out = pre(n)
-            if out is None:
-                out = post(map_children(n, visit))
-        memo[key] = out
-        return out
-
-    return visit(node)
 
 
 def plain_buffer(buffer) -> bool:
@@ -212,5 +182,5 @@ def cast(e: PrimExpr, dtype) -> PrimExpr:
     return Cast(dtype, e)
 
 
-__all__ = ["cast", "substitute", "substitute_expr", "transform_plain", "buffer_is_plain", "plain_buffer", "find_nodes",
+__all__ = ["cast", "substitute", "substitute_expr", "buffer_is_plain", "plain_buffer", "find_nodes",
            "var_names", "uses_any", "is_const_int", "floordiv", "floormod", "mul"]

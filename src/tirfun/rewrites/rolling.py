@@ -18,7 +18,7 @@ from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions
-from ..analysis.traversal import Path, map_children, transform
+from ..analysis.traversal import Path, map_children, transform, transform_plain
 from ..nodes import (
     GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
     IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
@@ -31,7 +31,6 @@ from .errors import (
     OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
     RollingBufferMatchError,
 )
-from .exprs import transform_plain
 from .refs import as_block_ref
 from .serialize import py_value
 from .storage import buffer_views, resolve_buffer
