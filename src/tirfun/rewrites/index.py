@@ -309,10 +309,10 @@ def _block_names(block: Block) -> dict:
     and views, where most of a block's expression nodes are). Kept for as
     long as the block lives: a rewrite that brings a block in tallies it,
     and the rewrite that later takes it out (or moves it) reads this."""
-    key = id(block)
-    entry = _BLOCK_NAMES.get(key)
-    if entry is not None and entry[0]() is block:
-        return entry[1]
+    return _kept_for(_BLOCK_NAMES, block, _count_block_names)
+
+
+def _count_block_names(block: Block) -> dict:
     counts: dict = {block.name_hint: 1}
     for iv in block.iter_vars:
         counts[iv.var.name] = counts.get(iv.var.name, 0) + 1
@@ -321,7 +321,6 @@ def _block_names(block: Block) -> dict:
     for match in block.match_buffers:
         _buffer_names(match.buffer, counts, 1)
     _expr_lets(block, counts, 1)
-    _BLOCK_NAMES[key] = (weakref.ref(block, _forget_in(_BLOCK_NAMES, key)), counts)
     return counts
 
 
@@ -333,15 +332,13 @@ def _store_lets(store: BufferStore) -> tuple:
     """The variables Let expressions in a store bind (nearly always none),
     kept as :func:`_block_names` keeps a block's: a store's value is most
     of the expression nodes of a body."""
-    key = id(store)
-    entry = _STORE_LETS.get(key)
-    if entry is not None and entry[0]() is store:
-        return entry[1]
+    return _kept_for(_STORE_LETS, store, _count_store_lets)
+
+
+def _count_store_lets(store: BufferStore) -> tuple:
     counts: dict = {}
     _expr_lets(store, counts, 1)
-    lets = tuple(name for name, k in counts.items() for _ in range(k))
-    _STORE_LETS[key] = (weakref.ref(store, _forget_in(_STORE_LETS, key)), lets)
-    return lets
+    return tuple(name for name, k in counts.items() for _ in range(k))
 
 
 # identity of a store -> (weak reference to it, the Let-bound names in it)
@@ -430,10 +427,10 @@ _LOOSE_WITHIN: dict[int, tuple] = {}
 def _loose_within(stmt) -> int:
     """How many statements under ``stmt`` (itself included), outside the
     blocks under it, are loose; kept for as long as ``stmt`` lives."""
-    key = id(stmt)
-    entry = _LOOSE_WITHIN.get(key)
-    if entry is not None and entry[0]() is stmt:
-        return entry[1]
+    return _kept_for(_LOOSE_WITHIN, stmt, _count_loose)
+
+
+def _count_loose(stmt) -> int:
     count, stack = 0, [stmt]
     while stack:
         node = stack.pop()
@@ -441,8 +438,20 @@ def _loose_within(stmt) -> int:
             continue  # everything below lies inside its block
         count += _is_loose(node)
         stack.extend(child for _, child in stmt_children(node))
-    _LOOSE_WITHIN[key] = (weakref.ref(stmt, _forget_in(_LOOSE_WITHIN, key)), count)
     return count
+
+
+def _kept_for(cache: dict, node, compute):
+    """``compute(node)``, kept in ``cache`` (identity -> (weak reference,
+    value)) for as long as the immutable ``node`` lives, so it can never be
+    stale."""
+    key = id(node)
+    entry = cache.get(key)
+    if entry is not None and entry[0]() is node:
+        return entry[1]
+    value = compute(node)
+    cache[key] = (weakref.ref(node, _forget_in(cache, key)), value)
+    return value
 
 
 def _forget_in(cache: dict, key: int):
@@ -532,22 +541,10 @@ _FIELDS_BACKWARDS = {kind: tuple(reversed(names)) for kind, names in STMT_FIELDS
 _ENTRIES: dict[int, tuple] = {}
 
 
-def _forget_entries(key: int):
-    def callback(_ref):
-        _ENTRIES.pop(key, None)
-    return callback
-
-
 def _entries(stmt) -> tuple:
     """The loops and blocks of ``stmt`` (itself included), with their paths
     relative to it, in pre-order; kept for as long as ``stmt`` lives."""
-    key = id(stmt)
-    entry = _ENTRIES.get(key)
-    if entry is not None and entry[0]() is stmt:
-        return entry[1]
-    found = tuple(_scan(stmt, (), {}, 0, {}, None, count=False))
-    _ENTRIES[key] = (weakref.ref(stmt, _forget_entries(key)), found)
-    return found
+    return _kept_for(_ENTRIES, stmt, lambda node: tuple(_scan(node, (), {}, 0, {}, None, count=False)))
 
 
 def _top_statements(roots: list) -> dict:
