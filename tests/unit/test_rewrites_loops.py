@@ -414,3 +414,21 @@ def main(A: T.Buffer((6, 6, 6, 6), "float32"), B: T.Buffer((6, 6, 6, 6), "float3
     assert "T.where(i * 216 + j * 36 + k * 6 + l < 100)" in out["main"].script()
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+@pytest.mark.parametrize("factors", [(1, 1), (1, 5), (3, 1), (3, 4), (0, 4), (4, 0), (2, 3, 4), (5, 1, 2),
+                                     (1, 1, 7), (64, 2), (2, 2 ** 30)])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_split_binding_shortcut_is_what_the_simplifier_writes(factors, dtype):
+    # split writes the simplified binding of constant factors directly; it
+    # must be the simplifier's own answer, node for node
+    from tirfun.analysis.arith.iter_map import simplify_index
+    from tirfun.nodes import Add, IntImm, Mul, Var
+    from tirfun.rewrites.loops import _weighted_sum
+
+    new_vars = [Var(f"i_{k}", dtype) for k in range(len(factors))]
+    imms = [IntImm(dtype, f) for f in factors]
+    value = new_vars[0]
+    for f, v in zip(imms[1:], new_vars[1:]):
+        value = Add(Mul(value, f), v)
+    assert _weighted_sum(new_vars, imms, value) == simplify_index(value)

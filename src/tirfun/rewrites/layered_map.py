@@ -130,9 +130,14 @@ class LayeredMapEvolver:
         self._size = origin._size
 
     def _lookup(self, key):
+        # the look-ups of LayeredMap.get written out: the index's derivation
+        # asks an evolver a dozen times per primitive
         value = self._changes.get(key, _ABSENT)
         if value is _ABSENT:
-            return self._origin.get(key, _ABSENT)
+            origin = self._origin
+            value = origin._layer.get(key, _ABSENT)
+            if value is _ABSENT:
+                return origin._base.get(key, _ABSENT)
         return _ABSENT if value is _GONE else value
 
     def __getitem__(self, key):

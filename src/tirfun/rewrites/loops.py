@@ -233,13 +233,20 @@ class Split(Rewrite):
         value = new_vars[0]
         for f, v in zip(factors[1:], new_vars[1:]):
             value = Add(Mul(value, f), v)
-        ranges = loop_ranges(l for _, l in loops_above(site, path))
-        constant = True
-        for v, f in zip(new_vars, factors):
-            if type(f) is IntImm:
-                ranges[v.name] = (0, f.value - 1)
-            else:
-                constant = False
+        constant = all(type(f) is IntImm for f in factors)
+
+        def loop_ranges_here() -> dict:
+            # the ranges of the loops around the body: those above the
+            # split loop and the new loops of constant extent
+            out = loop_ranges(l for _, l in loops_above(site, path))
+            for v, f in zip(new_vars, factors):
+                if type(f) is IntImm:
+                    out[v.name] = (0, f.value - 1)
+            return out
+
+        # with constant factors the ranges are needed only where a binding
+        # below simplifies under them: rebind works them out on demand
+        ranges = loop_ranges_here if constant else loop_ranges_here()
         mapped = _cast(value, loop.loop_var.dtype)
         # with constant factors the binding is a sum of weighted loop
         # variables, whose simplified form no range changes
@@ -252,7 +259,7 @@ class Split(Rewrite):
                 # each variable below its factor: the sum runs over [0, product)
                 bounds = (0, math.prod(f.value for f in factors) - 1)
             else:
-                bounds = expr_bounds(value, ranges)
+                bounds = expr_bounds(value, ranges() if callable(ranges) else ranges)
             exact = (bounds is not None and isinstance(extent, IntImm) and bounds[1] < extent.value)
             if not exact:
                 product = IntImm(dtype, 1)
@@ -313,6 +320,9 @@ def _weighted_sum(new_vars: list, factors: list, value: PrimExpr) -> PrimExpr:
     ``(v0 * f1 + v1) * f2 + v2 ...`` of a split with constant factors: the
     variables weighted by the product of the factors inside them, heaviest
     first (equal weights keep their order), a weight of 1 left out."""
+    if (len(new_vars) == 2 and type(value) is Add and factors[0].value >= 1 and factors[1].value > 1
+            and value.dtype == new_vars[0].dtype):
+        return value  # ``v0 * f1 + v1`` is that sum already, as the split built it
     weights = []
     weight = 1
     for v, f in zip(reversed(new_vars), reversed(factors)):

@@ -9,7 +9,7 @@ returned as the same object.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pyrsistent import pvector
 
@@ -21,13 +21,15 @@ from ..analysis.arith.terms import int_value
 from .exprs import substitute, substitute_expr, uses_any
 
 
-def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
+def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Callable[[], Ranges], *,
            drop_unit_iters: bool = False, simplified: Mapping[Var, PrimExpr] | None = None) -> Stmt:
     """``stmt`` with the variables of ``mapping`` substituted everywhere.
 
     A block binding that changed is simplified with
     :func:`~tirfun.analysis.arith.iter_map.simplify_index` under the ranges of the
-    loops around it (``ranges`` gives those outside ``stmt``). With
+    loops around it (``ranges`` gives those outside ``stmt``, or is a
+    function that returns them: it is called only if a binding needs
+    simplifying). With
     ``drop_unit_iters`` (TVM's ``preserve_unit_iters=False``) every binding
     is also rid of loop variables whose loop runs exactly once, which are
     replaced by their only value.
@@ -44,30 +46,29 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
             return substitute_expr(node, mapping)
         return substitute(node, mapping)
 
-    def visit(node: Stmt, ranges: Ranges) -> Stmt:
+    def visit(node: Stmt, scope: _Scope) -> Stmt:
         kind = type(node)
         if kind is For:
-            return visit_for(node, ranges)
+            return visit_for(node, scope)
         if kind is BlockRealize:
-            return visit_realize(node, ranges)
+            return visit_realize(node, scope)
         if kind is Block and node.iter_vars:
             # block isolation: nothing inside a block with iteration variables
             # mentions the loops around it, so its body is left alone
             return node
         if kind is SeqStmt:
-            items = [visit(s, ranges) for s in node.seq]
+            items = [visit(s, scope) for s in node.seq]
             if all(a is b for a, b in zip(items, node.seq)):
                 return node
             return with_fields(node, seq=pvector(items))
-        return map_children(node, lambda c: visit(c, ranges) if isinstance(c, Stmt) else sub(c))
+        return map_children(node, lambda c: visit(c, scope) if isinstance(c, Stmt) else sub(c))
 
-    def visit_for(node: For, ranges: Ranges) -> Stmt:
+    def visit_for(node: For, scope: _Scope) -> Stmt:
         loop_min, loop_extent = sub(node.min), sub(node.extent)
         lo, ext = int_value(loop_min), int_value(loop_extent)
-        inner = ranges
+        inner = scope
         if lo is not None and ext is not None and ext > 0:
-            inner = dict(ranges)
-            inner[node.loop_var.name] = (lo, lo + ext - 1)
+            inner = _Scope(scope, node.loop_var.name, (lo, lo + ext - 1))
         if node.annotations:
             # annotation values may hold expressions: the generic walk reaches them
             return map_children(node, lambda c: visit(c, inner) if isinstance(c, Stmt) else sub(c))
@@ -87,8 +88,12 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
             changes["body"] = body
         return with_fields(node, **changes)
 
-    def visit_realize(node: BlockRealize, ranges: Ranges) -> BlockRealize:
-        units = {name: lo for name, (lo, hi) in ranges.items() if lo == hi} if drop_unit_iters else {}
+    def visit_realize(node: BlockRealize, scope) -> BlockRealize:
+        ranges = None  # the scope's ranges, worked out when a binding needs them
+        units = {}
+        if drop_unit_iters:
+            ranges = _ranges_of(scope)
+            units = {name: lo for name, (lo, hi) in ranges.items() if lo == hi}
         values = []
         changed = False
         for value in node.iter_values:
@@ -99,11 +104,11 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
                                            for v in _vars(new) if v.name in units})
                     new = simplify_index(new, ranges)
                 else:
-                    new = _simplified(new, ranges)
+                    new = _simplified(new, scope)
             changed = changed or new is not value
             values.append(new)
         predicate = sub(node.predicate)
-        block = visit(node.block, ranges)
+        block = visit(node.block, scope)
         if not changed and predicate is node.predicate and block is node.block:
             return node
         changes = {}
@@ -115,15 +120,40 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges, *,
             changes["block"] = block
         return with_fields(node, **changes)
 
-    def _simplified(new: PrimExpr, ranges: Ranges) -> PrimExpr:
+    def _simplified(new: PrimExpr, scope) -> PrimExpr:
         # a binding that was the substituted variable itself becomes the
         # caller's value, whose simplified form the caller may know
         known = simplified.get(id(new)) if simplified else None
         if known is not None and known[0] is new:
             return known[1]
-        return simplify_index(new, ranges)
+        return simplify_index(new, _ranges_of(scope))
 
-    return visit(stmt, dict(ranges))
+    return visit(stmt, _Scope(ranges, None, None))
+
+
+class _Scope:
+    """The ranges of the loops around a statement, as a chain of the loops
+    entered below the caller's ranges: a walk that needs no range (every
+    binding's simplified form known) never copies them."""
+
+    __slots__ = ("outer", "name", "bounds", "ranges")
+
+    def __init__(self, outer, name, bounds):
+        self.outer, self.name, self.bounds, self.ranges = outer, name, bounds, None
+
+
+def _ranges_of(scope: _Scope) -> dict:
+    """The ranges ``scope`` stands for, as a dict (worked out once per scope)."""
+    if scope.ranges is None:
+        outer = scope.outer
+        if isinstance(outer, _Scope):
+            ranges = dict(_ranges_of(outer))
+        else:
+            ranges = dict(outer() if callable(outer) else outer)
+        if scope.name is not None:
+            ranges[scope.name] = scope.bounds
+        scope.ranges = ranges
+    return scope.ranges
 
 
 def _vars(expr: PrimExpr) -> list[Var]:
