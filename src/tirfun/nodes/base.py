@@ -57,10 +57,12 @@ def node(cls):
     if hasattr(cls, "_derive_dtype"):
         check = cls.__dict__.get("__attrs_post_init__") or getattr(cls, "__attrs_post_init__", None)
 
+        set_dtype = _slot_setter(cls, "_dtype") or (lambda node, value: object.__setattr__(node, "_dtype", value))
+
         def __attrs_post_init__(self):
             if check is not None:
                 check(self)
-            object.__setattr__(self, "_dtype", self._derive_dtype())
+            set_dtype(self, self._derive_dtype())
 
         cls.__attrs_post_init__ = __attrs_post_init__
     return attrs.frozen(cls, cache_hash=True, repr=False)
@@ -113,6 +115,20 @@ def _slot_setter(cls: type, name: str):
             found = klass.__dict__[name]
             return found.__set__ if isinstance(found, types.MemberDescriptorType) else None
     return None
+
+
+def slot_setters(cls: type, *names: str) -> tuple:
+    """The setters of the slots ``names`` of the frozen record ``cls``, for
+    hand-written constructors: calling a slot's setter skips
+    ``object.__setattr__``'s look-up of the attribute on the class, half
+    the cost of storing a field."""
+    out = []
+    for name in names:
+        setter = _slot_setter(cls, name)
+        if setter is None:
+            raise TypeError(f"{cls.__name__}.{name} is not a slot")
+        out.append(setter)
+    return tuple(out)
 
 
 @functools.cache

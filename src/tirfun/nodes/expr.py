@@ -18,7 +18,7 @@ from attrs import field
 from pyrsistent import PVector, pvector
 
 from ..errors import NodeError
-from .base import Node, node, spans_fields, to_pvector
+from .base import Node, node, slot_setters, spans_fields, to_pvector
 from .dtype import _FACTS, DataType, dtype_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -336,13 +336,12 @@ def _int_imm_init(self, dtype, value):
     dtype and the value, check the value, run the post-init rules), with
     the dtype's range read from its facts directly. Integer constants are
     the nodes rewrites build most."""
-    put = object.__setattr__
     if type(dtype) is not DataType:
         dtype = DataType(dtype)
-    put(self, "dtype", dtype)
+    _set_imm_dtype(self, dtype)
     if type(value) is bool:
         value = int(value)
-    put(self, "value", value)
+    _set_imm_value(self, value)
     if type(value) is not int:
         _check_int_value(self, None, value)
     facts = _FACTS.get(dtype)
@@ -351,9 +350,10 @@ def _int_imm_init(self, dtype, value):
         raise NodeError(f"IntImm needs a scalar integer or bool dtype, got {dtype}")
     if not bounds[0] <= value <= bounds[1]:
         raise NodeError(f"{value} does not fit in {dtype}")
-    put(self, "_attrs_cached_hash", None)
+    _set_imm_hash(self, None)
 
 
+_set_imm_dtype, _set_imm_value, _set_imm_hash = slot_setters(IntImm, "dtype", "value", "_attrs_cached_hash")
 IntImm.__init__ = _int_imm_init
 
 
@@ -447,19 +447,25 @@ def _binary_class(name: str, base: type, doc: str) -> type:
           "__module__": __name__, "__qualname__": name,
           "a": field(converter=to_expr), "b": field(converter=to_expr)}
     cls = node(type(name, (base,), ns))
-    cls.__init__ = _binary_init
+    cls.__init__ = _binary_init(cls)
     return cls
 
 
-def _binary_init(self, a, b):
-    """The constructor of the two-operand nodes: the steps attrs writes
-    (convert each operand, run the post-init rules), with an operand that
-    is already an expression taken as it is, as ``to_expr`` would."""
-    put = object.__setattr__
-    put(self, "a", a if isinstance(a, PrimExpr) else to_expr(a))
-    put(self, "b", b if isinstance(b, PrimExpr) else to_expr(b))
-    self.__attrs_post_init__()
-    put(self, "_attrs_cached_hash", None)
+def _binary_init(cls: type):
+    """The constructor of the two-operand class ``cls``: the steps attrs
+    writes (convert each operand, run the post-init rules), with an operand
+    that is already an expression taken as it is, as ``to_expr`` would."""
+    set_a, set_b, set_hash = slot_setters(cls, "a", "b", "_attrs_cached_hash")
+    post_init = cls.__attrs_post_init__
+
+    def __init__(self, a, b):
+        set_a(self, a if isinstance(a, PrimExpr) else to_expr(a))
+        set_b(self, b if isinstance(b, PrimExpr) else to_expr(b))
+        post_init(self)
+        set_hash(self, None)
+
+    __init__.__doc__ = f"``{cls.__name__}(a, b)``, its operands converted as ``to_expr`` does."
+    return __init__
 
 
 Add = _binary_class("Add", BinaryOp, "``a + b``")

@@ -9,7 +9,7 @@ from attrs import field
 from pyrsistent import PMap, PVector
 
 from ..errors import NodeError
-from .base import Node, node, to_attr_map, to_pvector
+from .base import Node, node, slot_setters, to_attr_map, to_pvector
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from .dtype import DataType
 from .expr import (
@@ -150,22 +150,24 @@ def _for_init(self, loop_var, min, extent, kind, body, thread_binding=None, anno
     the kind and the annotations, check the variable and the body, run the
     post-init rules), with values already of their type taken as they are.
     Rewrites build loops on every split, fuse and merge."""
-    put = object.__setattr__
-    put(self, "loop_var", loop_var)
-    put(self, "min", min if isinstance(min, PrimExpr) else to_expr(min))
-    put(self, "extent", extent if isinstance(extent, PrimExpr) else to_expr(extent))
-    put(self, "kind", kind if type(kind) is ForKind else _to_for_kind(kind))
-    put(self, "body", body)
-    put(self, "thread_binding", thread_binding)
-    put(self, "annotations", to_attr_map(annotations))  # None: no annotations, as the default
+    _for_set_loop_var(self, loop_var)
+    _for_set_min(self, min if isinstance(min, PrimExpr) else to_expr(min))
+    _for_set_extent(self, extent if isinstance(extent, PrimExpr) else to_expr(extent))
+    _for_set_kind(self, kind if type(kind) is ForKind else _to_for_kind(kind))
+    _for_set_body(self, body)
+    _for_set_thread_binding(self, thread_binding)
+    _for_set_annotations(self, to_attr_map(annotations))  # None: no annotations, as the default
     if not isinstance(loop_var, Var):
         _is_var(self, _FOR_FIELDS["loop_var"], loop_var)
     if not isinstance(body, Stmt):
         _is_stmt(self, _FOR_FIELDS["body"], body)
     self.__attrs_post_init__()
-    put(self, "_attrs_cached_hash", None)
+    _for_set_hash(self, None)
 
 
+(_for_set_loop_var, _for_set_min, _for_set_extent, _for_set_kind, _for_set_body, _for_set_thread_binding,
+ _for_set_annotations, _for_set_hash) = slot_setters(For, "loop_var", "min", "extent", "kind", "body", "thread_binding",
+                                                     "annotations", "_attrs_cached_hash")
 For.__init__ = _for_init
 
 
