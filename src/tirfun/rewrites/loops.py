@@ -22,7 +22,7 @@ from ..nodes import (
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
-from .base import Checks, Outcome, Rewrite, commit, commit_nest, register
+from .base import Checks, Outcome, Rewrite, commit, commit_merge, commit_nest, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
     is_int_expr, loops_above, names_defined_at, resolve_block, resolve_block_or_loop,
@@ -779,18 +779,23 @@ class Merge(Rewrite):
         names = fresh_names([merge_base(l.loop_var.name) for l in first], site.index.names)
         new_vars = [Var(n, l.loop_var.dtype) for n, l in zip(names, first)]
         bodies: list[Stmt] = []
+        values: list = []
         for nest in nests:
             mapping = {l.loop_var: _cast(v, l.loop_var.dtype) for (_, l), v in zip(nest, new_vars)}
+            values.extend(mapping.values())
             body = rebind(nest[-1][1].body, mapping, {})
             bodies.extend(body.seq if isinstance(body, SeqStmt) else [body])
         new: Stmt = SeqStmt(bodies) if len(bodies) > 1 else bodies[0]
+        new_nest: list[For] = []
         for v, loop in reversed(list(zip(new_vars, first))):
             new = For(v, IntImm(v.dtype, 0), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
+            new_nest.append(new)
+        new_nest.reverse()
         # the function itself has no statement fields but its body
         base = lca if lca else (_BODY,)
         targets: dict = {nest[0][0][len(base):]: None for nest in nests}
         targets[nests[-1][0][0][len(base):]] = new
-        mod = commit(site, base, _replace_many(site.at(base), targets))
+        mod = commit_merge(site, base, _replace_many(site.at(base), targets), nests, new_nest, values)
         return Outcome(mod, LoopRef(names[-1], site.func_name))
 
     def python_args(self):
