@@ -117,26 +117,23 @@ def commit_nest(site: Site, path: Path, old_nest: list, new: Node, new_depth: in
     return commit(site, path, new, index=index)
 
 
-def commit_merge(site: Site, path: Path, new: Node, old_nests: list, new_nest: list, values) -> IRModule:
-    """:func:`commit` for merge, which replaced the subtree at ``path`` by
-    ``new``: there, the perfect nests of loops ``old_nests`` (each as
-    ``(path, loop)`` pairs, outermost first, in the order given) became
+def commit_merge(site: Site, seq_path: Path, new: Node, positions: list, old_nests: list, new_nest: list,
+                 values) -> IRModule:
+    """:func:`commit` for merge, which replaced the sequence at
+    ``seq_path`` by ``new``: the perfect nests of loops ``old_nests``
+    (each outermost first, in the order given) were its items at
+    ``positions``; all but the last are gone and the last became
     ``new_nest``, the loops of one nest over the old innermost bodies with
-    loop variables replaced by ``values``, in place of the last nest. Where
-    the nests are items of one sequence and the values are plain
+    loop variables replaced by ``values``. Where the values are plain
     arithmetic of variables and constants, the new index is the old one
     with the nests' loops swapped, the items after a removed nest shifted
     and the entries below the bodies moved (:func:`derive_merge_index`),
     without walking the bodies."""
     index = None
-    tops = [nest[0][0] for nest in old_nests]
-    seq_path = tops[0][:-1]
-    if (all(p[:-1] == seq_path and p[-1][0] == "seq" for p in tops)
-            and all(map(plain_arithmetic, values))):
+    if all(map(plain_arithmetic, values)):
         seq = get_at(site.func, seq_path)
-        index = derive_merge_index(site.index, seq_path, len(seq.seq), [p[-1][1] for p in tops],
-                                   [[loop for _, loop in nest] for nest in old_nests], new_nest)
-    return commit(site, path, new, index=index)
+        index = derive_merge_index(site.index, seq_path, len(seq.seq), positions, old_nests, new_nest)
+    return commit(site, seq_path, new, index=index)
 
 
 def as_module(value, primitive: str) -> IRModule:

@@ -738,19 +738,21 @@ class Merge(Rewrite):
     def plan(self, mod, chk: Checks):
         site, paths = _resolve_loops(chk, mod, self.loops, least=2,
                                      primitive_needs="merge needs at least 2 loops")
-        scopes = [scope_path(site, p) for p in paths]
-        if len(set(scopes)) > 1:
+        # the nodes along each path, read once: the scopes, the common
+        # ancestor and the nests are all found among them
+        along = [_nodes_along(site.func, p) for p in paths]
+        scopes = {_scope_of(p, nodes) for p, nodes in zip(paths, along)}
+        if len(scopes) > 1:
             chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
                      "the loops to merge are not in the same block scope")
         lca = paths[0]
         for p in paths[1:]:
             lca = _common_prefix(lca, p)
-        while lca and not isinstance(site.at(lca), (For, Block)):
+        while lca and not isinstance(along[0][len(lca)], (For, Block)):
             lca = lca[:-1]
         nests: list[list[tuple[Path, For]]] = []
-        for ref, p in zip(self.loops, paths):
-            nest = [(p[:k], site.at(p[:k])) for k in range(len(lca) + 1, len(p) + 1)
-                    if isinstance(site.at(p[:k]), For)]
+        for ref, p, nodes in zip(self.loops, paths, along):
+            nest = [(p[:k], nodes[k]) for k in range(len(lca) + 1, len(p) + 1) if isinstance(nodes[k], For)]
             for _, loop in nest:
                 check_plain_loop(chk, loop)
                 check_starts_at_zero(chk, loop)
@@ -767,7 +769,7 @@ class Merge(Rewrite):
                          f"its nest has {len(nest)} loops below the common ancestor, the nest of "
                          f"{describe(self.loops[0])} has {len(nests[0])}")
             for (_, a), (_, b) in zip(nests[0], nest):
-                if not _same_value(a.extent, b.extent):
+                if not _same_extent(a.extent, b.extent):
                     chk.fail(NestExtentMismatchError, describe(ref),
                              f"loop {b.loop_var.name!r} has extent {b.extent.script()}, loop "
                              f"{a.loop_var.name!r} at the same level has {a.extent.script()}", a, b)
@@ -791,15 +793,61 @@ class Merge(Rewrite):
             new = For(v, IntImm(v.dtype, 0), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
             new_nest.append(new)
         new_nest.reverse()
-        # the function itself has no statement fields but its body
-        base = lca if lca else (_BODY,)
-        targets: dict = {nest[0][0][len(base):]: None for nest in nests}
-        targets[nests[-1][0][0][len(base):]] = new
-        mod = commit_merge(site, base, _replace_many(site.at(base), targets), nests, new_nest, values)
+        tops = [nest[0][0] for nest in nests]
+        seq_path = tops[0][:-1]
+        positions = [p[-1][1] for p in tops]
+        if (all(p[:-1] == seq_path and p[-1][0] == "seq" for p in tops)
+                and len(set(positions)) == len(positions)):
+            # the nests are items of one sequence: it loses all but the
+            # last, which the merged nest replaces (a sequence left with
+            # one item is that item), as _replace_many would make it
+            seq: SeqStmt = site.at(seq_path)
+            removed = positions[:-1]
+            if len(seq.seq) - len(removed) == 1:
+                replacement = new
+            else:
+                replacement = seq.with_item(positions[-1], new).without_items(removed)
+            mod = commit_merge(site, seq_path, replacement, positions, [[l for _, l in nest] for nest in nests],
+                               new_nest, values)
+        else:
+            # the function itself has no statement fields but its body
+            base = lca if lca else (_BODY,)
+            targets: dict = {p[len(base):]: None for p in tops}
+            targets[tops[-1][len(base):]] = new
+            mod = commit(site, base, _replace_many(site.at(base), targets))
         return Outcome(mod, LoopRef(names[-1], site.func_name))
 
     def python_args(self):
         return [py_value(r) for r in self.loops]
+
+
+def _nodes_along(root, path: Path) -> list:
+    """The nodes at every prefix of ``path`` below ``root``, ``root`` first
+    and the node at ``path`` last."""
+    out = [root]
+    node = root
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        out.append(node)
+    return out
+
+
+def _scope_of(path: Path, nodes: list) -> Path | None:
+    """The path of the nearest Block strictly above ``path`` (``nodes``:
+    :func:`_nodes_along` it), None where there is none, as ``scope_path``."""
+    for k in range(len(path) - 1, -1, -1):
+        if isinstance(nodes[k], Block):
+            return path[:k]
+    return None
+
+
+def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
+    """:func:`_same_value` for two extents, two literals of one type (the
+    common case) compared directly."""
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return a.value == b.value
+    return _same_value(a, b)
 
 
 def _replace_many(node: Stmt, targets: dict) -> Stmt:
