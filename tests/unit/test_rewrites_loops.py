@@ -254,6 +254,46 @@ def test_fuse_then_split_simplifies_div_and_mod():
     assert 'vi, vj = T.axis.remap("SS", [i_j_fused_0, i_j_fused_1])' in text
 
 
+def test_fuse_works_literal_extents_out_on_ints_as_the_expressions_give():
+    # with positive literal extents whose product fits the loops' type,
+    # fuse computes its bindings and extent on ints: the same nodes as the
+    # general arithmetic, for unit loops anywhere in the nest too; a
+    # zero extent, a product past the type or a symbolic extent takes the
+    # general way
+    from tirfun.nodes import DataType, IntImm, Var
+    from tirfun.rewrites.loops import _fused_bindings, _fused_literals
+
+    checked = 0
+    for bits in (32, 64):
+        dtype = DataType(f"int{bits}")
+        for extents in [(8,), (1,), (4, 8), (1, 8), (8, 1), (1, 1), (2, 3, 4), (1, 5, 1), (3, 1, 7, 2),
+                        (1, 1, 6), (6, 1, 1), (46340, 46340), (2, 1, 32768, 32767)]:
+            loops = [_LoopOf(Var(f"x{k}", dtype)) for k in range(len(extents))]
+            exts = [IntImm(dtype, e) for e in extents]
+            fused = Var("f", dtype)
+            fast = _fused_literals(fused, loops, exts, dtype)
+            assert fast is not None, extents
+            mapping, total = _fused_bindings(fused, loops, exts, dtype)
+            assert total == fast[1], extents
+            assert list(mapping) == list(fast[0]), extents
+            for var, value in mapping.items():
+                assert value == fast[0][var] and value.dtype == fast[0][var].dtype, (extents, var)
+            checked += 1
+    assert checked == 26
+    dtype = DataType("int32")
+    for extents in [(IntImm(dtype, 0), IntImm(dtype, 4)), (IntImm(dtype, 65536), IntImm(dtype, 32768)),
+                    (IntImm(dtype, 4), Var("n", dtype)), (IntImm(dtype, 4), IntImm("int64", 4))]:
+        loops = [_LoopOf(Var(f"x{k}", dtype)) for k in range(2)]
+        assert _fused_literals(Var("f", dtype), loops, list(extents), dtype) is None
+
+
+class _LoopOf:
+    """What fuse's arithmetic reads of a loop: its variable."""
+
+    def __init__(self, var):
+        self.loop_var = var
+
+
 def test_fuse_of_one_loop_renames_it():
     out = R.fuse("j")(mod_of(ELEMENTWISE))
     assert [l.name for l in R.get_loops(out, "B")] == ["i", "j_fused"]

@@ -844,17 +844,21 @@ def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
     """The name counts ``names`` changed by ``delta`` (name -> change); a
     name whose count drops to zero is free again. Nothing is copied when
     nothing changed."""
-    changes = {name: d for name, d in delta.items() if d}
-    if not changes:
-        return names
-    out = names.evolver()
-    for name, d in changes.items():
-        count = (out[name] if name in out else 0) + d
-        if count > 0:
-            out[name] = count
-        elif name in out:
-            del out[name]
-    return out.persistent()
+    out = None
+    get = names.get
+    for name, d in delta.items():
+        if not d:
+            continue
+        if out is None:
+            out = names.evolver()
+        # each name comes once: its count before is the old map's (a count
+        # is never stored at zero or below, so a name held has one above)
+        held = get(name, 0)
+        if held + d > 0:
+            out.set(name, held + d)
+        elif held:
+            out.remove(name)
+    return names if out is None else out.persistent()
 
 
 def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:

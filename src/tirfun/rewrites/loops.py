@@ -459,21 +459,8 @@ class Fuse(Rewrite):
         dtype = _int_dtype(max(l.loop_var.dtype.bits for l in loops))
         fused = Var(name, dtype)
         extents = [_cast(l.extent, dtype) for l in loops]
-        mapping = {}
-        lower: PrimExpr = IntImm(dtype, 1)
-        for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
-            if _is_one(ext):
-                value = IntImm(dtype, 0)
-            else:
-                value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
-            mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
-            lower = _mul(lower, ext)
-        first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
-        mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
-        total: PrimExpr = IntImm(dtype, 1)
-        for ext in extents:
-            total = _mul(total, ext)
-        total = simplify_index(total)
+        mapping, total = (_fused_literals(fused, loops, extents, dtype)
+                          or _fused_bindings(fused, loops, extents, dtype))
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
             ranges[name] = (0, total.value - 1)
@@ -484,6 +471,68 @@ class Fuse(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _fused_bindings(fused: Var, loops: list, extents: list, dtype: DataType) -> tuple[dict, PrimExpr]:
+    """Fuse's bindings (loop variable -> its value in the fused variable)
+    and the fused loop's extent, for ``loops`` (outermost first) whose
+    extents, cast to ``dtype``, are ``extents``."""
+    mapping = {}
+    lower: PrimExpr = IntImm(dtype, 1)
+    for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
+        if _is_one(ext):
+            value = IntImm(dtype, 0)
+        else:
+            value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
+        mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
+        lower = _mul(lower, ext)
+    first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
+    mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
+    total: PrimExpr = IntImm(dtype, 1)
+    for ext in extents:
+        total = _mul(total, ext)
+    return mapping, simplify_index(total)
+
+
+def _fused_literals(fused: Var, loops: list, extents: list, dtype: DataType):
+    """What :func:`_fused_bindings` builds, worked out on ints, where
+    every extent is a positive literal of ``dtype`` and their product fits
+    it (the common case); None for any other case."""
+    if not all(type(e) is IntImm and e.dtype == dtype for e in extents):
+        return None
+    low, high = dtype.int_range()
+    product = 1
+    for e in extents:
+        if e.value < 1:
+            return None
+        product *= e.value
+    if product > high:
+        return None
+    mapping = {}
+    # ``lower``: the product of the extents inside the loop, as an int and
+    # as the literal the general path would have built (None for 1)
+    lower, lower_imm = 1, None
+    for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
+        n = ext.value
+        if n == 1:
+            value = IntImm(dtype, 0)
+            upper = lower_imm
+        else:
+            upper = ext if lower == 1 else IntImm(dtype, lower * n)
+            value = FloorMod(fused, upper)
+            if lower != 1:
+                value = FloorDiv(value, lower_imm)
+        mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
+        lower, lower_imm = lower * n, upper
+    n = extents[0].value
+    if n == 1:
+        first = IntImm(dtype, 0)
+        total = extents[0] if lower == 1 else lower_imm
+    else:
+        first = fused if lower == 1 else FloorDiv(fused, lower_imm)
+        total = extents[0] if lower == 1 else IntImm(dtype, lower * n)
+    mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
+    return mapping, total
 
 
 # fuse's arithmetic on constants of one dtype: what ``mul``, ``floormod`` and
