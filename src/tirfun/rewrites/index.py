@@ -861,6 +861,23 @@ def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
     return names if out is None else out.persistent()
 
 
+def _tally_loops(loops: list, counts: dict, sign: int) -> bool:
+    """Count the names ``loops`` bind themselves (as :func:`_tally_one`);
+    False, and the counts left part-way, when one of them is loose (its
+    bounds name a buffer)."""
+    get = counts.get
+    for loop in loops:
+        if (type(loop.min) in _LEAVES and type(loop.extent) in _LEAVES and loop.thread_binding is None
+                and not loop.annotations):
+            name = loop.loop_var.name  # the common loop: its variable is all it binds
+            counts[name] = get(name, 0) + sign
+        elif _is_loose(loop):
+            return False
+        else:
+            _tally_one(loop, counts, sign)
+    return True
+
+
 def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:
     """The index after a loop primitive replaced the perfect nest of loops
     ``old_nest`` (outermost first, the outermost at ``path``; empty when
@@ -873,13 +890,9 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     cannot be told this cheaply (then :func:`derive_index` is used)."""
     if old.clashes or not new_nest:
         return None
-    if any(map(_is_loose, old_nest)) or any(map(_is_loose, new_nest)):
-        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     delta: dict = {}
-    for loop in old_nest:
-        _tally_one(loop, delta, -1)
-    for loop in new_nest:
-        _tally_one(loop, delta, 1)
+    if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
+        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     body_old = old_nest[-1].body if old_nest else None
     epoch = len(old.shifts)
     old_depth, new_depth = len(old_nest), len(new_nest)
@@ -922,7 +935,8 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
     :func:`derive_index` is used)."""
     if old.clashes or not new_nest or len(set(tops)) != len(tops) or len(tops) != len(old_nests):
         return None
-    if any(_is_loose(loop) for nest in old_nests for loop in nest) or any(map(_is_loose, new_nest)):
+    delta: dict = {}
+    if not (all(_tally_loops(nest, delta, -1) for nest in old_nests) and _tally_loops(new_nest, delta, 1)):
         return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     body = new_nest[-1].body
     if type(body) is not SeqStmt:
@@ -937,12 +951,6 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
         count += len(inner.seq) if type(inner) is SeqStmt else 1
     if count != len(body.seq):
         return None
-    delta: dict = {}
-    for nest in old_nests:
-        for loop in nest:
-            _tally_one(loop, delta, -1)
-    for loop in new_nest:
-        _tally_one(loop, delta, 1)
     removed = sorted(tops[:-1])
     if seq_len - len(removed) == 1:
         # every item was a nest: the sequence becomes the merged nest

@@ -465,12 +465,21 @@ class Fuse(Rewrite):
         if isinstance(total, IntImm):
             ranges[name] = (0, total.value - 1)
         body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
-        new = For(fused, IntImm(dtype, 0), total, ForKind.SERIAL, body)
+        new = For(fused, _zero_of(loops[0], dtype), total, ForKind.SERIAL, body)
         mod = commit_nest(site, paths[0], list(loops), new, 1, mapping.values())
         return Outcome(mod, LoopRef(name, site.func_name))
 
     def python_args(self):
         return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _zero_of(loop: For, dtype: DataType) -> IntImm:
+    """The literal 0 of ``dtype``: the loop's own start where it is that
+    literal (a loop checked to start at zero nearly always is)."""
+    start = loop.min
+    if type(start) is IntImm and start.value == 0 and start.dtype == dtype:
+        return start
+    return IntImm(dtype, 0)
 
 
 def _fused_bindings(fused: Var, loops: list, extents: list, dtype: DataType) -> tuple[dict, PrimExpr]:
@@ -839,7 +848,7 @@ class Merge(Rewrite):
         new: Stmt = SeqStmt(bodies) if len(bodies) > 1 else bodies[0]
         new_nest: list[For] = []
         for v, loop in reversed(list(zip(new_vars, first))):
-            new = For(v, IntImm(v.dtype, 0), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
+            new = For(v, _zero_of(loop, v.dtype), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
             new_nest.append(new)
         new_nest.reverse()
         tops = [nest[0][0] for nest in nests]
