@@ -117,12 +117,12 @@ def commit_nest(site: Site, path: Path, old_nest: list, new: Node, new_depth: in
     return commit(site, path, new, index=index)
 
 
-def commit_merge(site: Site, seq_path: Path, new: Node, positions: list, old_nests: list, new_nest: list,
-                 values) -> IRModule:
+def commit_merge(site: Site, seq_path: Path, seq_len: int, new: Node, positions: list, old_nests: list,
+                 new_nest: list, values) -> IRModule:
     """:func:`commit` for merge, which replaced the sequence at
-    ``seq_path`` by ``new``: the perfect nests of loops ``old_nests``
-    (each outermost first, in the order given) were its items at
-    ``positions``; all but the last are gone and the last became
+    ``seq_path`` (of ``seq_len`` items) by ``new``: the perfect nests of
+    loops ``old_nests`` (each outermost first, in the order given) were its
+    items at ``positions``; all but the last are gone and the last became
     ``new_nest``, the loops of one nest over the old innermost bodies with
     loop variables replaced by ``values``. Where the values are plain
     arithmetic of variables and constants, the new index is the old one
@@ -131,8 +131,7 @@ def commit_merge(site: Site, seq_path: Path, new: Node, positions: list, old_nes
     without walking the bodies."""
     index = None
     if all(map(plain_arithmetic, values)):
-        seq = get_at(site.func, seq_path)
-        index = derive_merge_index(site.index, seq_path, len(seq.seq), positions, old_nests, new_nest)
+        index = derive_merge_index(site.index, seq_path, seq_len, positions, old_nests, new_nest)
     return commit(site, seq_path, new, index=index)
 
 

@@ -865,8 +865,8 @@ class Merge(Rewrite):
                 replacement = new
             else:
                 replacement = seq.with_item(positions[-1], new).without_items(removed)
-            mod = commit_merge(site, seq_path, replacement, positions, [[l for _, l in nest] for nest in nests],
-                               new_nest, values)
+            mod = commit_merge(site, seq_path, len(seq.seq), replacement, positions,
+                               [[l for _, l in nest] for nest in nests], new_nest, values)
         else:
             # the function itself has no statement fields but its body
             base = lca if lca else (_BODY,)
