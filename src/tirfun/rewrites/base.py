@@ -222,4 +222,5 @@ class Rewrite:
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
 
 
-__all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite", "REGISTRY"]
+__all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",
+           "REGISTRY"]

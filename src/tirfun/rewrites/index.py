@@ -1094,5 +1094,5 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index", "index_of",
-           "remember"]
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",
+           "index_of", "remember"]

@@ -445,7 +445,10 @@ class Fuse(Rewrite):
                              f"loop {loop.loop_var.name!r} is not the only child of loop "
                              f"{outer.loop_var.name!r}, so they cannot be fused", outer)
             check_starts_at_zero(chk, loop)
-            used = uses_any(loop.extent, outer_names)
+            # a literal extent, or the outermost loop's, depends on none of them
+            used = None
+            if outer_names and type(loop.extent) is not IntImm:
+                used = uses_any(loop.extent, outer_names)
             if used is not None:
                 chk.fail(DependentLoopError, describe(self.loops[k]),
                          f"the extent of loop {loop.loop_var.name!r} depends on loop {used!r}, "
