@@ -377,6 +377,83 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Bu
     assert R.get(R.merge("j", "l")(mod), "C") is R.get(mod, "C")
 
 
+RENAMED_SHAPES = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), n: T.int32):
+    for a in range(8):
+        for j in range(8):
+            with T.block("B0"):
+                vi, vj = T.axis.remap("SS", [a, j])
+                B[vi, vj] = A[vi, vj]
+    for b in range(8):
+        with T.block("B1"):
+            vi = T.axis.spatial(8, b)
+            B[vi, 0] = A[vi, 0]
+        for j in range(8):
+            with T.block("B2"):
+                vj = T.axis.spatial(8, j)
+                B[0, vj] = A[0, vj]
+    for c in range(8):
+        for j in range(4):
+            with T.block("B3"):
+                vi = T.axis.spatial(8, c // 2 * 2 + j % 2)
+                B[vi, 0] = A[vi, 0]
+    for d in range(8):
+        with T.block("B4"):
+            vi = T.axis.spatial(8, d)
+            T.where(d < n)
+            B[vi, 1] = A[vi, 1]
+    for e in range(8):
+        for j in range(n):
+            with T.block("B5"):
+                vi = T.axis.spatial(8, e)
+                B[vi, 2] = A[vi, 2]
+    for f in range(8):
+        for j in T.serial(8, annotations={"pragma_unroll": 1}):
+            with T.block("B6"):
+                vi, vj = T.axis.remap("SS", [f, j])
+                B[vi, vj] = A[vi, vj]
+    for g in range(8):
+        with T.block("B7"):
+            B[g, 3] = A[g, 3]
+"""
+
+
+def test_merge_renames_simple_bodies_as_rebind_does():
+    # merge renames the loop variables of plain bodies (loops with literal
+    # bounds down to a block bound to loop variables) itself: the same
+    # statements as rebind, the unchanged ones the same objects; any other
+    # shape is left to rebind
+    from tirfun.nodes import Cast, SeqStmt, Var
+    from tirfun.rewrites.loops import _renamed_items
+    from tirfun.rewrites.rebind import rebind
+
+    func = from_source(RENAMED_SHAPES)
+    outcome = {}
+    for loop in func.body.block.body.seq:
+        var = loop.loop_var
+        mapping = {var: Var(var.name + "_m", var.dtype)}
+        fast = _renamed_items(loop.body, mapping)
+        outcome[var.name] = fast is not None
+        if fast is None:
+            continue
+        ref = rebind(loop.body, mapping, {})
+        expected = list(ref.seq) if isinstance(ref, SeqStmt) else [ref]
+        old = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
+        assert len(fast) == len(expected)
+        for got, want, before in zip(fast, expected, old):
+            assert_structural_equal(got, want)
+            assert (got is before) == (want is before)
+        assert "_m" in fast[0].script()
+    # a binding computed from the variable, a predicate, a bound that is
+    # not a literal, an annotated loop and a block without iteration
+    # variables take rebind's way
+    assert outcome == {"a": True, "b": True, "c": False, "d": False, "e": False, "f": False, "g": False}
+    first = func.body.block.body.seq[0]
+    cast = {first.loop_var: Cast("int64", Var("a_m", "int64"))}
+    assert _renamed_items(first.body, cast) is None
+
+
 # --------------------------------------------------------- add_unit_loop
 
 def test_add_unit_loop_above_a_loop():

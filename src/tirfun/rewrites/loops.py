@@ -846,8 +846,12 @@ class Merge(Rewrite):
         for nest in nests:
             mapping = {l.loop_var: _cast(v, l.loop_var.dtype) for (_, l), v in zip(nest, new_vars)}
             values.extend(mapping.values())
-            body = rebind(nest[-1][1].body, mapping, {})
-            bodies.extend(body.seq if isinstance(body, SeqStmt) else [body])
+            inner = nest[-1][1].body
+            items = _renamed_items(inner, mapping)
+            if items is None:
+                body = rebind(inner, mapping, {})
+                items = body.seq if isinstance(body, SeqStmt) else [body]
+            bodies.extend(items)
         new: Stmt = SeqStmt(bodies) if len(bodies) > 1 else bodies[0]
         new_nest: list[For] = []
         for v, loop in reversed(list(zip(new_vars, first))):
@@ -880,6 +884,60 @@ class Merge(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops]
+
+
+def _renamed_items(body: Stmt, mapping: dict) -> list | None:
+    """The statements of ``rebind(body, mapping, {})`` (``body`` itself, or
+    a sequence's items) where ``mapping`` renames loop variables and each
+    statement is a chain of loops with literal bounds down to one block
+    whose bindings are loop variables or literals: what rebind builds, the
+    bindings that were a renamed variable becoming the new one (a variable
+    is its own simplified form) and the loops above a changed block rebuilt
+    around it, without its general walk. None for any other shape."""
+    stmts = body.seq if type(body) is SeqStmt else (body,)
+    out = []
+    for stmt in stmts:
+        new = _renamed_chain(stmt, mapping)
+        if new is None:
+            return None
+        out.append(new)
+    return out
+
+
+def _renamed_chain(stmt: Stmt, mapping: dict) -> Stmt | None:
+    """One statement of :func:`_renamed_items`, or None."""
+    loops = []
+    node = stmt
+    while type(node) is For:
+        if (node.annotations or node.thread_binding is not None or type(node.min) is not IntImm
+                or type(node.extent) is not IntImm or node.loop_var in mapping):
+            return None
+        loops.append(node)
+        node = node.body
+    if type(node) is not BlockRealize or type(node.predicate) is not IntImm or type(node.block) is not Block \
+            or not node.block.iter_vars:
+        return None  # a block without iteration variables is entered by rebind
+    values = []
+    changed = False
+    for value in node.iter_values:
+        kind = type(value)
+        if kind is Var:
+            new = mapping.get(value, value)
+            if new is not value:
+                if type(new) is not Var:
+                    return None  # a cast: rebind simplifies it
+                changed = True
+            values.append(new)
+        elif kind is IntImm:
+            values.append(value)
+        else:
+            return None
+    if not changed:
+        return stmt
+    new = with_fields(node, iter_values=values)
+    for loop in reversed(loops):
+        new = with_fields(loop, body=new)
+    return new
 
 
 def _nodes_along(root, path: Path) -> list:
