@@ -419,39 +419,44 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), n: T.in
 """
 
 
-def test_merge_renames_simple_bodies_as_rebind_does():
-    # merge renames the loop variables of plain bodies (loops with literal
-    # bounds down to a block bound to loop variables) itself: the same
-    # statements as rebind, the unchanged ones the same objects; any other
-    # shape is left to rebind
-    from tirfun.nodes import Cast, SeqStmt, Var
-    from tirfun.rewrites.loops import _renamed_items
+def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
+    # merge and fuse substitute the loop variables of plain bodies (loops
+    # with literal bounds down to a block bound to loop variables or
+    # literals) themselves: the same statements as rebind, for a renaming,
+    # a cast, fuse's divisions under the loops' ranges and a constant, the
+    # unchanged ones the same objects; any other shape is left to rebind
+    from tirfun.nodes import Cast, FloorDiv, FloorMod, IntImm, SeqStmt, Var
+    from tirfun.rewrites.loops import _rebound_items
     from tirfun.rewrites.rebind import rebind
 
     func = from_source(RENAMED_SHAPES)
+    fused = Var("f", "int32")
     outcome = {}
     for loop in func.body.block.body.seq:
         var = loop.loop_var
-        mapping = {var: Var(var.name + "_m", var.dtype)}
-        fast = _renamed_items(loop.body, mapping)
-        outcome[var.name] = fast is not None
-        if fast is None:
-            continue
-        ref = rebind(loop.body, mapping, {})
-        expected = list(ref.seq) if isinstance(ref, SeqStmt) else [ref]
-        old = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
-        assert len(fast) == len(expected)
-        for got, want, before in zip(fast, expected, old):
-            assert_structural_equal(got, want)
-            assert (got is before) == (want is before)
-        assert "_m" in fast[0].script()
+        for how, value, ranges in [("rename", Var(var.name + "_m", var.dtype), {}),
+                                   ("cast", Cast("int32", Var(var.name + "_m", "int64")), {}),
+                                   ("fused", FloorMod(FloorDiv(fused, IntImm("int32", 8)), IntImm("int32", 8)),
+                                    {"f": (0, 63)}),
+                                   ("unit", IntImm("int32", 0), {"f": (0, 0)})]:
+            mapping = {var: value}
+            fast = _rebound_items(loop.body, mapping, ranges)
+            outcome[var.name, how] = fast is not None
+            if fast is None:
+                continue
+            ref = rebind(loop.body, mapping, ranges)
+            expected = list(ref.seq) if isinstance(ref, SeqStmt) else [ref]
+            old = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
+            assert len(fast) == len(expected)
+            for got, want, before in zip(fast, expected, old):
+                assert_structural_equal(got, want)
+                assert (got is before) == (want is before), (var.name, how)
     # a binding computed from the variable, a predicate, a bound that is
     # not a literal, an annotated loop and a block without iteration
     # variables take rebind's way
-    assert outcome == {"a": True, "b": True, "c": False, "d": False, "e": False, "f": False, "g": False}
-    first = func.body.block.body.seq[0]
-    cast = {first.loop_var: Cast("int64", Var("a_m", "int64"))}
-    assert _renamed_items(first.body, cast) is None
+    taken = {name for (name, _), fast in outcome.items() if fast}
+    assert taken == {"a", "b"}
+    assert all(outcome["a", how] and outcome["b", how] for how in ("rename", "cast", "fused", "unit"))
 
 
 # --------------------------------------------------------- add_unit_loop

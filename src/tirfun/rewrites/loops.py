@@ -22,6 +22,7 @@ from ..nodes import (
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
+from ..analysis.arith.terms import int_value
 from .base import Checks, Outcome, Rewrite, commit, commit_merge, commit_nest, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
@@ -467,7 +468,11 @@ class Fuse(Rewrite):
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
             ranges[name] = (0, total.value - 1)
-        body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
+        body = None
+        if self.preserve_unit_iters:
+            body = _rebound_chain(loops[-1].body, mapping, ranges)
+        if body is None:
+            body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
         new = For(fused, _zero_of(loops[0], dtype), total, ForKind.SERIAL, body)
         mod = commit_nest(site, paths[0], list(loops), new, 1, mapping.values())
         return Outcome(mod, LoopRef(name, site.func_name))
@@ -847,7 +852,7 @@ class Merge(Rewrite):
             mapping = {l.loop_var: _cast(v, l.loop_var.dtype) for (_, l), v in zip(nest, new_vars)}
             values.extend(mapping.values())
             inner = nest[-1][1].body
-            items = _renamed_items(inner, mapping)
+            items = _rebound_items(inner, mapping, {})
             if items is None:
                 body = rebind(inner, mapping, {})
                 items = body.seq if isinstance(body, SeqStmt) else [body]
@@ -886,26 +891,28 @@ class Merge(Rewrite):
         return [py_value(r) for r in self.loops]
 
 
-def _renamed_items(body: Stmt, mapping: dict) -> list | None:
-    """The statements of ``rebind(body, mapping, {})`` (``body`` itself, or
-    a sequence's items) where ``mapping`` renames loop variables and each
-    statement is a chain of loops with literal bounds down to one block
-    whose bindings are loop variables or literals: what rebind builds, the
-    bindings that were a renamed variable becoming the new one (a variable
-    is its own simplified form) and the loops above a changed block rebuilt
-    around it, without its general walk. None for any other shape."""
+def _rebound_items(body: Stmt, mapping: dict, ranges: dict) -> list | None:
+    """The statements of ``rebind(body, mapping, ranges)`` (``body``
+    itself, or a sequence's items) where each is a plain chain (see
+    :func:`_rebound_chain`), else None."""
     stmts = body.seq if type(body) is SeqStmt else (body,)
     out = []
     for stmt in stmts:
-        new = _renamed_chain(stmt, mapping)
+        new = _rebound_chain(stmt, mapping, ranges)
         if new is None:
             return None
         out.append(new)
     return out
 
 
-def _renamed_chain(stmt: Stmt, mapping: dict) -> Stmt | None:
-    """One statement of :func:`_renamed_items`, or None."""
+def _rebound_chain(stmt: Stmt, mapping: dict, ranges: dict) -> Stmt | None:
+    """``rebind(stmt, mapping, ranges)`` where ``stmt`` is a chain of loops
+    with literal bounds down to one block whose bindings are loop variables
+    or literals (the common body of merge and fuse): what rebind builds,
+    without its general walk. A binding that was a substituted variable
+    takes its value, simplified under the ranges of the loops around it
+    (theirs added to ``ranges`` as rebind adds them); the loops are rebuilt
+    above a changed block only. None for any other shape (rebind's way)."""
     loops = []
     node = stmt
     while type(node) is For:
@@ -919,14 +926,17 @@ def _renamed_chain(stmt: Stmt, mapping: dict) -> Stmt | None:
         return None  # a block without iteration variables is entered by rebind
     values = []
     changed = False
+    inner = None  # the ranges at the block, made when a binding needs them
     for value in node.iter_values:
         kind = type(value)
         if kind is Var:
             new = mapping.get(value, value)
             if new is not value:
                 if type(new) is not Var:
-                    return None  # a cast: rebind simplifies it
-                changed = True
+                    if inner is None:
+                        inner = _ranges_inside(ranges, loops)
+                    new = simplify_index(new, inner)
+                changed = changed or new is not value
             values.append(new)
         elif kind is IntImm:
             values.append(value)
@@ -938,6 +948,17 @@ def _renamed_chain(stmt: Stmt, mapping: dict) -> Stmt | None:
     for loop in reversed(loops):
         new = with_fields(loop, body=new)
     return new
+
+
+def _ranges_inside(ranges: dict, loops: list) -> dict:
+    """``ranges`` with those of ``loops`` (literal bounds) added, as
+    rebind adds a loop's range where its extent is positive."""
+    out = dict(ranges)
+    for loop in loops:
+        lo, ext = int_value(loop.min), int_value(loop.extent)
+        if lo is not None and ext is not None and ext > 0:
+            out[loop.loop_var.name] = (lo, lo + ext - 1)
+    return out
 
 
 def _nodes_along(root, path: Path) -> list:
