@@ -292,6 +292,8 @@ CASES = [
      r"^fuse: loop 'j': loop 'j' is not the only child of loop 'i', so they cannot be fused$"),
     ("dependent", lambda: mod_of(TRIANGLE), R.reorder("k", "i"), R.DependentLoopError,
      r"^reorder: loop 'k': the min or extent of loop 'k' depends on loop 'i', which would be inside"),
+    ("fuse-dependent", lambda: mod_of(TRIANGLE), R.fuse("i", "k"), R.DependentLoopError,
+     r"^fuse: loop 'k': the extent of loop 'k' depends on loop 'i', which is fused with it$"),
     ("chain", lambda: mod_of(SIBLINGS), R.reorder("j", "k"), R.LoopsNotAChainError,
      r"^reorder: loops 'j', 'k': the loops are not in a chain: they are on different branches"),
     ("iter-type", lambda: mod_of(OPAQUE_ITER), R.reorder("j", "i"), R.BlockIterTypeError,

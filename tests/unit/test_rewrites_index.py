@@ -253,3 +253,170 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
         mod = step(mod)
         assert index_of(mod["main"]) == build_index(mod["main"]), step
     assert index_of(mod["main"]).names["z"] == 1
+
+
+MERGES = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"),
+         D: T.Buffer((8, 8), "float32"), E: T.Buffer((8,), "float32"), F: T.Buffer((3, 8), "float32")):
+    for f0 in range(8):
+        with T.block("F0"):
+            v = T.axis.spatial(8, f0)
+            F[0, v] = A[0, v]
+    for i, j in T.grid(8, 8):
+        with T.block("C1"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj]
+        with T.block("C2"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for f1 in range(8):
+        with T.block("F1"):
+            v = T.axis.spatial(8, f1)
+            F[1, v] = A[1, v]
+    for k, l in T.grid(8, 8):
+        with T.block("D"):
+            vk, vl = T.axis.remap("SS", [k, l])
+            D[vk, vl] = A[vk, vl] + T.float32(1)
+    with T.block("E"):
+        T.reads(A[0:8, 0])
+        T.writes(E[0:8])
+        for p in range(8):
+            with T.block("E1"):
+                vp = T.axis.spatial(8, p)
+                E[vp] = A[vp, 0]
+        for q in range(8):
+            with T.block("E2"):
+                vq = T.axis.spatial(8, q)
+                E[vq] = E[vq] * T.float32(2)
+    for f2 in range(8):
+        with T.block("F2"):
+            v = T.axis.spatial(8, f2)
+            F[2, v] = A[2, v]
+"""
+
+
+def _index_is_the_built_one(func, step) -> None:
+    derived = index_of(func)
+    assert derived == build_index(func), step
+    for name, path in derived.loops.items():
+        assert get_at(func, path).loop_var.name == name, step
+    for name, path in derived.blocks.items():
+        assert get_at(func, path).name_hint == name, step
+
+
+def _merge_spy(monkeypatch) -> list:
+    """Record, for each merge, whether the index was derived from the nests."""
+    used = []
+    original = R.base.derive_merge_index
+
+    def spy(*args):
+        out = original(*args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(R.base, "derive_merge_index", spy)
+    return used
+
+
+def test_merge_derives_the_index_from_the_nests(monkeypatch):
+    # merge removes every nest but the last given and puts the merged nest
+    # in its place: the items after a removed nest move up (here with a
+    # shift of an earlier insertion still pending), the blocks below the
+    # bodies move into the merged body (a body of two blocks gives it two
+    # items), a sequence left with one item is that item, and the loops of
+    # the nests are swapped for the merged ones. Without walking the
+    # bodies, the derived index is the built one and every path leads to
+    # its loop or block
+    used = _merge_spy(monkeypatch)
+    mod = IRModule({"main": from_source(MERGES)})
+    steps = [R.cache_read("C1", 0, "local"),
+             # given last, i's nest stays (before k's): k's nest is removed
+             R.merge("k", "i"),
+             # the two nests are all the merged loop holds: j's body of two
+             # blocks gives the new body its last two items
+             R.merge("l", "j"),
+             # inside block E the sequence holds only the two nests
+             R.merge("p", "q"),
+             # three nests, the first and last removed around the one that stays
+             R.merge("f2", "f0", "f1"),
+             # two-deep nests, the earlier one removed
+             R.split("f2_m", [None, 4]), R.split("k_m", [None, 4]), R.merge("f2_m_1", "k_m_1"),
+             R.fuse("f2_m_0_m", "f2_m_1_m")]
+    for step in steps:
+        mod = step(mod)
+        _index_is_the_built_one(mod["main"], step)
+    assert used == [True] * 5
+    names = index_of(mod["main"]).names
+    assert not {"i", "j", "k", "l", "p", "q", "f0", "f1", "f2", "k_m_0", "k_m_1"} & set(names)
+    script = mod["main"].script()
+    assert "for l_m in range(8):" in script and "for p_m in range(8):" in script
+
+
+def test_merges_shift_their_followers_until_the_shifts_fold(monkeypatch):
+    # each merge of two neighbouring nests removes one item of the root
+    # sequence: the items after it move up by a shift, and once shifts pile
+    # up they are folded into the entries
+    from tirfun.rewrites.index import _MAX_SHIFTS
+
+    used = _merge_spy(monkeypatch)
+    n = _MAX_SHIFTS + 4
+    mod = IRModule({"main": from_source(_wide(2 * n))})
+    seen_shifts = 0
+    for k in range(n):
+        mod = R.merge(f"l{2 * k}", f"l{2 * k + 1}")(mod)
+        seen_shifts = max(seen_shifts, len(index_of(mod["main"]).shifts))
+        _index_is_the_built_one(mod["main"], k)
+    assert used == [True] * n
+    assert seen_shifts == _MAX_SHIFTS
+
+
+def test_merge_walks_the_bodies_where_the_nests_are_not_items_of_one_sequence(monkeypatch):
+    # a nest under an ``if``, a merged loop of another integer type (its
+    # variable is cast in one body), an empty body (a no-op, dropped from the
+    # merged sequence), a loop whose extent reads a buffer: the index is
+    # derived by walking what changed, and is still the built one
+    used = _merge_spy(monkeypatch)
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), L: T.Buffer((1,), "int32"),
+         n: T.int32):
+    for i in range(8):
+        with T.block("B1"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    if n > 0:
+        for j in range(8):
+            with T.block("B2"):
+                vj = T.axis.spatial(8, j)
+                B[vj] = B[vj] + A[vj]
+    for g in range(8):
+        with T.block("B6"):
+            vg = T.axis.spatial(8, g)
+            B[vg] = B[vg] + T.float32(3)
+    for k in range(T.int64(8)):
+        with T.block("B3"):
+            vk = T.axis.spatial(T.int64(8), k)
+            B[vk] = B[vk] * T.float32(2)
+    for e in range(8):
+        T.evaluate(0)
+    for s in range(L[0]):
+        with T.block("B4"):
+            vs = T.axis.opaque(8, s)
+            B[vs % 8] = T.float32(0)
+    for t in range(L[0]):
+        with T.block("B5"):
+            vt = T.axis.opaque(8, t)
+            B[vt % 8] = B[vt % 8] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(source)})
+    steps = [R.merge("i", "j"), R.merge("g", "k"), R.merge("e", "g_m"), R.merge("s", "t")]
+    for step in steps:
+        mod = step(mod)
+        _index_is_the_built_one(mod["main"], step)
+    # the nest under the ``if`` is not an item of the root sequence and a
+    # cast is not plain arithmetic: not asked; the empty body and the
+    # extents that read a buffer: asked, and refused
+    assert used == [False, False]
+    script = mod["main"].script()
+    assert "T.Cast(\"int64\", e_m)" in script and "for e_m in range(8):" in script

@@ -254,6 +254,46 @@ def test_fuse_then_split_simplifies_div_and_mod():
     assert 'vi, vj = T.axis.remap("SS", [i_j_fused_0, i_j_fused_1])' in text
 
 
+def test_fuse_works_literal_extents_out_on_ints_as_the_expressions_give():
+    # with positive literal extents whose product fits the loops' type,
+    # fuse computes its bindings and extent on ints: the same nodes as the
+    # general arithmetic, for unit loops anywhere in the nest too; a
+    # zero extent, a product past the type or a symbolic extent takes the
+    # general way
+    from tirfun.nodes import DataType, IntImm, Var
+    from tirfun.rewrites.loops import _fused_bindings, _fused_literals
+
+    checked = 0
+    for bits in (32, 64):
+        dtype = DataType(f"int{bits}")
+        for extents in [(8,), (1,), (4, 8), (1, 8), (8, 1), (1, 1), (2, 3, 4), (1, 5, 1), (3, 1, 7, 2),
+                        (1, 1, 6), (6, 1, 1), (46340, 46340), (2, 1, 32768, 32767)]:
+            loops = [_LoopOf(Var(f"x{k}", dtype)) for k in range(len(extents))]
+            exts = [IntImm(dtype, e) for e in extents]
+            fused = Var("f", dtype)
+            fast = _fused_literals(fused, loops, exts, dtype)
+            assert fast is not None, extents
+            mapping, total = _fused_bindings(fused, loops, exts, dtype)
+            assert total == fast[1], extents
+            assert list(mapping) == list(fast[0]), extents
+            for var, value in mapping.items():
+                assert value == fast[0][var] and value.dtype == fast[0][var].dtype, (extents, var)
+            checked += 1
+    assert checked == 26
+    dtype = DataType("int32")
+    for extents in [(IntImm(dtype, 0), IntImm(dtype, 4)), (IntImm(dtype, 65536), IntImm(dtype, 32768)),
+                    (IntImm(dtype, 4), Var("n", dtype)), (IntImm(dtype, 4), IntImm("int64", 4))]:
+        loops = [_LoopOf(Var(f"x{k}", dtype)) for k in range(2)]
+        assert _fused_literals(Var("f", dtype), loops, list(extents), dtype) is None
+
+
+class _LoopOf:
+    """What fuse's arithmetic reads of a loop: its variable."""
+
+    def __init__(self, var):
+        self.loop_var = var
+
+
 def test_fuse_of_one_loop_renames_it():
     out = R.fuse("j")(mod_of(ELEMENTWISE))
     assert [l.name for l in R.get_loops(out, "B")] == ["i", "j_fused"]
@@ -335,6 +375,88 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Bu
     assert [l.name for l in R.get_loops(out, "C")] == ["i_m", "j_m"]
     mod = mod_of(TWO)
     assert R.get(R.merge("j", "l")(mod), "C") is R.get(mod, "C")
+
+
+RENAMED_SHAPES = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), n: T.int32):
+    for a in range(8):
+        for j in range(8):
+            with T.block("B0"):
+                vi, vj = T.axis.remap("SS", [a, j])
+                B[vi, vj] = A[vi, vj]
+    for b in range(8):
+        with T.block("B1"):
+            vi = T.axis.spatial(8, b)
+            B[vi, 0] = A[vi, 0]
+        for j in range(8):
+            with T.block("B2"):
+                vj = T.axis.spatial(8, j)
+                B[0, vj] = A[0, vj]
+    for c in range(8):
+        for j in range(4):
+            with T.block("B3"):
+                vi = T.axis.spatial(8, c // 2 * 2 + j % 2)
+                B[vi, 0] = A[vi, 0]
+    for d in range(8):
+        with T.block("B4"):
+            vi = T.axis.spatial(8, d)
+            T.where(d < n)
+            B[vi, 1] = A[vi, 1]
+    for e in range(8):
+        for j in range(n):
+            with T.block("B5"):
+                vi = T.axis.spatial(8, e)
+                B[vi, 2] = A[vi, 2]
+    for f in range(8):
+        for j in T.serial(8, annotations={"pragma_unroll": 1}):
+            with T.block("B6"):
+                vi, vj = T.axis.remap("SS", [f, j])
+                B[vi, vj] = A[vi, vj]
+    for g in range(8):
+        with T.block("B7"):
+            B[g, 3] = A[g, 3]
+"""
+
+
+def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
+    # merge and fuse substitute the loop variables of plain bodies (loops
+    # with literal bounds down to a block bound to loop variables or
+    # literals) themselves: the same statements as rebind, for a renaming,
+    # a cast, fuse's divisions under the loops' ranges and a constant, the
+    # unchanged ones the same objects; any other shape is left to rebind
+    from tirfun.nodes import Cast, FloorDiv, FloorMod, IntImm, SeqStmt, Var
+    from tirfun.rewrites.loops import _rebound_items
+    from tirfun.rewrites.rebind import rebind
+
+    func = from_source(RENAMED_SHAPES)
+    fused = Var("f", "int32")
+    outcome = {}
+    for loop in func.body.block.body.seq:
+        var = loop.loop_var
+        for how, value, ranges in [("rename", Var(var.name + "_m", var.dtype), {}),
+                                   ("cast", Cast("int32", Var(var.name + "_m", "int64")), {}),
+                                   ("fused", FloorMod(FloorDiv(fused, IntImm("int32", 8)), IntImm("int32", 8)),
+                                    {"f": (0, 63)}),
+                                   ("unit", IntImm("int32", 0), {"f": (0, 0)})]:
+            mapping = {var: value}
+            fast = _rebound_items(loop.body, mapping, ranges)
+            outcome[var.name, how] = fast is not None
+            if fast is None:
+                continue
+            ref = rebind(loop.body, mapping, ranges)
+            expected = list(ref.seq) if isinstance(ref, SeqStmt) else [ref]
+            old = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
+            assert len(fast) == len(expected)
+            for got, want, before in zip(fast, expected, old):
+                assert_structural_equal(got, want)
+                assert (got is before) == (want is before), (var.name, how)
+    # a binding computed from the variable, a predicate, a bound that is
+    # not a literal, an annotated loop and a block without iteration
+    # variables take rebind's way
+    taken = {name for (name, _), fast in outcome.items() if fast}
+    assert taken == {"a", "b"}
+    assert all(outcome["a", how] and outcome["b", how] for how in ("rename", "cast", "fused", "unit"))
 
 
 # --------------------------------------------------------- add_unit_loop

@@ -27,7 +27,7 @@ from ..analysis.traversal import Path, get_at, replace_at
 from ..nodes import IRModule, Node, PrimFunc
 from .errors import InvalidModuleError, RewriteError
 from ..analysis.mentions import plain_arithmetic
-from .index import FuncIndex, derive_index, derive_nest_index, remember
+from .index import FuncIndex, derive_index, derive_merge_index, derive_nest_index, remember
 
 
 class _Stop(Exception):
@@ -117,6 +117,24 @@ def commit_nest(site: Site, path: Path, old_nest: list, new: Node, new_depth: in
     return commit(site, path, new, index=index)
 
 
+def commit_merge(site: Site, seq_path: Path, seq_len: int, new: Node, positions: list, old_nests: list,
+                 new_nest: list, values) -> IRModule:
+    """:func:`commit` for merge, which replaced the sequence at
+    ``seq_path`` (of ``seq_len`` items) by ``new``: the perfect nests of
+    loops ``old_nests`` (each outermost first, in the order given) were its
+    items at ``positions``; all but the last are gone and the last became
+    ``new_nest``, the loops of one nest over the old innermost bodies with
+    loop variables replaced by ``values``. Where the values are plain
+    arithmetic of variables and constants, the new index is the old one
+    with the nests' loops swapped, the items after a removed nest shifted
+    and the entries below the bodies moved (:func:`derive_merge_index`),
+    without walking the bodies."""
+    index = None
+    if all(map(plain_arithmetic, values)):
+        index = derive_merge_index(site.index, seq_path, seq_len, positions, old_nests, new_nest)
+    return commit(site, seq_path, new, index=index)
+
+
 def as_module(value, primitive: str) -> IRModule:
     """``value`` as an IRModule (a PrimFunc becomes ``{"main": func}``)."""
     if isinstance(value, IRModule):
@@ -204,4 +222,5 @@ class Rewrite:
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
 
 
-__all__ = ["Checks", "Site", "Outcome", "commit", "commit_nest", "as_module", "register", "Rewrite", "REGISTRY"]
+__all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",
+           "REGISTRY"]

@@ -844,17 +844,38 @@ def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
     """The name counts ``names`` changed by ``delta`` (name -> change); a
     name whose count drops to zero is free again. Nothing is copied when
     nothing changed."""
-    changes = {name: d for name, d in delta.items() if d}
-    if not changes:
-        return names
-    out = names.evolver()
-    for name, d in changes.items():
-        count = (out[name] if name in out else 0) + d
-        if count > 0:
-            out[name] = count
-        elif name in out:
-            del out[name]
-    return out.persistent()
+    out = None
+    get = names.get
+    for name, d in delta.items():
+        if not d:
+            continue
+        if out is None:
+            out = names.evolver()
+        # each name comes once: its count before is the old map's (a count
+        # is never stored at zero or below, so a name held has one above)
+        held = get(name, 0)
+        if held + d > 0:
+            out.set(name, held + d)
+        elif held:
+            out.remove(name)
+    return names if out is None else out.persistent()
+
+
+def _tally_loops(loops: list, counts: dict, sign: int) -> bool:
+    """Count the names ``loops`` bind themselves (as :func:`_tally_one`);
+    False, and the counts left part-way, when one of them is loose (its
+    bounds name a buffer)."""
+    get = counts.get
+    for loop in loops:
+        if (type(loop.min) in _LEAVES and type(loop.extent) in _LEAVES and loop.thread_binding is None
+                and not loop.annotations):
+            name = loop.loop_var.name  # the common loop: its variable is all it binds
+            counts[name] = get(name, 0) + sign
+        elif _is_loose(loop):
+            return False
+        else:
+            _tally_one(loop, counts, sign)
+    return True
 
 
 def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:
@@ -869,13 +890,9 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     cannot be told this cheaply (then :func:`derive_index` is used)."""
     if old.clashes or not new_nest:
         return None
-    if any(map(_is_loose, old_nest)) or any(map(_is_loose, new_nest)):
-        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     delta: dict = {}
-    for loop in old_nest:
-        _tally_one(loop, delta, -1)
-    for loop in new_nest:
-        _tally_one(loop, delta, 1)
+    if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
+        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     body_old = old_nest[-1].body if old_nest else None
     epoch = len(old.shifts)
     old_depth, new_depth = len(old_nest), len(new_nest)
@@ -899,6 +916,78 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     names = _recounted(old.names, delta)
     return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
                      old._pending, old.loose)
+
+
+def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list, old_nests: list,
+                       new_nest: list) -> FuncIndex | None:
+    """The index after merge replaced perfect nests of loops that are
+    items of one sequence by one nest: ``old_nests`` (each outermost
+    first) stood at positions ``tops`` of the sequence at ``seq_path``
+    (``seq_len`` items), in the order given; the nests but the last are
+    removed, the last is replaced by ``new_nest``, whose innermost body is
+    a sequence of the old innermost bodies' statements in that order, with
+    loop variables substituted in their expressions (so they bind the same
+    names and name the same buffers). A sequence left with one statement is
+    that statement, as merge leaves it. Only the loops of the nests are
+    looked at: the statements after a removed one move up by a shift (see
+    :class:`FuncIndex`) and the entries below the old bodies move to their
+    place in the new one; None when that cannot be told this cheaply (then
+    :func:`derive_index` is used)."""
+    if old.clashes or not new_nest or len(set(tops)) != len(tops) or len(tops) != len(old_nests):
+        return None
+    delta: dict = {}
+    if not (all(_tally_loops(nest, delta, -1) for nest in old_nests) and _tally_loops(new_nest, delta, 1)):
+        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
+    body = new_nest[-1].body
+    if type(body) is not SeqStmt:
+        return None
+    # where each old body's statements start in the new one; a body that
+    # was a no-op is dropped from a sequence, which this does not follow
+    starts = []
+    count = 0
+    for nest in old_nests:
+        starts.append(count)
+        inner = nest[-1].body
+        count += len(inner.seq) if type(inner) is SeqStmt else 1
+    if count != len(body.seq):
+        return None
+    removed = sorted(tops[:-1])
+    if seq_len - len(removed) == 1:
+        # every item was a nest: the sequence becomes the merged nest
+        top, shifts = seq_path, old.shifts
+    else:
+        last = tops[-1]
+        top = seq_path + (("seq", last - sum(1 for r in removed if r < last)),)
+        # applied from the last removed item back, each in the old
+        # positions, as derive_index records the gaps of a sequence
+        shifts = old.shifts + tuple((seq_path, r + 1, -1) for r in reversed(removed))
+    epoch = len(shifts)
+    table = old.loop_table.evolver()
+    for nest in old_nests:
+        for loop in nest:
+            table.remove(loop.loop_var.name)
+    down = (("body", None),)
+    for k, loop in enumerate(new_nest):
+        name = loop.loop_var.name
+        if name in table:
+            return None  # a clash: the generic derivation indexes it afresh
+        table.set(name, (top + down * k, epoch))
+    inner_path = top + down * len(new_nest)
+    btable = old.block_table.evolver()
+    for nest, start in zip(old_nests, starts):
+        inner = nest[-1].body
+        flat = type(inner) is SeqStmt
+        for is_loop, name, rel in _entries(inner):
+            if flat:  # an item of the old body: the same item of the new one, further on
+                rel = (("seq", start + rel[0][1]),) + rel[1:]
+            else:
+                rel = (("seq", start),) + rel
+            (table if is_loop else btable).set(name, (inner_path + rel, epoch))
+    loops, blocks = table.persistent(), btable.persistent()
+    if len(shifts) > _MAX_SHIFTS:
+        loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
+    names = _recounted(old.names, delta)
+    return FuncIndex(loops, blocks, names, old.clashes, shifts, old._mentioned, old._pending, old.loose)
 
 
 #: rebuilt BlockRealizes kept unsettled at most (see ``FuncIndex.mentioned``)
@@ -1005,5 +1094,5 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_nest_index", "index_of",
-           "remember"]
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",
+           "index_of", "remember"]

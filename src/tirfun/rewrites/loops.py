@@ -22,7 +22,8 @@ from ..nodes import (
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
-from .base import Checks, Outcome, Rewrite, commit, commit_nest, register
+from ..analysis.arith.terms import int_value
+from .base import Checks, Outcome, Rewrite, commit, commit_merge, commit_nest, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
     is_int_expr, loops_above, names_defined_at, resolve_block, resolve_block_or_loop,
@@ -455,7 +456,10 @@ class Fuse(Rewrite):
                              f"loop {loop.loop_var.name!r} is not the only child of loop "
                              f"{outer.loop_var.name!r}, so they cannot be fused", outer)
             check_starts_at_zero(chk, loop)
-            used = uses_any(loop.extent, outer_names)
+            # a literal extent, or the outermost loop's, depends on none of them
+            used = None
+            if outer_names and type(loop.extent) is not IntImm:
+                used = uses_any(loop.extent, outer_names)
             if used is not None:
                 chk.fail(DependentLoopError, describe(self.loops[k]),
                          f"the extent of loop {loop.loop_var.name!r} depends on loop {used!r}, "
@@ -469,31 +473,93 @@ class Fuse(Rewrite):
         dtype = _int_dtype(max(l.loop_var.dtype.bits for l in loops))
         fused = Var(name, dtype)
         extents = [_cast(l.extent, dtype) for l in loops]
-        mapping = {}
-        lower: PrimExpr = IntImm(dtype, 1)
-        for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
-            if _is_one(ext):
-                value = IntImm(dtype, 0)
-            else:
-                value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
-            mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
-            lower = _mul(lower, ext)
-        first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
-        mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
-        total: PrimExpr = IntImm(dtype, 1)
-        for ext in extents:
-            total = _mul(total, ext)
-        total = simplify_index(total)
+        mapping, total = (_fused_literals(fused, loops, extents, dtype)
+                          or _fused_bindings(fused, loops, extents, dtype))
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
             ranges[name] = (0, total.value - 1)
-        body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
-        new = For(fused, IntImm(dtype, 0), total, ForKind.SERIAL, body)
+        body = None
+        if self.preserve_unit_iters:
+            body = _rebound_chain(loops[-1].body, mapping, ranges)
+        if body is None:
+            body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
+        new = For(fused, _zero_of(loops[0], dtype), total, ForKind.SERIAL, body)
         mod = commit_nest(site, paths[0], list(loops), new, 1, mapping.values())
         return Outcome(mod, LoopRef(name, site.func_name))
 
     def python_args(self):
         return [py_value(r) for r in self.loops] + [f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _zero_of(loop: For, dtype: DataType) -> IntImm:
+    """The literal 0 of ``dtype``: the loop's own start where it is that
+    literal (a loop checked to start at zero nearly always is)."""
+    start = loop.min
+    if type(start) is IntImm and start.value == 0 and start.dtype == dtype:
+        return start
+    return IntImm(dtype, 0)
+
+
+def _fused_bindings(fused: Var, loops: list, extents: list, dtype: DataType) -> tuple[dict, PrimExpr]:
+    """Fuse's bindings (loop variable -> its value in the fused variable)
+    and the fused loop's extent, for ``loops`` (outermost first) whose
+    extents, cast to ``dtype``, are ``extents``."""
+    mapping = {}
+    lower: PrimExpr = IntImm(dtype, 1)
+    for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
+        if _is_one(ext):
+            value = IntImm(dtype, 0)
+        else:
+            value = _floordiv(_floormod(fused, _mul(lower, ext)), lower)
+        mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
+        lower = _mul(lower, ext)
+    first = IntImm(dtype, 0) if _is_one(extents[0]) else _floordiv(fused, lower)
+    mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
+    total: PrimExpr = IntImm(dtype, 1)
+    for ext in extents:
+        total = _mul(total, ext)
+    return mapping, simplify_index(total)
+
+
+def _fused_literals(fused: Var, loops: list, extents: list, dtype: DataType):
+    """What :func:`_fused_bindings` builds, worked out on ints, where
+    every extent is a positive literal of ``dtype`` and their product fits
+    it (the common case); None for any other case."""
+    if not all(type(e) is IntImm and e.dtype == dtype for e in extents):
+        return None
+    low, high = dtype.int_range()
+    product = 1
+    for e in extents:
+        if e.value < 1:
+            return None
+        product *= e.value
+    if product > high:
+        return None
+    mapping = {}
+    # ``lower``: the product of the extents inside the loop, as an int and
+    # as the literal the general path would have built (None for 1)
+    lower, lower_imm = 1, None
+    for loop, ext in reversed(list(zip(loops[1:], extents[1:]))):
+        n = ext.value
+        if n == 1:
+            value = IntImm(dtype, 0)
+            upper = lower_imm
+        else:
+            upper = ext if lower == 1 else IntImm(dtype, lower * n)
+            value = FloorMod(fused, upper)
+            if lower != 1:
+                value = FloorDiv(value, lower_imm)
+        mapping[loop.loop_var] = _cast(value, loop.loop_var.dtype)
+        lower, lower_imm = lower * n, upper
+    n = extents[0].value
+    if n == 1:
+        first = IntImm(dtype, 0)
+        total = extents[0] if lower == 1 else lower_imm
+    else:
+        first = fused if lower == 1 else FloorDiv(fused, lower_imm)
+        total = extents[0] if lower == 1 else IntImm(dtype, lower * n)
+    mapping[loops[0].loop_var] = _cast(first, loops[0].loop_var.dtype)
+    return mapping, total
 
 
 # fuse's arithmetic on constants of one dtype: what ``mul``, ``floormod`` and
@@ -748,19 +814,21 @@ class Merge(Rewrite):
     def plan(self, mod, chk: Checks):
         site, paths = _resolve_loops(chk, mod, self.loops, least=2,
                                      primitive_needs="merge needs at least 2 loops")
-        scopes = [scope_path(site, p) for p in paths]
-        if len(set(scopes)) > 1:
+        # the nodes along each path, read once: the scopes, the common
+        # ancestor and the nests are all found among them
+        along = [_nodes_along(site.func, p) for p in paths]
+        scopes = {_scope_of(p, nodes) for p, nodes in zip(paths, along)}
+        if len(scopes) > 1:
             chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
                      "the loops to merge are not in the same block scope")
         lca = paths[0]
         for p in paths[1:]:
             lca = _common_prefix(lca, p)
-        while lca and not isinstance(site.at(lca), (For, Block)):
+        while lca and not isinstance(along[0][len(lca)], (For, Block)):
             lca = lca[:-1]
         nests: list[list[tuple[Path, For]]] = []
-        for ref, p in zip(self.loops, paths):
-            nest = [(p[:k], site.at(p[:k])) for k in range(len(lca) + 1, len(p) + 1)
-                    if isinstance(site.at(p[:k]), For)]
+        for ref, p, nodes in zip(self.loops, paths, along):
+            nest = [(p[:k], nodes[k]) for k in range(len(lca) + 1, len(p) + 1) if isinstance(nodes[k], For)]
             for _, loop in nest:
                 check_plain_loop(chk, loop)
                 check_starts_at_zero(chk, loop)
@@ -777,7 +845,7 @@ class Merge(Rewrite):
                          f"its nest has {len(nest)} loops below the common ancestor, the nest of "
                          f"{describe(self.loops[0])} has {len(nests[0])}")
             for (_, a), (_, b) in zip(nests[0], nest):
-                if not _same_value(a.extent, b.extent):
+                if not _same_extent(a.extent, b.extent):
                     chk.fail(NestExtentMismatchError, describe(ref),
                              f"loop {b.loop_var.name!r} has extent {b.extent.script()}, loop "
                              f"{a.loop_var.name!r} at the same level has {a.extent.script()}", a, b)
@@ -789,22 +857,147 @@ class Merge(Rewrite):
         names = fresh_names([merge_base(l.loop_var.name) for l in first], site.index.names)
         new_vars = [Var(n, l.loop_var.dtype) for n, l in zip(names, first)]
         bodies: list[Stmt] = []
+        values: list = []
         for nest in nests:
             mapping = {l.loop_var: _cast(v, l.loop_var.dtype) for (_, l), v in zip(nest, new_vars)}
-            body = rebind(nest[-1][1].body, mapping, {})
-            bodies.extend(body.seq if isinstance(body, SeqStmt) else [body])
+            values.extend(mapping.values())
+            inner = nest[-1][1].body
+            items = _rebound_items(inner, mapping, {})
+            if items is None:
+                body = rebind(inner, mapping, {})
+                items = body.seq if isinstance(body, SeqStmt) else [body]
+            bodies.extend(items)
         new: Stmt = SeqStmt(bodies) if len(bodies) > 1 else bodies[0]
+        new_nest: list[For] = []
         for v, loop in reversed(list(zip(new_vars, first))):
-            new = For(v, IntImm(v.dtype, 0), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
-        # the function itself has no statement fields but its body
-        base = lca if lca else (_BODY,)
-        targets: dict = {nest[0][0][len(base):]: None for nest in nests}
-        targets[nests[-1][0][0][len(base):]] = new
-        mod = commit(site, base, _replace_many(site.at(base), targets))
+            new = For(v, _zero_of(loop, v.dtype), _cast(loop.extent, v.dtype), ForKind.SERIAL, new)
+            new_nest.append(new)
+        new_nest.reverse()
+        tops = [nest[0][0] for nest in nests]
+        seq_path = tops[0][:-1]
+        positions = [p[-1][1] for p in tops]
+        if (all(p[:-1] == seq_path and p[-1][0] == "seq" for p in tops)
+                and len(set(positions)) == len(positions)):
+            # the nests are items of one sequence: it loses all but the
+            # last, which the merged nest replaces (a sequence left with
+            # one item is that item), as _replace_many would make it
+            seq: SeqStmt = site.at(seq_path)
+            removed = positions[:-1]
+            if len(seq.seq) - len(removed) == 1:
+                replacement = new
+            else:
+                replacement = seq.with_item(positions[-1], new).without_items(removed)
+            mod = commit_merge(site, seq_path, len(seq.seq), replacement, positions,
+                               [[l for _, l in nest] for nest in nests], new_nest, values)
+        else:
+            # the function itself has no statement fields but its body
+            base = lca if lca else (_BODY,)
+            targets: dict = {p[len(base):]: None for p in tops}
+            targets[tops[-1][len(base):]] = new
+            mod = commit(site, base, _replace_many(site.at(base), targets))
         return Outcome(mod, LoopRef(names[-1], site.func_name))
 
     def python_args(self):
         return [py_value(r) for r in self.loops]
+
+
+def _rebound_items(body: Stmt, mapping: dict, ranges: dict) -> list | None:
+    """The statements of ``rebind(body, mapping, ranges)`` (``body``
+    itself, or a sequence's items) where each is a plain chain (see
+    :func:`_rebound_chain`), else None."""
+    stmts = body.seq if type(body) is SeqStmt else (body,)
+    out = []
+    for stmt in stmts:
+        new = _rebound_chain(stmt, mapping, ranges)
+        if new is None:
+            return None
+        out.append(new)
+    return out
+
+
+def _rebound_chain(stmt: Stmt, mapping: dict, ranges: dict) -> Stmt | None:
+    """``rebind(stmt, mapping, ranges)`` where ``stmt`` is a chain of loops
+    with literal bounds down to one block whose bindings are loop variables
+    or literals (the common body of merge and fuse): what rebind builds,
+    without its general walk. A binding that was a substituted variable
+    takes its value, simplified under the ranges of the loops around it
+    (theirs added to ``ranges`` as rebind adds them); the loops are rebuilt
+    above a changed block only. None for any other shape (rebind's way)."""
+    loops = []
+    node = stmt
+    while type(node) is For:
+        if (node.annotations or node.thread_binding is not None or type(node.min) is not IntImm
+                or type(node.extent) is not IntImm or node.loop_var in mapping):
+            return None
+        loops.append(node)
+        node = node.body
+    if type(node) is not BlockRealize or type(node.predicate) is not IntImm or type(node.block) is not Block \
+            or not node.block.iter_vars:
+        return None  # a block without iteration variables is entered by rebind
+    values = []
+    changed = False
+    inner = None  # the ranges at the block, made when a binding needs them
+    for value in node.iter_values:
+        kind = type(value)
+        if kind is Var:
+            new = mapping.get(value, value)
+            if new is not value:
+                if type(new) is not Var:
+                    if inner is None:
+                        inner = _ranges_inside(ranges, loops)
+                    new = simplify_index(new, inner)
+                changed = changed or new is not value
+            values.append(new)
+        elif kind is IntImm:
+            values.append(value)
+        else:
+            return None
+    if not changed:
+        return stmt
+    new = with_fields(node, iter_values=values)
+    for loop in reversed(loops):
+        new = with_fields(loop, body=new)
+    return new
+
+
+def _ranges_inside(ranges: dict, loops: list) -> dict:
+    """``ranges`` with those of ``loops`` (literal bounds) added, as
+    rebind adds a loop's range where its extent is positive."""
+    out = dict(ranges)
+    for loop in loops:
+        lo, ext = int_value(loop.min), int_value(loop.extent)
+        if lo is not None and ext is not None and ext > 0:
+            out[loop.loop_var.name] = (lo, lo + ext - 1)
+    return out
+
+
+def _nodes_along(root, path: Path) -> list:
+    """The nodes at every prefix of ``path`` below ``root``, ``root`` first
+    and the node at ``path`` last."""
+    out = [root]
+    node = root
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        out.append(node)
+    return out
+
+
+def _scope_of(path: Path, nodes: list) -> Path | None:
+    """The path of the nearest Block strictly above ``path`` (``nodes``:
+    :func:`_nodes_along` it), None where there is none, as ``scope_path``."""
+    for k in range(len(path) - 1, -1, -1):
+        if isinstance(nodes[k], Block):
+            return path[:k]
+    return None
+
+
+def _same_extent(a: PrimExpr, b: PrimExpr) -> bool:
+    """:func:`_same_value` for two extents, two literals of one type (the
+    common case) compared directly."""
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return a.value == b.value
+    return _same_value(a, b)
 
 
 def _replace_many(node: Stmt, targets: dict) -> Stmt:
