@@ -420,14 +420,14 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), n: T.in
 
 
 def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
-    # merge and fuse substitute the loop variables of plain bodies (loops
-    # with literal bounds down to a block bound to loop variables or
-    # literals) themselves: the same statements as rebind, for a renaming,
+    # split, merge and fuse substitute the loop variables of plain bodies
+    # (loops with literal bounds down to a block bound to loop variables or
+    # literals) without rebind's general walk: the same statements as rebind, for a renaming,
     # a cast, fuse's divisions under the loops' ranges and a constant, the
     # unchanged ones the same objects; any other shape is left to rebind
     from tirfun.nodes import Cast, FloorDiv, FloorMod, IntImm, SeqStmt, Var
     from tirfun.rewrites.loops import _rebound_items
-    from tirfun.rewrites.rebind import rebind
+    from tirfun.rewrites.rebind import rebind_walk
 
     func = from_source(RENAMED_SHAPES)
     fused = Var("f", "int32")
@@ -444,7 +444,7 @@ def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
             outcome[var.name, how] = fast is not None
             if fast is None:
                 continue
-            ref = rebind(loop.body, mapping, ranges)
+            ref = rebind_walk(loop.body, mapping, ranges)
             expected = list(ref.seq) if isinstance(ref, SeqStmt) else [ref]
             old = list(loop.body.seq) if isinstance(loop.body, SeqStmt) else [loop.body]
             assert len(fast) == len(expected)
@@ -554,3 +554,34 @@ def test_split_binding_shortcut_is_what_the_simplifier_writes(factors, dtype):
     for f, v in zip(imms[1:], new_vars[1:]):
         value = Add(Mul(value, f), v)
     assert _weighted_sum(new_vars, imms, value) == simplify_index(value)
+
+
+def test_split_rebinds_plain_bodies_as_the_general_walk_does():
+    # split hands rebind the simplified form of its binding; the chain
+    # shortcut must take it where the general walk does, and simplify the
+    # other bindings under the same lazily made ranges
+    from tirfun.analysis.arith.iter_map import simplify_index
+    from tirfun.nodes import Add, FloorDiv, IntImm, Mul, SeqStmt, Var
+    from tirfun.rewrites.rebind import rebind, rebind_walk
+
+    func = from_source(RENAMED_SHAPES)
+    asked = []
+    for loop in func.body.block.body.seq:
+        var = loop.loop_var
+        outer, inner = Var(var.name + "_0"), Var(var.name + "_1")
+        for value in [Add(Mul(outer, IntImm("int32", 4)), inner), FloorDiv(Add(Mul(outer, IntImm("int32", 4)), inner),
+                                                                            IntImm("int32", 2))]:
+            ranges = {outer.name: (0, 1), inner.name: (0, 3)}
+
+            def lazily():
+                asked.append(var.name)
+                return ranges
+
+            simplified = {var: simplify_index(value)} if isinstance(value, Add) else None
+            known = {id(value): (value, simplified[var])} if simplified else None
+            got = rebind(loop.body, {var: value}, lazily, simplified=simplified)
+            want = rebind_walk(loop.body, {var: value}, ranges, known=known)
+            assert_structural_equal(got, want)
+            assert isinstance(got, SeqStmt) or (got is loop.body) == (want is loop.body)
+    # the ranges are made only where a binding had to be simplified under them
+    assert "a" in asked and "g" not in asked

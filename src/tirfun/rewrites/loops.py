@@ -38,7 +38,7 @@ from .errors import (
 )
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
-from .rebind import append_predicate, rebind
+from .rebind import append_predicate, rebind, rebind_chain
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
 from .serialize import py_value
 
@@ -478,11 +478,7 @@ class Fuse(Rewrite):
         ranges = loop_ranges(l for _, l in loops_above(site, paths[0]))
         if isinstance(total, IntImm):
             ranges[name] = (0, total.value - 1)
-        body = None
-        if self.preserve_unit_iters:
-            body = _rebound_chain(loops[-1].body, mapping, ranges)
-        if body is None:
-            body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
+        body = rebind(loops[-1].body, mapping, ranges, drop_unit_iters=not self.preserve_unit_iters)
         new = For(fused, _zero_of(loops[0], dtype), total, ForKind.SERIAL, body)
         mod = commit_nest(site, paths[0], list(loops), new, 1, mapping.values())
         return Outcome(mod, LoopRef(name, site.func_name))
@@ -904,70 +900,14 @@ class Merge(Rewrite):
 def _rebound_items(body: Stmt, mapping: dict, ranges: dict) -> list | None:
     """The statements of ``rebind(body, mapping, ranges)`` (``body``
     itself, or a sequence's items) where each is a plain chain (see
-    :func:`_rebound_chain`), else None."""
+    :func:`~tirfun.rewrites.rebind.rebind_chain`), else None."""
     stmts = body.seq if type(body) is SeqStmt else (body,)
     out = []
     for stmt in stmts:
-        new = _rebound_chain(stmt, mapping, ranges)
+        new = rebind_chain(stmt, mapping, ranges)
         if new is None:
             return None
         out.append(new)
-    return out
-
-
-def _rebound_chain(stmt: Stmt, mapping: dict, ranges: dict) -> Stmt | None:
-    """``rebind(stmt, mapping, ranges)`` where ``stmt`` is a chain of loops
-    with literal bounds down to one block whose bindings are loop variables
-    or literals (the common body of merge and fuse): what rebind builds,
-    without its general walk. A binding that was a substituted variable
-    takes its value, simplified under the ranges of the loops around it
-    (theirs added to ``ranges`` as rebind adds them); the loops are rebuilt
-    above a changed block only. None for any other shape (rebind's way)."""
-    loops = []
-    node = stmt
-    while type(node) is For:
-        if (node.annotations or node.thread_binding is not None or type(node.min) is not IntImm
-                or type(node.extent) is not IntImm or node.loop_var in mapping):
-            return None
-        loops.append(node)
-        node = node.body
-    if type(node) is not BlockRealize or type(node.predicate) is not IntImm or type(node.block) is not Block \
-            or not node.block.iter_vars:
-        return None  # a block without iteration variables is entered by rebind
-    values = []
-    changed = False
-    inner = None  # the ranges at the block, made when a binding needs them
-    for value in node.iter_values:
-        kind = type(value)
-        if kind is Var:
-            new = mapping.get(value, value)
-            if new is not value:
-                if type(new) is not Var:
-                    if inner is None:
-                        inner = _ranges_inside(ranges, loops)
-                    new = simplify_index(new, inner)
-                changed = changed or new is not value
-            values.append(new)
-        elif kind is IntImm:
-            values.append(value)
-        else:
-            return None
-    if not changed:
-        return stmt
-    new = with_fields(node, iter_values=values)
-    for loop in reversed(loops):
-        new = with_fields(loop, body=new)
-    return new
-
-
-def _ranges_inside(ranges: dict, loops: list) -> dict:
-    """``ranges`` with those of ``loops`` (literal bounds) added, as
-    rebind adds a loop's range where its extent is positive."""
-    out = dict(ranges)
-    for loop in loops:
-        lo, ext = int_value(loop.min), int_value(loop.extent)
-        if lo is not None and ext is not None and ext > 0:
-            out[loop.loop_var.name] = (lo, lo + ext - 1)
     return out
 
 

@@ -39,7 +39,19 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Callabl
     ``//`` or ``%`` does not depend on them): a binding that is that
     variable alone then takes it without simplifying again.
     """
-    simplified = {id(mapping[v]): (mapping[v], s) for v, s in simplified.items()} if simplified else None
+    known = {id(mapping[v]): (mapping[v], s) for v, s in simplified.items()} if simplified else None
+    if not drop_unit_iters:
+        chained = _chain(stmt, mapping, ranges, known)
+        if chained is not None:
+            return chained
+    return rebind_walk(stmt, mapping, ranges, drop_unit_iters=drop_unit_iters, known=known)
+
+
+def rebind_walk(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Callable[[], Ranges], *,
+                drop_unit_iters: bool = False, known: dict | None = None) -> Stmt:
+    """:func:`rebind` by the general walk, whatever the shape of ``stmt``
+    (``known``: the simplified bindings by the identity of their value)."""
+    simplified = known
 
     def sub(node):
         if isinstance(node, PrimExpr):
@@ -131,6 +143,72 @@ def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Callabl
     return visit(stmt, _Scope(ranges, None, None))
 
 
+def rebind_chain(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges) -> Stmt | None:
+    """``rebind(stmt, mapping, ranges)`` where ``stmt`` is a chain of loops
+    with literal bounds down to one block whose bindings are loop variables
+    or literals (the common body of split, fuse and merge): what rebind
+    builds, without its general walk. None for any other shape."""
+    return _chain(stmt, mapping, ranges, None)
+
+
+def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
+    """:func:`rebind_chain`, a binding whose simplified form ``known``
+    gives (see :func:`rebind`) taking it. A binding that was a substituted
+    variable takes its value, simplified under the ranges of the loops
+    around it (theirs added to ``ranges`` as rebind adds them); the loops
+    are rebuilt above a changed block only."""
+    loops = []
+    node = stmt
+    while type(node) is For:
+        if (node.annotations or node.thread_binding is not None or type(node.min) is not IntImm
+                or type(node.extent) is not IntImm or node.loop_var in mapping):
+            return None
+        loops.append(node)
+        node = node.body
+    if type(node) is not BlockRealize or type(node.predicate) is not IntImm or type(node.block) is not Block \
+            or not node.block.iter_vars:
+        return None  # a block without iteration variables is entered by rebind
+    values = []
+    changed = False
+    inner = None  # the ranges at the block, made when a binding needs them
+    for value in node.iter_values:
+        kind = type(value)
+        if kind is Var:
+            new = mapping.get(value, value)
+            if new is not value:
+                if type(new) is not Var:
+                    hit = known.get(id(new)) if known else None
+                    if hit is not None and hit[0] is new:
+                        new = hit[1]
+                    else:
+                        if inner is None:
+                            inner = _ranges_inside(ranges() if callable(ranges) else ranges, loops)
+                        new = simplify_index(new, inner)
+                changed = changed or new is not value
+            values.append(new)
+        elif kind is IntImm:
+            values.append(value)
+        else:
+            return None
+    if not changed:
+        return stmt
+    new = with_fields(node, iter_values=values)
+    for loop in reversed(loops):
+        new = with_fields(loop, body=new)
+    return new
+
+
+def _ranges_inside(ranges: Ranges, loops: list) -> dict:
+    """``ranges`` with those of ``loops`` (literal bounds) added, as
+    rebind adds a loop's range where its extent is positive."""
+    out = dict(ranges)
+    for loop in loops:
+        lo, ext = int_value(loop.min), int_value(loop.extent)
+        if lo is not None and ext is not None and ext > 0:
+            out[loop.loop_var.name] = (lo, lo + ext - 1)
+    return out
+
+
 class _Scope:
     """The ranges of the loops around a statement, as a chain of the loops
     entered below the caller's ranges: a walk that needs no range (every
@@ -197,4 +275,4 @@ def append_predicate(stmt: Stmt, predicate: PrimExpr) -> Stmt:
     return visit(stmt)
 
 
-__all__ = ["rebind", "append_predicate"]
+__all__ = ["rebind", "rebind_chain", "append_predicate"]
