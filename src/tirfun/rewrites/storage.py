@@ -17,11 +17,12 @@ from pyrsistent import PVector
 from ..analysis.mentions import mentions_any, names_in
 from ..analysis.traversal import Path, ancestors, map_children, stmt_children
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
+    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
     StringImm, IterVar, Var,
 )
 from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from .buffer_swap import swap_buffer
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
@@ -116,32 +117,27 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
     return found[1:]
 
 
-def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None = None,
-               items: dict | None = None) -> dict:
-    """``{buffer: new}`` and each match_buffer view of ``buffer`` under
-    ``root`` (views of views too) with the axis separators TVM's
-    ``set_axis_separator`` gives it: its source's, where it has as many
-    dimensions, else as many zeros (TVM warns that these may be wrong; a
-    0-d view of one element has no axis to separate, so they change
-    nothing there). ``items`` receives what :func:`buffer_views` gives it."""
-    sources: dict = {}
-    # outermost first: a view comes before the views of it; with the
-    # function's index and the root's path, only what names them is walked
-    return views_mapping(buffer, new, buffer_views(root, buffer, items, index, path, sources), sources)
-
-
 def views_mapping(buffer: Buffer, new: Buffer, views: list, sources: dict) -> dict:
-    """What :func:`with_views` gives, from the views of ``buffer`` and
-    their sources that :func:`buffer_views` found: for a caller that has
-    walked for them already."""
+    """``{buffer: new}`` and each view of ``buffer`` that
+    :func:`buffer_views` found (``views``, outermost first, with their
+    ``sources``) with the axis separators TVM's ``set_axis_separator`` gives
+    it (:func:`view_separators`)."""
     mapping = {buffer: new}
     for view in views:
-        source = mapping[sources[view]]
-        seps = list(source.axis_separators)
-        if len(view.shape) != len(source.shape):
-            seps = [0] * len(seps)
-        mapping[view] = with_fields(view, axis_separators=seps)
+        mapping[view] = view_separators(view, mapping[sources[view]])
     return mapping
+
+
+def view_separators(view: Buffer, source: Buffer) -> Buffer:
+    """``view``, a match_buffer view of ``source`` (as ``set_axis_separator``
+    left it), with the axis separators TVM gives it: its source's, where it
+    has as many dimensions, else as many zeros (TVM warns that these may be
+    wrong; a 0-d view of one element has no axis to separate, so they
+    change nothing there)."""
+    seps = list(source.axis_separators)
+    if len(view.shape) != len(source.shape):
+        seps = [0] * len(seps)
+    return with_fields(view, axis_separators=seps)
 
 
 #: the path of the function's root block
@@ -291,13 +287,15 @@ class SetScope(Rewrite):
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
         scope = self.storage_scope or "global"
-        site_block = plan.site.at(plan.alloc_path)
-        items: dict = {}
-        mapping = {b: with_fields(b, storage_scope=scope)
-                   for b in [plan.buffer] + buffer_views(site_block, plan.buffer, items, plan.site.index,
-                                                   plan.alloc_path)}
-        block = _replace_buffers(site_block, mapping, items=items)
-        return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
+        site = plan.site
+
+        def in_scope(buffer, _source=None):
+            return with_fields(buffer, storage_scope=scope)
+
+        # the views of the buffer take the scope too
+        block = swap_buffer(site.at(plan.alloc_path), plan.buffer, in_scope(plan.buffer), in_scope,
+                            index=site.index, path=plan.alloc_path)
+        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -525,26 +523,16 @@ class UnsafeSetDType(Rewrite):
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
         src, tgt = plan.buffer.dtype, DataType(self.dtype)
-        block = plan.site.at(plan.alloc_path)
-        items: dict = {}
-        views = buffer_views(block, plan.buffer, items, plan.site.index, plan.alloc_path)
-        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + views}
+        site = plan.site
 
-        def access(n, visit):
-            # a store casts to the new type, a load casts back to the old one
-            if type(n) is BufferStore and n.buffer in mapping:
-                value = visit(n.value)
-                cast = Cast(tgt.with_lanes(value.dtype.lanes), value)
-                return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices],
-                                   _visit_optional(visit, n.predicate))
-            if type(n) is BufferLoad and n.buffer in mapping:
-                load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices],
-                                  _visit_optional(visit, n.predicate))
-                return Cast(src.with_lanes(load.dtype.lanes), load)
-            return None
+        def retyped(buffer, _source=None):
+            return with_fields(buffer, dtype=tgt)
 
-        out = _replace_buffers(block, mapping, access, items)
-        return Outcome(commit(plan.site, plan.alloc_path, out, index=plan.site.index))
+        # a store casts to the new type, a load casts back to the old one;
+        # the views of the buffer take the new type too
+        block = swap_buffer(site.at(plan.alloc_path), plan.buffer, retyped(plan.buffer), retyped,
+                            index=site.index, path=plan.alloc_path, cast=(src, tgt))
+        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -650,21 +638,17 @@ class SetAxisSeparator(Rewrite):
         new = with_fields(buffer, axis_separators=list(self.axis_separators))
         if new == buffer:
             return Outcome(site.mod)
-        # which statements of each sequence use the buffer (from the index
-        # where it can tell), so that the replacement asks no other
-        items: dict = {}
-        top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
         # its match_buffer views take the separators too, as in TVM
-        if top is not None:
-            mapping = with_views(site.at(top), buffer, new, site.index, top, items)
-        else:
-            mapping = with_views(site.func.body, buffer, new)
         if alloc is not None:
-            block = _replace_buffers(site.at(alloc), mapping, items=items)
+            block = swap_buffer(site.at(alloc), buffer, new, view_separators, index=site.index, path=alloc)
             return Outcome(commit(site, alloc, block, index=site.index))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping, items=items)
+        # a parameter: the function's buffer map changes too; the index
+        # answers for the root block's statements (when there is one)
+        rooted = type(site.func.body) is BlockRealize
+        func = swap_buffer(site.func, buffer, new, view_separators, index=site.index if rooted else None,
+                           path=() if rooted else None)
         remember(func, site.index)
         return Outcome(site.mod.with_function(site.func_name, func))
 
@@ -681,7 +665,3 @@ def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) 
 __all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align",
            "UnsafeSetDType", "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]
 
-
-def _visit_optional(visit, e):
-    """``visit(e)``, keeping an absent operand (a load's or store's predicate) absent."""
-    return None if e is None else visit(e)
