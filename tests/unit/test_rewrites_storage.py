@@ -4,6 +4,7 @@ built for the CPU and run against the interpreter."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
@@ -12,8 +13,8 @@ from tirfun import IRModule
 from tirfun import rewrites as R
 from tirfun.interp import run as interp_run
 from tirfun.lower import compact_allocations, lower_allocations, lower_blocks
-from tirfun.nodes import Allocate, Buffer, DeclBuffer
-from tirfun.analysis.traversal import walk
+from tirfun.nodes import Add, Allocate, Buffer, DeclBuffer, PrimExpr
+from tirfun.analysis.traversal import map_children, walk
 from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
@@ -390,3 +391,41 @@ def test_storage_primitives_change_views_of_views_with_the_buffer(step, expected
         assert_equivalent(mod["main"], out["main"], trials=2)  # the CPU build refuses separators
     else:
         _runs_as_interpreted(mod, out)
+
+
+def test_unsafe_set_dtype_keeps_every_type_right_around_a_view_of_another_type():
+    # TVMScript refuses a view whose element type is not its source's, so the
+    # function is built with float16 everywhere and B then made float32: the
+    # loads of V, cast back to B's old float32, change type, and the
+    # addition above them must take the new type
+    src = '''@T.prim_func
+def main(A: T.Buffer((4,), "float16"), C: T.Buffer((4,), "float32"), D: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,), "float16")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi])
+            T.writes(B[vi], D[vi])
+            V = T.match_buffer(B[vi], (1,), "float16")
+            V[0] = A[vi]
+            D[vi] = T.Cast("float32", V[0] + V[0])
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = T.Cast("float32", B[vi])
+'''
+    func = from_source(src)
+    old = func.body.block.alloc_buffers[0]
+    wider = attrs.evolve(old, dtype="float32")
+
+    def widen(n):
+        return (wider if n == old else n) if isinstance(n, Buffer) else map_children(n, widen)
+
+    out = R.unsafe_set_dtype("B", 0, "float64")(IRModule({"main": widen(func)}))["main"]
+    assert {str(b.dtype) for b in walk(out) if isinstance(b, Buffer) and b.name in ("B", "V")} == {"float64"}
+    sums = [n for n in walk(out) if isinstance(n, Add)]
+    assert sums and all(str(n.dtype) == "float32" for n in sums)
+    # every expression has the type its constructor gives it
+    for n in walk(out):
+        if isinstance(n, PrimExpr) and attrs.has(type(n)):
+            assert attrs.evolve(n).dtype == n.dtype, n

@@ -12,14 +12,17 @@ find the views as it goes, where looking for them first would walk the same
 statements twice.
 
 The swap changes no buffer's shape, and no dtype of an expression (a load
-of a buffer whose element type changes is cast back to the old one), so
-each node the walk rebuilds around a new child holds children of the same
-kinds, shapes and dtypes as before: every rule its constructor checks held
-for the old node and holds again. Such a node is therefore copied with its
-new children (:func:`_swapper`) instead of being checked afresh; a node
-whose own buffer changes element type is built through its constructor,
-and nodes of kinds the walk does not know go through
-:func:`~tirfun.analysis.traversal.map_children`, checked as usual.
+of a buffer whose element type changes is cast back to the old one, a
+value stored into it is cast to the new one), so each node the walk
+rebuilds around a new child holds children of the same kinds, shapes and
+dtypes as before: every rule its constructor checks held for the old node
+and holds again. Such a node is therefore copied with its new children
+(:func:`_swapper`) instead of being checked afresh, where checking costs
+more than the copy; nodes of kinds the walk does not know go through
+:func:`~tirfun.analysis.traversal.map_children`, checked as usual. (A view
+of another element type than its source's, which TVMScript refuses to
+parse, breaks the rule for a new element type: where the walk meets one, it
+starts again rebuilding every node through its checks.)
 """
 
 from __future__ import annotations
@@ -35,44 +38,130 @@ from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, DataType, FloatImm, For, IntImm,
     IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.base import with_fields
 
 #: expression nodes that hold no other node: nothing to swap inside
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 
 @functools.cache
-def _swapper(cls: type, fields: tuple):
+def _swapper(cls: type, fields: tuple, derive: bool = False):
     """A function ``(node, *values)``: a copy of the ``cls`` node with the
-    ``fields`` set to ``values``, its other fields, its derived dtype
-    (expressions) and nothing else carried over, and no rule checked again:
+    ``fields`` set to ``values``, its other fields and its dtype (an
+    expression's, kept in a slot) carried over, and no rule checked again:
     only for a node whose new children are of the old ones' kinds, shapes
-    and dtypes (see the module's docstring). Written out once per class and
-    fields, as :func:`~tirfun.nodes.base.with_fields` writes its
-    rebuilders."""
-    names = [a.name for a in attrs.fields(cls)]
-    slots = {s for k in cls.__mro__ for s in getattr(k, "__slots__", ())}
+    and dtypes (see the module's docstring). ``derive``: the dtype is
+    derived afresh from the new fields instead (a load from a buffer of a
+    new element type). Written out once per class and fields, as
+    :func:`~tirfun.nodes.base.with_fields` writes its rebuilders."""
     args = [f"v{k}" for k in range(len(fields))]
     lines = [f"def swap(node, {', '.join(args)}):", "    new = _new(_cls)"]
-    for name in names:
-        value = args[fields.index(name)] if name in fields else f"node.{name}"
-        lines.append(f"    _put(new, {name!r}, {value})")
-    if "_dtype" in slots:
-        lines.append("    _put(new, '_dtype', node._dtype)")
-    lines += ["    _put(new, '_attrs_cached_hash', None)", "    return new"]
-    env = {"_new": object.__new__, "_put": object.__setattr__, "_cls": cls}
+    env = {"_new": object.__new__, "_cls": cls}
+    for a in attrs.fields(cls):
+        value = args[fields.index(a.name)] if a.name in fields else f"node.{a.name}"
+        lines.append(f"    {_setter(cls, a.name, env)}(new, {value})")
+    if hasattr(cls, "_derive_dtype"):  # see nodes.base.node
+        value = "new._derive_dtype()" if derive else "node.dtype"
+        lines.append(f"    {_setter(cls, '_dtype', env)}(new, {value})")
+    lines += [f"    {_setter(cls, '_attrs_cached_hash', env)}(new, None)", "    return new"]
     exec("\n".join(lines), env)  # the source is built above from field names only
     return env["swap"]
 
 
-_SWAP_BLOCK = _swapper(Block, ("iter_vars", "reads", "writes", "body", "init", "alloc_buffers", "match_buffers",
-                               "annotations"))
-_SWAP_REALIZE = _swapper(BlockRealize, ("iter_values", "predicate", "block"))
-_SWAP_FOR_BODY = _swapper(For, ("body",))
-_SWAP_STORE = _swapper(BufferStore, ("buffer", "value", "indices", "predicate"))
-_SWAP_LOAD = _swapper(BufferLoad, ("buffer", "indices", "predicate"))
-_SWAP_REGION = _swapper(BufferRegion, ("buffer", "region"))
-_SWAP_MATCH = _swapper(MatchBufferRegion, ("buffer", "source"))
-_SWAP_RANGE = _swapper(Range, ("min", "extent"))
+def _setter(cls: type, name: str, env: dict) -> str:
+    """The name, bound in ``env``, of a function ``(node, value)`` setting
+    the slot ``name`` of a frozen ``cls`` node: the slot's own descriptor
+    (a frozen node refuses ``setattr``, and the descriptor skips looking the
+    name up)."""
+    for k in cls.__mro__:
+        slot = k.__dict__.get(name)
+        if slot is not None:
+            break
+    key = f"_set_{name}"
+    if type(slot) is _SLOT:
+        env[key] = slot.__set__
+    else:  # not a slot: through the object's own setter, past the frozen class's refusal
+        env[key] = lambda node, value, _name=name: object.__setattr__(node, _name, value)
+    return key
+
+
+_SLOT = type(Range.__dict__["min"])
+
+#: the empty map nearly every loop and block has as annotations (pyrsistent
+#: gives one empty map): told by identity, where asking a map its length is
+#: a Python call
+_NO_ANNOTATIONS = pmap()
+
+
+_NEW_CAST = _swapper(Cast, ("dtype", "value"))
+
+
+def _cast(dtype: DataType, value):
+    """``Cast(dtype, value)`` where ``value`` has ``dtype``'s lanes (the
+    only rule a Cast checks), built without checking it again."""
+    return _NEW_CAST(None, dtype, value)
+
+
+@attrs.frozen
+class _Rebuilders:
+    """How the walk rebuilds each node kind it knows around new children:
+    each a function ``(node, *new fields)`` (``cast``: ``(dtype, value)``,
+    ``operands``: the rebuilder of a two-operand kind)."""
+
+    block: object
+    realize: object
+    for_body: object
+    store: object
+    load: object
+    retyped_load: object
+    region: object
+    match: object
+    range: object
+    cast: object
+    operands: object
+
+
+def _checked(cls: type, fields: tuple):
+    """The rebuilder of ``fields`` of a ``cls`` node through
+    :func:`~tirfun.nodes.base.with_fields`, every rule checked."""
+    def rebuild(node, *values):
+        return with_fields(node, **dict(zip(fields, values)))
+    return rebuild
+
+
+_FIELDS = {
+    Block: ("iter_vars", "reads", "writes", "body", "init", "alloc_buffers", "match_buffers", "annotations"),
+    BlockRealize: ("iter_values", "predicate", "block"),
+    BufferStore: ("buffer", "value", "indices", "predicate"),
+    BufferLoad: ("buffer", "indices", "predicate"),
+    BufferRegion: ("buffer", "region"),
+    MatchBufferRegion: ("buffer", "source"),
+    Range: ("min", "extent"),
+}
+
+#: nodes copied (see the module's docstring)
+_COPIED = _Rebuilders(
+    block=_swapper(Block, _FIELDS[Block]), realize=_swapper(BlockRealize, _FIELDS[BlockRealize]),
+    for_body=_swapper(For, ("body",)), store=_swapper(BufferStore, _FIELDS[BufferStore]),
+    load=_swapper(BufferLoad, _FIELDS[BufferLoad]),
+    retyped_load=_swapper(BufferLoad, _FIELDS[BufferLoad], derive=True),
+    region=_swapper(BufferRegion, _FIELDS[BufferRegion]), match=_swapper(MatchBufferRegion, _FIELDS[MatchBufferRegion]),
+    range=_swapper(Range, _FIELDS[Range]), cast=_cast, operands=lambda kind: _swapper(kind, ("a", "b")))
+
+#: nodes rebuilt and checked, as map_children rebuilds them
+_CHECKS = _Rebuilders(
+    block=_checked(Block, _FIELDS[Block]), realize=_checked(BlockRealize, _FIELDS[BlockRealize]),
+    for_body=_checked(For, ("body",)), store=_checked(BufferStore, _FIELDS[BufferStore]),
+    load=_checked(BufferLoad, _FIELDS[BufferLoad]), retyped_load=_checked(BufferLoad, _FIELDS[BufferLoad]),
+    region=_checked(BufferRegion, _FIELDS[BufferRegion]), match=_checked(MatchBufferRegion, _FIELDS[MatchBufferRegion]),
+    range=_checked(Range, _FIELDS[Range]), cast=Cast, operands=lambda kind: _checked(kind, ("a", "b")))
+
+
+class _ViewOfAnotherType(Exception):
+    """Raised inside the walk that copies nodes: a view whose element type
+    is not its source's (TVMScript refuses to parse one) is to change type,
+    and a load of it, cast back to the source's old type, would change
+    type: the nodes above it must be checked."""
 
 
 def _names_of(buffer: Buffer) -> tuple:
@@ -96,10 +185,30 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
     store into one of the buffers casts its value to the new type, a load
     from one casts back to the old type (as TVM's ``unsafe_set_dtype``).
     Without it the buffers keep their element type."""
+    try:
+        return _swap(root, buffer, new, view_of, index, path, cast, _COPIED)
+    except _ViewOfAnotherType:
+        return _swap(root, buffer, new, view_of, index, path, cast, _CHECKS)
+
+
+def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | None, cast, make: _Rebuilders):
+    """:func:`swap_buffer`, rebuilding nodes with ``make``."""
     mapping = {buffer: new}
     get = mapping.get
+    swap_block, swap_realize, swap_for_body, swap_store = make.block, make.realize, make.for_body, make.store
+    swap_load, retyped_load, swap_region, swap_match = make.load, make.retyped_load, make.region, make.match
+    swap_range, new_cast, operands = make.range, make.cast, make.operands
     names = set(_names_of(buffer))
     items_naming = None if index is None else index.items_naming
+
+    def new_of(b):
+        # a buffer equal to one of them has its name: most buffers met are
+        # told apart by name, without hashing the buffer
+        return get(b) if b.name in names else None
+
+    def swapped(b):
+        new = new_of(b)
+        return b if new is None else new
 
     def stmt(s, path):
         if names.isdisjoint(names_in(s)):
@@ -107,9 +216,10 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
         kind = type(s)
         if kind is SeqStmt:
             return sequence(s, path)
-        if kind is For and type(s.min) in _LEAVES and type(s.extent) in _LEAVES and not s.annotations:
+        if kind is For and type(s.min) in _LEAVES and type(s.extent) in _LEAVES and (
+                s.annotations is _NO_ANNOTATIONS or not s.annotations):
             body = stmt(s.body, None if path is None else path + (("body", None),))
-            return s if body is s.body else _SWAP_FOR_BODY(s, body)
+            return s if body is s.body else swap_for_body(s, body)
         if kind is BlockRealize:
             return realize(s, path)
         if kind is Block:
@@ -135,7 +245,7 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
         inner = block(s.block, None if path is None else path + (("block", None),))
         if values is s.iter_values and predicate is s.predicate and inner is s.block:
             return s
-        return _SWAP_REALIZE(s, values, predicate, inner)
+        return swap_realize(s, values, predicate, inner)
 
     def block(s, path):
         # the views first: the rest of the block may use them
@@ -152,60 +262,66 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
         body = stmt(s.body, None if path is None else path + (("body", None),))
         iter_vars = exprs(s.iter_vars)
         annotations = s.annotations
-        if annotations:
+        if annotations is not _NO_ANNOTATIONS and annotations:
             annotations = attr_map(annotations)
         if (match is s.match_buffers and reads is s.reads and writes is s.writes and alloc is s.alloc_buffers
                 and init is s.init and body is s.body and iter_vars is s.iter_vars
                 and annotations is s.annotations):
             return s
-        return _SWAP_BLOCK(s, iter_vars, reads, writes, body, init, alloc, match, annotations)
+        return swap_block(s, iter_vars, reads, writes, body, init, alloc, match, annotations)
 
     def matches(vector):
         out = None
         for i, m in enumerate(vector):
             source = m.source.buffer
             if source in mapping and m.buffer not in mapping:
+                if cast is not None and make is _COPIED and m.buffer.dtype != source.dtype:
+                    raise _ViewOfAnotherType
                 view = view_of(m.buffer, mapping[source])
                 mapping[m.buffer] = view
                 names.update(_names_of(m.buffer))
-            buf, region_ = get(m.buffer, m.buffer), region(m.source)
+            buf, region_ = swapped(m.buffer), region(m.source)
             if buf is not m.buffer or region_ is not m.source:
                 if out is None:
                     out = list(vector)
-                out[i] = _SWAP_MATCH(m, buf, region_)
+                out[i] = swap_match(m, buf, region_)
         return vector if out is None else pvector(out)
 
     def store(s):
-        buf = get(s.buffer)
+        buf = new_of(s.buffer)
         value, indices = expr(s.value), exprs(s.indices)
         predicate = s.predicate
         if predicate is not None:
             predicate = expr(predicate)
         if buf is not None and cast is not None:
-            return BufferStore(buf, Cast(cast[1].with_lanes(value.dtype.lanes), value), list(indices), predicate)
+            # the value cast to the new type, of its own lanes, which are
+            # the store's: the store's rules hold for the new buffer
+            value = new_cast(cast[1].with_lanes(value.dtype.lanes), value)
         if buf is None:
             if value is s.value and indices is s.indices and predicate is s.predicate:
                 return s
             buf = s.buffer
-        return _SWAP_STORE(s, buf, value, indices, predicate)
+        return swap_store(s, buf, value, indices, predicate)
 
     def load(e):
-        buf = get(e.buffer)
+        buf = new_of(e.buffer)
         indices = exprs(e.indices)
         predicate = e.predicate
         if predicate is not None:
             predicate = expr(predicate)
         if buf is not None and cast is not None:
-            loaded = BufferLoad(buf, list(indices), predicate)
-            return Cast(cast[0].with_lanes(loaded.dtype.lanes), loaded)
+            # cast back to the old type: the old load's dtype (a view has
+            # its source's type), so what holds it holds it still
+            loaded = retyped_load(e, buf, indices, predicate)
+            return new_cast(cast[0].with_lanes(loaded.dtype.lanes), loaded)
         if buf is None:
             if indices is e.indices and predicate is e.predicate:
                 return e
             buf = e.buffer
-        return _SWAP_LOAD(e, buf, indices, predicate)
+        return swap_load(e, buf, indices, predicate)
 
     def region(r):
-        buf = get(r.buffer, r.buffer)
+        buf = swapped(r.buffer)
         ranges = r.region
         for rng in ranges:
             if type(rng.min) not in _LEAVES or type(rng.extent) not in _LEAVES:
@@ -213,7 +329,7 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
                 break
         if buf is r.buffer and ranges is r.region:
             return r
-        return _SWAP_REGION(r, buf, ranges)
+        return swap_region(r, buf, ranges)
 
     def regions(vector):
         out = None
@@ -228,7 +344,7 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
     def buffers(vector):
         out = None
         for i, b in enumerate(vector):
-            changed = get(b)
+            changed = new_of(b)
             if changed is not None:
                 if out is None:
                     out = list(vector)
@@ -256,14 +372,14 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
             a, b = expr(e.a), expr(e.b)
             if a is e.a and b is e.b:
                 return e
-            return _swapper(kind, ("a", "b"))(e, a, b)
+            return operands(kind)(e, a, b)
         if kind is BufferLoad:
             return load(e)
         if kind is Buffer:
-            return get(e, e)
+            return swapped(e)
         if kind is Range:
             lo, extent = expr(e.min), expr(e.extent)
-            return e if lo is e.min and extent is e.extent else _SWAP_RANGE(e, lo, extent)
+            return e if lo is e.min and extent is e.extent else swap_range(e, lo, extent)
         if kind is IterVar and type(e.dom.min) in _LEAVES and type(e.dom.extent) in _LEAVES:
             return e
         if kind is BufferRegion:
