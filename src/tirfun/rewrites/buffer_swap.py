@@ -28,6 +28,7 @@ starts again rebuilding every node through its checks.)
 from __future__ import annotations
 
 import functools
+from types import MappingProxyType
 
 import attrs
 from pyrsistent import pmap, pvector
@@ -106,7 +107,7 @@ def _cast(dtype: DataType, value):
 class _Rebuilders:
     """How the walk rebuilds each node kind it knows around new children:
     each a function ``(node, *new fields)`` (``cast``: ``(dtype, value)``,
-    ``operands``: the rebuilder of a two-operand kind)."""
+    ``operands``: each two-operand kind's rebuilder, by kind)."""
 
     block: object
     realize: object
@@ -146,7 +147,8 @@ _COPIED = _Rebuilders(
     load=_swapper(BufferLoad, _FIELDS[BufferLoad]),
     retyped_load=_swapper(BufferLoad, _FIELDS[BufferLoad], derive=True),
     region=_swapper(BufferRegion, _FIELDS[BufferRegion]), match=_swapper(MatchBufferRegion, _FIELDS[MatchBufferRegion]),
-    range=_swapper(Range, _FIELDS[Range]), cast=_cast, operands=lambda kind: _swapper(kind, ("a", "b")))
+    range=_swapper(Range, _FIELDS[Range]), cast=_cast,
+    operands=MappingProxyType({kind: _swapper(kind, ("a", "b")) for kind in OPERAND_NODES}))
 
 #: nodes rebuilt and checked, as map_children rebuilds them
 _CHECKS = _Rebuilders(
@@ -154,7 +156,8 @@ _CHECKS = _Rebuilders(
     for_body=_checked(For, ("body",)), store=_checked(BufferStore, _FIELDS[BufferStore]),
     load=_checked(BufferLoad, _FIELDS[BufferLoad]), retyped_load=_checked(BufferLoad, _FIELDS[BufferLoad]),
     region=_checked(BufferRegion, _FIELDS[BufferRegion]), match=_checked(MatchBufferRegion, _FIELDS[MatchBufferRegion]),
-    range=_checked(Range, _FIELDS[Range]), cast=Cast, operands=lambda kind: _checked(kind, ("a", "b")))
+    range=_checked(Range, _FIELDS[Range]), cast=Cast,
+    operands=MappingProxyType({kind: _checked(kind, ("a", "b")) for kind in OPERAND_NODES}))
 
 
 class _ViewOfAnotherType(Exception):
@@ -242,7 +245,9 @@ def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | 
     def realize(s, path):
         values = exprs(s.iter_values)
         predicate = expr(s.predicate)
-        inner = block(s.block, None if path is None else path + (("block", None),))
+        # the index answers for no sequence inside a block below the
+        # function's root block (FuncIndex.items_naming): paths stop there
+        inner = block(s.block, None if path is None or len(path) > 1 else path + (("block", None),))
         if values is s.iter_values and predicate is s.predicate and inner is s.block:
             return s
         return swap_realize(s, values, predicate, inner)
@@ -372,7 +377,7 @@ def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | 
             a, b = expr(e.a), expr(e.b)
             if a is e.a and b is e.b:
                 return e
-            return operands(kind)(e, a, b)
+            return operands[kind](e, a, b)
         if kind is BufferLoad:
             return load(e)
         if kind is Buffer:
