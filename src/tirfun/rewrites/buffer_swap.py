@@ -88,6 +88,12 @@ def _setter(cls: type, name: str, env: dict) -> str:
 
 _SLOT = type(Range.__dict__["min"])
 
+#: the length up to which a sequence's items are each asked whether they
+#: name the buffers (a kept answer each) rather than the index (which asks
+#: its tables for the blocks naming them): either way the same items are
+#: visited, and the index costs as much as asking a dozen items
+_ASK_EACH_UP_TO = 16
+
 #: the empty map nearly every loop and block has as annotations (pyrsistent
 #: gives one empty map): told by identity, where asking a map its length is
 #: a Python call
@@ -233,7 +239,9 @@ def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | 
 
     def sequence(s, path):
         seq = s.seq
-        chosen = None if items_naming is None or path is None else items_naming(path, names)
+        chosen = None
+        if items_naming is not None and path is not None and len(seq) > _ASK_EACH_UP_TO:
+            chosen = items_naming(path, names)
         out = s
         for i in range(len(seq)) if chosen is None else chosen:
             item = seq[i]
