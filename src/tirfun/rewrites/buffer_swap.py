@@ -195,220 +195,254 @@ def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None,
     from one casts back to the old type (as TVM's ``unsafe_set_dtype``).
     Without it the buffers keep their element type."""
     try:
-        return _swap(root, buffer, new, view_of, index, path, cast, _COPIED)
+        return _Swap(buffer, new, view_of, index, cast, _COPIED).run(root, path)
     except _ViewOfAnotherType:
-        return _swap(root, buffer, new, view_of, index, path, cast, _CHECKS)
+        return _Swap(buffer, new, view_of, index, cast, _CHECKS).run(root, path)
 
 
-def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | None, cast, make: _Rebuilders):
-    """:func:`swap_buffer`, rebuilding nodes with ``make``."""
-    mapping = {buffer: new}
-    get = mapping.get
-    swap_block, swap_realize, swap_for_body, swap_store = make.block, make.realize, make.for_body, make.store
-    swap_load, retyped_load, swap_region, swap_match = make.load, make.retyped_load, make.region, make.match
-    swap_range, new_cast, operands = make.range, make.cast, make.operands
-    names = set(_names_of(buffer))
-    items_naming = None if index is None else index.items_naming
+class _Swap:
+    """One walk of :func:`swap_buffer`: the buffers swapped so far (the
+    buffer, then each view of it met) with their new versions and their
+    names, and how the walk rebuilds nodes (``make``). The walk's steps are
+    methods, made once, where functions nested in the walk would be made
+    again at every swap."""
 
-    def new_of(b):
+    __slots__ = ("mapping", "get", "names", "items_naming", "view_of", "cast", "make")
+
+    def __init__(self, buffer: Buffer, new: Buffer, view_of, index, cast, make: _Rebuilders):
+        self.mapping = {buffer: new}
+        self.get = self.mapping.get
+        self.names = set(_names_of(buffer))
+        self.items_naming = None if index is None else index.items_naming
+        self.view_of = view_of
+        self.cast = cast
+        self.make = make
+
+    def run(self, root: Node, path: Path | None) -> Node:
+        """``root`` swapped."""
+        if isinstance(root, Stmt):
+            return self.stmt(root, path)
+        # a function: its body first (the views are found there), then its
+        # buffer map and the rest
+        body = self.stmt(root.body, None if path is None else path + (("body", None),))
+        return map_children(root, lambda c: body if c is root.body else self.any_node(c))
+
+    def new_of(self, b):
+        """The new version of buffer ``b``, or None when it is not swapped."""
         # a buffer equal to one of them has its name: most buffers met are
         # told apart by name, without hashing the buffer
-        return get(b) if b.name in names else None
+        return self.get(b) if b.name in self.names else None
 
-    def swapped(b):
-        new = new_of(b)
+    def swapped(self, b):
+        """Buffer ``b`` swapped (itself when it is not one of them)."""
+        new = self.new_of(b)
         return b if new is None else new
 
-    def stmt(s, path):
-        if names.isdisjoint(names_in(s)):
+    def stmt(self, s, path):
+        """Statement ``s``, at ``path`` (None: not tracked), swapped."""
+        if self.names.isdisjoint(names_in(s)):
             return s
         kind = type(s)
         if kind is SeqStmt:
-            return sequence(s, path)
+            return self.sequence(s, path)
         if kind is For and type(s.min) in _LEAVES and type(s.extent) in _LEAVES and (
                 s.annotations is _NO_ANNOTATIONS or not s.annotations):
-            body = stmt(s.body, None if path is None else path + (("body", None),))
-            return s if body is s.body else swap_for_body(s, body)
+            body = self.stmt(s.body, None if path is None else path + (("body", None),))
+            return s if body is s.body else self.make.for_body(s, body)
         if kind is BlockRealize:
-            return realize(s, path)
+            return self.realize(s, path)
         if kind is Block:
-            return block(s, path)
+            return self.block(s, path)
         if kind is BufferStore:
-            return store(s)
-        return other_stmt(s, path)
+            return self.store(s)
+        return self.other_stmt(s, path)
 
-    def sequence(s, path):
+    def sequence(self, s, path):
+        """A sequence with the items that name the buffers swapped."""
         seq = s.seq
         chosen = None
-        if items_naming is not None and path is not None and len(seq) > _ASK_EACH_UP_TO:
-            chosen = items_naming(path, names)
+        if self.items_naming is not None and path is not None and len(seq) > _ASK_EACH_UP_TO:
+            chosen = self.items_naming(path, self.names)
         out = s
         for i in range(len(seq)) if chosen is None else chosen:
             item = seq[i]
-            changed = stmt(item, None if path is None else path + (("seq", i),))
+            changed = self.stmt(item, None if path is None else path + (("seq", i),))
             if changed is not item:
                 out = out.with_item(i, changed)
         return out
 
-    def realize(s, path):
-        values = exprs(s.iter_values)
-        predicate = expr(s.predicate)
+    def realize(self, s, path):
+        """A BlockRealize swapped, its block included."""
+        values = self.exprs(s.iter_values)
+        predicate = self.expr(s.predicate)
         # the index answers for no sequence inside a block below the
         # function's root block (FuncIndex.items_naming): paths stop there
-        inner = block(s.block, None if path is None or len(path) > 1 else path + (("block", None),))
+        inner = self.block(s.block, None if path is None or len(path) > 1 else path + (("block", None),))
         if values is s.iter_values and predicate is s.predicate and inner is s.block:
             return s
-        return swap_realize(s, values, predicate, inner)
+        return self.make.realize(s, values, predicate, inner)
 
-    def block(s, path):
+    def block(self, s, path):
+        """A Block swapped: its views, regions, buffers, init and body."""
         # the views first: the rest of the block may use them
         match = s.match_buffers
         if match:
-            match = matches(match)
-        reads, writes = regions(s.reads), regions(s.writes)
+            match = self.matches(match)
+        reads, writes = self.regions(s.reads), self.regions(s.writes)
         alloc = s.alloc_buffers
         if alloc:
-            alloc = buffers(alloc)
+            alloc = self.buffers(alloc)
         init = s.init
         if init is not None:
-            init = stmt(init, None if path is None else path + (("init", None),))
-        body = stmt(s.body, None if path is None else path + (("body", None),))
-        iter_vars = exprs(s.iter_vars)
+            init = self.stmt(init, None if path is None else path + (("init", None),))
+        body = self.stmt(s.body, None if path is None else path + (("body", None),))
+        iter_vars = self.exprs(s.iter_vars)
         annotations = s.annotations
         if annotations is not _NO_ANNOTATIONS and annotations:
-            annotations = attr_map(annotations)
+            annotations = self.attr_map(annotations)
         if (match is s.match_buffers and reads is s.reads and writes is s.writes and alloc is s.alloc_buffers
                 and init is s.init and body is s.body and iter_vars is s.iter_vars
                 and annotations is s.annotations):
             return s
-        return swap_block(s, iter_vars, reads, writes, body, init, alloc, match, annotations)
+        return self.make.block(s, iter_vars, reads, writes, body, init, alloc, match, annotations)
 
-    def matches(vector):
+    def matches(self, vector):
+        """A block's match_buffers swapped; each view of a swapped buffer
+        met here is swapped from now on."""
         out = None
         for i, m in enumerate(vector):
             source = m.source.buffer
-            if source in mapping and m.buffer not in mapping:
-                if cast is not None and make is _COPIED and m.buffer.dtype != source.dtype:
+            if source in self.mapping and m.buffer not in self.mapping:
+                if self.cast is not None and self.make is _COPIED and m.buffer.dtype != source.dtype:
                     raise _ViewOfAnotherType
-                view = view_of(m.buffer, mapping[source])
-                mapping[m.buffer] = view
-                names.update(_names_of(m.buffer))
-            buf, region_ = swapped(m.buffer), region(m.source)
+                view = self.view_of(m.buffer, self.mapping[source])
+                self.mapping[m.buffer] = view
+                self.names.update(_names_of(m.buffer))
+            buf, region_ = self.swapped(m.buffer), self.region(m.source)
             if buf is not m.buffer or region_ is not m.source:
                 if out is None:
                     out = list(vector)
-                out[i] = swap_match(m, buf, region_)
+                out[i] = self.make.match(m, buf, region_)
         return vector if out is None else pvector(out)
 
-    def store(s):
-        buf = new_of(s.buffer)
-        value, indices = expr(s.value), exprs(s.indices)
+    def store(self, s):
+        """A BufferStore swapped (its value cast, for a new element type)."""
+        buf = self.new_of(s.buffer)
+        value, indices = self.expr(s.value), self.exprs(s.indices)
         predicate = s.predicate
         if predicate is not None:
-            predicate = expr(predicate)
-        if buf is not None and cast is not None:
+            predicate = self.expr(predicate)
+        if buf is not None and self.cast is not None:
             # the value cast to the new type, of its own lanes, which are
             # the store's: the store's rules hold for the new buffer
-            value = new_cast(cast[1].with_lanes(value.dtype.lanes), value)
+            value = self.make.cast(self.cast[1].with_lanes(value.dtype.lanes), value)
         if buf is None:
             if value is s.value and indices is s.indices and predicate is s.predicate:
                 return s
             buf = s.buffer
-        return swap_store(s, buf, value, indices, predicate)
+        return self.make.store(s, buf, value, indices, predicate)
 
-    def load(e):
-        buf = new_of(e.buffer)
-        indices = exprs(e.indices)
+    def load(self, e):
+        """A BufferLoad swapped (cast back, for a new element type)."""
+        buf = self.new_of(e.buffer)
+        indices = self.exprs(e.indices)
         predicate = e.predicate
         if predicate is not None:
-            predicate = expr(predicate)
-        if buf is not None and cast is not None:
+            predicate = self.expr(predicate)
+        if buf is not None and self.cast is not None:
             # cast back to the old type: the old load's dtype (a view has
             # its source's type), so what holds it holds it still
-            loaded = retyped_load(e, buf, indices, predicate)
-            return new_cast(cast[0].with_lanes(loaded.dtype.lanes), loaded)
+            loaded = self.make.retyped_load(e, buf, indices, predicate)
+            return self.make.cast(self.cast[0].with_lanes(loaded.dtype.lanes), loaded)
         if buf is None:
             if indices is e.indices and predicate is e.predicate:
                 return e
             buf = e.buffer
-        return swap_load(e, buf, indices, predicate)
+        return self.make.load(e, buf, indices, predicate)
 
-    def region(r):
-        buf = swapped(r.buffer)
+    def region(self, r):
+        """A BufferRegion swapped."""
+        buf = self.swapped(r.buffer)
         ranges = r.region
         for rng in ranges:
             if type(rng.min) not in _LEAVES or type(rng.extent) not in _LEAVES:
-                ranges = exprs(ranges)
+                ranges = self.exprs(ranges)
                 break
         if buf is r.buffer and ranges is r.region:
             return r
-        return swap_region(r, buf, ranges)
+        return self.make.region(r, buf, ranges)
 
-    def regions(vector):
+    def regions(self, vector):
+        """A vector of BufferRegions swapped."""
         out = None
         for i, r in enumerate(vector):
-            changed = region(r)
+            changed = self.region(r)
             if changed is not r:
                 if out is None:
                     out = list(vector)
                 out[i] = changed
         return vector if out is None else pvector(out)
 
-    def buffers(vector):
+    def buffers(self, vector):
+        """A vector of buffers swapped."""
         out = None
         for i, b in enumerate(vector):
-            changed = new_of(b)
+            changed = self.new_of(b)
             if changed is not None:
                 if out is None:
                     out = list(vector)
                 out[i] = changed
         return vector if out is None else pvector(out)
 
-    def exprs(vector):
+    def exprs(self, vector):
+        """A vector of expressions (or other nodes) swapped."""
         out = None
         for i, e in enumerate(vector):
             if type(e) in _LEAVES:
                 continue
-            changed = expr(e)
+            changed = self.expr(e)
             if changed is not e:
                 if out is None:
                     out = list(vector)
                 out[i] = changed
         return vector if out is None else pvector(out)
 
-    def expr(e):
+    def expr(self, e):
         """Any node that is not a statement, by kind."""
         kind = type(e)
         if kind in _LEAVES:
             return e
         if kind in OPERAND_NODES:
-            a, b = expr(e.a), expr(e.b)
+            a, b = self.expr(e.a), self.expr(e.b)
             if a is e.a and b is e.b:
                 return e
-            return operands[kind](e, a, b)
+            return self.make.operands[kind](e, a, b)
         if kind is BufferLoad:
-            return load(e)
+            return self.load(e)
         if kind is Buffer:
-            return swapped(e)
+            return self.swapped(e)
         if kind is Range:
-            lo, extent = expr(e.min), expr(e.extent)
-            return e if lo is e.min and extent is e.extent else swap_range(e, lo, extent)
+            lo, extent = self.expr(e.min), self.expr(e.extent)
+            return e if lo is e.min and extent is e.extent else self.make.range(e, lo, extent)
         if kind is IterVar and type(e.dom.min) in _LEAVES and type(e.dom.extent) in _LEAVES:
             return e
         if kind is BufferRegion:
-            return region(e)
-        return map_children(e, any_node)
+            return self.region(e)
+        return map_children(e, self.any_node)
 
-    def any_node(n):
-        return stmt(n, None) if isinstance(n, Stmt) else expr(n)
+    def any_node(self, n):
+        """Any node swapped, statement or not."""
+        return self.stmt(n, None) if isinstance(n, Stmt) else self.expr(n)
 
-    def attr_map(m):
+    def attr_map(self, m):
+        """An annotation map swapped."""
         # as map_children treats annotations: a value that is a node is
         # visited, a container of nodes is not entered
-        out = {k: any_node(v) if isinstance(v, Node) else v for k, v in m.items()}
+        out = {k: self.any_node(v) if isinstance(v, Node) else v for k, v in m.items()}
         return m if all(out[k] is v for k, v in m.items()) else pmap(out)
 
-    def other_stmt(s, path):
+    def other_stmt(self, s, path):
+        """A statement of a kind the walk does not rebuild itself."""
         # a statement of a kind met rarely here: rebuilt and checked by the
         # generic mapper, its statements visited with their paths
         steps = {} if path is None else {id(child): step for step, child in stmt_children(s)}
@@ -416,17 +450,10 @@ def _swap(root: Node, buffer: Buffer, new: Buffer, view_of, index, path: Path | 
         def child(c):
             if isinstance(c, Stmt):
                 step = steps.get(id(c))
-                return stmt(c, None if step is None else path + (step,))
-            return expr(c)
+                return self.stmt(c, None if step is None else path + (step,))
+            return self.expr(c)
 
         return map_children(s, child)
-
-    if isinstance(root, Stmt):
-        return stmt(root, path)
-    # a function: its body first (the views are found there), then its
-    # buffer map and the rest
-    body = stmt(root.body, None if path is None else path + (("body", None),))
-    return map_children(root, lambda c: body if c is root.body else any_node(c))
 
 
 __all__ = ["swap_buffer"]
