@@ -274,7 +274,9 @@ class _Swap:
     def realize(self, s, path):
         """A BlockRealize swapped, its block included."""
         values = self.exprs(s.iter_values)
-        predicate = self.expr(s.predicate)
+        predicate = s.predicate
+        if type(predicate) not in _LEAVES:  # nearly always the constant true
+            predicate = self.expr(predicate)
         # the index answers for no sequence inside a block below the
         # function's root block (FuncIndex.items_naming): paths stop there
         inner = self.block(s.block, None if path is None or len(path) > 1 else path + (("block", None),))
@@ -296,7 +298,11 @@ class _Swap:
         if init is not None:
             init = self.stmt(init, None if path is None else path + (("init", None),))
         body = self.stmt(s.body, None if path is None else path + (("body", None),))
-        iter_vars = self.exprs(s.iter_vars)
+        iter_vars = s.iter_vars
+        for iv in iter_vars:  # nearly always over ranges of constants and variables
+            if type(iv) is not IterVar or type(iv.dom.min) not in _LEAVES or type(iv.dom.extent) not in _LEAVES:
+                iter_vars = self.exprs(iter_vars)
+                break
         annotations = s.annotations
         if annotations is not _NO_ANNOTATIONS and annotations:
             annotations = self.attr_map(annotations)
