@@ -85,6 +85,13 @@ def _gather(root: Node, kept, stops: tuple, record) -> set:
 
 def names_in(node: Node) -> frozenset:
     """Every variable and buffer name used in ``node`` (buffers entered)."""
+    # the kept answer first, looked up here: rewrites ask this of every
+    # statement they pass, nearly always of one asked before (an entry
+    # under the identity of a live node is that node's, so an expression,
+    # never kept, misses)
+    entry = _CACHE.get(id(node))
+    if entry is not None and entry[0]() is node:
+        return entry[1]
     return _answer(node, _CACHE, _collect)
 
 

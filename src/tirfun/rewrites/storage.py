@@ -15,13 +15,14 @@ import attrs
 from pyrsistent import PVector
 
 from ..analysis.mentions import mentions_any, names_in
-from ..analysis.traversal import Path, ancestors, map_children, stmt_children
+from ..analysis.traversal import Path, map_children, stmt_children
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
+    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
     StringImm, IterVar, Var,
 )
 from ..nodes.base import freeze_value, with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from .buffer_swap import swap_buffer
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
@@ -53,21 +54,42 @@ def find_definition(site, block_path: Path, buffer: Buffer):
     """Where ``buffer``, used by the block at ``block_path``, is defined:
     (path of the allocating block, None), (None, the path of the block
     matching it) for a match_buffer view, or (None, None) for a parameter."""
-    chain = ancestors(site.func, block_path) + [(block_path, site.at(block_path))]
-    for path, node in reversed(chain):
+    return _definition(_along(site.func, block_path), block_path, buffer)
+
+
+def _along(func, path: Path) -> list:
+    """The nodes down ``path`` from ``func``: the k-th is the node at
+    ``path[:k]``, ``func`` first, the node at ``path`` last."""
+    node = func
+    out = [node]
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        out.append(node)
+    return out
+
+
+def _definition(nodes: list, block_path: Path, buffer: Buffer):
+    """:func:`find_definition` from the nodes down the block's path
+    (:func:`_along`): the innermost block defining ``buffer`` decides."""
+    for k in range(len(nodes) - 1, -1, -1):
+        node = nodes[k]
         if isinstance(node, Block):
             if buffer in node.alloc_buffers:
-                return path, None
-            if any(m.buffer == buffer for m in node.match_buffers):
-                return None, path
+                return block_path[:k], None
+            if node.match_buffers and any(m.buffer == buffer for m in node.match_buffers):
+                return None, block_path[:k]
     return None, None
 
 
-def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref) -> Path:
+def _alloc_site(chk: Checks, site, block_path: Path, buffer: Buffer, ref, nodes: list | None = None) -> Path:
     """The path of the block that allocates ``buffer``, the block itself or
     one above it; NonAllocatedBufferError when it is a parameter or a
-    match_buffer view."""
-    alloc, _ = find_definition(site, block_path, buffer)
+    match_buffer view. ``nodes``: those down the block's path, when the
+    caller has them (:func:`_along`)."""
+    if nodes is None:
+        nodes = _along(site.func, block_path)
+    alloc, _ = _definition(nodes, block_path, buffer)
     if alloc is None:
         chk.stop(NonAllocatedBufferError, describe(ref),
                  f"buffer {buffer.name} is not allocated by a block (it is a function parameter or a "
@@ -116,32 +138,27 @@ def buffer_views(block: Block, buffer: Buffer, items: dict | None = None, index=
     return found[1:]
 
 
-def with_views(root, buffer: Buffer, new: Buffer, index=None, path: Path | None = None,
-               items: dict | None = None) -> dict:
-    """``{buffer: new}`` and each match_buffer view of ``buffer`` under
-    ``root`` (views of views too) with the axis separators TVM's
-    ``set_axis_separator`` gives it: its source's, where it has as many
-    dimensions, else as many zeros (TVM warns that these may be wrong; a
-    0-d view of one element has no axis to separate, so they change
-    nothing there). ``items`` receives what :func:`buffer_views` gives it."""
-    sources: dict = {}
-    # outermost first: a view comes before the views of it; with the
-    # function's index and the root's path, only what names them is walked
-    return views_mapping(buffer, new, buffer_views(root, buffer, items, index, path, sources), sources)
-
-
 def views_mapping(buffer: Buffer, new: Buffer, views: list, sources: dict) -> dict:
-    """What :func:`with_views` gives, from the views of ``buffer`` and
-    their sources that :func:`buffer_views` found: for a caller that has
-    walked for them already."""
+    """``{buffer: new}`` and each view of ``buffer`` that
+    :func:`buffer_views` found (``views``, outermost first, with their
+    ``sources``) with the axis separators TVM's ``set_axis_separator`` gives
+    it (:func:`view_separators`)."""
     mapping = {buffer: new}
     for view in views:
-        source = mapping[sources[view]]
-        seps = list(source.axis_separators)
-        if len(view.shape) != len(source.shape):
-            seps = [0] * len(seps)
-        mapping[view] = with_fields(view, axis_separators=seps)
+        mapping[view] = view_separators(view, mapping[sources[view]])
     return mapping
+
+
+def view_separators(view: Buffer, source: Buffer) -> Buffer:
+    """``view``, a match_buffer view of ``source`` (as ``set_axis_separator``
+    left it), with the axis separators TVM gives it: its source's, where it
+    has as many dimensions, else as many zeros (TVM warns that these may be
+    wrong; a 0-d view of one element has no axis to separate, so they
+    change nothing there)."""
+    seps = list(source.axis_separators)
+    if len(view.shape) != len(source.shape):
+        seps = [0] * len(seps)
+    return with_fields(view, axis_separators=seps)
 
 
 #: the path of the function's root block
@@ -202,9 +219,13 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
 
 @attrs.frozen
 class _StoragePlan:
+    """What set_scope and unsafe_set_dtype found: the site, the path of the
+    block allocating the buffer and that block (None: nothing to change),
+    and the buffer."""
+
     site: object
-    alloc_path: Path
-    block_path: Path
+    alloc_path: Path | None
+    alloc_block: Block | None
     buffer: Buffer
 
 
@@ -212,11 +233,26 @@ def resolve_buffer(chk: Checks, mod, ref, buffer_index, kind: str = "write"):
     """How the storage primitives (and rolling_buffer) name a buffer: the
     site, the block's path, the block, and the buffer of the block's
     ``buffer_index``-th write (or read) region."""
+    site, path, nodes, buffer = _resolve_along(chk, mod, ref, buffer_index, kind)
+    return site, path, nodes[-1], buffer
+
+
+def _resolve_along(chk: Checks, mod, ref, buffer_index, kind: str = "write"):
+    """:func:`resolve_buffer` with the nodes down the block's path
+    (:func:`_along`) in place of the block, the last of them."""
     site = resolve_site(chk, mod, [ref])
     path = resolve_block(chk, site, ref)
-    block = site.at(path)
-    buffer = indexed_buffer(chk, ref, block, site.at(path[:-1]), buffer_index, kind)
-    return site, path, block, buffer
+    nodes = _along(site.func, path)
+    # the realize above the block is what an index out of range points at
+    buffer = indexed_buffer(chk, ref, nodes[-1], nodes[-2], buffer_index, kind)
+    return site, path, nodes, buffer
+
+
+def _allocated(chk: Checks, site, path: Path, nodes: list, buffer: Buffer, ref) -> _StoragePlan:
+    """The plan that changes ``buffer`` where it is allocated, for the
+    block at ``path`` (NonAllocatedBufferError unless a block allocates it)."""
+    alloc = _alloc_site(chk, site, path, buffer, ref, nodes)
+    return _StoragePlan(site, alloc, nodes[len(alloc)], buffer)
 
 
 @register
@@ -280,24 +316,25 @@ class SetScope(Rewrite):
     storage_scope: object = "global"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
+        site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index)
         scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
         if buffer.storage_scope == scope:
-            return _StoragePlan(site, None, path, buffer)
-        alloc = _alloc_site(chk, site, path, buffer, self.block)
-        return _StoragePlan(site, alloc, path, buffer)
+            return _StoragePlan(site, None, None, buffer)
+        return _allocated(chk, site, path, nodes, buffer, self.block)
 
     def build(self, plan) -> Outcome:
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
         scope = self.storage_scope or "global"
-        site_block = plan.site.at(plan.alloc_path)
-        items: dict = {}
-        mapping = {b: with_fields(b, storage_scope=scope)
-                   for b in [plan.buffer] + buffer_views(site_block, plan.buffer, items, plan.site.index,
-                                                   plan.alloc_path)}
-        block = _replace_buffers(site_block, mapping, items=items)
-        return Outcome(commit(plan.site, plan.alloc_path, block, index=plan.site.index))
+        site = plan.site
+
+        def in_scope(buffer, _source=None):
+            return with_fields(buffer, storage_scope=scope)
+
+        # the views of the buffer take the scope too
+        block = swap_buffer(plan.alloc_block, plan.buffer, in_scope(plan.buffer), in_scope,
+                            index=site.index, path=plan.alloc_path)
+        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -402,7 +439,8 @@ class StorageAlign(Rewrite):
     offset: object = 0
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
+        site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index)
+        block = nodes[-1]
         for name in ("axis", "factor", "offset"):
             if not _int(getattr(self, name)):
                 chk.stop(InvalidArgumentError, describe(self.block),
@@ -416,12 +454,12 @@ class StorageAlign(Rewrite):
                      f"buffer {buffer.name} has {ndim} dimension(s), so axis must be in "
                      f"[{-ndim}, {ndim}), got {self.axis}")
         chk.checkpoint()
-        _alloc_site(chk, site, path, buffer, self.block)
+        _alloc_site(chk, site, path, buffer, self.block, nodes)
         aligns = dim_aligns(block)
         if aligns is None:
             chk.stop(StorageAlignInvalidAnnotationError, describe(self.block),
                      f"its {DIM_ALIGN} annotation {block.annotations[DIM_ALIGN]!r} is not a list of "
-                     "[buffer_index, axis, factor, offset] int lists", site.at(path[:-1]))
+                     "[buffer_index, axis, factor, offset] int lists", nodes[-2])
         axis = self.axis + ndim if self.axis < 0 else self.axis
         entry = (self.buffer_index, axis, self.factor, self.offset)
         out = [e if e[:2] != entry[:2] else entry for e in aligns]
@@ -511,40 +549,29 @@ class UnsafeSetDType(Rewrite):
     dtype: object = "float32"
 
     def plan(self, mod, chk: Checks):
-        site, path, block, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index)
+        site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index)
         dt = _as_dtype(self.dtype) if isinstance(self.dtype, (str, DataType)) else None
         if dt is None or dt.lanes != 1 or dt.is_handle:
             chk.stop(InvalidArgumentError, describe(self.block),
                      f"dtype must name a scalar data type, got {self.dtype!r}")
         if buffer.dtype == dt:
-            return _StoragePlan(site, None, path, buffer)
-        alloc = _alloc_site(chk, site, path, buffer, self.block)
-        return _StoragePlan(site, alloc, path, buffer)
+            return _StoragePlan(site, None, None, buffer)
+        return _allocated(chk, site, path, nodes, buffer, self.block)
 
     def build(self, plan) -> Outcome:
         if plan.alloc_path is None:
             return Outcome(plan.site.mod)
         src, tgt = plan.buffer.dtype, DataType(self.dtype)
-        block = plan.site.at(plan.alloc_path)
-        items: dict = {}
-        views = buffer_views(block, plan.buffer, items, plan.site.index, plan.alloc_path)
-        mapping = {b: with_fields(b, dtype=tgt) for b in [plan.buffer] + views}
+        site = plan.site
 
-        def access(n, visit):
-            # a store casts to the new type, a load casts back to the old one
-            if type(n) is BufferStore and n.buffer in mapping:
-                value = visit(n.value)
-                cast = Cast(tgt.with_lanes(value.dtype.lanes), value)
-                return BufferStore(mapping[n.buffer], cast, [visit(i) for i in n.indices],
-                                   _visit_optional(visit, n.predicate))
-            if type(n) is BufferLoad and n.buffer in mapping:
-                load = BufferLoad(mapping[n.buffer], [visit(i) for i in n.indices],
-                                  _visit_optional(visit, n.predicate))
-                return Cast(src.with_lanes(load.dtype.lanes), load)
-            return None
+        def retyped(buffer, _source=None):
+            return with_fields(buffer, dtype=tgt)
 
-        out = _replace_buffers(block, mapping, access, items)
-        return Outcome(commit(plan.site, plan.alloc_path, out, index=plan.site.index))
+        # a store casts to the new type, a load casts back to the old one;
+        # the views of the buffer take the new type too
+        block = swap_buffer(plan.alloc_block, plan.buffer, retyped(plan.buffer), retyped,
+                            index=site.index, path=plan.alloc_path, cast=(src, tgt))
+        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -630,7 +657,7 @@ class SetAxisSeparator(Rewrite):
             resolve_block(chk, resolve_site(chk, mod, [self.block]), self.block)
             chk.stop(InvalidArgumentError, describe(self.block),
                      f"buffer_index_type must be 'read' or 'write', got {self.buffer_index_type!r}")
-        site, path, _, buffer = resolve_buffer(chk, mod, self.block, self.buffer_index, self.buffer_index_type)
+        site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index, self.buffer_index_type)
         seps = self.axis_separators
         ndim = len(buffer.shape)
         if not isinstance(seps, tuple) or not all(_int(x) for x in seps) or \
@@ -638,33 +665,29 @@ class SetAxisSeparator(Rewrite):
             chk.stop(InvalidAxisSeparatorError, describe(self.block),
                      f"axis_separators must be increasing ints in [0, {ndim}] for buffer {buffer.name} "
                      f"of {ndim} dimension(s), got {seps!r}")
-        alloc, view = find_definition(site, path, buffer)
+        alloc, view = _definition(nodes, path, buffer)
         if view is not None:
             chk.stop(BufferIsSubregionError, describe(self.block),
                      f"buffer {buffer.name} is a match_buffer view of a region of another buffer; "
-                     "set the separators of the buffer it views", site.at(view))
-        return site, alloc, buffer
+                     "set the separators of the buffer it views", nodes[len(view)])
+        return site, alloc, None if alloc is None else nodes[len(alloc)], buffer
 
     def build(self, plan) -> Outcome:
-        site, alloc, buffer = plan
+        site, alloc, alloc_block, buffer = plan
         new = with_fields(buffer, axis_separators=list(self.axis_separators))
         if new == buffer:
             return Outcome(site.mod)
-        # which statements of each sequence use the buffer (from the index
-        # where it can tell), so that the replacement asks no other
-        items: dict = {}
-        top = alloc if alloc is not None else (_ROOT_BLOCK if type(site.func.body) is BlockRealize else None)
         # its match_buffer views take the separators too, as in TVM
-        if top is not None:
-            mapping = with_views(site.at(top), buffer, new, site.index, top, items)
-        else:
-            mapping = with_views(site.func.body, buffer, new)
         if alloc is not None:
-            block = _replace_buffers(site.at(alloc), mapping, items=items)
+            block = swap_buffer(alloc_block, buffer, new, view_separators, index=site.index, path=alloc)
             return Outcome(commit(site, alloc, block, index=site.index))
         from .index import remember
 
-        func = _replace_buffers(site.func, mapping, items=items)
+        # a parameter: the function's buffer map changes too; the index
+        # answers for the root block's statements (when there is one)
+        rooted = type(site.func.body) is BlockRealize
+        func = swap_buffer(site.func, buffer, new, view_separators, index=site.index if rooted else None,
+                           path=() if rooted else None)
         remember(func, site.index)
         return Outcome(site.mod.with_function(site.func_name, func))
 
@@ -681,7 +704,3 @@ def set_axis_separator(block, buffer_index, buffer_index_type, axis_separators) 
 __all__ = ["SetAxisSeparator", "set_axis_separator", "SetScope", "set_scope", "StorageAlign", "storage_align",
            "UnsafeSetDType", "unsafe_set_dtype", "valid_scope", "dim_aligns", "DIM_ALIGN"]
 
-
-def _visit_optional(visit, e):
-    """``visit(e)``, keeping an absent operand (a load's or store's predicate) absent."""
-    return None if e is None else visit(e)
