@@ -22,7 +22,7 @@ import attrs
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from ..errors import UnknownNameError
-from ..nodes.base import with_fields
+from ..nodes.base import rebuilder, with_fields
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, AllocateConst, And, AssertStmt, AttrStmt, Block, BlockRealize, Buffer,
     BufferRealize, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, LetStmt, Max, Min, Mod,
@@ -380,21 +380,26 @@ def replace_at(root: Node, path: Path, new: Node) -> Node:
     along the path are rebuilt."""
     if not path:
         return new
-    (name, index), rest = path[0], path[1:]
-    value = getattr(root, name)
-    if index is None:
-        child = value
-        new_child = replace_at(child, rest, new)
-        if new_child is child:
-            return root
-        return with_fields(root, **{name: new_child})
-    child = value[index]
-    new_child = replace_at(child, rest, new)
-    if new_child is child:
+    # down the path once, then up it rebuilding each node with its new child
+    nodes = [root]
+    node = root
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        nodes.append(node)
+    if node is new:
         return root
-    if type(root) is SeqStmt:
-        return root.with_item(index, new_child)  # not a rebuild of every item
-    return with_fields(root, **{name: value.set(index, new_child)})
+    child = new
+    for k in range(len(path) - 1, -1, -1):
+        parent = nodes[k]
+        name, index = path[k]
+        if index is None:
+            child = rebuilder(type(parent), (name,))(parent, child)
+        elif type(parent) is SeqStmt:
+            child = parent.with_item(index, child)  # not a rebuild of every item
+        else:
+            child = rebuilder(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
+    return child
 
 
 def find_block(root: Node, name: str) -> Path:

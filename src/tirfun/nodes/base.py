@@ -104,7 +104,7 @@ def with_fields(node, **changes):
     so the result is exactly as checked as a node built from scratch.
     Rewrites rebuild the nodes along a path with it, many times per
     primitive."""
-    return _rebuilder(type(node), tuple(changes))(node, *changes.values())
+    return rebuilder(type(node), tuple(changes))(node, *changes.values())
 
 
 def _slot_setter(cls: type, name: str):
@@ -132,7 +132,7 @@ def slot_setters(cls: type, *names: str) -> tuple:
 
 
 @functools.cache
-def _rebuilder(cls: type, changed: tuple):
+def rebuilder(cls: type, changed: tuple):
     """A function ``(node, *values)`` that rebuilds a ``cls`` with the
     fields ``changed`` replaced by ``values``: the steps of
     :func:`with_fields` for this class and these fields, written out once

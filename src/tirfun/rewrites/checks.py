@@ -48,6 +48,15 @@ def describe(ref) -> str:
 
 def resolve_site(chk: Checks, mod: IRModule, refs: Iterable) -> Site:
     """The function the references point into (all must agree)."""
+    if len(refs) == 1 and type(refs) is list:
+        # one reference, the common case: its function, or the default one
+        name = getattr(refs[0], "func", None)
+        if name is None and "main" in mod.functions:
+            name = "main"
+        if type(name) is str:
+            func = mod.functions.get(name)
+            if func is not None:
+                return Site(mod, name, func, index_of(func))
     named = []
     for ref in refs:
         func = getattr(ref, "func", None)
@@ -80,15 +89,20 @@ def resolve_loop(chk: Checks, site: Site, ref) -> Path:
         what = "a block" if isinstance(ref, BlockRef) else f"a {type(ref).__name__}"
         chk.stop(RefKindError, describe(ref), f"expected a loop (a LoopRef or a loop name), got {what}")
     name = ref.name
-    if not isinstance(name, str) or name not in site.index.loops:
+    path = site.index.loops.get(name) if isinstance(name, str) else None
+    if path is None:
         chk.stop(UnknownLoopError, describe(ref),
                  f"function {site.func_name!r} has no loop with that loop variable")
     if name in site.index.clashes:
         chk.stop(UnknownLoopError, describe(ref),
                  f"function {site.func_name!r} binds that loop variable more than once")
-    path = site.index.loops[name]
-    _check_outside_init(chk, site, ref, path, UnknownLoopError, "loop")
+    if _INIT_STEP in path:
+        _check_outside_init(chk, site, ref, path, UnknownLoopError, "loop")
     return path
+
+
+#: the step from a Block into its init (a statement field, no index)
+_INIT_STEP = ("init", None)
 
 
 def _check_outside_init(chk: Checks, site: Site, ref, path: Path, error: type, what: str) -> None:
@@ -110,13 +124,14 @@ def resolve_block(chk: Checks, site: Site, ref) -> Path:
         what = "a loop" if isinstance(ref, LoopRef) else f"a {type(ref).__name__}"
         chk.stop(RefKindError, describe(ref), f"expected a block (a BlockRef or a block name), got {what}")
     name = ref.name
-    if not isinstance(name, str) or name not in site.index.blocks:
+    path = site.index.blocks.get(name) if isinstance(name, str) else None
+    if path is None:
         chk.stop(UnknownBlockError, describe(ref), f"function {site.func_name!r} has no block with that name")
     if name in site.index.clashes:
         chk.stop(NotSingleBlockError, describe(ref),
                  f"function {site.func_name!r} has several blocks with that name")
-    path = site.index.blocks[name]
-    _check_outside_init(chk, site, ref, path, UnknownBlockError, "block")
+    if _INIT_STEP in path:
+        _check_outside_init(chk, site, ref, path, UnknownBlockError, "block")
     return path
 
 

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Iterator, Mapping
 
 import attrs
-from pyrsistent import PSet, pset, pvector
+from pyrsistent import pvector
 
 from ..analysis.mentions import buffer_names_in
 from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_children, walk_stmts
@@ -111,9 +111,10 @@ class FuncIndex:
     answers which statements of a sequence may use it from them.
     """
 
-    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "_mentioned", "_pending", "loose")
+    __slots__ = ("loop_table", "block_table", "names", "clashes", "shifts", "_mentioned", "_pending", "loose",
+                 "_loops", "_blocks")
 
-    def __init__(self, loop_table: LayeredMap, block_table: LayeredMap, names: LayeredMap, clashes: PSet,
+    def __init__(self, loop_table: LayeredMap, block_table: LayeredMap, names: LayeredMap, clashes: frozenset,
                  shifts: tuple = (), mentioned: LayeredMap | None = None, pending: tuple = (),
                  loose: int = 0):
         self.loop_table = loop_table
@@ -127,6 +128,7 @@ class FuncIndex:
         # as ``(old, new)``: a rewrite only records them, and the first
         # question about mentions (few primitives ask one) settles them
         self._pending = pending
+        self._loops = self._blocks = None  # the views below, made on first use
 
     @property
     def mentioned(self) -> LayeredMap:
@@ -139,12 +141,16 @@ class FuncIndex:
     @property
     def loops(self) -> Located:
         """Loop variable name -> path of its For."""
-        return Located(self.loop_table, self.shifts)
+        if self._loops is None:
+            self._loops = Located(self.loop_table, self.shifts)
+        return self._loops
 
     @property
     def blocks(self) -> Located:
         """Block name -> path of its Block."""
-        return Located(self.block_table, self.shifts)
+        if self._blocks is None:
+            self._blocks = Located(self.block_table, self.shifts)
+        return self._blocks
 
     def with_loop_paths(self, paths: dict) -> "FuncIndex":
         """This index with the loops named in ``paths`` (name -> current
@@ -611,7 +617,7 @@ def build_index(func: PrimFunc) -> FuncIndex:
             for name in buffer_names_in(stmt):
                 mentioned.setdefault(name, set()).add(block)
     return FuncIndex(LayeredMap(loops), LayeredMap(blocks),
-                     LayeredMap({k: v for k, v in counts.items() if v > 0}), pset(clashes), (),
+                     LayeredMap({k: v for k, v in counts.items() if v > 0}), frozenset(clashes), (),
                      LayeredMap({k: frozenset(v) for k, v in mentioned.items()}), (), loose)
 
 
