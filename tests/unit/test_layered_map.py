@@ -118,3 +118,38 @@ def test_removing_items_of_a_sequence_keeps_it_flat():
     assert list(seq.without_items([1, 2, 3]).seq) == [Evaluate(1)]
     with pytest.raises(NodeError, match="at least one statement"):
         seq.without_items(range(4))
+
+
+def test_a_sequence_remembers_which_items_its_edits_replaced():
+    # the name index reads the span an edit replaced instead of comparing
+    # every kept item; the span must hold for chains of edits whose
+    # intermediate sequences are gone, and be unknown for anything else
+    import gc
+
+    from tirfun.nodes.stmt import sequence_edit
+
+    items = [Evaluate(k + 1) for k in range(10)]
+    seq = SeqStmt(items)
+    one = seq.with_item(4, Evaluate(40))
+    assert sequence_edit(one, seq) == (4, 1, 1)
+    assert sequence_edit(seq, one) is None
+    grown = one.with_inserted(7, Evaluate(70))
+    assert sequence_edit(grown, one) == (7, 0, 1)
+    assert sequence_edit(grown, seq) == (4, 3, 4)  # items 4..6 of seq, now 4..7 of grown
+    shrunk = seq.without_items([2])
+    assert sequence_edit(shrunk, seq) == (2, 1, 0)
+    replaced = seq.with_items(-3, 10, [Evaluate(99)])
+    assert sequence_edit(replaced, seq) == (7, 3, 1)
+    # an intermediate sequence that is gone still composes
+    last = seq.with_item(1, Evaluate(11)).with_item(8, Evaluate(88))
+    gc.collect()
+    assert sequence_edit(last, seq) == (1, 8, 8)
+    # built otherwise: nothing is known, even when equal
+    assert sequence_edit(SeqStmt(list(one.seq)), seq) is None
+    # every span agrees with the items: outside it, the same objects
+    for new in (one, grown, shrunk, replaced, last):
+        start, removed, added = sequence_edit(new, seq)
+        assert list(new.seq[:start]) == items[:start] and all(a is b for a, b in zip(new.seq[:start], items))
+        tail = len(items) - start - removed
+        assert all(a is b for a, b in zip(new.seq[len(new.seq) - tail:], items[len(items) - tail:]))
+        assert len(new.seq) == start + added + tail

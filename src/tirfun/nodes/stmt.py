@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import weakref
 
 import attrs
 from attrs import field
@@ -171,6 +172,57 @@ def _for_init(self, loop_var, min, extent, kind, body, thread_binding=None, anno
 For.__init__ = _for_init
 
 
+# identity of a sequence made by one of SeqStmt's edits -> (a weak reference
+# to it, and for the sequence it was made from and the ones that one was
+# made from in turn: a weak reference to each, its length, and the span of
+# its items the edits replaced): kept while the new sequence lives. The
+# name index reads it to skip comparing the thousand items an insertion
+# kept (see ``sequence_edit``); like every table kept by identity here, it
+# answers only for the very objects it was made from, so it is never stale.
+_EDITS: dict[int, tuple] = {}
+
+#: how many edits back a sequence remembers its sources
+_EDIT_CHAIN = 8
+
+
+def _remember_edit(new: "SeqStmt", old: "SeqStmt", start: int, removed: int, added: int) -> None:
+    n = len(old.seq)
+    sources = [(weakref.ref(old), n, start, removed)]
+    earlier = _EDITS.get(id(old))
+    if earlier is not None and earlier[0]() is old:
+        # the spans compose: what both edits kept at the head and the tail
+        tail = n - start - removed
+        for ref, length, s, r in earlier[1][:_EDIT_CHAIN - 1]:
+            head = min(s, start)
+            keep = min(length - s - r, tail)
+            sources.append((ref, length, head, length - head - keep))
+    key = id(new)
+    _EDITS[key] = (weakref.ref(new, _forget_edit(key)), sources)
+
+
+def _forget_edit(key: int):
+    def callback(_ref):
+        _EDITS.pop(key, None)
+    return callback
+
+
+def sequence_edit(new: "SeqStmt", old: "SeqStmt") -> tuple[int, int, int] | None:
+    """``(start, removed, added)`` when ``new`` was made from ``old`` by
+    :meth:`SeqStmt.with_item`, :meth:`~SeqStmt.with_items`,
+    :meth:`~SeqStmt.with_inserted` or :meth:`~SeqStmt.without_items` (one
+    item), or by a few such edits in a row: the items of ``old`` from
+    ``start`` on, ``removed`` of them, were replaced by ``added`` new ones,
+    and every other item is the same object in both (for several edits,
+    the span covers them all). None when ``new`` was made otherwise."""
+    entry = _EDITS.get(id(new))
+    if entry is None or entry[0]() is not new:
+        return None
+    for ref, length, start, removed in entry[1]:
+        if ref() is old:
+            return start, removed, len(new.seq) - (length - removed)
+    return None
+
+
 def _is_no_op(s) -> bool:
     value = getattr(s, "value", None)
     return (type(s) is Evaluate and type(value) is IntImm and value.value == 0
@@ -233,6 +285,7 @@ class SeqStmt(Stmt):
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", self.seq.set(index, stmt))
         object.__setattr__(out, "_attrs_cached_hash", None)
+        _remember_edit(out, self, index if index >= 0 else index + len(self.seq), 1, 1)
         return out
 
     def without_items(self, indices) -> "SeqStmt":
@@ -241,13 +294,17 @@ class SeqStmt(Stmt):
         does not grow with the length of the sequence. Removing every item
         is an error (a sequence holds at least one statement)."""
         seq = self.seq
-        for index in sorted(set(indices), reverse=True):
+        gone = sorted(set(indices), reverse=True)
+        for index in gone:
             seq = seq.delete(index)
         if not seq:
             return SeqStmt(seq)  # the constructor's error
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", seq)
         object.__setattr__(out, "_attrs_cached_hash", None)
+        if len(gone) == 1:
+            index = gone[0] if gone[0] >= 0 else gone[0] + len(self.seq)
+            _remember_edit(out, self, index, 1, 0)
         return out
 
     def with_inserted(self, index: int, stmt: Stmt) -> "SeqStmt":
@@ -270,6 +327,8 @@ class SeqStmt(Stmt):
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", items)
         object.__setattr__(out, "_attrs_cached_hash", None)
+        start, stop, _ = slice(start, stop).indices(len(self.seq))
+        _remember_edit(out, self, start, max(stop - start, 0), len(stmts))
         return out
 
 

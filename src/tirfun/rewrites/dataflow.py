@@ -891,8 +891,9 @@ def delete_at(root: Stmt, rel: Path) -> Stmt:
     item) deleted; a sequence left with one statement becomes that statement."""
     seq_path, (_, k) = rel[:-1], rel[-1]
     seq: SeqStmt = get_at(root, seq_path)
-    items = seq.seq.delete(k)  # in C: no Python step per item of a long sequence
-    new = items[0] if len(items) == 1 else SeqStmt(items)
+    # without_items deletes in C, checks nothing again and records the
+    # edit, so the name index need not compare the items kept
+    new = seq.seq[1 - k] if len(seq.seq) == 2 and k in (0, 1) else seq.without_items([k])
     return new if not seq_path else replace_at(root, seq_path, new)
 
 

@@ -28,6 +28,7 @@ from pyrsistent import pvector
 from ..analysis.mentions import buffer_names_in
 from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_children, walk_stmts
 from .layered_map import LayeredMap
+from ..nodes.stmt import sequence_edit
 from ..nodes import (
     Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferStore, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
     SeqStmt, Stmt, StringImm, Var,
@@ -659,8 +660,15 @@ def _narrow(path: Path, old, new, regions: list, delta: dict, shifts: list, gone
     if kind is SeqStmt:
         a, b = old.seq, new.seq  # indexed and iterated in C: a copy would cost the whole sequence
         n, m = len(a), len(b)
-        pre = _common_head(a, b, min(n, m))
-        suf = _common_head(reversed(a), reversed(b), min(n, m) - pre)
+        edit = sequence_edit(new, old)
+        if edit is not None:
+            # the sequence says which of its items the edit that made it
+            # replaced: the others need no comparing, however many they are
+            start, removed, _added = edit
+            pre, suf = start, n - start - removed
+        else:
+            pre = _common_head(a, b, min(n, m))
+            suf = _common_head(reversed(a), reversed(b), min(n, m) - pre)
         if n == m:
             for k in range(pre, n - suf):
                 _narrow(path + (("seq", k),), a[k], b[k], regions, delta, shifts, gone, came, realizes)
