@@ -65,7 +65,7 @@ from ..nodes import (
     MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
-from .base import Checks, Outcome, Rewrite, commit, register
+from .base import Checks, Outcome, Rewrite, commit, commit_stated, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
@@ -77,7 +77,9 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
+from .index import binds_let, derive_insert_index
 from .names import fresh_name, suffixed
+from .redirect import redirect_accesses
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
@@ -1939,37 +1941,58 @@ class ReIndex(Rewrite):
         # the block: every access of the buffer through the copy, at its own iteration variables
         own = [iv.var for iv in plan.covered]
         region = [Range(v, IntImm(v.dtype, 1)) for v in own]
-
-        def redirect(node):
-            def post(n):
-                if isinstance(n, BufferLoad) and n.buffer == plan.buf:
-                    return BufferLoad(new_buf, own, n.predicate)
-                if isinstance(n, BufferStore) and n.buffer == plan.buf:
-                    return BufferStore(new_buf, n.value, own, n.predicate)
-                return n
-
-            def pre(n):
-                return n if isinstance(n, Buffer) else None
-
-            return transform(node, post, pre)
+        body, plain = redirect_accesses(block.body, plan.buf, new_buf, own)
+        init = None
+        if block.init is not None:
+            init, plain_init = redirect_accesses(block.init, plan.buf, new_buf, own)
+            plain = plain and plain_init
+        swapped = [r for r in list(block.reads) + list(block.writes) if r.buffer == plan.buf] + \
+            [m.source for m in block.match_buffers if m.source.buffer == plan.buf]
+        # the regions of the buffer give way to ones at plain variables: a
+        # Let in them would take its name out of the function
+        plain = plain and not any(binds_let(r) for r in swapped)
 
         def swap(regions):
             return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
 
         new_block = with_fields(
-            block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
-            reads=swap(block.reads), writes=swap(block.writes),
+            block, body=body, init=init, reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
-        scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
+        rel = plan.block_path[len(plan.scope.path):]
+        scope_block = replace_at(plan.scope.block, rel, new_block)
+        new_realize = get_at(scope_block, rel[:-1])
         pos = plan.pos + (1 if plan.kind == "write" else 0)
         scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
                                   alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
-        mod = commit(site, plan.scope.path, scope_block)
+        mod = commit_stated(site, plan.scope.path, scope_block,
+                            _inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
         return [py_value(self.block), f"buffer={py_value(self.buffer)}"]
+
+
+def _inserted_stage(site, plan: _ReindexPlan, scope_block: Block, new_realize: BlockRealize, pos: int,
+                    stage: Stmt, new_buf: Buffer, plain: bool):
+    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    after reindex: the stage inserted at ``pos`` of the scope's body, the
+    copy allocated in the scope, and the block's realize rebuilt in place
+    as ``new_realize`` (its statements where they were, binding the same names when its
+    rewritten parts were ``plain``: see :mod:`.redirect`); None (the
+    re-indexing of the scope) where the body is not a sequence below the
+    scope block itself, or the block's rewrite was not plain."""
+    old_body, new_body = plan.scope.block.body, scope_block.body
+
+    def state(new_func):
+        if not plain or type(old_body) is not SeqStmt or type(new_body) is not SeqStmt \
+                or len(new_body.seq) != len(old_body.seq) + 1 or new_body.seq[pos] is not stage:
+            return None
+        seq_path = plan.scope.path + (("body", None),)
+        return derive_insert_index(site.index, site.func, new_func, seq_path, pos, stage, allocs=[new_buf],
+                                   rebuilt=[(plan.realize, new_realize)])
+
+    return state
 
 
 def _stores_in(block: Block):
