@@ -8,7 +8,7 @@ import pytest
 import tirfun.rewrites as R
 from tirfun.analysis.traversal import transform, walk_stmts
 from tirfun.nodes import BlockRealize, Buffer, BufferLoad, BufferStore, IRModule, Var
-from tirfun.rewrites import block_layout, cache, index as index_module
+from tirfun.rewrites import block_layout, cache
 from tirfun.rewrites.index import build_index, index_of
 from tirfun.rewrites.index_maps import access_tidier
 from tirfun.rewrites.redirect import redirect_accesses
@@ -111,7 +111,7 @@ def test_reindex_through_a_let_leaves_the_index_to_the_walk(monkeypatch):
 
 
 def test_transform_block_layout_states_the_index_it_leaves(monkeypatch):
-    used = _spy(monkeypatch, index_module, "derive_renamed_nest_index")
+    used = _spy(monkeypatch, block_layout, "derive_renamed_nest_index")
     mod = IRModule({"main": from_source(ROOTED)})
     for step in [R.transform_block_layout("D", lambda i, j: (j // 4, i, j % 4)),
                  R.transform_block_layout("C", lambda i, j, k: (i * 8 + j, k))]:
@@ -164,3 +164,34 @@ def test_the_relayout_walk_is_the_tidier(source):
             assert walk.stmt(part) == generic(part)
         for region in list(block.reads) + list(block.writes):
             assert walk.region(region) == generic(region)
+
+
+@pytest.mark.parametrize("lo, hi, dim, dtype", [
+    (0, 7, 8, "int32"), (-1, 7, 8, "int32"), (0, 8, 8, "int32"), (3, 3, 4, "int32"), (0, 0, 1, "int64"),
+    (0, 5, 2 ** 40, "int64"), (0, 5, 2 ** 31, "int64"), (2, 1, 2, "int32"),
+])
+def test_the_literal_bounds_check_is_index_arithmetic(lo, hi, dim, dtype):
+    # the copy's reach on integers decides as the index arithmetic does
+    from tirfun.analysis.arith.int_set import Interval
+    from tirfun.analysis.arith.linear import fold_sub
+    from tirfun.analysis.arith.region import index_at_most
+    from tirfun.nodes import IntImm
+    from tirfun.rewrites.exprs import cast
+
+    iv = Interval(IntImm(dtype, lo), IntImm(dtype, hi))
+    shape = IntImm("int64", dim)
+    want = index_at_most(IntImm(dtype, 0), iv.lo) and \
+        index_at_most(iv.hi, fold_sub(cast(shape, dtype), IntImm(dtype, 1)))
+    assert cache._inside(iv, shape) == want
+
+
+def test_accesses_of_finds_every_access_and_stops_at_a_block():
+    from tirfun.rewrites.redirect import accesses_of
+
+    func = from_source(NESTED)
+    outer = [s for _, s in walk_stmts(func) if type(s) is BlockRealize and s.block.name_hint == "outer"][0]
+    inner = [s for _, s in walk_stmts(func) if type(s) is BlockRealize and s.block.name_hint == "B"][0]
+    found, nested = accesses_of(outer.block.body, inner.block.reads[0].buffer)
+    assert nested
+    found, nested = accesses_of(inner.block.body, inner.block.reads[0].buffer)
+    assert not nested and len(found) == 1 and [i.name for i in found[0]] == ["vj", "vi"]

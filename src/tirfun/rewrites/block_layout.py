@@ -10,18 +10,24 @@ import attrs
 from ..analysis.arith import detect_iter_map
 from ..analysis.arith.terms import int_value as _int_value
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import OPERAND_NODES, transform
 from ..nodes import (
-    BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, FloatImm, For, IntImm, IterVar, Node,
-    PrimExpr, Range, SeqStmt, StringImm, Var,
+    BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, FloatImm, For, ForKind, IntImm, IterVar,
+    IterVarType, Node, PrimExpr, Range, SeqStmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import describe, resolve_block, resolve_site
-from .errors import InvalidArgumentError
-from .exprs import buffer_is_plain, cast as _cast, var_names
+from .checks import describe, loops_above, resolve_block, resolve_site
+from .errors import (
+    InvalidArgumentError, LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError,
+    NotOnlyChildError, NotTrivialBindingError, OpaqueNewIterTypeError,
+)
+from .exprs import buffer_is_plain, cast as _cast, substitute, var_names
 from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
     _fold_divmod as fold_divmod, access_tidier, dims_text as _dims, inverse_of as _inverse, trace_index_map
+from .index import binds_let, derive_renamed_nest_index
+from .name_pool import NamePool
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -98,14 +104,6 @@ class TransformBlockLayout(Rewrite):
     index_map: object = attrs.field(default=None, converter=_as_map)
 
     def plan(self, mod, chk: Checks):
-        from ..analysis.arith.simplify import is_true
-        from ..nodes import IterVarType
-        from .checks import loops_above
-        from .errors import (
-            LoopNotStartWithZeroError, NonTrivialPredicateError, NotOnlyChildError,
-            NotTrivialBindingError, OpaqueNewIterTypeError,
-        )
-
         site = resolve_site(chk, mod, [self.block])
         path = resolve_block(chk, site, self.block)
         rpath = path[:-1]
@@ -173,8 +171,6 @@ class TransformBlockLayout(Rewrite):
         key = (tuple(params), tuple(results), tuple(iv.dom.extent for iv in block.iter_vars))
         read = _read_map(*key)
         if read is None:
-            from .errors import NotBijectiveAffineIndexMapError
-
             chk.stop(NotBijectiveAffineIndexMapError, subject,
                      f"the index map {_dims(results)} is not a bijective affine map "
                      "of the block's iteration domain onto a box from 0", realize)
@@ -198,10 +194,6 @@ class TransformBlockLayout(Rewrite):
                                 {"vars": fresh_vars, "map": by_param}, tuple(loop for _, loop in loops))
 
     def build(self, plan: _BlockLayoutPlan) -> Outcome:
-        from ..nodes import ForKind, IterVar
-        from .exprs import substitute
-        from .name_pool import NamePool
-
         site, realize = plan.site, plan.realize
         block = realize.block
         fresh = NamePool(site.index.names).fresh
@@ -242,8 +234,6 @@ def _renamed_nest_index(plan: _BlockLayoutPlan, nest, depth: int, ivs):
     variables renamed, nothing else bound or moved (see
     :func:`~tirfun.rewrites.index.derive_renamed_nest_index`); None when
     that cannot be told cheaply."""
-    from .index import derive_renamed_nest_index
-
     site, realize = plan.site, plan.realize
     new_nest = []
     node = nest
@@ -399,8 +389,6 @@ _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 def _let_free_domains(ivs) -> bool:
     """Whether no iteration variable's domain holds a Let (each is nearly
     always a constant or a variable)."""
-    from .index import binds_let
-
     return all(type(iv.dom.min) in _LEAF_EXPRS and type(iv.dom.extent) in _LEAF_EXPRS or not binds_let(iv)
                for iv in ivs)
 

@@ -79,7 +79,7 @@ from .errors import (
 )
 from .index import binds_let, derive_insert_index
 from .names import fresh_name, suffixed
-from .redirect import redirect_accesses
+from .redirect import accesses_of, redirect_accesses
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
@@ -890,18 +890,48 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
-    reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
-    # the ends are indices: read as index arithmetic, vi over n * 16 ends
-    # at n * 16 - 1, inside a dimension of n * 16
-    outside = [k for k, iv in enumerate(reach)
-               if not (iv.bounded and index_at_most(IntImm(iv.lo.dtype, 0), iv.lo)
-                       and index_at_most(iv.hi, fold_sub(_cast(buf.shape[k], iv.hi.dtype),
-                                                         IntImm(iv.hi.dtype, 1))))]
+    # the box on Python integers where it is made of them (see _constant_box)
+    reach = _constant_box([_Point(i, _one(i.dtype)) for i in indices], dom, None)
+    if reach is None:
+        reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
                  "inside the buffer over the whole domain of the iteration variables, which the "
                  "copy reads", node)
+
+
+def _inside(iv: Interval, dim: PrimExpr) -> bool:
+    """Whether the interval of an index provably lies in ``[0, dim)``: on
+    integers where both ends and the dimension are literals (the
+    dimension one of the index's type), else read as index arithmetic
+    (``vi`` over ``n * 16`` ends at ``n * 16 - 1``, inside a dimension of
+    ``n * 16``)."""
+    if not iv.bounded:
+        return False
+    lo, hi = iv.lo, iv.hi
+    if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm:
+        limits = hi.dtype.int_range()
+        if limits is not None and limits[0] <= dim.value - 1 and dim.value <= limits[1]:
+            return 0 <= lo.value and hi.value <= dim.value - 1
+    return index_at_most(IntImm(lo.dtype, 0), lo) and \
+        index_at_most(hi, fold_sub(_cast(dim, hi.dtype), IntImm(hi.dtype, 1)))
+
+
+@attrs.frozen
+class _Point:
+    """A dimension ``[min, min + extent)`` as :func:`_constant_box` reads
+    one, without the checks of a Range (the extent is the literal 1)."""
+
+    min: PrimExpr
+    extent: IntImm
+
+
+@functools.cache
+def _one(dtype) -> IntImm:
+    """The literal 1 of an integer ``dtype``."""
+    return IntImm(dtype, 1)
 
 
 def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
@@ -1742,22 +1772,10 @@ def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tupl
 def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
     """The one index tuple every load and store of ``buf`` in the block's
     body uses (TVM's ReIndexCollector)."""
-    found: list = []
-
-    def visit(node) -> None:
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, Block):
-                chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
-                         "the block is not a leaf block: it has blocks inside it", realize)
-            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf:
-                found.append(list(n.indices))
-            if isinstance(n, Buffer):
-                continue
-            stack.extend(iter_children(n))
-
-    visit(block.body)
+    found, nested = accesses_of(block.body, buf)
+    if nested:
+        chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
+                 "the block is not a leaf block: it has blocks inside it", realize)
     if not found:
         chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
                  f"buffer {buf.name} should be accessed in the block through loads or stores; none found",

@@ -1,6 +1,6 @@
 """Point every access of one buffer in a block's body at another buffer,
 at given indices, in one walk that rebuilds the node kinds a body is
-nearly always made of directly.
+nearly always made of directly; and find those accesses (:func:`accesses_of`).
 
 ``reindex`` reads or writes a buffer through a copy at the block's own
 iteration variables: each load and store of the buffer in the body becomes
@@ -18,9 +18,9 @@ which the rewrite's index derivation relies on.
 
 from __future__ import annotations
 
-from ..analysis.traversal import OPERAND_NODES, transform
+from ..analysis.traversal import OPERAND_NODES, iter_children, transform
 from ..nodes import (
-    Buffer, BufferLoad, BufferStore, Call, Cast, FloatImm, IntImm, Node, SeqStmt, StringImm, Var,
+    Block, Buffer, BufferLoad, BufferStore, Call, Cast, FloatImm, IntImm, Node, SeqStmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 
@@ -38,7 +38,7 @@ class _Redirect:
         self.plain = True
 
     def is_old(self, buf: Buffer) -> bool:
-        return buf is self.old or buf == self.old
+        return same_buffer(buf, self.old)
 
     def generic(self, node):
         """The generic walk, for a node kind this walk does not know."""
@@ -104,6 +104,45 @@ class _Redirect:
             items = [self.stmt(s) for s in n.seq]
             return n if all(a is b for a, b in zip(items, n.seq)) else with_fields(n, seq=items)
         return self.generic(n)
+
+
+def same_buffer(a: Buffer, b: Buffer) -> bool:
+    """``a == b``, told by identity or by name first (two buffers of a
+    function nearly always differ in name, and comparing every field costs
+    more)."""
+    return a is b or (a.name == b.name and a == b)
+
+
+def accesses_of(body, buf: Buffer) -> tuple[list, bool]:
+    """``(the index lists of the loads and stores of buf in body, whether
+    a Block sits in body)``: a walk of every node but buffers, the kinds a
+    body is nearly always made of read directly, any other through
+    :func:`~tirfun.analysis.traversal.iter_children`; the walk stops at
+    the first Block. The lists come in no particular order."""
+    found: list = []
+    stack = [body]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        n = pop()
+        kind = type(n)
+        if kind in _LEAVES:
+            continue
+        if kind in OPERAND_NODES:
+            push(n.a)
+            push(n.b)
+        elif kind is BufferLoad or kind is BufferStore:
+            if same_buffer(n.buffer, buf):
+                found.append(list(n.indices))
+            if kind is BufferStore:
+                push(n.value)
+            extend(n.indices)
+            if n.predicate is not None:
+                push(n.predicate)
+        elif kind is Block:
+            return found, True
+        elif not isinstance(n, Buffer):
+            extend(iter_children(n))
+    return found, False
 
 
 def _let_free(e) -> bool:
