@@ -55,7 +55,7 @@ from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions, names_in
+from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
@@ -77,7 +77,7 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
-from .index import binds_let, derive_insert_index
+from .index import binds_let, derive_insert_index, leaf_binds_lets
 from .names import fresh_name, suffixed
 from .redirect import accesses_of, redirect_accesses
 from .refs import BlockRef, as_block_ref
@@ -2475,9 +2475,16 @@ class _ReindexCacheBase(Rewrite):
         for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
             stage = For(lv, substitute_expr(loop.min, var_map), substitute_expr(loop.extent, var_map),
                         ForKind.SERIAL, stage)
-        new_scope = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
-                                   plan.select, stores=not self.is_read).run()
-        mod = commit(site, plan.scope.path, new_scope)
+        rewriter = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
+                                  plan.select, stores=not self.is_read)
+        new_scope = rewriter.run()
+        # the blocks redirected bind the same names where no Let sits in
+        # them nor in the mapped indices that take the place of theirs
+        plain = all(type(i) in _LEAVES or not binds_let(i) for i in plan.new) and \
+            all(_plain_leaf(old) for old, _ in rewriter.rebuilt)
+        state = _stage_in_sequence(site, plan.loc + (("body", None),), plan.pos, stage, cache,
+                                   rewriter.rebuilt, plain)
+        mod = commit_stated(site, plan.scope.path, new_scope, state)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
@@ -2507,6 +2514,42 @@ class _IndexRewriter(_Rewriter):
     def __init__(self, scope, old, new, indices, loc, pos, stage, alloc, select, stores):
         indices = list(indices)
         super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
+        self.rebuilt: list = []  # (old, new) of each BlockRealize rebuilt
+
+    def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        out = super().stmt(node, path, redirect)
+        if type(node) is BlockRealize and out is not node:
+            self.rebuilt.append((node, out))
+        return out
+
+
+def _plain_leaf(realize: BlockRealize) -> bool:
+    """Whether a redirected block keeps the names it binds: its binding
+    and predicate plain arithmetic (nothing there to redirect), and no Let
+    in the block (see :func:`~tirfun.rewrites.index.leaf_binds_lets`)."""
+    return all(type(v) in _LEAVES or plain_arithmetic(v) for v in realize.iter_values) \
+        and (type(realize.predicate) in _LEAVES or plain_arithmetic(realize.predicate)) \
+        and not leaf_binds_lets(realize.block)
+
+
+def _stage_in_sequence(site, seq_path: Path, pos: int, stage: Stmt, alloc: Buffer, rebuilt: list, plain: bool):
+    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    after a reindexing cache: the stage inserted at ``pos`` of the sequence
+    at ``seq_path``, the cache allocated in the scope, the BlockRealizes
+    ``rebuilt`` in place (binding the same names where ``plain``); None
+    (the re-indexing of the scope) where the stage's place is not a
+    sequence, or the rewrite was not plain."""
+    def state(new_func):
+        if not plain:
+            return None
+        old_body, new_body = get_at(site.func, seq_path), get_at(new_func, seq_path)
+        if type(old_body) is not SeqStmt or type(new_body) is not SeqStmt \
+                or len(new_body.seq) != len(old_body.seq) + 1 or new_body.seq[pos] is not stage:
+            return None
+        return derive_insert_index(site.index, site.func, new_func, seq_path, pos, stage, allocs=[alloc],
+                                   rebuilt=rebuilt)
+
+    return state
 
 
 @register

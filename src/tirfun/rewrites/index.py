@@ -1104,6 +1104,30 @@ def binds_let(node) -> bool:
     return bool(counts)
 
 
+def leaf_binds_lets(block: Block) -> bool:
+    """Whether a Let expression may sit in the block's own fields or in
+    the statements of its body and init: told from the names kept for the
+    block and for each store (see :func:`_block_names`), without a walk
+    where they are kept; True, to be safe, where the body holds statements
+    other than stores (alone or in a sequence)."""
+    counts: dict = {block.name_hint: 1}
+    for iv in block.iter_vars:
+        counts[iv.var.name] = counts.get(iv.var.name, 0) + 1
+    for buf in block.alloc_buffers:
+        _buffer_names(buf, counts, 1)
+    for match in block.match_buffers:
+        _buffer_names(match.buffer, counts, 1)
+    if _block_names(block) != counts:
+        return True  # the block's fields bind more than its own names
+    for part in (block.init, block.body):
+        if part is None:
+            continue
+        for stmt in (part.seq if type(part) is SeqStmt else (part,)):
+            if type(stmt) is not BufferStore or _store_lets(stmt):
+                return True
+    return False
+
+
 def _stated(old: FuncIndex, delta: dict, shifts: tuple, gone: list, came: list, realizes: list) -> FuncIndex | None:
     """The end of a derivation whose changes a rewrite stated: ``old``
     with the names counted by ``delta`` (and the change of loose statements
@@ -1147,7 +1171,7 @@ def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     """The index after a rewrite inserted ``stage`` at position ``pos`` of
     the sequence at ``seq_path`` (a sequence in both functions, one item
     longer in the new one), allocated ``allocs`` in the block whose body
-    the sequence is (nothing else of that block changed), and rebuilt the
+    holds the sequence (nothing else of that block changed), and rebuilt the
     BlockRealizes ``rebuilt`` (``(old, new)``) in place: the same
     statements at the same places below them, binding the same names
     (reindex: the block reads the copy at other indices, none of them
