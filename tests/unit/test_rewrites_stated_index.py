@@ -222,3 +222,29 @@ def test_a_reindexing_cache_through_a_let_leaves_the_index_to_the_walk(monkeypat
     assert used == []
     assert index_of(out["main"]) == build_index(out["main"])
     _same_results(mod, out)
+
+
+@pytest.mark.parametrize("source, step", [
+    (ROOTED, R.reindex("C", ("read", 1))),
+    (ROOTED, R.reindex("C", ("write", 0))),
+    (ROOTED, R.reindex_cache_read("D", 0, "local", lambda i, j: (j, i))),
+    (NESTED, R.reindex_cache_write("B", 0, "local", lambda i, j: (j, i))),
+])
+def test_a_copy_stage_is_read_as_a_scan_finds_it(step, source):
+    # the stage a reindexing primitive inserts is read from its parts: the
+    # same loops, block and names as a walk of it finds
+    from tirfun.analysis.traversal import get_at
+    from tirfun.rewrites.index import _plain_stage, _scan
+
+    out = step(IRModule({"main": from_source(source)}))
+    func = out["main"]
+    block_path = index_of(func).blocks[step.run(IRModule({"main": from_source(source)})).result.name]
+    path = block_path[:-1]
+    while len(path) > 1 and type(get_at(func, path[:-1])).__name__ == "For":
+        path = path[:-1]
+    stage = get_at(func, path)
+    read, walked = {}, {}
+    found = _plain_stage(stage, path, read)
+    assert found is not None
+    assert found == _scan(stage, path, walked, 1, {}, None)
+    assert read == walked

@@ -1154,6 +1154,59 @@ def _stated(old: FuncIndex, delta: dict, shifts: tuple, gone: list, came: list, 
     return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
 
 
+from ..analysis.mentions import plain_arithmetic  # noqa: E402  (used by the derivations below only)
+from ..nodes import BufferLoad  # noqa: E402
+
+_DOWN = (("body", None),)
+
+
+def _leaf_or_plain(e) -> bool:
+    """Whether ``e`` is a variable, a constant, or plain arithmetic of
+    them (no Let, no buffer in it)."""
+    return type(e) in _LEAVES or plain_arithmetic(e)
+
+
+def _plain_stage(stage, path: Path, delta: dict) -> list | None:
+    """What :func:`_scan` finds in a copy stage (loops over one block that
+    stores one element), read from what it is made of: its loops and
+    block, with paths from ``path``, and the names they bind tallied into
+    ``delta``; None, with ``delta`` untouched, for anything else (a loop
+    with a binding or annotations, an expression that is not plain
+    arithmetic of variables and constants, a block with more than one
+    store), which is scanned instead."""
+    loops = []
+    node = stage
+    while type(node) is For:
+        if not (type(node.min) in _LEAVES and type(node.extent) in _LEAVES and node.thread_binding is None
+                and not node.annotations):
+            return None
+        loops.append(node.loop_var.name)
+        node = node.body
+    if type(node) is not BlockRealize or not all(map(_leaf_or_plain, node.iter_values)) \
+            or not _leaf_or_plain(node.predicate):
+        return None
+    block = node.block
+    store = block.body
+    if block.init is not None or block.alloc_buffers or block.match_buffers or block.annotations \
+            or type(store) is not BufferStore or store.predicate is not None \
+            or type(store.value) is not BufferLoad or store.value.predicate is not None:
+        return None
+    exprs = list(store.indices) + list(store.value.indices)
+    for iv in block.iter_vars:
+        exprs += (iv.dom.min, iv.dom.extent)
+    for region in list(block.reads) + list(block.writes):
+        for r in region.region:
+            exprs += (r.min, r.extent)
+    if not all(map(_leaf_or_plain, exprs)):
+        return None
+    found = [(True, name, path + _DOWN * k) for k, name in enumerate(loops)]
+    found.append((False, block.name_hint, path + _DOWN * len(loops) + (("block", None),)))
+    get = delta.get
+    for name in loops + [block.name_hint] + [iv.var.name for iv in block.iter_vars]:
+        delta[name] = get(name, 0) + 1
+    return found
+
+
 def _realizes_along(old_func, new_func, path: Path) -> list:
     """The BlockRealizes rebuilt along ``path`` (the root's left out), as
     :func:`derive_index` collects them: ``(old, new)``."""
@@ -1184,7 +1237,12 @@ def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     for buf in allocs:
         _buffer_names(buf, delta, 1)
     new_realizes: list = []
-    came = _scan(stage, seq_path + (("seq", pos),), delta, 1, {}, None, realizes=new_realizes)
+    stage_path = seq_path + (("seq", pos),)
+    came = _plain_stage(stage, stage_path, delta)
+    if came is None:
+        came = _scan(stage, stage_path, delta, 1, {}, None, realizes=new_realizes)
+    else:
+        new_realizes.append(get_at(stage, _DOWN * (len(came) - 1)))  # the stage's realize, below its loops
     realizes = _realizes_along(old_func, new_func, seq_path) + list(rebuilt)
     realizes.extend((None, b) for b in new_realizes)
     old_len = len(get_at(old_func, seq_path).seq)
