@@ -304,7 +304,7 @@ class _Relayout:
     def __init__(self, mapping: dict):
         self.mapping = mapping
         self.generic = None  # the tidier, made for the first node this walk does not know
-        self.values = access_tidier(None)  # a substituted value, tidied as the tidier tidies it
+        self.values = None  # the walk of a substituted value, tidied as the tidier tidies it: no mapping
         self.replaced: dict = {}
         self.tidied: dict = {}
         self.plain = True
@@ -332,7 +332,10 @@ class _Relayout:
             return n
         out = self.replaced.get(n)
         if out is None:
-            out = self.replaced[n] = self.values(value)
+            if self.values is None:
+                self.values = _Relayout({})
+            out = self.replaced[n] = self.values.expr(value)
+            self.plain = self.plain and self.values.plain
         return out
 
     def expr(self, n):

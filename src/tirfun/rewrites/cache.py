@@ -890,16 +890,23 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
-    # the box on Python integers where it is made of them (see _constant_box)
-    reach = _constant_box([_Point(i, _one(i.dtype)) for i in indices], dom, None)
-    if reach is None:
-        reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+    reach = _point_bounds(indices, dom)
     outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
                  "inside the buffer over the whole domain of the iteration variables, which the "
                  "copy reads", node)
+
+
+def _point_bounds(indices, dom: dict) -> list[Interval]:
+    """:func:`_bound` of the points ``indices`` over ``dom``: on Python
+    integers where the box is made of them (see :func:`_constant_box`),
+    without building a Range per index."""
+    box = _constant_box([_Point(i, _one(i.dtype)) for i in indices], dom, None)
+    if box is not None:
+        return box
+    return _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
 
 
 def _inside(iv: Interval, dim: PrimExpr) -> bool:
@@ -2382,7 +2389,7 @@ class _ReindexCacheBase(Rewrite):
                 values.append(value)
         # the cache holds every index the map gives over the touched domain
         dom = {iv.var: iv.dom for iv in touched}
-        ends = _bound([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        ends = _point_bounds(new, dom)
         if any(not iv.bounded or not _non_negative(iv.lo) for iv in ends):
             chk.stop(InvalidArgumentError, describe(self.block),
                      "the index map does not map the block's iteration domain to non-negative, bounded "
