@@ -248,3 +248,23 @@ def test_a_copy_stage_is_read_as_a_scan_finds_it(step, source):
     assert found is not None
     assert found == _scan(stage, path, walked, 1, {}, None)
     assert read == walked
+
+
+def test_reindex_of_the_only_nest_of_its_scope_wraps_it_in_a_sequence(monkeypatch):
+    # the stage and the nest make a new sequence where the scope held the
+    # nest alone: the paths below move, and the scope is re-indexed
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i, j in T.grid(8, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vj, vi] * T.float32(2)
+"""
+    used = _spy(monkeypatch, cache, "derive_insert_index")
+    mod = IRModule({"main": from_source(source)})
+    for step in [R.reindex("B", ("read", 0)), R.reindex("B", ("write", 0))]:
+        out = step(mod)
+        assert index_of(out["main"]) == build_index(out["main"]), step
+        _same_results(mod, out)
+    assert used == []

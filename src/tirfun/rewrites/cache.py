@@ -1985,11 +1985,19 @@ class ReIndex(Rewrite):
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
         rel = plan.block_path[len(plan.scope.path):]
-        scope_block = replace_at(plan.scope.block, rel, new_block)
-        new_realize = get_at(scope_block, rel[:-1])
         pos = plan.pos + (1 if plan.kind == "write" else 0)
-        scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
-                                  alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+        scope_block = plan.scope.block
+        body = scope_block.body
+        if type(body) is SeqStmt and rel[0] == ("body", None) and rel[1] == ("seq", plan.pos):
+            # the block's nest and the stage next to it, in one new sequence
+            nest = replace_at(body.seq[plan.pos], rel[2:], new_block)
+            new_realize = get_at(nest, rel[2:-1])
+            body = body.with_items(plan.pos, plan.pos + 1, [stage, nest] if plan.kind == "read" else [nest, stage])
+        else:
+            scope_block = replace_at(scope_block, rel, new_block)
+            new_realize = get_at(scope_block, rel[:-1])
+            body = _insert(scope_block.body, pos, stage)
+        scope_block = with_fields(scope_block, body=body, alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
         mod = commit_stated(site, plan.scope.path, scope_block,
                             _inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
         return Outcome(mod, BlockRef(stage_name, site.func_name))
