@@ -222,5 +222,19 @@ class Rewrite:
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
 
 
+def commit_stated(site: Site, path: Path, new: Node, state) -> IRModule:
+    """:func:`commit` for a rewrite that knows what it changed:
+    ``state(new_func)`` gives the new function's index from the old one
+    (see :func:`~tirfun.rewrites.index.derive_insert_index`), or None when
+    it cannot tell cheaply, and then the index is derived by re-indexing
+    the replaced subtree."""
+    new_func = replace_at(site.func, path, new)
+    index = state(new_func)
+    if index is None:
+        index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
+    remember(new_func, index)
+    return site.mod.with_function(site.func_name, new_func)
+
+
 __all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",
            "REGISTRY"]

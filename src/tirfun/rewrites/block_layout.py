@@ -9,14 +9,25 @@ import attrs
 
 from ..analysis.arith import detect_iter_map
 from ..analysis.arith.terms import int_value as _int_value
-from ..nodes import BlockRealize, For, IntImm, IterVar, PrimExpr, Range, Var
+from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.simplify import is_true
+from ..analysis.traversal import OPERAND_NODES, transform
+from ..nodes import (
+    BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, FloatImm, For, ForKind, IntImm, IterVar,
+    IterVarType, Node, PrimExpr, Range, SeqStmt, StringImm, Var,
+)
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import describe, resolve_block, resolve_site
-from .errors import InvalidArgumentError
-from .exprs import cast as _cast, var_names
+from .checks import describe, loops_above, resolve_block, resolve_site
+from .errors import (
+    InvalidArgumentError, LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError,
+    NotOnlyChildError, NotTrivialBindingError, OpaqueNewIterTypeError,
+)
+from .exprs import buffer_is_plain, cast as _cast, substitute, var_names
 from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
-    access_tidier, dims_text as _dims, inverse_of as _inverse, trace_index_map
+    _fold_divmod as fold_divmod, access_tidier, dims_text as _dims, inverse_of as _inverse, trace_index_map
+from .index import binds_let, derive_renamed_nest_index
+from .name_pool import NamePool
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -30,6 +41,7 @@ class _BlockLayoutPlan:
     extents: tuple  # the new domains' extents
     types: tuple  # the new iteration types
     inverse: dict  # old iteration variable -> expression of the new ones, by position of new variable
+    nest: tuple = ()  # the loops replaced, outermost first
 
 
 @register
@@ -92,14 +104,6 @@ class TransformBlockLayout(Rewrite):
     index_map: object = attrs.field(default=None, converter=_as_map)
 
     def plan(self, mod, chk: Checks):
-        from ..analysis.arith.simplify import is_true
-        from ..nodes import IterVarType
-        from .checks import loops_above
-        from .errors import (
-            LoopNotStartWithZeroError, NonTrivialPredicateError, NotOnlyChildError,
-            NotTrivialBindingError, OpaqueNewIterTypeError,
-        )
-
         site = resolve_site(chk, mod, [self.block])
         path = resolve_block(chk, site, self.block)
         rpath = path[:-1]
@@ -152,9 +156,14 @@ class TransformBlockLayout(Rewrite):
         # variables of its parameters' shapes, in scope everywhere), as TVM's
         from .layout import _sizes
 
-        names = {p.name for p in params} | _sizes(site.func)
+        names = {p.name for p in params}
+        sizes = None
         for e in results:
             extra = var_names(e) - names
+            if extra:
+                if sizes is None:  # asked only of a map that uses more than its variables
+                    sizes = _sizes(site.func)
+                extra -= sizes
             if extra:
                 chk.stop(InvalidArgumentError, subject,
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor a "
@@ -162,8 +171,6 @@ class TransformBlockLayout(Rewrite):
         key = (tuple(params), tuple(results), tuple(iv.dom.extent for iv in block.iter_vars))
         read = _read_map(*key)
         if read is None:
-            from .errors import NotBijectiveAffineIndexMapError
-
             chk.stop(NotBijectiveAffineIndexMapError, subject,
                      f"the index map {_dims(results)} is not a bijective affine map "
                      "of the block's iteration domain onto a box from 0", realize)
@@ -184,13 +191,9 @@ class TransformBlockLayout(Rewrite):
         by_param = {iv.var: _cast(e, iv.var.dtype) for e, iv in zip(inverse, block.iter_vars)}
         top = loops[0][0] if loops else rpath
         return _BlockLayoutPlan(site, top, realize, tuple(results), tuple(extents), tuple(types),
-                                {"vars": fresh_vars, "map": by_param})
+                                {"vars": fresh_vars, "map": by_param}, tuple(loop for _, loop in loops))
 
     def build(self, plan: _BlockLayoutPlan) -> Outcome:
-        from ..nodes import ForKind, IterVar
-        from .exprs import substitute
-        from .name_pool import NamePool
-
         site, realize = plan.site, plan.realize
         block = realize.block
         fresh = NamePool(site.index.names).fresh
@@ -202,11 +205,11 @@ class TransformBlockLayout(Rewrite):
         mapping = {old: substitute(e, rename) for old, e in plan.inverse["map"].items()}
         # the indices read through the inverse, as TVM's
         # BlockBufferAccessSimplifier leaves them
-        tidy = access_tidier(mapping)
-        body = tidy(block.body)
-        init = None if block.init is None else tidy(block.init)
-        reads = [tidy(r) for r in block.reads]
-        writes = [tidy(w) for w in block.writes]
+        walk = _Relayout(mapping)
+        body = walk.stmt(block.body)
+        init = None if block.init is None else walk.stmt(block.init)
+        reads = [walk.region(r) for r in block.reads]
+        writes = [walk.region(w) for w in block.writes]
         matches = [substitute(m, mapping) for m in block.match_buffers]
         ivs = [IterVar(Range(IntImm(v.dtype, 0), _cast(ext, v.dtype)), v, t)
                for v, ext, t in zip(new_vars, plan.extents, plan.types)]
@@ -215,10 +218,31 @@ class TransformBlockLayout(Rewrite):
         stmt = BlockRealize(loop_vars, realize.predicate, new_block)
         for lv, ext in reversed(list(zip(loop_vars, plan.extents))):
             stmt = For(lv, IntImm(lv.dtype, 0), _cast(ext, lv.dtype), ForKind.SERIAL, stmt)
-        return Outcome(commit(site, plan.top, stmt))
+        index = None
+        if walk.plain and not block.match_buffers and _let_free_domains(block.iter_vars) \
+                and _let_free_domains(ivs):
+            index = _renamed_nest_index(plan, stmt, len(loop_vars), ivs)
+        return Outcome(commit(site, plan.top, stmt, index=index))
 
     def python_args(self):
         return [py_value(self.block), f"index_map={py_value(self.index_map)}"]
+
+
+def _renamed_nest_index(plan: _BlockLayoutPlan, nest, depth: int, ivs):
+    """The new function's index, where the rewrite was plain: the loops
+    around the block swapped for the new ones, the block's iteration
+    variables renamed, nothing else bound or moved (see
+    :func:`~tirfun.rewrites.index.derive_renamed_nest_index`); None when
+    that cannot be told cheaply."""
+    site, realize = plan.site, plan.realize
+    new_nest = []
+    node = nest
+    for _ in range(depth):
+        new_nest.append(node)
+        node = node.body
+    return derive_renamed_nest_index(site.index, plan.top, list(plan.nest), new_nest,
+                                     [iv.var.name for iv in realize.block.iter_vars],
+                                     [iv.var.name for iv in ivs])
 
 
 @functools.lru_cache(maxsize=256)
@@ -265,6 +289,114 @@ def _inverse_at(params: tuple, results: tuple, extents: tuple):
     fresh_vars = tuple(Var(f"__new{d}", e.dtype) for d, e in enumerate(results))
     inverse = _read_map(params, results, extents)[2](fresh_vars)
     return fresh_vars, tuple(inverse[p] for p in params)
+
+
+class _Relayout:
+    """The block's body, init and regions with the old iteration variables
+    read through ``mapping`` and the indices of loads, stores and regions
+    tidied: what :func:`~tirfun.rewrites.index_maps.access_tidier` gives,
+    in a walk that rebuilds the nodes a block is nearly always made of
+    (arithmetic, loads, stores, casts, calls, sequences, regions) itself
+    and hands any other to the tidier. ``plain`` stays true while every
+    node met was one of those: then no Let was met, and the rewritten parts
+    bind no name the old ones did not."""
+
+    def __init__(self, mapping: dict):
+        self.mapping = mapping
+        self.generic = None  # the tidier, made for the first node this walk does not know
+        self.values = None  # the walk of a substituted value, tidied as the tidier tidies it: no mapping
+        self.replaced: dict = {}
+        self.tidied: dict = {}
+        self.plain = True
+
+    def other(self, n):
+        self.plain = False
+        if self.generic is None:
+            self.generic = access_tidier(self.mapping)
+        return self.generic(n)
+
+    def tidy(self, e):
+        if type(e) is IntImm or is_plain_sum(e):
+            return e  # simplified already, and no division to fold
+        out = self.tidied.get(e)
+        if out is None:
+            out = self.tidied[e] = transform(simplify_index(e), fold_divmod)
+        return out
+
+    def index(self, e):
+        return self.tidy(self.expr(e))
+
+    def var(self, n):
+        value = self.mapping.get(n)
+        if value is None:
+            return n
+        out = self.replaced.get(n)
+        if out is None:
+            if self.values is None:
+                self.values = _Relayout({})
+            out = self.replaced[n] = self.values.expr(value)
+            self.plain = self.plain and self.values.plain
+        return out
+
+    def expr(self, n):
+        kind = type(n)
+        if kind is Var:
+            return self.var(n)
+        if kind in _CONSTANTS:
+            return n
+        if kind in OPERAND_NODES:
+            a, b = self.expr(n.a), self.expr(n.b)
+            return n if a is n.a and b is n.b else kind(a, b)
+        if kind is BufferLoad and buffer_is_plain(n.buffer, self.mapping):
+            indices = [self.index(i) for i in n.indices]
+            pred = None if n.predicate is None else self.expr(n.predicate)
+            if pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
+                return n
+            return with_fields(n, indices=indices, predicate=pred)
+        if kind is Cast:
+            value = self.expr(n.value)
+            return n if value is n.value else with_fields(n, value=value)
+        if kind is Call:
+            args = [self.expr(a) if isinstance(a, Node) and not isinstance(a, Buffer) else a for a in n.args]
+            return n if all(a is b for a, b in zip(args, n.args)) else with_fields(n, args=args)
+        return self.other(n)
+
+    def stmt(self, n):
+        kind = type(n)
+        if kind is BufferStore and buffer_is_plain(n.buffer, self.mapping):
+            value = self.expr(n.value)
+            indices = [self.index(i) for i in n.indices]
+            pred = None if n.predicate is None else self.expr(n.predicate)
+            if value is n.value and pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
+                return n
+            return with_fields(n, value=value, indices=indices, predicate=pred)
+        if kind is SeqStmt:
+            items = [self.stmt(s) for s in n.seq]
+            return n if all(a is b for a, b in zip(items, n.seq)) else with_fields(n, seq=items)
+        return self.other(n)
+
+    def region(self, r):
+        if type(r) is not BufferRegion or not buffer_is_plain(r.buffer, self.mapping):
+            return self.other(r)
+        ranges = [self.range(x) for x in r.region]
+        return r if all(a is b for a, b in zip(ranges, r.region)) else with_fields(r, region=ranges)
+
+    def range(self, x):
+        lo, extent = self.index(x.min), self.index(x.extent)
+        return x if lo is x.min and extent is x.extent else Range(lo, extent)
+
+
+_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
+
+
+def _let_free_domains(ivs) -> bool:
+    """Whether no iteration variable's domain holds a Let (each is nearly
+    always a constant or a variable)."""
+    return all(type(iv.dom.min) in _LEAF_EXPRS and type(iv.dom.extent) in _LEAF_EXPRS or not binds_let(iv)
+               for iv in ivs)
+
+
+_LEAF_EXPRS = frozenset({IntImm, Var})
 
 
 def _keep_units(inverse: dict, params, results, new_vars) -> dict:

@@ -55,7 +55,7 @@ from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions, names_in
+from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
     Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
 )
@@ -65,7 +65,7 @@ from ..nodes import (
     MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
-from .base import Checks, Outcome, Rewrite, commit, register
+from .base import Checks, Outcome, Rewrite, commit, commit_stated, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
@@ -77,7 +77,9 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
+from .index import binds_let, derive_insert_index, leaf_binds_lets
 from .names import fresh_name, suffixed
+from .redirect import accesses_of, redirect_accesses
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
@@ -888,18 +890,55 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard)."""
-    reach = _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
-    # the ends are indices: read as index arithmetic, vi over n * 16 ends
-    # at n * 16 - 1, inside a dimension of n * 16
-    outside = [k for k, iv in enumerate(reach)
-               if not (iv.bounded and index_at_most(IntImm(iv.lo.dtype, 0), iv.lo)
-                       and index_at_most(iv.hi, fold_sub(_cast(buf.shape[k], iv.hi.dtype),
-                                                         IntImm(iv.hi.dtype, 1))))]
+    reach = _point_bounds(indices, dom)
+    outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
                  "inside the buffer over the whole domain of the iteration variables, which the "
                  "copy reads", node)
+
+
+def _point_bounds(indices, dom: dict) -> list[Interval]:
+    """:func:`_bound` of the points ``indices`` over ``dom``: on Python
+    integers where the box is made of them (see :func:`_constant_box`),
+    without building a Range per index."""
+    box = _constant_box([_Point(i, _one(i.dtype)) for i in indices], dom, None)
+    if box is not None:
+        return box
+    return _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+
+
+def _inside(iv: Interval, dim: PrimExpr) -> bool:
+    """Whether the interval of an index provably lies in ``[0, dim)``: on
+    integers where both ends and the dimension are literals (the
+    dimension one of the index's type), else read as index arithmetic
+    (``vi`` over ``n * 16`` ends at ``n * 16 - 1``, inside a dimension of
+    ``n * 16``)."""
+    if not iv.bounded:
+        return False
+    lo, hi = iv.lo, iv.hi
+    if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm:
+        limits = hi.dtype.int_range()
+        if limits is not None and limits[0] <= dim.value - 1 and dim.value <= limits[1]:
+            return 0 <= lo.value and hi.value <= dim.value - 1
+    return index_at_most(IntImm(lo.dtype, 0), lo) and \
+        index_at_most(hi, fold_sub(_cast(dim, hi.dtype), IntImm(hi.dtype, 1)))
+
+
+@attrs.frozen
+class _Point:
+    """A dimension ``[min, min + extent)`` as :func:`_constant_box` reads
+    one, without the checks of a Range (the extent is the literal 1)."""
+
+    min: PrimExpr
+    extent: IntImm
+
+
+@functools.cache
+def _one(dtype) -> IntImm:
+    """The literal 1 of an integer ``dtype``."""
+    return IntImm(dtype, 1)
 
 
 def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
@@ -1740,22 +1779,10 @@ def _buffer_spec(chk: Checks, block: Block, realize: BlockRealize, spec) -> tupl
 def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
     """The one index tuple every load and store of ``buf`` in the block's
     body uses (TVM's ReIndexCollector)."""
-    found: list = []
-
-    def visit(node) -> None:
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, Block):
-                chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
-                         "the block is not a leaf block: it has blocks inside it", realize)
-            if isinstance(n, (BufferLoad, BufferStore)) and n.buffer == buf:
-                found.append(list(n.indices))
-            if isinstance(n, Buffer):
-                continue
-            stack.extend(iter_children(n))
-
-    visit(block.body)
+    found, nested = accesses_of(block.body, buf)
+    if nested:
+        chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
+                 "the block is not a leaf block: it has blocks inside it", realize)
     if not found:
         chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
                  f"buffer {buf.name} should be accessed in the block through loads or stores; none found",
@@ -1939,37 +1966,66 @@ class ReIndex(Rewrite):
         # the block: every access of the buffer through the copy, at its own iteration variables
         own = [iv.var for iv in plan.covered]
         region = [Range(v, IntImm(v.dtype, 1)) for v in own]
-
-        def redirect(node):
-            def post(n):
-                if isinstance(n, BufferLoad) and n.buffer == plan.buf:
-                    return BufferLoad(new_buf, own, n.predicate)
-                if isinstance(n, BufferStore) and n.buffer == plan.buf:
-                    return BufferStore(new_buf, n.value, own, n.predicate)
-                return n
-
-            def pre(n):
-                return n if isinstance(n, Buffer) else None
-
-            return transform(node, post, pre)
+        body, plain = redirect_accesses(block.body, plan.buf, new_buf, own)
+        init = None
+        if block.init is not None:
+            init, plain_init = redirect_accesses(block.init, plan.buf, new_buf, own)
+            plain = plain and plain_init
+        swapped = [r for r in list(block.reads) + list(block.writes) if r.buffer == plan.buf] + \
+            [m.source for m in block.match_buffers if m.source.buffer == plan.buf]
+        # the regions of the buffer give way to ones at plain variables: a
+        # Let in them would take its name out of the function
+        plain = plain and not any(binds_let(r) for r in swapped)
 
         def swap(regions):
             return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
 
         new_block = with_fields(
-            block, body=redirect(block.body), init=None if block.init is None else redirect(block.init),
-            reads=swap(block.reads), writes=swap(block.writes),
+            block, body=body, init=init, reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
                            if m.source.buffer == plan.buf else m for m in block.match_buffers])
-        scope_block = replace_at(plan.scope.block, plan.block_path[len(plan.scope.path):], new_block)
+        rel = plan.block_path[len(plan.scope.path):]
         pos = plan.pos + (1 if plan.kind == "write" else 0)
-        scope_block = with_fields(scope_block, body=_insert(scope_block.body, pos, stage),
-                                  alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
-        mod = commit(site, plan.scope.path, scope_block)
+        scope_block = plan.scope.block
+        body = scope_block.body
+        if type(body) is SeqStmt and rel[0] == ("body", None) and rel[1] == ("seq", plan.pos):
+            # the block's nest and the stage next to it, in one new sequence
+            nest = replace_at(body.seq[plan.pos], rel[2:], new_block)
+            new_realize = get_at(nest, rel[2:-1])
+            body = body.with_items(plan.pos, plan.pos + 1, [stage, nest] if plan.kind == "read" else [nest, stage])
+        else:
+            scope_block = replace_at(scope_block, rel, new_block)
+            new_realize = get_at(scope_block, rel[:-1])
+            body = _insert(scope_block.body, pos, stage)
+        scope_block = with_fields(scope_block, body=body, alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
+        mod = commit_stated(site, plan.scope.path, scope_block,
+                            _inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
         return [py_value(self.block), f"buffer={py_value(self.buffer)}"]
+
+
+def _inserted_stage(site, plan: _ReindexPlan, scope_block: Block, new_realize: BlockRealize, pos: int,
+                    stage: Stmt, new_buf: Buffer, plain: bool):
+    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    after reindex: the stage inserted at ``pos`` of the scope's body, the
+    copy allocated in the scope, and the block's realize rebuilt in place
+    as ``new_realize`` (its statements where they were, binding the same names when its
+    rewritten parts were ``plain``: see :mod:`.redirect`); None (the
+    re-indexing of the scope) where the body is not a sequence below the
+    scope block itself, or the block's rewrite was not plain."""
+    old_body, new_body = plan.scope.block.body, scope_block.body
+
+    def state(new_func):
+        if not plain or type(old_body) is not SeqStmt or type(new_body) is not SeqStmt \
+                or len(new_body.seq) != len(old_body.seq) + 1 or new_body.seq[pos] is not stage:
+            return None
+        seq_path = plan.scope.path + (("body", None),)
+        return derive_insert_index(site.index, site.func, new_func, seq_path, pos, stage, allocs=[new_buf],
+                                   rebuilt=[(plan.realize, new_realize)])
+
+    return state
 
 
 def _stores_in(block: Block):
@@ -2341,7 +2397,7 @@ class _ReindexCacheBase(Rewrite):
                 values.append(value)
         # the cache holds every index the map gives over the touched domain
         dom = {iv.var: iv.dom for iv in touched}
-        ends = _bound([Range(e, IntImm(e.dtype, 1)) for e in new], dom)
+        ends = _point_bounds(new, dom)
         if any(not iv.bounded or not _non_negative(iv.lo) for iv in ends):
             chk.stop(InvalidArgumentError, describe(self.block),
                      "the index map does not map the block's iteration domain to non-negative, bounded "
@@ -2434,9 +2490,16 @@ class _ReindexCacheBase(Rewrite):
         for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
             stage = For(lv, substitute_expr(loop.min, var_map), substitute_expr(loop.extent, var_map),
                         ForKind.SERIAL, stage)
-        new_scope = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
-                                   plan.select, stores=not self.is_read).run()
-        mod = commit(site, plan.scope.path, new_scope)
+        rewriter = _IndexRewriter(plan.scope, plan.buf, cache, plan.new, plan.loc, plan.pos, stage, cache,
+                                  plan.select, stores=not self.is_read)
+        new_scope = rewriter.run()
+        # the blocks redirected bind the same names where no Let sits in
+        # them nor in the mapped indices that take the place of theirs
+        plain = all(type(i) in _LEAVES or not binds_let(i) for i in plan.new) and \
+            all(_plain_leaf(old) for old, _ in rewriter.rebuilt)
+        state = _stage_in_sequence(site, plan.loc + (("body", None),), plan.pos, stage, cache,
+                                   rewriter.rebuilt, plain)
+        mod = commit_stated(site, plan.scope.path, new_scope, state)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
@@ -2466,6 +2529,42 @@ class _IndexRewriter(_Rewriter):
     def __init__(self, scope, old, new, indices, loc, pos, stage, alloc, select, stores):
         indices = list(indices)
         super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
+        self.rebuilt: list = []  # (old, new) of each BlockRealize rebuilt
+
+    def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        out = super().stmt(node, path, redirect)
+        if type(node) is BlockRealize and out is not node:
+            self.rebuilt.append((node, out))
+        return out
+
+
+def _plain_leaf(realize: BlockRealize) -> bool:
+    """Whether a redirected block keeps the names it binds: its binding
+    and predicate plain arithmetic (nothing there to redirect), and no Let
+    in the block (see :func:`~tirfun.rewrites.index.leaf_binds_lets`)."""
+    return all(type(v) in _LEAVES or plain_arithmetic(v) for v in realize.iter_values) \
+        and (type(realize.predicate) in _LEAVES or plain_arithmetic(realize.predicate)) \
+        and not leaf_binds_lets(realize.block)
+
+
+def _stage_in_sequence(site, seq_path: Path, pos: int, stage: Stmt, alloc: Buffer, rebuilt: list, plain: bool):
+    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    after a reindexing cache: the stage inserted at ``pos`` of the sequence
+    at ``seq_path``, the cache allocated in the scope, the BlockRealizes
+    ``rebuilt`` in place (binding the same names where ``plain``); None
+    (the re-indexing of the scope) where the stage's place is not a
+    sequence, or the rewrite was not plain."""
+    def state(new_func):
+        if not plain:
+            return None
+        old_body, new_body = get_at(site.func, seq_path), get_at(new_func, seq_path)
+        if type(old_body) is not SeqStmt or type(new_body) is not SeqStmt \
+                or len(new_body.seq) != len(old_body.seq) + 1 or new_body.seq[pos] is not stage:
+            return None
+        return derive_insert_index(site.index, site.func, new_func, seq_path, pos, stage, allocs=[alloc],
+                                   rebuilt=rebuilt)
+
+    return state
 
 
 @register

@@ -1108,5 +1108,209 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
+
+def binds_let(node) -> bool:
+    """Whether a ``Let`` expression sits inside ``node`` (statements and
+    buffers are not entered, as the index counts names): a rewrite that
+    rebuilds such expressions without one keeps the names the index counts."""
+    counts: dict = {}
+    _expr_lets(node, counts, 1)
+    return bool(counts)
+
+
+def leaf_binds_lets(block: Block) -> bool:
+    """Whether a Let expression may sit in the block's own fields or in
+    the statements of its body and init: told from the names kept for the
+    block and for each store (see :func:`_block_names`), without a walk
+    where they are kept; True, to be safe, where the body holds statements
+    other than stores (alone or in a sequence)."""
+    counts: dict = {block.name_hint: 1}
+    for iv in block.iter_vars:
+        counts[iv.var.name] = counts.get(iv.var.name, 0) + 1
+    for buf in block.alloc_buffers:
+        _buffer_names(buf, counts, 1)
+    for match in block.match_buffers:
+        _buffer_names(match.buffer, counts, 1)
+    if _block_names(block) != counts:
+        return True  # the block's fields bind more than its own names
+    for part in (block.init, block.body):
+        if part is None:
+            continue
+        for stmt in (part.seq if type(part) is SeqStmt else (part,)):
+            if type(stmt) is not BufferStore or _store_lets(stmt):
+                return True
+    return False
+
+
+def _stated(old: FuncIndex, delta: dict, shifts: tuple, gone: list, came: list, realizes: list) -> FuncIndex | None:
+    """The end of a derivation whose changes a rewrite stated: ``old``
+    with the names counted by ``delta`` (and the change of loose statements
+    under ``_LOOSE``), the ``shifts`` recorded after its own, the loops and
+    blocks ``gone`` and ``came`` (``(is_loop, name, path)``, current paths
+    before and after the shifts) and the BlockRealizes rebuilt
+    (``(old or None, new or None)``); None on a clash of names."""
+    all_shifts = old.shifts + tuple(shifts)
+    epoch = len(all_shifts)
+    loops = _moved(old.loop_table, old.shifts, [(n, p) for is_loop, n, p in gone if is_loop],
+                   [(n, p) for is_loop, n, p in came if is_loop], epoch)
+    blocks = _moved(old.block_table, old.shifts, [(n, p) for is_loop, n, p in gone if not is_loop],
+                    [(n, p) for is_loop, n, p in came if not is_loop], epoch)
+    if loops is None or blocks is None:
+        return None
+    loose = old.loose + delta.pop(_LOOSE, 0)
+    names = _recounted(old.names, delta)
+    if len(all_shifts) > _MAX_SHIFTS:
+        loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
+    pending = old._pending + tuple(realizes)
+    if len(pending) > _MAX_PENDING:
+        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending),
+                         (), loose)
+    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
+
+
+from ..analysis.mentions import plain_arithmetic  # noqa: E402  (used by the derivations below only)
+from ..nodes import BufferLoad  # noqa: E402
+
+_DOWN = (("body", None),)
+
+
+def _leaf_or_plain(e) -> bool:
+    """Whether ``e`` is a variable, a constant, or plain arithmetic of
+    them (no Let, no buffer in it)."""
+    return type(e) in _LEAVES or plain_arithmetic(e)
+
+
+def _plain_stage(stage, path: Path, delta: dict) -> list | None:
+    """What :func:`_scan` finds in a copy stage (loops over one block that
+    stores one element), read from what it is made of: its loops and
+    block, with paths from ``path``, and the names they bind tallied into
+    ``delta``; None, with ``delta`` untouched, for anything else (a loop
+    with a binding or annotations, an expression that is not plain
+    arithmetic of variables and constants, a block with more than one
+    store), which is scanned instead."""
+    loops = []
+    node = stage
+    while type(node) is For:
+        if not (type(node.min) in _LEAVES and type(node.extent) in _LEAVES and node.thread_binding is None
+                and not node.annotations):
+            return None
+        loops.append(node.loop_var.name)
+        node = node.body
+    if type(node) is not BlockRealize or not all(map(_leaf_or_plain, node.iter_values)) \
+            or not _leaf_or_plain(node.predicate):
+        return None
+    block = node.block
+    store = block.body
+    if block.init is not None or block.alloc_buffers or block.match_buffers or block.annotations \
+            or type(store) is not BufferStore or store.predicate is not None \
+            or type(store.value) is not BufferLoad or store.value.predicate is not None:
+        return None
+    exprs = list(store.indices) + list(store.value.indices)
+    for iv in block.iter_vars:
+        exprs += (iv.dom.min, iv.dom.extent)
+    for region in list(block.reads) + list(block.writes):
+        for r in region.region:
+            exprs += (r.min, r.extent)
+    if not all(map(_leaf_or_plain, exprs)):
+        return None
+    found = [(True, name, path + _DOWN * k) for k, name in enumerate(loops)]
+    found.append((False, block.name_hint, path + _DOWN * len(loops) + (("block", None),)))
+    get = delta.get
+    for name in loops + [block.name_hint] + [iv.var.name for iv in block.iter_vars]:
+        delta[name] = get(name, 0) + 1
+    return found
+
+
+def _realizes_along(old_func, new_func, path: Path) -> list:
+    """The BlockRealizes rebuilt along ``path`` (the root's left out), as
+    :func:`derive_index` collects them: ``(old, new)``."""
+    out = []
+    for k, step in enumerate(path):
+        if step[0] == "block" and k > 1:
+            a, b = get_at(old_func, path[:k]), get_at(new_func, path[:k])
+            if a is not b and type(a) is BlockRealize:
+                out.append((a, b))
+    return out
+
+
+def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, seq_path: Path, pos: int,
+                        stage: Stmt, *, allocs=(), rebuilt=()) -> FuncIndex | None:
+    """The index after a rewrite inserted ``stage`` at position ``pos`` of
+    the sequence at ``seq_path`` (a sequence in both functions, one item
+    longer in the new one), allocated ``allocs`` in the block whose body
+    holds the sequence (nothing else of that block changed), and rebuilt the
+    BlockRealizes ``rebuilt`` (``(old, new)``) in place: the same
+    statements at the same places below them, binding the same names
+    (reindex: the block reads the copy at other indices, none of them
+    holding a Let). Only the stage is walked; the items after it move by a
+    shift. None when that cannot be told this cheaply (then
+    :func:`derive_index` is used)."""
+    if old.clashes:
+        return None
+    delta: dict = {}
+    for buf in allocs:
+        _buffer_names(buf, delta, 1)
+    new_realizes: list = []
+    stage_path = seq_path + (("seq", pos),)
+    came = _plain_stage(stage, stage_path, delta)
+    if came is None:
+        came = _scan(stage, stage_path, delta, 1, {}, None, realizes=new_realizes)
+    else:
+        new_realizes.append(get_at(stage, _DOWN * (len(came) - 1)))  # the stage's realize, below its loops
+    realizes = _realizes_along(old_func, new_func, seq_path) + list(rebuilt)
+    realizes.extend((None, b) for b in new_realizes)
+    old_len = len(get_at(old_func, seq_path).seq)
+    shifts = ((seq_path, pos, 1),) if pos < old_len else ()
+    return _stated(old, delta, shifts, [], came, realizes)
+
+
+def derive_renamed_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list, gone: list,
+                              came: list) -> FuncIndex | None:
+    """:func:`derive_nest_index` for a rewrite that also rebuilt the
+    statements below the nest in place, as the same statements at the same
+    places naming the same buffers, where the names ``gone`` stopped being
+    bound and the names ``came`` started (transform_block_layout: the
+    block's iteration variables, renamed; its body read through them holds
+    no Let before or after). None when that cannot be told this cheaply."""
+    delta: dict = {}
+    for name in gone:
+        delta[name] = delta.get(name, 0) - 1
+    for name in came:
+        delta[name] = delta.get(name, 0) + 1
+    return _derive_nest_index_with(old, path, old_nest, new_nest, delta)
+
+
+def _derive_nest_index_with(old: FuncIndex, path: Path, old_nest: list, new_nest: list,
+                            delta: dict) -> FuncIndex | None:
+    """:func:`derive_nest_index`, the names counted by ``delta`` (name ->
+    change) changing as well, in the same recount."""
+    if old.clashes or not new_nest:
+        return None
+    if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
+        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
+    body_old = old_nest[-1].body if old_nest else None
+    epoch = len(old.shifts)
+    table = old.loop_table.evolver()
+    for loop in old_nest:
+        table.remove(loop.loop_var.name)
+    down = (("body", None),)
+    for k, loop in enumerate(new_nest):
+        name = loop.loop_var.name
+        if name in table:
+            return None  # a clash: the generic derivation indexes it afresh
+        table.set(name, (path + down * k, epoch))
+    blocks = old.block_table
+    below = _entries(body_old) if body_old is not None else _entries(new_nest[-1].body)
+    if below:
+        inner = path + down * len(new_nest)
+        btable = blocks.evolver()
+        for is_loop, name, rel in below:
+            (table if is_loop else btable).set(name, (inner + rel, epoch))
+        blocks = btable.persistent()
+    names = _recounted(old.names, delta)
+    return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
+                     old._pending, old.loose)
+
+
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",
            "index_of", "remember"]
