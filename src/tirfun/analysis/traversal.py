@@ -375,19 +375,26 @@ def get_at(root: Node, path: Path) -> Node:
     return node
 
 
+def nodes_along(root: Node, path: Path) -> list:
+    """The nodes at every prefix of ``path`` below ``root``, ``root`` first
+    and the node at ``path`` last."""
+    out = [root]
+    node = root
+    for name, index in path:
+        value = getattr(node, name)
+        node = value if index is None else value[index]
+        out.append(node)
+    return out
+
+
 def replace_at(root: Node, path: Path, new: Node) -> Node:
     """``root`` with the node at ``path`` replaced by ``new``; only the nodes
     along the path are rebuilt."""
     if not path:
         return new
     # down the path once, then up it rebuilding each node with its new child
-    nodes = [root]
-    node = root
-    for name, index in path:
-        value = getattr(node, name)
-        node = value if index is None else value[index]
-        nodes.append(node)
-    if node is new:
+    nodes = nodes_along(root, path)
+    if nodes[-1] is new:
         return root
     child = new
     for k in range(len(path) - 1, -1, -1):
@@ -450,6 +457,6 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 __all__ = [
     "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
     "substitute_vars", "transform_plain", "OPERAND_NODES",
-    "walk_stmts", "get_at", "replace_at", "find_block", "find_loop", "blocks", "loops",
+    "walk_stmts", "get_at", "nodes_along", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

@@ -892,7 +892,8 @@ def _tally_loops(loops: list, counts: dict, sign: int) -> bool:
     return True
 
 
-def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list) -> FuncIndex | None:
+def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list, *,
+                      delta: dict | None = None) -> FuncIndex | None:
     """The index after a loop primitive replaced the perfect nest of loops
     ``old_nest`` (outermost first, the outermost at ``path``; empty when
     the statement at ``path`` itself was wrapped) by the nest ``new_nest``,
@@ -901,10 +902,12 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     places relative to the body, binding the same names and naming the same
     buffers (split, fuse, add_unit_loop). Only the loops of the two nests are
     looked at, and the entries below them moved down or up; None when that
-    cannot be told this cheaply (then :func:`derive_index` is used)."""
+    cannot be told this cheaply (then :func:`derive_index` is used).
+    ``delta`` (name -> change) counts names the rewrite bound or unbound
+    below the nest as well, in the same recount."""
     if old.clashes or not new_nest:
         return None
-    delta: dict = {}
+    delta = {} if delta is None else dict(delta)
     if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
         return None  # bounds that name a buffer: the blocks below may name it in a predicate now
     body_old = old_nest[-1].body if old_nest else None
@@ -1277,39 +1280,7 @@ def derive_renamed_nest_index(old: FuncIndex, path: Path, old_nest: list, new_ne
         delta[name] = delta.get(name, 0) - 1
     for name in came:
         delta[name] = delta.get(name, 0) + 1
-    return _derive_nest_index_with(old, path, old_nest, new_nest, delta)
-
-
-def _derive_nest_index_with(old: FuncIndex, path: Path, old_nest: list, new_nest: list,
-                            delta: dict) -> FuncIndex | None:
-    """:func:`derive_nest_index`, the names counted by ``delta`` (name ->
-    change) changing as well, in the same recount."""
-    if old.clashes or not new_nest:
-        return None
-    if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
-        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
-    body_old = old_nest[-1].body if old_nest else None
-    epoch = len(old.shifts)
-    table = old.loop_table.evolver()
-    for loop in old_nest:
-        table.remove(loop.loop_var.name)
-    down = (("body", None),)
-    for k, loop in enumerate(new_nest):
-        name = loop.loop_var.name
-        if name in table:
-            return None  # a clash: the generic derivation indexes it afresh
-        table.set(name, (path + down * k, epoch))
-    blocks = old.block_table
-    below = _entries(body_old) if body_old is not None else _entries(new_nest[-1].body)
-    if below:
-        inner = path + down * len(new_nest)
-        btable = blocks.evolver()
-        for is_loop, name, rel in below:
-            (table if is_loop else btable).set(name, (inner + rel, epoch))
-        blocks = btable.persistent()
-    names = _recounted(old.names, delta)
-    return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
-                     old._pending, old.loose)
+    return derive_nest_index(old, path, old_nest, new_nest, delta=delta)
 
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",

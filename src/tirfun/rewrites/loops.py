@@ -12,7 +12,7 @@ import operator
 
 import attrs
 
-from ..analysis.traversal import Path, get_at
+from ..analysis.traversal import Path, get_at, nodes_along
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..nodes import (
@@ -812,7 +812,7 @@ class Merge(Rewrite):
                                      primitive_needs="merge needs at least 2 loops")
         # the nodes along each path, read once: the scopes, the common
         # ancestor and the nests are all found among them
-        along = [_nodes_along(site.func, p) for p in paths]
+        along = [nodes_along(site.func, p) for p in paths]
         scopes = {_scope_of(p, nodes) for p, nodes in zip(paths, along)}
         if len(scopes) > 1:
             chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
@@ -911,21 +911,9 @@ def _rebound_items(body: Stmt, mapping: dict, ranges: dict) -> list | None:
     return out
 
 
-def _nodes_along(root, path: Path) -> list:
-    """The nodes at every prefix of ``path`` below ``root``, ``root`` first
-    and the node at ``path`` last."""
-    out = [root]
-    node = root
-    for name, index in path:
-        value = getattr(node, name)
-        node = value if index is None else value[index]
-        out.append(node)
-    return out
-
-
 def _scope_of(path: Path, nodes: list) -> Path | None:
     """The path of the nearest Block strictly above ``path`` (``nodes``:
-    :func:`_nodes_along` it), None where there is none, as ``scope_path``."""
+    :func:`~tirfun.analysis.traversal.nodes_along` it), None where there is none, as ``scope_path``."""
     for k in range(len(path) - 1, -1, -1):
         if isinstance(nodes[k], Block):
             return path[:k]
