@@ -25,12 +25,12 @@ from collections.abc import Iterator, Mapping
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.mentions import buffer_names_in
+from ..analysis.mentions import buffer_names_in, plain_arithmetic
 from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_children, walk_stmts
 from .layered_map import LayeredMap
 from ..nodes.stmt import sequence_edit
 from ..nodes import (
-    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferStore, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
     SeqStmt, Stmt, StringImm, Var,
 )
 
@@ -835,23 +835,8 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
             gone.extend(_scan(node, p, delta, -1, shared, realizes=old_realizes))
         realizes.extend((a, None) for a in old_realizes)
         realizes.extend((None, b) for b in new_realizes)
-    all_shifts = old.shifts + tuple(shifts)
-    epoch = len(all_shifts)
-    loops = _moved(old.loop_table, old.shifts, [(n, p) for is_loop, n, p in gone if is_loop],
-                   [(n, p) for is_loop, n, p in came if is_loop], epoch)
-    blocks = _moved(old.block_table, old.shifts, [(n, p) for is_loop, n, p in gone if not is_loop],
-                    [(n, p) for is_loop, n, p in came if not is_loop], epoch)
-    if loops is None or blocks is None:
-        return build_index(new_func)  # a clash: index the ill-formed result fully
-    loose = old.loose + delta.pop(_LOOSE, 0)
-    names = _recounted(old.names, delta)
-    if len(all_shifts) > _MAX_SHIFTS:
-        loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
-    pending = old._pending + tuple(realizes)
-    if len(pending) > _MAX_PENDING:
-        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending),
-                         (), loose)
-    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
+    out = _stated(old, delta, shifts, gone, came, realizes)
+    return out if out is not None else build_index(new_func)  # a clash: index the ill-formed result fully
 
 
 def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
@@ -1170,9 +1155,6 @@ def _stated(old: FuncIndex, delta: dict, shifts: tuple, gone: list, came: list, 
                          (), loose)
     return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
 
-
-from ..analysis.mentions import plain_arithmetic  # noqa: E402  (used by the derivations below only)
-from ..nodes import BufferLoad  # noqa: E402
 
 _DOWN = (("body", None),)
 
