@@ -11,13 +11,13 @@ from ..analysis.arith import detect_iter_map
 from ..analysis.arith.terms import int_value as _int_value
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.simplify import is_true
-from ..analysis.traversal import OPERAND_NODES, transform
+from ..analysis.traversal import transform
 from ..nodes import (
-    BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, FloatImm, For, ForKind, IntImm, IterVar,
-    IterVarType, Node, PrimExpr, Range, SeqStmt, StringImm, Var,
+    BlockRealize, Buffer, BufferRegion, For, ForKind, IntImm, IterVar, IterVarType, PrimExpr, Range, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from .body_walk import BodyWalk
 from .checks import describe, loops_above, resolve_block, resolve_site
 from .errors import (
     InvalidArgumentError, LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError,
@@ -291,7 +291,7 @@ def _inverse_at(params: tuple, results: tuple, extents: tuple):
     return fresh_vars, tuple(inverse[p] for p in params)
 
 
-class _Relayout:
+class _Relayout(BodyWalk):
     """The block's body, init and regions with the old iteration variables
     read through ``mapping`` and the indices of loads, stores and regions
     tidied: what :func:`~tirfun.rewrites.index_maps.access_tidier` gives,
@@ -338,42 +338,15 @@ class _Relayout:
             self.plain = self.plain and self.values.plain
         return out
 
-    def expr(self, n):
-        kind = type(n)
-        if kind is Var:
-            return self.var(n)
-        if kind in _CONSTANTS:
-            return n
-        if kind in OPERAND_NODES:
-            a, b = self.expr(n.a), self.expr(n.b)
-            return n if a is n.a and b is n.b else kind(a, b)
-        if kind is BufferLoad and buffer_is_plain(n.buffer, self.mapping):
-            indices = [self.index(i) for i in n.indices]
-            pred = None if n.predicate is None else self.expr(n.predicate)
-            if pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
-                return n
-            return with_fields(n, indices=indices, predicate=pred)
-        if kind is Cast:
-            value = self.expr(n.value)
-            return n if value is n.value else with_fields(n, value=value)
-        if kind is Call:
-            args = [self.expr(a) if isinstance(a, Node) and not isinstance(a, Buffer) else a for a in n.args]
-            return n if all(a is b for a, b in zip(args, n.args)) else with_fields(n, args=args)
-        return self.other(n)
+    def load(self, n):
+        if not buffer_is_plain(n.buffer, self.mapping):
+            return self.other(n)
+        return super().load(n)
 
-    def stmt(self, n):
-        kind = type(n)
-        if kind is BufferStore and buffer_is_plain(n.buffer, self.mapping):
-            value = self.expr(n.value)
-            indices = [self.index(i) for i in n.indices]
-            pred = None if n.predicate is None else self.expr(n.predicate)
-            if value is n.value and pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
-                return n
-            return with_fields(n, value=value, indices=indices, predicate=pred)
-        if kind is SeqStmt:
-            items = [self.stmt(s) for s in n.seq]
-            return n if all(a is b for a, b in zip(items, n.seq)) else with_fields(n, seq=items)
-        return self.other(n)
+    def store(self, n):
+        if not buffer_is_plain(n.buffer, self.mapping):
+            return self.other(n)
+        return super().store(n)
 
     def region(self, r):
         if type(r) is not BufferRegion or not buffer_is_plain(r.buffer, self.mapping):
@@ -384,9 +357,6 @@ class _Relayout:
     def range(self, x):
         lo, extent = self.index(x.min), self.index(x.extent)
         return x if lo is x.min and extent is x.extent else Range(lo, extent)
-
-
-_CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
 def _let_free_domains(ivs) -> bool:

@@ -19,15 +19,13 @@ which the rewrite's index derivation relies on.
 from __future__ import annotations
 
 from ..analysis.traversal import OPERAND_NODES, iter_children, transform
-from ..nodes import (
-    Block, Buffer, BufferLoad, BufferStore, Call, Cast, FloatImm, IntImm, Node, SeqStmt, StringImm, Var,
-)
-from ..nodes.base import with_fields
+from ..nodes import Block, Buffer, BufferLoad, BufferStore, FloatImm, IntImm, StringImm, Var
+from .body_walk import BodyWalk
 
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 
 
-class _Redirect:
+class _Redirect(BodyWalk):
     """One rewrite of accesses of ``old`` into accesses of ``new`` at
     ``indices`` (see :func:`redirect_accesses`)."""
 
@@ -40,7 +38,7 @@ class _Redirect:
     def is_old(self, buf: Buffer) -> bool:
         return same_buffer(buf, self.old)
 
-    def generic(self, node):
+    def other(self, node):
         """The generic walk, for a node kind this walk does not know."""
         old, new, indices = self.old, self.new, self.indices
         self.plain = False
@@ -64,46 +62,24 @@ class _Redirect:
             if type(i) not in _LEAVES and not _let_free(i):
                 self.plain = False
 
-    def expr(self, n):
-        kind = type(n)
-        if kind in _LEAVES:
-            return n
-        if kind in OPERAND_NODES:
-            a, b = self.expr(n.a), self.expr(n.b)
-            return n if a is n.a and b is n.b else kind(a, b)
-        if kind is BufferLoad:
-            indices = [self.expr(i) for i in n.indices]
-            pred = None if n.predicate is None else self.expr(n.predicate)
-            if self.is_old(n.buffer):
-                self.replaced_indices(n.indices)
-                return BufferLoad(self.new, self.indices, pred)
-            if pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
-                return n
-            return with_fields(n, indices=indices, predicate=pred)
-        if kind is Cast:
-            value = self.expr(n.value)
-            return n if value is n.value else with_fields(n, value=value)
-        if kind is Call:
-            args = [self.expr(a) if isinstance(a, Node) and not isinstance(a, Buffer) else a for a in n.args]
-            return n if all(a is b for a, b in zip(args, n.args)) else with_fields(n, args=args)
-        return self.generic(n)
+    def load(self, n):
+        if not self.is_old(n.buffer):
+            return super().load(n)
+        for i in n.indices:
+            self.expr(i)  # walked as any other expression: an unknown kind is not plain
+        pred = None if n.predicate is None else self.expr(n.predicate)
+        self.replaced_indices(n.indices)
+        return BufferLoad(self.new, self.indices, pred)
 
-    def stmt(self, n):
-        kind = type(n)
-        if kind is BufferStore:
-            value = self.expr(n.value)
-            indices = [self.expr(i) for i in n.indices]
-            pred = None if n.predicate is None else self.expr(n.predicate)
-            if self.is_old(n.buffer):
-                self.replaced_indices(n.indices)
-                return BufferStore(self.new, value, self.indices, pred)
-            if value is n.value and pred is n.predicate and all(a is b for a, b in zip(indices, n.indices)):
-                return n
-            return with_fields(n, value=value, indices=indices, predicate=pred)
-        if kind is SeqStmt:
-            items = [self.stmt(s) for s in n.seq]
-            return n if all(a is b for a, b in zip(items, n.seq)) else with_fields(n, seq=items)
-        return self.generic(n)
+    def store(self, n):
+        if not self.is_old(n.buffer):
+            return super().store(n)
+        value = self.expr(n.value)
+        for i in n.indices:
+            self.expr(i)
+        pred = None if n.predicate is None else self.expr(n.predicate)
+        self.replaced_indices(n.indices)
+        return BufferStore(self.new, value, self.indices, pred)
 
 
 def same_buffer(a: Buffer, b: Buffer) -> bool:
