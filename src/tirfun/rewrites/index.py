@@ -1094,5 +1094,153 @@ def index_of(func: PrimFunc) -> FuncIndex:
     return index
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",
+
+def derive_init_index(old: FuncIndex, at: Path, in_seq: bool, old_at: Stmt, init_loops: list, init_realize,
+                      rpath: Path, old_realize, new_realize) -> FuncIndex | None:
+    """The index after decompose_reduction put a new nest before the
+    statement ``old_at`` at ``at``: the loops ``init_loops`` (outermost
+    first, each the only statement of the one above; none when the init
+    goes right before the block) around ``init_realize``. With ``in_seq``
+    the statement was an item of a sequence, which gains the nest as an
+    item before it; otherwise a sequence of the two takes its place. The
+    statement is rebuilt only along the path to the BlockRealize at
+    ``rpath`` (``old_realize``), which becomes ``new_realize``: the same
+    bindings, its block renamed, without its init, its reads extended by
+    regions it writes; every statement off that path is kept.
+
+    Only the new nest, the path and the two blocks' own fields are looked
+    at, and the statements off the path are listed from what is kept for
+    them (:func:`_entries`). None when that cannot be told this cheaply
+    (then :func:`derive_index` is used): a loop of the nest whose bounds
+    name a buffer, an init holding anything but stores free of Let
+    expressions, a block whose own fields hold a Let expression or that
+    declares buffers, or clashing names."""
+    if old.clashes or not _plain_init(old_realize.block.init):
+        return None
+    old_block, update, init_block = old_realize.block, new_realize.block, init_realize.block
+    if not (_own_names_plain(old_block) and not init_block.alloc_buffers and not init_block.match_buffers):
+        return None
+    delta: dict = {}
+    if not _tally_loops(init_loops, delta, 1):
+        return None  # bounds that name a buffer: loose statements to count
+    _tally_one(init_realize, delta, 1)  # a binding that holds a Let (nearly never)
+    # the blocks' own names, without a Let in their fields (checked above:
+    # the init block's fields and the update block's reads are the old
+    # block's, with iteration variables renamed)
+    init_names = {init_block.name_hint: 1}
+    for iv in init_block.iter_vars:
+        init_names[iv.var.name] = init_names.get(iv.var.name, 0) + 1
+    update_names = dict(_block_names(old_block))
+    update_names[old_block.name_hint] -= 1
+    update_names[update.name_hint] = update_names.get(update.name_hint, 0) + 1
+    update_names = {name: k for name, k in update_names.items() if k}
+    _keep(_BLOCK_NAMES, init_block, init_names)
+    _keep(_BLOCK_NAMES, update, update_names)
+    for name, k in init_names.items():
+        delta[name] = delta.get(name, 0) + k
+    delta[old_block.name_hint] = delta.get(old_block.name_hint, 0) - 1
+    delta[update.name_hint] = delta.get(update.name_hint, 0) + 1
+    rel = rpath[len(at):]
+    shifts = old.shifts
+    if in_seq:
+        # the nest takes the statement's place in the sequence; it and what
+        # follows move one item on, recorded as a shift
+        parent, k = at[:-1], at[-1][1]
+        shifts = shifts + ((parent, k, 1),)
+        top, new_at = at, parent + (("seq", k + 1),)
+    else:
+        top, new_at = at + (("seq", 0),), at + (("seq", 1),)
+    epoch = len(shifts)
+    loops = old.loop_table.evolver()
+    blocks = old.block_table.evolver()
+    if not in_seq:
+        # everything under the statement moved one step down
+        for is_loop, name, p in _entries_along(old_at, rel):
+            (loops if is_loop else blocks).set(name, (new_at + p, epoch))
+    blocks.remove(old_block.name_hint)
+    down = (("body", None),)
+    for k, loop in enumerate(init_loops):
+        name = loop.loop_var.name
+        if name in loops:
+            return None  # a clash: the generic derivation indexes it afresh
+        loops.set(name, (top + down * k, epoch))
+    for name, path in ((init_block.name_hint, top + down * len(init_loops) + (("block", None),)),
+                       (update.name_hint, new_at + rel + (("block", None),))):
+        if name in blocks:
+            return None
+        blocks.set(name, (path, epoch))
+    loops, blocks = loops.persistent(), blocks.persistent()
+    if len(shifts) > _MAX_SHIFTS:
+        loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
+    names = _recounted(old.names, delta)
+    pending = old._pending + ((old_realize, new_realize), (None, init_realize))
+    if len(pending) > _MAX_PENDING:
+        return FuncIndex(loops, blocks, names, old.clashes, shifts, _mentioned(old._mentioned, pending), (),
+                         old.loose)
+    return FuncIndex(loops, blocks, names, old.clashes, shifts, old._mentioned, pending, old.loose)
+
+
+def _plain_init(init) -> bool:
+    """Whether a block's init is stores (or a sequence of them) free of Let
+    expressions: it binds no name and holds no loop or block."""
+    stack = [init]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is SeqStmt:
+            stack.extend(node.seq)
+        elif kind is not BufferStore or _store_lets(node):
+            return False
+    return True
+
+
+def _own_names_plain(block: Block) -> bool:
+    """Whether the names a block binds itself are its name and iteration
+    variables only: it declares no buffer and its fields hold no Let."""
+    if block.alloc_buffers or block.match_buffers:
+        return False
+    return sum(_block_names(block).values()) == 1 + len(block.iter_vars)
+
+
+def _keep(cache: dict, node, value) -> None:
+    """Keep ``value`` for ``node`` in ``cache`` as :func:`_kept_for` does,
+    where the caller knows it without computing it."""
+    key = id(node)
+    cache[key] = (weakref.ref(node, _forget_in(cache, key)), value)
+
+
+def _entries_along(stmt, rel: Path) -> list:
+    """The loops and blocks under ``stmt`` (itself included), paths
+    relative to it, where ``rel`` leads from it to a BlockRealize: the
+    statements on the path are looked at, those off it listed from what is
+    kept for them; below the realize, only its block and its body (not its
+    init)."""
+    out = []
+    node, prefix = stmt, ()
+    for step in rel:
+        kind = type(node)
+        if kind is For:
+            out.append((True, node.loop_var.name, prefix))
+        elif kind is Block:
+            out.append((False, node.name_hint, prefix))
+        for name in STMT_FIELDS.get(kind, ()):
+            value = getattr(node, name)
+            if type(value) is _PVEC:
+                for i, child in enumerate(value):
+                    if (name, i) != step:
+                        here = prefix + ((name, i),)
+                        out.extend((is_loop, n, here + p) for is_loop, n, p in _entries(child))
+            elif value is not None and (name, None) != step:
+                here = prefix + ((name, None),)
+                out.extend((is_loop, n, here + p) for is_loop, n, p in _entries(value))
+        node = getattr(node, step[0]) if step[1] is None else getattr(node, step[0])[step[1]]
+        prefix = prefix + (step,)
+    block = node.block
+    here = prefix + (("block", None),)
+    out.append((False, block.name_hint, here))
+    body = here + (("body", None),)
+    out.extend((is_loop, n, body + p) for is_loop, n, p in _entries(block.body))
+    return out
+
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_merge_index", "derive_nest_index",
            "index_of", "remember"]

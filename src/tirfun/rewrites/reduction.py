@@ -37,6 +37,7 @@ from .errors import (
     RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
+from .index import derive_init_index
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -274,11 +275,15 @@ class DecomposeReduction(Rewrite):
         blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
         init_block = Block(init_ivs, [], writes, init_name, init_body, annotations=block.annotations)
-        body: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
-                                  substitute_expr(predicate, loop_map), init_block)
+        init_realize = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
+                                    substitute_expr(predicate, loop_map), init_block)
+        body: Stmt = init_realize
+        init_loops = []
         for loop in reversed(chosen):
             body = For(loop_map[loop.loop_var], loop.min, loop.extent, loop.kind, body,
                        thread_binding=loop.thread_binding)
+            init_loops.append(body)
+        init_loops.reverse()
         # the update block
         update_name = _fresh(suffixed(block.name_hint, "update"), blocks)
         read_bufs = {r.buffer for r in block.reads}
@@ -288,9 +293,12 @@ class DecomposeReduction(Rewrite):
         # the statement the init goes before: the loop at the placement, or
         # the block itself when every loop is above it
         at = loops[start][0] if start < len(loops) else rpath
-        replaced = replace_at(site.at(at), rpath[len(at):], new_realize)
+        old_at = site.at(at)
+        replaced = replace_at(old_at, rpath[len(at):], new_realize)
         path, new = _insert_before(site, at, body, replaced)
-        return Outcome(commit(site, path, new), BlockRef(init_name, site.func_name),
+        index = derive_init_index(site.index, at, path != at, old_at, init_loops, init_realize, rpath, realize,
+                                  new_realize)
+        return Outcome(commit(site, path, new, index=index), BlockRef(init_name, site.func_name),
                        renamed=((BlockRef(block.name_hint, site.func_name),
                                  BlockRef(update_name, site.func_name)),))
 
