@@ -502,3 +502,66 @@ def test_decompose_reduction_derives_the_index_from_the_nest_it_adds(monkeypatch
     # the inits the repeating loops hold, and the one block S holds
     for block, loop in (("C_init", "r"), ("G_init", "r2"), ("F_init", "p")):
         assert index.blocks[block][:len(index.loops[loop])] == index.loops[loop]
+
+
+RFACTORS = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32"),
+         Oi: T.Buffer((4,), "int32"), Ov: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    with T.block("S"):
+        T.reads(A[0:4, 0:8])
+        T.writes(C[0:4])
+        for i2, k2 in T.grid(4, 8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i2, k2])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+    for i3, k3 in T.grid(4, 8):
+        with T.block("O"):
+            vi, vk = T.axis.remap("SR", [i3, k3])
+            with T.init():
+                Oi[vi] = -1
+                Ov[vi] = T.min_value("float32")
+            v_Oi: T.int32 = T.Select(Ov[vi] >= A[vi, vk], Oi[vi], vk)
+            v_Ov: T.float32 = T.Select(Ov[vi] >= A[vi, vk], Ov[vi], A[vi, vk])
+            Oi[vi] = v_Oi
+            Ov[vi] = v_Ov
+"""
+
+
+def test_rfactor_derives_the_index_from_the_nests_it_replaces(monkeypatch):
+    # rfactor gives the scope block new buffers and puts two nests where the
+    # reduction's was: an item of the root (with a shift of an earlier
+    # insertion pending), the whole body of block S (a sequence takes its
+    # place, and S's realize now mentions the new buffer), a reduction of
+    # two values through let statements. Without walking the rest of the
+    # scope, the derived index is the built one and every path leads to its
+    # loop or block
+    used = []
+    original = R.reduction.derive_scope_index
+
+    def spy(*args):
+        out = original(*args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(R.reduction, "derive_scope_index", spy)
+    mod = IRModule({"main": from_source(RFACTORS)})
+    steps = [R.cache_read("B", 0, "local"), R.split("k", [None, 4]), R.rfactor("k_1", 0),
+             R.rfactor("k2", 0), R.split("k3", [None, 2]), R.rfactor("k3_0", 0),
+             R.decompose_reduction("B_rf", "k_0_1")]
+    for step in steps:
+        mod = step(mod)
+        _index_is_the_built_one(mod["main"], step)
+    assert used == [True, True, True]
+    index = index_of(mod["main"])
+    assert {"B_rf", "C_rf", "Oi_rf", "Ov_rf", "k2_1", "B_rf_init"} <= set(index.names)
+    assert index.blocks["C_rf"][:len(index.blocks["S"])] == index.blocks["S"]
+    assert "C_rf" in index.blocks_mentioning(["C_rf"]) and "S" in index.blocks_mentioning(["C_rf"])

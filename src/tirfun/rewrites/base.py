@@ -135,6 +135,19 @@ def commit_merge(site: Site, seq_path: Path, seq_len: int, new: Node, positions:
     return commit(site, seq_path, new, index=index)
 
 
+def commit_derived(site: Site, path: Path, new: Node, derive) -> IRModule:
+    """:func:`commit` for a rewrite that states the new index itself from
+    the new function: ``derive(new_func)`` gives it, or None where the
+    rewrite cannot tell it cheaply (then it is derived from the old index
+    by re-indexing the replaced subtree)."""
+    new_func = replace_at(site.func, path, new)
+    index = derive(new_func)
+    if index is None:
+        index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
+    remember(new_func, index)
+    return site.mod.with_function(site.func_name, new_func)
+
+
 def as_module(value, primitive: str) -> IRModule:
     """``value`` as an IRModule (a PrimFunc becomes ``{"main": func}``)."""
     if isinstance(value, IRModule):
@@ -222,5 +235,5 @@ class Rewrite:
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
 
 
-__all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",
+__all__ = ["Checks", "Site", "Outcome", "commit", "commit_derived", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",
            "REGISTRY"]

@@ -1242,5 +1242,65 @@ def _entries_along(stmt, rel: Path) -> list:
     out.extend((is_loop, n, body + p) for is_loop, n, p in _entries(block.body))
     return out
 
+
+def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
+                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list) -> FuncIndex | None:
+    """The index after a rewrite (rfactor) gave the block at ``scope`` the
+    buffers ``added`` to allocate, its other fields kept, and replaced the
+    statement ``old_stmt`` at ``at`` below it by the statements
+    ``new_stmts``: with ``in_seq`` the statement was an item of a sequence
+    and they take its place as items (those after it move on, recorded as a
+    shift); otherwise a sequence of them takes its place. Only the two
+    sides of the replacement are walked (as :func:`derive_index` walks what
+    changed), and the block's own names are those it had and the new
+    buffers': neither its other fields nor the rest of its body are looked
+    at. None when the index has clashes (then :func:`derive_index` is used)."""
+    if old.clashes:
+        return None
+    delta: dict = {}
+    for buf in added:
+        _buffer_names(buf, delta, 1)
+    # BlockRealizes rebuilt along the path (the scope's own among them,
+    # which now mentions the new buffers); not the function's root
+    realizes: list = []
+    for k, step in enumerate(at):
+        if step[0] == "block" and k > 1:
+            a, b = get_at(old_func, at[:k]), get_at(new_func, at[:k])
+            if a is not b and type(a) is BlockRealize:
+                realizes.append((a, b))
+    shifts = old.shifts
+    if in_seq:
+        seq, k = at[:-1], at[-1][1]
+        places = [seq + (("seq", k + j),) for j in range(len(new_stmts))]
+        if len(new_stmts) != 1:
+            shifts = shifts + ((seq, k + 1, len(new_stmts) - 1),)
+    else:
+        places = [at + (("seq", j),) for j in range(len(new_stmts))]
+    old_realizes: list = []
+    new_realizes: list = []
+    gone = _scan(old_stmt, at, delta, -1, {}, realizes=old_realizes)
+    came = []
+    for place, stmt in zip(places, new_stmts):
+        came.extend(_scan(stmt, place, delta, 1, {}, realizes=new_realizes))
+    realizes.extend((a, None) for a in old_realizes)
+    realizes.extend((None, b) for b in new_realizes)
+    epoch = len(shifts)
+    loops = _moved(old.loop_table, old.shifts, [(n, p) for is_loop, n, p in gone if is_loop],
+                   [(n, p) for is_loop, n, p in came if is_loop], epoch)
+    blocks = _moved(old.block_table, old.shifts, [(n, p) for is_loop, n, p in gone if not is_loop],
+                    [(n, p) for is_loop, n, p in came if not is_loop], epoch)
+    if loops is None or blocks is None:
+        return None  # a clash: the generic derivation indexes it afresh
+    loose = old.loose + delta.pop(_LOOSE, 0)
+    names = _recounted(old.names, delta)
+    if len(shifts) > _MAX_SHIFTS:
+        loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
+    pending = old._pending + tuple(realizes)
+    if len(pending) > _MAX_PENDING:
+        return FuncIndex(loops, blocks, names, old.clashes, shifts, _mentioned(old._mentioned, pending), (),
+                         loose)
+    return FuncIndex(loops, blocks, names, old.clashes, shifts, old._mentioned, pending, loose)
+
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_merge_index", "derive_nest_index",
+           "derive_scope_index",
            "index_of", "remember"]

@@ -25,7 +25,7 @@ from ..nodes import (
 )
 from ..nodes.reducer import CommReducer
 from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
-from .base import Checks, Outcome, Rewrite, commit, register
+from .base import Checks, Outcome, Rewrite, commit, commit_derived, register
 from .checks import (
     all_block_realizes, child_blocks, describe, loops_above, reduction_block_violation, resolve_block,
     resolve_loop, resolve_site, scope_path,
@@ -37,7 +37,7 @@ from .errors import (
     RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
-from .index import derive_init_index
+from .index import derive_init_index, derive_scope_index
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -871,7 +871,8 @@ class RFactor(Rewrite):
             new = _rebuild(node, rpath[len(p)], new)
         scope_block: Block = site.at(scope)
         rel = outer_path[len(scope):]
-        if len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt):
+        in_seq = len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt)
+        if in_seq:
             # the nest is an item of the scope's sequence: the rfactor nest goes in before it
             k = rel[1][1]
             body = attrs.evolve(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
@@ -879,7 +880,13 @@ class RFactor(Rewrite):
         else:
             body = replace_at(scope_block, rel, SeqStmt([rf_nest, new]))
             body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
-        return Outcome(commit(site, scope, body), BlockRef(rf_block_name, site.func_name))
+        old_nest = site.at(outer_path)
+
+        def derive(new_func):
+            return derive_scope_index(site.index, site.func, new_func, scope, rf_bufs, outer_path, in_seq,
+                                      old_nest, [rf_nest, new])
+
+        return Outcome(commit_derived(site, scope, body, derive), BlockRef(rf_block_name, site.func_name))
 
     def python_args(self):
         return [py_value(self.loop), f"factor_axis={py_value(self.factor_axis)}"]
