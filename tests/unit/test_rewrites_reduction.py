@@ -747,3 +747,36 @@ def main(A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), D: T.Buffer
     assert [b.name for b in out["main"].body.block.alloc_buffers] == ["C", "C_rf"]
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_the_plain_reading_of_a_binding_visits_once_as_the_iterator_map_does():
+    # decompose_reduction asks whether the loops from a placement down reach
+    # each instance of the block once; bindings of plain loop variables are
+    # read without the iterator map: every such case gives the map's answer
+    import itertools
+
+    from tirfun.analysis.arith.iter_map import detect_iter_map
+    from tirfun.nodes import Evaluate, For, ForKind, IntImm, Var
+    from tirfun.rewrites.reduction import _visits_once_plain
+
+    loops = [For(Var(name, "int32"), IntImm("int32", lo), IntImm("int32", ext), ForKind.SERIAL,
+                 Evaluate(IntImm("int32", 0)))
+             for name, lo, ext in (("a", 0, 1), ("b", 2, 1), ("c", 0, 3), ("d", 1, 4), ("e", 0, 2))]
+    outer = Var("o", "int32")
+    atoms = [loop.loop_var for loop in loops] + [outer]
+    answered = 0
+    for size in range(0, 4):
+        for values in itertools.product(atoms, repeat=size):
+            for chosen in itertools.combinations(loops, 3):
+                placed = [((("body", None),) * k, loop) for k, loop in enumerate(chosen)]
+                plain = _visits_once_plain(list(values), placed)
+                mapped = detect_iter_map(list(values), {l.loop_var.name: l for l in chosen}, "bijective")
+                assert plain is not None
+                assert plain == (mapped is not None), (values, [l.loop_var.name for l in chosen])
+                answered += 1
+    assert answered > 1000
+    # a value that is not a plain variable, a symbolic extent: the map answers
+    assert _visits_once_plain([loops[2].loop_var + 1], [((), loops[2])]) is None
+    symbolic = For(Var("s", "int32"), IntImm("int32", 0), Var("n", "int32"), ForKind.SERIAL,
+                   Evaluate(IntImm("int32", 0)))
+    assert _visits_once_plain([symbolic.loop_var], [((), symbolic)]) is None

@@ -315,6 +315,9 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.iter_type is not IterVarType.CommReduce:
             continue
+        first, lo = at_start.get(value), iv.dom.min
+        if type(first) is IntImm and type(lo) is IntImm and first.value == lo.value and first.dtype == lo.dtype:
+            continue  # bound to a loop that starts where the domain does (nearly always)
         first = simplify_index(substitute_expr(value, at_start))
         gap = simplify_index(first - iv.dom.min) if first.dtype == iv.dom.min.dtype else None
         if not (isinstance(gap, IntImm) and gap.value == 0):
@@ -326,7 +329,30 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
 def _visits_once(values, loops) -> bool:
     """Whether each iteration of ``loops`` (the others held fixed) gives a
     different instance of a block bound to ``values``."""
+    plain = _visits_once_plain(values, loops)
+    if plain is not None:
+        return plain
     return detect_iter_map(list(values), {l.loop_var.name: l for _, l in loops}, "bijective") is not None
+
+
+def _visits_once_plain(values, loops) -> bool | None:
+    """:func:`_visits_once` where every value is an integer variable and
+    every loop has a constant extent of at least 1 (nearly always): then
+    each loop that runs more than once must be bound by exactly one value,
+    as the bijective iterator map requires; None where that does not
+    apply."""
+    bound: dict = {}
+    for v in values:
+        if type(v) is not Var or not v.dtype.is_integer or v.dtype.is_bool or v.dtype.lanes != 1:
+            return None
+        bound[v.name] = bound.get(v.name, 0) + 1
+    for _, loop in loops:
+        ext = loop.extent
+        if type(ext) is not IntImm or ext.value < 1:
+            return None
+        if ext.value > 1 and bound.get(loop.loop_var.name, 0) != 1:
+            return False
+    return True
 
 
 def _is_unit(loop: For) -> bool:
@@ -963,6 +989,8 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
 
     lpath, loop = placed
     written = {w.buffer for w in realize.block.writes}
+    if _alone_under(site, rpath, lpath, written):
+        return
     body = lpath + (("body", None),)
     seen = False
     doms = None  # the loop domains, found when a block after the reduction first needs them
@@ -997,3 +1025,29 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
                          f"touches {region.buffer.name} where the block may not have written yet in that "
                          "iteration: placed before the loop, the init would change what it meets there",
                          other)
+
+
+def _alone_under(site, rpath: Path, lpath: Path, written) -> bool:
+    """Whether the name index shows that no block under the loop at
+    ``lpath`` mentions a buffer of ``written`` but the block at ``rpath``
+    and blocks inside it (the common case: the init placement then meets
+    nothing); False where it cannot tell or another block may."""
+    index = site.index
+    if index.clashes:
+        return False
+    names = []
+    for buf in written:
+        names.append(buf.name)
+        if buf.data is not None:
+            names.append(buf.data.name)
+    body = lpath + (("body", None),)
+    k, n = len(body), len(rpath)
+    located = index.blocks
+    for name in index.blocks_mentioning(names):
+        path = located.get(name)
+        if path is None:
+            return False
+        other = path[:-1]
+        if other[:k] == body and other[:n] != rpath:
+            return False
+    return True
