@@ -780,3 +780,35 @@ def test_the_plain_reading_of_a_binding_visits_once_as_the_iterator_map_does():
     symbolic = For(Var("s", "int32"), IntImm("int32", 0), Var("n", "int32"), ForKind.SERIAL,
                    Evaluate(IntImm("int32", 0)))
     assert _visits_once_plain([symbolic.loop_var], [((), symbolic)]) is None
+
+
+def test_rfactor_refuses_a_nest_where_another_block_writes_what_the_reduction_reads():
+    # the partial results are computed ahead of the outermost loop, before
+    # the block that writes P after the reduction in each of its
+    # iterations; a block under the loop that only reads what the reduction
+    # reads (Q) is no obstacle
+    src = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
+         P: T.Buffer((4, 8), "int32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + P[vi, vk]
+        for j in range(8):
+            with T.block("Q"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + P[vi, vj]
+        for j in range(8):
+            with T.block("P"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
+'''
+    raises(R.NotStagePipelineError, R.rfactor("k", 0), src,
+           "rfactor: block 'B': block 'P' under loop 'i' writes P, which the reduction reads")
+    alone = src.replace("P[(vi + 1) % 4, vj] = A[vi, vj] * 2", "C[vi, vj] = A[vi, vj] * 2")
+    mod = mod_of(alone)
+    out = R.rfactor("k", 0)(mod)
+    assert_equivalent(mod["main"], out["main"])

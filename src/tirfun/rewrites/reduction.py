@@ -23,6 +23,7 @@ from ..nodes import (
     For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
     SeqStmt, Stmt, Var, binary, const,
 )
+from ..nodes.base import with_fields
 from ..nodes.reducer import CommReducer
 from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
 from .base import Checks, Outcome, Rewrite, commit, commit_derived, register
@@ -288,7 +289,7 @@ class DecomposeReduction(Rewrite):
         update_name = _fresh(suffixed(block.name_hint, "update"), blocks)
         read_bufs = {r.buffer for r in block.reads}
         reads = [w for w in block.writes if w.buffer not in read_bufs] + list(block.reads)
-        update = attrs.evolve(block, name_hint=update_name, init=None, reads=reads)
+        update = with_fields(block, name_hint=update_name, init=None, reads=reads)
         new_realize = BlockRealize(realize.iter_values, realize.predicate, update)
         # the statement the init goes before: the loop at the placement, or
         # the block itself when every loop is above it
@@ -678,7 +679,9 @@ class RFactor(Rewrite):
         # other block under it may write what the reduction reads
         read = {r.buffer for r in block.reads}
         outer_path, outer = loops[0]
-        for _, other in all_block_realizes(outer, outer_path):
+        written_elsewhere = () if _alone_under(site, rpath, outer_path, read, inside=False) else \
+            all_block_realizes(outer, outer_path)
+        for _, other in written_elsewhere:
             if other is realize:
                 continue
             clash = [w.buffer.name for w in other.block.writes if w.buffer in read]
@@ -862,9 +865,9 @@ class RFactor(Rewrite):
                                   substitute_expr(_conjoin(kept_terms + other_terms), new_loop), rf_block)
         rf_nest: Stmt = rf_realize
         for _, loop in reversed(loops):
-            rf_nest = attrs.evolve(loop, loop_var=new_loop[loop.loop_var],
-                                   min=substitute_expr(loop.min, new_loop),
-                                   extent=substitute_expr(loop.extent, new_loop), body=rf_nest)
+            rf_nest = with_fields(loop, loop_var=new_loop[loop.loop_var],
+                                  min=substitute_expr(loop.min, new_loop),
+                                  extent=substitute_expr(loop.extent, new_loop), body=rf_nest)
         # --- the write-back block
         wb_extra = IterVar(Range(rf_loop.min, rf_loop.extent),
                            Var(_fresh("v" + rf_name, taken), rf_loop.loop_var.dtype), IterVarType.CommReduce)
@@ -901,11 +904,11 @@ class RFactor(Rewrite):
         if in_seq:
             # the nest is an item of the scope's sequence: the rfactor nest goes in before it
             k = rel[1][1]
-            body = attrs.evolve(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
-                                alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+            body = with_fields(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
+                               alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
         else:
             body = replace_at(scope_block, rel, SeqStmt([rf_nest, new]))
-            body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+            body = with_fields(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
         old_nest = site.at(outer_path)
 
         def derive(new_func):
@@ -923,8 +926,8 @@ def _rebuild(node, step, child):
     name, index = step
     value = getattr(node, name)
     if index is None:
-        return attrs.evolve(node, **{name: child})
-    return attrs.evolve(node, **{name: value.set(index, child)})
+        return with_fields(node, **{name: child})
+    return with_fields(node, **{name: value.set(index, child)})
 
 
 def _vars_in_order(e: PrimExpr) -> list[Var]:
@@ -1027,16 +1030,17 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
                          other)
 
 
-def _alone_under(site, rpath: Path, lpath: Path, written) -> bool:
+def _alone_under(site, rpath: Path, lpath: Path, buffers, *, inside: bool = True) -> bool:
     """Whether the name index shows that no block under the loop at
-    ``lpath`` mentions a buffer of ``written`` but the block at ``rpath``
-    and blocks inside it (the common case: the init placement then meets
-    nothing); False where it cannot tell or another block may."""
+    ``lpath`` mentions one of ``buffers`` but the block at ``rpath`` (and,
+    with ``inside``, blocks inside it): the common case, where a check of
+    the blocks under the loop that touch them has nothing to look at;
+    False where the index cannot tell or another block may."""
     index = site.index
     if index.clashes:
         return False
     names = []
-    for buf in written:
+    for buf in buffers:
         names.append(buf.name)
         if buf.data is not None:
             names.append(buf.data.name)
@@ -1048,6 +1052,6 @@ def _alone_under(site, rpath: Path, lpath: Path, written) -> bool:
         if path is None:
             return False
         other = path[:-1]
-        if other[:k] == body and other[:n] != rpath:
+        if other[:k] == body and (other[:n] != rpath if inside else other != rpath):
             return False
     return True
