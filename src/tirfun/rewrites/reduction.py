@@ -839,12 +839,24 @@ class RFactor(Rewrite):
             guard = self._bind_outer_loops(site, rpath, loops, guard, rf_ivs, rf_values, taken)
             rhs = [Call(r.dtype, "tir.if_then_else", [guard, r, e])
                    for r, e in zip(rhs, reducer.identity_element)]
-        rf_lhs = [BufferLoad(b, rf_indices) for b in rf_bufs]
-        rf_body = _combine(reducer, rf_bufs, rf_indices, rf_lhs, rhs, has_reduce, taken)
-        rf_init = (_seq([BufferStore(b, e, rf_indices) for b, e in zip(rf_bufs, reducer.identity_element)])
+        # the reduction variables the rfactor loop feeds, read through the
+        # new iteration variables; where the block declares no buffer, no
+        # buffer it names can mention them, so its pieces are substituted as
+        # expressions before the stores are built around them (what a
+        # substitution of the built stores gives)
+        pieces = not block.alloc_buffers and not block.match_buffers
+        if pieces:
+            rf_indices_at = [substitute_expr(i, var_map) for i in rf_indices]
+            rhs = [substitute_expr(r, var_map) for r in rhs]
+        else:
+            rf_indices_at = rf_indices
+        rf_lhs = [BufferLoad(b, rf_indices_at) for b in rf_bufs]
+        rf_body = _combine(reducer, rf_bufs, rf_indices_at, rf_lhs, rhs, has_reduce, taken)
+        rf_init = (_seq([BufferStore(b, e, rf_indices_at) for b, e in zip(rf_bufs, reducer.identity_element)])
                    if has_reduce else None)
-        rf_body = substitute(rf_body, var_map)
-        rf_init = None if rf_init is None else substitute(rf_init, var_map)
+        if not pieces:
+            rf_body = substitute(rf_body, var_map)
+            rf_init = None if rf_init is None else substitute(rf_init, var_map)
         rf_reads = [BufferRegion(r.buffer, [Range(substitute_expr(x.min, var_map), substitute_expr(x.extent, var_map))
                                             for x in r.region]) for r in block.reads]
         rf_writes = []
