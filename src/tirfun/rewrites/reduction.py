@@ -258,7 +258,11 @@ class DecomposeReduction(Rewrite):
             var_map[iv.var] = new_var
             init_ivs.append(IterVar(iv.dom, new_var, iv.iter_type, iv.thread_tag))
             init_values.append(value)
-        init_body = substitute(block.init, var_map)
+        init_body = None
+        if not block.alloc_buffers and not block.match_buffers:
+            init_body = _substitute_stores(block.init, var_map)
+        if init_body is None:
+            init_body = substitute(block.init, var_map)
         writes = [BufferRegion(w.buffer, [Range(substitute_expr(r.min, var_map), substitute_expr(r.extent, var_map))
                                           for r in w.region]) for w in block.writes]
         # the loops from the placement down to the block: re-create those the
@@ -305,6 +309,37 @@ class DecomposeReduction(Rewrite):
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
+
+
+def _substitute_stores(stmt: Stmt, mapping: dict) -> Stmt | None:
+    """``substitute(stmt, mapping)`` for a store or a sequence of stores
+    whose buffers cannot mention the variables of ``mapping`` (declared
+    outside the block whose iteration variables these are), as a
+    substitution of their expressions; None for any other statement."""
+    if type(stmt) is BufferStore:
+        changes = {}
+        value = substitute_expr(stmt.value, mapping)
+        if value is not stmt.value:
+            changes["value"] = value
+        indices = [substitute_expr(i, mapping) for i in stmt.indices]
+        if any(a is not b for a, b in zip(indices, stmt.indices)):
+            changes["indices"] = indices
+        if stmt.predicate is not None:
+            predicate = substitute_expr(stmt.predicate, mapping)
+            if predicate is not stmt.predicate:
+                changes["predicate"] = predicate
+        return with_fields(stmt, **changes) if changes else stmt
+    if type(stmt) is SeqStmt:
+        items = []
+        for item in stmt.seq:
+            new = _substitute_stores(item, mapping)
+            if new is None:
+                return None
+            items.append(new)
+        if all(a is b for a, b in zip(items, stmt.seq)):
+            return stmt
+        return with_fields(stmt, seq=items)
+    return None
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:
