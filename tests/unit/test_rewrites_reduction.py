@@ -812,3 +812,36 @@ def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((
     mod = mod_of(alone)
     out = R.rfactor("k", 0)(mod)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_the_init_stores_are_substituted_as_a_walk_of_the_statement_would():
+    # decompose_reduction renames the init block's variables in the init's
+    # stores expression by expression: the same statement as the general
+    # substitution, unchanged stores kept as they were, anything but stores
+    # left to the general walk
+    from tirfun.nodes import BufferStore, IntImm, LetStmt, SeqStmt, Var
+    from tirfun.rewrites.exprs import substitute
+    from tirfun.rewrites.reduction import _substitute_stores
+
+    func = mod_of(ROW_SUM)["main"]
+    block = next(r.block for _, r in _realizes(func) if r.block.init is not None)
+    store = block.init
+    assert isinstance(store, BufferStore)
+    vi = block.iter_vars[0].var
+    mapping = {vi: Var("w", vi.dtype)}
+    other = BufferStore(store.buffer, store.value, [IntImm(vi.dtype, 0)])
+    for stmt in (store, SeqStmt([store, other]), SeqStmt([other, other])):
+        got = _substitute_stores(stmt, mapping)
+        assert got == substitute(stmt, mapping)
+        assert "w" in got.script() or got is stmt
+    assert _substitute_stores(other, mapping) is other
+    let = LetStmt(Var("t", "int32"), IntImm("int32", 0), store)
+    assert _substitute_stores(let, mapping) is None
+    assert _substitute_stores(SeqStmt([store, let]), mapping) is None
+
+
+def _realizes(func):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import BlockRealize
+
+    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, BlockRealize)]
