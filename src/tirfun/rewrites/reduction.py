@@ -351,7 +351,7 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.iter_type is not IterVarType.CommReduce:
             continue
-        first, lo = at_start.get(value), iv.dom.min
+        first, lo = (at_start.get(value) if type(value) is Var else None), iv.dom.min
         if type(first) is IntImm and type(lo) is IntImm and first.value == lo.value and first.dtype == lo.dtype:
             continue  # bound to a loop that starts where the domain does (nearly always)
         first = simplify_index(substitute_expr(value, at_start))
