@@ -420,3 +420,148 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), L: T.Buffer
     assert used == [False, False]
     script = mod["main"].script()
     assert "T.Cast(\"int64\", e_m)" in script and "for e_m in range(8):" in script
+
+
+REDUCTIONS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
+         D: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32"), F: T.Buffer((8,), "float32"),
+         G: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    for j, r in T.grid(8, 2):
+        with T.block("C"):
+            vj = T.axis.spatial(8, j)
+            vr = T.axis.reduce(1, 0)
+            with T.init():
+                C[vj] = T.float32(0)
+            C[vj] = C[vj] + A[vj, vr]
+        with T.block("E"):
+            ve = T.axis.spatial(8, j)
+            E[ve] = A[ve, 0]
+    for j2, r2 in T.grid(8, 2):
+        with T.block("G"):
+            vj = T.axis.spatial(8, j2)
+            vr = T.axis.reduce(1, 0)
+            with T.init():
+                G[vj] = T.float32(0)
+            G[vj] = G[vj] + A[vj, vr]
+    with T.block("S"):
+        for p, q in T.grid(8, 8):
+            with T.block("F"):
+                vp, vq = T.axis.remap("SR", [p, q])
+                with T.init():
+                    F[vp] = T.float32(0)
+                F[vp] = F[vp] + A[vp, vq]
+    for m, n in T.grid(8, 8):
+        with T.block("D"):
+            vm, vn = T.axis.remap("SR", [m, n])
+            with T.init():
+                for t in range(1):
+                    D[vm] = T.float32(0)
+            D[vm] = D[vm] + A[vm, vn]
+"""
+
+
+def test_decompose_reduction_derives_the_index_from_the_nest_it_adds(monkeypatch):
+    # decompose_reduction puts an init nest before a statement (an item of
+    # a sequence, with a shift of an earlier insertion pending; or the body
+    # of a loop or of a block, wrapped in a sequence with it; or the
+    # reduction block itself, where its loops repeat it) and renames the
+    # block: without walking what it kept, the derived index is the built
+    # one and every path leads to its loop or block. An init that holds a
+    # loop is walked instead
+    used = []
+    original = R.reduction.derive_init_index
+
+    def spy(*args):
+        out = original(*args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(R.reduction, "derive_init_index", spy)
+    mod = IRModule({"main": from_source(REDUCTIONS)})
+    steps = [R.cache_read("B", 0, "local"),
+             R.decompose_reduction("B", "i"),   # an item of the root: its followers shift
+             R.decompose_reduction("C", "j"),   # before the block, an item of j's body
+             R.decompose_reduction("G", "j2"),  # before the block, the body of loop r2
+             R.decompose_reduction("F", "q"),   # the body of loop p, inside block S
+             R.split("k", [None, 4]),
+             R.decompose_reduction("D", "n")]   # an init holding a loop
+    for step in steps:
+        mod = step(mod)
+        _index_is_the_built_one(mod["main"], step)
+    assert used == [True, True, True, True, False]
+    index = index_of(mod["main"])
+    assert {"B_init", "B_update", "C_init", "G_update", "F_init", "i_init"} <= set(index.names)
+    assert not {"B", "C", "D", "F", "G"} & set(index.blocks)
+    # the inits the repeating loops hold, and the one block S holds
+    for block, loop in (("C_init", "r"), ("G_init", "r2"), ("F_init", "p")):
+        assert index.blocks[block][:len(index.loops[loop])] == index.loops[loop]
+
+
+RFACTORS = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32"),
+         Oi: T.Buffer((4,), "int32"), Ov: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    with T.block("S"):
+        T.reads(A[0:4, 0:8])
+        T.writes(C[0:4])
+        for i2, k2 in T.grid(4, 8):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SR", [i2, k2])
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+    for i3, k3 in T.grid(4, 8):
+        with T.block("O"):
+            vi, vk = T.axis.remap("SR", [i3, k3])
+            with T.init():
+                Oi[vi] = -1
+                Ov[vi] = T.min_value("float32")
+            v_Oi: T.int32 = T.Select(Ov[vi] >= A[vi, vk], Oi[vi], vk)
+            v_Ov: T.float32 = T.Select(Ov[vi] >= A[vi, vk], Ov[vi], A[vi, vk])
+            Oi[vi] = v_Oi
+            Ov[vi] = v_Ov
+"""
+
+
+def test_rfactor_derives_the_index_from_the_nests_it_replaces(monkeypatch):
+    # rfactor gives the scope block new buffers and puts two nests where the
+    # reduction's was: an item of the root (with a shift of an earlier
+    # insertion pending), the whole body of block S (a sequence takes its
+    # place, and S's realize now mentions the new buffer), a reduction of
+    # two values through let statements. Without walking the rest of the
+    # scope, the derived index is the built one and every path leads to its
+    # loop or block
+    used = []
+    original = R.reduction.derive_scope_index
+
+    def spy(*args):
+        out = original(*args)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(R.reduction, "derive_scope_index", spy)
+    mod = IRModule({"main": from_source(RFACTORS)})
+    steps = [R.cache_read("B", 0, "local"), R.split("k", [None, 4]), R.rfactor("k_1", 0),
+             R.rfactor("k2", 0), R.split("k3", [None, 2]), R.rfactor("k3_0", 0),
+             R.decompose_reduction("B_rf", "k_0_1")]
+    for step in steps:
+        mod = step(mod)
+        _index_is_the_built_one(mod["main"], step)
+    assert used == [True, True, True]
+    index = index_of(mod["main"])
+    assert {"B_rf", "C_rf", "Oi_rf", "Ov_rf", "k2_1", "B_rf_init"} <= set(index.names)
+    assert index.blocks["C_rf"][:len(index.blocks["S"])] == index.blocks["S"]
+    assert "C_rf" in index.blocks_mentioning(["C_rf"]) and "S" in index.blocks_mentioning(["C_rf"])

@@ -747,3 +747,101 @@ def main(A: T.Buffer((8, 8), "int32"), B: T.Buffer((8, 8), "int32"), D: T.Buffer
     assert [b.name for b in out["main"].body.block.alloc_buffers] == ["C", "C_rf"]
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+def test_the_plain_reading_of_a_binding_visits_once_as_the_iterator_map_does():
+    # decompose_reduction asks whether the loops from a placement down reach
+    # each instance of the block once; bindings of plain loop variables are
+    # read without the iterator map: every such case gives the map's answer
+    import itertools
+
+    from tirfun.analysis.arith.iter_map import detect_iter_map
+    from tirfun.nodes import Evaluate, For, ForKind, IntImm, Var
+    from tirfun.rewrites.reduction import _visits_once_plain
+
+    loops = [For(Var(name, "int32"), IntImm("int32", lo), IntImm("int32", ext), ForKind.SERIAL,
+                 Evaluate(IntImm("int32", 0)))
+             for name, lo, ext in (("a", 0, 1), ("b", 2, 1), ("c", 0, 3), ("d", 1, 4), ("e", 0, 2))]
+    outer = Var("o", "int32")
+    atoms = [loop.loop_var for loop in loops] + [outer]
+    answered = 0
+    for size in range(0, 4):
+        for values in itertools.product(atoms, repeat=size):
+            for chosen in itertools.combinations(loops, 3):
+                placed = [((("body", None),) * k, loop) for k, loop in enumerate(chosen)]
+                plain = _visits_once_plain(list(values), placed)
+                mapped = detect_iter_map(list(values), {l.loop_var.name: l for l in chosen}, "bijective")
+                assert plain is not None
+                assert plain == (mapped is not None), (values, [l.loop_var.name for l in chosen])
+                answered += 1
+    assert answered > 1000
+    # a value that is not a plain variable, a symbolic extent: the map answers
+    assert _visits_once_plain([loops[2].loop_var + 1], [((), loops[2])]) is None
+    symbolic = For(Var("s", "int32"), IntImm("int32", 0), Var("n", "int32"), ForKind.SERIAL,
+                   Evaluate(IntImm("int32", 0)))
+    assert _visits_once_plain([symbolic.loop_var], [((), symbolic)]) is None
+
+
+def test_rfactor_refuses_a_nest_where_another_block_writes_what_the_reduction_reads():
+    # the partial results are computed ahead of the outermost loop, before
+    # the block that writes P after the reduction in each of its
+    # iterations; a block under the loop that only reads what the reduction
+    # reads (Q) is no obstacle
+    src = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
+         P: T.Buffer((4, 8), "int32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + P[vi, vk]
+        for j in range(8):
+            with T.block("Q"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + P[vi, vj]
+        for j in range(8):
+            with T.block("P"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
+'''
+    raises(R.NotStagePipelineError, R.rfactor("k", 0), src,
+           "rfactor: block 'B': block 'P' under loop 'i' writes P, which the reduction reads")
+    alone = src.replace("P[(vi + 1) % 4, vj] = A[vi, vj] * 2", "C[vi, vj] = A[vi, vj] * 2")
+    mod = mod_of(alone)
+    out = R.rfactor("k", 0)(mod)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_the_init_stores_are_substituted_as_a_walk_of_the_statement_would():
+    # decompose_reduction renames the init block's variables in the init's
+    # stores expression by expression: the same statement as the general
+    # substitution, unchanged stores kept as they were, anything but stores
+    # left to the general walk
+    from tirfun.nodes import BufferStore, IntImm, LetStmt, SeqStmt, Var
+    from tirfun.rewrites.exprs import substitute
+    from tirfun.rewrites.reduction import _substitute_stores
+
+    func = mod_of(ROW_SUM)["main"]
+    block = next(r.block for _, r in _realizes(func) if r.block.init is not None)
+    store = block.init
+    assert isinstance(store, BufferStore)
+    vi = block.iter_vars[0].var
+    mapping = {vi: Var("w", vi.dtype)}
+    other = BufferStore(store.buffer, store.value, [IntImm(vi.dtype, 0)])
+    for stmt in (store, SeqStmt([store, other]), SeqStmt([other, other])):
+        got = _substitute_stores(stmt, mapping)
+        assert got == substitute(stmt, mapping)
+        assert "w" in got.script() or got is stmt
+    assert _substitute_stores(other, mapping) is other
+    let = LetStmt(Var("t", "int32"), IntImm("int32", 0), store)
+    assert _substitute_stores(let, mapping) is None
+    assert _substitute_stores(SeqStmt([store, let]), mapping) is None
+
+
+def _realizes(func):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import BlockRealize
+
+    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, BlockRealize)]

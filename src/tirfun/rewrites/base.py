@@ -83,15 +83,20 @@ class Outcome:
     renamed: tuple = ()
 
 
-def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None) -> IRModule:
+def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None, derive=None) -> IRModule:
     """The module with the node at ``path`` of the site's function replaced
     by ``new``; only the nodes along the path are rebuilt.
 
     The new function's index is ``index`` when the caller knows it (a
-    rewrite that changes no name and no path passes the old one), otherwise
-    it is derived from the old index by re-indexing the replaced subtree.
+    rewrite that changes no name and no path passes the old one), or
+    ``derive(new_func)`` for a rewrite that can state it from what it
+    changed (see :func:`~tirfun.rewrites.index.derive_insert_index`);
+    otherwise, or where ``derive`` gives None (it cannot tell cheaply), it
+    is derived from the old index by re-indexing the replaced subtree.
     """
     new_func = replace_at(site.func, path, new)
+    if index is None and derive is not None:
+        index = derive(new_func)
     if index is None:
         index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
     remember(new_func, index)
@@ -220,20 +225,6 @@ class Rewrite:
     def python_call(self, sch: str = "sch") -> str:
         """This rewrite as a call of the Schedule method of the same name."""
         return f"{sch}.{self.primitive}({', '.join(self.python_args())})"
-
-
-def commit_stated(site: Site, path: Path, new: Node, state) -> IRModule:
-    """:func:`commit` for a rewrite that knows what it changed:
-    ``state(new_func)`` gives the new function's index from the old one
-    (see :func:`~tirfun.rewrites.index.derive_insert_index`), or None when
-    it cannot tell cheaply, and then the index is derived by re-indexing
-    the replaced subtree."""
-    new_func = replace_at(site.func, path, new)
-    index = state(new_func)
-    if index is None:
-        index = derive_index(site.index, path, get_at(site.func, path), new, new_func, site.func)
-    remember(new_func, index)
-    return site.mod.with_function(site.func_name, new_func)
 
 
 __all__ = ["Checks", "Site", "Outcome", "commit", "commit_merge", "commit_nest", "as_module", "register", "Rewrite",

@@ -65,7 +65,7 @@ from ..nodes import (
     MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
-from .base import Checks, Outcome, Rewrite, commit, commit_stated, register
+from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
@@ -1998,8 +1998,8 @@ class ReIndex(Rewrite):
             new_realize = get_at(scope_block, rel[:-1])
             body = _insert(scope_block.body, pos, stage)
         scope_block = with_fields(scope_block, body=body, alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
-        mod = commit_stated(site, plan.scope.path, scope_block,
-                            _inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
+        mod = commit(site, plan.scope.path, scope_block,
+                     derive=_inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
@@ -2008,7 +2008,7 @@ class ReIndex(Rewrite):
 
 def _inserted_stage(site, plan: _ReindexPlan, scope_block: Block, new_realize: BlockRealize, pos: int,
                     stage: Stmt, new_buf: Buffer, plain: bool):
-    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    """How :func:`~tirfun.rewrites.base.commit` derives the index
     after reindex: the stage inserted at ``pos`` of the scope's body, the
     copy allocated in the scope, and the block's realize rebuilt in place
     as ``new_realize`` (its statements where they were, binding the same names when its
@@ -2499,7 +2499,7 @@ class _ReindexCacheBase(Rewrite):
             all(_plain_leaf(old) for old, _ in rewriter.rebuilt)
         state = _stage_in_sequence(site, plan.loc + (("body", None),), plan.pos, stage, cache,
                                    rewriter.rebuilt, plain)
-        mod = commit_stated(site, plan.scope.path, new_scope, state)
+        mod = commit(site, plan.scope.path, new_scope, derive=state)
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
@@ -2548,7 +2548,7 @@ def _plain_leaf(realize: BlockRealize) -> bool:
 
 
 def _stage_in_sequence(site, seq_path: Path, pos: int, stage: Stmt, alloc: Buffer, rebuilt: list, plain: bool):
-    """How :func:`~tirfun.rewrites.base.commit_stated` derives the index
+    """How :func:`~tirfun.rewrites.base.commit` derives the index
     after a reindexing cache: the stage inserted at ``pos`` of the sequence
     at ``seq_path``, the cache allocated in the scope, the BlockRealizes
     ``rebuilt`` in place (binding the same names where ``plain``); None

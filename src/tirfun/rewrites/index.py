@@ -1145,15 +1145,24 @@ def _stated(old: FuncIndex, delta: dict, shifts: tuple, gone: list, came: list, 
                     [(n, p) for is_loop, n, p in came if not is_loop], epoch)
     if loops is None or blocks is None:
         return None
+    return _finished(old, loops, blocks, all_shifts, delta, realizes)
+
+
+def _finished(old: FuncIndex, loops: LayeredMap, blocks: LayeredMap, shifts: tuple, delta: dict,
+              realizes) -> FuncIndex:
+    """The derived index: the new tables and every shift (folded into
+    them once they pile up), ``old``'s names and loose statements changed
+    by ``delta``, and the BlockRealizes rebuilt pending for the table of
+    mentions (settled once they pile up)."""
     loose = old.loose + delta.pop(_LOOSE, 0)
     names = _recounted(old.names, delta)
-    if len(all_shifts) > _MAX_SHIFTS:
-        loops, blocks, all_shifts = _fold(loops, all_shifts), _fold(blocks, all_shifts), ()
+    if len(shifts) > _MAX_SHIFTS:
+        loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
     pending = old._pending + tuple(realizes)
     if len(pending) > _MAX_PENDING:
-        return FuncIndex(loops, blocks, names, old.clashes, all_shifts, _mentioned(old._mentioned, pending),
+        return FuncIndex(loops, blocks, names, old.clashes, shifts, _mentioned(old._mentioned, pending),
                          (), loose)
-    return FuncIndex(loops, blocks, names, old.clashes, all_shifts, old._mentioned, pending, loose)
+    return FuncIndex(loops, blocks, names, old.clashes, shifts, old._mentioned, pending, loose)
 
 
 _DOWN = (("body", None),)
@@ -1265,5 +1274,185 @@ def derive_renamed_nest_index(old: FuncIndex, path: Path, old_nest: list, new_ne
     return derive_nest_index(old, path, old_nest, new_nest, delta=delta)
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_merge_index", "derive_nest_index",
-           "index_of", "remember"]
+def derive_init_index(old: FuncIndex, at: Path, in_seq: bool, old_at: Stmt, init_loops: list, init_realize,
+                      rpath: Path, old_realize, new_realize) -> FuncIndex | None:
+    """The index after decompose_reduction put a new nest before the
+    statement ``old_at`` at ``at``: the loops ``init_loops`` (outermost
+    first, each the only statement of the one above; none when the init
+    goes right before the block) around ``init_realize``. With ``in_seq``
+    the statement was an item of a sequence, which gains the nest as an
+    item before it; otherwise a sequence of the two takes its place. The
+    statement is rebuilt only along the path to the BlockRealize at
+    ``rpath`` (``old_realize``), which becomes ``new_realize``: the same
+    bindings, its block renamed, without its init, its reads extended by
+    regions it writes; every statement off that path is kept.
+
+    Only the new nest, the path and the two blocks' own fields are looked
+    at, and the statements off the path are listed from what is kept for
+    them (:func:`_entries`). None when that cannot be told this cheaply
+    (then :func:`derive_index` is used): a loop of the nest whose bounds
+    name a buffer, an init holding anything but stores free of Let
+    expressions, a block whose own fields hold a Let expression or that
+    declares buffers, or clashing names."""
+    if old.clashes or not _plain_init(old_realize.block.init):
+        return None
+    old_block, update, init_block = old_realize.block, new_realize.block, init_realize.block
+    if not (_own_names_plain(old_block) and not init_block.alloc_buffers and not init_block.match_buffers):
+        return None
+    delta: dict = {}
+    if not _tally_loops(init_loops, delta, 1):
+        return None  # bounds that name a buffer: loose statements to count
+    _tally_one(init_realize, delta, 1)  # a binding that holds a Let (nearly never)
+    # the blocks' own names, without a Let in their fields (checked above:
+    # the init block's fields and the update block's reads are the old
+    # block's, with iteration variables renamed)
+    init_names = {init_block.name_hint: 1}
+    for iv in init_block.iter_vars:
+        init_names[iv.var.name] = init_names.get(iv.var.name, 0) + 1
+    update_names = dict(_block_names(old_block))
+    update_names[old_block.name_hint] -= 1
+    update_names[update.name_hint] = update_names.get(update.name_hint, 0) + 1
+    update_names = {name: k for name, k in update_names.items() if k}
+    _keep(_BLOCK_NAMES, init_block, init_names)
+    _keep(_BLOCK_NAMES, update, update_names)
+    for name, k in init_names.items():
+        delta[name] = delta.get(name, 0) + k
+    delta[old_block.name_hint] = delta.get(old_block.name_hint, 0) - 1
+    delta[update.name_hint] = delta.get(update.name_hint, 0) + 1
+    rel = rpath[len(at):]
+    shifts = old.shifts
+    if in_seq:
+        # the nest takes the statement's place in the sequence; it and what
+        # follows move one item on, recorded as a shift
+        parent, k = at[:-1], at[-1][1]
+        shifts = shifts + ((parent, k, 1),)
+        top, new_at = at, parent + (("seq", k + 1),)
+    else:
+        top, new_at = at + (("seq", 0),), at + (("seq", 1),)
+    epoch = len(shifts)
+    loops = old.loop_table.evolver()
+    blocks = old.block_table.evolver()
+    if not in_seq:
+        # everything under the statement moved one step down
+        for is_loop, name, p in _entries_along(old_at, rel):
+            (loops if is_loop else blocks).set(name, (new_at + p, epoch))
+    blocks.remove(old_block.name_hint)
+    down = (("body", None),)
+    for k, loop in enumerate(init_loops):
+        name = loop.loop_var.name
+        if name in loops:
+            return None  # a clash: the generic derivation indexes it afresh
+        loops.set(name, (top + down * k, epoch))
+    for name, path in ((init_block.name_hint, top + down * len(init_loops) + (("block", None),)),
+                       (update.name_hint, new_at + rel + (("block", None),))):
+        if name in blocks:
+            return None
+        blocks.set(name, (path, epoch))
+    return _finished(old, loops.persistent(), blocks.persistent(), shifts, delta,
+                     ((old_realize, new_realize), (None, init_realize)))
+
+
+def _plain_init(init) -> bool:
+    """Whether a block's init is stores (or a sequence of them) free of Let
+    expressions: it binds no name and holds no loop or block."""
+    stack = [init]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is SeqStmt:
+            stack.extend(node.seq)
+        elif kind is not BufferStore or _store_lets(node):
+            return False
+    return True
+
+
+def _own_names_plain(block: Block) -> bool:
+    """Whether the names a block binds itself are its name and iteration
+    variables only: it declares no buffer and its fields hold no Let."""
+    if block.alloc_buffers or block.match_buffers:
+        return False
+    return sum(_block_names(block).values()) == 1 + len(block.iter_vars)
+
+
+def _keep(cache: dict, node, value) -> None:
+    """Keep ``value`` for ``node`` in ``cache`` as :func:`_kept_for` does,
+    where the caller knows it without computing it."""
+    key = id(node)
+    cache[key] = (weakref.ref(node, _forget_in(cache, key)), value)
+
+
+def _entries_along(stmt, rel: Path) -> list:
+    """The loops and blocks under ``stmt`` (itself included), paths
+    relative to it, where ``rel`` leads from it to a BlockRealize: the
+    statements on the path are looked at, those off it listed from what is
+    kept for them; below the realize, only its block and its body (not its
+    init)."""
+    out = []
+    node, prefix = stmt, ()
+    for step in rel:
+        kind = type(node)
+        if kind is For:
+            out.append((True, node.loop_var.name, prefix))
+        elif kind is Block:
+            out.append((False, node.name_hint, prefix))
+        for name in STMT_FIELDS.get(kind, ()):
+            value = getattr(node, name)
+            if type(value) is _PVEC:
+                for i, child in enumerate(value):
+                    if (name, i) != step:
+                        here = prefix + ((name, i),)
+                        out.extend((is_loop, n, here + p) for is_loop, n, p in _entries(child))
+            elif value is not None and (name, None) != step:
+                here = prefix + ((name, None),)
+                out.extend((is_loop, n, here + p) for is_loop, n, p in _entries(value))
+        node = getattr(node, step[0]) if step[1] is None else getattr(node, step[0])[step[1]]
+        prefix = prefix + (step,)
+    block = node.block
+    here = prefix + (("block", None),)
+    out.append((False, block.name_hint, here))
+    body = here + (("body", None),)
+    out.extend((is_loop, n, body + p) for is_loop, n, p in _entries(block.body))
+    return out
+
+
+def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
+                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list) -> FuncIndex | None:
+    """The index after a rewrite (rfactor) gave the block at ``scope`` the
+    buffers ``added`` to allocate, its other fields kept, and replaced the
+    statement ``old_stmt`` at ``at`` below it by the statements
+    ``new_stmts``: with ``in_seq`` the statement was an item of a sequence
+    and they take its place as items (those after it move on, recorded as a
+    shift); otherwise a sequence of them takes its place. Only the two
+    sides of the replacement are walked (as :func:`derive_index` walks what
+    changed), and the block's own names are those it had and the new
+    buffers': neither its other fields nor the rest of its body are looked
+    at. None when the index has clashes (then :func:`derive_index` is used)."""
+    if old.clashes:
+        return None
+    delta: dict = {}
+    for buf in added:
+        _buffer_names(buf, delta, 1)
+    # BlockRealizes rebuilt along the path (the scope's own among them,
+    # which now mentions the new buffers); not the function's root
+    realizes = _realizes_along(old_func, new_func, at)
+    shifts: tuple = ()
+    if in_seq:
+        seq, k = at[:-1], at[-1][1]
+        places = [seq + (("seq", k + j),) for j in range(len(new_stmts))]
+        if len(new_stmts) != 1:
+            shifts = ((seq, k + 1, len(new_stmts) - 1),)
+    else:
+        places = [at + (("seq", j),) for j in range(len(new_stmts))]
+    old_realizes: list = []
+    new_realizes: list = []
+    gone = _scan(old_stmt, at, delta, -1, {}, realizes=old_realizes)
+    came = []
+    for place, stmt in zip(places, new_stmts):
+        came.extend(_scan(stmt, place, delta, 1, {}, realizes=new_realizes))
+    realizes.extend((a, None) for a in old_realizes)
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
+
+
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_merge_index",
+           "derive_nest_index", "derive_scope_index", "index_of", "remember"]

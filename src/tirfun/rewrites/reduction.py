@@ -23,6 +23,7 @@ from ..nodes import (
     For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
     SeqStmt, Stmt, Var, binary, const,
 )
+from ..nodes.base import with_fields
 from ..nodes.reducer import CommReducer
 from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -37,6 +38,7 @@ from .errors import (
     RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
+from .index import derive_init_index, derive_scope_index
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -256,7 +258,11 @@ class DecomposeReduction(Rewrite):
             var_map[iv.var] = new_var
             init_ivs.append(IterVar(iv.dom, new_var, iv.iter_type, iv.thread_tag))
             init_values.append(value)
-        init_body = substitute(block.init, var_map)
+        init_body = None
+        if not block.alloc_buffers and not block.match_buffers:
+            init_body = _substitute_stores(block.init, var_map)
+        if init_body is None:
+            init_body = substitute(block.init, var_map)
         writes = [BufferRegion(w.buffer, [Range(substitute_expr(r.min, var_map), substitute_expr(r.extent, var_map))
                                           for r in w.region]) for w in block.writes]
         # the loops from the placement down to the block: re-create those the
@@ -274,28 +280,66 @@ class DecomposeReduction(Rewrite):
         blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
         init_block = Block(init_ivs, [], writes, init_name, init_body, annotations=block.annotations)
-        body: Stmt = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
-                                  substitute_expr(predicate, loop_map), init_block)
+        init_realize = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
+                                    substitute_expr(predicate, loop_map), init_block)
+        body: Stmt = init_realize
+        init_loops = []
         for loop in reversed(chosen):
             body = For(loop_map[loop.loop_var], loop.min, loop.extent, loop.kind, body,
                        thread_binding=loop.thread_binding)
+            init_loops.append(body)
+        init_loops.reverse()
         # the update block
         update_name = _fresh(suffixed(block.name_hint, "update"), blocks)
         read_bufs = {r.buffer for r in block.reads}
         reads = [w for w in block.writes if w.buffer not in read_bufs] + list(block.reads)
-        update = attrs.evolve(block, name_hint=update_name, init=None, reads=reads)
+        update = with_fields(block, name_hint=update_name, init=None, reads=reads)
         new_realize = BlockRealize(realize.iter_values, realize.predicate, update)
         # the statement the init goes before: the loop at the placement, or
         # the block itself when every loop is above it
         at = loops[start][0] if start < len(loops) else rpath
-        replaced = replace_at(site.at(at), rpath[len(at):], new_realize)
+        old_at = site.at(at)
+        replaced = replace_at(old_at, rpath[len(at):], new_realize)
         path, new = _insert_before(site, at, body, replaced)
-        return Outcome(commit(site, path, new), BlockRef(init_name, site.func_name),
+        index = derive_init_index(site.index, at, path != at, old_at, init_loops, init_realize, rpath, realize,
+                                  new_realize)
+        return Outcome(commit(site, path, new, index=index), BlockRef(init_name, site.func_name),
                        renamed=((BlockRef(block.name_hint, site.func_name),
                                  BlockRef(update_name, site.func_name)),))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
+
+
+def _substitute_stores(stmt: Stmt, mapping: dict) -> Stmt | None:
+    """``substitute(stmt, mapping)`` for a store or a sequence of stores
+    whose buffers cannot mention the variables of ``mapping`` (declared
+    outside the block whose iteration variables these are), as a
+    substitution of their expressions; None for any other statement."""
+    if type(stmt) is BufferStore:
+        changes = {}
+        value = substitute_expr(stmt.value, mapping)
+        if value is not stmt.value:
+            changes["value"] = value
+        indices = [substitute_expr(i, mapping) for i in stmt.indices]
+        if any(a is not b for a, b in zip(indices, stmt.indices)):
+            changes["indices"] = indices
+        if stmt.predicate is not None:
+            predicate = substitute_expr(stmt.predicate, mapping)
+            if predicate is not stmt.predicate:
+                changes["predicate"] = predicate
+        return with_fields(stmt, **changes) if changes else stmt
+    if type(stmt) is SeqStmt:
+        items = []
+        for item in stmt.seq:
+            new = _substitute_stores(item, mapping)
+            if new is None:
+                return None
+            items.append(new)
+        if all(a is b for a, b in zip(items, stmt.seq)):
+            return stmt
+        return with_fields(stmt, seq=items)
+    return None
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:
@@ -307,6 +351,9 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.iter_type is not IterVarType.CommReduce:
             continue
+        first, lo = (at_start.get(value) if type(value) is Var else None), iv.dom.min
+        if type(first) is IntImm and type(lo) is IntImm and first.value == lo.value and first.dtype == lo.dtype:
+            continue  # bound to a loop that starts where the domain does (nearly always)
         first = simplify_index(substitute_expr(value, at_start))
         gap = simplify_index(first - iv.dom.min) if first.dtype == iv.dom.min.dtype else None
         if not (isinstance(gap, IntImm) and gap.value == 0):
@@ -318,7 +365,30 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
 def _visits_once(values, loops) -> bool:
     """Whether each iteration of ``loops`` (the others held fixed) gives a
     different instance of a block bound to ``values``."""
+    plain = _visits_once_plain(values, loops)
+    if plain is not None:
+        return plain
     return detect_iter_map(list(values), {l.loop_var.name: l for _, l in loops}, "bijective") is not None
+
+
+def _visits_once_plain(values, loops) -> bool | None:
+    """:func:`_visits_once` where every value is an integer variable and
+    every loop has a constant extent of at least 1 (nearly always): then
+    each loop that runs more than once must be bound by exactly one value,
+    as the bijective iterator map requires; None where that does not
+    apply."""
+    bound: dict = {}
+    for v in values:
+        if type(v) is not Var or not v.dtype.is_integer or v.dtype.is_bool or v.dtype.lanes != 1:
+            return None
+        bound[v.name] = bound.get(v.name, 0) + 1
+    for _, loop in loops:
+        ext = loop.extent
+        if type(ext) is not IntImm or ext.value < 1:
+            return None
+        if ext.value > 1 and bound.get(loop.loop_var.name, 0) != 1:
+            return False
+    return True
 
 
 def _is_unit(loop: For) -> bool:
@@ -644,7 +714,9 @@ class RFactor(Rewrite):
         # other block under it may write what the reduction reads
         read = {r.buffer for r in block.reads}
         outer_path, outer = loops[0]
-        for _, other in all_block_realizes(outer, outer_path):
+        written_elsewhere = () if _alone_under(site, rpath, outer_path, read, inside=False) else \
+            all_block_realizes(outer, outer_path)
+        for _, other in written_elsewhere:
             if other is realize:
                 continue
             clash = [w.buffer.name for w in other.block.writes if w.buffer in read]
@@ -802,12 +874,24 @@ class RFactor(Rewrite):
             guard = self._bind_outer_loops(site, rpath, loops, guard, rf_ivs, rf_values, taken)
             rhs = [Call(r.dtype, "tir.if_then_else", [guard, r, e])
                    for r, e in zip(rhs, reducer.identity_element)]
-        rf_lhs = [BufferLoad(b, rf_indices) for b in rf_bufs]
-        rf_body = _combine(reducer, rf_bufs, rf_indices, rf_lhs, rhs, has_reduce, taken)
-        rf_init = (_seq([BufferStore(b, e, rf_indices) for b, e in zip(rf_bufs, reducer.identity_element)])
+        # the reduction variables the rfactor loop feeds, read through the
+        # new iteration variables; where the block declares no buffer, no
+        # buffer it names can mention them, so its pieces are substituted as
+        # expressions before the stores are built around them (what a
+        # substitution of the built stores gives)
+        pieces = not block.alloc_buffers and not block.match_buffers
+        if pieces:
+            rf_indices_at = [substitute_expr(i, var_map) for i in rf_indices]
+            rhs = [substitute_expr(r, var_map) for r in rhs]
+        else:
+            rf_indices_at = rf_indices
+        rf_lhs = [BufferLoad(b, rf_indices_at) for b in rf_bufs]
+        rf_body = _combine(reducer, rf_bufs, rf_indices_at, rf_lhs, rhs, has_reduce, taken)
+        rf_init = (_seq([BufferStore(b, e, rf_indices_at) for b, e in zip(rf_bufs, reducer.identity_element)])
                    if has_reduce else None)
-        rf_body = substitute(rf_body, var_map)
-        rf_init = None if rf_init is None else substitute(rf_init, var_map)
+        if not pieces:
+            rf_body = substitute(rf_body, var_map)
+            rf_init = None if rf_init is None else substitute(rf_init, var_map)
         rf_reads = [BufferRegion(r.buffer, [Range(substitute_expr(x.min, var_map), substitute_expr(x.extent, var_map))
                                             for x in r.region]) for r in block.reads]
         rf_writes = []
@@ -828,9 +912,9 @@ class RFactor(Rewrite):
                                   substitute_expr(_conjoin(kept_terms + other_terms), new_loop), rf_block)
         rf_nest: Stmt = rf_realize
         for _, loop in reversed(loops):
-            rf_nest = attrs.evolve(loop, loop_var=new_loop[loop.loop_var],
-                                   min=substitute_expr(loop.min, new_loop),
-                                   extent=substitute_expr(loop.extent, new_loop), body=rf_nest)
+            rf_nest = with_fields(loop, loop_var=new_loop[loop.loop_var],
+                                  min=substitute_expr(loop.min, new_loop),
+                                  extent=substitute_expr(loop.extent, new_loop), body=rf_nest)
         # --- the write-back block
         wb_extra = IterVar(Range(rf_loop.min, rf_loop.extent),
                            Var(_fresh("v" + rf_name, taken), rf_loop.loop_var.dtype), IterVarType.CommReduce)
@@ -863,15 +947,22 @@ class RFactor(Rewrite):
             new = _rebuild(node, rpath[len(p)], new)
         scope_block: Block = site.at(scope)
         rel = outer_path[len(scope):]
-        if len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt):
+        in_seq = len(rel) == 2 and rel[0] == ("body", None) and isinstance(scope_block.body, SeqStmt)
+        if in_seq:
             # the nest is an item of the scope's sequence: the rfactor nest goes in before it
             k = rel[1][1]
-            body = attrs.evolve(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
-                                alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+            body = with_fields(scope_block, body=scope_block.body.with_items(k, k + 1, [rf_nest, new]),
+                               alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
         else:
             body = replace_at(scope_block, rel, SeqStmt([rf_nest, new]))
-            body = attrs.evolve(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
-        return Outcome(commit(site, scope, body), BlockRef(rf_block_name, site.func_name))
+            body = with_fields(body, alloc_buffers=list(scope_block.alloc_buffers) + rf_bufs)
+        old_nest = site.at(outer_path)
+
+        def derive(new_func):
+            return derive_scope_index(site.index, site.func, new_func, scope, rf_bufs, outer_path, in_seq,
+                                      old_nest, [rf_nest, new])
+
+        return Outcome(commit(site, scope, body, derive=derive), BlockRef(rf_block_name, site.func_name))
 
     def python_args(self):
         return [py_value(self.loop), f"factor_axis={py_value(self.factor_axis)}"]
@@ -882,8 +973,8 @@ def _rebuild(node, step, child):
     name, index = step
     value = getattr(node, name)
     if index is None:
-        return attrs.evolve(node, **{name: child})
-    return attrs.evolve(node, **{name: value.set(index, child)})
+        return with_fields(node, **{name: child})
+    return with_fields(node, **{name: value.set(index, child)})
 
 
 def _vars_in_order(e: PrimExpr) -> list[Var]:
@@ -948,6 +1039,8 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
 
     lpath, loop = placed
     written = {w.buffer for w in realize.block.writes}
+    if _alone_under(site, rpath, lpath, written):
+        return
     body = lpath + (("body", None),)
     seen = False
     doms = None  # the loop domains, found when a block after the reduction first needs them
@@ -982,3 +1075,30 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
                          f"touches {region.buffer.name} where the block may not have written yet in that "
                          "iteration: placed before the loop, the init would change what it meets there",
                          other)
+
+
+def _alone_under(site, rpath: Path, lpath: Path, buffers, *, inside: bool = True) -> bool:
+    """Whether the name index shows that no block under the loop at
+    ``lpath`` mentions one of ``buffers`` but the block at ``rpath`` (and,
+    with ``inside``, blocks inside it): the common case, where a check of
+    the blocks under the loop that touch them has nothing to look at;
+    False where the index cannot tell or another block may."""
+    index = site.index
+    if index.clashes:
+        return False
+    names = []
+    for buf in buffers:
+        names.append(buf.name)
+        if buf.data is not None:
+            names.append(buf.data.name)
+    body = lpath + (("body", None),)
+    k, n = len(body), len(rpath)
+    located = index.blocks
+    for name in index.blocks_mentioning(names):
+        path = located.get(name)
+        if path is None:
+            return False
+        other = path[:-1]
+        if other[:k] == body and (other[:n] != rpath if inside else other != rpath):
+            return False
+    return True
