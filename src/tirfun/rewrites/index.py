@@ -898,15 +898,10 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     body_old = old_nest[-1].body if old_nest else None
     epoch = len(old.shifts)
     old_depth, new_depth = len(old_nest), len(new_nest)
-    table = old.loop_table.evolver()
-    for loop in old_nest:
-        table.remove(loop.loop_var.name)
+    table = _swapped_loops(old.loop_table, old_nest, new_nest, path, epoch)
+    if table is None:
+        return None  # a clash: the generic derivation indexes it afresh
     down = (("body", None),)
-    for k, loop in enumerate(new_nest):
-        name = loop.loop_var.name
-        if name in table:
-            return None  # a clash: the generic derivation indexes it afresh
-        table.set(name, (path + down * k, epoch))
     blocks = old.block_table
     below = _entries(body_old) if body_old is not None else _entries(new_nest[-1].body)
     if below:
@@ -918,6 +913,22 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     names = _recounted(old.names, delta)
     return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
                      old._pending, old.loose)
+
+
+def _swapped_loops(loops: LayeredMap, old_nest: list, new_nest: list, top: Path, epoch: int):
+    """An evolver of the loop table ``loops`` with the loops of
+    ``old_nest`` gone and those of ``new_nest`` (a perfect nest, outermost
+    at ``top``) in their place; None when a new loop's name is taken."""
+    table = loops.evolver()
+    for loop in old_nest:
+        table.remove(loop.loop_var.name)
+    down = (("body", None),)
+    for k, loop in enumerate(new_nest):
+        name = loop.loop_var.name
+        if name in table:
+            return None
+        table.set(name, (top + down * k, epoch))
+    return table
 
 
 def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list, old_nests: list,
@@ -964,16 +975,10 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
         # positions, as derive_index records the gaps of a sequence
         shifts = old.shifts + tuple((seq_path, r + 1, -1) for r in reversed(removed))
     epoch = len(shifts)
-    table = old.loop_table.evolver()
-    for nest in old_nests:
-        for loop in nest:
-            table.remove(loop.loop_var.name)
+    table = _swapped_loops(old.loop_table, [loop for nest in old_nests for loop in nest], new_nest, top, epoch)
+    if table is None:
+        return None  # a clash: the generic derivation indexes it afresh
     down = (("body", None),)
-    for k, loop in enumerate(new_nest):
-        name = loop.loop_var.name
-        if name in table:
-            return None  # a clash: the generic derivation indexes it afresh
-        table.set(name, (top + down * k, epoch))
     inner_path = top + down * len(new_nest)
     btable = old.block_table.evolver()
     for nest, start in zip(old_nests, starts):
