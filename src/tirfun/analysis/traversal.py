@@ -231,7 +231,10 @@ def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "N
 
     # memo is keyed by id() of nodes of the input tree, which the caller keeps
     # alive for the whole call, so no id can be reused while memo exists
-    return visit(node)
+    try:
+        return visit(node)
+    finally:
+        visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector, with the memo)
 
 
 def transform_plain(node: Node, post=None, pre=None, mapping=None) -> Node:
@@ -266,7 +269,10 @@ def transform_plain(node: Node, post=None, pre=None, mapping=None) -> Node:
         memo[key] = out
         return out
 
-    return visit(node)
+    try:
+        return visit(node)
+    finally:
+        visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector, with the memo)
 
 
 def substitute_vars(node: Node, mapping, enter_buffer: Callable[[Buffer], bool] | None = None) -> Node:

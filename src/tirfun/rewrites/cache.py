@@ -1030,7 +1030,10 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
             return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
-    return visit(e)
+    try:
+        return visit(e)
+    finally:
+        visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector)
 
 
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
@@ -1282,11 +1285,14 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
                 return bad
         return None
 
-    if block.init is not None:
-        bad = scan(block.init, True)
-        if bad is not None:
-            return bad
-    return scan(block.body, True)
+    try:
+        if block.init is not None:
+            bad = scan(block.init, True)
+            if bad is not None:
+                return bad
+        return scan(block.body, True)
+    finally:
+        scan = loads = None  # noqa: F841  (they refer to themselves: cycles left for the collector)
 
 
 def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) -> str | None:

@@ -423,6 +423,9 @@ class RollingBuffer(Rewrite):
         using: dict = {}
         buffer_views(scope_block, old, using, site.index, plan.scope)
         out = rebuild(scope_block, deep=True)  # it allocates the buffer
+        # the walks refer to one another: cycles, left for the collector
+        # unless cut here
+        pre = visit = visit_expr = post = child = rebuild = None  # noqa: F841
         return Outcome(commit(site, plan.scope, out, index=site.index))
 
     def python_args(self):

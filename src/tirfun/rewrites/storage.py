@@ -214,7 +214,10 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
                 return done
         return map_children(n, visit)
 
-    return visit(root)
+    try:
+        return visit(root)
+    finally:
+        visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector)
 
 
 @attrs.frozen
