@@ -380,38 +380,15 @@ class _Swap:
 
     def regions(self, vector):
         """A vector of BufferRegions swapped."""
-        out = None
-        for i, r in enumerate(vector):
-            changed = self.region(r)
-            if changed is not r:
-                if out is None:
-                    out = list(vector)
-                out[i] = changed
-        return vector if out is None else pvector(out)
+        return _map_vector(vector, self.region)
 
     def buffers(self, vector):
         """A vector of buffers swapped."""
-        out = None
-        for i, b in enumerate(vector):
-            changed = self.new_of(b)
-            if changed is not None:
-                if out is None:
-                    out = list(vector)
-                out[i] = changed
-        return vector if out is None else pvector(out)
+        return _map_vector(vector, self.swapped)
 
     def exprs(self, vector):
         """A vector of expressions (or other nodes) swapped."""
-        out = None
-        for i, e in enumerate(vector):
-            if type(e) in _LEAVES:
-                continue
-            changed = self.expr(e)
-            if changed is not e:
-                if out is None:
-                    out = list(vector)
-                out[i] = changed
-        return vector if out is None else pvector(out)
+        return _map_vector(vector, self.expr, _LEAVES)
 
     def expr(self, e):
         """Any node that is not a statement, by kind."""
@@ -461,5 +438,22 @@ class _Swap:
 
         return map_children(s, child)
 
+
+
+def _map_vector(vector, swap, keep=frozenset()):
+    """``vector`` with ``swap`` applied to each item (but those of a type in
+    ``keep``, which it would return as they are: most indices are variables,
+    not worth a call): the same vector when every item comes back as
+    itself, else a new one sharing the others."""
+    out = None
+    for i, item in enumerate(vector):
+        if type(item) in keep:
+            continue
+        changed = swap(item)
+        if changed is not item:
+            if out is None:
+                out = list(vector)
+            out[i] = changed
+    return vector if out is None else pvector(out)
 
 __all__ = ["swap_buffer"]
