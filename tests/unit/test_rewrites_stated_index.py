@@ -86,8 +86,13 @@ def _same_results(before: IRModule, after: IRModule) -> None:
     (ROOTED, R.reindex("D", ("read", 0))),
     (NESTED, R.reindex("B", ("read", 0))),
     (NESTED, R.reindex("B", "B")),
+    (ROOTED, R.reindex_cache_read("D", 0, "local", lambda i, j: (j, i))),
+    (ROOTED, R.reindex_cache_write("D", 0, "local", lambda i, j: (i, j))),
+    (ROOTED, R.reindex_cache_read("C", 1, "shared", lambda i, j, k: (k, j))),
+    (NESTED, R.reindex_cache_read("B", 0, "local", lambda i, j: (i, j))),
+    (NESTED, R.reindex_cache_write("B", 0, "local", lambda i, j: (j, i))),
 ])
-def test_reindex_states_the_index_it_leaves(monkeypatch, source, step):
+def test_reindex_and_the_reindexing_caches_state_the_index_they_leave(monkeypatch, source, step):
     used = _spy(monkeypatch, cache, "derive_insert_index")
     mod = IRModule({"main": from_source(source)})
     out = step(mod)
@@ -195,24 +200,6 @@ def test_accesses_of_finds_every_access_and_stops_at_a_block():
     assert nested
     found, nested = accesses_of(inner.block.body, inner.block.reads[0].buffer)
     assert not nested and len(found) == 1 and [i.name for i in found[0]] == ["vj", "vi"]
-
-
-@pytest.mark.parametrize("source, step", [
-    (ROOTED, R.reindex_cache_read("D", 0, "local", lambda i, j: (j, i))),
-    (ROOTED, R.reindex_cache_write("D", 0, "local", lambda i, j: (i, j))),
-    (ROOTED, R.reindex_cache_read("C", 1, "shared", lambda i, j, k: (k, j))),
-    (NESTED, R.reindex_cache_read("B", 0, "local", lambda i, j: (i, j))),
-    (NESTED, R.reindex_cache_write("B", 0, "local", lambda i, j: (j, i))),
-])
-def test_reindexing_caches_state_the_index_they_leave(monkeypatch, source, step):
-    used = _spy(monkeypatch, cache, "derive_insert_index")
-    mod = IRModule({"main": from_source(source)})
-    out = step(mod)
-    assert used == [True]
-    assert index_of(out["main"]) == build_index(out["main"])
-    after = R.split(next(iter(index_of(out["main"]).loops)), [None, 2])(out)
-    assert index_of(after["main"]) == build_index(after["main"])
-    _same_results(mod, out)
 
 
 def test_a_reindexing_cache_through_a_let_leaves_the_index_to_the_walk(monkeypatch):
