@@ -178,7 +178,7 @@ def test_a_shift_leaves_a_path_that_left_its_sequence_earlier_alone():
     assert _resolve((inside, 0), (shift,)) == (("body", None), ("seq", 2), ("seq", 4), ("block", None))
 
 
-def test_loop_primitives_derive_the_index_from_the_two_nests():
+def test_loop_primitives_derive_the_index_from_the_two_nests(monkeypatch):
     # split, fuse and add_unit_loop swap a nest's loops and move what is
     # below without walking it: under a block, after a statement was
     # inserted at the root (a shift still pending), and where a loop's
@@ -186,16 +186,8 @@ def test_loop_primitives_derive_the_index_from_the_two_nests():
     # the body is used instead), the derived index is the built one, every
     # loop's path leads to it, and a name the nest freed is free
     from tirfun.nodes import Var
-    from tirfun.rewrites import index as index_module
 
-    used = []
-    original = index_module.derive_nest_index
-
-    def spy(*args):
-        out = original(*args)
-        used.append(out is not None)
-        return out
-
+    used = _spy(monkeypatch, R.base, "derive_nest_index")
     source = SOURCE.replace("n: T.int32):", "n: T.int32, L: T.Buffer((1,), \"int32\")):")
     source = source.replace("            for l in range(8):\n                B[vk, l] = C[vk, l]",
                             "            for l, m in T.grid(8, 1):\n                B[vk, l + m] = C[vk, l]")
@@ -213,16 +205,12 @@ def test_loop_primitives_derive_the_index_from_the_two_nests():
              # a loop inside a block split by a factor that does not divide
              # it: the guard wraps the body in an ``if``, so the walk is used
              R.split("l_0_l_1_fused", [None, 3])]
-    R.base.derive_nest_index = spy
-    try:
-        for step in steps:
-            mod = step(mod)
-            derived = index_of(mod["main"])
-            assert derived == build_index(mod["main"]), step
-            for name, path in derived.loops.items():
-                assert get_at(mod["main"], path).loop_var.name == name, step
-    finally:
-        R.base.derive_nest_index = original
+    for step in steps:
+        mod = step(mod)
+        derived = index_of(mod["main"])
+        assert derived == build_index(mod["main"]), step
+        for name, path in derived.loops.items():
+            assert get_at(mod["main"], path).loop_var.name == name, step
     # split k (by n) and the last split are guarded: the walk, without asking
     assert used == [True, True, True, True, True, False]
     assert "l" not in index_of(mod["main"]).names
@@ -305,17 +293,18 @@ def _index_is_the_built_one(func, step) -> None:
         assert get_at(func, path).name_hint == name, step
 
 
-def _merge_spy(monkeypatch) -> list:
-    """Record, for each merge, whether the index was derived from the nests."""
+def _spy(monkeypatch, module, name) -> list:
+    """Record, for each call of ``module.name`` (a derivation a primitive
+    states), whether it gave the index (rather than leaving it to the walk)."""
     used = []
-    original = R.base.derive_merge_index
+    original = getattr(module, name)
 
-    def spy(*args):
-        out = original(*args)
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
         used.append(out is not None)
         return out
 
-    monkeypatch.setattr(R.base, "derive_merge_index", spy)
+    monkeypatch.setattr(module, name, spy)
     return used
 
 
@@ -328,7 +317,7 @@ def test_merge_derives_the_index_from_the_nests(monkeypatch):
     # the nests are swapped for the merged ones. Without walking the
     # bodies, the derived index is the built one and every path leads to
     # its loop or block
-    used = _merge_spy(monkeypatch)
+    used = _spy(monkeypatch, R.base, "derive_merge_index")
     mod = IRModule({"main": from_source(MERGES)})
     steps = [R.cache_read("C1", 0, "local"),
              # given last, i's nest stays (before k's): k's nest is removed
@@ -359,7 +348,7 @@ def test_merges_shift_their_followers_until_the_shifts_fold(monkeypatch):
     # up they are folded into the entries
     from tirfun.rewrites.index import _MAX_SHIFTS
 
-    used = _merge_spy(monkeypatch)
+    used = _spy(monkeypatch, R.base, "derive_merge_index")
     n = _MAX_SHIFTS + 4
     mod = IRModule({"main": from_source(_wide(2 * n))})
     seen_shifts = 0
@@ -376,7 +365,7 @@ def test_merge_walks_the_bodies_where_the_nests_are_not_items_of_one_sequence(mo
     # variable is cast in one body), an empty body (a no-op, dropped from the
     # merged sequence), a loop whose extent reads a buffer: the index is
     # derived by walking what changed, and is still the built one
-    used = _merge_spy(monkeypatch)
+    used = _spy(monkeypatch, R.base, "derive_merge_index")
     source = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), L: T.Buffer((1,), "int32"),
@@ -475,15 +464,7 @@ def test_decompose_reduction_derives_the_index_from_the_nest_it_adds(monkeypatch
     # block: without walking what it kept, the derived index is the built
     # one and every path leads to its loop or block. An init that holds a
     # loop is walked instead
-    used = []
-    original = R.reduction.derive_init_index
-
-    def spy(*args):
-        out = original(*args)
-        used.append(out is not None)
-        return out
-
-    monkeypatch.setattr(R.reduction, "derive_init_index", spy)
+    used = _spy(monkeypatch, R.reduction, "derive_init_index")
     mod = IRModule({"main": from_source(REDUCTIONS)})
     steps = [R.cache_read("B", 0, "local"),
              R.decompose_reduction("B", "i"),   # an item of the root: its followers shift
@@ -544,15 +525,7 @@ def test_rfactor_derives_the_index_from_the_nests_it_replaces(monkeypatch):
     # two values through let statements. Without walking the rest of the
     # scope, the derived index is the built one and every path leads to its
     # loop or block
-    used = []
-    original = R.reduction.derive_scope_index
-
-    def spy(*args):
-        out = original(*args)
-        used.append(out is not None)
-        return out
-
-    monkeypatch.setattr(R.reduction, "derive_scope_index", spy)
+    used = _spy(monkeypatch, R.reduction, "derive_scope_index")
     mod = IRModule({"main": from_source(RFACTORS)})
     steps = [R.cache_read("B", 0, "local"), R.split("k", [None, 4]), R.rfactor("k_1", 0),
              R.rfactor("k2", 0), R.split("k3", [None, 2]), R.rfactor("k3_0", 0),
