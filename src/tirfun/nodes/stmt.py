@@ -282,11 +282,7 @@ class SeqStmt(Stmt):
         goes through the constructor."""
         if not isinstance(stmt, Stmt) or type(stmt) is SeqStmt or _is_no_op(stmt):
             return SeqStmt(self.seq.set(index, stmt))
-        out = object.__new__(SeqStmt)
-        object.__setattr__(out, "seq", self.seq.set(index, stmt))
-        object.__setattr__(out, "_attrs_cached_hash", None)
-        _remember_edit(out, self, index if index >= 0 else index + len(self.seq), 1, 1)
-        return out
+        return self._edited(self.seq.set(index, stmt), index if index >= 0 else index + len(self.seq), 1, 1)
 
     def without_items(self, indices) -> "SeqStmt":
         """The sequence without the items at ``indices``: what is left of a
@@ -299,13 +295,10 @@ class SeqStmt(Stmt):
             seq = seq.delete(index)
         if not seq:
             return SeqStmt(seq)  # the constructor's error
-        out = object.__new__(SeqStmt)
-        object.__setattr__(out, "seq", seq)
-        object.__setattr__(out, "_attrs_cached_hash", None)
-        if len(gone) == 1:
-            index = gone[0] if gone[0] >= 0 else gone[0] + len(self.seq)
-            _remember_edit(out, self, index, 1, 0)
-        return out
+        if len(gone) != 1:
+            return self._edited(seq)
+        index = gone[0] if gone[0] >= 0 else gone[0] + len(self.seq)
+        return self._edited(seq, index, 1, 0)
 
     def with_inserted(self, index: int, stmt: Stmt) -> "SeqStmt":
         """The sequence with ``stmt`` inserted before item ``index`` (at the
@@ -324,11 +317,19 @@ class SeqStmt(Stmt):
         if len(self.seq) == 1 or not items or any(
                 not isinstance(s, Stmt) or type(s) is SeqStmt or _is_no_op(s) for s in stmts):
             return SeqStmt(items)  # a lone item may be a no-op: the constructor's rules apply
+        start, stop, _ = slice(start, stop).indices(len(self.seq))
+        return self._edited(items, start, max(stop - start, 0), len(stmts))
+
+    def _edited(self, items, start: int | None = None, removed: int = 0, added: int = 0) -> "SeqStmt":
+        """A sequence of ``items``, flat and checked already, made by an edit
+        of this one, without the constructor's look at every item; with
+        ``start``, it remembers which span of this sequence's items the edit
+        replaced (see :func:`sequence_edit`)."""
         out = object.__new__(SeqStmt)
         object.__setattr__(out, "seq", items)
         object.__setattr__(out, "_attrs_cached_hash", None)
-        start, stop, _ = slice(start, stop).indices(len(self.seq))
-        _remember_edit(out, self, start, max(stop - start, 0), len(stmts))
+        if start is not None:
+            _remember_edit(out, self, start, removed, added)
         return out
 
 
