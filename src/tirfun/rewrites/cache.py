@@ -57,7 +57,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, transform, walk_stmts,
+    Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,

@@ -16,13 +16,12 @@ from ..analysis.traversal import Path, get_at, nodes_along
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..nodes import (
-    LT, Add, Block, BlockRealize, Cast, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm,
+    LT, Add, Block, BlockRealize, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm,
     IterVarType,
     Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
 )
 from ..analysis.arith.const_bound import expr_bounds
 from ..analysis.arith.iter_map import loop_ranges, simplify_index
-from ..analysis.arith.terms import int_value
 from .base import Checks, Outcome, Rewrite, commit, commit_merge, commit_nest, register
 from .checks import (
     all_block_realizes, check_plain_loop, check_starts_at_zero, describe, has_affine_binding,
