@@ -306,10 +306,11 @@ def _modules(blocks: int | None) -> dict[str, IRModule]:
 SIZES = (None, 100, 1000)
 
 
-def primitive_cases(only: set[str] | None = None) -> list[tuple[str, int | None, RepeatCase]]:
-    """One case per primitive and module size: ``(primitive, blocks, case)``."""
+def primitive_cases(only: set[str] | None = None, sizes=SIZES) -> list[tuple[str, int | None, RepeatCase]]:
+    """One case per primitive and module size (of ``sizes``): ``(primitive,
+    blocks, case)``."""
     out = []
-    for blocks in SIZES:
+    for blocks in sizes:
         modules = _modules(blocks)
         for name, module, record in primitive_records():
             if only and name not in only:
@@ -335,7 +336,7 @@ def apply_repeatedly(name: str, blocks: int | None, times: int) -> None:
     """Apply primitive ``name`` ``times`` times (for an instruction count
     under ``valgrind --tool=callgrind``: the difference between two counts
     is the cost of the extra applications)."""
-    (case,) = [c for n, b, c in primitive_cases({name}) if b == blocks]
+    (case,) = [c for _n, _b, c in primitive_cases({name}, (blocks,))]
     for _ in range(times):
         case.sample()
 
