@@ -77,6 +77,26 @@ def test_the_derived_index_is_the_built_one_after_every_block_primitive():
     assert len(applied) >= 10, applied
 
 
+NO_ROOT = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        B[i] = A[i] * T.float32(3)
+"""
+
+
+def test_a_realize_put_at_the_root_of_a_function_is_not_counted_as_mentioning():
+    # a function without a root block: loop_partition wraps the loop in a
+    # block that becomes the root, which build_index leaves out of the
+    # table of mentions; the derived index must leave it out too
+    mod = IRModule({"main": from_source(NO_ROOT)})
+    out = R.loop_partition("i", [1], preserve_unit_iters=True)(mod)
+    assert type(out["main"].body).__name__ == "BlockRealize"
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert "i_common" not in index_of(out["main"]).mentioned["A"]
+    assert index_of(out["main"]).mentioned["A"] == {"i0_partition", "i1_partition"}
+
+
 def test_a_statement_held_twice_counts_its_names_twice():
     # the same statement object in two places binds its names twice: the
     # derived counts must not take the second copy for the carried-over one

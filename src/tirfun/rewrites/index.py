@@ -515,7 +515,10 @@ def _scan(root, path: Path, counts: dict, sign: int, shared: dict, tops: dict | 
             found.append((True, node.loop_var.name, p))
         elif kind is Block:
             found.append((False, node.name_hint, p))
-        elif realizes is not None and kind is BlockRealize:
+        elif realizes is not None and kind is BlockRealize and p != _ROOT_REALIZE:
+            # the function's root realize is left out of ``mentioned``, as
+            # build_index leaves it (loop_partition of a loop at the root
+            # puts a new one there)
             realizes.append(node)
         if counting:
             _tally_one(node, counts, sign)
