@@ -558,3 +558,34 @@ def test_rfactor_derives_the_index_from_the_nests_it_replaces(monkeypatch):
     assert {"B_rf", "C_rf", "Oi_rf", "Ov_rf", "k2_1", "B_rf_init"} <= set(index.names)
     assert index.blocks["C_rf"][:len(index.blocks["S"])] == index.blocks["S"]
     assert "C_rf" in index.blocks_mentioning(["C_rf"]) and "S" in index.blocks_mentioning(["C_rf"])
+
+
+HIDDEN = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), X: T.Buffer((8,), "int32"), Idx: T.Buffer((1,), "int32"),
+         C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            T.reads(A[vi], X[0:8])
+            T.writes(C[vi])
+            C[vi] = A[vi] + T.Cast("float32", T.call_extern("int32", "f", X.data))
+"""
+
+
+def test_region_primitives_tell_the_index_what_the_block_mentions_now():
+    # hiding the only region of X leaves the block naming X's pointer alone;
+    # a region annotated through a load mentions the buffer loaded from
+    mod = IRModule({"main": from_source(HIDDEN)})
+    hidden = R.unsafe_hide_buffer_access("C", "read", [1])(mod)
+    assert index_of(hidden["main"]) == build_index(hidden["main"])
+    assert "C" not in index_of(hidden["main"]).mentioned.get("X", ())
+    from tirfun.nodes import BufferLoad, IntImm
+
+    idx = mod["main"].buffer_map[mod["main"].params[2]]
+    load = BufferLoad(idx, [IntImm("int32", 0)])
+    annotated = R.annotate_buffer_access("C", 1, "read", [(load, load + 8)])(mod)
+    assert index_of(annotated["main"]) == build_index(annotated["main"])
+    assert "C" in index_of(annotated["main"]).mentioned["Idx"]
+    back = R.annotate_buffer_access("C", 1, "read", [(0, 8)])(annotated)
+    assert index_of(back["main"]) == build_index(back["main"])

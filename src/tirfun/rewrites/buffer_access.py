@@ -13,12 +13,14 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.iter_map import simplify_index
+from ..analysis.traversal import get_at
 from ..nodes import Block, BufferRegion, IntImm, PrimExpr, Range
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, is_int_expr, names_defined_at, resolve_block, resolve_site
 from .errors import BufferIndexOutOfRangeError, BufTypeError, InvalidIndexError, InvalidRegionError
 from .exprs import cast as _cast, uses_any
+from .index import derive_regions_index
 from .refs import as_block_ref
 from .serialize import py_value
 
@@ -187,7 +189,9 @@ class AnnotateBufferAccess(Rewrite):
             have.append(self.buffer_index)
         changes = {"reads" if self.buf_type == "read" else "writes": regions,
                    "annotations": block.annotations.set(key, pvector(have))}
-        return Outcome(commit(site, path, with_fields(block, **changes), index=site.index))
+        old_region = _regions(block, self.buf_type)[self.buffer_index]
+        return Outcome(_commit_regions(site, path, with_fields(block, **changes), [old_region],
+                                       [regions[self.buffer_index]]))
 
     def python_args(self):
         # the recorded ranges are expressions over the block's own variables,
@@ -220,6 +224,17 @@ def annotate_buffer_access(block, buffer_index: int, buf_type: str, ranges) -> A
     ``annotate_buffer_access("B", 0, "read", [(0, 8), "vj"])`` (a string
     names an iteration variable of the block)."""
     return AnnotateBufferAccess(block, buffer_index, buf_type, ranges)
+
+
+def _commit_regions(site, path, new: Block, dropped, added):
+    """Commit the block at ``path`` whose regions changed (``dropped``
+    taken out, ``added`` put in): the index keeps every path and name, and
+    learns what the block now mentions."""
+    rpath = path[:-1]
+    old_realize = site.at(rpath)
+    return commit(site, path, new,
+                  derive=lambda func: derive_regions_index(site.index, old_realize, get_at(func, rpath), dropped,
+                                                           added))
 
 
 @register
@@ -296,7 +311,8 @@ class UnsafeHideBufferAccess(Rewrite):
         hidden = set(self.buf_index_array)
         kept = [r for k, r in enumerate(_regions(block, self.buf_type)) if k not in hidden]
         new = with_fields(block, **{"reads" if self.buf_type == "read" else "writes": kept})
-        return Outcome(commit(site, path, new, index=site.index))
+        dropped = [r for k, r in enumerate(_regions(block, self.buf_type)) if k in hidden]
+        return Outcome(_commit_regions(site, path, new, dropped, []))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.buf_type), py_value(list(self.buf_index_array))]

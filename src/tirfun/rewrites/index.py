@@ -1423,6 +1423,22 @@ def _entries_along(stmt, rel: Path) -> list:
     return out
 
 
+def derive_regions_index(old: FuncIndex, old_realize: BlockRealize, new_realize: BlockRealize, dropped,
+                         added) -> FuncIndex | None:
+    """The index after a rewrite changed only the declared regions (and
+    annotations) of one block, whose BlockRealize ``old_realize`` became
+    ``new_realize`` at the same path: the regions ``dropped`` were taken out
+    and ``added`` put in. Every loop and block keeps its path and every
+    name its count, but what the block mentions may change (a buffer only
+    its hidden region named; a range that loads from a buffer), so the two
+    realizes go to the table of mentions like any rebuilt one. None where a
+    region holds a Let expression, whose name the count would lose or gain
+    (then :func:`derive_index` is used)."""
+    if any(map(binds_let, dropped)) or any(map(binds_let, added)):
+        return None
+    return _finished(old, old.loop_table, old.block_table, old.shifts, {}, ((old_realize, new_realize),))
+
+
 def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
                        at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list) -> FuncIndex | None:
     """The index after a rewrite (rfactor) gave the block at ``scope`` the
@@ -1463,4 +1479,4 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
 
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_merge_index",
-           "derive_nest_index", "derive_scope_index", "index_of", "remember"]
+           "derive_nest_index", "derive_regions_index", "derive_scope_index", "index_of", "remember"]
