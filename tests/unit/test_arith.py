@@ -361,3 +361,37 @@ def test_a_variable_over_constant_ends_relaxes_to_its_domain_and_over_symbolic_e
     assert ivs.eval_interval(j, dom) == ivs.Interval(c(0), None)
     assert ivs.eval_interval(k, dom) == ivs.Interval(c(2), c(12))
     assert ivs.eval_interval(Sub(Add(i, c(1)), c(1)), dom) == ivs.Interval(c(2), c(9))
+
+
+def test_distinct_index_variables_are_affine_wherever_the_iterator_map_says_so():
+    # the shortcut of is_affine_binding: a binding of distinct integer
+    # variables answers yes without the map; checked against the map on
+    # every binding of up to three atoms over loops of every kind of
+    # extent and start (unit, shifted, symbolic, empty), outer variables
+    # and non-index atoms included
+    import itertools
+
+    from tirfun.analysis.arith.iter_map import detect_iter_map, distinct_index_vars
+    from tirfun.nodes import Evaluate, For, ForKind, IntImm, Var
+
+    n = Var("n", "int32")
+    specs = (("a", 0, 1), ("b", 2, 1), ("c", 0, 3), ("d", 1, 4), ("e", 0, n), ("f", 0, 0))
+    loops = {name: For(Var(name, "int32"), IntImm("int32", lo), ext if isinstance(ext, Var) else IntImm("int32", ext),
+                       ForKind.SERIAL, Evaluate(IntImm("int32", 0)))
+             for name, lo, ext in specs}
+    atoms = [loop.loop_var for loop in loops.values()] + [Var("o", "int32"), Var("w", "int64"), Var("b1", "bool"),
+                                                          loops["c"].loop_var + 1]
+    shortcut = 0
+    for size in range(0, 4):
+        for values in itertools.product(atoms, repeat=size):
+            if not distinct_index_vars(list(values)):
+                continue
+            shortcut += 1
+            for level in ("affine", "surjective"):
+                assert detect_iter_map(list(values), loops, level, symbolic=True) is not None, (values, level)
+    assert shortcut > 300
+    # a repeated variable, a non-variable, a bool: the map decides
+    c = loops["c"].loop_var
+    assert not distinct_index_vars([c, c])
+    assert not distinct_index_vars([c + 1])
+    assert not distinct_index_vars([Var("b1", "bool")])

@@ -14,7 +14,7 @@ from ..analysis.traversal import Path, ancestors, get_at, stmt_children
 from ..nodes import (
     Block, BlockRealize, BufferStore, For, IRModule, IterVarType, PrimExpr, Stmt,
 )
-from ..analysis.arith.iter_map import is_affine_binding, simplify_index
+from ..analysis.arith.iter_map import distinct_index_vars, is_affine_binding, simplify_index
 from ..analysis.mentions import mentions_any
 from .base import Checks, Site
 from .errors import (
@@ -253,6 +253,8 @@ def has_affine_binding(site: Site, block_path: Path, realize: BlockRealize, *, t
     ``surjective`` allows overlapping windows and unit loops as TVM's
     ``IsAffineBinding`` does (see :func:`is_affine_binding`)."""
     values = list(realize.iter_values)
+    if distinct_index_vars(values):
+        return True  # affine over any loops: no need to find them
     if is_affine_binding(values, block_loop_map(site, block_path), surjective=surjective):
         return True
     return top is not None and is_affine_binding(values, block_loop_map(site, block_path, top=top),

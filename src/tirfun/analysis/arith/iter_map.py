@@ -667,10 +667,28 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
     ``"affine"`` level, or at ``"surjective"`` with ``surjective``, slices
     by symbolic sizes included (``f // n``, ``f % n``: TVM's iterator maps
     take those from fuse of loops of symbolic extents)."""
+    if distinct_index_vars(values):
+        return True
     return detect_iter_map(values, loops, "surjective" if surjective else "affine", symbolic=True) is not None
 
 
+def distinct_index_vars(values) -> bool:
+    """Whether every value is an integer variable and no two name the
+    same one (the commonest binding: ``T.axis.remap`` of the loops). Such
+    a binding is affine at every level but ``"bijective"``, whatever the
+    loops: each value is one whole loop, or a constant where it names no
+    loop of the map, and no loop is sliced twice, which is all
+    :func:`detect_iter_map` asks of variables alone."""
+    names = set()
+    for v in values:
+        if type(v) is not Var or not _is_index(v) or v.name in names:
+            return False
+        names.add(v.name)
+    return True
+
+
 __all__ = [
-    "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "detect_iter_map", "IterSplit",
+    "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "distinct_index_vars",
+    "detect_iter_map", "IterSplit",
     "IterSum", "Ranges",
 ]
