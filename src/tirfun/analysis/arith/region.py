@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ...nodes import GE, LE, Add, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Sub, Var
+from ...nodes.expr import match_types
 from . import int_set
 from .int_set import Interval
 from .iter_map import is_plain_sum
@@ -169,6 +170,10 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
     bounded symbolically as index arithmetic denotes (a region's ends are
     indices: ``m - 1 <= (m + 3) // 4 * 4 - 1``, the end of a split of a
     symbolic extent, as TVM's analyzer finds it)."""
+    if a.dtype != b.dtype:
+        # the regions of one buffer may be indexed in int32 by one block and
+        # int64 by another: compare them in the wider type
+        a, b = match_types(a, b)
     if a == b or can_prove(LE(a, b), dom):
         return True
     if not (a.dtype.is_integer and b.dtype.is_integer):
