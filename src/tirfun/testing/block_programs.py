@@ -18,7 +18,10 @@ property test over it, crossed with
   product, min, max, argmax reductions, split and repeated;
 * :func:`tirfun.testing.draw_padding.random_padded_program`: conv-style
   padding read by stencils and window sums;
-* :func:`tirfun.testing.programs.random_prim_func`: general random programs.
+* :func:`tirfun.testing.programs.random_prim_func`: general random programs;
+* :func:`tirfun.testing.corner_programs.corner_program`: shapes the others
+  never draw (no blocks at all, one buffer indexed in two widths, a stage
+  under a condition).
 
 :func:`random_block_program` gives the same from a seed, without hypothesis.
 """
@@ -29,7 +32,7 @@ from ..nodes import IRModule, PrimFunc
 from ._choices import BytesChooser, Chooser, RandomChooser
 
 #: the generators, by name
-SOURCES = ("stages", "stage_programs", "located", "sliding", "reductions", "padded", "random")
+SOURCES = ("stages", "stage_programs", "located", "sliding", "reductions", "padded", "random", "corners")
 
 
 def build_block_program(ch: Chooser, source: str | None = None) -> IRModule:
@@ -66,6 +69,10 @@ def build_block_program(ch: Chooser, source: str | None = None) -> IRModule:
         from .programs import random_prim_func
 
         func = random_prim_func(ch.integer(0, 2**31 - 1))
+    elif source == "corners":
+        from .corner_programs import corner_program
+
+        return corner_program(ch)
     else:
         raise ValueError(f"unknown program source {source!r}; expected one of {', '.join(SOURCES)}")
     return _module(func)

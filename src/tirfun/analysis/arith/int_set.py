@@ -295,8 +295,35 @@ _COMBINE = {
 # combining intervals
 
 
+def _widened(a: Interval, b: Interval) -> tuple[Interval, Interval]:
+    """The two intervals with ends of one dtype: where one's ends are
+    narrower integers than the other's (one buffer indexed in int32 by one
+    block and int64 by another), cast to the wider, a point staying a
+    point."""
+    ends = [e for e in (a.lo, a.hi, b.lo, b.hi) if e is not None]
+    if all(e.dtype == ends[0].dtype for e in ends):
+        return a, b
+    wide = max((e.dtype for e in ends), key=lambda d: d.bits)
+
+    def cast(iv: Interval) -> Interval:
+        lo = None if iv.lo is None else _as_dtype(iv.lo, wide)
+        hi = lo if iv.hi is iv.lo else None if iv.hi is None else _as_dtype(iv.hi, wide)
+        return Interval(lo, hi)
+
+    return cast(a), cast(b)
+
+
+def _as_dtype(e: PrimExpr, dtype) -> PrimExpr:
+    if e.dtype == dtype:
+        return e
+    if type(e) is IntImm:
+        return IntImm(dtype, e.value)
+    return Cast(dtype, e)
+
+
 def union(a: Interval, b: Interval) -> Interval:
     """The smallest interval holding both, ends simplified."""
+    a, b = _widened(a, b)
     if a.lo is not None and b.lo is not None and a.lo is a.hi and b.lo is b.hi \
             and not (type(a.lo) is IntImm and type(b.lo) is IntImm):
         # two points (the accesses of one block at two indices): the min and
@@ -311,6 +338,7 @@ def union(a: Interval, b: Interval) -> Interval:
 
 def intersect(a: Interval, b: Interval) -> Interval:
     """The common part of two intervals, ends simplified."""
+    a, b = _widened(a, b)
     lo = b.lo if a.lo is None else a.lo if b.lo is None else simplify(fold_max(a.lo, b.lo))
     hi = b.hi if a.hi is None else a.hi if b.hi is None else simplify(fold_min(a.hi, b.hi))
     return Interval(lo, hi)

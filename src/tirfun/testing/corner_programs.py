@@ -1,0 +1,99 @@
+"""Programs of shapes the other generators never draw.
+
+Each is a shape TVMScript accepts and a schedule has to handle, which the
+generators of :mod:`tirfun.testing.block_programs` do not make: a function
+without blocks (so without a root block, which a rewrite may then create),
+stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
+condition at the function's top level. :func:`corner_program` draws one of
+them, with its sizes drawn too.
+"""
+
+from __future__ import annotations
+
+from ..nodes import IRModule
+from ._choices import Chooser
+
+#: a function without blocks: loops straight under the function
+_BLOCKLESS = """
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), B: T.Buffer(({n},), "{dt}"), S: T.Buffer((1,), "{dt}")):
+    for i in range({n}):
+        B[i] = A[i] + A[i]
+    S[0] = {zero}
+    for k in range({n}):
+        S[0] = S[0] + B[k]
+"""
+
+#: one buffer written and read by stages whose loops are int32 and int64
+_MIXED_WIDTHS = """
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), C: T.Buffer(({n},), "{dt}")):
+    B = T.alloc_buffer(({n},), "{dt}")
+    for i in range({n}):
+        with T.block("B"):
+            vi = T.axis.spatial({n}, i)
+            B[vi] = A[vi] + A[vi]
+    for k in range(T.int64({n})):
+        with T.block("B64"):
+            vk = T.axis.spatial(T.int64({n}), k)
+            B[vk] = B[vk] * B[vk]
+    for j in range({n}):
+        with T.block("C"):
+            vj = T.axis.spatial({n}, j)
+            C[vj] = B[vj] + A[vj]
+"""
+
+#: a stage that runs only when a scalar parameter says so
+_GUARDED = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "{dt}"), C: T.Buffer(({n}, {m}), "{dt}"), flag: T.int32):
+    B = T.alloc_buffer(({n}, {m}), "{dt}")
+    for i, j in T.grid({n}, {m}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+    if flag > 0:
+        for i, j in T.grid({n}, {m}):
+            with T.block("B2"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = B[vi, vj] + A[vi, vj]
+    for i, j in T.grid({n}, {m}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + B[vi, vj]
+"""
+
+#: a reduction whose loops and buffers are all int64
+_WIDE_REDUCTION = """
+@T.prim_func
+def main(A: T.Buffer((T.int64({n}), T.int64({m})), "{dt}"), S: T.Buffer((T.int64({n}),), "{dt}")):
+    for i, k in T.grid(T.int64({n}), T.int64({m})):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = {zero}
+            S[vi] = S[vi] + A[vi, vk]
+"""
+
+SHAPES = {"blockless": _BLOCKLESS, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
+          "wide_reduction": _WIDE_REDUCTION}
+
+_DTYPES = ("int32", "float32", "int8", "float64")
+
+
+def corner_source(ch: Chooser, shape: str | None = None) -> str:
+    """The TVMScript of one corner program (``shape`` drawn when None)."""
+    shape = shape if shape is not None else ch.choice(tuple(SHAPES))
+    dt = ch.choice(_DTYPES)
+    zero = f"T.{dt}(0)"
+    return SHAPES[shape].format(n=ch.choice((4, 6, 8)), m=ch.choice((2, 3, 4)), dt=dt, zero=zero)
+
+
+def corner_program(ch: Chooser, shape: str | None = None) -> IRModule:
+    """One corner program as a module with one ``main`` function."""
+    from ..script import from_source
+
+    return IRModule({"main": from_source(corner_source(ch, shape))})
+
+
+__all__ = ["SHAPES", "corner_source", "corner_program"]
