@@ -36,7 +36,7 @@ from ..nodes import (
     IterVarType, Not, Or, PrimExpr, Range, SeqStmt, Var,
 )
 from ..nodes.base import with_fields
-from .exprs import cast as _cast, substitute, substitute_expr, var_names
+from .exprs import cast as _cast, substitute, substitute_expr, uses_any, var_names
 
 _TRUE = IntImm("bool", 1)
 
@@ -311,28 +311,50 @@ def replacement(root, write: _Write, old, new, padding: Padding, fresh):
         realize = get_at(body, realize_rel)
         block = realize.block
         ivs = list(block.iter_vars)
-        start = next((k for k in range(len(ivs) - len(old_indices) + 1)
-                      if old_indices and old_indices[0] == ivs[k].var), None)
-        if start is not None and all(
-                old_indices[k] == ivs[start + k].var and ivs[start + k].iter_type is IterVarType.DataPar
-                for k in range(len(old_indices))):
-            # the store's indices are the block's own variables: the block
-            # takes new variables over the new layout in their place
+        places = _own_variables(old_indices, ivs)
+        if places is not None:
+            # the store's indices are the block's own data-parallel
+            # variables (in any order): the block takes new variables over
+            # the new layout in their place, where the first of them stood
+            start, taken = min(places), set(places)
             block_vars = [Var(fresh(f"v_{lv.name}"), lv.dtype) for lv in loop_vars]
-            new_ivs = ivs[:start] + [IterVar(Range(IntImm(d.dtype, 0), d), v, IterVarType.DataPar)
-                                     for v, d in zip(block_vars, new.shape)] + ivs[start + len(old_indices):]
-            values = list(realize.iter_values)
-            values = values[:start] + list(loop_vars) + values[start + len(old_indices):]
+            new_vars = [IterVar(Range(IntImm(d.dtype, 0), d), v, IterVarType.DataPar)
+                        for v, d in zip(block_vars, new.shape)]
+            new_ivs, values = [], []
+            for k, (iv, value) in enumerate(zip(ivs, realize.iter_values)):
+                if k == start:
+                    new_ivs.extend(new_vars)
+                    values.extend(loop_vars)
+                if k not in taken:
+                    new_ivs.append(iv)
+                    values.append(value)
             block_inverse = padding.inverse(block_vars)
-            inner_map = {iv.var: _cast(block_inverse[p], iv.var.dtype)
-                         for iv, p in zip(ivs[start:start + len(old_indices)], padding.params)}
+            inner_map = {ivs[k].var: _cast(block_inverse[p], ivs[k].var.dtype)
+                         for k, p in zip(places, padding.params)}
             block = with_fields(block, iter_vars=new_ivs)
             body = replace_at(body, realize_rel, BlockRealize(values, realize.predicate, block))
             remap.update(inner_map)
             indices, pred = list(block_vars), padding.predicate(block_vars, new.shape)
+        elif any(uses_any(v, {loop.loop_var.name for _, loop in loops}) is not None
+                 for v in realize.iter_values):
+            # the block's variables are bound to the loops being replaced,
+            # but the store is not at those variables: over the padded
+            # layout a binding would leave its domain
+            return None
     value_at = padding.at(indices)
     body = _guard(body, old, new, old_indices, indices, pred, value_at, remap)
     return replace_at(root, outer_path, _new_loops(new, fresh, body, loop_vars))
+
+
+def _own_variables(indices, ivs) -> list[int] | None:
+    """The positions among the block's iteration variables ``ivs`` of the
+    store's ``indices`` when each is a distinct data-parallel one of them;
+    None otherwise."""
+    where = {iv.var: k for k, iv in enumerate(ivs) if iv.iter_type is IterVarType.DataPar}
+    places = [where.get(i) if type(i) is Var else None for i in indices]
+    if not places or None in places or len(set(places)) != len(places):
+        return None
+    return places
 
 
 def _guard(body, old, new, old_indices, indices, pred, pad, remap):
