@@ -4,7 +4,8 @@ Each is a shape TVMScript accepts and a schedule has to handle, which the
 generators of :mod:`tirfun.testing.block_programs` do not make: a function
 without blocks (so without a root block, which a rewrite may then create),
 stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
-condition at the function's top level. :func:`corner_program` draws one of
+condition at the function's top level, an int64 epilogue of an int32
+stage. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -75,8 +76,24 @@ def main(A: T.Buffer((T.int64({n}), T.int64({m})), "{dt}"), S: T.Buffer((T.int64
             S[vi] = S[vi] + A[vi, vk]
 """
 
+#: an epilogue reading nothing but its producer's output (what
+#: reverse_compute_inline folds into the producer), in two widths
+_EPILOGUE = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "{dt}"), C: T.Buffer(({n}, {m}), "{dt}")):
+    B = T.alloc_buffer(({n}, {m}), "{dt}")
+    for i, j in T.grid({n}, {m}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + A[vi, vj]
+    for i, j in T.grid(T.int64({n}), T.int64({m})):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * B[vi, vj]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
-          "wide_reduction": _WIDE_REDUCTION}
+          "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
