@@ -43,3 +43,27 @@ def test_index_at_most_widens_the_narrower_side():
     assert index_at_most(IntImm("int32", 3), IntImm("int64", 7))
     assert not index_at_most(IntImm("int64", 9), IntImm("int32", 7))
     assert index_at_most(i, i + 1) and index_at_most(IntImm("int64", 0), IntImm("int32", 0))
+
+
+def test_a_buffer_indexed_in_both_widths_compiles_to_what_the_interpreter_computes():
+    # compaction unions the regions the blocks touch: an int32 end with an
+    # int64 one built an ill-typed min
+    import numpy as np
+
+    import tirfun
+    from tirfun.interp import run
+
+    src = MIXED.replace('def main(B: T.Buffer((8,), "float32")):', 'def main(A: T.Buffer((8,), "float32"), '
+                        'C: T.Buffer((8,), "float32")):\n    B = T.alloc_buffer((8,))').replace(
+        "B[vg] = B[vg] + T.float32(3.0)", "B[vg] = A[vg] + T.float32(3.0)") + """
+    for j in range(8):
+        with T.block("C"):
+            vj = T.axis.spatial(8, j)
+            C[vj] = B[vj]
+"""
+    mod = IRModule({"main": from_source(src)})
+    a = np.arange(8, dtype="float32")
+    expected, got = np.zeros(8, "float32"), np.zeros(8, "float32")
+    run(mod["main"], a, expected)
+    tirfun.build(mod, target="llvm")(a, got)
+    assert np.array_equal(expected, got) and np.array_equal(expected, (a + 3) * 2)

@@ -300,9 +300,11 @@ def _widened(a: Interval, b: Interval) -> tuple[Interval, Interval]:
     narrower integers than the other's (one buffer indexed in int32 by one
     block and int64 by another), cast to the wider, a point staying a
     point."""
-    ends = [e for e in (a.lo, a.hi, b.lo, b.hi) if e is not None]
-    if all(e.dtype == ends[0].dtype for e in ends):
+    # min with min, max with max: each pair must agree (they nearly always do)
+    if (a.lo is None or b.lo is None or a.lo.dtype == b.lo.dtype) \
+            and (a.hi is None or b.hi is None or a.hi.dtype == b.hi.dtype):
         return a, b
+    ends = [e for e in (a.lo, a.hi, b.lo, b.hi) if e is not None]
     wide = max((e.dtype for e in ends), key=lambda d: d.bits)
 
     def cast(iv: Interval) -> Interval:
