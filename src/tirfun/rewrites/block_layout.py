@@ -128,6 +128,16 @@ class TransformBlockLayout(Rewrite):
             chk.stop(NotTrivialBindingError, subject,
                      "the block's iteration variables are not bound to the loops around it, one loop each, "
                      "in order, each loop running over the whole domain from 0", realize)
+        for iv in block.iter_vars:
+            if type(iv.dom.min) is IntImm and type(iv.dom.extent) is IntImm:
+                continue
+            used = {loop.loop_var.name for _, loop in loops} & (var_names(iv.dom.min) | var_names(iv.dom.extent))
+            if used:
+                # a triangular nest: the new loops, made from the domains,
+                # would name a loop they replace
+                chk.stop(NotTrivialBindingError, subject,
+                         f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, "
+                         f"depends on loop {sorted(used)[0]!r}, which the new loops replace", realize)
         if not is_true(realize.predicate):
             chk.stop(NonTrivialPredicateError, subject,
                      f"the block has the predicate {realize.predicate.script()}, which the new loops would "

@@ -26,7 +26,7 @@ from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
-from .exprs import find_nodes, plain_buffer, substitute_expr
+from .exprs import find_nodes, plain_buffer, substitute_expr, var_names
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -518,8 +518,19 @@ class PadEinsum(Rewrite):
         # iteration variable -> (extent, padded extent), as expressions: a
         # symbolic extent n pads to (n + p - 1) // p * p, as in TVM
         padded = {}
+        loop_names = None  # the loops above the block, found for a domain that is not constant
         for iv, p in zip(block.iter_vars, pads):
             extent = iv.dom.extent
+            if type(extent) is not IntImm or type(iv.dom.min) is not IntImm:
+                from .checks import loops_above
+
+                if loop_names is None:
+                    loop_names = {loop.loop_var.name for _, loop in loops_above(site, bpath)}
+                used = loop_names & (var_names(iv.dom.min) | var_names(extent))
+                if used:
+                    chk.stop(NonEinsumError, subject,
+                             f"the domain of {iv.var.name} depends on loop {sorted(used)[0]!r}, so the padded "
+                             "buffers, allocated outside it, could not be sized", realize)
             ext = _int(extent)
             if ext is not None:
                 new = -(-ext // p) * p

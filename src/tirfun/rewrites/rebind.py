@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pyrsistent import pvector
 
 from ..analysis.traversal import map_children, stmt_children
-from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr, SeqStmt, Stmt, Var
+from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var
 from ..nodes.base import with_fields
 from ..analysis.arith.iter_map import Ranges, simplify_index
 from ..analysis.arith.terms import int_value
@@ -66,8 +66,10 @@ def rebind_walk(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Ca
             return visit_realize(node, scope)
         if kind is Block and node.iter_vars:
             # block isolation: nothing inside a block with iteration variables
-            # mentions the loops around it, so its body is left alone
-            return node
+            # mentions the loops around it, so its body is left alone; but
+            # the domains of its variables may (TVM's well-formedness check
+            # skips them: a triangular nest's ``T.axis.reduce(i + 1, k)``)
+            return _with_domains(node, sub)
         if kind is SeqStmt:
             items = [visit(s, scope) for s in node.seq]
             if all(a is b for a, b in zip(items, node.seq)):
@@ -168,6 +170,9 @@ def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
     if type(node) is not BlockRealize or type(node.predicate) is not IntImm or type(node.block) is not Block \
             or not node.block.iter_vars:
         return None  # a block without iteration variables is entered by rebind
+    for iv in node.block.iter_vars:
+        if type(iv.dom.min) is not IntImm or type(iv.dom.extent) is not IntImm:
+            return None  # a domain that may name a loop: rebind substitutes it
     values = []
     changed = False
     inner = None  # the ranges at the block, made when a binding needs them
@@ -196,6 +201,25 @@ def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
     for loop in reversed(loops):
         new = with_fields(loop, body=new)
     return new
+
+
+def _with_domains(block: Block, sub) -> Block:
+    """``block`` with ``sub`` applied to the bounds of its iteration
+    variables' domains (the block itself where none changes)."""
+    ivs = []
+    changed = False
+    for iv in block.iter_vars:
+        dom = iv.dom
+        if type(dom.min) is IntImm and type(dom.extent) is IntImm:
+            ivs.append(iv)
+            continue
+        lo, ext = sub(dom.min), sub(dom.extent)
+        if lo is dom.min and ext is dom.extent:
+            ivs.append(iv)
+            continue
+        ivs.append(with_fields(iv, dom=Range(lo, ext)))
+        changed = True
+    return with_fields(block, iter_vars=ivs) if changed else block
 
 
 def _ranges_inside(ranges: Ranges, loops: list) -> dict:

@@ -5,7 +5,7 @@ generators of :mod:`tirfun.testing.block_programs` do not make: a function
 without blocks (so without a root block, which a rewrite may then create),
 stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
 condition at the function's top level, an int64 epilogue of an int32
-stage. :func:`corner_program` draws one of
+stage, a triangular reduction whose block domain names the outer loop. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -92,8 +92,27 @@ def main(A: T.Buffer(({n}, {m}), "{dt}"), C: T.Buffer(({n}, {m}), "{dt}")):
             C[vi, vj] = B[vi, vj] * B[vi, vj]
 """
 
+#: a triangular reduction: the inner loop's extent, and so the domain of
+#: the block's reduction variable, is an expression of the outer loop
+#: (TVM's well-formedness check leaves block domains alone)
+_TRIANGULAR = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "{dt}"), S: T.Buffer(({n},), "{dt}"), C: T.Buffer(({n},), "{dt}")):
+    for i in range({n}):
+        for k in range(i + 1):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = {zero}
+                S[vi] = S[vi] + A[vi, vk]
+    for j in range({n}):
+        with T.block("C"):
+            vj = T.axis.spatial({n}, j)
+            C[vj] = S[vj] + S[vj]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
-          "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE}
+          "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 

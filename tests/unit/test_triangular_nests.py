@@ -1,0 +1,61 @@
+"""A triangular nest: the inner loop runs ``i + 1`` times, and the block's
+reduction variable has the domain ``[0, i + 1)``, an expression of the
+outer loop (TVM's well-formedness check leaves block domains alone)."""
+
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.verify import verify
+from tirfun.nodes import IRModule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+SOURCE = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(i + 1):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+    for j in range(5):
+        with T.block("C"):
+            vj = T.axis.spatial(5, j)
+            C[vj] = B[vj] * 2
+"""
+
+
+def _mod():
+    return IRModule({"main": from_source(SOURCE)})
+
+
+@pytest.mark.parametrize("schedule", [
+    R.split("i", [None, 2]),
+    R.split("i", [1, None], preserve_unit_iters=False),
+    R.split("i", [5, 1]),
+    R.split("i", [None, 2]) >> R.fuse("i_0", "i_1"),
+    R.merge("i", "j"),
+    R.loop_partition("i", [2]),
+    R.decompose_reduction("B", "i"),
+    R.cache_write("B", 0, "local"),
+], ids=str)
+def test_the_domain_follows_the_loops_it_names(schedule):
+    # split and the primitives built on its substitution rebuilt the
+    # bindings but left the domain naming the replaced loop
+    mod = _mod()
+    out = schedule(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)
+    assert " i + 1" not in out["main"].script() or "for i in" in out["main"].script()
+
+
+def test_transform_block_layout_refuses_to_replace_the_loop_a_domain_names():
+    with pytest.raises(R.NotTrivialBindingError, match="the domain of vk, 0 for i \\+ 1, depends on loop 'i'"):
+        R.transform_block_layout("B", lambda a, b: (b, a))(_mod())
+
+
+def test_pad_einsum_refuses_a_domain_that_names_a_loop():
+    with pytest.raises(R.NonEinsumError, match="the domain of vk depends on loop 'i'"):
+        R.pad_einsum("B", [8, 8])(_mod())
