@@ -53,6 +53,7 @@ from .errors import (
     ThreadOverlapError, UnsupportedRegionError,
 )
 from .exprs import var_names
+from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -1668,6 +1669,9 @@ class ComputeInline(Rewrite):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
         for reader in readers:
+            # a block that writes all of its buffer covers any reader
+            if whole_writer_covers(site, loc.children, reader, buffer):
+                continue
             bad = region_cover_violation(site, loc.children, reader, {buffer})
             if bad is not None:
                 chk.fail(NotStagePipelineError, subject,
@@ -1869,7 +1873,8 @@ class ReverseComputeInline(Rewrite):
         _check_plain_uses(chk, uses, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
-        if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
+        if not whole_writer_covers(site, loc.children, (loc.rpath, realize), buffer) and \
+                region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
