@@ -53,6 +53,7 @@ from .errors import (
     ThreadOverlapError, UnsupportedRegionError,
 )
 from .exprs import var_names
+from .index import derive_inline_index
 from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -1564,6 +1565,27 @@ def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: in
 
 # -- compute_inline ------------------------------------------------------------------------
 
+def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
+    """The module with an inlining's result: ``func`` is the site's
+    function with the statements of ``rebuilt`` (``(path, old, new)``)
+    replaced in place; the statement at ``removal`` is deleted and
+    ``buffer`` dropped from the allocations of the scope's block. The new
+    index is stated from what changed (:func:`derive_inline_index`)."""
+    removed = get_at(site.func, removal)
+    func = delete_at(func, removal)
+    dropped = []
+    if scope is not None:
+        block = get_at(func, scope)
+        dropped = [b for b in block.alloc_buffers if b == buffer]
+        func = replace_at(func, scope, _drop_allocation(block, buffer))
+    path = scope if scope is not None else (_BODY,)
+
+    def derive(new_func):
+        return derive_inline_index(site.index, site.func, new_func, removal, removed, rebuilt, dropped)
+
+    return commit(site, path, get_at(func, path), derive=derive)
+
+
 @register
 @attrs.frozen
 class ComputeInline(Rewrite):
@@ -1728,13 +1750,14 @@ class ComputeInline(Rewrite):
         # buffer or only leads to these; the paths stay valid until the
         # deletion, which comes last
         func = site.func
+        rebuilt = []
         for path in tops:
             # ``pre`` and ``post`` leave arithmetic and leaves alone
-            func = replace_at(func, path, transform_plain(get_at(func, path), post, pre))
-        func = delete_at(func, removal)
-        if loc.scope is not None:
-            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
-        return Outcome(_finish(site, loc.scope, func))
+            before = get_at(func, path)
+            after = transform_plain(before, post, pre)
+            rebuilt.append((path, before, after))
+            func = replace_at(func, path, after)
+        return Outcome(_commit_inline(site, loc.scope, func, removal, rebuilt, buffer))
 
     def python_args(self):
         return [py_value(self.block)]
@@ -1982,10 +2005,7 @@ class ReverseComputeInline(Rewrite):
                     predicate = b if _is_true(predicate) else And(predicate, b)
         new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
         func = replace_at(site.func, ppath, new_realize)
-        func = delete_at(func, removal)
-        if loc.scope is not None:
-            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
-        return Outcome(_finish(site, loc.scope, func))
+        return Outcome(_commit_inline(site, loc.scope, func, removal, [(ppath, prealize, new_realize)], buffer))
 
     def python_args(self):
         return [py_value(self.block)]
