@@ -132,3 +132,38 @@ def _spy(monkeypatch, module, name) -> list:
 
     monkeypatch.setattr(module, name, spy)
     return used
+
+
+def test_indexed_uses_are_those_a_walk_finds():
+    # in the root block, the uses of a buffer read off the index are those
+    # the walk of the statements naming it finds
+    from tirfun.rewrites.compute_location import _indexed_uses, _locate, _uses_in_scope
+    from tirfun.rewrites.base import Checks
+
+    told = 0
+    for mod in list(_modules(40)) + [IRModule({"main": from_source(STAGES)})]:
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for _, block in walk_stmts(func, skip_init=True):
+            if not isinstance(block, Block) or block is func.body.block:
+                continue
+            loc = _locate(Checks("compute_inline"), site, R.BlockRef(block.name_hint, "main"))
+            for region in list(block.reads) + list(block.writes):
+                fast = _indexed_uses(site, loc, region.buffer)
+                if fast is not None:
+                    told += 1
+                    assert fast == _uses_in_scope(site, loc, region.buffer), (block.name_hint, region.buffer.name)
+    assert told > 200
+
+
+def test_constants_compare_as_the_prover_finds():
+    from tirfun.analysis.arith import can_prove
+    from tirfun.nodes import GE, GT, LT, IntImm
+    from tirfun.rewrites.compute_location import _always_of
+
+    cases = [(lambda x, y: x[0] > y[1], GT), (lambda x, y: x[1] < y[0], LT), (lambda x, y: x[0] >= y[1], GE)]
+    for a in range(-3, 4):
+        for b in range(-3, 4):
+            x, y = IntImm("int32", a), IntImm("int32", b)
+            for holds, op in cases:
+                assert _always_of(x, y, {}, holds, lambda: op(x, y)) == can_prove(op(x, y), {})

@@ -1565,6 +1565,41 @@ def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: in
 
 # -- compute_inline ------------------------------------------------------------------------
 
+def _inline_uses(site, loc: _Located, buffer: Buffer) -> _Uses:
+    """What the block's scope does with ``buffer``: read off the name
+    index where it can tell (:func:`_indexed_uses`), else found by a walk
+    of the statements that name it (:func:`_uses_in_scope`)."""
+    uses = _indexed_uses(site, loc, buffer)
+    return uses if uses is not None else _uses_in_scope(site, loc, buffer)
+
+
+def _indexed_uses(site, loc: _Located, buffer: Buffer) -> _Uses | None:
+    """The :class:`_Uses` of ``buffer`` in the function's root block, from
+    the blocks the index says mention it, without a walk; None where the
+    index cannot tell: another scope, a statement outside blocks that
+    names a buffer (a loop bound, a condition: it would use the buffer in
+    its own fields), clashing names, a data pointer (its uses in the
+    blocks' expressions would need a scan) or an init that holds more than
+    a store (a block inside it, which the index does not list, might match
+    the buffer). Otherwise the blocks that mention the buffer are every
+    statement that uses it, and the outermost of them are the tops."""
+    index = site.index
+    if loc.scope != _ROOT or buffer.data is not None or index.loose or index.clashes:
+        return None
+    blocks = blocks_in_order(site, loc.scope, [buffer])
+    tops: list = []
+    opaque = False
+    for path, realize in blocks:
+        block = realize.block
+        if block.init is not None and type(block.init) is not BufferStore:
+            return None
+        opaque = opaque or any(m.source.buffer == buffer for m in block.match_buffers)
+        # program order: a block nested in a top comes after it
+        if not (tops and is_under(path, tops[-1])):
+            tops.append(path)
+    return _Uses(opaque, blocks, tops)
+
+
 def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
     """The module with an inlining's result: ``func`` is the site's
     function with the statements of ``rebuilt`` (``(path, old, new)``)
@@ -1679,7 +1714,7 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
-        uses = _uses_in_scope(site, loc, buffer)
+        uses = _inline_uses(site, loc, buffer)
         _check_plain_uses(chk, uses, buffer, subject)
         masked = _first_masked_load(site.func.body if loc.scope is None else site.at(loc.scope).body, buffer)
         if masked is not None:
@@ -1769,6 +1804,16 @@ def compute_inline(block) -> ComputeInline:
 
 
 # -- reverse_compute_inline ------------------------------------------------------------------
+
+def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
+    """:func:`_always`, where two constants of one dtype (equal ones too:
+    a domain's end against what the producer reaches) are compared
+    directly: ``holds`` of their one-point bounds is what the prover would
+    find of the comparison ``make()`` builds of them."""
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return holds((a.value, a.value), (b.value, b.value))
+    return _always(a, b, ranges, holds, make)
+
 
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
     out = []
@@ -1873,7 +1918,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        uses = _uses_in_scope(site, loc, buffer)
+        uses = _inline_uses(site, loc, buffer)
         others = [r for p, r in uses.blocks
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
@@ -1958,16 +2003,16 @@ class ReverseComputeInline(Rewrite):
             e = sub[iv.var]
             got = eval_interval(e, doms)
             lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
-            if (got.lo is not None and _always(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
+            if (got.lo is not None and _always_of(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
                                                lambda: got.lo > lo)) or \
-                    (got.hi is not None and _always(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
+                    (got.hi is not None and _always_of(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
                                                     lambda: got.hi < hi)):
                 return (f"the producer does not reach the whole domain of the block's iteration "
                         f"variable {iv.var.name}")
-            if not _always(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
+            if not _always_of(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
                 bounds.append(GE(e, lo))
             end = iv.dom.min + iv.dom.extent
-            if not _always(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
+            if not _always_of(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
                 bounds.append(LT(e, iv.dom.min + iv.dom.extent))
         return sub, cond, body, bounds
 
