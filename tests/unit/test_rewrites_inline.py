@@ -1,49 +1,24 @@
-"""The shortcuts of compute_inline and reverse_compute_inline
-(:mod:`tirfun.rewrites.inline`) against the general checks they skip,
-over every block of many stage programs, before and after random
-schedules."""
+"""The shortcuts of compute_inline and reverse_compute_inline against
+the general paths they skip (the region cover check, the walk for the
+buffer's uses, the prover on constants), over every block of many stage
+programs before and after random schedules; and the index they state,
+which must be the built one."""
 
 import tirfun.rewrites as R
-from tirfun.analysis.traversal import get_at, walk_stmts
+from tirfun.analysis.traversal import walk_stmts
 from tirfun.nodes import Block, BlockRealize, IRModule, PrimFunc
 from tirfun.rewrites.base import Site
 from tirfun.rewrites.dataflow import region_cover_violation, scope_children, scope_of
-from tirfun.rewrites.index import build_index, index_of
+from tirfun.rewrites.index import index_of
 from tirfun.rewrites.inline import whole_writer_covers
 from tirfun.script import from_source
 from tirfun.testing.schedules import random_block_schedule
 from tirfun.testing.stage_programs import random_stage_program
 from tirfun.testing.stages import random_stages
 
-
-# three stages (a padding, a stencil, a relu) amid blocks of their own
-STAGES = """
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 16), "float32"), E: T.Buffer((8,), "float32")):
-    P = T.alloc_buffer((18, 18), "float32")
-    B = T.alloc_buffer((16, 16), "float32")
-    for f in range(8):
-        with T.block("F"):
-            vf = T.axis.spatial(8, f)
-            E[vf] = T.float32(1)
-    for i, j in T.grid(18, 18):
-        with T.block("P"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            P[vi, vj] = T.if_then_else(1 <= vi and vi < 17 and 1 <= vj and vj < 17, A[vi - 1, vj - 1],
-                                       T.float32(0))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = P[vi, vj] + P[vi + 2, vj + 2]
-    for i, j in T.grid(16, 16):
-        with T.block("D"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            D[vi, vj] = T.max(B[vi, vj], T.float32(0))
-    for g in range(8):
-        with T.block("G"):
-            vg = T.axis.spatial(8, g)
-            E[vg] = E[vg] * T.float32(2)
-"""
+from test_rewrite_garbage import _BENCH
+from test_rewrites_index import _index_is_the_built_one
+from test_rewrites_stated_index import _spy
 
 
 def _modules(count: int):
@@ -80,13 +55,6 @@ def test_whole_writer_covers_only_where_the_general_check_finds_nothing():
     assert fired > 100
 
 
-def _index_is_the_built_one(func, step) -> None:
-    derived = index_of(func)
-    assert derived == build_index(func), step
-    for name, path in derived.blocks.items():
-        assert get_at(func, path).name_hint == name, step
-
-
 def test_inlining_states_the_index_of_its_result(monkeypatch):
     # an inlining deletes a stage of a sequence and rebuilds its readers
     # (or its producer) in place: the stated index is the built one, the
@@ -111,27 +79,13 @@ def test_inlining_keeps_the_index_along_a_schedule(monkeypatch):
     # inlinings between other steps, with shifts of earlier insertions and
     # deletions pending, amid blocks the inlining does not touch
     used = _spy(monkeypatch, R.compute_location, "derive_inline_index")
-    mod = IRModule({"main": from_source(STAGES)})
-    steps = [R.cache_read("D", 0, "local"), R.compute_inline("B_local"), R.split("f", [None, 2]),
-             R.reverse_compute_inline("D"), R.compute_inline("P"), R.split("g", [2, None])]
+    mod = _BENCH.with_filler(IRModule({"main": from_source(_BENCH.STAGES)}), 12)
+    steps = [R.cache_read("D", 0, "local"), R.compute_inline("B_local"), R.split("l2", [None, 2]),
+             R.reverse_compute_inline("D"), R.compute_inline("P"), R.split("l7", [2, None])]
     for step in steps:
         mod = step(mod)
         _index_is_the_built_one(mod["main"], step)
     assert used == [True, True, True]
-
-
-def _spy(monkeypatch, module, name) -> list:
-    """Record, for each call of ``module.name``, whether it gave the index."""
-    used = []
-    original = getattr(module, name)
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        used.append(out is not None)
-        return out
-
-    monkeypatch.setattr(module, name, spy)
-    return used
 
 
 def test_indexed_uses_are_those_a_walk_finds():
@@ -141,7 +95,7 @@ def test_indexed_uses_are_those_a_walk_finds():
     from tirfun.rewrites.base import Checks
 
     told = 0
-    for mod in list(_modules(40)) + [IRModule({"main": from_source(STAGES)})]:
+    for mod in list(_modules(40)) + [_BENCH.with_filler(IRModule({"main": from_source(_BENCH.STAGES)}), 12)]:
         func = mod["main"]
         site = Site(mod, "main", func, index_of(func))
         for _, block in walk_stmts(func, skip_init=True):
