@@ -2002,18 +2002,18 @@ class ReverseComputeInline(Rewrite):
         for iv in block.iter_vars:
             e = sub[iv.var]
             got = eval_interval(e, doms)
-            lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
+            lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
+            hi = end - 1
             if (got.lo is not None and _always_of(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
-                                               lambda: got.lo > lo)) or \
+                                                  lambda: got.lo > lo)) or \
                     (got.hi is not None and _always_of(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
-                                                    lambda: got.hi < hi)):
+                                                       lambda: got.hi < hi)):
                 return (f"the producer does not reach the whole domain of the block's iteration "
                         f"variable {iv.var.name}")
             if not _always_of(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
                 bounds.append(GE(e, lo))
-            end = iv.dom.min + iv.dom.extent
             if not _always_of(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
-                bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+                bounds.append(LT(e, end))
         return sub, cond, body, bounds
 
     def build(self, plan) -> Outcome:
