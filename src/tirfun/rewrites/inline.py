@@ -30,9 +30,11 @@ def whole_writer_covers(site, children, consumer, buffer: Buffer) -> bool:
     general check compares them with the writer's indices without a cast.
     """
     cpath, crealize = consumer
-    reads = [r for r in crealize.block.reads if r.buffer is buffer]
+    reads = [r for r in crealize.block.reads if r.buffer == buffer]
     found = [w for w in writers(children, buffer) if w[1].block is not crealize.block]
-    if len(found) != 1 or not reads:
+    # the general check matches the writer's regions to a read by identity:
+    # an equal copy of the buffer is left to it
+    if len(found) != 1 or not reads or any(r.buffer is not buffer for r in reads):
         return False
     dtype = _shape_dtype(buffer)
     if dtype is None or any(e.dtype != dtype for r in reads for rng in r.region for e in (rng.min, rng.extent)):
