@@ -395,3 +395,27 @@ def test_distinct_index_variables_are_affine_wherever_the_iterator_map_says_so()
     assert not distinct_index_vars([c, c])
     assert not distinct_index_vars([c + 1])
     assert not distinct_index_vars([Var("b1", "bool")])
+
+
+def test_a_literal_offset_is_the_difference_the_affine_forms_give():
+    # constant_difference reads x - (x + c) off the pair without building
+    # affine forms; it must be what the forms give, for every kind of x
+    from tirfun.analysis.arith.linear import _literal_offset, affine_form
+    from tirfun.nodes import FloorDiv, Mul
+
+    wide = Var("w", "int64")
+    bases = [i, Add(Mul(i, c(4)), j), Sub(c(7), k), FloorDiv(i, c(3)), c(5), wide, Add(wide, c(2, "int64")),
+             Buffer("T", [8], "int32")[i]]
+    checked = 0
+    for x in bases:
+        pairs = [(x, x)]
+        for v in (-3, 0, 2):
+            lit = c(v, x.dtype)
+            pairs += [(x, Add(x, lit)), (x, Sub(x, lit)), (Add(x, lit), x), (Sub(x, lit), x)]
+        for a, b in pairs:
+            fa, fb = affine_form(a), affine_form(b)
+            d = fa.plus(fb, -1)
+            assert _literal_offset(a, b) == d.const and d.is_const, (a, b)
+            checked += 1
+    assert _literal_offset(i, j) is None and _literal_offset(i, Add(j, c(1))) is None
+    assert checked == len(bases) * 13

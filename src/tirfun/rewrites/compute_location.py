@@ -53,6 +53,8 @@ from .errors import (
     ThreadOverlapError, UnsupportedRegionError,
 )
 from .exprs import var_names
+from .index import derive_inline_index
+from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -1563,6 +1565,62 @@ def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: in
 
 # -- compute_inline ------------------------------------------------------------------------
 
+def _inline_uses(site, loc: _Located, buffer: Buffer) -> _Uses:
+    """What the block's scope does with ``buffer``: read off the name
+    index where it can tell (:func:`_indexed_uses`), else found by a walk
+    of the statements that name it (:func:`_uses_in_scope`)."""
+    uses = _indexed_uses(site, loc, buffer)
+    return uses if uses is not None else _uses_in_scope(site, loc, buffer)
+
+
+def _indexed_uses(site, loc: _Located, buffer: Buffer) -> _Uses | None:
+    """The :class:`_Uses` of ``buffer`` in the function's root block, from
+    the blocks the index says mention it, without a walk; None where the
+    index cannot tell: another scope, a statement outside blocks that
+    names a buffer (a loop bound, a condition: it would use the buffer in
+    its own fields), clashing names, a data pointer (its uses in the
+    blocks' expressions would need a scan) or an init that holds more than
+    a store (a block inside it, which the index does not list, might match
+    the buffer). Otherwise the blocks that mention the buffer are every
+    statement that uses it, and the outermost of them are the tops."""
+    index = site.index
+    if loc.scope != _ROOT or buffer.data is not None or index.loose or index.clashes:
+        return None
+    blocks = blocks_in_order(site, loc.scope, [buffer])
+    tops: list = []
+    opaque = False
+    for path, realize in blocks:
+        block = realize.block
+        if block.init is not None and type(block.init) is not BufferStore:
+            return None
+        opaque = opaque or any(m.source.buffer == buffer for m in block.match_buffers)
+        # program order: a block nested in a top comes after it
+        if not (tops and is_under(path, tops[-1])):
+            tops.append(path)
+    return _Uses(opaque, blocks, tops)
+
+
+def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
+    """The module with an inlining's result: ``func`` is the site's
+    function with the statements of ``rebuilt`` (``(path, old, new)``)
+    replaced in place; the statement at ``removal`` is deleted and
+    ``buffer`` dropped from the allocations of the scope's block. The new
+    index is stated from what changed (:func:`derive_inline_index`)."""
+    removed = get_at(site.func, removal)
+    func = delete_at(func, removal)
+    dropped = []
+    if scope is not None:
+        block = get_at(func, scope)
+        dropped = [b for b in block.alloc_buffers if b == buffer]
+        func = replace_at(func, scope, _drop_allocation(block, buffer))
+    path = scope if scope is not None else (_BODY,)
+
+    def derive(new_func):
+        return derive_inline_index(site.index, site.func, new_func, removal, removed, rebuilt, dropped)
+
+    return commit(site, path, get_at(func, path), derive=derive)
+
+
 @register
 @attrs.frozen
 class ComputeInline(Rewrite):
@@ -1656,7 +1714,7 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         removal = _check_leaf(chk, site, loc, subject)
-        uses = _uses_in_scope(site, loc, buffer)
+        uses = _inline_uses(site, loc, buffer)
         _check_plain_uses(chk, uses, buffer, subject)
         masked = _first_masked_load(site.func.body if loc.scope is None else site.at(loc.scope).body, buffer)
         if masked is not None:
@@ -1668,6 +1726,9 @@ class ComputeInline(Rewrite):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
         for reader in readers:
+            # a block that writes all of its buffer covers any reader
+            if whole_writer_covers(site, loc.children, reader, buffer):
+                continue
             bad = region_cover_violation(site, loc.children, reader, {buffer})
             if bad is not None:
                 chk.fail(NotStagePipelineError, subject,
@@ -1724,13 +1785,14 @@ class ComputeInline(Rewrite):
         # buffer or only leads to these; the paths stay valid until the
         # deletion, which comes last
         func = site.func
+        rebuilt = []
         for path in tops:
             # ``pre`` and ``post`` leave arithmetic and leaves alone
-            func = replace_at(func, path, transform_plain(get_at(func, path), post, pre))
-        func = delete_at(func, removal)
-        if loc.scope is not None:
-            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
-        return Outcome(_finish(site, loc.scope, func))
+            before = get_at(func, path)
+            after = transform_plain(before, post, pre)
+            rebuilt.append((path, before, after))
+            func = replace_at(func, path, after)
+        return Outcome(_commit_inline(site, loc.scope, func, removal, rebuilt, buffer))
 
     def python_args(self):
         return [py_value(self.block)]
@@ -1742,6 +1804,16 @@ def compute_inline(block) -> ComputeInline:
 
 
 # -- reverse_compute_inline ------------------------------------------------------------------
+
+def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
+    """:func:`_always`, where two constants of one dtype (equal ones too:
+    a domain's end against what the producer reaches) are compared
+    directly: ``holds`` of their one-point bounds is what the prover would
+    find of the comparison ``make()`` builds of them."""
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return holds((a.value, a.value), (b.value, b.value))
+    return _always(a, b, ranges, holds, make)
+
 
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
     out = []
@@ -1846,7 +1918,7 @@ class ReverseComputeInline(Rewrite):
             chk.stop(IncompleteBlockError, subject, f"the block is not a complete block: it fails "
                      f"condition {code} ({COMPLETE_BLOCK_DEFINITION})", realize)
         found = writers(loc.children, buffer)
-        uses = _uses_in_scope(site, loc, buffer)
+        uses = _inline_uses(site, loc, buffer)
         others = [r for p, r in uses.blocks
                   if r.block is not block and (not found or r.block is not found[0][1].block)
                   and buffer in (reads_of(r.block) | writes_of(r.block))]
@@ -1869,7 +1941,8 @@ class ReverseComputeInline(Rewrite):
         _check_plain_uses(chk, uses, buffer, subject)
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
-        if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
+        if not whole_writer_covers(site, loc.children, (loc.rpath, realize), buffer) and \
+                region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
@@ -1929,18 +2002,18 @@ class ReverseComputeInline(Rewrite):
         for iv in block.iter_vars:
             e = sub[iv.var]
             got = eval_interval(e, doms)
-            lo, hi = iv.dom.min, iv.dom.min + iv.dom.extent - 1
-            if (got.lo is not None and _always(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
-                                               lambda: got.lo > lo)) or \
-                    (got.hi is not None and _always(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
-                                                    lambda: got.hi < hi)):
+            lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
+            hi = end - 1
+            if (got.lo is not None and _always_of(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
+                                                  lambda: got.lo > lo)) or \
+                    (got.hi is not None and _always_of(got.hi, hi, ranges, lambda x, y: x[1] < y[0],
+                                                       lambda: got.hi < hi)):
                 return (f"the producer does not reach the whole domain of the block's iteration "
                         f"variable {iv.var.name}")
-            if not _always(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
+            if not _always_of(e, lo, ranges, lambda x, y: x[0] >= y[1], lambda: GE(e, lo)):
                 bounds.append(GE(e, lo))
-            end = iv.dom.min + iv.dom.extent
-            if not _always(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
-                bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+            if not _always_of(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
+                bounds.append(LT(e, end))
         return sub, cond, body, bounds
 
     def build(self, plan) -> Outcome:
@@ -1977,10 +2050,7 @@ class ReverseComputeInline(Rewrite):
                     predicate = b if _is_true(predicate) else And(predicate, b)
         new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
         func = replace_at(site.func, ppath, new_realize)
-        func = delete_at(func, removal)
-        if loc.scope is not None:
-            func = replace_at(func, loc.scope, _drop_allocation(get_at(func, loc.scope), buffer))
-        return Outcome(_finish(site, loc.scope, func))
+        return Outcome(_commit_inline(site, loc.scope, func, removal, [(ppath, prealize, new_realize)], buffer))
 
     def python_args(self):
         return [py_value(self.block)]

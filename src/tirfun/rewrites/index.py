@@ -1478,5 +1478,44 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
 
 
-__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_merge_index",
-           "derive_nest_index", "derive_regions_index", "derive_scope_index", "index_of", "remember"]
+def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
+                        rebuilt: list, dropped: list) -> FuncIndex | None:
+    """The index after an inlining deleted the statement ``removed``, an
+    item of a sequence at ``removal`` that keeps at least two items,
+    rebuilt statements in place (``rebuilt``: ``(path, old, new)``, paths
+    in the old function, none around the removed statement), each with
+    the same loops and blocks at the same places below it, and dropped
+    the buffers ``dropped`` from the allocations of the block above them
+    (compute_inline, reverse_compute_inline). Only the removed and the
+    rebuilt statements are walked, to count the names they bind; the
+    items after the removed one move up by a shift. None when that cannot
+    be told this cheaply (then :func:`derive_index` is used)."""
+    if old.clashes:
+        return None
+    seq_path, (kind, k) = removal[:-1], removal[-1]
+    seq = get_at(old_func, seq_path)
+    if kind != "seq" or type(seq) is not SeqStmt or len(seq.seq) < 3:
+        return None  # a sequence left with one item becomes that item: its paths change
+    n = len(removal)
+    if any(removal[:len(p)] == p or p[:n] == removal for p, _, _ in rebuilt):
+        return None  # a rebuilt statement holds the removed one, or the other way round
+    delta: dict = {}
+    for buf in dropped:
+        _buffer_names(buf, delta, -1)
+    old_realizes: list = []
+    new_realizes: list = []
+    gone = _scan(removed, removal, delta, -1, {}, realizes=old_realizes)
+    for path, before, after in rebuilt:
+        was = _scan(before, path, delta, -1, {}, realizes=old_realizes)
+        now = _scan(after, path, delta, 1, {}, realizes=new_realizes)
+        if was != now:
+            return None  # a loop or block moved, came or went below it
+    realizes = _realizes_along(old_func, new_func, removal)
+    realizes.extend((a, None) for a in old_realizes)
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, ((seq_path, k + 1, -1),), gone, [], realizes)
+
+
+__all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
+           "derive_merge_index", "derive_nest_index", "derive_regions_index", "derive_scope_index", "index_of",
+           "remember"]

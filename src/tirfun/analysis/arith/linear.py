@@ -431,11 +431,38 @@ def simplify_affine(e: PrimExpr) -> PrimExpr:
 
 
 def constant_difference(a: PrimExpr, b: PrimExpr) -> int | None:
+    """``a - b`` when it is a constant (their affine forms differ only in
+    the constant), else None."""
+    d = _literal_offset(a, b)
+    if d is not None:
+        return d
     fa, fb = affine_form(a), affine_form(b)
     if fa is None or fb is None or fa.dtype != fb.dtype:
         return None
     d = fa.plus(fb, -1)
     return d.const if d.is_const else None
+
+
+def _literal_offset(a: PrimExpr, b: PrimExpr) -> int | None:
+    """``a - b`` where one is the other itself, or the other plus or minus
+    a literal (``vi`` and ``vi + 2``, the accesses of one block at two
+    indices), for a scalar integer: what the affine forms give, since the
+    form of ``x + c`` is the form of ``x`` with ``c`` added, told without
+    building them; None for any other pair."""
+    if not isinstance(a, PrimExpr) or not isinstance(b, PrimExpr):
+        return None
+    dt = a.dtype
+    if not dt.is_integer or dt.lanes != 1:
+        return None
+    if a is b:
+        return 0
+    kind = type(b)
+    if (kind is Add or kind is Sub) and b.a is a and type(b.b) is IntImm:
+        return -b.b.value if kind is Add else b.b.value
+    kind = type(a)
+    if (kind is Add or kind is Sub) and a.a is b and type(a.b) is IntImm:
+        return a.b.value if kind is Add else -a.b.value
+    return None
 
 
 def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
