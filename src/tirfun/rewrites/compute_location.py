@@ -39,8 +39,8 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, insertion_range,
-    is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
+    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
+    insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
     producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, writers, writes_of,
 )
@@ -67,13 +67,17 @@ _ROOT = (_BODY, ("block", None))
 class _Located:
     """A block resolved with its scope: realize path, realize, scope path,
     the scope's child blocks that may use a buffer the block reads or
-    writes, and the block's position among them."""
+    writes, and the block's position among them; ``keyed``: every block
+    under the scope that may use one of those buffers, nested ones too, as
+    ``(program_key, realize path, BlockRealize)`` in program order, where
+    the name index found them with the children (else None)."""
 
     rpath: Path
     realize: BlockRealize
     scope: Path | None
     children: list
     position: int
+    keyed: list | None = None
 
 
 def _locate(chk: Checks, site, ref) -> _Located:
@@ -87,11 +91,13 @@ def _locate(chk: Checks, site, ref) -> _Located:
     # writers, region cover) is about the buffers the block reads or writes:
     # the children that use none of them can change no answer
     realize = site.at(rpath)
-    children = scope_children(site, scope, reads_of(realize.block) | writes_of(realize.block))
+    touching = reads_of(realize.block) | writes_of(realize.block)
+    found = indexed_scope_blocks(site, scope, touching)
+    children, keyed = found if found is not None else (scope_children(site, scope, touching), None)
     position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
     if position is None:  # under the scope but not among its child blocks (in an init)
         children, position = children + [(rpath, site.at(rpath))], len(children)
-    return _Located(rpath, site.at(rpath), scope, children, position)
+    return _Located(rpath, site.at(rpath), scope, children, position, keyed)
 
 
 def _names(blocks) -> str:
@@ -475,6 +481,17 @@ def _padded_domains(indices, iter_vars) -> dict | None:
     return out if changed else None
 
 
+def _keyed_blocks(site, loc: _Located):
+    """Every block under the block's scope that may use a buffer it reads
+    or writes, nested ones too, in program order, as ``(program_key or
+    None, realize path, BlockRealize)``: those :func:`_locate` found with
+    their keys, else :func:`blocks_in_order` (keys left to the caller)."""
+    if loc.keyed is not None:
+        return loc.keyed
+    block = loc.realize.block
+    return [(None, p, r) for p, r in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block))]
+
+
 # -- compute_at and reverse_compute_at --------------------------------------------------------
 
 def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
@@ -767,7 +784,7 @@ class _ComputeAtBase(Rewrite):
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
         span = None  # program keys of the block and the loop, found when first needed
-        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
+        for key, ypath, yrealize in _keyed_blocks(site, loc):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             other = yrealize.block
@@ -779,7 +796,7 @@ class _ComputeAtBase(Rewrite):
             else:
                 if span is None:
                     span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
-                if not span[0] < program_key(site, ypath) < span[1]:
+                if not span[0] < (key if key is not None else program_key(site, ypath)) < span[1]:
                     continue
                 buf = conflicting_buffer(block, other)
             if buf is not None:
