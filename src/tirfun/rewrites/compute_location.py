@@ -22,7 +22,7 @@ from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
-from ..analysis.arith.terms import int_value
+from ..analysis.arith.terms import fits, int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, transform_plain,
@@ -635,7 +635,7 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
         lo = None if dom.lo is None else eval_interval(dom.lo, loops).lo
         hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
         first = iv.dom.min
-        last = simplify_index(iv.dom.min + iv.dom.extent - 1)
+        last = _domain_last(iv.dom)
         if (lo is not None and not index_at_most(lo, first, proof)) or \
                 (hi is not None and not index_at_most(last, hi, proof)):
             chk.stop(UnsupportedRegionError, subject,
@@ -644,6 +644,20 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
                      f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
                      "(reading elements no producer writes, such as padding) would never run",
                      loc.realize)
+
+
+def _domain_last(dom: Range) -> PrimExpr:
+    """``simplify_index(dom.min + dom.extent - 1)``, the last value of an
+    iteration variable's domain. Both ends literals of one integer dtype
+    (nearly every domain) fold to the literal the operators and the
+    simplifier would write, without building the sum; a sum that leaves
+    the dtype stays unfolded there, and takes the general path."""
+    lo, ext = dom.min, dom.extent
+    if type(lo) is IntImm and type(ext) is IntImm and lo.dtype == ext.dtype and lo.dtype.is_int:
+        end = lo.value + ext.value
+        if fits(lo.dtype, end) and fits(lo.dtype, end - 1):
+            return IntImm(lo.dtype, end - 1)
+    return simplify_index(lo + ext - 1)
 
 
 def _tile(rng: Range, ivs: dict):
@@ -981,7 +995,7 @@ class _ComputeAtBase(Rewrite):
         # rather than the loop's variable)
         units = {v: r.min for v, r in proof.items() if int_value(r.extent) == 1}
         for iv in block.iter_vars:
-            blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
+            blo, bhi = iv.dom.min, _domain_last(iv.dom)
             dom = pl.doms.get(iv.var)
             lo = blo if dom is None or dom.lo is None else fold_units(dom.lo, units)
             hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
@@ -1166,12 +1180,15 @@ class _ComputeAtBase(Rewrite):
         items = subtrees(pl.loop)
         items.insert(pl.position, new)
         new_loop = with_fields(pl.loop, body=SeqStmt(items))
-        func = replace_at(site.func, pl.lpath, new_loop)
-        func = delete_at(func, pl.removal)
-        # only the loop and the sequence the block leaves change: the name
-        # index is derived from the subtree holding both, not the whole scope
+        # only the loop and the sequence the block leaves change: the new
+        # subtree holding both is built below its own root (the path above
+        # it is rebuilt once, by commit), and the name index is derived
+        # from it, not the whole scope
         changed = _common_prefix(pl.lpath, pl.removal[:-1])
-        return Outcome(commit(site, changed, get_at(func, changed)))
+        n = len(changed)
+        sub = replace_at(site.at(changed), pl.lpath[n:], new_loop)
+        sub = delete_at(sub, pl.removal[n:])
+        return Outcome(commit(site, changed, sub))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
