@@ -19,7 +19,8 @@ from pyrsistent import PMap, PVector
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
-from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index
+from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import fits, int_value
@@ -1386,7 +1387,31 @@ def _required_region(site, cpath: Path, crealize: BlockRealize, region, lpath: P
         if (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING
                 and _relaxed_under(scope, node.thread_binding)):
             dom[node.loop_var] = Range(node.min, node.extent)
-    return bound_region(region, dom, bindings(crealize))
+    return _bound_substituted(region, dom, bindings(crealize))
+
+
+def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
+    """``bound_region(region, dom, bind)``. Where every dimension, its
+    bindings substituted, is a sum in normal form of literal extent whose
+    relaxed variables have literal ends, each interval is read off the
+    sum directly (:func:`~tirfun.analysis.arith.region._plain_bound`, what
+    ``bound_region`` does for a region without bindings), rather than by
+    evaluating and simplifying both ends: the two agree node for node (a
+    test compares them), as substituting variables by sums commutes with
+    the folding of the ends."""
+    relaxed = None
+    out = []
+    for rng in region.region:
+        m = substitute(rng.min, bind)
+        if type(rng.extent) is not IntImm or m.dtype != rng.extent.dtype or not is_plain_sum(m):
+            return bound_region(region, dom, bind)
+        if relaxed is None:
+            relaxed = {v: Interval.from_range(r) for v, r in dom.items()}
+        got = _plain_bound(Range(m, rng.extent), relaxed)
+        if got is None:
+            return bound_region(region, dom, bind)
+        out.append(got)
+    return out
 
 
 def _reads_what_it_writes(block: Block) -> bool:
