@@ -23,7 +23,7 @@ from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_in
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
-from ..analysis.arith.terms import fits, int_value
+from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, transform_plain,
@@ -656,7 +656,9 @@ def _domain_last(dom: Range) -> PrimExpr:
     lo, ext = dom.min, dom.extent
     if type(lo) is IntImm and type(ext) is IntImm and lo.dtype == ext.dtype and lo.dtype.is_int:
         end = lo.value + ext.value
-        if fits(lo.dtype, end) and fits(lo.dtype, end - 1):
+        # with a positive extent, end - 1 lies between lo and end: both fit
+        # the dtype when end does not pass its greatest value
+        if ext.value >= 1 and end <= lo.dtype.max_value():
             return IntImm(lo.dtype, end - 1)
     return simplify_index(lo + ext - 1)
 
@@ -995,6 +997,7 @@ class _ComputeAtBase(Rewrite):
         # new binding, as TVM's analyzer folds it (``T.axis.spatial(1, 0)``
         # rather than the loop's variable)
         units = {v: r.min for v, r in proof.items() if int_value(r.extent) == 1}
+        ranges = _constant_ranges(proof)  # the loops' constant bounds, for the comparisons and the simplifier
         for iv in block.iter_vars:
             blo, bhi = iv.dom.min, _domain_last(iv.dom)
             dom = pl.doms.get(iv.var)
@@ -1002,8 +1005,8 @@ class _ComputeAtBase(Rewrite):
             hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
-                inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)
-                covers = not inside and _ge(blo, lo, proof) and _ge(hi, bhi, proof)
+                inside = _ge(lo, blo, proof, ranges) and _ge(bhi, hi, proof, ranges)
+                covers = not inside and _ge(blo, lo, proof, ranges) and _ge(hi, bhi, proof, ranges)
                 if covers and not inside:
                     lo, hi = blo, bhi
                 elif not inside:
@@ -1012,9 +1015,9 @@ class _ComputeAtBase(Rewrite):
                     if None not in (clo, chi, cblo, cbhi):
                         lo, hi = IntImm(lo.dtype, max(clo, cblo)), IntImm(hi.dtype, min(chi, cbhi))
                     else:
-                        if not _ge(lo, blo, proof):
+                        if not _ge(lo, blo, proof, ranges):
                             conds.append(("lo", blo))
-                        if not _ge(bhi, hi, proof):
+                        if not _ge(bhi, hi, proof, ranges):
                             conds.append(("hi", bhi))
             # one point (a consumer reading one element per iteration) needs no simplifier
             extent = IntImm(hi.dtype, 1) if hi == lo and hi.dtype.is_integer else simplify_index(hi - lo + 1)
@@ -1030,7 +1033,6 @@ class _ComputeAtBase(Rewrite):
         # TVM's analyzer knows the loops around the place and the new loops:
         # it simplifies the start of each domain with them, and drops the new
         # loops of one iteration from the predicate
-        ranges = _constant_ranges(proof)
         ones = {v: IntImm(v.dtype, 0) for v, (_, e) in zip(loop_vars, made) if int_value(e) == 1}
         iter_values = []
         for (kind, k, lo), conds in zip(values, extents):
@@ -1224,20 +1226,18 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     return LT(rest, IntImm(value.dtype, c + 1 - form.const))
 
 
-def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
+def _ge(a: PrimExpr, b: PrimExpr, proof, ranges: dict | None = None) -> bool:
     """``a >= b`` for every value of the loops in ``proof``; constants,
-    equal expressions and constant bounds of the loops decide most cases
-    without the prover."""
+    equal expressions and constant bounds of the loops (``ranges``, their
+    :func:`_constant_ranges`, found here when the caller has not) decide
+    most cases without the prover."""
     x, y = int_value(a), int_value(b)
     if x is not None and y is not None:
         return x >= y
     if a == b:
         return True
-    ranges = {}
-    for var, rng in proof.items():
-        lo, ext = int_value(rng.min), int_value(rng.extent)
-        if lo is not None and ext is not None and ext > 0:
-            ranges[var.name] = (lo, lo + ext - 1)
+    if ranges is None:
+        ranges = _constant_ranges(proof)
     if y is not None:
         got = expr_bounds(a, ranges)
         if got is not None and got[0] >= y:
@@ -1249,7 +1249,7 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
     # a row or a column of a fused loop: f // n in [0, 32) and f % n in
     # [0, n) for f below n * 32, as TVM's iterator maps find them
     low, high = _fused_part_bounds(a, proof), _fused_part_bounds(b, proof)
-    if (low is not None and _ge(low[0], b, proof)) or (high is not None and _ge(a, high[1], proof)):
+    if (low is not None and _ge(low[0], b, proof, ranges)) or (high is not None and _ge(a, high[1], proof, ranges)):
         return True
     # past constant bounds, symbolically: k_0 * 32 + ax0 < n * 32 for k_0
     # below n, as TVM proves it with symbolic bounds
