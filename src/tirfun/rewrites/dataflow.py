@@ -974,7 +974,8 @@ def _child_position(node, step) -> int:
 
 
 __all__ = [
-    "scope_of", "scope_children", "indexed_scope_blocks", "scope_allocations", "blocks_in_order", "reads_of", "writes_of",
+    "scope_of", "scope_children", "indexed_scope_blocks", "scope_allocations", "blocks_in_order", "reads_of",
+    "writes_of",
     "producers", "consumers", "writers", "is_dominant", "is_output_block",
     "COMPLETE_BLOCK_DEFINITION", "REDUCTION_BLOCK_DEFINITION", "complete_block_code",
     "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",
