@@ -19,7 +19,8 @@ from pyrsistent import PMap, PVector
 from ..analysis.access import access_regions, detect_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
-from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index
+from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
@@ -39,8 +40,8 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, insertion_range,
-    is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
+    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
+    insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
     producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, writers, writes_of,
 )
@@ -69,13 +70,17 @@ _ROOT = (_BODY, ("block", None))
 class _Located:
     """A block resolved with its scope: realize path, realize, scope path,
     the scope's child blocks that may use a buffer the block reads or
-    writes, and the block's position among them."""
+    writes, and the block's position among them; ``keyed``: every block
+    under the scope that may use one of those buffers, nested ones too, as
+    ``(program_key, realize path, BlockRealize)`` in program order, where
+    the name index found them with the children (else None)."""
 
     rpath: Path
     realize: BlockRealize
     scope: Path | None
     children: list
     position: int
+    keyed: list | None = None
 
 
 def _locate(chk: Checks, site, ref) -> _Located:
@@ -89,11 +94,13 @@ def _locate(chk: Checks, site, ref) -> _Located:
     # writers, region cover) is about the buffers the block reads or writes:
     # the children that use none of them can change no answer
     realize = site.at(rpath)
-    children = scope_children(site, scope, reads_of(realize.block) | writes_of(realize.block))
+    touching = reads_of(realize.block) | writes_of(realize.block)
+    found = indexed_scope_blocks(site, scope, touching)
+    children, keyed = found if found is not None else (scope_children(site, scope, touching), None)
     position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
     if position is None:  # under the scope but not among its child blocks (in an init)
         children, position = children + [(rpath, site.at(rpath))], len(children)
-    return _Located(rpath, site.at(rpath), scope, children, position)
+    return _Located(rpath, site.at(rpath), scope, children, position, keyed)
 
 
 def _names(blocks) -> str:
@@ -477,6 +484,17 @@ def _padded_domains(indices, iter_vars) -> dict | None:
     return out if changed else None
 
 
+def _keyed_blocks(site, loc: _Located):
+    """Every block under the block's scope that may use a buffer it reads
+    or writes, nested ones too, in program order, as ``(program_key or
+    None, realize path, BlockRealize)``: those :func:`_locate` found with
+    their keys, else :func:`blocks_in_order` (keys left to the caller)."""
+    if loc.keyed is not None:
+        return loc.keyed
+    block = loc.realize.block
+    return [(None, p, r) for p, r in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block))]
+
+
 # -- compute_at and reverse_compute_at --------------------------------------------------------
 
 def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
@@ -620,7 +638,7 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
         lo = None if dom.lo is None else eval_interval(dom.lo, loops).lo
         hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
         first = iv.dom.min
-        last = simplify_index(iv.dom.min + iv.dom.extent - 1)
+        last = _domain_last(iv.dom)
         if (lo is not None and not index_at_most(lo, first, proof)) or \
                 (hi is not None and not index_at_most(last, hi, proof)):
             chk.stop(UnsupportedRegionError, subject,
@@ -629,6 +647,22 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
                      f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
                      "(reading elements no producer writes, such as padding) would never run",
                      loc.realize)
+
+
+def _domain_last(dom: Range) -> PrimExpr:
+    """``simplify_index(dom.min + dom.extent - 1)``, the last value of an
+    iteration variable's domain. Both ends literals of one integer dtype
+    (nearly every domain) fold to the literal the operators and the
+    simplifier would write, without building the sum; a sum that leaves
+    the dtype stays unfolded there, and takes the general path."""
+    lo, ext = dom.min, dom.extent
+    if type(lo) is IntImm and type(ext) is IntImm and lo.dtype == ext.dtype and lo.dtype.is_int:
+        end = lo.value + ext.value
+        # with a positive extent, end - 1 lies between lo and end: both fit
+        # the dtype when end does not pass its greatest value
+        if ext.value >= 1 and end <= lo.dtype.max_value():
+            return IntImm(lo.dtype, end - 1)
+    return simplify_index(lo + ext - 1)
 
 
 def _tile(rng: Range, ivs: dict):
@@ -769,7 +803,7 @@ class _ComputeAtBase(Rewrite):
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
         span = None  # program keys of the block and the loop, found when first needed
-        for ypath, yrealize in blocks_in_order(site, loc.scope, reads_of(block) | writes_of(block)):
+        for key, ypath, yrealize in _keyed_blocks(site, loc):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             other = yrealize.block
@@ -781,7 +815,7 @@ class _ComputeAtBase(Rewrite):
             else:
                 if span is None:
                     span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
-                if not span[0] < program_key(site, ypath) < span[1]:
+                if not span[0] < (key if key is not None else program_key(site, ypath)) < span[1]:
                     continue
                 buf = conflicting_buffer(block, other)
             if buf is not None:
@@ -965,15 +999,16 @@ class _ComputeAtBase(Rewrite):
         # new binding, as TVM's analyzer folds it (``T.axis.spatial(1, 0)``
         # rather than the loop's variable)
         units = {v: r.min for v, r in proof.items() if int_value(r.extent) == 1}
+        ranges = _constant_ranges(proof)  # the loops' constant bounds, for the comparisons and the simplifier
         for iv in block.iter_vars:
-            blo, bhi = iv.dom.min, simplify_index(iv.dom.min + iv.dom.extent - 1)
+            blo, bhi = iv.dom.min, _domain_last(iv.dom)
             dom = pl.doms.get(iv.var)
             lo = blo if dom is None or dom.lo is None else fold_units(dom.lo, units)
             hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
-                inside = _ge(lo, blo, proof) and _ge(bhi, hi, proof)
-                covers = not inside and _ge(blo, lo, proof) and _ge(hi, bhi, proof)
+                inside = _ge(lo, blo, proof, ranges) and _ge(bhi, hi, proof, ranges)
+                covers = not inside and _ge(blo, lo, proof, ranges) and _ge(hi, bhi, proof, ranges)
                 if covers and not inside:
                     lo, hi = blo, bhi
                 elif not inside:
@@ -982,9 +1017,9 @@ class _ComputeAtBase(Rewrite):
                     if None not in (clo, chi, cblo, cbhi):
                         lo, hi = IntImm(lo.dtype, max(clo, cblo)), IntImm(hi.dtype, min(chi, cbhi))
                     else:
-                        if not _ge(lo, blo, proof):
+                        if not _ge(lo, blo, proof, ranges):
                             conds.append(("lo", blo))
-                        if not _ge(bhi, hi, proof):
+                        if not _ge(bhi, hi, proof, ranges):
                             conds.append(("hi", bhi))
             # one point (a consumer reading one element per iteration) needs no simplifier
             extent = IntImm(hi.dtype, 1) if hi == lo and hi.dtype.is_integer else simplify_index(hi - lo + 1)
@@ -1000,7 +1035,6 @@ class _ComputeAtBase(Rewrite):
         # TVM's analyzer knows the loops around the place and the new loops:
         # it simplifies the start of each domain with them, and drops the new
         # loops of one iteration from the predicate
-        ranges = _constant_ranges(proof)
         ones = {v: IntImm(v.dtype, 0) for v, (_, e) in zip(loop_vars, made) if int_value(e) == 1}
         iter_values = []
         for (kind, k, lo), conds in zip(values, extents):
@@ -1151,12 +1185,15 @@ class _ComputeAtBase(Rewrite):
         items = subtrees(pl.loop)
         items.insert(pl.position, new)
         new_loop = with_fields(pl.loop, body=SeqStmt(items))
-        func = replace_at(site.func, pl.lpath, new_loop)
-        func = delete_at(func, pl.removal)
-        # only the loop and the sequence the block leaves change: the name
-        # index is derived from the subtree holding both, not the whole scope
+        # only the loop and the sequence the block leaves change: the new
+        # subtree holding both is built below its own root (the path above
+        # it is rebuilt once, by commit), and the name index is derived
+        # from it, not the whole scope
         changed = _common_prefix(pl.lpath, pl.removal[:-1])
-        return Outcome(commit(site, changed, get_at(func, changed)))
+        n = len(changed)
+        sub = replace_at(site.at(changed), pl.lpath[n:], new_loop)
+        sub = delete_at(sub, pl.removal[n:])
+        return Outcome(commit(site, changed, sub))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
@@ -1191,20 +1228,18 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     return LT(rest, IntImm(value.dtype, c + 1 - form.const))
 
 
-def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
+def _ge(a: PrimExpr, b: PrimExpr, proof, ranges: dict | None = None) -> bool:
     """``a >= b`` for every value of the loops in ``proof``; constants,
-    equal expressions and constant bounds of the loops decide most cases
-    without the prover."""
+    equal expressions and constant bounds of the loops (``ranges``, their
+    :func:`_constant_ranges`, found here when the caller has not) decide
+    most cases without the prover."""
     x, y = int_value(a), int_value(b)
     if x is not None and y is not None:
         return x >= y
     if a == b:
         return True
-    ranges = {}
-    for var, rng in proof.items():
-        lo, ext = int_value(rng.min), int_value(rng.extent)
-        if lo is not None and ext is not None and ext > 0:
-            ranges[var.name] = (lo, lo + ext - 1)
+    if ranges is None:
+        ranges = _constant_ranges(proof)
     if y is not None:
         got = expr_bounds(a, ranges)
         if got is not None and got[0] >= y:
@@ -1216,7 +1251,7 @@ def _ge(a: PrimExpr, b: PrimExpr, proof) -> bool:
     # a row or a column of a fused loop: f // n in [0, 32) and f % n in
     # [0, n) for f below n * 32, as TVM's iterator maps find them
     low, high = _fused_part_bounds(a, proof), _fused_part_bounds(b, proof)
-    if (low is not None and _ge(low[0], b, proof)) or (high is not None and _ge(a, high[1], proof)):
+    if (low is not None and _ge(low[0], b, proof, ranges)) or (high is not None and _ge(a, high[1], proof, ranges)):
         return True
     # past constant bounds, symbolically: k_0 * 32 + ax0 < n * 32 for k_0
     # below n, as TVM proves it with symbolic bounds
@@ -1354,7 +1389,31 @@ def _required_region(site, cpath: Path, crealize: BlockRealize, region, lpath: P
         if (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING
                 and _relaxed_under(scope, node.thread_binding)):
             dom[node.loop_var] = Range(node.min, node.extent)
-    return bound_region(region, dom, bindings(crealize))
+    return _bound_substituted(region, dom, bindings(crealize))
+
+
+def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
+    """``bound_region(region, dom, bind)``. Where every dimension, its
+    bindings substituted, is a sum in normal form of literal extent whose
+    relaxed variables have literal ends, each interval is read off the
+    sum directly (:func:`~tirfun.analysis.arith.region._plain_bound`, what
+    ``bound_region`` does for a region without bindings), rather than by
+    evaluating and simplifying both ends: the two agree node for node (a
+    test compares them), as substituting variables by sums commutes with
+    the folding of the ends."""
+    relaxed = None
+    out = []
+    for rng in region.region:
+        m = substitute(rng.min, bind)
+        if type(rng.extent) is not IntImm or m.dtype != rng.extent.dtype or not is_plain_sum(m):
+            return bound_region(region, dom, bind)
+        if relaxed is None:
+            relaxed = {v: Interval.from_range(r) for v, r in dom.items()}
+        got = _plain_bound(Range(m, rng.extent), relaxed)
+        if got is None:
+            return bound_region(region, dom, bind)
+        out.append(got)
+    return out
 
 
 def _reads_what_it_writes(block: Block) -> bool:

@@ -112,12 +112,36 @@ def blocks_in_order(site: Site, scope: Path | None, touching=None) -> list[Child
     return list(all_block_realizes(block.body, scope + (_BODY,), touching=touching))
 
 
+def indexed_scope_blocks(site: Site, scope: Path | None, touching) -> tuple[list[Child], list[tuple]] | None:
+    """``scope_children(site, scope, touching)`` and the blocks
+    :func:`blocks_in_order` gives for the same buffers, nested ones too,
+    each as ``(program_key, realize path, BlockRealize)``, from one look at
+    the name index; None where the index cannot tell (no scope, or
+    clashing names), and the caller asks those two functions. A primitive
+    that needs the child blocks and then every block that uses the same
+    buffers finds them once, with the keys that order them."""
+    if scope is None or site.index.clashes:
+        return None
+    keyed = _indexed_keyed(site, scope, touching, nested=True)
+    # the child blocks are those with no block between them and the scope
+    k = len(scope) + 1
+    children = [(rpath, realize) for _, rpath, realize in keyed
+                if not any(step[0] == "block" for step in rpath[k:])]
+    return children, keyed
+
+
 def _indexed_blocks(site: Site, scope: Path, touching, *, nested: bool) -> list[Child]:
     """The blocks under the body of the block at ``scope`` (not inside a
     reduction ``init``; with ``nested`` False, not inside another block)
     whose BlockRealize mentions one of the buffers ``touching``, in program
     order: the name index lists the candidates, so the cost follows the
     number of blocks that use the buffers, not the size of the scope."""
+    return [(rpath, realize) for _, rpath, realize in _indexed_keyed(site, scope, touching, nested=nested)]
+
+
+def _indexed_keyed(site: Site, scope: Path, touching, *, nested: bool) -> list[tuple]:
+    """:func:`_indexed_blocks` with each block's program key:
+    ``(program_key, realize path, BlockRealize)``."""
     touching = list(touching)
     names = []
     for buf in touching:
@@ -142,7 +166,7 @@ def _indexed_blocks(site: Site, scope: Path, touching, *, nested: bool) -> list[
         if mentions_any(realize, touching):
             found.append((key, rpath, realize))
     found.sort(key=lambda item: item[0])
-    return [(rpath, realize) for _, rpath, realize in found]
+    return found
 
 
 # -- accesses and dependences ----------------------------------------------------------
@@ -950,7 +974,8 @@ def _child_position(node, step) -> int:
 
 
 __all__ = [
-    "scope_of", "scope_children", "scope_allocations", "blocks_in_order", "reads_of", "writes_of",
+    "scope_of", "scope_children", "indexed_scope_blocks", "scope_allocations", "blocks_in_order", "reads_of",
+    "writes_of",
     "producers", "consumers", "writers", "is_dominant", "is_output_block",
     "COMPLETE_BLOCK_DEFINITION", "REDUCTION_BLOCK_DEFINITION", "complete_block_code",
     "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",

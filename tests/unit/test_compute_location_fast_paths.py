@@ -1,0 +1,96 @@
+"""The shortcuts compute_at and reverse_compute_at take give what the
+general paths they skip give: the bound of a consumer's region read off
+its substituted sums, the last value of a literal domain, and the blocks
+found once from the name index."""
+
+import pytest
+
+from tirfun.analysis.arith import bound_region
+from tirfun.analysis.traversal import ancestors, walk_stmts
+from tirfun.nodes import BlockRealize, For, IntImm, IRModule, Range
+from tirfun.analysis.arith.iter_map import simplify_index
+from tirfun.rewrites import compute_location as CL
+from tirfun.rewrites.base import Site
+from tirfun.rewrites.dataflow import (
+    bindings, blocks_in_order, indexed_scope_blocks, program_key, reads_of, scope_children, scope_of, writes_of,
+)
+from tirfun.rewrites.index import index_of
+from tirfun.testing.block_programs import random_block_program
+from tirfun.testing.schedules import random_block_schedule
+from tirfun.testing.stage_programs import random_stage_program
+
+
+def _modules():
+    """Random stage and block programs, as drawn and after random schedules
+    (splits, fuses and caches give the sums the shortcut reads)."""
+    for seed in range(25):
+        for mod in (IRModule({"main": random_stage_program(seed)}), random_block_program(seed)):
+            yield mod
+            try:
+                yield random_block_schedule(mod, seed, max_steps=4)(mod)
+            except Exception:  # a schedule that does not apply: the program alone
+                pass
+
+
+def _realizes(func):
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    return [(p, s) for p, s in walk_stmts(func) if isinstance(s, BlockRealize) and s.block is not root]
+
+
+def test_bound_substituted_is_bound_region():
+    """Relaxing any suffix of the loops above each block, over each region
+    it reads or writes, the shortcut's intervals are bound_region's."""
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        for path, realize in _realizes(func):
+            loops = [n for _, n in ancestors(func, path) if isinstance(n, For)]
+            for k in range(len(loops) + 1):
+                dom = {l.loop_var: Range(l.min, l.extent) for l in loops[k:]}
+                for region in list(realize.block.reads) + list(realize.block.writes):
+                    bind = bindings(realize)
+                    assert CL._bound_substituted(region, dom, bind) == bound_region(region, dom, bind)
+                    compared += 1
+    assert compared > 1000
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "bool"])
+def test_domain_last_is_the_simplified_sum(dtype):
+    """Literal ends of every signed dtype, up to and past its limits, and
+    the dtypes the shortcut leaves to the general path."""
+    values = [0, 1, 2, 5, 100, 126, 127, 128, 2**31 - 2, 2**31 - 1, 2**63 - 2, -1, -128, -2**31]
+    for a in values:
+        for b in values:
+            try:
+                dom = Range(IntImm(dtype, a), IntImm(dtype, b))
+            except Exception:  # not a value of the dtype
+                continue
+            try:
+                want = simplify_index(dom.min + dom.extent - 1)
+            except Exception as err:
+                with pytest.raises(type(err)):
+                    CL._domain_last(dom)
+                continue
+            got = CL._domain_last(dom)
+            assert got == want and got.dtype == want.dtype, (a, b)
+
+
+def test_indexed_scope_blocks_are_the_children_and_the_blocks_in_order():
+    """For every block's buffers, the children and the keyed blocks found
+    at once are scope_children's and blocks_in_order's, keys included."""
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for path, realize in _realizes(func):
+            scope = scope_of(site, path)
+            touching = reads_of(realize.block) | writes_of(realize.block)
+            found = indexed_scope_blocks(site, scope, touching)
+            if found is None:
+                continue
+            children, keyed = found
+            assert children == scope_children(site, scope, touching)
+            assert [(p, r) for _, p, r in keyed] == blocks_in_order(site, scope, touching)
+            assert all(key == program_key(site, p) for key, p, _ in keyed)
+            compared += 1
+    assert compared > 100
