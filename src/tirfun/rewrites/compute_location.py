@@ -339,12 +339,6 @@ def _drop_allocation(scope_block: Block, buffer: Buffer) -> Block:
     return with_fields(scope_block, alloc_buffers=[b for b in scope_block.alloc_buffers if b != buffer])
 
 
-def _finish(site, scope: Path | None, func_after) -> object:
-    """Commit the rewritten scope of ``func_after`` into the site's module."""
-    path = scope if scope is not None else (_BODY,)
-    return commit(site, path, get_at(func_after, path))
-
-
 def _common_prefix(a: Path, b: Path) -> Path:
     """The path of the lowest node above (or at) both paths."""
     k = 0
