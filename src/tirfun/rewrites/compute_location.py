@@ -1992,6 +1992,14 @@ class ReverseComputeInline(Rewrite):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
         removal = _check_leaf(chk, site, loc, subject)
         _check_plain_uses(chk, uses, buffer, subject)
+        stray = next((p for p in uses.tops if type(site.at(p)) is not BlockRealize), None)
+        if stray is not None:
+            # a loop bound or a condition outside the blocks reads the
+            # buffer: folded into the consumer, the producer no longer
+            # writes it (TVM looks at blocks only and leaves the read)
+            chk.fail(NonSingleProducerError, subject, f"the block must be the only reader of a buffer written "
+                     f"by one complete block: a statement outside the blocks also reads {buffer.name}",
+                     site.at(stray))
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
         if not whole_writer_covers(site, loc.children, (loc.rpath, realize), buffer) and \

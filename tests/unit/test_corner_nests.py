@@ -1,6 +1,8 @@
-"""A triangular nest: the inner loop runs ``i + 1`` times, and the block's
-reduction variable has the domain ``[0, i + 1)``, an expression of the
-outer loop (TVM's well-formedness check leaves block domains alone)."""
+"""Nests the program generators seldom make: a triangular nest (the inner
+loop runs ``i + 1`` times, and the block's reduction variable has the
+domain ``[0, i + 1)``, an expression of the outer loop, which TVM's
+well-formedness check leaves alone), and a loop bound that reads an
+intermediate buffer."""
 
 import pytest
 
@@ -59,3 +61,34 @@ def test_transform_block_layout_refuses_to_replace_the_loop_a_domain_names():
 def test_pad_einsum_refuses_a_domain_that_names_a_loop():
     with pytest.raises(R.NonEinsumError, match="the domain of vk depends on loop 'i'"):
         R.pad_einsum("B", [8, 8])(_mod())
+
+
+LOOSE_READ = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.max(T.min(A[vi], 4), 0)
+    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj] + 1
+    for k in range(B[1]):
+        with T.block("D"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk]
+"""
+
+
+def test_reverse_compute_inline_refuses_a_buffer_a_loop_bound_reads():
+    # the loop's extent reads B: folding C into B's producer would leave
+    # that read with no buffer behind it
+    mod = IRModule({"main": from_source(LOOSE_READ)})
+    with pytest.raises(R.NonSingleProducerError, match="a statement outside the blocks also reads B"):
+        R.reverse_compute_inline("C")(mod)
+    # compute_inline rewrites that read too, and keeps the meaning
+    out = R.compute_inline("B")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)
