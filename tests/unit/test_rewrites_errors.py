@@ -452,7 +452,25 @@ CASES += [  # reductions, padding, partitioning, region hints
      r"^pad_einsum: block 'B': the padding must be a list of 2 positive ints, one per iteration variable"),
     ("einsum", lambda: mod_of(PAD), R.pad_einsum("P", [3]), R.NonEinsumError,
      r"^pad_einsum: block 'P': the block is not an einsum: its region of X is not one point"),
+    ("loop-dependent-domain", lambda: mod_of(TRIANGULAR), R.transform_block_layout("B", lambda a, b: (b, a)),
+     R.LoopDependentDomainError,
+     r"^transform_block_layout: block 'B': the domain of vk, 0 for i \+ 1, depends on loop 'i', which the new "
+     r"loops replace$"),
 ]
+
+
+# a triangular reduction: the domain of vk names loop i
+TRIANGULAR = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(i + 1):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+"""
 
 
 # compute location

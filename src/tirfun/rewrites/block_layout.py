@@ -20,7 +20,8 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .body_walk import BodyWalk
 from .checks import describe, loops_above, resolve_block, resolve_site
 from .errors import (
-    InvalidArgumentError, LoopNotStartWithZeroError, NonTrivialPredicateError, NotBijectiveAffineIndexMapError,
+    InvalidArgumentError, LoopDependentDomainError, LoopNotStartWithZeroError, NonTrivialPredicateError,
+    NotBijectiveAffineIndexMapError,
     NotOnlyChildError, NotTrivialBindingError, OpaqueNewIterTypeError,
 )
 from .exprs import buffer_is_plain, cast as _cast, substitute, var_names
@@ -135,7 +136,7 @@ class TransformBlockLayout(Rewrite):
             if used:
                 # a triangular nest: the new loops, made from the domains,
                 # would name a loop they replace
-                chk.stop(NotTrivialBindingError, subject,
+                chk.stop(LoopDependentDomainError, subject,
                          f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, "
                          f"depends on loop {sorted(used)[0]!r}, which the new loops replace", realize)
         if not is_true(realize.predicate):

@@ -37,7 +37,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import describe, resolve_block, resolve_loop, resolve_site
+from .checks import describe, loops_above, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
     bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
@@ -47,7 +47,7 @@ from .dataflow import (
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
-    InvalidArgumentError, InvalidInsertionIndexError,
+    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
@@ -491,6 +491,21 @@ def _keyed_blocks(site, loc: _Located):
 
 # -- compute_at and reverse_compute_at --------------------------------------------------------
 
+def _loop_dependent_domain(site, loc: _Located, block: Block):
+    """``(iteration variable, loop name)`` for the first iteration variable
+    of the block whose domain names a loop around it, else None."""
+    names = None
+    for iv in block.iter_vars:
+        if type(iv.dom.min) is IntImm and type(iv.dom.extent) is IntImm:
+            continue
+        if names is None:
+            names = {loop.loop_var.name for _, loop in loops_above(site, loc.rpath + (("block", None),))}
+        used = names & (var_names(iv.dom.min) | var_names(iv.dom.extent))
+        if used:
+            return iv, sorted(used)[0]
+    return None
+
+
 def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
     if not isinstance(preserve_unit_loops, bool):
         chk.fail(InvalidArgumentError, "argument preserve_unit_loops",
@@ -730,6 +745,13 @@ class _ComputeAtBase(Rewrite):
                          f"the block is neither a complete block (it fails condition {ccode}: "
                          f"{COMPLETE_BLOCK_DEFINITION}) nor a reduction block (it fails condition "
                          f"{rcode}: {REDUCTION_BLOCK_DEFINITION})", loc.realize)
+        dependent = _loop_dependent_domain(site, loc, block)
+        if dependent is not None:
+            iv, name = dependent
+            chk.stop(LoopDependentDomainError, subject,
+                     f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, names "
+                     f"loop {name!r} around the block; the loops {self.primitive} makes from the domains "
+                     "would name a loop the block leaves", loc.realize)
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)

@@ -206,6 +206,13 @@ class BlockIterTypeError(RewriteError):
     data-parallel nor a reduction."""
 
 
+class LoopDependentDomainError(RewriteError):
+    """The domain of one of the block's iteration variables names a loop
+    around it (a triangular nest: ``T.axis.reduce(i + 1, k)``), and the
+    primitive makes new loops from the domains or sizes buffers by them,
+    where that loop is gone or out of reach."""
+
+
 class NotAffineBindingError(RewriteError):
     """A block under the loops binds its iteration variables with values
     that are not affine in the loop variables."""

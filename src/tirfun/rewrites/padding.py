@@ -493,7 +493,7 @@ class PadEinsum(Rewrite):
 
     def plan(self, mod, chk: Checks):
         from .checks import child_blocks, scope_path
-        from .errors import InvalidPaddingError, NonEinsumError, NotStagePipelineError
+        from .errors import InvalidPaddingError, LoopDependentDomainError, NonEinsumError, NotStagePipelineError
 
         site = resolve_site(chk, mod, [self.block])
         bpath = resolve_block(chk, site, self.block)
@@ -528,7 +528,7 @@ class PadEinsum(Rewrite):
                     loop_names = {loop.loop_var.name for _, loop in loops_above(site, bpath)}
                 used = loop_names & (var_names(iv.dom.min) | var_names(extent))
                 if used:
-                    chk.stop(NonEinsumError, subject,
+                    chk.stop(LoopDependentDomainError, subject,
                              f"the domain of {iv.var.name} depends on loop {sorted(used)[0]!r}, so the padded "
                              "buffers, allocated outside it, could not be sized", realize)
             ext = _int(extent)
