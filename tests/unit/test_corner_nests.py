@@ -110,3 +110,37 @@ def test_compute_location_refuses_to_remake_loops_from_a_domain_that_names_one(s
         out = schedule(mod)  # C's domain names no loop: it moves under i
         verify(out)
         assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+WRITTEN_LATER = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
+         P: T.Buffer((4, 8), "int32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + P[vi, vk]
+        for j in range(8):
+            with T.block("Q"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + P[vi, vj]
+        for j in range(8):
+            with T.block("P"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
+"""
+
+
+@pytest.mark.parametrize("block", ["B", "Q"])
+def test_reindex_cache_read_refuses_a_reader_that_runs_before_the_writer(block):
+    # block P writes P later in each iteration of i, for the readers of the
+    # next: a copy of P filled before the loop misses those writes
+    mod = IRModule({"main": from_source(WRITTEN_LATER)})
+    index = 0 if block == "B" else 1
+    with pytest.raises(R.CacheStageOrderError, match=f"block '{block}': the block reads buffer P before the cache"):
+        R.reindex_cache_read(block, index, "shared", lambda a, b: (b, a))(mod)
+    with pytest.raises(R.CacheStageOrderError):
+        R.cache_read(block, index, "shared")(mod)

@@ -2458,6 +2458,10 @@ class _ReindexCacheBase(Rewrite):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)
+        if self.is_read:
+            # as cache_read: a reader that runs before the copy, or before
+            # the block writing the buffer, would read the cache unfilled
+            CacheRead._check_order(chk, site, scope, buf, loc, pos, select, writer)
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
