@@ -2420,6 +2420,8 @@ class _ReindexCacheBase(Rewrite):
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
             _check_copy_in_bounds(chk, describe(self.block), buf, old, dom, realize)
+            if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
+                writer = None  # the block reads what the buffer holds on entry, as in cache_read
             if writer is not None:
                 wname = scope.children[writer][1].block.name_hint
                 loc, pos = _LocDetector(scope, wname, consumers, site.index).run()
