@@ -77,7 +77,7 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
-from .index import binds_let, derive_insert_index, leaf_binds_lets
+from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
 from .redirect import accesses_of, redirect_accesses
 from .refs import BlockRef, as_block_ref
@@ -2302,12 +2302,21 @@ class CacheInplace(Rewrite):
         crel = plan.container[len(plan.scope.path):]
         holder = scope_block if not crel else _get(scope_block, crel)
         body = holder.body
-        items = list(body.seq) if isinstance(body, SeqStmt) else [body]
-        items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
+        in_seq = isinstance(body, SeqStmt)
+        items = list(body.seq) if in_seq else [body]
+        item = items[plan.pos]
+        items[plan.pos:plan.pos + 1] = [stage_in, item, stage_out]
         holder = with_fields(holder, body=SeqStmt(items))
         scope_block = holder if not crel else replace_at(scope_block, crel, holder)
         scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
-        mod = commit(site, plan.scope.path, scope_block)
+        # the item holding the block gave way to the two stages around its
+        # rebuilt self: only those are walked to derive the index
+        at = plan.container + (("body", None),) + ((("seq", plan.pos),) if in_seq else ())
+        old_item = get_at(site.func, at)
+        mod = commit(site, plan.scope.path, scope_block,
+                     derive=lambda new_func: derive_scope_index(site.index, site.func, new_func, plan.scope.path,
+                                                                [cache], at, in_seq, old_item,
+                                                                [stage_in, item, stage_out]))
         return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
 
     def python_args(self):
