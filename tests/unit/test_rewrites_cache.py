@@ -1651,11 +1651,26 @@ def test_cache_read_and_cache_write_state_the_index_they_leave(monkeypatch, sour
     assert_equivalent(mod["main"], out["main"])
 
 
-@pytest.mark.parametrize("source", [IN_PLACE, IN_PLACE_ONCE, SHIFT_IN_PLACE])
-def test_cache_inplace_states_the_index_it_leaves(monkeypatch, source):
+# the block beside another in its innermost loop: the copies go into the sequence
+IN_PLACE_BESIDE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+"""
+
+
+@pytest.mark.parametrize("source, block", [(IN_PLACE, "B"), (IN_PLACE_BESIDE, "B"),
+                                           (IN_PLACE_ONCE.replace("LOOP", "2"), "scale")])
+def test_cache_inplace_states_the_index_it_leaves(monkeypatch, source, block):
     used = _stated(monkeypatch, "derive_scope_index")
     mod = mod_of(source)
-    out = R.cache_inplace("B", 0, "local")(mod)
+    out = R.cache_inplace(block, 0, "local")(mod)
     assert used == [True]
     _index_is_built_one(out)
     assert_equivalent(mod["main"], out["main"])
