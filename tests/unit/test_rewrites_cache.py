@@ -1597,3 +1597,109 @@ def f(a: T.handle, b: T.handle):
     out = R.cache_read("B_o", 0, "global")(tensorized)
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+# ------------------------------------------------------------------ the index each caching primitive states
+
+def _stated(monkeypatch, name: str) -> list:
+    """Record whether each call of ``cache.<name>`` stated an index."""
+    from tirfun.rewrites import cache
+
+    used = []
+    original = getattr(cache, name)
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(cache, name, spy)
+    return used
+
+
+def _index_is_built_one(mod: IRModule) -> None:
+    from tirfun.rewrites.index import build_index, index_of
+
+    assert index_of(mod["main"]) == build_index(mod["main"])
+
+
+@pytest.mark.parametrize("source, step, stated", [
+    (TWO_STAGES, R.cache_read("C", 0, "local"), True),
+    (TWO_STAGES, R.cache_write("B", 0, "shared"), True),
+    (TWO_STAGES, R.cache_read("C", 0, "local", consumer_blocks=["C"]), True),
+    (SHARED_LOOP, R.cache_read("C", 0, "local"), True),
+    (SHARED_LOOP, R.cache_write("B", 0, "local"), True),
+    # the scope held the loop alone: the stage makes a sequence of the two
+    (NESTED, R.cache_read("B", 0, "local"), None),
+    # the indices rebased by the copied region's start: the walk
+    (PARTIAL, R.cache_write("B", 0, "local"), None),
+    (UNDER_SCOPE, R.cache_read("A", 0, "local"), None),
+    # a fill stage goes in too: the walk
+    (MASKED, R.cache_write("B", 0, "local"), None),
+])
+def test_cache_read_and_cache_write_state_the_index_they_leave(monkeypatch, source, step, stated):
+    used = _stated(monkeypatch, "derive_insert_index")
+    mod = mod_of(source)
+    out = step(mod)
+    assert used == ([True] if stated else [])
+    _index_is_built_one(out)
+    # a rewrite that follows reads the stated index
+    from tirfun.rewrites.index import index_of
+
+    after = R.split(next(iter(index_of(out["main"]).loops)), [None, 2])(out)
+    _index_is_built_one(after)
+    assert_equivalent(mod["main"], out["main"])
+
+
+# the block beside another in its innermost loop: the copies go into the sequence
+IN_PLACE_BESIDE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+"""
+
+
+@pytest.mark.parametrize("source, block", [(IN_PLACE, "B"), (IN_PLACE_BESIDE, "B"),
+                                           (IN_PLACE_ONCE.replace("LOOP", "2"), "scale")])
+def test_cache_inplace_states_the_index_it_leaves(monkeypatch, source, block):
+    used = _stated(monkeypatch, "derive_scope_index")
+    mod = mod_of(source)
+    out = R.cache_inplace(block, 0, "local")(mod)
+    assert used == [True]
+    _index_is_built_one(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_the_caching_primitives_state_the_index_a_walk_finds_on_random_programs():
+    # the stated index against the one built afresh, for every block and
+    # buffer of many drawn programs (and after a second caching step)
+    from tirfun.testing.stage_programs import random_stage_program
+
+    applied = 0
+    for seed in range(25):
+        mod = IRModule({"main": random_stage_program(seed)})
+        blocks = [s for _, s in walk_stmts(mod["main"]) if isinstance(s, Block) and s.name_hint != "root"]
+        for block in blocks:
+            steps = [R.cache_read(block.name_hint, k, "local") for k in range(len(block.reads))]
+            steps += [R.cache_write(block.name_hint, k, "shared") for k in range(len(block.writes))]
+            steps += [R.cache_inplace(block.name_hint, k, "local") for k in range(len(block.reads))]
+            for step in steps:
+                try:
+                    out = step.run(mod)
+                except ScheduleError:
+                    continue
+                applied += 1
+                _index_is_built_one(out.mod)
+                stage = out.result[0] if isinstance(out.result, tuple) else out.result
+                try:
+                    again = R.cache_read(stage, 0, "shared")(out.mod)
+                except ScheduleError:
+                    continue
+                _index_is_built_one(again)
+    assert applied > 50

@@ -77,7 +77,7 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
-from .index import binds_let, derive_insert_index, leaf_binds_lets
+from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
 from .redirect import accesses_of, redirect_accesses
 from .refs import BlockRef, as_block_ref
@@ -1102,12 +1102,14 @@ class _Rewriter:
     allocates the cache. Statements left alone are the same objects."""
 
     def __init__(self, scope: _Scope, old: Buffer, new: Buffer, offsets, loc: Path, pos: int, stage: Stmt,
-                 alloc: Buffer, select, stores: bool, fill: tuple | None = None):
+                 alloc: Buffer, select, stores: bool, fill: tuple | None = None, realizes: list | None = None):
         self.scope, self.old, self.new, self.offsets = scope, old, new, offsets
         self.loc, self.pos, self.stage, self.alloc = loc, pos, stage, alloc
         self.select = select  # block -> "skip" | "redirect" | "keep"
         self.stores = stores
         self.fill = fill  # (position, stage): a second stage at loc, before the first
+        # when a list: receives (old, new) of each BlockRealize rebuilt, for the index
+        self.realizes = realizes
 
     def place(self, body: Stmt) -> Stmt:
         """``body`` (of ``loc``) with the stage inserted, and the fill stage
@@ -1198,6 +1200,8 @@ class _Rewriter:
         out = with_fields(node, **changes) if changes else node
         if path == self.loc and isinstance(out, For):
             out = with_fields(out, body=self.place(out.body))
+        elif self.realizes is not None and out is not node and type(node) is BlockRealize:
+            self.realizes.append((node, out))
         return out
 
     def seq(self, node: SeqStmt, path: Path, redirect: bool, on_loc: bool) -> SeqStmt:
@@ -1388,6 +1392,50 @@ def _check_init_runs(chk, site, realize_path: Path, realize: BlockRealize, loc: 
     if skipped is not None:
         chk.stop(CacheWriteReadBeforeWriteError, subject,
                  f"the block reads {buf.name} before writing it where the {what} lives: {skipped}", realize)
+
+
+def _stage_place(site, loc: Path) -> Path:
+    """The path of the body a stage at ``loc`` goes into: below the
+    declarations at its top, as :func:`_insert` places it."""
+    node, path = site.at(loc).body, loc + (("body", None),)
+    while isinstance(node, _DECLS):
+        node, path = node.body, path + (("body", None),)
+    return path
+
+
+def _keeps_names(offsets) -> bool:
+    """Whether redirecting to a cache indexed with ``offsets`` (see
+    :func:`_rebase`) leaves every index as it was: only the buffers loads,
+    stores and regions name change, never a name the function binds (a
+    Let in an index is kept as it was, not simplified away)."""
+    return offsets is None or all(isinstance(off, IntImm) and off.value == 0 for off in offsets)
+
+
+def _one_stage_index(plan: _Plan, cache: Buffer, stage: Stmt, offsets, realizes: list):
+    """How :func:`~tirfun.rewrites.base.commit` derives the index after
+    cache_read or cache_write: ``stage`` inserted into a sequence at the
+    plan's place, ``cache`` allocated in the scope, and the BlockRealizes
+    ``realizes`` (``(old, new)``) rebuilt in place, binding the same names
+    (:func:`_keeps_names`) at the same paths below them
+    (:func:`~tirfun.rewrites.index.derive_insert_index`). None (the
+    re-indexing of the scope) where the stage's place was not a sequence,
+    a fill stage went in too, the cache takes a pointer of its own, the
+    indices were rebased, or statements outside blocks name buffers."""
+    site = plan.site
+
+    def state(new_func):
+        index = site.index
+        if plan.fill is not None or plan.pointer or index.loose or not _keeps_names(offsets):
+            return None
+        seq_path = _stage_place(site, plan.loc)
+        old_body, new_body = get_at(site.func, seq_path), get_at(new_func, seq_path)
+        if type(old_body) is not SeqStmt or type(new_body) is not SeqStmt \
+                or len(new_body.seq) != len(old_body.seq) + 1 or new_body.seq[plan.pos] is not stage:
+            return None
+        return derive_insert_index(index, site.func, new_func, seq_path, plan.pos, stage, allocs=[cache],
+                                   rebuilt=realizes)
+
+    return state
 
 
 # ------------------------------------------------------------------ the records
@@ -1583,9 +1631,11 @@ class CacheRead(Rewrite):
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=True, full=plan.full, name=stage_name,
                                taken=_Both(taken, {cache.name, stage_name}))
         offsets = None if plan.full else [r.min for r in plan.region]
+        realizes: list = []
         new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
-                              plan.select, stores=False).run()
-        mod = commit(plan.site, plan.scope.path, new_scope)
+                              plan.select, stores=False, realizes=realizes).run()
+        mod = commit(plan.site, plan.scope.path, new_scope,
+                     derive=_one_stage_index(plan, cache, stage, offsets, realizes))
         return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
 
     def python_args(self):
@@ -1753,9 +1803,11 @@ class CacheWrite(Rewrite):
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
                                taken=_Both(taken, {cache.name, stage_name} | bound))
         offsets = None if plan.full else [r.min for r in plan.region]
+        realizes: list = []
         new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,
-                              plan.select, stores=True, fill=fill).run()
-        mod = commit(plan.site, plan.scope.path, new_scope)
+                              plan.select, stores=True, fill=fill, realizes=realizes).run()
+        mod = commit(plan.site, plan.scope.path, new_scope,
+                     derive=_one_stage_index(plan, cache, stage, offsets, realizes))
         return Outcome(mod, BlockRef(stage_name, plan.site.func_name))
 
     def python_args(self):
@@ -2250,12 +2302,21 @@ class CacheInplace(Rewrite):
         crel = plan.container[len(plan.scope.path):]
         holder = scope_block if not crel else _get(scope_block, crel)
         body = holder.body
-        items = list(body.seq) if isinstance(body, SeqStmt) else [body]
-        items[plan.pos:plan.pos + 1] = [stage_in, items[plan.pos], stage_out]
+        in_seq = isinstance(body, SeqStmt)
+        items = list(body.seq) if in_seq else [body]
+        item = items[plan.pos]
+        items[plan.pos:plan.pos + 1] = [stage_in, item, stage_out]
         holder = with_fields(holder, body=SeqStmt(items))
         scope_block = holder if not crel else replace_at(scope_block, crel, holder)
         scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [cache])
-        mod = commit(site, plan.scope.path, scope_block)
+        # the item holding the block gave way to the two stages around its
+        # rebuilt self: only those are walked to derive the index
+        at = plan.container + (("body", None),) + ((("seq", plan.pos),) if in_seq else ())
+        old_item = get_at(site.func, at)
+        mod = commit(site, plan.scope.path, scope_block,
+                     derive=lambda new_func: derive_scope_index(site.index, site.func, new_func, plan.scope.path,
+                                                                [cache], at, in_seq, old_item,
+                                                                [stage_in, item, stage_out]))
         return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
 
     def python_args(self):
