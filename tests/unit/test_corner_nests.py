@@ -144,3 +144,30 @@ def test_reindex_cache_read_refuses_a_reader_that_runs_before_the_writer(block):
         R.reindex_cache_read(block, index, "shared", lambda a, b: (b, a))(mod)
     with pytest.raises(R.CacheStageOrderError):
         R.cache_read(block, index, "shared")(mod)
+
+
+MIXED_LOOPS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8))
+    for i, j in T.grid(T.int64(8), T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1.0)
+"""
+
+
+@pytest.mark.parametrize("schedule", [R.compute_at("B", "i_1"), R.compute_at("B", "j_1"),
+                                      R.reverse_compute_at("C", "i"), R.reverse_compute_at("C", "j")], ids=str)
+def test_compute_location_binds_a_block_of_the_other_width_through_a_cast(schedule):
+    # the producer's variables are int64, the consumer's loops int32: the
+    # moved block was bound to the other block's loops without a cast
+    mod = IRModule({"main": from_source(MIXED_LOOPS)})
+    out = schedule(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)
+    assert "T.Cast(" in out["main"].script()

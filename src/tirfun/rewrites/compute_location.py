@@ -53,7 +53,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsupportedRegionError,
 )
-from .exprs import var_names
+from .exprs import cast as _cast, var_names
 from .index import derive_inline_index
 from .inline import whole_writer_covers
 from .names import fresh_names
@@ -1053,7 +1053,7 @@ class _ComputeAtBase(Rewrite):
         # loops of one iteration from the predicate
         ones = {v: IntImm(v.dtype, 0) for v, (_, e) in zip(loop_vars, made) if int_value(e) == 1}
         iter_values = []
-        for (kind, k, lo), conds in zip(values, extents):
+        for iv, (kind, k, lo), conds in zip(block.iter_vars, values, extents):
             lo = simplify_index(lo, ranges)
             if kind == "const" or int_value(lo) == 0:
                 value = lo if kind == "const" else loop_vars[k]
@@ -1061,6 +1061,10 @@ class _ComputeAtBase(Rewrite):
                 value = Add(lo, loop_vars[k])  # the start plus the loop, as TVM writes it
             else:
                 value = simplify_index(lo + loop_vars[k])
+            if value.dtype != iv.var.dtype:
+                # the other block indexes the buffer in another width (its
+                # loops int32, this block's variables int64, or the reverse)
+                value = _cast(value, iv.var.dtype)
             iter_values.append(value)
             for side, b in conds:
                 c = _bound_condition(fold_units(value, ones), side, b)
