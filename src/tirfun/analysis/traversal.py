@@ -85,6 +85,62 @@ def iter_children(node: Node) -> Iterator[Node]:
                     yield v
 
 
+@functools.cache
+def child_pusher(cls: type):
+    """A function ``(node, push)`` that calls ``push`` on each child node
+    of a ``cls``, in the order :func:`iter_children` yields them, written
+    out once per class (as :func:`_child_mapper` is): for a walk with an
+    explicit stack, where asking each field's value what it is costs a
+    generator step per field. A field of a type not known here goes
+    through :func:`iter_children`'s own reading of a value."""
+    lines = ["def pusher(node, push):"]
+    env = {"_Node": Node, "_PVEC": _PVEC, "_PMAPT": type(pmap()), "_value_children": _value_children}
+    for attribute in attrs.fields(cls):
+        name, kind = attribute.name, _field_type(attribute)
+        if kind in _PLAIN_FIELD_TYPES:
+            continue
+        lines.append(f"    v = node.{name}")
+        if kind in _NODE_FIELD_TYPES:  # validated as a node (or None) when the node was made
+            lines += ["    if v is not None:", "        push(v)"]
+        else:
+            lines += ["    if type(v) is _PVEC:",
+                      "        for x in v:",
+                      "            if isinstance(x, _Node):",
+                      "                push(x)",
+                      "    elif type(v) is _PMAPT:",
+                      "        if v:  # annotations: nearly always empty",
+                      "            for x in _value_children(v):",
+                      "                push(x)",
+                      "    elif v is not None:",
+                      "        for x in _value_children(v):",
+                      "            push(x)"]
+    if len(lines) == 1:
+        lines.append("    return")
+    exec("\n".join(lines), env)  # the source is built above from field names only
+    return env["pusher"]
+
+
+def _value_children(value) -> Iterator[Node]:
+    """The child nodes inside one field value, as :func:`iter_children`
+    reads a value."""
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _kind(type(value))
+    if kind == _NODE:
+        yield value
+    elif kind == _VECTOR:
+        for item in value:
+            if isinstance(item, Node):
+                yield item
+    elif kind == _MAP:
+        for k in sorted(value, key=_map_key_order):
+            if isinstance(k, Node):
+                yield k
+            v = value[k]
+            if isinstance(v, Node):
+                yield v
+
+
 def _map_key_order(key):
     return key.name if hasattr(key, "name") else str(key)
 
