@@ -441,7 +441,11 @@ def _renamed(impl: PrimFunc, names: dict, blocks: dict, variables: tuple) -> Pri
     ``impl`` of type Var exactly (``_Prepared.variables``), are renamed
     through a table, so the walk rebuilds arithmetic without a call per
     node (:func:`~tirfun.analysis.traversal.transform_plain`); ``post``
-    renames the others (of a subclass of Var) as it meets them."""
+    renames the others (of a subclass of Var) as it meets them. A name
+    kept as it is (most of a loop nest's, in a function that does not use
+    them) leaves its node as it is: the renamed one would equal it."""
+    names = {old: new for old, new in names.items() if new != old}
+    blocks = {old: new for old, new in blocks.items() if new != old}
     mapping = {v: Var(names[v.name], v.dtype, v.type_annotation) for v in variables if v.name in names}
 
     def post(n):
