@@ -17,6 +17,7 @@ import weakref
 import attrs
 
 from ..analysis.arith import bound_region
+from ..analysis.arith.int_set import Interval
 from ..analysis.traversal import iter_children, transform, transform_plain, walk
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferRegion, IntImm, Let, MatchBufferRegion, PrimFunc, Range, Var,
@@ -487,7 +488,8 @@ def _check_windows(chk: Checks, subject: str, realize: BlockRealize, found, desc
     block: the implementation views it with ``T.match_buffer``, which a
     window reaching outside cannot be (a padded block guards such accesses
     with a condition; the implementation would not)."""
-    dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
+    # the domain's intervals once, for every window (see bound_region)
+    dom = {iv.var: Interval.from_range(iv.dom) for iv in realize.block.iter_vars}
     for p, extents in zip(desc.params, impl_extents):
         view = desc.buffer_map[p]
         cur = found.buffers[view]
