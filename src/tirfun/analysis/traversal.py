@@ -91,54 +91,35 @@ def child_pusher(cls: type):
     of a ``cls``, in the order :func:`iter_children` yields them, written
     out once per class (as :func:`_child_mapper` is): for a walk with an
     explicit stack, where asking each field's value what it is costs a
-    generator step per field. A field of a type not known here goes
-    through :func:`iter_children`'s own reading of a value."""
-    lines = ["def pusher(node, push):"]
-    env = {"_Node": Node, "_PVEC": _PVEC, "_PMAPT": type(pmap()), "_value_children": _value_children}
+    generator step per field. A node whose mappings are not empty (a
+    loop's annotations), or that has a field of a type not known here,
+    goes through :func:`iter_children` itself."""
+    general = []  # conditions under which the node takes iter_children
+    fast = []
     for attribute in attrs.fields(cls):
         name, kind = attribute.name, _field_type(attribute)
         if kind in _PLAIN_FIELD_TYPES:
             continue
-        lines.append(f"    v = node.{name}")
         if kind in _NODE_FIELD_TYPES:  # validated as a node (or None) when the node was made
-            lines += ["    if v is not None:", "        push(v)"]
+            fast += [f"    v = node.{name}", "    if v is not None:", "        push(v)"]
+        elif kind == "PVector":
+            general.append(f"type(node.{name}) is not _PVEC")
+            fast += [f"    for x in node.{name}:", "        if isinstance(x, _Node):", "            push(x)"]
+        elif kind == "PMap":  # annotations: nearly always empty, and then hold no child
+            general.append(f"node.{name}")
         else:
-            lines += ["    if type(v) is _PVEC:",
-                      "        for x in v:",
-                      "            if isinstance(x, _Node):",
-                      "                push(x)",
-                      "    elif type(v) is _PMAPT:",
-                      "        if v:  # annotations: nearly always empty",
-                      "            for x in _value_children(v):",
-                      "                push(x)",
-                      "    elif v is not None:",
-                      "        for x in _value_children(v):",
-                      "            push(x)"]
-    if len(lines) == 1:
-        lines.append("    return")
+            general, fast = ["True"], []
+            break
+    lines = ["def pusher(node, push):"]
+    if general:
+        lines += [f"    if {' or '.join(general)}:",
+                  "        for x in _iter_children(node):",
+                  "            push(x)",
+                  "        return"]
+    lines += fast or ["    return"]
+    env = {"_Node": Node, "_PVEC": _PVEC, "_iter_children": iter_children}
     exec("\n".join(lines), env)  # the source is built above from field names only
     return env["pusher"]
-
-
-def _value_children(value) -> Iterator[Node]:
-    """The child nodes inside one field value, as :func:`iter_children`
-    reads a value."""
-    kind = _KINDS.get(type(value))
-    if kind is None:
-        kind = _kind(type(value))
-    if kind == _NODE:
-        yield value
-    elif kind == _VECTOR:
-        for item in value:
-            if isinstance(item, Node):
-                yield item
-    elif kind == _MAP:
-        for k in sorted(value, key=_map_key_order):
-            if isinstance(k, Node):
-                yield k
-            v = value[k]
-            if isinstance(v, Node):
-                yield v
 
 
 def _map_key_order(key):
