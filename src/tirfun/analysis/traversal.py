@@ -85,6 +85,43 @@ def iter_children(node: Node) -> Iterator[Node]:
                     yield v
 
 
+@functools.cache
+def child_pusher(cls: type):
+    """A function ``(node, push)`` that calls ``push`` on each child node
+    of a ``cls``, in the order :func:`iter_children` yields them, written
+    out once per class (as :func:`_child_mapper` is): for a walk with an
+    explicit stack, where asking each field's value what it is costs a
+    generator step per field. A node whose mappings are not empty (a
+    loop's annotations), or that has a field of a type not known here,
+    goes through :func:`iter_children` itself."""
+    general = []  # conditions under which the node takes iter_children
+    fast = []
+    for attribute in attrs.fields(cls):
+        name, kind = attribute.name, _field_type(attribute)
+        if kind in _PLAIN_FIELD_TYPES:
+            continue
+        if kind in _NODE_FIELD_TYPES:  # validated as a node (or None) when the node was made
+            fast += [f"    v = node.{name}", "    if v is not None:", "        push(v)"]
+        elif kind == "PVector":
+            general.append(f"type(node.{name}) is not _PVEC")
+            fast += [f"    for x in node.{name}:", "        if isinstance(x, _Node):", "            push(x)"]
+        elif kind == "PMap":  # annotations: nearly always empty, and then hold no child
+            general.append(f"node.{name}")
+        else:
+            general, fast = ["True"], []
+            break
+    lines = ["def pusher(node, push):"]
+    if general:
+        lines += [f"    if {' or '.join(general)}:",
+                  "        for x in _iter_children(node):",
+                  "            push(x)",
+                  "        return"]
+    lines += fast or ["    return"]
+    env = {"_Node": Node, "_PVEC": _PVEC, "_iter_children": iter_children}
+    exec("\n".join(lines), env)  # the source is built above from field names only
+    return env["pusher"]
+
+
 def _map_key_order(key):
     return key.name if hasattr(key, "name") else str(key)
 

@@ -31,7 +31,7 @@ from .errors import (
     NotOnlyChildError, OuterBindingMismatchError, OuterReductionInitError, SubspaceNotDivisibleError,
 )
 from .exprs import cast as _cast, substitute, var_names
-from .index_maps import tidy_accesses as _tidy
+from .index_maps import access_tidier
 from .name_pool import NamePool
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -500,10 +500,13 @@ class Blockize(Rewrite):
             outer_values.append(_cast(d.outer, dt))
         inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
                                                       self.preserve_unit_iters, fresh)
-        body = _tidy(block.body, subst)
-        init = None if block.init is None else _tidy(block.init, subst)
-        reads = [_tidy(r, subst) for r in block.reads]
-        writes = [_tidy(w, subst) for w in block.writes]
+        # one tidier for the block's parts: an index a store, its loads and
+        # the declared regions share is simplified once
+        tidy = access_tidier(subst)
+        body = tidy(block.body)
+        init = None if block.init is None else tidy(block.init)
+        reads = [tidy(r) for r in block.reads]
+        writes = [tidy(w) for w in block.writes]
         matches = [substitute(m, subst) for m in block.match_buffers]
         outer_reduce = any(iv.iter_type is IterVarType.CommReduce for iv in outer_ivs)
         # the inner block accumulates onto what earlier outer iterations left:
@@ -522,7 +525,8 @@ class Blockize(Rewrite):
         outer_name = fresh_block(block.name_hint + "_o")
         outer_init = None if init is None else self._outer_init(init, inner_ivs, inner_values, writes, plan,
                                                                fresh_block(block.name_hint + "_init"), fresh)
-        outer = Block(outer_ivs, _relaxed(reads, dom), _relaxed(writes, dom), outer_name, nest, outer_init)
+        relaxed = _relaxed(reads + writes, dom)
+        outer = Block(outer_ivs, relaxed[:len(reads)], relaxed[len(reads):], outer_name, nest, outer_init)
         return BlockRealize(outer_values, plan.outer_predicate, outer)
 
     @staticmethod
@@ -724,10 +728,11 @@ def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
                                                       preserve, fresh)
         # no variable reduces over the loops above (checked), so the init
         # stays with the inner block: it runs once per outer iteration
-        init = None if block.init is None else _tidy(block.init, subst)
-        inner_reads = [_tidy(r, subst) for r in block.reads]
-        inner_writes = [_tidy(w, subst) for w in block.writes]
-        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=_tidy(block.body, subst),
+        tidy = access_tidier(subst)  # one for the block's parts, as in Blockize.outer_realize
+        init = None if block.init is None else tidy(block.init)
+        inner_reads = [tidy(r) for r in block.reads]
+        inner_writes = [tidy(w) for w in block.writes]
+        inner = with_fields(block, iter_vars=inner_ivs, init=init, body=tidy(block.body),
                             reads=inner_reads, writes=inner_writes,
                             match_buffers=[substitute(m, subst) for m in block.match_buffers])
         nest = BlockRealize(inner_values, part.inner_predicate, inner)
@@ -736,8 +741,9 @@ def _build_blocks(plan: _BlocksPlan, preserve: bool) -> Outcome:
         nests.append(nest)
         dom = {iv.var: iv.dom for iv in inner_ivs}
         dom.update({lp.loop_var: Range(lp.min, lp.extent) for lp in part.chain})
-        reads += _relaxed(inner_reads, dom)
-        writes += _relaxed(inner_writes, dom)
+        relaxed = _relaxed(inner_reads + inner_writes, dom)
+        reads += relaxed[:len(inner_reads)]
+        writes += relaxed[len(inner_reads):]
     name = fresh_block("outer_" + "".join(p.realize.block.name_hint + "_" for p in plan.parts))
     outer = Block(outer_ivs, _union_regions(reads), _union_regions(writes), name, SeqStmt(nests))
     new = BlockRealize(outer_values, plan.outer_predicate, outer)

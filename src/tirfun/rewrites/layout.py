@@ -131,19 +131,36 @@ def _padded_domain(params, results, dims):
     return shape, (lambda new_vars: inverse_of(sums, params, new_vars), tuple(extents), tuple(shifts))
 
 
-def _naming(root, buffer: Buffer, items: dict, skip: frozenset = frozenset()):
-    """The nodes under ``root`` inside statements that name ``buffer`` (or
-    its pointer): a sequence's items from ``items`` where known, other
-    statements asked their kept names; expressions walked whole, but for
-    nodes of the types in ``skip``, neither given nor entered."""
+def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
+    """Walk the nodes under ``root`` inside statements that name ``buffer``
+    (or its pointer): a sequence's items from ``items`` where known, other
+    statements asked their kept names; expressions walked whole. Each node
+    that may break a rule (an access, a variable that may be the pointer)
+    goes to ``check``; the constant ranges of the loop and block variables
+    bound on the way are returned (see :func:`_var_ranges`).
+
+    Constants hold nothing to check, nor do variables when the buffer has
+    no pointer to take, and ``a + b`` (and the like) only its operands:
+    those are passed over without a call, as they are most of the nodes."""
     from ..analysis.mentions import names_in
-    from ..analysis.traversal import iter_children
+    from ..analysis.traversal import OPERAND_NODES, child_pusher
     from ..nodes import SeqStmt, Stmt
 
-    names = {buffer.name} | ({buffer.data.name} if buffer.data is not None else set())
+    data = buffer.data
+    names = {buffer.name} | ({data.name} if data is not None else set())
+    skip = _CONSTANTS if data is not None else _CONSTANTS | {Var}
+    ranges: dict = {}
     stack = [root]
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
+        n = pop()
+        kind = type(n)
+        if kind in skip:
+            continue
+        if kind in OPERAND_NODES:
+            push(n.a)
+            push(n.b)
+            continue
         if isinstance(n, SeqStmt):
             chosen = items.get(id(n))
             if chosen is None:
@@ -152,11 +169,13 @@ def _naming(root, buffer: Buffer, items: dict, skip: frozenset = frozenset()):
             continue
         if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
             continue
-        if type(n) in skip:
-            continue
-        yield n
+        if isinstance(n, (Var, BufferLoad, BufferStore)):
+            check(n)
+        elif isinstance(n, (For, Block)):
+            _var_ranges(n, ranges)
         if not isinstance(n, Buffer):
-            stack.extend(iter_children(n))
+            child_pusher(kind)(n, push)
+    return ranges
 
 
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
@@ -167,10 +186,12 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
     simplified knowing the constant ``ranges`` of the loop and block
     variables (by name), as TVM simplifies them in their context."""
     mapping = {p: _cast(i, p.dtype) for p, i in zip(params, indices)}
+    # most uses sit under no loop of one value: nothing to look for then
+    units_bound = bool(ranges) and any(lo == hi for lo, hi in ranges.values())
     out = []
     for e in results:
         e = substitute_expr(e, mapping)
-        if ranges and not isinstance(e, Var):
+        if units_bound and not isinstance(e, Var):
             # a variable of one value in a compound index is that value
             # (TVM's iterator simplification drops it; a lone one it keeps)
             units = {v: IntImm(v.dtype, ranges[v.name][0]) for v in _vars_in(e)
@@ -189,7 +210,7 @@ def _var_ranges(node, out: dict) -> None:
     """Add to ``out`` the constant inclusive ranges of the loop or block
     iteration variables that ``node`` binds, by name (names are unique in a
     function, so a variable's range holds wherever it is used). Asked of
-    the nodes of :func:`_naming` only: those statements hold the accesses
+    the nodes of :func:`_uses_checked` only: those statements hold the accesses
     of the buffer, so the cost follows the uses, not the function."""
     doms = [(node.loop_var, node.min, node.extent)] if isinstance(node, For) else \
         [(iv.var, iv.dom.min, iv.dom.extent) for iv in node.iter_vars] if isinstance(node, Block) else []
@@ -477,11 +498,10 @@ class TransformLayout(Rewrite):
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
                      "the new layout would have to restate")
-        # constants hold nothing to check, nor do variables when the buffer
-        # has no pointer to take
-        skip = _CONSTANTS if buffer.data is not None else _CONSTANTS | {Var}
-        for node in _naming(root, buffer, items, skip):
-            if isinstance(node, Var) and buffer.data is not None and node == buffer.data:
+        data = buffer.data
+
+        def check(node):
+            if isinstance(node, Var) and data is not None and node == data:
                 chk.stop(UnsupportedLayoutError, subject,
                          f"the pointer of buffer {buffer.name} is taken ({buffer.name}.data), and pointer "
                          "arithmetic follows the old layout")
@@ -490,8 +510,8 @@ class TransformLayout(Rewrite):
                 chk.stop(UnsupportedLayoutError, subject,
                          f"buffer {buffer.name} is accessed as a vector, {node.script()}, which the map "
                          "does not take element by element")
-            _var_ranges(node, ranges)
-        return ranges
+
+        return _uses_checked(root, buffer, items, check)
 
     def _new_buffer(self, chk: Checks, buffer: Buffer, params, results) -> Buffer:
         """The buffer in the new layout: the shape the map's image spans over

@@ -17,7 +17,8 @@ import weakref
 import attrs
 
 from ..analysis.arith import bound_region
-from ..analysis.traversal import iter_children, transform, walk
+from ..analysis.arith.int_set import Interval
+from ..analysis.traversal import iter_children, transform, transform_plain, walk
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferRegion, IntImm, Let, MatchBufferRegion, PrimFunc, Range, Var,
 )
@@ -29,7 +30,7 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
-from .index import var_names_in_buffer as var_names_of_buffer
+from .index import binds_let, leaf_binds_lets, var_names_in_buffer as var_names_of_buffer
 from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
@@ -223,7 +224,7 @@ class Tensorize(Rewrite):
         prep = plan.prep
         desc = prep.desc
         names, blocks = prep.fresh_names(NamePool(plan.names).fresh, NamePool(plan.blocks).fresh)
-        renamed = _renamed(prep.impl, names, blocks)
+        renamed = _renamed(prep.impl, names, blocks, prep.variables)
         new_root = renamed.body.block
         matches = []
         for dp, ip, extents in zip(desc.params, renamed.params, _impl_extents(renamed)):
@@ -311,9 +312,20 @@ def _blockized(blockize: Blockize, bplan) -> _Blockized | None:
     return _Blockized(new, names, _NamesAfter(site.index.blocks, frozenset(), frozenset(added_blocks)))
 
 
-def _binds_a_let(node) -> bool:
-    """Whether a ``Let`` expression lies in ``node`` (buffers, which hold
-    none, are not entered)."""
+def _binds_a_let(realize: BlockRealize) -> bool:
+    """Whether a ``Let`` expression lies in ``realize`` (buffers, which
+    hold none, are not entered). The function's index tells for the
+    block's own fields and the stores of its body (see
+    :func:`~tirfun.rewrites.index.leaf_binds_lets`), and the bindings
+    and predicate are asked directly; a walk answers where the index
+    cannot (a body of other statements)."""
+    if not binds_let(realize) and not leaf_binds_lets(realize.block):
+        return False
+    return _walk_finds_let(realize)
+
+
+def _walk_finds_let(node) -> bool:
+    """:func:`_binds_a_let` by a walk of every node."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -359,6 +371,7 @@ class _Prepared:
     buffer_names: tuple  # the implementation's buffer names, first occurrence first
     var_names: tuple  # (name, owning buffer name or None) of its other variables, likewise
     block_names: tuple  # the names of its blocks but the root, likewise
+    variables: tuple  # its distinct variables (of type Var exactly), for the renaming
 
     def fresh_names(self, fresh, fresh_block) -> tuple[dict, dict]:
         """The implementation's names made fresh in a function (``fresh``
@@ -390,8 +403,9 @@ def _prepare(intrin: TensorIntrin, dtype: str) -> _Prepared:
             others.append((n.name, next((b for b in owners if n.name.startswith(b + "_")), None)))
         elif isinstance(n, Block) and n is not impl_root:
             blocks.setdefault(n.name_hint)
+    variables = tuple({n: None for n in nodes if type(n) is Var})
     return _Prepared(desc, impl, tuple(tuple(e) for e in _impl_extents(impl)), tuple(buffers), tuple(others),
-                     tuple(blocks))
+                     tuple(blocks), variables)
 
 
 # id(intrin) -> (weak reference to the intrinsic, {index dtype: _Prepared}):
@@ -421,10 +435,20 @@ def prepared(intrin: TensorIntrin, dtype: str) -> _Prepared:
     return found
 
 
-def _renamed(impl: PrimFunc, names: dict, blocks: dict) -> PrimFunc:
+def _renamed(impl: PrimFunc, names: dict, blocks: dict, variables: tuple) -> PrimFunc:
     """``impl`` with its variables and buffers renamed by ``names`` (as
     :func:`~tirfun.analysis.traversal.rename` renames them) and its blocks
-    by ``blocks``, in one pass."""
+    by ``blocks``, in one pass. ``variables``, the distinct variables of
+    ``impl`` of type Var exactly (``_Prepared.variables``), are renamed
+    through a table, so the walk rebuilds arithmetic without a call per
+    node (:func:`~tirfun.analysis.traversal.transform_plain`); ``post``
+    renames the others (of a subclass of Var) as it meets them. A name
+    kept as it is (most of a loop nest's, in a function that does not use
+    them) leaves its node as it is: the renamed one would equal it."""
+    names = {old: new for old, new in names.items() if new != old}
+    blocks = {old: new for old, new in blocks.items() if new != old}
+    mapping = {v: Var(names[v.name], v.dtype, v.type_annotation) for v in variables if v.name in names}
+
     def post(n):
         if isinstance(n, Var):
             return Var(names[n.name], n.dtype, n.type_annotation) if n.name in names else n
@@ -433,7 +457,7 @@ def _renamed(impl: PrimFunc, names: dict, blocks: dict) -> PrimFunc:
         if isinstance(n, Block) and n.name_hint in blocks:
             return with_fields(n, name_hint=blocks[n.name_hint])
         return n
-    return transform(impl, post)
+    return transform_plain(impl, post, None, mapping)
 
 
 def _impl_extents(impl: PrimFunc) -> list:
@@ -464,7 +488,8 @@ def _check_windows(chk: Checks, subject: str, realize: BlockRealize, found, desc
     block: the implementation views it with ``T.match_buffer``, which a
     window reaching outside cannot be (a padded block guards such accesses
     with a condition; the implementation would not)."""
-    dom = {iv.var: iv.dom for iv in realize.block.iter_vars}
+    # the domain's intervals once, for every window (see bound_region)
+    dom = {iv.var: Interval.from_range(iv.dom) for iv in realize.block.iter_vars}
     for p, extents in zip(desc.params, impl_extents):
         view = desc.buffer_map[p]
         cur = found.buffers[view]

@@ -84,6 +84,10 @@ class _Comparator:
     def __init__(self):
         self.vars: dict[Var, Var] = {}  # the block's variable -> the description's
         self._mapped: dict | None = None  # self.vars as a substitution (see _mapping)
+        # id of a block's index -> (the index, it under self._mapped): a
+        # window's start meets the same index in its region and in each
+        # access; emptied with self._mapped
+        self._substituted: dict[int, tuple] = {}
         self.buffers: dict[Buffer, Buffer] = {}  # the description's buffer -> the block's
         self.starts: dict[Buffer, tuple] = {}  # the block's buffer -> window start per dimension
         # the description's loop and iteration variables of constant range,
@@ -102,6 +106,7 @@ class _Comparator:
                            f"matched to {known.name} before", where)
         self.vars[lhs] = rhs
         self._mapped = None
+        self._substituted = {}
 
     def buffer(self, lhs: Buffer, rhs: Buffer, where) -> None:
         """``lhs`` is used where the description uses ``rhs``."""
@@ -128,7 +133,12 @@ class _Comparator:
     def _index_equal(self, lhs: PrimExpr, start: PrimExpr, rhs: PrimExpr) -> bool:
         """``lhs - start == rhs``, the block's variables read as the
         description's they were matched to."""
-        mapped = substitute_expr(lhs, self._mapping())
+        entry = self._substituted.get(id(lhs))
+        if entry is not None and entry[0] is lhs:
+            mapped = entry[1]
+        else:
+            mapped = substitute_expr(lhs, self._mapping())
+            self._substituted[id(lhs)] = (lhs, mapped)
         if _plainly_offset(mapped, start, rhs):
             return True
         offset = simplify_index(mapped - _cast(start, mapped.dtype), self.ranges)
@@ -282,7 +292,7 @@ class _Comparator:
                 raise Mismatch(f"loop {a.loop_var.name} is {a.kind} where the description's is {b.kind}", a)
             if a.thread_binding != b.thread_binding:
                 raise Mismatch(f"loop {a.loop_var.name} is bound to other threads than the description's", a)
-            if dict(a.annotations) != dict(b.annotations):
+            if (a.annotations or b.annotations) and dict(a.annotations) != dict(b.annotations):
                 raise Mismatch(f"loop {a.loop_var.name}'s annotations are not the description's", a)
             self.stmt(a.body, b.body)
         elif kind is SeqStmt:
