@@ -99,7 +99,7 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
     if not isinstance(pad, (IntImm, FloatImm)):
         return f"the pad value {pad.script()} is not a constant"
     env = {iv.var: _dom_env(iv) for iv in block.iter_vars if _dom_env(iv) is not None}
-    if simplify_expr(cond, env) == _TRUE or not _conjuncts(cond):
+    if not _surely_narrows(cond, env) and (simplify_expr(cond, env) == _TRUE or not _conjuncts(cond)):
         return "the in-bound condition is always true"
     bounds = []
     for iv in block.iter_vars:
@@ -117,6 +117,27 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
             return f"the in-bound range of {iv.var.name} is empty"
         bounds.append((lo, hi))
     return _Padding(store, value, pad, cond, tuple(bounds))
+
+
+def _surely_narrows(cond: PrimExpr, env: dict) -> bool:
+    """Whether ``cond`` is a conjunction of comparisons of a variable of
+    ``env`` (Var -> ``(lo, hi)``) with a literal, one of which leaves out
+    part of its variable's interval: ``cond`` is then false somewhere in the
+    intervals, so no simplification under them makes it ``True``, and it
+    holds a conjunct; the simplifier need not be asked (comparisons of a
+    variable and a literal are all it would meet)."""
+    narrows = False
+    for term in _conjuncts(cond):
+        if type(term) not in (LT, LE, GT, GE):
+            return False
+        var = term.a if type(term.a) is Var else term.b
+        interval = env.get(var) if type(var) is Var else None
+        found = None if interval is None else _bound(term, var)
+        if found is None:
+            return False
+        lo, hi = interval
+        narrows = narrows or (found[0] is not None and found[0] > lo) or (found[1] is not None and found[1] <= hi)
+    return narrows
 
 
 def _dom_env(iv: IterVar):
