@@ -420,3 +420,67 @@ def main({a_decl}, C: T.Buffer((7,), "float32")):
     raises(R.NonEinsumError, R.pad_einsum("C", [4, 4]), src,
            "pad_einsum: block 'C': the block is not an einsum: its body indexes A with an expression that is not "
            "a variable or a constant")
+
+
+def test_a_condition_that_surely_narrows_is_never_simplified_to_true():
+    # the shortcut that spares decompose_padding the simplifier: wherever
+    # it answers, the simplifier does not find the condition always true
+    import random
+
+    from tirfun.analysis.arith.simplify import simplify_expr
+    from tirfun.nodes import GE, GT, LE, LT, And, IntImm, Var
+    from tirfun.rewrites.padding import _TRUE, _surely_narrows
+
+    rng = random.Random(0)
+    vs = [Var("vi"), Var("vj")]
+    answered = 0
+    for _ in range(500):
+        env = {}
+        for v in vs:
+            lo = rng.randint(-2, 3)
+            env[v] = (lo, lo + rng.randint(0, 8))
+        cond = None
+        for _ in range(rng.randint(1, 4)):
+            v, c = rng.choice(vs), IntImm("int32", rng.randint(-3, 12))
+            op = rng.choice([LT, LE, GT, GE])
+            term = op(v, c) if rng.random() < 0.5 else op(c, v)
+            cond = term if cond is None else And(cond, term)
+        if _surely_narrows(cond, env):
+            answered += 1
+            assert simplify_expr(cond, env) != _TRUE
+    assert answered > 100
+
+
+def test_a_condition_always_true_in_integers_is_what_the_simplifier_makes_true():
+    # decompose_padding's in-bound predicate: where the shortcut finds it
+    # true over the ranges, the simplifier gives True as well; where it
+    # does not, it is not asked to agree (the simplifier decides)
+    import random
+
+    from tirfun.analysis.arith.simplify import simplify_expr
+    from tirfun.nodes import GE, GT, LE, LT, And, IntImm, Var
+    from tirfun.rewrites.padding import _TRUE, _always_true
+
+    rng = random.Random(1)
+    vs = [Var("i"), Var("j"), Var("k", "int64")]
+    answered = 0
+    for _ in range(600):
+        ranges = {}
+        for v in vs:
+            lo = rng.randint(-3, 3)
+            ranges[v] = (lo, lo + rng.randint(0, 9))
+        cond = None
+        for _ in range(rng.randint(1, 4)):
+            v = rng.choice(vs)
+            side = v
+            if rng.random() < 0.6:
+                c = IntImm(v.dtype, rng.randint(-2, 3))
+                side = v + c if rng.random() < 0.5 else v - c
+            c = IntImm(v.dtype, rng.randint(-4, 14))
+            op = rng.choice([LT, LE, GT, GE])
+            term = op(side, c) if rng.random() < 0.5 else op(c, side)
+            cond = term if cond is None else And(cond, term)
+        if _always_true(cond, ranges):
+            answered += 1
+            assert simplify_expr(cond, ranges) == _TRUE
+    assert answered > 50

@@ -230,3 +230,52 @@ def test_the_common_blocks_regions_of_constant_parts_are_those_inference_gives()
     n = Var("n")
     symbolic = [part(0, [BufferRegion(buffers[1], [Range(n, IntImm("int32", 1))])], [])]
     assert _constant_union(symbolic) is None
+
+
+def test_a_parts_regions_worked_out_from_a_plain_nest_are_those_inference_gives():
+    # every loop of random programs and schedules, cut at several places:
+    # where the shortcut answers, it answers what inference over the part
+    # (the loop over that range, as the rewrite builds it) gives
+    from tirfun.analysis.access import access_regions
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block, For, ForKind, IntImm
+    from tirfun.rewrites.exprs import var_names
+    from tirfun.rewrites.partition import _bound_names, _nest_regions, _plain_nest
+    from tirfun.testing.block_programs import random_block_program
+    from tirfun.testing.schedules import random_block_schedule
+
+    answered = 0
+    for seed in range(60):
+        mod = random_block_program(seed)
+        if seed % 2:
+            try:
+                mod = random_block_schedule(mod, seed, max_steps=3)(mod)
+            except Exception:
+                pass
+        for _, loop in walk_stmts(mod["main"].body):
+            if not isinstance(loop, For) or type(loop.min) is not IntImm or type(loop.extent) is not IntImm:
+                continue
+            names, _, declared = _bound_names(loop.body)
+            nest = _plain_nest(loop.body)
+            if nest is None or declared:
+                continue
+            renamed = set(names) | {loop.loop_var.name}
+
+            def kept(buffer):
+                return buffer.name not in renamed and not var_names(buffer) & renamed
+
+            lo, extent = loop.min.value, loop.extent.value
+            cuts = {(lo, extent), (lo, 1), (lo + extent - 1, 1), (lo + extent // 2, extent - extent // 2)}
+            for start, size in sorted(cuts):
+                if size < 1:
+                    continue
+                got = _nest_regions(nest, loop.loop_var, start, size, kept)
+                if got is None:
+                    continue
+                dtype = loop.loop_var.dtype
+                part = Block([], [], [], "part",
+                             For(loop.loop_var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL,
+                                                    loop.body))
+                assert got == tuple(access_regions(part))
+                answered += 1
+    assert answered > 100

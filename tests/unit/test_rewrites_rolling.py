@@ -366,3 +366,29 @@ def test_tvms_program_with_two_writers_parses_and_is_refused_for_its_writers():
         R.rolling_buffer("B_writer_0", 0)(mod)
     with pytest.raises(tirfun.errors.VerifyError, match="binding outside domain"):
         tirfun.build(mod)
+
+
+def test_what_the_walk_keeps_as_plainly_free_of_the_buffer_holds_no_use_of_it():
+    # an iteration variable or a region that the shortcut keeps holds no
+    # block and no load, store or region of the rolled buffer: the walk
+    # would have given it back unchanged
+    from tirfun.analysis.traversal import walk, walk_stmts
+    from tirfun.nodes import Block, BufferLoad, BufferRegion, BufferStore
+    from tirfun.rewrites.rolling import _plainly_free_of
+    from tirfun.testing.block_programs import random_block_program
+
+    kept = 0
+    for seed in range(40):
+        func = random_block_program(seed, ("sliding", "located", "stages")[seed % 3])["main"]
+        blocks = [s for _, s in walk_stmts(func.body) if isinstance(s, Block)]
+        buffers = {r.buffer for b in blocks for r in list(b.reads) + list(b.writes)}
+        for block in blocks:
+            for c in list(block.iter_vars) + list(block.reads) + list(block.writes):
+                for old in buffers:
+                    if not _plainly_free_of(c, old):
+                        continue
+                    kept += 1
+                    for n in walk(c):
+                        assert not isinstance(n, Block)
+                        assert not (isinstance(n, (BufferLoad, BufferStore, BufferRegion)) and n.buffer == old)
+    assert kept > 100

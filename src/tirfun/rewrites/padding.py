@@ -15,9 +15,10 @@ import attrs
 
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.terms import fits
 from ..nodes import (
-    GE, GT, LE, LT, And, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
-    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
+    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -99,7 +100,7 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
     if not isinstance(pad, (IntImm, FloatImm)):
         return f"the pad value {pad.script()} is not a constant"
     env = {iv.var: _dom_env(iv) for iv in block.iter_vars if _dom_env(iv) is not None}
-    if simplify_expr(cond, env) == _TRUE or not _conjuncts(cond):
+    if not _surely_narrows(cond, env) and (simplify_expr(cond, env) == _TRUE or not _conjuncts(cond)):
         return "the in-bound condition is always true"
     bounds = []
     for iv in block.iter_vars:
@@ -117,6 +118,79 @@ def _match(block: Block, realize: BlockRealize) -> _Padding | str:
             return f"the in-bound range of {iv.var.name} is empty"
         bounds.append((lo, hi))
     return _Padding(store, value, pad, cond, tuple(bounds))
+
+
+def _surely_narrows(cond: PrimExpr, env: dict) -> bool:
+    """Whether ``cond`` is a conjunction of comparisons of a variable of
+    ``env`` (Var -> ``(lo, hi)``) with a literal, one of which leaves out
+    part of its variable's interval: ``cond`` is then false somewhere in the
+    intervals, so no simplification under them makes it ``True``, and it
+    holds a conjunct; the simplifier need not be asked (comparisons of a
+    variable and a literal are all it would meet)."""
+    narrows = False
+    for term in _conjuncts(cond):
+        if type(term) not in (LT, LE, GT, GE):
+            return False
+        var = term.a if type(term.a) is Var else term.b
+        interval = env.get(var) if type(var) is Var else None
+        found = None if interval is None else _bound(term, var)
+        if found is None:
+            return False
+        lo, hi = interval
+        narrows = narrows or (found[0] is not None and found[0] > lo) or (found[1] is not None and found[1] <= hi)
+    return narrows
+
+
+def _always_true(cond: PrimExpr, ranges: dict) -> bool:
+    """Whether ``cond`` is a conjunction of comparisons of a literal with
+    a variable of ``ranges`` (Var -> ``(lo, hi)``), or that variable plus
+    or minus a literal, each true over the whole range, as the in-bound
+    conditions of a padding are once its loops are trimmed: the simplifier
+    makes such a condition ``True`` (a test compares the two), worked out
+    here in integers."""
+    stack = [cond]
+    while stack:
+        term = stack.pop()
+        kind = type(term)
+        if kind is And:
+            stack += (term.a, term.b)
+            continue
+        if kind is IntImm and term.dtype.is_bool and term.value == 1:
+            continue
+        if kind not in (LT, LE, GT, GE) or not (type(term.a) is IntImm or type(term.b) is IntImm):
+            return False
+        a, b = _span(term.a, ranges), _span(term.b, ranges)
+        if a is None or b is None:
+            return False
+        if kind is LT:
+            holds = a[1] < b[0]
+        elif kind is LE:
+            holds = a[1] <= b[0]
+        elif kind is GT:
+            holds = a[0] > b[1]
+        else:
+            holds = a[0] >= b[1]
+        if not holds:
+            return False
+    return True
+
+
+def _span(e: PrimExpr, ranges: dict) -> tuple[int, int] | None:
+    """The integer interval of a literal, a variable of ``ranges``, or such
+    a variable plus or minus a literal (values that fit the dtype); None
+    for anything else."""
+    kind = type(e)
+    if kind is IntImm:
+        return None if e.dtype.is_bool else (e.value, e.value)
+    shift = 0
+    if (kind is Add or kind is Sub) and type(e.b) is IntImm:
+        shift = e.b.value if kind is Add else -e.b.value
+        e = e.a
+    interval = ranges.get(e) if type(e) is Var else None
+    if interval is None:
+        return None
+    lo, hi = interval[0] + shift, interval[1] + shift
+    return (lo, hi) if fits(e.dtype, lo) and fits(e.dtype, hi) else None
 
 
 def _dom_env(iv: IterVar):
@@ -279,7 +353,8 @@ class DecomposePadding(Rewrite):
                 ranges[loop.loop_var] = (lo, lo + ext - 1)
         bindings = dict(zip([iv.var for iv in block.iter_vars], realize.iter_values))
         predicate = _conjoin(_conjuncts(substitute_expr(found.cond, bindings)) + _conjuncts(realize.predicate))
-        predicate = simplify_expr(substitute_expr(predicate, loop_shift), ranges)
+        predicate = substitute_expr(predicate, loop_shift)
+        predicate = _TRUE if _always_true(predicate, ranges) else simplify_expr(predicate, ranges)
         body = BufferStore(store.buffer, _simplify_indices(substitute_expr(found.value, rebase), simplified),
                            [simplified(substitute_expr(i, rebase)) for i in store.indices])
         new_block = attrs.evolve(block, iter_vars=new_ivs, body=body,

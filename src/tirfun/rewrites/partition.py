@@ -18,8 +18,8 @@ from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
 from ..analysis.traversal import walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloatImm, For, ForKind, IntImm, IterVar, IterVarType,
-    Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    Block, BlockRealize, Buffer, BufferRegion, DeclBuffer, Evaluate, FloatImm, For, ForKind, IntImm, IterVar,
+    IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -44,9 +44,11 @@ def _as_factors(value):
     return value
 
 
-def _bound_names(stmt: Stmt) -> tuple[list[str], list[str]]:
-    """The variable and buffer names bound under ``stmt``, and its block names."""
-    names, blocks = [], []
+def _bound_names(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer]]:
+    """The variable and buffer names bound under ``stmt``, its block names,
+    and the buffers its ``T.decl_buffer`` statements declare (not renamed,
+    yet hidden from the regions inferred around them)."""
+    names, blocks, declared = [], [], []
     for _, node in walk_stmts(stmt):
         if isinstance(node, For):
             names.append(node.loop_var.name)
@@ -57,8 +59,10 @@ def _bound_names(stmt: Stmt) -> tuple[list[str], list[str]]:
             names.extend(m.buffer.name for m in node.match_buffers)
         elif isinstance(node, LetStmt):
             names.append(node.var.name)
+        elif isinstance(node, DeclBuffer):
+            declared.append(node.buffer)
     names.extend(_let_names(stmt))
-    return names, blocks
+    return names, blocks, declared
 
 
 #: expression nodes that hold no other node
@@ -210,7 +214,7 @@ class LoopPartition(Rewrite):
             pool.add(name)
             return name
 
-        inner_names, inner_blocks = _bound_names(loop.body)
+        inner_names, inner_blocks, declared = _bound_names(loop.body)
         # the names each part renames: a buffer holding none is the same in every part
         renamed = set(inner_names) | {loop.loop_var.name}
         kept_buffers: dict = {}
@@ -221,6 +225,9 @@ class LoopPartition(Rewrite):
                 found = kept_buffers[id(buffer)] = buffer.name not in renamed and not var_names(buffer) & renamed
             return found
 
+        # a part's regions are worked out from a plain nest without a
+        # declared buffer its block could name
+        nest = _plain_nest(loop.body) if not declared else None
         first = next((s.name_hint for _, s in walk_stmts(loop.body) if isinstance(s, Block)), None)
         base = f"{first}_{loop.loop_var.name}" if first is not None else loop.loop_var.name
         dtype = loop.loop_var.dtype
@@ -233,7 +240,8 @@ class LoopPartition(Rewrite):
             body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken, kept)
             new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
             part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
-            reads, writes = access_regions(part)
+            regions = None if nest is None else _nest_regions(nest, loop.loop_var, start, size, kept)
+            reads, writes = regions if regions is not None else access_regions(part)
             parts.append(BlockRealize([], _TRUE, with_fields(part, reads=reads, writes=writes)))
             start += size
         common_name = fresh(f"{base}_common", blocks_taken)
@@ -304,6 +312,95 @@ def _constant_union(parts: list) -> tuple[list, list] | None:
                 ranges.append(Range(lo, IntImm(lo.dtype, hi + 1 - lo.value)))
             regions.append(BufferRegion(buffer, ranges))
         out.append(regions)
+    return out[0], out[1]
+
+
+def _plain_nest(body: Stmt):
+    """``(domains, realize)`` when ``body`` is loops of literal bounds of
+    one dtype down to one block realize (``domains``: each loop variable's
+    ``(first, last)``), the nest whose parts' regions
+    :func:`_nest_regions` works out; None otherwise."""
+    domains = {}
+    node = body
+    while type(node) is For:
+        lo, extent = node.min, node.extent
+        if type(lo) is not IntImm or type(extent) is not IntImm or lo.dtype != extent.dtype \
+                or node.loop_var.dtype != lo.dtype or not fits(lo.dtype, lo.value + extent.value):
+            return None
+        domains[node.loop_var] = (lo.value, lo.value + extent.value - 1)
+        node = node.body
+    if type(node) is not BlockRealize:
+        return None
+    return domains, node
+
+
+def _nest_regions(nest, loop_var: Var, start: int, size: int, kept) -> tuple[list, list] | None:
+    """The regions :func:`access_regions` infers for a part over a plain
+    nest (:func:`_plain_nest`) of the loop ``loop_var``, the part running
+    it from ``start`` for ``size`` iterations, worked out in integers from
+    the original nest (a part's copy binds its block the same way under
+    new names): where every dimension of the block's declared regions
+    starts at a literal or at an iteration variable bound to a literal or
+    to a loop of the nest, with a positive literal extent, all of one
+    dtype, and names a buffer the part keeps (``kept``: not renamed, so
+    neither allocated nor viewed inside). Inference relaxes each such
+    dimension to ``[first, last + extent - 1]`` of its loop's range and
+    joins a buffer's boxes per dimension, reads and writes apart, buffers in
+    order of first use. None where any of that fails; the caller infers."""
+    domains, realize = nest
+    block = realize.block
+    dtype = loop_var.dtype
+    if not fits(dtype, start + size):
+        return None
+    domains = dict(domains)
+    domains[loop_var] = (start, start + size - 1)
+    bound = {}
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if type(value) is IntImm:
+            bound[iv.var] = (value.value, value.value, value.dtype)
+        elif type(value) is Var and value in domains:
+            first, last = domains[value]
+            bound[iv.var] = (first, last, value.dtype)
+    out = []
+    for regions in (block.reads, block.writes):
+        table: dict = {}
+        for region in regions:
+            buffer = region.buffer
+            if not kept(buffer):
+                return None
+            box = []
+            for rng in region.region:
+                lo, extent = rng.min, rng.extent
+                if type(extent) is not IntImm or extent.value < 1:
+                    return None
+                if type(lo) is IntImm:
+                    first = last = lo.value
+                    kind = lo.dtype
+                else:
+                    found = bound.get(lo) if type(lo) is Var else None
+                    if found is None:
+                        return None
+                    first, last, kind = found
+                if kind != extent.dtype or kind.is_bool:
+                    return None
+                last += extent.value - 1
+                if not (fits(kind, first) and fits(kind, last + 1)):
+                    return None
+                box.append((first, last, kind))
+            previous = table.get(buffer)
+            if previous is not None:
+                merged = []
+                for (lo_a, hi_a, kind_a), (lo_b, hi_b, kind_b) in zip(previous, box):
+                    if kind_a != kind_b:
+                        return None
+                    merged.append((min(lo_a, lo_b), max(hi_a, hi_b), kind_a))
+                box = merged
+            table[buffer] = box
+        made = []
+        for buffer, box in table.items():
+            made.append(BufferRegion(buffer, [Range(IntImm(kind, lo), IntImm(kind, hi - lo + 1))
+                                              for lo, hi, kind in box]))
+        out.append(made)
     return out[0], out[1]
 
 

@@ -17,7 +17,7 @@ from ..analysis.arith import Affine, bound_region, can_prove, region_covers
 from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
-from ..analysis.mentions import mentions
+from ..analysis.mentions import mentions, plain_arithmetic
 from ..analysis.traversal import Path, map_children, transform, transform_plain
 from ..nodes import (
     GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
@@ -393,7 +393,8 @@ class RollingBuffer(Rewrite):
                 return rebuild(c)
             if isinstance(c, PrimExpr):
                 return visit_expr(c)
-            if type(c) in _LEAVES or not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
+            if type(c) in _LEAVES or _plainly_free_of(c, old) or \
+                    not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
                 return c
             return visit(c)
 
@@ -438,6 +439,21 @@ def rolling_buffer(block, write_buffer_index) -> RollingBuffer:
 
 #: nodes that hold no other node
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
+
+
+def _plainly_free_of(c, old) -> bool:
+    """Whether ``c``, a block's iteration variable or a region of another
+    buffer than ``old``, holds only integer arithmetic besides that buffer,
+    which then does not use ``old``: the walk would give ``c`` back as it
+    is (it holds no block, and nothing in it loads, stores or names
+    ``old``'s region). Told without gathering its names (``mentions``),
+    which, for a node that is not a statement, are gathered afresh at every
+    question."""
+    if type(c) is IterVar:
+        return plain_arithmetic(c.dom.min) and plain_arithmetic(c.dom.extent)
+    if type(c) is BufferRegion and c.buffer is not old and not mentions(c.buffer, old):
+        return all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in c.region)
+    return False
 
 
 def _buffers_of(block: Block) -> set:
