@@ -12,25 +12,11 @@ from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-SOURCE = """
-@T.prim_func
-def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
-    for i in range(5):
-        for k in range(i + 1):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = 0
-                B[vi] = B[vi] + A[vi, vk]
-    for j in range(5):
-        with T.block("C"):
-            vj = T.axis.spatial(5, j)
-            C[vj] = B[vj] * 2
-"""
+from corner_sources import LOOSE_READ, TRIANGULAR, WRITTEN_LATER
 
 
 def _mod():
-    return IRModule({"main": from_source(SOURCE)})
+    return IRModule({"main": from_source(TRIANGULAR)})
 
 
 @pytest.mark.parametrize("schedule", [
@@ -63,25 +49,6 @@ def test_pad_einsum_refuses_a_domain_that_names_a_loop():
         R.pad_einsum("B", [8, 8])(_mod())
 
 
-LOOSE_READ = """
-@T.prim_func
-def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
-    B = T.alloc_buffer((4,), "int32")
-    for i in range(4):
-        with T.block("B"):
-            vi = T.axis.spatial(4, i)
-            B[vi] = T.max(T.min(A[vi], 4), 0)
-    for j in range(4):
-        with T.block("C"):
-            vj = T.axis.spatial(4, j)
-            C[vj] = B[vj] + 1
-    for k in range(B[1]):
-        with T.block("D"):
-            vk = T.axis.spatial(4, k)
-            D[vk] = A[vk]
-"""
-
-
 def test_reverse_compute_inline_refuses_a_buffer_a_loop_bound_reads():
     # the loop's extent reads B: folding C into B's producer would leave
     # that read with no buffer behind it
@@ -99,7 +66,7 @@ def test_compute_location_refuses_to_remake_loops_from_a_domain_that_names_one(s
     mod = _mod()
     if schedule.primitive == "compute_at":
         # B must not be an output for compute_at: read it through an intermediate
-        mod = IRModule({"main": from_source(SOURCE.replace("B: T.Buffer((5,), \"int32\"), ", "").replace(
+        mod = IRModule({"main": from_source(TRIANGULAR.replace("B: T.Buffer((5,), \"int32\"), ", "").replace(
             "def main(A: T.Buffer((5, 10), \"int32\"), ",
             "def main(A: T.Buffer((5, 10), \"int32\"), ").replace("    for i in range(5):",
                                                                    "    B = T.alloc_buffer((5,), \"int32\")\n"
@@ -110,28 +77,6 @@ def test_compute_location_refuses_to_remake_loops_from_a_domain_that_names_one(s
         out = schedule(mod)  # C's domain names no loop: it moves under i
         verify(out)
         assert_equivalent(mod["main"], out["main"], trials=2)
-
-
-WRITTEN_LATER = """
-@T.prim_func
-def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
-         P: T.Buffer((4, 8), "int32")):
-    for i in range(4):
-        for k in range(8):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = 0
-                B[vi] = B[vi] + P[vi, vk]
-        for j in range(8):
-            with T.block("Q"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = A[vi, vj] + P[vi, vj]
-        for j in range(8):
-            with T.block("P"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
-"""
 
 
 @pytest.mark.parametrize("block", ["B", "Q"])

@@ -16,6 +16,8 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
+from corner_sources import TRIANGULAR
+
 ELEMENTWISE = """
 @T.prim_func
 def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
@@ -457,20 +459,6 @@ CASES += [  # reductions, padding, partitioning, region hints
      r"^transform_block_layout: block 'B': the domain of vk, 0 for i \+ 1, depends on loop 'i', which the new "
      r"loops replace$"),
 ]
-
-
-# a triangular reduction: the domain of vk names loop i
-TRIANGULAR = """
-@T.prim_func
-def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32")):
-    for i in range(5):
-        for k in range(i + 1):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = 0
-                B[vi] = B[vi] + A[vi, vk]
-"""
 
 
 # compute location

@@ -19,6 +19,8 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import WRITTEN_LATER
+
 
 def mod_of(source: str) -> IRModule:
     return IRModule({"main": from_source(source)})
@@ -787,25 +789,7 @@ def test_rfactor_refuses_a_nest_where_another_block_writes_what_the_reduction_re
     # the block that writes P after the reduction in each of its
     # iterations; a block under the loop that only reads what the reduction
     # reads (Q) is no obstacle
-    src = '''@T.prim_func
-def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
-         P: T.Buffer((4, 8), "int32")):
-    for i in range(4):
-        for k in range(8):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = 0
-                B[vi] = B[vi] + P[vi, vk]
-        for j in range(8):
-            with T.block("Q"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = A[vi, vj] + P[vi, vj]
-        for j in range(8):
-            with T.block("P"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
-'''
+    src = WRITTEN_LATER
     raises(R.NotStagePipelineError, R.rfactor("k", 0), src,
            "rfactor: block 'B': block 'P' under loop 'i' writes P, which the reduction reads")
     alone = src.replace("P[(vi + 1) % 4, vj] = A[vi, vj] * 2", "C[vi, vj] = A[vi, vj] * 2")

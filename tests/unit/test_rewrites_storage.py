@@ -19,6 +19,8 @@ from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
 
+from corner_sources import LOOSE_READ
+
 SRC = '''@T.prim_func
 def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
     B = T.alloc_buffer((4, 6))
@@ -299,32 +301,11 @@ def test_set_scope_to_the_empty_scope_is_global():
     assert R.set_scope("B", 0, "")(local) == mod
 
 
-# a loop outside every block whose extent loads from the buffer: the index
-# of the blocks that mention B does not list it, so the primitives must
-# find it another way
-LOOSE = '''@T.prim_func
-def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
-    B = T.alloc_buffer((4,), "int32")
-    for i in range(4):
-        with T.block("B"):
-            vi = T.axis.spatial(4, i)
-            B[vi] = T.max(T.min(A[vi], 4), 0)
-    for j in range(4):
-        with T.block("C"):
-            vj = T.axis.spatial(4, j)
-            C[vj] = B[vj] + 1
-    for k in range(B[1]):
-        with T.block("D"):
-            vk = T.axis.spatial(4, k)
-            D[vk] = A[vk]
-'''
-
-
 @pytest.mark.parametrize("step", [R.set_scope("B", 0, "shared"), R.unsafe_set_dtype("B", 0, "int16"),
                                   R.set_axis_separator("B", 0, "write", [1])],
                          ids=["set_scope", "unsafe_set_dtype", "set_axis_separator"])
 def test_storage_primitives_change_the_buffer_in_a_loop_extent_outside_blocks(step):
-    mod = IRModule({"main": from_source(LOOSE)})
+    mod = IRModule({"main": from_source(LOOSE_READ)})
     out = step(mod)
     new = out["main"].body.block.alloc_buffers[0]
     assert new != mod["main"].body.block.alloc_buffers[0]

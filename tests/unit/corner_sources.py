@@ -1,0 +1,64 @@
+"""TVMScript sources of nests the program generators seldom make, shared by
+the unit tests of several primitives."""
+
+# a triangular reduction: the inner loop runs i + 1 times, and the block's
+# reduction variable has the domain [0, i + 1), an expression of the outer
+# loop (TVM's well-formedness check leaves block domains alone)
+TRIANGULAR = """
+@T.prim_func
+def main(A: T.Buffer((5, 10), "int32"), B: T.Buffer((5,), "int32"), C: T.Buffer((5,), "int32")):
+    for i in range(5):
+        for k in range(i + 1):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+    for j in range(5):
+        with T.block("C"):
+            vj = T.axis.spatial(5, j)
+            C[vj] = B[vj] * 2
+"""
+
+# a loop outside every block whose extent loads from the intermediate
+# buffer B: the index of the blocks that mention B does not list it
+LOOSE_READ = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.max(T.min(A[vi], 4), 0)
+    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj] + 1
+    for k in range(B[1]):
+        with T.block("D"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk]
+"""
+
+# block P writes P later in each iteration of i, for the readers of the
+# next iteration: B and Q read what the previous iteration wrote
+WRITTEN_LATER = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32"),
+         P: T.Buffer((4, 8), "int32")):
+    for i in range(4):
+        for k in range(8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + P[vi, vk]
+        for j in range(8):
+            with T.block("Q"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = A[vi, vj] + P[vi, vj]
+        for j in range(8):
+            with T.block("P"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                P[(vi + 1) % 4, vj] = A[vi, vj] * 2
+"""
