@@ -62,3 +62,18 @@ def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((
                 vi, vj = T.axis.remap("SS", [i, j])
                 P[(vi + 1) % 4, vj] = A[vi, vj] * 2
 """
+
+# the consumer runs under a condition inside its loop
+GUARDED_CONSUMER = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for m in range(4):
+        with T.block("B"):
+            vm = T.axis.spatial(4, m)
+            B[vm] = A[vm]
+    for n in range(4):
+        if n < 3:
+            with T.block("C"):
+                vn = T.axis.spatial(4, n)
+                C[vn] = B[vn]
+"""

@@ -12,7 +12,7 @@ from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import LOOSE_READ, TRIANGULAR, WRITTEN_LATER
+from corner_sources import GUARDED_CONSUMER, LOOSE_READ, TRIANGULAR, WRITTEN_LATER
 
 
 def _mod():
@@ -116,3 +116,18 @@ def test_compute_location_binds_a_block_of_the_other_width_through_a_cast(schedu
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=2)
     assert "T.Cast(" in out["main"].script()
+
+
+def test_a_block_under_a_condition_is_not_moved_without_it():
+    # reverse_compute_at took the block out of "for n: if n < 3:" and
+    # dropped the condition, computing C[3] too
+    mod = IRModule({"main": from_source(GUARDED_CONSUMER)})
+    for schedule in (R.reverse_compute_at("C", "m"), R.reverse_compute_at("C", "m", preserve_unit_loops=True, index=1)):
+        with pytest.raises(R.NonLoopAncestorError, match="an if sits between the block and the loops"):
+            schedule(mod)
+    # the producer, under loops alone, still moves
+    out = R.compute_at("B", "n")(IRModule({"main": from_source(
+        GUARDED_CONSUMER.replace("def main(A: T.Buffer((4,), \"float32\"), B: T.Buffer((4,), \"float32\"), ",
+                                 "def main(A: T.Buffer((4,), \"float32\"), ").replace(
+            "    for m in range(4):", "    B = T.alloc_buffer((4,))\n    for m in range(4):"))}))
+    verify(out)

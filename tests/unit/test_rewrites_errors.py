@@ -16,7 +16,7 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
-from corner_sources import TRIANGULAR
+from corner_sources import GUARDED_CONSUMER, TRIANGULAR
 
 ELEMENTWISE = """
 @T.prim_func
@@ -454,6 +454,10 @@ CASES += [  # reductions, padding, partitioning, region hints
      r"^pad_einsum: block 'B': the padding must be a list of 2 positive ints, one per iteration variable"),
     ("einsum", lambda: mod_of(PAD), R.pad_einsum("P", [3]), R.NonEinsumError,
      r"^pad_einsum: block 'P': the block is not an einsum: its region of X is not one point"),
+    ("non-loop-ancestor", lambda: mod_of(GUARDED_CONSUMER), R.reverse_compute_at("C", "m"),
+     R.NonLoopAncestorError,
+     r"^reverse_compute_at: block 'C': an if sits between the block and the loops it is taken out of; the block "
+     r"would not take it to its new place$"),
     ("loop-dependent-domain", lambda: mod_of(TRIANGULAR), R.transform_block_layout("B", lambda a, b: (b, a)),
      R.LoopDependentDomainError,
      r"^transform_block_layout: block 'B': the domain of vk, 0 for i \+ 1, depends on loop 'i', which the new "

@@ -47,7 +47,7 @@ from .dataflow import (
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
-    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError,
+    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError, NonLoopAncestorError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
@@ -105,6 +105,23 @@ def _locate(chk: Checks, site, ref) -> _Located:
 
 def _names(blocks) -> str:
     return ", ".join(repr(b.name_hint) for b in blocks)
+
+
+def _check_only_loops(chk: Checks, site, removal: Path, loc: _Located, subject: str) -> None:
+    """Only loops lie between the statement removed and the block: the
+    moved block is put under new loops alone, so a condition or a binding
+    on the way would be lost (TVM drops it)."""
+    node, path = site.at(removal), removal
+    while path != loc.rpath:
+        if type(node) is not For:
+            what = {"IfThenElse": "an if", "LetStmt": "a let binding"}.get(type(node).__name__,
+                                                                          f"a {type(node).__name__}")
+            chk.stop(NonLoopAncestorError, subject,
+                     f"{what} sits between the block and the loops it is taken out of; the block would not "
+                     "take it to its new place", node)
+        step = loc.rpath[len(path)]
+        path = path + (step,)
+        node = getattr(node, step[0]) if step[1] is None else getattr(node, step[0])[step[1]]
 
 
 def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
@@ -762,6 +779,8 @@ class _ComputeAtBase(Rewrite):
                      loc.realize)
         chk.checkpoint()
         removal = _check_leaf(chk, site, loc, subject)
+        if removal is not None:
+            _check_only_loops(chk, site, removal, loc, subject)
         prods = producers(loc.children, loc.position)
         cons = consumers(loc.children, loc.position)
         required = prods if self.reverse else cons

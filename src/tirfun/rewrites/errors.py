@@ -206,6 +206,12 @@ class BlockIterTypeError(RewriteError):
     data-parallel nor a reduction."""
 
 
+class NonLoopAncestorError(RewriteError):
+    """Between the block and the statement the primitive takes it out of
+    there is a statement other than a loop (an ``if``, a let binding), which
+    the block would not take with it to its new place."""
+
+
 class LoopDependentDomainError(RewriteError):
     """The domain of one of the block's iteration variables names a loop
     around it (a triangular nest: ``T.axis.reduce(i + 1, k)``), and the
