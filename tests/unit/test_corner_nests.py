@@ -12,7 +12,7 @@ from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_CONSUMER, LOOSE_READ, TRIANGULAR, WRITTEN_LATER
+from corner_sources import GUARDED_CONSUMER, LOOSE_READ, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER
 
 
 def _mod():
@@ -131,3 +131,11 @@ def test_a_block_under_a_condition_is_not_moved_without_it():
                                  "def main(A: T.Buffer((4,), \"float32\"), ").replace(
             "    for m in range(4):", "    B = T.alloc_buffer((4,))\n    for m in range(4):"))}))
     verify(out)
+
+
+def test_reverse_compute_inline_refuses_a_vector_producer():
+    # the producer's store index is a Ramp: the bound checks on the
+    # consumer's index mixed a vector with a scalar (a NodeError)
+    mod = IRModule({"main": from_source(VECTOR_PRODUCER)})
+    with pytest.raises(R.BodyAnalysisError, match="the producer stores a vector of B per instance"):
+        R.reverse_compute_inline("C")(mod)

@@ -2091,6 +2091,11 @@ class ReverseComputeInline(Rewrite):
         if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
                     "under an if without else, and not a predicated (masked) store")
+        if any(x.dtype.lanes != 1 for x in body.indices):
+            # a vector store (a Ramp index) writes several elements per
+            # instance: the consumer's one element is not one instance's
+            return (f"the producer stores a vector of {buffer.name} per instance; its store must write one "
+                    "element")
         sub = mapping(list(body.indices))
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
