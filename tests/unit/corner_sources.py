@@ -94,3 +94,14 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             vi_1 = T.axis.spatial(8, i_1)
             C[vi_1] = B[vi_1]
 """
+
+# an opaque block indexing its buffer by the loop's variable
+OPAQUE_STORE = """
+@T.prim_func
+def main(A: T.Buffer((14,), "int32")):
+    for i in range(14):
+        with T.block("block"):
+            T.reads()
+            T.writes(A[i])
+            A[i] = 42
+"""

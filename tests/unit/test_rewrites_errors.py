@@ -16,7 +16,7 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
-from corner_sources import GUARDED_CONSUMER, TRIANGULAR
+from corner_sources import GUARDED_CONSUMER, OPAQUE_STORE, TRIANGULAR
 
 ELEMENTWISE = """
 @T.prim_func
@@ -454,6 +454,9 @@ CASES += [  # reductions, padding, partitioning, region hints
      r"^pad_einsum: block 'B': the padding must be a list of 2 positive ints, one per iteration variable"),
     ("einsum", lambda: mod_of(PAD), R.pad_einsum("P", [3]), R.NonEinsumError,
      r"^pad_einsum: block 'P': the block is not an einsum: its region of X is not one point"),
+    ("reindex-index-variable", lambda: mod_of(OPAQUE_STORE), R.reindex("block", ("write", 0)),
+     R.ReindexIndexVariableError,
+     r"^reindex: block 'block': the access to buffer A uses i, which is not an iteration variable of the block"),
     ("non-loop-ancestor", lambda: mod_of(GUARDED_CONSUMER), R.reverse_compute_at("C", "m"),
      R.NonLoopAncestorError,
      r"^reverse_compute_at: block 'C': an if sits between the block and the loops it is taken out of; the block "

@@ -66,7 +66,7 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .checks import child_blocks, describe, loops_above, names_defined_at, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
@@ -74,7 +74,7 @@ from .errors import (
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
+    ReindexIndexVariableError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
     ViewScopeMismatchError,
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
@@ -1975,6 +1975,14 @@ class ReIndex(Rewrite):
         for i in indices:
             used |= var_names(i)
         covered = [iv for iv in block.iter_vars if iv.var.name in used]
+        stray = used - {iv.var.name for iv in covered}
+        if stray:
+            stray -= names_defined_at(site, ())  # the function's parameters and sizes are in scope anywhere
+        if stray:
+            chk.stop(ReindexIndexVariableError, describe(self.block),
+                     f"the access to buffer {buf.name} uses {sorted(stray)[0]}, which is not an iteration "
+                     "variable of the block; the reindexed copy is laid out over the block's iteration "
+                     "variables, outside the loops", realize)
         pos = _top_position(site, scope, path[:-1], chk, realize)
         if kind == "read":
             if _writes(block, buf) or any(isinstance(n, BufferStore) and n.buffer == buf

@@ -678,6 +678,13 @@ class InvalidBufferAccessError(RewriteError):
     all use the same indices."""
 
 
+class ReindexIndexVariableError(RewriteError):
+    """An index of the buffer access names a variable that is neither one
+    of the block's iteration variables nor the function's (a loop variable
+    used inside an opaque block): the reindexed copy is laid out over the
+    iteration variables, outside the loops that bind the others."""
+
+
 class ReindexNotChainError(RewriteError):
     """The block does not sit under a chain of single-child loops directly in
     its scope block, so there is no place for the reindex stage."""
