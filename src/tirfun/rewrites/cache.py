@@ -66,7 +66,7 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, names_defined_at, resolve_block, resolve_site, scope_path
+from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
@@ -1977,12 +1977,14 @@ class ReIndex(Rewrite):
         covered = [iv for iv in block.iter_vars if iv.var.name in used]
         stray = used - {iv.var.name for iv in covered}
         if stray:
-            stray -= names_defined_at(site, ())  # the function's parameters and sizes are in scope anywhere
+            # the copy stage sits in the scope, outside the loops between it
+            # and the block: an index may not name those loops' variables
+            stray &= {loop.loop_var.name for _, loop in loops_above(site, path[:-1])}
         if stray:
             chk.stop(ReindexIndexVariableError, describe(self.block),
                      f"the access to buffer {buf.name} uses {sorted(stray)[0]}, which is not an iteration "
-                     "variable of the block; the reindexed copy is laid out over the block's iteration "
-                     "variables, outside the loops", realize)
+                     "variable of the block but a loop's; the reindexed copy is laid out over the block's "
+                     "iteration variables, outside that loop", realize)
         pos = _top_position(site, scope, path[:-1], chk, realize)
         if kind == "read":
             if _writes(block, buf) or any(isinstance(n, BufferStore) and n.buffer == buf

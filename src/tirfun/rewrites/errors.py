@@ -679,10 +679,10 @@ class InvalidBufferAccessError(RewriteError):
 
 
 class ReindexIndexVariableError(RewriteError):
-    """An index of the buffer access names a variable that is neither one
-    of the block's iteration variables nor the function's (a loop variable
-    used inside an opaque block): the reindexed copy is laid out over the
-    iteration variables, outside the loops that bind the others."""
+    """An index of the buffer access names the variable of a loop between
+    the block and its scope (a loop variable used inside an opaque block):
+    the reindexed copy is laid out over the block's iteration variables,
+    in the scope, outside that loop."""
 
 
 class ReindexNotChainError(RewriteError):
