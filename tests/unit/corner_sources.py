@@ -105,3 +105,15 @@ def main(A: T.Buffer((14,), "int32")):
             T.writes(A[i])
             A[i] = 42
 """
+
+# each instance reads the element the previous one wrote
+RECURRENCE = """
+@T.prim_func
+def main(B: T.Buffer((8,), "float32")):
+    for i in range(7):
+        with T.block("B"):
+            vi = T.axis.spatial(7, i)
+            T.reads(B[vi])
+            T.writes(B[vi + 1])
+            B[vi + 1] = B[vi] * T.float32(2.0)
+"""

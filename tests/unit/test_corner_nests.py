@@ -12,7 +12,7 @@ from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_CONSUMER, LOOSE_READ, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER
+from corner_sources import GUARDED_CONSUMER, LOOSE_READ, RECURRENCE, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER
 
 
 def _mod():
@@ -139,3 +139,17 @@ def test_reverse_compute_inline_refuses_a_vector_producer():
     mod = IRModule({"main": from_source(VECTOR_PRODUCER)})
     with pytest.raises(R.BodyAnalysisError, match="the producer stores a vector of B per instance"):
         R.reverse_compute_inline("C")(mod)
+
+
+@pytest.mark.parametrize("before", [None, R.split("i", [1, 7]) >> R.loop_partition("i_1", [None, 2])
+                                    >> R.blockize("i_0")], ids=["plain", "partitioned"])
+def test_cache_write_refuses_a_block_reading_outside_what_it_writes(before):
+    # B[vi + 1] = B[vi] * 2: the cache holds (and is filled over) the
+    # written region, so the read of B[vi] fell outside it, or, in a cache
+    # of the whole buffer, on an element never filled
+    mod = IRModule({"main": from_source(RECURRENCE)})
+    block = "B"
+    if before is not None:
+        mod, block = before(mod), "B_i_11"
+    with pytest.raises(R.CacheWriteReadBeforeWriteError, match="outside the region of B it writes"):
+        R.cache_write(block, 0, "local")(mod)

@@ -516,6 +516,25 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return _clamped(intervals, buf, dom)
 
 
+def _check_reads_inside(chk, site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
+                        region: list[Range], memo, subject: str) -> None:
+    """The writer reads the buffer only inside the region it writes: its
+    reads go to the cache too, which holds (and is filled over) that
+    region alone, so a read elsewhere (``B[vi + 1] = B[vi] * 2``) would
+    fall outside it or meet an element never filled (TVM's cache reads out
+    of bounds there)."""
+    declared = _region_of(wrealize.block.reads, buf)
+    if declared is None:
+        return
+    dom = _outer_dom(site, wpath, loc, memo)
+    reads = _clamped(_relaxed(site, declared, wpath, wrealize, loc, memo), buf, dom)
+    for r, w in zip(reads, region):
+        if not (_at_most(w.min, r.min, dom) and _at_most(fold_add(r.min, r.extent), fold_add(w.min, w.extent), dom)):
+            chk.stop(CacheWriteReadBeforeWriteError, subject,
+                     f"the block reads {declared.script()}, outside the region of {buf.name} it writes, which "
+                     "is all the cache would hold and fill", wrealize)
+
+
 def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
                    memo: dict | None = None) -> str | None:
     """Why the writer may leave elements of its relaxed region unwritten
@@ -1777,6 +1796,7 @@ class CacheWrite(Rewrite):
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
                 site, scope, region) or pointer
+        _check_reads_inside(chk, site, buf, wpath, wrealize, loc, region, memo, describe(self.block))
 
         def select(block: Block, inherited: bool) -> str:
             if block.name_hint in consumers or block.name_hint == name or inherited:
