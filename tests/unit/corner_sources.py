@@ -117,3 +117,17 @@ def main(B: T.Buffer((8,), "float32")):
             T.writes(B[vi + 1])
             B[vi + 1] = B[vi] * T.float32(2.0)
 """
+
+# a loop that feeds no iteration variable visits each instance of the
+# reduction twice; its init (vk of extent 1 always at its start) runs at both
+REPEATED_REDUCTION = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i, u in T.grid(4, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(1, 0)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi]
+"""

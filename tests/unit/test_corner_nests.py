@@ -12,7 +12,9 @@ from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_CONSUMER, LOOSE_READ, RECURRENCE, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER
+from corner_sources import (
+    GUARDED_CONSUMER, LOOSE_READ, RECURRENCE, REPEATED_REDUCTION, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER,
+)
 
 
 def _mod():
@@ -153,3 +155,13 @@ def test_cache_write_refuses_a_block_reading_outside_what_it_writes(before):
         mod, block = before(mod), "B_i_11"
     with pytest.raises(R.CacheWriteReadBeforeWriteError, match="outside the region of B it writes"):
         R.cache_write(block, 0, "local")(mod)
+
+
+def test_blockize_refuses_a_reduction_its_loops_repeat():
+    # for i, u: each visit runs the init (vk is always at its start), so
+    # B = A; the blockized block ran its init once per i, and B = 2 * A
+    mod = IRModule({"main": from_source(REPEATED_REDUCTION)})
+    with pytest.raises(R.RepeatedReductionError, match="reach an instance of the reduction more than once"):
+        R.blockize("i")(mod)
+    with pytest.raises(R.RepeatedReductionError):
+        R.blockize("u")(mod)

@@ -17,7 +17,7 @@ import attrs
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
-from ..analysis.arith.terms import fits
+from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import ancestors
 from ..nodes import (
@@ -28,7 +28,8 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_loop, resolve_site
 from .errors import (
     BlocksNotConsecutiveError, BlocksNotSiblingsError, InvalidArgumentError, NonSingleChildBlockError,
-    NotOnlyChildError, OuterBindingMismatchError, OuterReductionInitError, SubspaceNotDivisibleError,
+    NotOnlyChildError, OuterBindingMismatchError, OuterReductionInitError, RepeatedReductionError,
+    SubspaceNotDivisibleError,
 )
 from .exprs import cast as _cast, substitute, var_names
 from .index_maps import access_tidier
@@ -469,6 +470,16 @@ class Blockize(Rewrite):
                    {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)})
         part = _divide_block(chk, cut, realize, chain, self.preserve_unit_iters, outer_init=True)
         block = realize.block
+        if block.init is not None:
+            fed = set().union(*[var_names(v) for v in realize.iter_values])
+            if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
+                # a loop under the target that feeds no iteration variable
+                # repeats the reduction, its init running at each pass; the
+                # outer block's init would run once for all of them
+                chk.stop(RepeatedReductionError, subject,
+                         f"block {block.name_hint!r}: the loops from {loop.loop_var.name!r} down reach an instance "
+                         "of the reduction more than once, re-initialising it each time; the new block's init "
+                         "would run once for them all", realize)
         if block.init is not None and not is_true(part.inner_predicate):
             # the outer block's init runs over the inner loops its own
             # bindings read, where the predicate's loops may not be

@@ -518,10 +518,12 @@ class LoopHeightError(RewriteError):
 
 
 class RepeatedReductionError(RewriteError):
-    """A loop that feeds no iteration variable of the reduction block (so
-    it repeats the whole reduction, re-initialising it each time) lies
-    below a loop that feeds a reduction variable: no placement of the init
-    block keeps the meaning."""
+    """A loop that feeds no iteration variable of the reduction block
+    repeats the whole reduction, re-initialising it each time, where the
+    primitive cannot keep that: for decompose_reduction, such a loop lies
+    below a loop that feeds a reduction variable, so no placement of the
+    init block keeps the meaning; for blockize, it lies under the loop
+    made a block, whose one init would run once for every repetition."""
 
 
 class InitPlacementError(RewriteError):
