@@ -131,3 +131,20 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
                 B[vi] = 0
             B[vi] = B[vi] + A[vi]
 """
+
+# the reduction's init uses a buffer the block allocates
+INIT_SCRATCH = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((1,), "float32")):
+    for k in range(4):
+        with T.block("acc"):
+            vk = T.axis.reduce(4, k)
+            T.reads(A[vk])
+            T.writes(B[0])
+            S = T.alloc_buffer((1,))
+            with T.init():
+                S[0] = T.float32(0.0)
+                B[0] = S[0]
+            S[0] = A[vk]
+            B[0] = B[0] + S[0]
+"""

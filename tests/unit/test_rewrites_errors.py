@@ -16,7 +16,7 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
-from corner_sources import GUARDED_CONSUMER, OPAQUE_STORE, TRIANGULAR
+from corner_sources import GUARDED_CONSUMER, INIT_SCRATCH, OPAQUE_STORE, TRIANGULAR
 
 ELEMENTWISE = """
 @T.prim_func
@@ -454,6 +454,9 @@ CASES += [  # reductions, padding, partitioning, region hints
      r"^pad_einsum: block 'B': the padding must be a list of 2 positive ints, one per iteration variable"),
     ("einsum", lambda: mod_of(PAD), R.pad_einsum("P", [3]), R.NonEinsumError,
      r"^pad_einsum: block 'P': the block is not an einsum: its region of X is not one point"),
+    ("init-allocation", lambda: mod_of(INIT_SCRATCH), R.decompose_reduction("acc", "k"), R.InitAllocationError,
+     r"^decompose_reduction: block 'acc': the init uses S, which the block allocates; the init block, split off, "
+     r"would use it outside that allocation$"),
     ("reindex-index-variable", lambda: mod_of(OPAQUE_STORE), R.reindex("block", ("write", 0)),
      R.ReindexIndexVariableError,
      r"^reindex: block 'block': the access to buffer A uses i, which is not an iteration variable of the block"),

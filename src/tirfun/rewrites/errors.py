@@ -517,6 +517,12 @@ class LoopHeightError(RewriteError):
     reduction iteration variable of the block."""
 
 
+class InitAllocationError(RewriteError):
+    """The reduction's init uses a buffer the block itself allocates: split
+    off into a block of its own, the init would use it outside that
+    allocation."""
+
+
 class RepeatedReductionError(RewriteError):
     """A loop that feeds no iteration variable of the reduction block
     repeats the whole reduction, re-initialising it each time, where the

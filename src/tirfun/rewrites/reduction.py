@@ -34,7 +34,7 @@ from .checks import (
 from .errors import (
     FactorAxisOutOfRangeError, LoopHeightError, LoopPositionError, LoopPropertyError,
     NoMatchedReducerError, NonSingleChildBlockError, NoScopeBlockError, NotReductionBlockError,
-    InitPlacementError, NotSerialLoopKindError, NotStagePipelineError, ReductionStartError,
+    InitAllocationError, InitPlacementError, NotSerialLoopKindError, NotStagePipelineError, ReductionStartError,
     RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
@@ -210,6 +210,15 @@ class DecomposeReduction(Rewrite):
         why = _reduction_start_violation(block, realize, loops)
         if why is not None:
             chk.stop(ReductionStartError, subject, why, realize)
+        if block.alloc_buffers:
+            from ..analysis.mentions import buffer_names_in
+
+            named = buffer_names_in(block.init)
+            own = next((b for b in block.alloc_buffers if b.name in named), None)
+            if own is not None:
+                chk.stop(InitAllocationError, subject,
+                         f"the init uses {own.name}, which the block allocates; the init block, split off, "
+                         "would use it outside that allocation", realize)
         fors = [loop for _, loop in loops]
         used = _used_loops(realize.iter_values, fors)
         reduce_loops: set[str] = set()
