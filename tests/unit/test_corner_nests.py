@@ -13,7 +13,8 @@ from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
 from corner_sources import (
-    GUARDED_CONSUMER, LOOSE_READ, RECURRENCE, REPEATED_REDUCTION, TRIANGULAR, VECTOR_PRODUCER, WRITTEN_LATER,
+    GUARDED_CONSUMER, INIT_SCRATCH, LOOSE_READ, RECURRENCE, REPEATED_REDUCTION, TRIANGULAR, VECTOR_PRODUCER,
+    WRITTEN_LATER,
 )
 
 
@@ -165,3 +166,9 @@ def test_blockize_refuses_a_reduction_its_loops_repeat():
         R.blockize("i")(mod)
     with pytest.raises(R.RepeatedReductionError):
         R.blockize("u")(mod)
+
+
+def test_blockize_refuses_an_init_that_uses_the_blocks_own_buffer():
+    mod = IRModule({"main": from_source(INIT_SCRATCH)})
+    with pytest.raises(R.InitAllocationError, match="the init uses S, which the block allocates"):
+        R.blockize("k")(mod)

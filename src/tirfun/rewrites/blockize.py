@@ -471,6 +471,9 @@ class Blockize(Rewrite):
         part = _divide_block(chk, cut, realize, chain, self.preserve_unit_iters, outer_init=True)
         block = realize.block
         if block.init is not None:
+            from .reduction import check_init_allocation
+
+            check_init_allocation(chk, subject, realize, "the new block's init, lifted out of it,")
             fed = set().union(*[var_names(v) for v in realize.iter_values])
             if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
                 # a loop under the target that feeds no iteration variable

@@ -519,7 +519,8 @@ class LoopHeightError(RewriteError):
 
 class InitAllocationError(RewriteError):
     """The reduction's init uses a buffer the block itself allocates: split
-    off into a block of its own, the init would use it outside that
+    off into a block of its own (decompose_reduction), or lifted into the
+    new outer block (blockize), the init would use it outside that
     allocation."""
 
 

@@ -210,15 +210,7 @@ class DecomposeReduction(Rewrite):
         why = _reduction_start_violation(block, realize, loops)
         if why is not None:
             chk.stop(ReductionStartError, subject, why, realize)
-        if block.alloc_buffers:
-            from ..analysis.mentions import buffer_names_in
-
-            named = buffer_names_in(block.init)
-            own = next((b for b in block.alloc_buffers if b.name in named), None)
-            if own is not None:
-                chk.stop(InitAllocationError, subject,
-                         f"the init uses {own.name}, which the block allocates; the init block, split off, "
-                         "would use it outside that allocation", realize)
+        check_init_allocation(chk, subject, realize, "the init block, split off,")
         fors = [loop for _, loop in loops]
         used = _used_loops(realize.iter_values, fors)
         reduce_loops: set[str] = set()
@@ -349,6 +341,21 @@ def _substitute_stores(stmt: Stmt, mapping: dict) -> Stmt | None:
             return stmt
         return with_fields(stmt, seq=items)
     return None
+
+
+def check_init_allocation(chk: Checks, subject: str, realize: BlockRealize, moved: str) -> None:
+    """The block's init uses no buffer the block allocates (``moved``
+    says where the init goes, for the message)."""
+    block = realize.block
+    if not block.alloc_buffers or block.init is None:
+        return
+    from ..analysis.mentions import buffer_names_in
+
+    named = buffer_names_in(block.init)
+    own = next((b for b in block.alloc_buffers if b.name in named), None)
+    if own is not None:
+        chk.stop(InitAllocationError, subject, f"the init uses {own.name}, which the block allocates; {moved} "
+                 "would use it outside that allocation", realize)
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:
