@@ -1434,8 +1434,12 @@ def derive_regions_index(old: FuncIndex, old_realize: BlockRealize, new_realize:
     realizes go to the table of mentions like any rebuilt one. None where a
     region holds a Let expression, whose name the count would lose or gain
     (then :func:`derive_index` is used)."""
-    if any(map(binds_let, dropped)) or any(map(binds_let, added)):
-        return None
+    for region in (*dropped, *added):
+        # ranges of variables, constants and plain arithmetic (nearly
+        # always) hold no Let: the walk is for the others
+        if not all(_leaf_or_plain(r.min) and _leaf_or_plain(r.extent) for r in region.region) \
+                and binds_let(region):
+            return None
     return _finished(old, old.loop_table, old.block_table, old.shifts, {}, ((old_realize, new_realize),))
 
 
