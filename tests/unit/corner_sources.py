@@ -148,3 +148,19 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((1,), "float32")):
             S[0] = A[vk]
             B[0] = B[0] + S[0]
 """
+
+# every index int64; the consumer reads the producer at 0 - vj
+WIDE_STAGES = """
+@T.prim_func
+def main(A: T.Buffer((T.int64(2), T.int64(1), T.int64(2)), "float32"), C: T.Buffer((T.int64(1),), "float32"),
+         D: T.Buffer((T.int64(2), T.int64(1), T.int64(1)), "float32")):
+    B = T.alloc_buffer((T.int64(2), T.int64(1), T.int64(1)))
+    for j, i, l in T.grid(T.int64(2), T.int64(1), T.int64(1)):
+        with T.block("B"):
+            vj, vi, vl = T.axis.remap("SSS", [j, i, l])
+            B[vj, vi, vl] = C[vl] + A[T.int64(0), vi, vj]
+    for i_1, j_1, l_1 in T.grid(T.int64(2), T.int64(1), T.int64(1)):
+        with T.block("D"):
+            vi_1, vj_1, vl_1 = T.axis.remap("SSS", [i_1, j_1, l_1])
+            D[vi_1, vj_1, vl_1] = B[vi_1, T.int64(0) - vj_1, vl_1]
+"""

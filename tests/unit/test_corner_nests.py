@@ -14,7 +14,7 @@ from tirfun.testing.equivalence import assert_equivalent
 
 from corner_sources import (
     GUARDED_CONSUMER, INIT_SCRATCH, LOOSE_READ, RECURRENCE, REPEATED_REDUCTION, TRIANGULAR, VECTOR_PRODUCER,
-    WRITTEN_LATER,
+    WIDE_STAGES, WRITTEN_LATER,
 )
 
 
@@ -172,3 +172,13 @@ def test_blockize_refuses_an_init_that_uses_the_blocks_own_buffer():
     mod = IRModule({"main": from_source(INIT_SCRATCH)})
     with pytest.raises(R.InitAllocationError, match="the init uses S, which the block allocates"):
         R.blockize("k")(mod)
+
+
+@pytest.mark.parametrize("loop", ["j", "i", "l"])
+def test_reverse_compute_at_of_an_int64_program_compares_in_int64(loop):
+    # the exact-read check compared the int64 bounds of the box with Python
+    # ints, which became int32 literals (a NodeError from inside)
+    mod = IRModule({"main": from_source(WIDE_STAGES)})
+    out = R.reverse_compute_at("D", loop)(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)

@@ -618,13 +618,16 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
         args = sorted(total.args, key=lambda a: a.scale)
         span = args[-1].scale * args[-1].extent
         lo, hi = simplify_index(box.lo - total.base), simplify_index(box.hi - total.base)
-        if can_prove(LE(lo, 0), proof) and can_prove(GE(hi, span - 1), proof):
+        # the bounds in the box's own width (an int64 program's are int64)
+        zero, top = IntImm(lo.dtype, 0), IntImm(hi.dtype, span - 1)
+        if can_prove(LE(lo, zero), proof) and can_prove(GE(hi, top), proof):
             digits = [None] * len(args)  # the whole slice
         elif _same(lo, hi, proof):
+            dt = lo.dtype
             digits = [(d, d) for d in (
-                simplify_index(FloorMod(FloorDiv(lo, a.scale), a.extent) if a is not args[-1]
-                               else FloorDiv(lo, a.scale)) for a in args)]
-        elif len(args) == 1 and can_prove(GE(lo, 0), proof) and can_prove(LE(hi, span - 1), proof):
+                simplify_index(FloorMod(FloorDiv(lo, IntImm(dt, a.scale)), IntImm(dt, a.extent))
+                               if a is not args[-1] else FloorDiv(lo, IntImm(dt, a.scale))) for a in args)]
+        elif len(args) == 1 and can_prove(GE(lo, zero), proof) and can_prove(LE(hi, top), proof):
             digits = [(lo, hi)]
         else:
             return ", ".join(sorted(a.source for a in args))
