@@ -304,23 +304,17 @@ def _widened(a: Interval, b: Interval) -> tuple[Interval, Interval]:
     if (a.lo is None or b.lo is None or a.lo.dtype == b.lo.dtype) \
             and (a.hi is None or b.hi is None or a.hi.dtype == b.hi.dtype):
         return a, b
+    from ...rewrites.exprs import cast  # a literal retyped, anything else cast
+
     ends = [e for e in (a.lo, a.hi, b.lo, b.hi) if e is not None]
     wide = max((e.dtype for e in ends), key=lambda d: d.bits)
 
-    def cast(iv: Interval) -> Interval:
-        lo = None if iv.lo is None else _as_dtype(iv.lo, wide)
-        hi = lo if iv.hi is iv.lo else None if iv.hi is None else _as_dtype(iv.hi, wide)
+    def widen(iv: Interval) -> Interval:
+        lo = None if iv.lo is None else cast(iv.lo, wide)
+        hi = lo if iv.hi is iv.lo else None if iv.hi is None else cast(iv.hi, wide)
         return Interval(lo, hi)
 
-    return cast(a), cast(b)
-
-
-def _as_dtype(e: PrimExpr, dtype) -> PrimExpr:
-    if e.dtype == dtype:
-        return e
-    if type(e) is IntImm:
-        return IntImm(dtype, e.value)
-    return Cast(dtype, e)
+    return widen(a), widen(b)
 
 
 def union(a: Interval, b: Interval) -> Interval:
