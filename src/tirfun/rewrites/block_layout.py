@@ -18,7 +18,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .body_walk import BodyWalk
-from .checks import describe, loops_above, resolve_block, resolve_site
+from .checks import describe, loop_dependent_domain, loops_above, resolve_block, resolve_site
 from .errors import (
     InvalidArgumentError, LoopDependentDomainError, LoopNotStartWithZeroError, NonTrivialPredicateError,
     NotBijectiveAffineIndexMapError,
@@ -129,16 +129,14 @@ class TransformBlockLayout(Rewrite):
             chk.stop(NotTrivialBindingError, subject,
                      "the block's iteration variables are not bound to the loops around it, one loop each, "
                      "in order, each loop running over the whole domain from 0", realize)
-        for iv in block.iter_vars:
-            if type(iv.dom.min) is IntImm and type(iv.dom.extent) is IntImm:
-                continue
-            used = {loop.loop_var.name for _, loop in loops} & (var_names(iv.dom.min) | var_names(iv.dom.extent))
-            if used:
-                # a triangular nest: the new loops, made from the domains,
-                # would name a loop they replace
-                chk.stop(LoopDependentDomainError, subject,
-                         f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, "
-                         f"depends on loop {sorted(used)[0]!r}, which the new loops replace", realize)
+        dependent = loop_dependent_domain(site, path, block)
+        if dependent is not None:
+            # a triangular nest: the new loops, made from the domains,
+            # would name a loop they replace
+            iv, name = dependent
+            chk.stop(LoopDependentDomainError, subject,
+                     f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, "
+                     f"depends on loop {name!r}, which the new loops replace", realize)
         if not is_true(realize.predicate):
             chk.stop(NonTrivialPredicateError, subject,
                      f"the block has the predicate {realize.predicate.script()}, which the new loops would "

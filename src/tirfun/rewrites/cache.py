@@ -74,8 +74,8 @@ from .errors import (
     CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
     InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    ReindexIndexVariableError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, NotRegionCoverError, NotSingleWriteBlockError,
-    ViewScopeMismatchError,
+    ReindexIndexVariableError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError,
+    NotRegionCoverError, NotSingleWriteBlockError, ViewScopeMismatchError,
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from ..analysis.traversal import Path, ancestors, get_at, stmt_children
 from ..nodes import (
-    Block, BlockRealize, BufferStore, For, IRModule, IterVarType, PrimExpr, Stmt,
+    Block, BlockRealize, BufferStore, For, IntImm, IRModule, IterVarType, PrimExpr, Stmt,
 )
 from ..analysis.arith.iter_map import distinct_index_vars, is_affine_binding, simplify_index
 from ..analysis.mentions import mentions_any
@@ -261,6 +261,25 @@ def has_affine_binding(site: Site, block_path: Path, realize: BlockRealize, *, t
                                                  surjective=surjective)
 
 
+def loop_dependent_domain(site: Site, block_path: Path, block: Block):
+    """``(iteration variable, loop name)`` for the first iteration variable
+    of the block whose domain names a loop between the block and its scope
+    (a triangular nest: ``T.axis.reduce(i + 1, k)``), else None. The loops
+    are looked up only for a domain that is not two literals."""
+    from .exprs import var_names
+
+    names = None
+    for iv in block.iter_vars:
+        if type(iv.dom.min) is IntImm and type(iv.dom.extent) is IntImm:
+            continue
+        if names is None:
+            names = {loop.loop_var.name for _, loop in loops_above(site, block_path)}
+        used = names & (var_names(iv.dom.min) | var_names(iv.dom.extent))
+        if used:
+            return iv, sorted(used)[0]
+    return None
+
+
 def complete_block_violation(block: Block) -> str | None:
     """Why the block is not a complete block, or None if it is one."""
     for iv in block.iter_vars:
@@ -330,6 +349,6 @@ __all__ = [
     "default_function", "describe", "resolve_site", "resolve_loop", "resolve_block",
     "resolve_block_or_loop", "scope_path", "loops_above", "child_blocks", "all_block_realizes",
     "check_plain_loop", "starts_at_zero", "check_starts_at_zero", "block_loop_map",
-    "has_affine_binding", "complete_block_violation", "reduction_block_violation",
+    "has_affine_binding", "loop_dependent_domain", "complete_block_violation", "reduction_block_violation",
     "names_defined_at", "is_int_expr",
 ]

@@ -26,8 +26,8 @@ from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, ancestors, get_at, iter_children, replace_at, stmt_children, transform, transform_plain,
-    walk, walk_stmts,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
+    transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer,
@@ -37,7 +37,7 @@ from ..nodes import (
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import describe, loops_above, resolve_block, resolve_loop, resolve_site
+from .checks import describe, loop_dependent_domain, resolve_block, resolve_loop, resolve_site
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
     bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
@@ -111,17 +111,13 @@ def _check_only_loops(chk: Checks, site, removal: Path, loc: _Located, subject: 
     """Only loops lie between the statement removed and the block: the
     moved block is put under new loops alone, so a condition or a binding
     on the way would be lost (TVM drops it)."""
-    node, path = site.at(removal), removal
-    while path != loc.rpath:
+    for node in nodes_along(site.at(removal), loc.rpath[len(removal):])[:-1]:
         if type(node) is not For:
             what = {"IfThenElse": "an if", "LetStmt": "a let binding"}.get(type(node).__name__,
                                                                           f"a {type(node).__name__}")
             chk.stop(NonLoopAncestorError, subject,
                      f"{what} sits between the block and the loops it is taken out of; the block would not "
                      "take it to its new place", node)
-        step = loc.rpath[len(path)]
-        path = path + (step,)
-        node = getattr(node, step[0]) if step[1] is None else getattr(node, step[0])[step[1]]
 
 
 def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
@@ -508,21 +504,6 @@ def _keyed_blocks(site, loc: _Located):
 
 # -- compute_at and reverse_compute_at --------------------------------------------------------
 
-def _loop_dependent_domain(site, loc: _Located, block: Block):
-    """``(iteration variable, loop name)`` for the first iteration variable
-    of the block whose domain names a loop around it, else None."""
-    names = None
-    for iv in block.iter_vars:
-        if type(iv.dom.min) is IntImm and type(iv.dom.extent) is IntImm:
-            continue
-        if names is None:
-            names = {loop.loop_var.name for _, loop in loops_above(site, loc.rpath + (("block", None),))}
-        used = names & (var_names(iv.dom.min) | var_names(iv.dom.extent))
-        if used:
-            return iv, sorted(used)[0]
-    return None
-
-
 def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
     if not isinstance(preserve_unit_loops, bool):
         chk.fail(InvalidArgumentError, "argument preserve_unit_loops",
@@ -765,7 +746,7 @@ class _ComputeAtBase(Rewrite):
                          f"the block is neither a complete block (it fails condition {ccode}: "
                          f"{COMPLETE_BLOCK_DEFINITION}) nor a reduction block (it fails condition "
                          f"{rcode}: {REDUCTION_BLOCK_DEFINITION})", loc.realize)
-        dependent = _loop_dependent_domain(site, loc, block)
+        dependent = loop_dependent_domain(site, loc.rpath + (("block", None),), block)
         if dependent is not None:
             iv, name = dependent
             chk.stop(LoopDependentDomainError, subject,

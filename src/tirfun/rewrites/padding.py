@@ -27,7 +27,7 @@ from .checks import (
     complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
 )
 from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
-from .exprs import find_nodes, plain_buffer, substitute_expr, var_names
+from .exprs import find_nodes, plain_buffer, substitute_expr
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -567,7 +567,7 @@ class PadEinsum(Rewrite):
     padding: object = attrs.field(converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
 
     def plan(self, mod, chk: Checks):
-        from .checks import child_blocks, scope_path
+        from .checks import child_blocks, loop_dependent_domain, scope_path
         from .errors import InvalidPaddingError, LoopDependentDomainError, NonEinsumError, NotStagePipelineError
 
         site = resolve_site(chk, mod, [self.block])
@@ -593,19 +593,13 @@ class PadEinsum(Rewrite):
         # iteration variable -> (extent, padded extent), as expressions: a
         # symbolic extent n pads to (n + p - 1) // p * p, as in TVM
         padded = {}
-        loop_names = None  # the loops above the block, found for a domain that is not constant
+        dependent = loop_dependent_domain(site, bpath, block)
         for iv, p in zip(block.iter_vars, pads):
             extent = iv.dom.extent
-            if type(extent) is not IntImm or type(iv.dom.min) is not IntImm:
-                from .checks import loops_above
-
-                if loop_names is None:
-                    loop_names = {loop.loop_var.name for _, loop in loops_above(site, bpath)}
-                used = loop_names & (var_names(iv.dom.min) | var_names(extent))
-                if used:
-                    chk.stop(LoopDependentDomainError, subject,
-                             f"the domain of {iv.var.name} depends on loop {sorted(used)[0]!r}, so the padded "
-                             "buffers, allocated outside it, could not be sized", realize)
+            if dependent is not None and iv is dependent[0]:
+                chk.stop(LoopDependentDomainError, subject,
+                         f"the domain of {iv.var.name} depends on loop {dependent[1]!r}, so the padded "
+                         "buffers, allocated outside it, could not be sized", realize)
             ext = _int(extent)
             if ext is not None:
                 new = -(-ext // p) * p
