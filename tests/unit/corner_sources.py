@@ -86,13 +86,11 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     for i in range(2):
         with T.block("B"):
             vi = T.axis.spatial(2, i)
-            T.reads(A[vi * 4:vi * 4 + 4])
-            T.writes(B[vi * 4:vi * 4 + 4])
             B[vi * 4:vi * 4 + 4] = A[vi * 4:vi * 4 + 4]
-    for i_1 in range(8):
+    for i in range(8):
         with T.block("C"):
-            vi_1 = T.axis.spatial(8, i_1)
-            C[vi_1] = B[vi_1]
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
 """
 
 # an opaque block indexing its buffer by the loop's variable

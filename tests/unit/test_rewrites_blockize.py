@@ -15,6 +15,8 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import GUARDED_CONSUMER
+
 MATMUL = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
@@ -316,19 +318,7 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer
     # C's loop holds D too: C's nest is not an item of m's sequence
     with pytest.raises(R.BlocksNotSiblingsError, match="items of different sequences"):
         R.blockize(["B", "C"])(nested)
-    alone = _mod("""
-@T.prim_func
-def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
-    for m in range(4):
-        with T.block("B"):
-            vm = T.axis.spatial(4, m)
-            B[vm] = A[vm]
-    for n in range(4):
-        if n < 3:
-            with T.block("C"):
-                vn = T.axis.spatial(4, n)
-                C[vn] = B[vn]
-""")
+    alone = _mod(GUARDED_CONSUMER)
     with pytest.raises(R.BlocksNotSiblingsError, match="block 'C', with the loops right above it, is the only "
                                                        "statement of a IfThenElse"):
         R.blockize(["B", "C"])(alone)

@@ -15,6 +15,8 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import VECTOR_PRODUCER
+
 TWO_STAGES = """
 @T.prim_func
 def main(A: T.Buffer((8, 12), "float32"), C: T.Buffer((8, 12), "float32")):
@@ -163,19 +165,7 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             C[vi] = B[vi]
 """
 
-VECTOR = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8,))
-    for i in range(2):
-        with T.block("B"):
-            vi = T.axis.spatial(2, i)
-            B[vi * 4:vi * 4 + 4] = A[vi * 4:vi * 4 + 4]
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = B[vi]
-"""
+VECTOR = VECTOR_PRODUCER
 
 VIEWED = """
 @T.prim_func
