@@ -232,10 +232,3 @@ def to_attr_map(value) -> PMap:
         out[k] = freeze_value(v)
     return pmap(out)
 
-
-def to_pmap(value) -> PMap:
-    if isinstance(value, PMap):
-        return value
-    if value is None:
-        return pmap()
-    return pmap(value)

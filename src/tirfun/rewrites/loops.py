@@ -77,10 +77,6 @@ def _same_value(a: PrimExpr, b: PrimExpr) -> bool:
     return isinstance(diff, IntImm) and diff.value == 0
 
 
-def _loop_refs(site, loops) -> tuple:
-    return tuple(LoopRef(loop.loop_var.name, site.func_name) for loop in loops)
-
-
 # ---------------------------------------------------------------------------- split
 
 @register
