@@ -117,11 +117,11 @@ def conv_inputs(c, k, size, seed):
     return [image, weights, np.full((1, k, size, size), np.nan, np.float32)]
 
 
-@pytest.mark.parametrize("size, lanes", [(16, 8), (8, 4)])
-def test_conv2d_is_the_interpreters_bit_for_bit(size, lanes):
+@pytest.mark.parametrize("size, cols, lanes, vectors", [(16, 4, 8, 1), (8, 4, 4, 2), (14, 7, 4, 1)])
+def test_conv2d_is_the_interpreters_bit_for_bit(size, cols, lanes, vectors):
     args = conv_inputs(8, 8, size, size)
     expected, actual = run_both(schedules.conv2d_nchw_program(8, 8, size),
-                                schedules.conv2d_nchw(8, 8, size, tile=4, lanes=lanes), "llvm", args)
+                                schedules.conv2d_nchw(8, 8, size, cols, lanes, vectors), "llvm", args)
     assert_same_bits(actual[2], expected[2])
     reference = conv2d_reference(args[0].astype(np.float64), args[1].astype(np.float64))
     np.testing.assert_allclose(expected[2], reference, rtol=1e-4, atol=1e-4)
@@ -131,7 +131,7 @@ def test_conv2d_contracted_stays_within_the_contraction_bound():
     c, size = 8, 16
     args = conv_inputs(c, 8, size, 3)
     expected, actual = run_both(schedules.conv2d_nchw_program(c, 8, size),
-                                schedules.conv2d_nchw(c, 8, size, tile=4, lanes=8),
+                                schedules.conv2d_nchw(c, 8, size, cols=4, lanes=8),
                                 "llvm -fast-math-contract", args)
     magnitudes = conv2d_reference(np.abs(args[0]).astype(np.float64), np.abs(args[1]).astype(np.float64))
     gap = np.abs(actual[2].astype(np.float64) - expected[2])
@@ -255,16 +255,26 @@ def test_matmul_accumulator_tile_stays_in_registers(target):
         assert re.search(r"\bvfmadd\w*ps\b", rt.get_source("asm"))
 
 
-def test_conv2d_accumulator_tile_stays_in_registers():
-    tile, size, lanes = 4, 16, 8
-    rt = tirfun.build(schedules.conv2d_nchw(8, 8, size, tile=tile, lanes=lanes).mod)
+@pytest.mark.parametrize("cols, vectors", [(4, 1), (2, 2)])
+def test_conv2d_accumulator_tile_stays_in_registers(cols, vectors):
+    size, lanes = 16, 4
+    rt = tirfun.build(schedules.conv2d_nchw(8, 8, size, cols, lanes, vectors).mod)
     ll = rt.get_source("ll")
     assert not re.search(r"%conv_local\w*\s*=\s*alloca", ll)
     loops = _hot_loops(ll, f"<{lanes} x float>")
     assert loops
     for body in loops:
+        # per step of the window (LLVM may unroll the window's nine): one
+        # vector of weights per vector of the tile, at most one element of
+        # the input per pixel (fewer where an unrolled window shares them),
+        # nothing else read and nothing stored
         assert "store" not in body
-        assert len(re.findall(rf"= phi <{lanes} x float>", body)) == tile * size // lanes
+        assert len(re.findall(rf"= phi <{lanes} x float>", body)) == cols * vectors
+        vector_loads = re.findall(rf"= load <{lanes} x float>", body)
+        scalar_loads = re.findall(r"= load float,", body)
+        assert vector_loads and len(vector_loads) % vectors == 0
+        assert 0 < len(scalar_loads) * vectors <= len(vector_loads) * cols
+        assert len(re.findall(r"\bload\b", body)) == len(vector_loads) + len(scalar_loads)
 
 
 def test_row_sum_streams_each_row_into_independent_vector_partials():
@@ -282,8 +292,10 @@ def test_row_sum_streams_each_row_into_independent_vector_partials():
 def test_sizes_that_do_not_tile_are_refused():
     with pytest.raises(ScheduleError, match="extent 60 of loop 'i' is not a multiple of the tile size 8"):
         schedules.packed_matmul(60)
-    with pytest.raises(ScheduleError, match="extent 12 of loop 'x' is not a multiple of the tile size 8"):
+    with pytest.raises(ScheduleError, match="extent 12 of loop 'x' is not a multiple of the tile size 14"):
         schedules.conv2d_nchw(size=12)
+    with pytest.raises(ScheduleError, match="extent 8 of loop 'f' is not a multiple of the tile size 16"):
+        schedules.conv2d_nchw(filters=8)
     with pytest.raises(ScheduleError, match="extent 100 of loop 'k' is not a multiple of the tile size 16"):
         schedules.softmax(4, 100)
     with pytest.raises(ScheduleError, match="extent 100 of loop 'k' is not a multiple of the tile size 64"):
