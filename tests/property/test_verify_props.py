@@ -149,3 +149,50 @@ def test_a_binding_outside_its_constant_domain_is_a_lint_and_refused_for_a_build
     _rejects(broken, "binding outside domain", strict=True)
     with pytest.raises(VerifyError, match="binding outside domain"):
         verify(broken, domains=True)  # what a build checks first
+
+
+_SHIFTED = '''
+@T.prim_func
+def main(B: T.Buffer(({size},), "float32")):
+    for i in range({n}):
+        with T.block("B"):
+            vi = T.axis.{kind}({n}, i)
+            B[vi + {a}] = B[vi + {b}] * T.float32(2.0)
+'''
+
+
+@given(st.integers(1, 40), st.integers(0, 5), st.integers(0, 5), st.sampled_from(["spatial", "scan"]))
+def test_a_block_reading_another_instances_element_is_a_spatial_dependence(n, a, b, kind):
+    from tirfun.script import from_source
+
+    func = from_source(_SHIFTED.format(size=n + 5, n=n, a=a, b=b, kind=kind))
+    assert verify(func) is func
+    conflicting = a != b and n > abs(a - b) and kind == "spatial"
+    if not conflicting:
+        assert verify(func, strict=True) is func
+        return
+    with pytest.raises(VerifyError) as info:
+        verify(func, strict=True)
+    assert info.value.rule == "spatial dependence"
+    # the two instances it names do touch one element: the first writes it,
+    # the second reads it
+    text = str(info.value)
+    first = int(text.split("the instance with vi = ")[1].split(" ")[0])
+    second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
+    location = int(text.split("writes B[")[1].split("]")[0])
+    assert first != second and first + a == location == second + b
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+def test_block_programs_and_their_schedules_have_no_spatial_dependence(program_seed, seed):
+    # the strategies declare iteration types truthfully, and no primitive
+    # may make instances of a spatial variable depend on each other
+    from tirfun.testing.block_programs import random_block_program
+    from tirfun.testing.schedules import random_block_schedule
+
+    mod = random_block_program(program_seed)
+    for stage in (mod, random_block_schedule(mod, seed, max_steps=5)(mod)):
+        try:
+            verify(stage, strict=True)
+        except VerifyError as error:
+            assert error.rule != "spatial dependence", str(error)

@@ -60,6 +60,16 @@ then names the function, the block (where there is one) and the offender:
     refuses it before it compiles, and the interpreter when it lays the
     buffer out.
 
+``spatial dependence`` (only with ``strict=True``)
+    Instances of a block that differ in its data-parallel (spatial)
+    iteration variables write different elements and read none the others
+    write: ``B[vi + 1] = B[vi] * 2`` with ``vi`` spatial, or a sum over a
+    variable declared spatial, is refused, with the two instances and the
+    element (see :mod:`~tirfun.analysis.dependence`, which reports only
+    definite conflicts: constant domains of at most 4096 instances, affine
+    indices in the block's own body). TVM accepts and schedules such a
+    block, and a schedule that reorders its instances changes its result.
+
 ``verify`` by default is as strict as TVM's well-formedness check: what
 TVM accepts as TensorIR passes. ``strict=True`` adds the lint rules marked
 above; the regions a user declares are their declaration, and the
@@ -80,6 +90,7 @@ from ..nodes import (
 from ..nodes.dtype import DataType
 from .arith.linear_bound import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
+from .dependence import spatial_conflict
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
 from .traversal import iter_children, walk_stmts
 
@@ -91,7 +102,9 @@ def verify(func_or_mod, *, name: str | None = None, strict: bool = False, domain
     attribute) or an IRModule, whose functions are all checked. With
     ``strict``, the lint rules are checked too: regions must cover what the
     body accesses, nested blocks may not use the iteration variables of
-    enclosing blocks, and bindings must stay inside their domains. With
+    enclosing blocks, bindings must stay inside their domains, and the
+    instances of a block along its spatial variables must not depend on
+    each other. With
     ``domains``, only the last of these is added (what a build needs).
     """
     if isinstance(func_or_mod, IRModule):
@@ -208,6 +221,10 @@ class _FunctionVerifier:
         self.func = func
         self.fname = fname
         self.strict = strict
+        self.thread_bound = strict and any(
+            (isinstance(s, For) and s.thread_binding is not None)
+            or (isinstance(s, AttrStmt) and s.attr_key in THREAD_ATTR_KEYS)
+            for _path, s in walk_stmts(func.body))
         self.domains = strict or domains
         self.isolated = _ISOLATED_STRICT if strict else _ISOLATED
         self.var_names: dict[str, tuple] = {}     # name -> (Var, kind) bound so far
@@ -537,6 +554,9 @@ class _FunctionVerifier:
             self.check_region(region)
             frame.writes.append((region.buffer, region_box(region), region))
         if frame.check:
+            conflict = spatial_conflict(block, self.thread_bound) if block.iter_vars else None
+            if conflict is not None:
+                self.fail("spatial dependence", conflict.describe(), names=(conflict.buffer.name,))
             for match in block.match_buffers:
                 source = match.source
                 index = self.visible_buffers.get(source.buffer, -1)
