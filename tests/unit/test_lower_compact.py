@@ -214,6 +214,38 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((4,), "float32")):
     _build_matches_interp(src)
 
 
+# the tile is allocated by an opaque block inside the panel loop j0 (as
+# cache_write leaves it in a part of a partitioned loop): its region starts
+# at a multiple of j0, a loop around the allocation
+NESTED_TILE = '''@T.prim_func
+def main(A: T.Buffer((16, 64), "float32"), C: T.Buffer((16, 64), "float32")):
+    for j0 in range(4):
+        with T.block("part"):
+            T.reads(A[0:16, j0 * 16:j0 * 16 + 16])
+            T.writes(C[0:16, j0 * 16:j0 * 16 + 16])
+            S = T.alloc_buffer((16, 64), "float32", scope="local")
+            for i in range(16):
+                for j1 in range(16):
+                    with T.block("S"):
+                        vi = T.axis.spatial(16, i)
+                        vj = T.axis.spatial(64, j0 * 16 + j1)
+                        S[vi, vj] = A[vi, vj] * T.float32(2)
+                for j1 in range(16):
+                    with T.block("C"):
+                        vi = T.axis.spatial(16, i)
+                        vj = T.axis.spatial(64, j0 * 16 + j1)
+                        C[vi, vj] = S[vi, vj] + T.float32(1)
+'''
+
+
+def test_an_allocation_below_a_loop_shrinks_to_a_region_starting_in_that_loops_variable():
+    out = _compacted(NESTED_TILE)
+    # one row of 16 per iteration of i, not the 16 x 64 declared
+    assert _allocations(out) == [([1, 16], "i")]
+    assert_equivalent(from_source(NESTED_TILE), out["main"], trials=2)
+    _build_matches_interp(NESTED_TILE)
+
+
 def test_an_allocation_whose_pointer_escapes_is_left_alone():
     src = '''@T.prim_func
 def main(A: T.Buffer((8,), "float32")):

@@ -1661,3 +1661,57 @@ def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
     tirfun.interp.run(out["main"], x, want)
     tirfun.build(out)(x, got)
     assert want.tobytes() == got.tobytes()
+
+
+def _partitioned_tile(n=64, rows=14, cols=32):
+    """A matmul whose tile loop is partitioned before its last, partial
+    tile, and the full tiles' part cached in ``local`` scope: the copy back
+    runs over the rows that part writes, fewer than the domain the cache
+    declares (the buffer's rows)."""
+    from tirfun import Schedule
+    from tirfun.examples.schedules import matmul
+
+    sch = Schedule(matmul(n))
+    i, j, k = sch.get_loops("C")
+    i0, i1 = sch.split(i, [None, rows])
+    j0, j1 = sch.split(j, [None, cols])
+    sch.reorder(j0, i0, k, i1, j1)
+    full, _ = (sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n // rows]))
+    tile = sch.cache_write(full, 0, "local")
+    return sch, full, tile
+
+
+def test_reverse_compute_at_runs_the_instances_that_ran_not_the_whole_domain():
+    sch, full, tile = _partitioned_tile()
+    before = sch.mod
+    tiles = sch.get_loops(full)[-4]
+    sch.reverse_compute_at(tile, tiles)
+    script = sch.mod.script()
+    # the tile's 14 rows: the clip to the 64 rows of the domain folds away,
+    # as the loop of the part ends before the last tile
+    assert "for ax0_1, ax1_1 in T.grid(14, 32):" in script
+    assert "T.min" not in script.split('T.block("C_local")')[0].rsplit("for ", 2)[-1]
+    verify(sch.mod)
+    assert_equivalent(before["main"], sch.mod["main"], trials=2)
+
+
+def test_reverse_compute_at_still_refuses_to_drop_instances_that_ran():
+    # the padding instances (vj = 0 and 9) read no element a producer
+    # writes, and they run before the move: they would not after it
+    src = '''
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((10,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for j in range(10):
+        with T.block("C"):
+            vj = T.axis.spatial(10, j)
+            T.reads(B[vj - 1])
+            C[vj] = T.if_then_else(1 <= vj and vj < 9, B[vj - 1], T.float32(0.0))
+'''
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.UnsupportedRegionError, match=r"for vj in \[1, 8\] only, of its domain \[0, 9\]"):
+        R.reverse_compute_at("C", "i")(mod)

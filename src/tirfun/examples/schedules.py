@@ -68,7 +68,7 @@ def matmul(n: int) -> IRModule:
     return _module(A, B, C)
 
 
-def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 8, cols: int = 32) -> None:
+def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int = 32) -> None:
     """Schedule a matmul block (loops ``i, j, k``) for the CPU's vector
     units:
 
@@ -78,40 +78,64 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 8, cols: int = 
     - ``cache_read`` B and ``compute_at`` the copy under ``j0``: each
       panel task copies its ``n x cols`` panel of B first, and lowering
       compacts the copy to that panel, contiguous (B packed into panels);
+    - ``cache_read`` A and ``transform_layout`` the copy to ``(i // rows, k,
+      i % rows)``: the ``rows`` elements of A that one step of k broadcasts
+      are adjacent, where in A they are a row apart (rows of A a power of two
+      bytes apart share one set of the first-level cache, and more than its
+      ways of them evict each other); the copy is made once, in parallel;
     - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
       copy back under ``i0``: the tile accumulates in a ``rows x cols``
       buffer that LLVM keeps in vector registers across the k loop;
     - ``unroll`` the tile rows, ``vectorize`` the tile columns (and the
       copies), ``parallel`` over the panels;
     - ``decompose_reduction`` at ``k``: the tile is zeroed once before the
-      k loop rather than tested for ``k == 0`` inside it.
+      k loop rather than tested for ``k == 0`` inside it;
+    - where ``rows`` does not divide the extent of i, ``loop_partition``
+      ``i0`` before its last step (before the tile is cached, so that the
+      cache is the full tiles' own): the full tiles run without the split's
+      predicate; the last, partial one keeps it and accumulates in C
+      directly; the copy of A is padded with zeros to whole tiles.
 
-    ``cols`` a multiple of the vector width and ``rows`` about 8 give one
-    vector load of B and ``rows`` broadcasts of A per ``rows * cols / w``
-    fused multiply-adds (with ``-fast-math-contract``).
+    ``cols`` a multiple of the vector width gives one vector load of B and
+    ``rows`` broadcasts of A per ``rows * cols / w`` fused multiply-adds
+    (with ``-fast-math-contract``). The defaults fit AVX-512: 28 of its 32
+    vector registers hold the tile. k is summed in the program's order, so
+    without contraction the result is the interpreter's, bit for bit.
     """
     block = sch.get_block(block) if isinstance(block, str) else block
     i, j, k = sch.get_loops(block)
-    _divides("schedule_packed_matmul", _extent(sch, i), rows, "i")
+    n_i = _extent(sch, i)
     _divides("schedule_packed_matmul", _extent(sch, j), cols, "j")
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, k, i1, j1)
     packed = sch.cache_read(block, 1, "global")
     sch.compute_at(packed, j0)
-    tile = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(tile, i0)
+    sch.vectorize(sch.get_loops(packed)[-1])
+    rows_of_a = sch.cache_read(block, 0, "global")
+    sch.transform_layout(rows_of_a, ("write", 0), lambda ai, ak: (ai // rows, ak, ai % rows),
+                         pad_value=0.0 if n_i % rows else None)
+    sch.parallel(sch.get_loops(rows_of_a)[0])
     sch.unroll(i1)
     sch.vectorize(j1)
-    sch.vectorize(sch.get_loops(packed)[-1])
-    tile_rows, tile_cols = sch.get_loops(tile)[-2:]
-    sch.unroll(tile_rows)
-    sch.vectorize(tile_cols)
     sch.parallel(j0)
-    sch.decompose_reduction(block, k)
+    tiled = [block]
+    if n_i % rows:
+        full, last = (sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n_i // rows]))
+        tiled = [full]
+        # the last, partial tile (fewer than ``rows`` rows) accumulates in C
+        sch.decompose_reduction(last, sch.get_loops(last)[-3])
+    for part in tiled:
+        tiles, steps = sch.get_loops(part)[-4:-2]  # i0, k (above i1, j1)
+        tile = sch.cache_write(part, 0, "local")
+        sch.reverse_compute_at(tile, tiles)
+        tile_rows, tile_cols = sch.get_loops(tile)[-2:]
+        sch.unroll(tile_rows)
+        sch.vectorize(tile_cols)
+        sch.decompose_reduction(part, steps)
 
 
-def packed_matmul(n: int, rows: int = 8, cols: int = 32) -> Schedule:
+def packed_matmul(n: int, rows: int = 14, cols: int = 32) -> Schedule:
     """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
     sch = Schedule(matmul(n))
     schedule_packed_matmul(sch, "C", rows, cols)

@@ -83,6 +83,11 @@ def compact_func(func: PrimFunc) -> PrimFunc:
     if not any(isinstance(n, Allocate) for n in walk(func.body)):
         return func
     uses = _Uses()
+    # every loop of the function (a loop variable is bound once): the loops
+    # around an allocation bound the region's start in their variables (a
+    # tile at ``j_0 * 32`` under ``for j_0 in range(32)``) wherever the
+    # allocation sits below them
+    uses.loops = {n.loop_var: _range(n) for n in walk(func.body) if isinstance(n, For)}
 
     def post(n):
         return _compact(n, uses) if isinstance(n, Allocate) else n
@@ -100,6 +105,7 @@ class _Uses:
 
     def __init__(self):
         self._memo: dict[int, tuple] = {}
+        self.loops: dict = {}  # loop variable -> Range, for the whole function
 
     def of(self, node) -> frozenset:
         hit = self._memo.get(id(node))
@@ -487,7 +493,7 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
             break
         place, region = loop, inner
     outer = {lp.loop_var: _range(lp) for lp in loops[:loops.index(place) + 1]} if place else {}
-    shape = _compact_shape(buf, region, outer)
+    shape = _compact_shape(buf, region, {**uses.loops, **outer})
     if shape is None:
         return alloc
     mins, extents = shape

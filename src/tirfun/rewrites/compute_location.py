@@ -31,8 +31,8 @@ from ..analysis.traversal import (
 )
 from ..nodes import (
     EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer,
-    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Mul, Node, PrimExpr, Range, SeqStmt, Stmt,
-    Sub, Var, const,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mul, Node, PrimExpr, Range,
+    SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -634,13 +634,17 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
     return out
 
 
-def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) -> None:
+def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject: str) -> None:
     """Over all iterations of the loops above the new place, the domains
     solved from what the producers write must reach every instance of the
-    consumer: one whose reads fall only outside the buffer (a padding block
-    reading ``T[v - 1]`` under ``if 1 <= v``) depends on no producer and
-    would otherwise never run (TVM drops those instances)."""
+    consumer that runs: one whose reads fall only outside the buffer (a
+    padding block reading ``T[v - 1]`` under ``if 1 <= v``) depends on no
+    producer and would otherwise never run (TVM drops those instances).
+    Instances of the domain that the block's binding never reaches (a copy
+    of the rows one part of a partitioned loop writes, in a domain as wide
+    as the buffer) did not run before either, and need not run after."""
     loops = {v: Interval.from_range(r) for v, r in proof.items()}
+    reach = None
     for iv in loc.realize.block.iter_vars:
         dom = doms.get(iv.var)
         if dom is None:
@@ -651,12 +655,33 @@ def _check_every_instance_runs(chk, loc, doms: dict, proof: dict, subject: str) 
         last = _domain_last(iv.dom)
         if (lo is not None and not index_at_most(lo, first, proof)) or \
                 (hi is not None and not index_at_most(last, hi, proof)):
+            if reach is None:
+                reach = _binding_reach(site, loc)
+            ran = reach.get(iv.var)
+            if ran is not None and lo is not None and hi is not None and \
+                    index_at_most(lo, ran[0], proof) and index_at_most(ran[1], hi, proof):
+                continue
             chk.stop(UnsupportedRegionError, subject,
                      f"the producers under the loop write what the block reads for {iv.var.name} in "
                      f"[{'...' if lo is None else lo.script()}, {'...' if hi is None else hi.script()}] "
                      f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
                      "(reading elements no producer writes, such as padding) would never run",
                      loc.realize)
+
+
+def _binding_reach(site, loc) -> dict:
+    """Iteration variable -> (first, last) literal values its binding takes
+    over the loops around the block, where both are known; the instances
+    that run lie within them (and within the domain)."""
+    loops = {v: Interval.from_range(r) for v, r in loop_domains(site, loc.rpath, inclusive=False).items()}
+    out = {}
+    for iv, value in zip(loc.realize.block.iter_vars, loc.realize.iter_values):
+        span = eval_interval(value, loops)
+        lo, hi = int_value(span.lo) if span.lo is not None else None, \
+            int_value(span.hi) if span.hi is not None else None
+        if lo is not None and hi is not None:
+            out[iv.var] = (IntImm(iv.var.dtype, lo), IntImm(iv.var.dtype, hi))
+    return out
 
 
 def _domain_last(dom: Range) -> PrimExpr:
@@ -796,7 +821,7 @@ class _ComputeAtBase(Rewrite):
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
         if self.reverse:
-            _check_every_instance_runs(chk, loc, doms, proof, subject)
+            _check_every_instance_runs(chk, site, loc, doms, proof, subject)
         placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
         nest = self._nest(site, placement)
         self._check_threads(chk, site, placement, nest, subject)
@@ -1041,6 +1066,11 @@ class _ComputeAtBase(Rewrite):
                         if not _ge(bhi, hi, proof, ranges):
                             conds.append(("hi", bhi))
             # one point (a consumer reading one element per iteration) needs no simplifier
+            # TVM's analyzer knows the loops around the place: a bound that
+            # clips to the domain only where those loops do not reach (the
+            # last tile of a split, in a part of a partitioned loop that ends
+            # before it) folds away
+            lo, hi = _unclipped(lo, proof, ranges), _unclipped(hi, proof, ranges)
             extent = IntImm(hi.dtype, 1) if hi == lo and hi.dtype.is_integer else simplify_index(hi - lo + 1)
             if self.preserve_unit_loops or int_value(extent) != 1:
                 bits = max(lo.dtype.bits, extent.dtype.bits)
@@ -1249,6 +1279,19 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     if side == "lo":
         return LE(IntImm(value.dtype, c - form.const), rest)
     return LT(rest, IntImm(value.dtype, c + 1 - form.const))
+
+
+def _unclipped(e: PrimExpr, proof, ranges: dict) -> PrimExpr:
+    """``T.min(a, b)`` as ``a`` when ``a <= b`` over the loops of ``proof``
+    (and the other way round, and ``T.max`` alike); anything else as it is."""
+    kind = type(e)
+    if kind is Min or kind is Max:
+        small, large = (e.a, e.b) if kind is Min else (e.b, e.a)
+        if _ge(large, small, proof, ranges):
+            return e.a
+        if _ge(small, large, proof, ranges):
+            return e.b
+    return e
 
 
 def _ge(a: PrimExpr, b: PrimExpr, proof, ranges: dict | None = None) -> bool:
