@@ -1663,11 +1663,13 @@ def main(A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
     assert want.tobytes() == got.tobytes()
 
 
-def _partitioned_tile(n=64, rows=14, cols=32):
+def _partitioned_tile(n=64, rows=14, cols=32, which=0):
     """A matmul whose tile loop is partitioned before its last, partial
     tile, and the full tiles' part cached in ``local`` scope: the copy back
     runs over the rows that part writes, fewer than the domain the cache
-    declares (the buffer's rows)."""
+    declares (the buffer's rows). ``which``: 0 the full tiles' part, 1 the
+    last one's (its loop ``range(4, 5)``, its block under the split's
+    predicate)."""
     from tirfun import Schedule
     from tirfun.examples.schedules import matmul
 
@@ -1676,9 +1678,9 @@ def _partitioned_tile(n=64, rows=14, cols=32):
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, k, i1, j1)
-    full, _ = (sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n // rows]))
-    tile = sch.cache_write(full, 0, "local")
-    return sch, full, tile
+    parts = [sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n // rows])]
+    tile = sch.cache_write(parts[which], 0, "local")
+    return sch, parts[which], tile
 
 
 def test_reverse_compute_at_runs_the_instances_that_ran_not_the_whole_domain():
@@ -1715,3 +1717,14 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((10,), "float32")):
     mod = IRModule({"main": from_source(src)})
     with pytest.raises(R.UnsupportedRegionError, match=r"for vj in \[1, 8\] only, of its domain \[0, 9\]"):
         R.reverse_compute_at("C", "i")(mod)
+
+
+def test_reverse_compute_at_under_the_last_part_of_a_partitioned_loop():
+    # the producers' loop starts at 4 and the split's predicate cuts its
+    # last tile to 8 rows: what they surely write is still known
+    sch, last, tile = _partitioned_tile(which=1)
+    before = sch.mod
+    sch.reverse_compute_at(tile, sch.get_loops(last)[-4])
+    assert "for ax0_1, ax1_1 in T.grid(8, 32):" in sch.mod.script()
+    verify(sch.mod)
+    assert_equivalent(before["main"], sch.mod["main"], trials=2)

@@ -91,10 +91,10 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     - ``decompose_reduction`` at ``k``: the tile is zeroed once before the
       k loop rather than tested for ``k == 0`` inside it;
     - where ``rows`` does not divide the extent of i, ``loop_partition``
-      ``i0`` before its last step (before the tile is cached, so that the
-      cache is the full tiles' own): the full tiles run without the split's
-      predicate; the last, partial one keeps it and accumulates in C
-      directly; the copy of A is padded with zeros to whole tiles.
+      ``i0`` before its last step, before the tile is cached: each part
+      gets a tile of its own, the full tiles' without the split's predicate,
+      the last one's as many rows as are left; the copy of A is padded with
+      zeros to whole tiles.
 
     ``cols`` a multiple of the vector width gives one vector load of B and
     ``rows`` broadcasts of A per ``rows * cols / w`` fused multiply-adds
@@ -119,13 +119,10 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.parallel(j0)
-    tiled = [block]
+    parts = [block]
     if n_i % rows:
-        full, last = (sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n_i // rows]))
-        tiled = [full]
-        # the last, partial tile (fewer than ``rows`` rows) accumulates in C
-        sch.decompose_reduction(last, sch.get_loops(last)[-3])
-    for part in tiled:
+        parts = [sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n_i // rows])]
+    for part in parts:
         tiles, steps = sch.get_loops(part)[-4:-2]  # i0, k (above i1, j1)
         tile = sch.cache_write(part, 0, "local")
         sch.reverse_compute_at(tile, tiles)

@@ -59,7 +59,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import Affine, can_prove, detect_iter_map, expr_bounds, region_covers
-from ..analysis.arith.int_set import Interval, eval_interval, intersect, union
+from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute, union
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.traversal import iter_children, transform, walk
 from ..nodes import (
@@ -529,6 +529,12 @@ def _compact_shape(buf, region, outer):
     dimension can shrink."""
     ranges = {v.name: _const_range(r) for v, r in outer.items()}
     ranges = {k: v for k, v in ranges.items() if v is not None}
+    # a loop of one iteration (the last part of a partitioned loop) takes its
+    # one value, so that a region clipped to the buffer folds to constants
+    single = {v: IntImm(v.dtype, ranges[v.name][0]) for v in outer
+              if v.name in ranges and ranges[v.name][0] == ranges[v.name][1]}
+    if single:
+        region = [Interval(_fold(iv.lo, single), _fold(iv.hi, single)) for iv in region]
     mins, extents = [], []
     for iv, dim in zip(region, buf.shape):
         dt = dim.dtype
@@ -560,6 +566,10 @@ def _compact_shape(buf, region, outer):
         mins.append(lo)
         extents.append(ext)
     return mins, extents
+
+
+def _fold(e: PrimExpr | None, values: dict) -> PrimExpr | None:
+    return None if e is None else simplify_index(substitute(e, values))
 
 
 def _const_range(r):

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import attrs
 from pyrsistent import PVector
 
 from ..analysis.arith import can_prove, region_covers
@@ -55,7 +56,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk
 from ..nodes import (
-    LT, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range,
+    LT, Add, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range,
     SeqStmt, Stmt, Var,
 )
 from .base import Site
@@ -355,12 +356,25 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     read as one loop over its values, as TVM's iterator maps fuse it.
     """
     loops = loops_between(site, realize_path, top)
-    if any(int_value(l.min) != 0 for l in loops):
-        return None
     # a unit loop takes its one value (the unit loops splits and
-    # add_unit_loop leave would otherwise stop the iteration map)
-    units = {l.loop_var: IntImm(l.loop_var.dtype, 0) for l in loops if int_value(l.extent) == 1}
-    relaxed = {l.loop_var.name: l for l in loops if l.loop_var not in units}
+    # add_unit_loop leave would otherwise stop the iteration map, and the
+    # last part of a partitioned loop, ``range(4, 5)``, is one); a loop from
+    # a constant other than 0 (the other parts) counts from 0 as a stand-in
+    # shifted by its start, as TVM's iterator maps read it
+    units = {}
+    relaxed = {}
+    for l in loops:
+        start = int_value(l.min)
+        if int_value(l.extent) == 1:
+            units[l.loop_var] = l.min
+        elif start == 0:
+            relaxed[l.loop_var.name] = l
+        elif start is None:
+            return None
+        else:
+            stand = Var(f"{l.loop_var.name} - {start}", l.loop_var.dtype)
+            units[l.loop_var] = Add(l.min, stand)
+            relaxed[stand.name] = attrs.evolve(l, loop_var=stand, min=IntImm(l.min.dtype, 0))
     bind = bindings(realize)
     mins = [_fixed(substitute(r.min, bind), units) for r in region.region]
     extents = [int_value(r.extent) for r in region.region]
