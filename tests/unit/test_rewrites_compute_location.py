@@ -1728,3 +1728,29 @@ def test_reverse_compute_at_under_the_last_part_of_a_partitioned_loop():
     assert "for ax0_1, ax1_1 in T.grid(8, 32):" in sch.mod.script()
     verify(sch.mod)
     assert_equivalent(before["main"], sch.mod["main"], trials=2)
+
+
+def _panel_tiles(n=32, group=2, rows=8, cols=8):
+    """A matmul whose parallel panel loop j_0 holds serial tile loops
+    (i_0 and the panel's tiles j_1), its output cached in local scope."""
+    from tirfun import Schedule
+    from tirfun.examples.schedules import matmul
+
+    sch = Schedule(matmul(n))
+    i, j, k = sch.get_loops("C")
+    i0, i1 = sch.split(i, [None, rows])
+    jo, j0, j1 = sch.split(j, [None, group, cols])
+    sch.reorder(jo, i0, j0, k, i1, j1)
+    sch.parallel(jo)
+    return sch, sch.cache_write("C", 0, "local"), j0
+
+
+def test_a_tile_inside_a_parallel_panel_is_each_threads_own():
+    # j_0 * 16 + j_1 * 8 + ax1: no iteration map (a gap of j_1 between
+    # j_0 and ax1), but each panel's columns are its own
+    sch, tile, j0 = _panel_tiles()
+    before = sch.mod
+    sch.reverse_compute_at(tile, j0)
+    assert "v1 = T.axis.spatial(32, j_0 * 16 + j_1 * 8 + ax1_1)" in sch.mod.script()
+    assert_equivalent(before["main"], sch.mod["main"], trials=2)
+

@@ -1138,7 +1138,8 @@ class _ComputeAtBase(Rewrite):
         sums = detect_iter_map(spatial, ranges, "affine") if threads else []
         used = {sp.source for total in (sums or []) for sp in total.args}
         parallel = [l for l in threads if l.kind is ForKind.PARALLEL]
-        if parallel and (sums is None or any(l.loop_var.name not in used for l in parallel)):
+        if parallel and (sums is None or any(l.loop_var.name not in used for l in parallel)) and \
+                not all(_splits_by(spatial, l, above, loops) for l in parallel):
             chk.fail(ThreadOverlapError, subject,
                      f"under the parallel loops {', '.join(repr(l.loop_var.name) for l in parallel)}, several "
                      "threads would compute the same iterations of the block and write the same elements at "
@@ -1279,6 +1280,32 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     if side == "lo":
         return LE(IntImm(value.dtype, c - form.const), rest)
     return LT(rest, IntImm(value.dtype, c + 1 - form.const))
+
+
+def _splits_by(values, loop: For, above: list, made) -> bool:
+    """Whether distinct iterations of ``loop`` compute distinct instances:
+    some value is ``c * loop + rest`` where ``rest`` spans less than ``|c|``
+    over the other loops (those ``above`` with constant ranges, and the new
+    ones ``made``), so each iteration takes values of its own. This covers
+    a panel loop above a serial loop of tiles inside the panel
+    (``j_0 * 32 + j_1 * 16 + ax1``), which is no iteration map."""
+    ranges = {l.loop_var.name: (int_value(l.min), int_value(l.min) + int_value(l.extent) - 1) for l in above
+              if l is not loop and int_value(l.min) is not None and int_value(l.extent) is not None}
+    ranges.update({v.name: (0, int_value(e) - 1) for v, e in made if int_value(e) is not None})
+    for value in values:
+        form = affine_form(value)
+        if form is None:
+            continue
+        coeff = dict((t.name if isinstance(t, Var) else None, c) for t, c in form.terms).get(loop.loop_var.name)
+        if not coeff:
+            continue
+        rest = [(t, c) for t, c in form.terms if not (isinstance(t, Var) and t.name == loop.loop_var.name)]
+        if any(not isinstance(t, Var) or t.name not in ranges for t, _ in rest):
+            continue
+        span = sum(abs(c) * (ranges[t.name][1] - ranges[t.name][0]) for t, c in rest)
+        if span < abs(coeff):
+            return True
+    return False
 
 
 def _unclipped(e: PrimExpr, proof, ranges: dict) -> PrimExpr:
