@@ -372,7 +372,7 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
         elif start is None:
             return None
         else:
-            stand = Var(f"{l.loop_var.name} - {start}", l.loop_var.dtype)
+            stand = Var(f"{l.loop_var.name}_from_0_{start}", l.loop_var.dtype)
             units[l.loop_var] = Add(l.min, stand)
             relaxed[stand.name] = attrs.evolve(l, loop_var=stand, min=IntImm(l.min.dtype, 0))
     bind = bindings(realize)
