@@ -13,7 +13,10 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   other allocations inside it one per thread; ``shared`` and ``local``
   buffers allocated outside it (at the root, where TensorIR schedules leave
   them) get fresh storage per block or per thread, as TVM's lowering moves
-  them into the kernel; every other buffer from outside is global memory;
+  them into the kernel; such a buffer that host code or another kernel
+  uses too is an InterpError (no value crosses into or out of the kernel:
+  CUDA has no such program); every other buffer from outside is global
+  memory;
 * the threads of a block run phase by phase: each runs until its next
   ``T.tvm_storage_sync("shared")`` (a barrier of the block), and the next
   phase starts when all have arrived. ``"warp"`` orders the threads of one
@@ -60,10 +63,11 @@ import itertools
 import attrs
 import numpy as np
 
-from ..analysis.traversal import walk_stmts
-from ..nodes import PrimFunc
+from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..errors import InterpError
+from ..nodes import Allocate, BufferLoad, BufferStore, PrimFunc, Stmt
 from .compile import CompiledFunc, statement_text, translate
-from .gpu_codegen import GpuCompiler, launch_of
+from .gpu_codegen import SHARED_SCOPES, GpuCompiler, launch_of
 from .semantics import Fault
 
 _WARP = 32
@@ -82,7 +86,67 @@ def is_thread_bound(func: PrimFunc) -> bool:
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning
     (cached per function value)."""
+    check_kernel_storage(func)
     return translate(func, GpuCompiler(func), _launcher)
+
+
+def check_kernel_storage(func: PrimFunc) -> None:
+    """Raise an InterpError when a ``shared`` or ``local`` buffer allocated
+    outside the kernels is used in two places of {host code, each kernel}.
+
+    TVM's lowering allocates such a buffer inside the kernel that uses it
+    (per thread block or per thread), and the interpreter does the same (a
+    fresh storage at each launch): what host code or another kernel wrote
+    there never reaches the kernel, and what the kernel wrote never leaves
+    it. CUDA has no such program (TVM cannot build it), so it has no meaning
+    to give; reading the never-written storage would otherwise pass for one.
+    """
+    kernels: list = []   # (path, statement) of each outermost thread-binding statement
+    local: dict = {}     # storage var -> (buffer name, scope) of shared or local allocations outside kernels
+    places: dict = {}    # storage var -> {place: first statement there}; place is -1 for host code
+    for path, s in walk_stmts(func.body):
+        k = next((n for n, (kp, _) in enumerate(kernels) if path[:len(kp)] == kp), -1)
+        if k < 0 and launch_of(s) is not None:
+            kernels.append((path, s))
+            k = len(kernels) - 1
+        if k < 0:
+            for buf in getattr(s, "alloc_buffers", ()):
+                if _per_kernel(buf.storage_scope):
+                    local[buf.data] = (buf.name, buf.storage_scope)
+            if isinstance(s, Allocate) and _per_kernel(s.scope):
+                local[s.buffer_var] = (s.buffer_var.name, s.scope)
+        for node in _accesses(s):
+            places.setdefault(node.buffer.data, {}).setdefault(k, s)
+    for var, (name, scope) in local.items():
+        where = places.get(var, {})
+        if len(where) < 2:
+            continue
+        (k1, s1), (_, s2) = sorted(where.items(), key=lambda kv: kv[0])[:2]
+        first, second = ("host code", "a kernel") if k1 < 0 else ("a kernel", "another kernel")
+        per = "thread block" if scope in SHARED_SCOPES else "thread"
+        raise InterpError(
+            f"buffer {name} of scope {scope!r} is allocated outside the kernels and used in {first} "
+            f"and in {second}: TVM allocates it inside the kernel, one per {per}, so what one of "
+            f"them writes the other never reads\n  in {first}:\n{_indent(statement_text(s1, 4))}"
+            f"\n  in {second}:\n{_indent(statement_text(s2, 4))}")
+
+
+def _per_kernel(scope: str) -> bool:
+    """Whether a buffer of ``scope`` gets storage inside the kernel using it."""
+    return scope in SHARED_SCOPES or scope.startswith("local")
+
+
+def _accesses(s):
+    """The buffer loads and stores of statement ``s`` itself (not of the
+    statements below it)."""
+    if isinstance(s, BufferStore):
+        yield s
+    for child in iter_children(s):
+        if isinstance(child, Stmt):
+            continue
+        for node in walk(child):
+            if isinstance(node, (BufferLoad, BufferStore)):
+                yield node
 
 
 def _launcher(compiler: GpuCompiler) -> dict:

@@ -62,6 +62,7 @@ from ..nodes import (
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
+from ..interp.gpu_codegen import launch_of
 from ..rewrites.checks import all_block_realizes
 from ..rewrites.exprs import var_names
 from ..target import CUDA_DIM_LIMITS, CUDA_MAX_THREADS_PER_BLOCK
@@ -429,7 +430,8 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
         return [n.buffer for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))
                 and n.buffer.storage_scope.startswith(_KERNEL_SCOPES)]
 
-    kernels = [s for _, s in walk_stmts(func) if isinstance(s, For) and s.thread_binding is not None]
+    # a kernel starts at a thread-bound loop or at a T.launch_thread
+    kernels = [s for _, s in walk_stmts(func) if launch_of(s) is not None]
     outermost, inside = [], set()
     for k in kernels:
         if id(k) not in inside:
@@ -441,8 +443,9 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
         here = collections.Counter(accessed(k))
         for buf, count in sorted(here.items(), key=lambda item: item[0].name):
             if total[buf] > count:
+                what = f"loop {_name(k)}" if isinstance(k, For) else f"T.launch_thread({launch_of(k)[0]!r})"
                 problems.append(f"buffer {buf.name} of scope {buf.storage_scope} is used in the kernel of "
-                                f"loop {_name(k)} and outside it, where the GPU gives the kernel its own")
+                                f"{what} and outside it, where the GPU gives the kernel its own")
     return problems
 
 
@@ -452,7 +455,7 @@ def _stmt_children(node) -> list:
 
 def _keeps_gpu_meaning(after: IRModule) -> bool:
     func = _main(after)
-    if not any(isinstance(s, For) and s.thread_binding is not None for _, s in walk_stmts(func)):
+    if not any(launch_of(s) is not None for _, s in walk_stmts(func)):
         return True
     return not thread_binding_problems(func)
 
