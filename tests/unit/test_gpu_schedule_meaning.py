@@ -1,6 +1,10 @@
 """GPU programs whose schedules changed the interpreter's results, found by
 running random block schedules on the thread-bound programs of the tests:
 
+* a cross-thread reduction into a ``local`` buffer: TVM's all-reduce leaves
+  the whole result in every thread's copy, where the interpreter had left
+  each thread the part it reduced, so ``set_scope`` to ``global`` (one
+  buffer the threads update in turn) seemed to change the result;
 * a ``shared`` or ``local`` buffer allocated outside the kernels and used
   by a kernel and by host code (or another kernel): TVM allocates it in the
   kernel, so no value crosses, and CUDA has no such program; the
@@ -11,17 +15,124 @@ running random block schedules on the thread-bound programs of the tests:
 import numpy as np
 import pytest
 
+import tirfun
 import tirfun.rewrites as R
 from tirfun.errors import InterpError
-from tirfun.interp import run
+from tirfun.interp import compile_func, run
 from tirfun.nodes import IRModule
 from tirfun.script import from_source
-from tirfun.testing.equivalence import random_inputs
+from tirfun.testing.equivalence import assert_equivalent, random_inputs
 from tirfun.testing.schedules import thread_binding_problems
+
+# a row sum reduced across the 40 threads of a block into a local buffer,
+# which the same threads then read
+LOCAL_ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((2, 40), "int32"), C: T.Buffer((2, 40), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for k in T.thread_binding(40, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for t in T.thread_binding(40, thread="threadIdx.x"):
+            with T.block("C"):
+                vi, vt = T.axis.remap("SS", [i, t])
+                C[vi, vt] = A[vi, vt] * B[vi]
+"""
+
+# the same reduced three times per block, each pass into a fresh partial
+# result, the last read: the threads' turns must start from each pass's own
+# init, not from the previous pass's total
+LOCAL_ROW_SUMS_IN_A_LOOP = """
+@T.prim_func
+def main(A: T.Buffer((2, 3, 8), "int32"), C: T.Buffer((2, 3, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for j in range(3):
+            for k in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vj, vk]
+            for t in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vj, vt = T.axis.remap("SSS", [i, j, t])
+                    C[vi, vj, vt] = A[vi, vj, vt] * B[vi]
+"""
+
+# the sum across both thread dimensions of a block
+LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS = """
+@T.prim_func
+def main(A: T.Buffer((2, 4, 8), "int32"), C: T.Buffer((2, 4, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for ky in T.thread_binding(4, thread="threadIdx.y"):
+            for kx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vy, vx = T.axis.remap("SRR", [i, ky, kx])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vy, vx]
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vy, vx = T.axis.remap("SSS", [i, ty, tx])
+                    C[vi, vy, vx] = A[vi, vy, vx] * B[vi]
+"""
 
 
 def mod_of(src: str) -> IRModule:
     return IRModule({"main": from_source(src)})
+
+
+def _copies(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _gpu_and_serial(func, seed=0):
+    args = random_inputs(func, np.random.default_rng(seed))
+    gpu, serial = _copies(args), _copies(args)
+    run(func, *gpu)
+    compile_func(func)(*serial)  # thread-bound loops read as serial loops
+    return args, gpu, serial
+
+
+@pytest.mark.parametrize("source", [LOCAL_ROW_SUM, LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS])
+def test_every_thread_reads_the_whole_cross_thread_sum_from_its_local_copy(source):
+    mod = mod_of(source)
+    args, gpu, serial = _gpu_and_serial(mod["main"])
+    a = args[0]
+    axes = tuple(range(1, a.ndim))
+    assert gpu[1].tolist() == (a * a.sum(axis=axes, keepdims=True)).tolist()
+    assert gpu[1].tobytes() == serial[1].tobytes()
+    # as the lowered program's all-reduce gives it
+    lowered = _copies(args)
+    run(tirfun.lower(mod, "cuda")["main"], *lowered)
+    assert lowered[1].tobytes() == gpu[1].tobytes()
+
+
+@pytest.mark.parametrize("scope", ["global", "shared"])
+def test_set_scope_of_the_cross_thread_sum_keeps_the_result(scope):
+    mod = mod_of(LOCAL_ROW_SUM)
+    after = R.set_scope("B", 0, scope)(mod)
+    for seed in range(3):
+        assert_equivalent(mod["main"], after["main"], trials=1, seed=seed)
+
+
+@pytest.mark.parametrize("decompose", [False, True])
+def test_each_pass_of_a_cross_thread_sum_in_a_loop_starts_from_its_own_init(decompose):
+    mod = mod_of(LOCAL_ROW_SUMS_IN_A_LOOP)
+    if decompose:
+        # the init becomes a block of its own that every thread runs on its copy
+        mod = R.decompose_reduction("B", "k")(mod)
+    args, gpu, serial = _gpu_and_serial(mod["main"], 1)
+    a = args[0]
+    assert gpu[1].tolist() == (a * a.sum(axis=2, keepdims=True)).tolist()
+    assert gpu[1].tobytes() == serial[1].tobytes()
 
 
 # the kernel fills a shared buffer, the host reads it

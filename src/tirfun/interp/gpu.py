@@ -27,7 +27,10 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   and never race with each other;
 * a cross-thread reduction (a reduction block whose reduction variable
   comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
-  between two barriers, its threads updating the output in turn;
+  between two barriers, its threads updating the output in turn; an
+  output of ``local`` scope (one per thread) passes from each thread's copy
+  to the next one's, and every copy holds the whole result at the end, as
+  TVM's all-reduce leaves it;
 * a warp shuffle (``T.tvm_warp_shuffle``, ``_down``, ``_up``) waits until
   every lane of its mask has reached it, then gives each lane the value of
   its source lane, chosen as PTX's ``shfl.sync`` with CUDA's width clamp
@@ -235,6 +238,8 @@ class _Block:
         self.program, self.races = program, races
         self.bix = bix
         self.shared: dict = {}
+        self.carries: dict = {}    # (step, group) -> (threads that took a turn, partial result per storage)
+        self.snapshots: dict = {}  # thread -> its storages' contents when its turn began
         self.lanes = []
         self.waiting = None
         bkey = tuple(sorted(bix.items()))
@@ -380,6 +385,42 @@ class _Races:
         self.block_map.clear()
         self.epochs.clear()
 
+    # a cross-thread reduction into storage each thread has its own of
+    def reduce_enter(self, step: int, tags: tuple, storages: tuple) -> None:
+        """The current thread starts its turn in cross-thread reduction
+        ``step`` over ``tags``: its ``storages`` take the partial result the
+        threads of its group (those differing in ``tags`` only) left so far."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        carry = self.block.carries.get(key)
+        if carry is None or lane in carry[0]:
+            # the first turn of this pass (a loop around the step runs it again)
+            carry = self.block.carries[key] = (set(), [{} for _ in storages])
+        carry[0].add(lane)
+        for storage, values in zip(storages, carry[1]):
+            for offset, value in values.items():
+                storage[offset] = value
+        self.block.snapshots[lane] = [list(storage) for storage in storages]
+
+    def reduce_leave(self, step: int, tags: tuple, storages: tuple) -> None:
+        """The current thread ends its turn: what it changed joins the partial result."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        before = self.block.snapshots.pop(lane)
+        for storage, old, values in zip(storages, before, self.block.carries[key][1]):
+            for offset, value in enumerate(old):
+                new = storage[offset]
+                if not _same_bits(value, new):
+                    values[offset] = new
+
+    def reduce_final(self, step: int, tags: tuple, storages: tuple) -> None:
+        """After every turn: each thread's copy holds the whole result."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        for storage, values in zip(storages, self.block.carries[key][1]):
+            for offset, value in values.items():
+                storage[offset] = value
+
     def shared(self, name: str, fresh):
         """The thread block's storage of shared buffer ``name`` (``fresh``
         the first time a thread of the block allocates it)."""
@@ -516,6 +557,13 @@ def _source_lane(kind: str, lane: int, b: int, width: int, size: int, who: str,
         return low | (b & (width - 1))
     src = lane + b if kind == "down" else lane - b
     return src if low <= src <= high else lane
+
+
+def _same_bits(x, y) -> bool:
+    """Whether two element values are the same (any two NaNs alike, -0.0 not 0.0)."""
+    if x == y:
+        return x != 0 or str(x) == str(y)
+    return x != x and y != y
 
 
 def _indent(text: str) -> str:
