@@ -219,3 +219,35 @@ def test_a_local_cache_of_a_launched_kernel_used_on_the_host_is_found():
     args = random_inputs(mod["main"], np.random.default_rng(1))
     with pytest.raises(InterpError, match="buffer B_local of scope 'local' is allocated outside the kernels"):
         run(after["main"], *args)
+
+
+# a local buffer that host code alone uses, beside a kernel (what
+# reindex_cache_read leaves before the copy moves into the kernel)
+LOCAL_ON_THE_HOST_BESIDE_A_KERNEL = """
+@T.prim_func
+def main(A: T.Buffer((8, 32), "int32"), B: T.Buffer((8,), "int32")):
+    A_reindex = T.alloc_buffer((8, 32), "int32")
+    A_local = T.alloc_buffer((32, 8), "int32", scope="local")
+    for i, k in T.grid(8, 32):
+        with T.block("A_local"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            A_local[vk, vi] = A[vi, vk]
+    for i, k in T.grid(8, 32):
+        with T.block("A_reindex"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            A_reindex[vi, vk] = A_local[vk, vi]
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A_reindex[vi, vk]
+"""
+
+
+def test_a_local_buffer_the_host_alone_uses_beside_a_kernel_is_fine():
+    a = np.arange(256, dtype="int32").reshape(8, 32)
+    b = np.zeros(8, "int32")
+    run(from_source(LOCAL_ON_THE_HOST_BESIDE_A_KERNEL), a, b)
+    assert b.tolist() == a.sum(axis=1).tolist()

@@ -105,8 +105,8 @@ def check_kernel_storage(func: PrimFunc) -> None:
     to give; reading the never-written storage would otherwise pass for one.
     """
     kernels: list = []   # (path, statement) of each outermost thread-binding statement
-    local: dict = {}     # storage var -> (buffer name, scope) of shared or local allocations outside kernels
-    places: dict = {}    # storage var -> {place: first statement there}; place is -1 for host code
+    local: dict = {}     # storage -> (buffer name, scope) of shared or local allocations outside kernels
+    places: dict = {}    # storage -> {place: first statement there}; place is -1 for host code
     for path, s in walk_stmts(func.body):
         k = next((n for n, (kp, _) in enumerate(kernels) if path[:len(kp)] == kp), -1)
         if k < 0 and launch_of(s) is not None:
@@ -115,11 +115,11 @@ def check_kernel_storage(func: PrimFunc) -> None:
         if k < 0:
             for buf in getattr(s, "alloc_buffers", ()):
                 if _per_kernel(buf.storage_scope):
-                    local[buf.data] = (buf.name, buf.storage_scope)
+                    local[_storage(buf)] = (buf.name, buf.storage_scope)
             if isinstance(s, Allocate) and _per_kernel(s.scope):
                 local[s.buffer_var] = (s.buffer_var.name, s.scope)
-        for node in _accesses(s):
-            places.setdefault(node.buffer.data, {}).setdefault(k, s)
+        for buf in _accessed(s):
+            places.setdefault(_storage(buf), {}).setdefault(k, s)
     for var, (name, scope) in local.items():
         where = places.get(var, {})
         if len(where) < 2:
@@ -139,17 +139,25 @@ def _per_kernel(scope: str) -> bool:
     return scope in SHARED_SCOPES or scope.startswith("local")
 
 
-def _accesses(s):
-    """The buffer loads and stores of statement ``s`` itself (not of the
-    statements below it)."""
+def _storage(buf):
+    """What identifies a buffer's storage: its data variable, or the buffer
+    itself when it has none (an ``alloc_buffer``)."""
+    return buf.data if buf.data is not None else buf
+
+
+def _accessed(s):
+    """The buffers statement ``s`` itself (not the statements below it)
+    loads from or stores to, and those its block's ``match_buffer`` views."""
     if isinstance(s, BufferStore):
-        yield s
+        yield s.buffer
+    for m in getattr(s, "match_buffers", ()):
+        yield m.source.buffer
     for child in iter_children(s):
         if isinstance(child, Stmt):
             continue
         for node in walk(child):
             if isinstance(node, (BufferLoad, BufferStore)):
-                yield node
+                yield node.buffer
 
 
 def _launcher(compiler: GpuCompiler) -> dict:

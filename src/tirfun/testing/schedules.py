@@ -57,8 +57,8 @@ import math
 
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..nodes import (
-    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType, PrimFunc,
-    SeqStmt,
+    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType,
+    MatchBufferRegion, PrimFunc, SeqStmt,
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
@@ -427,8 +427,11 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
     what it writes never leaves (a ``cache_read`` into ``shared`` filled
     on the host, a ``cache_write`` to ``local`` copied back on the host)."""
     def accessed(node) -> list:
-        return [n.buffer for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))
-                and n.buffer.storage_scope.startswith(_KERNEL_SCOPES)]
+        # loads, stores, and the views a block's match_buffer takes (a
+        # tensorized block reads through them)
+        used = [n.buffer if isinstance(n, (BufferLoad, BufferStore)) else n.source.buffer for n in walk(node)
+                if isinstance(n, (BufferLoad, BufferStore, MatchBufferRegion))]
+        return [b for b in used if b.storage_scope.startswith(_KERNEL_SCOPES)]
 
     # a kernel starts at a thread-bound loop or at a T.launch_thread
     kernels = [s for _, s in walk_stmts(func) if launch_of(s) is not None]
