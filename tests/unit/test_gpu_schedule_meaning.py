@@ -221,6 +221,54 @@ def test_a_local_cache_of_a_launched_kernel_used_on_the_host_is_found():
         run(after["main"], *args)
 
 
+# unroll takes a loop's thread binding away, as TVM's does
+SUM_BESIDE_Y_THREADS = """
+@T.prim_func
+def main(A: T.Buffer((4, 32), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.KIND:
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for j in T.thread_binding(8, thread="threadIdx.y"):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = 1
+"""
+
+
+def test_unroll_refuses_to_leave_a_reduction_to_every_thread_of_another_axis():
+    mod = mod_of(SUM_BESIDE_Y_THREADS.replace("KIND", 'thread_binding(32, thread="threadIdx.x")'))
+    with pytest.raises(R.ReplicatedThreadReductionError, match=r"loop 'k' is bound to threadIdx.x and feeds "
+                       r"the reduction variable vk of block 'sum'(.|\n)*threadIdx.y of its kernel"):
+        R.unroll("k")(mod)
+    # what TVM's unroll gives: the eight threadIdx.y threads of a block each
+    # sum the row into B at once
+    unrolled = from_source(SUM_BESIDE_Y_THREADS.replace("KIND", "unroll(32)"))
+    args = random_inputs(unrolled, np.random.default_rng(0))
+    with pytest.raises(InterpError, match=r"data race on buffer B"):
+        run(unrolled, *args)
+
+
+@pytest.mark.parametrize("loop", ["k", "t"])
+def test_unroll_of_a_loop_of_a_cross_thread_sum_into_local_keeps_the_result(loop):
+    # every thread sums the row into its own copy, or stores the product for
+    # every t: the same values in each thread
+    mod = mod_of(LOCAL_ROW_SUM)
+    after = R.unroll(loop)(mod)
+    assert_equivalent(mod["main"], after["main"], trials=2, seed=0)
+
+
+def test_unroll_of_the_only_loop_of_an_axis_keeps_a_global_reduction():
+    # each thread block has one thread left, which sums its row
+    mod = mod_of(LOCAL_ROW_SUM.replace('scope="local"', 'scope="global"').split("        for t in")[0])
+    after = R.unroll("k")(mod)
+    assert 'thread="threadIdx.x"' not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2, seed=0)
+
+
 # a local buffer that host code alone uses, beside a kernel (what
 # reindex_cache_read leaves before the copy moves into the kernel)
 LOCAL_ON_THE_HOST_BESIDE_A_KERNEL = """
