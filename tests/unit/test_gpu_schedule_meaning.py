@@ -9,7 +9,11 @@ running random block schedules on the thread-bound programs of the tests:
   by a kernel and by host code (or another kernel): TVM allocates it in the
   kernel, so no value crosses, and CUDA has no such program; the
   interpreter had read the never-written storage (NaN) as its result, and a
-  schedule moving the two uses together seemed to change it.
+  schedule moving the two uses together seemed to change it;
+* ``unroll`` of a threadIdx loop, which takes the binding away as TVM's
+  does: where a cross-thread reduction into shared or global memory is then
+  run whole by every thread of another axis, the threads race, and unroll
+  refuses.
 """
 
 import numpy as np
