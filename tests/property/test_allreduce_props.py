@@ -4,7 +4,8 @@ Random row reductions (sum, integer product, max, min, argmax with ties to
 the smaller index; integer and float dtypes) with the reduction loop split and one part
 bound to threadIdx.x or threadIdx.y, extents of any size (parts of a warp,
 several warps, none a multiple of 32), rows bound to blockIdx.x and
-possibly to the other thread dimension, are lowered for CUDA; the lowered
+possibly to the other thread dimension, the result going to the output or
+to a local buffer copied to it, are lowered for CUDA; the lowered
 program under the interpreter's GPU semantics must give, bit for bit, the
 serial program's result where any order gives the same (integers, min,
 max, argmax), and the all-reduce's documented order otherwise (float sums,

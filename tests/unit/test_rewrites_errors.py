@@ -243,6 +243,24 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
 """
 
 
+# a row sum across threadIdx.x in a kernel that binds threadIdx.y too, to
+# another loop
+_SUM_BESIDE_Y_THREADS = """
+@T.prim_func
+def main(A: T.Buffer((4, 32), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for j in T.thread_binding(8, thread="threadIdx.y"):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = 1
+"""
+
 CASES = [
     # (id, module, rewrite, error class, first-line pattern)
     ("module", lambda: 42, R.split("i", [2]), R.InvalidModuleError,
@@ -316,6 +334,12 @@ CASES = [
     ("iter-kind", lambda: mod_of(TRIANGLE), R.vectorize("k"), R.WrongBlockIterTypeError,
      r"^vectorize: block 'C': the vectorize of loop 'k' cannot be fulfilled: the loop feeds the "
      r"CommReduce iteration variable vk, which must be data-parallel$"),
+    ("unroll-thread-reduction", lambda: mod_of(_SUM_BESIDE_Y_THREADS), R.unroll("k"),
+     R.ReplicatedThreadReductionError,
+     r"^unroll: loop 'k': loop 'k' is bound to threadIdx.x and feeds the reduction variable vk of block "
+     r"'sum'; unrolled, the loop no longer spreads the reduction over threads, and the block is not under a "
+     r"loop bound to threadIdx.y of its kernel: every thread of it would run the whole reduction, updating "
+     r"B at once$"),
     ("annotation", lambda: mod_of(ELEMENTWISE), R.unannotate("B", "nope"), R.AnnotationNotFoundError,
      r"^unannotate: block 'B': it has no annotation 'nope' \(it has: none\)$"),
 ]

@@ -13,7 +13,10 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   other allocations inside it one per thread; ``shared`` and ``local``
   buffers allocated outside it (at the root, where TensorIR schedules leave
   them) get fresh storage per block or per thread, as TVM's lowering moves
-  them into the kernel; every other buffer from outside is global memory;
+  them into the kernel; such a buffer that host code or another kernel
+  uses too is an InterpError (no value crosses into or out of the kernel:
+  CUDA has no such program); every other buffer from outside is global
+  memory;
 * the threads of a block run phase by phase: each runs until its next
   ``T.tvm_storage_sync("shared")`` (a barrier of the block), and the next
   phase starts when all have arrived. ``"warp"`` orders the threads of one
@@ -24,7 +27,10 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   and never race with each other;
 * a cross-thread reduction (a reduction block whose reduction variable
   comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
-  between two barriers, its threads updating the output in turn;
+  between two barriers, its threads updating the output in turn; an
+  output of ``local`` scope (one per thread) passes from each thread's copy
+  to the next one's, and every copy holds the whole result at the end, as
+  TVM's all-reduce leaves it;
 * a warp shuffle (``T.tvm_warp_shuffle``, ``_down``, ``_up``) waits until
   every lane of its mask has reached it, then gives each lane the value of
   its source lane, chosen as PTX's ``shfl.sync`` with CUDA's width clamp
@@ -60,10 +66,11 @@ import itertools
 import attrs
 import numpy as np
 
-from ..analysis.traversal import walk_stmts
-from ..nodes import PrimFunc
+from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..errors import InterpError
+from ..nodes import Allocate, BufferLoad, BufferStore, PrimFunc, Stmt
 from .compile import CompiledFunc, statement_text, translate
-from .gpu_codegen import GpuCompiler, launch_of
+from .gpu_codegen import SHARED_SCOPES, GpuCompiler, launch_of
 from .semantics import Fault
 
 _WARP = 32
@@ -82,7 +89,75 @@ def is_thread_bound(func: PrimFunc) -> bool:
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning
     (cached per function value)."""
+    check_kernel_storage(func)
     return translate(func, GpuCompiler(func), _launcher)
+
+
+def check_kernel_storage(func: PrimFunc) -> None:
+    """Raise an InterpError when a ``shared`` or ``local`` buffer allocated
+    outside the kernels is used in two places of {host code, each kernel}.
+
+    TVM's lowering allocates such a buffer inside the kernel that uses it
+    (per thread block or per thread), and the interpreter does the same (a
+    fresh storage at each launch): what host code or another kernel wrote
+    there never reaches the kernel, and what the kernel wrote never leaves
+    it. CUDA has no such program (TVM cannot build it), so it has no meaning
+    to give; reading the never-written storage would otherwise pass for one.
+    """
+    kernels: list = []   # (path, statement) of each outermost thread-binding statement
+    local: dict = {}     # storage -> (buffer name, scope) of shared or local allocations outside kernels
+    places: dict = {}    # storage -> {place: first statement there}; place is -1 for host code
+    for path, s in walk_stmts(func.body):
+        k = next((n for n, (kp, _) in enumerate(kernels) if path[:len(kp)] == kp), -1)
+        if k < 0 and launch_of(s) is not None:
+            kernels.append((path, s))
+            k = len(kernels) - 1
+        if k < 0:
+            for buf in getattr(s, "alloc_buffers", ()):
+                if _per_kernel(buf.storage_scope):
+                    local[_storage(buf)] = (buf.name, buf.storage_scope)
+            if isinstance(s, Allocate) and _per_kernel(s.scope):
+                local[s.buffer_var] = (s.buffer_var.name, s.scope)
+        for buf in _accessed(s):
+            places.setdefault(_storage(buf), {}).setdefault(k, s)
+    for var, (name, scope) in local.items():
+        where = places.get(var, {})
+        if len(where) < 2:
+            continue
+        (k1, s1), (_, s2) = sorted(where.items(), key=lambda kv: kv[0])[:2]
+        first, second = ("host code", "a kernel") if k1 < 0 else ("a kernel", "another kernel")
+        per = "thread block" if scope in SHARED_SCOPES else "thread"
+        raise InterpError(
+            f"buffer {name} of scope {scope!r} is allocated outside the kernels and used in {first} "
+            f"and in {second}: TVM allocates it inside the kernel, one per {per}, so what one of "
+            f"them writes the other never reads\n  in {first}:\n{_indent(statement_text(s1, 4))}"
+            f"\n  in {second}:\n{_indent(statement_text(s2, 4))}")
+
+
+def _per_kernel(scope: str) -> bool:
+    """Whether a buffer of ``scope`` gets storage inside the kernel using it."""
+    return scope in SHARED_SCOPES or scope.startswith("local")
+
+
+def _storage(buf):
+    """What identifies a buffer's storage: its data variable, or the buffer
+    itself when it has none (an ``alloc_buffer``)."""
+    return buf.data if buf.data is not None else buf
+
+
+def _accessed(s):
+    """The buffers statement ``s`` itself (not the statements below it)
+    loads from or stores to, and those its block's ``match_buffer`` views."""
+    if isinstance(s, BufferStore):
+        yield s.buffer
+    for m in getattr(s, "match_buffers", ()):
+        yield m.source.buffer
+    for child in iter_children(s):
+        if isinstance(child, Stmt):
+            continue
+        for node in walk(child):
+            if isinstance(node, (BufferLoad, BufferStore)):
+                yield node.buffer
 
 
 def _launcher(compiler: GpuCompiler) -> dict:
@@ -171,6 +246,8 @@ class _Block:
         self.program, self.races = program, races
         self.bix = bix
         self.shared: dict = {}
+        self.carries: dict = {}    # (step, group) -> (threads that took a turn, partial result per storage)
+        self.snapshots: dict = {}  # thread -> its storages' contents when its turn began
         self.lanes = []
         self.waiting = None
         bkey = tuple(sorted(bix.items()))
@@ -316,6 +393,42 @@ class _Races:
         self.block_map.clear()
         self.epochs.clear()
 
+    # a cross-thread reduction into storage each thread has its own of
+    def reduce_enter(self, step: int, tags: tuple, storages: tuple) -> None:
+        """The current thread starts its turn in cross-thread reduction
+        ``step`` over ``tags``: its ``storages`` take the partial result the
+        threads of its group (those differing in ``tags`` only) left so far."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        carry = self.block.carries.get(key)
+        if carry is None or lane in carry[0]:
+            # the first turn of this pass (a loop around the step runs it again)
+            carry = self.block.carries[key] = (set(), [{} for _ in storages])
+        carry[0].add(lane)
+        for storage, values in zip(storages, carry[1]):
+            for offset, value in values.items():
+                storage[offset] = value
+        self.block.snapshots[lane] = [list(storage) for storage in storages]
+
+    def reduce_leave(self, step: int, tags: tuple, storages: tuple) -> None:
+        """The current thread ends its turn: what it changed joins the partial result."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        before = self.block.snapshots.pop(lane)
+        for storage, old, values in zip(storages, before, self.block.carries[key][1]):
+            for offset, value in enumerate(old):
+                new = storage[offset]
+                if not _same_bits(value, new):
+                    values[offset] = new
+
+    def reduce_final(self, step: int, tags: tuple, storages: tuple) -> None:
+        """After every turn: each thread's copy holds the whole result."""
+        lane = self.lane
+        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        for storage, values in zip(storages, self.block.carries[key][1]):
+            for offset, value in values.items():
+                storage[offset] = value
+
     def shared(self, name: str, fresh):
         """The thread block's storage of shared buffer ``name`` (``fresh``
         the first time a thread of the block allocates it)."""
@@ -452,6 +565,13 @@ def _source_lane(kind: str, lane: int, b: int, width: int, size: int, who: str,
         return low | (b & (width - 1))
     src = lane + b if kind == "down" else lane - b
     return src if low <= src <= high else lane
+
+
+def _same_bits(x, y) -> bool:
+    """Whether two element values are the same (any two NaNs alike, -0.0 not 0.0)."""
+    if x == y:
+        return x != 0 or str(x) == str(y)
+    return x != x and y != y
 
 
 def _indent(text: str) -> str:

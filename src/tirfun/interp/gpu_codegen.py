@@ -23,10 +23,13 @@ generator function run once per thread by :mod:`.gpu`:
   all-reduce) is a collective step: the body of that loop runs between two
   barriers, and the threads update the block's outputs in turn without
   racing, thread by thread in index order, each through all its own
-  iterations (the serial order when the bound loop is the outer reduction
-  loop; TVM's all-reduce combines in a tree, so float sums may round
-  differently on a GPU; the lowered program, ``tirfun.lower(mod, "cuda")``,
-  runs the all-reduce in the GPU's order);
+  iterations (a ``local`` output, one per thread, is handed from each
+  thread's copy to the next, and every copy gets the total at the end, as
+  TVM's all-reduce gives every thread the result; the serial order when
+  the bound loop is the outer reduction loop; TVM's all-reduce combines
+  in a tree, so float sums may round differently on a GPU; the lowered
+  program, ``tirfun.lower(mod, "cuda")``, runs the all-reduce in the GPU's
+  order);
 * ``buf[i] = T.tvm_warp_shuffle_down(mask, value, offset, width, 32)`` (and
   ``tvm_warp_shuffle``, ``tvm_warp_shuffle_up``) is a warp-collective step:
   the thread waits for the lanes of its mask and stores the value of its
@@ -120,6 +123,7 @@ class _Kernel:
         self.private: set[str] = set()  # storages each thread has its own of
         self.block: set[str] = set()    # storages one thread block shares
         self.reducing: frozenset = frozenset()  # buffers a cross-thread reduction updates
+        self.reduce_tags: tuple = ()            # the thread tags of the cross-thread reductions entered
 
 
 class GpuCompiler(Compiler):
@@ -230,13 +234,33 @@ class GpuCompiler(Compiler):
         # a cross-thread reduction: a collective step between two barriers, in
         # which the threads update the outputs in turn without racing
         self.barriers.append(s)
-        self.line(f"yield ('shared', {len(self.barriers) - 1})")
-        saved = self.kernel.reducing
-        self.kernel.reducing = saved | reduced
+        step = len(self.barriers) - 1
+        self.line(f"yield ('shared', {step})")
+        saved, saved_tags = self.kernel.reducing, self.kernel.reduce_tags
+        tags = saved_tags + (tag,)
+        # outputs each thread has its own of (local scope): TVM's all-reduce
+        # leaves the whole result in every thread's copy, so the threads of
+        # the reduction pass their partial result on in turn, and each copy
+        # gets the total at the end. The innermost of nested steps (a
+        # reduction over two thread dimensions) does it for all of them: its
+        # body holds no barrier, so each thread's turn is one stretch
+        innermost = not any(launch_of(n) is not None and launch_of(n)[0].startswith("threadIdx")
+                            and _cross_thread_outputs(n.body, _bound_var(n)) for _, n in _walk_launches(body))
+        private = [] if not innermost else sorted(
+            {a.storage for a in env.buffers.values()
+             if a.name in reduced | saved and a.storage in self.kernel.private})
+        carried = f"{tags!r}, ({''.join(p + ', ' for p in private)})"
+        if private:
+            self.line(f"h_gpu.reduce_enter({step}, {carried})")
+        self.kernel.reducing, self.kernel.reduce_tags = saved | reduced, tags
         self.stmt(body, env)
-        self.kernel.reducing = saved
+        self.kernel.reducing, self.kernel.reduce_tags = saved, saved_tags
         self.set_ctx(s, env)
-        self.line(f"yield ('shared', {len(self.barriers) - 1})")
+        if private:
+            self.line(f"h_gpu.reduce_leave({step}, {carried})")
+        self.line(f"yield ('shared', {step})")
+        if private:
+            self.line(f"h_gpu.reduce_final({step}, {carried})")
 
     def barrier(self, s: Evaluate, env: Env) -> None:
         """``T.tvm_storage_sync(scope)``: the thread pauses until the others arrive."""
@@ -375,6 +399,11 @@ def _closing(text: str, open_at: int) -> int:
             if depth == 0:
                 return k
     raise InterpError("internal: unbalanced access code")
+
+
+def _bound_var(s) -> Var:
+    """The variable a thread-binding statement binds."""
+    return s.loop_var if isinstance(s, For) else s.node.var
 
 
 def _walk_launches(s):

@@ -252,6 +252,14 @@ class WrongBlockIterTypeError(RewriteError):
     data-parallel (a reduction variable is allowed only for threadIdx.* in bind)."""
 
 
+class ReplicatedThreadReductionError(RewriteError):
+    """``unroll`` of a loop bound to threadIdx.* that feeds a cross-thread
+    reduction writing a non-local buffer, where without the binding some
+    thread axis of the kernel would not reach the block: every thread of it
+    would run the whole reduction, each updating the same elements (TVM
+    unrolls it, and the threads race)."""
+
+
 class AnnotationNotFoundError(RewriteError):
     """``unannotate`` was given a key the loop or block does not have."""
 

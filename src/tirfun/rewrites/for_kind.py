@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.traversal import nodes_along, replace_at, walk_stmts
+from ..interp.gpu_codegen import launch_of
 from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -15,7 +17,9 @@ from .checks import (
     all_block_realizes, child_blocks, complete_block_violation, describe,
     reduction_block_violation, resolve_loop, resolve_site,
 )
-from .errors import InvalidThreadAxisError, NotCompactDataflowError, WrongBlockIterTypeError
+from .errors import (
+    InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, WrongBlockIterTypeError,
+)
 from .exprs import uses_any
 from .refs import as_loop_ref
 from .serialize import py_value
@@ -240,9 +244,16 @@ class Bind(_KindChange):
 class Unroll(_KindChange):
     """Mark a loop to be unrolled.
 
+    A loop bound to a thread axis loses the binding, as in TVM.
+
     Requirements, each with the error raised when it fails:
 
-    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError).
+    1. the loop exists (UnknownLoopError, RefKindError, UnknownFunctionError);
+    2. a loop bound to threadIdx.* that feeds a cross-thread reduction
+       writing a buffer not of ``local`` scope leaves it under a loop of
+       every thread axis of its kernel (ReplicatedThreadReductionError):
+       otherwise every thread of the axis left out would run the whole
+       reduction into the same elements, where TVM's unroll makes a race.
 
     Example:
 
@@ -274,7 +285,45 @@ class Unroll(_KindChange):
         return ForKind.UNROLLED, None
 
     def _checks(self, chk, site, path, loop) -> None:
-        return None
+        if loop.thread_binding is not None and loop.thread_binding.startswith("threadIdx."):
+            _check_unbound_reductions(chk, site, path, loop)
+
+
+def _check_unbound_reductions(chk: Checks, site, path, loop: For) -> None:
+    """Unrolling a threadIdx loop takes its binding away, as TVM's unroll
+    does. A cross-thread reduction the loop fed becomes a serial one in each
+    thread; where some thread axis of its kernel then does not reach the
+    block, every thread of that axis runs the whole reduction into the same
+    elements, which only a ``local`` output (one per thread) keeps apart."""
+    name = loop.loop_var.name
+    unrolled = replace_at(site.func, path, with_fields(loop, kind=ForKind.UNROLLED, thread_binding=None))
+    for rpath, realize in all_block_realizes(loop.body, path + (("body", None),)):
+        block = realize.block
+        fed = next((iv for iv, value in zip(block.iter_vars, realize.iter_values)
+                    if iv.iter_type is IterVarType.CommReduce and uses_any(value, {name}) is not None), None)
+        shared = sorted({r.buffer.name for r in block.writes if not r.buffer.storage_scope.startswith("local")})
+        if fed is None or not shared:
+            continue
+        along = nodes_along(unrolled, rpath)
+        start = next((k for k, n in enumerate(along) if launch_of(n) is not None), None)
+        if start is None:
+            continue  # host code once unrolled: one thread runs it
+        kernel_tags = {launch_of(s)[0] for _, s in walk_stmts(along[start]) if launch_of(s) is not None}
+        around = {launch_of(n)[0] for n in along[start:] if launch_of(n) is not None}
+        # virtual threads run one after another; thread blocks each have
+        # their own copy of a shared output
+        per_block = all(r.buffer.storage_scope.startswith("shared") for r in block.writes)
+        missing = sorted(t for t in kernel_tags - around
+                         if not t.startswith("vthread") and not (per_block and t.startswith("blockIdx")))
+        if missing:
+            chk.fail(ReplicatedThreadReductionError, f"loop {name!r}",
+                     f"loop {name!r} is bound to {loop.thread_binding} and feeds the reduction variable "
+                     f"{fed.var.name} of block {block.name_hint!r}; unrolled, the loop no longer spreads "
+                     f"the reduction over threads, and the block is not under a loop bound to "
+                     f"{', '.join(missing)} of its kernel: every thread of "
+                     f"{'them' if len(missing) > 1 else 'it'} would run the whole reduction, updating "
+                     f"{', '.join(shared)} at once",
+                     loop)
 
 
 def parallel(loop) -> Parallel:

@@ -9,6 +9,10 @@ The rows go to ``blockIdx.x``, split with their inner part bound to the
 other thread dimension when ``row_threads > 1`` (several reductions per
 thread block). ``reduce_on`` is the dimension the reduction is bound to
 (``"x"``: consecutive lanes; ``"y"``: lanes ``row_threads`` apart).
+With ``local``, the reduction goes to a ``local`` buffer (one per thread)
+and a block after it in each row copies that to the output: TVM's
+all-reduce leaves the whole result in every thread's copy, so every
+thread of the reduction stores the same value.
 
 ``thread_reductions()`` draws them (``random_thread_reduction`` from any
 :class:`~tirfun.testing._choices.Chooser`); :func:`thread_reduction_module`
@@ -80,13 +84,30 @@ class ThreadReduction:
     inner: bool = True
     row_threads: int = 1
     reduce_on: str = "x"
+    local: bool = False
 
     def source(self) -> str:
         """The program before scheduling, as TVMScript."""
         outputs, body = _BODIES[self.reducer]
         fields = {"rows": self.rows, "length": self.length, "dtype": self.dtype}
-        return (_HEADER.format(outputs=outputs.format(**fields), **fields)
+        text = (_HEADER.format(outputs=outputs.format(**fields), **fields)
                 + body.format(**fields))
+        if not self.local:
+            return text
+        names = ("Oi", "Ov") if self.reducer == "argmax" else ("O",)
+        dtypes = ("int32", self.dtype) if self.reducer == "argmax" else (self.dtype,)
+        head, grid = text.split("    for i, k in T.grid", 1)
+        # the reduction one level deeper, under loops i and k, then the copy under loop i
+        block = "".join("    " + line + "\n" for line in grid.splitlines()[1:])
+        for name in names:
+            block = block.replace(f"{name}[", f"{name}_local[")
+        allocs = "".join(f'    {n}_local = T.alloc_buffer(({self.rows},), "{d}", scope="local")\n'
+                         for n, d in zip(names, dtypes))
+        copies = "".join(f'        with T.block("{n}_copy"):\n'
+                         f"            vi = T.axis.spatial({self.rows}, i)\n"
+                         f"            {n}[vi] = {n}_local[vi]\n" for n in names)
+        return (head + allocs + f"    for i in range({self.rows}):\n"
+                f"        for k in range({self.length}):\n" + block + copies)
 
 
 def thread_reduction_module(spec: ThreadReduction) -> IRModule:
@@ -174,7 +195,7 @@ def random_thread_reduction(ch: Chooser) -> ThreadReduction:
     # is at most the threads, and bind reads ``k_0 * 1 + k_1`` as not affine
     length = ch.integer(1 if inner else threads + 1, 3 * threads + 5)
     return ThreadReduction(reducer, dtype, rows, length, threads, inner, row_threads,
-                           ch.choice(("x", "x", "y")))
+                           ch.choice(("x", "x", "y")), ch.choice((False, False, True)))
 
 
 def thread_reductions():

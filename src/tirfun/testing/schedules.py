@@ -57,11 +57,12 @@ import math
 
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..nodes import (
-    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType, PrimFunc,
-    SeqStmt,
+    THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType,
+    MatchBufferRegion, PrimFunc, SeqStmt,
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
+from ..interp.gpu_codegen import launch_of
 from ..rewrites.checks import all_block_realizes
 from ..rewrites.exprs import var_names
 from ..target import CUDA_DIM_LIMITS, CUDA_MAX_THREADS_PER_BLOCK
@@ -426,10 +427,14 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
     what it writes never leaves (a ``cache_read`` into ``shared`` filled
     on the host, a ``cache_write`` to ``local`` copied back on the host)."""
     def accessed(node) -> list:
-        return [n.buffer for n in walk(node) if isinstance(n, (BufferLoad, BufferStore))
-                and n.buffer.storage_scope.startswith(_KERNEL_SCOPES)]
+        # loads, stores, and the views a block's match_buffer takes (a
+        # tensorized block reads through them)
+        used = [n.buffer if isinstance(n, (BufferLoad, BufferStore)) else n.source.buffer for n in walk(node)
+                if isinstance(n, (BufferLoad, BufferStore, MatchBufferRegion))]
+        return [b for b in used if b.storage_scope.startswith(_KERNEL_SCOPES)]
 
-    kernels = [s for _, s in walk_stmts(func) if isinstance(s, For) and s.thread_binding is not None]
+    # a kernel starts at a thread-bound loop or at a T.launch_thread
+    kernels = [s for _, s in walk_stmts(func) if launch_of(s) is not None]
     outermost, inside = [], set()
     for k in kernels:
         if id(k) not in inside:
@@ -441,8 +446,9 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
         here = collections.Counter(accessed(k))
         for buf, count in sorted(here.items(), key=lambda item: item[0].name):
             if total[buf] > count:
+                what = f"loop {_name(k)}" if isinstance(k, For) else f"T.launch_thread({launch_of(k)[0]!r})"
                 problems.append(f"buffer {buf.name} of scope {buf.storage_scope} is used in the kernel of "
-                                f"loop {_name(k)} and outside it, where the GPU gives the kernel its own")
+                                f"{what} and outside it, where the GPU gives the kernel its own")
     return problems
 
 
@@ -452,7 +458,7 @@ def _stmt_children(node) -> list:
 
 def _keeps_gpu_meaning(after: IRModule) -> bool:
     func = _main(after)
-    if not any(isinstance(s, For) and s.thread_binding is not None for _, s in walk_stmts(func)):
+    if not any(launch_of(s) is not None for _, s in walk_stmts(func)):
         return True
     return not thread_binding_problems(func)
 

@@ -1,0 +1,305 @@
+"""GPU programs whose schedules changed the interpreter's results, found by
+running random block schedules on the thread-bound programs of the tests:
+
+* a cross-thread reduction into a ``local`` buffer: TVM's all-reduce leaves
+  the whole result in every thread's copy, where the interpreter had left
+  each thread the part it reduced, so ``set_scope`` to ``global`` (one
+  buffer the threads update in turn) seemed to change the result;
+* a ``shared`` or ``local`` buffer allocated outside the kernels and used
+  by a kernel and by host code (or another kernel): TVM allocates it in the
+  kernel, so no value crosses, and CUDA has no such program; the
+  interpreter had read the never-written storage (NaN) as its result, and a
+  schedule moving the two uses together seemed to change it;
+* ``unroll`` of a threadIdx loop, which takes the binding away as TVM's
+  does: where a cross-thread reduction into shared or global memory is then
+  run whole by every thread of another axis, the threads race, and unroll
+  refuses.
+"""
+
+import numpy as np
+import pytest
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun.errors import InterpError
+from tirfun.interp import compile_func, run
+from tirfun.nodes import IRModule
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent, random_inputs
+from tirfun.testing.schedules import thread_binding_problems
+
+# a row sum reduced across the 40 threads of a block into a local buffer,
+# which the same threads then read
+LOCAL_ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((2, 40), "int32"), C: T.Buffer((2, 40), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for k in T.thread_binding(40, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for t in T.thread_binding(40, thread="threadIdx.x"):
+            with T.block("C"):
+                vi, vt = T.axis.remap("SS", [i, t])
+                C[vi, vt] = A[vi, vt] * B[vi]
+"""
+
+# the same reduced three times per block, each pass into a fresh partial
+# result, the last read: the threads' turns must start from each pass's own
+# init, not from the previous pass's total
+LOCAL_ROW_SUMS_IN_A_LOOP = """
+@T.prim_func
+def main(A: T.Buffer((2, 3, 8), "int32"), C: T.Buffer((2, 3, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for j in range(3):
+            for k in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vj, vk]
+            for t in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vj, vt = T.axis.remap("SSS", [i, j, t])
+                    C[vi, vj, vt] = A[vi, vj, vt] * B[vi]
+"""
+
+# the sum across both thread dimensions of a block
+LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS = """
+@T.prim_func
+def main(A: T.Buffer((2, 4, 8), "int32"), C: T.Buffer((2, 4, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for ky in T.thread_binding(4, thread="threadIdx.y"):
+            for kx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vy, vx = T.axis.remap("SRR", [i, ky, kx])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vy, vx]
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi, vy, vx = T.axis.remap("SSS", [i, ty, tx])
+                    C[vi, vy, vx] = A[vi, vy, vx] * B[vi]
+"""
+
+
+def mod_of(src: str) -> IRModule:
+    return IRModule({"main": from_source(src)})
+
+
+def _copies(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _gpu_and_serial(func, seed=0):
+    args = random_inputs(func, np.random.default_rng(seed))
+    gpu, serial = _copies(args), _copies(args)
+    run(func, *gpu)
+    compile_func(func)(*serial)  # thread-bound loops read as serial loops
+    return args, gpu, serial
+
+
+@pytest.mark.parametrize("source", [LOCAL_ROW_SUM, LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS])
+def test_every_thread_reads_the_whole_cross_thread_sum_from_its_local_copy(source):
+    mod = mod_of(source)
+    args, gpu, serial = _gpu_and_serial(mod["main"])
+    a = args[0]
+    axes = tuple(range(1, a.ndim))
+    assert gpu[1].tolist() == (a * a.sum(axis=axes, keepdims=True)).tolist()
+    assert gpu[1].tobytes() == serial[1].tobytes()
+    # as the lowered program's all-reduce gives it
+    lowered = _copies(args)
+    run(tirfun.lower(mod, "cuda")["main"], *lowered)
+    assert lowered[1].tobytes() == gpu[1].tobytes()
+
+
+@pytest.mark.parametrize("scope", ["global", "shared"])
+def test_set_scope_of_the_cross_thread_sum_keeps_the_result(scope):
+    mod = mod_of(LOCAL_ROW_SUM)
+    after = R.set_scope("B", 0, scope)(mod)
+    for seed in range(3):
+        assert_equivalent(mod["main"], after["main"], trials=1, seed=seed)
+
+
+@pytest.mark.parametrize("decompose", [False, True])
+def test_each_pass_of_a_cross_thread_sum_in_a_loop_starts_from_its_own_init(decompose):
+    mod = mod_of(LOCAL_ROW_SUMS_IN_A_LOOP)
+    if decompose:
+        # the init becomes a block of its own that every thread runs on its copy
+        mod = R.decompose_reduction("B", "k")(mod)
+    args, gpu, serial = _gpu_and_serial(mod["main"], 1)
+    a = args[0]
+    assert gpu[1].tolist() == (a * a.sum(axis=2, keepdims=True)).tolist()
+    assert gpu[1].tobytes() == serial[1].tobytes()
+
+
+# the kernel fills a shared buffer, the host reads it
+SHARED_READ_ON_THE_HOST = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="shared")
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("S"):
+                vi = T.axis.spatial(64, bx * 32 + tx)
+                S[vi] = A[vi] * T.float32(2)
+    for i in range(64):
+        with T.block("C"):
+            vi = T.axis.spatial(64, i)
+            C[vi] = S[vi] + T.float32(1)
+"""
+
+
+def test_a_shared_buffer_a_kernel_fills_and_the_host_reads_has_no_meaning():
+    func = from_source(SHARED_READ_ON_THE_HOST)
+    args = random_inputs(func, np.random.default_rng(0))
+    with pytest.raises(InterpError, match=r"buffer S of scope 'shared' is allocated outside the kernels and "
+                       r"used in host code and in a kernel: TVM allocates it inside the kernel, one per "
+                       r"thread block(.|\n)*in host code:\n +C\[vi_1\] = S\[vi_1\] \+ T.float32\(1.0\)\n"
+                       r"  in a kernel:\n +S\[vi\] = A\[vi\] \* T.float32\(2.0\)"):
+        run(func, *args)
+
+
+# one kernel fills a local buffer, another reads it
+LOCAL_ACROSS_KERNELS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32")):
+    L = T.alloc_buffer((8,), "int32", scope="local")
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        with T.block("L"):
+            vi = T.axis.spatial(8, tx)
+            L[vi] = A[vi] + 1
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        with T.block("C"):
+            vi = T.axis.spatial(8, tx)
+            C[vi] = L[vi] * 2
+"""
+
+
+def test_a_local_buffer_two_kernels_use_has_no_meaning():
+    func = from_source(LOCAL_ACROSS_KERNELS)
+    with pytest.raises(InterpError, match=r"buffer L of scope 'local' is allocated outside the kernels and "
+                       r"used in a kernel and in another kernel: TVM allocates it inside the kernel, one "
+                       r"per thread,"):
+        run(func, np.arange(8, dtype="int32"), np.zeros(8, "int32"))
+    # one kernel using it is fine
+    fused = LOCAL_ACROSS_KERNELS.replace('''            L[vi] = A[vi] + 1
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+''', '''            L[vi] = A[vi] + 1
+''')
+    c = np.zeros(8, "int32")
+    run(from_source(fused), np.arange(8, dtype="int32"), c)
+    assert c.tolist() == [2 * (k + 1) for k in range(8)]
+
+
+# a sum across launched threads: cache_write to local puts the copy back to
+# B after the launch, on the host, as TVM's does
+LAUNCHED_SUM = """
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    tx = T.launch_thread("threadIdx.x", 32)
+    with T.block("sum"):
+        vk = T.axis.reduce(32, tx)
+        with T.init():
+            B[0] = T.float32(0)
+        B[0] = B[0] + A[vk]
+"""
+
+
+def test_a_local_cache_of_a_launched_kernel_used_on_the_host_is_found():
+    mod = mod_of(LAUNCHED_SUM)
+    after = R.cache_write("sum", 0, "local")(mod)
+    # what the schedule drawer asks before taking a step: T.launch_thread
+    # starts a kernel as a thread-bound loop does
+    assert thread_binding_problems(after["main"]) == [
+        "buffer B_local of scope local is used in the kernel of T.launch_thread('threadIdx.x') and "
+        "outside it, where the GPU gives the kernel its own"]
+    args = random_inputs(mod["main"], np.random.default_rng(1))
+    with pytest.raises(InterpError, match="buffer B_local of scope 'local' is allocated outside the kernels"):
+        run(after["main"], *args)
+
+
+# unroll takes a loop's thread binding away, as TVM's does
+SUM_BESIDE_Y_THREADS = """
+@T.prim_func
+def main(A: T.Buffer((4, 32), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4, 8), "int32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.KIND:
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for j in T.thread_binding(8, thread="threadIdx.y"):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = 1
+"""
+
+
+def test_unroll_refuses_to_leave_a_reduction_to_every_thread_of_another_axis():
+    mod = mod_of(SUM_BESIDE_Y_THREADS.replace("KIND", 'thread_binding(32, thread="threadIdx.x")'))
+    with pytest.raises(R.ReplicatedThreadReductionError, match=r"loop 'k' is bound to threadIdx.x and feeds "
+                       r"the reduction variable vk of block 'sum'(.|\n)*threadIdx.y of its kernel"):
+        R.unroll("k")(mod)
+    # what TVM's unroll gives: the eight threadIdx.y threads of a block each
+    # sum the row into B at once
+    unrolled = from_source(SUM_BESIDE_Y_THREADS.replace("KIND", "unroll(32)"))
+    args = random_inputs(unrolled, np.random.default_rng(0))
+    with pytest.raises(InterpError, match=r"data race on buffer B"):
+        run(unrolled, *args)
+
+
+@pytest.mark.parametrize("loop", ["k", "t"])
+def test_unroll_of_a_loop_of_a_cross_thread_sum_into_local_keeps_the_result(loop):
+    # every thread sums the row into its own copy, or stores the product for
+    # every t: the same values in each thread
+    mod = mod_of(LOCAL_ROW_SUM)
+    after = R.unroll(loop)(mod)
+    assert_equivalent(mod["main"], after["main"], trials=2, seed=0)
+
+
+def test_unroll_of_the_only_loop_of_an_axis_keeps_a_global_reduction():
+    # each thread block has one thread left, which sums its row
+    mod = mod_of(LOCAL_ROW_SUM.replace('scope="local"', 'scope="global"').split("        for t in")[0])
+    after = R.unroll("k")(mod)
+    assert 'thread="threadIdx.x"' not in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=2, seed=0)
+
+
+# a local buffer that host code alone uses, beside a kernel (what
+# reindex_cache_read leaves before the copy moves into the kernel)
+LOCAL_ON_THE_HOST_BESIDE_A_KERNEL = """
+@T.prim_func
+def main(A: T.Buffer((8, 32), "int32"), B: T.Buffer((8,), "int32")):
+    A_reindex = T.alloc_buffer((8, 32), "int32")
+    A_local = T.alloc_buffer((32, 8), "int32", scope="local")
+    for i, k in T.grid(8, 32):
+        with T.block("A_local"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            A_local[vk, vi] = A[vi, vk]
+    for i, k in T.grid(8, 32):
+        with T.block("A_reindex"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            A_reindex[vi, vk] = A_local[vk, vi]
+    for i in T.thread_binding(8, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A_reindex[vi, vk]
+"""
+
+
+def test_a_local_buffer_the_host_alone_uses_beside_a_kernel_is_fine():
+    a = np.arange(256, dtype="int32").reshape(8, 32)
+    b = np.zeros(8, "int32")
+    run(from_source(LOCAL_ON_THE_HOST_BESIDE_A_KERNEL), a, b)
+    assert b.tolist() == a.sum(axis=1).tolist()
