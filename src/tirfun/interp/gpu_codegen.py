@@ -41,10 +41,10 @@ from __future__ import annotations
 import attrs
 
 from ..errors import InterpError
+from ..analysis.threads import launch_of
 from ..analysis.traversal import walk
 from ..nodes import (
-    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For,
-    ForKind, IterVar, IterVarType, StringImm, Var,
+    Allocate, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For, IterVarType, StringImm, Var,
 )
 from .codegen import Compiler, DataInfo, Env, _Function
 
@@ -55,17 +55,6 @@ SHUFFLES = {"tir.tvm_warp_shuffle": "idx", "tir.tvm_warp_shuffle_down": "down",
             "tir.tvm_warp_shuffle_up": "up"}
 # tvm_storage_sync scopes and the barrier each one is
 BARRIERS = {"shared": "shared", "shared.dyn": "shared", "warp": "warp", "global": "global"}
-
-
-def launch_of(s):
-    """``(tag, min, extent)`` when ``s`` binds a thread index (a thread-bound
-    loop or a launched thread), else None."""
-    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
-        return s.thread_binding, s.min, s.extent
-    if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
-            and isinstance(s.node, IterVar) and s.node.thread_tag in THREAD_TAGS):
-        return s.node.thread_tag, None, s.value
-    return None
 
 
 def _is_sync(s) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.traversal import nodes_along, replace_at, walk_stmts
-from ..interp.gpu_codegen import launch_of
+from ..analysis.threads import launch_of
 from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register

@@ -62,7 +62,7 @@ from ..nodes import (
 )
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
-from ..interp.gpu_codegen import launch_of
+from ..analysis.threads import launch_of
 from ..rewrites.checks import all_block_realizes
 from ..rewrites.exprs import var_names
 from ..target import CUDA_DIM_LIMITS, CUDA_MAX_THREADS_PER_BLOCK

@@ -1,0 +1,28 @@
+"""Where a statement binds a GPU thread index.
+
+A kernel's thread indices are bound two ways in TensorIR: by a loop of kind
+``THREAD_BINDING`` (``T.thread_binding(8, thread="threadIdx.x")``) and, in
+lowered code, by ``T.launch_thread`` (an ``AttrStmt`` ``thread_extent`` or
+``virtual_thread`` on an ``IterVar``). :func:`launch_of` reads both, for the
+interpreter's GPU semantics and for the primitives that reason about
+threads.
+"""
+
+from __future__ import annotations
+
+from ..nodes import THREAD_TAGS, AttrStmt, For, ForKind, IterVar
+
+
+def launch_of(s):
+    """``(tag, min, extent)`` when ``s`` binds a thread index (a thread-bound
+    loop or a launched thread), else None; ``min`` is None for a launched
+    thread, which counts from 0."""
+    if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
+        return s.thread_binding, s.min, s.extent
+    if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
+            and isinstance(s.node, IterVar) and s.node.thread_tag in THREAD_TAGS):
+        return s.node.thread_tag, None, s.value
+    return None
+
+
+__all__ = ["launch_of"]
