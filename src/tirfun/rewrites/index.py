@@ -1590,6 +1590,29 @@ def derive_stages_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     return _stated(old, delta, tuple(shifts), [], came, realizes)  # None on a clash: derive_index then
 
 
+def derive_replaced_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, path: Path, old_stmt: Stmt,
+                          came: list, delta: dict, realizes: list) -> FuncIndex | None:
+    """The index after a rewrite (loop_partition) replaced the statement
+    ``old_stmt`` at ``path`` by one whose loops and blocks the rewrite
+    states: ``came`` (``(is_loop, name, path)``), the names it binds where
+    ``old_stmt`` bound others (``delta``, name -> change, with the names
+    of ``old_stmt`` taken out), and the BlockRealizes it rebuilt
+    (``realizes``: ``(old or None, new or None)``, those under the two
+    statements). The new statement lies inside a block of its own, so
+    nothing in it is loose. The old statement's loops and blocks are
+    listed from what is kept for it (:func:`_entries`); None when that
+    cannot be told this cheaply (then :func:`derive_index` is used)."""
+    if old.clashes or path == _ROOT_REALIZE:
+        return None
+    delta = dict(delta)
+    if _in_root(path):
+        loose = _loose_within(old_stmt)
+        if loose:
+            delta[_LOOSE] = delta.get(_LOOSE, 0) - loose
+    gone = [(is_loop, name, path + rel) for is_loop, name, rel in _entries(old_stmt)]
+    return _stated(old, delta, (), gone, came, _realizes_along(old_func, new_func, path) + list(realizes))
+
+
 def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
                         rebuilt: list, dropped: list) -> FuncIndex | None:
     """The index after an inlining deleted the statement ``removed``, an
@@ -1630,5 +1653,5 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
            "derive_merge_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
-           "derive_stages_index", "index_of",
+           "derive_replaced_index", "derive_stages_index", "index_of",
            "remember"]
