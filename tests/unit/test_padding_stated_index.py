@@ -13,6 +13,8 @@ from tirfun.rewrites.index import _count_block_names, _plain_stage, _scan, build
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from test_rewrites_stated_index import _spy
+
 MATMUL = """
 @T.prim_func
 def main(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
@@ -87,19 +89,6 @@ def main(A: T.Buffer((7,), "float32"), B: T.Buffer((7,), "float32"), C: T.Buffer
 """
 
 
-def _spy(monkeypatch) -> list:
-    """Record whether each call of derive_stages_index stated an index."""
-    used = []
-    original = padding.derive_stages_index
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        used.append(out is not None)
-        return out
-
-    monkeypatch.setattr(padding, "derive_stages_index", spy)
-    return used
-
 
 CASES = [
     (MATMUL, R.pad_einsum("Y", [32, 32, 32])),
@@ -116,7 +105,7 @@ CASES = [
 
 @pytest.mark.parametrize("source, step", CASES)
 def test_pad_einsum_states_the_index_it_leaves(monkeypatch, source, step):
-    used = _spy(monkeypatch)
+    used = _spy(monkeypatch, padding, "derive_stages_index")
     mod = IRModule({"main": from_source(source)})
     out = step(mod)
     assert used == [True]
@@ -137,7 +126,7 @@ def main(A: T.Buffer((7, 5), "float32"), B: T.Buffer((7, 5), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj]
 """
-    used = _spy(monkeypatch)
+    used = _spy(monkeypatch, padding, "derive_stages_index")
     mod = IRModule({"main": from_source(source)})
     out = R.pad_einsum("B", [4, 4])(mod)
     assert used == [False]

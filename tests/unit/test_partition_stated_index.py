@@ -12,6 +12,8 @@ from tirfun.rewrites.index import build_index, index_of
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from test_rewrites_stated_index import _spy
+
 MATMUL = """
 @T.prim_func
 def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
@@ -80,19 +82,6 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
 """
 
 
-def _spy(monkeypatch) -> list:
-    """Record whether each call of derive_replaced_index stated an index."""
-    used = []
-    original = partition.derive_replaced_index
-
-    def spy(*args, **kwargs):
-        out = original(*args, **kwargs)
-        used.append(out is not None)
-        return out
-
-    monkeypatch.setattr(partition, "derive_replaced_index", spy)
-    return used
-
 
 @pytest.mark.parametrize("source, loop", [
     (MATMUL, "i"), (MATMUL, "j"), (MATMUL, "k"), (MATMUL, "i_1"), (MATMUL, "j_1"), (MATMUL, "jj"),
@@ -100,7 +89,7 @@ def _spy(monkeypatch) -> list:
 ])
 @pytest.mark.parametrize("factors", [[None, 2], [3, None], [None], [1, 1, None], [2, 3]])
 def test_loop_partition_states_the_index_it_leaves(monkeypatch, source, loop, factors):
-    used = _spy(monkeypatch)
+    used = _spy(monkeypatch, partition, "derive_replaced_index")
     mod = IRModule({"main": from_source(source)})
     out = R.loop_partition(loop, factors)(mod)
     assert used == [True]
@@ -116,7 +105,7 @@ def test_loop_partition_states_the_index_it_leaves(monkeypatch, source, loop, fa
 
 @pytest.mark.parametrize("source, loop", [(LET_BODY, "i"), (ALLOC, "i")])
 def test_a_body_binding_other_names_is_left_to_the_generic_derivation(monkeypatch, source, loop):
-    used = _spy(monkeypatch)
+    used = _spy(monkeypatch, partition, "derive_replaced_index")
     mod = IRModule({"main": from_source(source)})
     out = R.loop_partition(loop, [None, 2])(mod)
     assert used == []
