@@ -28,6 +28,7 @@ from .exprs import buffer_is_plain, cast as _cast, substitute, var_names
 from .index_maps import NOP as _NOP, Dims as _Dims, arity as _arity, as_map as _as_map, \
     _fold_divmod as fold_divmod, access_tidier, dims_text as _dims, inverse_of as _inverse, trace_index_map
 from .index import binds_let, derive_renamed_nest_index
+from .layout import _sizes
 from .name_pool import NamePool
 from .refs import as_block_ref
 from .serialize import py_value
@@ -163,8 +164,6 @@ class TransformBlockLayout(Rewrite):
                      "iteration variables", realize)
         # besides its own variables, a map may use the function's sizes (the
         # variables of its parameters' shapes, in scope everywhere), as TVM's
-        from .layout import _sizes
-
         names = {p.name for p in params}
         sizes = None
         for e in results:

@@ -30,9 +30,10 @@ from ..analysis.traversal import STMT_FIELDS, Path, get_at, iter_children, stmt_
 from .layered_map import LayeredMap
 from ..nodes.stmt import sequence_edit
 from ..nodes import (
-    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
+    Allocate, And, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloatImm, For, IntImm, Let, LetStmt, Node, PrimFunc,
     SeqStmt, Stmt, StringImm, Var,
 )
+from ..nodes.expr import CmpOp
 
 
 class Located(Mapping):
@@ -1204,10 +1205,12 @@ def _plain_stage(stage, path: Path, delta: dict) -> list | None:
     block = node.block
     store = block.body
     if block.init is not None or block.alloc_buffers or block.match_buffers or block.annotations \
-            or type(store) is not BufferStore or store.predicate is not None \
-            or type(store.value) is not BufferLoad or store.value.predicate is not None:
+            or type(store) is not BufferStore or store.predicate is not None:
         return None
-    exprs = list(store.indices) + list(store.value.indices)
+    copied = _copied_value(store.value)
+    if copied is None:
+        return None
+    exprs = list(store.indices) + copied
     for iv in block.iter_vars:
         exprs += (iv.dom.min, iv.dom.extent)
     for region in list(block.reads) + list(block.writes):
@@ -1221,6 +1224,33 @@ def _plain_stage(stage, path: Path, delta: dict) -> list | None:
     for name in loops + [block.name_hint] + [iv.var.name for iv in block.iter_vars]:
         delta[name] = get(name, 0) + 1
     return found
+
+
+def _copied_value(value) -> list | None:
+    """The expressions of a copy stage's stored value that must be plain
+    arithmetic for it to bind no name: the indices of a load, or, for a load
+    guarded by a condition (``if_then_else(i < n and ..., load, constant)``,
+    as pad_einsum copies in), those and the operands of the comparisons;
+    None for any other value (or a load with a predicate)."""
+    if type(value) is Call and value.op == "tir.if_then_else" and len(value.args) == 3:
+        cond, load, other = value.args
+        if type(other) not in _LEAVES:
+            return None
+        out = []
+        stack = [cond]
+        while stack:
+            c = stack.pop()
+            if type(c) is And:
+                stack += (c.a, c.b)
+            elif isinstance(c, CmpOp):
+                out += (c.a, c.b)
+            else:
+                return None
+        inner = _copied_value(load) if type(load) is BufferLoad else None
+        return None if inner is None else out + inner
+    if type(value) is not BufferLoad or value.predicate is not None:
+        return None
+    return list(value.indices)
 
 
 def _realizes_along(old_func, new_func, path: Path) -> list:
@@ -1389,6 +1419,27 @@ def _keep(cache: dict, node, value) -> None:
     cache[key] = (weakref.ref(node, _forget_in(cache, key)), value)
 
 
+def _keep_same_names(old: Block, new: Block) -> None:
+    """Keep, for ``new``, the names kept for ``old`` where that is plainly
+    what it binds itself (see :func:`_block_names`): the same name,
+    iteration variables and declared buffers, no Let in either's own fields
+    (the old one's told from its kept names, the new one's domains and
+    regions variables, constants and plain arithmetic). Otherwise nothing is
+    kept, and the new block's names are counted from its fields."""
+    if new.name_hint != old.name_hint or new.alloc_buffers is not old.alloc_buffers \
+            or new.match_buffers or old.match_buffers or len(new.iter_vars) != len(old.iter_vars) \
+            or any(a.var.name != b.var.name for a, b in zip(old.iter_vars, new.iter_vars)):
+        return
+    exprs = []
+    for iv in new.iter_vars:
+        exprs += (iv.dom.min, iv.dom.extent)
+    for region in itertools.chain(new.reads, new.writes):
+        for r in region.region:
+            exprs += (r.min, r.extent)
+    if all(map(_leaf_or_plain, exprs)) and _own_names_plain(old):
+        _keep(_BLOCK_NAMES, new, _block_names(old))
+
+
 def _entries_along(stmt, rel: Path) -> list:
     """The loops and blocks under ``stmt`` (itself included), paths
     relative to it, where ``rel`` leads from it to a BlockRealize: the
@@ -1482,6 +1533,86 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
 
 
+def derive_stages_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
+                        at: Path, before: list, after: list, rebuilt: list) -> FuncIndex | None:
+    """The index after a rewrite (pad_einsum) gave the block at ``scope``
+    the buffers ``added`` to allocate, its other fields kept, put the
+    statements ``before`` and ``after`` around the item at ``at`` of a
+    sequence in that block's body, and rebuilt that item in place along
+    one path: ``rebuilt`` holds the statements rebuilt there, ``(old,
+    new)``, each of the same kind with the same statements at the same
+    places below it (only its own fields changed: a loop's extent, a
+    realize's predicate, a block's domains and buffers). Only the new
+    statements and the rebuilt ones' own fields are looked at; the item and
+    those after it move on by shifts. None when that cannot be told this
+    cheaply (then :func:`derive_index` is used)."""
+    if old.clashes or not at or at[-1][0] != "seq":
+        return None
+    seq_path, k = at[:-1], at[-1][1]
+    seq = get_at(old_func, seq_path)
+    if type(seq) is not SeqStmt:
+        return None
+    delta: dict = {}
+    for buf in added:
+        _buffer_names(buf, delta, 1)
+    realizes = _realizes_along(old_func, new_func, at)
+    loose = 0
+    for a, b in rebuilt:
+        if type(a) is Block:
+            _keep_same_names(a, b)
+        _tally_one(a, delta, -1)
+        _tally_one(b, delta, 1)
+        loose += _is_loose(b) - _is_loose(a)
+        if type(a) is BlockRealize:
+            realizes.append((a, b))
+    if loose and _in_root(at):  # the rebuilt statements above the block lie where the item does
+        delta[_LOOSE] = delta.get(_LOOSE, 0) + loose
+    # the items from the old one on move by what was put before it, those
+    # after it by what was put after it as well: recorded as shifts, the
+    # later items first (as derive_index records the gaps of a sequence)
+    shifts = []
+    if after and k + 1 < len(seq.seq):
+        shifts.append((seq_path, k + 1, len(after)))
+    if before:
+        shifts.append((seq_path, k, len(before)))
+    new_realizes: list = []
+    came: list = []
+    places = [k + j for j in range(len(before))] + [k + len(before) + 1 + j for j in range(len(after))]
+    for place, stmt in zip(places, list(before) + list(after)):
+        path = seq_path + (("seq", place),)
+        found = _plain_stage(stmt, path, delta)
+        if found is None:
+            found = _scan(stmt, path, delta, 1, {}, realizes=new_realizes)
+        else:
+            new_realizes.append(get_at(stmt, _DOWN * (len(found) - 1)))  # the stage's realize, below its loops
+        came.extend(found)
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, tuple(shifts), [], came, realizes)  # None on a clash: derive_index then
+
+
+def derive_replaced_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, path: Path, old_stmt: Stmt,
+                          came: list, delta: dict, realizes: list) -> FuncIndex | None:
+    """The index after a rewrite (loop_partition) replaced the statement
+    ``old_stmt`` at ``path`` by one whose loops and blocks the rewrite
+    states: ``came`` (``(is_loop, name, path)``), the names it binds where
+    ``old_stmt`` bound others (``delta``, name -> change, with the names
+    of ``old_stmt`` taken out), and the BlockRealizes it rebuilt
+    (``realizes``: ``(old or None, new or None)``, those under the two
+    statements). The new statement lies inside a block of its own, so
+    nothing in it is loose. The old statement's loops and blocks are
+    listed from what is kept for it (:func:`_entries`); None when that
+    cannot be told this cheaply (then :func:`derive_index` is used)."""
+    if old.clashes or path == _ROOT_REALIZE:
+        return None
+    delta = dict(delta)
+    if _in_root(path):
+        loose = _loose_within(old_stmt)
+        if loose:
+            delta[_LOOSE] = delta.get(_LOOSE, 0) - loose
+    gone = [(is_loop, name, path + rel) for is_loop, name, rel in _entries(old_stmt)]
+    return _stated(old, delta, (), gone, came, _realizes_along(old_func, new_func, path) + list(realizes))
+
+
 def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
                         rebuilt: list, dropped: list) -> FuncIndex | None:
     """The index after an inlining deleted the statement ``removed``, an
@@ -1521,5 +1652,6 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
 
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
-           "derive_merge_index", "derive_nest_index", "derive_regions_index", "derive_scope_index", "index_of",
+           "derive_merge_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
+           "derive_replaced_index", "derive_stages_index", "index_of",
            "remember"]

@@ -14,21 +14,28 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.simplify import is_true, simplify_expr
+from ..analysis.traversal import ancestors, replace_at, transform
 from ..analysis.arith.terms import fits
 from ..nodes import (
-    GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferRegion, BufferStore, Call, FloatImm, FloorDiv, For, IntImm,
-    IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var,
+    GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, FloatImm, FloorDiv,
+    For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from .body_walk import BodyWalk
 from .dataflow import fold_units
 from .checks import (
-    complete_block_violation, describe, loops_above, resolve_block, resolve_loop, resolve_site,
+    all_block_realizes, child_blocks, complete_block_violation, describe, loop_dependent_domain, loops_above,
+    resolve_block, resolve_loop, resolve_site, scope_path,
 )
-from .errors import IncompleteBlockError, LoopPositionError, PaddingPatternMatchError
+from .errors import (
+    IncompleteBlockError, InvalidPaddingError, LoopDependentDomainError, LoopPositionError, NonEinsumError,
+    NotStagePipelineError, PaddingPatternMatchError,
+)
 from .exprs import find_nodes, plain_buffer, substitute_expr
 from .name_pool import NamePool
+from .index import derive_stages_index
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
 from .serialize import py_value
@@ -387,8 +394,6 @@ class DecomposePadding(Rewrite):
 
 
 def _replace(node, rel, new):
-    from ..analysis.traversal import replace_at
-
     return replace_at(node, rel, new)
 
 
@@ -396,8 +401,6 @@ def _simplify_indices(e: PrimExpr, simplified=None) -> PrimExpr:
     """``e`` with the indices of its loads simplified (``vi + 1 - 1`` is
     ``vi``), through ``simplified`` (:func:`_simplified` by default)."""
     simplified = simplified or _simplified
-    from ..analysis.traversal import transform
-    from ..nodes import BufferLoad
 
     def post(n):
         if isinstance(n, BufferLoad):
@@ -567,9 +570,6 @@ class PadEinsum(Rewrite):
     padding: object = attrs.field(converter=lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
 
     def plan(self, mod, chk: Checks):
-        from .checks import child_blocks, loop_dependent_domain, scope_path
-        from .errors import InvalidPaddingError, LoopDependentDomainError, NonEinsumError, NotStagePipelineError
-
         site = resolve_site(chk, mod, [self.block])
         bpath = resolve_block(chk, site, self.block)
         rpath = bpath[:-1]
@@ -623,8 +623,6 @@ class PadEinsum(Rewrite):
             holder = rpath[:len(body_path) + 1]
         bufs = {r.buffer for r in list(block.reads) + list(block.writes)
                 if any(isinstance(x.min, Var) and x.min in padded for x in r.region)}
-        from .checks import all_block_realizes
-
         for _, other in all_block_realizes(site.at(holder), holder):
             if other is realize:
                 continue
@@ -636,8 +634,6 @@ class PadEinsum(Rewrite):
         return site, scope, holder, rpath, padded
 
     def build(self, plan) -> Outcome:
-        from .checks import child_blocks, loops_above
-
         site, scope, holder, rpath, padded = plan
         realize: BlockRealize = site.at(rpath)
         block = realize.block
@@ -678,21 +674,7 @@ class PadEinsum(Rewrite):
             if not is_read:
                 writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
         # the block on the padded buffers, over the padded domain
-        from ..analysis.traversal import transform
-        from ..nodes import BufferLoad
-
-        def swap(node):
-            if isinstance(node, BufferLoad) and node.buffer in buf_map:
-                return BufferLoad(buf_map[node.buffer], node.indices, node.predicate)
-            if isinstance(node, BufferStore) and node.buffer in buf_map:
-                return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
-            return node
-
-        def unchanged(node):
-            # constants, variables and buffers hold no access to swap
-            kind = type(node)
-            return node if kind in _LEAVES or (kind is Buffer and plain_buffer(node)) else None
-
+        swap = _SwapBuffers(buf_map)
         ivs, guards = [], []
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.var in padded:
@@ -703,8 +685,8 @@ class PadEinsum(Rewrite):
             else:
                 ivs.append(iv)
         new_block = with_fields(
-            block, iter_vars=ivs, body=transform(block.body, swap, unchanged),
-            init=None if block.init is None else transform(block.init, swap, unchanged),
+            block, iter_vars=ivs, body=swap.stmt(block.body),
+            init=None if block.init is None else swap.stmt(block.init),
             reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in block.reads],
             writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in block.writes])
         predicate = _conjoin(_conjuncts(realize.predicate) + guards)
@@ -716,12 +698,12 @@ class PadEinsum(Rewrite):
             if iv.var in padded and isinstance(value, Var):
                 extend[value] = padded[iv.var]
         node_new: Stmt = new_realize
-        from ..analysis.traversal import ancestors
+        rebuilt = [(realize, new_realize), (block, new_block)]  # for the index: what changed in place
 
-        for p, node in reversed(ancestors(site.func, rpath)):
+        for p, old_node in reversed(ancestors(site.func, rpath)):
             if len(p) < len(holder):
                 break
-            node = _set_child(node, rpath[len(p)], node_new)
+            node = _set_child(old_node, rpath[len(p)], node_new)
             # only a loop that runs over the whole original domain (not a
             # part of it, as after loop_partition) is extended
             if isinstance(node, For) and node.loop_var in extend and _int(node.min) == 0 \
@@ -730,6 +712,7 @@ class PadEinsum(Rewrite):
                 new = extend[node.loop_var][1]
                 node = with_fields(node, extent=IntImm(node.loop_var.dtype, _int(new)) if _int(new) is not None
                                     else new)
+            rebuilt.append((old_node, node))
             node_new = node
         stmts = reads_copy + [node_new] + writes_copy
         scope_block: Block = site.at(scope)
@@ -738,13 +721,60 @@ class PadEinsum(Rewrite):
         else:
             k = holder[-1][1]
             body = scope_block.body.with_items(k, k + 1, stmts)
-        new_scope = with_fields(scope_block, body=body,
-                                 alloc_buffers=list(scope_block.alloc_buffers) + list(buf_map.values()))
-        return Outcome(commit(site, scope, new_scope))
+        added = list(buf_map.values())
+        new_scope = with_fields(scope_block, body=body, alloc_buffers=list(scope_block.alloc_buffers) + added)
+
+        def derive(new_func):
+            # the copies put around the block's statement, which is rebuilt
+            # in place along the path to the block
+            return derive_stages_index(site.index, site.func, new_func, scope, added, holder, reads_copy,
+                                       writes_copy, rebuilt)
+
+        return Outcome(commit(site, scope, new_scope, derive=derive))
 
     def python_args(self):
         return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
                                                else self.padding)]
+
+
+class _SwapBuffers(BodyWalk):
+    """A block's body or init with the loads and stores of the buffers in
+    ``buf_map`` on their padded copies, at the same indices: what
+    :func:`~tirfun.analysis.traversal.transform` gives with :meth:`swap`
+    at every node (a buffer left as it is), with the kinds a body is nearly
+    always made of rebuilt directly and any other handed to that walk."""
+
+    def __init__(self, buf_map: dict):
+        self.buf_map = buf_map
+
+    def swap(self, node):
+        """The node on the copy of its buffer, where it is a load or store
+        of one that is padded."""
+        kind = type(node)
+        if kind is BufferLoad and node.buffer in self.buf_map:
+            return BufferLoad(self.buf_map[node.buffer], node.indices, node.predicate)
+        if kind is BufferStore and node.buffer in self.buf_map:
+            return BufferStore(self.buf_map[node.buffer], node.value, node.indices, node.predicate)
+        return node
+
+    @staticmethod
+    def unchanged(node):
+        """Constants, variables and buffers hold no access to swap."""
+        kind = type(node)
+        return node if kind in _LEAVES or (kind is Buffer and plain_buffer(node)) else None
+
+    def other(self, n):
+        return transform(n, self.swap, self.unchanged)
+
+    def load(self, n):
+        if not plain_buffer(n.buffer):
+            return self.other(n)
+        return self.swap(super().load(n))
+
+    def store(self, n):
+        if not plain_buffer(n.buffer):
+            return self.other(n)
+        return self.swap(super().store(n))
 
 
 def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
@@ -754,9 +784,6 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
     of its own running over exactly its domain, the body one store at the
     written point, and the output read only there after an init that
     stores it (a reduction's accumulator)."""
-    from ..analysis.arith.simplify import is_true
-    from .checks import loops_above
-
     block = realize.block
     if not is_true(realize.predicate):
         return False
@@ -789,8 +816,6 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
 
 
 def _loads_of(stmt, buf) -> list:
-    from ..nodes import BufferLoad
-
     return [n for n in _accesses(stmt) if isinstance(n, BufferLoad) and n.buffer == buf]
 
 
@@ -802,8 +827,6 @@ def _accesses(stmt) -> list:
     """The loads and stores under ``stmt`` in pre-order, as ``walk`` meets
     them (a buffer's shape holds none but in odd programs; those are found
     all the same)."""
-    from ..nodes import BufferLoad
-
     return find_nodes(stmt, (BufferLoad, BufferStore))
 
 
@@ -824,8 +847,6 @@ def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stm
     """A loop nest and block copying ``buf`` into its padded copy (zero
     beyond the original shape), or, for an output, the padded copy back
     over the extents ``written``."""
-    from ..nodes import BufferLoad, const
-
     ndim = len(buf.shape)
     loop_vars, ivs, ranges = [], [], []
     for d in range(ndim):

@@ -18,8 +18,8 @@ from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
 from ..analysis.traversal import walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferRegion, DeclBuffer, Evaluate, FloatImm, For, ForKind, IntImm, IterVar,
-    IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    Block, BlockRealize, Buffer, BufferRegion, BufferStore, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse,
+    IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -29,6 +29,7 @@ from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
 )
+from .index import _entries, derive_replaced_index
 from .name_pool import NamePool
 from .names import fresh_name
 from .refs import LoopRef, as_loop_ref
@@ -48,21 +49,43 @@ def _bound_names(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer]]:
     """The variable and buffer names bound under ``stmt``, its block names,
     and the buffers its ``T.decl_buffer`` statements declare (not renamed,
     yet hidden from the regions inferred around them)."""
-    names, blocks, declared = [], [], []
+    return _binders(stmt)[:3]
+
+
+def _binders(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer], list | None]:
+    """:func:`_bound_names` and, where ``stmt`` binds no name but loop and
+    iteration variables and block names (no Let, no declared or allocated
+    buffer, only loops, blocks, sequences, stores, conditions and
+    evaluations), its BlockRealizes; None for those otherwise. The names
+    then are every name the index counts under ``stmt``, once per binding."""
+    names, blocks, declared, realizes = [], [], [], []
     for _, node in walk_stmts(stmt):
-        if isinstance(node, For):
+        kind = type(node)
+        if kind is For:
             names.append(node.loop_var.name)
-        elif isinstance(node, Block):
+        elif kind is Block:
             blocks.append(node.name_hint)
             names.extend(iv.var.name for iv in node.iter_vars)
             names.extend(b.name for b in node.alloc_buffers)
             names.extend(m.buffer.name for m in node.match_buffers)
-        elif isinstance(node, LetStmt):
-            names.append(node.var.name)
-        elif isinstance(node, DeclBuffer):
-            declared.append(node.buffer)
-    names.extend(_let_names(stmt))
-    return names, blocks, declared
+            if node.alloc_buffers or node.match_buffers:
+                realizes = None
+        elif kind is BlockRealize:
+            if realizes is not None:
+                realizes.append(node)
+        elif kind not in _PLAIN_STMTS:
+            realizes = None
+            if isinstance(node, LetStmt):
+                names.append(node.var.name)
+            elif isinstance(node, DeclBuffer):
+                declared.append(node.buffer)
+    lets = _let_names(stmt)
+    names.extend(lets)
+    return names, blocks, declared, None if lets else realizes
+
+
+#: statements that bind no name themselves
+_PLAIN_STMTS = frozenset({SeqStmt, BufferStore, Evaluate, IfThenElse})
 
 
 #: expression nodes that hold no other node
@@ -214,7 +237,7 @@ class LoopPartition(Rewrite):
             pool.add(name)
             return name
 
-        inner_names, inner_blocks, declared = _bound_names(loop.body)
+        inner_names, inner_blocks, declared, old_realizes = _binders(loop.body)
         # the names each part renames: a buffer holding none is the same in every part
         renamed = set(inner_names) | {loop.loop_var.name}
         kept_buffers: dict = {}
@@ -231,28 +254,76 @@ class LoopPartition(Rewrite):
         first = next((s.name_hint for _, s in walk_stmts(loop.body) if isinstance(s, Block)), None)
         base = f"{first}_{loop.loop_var.name}" if first is not None else loop.loop_var.name
         dtype = loop.loop_var.dtype
-        parts, refs = [], []
+        parts, refs, stated = [], [], []
         start = loop.min.value
         for k, size in enumerate(sizes):
             var = Var(fresh(f"{loop.loop_var.name}{k}", taken), dtype)
             refs.append(LoopRef(var.name, site.func_name))
             mapping = {name: fresh(name, taken) for name in inner_names}
-            body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken, kept)
+            block_names, realizes = {}, []  # what the part's copy renamed and rebuilt, for the index
+            body = _part_body(loop.body, loop.loop_var, var, mapping, start, size, blocks_taken, kept,
+                              block_names, realizes)
             new_loop = For(var, IntImm(dtype, start), IntImm(dtype, size), ForKind.SERIAL, body)
             part = Block([], [], [], fresh(f"{base}{k}_partition", blocks_taken), new_loop)
             regions = None if nest is None else _nest_regions(nest, loop.loop_var, start, size, kept)
             reads, writes = regions if regions is not None else access_regions(part)
             parts.append(BlockRealize([], _TRUE, with_fields(part, reads=reads, writes=writes)))
+            stated.append((mapping, block_names, realizes))
             start += size
         common_name = fresh(f"{base}_common", blocks_taken)
         regions = _constant_union(parts)
         reads, writes = regions if regions is not None else access_regions(_regions_only(common_name, parts))
-        common = Block([], reads, writes, common_name, SeqStmt(parts))
-        return Outcome(commit(site, path, BlockRealize([], _TRUE, common)), tuple(refs))
+        common = BlockRealize([], _TRUE, Block([], reads, writes, common_name, SeqStmt(parts)))
+
+        def derive(new_func):
+            if old_realizes is None or type(common.block.body) is not SeqStmt \
+                    or len(common.block.body.seq) != len(parts):
+                return None  # names the copies bind otherwise, or one part, not in a sequence
+            return _partition_index(site, new_func, path, loop, common, old_realizes, inner_names, inner_blocks,
+                                    stated)
+
+        return Outcome(commit(site, path, common, derive=derive), tuple(refs))
 
     def python_args(self):
         return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
                 f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _partition_index(site, new_func, path, loop: For, common: BlockRealize, old_realizes: list,
+                     inner_names: list, inner_blocks: list, stated: list):
+    """The index after the loop at ``path`` became the parts under
+    ``common``, stated (see :func:`~tirfun.rewrites.index.derive_replaced_index`)
+    from what the copies renamed: each part binds its loop, its block and
+    a fresh name for each name the loop's body bound (``inner_names``, the
+    only names it binds, once per binding), its blocks renamed as each
+    copy records, at the places they had below the loop."""
+    delta: dict = {}
+    get = delta.get
+    for name in [loop.loop_var.name] + inner_names + inner_blocks:
+        delta[name] = get(name, 0) - 1
+    block_path = path + _BLOCK
+    came = [(False, common.block.name_hint, block_path)]
+    delta[common.block.name_hint] = get(common.block.name_hint, 0) + 1
+    realizes = [(a, None) for a in old_realizes] + [(None, common)]
+    below = _entries(loop.body)
+    for k, (realize, (mapping, block_names, copied)) in enumerate(zip(common.block.body.seq, stated)):
+        part_path = block_path + (("body", None), ("seq", k)) + _BLOCK
+        part_loop = realize.block.body
+        came.append((False, realize.block.name_hint, part_path))
+        came.append((True, part_loop.loop_var.name, part_path + _BODY))
+        inner = part_path + _BODY + _BODY
+        for is_loop, name, rel in below:
+            came.append((is_loop, mapping[name] if is_loop else block_names[name], inner + rel))
+        for name in [realize.block.name_hint, part_loop.loop_var.name] + [mapping[n] for n in inner_names] \
+                + [block_names[n] for n in inner_blocks]:
+            delta[name] = get(name, 0) + 1
+        realizes.append((None, realize))
+        realizes.extend((None, b) for b in copied)
+    return derive_replaced_index(site.index, site.func, new_func, path, loop, came, delta, realizes)
+
+
+_BLOCK = (("block", None),)
+_BODY = (("body", None),)
 
 
 def _regions_only(name: str, parts: list) -> Block:
@@ -405,7 +476,7 @@ def _nest_regions(nest, loop_var: Var, start: int, size: int, kept) -> tuple[lis
 
 
 def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, size: int, taken,
-               kept) -> Stmt:
+               kept, block_names: dict | None = None, realizes: list | None = None) -> Stmt:
     """The loop body for one part, in one pass: ``loop_var`` replaced by the
     part's loop ``var``, every variable and buffer bound inside renamed by
     ``mapping`` (old name -> fresh name, as :func:`rename` does), and every
@@ -415,7 +486,9 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
     variables are at the start of their domains, which a narrowed domain
     would move into every part (TVM narrows it, and the later parts start
     the reduction over). ``kept(buffer)`` tells a buffer that no renaming
-    reaches, which is not entered."""
+    reaches, which is not entered. ``block_names`` (old name -> new) and
+    ``realizes`` (the new BlockRealizes), where given, record the blocks
+    renamed."""
     from ..analysis.traversal import transform
 
     def pre(node):
@@ -443,7 +516,11 @@ def _part_body(body: Stmt, loop_var: Var, var: Var, mapping: dict, start: int, s
                 ivs.append(iv)
             name = fresh_name(f"{node.block.name_hint}_{var.name}", taken)
             taken.add(name)
-            return with_fields(node, block=with_fields(node.block, iter_vars=ivs, name_hint=name))
+            out = with_fields(node, block=with_fields(node.block, iter_vars=ivs, name_hint=name))
+            if block_names is not None:
+                block_names[node.block.name_hint] = name
+                realizes.append(out)
+            return out
         return node
 
     return transform(body, post, pre)
