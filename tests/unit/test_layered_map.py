@@ -153,3 +153,39 @@ def test_a_sequence_remembers_which_items_its_edits_replaced():
         tail = len(items) - start - removed
         assert all(a is b for a, b in zip(new.seq[len(new.seq) - tail:], items[len(items) - tail:]))
         assert len(new.seq) == start + added + tail
+
+
+def _recounted_by_evolver(names: LayeredMap, delta: dict) -> LayeredMap:
+    """What ``recounted`` stands for: each change set or removed through
+    an evolver."""
+    out = names.evolver()
+    for name, d in delta.items():
+        if not d:
+            continue
+        held = names.get(name, 0)
+        if held + d > 0:
+            out.set(name, held + d)
+        elif held:
+            out.remove(name)
+    return out.persistent()
+
+
+def test_recounted_is_the_evolver_path():
+    """Random count maps, grown and shrunk through layers of changes (so
+    that keys sit in the base, in the layer, or are deleted in the layer),
+    recounted by random deltas: the same items and size as the evolver's
+    steps give, and the map itself when nothing changes."""
+    import random
+
+    rng = random.Random(7)
+    for trial in range(300):
+        names = LayeredMap({f"n{k}": rng.randint(1, 3) for k in range(rng.randint(0, 60))})
+        for _ in range(rng.randint(0, 4)):
+            names = _recounted_by_evolver(names, {f"n{rng.randint(0, 80)}": rng.choice([-3, -1, 1, 2])
+                                                  for _ in range(rng.randint(0, 40))})
+        delta = {f"n{rng.randint(0, 80)}": rng.choice([-4, -2, -1, 0, 0, 1, 3]) for _ in range(rng.randint(0, 8))}
+        want = _recounted_by_evolver(names, delta)
+        got = names.recounted(delta)
+        assert dict(got.items()) == dict(want.items()) and len(got) == len(want) == len(dict(got.items()))
+        if not any(delta.values()):
+            assert got is names

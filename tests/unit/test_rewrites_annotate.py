@@ -59,3 +59,26 @@ def test_bad_annotation_values_are_refused(value):
     [err] = R.annotate("B", "key", value).violations(mod_of())
     assert isinstance(err, R.InvalidAnnotationError)
     assert str(err).startswith("annotate: block 'B': the annotation value holds")
+
+
+@pytest.mark.parametrize("keys", [["a"], ["a", "b"], ["b", "a", "c"]])
+@pytest.mark.parametrize("target", ["B", "i"])
+def test_unannotate_leaves_what_removing_the_key_leaves(keys, target):
+    """Removing the last key takes the shared empty map: the loop or block
+    is equal to, and prints as, the one ``remove`` makes, for each key of
+    one, two and three annotations."""
+    ref = R.LoopRef(target) if target == "i" else target
+    mod = mod_of()
+    for k, key in enumerate(keys):
+        mod = R.annotate(ref, key, k)(mod)
+    node = R.get(mod, ref)
+    for key in keys:
+        out = R.unannotate(ref, key)(mod)
+        want = node.annotations.remove(key)
+        got = R.get(out, ref).annotations
+        assert got == want and dict(got) == dict(want) and hash(got) == hash(want)
+        never = mod_of()
+        for k, other in enumerate(keys):
+            if other != key:
+                never = R.annotate(ref, other, k)(never)
+        assert out.script() == never.script()

@@ -219,7 +219,7 @@ _EMPTY_MAP = pmap()
 
 def to_attr_map(value) -> PMap:
     """Convert an attribute/annotation dict: string keys, frozen values."""
-    if value is None or (type(value) is dict and not value):
+    if value is None or value is _EMPTY_MAP or (type(value) is dict and not value):
         return _EMPTY_MAP  # most loops and blocks have no annotations
     if isinstance(value, PMap) and all(isinstance(k, str) for k in value):
         return value

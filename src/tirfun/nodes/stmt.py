@@ -300,6 +300,32 @@ class SeqStmt(Stmt):
         index = gone[0] if gone[0] >= 0 else gone[0] + len(self.seq)
         return self._edited(seq, index, 1, 0)
 
+    def with_item_without(self, index: int, stmt: Stmt, removed) -> "SeqStmt":
+        """``self.with_item(index, stmt).without_items(removed)`` in one
+        rebuild (merge's edit: the last nest replaced, the others gone).
+
+        Removing an item from a persistent vector copies every item, and
+        the two steps would also build and drop the vector between them:
+        here the items are copied once, through a list, which is the
+        cheapest copy the vector offers. The edit is remembered as one span,
+        from the first item touched to the last (see :func:`sequence_edit`).
+        Anything but a plain case (indices in range, ``index`` not removed,
+        an item left besides ``stmt``, ``stmt`` neither a sequence nor a
+        no-op) takes the two steps."""
+        n = len(self.seq)
+        gone = set(removed)
+        if (not gone or index in gone or len(gone) >= n - 1 or not 0 <= index < n
+                or not all(type(k) is int and 0 <= k < n for k in gone)
+                or not isinstance(stmt, Stmt) or type(stmt) is SeqStmt or _is_no_op(stmt)):
+            return self.with_item(index, stmt).without_items(removed)
+        items = self.seq.tolist()
+        items[index] = stmt
+        for k in sorted(gone, reverse=True):
+            del items[k]
+        start = min(index, min(gone))
+        span = max(index, max(gone)) + 1 - start
+        return self._edited(to_pvector(items), start, span, span - len(gone))
+
     def with_inserted(self, index: int, stmt: Stmt) -> "SeqStmt":
         """The sequence with ``stmt`` inserted before item ``index`` (at the
         end when ``index`` is the length). As :meth:`with_item`, a statement

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import attrs
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pmap
 
 from ..nodes import Block, PrimExpr
 from ..nodes.base import freeze_value, with_fields
@@ -174,16 +174,27 @@ class Unannotate(Rewrite):
             chk.fail(AnnotationNotFoundError, describe(self.block_or_loop),
                      f"it has no annotation {self.ann_key!r} (it has: {have})",
                      site.at(path[:-1]) if isinstance(node, Block) else node)
-        return site, path
+        return site, path, node
 
     def build(self, plan) -> Outcome:
-        site, path = plan
-        node = site.at(path)
-        new = with_fields(node, annotations=node.annotations.remove(self.ann_key))
+        site, path, node = plan
+        new = with_fields(node, annotations=_without(node.annotations, self.ann_key))
         return Outcome(commit(site, path, new, index=site.index))
 
     def python_args(self):
         return [py_value(self.block_or_loop), f"ann_key={py_value(self.ann_key)}"]
+
+
+_EMPTY = pmap()
+
+
+def _without(annotations: PMap, key: str) -> PMap:
+    """``annotations.remove(key)`` for a key it holds. Removing the only
+    key leaves an empty map, and every empty map is equal to every other:
+    the shared one is taken without the evolver's steps."""
+    if len(annotations) == 1:
+        return _EMPTY
+    return annotations.remove(key)
 
 
 def unannotate(block_or_loop, ann_key) -> Unannotate:

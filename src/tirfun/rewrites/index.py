@@ -846,22 +846,8 @@ def derive_index(old: FuncIndex, path: Path, old_sub, new_sub, new_func: PrimFun
 def _recounted(names: LayeredMap, delta: dict) -> LayeredMap:
     """The name counts ``names`` changed by ``delta`` (name -> change); a
     name whose count drops to zero is free again. Nothing is copied when
-    nothing changed."""
-    out = None
-    get = names.get
-    for name, d in delta.items():
-        if not d:
-            continue
-        if out is None:
-            out = names.evolver()
-        # each name comes once: its count before is the old map's (a count
-        # is never stored at zero or below, so a name held has one above)
-        held = get(name, 0)
-        if held + d > 0:
-            out.set(name, held + d)
-        elif held:
-            out.remove(name)
-    return names if out is None else out.persistent()
+    nothing changed (see :meth:`LayeredMap.recounted`)."""
+    return names.recounted(delta)
 
 
 def _tally_loops(loops: list, counts: dict, sign: int) -> bool:

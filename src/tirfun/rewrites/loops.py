@@ -877,7 +877,7 @@ class Merge(Rewrite):
             if len(seq.seq) - len(removed) == 1:
                 replacement = new
             else:
-                replacement = seq.with_item(positions[-1], new).without_items(removed)
+                replacement = seq.with_item_without(positions[-1], new, removed)
             mod = commit_merge(site, seq_path, len(seq.seq), replacement, positions,
                                [[l for _, l in nest] for nest in nests], new_nest, values)
         else:
