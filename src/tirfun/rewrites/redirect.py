@@ -64,6 +64,8 @@ class _Redirect(BodyWalk):
 
     def load(self, n):
         if not self.is_old(n.buffer):
+            if n.predicate is None and all(type(i) in _LEAVES for i in n.indices):
+                return n  # what the walk gives back: variables and constants stay as they are
             return super().load(n)
         for i in n.indices:
             self.expr(i)  # walked as any other expression: an unknown kind is not plain
