@@ -79,7 +79,7 @@ from .errors import (
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
-from .redirect import accesses_of, redirect_accesses, same_buffer
+from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
@@ -1149,6 +1149,11 @@ class _Rewriter:
     def run(self) -> Block:
         return self.block(self.scope.block, self.scope.path, False)
 
+    def redirect(self, e):
+        """``e`` with its loads of the old buffer reading the new one
+        (:func:`_redirect_expr`)."""
+        return _redirect_expr(e, self.old, self.new, self.offsets)
+
     def block(self, block: Block, path: Path, redirect: bool) -> Block:
         if path != self.scope.path:
             mode = self.select(block, redirect)
@@ -1189,10 +1194,9 @@ class _Rewriter:
         if type(node) is For and not redirect:
             return self.loop(node, path)
         if isinstance(node, BufferStore) and redirect:
-            value = _redirect_expr(node.value, self.old, self.new, self.offsets)
-            indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
-            pred = None if node.predicate is None else \
-                _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            value = self.redirect(node.value)
+            indices = [self.redirect(i) for i in node.indices]
+            pred = None if node.predicate is None else self.redirect(node.predicate)
             buf, idx = node.buffer, indices
             if self.stores and same_buffer(buf, self.old):
                 buf, idx = self.new, _rebase(indices, self.offsets)
@@ -1220,14 +1224,14 @@ class _Rewriter:
             for a in attrs.fields(type(node)):
                 value = getattr(node, a.name)
                 if isinstance(value, PrimExpr):
-                    new = _redirect_expr(value, self.old, self.new, self.offsets)
+                    new = self.redirect(value)
                     if new is not value:
                         changes[a.name] = new
         if isinstance(node, BlockRealize) and redirect:
-            values = [_redirect_expr(v, self.old, self.new, self.offsets) for v in node.iter_values]
+            values = [self.redirect(v) for v in node.iter_values]
             if any(a is not b for a, b in zip(values, node.iter_values)):
                 changes["iter_values"] = values
-            pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            pred = self.redirect(node.predicate)
             if pred is not node.predicate:
                 changes["predicate"] = pred
         out = with_fields(node, **changes) if changes else node
@@ -2678,6 +2682,16 @@ class _IndexRewriter(_Rewriter):
         indices = list(indices)
         super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
         self.rebuilt: list = []  # (old, new) of each BlockRealize rebuilt
+        # where the cache has no pointer of its own, no variable changes and
+        # a load of the buffer becomes one of the cache at the mapped
+        # indices: what reindex's body walk gives, which rebuilds the usual
+        # expression kinds itself instead of through map_children
+        self.walk = expression_redirect(old, new, indices) if new.data is None else None
+
+    def redirect(self, e):
+        if self.walk is None:
+            return super().redirect(e)
+        return self.walk(e)
 
     def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
         out = super().stmt(node, path, redirect)

@@ -129,6 +129,13 @@ def _let_free(e) -> bool:
     return not binds_let(e)
 
 
+def expression_redirect(old: Buffer, new: Buffer, indices):
+    """The walk of :func:`redirect_accesses` for expressions: a function
+    giving an expression with every load of old as one of new at indices
+    (its predicate kept), what the generic transform gives."""
+    return _Redirect(old, new, indices).expr
+
+
 def redirect_accesses(body, old: Buffer, new: Buffer, indices) -> tuple:
     """``(body with every load and store of old as one of new at indices,
     whether the walk was plain)``: what the generic transform gives (a load
