@@ -57,7 +57,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
-    Path, ancestors, get_at, iter_children, map_children, replace_at, stmt_children, walk_stmts,
+    Path, ancestors, child_pusher, get_at, iter_children, map_children, replace_at, stmt_children, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
@@ -79,7 +79,7 @@ from .errors import (
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
-from .redirect import accesses_of, redirect_accesses
+from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
 from .scopes import STORAGE_RANKS, check_storage_scope
@@ -191,16 +191,16 @@ def _children_using(block: Block, path: Path, buf: Buffer, items: dict, index=No
 
 
 def _reads(block: Block, buf: Buffer) -> bool:
-    return any(r.buffer == buf for r in block.reads)
+    return any(same_buffer(r.buffer, buf) for r in block.reads)
 
 
 def _writes(block: Block, buf: Buffer) -> bool:
-    return any(r.buffer == buf for r in block.writes)
+    return any(same_buffer(r.buffer, buf) for r in block.writes)
 
 
 def _region_of(regions, buf: Buffer) -> BufferRegion | None:
     for r in regions:
-        if r.buffer == buf:
+        if same_buffer(r.buffer, buf):
             return r
     return None
 
@@ -263,7 +263,7 @@ def _check_consumers_read_what_is_written(chk: Checks, site, scope: _Scope, buf:
     dom = loop_domains(site, scope.path)
     for cpath, crealize in readers:
         for r in crealize.block.reads:
-            if r.buffer != buf:
+            if not same_buffer(r.buffer, buf):
                 continue
             needed = consumed_region(site, cpath, crealize, r, scope.path)
             if not region_covers([written], needed, dom):
@@ -554,7 +554,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     for stmt in top:
         items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
         # a predicated (masked) store may skip its element
-        stores.extend(x for x in items if isinstance(x, BufferStore) and x.buffer == buf
+        stores.extend(x for x in items if isinstance(x, BufferStore) and same_buffer(x.buffer, buf)
                       and x.predicate is None)
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
@@ -884,9 +884,9 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
-    one = [Range(i, IntImm(i.dtype, 1)) for i in src_idx]
+    one = [Range(i, _one(i.dtype)) for i in src_idx]
     # a full cache is read and written at the same indices: one region serves both
-    one_dst = one if full else [Range(i, IntImm(i.dtype, 1)) for i in dst_idx]
+    one_dst = one if full else [Range(i, _one(i.dtype)) for i in dst_idx]
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
@@ -945,13 +945,16 @@ def _inside(iv: Interval, dim: PrimExpr) -> bool:
         index_at_most(hi, fold_sub(_cast(dim, hi.dtype), IntImm(hi.dtype, 1)))
 
 
-@attrs.frozen
 class _Point:
     """A dimension ``[min, min + extent)`` as :func:`_constant_box` reads
-    one, without the checks of a Range (the extent is the literal 1)."""
+    one, without the checks of a Range (the extent is the literal 1): a
+    plain pair, as it lives only for one call and is only read."""
 
-    min: PrimExpr
-    extent: IntImm
+    __slots__ = ("min", "extent")
+
+    def __init__(self, min: PrimExpr, extent: IntImm):
+        self.min = min
+        self.extent = extent
 
 
 @functools.cache
@@ -1038,14 +1041,18 @@ _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
 def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
     """``e`` with its loads of ``old`` reading ``new`` (indices rebased);
     leaves and buffers are not entered, unchanged parts are shared."""
+    # a variable changes only where both buffers have a pointer (None never
+    # equals a Var): otherwise no variable is compared at all
+    data = old.data if new.data is not None else None
+
     def visit(n):
         kind = type(n)
         if kind is Var:
-            return new.data if n == old.data and new.data is not None else n
+            return new.data if data is not None and (n is data or n == data) else n
         if kind in _LEAVES or kind is Buffer:
             return n
         n = map_children(n, visit)
-        if kind is BufferLoad and n.buffer == old:
+        if kind is BufferLoad and same_buffer(n.buffer, old):
             return BufferLoad(new, _rebase(n.indices, offsets), n.predicate)
         return n
 
@@ -1058,17 +1065,17 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for r in regions:
-        if r.buffer != old:
+        if not same_buffer(r.buffer, old):
             # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too
             ranges = [Range(_redirect_expr(x.min, old, new, offsets), _redirect_expr(x.extent, old, new, offsets))
                       for x in r.region]
             if any(a.min is not b.min or a.extent is not b.extent for a, b in zip(ranges, r.region)):
                 r = BufferRegion(r.buffer, ranges)
                 changed = True
-        if r.buffer == old and callable(offsets):
-            r = BufferRegion(new, [Range(i, IntImm(i.dtype, 1)) for i in offsets()])
+        if same_buffer(r.buffer, old) and callable(offsets):
+            r = BufferRegion(new, [Range(i, _one(i.dtype)) for i in offsets()])
             changed = True
-        elif r.buffer == old:
+        elif same_buffer(r.buffer, old):
             ranges = r.region if offsets is None else [
                 Range(m, rng.extent) for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
             r = BufferRegion(new, ranges)
@@ -1095,7 +1102,7 @@ def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redi
                 continue
             redirect = mode == "redirect"
             for m in node.match_buffers if redirect else ():
-                if m.source.buffer == old and m.buffer.scope() != scope:
+                if same_buffer(m.source.buffer, old) and m.buffer.scope() != scope:
                     chk.stop(ViewScopeMismatchError, f"block {node.name_hint!r}",
                              f"it views buffer {old.name} through match_buffer {m.buffer.name} in scope "
                              f"{m.buffer.scope()!r}; redirected to a buffer in scope {scope!r}, the view "
@@ -1107,7 +1114,7 @@ def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redi
 def _redirect_matches(matches, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for m in matches:
-        if m.source.buffer == old:
+        if same_buffer(m.source.buffer, old):
             src, _ = _redirect_regions([m.source], old, new, offsets)
             m = MatchBufferRegion(m.buffer, src[0])
             changed = True
@@ -1141,6 +1148,11 @@ class _Rewriter:
 
     def run(self) -> Block:
         return self.block(self.scope.block, self.scope.path, False)
+
+    def redirect(self, e):
+        """``e`` with its loads of the old buffer reading the new one
+        (:func:`_redirect_expr`)."""
+        return _redirect_expr(e, self.old, self.new, self.offsets)
 
     def block(self, block: Block, path: Path, redirect: bool) -> Block:
         if path != self.scope.path:
@@ -1179,18 +1191,24 @@ class _Rewriter:
             return self.seq(node, path, redirect, on_loc)
         if isinstance(node, Block):
             return self.block(node, path, redirect)
+        if type(node) is For and not redirect:
+            return self.loop(node, path)
         if isinstance(node, BufferStore) and redirect:
-            value = _redirect_expr(node.value, self.old, self.new, self.offsets)
-            indices = [_redirect_expr(i, self.old, self.new, self.offsets) for i in node.indices]
-            pred = None if node.predicate is None else \
-                _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            value = self.redirect(node.value)
+            indices = [self.redirect(i) for i in node.indices]
+            pred = None if node.predicate is None else self.redirect(node.predicate)
             buf, idx = node.buffer, indices
-            if self.stores and buf == self.old:
+            if self.stores and same_buffer(buf, self.old):
                 buf, idx = self.new, _rebase(indices, self.offsets)
             if buf is node.buffer and value is node.value and pred is node.predicate and \
                     all(a is b for a, b in zip(idx, node.indices)):
                 return node
             return BufferStore(buf, value, idx, pred)
+        return self.general(node, path, redirect)
+
+    def general(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
+        """Any other statement: its statement children walked, its own
+        expressions redirected inside a redirected block."""
         changes = {}
         kids = dict(stmt_children(node))
         for step, child in kids.items():
@@ -1206,14 +1224,14 @@ class _Rewriter:
             for a in attrs.fields(type(node)):
                 value = getattr(node, a.name)
                 if isinstance(value, PrimExpr):
-                    new = _redirect_expr(value, self.old, self.new, self.offsets)
+                    new = self.redirect(value)
                     if new is not value:
                         changes[a.name] = new
         if isinstance(node, BlockRealize) and redirect:
-            values = [_redirect_expr(v, self.old, self.new, self.offsets) for v in node.iter_values]
+            values = [self.redirect(v) for v in node.iter_values]
             if any(a is not b for a, b in zip(values, node.iter_values)):
                 changes["iter_values"] = values
-            pred = _redirect_expr(node.predicate, self.old, self.new, self.offsets)
+            pred = self.redirect(node.predicate)
             if pred is not node.predicate:
                 changes["predicate"] = pred
         out = with_fields(node, **changes) if changes else node
@@ -1222,6 +1240,32 @@ class _Rewriter:
         elif self.realizes is not None and out is not node and type(node) is BlockRealize:
             self.realizes.append((node, out))
         return out
+
+    def loop(self, node: For, path: Path) -> Stmt:
+        """A loop outside the blocks redirected: what :meth:`general` gives,
+        for its one statement child, without looking at its expressions
+        (only a redirected block's statements have theirs redirected)."""
+        body = self.stmt(node.body, path + (("body", None),), False)
+        out = node if body is node.body else with_fields(node, body=body)
+        if path == self.loc:
+            out = with_fields(out, body=self.place(out.body))
+        return out
+
+    def skipped(self, item_path: Path) -> bool:
+        """Whether the scope's children under the item at ``item_path`` (of
+        a sequence outside every block but the scope) are all blocks the
+        select skips, and there is one: then walking the item gives it back
+        unchanged, as outside a redirected block only a block changes a
+        statement, and a block that does not mention the buffer is left as
+        it is."""
+        n = len(item_path)
+        found = False
+        for p, realize in self.scope.children:
+            if p[:n] == item_path:
+                if self.select(realize.block, False) != "skip":
+                    return False
+                found = True
+        return found
 
     def seq(self, node: SeqStmt, path: Path, redirect: bool, on_loc: bool) -> SeqStmt:
         """A sequence with the items that mention the buffer, or lead to
@@ -1238,7 +1282,10 @@ class _Rewriter:
             chosen = sorted(set(known) | ({step[1]} if step is not None and step[0] == "seq" else set()))
             for i in chosen:
                 item = seq[i]
-                new = self.stmt(item, path + (("seq", i),), redirect)
+                item_path = path + (("seq", i),)
+                if not redirect and step != ("seq", i) and self.skipped(item_path):
+                    continue
+                new = self.stmt(item, item_path, redirect)
                 if new is not item:
                     out = out.with_item(i, new)
             return out
@@ -1264,13 +1311,15 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
 
     def loads(e):
         stack = [e]
+        push = stack.append
         while stack:
             n = stack.pop()
-            if isinstance(n, BufferLoad) and n.buffer == buf:
+            if isinstance(n, BufferLoad) and same_buffer(n.buffer, buf):
                 yield n
             if isinstance(n, Buffer):
                 continue
-            stack.extend(iter_children(n))
+            # the children in iter_children's order, without its generator
+            child_pusher(type(n))(n, push)
 
     def scan(node: Stmt, counts: bool) -> BufferLoad | None:
         if isinstance(node, BufferStore):
@@ -1278,7 +1327,7 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
                 for ld in loads(part):
                     if tuple(ld.indices) not in written:
                         return ld
-            if counts and node.buffer == buf:
+            if counts and same_buffer(node.buffer, buf):
                 written.add(tuple(node.indices))
             return None
         if isinstance(node, SeqStmt):
@@ -2007,7 +2056,7 @@ class ReIndex(Rewrite):
                      "iteration variables, outside that loop", realize)
         pos = _top_position(site, scope, path[:-1], chk, realize)
         if kind == "read":
-            if _writes(block, buf) or any(isinstance(n, BufferStore) and n.buffer == buf
+            if _writes(block, buf) or any(isinstance(n, BufferStore) and same_buffer(n.buffer, buf)
                                           for n in _stores_in(block)):
                 chk.stop(ReindexReadWrittenError, describe(self.block),
                          f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
@@ -2045,33 +2094,33 @@ class ReIndex(Rewrite):
         src, dst = (plan.buf, new_buf) if plan.kind == "read" else (new_buf, plan.buf)
         src_idx, dst_idx = (target, list(vars_)) if plan.kind == "read" else (list(vars_), target)
         stage_block = Block([IterVar(iv.dom, v, IterVarType.DataPar) for iv, v in zip(plan.covered, vars_)],
-                            [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in src_idx])],
-                            [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in dst_idx])],
+                            [BufferRegion(src, [Range(i, _one(i.dtype)) for i in src_idx])],
+                            [BufferRegion(dst, [Range(i, _one(i.dtype)) for i in dst_idx])],
                             stage_name, BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
         stage: Stmt = BlockRealize(loop_vars, IntImm("bool", 1), stage_block)
         for lv, iv in reversed(list(zip(loop_vars, plan.covered))):
             stage = For(lv, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stage)
         # the block: every access of the buffer through the copy, at its own iteration variables
         own = [iv.var for iv in plan.covered]
-        region = [Range(v, IntImm(v.dtype, 1)) for v in own]
+        region = [Range(v, _one(v.dtype)) for v in own]
         body, plain = redirect_accesses(block.body, plan.buf, new_buf, own)
         init = None
         if block.init is not None:
             init, plain_init = redirect_accesses(block.init, plan.buf, new_buf, own)
             plain = plain and plain_init
-        swapped = [r for r in list(block.reads) + list(block.writes) if r.buffer == plan.buf] + \
-            [m.source for m in block.match_buffers if m.source.buffer == plan.buf]
+        swapped = [r for r in list(block.reads) + list(block.writes) if same_buffer(r.buffer, plan.buf)] + \
+            [m.source for m in block.match_buffers if same_buffer(m.source.buffer, plan.buf)]
         # the regions of the buffer give way to ones at plain variables: a
         # Let in them would take its name out of the function
         plain = plain and not any(binds_let(r) for r in swapped)
 
         def swap(regions):
-            return [BufferRegion(new_buf, region) if r.buffer == plan.buf else r for r in regions]
+            return [BufferRegion(new_buf, region) if same_buffer(r.buffer, plan.buf) else r for r in regions]
 
         new_block = with_fields(
             block, body=body, init=init, reads=swap(block.reads), writes=swap(block.writes),
             match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
-                           if m.source.buffer == plan.buf else m for m in block.match_buffers])
+                           if same_buffer(m.source.buffer, plan.buf) else m for m in block.match_buffers])
         rel = plan.block_path[len(plan.scope.path):]
         pos = plan.pos + (1 if plan.kind == "write" else 0)
         scope_block = plan.scope.block
@@ -2586,8 +2635,8 @@ class _ReindexCacheBase(Rewrite):
         new = [substitute_expr(i, var_map) for i in plan.new]
         src, dst = (plan.buf, cache) if self.is_read else (cache, plan.buf)
         s_idx, d_idx = (old, new) if self.is_read else (new, old)
-        block = Block(iter_vars, [BufferRegion(src, [Range(i, IntImm(i.dtype, 1)) for i in s_idx])],
-                      [BufferRegion(dst, [Range(i, IntImm(i.dtype, 1)) for i in d_idx])], stage_name,
+        block = Block(iter_vars, [BufferRegion(src, [Range(i, _one(i.dtype)) for i in s_idx])],
+                      [BufferRegion(dst, [Range(i, _one(i.dtype)) for i in d_idx])], stage_name,
                       BufferStore(dst, BufferLoad(src, s_idx), d_idx))
         stage: Stmt = BlockRealize(values, substitute_expr(plan.predicate, var_map), block)
         for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
@@ -2633,6 +2682,16 @@ class _IndexRewriter(_Rewriter):
         indices = list(indices)
         super().__init__(scope, old, new, lambda: indices, loc, pos, stage, alloc, select, stores)
         self.rebuilt: list = []  # (old, new) of each BlockRealize rebuilt
+        # where the cache has no pointer of its own, no variable changes and
+        # a load of the buffer becomes one of the cache at the mapped
+        # indices: what reindex's body walk gives, which rebuilds the usual
+        # expression kinds itself instead of through map_children
+        self.walk = expression_redirect(old, new, indices) if new.data is None else None
+
+    def redirect(self, e):
+        if self.walk is None:
+            return super().redirect(e)
+        return self.walk(e)
 
     def stmt(self, node: Stmt, path: Path, redirect: bool) -> Stmt:
         out = super().stmt(node, path, redirect)

@@ -64,6 +64,8 @@ class _Redirect(BodyWalk):
 
     def load(self, n):
         if not self.is_old(n.buffer):
+            if n.predicate is None and all(type(i) in _LEAVES for i in n.indices):
+                return n  # what the walk gives back: variables and constants stay as they are
             return super().load(n)
         for i in n.indices:
             self.expr(i)  # walked as any other expression: an unknown kind is not plain
@@ -125,6 +127,13 @@ def _let_free(e) -> bool:
     from .index import binds_let
 
     return not binds_let(e)
+
+
+def expression_redirect(old: Buffer, new: Buffer, indices):
+    """The walk of :func:`redirect_accesses` for expressions: a function
+    giving an expression with every load of old as one of new at indices
+    (its predicate kept), what the generic transform gives."""
+    return _Redirect(old, new, indices).expr
 
 
 def redirect_accesses(body, old: Buffer, new: Buffer, indices) -> tuple:
