@@ -78,11 +78,6 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     - ``cache_read`` B and ``compute_at`` the copy under ``j0``: each
       panel task copies its ``n x cols`` panel of B first, and lowering
       compacts the copy to that panel, contiguous (B packed into panels);
-    - ``cache_read`` A and ``transform_layout`` the copy to ``(i // rows, k,
-      i % rows)``: the ``rows`` elements of A that one step of k broadcasts
-      are adjacent, where in A they are a row apart (rows of A a power of two
-      bytes apart share one set of the first-level cache, and more than its
-      ways of them evict each other); the copy is made once, in parallel;
     - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
       copy back under ``i0``: the tile accumulates in a ``rows x cols``
       buffer that LLVM keeps in vector registers across the k loop;
@@ -93,14 +88,16 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     - where ``rows`` does not divide the extent of i, ``loop_partition``
       ``i0`` before its last step, before the tile is cached: each part
       gets a tile of its own, the full tiles' without the split's predicate,
-      the last one's as many rows as are left; the copy of A is padded with
-      zeros to whole tiles.
+      the last one's as many rows as are left.
 
     ``cols`` a multiple of the vector width gives one vector load of B and
     ``rows`` broadcasts of A per ``rows * cols / w`` fused multiply-adds
     (with ``-fast-math-contract``). The defaults fit AVX-512: 28 of its 32
-    vector registers hold the tile. k is summed in the program's order, so
-    without contraction the result is the interpreter's, bit for bit.
+    vector registers hold the tile. (Copying A into tiles of rows, so that
+    the elements one step broadcasts are adjacent, measured slower here with
+    two threads: the copy costs more than the strided reads.) k is summed in
+    the program's order, so without contraction the result is the
+    interpreter's, bit for bit.
     """
     block = sch.get_block(block) if isinstance(block, str) else block
     i, j, k = sch.get_loops(block)
@@ -112,10 +109,6 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     packed = sch.cache_read(block, 1, "global")
     sch.compute_at(packed, j0)
     sch.vectorize(sch.get_loops(packed)[-1])
-    rows_of_a = sch.cache_read(block, 0, "global")
-    sch.transform_layout(rows_of_a, ("write", 0), lambda ai, ak: (ai // rows, ak, ai % rows),
-                         pad_value=0.0 if n_i % rows else None)
-    sch.parallel(sch.get_loops(rows_of_a)[0])
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.parallel(j0)
