@@ -33,15 +33,18 @@ def test_the_matmul_story_ends_with_the_packed_register_tiled_schedule(capsys):
     sch = tour.tour_matmul(64)
     out = capsys.readouterr().out
     rows = ["naive loops i, j, k", "32x32 tiles, k split by 4, j innermost", "+ vectorize the inner j",
-            "+ parallel over the outer i", "B in panels, 8x32 register tile", "the same, -fast-math-contract"]
+            "+ parallel over the outer i", "B in panels, 14x32 register tile", "the same, -fast-math-contract"]
     positions = [out.index(row) for row in rows]
     assert positions == sorted(positions)
     names = _primitives(sch)
     for primitive in ("CacheRead", "ComputeAt", "CacheWrite", "ReverseComputeAt", "Unroll", "Vectorize",
-                      "Parallel", "DecomposeReduction"):
+                      "Parallel", "DecomposeReduction", "LoopPartition"):
         assert primitive in names
     assert names[-1] == "DecomposeReduction"
-    assert 'sch.cache_write(BlockRef("C", "main"), 0, "local")' in out
+    # 14 does not divide 64: each part of the partitioned tile loop caches
+    # its own tile
+    assert 'sch.cache_write(BlockRef("C_i_00", "main"), 0, "local")' in out
+    assert 'sch.cache_write(BlockRef("C_i_01", "main"), 0, "local")' in out
     # the story's last schedule computes the product
     rng = np.random.default_rng(3)
     a = rng.standard_normal((64, 64)).astype("float32")
