@@ -297,6 +297,20 @@ def test_a_block_over_a_new_iteration_space_keeps_the_meaning(index_map, extents
     assert R.Pipeline.from_json(R.Pipeline(list(sch.trace)).to_json())(mod) == out
 
 
+def test_the_layout_analyses_are_memoised_and_can_be_forgotten():
+    from tirfun.rewrites.memos import analysis_memos, clear_analysis_memos
+
+    clear_analysis_memos()
+    assert all(memo.cache_info().currsize == 0 for memo in analysis_memos())
+    mod = mod_of(MATMUL)
+    Schedule(mod).transform_block_layout("C", lambda i, j, k: (j, i, k))
+    Schedule(mod).transform_layout("C", ("write", 0), lambda i, j: (j, i))
+    # a second block alike would be answered from the tables
+    assert all(memo.cache_info().currsize > 0 for memo in analysis_memos())
+    clear_analysis_memos()
+    assert all(memo.cache_info().currsize == 0 for memo in analysis_memos())
+
+
 def test_transform_block_layout_refusals():
     mod = mod_of(MATMUL)
     cases = [
