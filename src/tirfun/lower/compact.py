@@ -87,7 +87,12 @@ def compact_func(func: PrimFunc) -> PrimFunc:
     # around an allocation bound the region's start in their variables (a
     # tile at ``j_0 * 32`` under ``for j_0 in range(32)``) wherever the
     # allocation sits below them
-    uses.loops = {n.loop_var: _range(n) for n in walk(func.body) if isinstance(n, For)}
+    loops = [n for n in walk(func.body) if isinstance(n, For)]
+    bound = {}
+    for n in loops:
+        bound[n.loop_var] = bound.get(n.loop_var, 0) + 1
+    # a variable bound by two loops (not a verified function) has no one range
+    uses.loops = {n.loop_var: _range(n) for n in loops if bound[n.loop_var] == 1}
 
     def post(n):
         return _compact(n, uses) if isinstance(n, Allocate) else n
