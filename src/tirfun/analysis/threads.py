@@ -11,6 +11,7 @@ threads.
 from __future__ import annotations
 
 from ..nodes import THREAD_TAGS, AttrStmt, For, ForKind, IterVar
+from .traversal import walk_stmts
 
 
 def launch_of(s):
@@ -25,4 +26,10 @@ def launch_of(s):
     return None
 
 
-__all__ = ["launch_of"]
+def binds_threads(stmt) -> bool:
+    """Whether ``stmt`` (a function's body) binds a thread index anywhere:
+    a thread-bound loop or a launched thread."""
+    return any(launch_of(s) is not None for _, s in walk_stmts(stmt))
+
+
+__all__ = ["binds_threads", "launch_of"]

@@ -91,6 +91,7 @@ from ..nodes.dtype import DataType
 from .arith.linear_bound import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
 from .dependence import spatial_conflict
+from .threads import binds_threads
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
 from .traversal import iter_children, walk_stmts
 
@@ -221,10 +222,7 @@ class _FunctionVerifier:
         self.func = func
         self.fname = fname
         self.strict = strict
-        self.thread_bound = strict and any(
-            (isinstance(s, For) and s.thread_binding is not None)
-            or (isinstance(s, AttrStmt) and s.attr_key in THREAD_ATTR_KEYS)
-            for _path, s in walk_stmts(func.body))
+        self.thread_bound = strict and binds_threads(func.body)
         self.domains = strict or domains
         self.isolated = _ISOLATED_STRICT if strict else _ISOLATED
         self.var_names: dict[str, tuple] = {}     # name -> (Var, kind) bound so far

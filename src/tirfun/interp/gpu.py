@@ -66,6 +66,7 @@ import itertools
 import attrs
 import numpy as np
 
+from ..analysis.threads import binds_threads
 from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..errors import InterpError
 from ..nodes import Allocate, BufferLoad, BufferStore, PrimFunc, Stmt
@@ -82,7 +83,7 @@ _DIMS = {"blockIdx": ("blockIdx.x", "blockIdx.y", "blockIdx.z"),
 @functools.lru_cache(maxsize=1024)
 def is_thread_bound(func: PrimFunc) -> bool:
     """Whether ``func`` has a thread-bound loop or a launched thread."""
-    return any(launch_of(s) is not None for _, s in walk_stmts(func.body))
+    return binds_threads(func.body)
 
 
 @functools.lru_cache(maxsize=256)

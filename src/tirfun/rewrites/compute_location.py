@@ -673,14 +673,12 @@ def _binding_reach(site, loc) -> dict:
     """Iteration variable -> (first, last) literal values its binding takes
     over the loops around the block, where both are known; the instances
     that run lie within them (and within the domain)."""
-    loops = {v: Interval.from_range(r) for v, r in loop_domains(site, loc.rpath, inclusive=False).items()}
+    ranges = _constant_ranges(loop_domains(site, loc.rpath, inclusive=False))
     out = {}
     for iv, value in zip(loc.realize.block.iter_vars, loc.realize.iter_values):
-        span = eval_interval(value, loops)
-        lo, hi = int_value(span.lo) if span.lo is not None else None, \
-            int_value(span.hi) if span.hi is not None else None
-        if lo is not None and hi is not None:
-            out[iv.var] = (IntImm(iv.var.dtype, lo), IntImm(iv.var.dtype, hi))
+        got = expr_bounds(value, ranges)
+        if got is not None:
+            out[iv.var] = (IntImm(iv.var.dtype, got[0]), IntImm(iv.var.dtype, got[1]))
     return out
 
 
@@ -1139,7 +1137,7 @@ class _ComputeAtBase(Rewrite):
         used = {sp.source for total in (sums or []) for sp in total.args}
         parallel = [l for l in threads if l.kind is ForKind.PARALLEL]
         if parallel and (sums is None or any(l.loop_var.name not in used for l in parallel)) and \
-                not all(_splits_by(spatial, l, above, loops) for l in parallel):
+                not all(_splits_by(spatial, l, pl.proof, loops) for l in parallel):
             chk.fail(ThreadOverlapError, subject,
                      f"under the parallel loops {', '.join(repr(l.loop_var.name) for l in parallel)}, several "
                      "threads would compute the same iterations of the block and write the same elements at "
@@ -1282,15 +1280,14 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     return LT(rest, IntImm(value.dtype, c + 1 - form.const))
 
 
-def _splits_by(values, loop: For, above: list, made) -> bool:
+def _splits_by(values, loop: For, proof, made) -> bool:
     """Whether distinct iterations of ``loop`` compute distinct instances:
     some value is ``c * loop + rest`` where ``rest`` spans less than ``|c|``
-    over the other loops (those ``above`` with constant ranges, and the new
-    ones ``made``), so each iteration takes values of its own. This covers
-    a panel loop above a serial loop of tiles inside the panel
+    over the other loops (those of ``proof`` with constant ranges, and the
+    new ones ``made``), so each iteration takes values of its own. This
+    covers a panel loop above a serial loop of tiles inside the panel
     (``j_0 * 32 + j_1 * 16 + ax1``), which is no iteration map."""
-    ranges = {l.loop_var.name: (int_value(l.min), int_value(l.min) + int_value(l.extent) - 1) for l in above
-              if l is not loop and int_value(l.min) is not None and int_value(l.extent) is not None}
+    ranges = _constant_ranges(proof)
     ranges.update({v.name: (0, int_value(e) - 1) for v, e in made if int_value(e) is not None})
     for value in values:
         form = affine_form(value)
