@@ -395,12 +395,17 @@ class _Races:
         self.epochs.clear()
 
     # a cross-thread reduction into storage each thread has its own of
+    def _group_key(self, step: int, tags: tuple) -> tuple:
+        """The reduction ``step`` of the current thread's group: the threads
+        that differ from it in the thread indices ``tags`` only."""
+        return step, tuple(sorted((t, v) for t, v in self.lane.ix.items() if t not in tags))
+
     def reduce_enter(self, step: int, tags: tuple, storages: tuple) -> None:
         """The current thread starts its turn in cross-thread reduction
         ``step`` over ``tags``: its ``storages`` take the partial result the
         threads of its group (those differing in ``tags`` only) left so far."""
         lane = self.lane
-        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        key = self._group_key(step, tags)
         carry = self.block.carries.get(key)
         if carry is None or lane in carry[0]:
             # the first turn of this pass (a loop around the step runs it again)
@@ -414,7 +419,7 @@ class _Races:
     def reduce_leave(self, step: int, tags: tuple, storages: tuple) -> None:
         """The current thread ends its turn: what it changed joins the partial result."""
         lane = self.lane
-        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        key = self._group_key(step, tags)
         before = self.block.snapshots.pop(lane)
         for storage, old, values in zip(storages, before, self.block.carries[key][1]):
             for offset, value in enumerate(old):
@@ -424,8 +429,7 @@ class _Races:
 
     def reduce_final(self, step: int, tags: tuple, storages: tuple) -> None:
         """After every turn: each thread's copy holds the whole result."""
-        lane = self.lane
-        key = (step, tuple(sorted((t, v) for t, v in lane.ix.items() if t not in tags)))
+        key = self._group_key(step, tags)
         for storage, values in zip(storages, self.block.carries[key][1]):
             for offset, value in values.items():
                 storage[offset] = value

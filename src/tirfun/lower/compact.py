@@ -56,6 +56,8 @@ strided span, as TVM's ``CompactBufferAllocation`` does.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import attrs
 
 from ..analysis.arith import Affine, can_prove, detect_iter_map, expr_bounds, region_covers
@@ -88,9 +90,7 @@ def compact_func(func: PrimFunc) -> PrimFunc:
     # tile at ``j_0 * 32`` under ``for j_0 in range(32)``) wherever the
     # allocation sits below them
     loops = [n for n in walk(func.body) if isinstance(n, For)]
-    bound = {}
-    for n in loops:
-        bound[n.loop_var] = bound.get(n.loop_var, 0) + 1
+    bound = Counter(n.loop_var for n in loops)
     # a variable bound by two loops (not a verified function) has no one range
     uses.loops = {n.loop_var: _range(n) for n in loops if bound[n.loop_var] == 1}
 
