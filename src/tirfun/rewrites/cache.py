@@ -884,9 +884,9 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
-    one = [Range(i, _one(i.dtype)) for i in src_idx]
+    one = _points(src_idx)
     # a full cache is read and written at the same indices: one region serves both
-    one_dst = one if full else [Range(i, _one(i.dtype)) for i in dst_idx]
+    one_dst = one if full else _points(dst_idx)
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
@@ -961,6 +961,11 @@ class _Point:
 def _one(dtype) -> IntImm:
     """The literal 1 of an integer ``dtype``."""
     return IntImm(dtype, 1)
+
+
+def _points(indices) -> list[Range]:
+    """The region of one element at ``indices``: ``[i, i + 1)`` each."""
+    return [Range(i, _one(i.dtype)) for i in indices]
 
 
 def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
@@ -1073,7 +1078,7 @@ def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
                 r = BufferRegion(r.buffer, ranges)
                 changed = True
         if same_buffer(r.buffer, old) and callable(offsets):
-            r = BufferRegion(new, [Range(i, _one(i.dtype)) for i in offsets()])
+            r = BufferRegion(new, _points(offsets()))
             changed = True
         elif same_buffer(r.buffer, old):
             ranges = r.region if offsets is None else [
@@ -2094,15 +2099,15 @@ class ReIndex(Rewrite):
         src, dst = (plan.buf, new_buf) if plan.kind == "read" else (new_buf, plan.buf)
         src_idx, dst_idx = (target, list(vars_)) if plan.kind == "read" else (list(vars_), target)
         stage_block = Block([IterVar(iv.dom, v, IterVarType.DataPar) for iv, v in zip(plan.covered, vars_)],
-                            [BufferRegion(src, [Range(i, _one(i.dtype)) for i in src_idx])],
-                            [BufferRegion(dst, [Range(i, _one(i.dtype)) for i in dst_idx])],
+                            [BufferRegion(src, _points(src_idx))],
+                            [BufferRegion(dst, _points(dst_idx))],
                             stage_name, BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
         stage: Stmt = BlockRealize(loop_vars, IntImm("bool", 1), stage_block)
         for lv, iv in reversed(list(zip(loop_vars, plan.covered))):
             stage = For(lv, iv.dom.min, iv.dom.extent, ForKind.SERIAL, stage)
         # the block: every access of the buffer through the copy, at its own iteration variables
         own = [iv.var for iv in plan.covered]
-        region = [Range(v, _one(v.dtype)) for v in own]
+        region = _points(own)
         body, plain = redirect_accesses(block.body, plan.buf, new_buf, own)
         init = None
         if block.init is not None:
@@ -2635,8 +2640,8 @@ class _ReindexCacheBase(Rewrite):
         new = [substitute_expr(i, var_map) for i in plan.new]
         src, dst = (plan.buf, cache) if self.is_read else (cache, plan.buf)
         s_idx, d_idx = (old, new) if self.is_read else (new, old)
-        block = Block(iter_vars, [BufferRegion(src, [Range(i, _one(i.dtype)) for i in s_idx])],
-                      [BufferRegion(dst, [Range(i, _one(i.dtype)) for i in d_idx])], stage_name,
+        block = Block(iter_vars, [BufferRegion(src, _points(s_idx))],
+                      [BufferRegion(dst, _points(d_idx))], stage_name,
                       BufferStore(dst, BufferLoad(src, s_idx), d_idx))
         stage: Stmt = BlockRealize(values, substitute_expr(plan.predicate, var_map), block)
         for loop, lv in reversed(list(zip(plan.loops, loop_vars))):
