@@ -577,6 +577,16 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
             B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0))
 """
 
+# the block divides by vi - 3 only where it is not zero
+GUARDED_DIVISION = """
+@T.prim_func
+def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
+"""
+
 TWO_INDICES = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -614,6 +624,11 @@ REINDEX_CASES = [
      "reindex: block 'B': the block also writes buffer B"),
     (GUARDED, R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
      "reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
+    (GUARDED_DIVISION, R.reindex("B", ("read", 0)), R.ReindexUnsafeIndexError,
+     "reindex: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero over the "
+     "whole domain of the iteration variables, where the copy evaluates it"),
+    (GUARDED_DIVISION, R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexUnsafeIndexError,
+     "reindex_cache_read: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero"),
     (IN_PLACE, R.reindex("B", ("write", 0)), R.CacheWriteReadBeforeWriteError,
      "reindex: block 'B': the block reads B[vi] before writing that element itself"),
     (MASKED, R.reindex("B", ("write", 0)), R.CacheWritePartialError,
@@ -894,6 +909,16 @@ def main(A: T.Buffer((3, 1), "float32"), O: T.Buffer((3,), "float32")):
     with pytest.raises(R.ReindexOutOfBoundsError, match="not provably inside the buffer"):
         sch.reindex_cache_read("A_pad", 0, "global", lambda v0, v1: (v0, v1))
     assert sch.mod == padded  # nothing changed
+
+
+def test_reindex_cache_read_of_an_index_dividing_by_a_nonzero_range_keeps_meaning():
+    # vi + 1 is at least 1 over the domain: the copy may evaluate it anywhere
+    src = GUARDED_DIVISION.replace("40 // (vi - 3)", "40 // (vi + 1)")
+    mod = mod_of(src)
+    after = R.reindex_cache_read("B", 0, "local", lambda vi: (vi,))(mod)
+    assert "A_local" in after.script()
+    verify(after)
+    assert_equivalent(mod["main"], after["main"])
 
 
 def test_cache_read_under_a_scope_that_declares_more_than_the_buffer_copies_what_is_inside():

@@ -695,6 +695,14 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
             T.where(i % 2 == 0)
             B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0)) + A[vi - 1]
 """
+_CACHE_GUARDED_DIVISION = """
+@T.prim_func
+def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
+"""
 _CACHE_TWICE = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -796,6 +804,9 @@ CASES += [
      r"^reindex: block 'B': the block also writes buffer B"),
     ("reindex-bounds", lambda: mod_of(_CACHE_GUARDED), R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
      r"^reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
+    ("reindex-divisor", lambda: mod_of(_CACHE_GUARDED_DIVISION),
+     R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexUnsafeIndexError,
+     r"^reindex_cache_read: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero"),
     ("reindex-point", lambda: mod_of(_CACHE_TWICE), R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)),
      R.NotSinglePointAccessError, r"^reindex_cache_read: block 'B': the region A\[vi:vi \+ 2\] the block"),
     ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),

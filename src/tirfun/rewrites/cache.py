@@ -61,8 +61,8 @@ from ..analysis.traversal import (
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
-    BufferStore, DeclBuffer, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
+    BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
+    MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -75,6 +75,7 @@ from .errors import (
     InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
     NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
     ReindexIndexVariableError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError,
+    ReindexUnsafeIndexError,
     NotRegionCoverError, NotSingleWriteBlockError, ViewScopeMismatchError,
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
@@ -916,6 +917,29 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
                  "inside the buffer over the whole domain of the iteration variables, which the "
                  "copy reads", node)
+    _check_copy_divisors(chk, subject, buf, indices, dom, node)
+
+
+def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
+    """A reindexing copy evaluates ``indices`` at every point of ``dom``,
+    where the block may evaluate them only under a guard (``vi != 3`` around
+    ``A[40 // (vi - 3)]``): each integer division or remainder in them must
+    have a divisor that is provably not zero there."""
+    stack = list(indices)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, Buffer):
+            continue
+        if isinstance(e, (Div, Mod, FloorDiv, FloorMod)) and not e.dtype.is_float:
+            (iv,) = _point_bounds([e.b], dom)
+            one = IntImm(e.b.dtype, 1)
+            nonzero = iv.bounded and (index_at_most(one, iv.lo) or index_at_most(iv.hi, IntImm(e.b.dtype, -1)))
+            if not nonzero:
+                chk.stop(ReindexUnsafeIndexError, subject,
+                         f"the index of buffer {buf.name} divides by {e.b.script()}, which is not provably "
+                         "nonzero over the whole domain of the iteration variables, where the copy "
+                         "evaluates it", node)
+        stack.extend(iter_children(e))
 
 
 def _point_bounds(indices, dom: dict) -> list[Interval]:
@@ -1988,7 +2012,9 @@ class ReIndex(Rewrite):
     5. a reindexed read is not also written by the block
        (ReindexReadWrittenError), and its indices stay inside the buffer over
        the whole domain of the iteration variables
-       (ReindexOutOfBoundsError);
+       (ReindexOutOfBoundsError), dividing only by values that are not zero
+       there (ReindexUnsafeIndexError): the copy evaluates them at every
+       point, where the block may evaluate them under a guard;
     6. a reindexed write is not read before the block writes it, nor
        accumulated onto where a reduction's init does not run
        (CacheWriteReadBeforeWriteError), and every element of the copy is
@@ -2765,8 +2791,10 @@ class ReindexCacheRead(_ReindexCacheBase):
     6. at most one block writes the buffer (NotSingleWriteBlockError), it is
        not this block (ReindexReadWrittenError), and the block reads after
        it (CacheStageOrderError);
-    7. the block's predicate depends only on loops the copy runs
-       (ReindexOutOfBoundsError).
+    7. the block's predicate depends only on loops the copy runs, and the
+       old indices stay inside the buffer over the domain the copy runs
+       (ReindexOutOfBoundsError), dividing only by values that are not zero
+       there (ReindexUnsafeIndexError).
 
     Example:
 

@@ -717,6 +717,12 @@ class ReindexOutOfBoundsError(RewriteError):
     (the block guards the access, or reads only part of the domain)."""
 
 
+class ReindexUnsafeIndexError(ReindexOutOfBoundsError):
+    """The copy made by reindex would evaluate an index that divides by a
+    value that may be zero: the block evaluates it only under a guard, the
+    copy at every point of the domain."""
+
+
 class CacheWriteReadBeforeWriteError(RewriteError):
     """The block reads an element of the buffer before writing it itself, so
     a write cache would be read uninitialised."""
