@@ -155,6 +155,42 @@ def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
         R.blockize("i_10", False)(parted)
 
 
+# a loop whose range reads the loops above it: shifted by one of them (D),
+# clipped by them as compute_at leaves a partial tile (C)
+RANGE_READS_OUTER = """
+@T.prim_func
+def main(A: T.Buffer((12,), "float32")):
+    for a, b in T.grid(2, 2):
+        for ax0 in range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(5, (a * 2 + b) * 2 + ax0)
+                A[vi] = T.float32(0.5)
+        for c in range(a, a + (b * 2 + 1) * 3):
+            with T.block("D"):
+                vj = T.axis.spatial(12, c)
+                A[vj] = T.float32(1.5)
+"""
+
+
+@pytest.mark.parametrize("target, loop, outer", [("ax0", "ax0", "a"), ("c", "c", "a"),
+                                                  (["C", "D"], "ax0", "a")])
+@pytest.mark.parametrize("preserve", [True, False])
+def test_blockize_refuses_loops_whose_range_reads_loops_above_the_new_block(target, loop, outer, preserve):
+    # found by fuzzing: the loop moved into the new block with its range,
+    # which then read a loop variable the block does not bind
+    mod = IRModule({"main": from_source(RANGE_READS_OUTER)})
+    with pytest.raises(R.SubspaceNotDivisibleError,
+                       match=rf"loop '{loop}' runs over a range that reads '{outer}', a loop above"):
+        R.blockize(tuple(target) if isinstance(target, list) else target, preserve)(mod)
+    # from the loop the range reads down, the nest divides
+    only_d = RANGE_READS_OUTER.replace(RANGE_READS_OUTER[RANGE_READS_OUTER.index("        for ax0"):
+                                                         RANGE_READS_OUTER.index("        for c")], "")
+    mod = IRModule({"main": from_source(only_d)})
+    out = R.blockize("a", preserve)(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
 # -- blockize of a list of blocks -------------------------------------------------
 
 TWO_STAGES = """

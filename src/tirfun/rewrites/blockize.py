@@ -221,6 +221,15 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
     ``outer_init``: a reduction's init would move to the outer block."""
     block = realize.block
     inner_names = {lp.loop_var.name for lp in chain}
+    for lp in chain:
+        # the loop moves into the new block, where the loops above the cut
+        # are not visible (a compute_at's clipped extent reads them)
+        read = sorted((var_names(lp.min) | var_names(lp.extent)) & cut.outer_names)
+        if read:
+            chk.stop(SubspaceNotDivisibleError, cut.subject,
+                     f"block {block.name_hint!r}: loop {lp.loop_var.name!r} runs over a range that reads "
+                     f"{read[0]!r}, a loop above {cut.at}; inside the new block that loop is not visible",
+                     realize)
     divisions, reason = _affine_divisions(cut, realize, chain, preserve)
     if divisions is None and not (outer_init and block.init is not None):
         # an outer init runs over every inner iteration; the original init
@@ -335,7 +344,8 @@ class Blockize(Rewrite):
        the block's predicate reads the loops on one side only (an outer
        part that takes a loop of symbolic extent whole spans that
        extent: ``i_0 * 16 + i_1`` over ``n * 16`` gives ``vi_o`` over
-       ``n``); the iteration domains start at 0. Failing that (bindings that are no
+       ``n``); the iteration domains start at 0, and the ranges of the
+       loops that move into the new block read no loop above it. Failing that (bindings that are no
        iteration map), without a predicate nor (for a loop) an init, each
        binding reads the loops on one side only and goes to that side
        whole, as TVM's trivial division (SubspaceNotDivisibleError).
