@@ -176,3 +176,80 @@ def test_tiled_matmul_with_random_tiles_on_the_interpreters_gpu(tiling, seed):
     run(lower(sch.mod, target="cuda")["main"], a, b, got)
     assert got.tobytes() == expected.tobytes()
     assert R.Pipeline.from_json(sch.trace.to_json())(plain) == sch.mod
+
+
+@st.composite
+def per_thread_caches(draw):
+    """(source, rewrite, scope, varies) of a thread-bound elementwise
+    program whose inner loop is blockized, so the new block runs once per
+    thread, and a cache of the inner block in it. The row of A the block
+    reads is its own (``vi``), varying with the thread, or its thread
+    block's (``vi // tx``), the same for each of them."""
+    tx = draw(st.sampled_from([1, 2, 4]), label="threads")
+    blocks = draw(st.integers(1, 2), label="blocks")
+    width = draw(st.integers(2, 3), label="width")
+    varies = draw(st.booleans(), label="row varies with the thread")
+    n = blocks * tx
+    row = "vi" if varies else f"vi // {tx}"
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {width}), "int32"), B: T.Buffer(({n}, {width}), "int32")):
+    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):
+        for tx in T.thread_binding({tx}, thread="threadIdx.x"):
+            for k in range({width}):
+                with T.block("B"):
+                    vi = T.axis.spatial({n}, bx * {tx} + tx)
+                    vk = T.axis.spatial({width}, k)
+                    B[vi, vk] = A[{row}, vk] * 3 + vk
+'''
+    scope = draw(st.sampled_from(["shared", "local", "shared.dyn"]), label="scope")
+    which = draw(st.sampled_from(["cache_read", "cache_write", "reindex_cache_read", "reindex_cache_write"]),
+                 label="primitive")
+    cache = {"cache_read": lambda: R.cache_read("B", 0, scope),
+             "cache_write": lambda: R.cache_write("B", 0, scope),
+             "reindex_cache_read": lambda: R.reindex_cache_read("B", 0, scope, lambda vk: (vk,)),
+             "reindex_cache_write": lambda: R.reindex_cache_write("B", 0, scope, lambda vk: (vk,))}[which]()
+    # a read cache holds the row of A, a write cache what the block stores
+    # from it: the threads race on either exactly when that row is theirs
+    # (each writing its own row of B the same values is no race)
+    races = tx > 1 and varies
+    return src, R.blockize("k") >> cache, scope, which, races
+
+
+@given(per_thread_caches(), st.integers(0, 2**16))
+def test_a_shared_cache_in_a_block_each_thread_runs_is_refused_exactly_where_threads_race(case, seed):
+    # TVM builds such a cache as it is: every thread of the block uses the
+    # one shared buffer as its own copy
+    from unittest import mock
+
+    from tirfun.errors import InterpError
+    from tirfun.rewrites import cache as cache_module
+
+    src, rewrite, scope, which, races = case
+    original = IRModule({"main": from_source(src)})
+    args = random_inputs(original["main"], seed)
+    expected = _copy(args)
+    run(original["main"], *expected)
+    problems = rewrite.violations(original)
+    if problems:
+        assert [type(p) for p in problems] == [R.SharedScopeUnderThreadError], problems[0]
+        assert races and scope.startswith("shared")
+        event(f"refused: {which}")
+        # without the check the threads race, as the interpreter finds
+        with mock.patch.object(cache_module, "check_shared_allocation", lambda *a, **k: None):
+            racy = rewrite(original)
+        out = _copy(args)
+        try:
+            run(racy["main"], *out)
+        except InterpError as e:
+            assert "data race" in str(e)
+        else:
+            raise AssertionError("the refused cache ran without a race")
+        return
+    assert not (races and scope.startswith("shared"))
+    event(f"accepted: {scope.split('.')[0]} {which}{', each thread its row' if races else ''}")
+    after = rewrite(original)
+    verify(after)
+    out = _copy(args)
+    run(after["main"], *out)
+    _same(expected, out)

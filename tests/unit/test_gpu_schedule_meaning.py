@@ -16,6 +16,7 @@ running random block schedules on the thread-bound programs of the tests:
   refuses.
 """
 
+import attrs
 import numpy as np
 import pytest
 
@@ -303,3 +304,43 @@ def test_a_local_buffer_the_host_alone_uses_beside_a_kernel_is_fine():
     b = np.zeros(8, "int32")
     run(from_source(LOCAL_ON_THE_HOST_BESIDE_A_KERNEL), a, b)
     assert b.tolist() == a.sum(axis=1).tolist()
+
+
+# every thread runs the block B_o; its row of A, and of B, is the thread's own
+PER_THREAD_BLOCK = """
+@T.prim_func
+def main(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            for k in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(32, bx * 8 + tx)
+                    vk = T.axis.spatial(4, k)
+                    B[vi, vk] = A[vi, vk] * T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("cache", [
+    R.cache_read("B", 0, "shared"), R.cache_write("B", 0, "shared.dyn"),
+    R.reindex_cache_read("B", 0, "shared", lambda vk: (vk,)),
+    R.reindex_cache_write("B", 0, "shared", lambda vk: (vk,))], ids=lambda r: r.primitive)
+def test_a_shared_cache_allocated_in_a_block_every_thread_runs_is_refused(cache):
+    # TVM allocates the cache once per thread block, and every thread keeps
+    # its own row in it: a race. A local cache is each thread's own.
+    mod = R.blockize("k")(IRModule({"main": from_source(PER_THREAD_BLOCK)}))
+    with pytest.raises(R.SharedScopeUnderThreadError, match=r"allocated in block 'B_o', which every thread of "
+                                                             r"loop 'tx' \(bound to threadIdx.x\) runs"):
+        cache(mod)
+    local = attrs.evolve(cache, storage_scope="local")(mod)
+    assert 'scope="local"' in local.script()
+    assert_equivalent(mod["main"], local["main"])
+
+
+def test_a_shared_cache_of_what_the_threads_of_a_block_share_is_allowed():
+    # the row vi // 8 is the thread block's: every thread copies the same values
+    src = PER_THREAD_BLOCK.replace("A[vi, vk]", "A[vi // 8, vk]")
+    mod = R.blockize("k")(IRModule({"main": from_source(src)}))
+    for cache in (R.cache_read("B", 0, "shared"), R.cache_write("B", 0, "shared")):
+        after = cache(mod)
+        assert 'scope="shared"' in after.script()
+        assert_equivalent(mod["main"], after["main"])

@@ -703,6 +703,18 @@ def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
             vi = T.axis.spatial(8, i)
             B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
 """
+_PER_THREAD_BLOCK = """
+@T.prim_func
+def main(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            with T.block("B_o"):
+                vi_o = T.axis.spatial(32, bx * 8 + tx)
+                for k in range(4):
+                    with T.block("B"):
+                        vk = T.axis.spatial(4, k)
+                        B[vi_o, vk] = A[vi_o, vk] * T.float32(2)
+"""
 _CACHE_TWICE = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -807,6 +819,11 @@ CASES += [
     ("reindex-divisor", lambda: mod_of(_CACHE_GUARDED_DIVISION),
      R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexUnsafeIndexError,
      r"^reindex_cache_read: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero"),
+    ("shared-per-thread", lambda: mod_of(_PER_THREAD_BLOCK), R.cache_read("B", 0, "shared"),
+     R.SharedScopeUnderThreadError,
+     r"^cache_read: block 'B': the cache of buffer A would be a 'shared' buffer allocated in block 'B_o', which "
+     r"every thread of loop 'tx' \(bound to threadIdx.x\) runs; each thread would store its own values in the "
+     r"same elements of that one buffer \(a data race\)"),
     ("reindex-point", lambda: mod_of(_CACHE_TWICE), R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)),
      R.NotSinglePointAccessError, r"^reindex_cache_read: block 'B': the region A\[vi:vi \+ 2\] the block"),
     ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),

@@ -57,12 +57,13 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
-    Path, ancestors, child_pusher, get_at, iter_children, map_children, replace_at, stmt_children, walk_stmts,
+    Path, ancestors, child_pusher, get_at, iter_children, map_children, replace_at, stmt_children,
+    transform_plain, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
     BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While,
+    LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -83,7 +84,7 @@ from .names import fresh_name, suffixed
 from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
-from .scopes import STORAGE_RANKS, check_storage_scope
+from .scopes import STORAGE_RANKS, check_shared_allocation, check_storage_scope
 from .serialize import py_value
 
 # ------------------------------------------------------------------ arguments
@@ -920,6 +921,14 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) ->
     _check_copy_divisors(chk, subject, buf, indices, dom, node)
 
 
+def _enclosing_domains(site, path: Path) -> dict:
+    """The domains of the iteration variables of the blocks around the
+    node at ``path``: fixed values within them wherever a copy placed in
+    those blocks runs."""
+    return {iv.var: iv.dom for _, node in ancestors(site.func, path) if isinstance(node, BlockRealize)
+            for iv in node.block.iter_vars}
+
+
 def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
     """A reindexing copy evaluates ``indices`` at every point of ``dom``,
     where the block may evaluate them only under a guard (``vi != 3`` around
@@ -1001,6 +1010,37 @@ def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
     the copy's loop extents and bindings, where they may appear."""
     outer = {node.loop_var.name for _, node in ancestors(site.func, scope.path) if isinstance(node, For)}
     return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
+
+
+def _check_compact_shared(chk, subject: str, site, scope: _Scope, buf: Buffer, storage_scope, region,
+                          writer: BlockRealize | None = None) -> None:
+    """A compact cache (its indices rebased to the region's start) in a
+    ``shared`` scope, allocated by a scope block that runs per thread: what
+    its elements hold must not vary with the thread
+    (:func:`check_shared_allocation`). A read cache holds the buffer from
+    the region's start; a write cache what ``writer`` stores."""
+    held = [r.min for r in region] if writer is None else _written_values(writer, buf)
+    check_shared_allocation(chk, subject, site.func, scope.path, storage_scope or "global",
+                            f"the cache of buffer {buf.name}", held, scope.block)
+
+
+def _written_values(realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
+    """What the block stores into ``buf``, and the conditions it stores
+    under: its predicate, the conditions and let values on the way to its
+    stores, and the stored values, where a load of ``buf`` itself (from
+    the element the cache then holds) reads as zero."""
+    def post(n):
+        return const(0, n.dtype) if isinstance(n, BufferLoad) and same_buffer(n.buffer, buf) else n
+
+    out = [realize.predicate]
+    for s in _stores_in(realize.block):
+        if isinstance(s, IfThenElse):
+            out.append(s.condition)
+        elif isinstance(s, LetStmt):
+            out.append(s.value)
+        elif isinstance(s, BufferStore) and same_buffer(s.buffer, buf):
+            out.append(transform_plain(s.value, post))
+    return out
 
 
 def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken,
@@ -1585,7 +1625,10 @@ class CacheRead(Rewrite):
     1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
        and so do the consumer blocks, in the block's scope
        (ConsumerNotInScopeError);
-    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError); a
+       ``shared`` cache allocated in a block that every thread of a
+       threadIdx loop runs holds the same values for each thread
+       (SharedScopeUnderThreadError: TVM lets the threads race on it);
     3. ``read_buffer_index`` is a position in the block's reads
        (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
        (BufferNotAccessedError);
@@ -1696,6 +1739,8 @@ class CacheRead(Rewrite):
         self._check_order(chk, site, scope, buf, loc, pos, select, writer)
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
+        if not full:
+            _check_compact_shared(chk, describe(self.block), site, scope, buf, self.storage_scope, region)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, pointer=pointer)
 
     @staticmethod
@@ -1762,7 +1807,10 @@ class CacheWrite(Rewrite):
     1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError)
        and so do the consumer blocks, in the block's scope
        (ConsumerNotInScopeError);
-    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError); a
+       ``shared`` cache allocated in a block that every thread of a
+       threadIdx loop runs holds the same values for each thread
+       (SharedScopeUnderThreadError: TVM lets the threads race on it);
     3. ``write_buffer_index`` is a position in the block's writes
        (BufferIndexOutOfRangeError), or a Buffer or buffer name it writes
        (BufferNotAccessedError);
@@ -1883,6 +1931,9 @@ class CacheWrite(Rewrite):
 
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
+        if not full:
+            _check_compact_shared(chk, describe(self.block), site, scope, buf, self.storage_scope, region,
+                                  wrealize)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
 
     def build(self, plan: _Plan) -> Outcome:
@@ -2093,7 +2144,7 @@ class ReIndex(Rewrite):
                          f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
                          "copy and be lost", realize)
             _check_copy_in_bounds(chk, describe(self.block), buf, indices,
-                                  {iv.var: iv.dom for iv in covered}, realize)
+                                  {**_enclosing_domains(site, path), **{iv.var: iv.dom for iv in covered}}, realize)
         else:
             _check_writes_first(chk, block, buf, describe(self.block), realize, "copy")
             _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, describe(self.block), "copy")
@@ -2590,7 +2641,8 @@ class _ReindexCacheBase(Rewrite):
             # the copy reads buf at the old indices over the whole touched
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
-            _check_copy_in_bounds(chk, describe(self.block), buf, old, dom, realize)
+            _check_copy_in_bounds(chk, describe(self.block), buf, old, {**_enclosing_domains(site, path), **dom},
+                                  realize)
             if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
                 writer = None  # the block reads what the buffer holds on entry, as in cache_read
             if writer is not None:
@@ -2637,6 +2689,11 @@ class _ReindexCacheBase(Rewrite):
             CacheRead._check_order(chk, site, scope, buf, loc, pos, select, writer)
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
+        # a cache element holds the buffer at the old indices, or what the
+        # block stores there: neither may vary with the thread
+        check_shared_allocation(chk, describe(self.block), site.func, scope.path, self.storage_scope or "global",
+                                f"the cache of buffer {buf.name}",
+                                old if self.is_read else _written_values(realize, buf), realize)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
                                  pos, select)
 
@@ -2776,7 +2833,10 @@ class ReindexCacheRead(_ReindexCacheBase):
     Requirements, each with the error raised when it fails:
 
     1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
-    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError); a
+       ``shared`` cache allocated in a block that every thread of a
+       threadIdx loop runs holds the same values for each thread
+       (SharedScopeUnderThreadError: TVM lets the threads race on it);
     3. ``read_buffer_index`` is a position in the block's reads
        (BufferIndexOutOfRangeError) or a buffer it reads
        (BufferNotAccessedError);
@@ -2849,7 +2909,10 @@ class ReindexCacheWrite(_ReindexCacheBase):
     Requirements, each with the error raised when it fails:
 
     1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
-    2. the storage scope is one TVM knows (InvalidStorageScopeError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError); a
+       ``shared`` cache allocated in a block that every thread of a
+       threadIdx loop runs holds the same values for each thread
+       (SharedScopeUnderThreadError: TVM lets the threads race on it);
     3. ``write_buffer_index`` is a position in the block's writes
        (BufferIndexOutOfRangeError) or a buffer it writes
        (BufferNotAccessedError);

@@ -723,6 +723,12 @@ class ReindexUnsafeIndexError(ReindexOutOfBoundsError):
     copy at every point of the domain."""
 
 
+class SharedScopeUnderThreadError(RewriteError):
+    """A ``shared`` buffer would be allocated by a block that every thread
+    of a thread block runs: the threads would share what each uses as its
+    own copy."""
+
+
 class CacheWriteReadBeforeWriteError(RewriteError):
     """The block reads an element of the buffer before writing it itself, so
     a write cache would be read uninitialised."""
