@@ -214,3 +214,63 @@ def test_blockize_is_drawn_in_both_forms():
                 assert not rewrite.violations(mod)
                 counts["blocks" if isinstance(rewrite.target, tuple) else "loop"] += 1
     assert min(counts.values()) >= 10, counts
+
+
+@st.composite
+def sums_over_spatial_variables(draw):
+    """(source, loop, refused) of a block with an init accumulating over
+    loops i, j, k into an element indexed by some of its variables, each
+    declared spatial or reduction at random; blockize at ``loop``. Where a
+    spatial variable under the loop is not in the index, the original
+    re-initialises the element at each of its values; where a reduction
+    variable under it is, the lifted init has no value of it: ``refused``
+    is the error expected, or None."""
+    extents = [draw(st.integers(1, 3), label=f"extent {n}") for n in "ijk"]
+    kinds = [draw(st.sampled_from("SR"), label=f"kind {n}") for n in "ijk"]
+    indexed = [draw(st.booleans(), label=f"v{n} indexes the output") for n in "ijk"]
+    names = ["vi", "vj", "vk"]
+    index = [nm for nm, used in zip(names, indexed) if used] or ["0"]
+    shape = [e for e, used in zip(extents, indexed) if used] or [1]
+    at = draw(st.integers(0, 2), label="blockize at")
+    # a reduction variable of the inner side indexing the output leaves the
+    # lifted init without a value of it
+    refused = (R.NotReductionBlockError if any(kinds[n] == "R" and indexed[n] for n in range(at, 3))
+               else R.RepeatedReductionError
+               if any(kinds[n] == "S" and not indexed[n] and extents[n] > 1 for n in range(at, 3)) else None)
+    out = ", ".join(index)
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({", ".join(map(str, extents))}), "float32"), B: T.Buffer(({", ".join(map(str, shape))},), "float32")):
+    for i, j, k in T.grid({", ".join(map(str, extents))}):
+        with T.block("S"):
+            vi, vj, vk = T.axis.remap("{"".join(kinds)}", [i, j, k])
+            with T.init():
+                B[{out}] = T.float32(0)
+            B[{out}] = B[{out}] + A[vi, vj, vk]
+'''
+    return src, "ijk"[at], refused
+
+
+@given(sums_over_spatial_variables(), st.integers(0, 2**16))
+def test_blockize_of_a_sum_over_a_spatial_variable_keeps_meaning_or_is_refused(case, seed):
+    # TVM lifts the init out of the block: where a spatial variable under
+    # the loop does not index the output, the original re-initialises the
+    # element at each of its values, and the blockized block once
+    from tirfun.analysis.verify import verify
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import assert_equivalent
+
+    src, loop, refused = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.blockize(loop)
+    problems = rewrite.violations(mod)
+    if problems:
+        assert refused is not None, problems[0]
+        assert type(problems[0]) is refused
+        event(f"refused: {refused.__name__}")
+        return
+    assert refused is None
+    event("blockized")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed)

@@ -653,3 +653,41 @@ def test_accesses_are_substituted_and_tidied_in_one_pass_as_in_two():
     for node in nodes:
         for subst in substitutions:
             assert tidy_accesses(node, subst) == tidy_accesses(substitute(node, subst)), (node, subst)
+
+
+# an init over variables all declared spatial: it runs at every instance
+SUM_OVER_SPATIAL = """
+@T.prim_func
+def main(A: T.Buffer((4, 4, 8), "float32"), B: T.Buffer((1,), "float32")):
+    for i, j, k in T.grid(4, 4, 8):
+        with T.block("compute"):
+            vi, vj, vk = T.axis.remap("{kinds}", [i, j, k])
+            with T.init():
+                B[0] = T.float32(0.0)
+            B[0] = B[0] + A[vi, vj, vk]
+"""
+
+
+@pytest.mark.parametrize("loop, var", [("i", "vi"), ("j", "vj"), ("k", "vk")])
+def test_blockize_refuses_to_lift_an_init_that_runs_at_every_value_of_a_spatial_variable(loop, var):
+    # found by fuzzing (through tensorize): the original keeps only the last
+    # element; with the init lifted (as TVM does) the block sums them all
+    mod = IRModule({"main": from_source(SUM_OVER_SPATIAL.format(kinds="SSS"))})
+    with pytest.raises(R.RepeatedReductionError, match=rf"block 'compute': its init runs at every value of the "
+                                                        rf"spatial variable {var}, which the block's writes do "
+                                                        "not depend on"):
+        R.blockize(loop)(mod)
+    # declared as the reduction it is, it blockizes
+    mod = IRModule({"main": from_source(SUM_OVER_SPATIAL.format(kinds="RRR"))})
+    out = R.blockize(loop)(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_blockize_refuses_an_init_indexed_by_a_reduction_variable_of_the_inner_side():
+    src = SUM_OVER_SPATIAL.format(kinds="SRS").replace("(1,)", "(4,)").replace("B[0]", "B[vj]")
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.NotReductionBlockError, match=r"block 'compute': its reduction variable vj indexes what "
+                                                        r"it writes, and the init lifted into the new block would "
+                                                        r"have no value of it"):
+        R.blockize("j")(mod)

@@ -168,6 +168,24 @@ def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
            "is not a single store into the written buffer")
 
 
+@pytest.mark.parametrize("loop", ["i", "j"])
+def test_padding_pattern_of_an_opaque_block_reading_its_loops_is_refused(loop):
+    # found by fuzzing: the fill block got loops of its own, and its store
+    # still read the old ones
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "int32")):
+    for i, j in T.grid(4, 4):
+        with T.block("pad"):
+            T.reads()
+            T.writes(A[i, j])
+            A[i, j] = T.if_then_else(i == 3 and 2 <= j, 0, 42)
+"""
+    raises(R.PaddingPatternMatchError, R.decompose_padding("pad", loop), source,
+           "decompose_padding: block 'pad': the block does not match the padding pattern: it reads the loop "
+           "variable i directly, not through an iteration variable")
+
+
 # ---------------------------------------------------------------------- pad_einsum
 
 MATMUL = """

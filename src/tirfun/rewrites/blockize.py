@@ -28,7 +28,7 @@ from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_loop, resolve_site
 from .errors import (
     BlocksNotConsecutiveError, BlocksNotSiblingsError, InvalidArgumentError, NonSingleChildBlockError,
-    NotOnlyChildError, OuterBindingMismatchError, OuterReductionInitError, RepeatedReductionError,
+    NotOnlyChildError, NotReductionBlockError, OuterBindingMismatchError, OuterReductionInitError, RepeatedReductionError,
     SubspaceNotDivisibleError,
 )
 from .exprs import cast as _cast, substitute, var_names
@@ -484,6 +484,17 @@ class Blockize(Rewrite):
             from .reduction import check_init_allocation
 
             check_init_allocation(chk, subject, realize, "the new block's init, lifted out of it,")
+            inner_names = {lp.loop_var.name for lp in chain}
+            # a reduction variable of the outer side has a value in the new block
+            reduce_names = {iv.var.name for iv, v in zip(block.iter_vars, realize.iter_values)
+                            if iv.iter_type is IterVarType.CommReduce and not var_names(v).isdisjoint(inner_names)}
+            indexing = sorted(reduce_names & set().union(*[var_names(r) for r in block.writes]))
+            if indexing:
+                # the lifted init runs over the inner spatial variables only:
+                # it would index by a variable nothing binds (TVM's does)
+                chk.stop(NotReductionBlockError, subject,
+                         f"block {block.name_hint!r}: its reduction variable {indexing[0]} indexes what it "
+                         "writes, and the init lifted into the new block would have no value of it", realize)
             fed = set().union(*[var_names(v) for v in realize.iter_values])
             if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
                 # a loop under the target that feeds no iteration variable
@@ -493,6 +504,17 @@ class Blockize(Rewrite):
                          f"block {block.name_hint!r}: the loops from {loop.loop_var.name!r} down reach an instance "
                          "of the reduction more than once, re-initialising it each time; the new block's init "
                          "would run once for them all", realize)
+            written = set().union(*[var_names(r) for r in block.writes])
+            for iv, value in zip(block.iter_vars, realize.iter_values):
+                # the init runs wherever the reduction variables are at
+                # their start: at every value of a spatial variable, which
+                # re-initialises an element that does not depend on it
+                if (iv.iter_type is IterVarType.DataPar and int_value(iv.dom.extent) != 1
+                        and iv.var.name not in written and not var_names(value).isdisjoint(inner_names)):
+                    chk.stop(RepeatedReductionError, subject,
+                             f"block {block.name_hint!r}: its init runs at every value of the spatial variable "
+                             f"{iv.var.name}, which the block's writes do not depend on, re-initialising what it "
+                             "accumulates each time; the new block's init would run once for them all", realize)
         if block.init is not None and not is_true(part.inner_predicate):
             # the outer block's init runs over the inner loops its own
             # bindings read, where the predicate's loops may not be

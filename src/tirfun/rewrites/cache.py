@@ -549,6 +549,16 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     _, others = _predicate_bounds(region, wrealize)
     if others:
         return f"its predicate {others[0].script()} may skip elements of the region it writes"
+    for p, node in ancestors(site.func, wpath):
+        # a condition or a while loop between the copy's place and the block
+        # may skip instances, and with them elements of the region
+        if _under(p, loc) and isinstance(node, IfThenElse):
+            dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
+            if node.else_case is None and wpath[len(p)][0] == "then_case" and can_prove(node.condition, dom):
+                continue
+            return f"it runs under the condition {node.condition.script()}, which may skip elements"
+        if _under(p, loc) and isinstance(node, While):
+            return f"it runs in the loop while {node.condition.script()}, which may skip elements"
     mins = [r.min for r in region.region]
     top = [block.init] if block.init is not None else []
     top.append(block.body)

@@ -33,7 +33,7 @@ from .errors import (
     IncompleteBlockError, InvalidPaddingError, LoopDependentDomainError, LoopPositionError, NonEinsumError,
     NotStagePipelineError, PaddingPatternMatchError,
 )
-from .exprs import find_nodes, plain_buffer, substitute_expr
+from .exprs import find_nodes, plain_buffer, substitute_expr, var_names
 from .name_pool import NamePool
 from .index import derive_stages_index
 from .names import fresh_name, suffixed
@@ -229,7 +229,8 @@ class DecomposePadding(Rewrite):
     3. the block is complete (IncompleteBlockError);
     4. the block matches the padding pattern: its body is one store of a
        ``T.if_then_else`` whose pad value is a constant and whose condition
-       is not always true, and no in-bound range is empty
+       is not always true, over its iteration variables (not the loop
+       variables an opaque block sees), and no in-bound range is empty
        (PaddingPatternMatchError).
 
     Example:
@@ -286,6 +287,14 @@ class DecomposePadding(Rewrite):
         why = complete_block_violation(block)
         if why is not None:
             chk.stop(IncompleteBlockError, describe(self.block), f"the block is not complete: {why}", realize)
+        direct = sorted(var_names(block.body) & {lp.loop_var.name for _, lp in loops})
+        if direct:
+            # an opaque block reading the loops around it: the fill's loops
+            # would be new ones, and the pattern is one over iteration
+            # variables (TVM's too)
+            chk.stop(PaddingPatternMatchError, describe(self.block),
+                     f"the block does not match the padding pattern: it reads the loop variable {direct[0]} "
+                     "directly, not through an iteration variable", realize)
         found = _match(block, realize)
         if isinstance(found, str):
             chk.stop(PaddingPatternMatchError, describe(self.block),

@@ -118,7 +118,8 @@ class ProgramOptions:
     (one per program); ``loop_kinds`` the loop kinds that may appear (serial
     loops always may); ``alloc_scopes`` the scopes of intermediate buffers.
     ``allow_partial_writes`` lets blocks that write an output parameter skip
-    some elements (an ``if`` without ``else``, an extra ``T.where``).
+    some elements (an ``if`` without ``else`` in the block or around it, an
+    extra ``T.where``).
 
     Three options add things that are well-formed but not meant for
     computing (they are off by default): ``literal_pairs`` allows operators
@@ -450,6 +451,10 @@ class _FuncBuilder:
         for p in predicates[1:]:
             predicate = And(predicate, p)
         stmt: Stmt = BlockRealize([bindings[a] for a in axes], predicate, block)
+        if partial and loops and opts.allow_if and ch.chance(8):
+            # a condition around the block skips whole instances (a cache of
+            # its output must not copy back what they leave unwritten)
+            stmt = IfThenElse(self.skip_predicate(ch.choice(loops)), stmt)
         for loop in reversed(loops):
             stmt = For(loop.var, self.const(loop.min), loop.extent, loop.kind, stmt,
                        thread_binding=loop.tag, annotations=loop.annotations)
