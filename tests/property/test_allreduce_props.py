@@ -14,7 +14,7 @@ modelled in numpy). ptxas must accept the PTX of random ones.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings, strategies as st
 
 import tirfun
 from tirfun.interp import run
@@ -60,3 +60,84 @@ def test_ptxas_accepts_the_all_reduce_and_the_build_runs_it(spec):
     run_split(rt, *got)
     for g, want in zip(got[1:], expected_result(spec, args[0])):
         assert g.tobytes() == want.tobytes()
+
+
+@st.composite
+def reductions_across_threads(draw):
+    """(source, loops) of a sum over a row whose elements are spread over
+    some of three loops (threadIdx.y, threadIdx.x, serial) into a local
+    buffer, read by a consumer after the loops; ``loops`` holds the
+    reduction's loops, outermost first: name, bound to a thread, extent."""
+    kinds = [("ky", "threadIdx.y"), ("kx", "threadIdx.x"), ("ks", None)]
+    extents = [draw(st.integers(1, 4), label=name) for name, _ in kinds]
+    bound = [draw(st.booleans(), label=f"{name} bound") if tag else False for name, tag in kinds]
+    length = extents[0] * extents[1] * extents[2]
+    grid = "".join(
+        f"{'    ' * k}        for {name} in "
+        + (f'T.thread_binding({e}, thread="{tag}")' if b else f"range({e})") + ":\n"
+        for k, ((name, tag), e, b) in enumerate(zip(kinds, extents, bound)))
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer((2, {length}), "int32"), C: T.Buffer((2, {length}), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+{grid}                    with T.block("B"):
+                        vi = T.axis.spatial(2, i)
+                        vk = T.axis.reduce({length}, (ky * {extents[1]} + kx) * {extents[2]} + ks)
+                        with T.init():
+                            B[vi] = 0
+                        B[vi] = B[vi] + A[vi, vk]
+        for t in range({length}):
+            with T.block("C"):
+                vi, vt = T.axis.remap("SS", [i, t])
+                C[vi, vt] = A[vi, vt] * B[vi]
+'''
+    return src, [(name, b, e) for (name, _), e, b in zip(kinds, extents, bound)]
+
+
+@given(reductions_across_threads(), st.data())
+def test_a_consumer_placed_inside_the_threads_of_a_reduction_is_refused(case, data):
+    # the consumer of a local result, moved by reverse_compute_at under a
+    # loop of the reduction: under a thread loop that the reduction spans,
+    # each thread holds only its part of the result (TVM places it, and its
+    # lowering of the reduction then refuses it); elsewhere it keeps the
+    # meaning
+    import tirfun.rewrites as R
+    from tirfun.errors import ScheduleError
+    from tirfun.nodes import IRModule
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import assert_equivalent
+
+    src, loops = case
+    mod = IRModule({"main": from_source(src)})
+    depth = data.draw(st.integers(0, 2), label="at")
+    # the threads combine their parts as the innermost bound loop ends
+    threaded = [b and e > 1 for _, b, e in loops]
+    bound = [k for k, (_, b, _) in enumerate(loops) if b]
+    under = any(threaded) and depth >= max(bound)
+    # above a loop of several threads, the block reads their parts too
+    above = any(threaded[depth + 1:])
+    rewrite = R.reverse_compute_at("C", loops[depth][0])
+    problems = rewrite.violations(mod)
+    if problems:
+        assert all(isinstance(p, ScheduleError) for p in problems)
+        assert type(problems[0]) is R.ThreadOverlapError, problems[0]
+        assert under or above, problems[0]
+        event(f"refused {'under the reducing threads' if under else 'above them'}")
+        if under and not above:
+            # placed anyway, the consumer reads each thread's part
+            from unittest import mock
+
+            from tirfun.errors import InterpError
+            from tirfun.rewrites import compute_location
+            from tirfun.testing.equivalence import NotEquivalentError
+
+            cls = type(rewrite)
+            with mock.patch.object(cls, "_check_reads_inside_cross_thread_reduction", lambda *a: None):
+                placed = rewrite(mod)
+            with pytest.raises((InterpError, NotEquivalentError)):
+                assert_equivalent(mod["main"], placed["main"])
+        return
+    assert not under and not above
+    event("placed")
+    assert_equivalent(mod["main"], rewrite(mod)["main"])

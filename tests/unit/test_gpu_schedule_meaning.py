@@ -13,7 +13,11 @@ running random block schedules on the thread-bound programs of the tests:
 * ``unroll`` of a threadIdx loop, which takes the binding away as TVM's
   does: where a cross-thread reduction into shared or global memory is then
   run whole by every thread of another axis, the threads race, and unroll
-  refuses.
+  refuses;
+* a consumer placed by reverse_compute_at inside the innermost thread loop
+  of a cross-thread reduction, where each thread holds only its part;
+* a ``shared`` cache allocated in a block every thread runs, each thread
+  keeping its own values in the same elements.
 """
 
 import attrs
@@ -344,3 +348,20 @@ def test_a_shared_cache_of_what_the_threads_of_a_block_share_is_allowed():
         after = cache(mod)
         assert 'scope="shared"' in after.script()
         assert_equivalent(mod["main"], after["main"])
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_a_consumer_placed_inside_the_thread_loops_of_a_cross_thread_reduction_is_refused(preserve):
+    # found by fuzzing: C under kx read each thread's part of B, and every
+    # thread wrote all of C from its own part
+    mod = mod_of(LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS)
+    with pytest.raises(R.ThreadOverlapError, match=r"under loop 'kx' \(threadIdx.x\), block 'B' reduces into B "
+                                                   r"across the threads of the loop: inside it each thread holds "
+                                                   r"only its own part of the result"):
+        R.reverse_compute_at("C", "kx", preserve, 1)(mod)
+    # with kx serial, ky is the innermost thread loop of the reduction: after
+    # the kx loop, under ky, each thread still holds its part
+    serial = mod_of(LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS.replace(
+        'for kx in T.thread_binding(8, thread="threadIdx.x")', "for kx in range(8)"))
+    with pytest.raises(R.ThreadOverlapError, match=r"under loop 'ky' \(threadIdx.y\), block 'B' reduces"):
+        R.reverse_compute_at("C", "ky", preserve, 1)(serial)

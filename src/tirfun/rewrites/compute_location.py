@@ -1144,6 +1144,7 @@ class _ComputeAtBase(Rewrite):
                      "once", pl.loop)
             return
         if self.reverse:
+            self._check_reads_inside_cross_thread_reduction(chk, pl, threads, subject)
             self._check_reads_of_other_threads(chk, pl, threads, values, subject)
         if not _reads_what_it_writes(block):
             return
@@ -1167,6 +1168,42 @@ class _ComputeAtBase(Rewrite):
                          f"run in every thread of loop {shared[0].loop_var.name!r} "
                          f"({shared[0].thread_binding}), which share {buf.name} and would update the same "
                          "elements at once", shared[0])
+                return
+
+    def _check_reads_inside_cross_thread_reduction(self, chk, pl: _Placement, threads, subject) -> None:
+        """A consumer placed inside the innermost thread-bound loop that a
+        producer's reduction variable is bound to (a cross-thread
+        reduction) reads the reduction's result before the threads have
+        combined their parts: the combination ends with that loop. TVM
+        accepts the placement (and its lowering of the reduction then
+        refuses the consumer's company under the reduction's loops)."""
+        reads = {r.buffer for r in pl.loc.realize.block.reads}
+        name = pl.loc.realize.block.name_hint
+        bound_above = {l.loop_var.name: l for l in threads if l.kind is ForKind.THREAD_BINDING}
+        if not bound_above:
+            return
+        body = pl.loop.body
+        for path, r in walk_stmts(body):
+            if not isinstance(r, BlockRealize) or r.block.name_hint == name:
+                continue
+            if not any(w.buffer in reads for w in r.block.writes):
+                continue
+            reducing = set().union(set(), *[var_names(v) for iv, v in zip(r.block.iter_vars, r.iter_values)
+                                            if iv.iter_type is IterVarType.CommReduce])
+            below = [n for _, n in ancestors(body, path) if isinstance(n, For)
+                     and n.kind is ForKind.THREAD_BINDING and n.loop_var.name in reducing]
+            if below:
+                continue  # the innermost one is below the placement: combined before the block runs
+            # outermost first: the innermost is the loop whose end combines the parts
+            above = [l for l in bound_above.values() if l.loop_var.name in reducing]
+            if any(int_value(l.extent) != 1 for l in above):
+                buf = next(w.buffer for w in r.block.writes if w.buffer in reads)
+                loop = above[-1]
+                chk.fail(ThreadOverlapError, subject,
+                         f"under loop {loop.loop_var.name!r} ({loop.thread_binding}), block "
+                         f"{r.block.name_hint!r} reduces into {buf.name} across the threads of the loop: "
+                         "inside it each thread holds only its own part of the result, which the threads "
+                         "combine once they leave the loop", loop)
                 return
 
     def _check_reads_of_other_threads(self, chk, pl: _Placement, threads, values, subject) -> None:
