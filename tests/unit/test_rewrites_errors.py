@@ -340,6 +340,14 @@ CASES = [
      r"'sum'; unrolled, the loop no longer spreads the reduction over threads, and the block is not under a "
      r"loop bound to threadIdx.y of its kernel: every thread of it would run the whole reduction, updating "
      r"B at once$"),
+    ("unroll-barrier", lambda: mod_of(_MIRROR_THROUGH_SHARED), R.unroll("tx"), R.UnrolledBarrierError,
+     r"^unroll: loop 'tx': loop 'tx' is bound to threadIdx.x and holds a barrier; unrolled, one thread would "
+     r"run its iterations in turn: iteration 0 would read S\[7\] after the barrier before iteration 7 writes "
+     r"it before the barrier$"),
+    ("unroll-barrier-unknown", lambda: mod_of(_MIRROR_THROUGH_SHARED.replace("S[7 - tx]", "S[B[tx]]")),
+     R.unroll("tx"), R.UnrolledBarrierError,
+     r"^unroll: loop 'tx': .* it cannot be shown that no access after the barrier moves ahead of another "
+     r"iteration's access before it: .* is not a constant once the loops have values$"),
     ("annotation", lambda: mod_of(ELEMENTWISE), R.unannotate("B", "nope"), R.AnnotationNotFoundError,
      r"^unannotate: block 'B': it has no annotation 'nope' \(it has: none\)$"),
 ]
@@ -694,6 +702,17 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
             vi = T.axis.spatial(8, i)
             T.where(i % 2 == 0)
             B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0)) + A[vi - 1]
+"""
+# threads pass their elements through shared memory, in mirror order
+_MIRROR_THROUGH_SHARED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    S = T.alloc_buffer((8,), "int32", scope="shared")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            S[tx] = A[tx]
+            T.tvm_storage_sync("shared")
+            B[tx] = S[7 - tx]
 """
 _CACHE_GUARDED_DIVISION = """
 @T.prim_func

@@ -729,6 +729,13 @@ class SharedScopeUnderThreadError(RewriteError):
     own copy."""
 
 
+class UnrolledBarrierError(RewriteError):
+    """A loop bound to threadIdx holds a barrier; unrolled (as TVM does,
+    dropping the binding) its iterations would run in turn, and an access
+    after the barrier would come before another iteration's access of the
+    same element before it."""
+
+
 class CacheWriteReadBeforeWriteError(RewriteError):
     """The block reads an element of the buffer before writing it itself, so
     a write cache would be read uninitialised."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.arith.terms import int_value
+from ..analysis.barrier_order import Unknown, barrier_reordering, has_barrier
 from ..analysis.traversal import nodes_along, replace_at, walk_stmts
 from ..analysis.threads import launch_of
 from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
@@ -18,7 +20,8 @@ from .checks import (
     reduction_block_violation, resolve_loop, resolve_site,
 )
 from .errors import (
-    InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, WrongBlockIterTypeError,
+    InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, UnrolledBarrierError,
+    WrongBlockIterTypeError,
 )
 from .exprs import uses_any
 from .refs import as_loop_ref
@@ -253,7 +256,13 @@ class Unroll(_KindChange):
        writing a buffer not of ``local`` scope leaves it under a loop of
        every thread axis of its kernel (ReplicatedThreadReductionError):
        otherwise every thread of the axis left out would run the whole
-       reduction into the same elements, where TVM's unroll makes a race.
+       reduction into the same elements, where TVM's unroll makes a race;
+    3. a loop bound to threadIdx.* that holds a barrier
+       (``T.tvm_storage_sync``) has no two iterations whose accesses of one
+       element, one of them a write, the barrier orders one way and the
+       unrolled loop, running the iterations in turn, the other (where its
+       body can be enumerated: constant ranges and indices once the loops
+       have values; UnrolledBarrierError).
 
     Example:
 
@@ -287,6 +296,33 @@ class Unroll(_KindChange):
     def _checks(self, chk, site, path, loop) -> None:
         if loop.thread_binding is not None and loop.thread_binding.startswith("threadIdx."):
             _check_unbound_reductions(chk, site, path, loop)
+            _check_barriers(chk, loop)
+
+
+def _check_barriers(chk: Checks, loop: For) -> None:
+    """A barrier in a threadIdx loop orders every iteration's accesses
+    before it ahead of every iteration's accesses after it; unrolled, one
+    thread runs the iterations in turn. Refused where that reorders two
+    accesses of one element, one a write (or where the body cannot be
+    enumerated to show it does not)."""
+    if int_value(loop.extent) == 1 or not has_barrier(loop.body):
+        return
+    name = loop.loop_var.name
+    try:
+        found = barrier_reordering(loop)
+    except Unknown as why:
+        chk.fail(UnrolledBarrierError, f"loop {name!r}",
+                 f"loop {name!r} is bound to {loop.thread_binding} and holds a barrier; unrolled, one thread would "
+                 f"run its iterations in turn, and it cannot be shown that no access after the barrier moves "
+                 f"ahead of another iteration's access before it: {why}", loop)
+        return
+    if found is not None:
+        at = f"{found.buffer.name}[{', '.join(map(str, found.location))}]"
+        chk.fail(UnrolledBarrierError, f"loop {name!r}",
+                 f"loop {name!r} is bound to {loop.thread_binding} and holds a barrier; unrolled, one thread would "
+                 f"run its iterations in turn: iteration {found.second} would "
+                 f"{'write' if found.second_writes else 'read'} {at} after the barrier before iteration "
+                 f"{found.first} {'writes' if found.first_writes else 'reads'} it before the barrier", loop)
 
 
 def _check_unbound_reductions(chk: Checks, site, path, loop: For) -> None:

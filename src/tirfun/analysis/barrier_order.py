@@ -1,0 +1,174 @@
+"""What changes when a thread loop holding a barrier runs as a serial loop.
+
+The iterations of a loop bound to ``threadIdx`` are threads: at a barrier
+(``T.tvm_storage_sync``) each waits for the others, so every iteration's
+accesses before the barrier come before any iteration's accesses after it.
+``unroll`` takes the binding away, as TVM's does: one thread then runs the
+iterations in turn, each past the barrier before the next one starts. Two
+accesses to one element, by different iterations, in different phases (the
+stretches between barriers), at least one of them a write, then happen in
+the other order.
+
+:func:`barrier_reordering` finds such a pair by running the loop's body on
+paper: it enumerates the iterations of the loop and of the loops inside it
+and evaluates every index, so what it reports is definite. Where the body
+is beyond that (a range or an index that is not a constant once the loops
+have values, a data-dependent index, a ``while`` loop, another thread axis
+inside, too many accesses) it says so, and the caller decides. Virtual
+threads inside meet at a barrier as threads do (TVM's virtual-thread
+injection splits their bodies at it).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..nodes import (
+    AttrStmt, Allocate, AssertStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate,
+    For, ForKind, IfThenElse, IntImm, IterVarType, LetStmt, SeqStmt, While,
+)
+from .arith.simplify import simplify_expr
+from .traversal import iter_children, substitute_vars
+
+#: traces with more accesses than this are not followed
+MAX_ACCESSES = 1 << 14
+
+
+@attrs.frozen
+class Reordering:
+    """Two accesses to ``buffer[location]`` that a barrier orders one way
+    and the serial loop the other: iteration ``first`` (a write when
+    ``first_writes``) before the barrier, iteration ``second`` after it."""
+
+    buffer: object
+    location: tuple
+    first: int
+    first_writes: bool
+    second: int
+    second_writes: bool
+
+
+class Unknown(Exception):
+    """The body is beyond the enumeration; the message says why."""
+
+
+def has_barrier(stmt) -> bool:
+    """Whether ``stmt`` holds a ``T.tvm_storage_sync`` call."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call) and node.op == "tir.tvm_storage_sync":
+            return True
+        stack.extend(iter_children(node))
+    return False
+
+
+def barrier_reordering(loop: For) -> Reordering | None:
+    """A pair of accesses in ``loop``'s body (a loop of constant range)
+    whose order changes when its iterations run in turn instead of as
+    threads meeting at each barrier, or None where there is none. Raises
+    :class:`Unknown` where the body cannot be enumerated."""
+    lo, ext = _const(loop.min, {}), _const(loop.extent, {})
+    trace: list = []
+    for t in range(lo, lo + ext):
+        _Tracer(trace, t).stmt(loop.body, {loop.loop_var: IntImm(loop.loop_var.dtype, t)})
+    by_element: dict = {}
+    for t, phase, buffer, location, writes in trace:
+        by_element.setdefault((id(buffer), location), []).append((t, phase, writes, buffer))
+    for (_, location), events in by_element.items():
+        if not any(w for _, _, w, _ in events):
+            continue
+        for t1, p1, w1, buffer in events:
+            for t2, p2, w2, _ in events:
+                if t1 > t2 and p1 < p2 and (w1 or w2):
+                    return Reordering(buffer, location, t1, w1, t2, w2)
+    return None
+
+
+def _const(e, env) -> int:
+    value = simplify_expr(substitute_vars(e, env) if env else e)
+    if not isinstance(value, IntImm):
+        raise Unknown(f"{e.script()} is not a constant once the loops have values")
+    return value.value
+
+
+class _Tracer:
+    """Appends ``(iteration, phase, buffer, location, writes)`` for every
+    access of one iteration, in program order."""
+
+    def __init__(self, trace: list, iteration: int):
+        self.trace, self.t, self.phase = trace, iteration, 0
+
+    def add(self, buffer, indices, env, writes: bool) -> None:
+        if len(self.trace) >= MAX_ACCESSES:
+            raise Unknown(f"the body makes more than {MAX_ACCESSES} accesses")
+        self.trace.append((self.t, self.phase, buffer, tuple(_const(i, env) for i in indices), writes))
+
+    def expr(self, e, env) -> None:
+        stack = [e]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, BufferLoad):
+                self.add(node.buffer, node.indices, env, False)
+            if isinstance(node, Call) and node.op == "tir.tvm_storage_sync":
+                self.phase += 1
+                continue
+            if not isinstance(node, Block):
+                stack.extend(c for c in iter_children(node) if not isinstance(c, Buffer))
+
+    def stmt(self, s, env) -> None:
+        if isinstance(s, SeqStmt):
+            for item in s.seq:
+                self.stmt(item, env)
+        elif isinstance(s, For):
+            virtual = s.kind is ForKind.THREAD_BINDING and (s.thread_binding or "").startswith("vthread")
+            if s.kind is ForKind.THREAD_BINDING and not virtual:
+                raise Unknown(f"loop {s.loop_var.name!r} inside is bound to {s.thread_binding}")
+            lo, ext = _const(s.min, env), _const(s.extent, env)
+            start = end = self.phase
+            for v in range(lo, lo + ext):
+                if virtual:
+                    # virtual threads meet at a barrier as threads do: each
+                    # starts from the phase the loop starts in
+                    self.phase = start
+                self.stmt(s.body, {**env, s.loop_var: IntImm(s.loop_var.dtype, v)})
+                end = max(end, self.phase)
+            self.phase = end
+        elif isinstance(s, BlockRealize):
+            if not _const(s.predicate, env):
+                return
+            block = s.block
+            inner = dict(env)
+            for iv, value in zip(block.iter_vars, s.iter_values):
+                inner[iv.var] = IntImm(iv.var.dtype, _const(value, env))
+            if block.init is not None and all(
+                    _const(inner[iv.var], {}) == _const(iv.dom.min, env)
+                    for iv in block.iter_vars if iv.iter_type is IterVarType.CommReduce):
+                self.stmt(block.init, inner)
+            self.stmt(block.body, inner)
+        elif isinstance(s, BufferStore):
+            self.expr(s.value, env)
+            for i in s.indices:
+                self.expr(i, env)
+            self.add(s.buffer, s.indices, env, True)
+        elif isinstance(s, IfThenElse):
+            self.expr(s.condition, env)
+            if _const(s.condition, env):
+                self.stmt(s.then_case, env)
+            elif s.else_case is not None:
+                self.stmt(s.else_case, env)
+        elif isinstance(s, LetStmt):
+            self.expr(s.value, env)
+            self.stmt(s.body, {**env, s.var: IntImm(s.var.dtype, _const(s.value, env))}
+                      if s.var.dtype.is_integer else env)
+        elif isinstance(s, Evaluate):
+            self.expr(s.value, env)
+        elif isinstance(s, (AttrStmt, Allocate, DeclBuffer, AssertStmt)):
+            self.stmt(s.body, env)
+        elif isinstance(s, While):
+            raise Unknown("a while loop inside runs an unknown number of times")
+        else:
+            raise Unknown(f"a {type(s).__name__} statement inside")
+
+
+__all__ = ["MAX_ACCESSES", "Reordering", "Unknown", "barrier_reordering", "has_barrier"]

@@ -1,0 +1,66 @@
+"""unroll of a threadIdx loop that holds a barrier, on random programs.
+
+Threads fill a shared buffer, meet at ``T.tvm_storage_sync("shared")``, and
+read it back at a random permutation of the places (or their own); unroll
+takes the binding away, as TVM's does, and one thread runs the iterations
+in turn. unroll refuses exactly where that reorders a read after the
+barrier ahead of another iteration's write before it: with the check taken
+out, the interpreter then finds another result; everywhere else the
+unrolled program computes what the threads did.
+"""
+
+from unittest import mock
+
+from hypothesis import event, given, strategies as st
+
+import tirfun.rewrites as R
+from tirfun.nodes import IRModule
+from tirfun.rewrites import for_kind
+from tirfun.script import from_source
+from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent
+
+
+@st.composite
+def barrier_programs(draw):
+    """(source, n) of a thread block of ``n`` threads (times ``v`` virtual
+    threads) storing into a shared buffer, a barrier, and a read of it at a
+    random affine place."""
+    n = draw(st.integers(1, 6), label="threads")
+    v = draw(st.integers(1, 3), label="virtual threads")
+    size = n * v
+    # the place read: the thread's own, a shift, a mirror, or a stride
+    a = draw(st.sampled_from([1, -1, 3, 5]), label="scale")
+    b = draw(st.integers(0, size - 1), label="shift")
+    place = f"({a} * (w * {n} + tx) + {b + size * 5}) % {size}"
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({size},), "int32"), B: T.Buffer(({size},), "int32")):
+    S = T.alloc_buffer(({size},), "int32", scope="shared")
+    for bx in T.thread_binding(1, thread="blockIdx.x"):
+        for tx in T.thread_binding({n}, thread="threadIdx.x"):
+            for w in T.thread_binding({v}, thread="vthread.x"):
+                S[w * {n} + tx] = A[w * {n} + tx] * 3
+                T.tvm_storage_sync("shared")
+                B[w * {n} + tx] = S[{place}]
+'''
+    return src, n
+
+
+@given(barrier_programs(), st.integers(0, 2**16))
+def test_unroll_of_a_thread_loop_with_a_barrier_refuses_exactly_where_accesses_reorder(case, seed):
+    src, n = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.unroll("tx")
+    problems = rewrite.violations(mod)
+    if problems:
+        assert [type(p) for p in problems] == [R.UnrolledBarrierError], problems[0]
+        event("refused")
+        with mock.patch.object(for_kind, "_check_barriers", lambda *a: None):
+            unrolled = rewrite(mod)
+        try:
+            assert_equivalent(mod["main"], unrolled["main"], seed=seed)
+        except NotEquivalentError:
+            return
+        raise AssertionError("the refused unroll computes what the threads did")
+    event("unrolled" if n > 1 else "unrolled: one thread")
+    assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)
