@@ -104,6 +104,10 @@ class Checker:
             lo, extent = ev(stmt.min, env), ev(stmt.extent, env)
             for value in range(lo, lo + extent):
                 self.stmt_outside(stmt.body, {**env, stmt.loop_var.name: value})
+        elif isinstance(stmt, IfThenElse):  # a condition around a block
+            assert stmt.else_case is None
+            if ev(stmt.condition, env):
+                self.stmt_outside(stmt.then_case, env)
         else:
             assert isinstance(stmt, BlockRealize), type(stmt)
             self.instance(stmt, env)
@@ -218,6 +222,8 @@ def check_loop_kinds(func: PrimFunc) -> None:
         while isinstance(stmt, For):
             chain.append(stmt)
             stmt = stmt.body
+        if isinstance(stmt, IfThenElse):  # a condition around the block
+            stmt = stmt.then_case
         realize = stmt
         assert isinstance(realize, BlockRealize)
         kinds = [loop.kind for loop in chain]

@@ -341,13 +341,15 @@ def _draw_rewrite(ch: Chooser, mod: IRModule, primitive: str):
 
 
 def _fallback(mod: IRModule):
-    """A rewrite that always applies: a unit loop over the first block or loop."""
+    """A rewrite that applies: a unit loop over the first block, or without
+    blocks the unroll of the first loop that may be unrolled (a thread loop
+    holding a barrier may not), or None."""
     func = _main(mod)
     blocks = _blocks(func)
     if blocks:
         return R.add_unit_loop(R.BlockRef(blocks[0][1].name_hint))
-    fixed = [l for _, l in _loops(func) if isinstance(l.extent, IntImm)]
-    return R.unroll(_name(fixed[0])) if fixed else None
+    fixed = [R.unroll(_name(l)) for _, l in _loops(func) if isinstance(l.extent, IntImm)]
+    return next((r for r in fixed if not r.violations(mod)), None)
 
 
 def thread_binding_problems(func: PrimFunc) -> list[str]:
