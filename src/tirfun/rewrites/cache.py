@@ -57,7 +57,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.traversal import (
-    Path, ancestors, child_pusher, get_at, iter_children, map_children, replace_at, stmt_children,
+    Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at, stmt_children,
     transform_plain, walk_stmts,
 )
 from ..nodes import (
@@ -549,15 +549,18 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     _, others = _predicate_bounds(region, wrealize)
     if others:
         return f"its predicate {others[0].script()} may skip elements of the region it writes"
-    for p, node in ancestors(site.func, wpath):
-        # a condition or a while loop between the copy's place and the block
-        # may skip instances, and with them elements of the region
-        if _under(p, loc) and isinstance(node, IfThenElse):
+    # a condition or a while loop between the copy's place and the block
+    # may skip instances, and with them elements of the region
+    below = len(loc) + 1 if wpath[:len(loc)] == loc else len(wpath)
+    along = nodes_along(site.func, wpath)
+    for depth in range(below, len(wpath)):
+        node = along[depth]
+        if isinstance(node, IfThenElse):
             dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
-            if node.else_case is None and wpath[len(p)][0] == "then_case" and can_prove(node.condition, dom):
+            if node.else_case is None and wpath[depth][0] == "then_case" and can_prove(node.condition, dom):
                 continue
             return f"it runs under the condition {node.condition.script()}, which may skip elements"
-        if _under(p, loc) and isinstance(node, While):
+        if isinstance(node, While):
             return f"it runs in the loop while {node.condition.script()}, which may skip elements"
     mins = [r.min for r in region.region]
     top = [block.init] if block.init is not None else []
@@ -1029,6 +1032,8 @@ def _check_compact_shared(chk, subject: str, site, scope: _Scope, buf: Buffer, s
     its elements hold must not vary with the thread
     (:func:`check_shared_allocation`). A read cache holds the buffer from
     the region's start; a write cache what ``writer`` stores."""
+    if not (storage_scope or "").startswith("shared"):
+        return
     held = [r.min for r in region] if writer is None else _written_values(writer, buf)
     check_shared_allocation(chk, subject, site.func, scope.path, storage_scope or "global",
                             f"the cache of buffer {buf.name}", held, scope.block)
@@ -2701,9 +2706,10 @@ class _ReindexCacheBase(Rewrite):
                            select)
         # a cache element holds the buffer at the old indices, or what the
         # block stores there: neither may vary with the thread
-        check_shared_allocation(chk, describe(self.block), site.func, scope.path, self.storage_scope or "global",
-                                f"the cache of buffer {buf.name}",
-                                old if self.is_read else _written_values(realize, buf), realize)
+        if (self.storage_scope or "").startswith("shared"):
+            check_shared_allocation(chk, describe(self.block), site.func, scope.path, self.storage_scope,
+                                    f"the cache of buffer {buf.name}",
+                                    old if self.is_read else _written_values(realize, buf), realize)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
                                  pos, select)
 
