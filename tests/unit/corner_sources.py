@@ -162,3 +162,30 @@ def main(A: T.Buffer((T.int64(2), T.int64(1), T.int64(2)), "float32"), C: T.Buff
             vi_1, vj_1, vl_1 = T.axis.remap("SSS", [i_1, j_1, l_1])
             D[vi_1, vj_1, vl_1] = B[vi_1, T.int64(0) - vj_1, vl_1]
 """
+
+
+# a loop shifted by a loop above it, and one clipped by them as compute_at
+# leaves a partial tile: ranges that read the loops around them
+RANGES_READING_OUTER_LOOPS = """
+@T.prim_func
+def main(A: T.Buffer((12,), "float32")):
+    for a, b in T.grid(2, 2):
+        for ax0 in range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(5, (a * 2 + b) * 2 + ax0)
+                A[vi] = T.float32(0.5)
+        for c in range(a, a + (b * 2 + 1) * 3):
+            with T.block("D"):
+                vj = T.axis.spatial(12, c)
+                A[vj] = T.float32(1.5)
+"""
+
+# the block divides by vi - 3 only where that is not zero
+GUARDED_DIVISION = """
+@T.prim_func
+def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
+"""

@@ -16,6 +16,7 @@ from tirfun.nodes import (
     Or, PrimFunc, Ramp, Range, SeqStmt, StringImm, Sub, Var,
 )
 from tirfun.script.printer import to_script
+from corner_sources import RANGES_READING_OUTER_LOOPS
 
 
 def pinned(text: str) -> str:
@@ -1069,18 +1070,7 @@ def test_a_loop_extent_prints_and_parses_back_as_written():
     from tirfun.analysis.equality import assert_structural_equal
     from tirfun.script import from_source
 
-    src = '''@T.prim_func
-def main(A: T.Buffer((12,), "float32")):
-    for a, b in T.grid(2, 2):
-        for ax0 in range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1):
-            with T.block("C"):
-                vi = T.axis.spatial(5, (a * 2 + b) * 2 + ax0)
-                A[vi] = T.float32(0.5)
-        for c in range(a, a + (b * 2 + 1) * 3):
-            with T.block("D"):
-                vj = T.axis.spatial(12, c)
-                A[vj] = T.float32(1.5)
-'''
+    src = RANGES_READING_OUTER_LOOPS
     f = from_source(src)
     assert "range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1)" in f.script()
     assert "range(a, a + (b * 2 + 1) * 3)" in f.script()

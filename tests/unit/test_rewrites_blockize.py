@@ -15,7 +15,7 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_CONSUMER
+from corner_sources import GUARDED_CONSUMER, RANGES_READING_OUTER_LOOPS
 
 MATMUL = """
 @T.prim_func
@@ -155,21 +155,7 @@ def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
         R.blockize("i_10", False)(parted)
 
 
-# a loop whose range reads the loops above it: shifted by one of them (D),
-# clipped by them as compute_at leaves a partial tile (C)
-RANGE_READS_OUTER = """
-@T.prim_func
-def main(A: T.Buffer((12,), "float32")):
-    for a, b in T.grid(2, 2):
-        for ax0 in range(T.min((a * 2 + b) * 2 + 1, 4) - (a * 2 + b) * 2 + 1):
-            with T.block("C"):
-                vi = T.axis.spatial(5, (a * 2 + b) * 2 + ax0)
-                A[vi] = T.float32(0.5)
-        for c in range(a, a + (b * 2 + 1) * 3):
-            with T.block("D"):
-                vj = T.axis.spatial(12, c)
-                A[vj] = T.float32(1.5)
-"""
+RANGE_READS_OUTER = RANGES_READING_OUTER_LOOPS
 
 
 @pytest.mark.parametrize("target, loop, outer", [("ax0", "ax0", "a"), ("c", "c", "a"),

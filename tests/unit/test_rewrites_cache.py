@@ -14,6 +14,7 @@ from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
+from corner_sources import GUARDED_DIVISION
 
 TWO_STAGES = """
 @T.prim_func
@@ -575,16 +576,6 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             B[vi] = T.if_then_else(vi > 0, A[vi - 1], T.float32(0))
-"""
-
-# the block divides by vi - 3 only where it is not zero
-GUARDED_DIVISION = """
-@T.prim_func
-def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
-    for i in range(8):
-        with T.block("B"):
-            vi = T.axis.spatial(8, i)
-            B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
 """
 
 TWO_INDICES = """

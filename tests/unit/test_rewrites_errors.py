@@ -16,7 +16,7 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
-from corner_sources import GUARDED_CONSUMER, INIT_SCRATCH, OPAQUE_STORE, TRIANGULAR
+from corner_sources import GUARDED_CONSUMER, GUARDED_DIVISION, INIT_SCRATCH, OPAQUE_STORE, TRIANGULAR
 
 ELEMENTWISE = """
 @T.prim_func
@@ -714,14 +714,6 @@ def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
             T.tvm_storage_sync("shared")
             B[tx] = S[7 - tx]
 """
-_CACHE_GUARDED_DIVISION = """
-@T.prim_func
-def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
-    for i in range(8):
-        with T.block("B"):
-            vi = T.axis.spatial(8, i)
-            B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
-"""
 _PER_THREAD_BLOCK = """
 @T.prim_func
 def main(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
@@ -835,7 +827,7 @@ CASES += [
      r"^reindex: block 'B': the block also writes buffer B"),
     ("reindex-bounds", lambda: mod_of(_CACHE_GUARDED), R.reindex("B", ("read", 0)), R.ReindexOutOfBoundsError,
      r"^reindex: block 'B': the index vi - 1 of buffer A is not provably inside the buffer"),
-    ("reindex-divisor", lambda: mod_of(_CACHE_GUARDED_DIVISION),
+    ("reindex-divisor", lambda: mod_of(GUARDED_DIVISION),
      R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexUnsafeIndexError,
      r"^reindex_cache_read: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero"),
     ("shared-per-thread", lambda: mod_of(_PER_THREAD_BLOCK), R.cache_read("B", 0, "shared"),
