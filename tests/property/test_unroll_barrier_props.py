@@ -22,11 +22,12 @@ from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent
 
 @st.composite
 def barrier_programs(draw):
-    """(source, n) of a thread block of ``n`` threads (times ``v`` virtual
-    threads) storing into a shared buffer, a barrier, and a read of it at a
-    random affine place."""
+    """(source, n) of thread blocks of ``n`` threads (times ``v`` virtual
+    threads) storing a row of their thread block into a shared buffer, a
+    barrier, and a read of it at a random affine place."""
     n = draw(st.integers(1, 6), label="threads")
     v = draw(st.integers(1, 3), label="virtual threads")
+    blocks = draw(st.integers(1, 2), label="thread blocks")
     size = n * v
     # the place read: the thread's own, a shift, a mirror, or a stride
     a = draw(st.sampled_from([1, -1, 3, 5]), label="scale")
@@ -34,27 +35,27 @@ def barrier_programs(draw):
     place = f"({a} * (w * {n} + tx) + {b + size * 5}) % {size}"
     src = f'''
 @T.prim_func
-def main(A: T.Buffer(({size},), "int32"), B: T.Buffer(({size},), "int32")):
+def main(A: T.Buffer(({blocks}, {size}), "int32"), B: T.Buffer(({blocks}, {size}), "int32")):
     S = T.alloc_buffer(({size},), "int32", scope="shared")
-    for bx in T.thread_binding(1, thread="blockIdx.x"):
+    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):
         for tx in T.thread_binding({n}, thread="threadIdx.x"):
             for w in T.thread_binding({v}, thread="vthread.x"):
-                S[w * {n} + tx] = A[w * {n} + tx] * 3
+                S[w * {n} + tx] = A[bx, w * {n} + tx] * 3
                 T.tvm_storage_sync("shared")
-                B[w * {n} + tx] = S[{place}]
+                B[bx, w * {n} + tx] = S[{place}]
 '''
-    return src, n
+    return src, n, "tx"
 
 
 @given(barrier_programs(), st.integers(0, 2**16))
 def test_unroll_of_a_thread_loop_with_a_barrier_refuses_exactly_where_accesses_reorder(case, seed):
-    src, n = case
+    src, n, loop = case
     mod = IRModule({"main": from_source(src)})
-    rewrite = R.unroll("tx")
+    rewrite = R.unroll(loop)
     problems = rewrite.violations(mod)
     if problems:
         assert [type(p) for p in problems] == [R.UnrolledBarrierError], problems[0]
-        event("refused")
+        event(f"refused: {loop}")
         with mock.patch.object(for_kind, "_check_barriers", lambda *a: None):
             unrolled = rewrite(mod)
         try:
@@ -62,5 +63,5 @@ def test_unroll_of_a_thread_loop_with_a_barrier_refuses_exactly_where_accesses_r
         except NotEquivalentError:
             return
         raise AssertionError("the refused unroll computes what the threads did")
-    event("unrolled" if n > 1 else "unrolled: one thread")
+    event(f"unrolled {loop}" if n > 1 else "unrolled: one iteration")
     assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)

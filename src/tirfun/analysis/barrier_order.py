@@ -63,15 +63,52 @@ def has_barrier(stmt) -> bool:
     return False
 
 
-def barrier_reordering(loop: For) -> Reordering | None:
+def barrier_reordering(loop: For, around=()) -> Reordering | None:
     """A pair of accesses in ``loop``'s body (a loop of constant range)
     whose order changes when its iterations run in turn instead of as
-    threads meeting at each barrier, or None where there is none. Raises
-    :class:`Unknown` where the body cannot be enumerated."""
-    lo, ext = _const(loop.min, {}), _const(loop.extent, {})
+    threads meeting at each barrier, or None where there is none.
+    ``around`` holds the statements above the loop, outermost first: the
+    loops and thread blocks among them are enumerated too, each of their
+    iterations a run of the loop of its own; threads or virtual threads
+    around it (more than one) meet at its barriers, which is beyond this. Raises :class:`Unknown` where
+    the body cannot be enumerated."""
+    outer = []
+    for s in around:
+        if isinstance(s, For):
+            tag, var, lo, ext = s.thread_binding or "", s.loop_var, s.min, s.extent
+        elif isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread") \
+                and hasattr(s.node, "var"):
+            tag, var, lo, ext = s.node.thread_tag or "", s.node.var, IntImm(s.value.dtype, 0), s.value
+        else:
+            continue
+        if tag.startswith(("threadIdx", "vthread")) and _const(ext, {}) != 1:
+            # their barriers are the loop's: the threads around would cross
+            # them at other times once its iterations run in turn
+            raise Unknown(f"the loop runs in each of the {_const(ext, {})} threads of {tag} around it, "
+                          "which meet at its barriers")
+        outer.append((var, lo, ext))
+    contexts = [{}]
+    for var, lo_e, ext_e in outer:
+        grown = []
+        for env in contexts:
+            lo, ext = _const(lo_e, env), _const(ext_e, env)
+            grown.extend({**env, var: IntImm(var.dtype, v)} for v in range(lo, lo + ext))
+            if len(grown) > MAX_ACCESSES:
+                raise Unknown(f"the loops around it run more than {MAX_ACCESSES} times")
+        contexts = grown
+    for env in contexts:
+        found = _reordering_in(loop, env)
+        if found is not None:
+            return found
+    return None
+
+
+def _reordering_in(loop: For, env: dict) -> Reordering | None:
+    """:func:`barrier_reordering` for one iteration of the loops around."""
+    lo, ext = _const(loop.min, env), _const(loop.extent, env)
     trace: list = []
     for t in range(lo, lo + ext):
-        _Tracer(trace, t).stmt(loop.body, {loop.loop_var: IntImm(loop.loop_var.dtype, t)})
+        _Tracer(trace, t).stmt(loop.body, {**env, loop.loop_var: IntImm(loop.loop_var.dtype, t)})
     by_element: dict = {}
     for t, phase, buffer, location, writes in trace:
         by_element.setdefault((id(buffer), location), []).append((t, phase, writes, buffer))

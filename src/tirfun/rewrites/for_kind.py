@@ -296,10 +296,10 @@ class Unroll(_KindChange):
     def _checks(self, chk, site, path, loop) -> None:
         if loop.thread_binding is not None and loop.thread_binding.startswith("threadIdx."):
             _check_unbound_reductions(chk, site, path, loop)
-            _check_barriers(chk, loop)
+            _check_barriers(chk, site, path, loop)
 
 
-def _check_barriers(chk: Checks, loop: For) -> None:
+def _check_barriers(chk: Checks, site, path, loop: For) -> None:
     """A barrier in a threadIdx loop orders every iteration's accesses
     before it ahead of every iteration's accesses after it; unrolled, one
     thread runs the iterations in turn. Refused where that reorders two
@@ -309,7 +309,7 @@ def _check_barriers(chk: Checks, loop: For) -> None:
         return
     name = loop.loop_var.name
     try:
-        found = barrier_reordering(loop)
+        found = barrier_reordering(loop, nodes_along(site.func, path)[:-1])
     except Unknown as why:
         chk.fail(UnrolledBarrierError, f"loop {name!r}",
                  f"loop {name!r} is bound to {loop.thread_binding} and holds a barrier; unrolled, one thread would "
