@@ -19,9 +19,9 @@ from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true
-from ..analysis.traversal import ancestors
+from ..analysis.traversal import ancestors, iter_children
 from ..nodes import (
-    Add, Block, BlockRealize, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
+    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -571,8 +571,13 @@ class Blockize(Rewrite):
         outer_name = fresh_block(block.name_hint + "_o")
         outer_init = None if init is None else self._outer_init(init, inner_ivs, inner_values, writes, plan,
                                                                fresh_block(block.name_hint + "_init"), fresh)
-        relaxed = _relaxed(reads + writes, dom)
-        outer = Block(outer_ivs, relaxed[:len(reads)], relaxed[len(reads):], outer_name, nest, outer_init)
+        # a load in the range of a loop moved inside is a read of the new
+        # block too (``for k in range(B[1])``): its regions declare every
+        # access under it
+        ranged = _range_loads(plan.chain)
+        relaxed = _relaxed(reads + ranged + writes, dom)
+        n_reads = len(reads) + len(ranged)
+        outer = Block(outer_ivs, relaxed[:n_reads], relaxed[n_reads:], outer_name, nest, outer_init)
         return BlockRealize(outer_values, plan.outer_predicate, outer)
 
     @staticmethod
@@ -606,6 +611,18 @@ class Blockize(Rewrite):
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
         return args
+
+
+def _range_loads(chain) -> list:
+    """A one-element region for each load in the ranges of ``chain``'s loops."""
+    out = []
+    stack = [e for lp in chain for e in (lp.min, lp.extent)]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, BufferLoad):
+            out.append(BufferRegion(e.buffer, [Range(i, IntImm(i.dtype, 1)) for i in e.indices]))
+        stack.extend(c for c in iter_children(e) if not isinstance(c, Buffer))
+    return out
 
 
 def _relaxed(regions, dom) -> list:
