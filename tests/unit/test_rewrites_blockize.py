@@ -15,7 +15,7 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_CONSUMER, RANGES_READING_OUTER_LOOPS
+from corner_sources import GUARDED_CONSUMER, LOOSE_READ, RANGES_READING_OUTER_LOOPS
 
 MATMUL = """
 @T.prim_func
@@ -682,24 +682,7 @@ def test_blockize_refuses_an_init_indexed_by_a_reduction_variable_of_the_inner_s
 def test_blockize_declares_a_load_in_the_range_of_a_loop_it_moves_inside():
     # found by fuzzing: the new block left B out of its reads, so
     # reverse_compute_inline of B's other reader dropped B's allocation
-    src = """
-@T.prim_func
-def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
-    B = T.alloc_buffer((4,), "int32")
-    for i in range(4):
-        with T.block("B"):
-            vi = T.axis.spatial(4, i)
-            B[vi] = T.max(T.min(A[vi], 4), 0)
-    for j in range(4):
-        with T.block("C"):
-            vj = T.axis.spatial(4, j)
-            C[vj] = B[vj] + 1
-    for k in range(B[1]):
-        with T.block("D"):
-            vk = T.axis.spatial(4, k)
-            D[vk] = A[vk]
-"""
-    mod = IRModule({"main": from_source(src)})
+    mod = IRModule({"main": from_source(LOOSE_READ)})
     out = R.blockize("k")(mod)
     assert "T.reads(A[0:4], B[1])" in out.script()
     verify(out, strict=True)

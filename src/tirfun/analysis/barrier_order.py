@@ -70,8 +70,8 @@ def barrier_reordering(loop: For, around=()) -> Reordering | None:
     ``around`` holds the statements above the loop, outermost first: the
     loops and thread blocks among them are enumerated too, each of their
     iterations a run of the loop of its own; threads or virtual threads
-    around it (more than one) meet at its barriers, which is beyond this. Raises :class:`Unknown` where
-    the body cannot be enumerated."""
+    around it (more than one) meet at its barriers, which is beyond this.
+    Raises :class:`Unknown` where the body cannot be enumerated."""
     outer = []
     for s in around:
         if isinstance(s, For):

@@ -19,19 +19,20 @@ from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true
-from ..analysis.traversal import ancestors, iter_children
+from ..analysis.traversal import ancestors
 from ..nodes import (
-    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
+    Add, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt,
+    Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import child_blocks, describe, loops_above, resolve_block, resolve_loop, resolve_site
 from .errors import (
     BlocksNotConsecutiveError, BlocksNotSiblingsError, InvalidArgumentError, NonSingleChildBlockError,
-    NotOnlyChildError, NotReductionBlockError, OuterBindingMismatchError, OuterReductionInitError, RepeatedReductionError,
-    SubspaceNotDivisibleError,
+    NotOnlyChildError, NotReductionBlockError, OuterBindingMismatchError, OuterReductionInitError,
+    RepeatedReductionError, SubspaceNotDivisibleError,
 )
-from .exprs import cast as _cast, substitute, var_names
+from .exprs import cast as _cast, find_nodes, substitute, var_names
 from .index_maps import access_tidier
 from .name_pool import NamePool
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -488,7 +489,8 @@ class Blockize(Rewrite):
             # a reduction variable of the outer side has a value in the new block
             reduce_names = {iv.var.name for iv, v in zip(block.iter_vars, realize.iter_values)
                             if iv.iter_type is IterVarType.CommReduce and not var_names(v).isdisjoint(inner_names)}
-            indexing = sorted(reduce_names & set().union(*[var_names(r) for r in block.writes]))
+            written = set().union(*[var_names(r) for r in block.writes])
+            indexing = sorted(reduce_names & written)
             if indexing:
                 # the lifted init runs over the inner spatial variables only:
                 # it would index by a variable nothing binds (TVM's does)
@@ -504,7 +506,6 @@ class Blockize(Rewrite):
                          f"block {block.name_hint!r}: the loops from {loop.loop_var.name!r} down reach an instance "
                          "of the reduction more than once, re-initialising it each time; the new block's init "
                          "would run once for them all", realize)
-            written = set().union(*[var_names(r) for r in block.writes])
             for iv, value in zip(block.iter_vars, realize.iter_values):
                 # the init runs wherever the reduction variables are at
                 # their start: at every value of a spatial variable, which
@@ -615,14 +616,8 @@ class Blockize(Rewrite):
 
 def _range_loads(chain) -> list:
     """A one-element region for each load in the ranges of ``chain``'s loops."""
-    out = []
-    stack = [e for lp in chain for e in (lp.min, lp.extent)]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, BufferLoad):
-            out.append(BufferRegion(e.buffer, [Range(i, IntImm(i.dtype, 1)) for i in e.indices]))
-        stack.extend(c for c in iter_children(e) if not isinstance(c, Buffer))
-    return out
+    return [BufferRegion(load.buffer, [Range(i, IntImm(i.dtype, 1)) for i in load.indices])
+            for lp in chain for e in (lp.min, lp.extent) for load in find_nodes(e, (BufferLoad,))]
 
 
 def _relaxed(regions, dom) -> list:

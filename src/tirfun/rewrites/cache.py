@@ -592,10 +592,8 @@ def _outer_dom(site, realize_path: Path, top: Path, memo: dict | None = None) ->
     (an iteration variable's value lies in its domain)."""
     dom = {loop.loop_var: Range(loop.min, loop.extent)
            for p, loop in _loops(site, realize_path, memo) if not _under(p, top)}
-    for _, node in ancestors(site.func, realize_path):
-        if isinstance(node, Block):
-            for iv in node.iter_vars:
-                dom.setdefault(iv.var, iv.dom)
+    for var, rng in _enclosing_domains(site, realize_path).items():
+        dom.setdefault(var, rng)
     return dom
 
 
@@ -938,8 +936,8 @@ def _enclosing_domains(site, path: Path) -> dict:
     """The domains of the iteration variables of the blocks around the
     node at ``path``: fixed values within them wherever a copy placed in
     those blocks runs."""
-    return {iv.var: iv.dom for _, node in ancestors(site.func, path) if isinstance(node, BlockRealize)
-            for iv in node.block.iter_vars}
+    return {iv.var: iv.dom for _, node in ancestors(site.func, path) if isinstance(node, Block)
+            for iv in node.iter_vars}
 
 
 def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
@@ -2159,7 +2157,8 @@ class ReIndex(Rewrite):
                          f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
                          "copy and be lost", realize)
             _check_copy_in_bounds(chk, describe(self.block), buf, indices,
-                                  {**_enclosing_domains(site, path), **{iv.var: iv.dom for iv in covered}}, realize)
+                                  {**_enclosing_domains(site, path), **{iv.var: iv.dom for iv in covered}},
+                                  realize)
         else:
             _check_writes_first(chk, block, buf, describe(self.block), realize, "copy")
             _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, describe(self.block), "copy")

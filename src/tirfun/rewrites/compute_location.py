@@ -1188,11 +1188,10 @@ class _ComputeAtBase(Rewrite):
                 continue
             if not any(w.buffer in reads for w in r.block.writes):
                 continue
-            reducing = set().union(set(), *[var_names(v) for iv, v in zip(r.block.iter_vars, r.iter_values)
-                                            if iv.iter_type is IterVarType.CommReduce])
-            below = [n for _, n in ancestors(body, path) if isinstance(n, For)
-                     and n.kind is ForKind.THREAD_BINDING and n.loop_var.name in reducing]
-            if below:
+            reducing = set().union(*[var_names(v) for iv, v in zip(r.block.iter_vars, r.iter_values)
+                                     if iv.iter_type is IterVarType.CommReduce])
+            if any(isinstance(n, For) and n.kind is ForKind.THREAD_BINDING and n.loop_var.name in reducing
+                   for _, n in ancestors(body, path)):
                 continue  # the innermost one is below the placement: combined before the block runs
             # outermost first: the innermost is the loop whose end combines the parts
             above = [l for l in bound_above.values() if l.loop_var.name in reducing]

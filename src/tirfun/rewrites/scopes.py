@@ -75,8 +75,7 @@ def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: 
         varying = sorted(var_names(simplify_expr(e, env)) & threads.keys())
         if varying:
             stmt, tag = threads[varying[0]]
-            owner = get_at(func, block_path)
-            owner = (owner if isinstance(owner, Block) else owner.block).name_hint
+            owner = (own if isinstance(own, Block) else own.block).name_hint
             where = f"loop {stmt.loop_var.name!r}" if isinstance(stmt, For) else "a launched thread"
             chk.stop(SharedScopeUnderThreadError, subject,
                      f"{what} would be a {scope!r} buffer allocated in block {owner!r}, which every thread of "
