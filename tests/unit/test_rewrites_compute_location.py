@@ -1754,3 +1754,73 @@ def test_a_tile_inside_a_parallel_panel_is_each_threads_own():
     assert "v1 = T.axis.spatial(32, j_0 * 16 + j_1 * 8 + ax1_1)" in sch.mod.script()
     assert_equivalent(before["main"], sch.mod["main"], trials=2)
 
+
+
+PER_J_SUM = """
+@T.prim_func
+def main(A: T.Buffer((2, 3, 8), "int32"), C: T.Buffer((2, 3, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32")
+    for i, j in T.grid(2, 3):
+        for k in range(8):
+            with T.block("B"):
+                vi, vj, vk = T.axis.remap("{kinds}", [i, j, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vj, vk]
+        for t in range(8):
+            with T.block("C"):
+                vi_1, vj_1, vt = T.axis.remap("SSS", [i, j, t])
+                C[vi_1, vj_1, vt] = A[vi_1, vj_1, vt] * B[vi_1]
+"""
+
+
+def test_compute_at_keeps_a_spatial_variable_bound_to_a_shared_loop():
+    # B sums row (vi, vj) of A into B[vi]; C, in iteration (i, j), reads
+    # the sum of row (i, j). The needed region B[i] does not fix vj: TVM
+    # runs vj over 0..2 under t and leaves row (i, 2)'s sum for every j.
+    # vj keeps its binding j instead
+    mod = IRModule({"main": from_source(PER_J_SUM.format(kinds="SSR"))})
+    out = R.compute_at("B", "t")(mod)
+    verify(out)
+    text = out.script()
+    assert 'vi, vj, vk = T.axis.remap("SSR", [i, j, ax0])' in text, text
+    assert_equivalent(mod["main"], out["main"])
+    a = np.arange(48, dtype="int32").reshape(2, 3, 8)
+    c = np.zeros((2, 3, 8), "int32")
+    tirfun.build(out)(a, c)
+    np.testing.assert_array_equal(c, a * a.sum(axis=2)[:, :, None])
+
+
+def test_compute_at_refuses_a_reduction_variable_bound_to_a_shared_loop():
+    # summing over vj, bound to j: C reads the partial sum of rows 0..j
+    # in iteration j; placed under t, B would sum all three rows each time
+    mod = IRModule({"main": from_source(PER_J_SUM.format(kinds="SRR"))})
+    with pytest.raises(R.NotStagePipelineError) as info:
+        R.compute_at("B", "t")(mod)
+    assert ("the reduction variable vj, bound to j, counts the steps of j around loop 't': the consumers "
+            "read the partial results of each") in str(info.value)
+
+
+def test_compute_at_refuses_a_read_variable_run_in_another_order():
+    # B keeps the last row it stores, row 7 - k for k = 7, that is row 0;
+    # vk over its domain in ascending order would leave row 7
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "int32"), C: T.Buffer((4, 2), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for j, k in T.grid(4, 8):
+        with T.block("B"):
+            vj = T.axis.spatial(4, j)
+            vk = T.axis.spatial(8, 7 - k)
+            B[vj] = A[vk, vj]
+    for j, t in T.grid(4, 2):
+        with T.block("C"):
+            vj, vt = T.axis.remap("SS", [j, t])
+            C[vj, vt] = B[vj] + vt
+"""
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.NotStagePipelineError) as info:
+        R.compute_at("B", "t")(mod)
+    assert ("the block reads vk, bound to 7 - k, and writes the same elements for each of its values; "
+            "placed under 't' it would run vk over its domain in ascending order, which is not the order "
+            "of its binding") in str(info.value)

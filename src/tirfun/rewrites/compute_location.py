@@ -669,6 +669,24 @@ def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject:
                      loc.realize)
 
 
+def _names_read(block: Block) -> set[str]:
+    """The names of the variables the block reads: everywhere in its
+    body and init but in the indices its stores write at."""
+    out: set[str] = set()
+    stack = [block.body] + ([block.init] if block.init is not None else [])
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            out.add(n.name)
+        elif isinstance(n, BufferStore):
+            stack.append(n.value)
+            if n.predicate is not None:
+                stack.append(n.predicate)
+        else:
+            stack.extend(iter_children(n))
+    return out
+
+
 def _binding_reach(site, loc) -> dict:
     """Iteration variable -> (first, last) literal values its binding takes
     over the loops around the block, where both are known; the instances
@@ -972,7 +990,100 @@ class _ComputeAtBase(Rewrite):
                     doms[var] = union(old, mine)
         if self.reverse and block.init is not None:
             self._check_disjoint(chk, site, loc, lpath, under, subject)
+        if not self.reverse:
+            self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
         return doms
+
+    def _keep_shared_bindings(self, chk, site, loc, lpath, doms, subject) -> None:
+        """The variables no needed region determines run over their whole
+        domain, in ascending order, as TVM makes them, where that keeps the
+        meaning: the block writes the same elements for each of their values,
+        and the consumers read what the last instance left.
+
+        - A reduction variable must not be bound to a loop the block shares
+          with the target loop (the consumers read partial results in each
+          iteration of it) nor share a loop with another variable that
+          matters (the whole domains would sum pairs the original never
+          summed).
+        - A spatial variable the block reads, bound to shared loops only,
+          keeps its binding, one value per iteration: the original ran only
+          that value before the consumers there (TVM runs every value and
+          leaves the last one's). Bound to shared and own loops, to a loop
+          another variable that matters is bound to, or to anything but one
+          loop over exactly its domain, the placement is refused: the last
+          value stored would not be the original's.
+
+        A variable matters when it is a reduction variable, a needed region
+        determines it, or the block reads it."""
+        block = loc.realize.block
+        pairs = list(zip(block.iter_vars, loc.realize.iter_values))
+
+        def free(iv):
+            dom = doms.get(iv.var)
+            return (dom is None or (dom.lo is None and dom.hi is None)) and int_value(iv.dom.extent) != 1
+
+        if not any(free(iv) for iv, _ in pairs):
+            return
+        # loops of one iteration fix nothing the whole domain would not
+        around = {node.loop_var.name: (p, node) for p, node in ancestors(site.func, loc.rpath)
+                  if isinstance(node, For) and int_value(node.extent) != 1}
+        shared = {n for n, (p, _) in around.items() if is_under(lpath, p)}
+        read = _names_read(block)
+        bound = [var_names(value) & around.keys() for _, value in pairs]
+        matters = [iv.iter_type is not IterVarType.DataPar or not free(iv) or iv.var.name in read
+                   for iv, _ in pairs]
+        loop = site.at(lpath).loop_var.name
+        for k, (iv, value) in enumerate(pairs):
+            if not free(iv):
+                continue
+            names = bound[k]
+            partner = next(((pairs[w][0].var.name, sorted(names & bound[w])[0]) for w in range(len(pairs))
+                            if w != k and matters[w] and names & bound[w]), None)
+            binding = f"{iv.var.name}, bound to {value.script()},"
+            if iv.iter_type is not IterVarType.DataPar:
+                if names & shared:
+                    chk.stop(NotStagePipelineError, subject,
+                             f"the reduction variable {binding} counts the steps of "
+                             f"{', '.join(sorted(names & shared))} around loop {loop!r}: the consumers read "
+                             f"the partial results of each, and placed under {loop!r} the block would run "
+                             "the whole reduction and leave another value's result", loc.realize)
+                if partner is not None:
+                    chk.stop(NotStagePipelineError, subject,
+                             f"the reduction variable {binding} shares loop {partner[1]!r} with "
+                             f"{partner[0]}: placed under {loop!r}, each would run over a domain of its own, "
+                             "summing pairs of values the original never summed, and leave another "
+                             "value's result", loc.realize)
+                continue
+            if iv.var.name not in read:
+                continue  # every value stores the same
+            if names & shared:
+                if names <= shared:
+                    # B's own loops of one iteration leave with it: their one value
+                    units = {node.loop_var: node.min for p, node in ancestors(site.func, loc.rpath)
+                             if isinstance(node, For) and int_value(node.extent) == 1
+                             and not is_under(lpath, p)}
+                    kept = fold_units(value, units)
+                    doms[iv.var] = Interval(kept, kept)
+                    continue
+                chk.stop(NotStagePipelineError, subject,
+                         f"the block reads {binding} and writes the same elements for each of its values; "
+                         f"{', '.join(sorted(names & shared))} around loop {loop!r} fix the values the "
+                         f"consumers read there, but placed under {loop!r} the block would run "
+                         f"{iv.var.name} over the values of its own loops too and leave another value's "
+                         "result", loc.realize)
+            if partner is not None:
+                chk.stop(NotStagePipelineError, subject,
+                         f"the block reads {binding} and writes the same elements for each of its values; "
+                         f"it shares loop {partner[1]!r} with {partner[0]}, and placed under {loop!r} each "
+                         "would run over a domain of its own, in pairs of values the original never ran, "
+                         "and leave another value's result", loc.realize)
+            own = around.get(value.name) if isinstance(value, Var) else None
+            if own is None or not (_same(own[1].min, iv.dom.min, {}) and _same(own[1].extent, iv.dom.extent, {})):
+                chk.stop(NotStagePipelineError, subject,
+                         f"the block reads {binding} and writes the same elements for each of its values; "
+                         f"placed under {loop!r} it would run {iv.var.name} over its domain in ascending "
+                         "order, which is not the order of its binding, and leave another value's result",
+                         loc.realize)
 
     def _check_partial_reductions(self, chk, site, loc, lpath, under, subject) -> None:
         """Placed under a loop that drives a reduction variable of a producer
