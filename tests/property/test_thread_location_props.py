@@ -253,3 +253,61 @@ def test_a_shared_cache_in_a_block_each_thread_runs_is_refused_exactly_where_thr
     out = _copy(args)
     run(after["main"], *out)
     _same(expected, out)
+
+
+@st.composite
+def inplace_updates_under_threads(draw):
+    """(source, scope, shared) of a block under a threadIdx loop of ``t``
+    threads and a loop of ``r`` rows that adds A's element into B: into
+    B[vi, vk], each thread its own column, or into B[vi, 0], the sum across
+    the threads (``shared``); cache_inplace of B in ``scope``."""
+    t = draw(st.integers(1, 4), label="threads")
+    r = draw(st.integers(1, 3), label="rows")
+    shared = draw(st.booleans(), label="summed across the threads")
+    scope = draw(st.sampled_from(["global", "local", "shared"]), label="scope")
+    col, kind = ("0", "R") if shared else ("vk", "S")
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({r}, {t}), "int32"), B: T.Buffer(({r}, {t}), "int32")):
+    for k in T.thread_binding({t}, thread="threadIdx.x"):
+        for i in range({r}):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("S{kind}", [i, k])
+                T.reads(B[vi, {col}], A[vi, vk])
+                T.writes(B[vi, {col}])
+                B[vi, {col}] = B[vi, {col}] + A[vi, vk]
+'''
+    return src, scope, shared and t > 1
+
+
+@given(inplace_updates_under_threads())
+def test_cache_inplace_beside_a_reduction_across_threads_is_refused_else_kept(case):
+    # the copies sit beside the block under the thread loop: where the
+    # threads share what the block writes, each would copy it in and back
+    # while the others update it
+    from unittest import mock
+
+    from tirfun.errors import InterpError
+    from tirfun.rewrites import cache
+    from tirfun.testing.equivalence import assert_equivalent
+
+    src, scope, racy = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.cache_inplace("sum", 0, scope)
+    problems = rewrite.violations(mod)
+    if problems:
+        assert type(problems[0]) is R.ThreadOverlapError, problems[0]
+        assert racy
+        event(f"refused, {scope}")
+        with mock.patch.object(cache, "_check_copies_per_thread", lambda *a: None):
+            placed = rewrite(mod)
+        try:
+            assert_equivalent(mod["main"], placed["main"], trials=1)
+        except (InterpError, AssertionError):
+            return
+        raise AssertionError("placed anyway, the copies kept the meaning")
+    assert not racy
+    event(f"kept, {scope}")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)

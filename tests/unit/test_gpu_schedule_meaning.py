@@ -17,7 +17,14 @@ running random block schedules on the thread-bound programs of the tests:
 * a consumer placed by reverse_compute_at inside the innermost thread loop
   of a cross-thread reduction, where each thread holds only its part;
 * a ``shared`` cache allocated in a block every thread runs, each thread
-  keeping its own values in the same elements.
+  keeping its own values in the same elements;
+* a reindexed cache whose copy would run the loops feeding a block bound to
+  a ``T.launch_thread`` variable, outside the launch;
+* cache_inplace beside a block that reduces across threads: every thread
+  would copy the shared elements in and back while the others update them;
+* a producer placed by compute_at under a loop of a kernel it shares with
+  its consumer, whose iteration fixes a variable the producer reads but
+  does not write by.
 """
 
 import attrs
@@ -365,3 +372,101 @@ def test_a_consumer_placed_inside_the_thread_loops_of_a_cross_thread_reduction_i
         'for kx in T.thread_binding(8, thread="threadIdx.x")', "for kx in range(8)"))
     with pytest.raises(R.ThreadOverlapError, match=r"under loop 'ky' \(threadIdx.y\), block 'B' reduces"):
         R.reverse_compute_at("C", "ky", preserve, 1)(serial)
+
+
+LAUNCHED_SUM = """
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((1,), "float32")):
+    tx = T.launch_thread("threadIdx.x", 32)
+    with T.block("sum"):
+        vk = T.axis.reduce(32, tx)
+        T.reads(A[vk])
+        T.writes(B[0])
+        with T.init():
+            B[0] = T.float32(0.0)
+        B[0] = B[0] + A[vk]
+"""
+
+
+def test_a_reindexed_cache_of_a_block_bound_to_a_launched_thread_is_refused():
+    # the copy would bind vk to tx before T.launch_thread binds it
+    mod = IRModule({"main": from_source(LAUNCHED_SUM)})
+    with pytest.raises(R.ReindexIndexVariableError) as info:
+        tirfun.Schedule(mod).reindex_cache_read("sum", 0, "global", lambda vk: [vk])
+    assert ("the block's binding names tx, bound between the place of the copy and the block by something "
+            "other than a loop") in str(info.value)
+
+
+PER_ROW_SUM_IN_A_KERNEL = """
+@T.prim_func
+def main(A: T.Buffer((2, 3, 8), "int32"), C: T.Buffer((2, 3, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for j in range(3):
+            for k in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    T.reads(A[vi, vj, vk])
+                    T.writes(B[vi])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + A[vi, vj, vk]
+            for t in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block("C"):
+                    vi_1, vj_1, vt = T.axis.remap("SSS", [i, j, t])
+                    T.reads(A[vi_1, vj_1, vt], B[vi_1])
+                    T.writes(C[vi_1, vj_1, vt])
+                    C[vi_1, vj_1, vt] = A[vi_1, vj_1, vt] * B[vi_1]
+"""
+
+
+def test_compute_at_under_a_thread_loop_keeps_the_row_each_iteration_summed():
+    # C, in iteration j, reads the sum of row (i, j); TVM's placement runs
+    # every row under t and leaves row 2's
+    mod = IRModule({"main": from_source(PER_ROW_SUM_IN_A_KERNEL)})
+    out = R.compute_at("B", "t", index=-2)(mod)
+    assert 'vi, vj, vk = T.axis.remap("SSR", [i, j, ax0])' in out.script(), out.script()
+    a = np.arange(48, dtype="int32").reshape(2, 3, 8) % 5
+    c = np.zeros((2, 3, 8), "int32")
+    run(out["main"], a, c)
+    np.testing.assert_array_equal(c, a * a.sum(axis=2)[:, :, None])
+
+
+SUM_ACROSS_THREADS_INPLACE = """
+@T.prim_func
+def main(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+    for k in T.thread_binding(32, thread="threadIdx.x"):
+        for i in range(4):
+            with T.block("sum"):
+                vi, vk = T.axis.remap("{kinds}", [i, k])
+                T.reads(B[vi, {col}], A[vi, vk])
+                T.writes(B[vi, {col}])
+                B[vi, {col}] = B[vi, {col}] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("scope", ["global", "local", "shared"])
+def test_cache_inplace_beside_a_reduction_across_threads_is_refused(scope):
+    # every thread adds its column into B[vi, 0]; the copies in and back sit
+    # under the thread loop, so each thread would copy B[vi, 0] in and back
+    # while the others update it
+    from unittest import mock
+
+    from tirfun.rewrites import cache
+
+    mod = IRModule({"main": from_source(SUM_ACROSS_THREADS_INPLACE.format(kinds="SR", col="0"))})
+    with pytest.raises(R.ThreadOverlapError) as info:
+        R.cache_inplace("sum", 0, scope)(mod)
+    assert ("the block writes the same elements of B in every thread of loop 'k' (bound to threadIdx.x), "
+            "which it reduces across") in str(info.value)
+    with mock.patch.object(cache, "_check_copies_per_thread", lambda *a: None):
+        placed = R.cache_inplace("sum", 0, scope)(mod)
+    with pytest.raises((InterpError, AssertionError)):
+        assert_equivalent(mod["main"], placed["main"], trials=1)
+
+
+def test_cache_inplace_beside_a_block_each_thread_owns_keeps_the_meaning():
+    # each thread updates its own column: the copies are its own too
+    mod = IRModule({"main": from_source(SUM_ACROSS_THREADS_INPLACE.format(kinds="SS", col="vk"))})
+    out = R.cache_inplace("sum", 0, "global")(mod)
+    assert_equivalent(mod["main"], out["main"], trials=2)

@@ -56,14 +56,16 @@ from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
+from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at, stmt_children,
     transform_plain, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion,
-    BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType,
-    LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm, Sub, Var, While, const,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
+    BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
+    IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
+    Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -71,13 +73,12 @@ from .checks import child_blocks, describe, loops_above, resolve_block, resolve_
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
-    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError,
-    CacheWritePartialError, CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError,
-    InvalidBufferAccessError, NoScopeBlockError, NotLeafBlockError,
-    NotReadWriteError, NotSinglePointAccessError, ReindexCacheReadWriteNotMatchError,
-    ReindexIndexVariableError, ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError,
-    ReindexUnsafeIndexError,
-    NotRegionCoverError, NotSingleWriteBlockError, ViewScopeMismatchError,
+    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheWritePartialError,
+    CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError, InvalidBufferAccessError,
+    NoScopeBlockError, NotLeafBlockError, NotReadWriteError, NotRegionCoverError, NotSinglePointAccessError,
+    NotSingleWriteBlockError, ReindexCacheReadWriteNotMatchError, ReindexIndexVariableError,
+    ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, ReindexUnsafeIndexError,
+    ThreadOverlapError, ViewScopeMismatchError,
 )
 from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
@@ -2447,6 +2448,7 @@ class CacheInplace(Rewrite):
                      "not hold", realize)
         _check_view_scopes(chk, [block], buf, self.storage_scope or "global", lambda b, inherited: "redirect",
                            True)
+        _check_copies_per_thread(chk, describe(self.block), loops, write_iv, buf, realize)
         read_region = _clamped(read_iv, buf, dom)
         # the usual read-modify-write reads and writes one region: clamp it once
         write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)
@@ -2692,6 +2694,13 @@ class _ReindexCacheBase(Rewrite):
         used = set().union(set(), *[var_names(v) for v in values])
         loops = [loop for p, loop in loops_above(site, path[:-1]) if _under(p, loc) and loop.loop_var.name in used]
         loop_names = {loop.loop_var.name for loop in loops}
+        stray = sorted((used & _bound_between(site, path[:-1], loc)) - loop_names)
+        if stray:
+            # the copy re-creates the loops, not a launch_thread or a let
+            chk.stop(ReindexIndexVariableError, describe(self.block),
+                     f"the block's binding names {', '.join(stray)}, bound between the place of the copy "
+                     "and the block by something other than a loop; the copy, which runs the loops "
+                     "feeding the block's variables, would name it outside its scope", realize)
         predicate = realize.predicate
         if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
@@ -2760,6 +2769,41 @@ class _ReindexCacheBase(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(self._index()), py_value(self.storage_scope),
                 f"index_map={py_value(self.index_map)}"]
+
+
+def _check_copies_per_thread(chk: Checks, subject: str, loops, region, buf: Buffer, node) -> None:
+    """cache_inplace's copies sit beside the block, under every loop above
+    it. Where one of those loops is bound to threadIdx and the region the
+    block writes does not vary with it, the threads share that region (a
+    reduction across them): each would copy it in and back while the
+    others update it, a data race. TVM builds it as it is."""
+    names = set().union(*[var_names(r.lo) | var_names(r.hi) for r in region])
+    for _, loop in loops:
+        launch = launch_of(loop)
+        if launch is None or not launch[0].startswith("threadIdx") or int_value(loop.extent) == 1:
+            continue
+        if loop.loop_var.name not in names:
+            chk.stop(ThreadOverlapError, subject,
+                     f"the block writes the same elements of {buf.name} in every thread of loop "
+                     f"{loop.loop_var.name!r} (bound to {launch[0]}), which it reduces across; the copies "
+                     "in and back, placed beside it under that loop, would run in every thread while the "
+                     "others update those elements (a data race)", node)
+
+
+def _bound_between(site, realize_path: Path, loc: Path) -> set[str]:
+    """The names of the variables bound by the statements below ``loc`` and
+    above the block: loops, lets, launched threads."""
+    out = set()
+    for p, node in ancestors(site.func, realize_path):
+        if not _under(p, loc):
+            continue
+        if isinstance(node, For):
+            out.add(node.loop_var.name)
+        elif isinstance(node, LetStmt):
+            out.add(node.var.name)
+        elif isinstance(node, AttrStmt) and isinstance(node.node, IterVar):
+            out.add(node.node.var.name)
+    return out
 
 
 def _outer_names(site, realize_path: Path, loc: Path) -> set[str]:

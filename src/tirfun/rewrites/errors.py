@@ -353,7 +353,10 @@ class ThreadOverlapError(RewriteError):
     reverse_compute_at would be computed for the same iterations by several
     threads, which would write the same elements at the same time; or, under
     thread-bound loops, a block that reads what it writes would be run by
-    several threads that share its output, and update it at once."""
+    several threads that share its output, and update it at once; or
+    cache_inplace's copies, placed beside a block that reduces across the
+    threads of a loop, would copy the shared region in and back in every
+    thread."""
 
 
 class DependenceViolationError(RewriteError):
@@ -699,7 +702,10 @@ class ReindexIndexVariableError(RewriteError):
     """An index of the buffer access names the variable of a loop between
     the block and its scope (a loop variable used inside an opaque block):
     the reindexed copy is laid out over the block's iteration variables,
-    in the scope, outside that loop."""
+    in the scope, outside that loop. For reindex_cache_read and
+    reindex_cache_write: the block's binding names a variable bound between
+    the copy's place and the block by a statement the copy does not
+    re-create (a ``T.launch_thread`` or a let)."""
 
 
 class ReindexNotChainError(RewriteError):
