@@ -1,10 +1,13 @@
-"""unroll of a threadIdx loop that holds a barrier, on random programs.
+"""unroll of a threadIdx or vthread loop that holds a barrier, on random
+programs.
 
 Threads fill a shared buffer, meet at ``T.tvm_storage_sync("shared")``, and
 read it back at a random permutation of the places (or their own); unroll
 takes the binding away, as TVM's does, and one thread runs the iterations
-in turn. unroll refuses exactly where that reorders a read after the
-barrier ahead of another iteration's write before it: with the check taken
+in turn (the threads around a vthread loop each run its iterations in turn,
+side by side). unroll refuses exactly where that reorders a read after the
+barrier ahead of another iteration's write before it, or leaves them
+unordered in two threads: with the check taken
 out, the interpreter then finds another result; everywhere else the
 unrolled program computes what the threads did.
 """
@@ -22,9 +25,10 @@ from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent
 
 @st.composite
 def barrier_programs(draw):
-    """(source, n) of thread blocks of ``n`` threads (times ``v`` virtual
-    threads) storing a row of their thread block into a shared buffer, a
-    barrier, and a read of it at a random affine place."""
+    """(source, n, loop) of thread blocks of ``n`` threads (times ``v``
+    virtual threads) storing a row of their thread block into a shared
+    buffer, a barrier, and a read of it at a random affine place; unroll
+    ``loop`` (tx or w) of ``n`` iterations."""
     n = draw(st.integers(1, 6), label="threads")
     v = draw(st.integers(1, 3), label="virtual threads")
     blocks = draw(st.integers(1, 2), label="thread blocks")
@@ -44,7 +48,10 @@ def main(A: T.Buffer(({blocks}, {size}), "int32"), B: T.Buffer(({blocks}, {size}
                 T.tvm_storage_sync("shared")
                 B[bx, w * {n} + tx] = S[{place}]
 '''
-    return src, n, "tx"
+    # the thread loop, or the virtual threads inside the threads of tx,
+    # which run it side by side
+    loop = draw(st.sampled_from(["tx", "w"]), label="unrolled")
+    return src, n if loop == "tx" else v, loop
 
 
 @given(barrier_programs(), st.integers(0, 2**16))

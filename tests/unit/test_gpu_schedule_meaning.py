@@ -22,9 +22,17 @@ running random block schedules on the thread-bound programs of the tests:
   a ``T.launch_thread`` variable, outside the launch;
 * cache_inplace beside a block that reduces across threads: every thread
   would copy the shared elements in and back while the others update them;
+* a ``local`` buffer each thread writes alike (a sum every thread redoes)
+  moved by set_scope or a write cache to a scope the threads share, where
+  they would all store into one element; and a cross-thread sum moved to
+  ``global``, whose write-back no barrier orders before the other threads'
+  reads;
 * a producer placed by compute_at under a loop of a kernel it shares with
   its consumer, whose iteration fixes a variable the producer reads but
-  does not write by.
+  does not write by;
+* ``unroll`` of a vthread loop holding a barrier inside the threads of a
+  threadIdx loop: each thread runs the virtual threads in turn, crossing
+  the first one's barrier before the last one's stores.
 """
 
 import attrs
@@ -131,12 +139,37 @@ def test_every_thread_reads_the_whole_cross_thread_sum_from_its_local_copy(sourc
     assert lowered[1].tobytes() == gpu[1].tobytes()
 
 
-@pytest.mark.parametrize("scope", ["global", "shared"])
-def test_set_scope_of_the_cross_thread_sum_keeps_the_result(scope):
+def test_set_scope_of_the_cross_thread_sum_to_shared_keeps_the_result():
     mod = mod_of(LOCAL_ROW_SUM)
-    after = R.set_scope("B", 0, scope)(mod)
+    after = R.set_scope("B", 0, "shared")(mod)
     for seed in range(3):
         assert_equivalent(mod["main"], after["main"], trials=1, seed=seed)
+    # lowered, a barrier orders the write-back before the other threads' reads
+    args = random_inputs(mod["main"], np.random.default_rng(0))
+    want, got = _copies(args), _copies(args)
+    run(tirfun.lower(mod, "cuda")["main"], *want)
+    run(tirfun.lower(after, "cuda")["main"], *got)
+    assert got[1].tobytes() == want[1].tobytes()
+
+
+def test_set_scope_of_the_cross_thread_sum_to_global_is_refused():
+    # the first thread writes the sum back, the others read it: no barrier
+    # orders global memory (TVM places them for shared memory only)
+    from unittest import mock
+
+    from tirfun.rewrites import storage
+
+    mod = mod_of(LOCAL_ROW_SUM)
+    with pytest.raises(R.SharedScopeUnderThreadError) as info:
+        R.set_scope("B", 0, "global")(mod)
+    assert ("block 'B' reduces across the threads of loop 'k' (bound to threadIdx.x) into buffer B; in scope "
+            "'local' the all-reduce left the result in each thread's copy, in scope 'global' the first thread "
+            "would write it back and the others read it with no barrier between") in str(info.value)
+    with mock.patch.object(storage, "check_per_thread_writes", lambda *a: None):
+        after = R.set_scope("B", 0, "global")(mod)
+    args = random_inputs(mod["main"], np.random.default_rng(0))
+    with pytest.raises(InterpError, match="data race on buffer B"):
+        run(tirfun.lower(after, "cuda")["main"], *_copies(args))
 
 
 @pytest.mark.parametrize("decompose", [False, True])
@@ -470,3 +503,72 @@ def test_cache_inplace_beside_a_block_each_thread_owns_keeps_the_meaning():
     mod = IRModule({"main": from_source(SUM_ACROSS_THREADS_INPLACE.format(kinds="SS", col="vk"))})
     out = R.cache_inplace("sum", 0, "global")(mod)
     assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+MIRRORED_THROUGH_SHARED = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), scope="shared")
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        for v in T.thread_binding(4, thread="vthread.x"):
+            S[v * 16 + tx] = A[v * 16 + tx]
+            T.tvm_storage_sync("shared")
+            B[v * 16 + tx] = S[{place}]
+"""
+
+
+def test_unroll_of_virtual_threads_refuses_a_read_moved_ahead_of_a_write():
+    # each of the 16 threads runs the 4 virtual threads in turn, crossing
+    # the barrier of v = 0 before any thread stores the elements of v = 3
+    mod = IRModule({"main": from_source(MIRRORED_THROUGH_SHARED.format(place="63 - v * 16 - tx"))})
+    with pytest.raises(R.UnrolledBarrierError) as info:
+        R.unroll("v")(mod)
+    assert ("iteration 0 of thread tx=0 would read S[63] after the barrier before iteration 3 of thread "
+            "tx=15 writes it before the barrier") in str(info.value)
+
+
+def test_unroll_of_virtual_threads_reading_their_own_elements_keeps_the_meaning():
+    mod = IRModule({"main": from_source(MIRRORED_THROUGH_SHARED.format(place="v * 16 + tx"))})
+    out = R.unroll("v")(mod)
+    assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+SUM_REDONE_IN_EVERY_THREAD = """
+@T.prim_func
+def main(A: T.Buffer((2, 4, 8), "int32"), C: T.Buffer((2, 4, 8), "int32")):
+    B = T.alloc_buffer((2,), "int32", scope="local")
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                for ax0, ax1 in T.grid(4, 8):
+                    with T.block("B"):
+                        vi, vy, vx = T.axis.remap("SRR", [i, ax0, ax1])
+                        T.reads(A[vi, vy, vx])
+                        T.writes(B[vi])
+                        with T.init():
+                            B[vi] = 0
+                        B[vi] = B[vi] + A[vi, vy, vx]
+                with T.block("C"):
+                    vi_1, vy_1, vx_1 = T.axis.remap("SSS", [i, ty, tx])
+                    T.reads(A[vi_1, vy_1, vx_1], B[vi_1])
+                    T.writes(C[vi_1, vy_1, vx_1])
+                    C[vi_1, vy_1, vx_1] = A[vi_1, vy_1, vx_1] * B[vi_1]
+"""
+
+
+@pytest.mark.parametrize("primitive", ["set_scope", "cache_write", "reindex_cache_write"])
+@pytest.mark.parametrize("scope", ["shared", "global"])
+def test_a_sum_each_thread_redoes_in_its_own_local_buffer_stays_local(primitive, scope):
+    # every thread sums the whole row into its own B (compute_at under the
+    # thread loops put it there); in a scope the threads share, they would
+    # all accumulate into one element at once
+    mod = IRModule({"main": from_source(SUM_REDONE_IN_EVERY_THREAD)})
+    sch = tirfun.Schedule(mod)
+    with pytest.raises(R.SharedScopeUnderThreadError) as info:
+        if primitive == "reindex_cache_write":
+            sch.reindex_cache_write("B", 0, scope, lambda vi, vy, vx: [vi])
+        else:
+            getattr(sch, primitive)("B", 0, scope)
+    assert "block 'B' writes the same elements of " in str(info.value)
+    assert "in every thread of loop 'tx' (bound to threadIdx.x); in scope 'local' each thread had its own " \
+        "copy" in str(info.value)

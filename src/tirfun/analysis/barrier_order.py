@@ -14,9 +14,10 @@ paper: it enumerates the iterations of the loop and of the loops inside it
 and evaluates every index, so what it reports is definite. Where the body
 is beyond that (a range or an index that is not a constant once the loops
 have values, a data-dependent index, a ``while`` loop, another thread axis
-inside, too many accesses) it says so, and the caller decides. Virtual
-threads inside meet at a barrier as threads do (TVM's virtual-thread
-injection splits their bodies at it).
+inside, iterations crossing different numbers of barriers, too many
+accesses) it says so, and the caller decides. Virtual threads inside meet
+at a barrier as threads do (TVM's virtual-thread injection splits their
+bodies at it); threads around the loop run it side by side.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ MAX_ACCESSES = 1 << 14
 @attrs.frozen
 class Reordering:
     """Two accesses to ``buffer[location]`` that a barrier orders one way
-    and the serial loop the other: iteration ``first`` (a write when
-    ``first_writes``) before the barrier, iteration ``second`` after it."""
+    and the serial loop the other (or not at all, in two threads): iteration
+    ``first`` (a write when ``first_writes``) before the barrier, iteration
+    ``second`` after it."""
 
     buffer: object
     location: tuple
@@ -46,6 +48,11 @@ class Reordering:
     first_writes: bool
     second: int
     second_writes: bool
+    #: the threads of the two accesses (``tx=3``), where threads around run the loop
+    first_thread: str = ""
+    second_thread: str = ""
+    #: whether the serial loop leaves them unordered (two threads, one stretch)
+    unordered: bool = False
 
 
 class Unknown(Exception):
@@ -69,10 +76,13 @@ def barrier_reordering(loop: For, around=()) -> Reordering | None:
     threads meeting at each barrier, or None where there is none.
     ``around`` holds the statements above the loop, outermost first: the
     loops and thread blocks among them are enumerated too, each of their
-    iterations a run of the loop of its own; threads or virtual threads
-    around it (more than one) meet at its barriers, which is beyond this.
-    Raises :class:`Unknown` where the body cannot be enumerated."""
-    outer = []
+    iterations a run of the loop of its own. Threads or virtual threads
+    around it run the loop side by side and meet at its barriers: each runs
+    the iterations in turn, all of them crossing the barriers of iteration
+    0, then those of iteration 1, and so on, so the accesses of one stretch
+    of different threads stay unordered among themselves. Raises
+    :class:`Unknown` where the body cannot be enumerated."""
+    outer, threads = [], []
     for s in around:
         if isinstance(s, For):
             tag, var, lo, ext = s.thread_binding or "", s.loop_var, s.min, s.extent
@@ -81,45 +91,66 @@ def barrier_reordering(loop: For, around=()) -> Reordering | None:
             tag, var, lo, ext = s.node.thread_tag or "", s.node.var, IntImm(s.value.dtype, 0), s.value
         else:
             continue
-        if tag.startswith(("threadIdx", "vthread")) and _const(ext, {}) != 1:
-            # their barriers are the loop's: the threads around would cross
-            # them at other times once its iterations run in turn
-            raise Unknown(f"the loop runs in each of the {_const(ext, {})} threads of {tag} around it, "
-                          "which meet at its barriers")
-        outer.append((var, lo, ext))
-    contexts = [{}]
-    for var, lo_e, ext_e in outer:
-        grown = []
-        for env in contexts:
-            lo, ext = _const(lo_e, env), _const(ext_e, env)
-            grown.extend({**env, var: IntImm(var.dtype, v)} for v in range(lo, lo + ext))
-            if len(grown) > MAX_ACCESSES:
-                raise Unknown(f"the loops around it run more than {MAX_ACCESSES} times")
-        contexts = grown
+        (threads if tag.startswith(("threadIdx", "vthread")) else outer).append((var, lo, ext))
+    contexts = _enumerate(outer, [{}], "the loops around it")
     for env in contexts:
-        found = _reordering_in(loop, env)
+        found = _reordering_in(loop, env, _enumerate(threads, [env], "the threads around it"))
         if found is not None:
             return found
     return None
 
 
-def _reordering_in(loop: For, env: dict) -> Reordering | None:
-    """:func:`barrier_reordering` for one iteration of the loops around."""
+def _enumerate(loops, envs: list, what: str) -> list:
+    """Every environment of ``envs`` extended with each value of the loops
+    ``(var, min, extent)``, the outermost first."""
+    for var, lo_e, ext_e in loops:
+        grown = []
+        for env in envs:
+            lo, ext = _const(lo_e, env), _const(ext_e, env)
+            grown.extend({**env, var: IntImm(var.dtype, v)} for v in range(lo, lo + ext))
+            if len(grown) > MAX_ACCESSES:
+                raise Unknown(f"{what} run more than {MAX_ACCESSES} times")
+        envs = grown
+    return envs
+
+
+def _reordering_in(loop: For, env: dict, threads: list) -> Reordering | None:
+    """:func:`barrier_reordering` for one iteration of the loops around,
+    run by each thread of ``threads`` (their environments)."""
     lo, ext = _const(loop.min, env), _const(loop.extent, env)
     trace: list = []
-    for t in range(lo, lo + ext):
-        _Tracer(trace, t).stmt(loop.body, {**env, loop.loop_var: IntImm(loop.loop_var.dtype, t)})
+    crossed = set()
+    for q, tenv in enumerate(threads):
+        for t in range(lo, lo + ext):
+            tracer = _Tracer(trace, (q, t))
+            tracer.stmt(loop.body, {**tenv, loop.loop_var: IntImm(loop.loop_var.dtype, t)})
+            crossed.add(tracer.phase)
+    if len(crossed) > 1:
+        raise Unknown(f"its iterations cross different numbers of barriers ({sorted(crossed)})")
+    per = crossed.pop() if crossed else 0
     by_element: dict = {}
-    for t, phase, buffer, location, writes in trace:
-        by_element.setdefault((id(buffer), location), []).append((t, phase, writes, buffer))
+    for seq, ((q, t), phase, buffer, location, writes) in enumerate(trace):
+        # run in turn, iteration t crosses the barriers after those of the
+        # iterations before it: its stretch p is the loop's (t - lo) * per + p
+        by_element.setdefault((id(buffer), location), []).append(
+            (phase, (t - lo) * per + phase, q, t, seq, writes, buffer))
     for (_, location), events in by_element.items():
-        if not any(w for _, _, w, _ in events):
+        if not any(e[5] for e in events):
             continue
-        for t1, p1, w1, buffer in events:
-            for t2, p2, w2, _ in events:
-                if t1 > t2 and p1 < p2 and (w1 or w2):
-                    return Reordering(buffer, location, t1, w1, t2, w2)
+        for p1, n1, q1, t1, s1, w1, buffer in events:
+            for p2, n2, q2, t2, s2, w2, _ in events:
+                if not (p1 < p2 and (w1 or w2)):
+                    continue  # only the barrier orders them: as threads, the earlier stretch first
+                if n1 < n2 or (n1 == n2 and q1 == q2 and (t1, s1) < (t2, s2)):
+                    continue  # still first
+                return Reordering(buffer, location, t1, w1, t2, w2, _thread_names(threads[q1], env),
+                                  _thread_names(threads[q2], env), n1 == n2)
     return None
+
+
+def _thread_names(tenv: dict, env: dict) -> str:
+    """The thread's values, ``tx=3``, where threads run the loop."""
+    return ", ".join(f"{v.name}={c.value}" for v, c in tenv.items() if v not in env)
 
 
 def _const(e, env) -> int:

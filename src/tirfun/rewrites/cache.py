@@ -85,7 +85,9 @@ from .names import fresh_name, suffixed
 from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
 from .buffer_names import accesses_named
-from .scopes import STORAGE_RANKS, check_shared_allocation, check_storage_scope
+from .scopes import (
+    STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
+)
 from .serialize import py_value
 
 # ------------------------------------------------------------------ arguments
@@ -1945,6 +1947,10 @@ class CacheWrite(Rewrite):
 
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
+        check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+                                self.storage_scope or "global", f"the cache of buffer {buf.name}")
+        check_copy_per_thread(chk, describe(self.block), site.func, path[:-1], loc, buf.storage_scope,
+                              self.storage_scope or "global", f"the cache of buffer {buf.name}")
         if not full:
             _check_compact_shared(chk, describe(self.block), site, scope, buf, self.storage_scope, region,
                                   wrealize)
@@ -2449,6 +2455,8 @@ class CacheInplace(Rewrite):
         _check_view_scopes(chk, [block], buf, self.storage_scope or "global", lambda b, inherited: "redirect",
                            True)
         _check_copies_per_thread(chk, describe(self.block), loops, write_iv, buf, realize)
+        check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+                                self.storage_scope or "global", f"the cache of buffer {buf.name}")
         read_region = _clamped(read_iv, buf, dom)
         # the usual read-modify-write reads and writes one region: clamp it once
         write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)
@@ -2712,6 +2720,9 @@ class _ReindexCacheBase(Rewrite):
             CacheRead._check_order(chk, site, scope, buf, loc, pos, select, writer)
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
+        if not self.is_read:
+            check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+                                    self.storage_scope or "global", f"the cache of buffer {buf.name}", new)
         # a cache element holds the buffer at the old indices, or what the
         # block stores there: neither may vary with the thread
         if (self.storage_scope or "").startswith("shared"):

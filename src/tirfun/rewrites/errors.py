@@ -731,8 +731,10 @@ class ReindexUnsafeIndexError(ReindexOutOfBoundsError):
 
 class SharedScopeUnderThreadError(RewriteError):
     """A ``shared`` buffer would be allocated by a block that every thread
-    of a thread block runs: the threads would share what each uses as its
-    own copy."""
+    of a thread block runs, or a buffer each thread held as its own copy
+    (``local``) would move to a scope the threads share (set_scope, a
+    cache) while each thread writes the same elements: the threads would
+    share what each uses as its own copy."""
 
 
 class UnrolledBarrierError(RewriteError):

@@ -296,6 +296,8 @@ class Unroll(_KindChange):
     def _checks(self, chk, site, path, loop) -> None:
         if loop.thread_binding is not None and loop.thread_binding.startswith("threadIdx."):
             _check_unbound_reductions(chk, site, path, loop)
+        # virtual threads meet at a barrier as threads do
+        if loop.thread_binding is not None and loop.thread_binding.startswith(("threadIdx.", "vthread")):
             _check_barriers(chk, site, path, loop)
 
 
@@ -318,11 +320,16 @@ def _check_barriers(chk: Checks, site, path, loop: For) -> None:
         return
     if found is not None:
         at = f"{found.buffer.name}[{', '.join(map(str, found.location))}]"
+        second = f"iteration {found.second}" + (f" of thread {found.second_thread}" if found.second_thread else "")
+        first = f"iteration {found.first}" + (f" of thread {found.first_thread}" if found.first_thread else "")
+        # threads around run the loop side by side: another thread's access
+        # in the same stretch is not ordered either way
+        when = "in the same stretch as" if found.unordered else "before"
         chk.fail(UnrolledBarrierError, f"loop {name!r}",
                  f"loop {name!r} is bound to {loop.thread_binding} and holds a barrier; unrolled, one thread would "
-                 f"run its iterations in turn: iteration {found.second} would "
-                 f"{'write' if found.second_writes else 'read'} {at} after the barrier before iteration "
-                 f"{found.first} {'writes' if found.first_writes else 'reads'} it before the barrier", loop)
+                 f"run its iterations in turn: {second} would "
+                 f"{'write' if found.second_writes else 'read'} {at} after the barrier {when} {first} "
+                 f"{'writes' if found.first_writes else 'reads'} it before the barrier", loop)
 
 
 def _check_unbound_reductions(chk: Checks, site, path, loop: For) -> None:

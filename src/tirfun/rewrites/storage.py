@@ -15,7 +15,7 @@ import attrs
 from pyrsistent import PVector
 
 from ..analysis.mentions import mentions_any, names_in
-from ..analysis.traversal import Path, map_children, stmt_children
+from ..analysis.traversal import Path, map_children, stmt_children, walk_stmts
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, DataType, FloatImm, IntImm, Range, SeqStmt, Stmt,
     StringImm, IterVar, Var,
@@ -30,7 +30,7 @@ from .errors import (
     StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
 from .refs import as_block_ref
-from .scopes import check_storage_scope, valid_scope
+from .scopes import newly_shared_tags, check_per_thread_writes, check_storage_scope, valid_scope
 from .serialize import py_value
 
 #: the block annotation storage_align writes, as TVM names it
@@ -323,7 +323,13 @@ class SetScope(Rewrite):
         scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
         if buffer.storage_scope == scope:
             return _StoragePlan(site, None, None, buffer)
-        return _allocated(chk, site, path, nodes, buffer, self.block)
+        plan = _allocated(chk, site, path, nodes, buffer, self.block)
+        if newly_shared_tags(buffer.storage_scope, scope):
+            writers = [p for p, stmt in walk_stmts(site.func) if isinstance(stmt, BlockRealize)
+                       and any(r.buffer == buffer for r in stmt.block.writes)]
+            check_per_thread_writes(chk, describe(self.block), site.func, writers, buffer,
+                                    buffer.storage_scope, scope, f"buffer {buffer.name}")
+        return plan
 
     def build(self, plan) -> Outcome:
         if plan.alloc_path is None:
