@@ -27,6 +27,8 @@ running random block schedules on the thread-bound programs of the tests:
   they would all store into one element; and a cross-thread sum moved to
   ``global``, whose write-back no barrier orders before the other threads'
   reads;
+* a ``shared`` reindexed cache of a match buffer whose view moves with the
+  thread: the indices are the same in every thread, the elements not;
 * a producer placed by compute_at under a loop of a kernel it shares with
   its consumer, whose iteration fixes a variable the producer reads but
   does not write by;
@@ -572,3 +574,47 @@ def test_a_sum_each_thread_redoes_in_its_own_local_buffer_stays_local(primitive,
     assert "block 'B' writes the same elements of " in str(info.value)
     assert "in every thread of loop 'tx' (bound to threadIdx.x); in scope 'local' each thread had its own " \
         "copy" in str(info.value)
+
+
+ROWS_THROUGH_VIEWS = """
+@T.prim_func
+def main(A: T.Buffer((32, 4), "float32"), B: T.Buffer((32, 4), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            with T.block("B_o"):
+                vi = T.axis.spatial(32, bx * 8 + tx)
+                T.reads(A[vi, 0:4])
+                T.writes(B[vi, 0:4])
+                W0 = T.match_buffer(B[vi, 0:4], (1, 4), offset_factor=1)
+                W1 = T.match_buffer(A[vi, 0:4], (1, 4), offset_factor=1)
+                for k in range(4):
+                    with T.block("B"):
+                        vk = T.axis.spatial(4, k)
+                        T.reads(W1[0, vk])
+                        T.writes(W0[0, vk])
+                        W0[0, vk] = W1[0, vk] * T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("scope", ["shared", "shared.dyn"])
+def test_a_shared_cache_of_a_view_that_moves_with_the_thread_is_refused(scope):
+    # W1[0, vk] is the same index in every thread, but W1 views row vi of
+    # A, one row per thread: the threads would put their rows in one cache
+    mod = IRModule({"main": from_source(ROWS_THROUGH_VIEWS)})
+    with pytest.raises(R.SharedScopeUnderThreadError) as info:
+        tirfun.Schedule(mod).reindex_cache_read("B", 0, scope, lambda vk: [vk])
+    assert "the cache of buffer W1 would be a " in str(info.value)
+    # made anyway (the view taken for its indices alone), the threads race
+    from unittest import mock
+
+    from tirfun.rewrites import scopes
+
+    with mock.patch.object(scopes, "_through_views", lambda blocks, buffer, indices: indices):
+        sch = tirfun.Schedule(mod)
+        sch.reindex_cache_read("B", 0, scope, lambda vk: [vk])
+    with pytest.raises(AssertionError, match="data race on buffer W1_shared"):
+        assert_equivalent(mod["main"], sch.mod["main"], trials=1)
+    # in local storage each thread keeps its own row
+    sch = tirfun.Schedule(mod)
+    sch.reindex_cache_read("B", 0, "local", lambda vk: [vk])
+    assert_equivalent(mod["main"], sch.mod["main"], trials=2)

@@ -2728,7 +2728,8 @@ class _ReindexCacheBase(Rewrite):
         if (self.storage_scope or "").startswith("shared"):
             check_shared_allocation(chk, describe(self.block), site.func, scope.path, self.storage_scope,
                                     f"the cache of buffer {buf.name}",
-                                    old if self.is_read else _written_values(realize, buf), realize)
+                                    old if self.is_read else _written_values(realize, buf), realize,
+                                    viewed=buf if self.is_read else None)
         return _ReindexCachePlan(site, scope, buf, old, new, shape, touched, values, loops, predicate, loc,
                                  pos, select)
 

@@ -35,8 +35,26 @@ def check_storage_scope(chk: Checks, scope, subject: str = "argument storage_sco
     return scope or "global"
 
 
+def _through_views(blocks, buffer, indices: list) -> list:
+    """``indices`` into ``buffer`` as indices into the buffer it views,
+    through the match buffers of ``blocks`` (innermost first), as far as
+    they go: a view's index ``k`` is its region's start plus ``k``, the
+    view's dimensions aligned with the region's last ones."""
+    for block in blocks:
+        for m in block.match_buffers:
+            if m.buffer != buffer:
+                continue
+            region = m.source.region
+            lead = len(region) - len(indices)
+            if lead < 0:
+                return indices
+            indices = [r.min for r in region[:lead]] + [r.min + i for r, i in zip(region[lead:], indices)]
+            buffer = m.source.buffer
+    return indices
+
+
 def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: str, what: str,
-                            places, node) -> None:
+                            places, node, viewed=None) -> None:
     """A buffer of a ``shared`` scope allocated by the block at
     ``block_path`` (of ``func``) is one buffer for a whole thread block.
     Under a loop bound to ``threadIdx`` every thread runs that block; where
@@ -46,13 +64,19 @@ def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: 
     one another's: a data race, which TVM builds as it is. Stops with
     SharedScopeUnderThreadError naming ``what`` and the binding. A place
     that does not vary with the thread (every thread copies the same
-    elements, with the same values) is allowed."""
+    elements, with the same values) is allowed. ``viewed``: the buffer
+    the places index, where it may be a match buffer of the blocks around
+    (a view whose region moves with the thread)."""
     if not scope.startswith("shared"):
         return
     chain = ancestors(func, block_path)
     own = get_at(func, block_path)
     if isinstance(own, BlockRealize):
         chain.append((block_path, own))
+    if viewed is not None:
+        blocks = [own if isinstance(own, Block) else own.block] + \
+            [stmt.block for _, stmt in reversed(chain) if isinstance(stmt, BlockRealize)]
+        places = _through_views(blocks, viewed, list(places))
     threads, env = {}, {}
     for _, stmt in chain:
         if isinstance(stmt, For):
