@@ -6,9 +6,9 @@
 Each workload is written in te and scheduled with Schedule primitives: the
 simple ones here with loop primitives, the packed matmul, the convolution,
 the softmax and the rfactor'd row sum by the schedules of
-``tirfun.examples.schedules`` (cache_read/cache_write, compute_at,
-reverse_compute_at, rfactor, decompose_reduction, vectorize, unroll,
-parallel), which is where to read them. Each is built with
+``tirfun.examples.schedules`` (cache_read/cache_write, transform_layout,
+compute_at, reverse_compute_at, rfactor, decompose_reduction, vectorize,
+unroll, parallel), which is where to read them. Each is built with
 ``tirfun.build`` for this machine and timed as a median. Rows marked
 ``-fast-math-contract`` let LLVM fuse a multiply and an add into one FMA, as
 TVM's LLVM target does by default; the other rows are exact IEEE

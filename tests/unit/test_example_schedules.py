@@ -100,16 +100,18 @@ def test_packed_matmul_contracted_stays_within_the_contraction_bound():
 def test_packed_matmul_is_built_by_the_block_primitives_and_its_trace_replays():
     sch = schedules.packed_matmul(64)
     names = [type(step).__name__ for step in sch.trace.rewrites]
-    for primitive in ("CacheRead", "ComputeAt", "CacheWrite", "ReverseComputeAt", "DecomposeReduction",
+    for primitive in ("CacheRead", "TransformLayout", "CacheWrite", "ReverseComputeAt", "DecomposeReduction",
                       "LoopPartition"):
         assert primitive in names
     assert structural_equal(sch.trace(schedules.matmul(64)), sch.mod)
+    # B is packed whole into two panels of 64 x 32, each contiguous
+    packed = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B_global"]
+    assert [[int(d) for d in b.shape] for b in packed] == [[2, 64, 32]]
     lowered = tirfun.lower(sch.mod).script()
-    # B is packed per panel, the full tiles accumulate in a 14 x 32 buffer
-    # and the last tile (rows 56 to 63) in an 8 x 32 one, all inside the
-    # parallel loop
+    # the full tiles accumulate in a 14 x 32 buffer and the last tile (rows
+    # 56 to 63) in an 8 x 32 one, inside the parallel loop
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "global"\)', lowered) == [
-        'T.allocate([2048], "float32", "global")']
+        'T.allocate([4096], "float32", "global")']
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "local"\)', lowered) == [
         'T.allocate([448], "float32", "local")', 'T.allocate([256], "float32", "local")']
 

@@ -75,9 +75,11 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     - ``split`` i by ``rows`` and j by ``cols``, ``reorder`` to ``j0, i0,
       k, i1, j1``: a ``rows x cols`` tile of C per step of ``i0``, a column
       panel of B per step of ``j0``;
-    - ``cache_read`` B and ``compute_at`` the copy under ``j0``: each
-      panel task copies its ``n x cols`` panel of B first, and lowering
-      compacts the copy to that panel, contiguous (B packed into panels);
+    - ``cache_read`` B and ``transform_layout`` the copy to ``(j // cols,
+      k, j % cols)``: B is copied once, before the product, into panels of
+      ``cols`` columns, each ``n x cols`` panel contiguous (B packed into
+      panels); the copy's loops are split and reordered the same way,
+      parallel over the panels and vectorized along a panel's row;
     - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
       copy back under ``i0``: the tile accumulates in a ``rows x cols``
       buffer that LLVM keeps in vector registers across the k loop;
@@ -95,7 +97,10 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     (with ``-fast-math-contract``). The defaults fit AVX-512: 28 of its 32
     vector registers hold the tile. (Copying A into tiles of rows, so that
     the elements one step broadcasts are adjacent, measured slower here with
-    two threads: the copy costs more than the strided reads.) k is summed in
+    two threads: the copy costs more than the strided reads. Copying each
+    panel of B inside its parallel task, with ``compute_at`` under ``j0``,
+    measured 25-30% slower at 1024 with two threads than packing B whole
+    first, and no faster at 512 or 2048.) k is summed in
     the program's order, so without contraction the result is the
     interpreter's, bit for bit.
     """
@@ -107,8 +112,12 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, k, i1, j1)
     packed = sch.cache_read(block, 1, "global")
-    sch.compute_at(packed, j0)
-    sch.vectorize(sch.get_loops(packed)[-1])
+    sch.transform_layout(packed, ("write", 0), lambda kk, jj: [jj // cols, kk, jj % cols])
+    rows_of_b, cols_of_b = sch.get_loops(packed)
+    panel, lane = sch.split(cols_of_b, [None, cols])
+    sch.reorder(panel, rows_of_b, lane)
+    sch.parallel(panel)
+    sch.vectorize(lane)
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.parallel(j0)
