@@ -276,14 +276,15 @@ def tour_matmul(n: int | None = None) -> tirfun.Schedule:
     The last two rows start again from the naive loops with the packed,
     register-tiled schedule that benchmarks/cpu.py measures
     (schedule_packed_matmul, from
-    tirfun.examples.schedules): B is copied first, in parallel, into
-    panels of 32 columns, each contiguous (cache_read + transform_layout
-    to (j // 32, k, j % 32)); each parallel task takes a panel and
+    tirfun.examples.schedules): each parallel task copies a panel of 32
+    columns of B into a contiguous buffer (cache_read + compute_at) and
     accumulates 14x32 tiles of C in a local buffer (cache_write +
     reverse_compute_at) that LLVM keeps in vector registers; the tile rows
     are unrolled, the columns vectorized, and decompose_reduction zeroes
     the tile before the k loop. 14 does not divide the size, so
-    loop_partition gives the last tile its own loop. -fast-math-contract
+    loop_partition gives the last tile its own loop. (From 1024 up the
+    schedule packs B whole before the product instead, cache_read +
+    transform_layout to (j // 32, k, j % 32): faster there.) -fast-math-contract
     lets each multiply and add fuse into one FMA, as TVM's LLVM target does
     by default.""")
     rng = np.random.default_rng(0)

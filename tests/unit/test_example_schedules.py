@@ -100,20 +100,43 @@ def test_packed_matmul_contracted_stays_within_the_contraction_bound():
 def test_packed_matmul_is_built_by_the_block_primitives_and_its_trace_replays():
     sch = schedules.packed_matmul(64)
     names = [type(step).__name__ for step in sch.trace.rewrites]
-    for primitive in ("CacheRead", "TransformLayout", "CacheWrite", "ReverseComputeAt", "DecomposeReduction",
+    for primitive in ("CacheRead", "ComputeAt", "CacheWrite", "ReverseComputeAt", "DecomposeReduction",
                       "LoopPartition"):
         assert primitive in names
     assert structural_equal(sch.trace(schedules.matmul(64)), sch.mod)
-    # B is packed whole into two panels of 64 x 32, each contiguous
-    packed = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B_global"]
-    assert [[int(d) for d in b.shape] for b in packed] == [[2, 64, 32]]
     lowered = tirfun.lower(sch.mod).script()
-    # the full tiles accumulate in a 14 x 32 buffer and the last tile (rows
-    # 56 to 63) in an 8 x 32 one, inside the parallel loop
+    # B is packed per panel, the full tiles accumulate in a 14 x 32 buffer
+    # and the last tile (rows 56 to 63) in an 8 x 32 one, all inside the
+    # parallel loop
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "global"\)', lowered) == [
-        'T.allocate([4096], "float32", "global")']
+        'T.allocate([2048], "float32", "global")']
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "local"\)', lowered) == [
         'T.allocate([448], "float32", "local")', 'T.allocate([256], "float32", "local")']
+
+
+@pytest.mark.parametrize("n", [64, 32])
+def test_packed_matmul_packing_b_whole_is_the_interpreters_bit_for_bit(n):
+    # B copied once into contiguous panels of 32 columns before the product
+    sch = schedules.packed_matmul(n, pack="whole")
+    names = [type(step).__name__ for step in sch.trace.rewrites]
+    assert "TransformLayout" in names and "ComputeAt" not in names
+    packed = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B_global"]
+    assert [[int(d) for d in b.shape] for b in packed] == [[n // 32, n, 32]]
+    assert structural_equal(sch.trace(schedules.matmul(n)), sch.mod)
+    args = matmul_inputs(n, 5)
+    expected, actual = run_both(schedules.matmul(n), sch, "llvm", args)
+    assert_same_bits(actual[2], expected[2])
+
+
+def test_packed_matmul_packs_b_whole_from_its_threshold_on():
+    def packing(n):
+        names = [type(step).__name__ for step in schedules.packed_matmul(n).trace.rewrites]
+        return "whole" if "TransformLayout" in names else "panel"
+
+    assert packing(schedules.PACK_WHOLE_FROM) == "whole"
+    assert packing(schedules.PACK_WHOLE_FROM - 32) == "panel"
+    with pytest.raises(ScheduleError, match="pack must be 'whole' or 'panel', got 'rows'"):
+        schedules.packed_matmul(64, pack="rows")
 
 
 # -- conv2d ------------------------------------------------------------------

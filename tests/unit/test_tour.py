@@ -37,7 +37,7 @@ def test_the_matmul_story_ends_with_the_packed_register_tiled_schedule(capsys):
     positions = [out.index(row) for row in rows]
     assert positions == sorted(positions)
     names = _primitives(sch)
-    for primitive in ("CacheRead", "TransformLayout", "CacheWrite", "ReverseComputeAt", "Unroll", "Vectorize",
+    for primitive in ("CacheRead", "ComputeAt", "CacheWrite", "ReverseComputeAt", "Unroll", "Vectorize",
                       "Parallel", "DecomposeReduction", "LoopPartition"):
         assert primitive in names
     assert names[-1] == "DecomposeReduction"

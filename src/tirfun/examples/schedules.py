@@ -35,7 +35,8 @@ from ..nodes import IRModule
 from ..schedule import Schedule
 
 __all__ = [
-    "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul", "packed_matmul",
+    "PACK_WHOLE_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
+    "packed_matmul",
     "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
     "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_row_sum_rfactor",
     "schedule_softmax", "softmax", "softmax_program",
@@ -68,18 +69,31 @@ def matmul(n: int) -> IRModule:
     return _module(A, B, C)
 
 
-def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int = 32) -> None:
+#: the smallest extent of j for which :func:`schedule_packed_matmul` packs B
+#: whole before the product rather than a panel in each parallel task
+#: (measured on the 2-core AVX-512 machine: whole is 6% faster at 1024, even
+#: at 2048, 15% slower at 512)
+PACK_WHOLE_FROM = 1024
+
+
+def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int = 32,
+                           pack: str | None = None) -> None:
     """Schedule a matmul block (loops ``i, j, k``) for the CPU's vector
     units:
 
     - ``split`` i by ``rows`` and j by ``cols``, ``reorder`` to ``j0, i0,
       k, i1, j1``: a ``rows x cols`` tile of C per step of ``i0``, a column
       panel of B per step of ``j0``;
-    - ``cache_read`` B and ``transform_layout`` the copy to ``(j // cols,
-      k, j % cols)``: B is copied once, before the product, into panels of
-      ``cols`` columns, each ``n x cols`` panel contiguous (B packed into
-      panels); the copy's loops are split and reordered the same way,
-      parallel over the panels and vectorized along a panel's row;
+    - ``cache_read`` B into panels of ``cols`` columns, each ``n x cols``
+      panel contiguous (B packed into panels), one of two ways (``pack``):
+      ``"whole"``, ``transform_layout`` the copy to ``(j // cols, k, j %
+      cols)`` and copy B once before the product, its loops split and
+      reordered the same way, parallel over the panels and vectorized along
+      a panel's row; or ``"panel"``, ``compute_at`` the copy under ``j0``,
+      so that each panel task copies its panel first and lowering compacts
+      the copy to it. By default ``"whole"`` from an extent of j of
+      :data:`PACK_WHOLE_FROM` up, where it measured faster, else
+      ``"panel"``;
     - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
       copy back under ``i0``: the tile accumulates in a ``rows x cols``
       buffer that LLVM keeps in vector registers across the k loop;
@@ -97,27 +111,32 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     (with ``-fast-math-contract``). The defaults fit AVX-512: 28 of its 32
     vector registers hold the tile. (Copying A into tiles of rows, so that
     the elements one step broadcasts are adjacent, measured slower here with
-    two threads: the copy costs more than the strided reads. Copying each
-    panel of B inside its parallel task, with ``compute_at`` under ``j0``,
-    measured 25-30% slower at 1024 with two threads than packing B whole
-    first, and no faster at 512 or 2048.) k is summed in
+    two threads: the copy costs more than the strided reads.) k is summed in
     the program's order, so without contraction the result is the
     interpreter's, bit for bit.
     """
     block = sch.get_block(block) if isinstance(block, str) else block
     i, j, k = sch.get_loops(block)
-    n_i = _extent(sch, i)
-    _divides("schedule_packed_matmul", _extent(sch, j), cols, "j")
+    n_i, n_j = _extent(sch, i), _extent(sch, j)
+    _divides("schedule_packed_matmul", n_j, cols, "j")
+    if pack is None:
+        pack = "whole" if n_j >= PACK_WHOLE_FROM else "panel"
+    if pack not in ("whole", "panel"):
+        raise ScheduleError(f"schedule_packed_matmul: pack must be 'whole' or 'panel', got {pack!r}")
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, k, i1, j1)
     packed = sch.cache_read(block, 1, "global")
-    sch.transform_layout(packed, ("write", 0), lambda kk, jj: [jj // cols, kk, jj % cols])
-    rows_of_b, cols_of_b = sch.get_loops(packed)
-    panel, lane = sch.split(cols_of_b, [None, cols])
-    sch.reorder(panel, rows_of_b, lane)
-    sch.parallel(panel)
-    sch.vectorize(lane)
+    if pack == "whole":
+        sch.transform_layout(packed, ("write", 0), lambda kk, jj: [jj // cols, kk, jj % cols])
+        rows_of_b, cols_of_b = sch.get_loops(packed)
+        panel, lane = sch.split(cols_of_b, [None, cols])
+        sch.reorder(panel, rows_of_b, lane)
+        sch.parallel(panel)
+        sch.vectorize(lane)
+    else:
+        sch.compute_at(packed, j0)
+        sch.vectorize(sch.get_loops(packed)[-1])
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.parallel(j0)
@@ -134,10 +153,10 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
         sch.decompose_reduction(part, steps)
 
 
-def packed_matmul(n: int, rows: int = 14, cols: int = 32) -> Schedule:
+def packed_matmul(n: int, rows: int = 14, cols: int = 32, pack: str | None = None) -> Schedule:
     """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
     sch = Schedule(matmul(n))
-    schedule_packed_matmul(sch, "C", rows, cols)
+    schedule_packed_matmul(sch, "C", rows, cols, pack)
     return sch
 
 
