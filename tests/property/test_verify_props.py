@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from tirfun.analysis.traversal import blocks, get_at, replace_at, transform, walk
@@ -181,6 +181,46 @@ def test_a_block_reading_another_instances_element_is_a_spatial_dependence(n, a,
     second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
     location = int(text.split("writes B[")[1].split("]")[0])
     assert first != second and first + a == location == second + b
+
+
+_GUARDED_SHIFT = '''
+@T.prim_func
+def main(B: T.Buffer(({size},), "int32")):
+    for i in range({n}):
+        with T.block("B"):
+            vi = T.axis.spatial({n}, i)
+            {store}
+'''
+
+
+@given(st.integers(2, 8), st.integers(0, 2), st.integers(0, 2), st.integers(-1, 9),
+       st.sampled_from(["<", ">=", "=="]), st.sampled_from(["expression", "statement"]))
+def test_a_read_under_a_condition_is_a_dependence_where_the_condition_holds(n, a, b, c, op, form):
+    # the read of another instance's element counts only in the instances
+    # where its condition holds: a dependence iff some instance y with
+    # (y op c) reads y + b, which another instance x writes at x + a
+    from tirfun.script import from_source
+
+    if form == "expression":
+        store = f"B[vi + {a}] = T.if_then_else(vi {op} {c}, B[vi + {b}], 0) + 1"
+    else:
+        store = f"if vi {op} {c}:\n                B[vi + {a}] = B[vi + {b}] + 1"
+    func = from_source(_GUARDED_SHIFT.format(size=n + 5, n=n, store=store))
+    assert verify(func) is func
+    holds = {"<": lambda y: y < c, ">=": lambda y: y >= c, "==": lambda y: y == c}[op]
+    writers = range(n) if form == "expression" else [x for x in range(n) if holds(x)]
+    conflicting = any(x != y and x + a == y + b for y in range(n) if holds(y) for x in writers)
+    if not conflicting:
+        assert verify(func, strict=True) is func
+        return
+    event(f"dependence under the condition ({form})")
+    with pytest.raises(VerifyError) as info:
+        verify(func, strict=True)
+    assert info.value.rule == "spatial dependence"
+    text = str(info.value)
+    first = int(text.split("the instance with vi = ")[1].split(" ")[0])
+    second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
+    assert first != second and holds(second)
 
 
 @given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))

@@ -157,3 +157,39 @@ def test_the_lint_is_part_of_strict_verify_of_a_module():
     mod = IRModule({"main": from_source(SPATIAL_SUM)})
     with pytest.raises(VerifyError, match="spatial dependence"):
         verify(mod, strict=True)
+
+
+STENCIL_UNDER_A_CONDITION = '''
+@T.prim_func
+def main(A: T.Buffer((3, 5), "int32"), B: T.Buffer((3, 5), "int32")):
+    for i, j in T.grid(3, 5):
+        with T.block("block"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi - 1, vj + 1], A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = T.if_then_else(0 < vi and vj < 4, B[vi - 1, vj + 1], 0) + A[vi, vj]
+'''
+
+
+def test_a_read_under_a_condition_counts_where_the_condition_holds():
+    # (1, 0) reads B[0, 1], which (0, 1) writes: the condition holds there
+    func = from_source(STENCIL_UNDER_A_CONDITION)
+    assert verify(func) is func
+    with pytest.raises(VerifyError, match=r'spatial dependence .* the instance with vi = 0, vj = 1 writes '
+                                          r'B\[0, 1\] and the instance with vi = 1, vj = 0 reads it'):
+        verify(func, strict=True)
+    # and a reorder, which the spatial variables allow, changes the result
+    sch = Schedule(func)
+    sch.reorder("j", "i")
+    a = np.arange(15, dtype="int32").reshape(3, 5)
+    before, after = np.zeros((3, 5), "int32"), np.zeros((3, 5), "int32")
+    tirfun.interp.run(func, a, before)
+    tirfun.interp.run(sch.mod["main"], a, after)
+    assert before.tolist() != after.tolist()
+
+
+def test_a_condition_that_never_holds_where_instances_meet_is_no_dependence():
+    # the read of B[vi - 1, vj + 1] runs only where vi > 2: nowhere
+    src = STENCIL_UNDER_A_CONDITION.replace("0 < vi and vj < 4", "2 < vi and vj < 4")
+    func = from_source(src)
+    assert verify(func, strict=True) is func

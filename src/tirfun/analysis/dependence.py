@@ -22,10 +22,13 @@ an element the other writes.
 
 It looks only where the answer is certain and cheap: blocks whose domains
 are constants with at most :data:`MAX_INSTANCES` instances, and accesses in
-the block's own body (not in nested blocks, loops or conditions) whose
-indices are affine in the iteration variables. A buffer the block allocates
-is private to each instance and never conflicts; one it matches to a region
-(``T.match_buffer``) is left out too. Elsewhere it reports
+the block's own body (not in nested blocks or loops) whose indices are
+affine in the iteration variables. An access under a condition
+(``T.if_then_else``, an ``if``) counts in the instances where the condition
+holds, when it is made of comparisons of such affine forms (``0 < vi and vj
+< 4``); under any other condition it is left out. A buffer the block
+allocates is private to each instance and never conflicts; one it matches
+to a region (``T.match_buffer``) is left out too. Elsewhere it reports
 nothing.
 """
 
@@ -36,9 +39,10 @@ import itertools
 import attrs
 
 from ..nodes import (
-    Allocate, Block, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For, IfThenElse, IntImm,
-    IterVar, Var, While,
+    EQ, GE, GT, LE, LT, NE, Allocate, And, Block, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer,
+    For, IfThenElse, IntImm, IterVar, Not, Or, Var, While,
 )
+from ..nodes.expr import compare_result
 from .arith.linear import affine_form
 from .traversal import iter_children
 
@@ -101,7 +105,7 @@ def spatial_conflict(block: Block, thread_bound: bool = False) -> SpatialConflic
         return None
     positions = {iv.var: k for k, iv in enumerate(ivs)}
     stores, loads = _accesses(block, positions, thread_bound)
-    written = {buf for buf, _ in stores}
+    written = {buf for buf, _, _ in stores}
     if not written:
         return None
     instances = list(itertools.product(*ranges))
@@ -111,17 +115,21 @@ def spatial_conflict(block: Block, thread_bound: bool = False) -> SpatialConflic
         return tuple(zip(names, instance))
 
     owners: dict = {}
-    for buf, forms in stores:
+    for buf, forms, guard in stores:
         for instance in instances:
+            if not _holds(guard, instance):
+                continue
             key = (buf, _location(forms, instance))
             key_spatial = tuple(instance[k] for k in spatial)
             seen = owners.setdefault(key, (key_spatial, instance))
             if seen[0] != key_spatial:
                 return SpatialConflict(buf, key[1], label(seen[1]), label(instance), reads=False)
-    for buf, forms in loads:
+    for buf, forms, guard in loads:
         if buf not in written:
             continue
         for instance in instances:
+            if not _holds(guard, instance):
+                continue
             location = _location(forms, instance)
             seen = owners.get((buf, location))
             if seen is not None and seen[0] != tuple(instance[k] for k in spatial):
@@ -133,12 +141,51 @@ def _location(forms, instance) -> tuple:
     return tuple(const + sum(coeff * instance[k] for k, coeff in terms) for terms, const in forms)
 
 
+def _holds(guard, instance) -> bool:
+    """Whether every ``(condition, polarity)`` of ``guard`` holds at the
+    instance (see :func:`_condition`)."""
+    return all(_value(c, instance) == polarity for c, polarity in guard)
+
+
+def _value(c, instance) -> bool:
+    kind = c[0]
+    if kind == "cmp":
+        _, cls, a, b = c
+        return compare_result(cls, _location(a, instance)[0], _location(b, instance)[0])
+    if kind == "and":
+        return _value(c[1], instance) and _value(c[2], instance)
+    if kind == "or":
+        return _value(c[1], instance) or _value(c[2], instance)
+    if kind == "not":
+        return not _value(c[1], instance)
+    return c[1]  # "const"
+
+
+def _condition(expr, positions: dict):
+    """``expr`` as a tree :func:`_value` evaluates at an instance: and, or,
+    not and comparisons of affine forms in the iteration variables; None
+    where it is anything else."""
+    if isinstance(expr, (And, Or)):
+        a, b = _condition(expr.a, positions), _condition(expr.b, positions)
+        return None if a is None or b is None else ("and" if isinstance(expr, And) else "or", a, b)
+    if isinstance(expr, Not):
+        a = _condition(expr.a, positions)
+        return None if a is None else ("not", a)
+    if isinstance(expr, IntImm) and expr.dtype.is_bool:
+        return ("const", bool(expr.value))
+    if isinstance(expr, (EQ, NE, LT, LE, GT, GE)):
+        a, b = _forms([expr.a], positions), _forms([expr.b], positions)
+        return None if a is None or b is None else ("cmp", type(expr), a, b)
+    return None
+
+
 def _accesses(block: Block, positions: dict, thread_bound: bool):
     """The stores (body and init) and loads (body) of ``block`` that run
-    once per instance, unconditionally, at an index affine in its iteration
-    variables, as ``(buffer, forms)``; a form is ``(((position, coeff),
-    ...), const)`` per dimension. Buffers the block allocates or matches
-    are left out."""
+    once per instance, or under a condition :func:`_condition` reads, at an
+    index affine in its iteration variables, as ``(buffer, forms, guard)``;
+    a form is ``(((position, coeff), ...), const)`` per dimension, the guard
+    a tuple of ``(condition, polarity)``. Buffers the block allocates or
+    matches are left out."""
     # a matched buffer is a view whose origin moves with the instance: its
     # indices alone do not say which element of the source they touch
     private = set(block.alloc_buffers) | {match.buffer for match in block.match_buffers}
@@ -148,12 +195,24 @@ def _accesses(block: Block, positions: dict, thread_bound: bool):
     if block.init is not None:
         roots.append((block.init, False))  # the init's reads run once per reduction, not per instance
     for root, with_loads in roots:
-        stack = [root]
+        stack = [(root, ())]
         while stack:
-            node = stack.pop()
-            if isinstance(node, (BlockRealize, For, While, IfThenElse)):
-                continue  # nested blocks are checked on their own; the rest may not run once
-            if isinstance(node, Call) and node.op == "tir.if_then_else":
+            node, guard = stack.pop()
+            if isinstance(node, (BlockRealize, For, While)):
+                continue  # nested blocks are checked on their own; loops may not run once
+            branches = None
+            if isinstance(node, IfThenElse):
+                branches = (node.condition, node.then_case, node.else_case)
+            elif isinstance(node, Call) and node.op == "tir.if_then_else":
+                branches = tuple(node.args)
+            if branches is not None:
+                cond, then, other = branches
+                stack.append((cond, guard))
+                c = _condition(cond, positions)
+                if c is not None:  # otherwise neither branch surely runs
+                    stack.append((then, guard + ((c, True),)))
+                    if other is not None:
+                        stack.append((other, guard + ((c, False),)))
                 continue
             if isinstance(node, DeclBuffer):
                 private.add(node.buffer)
@@ -162,8 +221,8 @@ def _accesses(block: Block, positions: dict, thread_bound: bool):
             elif isinstance(node, BufferStore) or (with_loads and isinstance(node, BufferLoad)):
                 forms = _forms(node.indices, positions)
                 if forms is not None:
-                    (stores if isinstance(node, BufferStore) else loads).append((node.buffer, forms))
-            stack.extend(iter_children(node))
+                    (stores if isinstance(node, BufferStore) else loads).append((node.buffer, forms, guard))
+            stack.extend((child, guard) for child in iter_children(node))
 
     def shared(access):
         buf = access[0]
