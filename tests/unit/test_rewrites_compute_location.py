@@ -1824,3 +1824,64 @@ def main(A: T.Buffer((8, 4), "int32"), C: T.Buffer((4, 2), "int32")):
     assert ("the block reads vk, bound to 7 - k, and writes the same elements for each of its values; "
             "placed under 't' it would run vk over its domain in ascending order, which is not the order "
             "of its binding") in str(info.value)
+
+
+OPAQUE_OVER_LOOP_VARIABLES = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "int32"), C: T.Buffer((4, 4), "int32")):
+    B = T.alloc_buffer((4, 4), "int32")
+    for i, j in T.grid(4, 4):
+        with T.block("B"):
+            {producer}
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            {consumer}
+"""
+
+
+def test_compute_inline_refuses_a_body_over_the_loop_variables_around_it():
+    # an opaque block written over i, j: inlined into C, its value would
+    # name loops C is not in
+    src = OPAQUE_OVER_LOOP_VARIABLES.format(
+        producer="T.reads(A[i, j])\n            T.writes(B[i, j])\n            B[i, j] = A[i, j] * 2 + i",
+        consumer='vi, vj = T.axis.remap("SS", [i, j])\n            C[vi, vj] = B[vi, vj] + 1')
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.BodyAnalysisError) as info:
+        R.compute_inline("B")(mod)
+    assert ("the body names i, j, bound around the block rather than by its iteration variables; inlined "
+            "into the blocks that read the buffer, the value would name a loop they are not in") in str(info.value)
+
+
+def test_reverse_compute_inline_refuses_a_consumer_over_the_loop_variables_around_it():
+    src = OPAQUE_OVER_LOOP_VARIABLES.format(
+        producer='vi, vj = T.axis.remap("SS", [i, j])\n            B[vi, vj] = A[vi, vj] * 2',
+        consumer="T.reads(B[i, j])\n            T.writes(C[i, j])\n            C[i, j] = B[i, j] + i")
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.BodyAnalysisError) as info:
+        R.reverse_compute_inline("C")(mod)
+    assert "bound around the block rather than by its iteration variables; folded into its producer, the " \
+        "store would name a loop the producer is not in" in str(info.value)
+
+
+def test_a_body_over_the_scopes_own_loops_is_still_inlined():
+    # vj, of the scope block around both, is the same for the reader
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "int32"), C: T.Buffer((4, 4), "int32")):
+    for j in range(4):
+        with T.block("row"):
+            vj = T.axis.spatial(4, j)
+            B = T.alloc_buffer((4,), "int32")
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi, vj] * 2 + vj
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    C[vi, vj] = B[vi] + 1
+"""
+    mod = IRModule({"main": from_source(src)})
+    out = R.compute_inline("B")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

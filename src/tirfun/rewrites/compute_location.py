@@ -30,9 +30,9 @@ from ..analysis.traversal import (
     transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer,
-    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mul, Node, PrimExpr, Range,
-    SeqStmt, Stmt, Sub, Var, const,
+    EQ, GE, LE, LT, Add, And, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, LetStmt, Max, Min, Mul, Node, PrimExpr,
+    Range, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -1896,6 +1896,37 @@ def _indexed_uses(site, loc: _Located, buffer: Buffer) -> _Uses | None:
     return _Uses(opaque, blocks, tops)
 
 
+def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, subject: str,
+                         outcome: str = "inlined into the blocks that read the buffer, the value would "
+                                        "name a loop they are not in") -> None:
+    """The store's indices and value name no variable bound between the
+    scope and the block (a loop or let around it, as in an opaque block
+    written over loop variables): inlined into a reader (or, for
+    reverse_compute_inline, folded into the producer), the value would
+    name a loop that block is not in. TVM asks the same: the value may use
+    only the block's iteration variables and what the whole scope sees."""
+    own = {iv.var.name for iv in loc.realize.block.iter_vars}
+    extra = (var_names(store.value) | set().union(*[var_names(i) for i in store.indices])) - own
+    if not extra:
+        return
+    top = loc.scope or ()
+    around = set()
+    for p, node in ancestors(site.func, loc.rpath):
+        if len(p) <= len(top) or p[:len(top)] != top:
+            continue
+        if isinstance(node, For):
+            around.add(node.loop_var.name)
+        elif isinstance(node, LetStmt):
+            around.add(node.var.name)
+        elif isinstance(node, AttrStmt) and hasattr(node.node, "var"):
+            around.add(node.node.var.name)
+    named = sorted(extra & around)
+    if named:
+        chk.stop(BodyAnalysisError, subject,
+                 f"the body names {', '.join(named)}, bound around the block rather than by its iteration "
+                 f"variables; {outcome}", loc.realize)
+
+
 def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
     """The module with an inlining's result: ``func`` is the site's
     function with the statements of ``rebuilt`` (``(path, old, new)``)
@@ -2009,6 +2040,7 @@ class ComputeInline(Rewrite):
                      f"the body must be one store {buffer.name}[...] = f(...) whose indices are a bijective "
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
+        _check_own_variables(chk, site, loc, store, subject)
         removal = _check_leaf(chk, site, loc, subject)
         uses = _inline_uses(site, loc, buffer)
         _check_plain_uses(chk, uses, buffer, subject)
@@ -2233,6 +2265,9 @@ class ReverseComputeInline(Rewrite):
         pattern = self._pattern(realize, producer, buffer)
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
+        if isinstance(block.body, BufferStore):
+            _check_own_variables(chk, site, loc, block.body, subject,
+                                 "folded into its producer, the store would name a loop the producer is not in")
         removal = _check_leaf(chk, site, loc, subject)
         _check_plain_uses(chk, uses, buffer, subject)
         stray = next((p for p in uses.tops if type(site.at(p)) is not BlockRealize), None)
