@@ -161,6 +161,13 @@ def main(B: T.Buffer(({size},), "float32")):
 '''
 
 
+def _named_instances(text: str) -> tuple[int, int]:
+    """The values of vi of the two instances a spatial dependence names."""
+    first = int(text.split("the instance with vi = ")[1].split(" ")[0])
+    second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
+    return first, second
+
+
 @given(st.integers(1, 40), st.integers(0, 5), st.integers(0, 5), st.sampled_from(["spatial", "scan"]))
 def test_a_block_reading_another_instances_element_is_a_spatial_dependence(n, a, b, kind):
     from tirfun.script import from_source
@@ -176,10 +183,8 @@ def test_a_block_reading_another_instances_element_is_a_spatial_dependence(n, a,
     assert info.value.rule == "spatial dependence"
     # the two instances it names do touch one element: the first writes it,
     # the second reads it
-    text = str(info.value)
-    first = int(text.split("the instance with vi = ")[1].split(" ")[0])
-    second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
-    location = int(text.split("writes B[")[1].split("]")[0])
+    first, second = _named_instances(str(info.value))
+    location = int(str(info.value).split("writes B[")[1].split("]")[0])
     assert first != second and first + a == location == second + b
 
 
@@ -217,9 +222,7 @@ def test_a_read_under_a_condition_is_a_dependence_where_the_condition_holds(n, a
     with pytest.raises(VerifyError) as info:
         verify(func, strict=True)
     assert info.value.rule == "spatial dependence"
-    text = str(info.value)
-    first = int(text.split("the instance with vi = ")[1].split(" ")[0])
-    second = int(text.split("and the instance with vi = ")[1].split(" ")[0])
+    first, second = _named_instances(str(info.value))
     assert first != second and holds(second)
 
 

@@ -535,27 +535,6 @@ def test_unroll_of_virtual_threads_reading_their_own_elements_keeps_the_meaning(
     assert_equivalent(mod["main"], out["main"], trials=2)
 
 
-SUM_REDONE_IN_EVERY_THREAD = """
-@T.prim_func
-def main(A: T.Buffer((2, 4, 8), "int32"), C: T.Buffer((2, 4, 8), "int32")):
-    B = T.alloc_buffer((2,), "int32", scope="local")
-    for i in T.thread_binding(2, thread="blockIdx.x"):
-        for ty in T.thread_binding(4, thread="threadIdx.y"):
-            for tx in T.thread_binding(8, thread="threadIdx.x"):
-                for ax0, ax1 in T.grid(4, 8):
-                    with T.block("B"):
-                        vi, vy, vx = T.axis.remap("SRR", [i, ax0, ax1])
-                        T.reads(A[vi, vy, vx])
-                        T.writes(B[vi])
-                        with T.init():
-                            B[vi] = 0
-                        B[vi] = B[vi] + A[vi, vy, vx]
-                with T.block("C"):
-                    vi_1, vy_1, vx_1 = T.axis.remap("SSS", [i, ty, tx])
-                    T.reads(A[vi_1, vy_1, vx_1], B[vi_1])
-                    T.writes(C[vi_1, vy_1, vx_1])
-                    C[vi_1, vy_1, vx_1] = A[vi_1, vy_1, vx_1] * B[vi_1]
-"""
 
 
 @pytest.mark.parametrize("primitive", ["set_scope", "cache_write", "reindex_cache_write"])
@@ -564,8 +543,8 @@ def test_a_sum_each_thread_redoes_in_its_own_local_buffer_stays_local(primitive,
     # every thread sums the whole row into its own B (compute_at under the
     # thread loops put it there); in a scope the threads share, they would
     # all accumulate into one element at once
-    mod = IRModule({"main": from_source(SUM_REDONE_IN_EVERY_THREAD)})
-    sch = tirfun.Schedule(mod)
+    sch = tirfun.Schedule(mod_of(LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS))
+    sch.compute_at("B", "tx")
     with pytest.raises(R.SharedScopeUnderThreadError) as info:
         if primitive == "reindex_cache_write":
             sch.reindex_cache_write("B", 0, scope, lambda vi, vy, vx: [vi])

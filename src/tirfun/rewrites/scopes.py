@@ -53,6 +53,34 @@ def _through_views(blocks, buffer, indices: list) -> list:
     return indices
 
 
+def _threads_around(chain, tags) -> tuple[dict, dict]:
+    """The statements of ``chain`` (``(path, statement)``, outermost first)
+    that bind a thread axis whose tag starts with one of ``tags``, to more
+    than one thread: name -> (statement, tag); and the constant ranges of
+    its loops, Var -> (first, last), for the simplifier."""
+    threads, env = {}, {}
+    for _, stmt in chain:
+        if isinstance(stmt, For):
+            lo, ext = int_value(stmt.min), int_value(stmt.extent)
+            if lo is not None and ext is not None and ext > 0:
+                env[stmt.loop_var] = (lo, lo + ext - 1)
+        launch = launch_of(stmt)
+        if launch is not None and launch[0].startswith(tags) and int_value(launch[2]) != 1:
+            threads[stmt.loop_var.name if isinstance(stmt, For) else stmt.node.var.name] = (stmt, launch[0])
+    return threads, env
+
+
+def _at_thread_loops(chain, exprs) -> list:
+    """``exprs`` read at the loops of ``chain``: the variables of each block
+    in it replaced by their bindings, from the innermost block out."""
+    exprs = list(exprs)
+    for _, stmt in reversed(chain):
+        if isinstance(stmt, BlockRealize) and stmt.block.iter_vars:
+            mapping = {iv.var: v for iv, v in zip(stmt.block.iter_vars, stmt.iter_values)}
+            exprs = [substitute_expr(e, mapping) for e in exprs]
+    return exprs
+
+
 def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: str, what: str,
                             places, node, viewed=None) -> None:
     """A buffer of a ``shared`` scope allocated by the block at
@@ -77,24 +105,10 @@ def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: 
         blocks = [own if isinstance(own, Block) else own.block] + \
             [stmt.block for _, stmt in reversed(chain) if isinstance(stmt, BlockRealize)]
         places = _through_views(blocks, viewed, list(places))
-    threads, env = {}, {}
-    for _, stmt in chain:
-        if isinstance(stmt, For):
-            lo, ext = int_value(stmt.min), int_value(stmt.extent)
-            if lo is not None and ext is not None and ext > 0:
-                env[stmt.loop_var] = (lo, lo + ext - 1)
-        launch = launch_of(stmt)
-        if launch is not None and launch[0].startswith("threadIdx") and int_value(launch[2]) != 1:
-            threads[stmt.loop_var.name if isinstance(stmt, For) else stmt.node.var.name] = (stmt, launch[0])
+    threads, env = _threads_around(chain, ("threadIdx",))
     if not threads:
         return
-    exprs = list(places)
-    # read the places at the thread loops: each enclosing block's variables
-    # are their bindings, from the innermost block out
-    for _, stmt in reversed(chain):
-        if isinstance(stmt, BlockRealize) and stmt.block.iter_vars:
-            mapping = {iv.var: v for iv, v in zip(stmt.block.iter_vars, stmt.iter_values)}
-            exprs = [substitute_expr(e, mapping) for e in exprs]
+    exprs = _at_thread_loops(chain, places)
     for e in exprs:
         varying = sorted(var_names(simplify_expr(e, env)) & threads.keys())
         if varying:
@@ -143,15 +157,7 @@ def check_per_thread_writes(chk: Checks, subject: str, func, writers, buffer, ol
     for path in writers:
         realize = get_at(func, path)
         chain = ancestors(func, path)
-        threads, env = {}, {}
-        for _, stmt in chain:
-            if isinstance(stmt, For):
-                lo, ext = int_value(stmt.min), int_value(stmt.extent)
-                if lo is not None and ext is not None and ext > 0:
-                    env[stmt.loop_var] = (lo, lo + ext - 1)
-            launch = launch_of(stmt)
-            if launch is not None and launch[0].startswith(tags) and int_value(launch[2]) != 1:
-                threads[stmt.loop_var.name if isinstance(stmt, For) else stmt.node.var.name] = (stmt, launch[0])
+        threads, env = _threads_around(chain, tags)
         if not threads:
             continue
         block = realize.block
@@ -161,12 +167,7 @@ def check_per_thread_writes(chk: Checks, subject: str, func, writers, buffer, ol
                 reducing |= var_names(value)
         exprs = list(indices) if indices is not None else \
             [e for r in block.writes if r.buffer == buffer for rng in r.region for e in (rng.min, rng.extent)]
-        # the indices at the thread loops: each block's variables are their
-        # bindings, from the innermost block out
-        for _, stmt in reversed(chain + [(path, realize)]):
-            if isinstance(stmt, BlockRealize) and stmt.block.iter_vars:
-                mapping = {iv.var: v for iv, v in zip(stmt.block.iter_vars, stmt.iter_values)}
-                exprs = [substitute_expr(e, mapping) for e in exprs]
+        exprs = _at_thread_loops(chain + [(path, realize)], exprs)
         names = set().union(set(), *[var_names(simplify_expr(e, env)) for e in exprs])
         same = sorted(n for n in threads if n not in names)
         if not same:
