@@ -361,3 +361,113 @@ def test_a_producer_under_loops_it_shares_computes_what_each_iteration_read(case
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed)
+
+
+@st.composite
+def consumers_under_shared_loops(draw):
+    """(source, refused) of a producer B and a consumer C that share the
+    loops ``i, j``: B runs its own loop ``k``, writing B[vi, vj, vk]; C
+    runs its own loop ``t`` (as many steps) and reads B[.., .., c2] with c2
+    bound to t; reverse_compute_at C at ``k``. C's other variables c0, c1
+    (bound to i, j) and cm (bound to ``j * ek + t``) are spatial or
+    reduction at random; c0 and c1 index B's element or not, and each
+    indexes C's element or is read by C's value or not. A variable B's
+    region leaves free that C uses, bound to a shared loop of several
+    iterations, keeps its binding (spatial, shared loops only) or makes
+    ``refused`` hold (a reduction variable, or cm with its own loop)."""
+    ei, ej, ek = (draw(st.integers(1, 3), label=f"extent {n}") for n in "ijk")
+    kinds = [draw(st.sampled_from("SR"), label=f"kind c{n}") for n in "01m"]
+    in_b = [draw(st.booleans(), label=f"c{n} indexes B") for n in "01"]
+    # a reduction variable indexing C makes no reduction block
+    in_c = [k == "S" and draw(st.booleans(), label=f"c{n} indexes C") for n, k in zip("01m", kinds)]
+    read = [draw(st.booleans(), label=f"c{n} read") for n in "01m"]
+    # cm shares its loops with c1 and c2: a reduction with cm has no affine
+    # binding, so it is no reduction block; without cm it is
+    with_cm = draw(st.booleans(), label="cm declared")
+    if not with_cm:
+        kinds[2], in_c[2], read[2] = "S", False, False
+    names, binds = ["c0", "c1", "cm"], ["i", "j", f"j * {ek} + t"]
+    doms = [ei, ej, ej * ek if with_cm else 1]
+    reduction = "R" in kinds
+    out = [n for n, x in zip(names, in_c) if x] + ["c2"]
+    shape = [d for d, x in zip(doms, in_c) if x] + [ek]
+    at = ", ".join([n if x else "0" for n, x in zip(names[:2], in_b)] + ["c2"])
+    terms = " + ".join(f"{n} * {7 ** p}" for p, (n, r) in enumerate(zip(names, read)) if r) or "0"
+    value = f"B[{at}] + ({terms})"
+    axes = "\n".join(f"                {n} = T.axis.{'spatial' if k == 'S' else 'reduce'}({d}, {b})"
+                     for n, k, d, b in zip(names[:3 if with_cm else 2], kinds, doms, binds))
+    write = ", ".join(out)
+    body = (f"                with T.init():\n                    C[{write}] = 0\n"
+            f"                C[{write}] = C[{write}] + {value}\n" if reduction
+            else f"                C[{write}] = {value}\n")
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({ei}, {ej}, {ek}), "int32"), C: T.Buffer(({", ".join(map(str, shape))}), "int32")):
+    B = T.alloc_buffer(({ei}, {ej}, {ek}), "int32")
+    for i, j in T.grid({ei}, {ej}):
+        for k in range({ek}):
+            with T.block("B"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                B[vi, vj, vk] = A[vi, vj, vk] * 3
+        for t in range({ek}):
+            with T.block("C"):
+                c2 = T.axis.spatial({ek}, t)
+{axes}
+{body}'''
+    # the loops of several iterations each binding names
+    bound = [{"i"} if ei > 1 else set(), {"j"} if ej > 1 else set(),
+             (({"j"} if ej > 1 else set()) | ({"t"} if ek > 1 else set())) if with_cm else set()]
+    free = [not b and d > 1 for b, d in zip(in_b + [False], doms)]
+    used = [x or r for x, r in zip(in_c, read)]
+    # c2, bound to t, is fixed by B's region and matters
+    matters = [k == "R" or not f or u for k, f, u in zip(kinds, free, used)] + [True]
+    bound_all = bound + [{"t"} if ek > 1 else set()]
+    refused = False
+    for n in range(3):
+        if not free[n]:
+            continue
+        shared = bound[n] & {"i", "j"}
+        partner = any(w != n and matters[w] and bound[n] & bound_all[w] for w in range(4))
+        if kinds[n] == "R":
+            refused |= bool(shared) or partner
+        elif used[n]:
+            # kept where bound to shared loops only; cm is no plain loop,
+            # so read but not written at, its order is refused too
+            refused |= bool(bound[n] - {"i", "j"}) if shared else (partner or (n == 2 and not in_c[n]))
+    return src, refused
+
+
+@given(consumers_under_shared_loops(), st.integers(0, 2**16))
+def test_a_consumer_moved_under_loops_it_shares_runs_what_each_iteration_ran(case, seed):
+    # C in iteration (i, j) ran the values its binding gives of the
+    # variables B's region leaves free; TVM runs their whole domain there,
+    # writing the other iterations' elements from this one's values
+    from unittest import mock
+
+    from tirfun.rewrites.compute_location import ReverseComputeAt
+    from tirfun.testing.equivalence import NotEquivalentError
+
+    src, refused = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_at("C", "k")
+    problems = rewrite.violations(mod)
+    ours = [p for p in problems if "leave another value's result" in str(p)]
+    if ours:
+        assert type(ours[0]) is R.NotStagePipelineError
+        assert refused, ours[0]
+        event("refused: the binding cannot be kept")
+        if len(problems) == len(ours):
+            with mock.patch.object(ReverseComputeAt, "_keep_shared_bindings", lambda *a: None):
+                placed = rewrite(mod)
+            with pytest.raises(NotEquivalentError):
+                assert_equivalent(mod["main"], placed["main"], seed=seed)
+        return
+    if problems:
+        assert all(isinstance(p, ScheduleError) for p in problems)
+        event(f"refused: {type(problems[0]).__name__}")
+        return
+    assert not refused
+    event("placed")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed)

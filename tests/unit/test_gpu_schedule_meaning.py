@@ -597,3 +597,53 @@ def test_a_shared_cache_of_a_view_that_moves_with_the_thread_is_refused(scope):
     sch = tirfun.Schedule(mod)
     sch.reindex_cache_read("B", 0, "local", lambda vk: [vk])
     assert_equivalent(mod["main"], sch.mod["main"], trials=2)
+
+
+def test_a_scope_tvm_does_not_know_is_shared_as_global_memory_is():
+    # the parser takes any scope string, as TVM's does; the interpreter runs
+    # such a buffer as one that every thread shares, and so do the checks of
+    # reverse_compute_at: E, placed under the threads, would read what
+    # thread 0 writes
+    src = """
+@T.prim_func
+def main(A: T.Buffer((3,), "float32"), E: T.Buffer((1,), "float32")):
+    B = T.alloc_buffer((3, 2), scope="SCOPE")
+    for j in T.thread_binding(2, thread="threadIdx.x"):
+        for i in range(3):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi] * T.float32(2.0)
+    for k in range(1):
+        with T.block("E"):
+            vk = T.axis.spatial(1, k)
+            E[vk] = B[vk % 3, T.min(vk, 1)]
+"""
+    mod = mod_of(src)
+    assert_equivalent(mod["main"], mod["main"], trials=1)
+    with pytest.raises(R.ThreadOverlapError, match="the block runs in every thread and reads the SCOPE buffer"):
+        R.reverse_compute_at("E", "j", preserve_unit_loops=True)(mod)
+
+
+def test_reverse_compute_at_under_the_threads_keeps_the_consumers_thread_binding():
+    # C's vy, vx are bound to ty, tx, loops around the target loop that B's
+    # region leaves free: TVM runs them over their whole domains there, so
+    # every thread would write every element of C; they keep their binding
+    sch = tirfun.Schedule(mod_of(LOCAL_SUM_OVER_TWO_THREAD_DIMENSIONS))
+    sch.compute_at("B", "tx")
+    before = sch.mod
+    sch.reverse_compute_at("C", "ax1")
+    assert 'vi_1, vy_1, vx_1 = T.axis.remap("SSS", [i, ty, tx])' in sch.mod.script()
+    assert_equivalent(before["main"], sch.mod["main"], trials=2)
+
+
+@pytest.mark.parametrize("scope", ["shared", "shared.dyn"])
+def test_a_shared_write_cache_of_values_read_through_a_moving_view_is_refused(scope):
+    # W0[0, vk] = W1[0, vk] * 2 stores the same expression in every thread,
+    # but W1 views a row per thread: the values differ
+    mod = IRModule({"main": from_source(ROWS_THROUGH_VIEWS)})
+    with pytest.raises(R.SharedScopeUnderThreadError) as info:
+        tirfun.Schedule(mod).reindex_cache_write("B", 0, scope, lambda vk: [vk])
+    assert "the cache of buffer W0 would be a " in str(info.value)
+    sch = tirfun.Schedule(mod)
+    sch.reindex_cache_write("B", 0, "local", lambda vk: [vk])
+    assert_equivalent(mod["main"], sch.mod["main"], trials=2)

@@ -1798,7 +1798,7 @@ def test_compute_at_refuses_a_reduction_variable_bound_to_a_shared_loop():
     with pytest.raises(R.NotStagePipelineError) as info:
         R.compute_at("B", "t")(mod)
     assert ("the reduction variable vj, bound to j, counts the steps of j around loop 't': the consumers "
-            "read the partial results of each") in str(info.value)
+            "read the partial results in each") in str(info.value)
 
 
 def test_compute_at_refuses_a_read_variable_run_in_another_order():

@@ -58,6 +58,7 @@ from .index import derive_inline_index
 from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
+from .scopes import valid_scope
 from .serialize import py_value
 
 _BODY = ("body", None)
@@ -990,8 +991,7 @@ class _ComputeAtBase(Rewrite):
                     doms[var] = union(old, mine)
         if self.reverse and block.init is not None:
             self._check_disjoint(chk, site, loc, lpath, under, subject)
-        if not self.reverse:
-            self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
+        self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
         return doms
 
     def _keep_shared_bindings(self, chk, site, loc, lpath, doms, subject) -> None:
@@ -1014,7 +1014,17 @@ class _ComputeAtBase(Rewrite):
           value stored would not be the original's.
 
         A variable matters when it is a reduction variable, a needed region
-        determines it, or the block reads it."""
+        determines it, or the block reads it.
+
+        reverse_compute_at takes the domains from what the producers write
+        under the loop; a variable they leave free that the block uses at
+        all (in what it reads or where it writes) and that is bound to loops
+        shared with the target loop keeps its binding too, or is refused as
+        above: the whole domain would write, in each iteration of those
+        loops, the elements of the others from this iteration's values. One
+        that shares a loop with a variable that matters is refused too; the
+        order of its values matters only where it is not in an index the
+        block writes at."""
         block = loc.realize.block
         pairs = list(zip(block.iter_vars, loc.realize.iter_values))
 
@@ -1028,7 +1038,10 @@ class _ComputeAtBase(Rewrite):
         around = {node.loop_var.name: (p, node) for p, node in ancestors(site.func, loc.rpath)
                   if isinstance(node, For) and int_value(node.extent) != 1}
         shared = {n for n, (p, _) in around.items() if is_under(lpath, p)}
-        read = _names_read(block)
+        read = _names_read(block) if not self.reverse else \
+            var_names(block.body) | (var_names(block.init) if block.init is not None else set())
+        written = set().union(*[var_names(r.min) for w in block.writes for r in w.region]) if self.reverse \
+            else set()
         bound = [var_names(value) & around.keys() for _, value in pairs]
         matters = [iv.iter_type is not IterVarType.DataPar or not free(iv) or iv.var.name in read
                    for iv, _ in pairs]
@@ -1042,11 +1055,13 @@ class _ComputeAtBase(Rewrite):
             binding = f"{iv.var.name}, bound to {value.script()},"
             if iv.iter_type is not IterVarType.DataPar:
                 if names & shared:
+                    readers = "the block sums one step" if self.reverse else "the consumers read the partial " \
+                        "results"
                     chk.stop(NotStagePipelineError, subject,
                              f"the reduction variable {binding} counts the steps of "
-                             f"{', '.join(sorted(names & shared))} around loop {loop!r}: the consumers read "
-                             f"the partial results of each, and placed under {loop!r} the block would run "
-                             "the whole reduction and leave another value's result", loc.realize)
+                             f"{', '.join(sorted(names & shared))} around loop {loop!r}: {readers} in each, "
+                             f"and placed under {loop!r} the block would run the whole reduction and leave "
+                             "another value's result", loc.realize)
                 if partner is not None:
                     chk.stop(NotStagePipelineError, subject,
                              f"the reduction variable {binding} shares loop {partner[1]!r} with "
@@ -1066,17 +1081,21 @@ class _ComputeAtBase(Rewrite):
                     doms[iv.var] = Interval(kept, kept)
                     continue
                 chk.stop(NotStagePipelineError, subject,
-                         f"the block reads {binding} and writes the same elements for each of its values; "
-                         f"{', '.join(sorted(names & shared))} around loop {loop!r} fix the values the "
-                         f"consumers read there, but placed under {loop!r} the block would run "
-                         f"{iv.var.name} over the values of its own loops too and leave another value's "
-                         "result", loc.realize)
+                         f"the block {'uses' if self.reverse else 'reads'} {binding} and "
+                         f"{'runs it for one value in each iteration of' if self.reverse else 'writes the same elements for each of its values;'} "
+                         f"{', '.join(sorted(names & shared))} around loop {loop!r}"
+                         f"{'' if self.reverse else ' fix the values the consumers read there'}, but placed "
+                         f"under {loop!r} the block would run {iv.var.name} over the values of its own "
+                         "loops too and leave another value's result", loc.realize)
             if partner is not None:
                 chk.stop(NotStagePipelineError, subject,
-                         f"the block reads {binding} and writes the same elements for each of its values; "
-                         f"it shares loop {partner[1]!r} with {partner[0]}, and placed under {loop!r} each "
+                         f"the block {'uses' if self.reverse else 'reads'} {binding} "
+                         f"{'' if self.reverse else 'and writes the same elements for each of its values; it '}"
+                         f"shares loop {partner[1]!r} with {partner[0]}, and placed under {loop!r} each "
                          "would run over a domain of its own, in pairs of values the original never ran, "
                          "and leave another value's result", loc.realize)
+            if self.reverse and iv.var.name in written:
+                continue  # each value writes elements of its own: the order does not matter
             own = around.get(value.name) if isinstance(value, Var) else None
             if own is None or not (_same(own[1].min, iv.dom.min, {}) and _same(own[1].extent, iv.dom.extent, {})):
                 chk.stop(NotStagePipelineError, subject,
@@ -1575,7 +1594,12 @@ def _same(a, b, proof) -> bool:
 
 def _storage_rank(scope: str) -> int:
     """TVM's rank of a storage scope: global 0, shared 1, warp 2, local 3;
-    the special scopes (``wmma.*`` and others) belong to one thread too."""
+    the special scopes (``wmma.*`` and others) belong to one thread too. A
+    scope TVM does not know (the parser takes any string, TVM's lowering
+    refuses it) counts as global, as the interpreter runs it: one buffer
+    that every thread shares."""
+    if not valid_scope(scope):
+        return 0
     rank = scope.partition(".")[0] or "global"
     return {"global": 0, "shared": 1, "warp": 2, "local": 3}.get(rank, 4)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..analysis.arith.terms import int_value
 from ..analysis.threads import launch_of
-from ..analysis.traversal import ancestors, get_at
+from ..analysis.traversal import ancestors, get_at, walk
 from ..analysis.arith.simplify import simplify_expr
-from ..nodes import Block, BlockRealize, For, IterVarType
+from ..nodes import Block, BlockRealize, BufferLoad, For, IterVarType
 from .base import Checks
 from .errors import InvalidStorageScopeError, SharedScopeUnderThreadError
 from .exprs import substitute_expr, var_names
@@ -94,17 +94,24 @@ def check_shared_allocation(chk: Checks, subject: str, func, block_path, scope: 
     that does not vary with the thread (every thread copies the same
     elements, with the same values) is allowed. ``viewed``: the buffer
     the places index, where it may be a match buffer of the blocks around
-    (a view whose region moves with the thread)."""
+    (a view whose region moves with the thread); a value the places load
+    through such a view is read through it the same way."""
     if not scope.startswith("shared"):
         return
     chain = ancestors(func, block_path)
     own = get_at(func, block_path)
     if isinstance(own, BlockRealize):
         chain.append((block_path, own))
+    blocks = [own if isinstance(own, Block) else own.block] + \
+        [stmt.block for _, stmt in reversed(chain) if isinstance(stmt, BlockRealize)]
+    places = list(places)
     if viewed is not None:
-        blocks = [own if isinstance(own, Block) else own.block] + \
-            [stmt.block for _, stmt in reversed(chain) if isinstance(stmt, BlockRealize)]
-        places = _through_views(blocks, viewed, list(places))
+        places = _through_views(blocks, viewed, places)
+    # a value loaded through a view moves with the view's region too
+    views = {m.buffer for b in blocks for m in b.match_buffers}
+    if views:
+        loads = [n for e in places for n in walk(e) if isinstance(n, BufferLoad) and n.buffer in views]
+        places += [i for n in loads for i in _through_views(blocks, n.buffer, list(n.indices))]
     threads, env = _threads_around(chain, ("threadIdx",))
     if not threads:
         return
