@@ -435,3 +435,28 @@ def main(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
     out = R.cache_index("B", "global").run(mod)
     assert blocks(out.mod)["B"].body.script() == "B[index_var_0[vi]] = A[index_var_0[vi]]"
     check(mod, out.mod)
+
+
+def test_an_index_over_a_loop_whose_extent_loads_a_buffer_is_not_cached():
+    # range(L[0]) may be negative, or change before the loop: an index
+    # buffer of L[0] elements, filled before the loop, would be neither
+    # allocatable nor right; the block keeps computing its index
+    src = """
+@T.prim_func
+def main(B: T.Buffer((8,), "float32"), L: T.Buffer((1,), "int32")):
+    for t in range(L[0]):
+        with T.block("B5"):
+            vt = T.axis.opaque(8, t)
+            T.reads(B[vt % 8])
+            T.writes(B[vt % 8])
+            B[vt % 8] = B[vt % 8] + T.float32(1.0)
+"""
+    from tirfun.interp import run
+
+    mod = IRModule({"main": from_source(src)})
+    out = R.cache_index("B5", "global", 0)(mod)
+    assert "index_var" not in out.script()
+    for count in (3, -5):
+        b = np.zeros(8, "float32")
+        run(out["main"], b, np.array([count], "int32"))
+        assert b.tolist() == [1.0 if k < count else 0.0 for k in range(8)]

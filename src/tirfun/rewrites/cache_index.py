@@ -299,13 +299,17 @@ def _rebuildable(site, realize: BlockRealize, realize_path: Path) -> dict:
     """The iteration variables a new block can rebuild, each with the upper
     extent its binding takes (the index buffer's extent): a binding over
     loops of the scope whose ranges use only parameters, non-negative and
-    bounded."""
+    bounded. A range that loads from a buffer (``range(L[0])``) does not
+    count: the index buffer would be allocated, and its stage run, with
+    what the buffer holds before the loop, which may be negative or may
+    change on the way."""
     params = {p for p in site.func.params}
     params |= {v for b in site.func.buffer_map.values() for s in b.shape for v in _vars_in(s)}
     ranges = {}
     for _, loop in loops_above(site, realize_path):
         var = loop.loop_var
-        if all(v in params for v in _vars_in(loop.min) + _vars_in(loop.extent)):
+        if all(v in params for v in _vars_in(loop.min) + _vars_in(loop.extent)) and not any(
+                isinstance(n, BufferLoad) for e in (loop.min, loop.extent) for n in _post_order(e)):
             ranges[var] = Interval.from_range(Range(loop.min, loop.extent))
     out = {}
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
