@@ -1929,22 +1929,29 @@ def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, s
     reverse_compute_inline, folded into the producer), the value would
     name a loop that block is not in. TVM asks the same: the value may use
     only the block's iteration variables and what the whole scope sees."""
-    own = {iv.var.name for iv in loc.realize.block.iter_vars}
-    extra = (var_names(store.value) | set().union(*[var_names(i) for i in store.indices])) - own
-    if not extra:
-        return
-    top = loc.scope or ()
+    # the statements on the way from the scope down to the block
     around = set()
-    for p, node in ancestors(site.func, loc.rpath):
-        if len(p) <= len(top) or p[:len(top)] != top:
-            continue
+    for node in nodes_along(site.func, loc.rpath)[len(loc.scope or ()) + 1:-1]:
         if isinstance(node, For):
             around.add(node.loop_var.name)
         elif isinstance(node, LetStmt):
             around.add(node.var.name)
         elif isinstance(node, AttrStmt) and hasattr(node.node, "var"):
             around.add(node.node.var.name)
-    named = sorted(extra & around)
+    # an iteration variable of the block shadows a loop of its name
+    around -= {iv.var.name for iv in loc.realize.block.iter_vars}
+    if not around:
+        return
+    # the expressions' variables, not those of the buffers they load from
+    named, stack = set(), [store.value, *store.indices]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var):
+            if n.name in around:
+                named.add(n.name)
+        elif not isinstance(n, Buffer):
+            stack.extend(iter_children(n))
+    named = sorted(named)
     if named:
         chk.stop(BodyAnalysisError, subject,
                  f"the body names {', '.join(named)}, bound around the block rather than by its iteration "
