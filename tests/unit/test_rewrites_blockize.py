@@ -688,3 +688,32 @@ def test_blockize_declares_a_load_in_the_range_of_a_loop_it_moves_inside():
     verify(out, strict=True)
     with pytest.raises(R.NonSingleProducerError, match="block 'D_o' also uses B"):
         R.reverse_compute_inline("C")(out)
+
+
+def test_blockize_of_blocks_refuses_an_opaque_one_naming_a_loop_above_them():
+    # loop_partition's common block names i0_0 in its regions and its
+    # blocks' bindings; T_add gives the new block an iteration variable, so
+    # inside it i0_0 would be a loop outside the block
+    src = """
+@T.prim_func
+def main(x: T.Buffer((4,), "float32"), T_repeat: T.Buffer((64,), "float32")):
+    T_add = T.alloc_buffer((4,))
+    for i0_0 in range(8):
+        with T.block("T_add"):
+            ax0 = T.axis.spatial(4, i0_0 // 2)
+            T.reads(x[ax0])
+            T.writes(T_add[ax0])
+            T_add[ax0] = x[ax0] + T.float32(1.0)
+        for i0_1 in range(8):
+            with T.block("T_repeat"):
+                ax0_1 = T.axis.spatial(64, i0_0 * 8 + i0_1)
+                T.reads(T_add[ax0_1 // 16])
+                T.writes(T_repeat[ax0_1])
+                T_repeat[ax0_1] = T_add[ax0_1 // 16]
+"""
+    sch = Schedule(IRModule({"main": from_source(src)}))
+    sch.loop_partition("i0_1", [4])
+    with pytest.raises(R.SubspaceNotDivisibleError) as info:
+        sch.blockize(["T_add", "T_repeat_i0_1_common"])
+    assert ("block 'T_repeat_i0_1_common' names the loop 'i0_0' above the blocks in its body or regions, not "
+            "through an iteration variable; inside the new block it would name a loop outside it") in str(info.value)

@@ -724,6 +724,9 @@ def _plan_blocks(rec: Blockize, mod, chk: Checks) -> _BlocksPlan:
     # the list form keeps each init in its own block (requirement 7)
     parts = [_divide_block(chk, cut, it[3], it[2], rec.preserve_unit_iters, outer_init=False) for it in items]
     outer = _shared_outer(chk, subject, parts)
+    if outer:  # an opaque new block may name the loops around it, as the blocks did
+        for part in parts:
+            _check_no_outer_loop_names(chk, subject, cut, part.realize)
     for part in parts[1:]:
         if part.outer_predicate != parts[0].outer_predicate:
             chk.stop(OuterBindingMismatchError, subject,
@@ -741,6 +744,27 @@ def _plan_blocks(rec: Blockize, mod, chk: Checks) -> _BlocksPlan:
                      part.realize)
     return _BlocksPlan(site, seq_path, positions[0], positions[-1], tuple(parts), tuple(outer),
                        parts[0].outer_predicate)
+
+
+def _check_no_outer_loop_names(chk: Checks, subject: str, cut: _Cut, realize: BlockRealize) -> None:
+    """The block names the loops above the blocks only through its
+    bindings, which blockize divides between the new block and it. An
+    opaque block (``loop_partition``'s common block, say) that names one
+    in its regions, its body or the blocks under it would name, inside
+    the new block, a loop outside it: block isolation forbids it where the
+    new block has iteration variables (another block of the list gives it
+    some)."""
+    block = realize.block
+    own = {iv.var.name for iv in block.iter_vars}
+    parts = [block.body, *block.reads, *block.writes, *block.match_buffers]
+    if block.init is not None:
+        parts.append(block.init)
+    named = sorted(set().union(*[var_names(x) for x in parts]) & (cut.outer_names - own))
+    if named:
+        chk.stop(SubspaceNotDivisibleError, subject,
+                 f"block {block.name_hint!r} names the loop {named[0]!r} above the blocks in its body or regions, "
+                 "not through an iteration variable; inside the new block it would name a loop outside it",
+                 realize)
 
 
 def _shared_outer(chk: Checks, subject: str, parts) -> list:
