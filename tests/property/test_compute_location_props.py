@@ -471,3 +471,70 @@ def test_a_consumer_moved_under_loops_it_shares_runs_what_each_iteration_ran(cas
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed)
+
+
+@st.composite
+def readers_left_behind(draw):
+    """(source, loop, late) of C, then D under the loops i_1, j_1, D
+    reading C's row at a random place (this iteration's column, an earlier
+    or a later one, a fixed one, or all of them); reverse_compute_at C into
+    Y's loop ``loop``. ``late`` holds where D reads a column C writes in a
+    later iteration, which C moved earlier would already have written."""
+    n = draw(st.integers(2, 4), label="size")
+    d = draw(st.integers(1, 2), label="shift")
+    where = draw(st.sampled_from(["same", "earlier", "later", "fixed", "all"]), label="place")
+    fixed = draw(st.integers(0, n - 1), label="fixed column")
+    col = {"same": "vc", "earlier": f"T.max(vc - {d}, 0)", "later": f"T.min(vc + {d}, {n - 1})",
+           "fixed": str(fixed), "all": "vj_2"}[where]
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+         C: T.Buffer(({n}, {n}), "float32"), D: T.Buffer(({n}, {n}, {n}), "float32")):
+    Y = T.alloc_buffer(({n}, {n}))
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0.0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i_1, j_1 in T.grid({n}, {n}):
+        with T.block("C"):
+            vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+            C[vi_1, vj_1] = T.max(Y[vi_1, vj_1], T.float32(0.0))
+        for jj in range({n}):
+            with T.block("D"):
+                vi_2, vc, vj_2 = T.axis.remap("SSS", [i_1, j_1, jj])
+                D[vi_2, vc, vj_2] = C[vi_2, {col}] + T.float32(1.0)
+'''
+    # a column after this one, at some iteration
+    late = where == "later" or where == "all" or (where == "fixed" and fixed > 0)
+    return src, draw(st.sampled_from(["i", "j", "k"]), label="loop"), late
+
+
+@given(readers_left_behind(), st.integers(0, 2**16))
+def test_a_reader_left_behind_by_reverse_compute_at_keeps_what_it_read(case, seed):
+    from unittest import mock
+
+    from tirfun.rewrites.compute_location import ReverseComputeAt
+    from tirfun.testing.equivalence import NotEquivalentError
+
+    src, loop, late = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_at("C", loop)
+    problems = [p for p in rewrite.violations(mod) if "which it shares with block 'D'" in str(p)]
+    if problems:
+        assert type(problems[0]) is R.DependenceViolationError
+        assert late, problems[0]
+        event(f"refused under {loop}")
+        with mock.patch.object(ReverseComputeAt, "_check_left_behind", lambda *a: None):
+            placed = rewrite(mod)
+        with pytest.raises(NotEquivalentError):
+            assert_equivalent(mod["main"], placed["main"], seed=seed)
+        return
+    others = rewrite.violations(mod)
+    if others:
+        event(f"refused: {type(others[0]).__name__}")
+        return
+    assert not late
+    event(f"placed under {loop}")
+    assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)

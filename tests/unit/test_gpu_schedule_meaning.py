@@ -647,3 +647,13 @@ def test_a_shared_write_cache_of_values_read_through_a_moving_view_is_refused(sc
     sch = tirfun.Schedule(mod)
     sch.reindex_cache_write("B", 0, "local", lambda vk: [vk])
     assert_equivalent(mod["main"], sch.mod["main"], trials=2)
+
+
+@pytest.mark.parametrize("scope", ["shared", "shared.dyn"])
+def test_a_shared_read_cache_of_a_view_that_moves_with_the_thread_is_refused(scope):
+    # cache_read of W1, which views row vi of A in each thread
+    mod = IRModule({"main": from_source(ROWS_THROUGH_VIEWS)})
+    with pytest.raises(R.SharedScopeUnderThreadError, match="the cache of buffer W1 would be a "):
+        R.cache_read("B", 0, scope)(mod)
+    out = R.cache_read("B", 0, "local")(mod)
+    assert_equivalent(mod["main"], out["main"], trials=2)

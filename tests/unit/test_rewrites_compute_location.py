@@ -1885,3 +1885,46 @@ def main(A: T.Buffer((4, 4), "int32"), C: T.Buffer((4, 4), "int32")):
     out = R.compute_inline("B")(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+RELU_THEN_READER = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"),
+         D: T.Buffer((8, 8, 8), "float32")):
+    Y = T.alloc_buffer((8, 8))
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0.0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i_1, j_1 in T.grid(8, 8):
+        with T.block("C"):
+            vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+            C[vi_1, vj_1] = T.max(Y[vi_1, vj_1], T.float32(0.0))
+        for jj in range(8):
+            with T.block("D"):
+                vi_2, vc, vj_2 = T.axis.remap("SSS", [i_1, j_1, jj])
+                D[vi_2, vc, vj_2] = C[vi_2, {col}] + T.float32(1.0)
+"""
+
+
+def test_reverse_compute_at_refuses_to_leave_behind_a_reader_of_elements_written_later():
+    # D, after C in the loop j_1, reads C's whole row, elements C writes in
+    # later iterations; C moved into Y's loops would write them all first
+    # (TVM does not look)
+    mod = IRModule({"main": from_source(RELU_THEN_READER.format(col="vj_2"))})
+    with pytest.raises(R.DependenceViolationError) as info:
+        R.reverse_compute_at("C", "j")(mod)
+    assert ("takes it out of loop(s) 'i_1', 'j_1', which it shares with block 'D'; there the two access C in "
+            "turn, iteration by iteration") in str(info.value)
+
+
+@pytest.mark.parametrize("col", ["vc", "T.max(vc - 1, 0)"])
+def test_reverse_compute_at_leaves_behind_a_reader_of_what_was_written_before_it(col):
+    # D reads C[i, j_1] or C[i, j_1 - 1], written in this iteration or an
+    # earlier one: computing C earlier leaves what D reads as it was
+    mod = IRModule({"main": from_source(RELU_THEN_READER.format(col=col))})
+    out = R.reverse_compute_at("C", "j")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])

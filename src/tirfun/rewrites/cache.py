@@ -1037,7 +1037,8 @@ def _check_compact_shared(chk, subject: str, site, scope: _Scope, buf: Buffer, s
         return
     held = [r.min for r in region] if writer is None else _written_values(writer, buf)
     check_shared_allocation(chk, subject, site.func, scope.path, storage_scope or "global",
-                            f"the cache of buffer {buf.name}", held, scope.block)
+                            f"the cache of buffer {buf.name}", held, scope.block,
+                            viewed=buf if writer is None else None)
 
 
 def _written_values(realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:

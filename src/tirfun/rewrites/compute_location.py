@@ -17,6 +17,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
+from ..analysis.left_behind import reordered_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index
@@ -876,7 +877,14 @@ class _ComputeAtBase(Rewrite):
             else:
                 if span is None:
                     span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
+                    # the loops the move takes the block out of
+                    left = [p for p, node in ancestors(site.func, loc.rpath) if isinstance(node, For)
+                            and p != lpath and not is_under(lpath, p)
+                            and (loc.scope is None or is_under(p, loc.scope))]
                 if not span[0] < (key if key is not None else program_key(site, ypath)) < span[1]:
+                    shared = [p for p in left if is_under(ypath, p)]
+                    if shared and conflicting_buffer(block, other) is not None:
+                        self._check_left_behind(chk, site, loc, lpath, shared, ypath, yrealize, subject)
                     continue
                 buf = conflicting_buffer(block, other)
             if buf is not None:
@@ -884,6 +892,27 @@ class _ComputeAtBase(Rewrite):
                          f"moving the block under loop {site.at(lpath).loop_var.name!r} reorders it with "
                          f"block {other.name_hint!r}, and one of them writes {buf.name}, which the other uses",
                          yrealize)
+
+    def _check_left_behind(self, chk, site, loc, lpath, shared, ypath, yrealize, subject) -> None:
+        """A block after the moved one under loops the move takes it out of
+        ran interleaved with it, iteration by iteration; moved, all the
+        block's instances run before its own (reverse_compute_at) or after
+        them (compute_at). Refused where that reorders two accesses of one
+        element, one a write (:func:`~tirfun.analysis.left_behind.reordered_access`;
+        TVM does not look); where the loops cannot be enumerated, the move
+        is made, as TVM makes it."""
+        inner = shared[-1]
+        mine = nodes_along(site.func, loc.rpath)[len(inner) + 1:]
+        theirs = nodes_along(site.func, ypath)[len(inner) + 1:]
+        loops = [site.at(p) for p in shared]
+        buf = reordered_access(loops, mine, theirs, earlier=self.reverse)
+        if buf is not None:
+            names = ", ".join(repr(lp.loop_var.name) for lp in loops)
+            chk.fail(DependenceViolationError, subject,
+                     f"moving the block under loop {site.at(lpath).loop_var.name!r} takes it out of loop(s) "
+                     f"{names}, which it shares with block {yrealize.block.name_hint!r}; there the two access "
+                     f"{buf} in turn, iteration by iteration, and moved, an access of one would come "
+                     "on the other side of an access of the other to the same element", yrealize)
 
     def _domains(self, chk, site, loc, lpath, prods, cons, proof, subject) -> dict:
         """Iteration variable -> the Interval of values the block runs for in
