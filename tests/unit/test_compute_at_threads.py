@@ -320,7 +320,9 @@ def main(A: T.Buffer((3,), "float32"), E: T.Buffer((1,), "float32")):
             vk = T.axis.spatial(1, k)
             E[vk] = B[vk % 3, T.min(vk, 1)]
 """
-    for scope in ("global", "shared"):
+    # a scope TVM does not know ("SCOPE": the parser takes any string, as
+    # TVM's does) is one buffer every thread shares, as the interpreter runs it
+    for scope in ("global", "shared", "SCOPE"):
         with pytest.raises(R.ThreadOverlapError, match=rf"under loop 'j' \(threadIdx.x\), which its binding does "
                                                        rf"not use, the block runs in every thread and reads the "
                                                        rf"{scope} buffer B that block 'B' writes thread by thread"):

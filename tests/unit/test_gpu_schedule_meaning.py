@@ -599,31 +599,6 @@ def test_a_shared_cache_of_a_view_that_moves_with_the_thread_is_refused(scope):
     assert_equivalent(mod["main"], sch.mod["main"], trials=2)
 
 
-def test_a_scope_tvm_does_not_know_is_shared_as_global_memory_is():
-    # the parser takes any scope string, as TVM's does; the interpreter runs
-    # such a buffer as one that every thread shares, and so do the checks of
-    # reverse_compute_at: E, placed under the threads, would read what
-    # thread 0 writes
-    src = """
-@T.prim_func
-def main(A: T.Buffer((3,), "float32"), E: T.Buffer((1,), "float32")):
-    B = T.alloc_buffer((3, 2), scope="SCOPE")
-    for j in T.thread_binding(2, thread="threadIdx.x"):
-        for i in range(3):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi] * T.float32(2.0)
-    for k in range(1):
-        with T.block("E"):
-            vk = T.axis.spatial(1, k)
-            E[vk] = B[vk % 3, T.min(vk, 1)]
-"""
-    mod = mod_of(src)
-    assert_equivalent(mod["main"], mod["main"], trials=1)
-    with pytest.raises(R.ThreadOverlapError, match="the block runs in every thread and reads the SCOPE buffer"):
-        R.reverse_compute_at("E", "j", preserve_unit_loops=True)(mod)
-
-
 def test_reverse_compute_at_under_the_threads_keeps_the_consumers_thread_binding():
     # C's vy, vx are bound to ty, tx, loops around the target loop that B's
     # region leaves free: TVM runs them over their whole domains there, so
