@@ -432,33 +432,10 @@ def test_a_reindexed_cache_of_a_block_bound_to_a_launched_thread_is_refused():
             "other than a loop") in str(info.value)
 
 
-PER_ROW_SUM_IN_A_KERNEL = """
-@T.prim_func
-def main(A: T.Buffer((2, 3, 8), "int32"), C: T.Buffer((2, 3, 8), "int32")):
-    B = T.alloc_buffer((2,), "int32", scope="local")
-    for i in T.thread_binding(2, thread="blockIdx.x"):
-        for j in range(3):
-            for k in T.thread_binding(8, thread="threadIdx.x"):
-                with T.block("B"):
-                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                    T.reads(A[vi, vj, vk])
-                    T.writes(B[vi])
-                    with T.init():
-                        B[vi] = 0
-                    B[vi] = B[vi] + A[vi, vj, vk]
-            for t in T.thread_binding(8, thread="threadIdx.x"):
-                with T.block("C"):
-                    vi_1, vj_1, vt = T.axis.remap("SSS", [i, j, t])
-                    T.reads(A[vi_1, vj_1, vt], B[vi_1])
-                    T.writes(C[vi_1, vj_1, vt])
-                    C[vi_1, vj_1, vt] = A[vi_1, vj_1, vt] * B[vi_1]
-"""
-
-
 def test_compute_at_under_a_thread_loop_keeps_the_row_each_iteration_summed():
     # C, in iteration j, reads the sum of row (i, j); TVM's placement runs
     # every row under t and leaves row 2's
-    mod = IRModule({"main": from_source(PER_ROW_SUM_IN_A_KERNEL)})
+    mod = mod_of(LOCAL_ROW_SUMS_IN_A_LOOP)
     out = R.compute_at("B", "t", index=-2)(mod)
     assert 'vi, vj, vk = T.axis.remap("SSR", [i, j, ax0])' in out.script(), out.script()
     a = np.arange(48, dtype="int32").reshape(2, 3, 8) % 5

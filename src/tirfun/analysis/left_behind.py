@@ -105,13 +105,13 @@ def _accesses(chain: list, env: dict):
                 ext = eval_interval(substitute_vars(rng.extent, bindings), dom)
                 if not _constant(lo) or not _constant(ext):
                     return None
-                box.append((lo.lo.value, hi_of(lo, ext)))
+                box.append((lo.lo.value, _hi_of(lo, ext)))
             boxes.setdefault(region.buffer, []).append(box)
         out.append(boxes)
     return tuple(out)
 
 
-def hi_of(lo: Interval, ext: Interval) -> int:
+def _hi_of(lo: Interval, ext: Interval) -> int:
     """The last element a range starting in ``lo`` with an extent in
     ``ext`` may reach."""
     return lo.hi.value + ext.hi.value - 1

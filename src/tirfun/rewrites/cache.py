@@ -62,14 +62,14 @@ from ..analysis.traversal import (
     transform_plain, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, AllocateConst, And, AttrStmt, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
     IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
     Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, resolve_block, resolve_site, scope_path
+from .checks import child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
@@ -2703,7 +2703,7 @@ class _ReindexCacheBase(Rewrite):
         used = set().union(set(), *[var_names(v) for v in values])
         loops = [loop for p, loop in loops_above(site, path[:-1]) if _under(p, loc) and loop.loop_var.name in used]
         loop_names = {loop.loop_var.name for loop in loops}
-        stray = sorted((used & _bound_between(site, path[:-1], loc)) - loop_names)
+        stray = sorted((used & names_bound_between(site.func, loc, path[:-1])) - loop_names)
         if stray:
             # the copy re-creates the loops, not a launch_thread or a let
             chk.stop(ReindexIndexVariableError, describe(self.block),
@@ -2801,22 +2801,6 @@ def _check_copies_per_thread(chk: Checks, subject: str, loops, region, buf: Buff
                      f"{loop.loop_var.name!r} (bound to {launch[0]}), which it reduces across; the copies "
                      "in and back, placed beside it under that loop, would run in every thread while the "
                      "others update those elements (a data race)", node)
-
-
-def _bound_between(site, realize_path: Path, loc: Path) -> set[str]:
-    """The names of the variables bound by the statements below ``loc`` and
-    above the block: loops, lets, launched threads."""
-    out = set()
-    for p, node in ancestors(site.func, realize_path):
-        if not _under(p, loc):
-            continue
-        if isinstance(node, For):
-            out.add(node.loop_var.name)
-        elif isinstance(node, LetStmt):
-            out.add(node.var.name)
-        elif isinstance(node, AttrStmt) and isinstance(node.node, IterVar):
-            out.add(node.node.var.name)
-    return out
 
 
 def _outer_names(site, realize_path: Path, loc: Path) -> set[str]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ..analysis.traversal import Path, ancestors, get_at, stmt_children
+from ..analysis.traversal import Path, ancestors, get_at, nodes_along, stmt_children
 from ..nodes import (
-    Block, BlockRealize, BufferStore, For, IntImm, IRModule, IterVarType, PrimExpr, Stmt,
+    AttrStmt, Block, BlockRealize, BufferStore, For, IntImm, IRModule, IterVar, IterVarType, LetStmt, PrimExpr,
+    Stmt,
 )
 from ..analysis.arith.iter_map import distinct_index_vars, is_affine_binding, simplify_index
 from ..analysis.mentions import mentions_any
@@ -166,6 +167,24 @@ def loops_above(site: Site, path: Path) -> list[tuple[Path, For]]:
             out = []
         elif isinstance(node, For):
             out.append((p, node))
+    return out
+
+
+def names_bound_between(func, top: Path | None, path: Path) -> set[str]:
+    """The names of the variables bound by the statements strictly below
+    ``top`` (None: the function's body) and strictly above ``path``: loops,
+    lets, launched threads. Empty where ``top`` is not above ``path``."""
+    top = top or ()
+    if path[:len(top)] != top:
+        return set()
+    out = set()
+    for node in nodes_along(func, path)[len(top) + 1:-1]:
+        if isinstance(node, For):
+            out.add(node.loop_var.name)
+        elif isinstance(node, LetStmt):
+            out.add(node.var.name)
+        elif isinstance(node, AttrStmt) and isinstance(node.node, IterVar):
+            out.add(node.node.var.name)
     return out
 
 

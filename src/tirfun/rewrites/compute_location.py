@@ -31,14 +31,16 @@ from ..analysis.traversal import (
     transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer,
-    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, LetStmt, Max, Min, Mul, Node, PrimExpr,
-    Range, SeqStmt, Stmt, Sub, Var, const,
+    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
+    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mul, Node, PrimExpr, Range, SeqStmt,
+    Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import describe, loop_dependent_domain, resolve_block, resolve_loop, resolve_site
+from .checks import (
+    describe, loop_dependent_domain, names_bound_between, resolve_block, resolve_loop, resolve_site,
+)
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
     bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
@@ -1064,8 +1066,8 @@ class _ComputeAtBase(Rewrite):
         if not any(free(iv) for iv, _ in pairs):
             return
         # loops of one iteration fix nothing the whole domain would not
-        around = {node.loop_var.name: (p, node) for p, node in ancestors(site.func, loc.rpath)
-                  if isinstance(node, For) and int_value(node.extent) != 1}
+        loops = [(p, node) for p, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
+        around = {node.loop_var.name: (p, node) for p, node in loops if int_value(node.extent) != 1}
         shared = {n for n, (p, _) in around.items() if is_under(lpath, p)}
         read = _names_read(block) if not self.reverse else \
             var_names(block.body) | (var_names(block.init) if block.init is not None else set())
@@ -1103,9 +1105,8 @@ class _ComputeAtBase(Rewrite):
             if names & shared:
                 if names <= shared:
                     # B's own loops of one iteration leave with it: their one value
-                    units = {node.loop_var: node.min for p, node in ancestors(site.func, loc.rpath)
-                             if isinstance(node, For) and int_value(node.extent) == 1
-                             and not is_under(lpath, p)}
+                    units = {node.loop_var: node.min for p, node in loops
+                             if int_value(node.extent) == 1 and not is_under(lpath, p)}
                     kept = fold_units(value, units)
                     doms[iv.var] = Interval(kept, kept)
                     continue
@@ -1958,15 +1959,7 @@ def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, s
     reverse_compute_inline, folded into the producer), the value would
     name a loop that block is not in. TVM asks the same: the value may use
     only the block's iteration variables and what the whole scope sees."""
-    # the statements on the way from the scope down to the block
-    around = set()
-    for node in nodes_along(site.func, loc.rpath)[len(loc.scope or ()) + 1:-1]:
-        if isinstance(node, For):
-            around.add(node.loop_var.name)
-        elif isinstance(node, LetStmt):
-            around.add(node.var.name)
-        elif isinstance(node, AttrStmt) and hasattr(node.node, "var"):
-            around.add(node.node.var.name)
+    around = names_bound_between(site.func, loc.scope, loc.rpath)
     # an iteration variable of the block shadows a loop of its name
     around -= {iv.var.name for iv in loc.realize.block.iter_vars}
     if not around:
