@@ -168,6 +168,22 @@ def test_blockize_refuses_a_reduction_its_loops_repeat():
         R.blockize("u")(mod)
 
 
+@pytest.mark.parametrize("schedule", [
+    R.fuse("i", "u") >> R.blockize("i_u_fused"),
+    R.fuse("i", "u") >> R.split("i_u_fused", [None, 4]) >> R.blockize("i_u_fused_1"),
+    R.fuse("i", "u") >> R.loop_partition("i_u_fused", [5, None]) >> R.blockize("i_u_fused0"),
+], ids=["fused", "fused and split", "fused and partitioned"])
+def test_blockize_refuses_a_reduction_its_loops_repeat_through_a_fused_loop(schedule):
+    # found by the fuzzer through tensorize: after the fuse, vi = f // 2
+    # takes each value twice, so loop f reaches each instance twice, though
+    # every loop under the target feeds an iteration variable
+    mod = IRModule({"main": from_source(REPEATED_REDUCTION)})
+    *steps, blockize = schedule.rewrites
+    mod = R.Pipeline(tuple(steps))(mod)
+    with pytest.raises(R.RepeatedReductionError, match="reach an instance of the reduction more than once"):
+        blockize(mod)
+
+
 def test_blockize_refuses_an_init_that_uses_the_blocks_own_buffer():
     mod = IRModule({"main": from_source(INIT_SCRATCH)})
     with pytest.raises(R.InitAllocationError, match="the init uses S, which the block allocates"):

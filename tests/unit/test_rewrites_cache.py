@@ -1376,6 +1376,113 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32"), C: T.Buffer((5,),
         R.cache_write("B", 0, "global")(mod)
 
 
+# a loop whose extent reads B, after C (the consumer given) reads the cache
+LOOP_BOUND_READS_WRITTEN = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.max(T.min(A[vi], 4), 0)
+    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj] + 1
+    for k in range(B[1]):
+        with T.block("D"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk]
+"""
+
+
+# the same without C: no block reads B after its writer
+LOOP_BOUND_ONLY_READS_WRITTEN = LOOP_BOUND_READS_WRITTEN.replace("""    for j in range(4):
+        with T.block("C"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = B[vj] + 1
+""", "")
+
+
+@pytest.mark.parametrize("source, rewrite", [
+    (LOOP_BOUND_READS_WRITTEN, R.cache_write("B", 0, "global", ["C"])),
+    (LOOP_BOUND_ONLY_READS_WRITTEN, R.cache_write("B", 0, "local")),
+    (LOOP_BOUND_ONLY_READS_WRITTEN, R.reindex_cache_write("B", 0, "global", lambda vi: [vi])),
+])
+def test_cache_write_copies_back_before_a_loop_bound_that_reads_the_buffer(source, rewrite):
+    # found by the fuzzer: the copy back was placed by the blocks reading B
+    # alone, at the end of the function, after loop k read B[1] for its
+    # extent (TVM places it so too); it now comes before that loop
+    mod = mod_of(source)
+    after = rewrite(mod)
+    verify(after)
+    body = after["main"].body.block.body.seq
+    assert "T.writes(B[" in body[-2].script() and body[-1].loop_var.name == "k"
+    assert_equivalent(mod["main"], after["main"], trials=5)
+
+
+def test_cache_write_with_a_loop_bound_reading_the_buffer_ahead_of_it_in_a_loop_is_refused():
+    # each iteration of o reads B[0] for loop k's extent before block B
+    # writes it: from the second on, it reads what B wrote, which a copy back
+    # after B's loop has not put there yet
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), D: T.Buffer((2, 4), "int32")):
+    for o in range(2):
+        for k in range(T.max(T.min(B[0], 4), 0)):
+            with T.block("D"):
+                vo, vk = T.axis.remap("SS", [o, k])
+                D[vo, vk] = A[vk]
+        for i in range(4):
+            with T.block("B"):
+                vo, vi = T.axis.remap("SS", [o, i])
+                B[vi] = A[vi] + vo
+""")
+    with pytest.raises(R.CacheStageOrderError, match=r"a For outside the blocks reads buffer B ahead of the block in "
+                                                     r"loop o, which holds both"):
+        R.cache_write("B", 0, "global")(mod)
+
+
+def test_cache_write_of_a_block_under_a_condition_on_its_buffer_in_a_loop_is_refused():
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for o in range(3):
+        if B[0] < 5:
+            for i in range(4):
+                with T.block("B"):
+                    vo, vi = T.axis.remap("SS", [o, i])
+                    B[vi] = B[vi] + A[vi]
+""")
+    with pytest.raises(R.CacheStageOrderError, match=r"a IfThenElse outside the blocks reads buffer B ahead of the "
+                                                     r"block in loop o"):
+        R.cache_write("B", 0, "global")(mod)
+
+
+# B's loop k repeats it as many times as B[0] says, perhaps none
+REPEATED_MAYBE_NEVER = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for k in range(T.max(T.min(B[0], 4), 0)):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = T.floormod(A[vi], 3) + 1
+"""
+
+
+def test_cache_write_of_a_block_in_a_loop_that_may_not_run_fills_the_cache_first():
+    # found by the property test above: where loop k runs no iteration, the
+    # copy back stored the cache's uninitialised elements into B
+    mod = mod_of(REPEATED_MAYBE_NEVER)
+    after = R.cache_write("B", 0, "global")(mod)
+    assert "B_global_fill" in after.script()
+    assert_equivalent(mod["main"], after["main"], trials=8)
+    with pytest.raises(R.CacheWritePartialError, match=r"it runs in loop k, whose extent T.max\(T.min\(B\[0\], 4\), 0\) "
+                                                       r"may be zero, which its write index does not follow"):
+        R.reindex_cache_write("B", 0, "global", lambda vi: [vi])(mod)
+
+
 # tiles of 8 over a size rounded up to a multiple of 8: each tile lies inside
 # the buffer, which takes a symbolic proof ((n + 7) // 8 * 8 is the last end)
 SYMBOLIC_TILES = '''

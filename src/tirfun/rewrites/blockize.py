@@ -12,14 +12,17 @@ that reads the loops above it. What the block computes does not change.
 
 from __future__ import annotations
 
+import itertools
+from math import prod
+
 import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.terms import fits, int_value
-from ..analysis.arith.simplify import is_true
-from ..analysis.traversal import ancestors
+from ..analysis.arith.simplify import is_true, simplify_expr
+from ..analysis.traversal import ancestors, substitute_vars, walk
 from ..nodes import (
     Add, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt,
     Sub, Var,
@@ -322,6 +325,41 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
     return inner_ivs, inner_values, subst
 
 
+def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool:
+    """Whether two iterations of the loops of ``chain`` bind the block's
+    iteration variables alike (a loop that feeds none of them, or ``vi =
+    f // 2`` after a fuse with such a loop): the block's instance runs
+    twice. The map is read as an iteration map first; where it is not a
+    bijective one, the iterations are enumerated (up to 4,096, the loops
+    above taken at zero), and where they cannot be, two passes are
+    assumed."""
+    fed = set().union(*[var_names(v) for v in realize.iter_values])
+    if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
+        return True  # a loop that feeds no iteration variable repeats them all
+    values = [v for v in realize.iter_values if not var_names(v).isdisjoint(inner_names)]
+    loops = {lp.loop_var.name: lp for lp in chain}
+    if not values or detect_iter_map(values, loops, "bijective") is not None:
+        return False
+    mins, extents = [int_value(lp.min) for lp in chain], [int_value(lp.extent) for lp in chain]
+    if None in mins or None in extents or prod(max(e, 0) for e in extents) > 4096:
+        return True
+    # the loops above (and the function's parameters) at one value: zero
+    outer = {n: IntImm(n.dtype, 0) for v in values for n in walk(v) if type(n) is Var and n.name not in inner_names}
+    seen = set()
+    for point in itertools.product(*[range(m, m + e) for m, e in zip(mins, extents)]):
+        env = {**outer, **{lp.loop_var: IntImm(lp.loop_var.dtype, x) for lp, x in zip(chain, point)}}
+        key = []
+        for v in values:
+            value = simplify_expr(substitute_vars(v, env))
+            if type(value) is not IntImm:
+                return True  # not a number (a load): assumed to repeat
+            key.append(value.value)
+        if tuple(key) in seen:
+            return True
+        seen.add(tuple(key))
+    return False
+
+
 @register
 @attrs.frozen
 class Blockize(Rewrite):
@@ -497,8 +535,7 @@ class Blockize(Rewrite):
                 chk.stop(NotReductionBlockError, subject,
                          f"block {block.name_hint!r}: its reduction variable {indexing[0]} indexes what it "
                          "writes, and the init lifted into the new block would have no value of it", realize)
-            fed = set().union(*[var_names(v) for v in realize.iter_values])
-            if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
+            if _reaches_twice(realize, chain, inner_names):
                 # a loop under the target that feeds no iteration variable
                 # repeats the reduction, its init running at each pass; the
                 # outer block's init would run once for all of them

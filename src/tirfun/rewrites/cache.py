@@ -577,8 +577,21 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    indices = _written_indices(region, wrealize)
+    # a loop the write indices do not follow (one that repeats the block)
+    # runs the block not at all where its extent is zero: the region,
+    # which does not depend on it, is left unwritten
+    followed = set().union(set(), *(var_names(index) for index in indices))
+    repeats = [loop for name, loop in loops.items() if name not in followed
+               and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
+    if repeats:
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
+        for loop in repeats:
+            if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+                return (f"it runs in loop {loop.loop_var.name}, whose extent {loop.extent.script()} may be zero, "
+                        "which its write index does not follow")
     seen: set = set()
-    for index in _written_indices(region, wrealize):
+    for index in indices:
         used = var_names(index) & set(loops)
         if not used:
             continue
@@ -727,7 +740,8 @@ class _LocDetector:
     of a sequence -> the positions to visit, in order); without an index
     (a name bound twice) every item is visited."""
 
-    def __init__(self, scope: _Scope, writer: str | None, related: set[str], index=None):
+    def __init__(self, scope: _Scope, writer: str | None, related: set[str], index=None,
+                 loose: Buffer | None = None):
         self.scope = scope
         self.writer = writer
         self.related = related
@@ -735,7 +749,13 @@ class _LocDetector:
         self.visited_related = False
         self.loc: Path | None = None
         self.pos = -1
-        self.wanted = None if index is None else _wanted_items(index, [writer, *related], scope.path)
+        # a statement outside the blocks whose own fields read ``loose`` (a
+        # loop bound, a condition) after the writer ran counts as a related
+        # block: the copy back must come before it too
+        self.loose = loose
+        self.seen_writer = False
+        self.wanted = None if index is None or loose is not None else _wanted_items(
+            index, [writer, *related], scope.path)
 
     def run(self) -> tuple[Path, int]:
         self.visit(self.scope.block, self.scope.path)
@@ -766,8 +786,11 @@ class _LocDetector:
                         self.pos = 0
             elif node.name_hint == self.writer:
                 self.visited_block = True
+                self.seen_writer = True
             elif node.name_hint in self.related:
                 self.visited_related = True
+        elif self.seen_writer and self.loose is not None and _reads_in_own_fields(node, self.loose):
+            self.visited_related = True
         elif isinstance(node, For):
             self.visit(node.body, path + (("body", None),))
             if self.visited_block and self.visited_related and self.loc is None and self.pos != -1:
@@ -775,6 +798,57 @@ class _LocDetector:
         else:
             for step, child in stmt_children(node):
                 self.visit(child, path + (step,))
+
+
+def _check_loose_reads_in_loops(chk: Checks, site, scope: _Scope, buf: Buffer, wpath: Path, name: str,
+                                loc: Path) -> None:
+    """No statement outside the blocks reads ``buf`` in its own fields (a
+    loop bound, a condition) ahead of the writer block at ``wpath``, in a
+    loop of the scope around both that the copy back, placed in ``loc``,
+    is not in (CacheStageOrderError): from the loop's second iteration on
+    the statement would read what the writer wrote, which the copy back,
+    run after the loop, would not have put there yet. TVM places the copy
+    back by the blocks alone and reads the stale value."""
+    around, others = _loose_readers(site, scope, buf, wpath)
+    for path in around + [p for p in others if _runs_before(p, wpath)]:
+        shared = _lca([path, wpath])
+        loops = [loop for p, loop in loops_above(site, path) if shared[:len(p)] == p and loc[:len(p)] != p]
+        if loops:
+            stmt = site.at(path)
+            chk.stop(CacheStageOrderError, f"block {name!r}",
+                     f"a {type(stmt).__name__} outside the blocks reads buffer {buf.name} ahead of the block "
+                     f"in loop {loops[-1].loop_var.name}, which holds both: from its second iteration on it "
+                     "reads what the block wrote, which the copy back would not have put there yet",
+                     site.at(wpath))
+
+
+def _reads_in_own_fields(node: Stmt, buf: Buffer) -> bool:
+    """Whether a statement other than a block reads ``buf`` in its own
+    fields (a loop's bounds, a condition, a let's value, a store's value),
+    not in the statements inside it."""
+    if isinstance(node, (SeqStmt, Block, BlockRealize)):
+        return False
+    return any(not isinstance(c, Stmt) and mentions(c, buf) for c in iter_children(node))
+
+
+def _loose_readers(site, scope: _Scope, buf: Buffer, wpath: Path) -> tuple[list[Path], list[Path]]:
+    """The statements of the scope outside its child blocks that read
+    ``buf`` in their own fields (see :func:`_reads_in_own_fields`): those
+    that hold the writer block at ``wpath``, and the others. None are
+    looked for where the name index counts no such statement."""
+    if site.index is not None and not site.index.loose:
+        return [], []
+    around, others = [], []
+    stack = [(scope.path + (("body", None),), scope.block.body)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, BlockRealize):
+            continue
+        if _reads_in_own_fields(node, buf):
+            (around if wpath[:len(path)] == path else others).append(path)
+        for step, child in stmt_children(node):
+            stack.append((path + (step,), child))
+    return around, others
 
 
 def _wanted_items(index, names, top: Path) -> dict | None:
@@ -1528,12 +1602,16 @@ def _copy_back_place(site, scope: _Scope, writer: int, buf: Buffer, consumers) -
     """Where the copy back of a written cache goes: before the first later
     reader of the buffer that is not a redirected consumer (TVM's
     CacheLocDetector), or at the end of the scope when there is none."""
-    name = scope.children[writer][1].block.name_hint
+    wpath, wrealize = scope.children[writer]
+    name = wrealize.block.name_hint
     related = {r.block.name_hint for _, r in scope.children[writer + 1:]
                if _reads(r.block, buf) and r.block.name_hint not in consumers}
-    if not related:
+    _, loose = _loose_readers(site, scope, buf, wpath)
+    if not related and not loose:
         return scope.path, _end_position(scope.block)
-    loc, pos = _LocDetector(scope, name, related, site.index).run()
+    loc, pos = _LocDetector(scope, name, related, site.index, buf if loose else None).run()
+    if loc is None:  # the statements reading the buffer all run before the writer
+        return scope.path, _end_position(scope.block)
     return loc, max(pos, 0)
 
 
@@ -1921,6 +1999,7 @@ class CacheWrite(Rewrite):
                          "share: from its second iteration on it reads what the block wrote, which the copy "
                          "back would not have put there yet", r)
         loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
+        _check_loose_reads_in_loops(chk, site, scope, buf, wpath, name, loc)
         # a block that reads the buffer before writing it, whose init may not
         # run in every fill of the cache, or that may leave elements of the
         # copied region unwritten, would read or copy back uninitialised
@@ -2696,6 +2775,7 @@ class _ReindexCacheBase(Rewrite):
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
             loc, pos = _copy_back_place(site, scope, writer, buf, set())
+            _check_loose_reads_in_loops(chk, site, scope, buf, path[:-1], block.name_hint, loc)
             _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
             def select(b, inherited):
