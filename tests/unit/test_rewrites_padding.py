@@ -238,6 +238,24 @@ def test_pad_einsum_copies_an_output_in_only_where_the_block_may_not_write_all_o
     assert_equivalent(guarded["main"], out["main"])
 
 
+def test_pad_einsum_copies_in_an_output_written_under_a_condition():
+    # found by the fuzzer: under ``if i < 6`` rows 6 and 7 of B are never
+    # written, and the copy back stored B_pad's unset rows there
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        if i < 6:
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+""")
+    out = R.pad_einsum("B", [2, 3])(mod)
+    assert [b.name_hint for b in _blocks(out)] == ["A_pad", "B_pad", "B", "B_pad_1"]
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=3)
+
+
 def _blocks(mod):
     from tirfun.analysis.traversal import walk_stmts
     from tirfun.nodes import Block

@@ -19,7 +19,7 @@ from ..analysis.traversal import ancestors, replace_at, transform
 from ..analysis.arith.terms import fits
 from ..nodes import (
     GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, FloatImm, FloorDiv,
-    For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var, const,
+    For, IfThenElse, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -789,7 +789,9 @@ class _SwapBuffers(BodyWalk):
 def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
     """Whether the einsum block writes every element of its output over its
     domain before anything reads it, so that the padded output needs no copy
-    in (TVM's result): no predicate, each iteration variable bound to a loop
+    in (TVM's result): no predicate, no condition between the scope and the
+    block, nor a loop there that binds no iteration variable and may run
+    no iteration, each iteration variable bound to a loop
     of its own running over exactly its domain, the body one store at the
     written point, and the output read only there after an init that
     stores it (a reduction's accumulator)."""
@@ -800,6 +802,17 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
     values = list(realize.iter_values)
     if len(set(values)) != len(values):
         return False
+    # a condition, or a loop that may run no iteration, between the scope
+    # and the block skips its instances
+    between = []
+    for _, node in ancestors(site.func, rpath):
+        between = [] if isinstance(node, Block) else between + [node]
+    for node in between:
+        if isinstance(node, (IfThenElse, While)):
+            return False
+        if isinstance(node, For) and node.loop_var not in values \
+                and not (isinstance(node.extent, IntImm) and node.extent.value >= 1):
+            return False
     for iv, value in zip(block.iter_vars, values):
         loop = loops.get(value) if isinstance(value, Var) else None
         if loop is None or _int(loop.min) != 0 or _int(iv.dom.min) != 0 \
