@@ -360,3 +360,73 @@ def test_a_write_cache_copies_back_before_a_loop_bound_or_condition_reads_the_bu
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=3)
+
+
+@st.composite
+def bounded_writers(draw):
+    """(source, rewrite) of a block W in a loop ``range(... B[c] ...)``,
+    block X writing B before W's loop, between it and a reader R of what W
+    writes, or last, and a cache of W's output or input."""
+    c = draw(st.integers(0, 3), label="element")
+    x_at = draw(st.sampled_from(["first", "between", "last"]), label="X at")
+    loop = f"""
+    for k in range(T.max(T.min(B[{c}], 4), 0)):
+        with T.block("W"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk] + 1"""
+    x = """
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.floormod(A[vi], 5)"""
+    r = """
+    for j in range(4):
+        with T.block("R"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = D[vj] * 2"""
+    body = {"first": x + loop + r, "between": loop + x + r, "last": loop + r + x}[x_at]
+    src = f"""
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"),
+         D: T.Buffer((4,), "int32")):{body}
+"""
+    scope = draw(st.sampled_from(["global", "local"]), label="scope")
+    which = draw(st.sampled_from(["cache_write", "reindex_cache_write", "reindex_cache_read", "cache_read"]),
+                 label="primitive")
+    if which == "cache_write":
+        rewrite = R.cache_write("W", 0, scope)
+    elif which == "cache_read":
+        rewrite = R.cache_read("W", 0, scope)
+    else:
+        make = R.reindex_cache_write if which == "reindex_cache_write" else R.reindex_cache_read
+        rewrite = make("W", 0, scope, lambda vk: (vk,))
+    return src, rewrite
+
+
+@given(bounded_writers())
+def test_caches_of_a_block_in_a_loop_bounded_by_a_written_buffer_keep_meaning_or_are_refused_exactly(case):
+    # a copy that runs the loop's bound again at its own place must see
+    # the value the loop saw: X must not write B in between
+    import tirfun.rewrites.cache as cache_module
+    from tirfun.script import from_source
+
+    src, rewrite = case
+    mod = IRModule({"main": from_source(src)})
+    problems = rewrite.violations(mod)
+    if problems:
+        assert type(problems[0]) is R.CacheStageOrderError, problems[0]
+        assert "has a bound reading buffer B, which block 'X' writes" in str(problems[0])
+        original = cache_module._check_bounds_at_copy
+        cache_module._check_bounds_at_copy = lambda *args: None
+        try:
+            out = rewrite(mod)
+        finally:
+            cache_module._check_bounds_at_copy = original
+        with pytest.raises(AssertionError):
+            assert_equivalent(mod["main"], out["main"], trials=8)
+        event(f"refused: {rewrite.primitive}")
+        return
+    event(f"applied: {rewrite.primitive}")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=3)

@@ -1483,6 +1483,53 @@ def test_cache_write_of_a_block_in_a_loop_that_may_not_run_fills_the_cache_first
         R.reindex_cache_write("B", 0, "global", lambda vi: [vi])(mod)
 
 
+def test_caches_of_a_block_in_a_loop_bounded_by_a_buffer_the_scope_writes():
+    # found by the fuzzer: reindex_cache_read re-created loop k, range(B[1]),
+    # before block B, which writes B; cache_write sized its compact cache by
+    # B[1] at the start of the function, before B was written
+    mod = mod_of(LOOP_BOUND_READS_WRITTEN)
+    with pytest.raises(R.CacheStageOrderError, match=r"loop k has a bound reading buffer B, which block 'B' writes "
+                                                     r"between the loop and the copy"):
+        R.reindex_cache_read("D", 0, "local", lambda vk: [vk])(mod)
+    for rewrite in [R.cache_write("D", 0, "global"), R.reindex_cache_write("D", 0, "local", lambda vk: [vk]),
+                    R.cache_read("D", 0, "local")]:
+        after = rewrite(mod)
+        verify(after)
+        assert_equivalent(mod["main"], after["main"], trials=5)
+    # laid out as D rather than sized by B[1]
+    cache = R.cache_write("D", 0, "global")(mod)["main"].body.block.alloc_buffers[-1]
+    assert [d.value for d in cache.shape] == [4]
+
+
+# W's loop runs B[1] times, then X rewrites B, then R reads what W wrote
+BOUND_REWRITTEN_BEFORE_THE_READER = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"),
+         D: T.Buffer((4,), "int32")):
+    for k in range(T.max(T.min(B[1], 4), 0)):
+        with T.block("W"):
+            vk = T.axis.spatial(4, k)
+            D[vk] = A[vk] + 1
+    for i in range(4):
+        with T.block("X"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = T.floormod(A[vi], 5)
+    for j in range(4):
+        with T.block("R"):
+            vj = T.axis.spatial(4, j)
+            C[vj] = D[vj] * 2
+"""
+
+
+def test_cache_write_of_a_region_bounded_by_a_buffer_written_before_the_copy_back_is_refused():
+    # the copy back, placed before R, would copy B[1] elements of X's B
+    # rather than of the B that ran W's loop
+    mod = mod_of(BOUND_REWRITTEN_BEFORE_THE_READER)
+    with pytest.raises(R.CacheStageOrderError, match=r"loop k has a bound reading buffer B, which block 'X' writes "
+                                                     r"between the loop and the copy"):
+        R.cache_write("W", 0, "global")(mod)
+
+
 # tiles of 8 over a size rounded up to a multiple of 8: each tile lies inside
 # the buffer, which takes a symbolic proof ((n + 7) // 8 * 8 is the last end)
 SYMBOLIC_TILES = '''

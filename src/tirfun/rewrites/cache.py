@@ -59,7 +59,7 @@ from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at, stmt_children,
-    transform_plain, walk_stmts,
+    transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
@@ -822,6 +822,76 @@ def _check_loose_reads_in_loops(chk: Checks, site, scope: _Scope, buf: Buffer, w
                      site.at(wpath))
 
 
+def _writers_of_loaded(scope: _Scope, exprs) -> tuple[Buffer | None, list[Path]]:
+    """The first (by name) buffer that ``exprs`` load and a block of the
+    scope writes, and the paths of the child blocks writing it; (None, [])
+    where there is none."""
+    loaded = {n.buffer for e in exprs if not plain_arithmetic(e) for n in walk(e) if type(n) is BufferLoad}
+    if not loaded:
+        return None, []
+    # every child block, not only those of the scope's record, which lists
+    # the blocks that use the cached buffer
+    children = list(child_blocks(scope.block, scope.path))
+    found = sorted({w.buffer for _, r in children for w in r.block.writes} & loaded, key=lambda b: b.name)
+    if not found:
+        return None, []
+    return found[0], [p for p, r in children if any(w.buffer == found[0] for w in r.block.writes)]
+
+
+def _runs_after_stage(site, stage_body: Path, pos: int, path: Path) -> bool:
+    """Whether the statement at ``path`` runs after a stage inserted at
+    position ``pos`` of the body at ``stage_body`` (a sequence, or one
+    statement the stage goes before at 0 or after at 1)."""
+    if path[:len(stage_body)] != stage_body:
+        return not _runs_before(path, stage_body)
+    if not isinstance(site.at(stage_body), SeqStmt):
+        return pos == 0
+    step = path[len(stage_body)]
+    return step[0] == "seq" and step[1] >= pos
+
+
+def _check_bounds_at_copy(chk: Checks, subject: str, site, scope: _Scope, loops: list, stage_body: Path,
+                          pos: int, realize) -> None:
+    """No loop whose bounds a copy evaluates again at its own place (one it
+    re-creates, or one its region is relaxed over) reads a buffer that a
+    block writes between that place and the loop (CacheStageOrderError):
+    the bound would take another value there. A block in a loop
+    ``range(B[1])`` whose copy is placed before B is written would copy
+    another extent. TVM copies the bound as it is."""
+    for path, loop in loops:
+        loaded, writers = _writers_of_loaded(scope, [loop.min, loop.extent])
+        for w in writers:
+            copy_first = _runs_after_stage(site, stage_body, pos, path)
+            inside = w[:len(path)] == path
+            # written after the copy and before the loop starts, or after
+            # the loop starts (inside it, or after it) and before the copy
+            if (copy_first and _runs_after_stage(site, stage_body, pos, w) and _runs_before(w, path)
+                    and not inside) or (not copy_first and not _runs_after_stage(site, stage_body, pos, w)
+                                        and (inside or _runs_before(path, w))):
+                chk.stop(CacheStageOrderError, subject,
+                         f"loop {loop.loop_var.name} has a bound reading buffer {loaded.name}, which block "
+                         f"{site.at(w).block.name_hint!r} writes between the loop and the copy; at the copy's "
+                         "place the bound would take another value", realize)
+
+
+def _check_region_bounds(chk: Checks, subject: str, site, scope: _Scope, region, wpath: Path | None, loc: Path,
+                         pos: int, realize) -> bool:
+    """Whether the region a cache copies is bounded by a load of a buffer a
+    block of the scope writes (its cache is then laid out as the buffer,
+    whose shape does not change, rather than sized by the load at the
+    scope's start); if so, the loops the region is relaxed over (those
+    between ``loc`` and the block at ``wpath``) must see the same bounds at
+    the copy's place (:func:`_check_bounds_at_copy`)."""
+    loaded, _ = _writers_of_loaded(scope, [e for r in region for e in (r.min, r.extent)])
+    if loaded is None:
+        return False
+    if wpath is not None:
+        _check_bounds_at_copy(chk, subject, site, scope,
+                              [(p, lp) for p, lp in loops_above(site, wpath) if _under(p, loc)],
+                              _stage_place(site, loc), pos, realize)
+    return True
+
+
 def _reads_in_own_fields(node: Stmt, buf: Buffer) -> bool:
     """Whether a statement other than a block reads ``buf`` in its own
     fields (a loop's bounds, a condition, a let's value, a store's value),
@@ -927,7 +997,7 @@ def _shifted_path(path: Path, body: Path, pos: int, wrapped: bool) -> Path:
         return path
     rest = path[len(body):]
     if not wrapped:
-        (name, k), tail = rest[0], rest[1:]
+        (_, k), tail = rest[0], rest[1:]
         return body + (("seq", k + 1 if k >= pos else k),) + tail
     return body + (("seq", 1 if pos == 0 else 0),) + rest
 
@@ -1828,8 +1898,12 @@ class CacheRead(Rewrite):
 
         pointer = _uses_pointer([r.block for _, r in scope.children if _reads(r.block, buf)
                                  and select(r.block, False) == "redirect"], buf)
+        # the copy in runs just before the readers it serves, whose reads a
+        # bound read at its place still covers: only the layout must not
+        # depend on the buffer
+        bounded = _check_region_bounds(chk, describe(self.block), site, scope, region, None, loc, pos, realize)
         full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
-                or _depends_on_outer_loops(site, scope, region) or pointer)
+                or _depends_on_outer_loops(site, scope, region) or pointer or bounded)
 
         self._check_order(chk, site, scope, buf, loc, pos, select, writer)
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
@@ -2015,9 +2089,10 @@ class CacheWrite(Rewrite):
         region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         pointer = _uses_pointer([r.block for _, r in scope.children
                                  if r.block.name_hint in consumers or r is wrealize], buf)
+        bounded = _check_region_bounds(chk, describe(self.block), site, scope, region, wpath, loc, pos, realize)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
-                site, scope, region) or pointer
+                site, scope, region) or pointer or bounded
         _check_reads_inside(chk, site, buf, wpath, wrealize, loc, region, memo, describe(self.block))
 
         def select(block: Block, inherited: bool) -> str:
@@ -2790,6 +2865,9 @@ class _ReindexCacheBase(Rewrite):
                      f"the block's binding names {', '.join(stray)}, bound between the place of the copy "
                      "and the block by something other than a loop; the copy, which runs the loops "
                      "feeding the block's variables, would name it outside its scope", realize)
+        _check_bounds_at_copy(chk, describe(self.block), site, scope,
+                              [(p, lp) for p, lp in loops_above(site, path[:-1]) if lp in loops],
+                              _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
         if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
