@@ -717,3 +717,29 @@ def main(x: T.Buffer((4,), "float32"), T_repeat: T.Buffer((64,), "float32")):
         sch.blockize(["T_add", "T_repeat_i0_1_common"])
     assert ("block 'T_repeat_i0_1_common' names the loop 'i0_0' above the blocks in its body or regions, not "
             "through an iteration variable; inside the new block it would name a loop outside it") in str(info.value)
+
+
+def test_blockize_of_a_predicated_split_declares_regions_inside_the_buffer():
+    # found by the fuzzer: split 8 by 3 relaxes to B[0:9]; a cache_inplace
+    # of the new block then copied element 8 of an 8-element buffer
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(B: T.Buffer((8,), "float32")):
+    for k in range(8):
+        with T.block("B3"):
+            vk = T.axis.spatial(8, k)
+            B[vk] = B[vk] * T.float32(2)
+""")})
+    out = (R.split("k", [None, 3]) >> R.blockize("k_0"))(mod)
+    outer = next(b for b in _all_blocks(out) if b.name_hint == "B3_o")
+    assert outer.reads[0].script() == "B[0:8]" and outer.writes[0].script() == "B[0:8]"
+    cached = (R.add_unit_loop("B3_o") >> R.cache_inplace("B3_o", 0, "shared"))(out)
+    verify(cached)
+    assert_equivalent(mod["main"], cached["main"], trials=3)
+
+
+def _all_blocks(mod):
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    return [s for _, s in walk_stmts(mod["main"]) if isinstance(s, Block)]

@@ -668,8 +668,18 @@ def _relaxed(regions, dom) -> list:
             if iv.lo is None or iv.hi is None:
                 ranges.append(Range(IntImm(d.dtype, 0), d))
             else:
-                lo = simplify_index(iv.lo)
-                ranges.append(Range(lo, _span(lo, iv.hi)))
+                lo, hi = simplify_index(iv.lo), iv.hi
+                # a predicated split relaxes past the buffer's end (0:9 of
+                # 8 elements); the instances out there never run, and a
+                # region declared past the end would send a cache's copy
+                # out of bounds
+                end = int_value(d)
+                if end is not None:
+                    if type(lo) is IntImm and lo.value < 0:
+                        lo = IntImm(lo.dtype, 0)
+                    if type(hi) is IntImm and hi.value > end - 1:
+                        hi = IntImm(hi.dtype, max(end - 1, lo.value if type(lo) is IntImm else end - 1))
+                ranges.append(Range(lo, _span(lo, hi)))
         out.append(BufferRegion(r.buffer, ranges))
     return out
 
