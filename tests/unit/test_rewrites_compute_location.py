@@ -1928,3 +1928,27 @@ def test_reverse_compute_at_leaves_behind_a_reader_of_what_was_written_before_it
     out = R.reverse_compute_at("C", "j")(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+# a function without blocks: loop_partition makes blocks of the second loop,
+# while the first still writes C with plain stores
+PLAIN_PRODUCER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.Buffer((8,))
+    T.realize(C[0:8], "global")
+    for i in range(8):
+        C[i] = A[i] + T.float32(1.0)
+    for i_1 in range(8):
+        B[i_1] = C[i_1] * T.float32(2.0)
+"""
+
+
+def test_reverse_compute_at_past_a_store_outside_the_blocks_is_refused():
+    # found by the fuzzer: the blocks loop_partition made were moved under
+    # loop i ahead of its store C[i] = ..., so the last iteration read C[7]
+    # before it was stored; the producer is no block, so no check saw it
+    mod = (R.add_unit_loop(R.LoopRef("i")) >> R.loop_partition("i_1", [6, 1]))(mod_of(PLAIN_PRODUCER))
+    with pytest.raises(R.DependenceViolationError, match="a BufferStore outside the blocks writes C, which the "
+                                                         "block uses"):
+        R.reverse_compute_at("i_1_common", "i", True, -2)(mod)

@@ -25,7 +25,7 @@ from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import masked_vector_loads, mentions, pointer_buffers
+from ..analysis.mentions import masked_vector_loads, mentions, plain_arithmetic, pointer_buffers
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
     transform_plain, walk, walk_stmts,
@@ -837,6 +837,7 @@ class _ComputeAtBase(Rewrite):
                      f"index {self.index} is not valid: it must be -1, -2 or in [{lo}, {hi}]", loop)
         self._check_cover(chk, site, loc, subject, prods, cons)
         self._check_moves(chk, site, loc, lpath, position, subject)
+        _check_loose_accesses(chk, site, loc, subject)
         chk.checkpoint()
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
@@ -1911,6 +1912,43 @@ def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) 
 def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ReverseComputeAt:
     """The :class:`ReverseComputeAt` record: ``reverse_compute_at("C", "i_0")``."""
     return ReverseComputeAt(block, loop, preserve_unit_loops, index)
+
+
+def _check_loose_accesses(chk: Checks, site, loc: _Located, subject: str) -> None:
+    """No statement of the scope outside its blocks (a store in a loop of
+    a function without blocks, a loop bound) writes a buffer the block
+    uses, or reads one it writes (DependenceViolationError): the move
+    orders the block with the blocks only, as TVM does, and would run it
+    on the wrong side of such a statement."""
+    index = site.index
+    if index is not None and not index.loose:
+        return
+    block = loc.realize.block
+    written = writes_of(block)
+    used = written | reads_of(block)
+    stack = [site.func.body if loc.scope is None else site.at(loc.scope).body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BlockRealize):
+            continue
+        conflict = None
+        if isinstance(node, BufferStore) and node.buffer in used:
+            conflict = f"writes {node.buffer.name}, which the block uses"
+        else:
+            for child in iter_children(node):
+                if isinstance(child, Stmt) or plain_arithmetic(child):
+                    continue
+                loaded = next((n.buffer for n in walk(child) if type(n) is BufferLoad and n.buffer in written),
+                              None)
+                if loaded is not None:
+                    conflict = f"reads {loaded.name}, which the block writes"
+                    break
+        if conflict is not None:
+            chk.stop(DependenceViolationError, subject,
+                     f"a {type(node).__name__} outside the blocks {conflict}; the move orders the block "
+                     "with the other blocks only, and could run it on the wrong side of that statement",
+                     loc.realize)
+        stack.extend(child for _, child in stmt_children(node))
 
 
 # -- compute_inline ------------------------------------------------------------------------
