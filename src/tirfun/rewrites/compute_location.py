@@ -1521,6 +1521,11 @@ def _ge(a: PrimExpr, b: PrimExpr, proof, ranges: dict | None = None) -> bool:
     :func:`_constant_ranges`, found here when the caller has not) decide
     most cases without the prover."""
     x, y = int_value(a), int_value(b)
+    if a.dtype != b.dtype:
+        # bounds of loops of int32 and of int64 (a producer's and a
+        # consumer's) compare in the wider type
+        wide = a.dtype if a.dtype.bits >= b.dtype.bits else b.dtype
+        a, b = _cast(a, wide), _cast(b, wide)
     if x is not None and y is not None:
         return x >= y
     if a == b:
