@@ -110,10 +110,14 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
 
 
 @pytest.mark.parametrize("schedule", [R.compute_at("B", "i_1"), R.compute_at("B", "j_1"),
-                                      R.reverse_compute_at("C", "i"), R.reverse_compute_at("C", "j")], ids=str)
+                                      R.reverse_compute_at("C", "i"), R.reverse_compute_at("C", "j"),
+                                      R.split("j_1", [2, 1, 8]) >> R.compute_at("B", "j_1_1")], ids=str)
 def test_compute_location_binds_a_block_of_the_other_width_through_a_cast(schedule):
     # the producer's variables are int64, the consumer's loops int32: the
-    # moved block was bound to the other block's loops without a cast
+    # moved block was bound to the other block's loops without a cast; and
+    # (a fuzzer find) under a predicated split of the consumer, comparing
+    # the bounds of the two nests built a comparison of an int64 and an
+    # int32 expression, a NodeError
     mod = IRModule({"main": from_source(MIXED_LOOPS)})
     out = schedule(mod)
     verify(out)

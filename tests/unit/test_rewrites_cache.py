@@ -14,7 +14,7 @@ from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
-from corner_sources import GUARDED_DIVISION
+from corner_sources import GUARDED_DIVISION, LOOSE_READ
 
 TWO_STAGES = """
 @T.prim_func
@@ -1376,28 +1376,10 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32"), C: T.Buffer((5,),
         R.cache_write("B", 0, "global")(mod)
 
 
-# a loop whose extent reads B, after C (the consumer given) reads the cache
-LOOP_BOUND_READS_WRITTEN = """
-@T.prim_func
-def main(A: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32"), D: T.Buffer((4,), "int32")):
-    B = T.alloc_buffer((4,), "int32")
-    for i in range(4):
-        with T.block("B"):
-            vi = T.axis.spatial(4, i)
-            B[vi] = T.max(T.min(A[vi], 4), 0)
-    for j in range(4):
-        with T.block("C"):
-            vj = T.axis.spatial(4, j)
-            C[vj] = B[vj] + 1
-    for k in range(B[1]):
-        with T.block("D"):
-            vk = T.axis.spatial(4, k)
-            D[vk] = A[vk]
-"""
 
 
-# the same without C: no block reads B after its writer
-LOOP_BOUND_ONLY_READS_WRITTEN = LOOP_BOUND_READS_WRITTEN.replace("""    for j in range(4):
+# LOOSE_READ (loop k's extent reads B) without C: no block reads B after its writer
+LOOP_BOUND_ONLY_READS_WRITTEN = LOOSE_READ.replace("""    for j in range(4):
         with T.block("C"):
             vj = T.axis.spatial(4, j)
             C[vj] = B[vj] + 1
@@ -1405,7 +1387,7 @@ LOOP_BOUND_ONLY_READS_WRITTEN = LOOP_BOUND_READS_WRITTEN.replace("""    for j in
 
 
 @pytest.mark.parametrize("source, rewrite", [
-    (LOOP_BOUND_READS_WRITTEN, R.cache_write("B", 0, "global", ["C"])),
+    (LOOSE_READ, R.cache_write("B", 0, "global", ["C"])),
     (LOOP_BOUND_ONLY_READS_WRITTEN, R.cache_write("B", 0, "local")),
     (LOOP_BOUND_ONLY_READS_WRITTEN, R.reindex_cache_write("B", 0, "global", lambda vi: [vi])),
 ])
@@ -1487,7 +1469,7 @@ def test_caches_of_a_block_in_a_loop_bounded_by_a_buffer_the_scope_writes():
     # found by the fuzzer: reindex_cache_read re-created loop k, range(B[1]),
     # before block B, which writes B; cache_write sized its compact cache by
     # B[1] at the start of the function, before B was written
-    mod = mod_of(LOOP_BOUND_READS_WRITTEN)
+    mod = mod_of(LOOSE_READ)
     with pytest.raises(R.CacheStageOrderError, match=r"loop k has a bound reading buffer B, which block 'B' writes "
                                                      r"between the loop and the copy"):
         R.reindex_cache_read("D", 0, "local", lambda vk: [vk])(mod)

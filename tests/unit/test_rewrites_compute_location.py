@@ -1952,32 +1952,3 @@ def test_reverse_compute_at_past_a_store_outside_the_blocks_is_refused():
     with pytest.raises(R.DependenceViolationError, match="a BufferStore outside the blocks writes C, which the "
                                                          "block uses"):
         R.reverse_compute_at("i_1_common", "i", True, -2)(mod)
-
-
-# the producer's loops are int64, the consumer's int32
-MIXED_LOOP_DTYPES = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((8, 8))
-    for i, j in T.grid(T.int64(8), T.int64(8)):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2.0)
-    for i_1, j_1 in T.grid(8, 8):
-        with T.block("C"):
-            vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
-            C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1.0)
-"""
-
-
-@pytest.mark.parametrize("rewrite", [R.compute_at("B", "i_1"), R.compute_at("B", "j_1"),
-                                     R.reverse_compute_at("C", "i"), R.reverse_compute_at("C", "j"),
-                                     R.split("j_1", [2, 1, 8]) >> R.compute_at("B", "j_1_1")])
-def test_compute_at_between_loops_of_int32_and_int64(rewrite):
-    # found by the fuzzer: under a split whose predicate bounds the
-    # consumer, comparing the bounds of the two nests built a comparison of
-    # an int64 and an int32 expression, a NodeError
-    mod = mod_of(MIXED_LOOP_DTYPES)
-    out = rewrite(mod)
-    verify(out)
-    assert_equivalent(mod["main"], out["main"], trials=2)
