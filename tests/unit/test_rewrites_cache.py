@@ -1376,8 +1376,6 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32"), C: T.Buffer((5,),
         R.cache_write("B", 0, "global")(mod)
 
 
-
-
 # LOOSE_READ (loop k's extent reads B) without C: no block reads B after its writer
 LOOP_BOUND_ONLY_READS_WRITTEN = LOOSE_READ.replace("""    for j in range(4):
         with T.block("C"):
