@@ -345,3 +345,24 @@ def test_blockize_of_a_sum_its_loops_repeat_is_refused_exactly(case, seed):
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed)
+
+
+@given(sums_over_spatial_variables(), st.integers(0, 2**16))
+def test_decompose_reduction_of_a_sum_over_a_spatial_variable_keeps_meaning_or_is_refused(case, seed):
+    # a spatial variable that does not index the output re-initialises the
+    # element at each of its values: the init must stay below its loop (a
+    # fuzzer find: decompose_reduction put it above, and the sum ran on)
+    from tirfun.analysis.verify import verify
+    from tirfun.script import from_source
+
+    src, loop, _ = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.decompose_reduction("S", loop)
+    problems = rewrite.violations(mod)
+    if problems:
+        event(f"refused: {type(problems[0]).__name__}")
+        return
+    event("decomposed")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed)

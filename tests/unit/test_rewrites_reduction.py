@@ -137,6 +137,32 @@ def test_decompose_reduction_under_a_fused_loop_that_repeats_the_reduction():
     assert fused.loop_var.name == "i_j_fused" and fused.body.seq[0].block.name_hint == "C_init"
 
 
+def test_decompose_reduction_keeps_the_init_below_a_spatial_variable_the_output_does_not_follow():
+    # found by the fuzzer: vi is spatial but C is indexed by vj alone, so
+    # the original re-initialises C[vj] at each vi (C = 2 * A[n - 1, :]);
+    # the init went above loop i and the sum ran over every row
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i, j in T.grid(3, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                C[vj] = T.float32(0)
+            C[vj] = C[vj] + A[vi, vj] * T.float32(2)
+    for k in range(8):
+        with T.block("D"):
+            vk = T.axis.spatial(8, k)
+            D[vk] = C[vk]
+""")
+    out = applied(R.decompose_reduction("C", "i"), mod)
+    assert_equivalent(mod["main"], out["main"])
+    # the init runs under i, before j
+    body = out["main"].body.block.body.seq[0].body
+    assert body.seq[0].body.block.name_hint == "C_init"
+
+
 def test_decompose_reduction_of_a_block_with_blocks_inside():
     # a blockized reduction: the blocks inside write what the outer block
     # reduces into, and are its own body, not blocks the init could disturb

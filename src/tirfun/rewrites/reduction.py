@@ -17,6 +17,7 @@ import attrs
 
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, ancestors, iter_children, replace_at
 from ..nodes import (
     GE, GT, LE, LT, EQ, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
@@ -230,7 +231,15 @@ class DecomposeReduction(Rewrite):
         # loop that feeds a reduction variable
         first_reduce = next((k for k, (_, l) in enumerate(loops) if l.loop_var.name in reduce_loops),
                             len(loops))
-        start = next((k for k in range(position, first_reduce + 1)
+        # a spatial variable that does not index what the block writes
+        # re-initialises the element at each of its values, as a repeating
+        # loop does: its loops stay above the init
+        written = set().union(*[var_names(r) for r in block.writes])
+        rerun = set().union(*[names for iv, names in zip(block.iter_vars, used)
+                              if iv.iter_type is IterVarType.DataPar and iv.var.name not in written
+                              and int_value(iv.dom.extent) != 1])
+        below = max((k + 1 for k, (_, l) in enumerate(loops) if l.loop_var.name in rerun), default=0)
+        start = next((k for k in range(max(position, below), first_reduce + 1)
                       if _visits_once(realize.iter_values, loops[k:])), None)
         if start is None:
             repeating = [l.loop_var.name for _, l in loops[position:]
