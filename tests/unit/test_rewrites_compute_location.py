@@ -1952,3 +1952,17 @@ def test_reverse_compute_at_past_a_store_outside_the_blocks_is_refused():
     with pytest.raises(R.DependenceViolationError, match="a BufferStore outside the blocks writes C, which the "
                                                          "block uses"):
         R.reverse_compute_at("i_1_common", "i", True, -2)(mod)
+
+
+def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():
+    # found by the fuzzer: B reads A[... 40 // (vi - 3) ...] only where vi
+    # != 3; the copy moved under loop i bound its variable to that index at
+    # every i, and divided by zero at i = 3 (TVM builds the same binding)
+    from corner_sources import GUARDED_DIVISION
+
+    mod = R.cache_read("B", 0, "local")(mod_of(GUARDED_DIVISION))
+    with pytest.raises(R.UnsafeRegionError, match=r"divides by i - 3, which is not provably nonzero"):
+        R.compute_at("A_local", "i")(mod)
+    # a region relaxed over a loop of the split divides by nothing: allowed
+    out = (R.split("i", [None, 2]) >> R.compute_at("A_local", "i_0"))(mod)
+    assert_equivalent(mod["main"], out["main"], trials=3)

@@ -54,13 +54,45 @@ def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
 """
 
 
-def _pad_intrin():
-    """An intrinsic computing the padding over a window of X as wide as the
-    block's region, which reaches past X."""
-    from tirfun.testing.draw_tensorize import intrin_of_block
+# the same as one block whose declared region of X reaches an element past
+# each end (blockize clamps what it declares to the buffer; a block written
+# so keeps its region)
+_PAD_BLOCK = """
+@T.prim_func
+def main(X: T.Buffer((6,), "float32"), P: T.Buffer((8,), "float32")):
+    with T.block("pad_o"):
+        T.reads(X[-1:7])
+        T.writes(P[0:8])
+        for i in range(8):
+            with T.block("pad"):
+                vi = T.axis.remap("S", [i])
+                P[vi] = T.if_then_else(1 <= vi and vi < 7, X[vi - 1], T.float32(0))
+"""
 
-    made = R.blockize("i").run(mod_of(_PAD))
-    return intrin_of_block(made.mod["main"], made.result.name)
+
+# the padding over a window of X as wide as P, from one element before X
+_PAD_WINDOW = """
+@T.prim_func
+def pad_window(w0: T.handle, w1: T.handle):
+    W0 = T.match_buffer(w0, (8,), offset_factor=1)
+    W1 = T.match_buffer(w1, (8,), offset_factor=1)
+    with T.block("root"):
+        T.reads(W1[0:8])
+        T.writes(W0[0:8])
+        for i in range(8):
+            with T.block("pad"):
+                vi_i = T.axis.spatial(8, i)
+                T.reads(W1[vi_i])
+                T.writes(W0[vi_i])
+                W0[vi_i] = T.if_then_else(1 <= vi_i and vi_i < 7, W1[vi_i], T.float32(0.0))
+"""
+
+
+def _pad_intrin():
+    """An intrinsic computing the padding over a window of X that reaches
+    one element past X at each end."""
+    desc = from_source(_PAD_WINDOW)
+    return R.TensorIntrin(desc, desc)
 
 
 TWO_NESTS = """
@@ -801,9 +833,9 @@ CASES += [
      R.TensorIntrinMismatchError,
      r"^tensorize: loop 'j': block 'B_o' does not compute what the intrinsic's description computes: "
      r"A\[vi_o, vj_i\] \* T.float32\(2.0\) is not of the form of the description's A\[vj\] \+ T.float32\(1.0\)"),
-    ("tensorize-window", lambda: mod_of(_PAD), R.tensorize(R.LoopRef("i"), _pad_intrin()),
+    ("tensorize-window", lambda: mod_of(_PAD_BLOCK), R.tensorize("pad_o", _pad_intrin()),
      R.TensorizeWindowOutOfBoundsError,
-     r"^tensorize: loop 'i': the window of buffer X the intrinsic's W1 sees runs over \[-1, 6\] in dimension 0, "
+     r"^tensorize: block 'pad_o': the window of buffer X the intrinsic's W1 sees runs over \[-1, 6\] in dimension 0, "
      r"past its extent 6$"),
     ("blockize-siblings", lambda: mod_of(BLOCK_RUNS), R.blockize(["B", "E"]), R.BlocksNotSiblingsError,
      r"^blockize: blocks 'B', 'E': the blocks' loop nests are items of different sequences of statements"),
@@ -830,6 +862,10 @@ CASES += [
     ("reindex-divisor", lambda: mod_of(GUARDED_DIVISION),
      R.reindex_cache_read("B", 0, "local", lambda vi: (vi,)), R.ReindexUnsafeIndexError,
      r"^reindex_cache_read: block 'B': the index of buffer A divides by vi - 3, which is not provably nonzero"),
+    ("unsafe-region", lambda: R.cache_read("B", 0, "local")(mod_of(GUARDED_DIVISION)),
+     R.compute_at("A_local", "i"), R.UnsafeRegionError,
+     r"^compute_at: block 'A_local': the region the block is computed over divides by i - 3, which is not "
+     r"provably nonzero"),
     ("shared-per-thread", lambda: mod_of(_PER_THREAD_BLOCK), R.cache_read("B", 0, "shared"),
      R.SharedScopeUnderThreadError,
      r"^cache_read: block 'B': the cache of buffer A would be a 'shared' buffer allocated in block 'B_o', which "

@@ -31,9 +31,9 @@ from ..analysis.traversal import (
     transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, FloorDiv,
-    FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mul, Node, PrimExpr, Range, SeqStmt,
-    Stmt, Sub, Var, const,
+    EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, Div,
+    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node, PrimExpr,
+    Range, Select, SeqStmt, Stmt, Sub, Var, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -54,7 +54,7 @@ from .errors import (
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
-    ThreadOverlapError, UnsupportedRegionError,
+    ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, var_names
 from .index import derive_inline_index
@@ -841,6 +841,9 @@ class _ComputeAtBase(Rewrite):
         chk.checkpoint()
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
+        _check_safe_divisions(chk, subject, doms, proof,
+                              [c[1].block for c in (prods if self.reverse else cons) if is_under(c[0], lpath)],
+                              loc.realize)
         if self.reverse:
             _check_every_instance_runs(chk, site, loc, doms, proof, subject)
         placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
@@ -1917,6 +1920,41 @@ def compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) 
 def reverse_compute_at(block, loop, preserve_unit_loops: bool = False, index: int = -1) -> ReverseComputeAt:
     """The :class:`ReverseComputeAt` record: ``reverse_compute_at("C", "i_0")``."""
     return ReverseComputeAt(block, loop, preserve_unit_loops, index)
+
+
+def _check_safe_divisions(chk: Checks, subject: str, doms: dict, proof: dict, others: list, realize) -> None:
+    """The domains the moved block gets (``doms``, from the regions of the
+    blocks ``others`` under the loop) divide by nothing that may be zero
+    where those blocks compute their indices under a condition
+    (UnsafeRegionError): ``A[40 // (vi - 3)]`` read only where ``vi !=
+    3``; the moved block's loop bounds and bindings are computed at every
+    iteration. TVM builds them as they are. Where the other blocks compute
+    the index unconditionally, the moved block divides where they did."""
+    divisions = [e for iv in doms.values() for side in (iv.lo, iv.hi) if side is not None
+                 and not (type(side) in (IntImm, Var))
+                 for e in walk(side) if type(e) in (Div, Mod, FloorDiv, FloorMod) and not e.dtype.is_float]
+    if not divisions or not any(_has_condition(b) for b in others):
+        return
+    ranges = _constant_ranges(proof)
+    for e in divisions:
+        got = expr_bounds(e.b, ranges)
+        if got is not None and (got[0] >= 1 or got[1] <= -1):
+            continue
+        if can_prove(NE(e.b, IntImm(e.b.dtype, 0)), proof):
+            continue
+        chk.stop(UnsafeRegionError, subject,
+                 f"the region the block is computed over divides by {e.b.script()}, which is not provably "
+                 "nonzero; the blocks it is computed for evaluate it only under a condition, and the loops "
+                 "and bindings built from it would evaluate it at every iteration", realize)
+
+
+def _has_condition(block: Block) -> bool:
+    """Whether the block's body computes something under a condition (an
+    ``if``, ``T.if_then_else`` or ``T.Select``)."""
+    for node in walk(block.body):
+        if type(node) in (IfThenElse, Select) or (type(node) is Call and node.op == "tir.if_then_else"):
+            return True
+    return False
 
 
 def _check_loose_accesses(chk: Checks, site, loc: _Located, subject: str) -> None:

@@ -729,6 +729,13 @@ class ReindexUnsafeIndexError(ReindexOutOfBoundsError):
     copy at every point of the domain."""
 
 
+class UnsafeRegionError(RewriteError):
+    """The loops and bindings compute_at or reverse_compute_at builds from
+    the regions of the blocks it computes a block for would divide by a
+    value that may be zero: those blocks evaluate the index only under a
+    condition, the new loops at every iteration."""
+
+
 class SharedScopeUnderThreadError(RewriteError):
     """A ``shared`` buffer would be allocated by a block that every thread
     of a thread block runs, or a buffer each thread held as its own copy
