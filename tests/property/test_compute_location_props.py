@@ -538,3 +538,59 @@ def test_a_reader_left_behind_by_reverse_compute_at_keeps_what_it_read(case, see
     assert not late
     event(f"placed under {loop}")
     assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)
+
+
+@st.composite
+def guarded_divisions(draw):
+    """(source, steps) of a block reading A at an index that divides by
+    ``vi - c`` (or ``vi + 1``, never zero) only where ``vi != c``, with a
+    copy of A cached for it and moved under its loop, or under the outer
+    loop of a split of it."""
+    c = draw(st.integers(0, 7), label="zero at")
+    divisor = draw(st.sampled_from([f"vi - {c}", "vi + 1"]), label="divisor")
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.if_then_else(vi != {c}, A[vi * 2 + 40 // ({divisor}) % 4 + 8], 0)
+'''
+    factor = draw(st.sampled_from([None, 1, 2, 4]), label="split by")
+    steps = [R.cache_read("B", 0, draw(st.sampled_from(["local", "global"]), label="scope"))]
+    if factor is None:
+        steps.append(R.compute_at("A_local" if steps[0].storage_scope == "local" else "A_global", "i"))
+    else:
+        steps += [R.split("i", [None, factor]),
+                  R.compute_at("A_local" if steps[0].storage_scope == "local" else "A_global", "i_0")]
+    return src, steps
+
+
+@given(guarded_divisions())
+def test_compute_at_of_a_copy_of_a_guarded_division_keeps_meaning_or_is_refused_exactly(case):
+    # B divides only where vi != c; the copy moved under the loop computes
+    # its binding at every iteration (TVM's divides by zero)
+    import importlib
+
+    src, steps = case
+    mod = R.Pipeline(tuple(steps[:-1]))(IRModule({"main": from_source(src)}))
+    original = IRModule({"main": from_source(src)})
+    rewrite = steps[-1]
+    problems = rewrite.violations(mod)
+    if problems:
+        assert type(problems[0]) is R.UnsafeRegionError, problems[0]
+        module = importlib.import_module("tirfun.rewrites.compute_location")
+        check = module._check_safe_divisions
+        module._check_safe_divisions = lambda *args: None
+        try:
+            out = rewrite(mod)
+        finally:
+            module._check_safe_divisions = check
+        with pytest.raises(Exception, match="division by zero"):
+            assert_equivalent(original["main"], out["main"], trials=1)
+        event("refused")
+        return
+    event("moved")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(original["main"], out["main"], trials=2)
