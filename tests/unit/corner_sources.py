@@ -189,3 +189,16 @@ def main(A: T.Buffer((64,), "int32"), B: T.Buffer((8,), "int32")):
             vi = T.axis.spatial(8, i)
             B[vi] = T.if_then_else(vi != 3, A[vi * 2 + 40 // (vi - 3) % 4 + 8], 0)
 """
+
+# a function without blocks: loop_partition makes blocks of the second loop,
+# while the first still writes C with plain stores
+PLAIN_PRODUCER = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    C = T.Buffer((8,))
+    T.realize(C[0:8], "global")
+    for i in range(8):
+        C[i] = A[i] + T.float32(1.0)
+    for i_1 in range(8):
+        B[i_1] = C[i_1] * T.float32(2.0)
+"""

@@ -216,3 +216,14 @@ def test_module_function_names_must_be_identifiers():
         IRModule({"class": _tutorial_func()})
     with pytest.raises(NodeError, match="identifiers"):
         IRModule({"my-func": _tutorial_func()})
+
+
+def test_with_fields_replaces_a_field_named_node():
+    # AttrStmt's first field is ``node``, the name with_fields gives the
+    # record it rebuilds: the record is positional only
+    from tirfun.nodes import AttrStmt, Evaluate, IntImm, StringImm
+    from tirfun.nodes.base import with_fields
+
+    stmt = AttrStmt(StringImm("a"), "pragma_x", IntImm("int32", 1), Evaluate(IntImm("int32", 0)))
+    new = with_fields(stmt, node=StringImm("b"))
+    assert new.node == StringImm("b") and new.attr_key == "pragma_x" and stmt.node == StringImm("a")

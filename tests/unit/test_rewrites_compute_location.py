@@ -13,6 +13,8 @@ from tirfun.nodes import IntImm, IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import GUARDED_DIVISION, PLAIN_PRODUCER
+
 CHAIN = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
@@ -1928,20 +1930,6 @@ def test_reverse_compute_at_leaves_behind_a_reader_of_what_was_written_before_it
     out = R.reverse_compute_at("C", "j")(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"])
-
-
-# a function without blocks: loop_partition makes blocks of the second loop,
-# while the first still writes C with plain stores
-PLAIN_PRODUCER = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-    C = T.Buffer((8,))
-    T.realize(C[0:8], "global")
-    for i in range(8):
-        C[i] = A[i] + T.float32(1.0)
-    for i_1 in range(8):
-        B[i_1] = C[i_1] * T.float32(2.0)
-"""
 
 
 def test_reverse_compute_at_past_a_store_outside_the_blocks_is_refused():

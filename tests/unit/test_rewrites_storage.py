@@ -19,7 +19,7 @@ from tirfun.rewrites.pipeline import Pipeline
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs
 
-from corner_sources import LOOSE_READ
+from corner_sources import LOOSE_READ, PLAIN_PRODUCER
 
 SRC = '''@T.prim_func
 def main(A: T.Buffer((4, 6), "float32"), C: T.Buffer((4, 6), "float32")):
@@ -410,3 +410,13 @@ def main(A: T.Buffer((4,), "float16"), C: T.Buffer((4,), "float32"), D: T.Buffer
     for n in walk(out):
         if isinstance(n, PrimExpr) and attrs.has(type(n)):
             assert attrs.evolve(n).dtype == n.dtype, n
+
+
+@pytest.mark.parametrize("block", ["i_10_partition", "i_1_common"])
+def test_set_axis_separator_of_a_buffer_declared_by_realize(block):
+    # found by the fuzzer: rebuilding the AttrStmt of T.realize, whose field
+    # is named ``node``, passed that name twice to with_fields (a TypeError)
+    mod = IRModule({"main": from_source(PLAIN_PRODUCER)})
+    parts = R.loop_partition("i_1", [6, 1])(mod)
+    out = R.set_axis_separator(block, 0, "read", [0])(parts)
+    assert_equivalent(mod["main"], out["main"], trials=2)

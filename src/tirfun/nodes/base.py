@@ -94,7 +94,7 @@ def spans_fields(validator):
     return validator
 
 
-def with_fields(node, **changes):
+def with_fields(node, /, **changes):
     """``node`` with the fields named in ``changes`` replaced: what
     ``attrs.evolve`` gives, for less. Only the changed fields go through
     their converters and validators (the others were converted and checked
