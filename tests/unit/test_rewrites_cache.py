@@ -1376,6 +1376,25 @@ def main(A: T.Buffer((5,), "int32"), B: T.Buffer((), "int32"), C: T.Buffer((5,),
         R.cache_write("B", 0, "global")(mod)
 
 
+def test_reindex_cache_write_of_a_writer_read_before_it_in_a_loop_they_share_is_refused():
+    # found by the fuzzer: after cache_inplace, each step of k copies C in,
+    # updates it and copies it back; a reindex cache of the copy back moved
+    # the store into C after the loops, where the next step's copy in read C
+    mod = R.cache_inplace("matmul", 0, "shared")(mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+    for i0, i1, i2 in T.grid(4, 4, 4):
+        with T.block("matmul"):
+            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+"""))
+    with pytest.raises(R.CacheStageOrderError, match=r"block 'C_shared': the block reads buffer C before block "
+                                                     r"'C_shared_1' writes it, in a loop they share"):
+        R.reindex_cache_write("C_shared_1", 0, "global", lambda a, b: [a, b])(mod)
+
+
 # LOOSE_READ (loop k's extent reads B) without C: no block reads B after its writer
 LOOP_BOUND_ONLY_READS_WRITTEN = LOOSE_READ.replace("""    for j in range(4):
         with T.block("C"):

@@ -800,6 +800,23 @@ class _LocDetector:
                 self.visit(child, path + (step,))
 
 
+def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer, consumers) -> None:
+    """No block other than the ``consumers`` reads ``buf`` before the
+    writer (child ``writer`` of the scope) in a loop they share
+    (CacheStageOrderError): from the loop's second iteration on it reads
+    what the writer wrote, which a copy back placed after the writer's last
+    iteration would not have put there yet."""
+    wpath, wrealize = scope.children[writer]
+    body = scope.path + (("body", None),)
+    for p, r in scope.children[:writer]:
+        if _reads(r.block, buf) and r.block.name_hint not in consumers and any(
+                step[0] != "seq" for step in _lca([p, wpath])[len(body):]):
+            chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
+                     f"the block reads buffer {buf.name} before block {wrealize.block.name_hint!r} writes it, in "
+                     "a loop they share: from its second iteration on it reads what the block wrote, which the "
+                     "copy back would not have put there yet", r)
+
+
 def _check_loose_reads_in_loops(chk: Checks, site, scope: _Scope, buf: Buffer, wpath: Path, name: str,
                                 loc: Path) -> None:
     """No statement outside the blocks reads ``buf`` in its own fields (a
@@ -2061,17 +2078,7 @@ class CacheWrite(Rewrite):
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
-        # a reader before the writer in a loop they share reads, from the
-        # second iteration on, what the writer wrote: the copy back, placed
-        # after the writer's last iteration, would come too late for it
-        body = scope.path + (("body", None),)
-        for k, (p, r) in enumerate(scope.children[:writer]):
-            if _reads(r.block, buf) and r.block.name_hint not in consumers and any(
-                    step[0] != "seq" for step in _lca([p, wpath])[len(body):]):
-                chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
-                         f"the block reads buffer {buf.name} before block {name!r} writes it, in a loop they "
-                         "share: from its second iteration on it reads what the block wrote, which the copy "
-                         "back would not have put there yet", r)
+        _check_no_reader_ahead(chk, scope, writer, buf, consumers)
         loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
         _check_loose_reads_in_loops(chk, site, scope, buf, wpath, name, loc)
         # a block that reads the buffer before writing it, whose init may not
@@ -2849,6 +2856,7 @@ class _ReindexCacheBase(Rewrite):
                 chk.stop(CacheWritePartialError, describe(self.block),
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
+            _check_no_reader_ahead(chk, scope, writer, buf, set())
             loc, pos = _copy_back_place(site, scope, writer, buf, set())
             _check_loose_reads_in_loops(chk, site, scope, buf, path[:-1], block.name_hint, loc)
             _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
