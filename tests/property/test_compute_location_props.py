@@ -594,3 +594,61 @@ def test_compute_at_of_a_copy_of_a_guarded_division_keeps_meaning_or_is_refused_
     out = rewrite(mod)
     verify(out)
     assert_equivalent(original["main"], out["main"], trials=2)
+
+
+@st.composite
+def guarded_consumers(draw):
+    """(source, always) of a copy A_global of A and a block B reading it
+    under ``if i < c``, in its own loops or in the copy's under one ``if``;
+    ``always``: the condition holds on every row, or the copy is under it
+    too."""
+    n = draw(st.integers(1, 5), label="rows")
+    c = draw(st.integers(0, n + 1), label="bound")
+    shared = draw(st.booleans(), label="one if for both")
+    if shared:
+        body = f'''
+    for i, j in T.grid({n}, 3):
+        if i < {c}:
+            with T.block("A_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A_global[vi, vj] = A[vi, vj]
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)'''
+    else:
+        body = f'''
+    for i, j in T.grid({n}, 3):
+        with T.block("A_global"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_global[vi, vj] = A[vi, vj]
+    for i, j in T.grid({n}, 3):
+        if i < {c}:
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)'''
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, 3), "float32"), B: T.Buffer(({n}, 3), "float32")):
+    A_global = T.alloc_buffer(({n}, 3)){body}
+'''
+    return src, shared or c >= n
+
+
+@given(guarded_consumers())
+def test_reverse_compute_inline_of_a_block_under_a_condition_keeps_meaning_or_is_refused(case):
+    # folded into its producer, a consumer's stores run wherever the
+    # producer runs: a condition around the consumer alone is lost
+    src, always = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_inline("B")
+    problems = rewrite.violations(mod)
+    if problems:
+        assert not always, problems[0]
+        assert type(problems[0]) is R.BodyAnalysisError and "runs under the condition" in str(problems[0])
+        event("refused")
+        return
+    assert always, src
+    event("inlined")
+    out = rewrite(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)

@@ -1954,3 +1954,45 @@ def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():
     # a region relaxed over a loop of the split divides by nothing: allowed
     out = (R.split("i", [None, 2]) >> R.compute_at("A_local", "i_0"))(mod)
     assert_equivalent(mod["main"], out["main"], trials=3)
+
+
+# the consumer B runs under a condition its producer A_global does not
+GUARDED_CONSUMER_OF_A_COPY = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    A_global = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        with T.block("A_global"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            A_global[vi, vj] = A[vi, vj]
+    for i, j in T.grid(8, 8):
+        if i < 6:
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)
+"""
+
+
+def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
+    # found by the fuzzer: folded into the copy, B's stores ran for rows 6
+    # and 7 too, which the condition skips (TVM drops the condition)
+    mod = mod_of(GUARDED_CONSUMER_OF_A_COPY)
+    with pytest.raises(R.BodyAnalysisError, match=r"the block runs under the condition if i_1 < 6; folded into its "
+                                                  r"producer, its stores would run wherever the producer runs"):
+        R.reverse_compute_inline("B")(mod)
+    # under one condition with its producer, it is folded with it kept
+    both = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    A_global = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        if i < 6:
+            with T.block("A_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A_global[vi, vj] = A[vi, vj]
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)
+""")
+    out = R.reverse_compute_inline("B")(both)
+    assert_equivalent(both["main"], out["main"], trials=2)

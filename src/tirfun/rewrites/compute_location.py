@@ -33,7 +33,7 @@ from ..analysis.traversal import (
 from ..nodes import (
     EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, Div,
     FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node, PrimExpr,
-    Range, Select, SeqStmt, Stmt, Sub, Var, const,
+    Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -2399,6 +2399,24 @@ class ReverseComputeInline(Rewrite):
         pattern = self._pattern(realize, producer, buffer)
         if isinstance(pattern, str):
             chk.stop(BodyAnalysisError, subject, pattern, realize)
+        # a condition around the block, not around the producer, skips some
+        # of its stores, which, folded into the producer, would run
+        # wherever the producer runs (TVM drops the condition with the block)
+        guards = []
+        for path, node in ancestors(site.func, loc.rpath):
+            guards = [] if isinstance(node, Block) else guards + (
+                [node] if isinstance(node, (IfThenElse, While)) and not is_under(ppath, path) else [])
+        if guards:
+            # a condition that holds on every iteration of the loops skips nothing
+            proof = loop_domains(site, loc.rpath, inclusive=False)
+            guards = [g for g in guards if not (isinstance(g, IfThenElse) and g.else_case is None
+                                                and can_prove(g.condition, proof))]
+        guard = guards[0] if guards else None
+        if guard is not None:
+            what = f"if {guard.condition.script()}" if isinstance(guard, IfThenElse) else \
+                f"while {guard.condition.script()}"
+            chk.stop(BodyAnalysisError, subject, f"the block runs under the condition {what}; folded into its "
+                     "producer, its stores would run wherever the producer runs", realize)
         if isinstance(block.body, BufferStore):
             _check_own_variables(chk, site, loc, block.body, subject,
                                  "folded into its producer, the store would name a loop the producer is not in")
