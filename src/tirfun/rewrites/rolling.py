@@ -222,8 +222,27 @@ class RollingBuffer(Rewrite):
         intervals = bound_region(region, inner, bindings)
         ranges = [cover_range(iv, Range(IntImm(d.dtype, 0), d)) for iv, d in zip(intervals, buffer.shape)]
         loop_of = {lp.loop_var: lp for _, lp in loops}
+        dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
+        window = [Range(r.min, r.extent) for r in ranges]
+        if not _is_true(realize.predicate):
+            # a predicated block may skip some of its region (an earlier
+            # rolling_buffer made it skip what a previous iteration of its
+            # loop computed): the window is only what it surely writes,
+            # unless all it skips lies outside the buffer (the guard of a
+            # split that does not divide)
+            made = produced_region(site, path[:-1], realize, region, lca_loop[0])
+            if made is None:
+                chk.stop(RollingBufferCoverError, subject,
+                         f"its predicate {realize.predicate} may skip elements of {buffer.name} in an "
+                         f"iteration of loop {lca_loop[1].loop_var.name}, which the rolling window "
+                         "would then not hold for its consumers", realize)
+            if not _skips_only_outside(made, ranges, buffer.shape, dom):
+                window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
+        # the window slides: its extent, not the region's before a predicate
+        # cuts it (a split that does not divide), is what one iteration
+        # writes and what the next may reuse
         dims = []
-        for d, rng in enumerate(ranges):
+        for d, rng in enumerate(window):
             start = simplify_index(rng.min)
             matched = _stride_of(start, set(names))
             if matched is False:
@@ -276,22 +295,6 @@ class RollingBuffer(Rewrite):
                          f"starts, plus an offset free of {var.name}", realize)
             offset = simplify_index(rest.to_expr())
             skips.append((var, overlap, offset))
-        dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
-        window = [Range(r.min, r.extent) for r in ranges]
-        if not _is_true(realize.predicate):
-            # a predicated block may skip some of its region (an earlier
-            # rolling_buffer made it skip what a previous iteration of its
-            # loop computed): the window is only what it surely writes,
-            # unless all it skips lies outside the buffer (the guard of a
-            # split that does not divide)
-            made = produced_region(site, path[:-1], realize, region, lca_loop[0])
-            if made is None:
-                chk.stop(RollingBufferCoverError, subject,
-                         f"its predicate {realize.predicate} may skip elements of {buffer.name} in an "
-                         f"iteration of loop {lca_loop[1].loop_var.name}, which the rolling window "
-                         "would then not hold for its consumers", realize)
-            if not _skips_only_outside(made, ranges, buffer.shape, dom):
-                window = [Range(iv.lo, simplify_index(iv.hi - iv.lo + 1)) for iv in made]
         for p, r in consumers:
             c_loops = loops_above(site, p)
             c_inner = {lp.loop_var: Range(lp.min, lp.extent) for q, lp in c_loops if len(q) > len(lca_loop[0])}
