@@ -1482,6 +1482,9 @@ def test_cache_write_of_a_block_in_a_loop_that_may_not_run_fills_the_cache_first
     with pytest.raises(R.CacheWritePartialError, match=r"it runs in loop k, whose extent T.max\(T.min\(B\[0\], 4\), 0\) "
                                                        r"may be zero, which its write index does not follow"):
         R.reindex_cache_write("B", 0, "global", lambda vi: [vi])(mod)
+    # reindex's copy back as well (a fuzzer find)
+    with pytest.raises(R.CacheWritePartialError, match=r"it runs in loop k, whose extent .* may be zero"):
+        R.reindex("B", ("write", 0))(mod)
 
 
 def test_caches_of_a_block_in_a_loop_bounded_by_a_buffer_the_scope_writes():

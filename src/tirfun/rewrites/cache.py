@@ -578,18 +578,9 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     indices = _written_indices(region, wrealize)
-    # a loop the write indices do not follow (one that repeats the block)
-    # runs the block not at all where its extent is zero: the region,
-    # which does not depend on it, is left unwritten
-    followed = set().union(set(), *(var_names(index) for index in indices))
-    repeats = [loop for name, loop in loops.items() if name not in followed
-               and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
-    if repeats:
-        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
-        for loop in repeats:
-            if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
-                return (f"it runs in loop {loop.loop_var.name}, whose extent {loop.extent.script()} may be zero, "
-                        "which its write index does not follow")
+    why = _loop_that_may_not_run(site, wpath, loc, indices, memo)
+    if why is not None:
+        return why
     seen: set = set()
     for index in indices:
         used = var_names(index) & set(loops)
@@ -599,6 +590,24 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
             return (f"its write index {index.script()} does not cover a dense range of {buf.name} "
                     "over the loops")
         seen |= used
+    return None
+
+
+def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None) -> str | None:
+    """Why a loop between ``loc`` and the writer at ``wpath`` that the
+    written ``indices`` (in loop variables) do not follow, one that repeats
+    the block, may leave the region unwritten: its extent may be zero, and
+    the block then runs not at all. None where there is none."""
+    followed = set().union(set(), *(var_names(index) for index in indices))
+    repeats = [loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)
+               and loop.loop_var.name not in followed
+               and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
+    if repeats:
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
+        for loop in repeats:
+            if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+                return (f"it runs in loop {loop.loop_var.name}, whose extent {loop.extent.script()} may be zero, "
+                        "which its write index does not follow")
     return None
 
 
@@ -2449,6 +2458,10 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     names = [i.name for i in indices if isinstance(i, Var)]
     if len(names) != len(indices) or len(set(names)) != len(names):
         return "its indices are not distinct iteration variables"
+    bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    why = _loop_that_may_not_run(site, realize_path, top, [substitute_expr(i, bindings) for i in indices])
+    if why is not None:
+        return why
     why = _unbound_domain(site, realize_path, realize, names)
     if why is not None and _covers_domains(site, realize_path, realize, names, top):
         return None
