@@ -18,7 +18,7 @@ from ..analysis.arith.int_set import cover_range
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions, plain_arithmetic
-from ..analysis.traversal import Path, map_children, transform, transform_plain
+from ..analysis.traversal import Path, map_children, transform, transform_plain, walk_stmts
 from ..nodes import (
     GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
     IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
@@ -200,6 +200,17 @@ class RollingBuffer(Rewrite):
                          "allowed", r)
             if k > mine and o_reads & written:
                 consumers.append((p, r))
+        for _, r in [(path[:-1], realize)] + consumers:
+            # a view of the buffer is a window of consecutive elements; the
+            # rolled buffer wraps its window around, which no view follows
+            # (a consumer made by tensorize reads through one)
+            seen = next((m for _, n in walk_stmts(r) if isinstance(n, Block) for m in n.match_buffers
+                         if m.source.buffer == buffer), None)
+            if seen is not None:
+                chk.stop(RollingBufferMatchError, subject,
+                         f"block {r.block.name_hint!r} views {buffer.name} through the match buffer "
+                         f"{seen.buffer.name}, a window of consecutive elements, which the rolled buffer, "
+                         "wrapping its window around, would not hold", r)
         lca = _lca([path[:-1]] + [p for p, _ in consumers])
         lca_loop = None
         for p in reversed(_prefixes(lca)):
