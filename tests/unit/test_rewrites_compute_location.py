@@ -13,7 +13,7 @@ from tirfun.nodes import IntImm, IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_DIVISION, PLAIN_PRODUCER
+from corner_sources import GUARDED_DIVISION, LOOSE_READ, PLAIN_PRODUCER
 
 CHAIN = """
 @T.prim_func
@@ -1940,6 +1940,15 @@ def test_reverse_compute_at_past_a_store_outside_the_blocks_is_refused():
     with pytest.raises(R.DependenceViolationError, match="a BufferStore outside the blocks writes C, which the "
                                                          "block uses"):
         R.reverse_compute_at("i_1_common", "i", True, -2)(mod)
+
+
+def test_compute_at_past_no_statement_outside_the_blocks_is_allowed():
+    # loop k's extent reads B, but the move of B into C's loop does not
+    # take B past it
+    mod = mod_of(LOOSE_READ)
+    for rewrite in (R.compute_at("B", "j"), R.reverse_compute_at("C", "i")):
+        out = rewrite(mod)
+        assert_equivalent(mod["main"], out["main"], trials=3)
 
 
 def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():

@@ -837,7 +837,7 @@ class _ComputeAtBase(Rewrite):
                      f"index {self.index} is not valid: it must be -1, -2 or in [{lo}, {hi}]", loop)
         self._check_cover(chk, site, loc, subject, prods, cons)
         self._check_moves(chk, site, loc, lpath, position, subject)
-        _check_loose_accesses(chk, site, loc, subject)
+        _check_loose_accesses(chk, site, loc, lpath, subject)
         chk.checkpoint()
         proof = loop_domains(site, lpath)
         doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
@@ -1957,22 +1957,33 @@ def _has_condition(block: Block) -> bool:
     return False
 
 
-def _check_loose_accesses(chk: Checks, site, loc: _Located, subject: str) -> None:
+def _check_loose_accesses(chk: Checks, site, loc: _Located, lpath: Path, subject: str) -> None:
     """No statement of the scope outside its blocks (a store in a loop of
-    a function without blocks, a loop bound) writes a buffer the block
-    uses, or reads one it writes (DependenceViolationError): the move
-    orders the block with the blocks only, as TVM does, and would run it
-    on the wrong side of such a statement."""
+    a function without blocks, a loop bound) that the move reorders with
+    the block writes a buffer the block uses, or reads one it writes
+    (DependenceViolationError): the move orders the block with the blocks
+    only, as TVM does, and would run it on the wrong side of such a
+    statement. A statement is reordered where it lies under the target
+    loop, holds one of the block's two places and not the other, or runs
+    between them."""
     index = site.index
     if index is not None and not index.loose:
         return
     block = loc.realize.block
     written = writes_of(block)
     used = written | reads_of(block)
-    stack = [site.func.body if loc.scope is None else site.at(loc.scope).body]
+    top = () if loc.scope is None else loc.scope + (("body", None),)
+    span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
+    stack = [(top + (("body", None),) if loc.scope is None else top,
+              site.func.body if loc.scope is None else site.at(loc.scope).body)]
     while stack:
-        node = stack.pop()
+        path, node = stack.pop()
         if isinstance(node, BlockRealize):
+            continue
+        stack.extend((path + (step,), child) for step, child in stmt_children(node))
+        holds_old, holds_new = is_under(loc.rpath, path), path == lpath or is_under(lpath, path)
+        if not (is_under(path, lpath) or holds_old != holds_new
+                or (not holds_old and span[0] < program_key(site, path) < span[1])):
             continue
         conflict = None
         if isinstance(node, BufferStore) and node.buffer in used:
@@ -1989,9 +2000,8 @@ def _check_loose_accesses(chk: Checks, site, loc: _Located, subject: str) -> Non
         if conflict is not None:
             chk.stop(DependenceViolationError, subject,
                      f"a {type(node).__name__} outside the blocks {conflict}; the move orders the block "
-                     "with the other blocks only, and could run it on the wrong side of that statement",
+                     "with the other blocks only, and would run it on the other side of that statement",
                      loc.realize)
-        stack.extend(child for _, child in stmt_children(node))
 
 
 # -- compute_inline ------------------------------------------------------------------------
