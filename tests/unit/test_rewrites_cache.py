@@ -1926,3 +1926,25 @@ def test_the_rewriter_skips_only_what_its_general_walk_gives_back_unchanged(monk
     general = [_outcome(step, mod) for step, mod in cases]
     assert fast == general
     assert sum(isinstance(out, str) for out in fast) > 200
+
+
+def test_cache_write_of_a_writer_and_its_reader_under_one_condition_is_refused():
+    # found by the fuzzer: the copy back could go only between the two
+    # blocks, inside ``if i < 6``; placed after the if (as TVM places it),
+    # the reader read the buffer before anything was copied back
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    A_global = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        if i < 6:
+            with T.block("A_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A_global[vi, vj] = A[vi, vj]
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)
+""")
+    with pytest.raises(R.CacheStageOrderError, match=r"both sit in the statement 'if i < 6', inside which no copy "
+                                                     r"can be placed between them"):
+        R.cache_write("A_global", 0, "global")(mod)

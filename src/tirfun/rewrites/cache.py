@@ -763,6 +763,9 @@ class _LocDetector:
         # block: the copy back must come before it too
         self.loose = loose
         self.seen_writer = False
+        # the statement other than a loop or block (an ``if``) whose body
+        # holds the place found, where no stage can be inserted
+        self.blocked: Stmt | None = None
         self.wanted = None if index is None or loose is not None else _wanted_items(
             index, [writer, *related], scope.path)
 
@@ -805,8 +808,27 @@ class _LocDetector:
             if self.visited_block and self.visited_related and self.loc is None and self.pos != -1:
                 self.loc = path
         else:
+            before = self.pos
             for step, child in stmt_children(node):
                 self.visit(child, path + (step,))
+            # declarations at the top of a body are looked through when the
+            # stage is inserted (see _stage_place)
+            if before == -1 and self.pos != -1 and self.blocked is None and not isinstance(node, _DECLS):
+                self.blocked = node
+
+
+def _check_blocked_place(chk: Checks, detector: _LocDetector, subject: str, buf: Buffer, node) -> None:
+    """The place the detector found for a copy back lies in a loop or
+    block, not inside a statement such as an ``if`` that holds both the
+    writer and its reader (CacheStageOrderError): TVM inserts the copy
+    after that statement, after the reader. (A copy in placed so is
+    refused by the order check of the cache's readers.)"""
+    if detector.blocked is not None:
+        stmt = detector.blocked
+        what = f"if {stmt.condition.script()}" if isinstance(stmt, IfThenElse) else type(stmt).__name__
+        chk.stop(CacheStageOrderError, subject,
+                 f"the block writing {buf.name} and the block reading it after it both sit in the statement "
+                 f"'{what}', inside which no copy can be placed between them", node)
 
 
 def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer, consumers) -> None:
@@ -1694,7 +1716,7 @@ def _position_at(site, path: Path, loc: Path) -> int:
     return path[k][1] if isinstance(node, SeqStmt) and len(path) > k else 0
 
 
-def _copy_back_place(site, scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
+def _copy_back_place(chk: Checks, site, scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
     """Where the copy back of a written cache goes: before the first later
     reader of the buffer that is not a redirected consumer (TVM's
     CacheLocDetector), or at the end of the scope when there is none."""
@@ -1705,7 +1727,9 @@ def _copy_back_place(site, scope: _Scope, writer: int, buf: Buffer, consumers) -
     _, loose = _loose_readers(site, scope, buf, wpath)
     if not related and not loose:
         return scope.path, _end_position(scope.block)
-    loc, pos = _LocDetector(scope, name, related, site.index, buf if loose else None).run()
+    detector = _LocDetector(scope, name, related, site.index, buf if loose else None)
+    loc, pos = detector.run()
+    _check_blocked_place(chk, detector, f"block {name!r}", buf, wrealize)
     if loc is None:  # the statements reading the buffer all run before the writer
         return scope.path, _end_position(scope.block)
     return loc, max(pos, 0)
@@ -2088,7 +2112,7 @@ class CacheWrite(Rewrite):
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)
         _check_no_reader_ahead(chk, scope, writer, buf, consumers)
-        loc, pos = _copy_back_place(site, scope, writer, buf, consumers)
+        loc, pos = _copy_back_place(chk, site, scope, writer, buf, consumers)
         _check_loose_reads_in_loops(chk, site, scope, buf, wpath, name, loc)
         # a block that reads the buffer before writing it, whose init may not
         # run in every fill of the cache, or that may leave elements of the
@@ -2870,7 +2894,7 @@ class _ReindexCacheBase(Rewrite):
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
             _check_no_reader_ahead(chk, scope, writer, buf, set())
-            loc, pos = _copy_back_place(site, scope, writer, buf, set())
+            loc, pos = _copy_back_place(chk, site, scope, writer, buf, set())
             _check_loose_reads_in_loops(chk, site, scope, buf, path[:-1], block.name_hint, loc)
             _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
