@@ -2005,3 +2005,25 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
 """)
     out = R.reverse_compute_inline("B")(both)
     assert_equivalent(both["main"], out["main"], trials=2)
+
+
+def test_reverse_compute_at_into_the_loop_of_a_block_that_overwrites_what_it_read_is_refused():
+    # found by the fuzzer: C reads A before block A overwrites it; moved
+    # under A's loop, C ran in every iteration and its last run read the
+    # overwritten A. A is no producer of C, so the allowance for producers
+    # under the loop must not cover it
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+    for i_1 in range(8):
+        with T.block("A"):
+            vi_1 = T.axis.spatial(8, i_1)
+            A[vi_1] = B[vi_1]
+""")
+    for index in (0, -1):
+        with pytest.raises(R.DependenceViolationError, match="reorders it with block 'A', and one of them writes A"):
+            R.reverse_compute_at("C", "i_1", False, index)(mod)

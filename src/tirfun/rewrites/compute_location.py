@@ -870,16 +870,23 @@ class _ComputeAtBase(Rewrite):
         """No block the move jumps over depends on the moved block, except
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
-        span = None  # program keys of the block and the loop, found when first needed
+        span = mine = None  # program keys of the block and the loop, found when first needed
         for key, ypath, yrealize in _keyed_blocks(site, loc):
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             other = yrealize.block
             if is_under(ypath, lpath):
                 # every iteration of the loop now runs the block: it meets
-                # every block under the loop in an earlier or later iteration
-                buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse,
-                                         allow_writes_to_moved_reads=self.reverse)
+                # every block under the loop in an earlier or later iteration;
+                # a consumer of it (compute_at) or a producer (reverse) is
+                # accounted for by the placement, but only a block on that
+                # side of it: one after it that overwrites what it read, or
+                # one before it reading what it writes, is not
+                if mine is None:
+                    mine = program_key(site, loc.rpath)
+                ran_before = (key if key is not None else program_key(site, ypath)) < mine
+                buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse and not ran_before,
+                                         allow_writes_to_moved_reads=self.reverse and ran_before)
             else:
                 if span is None:
                     span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
