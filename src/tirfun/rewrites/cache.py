@@ -578,7 +578,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     indices = _written_indices(region, wrealize)
-    why = _loop_that_may_not_run(site, wpath, loc, indices, memo)
+    why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
     if why is not None:
         return why
     seen: set = set()
@@ -593,15 +593,21 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     return None
 
 
-def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None) -> str | None:
-    """Why a loop between ``loc`` and the writer at ``wpath`` that the
-    written ``indices`` (in loop variables) do not follow, one that repeats
-    the block, may leave the region unwritten: its extent may be zero, and
-    the block then runs not at all. None where there is none."""
+def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None,
+                           below: list | None = None) -> str | None:
+    """Why a loop between ``loc`` and the writer at ``wpath`` (``below``,
+    when the caller has them) that the written ``indices`` (in loop
+    variables) do not follow, one that repeats the block, may leave the
+    region unwritten: its extent may be zero, and the block then runs not
+    at all. None where there is none."""
+    if below is None:
+        below = [loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)]
+    # a loop of a constant extent of one or more runs: most loops, asked first
+    maybe = [loop for loop in below if not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
+    if not maybe:
+        return None
     followed = set().union(set(), *(var_names(index) for index in indices))
-    repeats = [loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)
-               and loop.loop_var.name not in followed
-               and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
+    repeats = [loop for loop in maybe if loop.loop_var.name not in followed]
     if repeats:
         dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
         for loop in repeats:
@@ -2483,7 +2489,8 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     if len(names) != len(indices) or len(set(names)) != len(names):
         return "its indices are not distinct iteration variables"
     bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    why = _loop_that_may_not_run(site, realize_path, top, [substitute_expr(i, bindings) for i in indices])
+    # the indices in loop variables, substituted only if a loop may not run
+    why = _loop_that_may_not_run(site, realize_path, top, (substitute_expr(i, bindings) for i in indices))
     if why is not None:
         return why
     why = _unbound_domain(site, realize_path, realize, names)
@@ -2911,7 +2918,7 @@ class _ReindexCacheBase(Rewrite):
                      "and the block by something other than a loop; the copy, which runs the loops "
                      "feeding the block's variables, would name it outside its scope", realize)
         _check_bounds_at_copy(chk, describe(self.block), site, scope,
-                              [(p, lp) for p, lp in loops_above(site, path[:-1]) if lp in loops],
+                              [(p, lp) for p, lp in loops_above(site, path[:-1]) if any(lp is x for x in loops)],
                               _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
         if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
