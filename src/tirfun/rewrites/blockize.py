@@ -337,8 +337,15 @@ def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool
     if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
         return True  # a loop that feeds no iteration variable repeats them all
     values = [v for v in realize.iter_values if not var_names(v).isdisjoint(inner_names)]
+    if not values:
+        return False
+    # the common bindings, ``i`` or ``vi_o * 4 + i``: each a distinct inner
+    # loop added once, which no two iterations share
+    plain = [_added_loop(v, inner_names) for v in values]
+    if None not in plain and len(set(plain)) == len(plain):
+        return False
     loops = {lp.loop_var.name: lp for lp in chain}
-    if not values or detect_iter_map(values, loops, "bijective") is not None:
+    if detect_iter_map(values, loops, "bijective") is not None:
         return False
     mins, extents = [int_value(lp.min) for lp in chain], [int_value(lp.extent) for lp in chain]
     if None in mins or None in extents or prod(max(e, 0) for e in extents) > 4096:
@@ -358,6 +365,18 @@ def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool
             return True
         seen.add(tuple(key))
     return False
+
+
+def _added_loop(value: PrimExpr, inner_names: set) -> str | None:
+    """The name of the inner loop ``value`` is, or adds to an expression of
+    no inner loop (``vi_o * 4 + i``); None for any other binding."""
+    if type(value) is Var:
+        return value.name if value.name in inner_names else None
+    if type(value) is Add:
+        for a, b in ((value.a, value.b), (value.b, value.a)):
+            if type(a) is Var and a.name in inner_names and var_names(b).isdisjoint(inner_names):
+                return a.name
+    return None
 
 
 @register
