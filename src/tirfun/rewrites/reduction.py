@@ -234,10 +234,20 @@ class DecomposeReduction(Rewrite):
         # a spatial variable that does not index what the block writes
         # re-initialises the element at each of its values, as a repeating
         # loop does: its loops stay above the init
-        written = set().union(*[var_names(r) for r in block.writes])
-        rerun = set().union(*[names for iv, names in zip(block.iter_vars, used)
-                              if iv.iter_type is IterVarType.DataPar and iv.var.name not in written
-                              and int_value(iv.dom.extent) != 1])
+        rerun = set()
+        spatial = [(iv, names) for iv, names in zip(block.iter_vars, used)
+                   if names and iv.iter_type is IterVarType.DataPar]
+        if spatial:
+            # the variables the written indices name (not the buffers'):
+            # most are the variables themselves
+            mins = [rng.min for r in block.writes for rng in r.region]
+            if all(type(m) is Var for m in mins):
+                written = {m.name for m in mins}
+            else:
+                written = set().union(*[var_names(x) for r in block.writes for rng in r.region
+                                        for x in (rng.min, rng.extent)])
+            rerun = set().union(*[names for iv, names in spatial
+                                  if iv.var.name not in written and int_value(iv.dom.extent) != 1])
         below = max((k + 1 for k, (_, l) in enumerate(loops) if l.loop_var.name in rerun), default=0)
         start = next((k for k in range(max(position, below), first_reduce + 1)
                       if _visits_once(realize.iter_values, loops[k:])), None)
