@@ -2917,9 +2917,11 @@ class _ReindexCacheBase(Rewrite):
                      f"the block's binding names {', '.join(stray)}, bound between the place of the copy "
                      "and the block by something other than a loop; the copy, which runs the loops "
                      "feeding the block's variables, would name it outside its scope", realize)
-        _check_bounds_at_copy(chk, describe(self.block), site, scope,
-                              [(p, lp) for p, lp in loops_above(site, path[:-1]) if any(lp is x for x in loops)],
-                              _stage_place(site, loc), pos, realize)
+        # a bound of a constant or a variable loads nothing: most loops
+        if any(type(lp.min) not in (IntImm, Var) or type(lp.extent) not in (IntImm, Var) for lp in loops):
+            _check_bounds_at_copy(chk, describe(self.block), site, scope,
+                                  [(p, lp) for p, lp in loops_above(site, path[:-1]) if any(lp is x for x in loops)],
+                                  _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
         if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
             chk.stop(ReindexOutOfBoundsError, describe(self.block),
