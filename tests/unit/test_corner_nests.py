@@ -8,6 +8,7 @@ import pytest
 
 import tirfun.rewrites as R
 from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
 from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
@@ -201,4 +202,57 @@ def test_reverse_compute_at_of_an_int64_program_compares_in_int64(loop):
     mod = IRModule({"main": from_source(WIDE_STAGES)})
     out = R.reverse_compute_at("D", loop)(mod)
     verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+def test_inlining_the_only_block_of_a_sequence_of_one_statement_is_refused():
+    # found by the fuzzer: a rewrite left the root's body a sequence of one
+    # loop; taking the block out deleted that item and built an empty
+    # sequence (a NodeError) where the only leaf should be refused
+    from tirfun.nodes import SeqStmt
+    from tirfun.nodes.base import with_fields
+
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+""")})
+    func = mod["main"]
+    root = func.body.block
+    wrapped = with_fields(func, body=with_fields(func.body, block=with_fields(root, body=SeqStmt([root.body]))))
+    with pytest.raises(R.OnlyLeafError, match="it is the only leaf of scope 'root'"):
+        R.compute_inline("B")(IRModule({"main": wrapped}))
+
+
+def test_reverse_compute_inline_over_a_reflected_write_under_a_predicated_split():
+    # found by the fuzzer: the producer writes Y[9 - vi, 9 - vj] under a
+    # split with a predicate; reading the reflected region asked a stand-in
+    # loop of the predicate's guarded part for its variable (AttributeError)
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(X: T.Buffer((10, 10), "float32"), Z: T.Buffer((10, 10), "float32")):
+    Y = T.alloc_buffer((10, 10))
+    for i in range(10):
+        for j_0 in T.parallel(1):
+            for j_1_1, j_2 in T.grid(3, 10):
+                with T.block("b0"):
+                    vi = T.axis.spatial(10, i)
+                    vj = T.axis.spatial(10, j_1_1 * 10 + j_2)
+                    T.where((j_0 * 3 + j_1_1) * 10 + j_2 < 10)
+                    Y[9 - vi, 9 - vj] = X[vi, vj] + T.float32(1.0)
+    for i_1, j_1 in T.grid(10, 10):
+        with T.block("b1"):
+            vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+            Z[vi_1, vj_1] = Y[vj_1, vi_1] + T.float32(2.0)
+""")})
+    rewrite = R.reverse_compute_inline("b1")
+    try:
+        out = rewrite(mod)
+    except ScheduleError:
+        assert rewrite.violations(mod)
+        return
     assert_equivalent(mod["main"], out["main"], trials=2)

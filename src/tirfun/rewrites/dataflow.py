@@ -497,6 +497,7 @@ def _reflected(mins: list, relaxed: dict) -> list | None:
     same values, in the other order); None when there is no such loop, or a
     loop is taken with both signs."""
     signs: dict = {}
+    variables: dict = {}  # the variable itself: a relaxed entry may be a stand-in with no loop_var
     for m in mins:
         form = affine_form(m)
         if form is None:
@@ -504,12 +505,13 @@ def _reflected(mins: list, relaxed: dict) -> list | None:
         for term, coeff in form.terms:
             if isinstance(term, Var) and term.name in relaxed:
                 signs.setdefault(term.name, set()).add(coeff < 0)
+                variables[term.name] = term
     mapping = {}
     for name, seen in signs.items():
-        loop = relaxed[name]
-        ext = int_value(loop.extent)
+        ext = int_value(relaxed[name].extent)
         if seen == {True} and ext is not None:
-            mapping[loop.loop_var] = IntImm(loop.loop_var.dtype, ext - 1) - loop.loop_var
+            var = variables[name]
+            mapping[var] = IntImm(var.dtype, ext - 1) - var
     if not mapping:
         return None
     return [simplify_index(substitute(m, mapping)) for m in mins]
@@ -913,10 +915,13 @@ def leaf_removal_path(site: Site, realize_path: Path, scope: Path | None) -> Pat
     path = realize_path
     while True:
         parent = path[:-1]
-        # a sequence step sits between a loop or block and its statements
+        # a sequence step sits between a loop or block and its statements;
+        # a sequence of one statement (a rewrite may leave one) is that
+        # statement, and deleting its item would leave it empty
         if path[-1][0] == "seq":
-            return path
-        if parent == top or not parent:
+            if len(site.at(parent).seq) > 1:
+                return path
+        elif parent == top or not parent:
             return None
         node = site.at(parent)
         if isinstance(node, Block):
