@@ -2027,3 +2027,28 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer
     for index in (0, -1):
         with pytest.raises(R.DependenceViolationError, match="reorders it with block 'A', and one of them writes A"):
             R.reverse_compute_at("C", "i_1", False, index)(mod)
+
+
+def test_compute_inline_of_a_block_reading_through_its_match_buffer_is_refused():
+    # found by the fuzzer: after cache_write, C stores into C_global what it
+    # reads through its view Bv; inlined into the copy back, the value used
+    # Bv, which the copy back does not declare (verify failed)
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi]
+    for i_1 in range(8):
+        with T.block("C"):
+            vi_1 = T.axis.spatial(8, i_1)
+            T.reads(B[vi_1])
+            T.writes(C[vi_1])
+            Bv = T.match_buffer(B[vi_1], (1,))
+            C[vi_1] = Bv[0]
+""")
+    cached = R.cache_write("C", 0, "global")(mod)
+    with pytest.raises(R.BodyAnalysisError, match="the block reads through its match buffer Bv"):
+        R.compute_inline("C")(cached)

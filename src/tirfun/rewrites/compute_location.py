@@ -2078,6 +2078,17 @@ def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, s
                  f"variables; {outcome}", loc.realize)
 
 
+def _check_no_views(chk: Checks, block: Block, subject: str, realize, outcome: str) -> None:
+    """The block matches no buffer (BodyAnalysisError): its body would be
+    moved into another block, which does not declare the view, and would
+    use a buffer nothing declares there (TVM moves it as it is)."""
+    if block.match_buffers:
+        view = block.match_buffers[0].buffer.name
+        chk.stop(BodyAnalysisError, subject,
+                 f"the block reads through its match buffer {view}; {outcome}, its body would use {view}, which "
+                 "the block it goes into does not declare", realize)
+
+
 def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
     """The module with an inlining's result: ``func`` is the site's
     function with the statements of ``rebuilt`` (``(path, old, new)``)
@@ -2192,6 +2203,7 @@ class ComputeInline(Rewrite):
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
         _check_own_variables(chk, site, loc, store, subject)
+        _check_no_views(chk, block, subject, loc.realize, "inlined into the blocks that read the buffer")
         removal = _check_leaf(chk, site, loc, subject)
         uses = _inline_uses(site, loc, buffer)
         _check_plain_uses(chk, uses, buffer, subject)
@@ -2437,6 +2449,7 @@ class ReverseComputeInline(Rewrite):
         if isinstance(block.body, BufferStore):
             _check_own_variables(chk, site, loc, block.body, subject,
                                  "folded into its producer, the store would name a loop the producer is not in")
+        _check_no_views(chk, block, subject, realize, "folded into its producer")
         removal = _check_leaf(chk, site, loc, subject)
         _check_plain_uses(chk, uses, buffer, subject)
         stray = next((p for p in uses.tops if type(site.at(p)) is not BlockRealize), None)
