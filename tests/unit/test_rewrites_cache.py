@@ -1948,3 +1948,23 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
     with pytest.raises(R.CacheStageOrderError, match=r"both sit in the statement 'if i < 6', inside which no copy "
                                                      r"can be placed between them"):
         R.cache_write("A_global", 0, "global")(mod)
+
+
+def test_caches_of_a_buffer_a_store_outside_the_blocks_writes_are_refused():
+    # found by the fuzzer: after loop_partition, a block reads A, which plain
+    # stores outside any block write first; cache_read, seeing no block
+    # write A, copied it at the start, before the stores
+    mod = (R.unroll("i") >> R.loop_partition("i_1", [3]))(mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), D: T.Buffer((4,), "int32")):
+    with T.block("root"):
+        for i, j in T.grid(4, 8):
+            if i * 8 + j < 30:
+                A[i, j] = T.Cast("float32", i * 8 + j) + T.float32(0.5)
+            else:
+                A[i, j] = T.float32(0.0)
+        for i_1 in range(4):
+            D[i_1] = i_1 * 3 + T.Cast("int32", A[i_1, 0])
+"""))
+    with pytest.raises(R.CacheStageOrderError, match=r"a store outside the blocks writes buffer A"):
+        R.cache_read("i_1_common", 0, "global")(mod)

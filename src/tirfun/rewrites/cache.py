@@ -837,6 +837,27 @@ def _check_blocked_place(chk: Checks, detector: _LocDetector, subject: str, buf:
                  f"'{what}', inside which no copy can be placed between them", node)
 
 
+def _check_no_loose_writer(chk: Checks, site, scope: _Scope, buf: Buffer, subject: str, realize) -> None:
+    """No statement of the scope outside its blocks stores into ``buf``
+    (CacheStageOrderError): the copies are placed by the blocks that write
+    and read the buffer alone, as TVM places them, and could run on the
+    wrong side of such a store (a copy in placed before it, a copy back
+    overwriting it)."""
+    if site.index is not None and not site.index.loose:
+        return
+    stack = [scope.block.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BlockRealize):
+            continue
+        if isinstance(node, BufferStore) and same_buffer(node.buffer, buf):
+            chk.stop(CacheStageOrderError, subject,
+                     f"a store outside the blocks writes buffer {buf.name} ({node.script().splitlines()[0]}); "
+                     "the cache's copies are placed by the blocks alone and could run on the wrong side of it",
+                     realize)
+        stack.extend(child for _, child in stmt_children(node))
+
+
 def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer, consumers) -> None:
     """No block other than the ``consumers`` reads ``buf`` before the
     writer (child ``writer`` of the scope) in a loop they share
@@ -1904,6 +1925,7 @@ class CacheRead(Rewrite):
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, describe(self.block), buf)
+        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         memo: dict = {}  # the writer's relaxed region, asked twice
         bad = _cover_violation(site, scope, buf, memo)
@@ -2103,6 +2125,7 @@ class CacheWrite(Rewrite):
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, describe(self.block), buf)
+        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         name = realize.block.name_hint
         writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block), writes_first=False)
@@ -2636,6 +2659,7 @@ class CacheInplace(Rewrite):
         block = realize.block
         buf = access_buffer(chk, block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, describe(self.block), buf)
+        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
         bad = _cover_violation(site, scope, buf)
         if bad is not None:
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
@@ -2828,6 +2852,7 @@ class _ReindexCacheBase(Rewrite):
         kind = "read" if self.is_read else "write"
         buf = access_buffer(chk, block, realize, self._index(), kind)
         scope = _scope_of(chk, site, path, describe(self.block), buf)
+        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
         region = _region_of(block.reads if self.is_read else block.writes, buf)
         if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
             chk.stop(NotSinglePointAccessError, describe(self.block),
