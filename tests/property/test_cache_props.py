@@ -12,6 +12,8 @@ caches of such programs are drawn in the ``global`` scope.
 
 from __future__ import annotations
 
+from unittest import mock
+
 import attrs
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 
 import tirfun
 import tirfun.rewrites as R
+import tirfun.rewrites.cache as cache_module
 from tirfun import IRModule
 from tirfun.analysis.traversal import walk_stmts
 from tirfun.analysis.verify import verify
@@ -327,7 +330,6 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,
 def test_a_write_cache_copies_back_before_a_loop_bound_or_condition_reads_the_buffer(case):
     # TVM places the copy back by the blocks reading the buffer alone; a
     # loop bound or a condition reading it then reads stale values
-    import tirfun.rewrites.cache as cache_module
     from tirfun.script import from_source
 
     src, rewrite, refused = case
@@ -345,12 +347,8 @@ def test_a_write_cache_copies_back_before_a_loop_bound_or_condition_reads_the_bu
             event("refused: cache_write, conservatively")
             return
         # the refusal is exact: applied anyway, the result changes
-        original = cache_module._check_loose_reads_in_loops
-        cache_module._check_loose_reads_in_loops = lambda *args: None
-        try:
+        with mock.patch.object(cache_module, "_check_loose_reads_in_loops", lambda *a: None):
             out = rewrite(mod)
-        finally:
-            cache_module._check_loose_reads_in_loops = original
         with pytest.raises(AssertionError):
             assert_equivalent(mod["main"], out["main"], trials=8)
         event(f"refused: {rewrite.primitive}")
@@ -407,7 +405,6 @@ def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,
 def test_caches_of_a_block_in_a_loop_bounded_by_a_written_buffer_keep_meaning_or_are_refused_exactly(case):
     # a copy that runs the loop's bound again at its own place must see
     # the value the loop saw: X must not write B in between
-    import tirfun.rewrites.cache as cache_module
     from tirfun.script import from_source
 
     src, rewrite = case
@@ -416,12 +413,8 @@ def test_caches_of_a_block_in_a_loop_bounded_by_a_written_buffer_keep_meaning_or
     if problems:
         assert type(problems[0]) is R.CacheStageOrderError, problems[0]
         assert "has a bound reading buffer B, which block 'X' writes" in str(problems[0])
-        original = cache_module._check_bounds_at_copy
-        cache_module._check_bounds_at_copy = lambda *args: None
-        try:
+        with mock.patch.object(cache_module, "_check_bounds_at_copy", lambda *a: None):
             out = rewrite(mod)
-        finally:
-            cache_module._check_bounds_at_copy = original
         with pytest.raises(AssertionError):
             assert_equivalent(mod["main"], out["main"], trials=8)
         event(f"refused: {rewrite.primitive}")

@@ -78,6 +78,11 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer
                 C[vn] = B[vn]
 """
 
+# the same with B an intermediate buffer the function allocates
+GUARDED_CONSUMER_OF_AN_INTERMEDIATE = GUARDED_CONSUMER.replace(
+    'B: T.Buffer((4,), "float32"), ', "").replace(
+    "    for m in range(4):", "    B = T.alloc_buffer((4,))\n    for m in range(4):")
+
 # the producer stores four elements per instance (a vector store)
 VECTOR_PRODUCER = """
 @T.prim_func
@@ -201,4 +206,33 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         C[i] = A[i] + T.float32(1.0)
     for i_1 in range(8):
         B[i_1] = C[i_1] * T.float32(2.0)
+"""
+
+# a copy A_global and a block B reading it, both under one if
+COPY_AND_READER_UNDER_ONE_IF = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    A_global = T.alloc_buffer((8, 8))
+    for i, j in T.grid(8, 8):
+        if i < 6:
+            with T.block("A_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A_global[vi, vj] = A[vi, vj]
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A_global[vi, vj] * T.float32(2)
+"""
+
+# C reads A before block A writes it
+READ_BEFORE_WRITE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+    for i in range(8):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = B[vi]
 """

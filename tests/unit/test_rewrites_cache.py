@@ -14,7 +14,7 @@ from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
-from corner_sources import GUARDED_DIVISION, LOOSE_READ
+from corner_sources import COPY_AND_READER_UNDER_ONE_IF, GUARDED_DIVISION, LOOSE_READ, READ_BEFORE_WRITE
 
 TWO_STAGES = """
 @T.prim_func
@@ -151,19 +151,6 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
         with T.block("C"):
             vi = T.axis.spatial(8, i)
             C[vi] = B[vi]
-"""
-
-READ_BEFORE_WRITE = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = A[vi]
-    for i in range(8):
-        with T.block("A"):
-            vi = T.axis.spatial(8, i)
-            A[vi] = B[vi]
 """
 
 # A is read before block A writes it and after
@@ -1380,18 +1367,7 @@ def test_reindex_cache_write_of_a_writer_read_before_it_in_a_loop_they_share_is_
     # found by the fuzzer: after cache_inplace, each step of k copies C in,
     # updates it and copies it back; a reindex cache of the copy back moved
     # the store into C after the loops, where the next step's copy in read C
-    mod = R.cache_inplace("matmul", 0, "shared")(mod_of("""
-@T.prim_func
-def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
-    for i0, i1, i2 in T.grid(4, 4, 4):
-        with T.block("matmul"):
-            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
-            T.reads(C[i, j], A[i, k], B[k, j])
-            T.writes(C[i, j])
-            with T.init():
-                C[i, j] = T.float32(0)
-            C[i, j] = C[i, j] + A[i, k] * B[k, j]
-"""))
+    mod = R.cache_inplace("matmul", 0, "shared")(mod_of(REDUCE_READ_AND_WRITE))
     with pytest.raises(R.CacheStageOrderError, match=r"block 'C_shared': the block reads buffer C before block "
                                                      r"'C_shared_1' writes it, in a loop they share"):
         R.reindex_cache_write("C_shared_1", 0, "global", lambda a, b: [a, b])(mod)
@@ -1932,19 +1908,8 @@ def test_cache_write_of_a_writer_and_its_reader_under_one_condition_is_refused()
     # found by the fuzzer: the copy back could go only between the two
     # blocks, inside ``if i < 6``; placed after the if (as TVM places it),
     # the reader read the buffer before anything was copied back
-    mod = mod_of("""
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    A_global = T.alloc_buffer((8, 8))
-    for i, j in T.grid(8, 8):
-        if i < 6:
-            with T.block("A_global"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A_global[vi, vj] = A[vi, vj]
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A_global[vi, vj] * T.float32(2)
-""")
+    mod = mod_of(COPY_AND_READER_UNDER_ONE_IF)
+
     with pytest.raises(R.CacheStageOrderError, match=r"both sit in the statement 'if i < 6', inside which no copy "
                                                      r"can be placed between them"):
         R.cache_write("A_global", 0, "global")(mod)

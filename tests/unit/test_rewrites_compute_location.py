@@ -13,7 +13,10 @@ from tirfun.nodes import IntImm, IRModule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import GUARDED_DIVISION, LOOSE_READ, PLAIN_PRODUCER
+from corner_sources import (
+    COPY_AND_READER_UNDER_ONE_IF, GUARDED_CONSUMER_OF_AN_INTERMEDIATE, GUARDED_DIVISION, LOOSE_READ, PLAIN_PRODUCER,
+    READ_BEFORE_WRITE,
+)
 
 CHAIN = """
 @T.prim_func
@@ -306,8 +309,8 @@ def test_output_block_error():
     raises(R.OutputBlockError, R.compute_inline("C"), CHAIN, "an output block cannot be inlined")
 
 
-def test_only_leaf_error():
-    src = """
+# the scope's only block
+ONLY_LEAF = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32")):
     B = T.alloc_buffer((8,))
@@ -316,7 +319,24 @@ def main(A: T.Buffer((8,), "float32")):
             vi = T.axis.spatial(8, i)
             B[vi] = A[vi]
 """
-    raises(R.OnlyLeafError, R.compute_inline("B"), src, "only leaf of scope 'root'")
+
+
+def test_only_leaf_error():
+    raises(R.OnlyLeafError, R.compute_inline("B"), ONLY_LEAF, "only leaf of scope 'root'")
+
+
+def test_only_leaf_error_in_a_sequence_of_one_statement():
+    # found by the fuzzer: a rewrite left the root's body a sequence of one
+    # loop; taking the block out deleted that item and built an empty
+    # sequence (a NodeError) where the only leaf should be refused
+    from tirfun.nodes import SeqStmt
+    from tirfun.nodes.base import with_fields
+
+    func = mod_of(ONLY_LEAF)["main"]
+    root = func.body.block
+    wrapped = with_fields(func, body=with_fields(func.body, block=with_fields(root, body=SeqStmt([root.body]))))
+    with pytest.raises(R.OnlyLeafError, match="it is the only leaf of scope 'root'"):
+        R.compute_inline("B")(IRModule({"main": wrapped}))
 
 
 def test_not_stage_pipeline_error():
@@ -438,8 +458,8 @@ def test_non_single_producer_error():
     raises(R.NonSingleProducerError, R.reverse_compute_inline("C"), src, "block 'D' also uses B")
 
 
-def test_opaque_access_error():
-    src = """
+# C reads B through a match buffer of its own
+MATCHED_READER = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     B = T.alloc_buffer((8,))
@@ -455,7 +475,10 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             Bv = T.match_buffer(B[vi], (1,))
             C[vi] = Bv[0]
 """
-    raises(R.OpaqueAccessError, R.compute_inline("B"), src, "matched into a block")
+
+
+def test_opaque_access_error():
+    raises(R.OpaqueAccessError, R.compute_inline("B"), MATCHED_READER, "matched into a block")
 
 
 def test_inputs_are_never_changed():
@@ -1955,8 +1978,6 @@ def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():
     # found by the fuzzer: B reads A[... 40 // (vi - 3) ...] only where vi
     # != 3; the copy moved under loop i bound its variable to that index at
     # every i, and divided by zero at i = 3 (TVM builds the same binding)
-    from corner_sources import GUARDED_DIVISION
-
     mod = R.cache_read("B", 0, "local")(mod_of(GUARDED_DIVISION))
     with pytest.raises(R.UnsafeRegionError, match=r"divides by i - 3, which is not provably nonzero"):
         R.compute_at("A_local", "i")(mod)
@@ -1965,44 +1986,16 @@ def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():
     assert_equivalent(mod["main"], out["main"], trials=3)
 
 
-# the consumer B runs under a condition its producer A_global does not
-GUARDED_CONSUMER_OF_A_COPY = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    A_global = T.alloc_buffer((8, 8))
-    for i, j in T.grid(8, 8):
-        with T.block("A_global"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            A_global[vi, vj] = A[vi, vj]
-    for i, j in T.grid(8, 8):
-        if i < 6:
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A_global[vi, vj] * T.float32(2)
-"""
-
-
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
-    # found by the fuzzer: folded into the copy, B's stores ran for rows 6
-    # and 7 too, which the condition skips (TVM drops the condition)
-    mod = mod_of(GUARDED_CONSUMER_OF_A_COPY)
-    with pytest.raises(R.BodyAnalysisError, match=r"the block runs under the condition if i_1 < 6; folded into its "
+    # found by the fuzzer (a copy A_global and B reading it under if i < 6):
+    # folded into the copy, the consumer's stores ran where the condition
+    # skips them (TVM drops the condition)
+    mod = mod_of(GUARDED_CONSUMER_OF_AN_INTERMEDIATE)
+    with pytest.raises(R.BodyAnalysisError, match=r"the block runs under the condition if n < 3; folded into its "
                                                   r"producer, its stores would run wherever the producer runs"):
-        R.reverse_compute_inline("B")(mod)
+        R.reverse_compute_inline("C")(mod)
     # under one condition with its producer, it is folded with it kept
-    both = mod_of("""
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    A_global = T.alloc_buffer((8, 8))
-    for i, j in T.grid(8, 8):
-        if i < 6:
-            with T.block("A_global"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                A_global[vi, vj] = A[vi, vj]
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A_global[vi, vj] * T.float32(2)
-""")
+    both = mod_of(COPY_AND_READER_UNDER_ONE_IF)
     out = R.reverse_compute_inline("B")(both)
     assert_equivalent(both["main"], out["main"], trials=2)
 
@@ -2012,43 +2005,17 @@ def test_reverse_compute_at_into_the_loop_of_a_block_that_overwrites_what_it_rea
     # under A's loop, C ran in every iteration and its last run read the
     # overwritten A. A is no producer of C, so the allowance for producers
     # under the loop must not cover it
-    mod = mod_of("""
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = A[vi]
-    for i_1 in range(8):
-        with T.block("A"):
-            vi_1 = T.axis.spatial(8, i_1)
-            A[vi_1] = B[vi_1]
-""")
     for index in (0, -1):
+        sch = tirfun.Schedule(mod_of(READ_BEFORE_WRITE))
         with pytest.raises(R.DependenceViolationError, match="reorders it with block 'A', and one of them writes A"):
-            R.reverse_compute_at("C", "i_1", False, index)(mod)
+            sch.reverse_compute_at("C", sch.get_loops("A")[0], index=index)
 
 
 def test_compute_inline_of_a_block_reading_through_its_match_buffer_is_refused():
     # found by the fuzzer: after cache_write, C stores into C_global what it
     # reads through its view Bv; inlined into the copy back, the value used
     # Bv, which the copy back does not declare (verify failed)
-    mod = mod_of("""
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8,))
-    for i in range(8):
-        with T.block("B"):
-            vi = T.axis.spatial(8, i)
-            B[vi] = A[vi]
-    for i_1 in range(8):
-        with T.block("C"):
-            vi_1 = T.axis.spatial(8, i_1)
-            T.reads(B[vi_1])
-            T.writes(C[vi_1])
-            Bv = T.match_buffer(B[vi_1], (1,))
-            C[vi_1] = Bv[0]
-""")
+    mod = mod_of(MATCHED_READER)
     cached = R.cache_write("C", 0, "global")(mod)
     with pytest.raises(R.BodyAnalysisError, match="the block reads through its match buffer Bv"):
         R.compute_inline("C")(cached)

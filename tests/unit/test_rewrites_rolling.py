@@ -398,21 +398,9 @@ def test_rolling_buffer_of_a_producer_split_unevenly_slides_what_it_surely_write
     # found by the fuzzer: split 4 by (2, 3) spans 6 elements of B under a
     # predicate keeping 4; the window was sized 6, with an overlap of 4, so
     # every iteration after the first skipped all it computes
-    src = """
-@T.prim_func
-def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((10,))
-    for i in range(4):
-        for ax in range(4):
-            with T.block("B"):
-                vb = T.axis.spatial(10, i * 2 + ax)
-                B[vb] = A[vb] * T.float32(2.0)
-        for ax_1 in range(2):
-            with T.block("C"):
-                vc = T.axis.spatial(8, i * 2 + ax_1)
-                C[vc] = B[vc] + B[vc + 2]
-"""
-    mod = R.split("ax", [None, 2, 3])(IRModule({"main": from_source(src)}))
+    sch = tirfun.Schedule(_mod(ONE_D))
+    sch.split(sch.get_loops("B")[-1], [None, 2, 3])
+    mod = sch.mod
     out = R.rolling_buffer("B", 0)(mod)
     assert [d.value for d in out["main"].body.block.alloc_buffers[0].shape] == [4]
     assert_equivalent(mod["main"], out["main"], trials=3)
@@ -420,29 +408,16 @@ def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
 
 def test_rolling_buffer_of_a_buffer_a_consumer_views_is_refused():
     # found by the fuzzer: after tensorize, the consumer reads B through a
-    # match buffer over B[i_0 * 2 : i_0 * 2 + 4]; rolled, that window wraps
+    # match buffer over B[i * 2 : i * 2 + 4]; rolled, that window wraps
     # around the 4 elements of B, which no view follows
     from tirfun.testing.draw_tensorize import intrin_of_block
 
-    src = """
-@T.prim_func
-def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((10,))
-    for i_0 in range(4):
-        for ax0 in range(4):
-            with T.block("B"):
-                vi = T.axis.spatial(10, i_0 * 2 + ax0)
-                B[vi] = A[vi] * T.float32(2.0)
-        for i_1 in range(2):
-            with T.block("C"):
-                vi_1 = T.axis.spatial(8, i_0 * 2 + i_1)
-                C[vi_1] = B[vi_1] + B[vi_1 + 1] + B[vi_1 + 2]
-"""
-    mod = IRModule({"main": from_source(src)})
-    made = R.blockize("i_1").run(mod)
-    tensorized = R.tensorize(R.LoopRef("i_1"), intrin_of_block(made.mod["main"], made.result.name))(mod)
+    made = tirfun.Schedule(_mod(ONE_D))
+    outer = made.blockize(made.get_loops("C")[-1])
+    sch = tirfun.Schedule(_mod(ONE_D))
+    sch.tensorize(sch.get_loops("C")[-1], intrin_of_block(made.mod["main"], outer.name))
     with pytest.raises(R.RollingBufferMatchError, match="block 'C_o' views B through the match buffer W1"):
-        R.rolling_buffer("B", 0)(tensorized)
+        R.rolling_buffer("B", 0)(sch.mod)
     # without the view, the same program rolls
-    out = R.rolling_buffer("B", 0)(mod)
-    assert_equivalent(mod["main"], out["main"], trials=2)
+    out = R.rolling_buffer("B", 0)(_mod(ONE_D))
+    assert_equivalent(_mod(ONE_D)["main"], out["main"], trials=2)
