@@ -69,7 +69,10 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
-from .checks import child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path
+from .checks import (
+    child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path,
+    statements_outside_blocks,
+)
 from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
@@ -845,17 +848,12 @@ def _check_no_loose_writer(chk: Checks, site, scope: _Scope, buf: Buffer, subjec
     overwriting it)."""
     if site.index is not None and not site.index.loose:
         return
-    stack = [scope.block.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, BlockRealize):
-            continue
+    for _, node in statements_outside_blocks(scope.block.body, scope.path + (("body", None),)):
         if isinstance(node, BufferStore) and same_buffer(node.buffer, buf):
             chk.stop(CacheStageOrderError, subject,
                      f"a store outside the blocks writes buffer {buf.name} ({node.script().splitlines()[0]}); "
                      "the cache's copies are placed by the blocks alone and could run on the wrong side of it",
                      realize)
-        stack.extend(child for _, child in stmt_children(node))
 
 
 def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer, consumers) -> None:
@@ -875,16 +873,16 @@ def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer,
                      "copy back would not have put there yet", r)
 
 
-def _check_loose_reads_in_loops(chk: Checks, site, scope: _Scope, buf: Buffer, wpath: Path, name: str,
-                                loc: Path) -> None:
+def _check_loose_reads_in_loops(chk: Checks, site, buf: Buffer, wpath: Path, name: str, loc: Path,
+                                around: list, others: list) -> None:
     """No statement outside the blocks reads ``buf`` in its own fields (a
-    loop bound, a condition) ahead of the writer block at ``wpath``, in a
-    loop of the scope around both that the copy back, placed in ``loc``,
-    is not in (CacheStageOrderError): from the loop's second iteration on
-    the statement would read what the writer wrote, which the copy back,
-    run after the loop, would not have put there yet. TVM places the copy
-    back by the blocks alone and reads the stale value."""
-    around, others = _loose_readers(site, scope, buf, wpath)
+    loop bound, a condition: ``around`` the writer block at ``wpath`` and
+    ``others``, from :func:`_loose_readers`) ahead of the writer, in a loop
+    of the scope around both that the copy back, placed in ``loc``, is not
+    in (CacheStageOrderError): from the loop's second iteration on the
+    statement would read what the writer wrote, which the copy back, run
+    after the loop, would not have put there yet. TVM places the copy back
+    by the blocks alone and reads the stale value."""
     for path in around + [p for p in others if _runs_before(p, wpath)]:
         shared = _lca([path, wpath])
         loops = [loop for p, loop in loops_above(site, path) if shared[:len(p)] == p and loc[:len(p)] != p]
@@ -984,15 +982,9 @@ def _loose_readers(site, scope: _Scope, buf: Buffer, wpath: Path) -> tuple[list[
     if site.index is not None and not site.index.loose:
         return [], []
     around, others = [], []
-    stack = [(scope.path + (("body", None),), scope.block.body)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, BlockRealize):
-            continue
+    for path, node in statements_outside_blocks(scope.block.body, scope.path + (("body", None),)):
         if _reads_in_own_fields(node, buf):
             (around if wpath[:len(path)] == path else others).append(path)
-        for step, child in stmt_children(node):
-            stack.append((path + (step,), child))
     return around, others
 
 
@@ -1746,19 +1738,24 @@ def _position_at(site, path: Path, loc: Path) -> int:
 def _copy_back_place(chk: Checks, site, scope: _Scope, writer: int, buf: Buffer, consumers) -> tuple[Path, int]:
     """Where the copy back of a written cache goes: before the first later
     reader of the buffer that is not a redirected consumer (TVM's
-    CacheLocDetector), or at the end of the scope when there is none."""
+    CacheLocDetector), a statement outside the blocks that reads it
+    counting as a reader, or at the end of the scope when there is none.
+    Refused where no place is right (:func:`_check_blocked_place`,
+    :func:`_check_loose_reads_in_loops`)."""
     wpath, wrealize = scope.children[writer]
     name = wrealize.block.name_hint
     related = {r.block.name_hint for _, r in scope.children[writer + 1:]
                if _reads(r.block, buf) and r.block.name_hint not in consumers}
-    _, loose = _loose_readers(site, scope, buf, wpath)
+    around, loose = _loose_readers(site, scope, buf, wpath)
     if not related and not loose:
-        return scope.path, _end_position(scope.block)
-    detector = _LocDetector(scope, name, related, site.index, buf if loose else None)
-    loc, pos = detector.run()
-    _check_blocked_place(chk, detector, f"block {name!r}", buf, wrealize)
-    if loc is None:  # the statements reading the buffer all run before the writer
-        return scope.path, _end_position(scope.block)
+        loc, pos = scope.path, _end_position(scope.block)
+    else:
+        detector = _LocDetector(scope, name, related, site.index, buf if loose else None)
+        loc, pos = detector.run()
+        _check_blocked_place(chk, detector, f"block {name!r}", buf, wrealize)
+        if loc is None:  # the statements reading the buffer all run before the writer
+            loc, pos = scope.path, _end_position(scope.block)
+    _check_loose_reads_in_loops(chk, site, buf, wpath, name, loc, around, loose)
     return loc, max(pos, 0)
 
 
@@ -2142,7 +2139,6 @@ class CacheWrite(Rewrite):
                          "it would read the cache before it is written", r)
         _check_no_reader_ahead(chk, scope, writer, buf, consumers)
         loc, pos = _copy_back_place(chk, site, scope, writer, buf, consumers)
-        _check_loose_reads_in_loops(chk, site, scope, buf, wpath, name, loc)
         # a block that reads the buffer before writing it, whose init may not
         # run in every fill of the cache, or that may leave elements of the
         # copied region unwritten, would read or copy back uninitialised
@@ -2927,7 +2923,6 @@ class _ReindexCacheBase(Rewrite):
                          f"would copy: {why}", realize)
             _check_no_reader_ahead(chk, scope, writer, buf, set())
             loc, pos = _copy_back_place(chk, site, scope, writer, buf, set())
-            _check_loose_reads_in_loops(chk, site, scope, buf, path[:-1], block.name_hint, loc)
             _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
 
             def select(b, inherited):

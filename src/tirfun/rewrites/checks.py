@@ -206,6 +206,20 @@ def child_blocks(stmt: Stmt, path: Path) -> Iterator[tuple[Path, BlockRealize]]:
         stack.extend(reversed(kids))
 
 
+def statements_outside_blocks(stmt: Stmt, path: Path) -> Iterator[tuple[Path, Stmt]]:
+    """``stmt`` and the statements under it that no block below it holds,
+    with their paths, in no particular order: what :func:`child_blocks`
+    passes through on its way to the blocks (the blocks themselves are
+    neither given nor entered)."""
+    stack = [(path, stmt)]
+    while stack:
+        p, node = stack.pop()
+        if isinstance(node, BlockRealize):
+            continue
+        yield p, node
+        stack.extend((p + (step,), child) for step, child in stmt_children(node))
+
+
 def all_block_realizes(stmt: Stmt, path: Path, *, skip_init: bool = True,
                        touching=None) -> Iterator[tuple[Path, BlockRealize]]:
     """Every BlockRealize under ``stmt`` (``stmt`` included), nested ones too,

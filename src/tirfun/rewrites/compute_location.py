@@ -40,6 +40,7 @@ from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
     describe, loop_dependent_domain, names_bound_between, resolve_block, resolve_loop, resolve_site,
+    statements_outside_blocks,
 )
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
@@ -1979,15 +1980,9 @@ def _check_loose_accesses(chk: Checks, site, loc: _Located, lpath: Path, subject
     block = loc.realize.block
     written = writes_of(block)
     used = written | reads_of(block)
-    top = () if loc.scope is None else loc.scope + (("body", None),)
     span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
-    stack = [(top + (("body", None),) if loc.scope is None else top,
-              site.func.body if loc.scope is None else site.at(loc.scope).body)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, BlockRealize):
-            continue
-        stack.extend((path + (step,), child) for step, child in stmt_children(node))
+    top = (() if loc.scope is None else loc.scope) + (("body", None),)
+    for path, node in statements_outside_blocks(get_at(site.func, top), top):
         holds_old, holds_new = is_under(loc.rpath, path), path == lpath or is_under(lpath, path)
         if not (is_under(path, lpath) or holds_old != holds_new
                 or (not holds_old and span[0] < program_key(site, path) < span[1])):
