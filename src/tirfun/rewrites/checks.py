@@ -158,9 +158,22 @@ def scope_path(site: Site, path: Path) -> Path | None:
     return found
 
 
+def statements_above(site: Site, path: Path) -> list[tuple[Path, Stmt]]:
+    """The statements strictly above ``path`` up to its nearest enclosing
+    block (loops, conditions, lets, ...), outermost first."""
+    out: list = []
+    for p, node in ancestors(site.func, path):
+        if isinstance(node, Block):
+            out = []
+        elif isinstance(node, Stmt) and not isinstance(node, BlockRealize):
+            out.append((p, node))
+    return out
+
+
 def loops_above(site: Site, path: Path) -> list[tuple[Path, For]]:
     """The loops strictly above ``path`` up to its nearest enclosing block,
-    outermost first (TVM's ``get_loops``)."""
+    outermost first (TVM's ``get_loops``). The loops of
+    :func:`statements_above`, written out: nearly every primitive asks."""
     out: list[tuple[Path, For]] = []
     for p, node in ancestors(site.func, path):
         if isinstance(node, Block):

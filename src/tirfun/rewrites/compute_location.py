@@ -40,7 +40,7 @@ from ..nodes.dtype import DataType
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
     describe, loop_dependent_domain, names_bound_between, resolve_block, resolve_loop, resolve_site,
-    statements_outside_blocks,
+    statements_above, statements_outside_blocks,
 )
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
@@ -2426,10 +2426,8 @@ class ReverseComputeInline(Rewrite):
         # a condition around the block, not around the producer, skips some
         # of its stores, which, folded into the producer, would run
         # wherever the producer runs (TVM drops the condition with the block)
-        guards = []
-        for path, node in ancestors(site.func, loc.rpath):
-            guards = [] if isinstance(node, Block) else guards + (
-                [node] if isinstance(node, (IfThenElse, While)) and not is_under(ppath, path) else [])
+        guards = [node for path, node in statements_above(site, loc.rpath)
+                  if isinstance(node, (IfThenElse, While)) and not is_under(ppath, path)]
         if guards:
             # a condition that holds on every iteration of the loops skips nothing
             proof = loop_domains(site, loc.rpath, inclusive=False)

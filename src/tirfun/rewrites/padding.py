@@ -27,7 +27,7 @@ from .body_walk import BodyWalk
 from .dataflow import fold_units
 from .checks import (
     all_block_realizes, child_blocks, complete_block_violation, describe, loop_dependent_domain, loops_above,
-    resolve_block, resolve_loop, resolve_site, scope_path,
+    resolve_block, resolve_loop, resolve_site, scope_path, statements_above,
 )
 from .errors import (
     IncompleteBlockError, InvalidPaddingError, LoopDependentDomainError, LoopPositionError, NonEinsumError,
@@ -804,10 +804,7 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
         return False
     # a condition, or a loop that may run no iteration, between the scope
     # and the block skips its instances
-    between = []
-    for _, node in ancestors(site.func, rpath):
-        between = [] if isinstance(node, Block) else between + [node]
-    for node in between:
+    for _, node in statements_above(site, rpath):
         if isinstance(node, (IfThenElse, While)):
             return False
         if isinstance(node, For) and node.loop_var not in values \
