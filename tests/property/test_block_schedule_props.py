@@ -2,7 +2,8 @@
 random schedules of loop and block primitives together
 (:func:`tirfun.testing.schedules.block_schedules`): the schedule keeps the
 program's meaning under the interpreter, the scheduled program compiles to
-exactly what the interpreter computes for it, and the trace replays.
+exactly what the interpreter computes for it, the trace replays, and the
+scheduled module prints as TVMScript that parses back to it.
 
 The meaning is compared bit for bit, except where a schedule legitimately
 reassociates a floating-point reduction (``reorder`` of reduction loops,
@@ -21,11 +22,13 @@ from hypothesis import strategies as st
 
 import tirfun
 from tirfun import rewrites as R
+from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.traversal import walk
 from tirfun.analysis.verify import verify
 from tirfun.interp import run as interp_run
 from tirfun.nodes import Buffer
 from tirfun.rewrites.index import build_index, index_of
+from tirfun.script import from_source
 from tirfun.testing.block_programs import SOURCES, block_programs, random_block_program
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
 from tirfun.testing.schedules import (
@@ -74,6 +77,11 @@ def test_block_schedules_keep_meaning_compile_exactly_and_replay(data, seed):
     replayed = R.Pipeline.from_json(pipeline.to_json())
     assert replayed == pipeline
     assert replayed(mod) == after
+    # what the schedule made prints as TVMScript that parses back to it
+    text = after.script()
+    parsed = from_source(text)
+    assert_structural_equal(parsed, after)
+    assert parsed.script() == text
 
 
 def test_every_block_primitive_is_drawn():

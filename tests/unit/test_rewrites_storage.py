@@ -222,6 +222,32 @@ def test_unsafe_set_dtype_to_a_narrower_type_computes_what_the_interpreter_does(
     assert compare_arrays("C", expected[1], args[1], f.buffer_map[f.params[1]].dtype) is None
 
 
+def test_unsafe_set_dtype_keeps_the_element_an_address_is_taken_of():
+    # a load is cast back to the old type where it is a value; under
+    # T.address_of it names an element, and a cast of it has no address
+    # (the module would print as a program the parser refuses)
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    S = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("S"):
+            vi = T.axis.spatial(8, i)
+            S[vi] = A[vi]
+            T.evaluate(T.address_of(S[vi]))
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = S[vi] * T.float32(2)
+"""
+    mod = IRModule({"main": from_source(source)})
+    out = R.unsafe_set_dtype("S", 0, "float64")(mod)
+    text = out.script()
+    assert "T.address_of(S[vi])" in text
+    assert 'C[vi_1] = T.Cast("float32", S[vi_1]) * T.float32(2.0)' in text
+    assert from_source(text).script() == text
+
+
 def test_unsafe_set_dtype_errors_and_no_change():
     mod = _mod()
     assert R.unsafe_set_dtype("B", 0, "float32")(mod) is mod

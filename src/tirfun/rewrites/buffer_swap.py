@@ -36,7 +36,7 @@ from pyrsistent import pmap, pvector
 from ..analysis.mentions import names_in
 from ..analysis.traversal import OPERAND_NODES, Path, map_children, stmt_children
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, DataType, FloatImm, For, IntImm,
+    Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, DataType, FloatImm, For, IntImm,
     IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
@@ -411,6 +411,12 @@ class _Swap:
             return e
         if kind is BufferRegion:
             return self.region(e)
+        if kind is Call and e.op == "tir.address_of" and self.cast is not None and len(e.args) == 1 \
+                and type(e.args[0]) is BufferLoad and self.new_of(e.args[0].buffer) is not None:
+            # the address of an element of the retyped buffer: the element
+            # itself, not the value cast back from it, which has no address
+            element = self.load(e.args[0])
+            return with_fields(e, args=pvector([element.value if type(element) is Cast else element]))
         return map_children(e, self.any_node)
 
     def any_node(self, n):

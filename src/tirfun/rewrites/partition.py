@@ -16,9 +16,9 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
-from ..analysis.traversal import walk_stmts
+from ..analysis.traversal import replace_at, walk_stmts
 from ..nodes import (
-    Block, BlockRealize, Buffer, BufferRegion, BufferStore, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse,
+    Allocate, AllocateConst, Block, BufferRealize, BlockRealize, Buffer, BufferRegion, BufferStore, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse,
     IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
@@ -29,7 +29,7 @@ from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
     SymbolicShapeError, WrongFactorError,
 )
-from .index import _entries, derive_replaced_index
+from .index import _entries, build_index, derive_replaced_index, remember
 from .name_pool import NamePool
 from .names import fresh_name
 from .refs import LoopRef, as_loop_ref
@@ -47,8 +47,9 @@ def _as_factors(value):
 
 def _bound_names(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer]]:
     """The variable and buffer names bound under ``stmt``, its block names,
-    and the buffers its ``T.decl_buffer`` statements declare (not renamed,
-    yet hidden from the regions inferred around them)."""
+    and the buffers its ``T.decl_buffer`` statements declare (renamed in each
+    part like every name bound there, and hidden from the regions inferred
+    around them)."""
     return _binders(stmt)[:3]
 
 
@@ -75,10 +76,17 @@ def _binders(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer], list | Non
                 realizes.append(node)
         elif kind not in _PLAIN_STMTS:
             realizes = None
+            # each part binds its own copy of what the body binds, so that
+            # every bound name stays unique in the function
             if isinstance(node, LetStmt):
                 names.append(node.var.name)
             elif isinstance(node, DeclBuffer):
                 declared.append(node.buffer)
+                names.append(node.buffer.name)
+            elif isinstance(node, (Allocate, AllocateConst)):
+                names.append(node.buffer_var.name)
+            elif isinstance(node, BufferRealize):
+                names.append(node.buffer.name)
     lets = _let_names(stmt)
     names.extend(lets)
     return names, blocks, declared, None if lets else realizes
@@ -282,11 +290,28 @@ class LoopPartition(Rewrite):
             return _partition_index(site, new_func, path, loop, common, old_realizes, inner_names, inner_blocks,
                                     stated)
 
+        if path and not isinstance(site.func.body, BlockRealize):
+            # the parts are the function's first blocks: its body goes into a
+            # root block, as the parser puts a body holding blocks (else the
+            # printed module would not parse back to this one)
+            return Outcome(_commit_under_root(site, path, common), tuple(refs))
         return Outcome(commit(site, path, common, derive=derive), tuple(refs))
 
     def python_args(self):
         return [py_value(self.loop), f"factors={py_value(list(self.factors))}",
                 f"preserve_unit_iters={py_value(self.preserve_unit_iters)}"]
+
+
+def _commit_under_root(site, path, common: BlockRealize):
+    """:func:`commit` of ``common`` at ``path`` in a function without a root
+    block, its whole body then wrapped in one. Every path moves under the
+    root, so the index is built anew (once per function: afterwards the root
+    is there)."""
+    func = replace_at(site.func, path, common)
+    root = Block([], [], [], "root", func.body)
+    func = with_fields(func, body=BlockRealize([], _TRUE, root))
+    remember(func, build_index(func))
+    return site.mod.with_function(site.func_name, func)
 
 
 def _partition_index(site, new_func, path, loop: For, common: BlockRealize, old_realizes: list,
