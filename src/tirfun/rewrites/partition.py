@@ -290,10 +290,11 @@ class LoopPartition(Rewrite):
             return _partition_index(site, new_func, path, loop, common, old_realizes, inner_names, inner_blocks,
                                     stated)
 
-        if path and not isinstance(site.func.body, BlockRealize):
+        if loop is not site.func.body and not isinstance(site.func.body, BlockRealize):
             # the parts are the function's first blocks: its body goes into a
             # root block, as the parser puts a body holding blocks (else the
-            # printed module would not parse back to this one)
+            # printed module would not parse back to this one); where the
+            # loop is the whole body, the common block is the root
             return Outcome(_commit_under_root(site, path, common), tuple(refs))
         return Outcome(commit(site, path, common, derive=derive), tuple(refs))
 

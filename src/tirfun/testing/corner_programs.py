@@ -3,6 +3,7 @@
 Each is a shape TVMScript accepts and a schedule has to handle, which the
 generators of :mod:`tirfun.testing.block_programs` do not make: a function
 without blocks (so without a root block, which a rewrite may then create),
+one whose loop body allocates, declares a buffer and binds a let,
 stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
 condition at the function's top level, an int64 epilogue of an int32
 stage, a triangular reduction whose block domain names the outer loop. :func:`corner_program` draws one of
@@ -23,6 +24,20 @@ def main(A: T.Buffer(({n},), "{dt}"), B: T.Buffer(({n},), "{dt}"), S: T.Buffer((
     S[0] = {zero}
     for k in range({n}):
         S[0] = S[0] + B[k]
+"""
+
+#: a function without blocks whose loop body binds names: an allocation,
+#: the buffer declared on it and a let (a copy of the body, as
+#: loop_partition makes, binds them afresh)
+_SCRATCH = """
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), B: T.Buffer(({n},), "{dt}")):
+    for i in range({n}):
+        t_data = T.allocate([1], "{dt}", "local")
+        t = T.decl_buffer((1,), "{dt}", data=t_data, scope="local")
+        x: T.{dt} = A[i] + A[i]
+        t[0] = x
+        B[i] = t[0] * x
 """
 
 #: one buffer written and read by stages whose loops are int32 and int64
@@ -111,7 +126,7 @@ def main(A: T.Buffer(({n}, {n}), "{dt}"), S: T.Buffer(({n},), "{dt}"), C: T.Buff
             C[vj] = S[vj] + S[vj]
 """
 
-SHAPES = {"blockless": _BLOCKLESS, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
+SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
