@@ -11,9 +11,9 @@ from tirfun.analysis.equality import (
     StructuralMismatch, assert_structural_equal, structural_equal, structural_hash,
 )
 from tirfun.nodes import (
-    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore,
+    Allocate, AttrStmt, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
     DeclBuffer, Evaluate, FloatImm, For, IntImm, IRModule, IterVar, Let, LetStmt, MatchBufferRegion,
-    PrimFunc, Range, SeqStmt, Var,
+    PrimFunc, Range, SeqStmt, StringImm, Var,
 )
 
 TRUE = IntImm("bool", 1)
@@ -220,6 +220,26 @@ def test_lowered_binders_allocate_declbuffer_attr():
                                 AttrStmt(IterVar(Range(i32(0), i32(16)), Var("tx"), "ThreadIndex",
                                                  "threadIdx.y"), "thread_extent", i32(16),
                                          lowered("p", "S", "tx").body))
+
+
+def test_a_declared_pointer_nothing_names_equals_no_pointer():
+    # the parser gives an allocated buffer a pointer only where ``B.data``
+    # names it, so a buffer whose pointer a rewrite stopped naming must equal
+    # its printed and parsed copy; a use of the pointer still counts
+    def func(data, use=None):
+        B = Buffer("B", [4], "float32", data=data)
+        body = [BufferStore(B, FloatImm("float32", 1.0), [i32(0)])]
+        if use is not None:
+            body.append(Evaluate(Call("int32", "tir.call_extern", [StringImm("g"), use])))
+        root = Block([], [], [], "root", SeqStmt(body), alloc_buffers=[B])
+        return PrimFunc([], BlockRealize([], TRUE, root))
+
+    ptr = Var("B_data", "handle")
+    assert structural_equal(func(ptr), func(None))
+    assert structural_hash(func(ptr)) == structural_hash(func(None))
+    assert structural_equal(func(ptr, ptr), func(Var("p", "handle"), Var("p", "handle")))
+    assert not structural_equal(func(ptr, ptr), func(None, ptr))  # bound on one side, free on the other
+    assert not structural_equal(func(ptr, ptr), func(ptr, Var("q", "handle")))
 
 
 def test_let_expression_binder_is_renamed():

@@ -1933,3 +1933,25 @@ def main(A: T.Buffer((4, 8), "float32"), D: T.Buffer((4,), "int32")):
 """))
     with pytest.raises(R.CacheStageOrderError, match=r"a store outside the blocks writes buffer A"):
         R.cache_read("i_1_common", 0, "global")(mod)
+
+
+def test_a_cache_of_a_buffer_named_by_its_pointer_prints_and_parses_back():
+    # the block names B only through B.data; cache_read points the call at
+    # the copy, so nothing names B's pointer any more, and the parser of the
+    # printed module gives B none: the two are still the same module
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,))
+    with T.block("b"):
+        T.reads(B[0:4])
+        T.writes(A[0:4])
+        T.call_extern("int32", "g", T.tvm_access_ptr(T.type_annotation("float32"), B.data, 0, 4, 1),
+                      T.tvm_access_ptr(T.type_annotation("float32"), A.data, 0, 4, 2))
+"""
+    out = R.cache_read("b", 0, "global")(IRModule({"main": from_source(source)}))
+    text = out.script()
+    assert "B_global.data, 0, 4, 1)" in text and "B.data" not in text
+    parsed = from_source(text)
+    assert_structural_equal(parsed, out)
+    assert parsed.script() == text

@@ -22,8 +22,10 @@ are where renaming comes in:
 
 As in TVM, the fields of a buffer declaration (shape, strides, element
 offset, data pointer) are themselves binding positions for variables not yet
-in scope: ``A = T.match_buffer(a, (n,))`` binds ``n``. A buffer's name is not
-part of the stream, only its definition.
+in scope: ``A = T.match_buffer(a, (n,))`` binds ``n``. A declaration without
+a data pointer binds one that nothing names, so it equals a declaration
+whose pointer nothing uses (TVMScript prints both alike). A buffer's name is
+not part of the stream, only its definition.
 
 A ``SeqStmt`` of one statement streams as that statement, so the two are
 structurally equal (print then parse makes the one from the other).
@@ -62,7 +64,7 @@ PUSH = 2    # a name was bound (the event's object is the Var or Buffer)
 POP = 3     # scopes closed down to the depth in the token
 
 # task operations of the walk
-_NODE, _DEFV, _DEFB, _DEFI, _DEFS, _MATCH, _BMAP, _REST, _FUNCS, _FUNC = range(10)
+_NODE, _DEFV, _DEFB, _DEFI, _DEFS, _MATCH, _BMAP, _REST, _FUNCS, _FUNC, _DEFP = range(11)
 
 #: AttrStmt keys whose Var node binds a thread index for the body
 THREAD_ATTR_KEYS = frozenset({"thread_extent", "virtual_thread"})
@@ -158,7 +160,7 @@ def _module(node: IRModule, depth):
     return [(_FUNCS, node.functions, ""), (_NODE, node.attrs, "attrs")]
 
 
-def _buffer_fields(buf: Buffer, param=None):
+def _buffer_fields(buf: Buffer, param=None, data_op=_NODE):
     # a parameter's buffer points at the parameter whether or not it says so
     # (the parser gives it the parameter as data only where ``B.data`` is used)
     data = None if param is not None and buf.data == param else buf.data
@@ -172,7 +174,7 @@ def _buffer_fields(buf: Buffer, param=None):
     factor = buf.offset_factor or 1
     return [(_NODE, buf.shape, "shape"), (_NODE, buf.dtype, "dtype"), (_NODE, buf.strides, "strides"),
             (_NODE, offset, "elem_offset"), (_NODE, buf.storage_scope, "scope"),
-            (_NODE, data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
+            (data_op, data, "data"), (_NODE, buf.data_alignment, "data_alignment"),
             (_NODE, factor, "offset_factor"),
             (_NODE, buf.axis_separators, "axis_separators"),
             (_NODE, buf.buffer_type, "buffer_type")]
@@ -290,8 +292,21 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
             bind(x)
             yield ("D",), path, x, PUSH
             # ``implicit`` carries the parameter of a buffer_map entry
-            for op2, value, name in reversed(_buffer_fields(x, implicit if type(implicit) is Var else None)):
+            for op2, value, name in reversed(_buffer_fields(x, implicit if type(implicit) is Var else None, _DEFP)):
                 stack.append((op2, value, (path, name), True))
+        elif op == _DEFP:
+            # a declared buffer's data pointer, where no outer name gives it,
+            # is bound by the declaration; a buffer with no pointer binds one
+            # that nothing can name. The parser makes the pointer only where
+            # ``B.data`` names it, so a buffer whose pointer a rewrite no
+            # longer names compares equal to its printed and parsed copy; a
+            # use of the pointer still tells the two apart
+            level = None if x is None else scope.get(x)
+            if level is not None:
+                yield ("b", level), path, x, PLAIN
+            else:
+                bind(object() if x is None else x)
+                yield ("P",), path, x, PUSH
         elif op == _DEFI:
             stack.append((_NODE, x.thread_tag, (path, "thread_tag"), False))
             stack.append((_NODE, x.iter_type, (path, "iter_type"), False))
