@@ -148,3 +148,53 @@ def test_pad_einsum_of_a_block_that_may_skip_instances_keeps_what_it_skips(case,
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     interp_run(out["main"], *got)
     np.testing.assert_array_equal(got[1], expected[1])
+
+
+@st.composite
+def einsums_with_following_loops(draw):
+    """(source, padding) of a sum over ``k`` whose range follows the row
+    loop ``i`` (a lower or upper triangle, a band), and a padding of both
+    variables."""
+    n, m = draw(st.integers(2, 6), label="rows"), draw(st.integers(2, 6), label="cols")
+    shape = draw(st.sampled_from(["lower", "upper", "band"]), label="shape")
+    if shape == "lower":
+        m = max(m, n)
+        loop = "for k in range(i + 1):"
+    elif shape == "upper":
+        loop = f"for k in range(i, {m}):" if n <= m else f"for k in range(T.min(i, {m}), {m}):"
+    else:
+        loop = f"for k in range(T.max(i - 1, 0), T.min(i + 2, {m})):"
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "int32"), B: T.Buffer(({n},), "int32")):
+    for i in range({n}):
+        {loop}
+            with T.block("B"):
+                vi = T.axis.spatial({n}, i)
+                vk = T.axis.reduce({m}, k)
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk] * (vk + 1)
+'''
+    padding = [draw(st.integers(1, 4), label="pad i"), draw(st.integers(1, 4), label="pad k")]
+    return src, padding
+
+
+@given(einsums_with_following_loops(), st.integers(0, 2**16))
+def test_pad_einsum_of_a_loop_whose_range_follows_a_padded_loop_keeps_the_meaning(case, seed):
+    # in the rows the padding adds, k's range follows i past k's domain;
+    # TVM's result then reads past the padded buffer (k = 8 at i = 8 in
+    # range(i + 1) over 8 columns)
+    src, padding = case
+    mod = IRModule({"main": from_source(src)})
+    out = R.pad_einsum("B", padding)(mod)
+    verify(out)
+    args = random_inputs(mod["main"], np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    interp_run(mod["main"], *expected)
+    got = [a.copy() for a in args]
+    interp_run(out["main"], *got)
+    np.testing.assert_array_equal(got[1], expected[1])
+    compiled = [a.copy() for a in args]
+    tirfun.build(out)(*compiled)
+    np.testing.assert_array_equal(compiled[1], expected[1])

@@ -256,6 +256,31 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
     assert_equivalent(mod["main"], out["main"], trials=3)
 
 
+def test_pad_einsum_keeps_a_loop_that_follows_a_padded_row_in_its_domain():
+    # found by the fuzzer: k runs i + 1 times over a domain of 8 columns;
+    # padding the rows to 9 gives row 8 a k of 8, past the domain (TVM reads
+    # A_pad[8, 8], past the padded buffer). The padded rows keep k below 8
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in range(i + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(8, k)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+"""
+    mod = mod_of(source)
+    out = R.pad_einsum("C", [3, 1])(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=3)
+    text = out.script()
+    assert "for i in range(9):" in text and "for k in range(i + 1):" in text
+    assert "T.where(k < 8)" in text
+
+
 def _blocks(mod):
     from tirfun.analysis.traversal import walk_stmts
     from tirfun.nodes import Block

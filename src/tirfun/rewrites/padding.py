@@ -517,7 +517,11 @@ class PadEinsum(Rewrite):
     may not write all of it (a predicate, loops over part of its domain), so
     elements it does not write keep their values (TVM copies back from
     elements it never wrote); a dimension indexed by a constant is copied
-    whole (TVM makes it of extent 1 and accesses it out of bounds).
+    whole (TVM makes it of extent 1 and accesses it out of bounds); a
+    variable left unpadded whose loop's range follows a padded loop (``for
+    k in range(i + 1)``) is kept to its domain by a predicate in the
+    iterations the padding adds (TVM's result reads past the padded buffer
+    there).
 
     Requirements, each with the error raised when it fails:
 
@@ -682,9 +686,16 @@ class PadEinsum(Rewrite):
                 reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
             if not is_read:
                 writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
+        # loops bound to exactly a padded variable, with only this block
+        # under them, run over the padded extent
+        extend = {}
+        for iv, value in zip(block.iter_vars, realize.iter_values):
+            if iv.var in padded and isinstance(value, Var):
+                extend[value] = padded[iv.var]
         # the block on the padded buffers, over the padded domain
         swap = _SwapBuffers(buf_map)
         ivs, guards = [], []
+        unkept = _following_extended_loops(site, holder, rpath, extend)
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.var in padded:
                 ext, new = padded[iv.var]
@@ -693,6 +704,8 @@ class PadEinsum(Rewrite):
                     guards.append(LT(value, ext))
             else:
                 ivs.append(iv)
+                if unkept and var_names(value) & unkept:
+                    guards.extend(_in_domain(iv, value, site, rpath))
         new_block = with_fields(
             block, iter_vars=ivs, body=swap.stmt(block.body),
             init=None if block.init is None else swap.stmt(block.init),
@@ -700,12 +713,6 @@ class PadEinsum(Rewrite):
             writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in block.writes])
         predicate = _conjoin(_conjuncts(realize.predicate) + guards)
         new_realize = BlockRealize(realize.iter_values, predicate, new_block)
-        # loops bound to exactly a padded variable, with only this block
-        # under them, run over the padded extent
-        extend = {}
-        for iv, value in zip(block.iter_vars, realize.iter_values):
-            if iv.var in padded and isinstance(value, Var):
-                extend[value] = padded[iv.var]
         node_new: Stmt = new_realize
         rebuilt = [(realize, new_realize), (block, new_block)]  # for the index: what changed in place
 
@@ -744,6 +751,40 @@ class PadEinsum(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
                                                else self.padding)]
+
+
+def _following_extended_loops(site, holder, rpath, extend: dict) -> set:
+    """The names of the loops the padding may extend (``extend``'s
+    variables) and of the loops between ``holder`` and the block at
+    ``rpath`` whose range follows one of them. In the iterations the padding
+    adds, such a loop may run where the program never let it (``for k in
+    range(i + 1)``, ``i`` padded, reaches ``k = 8`` at ``i = 8``)."""
+    moved = {v.name for v in extend}
+    following = set()
+    for path, node in ancestors(site.func, rpath):
+        if len(path) < len(holder) or not isinstance(node, For) or node.loop_var in extend:
+            continue
+        if (var_names(node.min) | var_names(node.extent)) & (moved | following):
+            following.add(node.loop_var.name)
+    return following and (moved | following)
+
+
+def _in_domain(iv: IterVar, value, site, rpath) -> list:
+    """Guards keeping the binding ``value`` of the unpadded variable ``iv``
+    (of the block at ``rpath``) in its domain, where it follows loops the
+    padding extends: the padded iterations would otherwise give it values
+    out of its domain, where TVM's result reads past the padded buffers.
+    A loop variable starting at a constant no lower than the domain needs
+    no lower guard."""
+    lo, extent = iv.dom.min, iv.dom.extent
+    top = lo + extent if _int(lo) != 0 else extent
+    guards = [LT(value, top)]
+    if isinstance(value, Var) and _int(lo) is not None:
+        start = next((_int(node.min) for _, node in ancestors(site.func, rpath)
+                      if isinstance(node, For) and node.loop_var == value), None)
+        if start is not None and start >= _int(lo):
+            return guards
+    return [GE(value, lo)] + guards
 
 
 class _SwapBuffers(BodyWalk):
