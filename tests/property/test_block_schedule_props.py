@@ -2,8 +2,9 @@
 random schedules of loop and block primitives together
 (:func:`tirfun.testing.schedules.block_schedules`): the schedule keeps the
 program's meaning under the interpreter, the scheduled program compiles to
-exactly what the interpreter computes for it, the trace replays, and the
-scheduled module prints as TVMScript that parses back to it.
+exactly what the interpreter computes for it, the trace replays (from its
+JSON and as the Python it prints), and the scheduled module prints as
+TVMScript that parses back to it.
 
 The meaning is compared bit for bit, except where a schedule legitimately
 reassociates a floating-point reduction (``reorder`` of reduction loops,
@@ -28,6 +29,7 @@ from tirfun.analysis.verify import verify
 from tirfun.interp import run as interp_run
 from tirfun.nodes import Buffer
 from tirfun.rewrites.index import build_index, index_of
+from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.block_programs import SOURCES, block_programs, random_block_program
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
@@ -77,6 +79,12 @@ def test_block_schedules_keep_meaning_compile_exactly_and_replay(data, seed):
     replayed = R.Pipeline.from_json(pipeline.to_json())
     assert replayed == pipeline
     assert replayed(mod) == after
+    # and replays as the Python the trace prints
+    namespace = {}
+    exec(pipeline.as_python(), namespace)
+    sch = Schedule(mod)
+    namespace["apply_trace"](sch)
+    assert sch.mod == after
     # what the schedule made prints as TVMScript that parses back to it
     text = after.script()
     parsed = from_source(text)

@@ -174,6 +174,20 @@ def test_tensorize_by_registered_name_replays_from_the_trace_and_its_json():
     assert sch.trace.rewrites[-1].python_call() == "sch.tensorize(LoopRef(\"i_1\", \"main\"), 'tirfun_test_mma')"
 
 
+def test_tensorize_by_an_unregistered_intrinsic_replays_from_the_python_trace():
+    # an intrinsic without a name is written out whole in the Python trace,
+    # as the TVMScript of its two functions, so the trace still runs
+    sch, ii = _tiled_matmul()
+    sch.tensorize(ii, tir.TensorIntrin(MMA_DESC, MMA_IMPL))
+    text = sch.trace.as_python()
+    assert "from tirfun.script import from_source" in text and "tir.TensorIntrin(from_source(" in text
+    namespace = {}
+    exec(text, namespace)
+    again = tirfun.Schedule(tirfun.IRModule({"main": MATMUL}))
+    namespace["apply_trace"](again)
+    assert again.mod == sch.mod
+
+
 def test_tensorize_a_block_made_by_blockize_keeps_its_init():
     sch = tirfun.Schedule(DOT_ROWS)
     _, k = sch.get_loops(sch.get_block("dot"))

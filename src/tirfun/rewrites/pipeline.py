@@ -124,6 +124,8 @@ class Pipeline:
         lines = []
         if "tir." in text:
             lines.append("from tirfun import tir")
+        if "from_source(" in text:
+            lines.append("from tirfun.script import from_source")
         if refs:
             lines.append(f"from tirfun.rewrites import {', '.join(refs)}")
         if lines:

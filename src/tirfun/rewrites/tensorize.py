@@ -241,8 +241,13 @@ class Tensorize(Rewrite):
         return Outcome(mod, None)
 
     def python_args(self):
-        intrin = repr(self.intrin.name) if isinstance(self.intrin, TensorIntrin) and self.intrin.name else \
-            "TensorIntrin(desc, impl)"
+        if isinstance(self.intrin, TensorIntrin) and not self.intrin.name:
+            # an intrinsic registered under no name is written out whole, as
+            # the TVMScript of its two functions
+            intrin = (f"tir.TensorIntrin(from_source({self.intrin.desc.script()!r}), "
+                      f"from_source({self.intrin.impl.script()!r}))")
+        else:
+            intrin = repr(self.intrin.name if isinstance(self.intrin, TensorIntrin) else self.intrin)
         args = [py_value(self.target), intrin]
         if self.preserve_unit_iters is not True:
             args.append(f"preserve_unit_iters={py_value(self.preserve_unit_iters)}")
