@@ -13,7 +13,7 @@ import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.traversal import walk_stmts
 from tirfun.analysis.verify import verify
-from tirfun.errors import ScheduleError
+from tirfun.errors import ScheduleError, TirfunError
 from tirfun.interp import run
 from tirfun.nodes import Block, For, IRModule
 from tirfun.script import from_source
@@ -649,3 +649,77 @@ def test_reverse_compute_inline_of_a_block_under_a_condition_keeps_meaning_or_is
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+@st.composite
+def accumulating_producers(draw):
+    """A producer C whose variables are all spatial but which accumulates
+    into C (an init and a store reading C, indexed by some of its
+    variables, or by all of them), and its copy D read out: a source."""
+    n, m = draw(st.integers(1, 4), label="rows"), draw(st.integers(1, 4), label="cols")
+    by = draw(st.sampled_from(["j", "i", "both"]), label="C indexed by")
+    init = draw(st.booleans(), label="with an init")
+    declared = draw(st.booleans(), label="regions stated without C's read")
+    shape, index = {"j": (f"({m},)", "vj"), "i": (f"({n},)", "vi"), "both": (f"({n}, {m})", "vi, vj")}[by]
+    extent = {"j": m, "i": n, "both": None}[by]
+    init_stmt = f'''
+            with T.init():
+                C[{index}] = T.float32(1)''' if init else ""
+    if declared:  # as TVM accepts: the stated regions leave out the read of C
+        init_stmt = f'''
+            T.reads(A[vi, vj])
+            T.writes(C[{index}])''' + init_stmt
+    if extent is None:
+        copy = f'''
+    for k, l in T.grid({n}, {m}):
+        with T.block("D"):
+            vk, vl = T.axis.remap("SS", [k, l])
+            D[vk, vl] = C[vk, vl] * T.float32(3)'''
+    else:
+        copy = f'''
+    for k in range({extent}):
+        with T.block("D"):
+            vk = T.axis.spatial({extent}, k)
+            D[vk] = C[vk] * T.float32(3)'''
+    return init or declared, f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "float32"), D: T.Buffer({shape}, "float32")):
+    C = T.alloc_buffer({shape})
+    for i, j in T.grid({n}, {m}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j]){init_stmt}
+            C[{index}] = C[{index}] + A[vi, vj] * T.float32(2)
+{copy}
+'''
+
+
+@given(accumulating_producers())
+def test_reverse_compute_inline_into_a_producer_that_accumulates_is_refused_exactly(case):
+    # folded into it, the consumer's store replaces the producer's, which
+    # goes on reading C: TVM leaves those reads on a buffer nothing writes.
+    # (Without an init or stated regions, the inferred regions say C reads
+    # what it writes, so it is no complete block, and refused as such)
+    complete, src = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_inline("D")
+    problems = rewrite.violations(mod)
+    if not complete:
+        assert problems and type(problems[0]) is R.NonSingleProducerError, src
+        event("not a complete block")
+        return
+    assert problems and type(problems[0]) is R.BodyAnalysisError, src
+    assert "reads C, which it writes" in str(problems[0])
+    event("accumulates")
+    # the refusal is needed: applied anyway, the result is not the program
+    from unittest import mock
+
+    from tirfun.rewrites import compute_location
+
+    with mock.patch.object(compute_location, "_accumulates", lambda *a: False):
+        try:
+            out = rewrite(mod)
+            verify(out)
+            assert_equivalent(mod["main"], out["main"], trials=1)
+        except (TirfunError, AssertionError):
+            return
+    raise AssertionError(f"the accumulation was refused but inlines with the same meaning:\n{src}")

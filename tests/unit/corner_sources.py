@@ -236,3 +236,22 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer
             vi = T.axis.spatial(8, i)
             A[vi] = B[vi]
 """
+
+# a block with an init whose variables are all spatial, but whose output C
+# is indexed by vj alone: each vi re-initialises C[vj] and adds one row
+# (C ends as twice the last row of A); D copies C out
+SPATIAL_INIT = """
+@T.prim_func
+def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((8,))
+    for i, j in T.grid(3, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            with T.init():
+                C[vj] = T.float32(0)
+            C[vj] = C[vj] + A[vi, vj] * T.float32(2)
+    for k in range(8):
+        with T.block("D"):
+            vk = T.axis.spatial(8, k)
+            D[vk] = C[vk]
+"""

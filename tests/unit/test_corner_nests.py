@@ -15,7 +15,7 @@ from tirfun.testing.equivalence import assert_equivalent
 
 from corner_sources import (
     GUARDED_CONSUMER, GUARDED_CONSUMER_OF_AN_INTERMEDIATE, INIT_SCRATCH, LOOSE_READ, RECURRENCE,
-    REPEATED_REDUCTION, TRIANGULAR, VECTOR_PRODUCER, WIDE_STAGES, WRITTEN_LATER,
+    REPEATED_REDUCTION, SPATIAL_INIT, TRIANGULAR, VECTOR_PRODUCER, WIDE_STAGES, WRITTEN_LATER,
 )
 
 
@@ -144,6 +144,15 @@ def test_reverse_compute_inline_refuses_a_vector_producer():
     mod = IRModule({"main": from_source(VECTOR_PRODUCER)})
     with pytest.raises(R.BodyAnalysisError, match="the producer stores a vector of B per instance"):
         R.reverse_compute_inline("C")(mod)
+
+
+def test_reverse_compute_inline_refuses_a_producer_that_accumulates():
+    # found by random arguments: C has an init and reads C[vj] to add to it;
+    # folded into it, D's store replaced C's, and the init and the read of
+    # C were left on a buffer nothing declared any more
+    mod = IRModule({"main": from_source(SPATIAL_INIT)})
+    with pytest.raises(R.BodyAnalysisError, match="the producer 'C' reads C, which it writes \\(it has an init\\)"):
+        R.reverse_compute_inline("D")(mod)
 
 
 @pytest.mark.parametrize("before", [None, R.split("i", [1, 7]) >> R.loop_partition("i_1", [None, 2])

@@ -19,7 +19,7 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import WRITTEN_LATER
+from corner_sources import SPATIAL_INIT, WRITTEN_LATER
 
 
 def mod_of(source: str) -> IRModule:
@@ -141,21 +141,7 @@ def test_decompose_reduction_keeps_the_init_below_a_spatial_variable_the_output_
     # found by the fuzzer: vi is spatial but C is indexed by vj alone, so
     # the original re-initialises C[vj] at each vi (C = 2 * A[n - 1, :]);
     # the init went above loop i and the sum ran over every row
-    mod = mod_of("""
-@T.prim_func
-def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
-    C = T.alloc_buffer((8,))
-    for i, j in T.grid(3, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            with T.init():
-                C[vj] = T.float32(0)
-            C[vj] = C[vj] + A[vi, vj] * T.float32(2)
-    for k in range(8):
-        with T.block("D"):
-            vk = T.axis.spatial(8, k)
-            D[vk] = C[vk]
-""")
+    mod = mod_of(SPATIAL_INIT)
     out = applied(R.decompose_reduction("C", "i"), mod)
     assert_equivalent(mod["main"], out["main"])
     # the init runs under i, before j

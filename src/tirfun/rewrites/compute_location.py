@@ -2301,6 +2301,16 @@ def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return _always(a, b, ranges, holds, make)
 
 
+def _accumulates(producer: Block, store: BufferStore, cond, buffer: Buffer) -> bool:
+    """Whether ``producer``, whose body is ``store`` (under ``cond``),
+    accumulates into ``buffer``: it has an init, or reads the buffer it
+    stores. Folded into it, a consumer would store elsewhere what the
+    producer goes on reading from the buffer (TVM leaves those reads, of a
+    buffer nothing writes any more)."""
+    return producer.init is not None or bool(_loads_of(store.value, buffer)) or \
+        any(_loads_of(e, buffer) for e in store.indices) or (cond is not None and bool(_loads_of(cond, buffer)))
+
+
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
     out = []
     stack = [e]
@@ -2499,6 +2509,10 @@ class ReverseComputeInline(Rewrite):
         if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
                     "under an if without else, and not a predicated (masked) store")
+        if _accumulates(producer, body, cond, buffer):
+            return (f"the producer {producer.name_hint!r} reads {buffer.name}, which it writes"
+                    f"{' (it has an init)' if producer.init is not None else ''}; only a producer that "
+                    f"computes each element of {buffer.name} in one store can take the block")
         if any(x.dtype.lanes != 1 for x in body.indices):
             # a vector store (a Ramp index) writes several elements per
             # instance: the consumer's one element is not one instance's
