@@ -723,3 +723,29 @@ def test_reverse_compute_inline_into_a_producer_that_accumulates_is_refused_exac
         except (TirfunError, AssertionError):
             return
     raise AssertionError(f"the accumulation was refused but inlines with the same meaning:\n{src}")
+
+
+@given(accumulating_producers())
+def test_compute_inline_of_a_block_that_accumulates_is_refused_exactly(case):
+    # inlined, the block's value reads C, which nothing writes any more
+    _, src = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.compute_inline("C")
+    problems = rewrite.violations(mod)
+    assert problems, src
+    if "reads C, which it writes" not in str(problems[0]):
+        event("refused for another reason")  # an init, an index not bijective, an incomplete block
+        return
+    event("accumulates")
+    from unittest import mock
+
+    from tirfun.rewrites import compute_location
+
+    with mock.patch.object(compute_location, "_accumulates", lambda *a: False):
+        try:
+            out = rewrite(mod)
+            verify(out)
+            assert_equivalent(mod["main"], out["main"], trials=1)
+        except (TirfunError, AssertionError):
+            return
+    raise AssertionError(f"the accumulation was refused but inlines with the same meaning:\n{src}")

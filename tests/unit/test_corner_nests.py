@@ -146,6 +146,28 @@ def test_reverse_compute_inline_refuses_a_vector_producer():
         R.reverse_compute_inline("C")(mod)
 
 
+def test_compute_inline_refuses_a_block_that_reads_what_it_writes():
+    # its stated regions leave out the read of C, as TVM accepts; inlined,
+    # D read C, which nothing wrote or declared any more
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
+    C = T.alloc_buffer((3, 8))
+    for i, j in T.grid(3, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = C[vi, vj] + A[vi, vj] * T.float32(2)
+    for k in range(8):
+        with T.block("D"):
+            vk = T.axis.spatial(8, k)
+            D[vk] = C[0, vk]
+""")})
+    with pytest.raises(R.BodyAnalysisError, match="the block reads C, which it writes"):
+        R.compute_inline("C")(mod)
+
+
 def test_reverse_compute_inline_refuses_a_producer_that_accumulates():
     # found by random arguments: C has an init and reads C[vj] to add to it;
     # folded into it, D's store replaced C's, and the init and the read of

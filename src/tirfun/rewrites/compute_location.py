@@ -2197,6 +2197,12 @@ class ComputeInline(Rewrite):
                      f"the body must be one store {buffer.name}[...] = f(...) whose indices are a bijective "
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
+        if _accumulates(block, store, None, buffer):
+            # the inlined value would read the buffer no block writes any more
+            # (the stated regions may leave that read out, which TVM accepts)
+            chk.stop(BodyAnalysisError, subject, f"the block reads {buffer.name}, which it writes; only a block "
+                     f"that computes each element of {buffer.name} from other buffers can be inlined",
+                     loc.realize)
         _check_own_variables(chk, site, loc, store, subject)
         _check_no_views(chk, block, subject, loc.realize, "inlined into the blocks that read the buffer")
         removal = _check_leaf(chk, site, loc, subject)
