@@ -7,6 +7,8 @@ from tirfun.analysis.verify import verify
 from tirfun.nodes import ForKind, IRModule
 from tirfun.script import from_source
 
+from corner_sources import REPEATED_REDUCTION
+
 MATMUL = """
 @T.prim_func
 def main(A: T.Buffer((4, 6), "float32"), B: T.Buffer((6, 5), "float32"), C: T.Buffer((4, 5), "float32")):
@@ -77,3 +79,45 @@ def test_unroll_clears_a_thread_binding():
     out = R.unroll("i")(R.bind("i", "blockIdx.x")(mod_of()))
     loop = R.get(out, R.LoopRef("i"))
     assert loop.kind is ForKind.UNROLLED and loop.thread_binding is None
+
+
+@pytest.mark.parametrize("rewrite, threads", [
+    (R.parallel("u"), "the parallel threads"),
+    (R.bind("u", "threadIdx.x"), "the threads of threadIdx.x"),
+    (R.bind("u", "blockIdx.x"), "the threads of blockIdx.x"),
+])
+def test_threads_that_would_each_run_one_update_at_once_are_refused(rewrite, threads):
+    # found by random arguments: u feeds no variable of B, so each of its
+    # iterations runs the same instance, which sets B[vi] to 0 and adds to
+    # it; as threads they would race on B[vi] (TVM does either)
+    mod = IRModule({"main": from_source(REPEATED_REDUCTION)})
+    with pytest.raises(R.ReplicatedThreadReductionError,
+                       match=f"updates B from what it reads; {threads} would each run the same instance"):
+        rewrite(mod)
+    # the loop that feeds vi, and virtual threads, which run one after another
+    for fine in (R.parallel("i"), R.bind("u", "vthread.x")):
+        verify(fine(mod))
+
+
+def test_threads_that_each_run_one_copy_or_their_own_update_are_left_alone():
+    # repeating a plain copy stores the same values; a local buffer is each
+    # thread's own
+    source = """
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    L = T.alloc_buffer((4,), "int32", scope="local")
+    for i, u in T.grid(4, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+        with T.block("L"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(1, 0)
+            with T.init():
+                L[vi] = 0
+            L[vi] = L[vi] + A[vi]
+"""
+    mod = IRModule({"main": from_source(source)})
+    verify(R.bind("u", "threadIdx.x")(mod))
+    with pytest.raises(R.ReplicatedThreadReductionError, match="updates L from what it reads"):
+        R.parallel("u")(mod)

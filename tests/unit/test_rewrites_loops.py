@@ -1,6 +1,7 @@
 """split, fuse, reorder, merge, add_unit_loop, reorder_block_iter_var."""
 
 import copy
+import re
 
 import pytest
 
@@ -375,6 +376,66 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Bu
     assert [l.name for l in R.get_loops(out, "C")] == ["i_m", "j_m"]
     mod = mod_of(TWO)
     assert R.get(R.merge("j", "l")(mod), "C") is R.get(mod, "C")
+
+
+# B, then B2 adding to it under a condition, then C reading it
+STAGED = """
+@T.prim_func
+def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8"), flag: T.int32):
+    B = T.alloc_buffer((4, 3), "int8")
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+    if flag > 0:
+        for i_1, j_1 in T.grid(4, 3):
+            with T.block("B2"):
+                vi, vj = T.axis.remap("SS", [i_1, j_1])
+                B[vi, vj] = B[vi, vj] + A[vi, vj]
+    for i_2, j_2 in T.grid(4, 3):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i_2, j_2])
+            C[vi, vj] = B[vi, vj] * B[vi, vj]
+"""
+
+
+@pytest.mark.parametrize("loops, cls, message", [
+    # C's body would run before B's in each iteration
+    (("j_2", "j"), R.DependenceViolationError, "the nest of loop 'i' runs before the nest of loop 'i_2'"),
+    # B2 would run outside its if, or B inside it
+    (("j", "j_1"), R.NonLoopAncestorError, "the nest of loop 'i_1' is under IfThenElse (if flag > 0)"),
+    # B would move past B2, which adds to it
+    (("j", "j_2"), R.DependenceViolationError, "would move past a statement that it shares B with"),
+    (("i", "i_2"), R.DependenceViolationError, "would move past a statement that it shares B with"),
+])
+def test_merge_refuses_what_would_change_the_meaning(loops, cls, message):
+    # found by random arguments: TVM's merge checks none of these
+    mod = mod_of(STAGED)
+    with pytest.raises(cls, match=re.escape(message)):
+        R.merge(*loops)(mod)
+
+
+def test_merge_refuses_iterations_that_would_meet_at_one_element():
+    # C reads B[vi, 2 - vj]: merged at j, iteration j = 0 reads the element
+    # iteration 2 writes; merged at i, a row is whole before it is read
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8")):
+    B = T.alloc_buffer((4, 3), "int8")
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+    for i_2, j_2 in T.grid(4, 3):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i_2, j_2])
+            C[vi, vj] = B[vi, vj] + B[vi, 2 - vj]
+""")
+    with pytest.raises(R.DependenceViolationError, match="different iterations of the merged nest may meet"):
+        R.merge("j", "j_2")(mod)
+    out = R.merge("i", "i_2")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=3)
 
 
 RENAMED_SHAPES = """

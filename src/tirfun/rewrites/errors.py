@@ -209,7 +209,8 @@ class BlockIterTypeError(RewriteError):
 class NonLoopAncestorError(RewriteError):
     """Between the block and the statement the primitive takes it out of
     there is a statement other than a loop (an ``if``, a let binding), which
-    the block would not take with it to its new place."""
+    the block would not take with it to its new place; for ``merge``, such
+    a statement lies between a nest and the loops' common ancestor."""
 
 
 class LoopDependentDomainError(RewriteError):
@@ -253,11 +254,14 @@ class WrongBlockIterTypeError(RewriteError):
 
 
 class ReplicatedThreadReductionError(RewriteError):
-    """``unroll`` of a loop bound to threadIdx.* that feeds a cross-thread
+    """Threads would each run the same update of shared elements at once:
+    ``unroll`` of a loop bound to threadIdx.* that feeds a cross-thread
     reduction writing a non-local buffer, where without the binding some
-    thread axis of the kernel would not reach the block: every thread of it
-    would run the whole reduction, each updating the same elements (TVM
-    unrolls it, and the threads race)."""
+    thread axis of the kernel would not reach the block (every thread of it
+    would run the whole reduction); or ``parallel`` / ``bind`` of a loop
+    that feeds no iteration variable of a block updating a buffer the
+    threads share from what it reads (every iteration runs the same
+    instance). TVM does either, and the threads race."""
 
 
 class AnnotationNotFoundError(RewriteError):

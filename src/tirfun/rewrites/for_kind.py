@@ -12,7 +12,7 @@ from ..analysis.arith.terms import int_value
 from ..analysis.barrier_order import Unknown, barrier_reordering, has_barrier
 from ..analysis.traversal import nodes_along, replace_at, walk_stmts
 from ..analysis.threads import launch_of
-from ..nodes import THREAD_TAGS, For, ForKind, IterVarType
+from ..nodes import THREAD_TAGS, Block, BufferLoad, BufferStore, For, ForKind, IterVarType
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
@@ -23,7 +23,7 @@ from .errors import (
     InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, UnrolledBarrierError,
     WrongBlockIterTypeError,
 )
-from .exprs import uses_any
+from .exprs import find_nodes, uses_any
 from .refs import as_loop_ref
 from .serialize import py_value
 
@@ -62,6 +62,43 @@ def _check_parallelizable(chk: Checks, site, path, loop: For, kind: ForKind, thr
                      f"{iv.iter_type.value} iteration variable {iv.var.name}, which must be {allowed}",
                      realize)
             break
+    if kind is ForKind.PARALLEL or (kind is ForKind.THREAD_BINDING and not thread_axis.startswith("vthread")):
+        _check_repeated_updates(chk, path, loop, kind, thread_axis)
+
+
+def _check_repeated_updates(chk: Checks, path, loop: For, kind: ForKind, thread_axis: str | None) -> None:
+    """A block under the loop that the loop feeds no iteration variable of
+    runs the same instance in every iteration. Made threads, the iterations
+    run it at once; where it updates what it reads (a reduction, an
+    accumulation) in a buffer the threads share, they race: two threads may
+    both read the old value (TVM parallelizes or binds it)."""
+    name = loop.loop_var.name
+    inside = {b for _, s in walk_stmts(loop.body) if type(s) is Block for b in s.alloc_buffers}
+    for _, realize in child_blocks(loop, path):
+        if any(uses_any(value, {name}) is not None for value in realize.iter_values):
+            continue
+        block = realize.block
+        written = {r.buffer for r in block.writes} | {s.buffer for _, s in walk_stmts(block) if type(s) is BufferStore}
+        read = {n.buffer for n in find_nodes(block, (BufferLoad,))}
+        updated = sorted(b.name for b in written if (b in read or block.init is not None)
+                         and b not in inside and not _private(b, thread_axis))
+        if updated:
+            threads = "parallel threads" if kind is ForKind.PARALLEL else f"threads of {thread_axis}"
+            chk.fail(ReplicatedThreadReductionError, f"loop {name!r}",
+                     f"the {_ACTION[kind]} of loop {name!r} cannot be fulfilled: the loop feeds no iteration "
+                     f"variable of block {block.name_hint!r}, which updates {', '.join(updated)} from what it "
+                     f"reads; the {threads} would each run the same instance at once, racing on it",
+                     realize)
+
+
+def _private(buffer, thread_axis: str | None) -> bool:
+    """Whether each thread of ``thread_axis`` (None: a parallel loop) has
+    its own copy of ``buffer``: a local buffer for any thread, a shared one
+    for the blocks of a grid."""
+    if thread_axis is None:
+        return False
+    scope = buffer.storage_scope
+    return scope.startswith("local") or (thread_axis.startswith("blockIdx") and scope.startswith("shared"))
 
 
 @attrs.frozen

@@ -29,9 +29,9 @@ from .checks import (
     resolve_loop, resolve_site, scope_path,
 )
 from .errors import (
-    BlockIterTypeError, DependentLoopError, InvalidArgumentError, InvalidFactorError,
+    BlockIterTypeError, DependenceViolationError, DependentLoopError, InvalidArgumentError, InvalidFactorError,
     InvalidReorderIndexError, LoopMultiAppearanceError, LoopsNotAChainError, NestDepthMismatchError,
-    NestExtentMismatchError, NonPositiveFactorError, NotAffineBindingError, NotEnoughLoopsError,
+    NestExtentMismatchError, NonLoopAncestorError, NonPositiveFactorError, NotAffineBindingError, NotEnoughLoopsError,
     NotOnlyChildError, NotSameScopeError, NotSingleInferFactorError, OuterNotInnerParentError,
     RootBlockError, WrongFactorProductError,
 )
@@ -748,9 +748,10 @@ class Merge(Rewrite):
     (loops named ``i_m``, ...) whose innermost body runs the nests' bodies in
     the order given; the merged nest takes the place of the last nest.
 
-    Like TVM's, this primitive does not check data dependences between the
-    nests: merging nests that communicate through a buffer can change the
-    program's meaning.
+    Correct where TVM is not: TVM's merge checks no dependence, so nests
+    that communicate through a buffer, merged, may compute something else.
+    Here the merge must keep what every buffer sees (requirements 5 and 6,
+    :mod:`~tirfun.rewrites.merge_order`).
 
     Requirements, each with the error raised when it fails:
 
@@ -763,7 +764,15 @@ class Merge(Rewrite):
        each starts at 0 (LoopNotStartWithZeroError), and each inner loop is the
        only child of the loop above it (NotOnlyChildError);
     4. the nests have the same depth (NestDepthMismatchError) and the same
-       extents level by level (NestExtentMismatchError).
+       extents level by level (NestExtentMismatchError);
+    5. nothing but sequences lies between the common ancestor and each nest
+       (no ``if`` or let the nest would leave: NonLoopAncestorError);
+    6. nests that share a buffer one of them writes are given in their
+       program order, and each merged loop of more than one iteration indexes
+       one dimension of the buffer by itself in both, so that different
+       iterations of the merged nest touch different elements; a nest moved
+       to the place of the last one given shares no such buffer with a
+       statement it moves past (DependenceViolationError).
 
     Example:
 
@@ -840,7 +849,70 @@ class Merge(Rewrite):
                     chk.fail(NestExtentMismatchError, describe(ref),
                              f"loop {b.loop_var.name!r} has extent {b.extent.script()}, loop "
                              f"{a.loop_var.name!r} at the same level has {a.extent.script()}", a, b)
+        chk.checkpoint()
+        self._check_order(chk, site, lca, along, nests)
         return site, lca, nests
+
+    def _check_order(self, chk: Checks, site, lca, along, nests) -> None:
+        """What the merge reorders keeps the meaning (see
+        :mod:`~tirfun.rewrites.merge_order`; TVM checks none of it)."""
+        from .merge_order import conflict, nest_accesses, pointwise, touched
+
+        subject = ", ".join(repr(r.name) for r in self.loops)
+        # only sequences between the common ancestor and each nest: the
+        # merged nest takes none of what lies between along
+        for ref, nodes, nest in zip(self.loops, along, nests):
+            for node in nodes[len(lca) + 1:len(nest[0][0])]:
+                if type(node) is not SeqStmt:
+                    chk.stop(NonLoopAncestorError, describe(ref),
+                             f"the nest of loop {nest[0][1].loop_var.name!r} is under "
+                             f"{type(node).__name__} {_head(node)} below the loops' common ancestor; merged, "
+                             "it would leave it", node)
+        first = [loop for _, loop in nests[0]]
+        levels = [Var(f"level{k}", loop.loop_var.dtype) for k, loop in enumerate(first)]
+        extents = list(zip(levels, [loop.extent for loop in first]))
+        accesses = [nest_accesses(nest[-1][1].body, [loop.loop_var for _, loop in nest], levels) for nest in nests]
+        tops = [nest[0][0] for nest in nests]
+        for i in range(len(nests)):
+            for j in range(i + 1, len(nests)):
+                names = (nests[i][0][1].loop_var.name, nests[j][0][1].loop_var.name)
+                for buf in sorted({a[0] for a in accesses[i]} & {b[0] for b in accesses[j]}, key=lambda b: b.name):
+                    mine = [a for a in accesses[i] if a[0] == buf]
+                    theirs = [b for b in accesses[j] if b[0] == buf]
+                    if not any(a[1] for a in mine) and not any(b[1] for b in theirs):
+                        continue  # read by both
+                    if _program_order(tops[j]) < _program_order(tops[i]):
+                        chk.stop(DependenceViolationError, subject,
+                                 f"the nest of loop {names[1]!r} runs before the nest of loop {names[0]!r} and "
+                                 f"one of them writes {buf.name}, which both use; merged in the order given, "
+                                 f"{names[0]!r}'s body would run first in each iteration", nests[j][0][1])
+                    if not all(pointwise(a, b, extents) for a in mine for b in theirs):
+                        chk.stop(DependenceViolationError, subject,
+                                 f"the nests of loops {names[0]!r} and {names[1]!r} both use {buf.name}, which "
+                                 "one of them writes, and different iterations of the merged nest may meet at "
+                                 "one element of it (each merged loop must index a dimension by itself in "
+                                 "both); merged, the uses would run in another order",
+                                 nests[i][0][1], nests[j][0][1])
+        # the nests move to the place of the last one given, past the
+        # statements between
+        place = tops[-1]
+        seq_path = place[:-1]
+        seq = site.at(seq_path)
+        if type(seq) is not SeqStmt or any(t[:-1] != seq_path for t in tops):
+            return  # one nest only where another was: nothing lies between
+        at = {t[-1][1] for t in tops}
+        for ref, top, nest in zip(self.loops, tops, nests):
+            lo, hi = sorted((top[-1][1], place[-1][1]))
+            mine = touched(nest[0][1])
+            for k in range(lo + 1, hi):
+                if k in at:
+                    continue
+                buf = conflict(*mine, *touched(seq.seq[k]))
+                if buf is not None:
+                    chk.stop(DependenceViolationError, describe(ref),
+                             f"merged at the place of the nest of {describe(self.loops[-1])}, the nest of loop "
+                             f"{nest[0][1].loop_var.name!r} would move past a statement that it shares "
+                             f"{buf.name} with, one of them writing it", seq.seq[k])
 
     def build(self, plan) -> Outcome:
         site, lca, nests = plan
@@ -890,6 +962,23 @@ class Merge(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops]
+
+
+def _program_order(path) -> tuple:
+    """A key ordering statement paths as the program runs them."""
+    return tuple((field, -1 if index is None else index) for field, index in path)
+
+
+def _head(node) -> str:
+    """A short description of a statement: an ``if``'s condition, a let's
+    variable."""
+    from ..nodes import IfThenElse, LetStmt
+
+    if isinstance(node, IfThenElse):
+        return f"(if {node.condition.script()})"
+    if isinstance(node, LetStmt):
+        return f"(binding {node.var.name})"
+    return ""
 
 
 def _rebound_items(body: Stmt, mapping: dict, ranges: dict) -> list | None:

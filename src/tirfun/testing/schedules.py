@@ -27,7 +27,8 @@ ScheduleError.
 
 The draws stay inside what keeps a program's meaning and what a backend
 can take: merges only join adjacent loop nests that share no buffer one of
-them writes (TVM's merge does not check dependences); parallel, vectorize
+them writes (merge refuses most others, and ``test_merge_props`` draws
+those); parallel, vectorize
 and bind only apply to loops whose iterations are whole blocks (a loop
 inside a block's body may carry an accumulation), bind never makes a
 cross-thread reduction, vectorize only takes innermost loops of constant
