@@ -423,3 +423,45 @@ def test_caches_of_a_block_in_a_loop_bounded_by_a_written_buffer_keep_meaning_or
     out = rewrite(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=3)
+
+
+#: maps of (vi, vj) over 4 x 3, some sending two iterations to one element
+_CACHE_MAPS = {
+    "identity": lambda a, b: (a, b), "swapped": lambda a, b: (b, a), "flat": lambda a, b: (a * 3 + b,),
+    "diagonal": lambda a, b: (a + b,), "overlapping": lambda a, b: (a * 2 + b,), "rows": lambda a, b: (a, b // 2),
+    "reflected": lambda a, b: (3 - a, 2 - b),
+}
+#: what the block reads of A, in its iteration variables
+_CACHE_READS = {"element": "A[vi, vj]", "diagonal": "A[vi + vj, 0]", "row": "A[vi, 0] + T.float32(vj)"}
+
+
+@given(st.sampled_from(sorted(_CACHE_MAPS)), st.sampled_from(sorted(_CACHE_READS)), st.integers(0, 2**16))
+def test_reindex_cache_read_refuses_exactly_the_maps_that_mix_elements(map_name, read, seed):
+    # a map sending two iterations that read different elements of A to
+    # one element of the cache: the copy of one overwrites the other (TVM
+    # builds the cache all the same)
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer((8, 3), "float32"), B: T.Buffer((4, 3), "float32")):
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = {_CACHE_READS[read]} * T.float32(2)
+'''
+    mod = IRModule({"main": tirfun.script.from_source(src)})
+    rewrite = R.reindex_cache_read("B", 0, "global", _CACHE_MAPS[map_name])
+    try:
+        out = rewrite(mod)
+    except R.IndexMapCollisionError:
+        event("refused")
+        with mock.patch.object(cache_module, "_collision", lambda *a: None):
+            forced = rewrite(mod)
+        with pytest.raises(AssertionError):
+            assert_equivalent(mod["main"], forced["main"], trials=1, seed=seed)
+        return
+    except R.ReindexCacheReadWriteNotMatchError:
+        event("the map names other variables than the read")
+        return
+    event("cached")
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=1, seed=seed)

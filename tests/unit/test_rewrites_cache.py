@@ -1,6 +1,8 @@
 """cache_read and cache_write: results as TVM v0.20 gives them, every error
 class with its message, and the cached programs built and run."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -1955,3 +1957,26 @@ def main(A: T.Buffer((4,), "float32")):
     parsed = from_source(text)
     assert_structural_equal(parsed, out)
     assert parsed.script() == text
+
+
+def test_reindex_cache_read_refuses_a_map_that_sends_two_elements_to_one():
+    # found by random arguments: vi * 2 + vj sends (0, 2) and (1, 0), which
+    # read A[0, 2] and A[1, 0], to one element of the cache; a map that
+    # mixes only iterations reading the same element is taken
+    source = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    mod = IRModule({"main": from_source(source)})
+    with pytest.raises(R.IndexMapCollisionError,
+                       match=re.escape("(vi, vj) = (0, 2) reads [0, 2] and (vi, vj) = (1, 0) reads [1, 0], "
+                                       "both cached at [2]")):
+        R.reindex_cache_read("B", 0, "global", lambda a, b: (a * 2 + b,))(mod)
+    diagonal = IRModule({"main": from_source(source.replace("A: T.Buffer((8, 8)", "A: T.Buffer((16,)")
+                                             .replace("A[vi, vj]", "A[vi + vj]"))})
+    out = R.reindex_cache_read("B", 0, "global", lambda a, b: (a + b,))(diagonal)
+    assert_equivalent(diagonal["main"], out["main"])

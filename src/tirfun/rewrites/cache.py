@@ -43,6 +43,8 @@ TVM lets through.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 
 import attrs
 from pyrsistent import pvector
@@ -50,7 +52,7 @@ from pyrsistent import pvector
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
-from ..analysis.arith.int_set import Interval, cover_range, intersect
+from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import simplify_expr
@@ -77,7 +79,8 @@ from .dataflow import consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheWritePartialError,
-    CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, InvalidArgumentError, InvalidBufferAccessError,
+    CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, IndexMapCollisionError, InvalidArgumentError,
+    InvalidBufferAccessError,
     NoScopeBlockError, NotLeafBlockError, NotReadWriteError, NotRegionCoverError, NotSinglePointAccessError,
     NotSingleWriteBlockError, ReindexCacheReadWriteNotMatchError, ReindexIndexVariableError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, ReindexUnsafeIndexError,
@@ -2789,6 +2792,36 @@ def as_index_map(value, dtype="int32"):
     return value
 
 
+#: the most iterations :func:`_collision` enumerates
+_COLLISION_POINTS = 4096
+
+
+def _collision(old: list, new: list, touched: list) -> str | None:
+    """Where the map ``new`` of the iteration variables ``touched`` sends two
+    points reading different elements (at ``old``) to one cache element, a
+    description of them; None where it keeps them apart. A map that is not
+    bijective is enumerated over a constant domain of at most
+    :data:`_COLLISION_POINTS` points; any other is taken to collide."""
+    extents = [int_value(iv.dom.extent) for iv in touched]
+    starts = [int_value(iv.dom.min) for iv in touched]
+    if None in extents or None in starts or math.prod(extents) > _COLLISION_POINTS:
+        return ("over its symbolic or large domain, the map is not one that surely keeps them apart "
+                "(a bijective affine map of the block's iteration variables)")
+    seen: dict = {}
+    for point in itertools.product(*[range(s, s + e) for s, e in zip(starts, extents)]):
+        dom = {iv.var: Interval.point(IntImm(iv.var.dtype, v)) for iv, v in zip(touched, point)}
+        at = tuple(int_value(eval_interval(e, dom).lo) for e in new)
+        reads = tuple(int_value(eval_interval(e, dom).lo) for e in old)
+        if None in at or None in reads:
+            return "the map's indices do not evaluate to constants over the domain"
+        other = seen.setdefault(at, (point, reads))
+        if other[1] != reads:
+            names = ", ".join(iv.var.name for iv in touched)
+            return (f"({names}) = {other[0]} reads {list(other[1])} and ({names}) = {point} reads "
+                    f"{list(reads)}, both cached at {list(at)}")
+    return None
+
+
 def _check_index_map(chk: Checks, index_map, block: Block, realize) -> list[PrimExpr]:
     """The map applied to the block's iteration variables."""
     ok = (isinstance(index_map, tuple) and len(index_map) == 2
@@ -2884,6 +2917,12 @@ class _ReindexCacheBase(Rewrite):
         shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
         consumers = {block.name_hint}
         if self.is_read:
+            if detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
+                clash = _collision(old, new, touched)
+                if clash is not None:
+                    chk.stop(IndexMapCollisionError, describe(self.block),
+                             f"the index map sends different elements of buffer {buf.name} to one element of the "
+                             f"cache: {clash}; the copy of one would overwrite the other", realize)
             writer = _only_writer(chk, scope, buf)
             if _writes(block, buf):
                 chk.stop(ReindexReadWrittenError, describe(self.block),

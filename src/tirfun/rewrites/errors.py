@@ -693,6 +693,15 @@ class ReindexCacheReadWriteNotMatchError(RewriteError):
     not in the index map's, or the other way round."""
 
 
+class IndexMapCollisionError(RewriteError):
+    """reindex_cache_read: the index map sends two iterations of the block
+    that read different elements of the buffer to one element of the cache,
+    so the copy of one overwrites the other's (TVM builds it all the same);
+    or, where the domain is symbolic or large, the map is not one that
+    surely keeps them apart (a bijective affine map of the iteration
+    variables)."""
+
+
 class NotLeafBlockError(RewriteError):
     """The block has blocks inside it, and the primitive needs a leaf block."""
 
