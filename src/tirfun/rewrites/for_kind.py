@@ -33,7 +33,8 @@ _ACTION = {ForKind.PARALLEL: "parallel", ForKind.VECTORIZED: "vectorize", ForKin
 def _check_parallelizable(chk: Checks, site, path, loop: For, kind: ForKind, thread_axis: str | None) -> None:
     """TVM's checks before a loop becomes parallel, vectorized or bound."""
     # compact dataflow: each block directly under the loop is complete or a reduction
-    for rpath, realize in child_blocks(loop, path):
+    children = list(child_blocks(loop, path))
+    for rpath, realize in children:
         block = realize.block
         complete = complete_block_violation(block)
         if complete is None:
@@ -63,21 +64,24 @@ def _check_parallelizable(chk: Checks, site, path, loop: For, kind: ForKind, thr
                      realize)
             break
     if kind is ForKind.PARALLEL or (kind is ForKind.THREAD_BINDING and not thread_axis.startswith("vthread")):
-        _check_repeated_updates(chk, path, loop, kind, thread_axis)
+        _check_repeated_updates(chk, children, loop, kind, thread_axis)
 
 
-def _check_repeated_updates(chk: Checks, path, loop: For, kind: ForKind, thread_axis: str | None) -> None:
-    """A block under the loop that the loop feeds no iteration variable of
-    runs the same instance in every iteration. Made threads, the iterations
+def _check_repeated_updates(chk: Checks, children: list, loop: For, kind: ForKind, thread_axis: str | None) -> None:
+    """A block under the loop (one of its ``children``, the blocks no other
+    block under it holds) that the loop feeds no iteration variable of runs
+    the same instance in every iteration. Made threads, the iterations
     run it at once; where it updates what it reads (a reduction, an
     accumulation) in a buffer the threads share, they race: two threads may
     both read the old value (TVM parallelizes or binds it)."""
     name = loop.loop_var.name
-    inside = {b for _, s in walk_stmts(loop.body) if type(s) is Block for b in s.alloc_buffers}
-    for _, realize in child_blocks(loop, path):
+    inside = None
+    for _, realize in children:
         if any(uses_any(value, {name}) is not None for value in realize.iter_values):
             continue
         block = realize.block
+        if inside is None:  # what the iterations allocate for themselves
+            inside = {b for _, s in walk_stmts(loop.body) if type(s) is Block for b in s.alloc_buffers}
         written = {r.buffer for r in block.writes} | {s.buffer for _, s in walk_stmts(block) if type(s) is BufferStore}
         read = {n.buffer for n in find_nodes(block, (BufferLoad,))}
         updated = sorted(b.name for b in written if (b in read or block.init is not None)

@@ -36,6 +36,7 @@ from .errors import (
     RootBlockError, WrongFactorProductError,
 )
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
+from .merge_order import conflict, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind, rebind_chain
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
@@ -856,9 +857,6 @@ class Merge(Rewrite):
     def _check_order(self, chk: Checks, site, lca, along, nests) -> None:
         """What the merge reorders keeps the meaning (see
         :mod:`~tirfun.rewrites.merge_order`; TVM checks none of it)."""
-        from .merge_order import conflict, nest_accesses, pointwise, touched
-
-        subject = ", ".join(repr(r.name) for r in self.loops)
         # only sequences between the common ancestor and each nest: the
         # merged nest takes none of what lies between along
         for ref, nodes, nest in zip(self.loops, along, nests):
@@ -868,27 +866,29 @@ class Merge(Rewrite):
                              f"the nest of loop {nest[0][1].loop_var.name!r} is under "
                              f"{type(node).__name__} {_head(node)} below the loops' common ancestor; merged, "
                              "it would leave it", node)
+        # the merged levels are named by the first nest's loops
         first = [loop for _, loop in nests[0]]
-        levels = [Var(f"level{k}", loop.loop_var.dtype) for k, loop in enumerate(first)]
-        extents = list(zip(levels, [loop.extent for loop in first]))
+        levels = [loop.loop_var for loop in first]
+        spanning = [loop.loop_var for loop in first if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1)]
         accesses = [nest_accesses(nest[-1][1].body, [loop.loop_var for _, loop in nest], levels) for nest in nests]
         tops = [nest[0][0] for nest in nests]
         for i in range(len(nests)):
             for j in range(i + 1, len(nests)):
-                names = (nests[i][0][1].loop_var.name, nests[j][0][1].loop_var.name)
-                for buf in sorted({a[0] for a in accesses[i]} & {b[0] for b in accesses[j]}, key=lambda b: b.name):
-                    mine = [a for a in accesses[i] if a[0] == buf]
-                    theirs = [b for b in accesses[j] if b[0] == buf]
-                    if not any(a[1] for a in mine) and not any(b[1] for b in theirs):
+                # buffers by name, which is a buffer's identity in a function
+                for name in sorted(accesses[i].keys() & accesses[j].keys()):
+                    mine, theirs = accesses[i][name], accesses[j][name]
+                    if not any(a.writes for a in mine) and not any(b.writes for b in theirs):
                         continue  # read by both
+                    names = (nests[i][0][1].loop_var.name, nests[j][0][1].loop_var.name)
+                    subject = ", ".join(repr(r.name) for r in self.loops)
                     if _program_order(tops[j]) < _program_order(tops[i]):
                         chk.stop(DependenceViolationError, subject,
                                  f"the nest of loop {names[1]!r} runs before the nest of loop {names[0]!r} and "
-                                 f"one of them writes {buf.name}, which both use; merged in the order given, "
+                                 f"one of them writes {name}, which both use; merged in the order given, "
                                  f"{names[0]!r}'s body would run first in each iteration", nests[j][0][1])
-                    if not all(pointwise(a, b, extents) for a in mine for b in theirs):
+                    if not all(pointwise(a, b, spanning) for a in mine for b in theirs):
                         chk.stop(DependenceViolationError, subject,
-                                 f"the nests of loops {names[0]!r} and {names[1]!r} both use {buf.name}, which "
+                                 f"the nests of loops {names[0]!r} and {names[1]!r} both use {name}, which "
                                  "one of them writes, and different iterations of the merged nest may meet at "
                                  "one element of it (each merged loop must index a dimension by itself in "
                                  "both); merged, the uses would run in another order",
@@ -903,10 +903,12 @@ class Merge(Rewrite):
         at = {t[-1][1] for t in tops}
         for ref, top, nest in zip(self.loops, tops, nests):
             lo, hi = sorted((top[-1][1], place[-1][1]))
-            mine = touched(nest[0][1])
+            mine = None
             for k in range(lo + 1, hi):
                 if k in at:
                     continue
+                if mine is None:
+                    mine = touched(nest[0][1])
                 buf = conflict(*mine, *touched(seq.seq[k]))
                 if buf is not None:
                     chk.stop(DependenceViolationError, describe(ref),

@@ -25,43 +25,75 @@ all of it.
 
 from __future__ import annotations
 
-from ..analysis.traversal import stmt_children, walk_stmts
+from ..analysis.traversal import iter_children, stmt_children, walk_stmts
 from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, IntImm, Stmt, Var
-from .exprs import find_nodes, substitute_expr
+from .exprs import find_nodes, substitute_expr, var_names
 
-#: an access: (buffer, writes?, per dimension the index in the merged
-#: levels' variables, or None where it is not one expression of them)
-Access = tuple
+class Access:
+    """One use of a buffer in a nest: ``buffer``, ``writes``, and, worked
+    out on first asking (most buffers are used by one nest only),
+    :meth:`indices`: per dimension the index in the merged levels'
+    variables, or None where it is not one expression of them (a range,
+    or an index naming a loop inside the nest's body)."""
+
+    __slots__ = ("buffer", "writes", "_exprs", "_values", "_nest", "_indices")
+
+    def __init__(self, buffer, writes: bool, exprs, values, nest):
+        self.buffer, self.writes = buffer, writes
+        self._exprs, self._values, self._nest, self._indices = exprs, values, nest, None
+
+    def indices(self) -> tuple:
+        if self._indices is None:
+            self._indices = tuple(None if e is None else self._nest.component(e, self._values)
+                                  for e in self._exprs)
+        return self._indices
 
 
-def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> list[Access]:
-    """The accesses of a nest's innermost ``body``, its loop variables
-    ``loop_vars`` (outermost first) renamed to ``levels``: each dimension's
-    index where it is one expression of the levels, else None (a range, or
-    an index naming a loop inside the body)."""
-    mapping = dict(zip(loop_vars, levels))
-    inner = _loops_inside(body)
+class _Nest:
+    """What the indices of a nest's accesses are read with: its loop
+    variables renamed to the levels, and the loops inside its body."""
 
-    def component(e, values=None):
+    __slots__ = ("mapping", "inner")
+
+    def __init__(self, mapping: dict, inner: set):
+        self.mapping, self.inner = mapping, inner
+
+    def component(self, e, values):
         if values:
             e = substitute_expr(e, values)
-        if {v.name for v in find_nodes(e, (Var,))} & inner:
+        kind = type(e)
+        names = () if kind is IntImm else (e.name,) if kind is Var else var_names(e)
+        if self.inner and any(n in self.inner for n in names):
             return None
-        return substitute_expr(e, mapping)
+        return substitute_expr(e, self.mapping) if self.mapping else e
 
-    out: list[Access] = []
-    for realize in _top_realizes(body):
+
+def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> dict[str, list[Access]]:
+    """The accesses of a nest's innermost ``body``, by buffer name, its
+    loop variables ``loop_vars`` (outermost first) renamed to ``levels``."""
+    realizes, loose = _parts(body)
+    nest = _Nest({v: l for v, l in zip(loop_vars, levels) if v is not l},
+                 {s.loop_var.name for s in loose if type(s) is For})
+    out: dict[str, list[Access]] = {}
+    for realize in realizes:
         block = realize.block
         values = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
         for regions, writes in ((block.reads, False), (block.writes, True)):
             for region in regions:
-                out.append((region.buffer, writes, tuple(
-                    component(r.min, values) if _is_one(r.extent) else None for r in region.region)))
-    for stmt in _loose(body):
-        if type(stmt) is BufferStore:
-            out.append((stmt.buffer, True, tuple(component(e) for e in stmt.indices)))
-    for load in _loose_loads(body):
-        out.append((load.buffer, False, tuple(component(e) for e in load.indices)))
+                exprs = [r.min if _is_one(r.extent) else None for r in region.region]
+                out.setdefault(region.buffer.name, []).append(Access(region.buffer, writes, exprs, values, nest))
+    for stmt in loose:
+        kind = type(stmt)
+        if kind is BufferStore:
+            out.setdefault(stmt.buffer.name, []).append(Access(stmt.buffer, True, stmt.indices, None, nest))
+        # the expressions the statement holds itself: its statements are met
+        # on their own, and constants and variables load nothing
+        exprs = (stmt.min, stmt.extent) if kind is For else iter_children(stmt)
+        for child in exprs:
+            if isinstance(child, Stmt) or type(child) in (IntImm, Var):
+                continue
+            for load in find_nodes(child, (BufferLoad,)):
+                out.setdefault(load.buffer.name, []).append(Access(load.buffer, False, load.indices, None, nest))
     return out
 
 
@@ -79,13 +111,14 @@ def touched(stmt: Stmt) -> tuple[set, set]:
     return reads, writes
 
 
-def pointwise(a: Access, b: Access, extents: list) -> bool:
+def pointwise(a: Access, b: Access, levels: list) -> bool:
     """Whether accesses ``a`` and ``b`` of one buffer meet only in the same
-    iteration of the merged nest: each merged level of more than one
-    iteration is, by itself, the index of one dimension in both, so that
-    different iterations touch different elements."""
-    return all(any(type(x) is Var and x == level and type(y) is Var and y == level for x, y in zip(a[2], b[2]))
-               for level, extent in extents if not _is_one(extent))
+    iteration of the merged nest: each of the ``levels`` (the merged loops
+    of more than one iteration) is, by itself, the index of one dimension
+    in both, so that different iterations touch different elements."""
+    left, right = a.indices(), b.indices()
+    return all(any(type(x) is Var and x == level and type(y) is Var and y == level for x, y in zip(left, right))
+               for level in levels)
 
 
 def conflict(a_reads: set, a_writes: set, b_reads: set, b_writes: set) -> Buffer | None:
@@ -101,39 +134,18 @@ def _is_one(extent) -> bool:
     return isinstance(extent, IntImm) and extent.value == 1
 
 
-def _loops_inside(body: Stmt) -> set[str]:
-    return {s.loop_var.name for _, s in walk_stmts(body) if type(s) is For}
-
-
-def _top_realizes(body: Stmt) -> list[BlockRealize]:
-    """The BlockRealizes under ``body`` that no other block holds."""
-    out, stack = [], [body]
+def _parts(body: Stmt) -> tuple[list[BlockRealize], list[Stmt]]:
+    """The BlockRealizes under ``body`` that no other block holds, and the
+    statements under it that no block holds."""
+    realizes, loose, stack = [], [], [body]
     while stack:
         node = stack.pop()
         if type(node) is BlockRealize:
-            out.append(node)
+            realizes.append(node)
             continue
+        loose.append(node)
         stack.extend(reversed([child for _, child in stmt_children(node)]))
-    return out
+    return realizes, loose
 
 
-def _loose(body: Stmt) -> list[Stmt]:
-    """The statements under ``body`` that no block holds."""
-    out, stack = [], [body]
-    while stack:
-        node = stack.pop()
-        if type(node) is BlockRealize:
-            continue
-        out.append(node)
-        stack.extend(reversed([child for _, child in stmt_children(node)]))
-    return out
-
-
-def _loose_loads(body: Stmt) -> list[BufferLoad]:
-    """The loads under ``body`` outside its blocks (in stores, conditions,
-    loop bounds, evaluations)."""
-    in_blocks = {id(n) for r in _top_realizes(body) for n in find_nodes(r, (BufferLoad,))}
-    return [n for n in find_nodes(body, (BufferLoad,)) if id(n) not in in_blocks]
-
-
-__all__ = ["nest_accesses", "touched", "pointwise", "conflict"]
+__all__ = ["Access", "nest_accesses", "touched", "pointwise", "conflict"]
