@@ -876,6 +876,10 @@ CASES += [
     ("reindex-match", lambda: mod_of(ELEMENTWISE), R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi,)),
      R.ReindexCacheReadWriteNotMatchError,
      r"^reindex_cache_read: block 'B': the block iteration variable vj appears in \[vi, vj\] but not in"),
+    ("reindex-collision", lambda: mod_of(ELEMENTWISE),
+     R.reindex_cache_read("B", 0, "local", lambda vi, vj: (vi * 2 + vj,)), R.IndexMapCollisionError,
+     r"^reindex_cache_read: block 'B': the index map sends different elements of buffer A to one element of the "
+     r"cache: \(vi, vj\) = \(0, 2\) reads \[0, 2\] and \(vi, vj\) = \(1, 0\) reads \[1, 0\], both cached at \[2\]"),
     ("view-scope", lambda: mod_of(_VIEWED), R.cache_read("B", 0, "shared"), R.ViewScopeMismatchError,
      r"^cache_read: block 'B': it views buffer A through match_buffer V in scope 'global'; redirected to a "
      r"buffer in scope 'shared'"),
