@@ -255,3 +255,48 @@ def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
             vk = T.axis.spatial(8, k)
             D[vk] = C[vk]
 """
+
+# an 8 x 8 elementwise block, B = A * 2
+ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+
+# a triangle summed over a square domain: k runs i + 1 times, its block
+# variable has the constant domain of 8 columns
+TRIANGLE_IN_A_SQUARE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in range(i + 1):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                vk = T.axis.reduce(8, k)
+                with T.init():
+                    C[vi] = T.float32(0)
+                C[vi] = C[vi] + A[vi, vk]
+"""
+
+# B, then B2 adding A to it under a condition, then C reading it
+STAGED_UNDER_IF = """
+@T.prim_func
+def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8"), flag: T.int32):
+    B = T.alloc_buffer((4, 3), "int8")
+    for i, j in T.grid(4, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+    if flag > 0:
+        for i_1, j_1 in T.grid(4, 3):
+            with T.block("B2"):
+                vi_1, vj_1 = T.axis.remap("SS", [i_1, j_1])
+                B[vi_1, vj_1] = B[vi_1, vj_1] + A[vi_1, vj_1]
+    for i_2, j_2 in T.grid(4, 3):
+        with T.block("C"):
+            vi_2, vj_2 = T.axis.remap("SS", [i_2, j_2])
+            C[vi_2, vj_2] = B[vi_2, vj_2] + B[vi_2, vj_2]
+"""

@@ -16,7 +16,9 @@ from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
-from corner_sources import COPY_AND_READER_UNDER_ONE_IF, GUARDED_DIVISION, LOOSE_READ, READ_BEFORE_WRITE
+from corner_sources import (
+    COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ, READ_BEFORE_WRITE,
+)
 
 TWO_STAGES = """
 @T.prim_func
@@ -1963,14 +1965,7 @@ def test_reindex_cache_read_refuses_a_map_that_sends_two_elements_to_one():
     # found by random arguments: vi * 2 + vj sends (0, 2) and (1, 0), which
     # read A[0, 2] and A[1, 0], to one element of the cache; a map that
     # mixes only iterations reading the same element is taken
-    source = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-"""
+    source = ELEMENTWISE
     mod = IRModule({"main": from_source(source)})
     with pytest.raises(R.IndexMapCollisionError,
                        match=re.escape("(vi, vj) = (0, 2) reads [0, 2] and (vi, vj) = (1, 0) reads [1, 0], "

@@ -16,16 +16,10 @@ from tirfun.nodes import BufferLoad, IntImm, IRModule, Var
 from tirfun.tir.op import decl_buffer
 from tirfun.script import from_source
 
-from corner_sources import GUARDED_CONSUMER, GUARDED_DIVISION, INIT_SCRATCH, OPAQUE_STORE, TRIANGULAR
+from corner_sources import (
+    ELEMENTWISE, GUARDED_CONSUMER, GUARDED_DIVISION, INIT_SCRATCH, OPAQUE_STORE, TRIANGLE_IN_A_SQUARE, TRIANGULAR,
+)
 
-ELEMENTWISE = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-"""
 
 # a row of 8 elements plus one: what the elementwise block (times two) is not
 _ROW_ADD_DESC = """
@@ -170,18 +164,6 @@ def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
             B[vi] = A[vi]
 """
 
-TRIANGLE = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32")):
-    for i in range(8):
-        for k in range(i + 1):
-            with T.block("C"):
-                vi = T.axis.spatial(8, i)
-                vk = T.axis.reduce(8, k)
-                with T.init():
-                    C[vi] = T.float32(0)
-                C[vi] = C[vi] + A[vi, vk]
-"""
 
 OPAQUE_ITER = """
 @T.prim_func
@@ -342,9 +324,9 @@ CASES = [
      r"^fuse: loop 'i': loop 'j' is not the parent of loop 'i', so they cannot be fused$"),
     ("only-child", lambda: mod_of(SIBLINGS), R.fuse("i", "j"), R.NotOnlyChildError,
      r"^fuse: loop 'j': loop 'j' is not the only child of loop 'i', so they cannot be fused$"),
-    ("dependent", lambda: mod_of(TRIANGLE), R.reorder("k", "i"), R.DependentLoopError,
+    ("dependent", lambda: mod_of(TRIANGLE_IN_A_SQUARE), R.reorder("k", "i"), R.DependentLoopError,
      r"^reorder: loop 'k': the min or extent of loop 'k' depends on loop 'i', which would be inside"),
-    ("fuse-dependent", lambda: mod_of(TRIANGLE), R.fuse("i", "k"), R.DependentLoopError,
+    ("fuse-dependent", lambda: mod_of(TRIANGLE_IN_A_SQUARE), R.fuse("i", "k"), R.DependentLoopError,
      r"^fuse: loop 'k': the extent of loop 'k' depends on loop 'i', which is fused with it$"),
     ("chain", lambda: mod_of(SIBLINGS), R.reorder("j", "k"), R.LoopsNotAChainError,
      r"^reorder: loops 'j', 'k': the loops are not in a chain: they are on different branches"),
@@ -363,7 +345,7 @@ CASES = [
     ("dataflow", lambda: mod_of(IN_PLACE), R.parallel("i"), R.NotCompactDataflowError,
      r"^parallel: block 'B': the block under loop 'i' is neither a complete block \(it both reads and "
      r"writes buffer B\) nor a reduction block \(it has no init statement\)$"),
-    ("iter-kind", lambda: mod_of(TRIANGLE), R.vectorize("k"), R.WrongBlockIterTypeError,
+    ("iter-kind", lambda: mod_of(TRIANGLE_IN_A_SQUARE), R.vectorize("k"), R.WrongBlockIterTypeError,
      r"^vectorize: block 'C': the vectorize of loop 'k' cannot be fulfilled: the loop feeds the "
      r"CommReduce iteration variable vk, which must be data-parallel$"),
     ("unroll-thread-reduction", lambda: mod_of(_SUM_BESIDE_Y_THREADS), R.unroll("k"),
@@ -612,7 +594,7 @@ CASES += [
     ("thread_overlap", lambda: mod_of(SHARED_SUM), R.compute_at("S", "t"), R.ThreadOverlapError,
      r"^compute_at: block 'S': the block reads the shared buffer S it writes; not depending on it, it would "
      r"run in every thread of loop 't' \(threadIdx.x\), which share S"),
-    ("has_init", lambda: mod_of(TRIANGLE), R.compute_inline("C"), R.HasInitBlockError,
+    ("has_init", lambda: mod_of(TRIANGLE_IN_A_SQUARE), R.compute_inline("C"), R.HasInitBlockError,
      r"^compute_inline: block 'C': the block has an init statement"),
     ("single_read_write", _pipe, R.reverse_compute_inline("D"), R.NotSingleReadWriteBufferError,
      r"^reverse_compute_inline: block 'D': the block reads 2 buffers that its scope writes"),

@@ -13,6 +13,8 @@ from tirfun.rewrites.index import build_index, index_of
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import ELEMENTWISE, STAGED_UNDER_IF
+
 
 def mod_of(source: str) -> IRModule:
     return IRModule({"main": from_source(source)})
@@ -32,14 +34,6 @@ def check(rewrite, before: str, after: str) -> IRModule:
     return out
 
 
-ELEMENTWISE = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
-    for i, j in T.grid(8, 8):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-"""
 
 MATMUL = """
 @T.prim_func
@@ -378,27 +372,6 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Bu
     assert R.get(R.merge("j", "l")(mod), "C") is R.get(mod, "C")
 
 
-# B, then B2 adding to it under a condition, then C reading it
-STAGED = """
-@T.prim_func
-def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8"), flag: T.int32):
-    B = T.alloc_buffer((4, 3), "int8")
-    for i, j in T.grid(4, 3):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj]
-    if flag > 0:
-        for i_1, j_1 in T.grid(4, 3):
-            with T.block("B2"):
-                vi, vj = T.axis.remap("SS", [i_1, j_1])
-                B[vi, vj] = B[vi, vj] + A[vi, vj]
-    for i_2, j_2 in T.grid(4, 3):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i_2, j_2])
-            C[vi, vj] = B[vi, vj] * B[vi, vj]
-"""
-
-
 @pytest.mark.parametrize("loops, cls, message", [
     # C's body would run before B's in each iteration
     (("j_2", "j"), R.DependenceViolationError, "the nest of loop 'i' runs before the nest of loop 'i_2'"),
@@ -410,7 +383,7 @@ def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8"), flag: T.int32
 ])
 def test_merge_refuses_what_would_change_the_meaning(loops, cls, message):
     # found by random arguments: TVM's merge checks none of these
-    mod = mod_of(STAGED)
+    mod = mod_of(STAGED_UNDER_IF)
     with pytest.raises(cls, match=re.escape(message)):
         R.merge(*loops)(mod)
 

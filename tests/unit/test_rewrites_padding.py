@@ -17,6 +17,8 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
+from corner_sources import TRIANGLE_IN_A_SQUARE
+
 CONV_PAD = """
 @T.prim_func
 def main(X: T.Buffer((1, 4, 6, 6), "float32"), P: T.Buffer((1, 4, 8, 8), "float32")):
@@ -260,19 +262,7 @@ def test_pad_einsum_keeps_a_loop_that_follows_a_padded_row_in_its_domain():
     # found by the fuzzer: k runs i + 1 times over a domain of 8 columns;
     # padding the rows to 9 gives row 8 a k of 8, past the domain (TVM reads
     # A_pad[8, 8], past the padded buffer). The padded rows keep k below 8
-    source = """
-@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8,), "float32")):
-    for i in range(8):
-        for k in range(i + 1):
-            with T.block("C"):
-                vi = T.axis.spatial(8, i)
-                vk = T.axis.reduce(8, k)
-                with T.init():
-                    C[vi] = T.float32(0)
-                C[vi] = C[vi] + A[vi, vk]
-"""
-    mod = mod_of(source)
+    mod = mod_of(TRIANGLE_IN_A_SQUARE)
     out = R.pad_einsum("C", [3, 1])(mod)
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=3)
