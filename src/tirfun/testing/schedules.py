@@ -26,9 +26,8 @@ a factor of the wrong type, ...), for testing that such arguments end in a
 ScheduleError.
 
 The draws stay inside what keeps a program's meaning and what a backend
-can take: merges only join adjacent loop nests that share no buffer one of
-them writes (merge refuses most others, and ``test_merge_props`` draws
-those); parallel, vectorize
+can take: merges join adjacent loop nests, and are kept where merge
+accepts them (it refuses what would change the meaning); parallel, vectorize
 and bind only apply to loops whose iterations are whole blocks (a loop
 inside a block's body may carry an accumulation), bind never makes a
 cross-thread reduction, vectorize only takes innermost loops of constant
@@ -64,7 +63,6 @@ from ..nodes import (
 from .. import rewrites as R
 from ..analysis.arith.iter_map import is_affine_binding
 from ..analysis.threads import launch_of
-from ..rewrites.checks import all_block_realizes
 from ..rewrites.exprs import var_names
 from ..target import CUDA_DIM_LIMITS, CUDA_MAX_THREADS_PER_BLOCK
 from ._choices import BytesChooser, Chooser, RandomChooser
@@ -198,25 +196,14 @@ def _blocks_only_below(loop: For) -> bool:
     return True
 
 
-def _buffers_of(stmt) -> tuple[set, set]:
-    reads, writes = set(), set()
-    for _, realize in all_block_realizes(stmt, ()):
-        reads |= {r.buffer for r in realize.block.reads}
-        writes |= {w.buffer for w in realize.block.writes}
-    return reads, writes
-
-
 def _merge_candidates(func: PrimFunc) -> list[tuple[str, str]]:
-    """Pairs of loops in adjacent sibling nests that merge without changing
-    what the program computes: neither nest writes a buffer the other
-    touches, and the loops from the top of each nest down to them have the
-    same extents level by level (``merge``'s own requirement)."""
+    """Pairs of loops in adjacent sibling nests whose loops from the top of
+    each nest down to them have the same extents level by level
+    (``merge``'s own requirement). Nests that share a buffer one of them
+    writes are among them: merge refuses those whose merge would change
+    what the program computes, and the draw keeps only what it accepts."""
     out = []
     for a, b in _sibling_nests(func):
-        ra, wa = _buffers_of(a)
-        rb, wb = _buffers_of(b)
-        if wa & (rb | wb) or wb & ra:
-            continue
         for x, y in zip(_chain(a), _chain(b)):
             if not (isinstance(x.extent, IntImm) and isinstance(y.extent, IntImm)
                     and x.extent.value == y.extent.value):
