@@ -378,14 +378,29 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Bu
     # B2 would run outside its if, or B inside it
     (("j", "j_1"), R.NonLoopAncestorError, "the nest of loop 'i_1' is under IfThenElse (if flag > 0)"),
     # B would move past B2, which adds to it
-    (("j", "j_2"), R.DependenceViolationError, "would move past a statement that it shares B with"),
-    (("i", "i_2"), R.DependenceViolationError, "would move past a statement that it shares B with"),
+    (("j", "j_2"), R.DependenceViolationError, "would move past a statement that it shares buffer B with"),
+    (("i", "i_2"), R.DependenceViolationError, "would move past a statement that it shares buffer B with"),
 ])
 def test_merge_refuses_what_would_change_the_meaning(loops, cls, message):
     # found by random arguments: TVM's merge checks none of these
     mod = mod_of(STAGED_UNDER_IF)
     with pytest.raises(cls, match=re.escape(message)):
         R.merge(*loops)(mod)
+
+
+def test_merge_refuses_nests_one_of_which_names_a_pointer():
+    # B.data passed to a call may reach any element of any buffer: the
+    # call's nest is taken to write them all
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i in range(4):
+        T.evaluate(T.call_extern("int32", "fill", B.data, i))
+    for j in range(4):
+        A[j] = B[j]
+""")
+    with pytest.raises(R.DependenceViolationError, match="both use a buffer through a pointer"):
+        R.merge("i", "j")(mod)
 
 
 def test_merge_refuses_iterations_that_would_meet_at_one_element():

@@ -36,7 +36,7 @@ from .errors import (
     RootBlockError, WrongFactorProductError,
 )
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
-from .merge_order import conflict, nest_accesses, pointwise, touched
+from .merge_order import OPAQUE, conflict, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind, rebind_chain
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
@@ -874,9 +874,13 @@ class Merge(Rewrite):
         tops = [nest[0][0] for nest in nests]
         for i in range(len(nests)):
             for j in range(i + 1, len(nests)):
-                # buffers by name, which is a buffer's identity in a function
-                for name in sorted(accesses[i].keys() & accesses[j].keys()):
-                    mine, theirs = accesses[i][name], accesses[j][name]
+                # buffers by name, which is a buffer's identity in a function;
+                # a pointer named outside the blocks may reach any of them
+                shared = accesses[i].keys() & accesses[j].keys()
+                if OPAQUE in accesses[i] and accesses[j] or OPAQUE in accesses[j] and accesses[i]:
+                    shared = {OPAQUE}
+                for name in sorted(shared):
+                    mine, theirs = accesses[i].get(name, ()), accesses[j].get(name, ())
                     if not any(a.writes for a in mine) and not any(b.writes for b in theirs):
                         continue  # read by both
                     names = (nests[i][0][1].loop_var.name, nests[j][0][1].loop_var.name)
@@ -884,11 +888,13 @@ class Merge(Rewrite):
                     if _program_order(tops[j]) < _program_order(tops[i]):
                         chk.stop(DependenceViolationError, subject,
                                  f"the nest of loop {names[1]!r} runs before the nest of loop {names[0]!r} and "
-                                 f"one of them writes {name}, which both use; merged in the order given, "
+                                 f"one of them writes {name or 'a buffer through a pointer'}, which both use; "
+                                 f"merged in the order given, "
                                  f"{names[0]!r}'s body would run first in each iteration", nests[j][0][1])
-                    if not all(pointwise(a, b, spanning) for a in mine for b in theirs):
+                    if name == OPAQUE or not all(pointwise(a, b, spanning) for a in mine for b in theirs):
                         chk.stop(DependenceViolationError, subject,
-                                 f"the nests of loops {names[0]!r} and {names[1]!r} both use {name}, which "
+                                 f"the nests of loops {names[0]!r} and {names[1]!r} both use "
+                                 f"{name or 'a buffer through a pointer'}, which "
                                  "one of them writes, and different iterations of the merged nest may meet at "
                                  "one element of it (each merged loop must index a dimension by itself in "
                                  "both); merged, the uses would run in another order",
@@ -911,10 +917,11 @@ class Merge(Rewrite):
                     mine = touched(nest[0][1])
                 buf = conflict(*mine, *touched(seq.seq[k]))
                 if buf is not None:
+                    buf = buf if buf.startswith("a buffer") else f"buffer {buf}"
                     chk.stop(DependenceViolationError, describe(ref),
                              f"merged at the place of the nest of {describe(self.loops[-1])}, the nest of loop "
                              f"{nest[0][1].loop_var.name!r} would move past a statement that it shares "
-                             f"{buf.name} with, one of them writing it", seq.seq[k])
+                             f"{buf} with, one of them writing it", seq.seq[k])
 
     def build(self, plan) -> Outcome:
         site, lca, nests = plan

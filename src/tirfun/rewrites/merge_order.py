@@ -19,8 +19,9 @@ order would break:
 
 Accesses are read from what a nest holds: the regions the blocks in it
 state (their iteration variables bound to the loops), and the loads and
-stores outside blocks. Anything else that names a buffer counts as touching
-all of it.
+stores outside blocks. A pointer named outside the blocks (``B.data``
+passed to a call) may reach any buffer: it counts as writing every buffer
+(:data:`OPAQUE`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from __future__ import annotations
 from ..analysis.traversal import iter_children, stmt_children, walk_stmts
 from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, IntImm, Stmt, Var
 from .exprs import find_nodes, substitute_expr, var_names
+
+#: the name the accesses through a pointer outside the blocks go under
+OPAQUE = ""
+
 
 class Access:
     """One use of a buffer in a nest: ``buffer``, ``writes``, and, worked
@@ -90,24 +95,36 @@ def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> dict[str, list[A
         # on their own, and constants and variables load nothing
         exprs = (stmt.min, stmt.extent) if kind is For else iter_children(stmt)
         for child in exprs:
-            if isinstance(child, Stmt) or type(child) in (IntImm, Var):
+            if isinstance(child, Stmt) or type(child) is IntImm:
+                continue
+            if type(child) is Var:
+                if child.dtype.is_handle:
+                    out.setdefault(OPAQUE, []).append(Access(None, True, (None,), None, nest))
                 continue
             for load in find_nodes(child, (BufferLoad,)):
                 out.setdefault(load.buffer.name, []).append(Access(load.buffer, False, load.indices, None, nest))
+            if _names_pointer(child):
+                out.setdefault(OPAQUE, []).append(Access(None, True, (None,), None, nest))
     return out
 
 
 def touched(stmt: Stmt) -> tuple[set, set]:
-    """The buffers ``stmt`` reads and writes, by what it holds: the stated
-    regions of its blocks, and its loads and stores."""
+    """The names of the buffers ``stmt`` reads and writes, by what it holds:
+    the stated regions of its blocks, and its loads and stores; a pointer
+    it names outside its blocks writes :data:`OPAQUE`."""
     reads, writes = set(), set()
+    realizes, loose = _parts(stmt)
     for _, node in walk_stmts(stmt):
         if type(node) is Block:
-            reads |= {r.buffer for r in node.reads}
-            writes |= {w.buffer for w in node.writes}
+            reads |= {r.buffer.name for r in node.reads}
+            writes |= {w.buffer.name for w in node.writes}
         elif type(node) is BufferStore:
-            writes.add(node.buffer)
-    reads |= {n.buffer for n in find_nodes(stmt, (BufferLoad,))}
+            writes.add(node.buffer.name)
+    reads |= {n.buffer.name for n in find_nodes(stmt, (BufferLoad,))}
+    for node in loose:
+        for child in iter_children(node):
+            if not isinstance(child, Stmt) and _names_pointer(child):
+                writes.add(OPAQUE)
     return reads, writes
 
 
@@ -121,13 +138,31 @@ def pointwise(a: Access, b: Access, levels: list) -> bool:
                for level in levels)
 
 
-def conflict(a_reads: set, a_writes: set, b_reads: set, b_writes: set) -> Buffer | None:
-    """A buffer one side writes and the other touches, or None."""
-    for buf in sorted(a_writes & (b_reads | b_writes), key=lambda b: b.name):
-        return buf
-    for buf in sorted(b_writes & a_reads, key=lambda b: b.name):
-        return buf
+def conflict(a_reads: set, a_writes: set, b_reads: set, b_writes: set) -> str | None:
+    """The name of a buffer one side writes and the other touches (a
+    pointer named outside the blocks stands for every buffer), or None."""
+    if (OPAQUE in a_writes and (b_reads or b_writes)) or (OPAQUE in b_writes and (a_reads or a_writes)):
+        return "a buffer through a pointer"
+    for name in sorted(a_writes & (b_reads | b_writes)):
+        return name
+    for name in sorted(b_writes & a_reads):
+        return name
     return None
+
+
+def _names_pointer(expr) -> bool:
+    """Whether ``expr`` names a pointer (a handle variable, such as
+    ``B.data``) other than as the buffer of a load."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is Var:
+            if node.dtype.is_handle:
+                return True
+        elif kind is not Buffer and kind is not IntImm:
+            stack.extend(iter_children(node))
+    return False
 
 
 def _is_one(extent) -> bool:
@@ -148,4 +183,4 @@ def _parts(body: Stmt) -> tuple[list[BlockRealize], list[Stmt]]:
     return realizes, loose
 
 
-__all__ = ["Access", "nest_accesses", "touched", "pointwise", "conflict"]
+__all__ = ["OPAQUE", "Access", "nest_accesses", "touched", "pointwise", "conflict"]
