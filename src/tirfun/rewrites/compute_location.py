@@ -47,7 +47,7 @@ from .dataflow import (
     bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
     insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
     producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
-    scope_of, subtrees, writers, writes_of,
+    scope_of, subtrees, updated_by, writers, writes_of,
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
@@ -2197,7 +2197,7 @@ class ComputeInline(Rewrite):
                      f"the body must be one store {buffer.name}[...] = f(...) whose indices are a bijective "
                      "affine map of the iteration variables (distinct variables, constants, or slices "
                      "of them tiling each whole)", loc.realize)
-        if _accumulates(block, store, None, buffer):
+        if _accumulates(block, buffer):
             # the inlined value would read the buffer no block writes any more
             # (the stated regions may leave that read out, which TVM accepts)
             chk.stop(BodyAnalysisError, subject, f"the block reads {buffer.name}, which it writes; only a block "
@@ -2307,14 +2307,12 @@ def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return _always(a, b, ranges, holds, make)
 
 
-def _accumulates(producer: Block, store: BufferStore, cond, buffer: Buffer) -> bool:
-    """Whether ``producer``, whose body is ``store`` (under ``cond``),
-    accumulates into ``buffer``: it has an init, or reads the buffer it
-    stores. Folded into it, a consumer would store elsewhere what the
-    producer goes on reading from the buffer (TVM leaves those reads, of a
-    buffer nothing writes any more)."""
-    return producer.init is not None or bool(_loads_of(store.value, buffer)) or \
-        any(_loads_of(e, buffer) for e in store.indices) or (cond is not None and bool(_loads_of(cond, buffer)))
+def _accumulates(block: Block, buffer: Buffer) -> bool:
+    """Whether ``block`` accumulates into ``buffer`` (an init, or a load of
+    what it stores; :func:`~tirfun.rewrites.dataflow.updated_by`). Inlined,
+    or with a consumer folded into it, its value would read a buffer
+    nothing writes any more (TVM leaves those reads)."""
+    return buffer in updated_by(block)
 
 
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
@@ -2515,7 +2513,7 @@ class ReverseComputeInline(Rewrite):
         if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
                     "under an if without else, and not a predicated (masked) store")
-        if _accumulates(producer, body, cond, buffer):
+        if _accumulates(producer, buffer):
             return (f"the producer {producer.name_hint!r} reads {buffer.name}, which it writes"
                     f"{' (it has an init)' if producer.init is not None else ''}; only a producer that "
                     f"computes each element of {buffer.name} in one store can take the block")

@@ -54,14 +54,14 @@ from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk
+from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk, walk_stmts
 from ..nodes import (
-    LT, Add, And, Block, BlockRealize, Buffer, BufferRegion, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range,
-    SeqStmt, Stmt, Var,
+    LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
+    For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Var,
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
-from .exprs import cast, uses_any, var_names
+from .exprs import cast, find_nodes, uses_any, var_names
 from ..analysis.mentions import mentions_any
 
 _BODY = ("body", None)
@@ -180,6 +180,17 @@ def reads_of(block: Block) -> set[Buffer]:
 def writes_of(block: Block) -> set[Buffer]:
     """The buffers a block declares it writes."""
     return {w.buffer for w in block.writes}
+
+
+def updated_by(block: Block) -> set[Buffer]:
+    """The buffers ``block`` updates from what they hold: those it writes
+    (as it declares, or by a store in its body) and also loads anywhere in
+    its body, whatever regions it states (TVM accepts stated regions that
+    leave such a read out); with an init, every buffer it writes."""
+    written = writes_of(block) | {s.buffer for _, s in walk_stmts(block) if type(s) is BufferStore}
+    if block.init is not None:
+        return written
+    return written & {n.buffer for n in find_nodes(block, (BufferLoad,))}
 
 
 def _depends(src: Block, dst: Block) -> bool:

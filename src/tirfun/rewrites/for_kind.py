@@ -12,7 +12,7 @@ from ..analysis.arith.terms import int_value
 from ..analysis.barrier_order import Unknown, barrier_reordering, has_barrier
 from ..analysis.traversal import nodes_along, replace_at, walk_stmts
 from ..analysis.threads import launch_of
-from ..nodes import THREAD_TAGS, Block, BufferLoad, BufferStore, For, ForKind, IterVarType
+from ..nodes import THREAD_TAGS, Block, For, ForKind, IterVarType
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
@@ -23,7 +23,8 @@ from .errors import (
     InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, UnrolledBarrierError,
     WrongBlockIterTypeError,
 )
-from .exprs import find_nodes, uses_any
+from .dataflow import updated_by
+from .exprs import uses_any
 from .refs import as_loop_ref
 from .serialize import py_value
 
@@ -82,10 +83,7 @@ def _check_repeated_updates(chk: Checks, children: list, loop: For, kind: ForKin
         block = realize.block
         if inside is None:  # what the iterations allocate for themselves
             inside = {b for _, s in walk_stmts(loop.body) if type(s) is Block for b in s.alloc_buffers}
-        written = {r.buffer for r in block.writes} | {s.buffer for _, s in walk_stmts(block) if type(s) is BufferStore}
-        read = {n.buffer for n in find_nodes(block, (BufferLoad,))}
-        updated = sorted(b.name for b in written if (b in read or block.init is not None)
-                         and b not in inside and not _private(b, thread_axis))
+        updated = sorted(b.name for b in updated_by(block) if b not in inside and not _private(b, thread_axis))
         if updated:
             threads = "parallel threads" if kind is ForKind.PARALLEL else f"threads of {thread_axis}"
             chk.fail(ReplicatedThreadReductionError, f"loop {name!r}",

@@ -16,8 +16,8 @@ from ..analysis.traversal import Path, get_at, nodes_along
 from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..nodes import (
-    LT, Add, Block, BlockRealize, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IntImm,
-    IterVarType,
+    LT, Add, Block, BlockRealize, DataType, Evaluate, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
+    IterVarType, LetStmt,
     Mul, PrimExpr, SeqStmt, Stmt, Var, binary,
 )
 from ..analysis.arith.const_bound import expr_bounds
@@ -36,7 +36,7 @@ from .errors import (
     RootBlockError, WrongFactorProductError,
 )
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
-from .merge_order import OPAQUE, conflict, nest_accesses, pointwise, touched
+from .merge_order import OPAQUE, buffer_words, conflict, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind, rebind_chain
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
@@ -888,13 +888,13 @@ class Merge(Rewrite):
                     if _program_order(tops[j]) < _program_order(tops[i]):
                         chk.stop(DependenceViolationError, subject,
                                  f"the nest of loop {names[1]!r} runs before the nest of loop {names[0]!r} and "
-                                 f"one of them writes {name or 'a buffer through a pointer'}, which both use; "
-                                 f"merged in the order given, "
+                                 f"one of them writes {buffer_words(name)}, which both use; merged in the order "
+                                 f"given, "
                                  f"{names[0]!r}'s body would run first in each iteration", nests[j][0][1])
                     if name == OPAQUE or not all(pointwise(a, b, spanning) for a in mine for b in theirs):
                         chk.stop(DependenceViolationError, subject,
                                  f"the nests of loops {names[0]!r} and {names[1]!r} both use "
-                                 f"{name or 'a buffer through a pointer'}, which "
+                                 f"{buffer_words(name)}, which "
                                  "one of them writes, and different iterations of the merged nest may meet at "
                                  "one element of it (each merged loop must index a dimension by itself in "
                                  "both); merged, the uses would run in another order",
@@ -917,11 +917,10 @@ class Merge(Rewrite):
                     mine = touched(nest[0][1])
                 buf = conflict(*mine, *touched(seq.seq[k]))
                 if buf is not None:
-                    buf = buf if buf.startswith("a buffer") else f"buffer {buf}"
                     chk.stop(DependenceViolationError, describe(ref),
                              f"merged at the place of the nest of {describe(self.loops[-1])}, the nest of loop "
                              f"{nest[0][1].loop_var.name!r} would move past a statement that it shares "
-                             f"{buf} with, one of them writing it", seq.seq[k])
+                             f"{buffer_words(buf)} with, one of them writing it", seq.seq[k])
 
     def build(self, plan) -> Outcome:
         site, lca, nests = plan
@@ -981,8 +980,6 @@ def _program_order(path) -> tuple:
 def _head(node) -> str:
     """A short description of a statement: an ``if``'s condition, a let's
     variable."""
-    from ..nodes import IfThenElse, LetStmt
-
     if isinstance(node, IfThenElse):
         return f"(if {node.condition.script()})"
     if isinstance(node, LetStmt):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..analysis.traversal import iter_children, stmt_children, walk_stmts
 from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, IntImm, Stmt, Var
+from .checks import statements_outside_blocks
 from .exprs import find_nodes, substitute_expr, var_names
 
 #: the name the accesses through a pointer outside the blocks go under
@@ -139,10 +140,11 @@ def pointwise(a: Access, b: Access, levels: list) -> bool:
 
 
 def conflict(a_reads: set, a_writes: set, b_reads: set, b_writes: set) -> str | None:
-    """The name of a buffer one side writes and the other touches (a
-    pointer named outside the blocks stands for every buffer), or None."""
+    """The name of a buffer one side writes and the other touches, or None;
+    :data:`OPAQUE` where a pointer named outside the blocks may reach what
+    the other side touches."""
     if (OPAQUE in a_writes and (b_reads or b_writes)) or (OPAQUE in b_writes and (a_reads or a_writes)):
-        return "a buffer through a pointer"
+        return OPAQUE
     for name in sorted(a_writes & (b_reads | b_writes)):
         return name
     for name in sorted(b_writes & a_reads):
@@ -172,15 +174,16 @@ def _is_one(extent) -> bool:
 def _parts(body: Stmt) -> tuple[list[BlockRealize], list[Stmt]]:
     """The BlockRealizes under ``body`` that no other block holds, and the
     statements under it that no block holds."""
-    realizes, loose, stack = [], [], [body]
-    while stack:
-        node = stack.pop()
-        if type(node) is BlockRealize:
-            realizes.append(node)
-            continue
-        loose.append(node)
-        stack.extend(reversed([child for _, child in stmt_children(node)]))
-    return realizes, loose
+    if type(body) is BlockRealize:
+        return [body], []
+    loose = [s for _, s in statements_outside_blocks(body, ())]
+    return [c for s in loose for _, c in stmt_children(s) if type(c) is BlockRealize], loose
 
 
-__all__ = ["OPAQUE", "Access", "nest_accesses", "touched", "pointwise", "conflict"]
+def buffer_words(name: str) -> str:
+    """How a message names the buffer ``name`` (:data:`OPAQUE`: any buffer
+    a pointer reaches)."""
+    return "a buffer through a pointer" if name == OPAQUE else f"buffer {name}"
+
+
+__all__ = ["buffer_words", "OPAQUE", "Access", "nest_accesses", "touched", "pointwise", "conflict"]

@@ -695,7 +695,8 @@ class PadEinsum(Rewrite):
         # the block on the padded buffers, over the padded domain
         swap = _SwapBuffers(buf_map)
         ivs, guards = [], []
-        unkept = _following_extended_loops(site, holder, rpath, extend)
+        chain = ancestors(site.func, rpath)  # the statements down to the block
+        unkept = _following_extended_loops(chain, holder, extend)
         for iv, value in zip(block.iter_vars, realize.iter_values):
             if iv.var in padded:
                 ext, new = padded[iv.var]
@@ -705,7 +706,7 @@ class PadEinsum(Rewrite):
             else:
                 ivs.append(iv)
                 if unkept and var_names(value) & unkept:
-                    guards.extend(_in_domain(iv, value, site, rpath))
+                    guards.extend(_in_domain(iv, value, chain))
         new_block = with_fields(
             block, iter_vars=ivs, body=swap.stmt(block.body),
             init=None if block.init is None else swap.stmt(block.init),
@@ -716,7 +717,7 @@ class PadEinsum(Rewrite):
         node_new: Stmt = new_realize
         rebuilt = [(realize, new_realize), (block, new_block)]  # for the index: what changed in place
 
-        for p, old_node in reversed(ancestors(site.func, rpath)):
+        for p, old_node in reversed(chain):
             if len(p) < len(holder):
                 break
             node = _set_child(old_node, rpath[len(p)], node_new)
@@ -753,25 +754,26 @@ class PadEinsum(Rewrite):
                                                else self.padding)]
 
 
-def _following_extended_loops(site, holder, rpath, extend: dict) -> set:
-    """The names of the loops the padding may extend (``extend``'s
-    variables) and of the loops between ``holder`` and the block at
-    ``rpath`` whose range follows one of them. In the iterations the padding
-    adds, such a loop may run where the program never let it (``for k in
-    range(i + 1)``, ``i`` padded, reaches ``k = 8`` at ``i = 8``)."""
+def _following_extended_loops(chain: list, holder, extend: dict) -> set:
+    """Where a loop between ``holder`` and the block (``chain``: the
+    statements above it, with their paths) has a range that follows a loop
+    the padding may extend (``extend``'s variables), the names of both kinds
+    of loops; else none. In the iterations the padding adds, such a loop
+    may run where the program never let it (``for k in range(i + 1)``,
+    ``i`` padded, reaches ``k = 8`` at ``i = 8``)."""
     moved = {v.name for v in extend}
     following = set()
-    for path, node in ancestors(site.func, rpath):
+    for path, node in chain:
         if len(path) < len(holder) or not isinstance(node, For) or node.loop_var in extend:
             continue
         if (var_names(node.min) | var_names(node.extent)) & (moved | following):
             following.add(node.loop_var.name)
-    return following and (moved | following)
+    return moved | following if following else set()
 
 
-def _in_domain(iv: IterVar, value, site, rpath) -> list:
+def _in_domain(iv: IterVar, value, chain: list) -> list:
     """Guards keeping the binding ``value`` of the unpadded variable ``iv``
-    (of the block at ``rpath``) in its domain, where it follows loops the
+    (of the block under the statements ``chain``) in its domain, where it follows loops the
     padding extends: the padded iterations would otherwise give it values
     out of its domain, where TVM's result reads past the padded buffers.
     A loop variable starting at a constant no lower than the domain needs
@@ -780,7 +782,7 @@ def _in_domain(iv: IterVar, value, site, rpath) -> list:
     top = lo + extent if _int(lo) != 0 else extent
     guards = [LT(value, top)]
     if isinstance(value, Var) and _int(lo) is not None:
-        start = next((_int(node.min) for _, node in ancestors(site.func, rpath)
+        start = next((_int(node.min) for _, node in chain
                       if isinstance(node, For) and node.loop_var == value), None)
         if start is not None and start >= _int(lo):
             return guards

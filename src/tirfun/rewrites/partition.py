@@ -18,8 +18,9 @@ from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
 from ..analysis.traversal import replace_at, walk_stmts
 from ..nodes import (
-    Allocate, AllocateConst, Block, BufferRealize, BlockRealize, Buffer, BufferRegion, BufferStore, DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse,
-    IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    Allocate, AllocateConst, Block, BlockRealize, Buffer, BufferRealize, BufferRegion, BufferStore, DeclBuffer,
+    Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range,
+    SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
