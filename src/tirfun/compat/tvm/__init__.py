@@ -6,6 +6,8 @@ Import it as ``tvm`` with ``tirfun.compat.install()``, or directly
     tvm.IRModule, tvm.ir.structural_equal, tvm.script (ir as I, tir as T),
     tvm.te, tvm.tir.build, tvm.build, tvm.compile, tvm.nd.array, tvm.cpu(),
     tvm.cuda(), tvm.runtime.Module, tvm.target.Target, tvm.testing.assert_allclose,
+    tvm.tir.schedule (Schedule, BlockRV, LoopRV, Trace, and its testing module:
+    verify_trace_roundtrip), tvm.testing.CompareBeforeAfter and parameter,
     tvm.error.DiagnosticError (what the parser raises: tirfun's ParseError),
     tvm.TVMError (tirfun's base error class: every error tirfun raises on
     purpose is one, as every error TVM raises is a TVMError)

@@ -1,7 +1,8 @@
 """``tvm.tir``: the TIR nodes and helpers of :mod:`tirfun.tir`, with
 ``build``, ``Schedule`` and ``ScheduleError`` (what TVM's schedule raises,
 and the base of every tirfun schedule error), and the node classes by
-module as TVM arranges them (``tvm.tir.stmt.Block``, ``tvm.tir.expr.Var``).
+module as TVM arranges them (``tvm.tir.stmt.Block``, ``tvm.tir.expr.Var``),
+and the schedule package (``tvm.tir.schedule``: :mod:`.schedule`).
 
 ``decl_buffer`` is TVM's: the buffer gets a data pointer of its own, as
 every TVM buffer has one (tirfun's own ``decl_buffer`` leaves it to be made
@@ -22,6 +23,7 @@ from ...te.tensor import TensorLoad as ProducerLoad
 from ...tir import *  # noqa: F401,F403 - TVM's names, as tirfun.tir spells them
 from ...tir import __all__ as _tir_all
 from ...tir import op as _op
+from . import schedule
 
 
 def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None,
@@ -40,4 +42,4 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
 
 
 __all__ = [*_tir_all, "build", "Schedule", "ScheduleError", "call_packed", "expr", "stmt",
-           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce", "ProducerLoad"]
+           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce", "ProducerLoad", "schedule"]
