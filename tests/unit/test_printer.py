@@ -15,6 +15,7 @@ from tirfun.nodes import (
     For, IfThenElse, IntImm, IRModule, IterVar, Let, LetStmt, MatchBufferRegion, Mod, Mul, Not,
     Or, PrimFunc, Ramp, Range, SeqStmt, StringImm, Sub, Var,
 )
+from tirfun.script import from_source
 from tirfun.script.printer import to_script
 from corner_sources import RANGES_READING_OUTER_LOOPS
 
@@ -1108,3 +1109,23 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     text = func.script()
     assert 'with T.block("root"):' in text and '# with T.block("root")' not in text
     assert_structural_equal(from_source(text), func)
+
+
+def test_a_match_buffer_view_whose_pointer_is_used_prints_it_as_view_data():
+    # TVM's spelling: the view's own pointer is ``Sub.data``; declaring it
+    # as a separate handle (``Sub_data = T.handle()``) is valid but not
+    # what was written
+    src = textwrap.dedent('''
+        @T.prim_func
+        def main(A: T.Buffer((16,), "int32")):
+            for i in range(4):
+                with T.block("copy"):
+                    vi = T.axis.remap("S", [i])
+                    Sub = T.match_buffer(A[vi * 4:vi * 4 + 4], (4,), "int32")
+                    T.evaluate(T.call_extern("int32", "fill", Sub.data, 4))
+        ''')
+    func = from_source(src)
+    text = to_script(func)
+    assert 'T.call_extern("int32", "fill", Sub.data, 4)' in text
+    assert "T.handle()" not in text and "data=" not in text
+    assert from_source(text) == func

@@ -693,3 +693,56 @@ def rows(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
     assert 'vi, vj, vk = T.axis.remap("SSR", [i, j, k])' in text
     assert "for dot_o_1 in T.unroll(4):" in R.tensorize(R.LoopRef("k_1"), named_like_the_block)(cases[-1][0])[
         "main"].script()
+
+
+COPY4 = from_source("""
+@T.prim_func
+def main(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+""")
+
+COPY4_DESC = from_source("""
+@T.prim_func
+def desc(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), "int32")
+    B = T.match_buffer(b, (4,), "int32")
+    with T.block("root"):
+        T.reads(A[0:4])
+        T.writes(B[0:4])
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi]
+""")
+
+COPY4_IMPL = from_source("""
+@T.prim_func
+def impl(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (4,), "int32")
+    B = T.match_buffer(b, (4,), "int32")
+    with T.block("root"):
+        T.reads(A[0:4])
+        T.writes(B[0:4])
+        T.call_extern("handle", "copy4", B.data, A.data)
+""")
+
+
+def test_tensorize_by_an_implementation_naming_its_pointers_prints_them_as_buffer_data():
+    # the implementation's buffers point at their parameters; in the block
+    # they are views with pointers of their own, printed ``A_1.data`` as the
+    # implementation is written (and as TVM prints it), not as handles the
+    # views are declared with
+    sch = tirfun.Schedule(COPY4)
+    _, inner = sch.split(sch.get_loops("B")[0], [None, 4])
+    sch.tensorize(inner, tir.TensorIntrin(COPY4_DESC, COPY4_IMPL))
+    text = sch.mod.script()
+    assert 'T.call_extern("handle", "copy4", B_1.data, A_1.data)' in text
+    assert "T.handle()" not in text and "data=" not in text
+    assert from_source(text) == sch.mod
+    block = sch.get(sch.get_block("B_o"))
+    views = {m.buffer.name: m.buffer.data for m in block.match_buffers}
+    assert set(views) == {"A_1", "B_1"} and all(v is not None for v in views.values())
+    assert sch.mod["main"].params[0] not in set(views.values())

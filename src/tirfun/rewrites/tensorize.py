@@ -355,7 +355,7 @@ def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
     variables) with indices of ``dtype``; both as written when a node of
     theirs cannot be retyped (the comparison then meets two index dtypes,
     which it allows, and the implementation keeps its own)."""
-    impl = _with_offset_vars(intrin.impl)
+    impl = _with_own_pointers(_with_offset_vars(intrin.impl))
     try:
         return normalize_index_dtype(intrin.desc, dtype), normalize_index_dtype(impl, dtype)
     except NodeError:
@@ -533,6 +533,33 @@ def _with_offset_vars(impl: PrimFunc) -> PrimFunc:
     if not new:
         return impl
     return transform(impl, lambda n: new.get(n, n) if isinstance(n, Buffer) else n)
+
+
+def _with_own_pointers(impl: PrimFunc) -> PrimFunc:
+    """``impl`` with a pointer ``<name>_data`` of its own for each parameter
+    buffer whose data pointer is the parameter (the parser makes a matched
+    parameter's pointer the parameter itself where ``B.data`` names it).
+    In the block, the buffer is a ``T.match_buffer`` view of a region, whose
+    pointer the parser makes ``<name>_data``: with it, the result prints
+    ``B.data`` as the implementation was written (not a separate handle the
+    view is declared with) and parses back the same, as in TVM."""
+    own = {}
+    for p in impl.params:
+        buf = impl.buffer_map.get(p)
+        if buf is not None and buf.data is p:
+            own[p] = Var(f"{buf.name}_data", p.dtype, p.type_annotation)
+    if not own:
+        return impl
+    buffers = {impl.buffer_map[p]: with_fields(impl.buffer_map[p], data=data) for p, data in own.items()}
+
+    def post(n):
+        if isinstance(n, Var):
+            return own.get(n, n)
+        if isinstance(n, Buffer):
+            return buffers.get(n, n)
+        return n
+    body = transform(impl.body, post)
+    return with_fields(impl, body=body, buffer_map={p: buffers.get(b, b) for p, b in impl.buffer_map.items()})
 
 
 def tensorize(target, intrin, preserve_unit_iters: bool = True) -> Tensorize:

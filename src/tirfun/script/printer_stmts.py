@@ -604,11 +604,18 @@ class ScriptWriter:
         self.emit(level, self.match_text(match))
 
     def match_text(self, match: MatchBufferRegion) -> str:
-        """``A_sub = T.match_buffer(A[vi, 0:4], (4,))``."""
+        """``A_sub = T.match_buffer(A[vi, 0:4], (4,))``; a pointer of the
+        view's own (bound nowhere else) is spelled ``A_sub.data``, as the
+        parser reads it back."""
         source = self.region_text(match.source)
-        decl = self.buffer_call(match.buffer, "match_buffer", [source])
-        self.define_buffer(match.buffer)
-        return f"{match.buffer.name} = {decl}"
+        buffer = match.buffer
+        data = buffer.data
+        if data is not None and not self.var_defined(data) and data not in self.spelling:
+            self.spelling[data] = f"{buffer.name}.data"
+            buffer = attrs.evolve(buffer, data=None)
+        decl = self.buffer_call(buffer, "match_buffer", [source])
+        self.define_buffer(buffer)
+        return f"{buffer.name} = {decl}"
 
     def iter_vars(self, block: Block, realize: BlockRealize | None, level: int) -> None:
         """Bindings of the block's iteration variables; consecutive ones bound
