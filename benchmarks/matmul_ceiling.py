@@ -1,0 +1,147 @@
+"""Where the packed matmul's time goes, against the machine's FMA peak.
+
+``benchmarks/cpu.py`` times the whole packed matmul (B packed into panels,
+then the product). This script takes it apart, each row timed in the same
+interleaved rounds (medians, and the best round, which shows what the code
+can do when the machine leaves it alone):
+
+* **peak**: the FMA loop of ``cpu.py``, the rate no kernel can pass;
+* **whole**: :func:`tirfun.examples.schedules.packed_matmul` at 1024, as
+  ``cpu.py`` times it;
+* **product**: the same register-tiled product with B already packed (the
+  packing's cost taken out) and 1008 rows (a multiple of the 14-row tile,
+  so no remainder tile);
+* **product, A packed**: the product reading A from 14-row panels, so that
+  the 14 values one step broadcasts are adjacent (with A's rows 4 KiB
+  apart, the 14 rows one step reads fall into one set of the L1 cache);
+* **product, L1**: the product over 256 values of k only, so that a panel
+  of B (256 x 32 floats, 32 KiB) stays in the L1 cache: the kernel with
+  the memory system out of the way;
+* **numpy**: ``A @ B`` at 1024, after a pause for OpenBLAS's threads.
+
+Each product row is one tirfun schedule (split, reorder, cache_write into a
+``local`` tile placed by reverse_compute_at, decompose_reduction, unroll,
+vectorize, parallel), built with ``-fast-math-contract``. Run with
+``TIRFUN_NUM_THREADS=1`` (and ``OPENBLAS_NUM_THREADS=1``) for one core.
+
+    python benchmarks/matmul_ceiling.py [--rounds 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import tirfun
+from tirfun import IRModule, Schedule, te
+from tirfun.examples import schedules
+from tirfun.runtime.jit import num_threads
+from tirfun.runtime.measure import settle
+from tirfun.runtime.target import host_description
+
+from cpu import peak_fma, vector_lanes
+
+ROWS, COLS = 14, 32
+
+
+def packed_product(m: int, n: int, k: int, a_packed: bool) -> IRModule:
+    """``C = A @ B`` with B given packed (``B[j // 32, k, j % 32]``) and A
+    as it is or packed into 14-row panels (``A[i // 14, k, i % 14]``),
+    scheduled as the product of :func:`schedules.schedule_packed_matmul`."""
+    if a_packed:
+        A = te.placeholder((m // ROWS, k, ROWS), "float32", name="A")
+        a = lambda i, r: A[i // ROWS, r, i % ROWS]  # noqa: E731
+    else:
+        A = te.placeholder((m, k), "float32", name="A")
+        a = lambda i, r: A[i, r]  # noqa: E731
+    B = te.placeholder((n // COLS, k, COLS), "float32", name="B")
+    r = te.reduce_axis((0, k), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(a(i, r) * B[j // COLS, r, j % COLS], axis=r), name="C")
+    sch = Schedule(IRModule({"main": te.create_prim_func([A, B, C])}))
+    block = sch.get_block("C")
+    i, j, kk = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, ROWS])
+    j0, j1 = sch.split(j, [None, COLS])
+    sch.reorder(j0, i0, kk, i1, j1)
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    sch.parallel(j0)
+    tile = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(tile, i0)
+    tile_rows, tile_cols = sch.get_loops(tile)[-2:]
+    sch.unroll(tile_rows)
+    sch.vectorize(tile_cols)
+    sch.decompose_reduction(block, kk)
+    return sch.mod
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=25)
+    args = parser.parse_args()
+    threads, lanes = num_threads(), vector_lanes()
+    rng = np.random.default_rng(0)
+    target = "llvm -fast-math-contract"
+    cases = []
+
+    iters = 200_000
+    peak_rt = tirfun.build(peak_fma(threads, lanes), target=target)
+    out = tirfun.nd.empty((threads, 12 * lanes), "float32")
+    cases.append(("peak: independent FMAs", 2.0 * threads * iters * 12 * lanes,
+                  lambda: peak_rt(out, np.float32(0.999), np.float32(0.001), iters)))
+
+    n = 1024
+    x = rng.random((n, n), dtype=np.float32)
+    y = rng.random((n, n), dtype=np.float32)
+    whole_rt = tirfun.build(schedules.packed_matmul(n).mod, target=target)
+    xa, ya, za = tirfun.nd.array(x), tirfun.nd.array(y), tirfun.nd.empty((n, n), "float32")
+    whole_rt(xa, ya, za)
+    assert np.allclose(za.numpy(), x.astype(np.float64) @ y, rtol=1e-4), "whole matmul is wrong"
+    cases.append((f"whole: packed_matmul({n})", 2.0 * n ** 3, lambda: whole_rt(xa, ya, za)))
+
+    m = n // ROWS * ROWS
+    for label, k, a_packed in (("product", n, False), ("product, A packed", n, True),
+                               ("product, L1 (k = 256)", 256, False)):
+        rt = tirfun.build(packed_product(m, n, k, a_packed), target=target)
+        a = x[:m, :k]
+        b = tirfun.nd.array(np.ascontiguousarray(y[:k].reshape(k, n // COLS, COLS).transpose(1, 0, 2)))
+        a_arg = tirfun.nd.array(np.ascontiguousarray(
+            a.reshape(m // ROWS, ROWS, k).transpose(0, 2, 1)) if a_packed else np.ascontiguousarray(a))
+        c = tirfun.nd.empty((m, n), "float32")
+        rt(a_arg, b, c)
+        assert np.allclose(c.numpy(), a.astype(np.float64) @ y[:k], rtol=1e-4), f"{label} is wrong"
+        reps = max(1, int(2e9 // (2 * m * n * k)))
+
+        def call(rt=rt, a_arg=a_arg, b=b, c=c, reps=reps):
+            for _ in range(reps):
+                rt(a_arg, b, c)
+        cases.append((f"{label}, {m}x{n}x{k}", 2.0 * m * n * k * reps, call))
+
+    def numpy_call():
+        x @ y
+    cases.append((f"numpy A @ B, {n}^3", 2.0 * n ** 3, numpy_call))
+
+    rates: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    for _ in range(args.rounds):
+        for label, flops, call in cases:
+            call()
+            start = time.perf_counter()
+            call()
+            rates[label].append(flops / (time.perf_counter() - start) / 1e9)
+            if label.startswith("numpy"):
+                settle()
+    triple, cpu, _ = host_description()
+    print(f"packed matmul against the FMA peak: {cpu} ({triple}), {threads} thread(s), "
+          f"{args.rounds} rounds")
+    peak = statistics.median(rates[cases[0][0]])
+    print(f"{'case':44s} {'median GFLOP/s':>15s} {'% of peak':>10s} {'best':>8s} {'% of peak':>10s}")
+    for label, _, _ in cases:
+        med, best = statistics.median(rates[label]), max(rates[label])
+        print(f"{label:44s} {med:15.1f} {100 * med / peak:9.0f}% {best:8.1f} {100 * best / peak:9.0f}%")
+
+
+if __name__ == "__main__":
+    main()
