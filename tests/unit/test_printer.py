@@ -1129,3 +1129,29 @@ def test_a_match_buffer_view_whose_pointer_is_used_prints_it_as_view_data():
     assert 'T.call_extern("int32", "fill", Sub.data, 4)' in text
     assert "T.handle()" not in text and "data=" not in text
     assert from_source(text) == func
+
+
+def test_copies_of_a_view_in_sibling_scopes_spell_their_shared_pointer_each_through_its_own_view():
+    # loop_partition copies the block, and its view, into each part: the
+    # copies share one pointer, bound by each view in its own scope, so
+    # each part spells it through the view in scope there
+    from tirfun import Schedule
+    from tirfun.analysis.equality import assert_structural_equal
+
+    sch = Schedule(from_source(textwrap.dedent('''
+        @T.prim_func
+        def main(A: T.Buffer((16, 16), "float32")):
+            for i in range(4):
+                with T.block("C"):
+                    vi = T.axis.spatial(4, i)
+                    Ac = T.match_buffer(A[vi * 4:vi * 4 + 4, 0:16], (4, 16))
+                    T.evaluate(T.call_extern("int32", "consume", Ac.data))
+        ''')))
+    sch.loop_partition(sch.get_loops("C")[0], [1])
+    text = sch.mod.script()
+    views = [line.split("=")[0].strip() for line in text.splitlines() if "T.match_buffer" in line]
+    calls = [line.strip() for line in text.splitlines() if "T.call_extern" in line]
+    assert len(views) == 2 and views[0] != views[1]
+    assert calls == [f'T.call_extern("int32", "consume", {v}.data)' for v in views]
+    assert "T.handle()" not in text
+    assert_structural_equal(from_source(text), sch.mod)

@@ -591,13 +591,27 @@ class ScriptWriter:
     def alloc_line(self, buffer: Buffer, level: int) -> None:
         """``C = T.alloc_buffer((8,), scope="shared")``; a pointer of the
         allocation's own (bound nowhere else) is spelled ``C.data``."""
-        data = buffer.data
-        if data is not None and not self.var_defined(data) and data not in self.spelling:
-            self.spelling[data] = f"{buffer.name}.data"
-            buffer = attrs.evolve(buffer, data=None)
+        buffer = self.own_pointer(buffer)
         decl = self.buffer_call(buffer, "alloc_buffer", [])
         self.define_buffer(buffer)
         self.emit(level, f"{buffer.name} = {decl}")
+
+    def own_pointer(self, buffer: Buffer) -> Buffer:
+        """``buffer`` without its data pointer when the pointer is its own
+        (bound nowhere in scope), which is then spelled ``<buffer>.data``:
+        what the parser reads back as a pointer the declaration makes. A
+        pointer spelled through a buffer of a scope that has ended (two
+        copies of one declaration in sibling scopes, as loop_partition
+        makes them) is spelled through this one from here on."""
+        data = buffer.data
+        if data is None or self.var_defined(data):
+            return buffer
+        spelled = self.spelling.get(data)
+        if spelled is not None and not (spelled.endswith(".data")
+                                        and ("b", spelled[:-len(".data")]) not in self.defined):
+            return buffer
+        self.spelling[data] = f"{buffer.name}.data"
+        return attrs.evolve(buffer, data=None)
 
     def match_line(self, match: MatchBufferRegion, level: int) -> None:
         """A block's ``T.match_buffer`` line."""
@@ -608,11 +622,7 @@ class ScriptWriter:
         view's own (bound nowhere else) is spelled ``A_sub.data``, as the
         parser reads it back."""
         source = self.region_text(match.source)
-        buffer = match.buffer
-        data = buffer.data
-        if data is not None and not self.var_defined(data) and data not in self.spelling:
-            self.spelling[data] = f"{buffer.name}.data"
-            buffer = attrs.evolve(buffer, data=None)
+        buffer = self.own_pointer(match.buffer)
         decl = self.buffer_call(buffer, "match_buffer", [source])
         self.define_buffer(buffer)
         return f"{buffer.name} = {decl}"
