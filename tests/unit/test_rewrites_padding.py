@@ -535,3 +535,37 @@ def test_a_condition_always_true_in_integers_is_what_the_simplifier_makes_true()
             answered += 1
             assert simplify_expr(cond, ranges) == _TRUE
     assert answered > 50
+
+
+CONSTANT_TABLE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    K = T.allocate_const([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], "float32", [8])
+    K_buf = T.decl_buffer((8,), data=K)
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * K_buf[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + K_buf[7 - vi]
+"""
+
+
+def test_pad_einsum_that_pads_nothing_leaves_the_body_as_it_is_for_the_primitives_after_it():
+    # a padding of 1 pads nothing: the body keeps its declarations at the
+    # top (it was wrapped in a sequence of one, which cache_read then did not
+    # look through: its copy of K_buf went above the decl_buffer, out of
+    # K_buf's scope)
+    from tirfun.nodes import AllocateConst
+
+    mod = IRModule({"main": from_source(CONSTANT_TABLE)})
+    padded = R.pad_einsum("B", [1])(mod)
+    assert type(padded["main"].body.block.body) is AllocateConst
+    cached = R.cache_read("B", 1, "local")(padded)
+    verify(cached)
+    text = cached.script()
+    assert text.index("T.decl_buffer") < text.index('T.block("K_buf_local")')
+    assert_equivalent(mod["main"], cached["main"])

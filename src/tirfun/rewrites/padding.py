@@ -734,7 +734,11 @@ class PadEinsum(Rewrite):
         stmts = reads_copy + [node_new] + writes_copy
         scope_block: Block = site.at(scope)
         if holder == scope + (("body", None),):
-            body = SeqStmt(stmts)
+            # no copies (nothing needed padding) leave the statement alone,
+            # not a sequence of one around it: primitives after this one
+            # look through the declarations at the top of a body, not
+            # through such a sequence
+            body = SeqStmt(stmts) if len(stmts) > 1 else stmts[0]
         else:
             k = holder[-1][1]
             body = scope_block.body.with_items(k, k + 1, stmts)
