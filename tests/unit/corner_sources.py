@@ -300,3 +300,22 @@ def main(A: T.Buffer((4, 3), "int8"), C: T.Buffer((4, 3), "int8"), flag: T.int32
             vi_2, vj_2 = T.axis.remap("SS", [i_2, j_2])
             C[vi_2, vj_2] = B[vi_2, vj_2] + B[vi_2, vj_2]
 """
+
+
+# a constant table declared at the top of the root block's body (TVM's
+# T.allocate_const with a T.decl_buffer view of it)
+CONSTANT_TABLE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    K = T.allocate_const([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], "float32", [8])
+    K_buf = T.decl_buffer((8,), data=K)
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * K_buf[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + K_buf[7 - vi]
+"""

@@ -17,7 +17,8 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 from corner_sources import (
-    COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ, READ_BEFORE_WRITE,
+    CONSTANT_TABLE, COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ,
+    READ_BEFORE_WRITE,
 )
 
 TWO_STAGES = """
@@ -1269,23 +1270,6 @@ def main(A: T.Buffer((4, 4), "float16"), B: T.Buffer((4, 4), "float16")):
     assert_structural_equal(from_source(out["main"].script()), out["main"])
 
 
-# a constant table declared at the top of the root block's body (TVM's
-# T.allocate_const with a T.decl_buffer view of it)
-CONSTANT_TABLE = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8,))
-    K = T.allocate_const([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], "float32", [8])
-    K_buf = T.decl_buffer((8,), data=K)
-    for i in range(8):
-        with T.block("B"):
-            vi = T.axis.spatial(8, i)
-            B[vi] = A[vi] * K_buf[vi]
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = B[vi] + K_buf[7 - vi]
-"""
 
 
 @pytest.mark.parametrize("rewrite", [

@@ -17,7 +17,7 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
-from corner_sources import TRIANGLE_IN_A_SQUARE
+from corner_sources import CONSTANT_TABLE, TRIANGLE_IN_A_SQUARE
 
 CONV_PAD = """
 @T.prim_func
@@ -536,22 +536,6 @@ def test_a_condition_always_true_in_integers_is_what_the_simplifier_makes_true()
             assert simplify_expr(cond, ranges) == _TRUE
     assert answered > 50
 
-
-CONSTANT_TABLE = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((8,))
-    K = T.allocate_const([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5], "float32", [8])
-    K_buf = T.decl_buffer((8,), data=K)
-    for i in range(8):
-        with T.block("B"):
-            vi = T.axis.spatial(8, i)
-            B[vi] = A[vi] * K_buf[vi]
-    for i in range(8):
-        with T.block("C"):
-            vi = T.axis.spatial(8, i)
-            C[vi] = B[vi] + K_buf[7 - vi]
-"""
 
 
 def test_pad_einsum_that_pads_nothing_leaves_the_body_as_it_is_for_the_primitives_after_it():
