@@ -1959,3 +1959,31 @@ def test_reindex_cache_read_refuses_a_map_that_sends_two_elements_to_one():
                                              .replace("A[vi, vj]", "A[vi + vj]"))})
     out = R.reindex_cache_read("B", 0, "global", lambda a, b: (a + b,))(diagonal)
     assert_equivalent(diagonal["main"], out["main"])
+
+
+@pytest.mark.parametrize("rewrite", [
+    R.cache_read("B", 1, "local"),
+    R.cache_read("C", 0, "global"),
+    R.cache_write("B", 0, "local"),
+    R.cache_read("B", 1, "global") >> R.cache_read("B", 0, "global") >> R.cache_write("C", 0, "local"),
+], ids=["read-table", "read-intermediate", "write", "three"])
+def test_caches_go_inside_declarations_wrapped_in_a_sequence_of_one(rewrite):
+    # a sequence of one statement is that statement (structurally): the
+    # declarations under it are looked through as they are without it, so
+    # a copy of the table stays in the table's scope
+    import attrs
+
+    from tirfun.nodes import SeqStmt
+
+    mod = mod_of(CONSTANT_TABLE)
+    realize = mod["main"].body
+    root = realize.block
+    wrapped = IRModule({"main": mod["main"].with_body(
+        attrs.evolve(realize, block=attrs.evolve(root, body=SeqStmt([root.body]))))})
+    assert_structural_equal(wrapped, mod)
+    out = rewrite(wrapped)
+    check(wrapped, out)
+    lines = out["main"].script().splitlines()
+    declared = next(k for k, line in enumerate(lines) if "T.decl_buffer" in line)
+    blocks = [k for k, line in enumerate(lines) if "with T.block(" in line and not line.strip().startswith("#")]
+    assert declared < min(blocks)

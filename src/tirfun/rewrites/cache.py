@@ -825,7 +825,7 @@ class _LocDetector:
                 self.visit(child, path + (step,))
             # declarations at the top of a body are looked through when the
             # stage is inserted (see _stage_place)
-            if before == -1 and self.pos != -1 and self.blocked is None and not isinstance(node, _DECLS):
+            if before == -1 and self.pos != -1 and self.blocked is None and not _wraps_decls(node):
                 self.blocked = node
 
 
@@ -1019,10 +1019,27 @@ def _wanted_items(index, names, top: Path) -> dict | None:
 _DECLS = (AllocateConst, DeclBuffer)
 
 
+def _wraps_decls(node) -> bool:
+    """Whether ``node`` is a declaration at the top of a body, or a
+    sequence of one such (structurally that declaration; a rewrite or a
+    hand-built module may leave one)."""
+    return isinstance(node, _DECLS) or (type(node) is SeqStmt and len(node.seq) == 1
+                                        and isinstance(node.seq[0], _DECLS))
+
+
+def _through_decls(node: Stmt, path: Path) -> tuple[Stmt, Path]:
+    """The statement below the declarations at the top of ``node`` (at
+    ``path``), and its path: where a stage is inserted."""
+    while _wraps_decls(node):
+        if isinstance(node, SeqStmt):
+            node, path = node.seq[0], path + (("seq", 0),)
+        else:
+            node, path = node.body, path + (("body", None),)
+    return node, path
+
+
 def _under_decls(body: Stmt) -> Stmt:
-    while isinstance(body, _DECLS):
-        body = body.body
-    return body
+    return _through_decls(body, ())[0]
 
 
 def _end_position(block: Block) -> int:
@@ -1035,6 +1052,8 @@ def _insert(body: Stmt, pos: int, stage: Stmt) -> Stmt:
     (of the body of the constants and buffers declared at its top)."""
     if isinstance(body, _DECLS):
         return with_fields(body, body=_insert(body.body, pos, stage))
+    if _wraps_decls(body):
+        return body.with_item(0, _insert(body.seq[0], pos, stage))
     if isinstance(body, SeqStmt):
         return body.with_inserted(pos, stage)
     return SeqStmt([stage, body] if pos == 0 else [body, stage])
@@ -1732,9 +1751,8 @@ def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, h
 def _position_at(site, path: Path, loc: Path) -> int:
     """The position in the body of ``loc`` (below the declarations at its
     top) of the item holding ``path``."""
-    node, k = site.at(loc).body, len(loc) + 1  # after ("body", None)
-    while isinstance(node, _DECLS):
-        node, k = node.body, k + 1
+    node, inner = _through_decls(site.at(loc).body, loc + (("body", None),))
+    k = len(inner)
     return path[k][1] if isinstance(node, SeqStmt) and len(path) > k else 0
 
 
@@ -1776,10 +1794,7 @@ def _check_init_runs(chk, site, realize_path: Path, realize: BlockRealize, loc: 
 def _stage_place(site, loc: Path) -> Path:
     """The path of the body a stage at ``loc`` goes into: below the
     declarations at its top, as :func:`_insert` places it."""
-    node, path = site.at(loc).body, loc + (("body", None),)
-    while isinstance(node, _DECLS):
-        node, path = node.body, path + (("body", None),)
-    return path
+    return _through_decls(site.at(loc).body, loc + (("body", None),))[1]
 
 
 def _keeps_names(offsets) -> bool:
@@ -1996,9 +2011,7 @@ class CacheRead(Rewrite):
 
     @staticmethod
     def _check_order(chk, site, scope, buf, loc, pos, select, writer):
-        node, inner = site.at(loc).body, loc + (("body", None),)
-        while isinstance(node, _DECLS):
-            node, inner = node.body, inner + (("body", None),)
+        node, inner = _through_decls(site.at(loc).body, loc + (("body", None),))
         wrapped = not isinstance(node, SeqStmt)
         stage = inner + (("seq", pos if not wrapped else (0 if pos == 0 else 1)),)
         for k, (p, realize) in enumerate(scope.children):
