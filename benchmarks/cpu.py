@@ -14,7 +14,9 @@ unroll, parallel), which is where to read them. Each is built with
 TVM's LLVM target does by default; the other rows are exact IEEE
 arithmetic, bit for bit the interpreter's. Rates are
 compared with three references measured by tirfun itself on this machine:
-the peak of a loop of independent fused multiply-adds (GFLOP/s), the
+the peak of a loop of independent fused multiply-adds (GFLOP/s, measured
+at the start and again before the rows judged against it, the higher
+counting), the
 bandwidth of a parallel vectorized copy and that of a parallel streaming
 read (a sum of two halves of a large array with many independent vector
 accumulators; GB/s). tirfun runs on ``tirfun.nd`` arrays
@@ -330,10 +332,18 @@ def run(quick: bool) -> int:
     peak_rt = tirfun.build(peak_fma(threads, lanes), target="llvm -fast-math-contract")
     out = tirfun.nd.empty((threads, 12 * lanes), "float32")
     iters = 200_000 if quick else 1_000_000
-    peak_s = timed(peak_rt, out, np.float32(0.999), np.float32(0.001), iters, repeat=repeat)
-    peak = gflops(2.0 * threads * iters * 12 * lanes, peak_s)
-    rows.append(("peak: independent FMAs", f"{threads}x{12 * lanes} lanes", peak_s, f"{peak:.1f} GFLOP/s",
-                 "100% of peak", None, None, ""))
+
+    def fma_peak() -> tuple[float, float]:
+        seconds = timed(peak_rt, out, np.float32(0.999), np.float32(0.001), iters, repeat=repeat)
+        return seconds, gflops(2.0 * threads * iters * 12 * lanes, seconds)
+
+    # measured here and again right before the rows that are judged against
+    # it, the higher of the two counting: on a shared machine one median of
+    # a few runs can land in a disturbed moment, and a peak measured low
+    # inflates every percentage of it
+    first_peak_s, first_peak = fma_peak()
+    peak_row = len(rows)
+    rows.append(None)
 
     n = sizes["elementwise"]
     a = tirfun.nd.array(rng.random(n, dtype=np.float32))
@@ -419,6 +429,11 @@ def run(quick: bool) -> int:
         sm_bw = gbytes_per_second(8.0 * sr * sc, sm_s)
         rows.append((label, f"{sr}x{sc} f32", sm_s, f"{sm_bw:.1f} GB/s",
                      f"{100 * sm_bw / bandwidth:.0f}% of bw", "softmax", None, floor))
+
+    again_s, again = fma_peak()
+    peak_s, peak = (first_peak_s, first_peak) if first_peak >= again else (again_s, again)
+    rows[peak_row] = ("peak: independent FMAs", f"{threads}x{12 * lanes} lanes", peak_s, f"{peak:.1f} GFLOP/s",
+                      f"100% (of {first_peak:.0f}, {again:.0f})", None, None, "")
 
     k = sizes["matmul"]
     x = tirfun.nd.array(rng.random((k, k), dtype=np.float32))
