@@ -363,3 +363,29 @@ def test_an_iter_var_from_a_pair_and_a_name_as_tvms_constructor_takes():
     assert wide.var.name == "iter" and wide.var.dtype == "int64"
     with pytest.raises(NodeError, match=r"an IterVar's domain is a Range or \(begin, end\)"):
         tir.IterVar((0, 1, 2), "x", 0)
+
+
+def test_an_integer_constant_equals_a_python_number_of_its_value_as_in_tvm():
+    # TVM folds ``IntImm == 128`` to a true constant, and TVM users write
+    # ``assert sch.get(loop).extent == 128``
+    from tirfun import Schedule
+    from tirfun.script import from_source
+    from tirfun.script import tir as T
+
+    sch = Schedule(from_source("""
+@T.prim_func
+def main(A: T.Buffer((128,), "float32")):
+    for i in range(128):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            A[vi] = T.float32(0)
+"""))
+    outer, inner = sch.split(sch.get_loops("B")[0], [None, 16])
+    assert sch.get(outer).extent == 8 and sch.get(inner).extent == 16
+    assert sch.get(inner).extent != 8
+    assert T.bool(True) == True and True == T.bool(True)  # noqa: E712 - the comparison under test
+    assert IntImm("int64", 5) == 5 and 5 == IntImm("int64", 5)
+    # between nodes, equality stays structural: the dtype counts
+    assert IntImm("int32", 5) != IntImm("int64", 5)
+    # and an IntImm is a key apart from the number
+    assert len({IntImm("int32", 5): "node", 5: "number"}) == 2

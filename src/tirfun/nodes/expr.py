@@ -356,6 +356,22 @@ def _int_imm_init(self, dtype, value):
 _set_imm_dtype, _set_imm_value, _set_imm_hash = slot_setters(IntImm, "dtype", "value", "_attrs_cached_hash")
 IntImm.__init__ = _int_imm_init
 
+_structural_imm_eq = IntImm.__eq__
+
+
+def _int_imm_eq(self, other):
+    """Structural equality with another node; with a Python int or bool,
+    equality of the values, as TVM folds ``IntImm == 5`` to a true or false
+    constant: ``sch.get(loop).extent == 128`` holds as a TVM user expects.
+    (The hash stays the node's, so an IntImm and an int are still two keys
+    of a dict.)"""
+    if type(other) is int or type(other) is bool:
+        return self.value == other
+    return _structural_imm_eq(self, other)
+
+
+IntImm.__eq__ = _int_imm_eq
+
 
 def float_bits(value: float) -> int:
     """The IEEE-754 bits of a double: the key under which float constants
