@@ -9,7 +9,7 @@ can do when the machine leaves it alone):
 * **whole**: :func:`tirfun.examples.schedules.packed_matmul` at 1024, as
   ``cpu.py`` times it;
 * **product**: the same register-tiled product with B already packed (the
-  packing's cost taken out) and 1008 rows (a multiple of the 14-row tile,
+  packing's cost taken out) and 1022 rows (a multiple of the 14-row tile,
   so no remainder tile);
 * **product, A packed**: the product reading A from 14-row panels, so that
   the 14 values one step broadcasts are adjacent (with A's rows 4 KiB
@@ -19,9 +19,11 @@ can do when the machine leaves it alone):
   the memory system out of the way;
 * **numpy**: ``A @ B`` at 1024, after a pause for OpenBLAS's threads.
 
-Each product row is one tirfun schedule (split, reorder, cache_write into a
-``local`` tile placed by reverse_compute_at, decompose_reduction, unroll,
-vectorize, parallel), built with ``-fast-math-contract``. Run with
+Each product row is scheduled as the packed matmul's product is (split,
+reorder, unroll, vectorize, parallel, then
+:func:`~tirfun.examples.schedules.schedule_register_tile`: the ``local``
+tile by cache_write and reverse_compute_at, decompose_reduction), built
+with ``-fast-math-contract``. Run with
 ``TIRFUN_NUM_THREADS=1`` (and ``OPENBLAS_NUM_THREADS=1``) for one core.
 
     python benchmarks/matmul_ceiling.py [--rounds 25]
@@ -50,7 +52,8 @@ ROWS, COLS = 14, 32
 def packed_product(m: int, n: int, k: int, a_packed: bool) -> IRModule:
     """``C = A @ B`` with B given packed (``B[j // 32, k, j % 32]``) and A
     as it is or packed into 14-row panels (``A[i // 14, k, i % 14]``),
-    scheduled as the product of :func:`schedules.schedule_packed_matmul`."""
+    scheduled as the product of :func:`schedules.schedule_packed_matmul`
+    (its register tile by :func:`schedules.schedule_register_tile`)."""
     if a_packed:
         A = te.placeholder((m // ROWS, k, ROWS), "float32", name="A")
         a = lambda i, r: A[i // ROWS, r, i % ROWS]  # noqa: E731
@@ -69,12 +72,7 @@ def packed_product(m: int, n: int, k: int, a_packed: bool) -> IRModule:
     sch.unroll(i1)
     sch.vectorize(j1)
     sch.parallel(j0)
-    tile = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(tile, i0)
-    tile_rows, tile_cols = sch.get_loops(tile)[-2:]
-    sch.unroll(tile_rows)
-    sch.vectorize(tile_cols)
-    sch.decompose_reduction(block, kk)
+    schedules.schedule_register_tile(sch, block)
     return sch.mod
 
 

@@ -319,3 +319,19 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             vi = T.axis.spatial(8, i)
             C[vi] = B[vi] + K_buf[7 - vi]
 """
+
+
+# a producer and its consumer, elementwise
+TWO_STAGES = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""

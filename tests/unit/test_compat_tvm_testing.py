@@ -22,20 +22,12 @@ from tirfun.errors import ArgumentError, ScheduleError
 from tirfun.nodes import IRModule
 from tirfun.script import from_source
 from tirfun.script import tir as T  # the TVMScript below names it
+from corner_sources import TWO_STAGES
 
-TWO_STAGES = """
-@T.prim_func
-def two_stages(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32({c})
-"""
+
+def _two_stages(c: int) -> str:
+    """corner_sources' producer and consumer, the consumer adding ``c``."""
+    return TWO_STAGES.replace("T.float32(1)", f"T.float32({c})")
 
 
 def _scheduled(source: str) -> tuple[tvm.Schedule, IRModule]:
@@ -48,7 +40,7 @@ def _scheduled(source: str) -> tuple[tvm.Schedule, IRModule]:
 
 
 def test_verify_trace_roundtrip_replays_the_trace_three_ways_and_returns_the_replayed_module():
-    sch, start = _scheduled(TWO_STAGES.format(c=1))
+    sch, start = _scheduled(_two_stages(1))
     replayed = verify_trace_roundtrip(sch=sch, mod=start["main"])
     assert isinstance(replayed, tvm.tir.Schedule)
     assert tvm.ir.structural_equal(replayed.mod, sch.mod)
@@ -56,28 +48,28 @@ def test_verify_trace_roundtrip_replays_the_trace_three_ways_and_returns_the_rep
 
 
 def test_verify_trace_roundtrip_fails_when_the_trace_gives_another_module():
-    sch, _ = _scheduled(TWO_STAGES.format(c=1))
-    other = from_source(TWO_STAGES.format(c=3))  # the same loops, another constant
+    sch, _ = _scheduled(_two_stages(1))
+    other = from_source(_two_stages(3))  # the same loops, another constant
     with pytest.raises(StructuralMismatch, match="FloatImm"):
         verify_trace_roundtrip(sch=sch, mod=other)
 
 
 def test_comparison_ignores_global_symbol_but_not_the_body():
-    one = from_source(TWO_STAGES.format(c=1))
+    one = from_source(_two_stages(1))
     renamed = one.with_attr("global_symbol", "elsewhere")
     assert not tvm.ir.structural_equal(one.with_attr("global_symbol", "main"), renamed)
     assert_structural_equal_ignore_global_symbol(one.with_attr("global_symbol", "main"), renamed)
     assert_structural_equal_ignore_global_symbol(IRModule({"main": one}), IRModule({"main": renamed}), True)
     with pytest.raises(StructuralMismatch):
-        assert_structural_equal_ignore_global_symbol(one, from_source(TWO_STAGES.format(c=2)))
+        assert_structural_equal_ignore_global_symbol(one, from_source(_two_stages(2)))
 
 
 def test_check_transform_fails_on_another_result_and_on_a_missing_error():
-    before = from_source(TWO_STAGES.format(c=1))
+    before = from_source(_two_stages(1))
     identity = lambda mod: mod  # noqa: E731
     check_transform(before, before, identity)
     with pytest.raises(StructuralMismatch):
-        check_transform(before, from_source(TWO_STAGES.format(c=2)), identity)
+        check_transform(before, from_source(_two_stages(2)), identity)
     with pytest.raises(AssertionError, match="expected the transform to raise ScheduleError"):
         check_transform(before, ScheduleError, identity)
     with pytest.raises(TypeError, match="expected must give"):
@@ -149,7 +141,7 @@ class TestComputeInlineOfAnOutputIsRefused(CompareBeforeAfter):
             return sch.mod
         return inline
 
-    before = IRModule({"main": from_source(TWO_STAGES.format(c=1))})
+    before = IRModule({"main": from_source(_two_stages(1))})
     expected = ScheduleError
 
 
@@ -188,7 +180,7 @@ def test_install_serves_the_schedule_package():
         from tvm.tir.schedule.schedule import ScheduleError as served_error
         from tvm.tir.schedule.testing import verify_trace_roundtrip as served_verify
 
-        sch = served.tir.Schedule(from_source(TWO_STAGES.format(c=1)))
+        sch = served.tir.Schedule(from_source(_two_stages(1)))
         assert isinstance(sch.get_block("B"), BlockRV)
         assert all(isinstance(loop, LoopRV) for loop in sch.get_loops("B"))
         assert isinstance(sch.trace, Trace)

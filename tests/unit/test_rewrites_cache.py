@@ -18,22 +18,8 @@ from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 from corner_sources import (
     CONSTANT_TABLE, COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ,
-    READ_BEFORE_WRITE,
+    READ_BEFORE_WRITE, TWO_STAGES,
 )
-
-TWO_STAGES = """
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-"""
 
 SHARED_LOOP = """
 @T.prim_func

@@ -38,7 +38,7 @@ __all__ = [
     "PACK_WHOLE_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
     "packed_matmul",
     "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
-    "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_row_sum_rfactor",
+    "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_register_tile", "schedule_row_sum_rfactor",
     "schedule_softmax", "softmax", "softmax_program",
 ]
 
@@ -144,13 +144,25 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     if n_i % rows:
         parts = [sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n_i // rows])]
     for part in parts:
-        tiles, steps = sch.get_loops(part)[-4:-2]  # i0, k (above i1, j1)
-        tile = sch.cache_write(part, 0, "local")
-        sch.reverse_compute_at(tile, tiles)
-        tile_rows, tile_cols = sch.get_loops(tile)[-2:]
-        sch.unroll(tile_rows)
-        sch.vectorize(tile_cols)
-        sch.decompose_reduction(part, steps)
+        schedule_register_tile(sch, part)
+
+
+def schedule_register_tile(sch: Schedule, block) -> None:
+    """Keep the tile of C that a reduction block's innermost two loops
+    cover in registers, the step of :func:`schedule_packed_matmul` after
+    its splits: the block's last four loops are ``tiles, steps, rows,
+    cols`` (``i0, k, i1, j1``). ``cache_write`` C in ``local`` scope,
+    ``reverse_compute_at`` the copy back under ``tiles``, ``unroll`` its
+    rows and ``vectorize`` its columns, and ``decompose_reduction`` at
+    ``steps``, so the tile is zeroed once before the k loop."""
+    block = sch.get_block(block) if isinstance(block, str) else block
+    tiles, steps = sch.get_loops(block)[-4:-2]
+    tile = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(tile, tiles)
+    tile_rows, tile_cols = sch.get_loops(tile)[-2:]
+    sch.unroll(tile_rows)
+    sch.vectorize(tile_cols)
+    sch.decompose_reduction(block, steps)
 
 
 def packed_matmul(n: int, rows: int = 14, cols: int = 32, pack: str | None = None) -> Schedule:

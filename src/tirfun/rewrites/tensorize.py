@@ -351,11 +351,11 @@ def _index_dtype(block: Block) -> str:
 
 
 def _retyped(intrin: TensorIntrin, dtype: str) -> tuple[PrimFunc, PrimFunc]:
-    """The description and the implementation (its buffers given offset
-    variables) with indices of ``dtype``; both as written when a node of
+    """The description and the implementation (its buffers made views:
+    :func:`_as_views`) with indices of ``dtype``; both as written when a node of
     theirs cannot be retyped (the comparison then meets two index dtypes,
     which it allows, and the implementation keeps its own)."""
-    impl = _with_own_pointers(_with_offset_vars(intrin.impl))
+    impl = _as_views(intrin.impl)
     try:
         return normalize_index_dtype(intrin.desc, dtype), normalize_index_dtype(impl, dtype)
     except NodeError:
@@ -518,48 +518,42 @@ def _int(e):
     return e.value if isinstance(e, IntImm) else None
 
 
-def _with_offset_vars(impl: PrimFunc) -> PrimFunc:
-    """``impl`` with an offset variable ``<name>_elem_offset`` for each
-    parameter buffer that has an offset factor and no offset: the buffers
-    become ``T.match_buffer`` views in a block, where the parser gives such
-    a view its own offset variable (and TVM's ``decl_buffer`` gives one to
-    every buffer), so the result prints and parses back the same."""
-    new = {}
+def _as_views(impl: PrimFunc) -> PrimFunc:
+    """``impl`` with its parameter buffers as the parser makes the
+    ``T.match_buffer`` views in a block they become, so that the result
+    prints and parses back the same:
+
+    - an offset variable ``<name>_elem_offset`` for a buffer that has an
+      offset factor and no offset (the parser gives such a view one, and
+      TVM's ``decl_buffer`` gives one to every buffer);
+    - a pointer ``<name>_data`` of its own for a buffer whose pointer is
+      the parameter (the parser makes a matched parameter's pointer the
+      parameter itself where ``B.data`` names it; a view's is its own), so
+      the result prints ``B.data`` as the implementation was written, as
+      in TVM, not a handle the view is declared with."""
+    new, own = {}, {}
     for p in impl.params:
         buf = impl.buffer_map[p]
+        changes = {}
         if buf.elem_offset is None and buf.offset_factor != 0:
             dtype = buf.shape[0].dtype if buf.shape else "int32"
-            new[buf] = with_fields(buf, elem_offset=Var(f"{buf.name}_elem_offset", dtype))
+            changes["elem_offset"] = Var(f"{buf.name}_elem_offset", dtype)
+        if buf.data is p:
+            changes["data"] = own[p] = Var(f"{buf.name}_data", p.dtype, p.type_annotation)
+        if changes:
+            new[buf] = with_fields(buf, **changes)
     if not new:
         return impl
-    return transform(impl, lambda n: new.get(n, n) if isinstance(n, Buffer) else n)
-
-
-def _with_own_pointers(impl: PrimFunc) -> PrimFunc:
-    """``impl`` with a pointer ``<name>_data`` of its own for each parameter
-    buffer whose data pointer is the parameter (the parser makes a matched
-    parameter's pointer the parameter itself where ``B.data`` names it).
-    In the block, the buffer is a ``T.match_buffer`` view of a region, whose
-    pointer the parser makes ``<name>_data``: with it, the result prints
-    ``B.data`` as the implementation was written (not a separate handle the
-    view is declared with) and parses back the same, as in TVM."""
-    own = {}
-    for p in impl.params:
-        buf = impl.buffer_map.get(p)
-        if buf is not None and buf.data is p:
-            own[p] = Var(f"{buf.name}_data", p.dtype, p.type_annotation)
-    if not own:
-        return impl
-    buffers = {impl.buffer_map[p]: with_fields(impl.buffer_map[p], data=data) for p, data in own.items()}
 
     def post(n):
         if isinstance(n, Var):
             return own.get(n, n)
         if isinstance(n, Buffer):
-            return buffers.get(n, n)
+            return new.get(n, n)
         return n
-    body = transform(impl.body, post)
-    return with_fields(impl, body=body, buffer_map={p: buffers.get(b, b) for p, b in impl.buffer_map.items()})
+    # the body only: the parameters stay the function's, keys of its buffer_map
+    return with_fields(impl, body=transform(impl.body, post),
+                       buffer_map={p: new.get(b, b) for p, b in impl.buffer_map.items()})
 
 
 def tensorize(target, intrin, preserve_unit_iters: bool = True) -> Tensorize:

@@ -607,9 +607,10 @@ class ScriptWriter:
         if data is None or self.var_defined(data):
             return buffer
         spelled = self.spelling.get(data)
-        if spelled is not None and not (spelled.endswith(".data")
-                                        and ("b", spelled[:-len(".data")]) not in self.defined):
-            return buffer
+        if spelled is not None:
+            owner = spelled[:-len(".data")] if spelled.endswith(".data") else None
+            if owner is None or ("b", owner) in self.defined:
+                return buffer  # spelled by a name in scope here
         self.spelling[data] = f"{buffer.name}.data"
         return attrs.evolve(buffer, data=None)
 
