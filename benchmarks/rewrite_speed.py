@@ -283,6 +283,8 @@ def primitive_records() -> list[tuple[str, str, object]]:
         ("tensorize", "tiled", R.tensorize(R.LoopRef("i_1_1"), mma_intrin())),
         ("annotate_buffer_access", "matmul", R.annotate_buffer_access("C", 0, "read", [(0, 128), (0, 128)])),
         ("unsafe_hide_buffer_access", "matmul", R.unsafe_hide_buffer_access("Y", "read", [1])),
+        ("read_at", "matmul", R.read_at("j", "Y", 1, "local")),
+        ("write_at", "matmul", R.write_at("i_1", "C", 0, "local")),
     ]
 
 

@@ -701,6 +701,21 @@ class Schedule:
         index = self._buffer_index(block, write_buffer_index, "write")
         return self.apply(R.cache_write(block, index, storage_scope, self._blocks(consumer_blocks)))
 
+    def read_at(self, loop, block, read_buffer_index, storage_scope: str) -> BlockRef:
+        """Read a buffer through a copy made in each iteration of ``loop``;
+        returns the copy block (see :class:`~tirfun.rewrites.ReadAt`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, read_buffer_index, "read")
+        return self.apply(R.read_at(loop, block, index, storage_scope))
+
+    def write_at(self, loop, block, write_buffer_index, storage_scope: str) -> BlockRef:
+        """Write a buffer through a copy copied back in each iteration of
+        ``loop``; returns the copy-back block (see
+        :class:`~tirfun.rewrites.WriteAt`)."""
+        block = self._block(block)
+        index = self._buffer_index(block, write_buffer_index, "write")
+        return self.apply(R.write_at(loop, block, index, storage_scope))
+
     def cache_inplace(self, block, read_buffer_index, storage_scope: str) -> list[BlockRef]:
         """Cache a buffer the block both reads and writes; returns the copy-in
         and copy-back blocks (see :class:`~tirfun.rewrites.CacheInplace`)."""

@@ -1018,6 +1018,33 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
     assert_equivalent(mod["main"], out["main"])
 
 
+
+def test_reverse_compute_inline_of_a_consumer_over_a_producer_in_int64_indices():
+    # pad_einsum may leave a stage on int64 loops between int32 ones: the
+    # consumer's domain bounds are compared in the producer's wider dtype
+    # (they were built int32 against int64 and failed with a NodeError)
+    mod = mod_of('''@T.prim_func
+def main(A: T.Buffer((8, 4), "int8"), C: T.Buffer((8, 4), "int8")):
+    P = T.alloc_buffer((9, 4), "int8")
+    Q = T.alloc_buffer((9, 4), "int8")
+    for i, j in T.grid(9, 4):
+        with T.block("P"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            P[vi, vj] = T.if_then_else(vi < 8, A[vi, vj], T.int8(0))
+    for i, j in T.grid(T.int64(9), T.int64(4)):
+        with T.block("Q"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Q[vi, vj] = P[vi, vj] * P[vi, vj]
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = Q[vi, vj]
+''')
+    out = R.reverse_compute_inline("C")(mod)
+    assert "T.where(i_1 < T.int64(8))" in out["main"].script()
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
 _ONE_POINT = '''
 @T.prim_func
 def main(A: T.Buffer((1,), "int64"), C: T.Buffer((3,), "float32"), J: T.Buffer((1,), "float32")):

@@ -21,6 +21,7 @@ RECORDS += [R.SetScope, R.StorageAlign, R.UnsafeSetDType, R.SetAxisSeparator, R.
 RECORDS += [R.DecomposeReduction, R.RFactor, R.DecomposePadding, R.PadEinsum, R.LoopPartition,
             R.AnnotateBufferAccess,
             R.UnsafeHideBufferAccess]  # reductions, padding, partitioning, region hints
+RECORDS += [R.ReadAt, R.WriteAt]  # copies made per loop iteration
 
 
 def examples(cls) -> list[tuple[str, str, str, dict]]:

@@ -868,6 +868,32 @@ CASES += [
 ]
 
 
+# a loop whose body reads A in one block, then writes it in another
+_READ_THEN_WRITE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in range(2):
+        for j in range(4):
+            with T.block("R"):
+                vi = T.axis.spatial(8, i * 4 + j)
+                B[vi] = A[vi]
+        for k in range(4):
+            with T.block("W"):
+                vi = T.axis.spatial(8, i * 4 + k)
+                A[vi] = 0
+        B[i] = A[i + 4]
+"""
+
+CASES += [  # read_at, write_at
+    ("not-under-loop", lambda: mod_of(_READ_THEN_WRITE), R.read_at("k", "R", 0, "local"), R.BlockNotUnderLoopError,
+     r"^read_at: block 'R': block 'R' is not under loop 'k'; read_at copies what the loop's body reads$"),
+    ("write-after-read", lambda: mod_of(_READ_THEN_WRITE), R.read_at("i", "R", 0, "local"),
+     R.ReadWriteAtOrderError,
+     r"^read_at: block 'R': block 'W' writes A at or after the first read of A in loop 'i''s body"),
+    ("undeclared", lambda: mod_of(_READ_THEN_WRITE), R.write_at("i", "R", 0, "local"), R.UndeclaredAccessError,
+     r"^write_at: block 'R': loop 'i''s body accesses B outside any block \(B\[i\] = A\[i \+ 4\]\)"),
+]
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_each_error_is_raised_with_its_message(case):
     _, make, rewrite, cls, pattern = case

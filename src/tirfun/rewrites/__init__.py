@@ -58,6 +58,7 @@ from .partition import LoopPartition, loop_partition
 from .buffer_access import (
     AnnotateBufferAccess, UnsafeHideBufferAccess, annotate_buffer_access, unsafe_hide_buffer_access,
 )
+from .read_write_at import ReadAt, WriteAt, read_at, write_at
 
 __all__ = [
     "Rewrite", "Outcome", "Pipeline", "apply", "LoopRef", "BlockRef",
@@ -82,5 +83,6 @@ __all__ = [
     "LoopPartition", "loop_partition",
     "AnnotateBufferAccess", "annotate_buffer_access", "UnsafeHideBufferAccess",
     "unsafe_hide_buffer_access",
+    "ReadAt", "read_at", "WriteAt", "write_at",
     *_errors_all,
 ]

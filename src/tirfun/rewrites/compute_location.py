@@ -2538,8 +2538,13 @@ class ReverseComputeInline(Rewrite):
                 bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
             e = sub[iv.var]
-            got = eval_interval(e, doms)
             lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
+            if e.dtype != lo.dtype:
+                # the producer's variables in another index dtype (a stage
+                # pad_einsum made in int64): compared in the wider one
+                wide = e.dtype if e.dtype.bits >= lo.dtype.bits else lo.dtype
+                e, lo, end = _cast(e, wide), _cast(lo, wide), _cast(end, wide)
+            got = eval_interval(e, doms)
             hi = end - 1
             if (got.lo is not None and _always_of(got.lo, lo, ranges, lambda x, y: x[0] > y[1],
                                                   lambda: got.lo > lo)) or \

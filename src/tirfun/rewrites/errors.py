@@ -336,8 +336,10 @@ class NonSingleProducerError(RewriteError):
 
 
 class OpaqueAccessError(RewriteError):
-    """The buffer to inline is used through its data pointer or matched into
-    a block with ``T.match_buffer``, so its uses cannot be rewritten."""
+    """The buffer is reached other than by its loads and stores: through its
+    data pointer, another buffer declared on that pointer, or (for the
+    buffer to inline) a ``T.match_buffer`` view, so its uses cannot be
+    rewritten."""
 
 
 class UnsupportedRegionError(RewriteError):
@@ -767,6 +769,26 @@ class UnrolledBarrierError(RewriteError):
 class CacheWriteReadBeforeWriteError(RewriteError):
     """The block reads an element of the buffer before writing it itself, so
     a write cache would be read uninitialised."""
+
+
+# -- read_at, write_at ---------------------------------------------------------------------
+
+class BlockNotUnderLoopError(RewriteError):
+    """read_at or write_at was given a block that is not under the loop: the
+    copy is made for what the loop's body reads or writes."""
+
+
+class ReadWriteAtOrderError(RewriteError):
+    """read_at: a statement of the loop's body at or after the first read of
+    the buffer writes it, so the copy made before that read would miss the
+    write."""
+
+
+class UndeclaredAccessError(RewriteError):
+    """read_at or write_at: the loop's body accesses the buffer where no
+    block declares it (outside every block, or only in a block nested in
+    one whose regions do not name it), so no declared region says what to
+    copy."""
 
 
 __all__ = [name for name, value in dict(globals()).items()

@@ -21,7 +21,8 @@ strategies):
   refuses (nested blocks using outer block variables, repeated and anonymous
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
-* ``tirfun.testing.draw_cache``  random cache_read / cache_write applications (``DRAWERS``, ``draw_cache_read``, ``draw_cache_write``)
+* ``tirfun.testing.draw_cache``  random caching applications (``DRAWERS``: cache_read, cache_write, cache_inplace,
+  reindex and its caches, cache_index, read_at, write_at)
 * ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)

@@ -181,6 +181,51 @@ def _computes_indices(block: Block) -> bool:
                for n in walk(block.body))
 
 
+def _draw_at(ch: Chooser, mod: IRModule, kind: str):
+    """A ``read_at`` or ``write_at`` (``kind``) of one read or write buffer
+    of a random block, at a loop above it (now and then any loop of the
+    function, which the primitive refuses unless the block is under it).
+
+    In a thread-bound program write_at takes a scope its threads do not
+    share (``global``, ``local``): a ``shared`` copy back spans the
+    threads, each copying back what the others wrote, which needs the
+    barrier lowering places (the un-lowered GPU meaning takes barriers as
+    written, and reports the race)."""
+    from ..analysis.traversal import ancestors
+    from ..nodes import For, ForKind
+
+    func = _main(mod)
+    root = func.body.block if isinstance(func.body, BlockRealize) else None
+    candidates = []
+    every_loop = []
+    for path, s in walk_stmts(func, skip_init=True):
+        if isinstance(s, For):
+            every_loop.append(s.loop_var.name)
+        if isinstance(s, Block) and s is not root and (s.reads if kind == "read" else s.writes):
+            loops = [n.loop_var.name for _, n in ancestors(func, path) if isinstance(n, For)]
+            if loops:
+                candidates.append((s, loops))
+    if not candidates:
+        return None
+    block, loops = ch.choice(candidates)
+    loop = ch.choice(every_loop) if ch.chance(10) else ch.choice(loops)
+    arg = _buffer_arg(ch, block, block.reads if kind == "read" else block.writes)
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+    scopes = ("global", "local") if threaded and kind == "write" else SCOPES
+    make = R.read_at if kind == "read" else R.write_at
+    return make(loop, block.name_hint, arg, ch.choice(scopes))
+
+
+def draw_read_at(ch: Chooser, mod: IRModule):
+    """A ``read_at`` of one read buffer of a random block, at a loop above it."""
+    return _draw_at(ch, mod, "read")
+
+
+def draw_write_at(ch: Chooser, mod: IRModule):
+    """A ``write_at`` of one write buffer of a random block, at a loop above it."""
+    return _draw_at(ch, mod, "write")
+
+
 DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "cache_read": draw_cache_read,
     "cache_write": draw_cache_write,
@@ -189,7 +234,10 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "reindex_cache_read": draw_reindex_cache_read,
     "reindex_cache_write": draw_reindex_cache_write,
     "cache_index": draw_cache_index,
+    "read_at": draw_read_at,
+    "write_at": draw_write_at,
 }
 
 __all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
-           "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index"]
+           "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index", "draw_read_at",
+           "draw_write_at"]
