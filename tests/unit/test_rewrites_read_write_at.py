@@ -142,6 +142,15 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
                 B[vi] = A[vi] * T.float32(2)
 """
 
+READS_BESIDE = """
+@T.prim_func
+def main(B: T.Buffer((4, 2), "float32")):
+    for i0, i1 in T.grid(2, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i0 * 2 + i1)
+            B[vi, 0] = B[vi, 1] + T.float32(1)
+"""
+
 READ_THEN_WRITE = """
 @T.prim_func
 def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
@@ -264,6 +273,9 @@ FILLED = [
     pytest.param(PREDICATED, R.write_at("i0", "B", 0, "local"), id="predicate"),
     pytest.param(TWO_PARTS, R.write_at("i0", "B1", 0, "local"), id="two-writers"),
     pytest.param(READ_THEN_WRITE, R.write_at("i0", "W", 0, "local"), id="earlier-reader"),
+    # the block reads B[vi, 1], outside the column it writes: the fill
+    # copies what the blocks read as well
+    pytest.param(READS_BESIDE, R.write_at("i0", "B", 0, "local"), id="reads-beside-the-write"),
 ]
 
 

@@ -92,6 +92,7 @@ class _AtPlan:
     insert: int  # where the copy goes among the loop body's items
     span: tuple  # (start, end): the items redirected to the copy
     fill: int | None  # write_at: where the fill goes, or None when none is needed
+    fill_copy: tuple | None  # its region and free variables, as ``region`` and ``free``
 
 
 def _items(loop: For, path: Path) -> tuple[list, list]:
@@ -222,13 +223,20 @@ class _ReadWriteAt(Rewrite):
                          f"and stores: {why}; that access would not see the copy", items[i])
         relaxed = self._relaxed_loops(site, lpath, scope)
         self._check_own_copies(chk, buf, relaxed, subject, realize)
-        region, free = self._region(chk, site, lpath, spath, buf, blocks, span, relaxed, subject, realize)
-        fill = None
+        kinds = ("reads",) if self.is_read else ("writes",)
+        region, free = self._region(chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds)
+        fill = fill_region = fill_free = None
         if not self.is_read:
             fill = self._fill_position(site, lpath, buf, items, paths, blocks, span, relaxed, region, reads,
                                        writes)
+            if fill is not None:
+                # the fill copies what the blocks read as well as what they
+                # write: a read outside the written region reads the copy too
+                fill_region, fill_free = self._region(chk, site, lpath, buf, blocks, span, relaxed, subject,
+                                                      realize, ("reads", "writes"))
         self._check_threads(chk, site, spath, buf, scope, region, blocks, span, subject)
-        return _AtPlan(site, spath, lpath, buf, scope, tuple(region), tuple(free), insert, span, fill)
+        return _AtPlan(site, spath, lpath, buf, scope, tuple(region), tuple(free), insert, span, fill,
+                       None if fill is None else (tuple(fill_region), tuple(fill_free)))
 
     @staticmethod
     def _what(item, outer, buf: Buffer, verb: str) -> str:
@@ -267,14 +275,15 @@ class _ReadWriteAt(Rewrite):
                          f"reading or writing every thread's part of buffer {buf.name}; in scope {own!r} each "
                          "of those threads has its own copy of it", realize)
 
-    def _region(self, chk, site, lpath, spath, buf, blocks, span, relaxed, subject, realize):
+    def _region(self, chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds):
         """The region to copy (Ranges in the variables around the loop,
-        clamped to the buffer) and the variables it depends on with their
-        domains."""
+        clamped to the buffer): the union of what the blocks of the span
+        declare of ``buf`` among their ``kinds`` ("reads", "writes"); and
+        the variables it depends on with their domains."""
         box = None
         for i in range(*span):
             for rpath, r in blocks[i]:
-                regions = _states(r.block.reads if self.is_read else r.block.writes, buf)
+                regions = [x for kind in kinds for x in _states(getattr(r.block, kind), buf)]
                 if not regions:
                     continue
                 loops = {node.loop_var: node for p, node in ancestors(site.func, rpath)
@@ -411,7 +420,8 @@ class _ReadWriteAt(Rewrite):
         items.insert(plan.insert, copy)
         if plan.fill is not None:
             fill_name = fresh_name(f"{dst.name}_fill", _Both(site.index.blocks, {name}))
-            items.insert(plan.fill, _copy_block(plan.region, plan.free, buf, dst, fill_name, _Both(taken, used),
+            fill_region, fill_free = plan.fill_copy
+            items.insert(plan.fill, _copy_block(fill_region, fill_free, buf, dst, fill_name, _Both(taken, used),
                                                 used))
         new_loop = with_fields(loop, body=SeqStmt(items))
         scope_block = site.at(plan.scope_path)
