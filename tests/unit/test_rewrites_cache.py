@@ -1973,3 +1973,27 @@ def test_caches_go_inside_declarations_wrapped_in_a_sequence_of_one(rewrite):
     declared = next(k for k, line in enumerate(lines) if "T.decl_buffer" in line)
     blocks = [k for k, line in enumerate(lines) if "with T.block(" in line and not line.strip().startswith("#")]
     assert declared < min(blocks)
+
+
+def test_reindex_caches_run_the_loops_the_bounds_of_their_loops_name():
+    # j runs from i: the copy that re-creates j must re-create i around it
+    # (it named i outside its loop, a module that neither verified nor parsed)
+    mod = IRModule({"main": from_source('''@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i in range(4):
+        for j in range(i, i + 4):
+            for k in range(4):
+                with T.block("B"):
+                    vj = T.axis.spatial(8, j)
+                    vk = T.axis.spatial(4, k)
+                    B[vj, vk] = A[vj, vk]
+''')})
+    for rewrite in (R.reindex_cache_read("B", 0, "shared", lambda vj, vk: (vk, vj)),
+                    R.reindex_cache_write("B", 0, "local", lambda vj, vk: (vk, vj))):
+        after = rewrite(mod)
+        verify(after)
+        assert_structural_equal(from_source(after.script()), after)
+        copy = R.get(after, "A_shared" if isinstance(rewrite, R.ReindexCacheRead) else "B_local")
+        outer = R.get_loops(after, copy.name_hint)
+        assert [R.get(after, lp).loop_var.name for lp in outer][0] == "i_1"
+        assert_equivalent(mod["main"], after["main"])

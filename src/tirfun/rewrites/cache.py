@@ -2980,7 +2980,17 @@ class _ReindexCacheBase(Rewrite):
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
         used = set().union(set(), *[var_names(v) for v in values])
-        loops = [loop for p, loop in loops_above(site, path[:-1]) if _under(p, loc) and loop.loop_var.name in used]
+        around = [(p, loop) for p, loop in loops_above(site, path[:-1]) if _under(p, loc)]
+        # a loop whose bounds name another loop under the copy's place
+        # (``for j in range(i, i + 4)``) takes that loop into the copy too
+        while True:
+            more = set().union(set(), *[var_names(loop.min) | var_names(loop.extent) for _, loop in around
+                                        if loop.loop_var.name in used]) - used
+            more &= {loop.loop_var.name for _, loop in around}
+            if not more:
+                break
+            used |= more
+        loops = [loop for p, loop in around if loop.loop_var.name in used]
         loop_names = {loop.loop_var.name for loop in loops}
         stray = sorted((used & names_bound_between(site.func, loc, path[:-1])) - loop_names)
         if stray:
