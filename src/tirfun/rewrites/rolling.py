@@ -297,6 +297,16 @@ class RollingBuffer(Rewrite):
             if not (isinstance(lp.min, IntImm) and lp.min.value == 0):
                 chk.stop(RollingBufferMatchError, subject,
                          f"loop {var.name}, which slides dimension {d}, does not start at 0", lp)
+            if not (isinstance(region.region[d].extent, IntImm) and region.region[d].extent.value == 1):
+                # the predicate skips whole block instances: one that writes
+                # several elements along the sliding dimension (a block
+                # holding others, as loop_partition makes) would skip new
+                # elements with the old
+                chk.stop(RollingBufferMatchError, subject,
+                         f"the block writes {region.script()}, {region.region[d].extent.script()} elements of "
+                         f"dimension {d} per instance; the rolled block must write one element of the sliding "
+                         "dimension per instance, so that skipping an instance skips only what an earlier "
+                         "iteration computed", realize)
             index = simplify_index(_substitute(region.region[d].min, bindings))
             form, first = Affine.of(index), Affine.of(start)
             rest = None if form is None or first is None else form.plus(first, -1)
