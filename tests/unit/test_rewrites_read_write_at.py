@@ -249,6 +249,26 @@ def test_read_at_and_write_at_copy_the_tiles_of_a_cpu_matmul_without_a_fill():
     _check_runs(mod, after)
 
 
+def test_write_at_inside_k_relies_on_the_init_of_an_earlier_run_only_where_nothing_else_writes_the_buffer():
+    # write_at at k1: vk = k0 * 8 + k1 starts only when k0 does, so the
+    # init runs in an earlier run of k1's loop; the copy still holds what it
+    # wrote, as nothing else in the scope writes C: no fill
+    mod = mod_of(TILED)
+    after = R.write_at("k1", "C", 0, "local")(mod)
+    assert _fills(after) == []
+    _check_runs(mod, after)
+    # where another block of the scope writes C too, the copy may hold a
+    # value older than C's: filled
+    zeroed = mod_of(TILED.replace("    for i0, j0, k0", """    for z0, z1 in T.grid(32, 32):
+        with T.block("Z"):
+            vz0, vz1 = T.axis.remap("SS", [z0, z1])
+            C[vz0, vz1] = T.float32(1)
+    for i0, j0, k0"""))
+    after = R.write_at("k1", "C", 0, "local")(zeroed)
+    assert len(_fills(after)) == 1
+    _check_runs(zeroed, after)
+
+
 def test_write_at_after_decompose_reduction_reads_what_the_init_block_wrote_before():
     # the init block, earlier in the iteration of j0, writes the whole tile
     # the updates then read: no fill
@@ -363,6 +383,10 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
                     B[vj, vk] = A[vj, vk]
 """
 
+GPU_ACCUMULATE = GPU_MATMUL.replace("""                                with T.init():
+                                    C[vi, vj] = T.float32(0)
+""", "")
+
 ERRORS = [
     ("not-under", READ_THEN_WRITE, R.read_at("i2", "R", 0, "local"), R.BlockNotUnderLoopError,
      r"^read_at: block 'R': block 'R' is not under loop 'i2'; read_at copies what the loop's body reads"),
@@ -381,6 +405,14 @@ ERRORS = [
     ("moving-domain", MOVING_DOMAIN, R.read_at("k", "B", 0, "local"), R.UnsupportedRegionError,
      r"^read_at: block 'B': the region of A to copy depends on j, whose domain i for 4 depends on the loops "
      r"around it; the copy block cannot take it as an iteration variable"),
+    ("copy-back-in-every-thread", GPU_MATMUL, R.write_at("ty", "C", 0, "local"), R.SharedScopeUnderThreadError,
+     r"^write_at: block 'C': the copy back runs in every thread of loop 'tx' \(bound to threadIdx.x\) inside the "
+     r"loop's body, copying what all of them wrote; that needs the copy in a 'shared' scope \(lowering places the "
+     r"barrier before the copy back\) and buffer C in one the threads share, not 'local' and 'global'"),
+    ("fill-across-threads", GPU_ACCUMULATE, R.write_at("k0", "C", 0, "shared"), R.SharedScopeUnderThreadError,
+     r"^write_at: block 'C': the copy back would copy elements of C that an iteration may leave unwritten, or the "
+     r"blocks read before writing them, so the copy must be filled from C first; spanning the threads of loop "
+     r"'ty' \(bound to threadIdx.y\), every thread would fill the whole tile while the others write their parts"),
     ("scope", TILED, R.write_at("i0", "C", 0, "registers"), R.InvalidStorageScopeError,
      r"^write_at: argument storage_scope: the storage scope 'registers' is invalid"),
     ("index", TILED, R.write_at("i0", "C", 1, "local"), R.BufferIndexOutOfRangeError,

@@ -32,14 +32,22 @@ TVM checks less than it needs to. Here:
 * write_at copies back a whole region: where an element of it may be left
   unwritten in an iteration (a predicate, a strided or conditional write,
   several blocks writing different parts), or the items read an element
-  before writing it (a reduction whose init does not run in every
-  iteration), TVM copies back, or reads, whatever the new buffer held. A
-  block ``<buffer>_<scope>_fill`` then fills the copy from the buffer first,
-  before the first item that uses it, and the result keeps its meaning.
-  Where the region spans thread loops (a ``shared`` copy), each thread's
+  nothing in the loop wrote before (an accumulation without an init, a
+  read beside the written region), TVM copies back, or reads, whatever the
+  new buffer held. A block ``<buffer>_<scope>_fill`` then fills the copy
+  from the buffer first (what the items read and write), before the first
+  item that uses it, and the result keeps its meaning. The copy persists
+  across the loop's iterations and runs: a reduction's updates may read
+  what its init wrote in an earlier one, as long as nothing else in the
+  scope writes the buffer;
+* where the region spans thread loops (a ``shared`` copy), each thread's
   copy back writes the tile of every thread: that is right once the last
   thread has written its part, and nothing else under those thread loops
-  may read the buffer in between (else the fill is made too);
+  may use the buffer in between. A fill there would race with the threads'
+  own writes (two writes, which no barrier orders): a ScheduleError. So is
+  a copy back that runs outside thread loops of the loop's body unless the
+  copy is ``shared`` and the buffer one the threads share (each thread
+  would copy the others' parts from its own copy);
 * reads of the buffer after the last write (write_at) are allowed where TVM
   aborts: they read the buffer after the copy back, as before.
 """
@@ -54,7 +62,7 @@ from ..analysis.arith.simplify import simplify_expr
 from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
 from ..analysis.arith import can_prove, detect_iter_map
-from ..analysis.traversal import Path, ancestors, iter_children, nodes_along, replace_at, stmt_children
+from ..analysis.traversal import Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk_stmts
 from ..nodes import (
     LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IfThenElse, IntImm, IterVar,
     IterVarType, Range, SeqStmt, Stmt, Var, While,
@@ -223,12 +231,22 @@ class _ReadWriteAt(Rewrite):
                          f"and stores: {why}; that access would not see the copy", items[i])
         relaxed = self._relaxed_loops(site, lpath, scope)
         self._check_own_copies(chk, buf, relaxed, subject, realize)
+        if not self.is_read:
+            self._check_copy_back_threads(chk, buf, scope, items, span, subject, realize)
         kinds = ("reads",) if self.is_read else ("writes",)
         region, free = self._region(chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds)
         fill = fill_region = fill_free = None
         if not self.is_read:
             fill = self._fill_position(site, lpath, buf, items, paths, blocks, span, relaxed, region, reads,
                                        writes)
+            if fill is not None and relaxed:
+                node = relaxed[min(relaxed, key=len)]
+                chk.stop(SharedScopeUnderThreadError, subject,
+                         f"the copy back would copy elements of {buf.name} that an iteration may leave unwritten, "
+                         f"or the blocks read before writing them, so the copy must be filled from {buf.name} "
+                         f"first; spanning the threads of loop {node.loop_var.name!r} (bound to "
+                         f"{launch_of(node)[0]}), every thread would fill the whole tile while the others write "
+                         "their parts, two writes that no barrier orders", realize)
             if fill is not None:
                 # the fill copies what the blocks read as well as what they
                 # write: a read outside the written region reads the copy too
@@ -274,6 +292,35 @@ class _ReadWriteAt(Rewrite):
                          f"the copy would span the threads of loop {node.loop_var.name!r} (bound to {tag}), "
                          f"reading or writing every thread's part of buffer {buf.name}; in scope {own!r} each "
                          "of those threads has its own copy of it", realize)
+
+    @staticmethod
+    def _check_copy_back_threads(chk, buf: Buffer, scope: str, items, span, subject: str, realize) -> None:
+        """write_at's copy back sits outside the thread loops of the loop's
+        body, so every one of their threads runs it, over what all of them
+        wrote. Across the threads of a block that is right only through a
+        ``shared`` copy (lowering places the barrier before the copy back)
+        into a buffer they share; across thread blocks never. (TVM copies
+        back each thread's own, unwritten, part of the others'.) Virtual
+        threads run in their thread, one after another: any scope serves."""
+        for i in range(*span):
+            for _, node in walk_stmts(items[i]):
+                if not (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING):
+                    continue
+                tag = launch_of(node)[0]
+                if tag.startswith("vthread"):
+                    continue
+                where = f"loop {node.loop_var.name!r} (bound to {tag})"
+                if tag.startswith("blockIdx"):
+                    chk.stop(SharedScopeUnderThreadError, subject,
+                             f"the copy back would run outside {where}, over what every thread block wrote; no "
+                             "barrier orders the thread blocks", realize)
+                own = buf.storage_scope or "global"
+                if not (scope or "").startswith("shared") or _storage_rank(own) > 1:
+                    chk.stop(SharedScopeUnderThreadError, subject,
+                             f"the copy back runs in every thread of {where} inside the loop's body, copying what "
+                             f"all of them wrote; that needs the copy in a 'shared' scope (lowering places the "
+                             f"barrier before the copy back) and buffer {buf.name} in one the threads share, "
+                             f"not {scope!r} and {own!r}", realize)
 
     def _region(self, chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds):
         """The region to copy (Ranges in the variables around the loop,
@@ -340,8 +387,11 @@ class _ReadWriteAt(Rewrite):
                     box = _box(site, p, r, write_regions[0], lpath, relaxed)
                     if len(write_regions) != 1 or not _same_box(box, region):
                         return first  # several writers, or one writing several regions: the parts may leave holes
-                if read_regions and not self._reads_written(site, p, r, buf, lpath, relaxed, read_regions,
-                                                            written, bool(write_regions)):
+                # a reduction's update reads what it writes without declaring
+                # it (TVM leaves it out of the reads): its loads count too
+                loads = bool(read_regions) or _loads(r.block, buf)
+                if loads and not self._reads_written(site, p, r, buf, lpath, relaxed, read_regions,
+                                                     written, bool(write_regions)):
                     return first
                 if box is not None:
                     written.append(box)
@@ -360,10 +410,19 @@ class _ReadWriteAt(Rewrite):
         loop's iterations, so a reduction's updates may read what its init
         wrote in an earlier one: the init need only run in the loop's first
         iteration (the loop itself counts among the loops it runs over)."""
-        if writes and _reads_before_writing(r.block, buf) is None and _skipped_init(site, p, r, lpath[:-1]) is None:
-            return True
-        if relaxed:
-            return False  # the earlier writes may be another thread's
+        if writes and _reads_before_writing(r.block, buf) is None:
+            if _skipped_init(site, p, r, lpath[:-1]) is None:
+                return True
+            # the copy persists across the loop's runs too, as long as the
+            # scope writes the buffer nowhere else: the init may then run
+            # in any earlier iteration of the loops of the scope
+            scope = scope_path(site, lpath)
+            if _skipped_init(site, p, r, scope) is None and not _written_elsewhere(site, scope, lpath, buf):
+                return True
+        if relaxed or not read_regions:
+            # the earlier writes may be another thread's; or what is read
+            # is not declared, so not known to lie where they wrote
+            return False
         for region in read_regions:
             box = _box(site, p, r, region, lpath, relaxed)
             if not any(_inside(box, w) for w in written):
@@ -497,6 +556,42 @@ def _in_order(e) -> list[str]:
             continue
         stack.extend(reversed(list(iter_children(n))))
     return out
+
+
+def _written_elsewhere(site, spath: Path, lpath: Path, buf: Buffer) -> bool:
+    """Whether something in the scope block at ``spath`` outside the loop
+    at ``lpath`` writes ``buf`` (a store, a block declaring the write, or
+    its data pointer taken)."""
+    stack = [(spath + (("body", None),), site.at(spath).body)]
+    while stack:
+        p, n = stack.pop()
+        if p == lpath or not mentions(n, buf):
+            continue
+        if isinstance(n, BufferStore) and same_buffer(n.buffer, buf):
+            return True
+        if isinstance(n, BlockRealize) and _states(n.block.writes, buf):
+            return True
+        if _opaque_use(n, buf) is not None and not isinstance(n, (SeqStmt, For, BlockRealize, Block)):
+            return True
+        stack.extend((p + (step,), child) for step, child in stmt_children(n))
+    return False
+
+
+def _loads(block: Block, buf: Buffer) -> bool:
+    """Whether the block's init or body loads ``buf``."""
+    parts = [block.body] + ([block.init] if block.init is not None else [])
+    return any(isinstance(n, BufferLoad) and same_buffer(n.buffer, buf)
+               for part in parts for n in _walk_exprs(part))
+
+
+def _walk_exprs(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            continue
+        yield n
+        stack.extend(iter_children(n))
 
 
 def _box(site, p: Path, r: BlockRealize, region: BufferRegion, lpath: Path, relaxed: dict) -> list[Interval]:
@@ -660,11 +755,14 @@ class WriteAt(_ReadWriteAt):
     1. the loop and the block exist (UnknownLoopError, UnknownBlockError,
        RefKindError, UnknownFunctionError), and the block is under the loop
        (BlockNotUnderLoopError);
-    2. the storage scope is one TVM knows (InvalidStorageScopeError), and a
-       ``shared`` copy allocated in a block that the threads of a threadIdx
-       loop run holds the same elements for each thread, nor do threads
-       that had their own buffer write one element of the copy they share
-       (SharedScopeUnderThreadError);
+    2. the storage scope is one TVM knows (InvalidStorageScopeError); and
+       across threads (SharedScopeUnderThreadError): a ``shared`` copy
+       allocated in a block that the threads of a threadIdx loop run holds
+       the same elements for each thread; threads that had their own
+       buffer do not write one element of the copy they share; a copy that
+       spans threads is of a buffer they share and needs no fill; a copy
+       back outside thread loops of the loop's body is ``shared`` into a
+       buffer those threads share;
     3. ``write_buffer_index`` is a position in the block's writes
        (BufferIndexOutOfRangeError), or a Buffer or buffer name it writes
        (BufferNotAccessedError);
