@@ -237,8 +237,7 @@ class _ReadWriteAt(Rewrite):
         region, free = self._region(chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds)
         fill = fill_region = fill_free = None
         if not self.is_read:
-            fill = self._fill_position(site, lpath, buf, items, paths, blocks, span, relaxed, region, reads,
-                                       writes)
+            fill = self._fill_position(site, lpath, buf, blocks, span, relaxed, region, reads, writes)
             if fill is not None and relaxed:
                 node = relaxed[min(relaxed, key=len)]
                 chk.stop(SharedScopeUnderThreadError, subject,
@@ -368,7 +367,7 @@ class _ReadWriteAt(Rewrite):
                     free.append((var, dom))
         return ranges, free
 
-    def _fill_position(self, site, lpath, buf, items, paths, blocks, span, relaxed, region, reads, writes):
+    def _fill_position(self, site, lpath, buf, blocks, span, relaxed, region, reads, writes):
         """write_at: where the fill goes (before the first item that uses
         the buffer), or None where every element of the region copied back
         is written in each iteration, and every element read was written
