@@ -269,6 +269,25 @@ def test_write_at_inside_k_relies_on_the_init_of_an_earlier_run_only_where_nothi
     _check_runs(zeroed, after)
 
 
+def test_statements_outside_blocks_beside_the_copies_use_the_buffer_itself():
+    mod = mod_of(LOOSE_AROUND)
+    after = R.read_at("i0", "W", 1, "local")(mod)  # A, read first by the statement before W
+    body = R.get(after, R.LoopRef("i0")).body
+    assert type(body.seq[0]).__name__ == "BufferStore" and body.seq[1].block.name_hint == "A_local"
+    _check_runs(mod, after)
+    # write_at redirects what runs up to the last declared write: there the
+    # statement before W writes B outside a block (TVM would redirect it
+    # into a copy whose region misses it)
+    with pytest.raises(R.UndeclaredAccessError):
+        R.write_at("i0", "W", 0, "local")(mod)
+    mod = mod_of(LOOSE_AROUND.replace("        B[i0] = A[i0 * 8] + T.float32(1)\n", ""))
+    after = R.write_at("i0", "W", 0, "local")(mod)  # B, written last by the statement after W
+    body = R.get(after, R.LoopRef("i0")).body
+    assert [getattr(getattr(x, "block", None), "name_hint", None) for x in body.seq] == \
+        ["B_local_fill", None, "B_local", None]
+    _check_runs(mod, after)
+
+
 def test_write_at_after_decompose_reduction_reads_what_the_init_block_wrote_before():
     # the init block, earlier in the iteration of j0, writes the whole tile
     # the updates then read: no fill
@@ -332,6 +351,21 @@ READ_WRITE_READ = READ_THEN_WRITE + """
             with T.block("R2"):
                 vi = T.axis.spatial(16, i0 * 8 + i3)
                 B[vi] = B[vi] + A[vi]
+"""
+
+# statements outside any block before the first declared read and after
+# the last declared write: TVM places the copies by the blocks alone, and so
+# does tirfun; those statements use the buffer itself
+LOOSE_AROUND = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i0 in range(2):
+        B[i0] = A[i0 * 8] + T.float32(1)
+        for i1 in range(8):
+            with T.block("W"):
+                vi = T.axis.spatial(16, i0 * 8 + i1)
+                B[vi] = B[vi] + A[vi]
+        B[i0 * 8 + 1] = B[i0 * 8 + 1] * T.float32(2)
 """
 
 LOOSE = """

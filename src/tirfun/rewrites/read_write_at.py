@@ -123,14 +123,15 @@ def _states(regions, buf: Buffer) -> list[BufferRegion]:
     return [r for r in regions if same_buffer(r.buffer, buf)]
 
 
-def _loose_access(item: Stmt, buf: Buffer):
-    """A load or store of ``buf`` in ``item`` outside every block, or None."""
+def _loose_access(item: Stmt, buf: Buffer, kind: type | tuple = (BufferLoad, BufferStore)):
+    """A load or store (``kind``) of ``buf`` in ``item`` outside every
+    block, or None."""
     stack = [item]
     while stack:
         n = stack.pop()
         if isinstance(n, (BlockRealize, Buffer)):
             continue
-        if isinstance(n, (BufferLoad, BufferStore)) and same_buffer(n.buffer, buf):
+        if isinstance(n, kind) and same_buffer(n.buffer, buf):
             return n
         stack.extend(iter_children(n))
     return None
@@ -190,11 +191,11 @@ class _ReadWriteAt(Rewrite):
         for item, path in zip(items, paths):
             touching = mentions(item, buf)
             outer = _outer_realizes(item, path) if touching else []
-            loose = _loose_access(item, buf) if touching else None
-            reads.append(loose is not None and isinstance(loose, BufferLoad)
-                         or any(_states(r.block.reads, buf) for _, r in outer))
-            writes.append(loose is not None and isinstance(loose, BufferStore)
-                          or any(_states(r.block.writes, buf) for _, r in outer))
+            # the places follow the blocks' declared accesses, as TVM's; an
+            # access outside every block is refused below where it would be
+            # redirected
+            reads.append(any(_states(r.block.reads, buf) for _, r in outer))
+            writes.append(any(_states(r.block.writes, buf) for _, r in outer))
             blocks.append(outer)
         if self.is_read:
             at = [i for i, r in enumerate(reads) if r]
@@ -204,7 +205,8 @@ class _ReadWriteAt(Rewrite):
                          f"{buf.name}, so the region to copy is not known", realize)
             insert = at[0]
             span = (insert, len(items))
-            late = [i for i in range(insert, len(items)) if writes[i]]
+            late = [i for i in range(insert, len(items))
+                    if writes[i] or _loose_access(items[i], buf, BufferStore) is not None]
             if late:
                 chk.stop(ReadWriteAtOrderError, subject,
                          f"{self._what(items[late[0]], blocks[late[0]], buf, 'writes')} at or after the first read "
@@ -237,7 +239,10 @@ class _ReadWriteAt(Rewrite):
         region, free = self._region(chk, site, lpath, buf, blocks, span, relaxed, subject, realize, kinds)
         fill = fill_region = fill_free = None
         if not self.is_read:
-            fill = self._fill_position(site, lpath, buf, blocks, span, relaxed, region, reads, writes)
+            # a store after the copy back leaves the copy behind the buffer
+            # for the loop's next iteration
+            stale = any(_loose_access(items[i], buf, BufferStore) is not None for i in range(insert, len(items)))
+            fill = self._fill_position(site, lpath, buf, blocks, span, relaxed, region, reads, writes, stale)
             if fill is not None and relaxed:
                 node = relaxed[min(relaxed, key=len)]
                 chk.stop(SharedScopeUnderThreadError, subject,
@@ -367,7 +372,7 @@ class _ReadWriteAt(Rewrite):
                     free.append((var, dom))
         return ranges, free
 
-    def _fill_position(self, site, lpath, buf, blocks, span, relaxed, region, reads, writes):
+    def _fill_position(self, site, lpath, buf, blocks, span, relaxed, region, reads, writes, stale):
         """write_at: where the fill goes (before the first item that uses
         the buffer), or None where every element of the region copied back
         is written in each iteration, and every element read was written
@@ -390,7 +395,7 @@ class _ReadWriteAt(Rewrite):
                 # it (TVM leaves it out of the reads): its loads count too
                 loads = bool(read_regions) or _loads(r.block, buf)
                 if loads and not self._reads_written(site, p, r, buf, lpath, relaxed, read_regions,
-                                                     written, bool(write_regions)):
+                                                     written, bool(write_regions), stale):
                     return first
                 if box is not None:
                     written.append(box)
@@ -401,7 +406,7 @@ class _ReadWriteAt(Rewrite):
         return None
 
     @staticmethod
-    def _reads_written(site, p, r, buf, lpath, relaxed, read_regions, written, writes) -> bool:
+    def _reads_written(site, p, r, buf, lpath, relaxed, read_regions, written, writes, stale) -> bool:
         """Whether the block at ``p`` reads only elements written before it
         in the loop: by an earlier item of the iteration that wrote a box
         holding what it reads, or by itself (its init, or its own store of
@@ -416,7 +421,8 @@ class _ReadWriteAt(Rewrite):
             # scope writes the buffer nowhere else: the init may then run
             # in any earlier iteration of the loops of the scope
             scope = scope_path(site, lpath)
-            if _skipped_init(site, p, r, scope) is None and not _written_elsewhere(site, scope, lpath, buf):
+            if not stale and _skipped_init(site, p, r, scope) is None and \
+                    not _written_elsewhere(site, scope, lpath, buf):
                 return True
         if relaxed or not read_regions:
             # the earlier writes may be another thread's; or what is read
