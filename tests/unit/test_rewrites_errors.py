@@ -868,11 +868,13 @@ CASES += [
 ]
 
 
-# a loop whose body reads A in one block, then writes it in another
+# a loop whose body writes B outside any block, reads A in one block, then
+# writes it in another
 _READ_THEN_WRITE = """
 @T.prim_func
 def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
     for i in range(2):
+        B[i] = A[i + 4]
         for j in range(4):
             with T.block("R"):
                 vi = T.axis.spatial(8, i * 4 + j)
@@ -881,7 +883,6 @@ def main(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
             with T.block("W"):
                 vi = T.axis.spatial(8, i * 4 + k)
                 A[vi] = 0
-        B[i] = A[i + 4]
 """
 
 CASES += [  # read_at, write_at
