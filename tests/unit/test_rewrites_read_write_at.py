@@ -18,6 +18,7 @@ from tirfun.rewrites import read_write_at
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent, random_inputs
+from corner_sources import GUARDED_DIVISION
 
 GPU_MATMUL = """
 @T.prim_func
@@ -285,6 +286,17 @@ def test_statements_outside_blocks_beside_the_copies_use_the_buffer_itself():
     body = R.get(after, R.LoopRef("i0")).body
     assert [getattr(getattr(x, "block", None), "name_hint", None) for x in body.seq] == \
         ["B_local_fill", None, "B_local", None]
+    _check_runs(mod, after)
+
+
+def test_a_region_bound_that_may_divide_by_zero_copies_the_whole_dimension():
+    # B reads A at an index with 40 // (vi - 3), under vi != 3: the copy
+    # would evaluate it unguarded at i = 3 (TVM's divides by zero); it
+    # copies all of A instead
+    mod = mod_of(GUARDED_DIVISION)
+    after = R.read_at("i", "B", 0, "shared")(mod)
+    copy = R.get(after, "A_shared")
+    assert copy.reads[0].region[0].min.value == 0 and copy.reads[0].region[0].extent.value == 64
     _check_runs(mod, after)
 
 

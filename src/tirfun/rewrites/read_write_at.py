@@ -59,12 +59,13 @@ import attrs
 from ..analysis.arith.int_set import Interval, union
 from ..analysis.arith.linear import fold_add
 from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
 from ..analysis.arith import can_prove, detect_iter_map
 from ..analysis.traversal import Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk_stmts
 from ..nodes import (
-    LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IfThenElse, IntImm, IterVar,
+    LE, Block, BlockRealize, Div, FloorDiv, FloorMod, Mod, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IfThenElse, IntImm, IterVar,
     IterVarType, Range, SeqStmt, Stmt, Var, While,
 )
 from ..nodes.base import with_fields
@@ -352,6 +353,11 @@ class _ReadWriteAt(Rewrite):
                     known[iv.var] = iv.dom
         ranges = _clamped(box, buf, dict(known))
         ranges = [Range(simplify_expr(r.min), simplify_expr(r.extent)) for r in ranges]
+        # the copy evaluates its bounds unguarded: a bound that divides by a
+        # value that may be zero, or loads (an index a guard keeps in
+        # bounds), takes the whole dimension instead
+        ranges = [r if _safe(r.min) and _safe(r.extent) else Range(IntImm(dim.dtype, 0), dim)
+                  for r, dim in zip(ranges, buf.shape)]
         free, seen = [], set()
         by_name = {v.name: v for v in known}
         for rng in ranges:
@@ -546,6 +552,19 @@ def _partial_write_over(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, 
             return f"its write index {index.script()} does not cover a dense range of {buf.name} over the loops"
         seen |= used
     return None
+
+
+def _safe(e) -> bool:
+    """Whether ``e`` evaluates anywhere: no load, and every divisor a
+    nonzero constant."""
+    for n in _walk_exprs(e):
+        if isinstance(n, BufferLoad):
+            return False
+        if isinstance(n, (Div, FloorDiv, Mod, FloorMod)):
+            d = int_value(n.b)
+            if d is None or d == 0:
+                return False
+    return True
 
 
 def _in_order(e) -> list[str]:
