@@ -1021,7 +1021,7 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((7, 7), "float32")):
 
 def test_reverse_compute_inline_of_a_consumer_over_a_producer_in_int64_indices():
     # pad_einsum may leave a stage on int64 loops between int32 ones: the
-    # consumer's domain bounds are compared in the producer's wider dtype
+    # consumer's domain bounds are compared in one dtype
     # (they were built int32 against int64 and failed with a NodeError)
     mod = mod_of('''@T.prim_func
 def main(A: T.Buffer((8, 4), "int8"), C: T.Buffer((8, 4), "int8")):
@@ -1041,9 +1041,16 @@ def main(A: T.Buffer((8, 4), "int8"), C: T.Buffer((8, 4), "int8")):
             C[vi, vj] = Q[vi, vj]
 ''')
     out = R.reverse_compute_inline("C")(mod)
-    assert "T.where(i_1 < T.int64(8))" in out["main"].script()
+    assert "T.where(T.Cast(\"int32\", i_1) < 8)" in out["main"].script()
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+    # and the int32 producer inlines into the int64 consumer: its variables
+    # take the consumer's indices cast to int32 (the bound vi < 8 was built
+    # int64 against int32 and failed with a NodeError)
+    inlined = R.compute_inline("P")(out)
+    assert "T.if_then_else(T.Cast(\"int32\", vi_1) < 8" in inlined["main"].script()
+    verify(inlined)
+    assert_equivalent(mod["main"], inlined["main"])
 
 _ONE_POINT = '''
 @T.prim_func

@@ -423,7 +423,9 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
         def direct(xs):
             out = dict(units)
             for v, d in dims.items():
-                out[v] = xs[d]
+                # an index of another dtype (a consumer on int64 loops)
+                # stands for the variable in the variable's own dtype
+                out[v] = _cast(xs[d], v.dtype)
             return out
         return direct
     if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in iter_vars):
@@ -456,7 +458,7 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
                 var = by_name[a.source]
                 parts[var] = piece if var not in parts else parts[var] + piece
         out = dict(consts)
-        out.update({v: simplify_index(e) for v, e in parts.items()})
+        out.update({v: _cast(simplify_index(e), v.dtype) for v, e in parts.items()})
         return out
     return rebuild
 
