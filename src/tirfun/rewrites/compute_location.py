@@ -425,7 +425,7 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
             for v, d in dims.items():
                 # an index of another dtype (a consumer on int64 loops)
                 # stands for the variable in the variable's own dtype
-                out[v] = _cast(xs[d], v.dtype)
+                out[v] = _scalar_as(xs[d], v.dtype)
             return out
         return direct
     if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in iter_vars):
@@ -458,9 +458,15 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
                 var = by_name[a.source]
                 parts[var] = piece if var not in parts else parts[var] + piece
         out = dict(consts)
-        out.update({v: _cast(simplify_index(e), v.dtype) for v, e in parts.items()})
+        out.update({v: _scalar_as(simplify_index(e), v.dtype) for v, e in parts.items()})
         return out
     return rebuild
+
+
+def _scalar_as(e, dtype):
+    """A scalar index ``e`` in ``dtype``; a vector index (a Ramp a masked
+    vector store indexes by) as it is."""
+    return e if e.dtype.lanes != 1 else _cast(e, dtype)
 
 
 def _conjuncts(cond):
