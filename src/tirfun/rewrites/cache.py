@@ -571,6 +571,19 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
             return f"it runs under the condition {node.condition.script()}, which may skip elements"
         if isinstance(node, While):
             return f"it runs in the loop while {node.condition.script()}, which may skip elements"
+    loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo)
+
+
+def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion,
+                          loc: Path, loops: dict, memo: dict | None = None) -> str | None:
+    """The end of :func:`_partial_write` (and of read_at's and write_at's):
+    why the writer, declaring one element ``region`` of ``buf`` per
+    instance, may leave an element unwritten over ``loops`` (loop variable
+    name -> For, the loops its region is relaxed over), or None: it stores
+    the element unconditionally, every loop that repeats it runs, and its
+    indices cover a dense range over the loops."""
+    block = wrealize.block
     mins = [r.min for r in region.region]
     top = [block.init] if block.init is not None else []
     top.append(block.body)
@@ -582,7 +595,6 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
                       and x.predicate is None)
     if not any(list(x.indices) == mins for x in stores):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
-    loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     indices = _written_indices(region, wrealize)
     why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
     if why is not None:

@@ -56,27 +56,29 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.arith import can_prove
 from ..analysis.arith.int_set import Interval, union
 from ..analysis.arith.linear import fold_add
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
-from ..analysis.arith import can_prove, detect_iter_map
-from ..analysis.traversal import Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk_stmts
+from ..analysis.traversal import (
+    Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, walk_stmts,
+)
 from ..nodes import (
-    LE, Block, BlockRealize, Div, FloorDiv, FloorMod, Mod, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IfThenElse, IntImm, IterVar,
-    IterVarType, Range, SeqStmt, Stmt, Var, While,
+    LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Div, FloorDiv, FloorMod, For, ForKind,
+    IfThenElse, IntImm, IterVar, IterVarType, Mod, Range, SeqStmt, Stmt, Var, While,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .buffer_swap import swap_buffer
 from .cache import (
-    _Both, _bound, _cache_buffer, _clamped, _loop_that_may_not_run, _predicate_bounds, _reads_before_writing,
-    _region_of, _skipped_init, _under, _written_indices, access_buffer,
+    _Both, _bound, _cache_buffer, _clamped, _predicate_bounds, _reads_before_writing, _region_of, _skipped_init,
+    _under, _writes_every_element, access_buffer,
 )
 from .checks import child_blocks, describe, resolve_block, resolve_loop, resolve_site, scope_path
-from .compute_location import _relaxed_under, _storage_rank
+from .compute_location import _loads_of_stmt, _relaxed_under, _storage_rank
 from .errors import (
     BlockNotUnderLoopError, NoScopeBlockError, OpaqueAccessError, ReadWriteAtOrderError, SharedScopeUnderThreadError,
     UndeclaredAccessError, UnsupportedRegionError,
@@ -335,14 +337,8 @@ class _ReadWriteAt(Rewrite):
         box = None
         for i in range(*span):
             for rpath, r in blocks[i]:
-                regions = [x for kind in kinds for x in _states(getattr(r.block, kind), buf)]
-                if not regions:
-                    continue
-                loops = {node.loop_var: node for p, node in ancestors(site.func, rpath)
-                         if isinstance(node, For) and (_under(p, lpath) or p in relaxed)}
-                bindings = {iv.var: v for iv, v in zip(r.block.iter_vars, r.iter_values)}
-                for region in regions:
-                    ivs = _bound(region, loops, bindings)
+                for region in [x for kind in kinds for x in _states(getattr(r.block, kind), buf)]:
+                    ivs = _box(site, rpath, r, region, lpath, relaxed)
                     box = ivs if box is None else [union(a, b) for a, b in zip(box, ivs)]
         known = {}  # the variables the copy block may bind, with their domains
         for p, node in ancestors(site.func, lpath) + [(lpath, site.at(lpath))]:
@@ -528,36 +524,14 @@ def _partial_write_over(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, 
         node = along[depth]
         if isinstance(node, (IfThenElse, While)):
             return "it runs under a condition, which may skip elements"
-    mins = [r.min for r in declared.region]
-    parts = ([block.init] if block.init is not None else []) + [block.body]
-    stores = []
-    for stmt in parts:
-        items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
-        stores.extend(x for x in items if isinstance(x, BufferStore) and same_buffer(x.buffer, buf)
-                      and x.predicate is None)
-    if not any(list(x.indices) == mins for x in stores):
-        return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
-    loops = {node.loop_var.name: node for p, node in ancestors(site.func, wpath)
-             if isinstance(node, For) and (_under(p, lpath) or p in relaxed)}
-    indices = _written_indices(declared, wrealize)
-    why = _loop_that_may_not_run(site, wpath, lpath, indices, None, list(loops.values()))
-    if why is not None:
-        return why
-    seen: set = set()
-    for index in indices:
-        used = var_names(index) & set(loops)
-        if not used:
-            continue
-        if used & seen or detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None:
-            return f"its write index {index.script()} does not cover a dense range of {buf.name} over the loops"
-        seen |= used
-    return None
+    return _writes_every_element(site, buf, wpath, wrealize, declared, lpath,
+                                 _relaxed_over(site, wpath, lpath, relaxed, by_name=True))
 
 
 def _safe(e) -> bool:
     """Whether ``e`` evaluates anywhere: no load, and every divisor a
     nonzero constant."""
-    for n in _walk_exprs(e):
+    for n in walk(e):
         if isinstance(n, BufferLoad):
             return False
         if isinstance(n, (Div, FloorDiv, Mod, FloorMod)):
@@ -604,27 +578,22 @@ def _written_elsewhere(site, spath: Path, lpath: Path, buf: Buffer) -> bool:
 def _loads(block: Block, buf: Buffer) -> bool:
     """Whether the block's init or body loads ``buf``."""
     parts = [block.body] + ([block.init] if block.init is not None else [])
-    return any(isinstance(n, BufferLoad) and same_buffer(n.buffer, buf)
-               for part in parts for n in _walk_exprs(part))
+    return any(_loads_of_stmt(part, buf) for part in parts)
 
 
-def _walk_exprs(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Buffer):
-            continue
-        yield n
-        stack.extend(iter_children(n))
+def _relaxed_over(site, p: Path, lpath: Path, relaxed: dict, *, by_name: bool = False) -> dict:
+    """The loops above the statement at ``p`` that a copy at the loop at
+    ``lpath`` spans: those under that loop, and the thread loops
+    ``relaxed``; keyed by loop variable (or its name)."""
+    return {(node.loop_var.name if by_name else node.loop_var): node for q, node in ancestors(site.func, p)
+            if isinstance(node, For) and (_under(q, lpath) or q in relaxed)}
 
 
 def _box(site, p: Path, r: BlockRealize, region: BufferRegion, lpath: Path, relaxed: dict) -> list[Interval]:
     """The block's declared ``region`` relaxed over the loops under the
     loop at ``lpath`` and the thread loops ``relaxed``."""
-    loops = {node.loop_var: node for q, node in ancestors(site.func, p)
-             if isinstance(node, For) and (_under(q, lpath) or q in relaxed)}
     bindings = {iv.var: v for iv, v in zip(r.block.iter_vars, r.iter_values)}
-    return _bound(region, loops, bindings)
+    return _bound(region, _relaxed_over(site, p, lpath, relaxed), bindings)
 
 
 def _inside(a: list[Interval], b: list[Interval]) -> bool:
