@@ -335,3 +335,16 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] + T.float32(1)
 """
+
+# a loop whose bounds name the loop around it: j runs from i
+MOVING_DOMAIN = """
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i in range(4):
+        for j in range(i, i + 4):
+            for k in range(4):
+                with T.block("B"):
+                    vj = T.axis.spatial(8, j)
+                    vk = T.axis.spatial(4, k)
+                    B[vj, vk] = A[vj, vk]
+"""

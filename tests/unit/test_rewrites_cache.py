@@ -17,7 +17,7 @@ from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 from corner_sources import (
-    CONSTANT_TABLE, COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ,
+    CONSTANT_TABLE, COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ, MOVING_DOMAIN,
     READ_BEFORE_WRITE, TWO_STAGES,
 )
 
@@ -1978,16 +1978,7 @@ def test_caches_go_inside_declarations_wrapped_in_a_sequence_of_one(rewrite):
 def test_reindex_caches_run_the_loops_the_bounds_of_their_loops_name():
     # j runs from i: the copy that re-creates j must re-create i around it
     # (it named i outside its loop, a module that neither verified nor parsed)
-    mod = IRModule({"main": from_source('''@T.prim_func
-def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
-    for i in range(4):
-        for j in range(i, i + 4):
-            for k in range(4):
-                with T.block("B"):
-                    vj = T.axis.spatial(8, j)
-                    vk = T.axis.spatial(4, k)
-                    B[vj, vk] = A[vj, vk]
-''')})
+    mod = IRModule({"main": from_source(MOVING_DOMAIN)})
     for rewrite in (R.reindex_cache_read("B", 0, "shared", lambda vj, vk: (vk, vj)),
                     R.reindex_cache_write("B", 0, "local", lambda vj, vk: (vk, vj))):
         after = rewrite(mod)

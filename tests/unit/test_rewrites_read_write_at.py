@@ -18,7 +18,7 @@ from tirfun.rewrites import read_write_at
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent, random_inputs
-from corner_sources import GUARDED_DIVISION
+from corner_sources import GUARDED_DIVISION, MOVING_DOMAIN
 
 GPU_MATMUL = """
 @T.prim_func
@@ -415,18 +415,6 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         with T.block("B"):
             vt = T.axis.spatial(8, t)
             B[vt] = L[vt] * T.float32(2)
-"""
-
-MOVING_DOMAIN = """
-@T.prim_func
-def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
-    for i in range(4):
-        for j in range(i, i + 4):
-            for k in range(4):
-                with T.block("B"):
-                    vj = T.axis.spatial(8, j)
-                    vk = T.axis.spatial(4, k)
-                    B[vj, vk] = A[vj, vk]
 """
 
 GPU_ACCUMULATE = GPU_MATMUL.replace("""                                with T.init():

@@ -427,20 +427,7 @@ def test_a_block_writing_several_elements_of_the_sliding_dimension_is_refused():
     # loop_partition leaves a block holding the parts, writing the whole
     # window of an iteration: skipping it in later iterations would skip the
     # new elements with the old (it rolled, and computed another result)
-    mod = IRModule({"main": from_source('''@T.prim_func
-def main(A: T.Buffer((10,), "float32"), C: T.Buffer((8,), "float32")):
-    B = T.alloc_buffer((10,))
-    for i in range(4):
-        for ax in range(4):
-            with T.block("B"):
-                vb = T.axis.spatial(10, i * 2 + ax)
-                B[vb] = A[vb] * T.float32(2)
-        for ax_1 in range(2):
-            with T.block("C"):
-                vc = T.axis.spatial(8, i * 2 + ax_1)
-                T.reads(B[vc:vc + 3])
-                C[vc] = B[vc] + B[vc + 2]
-''')})
+    mod = _mod(ONE_D)
     parted = R.loop_partition("ax", [3])(mod)
     with pytest.raises(R.RollingBufferMatchError, match=r"the block writes B\[i \* 2:i \* 2 \+ 4\], 4 elements of "
                                                         r"dimension 0 per instance"):
