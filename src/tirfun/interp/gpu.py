@@ -23,8 +23,12 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   warp of 32; ``"global"`` waits for every thread of every block. A barrier
   that some threads reach and others do not (divergent control flow) is an
   InterpError;
-* virtual threads (``vthread``) run one after another inside their thread
-  and never race with each other;
+* virtual threads (``vthread``) are loops of their thread, as TVM's
+  virtual-thread injection makes them (:mod:`tirfun.lower.vthreads`, run
+  on the function first): one with no barrier inside runs its iterations
+  one after another; one with a barrier inside is split there, so that
+  every virtual thread reaches the barrier before any passes it. What lies
+  outside the loop runs once per thread;
 * a cross-thread reduction (a reduction block whose reduction variable
   comes from a ``threadIdx`` loop; TVM lowers it to an all-reduce) runs
   between two barriers, its threads updating the output in turn; an
@@ -76,8 +80,7 @@ from .semantics import Fault
 
 _WARP = 32
 _DIMS = {"blockIdx": ("blockIdx.x", "blockIdx.y", "blockIdx.z"),
-         "threadIdx": ("threadIdx.x", "threadIdx.y", "threadIdx.z"),
-         "vthread": ("vthread", "vthread.x", "vthread.y", "vthread.z")}
+         "threadIdx": ("threadIdx.x", "threadIdx.y", "threadIdx.z")}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -89,7 +92,16 @@ def is_thread_bound(func: PrimFunc) -> bool:
 @functools.lru_cache(maxsize=256)
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning
-    (cached per function value)."""
+    (cached per function value). Virtual threads become loops of their
+    thread first, as lowering makes them (:mod:`tirfun.lower.vthreads`)."""
+    from ..lower.vthreads import Undistributable, inject_virtual_threads_func
+
+    try:
+        func = inject_virtual_threads_func(func)
+    except Undistributable as exc:
+        raise InterpError(f"a barrier (T.tvm_storage_sync) inside a loop bound to a vthread, which "
+                          f"cannot be split there: {exc.why}:\n{_indent(statement_text(exc.stmt, 6))}"
+                          ) from None
     check_kernel_storage(func)
     return translate(func, GpuCompiler(func), _launcher)
 
@@ -181,13 +193,12 @@ class _Program:
         used = [t for t in itertools.chain(*_DIMS.values()) if t in dims]
         grid = _space(dims, _DIMS["blockIdx"])
         threads = _space(dims, _DIMS["threadIdx"])
-        vthreads = _space(dims, _DIMS["vthread"])
-        if not grid or not threads or not vthreads:
+        if not grid or not threads:
             return
         races = _Races(self, used)
         paused = []
         for b in grid:
-            block = _Block(self, races, thread_fn, live, b, threads, vthreads)
+            block = _Block(self, races, thread_fn, live, b, threads)
             if block.run() is not None:
                 paused.append(block)
         while paused:
@@ -228,7 +239,7 @@ def _space(dims: dict, tags: tuple) -> list[dict]:
 
 
 class _Lane:
-    """One thread (one virtual thread of it): its generator and where it waits."""
+    """One thread: its generator and where it waits."""
 
     __slots__ = ("gen", "ix", "key", "warp", "lane", "waiting", "done", "payload", "inbox")
 
@@ -243,7 +254,7 @@ class _Lane:
 class _Block:
     """The threads of one thread block, run phase by phase."""
 
-    def __init__(self, program, races, thread_fn, live, bix: dict, threads, vthreads):
+    def __init__(self, program, races, thread_fn, live, bix: dict, threads):
         self.program, self.races = program, races
         self.bix = bix
         self.shared: dict = {}
@@ -254,11 +265,9 @@ class _Block:
         bkey = tuple(sorted(bix.items()))
         for n, tix in enumerate(threads):
             key = (bkey, tuple(sorted(tix.items())))
-            for vix in vthreads:
-                ix = {**bix, **tix, **vix}
-                self.lanes.append(_Lane(None, ix, key, n // _WARP, n % _WARP))
+            ix = {**bix, **tix}
+            self.lanes.append(_Lane(None, ix, key, n // _WARP, n % _WARP))
         self.thread_fn, self.live = thread_fn, live
-        self.vthreads = len(vthreads)
 
     def run(self):
         """Run until every thread finishes (None) or waits at a global
@@ -328,8 +337,6 @@ class _Block:
             first = waiting[0]
             where = _indent(statement_text(self.program.barriers[first.waiting[1]]))
             who = f"thread ({self.races.who(first)})"
-            if self.vthreads > 1:
-                raise Fault(f"a warp shuffle inside virtual threads: {who} runs\n{where}")
             mask = int(first.payload[0]) & 0xFFFFFFFF
             members = [i for i in range(_WARP) if mask >> i & 1]
             if first.lane not in members:
@@ -340,7 +347,7 @@ class _Block:
                 if other is None:
                     raise Fault(f"{who} runs a warp shuffle whose mask {mask:#010x} names lane "
                                 f"{i}, which its warp does not have (the block has "
-                                f"{len(self.lanes) // self.vthreads} threads):\n{where}")
+                                f"{len(self.lanes)} threads):\n{where}")
                 if other.waiting != first.waiting or int(other.payload[0]) & 0xFFFFFFFF != mask:
                     what = ("has finished" if other.done else "waits elsewhere" if
                             other.waiting is None or other.waiting[0] != "shfl" or
@@ -381,7 +388,7 @@ class _Races:
 
     def __init__(self, program, used_tags):
         self.program = program
-        self.used = [t for t in used_tags if not t.startswith("vthread")]
+        self.used = list(used_tags)
         self.block_map: dict = {}
         self.global_map: dict = {}
         self.epochs: dict = {}

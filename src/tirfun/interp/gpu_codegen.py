@@ -44,7 +44,7 @@ from ..errors import InterpError
 from ..analysis.threads import launch_of
 from ..analysis.traversal import walk
 from ..nodes import (
-    Allocate, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For, IterVarType, StringImm, Var,
+    Allocate, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For, ForKind, IterVarType, StringImm, Var,
 )
 from .codegen import Compiler, DataInfo, Env, _Function
 
@@ -203,6 +203,11 @@ class GpuCompiler(Compiler):
         tag, lo, ext = launch_of(s)
         var = s.loop_var if isinstance(s, For) else s.node.var
         body = s.body
+        if tag.startswith("vthread"):
+            # a kernel of virtual threads only: its one thread runs them in
+            # turn (tirfun.lower.vthreads made every other vthread loop serial)
+            self.stmt(For(var, lo if lo is not None else 0, ext, ForKind.SERIAL, body), env)
+            return
         e = self.expr(ext, env)
         py = self.var_name(var)
         ext_iv = e.iv or (0, var.dtype.max_value())

@@ -37,8 +37,9 @@ iterations from racing on one buffer). It never moves into a
 an element per lane when its region follows the lane, and lanes that
 would share elements make :mod:`tirfun.lower.vectorize` leave the loop
 serial, so every lane computes what the interpreter does. A ``local``
-buffer (one per thread) moves into thread-bound loops freely, its region
-taken in one thread; a ``shared`` one (one per thread block) moves into
+buffer (one per thread) moves into threadIdx and blockIdx loops freely,
+its region taken in one thread, and into a vthread loop as into a serial
+loop (virtual threads are iterations of their thread's loop); a ``shared`` one (one per thread block) moves into
 loops bound to blockIdx freely, its region taken in one block, and into
 loops bound to threadIdx or vthread with its region taken over all their
 threads, as TVM's
@@ -485,6 +486,10 @@ def _compacted(alloc: Allocate, decl: DeclBuffer, uses: _Uses):
     relax: dict = {}  # thread loops of a shared buffer: its region is taken over all their threads
     for loop in loops:
         bound = loop.kind is ForKind.THREAD_BINDING
+        if bound and not shared and loop.thread_binding.startswith("vthread"):
+            # virtual threads are iterations of their thread's loop: a local
+            # buffer moves in where a serial loop would let it
+            bound = False
         if shared and bound and not loop.thread_binding.startswith("blockIdx"):
             relax[loop.loop_var] = Interval.from_range(_range(loop))
         inner = _region(loop.body, buf, uses)

@@ -278,6 +278,17 @@ def _host_statements(node):
         yield from _host_statements(child)
 
 
+def _inject_virtual_threads(mod: IRModule) -> IRModule:
+    """:func:`~.vthreads.inject_virtual_threads`, its refusal a BuildError."""
+    from .vthreads import Undistributable, inject_virtual_threads
+
+    try:
+        return inject_virtual_threads(mod)
+    except Undistributable as exc:
+        raise BuildError(f"a barrier (T.tvm_storage_sync) inside a loop bound to a vthread, which "
+                         f"cannot be split there: {exc.why}:\n{lines_of(exc.stmt, 6)}") from None
+
+
 def lower_cuda(mod: IRModule, target: Target, *, sync: bool = True) -> IRModule:
     """``mod`` checked and lowered for ``target`` (a CUDA target); kernels
     stay in place (see the module). ``sync=False`` leaves out the barrier
@@ -294,6 +305,7 @@ def lower_cuda(mod: IRModule, target: Target, *, sync: bool = True) -> IRModule:
         out = run(out)
     if sync:
         out = insert_thread_syncs(out)
+    out = _inject_virtual_threads(out)
     for name, func in out.items():
         check_lowered(name, func, target)
     return out

@@ -16,10 +16,11 @@ the other a write) with what ran since the last barrier; in a serial loop, one g
 the start of the body when the end of an iteration conflicts with the start
 of the next. Barriers are placed only where every thread of the block
 arrives: never under a condition or in a loop whose bounds depend on the
-thread index (or on memory), nor inside a virtual-thread loop (virtual
-threads run one after another in their thread). A conflict inside such a
-statement is left as it is: the interpreter's GPU semantics reports it as a
-race if two threads really meet there.
+thread index (or on memory). A conflict inside such a statement is left as
+it is: the interpreter's GPU semantics reports it as a race if two threads
+really meet there. Virtual threads count as threads here: a barrier may go
+inside a ``vthread`` loop, which :mod:`tirfun.lower.vthreads` then splits
+at it, so that every virtual thread reaches the barrier before any passes.
 """
 
 from __future__ import annotations
@@ -155,10 +156,10 @@ class _Kernel:
         bound = launch_of(node)
         if bound is not None:
             tag, _lo, _ext, var = bound
-            if tag.startswith("vthread"):
-                self.divergent.add(var)
-                return node, _Summary.plain(self.accesses(node))
-            if tag.startswith("threadIdx"):
+            # virtual threads share the block's memory as threads do: a
+            # barrier inside their loop is one all of them reach, and
+            # tirfun.lower.vthreads splits the loop there
+            if tag.startswith(("threadIdx", "vthread")):
                 self.divergent.add(var)
             body, summary = self.visit(node.body)
             return _rebody(node, body), summary
