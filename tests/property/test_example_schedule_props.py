@@ -1,13 +1,14 @@
 """The CPU schedules of ``tirfun.examples.schedules`` on random sizes and
 tiles: compiled without contraction, each is the interpreter's result on the
 plain program, bit for bit. Tiles that do not divide the rows of the matmul
-take the partitioned last tile; the convolution's tile shapes vary in pixels,
+take the partitioned last tile (and, with A packed into panels of rows, a
+panel padded with zeros); the convolution's tile shapes vary in pixels,
 lanes and vectors."""
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -27,16 +28,19 @@ def matmul_tiles(draw):
     cols = draw(st.sampled_from([4, 8, 16]))
     n = cols * draw(st.integers(1, 4))
     rows = draw(st.integers(1, min(n, 15)))
-    return n, rows, cols
+    return n, rows, cols, draw(st.sampled_from(["whole", "panel"])), draw(st.booleans())
 
 
 @settings(max_examples=_FEW)
 @given(matmul_tiles(), st.integers(0, 2**32 - 1))
 def test_the_packed_matmul_is_the_interpreters_on_any_tile(tiles, seed):
-    n, rows, cols = tiles
-    sch = schedules.packed_matmul(n, rows, cols)
+    n, rows, cols, pack, pack_a = tiles
+    sch = schedules.packed_matmul(n, rows, cols, pack, pack_a)
     names = [type(step).__name__ for step in sch.trace.rewrites]
     assert ("LoopPartition" in names) == (n % rows != 0)
+    # B's panels and A's, each packed by a transform_layout of its copy
+    assert names.count("TransformLayout") == (pack == "whole") + pack_a
+    event(f"B packed {pack}" + (", A packed" + (" with padding" if n % rows else "") if pack_a else ""))
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((n, n)).astype(np.float32)
     b = rng.standard_normal((n, n)).astype(np.float32)

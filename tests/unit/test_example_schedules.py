@@ -128,6 +128,27 @@ def test_packed_matmul_packing_b_whole_is_the_interpreters_bit_for_bit(n):
     assert_same_bits(actual[2], expected[2])
 
 
+@pytest.mark.parametrize("n, rows", [(64, 14), (64, 8)])
+def test_packed_matmul_packing_a_into_panels_of_rows_is_the_interpreters_bit_for_bit(n, rows):
+    # A copied once into panels (i // rows, k, i % rows); 14 rows leave the
+    # last panel 6 rows of zeros, which the partitioned last tile never reads
+    sch = schedules.packed_matmul(n, rows=rows, pack="whole", pack_a=True)
+    packed = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "A_global"]
+    assert [[int(d) for d in b.shape] for b in packed] == [[-(-n // rows), n, rows]]
+    assert structural_equal(sch.trace(schedules.matmul(n)), sch.mod)
+    args = matmul_inputs(n, 6)
+    expected, actual = run_both(schedules.matmul(n), sch, "llvm", args)
+    assert_same_bits(actual[2], expected[2])
+
+
+def test_packed_matmul_packs_a_from_its_threshold_on():
+    def packs_a(n):
+        sch = schedules.packed_matmul(n)
+        return any(b.name == "A_global" for b in sch.mod["main"].body.block.alloc_buffers)
+
+    assert packs_a(schedules.PACK_A_FROM) and not packs_a(schedules.PACK_A_FROM - 32)
+
+
 def test_packed_matmul_packs_b_whole_from_its_threshold_on():
     def packing(n):
         names = [type(step).__name__ for step in schedules.packed_matmul(n).trace.rewrites]
