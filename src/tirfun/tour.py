@@ -283,10 +283,9 @@ def tour_matmul(n: int | None = None) -> tirfun.Schedule:
     are unrolled, the columns vectorized, and decompose_reduction zeroes
     the tile before the k loop. 14 does not divide the size, so
     loop_partition gives the last tile its own loop. (From 1024 up the
-    schedule packs B whole before the product instead, cache_read +
-    transform_layout to (j // 32, k, j % 32), and A into panels of 14
-    rows, (i // 14, k, i % 14), so that the 14 values one step broadcasts
-    are adjacent: faster there.) -fast-math-contract
+    schedule also packs A into panels of 14 rows before the product,
+    cache_read + transform_layout to (i // 14, k, i % 14), so that the 14
+    values one step broadcasts are adjacent: faster there.) -fast-math-contract
     lets each multiply and add fuse into one FMA, as TVM's LLVM target does
     by default.""")
     rng = np.random.default_rng(0)

@@ -81,3 +81,75 @@ def test_heap_scratch_is_freed_when_an_assertion_fails(src):
     good = np.full(N, 0.25, "float32")
     rt(good, out)
     assert out[0] == np.float32(1.0)
+
+
+def test_a_freed_heap_block_is_kept_for_the_next_call_and_released_with_the_module():
+    # glibc maps a block this large afresh at each malloc and unmaps it at
+    # the free: every call would pay a page fault per 4 KiB of scratch
+    if _allocated_bytes() is None:
+        pytest.skip("needs glibc's mallinfo2 to count heap bytes")
+    import gc
+
+    from tirfun.runtime.builder import clear_cache
+
+    clear_cache()  # a module built before (by another test) would hold a block already
+    rt = tirfun.build(tirfun.script.from_source(SRC), target="llvm")
+    assert "tirfun.ws.alloc" in rt.get_source("ll")
+    good = np.full(N, 0.25, "float32")
+    out = np.zeros(1, "float32")
+    before = _allocated_bytes()
+    rt(good, out)
+    kept = _allocated_bytes() - before
+    assert kept >= N * 4, f"the block of {N * 4} bytes was not kept ({kept} bytes)"
+    for _ in range(32):
+        rt(good, out)
+    assert _allocated_bytes() - before < kept + N * 4, "each call took a new block"
+    assert out[0] == np.float32(1.0)
+    alive = _allocated_bytes()
+    del rt
+    clear_cache()
+    gc.collect()
+    assert alive - _allocated_bytes() >= N * 4, "unloading the module kept its cached block"
+
+
+def test_threads_of_a_parallel_loop_take_cached_blocks_of_their_own():
+    # each parallel task packs its 512 x 64 panel of B (128 KiB, cached) in a
+    # scratch block of its own; blocks shared between tasks would mix panels
+    from tirfun.examples import schedules
+
+    n = 512
+    sch = schedules.packed_matmul(n, rows=6, cols=64, pack="panel", pack_a=False)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((n, n)).astype("float32")
+    b = rng.standard_normal((n, n)).astype("float32")
+    want = np.zeros((n, n), "float32")
+    tirfun.build(schedules.matmul(n), target="llvm")(a, b, want)  # k in the same order: the same bits
+    rt = tirfun.build(sch.mod, target="llvm")
+    for _ in range(3):
+        got = np.full((n, n), np.nan, "float32")
+        rt(a, b, got)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_callers_on_two_threads_each_get_their_own_block():
+    import threading
+
+    rt = tirfun.build(tirfun.script.from_source(SRC), target="llvm")
+    results = {}
+
+    def calls(value: float):
+        a = np.full(N, value, "float32")
+        a[-1] = value / 2
+        out = np.zeros(1, "float32")
+        seen = set()
+        for _ in range(40):
+            rt(a, out)
+            seen.add(float(out[0]))
+        results[value] = seen
+
+    threads = [threading.Thread(target=calls, args=(v,)) for v in (0.25, 0.375)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0.25: {0.75}, 0.375: {1.125}}

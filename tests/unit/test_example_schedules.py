@@ -149,13 +149,15 @@ def test_packed_matmul_packs_a_from_its_threshold_on():
     assert packs_a(schedules.PACK_A_FROM) and not packs_a(schedules.PACK_A_FROM - 32)
 
 
-def test_packed_matmul_packs_b_whole_from_its_threshold_on():
-    def packing(n):
-        names = [type(step).__name__ for step in schedules.packed_matmul(n).trace.rewrites]
-        return "whole" if "TransformLayout" in names else "panel"
+def test_packed_matmul_packs_b_per_panel_unless_asked_to_pack_it_whole():
+    def packing(n, **kw):
+        # whole: B's copy takes the layout (j // 32, k, j % 32); per panel it keeps B's shape
+        (copy,) = [b for b in schedules.packed_matmul(n, **kw).mod["main"].body.block.alloc_buffers
+                   if b.name == "B_global"]
+        return "whole" if len(copy.shape) == 3 else "panel"
 
-    assert packing(schedules.PACK_WHOLE_FROM) == "whole"
-    assert packing(schedules.PACK_WHOLE_FROM - 32) == "panel"
+    assert packing(1024) == packing(64) == "panel"
+    assert packing(64, pack="whole") == "whole"
     with pytest.raises(ScheduleError, match="pack must be 'whole' or 'panel', got 'rows'"):
         schedules.packed_matmul(64, pack="rows")
 

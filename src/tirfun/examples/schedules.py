@@ -35,7 +35,7 @@ from ..nodes import IRModule, const
 from ..schedule import Schedule
 
 __all__ = [
-    "PACK_A_FROM", "PACK_WHOLE_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
+    "PACK_A_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
     "packed_matmul",
     "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
     "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_register_tile", "schedule_row_sum_rfactor",
@@ -69,12 +69,6 @@ def matmul(n: int) -> IRModule:
     return _module(A, B, C)
 
 
-#: the smallest extent of j for which :func:`schedule_packed_matmul` packs B
-#: whole before the product rather than a panel in each parallel task
-#: (measured on the 2-core AVX-512 machine: whole is 6% faster at 1024, even
-#: at 2048, 15% slower at 512)
-PACK_WHOLE_FROM = 1024
-
 #: the smallest extent of k for which :func:`schedule_packed_matmul` packs A
 #: into panels of ``rows`` rows: from 1024 floats (4 KiB) on, the rows one
 #: step of the product reads fall into one set of the L1 cache, and the
@@ -98,9 +92,11 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
       reordered the same way, parallel over the panels and vectorized along
       a panel's row; or ``"panel"``, ``compute_at`` the copy under ``j0``,
       so that each panel task copies its panel first and lowering compacts
-      the copy to it. By default ``"whole"`` from an extent of j of
-      :data:`PACK_WHOLE_FROM` up, where it measured faster, else
-      ``"panel"``;
+      the copy to it. ``"panel"`` by default: the panel is in the cache
+      when the product reads it, and its scratch block is the module's own
+      from the second call on (:mod:`tirfun.lower.llvm_workspace`); it
+      measured faster than ``"whole"`` at 512, 1024 and 2048 on the 2-core
+      AVX-512 machine (1024^3 with A packed: 198 against 192 GFLOP/s);
     - with ``pack_a`` (by default from an extent of k of
       :data:`PACK_A_FROM` up), ``cache_read`` A too and
       ``transform_layout`` the copy to ``(i // rows, k, i % rows)``, padded
@@ -132,7 +128,7 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     n_i, n_j = _extent(sch, i), _extent(sch, j)
     _divides("schedule_packed_matmul", n_j, cols, "j")
     if pack is None:
-        pack = "whole" if n_j >= PACK_WHOLE_FROM else "panel"
+        pack = "panel"
     if pack not in ("whole", "panel"):
         raise ScheduleError(f"schedule_packed_matmul: pack must be 'whole' or 'panel', got {pack!r}")
     if pack_a is None:

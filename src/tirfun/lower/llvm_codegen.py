@@ -35,6 +35,7 @@ from ..tir.intrinsics import refusal
 from ..tir.llvm_x86 import X86, intrinsic_args, signature_problem
 from ..tir.legalize import LEGALIZED, legalize
 from . import llvm_intrinsics, llvm_libcalls, llvm_minifloat
+from .llvm_workspace import workspace_functions
 from .llvm_types import I8, I16, I32, I64, PTR, element_bytes, memory_type, scalar_type, value_type
 from .signature import STATUS_OUT_OF_MEMORY, Signature
 
@@ -280,7 +281,7 @@ class LLVMCodegen:
         """Free every heap scratch buffer in scope (before an early return)."""
         if not self.frame.heap:
             return
-        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        _alloc, free = workspace_functions(self.module)
         for ptr in reversed(self.frame.heap):
             self.b.call(free, [ptr])
 
@@ -524,7 +525,8 @@ class LLVMCodegen:
     # scratch memory ---------------------------------------------------------
     def allocate(self, s: Allocate) -> None:
         """Scratch memory for ``s.body``: a stack slot when small and of
-        constant size, else ``malloc``/``free`` (a failed malloc returns the
+        constant size, else a block of the heap, from the module's cache of
+        freed ones (:mod:`.llvm_workspace`; a failed malloc returns the
         out-of-memory status; every early return frees what is in scope)."""
         mem = memory_type(s.dtype)
         elem = element_bytes(s.dtype)
@@ -545,8 +547,8 @@ class LLVMCodegen:
         total = ir.Constant(I64, elem)
         for e in s.extents:
             total = b.mul(total, self.to_index(self.expr(e), e.dtype))
-        malloc = llvm_intrinsics.declare(self.module, "malloc", PTR, [I64])
-        free = llvm_intrinsics.declare(self.module, "free", ir.VoidType(), [PTR])
+        # from the module's cache of freed blocks (tirfun.lower.llvm_workspace)
+        malloc, free = workspace_functions(self.module)
         ptr = b.call(malloc, [b.select(b.icmp_signed(">", total, ir.Constant(I64, 0)),
                                        total, ir.Constant(I64, 1))])
         fn = self.frame.fn

@@ -33,6 +33,7 @@ import time
 import attrs
 
 from ..errors import BuildError
+from ..lower.llvm_workspace import RELEASE as _RELEASE_WORKSPACE
 from ..target import LLVM_LOCK, Target, create_target_machine, host_description, initialise_llvm
 
 
@@ -232,6 +233,11 @@ class Code:
         engine = getattr(self, "_engine", None)
         if engine is not None and not _finalizing():
             with _lock:
+                # the scratch blocks the module kept for its next call
+                # (tirfun.lower.llvm_workspace) go back to malloc first
+                release = engine.get_function_address(_RELEASE_WORKSPACE)
+                if release:
+                    ctypes.CFUNCTYPE(None)(release)()
                 engine.close()
 
 
