@@ -567,49 +567,6 @@ def test_tirfun_lower_for_cuda_shows_the_barriers():
     assert "tvm_storage_sync" not in tirfun.lower(mod).script()
 
 
-MIRRORED_BY_VIRTUAL_THREADS = '''
-from tirfun.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    S = T.alloc_buffer((64,), "float32", scope="shared")
-    for tx in T.thread_binding(16, thread="threadIdx.x"):
-        for v in T.thread_binding(4, thread="vthread.x"):
-            S[v * 16 + tx] = A[v * 16 + tx]
-            {sync}
-            B[v * 16 + tx] = S[63 - v * 16 - tx]
-'''
-
-
-@pytest.mark.parametrize("sync", ['T.tvm_storage_sync("shared")', "T.evaluate(0)"])
-def test_a_barrier_inside_a_virtual_thread_splits_its_loop(sync):
-    # written by hand or placed by lowering, the barrier is one that all four
-    # virtual threads of a thread reach before any reads: the loop is split there
-    rt = tirfun.build(parse(MIRRORED_BY_VIRTUAL_THREADS.format(sync=sync)), target="cuda")
-    text = rt.lowered.script()
-    assert "vthread" not in text and text.count("tvm_storage_sync") == 1, text
-    assert text.index("S[v * 16 + tx] = A") < text.index("tvm_storage_sync") < text.index("B[v_1 * 16 + tx]")
-    a = np.arange(64, dtype="float32")
-    b = np.zeros(64, "float32")
-    run_split(rt, a, b)
-    np.testing.assert_array_equal(b, a[::-1])
-    c = np.zeros(64, "float32")
-    run(rt.lowered["main"], a, c)
-    np.testing.assert_array_equal(c, a[::-1])
-    if ptxas_path() is not None:
-        ptxas_check(rt.get_source("ptx"), rt.target.arch)
-
-
-def test_a_barrier_that_only_some_virtual_threads_reach_is_refused():
-    src = MIRRORED_BY_VIRTUAL_THREADS.format(sync='if v < 2:\n                T.tvm_storage_sync("shared")')
-    with pytest.raises(BuildError, match=r"(?s)a barrier \(T.tvm_storage_sync\) inside a loop bound "
-                                         r"to a vthread, which cannot be split there: this condition "
-                                         r"depends on the virtual thread.*if v < 2"):
-        tirfun.build(parse(src), target="cuda")
-    with pytest.raises(InterpError, match=r"this condition depends on the virtual thread"):
-        run(parse(src), np.zeros(64, "float32"), np.zeros(64, "float32"))
-
-
 # -- failures inside LLVM ---------------------------------------------------------
 
 # lane 0 clamps a float converted to uint64 to 0: as one vector umin, LLVM 22's

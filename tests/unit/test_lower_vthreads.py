@@ -176,7 +176,45 @@ def test_what_lies_outside_the_virtual_threads_runs_once_per_thread():
     np.testing.assert_array_equal(h, g)
 
 
+# each of 16 threads runs 4 virtual threads; each pair stores its element
+# of S, then reads the mirrored one, which another pair stored
+MIRRORED = """
+@T.prim_func
+def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    S = T.alloc_buffer((64,), "float32", scope="shared")
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        for v in T.thread_binding(4, thread="vthread.x"):
+            S[v * 16 + tx] = A[v * 16 + tx]
+            {between}
+            B[v * 16 + tx] = S[63 - v * 16 - tx]
+"""
+
+
+@pytest.mark.parametrize("between", ['T.tvm_storage_sync("shared")', "T.evaluate(0)"],
+                         ids=["written", "placed by lowering"])
+def test_a_barrier_inside_a_virtual_thread_splits_its_loop(between):
+    # written by hand or placed by lowering, the barrier is one that all four
+    # virtual threads of a thread reach before any reads: the loop is split there
+    rt = tirfun.build(from_source(MIRRORED.format(between=between)), target="cuda")
+    text = rt.lowered.script()
+    assert "vthread" not in text and text.count("tvm_storage_sync") == 1, text
+    assert text.index("S[v * 16 + tx] = A") < text.index("tvm_storage_sync") < text.index("B[v_1 * 16 + tx]")
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    run_split(rt, a, b)
+    np.testing.assert_array_equal(b, a[::-1])
+    c = np.zeros(64, "float32")
+    run(rt.lowered["main"], a, c)
+    np.testing.assert_array_equal(c, a[::-1])
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)
+
+
 REFUSED = [
+    ("a condition on the virtual thread",
+     """if v < 2:
+                T.tvm_storage_sync("shared")""",
+     "this condition depends on the virtual thread"),
     ("a loop whose extent depends on the virtual thread",
      """for k in range(v + 1):
                 T.tvm_storage_sync("shared")""",
@@ -188,21 +226,12 @@ REFUSED = [
      "the value of this let depends on the virtual thread and reads memory"),
 ]
 
-REFUSED_BODY = """
-@T.prim_func
-def main(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
-    S = T.alloc_buffer((64,), "float32", scope="shared")
-    for tx in T.thread_binding(16, thread="threadIdx.x"):
-        for v in T.thread_binding(4, thread="vthread.x"):
-            S[v * 16 + tx] = A[v * 16 + tx]
-            {body}
-"""
 
-
-@pytest.mark.parametrize("name, body, message", REFUSED, ids=[r[0] for r in REFUSED])
-def test_a_barrier_not_every_virtual_thread_reaches_at_once_is_refused(name, body, message):
-    func = from_source(REFUSED_BODY.format(body=body))
-    with pytest.raises(BuildError, match="cannot be split there: " + message):
+@pytest.mark.parametrize("name, between, message", REFUSED, ids=[r[0] for r in REFUSED])
+def test_a_barrier_not_every_virtual_thread_reaches_at_once_is_refused(name, between, message):
+    func = from_source(MIRRORED.format(between=between))
+    with pytest.raises(BuildError, match=r"a barrier \(T.tvm_storage_sync\) inside a loop bound to a "
+                                         r"vthread, which cannot be split there: " + message):
         tirfun.build(func, target="cuda")
     with pytest.raises(InterpError, match="cannot be split there: " + message):
         run(func, np.zeros(64, "float32"), np.zeros(64, "float32"))
