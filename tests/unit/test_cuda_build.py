@@ -567,6 +567,29 @@ def test_tirfun_lower_for_cuda_shows_the_barriers():
     assert "tvm_storage_sync" not in tirfun.lower(mod).script()
 
 
+def test_a_launched_thread_is_the_kernels_own_index_not_a_parameter():
+    # T.launch_thread binds tx inside the kernel: the host has no value for it
+    src = '''
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    S = T.alloc_buffer((8,), "float32", scope="shared")
+    tx = T.launch_thread("threadIdx.x", 8)
+    S[tx] = A[tx]
+    T.tvm_storage_sync("shared")
+    B[tx] = S[7 - tx]
+'''
+    rt = tirfun.build(parse(src), target="cuda")
+    assert 'T.call_packed("main_kernel", A_handle, B_handle, 1, 1, 1, 8, 1, 1)' in rt.get_source("tir")
+    a = np.arange(8, dtype="float32")
+    b = np.zeros(8, "float32")
+    assert run_split(rt, a, b) == [("main_kernel", (1, 1, 1), (8, 1, 1))]
+    np.testing.assert_array_equal(b, a[::-1])
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)
+
+
 # -- failures inside LLVM ---------------------------------------------------------
 
 # lane 0 clamps a float converted to uint64 to 0: as one vector umin, LLVM 22's

@@ -235,3 +235,44 @@ def test_a_barrier_not_every_virtual_thread_reaches_at_once_is_refused(name, bet
         tirfun.build(func, target="cuda")
     with pytest.raises(InterpError, match="cannot be split there: " + message):
         run(func, np.zeros(64, "float32"), np.zeros(64, "float32"))
+
+
+# the same exchange with launched threads (T.launch_thread, TVM's older
+# form), and with the statements in an opaque block
+LAUNCHED = """
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    S = T.alloc_buffer((32,), "float32", scope="shared")
+    tx = T.launch_thread("threadIdx.x", 8)
+    v = T.launch_thread("vthread", 4)
+    S[v * 8 + tx] = A[v * 8 + tx]
+    T.tvm_storage_sync("shared")
+    B[v * 8 + tx] = S[31 - v * 8 - tx]
+"""
+
+IN_A_BLOCK = """
+@T.prim_func
+def main(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    S = T.alloc_buffer((32,), "float32", scope="shared")
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for v in T.thread_binding(4, thread="vthread.x"):
+            with T.block("exchange"):
+                S[v * 8 + tx] = A[v * 8 + tx]
+                T.tvm_storage_sync("shared")
+                B[v * 8 + tx] = S[31 - v * 8 - tx]
+"""
+
+
+@pytest.mark.parametrize("src", [LAUNCHED, IN_A_BLOCK], ids=["launched threads", "an opaque block"])
+def test_launched_virtual_threads_and_an_opaque_block_split_alike(src):
+    func = from_source(src)
+    a = np.arange(32, dtype="float32")
+    b = np.zeros(32, "float32")
+    run(func, a, b)
+    np.testing.assert_array_equal(b, a[::-1])
+    rt = tirfun.build(func, target="cuda")
+    c = np.zeros(32, "float32")
+    run_split(rt, a, c)
+    np.testing.assert_array_equal(c, a[::-1])
+    if ptxas_path() is not None:
+        ptxas_check(rt.get_source("ptx"), rt.target.arch)

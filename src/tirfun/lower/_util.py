@@ -15,7 +15,7 @@ import attrs
 from ..analysis.arith.simplify import conjoin, is_false, is_true
 from ..analysis.traversal import map_children, transform, walk
 from ..nodes import (
-    Allocate, And, Block, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, Let,
+    Allocate, And, AttrStmt, Block, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, IterVar, Let,
     LetStmt, Node, PrimExpr, PrimFunc, SeqStmt, Stmt, Var,
 )
 
@@ -75,11 +75,15 @@ def substitute(root: Node, vars: Mapping[Var, PrimExpr] | None = None,
 
 def free_vars(root: Node) -> list[Var]:
     """The variables used under ``root`` and not bound there, in order of
-    first use (loop, let and allocation variables are bound)."""
+    first use (loop, let, allocation and launched thread variables are
+    bound)."""
     bound: set[Var] = set()
     for n in walk(root):
         if isinstance(n, For):
             bound.add(n.loop_var)
+        elif (isinstance(n, AttrStmt) and n.attr_key in ("thread_extent", "virtual_thread")
+              and isinstance(n.node, IterVar)):
+            bound.add(n.node.var)
         elif isinstance(n, (LetStmt, Let)):
             bound.add(n.var)
         elif isinstance(n, Allocate):

@@ -41,7 +41,7 @@ import attrs
 
 from ..analysis.traversal import walk
 from ..nodes import (
-    Add, Allocate, AttrStmt, Broadcast, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For,
+    Add, Allocate, AttrStmt, BlockRealize, Broadcast, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For,
     ForKind, IfThenElse, IntImm, IRModule, LetStmt, Mul, PrimExpr, PrimFunc, SeqStmt, Stmt, Sub, Var,
 )
 from ._util import fresh_name, func_names, map_funcs, seq, substitute
@@ -218,9 +218,14 @@ class _Injector:
             # an attribute, or a thread launched inside (each thread runs its virtual threads)
             self.refuse_dependent(s, vts, lets, expanded, (s.value,), "this attribute")
             return AttrStmt(s.node, s.attr_key, s.value, self.distribute(vts, s.body, lets, expanded))
+        if isinstance(s, BlockRealize) and _plain_block(s):
+            # an opaque block (no iteration variables, init or buffers of
+            # its own) around the barrier, as a TensorIR program writes one
+            block = attrs.evolve(s.block, body=self.distribute(vts, s.block.body, lets, expanded))
+            return attrs.evolve(s, block=block)
         raise Undistributable(s, f"a barrier inside a {type(s).__name__} under a loop bound to a "
                                  "vthread: the loop can be split at barriers only through "
-                                 "sequences, loops, conditions, lets and allocations")
+                                 "sequences, loops, conditions, lets, allocations and opaque blocks")
 
     def expand(self, vts, s: Allocate, lets, expanded):
         """An allocation that a barrier splits: one copy per virtual thread."""
@@ -340,6 +345,13 @@ class _Injector:
         if any(self.depends(e, vts, lets, expanded) for e in exprs):
             raise Undistributable(s, f"{what} depends on the virtual thread, so not every virtual "
                                      "thread reaches the barrier inside it")
+
+
+def _plain_block(s) -> bool:
+    """Whether ``s`` (a BlockRealize) binds nothing and holds no buffers."""
+    b = s.block
+    return (not s.iter_values and not b.iter_vars and b.init is None and not b.alloc_buffers
+            and not b.match_buffers and isinstance(s.predicate, IntImm) and s.predicate.value == 1)
 
 
 def _serial(node) -> Stmt:
