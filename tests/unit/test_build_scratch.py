@@ -153,3 +153,24 @@ def test_callers_on_two_threads_each_get_their_own_block():
     for t in threads:
         t.join()
     assert results == {0.25: {0.75}, 0.375: {1.125}}
+
+
+@pytest.mark.parametrize("elements, kept", [(20000, False), (1 << 18, True), (1 << 23, False)],
+                         ids=["80 KB: malloc keeps it cheap", "1 MiB", "32 MiB: too large to keep"])
+def test_only_blocks_of_the_cached_sizes_are_kept(elements, kept):
+    if _allocated_bytes() is None:
+        pytest.skip("needs glibc's mallinfo2 to count heap bytes")
+    from tirfun.lower.llvm_workspace import CACHE_FROM, CACHE_UP_TO
+    from tirfun.runtime.builder import clear_cache
+
+    assert (CACHE_FROM <= elements * 4 <= CACHE_UP_TO) == kept and elements * 4 > STACK_LIMIT_BYTES
+    clear_cache()
+    src = SRC.replace(str(N - 1), str(elements - 1)).replace(f"({N},)", f"({elements},)").replace(
+        f"range({N})", f"range({elements})").replace(f"spatial({N}", f"spatial({elements}")
+    rt = tirfun.build(tirfun.script.from_source(src), target="llvm")
+    good = np.full(elements, 0.25, "float32")
+    out = np.zeros(1, "float32")
+    before = _allocated_bytes()
+    rt(good, out)
+    assert out[0] == np.float32(1.0)
+    assert (_allocated_bytes() - before >= elements * 4) == kept

@@ -12,8 +12,8 @@ quarter of the time of a 1024^3 packed matmul, whose copies of A and B take
 * ``tirfun.ws.alloc(bytes)`` takes a cached block at least that large, else
   mallocs one with a header that records its capacity (null when malloc
   fails);
-* ``tirfun.ws.free(ptr)`` puts a block of at least :data:`CACHE_FROM` bytes
-  into an empty slot, else frees it;
+* ``tirfun.ws.free(ptr)`` puts a block of :data:`CACHE_FROM` to
+  :data:`CACHE_UP_TO` bytes into an empty slot, else frees it;
 * ``__tirfun_workspace_release()`` frees every cached block: the runtime
   calls it when it unloads the module's code.
 
@@ -33,6 +33,10 @@ from . import llvm_intrinsics
 SLOTS = 8
 #: the smallest block worth keeping (glibc maps blocks from 128 KiB up afresh)
 CACHE_FROM = 128 * 1024
+#: the largest block kept: the page faults of a larger one cost little
+#: against the work that fills it, and a module keeps at most SLOTS of
+#: these (128 MiB) for as long as it lives
+CACHE_UP_TO = 16 * 1024 * 1024
 #: bytes before the block handed out: its capacity, and the alignment
 HEADER = 64
 #: the exported function that frees the cached blocks
@@ -114,7 +118,9 @@ def _define_free(module, slots, free) -> ir.Function:
     raw = _offset(b, ptr, -HEADER)
     keep = fn.append_basic_block("keep")
     release = fn.append_basic_block("release")
-    b.cbranch(b.icmp_unsigned(">=", _capacity_of(b, raw), ir.Constant(_I64, CACHE_FROM)), keep, release)
+    # capacity - CACHE_FROM <= CACHE_UP_TO - CACHE_FROM, unsigned: within both bounds at once
+    span = b.sub(_capacity_of(b, raw), ir.Constant(_I64, CACHE_FROM))
+    b.cbranch(b.icmp_unsigned("<=", span, ir.Constant(_I64, CACHE_UP_TO - CACHE_FROM)), keep, release)
     b.position_at_end(keep)
     for i in range(SLOTS):
         pair = b.cmpxchg(_slot(b, slots, i), ir.Constant(_PTR, None), raw, "acq_rel", "monotonic")
@@ -147,4 +153,4 @@ def _define_release(module, slots, free) -> None:
     b.ret_void()
 
 
-__all__ = ["workspace_functions", "SLOTS", "CACHE_FROM", "HEADER", "RELEASE"]
+__all__ = ["workspace_functions", "SLOTS", "CACHE_FROM", "CACHE_UP_TO", "HEADER", "RELEASE"]
