@@ -10,7 +10,7 @@ threads.
 
 from __future__ import annotations
 
-from ..nodes import THREAD_TAGS, AttrStmt, For, ForKind, IterVar
+from ..nodes import THREAD_TAGS, AttrStmt, Call, Evaluate, For, ForKind, IterVar, Var
 from .traversal import walk_stmts
 
 
@@ -26,10 +26,20 @@ def launch_of(s):
     return None
 
 
+def bound_var(s) -> Var:
+    """The variable a thread-binding statement (see :func:`launch_of`) binds."""
+    return s.loop_var if isinstance(s, For) else s.node.var
+
+
+def is_sync(s) -> bool:
+    """Whether ``s`` is a ``T.tvm_storage_sync`` (a barrier, of any scope)."""
+    return isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == "tir.tvm_storage_sync"
+
+
 def binds_threads(stmt) -> bool:
     """Whether ``stmt`` (a function's body) binds a thread index anywhere:
     a thread-bound loop or a launched thread."""
     return any(launch_of(s) is not None for _, s in walk_stmts(stmt))
 
 
-__all__ = ["binds_threads", "launch_of"]
+__all__ = ["binds_threads", "bound_var", "is_sync", "launch_of"]

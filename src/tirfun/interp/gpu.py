@@ -24,8 +24,8 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   that some threads reach and others do not (divergent control flow) is an
   InterpError;
 * virtual threads (``vthread``) are loops of their thread, as TVM's
-  virtual-thread injection makes them (:mod:`tirfun.lower.vthreads`, run
-  on the function first): one with no barrier inside runs its iterations
+  virtual-thread injection makes them
+  (:mod:`tirfun.analysis.virtual_threads`, run on the function first): one with no barrier inside runs its iterations
   one after another; one with a barrier inside is split there, so that
   every virtual thread reaches the barrier before any passes it. What lies
   outside the loop runs once per thread;
@@ -72,6 +72,7 @@ import numpy as np
 
 from ..analysis.threads import binds_threads
 from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import InterpError
 from ..nodes import Allocate, BufferLoad, BufferStore, PrimFunc, Stmt
 from .compile import CompiledFunc, statement_text, translate
@@ -93,11 +94,10 @@ def is_thread_bound(func: PrimFunc) -> bool:
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning
     (cached per function value). Virtual threads become loops of their
-    thread first, as lowering makes them (:mod:`tirfun.lower.vthreads`)."""
-    from ..lower.vthreads import Undistributable, inject_virtual_threads_func
-
+    thread first, as lowering makes them
+    (:mod:`tirfun.analysis.virtual_threads`)."""
     try:
-        func = inject_virtual_threads_func(func)
+        func = inject_virtual_threads(func)
     except Undistributable as exc:
         raise InterpError(f"a barrier (T.tvm_storage_sync) inside a loop bound to a vthread, which "
                           f"cannot be split there: {exc.why}:\n{_indent(statement_text(exc.stmt, 6))}"

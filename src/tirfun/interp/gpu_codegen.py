@@ -41,7 +41,7 @@ from __future__ import annotations
 import attrs
 
 from ..errors import InterpError
-from ..analysis.threads import launch_of
+from ..analysis.threads import bound_var, is_sync, launch_of
 from ..analysis.traversal import walk
 from ..nodes import (
     Allocate, BlockRealize, BufferLoad, BufferStore, Call, Evaluate, For, ForKind, IterVarType, StringImm, Var,
@@ -55,11 +55,6 @@ SHUFFLES = {"tir.tvm_warp_shuffle": "idx", "tir.tvm_warp_shuffle_down": "down",
             "tir.tvm_warp_shuffle_up": "up"}
 # tvm_storage_sync scopes and the barrier each one is
 BARRIERS = {"shared": "shared", "shared.dyn": "shared", "warp": "warp", "global": "global"}
-
-
-def _is_sync(s) -> bool:
-    return (isinstance(s, Evaluate) and isinstance(s.value, Call)
-            and s.value.op == "tir.tvm_storage_sync")
 
 
 @attrs.frozen
@@ -134,7 +129,7 @@ class GpuCompiler(Compiler):
                 handler = self.launch
         elif launch_of(s) is not None:
             handler = self.bind_thread
-        elif _is_sync(s):
+        elif is_sync(s):
             handler = self.barrier
         elif isinstance(s, BufferStore) and isinstance(s.value, Call) and s.value.op in SHUFFLES:
             handler = self.shuffle
@@ -201,11 +196,11 @@ class GpuCompiler(Compiler):
         """Inside a kernel: the variable of a thread-bound loop is the start
         plus the thread's index for the tag (the launch checked the extents)."""
         tag, lo, ext = launch_of(s)
-        var = s.loop_var if isinstance(s, For) else s.node.var
+        var = bound_var(s)
         body = s.body
         if tag.startswith("vthread"):
             # a kernel of virtual threads only: its one thread runs them in
-            # turn (tirfun.lower.vthreads made every other vthread loop serial)
+            # turn (tirfun.analysis.virtual_threads made every other vthread loop serial)
             self.stmt(For(var, lo if lo is not None else 0, ext, ForKind.SERIAL, body), env)
             return
         e = self.expr(ext, env)
@@ -239,7 +234,7 @@ class GpuCompiler(Compiler):
         # reduction over two thread dimensions) does it for all of them: its
         # body holds no barrier, so each thread's turn is one stretch
         innermost = not any(launch_of(n) is not None and launch_of(n)[0].startswith("threadIdx")
-                            and _cross_thread_outputs(n.body, _bound_var(n)) for _, n in _walk_launches(body))
+                            and _cross_thread_outputs(n.body, bound_var(n)) for _, n in _walk_launches(body))
         private = [] if not innermost else sorted(
             {a.storage for a in env.buffers.values()
              if a.name in reduced | saved and a.storage in self.kernel.private})
@@ -393,11 +388,6 @@ def _closing(text: str, open_at: int) -> int:
             if depth == 0:
                 return k
     raise InterpError("internal: unbalanced access code")
-
-
-def _bound_var(s) -> Var:
-    """The variable a thread-binding statement binds."""
-    return s.loop_var if isinstance(s, For) else s.node.var
 
 
 def _walk_launches(s):

@@ -25,8 +25,10 @@ prefix of the list, or any single pass, may be used alone:
 For the GPU, :mod:`.cuda` checks and lowers a thread-bound module (first
 reductions bound across threads to all-reduces, :mod:`.allreduce`; then the
 same passes up to vectorization, then ``shared``/``local`` allocations
-moved into the kernels and barriers placed by :mod:`.thread_sync`), and
-:mod:`.device_split` cuts each function into host code and kernels.
+moved into the kernels, barriers placed by :mod:`.thread_sync`, and
+virtual-thread loops split at them by
+:mod:`tirfun.analysis.virtual_threads`), and :mod:`.device_split` cuts
+each function into host code and kernels.
 
 Code generation (``llvm_codegen``, ``llvm_cpu``, ``nvptx_codegen``) imports
 llvmlite and is loaded only by :mod:`tirfun.runtime`.

@@ -1,53 +1,23 @@
 """Small tree utilities shared by the lowering passes.
 
 Substitution of variables and buffers, the free variables of a tree, fresh
-names, renaming of the names bound inside a copied subtree, and helpers for
+names (:mod:`tirfun.analysis.names`, which the interpreter uses too), renaming of the names bound inside a copied subtree, and helpers for
 conditions and sequences. Nothing here knows about any one pass.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import attrs
 
 from ..analysis.arith.simplify import conjoin, is_false, is_true
+from ..analysis.names import bound_names, fresh_name
 from ..analysis.traversal import map_children, transform, walk
 from ..nodes import (
-    Allocate, And, AttrStmt, Block, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, IterVar, Let,
+    Allocate, And, AttrStmt, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, IterVar, Let,
     LetStmt, Node, PrimExpr, PrimFunc, SeqStmt, Stmt, Var,
 )
-
-_SUFFIX = re.compile(r"^(.*?)(?:_(\d+))?$")
-
-
-def fresh_name(base: str, used: set[str]) -> str:
-    """The first of ``base``, ``base_1``, ``base_2``... not in ``used``.
-
-    A pure function of its arguments, so the same tree always gets the same
-    names. A trailing ``_N`` of ``base`` is kept as part of the stem only when
-    that spelling is free.
-    """
-    if base not in used:
-        return base
-    stem = _SUFFIX.match(base).group(1) or base
-    k = 1
-    while f"{stem}_{k}" in used:
-        k += 1
-    return f"{stem}_{k}"
-
-
-def bound_names(root: Node) -> set[str]:
-    """Every variable and buffer name that appears anywhere under ``root``."""
-    names: set[str] = set()
-    for n in walk(root):
-        if isinstance(n, (Var, Buffer)):
-            names.add(n.name)
-        elif isinstance(n, Block):
-            names.add(n.name_hint)
-    return names
-
 
 def func_names(func: PrimFunc) -> set[str]:
     """All names used in a function, its parameters and buffer map included."""

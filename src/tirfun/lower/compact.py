@@ -39,10 +39,10 @@ would share elements make :mod:`tirfun.lower.vectorize` leave the loop
 serial, so every lane computes what the interpreter does. A ``local``
 buffer (one per thread) moves into threadIdx and blockIdx loops freely,
 its region taken in one thread, and into a vthread loop as into a serial
-loop (virtual threads are iterations of their thread's loop); a ``shared`` one (one per thread block) moves into
-loops bound to blockIdx freely, its region taken in one block, and into
-loops bound to threadIdx or vthread with its region taken over all their
-threads, as TVM's
+loop (virtual threads are iterations of their thread's loop); a
+``shared`` one (one per thread block) moves into loops bound to blockIdx
+freely, its region taken in one block, and into loops bound to threadIdx
+or vthread with its region taken over all their threads, as TVM's
 ``CompactBufferAllocation`` relaxes it; other scopes stay outside
 thread-bound loops. Regions are
 bounded by :func:`tirfun.analysis.arith.eval_interval` (the evaluation

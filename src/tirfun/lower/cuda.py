@@ -31,6 +31,7 @@ blocks are lowered.
 from __future__ import annotations
 
 from ..analysis.traversal import stmt_children, walk, walk_stmts
+from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import BuildError
 from ..nodes import (
     THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
@@ -279,11 +280,10 @@ def _host_statements(node):
 
 
 def _inject_virtual_threads(mod: IRModule) -> IRModule:
-    """:func:`~.vthreads.inject_virtual_threads`, its refusal a BuildError."""
-    from .vthreads import Undistributable, inject_virtual_threads
-
+    """:func:`tirfun.analysis.virtual_threads.inject_virtual_threads` on
+    every function, its refusal a BuildError."""
     try:
-        return inject_virtual_threads(mod)
+        return map_funcs(mod, inject_virtual_threads)
     except Undistributable as exc:
         raise BuildError(f"a barrier (T.tvm_storage_sync) inside a loop bound to a vthread, which "
                          f"cannot be split there: {exc.why}:\n{lines_of(exc.stmt, 6)}") from None

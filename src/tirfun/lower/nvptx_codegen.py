@@ -12,7 +12,10 @@ particular to a GPU:
 * a loop bound to ``blockIdx.x`` or ``threadIdx.x`` (or a launched thread)
   reads its index from ``llvm.nvvm.read.ptx.sreg.ctaid.x`` /
   ``tid.x``; the launch makes the grid exactly the loops' extents, so no
-  guard is needed; ``vthread`` loops run one after another in their thread;
+  guard is needed; a ``vthread`` loop (lowering leaves one only as a
+  kernel of virtual threads alone, with no barrier inside:
+  :mod:`tirfun.analysis.virtual_threads`) runs its iterations one after
+  another in its thread;
 * ``shared`` buffers are globals of address space 3, one per block,
   ``local`` ones stack slots (the local state space, address space 5); a
   kernel with more than 48 KiB of shared memory (which the target allows
@@ -191,7 +194,6 @@ class NVPTXCodegen(LLVMCodegen):
 
     def thread_for(self, s: For) -> None:
         if s.thread_binding.startswith("vthread"):
-            _refuse_barrier_in_vthread(s)
             self.serial_for(s)
             return
         self._bind_thread(s.thread_binding, s.min, s.loop_var, s.body)
@@ -206,7 +208,6 @@ class NVPTXCodegen(LLVMCodegen):
         if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, IterVar):
             tag = s.node.thread_tag
             if tag.startswith("vthread"):
-                _refuse_barrier_in_vthread(s)
                 self.loop(s.node.var, _const(scalar_type(s.node.var.dtype), 0),
                           self.expr(s.value), lambda: self.stmt(s.body))
                 return
@@ -489,21 +490,6 @@ def _bits_of(t: ir.Type) -> int:
     if isinstance(t, ir.FloatType):
         return 32
     return 16  # half and bfloat
-
-
-def _refuse_barrier_in_vthread(s) -> None:
-    """Virtual threads run one after another in their thread here, which
-    keeps their meaning only when no barrier lies between their phases."""
-    from ..analysis.traversal import walk
-
-    for n in walk(s.body):
-        if isinstance(n, Call) and n.op == "tir.tvm_storage_sync":
-            from .cuda import lines_of
-
-            raise BuildError("a barrier (T.tvm_storage_sync) inside a loop bound to a vthread: "
-                             "the CUDA build runs virtual threads one after another and cannot "
-                             f"split them at a barrier; bind the loop to threadIdx instead:\n"
-                             f"{lines_of(s, 6)}")
 
 
 def _shared_bytes(body) -> int:

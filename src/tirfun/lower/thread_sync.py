@@ -19,7 +19,7 @@ arrives: never under a condition or in a loop whose bounds depend on the
 thread index (or on memory). A conflict inside such a statement is left as
 it is: the interpreter's GPU semantics reports it as a race if two threads
 really meet there. Virtual threads count as threads here: a barrier may go
-inside a ``vthread`` loop, which :mod:`tirfun.lower.vthreads` then splits
+inside a ``vthread`` loop, which :mod:`tirfun.analysis.virtual_threads` splits
 at it, so that every virtual thread reaches the barrier before any passes.
 """
 
@@ -158,7 +158,7 @@ class _Kernel:
             tag, _lo, _ext, var = bound
             # virtual threads share the block's memory as threads do: a
             # barrier inside their loop is one all of them reach, and
-            # tirfun.lower.vthreads splits the loop there
+            # tirfun.analysis.virtual_threads splits the loop there
             if tag.startswith(("threadIdx", "vthread")):
                 self.divergent.add(var)
             body, summary = self.visit(node.body)

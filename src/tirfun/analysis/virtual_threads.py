@@ -31,20 +31,22 @@ names it (the CUDA build turns it into a BuildError, the interpreter into an
 InterpError).
 
 The interpreter's GPU meaning applies the same pass before running a
-function, so a lowered program and the CUDA build agree on what virtual
-threads do.
+function, and the CUDA lowering after placing barriers, so a lowered
+program and the CUDA build agree on what virtual threads do. (It lives
+here, below both, because it defines what virtual threads mean.)
 """
 
 from __future__ import annotations
 
 import attrs
 
-from ..analysis.traversal import walk
 from ..nodes import (
-    Add, Allocate, AttrStmt, BlockRealize, Broadcast, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For,
-    ForKind, IfThenElse, IntImm, IRModule, LetStmt, Mul, PrimExpr, PrimFunc, SeqStmt, Stmt, Sub, Var,
+    Add, Allocate, AttrStmt, BlockRealize, Broadcast, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Evaluate,
+    For, ForKind, IfThenElse, IntImm, LetStmt, Mul, PrimExpr, PrimFunc, SeqStmt, Stmt, Sub, Var,
 )
-from ._util import fresh_name, func_names, map_funcs, seq, substitute
+from .names import bound_names, fresh_name
+from .threads import bound_var, is_sync, launch_of
+from .traversal import map_children, substitute_vars, transform, walk
 
 _SHARED = ("shared", "shared.dyn")
 
@@ -58,31 +60,12 @@ class Undistributable(Exception):
         self.stmt, self.why = stmt, why
 
 
-def inject_virtual_threads(mod: IRModule) -> IRModule:
-    """Every virtual-thread loop of ``mod`` made into serial loops (see the module)."""
-    return map_funcs(mod, inject_virtual_threads_func)
-
-
-def inject_virtual_threads_func(func: PrimFunc) -> PrimFunc:
+def inject_virtual_threads(func: PrimFunc) -> PrimFunc:
     """``func`` with its virtual-thread loops made into serial loops, split
     at the barriers inside them; the same function when it has none."""
     if not any(_is_vthread(n) for n in walk(func.body)):
         return func
-    used = func_names(func)
-    body = _Injector(used).host(func.body)
-    return func.with_body(body)
-
-
-def is_barrier(s) -> bool:
-    """Whether ``s`` is a ``T.tvm_storage_sync`` (of any scope)."""
-    return isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == "tir.tvm_storage_sync"
-
-
-def launch_of(s):
-    """:func:`tirfun.lower.cuda.launch_of` (imported late: cuda imports this module)."""
-    from .cuda import launch_of as of
-
-    return of(s)
+    return func.with_body(_Injector(bound_names(func)).host(func.body))
 
 
 def _is_vthread(s) -> bool:
@@ -91,7 +74,12 @@ def _is_vthread(s) -> bool:
 
 
 def _has_barrier(s) -> bool:
-    return any(is_barrier(n) for n in walk(s) if isinstance(n, Evaluate))
+    return any(is_sync(n) for n in walk(s) if isinstance(n, Evaluate))
+
+
+def _seq(items: list) -> Stmt:
+    # SeqStmt flattens nested sequences itself
+    return items[0] if len(items) == 1 else SeqStmt(items)
 
 
 @attrs.frozen
@@ -101,6 +89,12 @@ class _VT:
     var: Var
     lo: PrimExpr
     ext: PrimExpr
+
+    @staticmethod
+    def of(s) -> "_VT":
+        """The virtual-thread loop (or launched virtual thread) ``s``."""
+        _tag, lo, ext = launch_of(s)
+        return _VT(bound_var(s), IntImm(ext.dtype, 0) if lo is None else lo, ext)
 
 
 @attrs.frozen
@@ -127,30 +121,24 @@ class _Injector:
             return self.inject(node)
         if launch_of(node) is not None:
             return self.kernel(node)
-        from ..analysis.traversal import map_children
-
         return map_children(node, lambda c: self.host(c) if isinstance(c, Stmt) else c)
 
     def kernel(self, node):
         """Inside a kernel: each outermost virtual-thread loop injected."""
         if _is_vthread(node):
-            _tag, lo, ext, var = launch_of(node)
             if not _has_barrier(node.body):
                 return _serial(node)
-            return self.distribute((_VT(var, lo, ext),), node.body, (), {})
-        from ..analysis.traversal import map_children
-
+            return self.distribute((_VT.of(node),), node.body, (), {})
         return map_children(node, lambda c: self.kernel(c) if isinstance(c, Stmt) else c)
 
     def inject(self, node):
         """An outermost virtual-thread loop: a kernel when no thread-bound
         loop lies above it."""
-        tag, lo, ext, var = launch_of(node)
         if not _has_barrier(node.body):
             # a kernel of its own stays one (its thread runs the virtual
             # threads in turn), rather than becoming host code
             return attrs.evolve(node, body=_serial_inside(node.body))
-        out = self.distribute((_VT(var, lo, ext),), node.body, (), {})
+        out = self.distribute((_VT.of(node),), node.body, (), {})
         if not any(launch_of(n) is not None for n in walk(out) if isinstance(n, (For, AttrStmt))):
             raise Undistributable(node, "the barrier lies in a kernel of virtual threads only, which "
                                         "has one thread: bind a loop to threadIdx")
@@ -164,25 +152,25 @@ class _Injector:
         allocations made one per virtual thread."""
         if not _has_barrier(s):
             return self.wrap(vts, s, lets, expanded)
-        if is_barrier(s):
+        if is_sync(s):
             return s
         if _is_vthread(s):
-            _tag, lo, ext, var = launch_of(s)
-            self.refuse_dependent(s, vts, lets, expanded, (lo, ext), "the extent of this loop")
-            return self.distribute(vts + (_VT(var, lo, ext),), s.body, lets, expanded)
+            vt = _VT.of(s)
+            self.refuse_dependent(s, vts, lets, expanded, (vt.lo, vt.ext), "the extent of this loop")
+            return self.distribute(vts + (vt,), s.body, lets, expanded)
         if isinstance(s, SeqStmt):
             out, run = [], []
             for child in s.seq:
                 if _has_barrier(child):
                     if run:
-                        out.append(self.wrap(vts, seq(run), lets, expanded))
+                        out.append(self.wrap(vts, _seq(run), lets, expanded))
                         run = []
                     out.append(self.distribute(vts, child, lets, expanded))
                 else:
                     run.append(child)
             if run:
-                out.append(self.wrap(vts, seq(run), lets, expanded))
-            return seq(out)
+                out.append(self.wrap(vts, _seq(run), lets, expanded))
+            return _seq(out)
         if isinstance(s, For):
             self.refuse_dependent(s, vts, lets, expanded, (s.min, s.extent), "the bounds of this loop")
             return attrs.evolve(s, body=self.distribute(vts, s.body, lets, expanded))
@@ -283,10 +271,9 @@ class _Injector:
             name = fresh_name(var.name, self.used)
             self.used.add(name)
             mapping[var] = Var(name, var.dtype)
-        body = substitute(body, mapping)
+        body = substitute_vars(body, mapping, enter_buffer=lambda _b: True)
         for vt in reversed(vts):
-            body = For(mapping[vt.var], substitute(vt.lo, mapping), substitute(vt.ext, mapping),
-                       ForKind.SERIAL, body)
+            body = For(mapping[vt.var], vt.lo, vt.ext, ForKind.SERIAL, body)
         return body
 
     def select(self, s, expanded: dict):
@@ -302,7 +289,6 @@ class _Injector:
                 index = rel if index is None else Add(Mul(index, vt.ext), rel)
             dt = info.stride.dtype
             if index.dtype != dt:
-                from ..nodes import Cast
                 index = Cast(dt, index)
             off = Mul(index, info.stride)
             return Broadcast(off, lanes) if lanes > 1 else off
@@ -324,8 +310,6 @@ class _Injector:
                 new = expanded[n.buffer.data].buffers.get(n.buffer)
                 return n if new is None else DeclBuffer(new, n.body)
             return n
-
-        from ..analysis.traversal import transform
 
         return transform(s, post)
 
@@ -356,15 +340,14 @@ def _plain_block(s) -> bool:
 
 def _serial(node) -> Stmt:
     """A virtual-thread loop with no barrier inside: a serial loop."""
-    _tag, lo, ext, var = launch_of(node)
-    return For(var, lo, ext, ForKind.SERIAL, _serial_inside(node.body))
+    vt = _VT.of(node)
+    return For(vt.var, vt.lo, vt.ext, ForKind.SERIAL, _serial_inside(node.body))
 
 
 def _serial_inside(s):
     """``s`` with every virtual-thread loop in it a serial loop (none holds a barrier)."""
     if not any(_is_vthread(n) for n in walk(s)):
         return s
-    from ..analysis.traversal import transform
 
     def post(n):
         return _serial(n) if _is_vthread(n) else n
@@ -387,4 +370,4 @@ def _idempotent(s) -> bool:
     return not stored & loaded
 
 
-__all__ = ["inject_virtual_threads", "inject_virtual_threads_func", "Undistributable", "is_barrier"]
+__all__ = ["inject_virtual_threads", "Undistributable"]
