@@ -398,7 +398,7 @@ def run(quick: bool) -> int:
     rows.append(("bandwidth: streaming read", f"{parts}x{r * c // parts} f32", read_s,
                  f"{read_bw:.1f} GB/s", f"{100 * read_bw / bandwidth:.0f}% of bw", None, None, ""))
     rf_bw = gbytes_per_second(4.0 * r * c, rf_s)
-    rows.append((f"row sum (rfactor {ROW_SUM_LANES} lanes, vectorize, parallel)", f"{r}x{c} f32", rf_s,
+    rows.append((f"row sum (rfactor {ROW_SUM_LANES} lanes, 16-lane tree, vectorize, parallel)", f"{r}x{c} f32", rf_s,
                  f"{rf_bw:.1f} GB/s", f"{100 * rf_bw / read_bw:.0f}% of read bw", "row_sum", None,
                  ">= 2.0x numpy"))
     rf1_bw = gbytes_per_second(4.0 * r * c, rf1_s)

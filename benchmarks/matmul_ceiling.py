@@ -8,14 +8,17 @@ can do when the machine leaves it alone):
 * **peak**: the FMA loop of ``cpu.py``, the rate no kernel can pass;
 * **whole**: :func:`tirfun.examples.schedules.packed_matmul` at 1024, as
   ``cpu.py`` times it;
-* **product**: the same register-tiled product with B already packed (the
-  packing's cost taken out) and 1022 rows (a multiple of the 14-row tile,
-  so no remainder tile);
-* **product, A packed**: the product reading A from 14-row panels, so that
-  the 14 values one step broadcasts are adjacent (with A's rows 4 KiB
-  apart, the 14 rows one step reads fall into one set of the L1 cache);
+* **product**: the same register-tiled product (6 x 64 tiles) with B
+  already packed (the packing's cost taken out) and 1020 rows (a multiple
+  of the 6-row tile, so no remainder tile);
+* **product, A packed**: the product reading A from 6-row panels, so that
+  the 6 values one step broadcasts are adjacent (A's rows 4 KiB apart fall
+  into one set of the L1 cache; 6 of them fit its 8 ways, so this row
+  should not beat the last);
+* **product, 14 x 32**, and **A packed**: the tile of earlier stops, whose
+  14 rows are more than the L1 cache's ways hold when they share a set;
 * **product, L1**: the product over 256 values of k only, so that a panel
-  of B (256 x 32 floats, 32 KiB) stays in the L1 cache: the kernel with
+  of B (256 x 64 floats, 64 KiB) stays near the L1 cache: the kernel with
   the memory system out of the way;
 * **numpy**: ``A @ B`` at 1024, after a pause for OpenBLAS's threads.
 
@@ -46,28 +49,28 @@ from tirfun.runtime.target import host_description
 
 from cpu import peak_fma, vector_lanes
 
-ROWS, COLS = 14, 32
+ROWS, COLS = 6, 64
 
 
-def packed_product(m: int, n: int, k: int, a_packed: bool) -> IRModule:
-    """``C = A @ B`` with B given packed (``B[j // 32, k, j % 32]``) and A
-    as it is or packed into 14-row panels (``A[i // 14, k, i % 14]``),
+def packed_product(m: int, n: int, k: int, a_packed: bool, rows: int = ROWS, cols: int = COLS) -> IRModule:
+    """``C = A @ B`` with B given packed (``B[j // cols, k, j % cols]``) and A
+    as it is or packed into panels of ``rows`` rows (``A[i // rows, k, i % rows]``),
     scheduled as the product of :func:`schedules.schedule_packed_matmul`
     (its register tile by :func:`schedules.schedule_register_tile`)."""
     if a_packed:
-        A = te.placeholder((m // ROWS, k, ROWS), "float32", name="A")
-        a = lambda i, r: A[i // ROWS, r, i % ROWS]  # noqa: E731
+        A = te.placeholder((m // rows, k, rows), "float32", name="A")
+        a = lambda i, r: A[i // rows, r, i % rows]  # noqa: E731
     else:
         A = te.placeholder((m, k), "float32", name="A")
         a = lambda i, r: A[i, r]  # noqa: E731
-    B = te.placeholder((n // COLS, k, COLS), "float32", name="B")
+    B = te.placeholder((n // cols, k, cols), "float32", name="B")
     r = te.reduce_axis((0, k), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(a(i, r) * B[j // COLS, r, j % COLS], axis=r), name="C")
+    C = te.compute((m, n), lambda i, j: te.sum(a(i, r) * B[j // cols, r, j % cols], axis=r), name="C")
     sch = Schedule(IRModule({"main": te.create_prim_func([A, B, C])}))
     block = sch.get_block("C")
     i, j, kk = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, ROWS])
-    j0, j1 = sch.split(j, [None, COLS])
+    i0, i1 = sch.split(i, [None, rows])
+    j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, kk, i1, j1)
     sch.unroll(i1)
     sch.vectorize(j1)
@@ -100,14 +103,16 @@ def main() -> None:
     assert np.allclose(za.numpy(), x.astype(np.float64) @ y, rtol=1e-4), "whole matmul is wrong"
     cases.append((f"whole: packed_matmul({n})", 2.0 * n ** 3, lambda: whole_rt(xa, ya, za)))
 
-    m = n // ROWS * ROWS
-    for label, k, a_packed in (("product", n, False), ("product, A packed", n, True),
-                               ("product, L1 (k = 256)", 256, False)):
-        rt = tirfun.build(packed_product(m, n, k, a_packed), target=target)
+    for label, k, a_packed, rows, cols in (
+            ("product", n, False, ROWS, COLS), ("product, A packed", n, True, ROWS, COLS),
+            ("product, L1 (k = 256)", 256, False, ROWS, COLS),
+            ("product 14 x 32", n, False, 14, 32), ("product 14 x 32, A packed", n, True, 14, 32)):
+        m = n // rows * rows
+        rt = tirfun.build(packed_product(m, n, k, a_packed, rows, cols), target=target)
         a = x[:m, :k]
-        b = tirfun.nd.array(np.ascontiguousarray(y[:k].reshape(k, n // COLS, COLS).transpose(1, 0, 2)))
+        b = tirfun.nd.array(np.ascontiguousarray(y[:k].reshape(k, n // cols, cols).transpose(1, 0, 2)))
         a_arg = tirfun.nd.array(np.ascontiguousarray(
-            a.reshape(m // ROWS, ROWS, k).transpose(0, 2, 1)) if a_packed else np.ascontiguousarray(a))
+            a.reshape(m // rows, rows, k).transpose(0, 2, 1)) if a_packed else np.ascontiguousarray(a))
         c = tirfun.nd.empty((m, n), "float32")
         rt(a_arg, b, c)
         assert np.allclose(c.numpy(), a.astype(np.float64) @ y[:k], rtol=1e-4), f"{label} is wrong"

@@ -6,7 +6,8 @@
 Times, in alternating rounds for the given number of seconds, so that each
 sees the machine in the same states: the rfactor'd row sum of
 ``tirfun.examples.schedules`` over 4096x4096 float32 on every thread and on
-one (``-num-cores=1``); the same schedule over one long row per thread (a
+one (``-num-cores=1``), and without its tree of 16 lanes (``tail=None``);
+the same schedule over one long row per thread (a
 pure streaming read of the same 64 MiB, no row ends) on every thread and on
 one; numpy's ``A.sum(axis=1)`` (one core); and copies by tirfun and numpy.
 Each line gives the minimum (the run least disturbed by other processes),
@@ -61,11 +62,14 @@ def main(argv=None) -> int:
     numpy_sums, numpy_copy = np.empty(ROWS, np.float32), np.empty_like(a)
     row_sum = schedules.row_sum_rfactor(ROWS, COLS, LANES).mod
     stream = schedules.row_sum_rfactor(parts, total // parts, LANES).mod
+    # the lanes summed one after another, without the 16-lane tree
+    plain, plain_sums = schedules.row_sum_rfactor(ROWS, COLS, LANES, tail=None).mod, tirfun.nd.empty((ROWS,), "float32")
     one = "llvm -num-cores=1"
     # name: (function, arguments, bytes moved per element)
     kernels = {
         f"row sum, {threads} threads": (tirfun.build(row_sum), (matrix, sums), 4),
         "row sum, 1 thread": (tirfun.build(row_sum, target=one), (matrix, sums), 4),
+        f"row sum, no tree, {threads} thr": (tirfun.build(plain), (matrix, plain_sums), 4),
         f"streaming read, {threads} threads": (tirfun.build(stream), (long_rows, long_sums), 4),
         "streaming read, 1 thread": (tirfun.build(stream, target=one), (long_rows, long_sums), 4),
         "numpy A.sum(axis=1)": (lambda: np.sum(a, axis=1, out=numpy_sums), (), 4),
@@ -82,6 +86,7 @@ def main(argv=None) -> int:
                 samples[name].append(time.perf_counter() - start)
     expected = a.sum(axis=1, dtype=np.float64)
     assert np.allclose(sums.numpy(), expected, rtol=1e-4), "row sum result is wrong"
+    assert np.allclose(plain_sums.numpy(), expected, rtol=1e-4), "row sum without the tree is wrong"
     print(f"{ROWS}x{COLS} float32, {LANES} partial sums per row, {threads} thread(s); "
           f"{len(samples['numpy A.sum(axis=1)'])} runs each")
     print(f"{'kernel':<28}{'min ms':>9}{'GB/s':>8}{'p10 ms':>9}{'median ms':>11}")
@@ -92,7 +97,7 @@ def main(argv=None) -> int:
               f"{times[len(times) // 10] * 1e3:>9.2f}{statistics.median(times) * 1e3:>11.2f}")
     best = {name: times[0] for name, times in samples.items()}
     numpy_s = best["numpy A.sum(axis=1)"]
-    for name in (f"row sum, {threads} threads", "row sum, 1 thread"):
+    for name in (f"row sum, {threads} threads", "row sum, 1 thread", f"row sum, no tree, {threads} thr"):
         print(f"{name}: {numpy_s / best[name]:.2f}x numpy at the minima")
     return 0
 

@@ -256,8 +256,8 @@ def _matmul_steps(n: int):
     sch.parallel(i0)
     yield "+ parallel over the outer i", sch.copy(), "llvm"
     packed = tirfun.Schedule(matmul_program(n))
-    schedule_packed_matmul(packed, "C", rows=14, cols=32)
-    yield "B in panels, 14x32 register tile", packed, "llvm"
+    schedule_packed_matmul(packed, "C", rows=6, cols=64)
+    yield "B in panels, 6x64 register tile", packed, "llvm"
     yield "the same, -fast-math-contract", packed, "llvm -fast-math-contract"
 
 
@@ -276,16 +276,17 @@ def tour_matmul(n: int | None = None) -> tirfun.Schedule:
     The last two rows start again from the naive loops with the packed,
     register-tiled schedule that benchmarks/cpu.py measures
     (schedule_packed_matmul, from
-    tirfun.examples.schedules): each parallel task copies a panel of 32
+    tirfun.examples.schedules): each parallel task copies a panel of 64
     columns of B into a contiguous buffer (cache_read + compute_at) and
-    accumulates 14x32 tiles of C in a local buffer (cache_write +
+    accumulates 6x64 tiles of C in a local buffer (cache_write +
     reverse_compute_at) that LLVM keeps in vector registers; the tile rows
     are unrolled, the columns vectorized, and decompose_reduction zeroes
-    the tile before the k loop. 14 does not divide the size, so
-    loop_partition gives the last tile its own loop. (From 1024 up the
-    schedule also packs A into panels of 14 rows before the product,
-    cache_read + transform_layout to (i // 14, k, i % 14), so that the 14
-    values one step broadcasts are adjacent: faster there.) -fast-math-contract
+    the tile before the k loop. 6 does not divide the size, so
+    loop_partition gives the last tile its own loop. (For a tile of more
+    than 8 rows, from 1024 up, the schedule also packs A into panels of
+    its rows, cache_read + transform_layout to (i // rows, k, i % rows):
+    A's rows 4 KiB apart share a set of the L1 cache, which holds 8 of
+    them.) -fast-math-contract
     lets each multiply and add fuse into one FMA, as TVM's LLVM target does
     by default.""")
     rng = np.random.default_rng(0)

@@ -74,3 +74,47 @@ def test_the_convolution_is_the_interpreters_on_any_tile(tiles, seed):
     interp_run(schedules.conv2d_nchw_program(channels, filters, size)["main"], image, weights, expected)
     tirfun.build(sch.mod, target="llvm")(image, weights, actual)
     _same_bits(actual, expected)
+
+
+def _tree_sum(a: np.ndarray, lanes: int, tail: int | None) -> np.ndarray:
+    """The row sums in the order the rfactor'd schedule adds, in float32:
+    ``lanes`` interleaved partial sums along each row, summed ``tail`` lanes
+    at a time into ``tail`` sums (no step where ``tail`` is None), then
+    those one after another."""
+    rows, cols = a.shape
+    partial = np.zeros((rows, lanes), np.float32)
+    for step in range(cols // lanes):
+        partial = partial + a[:, step * lanes:(step + 1) * lanes]
+    if tail is not None and tail != lanes:
+        sums = np.zeros((rows, tail), np.float32)
+        for group in range(lanes // tail):
+            sums = sums + partial[:, group * tail:(group + 1) * tail]
+        partial = sums
+    out = np.zeros(rows, np.float32)
+    for lane in range(partial.shape[1]):
+        out = out + partial[:, lane]
+    return out
+
+
+@st.composite
+def row_sum_tiles(draw):
+    lanes = draw(st.sampled_from([4, 8, 16, 32, 64]))
+    tail = draw(st.sampled_from([None] + [t for t in (2, 4, 8, 16) if lanes % t == 0 and t < lanes]))
+    return draw(st.integers(1, 5)), lanes * draw(st.integers(1, 4)), lanes, tail
+
+
+@settings(max_examples=_FEW)
+@given(row_sum_tiles(), st.integers(0, 2**32 - 1))
+def test_the_rfactor_row_sum_adds_in_its_trees_order(tiles, seed):
+    rows, cols, lanes, tail = tiles
+    sch = schedules.row_sum_rfactor(rows, cols, lanes, tail)
+    names = [type(step).__name__ for step in sch.trace.rewrites]
+    assert names.count("RFactor") == (1 if tail is None else 2)
+    event("one rfactor" if tail is None else "a tree of two rfactors")
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    expected, actual = np.full(rows, np.nan, np.float32), np.full(rows, np.nan, np.float32)
+    interp_run(sch.mod["main"], a, expected)
+    _same_bits(expected, _tree_sum(a, lanes, tail))
+    tirfun.build(sch.mod, target="llvm")(a, actual)
+    _same_bits(actual, expected)

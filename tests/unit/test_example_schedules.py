@@ -105,19 +105,19 @@ def test_packed_matmul_is_built_by_the_block_primitives_and_its_trace_replays():
         assert primitive in names
     assert structural_equal(sch.trace(schedules.matmul(64)), sch.mod)
     lowered = tirfun.lower(sch.mod).script()
-    # B is packed per panel, the full tiles accumulate in a 14 x 32 buffer
-    # and the last tile (rows 56 to 63) in an 8 x 32 one, all inside the
-    # parallel loop
+    # B is packed per panel of 64 columns, the full tiles accumulate in a
+    # 6 x 64 buffer and the last tile (rows 60 to 63) in a 4 x 64 one, all
+    # inside the parallel loop
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "global"\)', lowered) == [
-        'T.allocate([2048], "float32", "global")']
+        'T.allocate([4096], "float32", "global")']
     assert re.findall(r'T.allocate\(\[\d+\], "float32", "local"\)', lowered) == [
-        'T.allocate([448], "float32", "local")', 'T.allocate([256], "float32", "local")']
+        'T.allocate([384], "float32", "local")', 'T.allocate([256], "float32", "local")']
 
 
 @pytest.mark.parametrize("n", [64, 32])
 def test_packed_matmul_packing_b_whole_is_the_interpreters_bit_for_bit(n):
     # B copied once into contiguous panels of 32 columns before the product
-    sch = schedules.packed_matmul(n, pack="whole")
+    sch = schedules.packed_matmul(n, cols=32, pack="whole")
     names = [type(step).__name__ for step in sch.trace.rewrites]
     assert "TransformLayout" in names and "ComputeAt" not in names
     packed = [b for b in sch.mod["main"].body.block.alloc_buffers if b.name == "B_global"]
@@ -141,17 +141,22 @@ def test_packed_matmul_packing_a_into_panels_of_rows_is_the_interpreters_bit_for
     assert_same_bits(actual[2], expected[2])
 
 
-def test_packed_matmul_packs_a_from_its_threshold_on():
-    def packs_a(n):
-        sch = schedules.packed_matmul(n)
+def test_packed_matmul_packs_a_for_tall_tiles_from_its_threshold_on():
+    def packs_a(n, rows):
+        sch = schedules.packed_matmul(n, rows=rows)
         return any(b.name == "A_global" for b in sch.mod["main"].body.block.alloc_buffers)
 
-    assert packs_a(schedules.PACK_A_FROM) and not packs_a(schedules.PACK_A_FROM - 32)
+    tall, short = schedules.PACK_A_ABOVE_ROWS + 1, schedules.PACK_A_ABOVE_ROWS
+    assert packs_a(schedules.PACK_A_FROM, tall)
+    assert not packs_a(schedules.PACK_A_FROM - 64, tall)
+    # the rows of a short tile fit the ways of the L1 cache: A stays as it is
+    assert not packs_a(schedules.PACK_A_FROM, short)
+    assert not packs_a(schedules.PACK_A_FROM, 6)
 
 
 def test_packed_matmul_packs_b_per_panel_unless_asked_to_pack_it_whole():
     def packing(n, **kw):
-        # whole: B's copy takes the layout (j // 32, k, j % 32); per panel it keeps B's shape
+        # whole: B's copy takes the layout (j // cols, k, j % cols); per panel it keeps B's shape
         (copy,) = [b for b in schedules.packed_matmul(n, **kw).mod["main"].body.block.alloc_buffers
                    if b.name == "B_global"]
         return "whole" if len(copy.shape) == 3 else "panel"
@@ -247,14 +252,26 @@ def test_softmax_with_fast_math_computes_exp_inline_in_vectors():
     assert _exp_calls(tirfun.build(sch.mod, target="llvm -math=exact").get_source("ll"))
 
 
-def test_row_sum_rfactor_is_the_interpreters_and_a_row_sum():
+@pytest.mark.parametrize("lanes, tail", [(32, 16), (64, 16), (64, 8), (64, None), (16, 16)])
+def test_row_sum_rfactor_is_the_interpreters_and_a_row_sum(lanes, tail):
     rng = np.random.default_rng(6)
     a = rng.standard_normal((8, 256)).astype(np.float32)
-    for lanes in (32, 64):
-        sch = schedules.row_sum_rfactor(8, 256, lanes)
-        actual = check_against_interpreter(sch, [a, np.zeros(8, np.float32)], "exact")
-        np.testing.assert_allclose(actual[1], a.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
-        assert structural_equal(sch.trace(schedules.row_sum(8, 256)), sch.mod)
+    sch = schedules.row_sum_rfactor(8, 256, lanes, tail)
+    actual = check_against_interpreter(sch, [a, np.zeros(8, np.float32)], "exact")
+    np.testing.assert_allclose(actual[1], a.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    assert structural_equal(sch.trace(schedules.row_sum(8, 256)), sch.mod)
+    # with a tree, the lanes' partial sums are summed tail lanes at a time
+    # first: a buffer of lanes // tail x tail partials under one of tail
+    shapes = sorted([int(d) for d in b.shape] for b in sch.mod["main"].body.block.alloc_buffers)
+    if tail in (None, lanes):
+        assert shapes == [[8, lanes]]
+    else:
+        assert shapes == sorted([[8, tail], [8, lanes // tail, tail]])
+
+
+def test_row_sum_rfactor_refuses_a_tail_that_does_not_divide_the_lanes():
+    with pytest.raises(ScheduleError, match="extent 64 of loop 'k_1' is not a multiple of the tile size 24"):
+        schedules.row_sum_rfactor(4, 128, 64, 24)
 
 
 # -- the hot loops -------------------------------------------------------------
@@ -344,7 +361,7 @@ def test_row_sum_streams_each_row_into_independent_vector_partials():
 
 
 def test_sizes_that_do_not_tile_are_refused():
-    with pytest.raises(ScheduleError, match="extent 60 of loop 'j' is not a multiple of the tile size 32"):
+    with pytest.raises(ScheduleError, match="extent 60 of loop 'j' is not a multiple of the tile size 64"):
         schedules.packed_matmul(60)
     with pytest.raises(ScheduleError, match="extent 12 of loop 'x' is not a multiple of the tile size 14"):
         schedules.conv2d_nchw(size=12)

@@ -6,6 +6,7 @@ import tirfun.rewrites as R
 from tirfun.analysis.verify import verify
 from tirfun.nodes import ForKind, IRModule
 from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
 
 from corner_sources import REPEATED_REDUCTION
 
@@ -97,6 +98,18 @@ def test_threads_that_would_each_run_one_update_at_once_are_refused(rewrite, thr
     # the loop that feeds vi, and virtual threads, which run one after another
     for fine in (R.parallel("i"), R.bind("u", "vthread.x")):
         verify(fine(mod))
+
+
+def test_a_loop_of_one_iteration_repeats_no_update():
+    # found by the row sum's schedule on one row: the loop of one iteration
+    # feeds no variable of the partial sums' block, but one thread cannot race
+    source = REPEATED_REDUCTION.replace("T.grid(4, 2)", "T.grid(4, 1)")
+    assert source != REPEATED_REDUCTION
+    mod = IRModule({"main": from_source(source)})
+    for rewrite in (R.parallel("u"), R.bind("u", "threadIdx.x")):
+        out = rewrite(mod)
+        verify(out)
+        assert_equivalent(mod["main"], out["main"], trials=2)
 
 
 def test_threads_that_each_run_one_copy_or_their_own_update_are_left_alone():

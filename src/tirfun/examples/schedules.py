@@ -35,7 +35,7 @@ from ..nodes import IRModule, const
 from ..schedule import Schedule
 
 __all__ = [
-    "PACK_A_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
+    "PACK_A_ABOVE_ROWS", "PACK_A_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
     "packed_matmul",
     "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
     "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_register_tile", "schedule_row_sum_rfactor",
@@ -70,14 +70,20 @@ def matmul(n: int) -> IRModule:
 
 
 #: the smallest extent of k for which :func:`schedule_packed_matmul` packs A
-#: into panels of ``rows`` rows: from 1024 floats (4 KiB) on, the rows one
-#: step of the product reads fall into one set of the L1 cache, and the
-#: copy pays for itself (2-core AVX-512 machine, 1024^3: 193 GFLOP/s packed
-#: against 133 unpacked; 512^3: 207 against 212)
+#: into panels of ``rows`` rows, when the tile has more than
+#: :data:`PACK_A_ABOVE_ROWS` of them: from 1024 floats (4 KiB) on, the rows
+#: one step of the product reads fall into one set of the L1 cache
 PACK_A_FROM = 1024
 
+#: the most rows of A a tile reads unpacked, at any extent of k: the ways of
+#: an 8-way L1 cache hold the 8 rows one step of the product reads, even
+#: when they share a set (2-core AVX-512 machine, 1024^3: a 6 x 64 tile at
+#: 215-221 GFLOP/s unpacked, 8 x 32 at 212-217 unpacked against 207-209
+#: packed; 14 x 32 at 143-170 unpacked against 195-208 packed)
+PACK_A_ABOVE_ROWS = 8
 
-def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int = 32,
+
+def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 6, cols: int = 64,
                            pack: str | None = None, pack_a: bool | None = None) -> None:
     """Schedule a matmul block (loops ``i, j, k``) for the CPU's vector
     units:
@@ -97,14 +103,16 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
       from the second call on (:mod:`tirfun.lower.llvm_workspace`); it
       measured faster than ``"whole"`` at 512, 1024 and 2048 on the 2-core
       AVX-512 machine (1024^3 with A packed: 198 against 192 GFLOP/s);
-    - with ``pack_a`` (by default from an extent of k of
+    - with ``pack_a`` (by default for a tile of more than
+      :data:`PACK_A_ABOVE_ROWS` rows and an extent of k from
       :data:`PACK_A_FROM` up), ``cache_read`` A too and
       ``transform_layout`` the copy to ``(i // rows, k, i % rows)``, padded
       with zeros where ``rows`` does not divide the extent of i: the
       ``rows`` values one step of the product broadcasts are adjacent,
       where A's own rows, 4 KiB apart or more, would compete for one set of
-      the L1 cache. The copy runs once before the product, parallel over
-      the panels, reading A's rows along k;
+      the L1 cache, more of them than it has ways. The copy runs once
+      before the product, parallel over the panels, reading A's rows along
+      k;
     - ``cache_write`` C in ``local`` scope and ``reverse_compute_at`` the
       copy back under ``i0``: the tile accumulates in a ``rows x cols``
       buffer that LLVM keeps in vector registers across the k loop;
@@ -117,11 +125,16 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
       gets a tile of its own, the full tiles' without the split's predicate,
       the last one's as many rows as are left.
 
-    ``cols`` a multiple of the vector width gives one vector load of B and
-    ``rows`` broadcasts of A per ``rows * cols / w`` fused multiply-adds
-    (with ``-fast-math-contract``). The defaults fit AVX-512: 28 of its 32
-    vector registers hold the tile. k is summed in the program's order, so
-    without contraction the result is the interpreter's, bit for bit.
+    ``cols`` a multiple of the vector width ``w`` gives ``cols / w``
+    vector loads of B and ``rows`` broadcasts of A per ``rows * cols / w``
+    fused multiply-adds (with ``-fast-math-contract``). The defaults fit
+    AVX-512: 24 of its 32 vector registers hold the 6 x 64 tile, and a
+    panel of B (64 columns, 256 KiB at k = 1024) stays in the L2 cache
+    while the tiles of a task stream it. A tile this small reads A as it
+    is: on the 2-core AVX-512 machine, 6 x 64 runs at 215-221 GFLOP/s at
+    1024^3 and 211-216 at 2048^3, where 14 x 32 with A packed ran at
+    195-208 and 166-176. k is summed in the program's order, so without
+    contraction the result is the interpreter's, bit for bit.
     """
     block = sch.get_block(block) if isinstance(block, str) else block
     i, j, k = sch.get_loops(block)
@@ -132,7 +145,7 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 14, cols: int =
     if pack not in ("whole", "panel"):
         raise ScheduleError(f"schedule_packed_matmul: pack must be 'whole' or 'panel', got {pack!r}")
     if pack_a is None:
-        pack_a = _extent(sch, k) >= PACK_A_FROM
+        pack_a = rows > PACK_A_ABOVE_ROWS and _extent(sch, k) >= PACK_A_FROM
     i0, i1 = sch.split(i, [None, rows])
     j0, j1 = sch.split(j, [None, cols])
     sch.reorder(j0, i0, k, i1, j1)
@@ -189,7 +202,7 @@ def schedule_register_tile(sch: Schedule, block) -> None:
     sch.decompose_reduction(block, steps)
 
 
-def packed_matmul(n: int, rows: int = 14, cols: int = 32, pack: str | None = None,
+def packed_matmul(n: int, rows: int = 6, cols: int = 64, pack: str | None = None,
                   pack_a: bool | None = None) -> Schedule:
     """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
     sch = Schedule(matmul(n))
@@ -422,7 +435,7 @@ def row_sum(n: int, m: int) -> IRModule:
     return _module(A, B)
 
 
-def schedule_row_sum_rfactor(sch: Schedule, block="B", lanes: int = 64) -> None:
+def schedule_row_sum_rfactor(sch: Schedule, block="B", lanes: int = 64, tail: int | None = 16) -> None:
     """Schedule a row reduction (loops ``i, k``) to stream its rows:
 
     - ``split`` k by ``lanes`` and ``rfactor`` the inner loop: per row a
@@ -430,30 +443,81 @@ def schedule_row_sum_rfactor(sch: Schedule, block="B", lanes: int = 64) -> None:
       lanes; ``lanes`` a multiple of the vector width makes
       ``lanes / width`` independent vector accumulators, so the adds of
       one row overlap instead of waiting on each other;
+    - with ``tail`` (16 by default; None or ``lanes``: no tree), the lanes
+      are summed in two steps: ``split`` the lanes by ``tail`` and
+      ``rfactor`` twice, the inner loop first, so that the partial sums
+      ``B_rf_rf[i, lanes // tail, tail]`` are added ``tail`` lanes at a
+      time into ``B_rf[i, tail]`` (vector adds) and only ``tail`` scalar
+      adds remain per row. A row of 4096 floats streams in about 600 ns
+      on one core; the 64 dependent scalar adds of the plain sum of lanes
+      took an eighth of that (2-core machine, 4096^2: 31-50 GB/s plain,
+      36-56 with the tree, in interleaved runs);
     - ``compute_at`` the partial sums under the row loop, ``reorder`` their
       lanes innermost and ``vectorize`` them; ``parallel`` over rows;
-    - ``decompose_reduction`` of both blocks: the partials are zeroed before
-      the k loop, the row sum before the lanes' loop.
+    - ``decompose_reduction`` of every block: the partials are zeroed
+      before the k loop, the row sum before the lanes' loop.
 
-    The sum is reassociated (by ``lanes`` interleaved partial sums), as
-    every vectorized reduction is.
+    The sum is reassociated (by ``lanes`` interleaved partial sums, then
+    by the tree), as every vectorized reduction is.
     """
     block = sch.get_block(block) if isinstance(block, str) else block
     i, k = sch.get_loops(block)
-    _divides("schedule_row_sum_rfactor", _extent(sch, k), lanes, "k")
+    n_k = _extent(sch, k)
+    _divides("schedule_row_sum_rfactor", n_k, lanes, "k")
+    tree = tail is not None and tail != lanes
+    if tree:
+        _divides("schedule_row_sum_rfactor", lanes, tail, "k_1")
     _, k1 = sch.split(k, [None, lanes])
-    rf = sch.rfactor(k1, 1)
-    sch.compute_at(rf, i)
-    _, rf_k1, rf_k0 = sch.get_loops(rf)
-    sch.reorder(rf_k0, rf_k1)
-    sch.vectorize(rf_k1)
+    if tree:
+        # the sum of each of the tail lanes (B_rf[i, tail]), then below it
+        # the sum of each of all the lanes (B_rf_rf[i, lanes // tail,
+        # tail]): rfactor needs its block first under its loops, so the
+        # tail's first
+        _, lane = sch.split(k1, [None, tail])
+        tail_rf = sch.rfactor(lane, 1)
+        rf = sch.rfactor(sch.get_loops(tail_rf)[2], 1)
+        sch.compute_at(tail_rf, i)
+        sch.compute_at(rf, i)
+        shape = ((lanes // tail, "lane"), (tail, "lane"))
+    else:
+        rf = sch.rfactor(k1, 1)
+        sch.compute_at(rf, i)
+        shape = ((lanes, "lane"),)
+    # compute_at makes the loops of the partial sums' lanes, then of the
+    # steps of k, dropping those of one iteration
+    loops = _named_loops(sch, rf, shape + ((n_k // lanes, "step"),))
+    steps, lane_loops = loops["step"], loops["lane"]
+    sch.reorder(*steps, *lane_loops)
+    if len(lane_loops) > 1:
+        lane_loops = [sch.fuse(*lane_loops)]
+    for loop in lane_loops:
+        sch.vectorize(loop)
+    if tree:
+        tail_loops = _named_loops(sch, tail_rf, ((lanes // tail, "group"), (tail, "lane")))
+        for loop in tail_loops["lane"]:
+            sch.vectorize(loop)
     sch.parallel(i)
-    sch.decompose_reduction(rf, rf_k0)
-    sch.decompose_reduction(block, k1)
+    sch.decompose_reduction(rf, (steps + lane_loops)[0])
+    if tree:
+        sch.decompose_reduction(tail_rf, (tail_loops["group"] + tail_loops["lane"])[0])
+    sch.decompose_reduction(block, sch.get_loops(block)[-1])
 
 
-def row_sum_rfactor(n: int, m: int, lanes: int = 64) -> Schedule:
+def _named_loops(sch: Schedule, block, extents) -> dict[str, list]:
+    """The loops of ``block`` below its first, named by ``extents``
+    (``(extent, name)`` pairs in loop order) where compute_at drops those of
+    one iteration: the name's loops, in order."""
+    below = sch.get_loops(block)[1:]
+    kept = [name for extent, name in extents if extent > 1]
+    assert len(kept) == len(below), (kept, below)
+    out: dict[str, list] = {name: [] for _, name in extents}
+    for name, loop in zip(kept, below):
+        out[name].append(loop)
+    return out
+
+
+def row_sum_rfactor(n: int, m: int, lanes: int = 64, tail: int | None = 16) -> Schedule:
     """:func:`row_sum` scheduled by :func:`schedule_row_sum_rfactor`."""
     sch = Schedule(row_sum(n, m))
-    schedule_row_sum_rfactor(sch, "B", lanes)
+    schedule_row_sum_rfactor(sch, "B", lanes, tail)
     return sch

@@ -74,7 +74,11 @@ def _check_repeated_updates(chk: Checks, children: list, loop: For, kind: ForKin
     the same instance in every iteration. Made threads, the iterations
     run it at once; where it updates what it reads (a reduction, an
     accumulation) in a buffer the threads share, they race: two threads may
-    both read the old value (TVM parallelizes or binds it)."""
+    both read the old value (TVM parallelizes or binds it). A loop of one
+    iteration makes one thread: nothing to race with."""
+    extent = int_value(loop.extent)
+    if extent is not None and extent <= 1:
+        return
     name = loop.loop_var.name
     inside = None
     for _, realize in children:
