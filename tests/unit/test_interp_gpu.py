@@ -74,6 +74,27 @@ def test_the_same_without_the_barrier_is_a_data_race():
     assert "thread (blockIdx.x=0, threadIdx.x=15) loads from it in\n    B[bx * 32 + tx_1] = S[31 - tx_1]" in text
     assert "thread (blockIdx.x=0, threadIdx.x=16) stores to it in\n    S[tx] = A[bx * 32 + tx]" in text
     assert "with no barrier between them" in text
+    # the staging TVM schedules write: the message says lowering places the barrier
+    assert 'barriers run as written here' in text
+    assert 'interpret tirfun.lower(mod, target="cuda")' in text
+
+
+def test_the_staging_without_the_barrier_runs_lowered_for_the_gpu_as_the_message_says():
+    func = parse(STAGED.replace("SYNC", "T.evaluate(0)"))
+    lowered = tirfun.lower(tirfun.IRModule({"main": func}), target="cuda")
+    assert 'T.tvm_storage_sync("shared")' in lowered.script()
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    run(lowered, a, b)
+    np.testing.assert_array_equal(b, a.reshape(2, 32)[:, ::-1].reshape(-1))
+
+
+def test_two_threads_writing_one_shared_element_get_no_word_of_barriers():
+    # no barrier orders two writes: lowering places none, and the message says nothing of it
+    source = STAGED.replace("SYNC", "T.evaluate(0)").replace("S[tx] = A", "S[tx // 2] = A")
+    with pytest.raises(InterpError, match="data race on buffer S") as info:
+        run(parse(source), np.arange(64, dtype="float32"), np.zeros(64, "float32"))
+    assert "stores to it in" in str(info.value) and "loads from" not in str(info.value)
+    assert "barriers run as written" not in str(info.value)
 
 
 WRONG_BINDING = HEADER + '''
@@ -371,7 +392,8 @@ def test_the_tiled_matmul_without_the_barrier_after_the_compute_is_a_race():
     # the next tile's loads overwrite what other threads still read
     with pytest.raises(InterpError, match=r"data race on buffer As at index \(0, 0\): thread "
                        r"\(blockIdx.x=0, blockIdx.y=0, threadIdx.x=0, threadIdx.y=0\) stores to it"
-                       r"(.|\n)*with no barrier between them\n  in block \"tile\", with by = 0, "
+                       r"(.|\n)*with no barrier between them\n\(barriers run as written here(.|\n)*"
+                       r"\n  in block \"tile\", with by = 0, "
                        r"bx = 0, k0 = 0"):
         run(parse(TILED_MATMUL.replace("SYNC", "T.evaluate(0)")), np.ones((8, 8), "float32"),
             np.ones((8, 8), "float32"), np.zeros((8, 8), "float32"))

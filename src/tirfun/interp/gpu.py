@@ -56,7 +56,9 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
 Barriers are taken as written: TVM inserts them when it lowers a schedule
 (its thread-sync pass), so a TensorIR schedule that stages data through
 shared memory without an explicit ``T.tvm_storage_sync`` is reported as a
-race here; run the lowered program to check the barriers lowering placed.
+race here, and the message says so; interpret the lowered program
+(``tirfun.lower(mod, target="cuda")``) to run it with the barriers
+lowering placed, and to check them.
 
 Recording accesses costs time, so functions without thread-bound code run
 on the plain path of :mod:`.compile`.
@@ -549,12 +551,22 @@ class _Races:
         buffer = s2.buffer if s1.buffer == s2.buffer else f"{s2.buffer} (seen as {s1.buffer} too)"
         where = ("in one kernel, in different thread blocks" if blocks else
                  "with no barrier between them")
+        if not blocks and s1.shared and s2.shared and first_writes != second_writes:
+            # the staging a TVM schedule writes without barriers: its
+            # lowering places them, and so does tirfun's
+            where += _LOWERING_PLACES_BARRIERS
         raise Fault(
             f"data race on buffer {buffer} at index {s2.index_of(offset)}: thread "
             f"({self.who(first[0])}) {'stores to' if first_writes else 'loads from'} it in\n"
             f"{_indent(statement_text(s1.stmt, 4))}\nand thread ({self.who(second[0])}) "
             f"{'stores to' if second_writes else 'loads from'} it in\n"
             f"{_indent(statement_text(s2.stmt, 4))}\n{where}")
+
+
+_LOWERING_PLACES_BARRIERS = (
+    "\n(barriers run as written here; lowering for the GPU places one where a thread of the block "
+    "reads shared memory another wrote, or writes what another read, as TVM's thread-sync pass "
+    "does: to run the program with them, interpret tirfun.lower(mod, target=\"cuda\"))")
 
 
 def _bits(value) -> bytes:

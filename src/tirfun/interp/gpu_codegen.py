@@ -60,7 +60,8 @@ BARRIERS = {"shared": "shared", "shared.dyn": "shared", "warp": "warp", "global"
 @attrs.frozen
 class Site:
     """One instrumented access: the buffer, its layout (ints, or names of
-    locals when only known at run time), the statement and the block."""
+    locals when only known at run time), the statement, the block, and
+    whether the storage is the thread block's (shared memory)."""
 
     buffer: str
     shape: tuple
@@ -68,6 +69,7 @@ class Site:
     offset: object
     stmt: object
     block: str | None
+    shared: bool = False
 
     def index_of(self, flat: int) -> str:
         """The buffer index of storage element ``flat``, as text."""
@@ -350,7 +352,8 @@ class GpuCompiler(Compiler):
         offset = text[start + len(prefix):end]
         where = "block" if access.storage in kernel.block else "global"
         self.sites.append(Site(access.name, access.shape, access.strides, access.offset,
-                               self.ctx.stmt if self.ctx else None, self.ctx.block if self.ctx else None))
+                               self.ctx.stmt if self.ctx else None, self.ctx.block if self.ctx else None,
+                               where == "block"))
         site = len(self.sites) - 1
         if statement:
             self.line(f"h_gpu.store_{where}({access.storage}, {offset}, {site})")
