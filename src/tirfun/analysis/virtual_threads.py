@@ -46,7 +46,7 @@ from ..nodes import (
 )
 from .names import bound_names, fresh_name
 from .threads import bound_var, is_sync, launch_of
-from .traversal import map_children, substitute_vars, transform, walk
+from .traversal import map_children, stmt_children, substitute_vars, transform, walk
 
 _SHARED = ("shared", "shared.dyn")
 
@@ -73,8 +73,35 @@ def _is_vthread(s) -> bool:
     return b is not None and b[0].startswith("vthread")
 
 
-def _has_barrier(s) -> bool:
-    return any(is_sync(n) for n in walk(s) if isinstance(n, Evaluate))
+class _Barriers:
+    """Which statements hold a barrier, each statement asked once: the
+    injection asks it of a statement and again of each child as it pushes
+    the loop down, which walking each time would make quadratic in the
+    depth of the nest."""
+
+    def __init__(self):
+        # id -> (statement, answer): the statement is kept so that its id
+        # is not reused by another while the table lives
+        self.known: dict[int, tuple] = {}
+
+    def __call__(self, s) -> bool:
+        known = self.known
+        hit = known.get(id(s))
+        if hit is not None:
+            return hit[1]
+        stack = [(s, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if id(node) in known:
+                continue
+            kids = [child for _, child in stmt_children(node)]
+            if children_done:
+                answer = (isinstance(node, Evaluate) and is_sync(node)) or any(known[id(k)][1] for k in kids)
+                known[id(node)] = (node, answer)
+                continue
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in known)
+        return known[id(s)][1]
 
 
 def _seq(items: list) -> Stmt:
@@ -111,6 +138,7 @@ class _Expanded:
 class _Injector:
     def __init__(self, used: set[str]):
         self.used = set(used)
+        self.has_barrier = _Barriers()
         self.rebound: set = set()   # the variables a stretch has bound already
 
     # -------------------------------------------------------------- the host
@@ -126,7 +154,7 @@ class _Injector:
     def kernel(self, node):
         """Inside a kernel: each outermost virtual-thread loop injected."""
         if _is_vthread(node):
-            if not _has_barrier(node.body):
+            if not self.has_barrier(node.body):
                 return _serial(node)
             return self.distribute((_VT.of(node),), node.body, (), {})
         return map_children(node, lambda c: self.kernel(c) if isinstance(c, Stmt) else c)
@@ -134,7 +162,7 @@ class _Injector:
     def inject(self, node):
         """An outermost virtual-thread loop: a kernel when no thread-bound
         loop lies above it."""
-        if not _has_barrier(node.body):
+        if not self.has_barrier(node.body):
             # a kernel of its own stays one (its thread runs the virtual
             # threads in turn), rather than becoming host code
             return attrs.evolve(node, body=_serial_inside(node.body))
@@ -150,7 +178,7 @@ class _Injector:
         ``lets`` are the let bindings above ``s`` that depend on a virtual
         thread (each stretch evaluates them again), ``expanded`` the
         allocations made one per virtual thread."""
-        if not _has_barrier(s):
+        if not self.has_barrier(s):
             return self.wrap(vts, s, lets, expanded)
         if is_sync(s):
             return s
@@ -161,7 +189,7 @@ class _Injector:
         if isinstance(s, SeqStmt):
             out, run = [], []
             for child in s.seq:
-                if _has_barrier(child):
+                if self.has_barrier(child):
                     if run:
                         out.append(self.wrap(vts, _seq(run), lets, expanded))
                         run = []
