@@ -4,12 +4,14 @@ at and above the target loop whose threads share the buffer's storage
 scope, and what results keeps its meaning read with serial loops and, once
 the copies are shared out among the threads, under the GPU semantics."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
-from tirfun.errors import BuildError
+from tirfun.errors import BuildError, InterpError
 from tirfun.interp import compile_func, run
 from tirfun.lower import lower
 from tirfun.nodes import IRModule
@@ -293,6 +295,52 @@ def test_a_reduction_moved_under_a_thread_loop_that_drives_its_reduction_variabl
     with pytest.raises(BuildError, match=r"block B reduces across threads, but it is not the only statement "
                                          r"under its reduction loops"):
         lower(after, "cuda")
+
+
+# found by the soak: D sums A_1 over k, and reverse_compute_at under the
+# blockIdx loop binds k to it
+ACROSS_BLOCKS = """
+@T.prim_func
+def main(C: T.Buffer((2,), "float32"), A_1: T.Buffer((2,), "uint8"), D: T.Buffer((), "float32")):
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        with T.block("A_1"):
+            vi = T.axis.spatial(2, i)
+            A_1[vi] = T.Cast("uint8", C[vi])
+    for k in range(2):
+        with T.block("D"):
+            vk = T.axis.reduce(2, k)
+            with T.init():
+                D[()] = T.float32(0)
+            D[()] = D[()] + T.Cast("float32", A_1[vk])
+"""
+
+
+def test_a_reduction_moved_under_a_blockidx_loop_that_drives_its_reduction_variable_is_refused():
+    # nothing combines the parts of thread blocks: TVM places the block so,
+    # and its thread blocks race on D
+    mod = mod_of(ACROSS_BLOCKS)
+    rewrite = R.reverse_compute_at("D", "i")
+    with pytest.raises(R.ThreadOverlapError) as info:
+        rewrite(mod)
+    assert ("loop 'i' (blockIdx.x) would drive a reduction variable of the block: each thread block would "
+            "reduce its part into D, and nothing combines the parts of thread blocks") in info.value.summary
+    # placed anyway, the GPU meaning says what goes wrong
+    from tirfun.rewrites import compute_location
+
+    with mock.patch.object(compute_location._ComputeAtBase, "_check_threads", lambda *a: None):
+        forced = rewrite(mod)
+    with pytest.raises(InterpError, match="data race on buffer D (.|\n)*in one kernel, in different thread blocks"):
+        run(forced["main"], np.ones(2, np.float32), np.zeros(2, np.uint8), np.zeros((), np.float32))
+    # the same reduction with the threads of one block is an all-reduce, as before
+    one_block = mod_of(ACROSS_BLOCKS.replace("blockIdx.x", "threadIdx.x"))
+    after = rewrite(one_block)
+    args = random_inputs(one_block["main"], 4)
+    _same(_serial(one_block["main"], args), _gpu(after["main"], args))
+    # and the factored reduction of the test above, its threads made thread blocks
+    swapped = FACTORED.replace("blockIdx.x", "SWAP").replace("threadIdx.x", "blockIdx.x").replace(
+        "SWAP", "threadIdx.x")
+    with pytest.raises(R.ThreadOverlapError, match="loop 'i_o' \\(blockIdx.x\\) would drive a reduction"):
+        R.reverse_compute_at("B", "i_o", preserve_unit_loops=False)(mod_of(swapped))
 
 
 def _realizes(func):

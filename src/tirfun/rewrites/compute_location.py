@@ -1333,6 +1333,20 @@ class _ComputeAtBase(Rewrite):
         # among the threads: a cross-thread reduction, lowered to an
         # all-reduce (as TVM's LowerCrossThreadReduction), not a race
         reducing = [v for iv, v in zip(block.iter_vars, values) if iv.iter_type is IterVarType.CommReduce]
+        # ... but only within a thread block: nothing combines the parts of
+        # thread blocks (TVM lowers the all-reduce over threadIdx only, and
+        # binds no blockIdx to a reduction variable; placed so, its blocks
+        # race on the output, or each keeps a part of it)
+        for loop in bound:
+            if loop.thread_binding.startswith("blockIdx") and \
+                    any(loop.loop_var.name in var_names(v) for v in reducing):
+                out = ", ".join(sorted(b.name for b in writes_of(block)))
+                chk.fail(ThreadOverlapError, subject,
+                         f"loop {loop.loop_var.name!r} ({loop.thread_binding}) would drive a reduction "
+                         f"variable of the block: each thread block would reduce its part into {out}, and "
+                         "nothing combines the parts of thread blocks (a reduction across threads is an "
+                         "all-reduce within one thread block, over threadIdx)", loop)
+                return
         rsums = detect_iter_map(spatial + reducing, ranges, "affine") if reducing and sums is not None else None
         split = {sp.source for total in (rsums or [])[len(spatial):] for sp in total.args}
         idle = [l for l in bound if (sums is None or l.loop_var.name not in used)
