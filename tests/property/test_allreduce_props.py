@@ -141,3 +141,62 @@ def test_a_consumer_placed_inside_the_threads_of_a_reduction_is_refused(case, da
     assert not under and not above
     event("placed")
     assert_equivalent(mod["main"], rewrite(mod)["main"])
+
+
+@st.composite
+def reductions_moved_under_threads(draw):
+    """(source, tag, extent): a producer under loop ``i`` (bound to a
+    thread tag, or serial) and, after it, a sum of what it wrote over its
+    own loop ``k``; reverse_compute_at of the sum under ``i`` makes ``i``
+    drive the sum's reduction variable."""
+    tag = draw(st.sampled_from(["blockIdx.x", "threadIdx.x", "vthread.x", None]), label="tag of i")
+    extent = draw(st.integers(1, 4), label="extent")
+    loop = f'T.thread_binding({extent}, thread="{tag}")' if tag else f"range({extent})"
+    src = f'''
+@T.prim_func
+def main(C: T.Buffer(({extent},), "int32"), P: T.Buffer(({extent},), "int32"), D: T.Buffer((), "int32")):
+    for i in {loop}:
+        with T.block("P"):
+            vi = T.axis.spatial({extent}, i)
+            P[vi] = C[vi] * 3
+    for k in range({extent}):
+        with T.block("D"):
+            vk = T.axis.reduce({extent}, k)
+            with T.init():
+                D[()] = 0
+            D[()] = D[()] + P[vk]
+'''
+    return src, tag, extent
+
+
+@given(reductions_moved_under_threads())
+def test_a_reduction_moved_under_a_blockidx_loop_driving_it_is_refused_exactly(case):
+    # a threadIdx loop driving a reduction variable makes an all-reduce, a
+    # vthread or serial loop runs its parts in turn; nothing combines the
+    # parts of thread blocks, which TVM lets race on D
+    from unittest import mock
+
+    import tirfun.rewrites as R
+    from tirfun.errors import InterpError
+    from tirfun.nodes import IRModule
+    from tirfun.rewrites import compute_location
+    from tirfun.script import from_source
+    from tirfun.testing.equivalence import NotEquivalentError, assert_equivalent
+
+    src, tag, extent = case
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_at("D", "i")
+    problems = rewrite.violations(mod)
+    across_blocks = tag == "blockIdx.x" and extent > 1
+    if not across_blocks:
+        assert not problems, problems
+        event(f"placed under {tag or 'a serial loop'}")
+        assert_equivalent(mod["main"], rewrite(mod)["main"])
+        return
+    assert problems and type(problems[0]) is R.ThreadOverlapError, problems
+    assert "nothing combines the parts of thread blocks" in problems[0].summary
+    event("refused under blockIdx")
+    with mock.patch.object(compute_location._ComputeAtBase, "_check_threads", lambda *a: None):
+        forced = rewrite(mod)
+    with pytest.raises((InterpError, NotEquivalentError), match="race"):
+        assert_equivalent(mod["main"], forced["main"])
