@@ -17,20 +17,20 @@ from test_rewrites_stated_index import _spy
 
 MATMUL = """
 @T.prim_func
-def main(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
-         C: T.Buffer((127, 127), "float32"), D: T.Buffer((127, 127), "float32")):
-    Y = T.alloc_buffer((127, 127))
-    for i, j, k in T.grid(127, 127, 127):
+def main(A: T.Buffer((31, 31), "float32"), B: T.Buffer((31, 31), "float32"),
+         C: T.Buffer((31, 31), "float32"), D: T.Buffer((31, 31), "float32")):
+    Y = T.alloc_buffer((31, 31))
+    for i, j, k in T.grid(31, 31, 31):
         with T.block("Y"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 Y[vi, vj] = T.float32(0)
             Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(127, 127):
+    for i, j in T.grid(31, 31):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-    for i, j in T.grid(127, 127):
+    for i, j in T.grid(31, 31):
         with T.block("D"):
             vi, vj = T.axis.remap("SS", [i, j])
             D[vi, vj] = C[vi, vj] + T.float32(1)
