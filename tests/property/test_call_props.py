@@ -4,7 +4,7 @@ themselves, and compile to the interpreter's results bit for bit."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -13,6 +13,9 @@ from tirfun.script import from_source
 from tirfun.testing.calls import call_modules
 
 
+# each example interprets and compiles a program: half of CI's 300 (the
+# soak draws twenty times as many)
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(call_modules(), st.integers(-5, 5), st.integers(0, 2**32 - 1))
 def test_calls_round_trip_interpret_and_compile_alike(drawn, x, seed):
     mod, dtype, n = drawn

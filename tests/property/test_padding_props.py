@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -41,6 +41,9 @@ def _apply(ch, mod: IRModule, count: int) -> Schedule:
     return sch
 
 
+# each example interprets and compiles a program: half of CI's 300 (the
+# soak draws twenty times as many)
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(padded_programs(), st.data())
 def test_decompose_padding_keeps_meaning_compiles_and_replays(mod, data):
     ch = DrawChooser(data.draw)
