@@ -96,7 +96,7 @@ class _Barriers:
                 continue
             kids = [child for _, child in stmt_children(node)]
             if children_done:
-                answer = (isinstance(node, Evaluate) and is_sync(node)) or any(known[id(k)][1] for k in kids)
+                answer = is_sync(node) or any(known[id(k)][1] for k in kids)
                 known[id(node)] = (node, answer)
                 continue
             stack.append((node, True))

@@ -35,8 +35,8 @@ from ..nodes import IRModule, const
 from ..schedule import Schedule
 
 __all__ = [
-    "PACK_A_ABOVE_ROWS", "PACK_A_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program", "matmul",
-    "packed_matmul",
+    "PACK_A_ABOVE_ROWS", "PACK_A_FROM", "byte_matmul", "byte_matmul_vnni", "conv2d_nchw", "conv2d_nchw_program",
+    "matmul", "packed_matmul",
     "row_sum", "row_sum_rfactor", "schedule_byte_matmul_vnni",
     "schedule_conv2d_nchw", "schedule_packed_matmul", "schedule_register_tile", "schedule_row_sum_rfactor",
     "schedule_softmax", "softmax", "softmax_program",

@@ -25,8 +25,9 @@ to ``blockIdx.*``, ``threadIdx.*``, ``vthread*``) or launched threads
   InterpError;
 * virtual threads (``vthread``) are loops of their thread, as TVM's
   virtual-thread injection makes them
-  (:mod:`tirfun.analysis.virtual_threads`, run on the function first): one with no barrier inside runs its iterations
-  one after another; one with a barrier inside is split there, so that
+  (:mod:`tirfun.analysis.virtual_threads`, run on the function first):
+  one with no barrier inside runs its iterations one after another; one
+  with a barrier inside is split there, so that
   every virtual thread reaches the barrier before any passes it. What lies
   outside the loop runs once per thread;
 * a cross-thread reduction (a reduction block whose reduction variable

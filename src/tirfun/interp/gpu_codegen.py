@@ -69,7 +69,7 @@ class Site:
     offset: object
     stmt: object
     block: str | None
-    shared: bool = False
+    shared: bool
 
     def index_of(self, flat: int) -> str:
         """The buffer index of storage element ``flat``, as text."""
