@@ -1,7 +1,8 @@
 """Small tree utilities shared by the lowering passes.
 
 Substitution of variables and buffers, the free variables of a tree, fresh
-names (:mod:`tirfun.analysis.names`, which the interpreter uses too), renaming of the names bound inside a copied subtree, and helpers for
+names (:mod:`tirfun.analysis.names`, which the interpreter uses too),
+renaming of the names bound inside a copied subtree, and helpers for
 conditions and sequences. Nothing here knows about any one pass.
 """
 
