@@ -29,6 +29,7 @@ from ..nodes import (
     For, ForKind, IfThenElse, IntImm, IterVarType, LetStmt, SeqStmt, While,
 )
 from .arith.simplify import simplify_expr
+from .threads import launched_iter_var
 from .traversal import iter_children, substitute_vars
 
 #: traces with more accesses than this are not followed
@@ -86,8 +87,7 @@ def barrier_reordering(loop: For, around=()) -> Reordering | None:
     for s in around:
         if isinstance(s, For):
             tag, var, lo, ext = s.thread_binding or "", s.loop_var, s.min, s.extent
-        elif isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread") \
-                and hasattr(s.node, "var"):
+        elif launched_iter_var(s) is not None:
             tag, var, lo, ext = s.node.thread_tag or "", s.node.var, IntImm(s.value.dtype, 0), s.value
         else:
             continue

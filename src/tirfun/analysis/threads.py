@@ -11,7 +11,18 @@ threads.
 from __future__ import annotations
 
 from ..nodes import THREAD_TAGS, AttrStmt, Call, Evaluate, For, ForKind, IterVar, Var
+from .canonical import THREAD_ATTR_KEYS
 from .traversal import walk_stmts
+
+
+def launched_iter_var(s) -> IterVar | None:
+    """The thread index ``s`` launches when it is a ``T.launch_thread``
+    (an ``AttrStmt`` ``thread_extent`` or ``virtual_thread`` on an
+    ``IterVar``), whatever its tag; else None. Every reader of launched
+    threads asks this, so that they agree on what a launch is."""
+    if isinstance(s, AttrStmt) and s.attr_key in THREAD_ATTR_KEYS and isinstance(s.node, IterVar):
+        return s.node
+    return None
 
 
 def launch_of(s):
@@ -20,9 +31,9 @@ def launch_of(s):
     thread, which counts from 0."""
     if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
         return s.thread_binding, s.min, s.extent
-    if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
-            and isinstance(s.node, IterVar) and s.node.thread_tag in THREAD_TAGS):
-        return s.node.thread_tag, None, s.value
+    launched = launched_iter_var(s)
+    if launched is not None and launched.thread_tag in THREAD_TAGS:
+        return launched.thread_tag, None, s.value
     return None
 
 
@@ -42,4 +53,4 @@ def binds_threads(stmt) -> bool:
     return any(launch_of(s) is not None for _, s in walk_stmts(stmt))
 
 
-__all__ = ["binds_threads", "bound_var", "is_sync", "launch_of"]
+__all__ = ["binds_threads", "bound_var", "is_sync", "launch_of", "launched_iter_var"]

@@ -20,11 +20,12 @@ from typing import Any
 import attrs
 from pyrsistent import pmap
 
+from ..analysis.threads import launched_iter_var
 from ..errors import InterpError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, Allocate, And, AssertStmt, AttrStmt, Block, BlockRealize,
     Broadcast, Buffer, BufferLoad, BufferStore, Call, Cast, DeclBuffer, Div, Evaluate, FloatImm,
-    FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, Max, Min,
+    FloorDiv, FloorMod, For, GlobalVar, IfThenElse, IntImm, IterVarType, Let, LetStmt, Max, Min,
     Mod, Mul, Not, Or, PrimFunc, Ramp, Select, SeqStmt, Shuffle, StringImm, Sub, Var, While,
     AllocateConst, BufferRealize, Prefetch,
 )
@@ -534,8 +535,8 @@ class Compiler:
 
     def s_attr(self, s: AttrStmt, env: Env) -> None:
         """An attribute; a launched thread index runs the body once per thread."""
-        node = s.node
-        if isinstance(node, IterVar) and s.attr_key in ("thread_extent", "virtual_thread"):
+        node = launched_iter_var(s)
+        if node is not None:
             # a launched thread index: every thread runs the body, one after another
             ext = self.expr(s.value, env)
             py = self.var_name(node.var)

@@ -14,9 +14,10 @@ import attrs
 
 from ..analysis.arith.simplify import conjoin, is_false, is_true
 from ..analysis.names import bound_names, fresh_name
+from ..analysis.threads import launched_iter_var
 from ..analysis.traversal import map_children, transform, walk
 from ..nodes import (
-    Allocate, And, AttrStmt, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, IterVar, Let,
+    Allocate, And, Buffer, BufferLoad, BufferStore, DeclBuffer, Evaluate, For, IntImm, Let,
     LetStmt, Node, PrimExpr, PrimFunc, SeqStmt, Stmt, Var,
 )
 
@@ -52,8 +53,7 @@ def free_vars(root: Node) -> list[Var]:
     for n in walk(root):
         if isinstance(n, For):
             bound.add(n.loop_var)
-        elif (isinstance(n, AttrStmt) and n.attr_key in ("thread_extent", "virtual_thread")
-              and isinstance(n.node, IterVar)):
+        elif launched_iter_var(n) is not None:
             bound.add(n.node.var)
         elif isinstance(n, (LetStmt, Let)):
             bound.add(n.var)

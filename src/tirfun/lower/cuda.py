@@ -30,12 +30,13 @@ blocks are lowered.
 
 from __future__ import annotations
 
+from ..analysis.threads import launched_iter_var
 from ..analysis.traversal import stmt_children, walk, walk_stmts
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import BuildError
 from ..nodes import (
-    THREAD_TAGS, Allocate, AttrStmt, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
-    ForKind, IntImm, IRModule, IterVar, PrimFunc, SeqStmt,
+    THREAD_TAGS, Allocate, BlockRealize, BufferLoad, BufferStore, Call, DeclBuffer, For,
+    ForKind, IntImm, IRModule, PrimFunc, SeqStmt,
 )
 from ..target import CUDA_DIM_LIMITS, Target
 from ._util import map_funcs, vars_in
@@ -54,9 +55,9 @@ def launch_of(s):
     thread-bound loop or a launched thread), else None."""
     if isinstance(s, For) and s.kind is ForKind.THREAD_BINDING:
         return s.thread_binding, s.min, s.extent, s.loop_var
-    if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
-            and isinstance(s.node, IterVar)):
-        return s.node.thread_tag, IntImm(s.value.dtype, 0), s.value, s.node.var
+    launched = launched_iter_var(s)
+    if launched is not None:
+        return launched.thread_tag, IntImm(s.value.dtype, 0), s.value, launched.var
     return None
 
 
@@ -97,8 +98,8 @@ def check_cuda_func(name: str, func: PrimFunc, target: Target) -> None:
 
 def _check_tags(name: str, func: PrimFunc) -> None:
     for _, s in walk_stmts(func.body):
-        if (isinstance(s, AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread")
-                and isinstance(s.node, IterVar) and s.node.thread_tag not in THREAD_TAGS):
+        launched = launched_iter_var(s)
+        if launched is not None and launched.thread_tag not in THREAD_TAGS:
             raise BuildError(f"function {name}: unknown thread tag {s.node.thread_tag!r}; CUDA "
                              f"knows {', '.join(THREAD_TAGS)}\n{lines_of(s, 3)}")
 

@@ -52,6 +52,7 @@ import re
 
 from llvmlite import ir
 
+from ..analysis.threads import launched_iter_var
 from ..errors import BuildError
 from ..nodes import AttrStmt, Call, For, IntImm, StringImm
 from ..target import NVPTX_TRIPLE
@@ -203,9 +204,7 @@ class NVPTXCodegen(LLVMCodegen):
         self.serial_for(s)
 
     def _stmt_AttrStmt(self, s: AttrStmt) -> None:
-        from ..nodes import IterVar
-
-        if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, IterVar):
+        if launched_iter_var(s) is not None:
             tag = s.node.thread_tag
             if tag.startswith("vthread"):
                 self.loop(s.node.var, _const(scalar_type(s.node.var.dtype), 0),

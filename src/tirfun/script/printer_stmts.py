@@ -25,6 +25,7 @@ from ..nodes import (
     LetStmt, MatchBufferRegion, PrimExpr, Range, SeqStmt, Stmt, Var, While, AllocateConst,
     BufferRealize, Prefetch,
 )
+from ..analysis.threads import launched_iter_var
 from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..nodes.reducer import CommReducer
 from ..nodes.target import TargetConfig
@@ -468,14 +469,14 @@ class ScriptWriter:
         if (s.attr_key == "realize_scope" and type(s.body) is BufferRealize
                 and s.body.buffer == node):
             return s.body.body, self._open(level, self.realize_text(s.body, s.value), None, concise)
-        if (s.attr_key in ("thread_extent", "virtual_thread") and type(node) is IterVar
-                and launch_form(node, s.value) and not self.var_defined(node.var)):
+        launched = launched_iter_var(s)
+        if (launched is not None and launch_form(node, s.value) and not self.var_defined(node.var)):
             head = f"{p}.launch_thread({str_literal(node.thread_tag)}, {self.exprs.expr(s.value)})"
             opened = self._open(level, head, node.var.name, concise)
             self.define_var(node.var)
             return s.body, opened
-        if (s.attr_key in ("thread_extent", "virtual_thread") and type(node) is IterVar
-                and launch_form(node, s.value, any_var_dtype=True) and not self.var_defined(node.var)):
+        if (launched is not None and launch_form(node, s.value, any_var_dtype=True)
+                and not self.var_defined(node.var)):
             # a thread variable of another type than its extent: declared first,
             # as TVM writes it (T.env_thread, then T.launch_thread of it)
             dtype = "" if node.var.dtype == "int32" else f", dtype={str_literal(node.var.dtype)}"
