@@ -24,8 +24,8 @@ from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import ancestors, substitute_vars, walk
 from ..nodes import (
-    Add, Block, BlockRealize, BufferLoad, BufferRegion, For, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt,
-    Sub, Var,
+    Add, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar, IterVarType,
+    PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -66,8 +66,6 @@ class _BlockizePlan:
 def _slice_expr(arg, loops) -> PrimExpr:
     """``(source // lower_factor) % extent`` of one IterSplit, as an
     expression (without the parts that do nothing)."""
-    from ..nodes import FloorDiv, FloorMod
-
     v = loops[arg.source].loop_var
     e = v
     if arg.lower_factor != 1:

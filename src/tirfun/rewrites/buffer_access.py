@@ -213,8 +213,6 @@ def _extent(begin: PrimExpr, end: PrimExpr) -> PrimExpr:
 
 
 def _const_like(block: Block, value: int, like: PrimExpr | None = None):
-    from ..nodes import IntImm
-
     dtype = like.dtype if like is not None else (block.iter_vars[0].var.dtype if block.iter_vars else "int32")
     return IntImm(dtype, value)
 

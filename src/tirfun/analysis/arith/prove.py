@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from ...nodes import EQ, NE, And, IntImm, Not, Or, PrimExpr, Range, Sub, Var
+from ...nodes import EQ, GE, GT, LE, LT, NE, And, Call, IntImm, Max, Min, Not, Or, PrimExpr, Range, Sub, Var
 from .const_bound import ConstInterval, const_interval
 from .linear import Affine
 from .simplify import ExprSimplifier, is_true
@@ -87,7 +87,6 @@ def _reflexive(cond: PrimExpr) -> bool:
     calls: true for every value, wrap-around included (the simplifier does
     not fold it where ``a`` is symbolic, ``n - 1 >= n - 1``; a float may be
     NaN, and a call need not give one value twice)."""
-    from ...nodes import GE, LE, Call
     from ..traversal import iter_children
 
     if not isinstance(cond, (GE, LE, EQ)) or cond.a != cond.b or not cond.a.dtype.is_integer:
@@ -107,8 +106,6 @@ def _by_min_max(cond: PrimExpr, env: dict, assumptions: Assumptions) -> bool:
     or ``y <= a``, ``a <= min(x, y)`` when both hold, and the reverse for
     ``max`` (so ``min((m + 3) // 4 * 4 - 1, m - 1) <= m - 1`` for an
     unknown ``m``, which constant bounds do not decide)."""
-    from ...nodes import GE, GT, LE, LT, Max, Min
-
     if isinstance(cond, (LE, LT)):
         small, big, kind = cond.a, cond.b, type(cond)
     elif isinstance(cond, (GE, GT)):
@@ -141,8 +138,6 @@ def _within_own_domain(cond: PrimExpr, assumptions: Assumptions) -> bool:
     decides it. Equal linear forms are equal values in the dtype's
     wrap-around too; what is assumed, as for the loop itself, is that its
     end ``min + extent`` is a value of the dtype."""
-    from ...nodes import GE, GT, LE, LT
-
     flip = {LT: GT, LE: GE, GT: LT, GE: LE}
     cls = type(cond)
     if cls not in flip:
@@ -178,8 +173,6 @@ def _never_equal(a: PrimExpr, b: PrimExpr) -> bool:
 
 
 def _narrow(env: dict, fact: PrimExpr) -> None:
-    from ...nodes import GE, GT, LE, LT
-
     if isinstance(fact, And):
         _narrow(env, fact.a)
         _narrow(env, fact.b)
