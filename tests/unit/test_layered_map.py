@@ -189,3 +189,44 @@ def test_recounted_is_the_evolver_path():
         assert dict(got.items()) == dict(want.items()) and len(got) == len(want) == len(dict(got.items()))
         if not any(delta.values()):
             assert got is names
+
+
+def test_changed_is_the_evolver_path():
+    """Random maps with keys in the base, in the layer and deleted in the
+    layer, changed by random removals and then settings (a key may be both
+    removed and set): the same items and size as an evolver's ``remove``
+    and ``set`` calls give, the map itself when nothing changes, and a
+    KeyError for an absent key to remove, as the evolver raises."""
+    import random
+
+    rng = random.Random(11)
+    for trial in range(300):
+        m = LayeredMap({f"n{k}": k for k in range(rng.randint(0, 60))})
+        for _ in range(rng.randint(0, 4)):
+            e = m.evolver()
+            for _ in range(rng.randint(0, 30)):
+                key = f"n{rng.randint(0, 80)}"
+                if key in e and rng.random() < 0.4:
+                    e.remove(key)
+                else:
+                    e.set(key, trial)
+            m = e.persistent()
+        present = [key for key in m]
+        removes = rng.sample(present, min(len(present), rng.randint(0, 3)))
+        sets = {f"n{rng.randint(0, 80)}": rng.random() for _ in range(rng.randint(0, 8))}
+        if removes and rng.random() < 0.3:
+            sets[removes[0]] = "again"
+        e = m.evolver()
+        for key in removes:
+            e.remove(key)
+        for key, value in sets.items():
+            e.set(key, value)
+        want = e.persistent()
+        got = m.changed(sets, removes)
+        assert dict(got.items()) == dict(want.items()) and len(got) == len(want) == len(dict(got.items()))
+        assert dict(m.items()) == {key: m[key] for key in present}  # the original is untouched
+        if not sets and not removes:
+            assert got is m
+        absent = next(f"x{k}" for k in range(100) if f"x{k}" not in m)
+        with pytest.raises(KeyError):
+            m.changed({}, [absent])

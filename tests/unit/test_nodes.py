@@ -30,6 +30,14 @@ def test_dtype_parts():
     assert DataType("int8").min_value() == -128 and DataType("uint8").max_value() == 255
 
 
+@pytest.mark.parametrize("spelling", ["int8", "int32", "int64x4", "uint1", "uint16", "uint64x2", "bool",
+                                      "boolx4", "float32", "float16x8", "bfloat16", "float8_e5m2", "handle",
+                                      "void"])
+def test_an_index_dtype_is_a_scalar_integer_not_bool(spelling):
+    dt = DataType(spelling)
+    assert dt.is_index == (dt.is_integer and dt.lanes == 1 and not dt.is_bool)
+
+
 @pytest.mark.parametrize("bad", ["floatx", "int3", "float8x", "foo", "int32x0", " "])
 def test_dtype_rejects_unknown_spellings(bad):
     with pytest.raises(NodeError, match="data type"):

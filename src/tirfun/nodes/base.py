@@ -186,8 +186,14 @@ _PVEC = type(pvector())
 
 
 def to_pvector(value) -> PVector:
-    # PVector is an abstract class, slow to ask about: test the concrete type first
-    if type(value) is _PVEC or isinstance(value, PVector):
+    # PVector is an abstract class, slow to ask about: test the concrete
+    # types first (a node's fields are nearly always a vector or a list)
+    kind = type(value)
+    if kind is _PVEC:
+        return value
+    if kind is list or kind is tuple:
+        return pvector(value)
+    if isinstance(value, PVector):
         return value
     if value is None:
         return pvector()

@@ -14,7 +14,7 @@ from .expr import BufferLoad, IntImm, PrimExpr, Var, check_identifier, to_expr, 
 def _check_int_exprs(kind: str):
     def check(self, attribute, values):
         for v in values:
-            if not v.dtype.is_integer or v.dtype.lanes != 1:
+            if not v.dtype.is_index:
                 raise NodeError(f"{kind} {attribute.name} must be scalar integers, got {v!r}: {v.dtype}")
     return check
 

@@ -154,6 +154,13 @@ class DataType(str):
         return (_FACTS.get(self) or _learn(self)).is_integer
 
     @property
+    def is_index(self) -> bool:
+        """A scalar integer, signed or unsigned, not bool: the type of a loop
+        variable or a buffer index (one question where nodes and checks ask
+        three)."""
+        return (_FACTS.get(self) or _learn(self)).is_index
+
+    @property
     def is_float(self) -> bool:
         """IEEE float, bfloat or one of the narrow floats (float8, float4)."""
         return (_FACTS.get(self) or _learn(self)).is_float
@@ -243,6 +250,7 @@ class _Facts(NamedTuple):
     is_integer: bool
     is_float: bool
     int_range: "tuple[int, int] | None"
+    is_index: bool
 
 
 # spelling -> its facts: a pure function of the spelling, filled on first use
@@ -265,7 +273,8 @@ def _learn(dt: DataType) -> _Facts:
             int_range = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
         else:
             int_range = (0, (1 << bits) - 1)
-    facts = _Facts(code, bits, lanes, element, is_bool, is_uint, is_integer, is_float, int_range)
+    facts = _Facts(code, bits, lanes, element, is_bool, is_uint, is_integer, is_float, int_range,
+                   is_integer and lanes == 1)
     _FACTS[str(dt)] = facts
     return facts
 

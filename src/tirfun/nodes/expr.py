@@ -21,6 +21,9 @@ from ..errors import NodeError
 from .base import Node, node, slot_setters, spans_fields, to_pvector
 from .dtype import _FACTS, DataType, dtype_of
 
+#: the concrete type of pyrsistent's vectors (PVector is abstract, slow to ask about)
+_PVEC = type(pvector())
+
 if TYPE_CHECKING:  # pragma: no cover
     from .buffer import Buffer
 
@@ -195,8 +198,12 @@ def to_expr_vector(values) -> PVector:
     kind = type(values)
     if kind is list or kind is tuple:  # the common case, without asking the abstract PVector
         return pvector([v if isinstance(v, PrimExpr) else to_expr(v) for v in values])
-    if isinstance(values, PVector) and all(isinstance(v, PrimExpr) for v in values):
-        return values
+    if kind is _PVEC or isinstance(values, PVector):  # the concrete type first, as above
+        for v in values:
+            if not isinstance(v, PrimExpr):
+                break
+        else:
+            return values  # a node's own field, passed on unchanged
     if isinstance(values, (PrimExpr, int, float)):
         values = [values]
     return to_pvector(to_expr(v) for v in values)

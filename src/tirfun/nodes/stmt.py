@@ -128,7 +128,7 @@ class For(Stmt):
 
     def __attrs_post_init__(self):
         dt = self.loop_var.dtype
-        if not dt.is_integer or dt.lanes != 1:
+        if not dt.is_index:
             raise NodeError(f"loop variable {self.loop_var.name} must be a scalar integer, got {dt}")
         for name in ("min", "extent"):
             value = getattr(self, name)

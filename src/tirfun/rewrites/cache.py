@@ -1184,8 +1184,14 @@ def _enclosing_domains(site, path: Path) -> dict:
     """The domains of the iteration variables of the blocks around the
     node at ``path``: fixed values within them wherever a copy placed in
     those blocks runs."""
-    return {iv.var: iv.dom for _, node in ancestors(site.func, path) if isinstance(node, Block)
-            for iv in node.iter_vars}
+    out = {}
+    node = site.func
+    for name, index in path:  # the nodes above ``path``, without their paths
+        if isinstance(node, Block):
+            for iv in node.iter_vars:
+                out[iv.var] = iv.dom
+        node = getattr(node, name) if index is None else getattr(node, name)[index]
+    return out
 
 
 def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
@@ -2386,9 +2392,11 @@ class ReIndex(Rewrite):
         # within the iteration domains, as TVM's analyzer reads them: a
         # variable that an index uses only as ``co // 64`` of ``co < 64``
         # does not lay out the copy
-        env = {iv.var: (int_value(iv.dom.min), int_value(iv.dom.min) + int_value(iv.dom.extent) - 1)
-               for iv in block.iter_vars
-               if int_value(iv.dom.min) is not None and int_value(iv.dom.extent) is not None}
+        env = {}
+        for iv in block.iter_vars:
+            lo, extent = int_value(iv.dom.min), int_value(iv.dom.extent)
+            if lo is not None and extent is not None:
+                env[iv.var] = (lo, lo + extent - 1)
         indices = [simplify_expr(i, env) for i in _access_indices(chk, block, realize, buf)]
         used = set()
         for i in indices:

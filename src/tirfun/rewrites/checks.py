@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 
 from ..analysis.traversal import Path, ancestors, get_at, nodes_along, stmt_children
 from ..nodes import (
-    AttrStmt, Block, BlockRealize, BufferStore, For, IntImm, IRModule, IterVar, IterVarType, LetStmt, PrimExpr,
-    Stmt,
+    AttrStmt, Block, BlockRealize, BufferStore, For, IntImm, IRModule, IterVar, IterVarType, LetStmt, Node,
+    PrimExpr, Stmt,
 )
 from ..analysis.arith.iter_map import distinct_index_vars, is_affine_binding, simplify_index
 from ..analysis.mentions import mentions_any
@@ -49,11 +49,20 @@ def describe(ref) -> str:
 
 def resolve_site(chk: Checks, mod: IRModule, refs: Iterable) -> Site:
     """The function the references point into (all must agree)."""
-    if len(refs) == 1 and type(refs) is list:
-        # one reference, the common case: its function, or the default one
-        name = getattr(refs[0], "func", None)
-        if name is None and "main" in mod.functions:
-            name = "main"
+    if type(refs) is list:
+        # the common case: the references name one function, or none (then
+        # the default one, here "main": a module without it takes the
+        # general path below)
+        name = "main"
+        given = False
+        for ref in refs:
+            func = getattr(ref, "func", None)
+            if func is not None:
+                if not given:
+                    name, given = func, True
+                elif func != name:
+                    name = None  # several functions: the general path says so
+                    break
         if type(name) is str:
             func = mod.functions.get(name)
             if func is not None:
@@ -152,10 +161,12 @@ def scope_path(site: Site, path: Path) -> Path | None:
     """The path of the nearest Block strictly above ``path`` (None: the
     function itself is the scope, it has no root block)."""
     found = None
-    for p, node in ancestors(site.func, path):
+    node = site.func
+    for i, (name, index) in enumerate(path):  # the nodes above ``path``; only the scope's path is sliced
         if isinstance(node, Block):
-            found = p
-    return found
+            found = i
+        node = getattr(node, name) if index is None else getattr(node, name)[index]
+    return None if found is None else path[:found]
 
 
 def statements_above(site: Site, path: Path) -> list[tuple[Path, Stmt]]:
@@ -174,13 +185,23 @@ def loops_above(site: Site, path: Path) -> list[tuple[Path, For]]:
     """The loops strictly above ``path`` up to its nearest enclosing block,
     outermost first (TVM's ``get_loops``). The loops of
     :func:`statements_above`, written out: nearly every primitive asks."""
+    return loops_and_parent(site, path)[0]
+
+
+def loops_and_parent(site: Site, path: Path) -> tuple[list[tuple[Path, For]], Node]:
+    """:func:`loops_above` and the node one step above ``path`` (a block's
+    BlockRealize), from one walk down the path: a primitive on a block
+    asks both. Only the loops' paths are sliced off ``path``."""
     out: list[tuple[Path, For]] = []
-    for p, node in ancestors(site.func, path):
+    node = parent = site.func
+    for i, (name, index) in enumerate(path):
         if isinstance(node, Block):
             out = []
         elif isinstance(node, For):
-            out.append((p, node))
-    return out
+            out.append((path[:i], node))
+        parent = node
+        node = getattr(node, name) if index is None else getattr(node, name)[index]
+    return out, parent
 
 
 def names_bound_between(func, top: Path | None, path: Path) -> set[str]:
@@ -387,14 +408,13 @@ def names_defined_at(site: Site, path: Path) -> set[str]:
 
 def is_int_expr(value) -> bool:
     """Whether ``value`` is a scalar integer (not bool) expression."""
-    return isinstance(value, PrimExpr) and value.dtype.is_integer and value.dtype.lanes == 1 \
-        and not value.dtype.is_bool
+    return isinstance(value, PrimExpr) and value.dtype.is_index
 
 
 __all__ = [
     "default_function", "describe", "resolve_site", "resolve_loop", "resolve_block",
-    "resolve_block_or_loop", "scope_path", "loops_above", "child_blocks", "all_block_realizes",
-    "check_plain_loop", "starts_at_zero", "check_starts_at_zero", "block_loop_map",
+    "resolve_block_or_loop", "scope_path", "loops_above", "loops_and_parent", "child_blocks",
+    "all_block_realizes", "check_plain_loop", "starts_at_zero", "check_starts_at_zero", "block_loop_map",
     "has_affine_binding", "loop_dependent_domain", "complete_block_violation", "reduction_block_violation",
     "names_defined_at", "is_int_expr",
 ]

@@ -1354,26 +1354,30 @@ def derive_init_index(old: FuncIndex, at: Path, in_seq: bool, old_at: Stmt, init
     else:
         top, new_at = at + (("seq", 0),), at + (("seq", 1),)
     epoch = len(shifts)
-    loops = old.loop_table.evolver()
-    blocks = old.block_table.evolver()
+    # the tables' changes, gathered as plain dictionaries and applied at once
+    loop_sets: dict = {}
+    block_sets: dict = {}
     if not in_seq:
         # everything under the statement moved one step down
         for is_loop, name, p in _entries_along(old_at, rel):
-            (loops if is_loop else blocks).set(name, (new_at + p, epoch))
-    blocks.remove(old_block.name_hint)
+            (loop_sets if is_loop else block_sets)[name] = (new_at + p, epoch)
+    old_name = old_block.name_hint
+    block_sets.pop(old_name, None)  # the block is gone, renamed
     down = (("body", None),)
+    table = old.loop_table
     for k, loop in enumerate(init_loops):
         name = loop.loop_var.name
-        if name in loops:
+        if name in loop_sets or name in table:
             return None  # a clash: the generic derivation indexes it afresh
-        loops.set(name, (top + down * k, epoch))
+        loop_sets[name] = (top + down * k, epoch)
+    table = old.block_table
     for name, path in ((init_block.name_hint, top + down * len(init_loops) + (("block", None),)),
                        (update.name_hint, new_at + rel + (("block", None),))):
-        if name in blocks:
+        if name in block_sets or (name != old_name and name in table):
             return None
-        blocks.set(name, (path, epoch))
-    return _finished(old, loops.persistent(), blocks.persistent(), shifts, delta,
-                     ((old_realize, new_realize), (None, init_realize)))
+        block_sets[name] = (path, epoch)
+    return _finished(old, old.loop_table.changed(loop_sets), old.block_table.changed(block_sets, (old_name,)),
+                     shifts, delta, ((old_realize, new_realize), (None, init_realize)))
 
 
 def _plain_init(init) -> bool:

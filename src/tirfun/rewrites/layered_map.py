@@ -122,31 +122,61 @@ class LayeredMap(Mapping):
         primitive); this map itself when nothing changes."""
         layer, base = self._layer, self._base
         size = self._size
-        changes: dict = {}
+        new = None  # the new layer, copied on the first change
         for key, d in delta.items():
             if not d:
                 continue
-            value = layer.get(key, _ABSENT)
-            if value is _ABSENT:
-                value = base.get(key, _ABSENT)
-            present = value is not _ABSENT and value is not _GONE
-            held = value if present else 0
-            if held + d > 0:
-                if not present:
+            held = layer.get(key, _ABSENT)
+            if held is _ABSENT:
+                held = base.get(key, _ABSENT)
+            if held is _ABSENT or held is _GONE:
+                if d > 0:  # a new key
                     size += 1
-                changes[key] = held + d
+                    if new is None:
+                        new = dict(layer)
+                    new[key] = d
+            elif held + d > 0:
+                if new is None:
+                    new = dict(layer)
+                new[key] = held + d
             elif held:
                 size -= 1
-                changes[key] = _GONE
-        if not changes:
+                if new is None:
+                    new = dict(layer)
+                if key in base:
+                    new[key] = _GONE
+                else:
+                    del new[key]  # added in the layer, deleted again: no trace left
+        if new is None:
             return self
-        layer = dict(layer)
-        for key, value in changes.items():
-            if value is _GONE and key not in base:
-                layer.pop(key, None)  # added in the layer, deleted again: no trace left
+        return LayeredMap._make(base, new, size)
+
+    def changed(self, sets: Mapping, removes: Iterable = ()) -> "LayeredMap":
+        """This map with the keys of ``removes`` deleted (KeyError when one
+        is absent) and then the entries of ``sets`` set: what an evolver's
+        ``remove`` and ``set`` calls, in that order, give, in one loop of
+        dictionary look-ups (the name index derives its tables so on every
+        primitive); this map itself when there is nothing to change."""
+        if not sets and not removes:
+            return self
+        layer, base = self._layer, self._base
+        size = self._size
+        new = dict(layer)
+        for key in removes:
+            value = new.get(key, _ABSENT)
+            if value is _GONE or (value is _ABSENT and key not in base):
+                raise KeyError(key)
+            size -= 1
+            if key in base:
+                new[key] = _GONE
             else:
-                layer[key] = value
-        return LayeredMap._make(base, layer, size)
+                del new[key]  # added in the layer, deleted again: no trace left
+        for key, value in sets.items():
+            held = new.get(key, _ABSENT)
+            if held is _GONE or (held is _ABSENT and key not in base):
+                size += 1
+            new[key] = value
+        return LayeredMap._make(base, new, size)
 
     def evolver(self) -> "LayeredMapEvolver":
         """A mutable view collecting changes; ``persistent()`` makes the new map."""

@@ -29,8 +29,8 @@ from ..nodes.reducer import CommReducer
 from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import (
-    all_block_realizes, child_blocks, describe, loops_above, reduction_block_violation, resolve_block,
-    resolve_loop, resolve_site, scope_path,
+    all_block_realizes, child_blocks, describe, loops_above, loops_and_parent, reduction_block_violation,
+    resolve_block, resolve_loop, resolve_site, scope_path,
 )
 from .errors import (
     FactorAxisOutOfRangeError, LoopHeightError, LoopPositionError, LoopPropertyError,
@@ -79,7 +79,8 @@ def _loop_env(loops) -> dict:
 def _used_loops(values, loops: list[For]) -> list[set[str]]:
     """For each bound value, the names of the loops it uses."""
     names = {loop.loop_var.name for loop in loops}
-    return [var_names(v) & names for v in values]
+    # a value that is a variable (nearly every one) names itself alone
+    return [({v.name} & names) if type(v) is Var else (var_names(v) & names) for v in values]
 
 
 def _insert_before(site, path: Path, first: Stmt, replaced: Stmt) -> tuple[Path, Stmt]:
@@ -195,16 +196,15 @@ class DecomposeReduction(Rewrite):
         bpath = resolve_block(chk, site, self.block)
         lpath = resolve_loop(chk, site, self.loop)
         rpath = bpath[:-1]
-        realize: BlockRealize = site.at(rpath)
+        loops, realize = loops_and_parent(site, bpath)
         block: Block = realize.block
-        target: For = site.at(lpath)
         subject = describe(self.block)
-        loops = loops_above(site, bpath)
         position = next((k for k, (p, _) in enumerate(loops) if p == lpath), None)
         if position is None:
             chk.stop(LoopPositionError, describe(self.loop),
                      f"the loop is not an ancestor of block {block.name_hint!r} in its scope; "
-                     "decompose_reduction places the init before a loop above the block", target)
+                     "decompose_reduction places the init before a loop above the block", site.at(lpath))
+        target: For = loops[position][1]
         why = reduction_block_violation(site, bpath, realize)
         if why is not None:
             chk.stop(NotReductionBlockError, subject, f"the block is not a reduction block: {why}", realize)
@@ -248,7 +248,8 @@ class DecomposeReduction(Rewrite):
                                         for x in (rng.min, rng.extent)])
             rerun = set().union(*[names for iv, names in spatial
                                   if iv.var.name not in written and int_value(iv.dom.extent) != 1])
-        below = max((k + 1 for k, (_, l) in enumerate(loops) if l.loop_var.name in rerun), default=0)
+        below = max((k + 1 for k, (_, l) in enumerate(loops) if l.loop_var.name in rerun), default=0) \
+            if rerun else 0
         start = next((k for k in range(max(position, below), first_reduce + 1)
                       if _visits_once(realize.iter_values, loops[k:])), None)
         if start is None:
@@ -261,11 +262,10 @@ class DecomposeReduction(Rewrite):
                      "feeds a reduction variable; no init placement keeps the meaning", realize)
         if start < len(loops):  # else the init goes right before the block: nothing runs between
             _check_init_placement(chk, site, rpath, realize, loops[start], subject)
-        return site, rpath, loops, start
+        return site, rpath, realize, loops, start
 
     def build(self, plan) -> Outcome:
-        site, rpath, loops, start = plan
-        realize: BlockRealize = site.at(rpath)
+        site, rpath, realize, loops, start = plan
         block = realize.block
         taken = _taken(site)
         # the init block: the data-parallel iteration variables, fresh names
@@ -276,7 +276,7 @@ class DecomposeReduction(Rewrite):
                 continue
             new_var = Var(_fresh(iv.var.name, taken), iv.var.dtype)
             var_map[iv.var] = new_var
-            init_ivs.append(IterVar(iv.dom, new_var, iv.iter_type, iv.thread_tag))
+            init_ivs.append(with_fields(iv, var=new_var))  # its domain, type and tag
             init_values.append(value)
         init_body = None
         if not block.alloc_buffers and not block.match_buffers:
@@ -287,13 +287,12 @@ class DecomposeReduction(Rewrite):
                                           for r in w.region]) for w in block.writes]
         # the loops from the placement down to the block: re-create those the
         # init's bindings use, drop the others
-        inner = [loop for _, loop in loops[start:]]
+        bound = set()  # the variables the init's bindings name: most are variables themselves
+        for v in init_values:
+            bound |= {v.name} if type(v) is Var else var_names(v)
         chosen, dropped = [], []
-        for loop in inner:
-            if any(uses_any(v, {loop.loop_var.name}) for v in init_values):
-                chosen.append(loop)
-            else:
-                dropped.append(loop)
+        for _, loop in loops[start:]:
+            (chosen if loop.loop_var.name in bound else dropped).append(loop)
         loop_map = {loop.loop_var: Var(_fresh(suffixed(loop.loop_var.name, "init"), taken), loop.loop_var.dtype)
                     for loop in chosen}
         predicate = _init_predicate(realize.predicate, dropped, [l for _, l in loops])
@@ -314,11 +313,10 @@ class DecomposeReduction(Rewrite):
         read_bufs = {r.buffer for r in block.reads}
         reads = [w for w in block.writes if w.buffer not in read_bufs] + list(block.reads)
         update = with_fields(block, name_hint=update_name, init=None, reads=reads)
-        new_realize = BlockRealize(realize.iter_values, realize.predicate, update)
+        new_realize = with_fields(realize, block=update)
         # the statement the init goes before: the loop at the placement, or
         # the block itself when every loop is above it
-        at = loops[start][0] if start < len(loops) else rpath
-        old_at = site.at(at)
+        at, old_at = loops[start] if start < len(loops) else (rpath, realize)
         replaced = replace_at(old_at, rpath[len(at):], new_realize)
         path, new = _insert_before(site, at, body, replaced)
         index = derive_init_index(site.index, at, path != at, old_at, init_loops, init_realize, rpath, realize,
@@ -414,7 +412,7 @@ def _visits_once_plain(values, loops) -> bool | None:
     apply."""
     bound: dict = {}
     for v in values:
-        if type(v) is not Var or not v.dtype.is_integer or v.dtype.is_bool or v.dtype.lanes != 1:
+        if type(v) is not Var or not v.dtype.is_index:
             return None
         bound[v.name] = bound.get(v.name, 0) + 1
     for _, loop in loops:
@@ -434,12 +432,16 @@ def _init_predicate(predicate: PrimExpr, dropped: list[For], loops: list[For]) -
     """The init block's predicate: the terms on loops it keeps, and the
     terms on dropped loops taken at those loops' start (where the
     reduction's ``init`` runs)."""
+    given = _conjuncts(predicate)
+    if not given:
+        return _TRUE  # no predicate (nearly always): nothing to take at a start
     names = {loop.loop_var.name for loop in dropped}
     at_start = {loop.loop_var: loop.min for loop in dropped}
-    env = _loop_env(loops)
+    env = None  # the loops' ranges, found when a term first needs simplifying
     terms = []
-    for term in _conjuncts(predicate):
+    for term in given:
         if uses_any(term, names) is not None:
+            env = _loop_env(loops) if env is None else env
             term = simplify_expr(substitute_expr(term, at_start), env)
         terms.extend(_conjuncts(term))
     return _conjoin(terms)
@@ -863,7 +865,6 @@ class RFactor(Rewrite):
         rf_loop: For = site.at(lpath)
         rf_name = rf_loop.loop_var.name
         reducer, updates = found.reducer, found.updates
-        n = len(updates)
         taken = _taken(site)
         # the rfactor buffers
         rf_bufs = []
@@ -1068,14 +1069,14 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
     one that runs after it and touches, in an iteration of the loop, more of
     it than the block has written by then (an element whose first update,
     with the original's init, comes in a later iteration)."""
-    from ..analysis.arith.region import region_covers
-    from .checks import all_block_realizes
-    from .dataflow import consumed_region, loop_domains, produced_region
-
     lpath, loop = placed
     written = {w.buffer for w in realize.block.writes}
     if _alone_under(site, rpath, lpath, written):
         return
+    # imported here, past the common case: an import in a function costs
+    # more than the check above
+    from ..analysis.arith.region import region_covers
+    from .dataflow import consumed_region, loop_domains, produced_region
     body = lpath + (("body", None),)
     seen = False
     doms = None  # the loop domains, found when a block after the reduction first needs them

@@ -229,7 +229,7 @@ class _Normalizer:
 
 
 def _is_index(e) -> bool:
-    return isinstance(e, PrimExpr) and e.dtype.is_integer and e.dtype.lanes == 1 and not e.dtype.is_bool
+    return isinstance(e, PrimExpr) and e.dtype.is_index
 
 
 def simplify_index(e: PrimExpr, ranges: Ranges | None = None) -> PrimExpr:
@@ -681,7 +681,7 @@ def distinct_index_vars(values) -> bool:
     :func:`detect_iter_map` asks of variables alone."""
     names = set()
     for v in values:
-        if type(v) is not Var or not _is_index(v) or v.name in names:
+        if type(v) is not Var or not v.dtype.is_index or v.name in names:
             return False
         names.add(v.name)
     return True
