@@ -67,6 +67,12 @@ def resolve_site(chk: Checks, mod: IRModule, refs: Iterable) -> Site:
             func = mod.functions.get(name)
             if func is not None:
                 return Site(mod, name, func, index_of(func))
+    elif all(getattr(ref, "func", None) is None for ref in refs):
+        # no reference names a function (the common case of several): the
+        # default one, ``main`` where the module has it
+        func = mod.functions.get("main")
+        if func is not None:
+            return Site(mod, "main", func, index_of(func))
     named = []
     for ref in refs:
         func = getattr(ref, "func", None)
@@ -295,6 +301,9 @@ def starts_at_zero(loop: For) -> bool:
 
 def check_starts_at_zero(chk: Checks, loop: For) -> None:
     """The loop starts at 0."""
+    start = loop.min
+    if type(start) is IntImm and start.value == 0 and not start.dtype.is_bool:
+        return  # the literal 0 (nearly every loop), which simplifies to itself
     if not starts_at_zero(loop):
         chk.fail(LoopNotStartWithZeroError, f"loop {loop.loop_var.name!r}",
                  f"the loop starts at {loop.min.script()}, "

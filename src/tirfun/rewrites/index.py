@@ -885,40 +885,47 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
     delta = {} if delta is None else dict(delta)
     if not (_tally_loops(old_nest, delta, -1) and _tally_loops(new_nest, delta, 1)):
         return None  # bounds that name a buffer: the blocks below may name it in a predicate now
-    body_old = old_nest[-1].body if old_nest else None
     epoch = len(old.shifts)
-    old_depth, new_depth = len(old_nest), len(new_nest)
-    table = _swapped_loops(old.loop_table, old_nest, new_nest, path, epoch)
-    if table is None:
+    swapped = _swapped_loops(old.loop_table, old_nest, new_nest, path, epoch)
+    if swapped is None:
         return None  # a clash: the generic derivation indexes it afresh
-    down = (("body", None),)
+    removed, added = swapped
     blocks = old.block_table
-    below = _entries(body_old) if body_old is not None else _entries(new_nest[-1].body)
+    below = _entries(old_nest[-1].body if old_nest else new_nest[-1].body)
     if below:
-        inner = path + down * new_depth
-        btable = blocks.evolver()
+        inner = path + _DOWN * len(new_nest)
+        moved: dict = {}
         for is_loop, name, rel in below:
-            (table if is_loop else btable).set(name, (inner + rel, epoch))
-        blocks = btable.persistent()
+            (added if is_loop else moved)[name] = (inner + rel, epoch)
+        if moved:
+            blocks = blocks.changed((), moved, len(blocks))
+    # the entries below the nest were indexed and stay: only the nests'
+    # loops change the count
+    loops = old.loop_table.changed(removed, added, len(old.loop_table) - len(removed) + len(new_nest))
     names = _recounted(old.names, delta)
-    return FuncIndex(table.persistent(), blocks, names, old.clashes, old.shifts, old._mentioned,
-                     old._pending, old.loose)
+    return FuncIndex(loops, blocks, names, old.clashes, old.shifts, old._mentioned, old._pending, old.loose)
+
+
+#: the step from a loop to its body
+_DOWN = (("body", None),)
 
 
 def _swapped_loops(loops: LayeredMap, old_nest: list, new_nest: list, top: Path, epoch: int):
-    """An evolver of the loop table ``loops`` with the loops of
-    ``old_nest`` gone and those of ``new_nest`` (a perfect nest, outermost
-    at ``top``) in their place; None when a new loop's name is taken."""
-    table = loops.evolver()
-    for loop in old_nest:
-        table.remove(loop.loop_var.name)
-    down = (("body", None),)
-    for k, loop in enumerate(new_nest):
+    """The changes to the loop table ``loops`` that take the loops of
+    ``old_nest`` out and put those of ``new_nest`` (a perfect nest,
+    outermost at ``top``) in their place: the names removed and the new
+    entries (name -> ``(path, epoch)``), for :meth:`LayeredMap.changed`;
+    None when a new loop's name is taken."""
+    removed = [loop.loop_var.name for loop in old_nest]
+    added: dict = {}
+    path = top
+    for loop in new_nest:
         name = loop.loop_var.name
-        if name in table:
+        if name in added or (name in loops and name not in removed):
             return None
-        table.set(name, (top + down * k, epoch))
-    return table
+        added[name] = (path, epoch)
+        path = path + _DOWN
+    return removed, added
 
 
 def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list, old_nests: list,
@@ -939,8 +946,11 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
     if old.clashes or not new_nest or len(set(tops)) != len(tops) or len(tops) != len(old_nests):
         return None
     delta: dict = {}
-    if not (all(_tally_loops(nest, delta, -1) for nest in old_nests) and _tally_loops(new_nest, delta, 1)):
-        return None  # bounds that name a buffer: the blocks below may name it in a predicate now
+    for nest in old_nests:
+        if not _tally_loops(nest, delta, -1):
+            return None  # bounds that name a buffer: the blocks below may name it in a predicate now
+    if not _tally_loops(new_nest, delta, 1):
+        return None
     body = new_nest[-1].body
     if type(body) is not SeqStmt:
         return None
@@ -965,12 +975,13 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
         # positions, as derive_index records the gaps of a sequence
         shifts = old.shifts + tuple((seq_path, r + 1, -1) for r in reversed(removed))
     epoch = len(shifts)
-    table = _swapped_loops(old.loop_table, [loop for nest in old_nests for loop in nest], new_nest, top, epoch)
-    if table is None:
+    old_loops = [loop for nest in old_nests for loop in nest]
+    swapped = _swapped_loops(old.loop_table, old_loops, new_nest, top, epoch)
+    if swapped is None:
         return None  # a clash: the generic derivation indexes it afresh
-    down = (("body", None),)
-    inner_path = top + down * len(new_nest)
-    btable = old.block_table.evolver()
+    gone, added = swapped
+    inner_path = top + _DOWN * len(new_nest)
+    moved: dict = {}
     for nest, start in zip(old_nests, starts):
         inner = nest[-1].body
         flat = type(inner) is SeqStmt
@@ -979,8 +990,11 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
                 rel = (("seq", start + rel[0][1]),) + rel[1:]
             else:
                 rel = (("seq", start),) + rel
-            (table if is_loop else btable).set(name, (inner_path + rel, epoch))
-    loops, blocks = table.persistent(), btable.persistent()
+            (added if is_loop else moved)[name] = (inner_path + rel, epoch)
+    # the entries below the bodies were indexed and stay: only the nests'
+    # loops change the count
+    loops = old.loop_table.changed(gone, added, len(old.loop_table) - len(gone) + len(new_nest))
+    blocks = old.block_table.changed((), moved, len(old.block_table)) if moved else old.block_table
     if len(shifts) > _MAX_SHIFTS:
         loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
     names = _recounted(old.names, delta)

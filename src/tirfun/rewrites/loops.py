@@ -361,12 +361,13 @@ def _resolve_loops(chk: Checks, mod, refs, *, least: int, primitive_needs: str):
         chk.stop(NotEnoughLoopsError, "arguments", f"{primitive_needs}, got {count}")
     site = resolve_site(chk, mod, refs)
     paths = [resolve_loop(chk, site, r) for r in refs]
-    seen = set()
-    for ref, p in zip(refs, paths):
-        if p in seen:
-            chk.stop(LoopMultiAppearanceError, describe(ref), "the loop is given more than once",
-                     site.at(p))
-        seen.add(p)
+    if len(set(paths)) < len(paths):  # a loop given twice: the first repeat is reported
+        seen = set()
+        for ref, p in zip(refs, paths):
+            if p in seen:
+                chk.stop(LoopMultiAppearanceError, describe(ref), "the loop is given more than once",
+                         site.at(p))
+            seen.add(p)
     return site, paths
 
 
@@ -818,20 +819,27 @@ class Merge(Rewrite):
         # the nodes along each path, read once: the scopes, the common
         # ancestor and the nests are all found among them
         along = [nodes_along(site.func, p) for p in paths]
-        scopes = {_scope_of(p, nodes) for p, nodes in zip(paths, along)}
-        if len(scopes) > 1:
-            chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
-                     "the loops to merge are not in the same block scope")
-        lca = paths[0]
-        for p in paths[1:]:
-            lca = _common_prefix(lca, p)
+        parent = paths[0][:-1]
+        if all([p[:-1] == parent for p in paths]):
+            # items of one statement (the common case): one scope, and
+            # that statement is where the paths part
+            lca = parent
+        else:
+            scopes = {_scope_of(p, nodes) for p, nodes in zip(paths, along)}
+            if len(scopes) > 1:
+                chk.stop(NotSameScopeError, "loops " + ", ".join(repr(r.name) for r in self.loops),
+                         "the loops to merge are not in the same block scope")
+            lca = paths[0]
+            for p in paths[1:]:
+                lca = _common_prefix(lca, p)
         while lca and not isinstance(along[0][len(lca)], (For, Block)):
             lca = lca[:-1]
         nests: list[list[tuple[Path, For]]] = []
         for ref, p, nodes in zip(self.loops, paths, along):
             nest = [(p[:k], nodes[k]) for k in range(len(lca) + 1, len(p) + 1) if isinstance(nodes[k], For)]
             for _, loop in nest:
-                check_plain_loop(chk, loop)
+                if loop.annotations or loop.thread_binding is not None:
+                    check_plain_loop(chk, loop)
                 check_starts_at_zero(chk, loop)
             for (_, outer), (_, inner) in zip(nest, nest[1:]):
                 if outer.body is not inner:
@@ -866,33 +874,37 @@ class Merge(Rewrite):
                              f"the nest of loop {nest[0][1].loop_var.name!r} is under "
                              f"{type(node).__name__} {_head(node)} below the loops' common ancestor; merged, "
                              "it would leave it", node)
-        # the merged levels are named by the first nest's loops
-        first = [loop for _, loop in nests[0]]
-        levels = [loop.loop_var for loop in first]
-        spanning = [loop.loop_var for loop in first if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1)]
-        accesses = [nest_accesses(nest[-1][1].body, [loop.loop_var for _, loop in nest], levels) for nest in nests]
-        tops = [nest[0][0] for nest in nests]
+        # the merged levels are named by the first nest's loops; those of
+        # one iteration keep no two iterations apart
+        levels, spanning = [], []
+        for _, loop in nests[0]:
+            levels.append(loop.loop_var)
+            if not (isinstance(loop.extent, IntImm) and loop.extent.value == 1):
+                spanning.append(loop.loop_var)
+        accesses, tops = [], []
+        for nest in nests:
+            accesses.append(nest_accesses(nest[-1][1].body, [loop.loop_var for _, loop in nest], levels))
+            tops.append(nest[0][0])
         for i in range(len(nests)):
             for j in range(i + 1, len(nests)):
                 # buffers by name, which is a buffer's identity in a function;
                 # a pointer named outside the blocks may reach any of them
-                shared = accesses[i].keys() & accesses[j].keys()
-                if OPAQUE in accesses[i] and accesses[j] or OPAQUE in accesses[j] and accesses[i]:
+                ours, others = accesses[i], accesses[j]
+                shared = ours.uses.keys() & others.uses.keys()
+                if OPAQUE in ours.uses and others.uses or OPAQUE in others.uses and ours.uses:
                     shared = {OPAQUE}
                 for name in sorted(shared):
-                    mine, theirs = accesses[i].get(name, ()), accesses[j].get(name, ())
-                    if not any(a.writes for a in mine) and not any(b.writes for b in theirs):
+                    if not ours.writes(name) and not others.writes(name):
                         continue  # read by both
                     names = (nests[i][0][1].loop_var.name, nests[j][0][1].loop_var.name)
-                    subject = ", ".join(repr(r.name) for r in self.loops)
-                    if _program_order(tops[j]) < _program_order(tops[i]):
-                        chk.stop(DependenceViolationError, subject,
+                    if _runs_before(tops[j], tops[i]):
+                        chk.stop(DependenceViolationError, self._subject(),
                                  f"the nest of loop {names[1]!r} runs before the nest of loop {names[0]!r} and "
                                  f"one of them writes {buffer_words(name)}, which both use; merged in the order "
                                  f"given, "
                                  f"{names[0]!r}'s body would run first in each iteration", nests[j][0][1])
-                    if name == OPAQUE or not all(pointwise(a, b, spanning) for a in mine for b in theirs):
-                        chk.stop(DependenceViolationError, subject,
+                    if name == OPAQUE or not _pointwise_all(ours.indices(name), others.indices(name), spanning):
+                        chk.stop(DependenceViolationError, self._subject(),
                                  f"the nests of loops {names[0]!r} and {names[1]!r} both use "
                                  f"{buffer_words(name)}, which "
                                  "one of them writes, and different iterations of the merged nest may meet at "
@@ -903,12 +915,20 @@ class Merge(Rewrite):
         # statements between
         place = tops[-1]
         seq_path = place[:-1]
-        seq = site.at(seq_path)
-        if type(seq) is not SeqStmt or any(t[:-1] != seq_path for t in tops):
+        seq = along[-1][len(seq_path)]  # the last nest's top is on the last loop's path
+        if type(seq) is not SeqStmt:
             return  # one nest only where another was: nothing lies between
-        at = {t[-1][1] for t in tops}
+        for top in tops:
+            if top[:-1] != seq_path:
+                return
+        last = place[-1][1]
+        at = None
         for ref, top, nest in zip(self.loops, tops, nests):
-            lo, hi = sorted((top[-1][1], place[-1][1]))
+            lo, hi = sorted((top[-1][1], last))
+            if hi - lo < 2:
+                continue  # next to the place (or the place itself): nothing between
+            if at is None:
+                at = {t[-1][1] for t in tops}
             mine = None
             for k in range(lo + 1, hi):
                 if k in at:
@@ -921,6 +941,10 @@ class Merge(Rewrite):
                              f"merged at the place of the nest of {describe(self.loops[-1])}, the nest of loop "
                              f"{nest[0][1].loop_var.name!r} would move past a statement that it shares "
                              f"{buffer_words(buf)} with, one of them writing it", seq.seq[k])
+
+    def _subject(self) -> str:
+        """How a message names the loops given."""
+        return ", ".join(repr(r.name) for r in self.loops)
 
     def build(self, plan) -> Outcome:
         site, lca, nests = plan
@@ -972,9 +996,26 @@ class Merge(Rewrite):
         return [py_value(r) for r in self.loops]
 
 
-def _program_order(path) -> tuple:
-    """A key ordering statement paths as the program runs them."""
-    return tuple((field, -1 if index is None else index) for field, index in path)
+def _pointwise_all(mine: list, theirs: list, levels: list) -> bool:
+    """Whether every use of ``mine`` meets every one of ``theirs`` only in
+    the same iteration of the merged nest (their indices; see
+    :func:`~tirfun.rewrites.merge_order.pointwise`)."""
+    for a in mine:
+        for b in theirs:
+            if not pointwise(a, b, levels):
+                return False
+    return True
+
+
+def _runs_before(a: Path, b: Path) -> bool:
+    """Whether the statement at path ``a`` runs before the one at ``b``:
+    the paths ordered by their steps as ``(field, index)`` pairs, a field
+    step's index (None) taken as -1, a path that leads on from the other
+    after it."""
+    for x, y in zip(a, b):
+        if x != y:
+            return (x[0], -1 if x[1] is None else x[1]) < (y[0], -1 if y[1] is None else y[1])
+    return len(a) < len(b)
 
 
 def _head(node) -> str:

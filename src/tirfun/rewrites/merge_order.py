@@ -27,7 +27,7 @@ passed to a call) may reach any buffer: it counts as writing every buffer
 from __future__ import annotations
 
 from ..analysis.traversal import iter_children, stmt_children, walk_stmts
-from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, IntImm, Stmt, Var
+from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Stmt, Var
 from .checks import statements_outside_blocks
 from .exprs import find_nodes, substitute_expr, var_names
 
@@ -35,63 +35,112 @@ from .exprs import find_nodes, substitute_expr, var_names
 OPAQUE = ""
 
 
-class Access:
-    """One use of a buffer in a nest: ``buffer``, ``writes``, and, worked
-    out on first asking (most buffers are used by one nest only),
-    :meth:`indices`: per dimension the index in the merged levels'
-    variables, or None where it is not one expression of them (a range,
-    or an index naming a loop inside the nest's body)."""
+class NestAccesses:
+    """The accesses of a nest's innermost body (see :func:`nest_accesses`).
 
-    __slots__ = ("buffer", "writes", "_exprs", "_values", "_nest", "_indices")
+    ``uses`` maps a buffer's name to its uses there, each ``(writes,
+    buffer, indices or the stated region, the BlockRealize stating it or
+    None)``. :meth:`indices` reads a buffer's uses, on asking (most buffers
+    are used by one nest only), in the merged levels' variables: the
+    nest's loop variables renamed to the levels, a block's iteration
+    variables to their bound values, an index naming a loop inside the
+    body not one expression of the levels."""
 
-    def __init__(self, buffer, writes: bool, exprs, values, nest):
-        self.buffer, self.writes = buffer, writes
-        self._exprs, self._values, self._nest, self._indices = exprs, values, nest, None
+    __slots__ = ("uses", "_loop_vars", "_levels", "_loose", "_mapping", "_inner", "_values")
 
-    def indices(self) -> tuple:
-        if self._indices is None:
-            self._indices = tuple(None if e is None else self._nest.component(e, self._values)
-                                  for e in self._exprs)
-        return self._indices
+    def __init__(self, uses: dict, loop_vars: list, levels: list, loose: list):
+        self.uses = uses
+        self._loop_vars, self._levels, self._loose = loop_vars, levels, loose
+        self._mapping = None
+        self._values: dict = {}
 
+    def writes(self, name: str) -> bool:
+        """Whether one of the uses of buffer ``name`` writes it."""
+        for use in self.uses.get(name, ()):
+            if use[0]:
+                return True
+        return False
 
-class _Nest:
-    """What the indices of a nest's accesses are read with: its loop
-    variables renamed to the levels, and the loops inside its body."""
+    def indices(self, name: str) -> list[tuple]:
+        """Per use of buffer ``name``, per dimension the index in the
+        merged levels' variables, or None where it is not one expression of
+        them (a range, or an index naming a loop inside the nest's body)."""
+        if self._mapping is None:
+            mapping, inner = {}, set()
+            for v, level in zip(self._loop_vars, self._levels):
+                if v is not level:
+                    mapping[v] = level
+            for stmt in self._loose:
+                if type(stmt) is For:
+                    inner.add(stmt.loop_var.name)
+            self._mapping, self._inner = mapping, inner
+        mapping, inner = self._mapping, self._inner
+        out = []
+        for _, _, exprs, realize in self.uses.get(name, ()):
+            stated = type(exprs) is BufferRegion
+            values = None if realize is None else self._values_of(realize)
+            index = []
+            for e in (exprs.region if stated else exprs):
+                if stated:
+                    # a dimension of extent 1 is indexed by its start; a wider one by no single expression
+                    extent = e.extent
+                    e = e.min if isinstance(extent, IntImm) and extent.value == 1 else None
+                if e is None:
+                    index.append(None)
+                    continue
+                if values:
+                    e = values.get(e, e) if type(e) is Var else substitute_expr(e, values)
+                if type(e) is Var:
+                    # the common index: a loop variable, renamed where it is the nest's
+                    index.append(None if e.name in inner else mapping.get(e, e) if mapping else e)
+                else:
+                    index.append(self._component(e))
+            out.append(tuple(index))
+        return out
 
-    __slots__ = ("mapping", "inner")
+    def _values_of(self, realize: BlockRealize) -> dict:
+        """The block's iteration variables -> their bound values."""
+        values = self._values.get(id(realize))
+        if values is None:
+            block = realize.block
+            values = self._values[id(realize)] = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+        return values
 
-    def __init__(self, mapping: dict, inner: set):
-        self.mapping, self.inner = mapping, inner
-
-    def component(self, e, values):
-        if values:
-            e = substitute_expr(e, values)
-        kind = type(e)
-        names = () if kind is IntImm else (e.name,) if kind is Var else var_names(e)
-        if self.inner and any(n in self.inner for n in names):
+    def _component(self, e):
+        """The index ``e`` (no variable; its block's bindings substituted)
+        in the levels' variables, or None where it names a loop inside the
+        body."""
+        names = () if type(e) is IntImm else var_names(e)
+        if self._inner and any(n in self._inner for n in names):
             return None
-        return substitute_expr(e, self.mapping) if self.mapping else e
+        return substitute_expr(e, self._mapping) if self._mapping else e
 
 
-def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> dict[str, list[Access]]:
+def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> NestAccesses:
     """The accesses of a nest's innermost ``body``, by buffer name, its
     loop variables ``loop_vars`` (outermost first) renamed to ``levels``."""
     realizes, loose = _parts(body)
-    nest = _Nest({v: l for v, l in zip(loop_vars, levels) if v is not l},
-                 {s.loop_var.name for s in loose if type(s) is For})
-    out: dict[str, list[Access]] = {}
+    out: dict[str, list] = {}
     for realize in realizes:
         block = realize.block
-        values = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-        for regions, writes in ((block.reads, False), (block.writes, True)):
-            for region in regions:
-                exprs = [r.min if _is_one(r.extent) else None for r in region.region]
-                out.setdefault(region.buffer.name, []).append(Access(region.buffer, writes, exprs, values, nest))
+        for region in block.reads:
+            name = region.buffer.name
+            if name in out:
+                out[name].append((False, region.buffer, region, realize))
+            else:
+                out[name] = [(False, region.buffer, region, realize)]
+        for region in block.writes:
+            name = region.buffer.name
+            if name in out:
+                out[name].append((True, region.buffer, region, realize))
+            else:
+                out[name] = [(True, region.buffer, region, realize)]
     for stmt in loose:
         kind = type(stmt)
+        if kind is For and type(stmt.min) is IntImm and type(stmt.extent) is IntImm:
+            continue  # a loop of literal bounds loads nothing itself
         if kind is BufferStore:
-            out.setdefault(stmt.buffer.name, []).append(Access(stmt.buffer, True, stmt.indices, None, nest))
+            out.setdefault(stmt.buffer.name, []).append((True, stmt.buffer, stmt.indices, None))
         # the expressions the statement holds itself: its statements are met
         # on their own, and constants and variables load nothing
         exprs = (stmt.min, stmt.extent) if kind is For else iter_children(stmt)
@@ -100,13 +149,13 @@ def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> dict[str, list[A
                 continue
             if type(child) is Var:
                 if child.dtype.is_handle:
-                    out.setdefault(OPAQUE, []).append(Access(None, True, (None,), None, nest))
+                    out.setdefault(OPAQUE, []).append((True, None, (None,), None))
                 continue
             for load in find_nodes(child, (BufferLoad,)):
-                out.setdefault(load.buffer.name, []).append(Access(load.buffer, False, load.indices, None, nest))
+                out.setdefault(load.buffer.name, []).append((False, load.buffer, load.indices, None))
             if _names_pointer(child):
-                out.setdefault(OPAQUE, []).append(Access(None, True, (None,), None, nest))
-    return out
+                out.setdefault(OPAQUE, []).append((True, None, (None,), None))
+    return NestAccesses(out, loop_vars, levels, loose)
 
 
 def touched(stmt: Stmt) -> tuple[set, set]:
@@ -129,14 +178,21 @@ def touched(stmt: Stmt) -> tuple[set, set]:
     return reads, writes
 
 
-def pointwise(a: Access, b: Access, levels: list) -> bool:
-    """Whether accesses ``a`` and ``b`` of one buffer meet only in the same
+def pointwise(left: tuple, right: tuple, levels: list) -> bool:
+    """Whether two uses of one buffer, ``left`` and ``right`` (their
+    indices, see :meth:`NestAccesses.indices`), meet only in the same
     iteration of the merged nest: each of the ``levels`` (the merged loops
     of more than one iteration) is, by itself, the index of one dimension
     in both, so that different iterations touch different elements."""
-    left, right = a.indices(), b.indices()
-    return all(any(type(x) is Var and x == level and type(y) is Var and y == level for x, y in zip(left, right))
-               for level in levels)
+    for level in levels:
+        # the level itself (the common case) or a variable equal to it
+        for x, y in zip(left, right):
+            if ((x is level or type(x) is Var and x == level)
+                    and (y is level or type(y) is Var and y == level)):
+                break
+        else:
+            return False
+    return True
 
 
 def conflict(a_reads: set, a_writes: set, b_reads: set, b_writes: set) -> str | None:
@@ -167,15 +223,20 @@ def _names_pointer(expr) -> bool:
     return False
 
 
-def _is_one(extent) -> bool:
-    return isinstance(extent, IntImm) and extent.value == 1
-
-
 def _parts(body: Stmt) -> tuple[list[BlockRealize], list[Stmt]]:
     """The BlockRealizes under ``body`` that no other block holds, and the
     statements under it that no block holds."""
     if type(body) is BlockRealize:
         return [body], []
+    # a chain of loops down to one block (the common nest body): its loops
+    # are what the walk below gives, in its order, without the walk
+    chain = []
+    node = body
+    while type(node) is For:
+        chain.append(node)
+        node = node.body
+    if type(node) is BlockRealize:
+        return [node], chain
     loose = [s for _, s in statements_outside_blocks(body, ())]
     return [c for s in loose for _, c in stmt_children(s) if type(c) is BlockRealize], loose
 
@@ -186,4 +247,4 @@ def buffer_words(name: str) -> str:
     return "a buffer through a pointer" if name == OPAQUE else f"buffer {name}"
 
 
-__all__ = ["buffer_words", "OPAQUE", "Access", "nest_accesses", "touched", "pointwise", "conflict"]
+__all__ = ["buffer_words", "OPAQUE", "NestAccesses", "nest_accesses", "touched", "pointwise", "conflict"]
