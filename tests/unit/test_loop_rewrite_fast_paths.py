@@ -6,9 +6,6 @@ skip give, on the statements of many random programs:
   per path;
 * the loop checks take a literal 0 as a loop's start without simplifying
   it;
-* the index states the loops and blocks a nest primitive moved as one
-  change of its tables (``LayeredMap.changed``), where an evolver set and
-  removed them one by one;
 * several loop references naming no function resolve to ``main`` without
   asking each for a function.
 """
@@ -22,7 +19,6 @@ from tirfun.analysis.traversal import stmt_children, walk_stmts
 from tirfun.nodes import BlockRealize, For, IRModule
 from tirfun.rewrites.base import Checks
 from tirfun.rewrites.checks import check_starts_at_zero, starts_at_zero, statements_outside_blocks
-from tirfun.rewrites.layered_map import LayeredMap
 from tirfun.rewrites.loops import _runs_before
 from tirfun.rewrites.merge_order import _parts
 from tirfun.script import from_source
@@ -87,32 +83,6 @@ def test_literal_zero_start_is_what_simplifying_gives():
             assert (not chk.errors) == starts_at_zero(stmt)
             literal += type(stmt.min).__name__ == "IntImm" and stmt.min.value == 0
     assert literal > 50
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_changed_is_the_evolver_s(seed):
-    rng = random.Random(seed)
-    base = LayeredMap({f"n{k}": k for k in range(rng.randrange(0, 80))})
-    table = base
-    for _ in range(rng.randrange(1, 6)):  # layers of earlier changes
-        table = table.set(f"m{rng.randrange(40)}", -1)
-    for _ in range(5):
-        keys = list(table)
-        removed = rng.sample(keys, min(len(keys), rng.randrange(0, 4)))
-        added = {}
-        for _ in range(rng.randrange(0, 6)):
-            key = rng.choice(keys + [f"new{rng.randrange(10)}"] + removed)
-            added[key] = rng.randrange(100)
-        evolver = table.evolver()
-        for key in removed:
-            evolver.remove(key)
-        for key, value in added.items():
-            evolver.set(key, value)
-        want = evolver.persistent()
-        got = table.changed(removed, added, len(want))
-        assert dict(got.items()) == dict(want.items())
-        assert len(got) == len(want) == len(dict(got.items()))
-        table = got
 
 
 _TWO = """

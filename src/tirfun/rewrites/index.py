@@ -898,10 +898,10 @@ def derive_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list
         for is_loop, name, rel in below:
             (added if is_loop else moved)[name] = (inner + rel, epoch)
         if moved:
-            blocks = blocks.changed((), moved, len(blocks))
+            blocks = blocks.changed(moved)
     # the entries below the nest were indexed and stay: only the nests'
     # loops change the count
-    loops = old.loop_table.changed(removed, added, len(old.loop_table) - len(removed) + len(new_nest))
+    loops = old.loop_table.changed(added, removed)
     names = _recounted(old.names, delta)
     return FuncIndex(loops, blocks, names, old.clashes, old.shifts, old._mentioned, old._pending, old.loose)
 
@@ -993,8 +993,8 @@ def derive_merge_index(old: FuncIndex, seq_path: Path, seq_len: int, tops: list,
             (added if is_loop else moved)[name] = (inner_path + rel, epoch)
     # the entries below the bodies were indexed and stay: only the nests'
     # loops change the count
-    loops = old.loop_table.changed(gone, added, len(old.loop_table) - len(gone) + len(new_nest))
-    blocks = old.block_table.changed((), moved, len(old.block_table)) if moved else old.block_table
+    loops = old.loop_table.changed(added, gone)
+    blocks = old.block_table.changed(moved)
     if len(shifts) > _MAX_SHIFTS:
         loops, blocks, shifts = _fold(loops, shifts), _fold(blocks, shifts), ()
     names = _recounted(old.names, delta)

@@ -178,22 +178,6 @@ class LayeredMap(Mapping):
             new[key] = value
         return LayeredMap._make(base, new, size)
 
-    def changed(self, removed: Iterable, added: Mapping, size: int) -> "LayeredMap":
-        """This map without the keys ``removed`` (each present) and then with
-        the entries of ``added``, which leaves it ``size`` keys (the caller
-        knows it): what removing and setting each key through an evolver
-        gives, the layer copied and updated by dictionary operations, with
-        no look-up per key for the size."""
-        base = self._base
-        layer = dict(self._layer)
-        for key in removed:
-            if key in base:
-                layer[key] = _GONE
-            else:
-                layer.pop(key, None)  # added in the layer, deleted again: no trace left
-        layer.update(added)
-        return LayeredMap._make(base, layer, size)
-
     def evolver(self) -> "LayeredMapEvolver":
         """A mutable view collecting changes; ``persistent()`` makes the new map."""
         return LayeredMapEvolver(self)
