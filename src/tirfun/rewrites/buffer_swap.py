@@ -54,39 +54,36 @@ def _swapper(cls: type, fields: tuple, derive: bool = False):
     and dtypes (see the module's docstring). ``derive``: the dtype is
     derived afresh from the new fields instead (a load from a buffer of a
     new element type). Written out once per class and fields, as
-    :func:`~tirfun.nodes.base.with_fields` writes its rebuilders."""
+    :func:`~tirfun.nodes.base.with_fields` writes its rebuilders.
+
+    The copy is filled as a :func:`_fillable` twin of ``cls`` and then made
+    a ``cls``: a frozen record refuses plain stores, and storing each slot
+    through its descriptor costs a call per field, where a plain store into
+    a slot costs next to nothing."""
     args = [f"v{k}" for k in range(len(fields))]
-    lines = [f"def swap(node, {', '.join(args)}):", "    new = _new(_cls)"]
-    env = {"_new": object.__new__, "_cls": cls}
+    lines = [f"def swap(node, {', '.join(args)}):", "    new = _new(_fillable)"]
     for a in attrs.fields(cls):
         value = args[fields.index(a.name)] if a.name in fields else f"node.{a.name}"
-        lines.append(f"    {_setter(cls, a.name, env)}(new, {value})")
+        lines.append(f"    new.{a.name} = {value}")
     if hasattr(cls, "_derive_dtype"):  # see nodes.base.node
-        value = "new._derive_dtype()" if derive else "node.dtype"
-        lines.append(f"    {_setter(cls, '_dtype', env)}(new, {value})")
-    lines += [f"    {_setter(cls, '_attrs_cached_hash', env)}(new, None)", "    return new"]
+        lines.append(f"    new._dtype = {'new._derive_dtype()' if derive else 'node.dtype'}")
+    lines += ["    new._attrs_cached_hash = None", "    new.__class__ = _cls", "    return new"]
+    env = {"_new": object.__new__, "_fillable": _fillable(cls), "_cls": cls}
     exec("\n".join(lines), env)  # the source is built above from field names only
     return env["swap"]
 
 
-def _setter(cls: type, name: str, env: dict) -> str:
-    """The name, bound in ``env``, of a function ``(node, value)`` setting
-    the slot ``name`` of a frozen ``cls`` node: the slot's own descriptor
-    (a frozen node refuses ``setattr``, and the descriptor skips looking the
-    name up)."""
-    for k in cls.__mro__:
-        slot = k.__dict__.get(name)
-        if slot is not None:
-            break
-    key = f"_set_{name}"
-    if type(slot) is _SLOT:
-        env[key] = slot.__set__
-    else:  # not a slot: through the object's own setter, past the frozen class's refusal
-        env[key] = lambda node, value, _name=name: object.__setattr__(node, _name, value)
-    return key
+@functools.cache
+def _fillable(cls: type) -> type:
+    """A subclass of the frozen slotted record ``cls`` that adds no slot
+    and takes plain attribute stores: a copy is filled as one and then
+    given ``cls`` as its class, which the same layout allows. Both of
+    ``object``'s setters are restored, as Python takes a store into a slot
+    by its fast path only when neither is overridden."""
+    body = {"__slots__": (), "__setattr__": object.__setattr__, "__delattr__": object.__delattr__,
+            "__module__": __name__}
+    return type(f"_Fillable{cls.__name__}", (cls,), body)
 
-
-_SLOT = type(Range.__dict__["min"])
 
 #: the length up to which a sequence's items are each asked whether they
 #: name the buffers (a kept answer each) rather than the index (which asks
@@ -207,11 +204,14 @@ class _Swap:
     methods, made once, where functions nested in the walk would be made
     again at every swap."""
 
-    __slots__ = ("mapping", "get", "names", "items_naming", "view_of", "cast", "make")
+    __slots__ = ("mapping", "get", "by_name", "names", "items_naming", "view_of", "cast", "make")
 
     def __init__(self, buffer: Buffer, new: Buffer, view_of, index, cast, make: _Rebuilders):
         self.mapping = {buffer: new}
         self.get = self.mapping.get
+        # name -> (buffer, new version): the buffer met is nearly always
+        # the very object swapped, told by identity without hashing it
+        self.by_name = {buffer.name: (buffer, new)}
         self.names = set(_names_of(buffer))
         self.items_naming = None if index is None else index.items_naming
         self.view_of = view_of
@@ -231,7 +231,10 @@ class _Swap:
         """The new version of buffer ``b``, or None when it is not swapped."""
         # a buffer equal to one of them has its name: most buffers met are
         # told apart by name, without hashing the buffer
-        return self.get(b) if b.name in self.names else None
+        pair = self.by_name.get(b.name)
+        if pair is None:
+            return None
+        return pair[1] if b is pair[0] else self.get(b)
 
     def swapped(self, b):
         """Buffer ``b`` swapped (itself when it is not one of them)."""
@@ -323,6 +326,7 @@ class _Swap:
                     raise _ViewOfAnotherType
                 view = self.view_of(m.buffer, self.mapping[source])
                 self.mapping[m.buffer] = view
+                self.by_name.setdefault(m.buffer.name, (m.buffer, view))
                 self.names.update(_names_of(m.buffer))
             buf, region_ = self.swapped(m.buffer), self.region(m.source)
             if buf is not m.buffer or region_ is not m.source:
@@ -388,7 +392,10 @@ class _Swap:
 
     def exprs(self, vector):
         """A vector of expressions (or other nodes) swapped."""
-        return _map_vector(vector, self.expr, _LEAVES)
+        for item in vector:  # nearly always variables and constants alone: nothing to swap
+            if type(item) not in _LEAVES:
+                return _map_vector(vector, self.expr, _LEAVES)
+        return vector
 
     def expr(self, e):
         """Any node that is not a statement, by kind."""
@@ -452,7 +459,9 @@ def _map_vector(vector, swap, keep=frozenset()):
     not worth a call): the same vector when every item comes back as
     itself, else a new one sharing the others."""
     out = None
-    for i, item in enumerate(vector):
+    i = -1  # counted by hand: an enumerate costs more than the few items of most vectors
+    for item in vector:
+        i += 1
         if type(item) in keep:
             continue
         changed = swap(item)

@@ -1,0 +1,118 @@
+"""The shortcuts of ``swap_buffer`` give what its checked walk gives, on the
+allocated buffers of many random programs and of a program with views:
+
+* the copies it makes of the nodes it rebuilds (filled as a twin class,
+  then given the node's own class) equal the nodes the checked walk
+  builds, are of the same class, frozen, and hash as freshly built ones;
+* it tells the swapped buffer by identity where it can, and still swaps a
+  buffer that is equal to it without being the same object.
+"""
+
+import importlib
+
+import attrs
+import pytest
+
+from tirfun.analysis.traversal import map_children, walk, walk_stmts
+from tirfun.nodes import Block, Buffer, DataType, Node
+from tirfun.nodes.base import with_fields
+from tirfun.rewrites.index import index_of
+from tirfun.script import from_source
+from tirfun.testing.block_programs import SOURCES, random_block_program
+
+swap = importlib.import_module("tirfun.rewrites.buffer_swap")
+
+# a view of the buffer, and a view of that view with fewer dimensions
+VIEWS = '''@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8))
+    for i in range(2):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            T.reads(A[vi * 4:vi * 4 + 4, 0:8])
+            T.writes(B[vi * 4:vi * 4 + 4, 0:8])
+            V = T.match_buffer(B[vi * 4:vi * 4 + 4, 0:8], (4, 8))
+            for j in range(4):
+                with T.block("row"):
+                    vj = T.axis.spatial(4, j)
+                    T.reads(A[vi * 4 + vj, 0:8])
+                    T.writes(V[vj, 0:8])
+                    W = T.match_buffer(V[vj, 0:8], (8,))
+                    for k in range(8):
+                        with T.block("elem"):
+                            vk = T.axis.spatial(8, k)
+                            W[vk] = A[vi * 4 + vj, vk] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * T.float32(2)
+'''
+
+
+def _funcs():
+    for seed in range(12):
+        for source in SOURCES:
+            yield from random_block_program(seed, source).functions.values()
+    yield from_source(VIEWS)
+
+
+def _allocations():
+    """(function, path of the allocating block, block, buffer) for every
+    allocated buffer."""
+    for func in _funcs():
+        for path, stmt in walk_stmts(func):
+            if isinstance(stmt, Block):
+                for buffer in stmt.alloc_buffers:
+                    yield func, path, stmt, buffer
+
+
+def _changes():
+    """(new version of a buffer, cast) for each kind of swap: a new scope,
+    new axis separators, a new element type."""
+    return [
+        (lambda b, _source=None: with_fields(b, storage_scope="shared"), None),
+        (lambda b, _source=None: with_fields(b, axis_separators=[0] * min(len(b.shape), 1)), None),
+        (lambda b, _source=None: with_fields(b, dtype=DataType("float64")), "float64"),
+    ]
+
+
+def _swapped(func, path, block, buffer, view_of, cast, make):
+    dtypes = None if cast is None else (buffer.dtype, DataType(cast))
+    return swap._Swap(buffer, view_of(buffer), view_of, index_of(func), dtypes, make).run(block, path)
+
+
+def _freshly_built(node: Node) -> Node:
+    """``node`` built again through its constructor, every rule checked."""
+    return map_children(node, _freshly_built) if attrs.has(type(node)) else node
+
+
+@pytest.mark.parametrize("change", range(3), ids=["scope", "separators", "dtype"])
+def test_copied_nodes_are_the_checked_ones(change):
+    view_of, cast = _changes()[change]
+    count = 0
+    for func, path, block, buffer in _allocations():
+        copied = _swapped(func, path, block, buffer, view_of, cast, swap._COPIED)
+        checked = _swapped(func, path, block, buffer, view_of, cast, swap._CHECKS)
+        assert copied == checked
+        assert copied is not block
+        for a, b in zip(walk(copied), walk(checked)):
+            assert type(a) is type(b)
+            assert hash(a) == hash(b)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            copied.name_hint = "X"
+        assert _freshly_built(copied) == copied
+        count += 1
+    assert count > 50
+
+
+def test_a_buffer_equal_to_the_swapped_one_is_swapped_too():
+    func = from_source(VIEWS)
+    path, block = next((p, s) for p, s in walk_stmts(func) if isinstance(s, Block) and s.alloc_buffers)
+    buffer = block.alloc_buffers[0]
+    twin = attrs.evolve(buffer)
+    assert twin == buffer and twin is not buffer
+    new = with_fields(buffer, storage_scope="local")
+    out = swap.swap_buffer(block, twin, new, lambda b, _source=None: with_fields(b, storage_scope="local"))
+    found = {b for b in walk(out) if isinstance(b, Buffer) and b.name in ("B", "V", "W")}
+    assert {b.storage_scope for b in found} == {"local"}
+    assert new in found
