@@ -5,7 +5,10 @@ allocated buffers of many random programs and of a program with views:
   then given the node's own class) equal the nodes the checked walk
   builds, are of the same class, frozen, and hash as freshly built ones;
 * it tells the swapped buffer by identity where it can, and still swaps a
-  buffer that is equal to it without being the same object.
+  buffer that is equal to it without being the same object;
+* a short sequence in which several items change is rebuilt in one edit,
+  which gives the sequence a rebuild of every node gives, and remembers
+  the span of the items it replaced.
 """
 
 import importlib
@@ -14,7 +17,8 @@ import attrs
 import pytest
 
 from tirfun.analysis.traversal import map_children, walk, walk_stmts
-from tirfun.nodes import Block, Buffer, DataType, Node
+from tirfun.nodes import Block, Buffer, DataType, Node, SeqStmt
+from tirfun.nodes.stmt import sequence_edit
 from tirfun.nodes.base import with_fields
 from tirfun.rewrites.index import index_of
 from tirfun.script import from_source
@@ -116,3 +120,31 @@ def test_a_buffer_equal_to_the_swapped_one_is_swapped_too():
     found = {b for b in walk(out) if isinstance(b, Buffer) and b.name in ("B", "V", "W")}
     assert {b.storage_scope for b in found} == {"local"}
     assert new in found
+
+
+def _replaced(node, old: Buffer, new: Buffer):
+    """``node`` with every buffer equal to ``old`` replaced by ``new``, each
+    node rebuilt through its constructor."""
+    if isinstance(node, Buffer):
+        return new if node == old else node
+    return map_children(node, lambda c: _replaced(c, old, new)) if attrs.has(type(node)) else node
+
+
+def test_several_items_of_a_sequence_change_in_one_edit():
+    edited = 0
+    for func, path, block, buffer in _allocations():
+        if any(isinstance(n, Block) and n.match_buffers for n in walk(func)):
+            continue  # a view changes with the buffer: not what _replaced gives
+        new = with_fields(buffer, storage_scope="local")
+        out = swap.swap_buffer(block, buffer, new, lambda b, _source=None: with_fields(b, storage_scope="local"),
+                               index=index_of(func), path=path)
+        assert out == _replaced(block, buffer, new)
+        for (_, before), (_, after) in zip(walk_stmts(block), walk_stmts(out)):
+            if type(before) is not SeqStmt or after is before:
+                continue
+            changed = [i for i, (a, b) in enumerate(zip(before.seq, after.seq)) if a is not b]
+            if len(changed) > 1 and len(before.seq) <= swap._ONE_EDIT_UP_TO:
+                span = changed[-1] + 1 - changed[0]
+                assert sequence_edit(after, before) == (changed[0], span, span)
+                edited += 1
+    assert edited > 10

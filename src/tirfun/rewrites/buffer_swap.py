@@ -91,6 +91,12 @@ def _fillable(cls: type) -> type:
 #: visited, and the index costs as much as asking a dozen items
 _ASK_EACH_UP_TO = 16
 
+#: the length up to which a sequence in which several items change is
+#: rebuilt in one edit of the span they cover, rather than an edit per item
+#: (each edit makes a sequence and remembers where it came from; a longer
+#: sequence costs more to copy than those edits)
+_ONE_EDIT_UP_TO = 16
+
 #: the empty map nearly every loop and block has as annotations (pyrsistent
 #: gives one empty map): told by identity, where asking a map its length is
 #: a Python call
@@ -245,12 +251,18 @@ class _Swap:
         """Statement ``s``, at ``path`` (None: not tracked), swapped."""
         if self.names.isdisjoint(names_in(s)):
             return s
+        return self.naming(s, path)
+
+    def naming(self, s, path):
+        """Statement ``s``, which names one of the buffers, swapped."""
         kind = type(s)
         if kind is SeqStmt:
             return self.sequence(s, path)
         if kind is For and type(s.min) in _LEAVES and type(s.extent) in _LEAVES and (
                 s.annotations is _NO_ANNOTATIONS or not s.annotations):
-            body = self.stmt(s.body, None if path is None else path + (("body", None),))
+            # the loop's own fields name no buffer, so its body names one:
+            # not asked again
+            body = self.naming(s.body, None if path is None else path + (("body", None),))
             return s if body is s.body else self.make.for_body(s, body)
         if kind is BlockRealize:
             return self.realize(s, path)
@@ -266,12 +278,22 @@ class _Swap:
         chosen = None
         if self.items_naming is not None and path is not None and len(seq) > _ASK_EACH_UP_TO:
             chosen = self.items_naming(path, self.names)
-        out = s
+        changes = []
         for i in range(len(seq)) if chosen is None else chosen:
             item = seq[i]
             changed = self.stmt(item, None if path is None else path + (("seq", i),))
             if changed is not item:
-                out = out.with_item(i, changed)
+                changes.append((i, changed))
+        if len(changes) > 1 and len(seq) <= _ONE_EDIT_UP_TO:
+            # one edit of the span they cover (the positions come in order)
+            first, last = changes[0][0], changes[-1][0]
+            items = seq[first:last + 1].tolist()
+            for i, changed in changes:
+                items[i - first] = changed
+            return s.with_items(first, last + 1, items)
+        out = s
+        for i, changed in changes:
+            out = out.with_item(i, changed)
         return out
 
     def realize(self, s, path):
@@ -372,7 +394,10 @@ class _Swap:
 
     def region(self, r):
         """A BufferRegion swapped."""
-        buf = self.swapped(r.buffer)
+        buf = r.buffer
+        pair = self.by_name.get(buf.name)  # new_of, written out: a block has a few regions
+        if pair is not None:
+            buf = pair[1] if buf is pair[0] else self.swapped(buf)
         ranges = r.region
         for rng in ranges:
             if type(rng.min) not in _LEAVES or type(rng.extent) not in _LEAVES:
@@ -384,7 +409,7 @@ class _Swap:
 
     def regions(self, vector):
         """A vector of BufferRegions swapped."""
-        return _map_vector(vector, self.region)
+        return _map_vector(vector, self.region) if vector else vector
 
     def buffers(self, vector):
         """A vector of buffers swapped."""
