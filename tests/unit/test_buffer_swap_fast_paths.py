@@ -6,6 +6,8 @@ allocated buffers of many random programs and of a program with views:
   builds, are of the same class, frozen, and hash as freshly built ones;
 * it tells the swapped buffer by identity where it can, and still swaps a
   buffer that is equal to it without being the same object;
+* the nodes above the swapped block are copied around it, as
+  ``replace_at`` rebuilds them;
 * a short sequence in which several items change is rebuilt in one edit,
   which gives the sequence a rebuild of every node gives, and remembers
   the span of the items it replaced.
@@ -16,7 +18,7 @@ import importlib
 import attrs
 import pytest
 
-from tirfun.analysis.traversal import map_children, walk, walk_stmts
+from tirfun.analysis.traversal import map_children, nodes_along, replace_at, walk, walk_stmts
 from tirfun.nodes import Block, Buffer, DataType, Node, SeqStmt
 from tirfun.nodes.stmt import sequence_edit
 from tirfun.nodes.base import with_fields
@@ -52,12 +54,46 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
             C[vi, vj] = B[vi, vj] * T.float32(2)
 '''
 
+# buffers allocated by blocks inside loops, in a sequence at the root
+INNER = '''@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32"), D: T.Buffer((4, 8), "float32")):
+    for i in range(4):
+        with T.block("outer"):
+            vi = T.axis.spatial(4, i)
+            T.reads(A[vi, 0:8])
+            T.writes(C[vi, 0:8])
+            B = T.alloc_buffer((8,))
+            for j in range(8):
+                with T.block("B"):
+                    vj = T.axis.spatial(8, j)
+                    B[vj] = A[vi, vj] * T.float32(2)
+            for j in range(8):
+                with T.block("C"):
+                    vj = T.axis.spatial(8, j)
+                    C[vi, vj] = B[vj] + T.float32(1)
+    for i in range(4):
+        with T.block("outer_1"):
+            vi = T.axis.spatial(4, i)
+            T.reads(C[vi, 0:8])
+            T.writes(D[vi, 0:8])
+            E = T.alloc_buffer((8,))
+            for j in range(8):
+                with T.block("E"):
+                    vj = T.axis.spatial(8, j)
+                    E[vj] = C[vi, vj] * T.float32(2)
+            for j in range(8):
+                with T.block("D"):
+                    vj = T.axis.spatial(8, j)
+                    D[vi, vj] = E[vj] + T.float32(1)
+'''
+
 
 def _funcs():
     for seed in range(12):
         for source in SOURCES:
             yield from random_block_program(seed, source).functions.values()
     yield from_source(VIEWS)
+    yield from_source(INNER)
 
 
 def _allocations():
@@ -107,6 +143,18 @@ def test_copied_nodes_are_the_checked_ones(change):
         assert _freshly_built(copied) == copied
         count += 1
     assert count > 50
+
+
+def test_the_nodes_above_the_swapped_block_are_copied_as_replace_at_rebuilds_them():
+    view_of, cast = _changes()[2]
+    for func, path, block, buffer in _allocations():
+        new = _swapped(func, path, block, buffer, view_of, cast, swap._COPIED)
+        copied, rebuilt = swap.replaced_along(func, path, new), replace_at(func, path, new)
+        assert copied == rebuilt
+        for a, b in zip(nodes_along(copied, path), nodes_along(rebuilt, path)):
+            assert type(a) is type(b)
+            assert hash(a) == hash(b)
+    assert swap.replaced_along(func, path, block) is func
 
 
 def test_a_buffer_equal_to_the_swapped_one_is_swapped_too():

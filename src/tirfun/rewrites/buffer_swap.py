@@ -34,7 +34,7 @@ import attrs
 from pyrsistent import pmap, pvector
 
 from ..analysis.mentions import names_in
-from ..analysis.traversal import OPERAND_NODES, Path, map_children, stmt_children
+from ..analysis.traversal import OPERAND_NODES, Path, map_children, nodes_along, stmt_children
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, DataType, FloatImm, For, IntImm,
     IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
@@ -180,6 +180,32 @@ def _names_of(buffer: Buffer) -> tuple:
     """The names a statement using ``buffer`` mentions: its own, and its
     data pointer's when it has one."""
     return (buffer.name,) if buffer.data is None else (buffer.name, buffer.data.name)
+
+
+def replaced_along(root: Node, path: Path, new: Node) -> Node:
+    """``root`` with the node at ``path`` replaced by ``new``, the result of
+    a swap there: what :func:`~tirfun.analysis.traversal.replace_at`
+    gives, with each node along the path copied around its new child
+    instead of rebuilt through its checks. The swap leaves the node of the
+    kind it was, with the same iteration variables and the same dtypes, so
+    every rule a node above it checks held before and holds again (see the
+    module's docstring)."""
+    if not path:
+        return new
+    nodes = nodes_along(root, path)
+    if nodes[-1] is new:
+        return root
+    child = new
+    for k in range(len(path) - 1, -1, -1):
+        parent = nodes[k]
+        name, index = path[k]
+        if index is None:
+            child = _swapper(type(parent), (name,))(parent, child)
+        elif type(parent) is SeqStmt:
+            child = parent.with_item(index, child)  # not a rebuild of every item
+        else:
+            child = _swapper(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
+    return child
 
 
 def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None, path: Path | None = None,
@@ -496,4 +522,4 @@ def _map_vector(vector, swap, keep=frozenset()):
             out[i] = changed
     return vector if out is None else pvector(out)
 
-__all__ = ["swap_buffer"]
+__all__ = ["swap_buffer", "replaced_along"]
