@@ -6,8 +6,8 @@ allocated buffers of many random programs and of a program with views:
   builds, are of the same class, frozen, and hash as freshly built ones;
 * it tells the swapped buffer by identity where it can, and still swaps a
   buffer that is equal to it without being the same object;
-* the nodes above the swapped block are copied around it, as
-  ``replace_at`` rebuilds them;
+* the nodes above the swapped block (or a block given a new annotation)
+  are copied around it, as ``replace_at`` rebuilds them;
 * a short sequence in which several items change is rebuilt in one edit,
   which gives the sequence a rebuild of every node gives, and remembers
   the span of the items it replaced.
@@ -155,6 +155,23 @@ def test_the_nodes_above_the_swapped_block_are_copied_as_replace_at_rebuilds_the
             assert type(a) is type(b)
             assert hash(a) == hash(b)
     assert swap.replaced_along(func, path, block) is func
+
+
+def test_the_nodes_above_a_block_with_a_new_annotation_are_copied_as_replace_at_rebuilds_them():
+    # storage_align's edit, at every block, most of them inside loops
+    count = 0
+    for func in _funcs():
+        for path, block in walk_stmts(func):
+            if not isinstance(block, Block):
+                continue
+            new = with_fields(block, annotations=block.annotations.set("buffer_dim_align", ((0, 0, 8, 1),)))
+            copied, rebuilt = swap.replaced_along(func, path, new), replace_at(func, path, new)
+            assert copied == rebuilt
+            for a, b in zip(nodes_along(copied, path), nodes_along(rebuilt, path)):
+                assert type(a) is type(b)
+                assert hash(a) == hash(b)
+            count += len(path) > 2
+    assert count > 100
 
 
 def test_a_buffer_equal_to_the_swapped_one_is_swapped_too():

@@ -183,13 +183,13 @@ def _names_of(buffer: Buffer) -> tuple:
 
 
 def replaced_along(root: Node, path: Path, new: Node) -> Node:
-    """``root`` with the node at ``path`` replaced by ``new``, the result of
-    a swap there: what :func:`~tirfun.analysis.traversal.replace_at`
-    gives, with each node along the path copied around its new child
-    instead of rebuilt through its checks. The swap leaves the node of the
-    kind it was, with the same iteration variables and the same dtypes, so
-    every rule a node above it checks held before and holds again (see the
-    module's docstring)."""
+    """``root`` with the node at ``path`` replaced by ``new``, a version of
+    it of the same kind, with the same iteration variables and dtypes (the
+    result of a swap there, or a block with a new annotation): what
+    :func:`~tirfun.analysis.traversal.replace_at` gives, with each node
+    along the path copied around its new child instead of rebuilt through
+    its checks, as every rule a node above it checks held before and holds
+    again (see the module's docstring)."""
     if not path:
         return new
     nodes = nodes_along(root, path)

@@ -21,7 +21,7 @@ from ..nodes import (
     StringImm, IterVar, Var,
 )
 from ..nodes.base import freeze_value, with_fields
-from .base import Checks, Outcome, Rewrite, commit, register
+from .base import Checks, Outcome, Rewrite, register
 from .buffer_swap import replaced_along, swap_buffer
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
@@ -223,10 +223,12 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
 
 def _committed(site, path: Path, block: Block):
     """The module with the block at ``path`` of the site's function
-    replaced by ``block``, the block swapped by :func:`swap_buffer`: what
-    :func:`~tirfun.rewrites.base.commit` gives with the site's index, which
-    a swap leaves right (it changes no name and no path), the nodes above
-    the block copied (:func:`replaced_along`)."""
+    replaced by ``block``, the block swapped by :func:`swap_buffer` or
+    given a new annotation: what :func:`~tirfun.rewrites.base.commit`
+    gives with the site's index, which either leaves right (neither
+    changes a name or a path), the nodes above the block copied
+    (:func:`replaced_along`: the block keeps its kind, its iteration
+    variables and its dtypes)."""
     func = replaced_along(site.func, path, block)
     remember(func, site.index)
     return site.mod.with_function(site.func_name, func)
@@ -332,7 +334,9 @@ class SetScope(Rewrite):
 
     def plan(self, mod, chk: Checks):
         site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index)
-        scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
+        scope = self.storage_scope
+        # the block is described only for the message of an invalid scope
+        scope = (scope or "global") if valid_scope(scope) else check_storage_scope(chk, scope, describe(self.block))
         if buffer.storage_scope == scope:
             return _StoragePlan(site, None, None, buffer)
         plan = _allocated(chk, site, path, nodes, buffer, self.block)
@@ -492,7 +496,7 @@ class StorageAlign(Rewrite):
         site, path, block, aligns = plan
         value = freeze_value([list(e) for e in aligns])
         new = with_fields(block, annotations=block.annotations.set(DIM_ALIGN, value))
-        return Outcome(commit(site, path, new, index=site.index))
+        return Outcome(_committed(site, path, new))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
