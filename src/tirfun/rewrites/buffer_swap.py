@@ -34,7 +34,7 @@ import attrs
 from pyrsistent import pmap, pvector
 
 from ..analysis.mentions import names_in
-from ..analysis.traversal import OPERAND_NODES, Path, map_children, stmt_children
+from ..analysis.traversal import OPERAND_NODES, Path, map_children, nodes_along, stmt_children
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, DataType, FloatImm, For, IntImm,
     IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
@@ -54,45 +54,48 @@ def _swapper(cls: type, fields: tuple, derive: bool = False):
     and dtypes (see the module's docstring). ``derive``: the dtype is
     derived afresh from the new fields instead (a load from a buffer of a
     new element type). Written out once per class and fields, as
-    :func:`~tirfun.nodes.base.with_fields` writes its rebuilders."""
+    :func:`~tirfun.nodes.base.with_fields` writes its rebuilders.
+
+    The copy is filled as a :func:`_fillable` twin of ``cls`` and then made
+    a ``cls``: a frozen record refuses plain stores, and storing each slot
+    through its descriptor costs a call per field, where a plain store into
+    a slot costs next to nothing."""
     args = [f"v{k}" for k in range(len(fields))]
-    lines = [f"def swap(node, {', '.join(args)}):", "    new = _new(_cls)"]
-    env = {"_new": object.__new__, "_cls": cls}
+    lines = [f"def swap(node, {', '.join(args)}):", "    new = _new(_fillable)"]
     for a in attrs.fields(cls):
         value = args[fields.index(a.name)] if a.name in fields else f"node.{a.name}"
-        lines.append(f"    {_setter(cls, a.name, env)}(new, {value})")
+        lines.append(f"    new.{a.name} = {value}")
     if hasattr(cls, "_derive_dtype"):  # see nodes.base.node
-        value = "new._derive_dtype()" if derive else "node.dtype"
-        lines.append(f"    {_setter(cls, '_dtype', env)}(new, {value})")
-    lines += [f"    {_setter(cls, '_attrs_cached_hash', env)}(new, None)", "    return new"]
+        lines.append(f"    new._dtype = {'new._derive_dtype()' if derive else 'node.dtype'}")
+    lines += ["    new._attrs_cached_hash = None", "    new.__class__ = _cls", "    return new"]
+    env = {"_new": object.__new__, "_fillable": _fillable(cls), "_cls": cls}
     exec("\n".join(lines), env)  # the source is built above from field names only
     return env["swap"]
 
 
-def _setter(cls: type, name: str, env: dict) -> str:
-    """The name, bound in ``env``, of a function ``(node, value)`` setting
-    the slot ``name`` of a frozen ``cls`` node: the slot's own descriptor
-    (a frozen node refuses ``setattr``, and the descriptor skips looking the
-    name up)."""
-    for k in cls.__mro__:
-        slot = k.__dict__.get(name)
-        if slot is not None:
-            break
-    key = f"_set_{name}"
-    if type(slot) is _SLOT:
-        env[key] = slot.__set__
-    else:  # not a slot: through the object's own setter, past the frozen class's refusal
-        env[key] = lambda node, value, _name=name: object.__setattr__(node, _name, value)
-    return key
+@functools.cache
+def _fillable(cls: type) -> type:
+    """A subclass of the frozen slotted record ``cls`` that adds no slot
+    and takes plain attribute stores: a copy is filled as one and then
+    given ``cls`` as its class, which the same layout allows. Both of
+    ``object``'s setters are restored, as Python takes a store into a slot
+    by its fast path only when neither is overridden."""
+    body = {"__slots__": (), "__setattr__": object.__setattr__, "__delattr__": object.__delattr__,
+            "__module__": __name__}
+    return type(f"_Fillable{cls.__name__}", (cls,), body)
 
-
-_SLOT = type(Range.__dict__["min"])
 
 #: the length up to which a sequence's items are each asked whether they
 #: name the buffers (a kept answer each) rather than the index (which asks
 #: its tables for the blocks naming them): either way the same items are
 #: visited, and the index costs as much as asking a dozen items
 _ASK_EACH_UP_TO = 16
+
+#: the length up to which a sequence in which several items change is
+#: rebuilt in one edit of the span they cover, rather than an edit per item
+#: (each edit makes a sequence and remembers where it came from; a longer
+#: sequence costs more to copy than those edits)
+_ONE_EDIT_UP_TO = 16
 
 #: the empty map nearly every loop and block has as annotations (pyrsistent
 #: gives one empty map): told by identity, where asking a map its length is
@@ -179,6 +182,32 @@ def _names_of(buffer: Buffer) -> tuple:
     return (buffer.name,) if buffer.data is None else (buffer.name, buffer.data.name)
 
 
+def replaced_along(root: Node, path: Path, new: Node) -> Node:
+    """``root`` with the node at ``path`` replaced by ``new``, a version of
+    it of the same kind, with the same iteration variables and dtypes (the
+    result of a swap there, or a block with a new annotation): what
+    :func:`~tirfun.analysis.traversal.replace_at` gives, with each node
+    along the path copied around its new child instead of rebuilt through
+    its checks, as every rule a node above it checks held before and holds
+    again (see the module's docstring)."""
+    if not path:
+        return new
+    nodes = nodes_along(root, path)
+    if nodes[-1] is new:
+        return root
+    child = new
+    for k in range(len(path) - 1, -1, -1):
+        parent = nodes[k]
+        name, index = path[k]
+        if index is None:
+            child = _swapper(type(parent), (name,))(parent, child)
+        elif type(parent) is SeqStmt:
+            child = parent.with_item(index, child)  # not a rebuild of every item
+        else:
+            child = _swapper(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
+    return child
+
+
 def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None, path: Path | None = None,
                 cast: tuple[DataType, DataType] | None = None) -> Node:
     """``root`` (a statement, or a function) with ``buffer`` replaced by
@@ -207,11 +236,14 @@ class _Swap:
     methods, made once, where functions nested in the walk would be made
     again at every swap."""
 
-    __slots__ = ("mapping", "get", "names", "items_naming", "view_of", "cast", "make")
+    __slots__ = ("mapping", "get", "by_name", "names", "items_naming", "view_of", "cast", "make")
 
     def __init__(self, buffer: Buffer, new: Buffer, view_of, index, cast, make: _Rebuilders):
         self.mapping = {buffer: new}
         self.get = self.mapping.get
+        # name -> (buffer, new version): the buffer met is nearly always
+        # the very object swapped, told by identity without hashing it
+        self.by_name = {buffer.name: (buffer, new)}
         self.names = set(_names_of(buffer))
         self.items_naming = None if index is None else index.items_naming
         self.view_of = view_of
@@ -231,7 +263,10 @@ class _Swap:
         """The new version of buffer ``b``, or None when it is not swapped."""
         # a buffer equal to one of them has its name: most buffers met are
         # told apart by name, without hashing the buffer
-        return self.get(b) if b.name in self.names else None
+        pair = self.by_name.get(b.name)
+        if pair is None:
+            return None
+        return pair[1] if b is pair[0] else self.get(b)
 
     def swapped(self, b):
         """Buffer ``b`` swapped (itself when it is not one of them)."""
@@ -242,12 +277,18 @@ class _Swap:
         """Statement ``s``, at ``path`` (None: not tracked), swapped."""
         if self.names.isdisjoint(names_in(s)):
             return s
+        return self.naming(s, path)
+
+    def naming(self, s, path):
+        """Statement ``s``, which names one of the buffers, swapped."""
         kind = type(s)
         if kind is SeqStmt:
             return self.sequence(s, path)
         if kind is For and type(s.min) in _LEAVES and type(s.extent) in _LEAVES and (
                 s.annotations is _NO_ANNOTATIONS or not s.annotations):
-            body = self.stmt(s.body, None if path is None else path + (("body", None),))
+            # the loop's own fields name no buffer, so its body names one:
+            # not asked again
+            body = self.naming(s.body, None if path is None else path + (("body", None),))
             return s if body is s.body else self.make.for_body(s, body)
         if kind is BlockRealize:
             return self.realize(s, path)
@@ -263,12 +304,22 @@ class _Swap:
         chosen = None
         if self.items_naming is not None and path is not None and len(seq) > _ASK_EACH_UP_TO:
             chosen = self.items_naming(path, self.names)
-        out = s
+        changes = []
         for i in range(len(seq)) if chosen is None else chosen:
             item = seq[i]
             changed = self.stmt(item, None if path is None else path + (("seq", i),))
             if changed is not item:
-                out = out.with_item(i, changed)
+                changes.append((i, changed))
+        if len(changes) > 1 and len(seq) <= _ONE_EDIT_UP_TO:
+            # one edit of the span they cover (the positions come in order)
+            first, last = changes[0][0], changes[-1][0]
+            items = seq[first:last + 1].tolist()
+            for i, changed in changes:
+                items[i - first] = changed
+            return s.with_items(first, last + 1, items)
+        out = s
+        for i, changed in changes:
+            out = out.with_item(i, changed)
         return out
 
     def realize(self, s, path):
@@ -323,6 +374,7 @@ class _Swap:
                     raise _ViewOfAnotherType
                 view = self.view_of(m.buffer, self.mapping[source])
                 self.mapping[m.buffer] = view
+                self.by_name.setdefault(m.buffer.name, (m.buffer, view))
                 self.names.update(_names_of(m.buffer))
             buf, region_ = self.swapped(m.buffer), self.region(m.source)
             if buf is not m.buffer or region_ is not m.source:
@@ -368,7 +420,10 @@ class _Swap:
 
     def region(self, r):
         """A BufferRegion swapped."""
-        buf = self.swapped(r.buffer)
+        buf = r.buffer
+        pair = self.by_name.get(buf.name)  # new_of, written out: a block has a few regions
+        if pair is not None:
+            buf = pair[1] if buf is pair[0] else self.swapped(buf)
         ranges = r.region
         for rng in ranges:
             if type(rng.min) not in _LEAVES or type(rng.extent) not in _LEAVES:
@@ -380,7 +435,7 @@ class _Swap:
 
     def regions(self, vector):
         """A vector of BufferRegions swapped."""
-        return _map_vector(vector, self.region)
+        return _map_vector(vector, self.region) if vector else vector
 
     def buffers(self, vector):
         """A vector of buffers swapped."""
@@ -388,7 +443,10 @@ class _Swap:
 
     def exprs(self, vector):
         """A vector of expressions (or other nodes) swapped."""
-        return _map_vector(vector, self.expr, _LEAVES)
+        for item in vector:  # nearly always variables and constants alone: nothing to swap
+            if type(item) not in _LEAVES:
+                return _map_vector(vector, self.expr, _LEAVES)
+        return vector
 
     def expr(self, e):
         """Any node that is not a statement, by kind."""
@@ -452,7 +510,9 @@ def _map_vector(vector, swap, keep=frozenset()):
     not worth a call): the same vector when every item comes back as
     itself, else a new one sharing the others."""
     out = None
-    for i, item in enumerate(vector):
+    i = -1  # counted by hand: an enumerate costs more than the few items of most vectors
+    for item in vector:
+        i += 1
         if type(item) in keep:
             continue
         changed = swap(item)
@@ -462,4 +522,4 @@ def _map_vector(vector, swap, keep=frozenset()):
             out[i] = changed
     return vector if out is None else pvector(out)
 
-__all__ = ["swap_buffer"]
+__all__ = ["swap_buffer", "replaced_along"]

@@ -21,14 +21,15 @@ from ..nodes import (
     StringImm, IterVar, Var,
 )
 from ..nodes.base import freeze_value, with_fields
-from .base import Checks, Outcome, Rewrite, commit, register
-from .buffer_swap import swap_buffer
+from .base import Checks, Outcome, Rewrite, register
+from .buffer_swap import replaced_along, swap_buffer
 from .checks import describe, resolve_block, resolve_site
 from .errors import (
     BufferIndexOutOfRangeError, BufferIsSubregionError, InvalidArgumentError, InvalidAxisSeparatorError,
     NonAllocatedBufferError, StorageAlignAxisOutOfRangeError,
     StorageAlignInvalidAnnotationError, StorageAlignInvalidFactorError,
 )
+from .index import remember
 from .refs import as_block_ref
 from .scopes import newly_shared_tags, check_per_thread_writes, check_storage_scope, valid_scope
 from .serialize import py_value
@@ -220,6 +221,19 @@ def _replace_buffers(root, mapping: dict, access=None, items: dict | None = None
         visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector)
 
 
+def _committed(site, path: Path, block: Block):
+    """The module with the block at ``path`` of the site's function
+    replaced by ``block``, the block swapped by :func:`swap_buffer` or
+    given a new annotation: what :func:`~tirfun.rewrites.base.commit`
+    gives with the site's index, which either leaves right (neither
+    changes a name or a path), the nodes above the block copied
+    (:func:`replaced_along`: the block keeps its kind, its iteration
+    variables and its dtypes)."""
+    func = replaced_along(site.func, path, block)
+    remember(func, site.index)
+    return site.mod.with_function(site.func_name, func)
+
+
 @attrs.frozen
 class _StoragePlan:
     """What set_scope and unsafe_set_dtype found: the site, the path of the
@@ -320,7 +334,9 @@ class SetScope(Rewrite):
 
     def plan(self, mod, chk: Checks):
         site, path, nodes, buffer = _resolve_along(chk, mod, self.block, self.buffer_index)
-        scope = check_storage_scope(chk, self.storage_scope, describe(self.block))
+        scope = self.storage_scope
+        # the block is described only for the message of an invalid scope
+        scope = (scope or "global") if valid_scope(scope) else check_storage_scope(chk, scope, describe(self.block))
         if buffer.storage_scope == scope:
             return _StoragePlan(site, None, None, buffer)
         plan = _allocated(chk, site, path, nodes, buffer, self.block)
@@ -343,7 +359,7 @@ class SetScope(Rewrite):
         # the views of the buffer take the scope too
         block = swap_buffer(plan.alloc_block, plan.buffer, in_scope(plan.buffer), in_scope,
                             index=site.index, path=plan.alloc_path)
-        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
+        return Outcome(_committed(site, plan.alloc_path, block))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -480,7 +496,7 @@ class StorageAlign(Rewrite):
         site, path, block, aligns = plan
         value = freeze_value([list(e) for e in aligns])
         new = with_fields(block, annotations=block.annotations.set(DIM_ALIGN, value))
-        return Outcome(commit(site, path, new, index=site.index))
+        return Outcome(_committed(site, path, new))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -580,7 +596,7 @@ class UnsafeSetDType(Rewrite):
         # the views of the buffer take the new type too
         block = swap_buffer(plan.alloc_block, plan.buffer, retyped(plan.buffer), retyped,
                             index=site.index, path=plan.alloc_path, cast=(src, tgt))
-        return Outcome(commit(site, plan.alloc_path, block, index=site.index))
+        return Outcome(_committed(site, plan.alloc_path, block))
 
     def python_args(self):
         return [py_value(self.block), f"buffer_index={py_value(self.buffer_index)}",
@@ -689,9 +705,7 @@ class SetAxisSeparator(Rewrite):
         # its match_buffer views take the separators too, as in TVM
         if alloc is not None:
             block = swap_buffer(alloc_block, buffer, new, view_separators, index=site.index, path=alloc)
-            return Outcome(commit(site, alloc, block, index=site.index))
-        from .index import remember
-
+            return Outcome(_committed(site, alloc, block))
         # a parameter: the function's buffer map changes too; the index
         # answers for the root block's statements (when there is one)
         rooted = type(site.func.body) is BlockRealize
