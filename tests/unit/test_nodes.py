@@ -235,3 +235,20 @@ def test_with_fields_replaces_a_field_named_node():
     stmt = AttrStmt(StringImm("a"), "pragma_x", IntImm("int32", 1), Evaluate(IntImm("int32", 0)))
     new = with_fields(stmt, node=StringImm("b"))
     assert new.node == StringImm("b") and new.attr_key == "pragma_x" and stmt.node == StringImm("a")
+
+
+def test_a_buffer_given_where_a_list_is_expected_is_an_error_not_a_hang():
+    # indexing a buffer builds a load for any index, so Python's fallback
+    # iteration through __getitem__ would run forever
+    from tirfun.nodes import Buffer, BufferRegion, BufferStore, FloatImm
+    from tirfun.nodes.base import to_pvector
+    from tirfun.nodes.expr import to_expr_vector
+
+    buf = Buffer("A", [4, 4], "float32")
+    for attempt in (lambda: list(buf), lambda: to_pvector(buf), lambda: to_expr_vector(buf),
+                    lambda: BufferRegion(buf, buf), lambda: BufferStore(buf, FloatImm("float32", 1.0), buf)):
+        with pytest.raises(NodeError, match="buffer A is not a sequence: index it"):
+            attempt()
+    # indexing and slicing are as before
+    assert buf[1, 2].indices[1].value == 2
+    assert len(buf[0:2, 1].region) == 2

@@ -65,6 +65,13 @@ class Buffer(Node):
     def ndim(self) -> int:
         return len(self.shape)
 
+    def __iter__(self):
+        # indexing builds a load for any index, so Python's fallback
+        # iteration through __getitem__ would never end: a buffer given
+        # where a list is expected must be an error, not a hang
+        raise NodeError(f"buffer {self.name} is not a sequence: index it (B[i, j]) or slice it (B[0:4, j]); "
+                        "a list of its elements was expected here")
+
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
