@@ -430,9 +430,11 @@ def nodes_along(root: Node, path: Path) -> list:
     return out
 
 
-def replace_at(root: Node, path: Path, new: Node) -> Node:
+def replace_at(root: Node, path: Path, new: Node, *, rebuild=None) -> Node:
     """``root`` with the node at ``path`` replaced by ``new``; only the nodes
-    along the path are rebuilt."""
+    along the path are rebuilt, each by ``rebuild(cls, fields)`` (by
+    default :func:`rebuilder`, which checks the node's rules again)."""
+    rebuild = rebuilder if rebuild is None else rebuild
     if not path:
         return new
     # down the path once, then up it rebuilding each node with its new child
@@ -444,11 +446,11 @@ def replace_at(root: Node, path: Path, new: Node) -> Node:
         parent = nodes[k]
         name, index = path[k]
         if index is None:
-            child = rebuilder(type(parent), (name,))(parent, child)
+            child = rebuild(type(parent), (name,))(parent, child)
         elif type(parent) is SeqStmt:
             child = parent.with_item(index, child)  # not a rebuild of every item
         else:
-            child = rebuilder(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
+            child = rebuild(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
     return child
 
 

@@ -34,7 +34,7 @@ import attrs
 from pyrsistent import pmap, pvector
 
 from ..analysis.mentions import names_in
-from ..analysis.traversal import OPERAND_NODES, Path, map_children, nodes_along, stmt_children
+from ..analysis.traversal import OPERAND_NODES, Path, map_children, replace_at, stmt_children
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, DataType, FloatImm, For, IntImm,
     IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
@@ -190,22 +190,7 @@ def replaced_along(root: Node, path: Path, new: Node) -> Node:
     along the path copied around its new child instead of rebuilt through
     its checks, as every rule a node above it checks held before and holds
     again (see the module's docstring)."""
-    if not path:
-        return new
-    nodes = nodes_along(root, path)
-    if nodes[-1] is new:
-        return root
-    child = new
-    for k in range(len(path) - 1, -1, -1):
-        parent = nodes[k]
-        name, index = path[k]
-        if index is None:
-            child = _swapper(type(parent), (name,))(parent, child)
-        elif type(parent) is SeqStmt:
-            child = parent.with_item(index, child)  # not a rebuild of every item
-        else:
-            child = _swapper(type(parent), (name,))(parent, getattr(parent, name).set(index, child))
-    return child
+    return replace_at(root, path, new, rebuild=_swapper)
 
 
 def swap_buffer(root: Node, buffer: Buffer, new: Buffer, view_of, *, index=None, path: Path | None = None,

@@ -123,18 +123,14 @@ def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> NestAccesses:
     out: dict[str, list] = {}
     for realize in realizes:
         block = realize.block
-        for region in block.reads:
-            name = region.buffer.name
-            if name in out:
-                out[name].append((False, region.buffer, region, realize))
-            else:
-                out[name] = [(False, region.buffer, region, realize)]
-        for region in block.writes:
-            name = region.buffer.name
-            if name in out:
-                out[name].append((True, region.buffer, region, realize))
-            else:
-                out[name] = [(True, region.buffer, region, realize)]
+        for writes, regions in ((False, block.reads), (True, block.writes)):
+            for region in regions:
+                use = (writes, region.buffer, region, realize)
+                uses = out.get(region.buffer.name)
+                if uses is None:
+                    out[region.buffer.name] = [use]
+                else:
+                    uses.append(use)
     for stmt in loose:
         kind = type(stmt)
         if kind is For and type(stmt.min) is IntImm and type(stmt.extent) is IntImm:
