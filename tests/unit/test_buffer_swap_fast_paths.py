@@ -26,33 +26,10 @@ from tirfun.rewrites.index import index_of
 from tirfun.script import from_source
 from tirfun.testing.block_programs import SOURCES, random_block_program
 
-swap = importlib.import_module("tirfun.rewrites.buffer_swap")
-
 # a view of the buffer, and a view of that view with fewer dimensions
-VIEWS = '''@T.prim_func
-def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    B = T.alloc_buffer((8, 8))
-    for i in range(2):
-        with T.block("B"):
-            vi = T.axis.spatial(2, i)
-            T.reads(A[vi * 4:vi * 4 + 4, 0:8])
-            T.writes(B[vi * 4:vi * 4 + 4, 0:8])
-            V = T.match_buffer(B[vi * 4:vi * 4 + 4, 0:8], (4, 8))
-            for j in range(4):
-                with T.block("row"):
-                    vj = T.axis.spatial(4, j)
-                    T.reads(A[vi * 4 + vj, 0:8])
-                    T.writes(V[vj, 0:8])
-                    W = T.match_buffer(V[vj, 0:8], (8,))
-                    for k in range(8):
-                        with T.block("elem"):
-                            vk = T.axis.spatial(8, k)
-                            W[vk] = A[vi * 4 + vj, vk] + T.float32(1)
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] * T.float32(2)
-'''
+from test_rewrites_storage import NESTED_VIEWS
+
+swap = importlib.import_module("tirfun.rewrites.buffer_swap")
 
 # buffers allocated by blocks inside loops, in a sequence at the root
 INNER = '''@T.prim_func
@@ -92,7 +69,7 @@ def _funcs():
     for seed in range(12):
         for source in SOURCES:
             yield from random_block_program(seed, source).functions.values()
-    yield from_source(VIEWS)
+    yield from_source(NESTED_VIEWS)
     yield from_source(INNER)
 
 
@@ -145,15 +122,20 @@ def test_copied_nodes_are_the_checked_ones(change):
     assert count > 50
 
 
+def _assert_copied_as_rebuilt(func, path, new):
+    """``replaced_along`` puts ``new`` at ``path`` as ``replace_at`` does:
+    equal nodes of the same classes and hashes along the path."""
+    copied, rebuilt = swap.replaced_along(func, path, new), replace_at(func, path, new)
+    assert copied == rebuilt
+    for a, b in zip(nodes_along(copied, path), nodes_along(rebuilt, path)):
+        assert type(a) is type(b)
+        assert hash(a) == hash(b)
+
+
 def test_the_nodes_above_the_swapped_block_are_copied_as_replace_at_rebuilds_them():
     view_of, cast = _changes()[2]
     for func, path, block, buffer in _allocations():
-        new = _swapped(func, path, block, buffer, view_of, cast, swap._COPIED)
-        copied, rebuilt = swap.replaced_along(func, path, new), replace_at(func, path, new)
-        assert copied == rebuilt
-        for a, b in zip(nodes_along(copied, path), nodes_along(rebuilt, path)):
-            assert type(a) is type(b)
-            assert hash(a) == hash(b)
+        _assert_copied_as_rebuilt(func, path, _swapped(func, path, block, buffer, view_of, cast, swap._COPIED))
     assert swap.replaced_along(func, path, block) is func
 
 
@@ -165,17 +147,13 @@ def test_the_nodes_above_a_block_with_a_new_annotation_are_copied_as_replace_at_
             if not isinstance(block, Block):
                 continue
             new = with_fields(block, annotations=block.annotations.set("buffer_dim_align", ((0, 0, 8, 1),)))
-            copied, rebuilt = swap.replaced_along(func, path, new), replace_at(func, path, new)
-            assert copied == rebuilt
-            for a, b in zip(nodes_along(copied, path), nodes_along(rebuilt, path)):
-                assert type(a) is type(b)
-                assert hash(a) == hash(b)
+            _assert_copied_as_rebuilt(func, path, new)
             count += len(path) > 2
     assert count > 100
 
 
 def test_a_buffer_equal_to_the_swapped_one_is_swapped_too():
-    func = from_source(VIEWS)
+    func = from_source(NESTED_VIEWS)
     path, block = next((p, s) for p, s in walk_stmts(func) if isinstance(s, Block) and s.alloc_buffers)
     buffer = block.alloc_buffers[0]
     twin = attrs.evolve(buffer)
