@@ -297,6 +297,7 @@ def _typed_var_init(init):
             dtype, type_annotation = "handle", dtype
         init(self, name, dtype, type_annotation)
     __init__.__doc__ = init.__doc__
+    __init__.__wrapped__ = init  # the constructor of the fields themselves
     return __init__
 
 

@@ -463,6 +463,7 @@ def _tvm_iter_var_init(init):
                       dom.extent.dtype if isinstance(dom, Range) else "int32")
         init(self, dom, var, iter_type, thread_tag)
     __init__.__doc__ = init.__doc__
+    __init__.__wrapped__ = init  # the constructor of the fields themselves
     return __init__
 
 
