@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import linecache
 import types
 from typing import Any
 
 import attrs
+from attr import _config as _attrs_config  # attrs' switch for validators, as its __init__ reads it
 from pyrsistent import PMap, PVector, pmap, pvector
 
 from ..errors import NodeError
+from .dtype import DataType
 
 
 class Node:
@@ -53,7 +56,11 @@ def node(cls):
     (see ``PrimExpr.dtype``), so reading the dtype of a deep expression is
     O(1), never a recursion down the tree. The slot is not an attrs field:
     equality, hashing and ``attrs.fields`` see only the real fields.
+
+    The constructor is attrs' own, written out leaner (see
+    :func:`lean_init`); attrs' stays at hand in :func:`attrs_init`.
     """
+    check = set_dtype = None
     if hasattr(cls, "_derive_dtype"):
         check = cls.__dict__.get("__attrs_post_init__") or getattr(cls, "__attrs_post_init__", None)
 
@@ -65,7 +72,188 @@ def node(cls):
             set_dtype(self, self._derive_dtype())
 
         cls.__attrs_post_init__ = __attrs_post_init__
-    return attrs.frozen(cls, cache_hash=True, repr=False)
+    cls = attrs.frozen(cls, cache_hash=True, repr=False)
+    _ATTRS_INITS[cls] = cls.__init__
+    init = lean_init(cls, check, set_dtype)
+    if init is not None:
+        cls.__init__ = init
+    return cls
+
+
+# class -> the __init__ attrs wrote for it (see attrs_init)
+_ATTRS_INITS: dict = {}
+
+
+def attrs_init(cls: type):
+    """The ``__init__`` attrs wrote for the node class ``cls``, before
+    :func:`lean_init` (or a hand-written constructor) took its place: the
+    general path, against which the lean one is checked."""
+    return _ATTRS_INITS[cls]
+
+
+# converter -> (the types it returns as they are, whether the type must be exact)
+_PURE: dict = {}
+# validator -> the types it accepts without a look at the value
+_ACCEPTS: dict = {}
+
+
+def pure_converter(*kept: type, exact: bool = False):
+    """Declare a field converter pure: its result is an immutable value that
+    depends only on the value given, so a field's default is converted once,
+    when the class is made. It returns a value of one of the types ``kept``
+    (``exact``: of exactly one of them, not a subclass) as it is: a
+    constructor tests the type and calls the converter only for other
+    values."""
+    def mark(converter):
+        _PURE[converter] = (kept, exact)
+        return converter
+    return mark
+
+
+def accepts(*types: type):
+    """Mark a field validator that passes every value of one of ``types``
+    (by ``isinstance``): a constructor calls it only for other values."""
+    def mark(validator):
+        _ACCEPTS[validator] = types
+        return validator
+    return mark
+
+
+def _lookup(table: dict, key):
+    try:
+        return table.get(key)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+def _converted(converter, arg: str, env: dict, key: str) -> str:
+    """Source of ``converter`` applied to ``arg``, skipped for a value the
+    converter keeps as it is (see :func:`pure_converter`)."""
+    if converter is None:
+        return arg
+    env[f"_c{key}"] = converter
+    call = f"_c{key}({arg})"
+    kept, exact = _lookup(_PURE, converter) or ((), False)
+    if not kept:
+        return call
+    env[f"_k{key}"] = kept[0] if len(kept) == 1 else kept
+    if exact and len(kept) == 1:
+        return f"{arg} if _type({arg}) is _k{key} else {call}"
+    if exact:
+        return f"{arg} if _type({arg}) in _k{key} else {call}"
+    return f"{arg} if _isinstance({arg}, _k{key}) else {call}"
+
+
+def _keeps(converter, value) -> bool:
+    """Whether ``converter`` says it keeps ``value`` as it is, by its type."""
+    kept, exact = _lookup(_PURE, converter) or ((), False)
+    return type(value) in kept if exact else isinstance(value, kept)
+
+
+def _validation(validator, attribute, self: str, value: str, env: dict, key: str) -> str:
+    """Source of the call of ``validator`` on ``value``, skipped for a type
+    the validator accepts as it is (see :func:`accepts`)."""
+    env[f"_val{key}"], env[f"_att{key}"] = validator, attribute
+    call = f"_val{key}({self}, _att{key}, {value})"
+    accepted = _lookup(_ACCEPTS, validator)
+    if accepted is None:
+        return call
+    env[f"_ok{key}"] = accepted[0] if len(accepted) == 1 else accepted
+    return f"if not _isinstance({value}, _ok{key}): {call}"
+
+
+def _converted_default(attribute):
+    """The default of ``attribute`` converted once, for a pure converter
+    that keeps its own result as it is (so a constructor given that very
+    object may skip the converter); None otherwise."""
+    converter, default = attribute.converter, attribute.default
+    if converter is None or _lookup(_PURE, converter) is None:
+        return None
+    try:
+        value = converter(default.factory() if isinstance(default, attrs.Factory) else default)
+        if converter(value) is not value:
+            return None
+    except Exception:  # the converter refuses its default: every call will, as attrs' would
+        return None
+    return (value,)
+
+
+def _compiled(source: str, filename: str, env: dict) -> dict:
+    """Run ``source`` (built from field names only) in ``env``, under
+    ``filename``, whose lines tracebacks and ``inspect`` then show, as for
+    the methods attrs writes."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), env)
+    return env
+
+
+def lean_init(cls: type, check=None, set_dtype=None):
+    """The constructor of the attrs record ``cls`` as attrs writes it
+    (convert the fields in order, run their validators in order, then the
+    post-init rules), written leaner: a value a converter keeps as it is
+    skips the converter, a value a validator accepts by its type skips the
+    validator, a default is converted once, and each field goes into its
+    slot through the slot's own setter. With ``set_dtype``, the post-init
+    rules are ``check`` and the derived dtype stored by ``set_dtype`` (see
+    :func:`node`). None when the class asks for more than this writes (an
+    argument spelled other than its field, keyword-only arguments, a
+    default made from the half-built node, attrs' ``Converter``, a
+    pre-init hook, a field that is not a slot)."""
+    fields = attrs.fields(cls)
+    if hasattr(cls, "__attrs_pre_init__"):
+        return None
+    env = {"_config": _attrs_config, "_NOTHING": attrs.NOTHING, "_type": type, "_isinstance": isinstance}
+    params, convert, validate = [], [], []
+    for k, a in enumerate(fields):
+        setter = _slot_setter(cls, a.name)
+        if (not a.init or a.alias != a.name or a.kw_only or setter is None or a.on_setattr
+                or isinstance(a.converter, attrs.Converter)
+                or (isinstance(a.default, attrs.Factory) and a.default.takes_self)):
+            return None
+        arg = a.name
+        env[f"_set{k}"] = setter
+        value = _converted(a.converter, arg, env, str(k))
+        if a.default is attrs.NOTHING:
+            params.append(arg)
+        elif (once := _converted_default(a)) is not None:
+            # the default is its own conversion: passed as it is
+            env[f"_d{k}"] = once[0]
+            params.append(f"{arg}=_d{k}")
+            if value != arg and not _keeps(a.converter, once[0]):
+                value = f"{arg} if {arg} is _d{k} else {value}"
+        elif isinstance(a.default, attrs.Factory):
+            params.append(f"{arg}=_NOTHING")
+            env[f"_f{k}"] = a.default.factory
+            convert.append(f"    if {arg} is _NOTHING: {arg} = _f{k}()")
+        else:
+            env[f"_d{k}"] = a.default
+            params.append(f"{arg}=_d{k}")
+        if value != arg:
+            convert.append(f"    {arg} = {value}")
+        convert.append(f"    _set{k}(self, {arg})")
+        if a.validator is not None:
+            validate.append("        " + _validation(a.validator, a, "self", arg, env, str(k)))
+    lines = [f"def __init__(self, {', '.join(params)}):" if params else "def __init__(self):", *convert]
+    if validate:
+        lines += ["    if _config._run_validators is True:", *validate]
+    post_init = getattr(cls, "__attrs_post_init__", None)
+    if set_dtype is not None:
+        env["_check"], env["_set_dtype"] = check, set_dtype
+        if check is not None:
+            lines.append("    _check(self)")
+        lines.append("    _set_dtype(self, self._derive_dtype())")
+    elif post_init is not None:
+        env["_post_init"] = post_init
+        lines.append("    _post_init(self)")
+    hash_setter = _slot_setter(cls, "_attrs_cached_hash")
+    if hash_setter is None:
+        return None
+    env["_set_hash"] = hash_setter
+    lines.append("    _set_hash(self, None)")
+    init = _compiled("\n".join(lines), f"<lean __init__ of {cls.__module__}.{cls.__qualname__}>", env)["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = f"{cls.__name__}'s constructor (see :func:`tirfun.nodes.base.lean_init`)."
+    return init
 
 
 @functools.cache
@@ -84,6 +272,9 @@ def _rebuild_plan(cls: type):
             any(getattr(a.validator, "spans_fields", False) for a in fields),
             getattr(cls, "__attrs_post_init__", None),
             getattr(cls, "_POST_INIT_READS", None))
+
+
+pure_converter(DataType, exact=True)(DataType)  # a DataType is its own conversion
 
 
 def spans_fields(validator):
@@ -143,7 +334,8 @@ def rebuilder(cls: type, changed: tuple):
     names, by_name, _spanning, post_init, post_init_reads = plan
     args = [f"_v{k}" for k in range(len(changed))]
     arg_of = {name: arg for name, arg in zip(changed, args) if name in by_name}
-    env = {"_new": object.__new__, "_put": object.__setattr__, "_cls": cls, "_post_init": post_init}
+    env = {"_new": object.__new__, "_put": object.__setattr__, "_cls": cls, "_post_init": post_init,
+           "_type": type, "_isinstance": isinstance}
 
     def put(name: str, value: str) -> str:
         # a slot's own setter skips object.__setattr__'s look-up of the
@@ -160,18 +352,17 @@ def rebuilder(cls: type, changed: tuple):
         if name not in arg_of:
             lines.append(put(name, f"node.{name}"))
     # converters and then validators in field order, as a constructor runs them
+    # (a value the converter keeps as it is skips it, as in lean_init)
     for k, name in enumerate(n for n in names if n in arg_of):
-        converter = by_name[name][0]
-        if converter is None:
-            lines.append(put(name, arg_of[name]))
-        else:
-            env[f"_c{k}"] = converter
-            lines.append(put(name, f"_c{k}({arg_of[name]})"))
+        arg = arg_of[name]
+        value = _converted(by_name[name][0], arg, env, str(k))
+        if value != arg:
+            lines.append(f"    {arg} = {value}")
+        lines.append(put(name, arg))
     for k, name in enumerate(names):
         _converter, validator, attribute = by_name[name]
         if validator is not None and (name in arg_of or getattr(validator, "spans_fields", False)):
-            env[f"_val{k}"], env[f"_att{k}"] = validator, attribute
-            lines.append(f"    _val{k}(new, _att{k}, new.{name})")
+            lines.append("    " + _validation(validator, attribute, "new", f"new.{name}", env, str(k)))
     # a statement's rules that read none of the changed fields held for
     # ``node`` and still hold (a new loop body is checked by its validator)
     if post_init is not None and (post_init_reads is None or not post_init_reads.isdisjoint(arg_of)):
@@ -185,6 +376,7 @@ def rebuilder(cls: type, changed: tuple):
 _PVEC = type(pvector())
 
 
+@pure_converter(_PVEC, exact=True)
 def to_pvector(value) -> PVector:
     # PVector is an abstract class, slow to ask about: test the concrete
     # types first (a node's fields are nearly always a vector or a list)
@@ -223,6 +415,7 @@ def freeze_value(value):
 _EMPTY_MAP = pmap()
 
 
+@pure_converter()
 def to_attr_map(value) -> PMap:
     """Convert an attribute/annotation dict: string keys, frozen values."""
     if value is None or value is _EMPTY_MAP or (type(value) is dict and not value):

@@ -6,7 +6,7 @@ from attrs import field
 from pyrsistent import PVector
 
 from ..errors import NodeError
-from .base import Node, node, to_pvector
+from .base import Node, node, pure_converter, to_pvector
 from .dtype import DataType
 from .expr import BufferLoad, IntImm, PrimExpr, Var, check_identifier, to_expr, to_expr_vector
 
@@ -19,6 +19,7 @@ def _check_int_exprs(kind: str):
     return check
 
 
+@pure_converter(PrimExpr, type(None))
 def _optional_expr(value):
     return None if value is None else to_expr(value)
 

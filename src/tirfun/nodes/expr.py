@@ -18,11 +18,14 @@ from attrs import field
 from pyrsistent import PVector, pvector
 
 from ..errors import NodeError
-from .base import Node, node, slot_setters, spans_fields, to_pvector
+from .base import Node, accepts, node, pure_converter, slot_setters, spans_fields, to_pvector
 from .dtype import _FACTS, DataType, dtype_of
 
 #: the concrete type of pyrsistent's vectors (PVector is abstract, slow to ask about)
 _PVEC = type(pvector())
+
+# the dtypes of Python's literals, converted once
+_INT32, _INT64, _BOOL = DataType("int32"), DataType("int64"), DataType("bool")
 
 if TYPE_CHECKING:  # pragma: no cover
     from .buffer import Buffer
@@ -174,15 +177,20 @@ class PrimExpr(Node):
             "use tir.all/tir.any or tir.And/tir.Or/tir.Not to combine conditions")
 
 
+@pure_converter(PrimExpr, type(None))
 def to_optional_expr(value: Any) -> "PrimExpr | None":
     """:func:`to_expr`, keeping None (an absent optional operand)."""
     return None if value is None else to_expr(value)
 
 
+@pure_converter(PrimExpr)
 def to_expr(value: Any) -> PrimExpr:
     """Convert a Python literal into an immediate; pass expressions through."""
     if isinstance(value, PrimExpr):
         return value
+    if type(value) is int:
+        # what const gives a plain int (the commonest literal), without its general steps
+        return IntImm(_INT32 if -2147483648 <= value <= 2147483647 else _INT64, value)
     if isinstance(value, (bool, int, float)):
         return const(value)
     type_name = type(value).__name__
@@ -194,6 +202,7 @@ def to_expr(value: Any) -> PrimExpr:
     raise NodeError(f"expected a TIR expression or a number, got {type_name} {value!r}")
 
 
+@pure_converter()
 def to_expr_vector(values) -> PVector:
     kind = type(values)
     if kind is list or kind is tuple:  # the common case, without asking the abstract PVector
@@ -252,6 +261,7 @@ class PointerType(Node):
         return self.scope
 
 
+@accepts(type(None))
 @spans_fields  # it reads the variable's dtype
 def _check_annotation(self, _attribute, value):
     if value is None:
@@ -282,17 +292,19 @@ class Var(PrimExpr):
 def _typed_var_init(init):
     """``Var(name, PointerType(...))``, as TVM spells a handle variable
     with what it points to: the type is the annotation, the dtype handle."""
-    def __init__(self, name, dtype="int32", type_annotation=None):
+    def __init__(self, name, dtype=_INT32, type_annotation=None):
         if type(dtype) is PointerType:
             dtype, type_annotation = "handle", dtype
         init(self, name, dtype, type_annotation)
     __init__.__doc__ = init.__doc__
+    __init__.__wrapped__ = init  # the constructor of the fields themselves
     return __init__
 
 
 Var.__init__ = _typed_var_init(Var.__init__)
 
 
+@pure_converter(int, exact=True)
 def _constant_lanes(value):
     """A lane count given as an integer constant node (as TVM takes it) is
     its value; anything else is left for the node's check to refuse."""
@@ -308,6 +320,7 @@ def _lanes_problem(kind: str, lanes) -> str:
     return f"{kind} needs at least 2 lanes, got {lanes!r}"
 
 
+@accepts(int)
 def _check_int_value(self, _attribute, value):
     if not isinstance(value, int):
         raise NodeError(f"IntImm value must be a Python int, got {value!r}")
@@ -469,26 +482,7 @@ def _binary_class(name: str, base: type, doc: str) -> type:
     ns = {"__annotations__": {"a": PrimExpr, "b": PrimExpr}, "__doc__": doc,
           "__module__": __name__, "__qualname__": name,
           "a": field(converter=to_expr), "b": field(converter=to_expr)}
-    cls = node(type(name, (base,), ns))
-    cls.__init__ = _binary_init(cls)
-    return cls
-
-
-def _binary_init(cls: type):
-    """The constructor of the two-operand class ``cls``: the steps attrs
-    writes (convert each operand, run the post-init rules), with an operand
-    that is already an expression taken as it is, as ``to_expr`` would."""
-    set_a, set_b, set_hash = slot_setters(cls, "a", "b", "_attrs_cached_hash")
-    post_init = cls.__attrs_post_init__
-
-    def __init__(self, a, b):
-        set_a(self, a if isinstance(a, PrimExpr) else to_expr(a))
-        set_b(self, b if isinstance(b, PrimExpr) else to_expr(b))
-        post_init(self)
-        set_hash(self, None)
-
-    __init__.__doc__ = f"``{cls.__name__}(a, b)``, its operands converted as ``to_expr`` does."
-    return __init__
+    return node(type(name, (base,), ns))
 
 
 Add = _binary_class("Add", BinaryOp, "``a + b``")
@@ -745,12 +739,14 @@ def _lift(value, like: DataType) -> PrimExpr:
     if isinstance(value, bool):
         out = IntImm("bool", int(value))
     elif isinstance(value, int):
+        bounds = elem.int_range()  # set for the scalar integer and bool types alone
         if elem.is_float:
             out = FloatImm(elem, float(value))
-        elif elem.is_integer or elem.is_bool:
+        elif bounds is not None:
             if elem.is_bool:
                 elem = dtype_of(value)
-            if not elem.min_value() <= value <= elem.max_value():
+                bounds = elem.int_range()
+            if not bounds[0] <= value <= bounds[1]:
                 raise NodeError(f"the literal {value} does not fit in {elem}")
             out = IntImm(elem, value)
         else:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import enum
 import weakref
 
-import attrs
 from attrs import field
 from pyrsistent import PMap, PVector
 
 from ..errors import NodeError
-from .base import Node, node, slot_setters, to_attr_map, to_pvector
+from .base import Node, accepts, node, pure_converter, to_attr_map, to_pvector
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, Range
 from .dtype import DataType
 from .expr import (
@@ -25,17 +24,20 @@ class Stmt(Node):
     __slots__ = ()
 
 
+@accepts(Stmt)
 def _is_stmt(self, attribute, value):
     if not isinstance(value, Stmt):
         raise NodeError(f"{type(self).__name__}.{attribute.name} must be a statement, got "
                         f"{type(value).__name__}")
 
 
+@accepts(Stmt, type(None))
 def _is_optional_stmt(self, attribute, value):
     if value is not None:
         _is_stmt(self, attribute, value)
 
 
+@accepts(Var)
 def _is_var(self, attribute, value):
     if not isinstance(value, Var):
         raise NodeError(f"{type(self).__name__}.{attribute.name} must be a Var, got {value!r}")
@@ -85,6 +87,7 @@ class ForKind(str, enum.Enum):
         return self.value
 
 
+@pure_converter(ForKind)
 def _to_for_kind(value) -> ForKind:
     if isinstance(value, ForKind):
         return value
@@ -141,35 +144,6 @@ class For(Stmt):
                                 f"expected one of {', '.join(THREAD_TAGS)}")
         elif self.thread_binding is not None:
             raise NodeError(f"loop {self.loop_var.name} of kind {self.kind.value} has a thread tag")
-
-
-_FOR_FIELDS = {a.name: a for a in attrs.fields(For)}
-
-
-def _for_init(self, loop_var, min, extent, kind, body, thread_binding=None, annotations=None):
-    """For's constructor: the steps attrs writes for it (convert the bounds,
-    the kind and the annotations, check the variable and the body, run the
-    post-init rules), with values already of their type taken as they are.
-    Rewrites build loops on every split, fuse and merge."""
-    _for_set_loop_var(self, loop_var)
-    _for_set_min(self, min if isinstance(min, PrimExpr) else to_expr(min))
-    _for_set_extent(self, extent if isinstance(extent, PrimExpr) else to_expr(extent))
-    _for_set_kind(self, kind if type(kind) is ForKind else _to_for_kind(kind))
-    _for_set_body(self, body)
-    _for_set_thread_binding(self, thread_binding)
-    _for_set_annotations(self, to_attr_map(annotations))  # None: no annotations, as the default
-    if not isinstance(loop_var, Var):
-        _is_var(self, _FOR_FIELDS["loop_var"], loop_var)
-    if not isinstance(body, Stmt):
-        _is_stmt(self, _FOR_FIELDS["body"], body)
-    self.__attrs_post_init__()
-    _for_set_hash(self, None)
-
-
-(_for_set_loop_var, _for_set_min, _for_set_extent, _for_set_kind, _for_set_body, _for_set_thread_binding,
- _for_set_annotations, _for_set_hash) = slot_setters(For, "loop_var", "min", "extent", "kind", "body", "thread_binding",
-                                                     "annotations", "_attrs_cached_hash")
-For.__init__ = _for_init
 
 
 # identity of a sequence made by one of SeqStmt's edits -> (a weak reference
@@ -444,6 +418,7 @@ class IterVarType(str, enum.Enum):
         return self.value
 
 
+@pure_converter(IterVarType)
 def _to_iter_type(value) -> IterVarType:
     if isinstance(value, IterVarType):
         return value
@@ -488,6 +463,7 @@ def _tvm_iter_var_init(init):
                       dom.extent.dtype if isinstance(dom, Range) else "int32")
         init(self, dom, var, iter_type, thread_tag)
     __init__.__doc__ = init.__doc__
+    __init__.__wrapped__ = init  # the constructor of the fields themselves
     return __init__
 
 
