@@ -94,3 +94,42 @@ def test_indexed_scope_blocks_are_the_children_and_the_blocks_in_order():
             assert all(key == program_key(site, p) for key, p, _ in keyed)
             compared += 1
     assert compared > 100
+
+
+def _outcome(record, mod):
+    """What applying ``record`` gives: its failed checks (class and
+    message), or the rewritten module."""
+    errors = record.violations(mod)
+    if errors:
+        return [(type(e), str(e)) for e in errors]
+    return record(mod)
+
+
+def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
+    """compute_at and reverse_compute_at of every block under every loop of
+    its scope: the same failed checks, or the same module, when every
+    region cover is left to region_cover_violation."""
+    fast = CL.whole_writer_covers
+    fired = []
+
+    def counted(*args):
+        covered = fast(*args)
+        fired.append(covered)
+        return covered
+
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+        blocks = [r.block.name_hint for _, r in _realizes(func)]
+        for name in blocks:
+            for loop in loops:
+                for record in (CL.compute_at(name, loop), CL.reverse_compute_at(name, loop)):
+                    monkeypatch.setattr(CL, "whole_writer_covers", counted)
+                    got = _outcome(record, mod)
+                    monkeypatch.setattr(CL, "whole_writer_covers", lambda *args: False)
+                    want = _outcome(record, mod)
+                    assert got == want, (record, mod.script())
+                    compared += 1
+    monkeypatch.setattr(CL, "whole_writer_covers", fast)
+    assert compared > 1000 and sum(fired) > 100
