@@ -10,7 +10,7 @@ from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.nodes import BlockRealize, For, IntImm, IRModule, Range
 from tirfun.analysis.arith.iter_map import simplify_index
 from tirfun.rewrites import compute_location as CL
-from tirfun.rewrites.base import Site
+from tirfun.rewrites.base import Checks, Site, _Stop
 from tirfun.rewrites.dataflow import (
     bindings, blocks_in_order, indexed_scope_blocks, program_key, reads_of, scope_children, scope_of, writes_of,
 )
@@ -133,3 +133,28 @@ def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
                     compared += 1
     monkeypatch.setattr(CL, "whole_writer_covers", fast)
     assert compared > 1000 and sum(fired) > 100
+
+
+def test_keyed_using_is_blocks_in_order():
+    """The blocks picked for some of a block's buffers from those found for
+    all of them are blocks_in_order's for those buffers, keys included."""
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for path, realize in _realizes(func):
+            try:
+                loc = CL._locate(Checks("test"), site, CL.as_block_ref(realize.block.name_hint))
+            except _Stop:  # a name the function binds twice
+                continue
+            if loc.keyed is None:
+                continue
+            block = loc.realize.block
+            mine = reads_of(block) | writes_of(block)
+            for buffers in [reads_of(block), writes_of(block), mine] + [[b] for b in mine]:
+                got = CL._keyed_using(site, loc, buffers)
+                assert [(p, r) for _, p, r in got] == blocks_in_order(site, loc.scope, buffers)
+                assert all(key == program_key(site, p) for key, p, _ in got)
+                compared += 1
+    assert compared > 300
+
