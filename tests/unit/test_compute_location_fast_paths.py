@@ -158,3 +158,25 @@ def test_keyed_using_is_blocks_in_order():
                 compared += 1
     assert compared > 300
 
+
+def test_moves_state_the_index_of_their_result(monkeypatch):
+    """compute_at and reverse_compute_at of every block under every loop of
+    its scope, into a loop of one statement or of several, with unit loops
+    kept or not: the index they state is the one built afresh."""
+    from test_rewrites_index import _index_is_the_built_one, _spy
+
+    used = _spy(monkeypatch, CL, "derive_move_index")
+    checked = 0
+    for mod in _modules():
+        func = mod["main"]
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+        blocks = [r.block.name_hint for _, r in _realizes(func)]
+        for name in blocks:
+            for loop in loops:
+                for keep in (False, True):
+                    for record in (CL.compute_at(name, loop, keep), CL.reverse_compute_at(name, loop, keep)):
+                        if record.violations(mod):
+                            continue
+                        _index_is_the_built_one(record(mod)["main"], record)
+                        checked += 1
+    assert checked > 100 and sum(used) > 100

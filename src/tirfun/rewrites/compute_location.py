@@ -58,7 +58,7 @@ from .errors import (
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, var_names
-from .index import derive_inline_index
+from .index import derive_inline_index, derive_move_index
 from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -1503,7 +1503,13 @@ class _ComputeAtBase(Rewrite):
         n = len(changed)
         sub = replace_at(site.at(changed), pl.lpath[n:], new_loop)
         sub = delete_at(sub, pl.removal[n:])
-        return Outcome(commit(site, changed, sub))
+
+        def derive(new_func):
+            # what moved is stated: the two nests, and the statements after each
+            return derive_move_index(site.index, site.func, new_func, pl.removal, site.at(pl.removal),
+                                     pl.lpath, pl.loop, pl.position, new)
+
+        return Outcome(commit(site, changed, sub, derive=derive))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
