@@ -10,7 +10,7 @@ from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.nodes import BlockRealize, For, IntImm, IRModule, Range
 from tirfun.analysis.arith.iter_map import simplify_index
 from tirfun.rewrites import compute_location as CL
-from tirfun.rewrites.base import Site
+from tirfun.rewrites.base import Checks, Site, _Stop
 from tirfun.rewrites.dataflow import (
     bindings, blocks_in_order, indexed_scope_blocks, program_key, reads_of, scope_children, scope_of, writes_of,
 )
@@ -94,3 +94,89 @@ def test_indexed_scope_blocks_are_the_children_and_the_blocks_in_order():
             assert all(key == program_key(site, p) for key, p, _ in keyed)
             compared += 1
     assert compared > 100
+
+
+def _outcome(record, mod):
+    """What applying ``record`` gives: its failed checks (class and
+    message), or the rewritten module."""
+    errors = record.violations(mod)
+    if errors:
+        return [(type(e), str(e)) for e in errors]
+    return record(mod)
+
+
+def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
+    """compute_at and reverse_compute_at of every block under every loop of
+    its scope: the same failed checks, or the same module, when every
+    region cover is left to region_cover_violation."""
+    fast = CL.whole_writer_covers
+    fired = []
+
+    def counted(*args):
+        covered = fast(*args)
+        fired.append(covered)
+        return covered
+
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+        blocks = [r.block.name_hint for _, r in _realizes(func)]
+        for name in blocks:
+            for loop in loops:
+                for record in (CL.compute_at(name, loop), CL.reverse_compute_at(name, loop)):
+                    monkeypatch.setattr(CL, "whole_writer_covers", counted)
+                    got = _outcome(record, mod)
+                    monkeypatch.setattr(CL, "whole_writer_covers", lambda *args: False)
+                    want = _outcome(record, mod)
+                    assert got == want, (record, mod.script())
+                    compared += 1
+    monkeypatch.setattr(CL, "whole_writer_covers", fast)
+    assert compared > 1000 and sum(fired) > 100
+
+
+def test_keyed_using_is_blocks_in_order():
+    """The blocks picked for some of a block's buffers from those found for
+    all of them are blocks_in_order's for those buffers, keys included."""
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for path, realize in _realizes(func):
+            try:
+                loc = CL._locate(Checks("test"), site, CL.as_block_ref(realize.block.name_hint))
+            except _Stop:  # a name the function binds twice
+                continue
+            if loc.keyed is None:
+                continue
+            block = loc.realize.block
+            mine = reads_of(block) | writes_of(block)
+            for buffers in [reads_of(block), writes_of(block), mine] + [[b] for b in mine]:
+                got = CL._keyed_using(site, loc, buffers)
+                assert [(p, r) for _, p, r in got] == blocks_in_order(site, loc.scope, buffers)
+                assert all(key == program_key(site, p) for key, p, _ in got)
+                compared += 1
+    assert compared > 300
+
+
+def test_moves_state_the_index_of_their_result(monkeypatch):
+    """compute_at and reverse_compute_at of every block under every loop of
+    its scope, into a loop of one statement or of several, with unit loops
+    kept or not: the index they state is the one built afresh."""
+    from test_rewrites_index import _index_is_the_built_one, _spy
+
+    used = _spy(monkeypatch, CL, "derive_move_index")
+    checked = 0
+    for mod in _modules():
+        func = mod["main"]
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+        blocks = [r.block.name_hint for _, r in _realizes(func)]
+        for name in blocks:
+            for loop in loops:
+                for keep in (False, True):
+                    for record in (CL.compute_at(name, loop, keep), CL.reverse_compute_at(name, loop, keep)):
+                        if record.violations(mod):
+                            continue
+                        _index_is_the_built_one(record(mod)["main"], record)
+                        checked += 1
+    assert checked > 100 and sum(used) > 100

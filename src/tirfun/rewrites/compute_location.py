@@ -25,7 +25,7 @@ from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import masked_vector_loads, mentions, plain_arithmetic, pointer_buffers
+from ..analysis.mentions import masked_vector_loads, mentions, mentions_any, plain_arithmetic, pointer_buffers
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
     transform_plain, walk, walk_stmts,
@@ -58,7 +58,7 @@ from .errors import (
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, var_names
-from .index import derive_inline_index
+from .index import derive_inline_index, derive_move_index
 from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -260,17 +260,20 @@ def _check_plain_uses(chk: Checks, uses: _Uses, buffer: Buffer, subject: str) ->
                  "pointer or matched into a block, so its uses cannot be rewritten")
 
 
-def _blocks_between(site, scope: Path | None, start: Path, end: Path, skip: tuple, touching=None):
-    """The blocks of the scope that run strictly between the blocks at
-    ``start`` and ``end`` in program order, leaving out those at ``skip``
-    and the blocks nested under ``start``: where an inlining or a move
-    would jump over a dependence; only blocks that use a buffer of
-    ``touching`` where it is given."""
-    first, last = program_key(site, start), program_key(site, end)
-    for ypath, yrealize in blocks_in_order(site, scope, touching):
+def _blocks_between(site, loc: _Located, start: Path, end: Path, skip: tuple, touching):
+    """The blocks of the block's scope that run strictly between the blocks
+    at ``start`` and ``end`` in program order, leaving out those at
+    ``skip`` and the blocks nested under ``start``: where an inlining or a
+    move would jump over a dependence; only blocks that use a buffer of
+    ``touching`` (some of those the block reads or writes)."""
+    blocks = _keyed_using(site, loc, touching)
+    keys = {p: key for key, p, _ in blocks if key is not None}
+    first = keys[start] if start in keys else program_key(site, start)
+    last = keys[end] if end in keys else program_key(site, end)
+    for key, ypath, yrealize in blocks:
         if is_under(ypath, start) or ypath in skip:
             continue
-        if first < program_key(site, ypath) < last:
+        if first < (key if key is not None else program_key(site, ypath)) < last:
             yield yrealize
 
 
@@ -502,6 +505,25 @@ def _padded_domains(indices, iter_vars) -> dict | None:
         changed |= padded != ext
         out[iv.var.name] = _Extent(Range(iv.dom.min, IntImm(iv.dom.extent.dtype, padded)))
     return out if changed else None
+
+
+def _keyed_using(site, loc: _Located, buffers) -> list:
+    """``blocks_in_order(site, loc.scope, buffers)`` for ``buffers`` among
+    those the block reads or writes, as :func:`_keyed_blocks` gives them
+    (with their program keys where :func:`_locate` found them): picked
+    from the blocks found for all those buffers rather than looked for
+    again. A block is kept as the index would find it for ``buffers``
+    alone: the index lists it as mentioning one of them, and it does."""
+    if loc.keyed is None:
+        return [(None, p, r) for p, r in blocks_in_order(site, loc.scope, buffers)]
+    names = []
+    for buf in buffers:
+        names.append(buf.name)
+        if buf.data is not None:
+            names.append(buf.data.name)
+    listed = site.index.blocks_mentioning(names)
+    return [item for item in loc.keyed
+            if item[2].block.name_hint in listed and mentions_any(item[2], buffers)]
 
 
 def _keyed_blocks(site, loc: _Located):
@@ -867,6 +889,12 @@ class _ComputeAtBase(Rewrite):
         else:
             pairs = [(c, writes_of(block)) for c in cons]
         for consumer, buffers in pairs:
+            # a block that writes all of its buffer covers any reader: the
+            # general check (bounds of both regions and a proof) runs for
+            # the other buffers only
+            buffers = {b for b in buffers if not whole_writer_covers(site, loc.children, consumer, b)}
+            if not buffers:
+                continue
             bad = region_cover_violation(site, loc.children, consumer, buffers)
             if bad is not None:
                 buf, blocks = bad
@@ -1475,7 +1503,13 @@ class _ComputeAtBase(Rewrite):
         n = len(changed)
         sub = replace_at(site.at(changed), pl.lpath[n:], new_loop)
         sub = delete_at(sub, pl.removal[n:])
-        return Outcome(commit(site, changed, sub))
+
+        def derive(new_func):
+            # what moved is stated: the two nests, and the statements after each
+            return derive_move_index(site.index, site.func, new_func, pl.removal, site.at(pl.removal),
+                                     pl.lpath, pl.loop, pl.position, new)
+
+        return Outcome(commit(site, changed, sub, derive=derive))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop),
@@ -2051,7 +2085,7 @@ def _indexed_uses(site, loc: _Located, buffer: Buffer) -> _Uses | None:
     index = site.index
     if loc.scope != _ROOT or buffer.data is not None or index.loose or index.clashes:
         return None
-    blocks = blocks_in_order(site, loc.scope, [buffer])
+    blocks = [(p, r) for _, p, r in _keyed_using(site, loc, [buffer])]
     tops: list = []
     opaque = False
     for path, realize in blocks:
@@ -2250,7 +2284,7 @@ class ComputeInline(Rewrite):
                          f"{block.name_hint!r} does not surely write before it within the loop they share",
                          loc.realize, reader[1])
         if readers:
-            for yrealize in _blocks_between(site, loc.scope, loc.rpath, readers[-1][0], (loc.rpath,),
+            for yrealize in _blocks_between(site, loc, loc.rpath, readers[-1][0], (loc.rpath,),
                                              reads_of(block) | writes_of(block)):
                 buf = conflicting_buffer(block, yrealize.block, allow_reads_of_moved=True)
                 if buf is not None:
@@ -2427,7 +2461,7 @@ class ReverseComputeInline(Rewrite):
         subject = describe(self.block)
         _check_no_init(chk, subject, realize)
         written_in_scope = set()
-        for _, r in blocks_in_order(site, loc.scope, reads_of(block)):
+        for _, _, r in _keyed_using(site, loc, reads_of(block)):
             written_in_scope |= writes_of(r.block)
         inputs = [b for b in dict.fromkeys(r.buffer for r in block.reads) if b in written_in_scope]
         if len(inputs) != 1:
@@ -2496,7 +2530,7 @@ class ReverseComputeInline(Rewrite):
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
-        for yrealize in _blocks_between(site, loc.scope, ppath, loc.rpath, (ppath, loc.rpath),
+        for yrealize in _blocks_between(site, loc, ppath, loc.rpath, (ppath, loc.rpath),
                                          reads_of(block) | writes_of(block)):
             buf = conflicting_buffer(block, yrealize.block)
             if buf is not None:

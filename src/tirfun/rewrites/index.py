@@ -1655,7 +1655,98 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     return _stated(old, delta, ((seq_path, k + 1, -1),), gone, [], realizes)
 
 
+def derive_move_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
+                      loop_path: Path, loop: For, position: int, nest: Stmt) -> FuncIndex | None:
+    """The index after a block was moved under a loop (compute_at,
+    reverse_compute_at): ``removed``, an item of a sequence at ``removal``,
+    was loops (none of them naming a buffer) over the block's
+    BlockRealize; ``nest``, new loops over a new
+    BlockRealize of the same Block, was put at ``position`` among the
+    statements of ``loop`` (at ``loop_path`` in the old function), whose
+    body became a sequence if it was not one. Only the two nests' loops and
+    realizes are looked at: the items after the removed one move up by a
+    shift, the statements of the loop after the new nest move on by one
+    (by a shift, or, where the loop's body was one statement, each entry
+    below it moved into the new sequence), and the block with everything
+    below it moves to its new place. A sequence left with one item
+    becomes that item: the entries below it are read from the new item,
+    which must hold the loop. None when that cannot be told this cheaply
+    (then :func:`derive_index` is used)."""
+    if old.clashes:
+        return None
+    seq_path, (kind, k) = removal[:-1], removal[-1]
+    seq = get_at(old_func, seq_path)
+    if kind != "seq" or type(seq) is not SeqStmt or len(seq.seq) < 2:
+        return None
+    old_loops, old_realize = _loops_over(removed)
+    new_loops, new_realize = _loops_over(nest)
+    if old_realize is None or new_realize is None or new_realize.block is not old_realize.block:
+        return None
+    delta: dict = {}
+    if not (_tally_loops(old_loops, delta, -1) and _tally_loops(new_loops, delta, 1)):
+        return None  # bounds that name a buffer: loose statements come or go
+    _tally_one(old_realize, delta, -1)
+    _tally_one(new_realize, delta, 1)
+    realizes = _realizes_along(old_func, new_func, _common_path(loop_path, seq_path))
+    realizes.append((old_realize, new_realize))
+    old_block = removal + _DOWN * len(old_loops) + (_INTO_BLOCK,)
+    inside = _entries(old_realize.block)
+    if len(seq.seq) == 2:
+        # the sequence left with one item becomes that item, one step up:
+        # every entry below it moves, read from the new item (which holds
+        # the loop, and the moved block under it)
+        other = seq_path + (("seq", 1 - k),)
+        if loop_path[:len(other)] != other:
+            return None
+        gone = [(is_loop, name, other + rel) for is_loop, name, rel in _entries(seq.seq[1 - k])]
+        gone.extend((True, lp.loop_var.name, removal + _DOWN * j) for j, lp in enumerate(old_loops))
+        gone.extend((is_loop, name, old_block + rel) for is_loop, name, rel in inside)
+        came = [(is_loop, name, seq_path + rel) for is_loop, name, rel in _entries(get_at(new_func, seq_path))]
+        return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
+    removal_shift = (seq_path, k + 1, -1)
+    moved_loop = _resolve((loop_path, 0), (removal_shift,))
+    body = moved_loop + _DOWN
+    shifts = [removal_shift]
+    gone: list = []
+    came: list = []
+    if type(loop.body) is SeqStmt:
+        shifts.append((body, position, 1))
+    else:
+        # the one statement becomes an item of the new sequence: what is
+        # below it moves one step down
+        below = _entries(loop.body)
+        old_body = loop_path + _DOWN
+        new_body = body + (("seq", 1 - position),)
+        gone.extend((is_loop, name, old_body + rel) for is_loop, name, rel in below)
+        came.extend((is_loop, name, new_body + rel) for is_loop, name, rel in below)
+    gone.extend((True, lp.loop_var.name, removal + _DOWN * j) for j, lp in enumerate(old_loops))
+    place = body + (("seq", position),)
+    came.extend((True, lp.loop_var.name, place + _DOWN * j) for j, lp in enumerate(new_loops))
+    new_block = place + _DOWN * len(new_loops) + (_INTO_BLOCK,)
+    gone.extend((is_loop, name, old_block + rel) for is_loop, name, rel in inside)
+    came.extend((is_loop, name, new_block + rel) for is_loop, name, rel in inside)
+    return _stated(old, delta, tuple(shifts), gone, came, realizes)  # None on a clash: derive_index then
+
+
+def _loops_over(stmt) -> tuple[list, BlockRealize | None]:
+    """The loops of a nest that leads to one BlockRealize, outermost first,
+    and that realize; ``(loops, None)`` when it leads elsewhere."""
+    loops = []
+    while type(stmt) is For:
+        loops.append(stmt)
+        stmt = stmt.body
+    return loops, (stmt if type(stmt) is BlockRealize else None)
+
+
+def _common_path(a: Path, b: Path) -> Path:
+    """The longest path both ``a`` and ``b`` start with."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
+
+
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
-           "derive_merge_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
+           "derive_merge_index", "derive_move_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
            "derive_replaced_index", "derive_stages_index", "index_of",
            "remember"]
