@@ -750,28 +750,34 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
-        if any(_literally_contains(box, target) for box in regions):
-            continue  # what region_covers finds first, on integers
+        if _plainly_covers(regions, target):
+            continue  # what region_covers finds first
         if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
             return consumer
     return None
 
 
-def _literally_contains(box: list[Interval], goal: list[Interval]) -> bool:
-    """Whether ``box`` holds ``goal`` where both are made of integer
-    literals of one dtype, compared as integers: then
-    :func:`~tirfun.analysis.arith.region_covers` proves it too (a region
-    that contains the target is the first thing it looks for). False
-    where anything is not such a literal, or the box does not hold it."""
-    if len(box) != len(goal):
+def _plainly_covers(boxes: list, goal: list[Interval]) -> bool:
+    """Whether one of ``boxes`` holds ``goal`` end by end, each end equal
+    to the other or both integer literals of one dtype compared as
+    integers: then :func:`~tirfun.analysis.arith.region_covers` proves it
+    too (a box that contains the target is the first thing it looks for,
+    and an end equal to the other is the first thing it asks). False
+    where that does not show it (the analysis is then asked)."""
+    if any(len(box) != len(goal) for box in boxes) or any(not iv.bounded for iv in goal):
         return False
-    for o, g in zip(box, goal):
-        ends = (o.lo, o.hi, g.lo, g.hi)
-        if not all(type(e) is IntImm for e in ends) or not o.lo.dtype == o.hi.dtype == g.lo.dtype == g.hi.dtype:
-            return False
-        if not (o.lo.value <= g.lo.value and g.hi.value <= o.hi.value):
-            return False
-    return True
+    return any(all(_end_at_most(o.lo, g.lo) and _end_at_most(g.hi, o.hi) for o, g in zip(box, goal))
+               for box in boxes)
+
+
+def _end_at_most(a, b) -> bool:
+    """``a <= b`` for two ends of intervals, where equal or integer literals
+    of one dtype; False for anything else (not known here)."""
+    if a is None or b is None:
+        return False
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return a.value <= b.value
+    return a is b or a == b
 
 
 def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
@@ -2762,7 +2768,7 @@ class CacheInplace(Rewrite):
         bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
         read_iv = _bound(read, {}, bindings)
         write_iv = _bound(write, {}, bindings)
-        if not region_covers([read_iv], write_iv, dom):
+        if not (_plainly_covers([read_iv], write_iv) or region_covers([read_iv], write_iv, dom)):
             chk.stop(CacheWritePartialError, subject,
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
                      f"region it reads, {read.script()}; the copy back would copy elements the cache does "
