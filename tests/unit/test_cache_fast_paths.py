@@ -97,3 +97,28 @@ def test_redirected_regions_share_the_ranges_that_do_not_change():
             assert (a is b) == (off.value == 0)
     same, changed = cache._redirect_regions([plain], old, new, None)
     assert not changed and same == [plain]
+
+
+def test_stage_names_are_what_a_walk_finds():
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    def walked(stmt):
+        out = set()
+        for _, s in walk_stmts(stmt):
+            if isinstance(s, For):
+                out.add(s.loop_var.name)
+            elif isinstance(s, Block):
+                out.update(iv.var.name for iv in s.iter_vars)
+        return out
+
+    orig = Buffer("A", [8, 6, 4])
+    for dims in range(1, 4):
+        region = [Range(IntImm("int32", 1), IntImm("int32", 2 + k)) for k in range(dims)] + \
+            [Range(IntImm("int32", 0), d) for d in list(orig.shape)[dims:]]
+        for full in (True, False):
+            cache_buf = cache._cache_buffer(orig, "local", region, full, set())
+            for is_read in (True, False):
+                stage, _ = cache._make_stage(region, orig, cache_buf, is_read=is_read, full=full, name="A_local",
+                                             taken={"ax0", "v1"})
+                assert cache._bound_names(stage) == walked(stage)

@@ -2833,14 +2833,15 @@ def _get(root, path: Path):
     return get_at(root, path)
 
 
-def _bound_names(stmt: Stmt) -> set[str]:
-    """The loop and iteration variable names a statement binds."""
+def _bound_names(stage: Stmt) -> set[str]:
+    """The loop and iteration variable names a copy stage of
+    :func:`_make_stage` binds: its loops', down to its one block, and the
+    block's (below it only a store, which binds none)."""
     out = set()
-    for _, s in walk_stmts(stmt):
-        if isinstance(s, For):
-            out.add(s.loop_var.name)
-        elif isinstance(s, Block):
-            out.update(iv.var.name for iv in s.iter_vars)
+    while type(stage) is For:
+        out.add(stage.loop_var.name)
+        stage = stage.body
+    out.update(iv.var.name for iv in stage.block.iter_vars)
     return out
 
 
