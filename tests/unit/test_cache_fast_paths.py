@@ -122,3 +122,23 @@ def test_stage_names_are_what_a_walk_finds():
                 stage, _ = cache._make_stage(region, orig, cache_buf, is_read=is_read, full=full, name="A_local",
                                              taken={"ax0", "v1"})
                 assert cache._bound_names(stage) == walked(stage)
+
+
+def test_permuted_iteration_variables_are_a_bijective_map():
+    from tirfun.nodes import IterVar
+
+    n = Var("n")
+    rng = random.Random(3)
+    doms = [Range(0, 8), Range(2, 5), Range(0, 1), Range(3, 1), Range(0, n), Range(n, 4)]
+    for _ in range(60):
+        ivs = [IterVar(rng.choice(doms), Var(f"v{k}"), "DataPar") for k in range(rng.randint(1, 3))]
+        new = [iv.var for iv in ivs]
+        rng.shuffle(new)
+        assert cache._permutes(new, ivs)
+        loops = {iv.var.name: cache._DomLoop(iv) for iv in ivs}
+        assert detect_iter_map(new, loops, "bijective") is not None
+        if len(new) > 1:
+            # a variable twice, or one left out, is not a permutation: the analysis is asked
+            assert not cache._permutes(new[:-1], ivs)
+            assert not cache._permutes(new[:-1] + new[:1], ivs)
+    assert not cache._permutes([Var("v0") + 1], [IterVar(Range(0, 8), Var("v0"), "DataPar")])

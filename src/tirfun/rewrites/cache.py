@@ -52,6 +52,7 @@ from pyrsistent import pvector
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
+from ..analysis.arith.iter_map import distinct_index_vars
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
@@ -2915,6 +2916,15 @@ def _collision(old: list, new: list, touched: list) -> str | None:
     return None
 
 
+def _permutes(new: list, touched: list) -> bool:
+    """Whether the mapped indices ``new`` are the iteration variables
+    ``touched`` themselves, each once, in any order (the commonest index
+    map, ``lambda vi, vj: (vj, vi)``): each index is then one whole domain
+    and every domain is used, the bijective iterator map
+    :func:`~tirfun.analysis.arith.detect_iter_map` finds, without asking."""
+    return distinct_index_vars(new) and {v.name for v in new} == {iv.var.name for iv in touched}
+
+
 def _check_index_map(chk: Checks, index_map, block: Block, realize) -> list[PrimExpr]:
     """The map applied to the block's iteration variables."""
     ok = (isinstance(index_map, tuple) and len(index_map) == 2
@@ -3011,7 +3021,8 @@ class _ReindexCacheBase(Rewrite):
         shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
         consumers = {block.name_hint}
         if self.is_read:
-            if detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
+            if not _permutes(new, touched) and \
+                    detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
                 clash = _collision(old, new, touched)
                 if clash is not None:
                     chk.stop(IndexMapCollisionError, subject,
@@ -3047,8 +3058,8 @@ class _ReindexCacheBase(Rewrite):
         else:
             writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
-            if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
-                                               "bijective") is None:
+            if why is None and not _permutes(new, touched) and detect_iter_map(
+                    new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
                 why = "the index map does not give every iteration its own element of the cache"
             if why is not None:
                 chk.stop(CacheWritePartialError, subject,
