@@ -142,3 +142,21 @@ def test_permuted_iteration_variables_are_a_bijective_map():
             assert not cache._permutes(new[:-1], ivs)
             assert not cache._permutes(new[:-1] + new[:1], ivs)
     assert not cache._permutes([Var("v0") + 1], [IterVar(Range(0, 8), Var("v0"), "DataPar")])
+
+
+def test_copy_stage_shares_only_equal_ranges():
+    orig = Buffer("A", [8, 6], "float32")
+    one = IntImm("int32", 1)
+    for mins in [(0, 0), (1, 0), (0, 2), (3, 1)]:
+        region = [Range(IntImm("int32", m), IntImm("int32", d - m)) for m, d in zip(mins, [8, 6])]
+        cache_buf = cache._cache_buffer(orig, "local", region, False, set())
+        for is_read in (True, False):
+            stage, block = cache._make_stage(region, orig, cache_buf, is_read=is_read, full=False, name="A_local",
+                                             taken=set())
+            for iv, rng in zip(block.iter_vars, region):
+                assert iv.dom == Range(IntImm("int32", 0), rng.extent)
+            store = block.body
+            assert list(block.reads[0].region) == [Range(i, one) for i in store.value.indices]
+            assert list(block.writes[0].region) == [Range(i, one) for i in store.indices]
+            shared = all(a is b for a, b in zip(block.reads[0].region, block.writes[0].region))
+            assert shared == (mins == (0, 0))

@@ -1180,21 +1180,31 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
             o_idx, c_idx = v, v
         else:
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
-            iter_vars.append(IterVar(Range(zero(v.dtype), rng.extent), v, IterVarType.DataPar))
+            # a region dimension from 0 is the domain itself: shared, not rebuilt
+            dom = rng if _from_zero(rng) else Range(zero(v.dtype), rng.extent)
+            iter_vars.append(IterVar(dom, v, IterVarType.DataPar))
             values.append(lv)
             o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
     one = _points(src_idx)
-    # a full cache is read and written at the same indices: one region serves both
-    one_dst = one if full else _points(dst_idx)
+    # a full cache is read and written at the same indices, and so is a
+    # compact one of a region from 0: one region serves both
+    one_dst = one if full or all(a is b for a, b in zip(src_idx, dst_idx)) else _points(dst_idx)
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
     for lv, rng in reversed(list(zip(loop_vars, region))):
         stmt = For(lv, zero(lv.dtype), rng.extent, ForKind.SERIAL, stmt)
     return stmt, block
+
+
+def _from_zero(rng: Range) -> bool:
+    """Whether ``rng`` starts at the literal 0 of its extent's dtype (it
+    is then ``Range(0, extent)`` as a copy stage builds its domains)."""
+    lo = rng.min
+    return type(lo) is IntImm and lo.value == 0 and lo.dtype == rng.extent.dtype
 
 
 class _Both:
