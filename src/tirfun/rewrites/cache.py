@@ -52,6 +52,7 @@ from pyrsistent import pvector
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
+from ..analysis.arith.iter_map import distinct_index_vars
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
@@ -202,11 +203,22 @@ def _children_using(block: Block, path: Path, buf: Buffer, items: dict, index=No
 
 
 def _reads(block: Block, buf: Buffer) -> bool:
-    return any(same_buffer(r.buffer, buf) for r in block.reads)
+    return _names_buffer(block.reads, buf)
 
 
 def _writes(block: Block, buf: Buffer) -> bool:
-    return any(same_buffer(r.buffer, buf) for r in block.writes)
+    return _names_buffer(block.writes, buf)
+
+
+def _names_buffer(regions, buf: Buffer) -> bool:
+    """Whether one of ``regions`` is of ``buf`` (:func:`same_buffer`,
+    written out: the plans ask it of every child block, several times)."""
+    name = buf.name
+    for r in regions:
+        b = r.buffer
+        if b is buf or (b.name == name and b == buf):
+            return True
+    return False
 
 
 def _region_of(regions, buf: Buffer) -> BufferRegion | None:
@@ -600,11 +612,15 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
     if why is not None:
         return why
     seen: set = set()
+    names = set(loops)
     for index in indices:
-        used = var_names(index) & set(loops)
+        used = var_names(index) & names
         if not used:
             continue
-        if used & seen or detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None:
+        # a loop's own variable alone is that loop, tiled whole: what the
+        # bijective iterator map finds of it, without asking
+        if used & seen or (not (type(index) is Var and index.dtype.is_index)
+                           and detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None):
             return (f"its write index {index.script()} does not cover a dense range of {buf.name} "
                     "over the loops")
         seen |= used
@@ -735,9 +751,34 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
+        if _plainly_covers(regions, target):
+            continue  # what region_covers finds first
         if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
             return consumer
     return None
+
+
+def _plainly_covers(boxes: list, goal: list[Interval]) -> bool:
+    """Whether one of ``boxes`` holds ``goal`` end by end, each end equal
+    to the other or both integer literals of one dtype compared as
+    integers: then :func:`~tirfun.analysis.arith.region_covers` proves it
+    too (a box that contains the target is the first thing it looks for,
+    and an end equal to the other is the first thing it asks). False
+    where that does not show it (the analysis is then asked)."""
+    if any(len(box) != len(goal) for box in boxes) or any(not iv.bounded for iv in goal):
+        return False
+    return any(all(_end_at_most(o.lo, g.lo) and _end_at_most(g.hi, o.hi) for o, g in zip(box, goal))
+               for box in boxes)
+
+
+def _end_at_most(a, b) -> bool:
+    """``a <= b`` for two ends of intervals, where equal or integer literals
+    of one dtype; False for anything else (not known here)."""
+    if a is None or b is None:
+        return False
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        return a.value <= b.value
+    return a is b or a == b
 
 
 def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
@@ -1139,21 +1180,31 @@ def _make_stage(region: list[Range], orig: Buffer, cache: Buffer, *, is_read: bo
             o_idx, c_idx = v, v
         else:
             v = Var(fresh(f"v{k}"), rng.extent.dtype)
-            iter_vars.append(IterVar(Range(zero(v.dtype), rng.extent), v, IterVarType.DataPar))
+            # a region dimension from 0 is the domain itself: shared, not rebuilt
+            dom = rng if _from_zero(rng) else Range(zero(v.dtype), rng.extent)
+            iter_vars.append(IterVar(dom, v, IterVarType.DataPar))
             values.append(lv)
             o_idx, c_idx = _cast(fold_add(_cast(rng.min, v.dtype), v), orig.shape[k].dtype), v
         (src_idx if is_read else dst_idx).append(o_idx)
         (dst_idx if is_read else src_idx).append(c_idx)
     src, dst = (orig, cache) if is_read else (cache, orig)
     one = _points(src_idx)
-    # a full cache is read and written at the same indices: one region serves both
-    one_dst = one if full else _points(dst_idx)
+    # a full cache is read and written at the same indices, and so is a
+    # compact one of a region from 0: one region serves both
+    one_dst = one if full or all(a is b for a, b in zip(src_idx, dst_idx)) else _points(dst_idx)
     block = Block(iter_vars, [BufferRegion(src, one)], [BufferRegion(dst, one_dst)], name,
                   BufferStore(dst, BufferLoad(src, src_idx), dst_idx))
     stmt: Stmt = BlockRealize(values, IntImm("bool", 1), block)
     for lv, rng in reversed(list(zip(loop_vars, region))):
         stmt = For(lv, zero(lv.dtype), rng.extent, ForKind.SERIAL, stmt)
     return stmt, block
+
+
+def _from_zero(rng: Range) -> bool:
+    """Whether ``rng`` starts at the literal 0 of its extent's dtype (it
+    is then ``Range(0, extent)`` as a copy stage builds its domains)."""
+    lo = rng.min
+    return type(lo) is IntImm and lo.value == 0 and lo.dtype == rng.extent.dtype
 
 
 class _Both:
@@ -1273,6 +1324,8 @@ def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
     inside the copy block, which block isolation forbids (TVM writes it
     and its lowering copes); a full-sized cache keeps those variables in
     the copy's loop extents and bindings, where they may appear."""
+    if all(type(r.min) is IntImm and type(r.extent) is IntImm for r in region):
+        return False  # literals depend on nothing
     outer = {node.loop_var.name for _, node in ancestors(site.func, scope.path) if isinstance(node, For)}
     return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
 
@@ -1381,6 +1434,9 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
     # a variable changes only where both buffers have a pointer (None never
     # equals a Var): otherwise no variable is compared at all
     data = old.data if new.data is not None else None
+    kind = type(e)
+    if kind is IntImm or (kind is Var and data is None):
+        return e  # a literal, or a variable no pointer replaces: nothing to visit
 
     def visit(n):
         kind = type(n)
@@ -1403,22 +1459,32 @@ def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
     for r in regions:
         if not same_buffer(r.buffer, old):
-            # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too
-            ranges = [Range(_redirect_expr(x.min, old, new, offsets), _redirect_expr(x.extent, old, new, offsets))
-                      for x in r.region]
-            if any(a.min is not b.min or a.extent is not b.extent for a, b in zip(ranges, r.region)):
+            # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too;
+            # a Range is rebuilt only where one of its ends changed
+            ranges = [_redirect_range(x, old, new, offsets) for x in r.region]
+            if any(a is not b for a, b in zip(ranges, r.region)):
                 r = BufferRegion(r.buffer, ranges)
                 changed = True
         if same_buffer(r.buffer, old) and callable(offsets):
             r = BufferRegion(new, _points(offsets()))
             changed = True
         elif same_buffer(r.buffer, old):
+            # a min the rebasing keeps (an offset of 0) keeps its Range as it was
             ranges = r.region if offsets is None else [
-                Range(m, rng.extent) for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
+                rng if m is rng.min else Range(m, rng.extent)
+                for m, rng in zip(_rebase([x.min for x in r.region], offsets), r.region)]
             r = BufferRegion(new, ranges)
             changed = True
         out.append(r)
     return (pvector(out), True) if changed else (regions, False)
+
+
+def _redirect_range(rng: Range, old: Buffer, new: Buffer, offsets) -> Range:
+    """``rng`` with its loads of ``old`` reading ``new`` (see
+    :func:`_redirect_expr`): the same Range where neither end changes."""
+    lo = _redirect_expr(rng.min, old, new, offsets)
+    ext = _redirect_expr(rng.extent, old, new, offsets)
+    return rng if lo is rng.min and ext is rng.extent else Range(lo, ext)
 
 
 def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redirect: bool = False) -> None:
@@ -1951,14 +2017,15 @@ class CacheRead(Rewrite):
     consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
 
     def plan(self, mod, chk: Checks):
+        subject = describe(self.block)
         refs = [self.block, *(self.consumer_blocks or ())]
         site = resolve_site(chk, mod, refs)
         path = resolve_block(chk, site, self.block)
         check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
-        scope = _scope_of(chk, site, path, describe(self.block), buf)
-        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
+        scope = _scope_of(chk, site, path, subject, buf)
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         memo: dict = {}  # the writer's relaxed region, asked twice
         bad = _cover_violation(site, scope, buf, memo)
@@ -2012,7 +2079,7 @@ class CacheRead(Rewrite):
         # the copy in runs just before the readers it serves, whose reads a
         # bound read at its place still covers: only the layout must not
         # depend on the buffer
-        bounded = _check_region_bounds(chk, describe(self.block), site, scope, region, None, loc, pos, realize)
+        bounded = _check_region_bounds(chk, subject, site, scope, region, None, loc, pos, realize)
         full = (not isinstance(site.at(loc), Block) or not self._all_readers_under(scope, buf, loc)
                 or _depends_on_outer_loops(site, scope, region) or pointer or bounded)
 
@@ -2020,7 +2087,7 @@ class CacheRead(Rewrite):
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         if not full:
-            _check_compact_shared(chk, describe(self.block), site, scope, buf, self.storage_scope, region)
+            _check_compact_shared(chk, subject, site, scope, buf, self.storage_scope, region)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, pointer=pointer)
 
     @staticmethod
@@ -2149,17 +2216,18 @@ class CacheWrite(Rewrite):
     consumer_blocks: object = attrs.field(default=None, converter=_as_refs)
 
     def plan(self, mod, chk: Checks):
+        subject = describe(self.block)
         refs = [self.block, *(self.consumer_blocks or ())]
         site = resolve_site(chk, mod, refs)
         path = resolve_block(chk, site, self.block)
         check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
-        scope = _scope_of(chk, site, path, describe(self.block), buf)
-        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
+        scope = _scope_of(chk, site, path, subject, buf)
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
         name = realize.block.name_hint
-        writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block), writes_first=False)
+        writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False)
         wpath, wrealize = scope.children[writer]
         # the consumers are children of the scope (checked above): the first
         # in program order that runs no later than the writer
@@ -2184,15 +2252,15 @@ class CacheWrite(Rewrite):
                       or _partial_write(site, buf, wpath, wrealize, loc, memo) is not None)
         fill = _position_at(site, wpath, loc) if needs_fill else None
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
-                                              describe(self.block))
+                                              subject)
         region = _writer_region(site, buf, wpath, wrealize, loc, memo)
         pointer = _uses_pointer([r.block for _, r in scope.children
                                  if r.block.name_hint in consumers or r is wrealize], buf)
-        bounded = _check_region_bounds(chk, describe(self.block), site, scope, region, wpath, loc, pos, realize)
+        bounded = _check_region_bounds(chk, subject, site, scope, region, wpath, loc, pos, realize)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
                 site, scope, region) or pointer or bounded
-        _check_reads_inside(chk, site, buf, wpath, wrealize, loc, region, memo, describe(self.block))
+        _check_reads_inside(chk, site, buf, wpath, wrealize, loc, region, memo, subject)
 
         def select(block: Block, inherited: bool) -> str:
             if block.name_hint in consumers or block.name_hint == name or inherited:
@@ -2201,12 +2269,12 @@ class CacheWrite(Rewrite):
 
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
-        check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+        check_per_thread_writes(chk, subject, site.func, [path[:-1]], buf, buf.storage_scope,
                                 self.storage_scope or "global", f"the cache of buffer {buf.name}")
-        check_copy_per_thread(chk, describe(self.block), site.func, path[:-1], loc, buf.storage_scope,
+        check_copy_per_thread(chk, subject, site.func, path[:-1], loc, buf.storage_scope,
                               self.storage_scope or "global", f"the cache of buffer {buf.name}")
         if not full:
-            _check_compact_shared(chk, describe(self.block), site, scope, buf, self.storage_scope, region,
+            _check_compact_shared(chk, subject, site, scope, buf, self.storage_scope, region,
                                   wrealize)
         return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
 
@@ -2383,12 +2451,13 @@ class ReIndex(Rewrite):
     buffer: object = attrs.field(default=("read", 0), converter=lambda v: tuple(v) if isinstance(v, list) else v)
 
     def plan(self, mod, chk: Checks):
+        subject = describe(self.block)
         site = resolve_site(chk, mod, [self.block])
         path = resolve_block(chk, site, self.block)
         realize = site.at(path[:-1])
         block = realize.block
         kind, buf = _buffer_spec(chk, block, realize, self.buffer)
-        scope = _scope_of(chk, site, path, describe(self.block))
+        scope = _scope_of(chk, site, path, subject)
         # within the iteration domains, as TVM's analyzer reads them: a
         # variable that an index uses only as ``co // 64`` of ``co < 64``
         # does not lay out the copy
@@ -2408,7 +2477,7 @@ class ReIndex(Rewrite):
             # and the block: an index may not name those loops' variables
             stray &= {loop.loop_var.name for _, loop in loops_above(site, path[:-1])}
         if stray:
-            chk.stop(ReindexIndexVariableError, describe(self.block),
+            chk.stop(ReindexIndexVariableError, subject,
                      f"the access to buffer {buf.name} uses {sorted(stray)[0]}, which is not an iteration "
                      "variable of the block but a loop's; the reindexed copy is laid out over the block's "
                      "iteration variables, outside that loop", realize)
@@ -2416,18 +2485,18 @@ class ReIndex(Rewrite):
         if kind == "read":
             if _writes(block, buf) or any(isinstance(n, BufferStore) and same_buffer(n.buffer, buf)
                                           for n in _stores_in(block)):
-                chk.stop(ReindexReadWrittenError, describe(self.block),
+                chk.stop(ReindexReadWrittenError, subject,
                          f"the block also writes buffer {buf.name}; its writes would go to the reindexed "
                          "copy and be lost", realize)
-            _check_copy_in_bounds(chk, describe(self.block), buf, indices,
+            _check_copy_in_bounds(chk, subject, buf, indices,
                                   {**_enclosing_domains(site, path), **{iv.var: iv.dom for iv in covered}},
                                   realize)
         else:
-            _check_writes_first(chk, block, buf, describe(self.block), realize, "copy")
-            _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, describe(self.block), "copy")
+            _check_writes_first(chk, block, buf, subject, realize, "copy")
+            _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, subject, "copy")
             why = _incomplete_reindex_write(site, path[:-1], realize, indices, scope.path)
             if why is not None:
-                chk.stop(CacheWritePartialError, describe(self.block),
+                chk.stop(CacheWritePartialError, subject,
                          f"the block may not write every element of the reindexed copy of {buf.name}: {why}",
                          realize)
         return _ReindexPlan(site, scope, path, realize, kind, buf, indices, covered, pos)
@@ -2684,14 +2753,15 @@ class CacheInplace(Rewrite):
     storage_scope: object = "global"
 
     def plan(self, mod, chk: Checks):
+        subject = describe(self.block)
         site = resolve_site(chk, mod, [self.block])
         path = resolve_block(chk, site, self.block)
         check_storage_scope(chk, self.storage_scope)
         realize = site.at(path[:-1])
         block = realize.block
         buf = access_buffer(chk, block, realize, self.read_buffer_index, "read")
-        scope = _scope_of(chk, site, path, describe(self.block), buf)
-        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
+        scope = _scope_of(chk, site, path, subject, buf)
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
         bad = _cover_violation(site, scope, buf)
         if bad is not None:
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
@@ -2699,7 +2769,7 @@ class CacheInplace(Rewrite):
                      f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
         read, write = _region_of(block.reads, buf), _region_of(block.writes, buf)
         if read is None or write is None:
-            chk.stop(NotReadWriteError, describe(self.block),
+            chk.stop(NotReadWriteError, subject,
                      f"the block does not both read and write buffer {buf.name}", realize)
         loops = loops_above(site, path[:-1])
         container = loops[-1][0] if loops else scope.path
@@ -2709,15 +2779,15 @@ class CacheInplace(Rewrite):
         bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
         read_iv = _bound(read, {}, bindings)
         write_iv = _bound(write, {}, bindings)
-        if not region_covers([read_iv], write_iv, dom):
-            chk.stop(CacheWritePartialError, describe(self.block),
+        if not (_plainly_covers([read_iv], write_iv) or region_covers([read_iv], write_iv, dom)):
+            chk.stop(CacheWritePartialError, subject,
                      f"the region of {buf.name} the block writes, {write.script()}, does not lie within the "
                      f"region it reads, {read.script()}; the copy back would copy elements the cache does "
                      "not hold", realize)
         _check_view_scopes(chk, [block], buf, self.storage_scope or "global", lambda b, inherited: "redirect",
                            True)
-        _check_copies_per_thread(chk, describe(self.block), loops, write_iv, buf, realize)
-        check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+        _check_copies_per_thread(chk, subject, loops, write_iv, buf, realize)
+        check_per_thread_writes(chk, subject, site.func, [path[:-1]], buf, buf.storage_scope,
                                 self.storage_scope or "global", f"the cache of buffer {buf.name}")
         read_region = _clamped(read_iv, buf, dom)
         # the usual read-modify-write reads and writes one region: clamp it once
@@ -2774,14 +2844,15 @@ def _get(root, path: Path):
     return get_at(root, path)
 
 
-def _bound_names(stmt: Stmt) -> set[str]:
-    """The loop and iteration variable names a statement binds."""
+def _bound_names(stage: Stmt) -> set[str]:
+    """The loop and iteration variable names a copy stage of
+    :func:`_make_stage` binds: its loops', down to its one block, and the
+    block's (below it only a store, which binds none)."""
     out = set()
-    for _, s in walk_stmts(stmt):
-        if isinstance(s, For):
-            out.add(s.loop_var.name)
-        elif isinstance(s, Block):
-            out.update(iv.var.name for iv in s.iter_vars)
+    while type(stage) is For:
+        out.add(stage.loop_var.name)
+        stage = stage.body
+    out.update(iv.var.name for iv in stage.block.iter_vars)
     return out
 
 
@@ -2855,6 +2926,15 @@ def _collision(old: list, new: list, touched: list) -> str | None:
     return None
 
 
+def _permutes(new: list, touched: list) -> bool:
+    """Whether the mapped indices ``new`` are the iteration variables
+    ``touched`` themselves, each once, in any order (the commonest index
+    map, ``lambda vi, vj: (vj, vi)``): each index is then one whole domain
+    and every domain is used, the bijective iterator map
+    :func:`~tirfun.analysis.arith.detect_iter_map` finds, without asking."""
+    return distinct_index_vars(new) and {v.name for v in new} == {iv.var.name for iv in touched}
+
+
 def _check_index_map(chk: Checks, index_map, block: Block, realize) -> list[PrimExpr]:
     """The map applied to the block's iteration variables."""
     ok = (isinstance(index_map, tuple) and len(index_map) == 2
@@ -2906,6 +2986,7 @@ class _ReindexCacheBase(Rewrite):
     is_read = True
 
     def plan(self, mod, chk: Checks):
+        subject = describe(self.block)
         site = resolve_site(chk, mod, [self.block])
         path = resolve_block(chk, site, self.block)
         check_storage_scope(chk, self.storage_scope)
@@ -2913,17 +2994,17 @@ class _ReindexCacheBase(Rewrite):
         block = realize.block
         kind = "read" if self.is_read else "write"
         buf = access_buffer(chk, block, realize, self._index(), kind)
-        scope = _scope_of(chk, site, path, describe(self.block), buf)
-        _check_no_loose_writer(chk, site, scope, buf, describe(self.block), realize)
+        scope = _scope_of(chk, site, path, subject, buf)
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
         region = _region_of(block.reads if self.is_read else block.writes, buf)
         if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
-            chk.stop(NotSinglePointAccessError, describe(self.block),
+            chk.stop(NotSinglePointAccessError, subject,
                      f"the region {region.script()} the block accesses is not a single point, which "
                      f"{self.primitive} requires", realize)
         old = [r.min for r in region.region]
         indices = _access_indices(chk, block, realize, buf)
         if indices != [simplify_affine(i) for i in old]:
-            chk.stop(InvalidBufferAccessError, describe(self.block),
+            chk.stop(InvalidBufferAccessError, subject,
                      f"buffer {buf.name} should be accessed at its declared point "
                      f"[{', '.join(i.script() for i in old)}] everywhere in the block", realize)
         new = _check_index_map(chk, self.index_map, block, realize)
@@ -2933,7 +3014,7 @@ class _ReindexCacheBase(Rewrite):
         for iv, value in zip(block.iter_vars, realize.iter_values):
             a, b = iv.var.name in old_names, iv.var.name in new_names
             if a != b:
-                chk.stop(ReindexCacheReadWriteNotMatchError, describe(self.block),
+                chk.stop(ReindexCacheReadWriteNotMatchError, subject,
                          f"the block iteration variable {iv.var.name} appears in "
                          f"[{', '.join(i.script() for i in (old if a else new))}] but not in "
                          f"[{', '.join(i.script() for i in (new if a else old))}]", realize)
@@ -2944,27 +3025,28 @@ class _ReindexCacheBase(Rewrite):
         dom = {iv.var: iv.dom for iv in touched}
         ends = _point_bounds(new, dom)
         if any(not iv.bounded or not _non_negative(iv.lo) for iv in ends):
-            chk.stop(InvalidArgumentError, describe(self.block),
+            chk.stop(InvalidArgumentError, subject,
                      "the index map does not map the block's iteration domain to non-negative, bounded "
                      "indices", realize)
         shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
         consumers = {block.name_hint}
         if self.is_read:
-            if detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
+            if not _permutes(new, touched) and \
+                    detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
                 clash = _collision(old, new, touched)
                 if clash is not None:
-                    chk.stop(IndexMapCollisionError, describe(self.block),
+                    chk.stop(IndexMapCollisionError, subject,
                              f"the index map sends different elements of buffer {buf.name} to one element of the "
                              f"cache: {clash}; the copy of one would overwrite the other", realize)
             writer = _only_writer(chk, scope, buf)
             if _writes(block, buf):
-                chk.stop(ReindexReadWrittenError, describe(self.block),
+                chk.stop(ReindexReadWrittenError, subject,
                          f"the block also writes buffer {buf.name}; its writes would go to the cache and be "
                          "lost", realize)
             # the copy reads buf at the old indices over the whole touched
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
-            _check_copy_in_bounds(chk, describe(self.block), buf, old, {**_enclosing_domains(site, path), **dom},
+            _check_copy_in_bounds(chk, subject, buf, old, {**_enclosing_domains(site, path), **dom},
                                   realize)
             if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
                 writer = None  # the block reads what the buffer holds on entry, as in cache_read
@@ -2972,7 +3054,7 @@ class _ReindexCacheBase(Rewrite):
                 wname = scope.children[writer][1].block.name_hint
                 loc, pos = _LocDetector(scope, wname, consumers, site.index).run()
                 if loc is None:
-                    chk.stop(CacheStageOrderError, describe(self.block),
+                    chk.stop(CacheStageOrderError, subject,
                              f"the block does not read buffer {buf.name} after the block writing it",
                              realize)
                 pos = max(pos, 0)
@@ -2984,18 +3066,18 @@ class _ReindexCacheBase(Rewrite):
                     return "skip"
                 return "redirect" if b.name_hint in consumers else "keep"
         else:
-            writer = _check_sole_writer(chk, scope, buf, realize, describe(self.block))
+            writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
-            if why is None and detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched},
-                                               "bijective") is None:
+            if why is None and not _permutes(new, touched) and detect_iter_map(
+                    new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
                 why = "the index map does not give every iteration its own element of the cache"
             if why is not None:
-                chk.stop(CacheWritePartialError, describe(self.block),
+                chk.stop(CacheWritePartialError, subject,
                          f"the block may not write every element of buffer {buf.name} that the copy back "
                          f"would copy: {why}", realize)
             _check_no_reader_ahead(chk, scope, writer, buf, set())
             loc, pos = _copy_back_place(chk, site, scope, writer, buf, set())
-            _check_init_runs(chk, site, path[:-1], realize, loc, buf, describe(self.block), "cache")
+            _check_init_runs(chk, site, path[:-1], realize, loc, buf, subject, "cache")
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
@@ -3015,18 +3097,18 @@ class _ReindexCacheBase(Rewrite):
         stray = sorted((used & names_bound_between(site.func, loc, path[:-1])) - loop_names)
         if stray:
             # the copy re-creates the loops, not a launch_thread or a let
-            chk.stop(ReindexIndexVariableError, describe(self.block),
+            chk.stop(ReindexIndexVariableError, subject,
                      f"the block's binding names {', '.join(stray)}, bound between the place of the copy "
                      "and the block by something other than a loop; the copy, which runs the loops "
                      "feeding the block's variables, would name it outside its scope", realize)
         # a bound of a constant or a variable loads nothing: most loops
         if any(type(lp.min) not in (IntImm, Var) or type(lp.extent) not in (IntImm, Var) for lp in loops):
-            _check_bounds_at_copy(chk, describe(self.block), site, scope,
+            _check_bounds_at_copy(chk, subject, site, scope,
                                   [(p, lp) for p, lp in loops_above(site, path[:-1]) if any(lp is x for x in loops)],
                                   _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
         if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
-            chk.stop(ReindexOutOfBoundsError, describe(self.block),
+            chk.stop(ReindexOutOfBoundsError, subject,
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)
         if self.is_read:
@@ -3036,12 +3118,12 @@ class _ReindexCacheBase(Rewrite):
         _check_view_scopes(chk, [r for _, r in scope.children], buf, self.storage_scope or "global",
                            select)
         if not self.is_read:
-            check_per_thread_writes(chk, describe(self.block), site.func, [path[:-1]], buf, buf.storage_scope,
+            check_per_thread_writes(chk, subject, site.func, [path[:-1]], buf, buf.storage_scope,
                                     self.storage_scope or "global", f"the cache of buffer {buf.name}", new)
         # a cache element holds the buffer at the old indices, or what the
         # block stores there: neither may vary with the thread
         if (self.storage_scope or "").startswith("shared"):
-            check_shared_allocation(chk, describe(self.block), site.func, scope.path, self.storage_scope,
+            check_shared_allocation(chk, subject, site.func, scope.path, self.storage_scope,
                                     f"the cache of buffer {buf.name}",
                                     old if self.is_read else _written_values(realize, buf), realize,
                                     viewed=buf if self.is_read else None)

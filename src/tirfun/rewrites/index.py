@@ -1531,7 +1531,13 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     gone = _scan(old_stmt, at, delta, -1, {}, realizes=old_realizes)
     came = []
     for place, stmt in zip(places, new_stmts):
-        came.extend(_scan(stmt, place, delta, 1, {}, realizes=new_realizes))
+        # a copy stage among them (cache_inplace's) is read from what it is made of
+        found = _plain_stage(stmt, place, delta)
+        if found is None:
+            found = _scan(stmt, place, delta, 1, {}, realizes=new_realizes)
+        else:
+            new_realizes.append(get_at(stmt, _DOWN * (len(found) - 1)))  # the stage's realize, below its loops
+        came.extend(found)
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then

@@ -1,0 +1,162 @@
+"""The shortcuts of the caching primitives give what the general analyses
+they skip give:
+
+* the region cover checks compare ends that are equal, or integer
+  literals, directly, where region_covers would prove the same
+  containment;
+* the check that a write covers a dense range takes a loop's own variable
+  as a bijective iterator map of that loop without asking;
+* redirecting the regions of a block rebuilds only the Ranges whose ends
+  change, and shares the others.
+"""
+
+import importlib
+import random
+
+from tirfun.analysis.arith import detect_iter_map, region_covers
+from tirfun.analysis.arith.int_set import Interval
+from tirfun.nodes import Buffer, BufferLoad, BufferRegion, For, IntImm, Range, Var
+
+cache = importlib.import_module("tirfun.rewrites.cache")
+
+
+def _end(rng: random.Random, dtype: str, symbols: list):
+    if rng.random() < 0.3:
+        return rng.choice(symbols)
+    return IntImm(dtype, rng.randint(-3, 12))
+
+
+def _box(rng: random.Random, dims: int, dtype: str, symbols: list) -> list[Interval]:
+    out = []
+    for _ in range(dims):
+        lo = _end(rng, dtype, symbols)
+        hi = IntImm(dtype, lo.value + rng.randint(0, 10)) if type(lo) is IntImm else _end(rng, dtype, symbols)
+        out.append(Interval(lo, hi))
+    return out
+
+
+def test_plain_cover_is_what_region_covers_finds():
+    rng = random.Random(7)
+    seen = {True: 0, False: 0}
+    for _ in range(600):
+        dims = rng.randint(1, 3)
+        dtype = rng.choice(["int32", "int64"])
+        i, j = Var("i", dtype), Var("j", dtype)
+        symbols = [i, j, i + 1]
+        boxes = [_box(rng, dims, dtype, symbols) for _ in range(rng.randint(1, 2))]
+        goal = _box(rng, dims, dtype, symbols) if rng.random() < 0.7 else list(rng.choice(boxes))
+        fast = cache._plainly_covers(boxes, goal)
+        if fast:
+            assert region_covers(boxes, goal)
+        elif len(boxes) == 1 and all(type(e) is IntImm for iv in boxes[0] + goal for e in (iv.lo, iv.hi)):
+            # one box of literals joins with no other: containment alone decides
+            assert not region_covers(boxes, goal)
+        seen[fast] += 1
+    assert seen[True] > 50 and seen[False] > 50
+
+
+def test_plain_cover_leaves_the_rest_to_region_covers():
+    i = Var("i")
+    box = [Interval(IntImm("int32", 0), IntImm("int32", 9))]
+    assert not cache._plainly_covers([box], [Interval(i, i)])
+    assert not cache._plainly_covers([box], [Interval(IntImm("int64", 0), IntImm("int64", 3))])
+    assert not cache._plainly_covers([box], box + box)
+    assert not cache._plainly_covers([[Interval(i, None)]], [Interval(i, None)])
+    assert cache._plainly_covers([box], [Interval(IntImm("int32", 2), IntImm("int32", 9))])
+    assert cache._plainly_covers([[Interval(i, i + 3)]], [Interval(i, i + 3)])
+
+
+def test_loop_variable_is_a_bijective_map_of_its_loop():
+    n = Var("n")
+    for lo in [IntImm("int32", 0), IntImm("int32", 3), n]:
+        for extent in [IntImm("int32", 1), IntImm("int32", 2), IntImm("int32", 8), n]:
+            i = Var("i")
+            loop = For(i, lo, extent, "serial", cache.BufferStore(Buffer("X", [4]), 1.0, [0]))
+            assert detect_iter_map([i], {"i": loop}, "bijective") is not None, (lo, extent)
+
+
+def test_redirected_regions_share_the_ranges_that_do_not_change():
+    old, new = Buffer("B", [8, 8], "int32"), Buffer("B_local", [8, 8], "int32", storage_scope="local")
+    other = Buffer("A", [8, 8])
+    i, j = Var("i"), Var("j")
+    plain = BufferRegion(other, [Range(i, 1), Range(j, 2)])
+    # a load of the buffer in another region's index reads the cache too
+    indirect = BufferRegion(other, [Range(BufferLoad(old, [i, j]), 1), Range(j, 1)])
+    own = BufferRegion(old, [Range(i, 1), Range(j, 1)])
+    for offsets in [None, [IntImm("int32", 0), IntImm("int32", 0)], [IntImm("int32", 0), IntImm("int32", 2)]]:
+        regions = [plain, indirect, own]
+        out, changed = cache._redirect_regions(regions, old, new, offsets)
+        assert changed
+        rebuilt = [BufferRegion(r.buffer, [Range(x.min, x.extent) for x in r.region]) for r in out]
+        assert list(out) == rebuilt
+        assert out[0] is plain
+        assert out[1].region[1] is indirect.region[1]
+        assert out[1].region[0].min == BufferLoad(new, cache._rebase([i, j], offsets))
+        assert out[2].buffer is new
+        for a, b, off in zip(out[2].region, own.region, offsets or [IntImm("int32", 0)] * 2):
+            assert (a is b) == (off.value == 0)
+    same, changed = cache._redirect_regions([plain], old, new, None)
+    assert not changed and same == [plain]
+
+
+def test_stage_names_are_what_a_walk_finds():
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    def walked(stmt):
+        out = set()
+        for _, s in walk_stmts(stmt):
+            if isinstance(s, For):
+                out.add(s.loop_var.name)
+            elif isinstance(s, Block):
+                out.update(iv.var.name for iv in s.iter_vars)
+        return out
+
+    orig = Buffer("A", [8, 6, 4])
+    for dims in range(1, 4):
+        region = [Range(IntImm("int32", 1), IntImm("int32", 2 + k)) for k in range(dims)] + \
+            [Range(IntImm("int32", 0), d) for d in list(orig.shape)[dims:]]
+        for full in (True, False):
+            cache_buf = cache._cache_buffer(orig, "local", region, full, set())
+            for is_read in (True, False):
+                stage, _ = cache._make_stage(region, orig, cache_buf, is_read=is_read, full=full, name="A_local",
+                                             taken={"ax0", "v1"})
+                assert cache._bound_names(stage) == walked(stage)
+
+
+def test_permuted_iteration_variables_are_a_bijective_map():
+    from tirfun.nodes import IterVar
+
+    n = Var("n")
+    rng = random.Random(3)
+    doms = [Range(0, 8), Range(2, 5), Range(0, 1), Range(3, 1), Range(0, n), Range(n, 4)]
+    for _ in range(60):
+        ivs = [IterVar(rng.choice(doms), Var(f"v{k}"), "DataPar") for k in range(rng.randint(1, 3))]
+        new = [iv.var for iv in ivs]
+        rng.shuffle(new)
+        assert cache._permutes(new, ivs)
+        loops = {iv.var.name: cache._DomLoop(iv) for iv in ivs}
+        assert detect_iter_map(new, loops, "bijective") is not None
+        if len(new) > 1:
+            # a variable twice, or one left out, is not a permutation: the analysis is asked
+            assert not cache._permutes(new[:-1], ivs)
+            assert not cache._permutes(new[:-1] + new[:1], ivs)
+    assert not cache._permutes([Var("v0") + 1], [IterVar(Range(0, 8), Var("v0"), "DataPar")])
+
+
+def test_copy_stage_shares_only_equal_ranges():
+    orig = Buffer("A", [8, 6], "float32")
+    one = IntImm("int32", 1)
+    for mins in [(0, 0), (1, 0), (0, 2), (3, 1)]:
+        region = [Range(IntImm("int32", m), IntImm("int32", d - m)) for m, d in zip(mins, [8, 6])]
+        cache_buf = cache._cache_buffer(orig, "local", region, False, set())
+        for is_read in (True, False):
+            stage, block = cache._make_stage(region, orig, cache_buf, is_read=is_read, full=False, name="A_local",
+                                             taken=set())
+            for iv, rng in zip(block.iter_vars, region):
+                assert iv.dom == Range(IntImm("int32", 0), rng.extent)
+            store = block.body
+            assert list(block.reads[0].region) == [Range(i, one) for i in store.value.indices]
+            assert list(block.writes[0].region) == [Range(i, one) for i in store.indices]
+            shared = all(a is b for a, b in zip(block.reads[0].region, block.writes[0].region))
+            assert shared == (mins == (0, 0))
