@@ -18,10 +18,11 @@ import attrs
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
+from ..analysis.mentions import plain_arithmetic
 from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, For, IntImm, PrimExpr, Range,
-    StringImm, Var,
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorDiv, FloorMod, For, IntImm,
+    PrimExpr, Range, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -493,7 +494,6 @@ class TransformLayout(Rewrite):
         of the variables bound around them (see :func:`_var_ranges`), which
         the rewrite simplifies the new indices with: one walk serves both."""
         subject = describe(self.block)
-        ranges: dict = {}
         if buffer.strides or buffer.elem_offset is not None or buffer.axis_separators:
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
@@ -531,12 +531,18 @@ class TransformLayout(Rewrite):
         # a block's store, its loads and its declared regions mostly name the
         # same element (``Y[vi, vj]``): map each index tuple once
         mapped: dict = {}
+        # whether every index rewritten is plain arithmetic, as are the map's
+        # results: the map then copies or drops no let and no buffer, and
+        # the function binds and mentions the same names as before
+        plain = [all(map(plain_arithmetic, results))]
 
         def point(indices):
             key = tuple(indices)
             out = mapped.get(key)
             if out is None:
                 out = mapped[key] = tuple(_map_indices(params, results, indices, ranges))
+                if plain[0] and not all(map(plain_arithmetic, key)):
+                    plain[0] = False
             return out
 
         def access(n, visit):
@@ -551,6 +557,8 @@ class TransformLayout(Rewrite):
                 return BufferStore(new, visit(n.value), indices, pred)
             if kind is BufferRegion and n.buffer == old:
                 region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
+                if plain[0] and not all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in n.region):
+                    plain[0] = False
                 return _map_region(params, results, region, new, ranges, point)
             return None
 
@@ -566,9 +574,11 @@ class TransformLayout(Rewrite):
             if plan.padding is not None:
                 scope, items = self._pad(plan, scope), None
             block = _replace_buffers(scope, mapping, access, items)
-            # derived, not kept: the padding adds names, and the shape may
-            # bind other size variables than the old one
-            return Outcome(commit(site, plan.alloc, block))
+            # kept where no name and no path changed, else derived: the
+            # padding adds names, and the shape may bind other size
+            # variables than the old one
+            index = site.index if self._same_names(plan, plain[0]) else None
+            return Outcome(commit(site, plan.alloc, block, index=index))
         from .index import remember
 
         func, items = site.func, plan.items
@@ -576,10 +586,21 @@ class TransformLayout(Rewrite):
             at = _ROOT_BLOCK if type(func.body) is BlockRealize else (("body", None),)
             func, items = replace_at(func, at, self._pad(plan, get_at(func, at))), None
         func = _replace_buffers(func, mapping, access, items)
-        if plan.padding is None and set().union(*[var_names(d) for d in old.shape]) == \
-                set().union(*[var_names(d) for d in new.shape]):
+        if self._same_names(plan, plain[0]):
             remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
+
+    @staticmethod
+    def _same_names(plan: _LayoutPlan, plain: bool) -> bool:
+        """Whether the rewritten function binds and mentions the names the
+        old one did, at the same paths, so that its index is the old one:
+        no padding was written, the new shape uses the size variables the
+        old one did, and the indices rewritten were ``plain`` (see
+        :meth:`build`); match_buffer views keep their names, taking axis
+        separators only."""
+        return plan.padding is None and plain and \
+            set().union(*[var_names(d) for d in plan.buffer.shape]) == \
+            set().union(*[var_names(d) for d in plan.new.shape])
 
     @staticmethod
     def _pad(plan: _LayoutPlan, scope):
@@ -624,7 +645,17 @@ def _layout_of(params: tuple, results: tuple, dims: tuple, injective: bool, padd
     given. A pure function of the map and the shape, kept for the next
     buffer of that shape under that map (a schedule giving its operands
     one tiled layout, or one schedule applied to many modules): the
-    iterator-map and bound analyses dominate the primitive's cost."""
+    iterator-map and bound analyses dominate the primitive's cost, and
+    a map that only tiles a constant shape needs none of them."""
+    tiled = _tiled_shape(params, results, dims)
+    if tiled is not None:
+        return tiled, None
+    return _analysed_layout(params, results, dims, injective, padded)
+
+
+def _analysed_layout(params: tuple, results: tuple, dims: tuple, injective: bool, padded: bool):
+    """:func:`_layout_of` for any map: the bounds of the map's image over
+    the shape, and iterator-map detection for whether it is one to one."""
     from .index_maps import symbolic_radix, symbolic_split
 
     if any(int_value(d) is None for d in dims) or any(
@@ -671,6 +702,46 @@ def _layout_of(params: tuple, results: tuple, dims: tuple, injective: bool, padd
                                 f"padding; {why}")
             shape, padding = found
     return tuple(shape), padding
+
+
+def _tiled_shape(params: tuple, results: tuple, dims: tuple) -> tuple | None:
+    """The shape of the new layout, read off the map, where the map only
+    reorders the dimensions of a buffer of constant shape ``dims`` and
+    splits some of them: each result is a parameter ``p``, or ``p // c``
+    or ``p % c`` for a constant ``c > 1`` dividing ``p``'s extent, and each
+    parameter is used whole once, or split once into both ``p // c`` and
+    ``p % c``. Such a map is one to one onto the box of the extents ``E``,
+    ``E // c`` and ``c`` (a tiled layout), which is what the bound and
+    iterator-map analyses of :func:`_layout_of` find for it; None for any
+    other map (that analysis answers then)."""
+    extents = [int_value(d) for d in dims]
+    if None in extents or min(extents, default=1) <= 0:
+        return None
+    position = {id(p): k for k, p in enumerate(params)}
+    # per parameter: 0 unused, or the divisor it is split by, or -1 (used whole)
+    split = [0] * len(params)
+    halves = [0] * len(params)  # bit 1: ``p // c`` seen, bit 2: ``p % c`` seen
+    shape = []
+    for e in results:
+        kind = type(e)
+        if kind is Var:
+            k = position.get(id(e))
+            if k is None or split[k]:
+                return None
+            split[k] = -1
+            shape.append(IntImm(e.dtype, extents[k]))
+            continue
+        if kind is not FloorDiv and kind is not FloorMod or type(e.a) is not Var or type(e.b) is not IntImm:
+            return None
+        k, c = position.get(id(e.a)), e.b.value
+        bit = 1 if kind is FloorDiv else 2
+        if k is None or c < 2 or extents[k] % c or split[k] not in (0, c) or halves[k] & bit:
+            return None
+        split[k], halves[k] = c, halves[k] | bit
+        shape.append(IntImm(e.dtype, extents[k] // c if kind is FloorDiv else c))
+    if any(s == 0 or (s > 0 and h != 3) for s, h in zip(split, halves)):
+        return None  # a parameter dropped, or only one half of a split kept
+    return tuple(shape)
 
 
 def _sizes(func) -> set[str]:
