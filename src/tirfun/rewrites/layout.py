@@ -144,39 +144,83 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
     no pointer to take, and ``a + b`` (and the like) only its operands:
     those are passed over without a call, as they are most of the nodes."""
     from ..analysis.mentions import names_in
-    from ..analysis.traversal import OPERAND_NODES, child_pusher
-    from ..nodes import SeqStmt, Stmt
+    from ..analysis.traversal import child_pusher
 
     data = buffer.data
     names = {buffer.name} | ({data.name} if data is not None else set())
-    skip = _CONSTANTS if data is not None else _CONSTANTS | {Var}
+    skip_vars = data is None  # no pointer to take
+    roles = _ROLES
     ranges: dict = {}
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
         n = pop()
         kind = type(n)
-        if kind in skip:
+        role = roles[kind]
+        if role == _SKIP:
             continue
-        if kind in OPERAND_NODES:
+        if role == _OPERANDS:
             push(n.a)
             push(n.b)
             continue
-        if isinstance(n, SeqStmt):
+        if role == _VAR:
+            if skip_vars:
+                continue
+            check(n)
+            if n.type_annotation is None:
+                continue  # nothing below it
+        elif role == _SEQ:
             chosen = items.get(id(n))
             if chosen is None:
                 chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
             stack.extend(n.seq[i] for i in chosen)
             continue
-        if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
-            continue
-        if isinstance(n, (Var, BufferLoad, BufferStore)):
-            check(n)
-        elif isinstance(n, (For, Block)):
-            _var_ranges(n, ranges)
-        if not isinstance(n, Buffer):
-            child_pusher(kind)(n, push)
+        else:
+            if role & _STMT and names.isdisjoint(names_in(n)):
+                continue
+            if role & _CHECK:
+                check(n)
+            elif role & _RANGES:
+                _var_ranges(n, ranges)
+            if role & _BUFFER:
+                continue
+        child_pusher(kind)(n, push)
     return ranges
+
+
+# what :func:`_uses_checked` does with a node, by its type: pass over it, push
+# its two operands, check a variable, pick a sequence's items, or (flags) ask a
+# statement's names, check an access, note the ranges a loop or block binds,
+# not enter a buffer
+_SKIP, _OPERANDS, _VAR, _SEQ = -1, -2, -3, -4
+_STMT, _CHECK, _RANGES, _BUFFER = 1, 2, 4, 8
+
+
+class _Roles(dict):
+    """type -> its role in :func:`_uses_checked`, learnt on first sight."""
+
+    def __missing__(self, kind: type) -> int:
+        from ..analysis.traversal import OPERAND_NODES
+        from ..nodes import SeqStmt, Stmt
+
+        if kind in _CONSTANTS:
+            role = _SKIP
+        elif kind in OPERAND_NODES:
+            role = _OPERANDS
+        elif kind is Var:
+            role = _VAR
+        elif issubclass(kind, SeqStmt):
+            role = _SEQ
+        else:
+            role = ((_STMT if issubclass(kind, Stmt) else 0)
+                    | (_CHECK if issubclass(kind, (Var, BufferLoad, BufferStore)) else 0)
+                    | (_RANGES if issubclass(kind, (For, Block)) else 0)
+                    | (_BUFFER if issubclass(kind, Buffer) else 0))
+        self[kind] = role
+        return role
+
+
+_ROLES = _Roles()
 
 
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
@@ -476,10 +520,15 @@ class TransformLayout(Rewrite):
                      f"the index map takes {len(params)} indices, but buffer {buffer.name} has "
                      f"{len(buffer.shape)} dimensions")
         # besides its own variables, a map may use the function's sizes (the
-        # variables of its parameters' shapes, in scope everywhere)
-        names = {p.name for p in params} | _sizes(site.func)
+        # variables of its parameters' shapes, in scope everywhere), asked
+        # for only when a result uses another variable (nearly never)
+        own = {p.name for p in params}
+        sizes = None
         for e in results:
-            extra = var_names(e) - names
+            extra = var_names(e) - own
+            if extra and sizes is None:
+                sizes = _sizes(site.func)
+            extra -= sizes or set()
             if extra:
                 chk.stop(InvalidArgumentError, describe(self.block),
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor "
