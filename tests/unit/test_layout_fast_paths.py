@@ -140,3 +140,21 @@ def test_index_kept_only_where_names_do_not_change(buffer, block, let):
     assert any(b.name == buffer and len(b.shape) == 3 for b in walk_buffers(after))
     assert index_of(after) == build_index(after)
     assert (index_of(after) is before) == (not let)
+
+
+def test_substituted_is_substitute_expr():
+    """The written-out substitution for tiling maps gives what the general
+    one gives, on the drawn maps' results and indices of several shapes."""
+    from tirfun.rewrites.exprs import substitute_expr
+
+    rng = random.Random(3)
+    x, y = Var("x", "int32"), Var("y", "int32")
+    values = [x, x * 4 + y, IntImm("int32", 5), y // 2]
+    for _ in range(200):
+        params, results, _dims, _tiles = _draw_map(rng, "int32")
+        mapping = {p: rng.choice(values) for p in params if rng.random() < 0.8}
+        extra = [params[0] + 1, (params[0] * 2) // 3, Var("other", "int32") // 4]
+        for e in results + tuple(extra):
+            fast, slow = layout._substituted(e, mapping), substitute_expr(e, mapping)
+            assert type(fast) is type(slow) and fast == slow and fast.dtype == slow.dtype
+            assert (fast is e) == (slow is e)

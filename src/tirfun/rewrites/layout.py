@@ -235,7 +235,7 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
     units_bound = bool(ranges) and any(lo == hi for lo, hi in ranges.values())
     out = []
     for e in results:
-        e = substitute_expr(e, mapping)
+        e = _substituted(e, mapping)
         if units_bound and not isinstance(e, Var):
             # a variable of one value in a compound index is that value
             # (TVM's iterator simplification drops it; a lone one it keeps)
@@ -245,6 +245,18 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
                 e = substitute_expr(e, units)
         out.append(simplify_index(e, ranges))
     return out
+
+
+def _substituted(e: PrimExpr, mapping: dict) -> PrimExpr:
+    """``substitute_expr(e, mapping)``, written out for the results of a
+    tiling map (``p``, ``p // c``, ``p % c``), the most common ones."""
+    kind = type(e)
+    if kind is Var:
+        return mapping.get(e, e)
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+        a = mapping.get(e.a)
+        return e if a is None or a is e.a else with_fields(e, a=a)
+    return substitute_expr(e, mapping)
 
 
 def _vars_in(e) -> list:
@@ -596,16 +608,19 @@ class TransformLayout(Rewrite):
 
         def access(n, visit):
             kind = type(n)
-            if kind is BufferLoad and n.buffer == old:
+            if kind is BufferLoad and (n.buffer is old or n.buffer == old):
                 indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferLoad(new, indices, pred)
-            if kind is BufferStore and n.buffer == old:
+            if kind is BufferStore and (n.buffer is old or n.buffer == old):
                 indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferStore(new, visit(n.value), indices, pred)
-            if kind is BufferRegion and n.buffer == old:
-                region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
+            if kind is BufferRegion and (n.buffer is old or n.buffer == old):
+                bounds = [(visit(r.min), visit(r.extent)) for r in n.region]
+                # nearly always nothing inside changes: no copy to make then
+                region = n if all(lo is r.min and ext is r.extent for (lo, ext), r in zip(bounds, n.region)) \
+                    else BufferRegion(old, [Range(lo, ext) for lo, ext in bounds])
                 if plain[0] and not all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in n.region):
                     plain[0] = False
                 return _map_region(params, results, region, new, ranges, point)
