@@ -136,20 +136,21 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
     """Walk the nodes under ``root`` inside statements that name ``buffer``
     (or its pointer): a sequence's items from ``items`` where known, other
     statements asked their kept names; expressions walked whole. Each node
-    that may break a rule (an access, a variable that may be the pointer)
+    that may break a rule (an access, a variable of the pointer's name)
     goes to ``check``; the constant ranges of the loop and block variables
     bound on the way are returned (see :func:`_var_ranges`).
 
-    Constants hold nothing to check, nor do variables when the buffer has
-    no pointer to take, and ``a + b`` (and the like) only its operands:
-    those are passed over without a call, as they are most of the nodes."""
+    Constants hold nothing to check, nor do variables of other names (a
+    variable is the pointer only if it has its name), and ``a + b`` (and
+    the like) only its operands: those are passed over without a call, as
+    they are most of the nodes; so are the bounds of a range where they
+    are constants or variables."""
     from ..analysis.mentions import names_in
-    from ..analysis.traversal import child_pusher
 
     data = buffer.data
     names = {buffer.name} | ({data.name} if data is not None else set())
-    skip_vars = data is None  # no pointer to take
-    roles = _ROLES
+    pointer = None if data is None else data.name  # no pointer to take: no variable to check
+    roles, pushers = _ROLES, _PUSHERS
     ranges: dict = {}
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -164,11 +165,20 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
             push(n.b)
             continue
         if role == _VAR:
-            if skip_vars:
+            if n.name == pointer:
+                check(n)
+            if pointer is None or n.type_annotation is None:
+                continue  # nothing below it to check
+        elif role == _RANGE:
+            # the bounds as the walk would meet them, the extent first,
+            # where both are leaves (nearly always)
+            lo, ext = n.min, n.extent
+            if _is_leaf(lo) and _is_leaf(ext):
+                if type(ext) is Var and ext.name == pointer:
+                    check(ext)
+                if type(lo) is Var and lo.name == pointer:
+                    check(lo)
                 continue
-            check(n)
-            if n.type_annotation is None:
-                continue  # nothing below it
         elif role == _SEQ:
             chosen = items.get(id(n))
             if chosen is None:
@@ -184,15 +194,21 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
                 _var_ranges(n, ranges)
             if role & _BUFFER:
                 continue
-        child_pusher(kind)(n, push)
+        pushers[kind](n, push)
     return ranges
+
+
+def _is_leaf(e) -> bool:
+    """A constant, or a variable with nothing below it."""
+    kind = type(e)
+    return kind in _CONSTANTS or (kind is Var and e.type_annotation is None)
 
 
 # what :func:`_uses_checked` does with a node, by its type: pass over it, push
 # its two operands, check a variable, pick a sequence's items, or (flags) ask a
 # statement's names, check an access, note the ranges a loop or block binds,
 # not enter a buffer
-_SKIP, _OPERANDS, _VAR, _SEQ = -1, -2, -3, -4
+_SKIP, _OPERANDS, _VAR, _SEQ, _RANGE = -1, -2, -3, -4, -5
 _STMT, _CHECK, _RANGES, _BUFFER = 1, 2, 4, 8
 
 
@@ -209,6 +225,8 @@ class _Roles(dict):
             role = _OPERANDS
         elif kind is Var:
             role = _VAR
+        elif kind is Range:
+            role = _RANGE
         elif issubclass(kind, SeqStmt):
             role = _SEQ
         else:
@@ -221,6 +239,20 @@ class _Roles(dict):
 
 
 _ROLES = _Roles()
+
+
+class _Pushers(dict):
+    """type -> its :func:`~tirfun.analysis.traversal.child_pusher`, looked up
+    without a call."""
+
+    def __missing__(self, kind: type):
+        from ..analysis.traversal import child_pusher
+
+        pusher = self[kind] = child_pusher(kind)
+        return pusher
+
+
+_PUSHERS = _Pushers()
 
 
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
