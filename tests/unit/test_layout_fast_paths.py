@@ -158,3 +158,14 @@ def test_substituted_is_substitute_expr():
             fast, slow = layout._substituted(e, mapping), substitute_expr(e, mapping)
             assert type(fast) is type(slow) and fast == slow and fast.dtype == slow.dtype
             assert (fast is e) == (slow is e)
+
+
+def test_names_in_result_is_var_names():
+    from tirfun.rewrites.exprs import var_names
+
+    rng = random.Random(5)
+    n = Var("n", "int32")
+    for _ in range(100):
+        params, results, _dims, _tiles = _draw_map(rng, "int64")
+        for e in results + (params[0] // n, params[-1] * 2 + 1, IntImm("int64", 3)):
+            assert layout._names_in_result(e) == var_names(e)

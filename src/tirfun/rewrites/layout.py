@@ -279,6 +279,17 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
     return out
 
 
+def _names_in_result(e: PrimExpr) -> set[str]:
+    """``var_names(e)``, read off at once for the results of a tiling map
+    (``p``, ``p // c``, ``p % c``), the most common ones."""
+    kind = type(e)
+    if kind is Var:
+        return {e.name}
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+        return {e.a.name}
+    return var_names(e)
+
+
 def _substituted(e: PrimExpr, mapping: dict) -> PrimExpr:
     """``substitute_expr(e, mapping)``, written out for the results of a
     tiling map (``p``, ``p // c``, ``p % c``), the most common ones."""
@@ -569,7 +580,7 @@ class TransformLayout(Rewrite):
         own = {p.name for p in params}
         sizes = None
         for e in results:
-            extra = var_names(e) - own
+            extra = _names_in_result(e) - own
             if extra and sizes is None:
                 sizes = _sizes(site.func)
             extra -= sizes or set()
