@@ -705,9 +705,7 @@ class TransformLayout(Rewrite):
         old one did, and the indices rewritten were ``plain`` (see
         :meth:`build`); match_buffer views keep their names, taking axis
         separators only."""
-        return plan.padding is None and plain and \
-            set().union(*[var_names(d) for d in plan.buffer.shape]) == \
-            set().union(*[var_names(d) for d in plan.new.shape])
+        return plan.padding is None and plain and _shape_names(plan.buffer.shape) == _shape_names(plan.new.shape)
 
     @staticmethod
     def _pad(plan: _LayoutPlan, scope):
@@ -849,6 +847,13 @@ def _tiled_shape(params: tuple, results: tuple, dims: tuple) -> tuple | None:
     if any(s == 0 or (s > 0 and h != 3) for s, h in zip(split, halves)):
         return None  # a parameter dropped, or only one half of a split kept
     return tuple(shape)
+
+
+def _shape_names(shape) -> set[str]:
+    """The variables of a shape (none in a constant one, nearly always)."""
+    if all(type(d) is IntImm for d in shape):
+        return set()
+    return set().union(*[var_names(d) for d in shape])
 
 
 def _sizes(func) -> set[str]:
