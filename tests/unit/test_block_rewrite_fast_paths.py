@@ -8,7 +8,8 @@ walks they skip give, on the blocks of many random programs:
 * tensorize renames an implementation through a table of its variables,
   leaving names it keeps as they are;
 * transform_layout checks a buffer's uses in one walk that passes over
-  constants and two-operand nodes.
+  constants, two-operand nodes, the bounds of ranges and variables not
+  named as the buffer's pointer.
 """
 
 import importlib
@@ -124,7 +125,7 @@ def _uses_by_walk(root, buffer: Buffer, check) -> dict:
             continue
         if type(n) in skip:
             continue
-        if isinstance(n, (Var, BufferLoad, BufferStore)):
+        if isinstance(n, (BufferLoad, BufferStore)) or (isinstance(n, Var) and n.name == buffer.data.name):
             check(n)
         layout._var_ranges(n, ranges)
         if not isinstance(n, Buffer):
@@ -132,21 +133,29 @@ def _uses_by_walk(root, buffer: Buffer, check) -> dict:
     return ranges
 
 
-@pytest.mark.parametrize("with_pointer", [False, True])
+@pytest.mark.parametrize("with_pointer", [None, "fresh", "clashing"])
 def test_uses_checked_is_the_walk_s(with_pointer):
-    checked = 0
+    """The same checks, in the same order, and the same ranges; with a
+    pointer named as none of the function's variables, and (``clashing``)
+    as one of them, which every use of that variable then goes to the
+    check as (a pointer is known by its name)."""
+    checked = seen = 0
     for func in _funcs():
         buffers = {}
+        names = sorted({n.name for n in walk(func) if type(n) is Var})
         for node in walk(func):
             if isinstance(node, Buffer):
                 buffers.setdefault(node.name, node)
-        for buffer in buffers.values():
+        for k, buffer in enumerate(buffers.values()):
             if with_pointer and buffer.data is None:
-                buffer = with_fields(buffer, data=Var(buffer.name + "_data", "handle"))
+                name = buffer.name + "_data" if with_pointer == "fresh" else names[k % len(names)]
+                buffer = with_fields(buffer, data=Var(name, "handle"))
             fast_seen, walk_seen = [], []
             fast = layout._uses_checked(func.body, buffer, {}, fast_seen.append)
             slow = _uses_by_walk(func.body, buffer, walk_seen.append)
             assert fast == slow
             assert fast_seen == walk_seen
             checked += 1
+            seen += any(type(n) is Var for n in fast_seen)
     assert checked > 100
+    assert (seen > 20) == (with_pointer == "clashing")

@@ -18,10 +18,11 @@ import attrs
 from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
+from ..analysis.mentions import plain_arithmetic
 from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
 from ..nodes import (
-    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, For, IntImm, PrimExpr, Range,
-    StringImm, Var,
+    EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorDiv, FloorMod, For, IntImm,
+    PrimExpr, Range, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -135,47 +136,123 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
     """Walk the nodes under ``root`` inside statements that name ``buffer``
     (or its pointer): a sequence's items from ``items`` where known, other
     statements asked their kept names; expressions walked whole. Each node
-    that may break a rule (an access, a variable that may be the pointer)
+    that may break a rule (an access, a variable of the pointer's name)
     goes to ``check``; the constant ranges of the loop and block variables
     bound on the way are returned (see :func:`_var_ranges`).
 
-    Constants hold nothing to check, nor do variables when the buffer has
-    no pointer to take, and ``a + b`` (and the like) only its operands:
-    those are passed over without a call, as they are most of the nodes."""
+    Constants hold nothing to check, nor do variables of other names (a
+    variable is the pointer only if it has its name), and ``a + b`` (and
+    the like) only its operands: those are passed over without a call, as
+    they are most of the nodes; so are the bounds of a range where they
+    are constants or variables."""
     from ..analysis.mentions import names_in
-    from ..analysis.traversal import OPERAND_NODES, child_pusher
-    from ..nodes import SeqStmt, Stmt
 
     data = buffer.data
     names = {buffer.name} | ({data.name} if data is not None else set())
-    skip = _CONSTANTS if data is not None else _CONSTANTS | {Var}
+    pointer = None if data is None else data.name  # no pointer to take: no variable to check
+    roles, pushers = _ROLES, _PUSHERS
     ranges: dict = {}
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
         n = pop()
         kind = type(n)
-        if kind in skip:
+        role = roles[kind]
+        if role == _SKIP:
             continue
-        if kind in OPERAND_NODES:
+        if role == _OPERANDS:
             push(n.a)
             push(n.b)
             continue
-        if isinstance(n, SeqStmt):
+        if role == _VAR:
+            if n.name == pointer:
+                check(n)
+            if pointer is None or n.type_annotation is None:
+                continue  # nothing below it to check
+        elif role == _RANGE:
+            # the bounds as the walk would meet them, the extent first,
+            # where both are leaves (nearly always)
+            lo, ext = n.min, n.extent
+            if _is_leaf(lo) and _is_leaf(ext):
+                if type(ext) is Var and ext.name == pointer:
+                    check(ext)
+                if type(lo) is Var and lo.name == pointer:
+                    check(lo)
+                continue
+        elif role == _SEQ:
             chosen = items.get(id(n))
             if chosen is None:
                 chosen = [i for i, item in enumerate(n.seq) if not names.isdisjoint(names_in(item))]
             stack.extend(n.seq[i] for i in chosen)
             continue
-        if isinstance(n, Stmt) and names.isdisjoint(names_in(n)):
-            continue
-        if isinstance(n, (Var, BufferLoad, BufferStore)):
-            check(n)
-        elif isinstance(n, (For, Block)):
-            _var_ranges(n, ranges)
-        if not isinstance(n, Buffer):
-            child_pusher(kind)(n, push)
+        else:
+            if role & _STMT and names.isdisjoint(names_in(n)):
+                continue
+            if role & _CHECK:
+                check(n)
+            elif role & _RANGES:
+                _var_ranges(n, ranges)
+            if role & _BUFFER:
+                continue
+        pushers[kind](n, push)
     return ranges
+
+
+def _is_leaf(e) -> bool:
+    """A constant, or a variable with nothing below it."""
+    kind = type(e)
+    return kind in _CONSTANTS or (kind is Var and e.type_annotation is None)
+
+
+# what :func:`_uses_checked` does with a node, by its type: pass over it, push
+# its two operands, check a variable, pick a sequence's items, or (flags) ask a
+# statement's names, check an access, note the ranges a loop or block binds,
+# not enter a buffer
+_SKIP, _OPERANDS, _VAR, _SEQ, _RANGE = -1, -2, -3, -4, -5
+_STMT, _CHECK, _RANGES, _BUFFER = 1, 2, 4, 8
+
+
+class _Roles(dict):
+    """type -> its role in :func:`_uses_checked`, learnt on first sight."""
+
+    def __missing__(self, kind: type) -> int:
+        from ..analysis.traversal import OPERAND_NODES
+        from ..nodes import SeqStmt, Stmt
+
+        if kind in _CONSTANTS:
+            role = _SKIP
+        elif kind in OPERAND_NODES:
+            role = _OPERANDS
+        elif kind is Var:
+            role = _VAR
+        elif kind is Range:
+            role = _RANGE
+        elif issubclass(kind, SeqStmt):
+            role = _SEQ
+        else:
+            role = ((_STMT if issubclass(kind, Stmt) else 0)
+                    | (_CHECK if issubclass(kind, (Var, BufferLoad, BufferStore)) else 0)
+                    | (_RANGES if issubclass(kind, (For, Block)) else 0)
+                    | (_BUFFER if issubclass(kind, Buffer) else 0))
+        self[kind] = role
+        return role
+
+
+_ROLES = _Roles()
+
+
+class _Pushers(dict):
+    """type -> its :func:`~tirfun.analysis.traversal.child_pusher`, looked up
+    without a call."""
+
+    def __missing__(self, kind: type):
+        from ..analysis.traversal import child_pusher
+
+        pusher = self[kind] = child_pusher(kind)
+        return pusher
+
+
+_PUSHERS = _Pushers()
 
 
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
@@ -190,7 +267,7 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
     units_bound = bool(ranges) and any(lo == hi for lo, hi in ranges.values())
     out = []
     for e in results:
-        e = substitute_expr(e, mapping)
+        e = _substituted(e, mapping)
         if units_bound and not isinstance(e, Var):
             # a variable of one value in a compound index is that value
             # (TVM's iterator simplification drops it; a lone one it keeps)
@@ -200,6 +277,29 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
                 e = substitute_expr(e, units)
         out.append(simplify_index(e, ranges))
     return out
+
+
+def _names_in_result(e: PrimExpr) -> set[str]:
+    """``var_names(e)``, read off at once for the results of a tiling map
+    (``p``, ``p // c``, ``p % c``), the most common ones."""
+    kind = type(e)
+    if kind is Var:
+        return {e.name}
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+        return {e.a.name}
+    return var_names(e)
+
+
+def _substituted(e: PrimExpr, mapping: dict) -> PrimExpr:
+    """``substitute_expr(e, mapping)``, written out for the results of a
+    tiling map (``p``, ``p // c``, ``p % c``), the most common ones."""
+    kind = type(e)
+    if kind is Var:
+        return mapping.get(e, e)
+    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+        a = mapping.get(e.a)
+        return e if a is None or a is e.a else with_fields(e, a=a)
+    return substitute_expr(e, mapping)
 
 
 def _vars_in(e) -> list:
@@ -475,10 +575,15 @@ class TransformLayout(Rewrite):
                      f"the index map takes {len(params)} indices, but buffer {buffer.name} has "
                      f"{len(buffer.shape)} dimensions")
         # besides its own variables, a map may use the function's sizes (the
-        # variables of its parameters' shapes, in scope everywhere)
-        names = {p.name for p in params} | _sizes(site.func)
+        # variables of its parameters' shapes, in scope everywhere), asked
+        # for only when a result uses another variable (nearly never)
+        own = {p.name for p in params}
+        sizes = None
         for e in results:
-            extra = var_names(e) - names
+            extra = _names_in_result(e) - own
+            if extra and sizes is None:
+                sizes = _sizes(site.func)
+            extra -= sizes or set()
             if extra:
                 chk.stop(InvalidArgumentError, describe(self.block),
                          f"the index map uses {sorted(extra)[0]}, which is neither one of its variables nor "
@@ -493,7 +598,6 @@ class TransformLayout(Rewrite):
         of the variables bound around them (see :func:`_var_ranges`), which
         the rewrite simplifies the new indices with: one walk serves both."""
         subject = describe(self.block)
-        ranges: dict = {}
         if buffer.strides or buffer.elem_offset is not None or buffer.axis_separators:
             chk.stop(UnsupportedLayoutError, subject,
                      f"buffer {buffer.name} has explicit strides, an offset or axis separators, which "
@@ -531,26 +635,37 @@ class TransformLayout(Rewrite):
         # a block's store, its loads and its declared regions mostly name the
         # same element (``Y[vi, vj]``): map each index tuple once
         mapped: dict = {}
+        # whether every index rewritten is plain arithmetic, as are the map's
+        # results: the map then copies or drops no let and no buffer, and
+        # the function binds and mentions the same names as before
+        plain = [all(map(plain_arithmetic, results))]
 
         def point(indices):
             key = tuple(indices)
             out = mapped.get(key)
             if out is None:
                 out = mapped[key] = tuple(_map_indices(params, results, indices, ranges))
+                if plain[0] and not all(map(plain_arithmetic, key)):
+                    plain[0] = False
             return out
 
         def access(n, visit):
             kind = type(n)
-            if kind is BufferLoad and n.buffer == old:
+            if kind is BufferLoad and (n.buffer is old or n.buffer == old):
                 indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferLoad(new, indices, pred)
-            if kind is BufferStore and n.buffer == old:
+            if kind is BufferStore and (n.buffer is old or n.buffer == old):
                 indices = point([visit(i) for i in n.indices])
                 pred = None if n.predicate is None else visit(n.predicate)
                 return BufferStore(new, visit(n.value), indices, pred)
-            if kind is BufferRegion and n.buffer == old:
-                region = BufferRegion(old, [Range(visit(r.min), visit(r.extent)) for r in n.region])
+            if kind is BufferRegion and (n.buffer is old or n.buffer == old):
+                bounds = [(visit(r.min), visit(r.extent)) for r in n.region]
+                # nearly always nothing inside changes: no copy to make then
+                region = n if all(lo is r.min and ext is r.extent for (lo, ext), r in zip(bounds, n.region)) \
+                    else BufferRegion(old, [Range(lo, ext) for lo, ext in bounds])
+                if plain[0] and not all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in n.region):
+                    plain[0] = False
                 return _map_region(params, results, region, new, ranges, point)
             return None
 
@@ -566,9 +681,11 @@ class TransformLayout(Rewrite):
             if plan.padding is not None:
                 scope, items = self._pad(plan, scope), None
             block = _replace_buffers(scope, mapping, access, items)
-            # derived, not kept: the padding adds names, and the shape may
-            # bind other size variables than the old one
-            return Outcome(commit(site, plan.alloc, block))
+            # kept where no name and no path changed, else derived: the
+            # padding adds names, and the shape may bind other size
+            # variables than the old one
+            index = site.index if self._same_names(plan, plain[0]) else None
+            return Outcome(commit(site, plan.alloc, block, index=index))
         from .index import remember
 
         func, items = site.func, plan.items
@@ -576,10 +693,19 @@ class TransformLayout(Rewrite):
             at = _ROOT_BLOCK if type(func.body) is BlockRealize else (("body", None),)
             func, items = replace_at(func, at, self._pad(plan, get_at(func, at))), None
         func = _replace_buffers(func, mapping, access, items)
-        if plan.padding is None and set().union(*[var_names(d) for d in old.shape]) == \
-                set().union(*[var_names(d) for d in new.shape]):
+        if self._same_names(plan, plain[0]):
             remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
+
+    @staticmethod
+    def _same_names(plan: _LayoutPlan, plain: bool) -> bool:
+        """Whether the rewritten function binds and mentions the names the
+        old one did, at the same paths, so that its index is the old one:
+        no padding was written, the new shape uses the size variables the
+        old one did, and the indices rewritten were ``plain`` (see
+        :meth:`build`); match_buffer views keep their names, taking axis
+        separators only."""
+        return plan.padding is None and plain and _shape_names(plan.buffer.shape) == _shape_names(plan.new.shape)
 
     @staticmethod
     def _pad(plan: _LayoutPlan, scope):
@@ -624,7 +750,17 @@ def _layout_of(params: tuple, results: tuple, dims: tuple, injective: bool, padd
     given. A pure function of the map and the shape, kept for the next
     buffer of that shape under that map (a schedule giving its operands
     one tiled layout, or one schedule applied to many modules): the
-    iterator-map and bound analyses dominate the primitive's cost."""
+    iterator-map and bound analyses dominate the primitive's cost, and
+    a map that only tiles a constant shape needs none of them."""
+    tiled = _tiled_shape(params, results, dims)
+    if tiled is not None:
+        return tiled, None
+    return _analysed_layout(params, results, dims, injective, padded)
+
+
+def _analysed_layout(params: tuple, results: tuple, dims: tuple, injective: bool, padded: bool):
+    """:func:`_layout_of` for any map: the bounds of the map's image over
+    the shape, and iterator-map detection for whether it is one to one."""
     from .index_maps import symbolic_radix, symbolic_split
 
     if any(int_value(d) is None for d in dims) or any(
@@ -671,6 +807,53 @@ def _layout_of(params: tuple, results: tuple, dims: tuple, injective: bool, padd
                                 f"padding; {why}")
             shape, padding = found
     return tuple(shape), padding
+
+
+def _tiled_shape(params: tuple, results: tuple, dims: tuple) -> tuple | None:
+    """The shape of the new layout, read off the map, where the map only
+    reorders the dimensions of a buffer of constant shape ``dims`` and
+    splits some of them: each result is a parameter ``p``, or ``p // c``
+    or ``p % c`` for a constant ``c > 1`` dividing ``p``'s extent, and each
+    parameter is used whole once, or split once into both ``p // c`` and
+    ``p % c``. Such a map is one to one onto the box of the extents ``E``,
+    ``E // c`` and ``c`` (a tiled layout), which is what the bound and
+    iterator-map analyses of :func:`_layout_of` find for it; None for any
+    other map (that analysis answers then)."""
+    extents = [int_value(d) for d in dims]
+    if None in extents or min(extents, default=1) <= 0:
+        return None
+    position = {id(p): k for k, p in enumerate(params)}
+    # per parameter: 0 unused, or the divisor it is split by, or -1 (used whole)
+    split = [0] * len(params)
+    halves = [0] * len(params)  # bit 1: ``p // c`` seen, bit 2: ``p % c`` seen
+    shape = []
+    for e in results:
+        kind = type(e)
+        if kind is Var:
+            k = position.get(id(e))
+            if k is None or split[k]:
+                return None
+            split[k] = -1
+            shape.append(IntImm(e.dtype, extents[k]))
+            continue
+        if kind is not FloorDiv and kind is not FloorMod or type(e.a) is not Var or type(e.b) is not IntImm:
+            return None
+        k, c = position.get(id(e.a)), e.b.value
+        bit = 1 if kind is FloorDiv else 2
+        if k is None or c < 2 or extents[k] % c or split[k] not in (0, c) or halves[k] & bit:
+            return None
+        split[k], halves[k] = c, halves[k] | bit
+        shape.append(IntImm(e.dtype, extents[k] // c if kind is FloorDiv else c))
+    if any(s == 0 or (s > 0 and h != 3) for s, h in zip(split, halves)):
+        return None  # a parameter dropped, or only one half of a split kept
+    return tuple(shape)
+
+
+def _shape_names(shape) -> set[str]:
+    """The variables of a shape (none in a constant one, nearly always)."""
+    if all(type(d) is IntImm for d in shape):
+        return set()
+    return set().union(*[var_names(d) for d in shape])
 
 
 def _sizes(func) -> set[str]:
