@@ -105,6 +105,18 @@ def _outcome(record, mod):
     return record(mod)
 
 
+def _block_and_loop_pairs():
+    """(module, block name, loop name) for every block and every loop of
+    the test modules: compute_at's and reverse_compute_at's arguments, valid
+    or not."""
+    for mod in _modules():
+        func = mod["main"]
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
+        for _, realize in _realizes(func):
+            for loop in loops:
+                yield mod, realize.block.name_hint, loop
+
+
 def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
     """compute_at and reverse_compute_at of every block under every loop of
     its scope: the same failed checks, or the same module, when every
@@ -118,19 +130,14 @@ def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
         return covered
 
     compared = 0
-    for mod in _modules():
-        func = mod["main"]
-        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
-        blocks = [r.block.name_hint for _, r in _realizes(func)]
-        for name in blocks:
-            for loop in loops:
-                for record in (CL.compute_at(name, loop), CL.reverse_compute_at(name, loop)):
-                    monkeypatch.setattr(CL, "whole_writer_covers", counted)
-                    got = _outcome(record, mod)
-                    monkeypatch.setattr(CL, "whole_writer_covers", lambda *args: False)
-                    want = _outcome(record, mod)
-                    assert got == want, (record, mod.script())
-                    compared += 1
+    for mod, name, loop in _block_and_loop_pairs():
+        for record in (CL.compute_at(name, loop), CL.reverse_compute_at(name, loop)):
+            monkeypatch.setattr(CL, "whole_writer_covers", counted)
+            got = _outcome(record, mod)
+            monkeypatch.setattr(CL, "whole_writer_covers", lambda *args: False)
+            want = _outcome(record, mod)
+            assert got == want, (record, mod.script())
+            compared += 1
     monkeypatch.setattr(CL, "whole_writer_covers", fast)
     assert compared > 1000 and sum(fired) > 100
 
@@ -167,16 +174,11 @@ def test_moves_state_the_index_of_their_result(monkeypatch):
 
     used = _spy(monkeypatch, CL, "derive_move_index")
     checked = 0
-    for mod in _modules():
-        func = mod["main"]
-        loops = [s.loop_var.name for _, s in walk_stmts(func) if isinstance(s, For)]
-        blocks = [r.block.name_hint for _, r in _realizes(func)]
-        for name in blocks:
-            for loop in loops:
-                for keep in (False, True):
-                    for record in (CL.compute_at(name, loop, keep), CL.reverse_compute_at(name, loop, keep)):
-                        if record.violations(mod):
-                            continue
-                        _index_is_the_built_one(record(mod)["main"], record)
-                        checked += 1
+    for mod, name, loop in _block_and_loop_pairs():
+        for keep in (False, True):
+            for record in (CL.compute_at(name, loop, keep), CL.reverse_compute_at(name, loop, keep)):
+                if record.violations(mod):
+                    continue
+                _index_is_the_built_one(record(mod)["main"], record)
+                checked += 1
     assert checked > 100 and sum(used) > 100

@@ -10,6 +10,8 @@ import pytest
 
 from tirfun.nodes import IntImm, Var
 
+from test_verify import GOOD_SOURCES  # the tutorial's matmul and relu, 16 x 16
+
 layout = importlib.import_module("tirfun.rewrites.layout")
 
 
@@ -80,21 +82,6 @@ def test_tiled_shape_leaves_symbolic_shapes_and_other_maps_to_the_analysis():
     assert layout._tiled_shape((i, j), (Var("i", "int32"), j), (eight, eight)) is None
 
 
-_MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16), "float32")
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-"""
 
 
 def _with_let_index(func, buffer: str):
@@ -131,7 +118,7 @@ def test_index_kept_only_where_names_do_not_change(buffer, block, let):
         yield from f.buffer_map.values()
         yield from f.body.block.alloc_buffers
 
-    func = from_source(_MATMUL)
+    func = from_source(GOOD_SOURCES["matmul_relu"])
     if let:
         func = _with_let_index(func, buffer)
     mod = IRModule({"main": func})

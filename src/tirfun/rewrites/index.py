@@ -1183,6 +1183,18 @@ def _leaf_or_plain(e) -> bool:
     return type(e) in _LEAVES or plain_arithmetic(e)
 
 
+def _new_entries(stmt, path: Path, delta: dict, new_realizes: list) -> list:
+    """What :func:`_scan` finds in the new statement ``stmt`` at ``path``
+    (its names tallied into ``delta``, its realizes appended to
+    ``new_realizes``), a copy stage read from what it is made of (see
+    :func:`_plain_stage`)."""
+    found = _plain_stage(stmt, path, delta)
+    if found is None:
+        return _scan(stmt, path, delta, 1, {}, realizes=new_realizes)
+    new_realizes.append(get_at(stmt, _DOWN * (len(found) - 1)))  # the stage's realize, below its loops
+    return found
+
+
 def _plain_stage(stage, path: Path, delta: dict) -> list | None:
     """What :func:`_scan` finds in a copy stage (loops over one block that
     stores one element), read from what it is made of: its loops and
@@ -1284,11 +1296,7 @@ def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
         _buffer_names(buf, delta, 1)
     new_realizes: list = []
     stage_path = seq_path + (("seq", pos),)
-    came = _plain_stage(stage, stage_path, delta)
-    if came is None:
-        came = _scan(stage, stage_path, delta, 1, {}, None, realizes=new_realizes)
-    else:
-        new_realizes.append(get_at(stage, _DOWN * (len(came) - 1)))  # the stage's realize, below its loops
+    came = _new_entries(stage, stage_path, delta, new_realizes)
     realizes = _realizes_along(old_func, new_func, seq_path) + list(rebuilt)
     realizes.extend((None, b) for b in new_realizes)
     old_len = len(get_at(old_func, seq_path).seq)
@@ -1532,12 +1540,7 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     came = []
     for place, stmt in zip(places, new_stmts):
         # a copy stage among them (cache_inplace's) is read from what it is made of
-        found = _plain_stage(stmt, place, delta)
-        if found is None:
-            found = _scan(stmt, place, delta, 1, {}, realizes=new_realizes)
-        else:
-            new_realizes.append(get_at(stmt, _DOWN * (len(found) - 1)))  # the stage's realize, below its loops
-        came.extend(found)
+        came.extend(_new_entries(stmt, place, delta, new_realizes))
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
@@ -1590,12 +1593,7 @@ def derive_stages_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     places = [k + j for j in range(len(before))] + [k + len(before) + 1 + j for j in range(len(after))]
     for place, stmt in zip(places, list(before) + list(after)):
         path = seq_path + (("seq", place),)
-        found = _plain_stage(stmt, path, delta)
-        if found is None:
-            found = _scan(stmt, path, delta, 1, {}, realizes=new_realizes)
-        else:
-            new_realizes.append(get_at(stmt, _DOWN * (len(found) - 1)))  # the stage's realize, below its loops
-        came.extend(found)
+        came.extend(_new_entries(stmt, path, delta, new_realizes))
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, tuple(shifts), [], came, realizes)  # None on a clash: derive_index then
 
