@@ -10,6 +10,7 @@ from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.nodes import BlockRealize, For, IntImm, IRModule, Range
 from tirfun.analysis.arith.iter_map import simplify_index
 from tirfun.rewrites import compute_location as CL
+from tirfun.rewrites import dataflow as DF
 from tirfun.rewrites.base import Checks, Site, _Stop
 from tirfun.rewrites.dataflow import (
     bindings, blocks_in_order, indexed_scope_blocks, program_key, reads_of, scope_children, scope_of, writes_of,
@@ -120,8 +121,8 @@ def _block_and_loop_pairs():
 def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
     """compute_at and reverse_compute_at of every block under every loop of
     its scope: the same failed checks, or the same module, when every
-    region cover is left to region_cover_violation."""
-    fast = CL.whole_writer_covers
+    region cover is left to general_cover_violation."""
+    fast = DF.whole_writer_covers
     fired = []
 
     def counted(*args):
@@ -132,13 +133,13 @@ def test_whole_writer_cover_gives_the_general_check_s_answer(monkeypatch):
     compared = 0
     for mod, name, loop in _block_and_loop_pairs():
         for record in (CL.compute_at(name, loop), CL.reverse_compute_at(name, loop)):
-            monkeypatch.setattr(CL, "whole_writer_covers", counted)
+            monkeypatch.setattr(DF, "whole_writer_covers", counted)
             got = _outcome(record, mod)
-            monkeypatch.setattr(CL, "whole_writer_covers", lambda *args: False)
+            monkeypatch.setattr(DF, "whole_writer_covers", lambda *args: False)
             want = _outcome(record, mod)
             assert got == want, (record, mod.script())
             compared += 1
-    monkeypatch.setattr(CL, "whole_writer_covers", fast)
+    monkeypatch.setattr(DF, "whole_writer_covers", fast)
     assert compared > 1000 and sum(fired) > 100
 
 

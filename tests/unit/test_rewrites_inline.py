@@ -8,9 +8,8 @@ import tirfun.rewrites as R
 from tirfun.analysis.traversal import walk_stmts
 from tirfun.nodes import Block, BlockRealize, IRModule, PrimFunc
 from tirfun.rewrites.base import Site
-from tirfun.rewrites.dataflow import region_cover_violation, scope_children, scope_of
+from tirfun.rewrites.dataflow import general_cover_violation, scope_children, scope_of, whole_writer_covers
 from tirfun.rewrites.index import index_of
-from tirfun.rewrites.inline import whole_writer_covers
 from tirfun.script import from_source
 from tirfun.testing.schedules import random_block_schedule
 from tirfun.testing.stage_programs import random_stage_program
@@ -48,7 +47,7 @@ def test_whole_writer_covers_only_where_the_general_check_finds_nothing():
                 continue
             for read in realize.block.reads:
                 fast = whole_writer_covers(site, children, (rpath, realize), read.buffer)
-                general = region_cover_violation(site, children, (rpath, realize), {read.buffer})
+                general = general_cover_violation(site, children, (rpath, realize), {read.buffer})
                 if fast:
                     fired += 1
                     assert general is None, (rpath, read.buffer.name, mod.script())

@@ -59,7 +59,6 @@ from .errors import (
 )
 from .exprs import cast as _cast, var_names
 from .index import derive_inline_index, derive_move_index
-from .inline import whole_writer_covers
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .scopes import valid_scope
@@ -889,12 +888,6 @@ class _ComputeAtBase(Rewrite):
         else:
             pairs = [(c, writes_of(block)) for c in cons]
         for consumer, buffers in pairs:
-            # a block that writes all of its buffer covers any reader: the
-            # general check (bounds of both regions and a proof) runs for
-            # the other buffers only
-            buffers = {b for b in buffers if not whole_writer_covers(site, loc.children, consumer, b)}
-            if not buffers:
-                continue
             bad = region_cover_violation(site, loc.children, consumer, buffers)
             if bad is not None:
                 buf, blocks = bad
@@ -2274,9 +2267,6 @@ class ComputeInline(Rewrite):
                 _check_inferable(chk, subject, r)
         readers = [c for c in consumers(loc.children, loc.position)]
         for reader in readers:
-            # a block that writes all of its buffer covers any reader
-            if whole_writer_covers(site, loc.children, reader, buffer):
-                continue
             bad = region_cover_violation(site, loc.children, reader, {buffer})
             if bad is not None:
                 chk.fail(NotStagePipelineError, subject,
@@ -2525,8 +2515,7 @@ class ReverseComputeInline(Rewrite):
                      site.at(stray))
         _check_inferable(chk, subject, prealize)
         _check_inferable(chk, subject, realize)
-        if not whole_writer_covers(site, loc.children, (loc.rpath, realize), buffer) and \
-                region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
+        if region_cover_violation(site, loc.children, (loc.rpath, realize), {buffer}) is not None:
             chk.fail(NotStagePipelineError, subject,
                      f"the block reads elements of {buffer.name} that block {producer.name_hint!r} does not "
                      "surely write before it within the loop they share", prealize, realize)
