@@ -2926,6 +2926,15 @@ def _collision(old: list, new: list, touched: list) -> str | None:
     return None
 
 
+def _bijective(new: list, touched: list) -> bool:
+    """Whether the mapped indices ``new`` give every point of the domains
+    of the iteration variables ``touched`` its own element: a permutation
+    of them is (:func:`_permutes`), else the bijective iterator map
+    decides."""
+    return _permutes(new, touched) or detect_iter_map(
+        new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is not None
+
+
 def _permutes(new: list, touched: list) -> bool:
     """Whether the mapped indices ``new`` are the iteration variables
     ``touched`` themselves, each once, in any order (the commonest index
@@ -3031,8 +3040,7 @@ class _ReindexCacheBase(Rewrite):
         shape = [fold_add(iv.hi, IntImm(iv.hi.dtype, 1)) for iv in ends]
         consumers = {block.name_hint}
         if self.is_read:
-            if not _permutes(new, touched) and \
-                    detect_iter_map(new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
+            if not _bijective(new, touched):
                 clash = _collision(old, new, touched)
                 if clash is not None:
                     chk.stop(IndexMapCollisionError, subject,
@@ -3068,8 +3076,7 @@ class _ReindexCacheBase(Rewrite):
         else:
             writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
-            if why is None and not _permutes(new, touched) and detect_iter_map(
-                    new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is None:
+            if why is None and not _bijective(new, touched):
                 why = "the index map does not give every iteration its own element of the cache"
             if why is not None:
                 chk.stop(CacheWritePartialError, subject,
