@@ -19,7 +19,7 @@ from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import plain_arithmetic
-from ..analysis.traversal import get_at, replace_at, walk, walk_stmts
+from ..analysis.traversal import child_pusher, get_at, replace_at, walk, walk_stmts
 from ..nodes import (
     EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorDiv, FloorMod, For, IntImm,
     PrimExpr, Range, StringImm, Var,
@@ -150,7 +150,7 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
     data = buffer.data
     names = {buffer.name} | ({data.name} if data is not None else set())
     pointer = None if data is None else data.name  # no pointer to take: no variable to check
-    roles, pushers = _ROLES, _PUSHERS
+    roles = _ROLES
     ranges: dict = {}
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -194,7 +194,7 @@ def _uses_checked(root, buffer: Buffer, items: dict, check) -> dict:
                 _var_ranges(n, ranges)
             if role & _BUFFER:
                 continue
-        pushers[kind](n, push)
+        child_pusher(kind)(n, push)
     return ranges
 
 
@@ -241,20 +241,6 @@ class _Roles(dict):
 _ROLES = _Roles()
 
 
-class _Pushers(dict):
-    """type -> its :func:`~tirfun.analysis.traversal.child_pusher`, looked up
-    without a call."""
-
-    def __missing__(self, kind: type):
-        from ..analysis.traversal import child_pusher
-
-        pusher = self[kind] = child_pusher(kind)
-        return pusher
-
-
-_PUSHERS = _Pushers()
-
-
 _CONSTANTS = frozenset({IntImm, FloatImm, StringImm})
 
 
@@ -279,13 +265,19 @@ def _map_indices(params, results, indices, ranges=None) -> list[PrimExpr]:
     return out
 
 
+def _is_split_term(e: PrimExpr) -> bool:
+    """Whether ``e`` is ``p // c`` or ``p % c`` for a variable ``p`` and a
+    literal ``c``: with ``p`` itself, what a tiling map's results are."""
+    kind = type(e)
+    return (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm
+
+
 def _names_in_result(e: PrimExpr) -> set[str]:
     """``var_names(e)``, read off at once for the results of a tiling map
     (``p``, ``p // c``, ``p % c``), the most common ones."""
-    kind = type(e)
-    if kind is Var:
+    if type(e) is Var:
         return {e.name}
-    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+    if _is_split_term(e):
         return {e.a.name}
     return var_names(e)
 
@@ -293,10 +285,9 @@ def _names_in_result(e: PrimExpr) -> set[str]:
 def _substituted(e: PrimExpr, mapping: dict) -> PrimExpr:
     """``substitute_expr(e, mapping)``, written out for the results of a
     tiling map (``p``, ``p // c``, ``p % c``), the most common ones."""
-    kind = type(e)
-    if kind is Var:
+    if type(e) is Var:
         return mapping.get(e, e)
-    if (kind is FloorDiv or kind is FloorMod) and type(e.a) is Var and type(e.b) is IntImm:
+    if _is_split_term(e):
         a = mapping.get(e.a)
         return e if a is None or a is e.a else with_fields(e, a=a)
     return substitute_expr(e, mapping)
@@ -638,18 +629,20 @@ class TransformLayout(Rewrite):
         # whether every index rewritten is plain arithmetic, as are the map's
         # results: the map then copies or drops no let and no buffer, and
         # the function binds and mentions the same names as before
-        plain = [all(map(plain_arithmetic, results))]
+        plain = all(map(plain_arithmetic, results))
 
         def point(indices):
+            nonlocal plain
             key = tuple(indices)
             out = mapped.get(key)
             if out is None:
                 out = mapped[key] = tuple(_map_indices(params, results, indices, ranges))
-                if plain[0] and not all(map(plain_arithmetic, key)):
-                    plain[0] = False
+                if plain and not all(map(plain_arithmetic, key)):
+                    plain = False
             return out
 
         def access(n, visit):
+            nonlocal plain
             kind = type(n)
             if kind is BufferLoad and (n.buffer is old or n.buffer == old):
                 indices = point([visit(i) for i in n.indices])
@@ -664,8 +657,8 @@ class TransformLayout(Rewrite):
                 # nearly always nothing inside changes: no copy to make then
                 region = n if all(lo is r.min and ext is r.extent for (lo, ext), r in zip(bounds, n.region)) \
                     else BufferRegion(old, [Range(lo, ext) for lo, ext in bounds])
-                if plain[0] and not all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in n.region):
-                    plain[0] = False
+                if plain and not all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in n.region):
+                    plain = False
                 return _map_region(params, results, region, new, ranges, point)
             return None
 
@@ -684,7 +677,7 @@ class TransformLayout(Rewrite):
             # kept where no name and no path changed, else derived: the
             # padding adds names, and the shape may bind other size
             # variables than the old one
-            index = site.index if self._same_names(plan, plain[0]) else None
+            index = site.index if self._same_names(plan, plain) else None
             return Outcome(commit(site, plan.alloc, block, index=index))
         from .index import remember
 
@@ -693,7 +686,7 @@ class TransformLayout(Rewrite):
             at = _ROOT_BLOCK if type(func.body) is BlockRealize else (("body", None),)
             func, items = replace_at(func, at, self._pad(plan, get_at(func, at))), None
         func = _replace_buffers(func, mapping, access, items)
-        if self._same_names(plan, plain[0]):
+        if self._same_names(plan, plain):
             remember(func, site.index)  # no name and no path changed (else the index is built anew)
         return Outcome(site.mod.with_function(site.func_name, func))
 
@@ -836,7 +829,7 @@ def _tiled_shape(params: tuple, results: tuple, dims: tuple) -> tuple | None:
             split[k] = -1
             shape.append(IntImm(e.dtype, extents[k]))
             continue
-        if kind is not FloorDiv and kind is not FloorMod or type(e.a) is not Var or type(e.b) is not IntImm:
+        if not _is_split_term(e):
             return None
         k, c = position.get(id(e.a)), e.b.value
         bit = 1 if kind is FloorDiv else 2
