@@ -1,6 +1,7 @@
 """The arithmetic core's public answers, one example each."""
 
 import itertools
+import random
 
 import pytest
 
@@ -419,3 +420,32 @@ def test_a_literal_offset_is_the_difference_the_affine_forms_give():
             checked += 1
     assert _literal_offset(i, j) is None and _literal_offset(i, Add(j, c(1))) is None
     assert checked == len(bases) * 13
+
+
+def test_loop_slice_alone_is_read_as_the_general_reading_reads_it():
+    # ``i // c`` and ``i % c`` alone are read directly; ``value + 0`` takes
+    # the general reading, whose normal form is the same slice
+    rnd = random.Random(7)
+    taken = 0
+    for _ in range(400):
+        names = ["i", "j", "k"]
+        loops = {}
+        for name in names[:rnd.randint(1, 3)]:
+            lo = rnd.choice([0, 0, 0, 1, 3])
+            extent = rnd.choice([1, 2, 4, 6, 8, 12, 16, 32, Var("n")])
+            loops[name] = For(Var(name), IntImm("int32", lo),
+                              extent if isinstance(extent, Var) else IntImm("int32", extent), "serial", Evaluate(c(0)))
+        values = []
+        for _ in range(rnd.randint(1, 3)):
+            var = Var(rnd.choice(names))  # now and then not a loop of the map
+            op = rnd.choice([FloorDiv, FloorMod])
+            values.append(op(var, IntImm("int32", rnd.choice([2, 3, 4, 8, 16, 64]))))
+        general = [Add(v, IntImm("int32", 0)) for v in values]
+        for level in ("affine", "surjective", "bijective"):
+            for symbolic in (False, True):
+                if symbolic and level == "bijective":
+                    continue
+                fast = detect_iter_map(values, loops, level, symbolic=symbolic)
+                assert fast == detect_iter_map(general, loops, level, symbolic=symbolic), (values, loops, level)
+                taken += fast is not None
+    assert taken > 200

@@ -13,7 +13,7 @@ from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import transform
 from ..nodes import (
-    BlockRealize, Buffer, BufferRegion, For, ForKind, IntImm, IterVar, IterVarType, PrimExpr, Range, Var,
+    BlockRealize, BufferRegion, For, ForKind, IntImm, IterVar, IterVarType, PrimExpr, Range, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register

@@ -204,7 +204,6 @@ def from_dlpack(source) -> NDArray:
 
 def empty(shape, dtype="float32", device: Device | None = None) -> NDArray:
     """A new uninitialised array of ``shape`` and ``dtype`` on ``device``."""
-    np = _np()
     device = _check_device(device)
     if isinstance(shape, int):
         shape = (shape,)

@@ -464,6 +464,15 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             else:
                 parts = [] if _one_value(split, loops, surjective) else [(1, split)]
                 base_expr = IntImm(value.dtype, 0)
+        elif _is_loop_slice(value, loops):
+            # ``i // c`` or ``i % c`` alone, as a layout map gives them: what
+            # the general reading gives (the normal form keeps such a slice
+            # as it is), directly
+            split = _split_of(value, loops, symbolic)
+            if split is None:
+                return None
+            parts = [] if _one_value(split, loops, surjective) else [(1, split)]
+            base_expr = IntImm(value.dtype, 0)
         else:
             parts, base_expr = _read_value(value, loops, surjective, symbolic)
             if parts is None:
@@ -500,6 +509,14 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _is_loop_slice(value, loops: Mapping[str, object]) -> bool:
+    """Whether ``value`` is ``i // c`` or ``i % c`` for a variable ``i`` of
+    ``loops`` and a literal ``c > 1``."""
+    kind = type(value)
+    return (kind is FloorDiv or kind is FloorMod) and type(value.a) is Var and type(value.b) is IntImm \
+        and value.b.value > 1 and value.a.name in loops
 
 
 def _one_value(split, loops: Mapping[str, object], surjective: bool) -> bool:
