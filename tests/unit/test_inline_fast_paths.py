@@ -1,0 +1,45 @@
+"""The shortcuts compute_inline and reverse_compute_inline take give what
+the general paths they skip give: the regions of a block of one store read
+off its loads, and a reader of one store rewritten by a walk of its store."""
+
+import itertools
+
+from tirfun.analysis.access import access_regions
+from tirfun.rewrites import compute_location as CL
+
+from test_compute_location_fast_paths import _modules, _outcome, _realizes
+
+
+def _general(m):
+    """Every shortcut of the inliners left to the general path."""
+    m.setattr(CL, "_store_regions", lambda block: None)
+    m.setattr(CL, "_inlined_store_realize", lambda *args: None)
+
+
+def test_inliners_give_the_general_outcome(monkeypatch):
+    """Both inliners of every block of the test modules: the same failed
+    checks, or the same module, with every shortcut left to the general
+    path; and every block of one store, in the modules and in what the
+    inliners make of them (the loads of two bodies in one), has the
+    regions the general inference gives."""
+    compared = regions = 0
+    for mod in itertools.islice(_modules(), 0, None, 3):  # a third of them: the test is cheap
+        results = [mod]
+        for _, realize in _realizes(mod["main"]):
+            for record in (CL.compute_inline(realize.block.name_hint),
+                           CL.reverse_compute_inline(realize.block.name_hint)):
+                got = _outcome(record, mod)
+                with monkeypatch.context() as m:
+                    _general(m)
+                    want = _outcome(record, mod)
+                assert got == want, (record, mod.script())
+                compared += 1
+                if not isinstance(got, list):
+                    results.append(got)
+        for result in results:
+            for _, realize in _realizes(result["main"]):
+                found = CL._store_regions(realize.block)
+                if found is not None:
+                    assert found == access_regions(realize.block)
+                    regions += 1
+    assert compared > 150 and regions > 100
