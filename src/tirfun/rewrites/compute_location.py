@@ -57,7 +57,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, var_names
+from .exprs import cast as _cast, plain_buffer, var_names
 from .index import derive_inline_index, derive_move_index
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -2451,7 +2451,56 @@ def _accumulates(block: Block, buffer: Buffer) -> bool:
     what it stores; :func:`~tirfun.rewrites.dataflow.updated_by`). Inlined,
     or with a consumer folded into it, its value would read a buffer
     nothing writes any more (TVM leaves those reads)."""
-    return buffer in updated_by(block)
+    found = _store_accumulates(block, buffer)
+    return found if found is not None else buffer in updated_by(block)
+
+
+def _store_accumulates(block: Block, buffer: Buffer) -> bool | None:
+    """:func:`_accumulates` for a block of one store that declares it
+    writes ``buffer``, with no init, view or annotation: it accumulates
+    exactly where the store loads the buffer, when nothing else in the
+    block can (its domains and regions plain arithmetic, every buffer met
+    a plain one, see :func:`~tirfun.rewrites.exprs.plain_buffer`). Only the
+    store is walked, where ``updated_by`` walks the whole block; None where
+    the block is not of that form."""
+    store = block.body
+    if (type(store) is not BufferStore or block.init is not None or block.match_buffers or block.annotations
+            or not any(r.buffer == buffer for r in block.writes)):
+        return None
+    for iv in block.iter_vars:
+        if not (plain_arithmetic(iv.dom.min) and plain_arithmetic(iv.dom.extent)):
+            return None
+    for region in list(block.reads) + list(block.writes):
+        if not plain_buffer(region.buffer):
+            return None
+        for rng in region.region:
+            if not (plain_arithmetic(rng.min) and plain_arithmetic(rng.extent)):
+                return None
+    if not (all(map(plain_buffer, block.alloc_buffers)) and plain_buffer(store.buffer)):
+        return None
+    stack = [store.value, *store.indices]
+    if store.predicate is not None:
+        stack.append(store.predicate)
+    loads = False
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is Var or kind is IntImm:
+            continue
+        if kind is BufferLoad:
+            if n.buffer == buffer:
+                loads = True
+            elif not plain_buffer(n.buffer):  # its shape may hold a load
+                return None
+            stack.extend(n.indices)
+            if n.predicate is not None:
+                stack.append(n.predicate)
+        elif isinstance(n, Buffer):
+            if not plain_buffer(n):
+                return None
+        else:
+            stack.extend(iter_children(n))
+    return loads
 
 
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
