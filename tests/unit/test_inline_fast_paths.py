@@ -33,12 +33,38 @@ def main(A: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32"), D: T.Buffer((8,
             D[D[vi] % 8] = A[vi] + T.int32(1)
 """)})
 
+# a producer that does not reach the consumer's whole domain, and one that
+# reaches past it (reverse_compute_inline: an error, and a predicate)
+_REACHES = IRModule({"main": from_source("""
+@T.prim_func
+def main(A: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32"), E: T.Buffer((6,), "int32")):
+    B = T.alloc_buffer((8,), "int32")
+    D = T.alloc_buffer((8,), "int32")
+    for i in range(6):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i)
+            B[vi] = A[vi]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = A[vi]
+    for i in range(6):
+        with T.block("E"):
+            vi = T.axis.spatial(6, i)
+            E[vi] = D[vi]
+""")})
+
 
 def _general(m):
     """Every shortcut of the inliners left to the general path."""
     m.setattr(CL, "_store_regions", lambda block: None)
     m.setattr(CL, "_inlined_store_realize", lambda *args: None)
     m.setattr(CL, "_store_accumulates", lambda *args: None)
+    m.setattr(CL, "_plain_reach", lambda *args: None)
 
 
 def test_inliners_give_the_general_outcome(monkeypatch):
@@ -48,7 +74,7 @@ def test_inliners_give_the_general_outcome(monkeypatch):
     inliners make of them (the loads of two bodies in one), has the
     regions the general inference gives."""
     compared = regions = updates = accumulating = 0
-    for mod in [_ACCUMULATING, *itertools.islice(_modules(), 0, None, 3)]:  # a third of them: the test is cheap
+    for mod in [_ACCUMULATING, _REACHES, *itertools.islice(_modules(), 0, None, 3)]:  # a third of them: the test is cheap
         results = [mod]
         for _, realize in _realizes(mod["main"]):
             for record in (CL.compute_inline(realize.block.name_hint),

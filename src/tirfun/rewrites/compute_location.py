@@ -25,7 +25,9 @@ from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import masked_vector_loads, mentions, mentions_any, plain_arithmetic, pointer_buffers
+from ..analysis.mentions import (
+    masked_vector_loads, mentions, mentions_any, names_in, plain_arithmetic, pointer_buffers,
+)
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
     transform_plain, walk, walk_stmts,
@@ -2172,7 +2174,9 @@ def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, s
     around = names_bound_between(site.func, loc.scope, loc.rpath)
     # an iteration variable of the block shadows a loop of its name
     around -= {iv.var.name for iv in loc.realize.block.iter_vars}
-    if not around:
+    # the names kept for the store hold every variable of its expressions
+    # (and more: its buffers'), so where none is bound around, none is named
+    if not around or around.isdisjoint(names_in(store)):
         return
     # the expressions' variables, not those of the buffers they load from
     named, stack = set(), [store.value, *store.indices]
@@ -2503,6 +2507,29 @@ def _store_accumulates(block: Block, buffer: Buffer) -> bool | None:
     return loads
 
 
+def _plain_reach(e: PrimExpr, dom: Range, ranges: dict) -> tuple[bool, bool, bool] | None:
+    """For the consumer's iteration variable over ``dom`` whose value is
+    ``e``, the producer's iteration variable over a range of ``ranges``,
+    both of literals of ``e``'s dtype far from its limits: whether the
+    producer reaches the whole domain, and whether it stays at or above
+    its start and below its end (so that no bound is needed), told from
+    the literals, as the interval of ``e`` and the comparisons
+    :func:`ReverseComputeInline._pattern` makes of it tell it. None for
+    anything else."""
+    rng = ranges.get(e) if type(e) is Var else None
+    if rng is None:
+        return None
+    ends = (rng.min, rng.extent, dom.min, dom.extent)
+    if any(type(x) is not IntImm or x.dtype != e.dtype for x in ends):
+        return None
+    pmin, pext, cmin, cext = (x.value for x in ends)
+    if not (e.dtype.is_int and e.dtype.lanes == 1 and e.dtype.bits >= 32 and pext >= 1 and cext >= 1
+            and all(abs(v) < 2 ** 30 for v in (pmin, pext, cmin, cext))):
+        return None
+    pmax, cmax = pmin + pext - 1, cmin + cext - 1
+    return not (pmin > cmin or pmax < cmax), pmin >= cmin, pmax < cmax + 1
+
+
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
     out = []
     stack = [e]
@@ -2719,12 +2746,23 @@ class ReverseComputeInline(Rewrite):
         # take their one value (``vi + 1`` with ``vi`` of extent 1)
         for x, e in zip(body.indices, loads[0].indices):
             c = int_value(e)
-            if c is None:
+            if c is None and not (type(e) is Var and type(sub.get(e)) is Var):  # a variable stays one
                 c = int_value(simplify_expr(substitute(e, sub)))
             if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
                 bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
             e = sub[iv.var]
+            plain = _plain_reach(e, iv.dom, ranges)
+            if plain is not None:
+                reaches, above, below = plain
+                if not reaches:
+                    return (f"the producer does not reach the whole domain of the block's iteration "
+                            f"variable {iv.var.name}")
+                if not above:
+                    bounds.append(GE(e, iv.dom.min))
+                if not below:
+                    bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+                continue
             lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
             if e.dtype != lo.dtype:
                 # the producer's variables in another index dtype (a stage
