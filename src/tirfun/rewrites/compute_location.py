@@ -19,21 +19,23 @@ from pyrsistent import PMap, PVector
 from ..analysis.access import access_regions, detect_access
 from ..analysis.left_behind import reordered_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
-from ..analysis.arith.int_set import Interval, eval_interval, substitute, union
+from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import masked_vector_loads, mentions, mentions_any, plain_arithmetic, pointer_buffers
+from ..analysis.mentions import (
+    masked_vector_loads, mentions, mentions_any, names_in, plain_arithmetic, pointer_buffers,
+)
 from ..analysis.traversal import (
     STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
     transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferStore, Call, DeclBuffer, Div,
-    FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node, PrimExpr,
-    Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
+    EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
+    DeclBuffer, Div, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node,
+    PrimExpr, Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -57,7 +59,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, var_names
+from .exprs import cast as _cast, plain_buffer, var_names
 from .index import derive_inline_index, derive_move_index
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -328,10 +330,78 @@ def _regions_over_declared(block: Block, known: frozenset, declared) -> tuple[li
     cost of a walk of the function, taken only when the block accesses a
     buffer outside ``known`` (a ``T.Buffer`` over ``T.allocate_const``), so
     that an inline costs the same in a module of a thousand blocks."""
-    reads, writes = access_regions(block)
+    found = _store_regions(block)
+    reads, writes = found if found is not None else access_regions(block)
     if all(r.buffer in known for r in reads + writes):
         return reads, writes
     return access_regions(block, declared=declared())
+
+
+_NO_DOMAIN: dict = {}
+
+
+def _store_regions(block: Block) -> tuple[list, list] | None:
+    """``access_regions(block)`` for a block whose body is one unmasked
+    store and that has no init, allocation or view (what an inlining
+    nearly always leaves): no loop or let inside relaxes or names an
+    index, so each access is the point of its indices, and the regions
+    are the union of those points per buffer, in the order of first use,
+    as the general inference finds them. None where the block is not of
+    that form, or an expression may use a buffer through its pointer or
+    hides a load behind a mask; then the general inference is needed."""
+    store = block.body
+    if (type(store) is not BufferStore or store.predicate is not None or block.init is not None
+            or block.alloc_buffers or block.match_buffers):
+        return None
+    reads: dict = {}
+    # pre-order, the value before the store's indices, as the inference visits them
+    stack = list(reversed(store.indices))
+    stack.append(store.value)
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is IntImm:
+            continue
+        if kind is Var:
+            if n.dtype.is_handle:  # perhaps a buffer's pointer: an opaque access
+                return None
+            continue
+        if kind is BufferLoad:
+            if n.predicate is not None:
+                return None
+            points = [_point_of(i) for i in n.indices]
+            previous = reads.get(n.buffer)
+            reads[n.buffer] = points if previous is None else [union(a, b) for a, b in zip(previous, points)]
+            stack.extend(reversed(n.indices))
+        elif kind is Call and n.op == "tir.tvm_access_ptr":
+            return None
+        elif isinstance(n, PrimExpr):
+            # with no relaxed variable a condition narrows nothing: the
+            # branches of an if_then_else are visited as any operands are
+            stack.extend(reversed([c for c in iter_children(n) if isinstance(c, PrimExpr)]))
+    write = BufferRegion(store.buffer, _covered([_point_of(i) for i in store.indices], store.buffer))
+    return [BufferRegion(b, _covered(sets, b)) for b, sets in reads.items()], [write]
+
+
+def _point_of(index: PrimExpr) -> Interval:
+    """The interval of an index where no variable is relaxed: the index
+    itself, unless it spans lanes or sets (a ramp, a select)."""
+    if type(index) is Var or type(index) is IntImm:
+        return Interval(index, index)
+    return eval_interval(index, _NO_DOMAIN)
+
+
+def _covered(sets: list, buffer: Buffer) -> list:
+    """The region of ``buffer`` the intervals ``sets`` span, dimension by
+    dimension, as access inference writes it (:func:`point_or_cover`)."""
+    out = []
+    for iv, dim in zip(sets, buffer.shape):
+        lo = iv.lo
+        if lo is not None and lo is iv.hi:  # one point: extent 1
+            out.append(Range(lo, IntImm(lo.dtype, 1)))
+        else:
+            out.append(point_or_cover(iv, Range(IntImm(dim.dtype, 0), dim)))
+    return out
 
 
 def _declared_buffers(func) -> frozenset:
@@ -2104,7 +2174,9 @@ def _check_own_variables(chk: Checks, site, loc: _Located, store: BufferStore, s
     around = names_bound_between(site.func, loc.scope, loc.rpath)
     # an iteration variable of the block shadows a loop of its name
     around -= {iv.var.name for iv in loc.realize.block.iter_vars}
-    if not around:
+    # the names kept for the store hold every variable of its expressions
+    # (and more: its buffers'), so where none is bound around, none is named
+    if not around or around.isdisjoint(names_in(store)):
         return
     # the expressions' variables, not those of the buffers they load from
     named, stack = set(), [store.value, *store.indices]
@@ -2327,13 +2399,38 @@ class ComputeInline(Rewrite):
         for path in tops:
             # ``pre`` and ``post`` leave arithmetic and leaves alone
             before = get_at(func, path)
-            after = transform_plain(before, post, pre)
+            after = _inlined_store_realize(before, buffer, post, pre)
+            if after is None:
+                after = transform_plain(before, post, pre)
             rebuilt.append((path, before, after))
             func = replace_at(func, path, after)
         return Outcome(_commit_inline(site, loc.scope, func, removal, rebuilt, buffer))
 
     def python_args(self):
         return [py_value(self.block)]
+
+
+def _inlined_store_realize(realize, buffer: Buffer, post, pre) -> BlockRealize | None:
+    """``transform_plain(realize, post, pre)`` (compute_inline's rewrite
+    of a reader) for the common reader: a BlockRealize whose block
+    declares ``buffer`` and is one store, with no init, view or
+    annotation, and whose bindings, predicate and domains are plain
+    arithmetic, so that the buffer can be loaded in the store only. Only
+    the store is walked; the block's regions, which the walk would rewrite
+    before ``post`` infers them again, are not. None for any other
+    statement: the whole walk is needed."""
+    if type(realize) is not BlockRealize:
+        return None
+    block = realize.block
+    store = block.body
+    if (type(store) is not BufferStore or block.init is not None or block.match_buffers or block.annotations
+            or not plain_arithmetic(realize.predicate) or not all(map(plain_arithmetic, realize.iter_values))
+            or not all(plain_arithmetic(iv.dom.min) and plain_arithmetic(iv.dom.extent) for iv in block.iter_vars)
+            or not any(r.buffer == buffer for r in list(block.reads) + list(block.writes))):
+        return None
+    new_store = transform_plain(store, post, pre)
+    new_block = post(block if new_store is store else with_fields(block, body=new_store))
+    return realize if new_block is block else with_fields(realize, block=new_block)
 
 
 def compute_inline(block) -> ComputeInline:
@@ -2358,7 +2455,79 @@ def _accumulates(block: Block, buffer: Buffer) -> bool:
     what it stores; :func:`~tirfun.rewrites.dataflow.updated_by`). Inlined,
     or with a consumer folded into it, its value would read a buffer
     nothing writes any more (TVM leaves those reads)."""
-    return buffer in updated_by(block)
+    found = _store_accumulates(block, buffer)
+    return found if found is not None else buffer in updated_by(block)
+
+
+def _store_accumulates(block: Block, buffer: Buffer) -> bool | None:
+    """:func:`_accumulates` for a block of one store that declares it
+    writes ``buffer``, with no init, view or annotation: it accumulates
+    exactly where the store loads the buffer, when nothing else in the
+    block can (its domains and regions plain arithmetic, every buffer met
+    a plain one, see :func:`~tirfun.rewrites.exprs.plain_buffer`). Only the
+    store is walked, where ``updated_by`` walks the whole block; None where
+    the block is not of that form."""
+    store = block.body
+    if (type(store) is not BufferStore or block.init is not None or block.match_buffers or block.annotations
+            or not any(r.buffer == buffer for r in block.writes)):
+        return None
+    for iv in block.iter_vars:
+        if not (plain_arithmetic(iv.dom.min) and plain_arithmetic(iv.dom.extent)):
+            return None
+    for region in list(block.reads) + list(block.writes):
+        if not plain_buffer(region.buffer):
+            return None
+        for rng in region.region:
+            if not (plain_arithmetic(rng.min) and plain_arithmetic(rng.extent)):
+                return None
+    if not (all(map(plain_buffer, block.alloc_buffers)) and plain_buffer(store.buffer)):
+        return None
+    stack = [store.value, *store.indices]
+    if store.predicate is not None:
+        stack.append(store.predicate)
+    loads = False
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is Var or kind is IntImm:
+            continue
+        if kind is BufferLoad:
+            if n.buffer == buffer:
+                loads = True
+            elif not plain_buffer(n.buffer):  # its shape may hold a load
+                return None
+            stack.extend(n.indices)
+            if n.predicate is not None:
+                stack.append(n.predicate)
+        elif isinstance(n, Buffer):
+            if not plain_buffer(n):
+                return None
+        else:
+            stack.extend(iter_children(n))
+    return loads
+
+
+def _plain_reach(e: PrimExpr, dom: Range, ranges: dict) -> tuple[bool, bool, bool] | None:
+    """For the consumer's iteration variable over ``dom`` whose value is
+    ``e``, the producer's iteration variable over a range of ``ranges``,
+    both of literals of ``e``'s dtype far from its limits: whether the
+    producer reaches the whole domain, and whether it stays at or above
+    its start and below its end (so that no bound is needed), told from
+    the literals, as the interval of ``e`` and the comparisons
+    :func:`ReverseComputeInline._pattern` makes of it tell it. None for
+    anything else."""
+    rng = ranges.get(e) if type(e) is Var else None
+    if rng is None:
+        return None
+    ends = (rng.min, rng.extent, dom.min, dom.extent)
+    if any(type(x) is not IntImm or x.dtype != e.dtype for x in ends):
+        return None
+    pmin, pext, cmin, cext = (x.value for x in ends)
+    if not (e.dtype.is_int and e.dtype.lanes == 1 and e.dtype.bits >= 32 and pext >= 1 and cext >= 1
+            and all(abs(v) < 2 ** 30 for v in (pmin, pext, cmin, cext))):
+        return None
+    pmax, cmax = pmin + pext - 1, cmin + cext - 1
+    return not (pmin > cmin or pmax < cmax), pmin >= cmin, pmax < cmax + 1
 
 
 def _loads_of(e: PrimExpr, buffer: Buffer) -> list[BufferLoad]:
@@ -2577,12 +2746,23 @@ class ReverseComputeInline(Rewrite):
         # take their one value (``vi + 1`` with ``vi`` of extent 1)
         for x, e in zip(body.indices, loads[0].indices):
             c = int_value(e)
-            if c is None:
+            if c is None and not (type(e) is Var and type(sub.get(e)) is Var):  # a variable stays one
                 c = int_value(simplify_expr(substitute(e, sub)))
             if c is not None and not can_prove(EQ(x, IntImm(x.dtype, c)), ranges):
                 bounds.append(EQ(x, IntImm(x.dtype, c)))
         for iv in block.iter_vars:
             e = sub[iv.var]
+            plain = _plain_reach(e, iv.dom, ranges)
+            if plain is not None:
+                reaches, above, below = plain
+                if not reaches:
+                    return (f"the producer does not reach the whole domain of the block's iteration "
+                            f"variable {iv.var.name}")
+                if not above:
+                    bounds.append(GE(e, iv.dom.min))
+                if not below:
+                    bounds.append(LT(e, iv.dom.min + iv.dom.extent))
+                continue
             lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
             if e.dtype != lo.dtype:
                 # the producer's variables in another index dtype (a stage
