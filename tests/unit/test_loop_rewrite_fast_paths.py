@@ -3,7 +3,8 @@ skip give, on the statements of many random programs:
 
 * merge reads a nest body that is a chain of loops down to one block
   without walking it, and orders statement paths without building a key
-  per path;
+  per path; it copies the nodes above the merged nest where their checks
+  cannot fail;
 * the loop checks take a literal 0 as a loop's start without simplifying
   it;
 * several loop references naming no function resolve to ``main`` without
@@ -15,10 +16,12 @@ import random
 import pytest
 
 from tirfun import rewrites as R
-from tirfun.analysis.traversal import stmt_children, walk_stmts
-from tirfun.nodes import BlockRealize, For, IRModule
+from tirfun.analysis.traversal import replace_at, stmt_children, walk_stmts
+from tirfun.nodes import Block, BlockRealize, For, IRModule
+from tirfun.nodes.base import with_fields
 from tirfun.rewrites.base import Checks
 from tirfun.rewrites.checks import check_starts_at_zero, starts_at_zero, statements_outside_blocks
+from tirfun.rewrites.buffer_swap import rebuilt_above
 from tirfun.rewrites.loops import _runs_before
 from tirfun.rewrites.merge_order import _parts
 from tirfun.script import from_source
@@ -59,6 +62,28 @@ def test_parts_of_a_chain_is_the_walk_s():
                 node = node.body
             chains += type(node) is BlockRealize
     assert chains > 50  # the shortcut was taken
+
+
+def test_copies_along_a_path_are_the_checked_rebuilds():
+    # each statement but a block (merge replaces a loop or a sequence)
+    # replaced by another of the program: the nodes above it, copied where
+    # rebuilt_above copies, equal those rebuilt through their checks, of
+    # the same hash; a block takes a block of its iteration variables
+    rng = random.Random(1)
+    for mod in PROGRAMS[::2]:
+        func = mod["main"]
+        stmts = [(p, s) for p, s in walk_stmts(func) if p and type(s) is not Block]
+        for path, _ in rng.sample(stmts, min(6, len(stmts))):
+            _, other = rng.choice(stmts)
+            got = replace_at(func, path, other, rebuild=rebuilt_above)
+            want = replace_at(func, path, other)
+            assert got == want and hash(got) == hash(want)
+        # a block replaced by one of the same iteration variables (reindex's edit)
+        for path, block in walk_stmts(func):
+            if type(block) is Block:
+                other = with_fields(block, name_hint=block.name_hint + "_x")
+                got, want = replace_at(func, path, other, rebuild=rebuilt_above), replace_at(func, path, other)
+                assert got == want and hash(got) == hash(want)
 
 
 def _key(path) -> tuple:

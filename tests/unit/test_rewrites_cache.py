@@ -534,6 +534,22 @@ def test_reindex_of_a_reduction_write_copies_back_after_the_nest():
     check(mod, sch.mod)
 
 
+def test_reindex_copies_are_the_checked_nodes():
+    # the block and the scope's block are copied with their new parts,
+    # the nodes above them too: building every node of the result again
+    # gives the same function, of the same hash
+    import attrs
+    from tirfun.analysis.traversal import map_children
+
+    def fresh(node):
+        return map_children(node, fresh) if attrs.has(type(node)) else node
+
+    for buffer in [("read", 0), ("read", 1), ("write", 0)]:
+        out = R.reindex("C", buffer)(mod_of(MATMUL))["main"]
+        again = fresh(out)
+        assert again == out and hash(again) == hash(out)
+
+
 SPLIT_NEST = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):

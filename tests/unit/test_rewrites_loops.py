@@ -485,6 +485,8 @@ def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
         var = loop.loop_var
         for how, value, ranges in [("rename", Var(var.name + "_m", var.dtype), {}),
                                    ("cast", Cast("int32", Var(var.name + "_m", "int64")), {}),
+                                   # a binding of another dtype: the realize is rebuilt through its checks
+                                   ("wider", Var(var.name + "_w", "int64"), {}),
                                    ("fused", FloorMod(FloorDiv(fused, IntImm("int32", 8)), IntImm("int32", 8)),
                                     {"f": (0, 63)}),
                                    ("unit", IntImm("int32", 0), {"f": (0, 0)})]:
@@ -505,7 +507,7 @@ def test_merge_and_fuse_rebind_plain_bodies_as_rebind_does():
     # variables take rebind's way
     taken = {name for (name, _), fast in outcome.items() if fast}
     assert taken == {"a", "b"}
-    assert all(outcome["a", how] and outcome["b", how] for how in ("rename", "cast", "fused", "unit"))
+    assert all(outcome["a", how] and outcome["b", how] for how in ("rename", "cast", "wider", "fused", "unit"))
 
 
 # --------------------------------------------------------- add_unit_loop

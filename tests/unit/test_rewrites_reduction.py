@@ -177,6 +177,32 @@ def main(A: T.Buffer((8, 4, 16), "int32"), B: T.Buffer((8, 4), "int32")):
         assert {"blockized_B_init", "blockized_B_update", "B_init", "B"} <= names
 
 
+def _freshly_built(node):
+    """``node`` built again through its constructor, every rule checked."""
+    from tirfun.analysis.traversal import map_children
+    return map_children(node, _freshly_built) if attrs.has(type(node)) else node
+
+
+def test_decompose_reduction_copies_are_the_checked_nodes():
+    # the update block, its realize and the nodes above the placement are
+    # copied, not rebuilt through their checks: building every node of the
+    # result again gives the same function, of the same hash
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import For
+    for source, block in [(ROW_SUM, "B"), (REPEATED, "C")]:
+        func = from_source(source)
+        loops = [s.loop_var.name for _, s in walk_stmts(func) if type(s) is For]
+        done = 0
+        for loop in loops:
+            if R.decompose_reduction(block, loop).violations(mod_of(source)):
+                continue
+            out = R.decompose_reduction(block, loop)(mod_of(source))["main"]
+            again = _freshly_built(out)
+            assert again == out and hash(again) == hash(out)
+            done += 1
+        assert done >= 2
+
+
 def test_decompose_reduction_compiles():
     mod = applied(R.decompose_reduction("C", "i"), mod_of(REPEATED))
     a = np.arange(32, dtype="int32").reshape(4, 8)

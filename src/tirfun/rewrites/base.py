@@ -83,7 +83,8 @@ class Outcome:
     renamed: tuple = ()
 
 
-def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None, derive=None) -> IRModule:
+def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None, derive=None,
+           rebuild=None) -> IRModule:
     """The module with the node at ``path`` of the site's function replaced
     by ``new``; only the nodes along the path are rebuilt.
 
@@ -93,8 +94,10 @@ def commit(site: Site, path: Path, new: Node, *, index: FuncIndex | None = None,
     changed (see :func:`~tirfun.rewrites.index.derive_insert_index`);
     otherwise, or where ``derive`` gives None (it cannot tell cheaply), it
     is derived from the old index by re-indexing the replaced subtree.
+    ``rebuild`` is how the nodes along the path are rebuilt (see
+    :func:`~tirfun.analysis.traversal.replace_at`).
     """
-    new_func = replace_at(site.func, path, new)
+    new_func = replace_at(site.func, path, new, rebuild=rebuild)
     if index is None and derive is not None:
         index = derive(new_func)
     if index is None:
@@ -123,7 +126,7 @@ def commit_nest(site: Site, path: Path, old_nest: list, new: Node, new_depth: in
 
 
 def commit_merge(site: Site, seq_path: Path, seq_len: int, new: Node, positions: list, old_nests: list,
-                 new_nest: list, values) -> IRModule:
+                 new_nest: list, values, *, rebuild=None) -> IRModule:
     """:func:`commit` for merge, which replaced the sequence at
     ``seq_path`` (of ``seq_len`` items) by ``new``: the perfect nests of
     loops ``old_nests`` (each outermost first, in the order given) were its
@@ -133,11 +136,11 @@ def commit_merge(site: Site, seq_path: Path, seq_len: int, new: Node, positions:
     arithmetic of variables and constants, the new index is the old one
     with the nests' loops swapped, the items after a removed nest shifted
     and the entries below the bodies moved (:func:`derive_merge_index`),
-    without walking the bodies."""
+    without walking the bodies. ``rebuild``: as for :func:`commit`."""
     index = None
     if all(map(plain_arithmetic, values)):
         index = derive_merge_index(site.index, seq_path, seq_len, positions, old_nests, new_nest)
-    return commit(site, seq_path, new, index=index)
+    return commit(site, seq_path, new, index=index, rebuild=rebuild)
 
 
 def as_module(value, primitive: str) -> IRModule:

@@ -37,9 +37,9 @@ from ..analysis.mentions import names_in
 from ..analysis.traversal import OPERAND_NODES, Path, map_children, replace_at, stmt_children
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Cast, DataType, FloatImm, For, IntImm,
-    IterVar, MatchBufferRegion, Node, Range, SeqStmt, Stmt, StringImm, Var,
+    IterVar, MatchBufferRegion, Node, PrimFunc, Range, SeqStmt, Stmt, StringImm, Var,
 )
-from ..nodes.base import with_fields
+from ..nodes.base import rebuilder, with_fields
 
 #: expression nodes that hold no other node: nothing to swap inside
 _LEAVES = frozenset({Var, IntImm, FloatImm, StringImm})
@@ -180,6 +180,33 @@ def _names_of(buffer: Buffer) -> tuple:
     """The names a statement using ``buffer`` mentions: its own, and its
     data pointer's when it has one."""
     return (buffer.name,) if buffer.data is None else (buffer.name, buffer.data.name)
+
+
+def copier(cls: type, fields: tuple):
+    """A function ``(node, *values)``: a copy of the ``cls`` node with the
+    ``fields`` set to ``values`` and no rule checked again, for a caller
+    whose new values keep every rule of ``cls`` that held for the old ones
+    (as the swap's copies do, see the module's docstring)."""
+    return _swapper(cls, fields)
+
+
+#: the fields along a path whose rebuild around a new statement checks
+#: nothing that could fail: each rule of the node asks of that field only
+#: that it is a statement (a BlockRealize: a block with as many iteration
+#: variables, which a block rebuilt below keeps)
+_COPIABLE = frozenset({(PrimFunc, ("body",)), (Block, ("body",)), (For, ("body",)), (BlockRealize, ("block",))})
+
+
+def rebuilt_above(cls: type, fields: tuple):
+    """How :func:`~tirfun.analysis.traversal.replace_at` rebuilds a node
+    along the path to a replaced statement other than a block, or a block
+    of the iteration variables of the one it replaces (merge replaces a
+    sequence, decompose_reduction a loop or a realize, reindex a block):
+    copied where no rule can fail (:data:`_COPIABLE`), else checked as
+    usual."""
+    if (cls, fields) in _COPIABLE:
+        return _swapper(cls, fields)
+    return rebuilder(cls, fields)
 
 
 def replaced_along(root: Node, path: Path, new: Node) -> Node:
@@ -507,4 +534,4 @@ def _map_vector(vector, swap, keep=frozenset()):
             out[i] = changed
     return vector if out is None else pvector(out)
 
-__all__ = ["swap_buffer", "replaced_along"]
+__all__ = ["copier", "rebuilt_above", "swap_buffer", "replaced_along"]

@@ -72,6 +72,7 @@ from ..nodes import (
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
+from .buffer_swap import copier, rebuilt_above
 from .checks import (
     child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path,
     statements_outside_blocks,
@@ -2545,30 +2546,39 @@ class ReIndex(Rewrite):
         def swap(regions):
             return [BufferRegion(new_buf, region) if same_buffer(r.buffer, plan.buf) else r for r in regions]
 
-        new_block = with_fields(
-            block, body=body, init=init, reads=swap(block.reads), writes=swap(block.writes),
-            match_buffers=[MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
-                           if same_buffer(m.source.buffer, plan.buf) else m for m in block.match_buffers])
+        # statements, regions and views made through their checks: the
+        # block's rules held and hold again, and it is copied
+        new_block = _NEW_REINDEXED(
+            block, body, init, pvector(swap(block.reads)), pvector(swap(block.writes)),
+            pvector([MatchBufferRegion(m.buffer, BufferRegion(new_buf, region))
+                     if same_buffer(m.source.buffer, plan.buf) else m for m in block.match_buffers]))
         rel = plan.block_path[len(plan.scope.path):]
         pos = plan.pos + (1 if plan.kind == "write" else 0)
         scope_block = plan.scope.block
         body = scope_block.body
         if type(body) is SeqStmt and rel[0] == ("body", None) and rel[1] == ("seq", plan.pos):
             # the block's nest and the stage next to it, in one new sequence
-            nest = replace_at(body.seq[plan.pos], rel[2:], new_block)
+            # the nodes above the block (of the same iteration variables), copied where no check can fail
+            nest = replace_at(body.seq[plan.pos], rel[2:], new_block, rebuild=rebuilt_above)
             new_realize = get_at(nest, rel[2:-1])
             body = body.with_items(plan.pos, plan.pos + 1, [stage, nest] if plan.kind == "read" else [nest, stage])
         else:
-            scope_block = replace_at(scope_block, rel, new_block)
+            scope_block = replace_at(scope_block, rel, new_block, rebuild=rebuilt_above)
             new_realize = get_at(scope_block, rel[:-1])
             body = _insert(scope_block.body, pos, stage)
-        scope_block = with_fields(scope_block, body=body, alloc_buffers=list(scope_block.alloc_buffers) + [new_buf])
-        mod = commit(site, plan.scope.path, scope_block,
+        scope_block = _NEW_ALLOCATING(scope_block, body, scope_block.alloc_buffers.append(new_buf))
+        mod = commit(site, plan.scope.path, scope_block, rebuild=rebuilt_above,
                      derive=_inserted_stage(site, plan, scope_block, new_realize, pos, stage, new_buf, plain))
         return Outcome(mod, BlockRef(stage_name, site.func_name))
 
     def python_args(self):
         return [py_value(self.block), f"buffer={py_value(self.buffer)}"]
+
+
+#: reindex's block with the copy in its regions and views, and the scope's
+#: block with the stage and the copy's allocation, copied unchecked (see build)
+_NEW_REINDEXED = copier(Block, ("body", "init", "reads", "writes", "match_buffers"))
+_NEW_ALLOCATING = copier(Block, ("body", "alloc_buffers"))
 
 
 def _inserted_stage(site, plan: _ReindexPlan, scope_block: Block, new_realize: BlockRealize, pos: int,

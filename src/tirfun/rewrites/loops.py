@@ -35,6 +35,7 @@ from .errors import (
     NotOnlyChildError, NotSameScopeError, NotSingleInferFactorError, OuterNotInnerParentError,
     RootBlockError, WrongFactorProductError,
 )
+from .buffer_swap import rebuilt_above
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
 from .merge_order import OPAQUE, buffer_words, conflict, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
@@ -983,7 +984,8 @@ class Merge(Rewrite):
             else:
                 replacement = seq.with_item_without(positions[-1], new, removed)
             mod = commit_merge(site, seq_path, len(seq.seq), replacement, positions,
-                               [[l for _, l in nest] for nest in nests], new_nest, values)
+                               [[l for _, l in nest] for nest in nests], new_nest, values,
+                               rebuild=rebuilt_above)
         else:
             # the function itself has no statement fields but its body
             base = lca if lca else (_BODY,)

@@ -18,7 +18,12 @@ from ..nodes import And, Block, BlockRealize, IfThenElse, For, IntImm, PrimExpr,
 from ..nodes.base import with_fields
 from ..analysis.arith.iter_map import Ranges, simplify_index
 from ..analysis.arith.terms import int_value
+from .buffer_swap import copier
 from .exprs import substitute, substitute_expr, uses_any
+
+#: a realize with new bindings, a loop with a new body, copied unchecked (see :func:`_chain`)
+_NEW_VALUES = copier(BlockRealize, ("iter_values",))
+_NEW_BODY = copier(For, ("body",))
 
 
 def rebind(stmt: Stmt, mapping: Mapping[Var, PrimExpr], ranges: Ranges | Callable[[], Ranges], *,
@@ -175,6 +180,7 @@ def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
             return None  # a domain that may name a loop: rebind substitutes it
     values = []
     changed = False
+    same_types = True  # every changed binding has the dtype of the one it replaces
     inner = None  # the ranges at the block, made when a binding needs them
     for value in node.iter_values:
         kind = type(value)
@@ -189,7 +195,9 @@ def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
                         if inner is None:
                             inner = _ranges_inside(ranges() if callable(ranges) else ranges, loops)
                         new = simplify_index(new, inner)
-                changed = changed or new is not value
+                if new is not value:
+                    changed = True
+                    same_types = same_types and isinstance(new, PrimExpr) and new.dtype == value.dtype
             values.append(new)
         elif kind is IntImm:
             values.append(value)
@@ -197,9 +205,18 @@ def _chain(stmt: Stmt, mapping, ranges, known) -> Stmt | None:
             return None
     if not changed:
         return stmt
-    new = with_fields(node, iter_values=values)
+    if not same_types:
+        new = with_fields(node, iter_values=values)
+        for loop in reversed(loops):
+            new = with_fields(loop, body=new)
+        return new
+    # the realize holds as many expressions as before for the same block,
+    # and a loop's rules do not read its body beyond its being a statement:
+    # every rule held for the old nodes and holds again, so they are copied
+    # (see :func:`~tirfun.rewrites.buffer_swap.replaced_along`)
+    new = _NEW_VALUES(node, pvector(values))
     for loop in reversed(loops):
-        new = with_fields(loop, body=new)
+        new = _NEW_BODY(loop, new)
     return new
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 
 import attrs
+from pyrsistent import pvector
 
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import simplify_expr
@@ -28,6 +29,7 @@ from ..nodes.base import with_fields
 from ..nodes.reducer import CommReducer
 from ..te.reduce import max_value, min_value  # TVM's finite extremes, as its reducers use
 from .base import Checks, Outcome, Rewrite, commit, register
+from .buffer_swap import copier, rebuilt_above
 from .checks import (
     all_block_realizes, child_blocks, describe, loops_above, loops_and_parent, reduction_block_violation,
     resolve_block, resolve_loop, resolve_site, scope_path,
@@ -276,7 +278,7 @@ class DecomposeReduction(Rewrite):
                 continue
             new_var = Var(_fresh(iv.var.name, taken), iv.var.dtype)
             var_map[iv.var] = new_var
-            init_ivs.append(with_fields(iv, var=new_var))  # its domain, type and tag
+            init_ivs.append(_NEW_VAR(iv, new_var))  # its domain, type and tag
             init_values.append(value)
         init_body = None
         if not block.alloc_buffers and not block.match_buffers:
@@ -298,7 +300,11 @@ class DecomposeReduction(Rewrite):
         predicate = _init_predicate(realize.predicate, dropped, [l for _, l in loops])
         blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
-        init_block = Block(init_ivs, [], writes, init_name, init_body, annotations=block.annotations)
+        # the block's annotations, iteration variables, regions and
+        # statements made through their checks: every rule of a block holds,
+        # and it is copied from the old one
+        init_block = _NEW_INIT(block, pvector(init_ivs), _EMPTY, pvector(writes), init_name, init_body, None,
+                               _EMPTY, _EMPTY)
         init_realize = BlockRealize([substitute_expr(v, loop_map) for v in init_values],
                                     substitute_expr(predicate, loop_map), init_block)
         body: Stmt = init_realize
@@ -312,21 +318,36 @@ class DecomposeReduction(Rewrite):
         update_name = _fresh(suffixed(block.name_hint, "update"), blocks)
         read_bufs = {r.buffer for r in block.reads}
         reads = [w for w in block.writes if w.buffer not in read_bufs] + list(block.reads)
-        update = with_fields(block, name_hint=update_name, init=None, reads=reads)
-        new_realize = with_fields(realize, block=update)
+        # a name, no init, regions of the block's own: every rule of a block
+        # held for the old one and holds again, as the realize's do for a
+        # block of the same iteration variables; both are copied
+        update = _NEW_UPDATE(block, update_name, None, pvector(reads))
+        new_realize = _NEW_BLOCK(realize, update)
         # the statement the init goes before: the loop at the placement, or
         # the block itself when every loop is above it
         at, old_at = loops[start] if start < len(loops) else (rpath, realize)
-        replaced = replace_at(old_at, rpath[len(at):], new_realize)
+        # the nodes above a realize or a loop, copied where their checks cannot fail
+        replaced = replace_at(old_at, rpath[len(at):], new_realize, rebuild=rebuilt_above)
         path, new = _insert_before(site, at, body, replaced)
         index = derive_init_index(site.index, at, path != at, old_at, init_loops, init_realize, rpath, realize,
                                   new_realize)
-        return Outcome(commit(site, path, new, index=index), BlockRef(init_name, site.func_name),
+        return Outcome(commit(site, path, new, index=index, rebuild=rebuilt_above), BlockRef(init_name, site.func_name),
                        renamed=((BlockRef(block.name_hint, site.func_name),
                                  BlockRef(update_name, site.func_name)),))
 
     def python_args(self):
         return [py_value(self.block), py_value(self.loop)]
+
+
+#: an init iteration variable (a variable of the old one's dtype), the init
+#: block (every field but the annotations) from the old block, the update
+#: block (its name, init and reads) and its realize, copied unchecked (see build)
+_NEW_VAR = copier(IterVar, ("var",))
+_NEW_INIT = copier(Block, ("iter_vars", "reads", "writes", "name_hint", "body", "init", "alloc_buffers",
+                           "match_buffers"))
+_EMPTY = pvector()
+_NEW_UPDATE = copier(Block, ("name_hint", "init", "reads"))
+_NEW_BLOCK = copier(BlockRealize, ("block",))
 
 
 def _substitute_stores(stmt: Stmt, mapping: dict) -> Stmt | None:
