@@ -1571,8 +1571,14 @@ class _RebasedRedirect(BodyWalk):
 
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
+    # where the cache has no pointer of its own, a variable or a constant
+    # end is what redirecting gives back (see _redirect_expr)
+    plain_ends = new.data is None
     for r in regions:
         if not same_buffer(r.buffer, old):
+            if plain_ends and all(type(x.min) in _LEAVES and type(x.extent) in _LEAVES for x in r.region):
+                out.append(r)
+                continue
             # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too;
             # a Range is rebuilt only where one of its ends changed
             ranges = [_redirect_range(x, old, new, offsets) for x in r.region]
