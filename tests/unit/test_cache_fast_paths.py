@@ -160,3 +160,150 @@ def test_copy_stage_shares_only_equal_ranges():
             assert list(block.writes[0].region) == [Range(i, one) for i in store.indices]
             shared = all(a is b for a, b in zip(block.reads[0].region, block.writes[0].region))
             assert shared == (mins == (0, 0))
+
+
+def test_whole_writer_box_covers_any_read_as_region_covers_finds():
+    # a producer whose relaxed region is the whole buffer: region_covers
+    # proves that it holds whatever a read reaches inside the buffer
+    rng = random.Random(11)
+    n = Var("n")
+    seen = {True: 0, False: 0}
+    for _ in range(150):
+        dtype = rng.choice(["int32", "int64"])
+        shape = [IntImm(dtype, rng.randint(1, 9)) for _ in range(rng.randint(1, 2))]
+        buf = Buffer("B", shape, "float32")
+        box = [Interval(IntImm(dtype, rng.choice([0, 0, 1])), IntImm(dtype, d.value - rng.choice([1, 1, 2])))
+               for d in shape]
+        rdt = rng.choice([dtype, dtype, "int64" if dtype == "int32" else "int32"])
+        read = BufferRegion(buf, [Range(Var("r", rdt), IntImm(rdt, 1)) for _ in shape])
+        gdt = rng.choice([dtype, dtype, "int64"])  # a read relaxed over loops of another dtype
+        k = Var("k", gdt)
+        ends = [None, k, k + 3, IntImm(gdt, rng.randint(-3, 12)), n.astype(gdt) if gdt != "int32" else n]
+        goal = cache._within_buffer([Interval(rng.choice(ends), rng.choice(ends)) for _ in shape], buf)
+        whole = cache._whole_box(box, buf, read)
+        if whole:
+            dom = {k: Range(IntImm(gdt, 0), IntImm(gdt, 4))}
+            assert region_covers([box], goal, dom), (box, goal)
+        seen[whole] += 1
+    assert seen[True] > 20 and seen[False] > 20
+
+
+def test_rebased_redirect_is_the_generic_redirect():
+    from tirfun.nodes import Cast, Max, Select, const
+
+    old, new = Buffer("B", [8, 8], "int32"), Buffer("B_local", [6, 6], "int32", storage_scope="local")
+    other = Buffer("A", [8, 8], "int32")
+    i, j = Var("i"), Var("j")
+    rng = random.Random(5)
+
+    def expr(depth):
+        pick = rng.randint(0, 7 if depth else 2)
+        if pick == 0:
+            return rng.choice([i, j])
+        if pick == 1:
+            return const(rng.randint(0, 5))
+        if pick == 2:
+            return BufferLoad(rng.choice([old, other]), [rng.choice([i, j]), IntImm("int32", 1)])
+        if pick == 3:
+            return BufferLoad(old, [expr(depth - 1), i + 1])
+        if pick == 4:
+            return BufferLoad(other, [expr(depth - 1), j])
+        if pick == 5:
+            return Max(expr(depth - 1), expr(depth - 1))
+        if pick == 6:
+            return Cast("int32", expr(depth - 1))
+        return Select(expr(depth - 1) < 3, expr(depth - 1), expr(depth - 1))
+
+    for offsets in [None, [IntImm("int32", 0), IntImm("int32", 2)]]:
+        walk = cache._RebasedRedirect(old, new, offsets).expr
+        for _ in range(150):
+            e = expr(3)
+            fast, general = walk(e), cache._redirect_expr(e, old, new, offsets)
+            assert fast == general
+            assert (fast is e) == (general is e)
+
+
+def test_kept_points_reach_what_their_bounds_give_over_the_wider_domain():
+    # reindex_cache_read bounds the map's indices over the block's domains;
+    # where the map keeps the indices, the copy's reach over the domains of
+    # the enclosing blocks as well is that same box
+    from tirfun.nodes import IterVar
+
+    rng = random.Random(13)
+    n = Var("n")
+    doms = [Range(0, 8), Range(2, 5), Range(0, 1), Range(0, n), Range(n, 4)]
+    reused = 0
+    for _ in range(80):
+        ivs = [IterVar(rng.choice(doms), Var(f"v{k}"), "DataPar") for k in range(rng.randint(1, 3))]
+        old = [iv.var for iv in ivs]
+        new = list(old) if rng.random() < 0.7 else [old[0] + 1] + old[1:]
+        dom = {iv.var: iv.dom for iv in ivs}
+        wider = {n: Range(0, 16), Var("w"): Range(0, 3), **dom}
+        ends = cache._point_bounds(new, dom)
+        if cache._same_literal_points(old, new, ends, dom):
+            assert ends == cache._point_bounds(old, wider)
+            reused += 1
+    assert reused > 10
+
+
+def test_read_before_write_finds_the_load_a_generic_walk_finds_first():
+    from tirfun.analysis.traversal import iter_children
+    from tirfun.nodes import Block, BufferStore, Cast, Max, Select, const
+
+    buf, other = Buffer("B", [8], "int32"), Buffer("A", [8], "int32")
+    i = Var("i")
+    rng = random.Random(17)
+
+    def expr(depth):
+        pick = rng.randint(0, 6 if depth else 2)
+        if pick == 0:
+            return i
+        if pick == 1:
+            return const(rng.randint(0, 5))
+        if pick == 2:
+            return BufferLoad(rng.choice([buf, other]), [const(rng.randint(0, 7))])
+        if pick == 3:
+            return BufferLoad(rng.choice([buf, other]), [expr(depth - 1)])
+        if pick == 4:
+            return Max(expr(depth - 1), expr(depth - 1))
+        if pick == 5:
+            return Cast("int32", expr(depth - 1))
+        return Select(expr(depth - 1) < 3, expr(depth - 1), expr(depth - 1))
+
+    def first_load(e):
+        stack = [e]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, BufferLoad) and n.buffer == buf:
+                return n
+            if not isinstance(n, Buffer):
+                stack.extend(iter_children(n))
+        return None
+
+    found = 0
+    for _ in range(200):
+        store = BufferStore(buf, expr(3), [expr(1)])
+        parts = [first_load(p) for p in [store.value, *store.indices]]
+        expected = next((p for p in parts if p is not None), None)
+        got = cache._reads_before_writing(Block([], [], [], "b", store), buf)
+        assert got is expected
+        found += got is not None
+    assert found > 40
+
+
+def test_literal_intervals_inside_are_clamped_without_their_domains():
+    rng = random.Random(19)
+    i = Var("i")
+    dom = {i: Range(0, 4)}
+    inside = 0
+    for _ in range(200):
+        dtype = rng.choice(["int32", "int64"])
+        buf = Buffer("B", [IntImm(dtype, rng.randint(1, 9)) for _ in range(rng.randint(1, 2))])
+        box = []
+        for _ in buf.shape:
+            lo = IntImm(rng.choice([dtype, dtype, "int32"]), rng.randint(-1, 6))
+            box.append(Interval(lo, IntImm(dtype, lo.value + rng.randint(0, 3)) if rng.random() < 0.9 else i))
+        if cache._literally_inside(box, buf):
+            assert cache._clamped(box, buf, {}) == cache._clamped(box, buf, dom)
+            inside += 1
+    assert inside > 30

@@ -61,8 +61,8 @@ from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
-    Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at, stmt_children,
-    transform_plain, walk, walk_stmts,
+    OPERAND_NODES, Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at,
+    stmt_children, transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
@@ -92,6 +92,7 @@ from .index import binds_let, derive_insert_index, derive_scope_index, leaf_bind
 from .names import fresh_name, suffixed
 from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
+from .body_walk import BodyWalk
 from .buffer_names import accesses_named
 from .scopes import (
     STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
@@ -198,6 +199,9 @@ def _children_using(block: Block, path: Path, buf: Buffer, items: dict, index=No
             continue
         if kind is BlockRealize:
             out.append((p, node))
+            continue
+        if kind is For:
+            stack.append((p + (("body", None),), node.body))  # its one statement child
             continue
         stack.extend(reversed([(p + (step,), child) for step, child in stmt_children(node)]))
     return tuple(out)
@@ -360,10 +364,18 @@ def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | No
         if limits is None or not dt.is_integer or type(ext) is not IntImm or ext.dtype != dt:
             return None
         if type(lo_e) is Var:
-            at = _variable_dim(lo_e, ext.value, dt, dom, bindings)
-            if at is not None:
-                out.append(at)
-                continue
+            at = bindings.get(lo_e, lo_e) if bindings else lo_e
+            rng = dom.get(at) if type(at) is Var else None
+            if rng is None:
+                fixed = _variable_dim(lo_e, ext.value, dt, dom, bindings)
+                if fixed is not None:
+                    out.append(fixed)
+                    continue
+            else:
+                ends = _relaxed_var_dim(at, rng, ext.value, dt, limits)
+                if ends is not None:
+                    out.append(Interval(IntImm(dt, ends[0]), IntImm(dt, ends[1])))
+                    continue
         found = _constant_interval(lo_e, dt, limits, dom, bindings)
         if found is None:
             return None
@@ -379,6 +391,28 @@ def _constant_box(dims, dom: dict, bindings: dict | None) -> list[Interval] | No
             return None
         out.append(Interval(IntImm(dt, lo), IntImm(dt, hi)))
     return out
+
+
+def _relaxed_var_dim(at: Var, rng, extent: int, dt, limits) -> tuple | None:
+    """The ends :func:`_constant_box` finds for a dimension ``[var, var +
+    extent)`` whose variable is, or is bound to, ``at``, relaxed over its
+    domain ``rng`` (a Range or a loop): where that domain is made of
+    literals of ``dt`` (the commonest dimension of a block's region),
+    ``(lo, hi)`` as integers, worked out in one step; None where it is
+    not, or a step leaves the dtype (the general steps then answer)."""
+    first, count = rng.min, rng.extent
+    if at.dtype != dt:
+        return None
+    if type(first) is not IntImm or type(count) is not IntImm or first.dtype != dt or count.dtype != dt:
+        return None
+    lo = first.value
+    top = lo + count.value
+    hi = top + extent - 2
+    # every sum the general steps form on the way stays inside the dtype
+    sums = (top, top - 1, hi + 1, hi, lo + extent, lo - 1 + extent)
+    if min(sums) < limits[0] or max(sums) > limits[1]:
+        return None
+    return lo, hi
 
 
 def _variable_dim(var: Var, extent: int, dt, dom: dict, bindings: dict | None) -> Interval | None:
@@ -494,9 +528,12 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
     """The predicate's conjuncts ``index < bound`` on a dimension of the
     region (dimension -> exclusive bound, as TVM's region analysis uses the
     predicate), and the conjuncts of any other form."""
+    conjuncts = _conjuncts(realize.predicate)
+    if not conjuncts:
+        return {}, []  # no predicate: the indices are not asked
     indices = _written_indices(region, realize)
     bounds, others = {}, []
-    for c in _conjuncts(realize.predicate):
+    for c in conjuncts:
         lhs = rhs = None
         if isinstance(c, LT):
             lhs, rhs = c.a, c.b
@@ -528,8 +565,10 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     so it takes the region before the cut, as TVM does."""
     region = _region_of(wrealize.block.writes, buf)
     intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
-    dom = _outer_dom(site, wpath, loc, memo)
     bounds, _ = _predicate_bounds(region, wrealize) if cut else ({}, [])
+    if not bounds and _literally_inside(intervals, buf):
+        return _clamped(intervals, buf, {})  # nothing to prove: the domains are not asked
+    dom = _outer_dom(site, wpath, loc, memo)
     for dim, bound in bounds.items():
         iv = intervals[dim]
         if iv.hi is None or bound.dtype != iv.hi.dtype:
@@ -615,7 +654,7 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
     seen: set = set()
     names = set(loops)
     for index in indices:
-        used = var_names(index) & names
+        used = _names_of(index) & names
         if not used:
             continue
         # a loop's own variable alone is that loop, tiled whole: what the
@@ -691,6 +730,18 @@ def _clamped(intervals: list[Interval], buf: Buffer, dom) -> list[Range]:
     return out
 
 
+def _literally_inside(intervals: list[Interval], buf: Buffer) -> bool:
+    """Whether every interval is one :func:`_clamped` takes as it is
+    without asking its domains: literal ends of the dtype of the buffer's
+    dimension, a literal, inside it."""
+    for iv, dim in zip(intervals, buf.shape):
+        lo, hi = iv.lo, iv.hi
+        if not (type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm
+                and lo.dtype == dim.dtype and hi.dtype == dim.dtype and 0 <= lo.value and hi.value < dim.value):
+            return False
+    return True
+
+
 def _clamped_dim(iv: Interval, dim: PrimExpr, dom) -> Range:
     """One dimension of :func:`_clamped`, by proofs: each end of ``iv``
     kept where it provably lies inside ``[0, dim)``, else clamped to it."""
@@ -751,12 +802,33 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         lca = _lca([cpath] + [p for p, _ in producers])
         # the LCA is a loop or the scope block's body: relax below it
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
+        if any(_whole_box(box, buf, read) for box in regions):
+            continue  # a producer writes the whole buffer: what region_covers finds, unasked
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
         if _plainly_covers(regions, target):
             continue  # what region_covers finds first
         if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
             return consumer
     return None
+
+
+def _whole_box(box: list[Interval], buf: Buffer, read: BufferRegion) -> bool:
+    """Whether a producer's relaxed region ``box`` is all of ``buf``
+    (``[0, n - 1]`` in literals of the dtype of its shape, a constant one),
+    and ``read`` is in that dtype too. Then it holds whatever ``read``
+    reaches inside the buffer, which is all the region cover asks of it
+    (:func:`_within_buffer`), as
+    :func:`~tirfun.rewrites.dataflow.whole_writer_covers` reasons."""
+    shape = buf.shape
+    if len(box) != len(shape) or len(read.region) != len(shape) or not shape:
+        return False
+    dtype = shape[0].dtype
+    for iv, dim in zip(box, shape):
+        lo, hi = iv.lo, iv.hi
+        if type(dim) is not IntImm or type(lo) is not IntImm or type(hi) is not IntImm or lo.value != 0 \
+                or hi.value != dim.value - 1 or not dim.dtype == lo.dtype == hi.dtype == dtype:
+            return False
+    return all(rng.min.dtype == dtype and rng.extent.dtype == dtype for rng in read.region)
 
 
 def _plainly_covers(boxes: list, goal: list[Interval]) -> bool:
@@ -840,6 +912,12 @@ class _LocDetector:
         return self.loc, self.pos
 
     def visit(self, node: Stmt, path: Path) -> None:
+        if type(node) is BlockRealize:
+            # what the last branch gives a realize (whose own fields are not
+            # the loose reads looked for): its one statement child visited; a
+            # block below the scope does not move the place, so nothing is blocked
+            self.visit(node.block, path + (("block", None),))
+            return
         if isinstance(node, SeqStmt):
             previous = self.visited_block
             self.visited_block = False
@@ -1218,11 +1296,14 @@ class _Both:
         return name in self.a or name in self.b
 
 
-def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
+def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node, reach=None) -> None:
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
-    the buffer there (the block itself may read only under a guard)."""
-    reach = _point_bounds(indices, dom)
+    the buffer there (the block itself may read only under a guard).
+    ``reach``, when given, is :func:`_point_bounds` of the indices over
+    ``dom``, already known."""
+    if reach is None:
+        reach = _point_bounds(indices, dom)
     outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
@@ -1254,8 +1335,8 @@ def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> 
     stack = list(indices)
     while stack:
         e = stack.pop()
-        if isinstance(e, Buffer):
-            continue
+        if type(e) in _LEAVES or isinstance(e, Buffer):
+            continue  # a variable or a constant divides nothing and holds nothing
         if isinstance(e, (Div, Mod, FloorDiv, FloorMod)) and not e.dtype.is_float:
             (iv,) = _point_bounds([e.b], dom)
             one = IntImm(e.b.dtype, 1)
@@ -1276,6 +1357,16 @@ def _point_bounds(indices, dom: dict) -> list[Interval]:
     if box is not None:
         return box
     return _bound([Range(i, IntImm(i.dtype, 1)) for i in indices], dom)
+
+
+def _same_literal_points(old: list, new: list, ends: list[Interval], dom: dict) -> bool:
+    """Whether :func:`_point_bounds` of ``old`` over ``dom`` and any domain
+    it overrides is ``ends``, the bounds of ``new`` over ``dom``, already
+    known: the same variables of ``dom`` (an index map that keeps the
+    indices), whose bounds came out literals, read off their own domains."""
+    return len(old) == len(new) and all(
+        a is b and type(a) is Var and a in dom and type(iv.lo) is IntImm and type(iv.hi) is IntImm
+        for a, b, iv in zip(old, new, ends))
 
 
 def _inside(iv: Interval, dim: PrimExpr) -> bool:
@@ -1456,10 +1547,39 @@ def _redirect_expr(e, old: Buffer, new: Buffer, offsets):
         visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector)
 
 
+class _RebasedRedirect(BodyWalk):
+    """:func:`_redirect_expr` for a cache without a pointer of its own
+    (no variable changes): the arithmetic, loads, casts and calls a body
+    is nearly always made of are rebuilt directly, any other kind goes to
+    :func:`_redirect_expr`; the same result, without asking every field of
+    every node what it holds."""
+
+    def __init__(self, old: Buffer, new: Buffer, offsets):
+        self.old, self.new, self.offsets = old, new, offsets
+
+    def other(self, n):
+        return _redirect_expr(n, self.old, self.new, self.offsets)
+
+    def load(self, n):
+        if not same_buffer(n.buffer, self.old):
+            if n.predicate is None and all(type(i) in _LEAVES for i in n.indices):
+                return n  # what the walk gives back: variables and constants stay as they are
+            return super().load(n)
+        indices = [self.expr(i) for i in n.indices]
+        pred = None if n.predicate is None else self.expr(n.predicate)
+        return BufferLoad(self.new, _rebase(indices, self.offsets), pred)
+
+
 def _redirect_regions(regions, old: Buffer, new: Buffer, offsets):
     out, changed = [], False
+    # where the cache has no pointer of its own, a variable or a constant
+    # end is what redirecting gives back (see _redirect_expr)
+    plain_ends = new.data is None
     for r in regions:
         if not same_buffer(r.buffer, old):
+            if plain_ends and all(type(x.min) in _LEAVES and type(x.extent) in _LEAVES for x in r.region):
+                out.append(r)
+                continue
             # a load of the buffer inside another region's index (A[B[i], j]) reads the cache too;
             # a Range is rebuilt only where one of its ends changed
             ranges = [_redirect_range(x, old, new, offsets) for x in r.region]
@@ -1500,6 +1620,11 @@ def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redi
         node, redirect = stack.pop()
         if not mentions(node, old):
             continue
+        if type(node) is BlockRealize:
+            # its one statement child, taken without another turn
+            node = node.block
+            if not mentions(node, old):
+                continue
         if type(node) is Block:
             mode = select(node, redirect)
             if mode == "skip":
@@ -1512,7 +1637,8 @@ def _check_view_scopes(chk: Checks, roots, old: Buffer, scope: str, select, redi
                              f"{m.buffer.scope()!r}; redirected to a buffer in scope {scope!r}, the view "
                              "would match a region of another scope (cache in the view's scope, or before "
                              "tensorizing)", node)
-        stack.extend((child, redirect) for _, child in stmt_children(node))
+        # a store holds no statement: nothing below it to look at
+        stack.extend((child, redirect) for _, child in stmt_children(node) if type(child) is not BufferStore)
 
 
 def _redirect_matches(matches, old: Buffer, new: Buffer, offsets):
@@ -1540,6 +1666,10 @@ class _Rewriter:
         self.fill = fill  # (position, stage): a second stage at loc, before the first
         # when a list: receives (old, new) of each BlockRealize rebuilt, for the index
         self.realizes = realizes
+        # a cache without a pointer of its own changes no variable: the
+        # direct walk of the usual expression kinds serves
+        self.rebased = _RebasedRedirect(old, new, offsets).expr \
+            if new.data is None and not callable(offsets) else None
 
     def place(self, body: Stmt) -> Stmt:
         """``body`` (of ``loc``) with the stage inserted, and the fill stage
@@ -1556,6 +1686,8 @@ class _Rewriter:
     def redirect(self, e):
         """``e`` with its loads of the old buffer reading the new one
         (:func:`_redirect_expr`)."""
+        if self.rebased is not None:
+            return self.rebased(e)
         return _redirect_expr(e, self.old, self.new, self.offsets)
 
     def block(self, block: Block, path: Path, redirect: bool) -> Block:
@@ -1715,15 +1847,30 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
 
     def loads(e):
         stack = [e]
-        push = stack.append
+        push, extend = stack.append, stack.extend
         while stack:
             n = stack.pop()
+            kind = type(n)
+            if kind in _LEAVES:
+                continue  # no children
+            # the children in iter_children's order, without its generator;
+            # the kinds an expression is nearly always made of written out
+            if kind in OPERAND_NODES:
+                push(n.a)
+                push(n.b)
+                continue
+            if kind is BufferLoad:
+                if same_buffer(n.buffer, buf):
+                    yield n
+                extend(n.indices)  # its buffer, pushed first, would be passed over
+                if n.predicate is not None:
+                    push(n.predicate)
+                continue
             if isinstance(n, BufferLoad) and same_buffer(n.buffer, buf):
                 yield n
             if isinstance(n, Buffer):
                 continue
-            # the children in iter_children's order, without its generator
-            child_pusher(type(n))(n, push)
+            child_pusher(kind)(n, push)
 
     def scan(node: Stmt, counts: bool) -> BufferLoad | None:
         if isinstance(node, BufferStore):
@@ -3027,8 +3174,8 @@ class _ReindexCacheBase(Rewrite):
                      f"buffer {buf.name} should be accessed at its declared point "
                      f"[{', '.join(i.script() for i in old)}] everywhere in the block", realize)
         new = _check_index_map(chk, self.index_map, block, realize)
-        old_names = set().union(*[var_names(i) for i in old])
-        new_names = set().union(*[var_names(i) for i in new])
+        old_names = set().union(*[_names_of(i) for i in old])
+        new_names = set().union(*[_names_of(i) for i in new])
         touched, values = [], []
         for iv, value in zip(block.iter_vars, realize.iter_values):
             a, b = iv.var.name in old_names, iv.var.name in new_names
@@ -3065,7 +3212,7 @@ class _ReindexCacheBase(Rewrite):
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
             _check_copy_in_bounds(chk, subject, buf, old, {**_enclosing_domains(site, path), **dom},
-                                  realize)
+                                  realize, ends if _same_literal_points(old, new, ends, dom) else None)
             if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
                 writer = None  # the block reads what the buffer holds on entry, as in cache_read
             if writer is not None:
@@ -3098,12 +3245,12 @@ class _ReindexCacheBase(Rewrite):
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
-        used = set().union(set(), *[var_names(v) for v in values])
+        used = set().union(set(), *[_names_of(v) for v in values])
         around = [(p, loop) for p, loop in loops_above(site, path[:-1]) if _under(p, loc)]
         # a loop whose bounds name another loop under the copy's place
         # (``for j in range(i, i + 4)``) takes that loop into the copy too
         while True:
-            more = set().union(set(), *[var_names(loop.min) | var_names(loop.extent) for _, loop in around
+            more = set().union(set(), *[_names_of(loop.min) | _names_of(loop.extent) for _, loop in around
                                         if loop.loop_var.name in used]) - used
             more &= {loop.loop_var.name for _, loop in around}
             if not more:
@@ -3195,6 +3342,17 @@ class _ReindexCacheBase(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(self._index()), py_value(self.storage_scope),
                 f"index_map={py_value(self.index_map)}"]
+
+
+def _names_of(e: PrimExpr) -> set[str]:
+    """:func:`var_names` of ``e``, read off a variable or a constant (an
+    index, a binding, a loop bound, nearly always) without a walk."""
+    kind = type(e)
+    if kind is Var:
+        return {e.name}
+    if kind is IntImm:
+        return set()
+    return var_names(e)
 
 
 def _check_copies_per_thread(chk: Checks, subject: str, loops, region, buf: Buffer, node) -> None:
