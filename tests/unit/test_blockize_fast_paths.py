@@ -80,3 +80,75 @@ def test_what_binds_other_names_is_left_to_the_derivation(monkeypatch, source, l
     out = R.blockize(loop)(mod)
     assert used == [False]
     assert index_of(out["main"]) == build_index(out["main"])
+
+
+TZ = importlib.import_module("tirfun.rewrites.tensorize")
+
+
+@pytest.mark.parametrize("case", [
+    "tiled matmul", "test_tensorize_a_reduction_keeps_the_outer_init",
+    "test_tensorize_a_batch_keeps_the_leading_dimension_a_single_index",
+    "test_tensorize_renames_the_implementations_names_apart_from_the_functions",
+    "test_tensorize_an_int8_matmul_over_a_packed_layout",
+    "test_tensorize_an_int64_block_retypes_the_implementations_indices",
+])
+def test_tensorize_states_the_built_index(monkeypatch, case):
+    """tensorize of a loop states the index of its result (the block
+    blockize made never enters the function): over the tensorize tests,
+    each stated index is the one built afresh."""
+    import test_tensorize
+
+    stated = []
+    original = TZ._stated_index
+
+    def checked(bplan, new, new_func):
+        out = original(bplan, new, new_func)
+        if out is not None:
+            assert out == build_index(new_func)
+        stated.append(out is not None)
+        return out
+
+    monkeypatch.setattr(TZ, "_stated_index", checked)
+    if case == "tiled matmul":  # the tensorize test's schedule, without its run of the kernel
+        from tirfun import tir
+
+        sch, ii = test_tensorize._tiled_matmul()
+        sch.tensorize(ii, tir.TensorIntrin(test_tensorize.MMA_DESC, test_tensorize.MMA_IMPL))
+    else:
+        getattr(test_tensorize, case)()
+    assert stated and all(stated)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8"])
+def test_a_relaxed_variable_range_is_bound_inferences(monkeypatch, dtype):
+    """A dimension starting at a variable, relaxed over literal ends or not
+    relaxed, worked out in integers, is what bound inference and the
+    simplification of its ends give (the general path of _relaxed), ends
+    up to and past the dtype's limits and the buffer's extent included."""
+    import random
+
+    from tirfun.errors import NodeError
+    from tirfun.nodes import Buffer, BufferRegion, IntImm, Range, Var
+    from tirfun.nodes.dtype import DataType
+
+    rng = random.Random(dtype)
+    low, high = DataType(dtype).min_value(), DataType(dtype).max_value()
+    ends = [low, low + 1, -3, 0, 1, 2, 7, 100, high - 8, high - 1, high]
+    x, y = Var("x", dtype), Var("y", dtype)
+    cases = []
+    for _ in range(300):
+        def lit(v):
+            return IntImm(dtype, max(low, min(high, v)))
+        dom = {x: Range(lit(rng.choice(ends)), lit(rng.choice(ends)))}
+        shape = rng.choice([lit(rng.choice(ends)), y])
+        dims = [Range(rng.choice([x, y]), lit(rng.choice(ends))) for _ in range(2)]
+        cases.append(([BufferRegion(Buffer("A", [shape, shape], "float32"), dims)], dom))
+    def outcome(regions, dom):
+        try:
+            return BZ._relaxed(regions, dom)
+        except NodeError as err:  # an end that leaves the dtype: both paths refuse it alike
+            return str(err)
+
+    fast = [outcome(regions, dom) for regions, dom in cases]
+    monkeypatch.setattr(BZ, "_relaxed_var", lambda *args: None)
+    assert fast == [outcome(regions, dom) for regions, dom in cases]

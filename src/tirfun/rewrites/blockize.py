@@ -749,9 +749,15 @@ def _range_loads(chain) -> list:
 def _relaxed(regions, dom) -> list:
     """The regions relaxed over the inner variables (``dom``), within each
     buffer's shape."""
-    intervals = {v: Interval.from_range(r) for v, r in dom.items()}  # once for every region
+    intervals = None  # made on first use, once for every region
     out = []
     for r in regions:
+        ranges = [_relaxed_var(rng, dom, d) for rng, d in zip(r.region, r.buffer.shape)]
+        if None not in ranges:
+            out.append(BufferRegion(r.buffer, ranges))
+            continue
+        if intervals is None:
+            intervals = {v: Interval.from_range(r) for v, r in dom.items()}
         ranges = []
         for iv, rng, d in zip(bound_region(r, intervals), r.region, r.buffer.shape):
             if iv.lo is None or iv.hi is None:
@@ -771,6 +777,41 @@ def _relaxed(regions, dom) -> list:
                 ranges.append(Range(lo, _span(lo, hi)))
         out.append(BufferRegion(r.buffer, ranges))
     return out
+
+
+def _relaxed_var(rng: Range, dom, d: PrimExpr) -> Range | None:
+    """One dimension of :func:`_relaxed` whose start is a variable and
+    whose extent a literal of its dtype, worked out in integers: a variable
+    that is not relaxed keeps the range as it is, one relaxed over a range
+    of literals spans it (clipped to the buffer's extent ``d``), as bound
+    inference and the simplification of its ends write them; None for
+    anything else (or where a bound leaves the dtype), which the general
+    path answers."""
+    m, extent = rng.min, rng.extent
+    if type(m) is not Var or type(extent) is not IntImm or extent.dtype != m.dtype or m.dtype.is_bool \
+            or extent.value < 1:
+        return None
+    dtype = m.dtype
+    over = dom.get(m)
+    if over is None:
+        return rng  # ``[m, m + extent - 1]``, which spans the extent again
+    first, count = over.min, over.extent
+    if type(first) is not IntImm or type(count) is not IntImm or first.dtype != dtype or count.dtype != dtype \
+            or count.value < 1:
+        return None
+    lo = first.value
+    hi = lo + count.value - 1 + extent.value - 1
+    if not (fits(dtype, lo + count.value) and fits(dtype, lo) and fits(dtype, hi)):
+        return None
+    end = int_value(d)
+    if end is not None:
+        if lo < 0:
+            lo = 0
+        if hi > end - 1:
+            hi = max(end - 1, lo)
+    if not fits(dtype, hi - lo + 1):
+        return None
+    return Range(IntImm(dtype, lo), IntImm(dtype, hi - lo + 1))
 
 
 def _span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:
