@@ -36,6 +36,10 @@ from .errors import (
     RepeatedReductionError, SubspaceNotDivisibleError,
 )
 from .exprs import cast as _cast, find_nodes, substitute, var_names
+from .index import (
+    _ROOT_REALIZE, FuncIndex, _is_loose, _leaf_or_plain, _own_names_plain, _realizes_along, _scan, _stated, _tally_one,
+    leaf_binds_lets,
+)
 from .index_maps import access_tidier
 from .name_pool import NamePool
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -585,7 +589,7 @@ class Blockize(Rewrite):
             return _build_blocks(plan, self.preserve_unit_iters)
         site = plan.site
         new = self.outer_realize(plan, NamePool(site.index.names).fresh, NamePool(site.index.blocks).fresh)
-        mod = commit(site, plan.loop_path, new)
+        mod = commit(site, plan.loop_path, new, derive=lambda new_func: _stated_index(plan, new, new_func))
         return Outcome(mod, BlockRef(new.block.name_hint, site.func_name))
 
     def outer_realize(self, plan: _BlockizePlan, fresh, fresh_block) -> BlockRealize:
@@ -668,6 +672,74 @@ class Blockize(Rewrite):
         return args
 
 
+def _stated_index(plan: _BlockizePlan, new: BlockRealize, new_func) -> FuncIndex | None:
+    """The index after blockize put ``new`` in the place of the loop, stated
+    from what it changed rather than derived by walking both subtrees: the
+    loops of the chain move one block down, under the new block, with the
+    block below them; the block trades its iteration variables for the
+    inner ones; the new block binds its name and its outer variables, and
+    its init (if any) is indexed on its own. Only for the common case,
+    where what moves binds no other name: the block declares no buffer,
+    no Let lies in its fields, its body or its init (each stores only,
+    so nothing is under the block), and no loop of the chain is loose
+    (its bounds name no buffer: moving into a block would change the
+    count of loose statements). None otherwise, and the index is derived."""
+    site, path, chain, old_realize = plan.site, plan.loop_path, plan.chain, plan.realize
+    old = site.index
+    block = old_realize.block
+    if old.clashes or path == _ROOT_REALIZE or not _own_names_plain(block) or leaf_binds_lets(block) \
+            or any(map(_is_loose, chain)):
+        return None
+    outer = new.block
+    inner = outer.body
+    while type(inner) is For:
+        inner = inner.body
+    if not _fields_plain(outer) or not _fields_plain(inner.block):
+        return None
+    delta: dict = {}
+    get = delta.get
+    for iv in block.iter_vars:
+        delta[iv.var.name] = get(iv.var.name, 0) - 1
+    for iv in itertools.chain(outer.iter_vars, inner.block.iter_vars):
+        delta[iv.var.name] = get(iv.var.name, 0) + 1
+    delta[outer.name_hint] = get(outer.name_hint, 0) + 1
+    # a binding or predicate holding a Let (nearly never) binds its name
+    _tally_one(old_realize, delta, -1)
+    _tally_one(inner, delta, 1)
+    _tally_one(new, delta, 1)
+    outer_path = path + _INTO_BLOCK
+    gone = [(True, lp.loop_var.name, path + _DOWN * j) for j, lp in enumerate(chain)]
+    gone.append((False, block.name_hint, path + _DOWN * len(chain) + _INTO_BLOCK))
+    came = [(False, outer.name_hint, outer_path)]
+    came.extend((True, lp.loop_var.name, outer_path + _DOWN * (j + 1)) for j, lp in enumerate(chain))
+    came.append((False, block.name_hint, outer_path + _DOWN * (len(chain) + 1) + _INTO_BLOCK))
+    realizes = _realizes_along(site.func, new_func, path)
+    realizes += [(old_realize, None), (None, new), (None, inner)]
+    if outer.init is not None:
+        init_realizes: list = []
+        came.extend(_scan(outer.init, outer_path + (("init", None),), delta, 1, {}, realizes=init_realizes))
+        realizes.extend((None, b) for b in init_realizes)
+    return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
+
+
+def _fields_plain(block: Block) -> bool:
+    """Whether the expressions of a block's domains and regions are
+    variables, constants or plain arithmetic: none holds a Let, so the
+    block binds no name there (a Let-free block rewritten by plain values
+    is one; a region's end taken from a buffer's shape need not be)."""
+    exprs = []
+    for iv in block.iter_vars:
+        exprs += (iv.dom.min, iv.dom.extent)
+    for region in itertools.chain(block.reads, block.writes):
+        for r in region.region:
+            exprs += (r.min, r.extent)
+    return all(map(_leaf_or_plain, exprs))
+
+
+_DOWN = (("body", None),)
+_INTO_BLOCK = (("block", None),)
+
+
 def _range_loads(chain) -> list:
     """A one-element region for each load in the ranges of ``chain``'s loops."""
     return [BufferRegion(load.buffer, [Range(i, IntImm(i.dtype, 1)) for i in load.indices])
@@ -677,9 +749,15 @@ def _range_loads(chain) -> list:
 def _relaxed(regions, dom) -> list:
     """The regions relaxed over the inner variables (``dom``), within each
     buffer's shape."""
-    intervals = {v: Interval.from_range(r) for v, r in dom.items()}  # once for every region
+    intervals = None  # made on first use, once for every region
     out = []
     for r in regions:
+        ranges = [_relaxed_var(rng, dom, d) for rng, d in zip(r.region, r.buffer.shape)]
+        if None not in ranges:
+            out.append(BufferRegion(r.buffer, ranges))
+            continue
+        if intervals is None:
+            intervals = {v: Interval.from_range(r) for v, r in dom.items()}
         ranges = []
         for iv, rng, d in zip(bound_region(r, intervals), r.region, r.buffer.shape):
             if iv.lo is None or iv.hi is None:
@@ -699,6 +777,41 @@ def _relaxed(regions, dom) -> list:
                 ranges.append(Range(lo, _span(lo, hi)))
         out.append(BufferRegion(r.buffer, ranges))
     return out
+
+
+def _relaxed_var(rng: Range, dom, d: PrimExpr) -> Range | None:
+    """One dimension of :func:`_relaxed` whose start is a variable and
+    whose extent a literal of its dtype, worked out in integers: a variable
+    that is not relaxed keeps the range as it is, one relaxed over a range
+    of literals spans it (clipped to the buffer's extent ``d``), as bound
+    inference and the simplification of its ends write them; None for
+    anything else (or where a bound leaves the dtype), which the general
+    path answers."""
+    m, extent = rng.min, rng.extent
+    if type(m) is not Var or type(extent) is not IntImm or extent.dtype != m.dtype or m.dtype.is_bool \
+            or extent.value < 1:
+        return None
+    dtype = m.dtype
+    over = dom.get(m)
+    if over is None:
+        return rng  # ``[m, m + extent - 1]``, which spans the extent again
+    first, count = over.min, over.extent
+    if type(first) is not IntImm or type(count) is not IntImm or first.dtype != dtype or count.dtype != dtype \
+            or count.value < 1:
+        return None
+    lo = first.value
+    hi = lo + count.value - 1 + extent.value - 1
+    if not (fits(dtype, lo + count.value) and fits(dtype, lo) and fits(dtype, hi)):
+        return None
+    end = int_value(d)
+    if end is not None:
+        if lo < 0:
+            lo = 0
+        if hi > end - 1:
+            hi = max(end - 1, lo)
+    if not fits(dtype, hi - lo + 1):
+        return None
+    return Range(IntImm(dtype, lo), IntImm(dtype, hi - lo + 1))
 
 
 def _span(lo: PrimExpr, hi: PrimExpr) -> PrimExpr:

@@ -30,7 +30,10 @@ from .blockize import Blockize
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
-from .index import binds_let, leaf_binds_lets, var_names_in_buffer as var_names_of_buffer
+from .index import (
+    _ROOT_REALIZE, FuncIndex, _own_names_plain, _realizes_along, _scan, _stated, _tally_loops, _tally_one, binds_let,
+    leaf_binds_lets, var_names_in_buffer as var_names_of_buffer,
+)
 from .index_dtype import normalize_index_dtype
 from .name_pool import NamePool
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref
@@ -56,6 +59,7 @@ class _TensorizePlan:
     names: object  # the names in use (``in``) where the block is tensorized
     blocks: object  # the block names in use there
     prep: "_Prepared"  # the intrinsic retyped to the block's index dtype
+    blockized: object = None  # blockize's plan, where the block was made at a loop and is not in place
 
 
 @register
@@ -216,7 +220,7 @@ class Tensorize(Rewrite):
                      f"the intrinsic's description never uses its buffer(s) {', '.join(missing)}, so the block "
                      "has no window to bind them to")
         _check_windows(chk, subject, realize, found, desc, prep.extents)
-        return _TensorizePlan(site, rpath, realize, found, names, blocks, prep)
+        return _TensorizePlan(site, rpath, realize, found, names, blocks, prep, bplan if made is not None else None)
 
     def build(self, plan: _TensorizePlan) -> Outcome:
         site, realize = plan.site, plan.realize
@@ -237,7 +241,11 @@ class Tensorize(Rewrite):
         new_block = with_fields(block, body=new_root.body, match_buffers=list(block.match_buffers) + matches,
                                 alloc_buffers=list(block.alloc_buffers) + list(new_root.alloc_buffers),
                                 annotations=annotations)
-        mod = commit(site, plan.realize_path, with_fields(realize, block=new_block))
+        new = with_fields(realize, block=new_block)
+        derive = None
+        if plan.blockized is not None:
+            derive = lambda new_func: _stated_index(plan.blockized, new, new_func)  # noqa: E731
+        mod = commit(site, plan.realize_path, new, derive=derive)
         return Outcome(mod, None)
 
     def python_args(self):
@@ -315,6 +323,47 @@ def _blockized(blockize: Blockize, bplan) -> _Blockized | None:
     # the function's names count its block names too
     names = _NamesAfter(counts, gone, frozenset(added) | frozenset(added_blocks))
     return _Blockized(new, names, _NamesAfter(site.index.blocks, frozenset(), frozenset(added_blocks)))
+
+
+def _stated_index(bplan, new: BlockRealize, new_func) -> FuncIndex | None:
+    """The index after the tensorized block ``new``, made by blockize at
+    the loop of ``bplan``, took the loop's place, stated from what changed
+    rather than derived by walking both sides: the loops of the chain and
+    the block below them are gone, the new block came with what the
+    implementation put in its body and the init blockize gave it, which are
+    indexed on their own. Only for the common case: the old block declares
+    no buffer and holds no Let (its body and init are stores, so nothing
+    else is under it) and no loop of the chain names a buffer in its
+    bounds (it would have been a loose statement). None otherwise, and the
+    index is derived."""
+    site, path, chain, old_realize = bplan.site, bplan.loop_path, bplan.chain, bplan.realize
+    old = site.index
+    block = old_realize.block
+    if old.clashes or path == _ROOT_REALIZE or not _own_names_plain(block) or leaf_binds_lets(block):
+        return None
+    delta: dict = {}
+    if not _tally_loops(chain, delta, -1):
+        return None  # a loop naming a buffer: the loose statements change
+    _tally_one(old_realize, delta, -1)
+    _tally_one(block, delta, -1)
+    _tally_one(new, delta, 1)
+    _tally_one(new.block, delta, 1)
+    gone = [(True, lp.loop_var.name, path + _DOWN * j) for j, lp in enumerate(chain)]
+    gone.append((False, block.name_hint, path + _DOWN * len(chain) + _INTO_BLOCK))
+    block_path = path + _INTO_BLOCK
+    came = [(False, new.block.name_hint, block_path)]
+    new_realizes: list = []
+    for field in ("init", "body"):
+        part = getattr(new.block, field)
+        if part is not None:
+            came.extend(_scan(part, block_path + ((field, None),), delta, 1, {}, realizes=new_realizes))
+    realizes = _realizes_along(site.func, new_func, path) + [(old_realize, None), (None, new)]
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
+
+
+_DOWN = (("body", None),)
+_INTO_BLOCK = (("block", None),)
 
 
 def _binds_a_let(realize: BlockRealize) -> bool:
