@@ -61,7 +61,7 @@ from ..analysis.arith.int_set import Interval, union
 from ..analysis.arith.linear import fold_add
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions
+from ..analysis.mentions import mentions, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, walk_stmts,
@@ -84,6 +84,7 @@ from .errors import (
     UndeclaredAccessError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
+from .index import _entries, derive_replaced_index, var_names_in_buffer
 from .names import fresh_name, suffixed
 from .redirect import same_buffer
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -140,6 +141,16 @@ def _loose_access(item: Stmt, buf: Buffer, kind: type | tuple = (BufferLoad, Buf
     return None
 
 
+def _may_hold_loose(site, lpath: Path) -> bool:
+    """Whether the body of the loop at ``lpath`` may hold a load or store
+    outside every block: the index counts the statements outside blocks
+    below the root that name a buffer in their own fields (a store, a
+    loop's extent that loads), and where there is none and the loop lies
+    outside every block but the root, no statement of its body outside
+    its blocks names one."""
+    return bool(site.index.loose) or ("block", None) in lpath[2:]
+
+
 def _opaque_use(item: Stmt, buf: Buffer) -> str | None:
     """How ``item`` reaches ``buf``'s memory other than through its loads,
     stores and declared regions (its data pointer taken, or another buffer
@@ -190,6 +201,7 @@ class _ReadWriteAt(Rewrite):
             chk.stop(NoScopeBlockError, subject,
                      f"loop {loop.loop_var.name!r} has no enclosing block to allocate the copy in")
         items, paths = _items(loop, lpath)
+        loose_here = _may_hold_loose(site, lpath)
         reads, writes, blocks = [], [], []
         for item, path in zip(items, paths):
             touching = mentions(item, buf)
@@ -209,7 +221,7 @@ class _ReadWriteAt(Rewrite):
             insert = at[0]
             span = (insert, len(items))
             late = [i for i in range(insert, len(items))
-                    if writes[i] or _loose_access(items[i], buf, BufferStore) is not None]
+                    if writes[i] or (loose_here and _loose_access(items[i], buf, BufferStore) is not None)]
             if late:
                 chk.stop(ReadWriteAtOrderError, subject,
                          f"{self._what(items[late[0]], blocks[late[0]], buf, 'writes')} at or after the first read "
@@ -224,7 +236,7 @@ class _ReadWriteAt(Rewrite):
             insert = at[-1] + 1
             span = (0, insert)
         for i in range(*span):
-            loose = _loose_access(items[i], buf)
+            loose = _loose_access(items[i], buf) if loose_here else None
             if loose is not None:
                 chk.stop(UndeclaredAccessError, subject,
                          f"loop {loop.loop_var.name!r}'s body accesses {buf.name} outside any block "
@@ -244,7 +256,8 @@ class _ReadWriteAt(Rewrite):
         if not self.is_read:
             # a store after the copy back leaves the copy behind the buffer
             # for the loop's next iteration
-            stale = any(_loose_access(items[i], buf, BufferStore) is not None for i in range(insert, len(items)))
+            stale = loose_here and any(_loose_access(items[i], buf, BufferStore) is not None
+                                       for i in range(insert, len(items)))
             fill = self._fill_position(site, lpath, buf, blocks, span, relaxed, region, reads, writes, stale)
             if fill is not None and relaxed:
                 node = relaxed[min(relaxed, key=len)]
@@ -481,20 +494,29 @@ class _ReadWriteAt(Rewrite):
         def view_of(view, _source=None):
             return with_fields(view, storage_scope=plan.scope)
 
+        swapped = []  # (old item, new item)
         for i in range(*plan.span):
-            items[i] = swap_buffer(items[i], buf, dst, view_of)
+            old_item = items[i]
+            items[i] = swap_buffer(old_item, buf, dst, view_of)
+            swapped.append((old_item, items[i]))
         items.insert(plan.insert, copy)
+        copies = [copy]
         if plan.fill is not None:
             fill_name = fresh_name(f"{dst.name}_fill", _Both(site.index.blocks, {name}))
             fill_region, fill_free = plan.fill_copy
-            items.insert(plan.fill, _copy_block(fill_region, fill_free, buf, dst, fill_name, _Both(taken, used),
-                                                used))
+            fill = _copy_block(fill_region, fill_free, buf, dst, fill_name, _Both(taken, used), used)
+            items.insert(plan.fill, fill)
+            copies.append(fill)
         new_loop = with_fields(loop, body=SeqStmt(items))
         scope_block = site.at(plan.scope_path)
         rel = plan.loop_path[len(plan.scope_path):]
         scope_block = replace_at(scope_block, rel, new_loop)
         scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [dst])
-        mod = commit(site, plan.scope_path, scope_block)
+
+        def derive(new_func):
+            return _at_index(site, new_func, plan.loop_path, loop, new_loop, dst, copies, swapped)
+
+        mod = commit(site, plan.scope_path, scope_block, derive=derive)
         return Outcome(mod, BlockRef(name, site.func_name))
 
     def python_args(self):
@@ -615,6 +637,91 @@ def _same_box(a: list[Interval], b: list[Range]) -> bool:
         if simplify_expr(iv.lo) != simplify_expr(rng.min) or simplify_expr(iv.hi) != last:
             return False
     return True
+
+
+def _at_index(site, new_func, lpath: Path, loop: For, new_loop: For, dst: Buffer, copies: list,
+              swapped: list):
+    """The index after read_at or write_at, stated from what they changed:
+    the loop at ``lpath`` became ``new_loop``, whose body holds the
+    ``copies`` (copy blocks of :func:`_copy_block`) and the loop's
+    items, ``swapped`` ``(old, new)`` where they read or write ``dst``
+    instead of the buffer, and the scope block allocates ``dst``. A swap
+    keeps every statement at its place and every name bound (it changes
+    buffers read and written, and views' scopes), so the names that come
+    are ``dst``'s and the copies' and the loops and blocks are those of
+    the new loop. None where that cannot be told this cheaply (then the
+    index is derived by walking what changed): a loose statement in the
+    function (one below the loop could stop or start counting), a copy
+    block whose expressions could hold a Let, an item whose block
+    allocates the buffer (the swap renames the allocation)."""
+    if site.index.loose:
+        return None
+    delta: dict = {}
+    realizes = []
+    for copy in copies:
+        names = _copy_names(copy)
+        if names is None:
+            return None
+        for n in names:
+            delta[n] = delta.get(n, 0) + 1
+        realizes.append((None, copy))
+    for old, new in swapped:
+        pairs = _rebuilt_realizes(old, new)
+        if pairs is None:
+            return None
+        realizes.extend(pairs)
+    for n in [dst.name, *var_names_in_buffer(dst)]:
+        delta[n] = delta.get(n, 0) + 1
+    came = [(is_loop, n, lpath + rel) for is_loop, n, rel in _entries(new_loop)]
+    return derive_replaced_index(site.index, site.func, new_func, lpath, loop, came, delta, realizes)
+
+
+def _plain(e) -> bool:
+    return type(e) is Var or type(e) is IntImm or plain_arithmetic(e)
+
+
+def _copy_names(copy: BlockRealize) -> list | None:
+    """The names a copy block of :func:`_copy_block` binds (its name, its
+    iteration variables and the loop variables inside it), or None where
+    one of its expressions is not plain arithmetic of variables and
+    constants (a Let in it would bind a name as well)."""
+    block = copy.block
+    names = [block.name_hint]
+    exprs = list(copy.iter_values)
+    for iv in block.iter_vars:
+        exprs += (iv.dom.min, iv.dom.extent)
+        names.append(iv.var.name)
+    for region in (*block.reads, *block.writes):
+        for r in region.region:
+            exprs += (r.min, r.extent)
+    node = block.body
+    while type(node) is For:
+        exprs += (node.min, node.extent)
+        names.append(node.loop_var.name)
+        node = node.body
+    exprs += (*node.indices, *node.value.indices)
+    if not all(map(_plain, exprs)):
+        return None
+    return names
+
+
+def _rebuilt_realizes(old: Stmt, new: Stmt) -> list | None:
+    """The BlockRealizes that swap_buffer rebuilt in ``new`` from ``old``,
+    as ``(old, new)``, the statements of both walked side by side (a swap
+    keeps each at its place); None where a block's allocations changed."""
+    out = []
+    stack = [(old, new)]
+    while stack:
+        a, b = stack.pop()
+        if a is b:
+            continue
+        kind = type(a)
+        if kind is BlockRealize:
+            out.append((a, b))
+        elif kind is Block and a.alloc_buffers is not b.alloc_buffers:
+            return None
+        stack.extend(zip([c for _, c in stmt_children(a)], [c for _, c in stmt_children(b)]))
+    return out
 
 
 def _copy_block(region, free, src: Buffer, dst: Buffer, name: str, taken, used: set) -> BlockRealize:

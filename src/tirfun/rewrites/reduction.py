@@ -41,7 +41,9 @@ from .errors import (
     RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
-from .index import derive_init_index, derive_scope_index
+from .index import (
+    _realizes_along, _stated, binds_let, derive_init_index, derive_scope_index, leaf_binds_lets, var_names_in_buffer,
+)
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -1016,6 +1018,9 @@ class RFactor(Rewrite):
         old_nest = site.at(outer_path)
 
         def derive(new_func):
+            stated = _rfactor_index(site, new_func, outer_path, in_seq, old_nest, realize, rf_bufs, rf_nest, new)
+            if stated is not None:
+                return stated
             return derive_scope_index(site.index, site.func, new_func, scope, rf_bufs, outer_path, in_seq,
                                       old_nest, [rf_nest, new])
 
@@ -1023,6 +1028,92 @@ class RFactor(Rewrite):
 
     def python_args(self):
         return [py_value(self.loop), f"factor_axis={py_value(self.factor_axis)}"]
+
+
+def _rfactor_index(site, new_func, at: Path, in_seq: bool, old_nest: Stmt, realize: BlockRealize, rf_bufs: list,
+                   rf_nest: Stmt, wb_nest: Stmt):
+    """The index after rfactor, stated from what it changed where the
+    reduction block sits at the bottom of a perfect nest (``old_nest`` at
+    ``at``) and binds no name but its own and its iteration variables':
+    the nest's loops and block go, the rfactor nest and the write-back nest
+    (``wb_nest``) come in its place (as items of the scope's sequence with
+    ``in_seq``, else as a new sequence), and the scope allocates
+    ``rf_bufs``. Their names are read off the nests' loops and blocks: every
+    expression in them is made of the old block's, of its realize's and of
+    its loops' expressions (substituted, combined by a known reducer), and
+    none of those holds a Let. None where that cannot be told this cheaply
+    (then :func:`derive_scope_index` walks what changed): a statement
+    outside blocks that names a buffer somewhere in the function, a nest
+    that is not perfect, a Let (or a let-bound value) in the old nest."""
+    index = site.index
+    if index.clashes or index.loose:
+        return None
+    block = realize.block
+    if block.alloc_buffers or block.match_buffers or type(block.body) is not BufferStore \
+            or leaf_binds_lets(block) or binds_let(realize):
+        return None
+    delta: dict = {}
+    gone = _nest_entries(old_nest, at, delta, -1)
+    if gone is None or _nest_realize(old_nest) is not realize:
+        return None
+    if in_seq:
+        seq, k = at[:-1], at[-1][1]
+        places, shifts = [at, seq + (("seq", k + 1),)], ((seq, k + 1, 1),)
+    else:
+        places, shifts = [at + (("seq", 0),), at + (("seq", 1),)], ()
+    came = []
+    for place, nest in zip(places, (rf_nest, wb_nest)):
+        found = _nest_entries(nest, place, delta, 1)
+        if found is None:
+            return None
+        came.extend(found)
+    for buf in rf_bufs:
+        for name in (buf.name, *var_names_in_buffer(buf)):
+            delta[name] = delta.get(name, 0) + 1
+    realizes = _realizes_along(site.func, new_func, at)
+    realizes += [(realize, None), (None, _nest_realize(rf_nest)), (None, _nest_realize(wb_nest))]
+    return _stated(index, delta, shifts, gone, came, realizes)
+
+
+def _nest_realize(nest: Stmt) -> BlockRealize:
+    """The BlockRealize at the bottom of a perfect nest of loops."""
+    while type(nest) is For:
+        nest = nest.body
+    return nest
+
+
+def _nest_entries(nest: Stmt, path: Path, delta: dict, sign: int) -> list | None:
+    """The loops and block of a perfect nest over one BlockRealize at
+    ``path`` (``(is_loop, name, path)``, outermost first), the names they
+    bind counted into ``delta`` with ``sign``; None where the bounds of a
+    loop or of an iteration variable are not variables or constants or a
+    loop is bound to a thread (they could hold a Let), or the bottom is no
+    BlockRealize."""
+    found = []
+    get = delta.get
+    node = nest
+    while type(node) is For:
+        if type(node.min) not in _LEAF or type(node.extent) not in _LEAF or node.thread_binding is not None:
+            return None
+        name = node.loop_var.name
+        found.append((True, name, path))
+        delta[name] = get(name, 0) + sign
+        node, path = node.body, path + (("body", None),)
+    if type(node) is not BlockRealize:
+        return None
+    block = node.block
+    found.append((False, block.name_hint, path + (("block", None),)))
+    delta[block.name_hint] = get(block.name_hint, 0) + sign
+    for iv in block.iter_vars:
+        # a domain from a loop above the nest (the rfactor block binds
+        # those its guard names) has not been looked at
+        if type(iv.dom.min) not in _LEAF or type(iv.dom.extent) not in _LEAF:
+            return None
+        delta[iv.var.name] = get(iv.var.name, 0) + sign
+    return found
+
+
+_LEAF = (Var, IntImm)
 
 
 def _rebuild(node, step, child):
