@@ -42,3 +42,39 @@ def test_plainly_covers_is_region_covers():
         seen += fast
         assert not fast or region_covers([window], got, dom)
     assert seen > 50
+
+
+def _simplify_indices_by_transform(e):
+    """decompose_padding's index simplification through the general walk."""
+    from tirfun.analysis.traversal import transform
+    from tirfun.nodes import BufferLoad
+    from tirfun.rewrites.padding import _simplified
+
+    def post(n):
+        if isinstance(n, BufferLoad):
+            return BufferLoad(n.buffer, [_simplified(i) for i in n.indices], n.predicate)
+        return n
+
+    return _simplified(transform(e, post))
+
+
+def test_simplify_indices_is_the_general_walk():
+    from tirfun.nodes import Buffer, BufferLoad, Call, FloatImm, LT
+    from tirfun.rewrites.padding import _simplify_indices
+
+    vi, vj = Var("vi", "int32"), Var("vj", "int32")
+    one = IntImm("int32", 1)
+    A = Buffer("A", [IntImm("int32", 16), IntImm("int32", 16)], "float32")
+    I = Buffer("I", [IntImm("int32", 16)], "int32")
+    loads = [
+        BufferLoad(A, [Sub(Add(vi, one), one), vj]),  # simplified
+        BufferLoad(A, [vi, vj]),  # kept
+        BufferLoad(A, [BufferLoad(I, [Add(vj, IntImm("int32", 0))]), Add(vi, vi)]),  # nested
+    ]
+    for load in loads:
+        for e in (load, Call("float32", "tir.if_then_else", [LT(vi, IntImm("int32", 3)), load, FloatImm("float32", 0.0)]),
+                  Add(Sub(Add(vi, one), one), vj)):
+            fast = _simplify_indices(e)
+            assert fast == _simplify_indices_by_transform(e)
+            if fast == e:
+                assert fast is e or not isinstance(e, BufferLoad)
