@@ -340,7 +340,7 @@ class RollingBuffer(Rewrite):
         site, old, axis, extent = plan.site, plan.buffer, plan.axis, plan.extent
         shape = list(old.shape)
         shape[axis] = IntImm(shape[axis].dtype, extent)
-        new = attrs.evolve(old, shape=shape)
+        new = with_fields(old, shape=shape)
         target = site.at(plan.block_path)
         ext = IntImm(old.shape[axis].dtype, extent)
 
@@ -408,7 +408,7 @@ class RollingBuffer(Rewrite):
                     if ivs[k].iter_type is IterVarType.DataPar and any(
                             skip is not None and _mentions(value, skip[0]) for skip in plan.skips):
                         ivs[k] = IterVar(ivs[k].dom, ivs[k].var, IterVarType.Opaque)
-                n = attrs.evolve(n, block=attrs.evolve(n.block, iter_vars=ivs))
+                n = with_fields(n, block=with_fields(n.block, iter_vars=ivs))
                 cond = n.predicate
                 for skip in plan.skips:
                     if skip is None:
@@ -416,9 +416,9 @@ class RollingBuffer(Rewrite):
                     var, overlap, offset = skip
                     test = Or(LT(var, IntImm(var.dtype, 1)), LE(IntImm(offset.dtype, overlap), offset))
                     cond = test if _is_true(cond) else And(cond, test)
-                n = attrs.evolve(n, predicate=cond)
+                n = with_fields(n, predicate=cond)
             if isinstance(n, Block) and n.name_hint == scope_block.name_hint:
-                n = attrs.evolve(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
+                n = with_fields(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
             return n
 
         def child(c):
