@@ -9,7 +9,7 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import iter_children, substitute_vars
+from ..analysis.traversal import OPERAND_NODES, iter_children, substitute_vars
 from ..nodes.base import with_fields
 from ..nodes import Buffer, FloatImm, FloorDiv, FloorMod, IntImm, Node, PrimExpr, StringImm, Var, binary
 
@@ -27,8 +27,14 @@ def _field_names(cls: type) -> tuple[str, ...]:
 def substitute_expr(e: PrimExpr, mapping: Mapping[Var, PrimExpr]) -> PrimExpr:
     """:func:`substitute` for an expression, without entering buffers (whose
     shapes cannot mention loop or iteration variables)."""
-    if type(e) is Var:
+    kind = type(e)
+    if kind is Var:
         return mapping.get(e, e)
+    if kind in OPERAND_NODES and mapping:
+        # most of an index: its two operands, rebuilt as transform_plain
+        # rebuilds them, without looking up the fields by name
+        a, b = substitute_expr(e.a, mapping), substitute_expr(e.b, mapping)
+        return e if a is e.a and b is e.b else kind(a, b)
     if isinstance(e, _LEAVES) or not mapping:
         return e
     changes = {}
@@ -121,7 +127,13 @@ def var_names(node: Node) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, Var):
+        kind = type(n)
+        if kind in OPERAND_NODES:  # most of an expression: its two operands, read directly
+            stack.append(n.a)
+            stack.append(n.b)
+        elif kind in _LEAVES:
+            continue
+        elif isinstance(n, Var):
             out.add(n.name)
         else:
             stack.extend(iter_children(n))

@@ -15,7 +15,7 @@ import attrs
 
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true, simplify_expr
-from ..analysis.traversal import ancestors, replace_at, transform
+from ..analysis.traversal import ancestors, replace_at, transform, transform_plain
 from ..analysis.arith.terms import fits
 from ..nodes import (
     GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, FloatImm, FloorDiv,
@@ -413,10 +413,15 @@ def _simplify_indices(e: PrimExpr, simplified=None) -> PrimExpr:
 
     def post(n):
         if isinstance(n, BufferLoad):
-            return BufferLoad(n.buffer, [simplified(i) for i in n.indices], n.predicate)
+            indices = [simplified(i) for i in n.indices]
+            if all(a is b for a, b in zip(indices, n.indices)):
+                return n  # each index already as simple as it gets
+            return BufferLoad(n.buffer, indices, n.predicate)
         return n
 
-    return _simplified(transform(e, post))
+    # ``post`` keeps every other node, arithmetic included: the plain walk,
+    # which rebuilds arithmetic without asking it, gives what ``transform`` does
+    return _simplified(transform_plain(e, post))
 
 
 def _memo_simplified():

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith import Affine, bound_region, can_prove, region_covers
-from ..analysis.arith.int_set import cover_range
+from ..analysis.arith import Affine, can_prove, region_covers
+from ..analysis.arith.int_set import Interval, cover_range
+from ..analysis.arith.iter_map import is_plain_sum
+from ..analysis.arith.region import _plain_bound
+from ..analysis.arith.terms import fits
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions, plain_arithmetic
 from ..analysis.traversal import Path, map_children, transform, transform_plain, walk_stmts
 from ..nodes import (
-    GE, LE, LT, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
-    IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
+    GE, LE, LT, Add, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
+    IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
 from .checks import describe, loops_above
+# ``bound_region`` with bindings, read off sums in normal form where it can
+from .compute_location import _bound_substituted
 from .dataflow import produced_region, scope_allocations, scope_children, scope_of
 from .errors import (
     OutputBlockError, RollingBufferCoverError, RollingBufferDependencyError, RollingBufferInsertionError,
@@ -230,7 +235,7 @@ class RollingBuffer(Rewrite):
                  if len(p) > len(lca_loop[0])}
         bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
         region = block.writes[self.write_buffer_index]
-        intervals = bound_region(region, inner, bindings)
+        intervals = _bound_substituted(region, inner, bindings)
         ranges = [cover_range(iv, Range(IntImm(d.dtype, 0), d)) for iv, d in zip(intervals, buffer.shape)]
         loop_of = {lp.loop_var: lp for _, lp in loops}
         dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops}
@@ -323,8 +328,9 @@ class RollingBuffer(Rewrite):
             for reg in r.block.reads:
                 if reg.buffer != buffer:
                     continue
-                got = bound_region(reg, c_inner, c_bind)
-                if not all(iv.bounded for iv in got) or not region_covers([window], got, dom):
+                got = _bound_substituted(reg, c_inner, c_bind)
+                if not all(iv.bounded for iv in got) or not (
+                        _plainly_covers(window, got, dom) or region_covers([window], got, dom)):
                     chk.stop(RollingBufferCoverError, subject,
                              f"block {r.block.name_hint} reads {buffer.name} outside the region the block "
                              "writes in the same iteration, which the rolling window would not hold", r)
@@ -334,7 +340,7 @@ class RollingBuffer(Rewrite):
         site, old, axis, extent = plan.site, plan.buffer, plan.axis, plan.extent
         shape = list(old.shape)
         shape[axis] = IntImm(shape[axis].dtype, extent)
-        new = attrs.evolve(old, shape=shape)
+        new = with_fields(old, shape=shape)
         target = site.at(plan.block_path)
         ext = IntImm(old.shape[axis].dtype, extent)
 
@@ -356,6 +362,9 @@ class RollingBuffer(Rewrite):
         scope_block = site.at(plan.scope)
 
         def pre(n):
+            kind = type(n)
+            if kind is Var or kind is IntImm:
+                return None
             if isinstance(n, BufferStore) and n.buffer == old:
                 return BufferStore(new, visit(n.value), rolled([visit(i) for i in n.indices]),
                                    None if n.predicate is None else visit(n.predicate))
@@ -369,8 +378,11 @@ class RollingBuffer(Rewrite):
         def visit_expr(n):
             # an expression holds no block, which alone ``post`` changes,
             # and one without a use of the buffer comes back as it is: one
-            # walk finds out as much as asking for its names first would
-            return transform_plain(n, post, pre)
+            # walk finds out as much as asking for its names first would;
+            # integer arithmetic alone names no buffer and comes back as it is
+            if plain_arithmetic(n):
+                return n
+            return transform_plain(n, None, pre)
 
         def visit(n):
             if isinstance(n, PrimExpr):
@@ -396,7 +408,7 @@ class RollingBuffer(Rewrite):
                     if ivs[k].iter_type is IterVarType.DataPar and any(
                             skip is not None and _mentions(value, skip[0]) for skip in plan.skips):
                         ivs[k] = IterVar(ivs[k].dom, ivs[k].var, IterVarType.Opaque)
-                n = attrs.evolve(n, block=attrs.evolve(n.block, iter_vars=ivs))
+                n = with_fields(n, block=with_fields(n.block, iter_vars=ivs))
                 cond = n.predicate
                 for skip in plan.skips:
                     if skip is None:
@@ -404,20 +416,22 @@ class RollingBuffer(Rewrite):
                     var, overlap, offset = skip
                     test = Or(LT(var, IntImm(var.dtype, 1)), LE(IntImm(offset.dtype, overlap), offset))
                     cond = test if _is_true(cond) else And(cond, test)
-                n = attrs.evolve(n, predicate=cond)
+                n = with_fields(n, predicate=cond)
             if isinstance(n, Block) and n.name_hint == scope_block.name_hint:
-                n = attrs.evolve(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
+                n = with_fields(n, alloc_buffers=[new if b == old else b for b in n.alloc_buffers])
             return n
 
         def child(c):
             # a child of a statement that names the buffer: a leaf, or a
             # part that does not name it, is left as it is; an expression is
             # walked once, which finds out as much
+            if type(c) in _LEAVES:
+                return c
             if isinstance(c, Stmt):
                 return rebuild(c)
             if isinstance(c, PrimExpr):
                 return visit_expr(c)
-            if type(c) in _LEAVES or _plainly_free_of(c, old) or \
+            if _plainly_free_of(c, old) or \
                     not (isinstance(c, BufferRegion) and c.buffer == old or mentions(c, old)):
                 return c
             return visit(c)
@@ -478,6 +492,59 @@ def _plainly_free_of(c, old) -> bool:
     if type(c) is BufferRegion and c.buffer is not old and not mentions(c.buffer, old):
         return all(plain_arithmetic(r.min) and plain_arithmetic(r.extent) for r in c.region)
     return False
+
+
+def _plainly_covers(window: list, got: list, dom: dict) -> bool:
+    """``region_covers([window], got, dom)`` where it is True for a reason
+    read off the literals: in each dimension the read interval ``got`` is
+    the window's (a Range ``(m, e)``) own ends, either as ``region_covers``
+    writes them (``m`` and ``m + e - 1``, equal expressions need no proof)
+    or with the upper end in normal form (``i + 2`` for ``i + 3 - 1``),
+    where ``m`` is a sum in normal form of variables whose domains in
+    ``dom`` are literals and no sum it takes, nor the difference of two
+    such ends, leaves the dtype: the prover then finds the two ends equal.
+    False means "ask region_covers", which also covers a read inside the
+    window that does not reach its ends."""
+    for rng, iv in zip(window, got):
+        ends = Interval.from_range(rng)
+        if iv.lo == ends.lo and iv.hi == ends.hi:
+            continue
+        m, e = rng.min, rng.extent
+        if type(e) is not IntImm or iv.lo != m or iv.hi.dtype != m.dtype or not is_plain_sum(m):
+            return False
+        plain = _plain_bound(rng, {})
+        if plain is None or iv.hi != plain.hi or not _ends_fit(m, e.value, dom):
+            return False
+    return True
+
+
+def _ends_fit(m, extent: int, dom: dict) -> bool:
+    """Whether ``m``, ``m + extent`` and ``m + extent - 1`` (``m`` a sum in
+    normal form) stay inside their dtype for every value of the variables
+    of ``m`` within their literal domains in ``dom``, and so does the
+    difference of any two values of ``m + extent - 1``."""
+    dtype = m.dtype
+    lo = hi = 0
+    node = m
+    if (type(node) is Add or type(node) is Sub) and type(node.b) is IntImm:
+        c = node.b.value if type(node) is Add else -node.b.value
+        lo = hi = c
+        node = node.a
+    while node is not None:
+        if type(node) is Add:
+            term, node = node.b, node.a
+        else:
+            term, node = node, None
+        var, k = (term, 1) if type(term) is Var else (term.a, term.b.value)
+        rng = dom.get(var)
+        if type(rng) is not Range or type(rng.min) is not IntImm or type(rng.extent) is not IntImm:
+            return False
+        lo += k * rng.min.value
+        hi += k * (rng.min.value + rng.extent.value - 1)
+        if not (fits(dtype, lo) and fits(dtype, hi)):
+            return False
+    return all(fits(dtype, v) for v in (lo + extent, hi + extent, lo + extent - 1, hi + extent - 1,
+                                        hi - lo, lo - hi))
 
 
 def _buffers_of(block: Block) -> set:
