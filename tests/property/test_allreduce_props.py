@@ -95,6 +95,8 @@ def main(A: T.Buffer((2, {length}), "int32"), C: T.Buffer((2, {length}), "int32"
     return src, [(name, b, e) for (name, _), e, b in zip(kinds, extents, bound)]
 
 
+# each example lowers and interprets two programs of up to 64 threads: a third of the budget
+@settings(max_examples=max(settings().max_examples // 3, 20))
 @given(reductions_across_threads(), st.data())
 def test_a_consumer_placed_inside_the_threads_of_a_reduction_is_refused(case, data):
     # the consumer of a local result, moved by reverse_compute_at under a
