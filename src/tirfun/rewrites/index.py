@@ -1507,7 +1507,8 @@ def derive_regions_index(old: FuncIndex, old_realize: BlockRealize, new_realize:
 
 
 def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
-                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list) -> FuncIndex | None:
+                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list, *, kept: int | None = None,
+                       rebuilt=()) -> FuncIndex | None:
     """The index after a rewrite (rfactor) gave the block at ``scope`` the
     buffers ``added`` to allocate, its other fields kept, and replaced the
     statement ``old_stmt`` at ``at`` below it by the statements
@@ -1517,7 +1518,15 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     sides of the replacement are walked (as :func:`derive_index` walks what
     changed), and the block's own names are those it had and the new
     buffers': neither its other fields nor the rest of its body are looked
-    at. None when the index has clashes (then :func:`derive_index` is used)."""
+    at. None when the index has clashes (then :func:`derive_index` is used).
+
+    ``kept``, where given, is the position among ``new_stmts`` of
+    ``old_stmt`` rebuilt in place (cache_inplace's redirected block): the
+    same statements at the same places below it, binding the same names,
+    with the BlockRealizes ``rebuilt`` (``(old, new)``) rebuilt in it.
+    Neither side of it is walked: as an item it moves with those after it
+    by shifts; where a sequence took its place, what is kept for it
+    (:func:`_entries`) moves one step down."""
     if old.clashes:
         return None
     delta: dict = {}
@@ -1526,6 +1535,8 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     # BlockRealizes rebuilt along the path (the scope's own among them,
     # which now mentions the new buffers); not the function's root
     realizes = _realizes_along(old_func, new_func, at)
+    if kept is not None:
+        return _kept_in_scope(old, delta, realizes, at, in_seq, old_stmt, new_stmts, kept, rebuilt)
     shifts: tuple = ()
     if in_seq:
         seq, k = at[:-1], at[-1][1]
@@ -1544,6 +1555,40 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
+
+
+def _kept_in_scope(old: FuncIndex, delta: dict, realizes: list, at: Path, in_seq: bool, old_stmt: Stmt,
+                   new_stmts: list, kept: int, rebuilt) -> FuncIndex | None:
+    """:func:`derive_scope_index` where ``new_stmts[kept]`` is ``old_stmt``
+    rebuilt in place: only the other new statements are walked."""
+    n = len(new_stmts)
+    gone: list = []
+    came: list = []
+    if in_seq:
+        # the statements before the kept one push it (and those after it)
+        # on; then those after it push the items that followed it on
+        seq, k = at[:-1], at[-1][1]
+        shifts = []
+        if kept:
+            shifts.append((seq, k, kept))
+        if kept + 1 < n:
+            shifts.append((seq, k + kept + 1, n - kept - 1))
+        places = [seq + (("seq", k + j),) for j in range(n)]
+    else:
+        # a sequence takes its place: everything below it moves one step down
+        shifts = []
+        places = [at + (("seq", j),) for j in range(n)]
+        here = places[kept]
+        for is_loop, name, rel in _entries(old_stmt):
+            gone.append((is_loop, name, at + rel))
+            came.append((is_loop, name, here + rel))
+    new_realizes: list = []
+    for j, (place, stmt) in enumerate(zip(places, new_stmts)):
+        if j != kept:
+            came.extend(_new_entries(stmt, place, delta, new_realizes))
+    realizes.extend(rebuilt)
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, tuple(shifts), gone, came, realizes)  # None on a clash: derive_index then
 
 
 def derive_stages_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
@@ -1622,7 +1667,7 @@ def derive_replaced_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc
 
 
 def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
-                        rebuilt: list, dropped: list) -> FuncIndex | None:
+                        rebuilt: list, dropped: list, *, same_lets: bool = False) -> FuncIndex | None:
     """The index after an inlining deleted the statement ``removed``, an
     item of a sequence at ``removal`` that keeps at least two items,
     rebuilt statements in place (``rebuilt``: ``(path, old, new)``, paths
@@ -1632,7 +1677,13 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     (compute_inline, reverse_compute_inline). Only the removed and the
     rebuilt statements are walked, to count the names they bind; the
     items after the removed one move up by a shift. None when that cannot
-    be told this cheaply (then :func:`derive_index` is used)."""
+    be told this cheaply (then :func:`derive_index` is used).
+
+    ``same_lets`` says that each rebuilt store binds the Let names the
+    store it replaced bound, and a rebuilt predicate binds none (the
+    values the inlining moved hold no Let): a rebuilt reader that is one
+    store in a block whose other fields kept their names is then not
+    walked (see :func:`_same_reader`)."""
     if old.clashes:
         return None
     seq_path, (kind, k) = removal[:-1], removal[-1]
@@ -1647,16 +1698,45 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
         _buffer_names(buf, delta, -1)
     old_realizes: list = []
     new_realizes: list = []
+    realizes_kept: list = []
     gone = _scan(removed, removal, delta, -1, {}, realizes=old_realizes)
     for path, before, after in rebuilt:
+        if same_lets and _same_reader(before, after):
+            realizes_kept.append((before, after))
+            continue
         was = _scan(before, path, delta, -1, {}, realizes=old_realizes)
         now = _scan(after, path, delta, 1, {}, realizes=new_realizes)
         if was != now:
             return None  # a loop or block moved, came or went below it
-    realizes = _realizes_along(old_func, new_func, removal)
+    realizes = _realizes_along(old_func, new_func, removal) + realizes_kept
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, ((seq_path, k + 1, -1),), gone, [], realizes)
+
+
+def _same_reader(before, after) -> bool:
+    """Whether the BlockRealize ``after`` binds the names ``before`` binds,
+    with its loops and blocks where they were, told without a walk where
+    its stores' Let names are known to be the same (see
+    :func:`derive_inline_index`): both are one store in a block, with the
+    same bindings (the predicate the same, or a new one over a variable or
+    constant), the same name, iteration variables, buffers and init, no
+    Let in the old block's own fields and none in the new one's regions
+    (variables, constants and plain arithmetic)."""
+    if type(before) is not BlockRealize or type(after) is not BlockRealize \
+            or before.iter_values is not after.iter_values \
+            or not (before.predicate is after.predicate or type(before.predicate) in _LEAVES):
+        return False
+    a, b = before.block, after.block
+    if type(a.body) is not BufferStore or type(b.body) is not BufferStore or a.init is not b.init \
+            or a.name_hint != b.name_hint or a.iter_vars is not b.iter_vars \
+            or a.alloc_buffers is not b.alloc_buffers or a.match_buffers or b.match_buffers:
+        return False
+    for region in itertools.chain(b.reads, b.writes):
+        for r in region.region:
+            if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
+                return False
+    return _own_names_plain(a)
 
 
 def derive_move_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,

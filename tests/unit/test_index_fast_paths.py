@@ -1,0 +1,219 @@
+"""The indexes block primitives state from what they know, without walking
+what they kept, are the ones built afresh: every path leads to its loop or
+block, the names counted are those bound, and the table of mentions is
+the one a walk finds."""
+
+import pytest
+
+import tirfun.rewrites as R
+from tirfun.analysis.traversal import get_at
+from tirfun.nodes import IRModule
+from tirfun.rewrites import index as I
+from tirfun.rewrites.index import build_index, index_of
+from tirfun.script import from_source
+from tirfun.testing.equivalence import assert_equivalent
+
+
+def _mod(source: str) -> IRModule:
+    return IRModule({"main": from_source(source)})
+
+
+def _is_the_built_one(func) -> None:
+    derived = index_of(func)
+    assert derived == build_index(func)
+    for name, path in derived.loops.items():
+        assert get_at(func, path).loop_var.name == name
+    for name, path in derived.blocks.items():
+        assert get_at(func, path).name_hint == name
+
+
+def _spy(monkeypatch, module, name) -> list:
+    """Record each call of ``module.name`` (a shortcut of the index)."""
+    calls = []
+    original = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+# the block alone in its loop: a sequence of the stages takes its place
+ALONE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+    for i2 in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i2)
+            A[vi] = A[vi] * T.float32(2)
+"""
+
+# the block an item of its loop's sequence, with items after it; a Let in
+# its store, whose name must still count once
+BESIDE = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = A[vi]
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.reads(B[vi], A[vi])
+            T.writes(B[vi])
+            z = T.float32()
+            B[vi] = T.Let(B[vi] + z, where={z: A[vi]})
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = C[vi] + T.float32(1)
+        for j in range(2):
+            with T.block("E"):
+                vj = T.axis.spatial(2, j)
+                A[vj] = A[vj] + T.float32(1)
+"""
+
+# the block under an ``if`` of its loop, and a block nested in it that
+# uses the buffer too: both realizes are rebuilt and mention the cache
+NESTED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        if i < 7:
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                T.reads(B[vi], A[vi])
+                T.writes(B[vi])
+                for k in range(1):
+                    with T.block("inner"):
+                        vk = T.axis.spatial(1, k)
+                        T.reads(B[vi], A[vi])
+                        T.writes(B[vi])
+                        B[vi] = B[vi] + A[vi + vk]
+"""
+
+
+@pytest.mark.parametrize("source", [ALONE, BESIDE, NESTED])
+def test_cache_inplace_states_the_index_around_the_block_it_keeps(monkeypatch, source):
+    kept = _spy(monkeypatch, I, "_kept_in_scope")
+    mod = _mod(source)
+    out = R.cache_inplace("B", 0, "local")(mod)
+    assert kept == ["_kept_in_scope"]
+    _is_the_built_one(out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    # a rewrite that follows reads the stated index, and states its own from it
+    split = R.split("i", [None, 2])(out)
+    _is_the_built_one(split["main"])
+
+
+def _answers(monkeypatch, module, name) -> list:
+    """Record what each call of ``module.name`` (a check of the index) answered."""
+    answers = []
+    original = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        out = original(*args, **kwargs)
+        answers.append(out)
+        return out
+
+    monkeypatch.setattr(module, name, spy)
+    return answers
+
+
+# a producer and readers: one reader's store binds a Let of its own, which
+# inlining keeps; the producer of Q binds a Let, which each inlined copy binds again
+INLINED = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+    P = T.alloc_buffer((8,))
+    Q = T.alloc_buffer((8,))
+    D = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("P"):
+            vi = T.axis.spatial(8, i)
+            P[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            z = T.float32()
+            C[vi] = T.Let(z + P[vi], where={z: P[vi] + T.float32(1)})
+    for i in range(8):
+        with T.block("Q"):
+            vi = T.axis.spatial(8, i)
+            w = T.float32()
+            Q[vi] = T.Let(w * w, where={w: A[vi]})
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = Q[vi] + Q[vi]
+    for i in range(6):
+        with T.block("E"):
+            vi = T.axis.spatial(6, i)
+            E[vi] = D[vi] + T.float32(1)
+"""
+
+# the consumer reaches a part of what the producer writes: the producer's
+# predicate gains the bounds
+PARTIAL = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((6,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(6):
+        with T.block("C"):
+            vi = T.axis.spatial(6, i)
+            C[vi] = B[vi] + T.float32(1)
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("source, step, told", [
+    (INLINED, R.compute_inline("P"), [True]),      # the reader's own Let kept
+    (INLINED, R.compute_inline("Q"), []),          # the value binds a Let: the reader is walked
+    (INLINED, R.reverse_compute_inline("E"), [True]),
+    (PARTIAL, R.reverse_compute_inline("C"), [True]),  # the producer's predicate bounded
+])
+def test_inlining_states_the_names_of_a_reader_it_does_not_walk(monkeypatch, source, step, told):
+    answers = _answers(monkeypatch, I, "_same_reader")
+    mod = _mod(source)
+    out = step(mod)
+    assert answers == told
+    _is_the_built_one(out["main"])
+    assert_equivalent(mod["main"], out["main"])
+    split = R.split(next(iter(index_of(out["main"]).loops)), [None, 2])(out)
+    _is_the_built_one(split["main"])
+
+
+def test_inlining_random_programs_states_the_built_index(monkeypatch):
+    from tirfun.testing.stage_programs import random_stage_program
+
+    answers = _answers(monkeypatch, I, "_same_reader")
+    checked = 0
+    for seed in range(12):
+        mod = IRModule({"main": random_stage_program(seed)})
+        func = mod["main"]
+        for block in _blocks(func):
+            for record in (R.compute_inline(block), R.reverse_compute_inline(block)):
+                if record.violations(mod):
+                    continue
+                _is_the_built_one(record(mod)["main"])
+                checked += 1
+    assert checked > 8 and sum(answers) > 4
+
+
+def _blocks(func) -> list:
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    return [s.name_hint for _, s in walk_stmts(func) if type(s) is Block and s is not func.body.block]
