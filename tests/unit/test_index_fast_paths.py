@@ -217,3 +217,66 @@ def _blocks(func) -> list:
     from tirfun.nodes import Block
 
     return [s.name_hint for _, s in walk_stmts(func) if type(s) is Block and s is not func.body.block]
+
+
+def test_buffer_variables_are_those_a_walk_finds():
+    # constant and variable dimensions, strides and offsets (told by their
+    # type) and those that are sums and products (walked)
+    from tirfun.nodes import Buffer, IntImm, Var
+    from tirfun.rewrites.exprs import var_names
+
+    n, m, s, off = (Var(x, "int32") for x in ("n", "m", "s", "off"))
+    ptr = Var("ptr", "handle")
+    four = IntImm("int32", 4)
+    buffers = [
+        Buffer("A", [four, four], elem_offset=IntImm("int32", 0), data=Var("A", "handle")),
+        Buffer("B", [n, m * four], strides=[m, IntImm("int32", 1)], elem_offset=off, data=Var("B", "handle")),
+        Buffer("C", [n + four], strides=[s * four], elem_offset=off * four),
+        Buffer("D", [], data=ptr),
+    ]
+    from tirfun.testing.stage_programs import random_stage_program
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+
+    for seed in range(5):
+        func = random_stage_program(seed)
+        buffers += list(func.buffer_map.values())
+        buffers += [b for _, s in walk_stmts(func) if type(s) is Block for b in s.alloc_buffers]
+    for buf in buffers:
+        walked = set()
+        for e in [*buf.shape, *buf.strides, buf.elem_offset, buf.data]:
+            if e is not None:
+                walked |= var_names(e)
+        assert I.var_names_in_buffer(buf) == walked
+
+
+def test_a_statement_taken_out_is_read_from_what_is_kept_as_a_walk_finds_it():
+    # every statement of drawn programs (before and after a schedule, so
+    # that loops and conditions outside blocks name buffers), at its own
+    # path: first computed, then read back from what is kept
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.testing.block_programs import random_block_program
+    from tirfun.testing.schedules import random_block_schedule
+
+    compared = 0
+    for seed in range(4):
+        mod = random_block_program(seed)
+        mods = [mod]
+        try:
+            mods.append(random_block_schedule(mod, seed, max_steps=3)(mod))
+        except Exception:  # a schedule that does not apply: the program alone
+            pass
+        for m in mods:
+            for path, stmt in walk_stmts(m["main"]):
+                if len(path) < 3:
+                    continue
+                want_counts, want_realizes = {}, []
+                want = I._scan(stmt, path, want_counts, -1, {}, realizes=want_realizes)
+                want_counts = {k: v for k, v in want_counts.items() if v}
+                for _ in range(2):
+                    counts, realizes = {}, []
+                    assert I._taken_out(stmt, path, counts, realizes) == want
+                    assert {k: v for k, v in counts.items() if v} == want_counts
+                    assert sorted(map(id, realizes)) == sorted(map(id, want_realizes))
+                compared += 1
+    assert compared > 100

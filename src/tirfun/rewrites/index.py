@@ -301,11 +301,16 @@ def _buffer_names(buf: Buffer, counts: dict, sign: int) -> None:
 
 def var_names_in_buffer(buf: Buffer) -> set[str]:
     """Variables in a buffer's shape, strides, offset and data pointer."""
-    from .exprs import var_names
-
     out: set[str] = set()
-    for e in list(buf.shape) + list(buf.strides) + [buf.elem_offset, buf.data]:
-        if e is not None:
+    for e in (*buf.shape, *buf.strides, buf.elem_offset, buf.data):
+        kind = type(e)
+        # a constant or a plain variable (nearly every dimension, offset
+        # and pointer) is told by its type, without a walk
+        if kind is Var:
+            out.add(e.name)
+        elif kind is not IntImm and e is not None:
+            from .exprs import var_names
+
             out |= var_names(e)
     return out
 
@@ -556,6 +561,58 @@ def _entries(stmt) -> tuple:
     """The loops and blocks of ``stmt`` (itself included), with their paths
     relative to it, in pre-order; kept for as long as ``stmt`` lives."""
     return _kept_for(_ENTRIES, stmt, lambda node: tuple(_scan(node, (), {}, 0, {}, None, count=False)))
+
+
+def _taken_out(stmt, path: Path, counts: dict, realizes: list) -> list:
+    """What ``_scan(stmt, path, counts, -1, {}, realizes=realizes)`` gives
+    for a statement a rewrite took out (or rebuilt), read from what is kept
+    for it (:func:`_within`): its loops and blocks at ``path``, the names it
+    binds taken from ``counts``, its loose statements where it lies outside
+    every block but the root, and its BlockRealizes appended to
+    ``realizes``. A statement at the function's top (the root realize, or
+    above it) is scanned: its path decides what counts there."""
+    if len(path) < 3:
+        return _scan(stmt, path, counts, -1, {}, realizes=realizes)
+    names, inner = _within(stmt)
+    get = counts.get
+    for name, k in names.items():
+        counts[name] = get(name, 0) - k
+    if _in_root(path):
+        loose = _loose_within(stmt)
+        if loose:
+            counts[_LOOSE] = get(_LOOSE, 0) - loose
+    realizes.extend(inner)
+    return [(is_loop, name, path + rel) for is_loop, name, rel in _entries(stmt)]
+
+
+#: a path inside a block other than the root: nothing under it is loose,
+#: and it is not the root realize's (see :func:`_within`)
+_DEEP: Path = (("body", None), ("block", None), ("body", None), ("block", None))
+
+
+# identity of a statement -> (weak reference to it, (the names bound under
+# it, with how many times, its BlockRealizes))
+_WITHIN: dict[int, tuple] = {}
+
+
+def _within(stmt) -> tuple:
+    """The names the statements under ``stmt`` (itself included) bind, with
+    how many times, and its BlockRealizes; kept for as long as ``stmt``
+    lives, with its loops and blocks (:func:`_entries`), all from one walk."""
+    entry = _WITHIN.get(id(stmt))
+    if entry is not None and entry[0]() is stmt:
+        return entry[1]
+    counts: dict = {}
+    realizes: list = []
+    found = _scan(stmt, _DEEP, counts, 1, {}, realizes=realizes)
+    value = ({name: k for name, k in counts.items() if k}, tuple(realizes))
+    _keep(_WITHIN, stmt, value)
+    key = id(stmt)
+    kept = _ENTRIES.get(key)
+    if kept is None or kept[0]() is not stmt:
+        n = len(_DEEP)
+        _keep(_ENTRIES, stmt, tuple((is_loop, name, p[n:]) for is_loop, name, p in found))
+    return value
 
 
 def _top_statements(roots: list) -> dict:
@@ -1063,17 +1120,9 @@ def _moved(table: LayeredMap, shifts: tuple, gone: list, came: list, epoch: int)
         if name in placed or (name in table and name not in dropped):
             return None
         placed[name] = p
-    edits = [(name, None) for name in dropped if name not in placed]
-    edits += [(name, (p, epoch)) for name, p in placed.items()]
-    if not edits:
-        return table
-    out = table.evolver()
-    for name, entry in edits:
-        if entry is None:
-            del out[name]
-        else:
-            out[name] = entry
-    return out.persistent()
+    # one pass of dictionary look-ups (LayeredMap.changed), not an evolver's calls per name
+    return table.changed({name: (p, epoch) for name, p in placed.items()},
+                         [name for name in dropped if name not in placed])
 
 
 # identity -> (weak reference to the function, its index)
@@ -1547,7 +1596,7 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
         places = [at + (("seq", j),) for j in range(len(new_stmts))]
     old_realizes: list = []
     new_realizes: list = []
-    gone = _scan(old_stmt, at, delta, -1, {}, realizes=old_realizes)
+    gone = _taken_out(old_stmt, at, delta, old_realizes)
     came = []
     for place, stmt in zip(places, new_stmts):
         # a copy stage among them (cache_inplace's) is read from what it is made of
@@ -1699,12 +1748,12 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     old_realizes: list = []
     new_realizes: list = []
     realizes_kept: list = []
-    gone = _scan(removed, removal, delta, -1, {}, realizes=old_realizes)
+    gone = _taken_out(removed, removal, delta, old_realizes)
     for path, before, after in rebuilt:
         if same_lets and _same_reader(before, after):
             realizes_kept.append((before, after))
             continue
-        was = _scan(before, path, delta, -1, {}, realizes=old_realizes)
+        was = _taken_out(before, path, delta, old_realizes)
         now = _scan(after, path, delta, 1, {}, realizes=new_realizes)
         if was != now:
             return None  # a loop or block moved, came or went below it
