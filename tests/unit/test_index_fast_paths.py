@@ -280,3 +280,30 @@ def test_a_statement_taken_out_is_read_from_what_is_kept_as_a_walk_finds_it():
                     assert sorted(map(id, realizes)) == sorted(map(id, want_realizes))
                 compared += 1
     assert compared > 100
+
+
+def test_read_at_and_write_at_state_the_index_around_the_items_they_swap(monkeypatch):
+    # the copy inserted into the loop's sequence, the items it serves
+    # rebuilt in place (their blocks now mention the copy, and statements
+    # outside blocks name it); a loop of one statement, or a fill copy, is
+    # re-indexed by the walk
+    from test_rewrites_read_write_at import LOOSE_AROUND, TILED, TWO_PARTS
+    from tirfun.rewrites import read_write_at
+
+    used = _answers(monkeypatch, read_write_at, "derive_insert_index")
+    runs = [
+        (TILED, [R.read_at("k0", "C", 0, "global"), R.read_at("k0", "C", 1, "local"),
+                 R.write_at("j0", "C", 0, "local")], 1),
+        (TWO_PARTS, [R.read_at("i0", "B1", 0, "local"), R.write_at("i0", "B2", 0, "local")], 1),
+        (LOOSE_AROUND, [R.read_at("i0", "W", 1, "local")], 1),
+    ]
+    for source, steps, stated in runs:
+        used.clear()
+        mod = _mod(source)
+        out = mod
+        for step in steps:
+            out = step(out)
+            _is_the_built_one(out["main"])
+        assert sum(x is not None for x in used) == stated, (source, used)
+        assert_equivalent(mod["main"], out["main"])
+        assert index_of(out["main"]).mentioned == build_index(out["main"]).mentioned

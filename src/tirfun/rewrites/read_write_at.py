@@ -84,6 +84,7 @@ from .errors import (
     UndeclaredAccessError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
+from .index import derive_insert_index, rebuilt_realizes
 from .names import fresh_name, suffixed
 from .redirect import same_buffer
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -494,7 +495,8 @@ class _ReadWriteAt(Rewrite):
         rel = plan.loop_path[len(plan.scope_path):]
         scope_block = replace_at(scope_block, rel, new_loop)
         scope_block = with_fields(scope_block, alloc_buffers=list(scope_block.alloc_buffers) + [dst])
-        mod = commit(site, plan.scope_path, scope_block)
+        mod = commit(site, plan.scope_path, scope_block,
+                     derive=_copy_in_sequence(site, plan, loop, new_loop, copy, dst))
         return Outcome(mod, BlockRef(name, site.func_name))
 
     def python_args(self):
@@ -643,6 +645,34 @@ def _copy_block(region, free, src: Buffer, dst: Buffer, name: str, taken, used: 
     block = Block(iter_vars, [BufferRegion(src, ranges)], [BufferRegion(dst, ranges)], name, body,
                   annotations={"auto_copy": 1})
     return BlockRealize(values, IntImm("bool", 1), block)
+
+
+def _copy_in_sequence(site, plan, loop: For, new_loop: For, copy: Stmt, dst: Buffer):
+    """How :func:`~tirfun.rewrites.base.commit` derives the index after
+    read_at or write_at: the copy inserted into the loop's sequence, the
+    copy buffer allocated in the scope, and the items it serves rebuilt in
+    place with the buffer swapped (the same statements at the same places,
+    binding the same names: only the buffers they name changed), whose
+    rebuilt BlockRealizes now mention the copy
+    (:func:`~tirfun.rewrites.index.derive_insert_index`). None (the
+    re-indexing of the scope) where a fill copy goes in too, the loop's
+    body was one statement (a sequence takes its place), or the copy takes
+    a pointer of its own."""
+    def state(new_func):
+        if plan.fill is not None or type(loop.body) is not SeqStmt or dst.data is not None:
+            return None
+        old_items, new_items = loop.body.seq, new_loop.body.seq
+        pos = plan.insert
+        rebuilt: list = []
+        for k in range(*plan.span):
+            found = rebuilt_realizes(old_items[k], new_items[k + (k >= pos)])
+            if found is None:
+                return None
+            rebuilt += found
+        return derive_insert_index(site.index, site.func, new_func, plan.loop_path + (("body", None),), pos, copy,
+                                   allocs=[dst], rebuilt=rebuilt)
+
+    return state
 
 
 @register
