@@ -285,25 +285,34 @@ def test_a_statement_taken_out_is_read_from_what_is_kept_as_a_walk_finds_it():
 def test_read_at_and_write_at_state_the_index_around_the_items_they_swap(monkeypatch):
     # the copy inserted into the loop's sequence, the items it serves
     # rebuilt in place (their blocks now mention the copy, and statements
-    # outside blocks name it); a loop of one statement, or a fill copy, is
+    # outside blocks name it), or a sequence of the copies and the loop's
+    # one statement taking its place; a fill copy put into a sequence is
     # re-indexed by the walk
     from test_rewrites_read_write_at import LOOSE_AROUND, TILED, TWO_PARTS
     from tirfun.rewrites import read_write_at
 
     used = _answers(monkeypatch, read_write_at, "derive_insert_index")
+    used_scope = _answers(monkeypatch, read_write_at, "derive_scope_index")
     runs = [
         (TILED, [R.read_at("k0", "C", 0, "global"), R.read_at("k0", "C", 1, "local"),
-                 R.write_at("j0", "C", 0, "local")], 1),
-        (TWO_PARTS, [R.read_at("i0", "B1", 0, "local"), R.write_at("i0", "B2", 0, "local")], 1),
-        (LOOSE_AROUND, [R.read_at("i0", "W", 1, "local")], 1),
+                 R.write_at("j0", "C", 0, "local")], [1, 2]),
+        (TWO_PARTS, [R.read_at("i0", "B1", 0, "local"), R.write_at("i0", "B2", 0, "local")], [1, 0]),
+        (LOOSE_AROUND, [R.read_at("i0", "W", 1, "local")], [1, 0]),
+        # a fill copy and the copy back around the loop's one statement
+        (TILED.replace("    for i0, j0, k0", """    for z0, z1 in T.grid(32, 32):
+        with T.block("Z"):
+            vz0, vz1 = T.axis.remap("SS", [z0, z1])
+            C[vz0, vz1] = T.float32(1)
+    for i0, j0, k0"""), [R.write_at("k1", "C", 0, "local")], [0, 1]),
     ]
     for source, steps, stated in runs:
         used.clear()
+        used_scope.clear()
         mod = _mod(source)
         out = mod
         for step in steps:
             out = step(out)
             _is_the_built_one(out["main"])
-        assert sum(x is not None for x in used) == stated, (source, used)
+        assert [sum(x is not None for x in used), sum(x is not None for x in used_scope)] == stated, source
         assert_equivalent(mod["main"], out["main"])
         assert index_of(out["main"]).mentioned == build_index(out["main"]).mentioned

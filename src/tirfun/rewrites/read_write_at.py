@@ -84,7 +84,7 @@ from .errors import (
     UndeclaredAccessError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
-from .index import derive_insert_index, rebuilt_realizes
+from .index import derive_insert_index, derive_scope_index, rebuilt_realizes
 from .names import fresh_name, suffixed
 from .redirect import same_buffer
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -654,14 +654,29 @@ def _copy_in_sequence(site, plan, loop: For, new_loop: For, copy: Stmt, dst: Buf
     place with the buffer swapped (the same statements at the same places,
     binding the same names: only the buffers they name changed), whose
     rebuilt BlockRealizes now mention the copy
-    (:func:`~tirfun.rewrites.index.derive_insert_index`). None (the
-    re-indexing of the scope) where a fill copy goes in too, the loop's
-    body was one statement (a sequence takes its place), or the copy takes
-    a pointer of its own."""
+    (:func:`~tirfun.rewrites.index.derive_insert_index`); where the loop's
+    body was one statement, a sequence of it and the copies takes its
+    place (:func:`~tirfun.rewrites.index.derive_scope_index`). None (the
+    re-indexing of the scope) where a fill copy goes into a sequence too,
+    or the copy takes a pointer of its own."""
     def state(new_func):
-        if plan.fill is not None or type(loop.body) is not SeqStmt or dst.data is not None:
+        if dst.data is not None:
             return None
-        old_items, new_items = loop.body.seq, new_loop.body.seq
+        new_items = new_loop.body.seq
+        at = plan.loop_path + (("body", None),)
+        if type(loop.body) is not SeqStmt:
+            # the statement's place among the copies: each inserted at or before it moves it on
+            kept = int(plan.insert <= 0)
+            if plan.fill is not None and plan.fill <= kept:
+                kept += 1
+            rebuilt = rebuilt_realizes(loop.body, new_items[kept])
+            if rebuilt is None:
+                return None
+            return derive_scope_index(site.index, site.func, new_func, plan.scope_path, [dst], at, False, loop.body,
+                                      list(new_items), kept=kept, rebuilt=rebuilt)
+        if plan.fill is not None:
+            return None
+        old_items = loop.body.seq
         pos = plan.insert
         rebuilt: list = []
         for k in range(*plan.span):
@@ -669,8 +684,7 @@ def _copy_in_sequence(site, plan, loop: For, new_loop: For, copy: Stmt, dst: Buf
             if found is None:
                 return None
             rebuilt += found
-        return derive_insert_index(site.index, site.func, new_func, plan.loop_path + (("body", None),), pos, copy,
-                                   allocs=[dst], rebuilt=rebuilt)
+        return derive_insert_index(site.index, site.func, new_func, at, pos, copy, allocs=[dst], rebuilt=rebuilt)
 
     return state
 
