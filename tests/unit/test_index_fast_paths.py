@@ -316,3 +316,45 @@ def test_read_at_and_write_at_state_the_index_around_the_items_they_swap(monkeyp
         assert [sum(x is not None for x in used), sum(x is not None for x in used_scope)] == stated, source
         assert_equivalent(mod["main"], out["main"])
         assert index_of(out["main"]).mentioned == build_index(out["main"]).mentioned
+
+
+LETS_IN_FIELDS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            z = T.int32()
+            T.reads(A[T.Let(z, where={z: vi}):T.Let(z, where={z: vi}) + 1])
+            T.writes(B[vi])
+            B[vi] = A[vi]
+"""
+
+
+def test_a_block_whose_fields_are_plain_binds_what_the_walk_of_its_fields_finds():
+    # the names counted for each block of drawn programs (and of one whose
+    # region holds Let expressions), with and without the look at its
+    # fields that spares the walk
+    from tirfun.analysis.traversal import walk_stmts
+    from tirfun.nodes import Block
+    from tirfun.testing.block_programs import random_block_program
+    from tirfun.testing.stage_programs import random_stage_program
+
+    funcs = [from_source(LETS_IN_FIELDS)]
+    for seed in range(8):
+        funcs += [random_stage_program(seed), random_block_program(seed)["main"]]
+    compared = plain = 0
+    for func in funcs:
+        for _, block in walk_stmts(func):
+            if type(block) is not Block:
+                continue
+            walked = {block.name_hint: 1}
+            for iv in block.iter_vars:
+                walked[iv.var.name] = walked.get(iv.var.name, 0) + 1
+            for buf in [*block.alloc_buffers, *(m.buffer for m in block.match_buffers)]:
+                I._buffer_names(buf, walked, 1)
+            I._expr_lets(block, walked, 1)
+            assert I._count_block_names(block) == walked
+            compared += 1
+            plain += I._plain_own_fields(block)
+    assert compared > 50 and 0 < plain < compared

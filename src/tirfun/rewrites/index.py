@@ -333,8 +333,27 @@ def _count_block_names(block: Block) -> dict:
         _buffer_names(buf, counts, 1)
     for match in block.match_buffers:
         _buffer_names(match.buffer, counts, 1)
-    _expr_lets(block, counts, 1)
+    if not _plain_own_fields(block):
+        _expr_lets(block, counts, 1)
     return counts
+
+
+def _plain_own_fields(block: Block) -> bool:
+    """Whether every expression of the block's own fields that may hold a
+    Let (see :func:`_let_fields`: the ends of its domains, of its regions
+    and of its views' sources) is a variable, a constant or plain
+    arithmetic, and so holds none: nearly every block, told by a look at
+    each end where the walk of :func:`_expr_lets` visits every range."""
+    for iv in block.iter_vars:
+        dom = iv.dom
+        if not (_leaf_or_plain(dom.min) and _leaf_or_plain(dom.extent)):
+            return False
+    regions = itertools.chain(block.reads, block.writes, (m.source for m in block.match_buffers))
+    for region in regions:
+        for r in region.region:
+            if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
+                return False
+    return True
 
 
 # identity of a block -> (weak reference to it, the names it binds itself)
