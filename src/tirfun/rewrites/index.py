@@ -391,8 +391,10 @@ def _tally_one(node, counts: dict, sign: int) -> None:
         if type(node.min) in _LEAVES and type(node.extent) in _LEAVES and node.thread_binding is None:
             return  # the common loop: no expression to hold a Let
     elif kind is BlockRealize:
+        if type(node.predicate) in _LEAVES and all(type(v) in _LEAVES for v in node.iter_values):
+            return  # bound to loop variables and constants
         if _leaf_or_plain(node.predicate) and all(map(_leaf_or_plain, node.iter_values)):
-            return  # bound to loop variables, constants and plain arithmetic of them: no Let
+            return  # or plain arithmetic of them: no Let either
     elif kind is BufferStore:
         lets = _store_lets(node)
         if lets:
