@@ -2968,8 +2968,9 @@ class CacheInplace(Rewrite):
                                    taken=_Both(taken, names_in | {cache.name}))
         block = plan.realize.block
         select = (lambda b, inherited: "redirect")
+        inner: list = []  # the BlockRealizes rebuilt below the block, (old, new)
         rewriter = _Rewriter(_Scope(plan.block_path, block, ()), buf, cache, None, (), 0, stage_in, cache,
-                             select, stores=True)
+                             select, stores=True, realizes=inner)
         new_block = rewriter.block(block, plan.block_path + (("x", None),), True)
         rel = plan.block_path[len(plan.scope.path):]
         scope_block = replace_at(plan.scope.block, rel, new_block)
@@ -2987,10 +2988,18 @@ class CacheInplace(Rewrite):
         # rebuilt self: only those are walked to derive the index
         at = plan.container + (("body", None),) + ((("seq", plan.pos),) if in_seq else ())
         old_item = get_at(site.func, at)
+        kept, rebuilt = None, ()
+        if cache.data is None:
+            # no pointer to replace: the item keeps its statements, and the
+            # names they bind, where they were; only the buffers they name
+            # changed (the block's realize, and those below it, rebuilt)
+            rpath = plan.block_path[len(at):-1]
+            kept, rebuilt = 1, [(plan.realize, get_at(item, rpath) if rpath else item)] + inner
         mod = commit(site, plan.scope.path, scope_block,
                      derive=lambda new_func: derive_scope_index(site.index, site.func, new_func, plan.scope.path,
                                                                 [cache], at, in_seq, old_item,
-                                                                [stage_in, item, stage_out]))
+                                                                [stage_in, item, stage_out], kept=kept,
+                                                                rebuilt=rebuilt))
         return Outcome(mod, (BlockRef(in_name, site.func_name), BlockRef(out_name, site.func_name)))
 
     def python_args(self):

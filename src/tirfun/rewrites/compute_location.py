@@ -60,7 +60,7 @@ from .errors import (
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, plain_buffer, var_names
-from .index import derive_inline_index, derive_move_index
+from .index import binds_let, derive_inline_index, derive_move_index, leaf_binds_lets
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
 from .scopes import valid_scope
@@ -2205,12 +2205,14 @@ def _check_no_views(chk: Checks, block: Block, subject: str, realize, outcome: s
                  "the block it goes into does not declare", realize)
 
 
-def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer):
+def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list, buffer: Buffer,
+                   same_lets: bool = False):
     """The module with an inlining's result: ``func`` is the site's
     function with the statements of ``rebuilt`` (``(path, old, new)``)
     replaced in place; the statement at ``removal`` is deleted and
     ``buffer`` dropped from the allocations of the scope's block. The new
-    index is stated from what changed (:func:`derive_inline_index`)."""
+    index is stated from what changed (:func:`derive_inline_index`, told
+    ``same_lets`` where the rebuilt stores bind the Let names they bound)."""
     removed = get_at(site.func, removal)
     func = delete_at(func, removal)
     dropped = []
@@ -2221,7 +2223,8 @@ def _commit_inline(site, scope: Path | None, func, removal: Path, rebuilt: list,
     path = scope if scope is not None else (_BODY,)
 
     def derive(new_func):
-        return derive_inline_index(site.index, site.func, new_func, removal, removed, rebuilt, dropped)
+        return derive_inline_index(site.index, site.func, new_func, removal, removed, rebuilt, dropped,
+                                   same_lets=same_lets)
 
     return commit(site, path, get_at(func, path), derive=derive)
 
@@ -2404,7 +2407,10 @@ class ComputeInline(Rewrite):
                 after = transform_plain(before, post, pre)
             rebuilt.append((path, before, after))
             func = replace_at(func, path, after)
-        return Outcome(_commit_inline(site, loc.scope, func, removal, rebuilt, buffer))
+        # a value that binds no Let leaves each reader's store binding the
+        # Let names it bound (the names kept for the block tell it)
+        return Outcome(_commit_inline(site, loc.scope, func, removal, rebuilt, buffer,
+                                      not leaf_binds_lets(block)))
 
     def python_args(self):
         return [py_value(self.block)]
@@ -2817,7 +2823,12 @@ class ReverseComputeInline(Rewrite):
                     predicate = b if _is_true(predicate) else And(predicate, b)
         new_realize = BlockRealize(prealize.iter_values, predicate, new_block)
         func = replace_at(site.func, ppath, new_realize)
-        return Outcome(_commit_inline(site, loc.scope, func, removal, [(ppath, prealize, new_realize)], buffer))
+        # neither store binding a Let, nor the bounds added to the
+        # predicate, the producer's new store binds none, as its old one
+        same_lets = not leaf_binds_lets(producer) and not leaf_binds_lets(loc.realize.block) \
+            and (predicate is prealize.predicate or not binds_let(predicate))
+        return Outcome(_commit_inline(site, loc.scope, func, removal, [(ppath, prealize, new_realize)], buffer,
+                                      same_lets))
 
     def python_args(self):
         return [py_value(self.block)]

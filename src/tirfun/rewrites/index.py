@@ -301,11 +301,16 @@ def _buffer_names(buf: Buffer, counts: dict, sign: int) -> None:
 
 def var_names_in_buffer(buf: Buffer) -> set[str]:
     """Variables in a buffer's shape, strides, offset and data pointer."""
-    from .exprs import var_names
-
     out: set[str] = set()
-    for e in list(buf.shape) + list(buf.strides) + [buf.elem_offset, buf.data]:
-        if e is not None:
+    for e in (*buf.shape, *buf.strides, buf.elem_offset, buf.data):
+        kind = type(e)
+        # a constant or a plain variable (nearly every dimension, offset
+        # and pointer) is told by its type, without a walk
+        if kind is Var:
+            out.add(e.name)
+        elif kind is not IntImm and e is not None:
+            from .exprs import var_names
+
             out |= var_names(e)
     return out
 
@@ -328,8 +333,27 @@ def _count_block_names(block: Block) -> dict:
         _buffer_names(buf, counts, 1)
     for match in block.match_buffers:
         _buffer_names(match.buffer, counts, 1)
-    _expr_lets(block, counts, 1)
+    if not _plain_own_fields(block):
+        _expr_lets(block, counts, 1)
     return counts
+
+
+def _plain_own_fields(block: Block) -> bool:
+    """Whether every expression of the block's own fields that may hold a
+    Let (see :func:`_let_fields`: the ends of its domains, of its regions
+    and of its views' sources) is a variable, a constant or plain
+    arithmetic, and so holds none: nearly every block, told by a look at
+    each end where the walk of :func:`_expr_lets` visits every range."""
+    for iv in block.iter_vars:
+        dom = iv.dom
+        if not (_leaf_or_plain(dom.min) and _leaf_or_plain(dom.extent)):
+            return False
+    regions = itertools.chain(block.reads, block.writes, (m.source for m in block.match_buffers))
+    for region in regions:
+        for r in region.region:
+            if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
+                return False
+    return True
 
 
 # identity of a block -> (weak reference to it, the names it binds itself)
@@ -369,6 +393,8 @@ def _tally_one(node, counts: dict, sign: int) -> None:
     elif kind is BlockRealize:
         if type(node.predicate) in _LEAVES and all(type(v) in _LEAVES for v in node.iter_values):
             return  # bound to loop variables and constants
+        if _leaf_or_plain(node.predicate) and all(map(_leaf_or_plain, node.iter_values)):
+            return  # or plain arithmetic of them: no Let either
     elif kind is BufferStore:
         lets = _store_lets(node)
         if lets:
@@ -556,6 +582,58 @@ def _entries(stmt) -> tuple:
     """The loops and blocks of ``stmt`` (itself included), with their paths
     relative to it, in pre-order; kept for as long as ``stmt`` lives."""
     return _kept_for(_ENTRIES, stmt, lambda node: tuple(_scan(node, (), {}, 0, {}, None, count=False)))
+
+
+def _taken_out(stmt, path: Path, counts: dict, realizes: list) -> list:
+    """What ``_scan(stmt, path, counts, -1, {}, realizes=realizes)`` gives
+    for a statement a rewrite took out (or rebuilt), read from what is kept
+    for it (:func:`_within`): its loops and blocks at ``path``, the names it
+    binds taken from ``counts``, its loose statements where it lies outside
+    every block but the root, and its BlockRealizes appended to
+    ``realizes``. A statement at the function's top (the root realize, or
+    above it) is scanned: its path decides what counts there."""
+    if len(path) < 3:
+        return _scan(stmt, path, counts, -1, {}, realizes=realizes)
+    names, inner = _within(stmt)
+    get = counts.get
+    for name, k in names.items():
+        counts[name] = get(name, 0) - k
+    if _in_root(path):
+        loose = _loose_within(stmt)
+        if loose:
+            counts[_LOOSE] = get(_LOOSE, 0) - loose
+    realizes.extend(inner)
+    return [(is_loop, name, path + rel) for is_loop, name, rel in _entries(stmt)]
+
+
+#: a path inside a block other than the root: nothing under it is loose,
+#: and it is not the root realize's (see :func:`_within`)
+_DEEP: Path = (("body", None), ("block", None), ("body", None), ("block", None))
+
+
+# identity of a statement -> (weak reference to it, (the names bound under
+# it, with how many times, its BlockRealizes))
+_WITHIN: dict[int, tuple] = {}
+
+
+def _within(stmt) -> tuple:
+    """The names the statements under ``stmt`` (itself included) bind, with
+    how many times, and its BlockRealizes; kept for as long as ``stmt``
+    lives, with its loops and blocks (:func:`_entries`), all from one walk."""
+    entry = _WITHIN.get(id(stmt))
+    if entry is not None and entry[0]() is stmt:
+        return entry[1]
+    counts: dict = {}
+    realizes: list = []
+    found = _scan(stmt, _DEEP, counts, 1, {}, realizes=realizes)
+    value = ({name: k for name, k in counts.items() if k}, tuple(realizes))
+    _keep(_WITHIN, stmt, value)
+    key = id(stmt)
+    kept = _ENTRIES.get(key)
+    if kept is None or kept[0]() is not stmt:
+        n = len(_DEEP)
+        _keep(_ENTRIES, stmt, tuple((is_loop, name, p[n:]) for is_loop, name, p in found))
+    return value
 
 
 def _top_statements(roots: list) -> dict:
@@ -1063,17 +1141,9 @@ def _moved(table: LayeredMap, shifts: tuple, gone: list, came: list, epoch: int)
         if name in placed or (name in table and name not in dropped):
             return None
         placed[name] = p
-    edits = [(name, None) for name in dropped if name not in placed]
-    edits += [(name, (p, epoch)) for name, p in placed.items()]
-    if not edits:
-        return table
-    out = table.evolver()
-    for name, entry in edits:
-        if entry is None:
-            del out[name]
-        else:
-            out[name] = entry
-    return out.persistent()
+    # one pass of dictionary look-ups (LayeredMap.changed), not an evolver's calls per name
+    return table.changed({name: (p, epoch) for name, p in placed.items()},
+                         [name for name in dropped if name not in placed])
 
 
 # identity -> (weak reference to the function, its index)
@@ -1304,6 +1374,36 @@ def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     return _stated(old, delta, shifts, [], came, realizes)
 
 
+def rebuilt_realizes(old: Stmt, new: Stmt) -> list | None:
+    """The BlockRealizes that differ between ``old`` and ``new``, ``(old,
+    new)``, where ``new`` is ``old`` rebuilt in place (the same kinds of
+    statement at the same places, as a buffer swap leaves them): only the
+    statements that differ are entered. None where the two do not have the
+    same statements at the same places."""
+    out: list = []
+    stack = [(old, new)]
+    while stack:
+        a, b = stack.pop()
+        if a is b:
+            continue
+        kind = type(a)
+        if kind is not type(b):
+            return None
+        if kind is BlockRealize:
+            out.append((a, b))
+        for name in STMT_FIELDS.get(kind, ()):
+            x, y = getattr(a, name), getattr(b, name)
+            if x is y:
+                continue
+            if isinstance(x, Node) and isinstance(y, Node):
+                stack.append((x, y))
+            elif x is None or y is None or isinstance(x, Node) or isinstance(y, Node) or len(x) != len(y):
+                return None
+            else:  # a sequence's items
+                stack.extend(zip(x, y))
+    return out
+
+
 def derive_renamed_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list, gone: list,
                               came: list) -> FuncIndex | None:
     """:func:`derive_nest_index` for a rewrite that also rebuilt the
@@ -1507,7 +1607,8 @@ def derive_regions_index(old: FuncIndex, old_realize: BlockRealize, new_realize:
 
 
 def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
-                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list) -> FuncIndex | None:
+                       at: Path, in_seq: bool, old_stmt: Stmt, new_stmts: list, *, kept: int | None = None,
+                       rebuilt=()) -> FuncIndex | None:
     """The index after a rewrite (rfactor) gave the block at ``scope`` the
     buffers ``added`` to allocate, its other fields kept, and replaced the
     statement ``old_stmt`` at ``at`` below it by the statements
@@ -1517,7 +1618,15 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     sides of the replacement are walked (as :func:`derive_index` walks what
     changed), and the block's own names are those it had and the new
     buffers': neither its other fields nor the rest of its body are looked
-    at. None when the index has clashes (then :func:`derive_index` is used)."""
+    at. None when the index has clashes (then :func:`derive_index` is used).
+
+    ``kept``, where given, is the position among ``new_stmts`` of
+    ``old_stmt`` rebuilt in place (cache_inplace's redirected block): the
+    same statements at the same places below it, binding the same names,
+    with the BlockRealizes ``rebuilt`` (``(old, new)``) rebuilt in it.
+    Neither side of it is walked: as an item it moves with those after it
+    by shifts; where a sequence took its place, what is kept for it
+    (:func:`_entries`) moves one step down."""
     if old.clashes:
         return None
     delta: dict = {}
@@ -1526,6 +1635,8 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     # BlockRealizes rebuilt along the path (the scope's own among them,
     # which now mentions the new buffers); not the function's root
     realizes = _realizes_along(old_func, new_func, at)
+    if kept is not None:
+        return _kept_in_scope(old, delta, realizes, at, in_seq, old_stmt, new_stmts, kept, rebuilt)
     shifts: tuple = ()
     if in_seq:
         seq, k = at[:-1], at[-1][1]
@@ -1536,7 +1647,7 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
         places = [at + (("seq", j),) for j in range(len(new_stmts))]
     old_realizes: list = []
     new_realizes: list = []
-    gone = _scan(old_stmt, at, delta, -1, {}, realizes=old_realizes)
+    gone = _taken_out(old_stmt, at, delta, old_realizes)
     came = []
     for place, stmt in zip(places, new_stmts):
         # a copy stage among them (cache_inplace's) is read from what it is made of
@@ -1544,6 +1655,40 @@ def derive_scope_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, s
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, shifts, gone, came, realizes)  # None on a clash: derive_index then
+
+
+def _kept_in_scope(old: FuncIndex, delta: dict, realizes: list, at: Path, in_seq: bool, old_stmt: Stmt,
+                   new_stmts: list, kept: int, rebuilt) -> FuncIndex | None:
+    """:func:`derive_scope_index` where ``new_stmts[kept]`` is ``old_stmt``
+    rebuilt in place: only the other new statements are walked."""
+    n = len(new_stmts)
+    gone: list = []
+    came: list = []
+    if in_seq:
+        # the statements before the kept one push it (and those after it)
+        # on; then those after it push the items that followed it on
+        seq, k = at[:-1], at[-1][1]
+        shifts = []
+        if kept:
+            shifts.append((seq, k, kept))
+        if kept + 1 < n:
+            shifts.append((seq, k + kept + 1, n - kept - 1))
+        places = [seq + (("seq", k + j),) for j in range(n)]
+    else:
+        # a sequence takes its place: everything below it moves one step down
+        shifts = []
+        places = [at + (("seq", j),) for j in range(n)]
+        here = places[kept]
+        for is_loop, name, rel in _entries(old_stmt):
+            gone.append((is_loop, name, at + rel))
+            came.append((is_loop, name, here + rel))
+    new_realizes: list = []
+    for j, (place, stmt) in enumerate(zip(places, new_stmts)):
+        if j != kept:
+            came.extend(_new_entries(stmt, place, delta, new_realizes))
+    realizes.extend(rebuilt)
+    realizes.extend((None, b) for b in new_realizes)
+    return _stated(old, delta, tuple(shifts), gone, came, realizes)  # None on a clash: derive_index then
 
 
 def derive_stages_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, scope: Path, added: list,
@@ -1622,7 +1767,7 @@ def derive_replaced_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc
 
 
 def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
-                        rebuilt: list, dropped: list) -> FuncIndex | None:
+                        rebuilt: list, dropped: list, *, same_lets: bool = False) -> FuncIndex | None:
     """The index after an inlining deleted the statement ``removed``, an
     item of a sequence at ``removal`` that keeps at least two items,
     rebuilt statements in place (``rebuilt``: ``(path, old, new)``, paths
@@ -1632,7 +1777,13 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     (compute_inline, reverse_compute_inline). Only the removed and the
     rebuilt statements are walked, to count the names they bind; the
     items after the removed one move up by a shift. None when that cannot
-    be told this cheaply (then :func:`derive_index` is used)."""
+    be told this cheaply (then :func:`derive_index` is used).
+
+    ``same_lets`` says that each rebuilt store binds the Let names the
+    store it replaced bound, and a rebuilt predicate binds none (the
+    values the inlining moved hold no Let): a rebuilt reader that is one
+    store in a block whose other fields kept their names is then not
+    walked (see :func:`_same_reader`)."""
     if old.clashes:
         return None
     seq_path, (kind, k) = removal[:-1], removal[-1]
@@ -1647,16 +1798,45 @@ def derive_inline_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
         _buffer_names(buf, delta, -1)
     old_realizes: list = []
     new_realizes: list = []
-    gone = _scan(removed, removal, delta, -1, {}, realizes=old_realizes)
+    realizes_kept: list = []
+    gone = _taken_out(removed, removal, delta, old_realizes)
     for path, before, after in rebuilt:
-        was = _scan(before, path, delta, -1, {}, realizes=old_realizes)
+        if same_lets and _same_reader(before, after):
+            realizes_kept.append((before, after))
+            continue
+        was = _taken_out(before, path, delta, old_realizes)
         now = _scan(after, path, delta, 1, {}, realizes=new_realizes)
         if was != now:
             return None  # a loop or block moved, came or went below it
-    realizes = _realizes_along(old_func, new_func, removal)
+    realizes = _realizes_along(old_func, new_func, removal) + realizes_kept
     realizes.extend((a, None) for a in old_realizes)
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, ((seq_path, k + 1, -1),), gone, [], realizes)
+
+
+def _same_reader(before, after) -> bool:
+    """Whether the BlockRealize ``after`` binds the names ``before`` binds,
+    with its loops and blocks where they were, told without a walk where
+    its stores' Let names are known to be the same (see
+    :func:`derive_inline_index`): both are one store in a block, with the
+    same bindings (the predicate the same, or a new one over a variable or
+    constant), the same name, iteration variables, buffers and init, no
+    Let in the old block's own fields and none in the new one's regions
+    (variables, constants and plain arithmetic)."""
+    if type(before) is not BlockRealize or type(after) is not BlockRealize \
+            or before.iter_values is not after.iter_values \
+            or not (before.predicate is after.predicate or type(before.predicate) in _LEAVES):
+        return False
+    a, b = before.block, after.block
+    if type(a.body) is not BufferStore or type(b.body) is not BufferStore or a.init is not b.init \
+            or a.name_hint != b.name_hint or a.iter_vars is not b.iter_vars \
+            or a.alloc_buffers is not b.alloc_buffers or a.match_buffers or b.match_buffers:
+        return False
+    for region in itertools.chain(b.reads, b.writes):
+        for r in region.region:
+            if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
+                return False
+    return _own_names_plain(a)
 
 
 def derive_move_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,
@@ -1752,5 +1932,5 @@ def _common_path(a: Path, b: Path) -> Path:
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
            "derive_merge_index", "derive_move_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
-           "derive_replaced_index", "derive_stages_index", "index_of",
+           "derive_replaced_index", "derive_stages_index", "index_of", "rebuilt_realizes",
            "remember"]
