@@ -44,20 +44,29 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), N: T.Bu
 """
 
 
+def drawn_programs(seeds: int) -> list:
+    """Random block programs, as drawn and after a short random schedule
+    (the program alone where the schedule does not apply)."""
+    from tirfun.errors import TirfunError
+
+    mods = []
+    for seed in range(seeds):
+        mod = random_block_program(seed)
+        mods.append(mod)
+        try:
+            mods.append(random_block_schedule(mod, seed, max_steps=3)(mod))
+        except TirfunError:
+            pass
+    return mods
+
+
 def _loops_and_modules():
     """Random block programs, as drawn and after a short random schedule,
     with each of their loops."""
-    for seed in range(6):
-        mod = random_block_program(seed)
-        mods = [mod]
-        try:
-            mods.append(random_block_schedule(mod, seed, max_steps=3)(mod))
-        except Exception:  # a schedule that does not apply: the program alone
-            pass
-        for m in mods:
-            for _, stmt in walk_stmts(m["main"]):
-                if isinstance(stmt, For):
-                    yield m, stmt.loop_var.name
+    for m in drawn_programs(6):
+        for _, stmt in walk_stmts(m["main"]):
+            if isinstance(stmt, For):
+                yield m, stmt.loop_var.name
 
 
 def test_the_stated_index_is_the_built_one(monkeypatch):

@@ -255,66 +255,24 @@ def test_a_statement_taken_out_is_read_from_what_is_kept_as_a_walk_finds_it():
     # that loops and conditions outside blocks name buffers), at its own
     # path: first computed, then read back from what is kept
     from tirfun.analysis.traversal import walk_stmts
-    from tirfun.testing.block_programs import random_block_program
-    from tirfun.testing.schedules import random_block_schedule
+
+    from test_blockize_fast_paths import drawn_programs
 
     compared = 0
-    for seed in range(4):
-        mod = random_block_program(seed)
-        mods = [mod]
-        try:
-            mods.append(random_block_schedule(mod, seed, max_steps=3)(mod))
-        except Exception:  # a schedule that does not apply: the program alone
-            pass
-        for m in mods:
-            for path, stmt in walk_stmts(m["main"]):
-                if len(path) < 3:
-                    continue
-                want_counts, want_realizes = {}, []
-                want = I._scan(stmt, path, want_counts, -1, {}, realizes=want_realizes)
-                want_counts = {k: v for k, v in want_counts.items() if v}
-                for _ in range(2):
-                    counts, realizes = {}, []
-                    assert I._taken_out(stmt, path, counts, realizes) == want
-                    assert {k: v for k, v in counts.items() if v} == want_counts
-                    assert sorted(map(id, realizes)) == sorted(map(id, want_realizes))
-                compared += 1
+    for m in drawn_programs(4):
+        for path, stmt in walk_stmts(m["main"]):
+            if len(path) < 3:
+                continue
+            want_counts, want_realizes = {}, []
+            want = I._scan(stmt, path, want_counts, -1, {}, realizes=want_realizes)
+            want_counts = {k: v for k, v in want_counts.items() if v}
+            for _ in range(2):
+                counts, realizes = {}, []
+                assert I._taken_out(stmt, path, counts, realizes) == want
+                assert {k: v for k, v in counts.items() if v} == want_counts
+                assert sorted(map(id, realizes)) == sorted(map(id, want_realizes))
+            compared += 1
     assert compared > 100
-
-
-def test_read_at_and_write_at_state_the_index_around_the_items_they_swap(monkeypatch):
-    # the copy inserted into the loop's sequence, the items it serves
-    # rebuilt in place (their blocks now mention the copy, and statements
-    # outside blocks name it), or a sequence of the copies and the loop's
-    # one statement taking its place; a fill copy put into a sequence is
-    # re-indexed by the walk
-    from test_rewrites_read_write_at import LOOSE_AROUND, TILED, TWO_PARTS
-    from tirfun.rewrites import read_write_at
-
-    used = _answers(monkeypatch, read_write_at, "derive_insert_index")
-    used_scope = _answers(monkeypatch, read_write_at, "derive_scope_index")
-    runs = [
-        (TILED, [R.read_at("k0", "C", 0, "global"), R.read_at("k0", "C", 1, "local"),
-                 R.write_at("j0", "C", 0, "local")], [1, 2]),
-        (TWO_PARTS, [R.read_at("i0", "B1", 0, "local"), R.write_at("i0", "B2", 0, "local")], [1, 0]),
-        (LOOSE_AROUND, [R.read_at("i0", "W", 1, "local")], [1, 0]),
-        # a fill copy and the copy back around the loop's one statement
-        (TILED.replace("    for i0, j0, k0", """    for z0, z1 in T.grid(32, 32):
-        with T.block("Z"):
-            vz0, vz1 = T.axis.remap("SS", [z0, z1])
-            C[vz0, vz1] = T.float32(1)
-    for i0, j0, k0"""), [R.write_at("k1", "C", 0, "local")], [0, 1]),
-    ]
-    for source, steps, stated in runs:
-        used.clear()
-        used_scope.clear()
-        mod = _mod(source)
-        out = mod
-        for step in steps:
-            out = step(out)
-            _is_the_built_one(out["main"])
-        assert [sum(x is not None for x in used), sum(x is not None for x in used_scope)] == stated, source
-        assert index_of(out["main"]).mentioned == build_index(out["main"]).mentioned
 
 
 LETS_IN_FIELDS = """
@@ -364,18 +322,11 @@ def test_a_realize_bound_by_plain_arithmetic_binds_what_the_walk_of_its_fields_f
     # fuses, and a binding that holds a Let
     from tirfun.analysis.traversal import walk_stmts
     from tirfun.nodes import BlockRealize
-    from tirfun.testing.block_programs import random_block_program
-    from tirfun.testing.schedules import random_block_schedule
+    from test_blockize_fast_paths import drawn_programs
 
     funcs = [from_source(LETS_IN_FIELDS.replace("            vi = T.axis.spatial(8, i)\n", """            w = T.int32()
             vi = T.axis.spatial(8, T.Let(w, where={w: i}))\n"""))]
-    for seed in range(6):
-        mod = random_block_program(seed)
-        funcs.append(mod["main"])
-        try:
-            funcs.append(random_block_schedule(mod, seed, max_steps=3)(mod)["main"])
-        except Exception:  # a schedule that does not apply: the program alone
-            pass
+    funcs += [mod["main"] for mod in drawn_programs(6)]
     compared = bound = lets = 0
     for func in funcs:
         for _, realize in walk_stmts(func):

@@ -14,25 +14,11 @@ from tirfun.script import from_source
 from tirfun.testing._choices import RandomChooser
 from tirfun.testing.draw_reduction import draw_rfactor, random_reduction_module
 
-MATMUL = """
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    Y = T.alloc_buffer((16, 16), "float32")
-    for i, j, k in T.grid(16, 16, 16):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-"""
+from test_verify import GOOD_SOURCES  # the tutorial's matmul and relu, 16 x 16
 
 
 def _cases():
-    matmul = IRModule({"main": from_source(MATMUL)})
+    matmul = IRModule({"main": from_source(GOOD_SOURCES["matmul_relu"])})
     out = [(matmul, R.rfactor("k", 0)), (matmul, R.rfactor("k", 2))]
     for seed in range(6):
         mod = random_reduction_module(seed)

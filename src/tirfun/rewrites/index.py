@@ -1374,36 +1374,6 @@ def derive_insert_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, 
     return _stated(old, delta, shifts, [], came, realizes)
 
 
-def rebuilt_realizes(old: Stmt, new: Stmt) -> list | None:
-    """The BlockRealizes that differ between ``old`` and ``new``, ``(old,
-    new)``, where ``new`` is ``old`` rebuilt in place (the same kinds of
-    statement at the same places, as a buffer swap leaves them): only the
-    statements that differ are entered. None where the two do not have the
-    same statements at the same places."""
-    out: list = []
-    stack = [(old, new)]
-    while stack:
-        a, b = stack.pop()
-        if a is b:
-            continue
-        kind = type(a)
-        if kind is not type(b):
-            return None
-        if kind is BlockRealize:
-            out.append((a, b))
-        for name in STMT_FIELDS.get(kind, ()):
-            x, y = getattr(a, name), getattr(b, name)
-            if x is y:
-                continue
-            if isinstance(x, Node) and isinstance(y, Node):
-                stack.append((x, y))
-            elif x is None or y is None or isinstance(x, Node) or isinstance(y, Node) or len(x) != len(y):
-                return None
-            else:  # a sequence's items
-                stack.extend(zip(x, y))
-    return out
-
-
 def derive_renamed_nest_index(old: FuncIndex, path: Path, old_nest: list, new_nest: list, gone: list,
                               came: list) -> FuncIndex | None:
     """:func:`derive_nest_index` for a rewrite that also rebuilt the
@@ -1932,5 +1902,5 @@ def _common_path(a: Path, b: Path) -> Path:
 
 __all__ = ["FuncIndex", "Located", "build_index", "derive_index", "derive_init_index", "derive_inline_index",
            "derive_merge_index", "derive_move_index", "derive_nest_index", "derive_regions_index", "derive_scope_index",
-           "derive_replaced_index", "derive_stages_index", "index_of", "rebuilt_realizes",
+           "derive_replaced_index", "derive_stages_index", "index_of",
            "remember"]
