@@ -37,7 +37,7 @@ from .errors import (
 )
 from .exprs import cast as _cast, find_nodes, substitute, var_names
 from .index import (
-    _ROOT_REALIZE, FuncIndex, _is_loose, _leaf_or_plain, _own_names_plain, _realizes_along, _scan, _stated, _tally_one,
+    _ROOT_REALIZE, FuncIndex, _is_loose, _own_names_plain, _plain_own_fields, _realizes_along, _scan, _stated, _tally_one,
     leaf_binds_lets,
 )
 from .index_maps import access_tidier
@@ -694,7 +694,7 @@ def _stated_index(plan: _BlockizePlan, new: BlockRealize, new_func) -> FuncIndex
     inner = outer.body
     while type(inner) is For:
         inner = inner.body
-    if not _fields_plain(outer) or not _fields_plain(inner.block):
+    if not _plain_own_fields(outer) or not _plain_own_fields(inner.block):
         return None
     delta: dict = {}
     get = delta.get
@@ -720,20 +720,6 @@ def _stated_index(plan: _BlockizePlan, new: BlockRealize, new_func) -> FuncIndex
         came.extend(_scan(outer.init, outer_path + (("init", None),), delta, 1, {}, realizes=init_realizes))
         realizes.extend((None, b) for b in init_realizes)
     return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
-
-
-def _fields_plain(block: Block) -> bool:
-    """Whether the expressions of a block's domains and regions are
-    variables, constants or plain arithmetic: none holds a Let, so the
-    block binds no name there (a Let-free block rewritten by plain values
-    is one; a region's end taken from a buffer's shape need not be)."""
-    exprs = []
-    for iv in block.iter_vars:
-        exprs += (iv.dom.min, iv.dom.extent)
-    for region in itertools.chain(block.reads, block.writes):
-        for r in region.region:
-            exprs += (r.min, r.extent)
-    return all(map(_leaf_or_plain, exprs))
 
 
 _DOWN = (("body", None),)

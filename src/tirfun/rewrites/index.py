@@ -1512,13 +1512,7 @@ def _keep_same_names(old: Block, new: Block) -> None:
             or new.match_buffers or old.match_buffers or len(new.iter_vars) != len(old.iter_vars) \
             or any(a.var.name != b.var.name for a, b in zip(old.iter_vars, new.iter_vars)):
         return
-    exprs = []
-    for iv in new.iter_vars:
-        exprs += (iv.dom.min, iv.dom.extent)
-    for region in itertools.chain(new.reads, new.writes):
-        for r in region.region:
-            exprs += (r.min, r.extent)
-    if all(map(_leaf_or_plain, exprs)) and _own_names_plain(old):
+    if _plain_own_fields(new) and _own_names_plain(old):
         _keep(_BLOCK_NAMES, new, _block_names(old))
 
 
