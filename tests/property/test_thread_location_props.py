@@ -411,3 +411,99 @@ def test_a_local_buffer_moved_to_a_scope_threads_share_is_refused_where_they_wri
     out = rewrite(mod)
     verify(out)
     assert _lowered_outcome(out, inputs) == expected
+
+
+@st.composite
+def partly_used_thread_loops(draw):
+    """(source, n, m, tx, scope, reduce, swapped) of a producer ``S`` of one row per
+    ``i``, read by a consumer over ``i`` and ``j`` (``m`` columns) whose two
+    loops are fused and split over blockIdx.x and threadIdx.x (``tx``
+    threads): placed under the thread loop, ``S`` is indexed by the fused
+    loop divided by ``m`` (or taken modulo ``n``, the loops swapped first),
+    which uses the threads only in part when ``m > 1``: several threads
+    compute the same row of ``S``."""
+    n = draw(st.integers(1, 3), label="rows")
+    m = draw(st.integers(1, 3), label="columns")
+    tx = draw(st.sampled_from([t for t in (1, 2, 3, 4, 6) if (n * m) % t == 0]), label="threads")
+    scope = draw(st.sampled_from(("shared", "local", "global")), label="scope")
+    reduce = draw(st.booleans(), label="reduction")
+    swapped = draw(st.booleans(), label="columns outside")
+    if reduce:
+        producer = f'''
+    for i, k in T.grid({n}, 3):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = 0
+            S[vi] = S[vi] + A[vi, vk] * (vk + 1)'''
+    else:
+        producer = f'''
+    for i in range({n}):
+        with T.block("S"):
+            vi = T.axis.spatial({n}, i)
+            S[vi] = A[vi, 0] * 3 + 1'''
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, 3), "int32"), C: T.Buffer(({n}, {m}), "int32")):
+    S = T.alloc_buffer(({n},), "int32", scope="{scope}"){producer}
+    for i, j in T.grid({n}, {m}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = S[vi] * (vj + 2)
+'''
+    return src, n, m, tx, scope, reduce, swapped
+
+
+@given(partly_used_thread_loops(), st.integers(0, 2**16))
+def test_a_reduction_under_a_thread_loop_used_in_part_is_refused_exactly_where_threads_race(case, seed):
+    from unittest import mock
+
+    from tirfun.errors import InterpError
+    from tirfun.rewrites import compute_location
+
+    src, n, m, tx, scope, reduce, swapped = case
+    original = IRModule({"main": from_source(src)})
+    sch = Schedule(original)
+    i, j = sch.get_loops(sch.get_block("C"))
+    if swapped:
+        sch.reorder(j, i)
+        i, j = j, i
+    bx, t = sch.split(sch.fuse(i, j), [None, tx])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(t, "threadIdx.x")
+    rewrite = R.compute_at(sch.get_block("S"), t, True, -1)
+    bound = sch.mod
+
+    def outcome(mod, inputs):
+        out = _copy(inputs)
+        try:
+            run(mod["main"], *out)
+        except InterpError as e:
+            return str(e).splitlines()[0]
+        return [a.tobytes() for a in out if isinstance(a, np.ndarray)]
+
+    inputs = random_inputs(original["main"], np.random.default_rng(seed))
+    expected = outcome(original, inputs)
+    # several threads (or thread blocks) that share S reduce into one row:
+    # a shared S is relaxed over the threads (each computes every row of
+    # its thread block), a global one is not, and is shared by all threads
+    races = reduce and (scope == "shared" and tx > 1 or scope == "global" and m > 1)
+    problems = rewrite.violations(bound)
+    if problems:
+        assert type(problems[0]) is R.ThreadOverlapError, problems[0]
+        assert races, problems[0]
+        assert "S" in str(problems[0])
+        event(f"refused, {scope}")
+        with mock.patch.object(compute_location._ComputeAtBase, "_check_threads", lambda *a: None):
+            placed = rewrite(bound)
+        # the race shows where the threads store different bits: try a few inputs
+        for k in range(4):
+            more = random_inputs(original["main"], np.random.default_rng(seed + k))
+            if outcome(placed, more) != outcome(original, more):
+                return
+        raise AssertionError("placed anyway, the threads kept the meaning")
+    assert not races
+    event(f"placed, {scope}, {'reduction' if reduce else 'elementwise'}")
+    after = rewrite(bound)
+    verify(after)
+    assert outcome(after, inputs) == expected

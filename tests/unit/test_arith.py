@@ -449,3 +449,38 @@ def test_loop_slice_alone_is_read_as_the_general_reading_reads_it():
                 assert fast == detect_iter_map(general, loops, level, symbolic=symbolic), (values, loops, level)
                 taken += fast is not None
     assert taken > 200
+
+
+def test_tiled_loops_are_those_whose_distinct_iterations_give_distinct_points():
+    # against enumeration: a loop is tiled when any two iterations of the
+    # loops that differ in it alone give different values
+    from tirfun.analysis.arith import tiled_loops
+
+    rnd = random.Random(11)
+    names = ["i", "j", "k"]
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        extents = {n: rnd.choice([1, 2, 3, 4, 6, 8]) for n in names[:rnd.randint(1, 3)]}
+        loops = {n: _loop(Var(n), e) for n, e in extents.items()}
+        values = []
+        for _ in range(rnd.randint(1, 3)):
+            v = Var(rnd.choice(list(extents)))
+            a, b = rnd.choice([1, 2, 3, 4]), rnd.choice([2, 3, 4])
+            value = rnd.choice([v, FloorDiv(v, c(a)), FloorMod(v, c(b)), FloorMod(FloorDiv(v, c(a)), c(b))])
+            if rnd.random() < 0.3:
+                w = Var(rnd.choice(list(extents)))
+                value = Add(Mul(value, c(extents[w.name])), w)
+            values.append(value)
+        sums = detect_iter_map(values, loops, "affine")
+        if sums is None:
+            continue
+        tiled = tiled_loops(sums, loops)
+        points = [dict(zip(extents, p)) for p in itertools.product(*(range(e) for e in extents.values()))]
+        for name in extents:
+            distinct = all(
+                tuple(_evaluate(v, p) for v in values) != tuple(_evaluate(v, q) for v in values)
+                for p in points for q in points
+                if p[name] != q[name] and all(p[o] == q[o] for o in extents if o != name))
+            assert (name in tiled) is distinct, (values, extents, name)
+            seen[distinct] += 1
+    assert min(seen.values()) > 50, seen

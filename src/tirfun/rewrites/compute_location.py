@@ -20,7 +20,7 @@ from ..analysis.access import access_regions, detect_access
 from ..analysis.left_behind import reordered_access
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
-from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index
+from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index, tiled_loops
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
@@ -1405,7 +1405,10 @@ class _ComputeAtBase(Rewrite):
         ranges = {l.loop_var.name: l for l in threads}
         ranges.update({v.name: For(v, IntImm(v.dtype, 0), e, ForKind.SERIAL, pl.loop.body) for v, e in loops})
         sums = detect_iter_map(spatial, ranges, "affine") if threads else []
-        used = {sp.source for total in (sums or []) for sp in total.args}
+        # a loop the binding uses only in part (``l // 3`` alone) still has
+        # several iterations compute the same instance: only a loop whose
+        # slices tile it whole gives each iteration instances of its own
+        used = tiled_loops(sums, ranges) if sums else set()
         parallel = [l for l in threads if l.kind is ForKind.PARALLEL]
         if parallel and (sums is None or any(l.loop_var.name not in used for l in parallel)) and \
                 not all(_splits_by(spatial, l, pl.proof, loops) for l in parallel):
@@ -1439,14 +1442,21 @@ class _ComputeAtBase(Rewrite):
                          "all-reduce within one thread block, over threadIdx)", loop)
                 return
         rsums = detect_iter_map(spatial + reducing, ranges, "affine") if reducing and sums is not None else None
-        split = {sp.source for total in (rsums or [])[len(spatial):] for sp in total.args}
+        # the slices of a loop in the spatial and reduction values together:
+        # the loop is split among the threads only where they tile it whole
+        # (``l // 3`` spatial with ``l % 3`` reducing); where they do not,
+        # several threads compute the same instances
+        split = tiled_loops(rsums, ranges) if rsums else set()
         idle = [l for l in bound if (sums is None or l.loop_var.name not in used)
                 and l.loop_var.name not in split] + inner
         for buf in writes_of(block):
             shared = [l for l in idle if _shares_storage(buf.scope(), l.thread_binding)]
             if shared:
+                touched = {sp.source for total in (rsums or sums or []) for sp in total.args}
                 where = ("placed above it" if shared[0] in inner else
                          "with iterations that overlap between threads" if sums is None else
+                         "depending on it only in part, so that several threads compute the same "
+                         "instances" if shared[0].loop_var.name in touched else
                          "not depending on it")
                 chk.fail(ThreadOverlapError, subject,
                          f"the block reads the {buf.scope()} buffer {buf.name} it writes; {where}, it would "

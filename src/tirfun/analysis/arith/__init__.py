@@ -16,7 +16,7 @@ Modules, by job:
   :class:`IntervalSet`;
 * :mod:`.iter_map` — iteration maps (``DetectIterMap``):
   :func:`detect_iter_map`, :class:`IterSum`, :class:`IterSplit`,
-  :func:`is_affine_binding`, and the binding normaliser
+  :func:`is_affine_binding`, :func:`tiled_loops`, and the binding normaliser
   :func:`simplify_index`;
 * :mod:`.simplify` — expression simplification exact under wrap-around:
   :func:`simplify_expr`;
@@ -31,7 +31,9 @@ from __future__ import annotations
 from .const_bound import UNBOUNDED, ConstInterval, const_interval, expr_bounds
 from .int_set import Interval as IntervalSet
 from .int_set import eval_interval
-from .iter_map import IterSplit, IterSum, detect_iter_map, is_affine_binding, loop_ranges, simplify_index
+from .iter_map import (
+    IterSplit, IterSum, detect_iter_map, is_affine_binding, loop_ranges, simplify_index, tiled_loops,
+)
 from .linear import Affine, Linear, affine_expr, affine_form, prove_equal, simplify_affine
 from .linear_bound import LinearInterval, bound, const_bounds, let_interval, loop_interval, surely_at_most
 from .prove import can_prove
@@ -45,5 +47,5 @@ __all__ = [
     "const_bounds", "const_interval", "detect_iter_map", "eval_interval", "expr_bounds", "fits", "index_at_most",
     "is_affine_binding", "let_interval", "loop_interval", "loop_ranges", "prove_equal",
     "region_covers", "region_ranges", "simplify_affine", "simplify_expr", "simplify_index",
-    "surely_at_most", "wrap",
+    "surely_at_most", "tiled_loops", "wrap",
 ]

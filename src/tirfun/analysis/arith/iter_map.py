@@ -660,22 +660,40 @@ def _chain(slices) -> bool:
 
 
 def _tiles_every_loop(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
-    for name, loop in loops.items():
-        ext = _int_value(loop.extent)
-        if ext == 1:
-            continue
-        slices = sorted(used.get(name, []))
-        reach = 1  # slices are [lower, upper) ranges of the loop's place values
-        for lower, upper in slices:
-            if lower != reach:
-                return False
-            reach = upper
-        if ext is None:
-            if reach != float("inf"):
-                return False
-        elif not slices or reach < ext:
+    return all(_tiles_loop(used.get(name, []), loop) for name, loop in loops.items())
+
+
+def _tiles_loop(slices, loop) -> bool:
+    """Whether ``slices`` ([lower, upper) ranges of the loop's place values)
+    tile ``loop`` whole: distinct iterations of it give distinct points."""
+    ext = _int_value(loop.extent)
+    if ext == 1:
+        return True
+    reach = 1
+    for lower, upper in sorted(slices):
+        if lower != reach:
             return False
-    return True
+        reach = upper
+    if ext is None:
+        return reach == float("inf")
+    return bool(slices) and reach >= ext
+
+
+def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
+    """The names of ``loops`` whose slices in ``sums`` (what
+    :func:`detect_iter_map` gave for them) tile them whole, so that
+    distinct iterations of such a loop always give distinct points of the
+    map (loops of one iteration included). A loop used only in part
+    (``i // 3`` alone) is not among them: several of its iterations give
+    the same point."""
+    used: dict[str, list] = {}
+    for total in sums:
+        for sp in total.args:
+            if not isinstance(sp.lower_factor, int) or not (sp.extent is None or isinstance(sp.extent, int)):
+                continue  # a symbolic slice proves no tiling
+            upper = float("inf") if sp.extent is None else sp.lower_factor * sp.extent
+            used.setdefault(sp.source, []).append((sp.lower_factor, upper))
+    return {name for name, loop in loops.items() if _tiles_loop(used.get(name, []), loop)}
 
 
 def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
@@ -706,6 +724,6 @@ def distinct_index_vars(values) -> bool:
 
 __all__ = [
     "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "distinct_index_vars",
-    "detect_iter_map", "IterSplit",
+    "detect_iter_map", "tiled_loops", "IterSplit",
     "IterSum", "Ranges",
 ]
