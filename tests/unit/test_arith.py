@@ -10,8 +10,8 @@ from tirfun.analysis.arith import (
     region_ranges, simplify_expr, simplify_index,
 )
 from tirfun.nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Mul, Range,
-    Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mul,
+    Range, Sub, Var,
 )
 from tirfun.nodes import Buffer
 
@@ -323,7 +323,7 @@ def _evaluate(e, env: dict) -> int:
         return e.value
     a, b = _evaluate(e.a, env), _evaluate(e.b, env)
     ops = {Add: lambda: a + b, Sub: lambda: a - b, Mul: lambda: a * b, FloorDiv: lambda: a // b,
-           FloorMod: lambda: a % b}
+           FloorMod: lambda: a % b, Min: lambda: min(a, b), Max: lambda: max(a, b)}
     return ops[type(e)]()
 
 
@@ -484,3 +484,30 @@ def test_tiled_loops_are_those_whose_distinct_iterations_give_distinct_points():
             assert (name in tiled) is distinct, (values, extents, name)
             seen[distinct] += 1
     assert min(seen.values()) > 50, seen
+
+
+def test_a_deep_nest_of_mins_and_maxes_is_read_once_per_level():
+    # each level folds its operands by their forms and reads the folded one
+    # again: without memory of the levels read, a nest (as the union of many
+    # regions builds) took time exponential in its depth
+    from unittest import mock
+
+    from tirfun.analysis.arith import linear
+
+    rnd = random.Random(3)
+    names = [f"x{n}" for n in range(6)]
+    for depth in (5, 12, 40):  # read again at every level, 12 levels already take 30,000 reads
+        e = Var("x0")
+        for level in range(depth):
+            op = rnd.choice([Min, Max])
+            other = Var(rnd.choice(names)) + c(rnd.randint(-3, 3))
+            e = op(Add(e, c(rnd.randint(-2, 2))), other) if rnd.random() < 0.5 else op(other, Sub(e, c(1)))
+        calls = []
+        real = linear._affine
+        with mock.patch.object(linear, "_affine", lambda *a: calls.append(1) or real(*a)):
+            form = linear.affine_form(e)
+        assert len(calls) < 60 * depth * depth, (depth, len(calls))
+        out = linear.affine_expr(form)
+        for _ in range(50):
+            env = {n: rnd.randint(-20, 20) for n in names}
+            assert _evaluate(out, env) == _evaluate(e, env)

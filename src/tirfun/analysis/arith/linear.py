@@ -339,7 +339,7 @@ def affine_form(e: PrimExpr) -> Affine | None:
     return _affine(e)
 
 
-def _affine(e: PrimExpr) -> Affine:
+def _affine(e: PrimExpr, memo: dict | None = None) -> Affine:
     if isinstance(e, IntImm):
         return Affine(e.dtype, (), e.value)
     if isinstance(e, (Add, Sub)):
@@ -349,26 +349,59 @@ def _affine(e: PrimExpr) -> Affine:
         while isinstance(node, (Add, Sub)):
             chain.append(node)
             node = node.a
-        acc = _affine(node)
+        acc = _affine(node, memo)
         for op in reversed(chain):
-            acc = acc.plus(_affine(op.b), 1 if isinstance(op, Add) else -1)
+            acc = acc.plus(_affine(op.b, memo), 1 if isinstance(op, Add) else -1)
         return acc
     if isinstance(e, Mul):
-        a, b = _affine(e.a), _affine(e.b)
+        a, b = _affine(e.a, memo), _affine(e.b, memo)
         if b.is_const:
             return a.scale(b.const)
         if a.is_const:
             return b.scale(a.const)
         return _atom(Mul(affine_expr(a), affine_expr(b)))
     if isinstance(e, (FloorDiv, FloorMod)):
-        return _affine_div(_affine(e.a), _affine(e.b), modulo=isinstance(e, FloorMod))
+        return _affine_div(_affine(e.a, memo), _affine(e.b, memo), modulo=isinstance(e, FloorMod))
     if isinstance(e, (Min, Max)):
-        a, b = affine_expr(_affine(e.a)), affine_expr(_affine(e.b))
-        folded = (fold_min if isinstance(e, Min) else fold_max)(a, b)
-        if isinstance(folded, (Min, Max)):
-            return _atom(folded)
-        return _affine(folded)
+        return _affine_extreme(e, {} if memo is None else memo)
     return _atom(e)
+
+
+def _affine_extreme(e, memo: dict) -> Affine:
+    """The form of ``min(a, b)`` or ``max(a, b)``: the operands in normal
+    form, folded as :func:`fold_min` and :func:`fold_max` fold them.
+
+    The folding compares the forms of the normalised operands, and the
+    folded result is read again; ``memo`` (by node identity, the nodes kept
+    alive in it) holds each min and max already read, so that a nest of
+    them, whose every level reads the levels below again, is read in time
+    linear in its depth, not exponential."""
+    seen = memo.get(id(e))
+    if seen is not None:
+        return seen[1]
+    cls = Min if isinstance(e, Min) else Max
+    a, b = affine_expr(_affine(e.a, memo)), affine_expr(_affine(e.b, memo))
+    if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
+        d = a.value - b.value  # two literals: no affine forms to build
+        ra = rb = None
+    else:
+        # what constant_difference(a, b) gives, with the forms kept
+        d = _literal_offset(a, b)
+        ra, rb = _affine(a, memo), _affine(b, memo)
+        if d is None and ra.dtype == rb.dtype:
+            diff = ra.plus(rb, -1)
+            d = diff.const if diff.is_const else None
+    folded = fold_extreme_given(cls, a, b, d)
+    if isinstance(folded, (Min, Max)):
+        out = _atom(folded)
+    elif folded is a and ra is not None:
+        out = ra
+    elif folded is b and rb is not None:
+        out = rb
+    else:
+        out = _affine(folded, memo)
+    memo[id(e)] = (e, out)
+    return out
 
 
 def _affine_div(a: Affine, b: Affine, modulo: bool) -> Affine:
