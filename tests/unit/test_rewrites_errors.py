@@ -18,6 +18,7 @@ from tirfun.script import from_source
 
 from corner_sources import (
     ELEMENTWISE, GUARDED_CONSUMER, GUARDED_DIVISION, INIT_SCRATCH, OPAQUE_STORE, TRIANGLE_IN_A_SQUARE, TRIANGULAR,
+    TWO_STAGES,
 )
 
 
@@ -894,6 +895,33 @@ CASES += [  # read_at, write_at
     ("undeclared", lambda: mod_of(_READ_THEN_WRITE), R.write_at("i", "R", 0, "local"), R.UndeclaredAccessError,
      r"^write_at: block 'R': loop 'i''s body accesses B outside any block \(B\[i\] = A\[i \+ 4\]\)"),
 ]
+
+def _too_deep() -> IRModule:
+    """corner_sources' two stages with 1,500 additions made by hand at the
+    bottom of the consumer's value: deeper than the parser reads, and than
+    Python's recursion limit lets a rewrite walk."""
+    from tirfun.analysis.traversal import transform
+    from tirfun.nodes import Add, BufferStore, FloatImm
+    from tirfun.nodes.base import with_fields
+
+    func = from_source(TWO_STAGES)
+
+    def deepen(n):
+        if isinstance(n, BufferStore) and n.buffer.name == "C":
+            value = n.value
+            for _ in range(1500):
+                value = Add(FloatImm("float32", 1.0), value)
+            return BufferStore(n.buffer, value, n.indices)
+        return n
+
+    return IRModule({"main": with_fields(func, body=transform(func.body, deepen))})
+
+
+CASES += [  # a module deeper than tirfun takes
+    ("too-deep", _too_deep, R.compute_inline("B"), R.NestingTooDeepError,
+     r"^compute_inline: the module: the program nests too deeply for tirfun to take"),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_each_error_is_raised_with_its_message(case):

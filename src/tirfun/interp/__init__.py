@@ -43,12 +43,14 @@ and cached, so repeated runs are cheap.
 
 from __future__ import annotations
 
+from ..analysis.nesting import guard_depth
 from ..errors import ArgumentError, InterpError
 from ..nodes import IRModule
 from . import gpu
 from .compile import CompiledFunc, compile_func, compile_in_module, evaluate, select_function
 
 
+@guard_depth(InterpError)
 def run(func_or_mod, *args, **kwargs):
     """Run a PrimFunc (or a module's main function) on numpy arrays, in place.
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from ..analysis.nesting import guard_depth
 from ..errors import InterpError, TirfunError
 from ..nodes import Block, Call, GlobalVar, IntImm, IRModule, PrimFunc, Var
 from .args import bind_arguments
@@ -188,6 +189,7 @@ def _indent(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=512)
+@guard_depth(InterpError)
 def compile_func(func: PrimFunc) -> CompiledFunc:
     """Translate ``func`` into Python (cached per function value)."""
     if not isinstance(func, PrimFunc):

@@ -39,6 +39,7 @@ from __future__ import annotations
 import sys
 import types
 
+from ..analysis.nesting import guard_depth
 from ..errors import BuildError
 from ..nodes import IRModule, PrimFunc
 from .allocations import lower_allocations
@@ -79,6 +80,7 @@ def as_module(mod) -> IRModule:
     raise BuildError(f"expected an IRModule or a PrimFunc, got {type(mod).__name__}")
 
 
+@guard_depth(BuildError)
 def lower(mod, target=None) -> IRModule:
     """``mod`` (an IRModule or a PrimFunc) after every pass of :data:`PASSES`.
 

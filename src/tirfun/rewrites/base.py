@@ -23,9 +23,10 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..analysis.nesting import TOO_DEEP
 from ..analysis.traversal import Path, get_at, replace_at
 from ..nodes import IRModule, Node, PrimFunc
-from .errors import InvalidModuleError, RewriteError
+from .errors import InvalidModuleError, NestingTooDeepError, RewriteError
 from ..analysis.mentions import plain_arithmetic
 from .index import FuncIndex, derive_index, derive_merge_index, derive_nest_index, remember
 
@@ -195,7 +196,12 @@ class Rewrite:
             plan = self.plan(mod, chk)
         except _Stop:
             plan = None
+        except RecursionError:
+            return [self._too_deep()], None
         return chk.errors, (None if chk.errors else plan)
+
+    def _too_deep(self) -> RewriteError:
+        return NestingTooDeepError(self.primitive, "the module", TOO_DEEP)
 
     def violations(self, mod) -> list[RewriteError]:
         """Every failed precondition (empty when the rewrite applies).
@@ -214,7 +220,10 @@ class Rewrite:
         errors, plan = self.analyze(mod)
         if errors:
             raise errors[0]
-        return self.build(plan)
+        try:
+            return self.build(plan)
+        except RecursionError:
+            raise self._too_deep() from None
 
     def __call__(self, mod) -> IRModule:
         """The rewritten module."""

@@ -365,6 +365,14 @@ class ThreadOverlapError(RewriteError):
     thread."""
 
 
+class NestingTooDeepError(RewriteError):
+    """The module nests deeper than tirfun can rewrite: its analyses and
+    rebuilding recurse along the nesting, past Python's recursion limit.
+    TVMScript is read up to ``tirfun.analysis.nesting.MAX_DEPTH`` levels;
+    deeper programs come from nodes made by hand, or from inlining long
+    expressions into the bottom of others."""
+
+
 class DependenceViolationError(RewriteError):
     """Moving the block would reorder it with another block it depends on
     through a buffer (one writes what the other reads or writes), which

@@ -13,6 +13,7 @@ import os
 import threading
 import time
 
+from ..analysis.nesting import guard_depth
 from ..analysis.traversal import walk
 from ..errors import BuildError, TirfunError
 from ..lower import as_module, lower
@@ -47,6 +48,7 @@ def _hash(mod: IRModule) -> int:
     return structural_hash(mod)
 
 
+@guard_depth(BuildError)
 def build(mod, target="llvm", *, name: str | None = None) -> Module:
     """Compile ``mod`` (an IRModule or a PrimFunc) for ``target``.
 

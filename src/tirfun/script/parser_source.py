@@ -20,6 +20,7 @@ import warnings
 
 import attrs
 
+from ..analysis.nesting import MAX_DEPTH as _MAX_DEPTH
 from ..errors import ParseError
 from ..warning_filters import catch_warnings
 
@@ -27,10 +28,9 @@ from ..warning_filters import catch_warnings
 MAX_SOURCE_CHARS = 4_000_000
 #: most syntax nodes accepted in one source
 MAX_NODES = 1_000_000
-#: deepest nesting of syntax nodes accepted (statements and expressions);
-#: the interpreter recurses along it, so this keeps well below Python's
-#: recursion limit
-MAX_DEPTH = 150
+#: deepest nesting of syntax nodes accepted (statements and expressions):
+#: see :mod:`tirfun.analysis.nesting`
+MAX_DEPTH = _MAX_DEPTH
 
 
 @attrs.frozen

@@ -38,6 +38,7 @@ from pyrsistent import PVector
 
 from ..analysis.access import fill_regions
 from ..analysis.block_names import unique_block_name
+from ..analysis.nesting import MAX_DEPTH, nesting_depth
 from ..analysis.traversal import iter_children, transform, walk
 from ..errors import NodeError
 from ..nodes import (
@@ -244,6 +245,20 @@ class _Context:
         return Cast(self.index_dtype, e)
 
 
+def _check_nesting(op: ComputeOp) -> None:
+    """Refuse a body that would nest deeper than tirfun takes a program
+    (its loops and block above it included): the function would neither
+    lower nor print and parse back."""
+    room = MAX_DEPTH - len(op.axis) - len(op.reduce_axis) - 8
+    for e in op.body:
+        depth = nesting_depth(e, stop=room)
+        if depth > room:
+            raise NodeError(
+                f"create_prim_func: the expression of {op.name} nests more than {room} levels deep "
+                f"(tirfun takes programs of at most {MAX_DEPTH} levels, loops and blocks included); "
+                "compute it in several stages, each summing a part")
+
+
 def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
     """The PrimFunc computing the te program whose inputs and outputs are
     the tensors ``ops`` (in parameter order); a te variable among ``ops``
@@ -301,6 +316,7 @@ def create_prim_func(ops, index_dtype_override=None) -> PrimFunc:
                                 "the arguments of create_prim_func")
             ctx.declare(op.output(0))
         elif isinstance(op, ComputeOp):
+            _check_nesting(op)
             bufs = []
             for k in range(op.num_outputs):
                 buf = ctx.declare(op.output(k))
