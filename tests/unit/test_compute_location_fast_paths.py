@@ -3,6 +3,8 @@ general paths they skip give: the bound of a consumer's region read off
 its substituted sums, the last value of a literal domain, and the blocks
 found once from the name index."""
 
+import functools
+
 import pytest
 
 from tirfun.analysis.arith import bound_region
@@ -21,16 +23,20 @@ from tirfun.testing.schedules import random_block_schedule
 from tirfun.testing.stage_programs import random_stage_program
 
 
-def _modules():
+@functools.cache
+def _modules() -> tuple:
     """Random stage and block programs, as drawn and after random schedules
-    (splits, fuses and caches give the sums the shortcut reads)."""
+    (splits, fuses and caches give the sums the shortcut reads); drawn once
+    for all the tests here (modules are immutable)."""
+    out = []
     for seed in range(25):
         for mod in (IRModule({"main": random_stage_program(seed)}), random_block_program(seed)):
-            yield mod
+            out.append(mod)
             try:
-                yield random_block_schedule(mod, seed, max_steps=4)(mod)
+                out.append(random_block_schedule(mod, seed, max_steps=4)(mod))
             except Exception:  # a schedule that does not apply: the program alone
                 pass
+    return tuple(out)
 
 
 def _realizes(func):
@@ -183,3 +189,73 @@ def test_moves_state_the_index_of_their_result(monkeypatch):
                 _index_is_the_built_one(record(mod)["main"], record)
                 checked += 1
     assert checked > 100 and sum(used) > 100
+
+
+def test_outer_points_are_the_produced_region(monkeypatch):
+    """What every block writes while each suffix of the loops above it
+    runs: the same intervals, or None, with the plain reading of indices
+    at outer variables taken and with it left to the general path."""
+    fast = DF._outer_points
+    fired = []
+
+    def counted(*args):
+        got = fast(*args)
+        fired.append(got is not None)
+        return got
+
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for path, realize in _realizes(func):
+            tops = [p for p, n in ancestors(func, path) if isinstance(n, For)]
+            for top in tops:
+                for region in realize.block.writes:
+                    monkeypatch.setattr(DF, "_outer_points", counted)
+                    got = DF.produced_region(site, path, realize, region, top)
+                    monkeypatch.setattr(DF, "_outer_points", lambda *args: None)
+                    want = DF.produced_region(site, path, realize, region, top)
+                    assert got == want, (realize.block.name_hint, top)
+                    compared += 1
+    assert compared > 300 and sum(fired) > 50
+
+
+
+
+
+def test_path_walks_are_the_ancestors_reading():
+    """loops_between, loop_domains and common_ancestor, which walk down a
+    path once, give what reading the ancestors with their paths gives, for
+    every block and every statement above it (and paths off it)."""
+    from tirfun.rewrites.dataflow import common_ancestor, is_under, loop_domains, loops_between
+
+    compared = 0
+    for mod in list(_modules())[::3]:
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        paths = [p for p, _ in walk_stmts(func)]
+        for path, _ in _realizes(func):
+            above = ancestors(func, path)
+            for top in [p for p, _ in above] + [path, path + (("block", None),)]:
+                assert loops_between(site, path, top) == [
+                    n for p, n in above if isinstance(n, For) and is_under(p, top)]
+                compared += 1
+            for inclusive in (True, False):
+                want = {n.loop_var: Range(n.min, n.extent) for _, n in above if isinstance(n, For)}
+                assert list(loop_domains(site, path, inclusive=inclusive).items()) == list(want.items())
+            for other in paths[::7]:
+                k = 0
+                while k < min(len(path), len(other)) and path[k] == other[k]:
+                    k += 1
+                p = path[:k]
+                while p and not isinstance(site.at(p), (For, CL.Block)):
+                    p = p[:-1]
+                assert common_ancestor(site, path, other) == p
+                compared += 1
+        for path, node in walk_stmts(func):
+            if isinstance(node, For):
+                want = {n.loop_var: Range(n.min, n.extent) for _, n in ancestors(func, path) if isinstance(n, For)}
+                assert loop_domains(site, path, inclusive=False) == want
+                want[node.loop_var] = Range(node.min, node.extent)
+                assert list(loop_domains(site, path).items()) == list(want.items())
+    assert compared > 300
