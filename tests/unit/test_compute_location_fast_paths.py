@@ -1,7 +1,9 @@
 """The shortcuts compute_at and reverse_compute_at take give what the
 general paths they skip give: the bound of a consumer's region read off
-its substituted sums, the last value of a literal domain, and the blocks
-found once from the name index."""
+its substituted sums, the last value of a literal domain, the blocks
+found once from the name index, what a producer writes at outer
+variables, the tile of one element at a variable, the interval of a loop
+variable over literals, and the walks down one path."""
 
 import functools
 
@@ -220,7 +222,58 @@ def test_outer_points_are_the_produced_region(monkeypatch):
     assert compared > 300 and sum(fired) > 50
 
 
+def test_tile_of_one_element_at_a_variable_is_the_affine_reading():
+    """Every region of every block, and each at every variable of the
+    block, one element wide: the tile found, or None, is what the affine
+    form of the start gives."""
+    compared = 0
+    for mod in _modules():
+        for _, realize in _realizes(mod["main"]):
+            block = realize.block
+            ivs = {iv.var: iv for iv in block.iter_vars}
+            ranges = [rng for r in list(block.reads) + list(block.writes) for rng in r.region]
+            ranges += [Range(iv.var, IntImm(iv.var.dtype, 1)) for iv in block.iter_vars]
+            for rng in ranges:
+                e = CL.int_value(rng.extent)
+                if e is None or e < 1:
+                    continue
+                assert CL._tile(rng, ivs) == CL._affine_tile(rng, ivs, e)
+                compared += 1
+    assert compared > 500
 
+
+def test_literal_loop_is_the_interval_evaluation():
+    """The loop variables above every block, and the bindings they give:
+    the interval of a variable over literals is eval_interval's; anything
+    else is left to it."""
+    from tirfun.analysis.arith.int_set import Interval, eval_interval
+
+    taken = 0
+    for mod in _modules():
+        func = mod["main"]
+        for path, realize in _realizes(func):
+            proof = {n.loop_var: Range(n.min, n.extent) for _, n in ancestors(func, path) if isinstance(n, For)}
+            loops = {v: Interval.from_range(r) for v, r in proof.items()}
+            for e in list(proof) + list(realize.iter_values):
+                got = CL._literal_loop(e, proof)
+                if got is not None:
+                    assert got == eval_interval(e, loops)
+                    taken += 1
+                else:
+                    assert not (type(e) is CL.Var and e in proof and all(
+                        type(x) is IntImm for x in (loops[e].lo, loops[e].hi)))
+    assert taken > 200
+
+
+def test_loops_in_are_the_walk_s_loops():
+    """Under every statement of every program: the loops, in the walk's
+    order."""
+    compared = 0
+    for mod in _modules():
+        for _, stmt in walk_stmts(mod["main"].body):
+            assert CL._loops_in(stmt) == [n for _, n in walk_stmts(stmt) if isinstance(n, For)]
+            compared += 1
+    assert compared > 1000
 
 
 def test_path_walks_are_the_ancestors_reading():
