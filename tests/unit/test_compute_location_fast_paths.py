@@ -1,7 +1,11 @@
 """The shortcuts compute_at and reverse_compute_at take give what the
 general paths they skip give: the bound of a consumer's region read off
-its substituted sums, the last value of a literal domain, and the blocks
-found once from the name index."""
+its substituted sums, the last value of a literal domain, the blocks
+found once from the name index, what a producer writes at outer
+variables, the tile of one element at a variable, the interval of a loop
+variable over literals, and the walks down one path."""
+
+import functools
 
 import pytest
 
@@ -21,16 +25,20 @@ from tirfun.testing.schedules import random_block_schedule
 from tirfun.testing.stage_programs import random_stage_program
 
 
-def _modules():
+@functools.cache
+def _modules() -> tuple:
     """Random stage and block programs, as drawn and after random schedules
-    (splits, fuses and caches give the sums the shortcut reads)."""
+    (splits, fuses and caches give the sums the shortcut reads); drawn once
+    for all the tests here (modules are immutable)."""
+    out = []
     for seed in range(25):
         for mod in (IRModule({"main": random_stage_program(seed)}), random_block_program(seed)):
-            yield mod
+            out.append(mod)
             try:
-                yield random_block_schedule(mod, seed, max_steps=4)(mod)
+                out.append(random_block_schedule(mod, seed, max_steps=4)(mod))
             except Exception:  # a schedule that does not apply: the program alone
                 pass
+    return tuple(out)
 
 
 def _realizes(func):
@@ -183,3 +191,124 @@ def test_moves_state_the_index_of_their_result(monkeypatch):
                 _index_is_the_built_one(record(mod)["main"], record)
                 checked += 1
     assert checked > 100 and sum(used) > 100
+
+
+def test_outer_points_are_the_produced_region(monkeypatch):
+    """What every block writes while each suffix of the loops above it
+    runs: the same intervals, or None, with the plain reading of indices
+    at outer variables taken and with it left to the general path."""
+    fast = DF._outer_points
+    fired = []
+
+    def counted(*args):
+        got = fast(*args)
+        fired.append(got is not None)
+        return got
+
+    compared = 0
+    for mod in _modules():
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        for path, realize in _realizes(func):
+            tops = [p for p, n in ancestors(func, path) if isinstance(n, For)]
+            for top in tops:
+                for region in realize.block.writes:
+                    monkeypatch.setattr(DF, "_outer_points", counted)
+                    got = DF.produced_region(site, path, realize, region, top)
+                    monkeypatch.setattr(DF, "_outer_points", lambda *args: None)
+                    want = DF.produced_region(site, path, realize, region, top)
+                    assert got == want, (realize.block.name_hint, top)
+                    compared += 1
+    assert compared > 300 and sum(fired) > 50
+
+
+def test_tile_of_one_element_at_a_variable_is_the_affine_reading():
+    """Every region of every block, and each at every variable of the
+    block, one element wide: the tile found, or None, is what the affine
+    form of the start gives."""
+    compared = 0
+    for mod in _modules():
+        for _, realize in _realizes(mod["main"]):
+            block = realize.block
+            ivs = {iv.var: iv for iv in block.iter_vars}
+            ranges = [rng for r in list(block.reads) + list(block.writes) for rng in r.region]
+            ranges += [Range(iv.var, IntImm(iv.var.dtype, 1)) for iv in block.iter_vars]
+            for rng in ranges:
+                e = CL.int_value(rng.extent)
+                if e is None or e < 1:
+                    continue
+                assert CL._tile(rng, ivs) == CL._affine_tile(rng, ivs, e)
+                compared += 1
+    assert compared > 500
+
+
+def test_literal_loop_is_the_interval_evaluation():
+    """The loop variables above every block, and the bindings they give:
+    the interval of a variable over literals is eval_interval's; anything
+    else is left to it."""
+    from tirfun.analysis.arith.int_set import Interval, eval_interval
+
+    taken = 0
+    for mod in _modules():
+        func = mod["main"]
+        for path, realize in _realizes(func):
+            proof = {n.loop_var: Range(n.min, n.extent) for _, n in ancestors(func, path) if isinstance(n, For)}
+            loops = {v: Interval.from_range(r) for v, r in proof.items()}
+            for e in list(proof) + list(realize.iter_values):
+                got = CL._literal_loop(e, proof)
+                if got is not None:
+                    assert got == eval_interval(e, loops)
+                    taken += 1
+                else:
+                    assert not (type(e) is CL.Var and e in proof and all(
+                        type(x) is IntImm for x in (loops[e].lo, loops[e].hi)))
+    assert taken > 200
+
+
+def test_loops_in_are_the_walk_s_loops():
+    """Under every statement of every program: the loops, in the walk's
+    order."""
+    compared = 0
+    for mod in _modules():
+        for _, stmt in walk_stmts(mod["main"].body):
+            assert CL._loops_in(stmt) == [n for _, n in walk_stmts(stmt) if isinstance(n, For)]
+            compared += 1
+    assert compared > 1000
+
+
+def test_path_walks_are_the_ancestors_reading():
+    """loops_between, loop_domains and common_ancestor, which walk down a
+    path once, give what reading the ancestors with their paths gives, for
+    every block and every statement above it (and paths off it)."""
+    from tirfun.rewrites.dataflow import common_ancestor, is_under, loop_domains, loops_between
+
+    compared = 0
+    for mod in list(_modules())[::3]:
+        func = mod["main"]
+        site = Site(mod, "main", func, index_of(func))
+        paths = [p for p, _ in walk_stmts(func)]
+        for path, _ in _realizes(func):
+            above = ancestors(func, path)
+            for top in [p for p, _ in above] + [path, path + (("block", None),)]:
+                assert loops_between(site, path, top) == [
+                    n for p, n in above if isinstance(n, For) and is_under(p, top)]
+                compared += 1
+            for inclusive in (True, False):
+                want = {n.loop_var: Range(n.min, n.extent) for _, n in above if isinstance(n, For)}
+                assert list(loop_domains(site, path, inclusive=inclusive).items()) == list(want.items())
+            for other in paths[::7]:
+                k = 0
+                while k < min(len(path), len(other)) and path[k] == other[k]:
+                    k += 1
+                p = path[:k]
+                while p and not isinstance(site.at(p), (For, CL.Block)):
+                    p = p[:-1]
+                assert common_ancestor(site, path, other) == p
+                compared += 1
+        for path, node in walk_stmts(func):
+            if isinstance(node, For):
+                want = {n.loop_var: Range(n.min, n.extent) for _, n in ancestors(func, path) if isinstance(n, For)}
+                assert loop_domains(site, path, inclusive=False) == want
+                want[node.loop_var] = Range(node.min, node.extent)
+                assert list(loop_domains(site, path).items()) == list(want.items())
+    assert compared > 300

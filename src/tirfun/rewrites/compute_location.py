@@ -106,7 +106,7 @@ def _locate(chk: Checks, site, ref) -> _Located:
     position = next((k for k, (p, _) in enumerate(children) if p == rpath), None)
     if position is None:  # under the scope but not among its child blocks (in an init)
         children, position = children + [(rpath, site.at(rpath))], len(children)
-    return _Located(rpath, site.at(rpath), scope, children, position, keyed)
+    return _Located(rpath, realize, scope, children, position, keyed)
 
 
 def _names(blocks) -> str:
@@ -747,14 +747,27 @@ def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject:
     Instances of the domain that the block's binding never reaches (a copy
     of the rows one part of a partitioned loop writes, in a domain as wide
     as the buffer) did not run before either, and need not run after."""
-    loops = {v: Interval.from_range(r) for v, r in proof.items()}
+    loops = None  # the loops' intervals, made when an end is not a loop variable over literals
     reach = None
     for iv in loc.realize.block.iter_vars:
         dom = doms.get(iv.var)
         if dom is None:
             continue  # the whole domain
-        lo = None if dom.lo is None else eval_interval(dom.lo, loops).lo
-        hi = None if dom.hi is None else eval_interval(dom.hi, loops).hi
+        lo = hi = None
+        if dom.lo is not None:
+            got = _literal_loop(dom.lo, proof)
+            if got is None:
+                if loops is None:
+                    loops = {v: Interval.from_range(r) for v, r in proof.items()}
+                got = eval_interval(dom.lo, loops)
+            lo = got.lo
+        if dom.hi is not None:
+            got = _literal_loop(dom.hi, proof)
+            if got is None:
+                if loops is None:
+                    loops = {v: Interval.from_range(r) for v, r in proof.items()}
+                got = eval_interval(dom.hi, loops)
+            hi = got.hi
         first = iv.dom.min
         last = _domain_last(iv.dom)
         if (lo is not None and not index_at_most(lo, first, proof)) or \
@@ -771,6 +784,21 @@ def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject:
                      f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
                      "(reading elements no producer writes, such as padding) would never run",
                      loc.realize)
+
+
+def _literal_loop(e: PrimExpr, proof: dict) -> Interval | None:
+    """``eval_interval(e, loops)`` over the intervals of the loops of
+    ``proof`` where ``e`` is the variable of one of them whose interval
+    has literal ends (a bound a consumer reads at a loop variable): that
+    interval, as the evaluation gives it, without building the others;
+    None otherwise."""
+    if type(e) is not Var:
+        return None
+    rng = proof.get(e)
+    if rng is None:
+        return None
+    got = Interval.from_range(rng)
+    return got if type(got.lo) is IntImm and type(got.hi) is IntImm else None
 
 
 def _names_read(block: Block) -> set[str]:
@@ -829,6 +857,16 @@ def _tile(rng: Range, ivs: dict):
     e = int_value(rng.extent)
     if e is None or e < 1:
         return None
+    if e == 1 and type(rng.min) is Var:
+        # one element at a variable (the commonest write): its form is the
+        # variable once, the plain element, or no form at all
+        return None
+    return _affine_tile(rng, ivs, e)
+
+
+def _affine_tile(rng: Range, ivs: dict, e: int):
+    """:func:`_tile` of a range of literal extent ``e >= 1``, read off the
+    affine form of its start."""
     form = affine_form(rng.min)
     if form is None or len(form.terms) != 1:
         return None
@@ -971,7 +1009,10 @@ class _ComputeAtBase(Rewrite):
         the consumers (producers) whose regions the placement accounts for."""
         block = loc.realize.block
         span = mine = None  # program keys of the block and the loop, found when first needed
-        for key, ypath, yrealize in _keyed_blocks(site, loc):
+        keyed = _keyed_blocks(site, loc)
+        # the block's own key, where the blocks came with theirs
+        own = next((k for k, p, r in keyed if r is loc.realize and p == loc.rpath), None)
+        for key, ypath, yrealize in keyed:
             if ypath == loc.rpath or is_under(ypath, loc.rpath):
                 continue
             other = yrealize.block
@@ -983,13 +1024,14 @@ class _ComputeAtBase(Rewrite):
                 # side of it: one after it that overwrites what it read, or
                 # one before it reading what it writes, is not
                 if mine is None:
-                    mine = program_key(site, loc.rpath)
+                    mine = own if own is not None else program_key(site, loc.rpath)
                 ran_before = (key if key is not None else program_key(site, ypath)) < mine
                 buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse and not ran_before,
                                          allow_writes_to_moved_reads=self.reverse and ran_before)
             else:
                 if span is None:
-                    span = sorted([program_key(site, loc.rpath), program_key(site, lpath)])
+                    span = sorted([own if own is not None else program_key(site, loc.rpath),
+                                   program_key(site, lpath)])
                     # the loops the move takes the block out of
                     left = [p for p, node in ancestors(site.func, loc.rpath) if isinstance(node, For)
                             and p != lpath and not is_under(lpath, p)
@@ -1391,9 +1433,9 @@ class _ComputeAtBase(Rewrite):
         def concurrent(loop: For, kinds) -> bool:
             return loop.kind in kinds and int_value(loop.extent) != 1
 
-        above = [n for _, n in ancestors(site.func, pl.lpath) if isinstance(n, For)] + [pl.loop]
-        inner = [l for _, l in walk_stmts(pl.loop.body)
-                 if isinstance(l, For) and concurrent(l, (ForKind.THREAD_BINDING,))]
+        # the loops above the place and the loop itself, the last node along its path
+        above = [n for n in nodes_along(site.func, pl.lpath) if isinstance(n, For)]
+        inner = [l for l in _loops_in(pl.loop.body) if concurrent(l, (ForKind.THREAD_BINDING,))]
         threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
         if not threads and not inner:
             return
@@ -1821,7 +1863,7 @@ def _required_region(site, cpath: Path, crealize: BlockRealize, region, lpath: P
     that every thread finds what the others read."""
     dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, cpath, lpath)}
     scope = region.buffer.scope()
-    above = [n for _, n in ancestors(site.func, lpath)] + [site.at(lpath)]
+    above = nodes_along(site.func, lpath)  # the nodes above the loop, and the loop
     for node in above:
         if (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING
                 and _relaxed_under(scope, node.thread_binding)):
@@ -1841,6 +1883,15 @@ def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
     relaxed = None
     out = []
     for rng in region.region:
+        m = rng.min
+        if type(m) is Var and type(rng.extent) is IntImm and rng.extent.value == 1:
+            # one element at a variable bound to a variable that is not
+            # relaxed (a consumer reading at an outer loop): the sum is that
+            # variable, kept as it is at both ends
+            m = bind.get(m, m)
+            if type(m) is Var and m.dtype == rng.extent.dtype and m not in dom:
+                out.append(Interval(m, m))
+                continue
         m = substitute(rng.min, bind)
         if type(rng.extent) is not IntImm or m.dtype != rng.extent.dtype or not is_plain_sum(m):
             return bound_region(region, dom, bind)
@@ -1850,6 +1901,22 @@ def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
         if got is None:
             return bound_region(region, dom, bind)
         out.append(got)
+    return out
+
+
+def _loops_in(stmt: Stmt) -> list[For]:
+    """The loops under ``stmt`` (itself included), in the pre-order of
+    :func:`~tirfun.analysis.traversal.walk_stmts`, found without making
+    the paths the walk yields."""
+    out = []
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, For):
+            out.append(node)
+        kids = [child for _, child in stmt_children(node)]
+        kids.reverse()
+        stack.extend(kids)
     return out
 
 

@@ -54,7 +54,9 @@ from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import STMT_FIELDS, Path, ancestors, get_at, replace_at, transform, walk, walk_stmts
+from ..analysis.traversal import (
+    STMT_FIELDS, Path, get_at, nodes_along, replace_at, transform, walk, walk_stmts,
+)
 from ..nodes import (
     LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
     For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Var,
@@ -288,26 +290,32 @@ def common_ancestor(site: Site, a: Path, b: Path) -> Path:
     while k < min(len(a), len(b)) and a[k] == b[k]:
         k += 1
     p = a[:k]
-    while p and not isinstance(site.at(p), (For, Block)):
-        p = p[:-1]
-    return p
+    nodes = nodes_along(site.func, p)  # nodes[j] is the node at p[:j]: one walk down
+    while k and not isinstance(nodes[k], (For, Block)):
+        k -= 1
+    return p[:k]
 
 
 def loops_between(site: Site, realize_path: Path, top: Path) -> list[For]:
     """The loops above the block realized at ``realize_path`` and strictly
     below the node at ``top``, outermost first."""
-    return [node for p, node in ancestors(site.func, realize_path)
-            if isinstance(node, For) and is_under(p, top)]
+    # the nodes along the path strictly below ``top`` (none where the path
+    # does not pass through it), read in one walk down without their paths
+    k = len(top)
+    if realize_path[:k] != top:
+        return []
+    return [node for node in nodes_along(site.func, realize_path)[k + 1:-1] if isinstance(node, For)]
 
 
 def loop_domains(site: Site, path: Path, *, inclusive: bool = True) -> dict:
     """Var -> Range of every loop above ``path`` (and the loop at ``path``
     itself when ``inclusive``), outermost first: the domains to prove under."""
     out = {}
-    for _, node in ancestors(site.func, path):
+    nodes = nodes_along(site.func, path)
+    for node in nodes[:-1]:
         if isinstance(node, For):
             out[node.loop_var] = Range(node.min, node.extent)
-    node = site.at(path) if path else None
+    node = nodes[-1]
     if inclusive and isinstance(node, For):
         out[node.loop_var] = Range(node.min, node.extent)
     return out
@@ -387,6 +395,10 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
             units[l.loop_var] = Add(l.min, stand)
             relaxed[stand.name] = attrs.evolve(l, loop_var=stand, min=IntImm(l.min.dtype, 0))
     bind = bindings(realize)
+    if not units and _is_true(realize.predicate):
+        points = _outer_points(region, bind, relaxed)
+        if points is not None:
+            return points
     mins = [_fixed(substitute(r.min, bind), units) for r in region.region]
     extents = [int_value(r.extent) for r in region.region]
     if any(e is None or e < 1 for e in extents):
@@ -412,6 +424,27 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
         digits = _fused_digits(written, predicate, relaxed)
         if digits is not None:
             out = _box(digits[0], extents, digits[1], digits[2])
+    return out
+
+
+def _outer_points(region: BufferRegion, bind: dict, relaxed: dict) -> list[Interval] | None:
+    """What :func:`produced_region` shows written of ``region`` under no
+    predicate and no unit loop, where each dimension starts at a variable
+    bound to none of the relaxed loops (an iteration variable bound to a
+    loop above them, or the loop variable itself) and has a constant
+    extent: the same block of elements in every iteration, ``[v, v + e -
+    1]``, as the iteration map reads it (every index a constant of the
+    map, no slice), without substituting, detecting or checking the
+    predicate; None where it is not so plain (the general reading runs)."""
+    out = []
+    for r in region.region:
+        m = r.min
+        if type(m) is Var:
+            m = bind.get(m, m)
+        e = int_value(r.extent)
+        if type(m) is not Var or m.name in relaxed or not m.dtype.is_index or e is None or e < 1:
+            return None
+        out.append(Interval(m, m) if e == 1 else Interval(m, simplify_index(fold_add(m, IntImm(m.dtype, e - 1)))))
     return out
 
 
