@@ -307,3 +307,38 @@ def test_literal_intervals_inside_are_clamped_without_their_domains():
             assert cache._clamped(box, buf, {}) == cache._clamped(box, buf, dom)
             inside += 1
     assert inside > 30
+
+
+def test_domain_end_is_the_folded_sum():
+    # reindex's copy takes the extent itself as a dimension where its domain starts at a literal 0
+    from tirfun.analysis.arith.linear import fold_add
+
+    n = Var("n")
+    doms = [Range(IntImm("int32", 0), IntImm("int32", 128)), Range(IntImm("int64", 0), IntImm("int64", 7)),
+            Range(IntImm("int32", 3), IntImm("int32", 5)), Range(IntImm("int32", 0), n),
+            Range(n, IntImm("int32", 4))]
+    for dom in doms:
+        fast, general = cache._dom_end(dom), fold_add(dom.min, dom.extent)
+        assert fast == general and fast.dtype == general.dtype
+    assert cache._dom_end(doms[0]) is doms[0].extent
+
+
+def test_reindex_of_leaf_indices_keeps_what_the_simplifier_gives():
+    # indices that are variables or constants skip the simplifier: it gives them back as they are
+    from tirfun.analysis.arith.simplify import simplify_expr
+
+    i = Var("i")
+    for e in (i, IntImm("int32", 0), IntImm("int64", 5)):
+        assert simplify_expr(e, {i: (0, 0)}) is e and simplify_expr(e, {i: (0, 127)}) is e
+
+
+def test_region_of_leaf_ends_binds_no_let_as_the_walk_finds():
+    from tirfun.nodes import Let
+    from tirfun.rewrites.index import binds_let
+
+    i, x = Var("i"), Var("x")
+    buf = Buffer("A", [16, 16], "float32")
+    regions = [BufferRegion(buf, [Range(i, IntImm("int32", 1)), Range(IntImm("int32", 0), IntImm("int32", 16))]),
+               BufferRegion(buf, [Range(i + 1, IntImm("int32", 1)), Range(i, IntImm("int32", 2))]),
+               BufferRegion(buf, [Range(Let(x, i, x + 1), IntImm("int32", 1)), Range(i, IntImm("int32", 1))])]
+    assert [cache._region_binds_let(r) for r in regions] == [binds_let(r) for r in regions] == [False, False, True]

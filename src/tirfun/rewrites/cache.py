@@ -2516,6 +2516,26 @@ def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -
     return pos
 
 
+def _dom_end(dom: Range) -> PrimExpr:
+    """``fold_add(dom.min, dom.extent)``: the extent itself where the domain
+    starts at a literal 0 of the extent's dtype (nearly every block's
+    domain), which is the literal that sum folds to."""
+    lo, extent = dom.min, dom.extent
+    if type(lo) is IntImm and lo.value == 0 and type(extent) is IntImm and lo.dtype == extent.dtype:
+        return extent
+    return fold_add(lo, extent)
+
+
+def _region_binds_let(region: BufferRegion) -> bool:
+    """:func:`~tirfun.rewrites.index.binds_let` of a region, told without
+    its walk where every end is a variable or a constant (a block's region
+    nearly always): no Let sits there, as the walk does not enter the
+    buffer."""
+    if all(type(r.min) in _LEAVES and type(r.extent) in _LEAVES for r in region.region):
+        return False
+    return binds_let(region)
+
+
 @attrs.frozen
 class _ReindexPlan:
     site: object
@@ -2609,12 +2629,15 @@ class ReIndex(Rewrite):
         # within the iteration domains, as TVM's analyzer reads them: a
         # variable that an index uses only as ``co // 64`` of ``co < 64``
         # does not lay out the copy
-        env = {}
-        for iv in block.iter_vars:
-            lo, extent = int_value(iv.dom.min), int_value(iv.dom.extent)
-            if lo is not None and extent is not None:
-                env[iv.var] = (lo, lo + extent - 1)
-        indices = [simplify_expr(i, env) for i in _access_indices(chk, block, realize, buf)]
+        indices = _access_indices(chk, block, realize, buf)
+        if not all(type(i) is Var or type(i) is IntImm for i in indices):
+            env = {}
+            for iv in block.iter_vars:
+                lo, extent = int_value(iv.dom.min), int_value(iv.dom.extent)
+                if lo is not None and extent is not None:
+                    env[iv.var] = (lo, lo + extent - 1)
+            # a variable or a constant is its own simplification: only other indices are simplified
+            indices = [simplify_expr(i, env) for i in indices]
         used = set()
         for i in indices:
             used |= var_names(i)
@@ -2653,7 +2676,7 @@ class ReIndex(Rewrite):
         site, block = plan.site, plan.realize.block
         taken = site.index.names
         new_name = fresh_name(suffixed(plan.buf.name, "reindex"), taken)
-        shape = [fold_add(iv.dom.min, iv.dom.extent) for iv in plan.covered]
+        shape = [_dom_end(iv.dom) for iv in plan.covered]
         new_buf = Buffer(new_name, shape, plan.buf.dtype, storage_scope=plan.buf.storage_scope)
         stage_name = fresh_name(new_name, site.index.blocks)
         used: set = {new_name}
@@ -2688,7 +2711,7 @@ class ReIndex(Rewrite):
             [m.source for m in block.match_buffers if same_buffer(m.source.buffer, plan.buf)]
         # the regions of the buffer give way to ones at plain variables: a
         # Let in them would take its name out of the function
-        plain = plain and not any(binds_let(r) for r in swapped)
+        plain = plain and not any(_region_binds_let(r) for r in swapped)
 
         def swap(regions):
             return [BufferRegion(new_buf, region) if same_buffer(r.buffer, plan.buf) else r for r in regions]
