@@ -365,6 +365,17 @@ def main(A: T.Buffer(({nb}, {nt}), "int32"), C: T.Buffer(({nb}, {nt}), "int32"))
     return src, primitive, scope, refused
 
 
+def _differs_on_some_input(changed: IRModule, mod: IRModule, seed: int, outcome) -> bool:
+    """Whether ``outcome`` of ``changed`` differs from that of ``mod`` on
+    one of a few random inputs: a race shows only where the threads store
+    different bits."""
+    for k in range(4):
+        inputs = random_inputs(mod["main"], np.random.default_rng(seed + k))
+        if outcome(changed, inputs) != outcome(mod, inputs):
+            return True
+    return False
+
+
 def _lowered_outcome(mod: IRModule, inputs):
     """The outputs of ``mod`` lowered for CUDA (barriers placed, as TVM's
     thread-sync pass places them) under the interpreter, or the error it
@@ -400,12 +411,9 @@ def test_a_local_buffer_moved_to_a_scope_threads_share_is_refused_where_they_wri
                 mock.patch.object(cache, "check_per_thread_writes", lambda *a: None), \
                 mock.patch.object(cache, "check_copy_per_thread", lambda *a: None):
             moved = rewrite(mod)
-        # the race shows where the threads store different bits: try a few inputs
-        for k in range(4):
-            more = random_inputs(mod["main"], np.random.default_rng(seed + k))
-            if _lowered_outcome(moved, more) != _lowered_outcome(mod, more):
-                return
-        raise AssertionError("moved anyway, the buffer kept the meaning")
+        assert _differs_on_some_input(moved, mod, seed, _lowered_outcome), \
+            "moved anyway, the buffer kept the meaning"
+        return
     assert not refused
     event(f"kept, {scope}")
     out = rewrite(mod)
@@ -496,12 +504,9 @@ def test_a_reduction_under_a_thread_loop_used_in_part_is_refused_exactly_where_t
         event(f"refused, {scope}")
         with mock.patch.object(compute_location._ComputeAtBase, "_check_threads", lambda *a: None):
             placed = rewrite(bound)
-        # the race shows where the threads store different bits: try a few inputs
-        for k in range(4):
-            more = random_inputs(original["main"], np.random.default_rng(seed + k))
-            if outcome(placed, more) != outcome(original, more):
-                return
-        raise AssertionError("placed anyway, the threads kept the meaning")
+        assert _differs_on_some_input(placed, original, seed, outcome), \
+            "placed anyway, the threads kept the meaning"
+        return
     assert not races
     event(f"placed, {scope}, {'reduction' if reduce else 'elementwise'}")
     after = rewrite(bound)

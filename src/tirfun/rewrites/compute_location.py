@@ -748,26 +748,23 @@ def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject:
     of the rows one part of a partitioned loop writes, in a domain as wide
     as the buffer) did not run before either, and need not run after."""
     loops = None  # the loops' intervals, made when an end is not a loop variable over literals
+
+    def interval(end: PrimExpr) -> Interval:
+        nonlocal loops
+        got = _literal_loop(end, proof)
+        if got is None:
+            if loops is None:
+                loops = {v: Interval.from_range(r) for v, r in proof.items()}
+            got = eval_interval(end, loops)
+        return got
+
     reach = None
     for iv in loc.realize.block.iter_vars:
         dom = doms.get(iv.var)
         if dom is None:
             continue  # the whole domain
-        lo = hi = None
-        if dom.lo is not None:
-            got = _literal_loop(dom.lo, proof)
-            if got is None:
-                if loops is None:
-                    loops = {v: Interval.from_range(r) for v, r in proof.items()}
-                got = eval_interval(dom.lo, loops)
-            lo = got.lo
-        if dom.hi is not None:
-            got = _literal_loop(dom.hi, proof)
-            if got is None:
-                if loops is None:
-                    loops = {v: Interval.from_range(r) for v, r in proof.items()}
-                got = eval_interval(dom.hi, loops)
-            hi = got.hi
+        lo = None if dom.lo is None else interval(dom.lo).lo
+        hi = None if dom.hi is None else interval(dom.hi).hi
         first = iv.dom.min
         last = _domain_last(iv.dom)
         if (lo is not None and not index_at_most(lo, first, proof)) or \
