@@ -86,10 +86,32 @@ def test_te_takes_a_long_sum_and_refuses_one_past_the_limit():
         te.create_prim_func([A, summed(400)])
 
 
+_THREE_STAGES = f'''
+@T.prim_func
+def main(A: T.Buffer((256,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((4,), "float32")
+    D = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = {_sum(250)}
+    for i in range(4):
+        with T.block("D"):
+            vi = T.axis.spatial(4, i)
+            D[vi] = B[vi] + {_sum(250)}
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            C[vi] = D[vi] + {_sum(250)}
+'''
+
+
 def test_a_program_inlined_past_the_limit_ends_in_tirfuns_errors():
-    # inlining two long sums, one under the other, nests deeper than
-    # Python's recursion limit lets the passes walk: each step says so
-    mod = R.compute_inline("B")(IRModule({"main": from_source(_two_stages(250, 250))}))
+    # inlining long sums, each under the next, nests deeper than Python's
+    # recursion limit lets the passes walk, even with the room the entry
+    # points make: each step says so
+    mod = IRModule({"main": from_source(_THREE_STAGES)})
+    mod = R.compute_inline("D")(R.compute_inline("B")(mod))
     a = np.zeros(256, "float32")
     with pytest.raises(InterpError, match="nests too deeply"):
         run(mod["main"], a, np.zeros(4, "float32"))
@@ -99,6 +121,36 @@ def test_a_program_inlined_past_the_limit_ends_in_tirfuns_errors():
         tirfun.build(mod)
     with pytest.raises(ParseError, match="nested too deeply"):
         from_source(mod["main"].script())
+
+
+def _deep_in_the_stack(frames: int, fn):
+    """``fn()`` called from ``frames`` Python frames down, as from a
+    compiler that embeds tirfun."""
+    return fn() if frames == 0 else _deep_in_the_stack(frames - 1, fn)
+
+
+def test_a_caller_deep_in_its_own_stack_gets_the_same_room():
+    import sys
+
+    mod = IRModule({"main": from_source(_two_stages(250, 1))})
+    a = np.random.default_rng(1).random(256, dtype=np.float32)
+    expected = np.zeros(4, "float32")
+    run(mod["main"], a, expected)
+    # what is left of the recursion limit is less than a program of 250
+    # levels needs in lowering (three frames a level)
+    frames = sys.getrecursionlimit() - 500
+    limit = sys.getrecursionlimit()
+    got = np.zeros(4, "float32")
+    _deep_in_the_stack(frames, lambda: tirfun.build(mod)["main"](a, got))
+    assert got.tobytes() == expected.tobytes()
+    lowered = _deep_in_the_stack(frames, lambda: tirfun.lower(mod))
+    assert lowered == tirfun.lower(mod)
+    placed = _deep_in_the_stack(frames, lambda: R.compute_inline("B")(mod))
+    assert placed == R.compute_inline("B")(mod)
+    out = np.zeros(4, "float32")
+    _deep_in_the_stack(frames, lambda: run(placed["main"], a, out))
+    assert out.tobytes() == expected.tobytes()
+    assert sys.getrecursionlimit() == limit  # set back
 
 
 def _depth(node) -> int:

@@ -188,8 +188,8 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-@functools.lru_cache(maxsize=512)
 @guard_depth(InterpError)
+@functools.lru_cache(maxsize=512)
 def compile_func(func: PrimFunc) -> CompiledFunc:
     """Translate ``func`` into Python (cached per function value)."""
     if not isinstance(func, PrimFunc):
@@ -205,8 +205,8 @@ def translate(func: PrimFunc, compiler, extra=None) -> CompiledFunc:
         source, table, params, free = compiler.compile()
     except InterpError as exc:
         raise InterpError(str(exc) + describe(compiler.ctx)) from None
-    except RecursionError:
-        raise InterpError("the program nests too deeply for the interpreter") from None
+    # a RecursionError goes up to the entry point (compile_func, run), which
+    # tries once more with room for a program as deep as tirfun reads
     try:
         code = compile(source, _FILENAME, "exec")
     except (SyntaxError, RecursionError, MemoryError) as exc:
@@ -231,6 +231,7 @@ class _Callees:
         return compile_in_module(self.mod, name)
 
 
+@guard_depth(InterpError)
 @functools.lru_cache(maxsize=256)
 def compile_in_module(mod: IRModule, name: str) -> CompiledFunc:
     """Function ``name`` of ``mod`` translated into Python, its calls of

@@ -73,6 +73,7 @@ import itertools
 import attrs
 import numpy as np
 
+from ..analysis.nesting import guard_depth
 from ..analysis.threads import binds_threads
 from ..analysis.traversal import iter_children, walk, walk_stmts
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
@@ -93,6 +94,7 @@ def is_thread_bound(func: PrimFunc) -> bool:
     return binds_threads(func.body)
 
 
+@guard_depth(InterpError)
 @functools.lru_cache(maxsize=256)
 def compile_gpu(func: PrimFunc) -> CompiledFunc:
     """Translate a thread-bound ``func`` into Python with the GPU's meaning

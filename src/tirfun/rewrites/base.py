@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..analysis.nesting import TOO_DEEP
+from ..analysis.nesting import TOO_DEEP, call_with_room
 from ..analysis.traversal import Path, get_at, replace_at
 from ..nodes import IRModule, Node, PrimFunc
 from .errors import InvalidModuleError, NestingTooDeepError, RewriteError
@@ -191,13 +191,17 @@ class Rewrite:
             mod = as_module(mod, self.primitive)
         except RewriteError as err:
             return [err], None
+        try:
+            return call_with_room(self._checked_plan, mod)
+        except RecursionError:
+            return [self._too_deep()], None
+
+    def _checked_plan(self, mod) -> tuple[list[RewriteError], Any]:
         chk = Checks(self.primitive)
         try:
             plan = self.plan(mod, chk)
         except _Stop:
             plan = None
-        except RecursionError:
-            return [self._too_deep()], None
         return chk.errors, (None if chk.errors else plan)
 
     def _too_deep(self) -> RewriteError:
@@ -221,7 +225,7 @@ class Rewrite:
         if errors:
             raise errors[0]
         try:
-            return self.build(plan)
+            return call_with_room(self.build, plan)
         except RecursionError:
             raise self._too_deep() from None
 
