@@ -17,7 +17,7 @@ from hypothesis import event, given, settings, strategies as st
 
 import tirfun.rewrites as R
 from tirfun.analysis.verify import verify
-from tirfun.errors import ScheduleError
+from tirfun.errors import InterpError, ScheduleError
 from tirfun.examples import gpu_schedules
 from tirfun.interp import compile_func, run
 from tirfun.lower import lower
@@ -222,7 +222,6 @@ def test_a_shared_cache_in_a_block_each_thread_runs_is_refused_exactly_where_thr
     # one shared buffer as its own copy
     from unittest import mock
 
-    from tirfun.errors import InterpError
     from tirfun.rewrites import cache as cache_module
 
     src, rewrite, scope, which, races = case
@@ -290,7 +289,6 @@ def test_cache_inplace_beside_a_reduction_across_threads_is_refused_else_kept(ca
     # while the others update it
     from unittest import mock
 
-    from tirfun.errors import InterpError
     from tirfun.rewrites import cache
     from tirfun.testing.equivalence import assert_equivalent
 
@@ -376,18 +374,22 @@ def _differs_on_some_input(changed: IRModule, mod: IRModule, seed: int, outcome)
     return False
 
 
-def _lowered_outcome(mod: IRModule, inputs):
-    """The outputs of ``mod`` lowered for CUDA (barriers placed, as TVM's
-    thread-sync pass places them) under the interpreter, or the error it
+def _outcome(mod: IRModule, inputs):
+    """The outputs of ``mod`` under the interpreter (the TensorIR's own
+    meaning on the GPU's threads), or the first line of the error it
     reports (a data race)."""
-    from tirfun.errors import InterpError
-
-    args = [np.array(a, copy=True) for a in inputs]
+    args = _copy(inputs)
     try:
-        run(lower(mod, target="cuda")["main"], *args)
+        run(mod["main"], *args)
     except InterpError as e:
         return str(e).splitlines()[0]
-    return [a.tobytes() for a in args]
+    return [a.tobytes() for a in args if isinstance(a, np.ndarray)]
+
+
+def _lowered_outcome(mod: IRModule, inputs):
+    """:func:`_outcome` of ``mod`` lowered for CUDA (barriers placed, as
+    TVM's thread-sync pass places them)."""
+    return _outcome(lower(mod, target="cuda"), inputs)
 
 
 @given(per_thread_buffers(), st.integers(0, 2**16))
@@ -466,7 +468,6 @@ def main(A: T.Buffer(({n}, 3), "int32"), C: T.Buffer(({n}, {m}), "int32")):
 def test_a_reduction_under_a_thread_loop_used_in_part_is_refused_exactly_where_threads_race(case, seed):
     from unittest import mock
 
-    from tirfun.errors import InterpError
     from tirfun.rewrites import compute_location
 
     src, n, m, tx, scope, reduce, swapped = case
@@ -482,16 +483,8 @@ def test_a_reduction_under_a_thread_loop_used_in_part_is_refused_exactly_where_t
     rewrite = R.compute_at(sch.get_block("S"), t, True, -1)
     bound = sch.mod
 
-    def outcome(mod, inputs):
-        out = _copy(inputs)
-        try:
-            run(mod["main"], *out)
-        except InterpError as e:
-            return str(e).splitlines()[0]
-        return [a.tobytes() for a in out if isinstance(a, np.ndarray)]
-
     inputs = random_inputs(original["main"], np.random.default_rng(seed))
-    expected = outcome(original, inputs)
+    expected = _outcome(original, inputs)
     # several threads (or thread blocks) that share S reduce into one row:
     # a shared S is relaxed over the threads (each computes every row of
     # its thread block), a global one is not, and is shared by all threads
@@ -504,11 +497,11 @@ def test_a_reduction_under_a_thread_loop_used_in_part_is_refused_exactly_where_t
         event(f"refused, {scope}")
         with mock.patch.object(compute_location._ComputeAtBase, "_check_threads", lambda *a: None):
             placed = rewrite(bound)
-        assert _differs_on_some_input(placed, original, seed, outcome), \
+        assert _differs_on_some_input(placed, original, seed, _outcome), \
             "placed anyway, the threads kept the meaning"
         return
     assert not races
     event(f"placed, {scope}, {'reduction' if reduce else 'elementwise'}")
     after = rewrite(bound)
     verify(after)
-    assert outcome(after, inputs) == expected
+    assert _outcome(after, inputs) == expected

@@ -10,7 +10,7 @@ import functools
 import pytest
 
 from tirfun.analysis.arith import bound_region
-from tirfun.analysis.traversal import ancestors, walk_stmts
+from tirfun.analysis.traversal import ancestors, stmt_nodes, walk_stmts
 from tirfun.nodes import BlockRealize, For, IntImm, IRModule, Range
 from tirfun.analysis.arith.iter_map import simplify_index
 from tirfun.rewrites import compute_location as CL
@@ -265,13 +265,13 @@ def test_literal_loop_is_the_interval_evaluation():
     assert taken > 200
 
 
-def test_loops_in_are_the_walk_s_loops():
-    """Under every statement of every program: the loops, in the walk's
-    order."""
+def test_stmt_nodes_are_the_walk_s_statements():
+    """Under every statement of every program: the statements (loops among
+    them, which _check_threads takes), in the walk's order."""
     compared = 0
     for mod in _modules():
         for _, stmt in walk_stmts(mod["main"].body):
-            assert CL._loops_in(stmt) == [n for _, n in walk_stmts(stmt) if isinstance(n, For)]
+            assert list(stmt_nodes(stmt)) == [n for _, n in walk_stmts(stmt)]
             compared += 1
     assert compared > 1000
 

@@ -409,6 +409,19 @@ def walk_stmts(root: Node, path: Path = (), *, skip_init: bool = False) -> Itera
         stack.extend(reversed(kids))
 
 
+def stmt_nodes(root: Node) -> Iterator[Stmt]:
+    """Every statement under ``root`` (root included when it is one), in
+    the pre-order of :func:`walk_stmts`, without making their paths."""
+    stack: list[Node] = [root]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Stmt):
+            yield current
+        kids = [child for _, child in stmt_children(current)]
+        kids.reverse()
+        stack.extend(kids)
+
+
 def get_at(root: Node, path: Path) -> Node:
     """The node at ``path`` below ``root``."""
     node = root
@@ -502,6 +515,6 @@ def ancestors(root: Node, path: Path) -> list[tuple[Path, Node]]:
 __all__ = [
     "Step", "Path", "STMT_FIELDS", "iter_children", "map_children", "walk", "transform", "rename", "stmt_children",
     "substitute_vars", "transform_plain", "OPERAND_NODES",
-    "walk_stmts", "get_at", "nodes_along", "replace_at", "find_block", "find_loop", "blocks", "loops",
+    "walk_stmts", "stmt_nodes", "get_at", "nodes_along", "replace_at", "find_block", "find_loop", "blocks", "loops",
     "ancestors",
 ]

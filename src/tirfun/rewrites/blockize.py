@@ -22,7 +22,7 @@ from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
-from ..analysis.traversal import ancestors, substitute_vars, walk
+from ..analysis.traversal import Path, ancestors, substitute_vars, walk
 from ..nodes import (
     Add, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar, IterVarType,
     PrimExpr, Range, SeqStmt, Sub, Var,
@@ -37,8 +37,8 @@ from .errors import (
 )
 from .exprs import cast as _cast, find_nodes, substitute, var_names
 from .index import (
-    _ROOT_REALIZE, FuncIndex, _is_loose, _own_names_plain, _plain_own_fields, _realizes_along, _scan, _stated, _tally_one,
-    leaf_binds_lets,
+    _DOWN, _ROOT_REALIZE, FuncIndex, _is_loose, _own_names_plain, _plain_own_fields, _realizes_along, _scan, _stated,
+    _tally_one, leaf_binds_lets,
 )
 from .index_maps import access_tidier
 from .name_pool import NamePool
@@ -708,8 +708,7 @@ def _stated_index(plan: _BlockizePlan, new: BlockRealize, new_func) -> FuncIndex
     _tally_one(inner, delta, 1)
     _tally_one(new, delta, 1)
     outer_path = path + _INTO_BLOCK
-    gone = [(True, lp.loop_var.name, path + _DOWN * j) for j, lp in enumerate(chain)]
-    gone.append((False, block.name_hint, path + _DOWN * len(chain) + _INTO_BLOCK))
+    gone = _chain_entries(path, chain, block)
     came = [(False, outer.name_hint, outer_path)]
     came.extend((True, lp.loop_var.name, outer_path + _DOWN * (j + 1)) for j, lp in enumerate(chain))
     came.append((False, block.name_hint, outer_path + _DOWN * (len(chain) + 1) + _INTO_BLOCK))
@@ -722,8 +721,16 @@ def _stated_index(plan: _BlockizePlan, new: BlockRealize, new_func) -> FuncIndex
     return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
 
 
-_DOWN = (("body", None),)
 _INTO_BLOCK = (("block", None),)
+
+
+def _chain_entries(path: Path, chain, block: Block) -> list:
+    """The index entries (``(is_loop, name, path)``) of the loops of
+    ``chain`` from ``path`` down and of ``block`` below them: what goes
+    where blockize (or tensorize of a loop) puts a new block in their place."""
+    out = [(True, lp.loop_var.name, path + _DOWN * j) for j, lp in enumerate(chain)]
+    out.append((False, block.name_hint, path + _DOWN * len(chain) + _INTO_BLOCK))
+    return out
 
 
 def _range_loads(chain) -> list:

@@ -29,8 +29,8 @@ from ..analysis.mentions import (
     masked_vector_loads, mentions, mentions_any, names_in, plain_arithmetic, pointer_buffers,
 )
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, transform,
-    transform_plain, walk, walk_stmts,
+    STMT_FIELDS, Path, ancestors, get_at, iter_children, nodes_along, replace_at, stmt_children, stmt_nodes,
+    transform, transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
@@ -1432,7 +1432,8 @@ class _ComputeAtBase(Rewrite):
 
         # the loops above the place and the loop itself, the last node along its path
         above = [n for n in nodes_along(site.func, pl.lpath) if isinstance(n, For)]
-        inner = [l for l in _loops_in(pl.loop.body) if concurrent(l, (ForKind.THREAD_BINDING,))]
+        inner = [l for l in stmt_nodes(pl.loop.body)
+                 if isinstance(l, For) and concurrent(l, (ForKind.THREAD_BINDING,))]
         threads = [l for l in above if concurrent(l, (ForKind.THREAD_BINDING, ForKind.PARALLEL))]
         if not threads and not inner:
             return
@@ -1898,22 +1899,6 @@ def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
         if got is None:
             return bound_region(region, dom, bind)
         out.append(got)
-    return out
-
-
-def _loops_in(stmt: Stmt) -> list[For]:
-    """The loops under ``stmt`` (itself included), in the pre-order of
-    :func:`~tirfun.analysis.traversal.walk_stmts`, found without making
-    the paths the walk yields."""
-    out = []
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, For):
-            out.append(node)
-        kids = [child for _, child in stmt_children(node)]
-        kids.reverse()
-        stack.extend(kids)
     return out
 
 

@@ -348,7 +348,12 @@ def _plain_own_fields(block: Block) -> bool:
         dom = iv.dom
         if not (_leaf_or_plain(dom.min) and _leaf_or_plain(dom.extent)):
             return False
-    regions = itertools.chain(block.reads, block.writes, (m.source for m in block.match_buffers))
+    return _plain_regions(itertools.chain(block.reads, block.writes, (m.source for m in block.match_buffers)))
+
+
+def _plain_regions(regions) -> bool:
+    """Whether every end of ``regions`` is a variable, a constant or plain
+    arithmetic (and so holds no Let)."""
     for region in regions:
         for r in region.region:
             if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
@@ -1796,11 +1801,7 @@ def _same_reader(before, after) -> bool:
             or a.name_hint != b.name_hint or a.iter_vars is not b.iter_vars \
             or a.alloc_buffers is not b.alloc_buffers or a.match_buffers or b.match_buffers:
         return False
-    for region in itertools.chain(b.reads, b.writes):
-        for r in region.region:
-            if not (_leaf_or_plain(r.min) and _leaf_or_plain(r.extent)):
-                return False
-    return _own_names_plain(a)
+    return _plain_regions(itertools.chain(b.reads, b.writes)) and _own_names_plain(a)
 
 
 def derive_move_index(old: FuncIndex, old_func: PrimFunc, new_func: PrimFunc, removal: Path, removed: Stmt,

@@ -61,7 +61,7 @@ from ..analysis.arith.int_set import Interval, union
 from ..analysis.arith.linear import fold_add
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.mentions import mentions, plain_arithmetic
+from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, walk_stmts,
@@ -84,7 +84,7 @@ from .errors import (
     UndeclaredAccessError, UnsupportedRegionError,
 )
 from .exprs import cast as _cast, substitute_expr, var_names
-from .index import _entries, derive_replaced_index, var_names_in_buffer
+from .index import _entries, _leaf_or_plain, derive_replaced_index, var_names_in_buffer
 from .names import fresh_name, suffixed
 from .redirect import same_buffer
 from .refs import BlockRef, as_block_ref, as_loop_ref
@@ -676,10 +676,6 @@ def _at_index(site, new_func, lpath: Path, loop: For, new_loop: For, dst: Buffer
     return derive_replaced_index(site.index, site.func, new_func, lpath, loop, came, delta, realizes)
 
 
-def _plain(e) -> bool:
-    return type(e) is Var or type(e) is IntImm or plain_arithmetic(e)
-
-
 def _copy_names(copy: BlockRealize) -> list | None:
     """The names a copy block of :func:`_copy_block` binds (its name, its
     iteration variables and the loop variables inside it), or None where
@@ -700,7 +696,7 @@ def _copy_names(copy: BlockRealize) -> list | None:
         names.append(node.loop_var.name)
         node = node.body
     exprs += (*node.indices, *node.value.indices)
-    if not all(map(_plain, exprs)):
+    if not all(map(_leaf_or_plain, exprs)):
         return None
     return names
 

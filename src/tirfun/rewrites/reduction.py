@@ -42,7 +42,8 @@ from .errors import (
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
 from .index import (
-    _realizes_along, _stated, binds_let, derive_init_index, derive_scope_index, leaf_binds_lets, var_names_in_buffer,
+    _loops_over, _realizes_along, _stated, binds_let, derive_init_index, derive_scope_index, leaf_binds_lets,
+    var_names_in_buffer,
 )
 from .name_pool import NamePool
 from .names import fresh_name, suffixed
@@ -1054,7 +1055,7 @@ def _rfactor_index(site, new_func, at: Path, in_seq: bool, old_nest: Stmt, reali
         return None
     delta: dict = {}
     gone = _nest_entries(old_nest, at, delta, -1)
-    if gone is None or _nest_realize(old_nest) is not realize:
+    if gone is None or _loops_over(old_nest)[1] is not realize:
         return None
     if in_seq:
         seq, k = at[:-1], at[-1][1]
@@ -1071,15 +1072,8 @@ def _rfactor_index(site, new_func, at: Path, in_seq: bool, old_nest: Stmt, reali
         for name in (buf.name, *var_names_in_buffer(buf)):
             delta[name] = delta.get(name, 0) + 1
     realizes = _realizes_along(site.func, new_func, at)
-    realizes += [(realize, None), (None, _nest_realize(rf_nest)), (None, _nest_realize(wb_nest))]
+    realizes += [(realize, None), (None, _loops_over(rf_nest)[1]), (None, _loops_over(wb_nest)[1])]
     return _stated(index, delta, shifts, gone, came, realizes)
-
-
-def _nest_realize(nest: Stmt) -> BlockRealize:
-    """The BlockRealize at the bottom of a perfect nest of loops."""
-    while type(nest) is For:
-        nest = nest.body
-    return nest
 
 
 def _nest_entries(nest: Stmt, path: Path, delta: dict, sign: int) -> list | None:

@@ -26,7 +26,7 @@ from ..errors import NodeError
 from ..nodes.base import with_fields
 from ..tir.tensor_intrin import TensorIntrin, TensorIntrinError, as_tensor_intrin
 from .base import Checks, Outcome, Rewrite, commit, register
-from .blockize import Blockize
+from .blockize import _INTO_BLOCK, Blockize, _chain_entries
 from .checks import describe, resolve_block_or_loop, resolve_site
 from .errors import InvalidArgumentError, RefKindError, TensorIntrinMismatchError, TensorizeWindowOutOfBoundsError
 from .exprs import cast as _cast
@@ -348,8 +348,7 @@ def _stated_index(bplan, new: BlockRealize, new_func) -> FuncIndex | None:
     _tally_one(block, delta, -1)
     _tally_one(new, delta, 1)
     _tally_one(new.block, delta, 1)
-    gone = [(True, lp.loop_var.name, path + _DOWN * j) for j, lp in enumerate(chain)]
-    gone.append((False, block.name_hint, path + _DOWN * len(chain) + _INTO_BLOCK))
+    gone = _chain_entries(path, chain, block)
     block_path = path + _INTO_BLOCK
     came = [(False, new.block.name_hint, block_path)]
     new_realizes: list = []
@@ -360,10 +359,6 @@ def _stated_index(bplan, new: BlockRealize, new_func) -> FuncIndex | None:
     realizes = _realizes_along(site.func, new_func, path) + [(old_realize, None), (None, new)]
     realizes.extend((None, b) for b in new_realizes)
     return _stated(old, delta, (), gone, came, realizes)  # None on a clash: derive_index then
-
-
-_DOWN = (("body", None),)
-_INTO_BLOCK = (("block", None),)
 
 
 def _binds_a_let(realize: BlockRealize) -> bool:

@@ -386,11 +386,10 @@ def _affine_extreme(e, memo: dict) -> Affine:
         ra = rb = None
     else:
         # what constant_difference(a, b) gives, with the forms kept
-        d = _literal_offset(a, b)
         ra, rb = _affine(a, memo), _affine(b, memo)
-        if d is None and ra.dtype == rb.dtype:
-            diff = ra.plus(rb, -1)
-            d = diff.const if diff.is_const else None
+        d = _literal_offset(a, b)
+        if d is None:
+            d = _forms_difference(ra, rb)
     folded = fold_extreme_given(cls, a, b, d)
     if isinstance(folded, (Min, Max)):
         out = _atom(folded)
@@ -469,7 +468,12 @@ def constant_difference(a: PrimExpr, b: PrimExpr) -> int | None:
     d = _literal_offset(a, b)
     if d is not None:
         return d
-    fa, fb = affine_form(a), affine_form(b)
+    return _forms_difference(affine_form(a), affine_form(b))
+
+
+def _forms_difference(fa: Affine | None, fb: Affine | None) -> int | None:
+    """``fa - fb`` when it is a constant, else None (also for a missing
+    form or forms of two dtypes)."""
     if fa is None or fb is None or fa.dtype != fb.dtype:
         return None
     d = fa.plus(fb, -1)
