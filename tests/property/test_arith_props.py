@@ -5,6 +5,7 @@ included."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from hypothesis import event, given
@@ -32,11 +33,13 @@ def _dtype_range(dtype: str) -> tuple[int, int]:
     return int(dt.min_value()), int(dt.max_value())
 
 
-@st.composite
-def int_exprs(draw, dtype: str, depth: int = 4):
-    """A scalar integer expression over x, y, z of ``dtype``: sums, products
+@functools.cache
+def int_exprs(dtype: str, depth: int = 4):
+    """Scalar integer expressions over x, y, z of ``dtype``: sums, products
     (by constants and of variables), floor division and modulo by positive
-    constants, min, max and selects; constants reach the dtype's ends."""
+    constants, min, max and selects; constants reach the dtype's ends. One
+    strategy per dtype and depth: hypothesis checks a strategy's tree when
+    first drawn from, which costs more than most draws."""
     lo, hi = _dtype_range(dtype)
     variables = [Var(n, dtype) for n in NAMES]
 
@@ -68,7 +71,7 @@ def int_exprs(draw, dtype: str, depth: int = 4):
                 lambda t: Select(t[0](t[1], t[2]), t[3], t[4])),
         )
 
-    return draw(go(depth))
+    return go(depth)
 
 
 @st.composite

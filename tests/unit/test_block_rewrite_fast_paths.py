@@ -53,6 +53,19 @@ def test_child_pusher_order_is_iter_children_order():
             assert pushed == list(iter_children(node)), type(node).__name__
 
 
+def test_walk_is_the_pre_order_of_iter_children():
+    def pre_order(node, out):
+        out.append(node)
+        for child in iter_children(node):
+            pre_order(child, out)
+        return out
+
+    for func in _funcs():
+        walked = list(walk(func))
+        expected = pre_order(func, [])
+        assert len(walked) == len(expected) and all(a is b for a, b in zip(walked, expected))
+
+
 def _with_let(realize: BlockRealize) -> BlockRealize:
     """The realize with its store's value wrapped in a let."""
     store = realize.block.body

@@ -235,11 +235,16 @@ def _child_mapper(cls: type):
 def walk(node: Node) -> Iterator[Node]:
     """Every node of the tree in pre-order (a node before its children)."""
     stack = [node]
+    pop, push, pusher_of = stack.pop, stack.append, child_pusher
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        children = list(iter_children(current))
-        stack.extend(reversed(children))
+        # the children go on the stack in their order, then are turned
+        # round where there are several, so that the first is taken first
+        mark = len(stack)
+        pusher_of(type(current))(current, push)
+        if len(stack) > mark + 1:
+            stack[mark:] = stack[mark:][::-1]
 
 
 def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "Node | None"] | None = None) -> Node:
