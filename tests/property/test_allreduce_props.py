@@ -131,7 +131,6 @@ def test_a_consumer_placed_inside_the_threads_of_a_reduction_is_refused(case, da
             from unittest import mock
 
             from tirfun.errors import InterpError
-            from tirfun.rewrites import compute_location
             from tirfun.testing.equivalence import NotEquivalentError
 
             cls = type(rewrite)

@@ -11,7 +11,7 @@ from tirfun.analysis.traversal import ancestors, walk_stmts
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.interp import evaluate
-from tirfun.nodes import Block, BlockRealize, For, IntImm, IRModule, Var
+from tirfun.nodes import Block, IntImm, IRModule, Var
 from tirfun.analysis.arith import simplify_index
 from tirfun.rewrites.exprs import floordiv, floormod
 from tirfun.rewrites.index import build_index, index_of
@@ -167,7 +167,7 @@ def test_split_by_constants_binds_the_simplified_sum(dtype, extent, factors, dat
     # split works out constant factors on ints and writes the binding's
     # simplified form directly: both must be what the expressions give
     from tirfun.nodes import (
-        Block, BlockRealize, Buffer, BufferRegion, BufferStore, For, IterVar, LT, Mul, PrimFunc, Range,
+        Block, BlockRealize, Buffer, BufferRegion, BufferStore, For, IterVar, LT, PrimFunc, Range,
     )
     from tirfun.nodes.expr import binary
 

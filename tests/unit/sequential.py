@@ -8,8 +8,6 @@ dtype, starting from the reducer's identity, so results compare bit for bit.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 

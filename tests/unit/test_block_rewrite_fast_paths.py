@@ -18,7 +18,7 @@ import attrs
 import pytest
 
 from tirfun.analysis.traversal import child_pusher, iter_children, transform, walk, walk_stmts
-from tirfun.nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, For, Let, SeqStmt, Stmt, Var
+from tirfun.nodes import Block, BlockRealize, Buffer, BufferLoad, BufferStore, Let, SeqStmt, Stmt, Var
 from tirfun.nodes.base import with_fields
 from tirfun.rewrites.name_pool import NamePool
 from tirfun.rewrites.index import index_of

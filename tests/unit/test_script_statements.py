@@ -369,8 +369,6 @@ def test_realize_runs_in_the_interpreter():
 
 
 def test_realize_is_refused_by_the_build_as_by_tvms():
-    from tirfun.errors import BuildError
-
     with pytest.raises(BuildError, match=r"T.realize of buffer C \(BufferRealize\) cannot be built "
                        r"for the CPU \(llvm\)"):
         tirfun.build(from_source(REALIZE), target="llvm")

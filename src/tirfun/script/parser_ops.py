@@ -13,7 +13,7 @@ import math
 
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, Div, FloatImm, FloorDiv,
-    FloorMod, IntImm, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select, StringImm, Sub, const,
+    FloorMod, IntImm, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Select, StringImm, Sub,
 )
 from ..tir import op as tir_op
 from .parser_args import lift_pair, sig, to_bool_expr, to_dtype, to_str

@@ -32,8 +32,8 @@ import attrs
 
 from ...errors import NodeError
 from ...nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, Div, FloorDiv, FloorMod, IntImm,
-    Let, Max, Min, Mod, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, And, Broadcast, BufferLoad, Call, Cast, FloorDiv, FloorMod, IntImm,
+    Let, Max, Min, Mul, Not, Or, PrimExpr, Ramp, Range, Select, Sub, Var,
 )
 from .linear import (
     _one, constant_difference, fold_add, fold_extreme_given, fold_floordiv, fold_floormod, fold_max,
