@@ -26,7 +26,8 @@ for (:func:`with_filler`).
 The cases are timed in interleaved rounds, so that load from other processes
 falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
 (``--quick`` or ``--repeats N`` for fewer rounds, ``--only split,fuse`` for
-some primitives only). ``--apply NAME --times N [--blocks B]`` applies one
+some primitives only; ``--alone`` adds each tutorial case timed on its own,
+back to back, where the processor's caches keep its code and data warm). ``--apply NAME --times N [--blocks B]`` applies one
 primitive N times and prints nothing, for counting instructions: under
 ``valgrind --tool=callgrind``, the difference between two counts with
 different N is the cost of the extra applications, free of the noise of a
@@ -391,7 +392,26 @@ def main(argv: list[str]) -> int:
             continue
         us = [_median_us(samples[name, blocks]) for blocks in SIZES]
         print(f"{name:<28} {us[0]:>9.1f} {us[1]:>11.1f} {us[2]:>12.1f} {us[2] / us[0]:>8.2f}x")
+    if "--alone" in argv:
+        _print_alone(per_primitive, samples, repeats)
     return 0
+
+
+def _print_alone(per_primitive, samples: dict, repeats: int) -> None:
+    """Each tutorial case timed again on its own, sample after sample, next
+    to its interleaved median: the difference is what the processor's
+    caches cost a primitive whose code and data other cases have evicted
+    (the interleaved figure is the one a schedule of different steps meets)."""
+    print()
+    print(f"{'primitive (median us)':<28} {'interleaved':>11} {'alone':>9} {'ratio':>7}")
+    for name, blocks, case in per_primitive:
+        if blocks is not None:
+            continue
+        for _ in range(10):
+            case.sample()
+        alone = _median_us([case.sample() for _ in range(repeats)])
+        mixed = _median_us(samples[name, blocks])
+        print(f"{name:<28} {mixed:>11.1f} {alone:>9.1f} {mixed / alone:>6.2f}x")
 
 
 if __name__ == "__main__":
