@@ -272,6 +272,7 @@ def test_stmt_nodes_are_the_walk_s_statements():
     for mod in _modules():
         for _, stmt in walk_stmts(mod["main"].body):
             assert list(stmt_nodes(stmt)) == [n for _, n in walk_stmts(stmt)]
+            assert list(stmt_nodes(stmt, skip_init=True)) == [n for _, n in walk_stmts(stmt, skip_init=True)]
             compared += 1
     assert compared > 1000
 

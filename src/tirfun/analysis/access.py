@@ -48,7 +48,7 @@ from .arith import int_set as ivs
 from .arith import linear as lin
 from .arith.int_set import Interval
 from .mentions import pointer_buffers
-from .traversal import iter_children, map_children, walk, walk_stmts
+from .traversal import iter_children, map_children, walk, stmt_nodes
 
 __all__ = [
     "BlockAccess", "detect_access", "access_regions", "fill_regions",
@@ -342,7 +342,7 @@ def _allocated_inside(block: Block) -> set[Buffer]:
     hidden = set(block.alloc_buffers)
     roots = [block.body] + ([block.init] if block.init is not None else [])
     for root in roots:
-        for _, s in walk_stmts(root):
+        for s in stmt_nodes(root):
             if isinstance(s, Block):
                 hidden.update(s.alloc_buffers)
                 hidden.update(m.buffer for m in s.match_buffers)

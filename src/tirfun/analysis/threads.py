@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..nodes import THREAD_TAGS, AttrStmt, Call, Evaluate, For, ForKind, IterVar, Var
 from .canonical import THREAD_ATTR_KEYS
-from .traversal import walk_stmts
+from .traversal import stmt_nodes
 
 
 def launched_iter_var(s) -> IterVar | None:
@@ -50,7 +50,7 @@ def is_sync(s) -> bool:
 def binds_threads(stmt) -> bool:
     """Whether ``stmt`` (a function's body) binds a thread index anywhere:
     a thread-bound loop or a launched thread."""
-    return any(launch_of(s) is not None for _, s in walk_stmts(stmt))
+    return any(launch_of(s) is not None for s in stmt_nodes(stmt))
 
 
 __all__ = ["binds_threads", "bound_var", "is_sync", "launch_of", "launched_iter_var"]

@@ -414,17 +414,34 @@ def walk_stmts(root: Node, path: Path = (), *, skip_init: bool = False) -> Itera
         stack.extend(reversed(kids))
 
 
-def stmt_nodes(root: Node) -> Iterator[Stmt]:
+def stmt_nodes(root: Node, *, skip_init: bool = False) -> Iterator[Stmt]:
     """Every statement under ``root`` (root included when it is one), in
-    the pre-order of :func:`walk_stmts`, without making their paths."""
+    the pre-order of :func:`walk_stmts` (``skip_init`` as there), without
+    making their paths: for a caller that wants the statements only."""
     stack: list[Node] = [root]
+    pop, push, extend, fields_of = stack.pop, stack.append, stack.extend, _STMT_FIELDS.get
     while stack:
-        current = stack.pop()
+        current = pop()
         if isinstance(current, Stmt):
             yield current
-        kids = [child for _, child in stmt_children(current)]
-        kids.reverse()
-        stack.extend(kids)
+        names = fields_of(type(current))
+        if not names:
+            continue
+        # the children go on in their order, then are turned round, so
+        # that the first is taken first (stmt_children's order)
+        mark = len(stack)
+        for name in names:
+            if skip_init and name == "init":
+                continue
+            value = getattr(current, name)
+            if value is None:
+                continue
+            if type(value) is _PVEC or isinstance(value, PVector):
+                extend(value)
+            else:
+                push(value)
+        if len(stack) > mark + 1:
+            stack[mark:] = stack[mark:][::-1]
 
 
 def get_at(root: Node, path: Path) -> Node:

@@ -93,7 +93,7 @@ from .canonical import THREAD_ATTR_KEYS
 from .dependence import spatial_conflict
 from .threads import binds_threads
 from .regions import access_box, attained_minimum, domain_interval, hull, region_box, within
-from .traversal import iter_children, walk_stmts
+from .traversal import iter_children, stmt_nodes
 
 
 def verify(func_or_mod, *, name: str | None = None, strict: bool = False, domains: bool = False):
@@ -703,7 +703,7 @@ def _collect_binders(func: PrimFunc):
         binders.setdefault(p, (_PARAM, "the function"))
     for p, buf in func.buffer_map.items():
         declared.setdefault(buf.name, (buf, f"the buffer of parameter {p.name}"))
-    for _path, s in walk_stmts(func.body):
+    for s in stmt_nodes(func.body):
         if isinstance(s, For):
             binders.setdefault(s.loop_var, (_LOOP, "its loop"))
         elif isinstance(s, Block):

@@ -65,7 +65,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import simplify_expr
-from ..analysis.traversal import ancestors, get_at, replace_at, walk, walk_stmts
+from ..analysis.traversal import ancestors, get_at, replace_at, walk, stmt_nodes, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
     EQ, LT, Allocate, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
@@ -351,7 +351,7 @@ def _read_reduction(fname: str, block: Block, realize: BlockRealize):
 def _thread_extents(kernel, refuse) -> dict:
     """The constant extent of each threadIdx tag of ``kernel``."""
     out = {}
-    for _, s in walk_stmts(kernel):
+    for s in stmt_nodes(kernel):
         bound = _launch(s)
         if bound is None or bound[0] not in _THREAD_TAGS:
             continue

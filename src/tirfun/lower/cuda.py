@@ -31,7 +31,7 @@ blocks are lowered.
 from __future__ import annotations
 
 from ..analysis.threads import launched_iter_var
-from ..analysis.traversal import stmt_children, walk, walk_stmts
+from ..analysis.traversal import stmt_children, walk, stmt_nodes
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import BuildError
 from ..nodes import (
@@ -97,7 +97,7 @@ def check_cuda_func(name: str, func: PrimFunc, target: Target) -> None:
 
 
 def _check_tags(name: str, func: PrimFunc) -> None:
-    for _, s in walk_stmts(func.body):
+    for s in stmt_nodes(func.body):
         launched = launched_iter_var(s)
         if launched is not None and launched.thread_tag not in THREAD_TAGS:
             raise BuildError(f"function {name}: unknown thread tag {s.node.thread_tag!r}; CUDA "
@@ -137,7 +137,7 @@ def _check_host_writes(name: str, func: PrimFunc) -> None:
 
 def _check_kernel(name: str, kernel, target: Target) -> None:
     extents: dict = {}
-    for _, s in walk_stmts(kernel):
+    for s in stmt_nodes(kernel):
         bound = launch_of(s)
         if bound is None:
             continue
@@ -253,7 +253,7 @@ def check_lowered(name: str, func: PrimFunc, target: Target) -> None:
                                      f"{lines_of(s, 4)}")
     for kernel in kernels_of(func.body):
         total, allocs = 0, []
-        for _, s in walk_stmts(kernel):
+        for s in stmt_nodes(kernel):
             if isinstance(s, Allocate) and s.scope in SHARED_SCOPES:
                 size = s.dtype.bits * s.dtype.lanes // 8
                 for e in s.extents:

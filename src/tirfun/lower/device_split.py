@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.traversal import stmt_children, walk, walk_stmts
+from ..analysis.traversal import stmt_children, walk, stmt_nodes
 from ..errors import BuildError
 from ..nodes import (
     Allocate, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For, IntImm, LetStmt, PrimFunc,
@@ -75,7 +75,7 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
     for var, buf in func.buffer_map.items():
         if buf.data is not None:
             host_buffers.setdefault(buf.data, buf)
-    for _, s in walk_stmts(func.body):
+    for s in stmt_nodes(func.body):
         if isinstance(s, DeclBuffer) and s.buffer.data is not None:
             host_buffers.setdefault(s.buffer.data, s.buffer)
 
@@ -102,8 +102,8 @@ def split_host_device(name: str, func: PrimFunc) -> HostDevice:
 def _kernel(kname: str, fname: str, root, host_buffers: dict, params: dict,
             host_order: list) -> Kernel:
     dims = _dims(fname, root)
-    declared = {s.buffer.data for _, s in walk_stmts(root) if isinstance(s, DeclBuffer)}
-    allocated = {s.buffer_var for _, s in walk_stmts(root) if isinstance(s, Allocate)}
+    declared = {s.buffer.data for s in stmt_nodes(root) if isinstance(s, DeclBuffer)}
+    allocated = {s.buffer_var for s in stmt_nodes(root) if isinstance(s, Allocate)}
     used_buffers: dict = {}
     for n in walk(root):
         if isinstance(n, (BufferLoad, BufferStore)):
@@ -141,7 +141,7 @@ def _dims(fname: str, root) -> dict:
     it (which no extent may use: the host computes the dimensions)."""
     dims: dict = {}
     inner: set = set()
-    for _, s in walk_stmts(root):
+    for s in stmt_nodes(root):
         if isinstance(s, For):
             inner.add(s.loop_var)
         elif isinstance(s, LetStmt):

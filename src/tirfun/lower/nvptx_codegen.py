@@ -494,11 +494,11 @@ def _bits_of(t: ir.Type) -> int:
 def _shared_bytes(body) -> int:
     """The shared memory of a kernel: its shared allocations, each rounded
     up to 16 bytes."""
-    from ..analysis.traversal import walk_stmts
+    from ..analysis.traversal import stmt_nodes
     from ..nodes import Allocate
 
     total = 0
-    for _, s in walk_stmts(body):
+    for s in stmt_nodes(body):
         if isinstance(s, Allocate) and s.scope in ("shared", "shared.dyn", "warp"):
             count = 1
             for e in s.extents:

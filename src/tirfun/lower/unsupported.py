@@ -4,7 +4,7 @@ write instead."""
 
 from __future__ import annotations
 
-from ..analysis.traversal import transform, walk_stmts
+from ..analysis.traversal import transform, stmt_nodes
 from ..errors import BuildError
 from ..nodes import Evaluate, IntImm, IRModule, SeqStmt
 from ..nodes.extra_stmt import BufferRealize, Prefetch
@@ -19,7 +19,7 @@ def drop_prefetch(mod: IRModule) -> IRModule:
 
 
 def _drop_prefetch_func(func):
-    if not any(isinstance(s, Prefetch) for _, s in walk_stmts(func.body)):
+    if not any(isinstance(s, Prefetch) for s in stmt_nodes(func.body)):
         return func
 
     def post(n):
@@ -37,7 +37,7 @@ _NOTHING = Evaluate(IntImm("int32", 0))
 def refuse_unbuildable(mod: IRModule) -> IRModule:
     """``mod`` unchanged, or a BuildError for its first unbuildable statement."""
     for name in mod:
-        for _, s in walk_stmts(mod[name].body):
+        for s in stmt_nodes(mod[name].body):
             if isinstance(s, BufferRealize):
                 raise BuildError(
                     f"function {name}: T.realize of buffer {s.buffer.name} (BufferRealize) cannot "

@@ -62,8 +62,7 @@ from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     OPERAND_NODES, Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at,
-    stmt_children, transform_plain, walk, walk_stmts,
-)
+    stmt_children, transform_plain, walk, stmt_nodes, )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
@@ -2776,7 +2775,7 @@ def _inserted_stage(site, plan: _ReindexPlan, scope_block: Block, new_realize: B
 def _stores_in(block: Block):
     """Every statement of the block's init and body."""
     for part in ([block.init] if block.init is not None else []) + [block.body]:
-        for _, s in walk_stmts(part):
+        for s in stmt_nodes(part):
             yield s
 
 

@@ -54,7 +54,7 @@ from pyrsistent import pvector
 from ..analysis.arith import can_prove, eval_interval, simplify_expr
 from ..analysis.arith.int_set import Interval
 from ..analysis.arith.simplify import ExprSimplifier
-from ..analysis.traversal import Path, replace_at, transform, walk_stmts
+from ..analysis.traversal import Path, replace_at, transform, stmt_nodes, walk_stmts
 from ..nodes import (
     GE, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div, FloorDiv,
     FloorMod, For, ForKind, IntImm, IterVar, IterVarType, Let, Mod, PrimExpr, Ramp, Range, Shuffle,
@@ -490,7 +490,7 @@ class CacheIndex(Rewrite):
         init = None if block.init is None else rewrite(block.init)
         read = set()
         for part in [body] + ([init] if init is not None else []):
-            for _, s in walk_stmts(part):
+            for s in stmt_nodes(part):
                 if isinstance(s, BufferStore):
                     for e in [s.value, *s.indices]:
                         read |= {n.buffer for n in _post_order(e) if isinstance(n, BufferLoad)}

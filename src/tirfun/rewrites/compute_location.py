@@ -411,7 +411,7 @@ def _declared_buffers(func) -> frozenset:
     name. A ``T.Buffer`` over a pointer (``T.allocate_const``) without a
     declaration is none of them, and stays out of the regions."""
     out = set(func.buffer_map.values())
-    for _, s in walk_stmts(func.body):
+    for s in stmt_nodes(func.body):
         if isinstance(s, Block):
             out.update(s.alloc_buffers)
             out.update(m.buffer for m in s.match_buffers)
@@ -1557,7 +1557,7 @@ class _ComputeAtBase(Rewrite):
             if loop.kind is not ForKind.THREAD_BINDING or loop.thread_binding.startswith("vthread") \
                     or int_value(loop.extent) == 1 or loop.loop_var.name in used:
                 continue
-            for _, r in walk_stmts(loop.body):
+            for r in stmt_nodes(loop.body):
                 if not isinstance(r, BlockRealize) or r.block.name_hint == name:
                     continue
                 if not any(loop.loop_var.name in var_names(v) for v in r.iter_values):
@@ -1582,7 +1582,7 @@ class _ComputeAtBase(Rewrite):
         thread's part. TVM accepts both and computes wrong values."""
         reads = {r.buffer for r in pl.loc.realize.block.reads}
         for node in (l for l in inner if not l.thread_binding.startswith("vthread")):
-            written = {w.buffer for _, r in walk_stmts(node) if isinstance(r, BlockRealize)
+            written = {w.buffer for r in stmt_nodes(node) if isinstance(r, BlockRealize)
                        for w in r.block.writes}
             for buf in sorted(written & reads, key=lambda b: b.name):
                 scope = buf.scope()

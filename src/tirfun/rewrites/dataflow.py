@@ -55,8 +55,7 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, get_at, nodes_along, replace_at, transform, walk, walk_stmts,
-)
+    STMT_FIELDS, Path, get_at, nodes_along, replace_at, transform, walk, stmt_nodes, )
 from ..nodes import (
     LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
     For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Var,
@@ -189,7 +188,7 @@ def updated_by(block: Block) -> set[Buffer]:
     (as it declares, or by a store in its body) and also loads anywhere in
     its body, whatever regions it states (TVM accepts stated regions that
     leave such a read out); with an init, every buffer it writes."""
-    written = writes_of(block) | {s.buffer for _, s in walk_stmts(block) if type(s) is BufferStore}
+    written = writes_of(block) | {s.buffer for s in stmt_nodes(block) if type(s) is BufferStore}
     if block.init is not None:
         return written
     return written & {n.buffer for n in find_nodes(block, (BufferLoad,))}

@@ -10,7 +10,7 @@ import attrs
 
 from ..analysis.arith.terms import int_value
 from ..analysis.barrier_order import Unknown, barrier_reordering, has_barrier
-from ..analysis.traversal import nodes_along, replace_at, walk_stmts
+from ..analysis.traversal import nodes_along, replace_at, stmt_nodes
 from ..analysis.threads import launch_of
 from ..nodes import THREAD_TAGS, Block, For, ForKind, IterVarType
 from ..nodes.base import with_fields
@@ -86,7 +86,7 @@ def _check_repeated_updates(chk: Checks, children: list, loop: For, kind: ForKin
             continue
         block = realize.block
         if inside is None:  # what the iterations allocate for themselves
-            inside = {b for _, s in walk_stmts(loop.body) if type(s) is Block for b in s.alloc_buffers}
+            inside = {b for s in stmt_nodes(loop.body) if type(s) is Block for b in s.alloc_buffers}
         updated = sorted(b.name for b in updated_by(block) if b not in inside and not _private(b, thread_axis))
         if updated:
             threads = "parallel threads" if kind is ForKind.PARALLEL else f"threads of {thread_axis}"
@@ -394,7 +394,7 @@ def _check_unbound_reductions(chk: Checks, site, path, loop: For) -> None:
         start = next((k for k, n in enumerate(along) if launch_of(n) is not None), None)
         if start is None:
             continue  # host code once unrolled: one thread runs it
-        kernel_tags = {launch_of(s)[0] for _, s in walk_stmts(along[start]) if launch_of(s) is not None}
+        kernel_tags = {launch_of(s)[0] for s in stmt_nodes(along[start]) if launch_of(s) is not None}
         around = {launch_of(n)[0] for n in along[start:] if launch_of(n) is not None}
         # virtual threads run one after another; thread blocks each have
         # their own copy of a shared output

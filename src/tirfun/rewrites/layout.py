@@ -19,7 +19,7 @@ from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import plain_arithmetic
-from ..analysis.traversal import child_pusher, get_at, replace_at, walk, walk_stmts
+from ..analysis.traversal import child_pusher, get_at, replace_at, walk, stmt_nodes
 from ..nodes import (
     EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorDiv, FloorMod, For, IntImm,
     PrimExpr, Range, StringImm, Var,
@@ -468,7 +468,7 @@ class TransformLayout(Rewrite):
         from ..nodes import Block
 
         identity = tuple(results) == tuple(params)
-        for _, node in walk_stmts(root):
+        for node in stmt_nodes(root):
             if not isinstance(node, Block):
                 continue
             for m in node.match_buffers:

@@ -26,7 +26,7 @@ passed to a call) may reach any buffer: it counts as writing every buffer
 
 from __future__ import annotations
 
-from ..analysis.traversal import iter_children, stmt_children, walk_stmts
+from ..analysis.traversal import iter_children, stmt_children, stmt_nodes
 from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Stmt, Var
 from .checks import statements_outside_blocks
 from .exprs import find_nodes, substitute_expr, var_names
@@ -160,7 +160,7 @@ def touched(stmt: Stmt) -> tuple[set, set]:
     it names outside its blocks writes :data:`OPAQUE`."""
     reads, writes = set(), set()
     realizes, loose = _parts(stmt)
-    for _, node in walk_stmts(stmt):
+    for node in stmt_nodes(stmt):
         if type(node) is Block:
             reads |= {r.buffer.name for r in node.reads}
             writes |= {w.buffer.name for w in node.writes}

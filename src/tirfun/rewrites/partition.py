@@ -16,7 +16,7 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
-from ..analysis.traversal import replace_at, walk_stmts
+from ..analysis.traversal import replace_at, stmt_nodes
 from ..nodes import (
     Allocate, AllocateConst, Block, BlockRealize, Buffer, BufferRealize, BufferRegion, BufferStore, DeclBuffer,
     Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range,
@@ -61,7 +61,7 @@ def _binders(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer], list | Non
     evaluations), its BlockRealizes; None for those otherwise. The names
     then are every name the index counts under ``stmt``, once per binding."""
     names, blocks, declared, realizes = [], [], [], []
-    for _, node in walk_stmts(stmt):
+    for node in stmt_nodes(stmt):
         kind = type(node)
         if kind is For:
             names.append(node.loop_var.name)
@@ -260,7 +260,7 @@ class LoopPartition(Rewrite):
         # a part's regions are worked out from a plain nest without a
         # declared buffer its block could name
         nest = _plain_nest(loop.body) if not declared else None
-        first = next((s.name_hint for _, s in walk_stmts(loop.body) if isinstance(s, Block)), None)
+        first = next((s.name_hint for s in stmt_nodes(loop.body) if isinstance(s, Block)), None)
         base = f"{first}_{loop.loop_var.name}" if first is not None else loop.loop_var.name
         dtype = loop.loop_var.dtype
         parts, refs, stated = [], [], []

@@ -64,8 +64,7 @@ from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
-    Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, walk_stmts,
-)
+    Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, stmt_nodes, )
 from ..nodes import (
     LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Div, FloorDiv, FloorMod, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, Mod, Range, SeqStmt, Stmt, Var, While,
@@ -323,7 +322,7 @@ class _ReadWriteAt(Rewrite):
         back each thread's own, unwritten, part of the others'.) Virtual
         threads run in their thread, one after another: any scope serves."""
         for i in range(*span):
-            for _, node in walk_stmts(items[i]):
+            for node in stmt_nodes(items[i]):
                 if not (isinstance(node, For) and node.kind is ForKind.THREAD_BINDING):
                     continue
                 tag = launch_of(node)[0]

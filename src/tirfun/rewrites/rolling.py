@@ -21,7 +21,7 @@ from ..analysis.arith.terms import fits
 from ..analysis.arith.terms import int_value
 from ..analysis.arith.int_set import simplify as simplify_index
 from ..analysis.mentions import mentions, plain_arithmetic
-from ..analysis.traversal import Path, map_children, transform, transform_plain, walk_stmts
+from ..analysis.traversal import Path, map_children, transform, transform_plain, stmt_nodes
 from ..nodes import (
     GE, LE, LT, Add, And, Block, FloorDiv, BlockRealize, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorMod, For, ForKind,
     IntImm, IterVar, IterVarType, Max, Min, Or, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var,
@@ -209,7 +209,7 @@ class RollingBuffer(Rewrite):
             # a view of the buffer is a window of consecutive elements; the
             # rolled buffer wraps its window around, which no view follows
             # (a consumer made by tensorize reads through one)
-            seen = next((m for _, n in walk_stmts(r) if isinstance(n, Block) for m in n.match_buffers
+            seen = next((m for n in stmt_nodes(r) if isinstance(n, Block) for m in n.match_buffers
                          if m.source.buffer == buffer), None)
             if seen is not None:
                 chk.stop(RollingBufferMatchError, subject,

@@ -310,10 +310,10 @@ class FunctionInterpreter(ExprEvaluator):
 
     def _finish(self, fdef: ast.FunctionDef, body: Stmt) -> PrimFunc:
         from ..analysis.access import fill_regions
-        from ..analysis.traversal import walk_stmts
+        from ..analysis.traversal import stmt_nodes
 
         func = self.func
-        contains_blocks = any(isinstance(s, BlockRealize) for _, s in walk_stmts(body))
+        contains_blocks = any(isinstance(s, BlockRealize) for s in stmt_nodes(body))
         insert_root = bool(func.root_allocs) or (
             isinstance(body, BlockRealize) and len(body.block.iter_vars) > 0) or (
             not isinstance(body, BlockRealize) and contains_blocks)

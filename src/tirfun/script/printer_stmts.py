@@ -26,7 +26,7 @@ from ..nodes import (
     BufferRealize, Prefetch,
 )
 from ..analysis.threads import launched_iter_var
-from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..analysis.traversal import iter_children, walk, stmt_nodes
 from ..nodes.reducer import CommReducer
 from ..nodes.target import TargetConfig
 from .printer_exprs import (
@@ -86,7 +86,7 @@ def has_vars(expr: PrimExpr) -> bool:
 
 def contains_block(stmt: Stmt) -> bool:
     """Whether a block is nested anywhere in ``stmt``."""
-    return any(type(s) is BlockRealize for _, s in walk_stmts(stmt))
+    return any(type(s) is BlockRealize for s in stmt_nodes(stmt))
 
 
 class ScriptWriter:
@@ -385,7 +385,7 @@ class ScriptWriter:
         prints them (``A = T.Buffer((n,), data=A_data)``)."""
         if not self.declare_free:
             return
-        declared = {d.buffer for _, d in walk_stmts(body) if isinstance(d, DeclBuffer)}
+        declared = {d.buffer for d in stmt_nodes(body) if isinstance(d, DeclBuffer)}
         for n in walk(body):
             if isinstance(n, Buffer) and n.data == data and n not in declared:
                 self.buffer(n)

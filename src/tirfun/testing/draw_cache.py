@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import rewrites as R
-from ..analysis.traversal import walk_stmts
+from ..analysis.traversal import stmt_nodes, walk_stmts
 from ..nodes import Block, BlockRealize, IRModule, PrimFunc
 from ._choices import Chooser
 
@@ -27,7 +27,7 @@ def _main(mod: IRModule) -> PrimFunc:
 
 def _blocks(func: PrimFunc) -> list[Block]:
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    return [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s is not root]
+    return [s for s in stmt_nodes(func, skip_init=True) if isinstance(s, Block) and s is not root]
 
 
 def _buffer_arg(ch: Chooser, block: Block, regions):
@@ -155,10 +155,10 @@ def draw_cache_index(ch: Chooser, mod: IRModule):
     from ..nodes import BufferStore, For, ForKind
 
     func = _main(mod)
-    blocks = [b for b in _blocks(func) if any(isinstance(s, BufferStore) for _, s in walk_stmts(b.body))]
+    blocks = [b for b in _blocks(func) if any(isinstance(s, BufferStore) for s in stmt_nodes(b.body))]
     if not blocks:
         return None
-    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func, skip_init=True))
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for s in stmt_nodes(func, skip_init=True))
     scope = "global" if threaded else ch.choice(SCOPES)
     thresh = ch.weighted([(0, 6), (1, 1), (2, 2), (3, 1), (4, 1)])
     root = func.body.block if isinstance(func.body, BlockRealize) else None
@@ -210,7 +210,7 @@ def _draw_at(ch: Chooser, mod: IRModule, kind: str):
     block, loops = ch.choice(candidates)
     loop = ch.choice(every_loop) if ch.chance(10) else ch.choice(loops)
     arg = _buffer_arg(ch, block, block.reads if kind == "read" else block.writes)
-    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
+    threaded = any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for s in stmt_nodes(func))
     scopes = ("global", "local") if threaded and kind == "write" else SCOPES
     make = R.read_at if kind == "read" else R.write_at
     return make(loop, block.name_hint, arg, ch.choice(scopes))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import rewrites as R
-from ..analysis.traversal import ancestors, walk_stmts
+from ..analysis.traversal import ancestors, stmt_nodes, walk_stmts
 from ..nodes import Block, BlockRealize, For, IRModule, PrimFunc
 from ._choices import Chooser
 
@@ -71,7 +71,7 @@ def _draw_at(ch: Chooser, mod: IRModule, reverse: bool):
         ppath, _ = ch.choice(partners)
         loops = _loops_above(func, ppath)
     else:
-        loops = [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, For)]
+        loops = [s for s in stmt_nodes(func, skip_init=True) if isinstance(s, For)]
     if not loops:
         return None
     loop = ch.choice(loops)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import rewrites as R
-from ..analysis.traversal import walk_stmts
+from ..analysis.traversal import stmt_nodes
 from ..nodes import Block, BlockRealize, For, IntImm, IRModule, PrimFunc
 from ..rewrites.base import Rewrite
 from ._choices import Chooser, DrawChooser, RandomChooser
@@ -111,7 +111,7 @@ def _main(mod: IRModule) -> PrimFunc:
 def _blocks(mod: IRModule) -> list[Block]:
     func = _main(mod)
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    return [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s is not root]
+    return [s for s in stmt_nodes(func, skip_init=True) if isinstance(s, Block) and s is not root]
 
 
 def draw_decompose_padding(ch: Chooser, mod: IRModule) -> Rewrite | None:
@@ -145,7 +145,7 @@ def draw_loop_partition(ch: Chooser, mod: IRModule) -> Rewrite | None:
     """A ``loop_partition`` of a loop of constant extent into two or three
     parts (one of them inferred, or a remainder)."""
     func = _main(mod)
-    loops = [s for _, s in walk_stmts(func, skip_init=True) if isinstance(s, For) and isinstance(s.extent, IntImm)
+    loops = [s for s in stmt_nodes(func, skip_init=True) if isinstance(s, For) and isinstance(s.extent, IntImm)
              and isinstance(s.min, IntImm) and s.extent.value >= 2 and not s.annotations
              and s.thread_binding is None]
     if not loops:

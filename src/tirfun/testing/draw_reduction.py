@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .. import rewrites as R
-from ..analysis.traversal import walk_stmts
+from ..analysis.traversal import stmt_nodes
 from ..nodes import Block, BlockRealize, For, IRModule, PrimFunc
 from ..rewrites.base import Rewrite
 from ._choices import Chooser, DrawChooser, RandomChooser
@@ -161,16 +161,16 @@ def _main(mod: IRModule) -> PrimFunc:
 def _block_names(mod: IRModule) -> list[str]:
     func = _main(mod)
     root = func.body.block if isinstance(func.body, BlockRealize) else None
-    return [s.name_hint for _, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s is not root]
+    return [s.name_hint for s in stmt_nodes(func, skip_init=True) if isinstance(s, Block) and s is not root]
 
 
 def _reduction_blocks(mod: IRModule) -> list[str]:
     func = _main(mod)
-    return [s.name_hint for _, s in walk_stmts(func, skip_init=True) if isinstance(s, Block) and s.init is not None]
+    return [s.name_hint for s in stmt_nodes(func, skip_init=True) if isinstance(s, Block) and s.init is not None]
 
 
 def _loops(mod: IRModule) -> list[str]:
-    return [s.loop_var.name for _, s in walk_stmts(_main(mod), skip_init=True) if isinstance(s, For)]
+    return [s.loop_var.name for s in stmt_nodes(_main(mod), skip_init=True) if isinstance(s, For)]
 
 
 def _first_valid(ch: Chooser, mod: IRModule, candidates: list) -> Rewrite | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.traversal import walk, walk_stmts
+from ..analysis.traversal import walk, stmt_nodes
 from ..nodes import Block, For, ForKind, IRModule, PrimFunc
 from ._choices import BytesChooser, Chooser, RandomChooser
 
@@ -52,7 +52,7 @@ def _allocated(func: PrimFunc) -> set:
 def _write_sites(func: PrimFunc, buffers) -> list[tuple[str, int, object]]:
     """(block name, write index, buffer) for every write of one of ``buffers``."""
     out = []
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, Block):
             for k, region in enumerate(s.writes):
                 if region.buffer in buffers:
@@ -112,7 +112,7 @@ def draw_set_axis_separator(ch: Chooser, mod: IRModule):
     func = _main(mod)
     sites = []
     views = {m.buffer for n in walk(func.body) if isinstance(n, Block) for m in n.match_buffers}
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, Block):
             for kind, regions in (("read", s.reads), ("write", s.writes)):
                 sites += [(s.name_hint, kind, k, r.buffer) for k, r in enumerate(regions)
@@ -140,7 +140,7 @@ def draw_transform_layout(ch: Chooser, mod: IRModule):  # noqa: C901 - one drawe
     views = {m.buffer for n in walk(func.body) if isinstance(n, Block) for m in n.match_buffers}
     allocated = _allocated(func) - views
     sites = []
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, Block):
             for kind, regions in (("read", s.reads), ("write", s.writes)):
                 sites += [(s.name_hint, kind, k, r.buffer) for k, r in enumerate(regions)
@@ -222,7 +222,7 @@ def draw_transform_block_layout(ch: Chooser, mod: IRModule):
 
     func = _main(mod)
     sites = []
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, BlockRealize) and s.block.iter_vars:
             sites.append(s.block)
     # the blocks where it applies (loops one per variable, nothing else in
@@ -255,7 +255,7 @@ def draw_blockize(ch: Chooser, mod: IRModule):
             record = R.blockize(list(run[start:stop]), ch.chance(70))
             if not record.violations(mod):
                 return record
-    loops = [s.loop_var.name for _, s in walk_stmts(func, skip_init=True) if isinstance(s, For)]
+    loops = [s.loop_var.name for s in stmt_nodes(func, skip_init=True) if isinstance(s, For)]
     for name in ch.shuffled(loops)[:8]:
         record = R.blockize(name, ch.chance(70))
         if not record.violations(mod):
@@ -279,7 +279,7 @@ def _sibling_block_runs(func: PrimFunc) -> list[tuple[str, ...]]:
     from ..nodes import SeqStmt
 
     runs = []
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, SeqStmt):
             run: list[str] = []
             for item in list(s.seq) + [None]:

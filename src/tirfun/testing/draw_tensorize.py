@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import transform, walk, walk_stmts
+from ..analysis.traversal import transform, walk, stmt_nodes
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IntImm, IRModule, PrimFunc,
     Range, Var,
@@ -32,7 +32,7 @@ def _main(mod: IRModule) -> PrimFunc:
 
 
 def _find_realize(func: PrimFunc, name: str) -> BlockRealize | None:
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, BlockRealize) and s.block.name_hint == name:
             return s
     return None
@@ -121,7 +121,7 @@ def intrin_of_block(func: PrimFunc, block_name: str) -> TensorIntrin | None:
 def _outer_buffers(func: PrimFunc) -> set:
     """The buffers the function declares: parameters and allocations."""
     out = set(func.buffer_map.values())
-    for _, s in walk_stmts(func, skip_init=True):
+    for s in stmt_nodes(func, skip_init=True):
         if isinstance(s, Block):
             out.update(s.alloc_buffers)
     return out
@@ -134,7 +134,7 @@ def draw_tensorize(ch: Chooser, mod: IRModule):
     from .. import rewrites as R
 
     func = _main(mod)
-    loops = [s.loop_var.name for _, s in walk_stmts(func, skip_init=True) if isinstance(s, For)]
+    loops = [s.loop_var.name for s in stmt_nodes(func, skip_init=True) if isinstance(s, For)]
     for name in ch.shuffled(loops)[:6]:
         blockize = R.blockize(name, True)
         if blockize.violations(mod):

@@ -55,7 +55,7 @@ from __future__ import annotations
 import collections
 import math
 
-from ..analysis.traversal import stmt_children, walk, walk_stmts
+from ..analysis.traversal import stmt_children, walk, stmt_nodes, walk_stmts
 from ..nodes import (
     THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType,
     MatchBufferRegion, PrimFunc, SeqStmt,
@@ -215,7 +215,7 @@ def _merge_candidates(func: PrimFunc) -> list[tuple[str, str]]:
 def _sibling_nests(func: PrimFunc) -> list[tuple[For, For]]:
     """Pairs of loops that follow each other in a sequence."""
     out = []
-    for _, stmt in walk_stmts(func):
+    for stmt in stmt_nodes(func):
         if isinstance(stmt, SeqStmt):
             out.extend((a, b) for a, b in zip(stmt.seq, stmt.seq[1:])
                        if isinstance(a, For) and isinstance(b, For))
@@ -368,7 +368,7 @@ def thread_binding_problems(func: PrimFunc) -> list[str]:
                     problems.append(f"loops bound to {tag} have different extents")
                 tags = tags | {tag}
             if isinstance(node, BlockRealize) and not any(
-                    isinstance(inner, BlockRealize) for _, inner in walk_stmts(node.block.body)):
+                    isinstance(inner, BlockRealize) for inner in stmt_nodes(node.block.body)):
                 # a block holding no other block: its statements are what threads run
                 reached.append((node.block.name_hint, tags))
                 if not is_affine_binding(list(node.iter_values), loops):
@@ -424,12 +424,12 @@ def _scoped_buffer_problems(func: PrimFunc) -> list[str]:
         return [b for b in used if b.storage_scope.startswith(_KERNEL_SCOPES)]
 
     # a kernel starts at a thread-bound loop or at a T.launch_thread
-    kernels = [s for _, s in walk_stmts(func) if launch_of(s) is not None]
+    kernels = [s for s in stmt_nodes(func) if launch_of(s) is not None]
     outermost, inside = [], set()
     for k in kernels:
         if id(k) not in inside:
             outermost.append(k)
-            inside.update(id(s) for _, s in walk_stmts(k))
+            inside.update(id(s) for s in stmt_nodes(k))
     total = collections.Counter(accessed(func.body))
     problems = []
     for k in outermost:
@@ -448,7 +448,7 @@ def _stmt_children(node) -> list:
 
 def _keeps_gpu_meaning(after: IRModule) -> bool:
     func = _main(after)
-    if not any(launch_of(s) is not None for _, s in walk_stmts(func)):
+    if not any(launch_of(s) is not None for s in stmt_nodes(func)):
         return True
     return not thread_binding_problems(func)
 
