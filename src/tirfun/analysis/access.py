@@ -48,7 +48,7 @@ from .arith import int_set as ivs
 from .arith import linear as lin
 from .arith.int_set import Interval
 from .mentions import pointer_buffers
-from .traversal import iter_children, map_children, walk, stmt_nodes
+from .traversal import iter_children, map_children, stmt_nodes, walk
 
 __all__ = [
     "BlockAccess", "detect_access", "access_regions", "fill_regions",

@@ -65,7 +65,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import simplify_expr
-from ..analysis.traversal import ancestors, get_at, replace_at, walk, stmt_nodes, walk_stmts
+from ..analysis.traversal import ancestors, get_at, replace_at, stmt_nodes, walk, walk_stmts
 from ..errors import BuildError
 from ..nodes import (
     EQ, LT, Allocate, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,

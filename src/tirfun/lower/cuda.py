@@ -31,7 +31,7 @@ blocks are lowered.
 from __future__ import annotations
 
 from ..analysis.threads import launched_iter_var
-from ..analysis.traversal import stmt_children, walk, stmt_nodes
+from ..analysis.traversal import stmt_children, stmt_nodes, walk
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import BuildError
 from ..nodes import (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.traversal import stmt_children, walk, stmt_nodes
+from ..analysis.traversal import stmt_children, stmt_nodes, walk
 from ..errors import BuildError
 from ..nodes import (
     Allocate, BufferLoad, BufferStore, Call, DeclBuffer, Evaluate, For, IntImm, LetStmt, PrimFunc,

@@ -4,7 +4,7 @@ write instead."""
 
 from __future__ import annotations
 
-from ..analysis.traversal import transform, stmt_nodes
+from ..analysis.traversal import stmt_nodes, transform
 from ..errors import BuildError
 from ..nodes import Evaluate, IntImm, IRModule, SeqStmt
 from ..nodes.extra_stmt import BufferRealize, Prefetch

@@ -62,7 +62,8 @@ from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     OPERAND_NODES, Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at,
-    stmt_children, transform_plain, walk, stmt_nodes, )
+    stmt_children, stmt_nodes, transform_plain, walk,
+)
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,

@@ -54,7 +54,7 @@ from pyrsistent import pvector
 from ..analysis.arith import can_prove, eval_interval, simplify_expr
 from ..analysis.arith.int_set import Interval
 from ..analysis.arith.simplify import ExprSimplifier
-from ..analysis.traversal import Path, replace_at, transform, stmt_nodes, walk_stmts
+from ..analysis.traversal import Path, replace_at, stmt_nodes, transform, walk_stmts
 from ..nodes import (
     GE, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div, FloorDiv,
     FloorMod, For, ForKind, IntImm, IterVar, IterVarType, Let, Mod, PrimExpr, Ramp, Range, Shuffle,

@@ -55,7 +55,8 @@ from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import (
-    STMT_FIELDS, Path, get_at, nodes_along, replace_at, transform, walk, stmt_nodes, )
+    STMT_FIELDS, Path, get_at, nodes_along, replace_at, stmt_nodes, transform, walk,
+)
 from ..nodes import (
     LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
     For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Var,

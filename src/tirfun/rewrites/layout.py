@@ -19,7 +19,7 @@ from ..analysis.arith import bound_region, can_prove, detect_iter_map
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import plain_arithmetic
-from ..analysis.traversal import child_pusher, get_at, replace_at, walk, stmt_nodes
+from ..analysis.traversal import child_pusher, get_at, replace_at, stmt_nodes, walk
 from ..nodes import (
     EQ, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, FloatImm, FloorDiv, FloorMod, For, IntImm,
     PrimExpr, Range, StringImm, Var,

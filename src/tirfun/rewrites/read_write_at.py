@@ -64,7 +64,8 @@ from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
-    Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, walk, stmt_nodes, )
+    Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, stmt_nodes, walk,
+)
 from ..nodes import (
     LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Div, FloorDiv, FloorMod, For, ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, Mod, Range, SeqStmt, Stmt, Var, While,

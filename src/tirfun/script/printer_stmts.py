@@ -26,7 +26,7 @@ from ..nodes import (
     BufferRealize, Prefetch,
 )
 from ..analysis.threads import launched_iter_var
-from ..analysis.traversal import iter_children, walk, stmt_nodes
+from ..analysis.traversal import iter_children, stmt_nodes, walk
 from ..nodes.reducer import CommReducer
 from ..nodes.target import TargetConfig
 from .printer_exprs import (

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.traversal import walk, stmt_nodes
+from ..analysis.traversal import stmt_nodes, walk
 from ..nodes import Block, For, ForKind, IRModule, PrimFunc
 from ._choices import BytesChooser, Chooser, RandomChooser
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.arith.iter_map import simplify_index
-from ..analysis.traversal import transform, walk, stmt_nodes
+from ..analysis.traversal import stmt_nodes, transform, walk
 from ..nodes import (
     Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, ForKind, IntImm, IRModule, PrimFunc,
     Range, Var,

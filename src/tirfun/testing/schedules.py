@@ -55,7 +55,7 @@ from __future__ import annotations
 import collections
 import math
 
-from ..analysis.traversal import stmt_children, walk, stmt_nodes, walk_stmts
+from ..analysis.traversal import stmt_children, stmt_nodes, walk, walk_stmts
 from ..nodes import (
     THREAD_TAGS, Block, BlockRealize, BufferLoad, BufferStore, For, IntImm, IRModule, IterVarType,
     MatchBufferRegion, PrimFunc, SeqStmt,
