@@ -465,3 +465,58 @@ def main(A: T.Buffer((8, 3), "float32"), B: T.Buffer((4, 3), "float32")):
     event("cached")
     verify(out)
     assert_equivalent(mod["main"], out["main"], trials=1, seed=seed)
+
+
+
+_TILED = """
+@T.prim_func
+def main(A: T.Buffer(({m}, {k}), "{dt}"), B: T.Buffer(({k}, {n}), "{dt}"), C: T.Buffer(({m}, {n}), "{dt}")):
+    for i, j, k in T.grid({m}, {n}, {k}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+{init}
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+_ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer(({m}, {n}), "{dt}"), C: T.Buffer(({m}, {n}), "{dt}")):
+    for i, j in T.grid({m}, {n}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+{init}
+"""
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@settings(max_examples=max(1, settings().max_examples * 60 // 300))
+@given(st.data())
+def test_a_write_cache_of_a_blockized_tile_keeps_meaning_and_is_filled_exactly_where_a_stage_skips(data):
+    # blockize leaves a block whose stages (the init's and the body's loop
+    # nests) write its tile: the cache is filled from the buffer first
+    # exactly where a stage may skip an element of the tile (its store
+    # under a condition), which the stage after it may then read or the
+    # copy back copy
+    dt = data.draw(st.sampled_from(["float32", "float16", "int32", "int8", "uint16"]), label="dtype")
+    m, n, k = (data.draw(st.integers(1, 9), label=x) for x in "mnk")
+    reduce, skip = data.draw(st.booleans(), label="reduce"), data.draw(st.booleans(), label="skip")
+    indent = " " * (16 if reduce else 12)
+    store = f"C[vi, vj] = T.{dt}(0)" if reduce else "C[vi, vj] = A[vi, vj] + A[vi, vj]"
+    init = (f"{indent}if vj != {data.draw(st.integers(0, n - 1), label='column')}:\n{indent}    {store}" if skip
+            else f"{indent}{store}")
+    func = tirfun.script.from_source((_TILED if reduce else _ELEMENTWISE).format(m=m, n=n, k=k, dt=dt, init=init))
+    fi = data.draw(st.sampled_from(_divisors(m)), label="fi")
+    fj = data.draw(st.sampled_from(_divisors(n)), label="fj")
+    scope = data.draw(st.sampled_from(["global", "local"]), label="scope")
+    tiled = (R.split("i", [None, fi]) >> R.split("j", [None, fj]) >> R.reorder("i_0", "j_0", "i_1", "j_1")
+             >> R.blockize("i_1"))(func)
+    out = R.cache_write("C_o", 0, scope)(tiled)
+    verify(out)
+    assert_equivalent(func, out["main"])
+    filled = any(isinstance(s, Block) and s.name_hint.endswith("_fill") for _, s in walk_stmts(out["main"]))
+    event(f"reduce={reduce} skip={skip}")
+    assert filled == skip, out.script()

@@ -1193,8 +1193,8 @@ def main(B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32"))
 # -- cache_write fills the cache first where the block would read or copy back what it did not write --
 
 # a composite block whose inner blocks write A before they read it (TVM's
-# access_under_scope): the block as a whole reads A, and the analysis cannot
-# see that each read follows its write
+# access_under_scope): the block as a whole reads A, but each read follows
+# an earlier stage's write of the element in the same instance
 UNDER_SCOPE = """
 @T.prim_func
 def main(B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
@@ -1219,8 +1219,19 @@ def main(B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
 """
 
 
-@pytest.mark.parametrize("source, block", [(IN_PLACE, "B"), (STRIDED, "B"), (MASKED, "B"), (UNDER_SCOPE, "scope")],
-                         ids=["reads-first", "strided", "masked", "under-scope"])
+# the same over a parameter A, its first stage writing half the rows the
+# second reads: the other half is read from A as the function was given it
+UNDER_SCOPE_IN_PART = UNDER_SCOPE.replace("""            for x, y in T.grid(4, 8):
+                with T.block("A"):""", """            for x, y in T.grid(2, 8):
+                with T.block("A"):""").replace(
+    'def main(B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):\n    A = T.alloc_buffer((8, 8))',
+    'def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):')
+assert "T.grid(2, 8)" in UNDER_SCOPE_IN_PART and "alloc_buffer" not in UNDER_SCOPE_IN_PART
+
+
+@pytest.mark.parametrize("source, block", [(IN_PLACE, "B"), (STRIDED, "B"), (MASKED, "B"),
+                                           (UNDER_SCOPE_IN_PART, "scope")],
+                         ids=["reads-first", "strided", "masked", "under-scope-in-part"])
 @pytest.mark.parametrize("scope", ["global", "local"])
 def test_cache_write_fills_the_cache_where_the_block_reads_it_or_may_skip_elements(source, block, scope):
     # TVM redirects these blocks to an unfilled cache, and its copy back then
@@ -1231,7 +1242,7 @@ def test_cache_write_fills_the_cache_where_the_block_reads_it_or_may_skip_elemen
     out = R.cache_write(block, 0, scope)(mod)
     check(mod, out)
     blocks = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
-    buf = "A" if source is UNDER_SCOPE else "B"
+    buf = "A" if source is UNDER_SCOPE_IN_PART else "B"
     fill, back = f"{buf}_{scope}_fill", f"{buf}_{scope}"
     assert blocks.index(fill) < blocks.index(block) < blocks.index(back), blocks
     assert_structural_equal(from_source(out["main"].script()), out["main"])
@@ -1241,6 +1252,55 @@ def test_cache_write_of_a_block_that_writes_every_element_first_is_not_filled():
     mod = mod_of(TWO_STAGES)
     out = R.cache_write("B", 0, "local")(mod)
     assert not [s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint.endswith("_fill")]
+
+
+# blockize's tile of a matmul: the block's init stage writes its tile of C
+# whole, and its update stage reads only what the init wrote
+BLOCKIZED_MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), C: T.Buffer((32, 32), "float32")):
+    for i_0, j_0 in T.grid(4, 2):
+        with T.block("C_o"):
+            vi_o, vj_o = T.axis.remap("SS", [i_0, j_0])
+            vk_o = T.axis.reduce(1, 0)
+            with T.init():
+                for i_1, j_1 in T.grid(8, 16):
+                    with T.block("C_init"):
+                        vi_i, vj_i = T.axis.remap("SS", [i_1, j_1])
+                        C[vi_o * 8 + vi_i, vj_o * 16 + vj_i] = T.float32(0)
+            for i_1, j_1, k in T.grid(8, 16, 32):
+                with T.block("C"):
+                    vi_i, vj_i, vk_i = T.axis.remap("SSR", [i_1, j_1, k])
+                    C[vi_o * 8 + vi_i, vj_o * 16 + vj_i] = C[vi_o * 8 + vi_i, vj_o * 16 + vj_i] \
+                        + A[vi_o * 8 + vi_i, vk_i] * B[vk_i, vj_o * 16 + vj_i]
+"""
+
+
+@pytest.mark.parametrize("source, block, buf", [(UNDER_SCOPE, "scope", "A"), (BLOCKIZED_MATMUL, "C_o", "C")],
+                         ids=["under-scope", "blockized-matmul"])
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_cache_write_of_a_block_whose_stages_write_what_they_read_is_not_filled(source, block, buf, scope):
+    # as in TVM: the inner stages write every element of the block's region
+    # before any stage reads it, so nothing of the buffer is needed in the
+    # cache, and the copy back copies back only what the stages wrote
+    mod = mod_of(source)
+    out = R.cache_write(block, 0, scope)(mod)
+    check(mod, out)
+    blocks = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+    assert f"{buf}_{scope}_fill" not in blocks and blocks.index(block) < blocks.index(f"{buf}_{scope}"), blocks
+
+
+def test_a_stage_that_skips_part_of_its_loops_does_not_count_as_written():
+    # the init stage writes C only where its predicate holds: the update
+    # then reads elements no stage wrote, and the cache is filled first
+    src = BLOCKIZED_MATMUL.replace("""                    with T.block("C_init"):
+                        vi_i, vj_i = T.axis.remap("SS", [i_1, j_1])""", """                    with T.block("C_init"):
+                        T.where(j_1 < 15)
+                        vi_i, vj_i = T.axis.remap("SS", [i_1, j_1])""")
+    mod = mod_of(src)
+    out = R.cache_write("C_o", 0, "local")(mod)
+    check(mod, out)
+    assert "C_local_fill" in [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
 
 
 def test_cache_write_redirects_the_pointer_an_opaque_call_writes_through():

@@ -27,7 +27,9 @@ before writing it, or may leave elements of the copied region unwritten
 (a predicate, a strided or opaque write, a reduction whose init does not
 run in every fill), would read or copy back an uninitialised cache: the
 cache is then filled from the buffer first, by a stage ``<cache>_fill``
-just before the block, and the result keeps its meaning.
+just before the block, and the result keeps its meaning. The inner stages
+of a composite block count as its writes where they write whole boxes of
+the buffer (:mod:`~tirfun.rewrites.stage_writes`).
 
 Under thread bindings a ``shared`` or ``local`` cache filled outside the
 kernel that reads it is, as in TVM, not the buffer the kernel sees (each
@@ -49,6 +51,7 @@ import math
 import attrs
 from pyrsistent import pvector
 
+from ..analysis.access import access_regions
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
@@ -56,7 +59,7 @@ from ..analysis.arith.iter_map import distinct_index_vars
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
-from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
@@ -77,7 +80,7 @@ from .checks import (
     child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path,
     statements_outside_blocks,
 )
-from .dataflow import consumed_region, loop_domains, produced_region
+from .dataflow import box_points, consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheWritePartialError,
@@ -98,6 +101,7 @@ from .scopes import (
     STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
 )
 from .serialize import py_value
+from .stage_writes import dense_over, stage_of, whole_write
 
 # ------------------------------------------------------------------ arguments
 
@@ -605,7 +609,8 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     when every element of the region is written."""
     block = wrealize.block
     region = _region_of(block.writes, buf)
-    if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region):
+    many = any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region)
+    if many and (not _is_true(wrealize.predicate) or not _stages_write(block, region, buf)):
         return f"its declared write {region.script()} is not one element per block instance"
     _, others = _predicate_bounds(region, wrealize)
     if others:
@@ -624,7 +629,42 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
         if isinstance(node, While):
             return f"it runs in the loop while {node.condition.script()}, which may skip elements"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    if many:
+        return _boxes_tile(site, buf, wpath, wrealize, region, loc, loops, memo)
     return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo)
+
+
+def _stages_write(block: Block, region: BufferRegion, buf: Buffer) -> bool:
+    """Whether the stages at the top of the block's init and body (loop
+    nests around inner blocks: :mod:`~tirfun.rewrites.stage_writes`) write
+    every element of ``region`` in each instance of the block, as the
+    blocks ``blockize`` makes do."""
+    boxes = []
+    for top in ([block.init] if block.init is not None else []) + [block.body]:
+        for item in (top.seq if type(top) is SeqStmt else (top,)):
+            stage = stage_of(item)
+            box = None if stage is None else whole_write(*stage, buf)
+            if box is not None:
+                boxes.append(box)
+    return bool(boxes) and region_covers(boxes, region, {iv.var: iv.dom for iv in block.iter_vars})
+
+
+def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion, loc: Path,
+                loops: dict, memo: dict | None = None) -> str | None:
+    """:func:`_writes_every_element` for a block that writes a box of
+    constant extents whole in each instance: why the boxes may leave an
+    element of their union over ``loops`` unwritten, or None. A box is its
+    first element moved along one more loop a dimension, of the box's
+    extent (a loop of the region), so that the boxes tile a dense box
+    exactly where those indices cover one over the loops and these."""
+    if any(type(r.extent) is not IntImm for r in region.region):
+        return f"its declared write {region.script()} is not of constant extents"
+    firsts = _written_indices(region, wrealize)
+    why = _loop_that_may_not_run(site, wpath, loc, firsts, memo, list(loops.values()))
+    if why is not None:
+        return why
+    points, spans = box_points(firsts, [r.extent.value for r in region.region], loops)
+    return dense_over([simplify_affine(x) for x in points], spans, buf.name)
 
 
 def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion,
@@ -633,7 +673,8 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
     why the writer, declaring one element ``region`` of ``buf`` per
     instance, may leave an element unwritten over ``loops`` (loop variable
     name -> For, the loops its region is relaxed over), or None: it stores
-    the element unconditionally, every loop that repeats it runs, and its
+    the element unconditionally (itself, or an inner stage:
+    :func:`_stages_write`), every loop that repeats it runs, and its
     indices cover a dense range over the loops."""
     block = wrealize.block
     mins = [r.min for r in region.region]
@@ -645,26 +686,13 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
         # a predicated (masked) store may skip its element
         stores.extend(x for x in items if isinstance(x, BufferStore) and same_buffer(x.buffer, buf)
                       and x.predicate is None)
-    if not any(list(x.indices) == mins for x in stores):
+    if not any(list(x.indices) == mins for x in stores) and not _stages_write(block, region, buf):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     indices = _written_indices(region, wrealize)
     why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
     if why is not None:
         return why
-    seen: set = set()
-    names = set(loops)
-    for index in indices:
-        used = _names_of(index) & names
-        if not used:
-            continue
-        # a loop's own variable alone is that loop, tiled whole: what the
-        # bijective iterator map finds of it, without asking
-        if used & seen or (not (type(index) is Var and index.dtype.is_index)
-                           and detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None):
-            return (f"its write index {index.script()} does not cover a dense range of {buf.name} "
-                    "over the loops")
-        seen |= used
-    return None
+    return dense_over(indices, loops, buf.name)
 
 
 def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None,
@@ -1841,9 +1869,33 @@ class _Rewriter:
 def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
     """A load of ``buf`` in the block that may run before the block has
     written that element itself (in its init, or earlier in its body at the
-    same indices), or None. Conservative: a store under a loop or a branch
-    does not count as written."""
+    same indices, or in an earlier stage: a loop nest around an inner block
+    that writes a box of ``buf`` whole, see
+    :mod:`~tirfun.rewrites.stage_writes`), or None. Conservative: a store
+    under a loop or a branch, other than a stage's, does not count as
+    written."""
     written: set = set()
+    boxes: list = []  # what earlier stages wrote whole
+    dom = {iv.var: iv.dom for iv in block.iter_vars}
+
+    def stage_reads(loops, realize) -> BufferLoad | None:
+        # the inner block's reads of buf (its own init's elements left out,
+        # as TVM's region rule does) over the stage's loops must lie in
+        # what earlier stages wrote; then its whole write counts
+        inner = realize.block
+        reads = [r for r in access_regions(inner)[0] if same_buffer(r.buffer, buf)]
+        if reads:
+            bindings = {iv.var: v for iv, v in zip(inner.iter_vars, realize.iter_values)}
+            nest = {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}
+            for r in reads:
+                box = bound_region(r, nest, bindings)
+                if not (boxes and region_covers(boxes, box, dom)):
+                    return next((ld for part in ([inner.init] if inner.init is not None else []) + [inner.body]
+                                 for ld in _loads_in(part, buf)), BufferLoad(buf, [x.min for x in r.region]))
+        box = whole_write(loops, realize, buf)
+        if box is not None:
+            boxes.append(box)
+        return None
 
     def loads(e):
         stack = [e]
@@ -1873,6 +1925,10 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
             child_pusher(kind)(n, push)
 
     def scan(node: Stmt, counts: bool) -> BufferLoad | None:
+        if counts and (type(node) is For or type(node) is BlockRealize):
+            stage = stage_of(node)
+            if stage is not None:
+                return stage_reads(*stage)
         if isinstance(node, BufferStore):
             for part in [node.value, *node.indices]:
                 for ld in loads(part):
@@ -1916,6 +1972,13 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
         return scan(block.body, True)
     finally:
         scan = loads = None  # noqa: F841  (they refer to themselves: cycles left for the collector)
+
+
+def _loads_in(stmt: Stmt, buf: Buffer):
+    """The loads of ``buf`` under ``stmt``, inner blocks included."""
+    for n in walk(stmt):
+        if type(n) is BufferLoad and same_buffer(n.buffer, buf):
+            yield n
 
 
 def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) -> str | None:
@@ -2319,11 +2382,13 @@ class CacheWrite(Rewrite):
     it, the cache is filled from the buffer first, by a copy
     ``<cache>_fill`` placed just before the block (so no ScheduleError):
     the block reads an element of the buffer before writing it itself (an
-    in-place update, or a composite block whose inner blocks write before
-    they read), a reduction block's init does not run in every fill of the
-    cache (a later part of a partitioned reduction loop), or the block may
-    leave elements of the region copied back unwritten (a predicate, a
-    strided or opaque write). A block that takes the buffer's pointer
+    in-place update), a reduction block's init does not run in every fill
+    of the cache (a later part of a partitioned reduction loop), or the
+    block may leave elements of the region copied back unwritten (a
+    predicate, a strided or opaque write). A composite block (what
+    ``blockize`` makes) whose inner stages, loop nests around inner blocks,
+    write every element of its region before any stage reads it needs no
+    copy, as in TVM. A block that takes the buffer's pointer
     (``B.data`` in an opaque call) writes through the cache's, and the
     cache is then laid out as the buffer.
 

@@ -565,7 +565,20 @@ def _with_tile_loops(mins: list, extents: list, relaxed: dict):
     """``(sums, extents)``: the iteration sums of ``min + t`` for each
     dimension, ``t`` a loop over the dimension's extent, and extents of one;
     ``(None, extents)`` when those are no iteration map either."""
-    loops = dict(relaxed)
+    values, loops = box_points(mins, extents, relaxed)
+    sums = detect_iter_map(values, loops, "affine")
+    return (None, extents) if sums is None else (sums, [1] * len(extents))
+
+
+def box_points(mins: list, extents: list, loops: dict) -> tuple[list, dict]:
+    """A box of constant ``extents`` from ``mins``, one dimension at a time,
+    as the points it holds: ``(values, loops)``, where each value is
+    ``min + t`` for a new loop ``t`` over the dimension's extent (the min
+    alone where the extent is one), and ``loops`` (loop variable name ->
+    For) is the given ones with those added. An iterator map of the values
+    over the loops tells what the boxes of ``mins`` cover as the given
+    loops run."""
+    loops = dict(loops)
     values = []
     for d, (m, e) in enumerate(zip(mins, extents)):
         if e == 1:
@@ -577,8 +590,7 @@ def _with_tile_loops(mins: list, extents: list, relaxed: dict):
         t = Var(name, m.dtype)
         loops[name] = For(t, IntImm(m.dtype, 0), IntImm(m.dtype, e), ForKind.SERIAL, Evaluate(IntImm("int32", 0)))
         values.append(m + t)
-    sums = detect_iter_map(values, loops, "affine")
-    return (None, extents) if sums is None else (sums, [1] * len(extents))
+    return values, loops
 
 
 def _fixed(e: PrimExpr, values: dict) -> PrimExpr:
