@@ -1303,6 +1303,20 @@ def test_a_stage_that_skips_part_of_its_loops_does_not_count_as_written():
     assert "C_local_fill" in [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
 
 
+def test_a_stage_on_threads_does_not_count_as_written():
+    # the init stage's rows run on threads: the update stage's thread may
+    # read an element another thread wrote, so the stages prove nothing and
+    # the cache is filled first, as before
+    src = BLOCKIZED_MATMUL.replace("""                for i_1, j_1 in T.grid(8, 16):
+                    with T.block("C_init"):""", """                for i_1 in T.thread_binding(8, thread="threadIdx.x"):
+                  for j_1 in range(16):
+                    with T.block("C_init"):""")
+    mod = mod_of(src)
+    assert "thread_binding" in mod["main"].script()
+    out = R.cache_write("C_o", 0, "global")(mod)
+    assert "C_global_fill" in [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+
+
 def test_cache_write_redirects_the_pointer_an_opaque_call_writes_through():
     # the block writes B only through its pointer: the cache gets a pointer of
     # its own, is laid out as B (the call's offsets index B's layout), and the

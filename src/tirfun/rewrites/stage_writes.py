@@ -32,11 +32,14 @@ def stage_of(stmt: Stmt) -> tuple[list[For], BlockRealize] | None:
     """``(loops, realize)`` where ``stmt`` is loops of constant extents of
     one or more (each the only statement of the one above) around one block
     realize without a predicate, every iteration of which runs; None for
-    anything else."""
+    anything else. A loop bound to threads makes no stage: a later stage's
+    thread may read what another thread wrote, which a cache local to each
+    thread would not hold."""
     loops = []
     node = stmt
     while type(node) is For:
-        if not (type(node.min) is IntImm and type(node.extent) is IntImm and node.extent.value >= 1):
+        if not (type(node.min) is IntImm and type(node.extent) is IntImm and node.extent.value >= 1) \
+                or node.thread_binding is not None:
             return None
         loops.append(node)
         node = node.body
