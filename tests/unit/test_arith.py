@@ -288,6 +288,38 @@ def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_r
     assert simplify_index(FloorDiv(a * 8 + 8, c(16))).script() == "(a + 1) // 2"
 
 
+def test_a_fused_index_splits_into_its_high_and_low_parts():
+    # as TVM's iterator maps write them: where the low terms stay below a
+    # divisor g of the constant, (g * y + low) // (g * m) is y // m and
+    # (g * y + low) % (g * m) is g * (y % m) + low
+    from tirfun.interp import evaluate
+
+    vi, vj = Var("vi"), Var("vj")
+    ranges = {"vi": (0, 127), "vj": (0, 127)}
+    fused = vj + vi * c(128)
+    assert simplify_index(FloorDiv(fused, c(2048)), ranges).script() == "vi // 16"
+    assert simplify_index(FloorMod(FloorDiv(fused, c(64)), c(32)), ranges).script() == "vi % 16 * 2 + vj // 64"
+    # on random fused sums, every point of the ranges keeps its value, and
+    # the split is taken in many of them (no division of a sum is left)
+    gen = random.Random(7)
+    split = 0
+    for _ in range(300):
+        inner = gen.randint(1, 12)
+        outer = gen.randint(1, 6)
+        scale = inner * gen.randint(1, 3)
+        divisor = scale * gen.randint(1, 4) * gen.choice([1, 2])
+        ranges = {"x": (0, outer - 1), "y": (0, inner - 1)}
+        e = x * c(scale) + Var("y") + c(gen.randint(0, 2 * scale))
+        for op in (FloorDiv, FloorMod):
+            out = simplify_index(op(e, c(divisor)), ranges)
+            split += "x" in out.script() and "(" not in out.script()
+            for vx, vy in itertools.product(range(outer), range(inner)):
+                assert evaluate(out, x=vx, y=vy) == evaluate(op(e, c(divisor)), x=vx, y=vy), out.script()
+    # the other rules leave a division of a sum in about 50 more of these
+    # 600 (151 without the split against 203 with it)
+    assert split > 180
+
+
 def test_integer_lanes_of_a_broadcast_and_a_ramp_fold_into_one_ramp():
     # flattening leaves Broadcast(base, n) + Ramp(...) for a vector index; a
     # contiguous load needs the one ramp, whose lanes are the same integers

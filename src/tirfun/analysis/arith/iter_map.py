@@ -154,6 +154,12 @@ class _Normalizer:
             # remainder cannot reach the next multiple of g
             y, g = common
             return q.plus(self.floordiv(y, c // g))
+        parts = self.high_and_low(r, c)
+        if parts is not None:
+            # the same with terms below g in place of r0: (vi * 128 + vj) //
+            # 2048 is vi // 16 for vj in [0, 128)
+            y, g, _ = parts
+            return q.plus(self.floordiv(y, c // g))
         if len(r.terms) == 1 and r.const == 0:
             (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorDiv) else None
@@ -176,6 +182,28 @@ class _Normalizer:
             return None
         return y, g
 
+    def high_and_low(self, r: Affine, c: int):
+        """``(y, g, low)`` with ``r == g * y + low``: ``g > 1`` a divisor of
+        ``c`` dividing the weights of the terms in ``y``, and the ranges
+        putting ``low`` (the other terms, and the constant's part below
+        ``g``) in ``[0, g)``; the largest such ``g``, or None. It splits a
+        fused index into its high and low parts, as TVM's iterator maps do."""
+        for g in sorted({math.gcd(k, c) for _, k in r.terms}, reverse=True):
+            if g <= 1:
+                break
+            high = tuple((t, k // g) for t, k in r.terms if k % g == 0)
+            low = Affine(self.dtype, tuple((t, k) for t, k in r.terms if k % g), r.const % g)
+            if not high or not low.terms:
+                continue  # no terms below g: common_factor's case
+            bounds = _lin_bounds(low, self.ranges)
+            if bounds is None or bounds[0] < 0 or bounds[1] >= g:
+                continue
+            y = Affine(self.dtype, high, r.const // g)
+            if self.may_wrap(y) or self.may_wrap(low):
+                continue
+            return y, g, low
+        return None
+
     def floormod(self, a: Affine, c: int) -> Affine:
         a = self.merge_div_mod(a)
         if c == 1:
@@ -195,6 +223,11 @@ class _Normalizer:
             # (g * y + r0) % (g * m) == g * (y % m) + r0 for 0 <= r0 < g
             y, g = common
             return self.floormod(y, c // g).scale(g).plus(self.number(r.const % g))
+        parts = self.high_and_low(r, c)
+        if parts is not None:
+            # (g * y + low) % (g * m) == g * (y % m) + low for low in [0, g)
+            y, g, low = parts
+            return self.floormod(y, c // g).scale(g).plus(low)
         if len(r.terms) == 1 and r.const == 0:
             (atom, k), = r.terms
             inner = _int_value(atom.b) if isinstance(atom, FloorMod) else None
