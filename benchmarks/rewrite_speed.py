@@ -27,7 +27,8 @@ The cases are timed in interleaved rounds, so that load from other processes
 falls on all of them alike. Run: ``python benchmarks/rewrite_speed.py``
 (``--quick`` or ``--repeats N`` for fewer rounds, ``--only split,fuse`` for
 some primitives only; ``--alone`` adds each tutorial case timed on its own,
-back to back, where the processor's caches keep its code and data warm). ``--apply NAME --times N [--blocks B]`` applies one
+back to back, where the processor's caches keep its code and data warm).
+``--apply NAME --times N [--blocks B]`` applies one
 primitive N times and prints nothing, for counting instructions: under
 ``valgrind --tool=callgrind``, the difference between two counts with
 different N is the cost of the extra applications, free of the noise of a

@@ -81,7 +81,7 @@ from .checks import (
     statements_outside_blocks,
 )
 from .dataflow import box_points, consumed_region, loop_domains, produced_region
-from .exprs import cast as _cast, substitute_expr, var_names
+from .exprs import cast as _cast, find_nodes, substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheWritePartialError,
     CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, IndexMapCollisionError, InvalidArgumentError,
@@ -101,7 +101,7 @@ from .scopes import (
     STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
 )
 from .serialize import py_value
-from .stage_writes import dense_over, stage_of, whole_write
+from .stage_writes import dense_over, stage_of, stores_unconditionally, whole_write, written_indices
 
 # ------------------------------------------------------------------ arguments
 
@@ -523,11 +523,6 @@ def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
     return [e]
 
 
-def _written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExpr]:
-    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
-    return [simplify_affine(substitute_expr(r.min, bindings)) for r in region.region]
-
-
 def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict, list]:
     """The predicate's conjuncts ``index < bound`` on a dimension of the
     region (dimension -> exclusive bound, as TVM's region analysis uses the
@@ -535,7 +530,7 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
     conjuncts = _conjuncts(realize.predicate)
     if not conjuncts:
         return {}, []  # no predicate: the indices are not asked
-    indices = _written_indices(region, realize)
+    indices = written_indices(region, realize)
     bounds, others = {}, []
     for c in conjuncts:
         lhs = rhs = None
@@ -659,7 +654,7 @@ def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: 
     exactly where those indices cover one over the loops and these."""
     if any(type(r.extent) is not IntImm for r in region.region):
         return f"its declared write {region.script()} is not of constant extents"
-    firsts = _written_indices(region, wrealize)
+    firsts = written_indices(region, wrealize)
     why = _loop_that_may_not_run(site, wpath, loc, firsts, memo, list(loops.values()))
     if why is not None:
         return why
@@ -678,17 +673,10 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
     indices cover a dense range over the loops."""
     block = wrealize.block
     mins = [r.min for r in region.region]
-    top = [block.init] if block.init is not None else []
-    top.append(block.body)
-    stores = []
-    for stmt in top:
-        items = stmt.seq if isinstance(stmt, SeqStmt) else [stmt]
-        # a predicated (masked) store may skip its element
-        stores.extend(x for x in items if isinstance(x, BufferStore) and same_buffer(x.buffer, buf)
-                      and x.predicate is None)
-    if not any(list(x.indices) == mins for x in stores) and not _stages_write(block, region, buf):
+    # a predicated (masked) store may skip its element
+    if not stores_unconditionally(block, buf, mins) and not _stages_write(block, region, buf):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
-    indices = _written_indices(region, wrealize)
+    indices = written_indices(region, wrealize)
     why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
     if why is not None:
         return why
@@ -1890,8 +1878,8 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
             for r in reads:
                 box = bound_region(r, nest, bindings)
                 if not (boxes and region_covers(boxes, box, dom)):
-                    return next((ld for part in ([inner.init] if inner.init is not None else []) + [inner.body]
-                                 for ld in _loads_in(part, buf)), BufferLoad(buf, [x.min for x in r.region]))
+                    return next((ld for ld in find_nodes(inner, (BufferLoad,)) if same_buffer(ld.buffer, buf)),
+                                BufferLoad(buf, [x.min for x in r.region]))
         box = whole_write(loops, realize, buf)
         if box is not None:
             boxes.append(box)
@@ -1972,13 +1960,6 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
         return scan(block.body, True)
     finally:
         scan = loads = None  # noqa: F841  (they refer to themselves: cycles left for the collector)
-
-
-def _loads_in(stmt: Stmt, buf: Buffer):
-    """The loads of ``buf`` under ``stmt``, inner blocks included."""
-    for n in walk(stmt):
-        if type(n) is BufferLoad and same_buffer(n.buffer, buf):
-            yield n
 
 
 def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) -> str | None:
@@ -3271,8 +3252,8 @@ class _ReindexCacheBase(Rewrite):
                      f"buffer {buf.name} should be accessed at its declared point "
                      f"[{', '.join(i.script() for i in old)}] everywhere in the block", realize)
         new = _check_index_map(chk, self.index_map, block, realize)
-        old_names = set().union(*[_names_of(i) for i in old])
-        new_names = set().union(*[_names_of(i) for i in new])
+        old_names = set().union(*[var_names(i) for i in old])
+        new_names = set().union(*[var_names(i) for i in new])
         touched, values = [], []
         for iv, value in zip(block.iter_vars, realize.iter_values):
             a, b = iv.var.name in old_names, iv.var.name in new_names
@@ -3342,12 +3323,12 @@ class _ReindexCacheBase(Rewrite):
 
             def select(b, inherited):
                 return "redirect" if b.name_hint == block.name_hint or inherited else "skip"
-        used = set().union(set(), *[_names_of(v) for v in values])
+        used = set().union(set(), *[var_names(v) for v in values])
         around = [(p, loop) for p, loop in loops_above(site, path[:-1]) if _under(p, loc)]
         # a loop whose bounds name another loop under the copy's place
         # (``for j in range(i, i + 4)``) takes that loop into the copy too
         while True:
-            more = set().union(set(), *[_names_of(loop.min) | _names_of(loop.extent) for _, loop in around
+            more = set().union(set(), *[var_names(loop.min) | var_names(loop.extent) for _, loop in around
                                         if loop.loop_var.name in used]) - used
             more &= {loop.loop_var.name for _, loop in around}
             if not more:
@@ -3439,17 +3420,6 @@ class _ReindexCacheBase(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(self._index()), py_value(self.storage_scope),
                 f"index_map={py_value(self.index_map)}"]
-
-
-def _names_of(e: PrimExpr) -> set[str]:
-    """:func:`var_names` of ``e``, read off a variable or a constant (an
-    index, a binding, a loop bound, nearly always) without a walk."""
-    kind = type(e)
-    if kind is Var:
-        return {e.name}
-    if kind is IntImm:
-        return set()
-    return var_names(e)
 
 
 def _check_copies_per_thread(chk: Checks, subject: str, loops, region, buf: Buffer, node) -> None:

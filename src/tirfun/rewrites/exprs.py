@@ -122,7 +122,14 @@ def find_nodes(root: Node, kinds: tuple) -> list:
 
 
 def var_names(node: Node) -> set[str]:
-    """The names of every variable occurring in ``node``."""
+    """The names of every variable occurring in ``node``; a variable or a
+    constant (an index, a binding, a loop bound, nearly always) is read
+    off without a walk."""
+    kind = type(node)
+    if kind is Var:
+        return {node.name}
+    if kind is IntImm:
+        return set()
     out: set[str] = set()
     stack = [node]
     while stack:

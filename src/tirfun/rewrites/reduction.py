@@ -292,9 +292,9 @@ class DecomposeReduction(Rewrite):
                                           for r in w.region]) for w in block.writes]
         # the loops from the placement down to the block: re-create those the
         # init's bindings use, drop the others
-        bound = set()  # the variables the init's bindings name: most are variables themselves
+        bound = set()  # the variables the init's bindings name
         for v in init_values:
-            bound |= {v.name} if type(v) is Var else var_names(v)
+            bound |= var_names(v)
         chosen, dropped = [], []
         for _, loop in loops[start:]:
             (chosen if loop.loop_var.name in bound else dropped).append(loop)

@@ -23,7 +23,8 @@ from __future__ import annotations
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval
 from ..analysis.arith.linear import simplify_affine
-from ..nodes import BlockRealize, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var
+from ..analysis.arith.simplify import is_true
+from ..nodes import Block, BlockRealize, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var
 from .exprs import substitute_expr, var_names
 from .redirect import same_buffer
 
@@ -45,8 +46,7 @@ def stage_of(stmt: Stmt) -> tuple[list[For], BlockRealize] | None:
         node = node.body
     if type(node) is not BlockRealize:
         return None
-    pred = node.predicate
-    if not (type(pred) is IntImm and pred.value == 1):
+    if not is_true(node.predicate):
         return None
     return loops, node
 
@@ -61,23 +61,32 @@ def whole_write(loops: list[For], realize: BlockRealize, buf) -> list[Interval] 
     region = next((r for r in block.writes if same_buffer(r.buffer, buf)), None)
     if region is None or any(not (type(r.extent) is IntImm and r.extent.value == 1) for r in region.region):
         return None
-    mins = [r.min for r in region.region]
-    tops = ([block.init] if block.init is not None else []) + [block.body]
-    stored = False
-    for stmt in tops:
-        items = stmt.seq if type(stmt) is SeqStmt else (stmt,)
-        if any(type(x) is BufferStore and same_buffer(x.buffer, buf) and x.predicate is None
-               and list(x.indices) == mins for x in items):
-            stored = True
-    if not stored:
+    if not stores_unconditionally(block, buf, [r.min for r in region.region]):
         return None
-    bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
-    indices = [simplify_affine(substitute_expr(m, bindings)) for m in mins]
+    indices = written_indices(region, realize)
     if dense_over(indices, {loop.loop_var.name: loop for loop in loops}) is not None:
         return None
     dom = {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}
     box = bound_region(BufferRegion(buf, [Range(i, IntImm(i.dtype, 1)) for i in indices]), dom)
     return box if all(iv.bounded for iv in box) else None
+
+
+def stores_unconditionally(block: Block, buf, mins: list) -> bool:
+    """Whether a statement at the top of the block's init or body (itself,
+    or an item of its sequence) stores ``buf[mins]`` with no mask."""
+    for stmt in ([block.init] if block.init is not None else []) + [block.body]:
+        for x in (stmt.seq if type(stmt) is SeqStmt else (stmt,)):
+            if type(x) is BufferStore and x.predicate is None and same_buffer(x.buffer, buf) \
+                    and list(x.indices) == mins:
+                return True
+    return False
+
+
+def written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExpr]:
+    """The first element of the block's ``region``, in the variables around
+    the realize (its bindings substituted)."""
+    bindings = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    return [simplify_affine(substitute_expr(r.min, bindings)) for r in region.region]
 
 
 def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = None) -> str | None:
@@ -89,7 +98,7 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
     seen: set = set()
     names = set(loops)
     for index in indices:
-        used = (({index.name} if type(index) is Var else var_names(index))) & names
+        used = var_names(index) & names
         if not used:
             continue
         if used & seen or (not (type(index) is Var and index.dtype.is_index)
@@ -100,4 +109,4 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
     return None
 
 
-__all__ = ["dense_over", "stage_of", "whole_write"]
+__all__ = ["dense_over", "stage_of", "stores_unconditionally", "whole_write", "written_indices"]
