@@ -359,12 +359,48 @@ def test_a_zero_offset_and_an_offset_factor_of_one_are_the_defaults_spelled_out(
     assert not structural_equal(plain, Buffer("A", [8], "float32", offset_factor=4))
 
 
-def test_undeclared_buffers_compare_by_name():
+def test_undeclared_buffers_pair_by_their_fields_as_tvm_maps_them():
+    # TVM's Buffer equality maps the data pointer and shape as definitions
+    # and skips the name, so a statement over B equals one over B_global
+    # when nothing in either declares them
     i = Var("i")
-    s1 = For(i, 0, 8, "serial", BufferStore(Buffer("A", [8], "int32"), i, [i]))
-    s2 = For(i, 0, 8, "serial", BufferStore(Buffer("B", [8], "int32"), i, [i]))
-    assert not structural_equal(s1, s2)
-    assert structural_equal(s1, s2, map_free_vars=True)
+    A, B = Buffer("A", [8], "int32"), Buffer("B", [8], "int32")
+
+    def store(buf, value=i):
+        return For(i, 0, 8, "serial", BufferStore(buf, value, [i]))
+
+    assert structural_equal(store(A), store(B))
+    assert structural_equal(store(A), store(B), map_free_vars=True)
+    assert structural_hash(store(A)) == structural_hash(store(B))
+    # the fields still count
+    assert not structural_equal(store(A), store(Buffer("A", [8], "float32"), FloatImm("float32", 0.0)))
+    assert not structural_equal(store(A), store(Buffer("A", [8], "int32", storage_scope="local")))
+    # and the pairing is one to one, in both directions
+    assert structural_equal(SeqStmt([store(A), store(B)]), SeqStmt([store(B), store(A)]))
+    assert not structural_equal(SeqStmt([store(A), store(B)]), SeqStmt([store(B), store(B)]))
+    assert not structural_equal(SeqStmt([store(A), store(A)]), SeqStmt([store(A), store(B)]))
+    with pytest.raises(StructuralMismatch, match="Buffer A vs Buffer B: they refer to different undeclared"):
+        assert_structural_equal(SeqStmt([store(A), store(B), store(A)]),
+                                SeqStmt([store(A), store(B), store(B)]))
+    # the same subtree on both sides means different things once two
+    # different buffers pair: B on the left is the right's A
+    shared = store(A)
+    assert not structural_equal(SeqStmt([store(B), shared]), SeqStmt([store(A), shared]))
+    assert structural_equal(SeqStmt([store(B), store(A)]), SeqStmt([store(A), store(B)]))
+
+
+def test_the_free_variables_of_an_undeclared_buffer_pair_with_it():
+    n, m = Var("n"), Var("m")
+    i = Var("i")
+    A, B = Buffer("A", [n], "int32"), Buffer("B", [m], "int32")
+
+    def store(buf, value):
+        return For(i, 0, 8, "serial", BufferStore(buf, value, [i]))
+
+    assert structural_equal(store(A, i), store(B, i))
+    # once paired through the buffers, n stands for m in the rest of the tree
+    assert structural_equal(store(A, n), store(B, m))
+    assert not structural_equal(store(A, m), store(B, n))
 
 
 # ---------------------------------------------------------------------------

@@ -17,8 +17,13 @@ are where renaming comes in:
   contributes only its dtype;
 * a *use* of a name in scope contributes the depth of its binding on that
   stack, not the name, so a consistent renaming leaves the stream unchanged;
-* a *free* name (used where nothing binds it) contributes the name itself,
-  or, with ``map_free_vars``, the order in which free names were first seen.
+* a *free* variable (used where nothing binds it) contributes its name,
+  or, with ``map_free_vars``, the order in which free names were first seen;
+* a *free* buffer (accessed where nothing declares it) always contributes
+  the order of its first sight, and at first sight its fields, whose free
+  variables are mapped the same way: TVM's Buffer equality compares a buffer
+  as a definition wherever it meets one, so ``B`` and ``B_global`` that
+  nothing declares pair up as long as they keep pairing one to one.
 
 As in TVM, the fields of a buffer declaration (shape, strides, element
 offset, data pointer) are themselves binding positions for variables not yet
@@ -65,6 +70,10 @@ POP = 3     # scopes closed down to the depth in the token
 
 # task operations of the walk
 _NODE, _DEFV, _DEFB, _DEFI, _DEFS, _MATCH, _BMAP, _REST, _FUNCS, _FUNC, _DEFP = range(11)
+
+# the ``implicit`` mark of the fields of an undeclared buffer: their free
+# variables are mapped on first sight, as the buffer itself is
+_FREE = "free"
 
 #: AttrStmt keys whose Var node binds a thread index for the body
 THREAD_ATTR_KEYS = frozenset({"thread_extent", "virtual_thread"})
@@ -225,10 +234,10 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
                 level = scope.get(x)
                 if level is not None:
                     yield ("b", level), path, x, PLAIN
-                elif implicit:  # a buffer declaration binds a new size variable
+                elif implicit is True:  # a buffer declaration binds a new size variable
                     bind(x)
                     yield ("d", x.dtype, x.type_annotation), path, x, PUSH
-                elif map_free_vars:
+                elif map_free_vars or implicit is _FREE or x in free:
                     seen = free.get(x)
                     if seen is None:
                         free[x] = len(free)
@@ -248,18 +257,18 @@ def events(root, *, map_free_vars: bool = False, label: str = "", names: bool = 
                 if level is not None:
                     yield ("B", level), path, x, PLAIN
                     continue
-                if map_free_vars:
-                    seen = free.get(x)
-                    if seen is not None:
-                        yield ("fB", seen), path, x, PLAIN
-                        continue
-                    free[x] = len(free)
-                    skip = yield ("FB",), path, x, PLAIN
-                else:
-                    skip = yield ("XB", x.name), path, x, ENTER
-                if not skip:
-                    for op2, value, name in reversed(_buffer_fields(x)):
-                        stack.append((op2, value, (path, name), implicit))
+                # a buffer nothing in the tree declares is mapped on first
+                # sight whatever map_free_vars says, as TVM's Buffer equality
+                # maps its data pointer and shape as definitions: the name
+                # does not count, its fields do, and the pairing is one to one
+                seen = free.get(x)
+                if seen is not None:
+                    yield ("fB", seen), path, x, PLAIN
+                    continue
+                free[x] = len(free)
+                yield ("FB",), path, x, PLAIN
+                for op2, value, name in reversed(_buffer_fields(x)):
+                    stack.append((op2, value, (path, name), _FREE))
             elif isinstance(x, Node):
                 if cls is SeqStmt and len(x.seq) == 1:
                     # a sequence of one is that statement (what TVM's Flatten makes)

@@ -8,7 +8,9 @@ do not, as TVM v0.20's Block equality ignores ``name_hint``; ``names=True``
 compares them too (every function takes it).
 Free variables (used where nothing in the compared tree binds them) must be
 the same unless ``map_free_vars=True``, which maps them consistently on
-first sight. ``structural_hash`` agrees with it: structurally equal trees
+first sight. Free buffers (accessed where nothing in the tree declares them)
+are always mapped so, by their fields and not their names, as TVM maps a
+buffer's data pointer and shape wherever it meets the buffer. ``structural_hash`` agrees with it: structurally equal trees
 have the same hash. Both are defined on the canonical stream of
 :mod:`tirfun.analysis.canonical`, which also says exactly what counts.
 
@@ -104,6 +106,7 @@ def _first_difference(a, b, map_free_vars: bool, names: bool = False) -> _Differ
     # one flag per binding in scope: does it pair two different names?
     renamed: list[bool] = []
     n_renamed = 0
+    mapped_free = map_free_vars
     skip = None
     while True:
         try:
@@ -126,8 +129,12 @@ def _first_difference(a, b, map_free_vars: bool, names: bool = False) -> _Differ
         skip = None
         if kind == ENTER:
             # the same object under the same bindings has the same stream
-            if obj_a is obj_b and n_renamed == 0 and not map_free_vars:
+            if obj_a is obj_b and n_renamed == 0 and not mapped_free:
                 skip = True
+        elif token_a[0] == "FB" and obj_a != obj_b:
+            # two different undeclared buffers now pair for the rest of the
+            # walk, so the same subtree on both sides may mean different things
+            mapped_free = True
         elif kind == PUSH:
             flag = obj_a != obj_b
             renamed.append(flag)
@@ -186,11 +193,14 @@ def _buffer_detail(token_a, token_b, a: Buffer, b: Buffer) -> str:
     head = f"Buffer {a.name} vs Buffer {b.name}"
     if token_a[0] == token_b[0] == "B":
         return f"{head}: they refer to different declarations"
-    if token_a[0] == token_b[0] == "XB":
-        return f"{head}: different undeclared buffers"
+    if token_a[0] == token_b[0] == "fB":
+        return f"{head}: they refer to different undeclared buffers"
     if "B" in (token_a[0], token_b[0]):
         declared = a if token_a[0] == "B" else b
         return f"{head}: {declared.name} is declared here, the other is not"
+    if {token_a[0], token_b[0]} == {"FB", "fB"}:
+        first = a if token_a[0] == "FB" else b
+        return f"{head}: {first.name} is an undeclared buffer seen here first, the other was seen before"
     return head
 
 
