@@ -113,6 +113,48 @@ class PrimFunc(_Displayable):
     def without_attr(self, key: str) -> "PrimFunc":
         return evolve(self, attrs=self.attrs.discard(key))
 
+    def specialize(self, param_map) -> "PrimFunc":
+        """This function with parameters bound to values, as TVM's
+        ``PrimFunc.specialize``: a buffer parameter takes a Buffer, whose
+        shape, strides and offset give the variables of the parameter's own
+        buffer their values; a scalar parameter takes an expression or a
+        number. The bound scalars leave the signature, and the operators
+        whose operands became constants are folded. Keys are parameters or
+        their names; a mistake (not a parameter, a buffer for a scalar, a
+        dimension that is not a variable, a variable given two values) is a
+        :class:`~tirfun.errors.NodeError`. Returns this function itself when
+        ``param_map`` binds nothing. See :mod:`tirfun.tir.specialize`.
+
+        .. code-block:: python
+
+            # before
+            @T.prim_func
+            def main(a: T.handle, b: T.handle):
+                n = T.int32()
+                A = T.match_buffer(a, (n,))
+                B = T.match_buffer(b, (n,))
+                for i in range(n - 1):
+                    with T.block("B"):
+                        vi = T.axis.spatial(n - 1, i)
+                        B[vi] = A[vi + 1] - A[vi]
+
+            # specialize
+            main.specialize({"b": T.Buffer((16,))})   # or {main.params[1]: tir.decl_buffer((16,))}
+
+            # after
+            @T.prim_func
+            def main(a: T.handle, b: T.handle):
+                A = T.match_buffer(a, (16,))
+                B = T.match_buffer(b, (16,))
+                for i in range(15):
+                    with T.block("B"):
+                        vi = T.axis.spatial(15, i)
+                        B[vi] = A[vi + 1] - A[vi]
+        """
+        from ..tir.specialize import specialize
+
+        return specialize(self, param_map)
+
     def with_body(self, body: Stmt) -> "PrimFunc":
         return evolve(self, body=body)
 

@@ -117,6 +117,8 @@ class ProgramOptions:
     hold conditions); ``index_dtypes`` the dtypes of loop variables and shapes
     (one per program); ``loop_kinds`` the loop kinds that may appear (serial
     loops always may); ``alloc_scopes`` the scopes of intermediate buffers.
+    ``symbolic_chance`` is the percentage of programs that get symbolic
+    sizes, where ``allow_symbolic`` allows them.
     ``allow_partial_writes`` lets blocks that write an output parameter skip
     some elements (an ``if`` without ``else`` in the block or around it, an
     extra ``T.where``).
@@ -138,6 +140,7 @@ class ProgramOptions:
     index_dtypes: tuple = attrs.field(default=("int32", "int64"), converter=_to_dtypes)
     loop_kinds: tuple = attrs.field(default=ALL_LOOP_KINDS, converter=_to_loop_kinds)
     allow_symbolic: bool = True
+    symbolic_chance: int = 40
     allow_where: bool = True
     allow_alloc: bool = True
     alloc_scopes: tuple = ("global",)
@@ -164,6 +167,8 @@ class ProgramOptions:
         if self.max_points < self.max_extent:
             raise TirfunError(f"max_points ({self.max_points}) must be at least max_extent "
                               f"({self.max_extent})")
+        if not 0 <= self.symbolic_chance <= 100:
+            raise TirfunError(f"symbolic_chance is a percentage, got {self.symbolic_chance}")
         if self.max_depth < 0:
             raise TirfunError(f"max_depth must not be negative, got {self.max_depth}")
         if not self.dtypes:
@@ -366,7 +371,7 @@ class _FuncBuilder:
     def build(self) -> PrimFunc:
         ch, opts = self.ch, self.opts
         self.idx = ch.choice(opts.index_dtypes)
-        if opts.allow_symbolic and ch.chance(40):
+        if opts.allow_symbolic and ch.chance(opts.symbolic_chance):
             self.symbols.append(Var(self.fresh("n"), self.idx))
             if ch.chance(30):
                 self.symbols.append(Var(self.fresh("m"), self.idx))
