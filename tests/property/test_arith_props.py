@@ -17,9 +17,10 @@ from tirfun.analysis.arith import (
 )
 from tirfun.analysis.traversal import walk
 from tirfun.interp import evaluate
+from tirfun.errors import InterpError
 from tirfun.nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mul, Range,
-    Select, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, Div, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mod, Mul,
+    Range, Select, Sub, Var,
 )
 from tirfun.nodes.dtype import DataType
 
@@ -113,6 +114,57 @@ def test_simplified_expression_keeps_every_value(case):
     assert out.dtype == e.dtype
     for point in points:
         assert _value(out, point) == _value(e, point), (e.script(), out.script(), point)
+
+
+@st.composite
+def div_mod_pairs(draw):
+    """``c * ((x // y) * y) + c * (x % y) + r`` in random orders and forms,
+    floor or truncating, for a divisor ``y`` that is a variable or an
+    expression (TVM merges the pair to ``c * x`` whatever ``y`` is)."""
+    dtype = draw(st.sampled_from(DTYPES))
+    variables = [Var(n, dtype) for n in NAMES]
+    x = draw(st.one_of(st.sampled_from(variables), int_exprs(dtype, 2)))
+    y = draw(st.one_of(st.sampled_from(variables), int_exprs(dtype, 1)))
+    div, mod = draw(st.sampled_from([(FloorDiv, FloorMod), (Div, Mod)]))
+    quotient = div(x, y)
+    product = Mul(quotient, y) if draw(st.booleans()) else Mul(y, quotient)
+    coeff = draw(st.sampled_from([1, 1, 1, 2, 3, -1]))
+    parts = [product, mod(x, y)]
+    if coeff != 1:
+        parts = [Mul(p, IntImm(dtype, coeff % (1 << DataType(dtype).bits))) if not DataType(dtype).is_int
+                 else Mul(p, IntImm(dtype, coeff)) for p in parts]
+    rest = draw(st.none() | int_exprs(dtype, 1))
+    if rest is not None:
+        parts.append(rest)
+    parts = draw(st.permutations(parts))
+    e = parts[0]
+    for p in parts[1:]:
+        e = Add(e, p)
+    return dtype, e, x, y, coeff, rest, draw(envs(dtype))
+
+
+@given(div_mod_pairs())
+def test_a_quotient_times_its_divisor_plus_the_remainder_is_the_dividend(case):
+    dtype, e, x, y, coeff, rest, (env, points) = case
+    out = simplify_expr(e, env)
+    assert out.dtype == e.dtype
+    divisor = simplify_expr(y, env)
+    dividend = simplify_expr(x, env)
+    if (coeff == 1 and rest is None and DataType(dtype).is_int and isinstance(dividend, Var)
+            and not (isinstance(divisor, IntImm) and divisor.value == 0)):
+        # merged whatever the divisor (unsigned sums stay as written: the
+        # writer of sums needs the negated coefficients to fit)
+        assert out == dividend, (e.script(), out.script())
+        event("merged to the dividend")
+    kept = 0
+    for point in points:
+        try:
+            expected = _value(e, point)
+        except InterpError:  # a division by zero has no value; the merged sum has one
+            continue
+        kept += 1
+        assert _value(out, point) == expected, (e.script(), out.script(), point)
+    event("every point divides by zero" if kept == 0 else "compared at points")
 
 
 @given(cases())

@@ -9,9 +9,10 @@ from tirfun.analysis.arith import (
     IterSplit, bound_region, can_prove, const_interval, detect_iter_map, region_covers,
     region_ranges, simplify_expr, simplify_index,
 )
+from tirfun.interp import evaluate
 from tirfun.nodes import (
-    EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min, Mul,
-    Range, Sub, Var,
+    EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Div, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min,
+    Mod, Mul, Range, Sub, Var,
 )
 from tirfun.nodes import Buffer
 
@@ -543,3 +544,27 @@ def test_a_deep_nest_of_mins_and_maxes_is_read_once_per_level():
         for _ in range(50):
             env = {n: rnd.randint(-20, 20) for n in names}
             assert _evaluate(out, env) == _evaluate(e, env)
+
+
+def test_a_quotient_times_a_symbolic_divisor_plus_the_remainder_is_the_dividend():
+    # TVM's rewrite rules merge the pair whatever the divisor; a strided
+    # buffer's offset of a fused index (tvm's test_buffer_index_merge_mult_mod)
+    k0, k1, s = Var("k0"), Var("k1"), Var("s")
+    x = k0 % k1
+    assert simplify_expr(x // s * s + x % s) == x
+    assert simplify_expr(s * (x // s) + x % s) == x
+    assert simplify_expr(x // s * s + x % s + k0 // k1 * k1) == k0
+    assert simplify_expr(k0 // (k1 // s) * (k1 // s) + k0 % (k1 // s)) == k0
+    assert simplify_expr(Div(k0, s) * s + Mod(k0, s)) == k0
+    # with a coefficient, and beside other terms
+    assert simplify_expr(x // s * s * 3 + x % s * 3 + 1) == x * 3 + 1
+    # a coefficient that differs keeps the pair
+    kept = x // s * s * 2 + x % s
+    assert simplify_expr(kept).script() == kept.script()
+    # the wrapped values keep the identity: int8 at its ends
+    a, b = Var("a", "int8"), Var("b", "int8")
+    merged = simplify_expr(a // b * b + a % b)
+    assert merged == a
+    for av in (-128, -1, 0, 5, 127):
+        for bv in (-128, -1, 1, 3, 127):
+            assert evaluate(a // b * b + a % b, a=av, b=bv) == av

@@ -206,23 +206,33 @@ def linear_expr(lin: Affine) -> PrimExpr | None:
 
 
 def merge_div_mod(lin: Affine) -> Affine:
-    """``(x // c) * c + x % c`` is ``x`` (for flooring and for truncating
+    """``(x // y) * y + x % y`` is ``x`` (for flooring and for truncating
     division alike, and under wrap-around too: the identity holds for the
     wrapped values), wherever the pair appears in a sum with matching
-    coefficients."""
+    coefficients. ``y`` is a constant, or any expression, as in TVM's
+    rewrite rules: the product ``(x // y) * y`` is then one term of the
+    sum. Where ``y`` is 0 the division has no value, and ``x`` is one."""
     terms = dict(lin.terms)
     pairs = ((FloorMod, FloorDiv), (Mod, Div))
     for term, coeff in lin.terms:
         for mod_cls, div_cls in pairs:
-            if type(term) is not mod_cls or not isinstance(term.b, IntImm) or term.b.value == 0:
+            if type(term) is not mod_cls:
                 continue
-            partner = div_cls(term.a, term.b)
-            if terms.get(term) == coeff and terms.get(partner) == coeff * term.b.value:
-                del terms[term]
-                del terms[partner]
-                rest = Affine(lin.dtype, tuple(terms.items()), lin.const)
-                inner = Affine.of(term.a)
-                return merge_div_mod(rest.plus(inner.scale(coeff)))
+            divisor = term.b
+            if isinstance(divisor, IntImm):
+                if divisor.value == 0:
+                    continue
+                partners = ((div_cls(term.a, divisor), coeff * divisor.value),)
+            else:
+                quotient = div_cls(term.a, divisor)
+                partners = ((Mul(quotient, divisor), coeff), (Mul(divisor, quotient), coeff))
+            for partner, want in partners:
+                if terms.get(term) == coeff and terms.get(partner) == want:
+                    del terms[term]
+                    del terms[partner]
+                    rest = Affine(lin.dtype, tuple(terms.items()), lin.const)
+                    inner = Affine.of(term.a)
+                    return merge_div_mod(rest.plus(inner.scale(coeff)))
     return lin
 
 
