@@ -349,6 +349,46 @@ PAIRS = {
                 for s in range(n):
                     A[s] = A[r]
         """),
+    "a view's pointer reaches the region it views": (
+        'A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")',
+        """
+        for i, j in T.grid(4, 4):
+            with T.block("tile"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A0 = T.match_buffer(A[vi * 16:vi * 16 + 16, vj * 16 + 2:vj * 16 + 10], (16, 8))
+                B0 = T.match_buffer(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16], (16, 16))
+                T.evaluate(T.call_extern("int32", "gemm", B0.access_ptr("w"), A0.access_ptr("r")))
+        """,
+        """
+        for i, j in T.grid(4, 4):
+            with T.block("tile"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi * 16:vi * 16 + 16, vj * 16 + 2:vj * 16 + 10])
+                T.writes(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16])
+                A0 = T.match_buffer(A[vi * 16:vi * 16 + 16, vj * 16 + 2:vj * 16 + 10], (16, 8))
+                B0 = T.match_buffer(B[vi * 16:vi * 16 + 16, vj * 16:vj * 16 + 16], (16, 16))
+                T.evaluate(T.call_extern("int32", "gemm", B0.access_ptr("w"), A0.access_ptr("r")))
+        """),
+    "a view's bare pointer is an opaque use of the region it views": (
+        'A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")',
+        """
+        for i in range(4):
+            with T.block("tile"):
+                vi = T.axis.spatial(4, i)
+                A0 = T.match_buffer(A[vi * 16:vi * 16 + 16], (16,))
+                B[vi] = T.float32(0)
+                T.evaluate(T.call_extern("int32", "touch", A0.data))
+        """,
+        """
+        for i in range(4):
+            with T.block("tile"):
+                vi = T.axis.spatial(4, i)
+                T.reads(A[vi * 16:vi * 16 + 16])
+                T.writes(B[vi], A[vi * 16:vi * 16 + 16])
+                A0 = T.match_buffer(A[vi * 16:vi * 16 + 16], (16,))
+                B[vi] = T.float32(0)
+                T.evaluate(T.call_extern("int32", "touch", A0.data))
+        """),
 }
 
 
@@ -592,3 +632,19 @@ def test_point_or_cover_is_a_point_or_the_cover_range(lo, hi):
     same = ivs.Interval(lo, lo)
     if lo is not None:
         assert ivs.point_or_cover(same, full) == Range(lo, IntImm(lo.dtype, 1))
+
+
+def test_a_declared_buffer_used_only_through_its_pointer_is_found():
+    # the block names D by its pointer alone; with the function's declared
+    # buffers the detector knows whose pointer it is
+    from tirfun.nodes import Evaluate
+    from tirfun.tir import call_extern
+
+    D = Buffer("D", [8], data=Var("D_data", "handle"))
+    B = Buffer("B", [8])
+    vi = Var("vi")
+    block = _block(SeqStmt([BufferStore(B, FloatImm("float32", 0), [vi]),
+                            Evaluate(call_extern("int32", "g", D.data))]))
+    assert detect_access(block).opaques == ()  # nothing says D_data is D's
+    assert detect_access(block, declared=[B, D]).opaques == (BufferRegion.full(D),)
+    assert detect_access(block, declared=iter([B, D])).opaques == (BufferRegion.full(D),)

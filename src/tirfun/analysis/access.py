@@ -111,11 +111,15 @@ class _Detector:
             hidden = _allocated_inside(block)
             if declared is None:
                 self.is_visible = lambda b: b not in hidden
+                # only these can be used through a pointer: a pointer
+                # alone does not say whose it is
+                self.candidates = lambda: pointer_buffers(block)
             else:
+                declared = list(declared)
                 known = frozenset(declared)
                 self.is_visible = lambda b: b not in hidden and b in known
-            # only these can be used through a pointer
-            self.candidates = lambda: pointer_buffers(block)
+                # a declared buffer's pointer may be all the body names of it
+                self.candidates = lambda: [b for b in declared if b.data is not None]
         else:
             allowed = set(visible)
             for b in block.alloc_buffers:
@@ -147,6 +151,11 @@ class _Detector:
             self.data_vars = {}
             for b in self.candidates():
                 if b.data is not None and self.is_visible(b) and b not in self.matched:
+                    self.data_vars.setdefault(b.data, b)
+            # a view's pointer reaches the region it views (update converts
+            # it), as TVM's detector reads a matched buffer's pointer
+            for b in self.matched:
+                if b.data is not None:
                     self.data_vars.setdefault(b.data, b)
         return self.data_vars.get(var)
 

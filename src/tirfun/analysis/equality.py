@@ -27,8 +27,9 @@ from ..nodes import Buffer, FloatImm, IntImm, Node, Var
 from .canonical import ENTER, POP, PUSH, events, render_path
 
 
-class StructuralMismatch(TirfunError, AssertionError):
-    """Raised by :func:`assert_structural_equal`: the two trees differ.
+class StructuralMismatch(TirfunError, AssertionError, ValueError):
+    """Raised by :func:`assert_structural_equal`: the two trees differ (an
+    AssertionError for test runners, and a ValueError as TVM's is).
 
     The message names the first place where they differ, as a path from the
     root (``main.body.block.body[1].value.b``), the two differing values,

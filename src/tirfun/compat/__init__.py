@@ -40,6 +40,7 @@ SUBMODULES = {
     "tvm.te": "tirfun.te",
     "tvm.tir": "tirfun.compat.tvm.tir",
     "tvm.tir.schedule": "tirfun.compat.tvm.schedule",
+    "tvm.tir.analysis": "tirfun.compat.tvm.analysis",
     "tvm.tir.schedule.schedule": "tirfun.compat.tvm.schedule",
     "tvm.tir.schedule.testing": "tirfun.compat.tvm.schedule_testing",
     "tvm.tir.tensor_intrin": "tirfun.tir.tensor_intrin",

@@ -23,7 +23,7 @@ from ...te.tensor import TensorLoad as ProducerLoad
 from ...tir import *  # noqa: F401,F403 - TVM's names, as tirfun.tir spells them
 from ...tir import __all__ as _tir_all
 from ...tir import op as _op
-from . import schedule
+from . import analysis, schedule
 
 
 def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, elem_offset=None,
@@ -42,4 +42,5 @@ def decl_buffer(shape, dtype="float32", name="buffer", data=None, strides=None, 
 
 
 __all__ = [*_tir_all, "build", "Schedule", "ScheduleError", "call_packed", "expr", "stmt",
-           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce", "ProducerLoad", "schedule"]
+           "decl_buffer", "Shuffle", "CommReducer", "SizeVar", "Reduce", "ProducerLoad", "schedule",
+           "analysis"]
