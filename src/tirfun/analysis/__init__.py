@@ -18,6 +18,7 @@ _LAZY = {
     "assert_structural_equal": "tirfun.analysis.equality",
     "structural_hash": "tirfun.analysis.equality",
     "verify": "tirfun.analysis.verify",
+    "estimate_flops": "tirfun.analysis.flops",
 }
 
 

@@ -3,7 +3,8 @@
 ``verify_well_formed`` runs tirfun's verifier (:func:`tirfun.analysis.verify`:
 its rules, its messages); ``get_block_access_region`` and
 ``get_block_read_write_region`` are the region detection TVMScript uses
-for blocks without ``T.reads``/``T.writes``; ``expr_deep_equal`` is exact
+for blocks without ``T.reads``/``T.writes``; ``estimate_tir_flops`` counts
+arithmetic by TVM's rules; ``expr_deep_equal`` is exact
 equality; ``undefined_vars`` lists the variables a statement or expression
 uses without binding them.
 """
@@ -11,6 +12,7 @@ uses without binding them.
 from __future__ import annotations
 
 from ...analysis.access import access_regions, detect_access
+from ...analysis.flops import estimate_flops
 from ...analysis.verify import verify
 from ...errors import VerifyError
 from ...lower._util import free_vars
@@ -85,6 +87,12 @@ def get_block_read_write_region(block, buffer_var_map) -> list:
     return [reads, writes]
 
 
+def estimate_tir_flops(mod_or_stmt) -> float:
+    """The arithmetic operations a module or statement runs, counted by
+    TVM's rules (:func:`tirfun.analysis.flops.estimate_flops`)."""
+    return estimate_flops(mod_or_stmt)
+
+
 def expr_deep_equal(lhs, rhs) -> bool:
     """Whether two expressions are the same tree (variables by identity)."""
     return lhs == rhs
@@ -99,5 +107,5 @@ def undefined_vars(node, defs=None) -> list:
 
 __all__ = [
     "IllFormedError", "verify_well_formed", "get_block_access_region", "get_block_read_write_region",
-    "expr_deep_equal", "undefined_vars",
+    "estimate_tir_flops", "expr_deep_equal", "undefined_vars",
 ]
