@@ -141,6 +141,34 @@ def main(A: T.Buffer((3, 8, 4), "float32"), B: T.Buffer((3, 8), "float32")):
     same_as_interpreter(from_source(src))
 
 
+ROW_SUM = """
+@T.prim_func
+def main(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        for k in T.{kind}(16):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+def test_a_parallel_loop_over_a_reduction_is_refused_not_built_into_a_race():
+    # TVM builds it, and its threads race on B[vi]; the interpreter sums in order
+    racing = from_source(ROW_SUM.replace("{kind}", "parallel"))
+    with pytest.raises(BuildError, match=r"^function main: loop k is parallel, but block 'B' binds it into "
+                                         r"its reduction variable vk: its iterations would update the "
+                                         r"same elements at once"):
+        tirfun.build(racing)
+    # serial, unrolled or vectorized, the same reduction builds to the interpreter's sums
+    for kind in ("serial", "unroll", "vectorized"):
+        same_as_interpreter(from_source(ROW_SUM.replace("{kind}", kind)))
+    # a parallel loop over the rows builds
+    rows = ROW_SUM.replace("for i in range(8)", "for i in T.parallel(8)").replace("{kind}", "serial")
+    same_as_interpreter(from_source(rows))
+
+
 def test_unrolled_loops_are_unrolled():
     A = te.placeholder((16, 4), "float32", name="A")
     B = te.compute((16, 4), lambda i, j: A[i, j] * 3.0, name="B")
