@@ -22,8 +22,9 @@ import attrs
 
 from ..analysis.traversal import transform, walk
 from ..errors import BuildError
-from ..nodes import Allocate, Block, Buffer, DeclBuffer, FloorMod, IntImm, IRModule, PrimFunc, Var
+from ..nodes import Allocate, Block, Buffer, DeclBuffer, FloorMod, IntImm, IRModule, Max, PrimFunc, Var
 from ._util import fresh_name, func_names, map_funcs, substitute
+from .flatten import flat_size
 
 
 def lower_allocations(mod: IRModule) -> IRModule:
@@ -70,11 +71,30 @@ def _allocate_in_block(block: Block, used: set[str]) -> Block:
         annotations = {}
         if buf in aligns and not buf.strides:
             annotations[DIM_ALIGN] = [[axis, f, o] for axis, (f, o) in sorted(aligns[buf].items())]
-        body = Allocate(datas[declared], declared.dtype, list(declared.shape), IntImm("bool", 1),
+        body = Allocate(datas[declared], declared.dtype, allocation_extents(declared), IntImm("bool", 1),
                         body, annotations=annotations, scope=declared.storage_scope)
     reads = substitute_regions(block.reads, replace)
     writes = substitute_regions(block.writes, replace)
     return attrs.evolve(block, body=body, alloc_buffers=(), reads=reads, writes=writes)
+
+
+def allocation_extents(buf: Buffer) -> list:
+    """The extents of the allocation that holds ``buf``: its shape, or, for
+    a buffer with strides, room for its furthest element. TVM's form
+    ``[shape[0], strides[0]]`` where that is enough (row-major strides, as
+    storage_align pads them), else the one extent the strides span."""
+    if not buf.strides:
+        return list(buf.shape)
+    if any(isinstance(d, IntImm) and d.value == 0 for d in buf.shape):
+        return [IntImm(buf.shape[0].dtype, 0)]
+    span = flat_size(buf)
+    first = [buf.shape[0], buf.strides[0]]
+    if all(isinstance(e, IntImm) for e in (*first, span)) and first[0].value * first[1].value >= span.value:
+        return first
+    if isinstance(span, IntImm):
+        return [span]
+    # a symbolic size may be 0, where the span formula goes below 0
+    return [Max(span, IntImm(span.dtype, 0))]
 
 
 #: the annotation storage_align puts on a block and lowering on an allocation
@@ -134,4 +154,5 @@ def _mentions(stmt, buffers) -> bool:
     return any(isinstance(n, Buffer) and n in buffers for n in walk(stmt))
 
 
-__all__ = ["lower_allocations", "lower_allocations_func", "aligned_strides", "allocation_aligns", "DIM_ALIGN"]
+__all__ = ["lower_allocations", "lower_allocations_func", "aligned_strides", "allocation_aligns",
+           "allocation_extents", "DIM_ALIGN"]
