@@ -727,3 +727,30 @@ def test_vector_let_statement_binds_every_lane():
     c = np.zeros(16, dtype="int8")
     run(f, b, c)
     np.testing.assert_array_equal(c, b.reshape(4, 4).T.reshape(-1))
+
+
+def test_a_data_pointer_evaluated_alone_names_its_storage():
+    # TVM's tests write T.evaluate(D.data) for an opaque use of an
+    # allocation; it computes nothing, and the interpreter and the build run it
+    import tirfun
+    from tirfun.script import from_source
+
+    func = from_source('''
+from tirfun.script import tir as T
+@T.prim_func
+def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    D = T.alloc_buffer((4,), "float32")
+    for i in range(4):
+        with T.block("b"):
+            vi = T.axis.spatial(4, i)
+            D[vi] = A[vi] * T.float32(2)
+            T.evaluate(D.data)
+            T.evaluate(A.data)
+            B[vi] = D[vi]
+''')
+    a = rand(4)
+    interpreted, built = np.zeros(4, "float32"), np.zeros(4, "float32")
+    run(func, a, interpreted)
+    tirfun.build(func)(a, built)
+    np.testing.assert_array_equal(interpreted, a * 2)
+    np.testing.assert_array_equal(built, interpreted)

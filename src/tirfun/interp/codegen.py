@@ -901,6 +901,9 @@ class Compiler:
         """A variable in scope."""
         info = env.vars.get(e)
         if info is None:
+            data = env.data.get(e)
+            if data is not None:  # a data pointer as a value: the storage it names
+                return Value(data.storage, e.dtype.element_of, True)
             raise InterpError(f"variable {e.name} is used where it is not bound")
         iv = info.iv
         if iv is None and (e.dtype.is_integer or e.dtype.is_bool):
