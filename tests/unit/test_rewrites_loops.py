@@ -3,6 +3,7 @@
 import copy
 import re
 
+import numpy as np
 import pytest
 
 import tirfun.rewrites as R
@@ -10,6 +11,7 @@ from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.nodes import IRModule
 from tirfun.rewrites.index import build_index, index_of
+from tirfun.interp import run
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 
@@ -636,3 +638,59 @@ def test_split_rebinds_plain_bodies_as_the_general_walk_does():
             assert isinstance(got, SeqStmt) or (got is loop.body) == (want is loop.body)
     # the ranges are made only where a binding had to be simplified under them
     assert "a" in asked and "g" not in asked
+
+
+# -- loops over bare statements: no block promises their independence ---------
+
+BARE = '''
+from tirfun.script import tir as T
+@T.prim_func
+def main(a: T.Buffer((16,), "float32"), c: T.Buffer((8, 8), "float32"), acc: T.Buffer((1,), "float32")):
+    for i in range(8):
+        for j in range(8):
+            {body}
+'''
+
+
+def _bare(body):
+    return IRModule({"main": from_source(BARE.replace("{body}", body))})
+
+
+def test_reorder_refuses_bare_statements_whose_iterations_meet_at_an_element():
+    # TVM reorders it: a[i] is doubled at j == i, and later iterations read the
+    # doubled value, so the order of the iterations is the result
+    mod = _bare("a[j] = T.float32(2) * a[i]")
+    with pytest.raises(R.DependenceViolationError, match=r"^reorder: loops 'j', 'i': a statement outside any "
+                                                         r"block under the loops uses buffer a, which is written "
+                                                         r"there, and two iterations of the loops may meet"):
+        R.reorder("j", "i")(mod)
+
+
+def test_reorder_takes_bare_statements_that_meet_in_one_iteration_or_update_in_place():
+    for body in ("c[i, j] = c[i, j] * T.float32(2) + a[i]",     # each iteration its own element
+                 "acc[0] = acc[0] + c[i, j]"):                   # updates that commute, as a reduction's
+        mod = _bare(body)
+        out = R.reorder("j", "i")(mod)
+        a, c = np.linspace(-1, 1, 16, dtype="float32"), np.arange(64, dtype="float32").reshape(8, 8)
+        before = [a.copy(), c.copy(), np.zeros(1, "float32")]
+        after = [x.copy() for x in before]
+        run(mod, *before)
+        run(out, *after)
+        for x, y in zip(before, after):
+            np.testing.assert_array_equal(x, y)
+    # split, the same statement's indices still map the iterations one to one
+    split = R.split("j", [2, 4])(_bare("c[i, j] = c[i, j] + a[j]"))
+    assert R.reorder("j_1", "j_0").violations(split) == []
+
+
+def test_parallel_refuses_bare_statements_that_would_race():
+    for body, loop in (("a[j] = T.float32(2) * a[i]", "j"), ("a[j] = T.float32(2) * a[i]", "i"),
+                       ("acc[0] = acc[0] + c[i, j]", "i")):
+        with pytest.raises(R.DependenceViolationError, match=rf"^parallel: loop '{loop}': the parallel of loop "
+                                                             rf"'{loop}' cannot be fulfilled: a statement outside "
+                                                             r"any block under it uses buffer \w+, which is written "
+                                                             r"there, and two iterations may meet at one element "
+                                                             r"of it; run at once, they would race on it"):
+            R.parallel(loop)(_bare(body))
+    # each iteration of i its own row: parallel
+    R.parallel("i")(_bare("c[i, j] = c[i, j] + a[j]"))

@@ -20,9 +20,10 @@ from .checks import (
     reduction_block_violation, resolve_loop, resolve_site,
 )
 from .errors import (
-    InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError, UnrolledBarrierError,
-    WrongBlockIterTypeError,
+    DependenceViolationError, InvalidThreadAxisError, NotCompactDataflowError, ReplicatedThreadReductionError,
+    UnrolledBarrierError, WrongBlockIterTypeError,
 )
+from .merge_order import buffer_words, loose_dependence
 from .dataflow import updated_by
 from .exprs import uses_any
 from .refs import as_loop_ref
@@ -66,6 +67,15 @@ def _check_parallelizable(chk: Checks, site, path, loop: For, kind: ForKind, thr
             break
     if kind is ForKind.PARALLEL or (kind is ForKind.THREAD_BINDING and not thread_axis.startswith("vthread")):
         _check_repeated_updates(chk, children, loop, kind, thread_axis)
+    if kind is ForKind.PARALLEL:
+        # statements outside blocks promise nothing: their iterations, run
+        # at once, must not meet at an element one of them writes
+        buf = loose_dependence(loop.body, [loop])
+        if buf is not None:
+            chk.fail(DependenceViolationError, f"loop {name!r}",
+                     f"the parallel of loop {name!r} cannot be fulfilled: a statement outside any block "
+                     f"under it uses {buffer_words(buf)}, which is written there, and two iterations may "
+                     "meet at one element of it; run at once, they would race on it", loop)
 
 
 def _check_repeated_updates(chk: Checks, children: list, loop: For, kind: ForKind, thread_axis: str | None) -> None:
@@ -148,7 +158,11 @@ class Parallel(_KindChange):
     2. every block directly under the loop is a complete block or a
        reduction block (NotCompactDataflowError);
     3. every block under the loop binds the loop variable only into
-       data-parallel iteration variables (WrongBlockIterTypeError).
+       data-parallel iteration variables (WrongBlockIterTypeError);
+    4. a buffer that a statement outside any block under the loop uses, and
+       that is written there, is used so that two iterations never meet at
+       an element (DependenceViolationError). Correct where TVM is not:
+       TVM parallelizes such a loop, and its threads race.
 
     Example:
 

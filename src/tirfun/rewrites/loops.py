@@ -37,7 +37,7 @@ from .errors import (
 )
 from .buffer_swap import rebuilt_above
 from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
-from .merge_order import OPAQUE, buffer_words, conflict, nest_accesses, pointwise, touched
+from .merge_order import OPAQUE, buffer_words, conflict, loose_dependence, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind, rebind_chain
 from .refs import BlockRef, LoopRef, as_block_or_loop_ref, as_block_ref, as_loop_ref, as_loop_refs
@@ -621,7 +621,14 @@ class Reorder(Rewrite):
        windows may overlap (``vi = 2 * a + b`` with ``b`` of extent 3) and
        unit loops count as constants;
     4. no loop's min or extent depends on a loop that is inside it in the
-       new order (DependentLoopError).
+       new order (DependentLoopError);
+    5. a buffer that a statement outside any block under the loops uses,
+       and that is written there, is used so that two iterations meet at
+       an element only in one iteration (each loop indexes a dimension by
+       itself, or the same indices map the iterations one to one), or only
+       by in-place updates that commute (``acc[0] = acc[0] + x``), as a
+       reduction block's do (DependenceViolationError). Correct where TVM
+       is not: TVM reorders such loops whatever their statements read.
 
     Fewer than two loops change nothing.
 
@@ -693,6 +700,12 @@ class Reorder(Rewrite):
                 chk.fail(NotAffineBindingError, f"block {block.name_hint!r}",
                          "the block under the loops to reorder does not have an affine binding",
                          realize)
+        buf = loose_dependence(bottom_loop.body, [loop for _, loop in chain], updates_commute=True)
+        if buf is not None:
+            chk.fail(DependenceViolationError, "loops " + ", ".join(repr(r.name) for r in self.loops),
+                     f"a statement outside any block under the loops uses {buffer_words(buf)}, which is "
+                     "written there, and two iterations of the loops may meet at one element of it: "
+                     "reordered, they would use it in another order", chain[0][1])
         chk.checkpoint()
         given = {p: k for k, p in enumerate(paths)}
         order = [site.at(p) for p in paths]

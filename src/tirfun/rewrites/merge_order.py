@@ -27,7 +27,9 @@ passed to a call) may reach any buffer: it counts as writing every buffer
 from __future__ import annotations
 
 from ..analysis.traversal import iter_children, stmt_children, stmt_nodes
-from ..nodes import Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Stmt, Var
+from ..nodes import (
+    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Max, Min, Mul, Stmt, Var,
+)
 from .checks import statements_outside_blocks
 from .exprs import find_nodes, substitute_expr, var_names
 
@@ -154,6 +156,89 @@ def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> NestAccesses:
     return NestAccesses(out, loop_vars, levels, loose)
 
 
+def loose_dependence(body: Stmt, loops: list, *, updates_commute: bool = False) -> str | None:
+    """The name of a buffer that makes it unsafe to run the iterations of
+    ``loops`` (a chain around ``body``) in another order or at once, or
+    None. Blocks promise that their instances are independent, so only a
+    buffer that a statement outside the blocks uses is looked at, where
+    something under the loops writes it: two of its uses, one a write,
+    must meet only in one iteration (each loop of more than one iteration
+    is by itself the index of one dimension in both, see :func:`pointwise`;
+    or the two use the same indices, which map the iterations one to one).
+    A pointer named outside the blocks gives
+    :data:`OPAQUE`. With ``updates_commute`` (an order that changes, as
+    reorder's), a buffer that the statements only update in place,
+    ``X[i] = X[i] + e`` with ``e`` not reading ``X`` (or ``*``, ``min``,
+    ``max``), is left alone: its updates commute, as a reduction block's
+    do, which reorder also reorders."""
+    loop_vars = [loop.loop_var for loop in loops]
+    levels = [loop.loop_var for loop in loops
+              if not (type(loop.extent) is IntImm and loop.extent.value == 1)]
+    accesses = nest_accesses(body, loop_vars, loop_vars)
+    for name in sorted(accesses.uses):
+        uses = accesses.uses[name]
+        if not any(use[3] is None for use in uses):
+            continue  # used by blocks only
+        if name == OPAQUE:
+            return OPAQUE
+        if not accesses.writes(name) or not levels:
+            continue
+        if updates_commute and _only_updated(body, name):
+            continue
+        indices = accesses.indices(name)
+        for k, (writes, _, _, _) in enumerate(uses):
+            if not writes:
+                continue
+            for other in indices:
+                if not pointwise(indices[k], other, levels) and not _one_to_one(indices[k], other, loops):
+                    return name
+    return None
+
+
+_COMMUTING = (Add, Mul, Min, Max)
+
+
+def _only_updated(body: Stmt, name: str) -> bool:
+    """Whether every use of buffer ``name`` under ``body`` is a commuting
+    update in place, ``X[i] = X[i] + e``, with no other load of ``X``,
+    and no block under ``body`` states a region of it."""
+    realizes, loose = _parts(body)
+    for realize in realizes:
+        block = realize.block
+        if any(r.buffer.name == name for r in (*block.reads, *block.writes)):
+            return False
+    updates = 0
+    for stmt in loose:
+        if type(stmt) is BufferStore and stmt.buffer.name == name:
+            value = stmt.value
+            if type(value) not in _COMMUTING:
+                return False
+            own = BufferLoad(stmt.buffer, stmt.indices)
+            if value.a == own:
+                other = value.b
+            elif value.b == own:
+                other = value.a
+            else:
+                return False
+            if any(load.buffer.name == name for load in find_nodes(other, (BufferLoad,))):
+                return False
+            updates += 1
+    loads = sum(1 for stmt in loose for child in iter_children(stmt) if not isinstance(child, Stmt)
+                for load in find_nodes(child, (BufferLoad,)) if load.buffer.name == name)
+    return updates > 0 and loads == updates
+
+
+def _one_to_one(mine: tuple, other: tuple, loops: list) -> bool:
+    """Whether two uses at the same indices meet only in one iteration: the
+    indices map the loops' iterations one to one (``B[l_0 * 3 + l_1]`` after
+    a split), as TVM's iterator maps read a bijective binding."""
+    if mine != other or any(i is None for i in mine):
+        return False
+    from ..analysis.arith import detect_iter_map
+
+    return detect_iter_map(list(mine), {loop.loop_var.name: loop for loop in loops}, "bijective") is not None
+
+
 def touched(stmt: Stmt) -> tuple[set, set]:
     """The names of the buffers ``stmt`` reads and writes, by what it holds:
     the stated regions of its blocks, and its loads and stores; a pointer
@@ -243,4 +328,5 @@ def buffer_words(name: str) -> str:
     return "a buffer through a pointer" if name == OPAQUE else f"buffer {name}"
 
 
-__all__ = ["buffer_words", "OPAQUE", "NestAccesses", "nest_accesses", "touched", "pointwise", "conflict"]
+__all__ = ["buffer_words", "OPAQUE", "NestAccesses", "nest_accesses", "touched", "pointwise", "conflict",
+           "loose_dependence"]
