@@ -2078,3 +2078,26 @@ def test_reindex_caches_run_the_loops_the_bounds_of_their_loops_name():
         outer = R.get_loops(after, copy.name_hint)
         assert [R.get(after, lp).loop_var.name for lp in outer][0] == "i_1"
         assert_equivalent(mod["main"], after["main"])
+
+
+REDUCTION_INDEXED_OUTPUT = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vk] = T.float32(0)
+            B[vk] = B[vk] + A[vi, vk]
+"""
+
+
+def test_an_init_at_an_index_of_a_reduction_variable_does_not_count_as_a_write():
+    # the init runs only where vk starts, so B[1..7] are read as the caller
+    # gave them: a write cache must be filled from B first
+    mod = mod_of(REDUCTION_INDEXED_OUTPUT)
+    out = R.cache_write("B", 0, "local")(mod)
+    assert 'T.block("B_local_fill")' in out.script()
+    assert_equivalent(mod, out)
+    with pytest.raises(R.CacheWriteReadBeforeWriteError, match=r"reads B\[vk\] before writing that element"):
+        R.reindex_cache_write("B", 0, "local", lambda vi, vk: [vk])(mod)

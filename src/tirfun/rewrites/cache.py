@@ -1957,6 +1957,12 @@ def _reads_before_writing(block: Block, buf: Buffer) -> BufferLoad | None:
             bad = scan(block.init, True)
             if bad is not None:
                 return bad
+            # the init runs where every reduction variable starts: an
+            # element it writes at an index naming one (B[vk] = 0) is
+            # written in that instance only, and another reads it unwritten
+            reducing = {iv.var.name for iv in block.iter_vars if iv.iter_type is IterVarType.CommReduce}
+            if reducing:
+                written = {w for w in written if not any(var_names(i) & reducing for i in w)}
         return scan(block.body, True)
     finally:
         scan = loads = None  # noqa: F841  (they refer to themselves: cycles left for the collector)
