@@ -2101,3 +2101,20 @@ def test_an_init_at_an_index_of_a_reduction_variable_does_not_count_as_a_write()
     assert_equivalent(mod, out)
     with pytest.raises(R.CacheWriteReadBeforeWriteError, match=r"reads B\[vk\] before writing that element"):
         R.reindex_cache_write("B", 0, "local", lambda vi, vk: [vk])(mod)
+
+
+def test_reindex_refuses_a_buffer_a_match_buffer_views():
+    # the view names a region of A, which the reindexed copy, laid out by
+    # the block's iteration variables, does not hold
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((1, 1), "float32")):
+    with T.block("update"):
+        vi = T.axis.spatial(1, 0)
+        D = T.match_buffer(A[0:4, 0], (4, 1))
+        B[0, 0] = A[0, 0] + D[2, 0]
+""")
+    with pytest.raises(R.InvalidBufferAccessError, match=r"buffer A is viewed by the block's match_buffer D"):
+        R.reindex("update", ("read", 0))(mod)
+    with pytest.raises(ScheduleError):
+        R.reindex_cache_read("update", 0, "local", lambda vi: [vi])(mod)

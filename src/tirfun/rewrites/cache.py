@@ -2532,6 +2532,12 @@ def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffe
     if nested:
         chk.stop(NotLeafBlockError, f"block {block.name_hint!r}",
                  "the block is not a leaf block: it has blocks inside it", realize)
+    views = [m.buffer.name for m in block.match_buffers if same_buffer(m.source.buffer, buf)]
+    if views:
+        # a view of a region of the buffer: the copy, laid out otherwise, holds no such region
+        chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
+                 f"buffer {buf.name} is viewed by the block's match_buffer {views[0]}; only a buffer the "
+                 "block loads and stores can be reindexed", realize)
     if not found:
         chk.stop(InvalidBufferAccessError, f"block {block.name_hint!r}",
                  f"buffer {buf.name} should be accessed in the block through loads or stores; none found",
