@@ -214,6 +214,19 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 """
 
 
+# a row of B viewed through a pointer, declared inside the root block's body
+_CACHE_DECLARED_VIEW = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((2, 16), "float32")):
+    with T.LetStmt(T.address_of(B[1, 0]), var=T.handle("float32")) as B_data_1:
+        B_1 = T.decl_buffer(16, "float32", data=B_data_1)
+        for i in range(16):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                B_1[vi] = A[vi] * T.float32(2)
+"""
+
+
 def mod_of(source: str) -> IRModule:
     return IRModule({"main": from_source(source)})
 
@@ -777,6 +790,9 @@ CASES += [
      R.ConsumerNotInScopeError, r"^cache_read: block 'B': the consumer block is not in the scope of block"),
     ("cache-order", lambda: mod_of(TWO_NESTS), R.cache_write("B", 0, "local", ["B"]), R.CacheStageOrderError,
      r"^cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),
+    ("cache-decl-scope", lambda: mod_of(_CACHE_DECLARED_VIEW), R.cache_write("B", 0, "local"),
+     R.CacheStageScopeError, r"^cache_write: block 'B': buffer B_1 is declared by a T.decl_buffer inside block "
+                             r"'root', below where a cache stage goes, which could not name it"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),

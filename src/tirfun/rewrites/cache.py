@@ -83,7 +83,8 @@ from .checks import (
 from .dataflow import box_points, consumed_region, loop_domains, produced_region
 from .exprs import cast as _cast, find_nodes, substitute_expr, var_names
 from .errors import (
-    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheWritePartialError,
+    BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheStageScopeError,
+    CacheWritePartialError,
     CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, IndexMapCollisionError, InvalidArgumentError,
     InvalidBufferAccessError,
     NoScopeBlockError, NotLeafBlockError, NotReadWriteError, NotRegionCoverError, NotSinglePointAccessError,
@@ -171,8 +172,25 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     sblock = site.at(spath)
     if buf is None:
         return _Scope(spath, sblock, ())
+    if buf not in sblock.alloc_buffers and buf not in site.func.buffer_map.values():
+        decl = _declared_inside(sblock, buf)
+        if decl is not None:
+            chk.stop(CacheStageScopeError, subject,
+                     f"buffer {buf.name} is declared by a T.decl_buffer inside block "
+                     f"{sblock.name_hint!r}, below where a cache stage goes, which could not name it",
+                     decl)
     items: dict = {}
     return _Scope(spath, sblock, _children_using(sblock, spath, buf, items, site.index), buf, items)
+
+
+def _declared_inside(block: Block, buf: Buffer) -> DeclBuffer | None:
+    """The ``T.decl_buffer`` of ``buf`` in the block's body below the
+    declarations at its top (where stages go), if any."""
+    top = _under_decls(block.body)
+    for node in stmt_nodes(top):
+        if type(node) is DeclBuffer and same_buffer(node.buffer, buf):
+            return node
+    return None
 
 
 def _children_using(block: Block, path: Path, buf: Buffer, items: dict, index=None) -> tuple:

@@ -404,6 +404,12 @@ class NonAllocatedBufferError(RewriteError):
     a match_buffer view, whose storage belongs to someone else."""
 
 
+class CacheStageScopeError(RewriteError):
+    """The buffer is declared inside the block scope, by a
+    ``T.decl_buffer`` below the scope block's top, where a cache stage,
+    which goes in the scope block's body, could not name it."""
+
+
 class StorageAlignInvalidFactorError(RewriteError):
     """The ``factor`` of storage_align is not positive."""
 
