@@ -171,6 +171,9 @@ def loose_dependence(body: Stmt, loops: list, *, updates_commute: bool = False) 
     ``X[i] = X[i] + e`` with ``e`` not reading ``X`` (or ``*``, ``min``,
     ``max``), is left alone: its updates commute, as a reduction block's
     do, which reorder also reorders."""
+    _, loose = _parts(body)
+    if all(type(s) is For and type(s.min) is IntImm and type(s.extent) is IntImm for s in loose):
+        return None  # blocks under loops of literal bounds, the common nest: nothing bare
     loop_vars = [loop.loop_var for loop in loops]
     levels = [loop.loop_var for loop in loops
               if not (type(loop.extent) is IntImm and loop.extent.value == 1)]
