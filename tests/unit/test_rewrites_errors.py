@@ -214,6 +214,18 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 """
 
 
+# lowered TIR: scratch storage allocated in every iteration
+_ALLOCATING_LOOP = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32")):
+    for i in range(8):
+        B_data = T.allocate((1,), "float32", "global")
+        B = T.Buffer(shape=[1], dtype="float32", data=B_data)
+        B[0] = T.float32(3)
+        A[i] = B[0] + T.float32(1)
+"""
+
+
 # a row of B viewed through a pointer, declared inside the root block's body
 _CACHE_DECLARED_VIEW = """
 @T.prim_func
@@ -790,6 +802,9 @@ CASES += [
      R.ConsumerNotInScopeError, r"^cache_read: block 'B': the consumer block is not in the scope of block"),
     ("cache-order", lambda: mod_of(TWO_NESTS), R.cache_write("B", 0, "local", ["B"]), R.CacheStageOrderError,
      r"^cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),
+    ("partition-allocate", lambda: mod_of(_ALLOCATING_LOOP), R.loop_partition("i", [None, 7]),
+     R.PartitionAllocationError, r"^loop_partition: loop 'i': the loop's body uses buffer B over its own "
+                                 r"allocation B_data without declaring it \(T.decl_buffer\)"),
     ("cache-decl-scope", lambda: mod_of(_CACHE_DECLARED_VIEW), R.cache_write("B", 0, "local"),
      R.CacheStageScopeError, r"^cache_write: block 'B': buffer B_1 is declared by a T.decl_buffer inside block "
                              r"'root', below where a cache stage goes, which could not name it"),

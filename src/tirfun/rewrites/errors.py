@@ -404,6 +404,12 @@ class NonAllocatedBufferError(RewriteError):
     a match_buffer view, whose storage belongs to someone else."""
 
 
+class PartitionAllocationError(RewriteError):
+    """The loop to partition allocates storage in its body (``T.allocate``,
+    ``T.decl_buffer``: lowered TIR), which a copy of the body per part
+    would declare twice under one name."""
+
+
 class CacheStageScopeError(RewriteError):
     """The buffer is declared inside the block scope, by a
     ``T.decl_buffer`` below the scope block's top, where a cache stage,

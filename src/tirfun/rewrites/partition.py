@@ -16,11 +16,11 @@ import attrs
 
 from ..analysis.access import access_regions
 from ..analysis.arith.terms import fits
-from ..analysis.traversal import replace_at, stmt_nodes
+from ..analysis.traversal import replace_at, stmt_nodes, walk
 from ..nodes import (
-    Allocate, AllocateConst, Block, BlockRealize, Buffer, BufferRealize, BufferRegion, BufferStore, DeclBuffer,
-    Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt, PrimExpr, Range,
-    SeqStmt, Stmt, StringImm, Var,
+    Allocate, AllocateConst, Block, BlockRealize, Buffer, BufferLoad, BufferRealize, BufferRegion, BufferStore,
+    DeclBuffer, Evaluate, FloatImm, For, ForKind, IfThenElse, IntImm, IterVar, IterVarType, Let, LetStmt,
+    PrimExpr, Range, SeqStmt, Stmt, StringImm, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -28,7 +28,7 @@ from .checks import check_plain_loop, describe, resolve_loop, resolve_site
 from .exprs import find_nodes, var_names
 from .errors import (
     InvalidArgumentError, InvalidFactorError, NonPositiveFactorError, NotSingleInferFactorError,
-    SymbolicShapeError, WrongFactorError,
+    PartitionAllocationError, SymbolicShapeError, WrongFactorError,
 )
 from .index import _entries, build_index, derive_replaced_index, remember
 from .name_pool import NamePool
@@ -37,6 +37,26 @@ from .refs import LoopRef, as_loop_ref
 from .serialize import py_value
 
 _TRUE = IntImm("bool", 1)
+
+
+def _undeclared_view(body: Stmt) -> Buffer | None:
+    """A buffer that ``body`` loads or stores over an allocation it makes
+    itself, with no ``T.decl_buffer`` of it there (lowered TIR's
+    ``T.Buffer(..., data=B_data)``), or None."""
+    allocated, declared = set(), set()
+    for node in stmt_nodes(body):
+        if type(node) is Allocate:
+            allocated.add(node.buffer_var)
+        elif type(node) is DeclBuffer:
+            declared.add(node.buffer)
+    if not allocated:
+        return None
+    for node in walk(body):
+        if type(node) in (BufferLoad, BufferStore):
+            buf = node.buffer
+            if buf.data in allocated and buf not in declared:
+                return buf
+    return None
 
 
 def _as_factors(value):
@@ -132,7 +152,9 @@ class LoopPartition(Rewrite):
        and ``preserve_unit_iters`` is a bool (InvalidArgumentError);
     2. the loop has no annotations and no thread binding
        (LoopHasAnnotationOrThreadBindingError);
-    3. the loop's min and extent are constants (SymbolicShapeError);
+    3. a buffer the loop's body uses over an allocation of its own is
+       declared there with ``T.decl_buffer`` (PartitionAllocationError), and
+       the loop's min and extent are constants (SymbolicShapeError);
     4. the factors are None or positive ints (InvalidFactorError,
        NonPositiveFactorError), at most one None (NotSingleInferFactorError),
        and they sum to less than the extent (WrongFactorError).
@@ -196,6 +218,12 @@ class LoopPartition(Rewrite):
             chk.fail(InvalidArgumentError, "argument preserve_unit_iters",
                      f"expected True or False, got {self.preserve_unit_iters!r}")
         check_plain_loop(chk, loop)
+        view = _undeclared_view(loop.body)
+        if view is not None:
+            chk.stop(PartitionAllocationError, subject,
+                     f"the loop's body uses buffer {view.name} over its own allocation {view.data.name} "
+                     "without declaring it (T.decl_buffer); each part's copy renames the allocation, "
+                     "which the buffer would not follow", loop)
         lo, extent = loop.min, loop.extent
         if not (isinstance(lo, IntImm) and isinstance(extent, IntImm)):
             chk.stop(SymbolicShapeError, subject,
