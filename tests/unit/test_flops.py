@@ -129,3 +129,23 @@ def main(a: T.Buffer((16,), "float32"), n: T.{dtype}):
     for i in range(n):
         a[0] = a[0] + T.float32(1)
 ''') == 1.0
+
+
+def test_allocations_and_declared_buffers_count_what_they_hold():
+    # TVM's estimator looks through T.allocate and T.decl_buffer to their bodies
+    assert flops('''
+@T.prim_func
+def main(A_data: T.handle("float32")):
+    A = T.decl_buffer(16, "float32", data=A_data)
+    for i in range(16):
+        A[0] = A[0] + T.float32(1)
+''') == 16.0
+    assert flops('''
+@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    for i in range(16):
+        B_data = T.allocate([1], "float32", "global")
+        B = T.decl_buffer((1,), data=B_data)
+        B[0] = A[i] * T.float32(2)
+        A[i] = B[0] + T.float32(1)
+''') == 32.0

@@ -21,7 +21,7 @@ from ..errors import TirfunError
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, AssertStmt, AttrStmt, Block, BlockRealize, BufferLoad, BufferStore, Div,
     Evaluate, FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, IRModule, LetStmt, Max, Min, Mod, Mul,
-    PrimExpr, PrimFunc, Select, SeqStmt, Stmt, StringImm, Sub, Var, While,
+    PrimExpr, PrimFunc, Select, Stmt, StringImm, Sub, Var, While,
 )
 from .arith import const_interval
 from .traversal import iter_children, stmt_children
@@ -81,7 +81,7 @@ class _Counter:
             out = self.expr(s.condition) + self.stmt(s.body)
         else:  # sequences, allocations, declarations: what they hold
             out = Counter()
-            for child in stmt_children(s) if kind is not SeqStmt else s.seq:
+            for _, child in stmt_children(s):
                 out += self.stmt(child)
         return out
 
