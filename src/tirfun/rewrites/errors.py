@@ -405,9 +405,10 @@ class NonAllocatedBufferError(RewriteError):
 
 
 class PartitionAllocationError(RewriteError):
-    """The loop to partition allocates storage in its body (``T.allocate``,
-    ``T.decl_buffer``: lowered TIR), which a copy of the body per part
-    would declare twice under one name."""
+    """The loop to partition uses, in its body, a buffer over one of the
+    body's own allocations without declaring it with ``T.decl_buffer``
+    (lowered TIR's ``T.Buffer(..., data=B_data)``): each part's copy
+    renames the allocation, which such a buffer would not follow."""
 
 
 class CacheStageScopeError(RewriteError):

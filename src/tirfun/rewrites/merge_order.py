@@ -26,6 +26,7 @@ passed to a call) may reach any buffer: it counts as writing every buffer
 
 from __future__ import annotations
 
+from ..analysis.arith import detect_iter_map
 from ..analysis.traversal import iter_children, stmt_children, stmt_nodes
 from ..nodes import (
     Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Max, Min, Mul, Stmt, Var,
@@ -171,7 +172,7 @@ def loose_dependence(body: Stmt, loops: list, *, updates_commute: bool = False) 
     ``X[i] = X[i] + e`` with ``e`` not reading ``X`` (or ``*``, ``min``,
     ``max``), is left alone: its updates commute, as a reduction block's
     do, which reorder also reorders."""
-    _, loose = _parts(body)
+    realizes, loose = _parts(body)
     if all(type(s) is For and type(s.min) is IntImm and type(s.extent) is IntImm for s in loose):
         return None  # blocks under loops of literal bounds, the common nest: nothing bare
     loop_vars = [loop.loop_var for loop in loops]
@@ -186,7 +187,7 @@ def loose_dependence(body: Stmt, loops: list, *, updates_commute: bool = False) 
             return OPAQUE
         if not accesses.writes(name) or not levels:
             continue
-        if updates_commute and _only_updated(body, name):
+        if updates_commute and _only_updated(realizes, loose, name):
             continue
         indices = accesses.indices(name)
         for k, (writes, _, _, _) in enumerate(uses):
@@ -201,11 +202,10 @@ def loose_dependence(body: Stmt, loops: list, *, updates_commute: bool = False) 
 _COMMUTING = (Add, Mul, Min, Max)
 
 
-def _only_updated(body: Stmt, name: str) -> bool:
-    """Whether every use of buffer ``name`` under ``body`` is a commuting
-    update in place, ``X[i] = X[i] + e``, with no other load of ``X``,
-    and no block under ``body`` states a region of it."""
-    realizes, loose = _parts(body)
+def _only_updated(realizes: list, loose: list, name: str) -> bool:
+    """Whether every use of buffer ``name`` in a body (its :func:`_parts`)
+    is a commuting update in place, ``X[i] = X[i] + e``, with no other load
+    of ``X``, and no block of it states a region of it."""
     for realize in realizes:
         block = realize.block
         if any(r.buffer.name == name for r in (*block.reads, *block.writes)):
@@ -237,8 +237,6 @@ def _one_to_one(mine: tuple, other: tuple, loops: list) -> bool:
     a split), as TVM's iterator maps read a bijective binding."""
     if mine != other or any(i is None for i in mine):
         return False
-    from ..analysis.arith import detect_iter_map
-
     return detect_iter_map(list(mine), {loop.loop_var.name: loop for loop in loops}, "bijective") is not None
 
 
