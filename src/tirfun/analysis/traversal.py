@@ -279,13 +279,15 @@ def transform(node: Node, post: Callable[[Node], Node], pre: Callable[[Node], "N
         visit = None  # noqa: F841  (it refers to itself: a cycle left for the collector, with the memo)
 
 
-def transform_plain(node: Node, post=None, pre=None, mapping=None) -> Node:
+def transform_plain(node: Node, post=None, pre=None, mapping=None, operands=None) -> Node:
     """``transform(node, post, pre)`` for a ``pre`` that returns None and a
     ``post`` that returns its argument on every variable, constant and
     two-operand node (``a + b``, ``a < b``, ``a and b``...): those are
     rebuilt directly, without asking either (the arithmetic of an
     expression is most of its nodes); with ``mapping`` (Var -> expression)
-    a variable is replaced by its value. The memo is transform's: a subtree
+    a variable is replaced by its value. A two-operand node whose operands
+    changed is rebuilt as ``kind(a, b)``, or by ``operands(kind, a, b)``
+    when given (to fold constants, say). The memo is transform's: a subtree
     held twice is rewritten once and stays shared."""
     memo: dict = {}
 
@@ -301,7 +303,10 @@ def transform_plain(node: Node, post=None, pre=None, mapping=None) -> Node:
             return hit
         if kind in OPERAND_NODES:
             a, b = visit(n.a), visit(n.b)
-            out = n if a is n.a and b is n.b else kind(a, b)
+            if a is n.a and b is n.b:
+                out = n
+            else:
+                out = kind(a, b) if operands is None else operands(kind, a, b)
         else:
             out = None if pre is None else pre(n)
             if out is None:

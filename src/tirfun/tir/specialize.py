@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ..analysis.traversal import OPERAND_NODES, map_children
+from ..analysis.traversal import transform_plain
 from ..errors import NodeError
 from ..nodes import (
     And, Buffer, DeclBuffer, FloatImm, IntImm, LetStmt, Not, Or, PrimExpr, PrimFunc, Var,
@@ -173,7 +173,6 @@ class _Specializer:
 
     def __init__(self, values: dict):
         self.values = values
-        self.memo: dict[int, Node] = {}
         self.buffers: dict[Buffer, Buffer] = {}
 
     def function(self, func: PrimFunc) -> PrimFunc:
@@ -184,6 +183,9 @@ class _Specializer:
         params = [p for p in func.params if p in func.buffer_map or p not in self.values]
         return PrimFunc(params, body, func.ret_type, buffer_map, func.attrs, func.renamed_blocks)
 
+    def visit(self, node):
+        return transform_plain(node, self._post, self._pre, self.values, _fold)
+
     def buffer(self, buffer: Buffer) -> Buffer:
         out = self.buffers.get(buffer)
         if out is None:
@@ -191,7 +193,7 @@ class _Specializer:
             if data is not None:
                 value = self.values.get(data)
                 # a pointer that takes an expression stays a variable here;
-                # the declaration binds it (see visit)
+                # the declaration binds it (see _post)
                 if type(value) is Var:
                     data = value
             changed = {}
@@ -211,52 +213,33 @@ class _Specializer:
             self.buffers[buffer] = out
         return out
 
-    def visit(self, node):
-        kind = type(node)
-        if kind is Var:
+    def _pre(self, node):
+        if type(node) is Buffer:
+            return self.buffer(node)
+        if isinstance(node, Var):  # a size variable, say
             return self.values.get(node, node)
-        if kind is IntImm or kind is FloatImm:
-            return node
-        key = id(node)
-        hit = self.memo.get(key)
-        if hit is not None:
-            return hit
-        if kind is Buffer:
-            out = self.buffer(node)
-        elif kind in OPERAND_NODES:
-            a, b = self.visit(node.a), self.visit(node.b)
-            if a is node.a and b is node.b:
-                out = node
-            else:
-                out = fold(kind, a, b)
-                if out is None:
-                    out = _folded_logic(kind, a, b)
-                if out is None:
-                    out = kind(a, b)
-        elif kind is Not:
-            a = self.visit(node.a)
-            if a is node.a:
-                out = node
-            elif type(a) is IntImm:
-                out = IntImm("bool", int(not a.value))
-            else:
-                out = Not(a)
-        elif isinstance(node, Var):  # a size variable, say
-            out = self.values.get(node, node)
-        else:
-            out = map_children(node, self.visit)
-            if kind is DeclBuffer:
-                out = self._bind_pointer(node, out)
-        self.memo[key] = out
-        return out
+        return None
 
-    def _bind_pointer(self, old: DeclBuffer, new):
-        """A declaration whose pointer takes an expression binds it there."""
-        data = old.buffer.data
-        value = self.values.get(data) if data is not None else None
-        if value is None or type(value) is Var:
-            return new
-        return LetStmt(data, value, new)
+    def _post(self, node):
+        kind = type(node)
+        if kind is Not and type(node.a) is IntImm:
+            return IntImm("bool", int(not node.a.value))
+        if kind is DeclBuffer:
+            # a declaration whose pointer takes an expression binds it there
+            data = node.buffer.data
+            value = self.values.get(data) if data is not None else None
+            if value is not None and type(value) is not Var:
+                return LetStmt(data, value, node)
+        return node
+
+
+def _fold(kind, a, b):
+    """An operator whose operands changed: folded where both are now
+    constants (see :func:`~tirfun.nodes.expr.fold`), else rebuilt."""
+    out = fold(kind, a, b)
+    if out is None:
+        out = _folded_logic(kind, a, b)
+    return kind(a, b) if out is None else out
 
 
 def _folded_logic(kind, a, b):
