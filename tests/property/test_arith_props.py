@@ -167,6 +167,65 @@ def test_a_quotient_times_its_divisor_plus_the_remainder_is_the_dividend(case):
     event("every point divides by zero" if kept == 0 else "compared at points")
 
 
+@st.composite
+def fused_splits(draw):
+    """``(x * (m * q) + r + k) // (m * n)`` and ``% (m * n)``: a fused index
+    split again, its low part ``r`` (``y``, ``y % m`` or ``y // d``) in
+    ``[0, m)`` where ``y``'s interval allows, ``x``'s interval narrow
+    (the sum cannot wrap) or reaching the dtype's end (it can)."""
+    dtype = draw(st.sampled_from(DTYPES))
+    lo, hi = _dtype_range(dtype)
+    x, y = Var("x", dtype), Var("y", dtype)
+    m, n, q = draw(st.integers(2, 8)), draw(st.integers(1, 8)), draw(st.integers(1, 3))
+    low = draw(st.sampled_from(["y", "y % m", "y // d"]))
+    d = draw(st.integers(1, 4))
+    r = {"y": y, "y % m": FloorMod(y, IntImm(dtype, m)), "y // d": FloorDiv(y, IntImm(dtype, d))}[low]
+    k = draw(st.integers(0, 2)) * m + draw(st.sampled_from([0, 0, 1]))
+    e = Add(Add(Mul(x, IntImm(dtype, m * q)), r), IntImm(dtype, k))
+    cls = draw(st.sampled_from([FloorDiv, FloorMod]))
+    e = cls(e, IntImm(dtype, m * n))
+    narrow = draw(st.sampled_from([True, True, False]))
+    x_range = (max(lo, -5), 5) if narrow else (lo, hi)
+    y_top = {"y": m - 1, "y % m": hi, "y // d": d * m - 1}[low]
+    if draw(st.sampled_from([False, False, True])):
+        y_top = min(hi, y_top + draw(st.integers(1, 3)))  # r may reach m: the rule must not apply
+    env = {x: x_range, y: (0, y_top)}
+    points = [{"x": x_range[0], "y": 0}, {"x": x_range[1], "y": y_top}]
+    points += [{"x": draw(st.integers(*x_range)), "y": draw(st.integers(0, y_top))} for _ in range(4)]
+    # unsigned division keeps its form (the simplifier's rules are the signed ones)
+    clean = narrow and DataType(dtype).is_int and k % m == 0 and (low == "y % m" or y_top == {"y": m - 1, "y // d": d * m - 1}[low])
+    return e, env, points, clean
+
+
+def _divides_both(e) -> bool:
+    """Whether a division or modulo in ``e`` divides something of both x and y."""
+    for node in walk(e):
+        if type(node) in (FloorDiv, FloorMod):
+            names = {v.name for v in walk(node.a) if isinstance(v, Var)}
+            if {"x", "y"} <= names:
+                return True
+    return False
+
+
+@given(fused_splits())
+def test_a_fused_index_split_again_keeps_every_value(case):
+    """``(x * m * q + r) // (m * n)`` with ``r`` in ``[0, m)`` becomes
+    ``x * q // n`` (and the modulo ``x * q % n * m + r``), TVM's form of a
+    fused index split again; where ``r`` may reach ``m`` or the sum may
+    wrap, the value is still the original's."""
+    e, env, points, clean = case
+    out = simplify_expr(e, env)
+    assert out.dtype == e.dtype
+    for point in points:
+        assert _value(out, point) == _value(e, point), (e.script(), out.script(), point)
+    if clean:
+        # the rule applied: x and y are divided apart
+        assert not _divides_both(out), (e.script(), out.script())
+        event("split through the fused factor")
+    else:
+        event("kept or partly simplified")
+
+
 @given(cases())
 def test_const_interval_holds_every_value(case):
     _, e, (env, points) = case

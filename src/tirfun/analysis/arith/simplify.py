@@ -14,8 +14,10 @@ never reassociated):
   it holds under wrap-around);
 * ``floordiv``/``floormod`` of such a sum by a positive constant: multiples
   of the divisor leave the division, and a remainder proven to lie in
-  ``[0, divisor)`` vanishes; only where the intervals show that the sum
-  cannot wrap;
+  ``[0, divisor)`` vanishes; a factor ``m`` of the divisor that splits
+  the rest into ``m * x + r`` with ``r`` in ``[0, m)`` divides it through
+  (``(i * 128 + j) // 2048`` is ``i // 16`` for ``j`` in ``[0, 128)``);
+  only where the intervals show that the sum cannot wrap;
 * ``min``/``max`` and comparisons decided from the intervals, a comparison
   ``a < b`` through ``a - b`` only where that difference cannot wrap;
 * ``sum == its smallest value`` becomes a conjunction of ``var == bound``.
@@ -400,18 +402,54 @@ class ExprSimplifier:
             return None
         lo, hi = self._bounds(rest_e)
         in_range = lo is not None and hi is not None and 0 <= lo and hi < c
+        if in_range:
+            return rest_e if cls is FloorMod else quot_e
+        inner = self._split_rest(cls, rest, c)
         if cls is FloorMod:
-            if in_range:
-                return rest_e
+            if inner is not None:
+                return inner
             if not quot.terms and quot.const == 0 and rest_e == a:
                 return None
             return FloorMod(rest_e, IntImm(dt, c))
-        if in_range:
-            return quot_e
-        if not quot.terms and quot.const == 0:
+        if inner is None and not quot.terms and quot.const == 0:
             return None
-        whole = quot.plus(Affine(dt, ((FloorDiv(rest_e, IntImm(dt, c)), 1),), 0))
-        return linear_expr(whole)
+        part = inner if inner is not None else FloorDiv(rest_e, IntImm(dt, c))
+        return linear_expr(quot.plus(Affine(dt, ((part, 1),), 0)))
+
+    def _split_rest(self, cls, rest: Affine, c: int) -> PrimExpr | None:
+        """``rest // c`` (or ``rest % c``) through a factor ``m`` of ``c``
+        that splits ``rest`` into ``m * x + r`` with ``r`` proven in
+        ``[0, m)``: then ``rest // c`` is ``x // (c / m)`` and ``rest % c``
+        is ``x % (c / m) * m + r`` (with ``x + r / m`` between
+        ``x`` and ``x + 1``, the floor of its quotient is the floor of
+        ``x``'s). This is how ``(i * 128 + j) // 2048`` with ``j`` in
+        ``[0, 128)`` becomes ``i // 16``, the form TVM's iteration maps
+        give a fused index split again. The caller has checked that
+        ``rest`` cannot wrap; ``x`` and ``r`` lie within its range."""
+        dt = rest.dtype
+        tried = set()
+        for _, k in rest.terms:
+            m = math.gcd(k, c)
+            if m == 1 or m in tried:
+                continue
+            tried.add(m)
+            high = tuple((t, q // m) for t, q in rest.terms if q % m == 0)
+            low = Affine(dt, tuple((t, q) for t, q in rest.terms if q % m != 0), rest.const % m)
+            low_e = linear_expr(low)
+            if low_e is None:
+                continue
+            lo, hi = self._bounds(low_e)
+            if lo is None or hi is None or lo < 0 or hi >= m:
+                continue
+            x = linear_expr(Affine(dt, high, rest.const // m))
+            if x is None:
+                continue
+            k_outer = IntImm(dt, c // m)
+            if cls is FloorDiv:
+                return self.expr(FloorDiv(x, k_outer))
+            scaled = Affine.of(Mul(self.expr(FloorMod(x, k_outer)), IntImm(dt, m)))
+            return linear_expr(scaled.plus(low))
+        return None
 
     def _compare(self, cls, a: PrimExpr, b: PrimExpr, orig) -> PrimExpr:
         if isinstance(a, IntImm) and isinstance(b, IntImm):
