@@ -779,6 +779,14 @@ def _literally_inside(intervals: list[Interval], buf: Buffer) -> bool:
 def _clamped_dim(iv: Interval, dim: PrimExpr, dom) -> Range:
     """One dimension of :func:`_clamped`, by proofs: each end of ``iv``
     kept where it provably lies inside ``[0, dim)``, else clamped to it."""
+    if iv.bounded and iv.lo.dtype == iv.hi.dtype and iv.lo.dtype != dim.dtype \
+            and iv.lo.dtype.is_int and dim.dtype.is_int:
+        # indices of int64 loops into a dimension of int32 (or the other
+        # way round): compared in the wider dtype, or an index past the
+        # buffer would stay unclamped
+        wide = iv.lo.dtype if iv.lo.dtype.bits >= dim.dtype.bits else dim.dtype
+        iv = Interval(_cast(iv.lo, wide), _cast(iv.hi, wide))
+        dim = _cast(dim, wide)
     dt = dim.dtype
     zero = IntImm(dt, 0)
     if iv.bounded and iv.lo.dtype == dt and iv.hi.dtype == dt:

@@ -1,0 +1,97 @@
+"""Copies of what a predicated block accesses, where the block's loops and
+the buffer's dimensions differ in width.
+
+A loop split into more iterations than it has (``split(i, [4, 1, 16])``
+of 16) leaves a block under a predicate that skips the iterations past
+the end; a copy made per iteration of a loop under the split (read_at,
+write_at, and cache_read / cache_write placed with compute_at) must not
+copy past the buffer in the skipped ones. Its region is clamped to the
+buffer, and with int64 loops over a buffer of int32 dimensions (TVM's
+narrow-datatype programs) the clamp compared an int64 end with an int32
+dimension, gave up, and the copy stored past the buffer's end.
+
+Each example: a 1-D elementwise stage (loops and buffer dimensions in
+int32 or int64 each), its loop over-split and perhaps fused, then one copy
+at a drawn loop. The interpreter, which refuses an access out of bounds,
+must give the original's results, and so must the build.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+import tirfun
+import tirfun.rewrites as R
+from tirfun import IRModule
+from tirfun.errors import ScheduleError
+from tirfun.interp import run
+from tirfun.script import from_source
+
+_SOURCE = """
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer(({size},), "float32"), B: T.Buffer(({size},), "float32")):
+    for i in T.serial(0, {n}):
+        for j in T.serial(0, {m}):
+            with T.block("blk"):
+                vi = T.axis.spatial({extent}, i * {m} + j)
+                B[vi] = A[vi] + T.float32(1)
+"""
+
+
+def _lit(value: int, dtype: str) -> str:
+    return str(value) if dtype == "int32" else f"T.{dtype}({value})"
+
+
+@st.composite
+def predicated_copies(draw):
+    """(module, pipeline): the stage, an over-split of ``i``, perhaps a
+    fuse of the split's inner loop with ``j``, then a copy at a loop under
+    the split."""
+    loops = draw(st.sampled_from(["int32", "int64"]), label="loop dtype")
+    dims = draw(st.sampled_from(["int32", "int64"]), label="dimension dtype")
+    n, m = draw(st.integers(2, 6), label="n"), draw(st.integers(1, 4), label="m")
+    outer = draw(st.integers(2, 4), label="outer factor")
+    inner = n  # outer * inner iterations of n: every outer iteration but the first is skipped
+    src = _SOURCE.format(size=_lit(n * m, dims), extent=_lit(n * m, loops), n=_lit(n, loops), m=_lit(m, loops))
+    mod = IRModule({"main": from_source(src)})
+    steps = R.split("i", [outer, inner])
+    fused = draw(st.booleans(), label="fused")
+    if fused:
+        steps = steps >> R.fuse("i_1", "j")
+    at = draw(st.sampled_from(["i_1_j_fused"] if fused else ["i_1", "j"]), label="copy loop")
+    scope = draw(st.sampled_from(["shared", "local", "global"]), label="scope")
+    kind = draw(st.sampled_from(["read_at", "write_at", "cache_read", "cache_write"]), label="copy")
+    if kind == "read_at":
+        steps = steps >> R.read_at(at, "blk", 0, scope)
+    elif kind == "write_at":
+        steps = steps >> R.write_at(at, "blk", 0, scope)
+    elif kind == "cache_read":
+        steps = steps >> R.cache_read("blk", 0, scope) >> R.compute_at("A_" + scope, at)
+    else:
+        steps = steps >> R.cache_write("blk", 0, scope) >> R.reverse_compute_at("B_" + scope, at)
+    event(f"{kind}, loops {loops}, dimensions {dims}")
+    return mod, steps
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))
+@given(predicated_copies())
+def test_a_copy_of_a_predicated_block_stays_inside_the_buffer(case):
+    mod, steps = case
+    try:
+        out = steps(mod)
+    except ScheduleError as err:
+        event(f"refused: {type(err).__name__}")
+        return
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(mod["main"].buffer_map[mod["main"].params[0]].shape[0].value).astype("float32")
+    expected, got, built = np.zeros_like(a), np.zeros_like(a), np.zeros_like(a)
+    run(mod["main"], a, expected)
+    run(out["main"], a, got)  # refuses a store or load past the buffer
+    np.testing.assert_array_equal(got, expected)
+    tirfun.build(out)(a, built)
+    np.testing.assert_array_equal(built, expected)
+    event("applied")
