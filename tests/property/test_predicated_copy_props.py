@@ -95,3 +95,79 @@ def test_a_copy_of_a_predicated_block_stays_inside_the_buffer(case):
     tirfun.build(out)(a, built)
     np.testing.assert_array_equal(built, expected)
     event("applied")
+
+
+_FUSED_SOURCE = """
+from tirfun.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32")):
+    for i, j in T.grid({n}, {m}):
+        with T.block("blk"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            {where}
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+@st.composite
+def fused_writers(draw):
+    """(module, pipeline, cut): a 2-D elementwise stage whose loops are
+    fused and perhaps split again by a factor that may not divide them,
+    its writes perhaps cut short by a predicate (``i * m + j < k``: then
+    ``cut``), then a cache_write of its output, perhaps moved under the
+    fused loop's outer part with reverse_compute_at."""
+    n, m = draw(st.integers(1, 5), label="n"), draw(st.integers(1, 5), label="m")
+    cut = draw(st.booleans(), label="cut")
+    k = draw(st.integers(0, n * m - 1), label="k") if cut and n * m > 1 else None
+    where = f"T.where(i * {m} + j < {k})" if k is not None else "T.evaluate(0)"
+    mod = IRModule({"main": from_source(_FUSED_SOURCE.format(n=n, m=m, where=where))})
+    steps = R.fuse("i", "j")
+    loop = "i_j_fused"
+    factor = draw(st.integers(1, 8), label="factor")
+    split = draw(st.booleans(), label="split")
+    if split:
+        steps = steps >> R.split(loop, [None, factor])
+        loop = "i_j_fused_0"
+    scope = draw(st.sampled_from(["local", "global"]), label="scope")
+    steps = steps >> R.cache_write("blk", 0, scope)
+    moved = draw(st.booleans(), label="moved")
+    if moved:
+        steps = steps >> R.reverse_compute_at(f"B_{scope}", loop)
+    event(f"split {'dividing' if split and (n * m) % factor == 0 else 'over' if split else 'none'}, "
+          f"{'cut' if k is not None else 'whole'}, {'moved' if moved else 'at the root'}")
+    return mod, steps, k is not None, moved
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))
+@given(fused_writers())
+def test_a_cache_write_of_a_fused_writer_fills_only_what_it_may_skip(case):
+    """cache_write of a writer over a fused (and split again) loop keeps
+    the meaning, also where a predicate cuts the writes short (the copy is
+    then filled from the buffer first, or the elements it never wrote
+    would be copied back); where the writes cover the buffer there is no
+    fill, as in TVM, so that the copy back can move under the fused loop
+    (the GPU schedule's pattern)."""
+    mod, steps, cut, moved = case
+    try:
+        out = steps(mod)
+    except ScheduleError as err:
+        assert moved, f"a cache_write alone was refused: {err}"
+        event(f"refused ({'cut' if cut else 'whole'}): {type(err).__name__}")
+        return
+    fills = [name for name in ("B_local_fill", "B_global_fill") if f'"{name}"' in out.script()]
+    if not cut:
+        assert not fills, f"a fill where the writer writes the whole buffer:\n{out.script()}"
+    else:
+        event("filled" if fills else "no fill")
+    rng = np.random.default_rng(1)
+    func = mod["main"]
+    shape = tuple(d.value for d in func.buffer_map[func.params[0]].shape)
+    a = rng.standard_normal(shape).astype("float32")
+    b0 = rng.standard_normal(shape).astype("float32")  # what the writer leaves must stay
+    expected, got, built = b0.copy(), b0.copy(), b0.copy()
+    run(func, a, expected)
+    run(out["main"], a, got)
+    np.testing.assert_array_equal(got, expected)
+    tirfun.build(out)(a, built)
+    np.testing.assert_array_equal(built, expected)

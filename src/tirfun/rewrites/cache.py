@@ -102,7 +102,7 @@ from .scopes import (
     STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
 )
 from .serialize import py_value
-from .stage_writes import dense_over, stage_of, stores_unconditionally, whole_write, written_indices
+from .stage_writes import cuts_a_prefix, dense_over, stage_of, stores_unconditionally, whole_write, written_indices
 
 # ------------------------------------------------------------------ arguments
 
@@ -626,7 +626,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     if many and (not _is_true(wrealize.predicate) or not _stages_write(block, region, buf)):
         return f"its declared write {region.script()} is not one element per block instance"
     _, others = _predicate_bounds(region, wrealize)
-    if others:
+    if others and many:
         return f"its predicate {others[0].script()} may skip elements of the region it writes"
     # a condition or a while loop between the copy's place and the block
     # may skip instances, and with them elements of the region
@@ -644,7 +644,7 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     if many:
         return _boxes_tile(site, buf, wpath, wrealize, region, loc, loops, memo)
-    return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo)
+    return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo, others)
 
 
 def _stages_write(block: Block, region: BufferRegion, buf: Buffer) -> bool:
@@ -681,23 +681,32 @@ def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: 
 
 
 def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion,
-                          loc: Path, loops: dict, memo: dict | None = None) -> str | None:
+                          loc: Path, loops: dict, memo: dict | None = None, others=()) -> str | None:
     """The end of :func:`_partial_write` (and of read_at's and write_at's):
     why the writer, declaring one element ``region`` of ``buf`` per
     instance, may leave an element unwritten over ``loops`` (loop variable
     name -> For, the loops its region is relaxed over), or None: it stores
     the element unconditionally (itself, or an inner stage:
     :func:`_stages_write`), every loop that repeats it runs, and its
-    indices cover a dense range over the loops."""
+    indices cover a dense range over the loops.
+
+    ``others`` are the conjuncts of the block's predicate that bound no
+    index of the region. Each must bound the row-major position of the
+    written element (what a fuse split by a factor that does not divide it
+    leaves), and the instances that run must still write all that the
+    writer's indices span over the loops inside the buffer, what a copy
+    back takes (:func:`~tirfun.rewrites.stage_writes.cuts_a_prefix`)."""
     block = wrealize.block
     mins = [r.min for r in region.region]
     # a predicated (masked) store may skip its element
     if not stores_unconditionally(block, buf, mins) and not _stages_write(block, region, buf):
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     indices = written_indices(region, wrealize)
+    if others and not cuts_a_prefix(indices, loops, others, list(buf.shape)):
+        return f"its predicate {others[0].script()} may skip elements of the region it writes"
     why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
-    if why is not None:
-        return why
+    if why is not None or others:
+        return why  # under a predicate, cuts_a_prefix has shown the cover
     return dense_over(indices, loops, buf.name)
 
 

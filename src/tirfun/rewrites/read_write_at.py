@@ -534,8 +534,6 @@ def _partial_write_over(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, 
     if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in declared.region):
         return f"its declared write {declared.script()} is not one element per block instance"
     bounds, others = _predicate_bounds(declared, wrealize)
-    if others:
-        return f"its predicate {others[0].script()} may skip elements of the region it writes"
     for dim, bound in bounds.items():
         rng = region[dim]
         if bound.dtype != rng.extent.dtype or not can_prove(LE(fold_add(rng.min, rng.extent), bound)):
@@ -547,7 +545,7 @@ def _partial_write_over(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, 
         if isinstance(node, (IfThenElse, While)):
             return "it runs under a condition, which may skip elements"
     return _writes_every_element(site, buf, wpath, wrealize, declared, lpath,
-                                 _relaxed_over(site, wpath, lpath, relaxed, by_name=True))
+                                 _relaxed_over(site, wpath, lpath, relaxed, by_name=True), others=others)
 
 
 def _safe(e) -> bool:

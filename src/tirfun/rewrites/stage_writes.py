@@ -92,21 +92,296 @@ def written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExp
 def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = None) -> str | None:
     """Why ``indices`` (one a dimension, of the buffer ``buffer_name``) may
     not cover a dense box as the ``loops`` (loop variable name -> For) run,
-    or None: no two indices use one loop, and each is a bijective iterator
-    map of the loops it uses (a loop's own variable alone is that loop,
-    tiled whole)."""
-    seen: set = set()
+    or None: together they are a bijective iterator map of the loops they
+    use, so each iteration writes one element of the box and every element
+    is written. A loop's own variable alone is that loop, tiled whole; a
+    loop may also be sliced across several indices (``f // 127`` and
+    ``f % 127``, what ``fuse`` leaves)."""
     names = set(loops)
+    mapped, used_all, seen, shared = [], set(), set(), False
     for index in indices:
         used = var_names(index) & names
         if not used:
             continue
-        if used & seen or (not (type(index) is Var and index.dtype.is_index)
-                           and detect_iter_map([index], {n: loops[n] for n in used}, "bijective") is None):
-            of = f" of {buffer_name}" if buffer_name else ""
-            return f"its write index {index.script()} does not cover a dense range{of} over the loops"
+        shared = shared or bool(used & seen)
         seen |= used
+        mapped.append(index)
+        used_all |= used
+    if not mapped:
+        return None
+    if not shared and all(type(i) is Var and i.dtype.is_index for i in mapped):
+        return None  # distinct loop variables: each its loop, whole
+    if detect_iter_map(mapped, {n: loops[n] for n in used_all}, "bijective") is not None:
+        return None
+    folded = _fold_fused(mapped, {n: loops[n] for n in used_all})
+    if folded is not None and detect_iter_map(*folded, "bijective") is not None:
+        return None
+    bad = mapped[0] if len(mapped) == 1 else None
+    of = f" of {buffer_name}" if buffer_name else ""
+    if bad is not None:
+        return f"its write index {bad.script()} does not cover a dense range{of} over the loops"
+    return (f"its write indices {', '.join(i.script() for i in mapped)} do not cover a dense box{of} "
+            "over the loops")
+
+
+def cuts_a_prefix(indices: list[PrimExpr], loops: dict, conjuncts: list, shape: list) -> bool:
+    """Whether a writer whose written ``indices`` (one a dimension, in the
+    ``loops``: name -> For) run under the predicate ``conjuncts`` writes
+    every element of its span inside the buffer (of ``shape``): the region
+    a copy back takes is what the indices span over the loops, clamped to
+    the buffer, predicate or not.
+
+    Each conjunct must be ``f < n`` with ``f`` enumerating the instances
+    in order, so that those that run are a prefix of them (what a fuse
+    split by a factor that does not divide it leaves: ``i_0 * 32 + i_1 <
+    16129``). Shown two ways:
+
+    * ``f`` is one loop, or a sum that enumerates the loops it uses from 0
+      and that the indices name (``(i_0 * 32 + i_1) // 127``): read as one
+      loop of ``n`` iterations, the indices must cover a dense box
+      (:func:`dense_over`) holding the span;
+    * the indices are a bijective map of the loops onto a box, and ``f`` is
+      the box's row-major position plus a constant (``i_0 * 4 + i_1 < 6``
+      over ``vi = i_0 * 2 + i_1 // 2``, ``vj = i_1 % 2``): the prefix must
+      reach the span's last element.
+
+    Loops of one iteration take their value first. Constant loop bounds
+    and buffer dimensions only; anything else is not shown."""
+    from ..analysis.arith import can_prove
+    from ..analysis.arith.const_bound import const_interval
+
+    if any(type(d) is not IntImm for d in shape):
+        return False
+    for loop in loops.values():
+        if type(loop.min) is not IntImm or type(loop.extent) is not IntImm or loop.extent.value < 1:
+            return False
+    units = {loop.loop_var: loop.min for loop in loops.values() if loop.extent.value == 1}
+    if units:
+        indices = [simplify_affine(substitute_expr(i, units)) for i in indices]
+        conjuncts = [substitute_expr(c, units) for c in conjuncts]
+        loops = {n: loop for n, loop in loops.items() if loop.loop_var not in units}
+    if any(var_names(i) - set(loops) for i in indices):
+        return False  # an outer loop's or a size's variable: a span per value of it
+    if not any(var_names(i) for i in indices):
+        # one element, written by every instance that runs: the first,
+        # where every loop starts, if it runs
+        start = {loop.loop_var: loop.min for loop in loops.values()}
+        return all(can_prove(substitute_expr(c, start)) for c in conjuncts)
+    env = {loop.loop_var: (loop.min.value, loop.min.value + loop.extent.value - 1) for loop in loops.values()}
+    span = []
+    for index, dim in zip(indices, shape):
+        lo, hi = const_interval(index, env)
+        lo, hi = max(lo, 0), min(hi, dim.value - 1)
+        if hi < lo:
+            return True  # the span misses the buffer: nothing is copied back
+        span.append((lo, hi))
+    return (_folds_to_a_loop(indices, loops, conjuncts, span)
+            or _row_major_prefix(indices, loops, env, conjuncts, span))
+
+
+def _bounds(c) -> tuple[PrimExpr, int] | None:
+    """``(f, n)`` for a conjunct ``f < n`` of an integer ``f`` and a constant ``n``."""
+    from ..nodes import LT
+
+    if type(c) is LT and type(c.b) is IntImm and c.a.dtype.is_int:
+        return c.a, c.b.value
     return None
 
 
-__all__ = ["dense_over", "stage_of", "stores_unconditionally", "whole_write", "written_indices"]
+def _folds_to_a_loop(indices: list, loops: dict, conjuncts: list, span: list) -> bool:
+    """:func:`cuts_a_prefix`'s first way: each conjunct's sum read as one
+    loop of the instances that run."""
+    from ..analysis.arith.const_bound import const_interval
+    from ..nodes import Evaluate, ForKind
+
+    indices, loops = list(indices), dict(loops)
+    for k, c in enumerate(conjuncts):
+        got = _bounds(c)
+        if got is None:
+            return False
+        f, n = simplify_affine(got[0]), got[1]
+        used = var_names(f) & set(loops)
+        if not used or var_names(f) - set(loops) or any(loops[u].min.value != 0 for u in used):
+            return False
+        found = detect_iter_map([f], {u: loops[u] for u in used}, "bijective")
+        if found is None or not (type(found[0].base) is IntImm and found[0].base.value == 0):
+            return False
+        total = 1
+        for u in used:
+            total *= loops[u].extent.value
+        count = min(n, total)
+        if count < 1:
+            return False
+        name = f"pred{k}"
+        while name in loops:
+            name += "_"
+        var = Var(name, f.dtype)
+        folded = [_replace(i, f, var) for i in indices]
+        if any(var_names(i) & used for i in folded):
+            return False
+        for u in used:
+            del loops[u]
+        loops[name] = For(var, IntImm(f.dtype, 0), IntImm(f.dtype, count), ForKind.SERIAL,
+                          Evaluate(IntImm("int32", 0)))
+        indices = folded
+    if dense_over(indices, loops) is not None:
+        return False
+    env = {loop.loop_var: (0 if loop.min is None else loop.min.value, loop.min.value + loop.extent.value - 1)
+           for loop in loops.values()}
+    for index, (lo, hi) in zip(indices, span):
+        got = const_interval(index, env)
+        if not (got[0] <= lo and hi <= got[1]):
+            return False
+    return True
+
+
+def _row_major_prefix(indices: list, loops: dict, env: dict, conjuncts: list, span: list) -> bool:
+    """:func:`cuts_a_prefix`'s second way: each conjunct bounds the
+    written element's row-major position in the box the indices cover."""
+    from ..analysis.arith.const_bound import const_interval
+    from ..analysis.arith.simplify import simplify_expr
+
+    if dense_over(indices, loops) is not None:
+        return False
+    boxes = [const_interval(i, env) for i in indices]
+    strides, stride = [], 1
+    for lo, hi in reversed(boxes):
+        strides.append(stride)
+        stride *= hi - lo + 1
+    strides.reverse()
+    position = None
+    for index, (lo, _), k in zip(indices, boxes, strides):
+        term = (index - IntImm(index.dtype, lo)) * IntImm(index.dtype, k)
+        position = term if position is None else position + term
+    last = sum((hi - lo0) * k for (_, hi), (lo0, _), k in zip(span, boxes, strides))
+    for c in conjuncts:
+        got = _bounds(c)
+        if got is None or got[0].dtype != position.dtype:
+            return False
+        f, n = got
+        offset = simplify_expr(f - position, env)
+        if type(offset) is not IntImm:
+            # a sum split in both (``(i_0 * 3 + i_1) // 2`` and its modulo,
+            # written ``(i_0 + i_1) % 2``) as one variable, for the
+            # simplifier to put ``(x // 2) * 2 + x % 2`` back together
+            a, b, scope = f, position, dict(env)
+            for k, g in enumerate(_fused_sums([f, position])):
+                if var_names(g) - set(loops):
+                    continue
+                var = Var(f"fused{k}", g.dtype)
+                scope[var] = const_interval(g, env)
+                a, b = _replace(a, g, var), _replace(b, g, var)
+            offset = simplify_expr(a - b, scope)
+        if type(offset) is not IntImm or not last < n - offset.value:
+            return False
+    return True
+
+
+def _fused_sums(exprs: list[PrimExpr]) -> list[PrimExpr]:
+    """The sums in ``exprs`` that a division or modulo splits, and the
+    expressions themselves where they are sums, in the normal form of
+    :func:`simplify_affine`."""
+    from ..analysis.traversal import walk
+    from ..nodes import FloorDiv, FloorMod
+
+    out = []
+    for e in exprs:
+        for n in walk(e):
+            if type(n) in (FloorDiv, FloorMod) and type(n.a) is not Var and n.a.dtype.is_int:
+                f = simplify_affine(n.a)
+                if f not in out:
+                    out.append(f)
+    for e in exprs:
+        f = simplify_affine(e)
+        if type(f) is not Var and type(f) is not IntImm and f not in out:
+            out.append(f)
+    return out
+
+
+def _congruent(a, b, c: int) -> bool:
+    """Whether the linear forms ``a`` and ``b`` agree modulo ``c``: the
+    same terms, each coefficient and the constant congruent."""
+    if a is None or b is None or (a.const - b.const) % c:
+        return False
+    mine = {t: k % c for t, k in a.terms if k % c}
+    theirs = {t: k % c for t, k in b.terms if k % c}
+    return mine == theirs
+
+
+def _fold_fused(indices: list[PrimExpr], loops: dict) -> tuple[list, dict] | None:
+    """``indices`` with each sum that a division or modulo splits again
+    (``(i_0 * 32 + i_1) // 127``, a fuse split by a factor) read as one
+    loop over its values, where the sum enumerates the loops it uses one
+    by one from 0; those loops leave ``loops`` for the new one. None where
+    no sum folds, or a folded loop is still named elsewhere (the iterator
+    maps then see it twice)."""
+    from ..analysis.traversal import walk
+    from ..nodes import Evaluate, FloorDiv, FloorMod, ForKind
+
+    sums = []
+    for index in indices:
+        for n in walk(index):
+            if type(n) in (FloorDiv, FloorMod) and type(n.a) is not Var and n.a.dtype.is_int:
+                f = simplify_affine(n.a)
+                if f not in sums:
+                    sums.append(f)
+    if not sums:
+        return None
+    indices, loops, changed = list(indices), dict(loops), False
+    for k, f in enumerate(sums):
+        used = var_names(f) & set(loops)
+        if len(used) < 2 or any(type(loops[n].extent) is not IntImm or type(loops[n].min) is not IntImm
+                                or loops[n].min.value != 0 for n in used):
+            continue
+        found = detect_iter_map([f], {n: loops[n] for n in used}, "bijective")
+        if found is None or not (type(found[0].base) is IntImm and found[0].base.value == 0):
+            continue
+        total = 1
+        for n in used:
+            total *= loops[n].extent.value
+        name = f"fused{k}"
+        while name in loops:
+            name += "_"
+        var = Var(name, f.dtype)
+        folded = [_replace(i, f, var) for i in indices]
+        if any(var_names(i) & used for i in folded):
+            continue
+        for n in used:
+            del loops[n]
+        loops[name] = For(var, IntImm(f.dtype, 0), IntImm(f.dtype, total), ForKind.SERIAL,
+                          Evaluate(IntImm("int32", 0)))
+        indices, changed = folded, True
+    return (indices, loops) if changed else None
+
+
+def _replace(e: PrimExpr, old: PrimExpr, new: Var) -> PrimExpr:
+    """``e`` with every subexpression equal to ``old`` (``old`` in the
+    normal form :func:`simplify_affine` writes; so is each candidate
+    compared) replaced by ``new``."""
+    from ..analysis.traversal import transform
+
+    from ..analysis.arith.linear import Affine
+    from ..nodes import FloorMod
+
+    form = Affine.of(old)
+
+    def pre(n):
+        if not isinstance(n, PrimExpr) or n.dtype != old.dtype or isinstance(n, (Var, IntImm)):
+            return None
+        if n == old or simplify_affine(n) == old:
+            return new
+        if type(n) is FloorMod and type(n.b) is IntImm and n.b.value > 0 and form is not None \
+                and _congruent(Affine.of(n.a), form, n.b.value):
+            # the simplifier reduces a modulo's coefficients by its divisor
+            # (``(i_0 * 3 + i_1) % 2`` is written ``(i_0 + i_1) % 2``)
+            return FloorMod(new, n.b)
+        return None
+
+    if e == old:
+        return new
+    if type(old) is Var:
+        return substitute_expr(e, {old: new})
+    return transform(e, lambda n: n, pre)
+
+
+__all__ = ["cuts_a_prefix", "dense_over", "stage_of", "stores_unconditionally", "whole_write", "written_indices"]
