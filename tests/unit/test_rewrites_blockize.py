@@ -679,6 +679,44 @@ def test_blockize_refuses_an_init_indexed_by_a_reduction_variable_of_the_inner_s
         R.blockize("j")(mod)
 
 
+# a row sum whose row axis is declared opaque (TVM's rolling-buffer tests)
+OPAQUE_ROWS = """
+@T.prim_func
+def main(A: T.Buffer((8, 3), "int32"), C: T.Buffer((8,), "int32")):
+    for i, k in T.grid(8, 3):
+        with T.block("C"):
+            vi = T.axis.{kind}(8, i)
+            vk = T.axis.reduce(3, k)
+            with T.init():
+                C[vi] = 0
+            C[vi] = C[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("kind", ["opaque", "spatial"])
+def test_blockize_lifts_an_init_indexed_by_an_inner_opaque_variable_over_its_values(kind):
+    # found by running TVM's test programs under random schedules: TVM's
+    # outer init loops over the inner data-parallel variables only, and an
+    # init indexed by an opaque one was left naming a variable nothing binds
+    mod = IRModule({"main": from_source(OPAQUE_ROWS.format(kind=kind))})
+    out = (R.split("i", [2, 4]) >> R.blockize("i_1"))(mod)
+    verify(out)
+    init = out["main"].body.block.body.body.block.init
+    assert "for i_1" in init.script() and "C_init" in init.script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_blockize_refuses_to_lift_an_init_that_runs_at_every_value_of_an_opaque_variable():
+    src = SUM_OVER_SPATIAL.format(kinds="ROR").replace('vi, vj, vk = T.axis.remap("ROR", [i, j, k])',
+                                                         "vi = T.axis.reduce(4, i)\n"
+                                                         "            vj = T.axis.opaque(4, j)\n"
+                                                         "            vk = T.axis.reduce(8, k)")
+    mod = IRModule({"main": from_source(src)})
+    with pytest.raises(R.RepeatedReductionError, match=r"block 'compute': its init runs at every value of the "
+                                                        r"opaque variable vj"):
+        R.blockize("j")(mod)
+
+
 def test_blockize_declares_a_load_in_the_range_of_a_loop_it_moves_inside():
     # found by fuzzing: the new block left B out of its reads, so
     # reverse_compute_inline of B's other reader dropped B's allocation

@@ -568,10 +568,11 @@ class Blockize(Rewrite):
                 # the init runs wherever the reduction variables are at
                 # their start: at every value of a spatial variable, which
                 # re-initialises an element that does not depend on it
-                if (iv.iter_type is IterVarType.DataPar and int_value(iv.dom.extent) != 1
+                if (iv.iter_type is not IterVarType.CommReduce and int_value(iv.dom.extent) != 1
                         and iv.var.name not in written and not var_names(value).isdisjoint(inner_names)):
                     chk.stop(RepeatedReductionError, subject,
-                             f"block {block.name_hint!r}: its init runs at every value of the spatial variable "
+                             f"block {block.name_hint!r}: its init runs at every value of the "
+                             f"{'spatial' if iv.iter_type is IterVarType.DataPar else 'opaque'} variable "
                              f"{iv.var.name}, which the block's writes do not depend on, re-initialising what it "
                              "accumulates each time; the new block's init would run once for them all", realize)
         if block.init is not None and not is_true(part.inner_predicate):
@@ -642,12 +643,15 @@ class Blockize(Rewrite):
     @staticmethod
     def _outer_init(init, inner_ivs, inner_values, writes, plan, name, fresh):
         """TVM's GenerateOuterInit: the init as a block ``<name>_init`` over
-        the inner data-parallel variables it uses, under the inner loops
-        their bindings read (renamed)."""
+        the inner variables it uses, under the inner loops their bindings
+        read (renamed). TVM takes the data-parallel ones only, and an init
+        indexed by an opaque variable (``T.axis.opaque``) is left naming a
+        variable nothing binds; the init runs at every value of an opaque
+        variable as of a data-parallel one, so it takes both."""
         used = var_names(init)
         ivs, values, rename = [], [], {}
         for iv, value in zip(inner_ivs, inner_values):
-            if iv.iter_type is IterVarType.DataPar and iv.var.name in used:
+            if iv.iter_type is not IterVarType.CommReduce and iv.var.name in used:
                 v = Var(fresh(f"{iv.var.name}_init"), iv.var.dtype)
                 rename[iv.var] = v
                 ivs.append(IterVar(iv.dom, v, iv.iter_type))
