@@ -18,6 +18,7 @@ from tirfun.interp import run
 from tirfun.nodes import Block, For, IRModule
 from tirfun.script import from_source
 from tirfun.testing._choices import DrawChooser
+from tirfun.testing.corner_programs import SHAPES, corner_program
 from tirfun.testing.draw_compute_location import DRAWERS
 from tirfun.testing.equivalence import assert_equivalent, random_inputs
 from tirfun.testing.reassociation import reassociates
@@ -111,6 +112,18 @@ def test_stage_programs_keep_meaning(func, name, data):
 @given(prim_funcs(), st.sampled_from(PRIMITIVES), st.data())
 def test_random_programs_keep_meaning(func, name, data):
     mod = IRModule({"main": func})
+    rewrite, after = _apply_drawn(data, mod, name)
+    if after is not None:
+        _check_valid(mod, after, [rewrite], mod)
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))
+@given(st.sampled_from(sorted(SHAPES)), st.sampled_from(PRIMITIVES), st.data())
+def test_corner_programs_keep_meaning(shape, name, data):
+    # the shapes the generators never draw, an opaque block naming the loop
+    # around it among them: compute_at taking it out of that loop would
+    # leave the loop's variable unbound (TVM moves it so)
+    mod = corner_program(DrawChooser(data.draw), shape)
     rewrite, after = _apply_drawn(data, mod, name)
     if after is not None:
         _check_valid(mod, after, [rewrite], mod)

@@ -239,6 +239,24 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((2, 16), "float32")):
 """
 
 
+# an opaque block naming the loop around it (TVM lets one)
+_OPAQUE_TILE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i in range(4):
+        with T.block("tile"):
+            T.reads(A[i * 4:i * 4 + 4])
+            T.writes(B[i * 4:i * 4 + 4])
+            for j in range(4):
+                B[i * 4 + j] = A[i * 4 + j] * T.float32(2)
+    for k in range(16):
+        with T.block("C"):
+            vk = T.axis.spatial(16, k)
+            C[vk] = B[vk] + T.float32(1)
+"""
+
+
 def mod_of(source: str) -> IRModule:
     return IRModule({"main": from_source(source)})
 
@@ -805,6 +823,9 @@ CASES += [
     ("partition-allocate", lambda: mod_of(_ALLOCATING_LOOP), R.loop_partition("i", [None, 7]),
      R.PartitionAllocationError, r"^loop_partition: loop 'i': the loop's body uses buffer B over its own "
                                  r"allocation B_data without declaring it \(T.decl_buffer\)"),
+    ("opaque-loop-var", lambda: mod_of(_OPAQUE_TILE), R.compute_at("tile", "k"), R.LoopVariableInBlockError,
+     r"^compute_at: block 'tile': the block has no iteration variables and uses loop 'i' around it, which moving "
+     r"it under loop 'k' takes it out of; it would name a variable nothing binds"),
     ("cache-decl-scope", lambda: mod_of(_CACHE_DECLARED_VIEW), R.cache_write("B", 0, "local"),
      R.CacheStageScopeError, r"^cache_write: block 'B': buffer B_1 is declared by a T.decl_buffer inside block "
                              r"'root', below where a cache stage goes, which could not name it"),

@@ -53,13 +53,13 @@ from .dataflow import (
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
-    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError, NonLoopAncestorError,
+    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError, LoopVariableInBlockError, NonLoopAncestorError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, plain_buffer, var_names
+from .exprs import cast as _cast, plain_buffer, uses_any, var_names
 from .index import binds_let, derive_inline_index, derive_move_index, leaf_binds_lets
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -124,6 +124,17 @@ def _check_only_loops(chk: Checks, site, removal: Path, loc: _Located, subject: 
             chk.stop(NonLoopAncestorError, subject,
                      f"{what} sits between the block and the loops it is taken out of; the block would not "
                      "take it to its new place", node)
+
+
+def _left_loop_named(site, loc: _Located, lpath: Path) -> str | None:
+    """The name of a loop between the block and its scope, not around the
+    loop at ``lpath`` (nor that loop), that the block uses: an opaque
+    block may name the loops around it."""
+    kept = {node.loop_var.name for _, node in ancestors(site.func, lpath) if isinstance(node, For)}
+    kept.add(site.at(lpath).loop_var.name)
+    left = {node.loop_var.name for p, node in ancestors(site.func, loc.rpath)
+            if isinstance(node, For) and (loc.scope is None or is_under(p, loc.scope))} - kept
+    return uses_any(loc.realize.block, left) if left else None
 
 
 def _check_leaf(chk: Checks, site, loc: _Located, subject: str) -> Path | None:
@@ -933,6 +944,13 @@ class _ComputeAtBase(Rewrite):
                      f"the domain of {iv.var.name}, {iv.dom.min.script()} for {iv.dom.extent.script()}, names "
                      f"loop {name!r} around the block; the loops {self.primitive} makes from the domains "
                      "would name a loop the block leaves", loc.realize)
+        if not block.iter_vars:
+            named = _left_loop_named(site, loc, lpath)
+            if named is not None:
+                chk.stop(LoopVariableInBlockError, subject,
+                         f"the block has no iteration variables and uses loop {named!r} around it, which moving it "
+                         f"under loop {loop.loop_var.name!r} takes it out of; it would name a variable nothing "
+                         "binds", loc.realize)
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)

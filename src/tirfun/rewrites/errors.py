@@ -220,6 +220,13 @@ class LoopDependentDomainError(RewriteError):
     where that loop is gone or out of reach."""
 
 
+class LoopVariableInBlockError(RewriteError):
+    """An opaque block (one without iteration variables, which TVM lets
+    name the loops around it) uses the variable of a loop that the
+    primitive takes the block out of: moved, the block would name a
+    variable nothing binds."""
+
+
 class NotAffineBindingError(RewriteError):
     """A block under the loops binds its iteration variables with values
     that are not affine in the loop variables."""

@@ -6,7 +6,8 @@ without blocks (so without a root block, which a rewrite may then create),
 one whose loop body allocates, declares a buffer and binds a let,
 stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
 condition at the function's top level, an int64 epilogue of an int32
-stage, a triangular reduction whose block domain names the outer loop. :func:`corner_program` draws one of
+stage, a triangular reduction whose block domain names the outer loop, an
+opaque block naming the loop around it. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -126,8 +127,27 @@ def main(A: T.Buffer(({n}, {n}), "{dt}"), S: T.Buffer(({n},), "{dt}"), C: T.Buff
             C[vj] = S[vj] + S[vj]
 """
 
+#: an opaque block (no iteration variables) naming the loop around it, as
+#: TVM lets one, here a check that writes nothing (TVM's ``T.assume``
+#: tests): compute_at may not take it out of that loop
+_OPAQUE_CHECK = """
+@T.prim_func
+def main(A: T.Buffer(({nm},), "{dt}"), C: T.Buffer(({nm},), "{dt}")):
+    for i in range({n}):
+        with T.block("check"):
+            T.reads(A[i * {m}:i * {m} + {m}])
+            T.writes()
+            for j in range({m}):
+                T.assume(A[i * {m} + j] == A[i * {m} + j])
+    for k in range({nm}):
+        with T.block("C"):
+            vk = T.axis.spatial({nm}, k)
+            C[vk] = A[vk] * A[vk]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
-          "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR}
+          "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
+          "opaque_check": _OPAQUE_CHECK}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
@@ -137,7 +157,8 @@ def corner_source(ch: Chooser, shape: str | None = None) -> str:
     shape = shape if shape is not None else ch.choice(tuple(SHAPES))
     dt = ch.choice(_DTYPES)
     zero = f"T.{dt}(0)"
-    return SHAPES[shape].format(n=ch.choice((4, 6, 8)), m=ch.choice((2, 3, 4)), dt=dt, zero=zero)
+    n, m = ch.choice((4, 6, 8)), ch.choice((2, 3, 4))
+    return SHAPES[shape].format(n=n, m=m, nm=n * m, dt=dt, zero=zero)
 
 
 def corner_program(ch: Chooser, shape: str | None = None) -> IRModule:
