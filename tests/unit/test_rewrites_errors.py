@@ -239,6 +239,19 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((2, 16), "float32")):
 """
 
 
+# a parameter realized inside the root (TVM's legacy T.realize: fresh
+# storage for the buffer over the region, as the interpreter runs it)
+_CACHE_REALIZED = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    T.realize(B[0:8], "")
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = B[vi] + A[vi]
+"""
+
+
 # an opaque block naming the loop around it (TVM lets one)
 _OPAQUE_TILE = """
 @T.prim_func
@@ -828,6 +841,9 @@ CASES += [
      r"it under loop 'k' takes it out of; it would name a variable nothing binds"),
     ("cache-decl-scope", lambda: mod_of(_CACHE_DECLARED_VIEW), R.cache_write("B", 0, "local"),
      R.CacheStageScopeError, r"^cache_write: block 'B': buffer B_1 is declared by a T.decl_buffer inside block "
+                             r"'root', below where a cache stage goes, which could not name it"),
+    ("cache-realized", lambda: mod_of(_CACHE_REALIZED), R.cache_inplace("B", 0, "local"),
+     R.CacheStageScopeError, r"^cache_inplace: block 'B': buffer B is realized by a T.realize inside block "
                              r"'root', below where a cache stage goes, which could not name it"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,

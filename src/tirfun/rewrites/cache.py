@@ -68,7 +68,7 @@ from ..analysis.traversal import (
     stmt_children, stmt_nodes, transform_plain, walk,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
     IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
     Sub, Var, While, const,
@@ -172,23 +172,29 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     sblock = site.at(spath)
     if buf is None:
         return _Scope(spath, sblock, ())
+    decl = None
     if buf not in sblock.alloc_buffers and buf not in site.func.buffer_map.values():
         decl = _declared_inside(sblock, buf)
-        if decl is not None:
-            chk.stop(CacheStageScopeError, subject,
-                     f"buffer {buf.name} is declared by a T.decl_buffer inside block "
-                     f"{sblock.name_hint!r}, below where a cache stage goes, which could not name it",
-                     decl)
+    elif site.index.loose or not (type(site.func.body) is BlockRealize and site.func.body.block is sblock):
+        # a T.realize of it (fresh storage for the buffer, as the
+        # interpreter reads TVM's legacy statement) names a buffer outside
+        # blocks: in the root's body the index counts it
+        decl = _declared_inside(sblock, buf, (BufferRealize,))
+    if decl is not None:
+        how = "realized by a T.realize" if type(decl) is BufferRealize else "declared by a T.decl_buffer"
+        chk.stop(CacheStageScopeError, subject,
+                 f"buffer {buf.name} is {how} inside block {sblock.name_hint!r}, below where a cache stage "
+                 "goes, which could not name it", decl)
     items: dict = {}
     return _Scope(spath, sblock, _children_using(sblock, spath, buf, items, site.index), buf, items)
 
 
-def _declared_inside(block: Block, buf: Buffer) -> DeclBuffer | None:
-    """The ``T.decl_buffer`` of ``buf`` in the block's body below the
-    declarations at its top (where stages go), if any."""
+def _declared_inside(block: Block, buf: Buffer, kinds=(DeclBuffer, BufferRealize)):
+    """The ``T.decl_buffer`` (or ``T.realize``) of ``buf`` in the block's
+    body below the declarations at its top (where stages go), if any."""
     top = _under_decls(block.body)
     for node in stmt_nodes(top):
-        if type(node) is DeclBuffer and same_buffer(node.buffer, buf):
+        if type(node) in kinds and same_buffer(node.buffer, buf):
             return node
     return None
 
