@@ -252,6 +252,23 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
 """
 
 
+# a row of B viewed through the address of its first element (TVM's
+# private-function inlining tests): the block's regions say B[i, 0] only
+_ADDRESS_VIEW = """
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
+    for i in range(4):
+        with T.block("row"):
+            vi = T.axis.spatial(4, i)
+            T.reads(B[vi, 0])
+            T.writes(A[vi, 0:16])
+            row_data: T.handle = T.address_of(B[vi, 0])
+            row = T.decl_buffer((16,), data=row_data)
+            for j in range(16):
+                A[vi, j] = row[j] * T.float32(2)
+"""
+
+
 # an opaque block naming the loop around it (TVM lets one)
 _OPAQUE_TILE = """
 @T.prim_func
@@ -845,6 +862,12 @@ CASES += [
     ("cache-realized", lambda: mod_of(_CACHE_REALIZED), R.cache_inplace("B", 0, "local"),
      R.CacheStageScopeError, r"^cache_inplace: block 'B': buffer B is realized by a T.realize inside block "
                              r"'root', below where a cache stage goes, which could not name it"),
+    ("cache-address", lambda: mod_of(_ADDRESS_VIEW), R.cache_read("row", 0, "local"), R.OpaqueAccessError,
+     r"^cache_read: block 'row': block 'row' takes the address of B\[vi, 0\]; what it reaches through that "
+     r"pointer is not in its declared regions of B, so the copy would miss it"),
+    ("read-at-address", lambda: mod_of(_ADDRESS_VIEW), R.read_at("i", "row", 0, "local"), R.OpaqueAccessError,
+     r"^read_at: block 'row': loop 'i''s body reaches buffer B other than by its loads and stores: the address "
+     r"of B\[vi, 0\] is taken; that access would not see the copy"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),

@@ -68,7 +68,7 @@ from ..analysis.traversal import (
     stmt_children, stmt_nodes, transform_plain, walk,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize,
+    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize, Call,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
     IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
     Sub, Var, While, const,
@@ -88,6 +88,7 @@ from .errors import (
     CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, IndexMapCollisionError, InvalidArgumentError,
     InvalidBufferAccessError,
     NoScopeBlockError, NotLeafBlockError, NotReadWriteError, NotRegionCoverError, NotSinglePointAccessError,
+    OpaqueAccessError,
     NotSingleWriteBlockError, ReindexCacheReadWriteNotMatchError, ReindexIndexVariableError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, ReindexUnsafeIndexError,
     ThreadOverlapError, ViewScopeMismatchError,
@@ -1529,6 +1530,24 @@ def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, tak
                   axis_separators=orig.axis_separators)
 
 
+def _check_no_address_taken(chk: Checks, subject: str, blocks, buf: Buffer) -> None:
+    """None of ``blocks``, whose accesses of ``buf`` a cache takes over,
+    takes the address of an element of it (``T.address_of(B[i, 0])``):
+    what is read or written through that pointer (a ``T.decl_buffer`` on
+    it, a call) lies outside the block's declared regions, which say only
+    the one element, so the copy would miss it. TVM's region detection
+    reads the element and copies that alone."""
+    for block in blocks:
+        for top in ([block.init] if block.init is not None else []) + [block.body]:
+            for n in walk(top):
+                if type(n) is Call and n.op == "tir.address_of" and n.args \
+                        and type(n.args[0]) is BufferLoad and same_buffer(n.args[0].buffer, buf):
+                    chk.stop(OpaqueAccessError, subject,
+                             f"block {block.name_hint!r} takes the address of {n.args[0].script()}; what it "
+                             f"reaches through that pointer is not in its declared regions of {buf.name}, "
+                             "so the copy would miss it", block)
+
+
 def _uses_pointer(blocks, buf: Buffer) -> bool:
     """Whether any of ``blocks`` takes the buffer's pointer (``A.data``,
     in an opaque call): redirected, it takes the cache's, and only a cache
@@ -2313,8 +2332,10 @@ class CacheRead(Rewrite):
                 return "redirect"
             return "redirect" if block.name_hint in consumers else "keep"
 
-        pointer = _uses_pointer([r.block for _, r in scope.children if _reads(r.block, buf)
-                                 and select(r.block, False) == "redirect"], buf)
+        redirected = [r.block for _, r in scope.children if _reads(r.block, buf)
+                      and select(r.block, False) == "redirect"]
+        _check_no_address_taken(chk, subject, redirected, buf)
+        pointer = _uses_pointer(redirected, buf)
         # the copy in runs just before the readers it serves, whose reads a
         # bound read at its place still covers: only the layout must not
         # depend on the buffer
@@ -2495,8 +2516,9 @@ class CacheWrite(Rewrite):
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
                                               subject)
         region = _writer_region(site, buf, wpath, wrealize, loc, memo)
-        pointer = _uses_pointer([r.block for _, r in scope.children
-                                 if r.block.name_hint in consumers or r is wrealize], buf)
+        redirected = [r.block for _, r in scope.children if r.block.name_hint in consumers or r is wrealize]
+        _check_no_address_taken(chk, subject, redirected, buf)
+        pointer = _uses_pointer(redirected, buf)
         bounded = _check_region_bounds(chk, subject, site, scope, region, wpath, loc, pos, realize)
         full = not isinstance(site.at(loc), Block) or not all(
             _under(p, loc) for p, r in scope.children if _reads(r.block, buf)) or _depends_on_outer_loops(
@@ -3068,6 +3090,7 @@ class CacheInplace(Rewrite):
         _check_copies_per_thread(chk, subject, loops, write_iv, buf, realize)
         check_per_thread_writes(chk, subject, site.func, [path[:-1]], buf, buf.storage_scope,
                                 self.storage_scope or "global", f"the cache of buffer {buf.name}")
+        _check_no_address_taken(chk, subject, [realize.block], buf)
         read_region = _clamped(read_iv, buf, dom)
         # the usual read-modify-write reads and writes one region: clamp it once
         write_region = read_region if write_iv == read_iv else _clamped(write_iv, buf, dom)

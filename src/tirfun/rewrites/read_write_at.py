@@ -67,7 +67,8 @@ from ..analysis.traversal import (
     Path, ancestors, iter_children, nodes_along, replace_at, stmt_children, stmt_nodes, walk,
 )
 from ..nodes import (
-    LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Div, FloorDiv, FloorMod, For, ForKind,
+    LE, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div, FloorDiv, FloorMod, For,
+    ForKind,
     IfThenElse, IntImm, IterVar, IterVarType, Mod, Range, SeqStmt, Stmt, Var, While,
 )
 from ..nodes.base import with_fields
@@ -153,11 +154,24 @@ def _may_hold_loose(site, lpath: Path) -> bool:
 
 def _opaque_use(item: Stmt, buf: Buffer) -> str | None:
     """How ``item`` reaches ``buf``'s memory other than through its loads,
-    stores and declared regions (its data pointer taken, or another buffer
-    declared on that pointer), or None."""
+    stores and declared regions (its data pointer taken, another buffer
+    declared on that pointer, or the address of an element taken), or
+    None."""
     data = buf.data
-    if data is None:
-        return None
+    stack = [item]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Buffer):
+            if data is not None and n.data is not None and n.data == data and not same_buffer(n, buf):
+                return f"buffer {n.name} is declared on its data pointer"
+            continue
+        if data is not None and isinstance(n, Var) and n == data:
+            return f"its data pointer {data.name} is used"
+        if type(n) is Call and n.op == "tir.address_of" and n.args and type(n.args[0]) is BufferLoad \
+                and same_buffer(n.args[0].buffer, buf):
+            return f"the address of {n.args[0].script()} is taken"
+        stack.extend(iter_children(n))
+    return None
     stack = [item]
     while stack:
         n = stack.pop()
@@ -167,6 +181,9 @@ def _opaque_use(item: Stmt, buf: Buffer) -> str | None:
             continue
         if isinstance(n, Var) and n == data:
             return f"its data pointer {data.name} is used"
+        if type(n) is Call and n.op == "tir.address_of" and n.args and type(n.args[0]) is BufferLoad \
+                and same_buffer(n.args[0].buffer, buf):
+            return f"the address of {n.args[0].script()} is taken"
         stack.extend(iter_children(n))
     return None
 
