@@ -99,13 +99,17 @@ def test_decompose_padding_and_loop_partition_are_drawn():
 
 @st.composite
 def skipping_einsums(draw):
-    """(source, padding) of an einsum block writing an output, elementwise
-    or a sum, that may skip instances: under an ``if`` on its loops, or in
-    a loop ``r`` binding no iteration variable whose extent (the parameter
-    ``n``) may be zero, or neither; and a padding of its variables."""
+    """(source, padding, scoped) of an einsum block writing an output,
+    elementwise or a sum, that may skip instances: under an ``if`` on its
+    loops, or in a loop ``r`` binding no iteration variable whose extent
+    (the parameter ``n``) may be zero, or neither; and a padding of its
+    variables. ``scoped`` (elementwise only): the block is to be blockized
+    at its inner loop first, so that it indexes its rows by the new block's
+    variable, fixed in each instance of its scope."""
     n, m = draw(st.integers(2, 5), label="rows"), draw(st.integers(1, 4), label="cols")
     kind = draw(st.sampled_from(["elementwise", "sum"]), label="kind")
-    skip = draw(st.sampled_from(["if", "repeat", "none"]), label="skip")
+    skip = draw(st.sampled_from(["if", "repeat", "none"] + (["scoped"] if kind == "elementwise" else [])),
+                label="skip")
     bound = draw(st.integers(0, n), label="rows kept")
     if kind == "sum":
         header = f"for i, k in T.grid({n}, {m}):"
@@ -133,15 +137,21 @@ def main(A: T.Buffer(({n}, {m}), "int32"), B: T.Buffer({out_shape}, "int32"), n:
     {nest.replace(chr(10), chr(10) + "    ")}
 '''
     padding = [draw(st.integers(1, 3), label="pad i"), draw(st.integers(1, 3), label="pad j/k")]
-    return src, padding
+    return src, padding, skip == "scoped"
 
 
 @given(skipping_einsums(), st.integers(-1, 2), st.integers(0, 2**16))
 def test_pad_einsum_of_a_block_that_may_skip_instances_keeps_what_it_skips(case, n, seed):
     # TVM copies the whole padded output back, over elements the skipped
-    # instances never wrote
-    src, padding = case
+    # instances never wrote, and so it does for a block in a scope whose
+    # variable indexes the output: each instance of the scope writes its
+    # row, and copied back whole, the others from elements never written
+    src, padding, scoped = case
     mod = IRModule({"main": from_source(src)})
+    if scoped:
+        mod = R.blockize("j")(mod)
+        (inner,) = [b for _, b in walk_stmts(mod["main"]) if isinstance(b, Block) and b.name_hint == "B"]
+        padding = padding[1:1 + len(inner.iter_vars)]
     out = R.pad_einsum("B", padding)(mod)
     verify(out)
     args = random_inputs(mod["main"], np.random.default_rng(seed))

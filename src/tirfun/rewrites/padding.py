@@ -519,10 +519,12 @@ class PadEinsum(Rewrite):
     nor for a sum of ``x + 1``), so a padded reduction variable keeps them
     out with a predicate; an output is copied back only over the original
     domain in the padded dimensions, and copied in as well where the block
-    may not write all of it (a predicate, loops over part of its domain), so
-    elements it does not write keep their values (TVM copies back from
-    elements it never wrote); a dimension indexed by a constant is copied
-    whole (TVM makes it of extent 1 and accesses it out of bounds); a
+    may not write all of it (a predicate, loops over part of its domain, a
+    dimension indexed by a constant or by a variable of an enclosing
+    block), so elements it does not write keep their values (TVM copies
+    back from elements it never wrote); a dimension indexed by a constant
+    is copied whole (TVM makes it of extent 1 and accesses it out of
+    bounds); a
     variable left unpadded whose loop's range follows a padded loop (``for
     k in range(i + 1)``) is kept to its domain by a predicate in the
     iterations the padding adds (TVM's result reads past the padded buffer
@@ -687,7 +689,7 @@ class PadEinsum(Rewrite):
             # an output is copied in too where the block may not write all of
             # it (a predicate, loops that cover part of its domain): what it
             # does not write is copied back unchanged
-            if is_read or not _writes_every_element(site, rpath, realize, region):
+            if is_read or not _writes_every_element(site, rpath, realize, region, padded):
                 reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
             if not is_read:
                 writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
@@ -838,7 +840,7 @@ class _SwapBuffers(BodyWalk):
         return self.swap(super().store(n))
 
 
-def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
+def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=()) -> bool:
     """Whether the einsum block writes every element of its output over its
     domain before anything reads it, so that the padded output needs no copy
     in (TVM's result): no predicate, no condition between the scope and the
@@ -868,6 +870,16 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region) -> bool:
                 or not _same_value(loop.extent, iv.dom.extent):
             return False
     point = [x.min for x in region.region]
+    # the copy back takes every dimension whole (a padded one up to the
+    # original domain, ``padded``): each must be indexed by an iteration
+    # variable over all of it, not a constant nor a variable of an
+    # enclosing block (fixed in each instance of the scope: TVM copies back
+    # the rest of the dimension from elements never written)
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
+    for index, dim in zip(point, region.buffer.shape):
+        dom = doms.get(index) if isinstance(index, Var) else None
+        if dom is None or (index not in padded and not _same_value(dom.extent, dim)):
+            return False
 
     def stores_point(stmt) -> bool:
         return (isinstance(stmt, BufferStore) and stmt.buffer == region.buffer and stmt.predicate is None
