@@ -93,7 +93,7 @@ from .errors import (
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, ReindexUnsafeIndexError,
     ThreadOverlapError, ViewScopeMismatchError,
 )
-from .index import binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
+from .index import _kept_for, binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
 from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
@@ -1538,14 +1538,29 @@ def _check_no_address_taken(chk: Checks, subject: str, blocks, buf: Buffer) -> N
     the one element, so the copy would miss it. TVM's region detection
     reads the element and copies that alone."""
     for block in blocks:
-        for top in ([block.init] if block.init is not None else []) + [block.body]:
-            for n in walk(top):
-                if type(n) is Call and n.op == "tir.address_of" and n.args \
-                        and type(n.args[0]) is BufferLoad and same_buffer(n.args[0].buffer, buf):
-                    chk.stop(OpaqueAccessError, subject,
-                             f"block {block.name_hint!r} takes the address of {n.args[0].script()}; what it "
-                             f"reaches through that pointer is not in its declared regions of {buf.name}, "
-                             "so the copy would miss it", block)
+        taken = _kept_for(_ADDRESSES, block, _addresses_taken)
+        if buf.name not in taken:
+            continue
+        load = taken[buf.name]
+        chk.stop(OpaqueAccessError, subject,
+                 f"block {block.name_hint!r} takes the address of {load.script()}; what it reaches through that "
+                 f"pointer is not in its declared regions of {buf.name}, so the copy would miss it", block)
+
+
+# identity of a block -> (weak reference to it, what _addresses_taken found)
+_ADDRESSES: dict = {}
+
+
+def _addresses_taken(block: Block) -> dict:
+    """Buffer name -> the first load whose address the block takes
+    (``T.address_of(B[i, 0])``), in its init and body; kept per block for as
+    long as it lives, as schedules meet the same blocks again and again."""
+    out: dict = {}
+    for top in ([block.init] if block.init is not None else []) + [block.body]:
+        for n in walk(top):
+            if type(n) is Call and n.op == "tir.address_of" and n.args and type(n.args[0]) is BufferLoad:
+                out.setdefault(n.args[0].buffer.name, n.args[0])
+    return out
 
 
 def _uses_pointer(blocks, buf: Buffer) -> bool:
