@@ -112,31 +112,41 @@ def main(A: T.Buffer(({n}, {m}), "float32"), B: T.Buffer(({n}, {m}), "float32"))
 
 @st.composite
 def fused_writers(draw):
-    """(module, pipeline, cut): a 2-D elementwise stage whose loops are
-    fused and perhaps split again by a factor that may not divide them,
-    its writes perhaps cut short by a predicate (``i * m + j < k``: then
-    ``cut``), then a cache_write of its output, perhaps moved under the
-    fused loop's outer part with reverse_compute_at."""
+    """(module, pipeline, cut, per_element): a 2-D elementwise stage whose
+    loops are fused and perhaps split again by a factor that may not
+    divide them, its writes perhaps cut short by a predicate (``i * m + j
+    < k``: then ``cut``), then a cache_write of its output, perhaps moved
+    with reverse_compute_at under the fused loop or one of its parts
+    (``per_element``: under a loop of one element per iteration, where the
+    writes cover the buffer; it must then apply)."""
     n, m = draw(st.integers(1, 5), label="n"), draw(st.integers(1, 5), label="m")
-    cut = draw(st.booleans(), label="cut")
+    # TVM's GPU schedule: fuse, split by a factor of the fused extent
+    # (perhaps across rows: m does not divide it, and the remainder's
+    # weights exceed m, which a simplifier reducing them modulo m, writing
+    # ``(i_0 * 4 + i_1) % 3`` as ``(i_0 + i_1) % 3``, parts from the
+    # quotient's sum), bind, cache_write, reverse_compute_at to the threads
+    across = [d for d in range(m + 1, n * m + 1) if (n * m) % d == 0 and d % m]
+    gpu = bool(across) and draw(st.booleans(), label="split across rows, copied back per element")
+    cut = not gpu and draw(st.booleans(), label="cut")
     k = draw(st.integers(0, n * m - 1), label="k") if cut and n * m > 1 else None
     where = f"T.where(i * {m} + j < {k})" if k is not None else "T.evaluate(0)"
     mod = IRModule({"main": from_source(_FUSED_SOURCE.format(n=n, m=m, where=where))})
     steps = R.fuse("i", "j")
     loop = "i_j_fused"
-    factor = draw(st.integers(1, 8), label="factor")
-    split = draw(st.booleans(), label="split")
+    factor = draw(st.sampled_from(across), label="factor") if gpu else draw(st.integers(1, 8), label="factor")
+    split = gpu or draw(st.booleans(), label="split")
     if split:
         steps = steps >> R.split(loop, [None, factor])
-        loop = "i_j_fused_0"
+        loop = "i_j_fused_1" if gpu else draw(st.sampled_from(["i_j_fused_0", "i_j_fused_1"]), label="under")
     scope = draw(st.sampled_from(["local", "global"]), label="scope")
     steps = steps >> R.cache_write("blk", 0, scope)
-    moved = draw(st.booleans(), label="moved")
+    moved = gpu or draw(st.booleans(), label="moved")
     if moved:
         steps = steps >> R.reverse_compute_at(f"B_{scope}", loop)
     event(f"split {'dividing' if split and (n * m) % factor == 0 else 'over' if split else 'none'}, "
           f"{'cut' if k is not None else 'whole'}, {'moved' if moved else 'at the root'}")
-    return mod, steps, k is not None, moved
+    per_element = moved and k is None and (not split or (loop == "i_j_fused_1" and (n * m) % factor == 0))
+    return mod, steps, k is not None, per_element
 
 
 @settings(max_examples=max(10, settings().max_examples // 3))
@@ -148,13 +158,16 @@ def test_a_cache_write_of_a_fused_writer_fills_only_what_it_may_skip(case):
     would be copied back); where the writes cover the buffer there is no
     fill, as in TVM, so that the copy back can move under the fused loop
     (the GPU schedule's pattern)."""
-    mod, steps, cut, moved = case
+    mod, steps, cut, per_element = case
     try:
         out = steps(mod)
     except ScheduleError as err:
-        assert moved, f"a cache_write alone was refused: {err}"
+        assert steps.rewrites[-1].primitive == "reverse_compute_at", f"a cache_write alone was refused: {err}"
+        assert not per_element, f"the copy back of a whole write was refused under its fused loop: {err}"
         event(f"refused ({'cut' if cut else 'whole'}): {type(err).__name__}")
         return
+    if per_element:
+        event("moved under the fused loop, element by element")
     fills = [name for name in ("B_local_fill", "B_global_fill") if f'"{name}"' in out.script()]
     if not cut:
         assert not fills, f"a fill where the writer writes the whole buffer:\n{out.script()}"

@@ -2118,3 +2118,36 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((1, 1), "float32")):
         R.reindex("update", ("read", 0))(mod)
     with pytest.raises(ScheduleError):
         R.reindex_cache_read("update", 0, "local", lambda vi: [vi])(mod)
+
+
+# TVM's GPU schedule of an elementwise stage: fuse, split by the threads,
+# bind, cache the output per thread and copy it back where it is computed
+GPU_ELEMENTWISE = """
+@T.prim_func
+def main(A: T.Buffer((64, 48), "float32"), B: T.Buffer((64, 48), "float32")):
+    for i, j in T.grid(64, 48):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+"""
+
+
+def test_the_gpu_elementwise_schedule_caches_the_output_per_thread():
+    from tirfun.interp import run
+    from tirfun.lower import lower
+
+    mod = IRModule({"main": from_source(GPU_ELEMENTWISE)})
+    out = (R.fuse("i", "j") >> R.split("i_j_fused", [None, 128]) >> R.bind("i_j_fused_0", "blockIdx.x")
+           >> R.bind("i_j_fused_1", "threadIdx.x") >> R.cache_write("B", 0, "local")
+           >> R.reverse_compute_at("B_local", "i_j_fused_1"))(mod)
+    text = out.script()
+    # no copy of B into the cache first: the threads write all of it, as in TVM
+    assert "B_local_fill" not in text
+    # both bindings name the one fused sum, as TVM writes them
+    assert text.count("(i_j_fused_0 * 128 + i_j_fused_1) // 48") == 2
+    assert text.count("(i_j_fused_0 * 128 + i_j_fused_1) % 48") == 2
+    verify(out)
+    a = np.random.default_rng(0).random((64, 48), dtype=np.float32)
+    b = np.zeros_like(a)
+    run(lower(out, target="cuda")["main"], a, b)
+    np.testing.assert_array_equal(b, a * np.float32(2) + np.float32(1))

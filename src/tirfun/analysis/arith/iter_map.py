@@ -8,8 +8,11 @@ integer-weighted *atoms* (variables, or ``//`` and ``%`` by constants of such
 sums) plus a constant, applies only exact identities of integer arithmetic
 (``(c*q + r) // c == q + r // c``, ``c * (x // c) + x % c == x``, and
 ``r // c == 0``, ``r % c == r`` when the loop ranges put ``r`` in ``[0, c)``),
-and prints the terms by decreasing weight. Anything it does not understand
-is kept as an opaque atom. Like TVM's iterator maps it reads bindings in
+and prints the terms by decreasing weight. A ``%`` it cannot resolve drops
+the multiples of its divisor and keeps the other weights as they are
+(``(i_0 * 128 + i_1) % 48``, as TVM's iterator maps write a fused index cut
+again), so that it names the same sum as the matching ``//``. Anything it
+does not understand is kept as an opaque atom. Like TVM's iterator maps it reads bindings in
 unbounded integers, as bindings are (a binding that wraps is out of its
 domain): where the given ranges show that the dividend of a ``//`` or ``%``
 may leave the dtype, the division is left alone.
@@ -233,6 +236,14 @@ class _Normalizer:
             inner = _int_value(atom.b) if isinstance(atom, FloorMod) else None
             if k == 1 and inner is not None and inner % c == 0:
                 return self.atom(FloorMod(atom.a, self.const(c)))
+        # written as TVM's iterator maps write a fused index cut again:
+        # the multiples of c leave, the other weights stay as they are
+        # (``(i_0 * 128 + i_1) % 48``, not ``(i_0 * 32 + i_1) % 48``), so
+        # the quotient ``(i_0 * 128 + i_1) // 48`` and the remainder name
+        # one sum
+        kept = Affine(self.dtype, tuple((t, k) for t, k in a.terms if k % c), r.const)
+        if not self.may_wrap(kept):
+            return self.atom(FloorMod(self.expr(kept), self.const(c)))
         return self.atom(FloorMod(self.expr(r), self.const(c)))
 
     def expr(self, lin: Affine) -> PrimExpr:
