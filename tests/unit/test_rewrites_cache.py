@@ -2151,3 +2151,34 @@ def test_the_gpu_elementwise_schedule_caches_the_output_per_thread():
     b = np.zeros_like(a)
     run(lower(out, target="cuda")["main"], a, b)
     np.testing.assert_array_equal(b, a * np.float32(2) + np.float32(1))
+
+
+# a write at a row chosen by the contents of another buffer (TVM's
+# set_axis_separator tests)
+INDIRECT_ROW = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "int32"), B: T.Buffer((1, 1), "int32")):
+    for j in range(4):
+        with T.block("block"):
+            T.reads(B[0, 0])
+            T.writes(A[B[0, 0], j])
+            A[B[0, 0], j] = 7
+"""
+
+
+def test_a_cache_of_a_region_bounded_by_a_load_is_the_whole_buffer():
+    # compact, its shape would load (T.min(B[0, 0], 3) - T.max(B[0, 0], 0)
+    # + 1): an allocation sized by the contents of memory
+    from tirfun.interp import run
+
+    mod = IRModule({"main": from_source(INDIRECT_ROW)})
+    out = R.cache_write("block", 0, "local")(mod)
+    verify(out)
+    (cache,) = [b for _, s in walk_stmts(out["main"]) if isinstance(s, Block) for b in s.alloc_buffers]
+    assert [d.value for d in cache.shape] == [4, 4]
+    for row in range(4):
+        start = np.arange(16, dtype="int32").reshape(4, 4)
+        expected, got = start.copy(), start.copy()
+        run(mod["main"], expected, np.array([[row]], "int32"))
+        run(out["main"], got, np.array([[row]], "int32"))
+        np.testing.assert_array_equal(got, expected)

@@ -269,6 +269,26 @@ def main(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
 """
 
 
+# a buffer over an allocation in the root's body, not declared (TVM's
+# renew-defs tests)
+_CACHE_ALLOCATED_VIEW = """
+@T.prim_func
+def main(B: T.Buffer((16,), "float16")):
+    A_data = T.allocate([16], "float16", "global")
+    A = T.Buffer((16,), "float16", data=A_data)
+    for i in range(16):
+        with T.block("A"):
+            vi = T.axis.spatial(16, i)
+            A[vi] = T.float16(1)
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] + T.float16(1)
+"""
+
+
 # an opaque block naming the loop around it (TVM lets one)
 _OPAQUE_TILE = """
 @T.prim_func
@@ -868,6 +888,9 @@ CASES += [
     ("read-at-address", lambda: mod_of(_ADDRESS_VIEW), R.read_at("i", "row", 0, "local"), R.OpaqueAccessError,
      r"^read_at: block 'row': loop 'i''s body reaches buffer B other than by its loads and stores: the address "
      r"of B\[vi, 0\] is taken; that access would not see the copy"),
+    ("cache-allocated-view", lambda: mod_of(_CACHE_ALLOCATED_VIEW), R.cache_read("B", 0, "shared"),
+     R.CacheStageScopeError, r"^cache_read: block 'B': buffer A is a view of the T.allocate of A_data inside "
+                             r"block 'root', below where a cache stage goes, which could not name it"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),

@@ -68,7 +68,7 @@ from ..analysis.traversal import (
     stmt_children, stmt_nodes, transform_plain, walk,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize, Call,
+    EQ, GE, GT, LE, LT, Add, Allocate, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize, Call,
     BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
     IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
     Sub, Var, While, const,
@@ -182,7 +182,9 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
         # blocks: in the root's body the index counts it
         decl = _declared_inside(sblock, buf, (BufferRealize,))
     if decl is not None:
-        how = "realized by a T.realize" if type(decl) is BufferRealize else "declared by a T.decl_buffer"
+        how = ("realized by a T.realize" if type(decl) is BufferRealize
+               else f"a view of the T.allocate of {decl.buffer_var.name}" if type(decl) is Allocate
+               else "declared by a T.decl_buffer")
         chk.stop(CacheStageScopeError, subject,
                  f"buffer {buf.name} is {how} inside block {sblock.name_hint!r}, below where a cache stage "
                  "goes, which could not name it", decl)
@@ -190,12 +192,20 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     return _Scope(spath, sblock, _children_using(sblock, spath, buf, items, site.index), buf, items)
 
 
-def _declared_inside(block: Block, buf: Buffer, kinds=(DeclBuffer, BufferRealize)):
-    """The ``T.decl_buffer`` (or ``T.realize``) of ``buf`` in the block's
-    body below the declarations at its top (where stages go), if any."""
+def _declared_inside(block: Block, buf: Buffer, kinds=(DeclBuffer, BufferRealize, Allocate)):
+    """The ``T.decl_buffer`` (or ``T.realize``, or the ``T.allocate`` of its
+    pointer, which an undeclared ``T.Buffer`` over it uses) of ``buf`` in
+    the block's body below the declarations at its top (where stages go),
+    if any."""
     top = _under_decls(block.body)
     for node in stmt_nodes(top):
-        if type(node) in kinds and same_buffer(node.buffer, buf):
+        kind = type(node)
+        if kind not in kinds:
+            continue
+        if kind is Allocate:
+            if buf.data is not None and node.buffer_var == buf.data:
+                return node
+        elif same_buffer(node.buffer, buf):
             return node
     return None
 
@@ -1473,9 +1483,14 @@ def _depends_on_outer_loops(site, scope: _Scope, region) -> bool:
     compact copy would have to index the cache with that loop's variable
     inside the copy block, which block isolation forbids (TVM writes it
     and its lowering copes); a full-sized cache keeps those variables in
-    the copy's loop extents and bindings, where they may appear."""
+    the copy's loop extents and bindings, where they may appear. So does a
+    region whose bounds load from a buffer."""
     if all(type(r.min) is IntImm and type(r.extent) is IntImm for r in region):
         return False  # literals depend on nothing
+    # a bound that loads (a write at A[B[0, 0], j]) would put the load in the
+    # compact cache's shape, an allocation sized by the contents of memory
+    if any(find_nodes(e, (BufferLoad,)) for r in region for e in (r.min, r.extent)):
+        return True
     outer = {node.loop_var.name for _, node in ancestors(site.func, scope.path) if isinstance(node, For)}
     return any((var_names(r.min) | var_names(r.extent)) & outer for r in region)
 
