@@ -40,6 +40,7 @@ from tirfun.nodes import Add, Block, BufferStore, LetStmt, Mul
 from tirfun.schedule import Schedule
 from tirfun.script import from_source
 from tirfun.testing._choices import DrawChooser, RandomChooser
+from tirfun.testing.corner_programs import SHAPES, corner_program
 from tirfun.testing.draw_padding import draw_loop_partition, draw_pad_einsum
 from tirfun.testing.draw_reduction import (
     DRAWERS, draw_any, random_reduction_module, reduction_programs,
@@ -132,6 +133,19 @@ def test_reduction_primitives_keep_meaning_and_compile(mod, data):
     # a build costs more than all the rest: one example in four builds
     if data.draw(st.integers(0, 3), label="build") == 0:
         _check_compiled(out, data.draw(st.integers(0, 2**16), label="seed"))
+
+
+@given(st.sampled_from(sorted(SHAPES)), st.data())
+def test_reduction_primitives_on_corner_programs(shape, data):
+    # among them a reduction that may run no iteration (its init then never
+    # runs) and a sum started from a value staged under its row loop: an
+    # init moved before a loop must not run where the original's did not,
+    # nor read what the loop writes first (TVM moves it regardless)
+    ch = DrawChooser(data.draw)
+    mod = corner_program(ch, shape)
+    out, steps = _apply_drawn(ch, mod, ch.integer(1, 2))
+    verify(out)
+    _check_meaning(mod, out, steps)
 
 
 @given(prim_funcs(max_blocks=3, loop_kinds=["serial", "parallel", "vectorized", "unrolled"]), st.data())

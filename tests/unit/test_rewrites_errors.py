@@ -289,6 +289,41 @@ def main(B: T.Buffer((16,), "float16")):
 """
 
 
+# a reduction whose loop runs as many times as an enclosing block's
+# variable says: none at all for vi = 0
+_EMPTY_REDUCTION = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        with T.block("outer"):
+            vi = T.axis.spatial(4, i)
+            for k in range(vi):
+                with T.block("B"):
+                    vb = T.axis.spatial(4, vi)
+                    vk = T.axis.reduce(4, k)
+                    with T.init():
+                        B[vb] = T.float32(0)
+                    B[vb] = B[vb] + A[vb, vk]
+"""
+
+# a sum started from a value another block under the row loop writes first
+_INIT_READS_STAGED = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4,), "float32"), S: T.Buffer((4,), "float32")):
+    Bg = T.alloc_buffer((4,))
+    for i in range(4):
+        with T.block("copy"):
+            vi = T.axis.spatial(4, i)
+            Bg[vi] = C[vi]
+        for k in range(4):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = Bg[vi]
+                S[vi] = S[vi] + A[vi, vk]
+"""
+
+
 # an opaque block naming the loop around it (TVM lets one)
 _OPAQUE_TILE = """
 @T.prim_func
@@ -891,6 +926,12 @@ CASES += [
     ("cache-allocated-view", lambda: mod_of(_CACHE_ALLOCATED_VIEW), R.cache_read("B", 0, "shared"),
      R.CacheStageScopeError, r"^cache_read: block 'B': buffer A is a view of the T.allocate of A_data inside "
                              r"block 'root', below where a cache stage goes, which could not name it"),
+    ("decompose-empty", lambda: mod_of(_EMPTY_REDUCTION), R.decompose_reduction("B", "k"), R.ReductionStartError,
+     r"^decompose_reduction: block 'B': the reduction loop 'k' may run no iteration \(its extent vi may be zero\): "
+     r"there the block, and so its init, never runs, while an init placed before the loop would"),
+    ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
+     R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
+                           r"reads: placed before the loop, the init would read what it held before"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),

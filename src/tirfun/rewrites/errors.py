@@ -588,8 +588,9 @@ class InitPlacementError(RewriteError):
 class ReductionStartError(RewriteError):
     """The loops start a reduction iteration variable of the block somewhere
     other than the start of its domain (the later parts of a
-    ``loop_partition`` continue a reduction), so the block's ``init`` never
-    runs there and a separate init would change the result."""
+    ``loop_partition`` continue a reduction), or may run none of its values
+    (an extent that may be zero), so the block's ``init`` never runs there
+    and a separate init would change the result."""
 
 
 class NonSingleChildBlockError(RewriteError):

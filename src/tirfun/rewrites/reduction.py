@@ -19,7 +19,7 @@ from pyrsistent import pvector
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
-from ..analysis.traversal import Path, ancestors, iter_children, replace_at
+from ..analysis.traversal import Path, ancestors, iter_children, replace_at, walk
 from ..nodes import (
     GE, GT, LE, LT, EQ, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
     For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
@@ -143,7 +143,10 @@ class DecomposeReduction(Rewrite):
     3. the block is a reduction block (NotReductionBlockError) whose loops
        start each reduction variable at the start of its domain, where its
        init runs (ReductionStartError; not so in the later parts of a
-       ``loop_partition``);
+       ``loop_partition``), and surely run from there: a reduction loop
+       whose extent may be zero (``range(v)`` for a ``v`` of an enclosing
+       block) runs no instance and so no init, where an init moved before
+       it would (ReductionStartError; TVM moves it regardless);
     4. no loop above ``loop`` feeds a reduction iteration variable
        (LoopHeightError);
     5. the reduction is not repeated below a loop that feeds a reduction
@@ -223,6 +226,20 @@ class DecomposeReduction(Rewrite):
         spatial_loops: set[str] = set()
         for iv, names in zip(block.iter_vars, used):
             (reduce_loops if iv.iter_type is IterVarType.CommReduce else spatial_loops).update(names)
+        maybe_empty = [loop for _, loop in loops[position:] if loop.loop_var.name in reduce_loops
+                       and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
+        if maybe_empty:
+            from ..analysis.arith import can_prove
+            from .cache import _enclosing_domains
+
+            dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
+            dom.update(_enclosing_domains(site, rpath))
+            for loop in maybe_empty:
+                if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+                    chk.stop(ReductionStartError, subject,
+                             f"the reduction loop {loop.loop_var.name!r} may run no iteration (its extent "
+                             f"{loop.extent.script()} may be zero): there the block, and so its init, never "
+                             "runs, while an init placed before the loop would", loop, realize)
         for _, loop in loops[:position]:
             if loop.loop_var.name in reduce_loops:
                 chk.stop(LoopHeightError, describe(self.loop),
@@ -1177,7 +1194,13 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
     with the original's init, comes in a later iteration)."""
     lpath, loop = placed
     written = {w.buffer for w in realize.block.writes}
-    if _alone_under(site, rpath, lpath, written):
+    block = realize.block
+    # what the init reads (a row sum started from another buffer's value):
+    # a block under the loop that writes it gives the init, placed before
+    # the loop, the value from before (TVM moves it regardless)
+    init_reads = ({n.buffer for n in walk(block.init) if type(n) is BufferLoad} - written
+                  if block.init is not None else set())
+    if _alone_under(site, rpath, lpath, written | init_reads):
         return
     # imported here, past the common case: an import in a function costs
     # more than the check above
@@ -1186,7 +1209,7 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
     body = lpath + (("body", None),)
     seen = False
     doms = None  # the loop domains, found when a block after the reduction first needs them
-    for path, other in all_block_realizes(loop.body, body, touching=written):
+    for path, other in all_block_realizes(loop.body, body, touching=written | init_reads):
         if path == rpath:
             seen = True
             continue
@@ -1194,6 +1217,12 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
             continue  # a block around the reduction block
         if path[:len(rpath)] == rpath:
             continue  # a block inside it: the reduction's own body, which its init precedes anyway
+        feeds = [w for w in other.block.writes if w.buffer in init_reads]
+        if feeds:
+            chk.stop(InitPlacementError, subject,
+                     f"block {other.block.name_hint!r} under loop {loop.loop_var.name!r} writes "
+                     f"{feeds[0].buffer.name}, which the init reads: placed before the loop, the init would read "
+                     "what it held before", other)
         regions = [r for r in list(other.block.reads) + list(other.block.writes) if r.buffer in written]
         if not regions:
             continue

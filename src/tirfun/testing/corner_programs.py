@@ -7,7 +7,9 @@ one whose loop body allocates, declares a buffer and binds a let,
 stages indexing one buffer in ``int32`` and in ``int64``, a stage under a
 condition at the function's top level, an int64 epilogue of an int32
 stage, a triangular reduction whose block domain names the outer loop, an
-opaque block naming the loop around it. :func:`corner_program` draws one of
+opaque block naming the loop around it, a reduction over as many values as
+an enclosing block's variable (none, for its first), a sum started from
+a value staged under the same loop. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -145,9 +147,43 @@ def main(A: T.Buffer(({nm},), "{dt}"), C: T.Buffer(({nm},), "{dt}")):
             C[vk] = A[vk] * A[vk]
 """
 
+#: a reduction whose loop runs as many times as an enclosing block's
+#: variable says (none for the first row): its init runs only where it does
+_EMPTY_ROWS = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
+    for i in range({n}):
+        with T.block("row"):
+            vi = T.axis.spatial({n}, i)
+            for k in range(vi):
+                with T.block("S"):
+                    vs = T.axis.spatial({n}, vi)
+                    vk = T.axis.reduce({n}, k)
+                    with T.init():
+                        S[vs] = {zero}
+                    S[vs] = S[vs] + A[vs, vk]
+"""
+
+#: a sum started from a value a block under the same row loop writes first
+_STAGED_START = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "{dt}"), C: T.Buffer(({n},), "{dt}"), S: T.Buffer(({n},), "{dt}")):
+    G = T.alloc_buffer(({n},), "{dt}")
+    for i in range({n}):
+        with T.block("G"):
+            vi = T.axis.spatial({n}, i)
+            G[vi] = C[vi] + C[vi]
+        for k in range({m}):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = G[vi]
+                S[vi] = S[vi] + A[vi, vk]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
-          "opaque_check": _OPAQUE_CHECK}
+          "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
