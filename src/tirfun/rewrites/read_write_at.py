@@ -172,20 +172,6 @@ def _opaque_use(item: Stmt, buf: Buffer) -> str | None:
             return f"the address of {n.args[0].script()} is taken"
         stack.extend(iter_children(n))
     return None
-    stack = [item]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, Buffer):
-            if n.data is not None and n.data == data and not same_buffer(n, buf):
-                return f"buffer {n.name} is declared on its data pointer"
-            continue
-        if isinstance(n, Var) and n == data:
-            return f"its data pointer {data.name} is used"
-        if type(n) is Call and n.op == "tir.address_of" and n.args and type(n.args[0]) is BufferLoad \
-                and same_buffer(n.args[0].buffer, buf):
-            return f"the address of {n.args[0].script()} is taken"
-        stack.extend(iter_children(n))
-    return None
 
 
 class _ReadWriteAt(Rewrite):

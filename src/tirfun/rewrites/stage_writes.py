@@ -281,6 +281,17 @@ def _fused_sums(exprs: list[PrimExpr]) -> list[PrimExpr]:
     """The sums in ``exprs`` that a division or modulo splits, and the
     expressions themselves where they are sums, in the normal form of
     :func:`simplify_affine`."""
+    out = _divided_sums(exprs)
+    for e in exprs:
+        f = simplify_affine(e)
+        if type(f) is not Var and type(f) is not IntImm and f not in out:
+            out.append(f)
+    return out
+
+
+def _divided_sums(exprs: list[PrimExpr]) -> list[PrimExpr]:
+    """The sums in ``exprs`` that a division or modulo splits, in the
+    normal form of :func:`simplify_affine`, each once."""
     from ..analysis.traversal import walk
     from ..nodes import FloorDiv, FloorMod
 
@@ -291,10 +302,6 @@ def _fused_sums(exprs: list[PrimExpr]) -> list[PrimExpr]:
                 f = simplify_affine(n.a)
                 if f not in out:
                     out.append(f)
-    for e in exprs:
-        f = simplify_affine(e)
-        if type(f) is not Var and type(f) is not IntImm and f not in out:
-            out.append(f)
     return out
 
 
@@ -315,16 +322,9 @@ def _fold_fused(indices: list[PrimExpr], loops: dict) -> tuple[list, dict] | Non
     by one from 0; those loops leave ``loops`` for the new one. None where
     no sum folds, or a folded loop is still named elsewhere (the iterator
     maps then see it twice)."""
-    from ..analysis.traversal import walk
-    from ..nodes import Evaluate, FloorDiv, FloorMod, ForKind
+    from ..nodes import Evaluate, ForKind
 
-    sums = []
-    for index in indices:
-        for n in walk(index):
-            if type(n) in (FloorDiv, FloorMod) and type(n.a) is not Var and n.a.dtype.is_int:
-                f = simplify_affine(n.a)
-                if f not in sums:
-                    sums.append(f)
+    sums = _divided_sums(indices)
     if not sums:
         return None
     indices, loops, changed = list(indices), dict(loops), False
