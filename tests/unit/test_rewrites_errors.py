@@ -324,6 +324,26 @@ def main(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4,), "float32"), S: T.Buff
 """
 
 
+# a buffer over constants declared below the top of the root's body (TVM's
+# round-trip tests)
+_CACHE_CONST_VIEW = """
+@T.prim_func
+def main(A: T.Buffer((10,), "int32"), C: T.Buffer((10,), "int32")):
+    for x in range(10):
+        with T.block("C0"):
+            vx = T.axis.spatial(10, x)
+            C[vx] = A[vx]
+    K_data = T.allocate_const([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "int32", [10])
+    K = T.Buffer((10,), "int32", data=K_data)
+    for x in range(10):
+        with T.block("C1"):
+            vx = T.axis.spatial(10, x)
+            T.reads(C[vx], K[vx])
+            T.writes(C[vx])
+            C[vx] = C[vx] + K[vx]
+"""
+
+
 # an opaque block naming the loop around it (TVM lets one)
 _OPAQUE_TILE = """
 @T.prim_func
@@ -932,6 +952,9 @@ CASES += [
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),
+    ("cache-const-view", lambda: mod_of(_CACHE_CONST_VIEW), R.cache_read("C1", 1, "global"),
+     R.CacheStageScopeError, r"^cache_read: block 'C1': buffer K is a view of the T.allocate_const of K_data inside "
+                             r"block 'root', below where a cache stage goes, which could not name it"),
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),

@@ -184,6 +184,7 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     if decl is not None:
         how = ("realized by a T.realize" if type(decl) is BufferRealize
                else f"a view of the T.allocate of {decl.buffer_var.name}" if type(decl) is Allocate
+               else f"a view of the T.allocate_const of {decl.buffer_var.name}" if type(decl) is AllocateConst
                else "declared by a T.decl_buffer")
         chk.stop(CacheStageScopeError, subject,
                  f"buffer {buf.name} is {how} inside block {sblock.name_hint!r}, below where a cache stage "
@@ -192,17 +193,17 @@ def _scope_of(chk: Checks, site, block_path: Path, subject: str, buf: Buffer | N
     return _Scope(spath, sblock, _children_using(sblock, spath, buf, items, site.index), buf, items)
 
 
-def _declared_inside(block: Block, buf: Buffer, kinds=(DeclBuffer, BufferRealize, Allocate)):
-    """The ``T.decl_buffer`` (or ``T.realize``, or the ``T.allocate`` of its
-    pointer, which an undeclared ``T.Buffer`` over it uses) of ``buf`` in
-    the block's body below the declarations at its top (where stages go),
-    if any."""
+def _declared_inside(block: Block, buf: Buffer, kinds=(DeclBuffer, BufferRealize, Allocate, AllocateConst)):
+    """The ``T.decl_buffer`` (or ``T.realize``, or the ``T.allocate`` or
+    ``T.allocate_const`` of its pointer, which an undeclared ``T.Buffer``
+    over it uses) of ``buf`` in the block's body below the declarations at
+    its top (where stages go), if any."""
     top = _under_decls(block.body)
     for node in stmt_nodes(top):
         kind = type(node)
         if kind not in kinds:
             continue
-        if kind is Allocate:
+        if kind is Allocate or kind is AllocateConst:
             if buf.data is not None and node.buffer_var == buf.data:
                 return node
         elif same_buffer(node.buffer, buf):
