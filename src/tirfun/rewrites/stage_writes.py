@@ -192,42 +192,21 @@ def _folds_to_a_loop(indices: list, loops: dict, conjuncts: list, span: list) ->
     """:func:`cuts_a_prefix`'s first way: each conjunct's sum read as one
     loop of the instances that run."""
     from ..analysis.arith.const_bound import const_interval
-    from ..nodes import Evaluate, ForKind
 
-    indices, loops = list(indices), dict(loops)
     for k, c in enumerate(conjuncts):
         got = _bounds(c)
         if got is None:
             return False
-        f, n = simplify_affine(got[0]), got[1]
-        used = var_names(f) & set(loops)
-        if not used or var_names(f) - set(loops) or any(loops[u].min.value != 0 for u in used):
+        f = simplify_affine(got[0])
+        if not var_names(f) or var_names(f) - set(loops):
             return False
-        found = detect_iter_map([f], {u: loops[u] for u in used}, "bijective")
-        if found is None or not (type(found[0].base) is IntImm and found[0].base.value == 0):
+        folded = _fold_sum(indices, loops, f, f"pred{k}", limit=got[1])
+        if folded is None:
             return False
-        total = 1
-        for u in used:
-            total *= loops[u].extent.value
-        count = min(n, total)
-        if count < 1:
-            return False
-        name = f"pred{k}"
-        while name in loops:
-            name += "_"
-        var = Var(name, f.dtype)
-        folded = [_replace(i, f, var) for i in indices]
-        if any(var_names(i) & used for i in folded):
-            return False
-        for u in used:
-            del loops[u]
-        loops[name] = For(var, IntImm(f.dtype, 0), IntImm(f.dtype, count), ForKind.SERIAL,
-                          Evaluate(IntImm("int32", 0)))
-        indices = folded
+        indices, loops = folded
     if dense_over(indices, loops) is not None:
         return False
-    env = {loop.loop_var: (0 if loop.min is None else loop.min.value, loop.min.value + loop.extent.value - 1)
-           for loop in loops.values()}
+    env = {loop.loop_var: (loop.min.value, loop.min.value + loop.extent.value - 1) for loop in loops.values()}
     for index, (lo, hi) in zip(indices, span):
         got = const_interval(index, env)
         if not (got[0] <= lo and hi <= got[1]):
@@ -322,45 +301,58 @@ def _fold_fused(indices: list[PrimExpr], loops: dict) -> tuple[list, dict] | Non
     by one from 0; those loops leave ``loops`` for the new one. None where
     no sum folds, or a folded loop is still named elsewhere (the iterator
     maps then see it twice)."""
+    changed = False
+    for k, f in enumerate(_divided_sums(indices)):
+        if len(var_names(f) & set(loops)) < 2:
+            continue
+        folded = _fold_sum(indices, loops, f, f"fused{k}")
+        if folded is not None:
+            (indices, loops), changed = folded, True
+    return (indices, loops) if changed else None
+
+
+def _fold_sum(indices: list[PrimExpr], loops: dict, f: PrimExpr, name: str,
+              limit: int | None = None) -> tuple[list, dict] | None:
+    """``indices`` and ``loops`` with the sum ``f`` read as one loop over its
+    values (the first ``limit`` of them, where given), named after
+    ``name``: ``f`` must enumerate the loops it uses one by one from 0 (a
+    bijective iterator map of them from base 0), and those loops leave
+    ``loops`` for the new one. None where ``f`` is not such a sum, it
+    leaves no value, or an index still names one of its loops after the
+    replacement (the iterator maps would then see it twice)."""
     from ..nodes import Evaluate, ForKind
 
-    sums = _divided_sums(indices)
-    if not sums:
+    used = var_names(f) & set(loops)
+    if any(type(loops[u].extent) is not IntImm or type(loops[u].min) is not IntImm or loops[u].min.value != 0
+           for u in used):
         return None
-    indices, loops, changed = list(indices), dict(loops), False
-    for k, f in enumerate(sums):
-        used = var_names(f) & set(loops)
-        if len(used) < 2 or any(type(loops[n].extent) is not IntImm or type(loops[n].min) is not IntImm
-                                or loops[n].min.value != 0 for n in used):
-            continue
-        found = detect_iter_map([f], {n: loops[n] for n in used}, "bijective")
-        if found is None or not (type(found[0].base) is IntImm and found[0].base.value == 0):
-            continue
-        total = 1
-        for n in used:
-            total *= loops[n].extent.value
-        name = f"fused{k}"
-        while name in loops:
-            name += "_"
-        var = Var(name, f.dtype)
-        folded = [_replace(i, f, var) for i in indices]
-        if any(var_names(i) & used for i in folded):
-            continue
-        for n in used:
-            del loops[n]
-        loops[name] = For(var, IntImm(f.dtype, 0), IntImm(f.dtype, total), ForKind.SERIAL,
-                          Evaluate(IntImm("int32", 0)))
-        indices, changed = folded, True
-    return (indices, loops) if changed else None
+    found = detect_iter_map([f], {u: loops[u] for u in used}, "bijective")
+    if found is None or not (type(found[0].base) is IntImm and found[0].base.value == 0):
+        return None
+    count = 1
+    for u in used:
+        count *= loops[u].extent.value
+    if limit is not None:
+        count = min(limit, count)
+    if count < 1:
+        return None
+    while name in loops:
+        name += "_"
+    var = Var(name, f.dtype)
+    folded = [_replace(i, f, var) for i in indices]
+    if any(var_names(i) & used for i in folded):
+        return None
+    kept = {n: loop for n, loop in loops.items() if n not in used}
+    kept[name] = For(var, IntImm(f.dtype, 0), IntImm(f.dtype, count), ForKind.SERIAL, Evaluate(IntImm("int32", 0)))
+    return folded, kept
 
 
 def _replace(e: PrimExpr, old: PrimExpr, new: Var) -> PrimExpr:
     """``e`` with every subexpression equal to ``old`` (``old`` in the
     normal form :func:`simplify_affine` writes; so is each candidate
     compared) replaced by ``new``."""
-    from ..analysis.traversal import transform
-
     from ..analysis.arith.linear import Affine
+    from ..analysis.traversal import transform
     from ..nodes import FloorMod
 
     form = Affine.of(old)
