@@ -68,10 +68,10 @@ from ..analysis.traversal import (
     stmt_children, stmt_nodes, transform_plain, walk,
 )
 from ..nodes import (
-    EQ, GE, GT, LE, LT, Add, Allocate, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad, BufferRealize, Call,
-    BufferRegion, BufferStore, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm,
-    IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt, Stmt, StringImm,
-    Sub, Var, While, const,
+    EQ, GE, GT, LE, LT, Add, Allocate, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
+    BufferRealize, BufferRegion, BufferStore, Call, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind,
+    IfThenElse, IntImm, IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt,
+    Stmt, StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -88,8 +88,7 @@ from .errors import (
     CacheWriteReadBeforeWriteError, ConsumerNotInScopeError, IndexMapCollisionError, InvalidArgumentError,
     InvalidBufferAccessError,
     NoScopeBlockError, NotLeafBlockError, NotReadWriteError, NotRegionCoverError, NotSinglePointAccessError,
-    OpaqueAccessError,
-    NotSingleWriteBlockError, ReindexCacheReadWriteNotMatchError, ReindexIndexVariableError,
+    NotSingleWriteBlockError, OpaqueAccessError, ReindexCacheReadWriteNotMatchError, ReindexIndexVariableError,
     ReindexNotChainError, ReindexOutOfBoundsError, ReindexReadWrittenError, ReindexUnsafeIndexError,
     ThreadOverlapError, ViewScopeMismatchError,
 )

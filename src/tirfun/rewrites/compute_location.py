@@ -53,7 +53,8 @@ from .dataflow import (
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
-    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError, LoopVariableInBlockError, NonLoopAncestorError,
+    InvalidArgumentError, InvalidInsertionIndexError, LoopDependentDomainError, LoopVariableInBlockError,
+    NonLoopAncestorError,
     NonSingleProducerError, NotAllRequiredBlocksAreVisitedError, NotCompleteOrReductionBlockError,
     NotInSameScopeError, NotSingleReadWriteBufferError, NotStagePipelineError, OnlyLeafError,
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
