@@ -533,6 +533,36 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         tirfun.build(parse(src), target="cuda")
 
 
+def test_a_shared_stage_filled_by_another_kernel_is_refused_as_the_interpreter_refuses_it():
+    # TVM's schedule before compute_at: the cache stage is its own kernel,
+    # whose shared buffer the reading kernel never sees
+    sch = tirfun.Schedule(parse(VECTOR_ADD.replace("8", "64")))
+    i0, i1 = sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 32])
+    stage = sch.cache_read(sch.get_block("B"), 0, "shared")
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.x")
+    s0, s1 = sch.split(sch.get_loops(stage)[0], [None, 32])
+    sch.bind(s0, "blockIdx.x")
+    sch.bind(s1, "threadIdx.x")
+    words = (r"(?s)buffer A_shared of scope 'shared' is allocated outside the kernels and used in a kernel "
+             r"and in another kernel.*one per thread block.*in a kernel:\n    A_shared\[v0\] = A\[v0\]"
+             r".*in another kernel:\n    B\[vi\] = A_shared\[vi\] \+ T.float32\(1.0\)")
+    with pytest.raises(BuildError, match=r"(?s)function main: " + words[4:]):
+        tirfun.build(sch.mod, target="cuda")
+    with pytest.raises(InterpError, match=words):
+        run(sch.mod["main"], np.zeros(64, "float32"), np.zeros(64, "float32"))
+    # moved into the reading kernel, the stage builds and computes the sum
+    sch = tirfun.Schedule(parse(VECTOR_ADD.replace("8", "64")))
+    i0, i1 = sch.split(sch.get_loops(sch.get_block("B"))[0], [None, 32])
+    stage = sch.cache_read(sch.get_block("B"), 0, "shared")
+    sch.bind(i0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.x")
+    sch.compute_at(stage, i1)
+    a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    run_split(tirfun.build(sch.mod, target="cuda"), a, b)
+    np.testing.assert_array_equal(b, a + 1)
+
+
 def test_a_symbolic_size_reaches_the_kernel_and_the_launch():
     src = '''
 from tirfun.script import tir as T

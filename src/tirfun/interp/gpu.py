@@ -75,12 +75,12 @@ import numpy as np
 
 from ..analysis.nesting import guard_depth
 from ..analysis.threads import binds_threads
-from ..analysis.traversal import iter_children, walk, walk_stmts
+from ..analysis.kernel_storage import crossing_kernel_storage
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
 from ..errors import InterpError
-from ..nodes import Allocate, BufferLoad, BufferStore, PrimFunc, Stmt
+from ..nodes import PrimFunc
 from .compile import CompiledFunc, statement_text, translate
-from .gpu_codegen import SHARED_SCOPES, GpuCompiler, launch_of
+from .gpu_codegen import GpuCompiler
 from .semantics import Fault
 
 _WARP = 32
@@ -113,69 +113,20 @@ def compile_gpu(func: PrimFunc) -> CompiledFunc:
 
 def check_kernel_storage(func: PrimFunc) -> None:
     """Raise an InterpError when a ``shared`` or ``local`` buffer allocated
-    outside the kernels is used in two places of {host code, each kernel}.
+    outside the kernels is used in two places of {host code, each kernel}
+    (:func:`~tirfun.analysis.kernel_storage.crossing_kernel_storage`).
 
     TVM's lowering allocates such a buffer inside the kernel that uses it
     (per thread block or per thread), and the interpreter does the same (a
     fresh storage at each launch): what host code or another kernel wrote
     there never reaches the kernel, and what the kernel wrote never leaves
-    it. CUDA has no such program (TVM cannot build it), so it has no meaning
-    to give; reading the never-written storage would otherwise pass for one.
+    it. CUDA has no such program (the CUDA build refuses it too), so it has
+    no meaning to give; reading the never-written storage would otherwise
+    pass for one.
     """
-    kernels: list = []   # (path, statement) of each outermost thread-binding statement
-    local: dict = {}     # storage -> (buffer name, scope) of shared or local allocations outside kernels
-    places: dict = {}    # storage -> {place: first statement there}; place is -1 for host code
-    for path, s in walk_stmts(func.body):
-        k = next((n for n, (kp, _) in enumerate(kernels) if path[:len(kp)] == kp), -1)
-        if k < 0 and launch_of(s) is not None:
-            kernels.append((path, s))
-            k = len(kernels) - 1
-        if k < 0:
-            for buf in getattr(s, "alloc_buffers", ()):
-                if _per_kernel(buf.storage_scope):
-                    local[_storage(buf)] = (buf.name, buf.storage_scope)
-            if isinstance(s, Allocate) and _per_kernel(s.scope):
-                local[s.buffer_var] = (s.buffer_var.name, s.scope)
-        for buf in _accessed(s):
-            places.setdefault(_storage(buf), {}).setdefault(k, s)
-    for var, (name, scope) in local.items():
-        where = places.get(var, {})
-        if len(where) < 2:
-            continue
-        (k1, s1), (_, s2) = sorted(where.items(), key=lambda kv: kv[0])[:2]
-        first, second = ("host code", "a kernel") if k1 < 0 else ("a kernel", "another kernel")
-        per = "thread block" if scope in SHARED_SCOPES else "thread"
-        raise InterpError(
-            f"buffer {name} of scope {scope!r} is allocated outside the kernels and used in {first} "
-            f"and in {second}: TVM allocates it inside the kernel, one per {per}, so what one of "
-            f"them writes the other never reads\n  in {first}:\n{_indent(statement_text(s1, 4))}"
-            f"\n  in {second}:\n{_indent(statement_text(s2, 4))}")
-
-
-def _per_kernel(scope: str) -> bool:
-    """Whether a buffer of ``scope`` gets storage inside the kernel using it."""
-    return scope in SHARED_SCOPES or scope.startswith("local")
-
-
-def _storage(buf):
-    """What identifies a buffer's storage: its data variable, or the buffer
-    itself when it has none (an ``alloc_buffer``)."""
-    return buf.data if buf.data is not None else buf
-
-
-def _accessed(s):
-    """The buffers statement ``s`` itself (not the statements below it)
-    loads from or stores to, and those its block's ``match_buffer`` views."""
-    if isinstance(s, BufferStore):
-        yield s.buffer
-    for m in getattr(s, "match_buffers", ()):
-        yield m.source.buffer
-    for child in iter_children(s):
-        if isinstance(child, Stmt):
-            continue
-        for node in walk(child):
-            if isinstance(node, (BufferLoad, BufferStore)):
-                yield node.buffer
+    crossing = crossing_kernel_storage(func)
+    if crossing is not None:
+        raise InterpError(crossing.message(lambda s: statement_text(s, 4)))
 
 
 def _launcher(compiler: GpuCompiler) -> dict:

@@ -20,7 +20,9 @@ meaning; :mod:`.device_split` then cuts each function into host code and
 kernels for code generation.
 
 Every refusal is a BuildError that shows the offending TVMScript lines:
-a block outside any kernel that writes memory (bind its loops), loops
+a block outside any kernel that writes memory (bind its loops), a
+``shared`` or ``local`` buffer that passes values between host code and
+a kernel or between two kernels (each kernel gets its own), loops
 bound to one tag with different extents in one kernel, more threads per
 block than the target allows, shared memory over the limit, a thread tag
 that CUDA does not know. A cross-thread reduction (a reduction loop bound
@@ -30,6 +32,7 @@ blocks are lowered.
 
 from __future__ import annotations
 
+from ..analysis.kernel_storage import crossing_kernel_storage
 from ..analysis.threads import launched_iter_var
 from ..analysis.traversal import stmt_children, stmt_nodes, walk
 from ..analysis.virtual_threads import Undistributable, inject_virtual_threads
@@ -76,8 +79,8 @@ def kernels_of(stmt) -> list:
     return out
 
 
-def lines_of(stmt, max_lines: int = 10) -> str:
-    """The first lines of ``stmt`` as TVMScript, indented for a message."""
+def text_of(stmt, max_lines: int = 10) -> str:
+    """The first lines of ``stmt`` as TVMScript."""
     try:
         text = stmt.script()
     except Exception:  # noqa: BLE001 - a message must not fail on the printer
@@ -85,13 +88,24 @@ def lines_of(stmt, max_lines: int = 10) -> str:
     lines = text.rstrip("\n").splitlines()
     if len(lines) > max_lines:
         lines = lines[:max_lines] + ["..."]
-    return "\n".join("    " + line for line in lines)
+    return "\n".join(lines)
+
+
+def lines_of(stmt, max_lines: int = 10) -> str:
+    """The first lines of ``stmt`` as TVMScript, indented for a message."""
+    return "\n".join("    " + line for line in text_of(stmt, max_lines).splitlines())
 
 
 def check_cuda_func(name: str, func: PrimFunc, target: Target) -> None:
     """The checks on the user's TensorIR (before lowering)."""
     _check_tags(name, func)
     _check_host_writes(name, func)
+    crossing = crossing_kernel_storage(func)
+    if crossing is not None:
+        # the placement below gives each kernel its own storage, so values
+        # the program passes through the buffer would be lost; the
+        # interpreter refuses the same programs
+        raise BuildError(f"function {name}: " + crossing.message(lambda s: text_of(s, 4)))
     for kernel in kernels_of(func.body):
         _check_kernel(name, kernel, target)
 
