@@ -15,6 +15,7 @@ from tirfun.errors import VerifyError
 from tirfun.nodes import BufferLoad, Cast, For, IntImm, IRModule, IterVar, LetStmt, Range, Var
 from tirfun.testing.programs import prim_funcs
 from tirfun.testing.renaming import rename_bound
+from tirfun.script import from_source
 
 
 @given(prim_funcs(), st.integers(0, 2**32 - 1))
@@ -239,3 +240,55 @@ def test_block_programs_and_their_schedules_have_no_spatial_dependence(program_s
             verify(stage, strict=True)
         except VerifyError as error:
             assert error.rule != "spatial dependence", str(error)
+
+
+# -- regions at a symbolic size ------------------------------------------------------
+
+_SYMBOLIC_REGION = '''
+@T.prim_func
+def main(A: T.Buffer((512,), "float32"), C: T.Buffer((512,), "float32"), n: T.int32):
+    for once in range(1):
+        with T.block("outer"):
+            T.reads(A[{a} * n + {b}:{a} * n + {b} + {e}])
+            T.writes(C[0:512])
+            for j in range({p} * n + {q}):
+                with T.block("inner"):
+                    T.reads(A[j + {d}])
+                    T.writes(C[j])
+                    C[j] = A[j + {d}]
+'''
+
+
+def _symbolic_misses(a, b, e, p, q, d):
+    """Per value of ``n`` at which the loop runs (from the least, up to 60),
+    whether the read below the declared region's start, and whether past
+    its end."""
+    first = -((q - 1) // p)  # the least n with p * n + q >= 1
+    out = []
+    for n in range(first, first + 60):
+        low, high = d, p * n + q - 1 + d
+        out.append((low < a * n + b, high > a * n + b + e - 1))
+    return out
+
+
+@given(st.integers(0, 1), st.integers(-4, 8), st.integers(1, 8), st.integers(1, 2), st.integers(-3, 3),
+       st.integers(-2, 4))
+def test_a_region_at_a_symbolic_size_is_rejected_when_strict_exactly_when_reads_surely_leave_it(a, b, e, p, q, d):
+    # TVM's compacted_symbolic_func declares A[i, m] and reads A[i, 0:m]: the
+    # loop's extent runs the body only where it is at least 1, which decides
+    misses = _symbolic_misses(a, b, e, p, q, d)
+    func = from_source(_SYMBOLIC_REGION.format(a=a, b=b, e=e, p=p, q=q, d=d))
+    assert verify(func) is func
+    try:
+        verify(func, strict=True)
+        rejected = False
+    except VerifyError as exc:
+        assert exc.rule == "region not covered", str(exc)
+        rejected = True
+    event(f"rejected: {rejected}")
+    # sound: a rejection names a program whose reads do leave the region
+    assert not rejected or any(low or high for low, high in misses)
+    # both ends move monotonically in n (the start falls, the excess grows),
+    # so an end missed at the least n is missed at every n: a sure miss
+    if misses[0][0] or misses[0][1]:
+        assert rejected

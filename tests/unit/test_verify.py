@@ -461,6 +461,42 @@ def test_strict_rejects_an_outer_block_that_does_not_cover_its_inner_block():
             r"inside it reads A\[vi\]\), outside the regions of A")
 
 
+def test_strict_rejects_a_region_at_the_symbolic_end_of_the_loop_reading_it():
+    # TVM's compacted_symbolic_func: the outer block declares A[i, m] while its
+    # loop over range(m) reads A[i, 0:m]; accepted by default, as by TVM
+    from tirfun.script import from_source
+
+    f = from_source('''
+@T.prim_func
+def compacted_symbolic_func(a: T.handle, c: T.handle, n: T.int32, m: T.int32) -> None:
+    A = T.match_buffer(a, (n, m), "float32")
+    C = T.match_buffer(c, (n, m), "float32")
+    for i in range(0, n):
+        with T.block():
+            T.reads(A[i, m])
+            T.writes(C[i, m])
+            B = T.alloc_buffer((m,), "float32", scope="global")
+            for j in range(0, m):
+                with T.block():
+                    T.reads(A[i, j])
+                    T.writes(B[j])
+                    B[j] = A[i, j] + 1.0
+            for j in range(0, m):
+                with T.block():
+                    T.reads(B[j])
+                    T.writes(C[i, j])
+                    C[i, j] = B[j] * 2.0
+''')
+    assert verify(f) is f
+    rejects_strict(f, r'^region not covered in function compacted_symbolic_func, block "": the block reads '
+                      r'buffer A \(block "_1" inside it reads A\[i, j\]\), outside the regions of A in its '
+                      r"T.reads \(or T.writes\): A\[i, m\]")
+    # declared over the whole row, it passes
+    whole = from_source(f.script().replace("T.reads(A[i, m])", "T.reads(A[i, 0:m])").replace(
+        "T.writes(C[i, m])", "T.writes(C[i, 0:m])"))
+    assert verify(whole, strict=True) is whole
+
+
 def test_strict_rejects_a_match_buffer_source_outside_the_regions():
     A, B = Buffer("A", [16], F32), Buffer("B", [16], F32)
     i, vi = Var("i"), Var("vi")

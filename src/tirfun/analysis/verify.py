@@ -34,7 +34,10 @@ then names the function, the block (where there is one) and the offender:
     computed over the loops inside the block; a read may also be covered by
     a written region (a reduction reads what it writes). Only a definite
     miss is reported: where symbolic bounds cannot be decided, the program is
-    accepted. The function's root block is exempt, as in TVM.
+    accepted. A loop's body runs only where its extent is at least 1, which
+    decides such bounds: a block declaring ``T.reads(A[i, m])`` while its
+    loop ``for j in range(m)`` reads ``A[i, j]`` misses for every ``m``.
+    The function's root block is exempt, as in TVM.
 ``binding dtype``
     A block iteration variable is bound to a value of another dtype.
 ``match_buffer shape``
@@ -88,6 +91,8 @@ from ..nodes import (
     Node, PrimFunc, Select, SeqStmt, StringImm, Var, While, AllocateConst, BufferRealize, Prefetch,
 )
 from ..nodes.dtype import DataType
+from .arith.linear import Linear
+from .arith.linear_bound import LinearInterval as Interval
 from .arith.linear_bound import bound, const_bounds, let_interval, loop_interval
 from .canonical import THREAD_ATTR_KEYS
 from .dependence import spatial_conflict
@@ -263,6 +268,29 @@ class _FunctionVerifier:
         self.undo.append((table, key, table.get(key, _MISSING)))
         table[key] = value
 
+    def note_runs(self, frame, extent) -> None:
+        """Inside a loop the extent is at least 1: with ``extent`` ``c * n + k``
+        (``c > 0``) of one variable ``n``, the body knows ``n >= (1 - k) / c``
+        (scoped like the loop's range), so that a region declared at ``n``
+        is seen to miss accesses over ``range(n)``."""
+        linear = bound(extent, {}).lo
+        if linear is None or len(linear.terms) != 1:
+            return
+        (var, c), = linear.terms
+        if type(var) is not Var or c <= 0:
+            return
+        low = -((linear.const - 1) // c)  # the ceiling of (1 - k) / c
+        known = frame.facts.get(var)
+        if known is not None:
+            if known.lo is None or not known.lo.is_const:
+                return
+            if known.lo.const >= low:
+                return
+            fact = Interval(Linear.constant(low), known.hi, False, known.deps)
+        else:
+            fact = Interval(Linear.constant(low), None, False, frozenset())
+        self._set(frame.facts, var, fact)
+
     def restore(self, mark: int) -> None:
         while len(self.undo) > mark:
             table, key, previous = self.undo.pop()
@@ -384,7 +412,9 @@ class _FunctionVerifier:
             self.check_expr(s.extent)
             mark = len(self.undo)
             frame = self.frame
-            interval = loop_interval(s.loop_var, s.min, s.extent, frame.ranges)
+            if frame.check:
+                self.note_runs(frame, s.extent)
+            interval = loop_interval(s.loop_var, s.min, s.extent, frame.ranges, frame.facts)
             self.bind_var(s.loop_var, _LOOP)
             self._set(frame.ranges, s.loop_var, interval)
             push((self.restore, mark))

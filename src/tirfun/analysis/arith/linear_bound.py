@@ -396,17 +396,21 @@ def let_interval(var: Var, value: PrimExpr, ranges: Mapping | None = None) -> Li
     return _as_let(var, bound(value, ranges))
 
 
-def loop_interval(var: Var, min_expr: PrimExpr, extent: PrimExpr, ranges: Mapping | None = None) -> LinearInterval:
+def loop_interval(var: Var, min_expr: PrimExpr, extent: PrimExpr, ranges: Mapping | None = None,
+                  facts: Mapping | None = None) -> LinearInterval:
     """The range ``[min, min + extent - 1]`` of a loop variable, for ``ranges``.
 
-    Exact when the loop surely runs (a constant extent of at least 1) and its
-    start does not depend on relaxed variables, so every value is taken.
+    Exact when the loop surely runs (a constant extent of at least 1, or a
+    kept extent that ``facts``, Var -> LinearInterval, put at 1 or more) and
+    its start does not depend on relaxed variables, so every value is taken.
     """
     lo_iv = bound(min_expr, ranges)
     ext_iv = bound(extent, ranges)
     lo = lo_iv.lo
     hi = None if lo_iv.hi is None or ext_iv.hi is None else lo_iv.hi + ext_iv.hi - 1
     ext = _const_value(ext_iv)
+    if ext is None and facts and ext_iv.is_point and not ext_iv.deps:
+        ext = const_bounds(ext_iv.lo, facts)[0]
     exact = lo_iv.is_point and not lo_iv.deps and ext is not None and ext >= 1
     return LinearInterval(lo, hi, exact, lo_iv.deps | ext_iv.deps | {var}, dense=exact)
 
