@@ -22,7 +22,7 @@ from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, ancestors, iter_children, replace_at, walk
 from ..nodes import (
     GE, GT, LE, LT, EQ, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
-    For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
+    FloatImm, For, ForKind, IntImm, IterVar, IterVarType, LetStmt, Max, Min, Mul, Or, PrimExpr, Range, Select,
     SeqStmt, Stmt, Var, binary, const,
 )
 from ..nodes.base import with_fields
@@ -1198,8 +1198,7 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
     # what the init reads (a row sum started from another buffer's value):
     # a block under the loop that writes it gives the init, placed before
     # the loop, the value from before (TVM moves it regardless)
-    init_reads = ({n.buffer for n in walk(block.init) if type(n) is BufferLoad} - written
-                  if block.init is not None else set())
+    init_reads = _loaded_by(block.init) - written if block.init is not None else set()
     if _alone_under(site, rpath, lpath, written | init_reads):
         return
     # imported here, past the common case: an import in a function costs
@@ -1246,6 +1245,16 @@ def _check_init_placement(chk: Checks, site, rpath, realize: BlockRealize, place
                          f"touches {region.buffer.name} where the block may not have written yet in that "
                          "iteration: placed before the loop, the init would change what it meets there",
                          other)
+
+
+def _loaded_by(init) -> set:
+    """The buffers ``init`` loads from; the common init, one store of a
+    constant at variables (``Y[vi, vj] = T.float32(0)``), loads none and is
+    answered without a walk."""
+    if (type(init) is BufferStore and type(init.value) in (IntImm, FloatImm) and init.predicate is None
+            and all(type(i) is Var for i in init.indices)):
+        return set()
+    return {n.buffer for n in walk(init) if type(n) is BufferLoad}
 
 
 def _alone_under(site, rpath: Path, lpath: Path, buffers, *, inside: bool = True) -> bool:
