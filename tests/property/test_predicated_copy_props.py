@@ -118,7 +118,8 @@ def fused_writers(draw):
     < k``: then ``cut``), then a cache_write of its output, perhaps moved
     with reverse_compute_at under the fused loop or one of its parts
     (``per_element``: under a loop of one element per iteration, where the
-    writes cover the buffer; it must then apply)."""
+    writes cover the buffer, also the inner loop of an over-split; it must
+    then apply)."""
     n, m = draw(st.integers(1, 5), label="n"), draw(st.integers(1, 5), label="m")
     # TVM's GPU schedule: fuse, split by a factor of the fused extent
     # (perhaps across rows: m does not divide it, and the remainder's
@@ -145,7 +146,9 @@ def fused_writers(draw):
         steps = steps >> R.reverse_compute_at(f"B_{scope}", loop)
     event(f"split {'dividing' if split and (n * m) % factor == 0 else 'over' if split else 'none'}, "
           f"{'cut' if k is not None else 'whole'}, {'moved' if moved else 'at the root'}")
-    per_element = moved and k is None and (not split or (loop == "i_j_fused_1" and (n * m) % factor == 0))
+    # an over-split's inner loop too: the copy back then runs where the
+    # writer did (the over-split's condition), as TVM places it
+    per_element = moved and k is None and (not split or loop == "i_j_fused_1")
     return mod, steps, k is not None, per_element
 
 

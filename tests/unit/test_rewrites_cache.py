@@ -2153,6 +2153,28 @@ def test_the_gpu_elementwise_schedule_caches_the_output_per_thread():
     np.testing.assert_array_equal(b, a * np.float32(2) + np.float32(1))
 
 
+def test_the_gpu_elementwise_schedule_over_a_size_the_threads_do_not_divide():
+    # 45 * 45 = 2025 elements in 16 blocks of 128 threads: the last threads
+    # skip (the split's condition), and the copy back, moved to the
+    # threads, runs under the same condition, as TVM places it
+    from tirfun.interp import run
+    from tirfun.lower import lower
+
+    mod = IRModule({"main": from_source(GPU_ELEMENTWISE.replace("64, 48", "45, 45").replace("48", "45"))})
+    out = (R.fuse("i", "j") >> R.split("i_j_fused", [None, 128]) >> R.bind("i_j_fused_0", "blockIdx.x")
+           >> R.bind("i_j_fused_1", "threadIdx.x") >> R.cache_write("B", 0, "local")
+           >> R.reverse_compute_at("B_local", "i_j_fused_1"))(mod)
+    text = out.script()
+    assert "B_local_fill" not in text
+    assert text.count("T.where(i_j_fused_0 * 128 + i_j_fused_1 < 2025)") == 2, text
+    assert text.count("(i_j_fused_0 * 128 + i_j_fused_1) // 45") == 2
+    verify(out)
+    a = np.random.default_rng(0).random((45, 45), dtype=np.float32)
+    b = np.zeros_like(a)
+    run(lower(out, target="cuda")["main"], a, b)
+    np.testing.assert_array_equal(b, a * np.float32(2) + np.float32(1))
+
+
 # a write at a row chosen by the contents of another buffer (TVM's
 # set_axis_separator tests)
 INDIRECT_ROW = """

@@ -18,6 +18,7 @@ from pyrsistent import PMap, PVector
 
 from ..analysis.access import access_regions, detect_access
 from ..analysis.left_behind import reordered_access
+from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index, tiled_loops
@@ -46,9 +47,9 @@ from .checks import (
 )
 from .dataflow import (
     COMPLETE_BLOCK_DEFINITION, REDUCTION_BLOCK_DEFINITION, blocks_in_order, complete_block_code,
-    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, indexed_scope_blocks,
-    insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains, loops_between, produced_region,
-    producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
+    bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, guarded_produced_region,
+    indexed_scope_blocks, insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains,
+    loops_between, producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
     scope_of, subtrees, updated_by, writers, writes_of,
 )
 from .errors import (
@@ -905,6 +906,7 @@ class _Placement:
     loc: _Located
     doms: dict
     proof: dict
+    guard: object = None  # a condition of the kept loops the moved block runs under, or None
 
 
 class _ComputeAtBase(Rewrite):
@@ -994,13 +996,13 @@ class _ComputeAtBase(Rewrite):
         _check_loose_accesses(chk, site, loc, lpath, subject)
         chk.checkpoint()
         proof = loop_domains(site, lpath)
-        doms = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
+        doms, guard = self._domains(chk, site, loc, lpath, prods, cons, proof, subject)
         _check_safe_divisions(chk, subject, doms, proof,
                               [c[1].block for c in (prods if self.reverse else cons) if is_under(c[0], lpath)],
                               loc.realize)
         if self.reverse:
             _check_every_instance_runs(chk, site, loc, doms, proof, subject)
-        placement = _Placement(lpath, loop, position, removal, loc, doms, proof)
+        placement = _Placement(lpath, loop, position, removal, loc, doms, proof, guard)
         nest = self._nest(site, placement)
         self._check_threads(chk, site, placement, nest, subject)
         return site, placement, nest
@@ -1095,6 +1097,8 @@ class _ComputeAtBase(Rewrite):
             self._check_partial_reductions(chk, site, loc, lpath, under, subject)
         ivs = {iv.var: iv for iv in block.iter_vars}
         doms: dict = {}
+        guards: list = []  # (producer, the kept loops' condition for it to write at all)
+        sources = 0        # the producer regions the domains come from
         for region in provided:
             needed = None
             for cpath, crealize in under:
@@ -1103,12 +1107,16 @@ class _ComputeAtBase(Rewrite):
                     if r.buffer != region.buffer:
                         continue
                     if self.reverse:
-                        got = produced_region(site, cpath, crealize, r, lpath)
-                        if got is None:
+                        shown = guarded_produced_region(site, cpath, crealize, r, lpath)
+                        if shown is None:
                             chk.stop(UnsupportedRegionError, subject,
                                      f"what block {crealize.block.name_hint!r} writes of {r.buffer.name} in one "
                                      f"iteration of loop {site.at(lpath).loop_var.name!r} cannot be shown",
                                      crealize)
+                        got, guard = shown
+                        if guard is not None:
+                            guards.append((crealize, guard))
+                        sources += 1
                     else:
                         got = _required_region(site, cpath, crealize, r, lpath)
                     needed = got if needed is None else [union(a, b) for a, b in zip(needed, got)]
@@ -1192,7 +1200,19 @@ class _ComputeAtBase(Rewrite):
         if self.reverse and block.init is not None:
             self._check_disjoint(chk, site, loc, lpath, under, subject)
         self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
-        return doms
+        guard = None
+        if guards:
+            if len(guards) != sources or not all(structural_equal(g, guards[0][1]) for _, g in guards):
+                # one producer's condition says nothing of what another writes
+                chk.stop(UnsupportedRegionError, subject,
+                         f"block {guards[0][0].block.name_hint!r} writes in some iterations of loop "
+                         f"{site.at(lpath).loop_var.name!r} only ({guards[0][1].script()}), and what the block "
+                         "reads is written there under other conditions too; no one condition says where "
+                         "it may run", guards[0][0])
+            # the block runs where the producer wrote, and nowhere else: the
+            # instances the condition skips would read what no iteration wrote
+            guard = guards[0][1]
+        return doms, guard
 
     def _keep_shared_bindings(self, chk, site, loc, lpath, doms, subject) -> None:
         """The variables no needed region determines run over their whole
@@ -1427,8 +1447,12 @@ class _ComputeAtBase(Rewrite):
                 value = _cast(value, iv.var.dtype)
             iter_values.append(value)
             for side, b in conds:
+                if pl.guard is not None and side == "hi" and _guard_bounds(pl.guard, value, b):
+                    continue  # where the producer wrote, the binding is inside the domain
                 c = _bound_condition(fold_units(value, ones), side, b)
                 predicate = c if predicate is None else And(predicate, c)
+        if pl.guard is not None:
+            predicate = pl.guard if predicate is None else And(pl.guard, predicate)
         if predicate is None:
             predicate = IntImm("bool", 1)
         return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
@@ -1659,12 +1683,42 @@ def _constant_ranges(proof) -> dict:
     return out
 
 
+def _guard_bounds(guard: PrimExpr, value: PrimExpr, b: PrimExpr) -> bool:
+    """Whether a conjunct of ``guard`` is ``x < c`` where ``value`` is ``x``
+    or ``x // d`` (``d`` a positive constant) and ``c`` keeps ``value`` at
+    most the constant ``b``: an over-split's guard ``i_0 * 5 + i_1 < 24``
+    keeps ``(i_0 * 5 + i_1) // 6`` at most 3, so the bound needs no
+    condition of its own (TVM's simplifier folds the two into one)."""
+    top = int_value(b)
+    if top is None:
+        return False
+    x, d = value, 1
+    if type(value) is FloorDiv and int_value(value.b) is not None and int_value(value.b) > 0:
+        x, d = value.a, int_value(value.b)
+    for c in conjuncts(guard):
+        if type(c) is LT and int_value(c.b) is not None and int_value(c.b) <= (top + 1) * d \
+                and structural_equal(c.a, x):
+            return True
+    return False
+
+
 def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     """``value >= b`` (side ``"lo"``) or ``value <= b`` (``"hi"``) as TVM's
     simplifier writes it: with a constant ``b``, the constant of ``value``
     moves to the other side, ``1 <= i * 8 + ax0`` and ``i * 8 + ax0 < 225``
-    for ``i * 8 + ax0 - 1`` within ``[0, 223]``."""
+    for ``i * 8 + ax0 - 1`` within ``[0, 223]``, and a division by a positive
+    constant moves over as a product."""
     c = int_value(b)
+    d = int_value(value.b) if type(value) is FloorDiv and c is not None else None
+    if d is not None and d > 0 and value.dtype.is_integer:
+        # ``x // d <= c`` is ``x < (c + 1) * d`` and ``c <= x // d`` is
+        # ``c * d <= x``, as TVM's simplifier writes them (an over-split's
+        # ``(i_0 * 5 + i_1) // 6 < 4`` is ``i_0 * 5 + i_1 < 24``), where the
+        # product fits the dtype
+        end = (c + 1) * d if side == "hi" else c * d
+        lo, hi = value.dtype.min_value(), value.dtype.max_value()
+        if lo <= end <= hi:
+            return _bound_condition(value.a, side, IntImm(value.dtype, end - 1 if side == "hi" else end))
     form = affine_form(value) if c is not None and value.dtype.is_integer else None
     if form is None or not form.terms or any(k < 0 for _, k in form.terms):
         # a term that counts down keeps the plain form: no constant to move
@@ -2064,7 +2118,11 @@ class ReverseComputeAt(_ComputeAtBase):
        must not meet the same element in two iterations of the loop; and
        over all iterations those solved iterations are all of the block's
        (a padding block whose border reads nothing any producer writes
-       would lose it; TVM drops it) (UnsupportedRegionError);
+       would lose it; TVM drops it) (UnsupportedRegionError). Producers
+       that write only in some iterations of the loop, by a condition of
+       the loops kept (an over-split's ``i_0 * 128 + i_1 < 1000`` at its
+       inner loop), give the block that condition as its predicate, as
+       TVM does; all of them must then write under one condition;
     9. under parallel loops, distinct iterations compute distinct
        iterations of the block; a block that reads what it writes (a
        reduction) is not run by several threads that share its output,

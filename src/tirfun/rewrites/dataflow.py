@@ -374,6 +374,29 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     index cuts inside a digit, or that the predicate bounds as a whole, is
     read as one loop over its values, as TVM's iterator maps fuse it.
     """
+    return _produced(site, realize_path, realize, region, top, False)
+
+
+def guarded_produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
+                            top: Path) -> tuple[list[Interval], PrimExpr | None] | None:
+    """:func:`produced_region` for a block that may not run at all in some
+    iterations of the loops kept: ``(box, guard)``, where ``box`` is what
+    it surely writes in an iteration where ``guard`` (an expression of the
+    kept loops, None for always) holds, and nothing is written where it
+    does not. An over-split fused loop gives one: at its inner loop, the
+    block writes one element when ``i_0 * 5 + i_1 < 24`` and none
+    otherwise, which :func:`produced_region` cannot state."""
+    plain = _produced(site, realize_path, realize, region, top, False)
+    if plain is not None:
+        return plain, None
+    return _produced(site, realize_path, realize, region, top, True)
+
+
+def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
+              top: Path, guarded: bool):
+    """:func:`produced_region`; with ``guarded``, the conjuncts of the
+    predicate on no relaxed loop that cannot be proven are set aside as a
+    guard instead, giving ``(box, guard)`` (guard None when there is none)."""
     loops = loops_between(site, realize_path, top)
     # a unit loop takes its one value (the unit loops splits and
     # add_unit_loop leave would otherwise stop the iteration map, and the
@@ -398,7 +421,7 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     if not units and _is_true(realize.predicate):
         points = _outer_points(region, bind, relaxed)
         if points is not None:
-            return points
+            return (points, None) if guarded else points
     mins = [_fixed(substitute(r.min, bind), units) for r in region.region]
     extents = [int_value(r.extent) for r in region.region]
     if any(e is None or e < 1 for e in extents):
@@ -409,6 +432,12 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     # start
     terms = [c for c in conjuncts(_fixed(realize.predicate, units))
              if not _is_true(c) and (uses_any(c, relaxed) is not None or not can_prove(c))]
+    guards = []
+    if guarded:
+        # what only the kept loops decide (an over-split's ``i_0 * 5 + i_1 < 24``
+        # at the inner loop) says whether the block runs in the iteration at all
+        guards = [c for c in terms if uses_any(c, relaxed) is None]
+        terms = [c for c in terms if uses_any(c, relaxed) is not None]
     in_index = set().union(*[var_names(m) for m in mins])
     aside = [c for c in terms if var_names(c) <= set(relaxed) - in_index]
     if aside and can_prove(_fixed(_conjoin(aside), {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
@@ -424,6 +453,8 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
         digits = _fused_digits(written, predicate, relaxed)
         if digits is not None:
             out = _box(digits[0], extents, digits[1], digits[2])
+    if guarded:
+        return None if out is None else (out, _conjoin(guards) if guards else None)
     return out
 
 
@@ -1156,7 +1187,7 @@ __all__ = [
     "producers", "consumers", "writers", "is_dominant", "is_output_block",
     "COMPLETE_BLOCK_DEFINITION", "REDUCTION_BLOCK_DEFINITION", "complete_block_code",
     "reduction_block_code", "is_under", "common_ancestor", "loops_between", "loop_domains",
-    "bindings", "consumed_region", "produced_region", "region_cover_violation", "general_cover_violation",
+    "bindings", "consumed_region", "produced_region", "guarded_produced_region", "region_cover_violation", "general_cover_violation",
     "whole_writer_covers", "writes_whole",
     "conflicting_buffer", "subtrees", "subtree_index", "insertion_range", "leaf_removal_path",
     "delete_at", "program_key", "conjuncts", "fold_units",
