@@ -25,7 +25,7 @@ from __future__ import annotations
 import collections
 
 import numpy as np
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tirfun
@@ -203,3 +203,32 @@ def test_each_primitive_is_drawn():
         counts.update(s.primitive for s in steps)
     for name in MIXED:
         assert counts[name] >= 15, counts
+
+
+@settings(max_examples=max(10, settings().max_examples // 2))
+@given(st.data(), st.integers(0, 3))
+def test_a_reduction_over_a_run_time_count_keeps_its_meaning_when_the_count_is_zero(data, count):
+    # the loop steps may split the symbolic loop (a condition then guards
+    # the tail); decompose_reduction before it must run the init only where
+    # the loop runs: with no column, S keeps what it held (TVM zeroes it)
+    ch = DrawChooser(data.draw)
+    mod = corner_program(ch, "symbolic_sum")
+    mod = data.draw(loop_schedules(mod, max_steps=2, primitives=SERIAL_LOOP_PRIMITIVES), label="loop steps")(mod)
+    rewrite = DRAWERS["decompose_reduction"](ch, mod)
+    assume(rewrite is not None)
+    violations = rewrite.violations(mod)
+    # a count that may be zero is no reason to refuse: the init takes a condition
+    assert not any(isinstance(v, R.ReductionStartError) for v in violations), violations
+    assume(not violations)
+    out = rewrite(mod)
+    verify(out)
+    func = out["main"]
+    args = random_inputs(mod["main"], np.random.default_rng(count), sizes={"k": count})
+    expected, got, built = ([a.copy() if isinstance(a, np.ndarray) else a for a in args] for _ in range(3))
+    interp_run(mod["main"], *expected)
+    interp_run(func, *got)
+    tirfun.build(out, target="llvm")(*built)
+    for p, x, y, z in zip(func.params, expected, got, built):
+        if isinstance(x, np.ndarray):
+            assert compare_arrays(p.name, x, y, func.buffer_map[p].dtype) is None
+            assert compare_arrays(p.name, x, z, func.buffer_map[p].dtype) is None

@@ -293,17 +293,14 @@ def main(B: T.Buffer((16,), "float16")):
 # variable says: none at all for vi = 0
 _EMPTY_REDUCTION = """
 @T.prim_func
-def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
-    for i in range(4):
-        with T.block("outer"):
-            vi = T.axis.spatial(4, i)
-            for k in range(vi):
-                with T.block("B"):
-                    vb = T.axis.spatial(4, vi)
-                    vk = T.axis.reduce(4, k)
-                    with T.init():
-                        B[vb] = T.float32(0)
-                    B[vb] = B[vb] + A[vb, vk]
+def main(A: T.Buffer((4, 4, 4), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 4):
+        for l in range(k):
+            with T.block("B"):
+                vb, vk, vl = T.axis.remap("SRR", [i, k, l])
+                with T.init():
+                    B[vb] = T.float32(0)
+                B[vb] = B[vb] + A[vb, vk, vl]
 """
 
 # a sum started from a value another block under the row loop writes first
@@ -947,8 +944,9 @@ CASES += [
      R.CacheStageScopeError, r"^cache_read: block 'B': buffer A is a view of the T.allocate of A_data inside "
                              r"block 'root', below where a cache stage goes, which could not name it"),
     ("decompose-empty", lambda: mod_of(_EMPTY_REDUCTION), R.decompose_reduction("B", "k"), R.ReductionStartError,
-     r"^decompose_reduction: block 'B': the reduction loop 'k' may run no iteration \(its extent vi may be zero\): "
-     r"there the block, and so its init, never runs, while an init placed before the loop would"),
+     r"^decompose_reduction: block 'B': the loop 'l' may run no iteration \(its extent k may be zero\), and where "
+     r"it does not, neither does the block nor its init; the extent names loop 'k', which the init leaves out, so "
+     r"no condition before the loop can say when the init runs"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

@@ -117,6 +117,72 @@ def test_decompose_reduction_keeps_the_predicate_of_a_split_spatial_loop():
     assert_equivalent(mod_of(ROW_SUM)["main"], sch.mod["main"])
 
 
+SYMBOLIC_MATMUL = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (8, n))
+    B = T.match_buffer(b, (n, 8))
+    C = T.match_buffer(c, (8, 8))
+    for i, j, k in T.grid(8, 8, n):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+TRIANGLE = """
+@T.prim_func
+def main(A: T.Buffer((6, 6), "float32"), S: T.Buffer((6,), "float32")):
+    for i in range(6):
+        with T.block("row"):
+            vi = T.axis.spatial(6, i)
+            for k in range(vi):
+                with T.block("S"):
+                    vs = T.axis.spatial(6, vi)
+                    vk = T.axis.reduce(6, k)
+                    with T.init():
+                        S[vs] = T.float32(0)
+                    S[vs] = S[vs] + A[vs, vk]
+"""
+
+
+@pytest.mark.parametrize("loop", ["i", "j", "k"])
+def test_decompose_reduction_over_a_symbolic_extent_runs_the_init_only_where_the_loop_runs(loop):
+    # with n == 0 the block, and so its init, never runs: C keeps what it
+    # held; the init before the loop runs under 0 < n (TVM's zeroes C)
+    mod = mod_of(SYMBOLIC_MATMUL)
+    out = applied(R.decompose_reduction("C", loop), mod)
+    verify(out)
+    text = out["main"].script()
+    assert "T.where(0 < n)" in text.split('T.block("C_init")')[1].split("T.block")[0]
+    for n in (0, 1, 3):
+        rng = np.random.default_rng(n)
+        a, b = rng.random((8, n), dtype=np.float32), rng.random((n, 8), dtype=np.float32)
+        c = rng.random((8, 8), dtype=np.float32)
+        want, got, built = c.copy(), c.copy(), c.copy()
+        run(mod, a, b, want, n)
+        run(out, a, b, got, n)
+        np.testing.assert_array_equal(got, want)
+        tirfun.build(out)(a, b, built, n)
+        np.testing.assert_array_equal(built, want)
+
+
+def test_decompose_reduction_of_a_triangle_leaves_the_empty_row_alone():
+    # row 0 sums nothing: the original never initialises S[0]
+    mod = mod_of(TRIANGLE)
+    out = applied(R.decompose_reduction("S", "k"), mod)
+    text = out["main"].script()
+    assert "T.where(0 < vi)" in text, text
+    a = np.arange(36, dtype="float32").reshape(6, 6)
+    s0 = np.full(6, 7, "float32")
+    want, got = s0.copy(), s0.copy()
+    run(mod, a, want)
+    run(out, a, got)
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 7
+
+
 def test_decompose_reduction_keeps_the_init_inside_a_loop_that_repeats_the_reduction():
     mod = mod_of(REPEATED)
     for loop in ("i", "j", "k"):

@@ -143,10 +143,13 @@ class DecomposeReduction(Rewrite):
     3. the block is a reduction block (NotReductionBlockError) whose loops
        start each reduction variable at the start of its domain, where its
        init runs (ReductionStartError; not so in the later parts of a
-       ``loop_partition``), and surely run from there: a reduction loop
-       whose extent may be zero (``range(v)`` for a ``v`` of an enclosing
-       block) runs no instance and so no init, where an init moved before
-       it would (ReductionStartError; TVM moves it regardless);
+       ``loop_partition``). A loop the init leaves out whose extent may be
+       zero (a symbolic ``range(n)``, or ``range(v)`` for a ``v`` of an
+       enclosing block) runs no instance there and so no init: the moved
+       init runs under ``T.where(0 < n)`` (TVM moves it regardless, and
+       initialises what the original left alone); where that extent names
+       another loop the init leaves out, no such condition exists
+       (ReductionStartError);
     4. no loop above ``loop`` feeds a reduction iteration variable
        (LoopHeightError);
     5. the reduction is not repeated below a loop that feeds a reduction
@@ -226,20 +229,6 @@ class DecomposeReduction(Rewrite):
         spatial_loops: set[str] = set()
         for iv, names in zip(block.iter_vars, used):
             (reduce_loops if iv.iter_type is IterVarType.CommReduce else spatial_loops).update(names)
-        maybe_empty = [loop for _, loop in loops[position:] if loop.loop_var.name in reduce_loops
-                       and not (type(loop.extent) is IntImm and loop.extent.value >= 1)]
-        if maybe_empty:
-            from ..analysis.arith import can_prove
-            from .cache import _enclosing_domains
-
-            dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
-            dom.update(_enclosing_domains(site, rpath))
-            for loop in maybe_empty:
-                if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
-                    chk.stop(ReductionStartError, subject,
-                             f"the reduction loop {loop.loop_var.name!r} may run no iteration (its extent "
-                             f"{loop.extent.script()} may be zero): there the block, and so its init, never "
-                             "runs, while an init placed before the loop would", loop, realize)
         for _, loop in loops[:position]:
             if loop.loop_var.name in reduce_loops:
                 chk.stop(LoopHeightError, describe(self.loop),
@@ -284,10 +273,11 @@ class DecomposeReduction(Rewrite):
                      "feeds a reduction variable; no init placement keeps the meaning", realize)
         if start < len(loops):  # else the init goes right before the block: nothing runs between
             _check_init_placement(chk, site, rpath, realize, loops[start], subject)
-        return site, rpath, realize, loops, start
+        empty = _maybe_empty(chk, site, rpath, realize, loops, start, subject)
+        return site, rpath, realize, loops, start, empty
 
     def build(self, plan) -> Outcome:
-        site, rpath, realize, loops, start = plan
+        site, rpath, realize, loops, start, empty = plan
         block = realize.block
         taken = _taken(site)
         # the init block: the data-parallel iteration variables, fresh names
@@ -318,6 +308,9 @@ class DecomposeReduction(Rewrite):
         loop_map = {loop.loop_var: Var(_fresh(suffixed(loop.loop_var.name, "init"), taken), loop.loop_var.dtype)
                     for loop in chosen}
         predicate = _init_predicate(realize.predicate, dropped, [l for _, l in loops])
+        if empty:
+            # the block, and so its init, runs only where those loops run
+            predicate = _conjoin([LT(IntImm(e.dtype, 0), e) for e in empty] + _conjuncts(predicate))
         blocks = NamePool(site.index.blocks)
         init_name = _fresh(suffixed(block.name_hint, "init"), blocks)
         # the block's annotations, iteration variables, regions and
@@ -414,6 +407,43 @@ def check_init_allocation(chk: Checks, subject: str, realize: BlockRealize, move
     if own is not None:
         chk.stop(InitAllocationError, subject, f"the init uses {own.name}, which the block allocates; {moved} "
                  "would use it outside that allocation", realize)
+
+
+def _maybe_empty(chk: Checks, site, rpath: Path, realize: BlockRealize, loops, start: int,
+                 subject: str) -> list[PrimExpr]:
+    """The extents of the loops the init leaves out (those from ``start``
+    down that its bindings do not use) that may be zero: where one is, the
+    block runs no instance and so its init never runs, so the moved init
+    runs under the condition that each is positive (TVM moves it
+    regardless, and initialises what the original left alone). A ScheduleError
+    where such an extent names a left-out loop, which the init cannot."""
+    taken = [l for _, l in loops[start:] if not (type(l.extent) is IntImm and l.extent.value >= 1)]
+    if not taken:
+        return []  # constant extents (nearly always)
+    bound = set()
+    block = realize.block
+    for iv, value in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type is IterVarType.DataPar:
+            bound |= var_names(value)
+    dropped = {l.loop_var.name for _, l in loops[start:] if l.loop_var.name not in bound}
+    from ..analysis.arith import can_prove
+    from .cache import _enclosing_domains
+
+    dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
+    dom.update(_enclosing_domains(site, rpath))
+    out = []
+    for loop in taken:
+        if loop.loop_var.name not in dropped or can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+            continue  # a loop the init keeps runs it as often as the block
+        inner = uses_any(loop.extent, dropped)
+        if inner is not None:
+            chk.stop(ReductionStartError, subject,
+                     f"the loop {loop.loop_var.name!r} may run no iteration (its extent {loop.extent.script()} "
+                     f"may be zero), and where it does not, neither does the block nor its init; the extent "
+                     f"names loop {inner!r}, which the init leaves out, so no condition before the loop can "
+                     "say when the init runs", loop, realize)
+        out.append(loop.extent)
+    return out
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:

@@ -9,7 +9,8 @@ condition at the function's top level, an int64 epilogue of an int32
 stage, a triangular reduction whose block domain names the outer loop, an
 opaque block naming the loop around it, a reduction over as many values as
 an enclosing block's variable (none, for its first), a sum started from
-a value staged under the same loop. :func:`corner_program` draws one of
+a value staged under the same loop, a sum over a number of values given at
+run time (which may be none). :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -181,9 +182,24 @@ def main(A: T.Buffer(({n}, {m}), "{dt}"), C: T.Buffer(({n},), "{dt}"), S: T.Buff
                 S[vi] = S[vi] + A[vi, vk]
 """
 
+#: a row sum over a number of columns given at run time, which may be zero:
+#: then no instance of the block runs, and its init never does
+_SYMBOLIC_SUM = """
+@T.prim_func
+def main(a: T.handle, S: T.Buffer(({n},), "{dt}"), k: T.int32):
+    A = T.match_buffer(a, ({n}, k), "{dt}")
+    for i, r in T.grid({n}, k):
+        with T.block("S"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                S[vi] = {zero}
+            S[vi] = S[vi] + A[vi, vr]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
-          "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START}
+          "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START,
+          "symbolic_sum": _SYMBOLIC_SUM}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
