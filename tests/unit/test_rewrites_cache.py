@@ -2204,3 +2204,29 @@ def test_a_cache_of_a_region_bounded_by_a_load_is_the_whole_buffer():
         run(mod["main"], expected, np.array([[row]], "int32"))
         run(out["main"], got, np.array([[row]], "int32"))
         np.testing.assert_array_equal(got, expected)
+
+
+def test_a_consumer_block_that_does_not_touch_the_buffer_is_left_alone():
+    # TVM redirects the listed blocks' accesses of the buffer: a listed
+    # block with none is left as it is, wherever it runs
+    from tirfun.interp import run
+
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16,), "uint8"), B: T.Buffer((16,), "float32")):
+    for i, j in T.grid(4, 4):
+        with T.block("block"):
+            vi = T.axis.spatial(16, i * 4 + j)
+            B[vi] = T.Cast("float32", A[vi])
+"""
+    mod = IRModule({"main": from_source(src)})
+    staged = R.cache_write("block", 0, "local")(mod)
+    out = R.cache_write("B_local", 0, "global", ["block"])(staged)
+    verify(out)
+    block = next(s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint == "block")
+    assert [r.buffer.name for r in block.writes] == ["B_local"]
+    a = np.arange(16, dtype="uint8")
+    b0, b1 = np.zeros(16, "float32"), np.zeros(16, "float32")
+    run(mod, a, b0)
+    run(out, a, b1)
+    np.testing.assert_array_equal(b1, b0)

@@ -724,7 +724,7 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
     why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
     if why is not None or others:
         return why  # under a predicate, cuts_a_prefix has shown the cover
-    return dense_over(indices, loops, buf.name)
+    return dense_over(indices, loops, buf.name, overwrites=True)
 
 
 def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None,
@@ -2526,8 +2526,10 @@ class CacheWrite(Rewrite):
         early = sorted({resolve_block(chk, site, ref)[:-1] for ref in self.consumer_blocks or ()},
                        key=functools.cmp_to_key(_program_order))
         for p in early:
+            r = site.at(p)
+            if p != wpath and not any(x.buffer == buf for x in list(r.block.reads) + list(r.block.writes)):
+                continue  # a block that does not touch the buffer has nothing to redirect, as in TVM
             if p == wpath or _runs_before(p, wpath):
-                r = site.at(p)
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                          f"the consumer block runs before block {name!r} writes buffer {buf.name}; "
                          "it would read the cache before it is written", r)

@@ -89,14 +89,20 @@ def written_indices(region: BufferRegion, realize: BlockRealize) -> list[PrimExp
     return [simplify_affine(substitute_expr(r.min, bindings)) for r in region.region]
 
 
-def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = None) -> str | None:
+def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = None, *,
+               overwrites: bool = False) -> str | None:
     """Why ``indices`` (one a dimension, of the buffer ``buffer_name``) may
     not cover a dense box as the ``loops`` (loop variable name -> For) run,
     or None: together they are a bijective iterator map of the loops they
     use, so each iteration writes one element of the box and every element
     is written. A loop's own variable alone is that loop, tiled whole; a
     loop may also be sliced across several indices (``f // 127`` and
-    ``f % 127``, what ``fuse`` leaves)."""
+    ``f % 127``, what ``fuse`` leaves).
+
+    With ``overwrites`` (a caller that needs every element written, not
+    each once) an iterator map that leaves part of a loop out does too:
+    ``f // 4`` over ``range(128)`` writes each of ``[0, 32)`` four times (a
+    fused loop whose inner part the written index does not use)."""
     names = set(loops)
     mapped, used_all, seen, shared = [], set(), set(), False
     for index in indices:
@@ -116,12 +122,40 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
     folded = _fold_fused(mapped, {n: loops[n] for n in used_all})
     if folded is not None and detect_iter_map(*folded, "bijective") is not None:
         return None
+    # the slices of an iterator map are digits that take every value of
+    # their extent independently of each other: all of the box is reached
+    if overwrites and (_reaches_every_digit(mapped, {n: loops[n] for n in used_all})
+                       or (folded is not None and _reaches_every_digit(*folded))):
+        return None
     bad = mapped[0] if len(mapped) == 1 else None
     of = f" of {buffer_name}" if buffer_name else ""
     if bad is not None:
         return f"its write index {bad.script()} does not cover a dense range{of} over the loops"
     return (f"its write indices {', '.join(i.script() for i in mapped)} do not cover a dense box{of} "
             "over the loops")
+
+
+def _reaches_every_digit(indices: list[PrimExpr], loops: dict) -> bool:
+    """Whether ``indices`` are an iterator map of ``loops`` whose slices
+    take every value of their extents together: the slices of one loop do
+    not overlap (the map says so), and its largest combination,
+    ``sum((extent - 1) * lower)``, lies inside the loop, so that every
+    combination is one of its values (``(f // 4) % 64`` over ``range(128)``
+    reaches 32 values, not 64). Constant extents only."""
+    sums = detect_iter_map(indices, loops, "affine")
+    if sums is None:
+        return False
+    reach: dict = {}
+    for total in sums:
+        for arg in total.args:
+            if not isinstance(arg.lower_factor, int) or not isinstance(arg.extent, int):
+                return False
+            reach[arg.source] = reach.get(arg.source, 0) + (arg.extent - 1) * arg.lower_factor
+    for name, top in reach.items():
+        loop = loops[name]
+        if type(loop.extent) is not IntImm or type(loop.min) is not IntImm or top > loop.extent.value - 1:
+            return False
+    return True
 
 
 def cuts_a_prefix(indices: list[PrimExpr], loops: dict, conjuncts: list, shape: list) -> bool:
