@@ -781,3 +781,69 @@ def _all_blocks(mod):
     from tirfun.nodes import Block
 
     return [s for _, s in walk_stmts(mod["main"]) if isinstance(s, Block)]
+
+
+# TVM's all-reduce test program: every extent symbolic
+SYMBOLIC_REDUCE = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, d1: T.int32, d2: T.int32, d3: T.int32):
+    A = T.match_buffer(a, [1, d1, d2, d3])
+    B = T.match_buffer(b, [1, d1, d2])
+    for i, j, k, l in T.grid(1, d1, d2, d3):
+        with T.block("reduce"):
+            vi, vj, vk, vl = T.axis.remap("SSSR", [i, j, k, l])
+            with T.init():
+                B[vi, vj, vk] = T.float32(0)
+            B[vi, vj, vk] = B[vi, vj, vk] + A[vi, vj, vk, vl]
+"""
+
+
+@pytest.mark.parametrize("steps", [
+    [R.blockize("j")],
+    [R.blockize("k")],
+    [R.reorder("k", "j"), R.blockize("k")],
+    [R.split("k", [None, 8]), R.blockize("k_0")],
+], ids=["j", "k", "reordered", "split"])
+def test_blockize_over_symbolic_extents_keeps_the_meaning_also_where_a_loop_is_empty(steps):
+    # the inner loops are symbolic: the inner block takes its bindings
+    # whole over their domains, as TVM divides them; where the reduction
+    # loop is empty (d3 == 0) the original never initialises B, and the
+    # outer block's init runs under 0 < d3 (TVM's zeroes B)
+    mod = IRModule({"main": from_source(SYMBOLIC_REDUCE)})
+    out = R.Pipeline(steps)(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "T.where(0 < d3" in text.split('T.block("reduce_init")')[1].split("T.block")[0], text
+    for d1, d2, d3 in [(2, 3, 4), (2, 0, 3), (3, 5, 0), (0, 2, 2), (1, 9, 2)]:
+        rng = np.random.default_rng(d1 * 100 + d2 * 10 + d3)
+        a = rng.random((1, d1, d2, d3), dtype=np.float32)
+        b = rng.random((1, d1, d2), dtype=np.float32)
+        want, got, built = b.copy(), b.copy(), b.copy()
+        interp_run(mod, a, want, d1, d2, d3)
+        interp_run(out, a, got, d1, d2, d3)
+        np.testing.assert_array_equal(got, want)
+        tirfun.build(out)(a, built, d1, d2, d3)
+        np.testing.assert_array_equal(built, want)
+
+
+def test_blockize_of_a_triangle_runs_the_init_where_the_row_has_columns():
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        for l in range(i):
+            with T.block("B"):
+                vb = T.axis.spatial(4, i)
+                vl = T.axis.reduce(4, l)
+                with T.init():
+                    B[vb] = T.float32(0)
+                B[vb] = B[vb] + A[vb, vl]
+""")})
+    out = R.blockize("i")(mod)
+    assert "T.where(0 < i_1)" in out["main"].script()
+    a = np.random.default_rng(0).random((4, 4), dtype=np.float32)
+    want, got = np.full(4, 9, "float32"), np.full(4, 9, "float32")
+    interp_run(mod, a, want)
+    interp_run(out, a, got)
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == 9

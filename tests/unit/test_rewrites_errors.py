@@ -303,6 +303,21 @@ def main(A: T.Buffer((4, 4, 4), "float32"), B: T.Buffer((4,), "float32")):
                 B[vb] = B[vb] + A[vb, vk, vl]
 """
 
+# a reduction over a loop whose extent is another reduction loop
+_NESTED_EMPTY = """
+@T.prim_func
+def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 3):
+        for l in range(k):
+            with T.block("B"):
+                vb = T.axis.spatial(4, i)
+                vk = T.axis.reduce(3, k)
+                vl = T.axis.reduce(4, l)
+                with T.init():
+                    B[vb] = T.float32(0)
+                B[vb] = B[vb] + A[vb, vl] * T.float32(vk)
+"""
+
 # a sum started from a value another block under the row loop writes first
 _INIT_READS_STAGED = """
 @T.prim_func
@@ -947,6 +962,10 @@ CASES += [
      r"^decompose_reduction: block 'B': the loop 'l' may run no iteration \(its extent k may be zero\), and where "
      r"it does not, neither does the block nor its init; the extent names loop 'k', which the init leaves out, so "
      r"no condition before the loop can say when the init runs"),
+    ("blockize-empty", lambda: mod_of(_NESTED_EMPTY), R.blockize("i"), R.ReductionStartError,
+     r"^blockize: loop 'i': block 'B': loop 'l' may run no iteration \(its extent k may be zero\), and where it does "
+     r"not, neither does the block nor its init; the extent reads loop 'k', which the new block's init does not "
+     r"run, so no condition on it can say when the init runs"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

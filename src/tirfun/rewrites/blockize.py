@@ -24,8 +24,8 @@ from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import Path, ancestors, substitute_vars, walk
 from ..nodes import (
-    Add, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar, IterVarType,
-    PrimExpr, Range, SeqStmt, Sub, Var,
+    GE, LT, Add, And, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar,
+    IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -33,7 +33,7 @@ from .checks import child_blocks, describe, loops_above, resolve_block, resolve_
 from .errors import (
     BlocksNotConsecutiveError, BlocksNotSiblingsError, InvalidArgumentError, NonSingleChildBlockError,
     NotOnlyChildError, NotReductionBlockError, OuterBindingMismatchError, OuterReductionInitError,
-    RepeatedReductionError, SubspaceNotDivisibleError,
+    ReductionStartError, RepeatedReductionError, SubspaceNotDivisibleError,
 )
 from .exprs import cast as _cast, find_nodes, substitute, var_names
 from .index import (
@@ -65,6 +65,40 @@ class _BlockizePlan:
     divisions: tuple
     inner_predicate: PrimExpr
     outer_predicate: PrimExpr
+    init_guard: tuple = ()  # extents the outer init runs only where positive
+
+
+def _init_guard(chk: Checks, site, lpath, chain, kept: set, subject: str, realize: BlockRealize) -> tuple:
+    """The extents of the loops from the cut down that the outer block's
+    init leaves out (those not in ``kept``) and that may be zero: where one
+    is, the block, and so the original init, never runs, while the outer
+    block and its init would; the init takes ``0 < extent`` for each (a
+    loop it runs too is read under its new name). A ScheduleError where
+    such an extent reads another loop from the cut down, which the init
+    does not run."""
+    loose = [lp for lp in chain if lp.loop_var.name not in kept
+             and not (type(lp.extent) is IntImm and lp.extent.value >= 1)]
+    if not loose:
+        return ()  # constant extents (nearly always)
+    from ..analysis.arith import can_prove
+    from .cache import _enclosing_domains
+
+    dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops_above(site, lpath)}
+    dom.update(_enclosing_domains(site, lpath))
+    names = {lp.loop_var.name for lp in chain}
+    out = []
+    for lp in loose:
+        if can_prove(GE(lp.extent, IntImm(lp.extent.dtype, 1)), dom):
+            continue
+        inner = sorted(var_names(lp.extent) & (names - kept))
+        if inner:
+            chk.stop(ReductionStartError, subject,
+                     f"block {realize.block.name_hint!r}: loop {lp.loop_var.name!r} may run no iteration (its "
+                     f"extent {lp.extent.script()} may be zero), and where it does not, neither does the block "
+                     f"nor its init; the extent reads loop {inner[0]!r}, which the new block's init does not "
+                     "run, so no condition on it can say when the init runs", realize)
+        out.append(lp.extent)
+    return tuple(out)
 
 
 def _slice_expr(arg, loops) -> PrimExpr:
@@ -95,6 +129,32 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
     None when it is not divisible at the given loop. ``unit`` is the outer
     loop of extent 1 the binding reads, kept as the outer binding when no
     other outer loop is (TVM's division with ``preserve_unit_iters``)."""
+    d = _divide_sum(value, total, iv, inner_names, loops, unit)
+    return d if d is not None else _all_inner(value, total, iv, inner_names, loops, unit)
+
+
+def _all_inner(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None) -> _Division | None:
+    """A binding that reads only loops of the inner side, over loops of
+    symbolic extent (``vj = j`` for ``j`` in ``range(d1)``, or ``k_0 * 8 +
+    k_1`` of a split of one): the inner block takes it whole, over the
+    variable's domain, and the outer part is one value, as TVM divides it.
+    None where a slice is outside, or the value or the domain reads a loop
+    above the cut."""
+    if not total.args or any(a.source not in inner_names for a in total.args):
+        return None
+    outside = set(loops) - inner_names
+    if not var_names(value).isdisjoint(outside):
+        return None
+    extent = _dom_extent(iv, inner_names)
+    if extent is None or _int(iv.dom.min) != 0 or not var_names(iv.dom.extent).isdisjoint(outside):
+        return None
+    outer = IntImm(value.dtype, 0) if unit is None else _cast(unit, value.dtype)
+    return _Division(outer, 1, value, extent)
+
+
+def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None) -> _Division | None:
+    """:func:`_divide` where the inner part is a dense mixed radix of
+    constant extents (or there is none)."""
     dtype = value.dtype
     inner = sorted((a for a in total.args if a.source in inner_names), key=lambda a: a.scale)
     outer = [a for a in total.args if a.source not in inner_names]
@@ -404,11 +464,19 @@ class Blockize(Rewrite):
        the block's predicate reads the loops on one side only (an outer
        part that takes a loop of symbolic extent whole spans that
        extent: ``i_0 * 16 + i_1`` over ``n * 16`` gives ``vi_o`` over
-       ``n``); the iteration domains start at 0, and the ranges of the
-       loops that move into the new block read no loop above it. Failing that (bindings that are no
-       iteration map), without a predicate nor (for a loop) an init, each
-       binding reads the loops on one side only and goes to that side
-       whole, as TVM's trivial division (SubspaceNotDivisibleError).
+       ``n``; a binding of the loops from it down only, of symbolic
+       extents, goes to the inner block whole over its domain); the
+       iteration domains start at 0, and the ranges of the loops that move
+       into the new block read no loop above it. Failing that (bindings
+       that are no iteration map), without a predicate nor (for a loop) an
+       init, each binding reads the loops on one side only and goes to that
+       side whole, as TVM's trivial division (SubspaceNotDivisibleError).
+       A reduction's predicate reads only loops its outer init runs over
+       (SubspaceNotDivisibleError), and a loop the outer init leaves out
+       whose extent may be zero (``range(d)``) gives the init the
+       condition ``0 < d``: where it is zero the original never
+       initialises, and TVM's outer init does; the condition may read the
+       loops the init runs over only (ReductionStartError).
 
     Given a list of blocks instead (TVM's blockize of blocks), one new
     block ``outer_<B>_<C>_`` takes the place of their loop nests and holds
@@ -575,15 +643,25 @@ class Blockize(Rewrite):
                              f"{'spatial' if iv.iter_type is IterVarType.DataPar else 'opaque'} variable "
                              f"{iv.var.name}, which the block's writes do not depend on, re-initialising what it "
                              "accumulates each time; the new block's init would run once for them all", realize)
-        if block.init is not None and not is_true(part.inner_predicate):
+        init_guard = ()
+        if block.init is not None:
             # the outer block's init runs over the inner loops its own
-            # bindings read, where the predicate's loops may not be
-            chk.stop(SubspaceNotDivisibleError, subject,
-                     f"block {block.name_hint!r}: a reduction whose predicate {realize.predicate.script()} reads "
-                     f"the loops from {loop.loop_var.name!r} down, which the outer block's init would not run",
-                     realize)
+            # bindings read (the spatial ones its stores name)
+            used = var_names(block.init)
+            chain_names = {lp.loop_var.name for lp in chain}
+            # the loops the inner bindings of those variables read (one
+            # taking its one value has no inner variable: see _inner_parts)
+            kept = set().union(*[var_names(d.inner) for iv, d in zip(block.iter_vars, part.divisions)
+                                 if iv.iter_type is not IterVarType.CommReduce and iv.var.name in used
+                                 and d.inner is not None and d.extent != 1]) & chain_names
+            if not is_true(part.inner_predicate) and not (var_names(part.inner_predicate) & chain_names) <= kept:
+                chk.stop(SubspaceNotDivisibleError, subject,
+                         f"block {block.name_hint!r}: a reduction whose predicate {realize.predicate.script()} reads "
+                         f"the loops from {loop.loop_var.name!r} down that the outer block's init does not run",
+                         realize)
+            init_guard = _init_guard(chk, site, lpath, chain, kept, subject, realize)
         return _BlockizePlan(site, lpath, part.chain, realize, part.divisions, part.inner_predicate,
-                             part.outer_predicate)
+                             part.outer_predicate, init_guard)
 
     def build(self, plan) -> Outcome:
         if isinstance(plan, _BlocksPlan):
@@ -657,7 +735,12 @@ class Blockize(Rewrite):
                 ivs.append(IterVar(iv.dom, v, iv.iter_type))
                 values.append(value)
         block = Block(ivs, [], [substitute(w, rename) for w in writes], name, substitute(init, rename))
-        stmt = BlockRealize(values, plan.inner_predicate, block)
+        predicate = plan.inner_predicate
+        for extent in reversed(plan.init_guard):
+            # the block runs only where the loops it leaves out do
+            cond = LT(IntImm(extent.dtype, 0), extent)
+            predicate = cond if is_true(predicate) else And(cond, predicate)
+        stmt = BlockRealize(values, predicate, block)
         loop_rename = {}
         for lp in reversed(plan.chain):
             if any(lp.loop_var.name in var_names(v) for v in values):
