@@ -318,6 +318,17 @@ def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
                 B[vb] = B[vb] + A[vb, vl] * T.float32(vk)
 """
 
+# an opaque reduction naming its loops (TVM's layout-free-buffer test program)
+_OPAQUE_SUM = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j, k_0, k_1 in T.grid(8, 8, 8, 1):
+        with T.block("C"):
+            with T.init():
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k_0 + k_1] * B[k_0 + k_1, j]
+"""
+
 # a sum started from a value another block under the row loop writes first
 _INIT_READS_STAGED = """
 @T.prim_func
@@ -966,6 +977,9 @@ CASES += [
      r"^blockize: loop 'i': block 'B': loop 'l' may run no iteration \(its extent k may be zero\), and where it does "
      r"not, neither does the block nor its init; the extent reads loop 'k', which the new block's init does not "
      r"run, so no condition on it can say when the init runs"),
+    ("rfactor-opaque", lambda: mod_of(_OPAQUE_SUM), R.rfactor("k_1", 0), R.LoopVariableInBlockError,
+     r"^rfactor: block 'C': the block has no iteration variables and uses loop 'j' around it; the rfactor block, "
+     r"under new loops, would name a variable nothing binds"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

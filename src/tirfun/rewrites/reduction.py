@@ -37,8 +37,8 @@ from .checks import (
 from .errors import (
     FactorAxisOutOfRangeError, LoopHeightError, LoopPositionError, LoopPropertyError,
     NoMatchedReducerError, NonSingleChildBlockError, NoScopeBlockError, NotReductionBlockError,
-    InitAllocationError, InitPlacementError, NotSerialLoopKindError, NotStagePipelineError, ReductionStartError,
-    RepeatedReductionError, RFactorNotApplicableError,
+    InitAllocationError, InitPlacementError, LoopVariableInBlockError, NotSerialLoopKindError,
+    NotStagePipelineError, ReductionStartError, RepeatedReductionError, RFactorNotApplicableError,
 )
 from .exprs import is_const_int, substitute, substitute_expr, uses_any, var_names
 from .index import (
@@ -799,6 +799,14 @@ class RFactor(Rewrite):
         why = _reduction_start_violation(block, realize, loops)
         if why is not None:
             chk.stop(ReductionStartError, f"block {block.name_hint!r}", why, realize)
+        if not block.iter_vars:
+            # an opaque block names the loops around it, where only its
+            # iteration variables are carried to the rfactor block's loops
+            named = uses_any(block, {l.loop_var.name for _, l in loops})
+            if named is not None:
+                chk.stop(LoopVariableInBlockError, f"block {block.name_hint!r}",
+                         f"the block has no iteration variables and uses loop {named!r} around it; the rfactor "
+                         "block, under new loops, would name a variable nothing binds", realize)
         if rf_loop.kind is not ForKind.SERIAL:
             chk.stop(NotSerialLoopKindError, subject,
                      f"the loop is {rf_loop.kind.value}; rfactor applies to serial loops only", rf_loop)

@@ -10,7 +10,7 @@ stage, a triangular reduction whose block domain names the outer loop, an
 opaque block naming the loop around it, a reduction over as many values as
 an enclosing block's variable (none, for its first), a sum started from
 a value staged under the same loop, a sum over a number of values given at
-run time (which may be none). :func:`corner_program` draws one of
+run time (which may be none), a sum in an opaque block naming its loops. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -196,10 +196,23 @@ def main(a: T.handle, S: T.Buffer(({n},), "{dt}"), k: T.int32):
             S[vi] = S[vi] + A[vi, vr]
 """
 
+#: a reduction in an opaque block (no iteration variables) that names its
+#: loops, one of them of one iteration (TVM's layout-free-buffer programs):
+#: the init runs at every iteration, the block moves with its loops only
+_OPAQUE_SUM = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
+    for i, k_0, k_1 in T.grid({n}, {m}, 1):
+        with T.block("S"):
+            with T.init():
+                S[i] = {zero}
+            S[i] = S[i] + A[i, k_0 + k_1]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
           "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START,
-          "symbolic_sum": _SYMBOLIC_SUM}
+          "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
