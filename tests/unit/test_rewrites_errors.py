@@ -329,6 +329,21 @@ def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Bu
             C[i, j] = C[i, j] + A[i, k_0 + k_1] * B[k_0 + k_1, j]
 """
 
+# TVM's LowerInitBlock program: the init writes through a match_buffer view
+_INIT_VIEW = """
+@T.prim_func
+def main(A: T.Buffer((8, 8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i0, j0 in T.grid(8, 8):
+        for k0 in T.serial(4, 8):
+            with T.block("R"):
+                i, j, k = T.axis.remap("SRR", [i0, j0, k0])
+                BB = T.match_buffer(B[i], ())
+                AA = T.match_buffer(A[i, 0:8, 0:8], (8, 8))
+                with T.init():
+                    BB[()] = T.float32(0)
+                BB[()] += AA[j, k]
+"""
+
 # a sum started from a value another block under the row loop writes first
 _INIT_READS_STAGED = """
 @T.prim_func
@@ -980,6 +995,12 @@ CASES += [
     ("rfactor-opaque", lambda: mod_of(_OPAQUE_SUM), R.rfactor("k_1", 0), R.LoopVariableInBlockError,
      r"^rfactor: block 'C': the block has no iteration variables and uses loop 'j' around it; the rfactor block, "
      r"under new loops, would name a variable nothing binds"),
+    ("decompose-init-view", lambda: mod_of(_INIT_VIEW), R.decompose_reduction("R", "j0"), R.InitAllocationError,
+     r"^decompose_reduction: block 'R': the init uses BB, which the block's match_buffer declares as a view of "
+     r"B\[i\]; the init block, split off, would use it where nothing declares it"),
+    ("blockize-init-view", lambda: mod_of(_INIT_VIEW.replace("T.serial(4, 8)", "range(8)")), R.blockize("j0"), R.InitAllocationError,
+     r"^blockize: loop 'j0': the init uses BB, which the block's match_buffer declares as a view of B\[i\]; the "
+     r"new block's init, lifted out of it, would use it where nothing declares it"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

@@ -563,10 +563,10 @@ class LoopHeightError(RewriteError):
 
 
 class InitAllocationError(RewriteError):
-    """The reduction's init uses a buffer the block itself allocates: split
-    off into a block of its own (decompose_reduction), or lifted into the
-    new outer block (blockize), the init would use it outside that
-    allocation."""
+    """The reduction's init uses a buffer the block itself allocates or
+    views with a ``match_buffer``: split off into a block of its own
+    (decompose_reduction), or lifted into the new outer block (blockize),
+    the init would use it outside that declaration."""
 
 
 class RepeatedReductionError(RewriteError):

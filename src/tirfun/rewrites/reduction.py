@@ -395,10 +395,12 @@ def _substitute_stores(stmt: Stmt, mapping: dict) -> Stmt | None:
 
 
 def check_init_allocation(chk: Checks, subject: str, realize: BlockRealize, moved: str) -> None:
-    """The block's init uses no buffer the block allocates (``moved``
-    says where the init goes, for the message)."""
+    """The block's init uses no buffer the block allocates or views with a
+    ``match_buffer`` (``moved`` says where the init goes, for the
+    message): outside the block, nothing declares it (TVM moves the init
+    regardless, naming an undeclared buffer)."""
     block = realize.block
-    if not block.alloc_buffers or block.init is None:
+    if (not block.alloc_buffers and not block.match_buffers) or block.init is None:
         return
     from ..analysis.mentions import buffer_names_in
 
@@ -407,6 +409,11 @@ def check_init_allocation(chk: Checks, subject: str, realize: BlockRealize, move
     if own is not None:
         chk.stop(InitAllocationError, subject, f"the init uses {own.name}, which the block allocates; {moved} "
                  "would use it outside that allocation", realize)
+    view = next((m.buffer for m in block.match_buffers if m.buffer.name in named), None)
+    if view is not None:
+        chk.stop(InitAllocationError, subject, f"the init uses {view.name}, which the block's match_buffer "
+                 f"declares as a view of {_source_text(block, view)}; {moved} would use it where "
+                 "nothing declares it", realize)
 
 
 def _maybe_empty(chk: Checks, site, rpath: Path, realize: BlockRealize, loops, start: int,
@@ -444,6 +451,12 @@ def _maybe_empty(chk: Checks, site, rpath: Path, realize: BlockRealize, loops, s
                      "say when the init runs", loop, realize)
         out.append(loop.extent)
     return out
+
+
+def _source_text(block: Block, view: Buffer) -> str:
+    """The region the block's ``match_buffer`` of ``view`` takes, as TVMScript."""
+    m = next(m for m in block.match_buffers if m.buffer is view)
+    return m.source.script()
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:

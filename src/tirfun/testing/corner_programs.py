@@ -10,7 +10,8 @@ stage, a triangular reduction whose block domain names the outer loop, an
 opaque block naming the loop around it, a reduction over as many values as
 an enclosing block's variable (none, for its first), a sum started from
 a value staged under the same loop, a sum over a number of values given at
-run time (which may be none), a sum in an opaque block naming its loops. :func:`corner_program` draws one of
+run time (which may be none), a sum in an opaque block naming its loops, a
+sum whose init writes through a view. :func:`corner_program` draws one of
 them, with its sizes drawn too.
 """
 
@@ -209,10 +210,24 @@ def main(A: T.Buffer(({n}, {m}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
             S[i] = S[i] + A[i, k_0 + k_1]
 """
 
+#: a reduction whose init writes through a view its block declares with
+#: match_buffer (TVM's LowerInitBlock program)
+_INIT_VIEW = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {m}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
+    for i, k in T.grid({n}, {m}):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            Sv = T.match_buffer(S[vi], (), "{dt}")
+            with T.init():
+                Sv[()] = {zero}
+            Sv[()] = Sv[()] + A[vi, vk]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
           "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START,
-          "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM}
+          "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM, "init_view": _INIT_VIEW}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
