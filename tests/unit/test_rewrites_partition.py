@@ -333,3 +333,22 @@ def test_a_parts_regions_worked_out_from_a_plain_nest_are_those_inference_gives(
                 assert got == tuple(access_regions(part))
                 answered += 1
     assert answered > 100
+
+
+def test_a_realize_of_a_parameter_inside_the_loop_is_the_parameter_in_every_part():
+    # TVM's rolling-buffer program realizes a region of a parameter in the
+    # loop: no storage of its own, so each part's copy names the parameter
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((4, 6), "int32"), B: T.Buffer((4, 6), "int32")):
+    for i in range(4):
+        T.realize(B[i:i + 1, 0:6], "")
+        for j in range(6):
+            B[i, j] = A[i, j] * 2
+""")
+    out = applied(R.loop_partition("i", [None, 1]), mod)
+    verify(out)
+    text = out["main"].script()
+    assert "B_1" not in text, text
+    assert text.count('T.realize(B[') == 2, text
+    assert_equivalent(mod["main"], out["main"])

@@ -74,12 +74,15 @@ def _bound_names(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer]]:
     return _binders(stmt)[:3]
 
 
-def _binders(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer], list | None]:
+def _binders(stmt: Stmt, external=frozenset()) -> tuple[list[str], list[str], list[Buffer], list | None]:
     """:func:`_bound_names` and, where ``stmt`` binds no name but loop and
     iteration variables and block names (no Let, no declared or allocated
     buffer, only loops, blocks, sequences, stores, conditions and
     evaluations), its BlockRealizes; None for those otherwise. The names
-    then are every name the index counts under ``stmt``, once per binding."""
+    then are every name the index counts under ``stmt``, once per binding.
+    A ``T.realize`` of a buffer of ``external`` (the function's parameters)
+    binds no name: it marks a region of storage the caller owns, the same
+    in every part, and renamed it would be a buffer nothing declares."""
     names, blocks, declared, realizes = [], [], [], []
     for node in stmt_nodes(stmt):
         kind = type(node)
@@ -107,7 +110,8 @@ def _binders(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer], list | Non
             elif isinstance(node, (Allocate, AllocateConst)):
                 names.append(node.buffer_var.name)
             elif isinstance(node, BufferRealize):
-                names.append(node.buffer.name)
+                if node.buffer not in external:
+                    names.append(node.buffer.name)
     lets = _let_names(stmt)
     names.extend(lets)
     return names, blocks, declared, None if lets else realizes
@@ -274,7 +278,8 @@ class LoopPartition(Rewrite):
             pool.add(name)
             return name
 
-        inner_names, inner_blocks, declared, old_realizes = _binders(loop.body)
+        inner_names, inner_blocks, declared, old_realizes = _binders(
+            loop.body, frozenset(site.func.buffer_map.values()))
         # the names each part renames: a buffer holding none is the same in every part
         renamed = set(inner_names) | {loop.loop_var.name}
         kept_buffers: dict = {}
