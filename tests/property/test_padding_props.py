@@ -211,3 +211,46 @@ def test_pad_einsum_of_a_loop_whose_range_follows_a_padded_loop_keeps_the_meanin
     compiled = [a.copy() for a in args]
     tirfun.build(out)(*compiled)
     np.testing.assert_array_equal(compiled[1], expected[1])
+
+
+_DIVIDING_EINSUM = """
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), B: T.Buffer(({n},), "{dt}"), C: T.Buffer(({n},), "{dt}")):
+    for i in range({n}):
+        with T.block("C"):
+            vi = T.axis.spatial({n}, i)
+            C[vi] = A[vi] {op} ({divisor})
+"""
+
+#: divisors, and whether the iterations the padding adds, [n, padded),
+#: may divide by zero (the padded copy of B holds zeros there)
+_DIVISORS = [("B[vi]", lambda n, padded: True), ("B[vi] * T.{dt}(-1)", lambda n, padded: True),
+             ("vi - T.{dt}(9)", lambda n, padded: n <= 9 < padded), ("vi + T.{dt}(1)", lambda n, padded: False),
+             ("T.{dt}(3)", lambda n, padded: False), ("T.{dt}(-2)", lambda n, padded: False)]
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))
+@given(st.integers(1, 9), st.integers(2, 8), st.sampled_from(_DIVISORS), st.sampled_from(["//", "%"]),
+       st.sampled_from(["int32", "int64", "int8"]))
+def test_pad_einsum_of_an_integer_division_is_refused_where_the_padding_reaches_the_divisor(n, pad, divisor, op, dt):
+    text, zero_in = divisor
+    may_be_zero = zero_in(n, -(-n // pad) * pad)
+    mod = IRModule({"main": from_source(_DIVIDING_EINSUM.format(n=n, dt=dt, op=op, divisor=text.format(dt=dt)))})
+    rewrite = R.pad_einsum("C", [pad])
+    if n % pad == 0:
+        assert not rewrite.violations(mod)  # nothing to pad: nothing new divides
+        return
+    if may_be_zero:
+        errors = rewrite.violations(mod)
+        assert errors and isinstance(errors[0], R.PaddedDivisionError), errors
+        return
+    out = rewrite(mod)
+    rng = np.random.default_rng(n * 10 + pad)
+    a = rng.integers(-50, 50, n).astype(dt)
+    b = rng.integers(1, 5, n).astype(dt)
+    want, got, built = (np.zeros(n, dt) for _ in range(3))
+    interp_run(mod, a, b, want)
+    interp_run(out, a, b, got)
+    tirfun.build(out)(a, b, built)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(built, want)

@@ -344,6 +344,16 @@ def main(A: T.Buffer((8, 8, 8), "float32"), B: T.Buffer((8,), "float32")):
                 BB[()] += AA[j, k]
 """
 
+# an integer division by a loaded value (TVM's strided-slice shape function)
+_DIVIDING = """
+@T.prim_func
+def main(A: T.Buffer((6,), "int32"), B: T.Buffer((6,), "int32"), C: T.Buffer((6,), "int32")):
+    for i in range(6):
+        with T.block("C"):
+            vi = T.axis.spatial(6, i)
+            C[vi] = A[vi] // B[vi]
+"""
+
 # a sum started from a value another block under the row loop writes first
 _INIT_READS_STAGED = """
 @T.prim_func
@@ -1001,6 +1011,9 @@ CASES += [
     ("blockize-init-view", lambda: mod_of(_INIT_VIEW.replace("T.serial(4, 8)", "range(8)")), R.blockize("j0"), R.InitAllocationError,
      r"^blockize: loop 'j0': the init uses BB, which the block's match_buffer declares as a view of B\[i\]; the "
      r"new block's init, lifted out of it, would use it where nothing declares it"),
+    ("pad-division", lambda: mod_of(_DIVIDING), R.pad_einsum("C", [4]), R.PaddedDivisionError,
+     r"^pad_einsum: block 'C': the block divides by B\[vi\], which the iterations the padding adds read from the "
+     r"padding \(zeros\) or at padded indices: they would divide by zero"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

@@ -671,6 +671,14 @@ class NonEinsumError(RewriteError):
     start at 0."""
 
 
+class PaddedDivisionError(RewriteError):
+    """The padded iterations would divide an integer by zero: the block
+    divides (or takes a remainder) by a value of a buffer that is padded
+    with zeros, or of a padded variable, which the instances the padding
+    adds evaluate too (TVM pads regardless: the generated code traps or
+    computes garbage there)."""
+
+
 # -- caching (cache_read, cache_write, cache_inplace, cache_index, reindex) -------------
 
 class BufferNotAccessedError(RewriteError):

@@ -15,7 +15,7 @@ import attrs
 
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true, simplify_expr
-from ..analysis.traversal import ancestors, replace_at, transform, transform_plain
+from ..analysis.traversal import ancestors, replace_at, transform, transform_plain, walk
 from ..analysis.arith.terms import fits
 from ..nodes import (
     GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, FloatImm, FloorDiv,
@@ -31,9 +31,9 @@ from .checks import (
 )
 from .errors import (
     IncompleteBlockError, InvalidPaddingError, LoopDependentDomainError, LoopPositionError, NonEinsumError,
-    NotStagePipelineError, PaddingPatternMatchError,
+    NotStagePipelineError, PaddedDivisionError, PaddingPatternMatchError,
 )
-from .exprs import find_nodes, plain_buffer, substitute_expr, var_names
+from .exprs import find_nodes, plain_buffer, substitute_expr, uses_any, var_names
 from .name_pool import NamePool
 from .index import derive_stages_index
 from .names import fresh_name, suffixed
@@ -502,6 +502,32 @@ def _einsum_violation(block: Block) -> str | None:
     return None
 
 
+def _padded_divisor(block: Block, padded: dict):
+    """The first integer divisor in ``block`` that the iterations the
+    padding adds may make zero, or None: one reading a buffer indexed by a
+    padded variable (which gets a copy padded with zeros), or one of a
+    padded variable not proven nonzero over the padded extent."""
+    from ..analysis.arith import can_prove
+    from ..nodes import NE, Div, FloorMod, Mod
+
+    names = {v.name for v in padded}
+    ranges = None
+    for n in walk(block):
+        if type(n) in (Div, FloorDiv, Mod, FloorMod) and n.dtype.is_integer:
+            c = _int(n.b)
+            if c is not None and c != 0:
+                continue
+            for load in walk(n.b):
+                if type(load) is BufferLoad and any(uses_any(i, names) is not None for i in load.indices):
+                    return n.b
+            if uses_any(n.b, names) is not None:
+                if ranges is None:
+                    ranges = {v: Range(IntImm(new.dtype, 0), new) for v, (_, new) in padded.items()}
+                if not can_prove(NE(n.b, IntImm(n.b.dtype, 0)), ranges):
+                    return n.b
+    return None
+
+
 @register
 @attrs.frozen
 class PadEinsum(Rewrite):
@@ -538,7 +564,12 @@ class PadEinsum(Rewrite):
     3. the block is an einsum whose padded variables have domains starting
        at 0 (NonEinsumError);
     4. no other block in the statement of the scope that holds the block
-       touches a buffer to pad (NotStagePipelineError).
+       touches a buffer to pad (NotStagePipelineError);
+    5. the block divides integers (``//``, ``%``) only by nonzero
+       constants or by values the padding leaves alone: a divisor read
+       from a padded buffer, or of a padded variable, is zero or unknown
+       in the iterations the padding adds (PaddedDivisionError; TVM pads
+       regardless, and its code divides by zero there).
 
     Example:
 
@@ -635,6 +666,13 @@ class PadEinsum(Rewrite):
                 chk.stop(NonEinsumError, subject,
                          f"the domain of {iv.var.name} to pad does not start at 0", realize)
             padded[iv.var] = (extent, new_extent)
+        if padded:
+            divisor = _padded_divisor(block, padded)
+            if divisor is not None:
+                chk.stop(PaddedDivisionError, subject,
+                         f"the block divides by {divisor.script()}, which the iterations the padding adds "
+                         "read from the padding (zeros) or at padded indices: they would divide by zero",
+                         realize)
         # the statement of the scope's body that holds the block
         scope_block: Block = site.at(scope)
         body_path = scope + (("body", None),)
