@@ -754,3 +754,23 @@ def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     tirfun.build(func)(a, built)
     np.testing.assert_array_equal(interpreted, a * 2)
     np.testing.assert_array_equal(built, interpreted)
+
+
+def test_an_error_at_an_instruction_without_a_line_still_becomes_an_interp_error():
+    # Python 3.11 gives some instructions no line number: an exception a
+    # signal handler raises there (a caller's timeout) carries None
+    from tirfun.interp.compile import compile_in_module, line_info
+    from tirfun.script import from_source
+
+    compiled = compile_in_module(IRModule({"main": from_source(_ONE_STORE)}), "main")
+    assert line_info(compiled.table, None) is None
+    assert line_info(compiled.table, len(compiled.table) + 1) is None
+    assert line_info(compiled.table, 1) is compiled.table[0]
+
+
+_ONE_STORE = """
+@T.prim_func
+def main(A: T.Buffer((4,), "float32")):
+    for i in range(4):
+        A[i] = T.float32(1)
+"""

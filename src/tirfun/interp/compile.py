@@ -98,8 +98,7 @@ class CompiledFunc:
         if frame_info is None:
             return InterpError(message)
         lineno, local_values = frame_info
-        info = self.table[lineno - 1] if 0 < lineno <= len(self.table) else None
-        return InterpError(message + describe(info, local_values))
+        return InterpError(message + describe(line_info(self.table, lineno), local_values))
 
 
 def _check_pointee(compiled, buf, storage, shape) -> None:
@@ -129,6 +128,13 @@ def _message(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "the program nests too deeply to run"
     return f"{type(exc).__name__}: {exc}"
+
+
+def line_info(table: tuple, lineno: int | None) -> LineInfo | None:
+    """The statement at line ``lineno`` of the generated code, or None: a
+    line past the table, or no line at all (Python gives none for some
+    instructions, where a signal's exception, a timeout's, can arrive)."""
+    return table[lineno - 1] if lineno is not None and 0 < lineno <= len(table) else None
 
 
 def _innermost_generated_frame(exc: Exception):
