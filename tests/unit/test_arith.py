@@ -267,6 +267,29 @@ def test_a_split_of_a_fused_index_is_read_as_slices_of_the_fused_loops():
     assert detect_iter_map([FloorDiv(a * 64 + b, c(128))], loops, "affine") is None
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_a_split_of_a_fused_index_whose_top_loop_is_symbolic_is_read_as_slices(n):
+    # dlight's fuse over a dynamic size: f = a * 1024 + b over a < n * 2,
+    # cut at 2048 inside a's digit; the top digit needs no divisibility
+    size = Var("n")
+    a, b = Var("a"), Var("b")
+    loops = {"a": For(a, c(0), size * c(2), "serial", Evaluate(c(0))),
+             "b": For(b, c(0), c(1024), "serial", Evaluate(c(0)))}
+    fused = a * 1024 + b
+    q, r = detect_iter_map([FloorDiv(fused, c(2048)), FloorMod(fused, c(2048))], loops, "affine", symbolic=True)
+    assert q.args == (IterSplit("a", 2, None, 1),)
+    assert set(r.args) == {IterSplit("b", 1, 1024, 1), IterSplit("a", 1, 2, 1024)}
+    # the slices give the values of the expressions, for every a of the size
+    def value(total, env):
+        return sum((env[s.source] // s.lower_factor % (s.extent or 1 << 30)) * s.scale for s in total.args)
+
+    for av in range(2 * n):
+        for bv in (0, 1, 511, 1023):
+            f = av * 1024 + bv
+            assert value(q, {"a": av, "b": bv}) == f // 2048
+            assert value(r, {"a": av, "b": bv}) == f % 2048
+
+
 def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_remainder():
     # (g * y + r) // (g * m) == y // m and (g * y + r) % (g * m) == g * (y % m) + r
     # for 0 <= r < g, for every integer y (TVM's canonical simplifier does this)

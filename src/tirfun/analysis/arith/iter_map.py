@@ -621,39 +621,44 @@ def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
     if lin.const != 0 or len(lin.terms) < 2:
         return None
     digits = []  # (variable, weight, extent), from the lowest weight up
-    for var, w in sorted(lin.terms, key=lambda t: t[1]):
+    terms = sorted(lin.terms, key=lambda t: t[1])
+    for k, (var, w) in enumerate(terms):
         loop = loops.get(var.name) if isinstance(var, Var) else None
         if loop is None or _int_value(loop.min) != 0 or w <= 0:
             return None
         ext = _int_value(loop.extent)
-        if ext is None or ext < 1:
+        # the top digit may run to a symbolic end (a fuse of loops whose
+        # outermost has a size such as n * 2): nothing lies above it
+        if (ext is None and k != len(terms) - 1) or (ext is not None and ext < 1):
             return None
         digits.append((var, w, ext))
     reach = 1
     for _, w, ext in digits:
         if w != reach:
             return None  # not dense: not what a fuse makes
-        reach = w * ext
+        reach = None if ext is None else w * ext
     out = []
     for var, w, ext in digits:
-        top = w * ext
+        top = None if ext is None else w * ext  # None: unbounded
+        # a slice of the top digit need not divide it: nothing lies above
+        divides = ext is None or ext % (c // w) == 0 if c % w == 0 else False
         if isinstance(atom, FloorDiv):
-            if top <= c:
+            if top is not None and top <= c:
                 continue  # wholly below the cut
             if w >= c:
                 if w % c:
                     return None
                 out.append((var, w // c))
-            elif c % w == 0 and ext % (c // w) == 0:
+            elif divides:
                 out.append((FloorDiv(var, norm.const(c // w)), 1))
             else:
                 return None
         else:
             if w >= c:
                 continue  # wholly above the cut
-            if top <= c:
+            if top is not None and top <= c:
                 out.append((var, w))
-            elif c % w == 0 and ext % (c // w) == 0:
+            elif divides:
                 out.append((FloorMod(var, norm.const(c // w)), w))
             else:
                 return None
