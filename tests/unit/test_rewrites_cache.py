@@ -2230,3 +2230,37 @@ def main(A: T.Buffer((16,), "uint8"), B: T.Buffer((16,), "float32")):
     run(mod, a, b0)
     run(out, a, b1)
     np.testing.assert_array_equal(b1, b0)
+
+
+def test_given_consumers_that_do_not_read_the_buffer_are_left_alone_wherever_they_are():
+    # TVM ignores them: a block of another scope (inside a block), or one
+    # that reads something else; the cache still keeps the meaning
+    from tirfun.interp import run
+
+    src = """
+@T.prim_func
+def main(A: T.Buffer((1, 64), "float32"), B: T.Buffer((1,), "float32")):
+    for i, ko in T.grid(1, 2):
+        with T.block("outer"):
+            vi, vko = T.axis.remap("SR", [i, ko])
+            C = T.alloc_buffer((32,), dtype="float32")
+            with T.init():
+                B[vi] = T.float32(0)
+            for ki in T.serial(32):
+                with T.block("inner_1"):
+                    vki = T.axis.remap("S", [ki])
+                    C[vki] = A[vi, vko * 32 + vki]
+            for ki in T.serial(32):
+                with T.block("inner_2"):
+                    vki = T.axis.remap("R", [ki])
+                    B[vi] += C[vki]
+"""
+    mod = IRModule({"main": from_source(src)})
+    for rewrite in (R.cache_write("outer", 0, "shared", ["inner_1"]), R.cache_read("outer", 0, "shared", ["inner_2"])):
+        out = rewrite(mod)
+        verify(out)
+        a = np.random.default_rng(0).random((1, 64), dtype=np.float32)
+        b0, b1 = np.zeros(1, "float32"), np.zeros(1, "float32")
+        run(mod, a, b0)
+        run(out, a, b1)
+        np.testing.assert_array_equal(b1, b0)

@@ -345,12 +345,20 @@ def _box_text(box: list) -> str:
                      for iv in box)
 
 
-def _consumer_set(chk: Checks, site, scope: _Scope, refs) -> set[str]:
+def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = None) -> set[str]:
     """The names of the given consumer blocks and of the blocks directly
-    under them (TVM's consumer set)."""
+    under them (TVM's consumer set). A given block whose regions do not
+    name ``buf`` has nothing to redirect and is left out, wherever it is
+    (TVM leaves it unchanged); where every given block is, the set is
+    empty, and every reader is redirected, as when none is given (TVM
+    redirects none and leaves the stage unread: the meaning is the same)."""
     out: set[str] = set()
     for ref in refs or ():
         path = resolve_block(chk, site, ref)
+        if buf is not None:
+            block = site.at(path)
+            if not any(r.buffer == buf for r in list(block.reads) + list(block.writes)):
+                continue
         if scope_path(site, path[:-1]) != scope.path:
             chk.stop(ConsumerNotInScopeError, describe(ref),
                      f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
@@ -2314,7 +2322,7 @@ class CacheRead(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, subject, buf)
         _check_no_loose_writer(chk, site, scope, buf, subject, realize)
-        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf)
         memo: dict = {}  # the writer's relaxed region, asked twice
         bad = _cover_violation(site, scope, buf, memo)
         if bad is not None:
@@ -2517,7 +2525,7 @@ class CacheWrite(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, subject, buf)
         _check_no_loose_writer(chk, site, scope, buf, subject, realize)
-        consumers = _consumer_set(chk, site, scope, self.consumer_blocks)
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf)
         name = realize.block.name_hint
         writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False)
         wpath, wrealize = scope.children[writer]
