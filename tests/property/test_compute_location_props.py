@@ -186,11 +186,20 @@ def test_moving_past_another_consumer_is_refused(func, data):
 @settings(max_examples=max(1, settings().max_examples * 150 // 300))
 @given(stage_programs(("gather",)), st.data())
 def test_non_affine_consumer_is_refused_or_right(func, data):
-    """``C`` reads ``B`` through a non-affine index: reverse_compute_at under
-    ``B``'s loops is refused; compute_at of ``B`` computes what ``C`` needs."""
+    """``C`` reads ``B`` through an index that is no iteration variable:
+    reverse_compute_at under ``B``'s loops is refused for a non-affine one
+    (``vi * vi % n``), and for a repeat (``vi // 2``, each element read by
+    two instances) places those instances where the element is written;
+    compute_at of ``B`` computes what ``C`` needs."""
     mod, _ = _random_splits(data, IRModule({"main": func}), "before")
+    repeat = " // 2]" in mod["main"].script()
     for loop in R.get_loops(mod, "B"):
-        problems = R.reverse_compute_at("C", loop.name).violations(mod)
+        rewrite = R.reverse_compute_at("C", loop.name)
+        problems = rewrite.violations(mod)
+        if repeat and not problems:
+            event("repeat placed")
+            assert_equivalent(mod["main"], rewrite(mod)["main"])
+            continue
         assert problems and all(isinstance(p, ScheduleError) for p in problems)
         event(type(problems[0]).__name__)
     for loop in R.get_loops(mod, "C"):
@@ -757,3 +766,43 @@ def _accumulation_refusal_is_needed(rewrite, mod, src) -> None:
         except (TirfunError, AssertionError):
             return
     raise AssertionError(f"the accumulation was refused but inlines with the same meaning:\n{src}")
+
+
+_REPEAT = """
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), C: T.Buffer(({m},), "{dt}")):
+    P = T.alloc_buffer(({n},), "{dt}")
+    for i in range({n}):
+        with T.block("P"):
+            vi = T.axis.spatial({n}, i)
+            P[vi] = A[vi] + A[vi]
+    for j in range({m}):
+        with T.block("C"):
+            vj = T.axis.spatial({m}, j)
+            C[vj] = P[vj // {c}]
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 3))
+@given(st.integers(1, 6), st.integers(2, 4), st.integers(0, 3), st.sampled_from(["float32", "int32", "int8"]),
+       st.integers(0, 4))
+def test_reverse_compute_at_of_a_repeat_computes_each_copy_once_its_element_is_written(n, c, short, dt, factor):
+    # C[v] = P[v // c] (TVM's repeat): under a loop of P, the instances of
+    # C are those reading what P just wrote, c per element; a C shorter
+    # than n * c reads the last elements fewer times
+    m = max(1, n * c - short)
+    mod = IRModule({"main": from_source(_REPEAT.format(n=n, m=m, c=c, dt=dt))})
+    steps = R.Pipeline([])
+    loop = "i"
+    if factor:
+        steps = steps >> R.split("i", [None, factor])
+        loop = "i_1" if factor % 2 else "i_0"
+    steps = steps >> R.reverse_compute_at("C", loop)
+    out = steps(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    args = random_inputs(out["main"], 1)
+    want = [a.copy() for a in args]
+    run(mod["main"], *want)
+    tirfun.build(out)(*args)
+    np.testing.assert_array_equal(args[1], want[1])

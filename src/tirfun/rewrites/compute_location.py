@@ -642,6 +642,15 @@ def _shift(e: PrimExpr):
     return None
 
 
+def _divided(e: PrimExpr, ivs: dict):
+    """``(var, c)`` when ``e`` is ``var // c`` for an iteration variable of
+    ``ivs`` (a domain from 0) and a constant ``c`` above 1, else None."""
+    if type(e) is FloorDiv and type(e.a) is Var and e.a in ivs and int_value(e.b) is not None \
+            and int_value(e.b) > 1 and int_value(ivs[e.a].dom.min) == 0:
+        return e.a, int_value(e.b)
+    return None
+
+
 def _fused_write(region, needed, ivs: dict, doms: dict) -> bool:
     """compute_at of a block writing one element at indices that are an
     iteration map of its iteration variables other than variable plus
@@ -1177,6 +1186,22 @@ class _ComputeAtBase(Rewrite):
                                  f"the block reads {region.buffer.name} at the constant index "
                                  f"{rng.min.script()}, which the producers under the loop do not write "
                                  "alone in every iteration", loc.realize)
+                    continue
+                divided = _divided(rng.min, ivs) if self.reverse and iv.bounded else None
+                if divided is not None:
+                    # each element is read by c instances (a repeat,
+                    # ``T[v // 2]``): those of the elements just written
+                    var, c = divided
+                    dt = iv.lo.dtype
+                    mine = Interval(simplify_index(iv.lo * IntImm(dt, c)),
+                                    simplify_index(iv.hi * IntImm(dt, c) + IntImm(dt, c - 1)))
+                    old = doms.get(var)
+                    if old is not None and not (_same(old.lo, mine.lo, proof) and _same(old.hi, mine.hi, proof)):
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the producers under the loop write what the block reads at "
+                                 f"{var.name} over different ranges; no one domain fits them all",
+                                 loc.realize)
+                    doms[var] = mine
                     continue
                 shifted = _shift(rng.min)
                 if shifted is None or shifted[0] not in ivs:
@@ -2112,7 +2137,9 @@ class ReverseComputeAt(_ComputeAtBase):
        what it reads, other than its producers (DependenceViolationError):
        it would move past another reader of what it overwrites;
     8. the block reads one element per dimension of each produced buffer,
-       at an iteration variable plus a constant, so that its iterations can
+       at an iteration variable plus a constant or divided by a constant
+       (a repeat, ``T[v // 2]``: each element's readers run in the
+       iteration that writes it), so that its iterations can
        be solved from what the producers write in one iteration of the loop,
        which must be shown exactly, and agree between buffers; a reduction
        must not meet the same element in two iterations of the loop; and
