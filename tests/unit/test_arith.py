@@ -290,6 +290,30 @@ def test_a_split_of_a_fused_index_whose_top_loop_is_symbolic_is_read_as_slices(n
             assert value(r, {"a": av, "b": bv}) == f % 2048
 
 
+@pytest.mark.parametrize("extent", [4, None])
+def test_the_middle_digits_of_a_fused_index_are_read_as_slices(extent):
+    # dlight's reshape: (a * 1024 + b) % 2048 // 128 is b // 128 + a % 2 * 8
+    size = Var("n")
+    a, b = Var("a"), Var("b")
+    loops = {"a": For(a, c(0), c(extent) if extent else size * c(2), "serial", Evaluate(c(0))),
+             "b": For(b, c(0), c(1024), "serial", Evaluate(c(0)))}
+    fused = a * 1024 + b
+    values = [FloorDiv(fused, c(2048)), FloorDiv(FloorMod(fused, c(2048)), c(128)), FloorMod(fused, c(128))]
+    sums = detect_iter_map(values, loops, "surjective", symbolic=True)
+    assert sums is not None
+    assert set(sums[1].args) == {IterSplit("b", 128, 8, 1), IterSplit("a", 1, 2, 8)}
+
+    def value(total, env):
+        return sum((env[s.source] // s.lower_factor % (s.extent or 1 << 30)) * s.scale for s in total.args)
+
+    for av in range(extent or 6):
+        for bv in (0, 127, 128, 1023):
+            f = av * 1024 + bv
+            assert [value(t, {"a": av, "b": bv}) for t in sums] == [f // 2048, f % 2048 // 128, f % 128]
+    # a cut of the middle that divides no digit is none
+    assert detect_iter_map([FloorDiv(FloorMod(fused, c(2048)), c(96))], loops, "affine", symbolic=True) is None
+
+
 def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_remainder():
     # (g * y + r) // (g * m) == y // m and (g * y + r) % (g * m) == g * (y % m) + r
     # for 0 <= r < g, for every integer y (TVM's canonical simplifier does this)

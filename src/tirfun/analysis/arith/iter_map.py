@@ -614,6 +614,8 @@ def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
     c = _int_value(atom.b)
     if c is None or c <= 0:
         return None
+    if isinstance(atom, FloorDiv) and isinstance(atom.a, FloorMod):
+        return _middle_pieces(atom.a.a, _int_value(atom.a.b), c, loops, norm)
     try:
         lin = norm.lin(atom.a)
     except NodeError:
@@ -663,6 +665,45 @@ def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
             else:
                 return None
     return out
+
+
+def _middle_pieces(fused, m: int | None, c: int, loops: Mapping[str, object], norm: _Normalizer):
+    """``(S % m) // c`` of a fused index ``S``, the digits of ``S`` from ``c``
+    up to ``m`` (``(a * 1024 + b) % 2048 // 128`` is ``b // 128 + a % 2 *
+    8``), as ``[(slice, weight)]``: ``(S // c) % (m // c)``, the pieces of
+    ``S // c`` cut at ``m // c``; None where ``c`` does not divide ``m`` or
+    a cut falls inside a digit it does not divide."""
+    if m is None or m <= 0 or m % c:
+        return None
+    pieces = _fused_pieces(FloorDiv(fused, norm.const(c)), loops, norm)
+    if pieces is None:
+        return None
+    k = m // c
+    out = []
+    for piece, w in sorted(pieces, key=lambda p: p[1]):
+        if w >= k:
+            continue  # wholly above the cut
+        ext = _piece_extent(piece, loops)
+        if ext is not None and w * ext <= k:
+            out.append((piece, w))
+        elif k % w == 0 and (ext is None or ext % (k // w) == 0):
+            out.append((FloorMod(piece, norm.const(k // w)), w))
+        else:
+            return None
+    return out
+
+
+def _piece_extent(piece, loops: Mapping[str, object]) -> int | None:
+    """How many values a piece of :func:`_fused_pieces` takes (a loop
+    variable, or one divided or reduced by a constant); None where its loop
+    has a symbolic extent."""
+    if isinstance(piece, Var):
+        return _int_value(loops[piece.name].extent)
+    ext = _int_value(loops[piece.a.name].extent)
+    d = _int_value(piece.b)
+    if isinstance(piece, FloorMod):
+        return d if ext is None else min(d, ext)
+    return None if ext is None else -(-ext // d)
 
 
 def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
