@@ -615,3 +615,15 @@ def test_a_quotient_times_a_symbolic_divisor_plus_the_remainder_is_the_dividend(
     for av in (-128, -1, 0, 5, 127):
         for bv in (-128, -1, 1, 3, 127):
             assert evaluate(a // b * b + a % b, a=av, b=bv) == av
+
+
+def test_zero_divided_or_reduced_by_a_size_is_zero():
+    # a fused loop's start, i3_k_fused % n at i3_k_fused = 0: TVM folds it,
+    # and decompose_reduction finds the reduction starting at 0 there
+
+    n = Var("n", "int64")
+    zero = IntImm("int64", 0)
+    assert simplify_index(FloorMod(zero, n)) == zero
+    assert simplify_index(FloorDiv(zero, n) + IntImm("int64", 3)) == IntImm("int64", 3)
+    # a nonzero constant stays divided
+    assert isinstance(simplify_index(FloorDiv(IntImm("int64", 5), n)), FloorDiv)

@@ -95,6 +95,10 @@ class _Normalizer:
                 if isinstance(e, FloorDiv):
                     return self.floordiv(a, b.const)
                 return self.floormod(a, b.const)
+            if not a.terms and a.const == 0:
+                # 0 // n and 0 % n are 0 for every n they are defined for,
+                # as TVM's simplifier folds them (a fused loop's start)
+                return self.number(0)
             cls = type(e)
             return self.atom(cls(self.expr(a), self.expr(b)))
         return self.atom(e)
