@@ -847,3 +847,34 @@ def main(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
     interp_run(out, a, got)
     np.testing.assert_array_equal(got, want)
     assert got[0] == 9
+
+
+def test_blockize_under_a_fuse_of_symbolic_loops_keeps_the_fused_bindings_outside():
+    # i_j_fused // k and i_j_fused % k read only the loop above the cut:
+    # the outer block takes them whole, as TVM divides them
+    mod = IRModule({"main": from_source("""
+@T.prim_func
+def main(x: T.handle, y: T.handle, z: T.handle):
+    m, n, k = T.int64(), T.int64(), T.int64()
+    A = T.match_buffer(x, (m, n))
+    B = T.match_buffer(y, (n, k))
+    C = T.match_buffer(z, (m, k))
+    for i, j, r in T.grid(m, k, n):
+        with T.block("matmul"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vr] * B[vr, vj]
+""")})
+    out = (R.fuse("i", "j") >> R.blockize("r"))(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "vi_o = T.axis.spatial(m, i_j_fused // k)" in text, text
+    for m, n, k in [(2, 3, 4), (3, 0, 2), (1, 2, 1)]:
+        rng = np.random.default_rng(m * 100 + n * 10 + k)
+        a, b = rng.random((m, n), dtype=np.float32), rng.random((n, k), dtype=np.float32)
+        c = rng.random((m, k), dtype=np.float32)
+        want, got = c.copy(), c.copy()
+        interp_run(mod, a, b, want)
+        interp_run(out, a, b, got)
+        np.testing.assert_array_equal(got, want)

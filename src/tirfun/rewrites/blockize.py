@@ -130,7 +130,16 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
     loop of extent 1 the binding reads, kept as the outer binding when no
     other outer loop is (TVM's division with ``preserve_unit_iters``)."""
     d = _divide_sum(value, total, iv, inner_names, loops, unit)
-    return d if d is not None else _all_inner(value, total, iv, inner_names, loops, unit)
+    if d is None:
+        d = _all_inner(value, total, iv, inner_names, loops, unit)
+    if d is None and not any(a.source in inner_names for a in total.args) \
+            and var_names(value).isdisjoint(inner_names):
+        # the loops above only, sliced by a size (i_j_fused // k of a fuse
+        # of symbolic loops): the outer block takes it whole
+        extent = _dom_extent(iv, inner_names)
+        if extent is not None and _int(iv.dom.min) == 0:
+            d = _Division(value, extent, None, 1)
+    return d
 
 
 def _all_inner(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None) -> _Division | None:
@@ -331,7 +340,7 @@ def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
     for lp in cut.outer_loops + list(chain):
         if lp.loop_var.name in used and _int(lp.min) != 0:
             return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
-    sums = detect_iter_map(values, loops, "surjective")
+    sums = detect_iter_map(values, loops, "surjective", symbolic=True)
     if sums is None:
         return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
                       "loops around it")
