@@ -18,8 +18,9 @@ from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import ancestors, replace_at, transform, transform_plain, walk
 from ..analysis.arith.terms import fits
 from ..nodes import (
-    GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, FloatImm, FloorDiv,
-    For, IfThenElse, IntImm, IterVar, IterVarType, PrimExpr, Range, SeqStmt, Stmt, StringImm, Sub, Var, While, const,
+    GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div,
+    FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Mod, PrimExpr, Range, SeqStmt, Stmt,
+    StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -476,9 +477,20 @@ def _trivial_indices(indices) -> bool:
     return all(isinstance(i, Var) or (isinstance(i, IntImm) and not i.dtype.is_bool) for i in indices)
 
 
-def _einsum_violation(block: Block) -> str | None:
+def _body_nodes(block: Block) -> list:
+    """The loads, stores and integer divisions of the block's body and
+    init, in pre-order: what :func:`_einsum_violation` and
+    :func:`_padded_divisor` look at, found in one walk."""
+    nodes = find_nodes(block.body, _BODY_KINDS)
+    if block.init is not None:
+        nodes += find_nodes(block.init, _BODY_KINDS)
+    return nodes
+
+
+def _einsum_violation(block: Block, nodes: list) -> str | None:
     """Why the block is not an einsum (every region one point at variables
-    or constants, each buffer once, the body indexing the same way)."""
+    or constants, each buffer once, the body indexing the same way);
+    ``nodes`` are its :func:`_body_nodes`."""
     seen = set()
     for r in list(block.reads) + list(block.writes):
         if r.buffer in seen:
@@ -488,10 +500,9 @@ def _einsum_violation(block: Block) -> str | None:
             if not (_int(rng.extent) == 1 and (isinstance(rng.min, Var) or _int(rng.min) is not None)):
                 return (f"its region of {r.buffer.name} is not one point at iteration variables or "
                         "constants")
-    nodes = _accesses(block.body)
-    if block.init is not None:
-        nodes += _accesses(block.init)
     for n in nodes:
+        if type(n) in _DIVISIONS:
+            continue
         if not _trivial_indices(n.indices):
             return f"its body indexes {n.buffer.name} with an expression that is not a variable or a constant"
         if n.buffer not in seen:
@@ -502,18 +513,23 @@ def _einsum_violation(block: Block) -> str | None:
     return None
 
 
-def _padded_divisor(block: Block, padded: dict):
-    """The first integer divisor in ``block`` that the iterations the
-    padding adds may make zero, or None: one reading a buffer indexed by a
-    padded variable (which gets a copy padded with zeros), or one of a
-    padded variable not proven nonzero over the padded extent."""
+#: the integer divisions that trap on a zero divisor
+_DIVISIONS = (Div, FloorDiv, Mod, FloorMod)
+_BODY_KINDS = (BufferLoad, BufferStore) + _DIVISIONS
+
+
+def _padded_divisor(nodes: list, padded: dict):
+    """The first integer divisor among ``nodes`` (a block's
+    :func:`_body_nodes`) that the iterations the padding adds may make
+    zero, or None: one reading a buffer indexed by a padded variable (which
+    gets a copy padded with zeros), or one of a padded variable not proven
+    nonzero over the padded extent."""
     from ..analysis.arith import can_prove
-    from ..nodes import NE, Div, FloorMod, Mod
 
     names = {v.name for v in padded}
     ranges = None
-    for n in walk(block):
-        if type(n) in (Div, FloorDiv, Mod, FloorMod) and n.dtype.is_integer:
+    for n in nodes:
+        if type(n) in _DIVISIONS and n.dtype.is_integer:
             c = _int(n.b)
             if c is not None and c != 0:
                 continue
@@ -634,7 +650,8 @@ class PadEinsum(Rewrite):
             chk.stop(InvalidPaddingError, subject,
                      f"the padding must be a list of {n} positive ints, one per iteration variable, "
                      f"got {self.padding!r}", realize)
-        why = _einsum_violation(block)
+        nodes = _body_nodes(block)
+        why = _einsum_violation(block, nodes)
         if why is not None:
             chk.stop(NonEinsumError, subject, f"the block is not an einsum: {why}", realize)
         scope = scope_path(site, bpath)
@@ -667,7 +684,7 @@ class PadEinsum(Rewrite):
                          f"the domain of {iv.var.name} to pad does not start at 0", realize)
             padded[iv.var] = (extent, new_extent)
         if padded:
-            divisor = _padded_divisor(block, padded)
+            divisor = _padded_divisor(nodes, padded)
             if divisor is not None:
                 chk.stop(PaddedDivisionError, subject,
                          f"the block divides by {divisor.script()}, which the iterations the padding adds "

@@ -74,7 +74,7 @@ def _bound_names(stmt: Stmt) -> tuple[list[str], list[str], list[Buffer]]:
     return _binders(stmt)[:3]
 
 
-def _binders(stmt: Stmt, external=frozenset()) -> tuple[list[str], list[str], list[Buffer], list | None]:
+def _binders(stmt: Stmt, external=()) -> tuple[list[str], list[str], list[Buffer], list | None]:
     """:func:`_bound_names` and, where ``stmt`` binds no name but loop and
     iteration variables and block names (no Let, no declared or allocated
     buffer, only loops, blocks, sequences, stores, conditions and
@@ -110,7 +110,7 @@ def _binders(stmt: Stmt, external=frozenset()) -> tuple[list[str], list[str], li
             elif isinstance(node, (Allocate, AllocateConst)):
                 names.append(node.buffer_var.name)
             elif isinstance(node, BufferRealize):
-                if node.buffer not in external:
+                if not any(node.buffer is b or node.buffer == b for b in external):
                     names.append(node.buffer.name)
     lets = _let_names(stmt)
     names.extend(lets)
@@ -279,7 +279,7 @@ class LoopPartition(Rewrite):
             return name
 
         inner_names, inner_blocks, declared, old_realizes = _binders(
-            loop.body, frozenset(site.func.buffer_map.values()))
+            loop.body, tuple(site.func.buffer_map.values()))
         # the names each part renames: a buffer holding none is the same in every part
         renamed = set(inner_names) | {loop.loop_var.name}
         kept_buffers: dict = {}
