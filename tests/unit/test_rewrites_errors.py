@@ -1014,6 +1014,10 @@ CASES += [
     ("pad-division", lambda: mod_of(_DIVIDING), R.pad_einsum("C", [4]), R.PaddedDivisionError,
      r"^pad_einsum: block 'C': the block divides by B\[vi\], which the iterations the padding adds read from the "
      r"padding \(zeros\) or at padded indices: they would divide by zero"),
+    ("rfactor-view", lambda: mod_of(_INIT_VIEW.replace("T.serial(4, 8)", "range(8)")), R.rfactor("j0", 0),
+     R.RFactorNotApplicableError,
+     r"^rfactor: block 'R': the block writes its reduction through BB, a match_buffer view of B\[i\]; rfactor "
+     r"needs the reduction written to a buffer of the scope"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

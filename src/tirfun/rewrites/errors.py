@@ -614,7 +614,8 @@ class RFactorNotApplicableError(RewriteError):
     """The reduction block's ``init`` and body do not have the form rfactor
     recognises (stores of identities, then stores of combined values, one
     per buffer, at the same indices, through ``LetStmt`` values when there
-    are several)."""
+    are several), or it writes the reduction through a ``match_buffer``
+    view."""
 
 
 class NoMatchedReducerError(RewriteError):

@@ -831,6 +831,16 @@ class RFactor(Rewrite):
         self._check_loops(chk, site, loops, rf_loop, realize, dp, rd)
         found = _recognise(chk, block, realize)
         buf = found.updates[0].buffer
+        views = {m.buffer: m.source for m in block.match_buffers}
+        through = next((u.buffer for u in found.updates if u.buffer in views), None)
+        if through is not None:
+            # the rfactor buffer takes the shape of what the block writes:
+            # of a view, it would drop the dimensions the view's region
+            # fixes, and the block's instances would share its slots
+            chk.stop(RFactorNotApplicableError, f"block {block.name_hint!r}",
+                     f"the block writes its reduction through {through.name}, a match_buffer view of "
+                     f"{views[through].script()}; rfactor needs the reduction written to a buffer of the scope",
+                     realize)
         ndim = len(buf.shape)
         axis = self.factor_axis
         if isinstance(axis, bool) or not isinstance(axis, int) or not -(ndim + 1) <= axis <= ndim:
