@@ -642,6 +642,18 @@ def _shift(e: PrimExpr):
     return None
 
 
+def _solve_once(chk, subject: str, realize, doms: dict, var, mine: Interval, proof: dict) -> None:
+    """Set ``doms[var]`` to ``mine``, the values reverse_compute_at solved
+    for ``var`` from one region: another region must have solved the same
+    (UnsupportedRegionError otherwise)."""
+    old = doms.get(var)
+    if old is not None and not (_same(old.lo, mine.lo, proof) and _same(old.hi, mine.hi, proof)):
+        chk.stop(UnsupportedRegionError, subject,
+                 f"the producers under the loop write what the block reads at {var.name} over different "
+                 "ranges; no one domain fits them all", realize)
+    doms[var] = mine
+
+
 def _divided(e: PrimExpr, ivs: dict):
     """``(var, c)`` when ``e`` is ``var // c`` for an iteration variable of
     ``ivs`` (a domain from 0) and a constant ``c`` above 1, else None."""
@@ -1145,14 +1157,7 @@ class _ComputeAtBase(Rewrite):
                              "written yet", loc.realize)
                 if exact is not None:
                     for var, mine in exact.items():
-                        old = doms.get(var)
-                        if old is not None and not (_same(old.lo, mine.lo, proof)
-                                                    and _same(old.hi, mine.hi, proof)):
-                            chk.stop(UnsupportedRegionError, subject,
-                                     f"the producers under the loop write what the block reads at "
-                                     f"{var.name} over different ranges; no one domain fits them all",
-                                     loc.realize)
-                        doms[var] = mine
+                        _solve_once(chk, subject, loc.realize, doms, var, mine, proof)
                     continue
             for rng, iv in zip(region.region, needed):
                 tile = None if self.reverse else _tile(rng, ivs)
@@ -1195,13 +1200,7 @@ class _ComputeAtBase(Rewrite):
                     dt = iv.lo.dtype
                     mine = Interval(simplify_index(iv.lo * IntImm(dt, c)),
                                     simplify_index(iv.hi * IntImm(dt, c) + IntImm(dt, c - 1)))
-                    old = doms.get(var)
-                    if old is not None and not (_same(old.lo, mine.lo, proof) and _same(old.hi, mine.hi, proof)):
-                        chk.stop(UnsupportedRegionError, subject,
-                                 f"the producers under the loop write what the block reads at "
-                                 f"{var.name} over different ranges; no one domain fits them all",
-                                 loc.realize)
-                    doms[var] = mine
+                    _solve_once(chk, subject, loc.realize, doms, var, mine, proof)
                     continue
                 shifted = _shift(rng.min)
                 if shifted is None or shifted[0] not in ivs:
