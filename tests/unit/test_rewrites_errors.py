@@ -354,6 +354,20 @@ def main(A: T.Buffer((6,), "int32"), B: T.Buffer((6,), "int32"), C: T.Buffer((6,
             C[vi] = A[vi] // B[vi]
 """
 
+# an int32 nest and an int64 one, the second writing at an expression
+_MIXED_WIDTH_NESTS = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[(vi + 1) % 8]
+    for j in range(T.int64(8)):
+        with T.block("B"):
+            vj = T.axis.spatial(T.int64(8), j)
+            B[(vj + T.int64(1)) % T.int64(8)] = A[vj] + T.float32(1)
+"""
+
 # a sum started from a value another block under the row loop writes first
 _INIT_READS_STAGED = """
 @T.prim_func
@@ -1018,6 +1032,9 @@ CASES += [
      R.RFactorNotApplicableError,
      r"^rfactor: block 'R': the block writes its reduction through BB, a match_buffer view of B\[i\]; rfactor "
      r"needs the reduction written to a buffer of the scope"),
+    ("merge-mixed-widths", lambda: mod_of(_MIXED_WIDTH_NESTS), R.merge("i", "j"), R.DependenceViolationError,
+     r"^merge: 'i', 'j': the nests of loops 'i' and 'j' both use buffer B, which one of them writes, and different "
+     r"iterations of the merged nest may meet at one element of it"),
     ("decompose-init-reads", lambda: mod_of(_INIT_READS_STAGED), R.decompose_reduction("S", "i"),
      R.InitPlacementError, r"^decompose_reduction: block 'S': block 'copy' under loop 'i' writes Bg, which the init "
                            r"reads: placed before the loop, the init would read what it held before"),

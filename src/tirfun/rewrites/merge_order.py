@@ -29,7 +29,8 @@ from __future__ import annotations
 from ..analysis.arith import detect_iter_map
 from ..analysis.traversal import iter_children, stmt_children, stmt_nodes
 from ..nodes import (
-    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, For, IntImm, Max, Min, Mul, Stmt, Var,
+    Add, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Cast, For, IntImm, Max, Min, Mul, Stmt,
+    Var,
 )
 from .checks import statements_outside_blocks
 from .exprs import find_nodes, substitute_expr, var_names
@@ -116,7 +117,12 @@ class NestAccesses:
         names = () if type(e) is IntImm else var_names(e)
         if self._inner and any(n in self._inner for n in names):
             return None
-        return substitute_expr(e, self._mapping) if self._mapping else e
+        if not self._mapping:
+            return e
+        # inside an expression, a level replacing a loop of another width
+        # (an int64 nest merged with an int32 one) is read in the loop's
+        return substitute_expr(e, {v: level if level.dtype == v.dtype else Cast(v.dtype, level)
+                                   for v, level in self._mapping.items()})
 
 
 def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> NestAccesses:
