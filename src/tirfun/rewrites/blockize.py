@@ -24,7 +24,7 @@ from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import Path, ancestors, substitute_vars, walk
 from ..nodes import (
-    GE, LT, Add, And, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar,
+    LT, Add, And, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar,
     IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
@@ -76,28 +76,18 @@ def _init_guard(chk: Checks, site, lpath, chain, kept: set, subject: str, realiz
     loop it runs too is read under its new name). A ScheduleError where
     such an extent reads another loop from the cut down, which the init
     does not run."""
-    loose = [lp for lp in chain if lp.loop_var.name not in kept
-             and not (type(lp.extent) is IntImm and lp.extent.value >= 1)]
-    if not loose:
-        return ()  # constant extents (nearly always)
-    from ..analysis.arith import can_prove
-    from .cache import _enclosing_domains
+    from .reduction import empty_extents
 
-    dom = {lp.loop_var: Range(lp.min, lp.extent) for _, lp in loops_above(site, lpath)}
-    dom.update(_enclosing_domains(site, lpath))
-    names = {lp.loop_var.name for lp in chain}
-    out = []
-    for lp in loose:
-        if can_prove(GE(lp.extent, IntImm(lp.extent.dtype, 1)), dom):
-            continue
-        inner = sorted(var_names(lp.extent) & (names - kept))
-        if inner:
-            chk.stop(ReductionStartError, subject,
-                     f"block {realize.block.name_hint!r}: loop {lp.loop_var.name!r} may run no iteration (its "
-                     f"extent {lp.extent.script()} may be zero), and where it does not, neither does the block "
-                     f"nor its init; the extent reads loop {inner[0]!r}, which the new block's init does not "
-                     "run, so no condition on it can say when the init runs", realize)
-        out.append(lp.extent)
+    unseen = {lp.loop_var.name for lp in chain} - kept
+    out, clash = empty_extents(site, lpath, [lp for _, lp in loops_above(site, lpath)],
+                               [lp for lp in chain if lp.loop_var.name not in kept], unseen)
+    if clash is not None:
+        lp, _ = clash
+        chk.stop(ReductionStartError, subject,
+                 f"block {realize.block.name_hint!r}: loop {lp.loop_var.name!r} may run no iteration (its "
+                 f"extent {lp.extent.script()} may be zero), and where it does not, neither does the block "
+                 f"nor its init; the extent reads loop {sorted(var_names(lp.extent) & unseen)[0]!r}, which the "
+                 "new block's init does not run, so no condition on it can say when the init runs", realize)
     return tuple(out)
 
 

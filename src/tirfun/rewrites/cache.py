@@ -355,10 +355,8 @@ def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = N
     out: set[str] = set()
     for ref in refs or ():
         path = resolve_block(chk, site, ref)
-        if buf is not None:
-            block = site.at(path)
-            if not any(r.buffer == buf for r in list(block.reads) + list(block.writes)):
-                continue
+        if buf is not None and not (_reads(site.at(path), buf) or _writes(site.at(path), buf)):
+            continue
         if scope_path(site, path[:-1]) != scope.path:
             chk.stop(ConsumerNotInScopeError, describe(ref),
                      f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
@@ -2535,7 +2533,7 @@ class CacheWrite(Rewrite):
                        key=functools.cmp_to_key(_program_order))
         for p in early:
             r = site.at(p)
-            if p != wpath and not any(x.buffer == buf for x in list(r.block.reads) + list(r.block.writes)):
+            if p != wpath and not (_reads(r.block, buf) or _writes(r.block, buf)):
                 continue  # a block that does not touch the buffer has nothing to redirect, as in TVM
             if p == wpath or _runs_before(p, wpath):
                 chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",

@@ -409,10 +409,10 @@ def check_init_allocation(chk: Checks, subject: str, realize: BlockRealize, move
     if own is not None:
         chk.stop(InitAllocationError, subject, f"the init uses {own.name}, which the block allocates; {moved} "
                  "would use it outside that allocation", realize)
-    view = next((m.buffer for m in block.match_buffers if m.buffer.name in named), None)
+    view = next((m for m in block.match_buffers if m.buffer.name in named), None)
     if view is not None:
-        chk.stop(InitAllocationError, subject, f"the init uses {view.name}, which the block's match_buffer "
-                 f"declares as a view of {_source_text(block, view)}; {moved} would use it where "
+        chk.stop(InitAllocationError, subject, f"the init uses {view.buffer.name}, which the block's match_buffer "
+                 f"declares as a view of {view.source.script()}; {moved} would use it where "
                  "nothing declares it", realize)
 
 
@@ -424,39 +424,47 @@ def _maybe_empty(chk: Checks, site, rpath: Path, realize: BlockRealize, loops, s
     runs under the condition that each is positive (TVM moves it
     regardless, and initialises what the original left alone). A ScheduleError
     where such an extent names a left-out loop, which the init cannot."""
-    taken = [l for _, l in loops[start:] if not (type(l.extent) is IntImm and l.extent.value >= 1)]
-    if not taken:
-        return []  # constant extents (nearly always)
     bound = set()
     block = realize.block
     for iv, value in zip(block.iter_vars, realize.iter_values):
         if iv.iter_type is IterVarType.DataPar:
             bound |= var_names(value)
-    dropped = {l.loop_var.name for _, l in loops[start:] if l.loop_var.name not in bound}
-    from ..analysis.arith import can_prove
-    from .cache import _enclosing_domains
-
-    dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in loops}
-    dom.update(_enclosing_domains(site, rpath))
-    out = []
-    for loop in taken:
-        if loop.loop_var.name not in dropped or can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
-            continue  # a loop the init keeps runs it as often as the block
-        inner = uses_any(loop.extent, dropped)
-        if inner is not None:
-            chk.stop(ReductionStartError, subject,
-                     f"the loop {loop.loop_var.name!r} may run no iteration (its extent {loop.extent.script()} "
-                     f"may be zero), and where it does not, neither does the block nor its init; the extent "
-                     f"names loop {inner!r}, which the init leaves out, so no condition before the loop can "
-                     "say when the init runs", loop, realize)
-        out.append(loop.extent)
+    left = [l for _, l in loops[start:] if l.loop_var.name not in bound]
+    out, clash = empty_extents(site, rpath, [l for _, l in loops], left, {l.loop_var.name for l in left})
+    if clash is not None:
+        loop, names = clash
+        chk.stop(ReductionStartError, subject,
+                 f"the loop {loop.loop_var.name!r} may run no iteration (its extent {loop.extent.script()} "
+                 f"may be zero), and where it does not, neither does the block nor its init; the extent "
+                 f"names loop {uses_any(loop.extent, names)!r}, which the init leaves out, so no condition "
+                 "before the loop can say when the init runs", loop, realize)
     return out
 
 
-def _source_text(block: Block, view: Buffer) -> str:
-    """The region the block's ``match_buffer`` of ``view`` takes, as TVMScript."""
-    m = next(m for m in block.match_buffers if m.buffer is view)
-    return m.source.script()
+def empty_extents(site, path: Path, around: list, left: list, unseen: set):
+    """For an init moved out of the loops ``left`` (decompose_reduction,
+    blockize): the extents of those that may be zero, proven otherwise
+    over the loops ``around`` and the blocks enclosing ``path``, as
+    ``(extents, None)``; the init runs where each is positive. Where such
+    an extent names a loop of ``unseen`` (which the init does not run,
+    so no condition before it can read), ``(extents so far, (that loop,
+    unseen))`` instead."""
+    loose = [l for l in left if not (type(l.extent) is IntImm and l.extent.value >= 1)]
+    if not loose:
+        return [], None  # constant extents (nearly always)
+    from ..analysis.arith import can_prove
+    from .cache import _enclosing_domains
+
+    dom = {loop.loop_var: Range(loop.min, loop.extent) for loop in around}
+    dom.update(_enclosing_domains(site, path))
+    out = []
+    for loop in loose:
+        if can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+            continue
+        if uses_any(loop.extent, unseen) is not None:
+            return out, (loop, unseen)
+        out.append(loop.extent)
+    return out, None
 
 
 def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> str | None:
