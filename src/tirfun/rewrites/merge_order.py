@@ -50,7 +50,7 @@ class NestAccesses:
     variables to their bound values, an index naming a loop inside the
     body not one expression of the levels."""
 
-    __slots__ = ("uses", "_loop_vars", "_levels", "_loose", "_mapping", "_inner", "_values")
+    __slots__ = ("uses", "_loop_vars", "_levels", "_loose", "_mapping", "_widths", "_inner", "_values")
 
     def __init__(self, uses: dict, loop_vars: list, levels: list, loose: list):
         self.uses = uses
@@ -78,6 +78,11 @@ class NestAccesses:
                 if type(stmt) is For:
                     inner.add(stmt.loop_var.name)
             self._mapping, self._inner = mapping, inner
+            # inside an expression, a level replacing a loop of another
+            # width (an int64 nest merged with an int32 one) is read in the
+            # loop's
+            self._widths = {v: level if level.dtype == v.dtype else Cast(v.dtype, level)
+                            for v, level in mapping.items()}
         mapping, inner = self._mapping, self._inner
         out = []
         for _, _, exprs, realize in self.uses.get(name, ()):
@@ -117,12 +122,7 @@ class NestAccesses:
         names = () if type(e) is IntImm else var_names(e)
         if self._inner and any(n in self._inner for n in names):
             return None
-        if not self._mapping:
-            return e
-        # inside an expression, a level replacing a loop of another width
-        # (an int64 nest merged with an int32 one) is read in the loop's
-        return substitute_expr(e, {v: level if level.dtype == v.dtype else Cast(v.dtype, level)
-                                   for v, level in self._mapping.items()})
+        return substitute_expr(e, self._widths) if self._mapping else e
 
 
 def nest_accesses(body: Stmt, loop_vars: list, levels: list) -> NestAccesses:

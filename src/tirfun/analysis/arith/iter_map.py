@@ -687,7 +687,7 @@ def _middle_pieces(fused, m: int | None, c: int, loops: Mapping[str, object], no
     for piece, w in sorted(pieces, key=lambda p: p[1]):
         if w >= k:
             continue  # wholly above the cut
-        ext = _piece_extent(piece, loops)
+        ext = _split_of(piece, loops)[2]  # how many values the piece takes
         if ext is not None and w * ext <= k:
             out.append((piece, w))
         elif k % w == 0 and (ext is None or ext % (k // w) == 0):
@@ -695,19 +695,6 @@ def _middle_pieces(fused, m: int | None, c: int, loops: Mapping[str, object], no
         else:
             return None
     return out
-
-
-def _piece_extent(piece, loops: Mapping[str, object]) -> int | None:
-    """How many values a piece of :func:`_fused_pieces` takes (a loop
-    variable, or one divided or reduced by a constant); None where its loop
-    has a symbolic extent."""
-    if isinstance(piece, Var):
-        return _int_value(loops[piece.name].extent)
-    ext = _int_value(loops[piece.a.name].extent)
-    d = _int_value(piece.b)
-    if isinstance(piece, FloorMod):
-        return d if ext is None else min(d, ext)
-    return None if ext is None else -(-ext // d)
 
 
 def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
