@@ -6,7 +6,7 @@ import random
 import pytest
 
 from tirfun.analysis.arith import (
-    IterSplit, bound_region, can_prove, const_interval, detect_iter_map, region_covers,
+    IterSplit, bound_region, can_prove, const_interval, detect_iter_map, is_affine_binding, region_covers,
     region_ranges, simplify_expr, simplify_index,
 )
 from tirfun.interp import evaluate
@@ -312,6 +312,48 @@ def test_the_middle_digits_of_a_fused_index_are_read_as_slices(extent):
             assert [value(t, {"a": av, "b": bv}) for t in sums] == [f // 2048, f % 2048 // 128, f % 128]
     # a cut of the middle that divides no digit is none
     assert detect_iter_map([FloorDiv(FloorMod(fused, c(2048)), c(96))], loops, "affine", symbolic=True) is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 23])
+def test_a_split_of_a_symbolic_loop_by_a_symbolic_factor_is_a_dense_map_of_symbolic_weight(n):
+    # split(i, [8, None]) over range(n): i_0 * ((n + 7) // 8) + i_1 with
+    # i_1 in range((n + 7) // 8), TVM's iterator maps take the weight
+    size = Var("n")
+    inner = FloorDiv(size + c(7), c(8))
+    a, b, t = Var("a"), Var("b"), Var("t")
+    loops = {"a": For(a, c(0), c(8), "serial", Evaluate(c(0))),
+             "b": For(b, c(0), inner, "serial", Evaluate(c(0))),
+             "t": For(t, c(0), c(4), "serial", Evaluate(c(0)))}
+    value = a * inner + b
+    assert detect_iter_map([value], loops, "affine", symbolic=True) is None  # weights not asked for
+    (total,) = detect_iter_map([value], loops, "affine", symbolic=True, weights=True)
+    assert total.args == (IterSplit("b", 1, None, 1), IterSplit("a", 1, 8, inner))
+    assert is_affine_binding([value], loops)
+    # the slices give the value, for every iteration of the loops
+    e = (n + 7) // 8
+    for av in range(8):
+        for bv in range(e):
+            env = {"a": av, "b": bv}
+            got = sum(env[s.source] * (s.scale if isinstance(s.scale, int) else e) for s in total.args)
+            assert got == av * e + bv
+    # a weight of three times the inner extent, below a constant digit: dense too
+    deeper = detect_iter_map([a * (inner * c(4)) + b * c(4) + t], loops, "affine", symbolic=True, weights=True)
+    assert deeper is not None
+    # a weight that is not the extent below it leaves gaps or overlaps
+    for wrong in (a * size + b, a * (inner + c(1)) + b, a * inner + t, a * inner + b * c(2)):
+        assert detect_iter_map([wrong], loops, "affine", symbolic=True, weights=True) is None, wrong
+    # nor is it bijective, whose readers take constant weights only
+    assert detect_iter_map([value], loops, "bijective", symbolic=False, weights=True) is None
+
+
+def test_a_fused_index_with_a_loop_of_one_iteration_is_read_without_it():
+    # (f_0 + f_1) // 4 with f_1 in range(1): a split by more parts than
+    # the extent leaves the inner loop at 0
+    f0, f1 = Var("f0"), Var("f1")
+    loops = {"f0": For(f0, c(0), c(8), "serial", Evaluate(c(0))),
+             "f1": For(f1, c(0), c(1), "serial", Evaluate(c(0)))}
+    q, r = detect_iter_map([FloorDiv(f0 + f1, c(4)), FloorMod(f0 + f1, c(4))], loops, "bijective")
+    assert (q.args, r.args) == ((IterSplit("f0", 4, 2, 1),), (IterSplit("f0", 1, 4, 1),))
 
 
 def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_remainder():

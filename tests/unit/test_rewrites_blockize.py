@@ -878,3 +878,53 @@ def main(x: T.handle, y: T.handle, z: T.handle):
         interp_run(mod, a, b, want)
         interp_run(out, a, b, got)
         np.testing.assert_array_equal(got, want)
+
+
+SYMBOLIC_WEIGHT = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    m = T.int32()
+    A = T.match_buffer(a, (m * 8, 4), "float32")
+    B = T.match_buffer(b, (m * 8,), "float32")
+    C = T.match_buffer(c, (m,), "float32")  # gives m its value
+    for i_0, i_1, k in T.grid(8, m, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(m * 8, i_0 * m + i_1)
+            vk = T.axis.reduce(4, k)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("m", [0, 1, 3])
+def test_blockize_divides_a_binding_of_symbolic_weight_between_its_digits(m):
+    # i_0 * m + i_1 cut between i_0 and i_1: the outer block takes i_0, the
+    # inner one i_1 over range(m), and vi = vi_o * m + vi_i (TVM divides a
+    # dense mixed radix of symbolic weights alike)
+    mod = IRModule({"main": from_source(SYMBOLIC_WEIGHT)})
+    after = R.blockize("i_1")(mod)
+    verify(after)
+    text = after["main"].script()
+    assert 'vi_o = T.axis.spatial(8, i_0)' in text, text
+    assert 'vi_i, vk_i = T.axis.remap("SR", [i_1, k])' in text, text
+    assert 'B[vi_o * m + vi_i]' in text, text
+    assert_structural_equal(from_source(text), after["main"])
+    sizes = {"m": m}
+    assert_equivalent(mod["main"], after["main"], sizes=sizes)
+    rng = np.random.default_rng(m)
+    A = rng.standard_normal((8 * m, 4)).astype("float32")
+    expected, got, C = np.zeros(8 * m, "float32"), np.zeros(8 * m, "float32"), np.zeros(m, "float32")
+    interp_run(after["main"], A, expected, C)
+    tirfun.build(after, target="llvm")(A, got, C)
+    assert expected.tobytes() == got.tobytes()
+    # the whole nest, and the reduction alone, are blocks too
+    for loop in ("i_0", "k"):
+        assert_equivalent(mod["main"], R.blockize(loop)(mod)["main"], sizes=sizes)
+
+
+def test_blockize_refuses_a_symbolic_weight_that_is_not_the_extent_below_it():
+    source = SYMBOLIC_WEIGHT.replace("i_0 * m + i_1", "i_0 * (m + 1) + i_1").replace("(m * 8", "(m * 9")
+    mod = IRModule({"main": from_source(source)})
+    with pytest.raises(R.SubspaceNotDivisibleError, match="not an iteration map"):
+        R.blockize("i_1")(mod)

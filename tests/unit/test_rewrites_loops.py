@@ -694,3 +694,33 @@ def test_parallel_refuses_bare_statements_that_would_race():
             R.parallel(loop)(_bare(body))
     # each iteration of i its own row: parallel
     R.parallel("i")(_bare("c[i, j] = c[i, j] + a[j]"))
+
+
+SPLIT_INTO_PARTS = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "int32")
+    B = T.match_buffer(b, (n,), "int32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] * 3
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8, 9, 17])
+def test_reorder_takes_the_symbolic_weight_of_a_split_into_parts(n):
+    # split(i, [8, None]) binds vi = i_0 * ((n + 7) // 8) + i_1: a dense
+    # mixed radix whose weight is the inner extent, which TVM reorders
+    mod = IRModule({"main": from_source(SPLIT_INTO_PARTS)})
+    split = R.split("i", [8, None])(mod)
+    assert "i_0 * ((n + 7) // 8) + i_1" in split["main"].script()
+    after = R.reorder("i_1", "i_0")(split)
+    verify(after)
+    assert "for i_1, i_0 in T.grid((n + 7) // 8, 8):" in after["main"].script()
+    assert_equivalent(mod["main"], after["main"], sizes={"n": n})
+    # a weight other than the extent below is no iteration map: refused
+    skewed = from_source(split["main"].script().replace("i_0 * ((n + 7) // 8) + i_1", "i_0 * ((n + 8) // 8) + i_1"))
+    with pytest.raises(R.NotAffineBindingError):
+        R.reorder("i_1", "i_0")(IRModule({"main": skewed}))

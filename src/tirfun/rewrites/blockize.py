@@ -17,9 +17,10 @@ from math import prod
 
 import attrs
 
-from ..analysis.arith import bound_region, detect_iter_map
+from ..analysis.arith import bound_region, detect_iter_map, tiled_loops
 from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.linear import fold_mul, prove_equal
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import Path, ancestors, substitute_vars, walk
@@ -104,14 +105,61 @@ def _slice_expr(arg, loops) -> PrimExpr:
     return e
 
 
-def _weighted(args, loops, divide: int, dtype) -> PrimExpr | None:
+def _weighted(args, loops, divide: int | PrimExpr, dtype) -> PrimExpr | None:
+    """``sum(slice * scale / divide)`` over ``args``, the largest scale
+    first (a symbolic one is the largest: it follows every constant one)."""
     out = None
-    for a in sorted(args, key=lambda a: -a.scale):
+    for a in sorted(args, key=lambda a: (0, 0) if not isinstance(a.scale, int) else (1, -a.scale)):
         term = _slice_expr(a, loops)
-        k = a.scale // divide
-        term = term if k == 1 else term * IntImm(term.dtype, k)
+        k = a.scale if isinstance(divide, int) and divide == 1 else _quotient(a.scale, divide)
+        if not isinstance(k, int):
+            term = term * _cast(k, term.dtype)
+        elif k != 1:
+            term = term * IntImm(term.dtype, k)
         out = term if out is None else out + term
     return None if out is None else _cast(out, dtype)
+
+
+def _same(a: int | PrimExpr, b: int | PrimExpr) -> bool:
+    """Whether two scales (ints, or expressions of sizes) are proven equal."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    if isinstance(a, int):
+        a, b = b, a
+    if isinstance(b, int):
+        b = IntImm(a.dtype, b)
+    return a.dtype == b.dtype and prove_equal(a, b)
+
+
+def _quotient(scale: int | PrimExpr, ext: int | PrimExpr) -> int | None:
+    """``scale / ext`` where ``ext`` divides ``scale`` and is at most it (a
+    symbolic pair only where they are proven equal); None otherwise."""
+    if isinstance(scale, int) and isinstance(ext, int):
+        return scale // ext if scale >= ext and scale % ext == 0 else None
+    return 1 if _same(scale, ext) else None
+
+
+def _inner_extent(a, loops) -> int | PrimExpr | None:
+    """How many values an inner slice takes: its extent, or its loop's
+    symbolic extent where it takes the loop whole from 0."""
+    if a.extent is not None:
+        return a.extent if isinstance(a.extent, int) else None
+    loop = loops.get(a.source)
+    if loop is None or a.lower_factor != 1 or _int(loop.min) != 0:
+        return None
+    return loop.extent
+
+
+def _times(a: int | PrimExpr, b: int | PrimExpr) -> int | PrimExpr | None:
+    """``a * b`` of two extents, folded where both are constants; None for
+    two expressions of different widths."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, int):
+        a, b = b, a
+    if isinstance(b, int):
+        b = IntImm(a.dtype, b)
+    return fold_mul(a, b) if a.dtype == b.dtype else None
 
 
 def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None) -> _Division | None:
@@ -155,14 +203,22 @@ def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | 
     """:func:`_divide` where the inner part is a dense mixed radix of
     constant extents (or there is none)."""
     dtype = value.dtype
-    inner = sorted((a for a in total.args if a.source in inner_names), key=lambda a: a.scale)
+    inner = sorted((a for a in total.args if a.source in inner_names),
+                   key=lambda a: (0, a.scale) if isinstance(a.scale, int) else (1, 0))
     outer = [a for a in total.args if a.source not in inner_names]
+    # an inner slice of symbolic extent divides the binding only below an
+    # outer slice of symbolic weight (i_1 of i_0 * ((n + 7) // 8) + i_1, cut
+    # between them); inner slices alone go whole, over the domain (_all_inner)
+    sized = any(not isinstance(a.scale, int) for a in outer)
     ext = 1
     for a in inner:  # the inner part: a dense mixed radix from weight 1
-        if a.extent is None or a.scale != ext:
+        if ((a.extent is None or not isinstance(a.scale, int)) and not sized) or not _same(a.scale, ext):
             return None
-        ext *= a.extent
-    if any(a.scale % ext or a.scale < ext for a in outer):
+        size = _inner_extent(a, loops)
+        ext = None if size is None else _times(ext, size)
+        if ext is None:
+            return None
+    if any(_quotient(a.scale, ext) is None for a in outer):
         return None
     base = total.base
     if inner and not (isinstance(base, IntImm) and base.value == 0):
@@ -195,7 +251,7 @@ def _outer_span(outer, ext: int, loops, dtype) -> int | PrimExpr | None:
     by 16 spans ``n``); None for any other slice of unknown extent."""
     const, terms = 1, []
     for a in outer:
-        k = a.scale // ext
+        k = _quotient(a.scale, ext)
         if isinstance(a.extent, int):
             const += k * (a.extent - 1)
         elif a.extent is None and a.lower_factor == 1 and a.source in loops:
@@ -330,7 +386,7 @@ def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
     for lp in cut.outer_loops + list(chain):
         if lp.loop_var.name in used and _int(lp.min) != 0:
             return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
-    sums = detect_iter_map(values, loops, "surjective", symbolic=True)
+    sums = detect_iter_map(values, loops, "surjective", symbolic=True, weights=True)
     if sums is None:
         return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
                       "loops around it")
@@ -382,7 +438,7 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
         i = Var(fresh(f"{iv.var.name}_i"), dt)
         inner_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.extent, dt)), i, iv.iter_type))
         inner_values.append(_cast(d.inner, dt))
-        subst[iv.var] = i if d.outer_extent == 1 else o * IntImm(dt, d.extent) + i
+        subst[iv.var] = i if d.outer_extent == 1 else o * _extent_expr(d.extent, dt) + i
     return inner_ivs, inner_values, subst
 
 
@@ -407,6 +463,11 @@ def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool
         return False
     loops = {lp.loop_var.name: lp for lp in chain}
     if detect_iter_map(values, loops, "bijective") is not None:
+        return False
+    # a dense map of symbolic weights (i_0 * ((n + 7) // 8) + i_1), each
+    # loop taken whole: no two iterations give one point
+    sums = detect_iter_map(values, loops, "affine", symbolic=True, weights=True)
+    if sums is not None and set(loops) <= tiled_loops(sums, loops):
         return False
     mins, extents = [int_value(lp.min) for lp in chain], [int_value(lp.extent) for lp in chain]
     if None in mins or None in extents or prod(max(e, 0) for e in extents) > 4096:

@@ -484,12 +484,12 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
     (in the loops of ``relaxed``, which it may extend with stand-ins) and
     ``extents`` under ``predicate``, or None."""
     fused, consumed = _fuse_guarded(mins, predicate, relaxed)
-    sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+    sums = detect_iter_map(fused, relaxed, "affine", symbolic=True, weights=True)
     if sums is None:
         found = _fused_stand_ins(fused, relaxed, predicate, consumed)
         if found is not None:
             fused, more = found
-            sums = detect_iter_map(fused, relaxed, "affine", symbolic=True)
+            sums = detect_iter_map(fused, relaxed, "affine", symbolic=True, weights=True)
             consumed = consumed | more
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
@@ -524,6 +524,9 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
             if isinstance(split.extent, PrimExpr):  # f % n: up to n - 1
                 last = fold_sub(split.extent, IntImm(split.extent.dtype, 1))
                 reach.append(last * split.scale if split.scale != 1 else last)
+                continue
+            if isinstance(split.scale, PrimExpr):  # a symbolic weight: i_0 * ((n + 7) // 8)
+                reach.append(split.scale * IntImm(split.scale.dtype, split.extent - 1))
                 continue
             span += split.scale * (split.extent - 1)
         lo = s.base
@@ -848,6 +851,8 @@ def _high_part(se, sd) -> int | None:
     split of the same loops, as nested splits give); None otherwise."""
     if not se.args or int_value(se.base) != 0:
         return None
+    if any(not isinstance(a.scale, int) for a in (*se.args, *sd.args)):
+        return None  # symbolic weights: the parts are not compared
     first = se.args[0]
     match = [a for a in sd.args if (a.source, a.lower_factor, a.extent) == (first.source, first.lower_factor, first.extent)]
     if not match or match[0].scale % first.scale:

@@ -224,10 +224,38 @@ def main(A: T.Buffer(({n}, {m}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
             Sv[()] = Sv[()] + A[vi, vk]
 """
 
+#: three stages over a run-time number of rows, which splits by a count of
+#: parts (``[8, None]``) cut into loops of symbolic extent, bound with a
+#: symbolic weight: ``i_0 * ((n + 7) // 8) + i_1``
+_SYMBOLIC_STAGES = """
+@T.prim_func
+def main(a: T.handle, c: T.handle, d: T.handle):
+    rows = T.int32()
+    A = T.match_buffer(a, (rows, {m}), "{dt}")
+    C = T.match_buffer(c, (rows, {m}), "{dt}")
+    D = T.match_buffer(d, (rows,), "{dt}")
+    B = T.alloc_buffer((rows, {m}), "{dt}")
+    for i, j in T.grid(rows, {m}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + A[vi, vj]
+    for i, j in T.grid(rows, {m}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * A[vi, vj]
+    for i, k in T.grid(rows, {m}):
+        with T.block("D"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                D[vi] = {zero}
+            D[vi] = D[vi] + C[vi, vk]
+"""
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
           "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START,
-          "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM, "init_view": _INIT_VIEW}
+          "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM, "init_view": _INIT_VIEW,
+          "symbolic_stages": _SYMBOLIC_STAGES}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 

@@ -35,7 +35,7 @@ import attrs
 from ...errors import NodeError
 from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from .const_bound import expr_bounds
-from .linear import Affine
+from .linear import Affine, fold_mul, prove_equal
 from .terms import fits
 from .terms import int_value as _int_value
 
@@ -464,7 +464,7 @@ _LEVELS = ("affine", "surjective", "bijective")
 
 
 def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", *,
-                    symbolic: bool = False) -> list[IterSum] | None:
+                    symbolic: bool = False, weights: bool = False) -> list[IterSum] | None:
     """The binding ``values`` of one block as iteration sums over ``loops``
     (loop variable name -> For), or None when they are not an iteration map
     at ``level``.
@@ -495,6 +495,13 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
     (nothing of a larger weight may follow it), and the slices of one loop
     must then chain, ``f % n`` below ``f // n``. Its :class:`IterSplit`
     holds the expression as its lower factor or extent.
+
+    With ``weights`` besides, a slice may be weighted by an expression of
+    no loop of the map (``i_0 * ((n + 7) // 8) + i_1``, what a split of a
+    loop of symbolic extent by a symbolic factor makes): the weight must be
+    the extent of what lies below it, proven equal to the symbolic extent
+    of the loop taken whole there (times its weight), as a dense mixed
+    radix needs; its :class:`IterSplit` holds the expression as its scale.
     """
     if level not in _LEVELS:
         raise ValueError(f"detect_iter_map: level must be one of {_LEVELS}, not {level!r}")
@@ -522,18 +529,24 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             parts = [] if _one_value(split, loops, surjective) else [(1, split)]
             base_expr = IntImm(value.dtype, 0)
         else:
-            parts, base_expr = _read_value(value, loops, surjective, symbolic)
+            parts, base_expr = _read_value(value, loops, surjective, symbolic, weights and level != "bijective")
             if parts is None:
                 return None
-        parts.sort(key=lambda p: p[0])
+        # constant weights from the smallest up, then symbolic ones as read
+        parts.sort(key=lambda p: (0, p[0]) if isinstance(p[0], int) else (1, 0))
         expected: int | None = 1
+        reach: PrimExpr | None = None  # the symbolic weight that would follow densely
         for k, (name, lower, extent) in parts:
-            if expected is None or k > expected or (k != expected and not surjective):
+            if not isinstance(k, int):
+                if reach is None or not prove_equal(k, reach):
+                    return None
+            elif expected is None or k > expected or (k != expected and not surjective):
                 return None
+            reach = _reach_above(k, name, lower, extent, loops)
             sym = not isinstance(lower, int) or not (extent is None or isinstance(extent, int))
             if sym and level == "bijective":
                 return None
-            if extent is None or sym:
+            if extent is None or sym or not isinstance(k, int):
                 expected = None
             elif surjective:
                 expected = expected + k * (extent - 1)  # the span so far: [0, expected)
@@ -559,6 +572,27 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
     return sums
 
 
+def _reach_above(k, name: str, lower, extent, loops: Mapping[str, object]) -> PrimExpr | None:
+    """The weight a slice must have to follow the slice ``((name // lower)
+    % extent) * k`` densely, where that is symbolic: ``k`` times the
+    slice's extent, the loop's own where the slice takes it whole from 0;
+    None where it is a constant (the constant weights say it) or unknown."""
+    if isinstance(k, int) and isinstance(extent, int):
+        return None
+    if extent is None:
+        loop = loops[name]
+        if lower != 1 or _int_value(loop.min) != 0:
+            return None
+        extent = loop.extent
+    if not isinstance(extent, PrimExpr):
+        extent = IntImm(loops[name].loop_var.dtype, extent)
+    if isinstance(k, int):
+        k = IntImm(extent.dtype, k)
+    if k.dtype != extent.dtype:
+        return None
+    return fold_mul(k, extent)
+
+
 def _is_loop_slice(value, loops: Mapping[str, object]) -> bool:
     """Whether ``value`` is ``i // c`` or ``i % c`` for a variable ``i`` of
     ``loops`` and a literal ``c > 1``."""
@@ -573,10 +607,12 @@ def _one_value(split, loops: Mapping[str, object], surjective: bool) -> bool:
     return split[2] == 1 and (surjective or _int_value(loops[split[0]].min) == 0)
 
 
-def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: bool = False):
+def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: bool = False,
+                weights: bool = False):
     """One binding value as ``(parts, base)``: its slices of the loops as
     ``(weight, split)`` and the expression of the rest; ``(None, None)``
-    when it is not such a sum."""
+    when it is not such a sum. With ``weights``, a weight may be an
+    expression of no loop (``i_0 * ((n + 7) // 8)``)."""
     norm = _Normalizer({}, value.dtype)
     try:
         lin = norm.lin(value)
@@ -596,6 +632,13 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: 
             if pieces is not None:
                 pending[:0] = [(piece, k * w) for piece, w in pieces]
                 continue
+        if split is None and weights and k > 0:
+            weighted = _symbolic_weight(atom, loops, symbolic)
+            if weighted is not None:
+                split, w = weighted
+                if not _one_value(split, loops, surjective):
+                    parts.append((w if k == 1 else fold_mul(w, IntImm(w.dtype, k)), split))
+                continue
         if split is None or k <= 0:
             return None, None
         if _one_value(split, loops, surjective):
@@ -605,6 +648,23 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: 
         return parts, norm.expr(base)
     except NodeError:
         return None, None
+
+
+def _symbolic_weight(atom, loops: Mapping[str, object], symbolic: bool):
+    """``(split, weight)`` when ``atom`` is a slice of a loop times an
+    expression of no loop of ``loops`` (``i_0 * ((n + 7) // 8)``); None
+    otherwise."""
+    from ...rewrites.exprs import uses_any
+
+    if type(atom) is not Mul:
+        return None
+    for x, w in ((atom.a, atom.b), (atom.b, atom.a)):
+        if not _is_index(w) or w.dtype != atom.dtype or uses_any(w, loops) is not None:
+            continue
+        split = _split_of(x, loops, symbolic)
+        if split is not None and split is not _CONST:
+            return split, w
+    return None
 
 
 def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
@@ -626,8 +686,13 @@ def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
         return None
     if lin.const != 0 or len(lin.terms) < 2:
         return None
+    # a loop of one iteration from 0 adds 0 (the inner loop of a split by a
+    # factor larger than the extent: (f_0 + f_1) // 3 with f_1 in range(1))
+    terms = [(var, w) for var, w in lin.terms if not _unit_from_zero(var, loops)]
+    if not terms:
+        return None
     digits = []  # (variable, weight, extent), from the lowest weight up
-    terms = sorted(lin.terms, key=lambda t: t[1])
+    terms.sort(key=lambda t: t[1])
     for k, (var, w) in enumerate(terms):
         loop = loops.get(var.name) if isinstance(var, Var) else None
         if loop is None or _int_value(loop.min) != 0 or w <= 0:
@@ -669,6 +734,12 @@ def _fused_pieces(atom, loops: Mapping[str, object], norm: _Normalizer):
             else:
                 return None
     return out
+
+
+def _unit_from_zero(var, loops: Mapping[str, object]) -> bool:
+    """Whether ``var`` is a loop of ``loops`` that runs once, at 0."""
+    loop = loops.get(var.name) if isinstance(var, Var) else None
+    return loop is not None and _int_value(loop.min) == 0 and _int_value(loop.extent) == 1
 
 
 def _middle_pieces(fused, m: int | None, c: int, loops: Mapping[str, object], norm: _Normalizer):
@@ -781,11 +852,13 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
     """Whether the iteration values of one block are an affine binding over
     ``loops`` (loop variable name -> For): :func:`detect_iter_map` at the
     ``"affine"`` level, or at ``"surjective"`` with ``surjective``, slices
-    by symbolic sizes included (``f // n``, ``f % n``: TVM's iterator maps
-    take those from fuse of loops of symbolic extents)."""
+    by symbolic sizes and symbolic weights included (``f // n``, ``f %
+    n``, ``i_0 * ((n + 7) // 8) + i_1``: TVM's iterator maps take those
+    from fuse and split of loops of symbolic extents)."""
     if distinct_index_vars(values):
         return True
-    return detect_iter_map(values, loops, "surjective" if surjective else "affine", symbolic=True) is not None
+    level = "surjective" if surjective else "affine"
+    return detect_iter_map(values, loops, level, symbolic=True, weights=True) is not None
 
 
 def distinct_index_vars(values) -> bool:
