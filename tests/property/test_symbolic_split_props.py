@@ -1,11 +1,13 @@
 """Splits of loops of run-time extent by a count of parts (``[8, None]``),
 whose bindings carry a symbolic weight (``i_0 * ((rows + 7) // 8) + i_1``),
-crossed with random schedules of loop and block primitives: TVM's iterator
-maps read such a binding as a dense mixed radix, so reorder, blockize,
-compute_at, reverse_compute_at and the caches take it, and tirfun must
-too. Every schedule keeps the program's meaning for row counts of every
-remainder (none, fewer than the parts, a multiple and not), and the
-scheduled program compiles to what the interpreter computes."""
+and fuses of two such loops (``f // cols``, ``f % cols``), crossed with
+random schedules of loop and block primitives: TVM's iterator maps read
+such bindings as dense mixed radices, so reorder, blockize, compute_at,
+reverse_compute_at, decompose_reduction and the caches take them, and
+tirfun must too. Every schedule keeps the program's meaning for sizes of
+every remainder (none, fewer rows than parts, a multiple and not, no
+column), and the scheduled program compiles to what the interpreter
+computes."""
 
 from __future__ import annotations
 
@@ -28,30 +30,39 @@ PRIMITIVES = tuple(p for p in ALL_PRIMITIVES if p != "bind")
 #: a float sum taken in another order is another sum (as in TVM)
 REASSOCIATING = {"reorder", "rfactor", "pad_einsum", "merge", "blockize"}
 #: the primitives that must take a binding of symbolic weight
-TAKES_THE_WEIGHT = ("reorder", "blockize", "compute_at", "reverse_compute_at", "cache_read", "cache_write")
+TAKES_THE_WEIGHT = ("reorder", "blockize", "compute_at", "reverse_compute_at", "cache_read", "cache_write",
+                    "decompose_reduction")
 
 
-def _split_by_parts(ch, mod):
+def _split_by_parts(ch, mod, fuse: bool | None = None):
     """``mod`` with one loop of run-time extent split into a drawn count of
-    parts (the inner extent, and so the outer weight, symbolic)."""
+    parts (the inner extent, and so the outer weight, symbolic), or (with
+    ``fuse``, drawn when None) a block's two loops fused first."""
     sch = Schedule(mod)
     block = ch.choice(("B", "C", "D"))
-    loop = sch.get_loops(sch.get_block(block))[0]
+    loops = sch.get_loops(sch.get_block(block))
+    fuse = ch.chance(40) if fuse is None else fuse
+    loop = sch.fuse(*loops) if fuse else loops[0]
     sch.split(loop, [ch.integer(2, 8), None])
     return sch.mod
 
 
-def _runs(mod, rows: int, seed: int):
+#: (rows, cols): no row, fewer rows than parts, a multiple of the parts
+#: and not; no column (the sum runs no iteration)
+SIZES = ((0, 2), (1, 3), (3, 1), (8, 2), (13, 3), (17, 1), (5, 0))
+
+
+def _runs(mod, rows: int, cols: int, seed: int):
     func = mod["main"]
-    return random_inputs(func, np.random.default_rng(seed), sizes={"rows": rows})
+    return random_inputs(func, np.random.default_rng(seed), sizes={"rows": rows, "cols": cols})
 
 
 def _check(before, after, steps, seed: int) -> None:
     func = after["main"]
     exact = not (REASSOCIATING & set(primitive_counts(steps))) or not func.buffer_map[func.params[0]].dtype.is_float
     built = tirfun.build(after, target="llvm")
-    for rows in (0, 1, 3, 8, 13, 17):
-        args = _runs(before, rows, seed)
+    for rows, cols in SIZES:
+        args = _runs(before, rows, cols, seed)
         expected, got, compiled = ([a.copy() if isinstance(a, np.ndarray) else a for a in args] for _ in range(3))
         interp_run(before["main"], *expected)
         interp_run(func, *got)
@@ -60,8 +71,8 @@ def _check(before, after, steps, seed: int) -> None:
             if isinstance(x, np.ndarray):
                 dtype = func.buffer_map[p].dtype
                 if exact:
-                    assert compare_arrays(p.name, x, y, dtype) is None, (rows, steps, func.script())
-                assert compare_arrays(p.name, y, z, dtype) is None, (rows, steps, func.script())
+                    assert compare_arrays(p.name, x, y, dtype) is None, (rows, cols, steps, func.script())
+                assert compare_arrays(p.name, y, z, dtype) is None, (rows, cols, steps, func.script())
 
 
 @settings(max_examples=max(settings().max_examples // 2, 10))

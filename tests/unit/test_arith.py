@@ -114,6 +114,13 @@ def test_index_at_most_reads_a_quotient_against_its_dividend():
     from tirfun.nodes import Min
     assert index_at_most(Sub(m, c(1)), Min(Sub(ceil4, c(1)), Sub(m, c(1))))
     assert not index_at_most(m, Min(Sub(ceil4, c(1)), Sub(m, c(1))))
+    # the same end under a constant offset, as a range's end is written
+    # from its extent: min(...) + 1 - 1, and min(...) + 2 above m
+    clamped = Min(Sub(ceil4, c(1)), Sub(m, c(1)))
+    assert index_at_most(Sub(m, c(1)), Sub(Add(clamped, c(1)), c(1)))
+    assert index_at_most(Add(m, c(1)), Add(clamped, c(2)))
+    assert not index_at_most(Add(m, c(2)), Add(clamped, c(2)))
+    assert index_at_most(Sub(Add(clamped, c(1)), c(1)), Sub(m, c(1)))
 
 
 def test_can_prove_never_relies_on_unbounded_integers():
@@ -354,6 +361,68 @@ def test_a_fused_index_with_a_loop_of_one_iteration_is_read_without_it():
              "f1": For(f1, c(0), c(1), "serial", Evaluate(c(0)))}
     q, r = detect_iter_map([FloorDiv(f0 + f1, c(4)), FloorMod(f0 + f1, c(4))], loops, "bijective")
     assert (q.args, r.args) == ((IterSplit("f0", 4, 2, 1),), (IterSplit("f0", 1, 4, 1),))
+
+
+def test_a_sum_of_slices_times_a_size_is_read_digit_by_digit():
+    # (k_0 * 4 + k_1) * ((m + 15) // 16) + k_2: a split into 16 parts
+    # split again, the weights e * 4, e and 1 by the inner extent e
+    m = Var("m")
+    e = FloorDiv(m + c(15), c(16))
+    k0, k1, k2 = Var("k0"), Var("k1"), Var("k2")
+    loops = {"k0": For(k0, c(0), c(4), "serial", Evaluate(c(0))),
+             "k1": For(k1, c(0), c(4), "serial", Evaluate(c(0))),
+             "k2": For(k2, c(0), e, "serial", Evaluate(c(0)))}
+    (total,) = detect_iter_map([(k0 * c(4) + k1) * e + k2], loops, "affine", symbolic=True, weights=True)
+    assert [a.source for a in total.args] == ["k2", "k1", "k0"]
+    # the digits out of order leave a gap
+    assert detect_iter_map([(k0 + k1 * c(4)) * e + k2 * c(2)], loops, "affine", symbolic=True,
+                           weights=True) is None
+
+
+def test_a_predicate_bounding_a_fused_part_reads_it_as_a_loop_of_that_many_iterations():
+    # (f0 * 256 + f1) // 7 and % 7 under f0 * 256 + f1 < 49: a split of a
+    # loop of 49 iterations by factors whose product passes it (TVM's
+    # iterator maps read the predicate so)
+    from tirfun.analysis.arith.iter_map import is_bijective, predicate_fused
+    f0, f1 = Var("f0"), Var("f1")
+    loops = {"f0": For(f0, c(0), c(1), "serial", Evaluate(c(0))),
+             "f1": For(f1, c(0), c(256), "serial", Evaluate(c(0)))}
+    fused = f0 * c(256) + f1
+    values = [FloorDiv(fused, c(7)), FloorMod(fused, c(7))]
+    pred = LT(fused, c(49))
+    assert not is_affine_binding(values, loops)
+    assert is_affine_binding(values, loops, predicate=pred)
+    assert is_bijective(values, loops, pred) and not is_bijective(values, loops)
+    (q, r), narrowed = predicate_fused(values, loops, pred)
+    (name,) = narrowed
+    assert int(narrowed[name].extent.value) == 49 and q == FloorDiv(narrowed[name].loop_var, c(7))
+    # a bound the sum does not reach cuts nothing: the loop keeps its 256
+    wide = predicate_fused(values, loops, LT(fused, c(1000)))[1]
+    assert int(next(iter(wide.values())).extent.value) == 256
+    # a value that reads a loop of the part outside the sum is not read so
+    assert predicate_fused([FloorDiv(fused, c(7)), f1], loops, pred) is None
+    # nor a part that is no fused sum of its loops
+    assert predicate_fused(values, loops, LT(f1 * c(2), c(49))) is None
+    # a symbolic bound: the fused part of a split of rows * cols
+    rows, cols = Var("rows"), Var("cols")
+    g0, g1 = Var("g0"), Var("g1")
+    split = {"g0": For(g0, c(0), FloorDiv(rows * cols + c(1), c(2)), "serial", Evaluate(c(0))),
+             "g1": For(g1, c(0), c(2), "serial", Evaluate(c(0)))}
+    g = g0 * c(2) + g1
+    pair = [FloorDiv(g, cols), FloorMod(g, cols)]
+    assert not is_affine_binding(pair, split)
+    assert is_affine_binding(pair, split, predicate=LT(g, rows * cols))
+
+
+def test_slices_by_a_size_of_a_fused_loop_are_bijective_where_the_extent_is_its_multiple():
+    from tirfun.analysis.arith.iter_map import is_bijective
+    k, n = Var("k"), Var("n")
+    f = Var("f")
+    fused = {"f": For(f, c(0), k * n, "serial", Evaluate(c(0)))}
+    assert is_bijective([FloorDiv(f, n), FloorMod(f, n)], fused)
+    assert not is_bijective([FloorDiv(f, n)], fused)  # f % n left out: repeats
+    other = {"f": For(f, c(0), k + n, "serial", Evaluate(c(0)))}
+    assert not is_bijective([FloorDiv(f, n), FloorMod(f, n)], other)  # no box
 
 
 def test_a_division_by_a_multiple_of_the_weights_common_factor_drops_the_small_remainder():

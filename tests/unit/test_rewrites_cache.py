@@ -2264,3 +2264,38 @@ def main(A: T.Buffer((1, 64), "float32"), B: T.Buffer((1,), "float32")):
         run(mod, a, b0)
         run(out, a, b1)
         np.testing.assert_array_equal(b1, b0)
+
+
+SPLIT_PRODUCER = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (4, n), "float32")
+    C = T.match_buffer(c, (4, n), "float32")
+    B = T.alloc_buffer((4, n), "float32")
+    for i in range(4):
+        for j_0, j_1 in T.grid((n + 63) // 64, 64):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                vj = T.axis.spatial(n, j_0 * 64 + j_1)
+                T.where(j_0 * 64 + j_1 < n)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(n):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 130])
+def test_cache_write_of_a_producer_split_past_its_extent_covers_what_its_consumer_reads(n):
+    # the producer writes [0, min((n + 63) // 64 * 64 - 1, n - 1)] of each
+    # row, which is [0, n - 1] as index arithmetic: the consumer's reads are
+    # covered (TVM accepts this, dlight's GEMV epilogue), and the cache is
+    # n wide, not min(...) + 1
+    mod = IRModule({"main": from_source(SPLIT_PRODUCER)})
+    sch = tirfun.Schedule(mod)
+    sch.cache_write(sch.get_block("B"), 0, "global", consumer_blocks=[sch.get_block("C")])
+    verify(sch.mod)
+    assert "B_global = T.alloc_buffer((4, n))" in sch.mod["main"].script()
+    assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": n})

@@ -2053,3 +2053,36 @@ def test_compute_inline_of_a_block_reading_through_its_match_buffer_is_refused()
     cached = R.cache_write("C", 0, "global")(mod)
     with pytest.raises(R.BodyAnalysisError, match="the block reads through its match buffer Bv"):
         R.compute_inline("C")(cached)
+
+
+SPLIT_OVER_A_SIZE = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    c = T.int32()
+    A = T.match_buffer(a, (c,), "float32")
+    B = T.match_buffer(b, (c,), "float32")
+    for i_0, i_1 in T.grid((c + 7) // 8, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(c, i_0 * 8 + i_1)
+            T.where(i_0 * 8 + i_1 < c)
+            B[vi] = A[vi] * T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("c", [0, 5, 8, 19])
+def test_reverse_compute_at_keeps_a_predicate_its_domain_of_a_size_implies(c):
+    # vi over range(c) bound to i_0 * 8 + i_1 < c: the domain says the
+    # predicate, so the block moves under its input cache's loop, which
+    # gives it the loops it needs (TVM's cast over a run-time size)
+    mod = IRModule({"main": from_source(SPLIT_OVER_A_SIZE)})
+    sch = tirfun.Schedule(mod)
+    local = sch.cache_read(sch.get_block("B"), 0, "local")
+    sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"], sizes={"c": c})
+    # a bound short of the domain's end is no such predicate: it would be lost
+    short = SPLIT_OVER_A_SIZE.replace("T.where(i_0 * 8 + i_1 < c)", "T.where(i_0 * 8 + i_1 < c - 1)")
+    sch = tirfun.Schedule(IRModule({"main": from_source(short)}))
+    local = sch.cache_read(sch.get_block("B"), 0, "local")
+    with pytest.raises(R.NonTrivialPredicateError):
+        sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])

@@ -553,3 +553,29 @@ def test_pad_einsum_that_pads_nothing_leaves_the_body_as_it_is_for_the_primitive
     text = cached.script()
     assert text.index("T.decl_buffer") < text.index('T.block("K_buf_local")')
     assert_equivalent(mod["main"], cached["main"])
+
+
+RUN_TIME_SUM = """
+@T.prim_func
+def main(a: T.handle, s: T.handle):
+    rows, cols = T.int32(), T.int32()
+    A = T.match_buffer(a, (rows, cols), "int32")
+    S = T.match_buffer(s, (rows,), "int32")
+    for i, k in T.grid(rows, cols):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = 0
+            S[vi] = S[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("cols", [0, 1, 3])
+def test_pad_einsum_of_a_sum_over_a_run_time_count_keeps_the_output_where_no_term_is_added(cols):
+    # with no column no instance runs, and S keeps what it held; the padded
+    # output is copied in first, so the copy back returns those values
+    # (TVM copies back a padded output the block never wrote)
+    mod = IRModule({"main": from_source(RUN_TIME_SUM)})
+    after = R.pad_einsum("S", [4, 1])(mod)
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], sizes={"rows": 5, "cols": cols})

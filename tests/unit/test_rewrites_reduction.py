@@ -933,3 +933,58 @@ def _realizes(func):
     from tirfun.nodes import BlockRealize
 
     return [(p, s) for p, s in walk_stmts(func) if isinstance(s, BlockRealize)]
+
+
+FUSED_SYMBOLIC_MATMUL = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    m, n, k = T.int32(), T.int32(), T.int32()
+    A = T.match_buffer(a, (m, n), "int32")
+    B = T.match_buffer(b, (n, k), "int32")
+    C = T.match_buffer(c, (m, k), "int32")
+    for i, j, r in T.grid(m, k, n):
+        with T.block("C"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + A[vi, vr] * B[vr, vj]
+"""
+
+
+@pytest.mark.parametrize("sizes", [{"m": 2, "n": 3, "k": 2}, {"m": 1, "n": 0, "k": 3}, {"m": 3, "n": 1, "k": 0}])
+def test_decompose_reduction_over_a_fuse_of_a_spatial_and_a_reduction_loop_of_run_time_extents(sizes):
+    # j and r fused: vj = f // n, vr = f % n over f < k * n, one instance of
+    # the block per iteration (TVM's iterator map reads the slices by the
+    # size); the init goes before the fused loop and keeps its meaning,
+    # with no reduction iteration too
+    mod = IRModule({"main": from_source(FUSED_SYMBOLIC_MATMUL)})
+    fused = R.fuse("j", "r")(mod)
+    assert "j_r_fused // n" in fused["main"].script()
+    after = R.decompose_reduction("C", "j_r_fused")(fused)
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], sizes=sizes)
+
+
+SPLIT_PAST_THE_EXTENT = """
+@T.prim_func
+def main(A: T.Buffer((7, 7), "int32"), B: T.Buffer((1,), "int32")):
+    for f_0, f_1 in T.grid(1, 256):
+        with T.block("B"):
+            r0 = T.axis.reduce(7, (f_0 * 256 + f_1) // 7)
+            r1 = T.axis.reduce(7, (f_0 * 256 + f_1) % 7)
+            T.where(f_0 * 256 + f_1 < 49)
+            with T.init():
+                B[0] = 0
+            B[0] = B[0] + A[r0, r1]
+"""
+
+
+def test_a_predicate_that_cuts_a_split_past_the_extent_makes_the_binding_affine():
+    # TVM's splitted_square_sum_with_predicate: the 49 iterations of a fuse
+    # split by 256; under the predicate the binding is a map of 49
+    # iterations, which reorder and decompose_reduction take
+    mod = IRModule({"main": from_source(SPLIT_PAST_THE_EXTENT)})
+    for step in (R.reorder("f_1", "f_0"), R.decompose_reduction("B", "f_0")):
+        after = step(mod)
+        verify(after)
+        assert_equivalent(mod["main"], after["main"])

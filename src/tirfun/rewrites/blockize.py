@@ -17,9 +17,9 @@ from math import prod
 
 import attrs
 
-from ..analysis.arith import bound_region, detect_iter_map, tiled_loops
+from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
-from ..analysis.arith.iter_map import is_plain_sum, simplify_index
+from ..analysis.arith.iter_map import is_bijective, is_plain_sum, simplify_index
 from ..analysis.arith.linear import fold_mul, prove_equal
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
@@ -462,12 +462,7 @@ def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool
     if None not in plain and len(set(plain)) == len(plain):
         return False
     loops = {lp.loop_var.name: lp for lp in chain}
-    if detect_iter_map(values, loops, "bijective") is not None:
-        return False
-    # a dense map of symbolic weights (i_0 * ((n + 7) // 8) + i_1), each
-    # loop taken whole: no two iterations give one point
-    sums = detect_iter_map(values, loops, "affine", symbolic=True, weights=True)
-    if sums is not None and set(loops) <= tiled_loops(sums, loops):
+    if is_bijective(values, loops, realize.predicate):
         return False
     mins, extents = [int_value(lp.min) for lp in chain], [int_value(lp.extent) for lp in chain]
     if None in mins or None in extents or prod(max(e, 0) for e in extents) > 4096:
@@ -524,7 +519,9 @@ class Blockize(Rewrite):
        the block's predicate reads the loops on one side only (an outer
        part that takes a loop of symbolic extent whole spans that
        extent: ``i_0 * 16 + i_1`` over ``n * 16`` gives ``vi_o`` over
-       ``n``; a binding of the loops from it down only, of symbolic
+       ``n``; a part weighted by the symbolic extent of the part below
+       it divides there too: ``i_0 * m + i_1`` at ``i_1`` gives ``vi_o *
+       m + vi_i``; a binding of the loops from it down only, of symbolic
        extents, goes to the inner block whole over its domain); the
        iteration domains start at 0, and the ranges of the loops that move
        into the new block read no loop above it. Failing that (bindings

@@ -615,7 +615,10 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
             continue
         last = fold_sub(bound, IntImm(bound.dtype, 1))
         if not can_prove(LE(iv.hi, last), dom):
-            intervals[dim] = intersect(iv, Interval(None, last))
+            # where the bound is the lesser end (a split into parts runs
+            # past the extent it is cut to), it is the end, without a min
+            lesser = iv.lo is not None and _at_most(last, iv.hi, dom)
+            intervals[dim] = Interval(iv.lo, last) if lesser else intersect(iv, Interval(None, last))
     return _clamped(intervals, buf, dom)
 
 
@@ -2079,7 +2082,7 @@ def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) ->
     loops = {node.loop_var.name: node for _, node in around}
     inner = {node.loop_var: Range(node.min, node.extent) for p, node in around if _under(p, loc)}
     outer = {node.loop_var: Range(node.min, node.extent) for p, node in around if not _under(p, loc)}
-    if not is_affine_binding(list(realize.iter_values), loops, surjective=True):
+    if not is_affine_binding(list(realize.iter_values), loops, surjective=True, predicate=realize.predicate):
         return "its binding is not affine in its loops, so where its init runs is not known"
     inner_names = {v.name for v in inner}
     for iv, value in zip(block.iter_vars, realize.iter_values):

@@ -331,10 +331,11 @@ def has_affine_binding(site: Site, block_path: Path, realize: BlockRealize, *, t
     values = list(realize.iter_values)
     if distinct_index_vars(values):
         return True  # affine over any loops: no need to find them
-    if is_affine_binding(values, block_loop_map(site, block_path), surjective=surjective):
+    pred = realize.predicate
+    if is_affine_binding(values, block_loop_map(site, block_path), surjective=surjective, predicate=pred):
         return True
     return top is not None and is_affine_binding(values, block_loop_map(site, block_path, top=top),
-                                                 surjective=surjective)
+                                                 surjective=surjective, predicate=pred)
 
 
 def loop_dependent_domain(site: Site, block_path: Path, block: Block):

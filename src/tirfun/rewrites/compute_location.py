@@ -1885,16 +1885,13 @@ def _predicate_implied(realize: BlockRealize) -> bool:
     for c in conjuncts(realize.predicate):
         if _is_true(c):
             continue
-        bound = int_value(c.b) if isinstance(c, LT) else None
-        if bound is None:
+        if not isinstance(c, LT) or not c.a.dtype.is_integer:
             return False
         key = simplify_index(c.a)
-        ok = False
-        for k, iv in keys:
-            top = int_value(simplify_index(iv.dom.min + iv.dom.extent))
-            if k == key and top is not None and top <= bound:
-                ok = True
-        if not ok:
+        # the domain's end, a constant or a size (``i_0 * 8 + i_1 < c`` for
+        # a variable over ``range(c)``), at most the bound
+        if not any(k == key and index_at_most(simplify_index(iv.dom.min + iv.dom.extent), c.b)
+                   for k, iv in keys):
             return False
     return True
 

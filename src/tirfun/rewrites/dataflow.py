@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 from pyrsistent import PVector
 
-from ..analysis.arith import can_prove, region_covers
+from ..analysis.arith import can_prove, index_at_most, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
@@ -871,6 +871,17 @@ def _high_part(se, sd) -> int | None:
     return f if sum(a.scale * (a.extent - 1) for a in rest) == f - 1 else None
 
 
+def _lesser_end(hi: PrimExpr, cap: PrimExpr) -> PrimExpr:
+    """``min(hi, cap)``, or the one end shown the lesser (as index
+    arithmetic denotes: the end of a split into parts reaches past the
+    extent it caps, ``n - 1 <= (n + 63) // 64 * 64 - 1``)."""
+    if index_at_most(cap, hi):
+        return cap
+    if index_at_most(hi, cap):
+        return hi
+    return simplify_affine(fold_min(hi, cap))
+
+
 def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval],
                      relaxed, consumed=frozenset()) -> list[Interval] | None:
     """Narrow the dense box ``out`` by the block's predicate: each conjunct
@@ -901,7 +912,7 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
             if cap - 1 < hi:
                 out[d] = Interval(out[d].lo, IntImm(out[d].hi.dtype, cap - 1))
         else:
-            out[d] = Interval(out[d].lo, simplify_affine(fold_min(out[d].hi, limit - 1)))
+            out[d] = Interval(out[d].lo, _lesser_end(out[d].hi, simplify_affine(limit - 1)))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from ..analysis.arith import can_prove
 from ..analysis.arith.iter_map import simplify_index
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import ancestors, replace_at, transform, transform_plain, walk
@@ -563,7 +564,8 @@ class PadEinsum(Rewrite):
     domain in the padded dimensions, and copied in as well where the block
     may not write all of it (a predicate, loops over part of its domain, a
     dimension indexed by a constant or by a variable of an enclosing
-    block), so elements it does not write keep their values (TVM copies
+    block, a reduction over a run-time count that may be 0, where no
+    instance runs), so elements it does not write keep their values (TVM copies
     back from elements it never wrote); a dimension indexed by a constant
     is copied whole (TVM makes it of extent 1 and accesses it out of
     bounds); a
@@ -934,6 +936,12 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
     for index, dim in zip(point, region.buffer.shape):
         dom = doms.get(index) if isinstance(index, Var) else None
         if dom is None or (index not in padded and not _same_value(dom.extent, dim)):
+            return False
+    # a variable the output is not indexed by (a reduction's) over a domain
+    # that may be empty (a run-time count of 0): then no instance runs and
+    # the block writes nothing, which the output must keep
+    for iv in block.iter_vars:
+        if iv.var not in point and not can_prove(LT(IntImm(iv.dom.extent.dtype, 0), iv.dom.extent)):
             return False
 
     def stores_point(stmt) -> bool:

@@ -16,7 +16,7 @@ import functools
 import attrs
 from pyrsistent import pvector
 
-from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith.iter_map import is_bijective, simplify_index
 from ..analysis.arith.simplify import simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import Path, ancestors, iter_children, replace_at, walk
@@ -262,7 +262,7 @@ class DecomposeReduction(Rewrite):
         below = max((k + 1 for k, (_, l) in enumerate(loops) if l.loop_var.name in rerun), default=0) \
             if rerun else 0
         start = next((k for k in range(max(position, below), first_reduce + 1)
-                      if _visits_once(realize.iter_values, loops[k:])), None)
+                      if _visits_once(realize.iter_values, loops[k:], realize.predicate)), None)
         if start is None:
             repeating = [l.loop_var.name for _, l in loops[position:]
                          if l.loop_var.name not in reduce_loops and not _is_unit(l)]
@@ -487,13 +487,14 @@ def _reduction_start_violation(block: Block, realize: BlockRealize, loops) -> st
     return None
 
 
-def _visits_once(values, loops) -> bool:
-    """Whether each iteration of ``loops`` (the others held fixed) gives a
-    different instance of a block bound to ``values``."""
+def _visits_once(values, loops, predicate=None) -> bool:
+    """Whether each iteration of ``loops`` (the others held fixed) where
+    ``predicate`` holds gives a different instance of a block bound to
+    ``values``."""
     plain = _visits_once_plain(values, loops)
     if plain is not None:
         return plain
-    return detect_iter_map(list(values), {l.loop_var.name: l for _, l in loops}, "bijective") is not None
+    return is_bijective(list(values), {l.loop_var.name: l for _, l in loops}, predicate)
 
 
 def _visits_once_plain(values, loops) -> bool | None:

@@ -20,7 +20,8 @@ caller keeps the copy):
 
 from __future__ import annotations
 
-from ..analysis.arith import bound_region, detect_iter_map, tiled_loops
+from ..analysis.arith import bound_region, detect_iter_map
+from ..analysis.arith.iter_map import is_bijective
 from ..analysis.arith.int_set import Interval
 from ..analysis.arith.linear import simplify_affine
 from ..analysis.arith.simplify import is_true
@@ -117,9 +118,7 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
         return None
     if not shared and all(type(i) is Var and i.dtype.is_index for i in mapped):
         return None  # distinct loop variables: each its loop, whole
-    if detect_iter_map(mapped, {n: loops[n] for n in used_all}, "bijective") is not None:
-        return None
-    if _dense_symbolic(mapped, {n: loops[n] for n in used_all}):
+    if is_bijective(mapped, {n: loops[n] for n in used_all}):
         return None
     folded = _fold_fused(mapped, {n: loops[n] for n in used_all})
     if folded is not None and detect_iter_map(*folded, "bijective") is not None:
@@ -135,15 +134,6 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
         return f"its write index {bad.script()} does not cover a dense range{of} over the loops"
     return (f"its write indices {', '.join(i.script() for i in mapped)} do not cover a dense box{of} "
             "over the loops")
-
-
-def _dense_symbolic(indices: list[PrimExpr], loops: dict) -> bool:
-    """Whether ``indices`` are a dense mixed radix with symbolic weights
-    (``i_0 * ((n + 7) // 8) + i_1``), each loop taken whole: a bijective
-    map, which the bijective reading, constant weights only, cannot say."""
-    sums = detect_iter_map(indices, loops, "affine", symbolic=True, weights=True)
-    return sums is not None and any(not isinstance(a.scale, int) for s in sums for a in s.args) \
-        and set(loops) <= tiled_loops(sums, loops)
 
 
 def _reaches_every_digit(indices: list[PrimExpr], loops: dict) -> bool:

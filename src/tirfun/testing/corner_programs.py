@@ -224,26 +224,28 @@ def main(A: T.Buffer(({n}, {m}), "{dt}"), S: T.Buffer(({n},), "{dt}")):
             Sv[()] = Sv[()] + A[vi, vk]
 """
 
-#: three stages over a run-time number of rows, which splits by a count of
-#: parts (``[8, None]``) cut into loops of symbolic extent, bound with a
-#: symbolic weight: ``i_0 * ((n + 7) // 8) + i_1``
+#: three stages over a run-time number of rows and of columns: a split of
+#: a row loop by a count of parts (``[8, None]``) binds it with a symbolic
+#: weight, ``i_0 * ((rows + 7) // 8) + i_1``, and a fuse of the two loops
+#: gives slices by a size, ``f // cols`` and ``f % cols``
 _SYMBOLIC_STAGES = """
 @T.prim_func
 def main(a: T.handle, c: T.handle, d: T.handle):
     rows = T.int32()
-    A = T.match_buffer(a, (rows, {m}), "{dt}")
-    C = T.match_buffer(c, (rows, {m}), "{dt}")
+    cols = T.int32()
+    A = T.match_buffer(a, (rows, cols), "{dt}")
+    C = T.match_buffer(c, (rows, cols), "{dt}")
     D = T.match_buffer(d, (rows,), "{dt}")
-    B = T.alloc_buffer((rows, {m}), "{dt}")
-    for i, j in T.grid(rows, {m}):
+    B = T.alloc_buffer((rows, cols), "{dt}")
+    for i, j in T.grid(rows, cols):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = A[vi, vj] + A[vi, vj]
-    for i, j in T.grid(rows, {m}):
+    for i, j in T.grid(rows, cols):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] * A[vi, vj]
-    for i, k in T.grid(rows, {m}):
+    for i, k in T.grid(rows, cols):
         with T.block("D"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():

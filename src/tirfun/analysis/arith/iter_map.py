@@ -532,8 +532,9 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             parts, base_expr = _read_value(value, loops, surjective, symbolic, weights and level != "bijective")
             if parts is None:
                 return None
-        # constant weights from the smallest up, then symbolic ones as read
-        parts.sort(key=lambda p: (0, p[0]) if isinstance(p[0], int) else (1, 0))
+        # constant weights from the smallest up, then symbolic ones by their
+        # constant factor (e before e * 4 before e * 16)
+        parts.sort(key=_weight_order)
         expected: int | None = 1
         reach: PrimExpr | None = None  # the symbolic weight that would follow densely
         for k, (name, lower, extent) in parts:
@@ -570,6 +571,21 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _weight_order(part) -> tuple:
+    """Sort key of a ``(weight, split)`` part: constant weights first, by
+    value; then symbolic ones by the constant factor of a one-term affine
+    form (``((n + 15) // 16) * 4``: 4), the others last in their order."""
+    from .linear import affine_form
+
+    k = part[0]
+    if isinstance(k, int):
+        return (0, k)
+    form = affine_form(k)
+    if form is not None and form.const == 0 and len(form.terms) == 1:
+        return (1, form.terms[0][1])
+    return (2, 0)
 
 
 def _reach_above(k, name: str, lower, extent, loops: Mapping[str, object]) -> PrimExpr | None:
@@ -633,11 +649,11 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: 
                 pending[:0] = [(piece, k * w) for piece, w in pieces]
                 continue
         if split is None and weights and k > 0:
-            weighted = _symbolic_weight(atom, loops, symbolic)
+            weighted = _symbolic_weight(atom, loops, symbolic, norm)
             if weighted is not None:
-                split, w = weighted
-                if not _one_value(split, loops, surjective):
-                    parts.append((w if k == 1 else fold_mul(w, IntImm(w.dtype, k)), split))
+                for split, w in weighted:
+                    if not _one_value(split, loops, surjective):
+                        parts.append((w if k == 1 else fold_mul(w, IntImm(w.dtype, k)), split))
                 continue
         if split is None or k <= 0:
             return None, None
@@ -650,10 +666,11 @@ def _read_value(value, loops: Mapping[str, object], surjective: bool, symbolic: 
         return None, None
 
 
-def _symbolic_weight(atom, loops: Mapping[str, object], symbolic: bool):
-    """``(split, weight)`` when ``atom`` is a slice of a loop times an
-    expression of no loop of ``loops`` (``i_0 * ((n + 7) // 8)``); None
-    otherwise."""
+def _symbolic_weight(atom, loops: Mapping[str, object], symbolic: bool, norm: _Normalizer):
+    """``[(split, weight)]`` when ``atom`` is a slice of a loop, or a sum of
+    such slices with constant weights, times an expression of no loop of
+    ``loops`` (``i_0 * ((n + 7) // 8)``, ``(k_0 * 4 + k_1) * ((m + 15) //
+    16)``); None otherwise."""
     from ...rewrites.exprs import uses_any
 
     if type(atom) is not Mul:
@@ -663,7 +680,19 @@ def _symbolic_weight(atom, loops: Mapping[str, object], symbolic: bool):
             continue
         split = _split_of(x, loops, symbolic)
         if split is not None and split is not _CONST:
-            return split, w
+            return [(split, w)]
+        if type(x) is Add:  # a sum of slices, each weighted by its constant times w
+            try:
+                lin = norm.lin(x)
+            except NodeError:
+                return None
+            out = []
+            for piece, k in lin.terms:
+                sp = _split_of(piece, loops, symbolic)
+                if lin.const != 0 or k <= 0 or sp is None or sp is _CONST:
+                    return None
+                out.append((sp, w if k == 1 else fold_mul(w, IntImm(w.dtype, k))))
+            return out
     return None
 
 
@@ -848,7 +877,109 @@ def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
     return {name for name, loop in loops.items() if _tiles_loop(used.get(name, []), loop)}
 
 
-def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False) -> bool:
+def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None):
+    """``(values, loops)`` with each part ``e`` that a conjunct ``e < c`` of
+    ``predicate`` bounds read as one loop of ``c`` iterations, or None
+    where no conjunct does, as TVM's iterator maps read a predicate.
+
+    ``e`` must be a dense fused sum of loops of ``loops`` (a bijective map
+    of them: each iteration gives its own value) and the values must use
+    those loops only through ``e`` (``e`` itself, a multiple of it, or
+    ``e // 7`` and ``e % 7``); the iterations where the predicate holds
+    are then those of the stand-in loop, one for one. A split by factors
+    whose product passes the extent leaves such a predicate:
+    ``(f_0 * 256 + f_1) // 7`` under ``f_0 * 256 + f_1 < 49`` is a split
+    of a loop of 49 iterations, whatever 256 is."""
+    from ...nodes import LT, And, Evaluate, For
+
+    if predicate is None or type(predicate) is IntImm:
+        return None
+    parts, stack = [], [predicate]
+    while stack:
+        node = stack.pop()
+        if type(node) is And:
+            stack.extend((node.a, node.b))
+        else:
+            parts.append(node)
+    values, loops, changed = list(values), dict(loops), False
+    from ...rewrites.exprs import uses_any
+
+    for k, cond in enumerate(parts):
+        if type(cond) is not LT or not _is_index(cond.a) or cond.a.dtype != cond.b.dtype:
+            continue
+        fused, bound = cond.a, cond.b
+        if uses_any(bound, loops) is not None or (_int_value(bound) is not None and _int_value(bound) < 1):
+            continue  # a bound of a size (m * n), not of a loop of the map
+        used = {n.name for n in _walk_vars(fused)} & set(loops)
+        if not used:
+            continue
+        sub = {n: loops[n] for n in used}
+        if detect_iter_map([fused], sub, "bijective") is None:
+            continue
+        # the stand-in runs over what the predicate lets through, no further
+        # than the sum reaches (a bound past it cuts nothing)
+        reach = math.prod(_int_value(lp.extent) or 0 for lp in sub.values())
+        if _int_value(bound) is not None and reach:
+            bound = IntImm(bound.dtype, min(_int_value(bound), reach))
+        name = f"_fused{k}"
+        while name in loops:
+            name += "_"
+        stand_in = Var(name, fused.dtype)
+        replaced = [_replace_sum(v, fused, stand_in, used) for v in values]
+        if any(r is None for r in replaced):
+            continue
+        values = replaced
+        for n in used:
+            del loops[n]
+        loops[name] = For(stand_in, IntImm(fused.dtype, 0), bound, "serial", Evaluate(IntImm("int32", 0)))
+        changed = True
+    return (values, loops) if changed else None
+
+
+def _walk_vars(e: PrimExpr):
+    from ..traversal import walk
+
+    return [n for n in walk(e) if type(n) is Var]
+
+
+def _replace_sum(value: PrimExpr, fused: PrimExpr, stand_in: Var, used: set) -> PrimExpr | None:
+    """``value`` with the sum ``fused`` (of the loops ``used``) replaced by
+    ``stand_in``, as a multiple of it (``g * fused + rest``) or wherever it
+    appears whole; None where a loop of ``used`` is left."""
+    from ...rewrites.exprs import uses_any
+    from .linear import affine_form
+
+    if uses_any(value, used) is None:
+        return value
+    whole, part = affine_form(value), affine_form(fused)
+    if whole is not None and part is not None and part.const == 0 and part.terms:
+        coeffs = dict(whole.terms)
+        ratios = {coeffs.get(t, 0) / w for t, w in part.terms}
+        if len(ratios) == 1:
+            g = next(iter(ratios))
+            if g and float(g).is_integer():
+                rest = whole.plus(part.scale(int(g)), -1)
+                out = simplify_index(rest.to_expr() + stand_in * int(g))
+                if uses_any(out, used) is None:
+                    return out
+    key = simplify_index(fused)
+
+    def rebuild(x):
+        kind = type(x)
+        if kind in (Add, Sub, Mul, FloorDiv, FloorMod):
+            if uses_any(x, used) is None:
+                return x
+            if simplify_index(x) == key:
+                return stand_in
+            return kind(rebuild(x.a), rebuild(x.b))
+        return x
+
+    out = rebuild(value)
+    return out if uses_any(out, used) is None else None
+
+
+def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool = False,
+                      predicate: PrimExpr | None = None) -> bool:
     """Whether the iteration values of one block are an affine binding over
     ``loops`` (loop variable name -> For): :func:`detect_iter_map` at the
     ``"affine"`` level, or at ``"surjective"`` with ``surjective``, slices
@@ -858,7 +989,67 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
     if distinct_index_vars(values):
         return True
     level = "surjective" if surjective else "affine"
-    return detect_iter_map(values, loops, level, symbolic=True, weights=True) is not None
+    if detect_iter_map(values, loops, level, symbolic=True, weights=True) is not None:
+        return True
+    fused = predicate_fused(values, loops, predicate)
+    return fused is not None and detect_iter_map(*fused, level, symbolic=True, weights=True) is not None
+
+
+def is_bijective(values, loops: Mapping[str, object], predicate: PrimExpr | None = None) -> bool:
+    """Whether ``values`` are a bijective iteration map of ``loops``: each
+    iteration gives its own point, every point of the box is given.
+    :func:`detect_iter_map` at ``"bijective"``, or, with symbolic weights
+    (``i_0 * ((n + 7) // 8) + i_1``, which that level does not take), at
+    ``"affine"`` with every loop taken whole. With ``predicate``, over the
+    iterations where it holds, read as :func:`predicate_fused` reads it."""
+    if _bijective(values, loops):
+        return True
+    fused = predicate_fused(values, loops, predicate)
+    return fused is not None and _bijective(*fused)
+
+
+def _bijective(values, loops: Mapping[str, object]) -> bool:
+    if detect_iter_map(values, loops, "bijective") is not None:
+        return True
+    # what that level does not take: symbolic weights, and slices by a
+    # symbolic size (f // n and f % n of a fuse of loops of run-time extents)
+    sums = detect_iter_map(values, loops, "affine", symbolic=True, weights=True)
+    if sums is None:
+        return False
+    slices: dict[str, list] = {}
+    symbolic = False
+    for total in sums:
+        for sp in total.args:
+            lower, extent = sp.lower_factor, sp.extent
+            sym = not isinstance(lower, int) or not (extent is None or isinstance(extent, int))
+            symbolic = symbolic or sym or not isinstance(sp.scale, int)
+            if extent is None:
+                upper = float("inf")
+            elif sym:
+                upper = extent if isinstance(lower, int) and lower == 1 else Mul(lower, extent)
+            else:
+                upper = lower * extent
+            slices.setdefault(sp.source, []).append((lower, upper))
+    return symbolic and all(_whole(slices.get(name, []), loop) for name, loop in loops.items())
+
+
+def _whole(slices, loop) -> bool:
+    """Whether ``slices`` (``[lower, upper)`` of the loop's place values,
+    some bounds symbolic) take every iteration of ``loop`` once and give a
+    dense box: they chain from 1 to the loop's end, and a top slice that
+    starts at a symbolic size ``n`` (``f // n``) divides an extent that is
+    a multiple of ``n`` (``k * n``, what fuse makes)."""
+    if all(isinstance(b, (int, float)) for sl in slices for b in sl):
+        return _tiles_loop(slices, loop)
+    if not _chain(slices):
+        return False
+    lower, upper = max(slices, key=lambda sl: sl[1] == float("inf"))
+    if upper != float("inf"):
+        return False
+    if isinstance(lower, int):
+        return lower == 1  # the loop whole (its extent symbolic)
+    ext = loop.extent
+    return type(ext) is Mul and (ext.a == lower or ext.b == lower)
 
 
 def distinct_index_vars(values) -> bool:
@@ -878,6 +1069,6 @@ def distinct_index_vars(values) -> bool:
 
 __all__ = [
     "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "distinct_index_vars",
-    "detect_iter_map", "tiled_loops", "IterSplit",
+    "detect_iter_map", "tiled_loops", "is_bijective", "predicate_fused", "IterSplit",
     "IterSum", "Ranges",
 ]

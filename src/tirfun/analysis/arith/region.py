@@ -28,6 +28,7 @@ from .int_set import Interval
 from .iter_map import is_plain_sum
 from .terms import fits
 from .prove import Assumptions, can_prove
+from .linear import simplify_affine
 from .linear_bound import surely_at_most
 
 
@@ -188,11 +189,34 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
         return index_at_most(a, b.a, dom) or index_at_most(a, b.b, dom)
     if isinstance(b, Min):
         return index_at_most(a, b.a, dom) and index_at_most(a, b.b, dom)
+    # a min or a max under a constant offset (the end of a region that the
+    # predicate clamped, ``min(x, n - 1) + 1 - 1``): the offset goes inside
+    lifted_a, lifted_b = _offset_into_extreme(a), _offset_into_extreme(b)
+    if lifted_a is not None or lifted_b is not None:
+        return index_at_most(lifted_a if lifted_a is not None else a,
+                             lifted_b if lifted_b is not None else b, dom)
     ranges = dict(dom or {})
     return all(isinstance(r, Range) for r in ranges.values()) and surely_at_most(a, b, ranges)
 
 
 _le = index_at_most
+
+
+def _offset_into_extreme(e: PrimExpr) -> PrimExpr | None:
+    """``min(x + c, y + c)`` for ``min(x, y) + c`` (or a max; ``c`` a
+    constant, ``+ 1 - 1`` folded first), None for any other expression.
+    Equal as index arithmetic denotes."""
+    if not isinstance(e, (Add, Sub)):
+        return None
+    form = simplify_affine(e)
+    if isinstance(form, (Min, Max)):
+        return form
+    if not isinstance(form, (Add, Sub)) or not isinstance(form.a, (Min, Max)) or not isinstance(form.b, IntImm):
+        return None
+    c = form.b.value if isinstance(form, Add) else -form.b.value
+    inner = form.a
+    shift = IntImm(form.dtype, c)
+    return type(inner)(simplify_affine(Add(inner.a, shift)), simplify_affine(Add(inner.b, shift)))
 
 
 def _contains(box: list[Interval], goal: list[Interval], dom) -> bool:
