@@ -928,3 +928,33 @@ def test_blockize_refuses_a_symbolic_weight_that_is_not_the_extent_below_it():
     mod = IRModule({"main": from_source(source)})
     with pytest.raises(R.SubspaceNotDivisibleError, match="not an iteration map"):
         R.blockize("i_1")(mod)
+
+
+FUSED_SPLIT_PAST_THE_EXTENT = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    m, n = T.int32(), T.int32()
+    A = T.match_buffer(a, (m, n), "float32")
+    B = T.match_buffer(b, (m, n), "float32")
+    for f_0, f_1 in T.grid(8, (m * n + 7) // 8):
+        with T.block("B"):
+            vi = T.axis.spatial(m, (f_0 * ((m * n + 7) // 8) + f_1) // n)
+            vj = T.axis.spatial(n, (f_0 * ((m * n + 7) // 8) + f_1) % n)
+            T.where(f_0 * ((m * n + 7) // 8) + f_1 < m * n)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("sizes", [{"m": 3, "n": 5}, {"m": 1, "n": 1}, {"m": 0, "n": 4}, {"m": 9, "n": 2}])
+def test_blockize_of_a_fuse_split_into_parts_reads_the_predicate_as_the_fused_extent(sizes):
+    # fuse of range(m) and range(n), split into 8 parts: the predicate
+    # bounds the fused part at m * n, over which // n and % n are a map
+    # (TVM's iterator map reads it so); the block takes the nest whole
+    mod = IRModule({"main": from_source(FUSED_SPLIT_PAST_THE_EXTENT)})
+    after = R.blockize("f_0")(mod)
+    verify(after)
+    assert "B_o" in after["main"].script()
+    assert_equivalent(mod["main"], after["main"], sizes=sizes)
+    # where the cut falls inside the bounded part, the binding does not divide
+    with pytest.raises(R.SubspaceNotDivisibleError):
+        R.blockize("f_1")(mod)

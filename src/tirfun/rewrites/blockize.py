@@ -19,7 +19,7 @@ import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
-from ..analysis.arith.iter_map import is_bijective, is_plain_sum, simplify_index
+from ..analysis.arith.iter_map import is_bijective, is_plain_sum, predicate_fused, simplify_index
 from ..analysis.arith.linear import fold_mul, prove_equal
 from ..analysis.arith.terms import fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
@@ -387,18 +387,55 @@ def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
         if lp.loop_var.name in used and _int(lp.min) != 0:
             return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
     sums = detect_iter_map(values, loops, "surjective", symbolic=True, weights=True)
+    whole: set = set()  # loops read through a part the predicate bounds
+    if sums is None:
+        sums, whole = _predicate_sums(values, loops, inner_names, realize.predicate)
     if sums is None:
         return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
                       "loops around it")
     divisions = []
     for value, total, iv in zip(values, sums, block.iter_vars):
         unit = _unit_outer(value, cut.outer_loops) if preserve else None
-        d = _divide(value, total, iv, inner_names, loops, unit)
+        if whole and not var_names(value).isdisjoint(whole):
+            d = _divide_whole(value, iv, inner_names, set(loops), unit)
+        else:
+            d = _divide(value, total, iv, inner_names, loops, unit)
         if d is None or _int(iv.dom.min) != 0:
             return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
                           f"part of the loops above it times the extent of a part of the loops {cut.below}")
         divisions.append(d)
     return divisions, None
+
+
+def _predicate_sums(values, loops, inner_names: set, predicate):
+    """``(sums, loops read through a bounded part)``: the bindings as
+    iteration sums where the predicate bounds a fused part (``(f_0 + f_1)
+    // 3`` under ``f_0 + f_1 < 6``, :func:`predicate_fused`) and every such
+    part lies on one side of the cut; ``(None, set())`` otherwise. A
+    binding that reads such a part goes to its side whole."""
+    fused = predicate_fused(values, loops, predicate)
+    if fused is None:
+        return None, set()
+    removed = set(loops) - set(fused[1])
+    if not (removed <= inner_names or removed.isdisjoint(inner_names)):
+        return None, set()
+    return detect_iter_map(*fused, "surjective", symbolic=True, weights=True), removed
+
+
+def _divide_whole(value, iv: IterVar, inner_names: set, loop_names: set, unit: Var | None) -> _Division | None:
+    """The division of a binding that reads the loops of one side only:
+    the inner block takes it whole over the variable's domain (the outer
+    part one value), or the outer block does; None where it reads both."""
+    names = var_names(value) & loop_names
+    extent = _dom_extent(iv, inner_names)
+    if extent is None or _int(iv.dom.min) != 0:
+        return None
+    if names <= inner_names and var_names(iv.dom.extent).isdisjoint(loop_names - inner_names):
+        outer = IntImm(value.dtype, 0) if unit is None else _cast(unit, value.dtype)
+        return _Division(outer, 1, value, extent)
+    if names.isdisjoint(inner_names):
+        return _Division(value, extent, None, 1)
+    return None
 
 
 def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):

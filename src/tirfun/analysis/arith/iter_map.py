@@ -914,7 +914,7 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         if not used:
             continue
         sub = {n: loops[n] for n in used}
-        if detect_iter_map([fused], sub, "bijective") is None:
+        if not _bijective([fused], sub):  # symbolic weights included
             continue
         # the stand-in runs over what the predicate lets through, no further
         # than the sum reaches (a bound past it cuts nothing)
