@@ -280,8 +280,9 @@ def tour_matmul(n: int | None = None) -> tirfun.Schedule:
     columns of B into a contiguous buffer (cache_read + compute_at) and
     accumulates 6x64 tiles of C in a local buffer (cache_write +
     reverse_compute_at) that LLVM keeps in vector registers; the tile rows
-    are unrolled, the columns vectorized, and decompose_reduction zeroes
-    the tile before the k loop. 6 does not divide the size, so
+    are unrolled, the columns vectorized, decompose_reduction zeroes
+    the tile before the k loop, and the k loop is split by 4 and its
+    inner steps unrolled. 6 does not divide the size, so
     loop_partition gives the last tile its own loop. (For a tile of more
     than 8 rows, from 1024 up, the schedule also packs A into panels of
     its rows, cache_read + transform_layout to (i // rows, k, i % rows):

@@ -84,7 +84,7 @@ PACK_A_ABOVE_ROWS = 8
 
 
 def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 6, cols: int = 64,
-                           pack: str | None = None, pack_a: bool | None = None) -> None:
+                           pack: str | None = None, pack_a: bool | None = None, k_unroll: int = 4) -> None:
     """Schedule a matmul block (loops ``i, j, k``) for the CPU's vector
     units:
 
@@ -119,7 +119,12 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 6, cols: int = 
     - ``unroll`` the tile rows, ``vectorize`` the tile columns (and the
       copies), ``parallel`` over the panels;
     - ``decompose_reduction`` at ``k``: the tile is zeroed once before the
-      k loop rather than tested for ``k == 0`` inside it;
+      k loop rather than tested for ``k == 0`` inside it; then ``split`` k
+      by ``k_unroll`` and ``unroll`` the inner part, where it divides the
+      extent: a step of the loop issues ``k_unroll`` steps' loads and
+      multiply-adds, which the processor overlaps (at 1024^3 on the 2-core
+      AVX-512 machine, medians of six alternating rounds: 297 GFLOP/s
+      without, 316 with 2, 319 with 4; 8 and 16 measured below 4);
     - where ``rows`` does not divide the extent of i, ``loop_partition``
       ``i0`` before its last step, before the tile is cached: each part
       gets a tile of its own, the full tiles' without the split's predicate,
@@ -181,17 +186,19 @@ def schedule_packed_matmul(sch: Schedule, block="C", rows: int = 6, cols: int = 
     if n_i % rows:
         parts = [sch.get_child_blocks(loop)[0] for loop in sch.loop_partition(i0, [n_i // rows])]
     for part in parts:
-        schedule_register_tile(sch, part)
+        schedule_register_tile(sch, part, k_unroll)
 
 
-def schedule_register_tile(sch: Schedule, block) -> None:
+def schedule_register_tile(sch: Schedule, block, k_unroll: int = 1) -> None:
     """Keep the tile of C that a reduction block's innermost two loops
     cover in registers, the step of :func:`schedule_packed_matmul` after
     its splits: the block's last four loops are ``tiles, steps, rows,
     cols`` (``i0, k, i1, j1``). ``cache_write`` C in ``local`` scope,
     ``reverse_compute_at`` the copy back under ``tiles``, ``unroll`` its
     rows and ``vectorize`` its columns, and ``decompose_reduction`` at
-    ``steps``, so the tile is zeroed once before the k loop."""
+    ``steps``, so the tile is zeroed once before the k loop. With
+    ``k_unroll`` above 1 dividing the extent of ``steps``, ``split`` it by
+    ``k_unroll`` and ``unroll`` the inner part (the sum keeps its order)."""
     block = sch.get_block(block) if isinstance(block, str) else block
     tiles, steps = sch.get_loops(block)[-4:-2]
     tile = sch.cache_write(block, 0, "local")
@@ -200,13 +207,15 @@ def schedule_register_tile(sch: Schedule, block) -> None:
     sch.unroll(tile_rows)
     sch.vectorize(tile_cols)
     sch.decompose_reduction(block, steps)
+    if k_unroll > 1 and _extent(sch, steps) % k_unroll == 0 and _extent(sch, steps) > k_unroll:
+        sch.unroll(sch.split(steps, [None, k_unroll])[1])
 
 
 def packed_matmul(n: int, rows: int = 6, cols: int = 64, pack: str | None = None,
-                  pack_a: bool | None = None) -> Schedule:
+                  pack_a: bool | None = None, k_unroll: int = 4) -> Schedule:
     """:func:`matmul` scheduled by :func:`schedule_packed_matmul`."""
     sch = Schedule(matmul(n))
-    schedule_packed_matmul(sch, "C", rows, cols, pack, pack_a)
+    schedule_packed_matmul(sch, "C", rows, cols, pack, pack_a, k_unroll)
     return sch
 
 
