@@ -14,6 +14,7 @@ from tirfun.errors import ScheduleError
 from tirfun.analysis.traversal import walk_stmts
 from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
+from tirfun.interp import run as interp_run
 from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 from corner_sources import (
@@ -2299,3 +2300,89 @@ def test_cache_write_of_a_producer_split_past_its_extent_covers_what_its_consume
     verify(sch.mod)
     assert "B_global = T.alloc_buffer((4, n))" in sch.mod["main"].script()
     assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": n})
+
+
+RUN_TIME_MAX = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle, d1: T.int32, d3: T.int32):
+    A = T.match_buffer(a, [d1, d3])
+    B = T.match_buffer(b, [d1])
+    C = T.match_buffer(c, [d1])
+    for j, l in T.grid(d1, d3):
+        with T.block("reduce"):
+            vj, vl = T.axis.remap("SR", [j, l])
+            with T.init():
+                B[vj] = T.float32(-3.4028234663852886e38)
+            B[vj] = T.max(B[vj], A[vj, vl])
+    for j in range(d1):
+        with T.block("C"):
+            vj = T.axis.remap("S", [j])
+            C[vj] = B[vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("d3", [0, 1, 3])
+def test_cache_write_of_a_reduction_over_a_run_time_count_copies_back_only_where_it_ran(d3):
+    # with d3 = 0 no instance runs and B keeps its values: the copy back
+    # runs under 0 < d3 instead of copying a cache nothing wrote (TVM copies
+    # it back regardless); it then moves under the row loop with the
+    # condition, the per-row register accumulator of a dynamic reduction
+    mod = IRModule({"main": from_source(RUN_TIME_MAX)})
+    sch = tirfun.Schedule(mod)
+    copy = sch.cache_write(sch.get_block("reduce"), 0, "local")
+    sch.reverse_compute_at(copy, sch.get_loops(sch.get_block("reduce"))[0])
+    verify(sch.mod)
+    text = sch.mod["main"].script()
+    assert "T.where(0 < d3)" in text and "_fill" not in text, text
+    rng = np.random.default_rng(d3)
+    A = rng.standard_normal((4, d3)).astype("float32")
+    outs = []
+    for run in (lambda *a: interp_run(mod["main"], *a), lambda *a: interp_run(sch.mod["main"], *a),
+                tirfun.build(sch.mod, target="llvm")):
+        B, C = np.full(4, 7.0, "float32"), np.zeros(4, "float32")
+        run(A, B, C, 4, d3)
+        outs.append((B, C))
+    for B, C in outs[1:]:
+        assert B.tobytes() == outs[0][0].tobytes() and C.tobytes() == outs[0][1].tobytes()
+    # a consumer reading the cache would read it where nothing wrote it:
+    # the cache is filled from B first, as before
+    sch = tirfun.Schedule(mod)
+    sch.cache_write(sch.get_block("reduce"), 0, "local", consumer_blocks=[sch.get_block("C")])
+    assert "reduce_local_fill" in sch.mod["main"].script() or "B_local_fill" in sch.mod["main"].script()
+    assert_equivalent(mod["main"], sch.mod["main"], sizes={"d1": 4, "d3": d3})
+
+
+SPLIT_RUN_TIME_SUM = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, [4, n])
+    B = T.match_buffer(b, [4])
+    for i, k_0, k_1 in T.grid(4, (n + 3) // 4, 4):
+        with T.block("sum"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(n, k_0 * 4 + k_1)
+            T.where(k_0 * 4 + k_1 < n)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8])
+def test_cache_write_of_a_split_reduction_over_a_run_time_count_copies_back_where_its_first_step_runs(n):
+    # the predicate bounds the reduction's loops only: where 0 < n the first
+    # step runs for every row and writes it, where n = 0 none does
+    mod = IRModule({"main": from_source(SPLIT_RUN_TIME_SUM)})
+    sch = tirfun.Schedule(mod)
+    sch.cache_write(sch.get_block("sum"), 0, "local")
+    verify(sch.mod)
+    text = sch.mod["main"].script()
+    assert "T.where(0 < n" in text and "_fill" not in text, text
+    A = np.random.default_rng(n).standard_normal((4, n)).astype("float32")
+    outs = []
+    for run in (lambda *a: interp_run(mod["main"], *a), lambda *a: interp_run(sch.mod["main"], *a),
+                tirfun.build(sch.mod, target="llvm")):
+        B = np.full(4, 3.0, "float32")
+        run(A, B, n)
+        outs.append(B)
+    assert all(o.tobytes() == outs[0].tobytes() for o in outs)

@@ -27,7 +27,9 @@ before writing it, or may leave elements of the copied region unwritten
 (a predicate, a strided or opaque write, a reduction whose init does not
 run in every fill), would read or copy back an uninitialised cache: the
 cache is then filled from the buffer first, by a stage ``<cache>_fill``
-just before the block, and the result keeps its meaning. The inner stages
+just before the block, and the result keeps its meaning (where the only
+gap is a loop that may run no iteration, the copy back runs only where it
+runs instead). The inner stages
 of a composite block count as its writes where they write whole boxes of
 the buffer (:mod:`~tirfun.rewrites.stage_writes`).
 
@@ -52,13 +54,14 @@ import attrs
 from pyrsistent import pvector
 
 from ..analysis.access import access_regions
+from ..analysis.equality import structural_equal
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
 from ..analysis.arith.iter_map import distinct_index_vars
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
-from ..analysis.arith.linear import fold_add, fold_sub, simplify_affine
+from ..analysis.arith.linear import affine_form, fold_add, fold_sub, simplify_affine
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
@@ -642,10 +645,13 @@ def _check_reads_inside(chk, site, buf: Buffer, wpath: Path, wrealize: BlockReal
 
 
 def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
-                   memo: dict | None = None) -> str | None:
+                   memo: dict | None = None, collect: list | None = None) -> str | None:
     """Why the writer may leave elements of its relaxed region unwritten
     (a cache_write would then copy uninitialised elements back), or None
-    when every element of the region is written."""
+    when every element of the region is written. With ``collect``, the
+    loops that may run no iteration (``range(n)`` over the reduction) are
+    collected there instead of given as the reason: where they all run,
+    every element is written, and where one does not, none is."""
     block = wrealize.block
     region = _region_of(block.writes, buf)
     many = any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region)
@@ -669,8 +675,8 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
             return f"it runs in the loop while {node.condition.script()}, which may skip elements"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
     if many:
-        return _boxes_tile(site, buf, wpath, wrealize, region, loc, loops, memo)
-    return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo, others)
+        return _boxes_tile(site, buf, wpath, wrealize, region, loc, loops, memo, collect)
+    return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo, others, collect)
 
 
 def _stages_write(block: Block, region: BufferRegion, buf: Buffer) -> bool:
@@ -689,7 +695,7 @@ def _stages_write(block: Block, region: BufferRegion, buf: Buffer) -> bool:
 
 
 def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion, loc: Path,
-                loops: dict, memo: dict | None = None) -> str | None:
+                loops: dict, memo: dict | None = None, collect: list | None = None) -> str | None:
     """:func:`_writes_every_element` for a block that writes a box of
     constant extents whole in each instance: why the boxes may leave an
     element of their union over ``loops`` unwritten, or None. A box is its
@@ -699,7 +705,7 @@ def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: 
     if any(type(r.extent) is not IntImm for r in region.region):
         return f"its declared write {region.script()} is not of constant extents"
     firsts = written_indices(region, wrealize)
-    why = _loop_that_may_not_run(site, wpath, loc, firsts, memo, list(loops.values()))
+    why = _loop_that_may_not_run(site, wpath, loc, firsts, memo, list(loops.values()), collect)
     if why is not None:
         return why
     points, spans = box_points(firsts, [r.extent.value for r in region.region], loops)
@@ -707,7 +713,8 @@ def _boxes_tile(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: 
 
 
 def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion,
-                          loc: Path, loops: dict, memo: dict | None = None, others=()) -> str | None:
+                          loc: Path, loops: dict, memo: dict | None = None, others=(),
+                          collect: list | None = None) -> str | None:
     """The end of :func:`_partial_write` (and of read_at's and write_at's):
     why the writer, declaring one element ``region`` of ``buf`` per
     instance, may leave an element unwritten over ``loops`` (loop variable
@@ -729,20 +736,27 @@ def _writes_every_element(site, buf: Buffer, wpath: Path, wrealize: BlockRealize
         return f"it does not store {buf.name}[{', '.join(m.script() for m in mins)}] unconditionally"
     indices = written_indices(region, wrealize)
     if others and not cuts_a_prefix(indices, loops, others, list(buf.shape)):
-        return f"its predicate {others[0].script()} may skip elements of the region it writes"
-    why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()))
+        runs = None if collect is None else _first_iteration_runs(others, indices, loops)
+        if runs is None:
+            return f"its predicate {others[0].script()} may skip elements of the region it writes"
+        collect.extend(runs)
+        others = ()
+    why = _loop_that_may_not_run(site, wpath, loc, indices, memo, list(loops.values()), collect)
     if why is not None or others:
         return why  # under a predicate, cuts_a_prefix has shown the cover
     return dense_over(indices, loops, buf.name, overwrites=True)
 
 
 def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | None = None,
-                           below: list | None = None) -> str | None:
+                           below: list | None = None, collect: list | None = None) -> str | None:
     """Why a loop between ``loc`` and the writer at ``wpath`` (``below``,
     when the caller has them) that the written ``indices`` (in loop
     variables) do not follow, one that repeats the block, may leave the
     region unwritten: its extent may be zero, and the block then runs not
-    at all. None where there is none."""
+    at all. None where there is none. With ``collect``, for such a loop
+    whose extent reads no loop from ``loc`` down, the condition that it
+    runs (``0 < extent``) is added to it instead (the caller then copies
+    back only where every such condition holds)."""
     if below is None:
         below = [loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)]
     # a loop of a constant extent of one or more runs: most loops, asked first
@@ -753,11 +767,68 @@ def _loop_that_may_not_run(site, wpath: Path, loc: Path, indices, memo: dict | N
     repeats = [loop for loop in maybe if loop.loop_var.name not in followed]
     if repeats:
         dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
+        inside = {loop.loop_var.name for loop in below}
         for loop in repeats:
             if not can_prove(GE(loop.extent, IntImm(loop.extent.dtype, 1)), dom):
+                if collect is not None and var_names(loop.extent).isdisjoint(inside) \
+                        and not find_nodes(loop.extent, (BufferLoad,)):
+                    collect.append(LT(IntImm(loop.extent.dtype, 0), loop.extent))
+                    continue
                 return (f"it runs in loop {loop.loop_var.name}, whose extent {loop.extent.script()} may be zero, "
                         "which its write index does not follow")
     return None
+
+
+def _first_iteration_runs(conds, indices, loops: dict) -> list | None:
+    """The conditions under which the predicate ``conds`` (conjuncts that
+    bound no written index) lets every element be written, or None: each
+    must be ``e < b`` with ``e`` a sum of loops from 0 with positive
+    weights that the written ``indices`` do not follow (a reduction's loops
+    split by a factor that does not divide a run-time count: ``k_0 * 4 +
+    k_1 < n``) and ``b`` of no such loop. The iteration where those loops
+    are at 0 writes each element where ``0 < b``."""
+    followed = set().union(set(), *(var_names(index) for index in indices))
+    out = []
+    for c in conds:
+        if not isinstance(c, LT) or not c.a.dtype.is_integer:
+            return None
+        names = var_names(c.a)
+        form = affine_form(c.a)
+        if not names or not names <= set(loops) or names & followed or form is None or form.const != 0 \
+                or any(type(atom) is not Var or k <= 0 for atom, k in form.terms) \
+                or any(type(loops[n].min) is not IntImm or loops[n].min.value != 0 for n in names) \
+                or not var_names(c.b).isdisjoint(loops) or find_nodes(c.b, (BufferLoad,)):
+            return None
+        out.append(LT(IntImm(c.b.dtype, 0), c.b))
+    return out
+
+
+def _reads_cache(scope, consumers: set, buf: Buffer) -> bool:
+    """Whether a consumer block given to cache_write reads ``buf`` (it will
+    read the cache)."""
+    return any(r.block.name_hint in consumers and _reads(r.block, buf) for _, r in scope.children)
+
+
+def _positive_extents(conds: list) -> PrimExpr:
+    """The conditions (``0 < e``) conjoined, each once."""
+    unique = []
+    for c in conds:
+        if not any(structural_equal(c, u) for u in unique):
+            unique.append(c)
+    conds = unique
+    out = conds[0]
+    for c in conds[1:]:
+        out = And(out, c)
+    return out
+
+
+def _with_predicate(stage: Stmt, cond: PrimExpr) -> Stmt:
+    """The cache stage ``stage`` (loops around one block) with its block
+    running only where ``cond`` holds."""
+    if isinstance(stage, For):
+        return with_fields(stage, body=_with_predicate(stage.body, cond))
+    pred = stage.predicate
+    return with_fields(stage, predicate=cond if _is_true(pred) else And(cond, pred))
 
 
 def _outer_dom(site, realize_path: Path, top: Path, memo: dict | None = None) -> dict:
@@ -2231,6 +2302,9 @@ class _Plan:
     fill: int | None = None
     #: the redirected blocks take the buffer's pointer (see _cache_buffer)
     pointer: bool = False
+    #: cache_write only: the condition the copy back runs under (every loop
+    #: that repeats the writer and may run no iteration runs), or None
+    guard: PrimExpr | None = None
 
 
 def _python_args(self, index_name: str) -> list[str]:
@@ -2476,9 +2550,14 @@ class CacheWrite(Rewrite):
     predicate, a strided or opaque write). A composite block (what
     ``blockize`` makes) whose inner stages, loop nests around inner blocks,
     write every element of its region before any stage reads it needs no
-    copy, as in TVM. A block that takes the buffer's pointer
-    (``B.data`` in an opaque call) writes through the cache's, and the
-    cache is then laid out as the buffer.
+    copy, as in TVM. Where the only gap is a loop that repeats the block
+    and may run no iteration (a reduction over a run-time count ``n``, or
+    its split under ``k_0 * 4 + k_1 < n``), the block writes all of the
+    region or none of it: no fill then, and the copy back runs under
+    ``T.where(0 < n)`` (TVM copies back a cache nothing wrote when ``n``
+    is 0), unless a given consumer reads the cache. A block that takes the
+    buffer's pointer (``B.data`` in an opaque call) writes through the
+    cache's, and the cache is then laid out as the buffer.
 
     Example:
 
@@ -2550,9 +2629,16 @@ class CacheWrite(Rewrite):
         # elements (TVM's result then changes): the cache is filled from the
         # buffer first, just before the block, so it holds the buffer's values
         memo: dict = {}  # the loops above the block, asked by each question below
+        # where the only gap is a loop that may run no iteration (a sum over
+        # a run-time count), the block writes all of the region or none of
+        # it: the copy back runs where every such loop runs, and no fill is
+        # needed, unless a consumer reads the cache (it would read it unfilled)
+        empty: list | None = None if _reads_cache(scope, consumers, buf) else []
         needs_fill = (_reads_before_writing(realize.block, buf) is not None
                       or _skipped_init(site, wpath, wrealize, loc) is not None
-                      or _partial_write(site, buf, wpath, wrealize, loc, memo) is not None)
+                      or _partial_write(site, buf, wpath, wrealize, loc, memo, empty) is not None)
+        # (a fill, where one is needed for another reason, covers those loops too)
+        guard = None if needs_fill or not empty else _positive_extents(empty)
         fill = _position_at(site, wpath, loc) if needs_fill else None
         _check_consumers_read_what_is_written(chk, site, scope, buf, wpath, wrealize, consumers,
                                               subject)
@@ -2580,7 +2666,7 @@ class CacheWrite(Rewrite):
         if not full:
             _check_compact_shared(chk, subject, site, scope, buf, self.storage_scope, region,
                                   wrealize)
-        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer)
+        return _Plan(site, scope, buf, region, full, loc, pos, select, site.index.names, fill, pointer, guard)
 
     def build(self, plan: _Plan) -> Outcome:
         scope_name = self.storage_scope or "global"
@@ -2597,6 +2683,8 @@ class CacheWrite(Rewrite):
             fill, bound = (plan.fill, fill_stage), _bound_names(fill_stage) | {fill_name}
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
                                taken=_Both(taken, {cache.name, stage_name} | bound))
+        if plan.guard is not None:
+            stage = _with_predicate(stage, plan.guard)
         offsets = None if plan.full else [r.min for r in plan.region]
         realizes: list = []
         new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,

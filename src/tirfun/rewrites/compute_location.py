@@ -61,7 +61,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, plain_buffer, uses_any, var_names
+from .exprs import cast as _cast, find_nodes, plain_buffer, uses_any, var_names
 from .index import binds_let, derive_inline_index, derive_move_index, leaf_binds_lets
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -978,7 +978,7 @@ class _ComputeAtBase(Rewrite):
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
-        if self.reverse and not _predicate_implied(loc.realize):
+        if self.reverse and not _predicate_implied(loc.realize, site.func):
             chk.fail(NonTrivialPredicateError, subject,
                      f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
                      "domains of its iteration variables; it would be lost with the loops it is written in",
@@ -1477,6 +1477,11 @@ class _ComputeAtBase(Rewrite):
                 predicate = c if predicate is None else And(predicate, c)
         if pl.guard is not None:
             predicate = pl.guard if predicate is None else And(pl.guard, predicate)
+        if self.reverse:
+            # a condition of no loop stays with the block (see _predicate_implied)
+            for c in reversed(conjuncts(loc.realize.predicate)):
+                if not _is_true(c) and _kept_condition(c, site.func):
+                    predicate = c if predicate is None else And(c, predicate)
         if predicate is None:
             predicate = IntImm("bool", 1)
         return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
@@ -1877,13 +1882,13 @@ def _always(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return can_prove(make(), ranges)
 
 
-def _predicate_implied(realize: BlockRealize) -> bool:
+def _predicate_implied(realize: BlockRealize, func) -> bool:
     """Whether each conjunct of the block's predicate is ``value < c`` for
     the bound value of an iteration variable whose domain ends below ``c``
     (what a split that does not divide adds): then the domain alone keeps it."""
     keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
     for c in conjuncts(realize.predicate):
-        if _is_true(c):
+        if _is_true(c) or _kept_condition(c, func):
             continue
         if not isinstance(c, LT) or not c.a.dtype.is_integer:
             return False
@@ -1894,6 +1899,21 @@ def _predicate_implied(realize: BlockRealize) -> bool:
                    for k, iv in keys):
             return False
     return True
+
+
+def _kept_condition(c: PrimExpr, func) -> bool:
+    """Whether the conjunct ``c`` of a block's predicate reads only the
+    function's parameters and sizes, no loop and no buffer (``0 < n``, a
+    cache's copy back that runs only where the writer ran): the moved
+    block keeps it as it is."""
+    names = var_names(c)
+    if not names or find_nodes(c, (BufferLoad,)):
+        return False
+    sizes = {p.name for p in func.params}
+    for buf in func.buffer_map.values():
+        for dim in buf.shape:
+            sizes |= var_names(dim)
+    return names <= sizes
 
 
 def _same(a, b, proof) -> bool:
