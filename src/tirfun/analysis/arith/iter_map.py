@@ -902,7 +902,7 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         else:
             parts.append(node)
     values, loops, changed = list(values), dict(loops), False
-    from ...rewrites.exprs import uses_any
+    from ...rewrites.exprs import uses_any, var_names
 
     for k, cond in enumerate(parts):
         if type(cond) is not LT or not _is_index(cond.a) or cond.a.dtype != cond.b.dtype:
@@ -910,7 +910,7 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         fused, bound = cond.a, cond.b
         if uses_any(bound, loops) is not None or (_int_value(bound) is not None and _int_value(bound) < 1):
             continue  # a bound of a size (m * n), not of a loop of the map
-        used = {n.name for n in _walk_vars(fused)} & set(loops)
+        used = var_names(fused) & set(loops)
         if not used:
             continue
         sub = {n: loops[n] for n in used}
@@ -934,12 +934,6 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         loops[name] = For(stand_in, IntImm(fused.dtype, 0), bound, "serial", Evaluate(IntImm("int32", 0)))
         changed = True
     return (values, loops) if changed else None
-
-
-def _walk_vars(e: PrimExpr):
-    from ..traversal import walk
-
-    return [n for n in walk(e) if type(n) is Var]
 
 
 def _replace_sum(value: PrimExpr, fused: PrimExpr, stand_in: Var, used: set) -> PrimExpr | None:
