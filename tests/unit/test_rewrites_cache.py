@@ -2374,7 +2374,10 @@ def test_cache_write_of_a_split_reduction_over_a_run_time_count_copies_back_wher
     # step runs for every row and writes it, where n = 0 none does
     mod = IRModule({"main": from_source(SPLIT_RUN_TIME_SUM)})
     sch = tirfun.Schedule(mod)
-    sch.cache_write(sch.get_block("sum"), 0, "local")
+    copy = sch.cache_write(sch.get_block("sum"), 0, "local")
+    # the copy back's 0 < n proves the reduction's guard at its first step:
+    # it moves under the row loop (dlight's dynamic reduction)
+    sch.reverse_compute_at(copy, sch.get_loops(sch.get_block("sum"))[0])
     verify(sch.mod)
     text = sch.mod["main"].script()
     assert "T.where(0 < n" in text and "_fill" not in text, text

@@ -50,7 +50,7 @@ from .dataflow import (
     bindings, conflicting_buffer, conjuncts, consumers, delete_at, fold_units, guarded_produced_region,
     indexed_scope_blocks, insertion_range, is_output_block, is_under, leaf_removal_path, loop_domains,
     loops_between, producers, program_key, reads_of, reduction_block_code, region_cover_violation, scope_children,
-    scope_of, subtrees, updated_by, writers, writes_of,
+    scope_of, size_conditions, subtrees, updated_by, writers, writes_of,
 )
 from .errors import (
     BodyAnalysisError, DependenceViolationError, HasInitBlockError, IncompleteBlockError,
@@ -61,7 +61,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, find_nodes, plain_buffer, uses_any, var_names
+from .exprs import cast as _cast, plain_buffer, uses_any, var_names
 from .index import binds_let, derive_inline_index, derive_move_index, leaf_binds_lets
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -1128,7 +1128,8 @@ class _ComputeAtBase(Rewrite):
                     if r.buffer != region.buffer:
                         continue
                     if self.reverse:
-                        shown = guarded_produced_region(site, cpath, crealize, r, lpath)
+                        shown = guarded_produced_region(site, cpath, crealize, r, lpath,
+                                                        tuple(size_conditions(loc.realize.predicate, site.func)))
                         if shown is None:
                             chk.stop(UnsupportedRegionError, subject,
                                      f"what block {crealize.block.name_hint!r} writes of {r.buffer.name} in one "
@@ -1905,15 +1906,8 @@ def _kept_condition(c: PrimExpr, func) -> bool:
     """Whether the conjunct ``c`` of a block's predicate reads only the
     function's parameters and sizes, no loop and no buffer (``0 < n``, a
     cache's copy back that runs only where the writer ran): the moved
-    block keeps it as it is."""
-    names = var_names(c)
-    if not names or find_nodes(c, (BufferLoad,)):
-        return False
-    sizes = {p.name for p in func.params}
-    for buf in func.buffer_map.values():
-        for dim in buf.shape:
-            sizes |= var_names(dim)
-    return names <= sizes
+    block keeps it as it is (:func:`~tirfun.rewrites.dataflow.size_conditions`)."""
+    return bool(size_conditions(c, func))
 
 
 def _same(a, b, proof) -> bool:

@@ -357,7 +357,7 @@ def consumed_region(site: Site, realize_path: Path, realize: BlockRealize, regio
 
 
 def produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
-                    top: Path) -> list[Interval] | None:
+                    top: Path, facts: tuple = ()) -> list[Interval] | None:
     """A lower bound of what the block writes of ``region`` while the loops
     below ``top`` run: one interval per dimension, every element of which is
     surely written, or None when that cannot be shown.
@@ -373,12 +373,16 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     take their one value. A dense sum of loops (what fuse makes) that an
     index cuts inside a digit, or that the predicate bounds as a whole, is
     read as one loop over its values, as TVM's iterator maps fuse it.
+
+    ``facts`` are conditions of sizes the reader runs under (its own
+    ``T.where(0 < n)``): a guard of relaxed loops need hold at their start
+    only where they do.
     """
-    return _produced(site, realize_path, realize, region, top, False)
+    return _produced(site, realize_path, realize, region, top, False, facts)
 
 
 def guarded_produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
-                            top: Path) -> tuple[list[Interval], PrimExpr | None] | None:
+                            top: Path, facts: tuple = ()) -> tuple[list[Interval], PrimExpr | None] | None:
     """:func:`produced_region` for a block that may not run at all in some
     iterations of the loops kept: ``(box, guard)``, where ``box`` is what
     it surely writes in an iteration where ``guard`` (an expression of the
@@ -386,14 +390,14 @@ def guarded_produced_region(site: Site, realize_path: Path, realize: BlockRealiz
     does not. An over-split fused loop gives one: at its inner loop, the
     block writes one element when ``i_0 * 5 + i_1 < 24`` and none
     otherwise, which :func:`produced_region` cannot state."""
-    plain = _produced(site, realize_path, realize, region, top, False)
+    plain = _produced(site, realize_path, realize, region, top, False, facts)
     if plain is not None:
         return plain, None
-    return _produced(site, realize_path, realize, region, top, True)
+    return _produced(site, realize_path, realize, region, top, True, facts)
 
 
 def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
-              top: Path, guarded: bool):
+              top: Path, guarded: bool, facts: tuple = ()):
     """:func:`produced_region`; with ``guarded``, the conjuncts of the
     predicate on no relaxed loop that cannot be proven are set aside as a
     guard instead, giving ``(box, guard)`` (guard None when there is none)."""
@@ -439,9 +443,13 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
         guards = [c for c in terms if uses_any(c, relaxed) is None]
         terms = [c for c in terms if uses_any(c, relaxed) is not None]
     in_index = set().union(*[var_names(m) for m in mins])
-    aside = [c for c in terms if var_names(c) <= set(relaxed) - in_index]
-    if aside and can_prove(_fixed(_conjoin(aside), {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
-                                                    for n in set().union(*[var_names(c) for c in aside])})):
+    # (a guard may also read sizes, ``k_0 * 4 + k_1 < n``: it must then hold
+    # at the start for every size, or where the reader's facts say)
+    aside = [c for c in terms if var_names(c) & set(relaxed) and not var_names(c) & set(relaxed) & in_index
+             and (var_names(c) <= set(relaxed) or facts)]
+    starts = {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
+              for n in set().union(*[var_names(c) for c in aside]) if n in relaxed}
+    if aside and can_prove(_fixed(_conjoin(aside), starts), facts=facts):
         terms = [c for c in terms if not any(c is a for a in aside)]
     predicate = _conjoin(terms)
     out = _box(mins, extents, predicate, dict(relaxed))
@@ -948,16 +956,37 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
             dim = cast(dim, dt)
             needed.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(dim, IntImm(dt, 1)))))
         boxes = []
+        facts = tuple(size_conditions(crealize.predicate, site.func))
         for wpath, wrealize in groups[top]:
             for region in wrealize.block.writes:
                 if region.buffer is read.buffer:
-                    box = produced_region(site, wpath, wrealize, region, top)
+                    box = produced_region(site, wpath, wrealize, region, top, facts)
                     if box is not None:
                         boxes.append(box)
         if not region_covers(boxes, needed, loop_domains(site, top)):
             return read.buffer, [w[1].block for w in groups[top]]
     return None
 
+
+
+def size_conditions(predicate: PrimExpr, func) -> list[PrimExpr]:
+    """The conjuncts of a block's ``predicate`` that read only the
+    function's parameters and sizes, no loop and no buffer (``0 < n``, a
+    copy back that runs only where a reduction over ``range(n)`` ran)."""
+    sizes = None
+    out = []
+    for c in conjuncts(predicate):
+        names = var_names(c)
+        if not names or _is_true(c) or find_nodes(c, (BufferLoad,)):
+            continue
+        if sizes is None:
+            sizes = {p.name for p in func.params}
+            for buf in func.buffer_map.values():
+                for dim in buf.shape:
+                    sizes |= var_names(dim)
+        if names <= sizes:
+            out.append(c)
+    return out
 
 
 def region_cover_violation(site: Site, children: Sequence[Child], consumer: Child, buffers=None):
