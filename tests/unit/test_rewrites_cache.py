@@ -2389,3 +2389,4 @@ def test_cache_write_of_a_split_reduction_over_a_run_time_count_copies_back_wher
         run(A, B, n)
         outs.append(B)
     assert all(o.tobytes() == outs[0].tobytes() for o in outs)
+

@@ -2086,3 +2086,43 @@ def test_reverse_compute_at_keeps_a_predicate_its_domain_of_a_size_implies(c):
     local = sch.cache_read(sch.get_block("B"), 0, "local")
     with pytest.raises(R.NonTrivialPredicateError):
         sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])
+
+
+FUSED_RUN_TIME_STAGES = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    rows, cols = T.int32(), T.int32()
+    A = T.match_buffer(a, [rows, cols])
+    C = T.match_buffer(c, [rows, cols])
+    B = T.alloc_buffer([rows, cols])
+    for f_0, f_1 in T.grid((rows * cols + 7) // 8, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(rows, (f_0 * 8 + f_1) // cols)
+            vj = T.axis.spatial(cols, (f_0 * 8 + f_1) % cols)
+            T.where(f_0 * 8 + f_1 < rows * cols)
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(rows, cols):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] * T.float32(2)
+"""
+
+
+@pytest.mark.parametrize("rows, cols", [(0, 3), (1, 1), (3, 5), (4, 2), (7, 3)])
+def test_reverse_compute_at_under_a_fuse_over_run_time_sizes_split_past_its_end(rows, cols):
+    # TVM's elementwise schedule over dynamic shapes: the producer's fused
+    # loop split by 8 under f_0 * 8 + f_1 < rows * cols; the fused part the
+    # predicate bounds runs over rows * cols values, one element each, so the
+    # consumer moves under the inner loop
+    mod = IRModule({"main": from_source(FUSED_RUN_TIME_STAGES)})
+    sch = tirfun.Schedule(mod)
+    sch.reverse_compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("B"))[1])
+    verify(sch.mod)
+    A = np.random.default_rng(rows).standard_normal((rows, cols)).astype("float32")
+    outs = []
+    for run in (lambda *a: tirfun.interp.run(mod["main"], *a), lambda *a: tirfun.interp.run(sch.mod["main"], *a),
+                tirfun.build(sch.mod, target="llvm")):
+        C = np.full((rows, cols), 5.0, "float32")
+        run(A, C)
+        outs.append(C)
+    assert all(o.tobytes() == outs[0].tobytes() for o in outs)

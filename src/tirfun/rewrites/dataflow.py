@@ -49,7 +49,7 @@ from pyrsistent import PVector
 from ..analysis.arith import can_prove, index_at_most, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
 from ..analysis.arith.iter_map import detect_iter_map, simplify_index
-from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_sub, simplify_affine
+from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_mul, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import simplify_expr
@@ -662,9 +662,9 @@ class _Extent:
 
     __slots__ = ("min", "extent")
 
-    def __init__(self, dtype, extent: int):
+    def __init__(self, dtype, extent: int | PrimExpr):
         self.min = IntImm(dtype, 0)
-        self.extent = IntImm(dtype, extent)
+        self.extent = IntImm(dtype, extent) if isinstance(extent, int) else extent
 
 
 def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]:
@@ -712,19 +712,28 @@ def _fuse_guarded(mins: list, pred: PrimExpr, relaxed: dict) -> tuple[list, set]
     return out, consumed
 
 
-def _dense_sum(e: PrimExpr, relaxed: dict, least: int = 2) -> int | None:
+def _dense_sum(e: PrimExpr, relaxed: dict, least: int = 2, sized: bool = False) -> int | PrimExpr | None:
     """The number of values of ``e`` when it is a dense mixed-radix sum of
     ``least`` or more relaxed loops of constant extents (weights 1, e0,
     e0 * e1, ..., no constant: what fuse makes), which then takes each value
-    of ``[0, that number)`` exactly once as the loops run; None otherwise."""
+    of ``[0, that number)`` exactly once as the loops run; None otherwise.
+    With ``sized``, the top loop may run to a symbolic extent (a fuse over
+    run-time sizes split by a constant: ``f_0 * 8 + f_1``), and the number
+    is then an expression."""
     form = affine_form(e)
     if form is None or form.const != 0 or len(form.terms) < least:
         return None
     reach = 1
-    for var, w in sorted(form.terms, key=lambda t: t[1]):
+    terms = sorted(form.terms, key=lambda t: t[1])
+    for k, (var, w) in enumerate(terms):
         loop = relaxed.get(var.name) if isinstance(var, Var) else None
         ext = None if loop is None else int_value(loop.extent)
-        if ext is None or ext < 1 or w != reach:
+        if not isinstance(reach, int) or w != reach:
+            return None
+        if ext is None and sized and loop is not None and k == len(terms) - 1 \
+                and loop.extent.dtype == e.dtype and int_value(loop.min) == 0:
+            return fold_mul(IntImm(e.dtype, w), loop.extent)
+        if ext is None or ext < 1:
             return None
         reach = w * ext
     return reach
@@ -802,7 +811,7 @@ def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: s
     for m in mins:
         for n in walk(m):
             if isinstance(n, (FloorDiv, FloorMod)) and not isinstance(n.a, Var):
-                size = _dense_sum(n.a, relaxed)
+                size = _dense_sum(n.a, relaxed, sized=True)
                 if size is not None:
                     sums.setdefault(simplify_index(n.a), size)
     out, added, used = list(mins), {}, set()
@@ -824,8 +833,11 @@ def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: s
         trial = [transform(m, lambda n: n, pre) for m in out]
         if any(var_names(m) & loops for m in trial):
             continue  # a loop of the sum is read apart from it too
+        extent = _least_extent(size, [c for _, c in guards])
+        if extent is None:
+            continue
         out = trial
-        added[name] = _Extent(key.dtype, min([size] + [c for _, c in guards]))
+        added[name] = _Extent(key.dtype, extent)
         used |= {k for k, _ in guards}
     if not added:
         return None
@@ -835,17 +847,46 @@ def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: s
 
 def _sum_guards(conds: list, consumed: set, key: PrimExpr, loops: set) -> list | None:
     """``[(position, c)]`` for the conjuncts that read the loops of the
-    dense sum ``key``, each ``key < c`` with a constant ``c``; None when
-    one reads them otherwise."""
+    dense sum ``key``, each ``key < c`` with ``c`` a constant or a size (an
+    expression of no loop of the sum: ``b * c``); None when one reads them
+    otherwise."""
     guards = []
     for k, c in enumerate(conds):
         if k in consumed or not (var_names(c) & loops):
             continue
-        limit = int_value(c.b) if isinstance(c, LT) else None
-        if limit is None or limit < 1 or simplify_index(c.a) != key:
+        if not isinstance(c, LT) or simplify_index(c.a) != key or var_names(c.b) & loops \
+                or c.b.dtype != key.dtype or find_nodes(c.b, (BufferLoad,)):
             return None
-        guards.append((k, limit))
+        limit = int_value(c.b)
+        if limit is not None and limit < 1:
+            return None
+        guards.append((k, c.b if limit is None else limit))
     return guards
+
+
+def _least_extent(size, limits: list):
+    """How many values a dense sum of ``size`` values takes under the
+    guards ``sum < limit``: the least of them, where the order of a
+    symbolic one is shown (a split's guard, ``b * c``, at most the
+    padded ``(b * c + 7) // 8 * 8``); None where it is not."""
+    ends = [size] + limits
+    if all(isinstance(x, int) for x in ends):
+        return min(ends)
+    for cand in ends:
+        if all(x is cand or _no_more(cand, x) for x in ends):
+            return cand
+    return None
+
+
+def _no_more(a, b) -> bool:
+    """``a <= b`` for two extents (ints or expressions), as index
+    arithmetic denotes."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a <= b
+    dtype = (a if not isinstance(a, int) else b).dtype
+    a = IntImm(dtype, a) if isinstance(a, int) else a
+    b = IntImm(dtype, b) if isinstance(b, int) else b
+    return index_at_most(a, b)
 
 
 def conjuncts(e: PrimExpr) -> list[PrimExpr]:
