@@ -168,28 +168,21 @@ def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None
     loop of extent 1 the binding reads, kept as the outer binding when no
     other outer loop is (TVM's division with ``preserve_unit_iters``)."""
     d = _divide_sum(value, total, iv, inner_names, loops, unit)
-    if d is None:
-        d = _all_inner(value, total, iv, inner_names, loops, unit)
-    if d is None and not any(a.source in inner_names for a in total.args) \
-            and var_names(value).isdisjoint(inner_names):
+    if d is None and total.args and all(a.source in inner_names for a in total.args):
+        # the loops from the cut down only, of symbolic extent (vj = j for j
+        # in range(d1), or k_0 * 8 + k_1 of a split of one)
+        d = _whole_inner(value, iv, inner_names, set(loops) - inner_names, unit)
+    if d is None and not any(a.source in inner_names for a in total.args):
         # the loops above only, sliced by a size (i_j_fused // k of a fuse
-        # of symbolic loops): the outer block takes it whole
-        extent = _dom_extent(iv, inner_names)
-        if extent is not None and _int(iv.dom.min) == 0:
-            d = _Division(value, extent, None, 1)
+        # of symbolic loops)
+        d = _whole_outer(value, iv, inner_names)
     return d
 
 
-def _all_inner(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None) -> _Division | None:
-    """A binding that reads only loops of the inner side, over loops of
-    symbolic extent (``vj = j`` for ``j`` in ``range(d1)``, or ``k_0 * 8 +
-    k_1`` of a split of one): the inner block takes it whole, over the
-    variable's domain, and the outer part is one value, as TVM divides it.
-    None where a slice is outside, or the value or the domain reads a loop
-    above the cut."""
-    if not total.args or any(a.source not in inner_names for a in total.args):
-        return None
-    outside = set(loops) - inner_names
+def _whole_inner(value, iv: IterVar, inner_names: set, outside: set, unit: Var | None) -> _Division | None:
+    """The inner block takes the binding whole, over the variable's domain,
+    and the outer part is one value, as TVM divides it; None where the
+    value or the domain reads a loop of ``outside`` (above the cut)."""
     if not var_names(value).isdisjoint(outside):
         return None
     extent = _dom_extent(iv, inner_names)
@@ -197,6 +190,17 @@ def _all_inner(value, total, iv: IterVar, inner_names: set, loops, unit: Var | N
         return None
     outer = IntImm(value.dtype, 0) if unit is None else _cast(unit, value.dtype)
     return _Division(outer, 1, value, extent)
+
+
+def _whole_outer(value, iv: IterVar, inner_names: set) -> _Division | None:
+    """The outer block takes the binding whole, over the variable's domain;
+    None where it reads a loop from the cut down."""
+    if not var_names(value).isdisjoint(inner_names):
+        return None
+    extent = _dom_extent(iv, inner_names)
+    if extent is None or _int(iv.dom.min) != 0:
+        return None
+    return _Division(value, extent, None, 1)
 
 
 def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None) -> _Division | None:
@@ -208,7 +212,7 @@ def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | 
     outer = [a for a in total.args if a.source not in inner_names]
     # an inner slice of symbolic extent divides the binding only below an
     # outer slice of symbolic weight (i_1 of i_0 * ((n + 7) // 8) + i_1, cut
-    # between them); inner slices alone go whole, over the domain (_all_inner)
+    # between them); inner slices alone go whole, over the domain (_whole_inner)
     sized = any(not isinstance(a.scale, int) for a in outer)
     ext = 1
     for a in inner:  # the inner part: a dense mixed radix from weight 1
@@ -426,16 +430,10 @@ def _divide_whole(value, iv: IterVar, inner_names: set, loop_names: set, unit: V
     """The division of a binding that reads the loops of one side only:
     the inner block takes it whole over the variable's domain (the outer
     part one value), or the outer block does; None where it reads both."""
-    names = var_names(value) & loop_names
-    extent = _dom_extent(iv, inner_names)
-    if extent is None or _int(iv.dom.min) != 0:
-        return None
-    if names <= inner_names and var_names(iv.dom.extent).isdisjoint(loop_names - inner_names):
-        outer = IntImm(value.dtype, 0) if unit is None else _cast(unit, value.dtype)
-        return _Division(outer, 1, value, extent)
-    if names.isdisjoint(inner_names):
-        return _Division(value, extent, None, 1)
-    return None
+    d = None
+    if var_names(value) & loop_names <= inner_names:
+        d = _whole_inner(value, iv, inner_names, loop_names - inner_names, unit)
+    return d if d is not None else _whole_outer(value, iv, inner_names)
 
 
 def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):

@@ -62,7 +62,7 @@ from ..analysis.arith.iter_map import distinct_index_vars
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import affine_form, fold_add, fold_sub, simplify_affine
-from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
+from ..analysis.arith.simplify import conjoin, is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
@@ -97,6 +97,7 @@ from .errors import (
 )
 from .index import _kept_for, binds_let, derive_insert_index, derive_scope_index, leaf_binds_lets
 from .names import fresh_name, suffixed
+from .rebind import append_predicate
 from .redirect import accesses_of, expression_redirect, redirect_accesses, same_buffer
 from .refs import BlockRef, as_block_ref
 from .body_walk import BodyWalk
@@ -815,20 +816,7 @@ def _positive_extents(conds: list) -> PrimExpr:
     for c in conds:
         if not any(structural_equal(c, u) for u in unique):
             unique.append(c)
-    conds = unique
-    out = conds[0]
-    for c in conds[1:]:
-        out = And(out, c)
-    return out
-
-
-def _with_predicate(stage: Stmt, cond: PrimExpr) -> Stmt:
-    """The cache stage ``stage`` (loops around one block) with its block
-    running only where ``cond`` holds."""
-    if isinstance(stage, For):
-        return with_fields(stage, body=_with_predicate(stage.body, cond))
-    pred = stage.predicate
-    return with_fields(stage, predicate=cond if _is_true(pred) else And(cond, pred))
+    return conjoin(unique)
 
 
 def _outer_dom(site, realize_path: Path, top: Path, memo: dict | None = None) -> dict:
@@ -2684,7 +2672,7 @@ class CacheWrite(Rewrite):
         stage, _ = _make_stage(plan.region, plan.orig, cache, is_read=False, full=plan.full, name=stage_name,
                                taken=_Both(taken, {cache.name, stage_name} | bound))
         if plan.guard is not None:
-            stage = _with_predicate(stage, plan.guard)
+            stage = append_predicate(stage, plan.guard)
         offsets = None if plan.full else [r.min for r in plan.region]
         realizes: list = []
         new_scope = _Rewriter(plan.scope, plan.orig, cache, offsets, plan.loc, plan.pos, stage, cache,

@@ -1120,6 +1120,8 @@ class _ComputeAtBase(Rewrite):
         doms: dict = {}
         guards: list = []  # (producer, the kept loops' condition for it to write at all)
         sources = 0        # the producer regions the domains come from
+        # the moved block's conditions of sizes, which it keeps: facts for what its producers write
+        facts = tuple(size_conditions(loc.realize.predicate, site.func)) if self.reverse else ()
         for region in provided:
             needed = None
             for cpath, crealize in under:
@@ -1128,8 +1130,7 @@ class _ComputeAtBase(Rewrite):
                     if r.buffer != region.buffer:
                         continue
                     if self.reverse:
-                        shown = guarded_produced_region(site, cpath, crealize, r, lpath,
-                                                        tuple(size_conditions(loc.realize.predicate, site.func)))
+                        shown = guarded_produced_region(site, cpath, crealize, r, lpath, facts)
                         if shown is None:
                             chk.stop(UnsupportedRegionError, subject,
                                      f"what block {crealize.block.name_hint!r} writes of {r.buffer.name} in one "
@@ -1480,9 +1481,8 @@ class _ComputeAtBase(Rewrite):
             predicate = pl.guard if predicate is None else And(pl.guard, predicate)
         if self.reverse:
             # a condition of no loop stays with the block (see _predicate_implied)
-            for c in reversed(conjuncts(loc.realize.predicate)):
-                if not _is_true(c) and _kept_condition(c, site.func):
-                    predicate = c if predicate is None else And(c, predicate)
+            for c in reversed(size_conditions(loc.realize.predicate, site.func)):
+                predicate = c if predicate is None else And(c, predicate)
         if predicate is None:
             predicate = IntImm("bool", 1)
         return list(zip(loop_vars, [e for _, e in made])), iter_values, predicate
@@ -1889,8 +1889,8 @@ def _predicate_implied(realize: BlockRealize, func) -> bool:
     (what a split that does not divide adds): then the domain alone keeps it."""
     keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
     for c in conjuncts(realize.predicate):
-        if _is_true(c) or _kept_condition(c, func):
-            continue
+        if _is_true(c) or size_conditions(c, func):
+            continue  # true, or of sizes only: the moved block keeps it (see _nest)
         if not isinstance(c, LT) or not c.a.dtype.is_integer:
             return False
         key = simplify_index(c.a)
@@ -1900,14 +1900,6 @@ def _predicate_implied(realize: BlockRealize, func) -> bool:
                    for k, iv in keys):
             return False
     return True
-
-
-def _kept_condition(c: PrimExpr, func) -> bool:
-    """Whether the conjunct ``c`` of a block's predicate reads only the
-    function's parameters and sizes, no loop and no buffer (``0 < n``, a
-    cache's copy back that runs only where the writer ran): the moved
-    block keeps it as it is (:func:`~tirfun.rewrites.dataflow.size_conditions`)."""
-    return bool(size_conditions(c, func))
 
 
 def _same(a, b, proof) -> bool:

@@ -52,7 +52,7 @@ from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_mul, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
-from ..analysis.arith.simplify import simplify_expr
+from ..analysis.arith.simplify import conjuncts, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.traversal import (
     STMT_FIELDS, Path, get_at, nodes_along, replace_at, stmt_nodes, transform, walk,
@@ -889,11 +889,6 @@ def _no_more(a, b) -> bool:
     return index_at_most(a, b)
 
 
-def conjuncts(e: PrimExpr) -> list[PrimExpr]:
-    """The operands of a chain of ``and``."""
-    return conjuncts(e.a) + conjuncts(e.b) if isinstance(e, And) else [e]
-
-
 def _high_part(se, sd) -> int | None:
     """``f`` when the iteration sum ``sd`` is ``se * f + r`` with ``r`` the
     rest of ``sd``, dense over ``[0, f - 1]`` (``se`` the outer part of a
@@ -976,6 +971,7 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
     Only the buffers in ``buffers`` are checked when it is given.
     """
     cpath, crealize = consumer
+    facts = None  # the consumer's conditions of sizes, found when first needed
     for read in crealize.block.reads:
         if buffers is not None and read.buffer not in buffers:
             continue
@@ -997,7 +993,8 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
             dim = cast(dim, dt)
             needed.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(dim, IntImm(dt, 1)))))
         boxes = []
-        facts = tuple(size_conditions(crealize.predicate, site.func))
+        if facts is None:
+            facts = tuple(size_conditions(crealize.predicate, site.func))
         for wpath, wrealize in groups[top]:
             for region in wrealize.block.writes:
                 if region.buffer is read.buffer:
@@ -1013,7 +1010,9 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
 def size_conditions(predicate: PrimExpr, func) -> list[PrimExpr]:
     """The conjuncts of a block's ``predicate`` that read only the
     function's parameters and sizes, no loop and no buffer (``0 < n``, a
-    copy back that runs only where a reduction over ``range(n)`` ran)."""
+    copy back that runs only where a reduction over ``range(n)`` ran): a
+    block keeps them wherever it moves, and what it reads is needed only
+    where they hold."""
     sizes = None
     out = []
     for c in conjuncts(predicate):

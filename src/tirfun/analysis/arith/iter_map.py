@@ -890,17 +890,12 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
     whose product passes the extent leaves such a predicate:
     ``(f_0 * 256 + f_1) // 7`` under ``f_0 * 256 + f_1 < 49`` is a split
     of a loop of 49 iterations, whatever 256 is."""
-    from ...nodes import LT, And, Evaluate, For
+    from ...nodes import LT, Evaluate, For
+    from .simplify import conjuncts
 
     if predicate is None or type(predicate) is IntImm:
         return None
-    parts, stack = [], [predicate]
-    while stack:
-        node = stack.pop()
-        if type(node) is And:
-            stack.extend((node.a, node.b))
-        else:
-            parts.append(node)
+    parts = conjuncts(predicate)
     values, loops, changed = list(values), dict(loops), False
     from ...rewrites.exprs import uses_any, var_names
 

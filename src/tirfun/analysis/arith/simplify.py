@@ -63,6 +63,11 @@ def is_false(e: PrimExpr) -> bool:
     return isinstance(e, IntImm) and e.dtype == "bool" and e.value == 0
 
 
+def conjuncts(e: PrimExpr) -> list[PrimExpr]:
+    """The operands of a chain of ``and``, from the left."""
+    return conjuncts(e.a) + conjuncts(e.b) if isinstance(e, And) else [e]
+
+
 def conjoin(conds) -> PrimExpr:
     """The conjunction of ``conds`` (``True`` when empty)."""
     conds = list(conds)
@@ -547,4 +552,4 @@ def _decide(cls, lo, hi) -> bool | None:
 
 
 
-__all__ = ["simplify_expr", "ExprSimplifier", "is_true", "is_false", "is_pure", "conjoin"]
+__all__ = ["simplify_expr", "ExprSimplifier", "is_true", "is_false", "is_pure", "conjoin", "conjuncts"]
