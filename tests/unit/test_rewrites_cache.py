@@ -2302,6 +2302,19 @@ def test_cache_write_of_a_producer_split_past_its_extent_covers_what_its_consume
     assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": n})
 
 
+def assert_runs_alike(before, after, make_args) -> None:
+    """The original interpreted, the scheduled interpreted and the
+    scheduled built leave the same bytes in every array ``make_args()``
+    gives (fresh arrays for each run)."""
+    outs = []
+    for run in (lambda *a: interp_run(before["main"], *a), lambda *a: interp_run(after["main"], *a),
+                tirfun.build(after, target="llvm")):
+        args = make_args()
+        run(*args)
+        outs.append([a.tobytes() for a in args if isinstance(a, np.ndarray)])
+    assert outs[1] == outs[0] and outs[2] == outs[0]
+
+
 RUN_TIME_MAX = """
 @T.prim_func
 def main(a: T.handle, b: T.handle, c: T.handle, d1: T.int32, d3: T.int32):
@@ -2334,16 +2347,8 @@ def test_cache_write_of_a_reduction_over_a_run_time_count_copies_back_only_where
     verify(sch.mod)
     text = sch.mod["main"].script()
     assert "T.where(0 < d3)" in text and "_fill" not in text, text
-    rng = np.random.default_rng(d3)
-    A = rng.standard_normal((4, d3)).astype("float32")
-    outs = []
-    for run in (lambda *a: interp_run(mod["main"], *a), lambda *a: interp_run(sch.mod["main"], *a),
-                tirfun.build(sch.mod, target="llvm")):
-        B, C = np.full(4, 7.0, "float32"), np.zeros(4, "float32")
-        run(A, B, C, 4, d3)
-        outs.append((B, C))
-    for B, C in outs[1:]:
-        assert B.tobytes() == outs[0][0].tobytes() and C.tobytes() == outs[0][1].tobytes()
+    A = np.random.default_rng(d3).standard_normal((4, d3)).astype("float32")
+    assert_runs_alike(mod, sch.mod, lambda: [A, np.full(4, 7.0, "float32"), np.zeros(4, "float32"), 4, d3])
     # a consumer reading the cache would read it where nothing wrote it:
     # the cache is filled from B first, as before
     sch = tirfun.Schedule(mod)
@@ -2382,11 +2387,5 @@ def test_cache_write_of_a_split_reduction_over_a_run_time_count_copies_back_wher
     text = sch.mod["main"].script()
     assert "T.where(0 < n" in text and "_fill" not in text, text
     A = np.random.default_rng(n).standard_normal((4, n)).astype("float32")
-    outs = []
-    for run in (lambda *a: interp_run(mod["main"], *a), lambda *a: interp_run(sch.mod["main"], *a),
-                tirfun.build(sch.mod, target="llvm")):
-        B = np.full(4, 3.0, "float32")
-        run(A, B, n)
-        outs.append(B)
-    assert all(o.tobytes() == outs[0].tobytes() for o in outs)
+    assert_runs_alike(mod, sch.mod, lambda: [A, np.full(4, 3.0, "float32"), n])
 
