@@ -4,7 +4,8 @@ primitive is drawn, and often enough valid, on multi-stage programs."""
 from collections import Counter
 
 from tirfun.errors import ScheduleError
-from tirfun.nodes import IRModule
+from tirfun.analysis.traversal import walk_stmts
+from tirfun.nodes import Block, For, IRModule
 from tirfun.testing import compute_location_drawers
 from tirfun.testing._choices import RandomChooser, RecordingChooser, ReplayChooser
 from tirfun.testing.draw_compute_location import DRAWERS
@@ -30,6 +31,28 @@ def test_every_primitive_is_drawn_and_applies():
     for name in DRAWERS:
         assert valid[name] >= 6, (name, valid, refused)
         assert refused[name] >= 1, (name, valid, refused)
+
+
+def test_a_producer_is_drawn_under_a_loop_of_its_consumer_and_applies():
+    # reverse_compute_at of a block to a loop after it (the block's readers
+    # are under the loop): the block runs whole in every iteration
+    valid = refused = 0
+    for seed in range(200):
+        func = random_stage_program(seed)
+        mod = IRModule({"main": func})
+        rewrite = DRAWERS["reverse_compute_at"](RandomChooser(seed), mod)
+        order = {}
+        for k, (_, node) in enumerate(walk_stmts(func)):
+            if isinstance(node, Block):
+                order.setdefault(node.name_hint, k)
+            elif isinstance(node, For):
+                order.setdefault(node.loop_var.name, k)
+        if order[rewrite.block.name] < order[rewrite.loop.name]:
+            if rewrite.violations(mod):
+                refused += 1
+            else:
+                valid += 1
+    assert valid >= 3 and refused >= 1, (valid, refused)
 
 
 def test_every_shape_is_built():

@@ -2126,3 +2126,122 @@ def test_reverse_compute_at_under_a_fuse_over_run_time_sizes_split_past_its_end(
         run(A, C)
         outs.append(C)
     assert all(o.tobytes() == outs[0].tobytes() for o in outs)
+
+
+# -- a producer moved under a loop of its consumer ---------------------------------
+
+# the matmul Y moved under the relu's loops runs whole in every iteration,
+# before the relu reads it (TVM's reverse_compute_at does the same)
+PRODUCER_UNDER_CONSUMER = """
+@T.prim_func
+def main(A: T.Buffer((6, 5), "float32"), B: T.Buffer((5, 4), "float32"), C: T.Buffer((6, 4), "float32")):
+    Y = T.alloc_buffer((6, 4), "float32")
+    for i, j, k in T.grid(6, 4, 5):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for p, q in T.grid(6, 4):
+        with T.block("C"):
+            vp, vq = T.axis.remap("SS", [p, q])
+            C[vp, vq] = T.max(Y[vp, vq], T.float32(0))
+"""
+
+
+def test_reverse_compute_at_of_a_producer_runs_it_whole_before_its_consumer_in_each_iteration():
+    mod = mod_of(PRODUCER_UNDER_CONSUMER)
+    for loop in ("p", "q"):
+        out = R.reverse_compute_at("Y", loop)(mod)
+        text = out["main"].script()
+        # the whole domain, in the loop, before the relu
+        assert "for ax0, ax1, ax2 in T.grid(6, 4, 5):" in text, text
+        assert text.index('T.block("Y")') < text.index('T.block("C")'), text
+        assert_equivalent(mod["main"], out["main"])
+        a, b = np.random.rand(6, 5).astype("float32"), np.random.rand(5, 4).astype("float32")
+        c = np.zeros((6, 4), "float32")
+        tirfun.build(out, target="llvm")(a, b, c)
+        np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
+
+
+def test_reverse_compute_at_of_a_fused_producer_runs_its_instances_in_their_order():
+    # the fuse of i and j binds vi = f // 4, vj = f % 4: the whole domain's
+    # nest runs the same instances in the same order
+    mod = R.fuse("i", "j")(mod_of(PRODUCER_UNDER_CONSUMER))
+    out = R.reverse_compute_at("Y", "q")(mod)
+    assert "for ax0, ax1, ax2 in T.grid(6, 4, 5):" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    # fused the other way round (vj = f // 6, vi = f % 6), the order of the
+    # instances differs from the domain's: refused, as before
+    swapped = (R.reorder("j", "i") >> R.fuse("j", "i"))(mod_of(PRODUCER_UNDER_CONSUMER))
+    assert "f // 6" in swapped["main"].script() or "fused // 6" in swapped["main"].script()
+    with pytest.raises(R.NotStagePipelineError):
+        R.reverse_compute_at("Y", "q")(swapped)
+
+
+def test_reverse_compute_at_of_a_producer_is_refused_where_rerunning_it_changes_what_it_writes():
+    # the consumer under the loop overwrites what the producer reads: its
+    # second run would read the changed values
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for j in range(8):
+        with T.block("D"):
+            vj = T.axis.spatial(8, j)
+            D[vj] = B[vj]
+            A[vj] = T.float32(0)
+"""
+    raises(R.DependenceViolationError, R.reverse_compute_at("B", "j"), src,
+           "reorders it with block 'D', and one of them writes A")
+    # another reader of the producer's output between it and the loop
+    # would run before it
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for k in range(8):
+        with T.block("E"):
+            vk = T.axis.spatial(8, k)
+            E[vk] = B[vk]
+    for j in range(8):
+        with T.block("D"):
+            vj = T.axis.spatial(8, j)
+            D[vj] = B[vj] + T.float32(1)
+"""
+    raises(R.DependenceViolationError, R.reverse_compute_at("B", "j"), src,
+           "reorders it with block 'E', and one of them writes B")
+    # a producer of the moved block under the loop too: the block runs
+    # only what that producer wrote, which the consumer may not read
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    C = T.alloc_buffer((8,))
+    for j in range(8):
+        with T.block("B"):
+            vj = T.axis.spatial(8, j)
+            B[vj] = A[vj] * T.float32(2)
+        with T.block("D"):
+            vj = T.axis.spatial(8, j)
+            D[vj] = C[7 - vj]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi] + T.float32(1)
+"""
+    raises(R.DependenceViolationError, R.reverse_compute_at("C", "j"), src,
+           "reorders it with block 'D', and one of them writes C")
+    # several threads would run the whole producer at once
+    src = PRODUCER_UNDER_CONSUMER.replace("for p, q in T.grid(6, 4):", "for p in T.parallel(6):\n        for q in range(4):")
+    src = src.replace('        with T.block("C"):\n            vp, vq', '            with T.block("C"):\n                vp, vq')
+    src = src.replace("            C[vp, vq] = T.max", "                C[vp, vq] = T.max")
+    raises(R.ThreadOverlapError, R.reverse_compute_at("Y", "p"), src, "several threads")

@@ -23,7 +23,7 @@ from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index, tiled_loops
 from ..analysis.arith.region import _plain_bound
-from ..analysis.arith.linear import affine_form
+from ..analysis.arith.linear import affine_form, prove_equal
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
 from ..analysis.mentions import (
@@ -930,6 +930,48 @@ class _Placement:
     guard: object = None  # a condition of the kept loops the moved block runs under, or None
 
 
+def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
+    """Whether the loops around a block (outermost first) run every instance
+    of its domain once, in ascending order of its iteration variables (the
+    first the slowest), as the nest of its whole domain does: no predicate,
+    constant extents whose products agree, and the instance's rank in the
+    domain equal to the iteration's rank in the loops (``vi = f // 64, vj =
+    f % 64`` under a fuse ``f`` of the two)."""
+    if not _is_true(realize.predicate):
+        return False
+    ivs = realize.block.iter_vars
+    sizes = [int_value(iv.dom.extent) for iv in ivs] + [int_value(lp.extent) for lp in loops]
+    if any(v is None for v in sizes) or any(int_value(lp.min) is None for lp in loops) \
+            or any(int_value(iv.dom.min) is None for iv in ivs):
+        return False
+    if math.prod(sizes[:len(ivs)]) != math.prod(sizes[len(ivs):]):
+        return False
+    ranges = {lp.loop_var.name: (int_value(lp.min), int_value(lp.min) + int_value(lp.extent) - 1) for lp in loops}
+    if len(ranges) != len(loops):
+        return False
+
+    def rank(terms):
+        total = None
+        stride = 1
+        for value, low, extent in reversed(terms):
+            if extent == 1:
+                continue
+            if not value.dtype.is_integer:
+                return None
+            term = (value - IntImm(value.dtype, low)) * IntImm(value.dtype, stride)
+            total = term if total is None else total + term
+            stride *= extent
+        return total
+
+    mine = rank([(v, int_value(iv.dom.min), int_value(iv.dom.extent)) for iv, v in zip(ivs, realize.iter_values)])
+    theirs = rank([(lp.loop_var, int_value(lp.min), int_value(lp.extent)) for lp in loops])
+    if mine is None or theirs is None:
+        return mine is None and theirs is None
+    if mine.dtype != theirs.dtype:
+        return False
+    return prove_equal(simplify_index(mine, ranges), simplify_index(theirs, ranges))
+
+
 class _ComputeAtBase(Rewrite):
     """compute_at and reverse_compute_at: the checks and the new loop nest."""
 
@@ -1013,7 +1055,8 @@ class _ComputeAtBase(Rewrite):
             chk.stop(InvalidInsertionIndexError, subject,
                      f"index {self.index} is not valid: it must be -1, -2 or in [{lo}, {hi}]", loop)
         self._check_cover(chk, site, loc, subject, prods, cons)
-        self._check_moves(chk, site, loc, lpath, position, subject)
+        self._check_moves(chk, site, loc, lpath, position, subject,
+                          whole=self.reverse and not any(is_under(p[0], lpath) for p in prods))
         _check_loose_accesses(chk, site, loc, lpath, subject)
         chk.checkpoint()
         proof = loop_domains(site, lpath)
@@ -1043,9 +1086,13 @@ class _ComputeAtBase(Rewrite):
                          f"{_names(blocks)} do not surely write before it within the loop they share",
                          consumer[1])
 
-    def _check_moves(self, chk, site, loc, lpath, position, subject):
+    def _check_moves(self, chk, site, loc, lpath, position, subject, whole=False):
         """No block the move jumps over depends on the moved block, except
-        the consumers (producers) whose regions the placement accounts for."""
+        the consumers (producers) whose regions the placement accounts for.
+        ``whole``: the block runs its whole domain in every iteration of the
+        loop (reverse_compute_at with none of its producers under the loop),
+        so a consumer after it under the loop reads all it would have read
+        before the move."""
         block = loc.realize.block
         span = mine = None  # program keys of the block and the loop, found when first needed
         keyed = _keyed_blocks(site, loc)
@@ -1065,7 +1112,8 @@ class _ComputeAtBase(Rewrite):
                 if mine is None:
                     mine = own if own is not None else program_key(site, loc.rpath)
                 ran_before = (key if key is not None else program_key(site, ypath)) < mine
-                buf = conflicting_buffer(block, other, allow_reads_of_moved=not self.reverse and not ran_before,
+                buf = conflicting_buffer(block, other,
+                                         allow_reads_of_moved=(whole or not self.reverse) and not ran_before,
                                          allow_writes_to_moved_reads=self.reverse and ran_before)
             else:
                 if span is None:
@@ -1284,6 +1332,11 @@ class _ComputeAtBase(Rewrite):
         loops = [(p, node) for p, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
         around = {node.loop_var.name: (p, node) for p, node in loops if int_value(node.extent) != 1}
         shared = {n for n, (p, _) in around.items() if is_under(lpath, p)}
+        if not shared and all(free(iv) or int_value(iv.dom.extent) == 1 for iv, _ in pairs) \
+                and _runs_its_domain_in_order(loc.realize, [node for p, node in loops
+                                                            if loc.scope is None or is_under(p, loc.scope)]):
+            # the new nest runs the very instances the old one ran, in its order
+            return
         read = _names_read(block) if not self.reverse else \
             var_names(block.body) | (var_names(block.init) if block.init is not None else set())
         written = set().union(*[var_names(r.min) for w in block.writes for r in w.region]) if self.reverse \
@@ -2137,7 +2190,12 @@ class ReverseComputeAt(_ComputeAtBase):
        share (NotStagePipelineError);
     7. no block the move jumps over uses what the block writes or writes
        what it reads, other than its producers (DependenceViolationError):
-       it would move past another reader of what it overwrites;
+       it would move past another reader of what it overwrites. A block
+       none of whose producers is under the loop runs its whole domain in
+       every iteration, as in TVM, so its consumers under the loop, after
+       it, may read what it writes, as long as nothing under the loop
+       writes what it reads or writes (its reruns then write the same
+       values);
     8. the block reads one element per dimension of each produced buffer,
        at an iteration variable plus a constant or divided by a constant
        (a repeat, ``T[v // 2]``: each element's readers run in the

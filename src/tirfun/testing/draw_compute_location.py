@@ -62,11 +62,14 @@ def _draw_at(ch: Chooser, mod: IRModule, reverse: bool):
     blocks = _blocks(func)
     if not blocks:
         return None
-    # a block with a partner (a consumer, or a producer) is the likely site
-    partnered = [(p, b) for p, b in blocks if _related(blocks, b, after=not reverse)]
+    # a block with a partner (a consumer, or a producer) is the likely site;
+    # now and then reverse_compute_at takes a producer under a loop of its
+    # consumer, where it runs whole in every iteration
+    after = not reverse or ch.chance(15)
+    partnered = [(p, b) for p, b in blocks if _related(blocks, b, after=after)]
     pool = partnered if partnered and not ch.chance(10) else blocks
     path, block = ch.choice(pool)
-    partners = _related(blocks, block, after=not reverse)
+    partners = _related(blocks, block, after=after)
     if partners and not ch.chance(10):
         ppath, _ = ch.choice(partners)
         loops = _loops_above(func, ppath)
@@ -88,7 +91,9 @@ def draw_compute_at(ch: Chooser, mod: IRModule):
 
 
 def draw_reverse_compute_at(ch: Chooser, mod: IRModule):
-    """A random ``reverse_compute_at``: a block with producers, to a loop above one of them."""
+    """A random ``reverse_compute_at``: a block with producers, to a loop
+    above one of them, or now and then a block with consumers, to a loop
+    above one of them."""
     return _draw_at(ch, mod, reverse=True)
 
 
