@@ -2,6 +2,7 @@
 padding, and every error with its message."""
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -343,8 +344,91 @@ def main(A: T.Buffer((7, 5), "float32"), C: T.Buffer((7,), "float32"), D: T.Buff
             i = T.axis.spatial(7, i0)
             D[i] = C[i]
 """
-    raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), side,
-           "pad_einsum: block 'C': block 'D' beside it touches C, which would be padded")
+    # C is wider than the block's domain: the padded iterations would
+    # write the elements of C that D reads
+    wide = side.replace("C: T.Buffer((7,)", "C: T.Buffer((9,)")
+    raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), wide,
+           "pad_einsum: block 'C': block 'D' beside it uses C, which would be padded, and the block's "
+           "domain covers 7 of its 9 elements along i: the padded iterations would overwrite elements "
+           "block 'D' uses")
+    # a view of the buffer in the block beside it
+    view = side.replace("            D[i] = C[i]\n", "            T.reads(C[i])\n            T.writes(D[i])\n"
+                        "            c = T.match_buffer(C[i], (1,))\n            D[i] = c[0]\n")
+    raises(R.NotStagePipelineError, R.pad_einsum("C", [4, 1]), view,
+           "pad_einsum: block 'C': a block beside it reaches C, which would be padded, other than by loads, "
+           "stores and its declared regions (a match_buffer view or its pointer)")
+
+
+# the matmul's tile accumulated in C_local, copied out by a block under the
+# same row loop (a cache_write moved under it): the copy reads the padded
+# C_local too
+BESIDE_READER = """
+@T.prim_func
+def main(A: T.Buffer((10, 12), "float32"), B: T.Buffer((12, 6), "float32"), C: T.Buffer((10, 6), "float32")):
+    C_local = T.alloc_buffer((10, 6))
+    for i in range(10):
+        for j, k in T.grid(6, 12):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C_local[vi, vj] = T.float32(0)
+                C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]
+        for j in range(6):
+            with T.block("C_local"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = C_local[vi, vj]
+"""
+
+# A's row copied into A_local by a block under the same row loop (a
+# cache_read moved under it), and B read there by another block
+BESIDE_WRITER = """
+@T.prim_func
+def main(A: T.Buffer((10, 12), "float32"), B: T.Buffer((12, 6), "float32"), C: T.Buffer((10, 6), "float32"),
+         E: T.Buffer((10, 6), "float32")):
+    A_local = T.alloc_buffer((10, 12))
+    for i in range(10):
+        for k in range(12):
+            with T.block("A_local"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                A_local[vi, vk] = A[vi, vk]
+        for j, k in T.grid(6, 12):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A_local[vi, vk] * B[vk, vj]
+        for j in range(6):
+            with T.block("E"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                E[vi, vj] = B[vi, vj] + C[vi, vj]
+"""
+
+
+@pytest.mark.parametrize("source", [BESIDE_READER, BESIDE_WRITER])
+def test_pad_einsum_pads_a_buffer_that_blocks_beside_it_use_for_them_too(source):
+    mod = mod_of(source)
+    out = R.pad_einsum("C", [1, 8, 16])(mod)
+    verify(out)
+    assert index_of(out["main"]) == build_index(out["main"])
+    assert_structural_equal(from_source(out["main"].script()), out["main"])
+    text = out["main"].script()
+    # the block's loops are padded; inside the row loop the blocks beside it
+    # use the padded copy
+    assert "in T.grid(8, 16):" in text, text
+    local = "C_local" if source is BESIDE_READER else "A_local"
+    row = text.split("for i in range(10):")[1].split(f'T.block("{local}_pad')[0]
+    assert f"{local}_pad[" in row and f"{local}[" not in row, text
+    assert_equivalent(mod["main"], out["main"])
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(-1, 1, (10, 12)).astype("float32"), rng.uniform(-1, 1, (12, 6)).astype("float32")
+    c, e = np.zeros((10, 6), "float32"), np.zeros((10, 6), "float32")
+    tirfun.build(out, target="llvm")(*([a, b, c] if source is BESIDE_READER else [a, b, c, e]))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+    if source is BESIDE_WRITER:
+        # B, which the blocks beside it only read and nothing there writes,
+        # stays B for them
+        assert re.search(r"E\[\w+, \w+\] = B\[\w+, \w+\] \+ C_pad\[", text), text
+        np.testing.assert_allclose(e, b[:10] + a @ b, rtol=1e-5, atol=1e-6)
 
 
 def test_decompose_padding_of_a_partition_part_with_no_in_bound_element():

@@ -581,8 +581,15 @@ class PadEinsum(Rewrite):
        (InvalidPaddingError);
     3. the block is an einsum whose padded variables have domains starting
        at 0 (NonEinsumError);
-    4. no other block in the statement of the scope that holds the block
-       touches a buffer to pad (NotStagePipelineError);
+    4. other blocks in the statement of the scope that holds the block
+       (a cache's copy moved under the block's loops, say) use a buffer
+       to pad only where they can use the padded copy instead, as TVM
+       makes them: the block's domain spans each padded dimension of the
+       buffer, so that the padding lies beyond its elements; they reach it
+       by loads, stores and declared regions only; and the scope, not the
+       statement, allocates it (NotStagePipelineError). Such a buffer is
+       copied in whole before the statement and back whole after it. One
+       they only read and nothing there writes stays theirs, unpadded;
     5. the block divides integers (``//``, ``%``) only by nonzero
        constants or by values the padding leaves alone: a divisor read
        from a padded buffer, or of a padded variable, is zero or unknown
@@ -698,20 +705,13 @@ class PadEinsum(Rewrite):
         holder = body_path
         if isinstance(scope_block.body, SeqStmt):
             holder = rpath[:len(body_path) + 1]
-        bufs = {r.buffer for r in list(block.reads) + list(block.writes)
-                if any(isinstance(x.min, Var) and x.min in padded for x in r.region)}
-        for _, other in all_block_realizes(site.at(holder), holder):
-            if other is realize:
-                continue
-            touched = {r.buffer for r in list(other.block.reads) + list(other.block.writes)} & bufs
-            if touched:
-                chk.stop(NotStagePipelineError, subject,
-                         f"block {other.block.name_hint!r} beside it touches "
-                         f"{sorted(b.name for b in touched)[0]}, which would be padded", other)
-        return site, scope, holder, rpath, padded
+        regions = {r.buffer: r for r in list(block.reads) + list(block.writes)
+                   if any(isinstance(x.min, Var) and x.min in padded for x in r.region)}
+        redirect = _redirected(chk, site, subject, realize, holder, scope_block, regions, padded)
+        return site, scope, holder, rpath, padded, redirect
 
     def build(self, plan) -> Outcome:
-        site, scope, holder, rpath, padded = plan
+        site, scope, holder, rpath, padded, redirect = plan
         realize: BlockRealize = site.at(rpath)
         block = realize.block
         taken = NamePool(site.index.names)
@@ -746,9 +746,11 @@ class PadEinsum(Rewrite):
             # an output is copied in too where the block may not write all of
             # it (a predicate, loops that cover part of its domain): what it
             # does not write is copied back unchanged
-            if is_read or not _writes_every_element(site, rpath, realize, region, padded):
+            # a buffer the blocks beside it use too is theirs inside the
+            # statement as well: copied in whole and back whole
+            if is_read or buf in redirect or not _writes_every_element(site, rpath, realize, region, padded):
                 reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
-            if not is_read:
+            if not is_read or buf in redirect:
                 writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
         # loops bound to exactly a padded variable, with only this block
         # under them, run over the padded extent
@@ -795,6 +797,8 @@ class PadEinsum(Rewrite):
                                     else new)
             rebuilt.append((old_node, node))
             node_new = node
+        if redirect:
+            node_new = _swap_everywhere(node_new, {b: buf_map[b] for b in redirect})
         stmts = reads_copy + [node_new] + writes_copy
         scope_block: Block = site.at(scope)
         if holder == scope + (("body", None),):
@@ -811,7 +815,10 @@ class PadEinsum(Rewrite):
 
         def derive(new_func):
             # the copies put around the block's statement, which is rebuilt
-            # in place along the path to the block
+            # in place along the path to the block (blocks beside it on
+            # the padded buffers too: then the index is derived afresh)
+            if redirect:
+                return None
             return derive_stages_index(site.index, site.func, new_func, scope, added, holder, reads_copy,
                                        writes_copy, rebuilt)
 
@@ -820,6 +827,77 @@ class PadEinsum(Rewrite):
     def python_args(self):
         return [py_value(self.block), py_value(list(self.padding) if isinstance(self.padding, tuple)
                                                else self.padding)]
+
+
+def _redirected(chk, site, subject, realize, holder, scope_block, regions: dict, padded: dict) -> frozenset:
+    """The buffers to pad that other blocks in the statement holding the
+    block (``holder``) use too, and that some block there writes: those
+    blocks use the padded copy as well, as TVM makes them. The copy holds
+    all the original's elements only where the block's domain spans every
+    padded dimension; the padding then lies beyond the original shape,
+    which the other blocks never reach. A buffer the others only read and
+    nothing there writes stays theirs unpadded. Refused
+    (NotStagePipelineError) where a padded dimension is wider than the
+    block's domain, where another block reaches the buffer other than by
+    its loads, stores and declared regions (a ``match_buffer`` view, its
+    pointer), or where the buffer is allocated inside the statement."""
+    others = [r for _, r in all_block_realizes(site.at(holder), holder) if r is not realize]
+    touching = {}
+    written = {w.buffer for w in realize.block.writes if w.buffer in regions}
+    for other in others:
+        ob = other.block
+        for r in list(ob.reads) + list(ob.writes):
+            if r.buffer in regions:
+                touching.setdefault(r.buffer, other)
+        written |= {w.buffer for w in ob.writes if w.buffer in regions}
+    redirect = frozenset(b for b in touching if b in written)
+    own = set(scope_block.alloc_buffers) | set(site.func.buffer_map.values())
+    for buf in sorted(redirect, key=lambda b: b.name):
+        other = touching[buf]
+        name = other.block.name_hint
+        if buf not in own:
+            chk.stop(NotStagePipelineError, subject,
+                     f"block {name!r} beside it uses {buf.name}, which would be padded, and {buf.name} is "
+                     "allocated inside the statement that holds them", other)
+        for x, dim in zip(regions[buf].region, buf.shape):
+            if isinstance(x.min, Var) and x.min in padded and not _same_value(padded[x.min][0], dim):
+                chk.stop(NotStagePipelineError, subject,
+                         f"block {name!r} beside it uses {buf.name}, which would be padded, and the block's "
+                         f"domain covers {padded[x.min][0].script()} of its {dim.script()} elements along "
+                         f"{x.min.name}: the padded iterations would overwrite elements block {name!r} uses",
+                         other)
+    if redirect:
+        # swapped onto stand-ins, the statement names none of them any more,
+        # unless a block reaches one otherwise
+        swapped = _swap_everywhere(site.at(holder), {b: Buffer(f"{b.name}_pad", b.shape, b.dtype,
+                                                               storage_scope=b.storage_scope) for b in redirect})
+        datas = {b.data: b for b in redirect}
+        left = sorted({n if type(n) is Buffer else datas[n] for n in walk(swapped)
+                       if (type(n) is Buffer and n in redirect) or (type(n) is Var and n in datas)},
+                      key=lambda b: b.name)
+        if left:
+            chk.stop(NotStagePipelineError, subject,
+                     f"a block beside it reaches {left[0].name}, which would be padded, other than by loads, "
+                     "stores and its declared regions (a match_buffer view or its pointer)", realize)
+    return redirect
+
+
+def _swap_everywhere(stmt: Stmt, buf_map: dict) -> Stmt:
+    """``stmt`` with every load and store of the buffers of ``buf_map``, and
+    every block's declared regions of them, on their padded copies."""
+    def post(node):
+        kind = type(node)
+        if kind is BufferLoad and node.buffer in buf_map:
+            return BufferLoad(buf_map[node.buffer], node.indices, node.predicate)
+        if kind is BufferStore and node.buffer in buf_map:
+            return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
+        if kind is Block and any(r.buffer in buf_map for r in list(node.reads) + list(node.writes)):
+            return with_fields(
+                node, reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in node.reads],
+                writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in node.writes])
+        return node
+
+    return transform(stmt, post)
 
 
 def _following_extended_loops(chain: list, holder, extend: dict) -> set:
