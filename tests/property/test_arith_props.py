@@ -193,7 +193,11 @@ def fused_splits(draw):
     points = [{"x": x_range[0], "y": 0}, {"x": x_range[1], "y": y_top}]
     points += [{"x": draw(st.integers(*x_range)), "y": draw(st.integers(0, y_top))} for _ in range(4)]
     # unsigned division keeps its form (the simplifier's rules are the signed ones)
-    clean = narrow and DataType(dtype).is_int and k % m == 0 and (low == "y % m" or y_top == {"y": m - 1, "y // d": d * m - 1}[low])
+    # ... and only where the sum fits the dtype: in int8, 5 * 24 + 7 + 8 wraps
+    # (the rule must not apply there)
+    fits = lo <= x_range[0] * m * q and x_range[1] * m * q + (m - 1) + k <= hi
+    clean = narrow and fits and DataType(dtype).is_int and k % m == 0 and \
+        (low == "y % m" or y_top == {"y": m - 1, "y // d": d * m - 1}[low])
     return e, env, points, clean
 
 
