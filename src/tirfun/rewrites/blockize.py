@@ -21,7 +21,7 @@ from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
 from ..analysis.arith.iter_map import is_bijective, is_plain_sum, predicate_fused, simplify_index
 from ..analysis.arith.linear import fold_mul, prove_equal
-from ..analysis.arith.terms import fits, int_value
+from ..analysis.arith.terms import as_exprs, fits, int_value
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import Path, ancestors, substitute_vars, walk
 from ..nodes import (
@@ -124,10 +124,7 @@ def _same(a: int | PrimExpr, b: int | PrimExpr) -> bool:
     """Whether two scales (ints, or expressions of sizes) are proven equal."""
     if isinstance(a, int) and isinstance(b, int):
         return a == b
-    if isinstance(a, int):
-        a, b = b, a
-    if isinstance(b, int):
-        b = IntImm(a.dtype, b)
+    a, b = as_exprs(a, b)
     return a.dtype == b.dtype and prove_equal(a, b)
 
 
@@ -155,10 +152,7 @@ def _times(a: int | PrimExpr, b: int | PrimExpr) -> int | PrimExpr | None:
     two expressions of different widths."""
     if isinstance(a, int) and isinstance(b, int):
         return a * b
-    if isinstance(a, int):
-        a, b = b, a
-    if isinstance(b, int):
-        b = IntImm(a.dtype, b)
+    a, b = as_exprs(a, b)
     return fold_mul(a, b) if a.dtype == b.dtype else None
 
 

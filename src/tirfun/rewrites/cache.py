@@ -325,7 +325,7 @@ def _check_consumers_read_what_is_written(chk: Checks, site, scope: _Scope, buf:
     read only elements of ``buf`` that the writer writes in the scope; any
     other element, in the buffer an input value, is nowhere in the cache
     (CacheWritePartialError)."""
-    readers = [(p, r) for p, r in scope.children if r.block.name_hint in consumers and _reads(r.block, buf)]
+    readers = _cache_readers(scope, consumers, buf)
     if not readers:
         return
     # what the writer writes over the whole scope, cut by its predicate (the
@@ -804,10 +804,10 @@ def _first_iteration_runs(conds, indices, loops: dict) -> list | None:
     return out
 
 
-def _reads_cache(scope, consumers: set, buf: Buffer) -> bool:
-    """Whether a consumer block given to cache_write reads ``buf`` (it will
-    read the cache)."""
-    return any(r.block.name_hint in consumers and _reads(r.block, buf) for _, r in scope.children)
+def _cache_readers(scope, consumers: set, buf: Buffer) -> list:
+    """The blocks of the scope, ``(path, realize)``, that will read the cache:
+    those of ``consumers`` (names) given to cache_write that read ``buf``."""
+    return [(p, r) for p, r in scope.children if r.block.name_hint in consumers and _reads(r.block, buf)]
 
 
 def _positive_extents(conds: list) -> PrimExpr:
@@ -2621,7 +2621,7 @@ class CacheWrite(Rewrite):
         # a run-time count), the block writes all of the region or none of
         # it: the copy back runs where every such loop runs, and no fill is
         # needed, unless a consumer reads the cache (it would read it unfilled)
-        empty: list | None = None if _reads_cache(scope, consumers, buf) else []
+        empty: list | None = None if _cache_readers(scope, consumers, buf) else []
         needs_fill = (_reads_before_writing(realize.block, buf) is not None
                       or _skipped_init(site, wpath, wrealize, loc) is not None
                       or _partial_write(site, buf, wpath, wrealize, loc, memo, empty) is not None)

@@ -53,7 +53,7 @@ from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_mul, f
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import conjuncts, simplify_expr
-from ..analysis.arith.terms import int_value
+from ..analysis.arith.terms import as_exprs, int_value
 from ..analysis.traversal import (
     STMT_FIELDS, Path, get_at, nodes_along, replace_at, stmt_nodes, transform, walk,
 )
@@ -883,10 +883,7 @@ def _no_more(a, b) -> bool:
     arithmetic denotes."""
     if isinstance(a, int) and isinstance(b, int):
         return a <= b
-    dtype = (a if not isinstance(a, int) else b).dtype
-    a = IntImm(dtype, a) if isinstance(a, int) else a
-    b = IntImm(dtype, b) if isinstance(b, int) else b
-    return index_at_most(a, b)
+    return index_at_most(*as_exprs(a, b))
 
 
 def _high_part(se, sd) -> int | None:

@@ -32,6 +32,17 @@ def int_value(e) -> int | None:
     return e.value if type(e) is IntImm and e.dtype != "bool" else None
 
 
+def as_exprs(a: int | PrimExpr, b: int | PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+    """``a`` and ``b`` as expressions, a Python int made a literal of the
+    other's dtype: two extents or scales of which at least one is an
+    expression (of sizes), to compare or combine."""
+    if isinstance(a, int):
+        a = IntImm(b.dtype, a)
+    elif isinstance(b, int):
+        b = IntImm(a.dtype, b)
+    return a, b
+
+
 def const_int(e: PrimExpr) -> int | None:
     """The value of an integer constant (booleans included), else None."""
     return e.value if isinstance(e, IntImm) else None
