@@ -806,3 +806,63 @@ def test_reverse_compute_at_of_a_repeat_computes_each_copy_once_its_element_is_w
     run(mod["main"], *want)
     tirfun.build(out)(*args)
     np.testing.assert_array_equal(args[1], want[1])
+
+
+@st.composite
+def sums_taken_column_by_column(draw):
+    """(source, loop, preserve): an elementwise stage ``E`` over columns
+    then rows, a reduction ``S`` of E's rows (a sum, a max or a min, of a
+    drawn dtype) and a consumer ``N`` of both that overwrites its output,
+    accumulates into it, or stores under a condition on what it reads;
+    ``S`` is then moved under E's row loop, inside the column loop that
+    drives its reduction variable, and ``N`` is to be moved under ``loop``
+    (``"j"``, the column loop, or ``"i"``)."""
+    m, n = draw(st.integers(1, 4), label="rows"), draw(st.integers(1, 5), label="cols")
+    dtype = draw(st.sampled_from(["float32", "int32", "float64", "int8", "int64"]), label="dtype")
+    reduce = draw(st.sampled_from(["sum", "max", "min"]), label="reduction")
+    init, update = {"sum": ("0", "S[vi] + E[vi, vk]"), "max": ("-100", "T.max(S[vi], E[vi, vk])"),
+                    "min": ("100", "T.min(S[vi], E[vi, vk])")}[reduce]
+    consumer = draw(st.sampled_from(["overwrite", "accumulate", "condition", "whole"]), label="consumer")
+    value = {"overwrite": "E[vi, vj] - S[vi]", "accumulate": "N[vi, vj] + E[vi, vj] * S[vi]",
+             "condition": f"T.if_then_else(E[vi, vj] < S[vi], E[vi, vj], T.{dtype}(0))",
+             "whole": "A[vi, vj] + S[vi]"}[consumer]
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({m}, {n}), "{dtype}"), N: T.Buffer(({m}, {n}), "{dtype}")):
+    E = T.alloc_buffer(({m}, {n}), "{dtype}")
+    S = T.alloc_buffer(({m},), "{dtype}")
+    for j, i in T.grid({n}, {m}):
+        with T.block("E"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = A[vi, vj] * T.{dtype}(2) + T.{dtype}(1)
+    for i, k in T.grid({m}, {n}):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.{dtype}({init})
+            S[vi] = {update}
+    for i, j in T.grid({m}, {n}):
+        with T.block("N"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            N[vi, vj] = {value}
+'''
+    return src, draw(st.sampled_from(["j", "i"]), label="loop"), draw(st.booleans(), label="preserve")
+
+
+@settings(max_examples=max(1, settings().max_examples * 100 // 300))
+@given(sums_taken_column_by_column(), st.integers(0, 2**16))
+def test_a_consumer_moved_under_the_loop_of_a_producers_reduction_keeps_meaning_or_is_refused(case, seed):
+    # under the column loop that drives the sum's reduction, the consumer
+    # reads partial sums in every step; TVM moves it there regardless,
+    # and a consumer whose elements follow the step (each column computed
+    # once, in its own step) keeps values from a partial sum
+    src, loop, preserve = case
+    mod = R.reverse_compute_at("S", "i")(IRModule({"main": from_source(src)}))
+    rewrite = R.reverse_compute_at("N", loop, preserve_unit_loops=preserve)
+    try:
+        out = rewrite(mod)
+    except ScheduleError as err:
+        event(f"refused: {type(err).__name__}")
+        return
+    event(f"applied under {loop}")
+    assert_equivalent(mod["main"], out["main"], seed=seed)

@@ -2245,3 +2245,48 @@ def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
     src = src.replace('        with T.block("C"):\n            vp, vq', '            with T.block("C"):\n                vp, vq')
     src = src.replace("            C[vp, vq] = T.max", "                C[vp, vq] = T.max")
     raises(R.ThreadOverlapError, R.reverse_compute_at("Y", "p"), src, "several threads")
+
+
+# a softmax's sum over the columns taken column by column: the sum moved
+# under the exponential's column loop, which drives its reduction variable
+COLUMN_BY_COLUMN_SUM = """
+@T.prim_func
+def main(A: T.Buffer((4, 6), "float32"), N: T.Buffer((4, 6), "float32")):
+    E = T.alloc_buffer((4, 6))
+    S = T.alloc_buffer((4,))
+    for j, i in T.grid(6, 4):
+        with T.block("E"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            E[vi, vj] = T.exp(A[vi, vj])
+    for i, k in T.grid(4, 6):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + E[vi, vk]
+    for i, j in T.grid(4, 6):
+        with T.block("N"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            N[vi, vj] = E[vi, vj] / S[vi]
+"""
+
+
+def test_reverse_compute_at_under_the_loop_of_a_producers_sum_is_refused_where_the_block_follows_it():
+    # the sum's step j adds column j; the normalisation moved under j
+    # computes column j there, from the sum of the columns up to j, and no
+    # later step computes it again (TVM moves it so, and divides by partial
+    # sums)
+    mod = mod_of(COLUMN_BY_COLUMN_SUM)
+    mod = R.reverse_compute_at("S", "i")(mod)  # the sum under the exponential's rows, inside its columns
+    text = mod["main"].script()
+    assert 'vi_1, vk = T.axis.remap("SR", [i, j])' in text, text
+    raises_mod = R.reverse_compute_at("N", "j")
+    with pytest.raises(R.NotStagePipelineError) as info:
+        raises_mod(mod)
+    assert "the elements it computes follow 'j'" in info.value.summary, info.value.summary
+    # where it computes all its elements in every step, the last step's
+    # are computed from the whole sum: moved so, it keeps the meaning
+    whole = mod_of(COLUMN_BY_COLUMN_SUM.replace("N[vi, vj] = E[vi, vj] / S[vi]", "N[vi, vj] = A[vi, vj] + S[vi]"))
+    whole = R.reverse_compute_at("S", "i")(whole)
+    out = R.reverse_compute_at("N", "j")(whole)
+    assert_equivalent(whole["main"], out["main"])

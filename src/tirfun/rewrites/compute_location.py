@@ -1162,8 +1162,6 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         provided = block.reads if self.reverse else block.writes
         under = [c for c in (prods if self.reverse else cons) if is_under(c[0], lpath)]
-        if self.reverse:
-            self._check_partial_reductions(chk, site, loc, lpath, under, subject)
         ivs = {iv.var: iv for iv in block.iter_vars}
         doms: dict = {}
         guards: list = []  # (producer, the kept loops' condition for it to write at all)
@@ -1286,6 +1284,8 @@ class _ComputeAtBase(Rewrite):
             # the block runs where the producer wrote, and nowhere else: the
             # instances the condition skips would read what no iteration wrote
             guard = guards[0][1]
+        if self.reverse:
+            self._check_partial_reductions(chk, site, loc, lpath, under, subject, doms, guard)
         return doms, guard
 
     def _keep_shared_bindings(self, chk, site, loc, lpath, doms, subject) -> None:
@@ -1402,20 +1402,26 @@ class _ComputeAtBase(Rewrite):
                          "order, which is not the order of its binding, and leave another value's result",
                          loc.realize)
 
-    def _check_partial_reductions(self, chk, site, loc, lpath, under, subject) -> None:
+    def _check_partial_reductions(self, chk, site, loc, lpath, under, subject, doms, guard) -> None:
         """Placed under a loop that drives a reduction variable of a producer
         (the loop or one around it), the block reads the producer's partial
         results in every iteration but the last. A block that stores its
-        every element unconditionally overwrites them in the last iteration;
-        one that reads what it writes, or stores under a condition on what
-        it reads, keeps a value computed from a partial result (TVM accepts
-        both; the second computes something else)."""
+        every element unconditionally, over a domain (``doms``, ``guard``)
+        the same in every iteration of that loop, overwrites them in the last
+        iteration; one that reads what it writes, or stores under a
+        condition on what it reads, keeps a value computed from a partial
+        result, and so does one whose domain follows the loop (an element
+        of a softmax's normalisation computed in the step of the sum that
+        adds its own column) (TVM accepts all three; the second and third
+        compute something else)."""
         block = loc.realize.block
         body = block.body
         overwrites = (block.init is None and not _reads_what_it_writes(block) and isinstance(body, BufferStore)
                       and body.predicate is None)
-        if overwrites:
-            return
+        # the loops the block's domain follows: those an element's one
+        # computation depends on
+        follows = set().union(*[var_names(e) for iv in doms.values() for e in (iv.lo, iv.hi) if e is not None]) \
+            | (var_names(guard) if guard is not None else set())
         reads = reads_of(block)
         for cpath, crealize in under:
             if not any(r.buffer in reads for r in crealize.block.writes):
@@ -1425,8 +1431,15 @@ class _ComputeAtBase(Rewrite):
             for iv, value in zip(crealize.block.iter_vars, crealize.iter_values):
                 if iv.iter_type is not IterVarType.CommReduce:
                     continue
-                hit = sorted(var_names(value) & set(shared))
-                if hit and int_value(shared[hit[0]].extent) != 1:
+                hit = sorted(name for name in var_names(value) & set(shared)
+                             if int_value(shared[name].extent) != 1 and (not overwrites or name in follows))
+                if hit and overwrites:
+                    chk.stop(NotStagePipelineError, subject,
+                             f"loop {hit[0]!r} drives the reduction variable {iv.var.name} of block "
+                             f"{crealize.block.name_hint!r}: placed under it, the block would read the partial "
+                             f"results of that reduction, and the elements it computes follow {hit[0]!r}, so "
+                             "the last iteration does not compute them again from the whole result", crealize)
+                if hit:
                     chk.stop(NotStagePipelineError, subject,
                              f"loop {hit[0]!r} drives the reduction variable {iv.var.name} of block "
                              f"{crealize.block.name_hint!r}: placed under it, the block would read the partial "
