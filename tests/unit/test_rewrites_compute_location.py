@@ -2290,3 +2290,29 @@ def test_reverse_compute_at_under_the_loop_of_a_producers_sum_is_refused_where_t
     whole = R.reverse_compute_at("S", "i")(whole)
     out = R.reverse_compute_at("N", "j")(whole)
     assert_equivalent(whole["main"], out["main"])
+
+
+def test_reverse_compute_at_takes_a_predicate_on_the_high_part_of_a_binding_as_implied():
+    # B's rows of 4 are split into parts past its 5 rows: the predicate
+    # bounds w // 4, which w's domain already keeps below 5
+    src = """
+@T.prim_func
+def main(X: T.Buffer((20,), "float32"), Y: T.Buffer((20,), "float32")):
+    B = T.alloc_buffer((20,))
+    for i in range(20):
+        with T.block("A"):
+            vi = T.axis.spatial(20, i)
+            B[vi] = X[vi] * T.float32(2)
+    for f0, f1, ax in T.grid(2, 3, 4):
+        with T.block("C"):
+            w = T.axis.spatial(20, (f0 * 3 + f1) * 4 + ax)
+            T.where(f0 * 3 + f1 < 5)
+            Y[w] = B[w] + T.float32(1)
+"""
+    mod = mod_of(src)
+    out = R.reverse_compute_at("C", "i")(mod)
+    assert "T.where" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    # a bound the domain does not keep is refused, as before
+    raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), src.replace("< 5)", "< 4)"),
+           "does not follow from the domains of its iteration variables")

@@ -1020,7 +1020,7 @@ class _ComputeAtBase(Rewrite):
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
-        if self.reverse and not _predicate_implied(loc.realize, site.func):
+        if self.reverse and not _predicate_implied(loc.realize, site.func, _loop_ranges(site, loc.rpath)):
             chk.fail(NonTrivialPredicateError, subject,
                      f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
                      "domains of its iteration variables; it would be lost with the loops it is written in",
@@ -1949,10 +1949,14 @@ def _always(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return can_prove(make(), ranges)
 
 
-def _predicate_implied(realize: BlockRealize, func) -> bool:
+def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) -> bool:
     """Whether each conjunct of the block's predicate is ``value < c`` for
     the bound value of an iteration variable whose domain ends below ``c``
-    (what a split that does not divide adds): then the domain alone keeps it."""
+    (what a split that does not divide adds), or ``e < c`` for the high
+    part ``e`` of such a value, ``value = e * d + r`` with ``r`` in ``[0,
+    d)`` by the loops' ``ranges`` (by name) and the domain ending at most at
+    ``c * d`` (a split into three parts over a value scaled by 16): then the
+    domain alone keeps it."""
     keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
     for c in conjuncts(realize.predicate):
         if _is_true(c) or size_conditions(c, func):
@@ -1963,9 +1967,44 @@ def _predicate_implied(realize: BlockRealize, func) -> bool:
         # the domain's end, a constant or a size (``i_0 * 8 + i_1 < c`` for
         # a variable over ``range(c)``), at most the bound
         if not any(k == key and index_at_most(simplify_index(iv.dom.min + iv.dom.extent), c.b)
-                   for k, iv in keys):
+                   for k, iv in keys) and not any(_high_part_bounded(c, v, iv, ranges or {})
+                                                  for (v, iv) in zip(realize.iter_values, realize.block.iter_vars)):
             return False
     return True
+
+
+def _loop_ranges(site, rpath) -> dict:
+    """Loop name -> inclusive constant range, for the loops above a block
+    with constant bounds."""
+    out = {}
+    for _, node in ancestors(site.func, rpath):
+        if isinstance(node, For):
+            lo, ext = int_value(node.min), int_value(node.extent)
+            if lo is not None and ext is not None and ext > 0:
+                out[node.loop_var.name] = (lo, lo + ext - 1)
+    return out
+
+
+def _high_part_bounded(c: LT, value: PrimExpr, iv, ranges: dict) -> bool:
+    """``c`` is ``e < b`` and ``value = e * d + r`` with ``r`` in ``[0, d)``
+    (``ranges`` bound its loops) and the domain of ``iv`` ending at most
+    at ``b * d``: the domain implies ``c``."""
+    fe, fv = affine_form(c.a), affine_form(value)
+    if fe is None or fv is None or not fe.terms or fe.dtype != fv.dtype:
+        return False
+    term, ce = fe.terms[0]
+    cv = dict(fv.terms).get(term)
+    if cv is None or ce == 0 or cv % ce or cv // ce <= 0:
+        return False
+    d = cv // ce
+    rest = simplify_index(value - c.a * IntImm(value.dtype, d), ranges)
+    if var_names(rest) & var_names(c.a):
+        return False
+    bounds = expr_bounds(rest, ranges)
+    if bounds is None or bounds[0] < 0 or bounds[1] >= d:
+        return False
+    end = simplify_index(iv.dom.min + iv.dom.extent)
+    return index_at_most(end, simplify_index(c.b * IntImm(c.b.dtype, d))) if c.b.dtype == end.dtype else False
 
 
 def _same(a, b, proof) -> bool:
