@@ -748,10 +748,24 @@ class PadEinsum(Rewrite):
             # does not write is copied back unchanged
             # a buffer the blocks beside it use too is theirs inside the
             # statement as well: copied in whole and back whole
-            if is_read or buf in redirect or not _writes_every_element(site, rpath, realize, region, padded):
-                reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
-            if not is_read or buf in redirect:
-                writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks))
+            copy_in = is_read or buf in redirect or not _writes_every_element(site, rpath, realize, region, padded)
+            copy_back = not is_read or buf in redirect
+            # TVM makes one copy of a buffer, named after the padded buffer:
+            # the copy in of an input, the copy back of an output; that one
+            # takes the name, so that scripts naming it find it, and a copy
+            # added for the meaning is named for its direction
+            first, second = ("in", "back") if is_read else ("back", "in")
+            made = {}
+            for way, wanted in ((first, True), (second, False)):
+                if way == "in" and copy_in:
+                    made[way] = _copy_nest(buf, new_buf, True, None, fresh, taken, blocks, "" if wanted else "_in")
+                elif way == "back" and copy_back:
+                    made[way] = _copy_nest(buf, new_buf, False, back, fresh, taken, blocks,
+                                           "" if wanted else "_back")
+            if "in" in made:
+                reads_copy.append(made["in"])
+            if "back" in made:
+                writes_copy.append(made["back"])
         # loops bound to exactly a padded variable, with only this block
         # under them, run over the padded extent
         extend = {}
@@ -1067,10 +1081,11 @@ def _set_child(node, step, child):
     return with_fields(node, **{name: value.set(index, child)})
 
 
-def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stmt:
+def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks, suffix: str = "") -> Stmt:
     """A loop nest and block copying ``buf`` into its padded copy (zero
     beyond the original shape), or, for an output, the padded copy back
-    over the extents ``written``."""
+    over the extents ``written``; the block is named after the padded
+    buffer, with ``suffix``."""
     ndim = len(buf.shape)
     loop_vars, ivs, ranges = [], [], []
     for d in range(ndim):
@@ -1092,7 +1107,7 @@ def _copy_nest(buf, padded, is_read: bool, written, fresh, taken, blocks) -> Stm
     else:
         body = BufferStore(buf, BufferLoad(padded, idx), idx)
         reads, writes = [BufferRegion(padded, point)], [BufferRegion(buf, point)]
-    name = fresh_name(padded.name, blocks)
+    name = fresh_name(padded.name + suffix, blocks)
     blocks.add(name)
     nest: Stmt = BlockRealize(loop_vars, _TRUE, Block(ivs, reads, writes, name, body))
     for v, (lo, ext) in reversed(list(zip(loop_vars, ranges))):
