@@ -2389,3 +2389,22 @@ def test_cache_write_of_a_split_reduction_over_a_run_time_count_copies_back_wher
     A = np.random.default_rng(n).standard_normal((4, n)).astype("float32")
     assert_runs_alike(mod, sch.mod, lambda: [A, np.full(4, 3.0, "float32"), n])
 
+
+
+def test_cache_read_takes_the_scope_block_as_the_consumer_of_the_blocks_under_it():
+    # TVM's consumer set of a block is it and the blocks directly under it:
+    # the block that is the scope stands for the scope's blocks
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
+    for i, j in T.grid(16, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+    mod = R.blockize("j")(mod_of(src))
+    out = R.cache_read("B", 0, "local", ["B_o"])(mod)
+    text = out["main"].script()
+    assert 'B[vi_o, vj_i] = A_local[0, vj_i] + T.float32(1.0)' in text, text
+    assert out == R.cache_read("B", 0, "local")(mod)
+    check(mod, out)

@@ -351,7 +351,8 @@ def _box_text(box: list) -> str:
 
 def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = None) -> set[str]:
     """The names of the given consumer blocks and of the blocks directly
-    under them (TVM's consumer set). A given block whose regions do not
+    under them (TVM's consumer set); the scope's own block may be given,
+    for the blocks of the scope. A given block whose regions do not
     name ``buf`` has nothing to redirect and is left out, wherever it is
     (TVM leaves it unchanged); where every given block is, the set is
     empty, and every reader is redirected, as when none is given (TVM
@@ -361,7 +362,9 @@ def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = N
         path = resolve_block(chk, site, ref)
         if buf is not None and not (_reads(site.at(path), buf) or _writes(site.at(path), buf)):
             continue
-        if scope_path(site, path[:-1]) != scope.path:
+        # the scope's own block stands for the blocks directly under it,
+        # which are the scope's (TVM's consumer set, as for any block)
+        if path != scope.path and scope_path(site, path[:-1]) != scope.path:
             chk.stop(ConsumerNotInScopeError, describe(ref),
                      f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
                      "the cache is made", site.at(path[:-1]))
