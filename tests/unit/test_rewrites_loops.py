@@ -666,6 +666,16 @@ def test_reorder_refuses_bare_statements_whose_iterations_meet_at_an_element():
         R.reorder("j", "i")(mod)
 
 
+def test_reorder_refuses_bare_updates_in_place_of_two_kinds():
+    # each statement alone updates in place, but a sum and a product of one
+    # element do not commute: (x + c) * 2 is not x * 2 + c (found by the soak)
+    mod = _bare("a[i] = a[i] + c[i, j]\n            a[j] = a[j] * T.float32(2)")
+    with pytest.raises(R.DependenceViolationError, match=r"uses buffer a, which is written there"):
+        R.reorder("j", "i")(mod)
+    # two sums of one element commute
+    assert R.reorder("j", "i").violations(_bare("a[i] = a[i] + c[i, j]\n            a[j] = a[j] + c[j, i]")) == []
+
+
 def test_reorder_takes_bare_statements_that_meet_in_one_iteration_or_update_in_place():
     for body in ("c[i, j] = c[i, j] * T.float32(2) + a[i]",     # each iteration its own element
                  "acc[0] = acc[0] + c[i, j]"):                   # updates that commute, as a reduction's

@@ -210,17 +210,23 @@ _COMMUTING = (Add, Mul, Min, Max)
 
 def _only_updated(realizes: list, loose: list, name: str) -> bool:
     """Whether every use of buffer ``name`` in a body (its :func:`_parts`)
-    is a commuting update in place, ``X[i] = X[i] + e``, with no other load
-    of ``X``, and no block of it states a region of it."""
+    is a commuting update in place, ``X[i] = X[i] + e``, all of one kind
+    (all ``+``, all ``*``...), with no other load of ``X``, and no block of
+    it states a region of it."""
     for realize in realizes:
         block = realize.block
         if any(r.buffer.name == name for r in (*block.reads, *block.writes)):
             return False
     updates = 0
+    kinds = set()
     for stmt in loose:
         if type(stmt) is BufferStore and stmt.buffer.name == name:
             value = stmt.value
             if type(value) not in _COMMUTING:
+                return False
+            # updates of one kind commute; ``+`` and ``*`` of one element do not
+            kinds.add(type(value))
+            if len(kinds) > 1:
                 return False
             own = BufferLoad(stmt.buffer, stmt.indices)
             if value.a == own:
