@@ -36,7 +36,7 @@ from .errors import (
     RootBlockError, WrongFactorProductError,
 )
 from .buffer_swap import rebuilt_above
-from .exprs import cast as _cast, floordiv, floormod, mul, uses_any
+from .exprs import cast as _cast, floordiv, floormod, mul, uses_any, var_names
 from .merge_order import OPAQUE, buffer_words, conflict, loose_dependence, nest_accesses, pointwise, touched
 from .names import UNIT_LOOP_BASE, fresh_name, fresh_names, fuse_base, merge_base, split_bases
 from .rebind import append_predicate, rebind, rebind_chain
@@ -686,8 +686,11 @@ class Reorder(Rewrite):
                          "the loops are not in a chain: this loop's body is not a single loop", outer)
             chain.append((outer_path + (step,), child))
         bottom_loop = chain[-1][1]
+        with_init = []
         for rpath, realize in all_block_realizes(bottom_loop.body, bottom + (_BODY,)):
             block = realize.block
+            if block.init is not None:
+                with_init.append(realize)
             bpath = rpath + (("block", None),)
             bad = [iv for iv in block.iter_vars
                    if iv.iter_type not in (IterVarType.DataPar, IterVarType.CommReduce)]
@@ -719,6 +722,14 @@ class Reorder(Rewrite):
                          f"the min or extent of loop {loop.loop_var.name!r} depends on loop {used!r}, "
                          "which would be inside it in the new order", loop)
             inner.add(loop.loop_var.name)
+        for realize in with_init:
+            mixed = _init_not_first(realize, [loop for _, loop in chain], new_chain)
+            if mixed is not None:
+                chk.fail(DependenceViolationError, f"block {realize.block.name_hint!r}",
+                         f"loops {mixed[0]!r} and {mixed[1]!r} are parts of one sum that gives both a "
+                         "data-parallel and a reduction variable of the block; reordered, an element's "
+                         "reduction would not start at its init step, and the init would reset what the "
+                         "steps before it added (TVM reorders it so)", realize)
         return site, (top, chain, new_chain)
 
     def build(self, plan) -> Outcome:
@@ -737,6 +748,34 @@ class Reorder(Rewrite):
 
     def python_args(self):
         return [py_value(r) for r in self.loops]
+
+
+def _init_not_first(realize, chain: list, new_chain: list) -> tuple[str, str] | None:
+    """Two loops of ``chain`` that the reorder to ``new_chain`` swaps, both
+    read by one binding of the block together, where the bindings that read
+    them give a data-parallel and a reduction variable (a fuse of the two
+    split again): the steps of one element's reduction then come in another
+    order, its init step (the reduction variables at their minimum) not
+    first; or None. Bindings are read simplified over the loops' ranges, so
+    that a part a division removes (``(f0 * 4 + f1) // 4``) is not counted."""
+    names = [loop.loop_var.name for loop in chain]
+    before = {name: k for k, name in enumerate(names)}
+    after = {loop.loop_var.name: k for k, loop in enumerate(new_chain)}
+    ranges = loop_ranges(chain)
+    kinds: dict[str, set] = {}
+    together = []
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        used = {n for n in var_names(simplify_index(value, ranges)) if n in before}
+        for n in used:
+            kinds.setdefault(n, set()).add(iv.iter_type)
+        together.append(used)
+    for used in together:
+        for a in sorted(used, key=before.get):
+            for b in sorted(used, key=before.get):
+                if before[a] < before[b] and after[a] > after[b] \
+                        and len(kinds[a] | kinds[b]) > 1 and IterVarType.CommReduce in kinds[a] | kinds[b]:
+                    return a, b
+    return None
 
 
 def _common_prefix(a: Path, b: Path) -> Path:
