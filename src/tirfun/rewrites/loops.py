@@ -761,6 +761,14 @@ def _init_not_first(realize, chain: list, new_chain: list) -> tuple[str, str] | 
     names = [loop.loop_var.name for loop in chain]
     before = {name: k for k, name in enumerate(names)}
     after = {loop.loop_var.name: k for k, loop in enumerate(new_chain)}
+
+    def swapped_pair(used):
+        return any(before[a] < before[b] and after[a] > after[b] for a in used for b in used)
+
+    # nearly always no binding reads two loops the reorder swaps: nothing to simplify
+    if not any(type(v) is not Var and type(v) is not IntImm
+               and swapped_pair({n for n in var_names(v) if n in before}) for v in realize.iter_values):
+        return None
     ranges = loop_ranges(chain)
     kinds: dict[str, set] = {}
     together = []
