@@ -21,7 +21,7 @@ from ..analysis.left_behind import reordered_access
 from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
-from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, simplify_index, tiled_loops
+from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, loop_ranges, simplify_index, tiled_loops
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.linear import affine_form, prove_equal
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
@@ -1020,7 +1020,9 @@ class _ComputeAtBase(Rewrite):
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
-        if self.reverse and not _predicate_implied(loc.realize, site.func, _loop_ranges(site, loc.rpath)):
+        if self.reverse and not _predicate_implied(loc.realize, site.func,
+                                                     loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
+                                                                 if isinstance(node, For))):
             chk.fail(NonTrivialPredicateError, subject,
                      f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
                      "domains of its iteration variables; it would be lost with the loops it is written in",
@@ -1420,8 +1422,8 @@ class _ComputeAtBase(Rewrite):
                       and body.predicate is None)
         # the loops the block's domain follows: those an element's one
         # computation depends on
-        follows = set().union(*[var_names(e) for iv in doms.values() for e in (iv.lo, iv.hi) if e is not None]) \
-            | (var_names(guard) if guard is not None else set())
+        follows = (set().union(*[var_names(e) for iv in doms.values() for e in (iv.lo, iv.hi) if e is not None])
+                   | (var_names(guard) if guard is not None else set())) if overwrites else set()
         reads = reads_of(block)
         for cpath, crealize in under:
             if not any(r.buffer in reads for r in crealize.block.writes):
@@ -1971,18 +1973,6 @@ def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) 
                                                   for (v, iv) in zip(realize.iter_values, realize.block.iter_vars)):
             return False
     return True
-
-
-def _loop_ranges(site, rpath) -> dict:
-    """Loop name -> inclusive constant range, for the loops above a block
-    with constant bounds."""
-    out = {}
-    for _, node in ancestors(site.func, rpath):
-        if isinstance(node, For):
-            lo, ext = int_value(node.min), int_value(node.extent)
-            if lo is not None and ext is not None and ext > 0:
-                out[node.loop_var.name] = (lo, lo + ext - 1)
-    return out
 
 
 def _high_part_bounded(c: LT, value: PrimExpr, iv, ranges: dict) -> bool:

@@ -762,12 +762,14 @@ def _init_not_first(realize, chain: list, new_chain: list) -> tuple[str, str] | 
     before = {name: k for k, name in enumerate(names)}
     after = {loop.loop_var.name: k for k, loop in enumerate(new_chain)}
 
-    def swapped_pair(used):
-        return any(before[a] < before[b] and after[a] > after[b] for a in used for b in used)
+    def swapped(used):
+        """The pairs of loops of ``used`` that the reorder swaps, outer first."""
+        ordered = sorted(used, key=before.get)
+        return [(a, b) for a in ordered for b in ordered if before[a] < before[b] and after[a] > after[b]]
 
     # nearly always no binding reads two loops the reorder swaps: nothing to simplify
     if not any(type(v) is not Var and type(v) is not IntImm
-               and swapped_pair({n for n in var_names(v) if n in before}) for v in realize.iter_values):
+               and swapped({n for n in var_names(v) if n in before}) for v in realize.iter_values):
         return None
     ranges = loop_ranges(chain)
     kinds: dict[str, set] = {}
@@ -778,11 +780,9 @@ def _init_not_first(realize, chain: list, new_chain: list) -> tuple[str, str] | 
             kinds.setdefault(n, set()).add(iv.iter_type)
         together.append(used)
     for used in together:
-        for a in sorted(used, key=before.get):
-            for b in sorted(used, key=before.get):
-                if before[a] < before[b] and after[a] > after[b] \
-                        and len(kinds[a] | kinds[b]) > 1 and IterVarType.CommReduce in kinds[a] | kinds[b]:
-                    return a, b
+        for a, b in swapped(used):
+            if len(kinds[a] | kinds[b]) > 1 and IterVarType.CommReduce in kinds[a] | kinds[b]:
+                return a, b
     return None
 
 

@@ -749,23 +749,21 @@ class PadEinsum(Rewrite):
             # a buffer the blocks beside it use too is theirs inside the
             # statement as well: copied in whole and back whole
             copy_in = is_read or buf in redirect or not _writes_every_element(site, rpath, realize, region, padded)
-            copy_back = not is_read or buf in redirect
+            copy_back = buf in redirect  # an input's (an output is always copied back)
             # TVM makes one copy of a buffer, named after the padded buffer:
             # the copy in of an input, the copy back of an output; that one
             # takes the name, so that scripts naming it find it, and a copy
             # added for the meaning is named for its direction
-            first, second = ("in", "back") if is_read else ("back", "in")
-            made = {}
-            for way, wanted in ((first, True), (second, False)):
-                if way == "in" and copy_in:
-                    made[way] = _copy_nest(buf, new_buf, True, None, fresh, taken, blocks, "" if wanted else "_in")
-                elif way == "back" and copy_back:
-                    made[way] = _copy_nest(buf, new_buf, False, back, fresh, taken, blocks,
-                                           "" if wanted else "_back")
-            if "in" in made:
-                reads_copy.append(made["in"])
-            if "back" in made:
-                writes_copy.append(made["back"])
+            # (TVM's copy is made first, so that its loops take the first names)
+            if is_read:
+                reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks))
+                if copy_back:
+                    writes_copy.append(_copy_nest(buf, new_buf, False, back, fresh, taken, blocks, "_back"))
+            else:
+                copied_back = _copy_nest(buf, new_buf, False, back, fresh, taken, blocks)
+                if copy_in:
+                    reads_copy.append(_copy_nest(buf, new_buf, True, None, fresh, taken, blocks, "_in"))
+                writes_copy.append(copied_back)
         # loops bound to exactly a padded variable, with only this block
         # under them, run over the padded extent
         extend = {}
@@ -899,17 +897,14 @@ def _redirected(chk, site, subject, realize, holder, scope_block, regions: dict,
 def _swap_everywhere(stmt: Stmt, buf_map: dict) -> Stmt:
     """``stmt`` with every load and store of the buffers of ``buf_map``, and
     every block's declared regions of them, on their padded copies."""
+    swap = _SwapBuffers(buf_map).swap  # the loads and stores
+
     def post(node):
-        kind = type(node)
-        if kind is BufferLoad and node.buffer in buf_map:
-            return BufferLoad(buf_map[node.buffer], node.indices, node.predicate)
-        if kind is BufferStore and node.buffer in buf_map:
-            return BufferStore(buf_map[node.buffer], node.value, node.indices, node.predicate)
-        if kind is Block and any(r.buffer in buf_map for r in list(node.reads) + list(node.writes)):
+        if type(node) is Block and any(r.buffer in buf_map for r in list(node.reads) + list(node.writes)):
             return with_fields(
                 node, reads=[BufferRegion(buf_map.get(r.buffer, r.buffer), r.region) for r in node.reads],
                 writes=[BufferRegion(buf_map.get(w.buffer, w.buffer), w.region) for w in node.writes])
-        return node
+        return swap(node)
 
     return transform(stmt, post)
 
