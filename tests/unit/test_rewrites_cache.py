@@ -2408,3 +2408,55 @@ def main(A: T.Buffer((16, 4), "float32"), B: T.Buffer((16, 4), "float32")):
     assert 'B[vi_o, vj_i] = A_local[0, vj_i] + T.float32(1.0)' in text, text
     assert out == R.cache_read("B", 0, "local")(mod)
     check(mod, out)
+
+
+SYMBOLIC_TWO_STAGES = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    m = T.int32()
+    n = T.int32()
+    A = T.match_buffer(a, (m, n))
+    C = T.match_buffer(c, (m, n))
+    B = T.alloc_buffer((m, n))
+    for i, j in T.grid(m, n):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(m, n):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+
+def test_cache_read_of_what_a_producer_split_at_run_time_sizes_writes():
+    # B's rows split into two parts of (m + 1) // 2 write all of B under the
+    # split's predicate; relaxed without it the bound of i_0 * ((m + 1) //
+    # 2) is lost, and the region cover was refused. TVM bounds the producer
+    # from below, as here
+    sch = Schedule(IRModule({"main": from_source(SYMBOLIC_TWO_STAGES)}))
+    sch.split(sch.get_loops(sch.get_block("B"))[0], [2, None])
+    before = sch.mod
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    after = sch.mod
+    verify(after)
+    assert "B_local[v0, v1] = B[v0, v1]" in after["main"].script()
+    built = tirfun.build(after, target="llvm")
+    for m, n in ((0, 3), (1, 1), (5, 3), (8, 2)):
+        a = np.arange(m * n, dtype="float32").reshape(m, n)
+        want, got, compiled = (np.zeros((m, n), "float32") for _ in range(3))
+        interp_run(before["main"], a, want)
+        interp_run(after["main"], a, got)
+        built(a, compiled)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(compiled, a * 2 + 1)
+
+
+def test_cache_read_still_refuses_a_read_the_producers_do_not_cover():
+    # half of B is written: the lower bound holds the first half only
+    src = SYMBOLIC_TWO_STAGES.replace("for i, j in T.grid(m, n):\n        with T.block(\"B\"):",
+                                      "for i, j in T.grid(m // 2, n):\n        with T.block(\"B\"):")
+    sch = Schedule(IRModule({"main": from_source(src)}))
+    with pytest.raises(ScheduleError, match="region cover of the scope is not complete: block 'C' reads elements "
+                                            "of buffer B"):
+        sch.cache_read(sch.get_block("C"), 0, "local")

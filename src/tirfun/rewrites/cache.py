@@ -83,7 +83,7 @@ from .checks import (
     child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path,
     statements_outside_blocks,
 )
-from .dataflow import box_points, consumed_region, loop_domains, produced_region
+from .dataflow import box_points, consumed_region, general_cover_violation, loop_domains, produced_region
 from .exprs import cast as _cast, find_nodes, substitute_expr, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheStageScopeError,
@@ -946,7 +946,14 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
         if _plainly_covers(regions, target):
             continue  # what region_covers finds first
-        if not region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
+        if region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
+            continue
+        # TVM bounds what a producer writes from below (its iteration map
+        # under its predicate), where the relaxed region above loses a split
+        # of a size known at run time (i_0 * ((m + 1) // 2) + i_1, under
+        # T.where(... < m)): the lower bound may still cover the read
+        if general_cover_violation(site, scope.children[:k] + ((cpath, consumer),), (cpath, consumer),
+                                   {buf}) is not None:
             return consumer
     return None
 
