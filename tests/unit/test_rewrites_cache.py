@@ -131,6 +131,26 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             C[vi] = B[vi]
 """
 
+# the second writer reads the buffer too: a copy for it would be read by nothing
+TWO_WRITERS_ONE_READING = TWO_WRITERS.replace("B[vi + 4] = A[vi + 4]", "B[vi + 4] = A[vi + 4] + B[vi]")
+
+TWO_WRITERS_IN_ONE_LOOP = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(4):
+        with T.block("B0"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi]
+        with T.block("B1"):
+            vi = T.axis.spatial(4, i)
+            B[vi + 4] = A[vi + 4]
+    for i in range(8):
+        with T.block("C"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = B[vi]
+"""
+
 UNCOVERED = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
@@ -416,9 +436,15 @@ CASES = [
      "cache_read: block 'C': the read buffer index must be an int, a Buffer or a buffer name, got 0.5"),
     (TWO_STAGES, R.cache_read("root", 0, "shared"), R.BufferIndexOutOfRangeError,
      "cache_read: block 'root': the block has 0 read regions"),
-    (TWO_WRITERS, R.cache_read("C", 0, "shared"), R.NotSingleWriteBlockError,
+    (TWO_WRITERS_ONE_READING, R.cache_read("B1", "B", "shared"), R.NotSingleWriteBlockError,
      "cache_read: buffer B: the buffer is expected to be written by a single block of the scope, but 2 "
      "blocks write it"),
+    (TWO_WRITERS, R.cache_write("B0", 0, "shared"), R.NotSingleWriteBlockError,
+     "cache_write: buffer B: the buffer is expected to be written by a single block of the scope, or by block "
+     "'B0' after all the others, but 2 blocks write it and 'B1' runs last"),
+    (TWO_WRITERS_IN_ONE_LOOP, R.cache_write("B1", 0, "shared"), R.NotSingleWriteBlockError,
+     "cache_write: buffer B: blocks 'B0' and 'B1' both write the buffer in a loop they share: the copy back "
+     "of the cache would not keep the order of their writes"),
     (UNCOVERED, R.cache_read("C", 0, "shared"), R.NotRegionCoverError,
      "cache_read: block 'root': the region cover of the scope is not complete: block 'C' reads elements of "
      "buffer B that the blocks writing it before do not write"),
@@ -2460,3 +2486,46 @@ def test_cache_read_still_refuses_a_read_the_producers_do_not_cover():
     with pytest.raises(ScheduleError, match="region cover of the scope is not complete: block 'C' reads elements "
                                             "of buffer B"):
         sch.cache_read(sch.get_block("C"), 0, "local")
+
+
+def test_cache_read_of_a_buffer_two_blocks_write_copies_what_either_writes():
+    # TVM asks for one writer; the copy goes after the last and holds the
+    # region of both, here the whole buffer (neither half holds the other)
+    mod = mod_of(TWO_WRITERS)
+    out = R.cache_read("C", 0, "shared")(mod)
+    script = out["main"].script()
+    assert "for ax0 in range(8):" in script and "B_shared[v0] = B[v0]" in script, script
+    assert script.index('T.block("B1")') < script.index('T.block("B_shared")') < script.index('T.block("C")')
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_caches_of_an_update_cached_twice_keep_its_meaning():
+    # cache_write of an update (it reads its output) fills the cache first:
+    # the fill and the update then both write the cache, and TVM's next
+    # cache_read or cache_write of the update's cache met two writers
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Buffer((8, 8), "float32")):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * A[vk, vj]
+    for i, j in T.grid(8, 8):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = C[vi, vj] * T.float32(2)
+"""
+    mod = mod_of(src)
+    cached = R.cache_write("update", 0, "local")(mod)
+    twice = R.cache_write("update", 0, "shared")(cached)
+    read = R.cache_read("C_local", 0, "shared")(cached)
+    for out, stage in ((twice, "C_local_shared_fill"), (read, "C_local_shared")):
+        assert f'T.block("{stage}")' in out["main"].script()
+        assert_equivalent(mod["main"], out["main"])
+        args = [np.arange(64, dtype="float32").reshape(8, 8) % 5, np.ones((8, 8), "float32"),
+                np.zeros((8, 8), "float32")]
+        want = [a.copy() for a in args]
+        interp_run(mod["main"], *want)
+        tirfun.build(out, target="llvm")(*args)
+        for x, y in zip(want, args):
+            np.testing.assert_array_equal(x, y)

@@ -981,8 +981,9 @@ CASES += [
      r"^cache_read: block 'root': the block has no enclosing block to allocate the cache in"),
     ("cache-cover", lambda: mod_of(_CACHE_STAGES), R.cache_read("C", 0, "local"), R.NotRegionCoverError,
      r"^cache_read: block 'root': the region cover of the scope is not complete: block 'C' reads"),
-    ("cache-writers", lambda: mod_of(_CACHE_WRITERS), R.cache_read("C", 0, "local"), R.NotSingleWriteBlockError,
-     r"^cache_read: buffer B: the buffer is expected to be written by a single block of the scope, but 2"),
+    ("cache-writers", lambda: mod_of(_CACHE_WRITERS), R.cache_write("B0", 0, "local"), R.NotSingleWriteBlockError,
+     r"^cache_write: buffer B: the buffer is expected to be written by a single block of the scope, or by "
+     r"block 'B0' after all the others, but 2 blocks write it and 'B1' runs last"),
     ("cache-consumer", lambda: mod_of(NESTED_SCOPE), R.cache_read("C", 0, "local", ["B"]),
      R.ConsumerNotInScopeError, r"^cache_read: block 'B': the consumer block is not in the scope of block"),
     ("cache-order", lambda: mod_of(TWO_NESTS), R.cache_write("B", 0, "local", ["B"]), R.CacheStageOrderError,

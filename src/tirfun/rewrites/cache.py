@@ -319,6 +319,57 @@ def _only_writer(chk: Checks, scope: _Scope, buf: Buffer) -> int | None:
     return writers[0] if writers else None
 
 
+def _union_region(a: list[Range], b: list[Range], buf: Buffer, dom) -> list[Range]:
+    """A region holding both ``a`` and ``b``: dimension by dimension the
+    one that holds the other where that is proven, else the whole
+    dimension (copying more of the buffer than is read is always sound)."""
+    out = []
+    for x, y, dim in zip(a, b, buf.shape):
+        if structural_equal(x, y):
+            out.append(x)
+            continue
+        if not x.min.dtype == x.extent.dtype == y.min.dtype == y.extent.dtype == dim.dtype:
+            out.append(Range(IntImm(dim.dtype, 0), dim))
+            continue
+        x_end, y_end = fold_add(x.min, x.extent), fold_add(y.min, y.extent)
+        if _at_most(x.min, y.min, dom) and _at_most(y_end, x_end, dom):
+            out.append(x)
+        elif _at_most(y.min, x.min, dom) and _at_most(x_end, y_end, dom):
+            out.append(y)
+        else:
+            out.append(Range(IntImm(dim.dtype, 0), dim))
+    return out
+
+
+def _last_writer(chk: Checks, scope: _Scope, buf: Buffer, realize) -> int | None:
+    """The position among the scope's children of the last block writing
+    ``buf``, where the others run wholly before it: they share no loop with
+    it (NotSingleWriteBlockError otherwise). TVM asks for one writer, which
+    tirfun's own stages may make two (the fill of a cache_write of an
+    update, pad_einsum's copy in of an output); a cache of the last writer
+    is then sound, as every element the others write is in the buffer
+    before it runs, and its copy back comes after them all."""
+    writers = [k for k, (_, r) in enumerate(scope.children) if _writes(r.block, buf)]
+    if len(writers) < 2:
+        return writers[0] if writers else None
+    last = writers[-1]
+    lpath, lrealize = scope.children[last]
+    body = scope.path + (("body", None),)
+    if lrealize.block is not realize.block:
+        chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                 f"the buffer is expected to be written by a single block of the scope, or by block "
+                 f"{realize.block.name_hint!r} after all the others, but {len(writers)} blocks write it and "
+                 f"{lrealize.block.name_hint!r} runs last", *[scope.children[k][1] for k in writers])
+    for k in writers[:-1]:
+        p, r = scope.children[k]
+        if any(step[0] != "seq" for step in _lca([p, lpath])[len(body):]):
+            chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
+                     f"blocks {r.block.name_hint!r} and {lrealize.block.name_hint!r} both write the buffer in a "
+                     "loop they share: the copy back of the cache would not keep the order of their writes",
+                     r, lrealize)
+    return last
+
+
 def _check_consumers_read_what_is_written(chk: Checks, site, scope: _Scope, buf: Buffer, wpath: Path,
                                           wrealize: BlockRealize, consumers: set, subject: str) -> None:
     """The consumers that will read the cache (``consumers``: their names)
@@ -2181,14 +2232,17 @@ def _check_writes_first(chk, block: Block, buf: Buffer, subject: str, realize, w
 
 
 def _check_sole_writer(chk, scope: _Scope, buf: Buffer, realize, subject: str, hint: str = "",
-                       *, writes_first: bool = True) -> int:
+                       *, writes_first: bool = True, earlier: bool = False) -> int:
     """cache_write and reindex_cache_write: the block is the only writer of
-    the buffer in its scope (NotSingleWriteBlockError) and (unless
-    ``writes_first`` is False) does not read it before writing it
-    (CacheWriteReadBeforeWriteError); its position among the scope's
-    children."""
-    writer = _only_writer(chk, scope, buf)
+    the buffer in its scope (NotSingleWriteBlockError; with ``earlier``, the
+    last, see :func:`_last_writer`) and (unless ``writes_first`` is False)
+    does not read it before writing it (CacheWriteReadBeforeWriteError);
+    its position among the scope's children."""
     name = realize.block.name_hint
+    if earlier:
+        writer = _last_writer(chk, scope, buf, realize)
+    else:
+        writer = _only_writer(chk, scope, buf)
     if writer is None or scope.children[writer][1].block.name_hint != name:
         # the block is nested below a child of the scope that also writes the buffer
         chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
@@ -2343,8 +2397,11 @@ class CacheRead(Rewrite):
        (BufferIndexOutOfRangeError), or a Buffer or buffer name it reads
        (BufferNotAccessedError);
     4. the block has an enclosing block (NoScopeBlockError);
-    5. at most one block of the scope writes the buffer
-       (NotSingleWriteBlockError);
+    5. the block does not write the buffer where another block of the
+       scope writes it too (NotSingleWriteBlockError). TVM asks for one
+       writer in the scope; tirfun lets several through (the fill and the
+       update of a cache_write make two): the copy then goes after the
+       last, and holds what any of them writes;
     6. every reader of the buffer reads only what the blocks writing it
        before have written (NotRegionCoverError);
     7. every redirected reader runs after the copy (CacheStageOrderError).
@@ -2402,12 +2459,18 @@ class CacheRead(Rewrite):
             chk.stop(NotRegionCoverError, f"block {scope.block.name_hint!r}",
                      f"the region cover of the scope is not complete: block {bad.block.name_hint!r} reads "
                      f"elements of buffer {buf.name} that the blocks writing it before do not write", bad)
-        writer = _only_writer(chk, scope, buf)
-        if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
-            # every block to redirect runs before the writer: they read what
-            # the buffer holds on entry (TVM's in-place pattern: copy in,
-            # compute, copy out), so the cache is filled first, as if no
-            # block wrote the buffer
+        # TVM asks for one writer, which tirfun's own stages may make two (a
+        # cache_write of an update fills its cache first): the copy goes
+        # after the last, and holds what any of them writes
+        writers = [k for k, (_, r) in enumerate(scope.children) if _writes(r.block, buf)]
+        if len(writers) > 1 and _writes(realize.block, buf):
+            _only_writer(chk, scope, buf)  # the block itself is one of them: nothing of it would read the copy
+        writer = writers[-1] if writers else None
+        if writer is not None and _all_read_before(site, scope, buf, consumers, writers[0]):
+            # every block to redirect runs before the writers: they read
+            # what the buffer holds on entry (TVM's in-place pattern: copy
+            # in, compute, copy out), so the cache is filled first, as if
+            # no block wrote the buffer
             writer = None
         if writer is not None:
             wpath, wrealize = scope.children[writer]
@@ -2427,6 +2490,13 @@ class CacheRead(Rewrite):
             else:
                 loc, pos = scope.path, _end_position(scope.block)
             region = _writer_region(site, buf, wpath, wrealize, loc, memo, cut=False)
+            for other in writers[:-1]:
+                opath, orealize = scope.children[other]
+                # an earlier writer not under the place: its loops below
+                # the statement around both are relaxed, the others are
+                # the place's own
+                more = _writer_region(site, buf, opath, orealize, _lca([opath, loc]), memo, cut=False)
+                region = _union_region(region, more, buf, _outer_dom(site, path[:-1], scope.path))
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)
@@ -2531,8 +2601,10 @@ class CacheWrite(Rewrite):
        (BufferIndexOutOfRangeError), or a Buffer or buffer name it writes
        (BufferNotAccessedError);
     4. the block has an enclosing block (NoScopeBlockError);
-    5. the block is the only block of the scope writing the buffer
-       (NotSingleWriteBlockError);
+    5. the block is the only block of the scope writing the buffer, or
+       the last, the others running wholly before it, in no loop they
+       share (NotSingleWriteBlockError; TVM asks for the only one, where
+       tirfun's own fill of an earlier cache makes two);
     6. the given consumers run after the block (CacheStageOrderError);
     7. the given consumers read only elements the block writes, the only
        ones the cache holds (CacheWritePartialError; TVM lets such a
@@ -2605,7 +2677,7 @@ class CacheWrite(Rewrite):
         _check_no_loose_writer(chk, site, scope, buf, subject, realize)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf)
         name = realize.block.name_hint
-        writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False)
+        writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False, earlier=True)
         wpath, wrealize = scope.children[writer]
         # the consumers are children of the scope (checked above): the first
         # in program order that runs no later than the writer
