@@ -11,7 +11,7 @@ import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
-from tirfun.analysis.traversal import walk_stmts
+from tirfun.analysis.traversal import walk, walk_stmts
 from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.interp import run as interp_run
@@ -199,6 +199,17 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer
             vi = T.axis.spatial(8, i)
             C[vi] = A[vi]
 """
+
+
+# a second block under "outer" reads A too: B alone cannot be redirected
+# without outer's regions naming both buffers
+NESTED_TWICE = NESTED.replace("""                B[vi] = A[vi]
+""", """                B[vi] = A[vi]
+        for i in range(8):
+            with T.block("B2"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = B[vi] + A[vi]
+""")
 
 
 def mod_of(source: str) -> IRModule:
@@ -448,8 +459,9 @@ CASES = [
     (UNCOVERED, R.cache_read("C", 0, "shared"), R.NotRegionCoverError,
      "cache_read: block 'root': the region cover of the scope is not complete: block 'C' reads elements of "
      "buffer B that the blocks writing it before do not write"),
-    (NESTED, R.cache_read("C", 0, "shared", ["B"]), R.ConsumerNotInScopeError,
-     "cache_read: block 'B': the consumer block is not in the scope of block 'root', where the cache is made"),
+    (NESTED_TWICE, R.cache_read("C", 0, "shared", ["B"]), R.ConsumerNotInScopeError,
+     "cache_read: block 'B': the consumer block is not in the scope of block 'root', where the cache is made, "
+     "nor the only user of the buffer in the block of the scope around it"),
     (READ_AROUND_WRITE, R.cache_read("C", 0, "shared"), R.CacheStageOrderError,
      "cache_read: block 'C': the block reads buffer A before the cache of it is filled"),
     (TWO_STAGES, R.cache_write("B", 0, "local", ["C", "B"]), R.CacheStageOrderError,
@@ -2529,3 +2541,40 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32"), D: T.Bu
         tirfun.build(out, target="llvm")(*args)
         for x, y in zip(want, args):
             np.testing.assert_array_equal(x, y)
+
+
+def test_a_consumer_nested_in_a_child_of_the_scope_redirects_the_child_with_it():
+    # TVM redirects the nested block and leaves outer's regions naming A,
+    # which outer no longer reads; here outer's regions follow its body
+    mod = mod_of(NESTED)
+    out = R.cache_read("C", 0, "shared", ["B"])(mod)
+    outer = next(b for b in walk(out["main"].body) if isinstance(b, Block) and b.name_hint == "outer")
+    assert [r.buffer.name for r in outer.reads] == ["A_shared"]
+    assert "C[vi_1] = A[vi_1]" in out["main"].script()
+    check(mod, out)
+
+
+@pytest.mark.parametrize("primitive", ["cache_read", "cache_write"])
+def test_the_block_blockize_wrapped_is_a_consumer_of_the_outer_blocks_cache(primitive):
+    # TVM scripts name the inner block as the consumer of the cache of
+    # the outer one (blockize, then cache_read(B_o, ..., consumer_blocks=[B]))
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16,), "float32")):
+    for i, k in T.grid(16, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+"""
+    mod = mod_of(src)
+    sch = Schedule(mod)
+    outer = sch.blockize(sch.get_loops(sch.get_block("B"))[1])
+    if primitive == "cache_read":
+        sch.cache_read(outer, 0, "local", consumer_blocks=[sch.get_block("B")])
+        assert 'T.block("A_local")' in sch.mod["main"].script()
+    else:
+        sch.cache_write(outer, 0, "local", consumer_blocks=[sch.get_block("B")])
+        assert 'T.block("B_local")' in sch.mod["main"].script()
+    check(mod, sch.mod)

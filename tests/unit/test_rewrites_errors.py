@@ -984,7 +984,10 @@ CASES += [
     ("cache-writers", lambda: mod_of(_CACHE_WRITERS), R.cache_write("B0", 0, "local"), R.NotSingleWriteBlockError,
      r"^cache_write: buffer B: the buffer is expected to be written by a single block of the scope, or by "
      r"block 'B0' after all the others, but 2 blocks write it and 'B1' runs last"),
-    ("cache-consumer", lambda: mod_of(NESTED_SCOPE), R.cache_read("C", 0, "local", ["B"]),
+    ("cache-consumer", lambda: mod_of(NESTED_SCOPE.replace("B[vi2, vj] = A[vi2, vj]",
+                                                            "B[vi2, vj] = A[vi2, vj] + A[vi2, 0]\n"
+                                                            "            C[vi, 1] = A[vi, 1]")),
+     R.cache_read("C", 0, "local", ["B"]),
      R.ConsumerNotInScopeError, r"^cache_read: block 'B': the consumer block is not in the scope of block"),
     ("cache-order", lambda: mod_of(TWO_NESTS), R.cache_write("B", 0, "local", ["B"]), R.CacheStageOrderError,
      r"^cache_write: block 'B': the consumer block runs before block 'B' writes buffer B"),

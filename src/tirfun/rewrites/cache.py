@@ -400,7 +400,8 @@ def _box_text(box: list) -> str:
                      for iv in box)
 
 
-def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = None) -> set[str]:
+def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = None,
+                  writer: Path | None = None) -> set[str]:
     """The names of the given consumer blocks and of the blocks directly
     under them (TVM's consumer set); the scope's own block may be given,
     for the blocks of the scope. A given block whose regions do not
@@ -415,13 +416,52 @@ def _consumer_set(chk: Checks, site, scope: _Scope, refs, buf: Buffer | None = N
             continue
         # the scope's own block stands for the blocks directly under it,
         # which are the scope's (TVM's consumer set, as for any block)
+        if writer is not None and _under(path, writer):
+            # inside the block cache_write caches, which is redirected whole
+            # (TVM accepts it, and it changes nothing there either)
+            continue
         if path != scope.path and scope_path(site, path[:-1]) != scope.path:
-            chk.stop(ConsumerNotInScopeError, describe(ref),
-                     f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
-                     "the cache is made", site.at(path[:-1]))
+            outer = _outer_child(site, scope, path, buf)
+            if outer is None:
+                chk.stop(ConsumerNotInScopeError, describe(ref),
+                         f"the consumer block is not in the scope of block {scope.block.name_hint!r}, where "
+                         "the cache is made, nor the only user of the buffer in the block of the scope around "
+                         "it", site.at(path[:-1]))
+            # a block nested in a child of the scope (the block blockize
+            # wrapped) that is all the child does with the buffer: the child
+            # is redirected with it, its regions too (TVM redirects the
+            # nested block alone and leaves the child's regions naming the
+            # buffer it no longer reads)
+            out.add(site.at(outer).name_hint)
+            out.update(r.block.name_hint for _, r in child_blocks(site.at(outer), outer))
         out.add(ref.name)
         out.update(r.block.name_hint for _, r in child_blocks(site.at(path), path))
     return out
+
+
+def _outer_child(site, scope: _Scope, path: Path, buf: Buffer | None) -> Path | None:
+    """The path of the child block of the scope that holds the block at
+    ``path`` (nested deeper), where every access of ``buf`` in the child is
+    in that block; None otherwise (not under the scope, or the child
+    touches the buffer elsewhere too)."""
+    if buf is None:
+        return None
+    outer = path
+    while True:
+        up = scope_path(site, outer[:-1])
+        if up is None or up == scope.path:
+            break
+        outer = up
+    if up != scope.path:
+        return None
+
+    def accesses(node) -> int:
+        return sum(1 for n in walk(node) if type(n) in (BufferLoad, BufferStore) and n.buffer == buf)
+
+    child: Block = site.at(outer)
+    inner: Block = site.at(path)
+    total = accesses(child.body) + (0 if child.init is None else accesses(child.init))
+    return outer if total and total == accesses(inner) else None
 
 
 # ------------------------------------------------------------------ regions
@@ -2675,7 +2715,7 @@ class CacheWrite(Rewrite):
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, subject, buf)
         _check_no_loose_writer(chk, site, scope, buf, subject, realize)
-        consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf)
+        consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf, path)
         name = realize.block.name_hint
         writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False, earlier=True)
         wpath, wrealize = scope.children[writer]
@@ -2685,6 +2725,8 @@ class CacheWrite(Rewrite):
                        key=functools.cmp_to_key(_program_order))
         for p in early:
             r = site.at(p)
+            if _under(p, wpath):
+                continue  # inside the block, which is redirected whole
             if p != wpath and not (_reads(r.block, buf) or _writes(r.block, buf)):
                 continue  # a block that does not touch the buffer has nothing to redirect, as in TVM
             if p == wpath or _runs_before(p, wpath):
