@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
 from .. import rewrites as R
 from ..analysis.traversal import stmt_nodes, walk_stmts
 from ..nodes import Block, BlockRealize, IRModule, PrimFunc
@@ -238,6 +240,48 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], R.Rewrite | None]] = {
     "write_at": draw_write_at,
 }
 
-__all__ = ["DRAWERS", "SCOPES", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
+def draw_cache_chain(ch: Chooser, mod: IRModule, steps: int = 3, scopes: tuple | None = None) -> R.Pipeline:
+    """Up to ``steps`` caching primitives that apply, each drawn on the
+    module the ones before made (a cache of a cache; a cache of a buffer
+    that a block and the fill of its cache both write), sometimes after a
+    ``blockize`` of a block's innermost loop, so that a cache of the outer
+    block may name the inner one as its consumer. A draw that does not
+    apply is passed over. With ``scopes``, a cache drawn in another scope
+    is made in the first of them (``("global",)`` for a program with
+    threads, whose caches outside a kernel a kernel would not see)."""
+    records: list = []
+    cur = mod
+    if ch.chance(30):
+        record = _draw_blockize(ch, cur)
+        if record is not None and not record.violations(cur):
+            records.append(record)
+            cur = record(cur)
+    for _ in range(steps):
+        for primitive in ch.shuffled(["cache_read", "cache_write", "cache_read", "cache_write", "cache_inplace",
+                                      "reindex"]):
+            record = DRAWERS[primitive](ch, cur)
+            if record is not None and scopes and getattr(record, "storage_scope", scopes[0]) not in scopes:
+                record = attrs.evolve(record, storage_scope=scopes[0])
+            if record is not None and not record.violations(cur):
+                records.append(record)
+                cur = record(cur)
+                break
+    return R.Pipeline(records)
+
+
+def _draw_blockize(ch: Chooser, mod: IRModule):
+    """A ``blockize`` of the innermost loop of a random block, or None."""
+    from ..analysis.traversal import walk
+    from ..nodes import For
+
+    func = _main(mod)
+    names = []
+    for node in walk(func.body):
+        if isinstance(node, For) and isinstance(node.body, BlockRealize):
+            names.append(node.loop_var.name)
+    return R.blockize(ch.choice(names)) if names else None
+
+
+__all__ = ["DRAWERS", "SCOPES", "draw_cache_chain", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
            "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index", "draw_read_at",
            "draw_write_at"]
