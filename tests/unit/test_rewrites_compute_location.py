@@ -2316,3 +2316,61 @@ def main(X: T.Buffer((20,), "float32"), Y: T.Buffer((20,), "float32")):
     # a bound the domain does not keep is refused, as before
     raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), src.replace("< 5)", "< 4)"),
            "does not follow from the domains of its iteration variables")
+
+
+UPDATE_IN_PLACE = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j, k in T.grid(8, 8, 8):
+        with T.block("update"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * A[vk, vj]
+"""
+
+
+@pytest.mark.parametrize("at", [0, 1])
+def test_reverse_compute_at_of_a_copy_back_whose_cache_was_filled_before_the_loop(at):
+    # the update reads C, so cache_write fills the cache first (TVM does
+    # not, and reads it unfilled): the fill is a producer of the copy back
+    # that has run to its end before the loop, and TVM's next step, the
+    # copy back moved under the update's loop, was refused for it
+    mod = IRModule({"main": from_source(UPDATE_IN_PLACE)})
+    sch = tirfun.Schedule(mod)
+    sch.cache_write(sch.get_block("update"), 0, "local")
+    sch.reverse_compute_at(sch.get_block("C_local"), sch.get_loops(sch.get_block("update"))[at])
+    out = sch.mod
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    a = (np.arange(64, dtype="float32").reshape(8, 8) % 7) - 3
+    c = np.ones((8, 8), "float32")
+    want = c.copy()
+    from tirfun.interp import run
+    run(mod["main"], a, want)
+    tirfun.build(out, target="llvm")(a, c)
+    np.testing.assert_array_equal(c, want)
+
+
+def test_reverse_compute_at_still_refuses_an_earlier_producer_in_a_loop_around_both():
+    # the fill and the update share loop i: the fill of the next row runs
+    # after the copy back would have run under j
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    C_local = T.alloc_buffer((8, 8))
+    for i in range(8):
+        for j in range(8):
+            with T.block("fill"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C_local[vi, vj] = C[vi, vj]
+        for j, k in T.grid(8, 8):
+            with T.block("update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                C_local[vi, vj] = C_local[vi, vj] + A[vi, vk]
+    for i, j in T.grid(8, 8):
+        with T.block("back"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = C_local[vi, vj]
+"""
+    sch = tirfun.Schedule(IRModule({"main": from_source(src)}))
+    with pytest.raises(R.NotAllRequiredBlocksAreVisitedError, match="1 are not: 'fill'"):
+        sch.reverse_compute_at(sch.get_block("back"), sch.get_loops(sch.get_block("update"))[1])

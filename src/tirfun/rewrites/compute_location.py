@@ -772,6 +772,22 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
     return out
 
 
+def _runs_wholly_before(site, scope: Path | None, path: Path, lpath: Path) -> bool:
+    """Whether the statement at ``path`` runs before the loop at ``lpath``
+    starts, every time: it comes first in program order, and no loop of
+    more than one iteration below the scope holds both."""
+    if program_key(site, path) >= program_key(site, lpath):
+        return False
+    k = 0
+    while k < min(len(path), len(lpath)) and path[k] == lpath[k]:
+        k += 1
+    for j in range(0 if scope is None else len(scope), k):
+        node = site.at(path[:j])
+        if isinstance(node, While) or (isinstance(node, For) and int_value(node.extent) != 1):
+            return False
+    return True
+
+
 def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject: str) -> None:
     """Over all iterations of the loops above the new place, the domains
     solved from what the producers write must reach every instance of the
@@ -1035,6 +1051,14 @@ class _ComputeAtBase(Rewrite):
         cons = consumers(loc.children, loc.position)
         required = prods if self.reverse else cons
         missing = [c for c in required if not is_under(c[0], lpath)]
+        if missing and self.reverse and len(missing) < len(prods):
+            # a producer that has run to its end before the loop starts (the
+            # fill of a cache, pad_einsum's copy in of an output, TVM has
+            # neither) leaves its values in the buffer for every iteration:
+            # the domains come from the producers under the loop, and an
+            # instance that reads only what the earlier one wrote would
+            # never run (refused below, UnsupportedRegionError)
+            missing = [c for c in missing if not _runs_wholly_before(site, loc.scope, c[0], lpath)]
         if missing:
             kind = "producer" if self.reverse else "consumer"
             chk.stop(NotAllRequiredBlocksAreVisitedError, subject,
