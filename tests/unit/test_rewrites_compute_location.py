@@ -275,8 +275,28 @@ def test_not_in_same_scope_error():
 
 
 def test_not_all_required_blocks_are_visited_error():
-    raises(R.NotAllRequiredBlocksAreVisitedError, R.reverse_compute_at("E", "i_1"), TWO_CONSUMERS_WAR,
-           "reverse_compute_at requires all the producer(s) of the block to be under loop 'i_1', and 1 are not: 'B'")
+    # B, a producer of E, runs after the loop of D: E moved under it would
+    # read B before B writes it (a producer that has run to its end before
+    # the loop is let through: test_reverse_compute_at_of_a_copy_back_...)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32"), E: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("D"):
+            vi = T.axis.spatial(8, i)
+            D[vi] = A[vi] + T.float32(1)
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(8):
+        with T.block("E"):
+            vi = T.axis.spatial(8, i)
+            E[vi] = B[vi] * T.float32(3) + D[vi]
+"""
+    raises(R.NotAllRequiredBlocksAreVisitedError, R.reverse_compute_at("E", "i"), src,
+           "reverse_compute_at requires all the producer(s) of the block to be under loop 'i', and 1 are not: 'B'")
 
 
 def test_not_all_consumers_under_the_loop():
@@ -2374,3 +2394,56 @@ def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
     sch = tirfun.Schedule(IRModule({"main": from_source(src)}))
     with pytest.raises(R.NotAllRequiredBlocksAreVisitedError, match="1 are not: 'fill'"):
         sch.reverse_compute_at(sch.get_block("back"), sch.get_loops(sch.get_block("update"))[1])
+
+
+def test_reverse_compute_at_reads_a_shifted_guard_and_a_constant_one_from_the_domains():
+    # a padding copy guarded on its loops shifted by one (1 <= h + 1 < 9
+    # for h over range(8)) and a comparison of constants left unfolded:
+    # both follow from the domains, as TVM drops them with the loops
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi] * T.float32(2)
+    for o, k in T.grid(2, 5):
+        with T.block("C"):
+            vh = T.axis.spatial(8, o * 4 - 1 + k)
+            T.where(1 <= o * 4 + k and o * 4 + k < 9 and T.LT(T.int64(0), T.int64(1)))
+            C[vh] = B[vh] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(src)})
+    out = R.reverse_compute_at("C", "i")(mod)
+    verify(out)
+    assert "T.where" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_at_of_a_fuse_split_again_drops_the_guard_its_row_implies():
+    # B moves under C's row loop (its whole domain in each row, as TVM does
+    # it) and loses the loops its guard f < 30 is written in: with the row
+    # f // 5 over range(6), the guard follows from the row's domain
+    src = """
+@T.prim_func
+def main(A: T.Buffer((6, 5), "float32"), C: T.Buffer((6, 5), "float32")):
+    B = T.alloc_buffer((6, 5))
+    for i, j in T.grid(6, 5):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(6, 5):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(src)})
+    sch = tirfun.Schedule(mod)
+    sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [None, 8])
+    assert "T.where" in sch.mod["main"].script()
+    sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    after = sch.mod
+    verify(after)
+    assert "T.where" not in after["main"].script()
+    assert_equivalent(mod["main"], after["main"])

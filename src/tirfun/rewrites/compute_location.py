@@ -34,7 +34,7 @@ from ..analysis.traversal import (
     transform, transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
-    EQ, GE, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
+    EQ, GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
     DeclBuffer, Div, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node,
     PrimExpr, Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
 )
@@ -952,15 +952,22 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     first the slowest), as the nest of its whole domain does: no predicate,
     constant extents whose products agree, and the instance's rank in the
     domain equal to the iteration's rank in the loops (``vi = f // 64, vj =
-    f % 64`` under a fuse ``f`` of the two)."""
-    if not _is_true(realize.predicate):
-        return False
+    f % 64`` under a fuse ``f`` of the two). A predicate may cut the loops
+    to the domain's size by their rank (a fuse split again without
+    dividing: ``f_0 * 8 + f_1 < 30``): they then run the first instances,
+    which are all of them."""
     ivs = realize.block.iter_vars
     sizes = [int_value(iv.dom.extent) for iv in ivs] + [int_value(lp.extent) for lp in loops]
     if any(v is None for v in sizes) or any(int_value(lp.min) is None for lp in loops) \
             or any(int_value(iv.dom.min) is None for iv in ivs):
         return False
-    if math.prod(sizes[:len(ivs)]) != math.prod(sizes[len(ivs):]):
+    count = math.prod(sizes[:len(ivs)])
+    cut = None
+    if not _is_true(realize.predicate):
+        cut = realize.predicate
+        if not isinstance(cut, LT) or int_value(cut.b) != count or count > math.prod(sizes[len(ivs):]):
+            return False
+    elif count != math.prod(sizes[len(ivs):]):
         return False
     ranges = {lp.loop_var.name: (int_value(lp.min), int_value(lp.min) + int_value(lp.extent) - 1) for lp in loops}
     if len(ranges) != len(loops):
@@ -982,10 +989,13 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     mine = rank([(v, int_value(iv.dom.min), int_value(iv.dom.extent)) for iv, v in zip(ivs, realize.iter_values)])
     theirs = rank([(lp.loop_var, int_value(lp.min), int_value(lp.extent)) for lp in loops])
     if mine is None or theirs is None:
-        return mine is None and theirs is None
+        return mine is None and theirs is None and cut is None
     if mine.dtype != theirs.dtype:
         return False
-    return prove_equal(simplify_index(mine, ranges), simplify_index(theirs, ranges))
+    theirs = simplify_index(theirs, ranges)
+    if cut is not None and not (cut.a.dtype == theirs.dtype and prove_equal(simplify_index(cut.a, ranges), theirs)):
+        return False
+    return prove_equal(simplify_index(mine, ranges), theirs)
 
 
 class _ComputeAtBase(Rewrite):
@@ -1011,9 +1021,19 @@ class _ComputeAtBase(Rewrite):
             chk.stop(NotInSameScopeError, subject,
                      f"the block and loop {loop.loop_var.name!r} must be under the same block scope",
                      loc.realize, loop)
-        ccode = complete_block_code(loc.children, block)
+        children = loc.children
+        if len(children) > 1:
+            # another writer of the block's outputs that has run to its end
+            # before the loop (the fill of a cache, pad_einsum's copy in of
+            # an output, which TVM does not make) still writes first: the
+            # block's instances keep their order with it wherever they go
+            written = writes_of(block)
+            children = [c for c in children if c[1].block is block or not (writes_of(c[1].block) & written)
+                        or not (_runs_wholly_before(site, loc.scope, c[0], lpath)
+                                and _runs_wholly_before(site, loc.scope, c[0], loc.rpath))]
+        ccode = complete_block_code(children, block)
         if ccode:
-            rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize)
+            rcode = reduction_block_code(site, children, loc.rpath, loc.realize)
             if rcode:
                 chk.fail(NotCompleteOrReductionBlockError, subject,
                          f"the block is neither a complete block (it fails condition {ccode}: "
@@ -1051,13 +1071,15 @@ class _ComputeAtBase(Rewrite):
         cons = consumers(loc.children, loc.position)
         required = prods if self.reverse else cons
         missing = [c for c in required if not is_under(c[0], lpath)]
-        if missing and self.reverse and len(missing) < len(prods):
+        if missing and self.reverse:
             # a producer that has run to its end before the loop starts (the
             # fill of a cache, pad_einsum's copy in of an output, TVM has
             # neither) leaves its values in the buffer for every iteration:
             # the domains come from the producers under the loop, and an
             # instance that reads only what the earlier one wrote would
-            # never run (refused below, UnsupportedRegionError)
+            # never run (refused below, UnsupportedRegionError); with none
+            # under the loop, the block runs its whole domain in each
+            # iteration, as it does with no producer at all
             missing = [c for c in missing if not _runs_wholly_before(site, loc.scope, c[0], lpath)]
         if missing:
             kind = "producer" if self.reverse else "consumer"
@@ -1987,16 +2009,97 @@ def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) 
     for c in conjuncts(realize.predicate):
         if _is_true(c) or size_conditions(c, func):
             continue  # true, or of sizes only: the moved block keeps it (see _nest)
-        if not isinstance(c, LT) or not c.a.dtype.is_integer:
+        if not var_names(c) and can_prove(c):
+            continue  # a comparison of constants left unfolded (T.int64(0) < T.int64(1))
+        bounds = _as_bounds(c)
+        if bounds is None:
             return False
-        key = simplify_index(c.a)
+        upper, lower = bounds
+        if upper is not None and _upper_implied(upper, keys, realize, ranges):
+            continue
+        if lower is not None and _lower_implied(lower, keys):
+            continue
+        return False
+    return True
+
+
+def _as_bounds(c) -> tuple | None:
+    """A conjunct as ``(upper, lower)``: ``upper`` an ``LT(e, b)`` meaning
+    ``e < b`` or None, ``lower`` a pair ``(b, e)`` meaning ``b <= e`` or
+    None; None for anything else than an integer comparison."""
+    if not isinstance(c, (LT, LE, GT, GE)) or not c.a.dtype.is_integer:
+        return None
+    a, b = (c.a, c.b) if isinstance(c, (LT, LE)) else (c.b, c.a)  # a < b, or a <= b
+    one = IntImm(a.dtype, 1)
+    if isinstance(c, (LT, GT)):
+        return LT(a, b), (a + one, b)
+    return LT(a, b + one), (a, b)
+
+
+def _offset(e: PrimExpr, value: PrimExpr) -> int | None:
+    """``e - value`` when it is a constant, else None."""
+    fe, fv = affine_form(e), affine_form(value)
+    if fe is None or fv is None or fe.dtype != fv.dtype:
+        return None
+    diff = fe.plus(fv, -1)
+    return diff.const if not diff.terms else None
+
+
+def _upper_implied(c: LT, keys: list, realize: BlockRealize, ranges) -> bool:
+    """Whether the domains imply ``c.a < c.b``: ``c.a`` is an iteration
+    variable's value plus a constant and the domain ends below the bound
+    so shifted (what a split that does not divide adds, or a padding's
+    shifted guard); or the high part of a value (:func:`_high_part_bounded`);
+    or the dividend of a value ``c.a // q`` whose domain ends at ``m``, with
+    ``c.b`` equal to ``m * q`` (a fuse split again: ``f < m * n`` where the
+    row is ``f // n``)."""
+    key = simplify_index(c.a)
+    for k, iv in keys:
+        end = simplify_index(iv.dom.min + iv.dom.extent)
         # the domain's end, a constant or a size (``i_0 * 8 + i_1 < c`` for
         # a variable over ``range(c)``), at most the bound
-        if not any(k == key and index_at_most(simplify_index(iv.dom.min + iv.dom.extent), c.b)
-                   for k, iv in keys) and not any(_high_part_bounded(c, v, iv, ranges or {})
-                                                  for (v, iv) in zip(realize.iter_values, realize.block.iter_vars)):
-            return False
-    return True
+        if k == key and index_at_most(end, c.b):
+            return True
+        d = _offset(key, k)
+        if d and end.dtype == c.b.dtype and index_at_most(simplify_index(end + IntImm(end.dtype, d)), c.b):
+            return True
+    if any(_high_part_bounded(c, v, iv, ranges or {}) for v, iv in zip(realize.iter_values, realize.block.iter_vars)):
+        return True
+    return _quotient_bounded(c, key, realize)
+
+
+def _quotient_bounded(c: LT, key: PrimExpr, realize: BlockRealize) -> bool:
+    """``c.a < c.b`` where a value is ``c.a // q`` over a domain from 0 to
+    ``m``, ``c.b`` is ``m * q``, and ``q`` is a positive constant or the
+    extent of the domain of the value ``c.a % q`` (where it is not
+    positive, that domain is empty and the block never runs)."""
+    for iv, v in zip(realize.block.iter_vars, realize.iter_values):
+        if not isinstance(v, FloorDiv) or simplify_index(v.a) != key or int_value(iv.dom.min) != 0:
+            continue
+        q = v.b
+        if not (int_value(q) is not None and int_value(q) > 0) and not any(
+                isinstance(w, FloorMod) and simplify_index(w.a) == key and prove_equal(w.b, q)
+                and prove_equal(other.dom.extent, q) and int_value(other.dom.min) == 0
+                for other, w in zip(realize.block.iter_vars, realize.iter_values)):
+            continue
+        if iv.dom.extent.dtype == c.b.dtype and prove_equal(simplify_index(iv.dom.extent * q), simplify_index(c.b)):
+            return True
+    return False
+
+
+def _lower_implied(lower: tuple, keys: list) -> bool:
+    """Whether the domains imply ``b <= e`` (``lower`` is ``(b, e)``):
+    ``e`` is an iteration variable's value plus a constant ``d``, and the
+    domain starts at ``b - d`` or later (a padding's ``1 <= h + 1``)."""
+    b, e = lower
+    key = simplify_index(e)
+    for k, iv in keys:
+        d = 0 if k == key else _offset(key, k)
+        if d is None or iv.dom.min.dtype != b.dtype:
+            continue
+        if index_at_most(b, simplify_index(iv.dom.min + IntImm(b.dtype, d)) if d else iv.dom.min):
+            return True
+    return False
 
 
 def _high_part_bounded(c: LT, value: PrimExpr, iv, ranges: dict) -> bool:
