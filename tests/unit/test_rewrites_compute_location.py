@@ -2447,3 +2447,23 @@ def main(A: T.Buffer((6, 5), "float32"), C: T.Buffer((6, 5), "float32")):
     verify(after)
     assert "T.where" not in after["main"].script()
     assert_equivalent(mod["main"], after["main"])
+
+
+def test_compute_at_keeps_refusing_a_block_beside_a_fill_whose_predicate_would_be_lost():
+    # the copy writes every other row under T.where, which compute_at
+    # rebuilds from the domains (as TVM does) and so loses: alone, the rows
+    # it skipped held nothing anyone could read; beside the fill of its
+    # cache they hold C's values, which the lost predicate would overwrite
+    src = """
+@T.prim_func
+def main(A: T.Buffer((2, 1), "float32"), C: T.Buffer((2, 1), "float32")):
+    for i, j in T.grid(2, 1):
+        with T.block("update"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(i % 2 == 0)
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    sch = tirfun.Schedule(IRModule({"main": from_source(src)}))
+    sch.cache_write(sch.get_block("update"), 0, "global")
+    with pytest.raises(R.NotCompleteOrReductionBlockError, match="fails condition 2"):
+        sch.compute_at(sch.get_block("update"), sch.get_loops(sch.get_block("C_global"))[0])

@@ -1022,11 +1022,17 @@ class _ComputeAtBase(Rewrite):
                      f"the block and loop {loop.loop_var.name!r} must be under the same block scope",
                      loc.realize, loop)
         children = loc.children
-        if len(children) > 1:
+        if len(children) > 1 and (self.reverse or _predicate_implied(
+                loc.realize, site.func, loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
+                                                    if isinstance(node, For)))):
             # another writer of the block's outputs that has run to its end
             # before the loop (the fill of a cache, pad_einsum's copy in of
             # an output, which TVM does not make) still writes first: the
-            # block's instances keep their order with it wherever they go
+            # block's instances keep their order with it wherever they go.
+            # (compute_at rebuilds the block's predicate from its domains,
+            # as TVM does: one they do not imply would be lost, and where
+            # the other writer's values show through, that is seen; the
+            # moved block must then be the only writer)
             written = writes_of(block)
             children = [c for c in children if c[1].block is block or not (writes_of(c[1].block) & written)
                         or not (_runs_wholly_before(site, loc.scope, c[0], lpath)
