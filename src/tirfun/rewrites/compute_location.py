@@ -2266,8 +2266,10 @@ class ComputeAt(_ComputeAtBase):
     2. the block and the loop are in the same scope and the loop is not
        above the block (NotInSameScopeError);
     3. the block is a complete or a reduction block
-       (NotCompleteOrReductionBlockError) and not an output block
-       (OutputBlockError);
+       (NotCompleteOrReductionBlockError; another writer of its outputs
+       that has run to its end before the block and the loop, such as the
+       fill of a cache, does not count where the domains imply the block's
+       predicate) and not an output block (OutputBlockError);
     4. it is not the only leaf of its scope (OnlyLeafError);
     5. every consumer of the block is under the loop
        (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
@@ -2353,12 +2355,16 @@ class ReverseComputeAt(_ComputeAtBase):
     2. the block and the loop are in the same scope and the loop is not
        above the block (NotInSameScopeError);
     3. the block is a complete or a reduction block
-       (NotCompleteOrReductionBlockError), and its predicate says no more
-       than that its iteration variables stay in their domains
+       (NotCompleteOrReductionBlockError; another writer of its outputs
+       that has run to its end before the loop, such as the fill of a
+       cache, does not count), and its predicate says no more than that its
+       iteration variables stay in their domains, shifted or not (``1 <= h
+       + 1``), or through a fused row (``f < m * n`` for ``f // n``)
        (NonTrivialPredicateError): the loops it is written in go away;
     4. it is not the only leaf of its scope (OnlyLeafError);
-    5. every producer of the block is under the loop
-       (NotAllRequiredBlocksAreVisitedError), and ``index`` is -1, -2 or a
+    5. every producer of the block is under the loop, or has run to its
+       end before it (NotAllRequiredBlocksAreVisitedError; TVM asks for
+       all under the loop), and ``index`` is -1, -2 or a
        position after the producers and before the consumers among the
        loop's statements (InvalidInsertionIndexError);
     6. the producers write all the block reads of them, within the loop they
