@@ -958,3 +958,28 @@ def test_blockize_of_a_fuse_split_into_parts_reads_the_predicate_as_the_fused_ex
     # where the cut falls inside the bounded part, the binding does not divide
     with pytest.raises(R.SubspaceNotDivisibleError):
         R.blockize("f_1")(mod)
+
+
+def test_blockize_refuses_a_binding_that_reads_a_loop_above_an_opaque_block_around_it():
+    # loop_partition wraps each part in a block of its own; the part's
+    # binding t0 * 2 + p00 reads t0, above that block. Dividing it left t0
+    # in the inner block's binding, under the new block, where t0 is not
+    # visible (the result failed block isolation)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((5,), "float32"), C: T.Buffer((4,), "float32")):
+    B = T.alloc_buffer((5,))
+    for t0 in range(2):
+        for p0 in range(3):
+            with T.block("B"):
+                b0 = T.axis.spatial(5, t0 * 2 + p0)
+                B[b0] = A[b0] * T.float32(2.0)
+        for c0 in range(2):
+            with T.block("C"):
+                o0 = T.axis.spatial(4, t0 * 2 + c0)
+                T.reads(B[o0:o0 + 2])
+                C[o0] = B[o0] + B[o0 + 1]
+"""
+    mod = R.loop_partition("p0", [2, None], True)(IRModule({"main": from_source(src)}))
+    with pytest.raises(R.SubspaceNotDivisibleError, match="the binding b0_1 = t0 \\* 2 \\+ p00 does not divide"):
+        R.blockize("p00", False)(mod)

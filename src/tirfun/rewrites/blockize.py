@@ -156,16 +156,21 @@ def _times(a: int | PrimExpr, b: int | PrimExpr) -> int | PrimExpr | None:
     return fold_mul(a, b) if a.dtype == b.dtype else None
 
 
-def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None) -> _Division | None:
+def _divide(value, total, iv: IterVar, inner_names: set, loops, unit: Var | None = None,
+            above: set = frozenset()) -> _Division | None:
     """The division of one binding read as the iteration sum ``total``, or
     None when it is not divisible at the given loop. ``unit`` is the outer
     loop of extent 1 the binding reads, kept as the outer binding when no
-    other outer loop is (TVM's division with ``preserve_unit_iters``)."""
+    other outer loop is (TVM's division with ``preserve_unit_iters``).
+    ``above``: the names of every loop above the cut, past opaque blocks
+    too, which the inner block may not read."""
     d = _divide_sum(value, total, iv, inner_names, loops, unit)
     if d is None and total.args and all(a.source in inner_names for a in total.args):
         # the loops from the cut down only, of symbolic extent (vj = j for j
-        # in range(d1), or k_0 * 8 + k_1 of a split of one)
-        d = _whole_inner(value, iv, inner_names, set(loops) - inner_names, unit)
+        # in range(d1), or k_0 * 8 + k_1 of a split of one); a loop above an
+        # opaque block around them (t0 * 2 + p under a partition's block) is
+        # not one of the sum's loops, and no more visible inside
+        d = _whole_inner(value, iv, inner_names, (set(loops) - inner_names) | set(above), unit)
     if d is None and not any(a.source in inner_names for a in total.args):
         # the loops above only, sliced by a size (i_j_fused // k of a fuse
         # of symbolic loops)
@@ -397,7 +402,7 @@ def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
         if whole and not var_names(value).isdisjoint(whole):
             d = _divide_whole(value, iv, inner_names, set(loops), unit)
         else:
-            d = _divide(value, total, iv, inner_names, loops, unit)
+            d = _divide(value, total, iv, inner_names, loops, unit, cut.outer_names)
         if d is None or _int(iv.dom.min) != 0:
             return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
                           f"part of the loops above it times the extent of a part of the loops {cut.below}")
