@@ -1022,9 +1022,11 @@ class _ComputeAtBase(Rewrite):
                      f"the block and loop {loop.loop_var.name!r} must be under the same block scope",
                      loc.realize, loop)
         children = loc.children
-        if len(children) > 1 and (self.reverse or _predicate_implied(
-                loc.realize, site.func, loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
-                                                    if isinstance(node, For)))):
+        written = writes_of(block)
+        if any(c[1].block is not block and writes_of(c[1].block) & written for c in children) and (
+                self.reverse or _predicate_implied(
+                    loc.realize, site.func, loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
+                                                        if isinstance(node, For)))):
             # another writer of the block's outputs that has run to its end
             # before the loop (the fill of a cache, pad_einsum's copy in of
             # an output, which TVM does not make) still writes first: the
@@ -1033,7 +1035,6 @@ class _ComputeAtBase(Rewrite):
             # as TVM does: one they do not imply would be lost, and where
             # the other writer's values show through, that is seen; the
             # moved block must then be the only writer)
-            written = writes_of(block)
             children = [c for c in children if c[1].block is block or not (writes_of(c[1].block) & written)
                         or not (_runs_wholly_before(site, loc.scope, c[0], lpath)
                                 and _runs_wholly_before(site, loc.scope, c[0], loc.rpath))]
