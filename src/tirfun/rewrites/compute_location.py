@@ -1021,27 +1021,14 @@ class _ComputeAtBase(Rewrite):
             chk.stop(NotInSameScopeError, subject,
                      f"the block and loop {loop.loop_var.name!r} must be under the same block scope",
                      loc.realize, loop)
-        children = loc.children
-        written = writes_of(block)
-        if any(c[1].block is not block and writes_of(c[1].block) & written for c in children) and (
-                self.reverse or _predicate_implied(
-                    loc.realize, site.func, loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
-                                                        if isinstance(node, For)))):
-            # another writer of the block's outputs that has run to its end
-            # before the loop (the fill of a cache, pad_einsum's copy in of
-            # an output, which TVM does not make) still writes first: the
-            # block's instances keep their order with it wherever they go.
-            # (compute_at rebuilds the block's predicate from its domains,
-            # as TVM does: one they do not imply would be lost, and where
-            # the other writer's values show through, that is seen; the
-            # moved block must then be the only writer)
-            children = [c for c in children if c[1].block is block or not (writes_of(c[1].block) & written)
-                        or not (_runs_wholly_before(site, loc.scope, c[0], lpath)
-                                and _runs_wholly_before(site, loc.scope, c[0], loc.rpath))]
-        ccode = complete_block_code(children, block)
-        if ccode:
-            rcode = reduction_block_code(site, children, loc.rpath, loc.realize)
-            if rcode:
+        ccode = complete_block_code(loc.children, block)
+        rcode = reduction_block_code(site, loc.children, loc.rpath, loc.realize) if ccode else 0
+        if ccode and rcode:
+            children = self._earlier_writers_aside(site, loc, lpath)
+            if children is not None:
+                ccode = complete_block_code(children, block)
+                rcode = reduction_block_code(site, children, loc.rpath, loc.realize) if ccode else 0
+            if ccode and rcode:
                 chk.fail(NotCompleteOrReductionBlockError, subject,
                          f"the block is neither a complete block (it fails condition {ccode}: "
                          f"{COMPLETE_BLOCK_DEFINITION}) nor a reduction block (it fails condition "
@@ -1125,6 +1112,29 @@ class _ComputeAtBase(Rewrite):
         nest = self._nest(site, placement)
         self._check_threads(chk, site, placement, nest, subject)
         return site, placement, nest
+
+    def _earlier_writers_aside(self, site, loc, lpath) -> list | None:
+        """The scope's children without the other writers of the block's
+        outputs that have run to their end before the loop and the block
+        (the fill of a cache, pad_einsum's copy in of an output, which TVM
+        does not make): they still write first, and the block's instances
+        keep their order with them wherever they go. None where there are
+        none, or (compute_at) where the block's predicate does not follow
+        from its domains: compute_at rebuilds it from them, as TVM does,
+        and one they do not imply would be lost, which the other writer's
+        values would show."""
+        block = loc.realize.block
+        written = writes_of(block)
+        earlier = [c for c in loc.children if c[1].block is not block and writes_of(c[1].block) & written
+                   and _runs_wholly_before(site, loc.scope, c[0], lpath)
+                   and _runs_wholly_before(site, loc.scope, c[0], loc.rpath)]
+        if not earlier:
+            return None
+        if not self.reverse and not _predicate_implied(
+                loc.realize, site.func, loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
+                                                    if isinstance(node, For))):
+            return None
+        return [c for c in loc.children if not any(c is e for e in earlier)]
 
     def _check_cover(self, chk, site, loc, subject, prods, cons):
         block = loc.realize.block
