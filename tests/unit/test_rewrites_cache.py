@@ -2578,3 +2578,30 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((16,), "float32")):
         sch.cache_write(outer, 0, "local", consumer_blocks=[sch.get_block("B")])
         assert 'T.block("B_local")' in sch.mod["main"].script()
     check(mod, sch.mod)
+
+
+@pytest.mark.parametrize("primitive", ["cache_write", "cache_read"])
+def test_a_store_outside_the_blocks_that_runs_before_them_all_stays_before_the_copies(primitive):
+    # TVM's rank-0 test program stores into B at the root before the block
+    # that writes it: every copy is placed after that store, as the blocks
+    # using B all are (a store between them is still refused)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((), "float32"), C: T.Buffer((), "float32")):
+    B = T.alloc_buffer((), "float32")
+    B[()] = A[()]
+    with T.block("update"):
+        for i in range(1):
+            B[()] = B[()] + A[()]
+    with T.block("C"):
+        C[()] = B[()]
+"""
+    mod = mod_of(src)
+    rewrite = R.cache_write("update", 0, "local") if primitive == "cache_write" else R.cache_read("C", 0, "local")
+    out = rewrite(mod)
+    script = out["main"].script()
+    assert script.index("B[()] = A[()]") < script.index('\n    with T.block("')
+    check(mod, out)
+    between = src.replace("    with T.block(\"C\"):", "    B[()] = B[()] * T.float32(2)\n    with T.block(\"C\"):")
+    with pytest.raises(R.CacheStageOrderError, match="a store outside the blocks writes buffer B"):
+        rewrite(mod_of(between))

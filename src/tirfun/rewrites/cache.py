@@ -1212,16 +1212,26 @@ def _check_blocked_place(chk: Checks, detector: _LocDetector, subject: str, buf:
                  f"'{what}', inside which no copy can be placed between them", node)
 
 
-def _check_no_loose_writer(chk: Checks, site, scope: _Scope, buf: Buffer, subject: str, realize) -> None:
+def _check_no_loose_writer(chk: Checks, site, scope: _Scope, buf: Buffer, subject: str, realize,
+                           placed_by_blocks: bool = False) -> None:
     """No statement of the scope outside its blocks stores into ``buf``
     (CacheStageOrderError): the copies are placed by the blocks that write
     and read the buffer alone, as TVM places them, and could run on the
     wrong side of such a store (a copy in placed before it, a copy back
-    overwriting it)."""
+    overwriting it). With ``placed_by_blocks`` (every copy goes next to a
+    block using the buffer, not at the start of the scope), a store that
+    has run to its end before all those blocks is let through."""
     if site.index is not None and not site.index.loose:
         return
-    for _, node in statements_outside_blocks(scope.block.body, scope.path + (("body", None),)):
+    body = scope.path + (("body", None),)
+    for path, node in statements_outside_blocks(scope.block.body, body):
         if isinstance(node, BufferStore) and same_buffer(node.buffer, buf):
+            if placed_by_blocks and all(_runs_before(path, c) and all(
+                    step[0] == "seq" for step in _lca([path, c])[len(body):]) for c, _ in scope.children):
+                # it has run to its end before any block using the buffer
+                # starts, in no loop around one of them: every copy, placed
+                # by those blocks, comes after it, as in the original
+                continue
             chk.stop(CacheStageOrderError, subject,
                      f"a store outside the blocks writes buffer {buf.name} ({node.script().splitlines()[0]}); "
                      "the cache's copies are placed by the blocks alone and could run on the wrong side of it",
@@ -2491,7 +2501,10 @@ class CacheRead(Rewrite):
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.read_buffer_index, "read")
         scope = _scope_of(chk, site, path, subject, buf)
-        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
+        # the copy follows a block writing the buffer where one writes it
+        # before any reads it; else it goes to the start of the scope
+        uses = [_writes(r.block, buf) for _, r in scope.children if _writes(r.block, buf) or _reads(r.block, buf)]
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize, bool(uses) and uses[0])
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf)
         memo: dict = {}  # the writer's relaxed region, asked twice
         bad = _cover_violation(site, scope, buf, memo)
@@ -2714,7 +2727,7 @@ class CacheWrite(Rewrite):
         realize = site.at(path[:-1])
         buf = access_buffer(chk, realize.block, realize, self.write_buffer_index, "write")
         scope = _scope_of(chk, site, path, subject, buf)
-        _check_no_loose_writer(chk, site, scope, buf, subject, realize)
+        _check_no_loose_writer(chk, site, scope, buf, subject, realize, placed_by_blocks=True)
         consumers = _consumer_set(chk, site, scope, self.consumer_blocks, buf, path)
         name = realize.block.name_hint
         writer = _check_sole_writer(chk, scope, buf, realize, subject, writes_first=False, earlier=True)
