@@ -2467,3 +2467,24 @@ def main(A: T.Buffer((2, 1), "float32"), C: T.Buffer((2, 1), "float32")):
     sch.cache_write(sch.get_block("update"), 0, "global")
     with pytest.raises(R.NotCompleteOrReductionBlockError, match="fails condition 2"):
         sch.compute_at(sch.get_block("update"), sch.get_loops(sch.get_block("C_global"))[0])
+
+
+def test_the_copy_back_moves_under_an_over_split_of_a_fuse_whose_quotient_was_simplified():
+    # a fuse of 3 x 3 split by 6 binds the row as f_0 * 2 + f_1 // 3 (the
+    # simplifier's reading of (f_0 * 6 + f_1) // 3) under f_0 * 6 + f_1 < 9:
+    # what the writer covers was read from the guarded sum's digits, which
+    # gave f // 6 * 2 + f % 6 // 3 and no iteration map
+    src = """
+@T.prim_func
+def main(A: T.Buffer((3, 3), "float32"), B: T.Buffer((3, 3), "float32")):
+    for i, j in T.grid(3, 3):
+        with T.block("blk"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(src)})
+    cached = (R.fuse("i", "j") >> R.split("i_j_fused", [None, 6]) >> R.cache_write("blk", 0, "local"))(mod)
+    assert "i_j_fused_0 * 2 + i_j_fused_1 // 3" in cached["main"].script()
+    out = R.reverse_compute_at("B_local", "i_j_fused_1")(cached)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
