@@ -362,7 +362,7 @@ def _last_writer(chk: Checks, scope: _Scope, buf: Buffer, realize) -> int | None
                  f"{lrealize.block.name_hint!r} runs last", *[scope.children[k][1] for k in writers])
     for k in writers[:-1]:
         p, r = scope.children[k]
-        if any(step[0] != "seq" for step in _lca([p, lpath])[len(body):]):
+        if not _apart(body, p, lpath):
             chk.stop(NotSingleWriteBlockError, f"buffer {buf.name}",
                      f"blocks {r.block.name_hint!r} and {lrealize.block.name_hint!r} both write the buffer in a "
                      "loop they share: the copy back of the cache would not keep the order of their writes",
@@ -1006,6 +1006,13 @@ def _spans(var: Var, dim: PrimExpr, dom) -> bool:
             and rng.min.dtype == var.dtype and rng.extent.dtype == var.dtype and rng.extent == dim)
 
 
+def _apart(body: Path, a: Path, b: Path) -> bool:
+    """Whether the statements at ``a`` and ``b``, both under ``body``,
+    share no statement below it but sequences: no loop, condition or block
+    runs them both."""
+    return all(step[0] == "seq" for step in _lca([a, b])[len(body):])
+
+
 def _lca(paths: list[Path]) -> Path:
     first = paths[0]
     n = len(first)
@@ -1226,8 +1233,7 @@ def _check_no_loose_writer(chk: Checks, site, scope: _Scope, buf: Buffer, subjec
     body = scope.path + (("body", None),)
     for path, node in statements_outside_blocks(scope.block.body, body):
         if isinstance(node, BufferStore) and same_buffer(node.buffer, buf):
-            if placed_by_blocks and all(_runs_before(path, c) and all(
-                    step[0] == "seq" for step in _lca([path, c])[len(body):]) for c, _ in scope.children):
+            if placed_by_blocks and all(_runs_before(path, c) and _apart(body, path, c) for c, _ in scope.children):
                 # it has run to its end before any block using the buffer
                 # starts, in no loop around one of them: every copy, placed
                 # by those blocks, comes after it, as in the original
@@ -1247,8 +1253,7 @@ def _check_no_reader_ahead(chk: Checks, scope: _Scope, writer: int, buf: Buffer,
     wpath, wrealize = scope.children[writer]
     body = scope.path + (("body", None),)
     for p, r in scope.children[:writer]:
-        if _reads(r.block, buf) and r.block.name_hint not in consumers and any(
-                step[0] != "seq" for step in _lca([p, wpath])[len(body):]):
+        if _reads(r.block, buf) and r.block.name_hint not in consumers and not _apart(body, p, wpath):
             chk.stop(CacheStageOrderError, f"block {r.block.name_hint!r}",
                      f"the block reads buffer {buf.name} before block {wrealize.block.name_hint!r} writes it, in "
                      "a loop they share: from its second iteration on it reads what the block wrote, which the "
@@ -2543,13 +2548,14 @@ class CacheRead(Rewrite):
             else:
                 loc, pos = scope.path, _end_position(scope.block)
             region = _writer_region(site, buf, wpath, wrealize, loc, memo, cut=False)
+            dom = _outer_dom(site, path[:-1], scope.path) if len(writers) > 1 else None
             for other in writers[:-1]:
                 opath, orealize = scope.children[other]
                 # an earlier writer not under the place: its loops below
                 # the statement around both are relaxed, the others are
                 # the place's own
                 more = _writer_region(site, buf, opath, orealize, _lca([opath, loc]), memo, cut=False)
-                region = _union_region(region, more, buf, _outer_dom(site, path[:-1], scope.path))
+                region = _union_region(region, more, buf, dom)
         else:
             loc, pos = scope.path, 0
             declared = _region_of(scope.block.reads, buf)

@@ -781,11 +781,9 @@ def _runs_wholly_before(site, scope: Path | None, path: Path, lpath: Path) -> bo
     k = 0
     while k < min(len(path), len(lpath)) and path[k] == lpath[k]:
         k += 1
-    for j in range(0 if scope is None else len(scope), k):
-        node = site.at(path[:j])
-        if isinstance(node, While) or (isinstance(node, For) and int_value(node.extent) != 1):
-            return False
-    return True
+    # nodes_along walks down once; nodes[j] is the node at path[:j]
+    nodes = nodes_along(site.func, path[:k])[0 if scope is None else len(scope):k]
+    return not any(isinstance(n, While) or (isinstance(n, For) and int_value(n.extent) != 1) for n in nodes)
 
 
 def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject: str) -> None:
