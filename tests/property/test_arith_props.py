@@ -168,6 +168,78 @@ def test_a_quotient_times_its_divisor_plus_the_remainder_is_the_dividend(case):
 
 
 @st.composite
+def quotient_digit_pairs(draw):
+    """``c * a * (x // (a * b)) + c * (x % (a * b) // b) + r`` in random
+    orders and forms, floor or truncating: the two digits of a quotient by
+    ``a * b`` that together are ``c * (x // b)`` (what a loop fused and
+    split again without dividing gives back). Sometimes the coefficients or
+    the divisors do not match, and the pair must stay."""
+    dtype = draw(st.sampled_from(DTYPES))
+    _, hi = _dtype_range(dtype)
+    variables = [Var(n, dtype) for n in NAMES]
+    x = draw(st.sampled_from(variables) if draw(st.integers(0, 3)) else int_exprs(dtype, 2))
+    a, b = draw(st.integers(1, 6)), draw(st.integers(2, 6))
+    ab = a * b + draw(st.sampled_from([0, 0, 0, 1]))  # off by one: no pair
+    div, mod = draw(st.sampled_from([(FloorDiv, FloorMod), (Div, Mod)]))
+    high = div(x, IntImm(dtype, ab))
+    weight = a + draw(st.sampled_from([0, 0, 0, 1]))
+    high = Mul(high, IntImm(dtype, weight)) if draw(st.booleans()) else Mul(IntImm(dtype, weight), high)
+    parts = [high, div(mod(x, IntImm(dtype, ab)), IntImm(dtype, b))]
+    coeff = draw(st.sampled_from([1, 1, 1, 2, 3, -1]))
+    if coeff != 1:
+        parts = [Mul(p, IntImm(dtype, coeff % (hi + 1) if not DataType(dtype).is_int else coeff)) for p in parts]
+    rest = draw(st.none() | int_exprs(dtype, 1))
+    if rest is not None:
+        parts.append(rest)
+    parts = draw(st.permutations(parts))
+    e = parts[0]
+    for p in parts[1:]:
+        e = Add(e, p)
+    matched = ab == a * b and weight == a and a * b <= hi
+    return dtype, e, x, b, mod(x, IntImm(dtype, ab)), div, matched, coeff, rest, draw(envs(dtype))
+
+
+@given(quotient_digit_pairs())
+def test_the_two_digits_of_a_quotient_are_the_quotient_by_the_lower_divisor(case):
+    dtype, e, x, b, low, div, matched, coeff, rest, (env, points) = case
+    out = simplify_expr(e, env)
+    assert out.dtype == e.dtype
+    if matched and isinstance(x, Var) and DataType(dtype).is_int:
+        # the remainder is gone (with more terms, the simplifier may keep a
+        # sum it cannot write in the dtype as it was: T.int8(-128))
+        assert rest is not None or low not in walk(out), (e.script(), out.script())
+        event("recombined")
+        if coeff == 1 and rest is None:
+            # x // b, which the simplifier may simplify further from the intervals
+            assert out == simplify_expr(div(x, IntImm(dtype, b)), env), (e.script(), out.script())
+    elif not matched:
+        event("no pair")
+    ranges = {v.name: (lo, hi) for v, (lo, hi) in env.items() if lo is not None and hi is not None}
+    index = simplify_index(e, ranges) if div is FloorDiv and len(ranges) == len(env) else None
+    if index is not None and matched and isinstance(x, Var) and rest is None:
+        assert not any(isinstance(n, FloorMod) for n in walk(index)), (e.script(), index.script())
+        event("the index recombined")
+    for point in points:
+        expected = _value(e, point)
+        assert _value(out, point) == expected, (e.script(), out.script(), point)
+        if index is not None and _fits_unbounded(e, point):
+            assert _value(index, point) == expected, (e.script(), index.script(), point)
+
+
+def _fits_unbounded(e, point) -> bool:
+    """Whether no sum or product inside ``e`` leaves its dtype at ``point``
+    (simplify_index reads indices in unbounded integers, as bindings are)."""
+    for node in walk(e):
+        if isinstance(node, (Add, Sub, Mul)):
+            lo, hi = _dtype_range(str(node.dtype))
+            va, vb = _value(node.a, point), _value(node.b, point)
+            exact = {Add: va + vb, Sub: va - vb, Mul: va * vb}[type(node)]
+            if not lo <= exact <= hi:
+                return False
+    return True
+
+
+@st.composite
 def fused_splits(draw):
     """``(x * (m * q) + r + k) // (m * n)`` and ``% (m * n)``: a fused index
     split again, its low part ``r`` (``y``, ``y % m`` or ``y // d``) in

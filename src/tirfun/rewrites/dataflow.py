@@ -784,30 +784,11 @@ def _fused_digits(mins: list, predicate: PrimExpr, relaxed: dict):
         added[name] = _Extent(key.dtype, min([size] + [g for _, g in guards]))
     if not added:
         return None
-    new_mins = [_recombined(simplify_index(substitute(m, mapping))) for m in mins]
+    new_mins = [simplify_index(substitute(m, mapping)) for m in mins]
     rest = [c for k, c in enumerate(conds) if k not in dropped]
     new_relaxed = {n: l for n, l in relaxed.items() if n not in {v.name for v in mapping}}
     new_relaxed.update(added)
     return new_mins, _conjoin(rest), new_relaxed
-
-
-def _recombined(e: PrimExpr) -> PrimExpr:
-    """``e`` with ``S // (a * b) * a + S % (a * b) // b`` written ``S // b``
-    (positive constant ``a`` and ``b``; floor division): what the digits of
-    a stand-in give where the simplifier had split a quotient of the sum
-    (``(f_0 * 6 + f_1) // 3`` as ``f_0 * 2 + f_1 // 3``)."""
-    if not isinstance(e, Add):
-        return e
-    for x, y in ((e.a, e.b), (e.b, e.a)):
-        if not (isinstance(x, Mul) and isinstance(x.a, FloorDiv) and isinstance(y, FloorDiv)
-                and isinstance(y.a, FloorMod)):
-            continue
-        a, b, k, k2 = int_value(x.b), int_value(y.b), int_value(x.a.b), int_value(y.a.b)
-        if None in (a, b, k, k2) or a <= 0 or b <= 0 or k != k2 or k != a * b:
-            continue
-        if x.a.a == y.a.a:
-            return FloorDiv(x.a.a, y.b)
-    return e
 
 
 def _fused_stand_ins(mins: list, relaxed: dict, predicate: PrimExpr, consumed: set):

@@ -35,7 +35,7 @@ import attrs
 from ...errors import NodeError
 from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from .const_bound import expr_bounds
-from .linear import Affine, fold_mul, prove_equal
+from .linear import Affine, fold_mul, prove_equal, quotient_digits
 from .terms import fits
 from .terms import int_value as _int_value
 
@@ -114,10 +114,18 @@ class _Normalizer:
         return not (fits(self.dtype, bounds[0]) and fits(self.dtype, bounds[1]))
 
     def merge_div_mod(self, lin: Affine) -> Affine:
-        """``k*c*(x // c) + k*(x % c)`` becomes ``k*x``."""
+        """``k*c*(x // c) + k*(x % c)`` becomes ``k*x``, and one digit lower
+        ``k*a*(x // (a*b)) + k*(x % (a*b) // b)`` becomes ``k*(x // b)``
+        (:func:`~tirfun.analysis.arith.linear.quotient_digits`)."""
         changed = True
         while changed:
             changed = False
+            digits = quotient_digits(lin)
+            if digits is not None and digits[1] is FloorDiv:
+                rest, _, x, b, k = digits
+                lin = rest.plus(self.floordiv(self.lin(x), _int_value(b)).scale(k))
+                changed = True
+                continue
             for atom, k in lin.terms:
                 if not isinstance(atom, FloorMod):
                     continue

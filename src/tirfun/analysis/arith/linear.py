@@ -205,14 +205,25 @@ def linear_expr(lin: Affine) -> PrimExpr | None:
     return lin.to_expr()
 
 
-def merge_div_mod(lin: Affine) -> Affine:
+def merge_div_mod(lin: Affine, divide=None) -> Affine:
     """``(x // y) * y + x % y`` is ``x`` (for flooring and for truncating
     division alike, and under wrap-around too: the identity holds for the
     wrapped values), wherever the pair appears in a sum with matching
     coefficients. ``y`` is a constant, or any expression, as in TVM's
     rewrite rules: the product ``(x // y) * y`` is then one term of the
-    sum. Where ``y`` is 0 the division has no value, and ``x`` is one."""
+    sum. Where ``y`` is 0 the division has no value, and ``x`` is one.
+
+    The same holds one digit lower (:func:`quotient_digits`): ``x // (a *
+    b) * a + x % (a * b) // b`` is ``x // b``, for positive constants ``a``
+    and ``b``. ``divide(cls, x, b)``, where given, writes the merged
+    quotient (the simplifier simplifies it again); else it is ``cls(x,
+    b)``."""
     terms = dict(lin.terms)
+    merged = quotient_digits(lin, terms)
+    if merged is not None:
+        rest, cls, x, b, coeff = merged
+        quotient = cls(x, b) if divide is None else divide(cls, x, b)
+        return merge_div_mod(rest.plus(Affine.of(quotient).scale(coeff)), divide)
     pairs = ((FloorMod, FloorDiv), (Mod, Div))
     for term, coeff in lin.terms:
         for mod_cls, div_cls in pairs:
@@ -232,8 +243,38 @@ def merge_div_mod(lin: Affine) -> Affine:
                     del terms[partner]
                     rest = Affine(lin.dtype, tuple(terms.items()), lin.const)
                     inner = Affine.of(term.a)
-                    return merge_div_mod(rest.plus(inner.scale(coeff)))
+                    return merge_div_mod(rest.plus(inner.scale(coeff)), divide)
     return lin
+
+
+def quotient_digits(lin: Affine, terms: dict | None = None):
+    """The first pair of terms ``k * a * (x // (a * b))`` and ``k * (x % (a
+    * b) // b)`` of ``lin`` (``a`` and ``b`` positive constants, ``b`` at
+    least 2; flooring, or truncating division alike): ``(rest, cls, x, b,
+    k)`` with ``rest`` the other terms, or None (``a`` may be 1: the low
+    digit is then 0). Together the pair is ``k *
+    (x // b)`` for every integer ``x``: with ``x = q * a * b + r``, ``x //
+    b`` is ``q * a + r // b``. Under wrap-around too, as both read the same
+    wrapped ``x``. What the digits of a loop fused and split give back
+    where the split did not divide (``f // 6 * 2 + f % 6 // 3`` is ``f //
+    3``)."""
+    terms = dict(lin.terms) if terms is None else terms
+    for term, coeff in lin.terms:
+        cls = type(term)
+        if cls not in (FloorDiv, Div):
+            continue
+        inner = term.a
+        if type(inner) is not (FloorMod if cls is FloorDiv else Mod):
+            continue
+        b, ab = _int(term.b), _int(inner.b)
+        if b is None or ab is None or b < 2 or ab < b or ab % b:
+            continue
+        partner = cls(inner.a, inner.b)
+        if terms.get(partner) != coeff * (ab // b):
+            continue
+        rest = Affine(lin.dtype, tuple((t, k) for t, k in lin.terms if t != term and t != partner), lin.const)
+        return rest, cls, inner.a, term.b, coeff
+    return None
 
 
 def _one(dtype: DataType) -> IntImm:
@@ -522,7 +563,7 @@ def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
 
 
 __all__ = [
-    "Linear", "Affine", "linear_expr", "merge_div_mod", "affine_form", "affine_expr",
+    "Linear", "Affine", "linear_expr", "merge_div_mod", "quotient_digits", "affine_form", "affine_expr",
     "simplify_affine", "prove_equal", "constant_difference", "fold_add", "fold_sub", "fold_mul",
     "fold_floordiv", "fold_floormod", "fold_min", "fold_max", "fold_extreme_given", "extent_between",
 ]

@@ -357,7 +357,7 @@ class ExprSimplifier:
         if cls in (Add, Sub, Mul):
             if cls is Mul and (_is_int_const(a, 0) and is_pure(b) or _is_int_const(b, 0) and is_pure(a)):
                 return IntImm(dt, 0)
-            lin = merge_div_mod(Affine.of(cls(a, b)))
+            lin = merge_div_mod(Affine.of(cls(a, b)), lambda div, x, c: self.expr(div(x, c)))
             out = linear_expr(lin)
             return out
         if not dt.is_int:
