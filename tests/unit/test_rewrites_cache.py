@@ -1293,6 +1293,30 @@ def test_cache_write_of_a_block_that_writes_every_element_first_is_not_filled():
     assert not [s for _, s in walk_stmts(out["main"]) if isinstance(s, Block) and s.name_hint.endswith("_fill")]
 
 
+ALWAYS_TRUE_GUARD = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), B: T.Buffer((4,), "int32")):
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.where(i * 8 + k < 32)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+"""
+
+
+def test_cache_write_of_a_block_whose_guard_always_holds_is_not_filled():
+    # the loops' domains imply the guard (i * 8 + k is at most 31): it skips
+    # nothing, and the cache is written whole, as TVM caches it (no fill)
+    mod = mod_of(ALWAYS_TRUE_GUARD)
+    out = R.cache_write("B", 0, "local")(mod)
+    verify(out)
+    names = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+    assert names == ["root", "B", "B_local"], names
+    assert_equivalent(mod["main"], out["main"])
+
+
 # blockize's tile of a matmul: the block's init stage writes its tile of C
 # whole, and its update stage reads only what the init wrote
 BLOCKIZED_MATMUL = """

@@ -2488,3 +2488,35 @@ def main(A: T.Buffer((3, 3), "float32"), B: T.Buffer((3, 3), "float32")):
     out = R.reverse_compute_at("B_local", "i_j_fused_1")(cached)
     verify(out)
     assert_equivalent(mod["main"], out["main"])
+
+
+GUARD_THAT_ALWAYS_HOLDS = """
+@T.prim_func
+def main(A: T.Buffer((4, 8), "int32"), C: T.Buffer((4,), "int32")):
+    B = T.alloc_buffer((4,), "int32")
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.where(i * 8 + k < 32)
+            with T.init():
+                B[vi] = 0
+            B[vi] = B[vi] + A[vi, vk]
+    for i in range(4):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] * 2
+"""
+
+
+def test_reverse_compute_at_reads_past_a_producer_guard_the_loops_always_satisfy():
+    # i * 8 + k < 32 holds over the loops' domains, so B writes its row in
+    # every iteration of i: TVM moves C there, and so does tirfun
+    mod = mod_of(GUARD_THAT_ALWAYS_HOLDS)
+    out = R.reverse_compute_at("C", "i")(mod)
+    verify(out)
+    assert "vi_1 = T.axis.spatial(4, i)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    a = np.arange(32, dtype="int32").reshape(4, 8)
+    c = np.zeros(4, "int32")
+    tirfun.build(out, target="llvm")(a, c)
+    assert (c == a.sum(axis=1) * 2).all()

@@ -352,3 +352,61 @@ def main(A: T.Buffer((4, 6), "int32"), B: T.Buffer((4, 6), "int32")):
     assert "B_1" not in text, text
     assert text.count('T.realize(B[') == 2, text
     assert_equivalent(mod["main"], out["main"])
+
+
+SMALL_MATMUL = """
+@T.prim_func
+def main(A: T.Buffer((16, 8), "int32"), B: T.Buffer((8, 12), "int32"), C: T.Buffer((16, 12), "int32")):
+    for i, j, k in T.grid(16, 12, 8):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+def _tiled_parts(blocked: bool):
+    """The small matmul with i in tiles of 3 rows that do not divide it,
+    partitioned before the last tile: within blocks of 8 rows under a
+    column panel (``blocked``: each part of the block's tile loop lies under
+    the block and panel loops) or with the panel loop inside the parts."""
+    sch = Schedule(mod_of(SMALL_MATMUL))
+    i, j, k = sch.get_loops("C")
+    j0, j1 = sch.split(j, [None, 4])
+    if blocked:
+        ib, ii = sch.split(i, [None, 8])
+        i0, i1 = sch.split(ii, [None, 3])
+        sch.reorder(ib, j0, i0, k, i1, j1)
+        cut = 2
+    else:
+        i0, i1 = sch.split(i, [None, 3])
+        sch.reorder(i0, j0, k, i1, j1)
+        cut = 5
+    return sch, [sch.get_child_blocks(p)[0] for p in sch.loop_partition(i0, [cut])]
+
+
+@pytest.mark.parametrize("blocked", [True, False])
+def test_each_part_of_a_partitioned_tile_loop_takes_a_register_tile(blocked):
+    # TVM accepts both: cache_write of each part's block, then its copy back
+    # moved under the part's tile loop (or the panel loop inside the part).
+    # The full parts' split guard (i_1_00 * 3 + i_1_1 < 8, rows of the block)
+    # never cuts there: no fill, and the part's binding, i_0 * 8 + i_1_00 * 3
+    # + i_1_1, is affine as TVM reads the guard. The last part's guard bounds
+    # a row of a cache moved by the part's start (C_local[v_i - 15]).
+    sch, parts = _tiled_parts(blocked)
+    for part in parts:
+        tile = sch.get_loops(part)[-4]
+        cache = sch.cache_write(part, 0, "local")
+        sch.reverse_compute_at(cache, tile)
+        assert sch.get(tile) in [sch.get(lp) for lp in sch.get_loops(cache)]
+    text = sch.mod["main"].script()
+    assert "_fill" not in text
+    verify(sch.mod)
+    assert_equivalent(mod_of(SMALL_MATMUL)["main"], sch.mod["main"])
+    rng = np.random.default_rng(3)
+    a = rng.integers(-50, 50, (16, 8)).astype("int32")
+    b = rng.integers(-50, 50, (8, 12)).astype("int32")
+    c = np.zeros((16, 12), "int32")
+    tirfun.build(sch.mod, target="llvm")(a, b, c)
+    assert (c == a @ b).all()

@@ -84,7 +84,7 @@ from .checks import (
     statements_outside_blocks,
 )
 from .dataflow import box_points, consumed_region, general_cover_violation, loop_domains, produced_region
-from .exprs import cast as _cast, find_nodes, substitute_expr, var_names
+from .exprs import cast as _cast, find_nodes, substitute_expr, uses_any, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheStageScopeError,
     CacheWritePartialError,
@@ -662,10 +662,16 @@ def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
     return [e]
 
 
-def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict, list]:
+def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None) -> tuple[dict, list]:
     """The predicate's conjuncts ``index < bound`` on a dimension of the
     region (dimension -> exclusive bound, as TVM's region analysis uses the
-    predicate), and the conjuncts of any other form."""
+    predicate), and the conjuncts of any other form.
+
+    Given the names of the loops the region is relaxed over (``relaxed``),
+    a conjunct ``index + delta < b`` with ``delta`` free of them bounds the
+    index by ``b - delta`` (the split guard of a tile inside a block of
+    rows, ``i_1_0 * 3 + i_1_1 < 8`` for the row ``i_0 * 8 + i_1_0 * 3 +
+    i_1_1``)."""
     conjuncts = _conjuncts(realize.predicate)
     if not conjuncts:
         return {}, []  # no predicate: the indices are not asked
@@ -685,6 +691,14 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize) -> tuple[dict
         if lhs is not None and lhs.dtype.is_integer:
             lhs = simplify_affine(lhs)
             dim = next((k for k, i in enumerate(indices) if i == lhs and k not in bounds), None)
+            if dim is None and relaxed:
+                for k, i in enumerate(indices):
+                    if k in bounds or i.dtype != lhs.dtype or uses_any(i, relaxed) is None:
+                        continue
+                    delta = simplify_affine(Sub(lhs, i))
+                    if uses_any(delta, relaxed) is None:
+                        dim, rhs = k, simplify_affine(Sub(rhs, delta))
+                        break
         if dim is None:
             others.append(c)
         else:
@@ -703,7 +717,8 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     so it takes the region before the cut, as TVM does."""
     region = _region_of(wrealize.block.writes, buf)
     intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
-    bounds, _ = _predicate_bounds(region, wrealize) if cut else ({}, [])
+    below = {loop.loop_var.name for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    bounds, _ = _predicate_bounds(region, wrealize, below) if cut else ({}, [])
     if not bounds and _literally_inside(intervals, buf):
         return _clamped(intervals, buf, {})  # nothing to prove: the domains are not asked
     dom = _outer_dom(site, wpath, loc, memo)
@@ -752,7 +767,13 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     many = any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in region.region)
     if many and (not _is_true(wrealize.predicate) or not _stages_write(block, region, buf)):
         return f"its declared write {region.script()} is not one element per block instance"
-    _, others = _predicate_bounds(region, wrealize)
+    below = {loop.loop_var.name for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    _, others = _predicate_bounds(region, wrealize, below)
+    if others:
+        # a conjunct the loops' domains imply never skips (a split's guard
+        # under the full part of a partitioned loop)
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
+        others = [c for c in others if not can_prove(c, dom)]
     if others and many:
         return f"its predicate {others[0].script()} may skip elements of the region it writes"
     # a condition or a while loop between the copy's place and the block

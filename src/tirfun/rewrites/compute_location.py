@@ -23,6 +23,7 @@ from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, loop_ranges, simplify_index, tiled_loops
 from ..analysis.arith.region import _plain_bound
+from ..analysis.arith.const_bound import UNBOUNDED, const_interval
 from ..analysis.arith.linear import affine_form, prove_equal
 from ..analysis.arith.simplify import is_true as _is_true, simplify_expr
 from ..analysis.arith.terms import int_value
@@ -868,10 +869,24 @@ def _binding_reach(site, loc) -> dict:
     """Iteration variable -> (first, last) literal values its binding takes
     over the loops around the block, where both are known; the instances
     that run lie within them (and within the domain)."""
-    ranges = _constant_ranges(loop_domains(site, loc.rpath, inclusive=False))
+    doms = loop_domains(site, loc.rpath, inclusive=False)
+    ranges = _constant_ranges(doms)
+    # the loops of run-time extents (a copy back clamped to the buffer,
+    # ``range(T.min(i_0 * 256 + 251, 1023) - T.max(i_0 * 256, 0) + 1)``),
+    # from the innermost out: the ends of the binding over them, simplified
+    # (the clamp's ``T.max`` cancels), are bounded over the others
+    symbolic = {v: Interval.from_range(r) for v, r in doms.items() if v.name not in ranges}
     out = {}
     for iv, value in zip(loc.realize.block.iter_vars, loc.realize.iter_values):
         got = expr_bounds(value, ranges)
+        if got is None and symbolic and uses_any(value, {v.name for v in symbolic}) is not None:
+            ends = eval_interval(value, dict(reversed(list(symbolic.items()))))
+            if ends.lo is not None and ends.hi is not None:
+                env = {v: ranges[v.name] for v in doms if v.name in ranges}
+                lo = const_interval(simplify_expr(ends.lo), env)
+                hi = const_interval(simplify_expr(ends.hi), env)
+                if lo is not UNBOUNDED and hi is not UNBOUNDED:
+                    got = (lo[0], hi[1])
         if got is not None:
             out[iv.var] = (IntImm(iv.var.dtype, got[0]), IntImm(iv.var.dtype, got[1]))
     return out

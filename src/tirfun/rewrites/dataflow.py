@@ -59,7 +59,7 @@ from ..analysis.traversal import (
 )
 from ..nodes import (
     LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
-    For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Var,
+    For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
@@ -434,8 +434,14 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
     # those only on relaxed loops the indices do not use (a reduction's
     # guard) leave every element written if they all hold where those loops
     # start
+    # (so is a conjunct the loops' domains imply: a split's guard under the
+    # full part of a partitioned loop, which never cuts)
     terms = [c for c in conjuncts(_fixed(realize.predicate, units))
-             if not _is_true(c) and (uses_any(c, relaxed) is not None or not can_prove(c))]
+             if not _is_true(c) and not can_prove(c)]
+    if terms:
+        domains = loop_domains(site, realize_path, inclusive=False)
+        domains.update((l.loop_var, Range(l.min, l.extent)) for l in relaxed.values())
+        terms = [c for c in terms if not can_prove(c, domains)]
     guards = []
     if guarded:
         # what only the kept loops decide (an over-split's ``i_0 * 5 + i_1 < 24``
@@ -937,8 +943,11 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
         if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
             return None
         key = simplify_index(c.a)
+        shifted = None if key in keys else _shifted_bound(c, keys, relaxed)
         if key in keys:
             d, limit = keys.index(key), c.b
+        elif shifted is not None:
+            d, limit = shifted
         else:
             part = detect_iter_map([c.a], relaxed, "affine")
             found = [(d, _high_part(part[0], sd)) for d, sd in enumerate(sums)] if part else []
@@ -955,6 +964,22 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
         else:
             out[d] = Interval(out[d].lo, _lesser_end(out[d].hi, simplify_affine(limit - 1)))
     return out
+
+
+def _shifted_bound(c: LT, keys: list, relaxed) -> tuple[int, PrimExpr] | None:
+    """``(d, limit)`` where the conjunct ``e < b`` bounds the index of
+    dimension ``d`` moved by what the relaxed loops do not change (``e``
+    is ``index + delta``, ``delta`` of the kept loops and sizes only): the
+    index is then below ``b - delta``. A block of a part of a partitioned
+    loop reading a cache compacted to it (``i_01 * 6 + i_1 < 1024`` over
+    ``C_local[i_01 * 6 + i_1 - 1020]``) bounds its index so."""
+    for d, key in enumerate(keys):
+        if uses_any(key, relaxed) is None:
+            continue
+        delta = simplify_index(Sub(c.a, key))
+        if uses_any(delta, relaxed) is None and delta.dtype == c.b.dtype:
+            return d, simplify_index(Sub(c.b, delta))
+    return None
 
 
 def general_cover_violation(site: Site, children: Sequence[Child], consumer: Child, buffers=None):
