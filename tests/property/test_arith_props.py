@@ -453,50 +453,6 @@ def test_iteration_maps_keep_their_promise(case):
             assert set(col) == set(range(min(col), max(col) + 1))  # no value is skipped
 
 
-@st.composite
-def guarded_rows(draw):
-    """A row ``l0 * w + (l1 * c + l2)`` under the guard ``l1 * c + l2 <
-    bound``: a tile loop ``l1`` of ``c`` rows inside blocks of ``w`` rows,
-    as a split that does not divide leaves it, the guard sometimes past
-    what the sum reaches (the full part of a partitioned tile loop), the
-    block's weight sometimes the bound, the reach, or neither."""
-    a, b, c = draw(st.integers(1, 4)), draw(st.integers(1, 5)), draw(st.integers(1, 4))
-    if draw(st.integers(0, 2)):
-        bound = draw(st.integers(1, b * c + 3))
-        w = draw(st.sampled_from([b * c, b * c + 1, bound, max(1, bound - 1), draw(st.integers(1, 3 * b * c))]))
-    else:  # the block of rows a tile loop split past it leaves, in its full part
-        bound = w = b * c + draw(st.integers(1, 3))
-    l0, l1, l2, j = Var("l0"), Var("l1"), Var("l2"), Var("j")
-    loops = {"l0": _loop(l0, a), "l1": _loop(l1, b), "l2": _loop(l2, c), "j": _loop(j, draw(st.integers(1, 3)))}
-    fused = Add(Mul(l1, IntImm("int32", c)), l2)
-    values = [Add(Mul(l0, IntImm("int32", w)), fused), j]
-    return loops, values, LT(fused, IntImm("int32", bound)), (b * c, bound, w)
-
-
-@given(guarded_rows())
-def test_an_affine_binding_under_a_guard_gives_each_guarded_iteration_its_own_point(case):
-    from tirfun.analysis.arith import is_affine_binding
-    from tirfun.analysis.arith.iter_map import predicate_fused
-
-    loops, values, guard, (reach, bound, w) = case
-    if not is_affine_binding(values, loops, predicate=guard):
-        event("not affine")
-        return
-    names = list(loops)
-    seen = set()
-    for combo in itertools.product(*[range(loops[n].extent.value) for n in names]):
-        point = dict(zip(names, combo))
-        if not _value(guard, point):
-            continue
-        image = tuple(_value(v, point) for v in values)
-        assert image not in seen, (values[0].script(), guard.script(), image)
-        seen.add(image)
-    plain = predicate_fused(values, loops, guard)
-    if bound > reach and w == bound and (plain is None or detect_iter_map(*plain, "affine", symbolic=True,
-                                                                           weights=True) is None):
-        event("affine with the guard's bound as the fused part's extent")
-
-
 @given(bindings(), st.sampled_from(["affine", "bijective", "surjective"]))
 def test_a_loop_of_one_iteration_is_the_constant_zero(case, level):
     # as TVM's detection maps it: adding such a loop to every value (what a

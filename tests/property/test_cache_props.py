@@ -31,7 +31,7 @@ from tirfun.interp import run as interp_run
 from tirfun.nodes import Block, BlockRealize, For, ForKind
 from tirfun.schedule import Schedule
 from tirfun.testing._choices import BytesChooser, RandomChooser
-from tirfun.testing.draw_cache import DRAWERS, SCOPES, draw_cache_chain
+from tirfun.testing.draw_cache import DRAWERS, SCOPES, draw_cache_chain, draw_partitioned_tiles
 from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
 from tirfun.testing.programs import prim_funcs, random_prim_func
 from tirfun.testing.schedules import PRIMITIVES, loop_schedules
@@ -593,3 +593,30 @@ def test_the_chain_draws_caches_of_several_writers_and_nested_consumers():
         if wanted <= seen:
             break
     assert wanted <= seen, wanted - seen
+
+
+@settings(max_examples=max(10, _SHARE // 3))
+@given(st.binary(min_size=24, max_size=24), st.integers(0, 2**16))
+def test_each_part_of_a_partitioned_tile_loop_takes_a_register_tile(choices, seed):
+    # TVM gives every part its register tile, wherever the cut falls and
+    # whether the tiles lie in blocks of rows or not: so must tirfun, with
+    # the meaning kept and the build the interpreter's, bit for bit
+    tiles = draw_partitioned_tiles(BytesChooser(choices))
+    event("tile loop outermost" if not tiles.block_rows else
+          "blocks of rows" + ("" if tiles.m % tiles.block_rows == 0 else ", the last one cut"))
+    event("the guard's tile alone in the last part" if tiles.cut == -(-(tiles.block_rows or tiles.m) // tiles.rows) - 1
+          else "the guard's tile among others in the last part")
+    mod = tiles.program()
+    out = tiles.schedule().mod
+    verify(out)
+    names = [s.name_hint for _, s in walk_stmts(out["main"]) if isinstance(s, Block)]
+    assert not [n for n in names if n.endswith("_fill")], names
+    assert_equivalent(mod["main"], out["main"])
+    args = random_inputs(out["main"], np.random.default_rng(seed))
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    interp_run(mod["main"], *expected)
+    tirfun.build(out, target="llvm")(*args)
+    for p, x, y in zip(out["main"].params, expected, args):
+        buf = out["main"].buffer_map[p]
+        problem = compare_arrays(buf.name, x, y, buf.dtype, 0)
+        assert problem is None, (tiles, problem)

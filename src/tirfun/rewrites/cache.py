@@ -664,7 +664,7 @@ def _conjuncts(e: PrimExpr) -> list[PrimExpr]:
 
 def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None) -> tuple[dict, list]:
     """The predicate's conjuncts ``index < bound`` on a dimension of the
-    region (dimension -> exclusive bound, as TVM's region analysis uses the
+    region (dimension -> exclusive bounds, as TVM's region analysis uses the
     predicate), and the conjuncts of any other form.
 
     Given the names of the loops the region is relaxed over (``relaxed``),
@@ -690,10 +690,13 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None)
         dim = None
         if lhs is not None and lhs.dtype.is_integer:
             lhs = simplify_affine(lhs)
-            dim = next((k for k, i in enumerate(indices) if i == lhs and k not in bounds), None)
+            # (given the relaxed loops, a second bound of a dimension joins
+            # the first: a tile's guard within its block of rows, and the
+            # block's guard within the rows)
+            dim = next((k for k, i in enumerate(indices) if i == lhs and (relaxed or k not in bounds)), None)
             if dim is None and relaxed:
                 for k, i in enumerate(indices):
-                    if k in bounds or i.dtype != lhs.dtype or uses_any(i, relaxed) is None:
+                    if i.dtype != lhs.dtype or uses_any(i, relaxed) is None:
                         continue
                     delta = simplify_affine(Sub(lhs, i))
                     if uses_any(delta, relaxed) is None:
@@ -702,7 +705,7 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None)
         if dim is None:
             others.append(c)
         else:
-            bounds[dim] = rhs
+            bounds.setdefault(dim, []).append(rhs)
     return bounds, others
 
 
@@ -722,16 +725,18 @@ def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
     if not bounds and _literally_inside(intervals, buf):
         return _clamped(intervals, buf, {})  # nothing to prove: the domains are not asked
     dom = _outer_dom(site, wpath, loc, memo)
-    for dim, bound in bounds.items():
-        iv = intervals[dim]
-        if iv.hi is None or bound.dtype != iv.hi.dtype:
-            continue
-        last = fold_sub(bound, IntImm(bound.dtype, 1))
-        if not can_prove(LE(iv.hi, last), dom):
-            # where the bound is the lesser end (a split into parts runs
-            # past the extent it is cut to), it is the end, without a min
-            lesser = iv.lo is not None and _at_most(last, iv.hi, dom)
-            intervals[dim] = Interval(iv.lo, last) if lesser else intersect(iv, Interval(None, last))
+    for dim, ends in bounds.items():
+        relaxed_hi = intervals[dim].hi  # each bound is asked of the relaxed end, before any cut
+        for bound in ends:
+            iv = intervals[dim]
+            if iv.hi is None or bound.dtype != iv.hi.dtype:
+                continue
+            last = fold_sub(bound, IntImm(bound.dtype, 1))
+            if not _at_most(relaxed_hi, last, dom):
+                # where the bound is the lesser end (a split into parts runs
+                # past the extent it is cut to), it is the end, without a min
+                lesser = iv.lo is not None and _at_most(last, iv.hi, dom)
+                intervals[dim] = Interval(iv.lo, last) if lesser else intersect(iv, Interval(None, last))
     return _clamped(intervals, buf, dom)
 
 
@@ -2278,7 +2283,10 @@ def _skipped_init(site, realize_path: Path, realize: BlockRealize, loc: Path) ->
     loops = {node.loop_var.name: node for _, node in around}
     inner = {node.loop_var: Range(node.min, node.extent) for p, node in around if _under(p, loc)}
     outer = {node.loop_var: Range(node.min, node.extent) for p, node in around if not _under(p, loc)}
-    if not is_affine_binding(list(realize.iter_values), loops, surjective=True, predicate=realize.predicate):
+    # where the init runs depends on the reduction variables alone: the
+    # spatial ones may leave gaps (rows of a tile inside a block of rows)
+    reducing = [v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == IterVarType.CommReduce]
+    if not is_affine_binding(reducing, loops, surjective=True, predicate=realize.predicate):
         return "its binding is not affine in its loops, so where its init runs is not known"
     inner_names = {v.name for v in inner}
     for iv, value in zip(block.iter_vars, realize.iter_values):

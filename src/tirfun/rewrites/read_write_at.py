@@ -537,10 +537,11 @@ def _partial_write_over(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, 
     if any(not (isinstance(r.extent, IntImm) and r.extent.value == 1) for r in declared.region):
         return f"its declared write {declared.script()} is not one element per block instance"
     bounds, others = _predicate_bounds(declared, wrealize)
-    for dim, bound in bounds.items():
+    for dim, ends in bounds.items():
         rng = region[dim]
-        if bound.dtype != rng.extent.dtype or not can_prove(LE(fold_add(rng.min, rng.extent), bound)):
-            return f"its predicate stops dimension {dim} of {buf.name} at {bound.script()}, inside the region"
+        for bound in ends:
+            if bound.dtype != rng.extent.dtype or not can_prove(LE(fold_add(rng.min, rng.extent), bound)):
+                return f"its predicate stops dimension {dim} of {buf.name} at {bound.script()}, inside the region"
     top = min(relaxed, key=len) if relaxed else lpath
     along = nodes_along(site.func, wpath)
     for depth in range(len(top) + 1, len(wpath)):

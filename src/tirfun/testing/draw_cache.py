@@ -269,6 +269,87 @@ def draw_cache_chain(ch: Chooser, mod: IRModule, steps: int = 3, scopes: tuple |
     return R.Pipeline(records)
 
 
+#: the dtypes :func:`draw_partitioned_tiles` draws its matmul in
+TILE_DTYPES = ("float32", "int32", "float64", "int8", "float16")
+
+
+@attrs.frozen
+class PartitionedTiles:
+    """A matmul ``C[m, n] = sum_k A[m, k] * B[k, n]`` of ``dtype`` whose rows
+    are split into tiles of ``rows`` that need not divide them (a guard
+    then cuts the last tile), the tile loop partitioned at ``cut``, and each
+    part given a ``local`` register tile: ``cache_write`` of the part's
+    block, its copy back moved by ``reverse_compute_at`` under the part's
+    tile loop. With ``block_rows``, the rows are first split into blocks of
+    that many under the panels of ``cols`` columns (``ib, j0, i0, k, i1,
+    j1``), and the tiles are those of a block; without, the tile loop is
+    outermost and each part runs over the panels (``i0, j0, k, i1, j1``),
+    its tile taken under the panel loop. TVM schedules all of these."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    rows: int
+    cols: int
+    block_rows: int | None
+    cut: int
+
+    def program(self) -> IRModule:
+        """The plain matmul."""
+        from ..script import from_source
+
+        source = f"""
+@T.prim_func
+def main(A: T.Buffer(({self.m}, {self.k}), "{self.dtype}"), B: T.Buffer(({self.k}, {self.n}), "{self.dtype}"),
+         C: T.Buffer(({self.m}, {self.n}), "{self.dtype}")):
+    for i, j, k in T.grid({self.m}, {self.n}, {self.k}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.{self.dtype}(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+        return IRModule({"main": from_source(source)})
+
+    def schedule(self):
+        """The schedule on :meth:`program` (a ScheduleError where a step is refused)."""
+        from ..schedule import Schedule
+
+        sch = Schedule(self.program())
+        i, j, k = sch.get_loops("C")
+        j0, j1 = sch.split(j, [None, self.cols])
+        if self.block_rows:
+            ib, ii = sch.split(i, [None, self.block_rows])
+            i0, i1 = sch.split(ii, [None, self.rows])
+            sch.reorder(ib, j0, i0, k, i1, j1)
+        else:
+            i0, i1 = sch.split(i, [None, self.rows])
+            sch.reorder(i0, j0, k, i1, j1)
+        for part in sch.loop_partition(i0, [self.cut]):
+            block = sch.get_child_blocks(part)[0]
+            tile = sch.get_loops(block)[-4]
+            sch.reverse_compute_at(sch.cache_write(block, 0, "local"), tile)
+        return sch
+
+
+def draw_partitioned_tiles(ch: Chooser) -> PartitionedTiles:
+    """A :class:`PartitionedTiles` of small sizes: tiles of 2 to 5 rows,
+    blocks of rows or none (dividing the rows or not), the cut anywhere
+    between the first and the last tile of a block (so the guard's tile is
+    in the last part, alone or not)."""
+    rows = ch.integer(2, 5)
+    block_rows = ch.choice([None, ch.integer(rows + 1, 3 * rows + 2)])
+    inner = block_rows or ch.integer(rows + 1, 4 * rows)
+    tiles = -(-inner // rows)
+    # blocks of rows that need not divide the rows either: the last block's
+    # tiles are then cut by the rows' guard as well as the block's
+    m = inner * ch.integer(1, 3) - ch.integer(0, inner - 1) if block_rows else inner
+    cols = ch.integer(1, 4)
+    return PartitionedTiles(m=m, n=cols * ch.integer(1, 3), k=ch.integer(1, 5), dtype=ch.choice(TILE_DTYPES),
+                            rows=rows, cols=cols, block_rows=block_rows, cut=ch.integer(1, tiles - 1))
+
+
 def _draw_blockize(ch: Chooser, mod: IRModule):
     """A ``blockize`` of the innermost loop of a random block, or None."""
     from ..analysis.traversal import walk
@@ -282,6 +363,6 @@ def _draw_blockize(ch: Chooser, mod: IRModule):
     return R.blockize(ch.choice(names)) if names else None
 
 
-__all__ = ["DRAWERS", "SCOPES", "draw_cache_chain", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
+__all__ = ["DRAWERS", "SCOPES", "TILE_DTYPES", "PartitionedTiles", "draw_partitioned_tiles", "draw_cache_chain", "draw_cache_read", "draw_cache_write", "draw_reindex", "draw_cache_inplace",
            "draw_reindex_cache_read", "draw_reindex_cache_write", "draw_cache_index", "draw_read_at",
            "draw_write_at"]

@@ -885,7 +885,7 @@ def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
     return {name for name, loop in loops.items() if _tiles_loop(used.get(name, []), loop)}
 
 
-def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None, *, padded: bool = False):
+def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None):
     """``(values, loops)`` with each part ``e`` that a conjunct ``e < c`` of
     ``predicate`` bounds read as one loop of ``c`` iterations, or None
     where no conjunct does, as TVM's iterator maps read a predicate.
@@ -897,14 +897,7 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
     are then those of the stand-in loop, one for one. A split by factors
     whose product passes the extent leaves such a predicate:
     ``(f_0 * 256 + f_1) // 7`` under ``f_0 * 256 + f_1 < 49`` is a split
-    of a loop of 49 iterations, whatever 256 is.
-
-    A bound past what the sum reaches cuts nothing, and the stand-in runs
-    as far as the sum does; with ``padded``, it runs to the bound, as
-    TVM's iterator maps take the bound for the fused mark's extent: the
-    part of a partitioned loop, ``i_0 * 256 + (i_1_00 * 6 + i_1_1)`` with
-    ``i_1_00`` in ``range(42)`` under ``i_1_00 * 6 + i_1_1 < 256``, is then
-    a mixed radix (each value taken at most once, not every value taken)."""
+    of a loop of 49 iterations, whatever 256 is."""
     from ...nodes import LT, Evaluate, For
     from .simplify import conjuncts
 
@@ -929,7 +922,7 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         # the stand-in runs over what the predicate lets through, no further
         # than the sum reaches (a bound past it cuts nothing)
         reach = math.prod(_int_value(lp.extent) or 0 for lp in sub.values())
-        if _int_value(bound) is not None and reach and not padded:
+        if _int_value(bound) is not None and reach:
             bound = IntImm(bound.dtype, min(_int_value(bound), reach))
         name = f"_fused{k}"
         while name in loops:
@@ -996,12 +989,7 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
     if detect_iter_map(values, loops, level, symbolic=True, weights=True) is not None:
         return True
     fused = predicate_fused(values, loops, predicate)
-    if fused is not None and detect_iter_map(*fused, level, symbolic=True, weights=True) is not None:
-        return True
-    # a bound past the sum's reach, taken as the stand-in's extent (TVM's
-    # reading), leaves a gap above the sum that injectivity does not mind
-    padded = predicate_fused(values, loops, predicate, padded=True)
-    return padded is not None and detect_iter_map(*padded, level, symbolic=True, weights=True) is not None
+    return fused is not None and detect_iter_map(*fused, level, symbolic=True, weights=True) is not None
 
 
 def is_bijective(values, loops: Mapping[str, object], predicate: PrimExpr | None = None) -> bool:
