@@ -2520,3 +2520,74 @@ def test_reverse_compute_at_reads_past_a_producer_guard_the_loops_always_satisfy
     c = np.zeros(4, "int32")
     tirfun.build(out, target="llvm")(a, c)
     assert (c == a.sum(axis=1) * 2).all()
+
+
+FUSED_AT_RUN_TIME = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (8, 4, n))
+    B = T.match_buffer(b, (8, 4, n))
+    B_shared = T.alloc_buffer((8, 4, n), scope="shared")
+    for i, j_k_fused in T.grid(8, n * 4):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            vj = T.axis.spatial(4, j_k_fused // n)
+            vk = T.axis.spatial(n, j_k_fused % n)
+            B_shared[vi, vj, vk] = A[vi, vj, vk] * T.float32(2.0)
+    for ax0, ax1, ax2 in T.grid(8, 4, n):
+        with T.block("B_shared"):
+            v0, v1, v2 = T.axis.remap("SSS", [ax0, ax1, ax2])
+            B[v0, v1, v2] = B_shared[v0, v1, v2]
+"""
+
+
+def test_a_producer_fused_over_a_run_time_extent_runs_its_whole_domain_under_its_consumer():
+    # TVM's elementwise_symbolic after fuse and cache_write: the producer B,
+    # moved under a loop of its consumer, runs its whole domain in each
+    # iteration. Its fused loop runs the domain in the same order (the rank
+    # j_k_fused // n * n + j_k_fused % n is j_k_fused, proven at a
+    # symbolic n), so each run stores what the original stored
+    mod = mod_of(FUSED_AT_RUN_TIME)
+    out = R.reverse_compute_at("B", "ax1")(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "for ax0_1, ax1_1, ax2_1 in T.grid(8, 4, n):" in text
+    assert_equivalent(mod["main"], out["main"])
+    a = np.random.default_rng(0).standard_normal((8, 4, 3)).astype("float32")
+    b = np.zeros((8, 4, 3), "float32")
+    tirfun.build(out, target="llvm")(a, b, 3)
+    assert (b == a * 2).all()
+
+
+FUSED_SPLIT_AT_RUN_TIME = """
+@T.prim_func
+def main(a: T.handle, c: T.handle, m: T.int32, n: T.int32):
+    A = T.match_buffer(a, (m, n))
+    C = T.match_buffer(c, (m, n))
+    B = T.alloc_buffer((m, n))
+    for f_0, f_1 in T.grid((m * n + 7) // 8, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(m, (f_0 * 8 + f_1) // n)
+            vj = T.axis.spatial(n, (f_0 * 8 + f_1) % n)
+            T.where(f_0 * 8 + f_1 < m * n)
+            B[vi, vj] = A[vi, vj] * T.float32(2.0)
+    for i, j in T.grid(m, n):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1.0)
+"""
+
+
+def test_a_producer_fused_and_split_at_run_time_runs_its_whole_domain_under_its_consumer():
+    # the split's guard f_0 * 8 + f_1 < m * n cuts the loops, in their
+    # order, to the m * n instances of the domain: they run them all, in
+    # order, as the whole-domain nest does
+    mod = mod_of(FUSED_SPLIT_AT_RUN_TIME)
+    out = R.reverse_compute_at("B", "i")(mod)
+    verify(out)
+    assert "for ax0, ax1 in T.grid(m, n):" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    a = np.random.default_rng(1).standard_normal((3, 5)).astype("float32")
+    c = np.zeros((3, 5), "float32")
+    tirfun.build(out, target="llvm")(a, c, 3, 5)
+    assert (c == a * 2 + 1).all()

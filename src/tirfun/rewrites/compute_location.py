@@ -971,9 +971,10 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     which are all of them."""
     ivs = realize.block.iter_vars
     sizes = [int_value(iv.dom.extent) for iv in ivs] + [int_value(lp.extent) for lp in loops]
-    if any(v is None for v in sizes) or any(int_value(lp.min) is None for lp in loops) \
-            or any(int_value(iv.dom.min) is None for iv in ivs):
+    if any(int_value(lp.min) is None for lp in loops) or any(int_value(iv.dom.min) is None for iv in ivs):
         return False
+    if any(v is None for v in sizes):
+        return _runs_its_symbolic_domain_in_order(realize, loops)
     count = math.prod(sizes[:len(ivs)])
     cut = None
     if not _is_true(realize.predicate):
@@ -1009,6 +1010,67 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     if cut is not None and not (cut.a.dtype == theirs.dtype and prove_equal(simplify_index(cut.a, ranges), theirs)):
         return False
     return prove_equal(simplify_index(mine, ranges), theirs)
+
+
+def _runs_its_symbolic_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
+    """:func:`_runs_its_domain_in_order` where an extent is known at run time
+    only (``vj = f // n, vk = f % n`` under a fuse ``f`` of ``range(128)``
+    and ``range(n)``): the ranks, with strides the products of the extents,
+    must be proven equal, and so must the numbers of instances and of
+    iterations; or, under a guard ``rank < count`` (a fuse split again
+    without dividing: ``f_0 * 8 + f_1 < m * n``), the iterations must be
+    at least the instances, of which the loops then run the first."""
+    cut = None if _is_true(realize.predicate) else realize.predicate
+    if cut is not None and not isinstance(cut, LT):
+        return False
+    ivs = realize.block.iter_vars
+
+    def rank(terms):
+        total, stride = None, None
+        for value, low, extent in reversed(terms):
+            if int_value(extent) == 1:
+                continue
+            if not value.dtype.is_integer or extent.dtype != value.dtype:
+                return None
+            term = value - IntImm(value.dtype, low) if low else value
+            if stride is not None:
+                term = term * stride
+            total = term if total is None else total + term
+            stride = extent if stride is None else stride * extent
+        return total, stride
+
+    mine = rank([(v, int_value(iv.dom.min), iv.dom.extent) for iv, v in zip(ivs, realize.iter_values)])
+    theirs = rank([(lp.loop_var, int_value(lp.min), lp.extent) for lp in loops])
+    if mine is None or theirs is None or mine[0] is None or theirs[0] is None:
+        return False
+    (mine, _), (theirs, _) = mine, theirs
+
+    def product(extents):
+        # outermost first, as fuse writes the extent it makes (m * n)
+        out = None
+        for e in extents:
+            if int_value(e) != 1:
+                out = e if out is None else out * e
+        return out
+
+    count = product(iv.dom.extent for iv in ivs)
+    steps = product(lp.extent for lp in loops)
+    if mine.dtype != theirs.dtype or count is None or steps is None or count.dtype != steps.dtype:
+        return False
+    ranges = {lp.loop_var.name: (int_value(lp.min), int_value(lp.min) + int_value(lp.extent) - 1)
+              for lp in loops if int_value(lp.extent) is not None}
+    # (simplify_expr merges f // n * n + f % n at a symbolic n; the index
+    # normaliser only at constants)
+    theirs = simplify_index(simplify_expr(theirs), ranges)
+    if cut is None:
+        if not prove_equal(simplify_index(count), simplify_index(steps)):
+            return False
+    elif not (cut.a.dtype == theirs.dtype and cut.b.dtype == count.dtype
+              and prove_equal(simplify_index(cut.b), simplify_index(count))
+              and prove_equal(simplify_index(simplify_expr(cut.a), ranges), theirs)
+              and surely_at_most(count, steps, {})):
+        return False
+    return prove_equal(simplify_index(simplify_expr(mine), ranges), theirs)
 
 
 class _ComputeAtBase(Rewrite):
