@@ -2591,3 +2591,31 @@ def test_a_producer_fused_and_split_at_run_time_runs_its_whole_domain_under_its_
     c = np.zeros((3, 5), "float32")
     tirfun.build(out, target="llvm")(a, c, 3, 5)
     assert (c == a * 2 + 1).all()
+
+
+FUSED_FROM_THREE = """
+@T.prim_func
+def main(A: T.Buffer((2, 5, 3), "float32"), B: T.Buffer((2, 5, 3), "float32")):
+    P = T.alloc_buffer((2, 5, 3))
+    for f in range(30):
+        with T.block("P"):
+            v0 = T.axis.spatial(2, f // 15)
+            v1 = T.axis.spatial(5, f // 3 % 5)
+            v2 = T.axis.spatial(3, f % 3)
+            P[v0, v1, v2] = A[v0, v1, v2] + T.float32(1.0)
+    for i, j, k in T.grid(2, 5, 3):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = P[vi, vj, vk] * T.float32(3.0)
+"""
+
+
+def test_a_producer_fused_from_three_loops_runs_its_whole_domain_under_its_consumer():
+    # TVM's test_pad after two fuses: the rank of the three digits,
+    # f // 15 * 15 + f // 3 % 5 * 3 + f % 3, is f (the two low digits make
+    # f % 15), so the fused loop runs the domain in order
+    mod = mod_of(FUSED_FROM_THREE)
+    out = R.reverse_compute_at("P", "i")(mod)
+    verify(out)
+    assert "for ax0, ax1, ax2 in T.grid(2, 5, 3):" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])

@@ -35,7 +35,7 @@ import attrs
 from ...errors import NodeError
 from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
 from .const_bound import expr_bounds
-from .linear import Affine, fold_mul, prove_equal, quotient_digits
+from .linear import Affine, fold_mul, prove_equal, quotient_digits, remainder_digits
 from .terms import fits
 from .terms import int_value as _int_value
 
@@ -116,7 +116,9 @@ class _Normalizer:
     def merge_div_mod(self, lin: Affine) -> Affine:
         """``k*c*(x // c) + k*(x % c)`` becomes ``k*x``, and one digit lower
         ``k*a*(x // (a*b)) + k*(x % (a*b) // b)`` becomes ``k*(x // b)``
-        (:func:`~tirfun.analysis.arith.linear.quotient_digits`)."""
+        (:func:`~tirfun.analysis.arith.linear.quotient_digits`), and
+        ``k*b*(x // b % a) + k*(x % b)`` becomes ``k*(x % (a*b))``
+        (:func:`~tirfun.analysis.arith.linear.remainder_digits`)."""
         changed = True
         while changed:
             changed = False
@@ -124,6 +126,12 @@ class _Normalizer:
             if digits is not None and digits[1] is FloorDiv:
                 rest, _, x, b, k = digits
                 lin = rest.plus(self.floordiv(self.lin(x), _int_value(b)).scale(k))
+                changed = True
+                continue
+            digits = remainder_digits(lin)
+            if digits is not None and digits[1] is FloorMod:
+                rest, _, x, ab, k = digits
+                lin = rest.plus(self.floormod(self.lin(x), _int_value(ab)).scale(k))
                 changed = True
                 continue
             for atom, k in lin.terms:

@@ -215,11 +215,12 @@ def merge_div_mod(lin: Affine, divide=None) -> Affine:
 
     The same holds one digit lower (:func:`quotient_digits`): ``x // (a *
     b) * a + x % (a * b) // b`` is ``x // b``, for positive constants ``a``
-    and ``b``. ``divide(cls, x, b)``, where given, writes the merged
-    quotient (the simplifier simplifies it again); else it is ``cls(x,
-    b)``."""
+    and ``b``; and for the low digits (:func:`remainder_digits`): ``x // b
+    % a * b + x % b`` is ``x % (a * b)``. ``divide(cls, x, c)``, where
+    given, writes the merged quotient or remainder (the simplifier
+    simplifies it again); else it is ``cls(x, c)``."""
     terms = dict(lin.terms)
-    merged = quotient_digits(lin, terms)
+    merged = quotient_digits(lin, terms) or remainder_digits(lin, terms)
     if merged is not None:
         rest, cls, x, b, coeff = merged
         quotient = cls(x, b) if divide is None else divide(cls, x, b)
@@ -245,6 +246,34 @@ def merge_div_mod(lin: Affine, divide=None) -> Affine:
                     inner = Affine.of(term.a)
                     return merge_div_mod(rest.plus(inner.scale(coeff)), divide)
     return lin
+
+
+def remainder_digits(lin: Affine, terms: dict | None = None):
+    """The first pair of terms ``k * b * (x // b % a)`` and ``k * (x % b)``
+    of ``lin`` (``a`` and ``b`` positive constants; flooring, or truncating
+    division alike): ``(rest, cls, x, a * b, k)`` with ``rest`` the other
+    terms and ``cls`` the remainder, or None. Together the pair is ``k * (x
+    % (a * b))`` for every integer ``x``: with ``x = q * a * b + r``, ``x //
+    b % a`` is ``r // b``, and ``x % b`` is ``r % b``. What a loop fused from
+    three gives back for the rank of its two inner digits (``f // 30 % 130
+    * 30 + f % 30`` is ``f % 3900``)."""
+    terms = dict(lin.terms) if terms is None else terms
+    for term, coeff in lin.terms:
+        cls = type(term)
+        if cls not in (FloorMod, Mod):
+            continue
+        inner = term.a
+        if type(inner) is not (FloorDiv if cls is FloorMod else Div):
+            continue
+        a, b = _int(term.b), _int(inner.b)
+        if a is None or b is None or a < 1 or b < 2 or not _fits(lin.dtype, a * b):
+            continue
+        partner = cls(inner.a, inner.b)
+        if coeff % b or terms.get(partner) != coeff // b:
+            continue
+        rest = Affine(lin.dtype, tuple((t, k) for t, k in lin.terms if t != term and t != partner), lin.const)
+        return rest, cls, inner.a, IntImm(inner.b.dtype, a * b), coeff // b
+    return None
 
 
 def quotient_digits(lin: Affine, terms: dict | None = None):
@@ -563,7 +592,7 @@ def prove_equal(a: PrimExpr, b: PrimExpr) -> bool:
 
 
 __all__ = [
-    "Linear", "Affine", "linear_expr", "merge_div_mod", "quotient_digits", "affine_form", "affine_expr",
+    "Linear", "Affine", "linear_expr", "merge_div_mod", "quotient_digits", "remainder_digits", "affine_form", "affine_expr",
     "simplify_affine", "prove_equal", "constant_difference", "fold_add", "fold_sub", "fold_mul",
     "fold_floordiv", "fold_floormod", "fold_min", "fold_max", "fold_extreme_given", "extent_between",
 ]
