@@ -2629,3 +2629,61 @@ def main(A: T.Buffer((), "float32"), C: T.Buffer((), "float32")):
     between = src.replace("    with T.block(\"C\"):", "    B[()] = B[()] * T.float32(2)\n    with T.block(\"C\"):")
     with pytest.raises(R.CacheStageOrderError, match="a store outside the blocks writes buffer B"):
         rewrite(mod_of(between))
+
+
+SPLIT_INTO_PARTS = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    rows, cols = T.int32(), T.int32()
+    A = T.match_buffer(a, (rows, cols), "int32")
+    C = T.match_buffer(c, (rows, cols), "int32")
+    for i_0, i_1, j in T.grid(3, (rows + 2) // 3, cols):
+        with T.block("C"):
+            vi = T.axis.spatial(rows, i_0 * ((rows + 2) // 3) + i_1)
+            vj = T.axis.spatial(cols, j)
+            T.where(i_0 * ((rows + 2) // 3) + i_1 < rows)
+            C[vi, vj] = A[vi, vj] * 2
+"""
+
+
+def _same_at_sizes(before, after):
+    from tirfun.testing.equivalence import random_inputs
+    for rows, cols in ((0, 2), (1, 3), (2, 2), (3, 1), (8, 2), (13, 3)):
+        args = random_inputs(before["main"], np.random.default_rng(rows), sizes={"rows": rows, "cols": cols})
+        expected = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+        got = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+        interp_run(before["main"], *expected)
+        interp_run(after["main"], *got)
+        for x, y in zip(expected, got):
+            if isinstance(x, np.ndarray):
+                assert (x == y).all(), (rows, cols)
+
+
+def test_cache_write_of_a_later_part_of_a_split_into_parts_fills_the_rows_it_does_not_write():
+    # the second part writes rows (rows + 2) // 3 on; its region, a loop
+    # times a run-time size, cannot be bounded, so the copy back takes the
+    # whole dimension: the cache is filled first, or the copy would put
+    # back rows it never held (found by the soak: a wrong result before)
+    mod = mod_of(SPLIT_INTO_PARTS)
+    sch = Schedule(mod)
+    sch.loop_partition("i_0", [1])
+    sch.cache_write("C_i_01", 0, "global")
+    names = [s.name_hint for _, s in walk_stmts(sch.mod["main"]) if isinstance(s, Block)]
+    assert "C_global_fill" in names, names
+    _same_at_sizes(mod, sch.mod)
+    # the whole split, whose writes reach both ends, takes no fill
+    whole = R.cache_write("C", 0, "global")(mod)
+    assert "_fill" not in whole["main"].script()
+    _same_at_sizes(mod, whole)
+
+
+def test_a_compact_cache_of_a_part_empty_at_some_sizes_has_no_negative_extent():
+    # with fewer rows than parts, the last part writes nothing: its region
+    # clamped to the buffer has a negative extent, and the cache is
+    # allocated with none
+    mod = mod_of(SPLIT_INTO_PARTS)
+    sch = Schedule(mod)
+    sch.loop_partition("i_0", [2])
+    sch.cache_write("C_i_01_partition", 0, "global")
+    assert "C_global = T.alloc_buffer((T.max(" in sch.mod["main"].script()
+    _same_at_sizes(mod, sch.mod)

@@ -2619,3 +2619,62 @@ def test_a_producer_fused_from_three_loops_runs_its_whole_domain_under_its_consu
     verify(out)
     assert "for ax0, ax1, ax2 in T.grid(2, 5, 3):" in out["main"].script()
     assert_equivalent(mod["main"], out["main"])
+
+
+FUSED_CONSUMER_OF_A_ROW_MAX = """
+@T.prim_func
+def main(A: T.Buffer((4, 3, 5), "float32"), B: T.Buffer((4, 3, 5), "float32"), S: T.Buffer((4, 3), "float32")):
+    M = T.alloc_buffer((4, 3))
+    for i, j, k in T.grid(4, 3, 5):
+        with T.block("M"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                M[vi, vj] = T.float32(-1000.0)
+            M[vi, vj] = T.max(M[vi, vj], A[vi, vj, vk])
+    for i, f in T.grid(4, 15):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vj = T.axis.spatial(3, f // 5)
+            vk = T.axis.spatial(5, f % 5)
+            B[vi, vj, vk] = A[vi, vj, vk] - M[vi, vj]
+    for i, f in T.grid(4, 15):
+        with T.block("S"):
+            vi = T.axis.spatial(4, i)
+            vj = T.axis.spatial(3, f // 5)
+            vk = T.axis.reduce(5, f % 5)
+            with T.init():
+                S[vi, vj] = T.float32(0.0)
+            S[vi, vj] = S[vi, vj] + (A[vi, vj, vk] - M[vi, vj])
+"""
+
+
+@pytest.mark.parametrize("consumer", ["B", "S"])
+def test_a_consumer_whose_fused_loop_runs_its_domain_in_order_moves_under_its_producer(consumer):
+    # TVM's layer_norm (B: both fused variables free) and log_softmax (S:
+    # the row read from M is given whole by M, the reduction variable
+    # free) after a fuse: the fused loop f runs (vj, vk) in the order of a
+    # nest over vj then vk, so the whole-domain nest under M's loop i runs
+    # the same instances in the same order (the sum over vk too)
+    mod = mod_of(FUSED_CONSUMER_OF_A_ROW_MAX)
+    out = R.reverse_compute_at(consumer, "i")(mod)
+    verify(out)
+    assert "T.grid(3, 5)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    a = np.random.default_rng(2).standard_normal((4, 3, 5)).astype("float32")
+    want_b, want_s = np.zeros((4, 3, 5), "float32"), np.zeros((4, 3), "float32")
+    got_b, got_s = want_b.copy(), want_s.copy()
+    tirfun.build(mod, target="llvm")(a, want_b, want_s)
+    tirfun.build(out, target="llvm")(a, got_b, got_s)
+    assert (got_b == want_b).all() and (got_s.view("uint32") == want_s.view("uint32")).all()
+
+
+def test_a_reduction_fused_in_another_order_than_its_domain_stays_refused():
+    # f // 3 is the reduction variable and f % 3 the row: the fused loop
+    # sums each row's values in the order of k, but its rows interleave;
+    # the whole-domain nest would run them row by row: not the loops' order
+    source = FUSED_CONSUMER_OF_A_ROW_MAX.replace(
+        "vj = T.axis.spatial(3, f // 5)\n            vk = T.axis.reduce(5, f % 5)",
+        "vj = T.axis.spatial(3, f % 3)\n            vk = T.axis.reduce(5, f // 3)")
+    assert "f % 3" in source
+    raises(R.NotStagePipelineError, R.reverse_compute_at("S", "i"), source,
+           "the reduction variable vk_2, bound to f_1 // 3, shares loop 'f_1' with vj_2")

@@ -73,7 +73,7 @@ from ..analysis.traversal import (
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, Allocate, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
     BufferRealize, BufferRegion, BufferStore, Call, DeclBuffer, Div, FloatImm, FloorDiv, FloorMod, For, ForKind,
-    IfThenElse, IntImm, IterVar, IterVarType, LetStmt, MatchBufferRegion, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt,
+    IfThenElse, IntImm, IterVar, IterVarType, LetStmt, MatchBufferRegion, Max, Min, Mod, Mul, PrimExpr, Ramp, Range, SeqStmt,
     Stmt, StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
@@ -795,9 +795,45 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
         if isinstance(node, While):
             return f"it runs in the loop while {node.condition.script()}, which may skip elements"
     loops = {loop.loop_var.name: loop for p, loop in _loops(site, wpath, memo) if _under(p, loc)}
+    why = _open_ends_reached(site, buf, wpath, wrealize, region, loc, loops, memo)
+    if why is not None:
+        return why
     if many:
         return _boxes_tile(site, buf, wpath, wrealize, region, loc, loops, memo, collect)
     return _writes_every_element(site, buf, wpath, wrealize, region, loc, loops, memo, others, collect)
+
+
+def _open_ends_reached(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, region: BufferRegion, loc: Path,
+                       loops: dict, memo: dict | None = None) -> str | None:
+    """Why the copy of the region may reach elements the writer never
+    writes where its relaxed region has an end that cannot be bounded (a
+    loop times a run-time size: ``i_1_01 * ((rows + 2) // 3)``), or None.
+    Such an end is clamped to the buffer's, so the writes must reach it:
+    the index where the loops start must be at most 0 (the lower end), and
+    the last element where they end at least the last of the dimension (the
+    upper end). The second part of a split into parts, partitioned, writes
+    from ``(rows + 2) // 3`` on: a copy of the rows before it would put
+    back what the cache never held."""
+    intervals = _relaxed(site, region, wpath, wrealize, loc, memo)
+    if all(iv.lo is not None and iv.hi is not None for iv in intervals):
+        return None
+    firsts = written_indices(region, wrealize)
+    starts = {lp.loop_var: lp.min for lp in loops.values()}
+    ends = {lp.loop_var: fold_sub(fold_add(lp.min, lp.extent), IntImm(lp.extent.dtype, 1)) for lp in loops.values()}
+    dom = _outer_dom(site, wpath, loc, memo)
+    for k, (iv, first, rng, dim) in enumerate(zip(intervals, firsts, region.region, buf.shape)):
+        if iv.lo is None:
+            at = simplify_affine(substitute_expr(first, starts))
+            if at.dtype != dim.dtype or not _at_most(at, IntImm(at.dtype, 0), dom):
+                return (f"the start of dimension {k} of what it writes of {buf.name} cannot be bounded, and it "
+                        f"may not write from 0, where the copy would start")
+        if iv.hi is None:
+            last = simplify_affine(fold_sub(fold_add(substitute_expr(first, ends), rng.extent),
+                                            IntImm(first.dtype, 1)))
+            if last.dtype != dim.dtype or not _at_most(fold_sub(dim, IntImm(dim.dtype, 1)), last, dom):
+                return (f"the end of dimension {k} of what it writes of {buf.name} cannot be bounded, and it "
+                        f"may not write up to {dim.script()}, where the copy would end")
+    return None
 
 
 def _stages_write(block: Block, region: BufferRegion, buf: Buffer) -> bool:
@@ -1739,6 +1775,19 @@ def _written_values(realize: BlockRealize, buf: Buffer) -> list[PrimExpr]:
     return out
 
 
+def _allocatable(extent: PrimExpr) -> PrimExpr:
+    """A compact cache's extent, at least 0: a region clamped to the buffer
+    (``T.min(q * 3 - 1, rows - 1) - T.max(q * 2, 0) + 1``) is empty, its
+    extent negative, where the writer writes nothing at some sizes (the
+    last part of a split into parts when there are fewer rows than parts);
+    the copies then run no iteration, but an allocation of a negative size
+    has no meaning."""
+    if int_value(extent) is not None or not find_nodes(extent, (Min, Max)) \
+            or can_prove(GE(extent, IntImm(extent.dtype, 0))):
+        return extent
+    return Max(extent, IntImm(extent.dtype, 0))
+
+
 def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, taken,
                   pointer: bool = False) -> Buffer:
     """TVM's WithScope: the buffer renamed ``<name>_<scope>`` in the new
@@ -1748,7 +1797,7 @@ def _cache_buffer(orig: Buffer, scope: str, region: list[Range], full: bool, tak
     its own and the buffer's strides, so that pointer arithmetic written
     for the buffer holds for the cache."""
     name = fresh_name(suffixed(orig.name, scope), taken)
-    shape = list(orig.shape) if full else [r.extent for r in region]
+    shape = list(orig.shape) if full else [_allocatable(r.extent) for r in region]
     data = Var(fresh_name(f"{name}_data", taken), orig.data.dtype) if pointer else None
     strides = list(orig.strides) if pointer else []
     return Buffer(name, shape, orig.dtype, strides=strides, storage_scope=scope, data=data,

@@ -1012,6 +1012,62 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     return prove_equal(simplify_index(mine, ranges), theirs)
 
 
+def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: set, doms: dict, free) -> set:
+    """The names of the iteration variables that share loops with one
+    another only in groups that run their whole domains in order: each
+    group's variables are free (or the producers give them their whole
+    domain), bound to loops of their own (``own``: not around the target
+    loop) that no other variable reads, under no predicate but on those
+    loops, and the loops run the group's domain once, in its order
+    (:func:`_runs_its_domain_in_order`: ``v_ax2 = f // 5, v_ax3 = f % 5``).
+    The whole-domain nest then runs each group's values as the loops did.
+    Empty where a free variable outside the groups reads a loop: its own
+    loop would interleave with theirs in another order."""
+    ivs = realize.block.iter_vars
+    # the groups: variables joined by the loops they read
+    parent = list(range(len(ivs)))
+
+    def root(k):
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    for k in range(len(ivs)):
+        for w in range(k):
+            if bound[k] & bound[w]:
+                parent[root(k)] = root(w)
+    groups: dict = {}
+    for k in range(len(ivs)):
+        if bound[k]:
+            groups.setdefault(root(k), []).append(k)
+
+    def whole(k):
+        iv = ivs[k]
+        if free(iv):
+            return True
+        dom = doms.get(iv.var)
+        last = simplify_index(iv.dom.min + iv.dom.extent - 1)
+        return dom is not None and dom.lo is not None and dom.hi is not None and \
+            prove_equal(simplify_index(dom.lo), simplify_index(iv.dom.min)) and \
+            prove_equal(simplify_index(dom.hi), last)
+
+    pred_loops = var_names(realize.predicate) & {lp.loop_var.name for lp in loops}
+    out: set = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        reach = set().union(*[bound[k] for k in members])
+        if not reach <= own or not all(whole(k) for k in members) or (pred_loops and not pred_loops <= reach):
+            continue
+        part = attrs.evolve(realize, iter_values=[realize.iter_values[k] for k in members],
+                            block=attrs.evolve(realize.block, iter_vars=[ivs[k] for k in members]))
+        if _runs_its_domain_in_order(part, [lp for lp in loops if lp.loop_var.name in reach]):
+            out |= {ivs[k].var.name for k in members}
+    if any(free(iv) and iv.var.name not in out and bound[k] for k, iv in enumerate(ivs)):
+        return set()
+    return out
+
+
 def _runs_its_symbolic_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     """:func:`_runs_its_domain_in_order` where an extent is known at run time
     only (``vj = f // n, vk = f % n`` under a fuse ``f`` of ``range(128)``
@@ -1484,9 +1540,11 @@ class _ComputeAtBase(Rewrite):
         bound = [var_names(value) & around.keys() for _, value in pairs]
         matters = [iv.iter_type is not IterVarType.DataPar or not free(iv) or iv.var.name in read
                    for iv, _ in pairs]
+        ordered = _ordered_groups(loc.realize, bound, [node for _, node in loops], around.keys() - shared, doms,
+                                  free)
         loop = site.at(lpath).loop_var.name
         for k, (iv, value) in enumerate(pairs):
-            if not free(iv):
+            if not free(iv) or iv.var.name in ordered:
                 continue
             names = bound[k]
             partner = next(((pairs[w][0].var.name, sorted(names & bound[w])[0]) for w in range(len(pairs))
