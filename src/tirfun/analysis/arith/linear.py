@@ -248,6 +248,19 @@ def merge_div_mod(lin: Affine, divide=None) -> Affine:
     return lin
 
 
+_OTHER = {FloorDiv: FloorMod, FloorMod: FloorDiv, Div: Mod, Mod: Div}
+
+
+def _nested_terms(lin: Affine, outer: tuple):
+    """``(term, coeff, cls, inner)`` for each term of ``lin`` that is a
+    division or remainder of ``outer`` (floor or truncating) of the other
+    of the same family (``x // b % a``, ``x % c // b``)."""
+    for term, coeff in lin.terms:
+        cls = type(term)
+        if cls in outer and type(term.a) is _OTHER[cls]:
+            yield term, coeff, cls, term.a
+
+
 def remainder_digits(lin: Affine, terms: dict | None = None):
     """The first pair of terms ``k * b * (x // b % a)`` and ``k * (x % b)``
     of ``lin`` (``a`` and ``b`` positive constants; flooring, or truncating
@@ -258,13 +271,7 @@ def remainder_digits(lin: Affine, terms: dict | None = None):
     three gives back for the rank of its two inner digits (``f // 30 % 130
     * 30 + f % 30`` is ``f % 3900``)."""
     terms = dict(lin.terms) if terms is None else terms
-    for term, coeff in lin.terms:
-        cls = type(term)
-        if cls not in (FloorMod, Mod):
-            continue
-        inner = term.a
-        if type(inner) is not (FloorDiv if cls is FloorMod else Div):
-            continue
+    for term, coeff, cls, inner in _nested_terms(lin, (FloorMod, Mod)):
         a, b = _int(term.b), _int(inner.b)
         if a is None or b is None or a < 1 or b < 2 or not _fits(lin.dtype, a * b):
             continue
@@ -281,20 +288,14 @@ def quotient_digits(lin: Affine, terms: dict | None = None):
     * b) // b)`` of ``lin`` (``a`` and ``b`` positive constants, ``b`` at
     least 2; flooring, or truncating division alike): ``(rest, cls, x, b,
     k)`` with ``rest`` the other terms, or None (``a`` may be 1: the low
-    digit is then 0). Together the pair is ``k *
-    (x // b)`` for every integer ``x``: with ``x = q * a * b + r``, ``x //
-    b`` is ``q * a + r // b``. Under wrap-around too, as both read the same
+    digit is then 0). Together the pair is ``k * (x // b)`` for every
+    integer ``x``: with ``x = q * a * b + r``, ``x // b`` is ``q * a + r //
+    b``. Under wrap-around too, as both read the same
     wrapped ``x``. What the digits of a loop fused and split give back
     where the split did not divide (``f // 6 * 2 + f % 6 // 3`` is ``f //
     3``)."""
     terms = dict(lin.terms) if terms is None else terms
-    for term, coeff in lin.terms:
-        cls = type(term)
-        if cls not in (FloorDiv, Div):
-            continue
-        inner = term.a
-        if type(inner) is not (FloorMod if cls is FloorDiv else Mod):
-            continue
+    for term, coeff, cls, inner in _nested_terms(lin, (FloorDiv, Div)):
         b, ab = _int(term.b), _int(inner.b)
         if b is None or ab is None or b < 2 or ab < b or ab % b:
             continue
