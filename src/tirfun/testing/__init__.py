@@ -22,7 +22,8 @@ strategies):
   block names, regions that do not cover the body, overlapping windows)
 * ``tirfun.testing.calls``  modules whose functions call one another
 * ``tirfun.testing.draw_cache``  random caching applications (``DRAWERS``: cache_read, cache_write, cache_inplace,
-  reindex and its caches, cache_index, read_at, write_at)
+  reindex and its caches, cache_index, read_at, write_at), chains of them (``draw_cache_chain``), and
+  register tiles of a partitioned tile loop (``draw_partitioned_tiles``)
 * ``tirfun.testing.casts``  chains of conversions over short vectors of every dtype
 * ``tirfun.testing.draw_storage``  random storage primitives (``DRAWERS``) and
   programs with producers inside their consumers' loops (``located_programs``)

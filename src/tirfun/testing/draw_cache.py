@@ -6,6 +6,11 @@ module (a block of the main function, one of its read or write buffers, a
 storage scope, sometimes consumer blocks), or None when the module has no
 block to draw from. The record may not apply (its ``violations()`` say why);
 callers that need a valid one draw again or skip it.
+
+:func:`draw_cache_chain` draws up to three of them, each on the module the
+ones before made. :func:`draw_partitioned_tiles` draws a matmul whose tile
+loop is partitioned and each part given a register tile
+(:class:`PartitionedTiles`), a sequence TVM schedules and tirfun must too.
 """
 
 from __future__ import annotations
