@@ -959,11 +959,43 @@ class _Placement:
     guard: object = None  # a condition of the kept loops the moved block runs under, or None
 
 
+def _rank(terms) -> PrimExpr | None:
+    """The rank of a point in a row-major box, the first of ``terms`` (value,
+    start, extent) the slowest: ``sum((value - start) * stride)``, each
+    stride the product of the extents after it; None for no term of more
+    than one value, or a value that is not an integer (or, past a run-time
+    extent, not of the extent's dtype). The stride is a literal while the
+    extents are; a run-time one makes it an expression."""
+    total, stride = None, 1
+    for value, low, extent in reversed(terms):
+        size = int_value(extent)
+        if size == 1:
+            continue
+        if not value.dtype.is_integer:
+            return None
+        if isinstance(stride, int):
+            term = (value - IntImm(value.dtype, low)) * IntImm(value.dtype, stride)
+        elif extent.dtype != value.dtype:
+            return None
+        else:
+            term = (value - IntImm(value.dtype, low) if low else value) * stride
+        total = term if total is None else total + term
+        if isinstance(stride, int) and size is not None:
+            stride *= size
+        elif isinstance(stride, int):
+            if extent.dtype != value.dtype:
+                return None
+            stride = extent if stride == 1 else IntImm(extent.dtype, stride) * extent
+        else:
+            stride = stride * extent
+    return total
+
+
 def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     """Whether the loops around a block (outermost first) run every instance
     of its domain once, in ascending order of its iteration variables (the
-    first the slowest), as the nest of its whole domain does: no predicate,
-    constant extents whose products agree, and the instance's rank in the
+    first the slowest), as the nest of its whole domain does: constant
+    extents whose products agree, and the instance's rank in the
     domain equal to the iteration's rank in the loops (``vi = f // 64, vj =
     f % 64`` under a fuse ``f`` of the two). A predicate may cut the loops
     to the domain's size by their rank (a fuse split again without
@@ -987,21 +1019,8 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     if len(ranges) != len(loops):
         return False
 
-    def rank(terms):
-        total = None
-        stride = 1
-        for value, low, extent in reversed(terms):
-            if extent == 1:
-                continue
-            if not value.dtype.is_integer:
-                return None
-            term = (value - IntImm(value.dtype, low)) * IntImm(value.dtype, stride)
-            total = term if total is None else total + term
-            stride *= extent
-        return total
-
-    mine = rank([(v, int_value(iv.dom.min), int_value(iv.dom.extent)) for iv, v in zip(ivs, realize.iter_values)])
-    theirs = rank([(lp.loop_var, int_value(lp.min), int_value(lp.extent)) for lp in loops])
+    mine = _rank([(v, int_value(iv.dom.min), iv.dom.extent) for iv, v in zip(ivs, realize.iter_values)])
+    theirs = _rank([(lp.loop_var, int_value(lp.min), lp.extent) for lp in loops])
     if mine is None or theirs is None:
         return mine is None and theirs is None and cut is None
     if mine.dtype != theirs.dtype:
@@ -1080,26 +1099,10 @@ def _runs_its_symbolic_domain_in_order(realize: BlockRealize, loops: list[For]) 
     if cut is not None and not isinstance(cut, LT):
         return False
     ivs = realize.block.iter_vars
-
-    def rank(terms):
-        total, stride = None, None
-        for value, low, extent in reversed(terms):
-            if int_value(extent) == 1:
-                continue
-            if not value.dtype.is_integer or extent.dtype != value.dtype:
-                return None
-            term = value - IntImm(value.dtype, low) if low else value
-            if stride is not None:
-                term = term * stride
-            total = term if total is None else total + term
-            stride = extent if stride is None else stride * extent
-        return total, stride
-
-    mine = rank([(v, int_value(iv.dom.min), iv.dom.extent) for iv, v in zip(ivs, realize.iter_values)])
-    theirs = rank([(lp.loop_var, int_value(lp.min), lp.extent) for lp in loops])
-    if mine is None or theirs is None or mine[0] is None or theirs[0] is None:
+    mine = _rank([(v, int_value(iv.dom.min), iv.dom.extent) for iv, v in zip(ivs, realize.iter_values)])
+    theirs = _rank([(lp.loop_var, int_value(lp.min), lp.extent) for lp in loops])
+    if mine is None or theirs is None:
         return False
-    (mine, _), (theirs, _) = mine, theirs
 
     def product(extents):
         # outermost first, as fuse writes the extent it makes (m * n)
