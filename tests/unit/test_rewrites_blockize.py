@@ -983,3 +983,143 @@ def main(A: T.Buffer((5,), "float32"), C: T.Buffer((4,), "float32")):
     mod = R.loop_partition("p0", [2, None], True)(IRModule({"main": from_source(src)}))
     with pytest.raises(R.SubspaceNotDivisibleError, match="the binding b0_1 = t0 \\* 2 \\+ p00 does not divide"):
         R.blockize("p00", False)(mod)
+
+
+def test_blockize_divides_a_binding_over_the_part_its_predicate_bounds():
+    # a split of 4 columns by 8 leaves j_2_0 in range(8) under j_2_0 + j_2_1 < 4:
+    # TVM's iterator map reads the predicate as a loop of 4, so the inner
+    # block takes 4 columns and the outer one the tiles above them
+    mod = IRModule({"main": from_source(MATMUL)})
+    tiled = (R.split("j", [None, 4]) >> R.split("j_1", [8, None]))(mod)
+    after = R.blockize("j_1_0")(tiled)
+    check(tiled, after)
+    outer = _realize(after, "C_o")
+    assert [iv.dom.extent.value for iv in outer.block.iter_vars] == [16, 4, 1]
+    assert [v.script() for v in outer.iter_values] == ["i", "j_0", "0"]
+    inner = _realize(after, "C")
+    assert [iv.dom.extent.value for iv in inner.block.iter_vars] == [4, 16]
+    assert inner.predicate.script() == "T.Mul(j_1_0, 1) + j_1_1 < 4"
+
+
+def test_blockize_splits_a_predicate_whose_conditions_each_read_one_side():
+    # each condition guards the side whose loops it reads (TVM divides them so)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((6, 7), "float32"), B: T.Buffer((6, 7), "float32")):
+    for i_0, i_1, j_0, j_1 in T.grid(2, 4, 2, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i_0 * 4 + i_1)
+            vj = T.axis.spatial(7, j_0 * 4 + j_1)
+            T.where(i_0 * 4 + i_1 < 6 and j_0 * 4 + j_1 < 7)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    mod = _mod(src)
+    after = R.blockize("j_0")(mod)
+    check(mod, after)
+    assert _realize(after, "B_o").predicate.script() == "i_0 * 4 + i_1 < 6"
+    assert _realize(after, "B").predicate.script() == "j_0 * 4 + j_1 < 7"
+    # a condition that reads both sides cannot be split
+    both = _mod(src.replace("i_0 * 4 + i_1 < 6 and j_0 * 4 + j_1 < 7", "i_0 * 4 + j_1 < 7"))
+    with pytest.raises(R.SubspaceNotDivisibleError, match="reads loops on both sides of loop 'j_0'"):
+        R.blockize("j_0")(both)
+
+
+def test_blockize_keeps_the_start_of_a_domain_that_does_not_start_at_zero():
+    # TVM gives the new variables the extent alone (k_i = T.axis.reduce(32,
+    # k0) bound to 32..63) and declares A[i, j, 0:32]; the domain keeps its
+    # start, and the regions what the block reads
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8, 8, 64), "float32"), B: T.Buffer((8,), "float32")):
+    for i0, j0 in T.grid(8, 8):
+        for k0 in T.serial(32, 64):
+            with T.block("B"):
+                i, j, k = T.axis.remap("SRR", [i0, j0, k0])
+                with T.init():
+                    B[i] = T.float32(0)
+                B[i] = B[i] + A[i, j, k]
+"""
+    mod = _mod(src)
+    after = R.blockize("k0")(mod)
+    check(mod, after)
+    inner = _realize(after, "B")
+    (k,) = inner.block.iter_vars
+    assert (k.dom.min.value, k.dom.extent.value) == (32, 32)
+    assert "A[i_o, j_o, 32:64]" in after["main"].script()
+    # a spatial loop of a later part of a partition, taken by the outer block
+    parted = R.loop_partition("i0", [3, None])(mod)
+    later = [lp.name for lp in Schedule(parted).get_loops("B_i01")]
+    again = R.blockize(later[1])(parted)
+    check(parted, again)
+
+
+def test_blockize_runs_a_lifted_init_under_a_loop_of_one_iteration_its_predicate_reads():
+    # TVM's test_loop_aware_initial_value after a split into [4, None, 4]:
+    # the predicate reads i_1, of one iteration, which the init's bindings do not
+    src = """
+@T.prim_func
+def main(a: T.Buffer((5, 5), "float32"), b: T.Buffer((5,), "float32"), s: T.Buffer((5,), "float32")):
+    for i, ax in T.grid(5, 5):
+        with T.block("s"):
+            v_i, v_ax = T.axis.remap("SR", [i, ax])
+            with T.init():
+                s[v_i] = b[v_i]
+            s[v_i] = s[v_i] + a[v_i, v_ax]
+"""
+    mod = R.split("i", [4, None, 4])(_mod(src))
+    after = R.blockize("i_0")(mod)
+    check(mod, after)
+    assert "for i_0_1, i_1_1, i_2_1 in T.grid(4, 1, 4):" in after["main"].script()
+
+
+GEMM_DYN = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, c: T.handle):
+    N, K, M = T.int32(), T.int32(), T.int32()
+    A = T.match_buffer(a, (N, K))
+    B = T.match_buffer(b, (K, M))
+    C = T.match_buffer(c, (N, M))
+    for i, j, k in T.grid(N, M, K):
+        with T.block("gemm"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+"""
+
+
+@pytest.mark.parametrize("k_size", [0, 3, 16])
+def test_blockize_after_pad_einsum_guards_the_lifted_init_by_the_first_reduction_step(k_size):
+    # pad_einsum leaves ``T.where(k < K)`` on the padded reduction; the outer
+    # init runs where that holds at k's first iteration (0 < K): at K = 0
+    # the original init never runs, and neither does the new one
+    padded = R.pad_einsum("gemm", [4, 8, 16])(_mod(GEMM_DYN))
+    after = R.blockize("j")(padded)
+    verify(after)
+    assert "0 < K" in after["main"].script()
+    assert_equivalent(padded["main"], after["main"], sizes={"N": 3, "M": 5, "K": k_size})
+    # a condition on the reduction that does not hold at its first step alone
+    # says nothing of when the init runs
+    later = _mod(padded["main"].script().replace("T.where(k < K)", "T.where(K - k < 4)"))
+    with pytest.raises(R.SubspaceNotDivisibleError, match="outer block's init does not run"):
+        R.blockize("j")(later)
+
+
+def test_blockize_gives_a_constant_offset_to_the_inner_variable():
+    # TVM's scatter test after a split: vi = i_0 * 2 + i_1 + 8; TVM binds the
+    # inner variable to i_1 + 8 over a domain of 2 and declares A from -8
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i_0, i_1 in T.grid(4, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i_0 * 2 + i_1 + 8)
+            B[vi] = A[vi - 8]
+"""
+    mod = _mod(src)
+    after = R.blockize("i_1")(mod)
+    check(mod, after)
+    (vi,) = _realize(after, "B").block.iter_vars
+    assert (vi.dom.min.value, vi.dom.extent.value) == (8, 2)
+    outer = _realize(after, "B_o").block
+    assert [str(r.region[0].min) for r in outer.reads + outer.writes] == ["vi_o * 2", "vi_o * 2 + 8"]

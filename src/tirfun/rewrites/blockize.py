@@ -19,13 +19,13 @@ import attrs
 
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.int_set import Interval, cover_range, union
-from ..analysis.arith.iter_map import is_bijective, is_plain_sum, predicate_fused, simplify_index
-from ..analysis.arith.linear import fold_mul, prove_equal
+from ..analysis.arith.iter_map import is_bijective, is_plain_sum, predicate_fused_parts, simplify_index
+from ..analysis.arith.linear import affine_form, fold_mul, prove_equal
 from ..analysis.arith.terms import as_exprs, fits, int_value
-from ..analysis.arith.simplify import is_true, simplify_expr
+from ..analysis.arith.simplify import conjoin, conjuncts, is_true, simplify_expr
 from ..analysis.traversal import Path, ancestors, substitute_vars, walk
 from ..nodes import (
-    LT, Add, And, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar,
+    LE, LT, Add, And, Block, BlockRealize, BufferLoad, BufferRegion, FloorDiv, FloorMod, For, IntImm, IterVar,
     IterVarType, PrimExpr, Range, SeqStmt, Sub, Var,
 )
 from ..nodes.base import with_fields
@@ -55,6 +55,9 @@ class _Division:
     outer_extent: int | PrimExpr  # symbolic where the block's domain is
     inner: PrimExpr | None  # the inner block's binding (None: no inner part)
     extent: int | PrimExpr  # the inner part's extent (symbolic in a trivial division)
+    # where one side takes the binding whole over a domain that does not
+    # start at 0 (a loop of range(32, 64)): that domain's start
+    start: PrimExpr | None = None
 
 
 @attrs.frozen
@@ -67,6 +70,43 @@ class _BlockizePlan:
     inner_predicate: PrimExpr
     outer_predicate: PrimExpr
     init_guard: tuple = ()  # extents the outer init runs only where positive
+    # the outer init's predicate, where it is not the inner block's: that
+    # predicate at the first iteration of the loops the init does not run
+    init_predicate: PrimExpr | None = None
+
+
+def _first_instance_predicate(realize: BlockRealize, chain, unkept: set) -> PrimExpr | None:
+    """The block's predicate with the loops ``unkept`` (from the cut down,
+    which the outer init does not run) at their first iteration, where
+    that tells whether the original init runs: every reduction variable
+    that reads those loops is then at its start, and each condition that
+    reads them is ``e < b`` (or ``<=``) with ``e`` affine and growing in
+    them, ``b`` free of them, so that it holds at some iteration exactly
+    when it holds at the first (a reduction padded past its end: ``k <
+    K``). None otherwise."""
+    firsts = {lp.loop_var: lp.min for lp in chain if lp.loop_var.name in unkept}
+    if any(var_names(m) & unkept for m in firsts.values()):
+        return None
+    for value, iv in zip(realize.iter_values, realize.block.iter_vars):
+        if iv.iter_type is IterVarType.CommReduce and not var_names(value).isdisjoint(unkept):
+            at = substitute(value, firsts)
+            if at.dtype != iv.dom.min.dtype or not prove_equal(at, iv.dom.min):
+                return None
+    out = []
+    for cond in conjuncts(realize.predicate):
+        if var_names(cond).isdisjoint(unkept):
+            out.append(cond)
+            continue
+        if type(cond) not in (LT, LE) or not var_names(cond.b).isdisjoint(unkept):
+            return None
+        form = affine_form(cond.a)
+        # a term over those loops must be one of them, with a positive weight
+        # (``k % 4`` grows and falls)
+        if form is None or any(type(t) is not Var or w < 0 for t, w in form.terms
+                               if not var_names(t).isdisjoint(unkept)):
+            return None
+        out.append(type(cond)(simplify_index(substitute(cond.a, firsts)), cond.b))
+    return conjoin(out)
 
 
 def _init_guard(chk: Checks, site, lpath, chain, kept: set, subject: str, realize: BlockRealize) -> tuple:
@@ -224,8 +264,8 @@ def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | 
     if any(_quotient(a.scale, ext) is None for a in outer):
         return None
     base = total.base
-    if inner and not (isinstance(base, IntImm) and base.value == 0):
-        return None  # an offset would have to be divided too
+    if inner and not isinstance(base, IntImm):
+        return None  # a symbolic offset would have to be divided too
     span = _outer_span(outer, ext, loops, dtype)
     if span is None:
         return None
@@ -244,7 +284,12 @@ def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | 
         return None if extent is None else _Division(whole, extent, None, 1)
     if outer_expr is None:
         outer_expr = IntImm(dtype, 0)
-    return _Division(outer_expr, span, _weighted(inner, loops, 1, dtype), ext)
+    inner_expr = _weighted(inner, loops, 1, dtype)
+    if base.value != 0:
+        # a constant offset goes to the inner variable, whose domain starts
+        # there (TVM binds it past a domain from 0)
+        return _Division(outer_expr, span, inner_expr + IntImm(dtype, base.value), ext, IntImm(dtype, base.value))
+    return _Division(outer_expr, span, inner_expr, ext)
 
 
 def _outer_span(outer, ext: int, loops, dtype) -> int | PrimExpr | None:
@@ -282,6 +327,14 @@ def _dom_extent(iv: IterVar, inner_names: set):
     if extent is not None:
         return extent
     return None if not var_names(iv.dom.extent).isdisjoint(inner_names) else iv.dom.extent
+
+
+def _start(d: _Division, dtype, outer: bool) -> PrimExpr:
+    """Where the domain of a division's outer (or inner) variable starts:
+    0, unless that side takes the binding whole over a domain that starts
+    elsewhere."""
+    whole = d.inner is None if outer else d.inner is not None
+    return IntImm(dtype, 0) if d.start is None or not whole else _cast(d.start, dtype)
 
 
 def _extent_expr(extent, dtype) -> PrimExpr:
@@ -355,7 +408,8 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
                      f"{read[0]!r}, a loop above {cut.at}; inside the new block that loop is not visible",
                      realize)
     divisions, reason = _affine_divisions(cut, realize, chain, preserve)
-    if divisions is None and not (outer_init and block.init is not None):
+    if divisions is None and not (outer_init and block.init is not None
+                                  and not _plain_reduction_bindings(realize, chain)):
         # an outer init runs over every inner iteration; the original init
         # runs only where the reduction variables reach their minimum, which
         # bindings that are no iteration map need not do
@@ -371,6 +425,12 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
         inner_pred, outer_pred = pred, IntImm("bool", 1)
     elif used.isdisjoint(inner_names):
         inner_pred, outer_pred = IntImm("bool", 1), pred
+    elif all(var_names(c).isdisjoint(cut.outer_names) or var_names(c).isdisjoint(inner_names)
+             for c in conjuncts(pred)):
+        # each condition reads one side: it guards that side's block
+        parts = conjuncts(pred)
+        inner_pred = conjoin([c for c in parts if var_names(c).isdisjoint(cut.outer_names)])
+        outer_pred = conjoin([c for c in parts if not var_names(c).isdisjoint(cut.outer_names)])
     else:
         chk.stop(SubspaceNotDivisibleError, subject,
                  f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
@@ -390,39 +450,103 @@ def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
         if lp.loop_var.name in used and _int(lp.min) != 0:
             return None, f"loop {lp.loop_var.name!r} it reads starts at {lp.min.script()}, not 0"
     sums = detect_iter_map(values, loops, "surjective", symbolic=True, weights=True)
-    whole: set = set()  # loops read through a part the predicate bounds
-    if sums is None:
-        sums, whole = _predicate_sums(values, loops, inner_names, realize.predicate)
-    if sums is None:
+    divisions = None if sums is None else _divisions(cut, values, block.iter_vars, preserve, sums, loops, inner_names)
+    if not isinstance(divisions, list):
+        # a predicate may bound a fused part of the loops, and the bindings
+        # divide over that part (a split whose factors pass the extent)
+        bounded = _predicate_sums(values, loops, inner_names, realize.predicate)
+        if bounded is not None:
+            found = _divisions(cut, values, block.iter_vars, preserve, bounded=bounded)
+            divisions = found if isinstance(found, list) or divisions is None else divisions
+    if divisions is None:
         return None, (f"its binding ({', '.join(v.script() for v in values)}) is not an iteration map of the "
                       "loops around it")
-    divisions = []
-    for value, total, iv in zip(values, sums, block.iter_vars):
-        unit = _unit_outer(value, cut.outer_loops) if preserve else None
-        if whole and not var_names(value).isdisjoint(whole):
-            d = _divide_whole(value, iv, inner_names, set(loops), unit)
-        else:
-            d = _divide(value, total, iv, inner_names, loops, unit, cut.outer_names)
-        if d is None or _int(iv.dom.min) != 0:
-            return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
-                          f"part of the loops above it times the extent of a part of the loops {cut.below}")
-        divisions.append(d)
+    if isinstance(divisions, int):
+        iv, value = block.iter_vars[divisions], values[divisions]
+        return None, (f"the binding {iv.var.name} = {value.script()} does not divide at {cut.at} into a "
+                      f"part of the loops above it times the extent of a part of the loops {cut.below}")
     return divisions, None
 
 
-def _predicate_sums(values, loops, inner_names: set, predicate):
-    """``(sums, loops read through a bounded part)``: the bindings as
-    iteration sums where the predicate bounds a fused part (``(f_0 + f_1)
-    // 3`` under ``f_0 + f_1 < 6``, :func:`predicate_fused`) and every such
-    part lies on one side of the cut; ``(None, set())`` otherwise. A
-    binding that reads such a part goes to its side whole."""
-    fused = predicate_fused(values, loops, predicate)
+def _divisions(cut: _Cut, values, iter_vars, preserve: bool, sums=None, loops=None, inner_names=None,
+               bounded=None):
+    """The division of every binding (over ``sums``, or over the stand-ins
+    of ``bounded``), or the position of the first that does not divide."""
+    out = []
+    for k, (value, iv) in enumerate(zip(values, iter_vars)):
+        unit = _unit_outer(value, cut.outer_loops) if preserve else None
+        if bounded is None:
+            d = _divide(value, sums[k], iv, inner_names, loops, unit, cut.outer_names)
+        else:
+            d = bounded.divide(k, iv, unit, cut.outer_names)
+        if d is None or _int(iv.dom.min) != 0:
+            return k
+        out.append(d)
+    return out
+
+
+@attrs.frozen
+class _Bounded:
+    """The bindings read over loops fused by the predicate
+    (:func:`predicate_fused_parts`): each part that a conjunct ``e < c``
+    bounds is one stand-in loop of ``c`` iterations, on the side of the
+    cut where all the loops of ``e`` are. ``values``, ``sums`` and
+    ``loops`` are over the stand-ins; ``parts`` maps each stand-in's name
+    to its ``e``; ``inner_names`` are the inner loops, stand-ins included;
+    ``removed`` the loops the stand-ins replace."""
+
+    values: list
+    sums: list
+    loops: dict
+    parts: dict
+    inner_names: set
+    removed: set
+    original: list
+    all_names: set
+
+    def divide(self, k: int, iv: IterVar, unit: Var | None, above: set) -> _Division | None:
+        """The division of binding ``k``: its slices of the stand-ins
+        divided as slices of loops (TVM's iterator map reads the predicate
+        so), each stand-in then given back its sum; else, for a binding
+        that reads a part, that side whole, over the variable's domain."""
+        d = _divide(self.values[k], self.sums[k], iv, self.inner_names, self.loops, unit, above)
+        if d is not None:
+            back = {lp.loop_var: self.parts[name] for name, lp in self.loops.items() if name in self.parts}
+            return _Division(_given_back(d.outer, back), d.outer_extent, _given_back(d.inner, back), d.extent)
+        value = self.original[k]
+        inner = self.inner_names - set(self.parts)
+        if not var_names(value).isdisjoint(self.removed):
+            return _divide_whole(value, iv, inner, self.all_names, unit)
+        return None
+
+
+def _given_back(e: PrimExpr | None, back: dict) -> PrimExpr | None:
+    """``e`` with each stand-in loop replaced by the sum it stands for."""
+    if e is None or not back:
+        return e
+    return simplify_index(substitute(e, back))
+
+
+def _predicate_sums(values, loops, inner_names: set, predicate) -> _Bounded | None:
+    """The bindings as iteration sums where the predicate bounds a fused
+    part (``(f_0 + f_1) // 3`` under ``f_0 + f_1 < 6``,
+    :func:`predicate_fused_parts`) and the loops of each such part lie on
+    one side of the cut; None otherwise."""
+    fused = predicate_fused_parts(values, loops, predicate)
     if fused is None:
-        return None, set()
-    removed = set(loops) - set(fused[1])
-    if not (removed <= inner_names or removed.isdisjoint(inner_names)):
-        return None, set()
-    return detect_iter_map(*fused, "surjective", symbolic=True, weights=True), removed
+        return None
+    fvalues, floops, parts = fused
+    inner = set(inner_names) & set(floops)
+    for name, part in parts.items():
+        read = var_names(part) & set(loops)
+        if read <= inner_names:
+            inner.add(name)
+        elif not read.isdisjoint(inner_names):
+            return None
+    sums = detect_iter_map(fvalues, floops, "surjective", symbolic=True, weights=True)
+    if sums is None:
+        return None
+    return _Bounded(fvalues, sums, floops, parts, inner, set(loops) - set(floops), list(values), set(loops))
 
 
 def _divide_whole(value, iv: IterVar, inner_names: set, loop_names: set, unit: Var | None) -> _Division | None:
@@ -439,24 +563,43 @@ def _trivial_divisions(cut: _Cut, realize: BlockRealize, inner_names: set):
     """TVM's trivial subspace division, for bindings that are no iteration
     map: without a predicate, each binding reads the loops on one side only
     and goes to that side whole (one reading no loop goes outside, where
-    it keeps its value), over the iteration variable's domain from 0; None
-    otherwise."""
+    it keeps its value), over the iteration variable's domain; None
+    otherwise. A domain that does not start at 0 keeps its start (TVM
+    gives the new variable the extent alone, and a binding outside it)."""
     if not is_true(realize.predicate):
         return None
     out = []
     for value, iv in zip(realize.iter_values, realize.block.iter_vars):
         extent = _dom_extent(iv, inner_names)
-        if _int(iv.dom.min) != 0 or extent is None:
+        start = iv.dom.min
+        if extent is None or (_int(start) != 0 and not (type(start) is IntImm and start.value > 0)):
             return None
+        start = None if _int(start) == 0 else start
         names = var_names(value)
         reads_outer, reads_inner = not names.isdisjoint(cut.outer_names), not names.isdisjoint(inner_names)
         if reads_outer and reads_inner:
             return None
         if reads_inner:
-            out.append(_Division(IntImm(value.dtype, 0), 1, value, extent))
+            out.append(_Division(IntImm(value.dtype, 0), 1, value, extent, start))
         else:
-            out.append(_Division(value, extent, None, 1))
+            out.append(_Division(value, extent, None, 1, start))
     return out
+
+
+def _plain_reduction_bindings(realize: BlockRealize, chain) -> bool:
+    """Whether every reduction variable that reads a loop of ``chain`` (the
+    loops from the cut down) is bound to one such loop over its whole
+    range, the variable's domain: its minimum then comes at the loop's
+    first iteration, where an init that moves to the outer block runs."""
+    ranges = {lp.loop_var: lp for lp in chain}
+    inner = {lp.loop_var.name for lp in chain}
+    for value, iv in zip(realize.iter_values, realize.block.iter_vars):
+        if iv.iter_type is not IterVarType.CommReduce or var_names(value).isdisjoint(inner):
+            continue
+        lp = ranges.get(value) if type(value) is Var else None
+        if lp is None or lp.min != iv.dom.min or lp.extent != iv.dom.extent:
+            return False
+    return True
 
 
 def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
@@ -470,7 +613,7 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
             subst[iv.var] = IntImm(dt, 0) if unit else o
             continue
         i = Var(fresh(f"{iv.var.name}_i"), dt)
-        inner_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.extent, dt)), i, iv.iter_type))
+        inner_ivs.append(IterVar(Range(_start(d, dt, False), _extent_expr(d.extent, dt)), i, iv.iter_type))
         inner_values.append(_cast(d.inner, dt))
         subst[iv.var] = i if d.outer_extent == 1 else o * _extent_expr(d.extent, dt) + i
     return inner_ivs, inner_values, subst
@@ -734,7 +877,7 @@ class Blockize(Rewrite):
                              f"{'spatial' if iv.iter_type is IterVarType.DataPar else 'opaque'} variable "
                              f"{iv.var.name}, which the block's writes do not depend on, re-initialising what it "
                              "accumulates each time; the new block's init would run once for them all", realize)
-        init_guard = ()
+        init_guard, init_predicate = (), None
         if block.init is not None:
             # the outer block's init runs over the inner loops its own
             # bindings read (the spatial ones its stores name)
@@ -745,14 +888,20 @@ class Blockize(Rewrite):
             kept = set().union(*[var_names(d.inner) for iv, d in zip(block.iter_vars, part.divisions)
                                  if iv.iter_type is not IterVarType.CommReduce and iv.var.name in used
                                  and d.inner is not None and d.extent != 1]) & chain_names
-            if not is_true(part.inner_predicate) and not (var_names(part.inner_predicate) & chain_names) <= kept:
+            # a loop of one iteration the predicate reads joins the init's
+            # nest: it repeats nothing
+            units = {lp.loop_var.name for lp in chain if int_value(lp.extent) == 1}
+            unkept = (var_names(part.inner_predicate) & chain_names) - kept - units
+            if unkept and not is_true(part.inner_predicate):
+                init_predicate = _first_instance_predicate(realize, chain, unkept)
+            if unkept and init_predicate is None:
                 chk.stop(SubspaceNotDivisibleError, subject,
                          f"block {block.name_hint!r}: a reduction whose predicate {realize.predicate.script()} reads "
                          f"the loops from {loop.loop_var.name!r} down that the outer block's init does not run",
                          realize)
             init_guard = _init_guard(chk, site, lpath, chain, kept, subject, realize)
         return _BlockizePlan(site, lpath, part.chain, realize, part.divisions, part.inner_predicate,
-                             part.outer_predicate, init_guard)
+                             part.outer_predicate, init_guard, init_predicate)
 
     def build(self, plan) -> Outcome:
         if isinstance(plan, _BlocksPlan):
@@ -771,7 +920,7 @@ class Blockize(Rewrite):
         for iv, d in zip(block.iter_vars, plan.divisions):
             dt = iv.var.dtype
             o = Var(fresh(f"{iv.var.name}_o"), dt)
-            outer_ivs.append(IterVar(Range(IntImm(dt, 0), _extent_expr(d.outer_extent, dt)), o, iv.iter_type))
+            outer_ivs.append(IterVar(Range(_start(d, dt, True), _extent_expr(d.outer_extent, dt)), o, iv.iter_type))
             outer_values.append(_cast(d.outer, dt))
         inner_ivs, inner_values, subst = _inner_parts(block, plan.divisions, [iv.var for iv in outer_ivs],
                                                       self.preserve_unit_iters, fresh)
@@ -826,15 +975,16 @@ class Blockize(Rewrite):
                 ivs.append(IterVar(iv.dom, v, iv.iter_type))
                 values.append(value)
         block = Block(ivs, [], [substitute(w, rename) for w in writes], name, substitute(init, rename))
-        predicate = plan.inner_predicate
+        predicate = plan.inner_predicate if plan.init_predicate is None else plan.init_predicate
         for extent in reversed(plan.init_guard):
             # the block runs only where the loops it leaves out do
             cond = LT(IntImm(extent.dtype, 0), extent)
             predicate = cond if is_true(predicate) else And(cond, predicate)
         stmt = BlockRealize(values, predicate, block)
         loop_rename = {}
+        guarded = var_names(predicate)
         for lp in reversed(plan.chain):
-            if any(lp.loop_var.name in var_names(v) for v in values):
+            if lp.loop_var.name in guarded or any(lp.loop_var.name in var_names(v) for v in values):
                 nv = Var(fresh(lp.loop_var.name), lp.loop_var.dtype)
                 loop_rename[lp.loop_var] = nv
                 stmt = with_fields(lp, loop_var=nv, body=stmt)

@@ -894,7 +894,14 @@ def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
 
 
 def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None):
-    """``(values, loops)`` with each part ``e`` that a conjunct ``e < c`` of
+    """:func:`predicate_fused_parts` without the parts: ``(values, loops)``
+    or None."""
+    found = predicate_fused_parts(values, loops, predicate)
+    return None if found is None else found[:2]
+
+
+def predicate_fused_parts(values, loops: Mapping[str, object], predicate: PrimExpr | None):
+    """``(values, loops, parts)`` with each part ``e`` that a conjunct ``e < c`` of
     ``predicate`` bounds read as one loop of ``c`` iterations, or None
     where no conjunct does, as TVM's iterator maps read a predicate.
 
@@ -905,14 +912,15 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
     are then those of the stand-in loop, one for one. A split by factors
     whose product passes the extent leaves such a predicate:
     ``(f_0 * 256 + f_1) // 7`` under ``f_0 * 256 + f_1 < 49`` is a split
-    of a loop of 49 iterations, whatever 256 is."""
+    of a loop of 49 iterations, whatever 256 is. ``parts`` maps the name of
+    each stand-in loop to the sum it stands for."""
     from ...nodes import LT, Evaluate, For
     from .simplify import conjuncts
 
     if predicate is None or type(predicate) is IntImm:
         return None
     parts = conjuncts(predicate)
-    values, loops, changed = list(values), dict(loops), False
+    values, loops, stood = list(values), dict(loops), {}
     from ...rewrites.exprs import uses_any, var_names
 
     for k, cond in enumerate(parts):
@@ -943,8 +951,8 @@ def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | N
         for n in used:
             del loops[n]
         loops[name] = For(stand_in, IntImm(fused.dtype, 0), bound, "serial", Evaluate(IntImm("int32", 0)))
-        changed = True
-    return (values, loops) if changed else None
+        stood[name] = fused
+    return (values, loops, stood) if stood else None
 
 
 def _replace_sum(value: PrimExpr, fused: PrimExpr, stand_in: Var, used: set) -> PrimExpr | None:
@@ -1074,6 +1082,6 @@ def distinct_index_vars(values) -> bool:
 
 __all__ = [
     "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "distinct_index_vars",
-    "detect_iter_map", "tiled_loops", "is_bijective", "predicate_fused", "IterSplit",
+    "detect_iter_map", "tiled_loops", "is_bijective", "predicate_fused", "predicate_fused_parts", "IterSplit",
     "IterSum", "Ranges",
 ]
