@@ -738,3 +738,31 @@ def test_zero_divided_or_reduced_by_a_size_is_zero():
     assert simplify_index(FloorDiv(zero, n) + IntImm("int64", 3)) == IntImm("int64", 3)
     # a nonzero constant stays divided
     assert isinstance(simplify_index(FloorDiv(IntImm("int64", 5), n)), FloorDiv)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_the_top_digit_of_a_fuse_of_a_constant_loop_and_a_symbolic_one_takes_the_constant(d):
+    from tirfun.analysis.arith.iter_map import is_bijective
+
+    # split(i2, [None, 4]) then fuse(i2_1, i3) over i3 < d: f in range(d * 4)
+    # binds i2_0 * 4 + f // d and f % d; f // d takes 4 values, so a weight
+    # of 4 may follow it (TVM's iterator maps read it so)
+    size, i0, f = Var("d"), Var("i2_0"), Var("f")
+    loops = {"i2_0": For(i0, c(0), Var("m"), "serial", Evaluate(c(0))),
+             "f": For(f, c(0), size * c(4), "serial", Evaluate(c(0)))}
+    values = [i0 * c(4) + FloorDiv(f, size), FloorMod(f, size)]
+    hi, lo = detect_iter_map(values, loops, "surjective", symbolic=True, weights=True)
+    assert IterSplit("f", size, 4, 1) in hi.args and IterSplit("f", 1, size, 1) in lo.args
+    assert is_bijective(values, loops)
+    assert not is_bijective(values[1:], loops)  # f % d alone misses f's top digit
+    # a loop of d * 4 + 1 is no multiple: the digit's count is unknown
+    odd = dict(loops, f=For(f, c(0), size * c(4) + c(1), "serial", Evaluate(c(0))))
+    assert detect_iter_map(values, odd, "surjective", symbolic=True, weights=True) is None
+    # the slices give the values of the expressions at every f of the size
+    for iv in range(3):
+        for fv in range(4 * d):
+            env = {"i2_0": iv, "f": fv}
+            got = [sum(env[s.source] // (d if isinstance(s.lower_factor, Var) else s.lower_factor)
+                       % (d if isinstance(s.extent, Var) else s.extent or 1 << 30) * s.scale for s in t.args)
+                   for t in (hi, lo)]
+            assert got == [iv * 4 + fv // d, fv % d]

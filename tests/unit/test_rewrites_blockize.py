@@ -1123,3 +1123,28 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     assert (vi.dom.min.value, vi.dom.extent.value) == (8, 2)
     outer = _realize(after, "B_o").block
     assert [str(r.region[0].min) for r in outer.reads + outer.writes] == ["vi_o * 2", "vi_o * 2 + 8"]
+
+
+def test_blockize_over_a_fuse_of_a_constant_split_and_a_symbolic_loop():
+    # TVM's multiply over (a, b, c, d) after split(i2, [None, 4]) and
+    # fuse(i2_1, i3): f // d takes 4 values under i2_0 * 4
+    src = """
+@T.prim_func
+def main(x: T.handle, y: T.handle):
+    a, c, d = T.int64(), T.int64(), T.int64()
+    X = T.match_buffer(x, (a, c, d))
+    Y = T.match_buffer(y, (a, c, d))
+    for i0, i2, i3 in T.grid(a, c, d):
+        with T.block("Y"):
+            v0, v2, v3 = T.axis.remap("SSS", [i0, i2, i3])
+            Y[v0, v2, v3] = X[v0, v2, v3] * T.float32(3)
+"""
+    mod = (R.split("i2", [None, 4]) >> R.fuse("i2_1", "i3"))(_mod(src))
+    for loop in ("i0", "i2_0"):
+        after = R.blockize(loop)(mod)
+        verify(after)
+        for sizes in ({"a": 2, "c": 5, "d": 3}, {"a": 1, "c": 8, "d": 1}, {"a": 2, "c": 0, "d": 2}):
+            assert_equivalent(mod["main"], after["main"], sizes=sizes)
+    # the predicate's bounded part spans the cut there, as in TVM
+    with pytest.raises(R.SubspaceNotDivisibleError, match="reads loops on both sides"):
+        R.blockize("i2_1_i3_fused")(mod)

@@ -137,9 +137,12 @@ def _slice_expr(arg, loops) -> PrimExpr:
     expression (without the parts that do nothing)."""
     v = loops[arg.source].loop_var
     e = v
+    ext = loops[arg.source].extent
+    if isinstance(arg.lower_factor, PrimExpr):
+        # f // d of f in range(d * 4): the top digit, no modulus
+        return FloorDiv(e, _cast(arg.lower_factor, v.dtype))
     if arg.lower_factor != 1:
         e = FloorDiv(e, IntImm(v.dtype, arg.lower_factor))
-    ext = loops[arg.source].extent
     if arg.extent is not None and not (isinstance(ext, IntImm) and arg.lower_factor * arg.extent >= ext.value):
         e = FloorMod(e, IntImm(v.dtype, arg.extent))
     return e

@@ -400,7 +400,30 @@ def _symbolic_split(atom, loops: Mapping[str, object]):
         return None
     if _int_value(loops[x.name].min) != 0:
         return None
-    return (x.name, 1, atom.b) if isinstance(atom, FloorMod) else (x.name, atom.b, None)
+    if isinstance(atom, FloorMod):
+        return x.name, 1, atom.b
+    # a loop fused of a constant one outside a symbolic one (``f`` of
+    # ``d * 4``): its top digit ``f // d`` takes that constant's values
+    return x.name, atom.b, _multiple_of(loops[x.name].extent, atom.b)
+
+
+def _multiple_of(extent: PrimExpr, size: PrimExpr) -> int | None:
+    """``c`` where ``extent`` is ``size * c`` as affine forms (``d * 4`` of
+    ``d``), for a positive constant ``c``; None otherwise."""
+    from .linear import affine_form
+
+    whole, part = affine_form(extent), affine_form(size)
+    if whole is None or part is None or not part.terms or whole.dtype != part.dtype:
+        return None
+    first, w = part.terms[0]
+    c = dict(whole.terms).get(first)
+    if c is None or c % w != 0 or c // w < 1:
+        return None
+    c //= w
+    if whole.const != part.const * c or len(whole.terms) != len(part.terms):
+        return None
+    coeffs = dict(whole.terms)
+    return c if all(coeffs.get(t) == k * c for t, k in part.terms) else None
 
 
 def _split_of(atom, loops: Mapping[str, object], symbolic: bool = False):
@@ -563,7 +586,9 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             sym = not isinstance(lower, int) or not (extent is None or isinstance(extent, int))
             if sym and level == "bijective":
                 return None
-            if extent is None or sym or not isinstance(k, int):
+            if not isinstance(extent, int) or not isinstance(k, int):
+                # a slice of symbolic size ends the value; one of a constant
+                # number of values (``f // d`` of ``f`` in ``d * 4``) does not
                 expected = None
             elif surjective:
                 expected = expected + k * (extent - 1)  # the span so far: [0, expected)
@@ -572,7 +597,11 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             if sym:
                 # [lower, upper) of the loop's place values, symbolically:
                 # disjointness is left to the chain _slices_nest requires
-                upper = float("inf") if extent is None else (extent if lower == 1 else Mul(lower, extent))
+                if isinstance(extent, int):
+                    extent_expr = IntImm(lower.dtype, extent)
+                    upper = fold_mul(lower, extent_expr)
+                else:
+                    upper = float("inf") if extent is None else (extent if lower == 1 else Mul(lower, extent))
             else:
                 upper = float("inf") if extent is None else lower * extent
                 for lo, hi in used.get(name, []):
@@ -1038,6 +1067,8 @@ def _bijective(values, loops: Mapping[str, object]) -> bool:
             symbolic = symbolic or sym or not isinstance(sp.scale, int)
             if extent is None:
                 upper = float("inf")
+            elif sym and isinstance(extent, int):  # f // d of f in range(d * 4)
+                upper = fold_mul(lower, IntImm(lower.dtype, extent))
             elif sym:
                 upper = extent if isinstance(lower, int) and lower == 1 else Mul(lower, extent)
             else:
@@ -1058,7 +1089,11 @@ def _whole(slices, loop) -> bool:
         return False
     lower, upper = max(slices, key=lambda sl: sl[1] == float("inf"))
     if upper != float("inf"):
-        return False
+        # the top digit of a constant number of values (f // d of f in
+        # range(d * 4)) ends where the loop does
+        ext = loop.extent
+        return (isinstance(upper, PrimExpr) and upper.dtype == ext.dtype and _int_value(loop.min) == 0
+                and prove_equal(upper, ext))
     if isinstance(lower, int):
         return lower == 1  # the loop whole (its extent symbolic)
     ext = loop.extent
