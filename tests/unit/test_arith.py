@@ -12,7 +12,7 @@ from tirfun.analysis.arith import (
 from tirfun.interp import evaluate
 from tirfun.nodes import (
     EQ, GE, GT, LE, LT, NE, Add, BufferRegion, Div, Evaluate, FloorDiv, FloorMod, For, IntImm, Max, Min,
-    Mod, Mul, Range, Sub, Var,
+    Mod, Mul, PrimExpr, Range, Sub, Var,
 )
 from tirfun.nodes import Buffer
 
@@ -766,3 +766,30 @@ def test_the_top_digit_of_a_fuse_of_a_constant_loop_and_a_symbolic_one_takes_the
                        % (d if isinstance(s.extent, Var) else s.extent or 1 << 30) * s.scale for s in t.args)
                    for t in (hi, lo)]
             assert got == [iv * 4 + fv // d, fv % d]
+
+
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_the_top_digit_by_a_constant_of_a_symbolic_multiple_takes_the_multiplier(n):
+    # split(i, [4, None]) over n, then fuse(i_1, k) over k < 16: f in
+    # range(((n + 3) // 4) * 16) binds i_0 * ((n + 3) // 4) + f // 16 and
+    # f % 16; f // 16 takes (n + 3) // 4 values, the weight above it
+    size, i0, f = Var("n"), Var("i_0"), Var("f")
+    quarter = FloorDiv(size + c(3), c(4))
+    loops = {"i_0": For(i0, c(0), c(4), "serial", Evaluate(c(0))),
+             "f": For(f, c(0), quarter * c(16), "serial", Evaluate(c(0)))}
+    values = [i0 * quarter + FloorDiv(f, c(16)), FloorMod(f, c(16))]
+    hi, lo = detect_iter_map(values, loops, "surjective", symbolic=True, weights=True)
+    assert IterSplit("f", 16, None, 1) in hi.args and lo.args == (IterSplit("f", 1, 16, 1),)
+    # a weight other than the digit's count does not follow it densely
+    assert detect_iter_map([i0 * (quarter + c(1)) + FloorDiv(f, c(16))], loops, "surjective",
+                           symbolic=True, weights=True) is None
+    # nor does one over a loop that is no multiple of the divisor
+    odd = dict(loops, f=For(f, c(0), quarter * c(16) + c(8), "serial", Evaluate(c(0))))
+    assert detect_iter_map(values, odd, "surjective", symbolic=True, weights=True) is None
+    # the slices give the values at every iteration of a size
+    q = (n + 3) // 4
+    for iv in range(4):
+        for fv in range(q * 16):
+            got = [sum((fv if s.source == "f" else iv) // s.lower_factor % (s.extent or 1 << 30)
+                       * (q if isinstance(s.scale, PrimExpr) else s.scale) for s in t.args) for t in (hi, lo)]
+            assert got == [iv * q + fv // 16, fv % 16]

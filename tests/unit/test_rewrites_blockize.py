@@ -133,10 +133,12 @@ def main(A: T.Buffer((4, 1, 3), "int32"), O: T.Buffer((4, 3), "int32")):
     assert [r.script() for r in outer.writes] == ["O[0:4, 0:3]"]
 
 
-def test_blockize_refuses_a_predicate_reading_loops_above_an_opaque_block_and_below_the_loop():
+def test_blockize_reads_a_unit_loop_of_a_predicate_on_both_sides_at_its_value():
     # found by the soak: under loop_partition's opaque block, the loops above
     # it are outer loops too; the predicate reads one of them and the unit
-    # loop blockize starts at, so it has no side to go to
+    # loop blockize starts at. That loop takes one value (TVM's iterator
+    # maps read it as a constant), so the condition is the outer side's;
+    # a loop of two iterations leaves it on both sides
     src = """
 @T.prim_func
 def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
@@ -149,10 +151,15 @@ def main(A: T.Buffer((5, 6), "float32"), B: T.Buffer((5, 6), "float32")):
                     T.where(i_0 * 2 + i_1 < 5)
                     B[vi, vj] = A[vi, vj] * T.float32(2)
 """
-    parted = R.loop_partition("i_1", [None, 1])(IRModule({"main": from_source(src)}))
-    with pytest.raises(R.SubspaceNotDivisibleError, match=r"its predicate i_0 \* 2 \+ i_10 < 5 reads loops on both "
-                                                           r"sides of loop 'i_10'"):
-        R.blockize("i_10", False)(parted)
+    mod = IRModule({"main": from_source(src)})
+    parted = R.loop_partition("i_1", [None, 1])(mod)
+    after = R.blockize("i_10", False)(parted)
+    verify(after)
+    assert_equivalent(parted["main"], after["main"])
+    assert _realize(after, "B_i_10_o").predicate.script() == "i_0 * 2 < 5"
+    with pytest.raises(R.SubspaceNotDivisibleError, match=r"its predicate i_0 \* 2 \+ i_1 < 5 reads loops on both "
+                                                           r"sides of loop 'i_1'"):
+        R.blockize("i_1", False)(mod)
 
 
 RANGE_READS_OUTER = RANGES_READING_OUTER_LOOPS
@@ -1148,3 +1155,26 @@ def main(x: T.handle, y: T.handle):
     # the predicate's bounded part spans the cut there, as in TVM
     with pytest.raises(R.SubspaceNotDivisibleError, match="reads loops on both sides"):
         R.blockize("i2_1_i3_fused")(mod)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8])
+def test_blockize_of_a_sum_split_in_four_and_fused_with_its_reduction(n):
+    # TVM's rms_norm over a dynamic length: split(i, [4, None]), fuse(i_1,
+    # k): f // 16 takes (n + 3) // 4 values under i_0's weight of as many
+    src = """
+@T.prim_func
+def main(a: T.handle, r: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, T.int64(16)))
+    S = T.match_buffer(r, (n,))
+    for i, k in T.grid(n, T.int64(16)):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk] * A[vi, vk]
+"""
+    mod = (R.split("i", [4, None]) >> R.fuse("i_1", "k"))(_mod(src))
+    after = R.blockize("i_0")(mod)
+    verify(after)
+    assert_equivalent(mod["main"], after["main"], sizes={"n": n})

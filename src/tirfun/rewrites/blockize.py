@@ -75,8 +75,9 @@ class _BlockizePlan:
     init_predicate: PrimExpr | None = None
 
 
-def _first_instance_predicate(realize: BlockRealize, chain, unkept: set) -> PrimExpr | None:
-    """The block's predicate with the loops ``unkept`` (from the cut down,
+def _first_instance_predicate(realize: BlockRealize, predicate: PrimExpr, divisions, chain,
+                              unkept: set) -> PrimExpr | None:
+    """``predicate`` (the inner block's) with the loops ``unkept`` (from the cut down,
     which the outer init does not run) at their first iteration, where
     that tells whether the original init runs: every reduction variable
     that reads those loops is then at its start, and each condition that
@@ -87,25 +88,29 @@ def _first_instance_predicate(realize: BlockRealize, chain, unkept: set) -> Prim
     firsts = {lp.loop_var: lp.min for lp in chain if lp.loop_var.name in unkept}
     if any(var_names(m) & unkept for m in firsts.values()):
         return None
-    for value, iv in zip(realize.iter_values, realize.block.iter_vars):
-        if iv.iter_type is IterVarType.CommReduce and not var_names(value).isdisjoint(unkept):
-            at = substitute(value, firsts)
-            if at.dtype != iv.dom.min.dtype or not prove_equal(at, iv.dom.min):
+    for d, iv in zip(divisions, realize.block.iter_vars):
+        # the inner part of a reduction variable starts there (its outer
+        # part is the outer block's, whose own init waits for its start)
+        if iv.iter_type is IterVarType.CommReduce and d.inner is not None and not var_names(d.inner).isdisjoint(unkept):
+            at, start = substitute(d.inner, firsts), _start(d, d.inner.dtype, False)
+            if at.dtype != start.dtype or not prove_equal(at, start):
                 return None
     out = []
-    for cond in conjuncts(realize.predicate):
+    for cond in conjuncts(predicate):
         if var_names(cond).isdisjoint(unkept):
             out.append(cond)
             continue
         if type(cond) not in (LT, LE) or not var_names(cond.b).isdisjoint(unkept):
             return None
-        form = affine_form(cond.a)
+        form = affine_form(simplify_index(cond.a))
         # a term over those loops must be one of them, with a positive weight
         # (``k % 4`` grows and falls)
         if form is None or any(type(t) is not Var or w < 0 for t, w in form.terms
                                if not var_names(t).isdisjoint(unkept)):
             return None
-        out.append(type(cond)(simplify_index(substitute(cond.a, firsts)), cond.b))
+        first = simplify_expr(type(cond)(simplify_index(substitute(cond.a, firsts)), cond.b))
+        if not is_true(first):
+            out.append(first)
     return conjoin(out)
 
 
@@ -429,9 +434,9 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
     elif used.isdisjoint(inner_names):
         inner_pred, outer_pred = IntImm("bool", 1), pred
     elif all(var_names(c).isdisjoint(cut.outer_names) or var_names(c).isdisjoint(inner_names)
-             for c in conjuncts(pred)):
+             for c in _one_sided(pred, chain, cut.outer_loops, cut.outer_names, inner_names)):
         # each condition reads one side: it guards that side's block
-        parts = conjuncts(pred)
+        parts = _one_sided(pred, chain, cut.outer_loops, cut.outer_names, inner_names)
         inner_pred = conjoin([c for c in parts if var_names(c).isdisjoint(cut.outer_names)])
         outer_pred = conjoin([c for c in parts if not var_names(c).isdisjoint(cut.outer_names)])
     else:
@@ -439,6 +444,23 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
                  f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
                  f"{cut.at}", realize)
     return _Part(realize, tuple(chain), tuple(divisions), inner_pred, outer_pred)
+
+
+def _one_sided(pred: PrimExpr, chain, outer_loops, outer_names: set, inner_names: set) -> list:
+    """The predicate's conditions, each that reads loops on both sides of
+    the cut read with the loops of one iteration at their one value (TVM's
+    iterator maps take such a loop for its constant): the unit loop a split
+    by a factor past the extent leaves under the cut."""
+    out = []
+    for cond in conjuncts(pred):
+        names = var_names(cond)
+        if not (names.isdisjoint(outer_names) or names.isdisjoint(inner_names)):
+            ones = {lp.loop_var: lp.min for lp in list(outer_loops) + list(chain)
+                    if lp.loop_var.name in names and int_value(lp.extent) == 1 and int_value(lp.min) is not None}
+            if ones:
+                cond = simplify_expr(substitute(cond, ones))
+        out.append(cond)
+    return out
 
 
 def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
@@ -611,9 +633,13 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
     inner_ivs, inner_values, subst = [], [], {}
     for iv, d, o in zip(block.iter_vars, divisions, outer_vars):
         dt = iv.var.dtype
+        if d.inner is not None and d.extent == 1 and d.start is not None:
+            # the inner side's one value is where its domain starts
+            subst[iv.var] = _cast(d.start, dt) if d.outer_extent == 1 else o + _cast(d.start, dt)
+            continue
         if d.inner is None or d.extent == 1:
             unit = d.outer_extent == 1 and not preserve
-            subst[iv.var] = IntImm(dt, 0) if unit else o
+            subst[iv.var] = _start(d, dt, True) if unit else o
             continue
         i = Var(fresh(f"{iv.var.name}_i"), dt)
         inner_ivs.append(IterVar(Range(_start(d, dt, False), _extent_expr(d.extent, dt)), i, iv.iter_type))
@@ -622,36 +648,69 @@ def _inner_parts(block: Block, divisions, outer_vars, preserve: bool, fresh):
     return inner_ivs, inner_values, subst
 
 
-def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set) -> bool:
+def _reaches_twice(realize: BlockRealize, chain: list, inner_names: set, outer_loops=()) -> bool:
     """Whether two iterations of the loops of ``chain`` bind the block's
     iteration variables alike (a loop that feeds none of them, or ``vi =
     f // 2`` after a fuse with such a loop): the block's instance runs
     twice. The map is read as an iteration map first; where it is not a
     bijective one, the iterations are enumerated (up to 4,096, the loops
     above taken at zero), and where they cannot be, two passes are
-    assumed."""
+    assumed. Under a predicate (a split past the extent), only the passes
+    where it holds count, at each iteration of the loops above it reads
+    (``outer_loops``, constant ranges)."""
     fed = set().union(*[var_names(v) for v in realize.iter_values])
+    guarded = not is_true(realize.predicate)
     if any(lp.loop_var.name not in fed and (int_value(lp.extent) or 0) > 1 for lp in chain):
-        return True  # a loop that feeds no iteration variable repeats them all
+        # a loop that feeds no iteration variable repeats them all, unless
+        # the predicate lets one pass through (a split past the extent):
+        # the passes are counted below
+        if not guarded:
+            return True
+    else:
+        guarded = False
     values = [v for v in realize.iter_values if not var_names(v).isdisjoint(inner_names)]
-    if not values:
+    if not values and not guarded:
         return False
     # the common bindings, ``i`` or ``vi_o * 4 + i``: each a distinct inner
     # loop added once, which no two iterations share
     plain = [_added_loop(v, inner_names) for v in values]
-    if None not in plain and len(set(plain)) == len(plain):
+    if not guarded and None not in plain and len(set(plain)) == len(plain):
         return False
     loops = {lp.loop_var.name: lp for lp in chain}
-    if is_bijective(values, loops, realize.predicate):
+    if not guarded and is_bijective(values, loops, realize.predicate):
         return False
     mins, extents = [int_value(lp.min) for lp in chain], [int_value(lp.extent) for lp in chain]
     if None in mins or None in extents or prod(max(e, 0) for e in extents) > 4096:
         return True
     # the loops above (and the function's parameters) at one value: zero
     outer = {n: IntImm(n.dtype, 0) for v in values for n in walk(v) if type(n) is Var and n.name not in inner_names}
+    # where the predicate reads loops above, the passes are counted at each
+    # of their iterations (loops of constant ranges, few enough)
+    above = [lp for lp in outer_loops if guarded and lp.loop_var.name in var_names(realize.predicate)]
+    if guarded and not var_names(realize.predicate) <= inner_names | {lp.loop_var.name for lp in above}:
+        return True  # the passes the predicate lets through depend on what is not counted
+    amins, aexts = [int_value(lp.min) for lp in above], [int_value(lp.extent) for lp in above]
+    if None in amins or None in aexts or prod(max(e, 0) for e in aexts + extents) > 4096:
+        return True
+    for at in itertools.product(*[range(m, m + e) for m, e in zip(amins, aexts)]):
+        fixed = {**outer, **{lp.loop_var: IntImm(lp.loop_var.dtype, x) for lp, x in zip(above, at)}}
+        if _repeats(realize, values, chain, mins, extents, fixed, guarded):
+            return True
+    return False
+
+
+def _repeats(realize: BlockRealize, values, chain, mins, extents, fixed: dict, guarded: bool) -> bool:
+    """Whether two iterations of ``chain`` where the predicate holds (with
+    ``fixed`` for the variables above) bind ``values`` alike."""
     seen = set()
     for point in itertools.product(*[range(m, m + e) for m, e in zip(mins, extents)]):
-        env = {**outer, **{lp.loop_var: IntImm(lp.loop_var.dtype, x) for lp, x in zip(chain, point)}}
+        env = {**fixed, **{lp.loop_var: IntImm(lp.loop_var.dtype, x) for lp, x in zip(chain, point)}}
+        if guarded:
+            holds = simplify_expr(substitute_vars(realize.predicate, env))
+            if type(holds) is not IntImm:
+                return True
+            if not holds.value:
+                continue  # the block does not run at this pass
         key = []
         for v in values:
             value = simplify_expr(substitute_vars(v, env))
@@ -861,7 +920,7 @@ class Blockize(Rewrite):
                 chk.stop(NotReductionBlockError, subject,
                          f"block {block.name_hint!r}: its reduction variable {indexing[0]} indexes what it "
                          "writes, and the init lifted into the new block would have no value of it", realize)
-            if _reaches_twice(realize, chain, inner_names):
+            if _reaches_twice(realize, chain, inner_names, cut.outer_loops):
                 # a loop under the target that feeds no iteration variable
                 # repeats the reduction, its init running at each pass; the
                 # outer block's init would run once for all of them
@@ -896,7 +955,8 @@ class Blockize(Rewrite):
             units = {lp.loop_var.name for lp in chain if int_value(lp.extent) == 1}
             unkept = (var_names(part.inner_predicate) & chain_names) - kept - units
             if unkept and not is_true(part.inner_predicate):
-                init_predicate = _first_instance_predicate(realize, chain, unkept)
+                init_predicate = _first_instance_predicate(realize, part.inner_predicate, part.divisions, chain,
+                                                           chain_names - kept)
             if unkept and init_predicate is None:
                 chk.stop(SubspaceNotDivisibleError, subject,
                          f"block {block.name_hint!r}: a reduction whose predicate {realize.predicate.script()} reads "

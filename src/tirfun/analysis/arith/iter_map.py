@@ -407,6 +407,17 @@ def _symbolic_split(atom, loops: Mapping[str, object]):
     return x.name, atom.b, _multiple_of(loops[x.name].extent, atom.b)
 
 
+def _divided(extent: PrimExpr, c: int) -> PrimExpr | None:
+    """``extent / c`` where every coefficient and the constant of its
+    affine form are multiples of ``c``; None otherwise."""
+    from .linear import Affine, affine_form
+
+    form = affine_form(extent)
+    if form is None or c < 1 or form.const % c or any(w % c for _, w in form.terms):
+        return None
+    return Affine(form.dtype, tuple((t, w // c) for t, w in form.terms), form.const // c).to_expr()
+
+
 def _multiple_of(extent: PrimExpr, size: PrimExpr) -> int | None:
     """``c`` where ``extent`` is ``size * c`` as affine forms (``d * 4`` of
     ``d``), for a positive constant ``c``; None otherwise."""
@@ -642,9 +653,15 @@ def _reach_above(k, name: str, lower, extent, loops: Mapping[str, object]) -> Pr
         return None
     if extent is None:
         loop = loops[name]
-        if lower != 1 or _int_value(loop.min) != 0:
+        if _int_value(loop.min) != 0:
             return None
         extent = loop.extent
+        if lower != 1:
+            # the top digit of a loop of X * c iterations, by c, takes X
+            # values (f // 4096 of f in range(((n + 3) // 4) * 4096))
+            extent = _divided(extent, lower) if isinstance(lower, int) else None
+            if extent is None:
+                return None
     if not isinstance(extent, PrimExpr):
         extent = IntImm(loops[name].loop_var.dtype, extent)
     if isinstance(k, int):
