@@ -689,3 +689,73 @@ def test_blockize_spans_ends_as_their_simplified_difference(case, data):
 
     lo, hi = plus(c_lo), plus(c_hi)
     assert _span(lo, hi) == simplify_index(hi - lo + IntImm(dtype, 1)), (lo.script(), hi.script())
+
+
+@st.composite
+def symbolic_multiples(draw):
+    """``(e, r_is_zero, points)``: ``(q * t + r) // t`` or ``% t`` in int64,
+    for ``t`` a size ``n`` or a product ``n * m``, ``q`` and ``r`` small
+    sums of ``x`` and ``y`` with a constant; the multiple written ``v * t``
+    or ``t * v`` (times a weight), the terms in a random order. ``points``
+    give every variable a value, the sizes nonzero of either sign."""
+    dt = "int64"
+    x, y, n, m = Var("x", dt), Var("y", dt), Var("n", dt), Var("m", dt)
+    t = draw(st.sampled_from([n, Mul(n, m)]), label="divisor")
+    terms = []
+    for v in (x, y, None):
+        k = draw(st.integers(-3, 3), label="multiple's weight")
+        if k == 0:
+            continue
+        prod = t if v is None else draw(st.sampled_from([Mul(v, t), Mul(t, v)]), label="product form")
+        terms.append(prod if k == 1 else Mul(prod, IntImm(dt, k)))
+    rest = []
+    for v in (x, y):
+        k = draw(st.integers(-3, 3), label="rest's weight")
+        if k:
+            rest.append(v if k == 1 else Mul(v, IntImm(dt, k)))
+    c = draw(st.integers(-5, 5), label="constant")
+    if c:
+        rest.append(IntImm(dt, c))
+    parts = draw(st.permutations(terms + rest), label="order") if terms + rest else [IntImm(dt, 0)]
+    dividend = _sum(list(parts))
+    cls = draw(st.sampled_from([FloorDiv, FloorMod]), label="division")
+    nonzero = st.sampled_from([-5, -3, -2, -1, 1, 2, 3, 5])
+    points = [{"x": draw(st.integers(-6, 6)), "y": draw(st.integers(-6, 6)), "n": draw(nonzero),
+               "m": draw(nonzero)} for _ in range(4)]
+    return cls(dividend, t), (bool(terms), not rest), points
+
+
+@given(symbolic_multiples())
+def test_a_multiple_of_a_symbolic_divisor_leaves_the_quotient_whole(case):
+    # (q * n + r) // n is q + r // n and (q * n + r) % n is r % n for every
+    # nonzero n: the end of a loop fused over run-time extents
+    e, (multiple, no_rest), points = case
+    out = simplify_index(e)
+    for point in points:
+        assert _value(out, point) == _value(e, point), (e.script(), out.script(), point)
+    if not multiple:
+        event("no multiple")
+    elif no_rest:
+        # no remainder: nothing is left to divide
+        assert not any(isinstance(n, (FloorDiv, FloorMod)) for n in walk(out)), (e.script(), out.script())
+        event("a whole multiple")
+    elif any(isinstance(n, (FloorDiv, FloorMod)) and isinstance(n.a, Mul) for n in walk(out)):
+        event("a rest with weights left divided")
+    else:
+        event("the multiple taken out")
+
+
+@given(st.integers(-9, 9), st.sampled_from(["int8", "int32", "int64"]), st.sampled_from([-6, -2, -1, 1, 3, 6]))
+def test_a_constant_divided_by_a_size_is_no_larger_than_the_constant(k, dtype, n_value):
+    # the bound every prover takes of k // n where n is unknown: [-|k|, |k|]
+    from tirfun.analysis.arith.linear_bound import surely_at_most
+
+    n = Var("n", dtype)
+    q = FloorDiv(IntImm(dtype, k), n)
+    lo, hi = const_interval(q, {})
+    assert (lo, hi) == (-abs(k), abs(k))
+    assert lo <= _value(q, {"n": n_value}) <= hi
+    # c + k // n is at least c - |k|, whatever c and n are
+    c = Var("c", dtype)
+    assert surely_at_most(c - IntImm(dtype, abs(k)), c + q, {})
+    assert not surely_at_most(c - IntImm(dtype, abs(k) - 1), c + q, {}) or k == 0

@@ -11,7 +11,7 @@ import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
-from tirfun.analysis.traversal import walk, walk_stmts
+from tirfun.analysis.traversal import stmt_nodes, walk, walk_stmts
 from tirfun.nodes import Block, IRModule
 from tirfun.schedule import Schedule
 from tirfun.interp import run as interp_run
@@ -2687,3 +2687,30 @@ def test_a_compact_cache_of_a_part_empty_at_some_sizes_has_no_negative_extent():
     sch.cache_write("C_i_01_partition", 0, "global")
     assert "C_global = T.alloc_buffer((T.max(" in sch.mod["main"].script()
     _same_at_sizes(mod, sch.mod)
+
+
+def test_cache_write_of_a_fuse_over_run_time_extents_needs_no_fill():
+    # TVM's less over (a, b, c, d) after fuse(i2, i3): the writes at
+    # (f // d, f % d) over f < c * d reach both ends of both dimensions, so
+    # the cache is copied back whole with no fill, and the block can then
+    # be inlined into the copy (TVM does both)
+    src = """
+@T.prim_func
+def main(x: T.handle, y: T.handle, z: T.handle):
+    c, d = T.int64(), T.int64()
+    X = T.match_buffer(x, (c, d))
+    Y = T.match_buffer(y, (c,))
+    Z = T.match_buffer(z, (c, d), "bool")
+    for i2, i3 in T.grid(c, d):
+        with T.block("Z"):
+            v2, v3 = T.axis.remap("SS", [i2, i3])
+            Z[v2, v3] = X[v2, v3] < Y[v2]
+"""
+    mod = R.fuse("i2", "i3")(IRModule({"main": from_source(src)}))
+    cached = R.cache_write("Z", 0, "shared")(mod)
+    names = [s.name_hint for s in stmt_nodes(cached["main"]) if isinstance(s, Block)]
+    assert not [n for n in names if n.endswith("_fill")], names
+    inlined = R.compute_inline("Z")(cached)
+    for sizes in ({"c": 3, "d": 4}, {"c": 1, "d": 1}, {"c": 0, "d": 2}, {"c": 2, "d": 0}):
+        assert_equivalent(mod["main"], cached["main"], sizes=sizes)
+        assert_equivalent(mod["main"], inlined["main"], sizes=sizes)

@@ -664,3 +664,25 @@ def test_pad_einsum_of_a_sum_over_a_run_time_count_keeps_the_output_where_no_ter
     after = R.pad_einsum("S", [4, 1])(mod)
     verify(after)
     assert_equivalent(mod["main"], after["main"], sizes={"rows": 5, "cols": cols})
+
+
+def test_pad_einsum_of_a_block_without_iteration_variables_leaves_it_as_it_is():
+    # TVM accepts pad_einsum(block, []) on loop_partition's opaque blocks
+    # (its own declare no regions) and pads nothing; tirfun's declare
+    # what they hold, which is no einsum, but there is nothing to pad
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] + T.float32(1)
+"""
+    mod = IRModule({"main": from_source(src)})
+    parted = R.loop_partition("i", [4, None])(mod)
+    assert R.pad_einsum("B_i0_partition", [])(parted) is parted
+    with pytest.raises(R.InvalidPaddingError, match="a list of 0 positive ints"):
+        R.pad_einsum("B_i0_partition", [4])(parted)
+    # a block with variables still takes one factor for each
+    with pytest.raises(R.InvalidPaddingError):
+        R.pad_einsum("B_i0", [])(parted)

@@ -58,7 +58,7 @@ from ..analysis.equality import structural_equal
 from ..analysis.arith import (
     bound_region, can_prove, detect_iter_map, index_at_most, is_affine_binding, region_covers,
 )
-from ..analysis.arith.iter_map import distinct_index_vars
+from ..analysis.arith.iter_map import distinct_index_vars, simplify_index
 from ..analysis.arith.int_set import Interval, cover_range, eval_interval, intersect
 from ..analysis.arith.linear_bound import surely_at_most
 from ..analysis.arith.linear import affine_form, fold_add, fold_sub, simplify_affine
@@ -821,16 +821,33 @@ def _open_ends_reached(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, r
     starts = {lp.loop_var: lp.min for lp in loops.values()}
     ends = {lp.loop_var: fold_sub(fold_add(lp.min, lp.extent), IntImm(lp.extent.dtype, 1)) for lp in loops.values()}
     dom = _outer_dom(site, wpath, loc, memo)
+    produced: list = []  # what the writes surely reach, read as an iteration map, asked once
+
+    def reached(k: int, lower: bool) -> bool:
+        if not produced:
+            produced.append(produced_region(site, wpath, wrealize, region, loc))
+        box = produced[0]
+        if box is None:
+            return False
+        end = box[k].lo if lower else box[k].hi
+        dim = buf.shape[k]
+        if end is None or end.dtype != dim.dtype:
+            return False
+        zero = IntImm(dim.dtype, 0)
+        return _at_most(end, zero, dom) if lower else _at_most(fold_sub(dim, IntImm(dim.dtype, 1)), end, dom)
+
     for k, (iv, first, rng, dim) in enumerate(zip(intervals, firsts, region.region, buf.shape)):
         if iv.lo is None:
-            at = simplify_affine(substitute_expr(first, starts))
-            if at.dtype != dim.dtype or not _at_most(at, IntImm(at.dtype, 0), dom):
+            # an index: a divisor by a size is positive (0 // d is 0)
+            at = simplify_index(substitute_expr(first, starts))
+            if (at.dtype != dim.dtype or not _at_most(at, IntImm(at.dtype, 0), dom)) and not reached(k, True):
                 return (f"the start of dimension {k} of what it writes of {buf.name} cannot be bounded, and it "
                         f"may not write from 0, where the copy would start")
         if iv.hi is None:
-            last = simplify_affine(fold_sub(fold_add(substitute_expr(first, ends), rng.extent),
-                                            IntImm(first.dtype, 1)))
-            if last.dtype != dim.dtype or not _at_most(fold_sub(dim, IntImm(dim.dtype, 1)), last, dom):
+            last = simplify_index(fold_sub(fold_add(substitute_expr(first, ends), rng.extent),
+                                           IntImm(first.dtype, 1)))
+            if (last.dtype != dim.dtype or not _at_most(fold_sub(dim, IntImm(dim.dtype, 1)), last, dom)) \
+                    and not reached(k, False):
                 return (f"the end of dimension {k} of what it writes of {buf.name} cannot be bounded, and it "
                         f"may not write up to {dim.script()}, where the copy would end")
     return None

@@ -20,8 +20,8 @@ from ..analysis.traversal import ancestors, replace_at, transform, transform_pla
 from ..analysis.arith.terms import fits
 from ..nodes import (
     GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call, Div,
-    FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, IterVar, IterVarType, Mod, PrimExpr, Range, SeqStmt, Stmt,
-    StringImm, Sub, Var, While, const,
+    FloatImm, FloorDiv, FloorMod, For, IfThenElse, IntImm, IRModule, IterVar, IterVarType, Mod, PrimExpr, Range,
+    SeqStmt, Stmt, StringImm, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from .base import Checks, Outcome, Rewrite, commit, register
@@ -578,7 +578,7 @@ class PadEinsum(Rewrite):
 
     1. the block exists (UnknownBlockError, RefKindError, UnknownFunctionError);
     2. ``padding`` has one positive int per iteration variable
-       (InvalidPaddingError);
+       (InvalidPaddingError); a block with none is left as it is;
     3. the block is an einsum whose padded variables have domains starting
        at 0 (NonEinsumError);
     4. other blocks in the statement of the scope that holds the block
@@ -659,6 +659,10 @@ class PadEinsum(Rewrite):
             chk.stop(InvalidPaddingError, subject,
                      f"the padding must be a list of {n} positive ints, one per iteration variable, "
                      f"got {self.padding!r}", realize)
+        if n == 0:
+            # no iteration variable, nothing to pad: TVM leaves such a block
+            # (the opaque block of a loop_partition, say) as it is
+            return mod
         nodes = _body_nodes(block)
         why = _einsum_violation(block, nodes)
         if why is not None:
@@ -711,6 +715,8 @@ class PadEinsum(Rewrite):
         return site, scope, holder, rpath, padded, redirect
 
     def build(self, plan) -> Outcome:
+        if isinstance(plan, IRModule):  # a block with nothing to pad
+            return Outcome(plan)
         site, scope, holder, rpath, padded, redirect = plan
         realize: BlockRealize = site.at(rpath)
         block = realize.block

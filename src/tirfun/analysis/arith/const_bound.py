@@ -167,6 +167,12 @@ def _bounded(e: PrimExpr, env: Mapping[Var, ConstInterval]) -> tuple[int, int]:
         a = _bounded(e.a, env)
         out = (a[0] // c, a[1] // c) if c > 0 else (a[1] // c, a[0] // c)
         return _in_dtype(dt, out)  # INT_MIN // -1 wraps
+    if t is FloorDiv:
+        # by any nonzero integer, a quotient is no larger than the dividend
+        # in magnitude (-1 // n lies in [-1, 1], whatever n is)
+        lo, hi = _bounded(e.a, env)
+        m = max(abs(lo), abs(hi))
+        return _in_dtype(dt, (-m, m))
     if t is FloorMod and isinstance(e.b, IntImm) and e.b.value > 0:
         return floormod(_bounded(e.a, env), (e.b.value, e.b.value))
     if t is Min or t is Max:

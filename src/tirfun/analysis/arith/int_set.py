@@ -250,6 +250,12 @@ def _combine_floordiv(a: Interval, b: Interval) -> Interval:
         sign = _sign(b.lo)
         if sign:
             return _scaled(a, b.lo, sign, fold_floordiv)
+    lo, hi = (_int(a.lo), _int(a.hi)) if a.bounded else (None, None)
+    if lo is not None and hi is not None:
+        # by any nonzero integer, a quotient is no larger than the dividend
+        # in magnitude (-1 // n lies in [-1, 1], whatever n is)
+        m = max(abs(lo), abs(hi))
+        return Interval(IntImm(a.lo.dtype, -m), IntImm(a.lo.dtype, m))
     return Interval.everything()
 
 

@@ -99,9 +99,45 @@ class _Normalizer:
                 # 0 // n and 0 % n are 0 for every n they are defined for,
                 # as TVM's simplifier folds them (a fused loop's start)
                 return self.number(0)
+            split = self.symbolic_multiples(a, b)
+            if split is not None:
+                q, r = split
+                # (q * n + r) // n is q + r // n, and (q * n + r) % n is
+                # r % n, for every n they are defined for (a fused loop's end)
+                rest = r if not r.terms and r.const == 0 else None
+                if isinstance(e, FloorDiv):
+                    return q if rest is not None else q.plus(self.atom(FloorDiv(self.expr(r), self.expr(b))))
+                return self.number(0) if rest is not None else self.atom(FloorMod(self.expr(r), self.expr(b)))
             cls = type(e)
             return self.atom(cls(self.expr(a), self.expr(b)))
         return self.atom(e)
+
+    def symbolic_multiples(self, a: Affine, b: Affine) -> tuple[Affine, Affine] | None:
+        """``(q, r)`` with ``a == q * b + r``, for ``b`` one term of weight 1
+        (a size ``n``): ``q`` gathers the terms of ``a`` that are ``x * n``;
+        None where there is none, or where ``a`` may leave the dtype."""
+        if b.const != 0 or len(b.terms) != 1 or b.terms[0][1] != 1 or self.may_wrap(a):
+            return None
+        t = b.terms[0][0]
+        q, r = [], []
+        for atom, k in a.terms:
+            other = None
+            if atom == t:
+                other = self.number(1)
+            elif type(atom) is Mul and atom.a == t:
+                other = self.lin(atom.b)
+            elif type(atom) is Mul and atom.b == t:
+                other = self.lin(atom.a)
+            if other is None:
+                r.append((atom, k))
+            else:
+                q.append(other.scale(k))
+        if not q:
+            return None
+        total = self.number(0)
+        for part in q:
+            total = total.plus(part)
+        return total, Affine(self.dtype, tuple(r), a.const)
 
     def may_wrap(self, lin: Affine) -> bool:
         """Whether the ranges show that ``lin`` may leave the dtype (then the

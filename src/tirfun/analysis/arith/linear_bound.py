@@ -147,6 +147,11 @@ def _mul(x: LinearInterval, y: LinearInterval) -> LinearInterval:
 
 def _floordiv(x: LinearInterval, y: LinearInterval) -> LinearInterval:
     k = _const_value(y)
+    if k is None and x.lo is not None and x.hi is not None and x.lo.is_const and x.hi.is_const:
+        # by any nonzero integer, a quotient is no larger than the dividend
+        # in magnitude (-1 // n lies in [-1, 1], whatever n is)
+        m = max(abs(x.lo.const), abs(x.hi.const))
+        return LinearInterval(Linear.constant(-m), Linear.constant(m), False, x.deps | y.deps)
     if k is None or k <= 0:
         return LinearInterval(None, None, False, x.deps | y.deps)
     lo = None if x.lo is None else x.lo.floordiv(k)
@@ -481,9 +486,16 @@ def surely_at_most(a: PrimExpr, b: PrimExpr, domains: Mapping) -> bool:
 def _without_quotients(form: Linear, ranges: Mapping) -> Linear | None:
     """An upper bound of ``form`` with each term ``c * (x // d)`` (a
     positive constant ``d`` dividing ``c``) replaced by the bound of ``c /
-    d * x`` it follows from; None when ``x`` has no bound on that side."""
+    d * x`` it follows from, and each ``c * (k // n)`` of a constant ``k``
+    by ``|c * k|``; None when ``x`` has no bound on that side."""
     out = Linear.constant(form.const)
     for atom, coef in form.terms:
+        if isinstance(atom, FloorDiv) and not isinstance(atom.b, IntImm):
+            # by a size: no larger than a constant dividend in magnitude
+            x = bound(atom.a, ranges)
+            if x.lo is not None and x.hi is not None and x.lo.is_const and x.hi.is_const:
+                out = out + abs(coef) * max(abs(x.lo.const), abs(x.hi.const))
+                continue
         d = atom.b.value if isinstance(atom, FloorDiv) and isinstance(atom.b, IntImm) else 0
         if d <= 0 or coef % d:
             out = out + Linear(((atom, coef),))
