@@ -972,3 +972,44 @@ def test_each_move_of_a_block_and_its_filled_cache_is_drawn_and_applies():
                     lambda c: c[6] == move and _filled_cache_move(c, report=False)[1] is not None)
         mod, out = _filled_cache_move(case, report=False)
         assert_equivalent(mod["main"], out["main"])
+
+
+@settings(max_examples=60)
+@given(st.binary(min_size=12, max_size=12), st.integers(0, 2**16))
+def test_reverse_compute_at_keeps_a_condition_it_can_write_in_the_block_variables(choices, seed):
+    # TVM drops the consumer's condition when it moves it under the
+    # producer's loop; tirfun keeps it where it can write it in the block's
+    # variables (a loop's, a split's guard, a load of what the block reads)
+    # and refuses it where it cannot (the high part of a split)
+    from tirfun.testing._choices import BytesChooser
+    from tirfun.testing.draw_compute_location import draw_guarded_consumer
+    from tirfun.testing.equivalence import compare_arrays
+
+    case = draw_guarded_consumer(BytesChooser(choices))
+    event(f"kind {case.kind}")
+    mod = case.program()
+    if case.kind == "high part":
+        with pytest.raises(R.NonTrivialPredicateError, match="cannot be written in them"):
+            case.rewrite()(mod)
+        return
+    out = case.rewrite()(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
+    func = out["main"]
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    run(mod["main"], *expected)
+    tirfun.build(out, target="llvm")(*args)
+    for p, x, y in zip(func.params, expected, args):
+        buf = func.buffer_map[p]
+        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+
+
+def test_each_kind_of_consumer_condition_and_dtype_is_drawn():
+    from tirfun.testing._choices import RandomChooser
+    from tirfun.testing.draw_compute_location import GUARD_DTYPES, GUARD_KINDS, draw_guarded_consumer
+
+    cases = [draw_guarded_consumer(RandomChooser(seed)) for seed in range(200)]
+    assert {c.kind for c in cases} == set(GUARD_KINDS)
+    assert {c.dtype for c in cases} == set(GUARD_DTYPES)
+    assert {c.loop for c in cases} == {"i", "j"}

@@ -406,8 +406,20 @@ def main(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
             T.where(i < 5)
             C[vi] = B[vi]
 """
-    raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), src,
-           "< 5 does not follow from the domains")
+    # a condition on a loop bound alone goes with the block, in its variable
+    mod = mod_of(src)
+    out = R.reverse_compute_at("C", "i")(mod)
+    assert "T.where(i < 5)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
+    # one on the high part of a binding of two loops cannot be written in
+    # the block's variables, and would be lost
+    split = src.replace("for i in range(8):\n        with T.block(\"C\"):\n            vi = T.axis.spatial(8, i)\n"
+                        "            T.where(i < 5)",
+                        "for i_0, i_1 in T.grid(4, 2):\n        with T.block(\"C\"):\n"
+                        "            vi = T.axis.spatial(8, i_0 * 2 + i_1)\n            T.where(i_0 < 3)")
+    assert split != src
+    raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), split,
+           "does not follow from the domains", "its condition i_0 < 3 cannot be written in them")
 
 
 def test_thread_overlap_error():
@@ -2100,12 +2112,15 @@ def test_reverse_compute_at_keeps_a_predicate_its_domain_of_a_size_implies(c):
     sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])
     verify(sch.mod)
     assert_equivalent(mod["main"], sch.mod["main"], sizes={"c": c})
-    # a bound short of the domain's end is no such predicate: it would be lost
-    short = SPLIT_OVER_A_SIZE.replace("T.where(i_0 * 8 + i_1 < c)", "T.where(i_0 * 8 + i_1 < c - 1)")
-    sch = tirfun.Schedule(IRModule({"main": from_source(short)}))
+    # a bound short of the domain's end goes with the block, as vi < c - 1
+    # (TVM drops it, and writes the last element)
+    short_src = SPLIT_OVER_A_SIZE.replace("T.where(i_0 * 8 + i_1 < c)", "T.where(i_0 * 8 + i_1 < c - 1)")
+    short = IRModule({"main": from_source(short_src)})
+    sch = tirfun.Schedule(short)
     local = sch.cache_read(sch.get_block("B"), 0, "local")
-    with pytest.raises(R.NonTrivialPredicateError):
-        sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])
+    sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(local)[0])
+    verify(sch.mod)
+    assert_equivalent(short["main"], sch.mod["main"], sizes={"c": c})
 
 
 FUSED_RUN_TIME_STAGES = """
@@ -2678,3 +2693,53 @@ def test_a_reduction_fused_in_another_order_than_its_domain_stays_refused():
     assert "f % 3" in source
     raises(R.NotStagePipelineError, R.reverse_compute_at("S", "i"), source,
            "the reduction variable vk_2, bound to f_1 // 3, shares loop 'f_1' with vj_2")
+
+
+def test_reverse_compute_at_keeps_a_condition_on_what_the_producer_wrote():
+    # TVM's elementwise_predicate: C runs where B < 10; TVM drops the
+    # condition under B's loop and writes every element of C
+    src = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.where(B[i, j] < T.float32(1))
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+    mod = mod_of(src)
+    for loop in ("i", "j"):
+        out = R.reverse_compute_at("C", loop)(mod)
+        verify(out)
+        assert "T.where(B[" in out["main"].script()
+        assert_equivalent(mod["main"], out["main"], trials=4)
+    # a load of an element the block does not declare it reads could see
+    # another value at the new place: refused
+    other = src.replace("T.where(B[i, j] < T.float32(1))", "T.where(B[j, i] < T.float32(1))")
+    raises(R.NonTrivialPredicateError, R.reverse_compute_at("C", "i"), other, "cannot be written in them")
+
+
+@pytest.mark.parametrize("n", [0, 3, 9])
+def test_reverse_compute_at_keeps_a_split_guard_the_padded_domain_does_not_imply(n):
+    # TVM's full over a run-time size after split and pad_einsum: the
+    # guard i_0 * 4 + i_1 < n is the block's vi < n once it leaves its loops
+    src = """
+@T.prim_func
+def main(a: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            A[vi] = T.float32(7)
+"""
+    mod = (R.split("i", [None, 4]) >> R.pad_einsum("A", [8]))(mod_of(src))
+    sch = tirfun.Schedule(mod)
+    sch.reverse_compute_at(sch.get_block("A"), sch.get_loops(sch.get_block("A_pad"))[0])
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": n})

@@ -798,10 +798,15 @@ CASES += [
                                                                                  "E[vi] = B[vi * 2 // 3]")),
      R.reverse_compute_at("E", "i"), R.UnsupportedRegionError,
      r"^reverse_compute_at: block 'E': the block reads B at vi_2 \* 2 // 3, which is not an iteration variable"),
-    ("predicate", lambda: mod_of(PIPE.replace("+ E[vi]", "").replace("E[vi] = B[vi] * T.float32(3)",
-                                                                        "T.where(i % 2 == 0)\n            E[vi] = B[vi]")),
+    ("predicate", lambda: mod_of(PIPE.replace("+ E[vi]", "").replace(
+        "    for i in range(8):\n        with T.block(\"E\"):\n            vi = T.axis.spatial(8, i)\n"
+        "            E[vi] = B[vi] * T.float32(3)",
+        "    for i_0, i_1 in T.grid(4, 2):\n        with T.block(\"E\"):\n"
+        "            vi = T.axis.spatial(8, i_0 * 2 + i_1)\n            T.where(i_0 < 3)\n"
+        "            E[vi] = B[vi]")),
      R.reverse_compute_at("E", "i"), R.NonTrivialPredicateError,
-     r"^reverse_compute_at: block 'E': the block's predicate i_2 % 2 == 0 does not follow"),
+     r"^reverse_compute_at: block 'E': the block's predicate i_0 < 3 does not follow from the domains of its "
+     r"iteration variables, and its condition i_0 < 3 cannot be written in them"),
     ("thread_overlap", lambda: mod_of(SHARED_SUM), R.compute_at("S", "t"), R.ThreadOverlapError,
      r"^compute_at: block 'S': the block reads the shared buffer S it writes; not depending on it, it would "
      r"run in every thread of loop 't' \(threadIdx.x\), which share S"),

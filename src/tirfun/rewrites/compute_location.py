@@ -62,7 +62,7 @@ from .errors import (
     NonTrivialPredicateError, OpaqueAccessError, OutputBlockError, RootBlockError,
     ThreadOverlapError, UnsafeRegionError, UnsupportedRegionError,
 )
-from .exprs import cast as _cast, plain_buffer, uses_any, var_names
+from .exprs import cast as _cast, find_nodes, plain_buffer, uses_any, var_names
 from .index import binds_let, derive_inline_index, derive_move_index, leaf_binds_lets
 from .names import fresh_names
 from .refs import as_block_ref, as_loop_ref
@@ -957,6 +957,9 @@ class _Placement:
     doms: dict
     proof: dict
     guard: object = None  # a condition of the kept loops the moved block runs under, or None
+    # conditions of the block's predicate in its iteration variables, which
+    # the domains do not imply: the moved block keeps them
+    kept: tuple = ()
 
 
 def _rank(terms) -> PrimExpr | None:
@@ -1184,13 +1187,22 @@ class _ComputeAtBase(Rewrite):
         if not self.reverse and is_output_block(site, loc.scope, block):
             chk.fail(OutputBlockError, subject, "the block writes a buffer its scope does not allocate; "
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
-        if self.reverse and not _predicate_implied(loc.realize, site.func,
-                                                     loop_ranges(node for _, node in ancestors(site.func, loc.rpath)
-                                                                 if isinstance(node, For))):
-            chk.fail(NonTrivialPredicateError, subject,
-                     f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
-                     "domains of its iteration variables; it would be lost with the loops it is written in",
-                     loc.realize)
+        kept = ()
+        if self.reverse:
+            around = [node for _, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
+            unimplied = _unimplied_conjuncts(loc.realize, site.func, loop_ranges(around))
+            if unimplied:
+                # a condition the domains do not imply goes with the block,
+                # written in its iteration variables (TVM drops it)
+                names = {lp.loop_var.name for lp in around}
+                kept = tuple(_in_iteration_variables(c, loc.realize, names) for c in unimplied)
+                if None in kept:
+                    bad = unimplied[kept.index(None)]
+                    chk.fail(NonTrivialPredicateError, subject,
+                             f"the block's predicate {loc.realize.predicate.script()} does not follow from the "
+                             f"domains of its iteration variables, and its condition {bad.script()} cannot be "
+                             "written in them; it would be lost with the loops it is written in", loc.realize)
+                    kept = ()
         chk.checkpoint()
         removal = _check_leaf(chk, site, loc, subject)
         if removal is not None:
@@ -1242,7 +1254,7 @@ class _ComputeAtBase(Rewrite):
                               loc.realize)
         if self.reverse:
             _check_every_instance_runs(chk, site, loc, doms, proof, subject)
-        placement = _Placement(lpath, loop, position, removal, loc, doms, proof, guard)
+        placement = _Placement(lpath, loop, position, removal, loc, doms, proof, guard, kept)
         nest = self._nest(site, placement)
         self._check_threads(chk, site, placement, nest, subject)
         return site, placement, nest
@@ -1746,6 +1758,11 @@ class _ComputeAtBase(Rewrite):
                 predicate = c if predicate is None else And(predicate, c)
         if pl.guard is not None:
             predicate = pl.guard if predicate is None else And(pl.guard, predicate)
+        if pl.kept:
+            bound = {iv.var: v for iv, v in zip(block.iter_vars, iter_values)}
+            for c in reversed(pl.kept):
+                c = substitute(c, bound)
+                predicate = c if predicate is None else And(c, predicate)
         if self.reverse:
             # a condition of no loop stays with the block (see _predicate_implied)
             for c in reversed(size_conditions(loc.realize.predicate, site.func)):
@@ -2158,22 +2175,64 @@ def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) 
     d)`` by the loops' ``ranges`` (by name) and the domain ending at most at
     ``c * d`` (a split into three parts over a value scaled by 16): then the
     domain alone keeps it."""
+    return not _unimplied_conjuncts(realize, func, ranges)
+
+
+def _unimplied_conjuncts(realize: BlockRealize, func, ranges: dict | None = None) -> list:
+    """The conjuncts of the block's predicate that neither the domains of
+    its iteration variables imply (see :func:`_predicate_implied`) nor read
+    sizes only."""
     keys = [(simplify_index(v), iv) for iv, v in zip(realize.block.iter_vars, realize.iter_values)]
+    out = []
     for c in conjuncts(realize.predicate):
         if _is_true(c) or size_conditions(c, func):
             continue  # true, or of sizes only: the moved block keeps it (see _nest)
         if not var_names(c) and can_prove(c):
             continue  # a comparison of constants left unfolded (T.int64(0) < T.int64(1))
         bounds = _as_bounds(c)
-        if bounds is None:
-            return False
-        upper, lower = bounds
-        if upper is not None and _upper_implied(upper, keys, realize, ranges):
+        if bounds is not None:
+            upper, lower = bounds
+            if upper is not None and _upper_implied(upper, keys, realize, ranges):
+                continue
+            if lower is not None and _lower_implied(lower, keys):
+                continue
+        out.append(c)
+    return out
+
+
+def _in_iteration_variables(cond: PrimExpr, realize: BlockRealize, loop_names: set) -> PrimExpr | None:
+    """``cond``, a condition of the block's predicate over the loops around
+    it, written in the block's iteration variables: each binding that is a
+    sum of loops (``i_0 * 4 + i_1``) replaced where it appears whole or as
+    a multiple, then each loop bound alone replaced by its variable; None
+    where a loop of ``loop_names`` is left, or where the condition loads
+    an element the block does not declare it reads (the moved block's
+    dependences are those of its regions)."""
+    from ..analysis.arith.iter_map import _replace_sum
+
+    out = cond
+    for iv, v in zip(realize.block.iter_vars, realize.iter_values):
+        used = var_names(v) & loop_names
+        if type(v) is Var or not used:
             continue
-        if lower is not None and _lower_implied(lower, keys):
-            continue
-        return False
-    return True
+        if isinstance(out, (LT, LE, GT, GE, EQ, NE)) and out.a.dtype.is_integer:
+            a = _replace_sum(out.a, v, iv.var, used) if var_names(out.a) & used else out.a
+            b = _replace_sum(out.b, v, iv.var, used) if var_names(out.b) & used else out.b
+            if a is None or b is None:
+                return None
+            out = type(out)(a, b)
+    plain = {v: iv.var for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+             if type(v) is Var and v.name in loop_names}
+    out = substitute(out, plain)
+    if var_names(out) & loop_names:
+        return None
+    declared = [r for r in realize.block.reads]
+    for load in find_nodes(out, (BufferLoad,)):
+        if not any(r.buffer == load.buffer and len(r.region) == len(load.indices)
+                   and all(int_value(rng.extent) == 1 and prove_equal(simplify_index(rng.min), simplify_index(i))
+                           for rng, i in zip(r.region, load.indices)) for r in declared):
+            return None
+    return out
 
 
 def _as_bounds(c) -> tuple | None:
@@ -2504,10 +2563,15 @@ class ReverseComputeAt(_ComputeAtBase):
     3. the block is a complete or a reduction block
        (NotCompleteOrReductionBlockError; another writer of its outputs
        that has run to its end before the loop, such as the fill of a
-       cache, does not count), and its predicate says no more than that its
-       iteration variables stay in their domains, shifted or not (``1 <= h
-       + 1``), or through a fused row (``f < m * n`` for ``f // n``)
-       (NonTrivialPredicateError): the loops it is written in go away;
+       cache, does not count), and each condition of its predicate either
+       says no more than that its iteration variables stay in their
+       domains, shifted or not (``1 <= h + 1``), or through a fused row
+       (``f < m * n`` for ``f // n``), or can be written in its iteration
+       variables (``i_0 * 4 + i_1 < n`` as ``vi < n``, ``B[i, j] < 10`` as
+       ``B[vi, vj] < 10``, its loads among what it declares it reads), and
+       then goes with the block (NonTrivialPredicateError): the loops it
+       is written in go away. TVM drops such a condition, and its result
+       then runs instances the original did not;
     4. it is not the only leaf of its scope (OnlyLeafError);
     5. every producer of the block is under the loop, or has run to its
        end before it (NotAllRequiredBlocksAreVisitedError; TVM asks for

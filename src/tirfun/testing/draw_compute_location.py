@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
 from .. import rewrites as R
 from ..analysis.traversal import ancestors, stmt_nodes, walk_stmts
 from ..nodes import Block, BlockRealize, For, IRModule, PrimFunc
@@ -119,6 +121,92 @@ def draw_reverse_compute_inline(ch: Chooser, mod: IRModule):
     return _draw_inline(ch, mod, reverse=True)
 
 
+#: the kinds of condition :func:`draw_guarded_consumer` puts on the consumer
+GUARD_KINDS = ("loop", "data", "split", "high part")
+
+#: the dtypes it draws
+GUARD_DTYPES = ("float32", "int32", "float64", "int8", "float16")
+
+
+@attrs.frozen
+class GuardedConsumer:
+    """A producer ``B = A * 2`` and a consumer ``C = B + 1`` of ``dtype``
+    over ``rows x cols``, the consumer under a condition of ``kind``:
+
+    * ``"loop"``: ``j < c`` on a loop bound to one variable;
+    * ``"data"``: ``B[i, j] < t``, on what the producer wrote;
+    * ``"split"``: the consumer's columns split by ``factor`` and the
+      guard ``j_0 * factor + j_1 < c`` with ``c`` short of the columns;
+    * ``"high part"``: the same split, guarded by ``j_0 < c``, which no
+      variable of the consumer says (refused: it would be lost).
+
+    ``loop`` is the producer's loop (``"i"`` or ``"j"``) the consumer is
+    moved under with reverse_compute_at."""
+
+    kind: str
+    dtype: str
+    rows: int
+    cols: int
+    bound: int
+    factor: int
+    loop: str
+
+    def source(self) -> str:
+        """The program's TVMScript."""
+        dt = self.dtype
+        if self.kind in ("split", "high part"):
+            parts = -(-self.cols // self.factor)
+            nest = f"for i, j_0, j_1 in T.grid({self.rows}, {parts}, {self.factor}):"
+            binding = (f"vi = T.axis.spatial({self.rows}, i)\n"
+                       f"            vj = T.axis.spatial({self.cols}, j_0 * {self.factor} + j_1)")
+            inside = f"j_0 * {self.factor} + j_1 < {self.cols}"
+            guard = (f"{inside} and j_0 * {self.factor} + j_1 < {self.bound}" if self.kind == "split"
+                     else f"{inside} and j_0 < {self.bound}")
+        else:
+            nest = f"for i, j in T.grid({self.rows}, {self.cols}):"
+            binding = 'vi, vj = T.axis.remap("SS", [i, j])'
+            guard = f"j < {self.bound}" if self.kind == "loop" else f"B[i, j] < T.{dt}({self.bound})"
+        return f"""
+@T.prim_func
+def main(A: T.Buffer(({self.rows}, {self.cols}), "{dt}"), C: T.Buffer(({self.rows}, {self.cols}), "{dt}")):
+    B = T.alloc_buffer(({self.rows}, {self.cols}), "{dt}")
+    for i, j in T.grid({self.rows}, {self.cols}):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.{dt}(2)
+    {nest}
+        with T.block("C"):
+            {binding}
+            T.where({guard})
+            C[vi, vj] = B[vi, vj] + T.{dt}(1)
+"""
+
+    def program(self) -> IRModule:
+        """The program."""
+        from ..script import from_source
+
+        return IRModule({"main": from_source(self.source())})
+
+    def rewrite(self) -> "R.Rewrite":
+        """The reverse_compute_at of the consumer."""
+        return R.reverse_compute_at("C", self.loop)
+
+
+def draw_guarded_consumer(ch: Chooser) -> GuardedConsumer:
+    """A random :class:`GuardedConsumer`."""
+    kind = ch.choice(GUARD_KINDS)
+    factor = ch.integer(2, 4)
+    rows, cols = ch.integer(1, 5), ch.integer(factor + 1 if kind == "high part" else 2, 9)
+    if kind == "data":
+        bound = ch.integer(-2, 3)
+    elif kind == "high part":
+        # j_0 < bound cuts columns the domain has: bound * factor < cols
+        bound = ch.integer(1, (cols - 1) // factor)
+    else:
+        bound = ch.integer(0, cols - 1)
+    return GuardedConsumer(kind, ch.choice(GUARD_DTYPES), rows, cols, bound, factor, ch.choice(("i", "j")))
+
+
 #: primitive name -> drawer of one random application (or None: no site)
 DRAWERS: dict[str, Callable[[Chooser, IRModule], "R.Rewrite | None"]] = {
     "compute_at": draw_compute_at,
@@ -131,4 +219,4 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], "R.Rewrite | None"]] = {
 compute_location_drawers = DRAWERS
 
 __all__ = ["DRAWERS", "compute_location_drawers", "draw_compute_at", "draw_reverse_compute_at", "draw_compute_inline",
-           "draw_reverse_compute_inline"]
+           "draw_reverse_compute_inline", "GuardedConsumer", "draw_guarded_consumer", "GUARD_KINDS", "GUARD_DTYPES"]

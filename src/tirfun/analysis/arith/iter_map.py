@@ -115,7 +115,8 @@ class _Normalizer:
     def symbolic_multiples(self, a: Affine, b: Affine) -> tuple[Affine, Affine] | None:
         """``(q, r)`` with ``a == q * b + r``, for ``b`` one term of weight 1
         (a size ``n``): ``q`` gathers the terms of ``a`` that are ``x * n``;
-        None where there is none, or where ``a`` may leave the dtype."""
+        None where there is none of a variable ``x``, or where ``a`` may
+        leave the dtype."""
         if b.const != 0 or len(b.terms) != 1 or b.terms[0][1] != 1 or self.may_wrap(a):
             return None
         t = b.terms[0][0]
@@ -132,11 +133,13 @@ class _Normalizer:
                 r.append((atom, k))
             else:
                 q.append(other.scale(k))
-        if not q:
-            return None
         total = self.number(0)
         for part in q:
             total = total.plus(part)
+        if not total.terms:
+            # a constant multiple only ((n + 15) // n, a ceiling): kept as
+            # written, as TVM prints it
+            return None
         return total, Affine(self.dtype, tuple(r), a.const)
 
     def may_wrap(self, lin: Affine) -> bool:
