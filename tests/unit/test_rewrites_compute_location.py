@@ -2743,3 +2743,58 @@ def main(a: T.handle):
     sch.reverse_compute_at(sch.get_block("A"), sch.get_loops(sch.get_block("A_pad"))[0])
     verify(sch.mod)
     assert_equivalent(mod["main"], sch.mod["main"], sizes={"n": n})
+
+
+def test_reverse_compute_at_writes_a_condition_through_a_binding_of_one_loop_beside_a_sum():
+    # vi = i and vj = k * 4 + j: i < 3 is vi < 3, k and j's sum is vj's
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+    B = T.alloc_buffer((4, 16))
+    for i, j in T.grid(4, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, k, j in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vj = T.axis.spatial(16, k * 4 + j)
+            T.where(i < 3 and k * 4 + j < 9)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+    mod = mod_of(src)
+    out = R.reverse_compute_at("C", "i")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+
+
+def test_reverse_compute_at_refuses_a_block_that_ran_a_band_of_its_domains():
+    # found while writing the test above: vi = i and vj = i * 4 + j ran 16
+    # of the 64 pairs; under B's loop the domains solved from B's rows are a
+    # box, and the block stored C at the 48 others (TVM does so too)
+    src = """
+@T.prim_func
+def main(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+    B = T.alloc_buffer((4, 16))
+    for i, j in T.grid(4, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(4, 4):
+        with T.block("C"):
+            vi = T.axis.spatial(4, i)
+            vj = T.axis.spatial(16, i * 4 + j)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+    raises(R.NotStagePipelineError, R.reverse_compute_at("C", "i"), src,
+           "feeds both vi_1 = i_1 and vj_1 = i_1 * 4 + j_1", "storing where it never stored")
+    # the same band through a fused loop is an iteration map: the box is
+    # what it ran, and the move keeps the meaning
+    fused = src.replace("for i, j in T.grid(4, 4):\n        with T.block(\"C\"):\n"
+                        "            vi = T.axis.spatial(4, i)\n            vj = T.axis.spatial(16, i * 4 + j)",
+                        "for f in range(64):\n        with T.block(\"C\"):\n"
+                        "            vi = T.axis.spatial(4, f // 16)\n            vj = T.axis.spatial(16, f % 16)")
+    assert fused != src
+    mod = mod_of(fused)
+    out = R.reverse_compute_at("C", "i")(mod)
+    assert_equivalent(mod["main"], out["main"])

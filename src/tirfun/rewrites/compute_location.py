@@ -21,7 +21,9 @@ from ..analysis.left_behind import reordered_access
 from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
-from ..analysis.arith.iter_map import detect_iter_map, is_plain_sum, loop_ranges, simplify_index, tiled_loops
+from ..analysis.arith.iter_map import (
+    detect_iter_map, is_plain_sum, loop_ranges, predicate_fused, simplify_index, tiled_loops,
+)
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.const_bound import UNBOUNDED, const_interval
 from ..analysis.arith.linear import affine_form, prove_equal
@@ -1189,6 +1191,7 @@ class _ComputeAtBase(Rewrite):
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
         kept = ()
         if self.reverse:
+            _check_instances_form_a_box(chk, site, loc, subject)
             around = [node for _, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
             unimplied = _unimplied_conjuncts(loc.realize, site.func, loop_ranges(around))
             if unimplied:
@@ -2178,6 +2181,38 @@ def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) 
     return not _unimplied_conjuncts(realize, func, ranges)
 
 
+def _check_instances_form_a_box(chk, site, loc: _Located, subject: str) -> None:
+    """The instances the block ran must be every point of its domains: the
+    new nest runs a box of them, solved from what the producers write. Where
+    one loop feeds two iteration variables whole (``vi = i``, ``vj = i * 4
+    + j``) and the binding is no iteration map of the loops (a predicate
+    may fuse a part), the original ran a band of that box; placed under the
+    loop, the block would run (and store) the instances it never ran. TVM
+    moves it and does."""
+    realize = loc.realize
+    values = list(realize.iter_values)
+    loops = {node.loop_var.name: node for p, node in ancestors(site.func, loc.rpath)
+             if isinstance(node, For) and int_value(node.extent) != 1 and (loc.scope is None or is_under(p, loc.scope))}
+    readers: dict = {}
+    for k, v in enumerate(values):
+        for name in var_names(v) & loops.keys():
+            readers.setdefault(name, []).append(k)
+    shared = [(name, ks) for name, ks in readers.items() if len(ks) > 1]
+    if not shared:
+        return
+    if detect_iter_map(values, loops, "surjective", symbolic=True, weights=True) is not None:
+        return
+    fused = predicate_fused(values, loops, realize.predicate)
+    if fused is not None and detect_iter_map(*fused, "surjective", symbolic=True, weights=True) is not None:
+        return
+    name, (a, b) = shared[0][0], shared[0][1][:2]
+    ivs = realize.block.iter_vars
+    chk.fail(NotStagePipelineError, subject,
+             f"loop {name!r} feeds both {ivs[a].var.name} = {values[a].script()} and {ivs[b].var.name} = "
+             f"{values[b].script()}: the block ran some pairs of their values only, and placed under the loop it "
+             "would run every pair its producers' region allows, storing where it never stored", realize)
+
+
 def _unimplied_conjuncts(realize: BlockRealize, func, ranges: dict | None = None) -> list:
     """The conjuncts of the block's predicate that neither the domains of
     its iteration variables imply (see :func:`_predicate_implied`) nor read
@@ -2216,11 +2251,11 @@ def _in_iteration_variables(cond: PrimExpr, realize: BlockRealize, loop_names: s
         if type(v) is Var or not used:
             continue
         if isinstance(out, (LT, LE, GT, GE, EQ, NE)) and out.a.dtype.is_integer:
-            a = _replace_sum(out.a, v, iv.var, used) if var_names(out.a) & used else out.a
-            b = _replace_sum(out.b, v, iv.var, used) if var_names(out.b) & used else out.b
-            if a is None or b is None:
-                return None
-            out = type(out)(a, b)
+            # a side the sum does not make up is left for the other bindings
+            # (``i < 3`` beside ``vj = i * 4 + j`` is ``vi < 3`` for ``vi = i``)
+            a = _replace_sum(out.a, v, iv.var, used) if var_names(out.a) & used else None
+            b = _replace_sum(out.b, v, iv.var, used) if var_names(out.b) & used else None
+            out = type(out)(out.a if a is None else a, out.b if b is None else b)
     plain = {v: iv.var for iv, v in zip(realize.block.iter_vars, realize.iter_values)
              if type(v) is Var and v.name in loop_names}
     out = substitute(out, plain)

@@ -9,7 +9,11 @@ strategies):
 * ``tirfun.testing.renaming``  ``rename_bound``: consistent renaming of bound names
 * ``tirfun.testing.mutations``  single changes of a constant, dtype or block name
 * ``tirfun.testing.draw_compute_location``  random compute_at, reverse_compute_at,
-  compute_inline and reverse_compute_inline applications (``DRAWERS``)
+  compute_inline and reverse_compute_inline applications (``DRAWERS``), and
+  consumers under a condition moved by reverse_compute_at (``draw_guarded_consumer``)
+* ``tirfun.testing.draw_blockize``  blockize where the division reads more than loops
+  from 0: predicates bounding fused parts, domains not from 0, offsets, padded sums,
+  fuses over run-time extents (``draw_blockize_case``)
 * ``tirfun.testing.stage_programs``  multi-stage programs: elementwise chains, a
   reduction feeding a stage, two consumers of one producer, stencils, ...
 * ``tirfun.testing.features``  ``program_features``: what a PrimFunc contains

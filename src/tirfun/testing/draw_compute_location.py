@@ -122,7 +122,7 @@ def draw_reverse_compute_inline(ch: Chooser, mod: IRModule):
 
 
 #: the kinds of condition :func:`draw_guarded_consumer` puts on the consumer
-GUARD_KINDS = ("loop", "data", "split", "high part")
+GUARD_KINDS = ("loop", "data", "split", "high part", "band")
 
 #: the dtypes it draws
 GUARD_DTYPES = ("float32", "int32", "float64", "int8", "float16")
@@ -138,7 +138,10 @@ class GuardedConsumer:
     * ``"split"``: the consumer's columns split by ``factor`` and the
       guard ``j_0 * factor + j_1 < c`` with ``c`` short of the columns;
     * ``"high part"``: the same split, guarded by ``j_0 < c``, which no
-      variable of the consumer says (refused: it would be lost).
+      variable of the consumer says (refused: it would be lost);
+    * ``"band"``: no condition, but ``vi = i`` and ``vj = i * factor + j``
+      over ``factor`` columns a row: the consumer ran a band of its domains
+      (refused where ``i`` runs more than once: moved, it would run them all).
 
     ``loop`` is the producer's loop (``"i"`` or ``"j"``) the consumer is
     moved under with reverse_compute_at."""
@@ -154,7 +157,12 @@ class GuardedConsumer:
     def source(self) -> str:
         """The program's TVMScript."""
         dt = self.dtype
-        if self.kind in ("split", "high part"):
+        if self.kind == "band":
+            nest = f"for i, j in T.grid({self.rows}, {self.factor}):"
+            binding = (f"vi = T.axis.spatial({self.rows}, i)\n"
+                       f"            vj = T.axis.spatial({self.cols}, i * {self.factor} + j)")
+            guard = None
+        elif self.kind in ("split", "high part"):
             parts = -(-self.cols // self.factor)
             nest = f"for i, j_0, j_1 in T.grid({self.rows}, {parts}, {self.factor}):"
             binding = (f"vi = T.axis.spatial({self.rows}, i)\n"
@@ -176,8 +184,7 @@ def main(A: T.Buffer(({self.rows}, {self.cols}), "{dt}"), C: T.Buffer(({self.row
             B[vi, vj] = A[vi, vj] * T.{dt}(2)
     {nest}
         with T.block("C"):
-            {binding}
-            T.where({guard})
+            {binding}{"" if guard is None else chr(10) + "            T.where(" + guard + ")"}
             C[vi, vj] = B[vi, vj] + T.{dt}(1)
 """
 
@@ -197,6 +204,8 @@ def draw_guarded_consumer(ch: Chooser) -> GuardedConsumer:
     kind = ch.choice(GUARD_KINDS)
     factor = ch.integer(2, 4)
     rows, cols = ch.integer(1, 5), ch.integer(factor + 1 if kind == "high part" else 2, 9)
+    if kind == "band":
+        cols = rows * factor
     if kind == "data":
         bound = ch.integer(-2, 3)
     elif kind == "high part":
