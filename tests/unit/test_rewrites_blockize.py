@@ -1178,3 +1178,24 @@ def main(a: T.handle, r: T.handle):
     after = R.blockize("i_0")(mod)
     verify(after)
     assert_equivalent(mod["main"], after["main"], sizes={"n": n})
+
+
+def test_blockize_keeps_an_offset_over_a_bounded_part_inside_the_domain():
+    # the part j_0 + j_1 < 4 of a split past the extent, 3 above it: an
+    # inner variable from 3 over the 8 values of j_0 would pass the domain
+    # (and the buffer); the inner block takes the binding whole over its
+    # domain instead
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for j in range(4):
+        with T.block("B"):
+            vj = T.axis.spatial(8, j + 3)
+            B[vj] = A[vj] * T.float32(2)
+"""
+    mod = R.split("j", [8, None])(_mod(src))
+    after = R.blockize("j_0")(mod)
+    check(mod, after)
+    (vj,) = _realize(after, "B").block.iter_vars
+    assert (vj.dom.min.value, vj.dom.extent.value) == (0, 8)
+    assert "T.writes(B[0:8])" in after["main"].script()  # its whole domain, inside the buffer

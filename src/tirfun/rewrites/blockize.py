@@ -91,7 +91,8 @@ def _first_instance_predicate(realize: BlockRealize, predicate: PrimExpr, divisi
     for d, iv in zip(divisions, realize.block.iter_vars):
         # the inner part of a reduction variable starts there (its outer
         # part is the outer block's, whose own init waits for its start)
-        if iv.iter_type is IterVarType.CommReduce and d.inner is not None and not var_names(d.inner).isdisjoint(unkept):
+        if (iv.iter_type is IterVarType.CommReduce and d.inner is not None
+                and not var_names(d.inner).isdisjoint(unkept)):
             at, start = substitute(d.inner, firsts), _start(d, d.inner.dtype, False)
             if at.dtype != start.dtype or not prove_equal(at, start):
                 return None
@@ -295,7 +296,11 @@ def _divide_sum(value, total, iv: IterVar, inner_names: set, loops, unit: Var | 
     inner_expr = _weighted(inner, loops, 1, dtype)
     if base.value != 0:
         # a constant offset goes to the inner variable, whose domain starts
-        # there (TVM binds it past a domain from 0)
+        # there (TVM binds it past a domain from 0); the inner part must lie
+        # in the variable's domain (a part a predicate bounds reads narrower)
+        lo, count = _int(iv.dom.min), _int(iv.dom.extent)
+        if not isinstance(ext, int) or lo is None or count is None or not lo <= base.value <= lo + count - ext:
+            return None
         return _Division(outer_expr, span, inner_expr + IntImm(dtype, base.value), ext, IntImm(dtype, base.value))
     return _Division(outer_expr, span, inner_expr, ext)
 
@@ -537,7 +542,8 @@ class _Bounded:
         d = _divide(self.values[k], self.sums[k], iv, self.inner_names, self.loops, unit, above)
         if d is not None:
             back = {lp.loop_var: self.parts[name] for name, lp in self.loops.items() if name in self.parts}
-            return _Division(_given_back(d.outer, back), d.outer_extent, _given_back(d.inner, back), d.extent)
+            return _Division(_given_back(d.outer, back), d.outer_extent, _given_back(d.inner, back), d.extent,
+                             d.start)
         value = self.original[k]
         inner = self.inner_names - set(self.parts)
         if not var_names(value).isdisjoint(self.removed):
