@@ -974,7 +974,7 @@ def test_each_move_of_a_block_and_its_filled_cache_is_drawn_and_applies():
         assert_equivalent(mod["main"], out["main"])
 
 
-@settings(max_examples=60)
+@settings(max_examples=max(10, settings().max_examples // 5))
 @given(st.binary(min_size=12, max_size=12), st.integers(0, 2**16))
 def test_reverse_compute_at_keeps_a_condition_it_can_write_in_the_block_variables(choices, seed):
     # TVM drops the consumer's condition when it moves it under the
