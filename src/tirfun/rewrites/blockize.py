@@ -761,19 +761,28 @@ class Blockize(Rewrite):
     3. each binding divides at the loop: the part reading the loop and the
        loops below it is a dense mixed radix from weight 1 (an iteration
        map of those loops), every other part a multiple of its extent, and
-       the block's predicate reads the loops on one side only (an outer
+       each condition of the block's predicate reads the loops on one side
+       only, a loop of one iteration read at its value (an outer
        part that takes a loop of symbolic extent whole spans that
        extent: ``i_0 * 16 + i_1`` over ``n * 16`` gives ``vi_o`` over
        ``n``; a part weighted by the symbolic extent of the part below
        it divides there too: ``i_0 * m + i_1`` at ``i_1`` gives ``vi_o *
        m + vi_i``; a binding of the loops from it down only, of symbolic
-       extents, goes to the inner block whole over its domain); the
-       iteration domains start at 0, and the ranges of the loops that move
-       into the new block read no loop above it. Failing that (bindings
-       that are no iteration map), without a predicate nor (for a loop) an
-       init, each binding reads the loops on one side only and goes to that
-       side whole, as TVM's trivial division (SubspaceNotDivisibleError).
-       A reduction's predicate reads only loops its outer init runs over
+       extents, goes to the inner block whole over its domain; a part the
+       predicate bounds, ``j_0 + j_1 < 4`` of a split past the extent, is
+       read as a loop of 4, as TVM's iterator maps read it; a constant
+       offset goes to the inner variable, whose domain then starts there);
+       the iteration domains start at 0, and the ranges of the loops that
+       move into the new block read no loop above it. Failing that
+       (bindings that are no iteration map, loops that do not start at 0),
+       without a predicate, each binding reads the loops on one side only
+       and goes to that side whole over its domain, its start kept, as
+       TVM's trivial division (which drops the start); for a loop with an
+       init, only where each reduction variable of the inner side is one
+       loop over exactly its domain (SubspaceNotDivisibleError). A
+       reduction's predicate reads only loops its outer init runs over, or
+       holds at the first step of those it leaves out exactly where it
+       holds at some step (``k < K``), and the init then takes it there
        (SubspaceNotDivisibleError), and a loop the outer init leaves out
        whose extent may be zero (``range(d)``) gives the init the
        condition ``0 < d``: where it is zero the original never
