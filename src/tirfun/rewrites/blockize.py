@@ -438,25 +438,25 @@ def _divide_block(chk: Checks, cut: _Cut, realize: BlockRealize, chain, preserve
         inner_pred, outer_pred = pred, IntImm("bool", 1)
     elif used.isdisjoint(inner_names):
         inner_pred, outer_pred = IntImm("bool", 1), pred
-    elif all(var_names(c).isdisjoint(cut.outer_names) or var_names(c).isdisjoint(inner_names)
-             for c in _one_sided(pred, chain, cut.outer_loops, cut.outer_names, inner_names)):
-        # each condition reads one side: it guards that side's block
-        parts = _one_sided(pred, chain, cut.outer_loops, cut.outer_names, inner_names)
-        inner_pred = conjoin([c for c in parts if var_names(c).isdisjoint(cut.outer_names)])
-        outer_pred = conjoin([c for c in parts if not var_names(c).isdisjoint(cut.outer_names)])
     else:
-        chk.stop(SubspaceNotDivisibleError, subject,
-                 f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
-                 f"{cut.at}", realize)
+        # each condition reading one side guards that side's block
+        sides = _sides(pred, chain, cut.outer_loops, cut.outer_names, inner_names)
+        if sides is None:
+            chk.stop(SubspaceNotDivisibleError, subject,
+                     f"block {block.name_hint!r}: its predicate {pred.script()} reads loops on both sides of "
+                     f"{cut.at}", realize)
+        inner_pred, outer_pred = conjoin(sides[0]), conjoin(sides[1])
     return _Part(realize, tuple(chain), tuple(divisions), inner_pred, outer_pred)
 
 
-def _one_sided(pred: PrimExpr, chain, outer_loops, outer_names: set, inner_names: set) -> list:
-    """The predicate's conditions, each that reads loops on both sides of
-    the cut read with the loops of one iteration at their one value (TVM's
-    iterator maps take such a loop for its constant): the unit loop a split
-    by a factor past the extent leaves under the cut."""
-    out = []
+def _sides(pred: PrimExpr, chain, outer_loops, outer_names: set, inner_names: set) -> tuple | None:
+    """The predicate's conditions as ``(inner, outer)``: those that read no
+    loop above the cut, and the others; a condition that reads loops on
+    both sides is read with the loops of one iteration at their one value
+    (TVM's iterator maps take such a loop for its constant: the unit loop a
+    split by a factor past the extent leaves under the cut). None where
+    one still reads both sides."""
+    inner, outer = [], []
     for cond in conjuncts(pred):
         names = var_names(cond)
         if not (names.isdisjoint(outer_names) or names.isdisjoint(inner_names)):
@@ -464,8 +464,11 @@ def _one_sided(pred: PrimExpr, chain, outer_loops, outer_names: set, inner_names
                     if lp.loop_var.name in names and int_value(lp.extent) == 1 and int_value(lp.min) is not None}
             if ones:
                 cond = simplify_expr(substitute(cond, ones))
-        out.append(cond)
-    return out
+                names = var_names(cond)
+            if not (names.isdisjoint(outer_names) or names.isdisjoint(inner_names)):
+                return None
+        (inner if names.isdisjoint(outer_names) else outer).append(cond)
+    return inner, outer
 
 
 def _affine_divisions(cut: _Cut, realize: BlockRealize, chain, preserve: bool):
@@ -523,14 +526,13 @@ class _Bounded:
     cut where all the loops of ``e`` are. ``values``, ``sums`` and
     ``loops`` are over the stand-ins; ``parts`` maps each stand-in's name
     to its ``e``; ``inner_names`` are the inner loops, stand-ins included;
-    ``removed`` the loops the stand-ins replace."""
+    ``original`` the bindings and ``all_names`` the loops before."""
 
     values: list
     sums: list
     loops: dict
     parts: dict
     inner_names: set
-    removed: set
     original: list
     all_names: set
 
@@ -546,7 +548,7 @@ class _Bounded:
                              d.start)
         value = self.original[k]
         inner = self.inner_names - set(self.parts)
-        if not var_names(value).isdisjoint(self.removed):
+        if not var_names(value).isdisjoint(self.all_names - set(self.loops)):  # it reads a part
             return _divide_whole(value, iv, inner, self.all_names, unit)
         return None
 
@@ -577,7 +579,7 @@ def _predicate_sums(values, loops, inner_names: set, predicate) -> _Bounded | No
     sums = detect_iter_map(fvalues, floops, "surjective", symbolic=True, weights=True)
     if sums is None:
         return None
-    return _Bounded(fvalues, sums, floops, parts, inner, set(loops) - set(floops), list(values), set(loops))
+    return _Bounded(fvalues, sums, floops, parts, inner, list(values), set(loops))
 
 
 def _divide_whole(value, iv: IterVar, inner_names: set, loop_names: set, unit: Var | None) -> _Division | None:

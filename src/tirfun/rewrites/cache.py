@@ -821,12 +821,11 @@ def _open_ends_reached(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, r
     starts = {lp.loop_var: lp.min for lp in loops.values()}
     ends = {lp.loop_var: fold_sub(fold_add(lp.min, lp.extent), IntImm(lp.extent.dtype, 1)) for lp in loops.values()}
     dom = _outer_dom(site, wpath, loc, memo)
-    produced: list = []  # what the writes surely reach, read as an iteration map, asked once
+    # what the writes surely reach, read as an iteration map, asked once
+    produced = functools.cache(lambda: produced_region(site, wpath, wrealize, region, loc))
 
     def reached(k: int, lower: bool) -> bool:
-        if not produced:
-            produced.append(produced_region(site, wpath, wrealize, region, loc))
-        box = produced[0]
+        box = produced()
         if box is None:
             return False
         end = box[k].lo if lower else box[k].hi

@@ -1191,8 +1191,9 @@ class _ComputeAtBase(Rewrite):
                      "an output block cannot be moved under a loop with compute_at", loc.realize)
         kept = ()
         if self.reverse:
-            _check_instances_form_a_box(chk, site, loc, subject)
-            around = [node for _, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
+            loops_around = [(p, node) for p, node in ancestors(site.func, loc.rpath) if isinstance(node, For)]
+            _check_instances_form_a_box(chk, loc, loops_around, subject)
+            around = [node for _, node in loops_around]
             unimplied = _unimplied_conjuncts(loc.realize, site.func, loop_ranges(around))
             if unimplied:
                 # a condition the domains do not imply goes with the block,
@@ -2181,18 +2182,19 @@ def _predicate_implied(realize: BlockRealize, func, ranges: dict | None = None) 
     return not _unimplied_conjuncts(realize, func, ranges)
 
 
-def _check_instances_form_a_box(chk, site, loc: _Located, subject: str) -> None:
+def _check_instances_form_a_box(chk, loc: _Located, loops_around: list, subject: str) -> None:
     """The instances the block ran must be every point of its domains: the
     new nest runs a box of them, solved from what the producers write. Where
     one loop feeds two iteration variables whole (``vi = i``, ``vj = i * 4
     + j``) and the binding is no iteration map of the loops (a predicate
     may fuse a part), the original ran a band of that box; placed under the
     loop, the block would run (and store) the instances it never ran. TVM
-    moves it and does."""
+    moves it and does. ``loops_around``: the loops above the block, with
+    their paths."""
     realize = loc.realize
     values = list(realize.iter_values)
-    loops = {node.loop_var.name: node for p, node in ancestors(site.func, loc.rpath)
-             if isinstance(node, For) and int_value(node.extent) != 1 and (loc.scope is None or is_under(p, loc.scope))}
+    loops = {node.loop_var.name: node for p, node in loops_around
+             if int_value(node.extent) != 1 and (loc.scope is None or is_under(p, loc.scope))}
     readers: dict = {}
     for k, v in enumerate(values):
         for name in var_names(v) & loops.keys():
@@ -2261,11 +2263,10 @@ def _in_iteration_variables(cond: PrimExpr, realize: BlockRealize, loop_names: s
     out = substitute(out, plain)
     if var_names(out) & loop_names:
         return None
-    declared = [r for r in realize.block.reads]
     for load in find_nodes(out, (BufferLoad,)):
         if not any(r.buffer == load.buffer and len(r.region) == len(load.indices)
                    and all(int_value(rng.extent) == 1 and prove_equal(simplify_index(rng.min), simplify_index(i))
-                           for rng, i in zip(r.region, load.indices)) for r in declared):
+                           for rng, i in zip(r.region, load.indices)) for r in realize.block.reads):
             return None
     return out
 

@@ -647,11 +647,7 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
             if sym:
                 # [lower, upper) of the loop's place values, symbolically:
                 # disjointness is left to the chain _slices_nest requires
-                if isinstance(extent, int):
-                    extent_expr = IntImm(lower.dtype, extent)
-                    upper = fold_mul(lower, extent_expr)
-                else:
-                    upper = float("inf") if extent is None else (extent if lower == 1 else Mul(lower, extent))
+                upper = _symbolic_upper(lower, extent)
             else:
                 upper = float("inf") if extent is None else lower * extent
                 for lo, hi in used.get(name, []):
@@ -666,6 +662,19 @@ def detect_iter_map(values, loops: Mapping[str, object], level: str = "affine", 
     if level == "bijective" and not _tiles_every_loop(used, loops):
         return None
     return sums
+
+
+def _symbolic_upper(lower, extent):
+    """Where a slice ``(x // lower) % extent`` with a symbolic bound ends in
+    ``x``'s place values: ``lower * extent`` (``extent`` alone for a lower
+    factor of 1; a constant number of values of a symbolic lower factor,
+    ``f // d`` of ``f`` in ``range(d * 4)``, folded), or infinity where the
+    slice runs to the loop's end."""
+    if extent is None:
+        return float("inf")
+    if isinstance(extent, int):
+        return fold_mul(lower, IntImm(lower.dtype, extent))
+    return extent if isinstance(lower, int) and lower == 1 else Mul(lower, extent)
 
 
 def _weight_order(part) -> tuple:
@@ -1123,10 +1132,8 @@ def _bijective(values, loops: Mapping[str, object]) -> bool:
             symbolic = symbolic or sym or not isinstance(sp.scale, int)
             if extent is None:
                 upper = float("inf")
-            elif sym and isinstance(extent, int):  # f // d of f in range(d * 4)
-                upper = fold_mul(lower, IntImm(lower.dtype, extent))
             elif sym:
-                upper = extent if isinstance(lower, int) and lower == 1 else Mul(lower, extent)
+                upper = _symbolic_upper(lower, extent)
             else:
                 upper = lower * extent
             slices.setdefault(sp.source, []).append((lower, upper))
