@@ -1018,3 +1018,128 @@ def test_each_kind_of_consumer_condition_and_dtype_is_drawn():
     assert {c.kind for c in cases} == set(GUARD_KINDS)
     assert {c.dtype for c in cases} == set(GUARD_DTYPES)
     assert {c.loop for c in cases} == {"i", "j"}
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.binary(min_size=10, max_size=10), st.integers(0, 2**16))
+def test_reverse_compute_at_under_a_split_reduction_runs_where_its_column_is_written(choices, seed):
+    # rfactor's second stage moved under the first stage's outer reduction
+    # loop: the guard k_0 * f + k_1 < cols of the split reads that loop and
+    # the inner one, which the partial sum's element does not use. Every
+    # iteration writes its column where the guard holds at k_1 = 0; that
+    # is proven for an exact split and is the moved block's condition for
+    # an over-split (TVM moves it there too)
+    from tirfun.testing._choices import BytesChooser
+    from tirfun.testing.draw_compute_location import draw_split_reduction
+    from tirfun.testing.equivalence import compare_arrays
+
+    case = draw_split_reduction(BytesChooser(choices))
+    event(f"{case.op} {'over-split' if case.outer > case.parts else 'split'}, {case.second} at {case.loop}")
+    mod = case.program()
+    if case.loop == "k_1" and case.second == "sum":
+        # the sum would add the partial sum of every iteration of k_1
+        with pytest.raises(R.UnsupportedRegionError, match="the reduction would run twice"):
+            case.rewrite()(mod)
+        return
+    out = case.rewrite()(mod)
+    verify(out)
+    text = out["main"].script()
+    if case.loop == "k_0":
+        guarded = f"k_0 * {case.factor} < {case.cols}" in text
+        assert guarded == (case.outer > case.parts), text
+    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
+    func = out["main"]
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    run(mod["main"], *expected)
+    tirfun.build(out, target="llvm")(*args)
+    for p, x, y in zip(func.params, expected, args):
+        buf = func.buffer_map[p]
+        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+
+
+def test_each_kind_of_split_reduction_and_dtype_is_drawn():
+    from tirfun.testing._choices import RandomChooser
+    from tirfun.testing.draw_compute_location import SPLIT_REDUCTION_DTYPES, draw_split_reduction
+
+    cases = [draw_split_reduction(RandomChooser(seed)) for seed in range(200)]
+    assert {c.dtype for c in cases} == set(SPLIT_REDUCTION_DTYPES)
+    assert {c.op for c in cases} == {"sum", "max"}
+    assert {c.loop for c in cases} == {"i", "k_0", "k_1"}
+    assert {c.second for c in cases if c.loop == "k_1"} == {"sum", "copy"}
+    assert {c.outer > c.parts for c in cases if c.loop == "k_0"} == {True, False}
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.binary(min_size=8, max_size=8))
+def test_reverse_compute_at_of_a_slice_at_a_run_time_start_runs_every_instance_inside_the_buffer(choices):
+    # B[v] = A_shared[v + start]: the instances the copy's loop reaches are
+    # those that read inside A_shared; a padded slice's instances past the
+    # end read nothing and are refused rather than dropped (TVM drops them)
+    from tirfun.testing._choices import BytesChooser
+    from tirfun.testing.draw_compute_location import draw_slice_at_start
+
+    case = draw_slice_at_start(BytesChooser(choices))
+    event("guarded" if case.guarded else "plain")
+    mod = case.program()
+    if case.guarded:
+        with pytest.raises(R.UnsupportedRegionError, match="would never run"):
+            case.rewrite()(mod)
+        return
+    out = case.rewrite()(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], sizes={"start": case.start}, trials=2)
+    a = np.arange(case.size).astype(case.dtype)
+    b = np.zeros(case.size - case.start, case.dtype)
+    tirfun.build(out, target="llvm")(a, b, case.start)
+    expected = np.zeros_like(b)
+    run(mod["main"], a, expected, case.start)
+    assert np.array_equal(b, expected)
+    assert np.array_equal(b, a[case.start:] * np.array(2, case.dtype))
+
+
+def test_each_kind_of_slice_at_a_run_time_start_is_drawn():
+    from tirfun.testing._choices import RandomChooser
+    from tirfun.testing.draw_compute_location import GUARD_DTYPES, draw_slice_at_start
+
+    cases = [draw_slice_at_start(RandomChooser(seed)) for seed in range(200)]
+    assert {c.guarded for c in cases} == {True, False}
+    assert {c.dtype for c in cases} == set(GUARD_DTYPES)
+    assert {c.start for c in cases} >= {0, 1, 5}
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.binary(min_size=8, max_size=8), st.integers(0, 2**16))
+def test_a_reduction_moved_under_the_loop_of_the_reduction_it_reads_restarts_in_every_iteration(choices, seed):
+    # a softmax's sum moved under the loop of its maximum's reduction (TVM
+    # accepts it): in every iteration the sum runs whole from its init over
+    # the partial maximum, and the last iteration leaves the original's
+    # result, bit for bit
+    from tirfun.testing._choices import BytesChooser
+    from tirfun.testing.draw_compute_location import draw_reduction_after_reduction
+    from tirfun.testing.equivalence import compare_arrays
+
+    case = draw_reduction_after_reduction(BytesChooser(choices))
+    event(f"{case.first} then {case.second} at {case.loop}")
+    mod = case.program()
+    out = case.rewrite()(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
+    func = out["main"]
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    run(mod["main"], *expected)
+    tirfun.build(out, target="llvm")(*args)
+    for p, x, y in zip(func.params, expected, args):
+        buf = func.buffer_map[p]
+        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+
+
+def test_each_kind_of_reduction_after_reduction_is_drawn():
+    from tirfun.testing._choices import RandomChooser
+    from tirfun.testing.draw_compute_location import SPLIT_REDUCTION_DTYPES, draw_reduction_after_reduction
+
+    cases = [draw_reduction_after_reduction(RandomChooser(seed)) for seed in range(200)]
+    assert {(c.first, c.second) for c in cases} == {(a, b) for a in ("max", "sum") for b in ("max", "sum")}
+    assert {c.dtype for c in cases} == set(SPLIT_REDUCTION_DTYPES)
+    assert {c.loop for c in cases} == {"i", "k"}

@@ -2798,3 +2798,163 @@ def main(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
     mod = mod_of(fused)
     out = R.reverse_compute_at("C", "i")(mod)
     assert_equivalent(mod["main"], out["main"])
+
+
+RF_UNDER_A_REDUCTION_GUARD = """
+@T.prim_func
+def main(A: T.Buffer((16, 20), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf = T.alloc_buffer((16, COLS))
+    for i, k_0, k_1 in T.grid(16, OUTER, 4):
+        with T.block("B_rf"):
+            vk_0 = T.axis.spatial(COLS, k_0)
+            vi = T.axis.spatial(16, i)
+            vk_1 = T.axis.reduce(4, k_1)
+            T.where(k_0 * 4 + k_1 < 20)
+            with T.init():
+                B_rf[vi, vk_0] = T.float32(0)
+            B_rf[vi, vk_0] = B_rf[vi, vk_0] + A[vi, vk_0 * 4 + vk_1]
+    for i, k in T.grid(16, COLS):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + B_rf[vi, vk]
+"""
+
+
+@pytest.mark.parametrize("outer", [5, 8])
+def test_reverse_compute_at_under_a_split_reductions_guard_reads_it_where_the_inner_loop_starts(outer):
+    # k_0 * 4 + k_1 < 20 reads the kept loop k_0 and the inner reduction
+    # loop k_1, which the written element B_rf[vi, vk_0] does not use. At
+    # k_1 = 0 it is k_0 * 4 < 20: with 5 outer iterations the loop's domain
+    # proves it, so every iteration writes its column (TVM moves B there,
+    # after rfactor, with the guard TVM's split of 20 by 4 leaves when the
+    # factor does not divide). With 8, it holds in the first 5 only; the
+    # sum on the left grows with k_1, so where it fails at k_1 = 0 the
+    # iteration writes nothing, and the moved block runs under k_0 * 4 < 20
+    src = RF_UNDER_A_REDUCTION_GUARD.replace("OUTER", str(outer)).replace("COLS", "5")
+    mod = mod_of(src)
+    out = R.reverse_compute_at("B", "k_0")(mod)
+    verify(out)
+    text = out["main"].script()
+    assert ("T.where(k_0 * 4 < 20" in text) == (outer == 8), text
+    assert_equivalent(mod["main"], out["main"])
+    a = np.random.default_rng(0).standard_normal((16, 20)).astype("float32")
+    b = np.zeros(16, "float32")
+    tirfun.build(out, target="llvm")(a, b)
+    want = np.zeros(16, "float32")
+    tirfun.build(mod, target="llvm")(a, want)
+    assert np.array_equal(b, want)
+
+
+def test_reverse_compute_at_refuses_a_guard_on_the_inner_loop_that_may_hold_later_only():
+    # k_0 < 4 + k_1 fails at k_1 = 0 for k_0 >= 4, but holds at a later k_1
+    # for k_0 up to 6: the iteration may write its column after all, so
+    # k_0 < 4 is no condition for the moved block to run under
+    src = RF_UNDER_A_REDUCTION_GUARD.replace("OUTER", "7").replace("COLS", "7").replace(
+        "T.where(k_0 * 4 + k_1 < 20)", "T.where(k_0 < 4 + k_1)").replace("(16, 20)", "(16, 28)")
+    raises(R.NotStagePipelineError, R.reverse_compute_at("B", "k_0"), src, "do not surely write before it")
+
+
+@pytest.mark.parametrize("cond, guard", [
+    ("k_0 * 4 + k_1 < 20", "k_0 * 4 < 20"),   # grows with k_1: decided at k_1 = 0
+    ("k_1 + k_0 <= 5", "k_0 <= 5"),
+    ("5 > k_0 + k_1 * 2", "5 > k_0"),
+    ("k_0 < 4 + k_1", None),                   # may hold at a later k_1 only
+    ("k_0 * 4 - k_1 < 20", None),              # shrinks with k_1
+    ("k_0 * k_1 < 20", ""),                    # holds at k_1 = 0: always written
+    ("k_0 * k_1 + k_0 < 5", None),             # k_1 under a product: no weight
+])
+def test_what_a_reduction_writes_under_a_guard_on_its_inner_loop(cond, guard):
+    # what B_rf writes in one iteration of k_0, as reverse_compute_at reads
+    # it: a box, and the condition of k_0 for the iteration to write at all
+    from tirfun.analysis.traversal import find_block, find_loop, get_at
+    from tirfun.rewrites.base import Site
+    from tirfun.rewrites.dataflow import guarded_produced_region
+    from tirfun.rewrites.index import index_of
+
+    src = RF_UNDER_A_REDUCTION_GUARD.replace("OUTER", "8").replace("COLS", "8").replace(
+        "k_0 * 4 + k_1 < 20", cond).replace("(16, 20)", "(16, 32)")
+    mod = mod_of(src)
+    func = mod["main"]
+    site = Site(mod, "main", func, index_of(func))
+    path = find_block(func, "B_rf")[:-1]  # the BlockRealize
+    realize = get_at(func, path)
+    got = guarded_produced_region(site, path, realize, realize.block.writes[0], find_loop(func, "k_0"))
+    if guard is None:
+        assert got is None
+    else:
+        box, cond_at_start = got
+        assert (cond_at_start.script() if cond_at_start is not None else "") == guard
+        assert [(b.lo.script(), b.hi.script()) for b in box] == [("i", "i"), ("k_0", "k_0")]
+
+
+SLICE_AT_A_RUN_TIME_START = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), b: T.handle, start: T.int32):
+    B = T.match_buffer(b, (EXTENT,))
+    A_shared = T.alloc_buffer((16,), scope="shared")
+    for i in range(16):
+        with T.block("A_shared"):
+            v = T.axis.spatial(16, i)
+            A_shared[v] = A[v]
+    for i in range(EXTENT):
+        with T.block("B"):
+            v = T.axis.spatial(EXTENT, i)
+            B[v] = VALUE
+"""
+
+
+@pytest.mark.parametrize("start", [0, 5, 15])
+def test_reverse_compute_at_of_a_slice_at_a_run_time_start(start):
+    # B[v] = A_shared[v + start] (TVM's legalized dynamic strided_slice
+    # after cache_read): under A_shared's loop, the instance of v reads the
+    # row i written in that iteration when v = i - start. The instances the
+    # iterations reach, [-start, 15 - start], are all those whose read is
+    # inside A_shared; any other would read past its end, which no
+    # program does, so none is lost
+    src = SLICE_AT_A_RUN_TIME_START.replace("EXTENT", "16 - start").replace(
+        "VALUE", "A_shared[v + start] * T.float32(2)")
+    mod = mod_of(src)
+    out = R.reverse_compute_at("B", "i")(mod)
+    verify(out)
+    assert "v_1 = T.axis.spatial(16 - start, i - start)" in out["main"].script()
+    assert_equivalent(mod["main"], out["main"], sizes={"start": start})
+    a = np.arange(16, dtype="float32")
+    b = np.zeros(16 - start, "float32")
+    tirfun.build(out, target="llvm")(a, b, start)
+    assert np.array_equal(b, a[start:] * 2)
+
+
+def test_reverse_compute_at_of_a_guarded_slice_at_a_run_time_start_is_refused():
+    # the same read under the guard v + start < 16 (a padded slice): the
+    # instances past A_shared's end store 0 without reading it, and under
+    # the loop they would never run (TVM drops them)
+    src = SLICE_AT_A_RUN_TIME_START.replace("EXTENT", "16").replace(
+        "VALUE", "T.if_then_else(v + start < 16, A_shared[v + start], T.float32(0))")
+    raises(R.UnsupportedRegionError, R.reverse_compute_at("B", "i"), src, "would never run")
+
+
+def test_reverse_compute_at_of_a_sum_under_the_loop_of_the_maximum_it_reads():
+    # TVM's softmax test moves the exponentials' sum under the column loop
+    # of the row maximum: in each iteration the sum runs over its whole row
+    # from its init, with the maximum so far; the last iteration's is the
+    # original's. A sum whose columns follow the loop (the second stage of
+    # an rfactor under its first stage's inner loop) would add partial
+    # results instead, and stays refused
+    from tirfun.testing.draw_compute_location import ReductionAfterReduction, SplitReduction
+
+    case = ReductionAfterReduction("float32", "max", "sum", 3, 6, "k")
+    mod = case.program()
+    out = case.rewrite()(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "for ax0 in range(6):" in text and 'vi_1, vk_1 = T.axis.remap("SR", [i, ax0])' in text, text
+    assert_equivalent(mod["main"], out["main"])
+    a = np.random.default_rng(1).standard_normal((3, 6)).astype("float32")
+    got, want = np.zeros(3, "float32"), np.zeros(3, "float32")
+    tirfun.build(out, target="llvm")(a, got)
+    tirfun.build(mod, target="llvm")(a, want)
+    assert np.array_equal(got, want)
+    rf = SplitReduction("float32", "sum", 3, 8, 4, 2, "k_1")
+    raises(R.UnsupportedRegionError, rf.rewrite(), rf.source(), "the reduction would run twice")

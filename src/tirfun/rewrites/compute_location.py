@@ -39,7 +39,7 @@ from ..analysis.traversal import (
 from ..nodes import (
     EQ, GE, GT, LE, LT, NE, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Call,
     DeclBuffer, Div, FloorDiv, FloorMod, For, ForKind, IfThenElse, IntImm, IterVarType, Max, Min, Mod, Mul, Node,
-    PrimExpr, Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
+    Or, PrimExpr, Range, Select, SeqStmt, Stmt, Sub, Var, While, const,
 )
 from ..nodes.base import with_fields
 from ..nodes.dtype import DataType
@@ -632,8 +632,12 @@ def _check_flags(chk: Checks, preserve_unit_loops, index) -> None:
         chk.fail(InvalidArgumentError, "argument index", f"expected an int, got {index!r}")
 
 
-def _shift(e: PrimExpr):
-    """``(var, offset)`` when ``e`` is a variable plus a constant, else None."""
+def _shift(e: PrimExpr, ivs: dict | None = None):
+    """``(var, offset)`` when ``e`` is a variable plus a constant, else None.
+    With ``ivs`` (the block's iteration variables), the offset may also be
+    an expression of none of them (``v + index`` of a run-time start, as
+    TVM's iterator maps take a symbolic base): then ``offset`` is that
+    expression."""
     if isinstance(e, Var):
         return e, 0
     e = simplify_index(e)
@@ -642,6 +646,12 @@ def _shift(e: PrimExpr):
     if isinstance(e, (Add, Sub)) and isinstance(e.a, Var) and int_value(e.b) is not None:
         k = int_value(e.b)
         return e.a, (k if isinstance(e, Add) else -k)
+    if ivs is not None and isinstance(e, (Add, Sub)) and e.dtype.is_integer:
+        names = {v.name for v in ivs}
+        if isinstance(e.a, Var) and e.a in ivs and not var_names(e.b) & names:
+            return e.a, (e.b if isinstance(e, Add) else Sub(IntImm(e.b.dtype, 0), e.b))
+        if isinstance(e, Add) and isinstance(e.b, Var) and e.b in ivs and not var_names(e.a) & names:
+            return e.b, e.a
     return None
 
 
@@ -826,12 +836,68 @@ def _check_every_instance_runs(chk, site, loc, doms: dict, proof: dict, subject:
             if ran is not None and lo is not None and hi is not None and \
                     index_at_most(lo, ran[0], proof) and index_at_most(ran[1], hi, proof):
                 continue
+            if lo is not None and hi is not None and _past_bounds_outside(loc.realize.block, iv.var, lo, hi, proof):
+                continue
             chk.stop(UnsupportedRegionError, subject,
                      f"the producers under the loop write what the block reads for {iv.var.name} in "
                      f"[{'...' if lo is None else lo.script()}, {'...' if hi is None else hi.script()}] "
                      f"only, of its domain [{first.script()}, {last.script()}]: the other instances "
                      "(reading elements no producer writes, such as padding) would never run",
                      loc.realize)
+
+
+def _past_bounds_outside(block: Block, var: Var, lo: PrimExpr, hi: PrimExpr, proof: dict) -> bool:
+    """Whether every instance of ``block`` whose ``var`` lies outside
+    ``[lo, hi]`` accesses an element past a buffer's bounds, whatever it
+    reads: the body is one store that always loads (or stores)
+    ``buf[..., var + off, ...]``, and ``[lo, hi]`` holds the values
+    ``[-off, extent - 1 - off]`` that keep that index inside the buffer
+    (a slice at a run-time start, ``A[v + index]``). The program is
+    undefined for such an instance (TVM takes every access to be in
+    bounds), so it need not run."""
+    body = block.body
+    if not isinstance(body, BufferStore):
+        return False
+    ivs = {iv.var: iv for iv in block.iter_vars}
+    accesses = [(body.buffer, body.indices)] + [(x.buffer, x.indices) for x in _always_loaded(body)]
+    for buf, indices in accesses:
+        if len(indices) != len(buf.shape):
+            continue
+        for index, extent in zip(indices, buf.shape):
+            shifted = _shift(index, ivs)
+            if shifted is None or shifted[0] != var:
+                continue
+            dt = index.dtype
+            off = IntImm(dt, shifted[1]) if isinstance(shifted[1], int) else shifted[1]
+            first = simplify_index(IntImm(dt, 0) - off)
+            last = simplify_index(_cast(extent, dt) - IntImm(dt, 1) - off)
+            if index_at_most(lo, first, proof) and index_at_most(last, hi, proof):
+                return True
+    return False
+
+
+def _always_loaded(store: BufferStore) -> list:
+    """The loads evaluated whenever ``store`` runs: those of its indices and
+    value, not inside a branch of ``T.if_then_else`` nor the right side of
+    ``and`` / ``or`` (``T.Select`` evaluates both of its sides)."""
+    out: list = []
+
+    def visit(e) -> None:
+        if isinstance(e, BufferLoad):
+            out.append(e)
+        if isinstance(e, Call) and e.op == "tir.if_then_else":
+            visit(e.args[0])
+            return
+        if isinstance(e, (And, Or)):
+            visit(e.a)
+            return
+        if isinstance(e, PrimExpr):
+            for child in iter_children(e):
+                visit(child)
+
+    for x in list(store.indices) + [store.value]:
+        visit(x)
+    return out
 
 
 def _literal_loop(e: PrimExpr, proof: dict) -> Interval | None:
@@ -938,8 +1004,8 @@ def _affine_tile(rng: Range, ivs: dict, e: int):
     return var, scale, form.const, e
 
 
-def _minus(e: PrimExpr | None, k: int) -> PrimExpr | None:
-    if e is None or k == 0:
+def _minus(e: PrimExpr | None, k: int | PrimExpr) -> PrimExpr | None:
+    if e is None or (isinstance(k, int) and k == 0):
         return e
     return simplify_index(e - k)
 
@@ -1408,7 +1474,7 @@ class _ComputeAtBase(Rewrite):
                 continue
             if not self.reverse and _fused_write(region, needed, ivs, doms):
                 continue
-            if self.reverse and not all(_shift(r.min) is not None or int_value(r.min) is not None
+            if self.reverse and not all(_shift(r.min, ivs) is not None or int_value(r.min) is not None
                                         for r in region.region):
                 exact = _exact_read(region, needed, ivs, proof)
                 if isinstance(exact, str):
@@ -1465,7 +1531,7 @@ class _ComputeAtBase(Rewrite):
                                     simplify_index(iv.hi * IntImm(dt, c) + IntImm(dt, c - 1)))
                     _solve_once(chk, subject, loc.realize, doms, var, mine, proof)
                     continue
-                shifted = _shift(rng.min)
+                shifted = _shift(rng.min, ivs if self.reverse else None)
                 if shifted is None or shifted[0] not in ivs:
                     chk.stop(UnsupportedRegionError, subject,
                              f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} at "
@@ -1484,7 +1550,8 @@ class _ComputeAtBase(Rewrite):
                                  loc.realize)
                 else:
                     doms[var] = union(old, mine)
-        if self.reverse and block.init is not None:
+        if self.reverse and block.init is not None and not (
+                _restarts(loc.realize, doms) and site.at(lpath).loop_var.name not in _followed(doms)):
             self._check_disjoint(chk, site, loc, lpath, under, subject)
         self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
         guard = None
@@ -1634,11 +1701,13 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         body = block.body
         overwrites = (block.init is None and not _reads_what_it_writes(block) and isinstance(body, BufferStore)
-                      and body.predicate is None)
+                      and body.predicate is None) or _restarts(loc.realize, doms)
         # the loops the block's domain follows: those an element's one
-        # computation depends on
-        follows = (set().union(*[var_names(e) for iv in doms.values() for e in (iv.lo, iv.hi) if e is not None])
-                   | (var_names(guard) if guard is not None else set())) if overwrites else set()
+        # computation depends on. Not the guard's: where it holds, the
+        # producers write the whole box of the domains, and nothing where
+        # it does not (guarded_produced_region), so the last iteration the
+        # block runs in is the last that writes what it reads
+        follows = _followed(doms) if overwrites else set()
         reads = reads_of(block)
         for cpath, crealize in under:
             if not any(r.buffer in reads for r in crealize.block.writes):
@@ -2472,6 +2541,39 @@ def _bound_substituted(region, dom: dict, bind: dict) -> list[Interval]:
     return out
 
 
+def _followed(doms: dict) -> set:
+    """The names of the loops the solved domains ``doms`` depend on."""
+    return set().union(*[var_names(e) for iv in doms.values() for e in (iv.lo, iv.hi) if e is not None])
+
+
+def _restarts(realize: BlockRealize, doms: dict) -> bool:
+    """Whether the reduction block, placed under a loop with the domains
+    ``doms``, computes each element it writes afresh in every iteration:
+    each of its reduction variables runs its whole domain there (no
+    region solved it), and its body is one unconditional store of an
+    element that reads no element of what it writes but that one (the
+    accumulator). Run again with later values of what it reads, it then
+    leaves what one run with the last values would, as a block that
+    overwrites does (a softmax's sum under its maximum's loop, which TVM
+    places there and which computes the right result)."""
+    block = realize.block
+    body = block.body
+    if block.init is None or not isinstance(body, BufferStore) or body.predicate is not None:
+        return False
+    for iv in block.iter_vars:
+        dom = doms.get(iv.var)
+        if iv.iter_type is IterVarType.CommReduce and dom is not None and (dom.lo is not None or dom.hi is not None):
+            return False
+    written = writes_of(block)
+    for load in find_nodes(body.value, (BufferLoad,)):
+        if load.buffer in written and not (load.buffer == body.buffer and len(load.indices) == len(body.indices)
+                                           and all(structural_equal(a, b) for a, b in zip(load.indices, body.indices))):
+            return False
+    init = block.init
+    return isinstance(init, BufferStore) and init.buffer == body.buffer and not any(
+        load.buffer in written for load in find_nodes(init.value, (BufferLoad,)))
+
+
 def _reads_what_it_writes(block: Block) -> bool:
     """Whether the block reads (or, with an init, updates) a buffer it writes."""
     return block.init is not None or bool(reads_of(block) & writes_of(block))
@@ -2625,18 +2727,23 @@ class ReverseComputeAt(_ComputeAtBase):
        writes what it reads or writes (its reruns then write the same
        values);
     8. the block reads one element per dimension of each produced buffer,
-       at an iteration variable plus a constant or divided by a constant
-       (a repeat, ``T[v // 2]``: each element's readers run in the
-       iteration that writes it), so that its iterations can
+       at an iteration variable plus a constant or an expression of none of
+       them (a slice from a run-time start, ``A[v + index]``), or divided
+       by a constant (a repeat, ``T[v // 2]``: each element's readers run
+       in the iteration that writes it), so that its iterations can
        be solved from what the producers write in one iteration of the loop,
        which must be shown exactly, and agree between buffers; a reduction
-       must not meet the same element in two iterations of the loop; and
-       over all iterations those solved iterations are all of the block's
-       (a padding block whose border reads nothing any producer writes
-       would lose it; TVM drops it) (UnsupportedRegionError). Producers
-       that write only in some iterations of the loop, by a condition of
-       the loops kept (an over-split's ``i_0 * 128 + i_1 < 1000`` at its
-       inner loop), give the block that condition as its predicate, as
+       must not meet the same element in two iterations of the loop, unless
+       it runs whole from its init in every iteration (its reduction
+       variables free, as a softmax's sum under the loop of its maximum);
+       and over all iterations those solved iterations are all of the
+       block's that access no element past a buffer's end (a padding block
+       whose border reads nothing any producer writes would lose it; TVM
+       drops it) (UnsupportedRegionError). Producers that write only in
+       some iterations of the loop, by a condition of the loops kept (an
+       over-split's ``i_0 * 128 + i_1 < 1000`` at its inner loop, or a
+       split reduction's ``k_0 * 4 + k_1 < n`` at ``k_0``, read where
+       ``k_1`` starts), give the block that condition as its predicate, as
        TVM does; all of them must then write under one condition;
     9. under parallel loops, distinct iterations compute distinct
        iterations of the block; a block that reads what it writes (a

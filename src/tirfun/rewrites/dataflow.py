@@ -58,7 +58,7 @@ from ..analysis.traversal import (
     STMT_FIELDS, Path, get_at, nodes_along, replace_at, stmt_nodes, transform, walk,
 )
 from ..nodes import (
-    LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
+    GE, GT, LE, LT, Add, And, Block, BlockRealize, Buffer, BufferLoad, BufferRegion, BufferStore, Evaluate, FloorDiv, FloorMod,
     For, ForKind, IntImm, IterVarType, Mul, PrimExpr, Range, SeqStmt, Stmt, Sub, Var,
 )
 from .base import Site
@@ -449,14 +449,23 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
         guards = [c for c in terms if uses_any(c, relaxed) is None]
         terms = [c for c in terms if uses_any(c, relaxed) is not None]
     in_index = set().union(*[var_names(m) for m in mins])
-    # (a guard may also read sizes, ``k_0 * 4 + k_1 < n``: it must then hold
-    # at the start for every size, or where the reader's facts say)
-    aside = [c for c in terms if var_names(c) & set(relaxed) and not var_names(c) & set(relaxed) & in_index
-             and (var_names(c) <= set(relaxed) or facts)]
-    starts = {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
-              for n in set().union(*[var_names(c) for c in aside]) if n in relaxed}
-    if aside and can_prove(_fixed(_conjoin(aside), starts), facts=facts):
-        terms = [c for c in terms if not any(c is a for a in aside)]
+    # (a guard may also read sizes and the kept loops, ``k_0 * 4 + k_1 <
+    # n``: it must then hold at the start for every size and every value of
+    # those loops, or where the reader's facts say)
+    aside = [c for c in terms if var_names(c) & set(relaxed) and not var_names(c) & set(relaxed) & in_index]
+    if aside:
+        starts = {relaxed[n].loop_var: IntImm(relaxed[n].loop_var.dtype, 0)
+                  for n in set().union(*[var_names(c) for c in aside]) if n in relaxed}
+        at_start = simplify_expr(_fixed(_conjoin(aside), starts))
+        if can_prove(at_start, domains, facts=facts):
+            terms = [c for c in terms if not any(c is a for a in aside)]
+        elif guarded and all(_grows_in(c, relaxed) for c in aside):
+            # each holds somewhere only if it holds where the relaxed loops
+            # start (``k_0 * 4 + k_1 < n`` at ``k_1 = 0``): that decides
+            # whether the kept loops' iteration writes at all, and then it
+            # writes every element
+            terms = [c for c in terms if not any(c is a for a in aside)]
+            guards.extend(conjuncts(at_start))
     predicate = _conjoin(terms)
     out = _box(mins, extents, predicate, dict(relaxed))
     if out is None:
@@ -654,6 +663,31 @@ def fold_units(e: PrimExpr, units: dict) -> PrimExpr:
     if not units or not (var_names(e) & {v.name for v in units}):
         return e
     return _fixed(e, units)
+
+
+def _grows_in(cond: PrimExpr, relaxed: dict) -> bool:
+    """Whether ``cond`` is ``a < b`` (or ``<=``, ``>``, ``>=``) where the
+    loops of ``relaxed`` (which start at 0) appear, as plain variables, only
+    in the smaller side, with positive weights: then it holds for some of
+    their values only if it holds where they all start."""
+    if isinstance(cond, (LT, LE)):
+        small, large = cond.a, cond.b
+    elif isinstance(cond, (GT, GE)):
+        small, large = cond.b, cond.a
+    else:
+        return False
+    if not small.dtype.is_integer or var_names(large) & set(relaxed):
+        return False
+    form = affine_form(small)
+    if form is None:
+        return False
+    for term, coeff in form.terms:
+        if type(term) is Var and term.name in relaxed:
+            if coeff < 0:
+                return False
+        elif var_names(term) & set(relaxed):
+            return False
+    return True
 
 
 def _conjoin(terms: list) -> PrimExpr:

@@ -216,6 +216,228 @@ def draw_guarded_consumer(ch: Chooser) -> GuardedConsumer:
     return GuardedConsumer(kind, ch.choice(GUARD_DTYPES), rows, cols, bound, factor, ch.choice(("i", "j")))
 
 
+#: the dtypes :func:`draw_split_reduction` draws
+SPLIT_REDUCTION_DTYPES = ("float32", "int32", "float64", "int16", "float16")
+
+
+@attrs.frozen
+class SplitReduction:
+    """A sum over the ``cols`` columns of a ``rows x cols`` array of
+    ``dtype``, taken in two stages as rfactor leaves it: ``B_rf`` sums each
+    run of ``factor`` columns into one of ``parts`` partial sums, over a
+    split ``k_0 * factor + k_1`` of ``outer`` times ``factor`` iterations
+    guarded by ``k_0 * factor + k_1 < cols``, and ``B`` sums the partial
+    sums. ``outer`` may pass ``parts`` (an over-split): the iterations past
+    it write nothing. With ``op`` ``"max"`` both stages take a maximum.
+    With ``second`` ``"copy"``, the second stage copies the partial sums
+    out (``C = B_rf``) instead.
+
+    :meth:`rewrite` moves ``B`` under ``B_rf``'s loop ``loop`` (``"i"``,
+    ``"k_0"`` or ``"k_1"``) with reverse_compute_at. Under ``k_0``, each
+    iteration writes one column of partial sums where the guard holds at
+    ``k_1 = 0``, and the moved block runs under that condition; under
+    ``k_1`` it runs where the guard holds, reading partial sums: the copy
+    stores the whole one in the last such iteration, the sum would add
+    each partial one (refused)."""
+
+    dtype: str
+    op: str
+    rows: int
+    cols: int
+    factor: int
+    outer: int
+    loop: str
+    second: str = "sum"
+
+    @property
+    def parts(self) -> int:
+        """The number of partial sums a row: ``ceil(cols / factor)``."""
+        return -(-self.cols // self.factor)
+
+    def source(self) -> str:
+        """The program's TVMScript."""
+        dt, f = self.dtype, self.factor
+        if self.op == "max":
+            init = f"T.min_value(\"{dt}\")"
+            step = "T.max({0}, {1})"
+        else:
+            init = f"T.{dt}(0)"
+            step = "{0} + {1}"
+        rf = "B_rf[vi, vk_0]"
+        out = (f'C: T.Buffer(({self.rows}, {self.parts}), "{dt}")' if self.second == "copy"
+               else f'B: T.Buffer(({self.rows},), "{dt}")')
+        return f"""
+@T.prim_func
+def main(A: T.Buffer(({self.rows}, {self.cols}), "{dt}"), {out}):
+    B_rf = T.alloc_buffer(({self.rows}, {self.parts}), "{dt}")
+    for i, k_0, k_1 in T.grid({self.rows}, {self.outer}, {f}):
+        with T.block("B_rf"):
+            vi = T.axis.spatial({self.rows}, i)
+            vk_0 = T.axis.spatial({self.parts}, k_0)
+            vk_1 = T.axis.reduce({f}, k_1)
+            T.where(k_0 * {f} + k_1 < {self.cols})
+            with T.init():
+                {rf} = {init}
+            {rf} = {step.format(rf, f"A[vi, vk_0 * {f} + vk_1]")}
+    for i, k in T.grid({self.rows}, {self.parts}):
+        with T.block("B"):
+{self._second_stage(init, step)}
+"""
+
+    def _second_stage(self, init: str, step: str) -> str:
+        pad = " " * 12
+        if self.second == "copy":
+            return (f'{pad}vi, vk = T.axis.remap("SS", [i, k])\n'
+                    f"{pad}C[vi, vk] = B_rf[vi, vk]")
+        return (f'{pad}vi, vk = T.axis.remap("SR", [i, k])\n'
+                f"{pad}with T.init():\n{pad}    B[vi] = {init}\n"
+                f"{pad}B[vi] = {step.format('B[vi]', 'B_rf[vi, vk]')}")
+
+    def program(self) -> IRModule:
+        """The program."""
+        from ..script import from_source
+
+        return IRModule({"main": from_source(self.source())})
+
+    def rewrite(self) -> "R.Rewrite":
+        """The reverse_compute_at of the second stage."""
+        return R.reverse_compute_at("B", self.loop)
+
+
+def draw_split_reduction(ch: Chooser) -> SplitReduction:
+    """A random :class:`SplitReduction`."""
+    factor = ch.integer(2, 5)
+    cols = ch.integer(factor + 1, 4 * factor)
+    parts = -(-cols // factor)
+    outer = parts + (ch.integer(1, 3) if ch.chance(50) else 0)
+    return SplitReduction(ch.choice(SPLIT_REDUCTION_DTYPES), ch.choice(("sum", "max")), ch.integer(1, 4),
+                          cols, factor, outer, ch.choice(("i", "k_0", "k_0", "k_1")),
+                          "copy" if ch.chance(40) else "sum")
+
+
+@attrs.frozen
+class SliceAtStart:
+    """A copy ``A_shared`` of ``A`` (``size`` elements of ``dtype``) and a
+    slice of it from a run-time ``start``: ``B[v] = A_shared[v + start] *
+    2`` over ``size - start`` elements, or with ``guarded``, over all
+    ``size`` under ``v + start < size`` (0 past the end), as a padded slice
+    is written. :meth:`rewrite` moves ``B`` under ``A_shared``'s loop.
+
+    Unguarded, the instances the loop reaches are all those whose read is
+    inside ``A_shared``, and the move applies. Guarded, the instances past
+    the end read nothing and would never run under the loop: refused
+    (TVM drops them)."""
+
+    dtype: str
+    size: int
+    start: int
+    guarded: bool
+
+    def source(self) -> str:
+        """The program's TVMScript."""
+        dt, n = self.dtype, self.size
+        extent = str(n) if self.guarded else f"{n} - start"
+        read = f"A_shared[v + start] * T.{dt}(2)"
+        value = f"T.if_then_else(v + start < {n}, {read}, T.{dt}(0))" if self.guarded else read
+        return f"""
+@T.prim_func
+def main(A: T.Buffer(({n},), "{dt}"), b: T.handle, start: T.int32):
+    B = T.match_buffer(b, ({extent},), "{dt}")
+    A_shared = T.alloc_buffer(({n},), "{dt}", scope="shared")
+    for i in range({n}):
+        with T.block("A_shared"):
+            v = T.axis.spatial({n}, i)
+            A_shared[v] = A[v]
+    for i in range({extent}):
+        with T.block("B"):
+            v = T.axis.spatial({extent}, i)
+            B[v] = {value}
+"""
+
+    def program(self) -> IRModule:
+        """The program."""
+        from ..script import from_source
+
+        return IRModule({"main": from_source(self.source())})
+
+    def rewrite(self) -> "R.Rewrite":
+        """The reverse_compute_at of the slice under the copy's loop."""
+        return R.reverse_compute_at("B", "i")
+
+
+def draw_slice_at_start(ch: Chooser) -> SliceAtStart:
+    """A random :class:`SliceAtStart`."""
+    size = ch.integer(1, 12)
+    return SliceAtStart(ch.choice(GUARD_DTYPES), size, ch.integer(0, size - 1 if size > 1 else 0), ch.chance(30))
+
+
+@attrs.frozen
+class ReductionAfterReduction:
+    """Two reductions over the ``cols`` columns of a ``rows x cols`` array
+    of ``dtype``, as a softmax takes its maximum and then its sum: ``M[i]``
+    reduces ``A[i, :]`` with ``first`` (``"max"`` or ``"sum"``), then
+    ``S[i]`` reduces ``A[i, k] - M[i]`` with ``second``. :meth:`rewrite`
+    moves ``S`` under ``M``'s loop ``loop`` (``"i"`` or ``"k"``).
+
+    Under ``k``, M's reduction loop, S runs in every iteration over its
+    whole reduction from its init, reading the partial ``M[i]``; the last
+    iteration reads the whole one and leaves what the original left (TVM
+    places it there too)."""
+
+    dtype: str
+    first: str
+    second: str
+    rows: int
+    cols: int
+    loop: str
+
+    def source(self) -> str:
+        """The program's TVMScript."""
+        dt = self.dtype
+
+        def reduce(op: str, acc: str, x: str) -> tuple[str, str]:
+            if op == "max":
+                return f'T.min_value("{dt}")', f"T.max({acc}, {x})"
+            return f"T.{dt}(0)", f"{acc} + {x}"
+
+        m_init, m_step = reduce(self.first, "M[vi]", "A[vi, vk]")
+        s_init, s_step = reduce(self.second, "S[vi]", "(A[vi, vk] - M[vi])")
+        return f"""
+@T.prim_func
+def main(A: T.Buffer(({self.rows}, {self.cols}), "{dt}"), S: T.Buffer(({self.rows},), "{dt}")):
+    M = T.alloc_buffer(({self.rows},), "{dt}")
+    for i, k in T.grid({self.rows}, {self.cols}):
+        with T.block("M"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                M[vi] = {m_init}
+            M[vi] = {m_step}
+    for i, k in T.grid({self.rows}, {self.cols}):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = {s_init}
+            S[vi] = {s_step}
+"""
+
+    def program(self) -> IRModule:
+        """The program."""
+        from ..script import from_source
+
+        return IRModule({"main": from_source(self.source())})
+
+    def rewrite(self) -> "R.Rewrite":
+        """The reverse_compute_at of the second reduction."""
+        return R.reverse_compute_at("S", self.loop)
+
+
+def draw_reduction_after_reduction(ch: Chooser) -> ReductionAfterReduction:
+    """A random :class:`ReductionAfterReduction`."""
+    return ReductionAfterReduction(ch.choice(SPLIT_REDUCTION_DTYPES), ch.choice(("max", "sum")),
+                                   ch.choice(("max", "sum")), ch.integer(1, 4), ch.integer(1, 8),
+                                   ch.choice(("i", "k", "k")))
+
+
 #: primitive name -> drawer of one random application (or None: no site)
 DRAWERS: dict[str, Callable[[Chooser, IRModule], "R.Rewrite | None"]] = {
     "compute_at": draw_compute_at,
@@ -228,4 +450,6 @@ DRAWERS: dict[str, Callable[[Chooser, IRModule], "R.Rewrite | None"]] = {
 compute_location_drawers = DRAWERS
 
 __all__ = ["DRAWERS", "compute_location_drawers", "draw_compute_at", "draw_reverse_compute_at", "draw_compute_inline",
-           "draw_reverse_compute_inline", "GuardedConsumer", "draw_guarded_consumer", "GUARD_KINDS", "GUARD_DTYPES"]
+           "draw_reverse_compute_inline", "GuardedConsumer", "draw_guarded_consumer", "GUARD_KINDS", "GUARD_DTYPES",
+           "SplitReduction", "draw_split_reduction", "SPLIT_REDUCTION_DTYPES", "SliceAtStart",
+           "draw_slice_at_start", "ReductionAfterReduction", "draw_reduction_after_reduction"]
