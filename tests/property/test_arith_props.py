@@ -15,6 +15,7 @@ from tirfun.analysis.arith import (
     bound_region, can_prove, const_interval, detect_iter_map, region_covers,
     simplify_expr, simplify_index,
 )
+from tirfun.analysis.arith.terms import int_value
 from tirfun.analysis.traversal import walk
 from tirfun.interp import evaluate
 from tirfun.errors import InterpError
@@ -165,6 +166,47 @@ def test_a_quotient_times_its_divisor_plus_the_remainder_is_the_dividend(case):
         kept += 1
         assert _value(out, point) == expected, (e.script(), out.script(), point)
     event("every point divides by zero" if kept == 0 else "compared at points")
+
+
+@st.composite
+def index_div_mod_pairs(draw):
+    """``c * (x // y * y) + c * (x % y)`` in int32 or int64, the product
+    in either order, for ``y`` a variable or an expression of the variables
+    and points giving every variable a value (the divisor's zero among
+    them)."""
+    dtype = draw(st.sampled_from(["int32", "int64"]))
+    variables = [Var(n, dtype) for n in NAMES]
+    x = draw(st.sampled_from(variables))
+    y = draw(st.one_of(st.sampled_from(variables), int_exprs(dtype, 1)))
+    quotient = FloorDiv(x, y)
+    product = Mul(quotient, y) if draw(st.booleans()) else Mul(y, quotient)
+    coeff = draw(st.sampled_from([1, 1, 2, -3]))
+    parts = [product, FloorMod(x, y)]
+    if coeff != 1:
+        parts = [Mul(p, IntImm(dtype, coeff)) for p in parts]
+    a, b = draw(st.permutations(parts))
+    points = [{n: draw(st.integers(-50, 50)) for n in NAMES} for _ in range(5)]
+    return Add(a, b), x, y, coeff, points
+
+
+@given(index_div_mod_pairs())
+def test_the_index_simplifier_merges_a_quotient_and_remainder_of_any_divisor(case):
+    # simplify_index, which rewrites every binding and index, merges x // y
+    # * y + x % y to x for a divisor of run-time value too (a split by a
+    # size fused again: f // ((n + 3) // 4) * ((n + 3) // 4) + f % ...)
+    e, x, y, coeff, points = case
+    out = simplify_index(e)
+    assert out.dtype == e.dtype
+    if int_value(simplify_index(y)) is None and simplify_index(y) == y and x not in set(walk(y)):
+        assert out == (x if coeff == 1 else simplify_index(Mul(x, IntImm(x.dtype, coeff)))), \
+            (e.script(), out.script())
+        event("merged to the dividend")
+    for point in points:
+        try:
+            expected = _value(e, point)
+        except InterpError:  # a division by zero has no value; the merged sum has one
+            continue
+        assert _value(out, point) == expected, (e.script(), out.script(), point)
 
 
 @st.composite

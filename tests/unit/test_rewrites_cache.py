@@ -2714,3 +2714,34 @@ def main(x: T.handle, y: T.handle, z: T.handle):
     for sizes in ({"c": 3, "d": 4}, {"c": 1, "d": 1}, {"c": 0, "d": 2}, {"c": 2, "d": 0}):
         assert_equivalent(mod["main"], cached["main"], sizes=sizes)
         assert_equivalent(mod["main"], inlined["main"], sizes=sizes)
+
+
+def test_cache_write_of_a_split_by_a_size_fused_again_needs_no_fill():
+    # TVM's multiply after split(i1, [4, None]) and fuse: the row is
+    # f // q * q + f % q for q = (b + 3) // 4, which is f, guarded by the
+    # same sum < b. Read so, the block writes every row of the cache, so
+    # no fill comes first, and reverse_compute_inline of the copy back
+    # (the block is then the cache's one writer) undoes the cache
+    src = """
+@T.prim_func
+def main(x: T.handle, y: T.handle):
+    b = T.int64()
+    X = T.match_buffer(x, (T.int64(3), b))
+    Y = T.match_buffer(y, (T.int64(3), b))
+    for i, j in T.grid(T.int64(3), b):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = X[vi, vj] * T.float32(3)
+"""
+    sch = Schedule(mod_of(src))
+    _, j = sch.get_loops("Y")
+    parts = sch.split(j, [4, None])
+    sch.fuse(*parts)
+    assert "vj = T.axis.spatial(b, j_0_j_1_fused)" in sch.mod["main"].script()
+    cache = sch.cache_write("Y", 0, "local")
+    assert "Y_local_fill" not in sch.mod["main"].script()
+    verify(sch.mod)
+    sch.reverse_compute_inline(cache)
+    verify(sch.mod)
+    for b in (1, 5, 8):
+        assert_equivalent(mod_of(src)["main"], sch.mod["main"], sizes={"b": b})

@@ -1602,7 +1602,7 @@ def main(a: T.handle, c: T.handle):
             with T.block("B"):
                 v0 = T.axis.spatial(n, i_1)
                 v1 = T.axis.spatial(m, j_1_0 * 4 + ax0)
-                T.where(j_1_0 * 4 + ax0 < m - 1 + 1)
+                T.where(j_1_0 * 4 + ax0 < m)
                 B[v0, v1] = A[v0, v1] * T.float32(2)
         for j_1_1 in range(4):
             with T.block("C"):
@@ -1668,8 +1668,8 @@ def main(a: T.handle, c: T.handle):
         with T.block("C"):
             v0_1 = T.axis.spatial(n, i_j_fused // m)
             v1_1 = T.axis.spatial(m, i_j_fused % m)
-            T.where(0 <= i_j_fused // m and i_j_fused // m < n - 1 + 1
-                    and 0 <= i_j_fused % m and i_j_fused % m < m - 1 + 1)
+            T.where(0 <= i_j_fused // m and i_j_fused // m < n
+                    and 0 <= i_j_fused % m and i_j_fused % m < m)
             C[v0_1, v1_1] = B[v0_1, v1_1] + T.float32(1)
 """)
     assert_structural_equal(sch.mod["main"], expected)
@@ -2958,3 +2958,44 @@ def test_reverse_compute_at_of_a_sum_under_the_loop_of_the_maximum_it_reads():
     assert np.array_equal(got, want)
     rf = SplitReduction("float32", "sum", 3, 8, 4, 2, "k_1")
     raises(R.UnsupportedRegionError, rf.rewrite(), rf.source(), "the reduction would run twice")
+
+
+def test_reverse_compute_at_under_a_parallel_split_of_a_run_time_extent():
+    # TVM's GEMV after its schedule: B's rows split by 4 over a parallel
+    # loop, guarded by i_0 * 4 + i_1 < n. Under i_1, B writes row i_0 * 4 +
+    # i_1 where the guard holds: C takes that one row under the domain's
+    # end (no loop of zero or one iterations, as TVM writes it), and the
+    # threads of i_0 compute rows of their own
+    src = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n, 8))
+    C = T.match_buffer(c, (n,))
+    B = T.alloc_buffer((n,))
+    for i_0 in T.parallel((n + 3) // 4):
+        for i_1, k in T.grid(4, 8):
+            with T.block("B"):
+                vi = T.axis.spatial(n, i_0 * 4 + i_1)
+                vk = T.axis.reduce(8, k)
+                T.where(i_0 * 4 + i_1 < n)
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+    for i in range(n):
+        with T.block("C"):
+            vi = T.axis.spatial(n, i)
+            C[vi] = B[vi] * T.float32(2)
+"""
+    mod = mod_of(src)
+    out = R.reverse_compute_at("C", "i_1")(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "vi_1 = T.axis.spatial(n, i_0 * 4 + i_1)" in text and "T.where(i_0 * 4 + i_1 < n)" in text, text
+    for n in (1, 6, 8):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n})
+    a = np.random.default_rng(2).standard_normal((7, 8)).astype("float32")
+    got, want = np.zeros(7, "float32"), np.zeros(7, "float32")
+    tirfun.build(out, target="llvm")(a, got)
+    tirfun.build(mod, target="llvm")(a, want)
+    assert np.array_equal(got, want)

@@ -689,7 +689,8 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None)
             lhs, rhs = c.b, fold_add(c.a, IntImm(c.a.dtype, 1))
         dim = None
         if lhs is not None and lhs.dtype.is_integer:
-            lhs = simplify_affine(lhs)
+            # (a split by a size fused again guards f // q * q + f % q, which is f)
+            lhs = simplify_index(lhs) if find_nodes(lhs, (FloorMod,)) else simplify_affine(lhs)
             # (given the relaxed loops, a second bound of a dimension joins
             # the first: a tile's guard within its block of rows, and the
             # block's guard within the rows)

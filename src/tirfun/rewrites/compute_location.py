@@ -1774,6 +1774,13 @@ class _ComputeAtBase(Rewrite):
             dom = pl.doms.get(iv.var)
             lo = blo if dom is None or dom.lo is None else fold_units(dom.lo, units)
             hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
+            if type(hi) is Min and any(structural_equal(a, lo) and _same(b, bhi, proof)
+                                       for a, b in ((hi.a, hi.b), (hi.b, hi.a))):
+                # one value clipped to the domain's end (``T.min(v, n - 1)``,
+                # where the producer writes under ``v < n``): one value,
+                # guarded by the domain below, as TVM writes it, rather than
+                # a loop of zero or one iterations
+                hi = lo
             conds = []
             if dom is not None and (dom.lo is not None or dom.hi is not None):
                 inside = _ge(lo, blo, proof, ranges) and _ge(bhi, hi, proof, ranges)
@@ -2110,7 +2117,11 @@ def _bound_condition(value: PrimExpr, side: str, b: PrimExpr) -> PrimExpr:
     if form is None or not form.terms or any(k < 0 for _, k in form.terms):
         # a term that counts down keeps the plain form: no constant to move
         # past it reads better
-        return GE(value, b) if side == "lo" else LT(value, b + 1)
+        if side == "lo":
+            return GE(value, b)
+        # ``v < n``, not ``v < n - 1 + 1``, as TVM's simplifier writes it
+        end = simplify_index(b + 1) if b.dtype.is_integer else b + 1
+        return LT(value, end)
     rest = simplify_index(value - IntImm(value.dtype, form.const)) if form.const else value
     if side == "lo":
         return LE(IntImm(value.dtype, c - form.const), rest)

@@ -343,7 +343,24 @@ def intersect(a: Interval, b: Interval) -> Interval:
     a, b = _widened(a, b)
     lo = b.lo if a.lo is None else a.lo if b.lo is None else simplify(fold_max(a.lo, b.lo))
     hi = b.hi if a.hi is None else a.hi if b.hi is None else simplify(fold_min(a.hi, b.hi))
+    if type(hi) is Min:
+        # ends of run-time value the index bounds order (the end of a split
+        # of n into parts, (n + 3) // 4 * 4 - 1, against the buffer's n - 1)
+        hi = _lesser(hi)
     return Interval(lo, hi)
+
+
+def _lesser(m: Min) -> PrimExpr:
+    """``min(x, y)`` as whichever side the symbolic bounds show no larger
+    (the other side taken as it is), or as it is."""
+    from .linear_bound import surely_at_most
+
+    if m.a.dtype == m.b.dtype and m.a.dtype.is_integer:
+        if surely_at_most(m.b, m.a, {}):
+            return m.b
+        if surely_at_most(m.a, m.b, {}):
+            return m.a
+    return m
 
 
 def is_single_point(iv: Interval) -> bool:

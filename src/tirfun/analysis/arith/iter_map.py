@@ -178,13 +178,22 @@ class _Normalizer:
                     continue
                 c = _int_value(atom.b)
                 if c is None:
-                    continue
-                partner = FloorDiv(atom.a, atom.b)
-                if dict(lin.terms).get(partner) == k * c:
-                    rest = tuple((t, kk) for t, kk in lin.terms if t != atom and t != partner)
-                    lin = Affine(self.dtype, rest, lin.const).plus(self.lin(atom.a).scale(k))
-                    changed = True
-                    break
+                    # a divisor of run-time value: x // n * n + x % n is x
+                    # for every n other than 0 (a split by n fused again)
+                    quotient = FloorDiv(atom.a, atom.b)
+                    terms = dict(lin.terms)
+                    partner = next((p for p in (Mul(quotient, atom.b), Mul(atom.b, quotient))
+                                    if terms.get(p) == k), None)
+                    if partner is None:
+                        continue
+                else:
+                    partner = FloorDiv(atom.a, atom.b)
+                    if dict(lin.terms).get(partner) != k * c:
+                        continue
+                rest = tuple((t, kk) for t, kk in lin.terms if t != atom and t != partner)
+                lin = Affine(self.dtype, rest, lin.const).plus(self.lin(atom.a).scale(k))
+                changed = True
+                break
         return lin
 
     def floordiv(self, a: Affine, c: int) -> Affine:
