@@ -620,3 +620,50 @@ def test_each_part_of_a_partitioned_tile_loop_takes_a_register_tile(choices, see
         buf = out["main"].buffer_map[p]
         problem = compare_arrays(buf.name, x, y, buf.dtype, 0)
         assert problem is None, (tiles, problem)
+
+
+_RUN_TIME_ROWS = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    N = T.int32()
+    A = T.match_buffer(a, (N, 3), "DT")
+    B = T.match_buffer(b, (N, 3), "DT")
+    for i, j in T.grid(N, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + A[vi, vj]
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.sampled_from(["split of a split", "fused split"]), st.integers(2, 8), st.integers(2, 4),
+       st.sampled_from(["global", "shared", "local"]), st.booleans(),
+       st.sampled_from(["float32", "int32", "float16", "int8"]), st.integers(0, 2**16))
+def test_cache_write_over_run_time_rows_split_again_needs_no_fill(kind, inner, outer, scope, inline_block,
+                                                                  dtype, seed):
+    # rows split over a run-time N and split again (the outer guard follows
+    # from the inner one) or split into parts and fused again (the row is
+    # f // q * q + f % q, which is f): the block writes every row of the
+    # cache, so no fill comes first, and the block is the cache's one
+    # writer: compute_inline of it, or reverse_compute_inline of the copy
+    # back, applies and keeps the meaning
+    event(kind)
+    src = _RUN_TIME_ROWS.replace("DT", dtype)
+    sch = Schedule(IRModule({"main": tirfun.script.from_source(src)}))
+    i, _ = sch.get_loops("B")
+    if kind == "split of a split":
+        i_0, _ = sch.split(i, [None, inner])
+        sch.split(i_0, [None, outer])
+    else:
+        sch.fuse(*sch.split(i, [outer, None]))
+    copy = sch.cache_write("B", 0, scope)
+    assert not any(isinstance(s, Block) and s.name_hint.endswith("_fill")
+                   for s in stmt_nodes(sch.mod["main"])), sch.mod["main"].script()
+    if inline_block:
+        sch.compute_inline("B")
+    else:
+        sch.reverse_compute_inline(copy)
+    verify(sch.mod)
+    rng = np.random.default_rng(seed)
+    for n in rng.integers(1, 3 * inner * outer, size=2):
+        assert_equivalent(tirfun.script.from_source(src), sch.mod["main"], sizes={"N": int(n)}, seed=seed)

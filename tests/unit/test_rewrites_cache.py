@@ -2745,3 +2745,35 @@ def main(x: T.handle, y: T.handle):
     verify(sch.mod)
     for b in (1, 5, 8):
         assert_equivalent(mod_of(src)["main"], sch.mod["main"], sizes={"b": b})
+
+
+def test_cache_write_reads_the_outer_guard_of_a_split_of_a_split_as_implied():
+    # split(i, [None, 16]) then split(i_0, [None, 8]) over a run-time N
+    # guards (i_0_0 * 8 + i_0_1) * 16 + i_1 < N and i_0_0 * 8 + i_0_1 <
+    # (N + 15) // 16 (TVM's test_split_with_dynamic_inferred_factor). The
+    # second follows from the first, so it skips no row the first keeps:
+    # the block writes every row of the cache, no fill comes first, and
+    # compute_inline of the block into the copy back applies
+    src = """
+@T.prim_func
+def main(a: T.handle, b: T.handle):
+    N = T.int32()
+    A = T.match_buffer(a, (N, 4))
+    B = T.match_buffer(b, (N, 4))
+    for i, j in T.grid(N, 4):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+"""
+    sch = Schedule(mod_of(src))
+    i, _ = sch.get_loops("B")
+    i_0, _ = sch.split(i, [None, 16])
+    sch.split(i_0, [None, 8])
+    text = sch.mod["main"].script()
+    assert "(i_0_0 * 8 + i_0_1) * 16 + i_1 < N" in text and "i_0_0 * 8 + i_0_1 < (N + 15) // 16" in text, text
+    sch.cache_write("B", 0, "shared")
+    assert "B_shared_fill" not in sch.mod["main"].script()
+    sch.compute_inline("B")
+    verify(sch.mod)
+    for n in (1, 17, 200):
+        assert_equivalent(mod_of(src)["main"], sch.mod["main"], sizes={"N": n})

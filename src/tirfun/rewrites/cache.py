@@ -710,6 +710,30 @@ def _predicate_bounds(region: BufferRegion, realize: BlockRealize, relaxed=None)
     return bounds, others
 
 
+def _implied_outer_guard(c: PrimExpr, conds: list, dom: dict) -> bool:
+    """Whether ``c``, ``x < (n + k - 1) // k`` for a constant ``k``, follows
+    from another of ``conds``, ``x * k + r < n`` with ``r`` at least 0 over
+    the loops' domains ``dom``: then ``x * k < n``, so ``x`` is below
+    ``n / k`` and below its ceiling. A split into parts of a split guards
+    both (``(i_0_0 * 8 + i_0_1) * 16 + i_1 < N`` and ``i_0_0 * 8 + i_0_1 <
+    (N + 15) // 16``); the second never skips what the first keeps."""
+    if type(c) is not LT or type(c.b) is not FloorDiv or not c.a.dtype.is_integer:
+        return False
+    k = int_value(c.b.b)
+    if k is None or k < 1:
+        return False
+    size = simplify_index(Sub(c.b.a, IntImm(c.b.a.dtype, k - 1)))
+    for other in conds:
+        if other is c or type(other) is not LT or other.a.dtype != c.a.dtype:
+            continue
+        if simplify_index(other.b) != size:
+            continue
+        rest = simplify_index(Sub(other.a, Mul(c.a, IntImm(c.a.dtype, k))))
+        if can_prove(GE(rest, IntImm(rest.dtype, 0)), dom):
+            return True
+    return False
+
+
 def _writer_region(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: Path,
                    memo: dict | None = None, *, cut: bool = True) -> list[Range]:
     """What the writer writes, relaxed below ``loc``, cut by its predicate
@@ -779,7 +803,8 @@ def _partial_write(site, buf: Buffer, wpath: Path, wrealize: BlockRealize, loc: 
         # a conjunct the loops' domains imply never skips (a split's guard
         # under the full part of a partitioned loop)
         dom = {loop.loop_var: Range(loop.min, loop.extent) for _, loop in _loops(site, wpath, memo)}
-        others = [c for c in others if not can_prove(c, dom)]
+        others = [c for c in others if not can_prove(c, dom)
+                  and not _implied_outer_guard(c, _conjuncts(wrealize.predicate), dom)]
     if others and many:
         return f"its predicate {others[0].script()} may skip elements of the region it writes"
     # a condition or a while loop between the copy's place and the block
