@@ -686,3 +686,30 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
     # a block with variables still takes one factor for each
     with pytest.raises(R.InvalidPaddingError):
         R.pad_einsum("B_i0", [])(parted)
+
+
+@pytest.mark.parametrize("factors, copied_in", [([2, 4], False), ([4, 2], False), ([3, 3], True)])
+def test_pad_einsum_of_a_split_output_copies_it_in_only_where_the_split_does_not_tile_it(factors, copied_in):
+    # split(j, [2, 4]) runs vj = j_0 * 4 + j_1 over 0..7 once each, as TVM's
+    # slice after split: the block writes every element the copy back
+    # takes, and no copy in is made (so compute_inline of the block then
+    # applies, as in TVM). [3, 3] runs 9 iterations under a guard: some
+    # elements may be skipped, and the output is copied in first
+    mod = mod_of("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for j in range(8):
+        with T.block("B"):
+            vj = T.axis.spatial(8, j)
+            B[vj] = A[vj] * T.float32(2)
+""")
+    split = R.split("j", factors)(mod)
+    out = R.pad_einsum("B", [16])(split)
+    names = [b.name_hint for b in _blocks(out)]
+    assert ("B_pad_in" in names) == copied_in, names
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    if not copied_in:
+        inlined = R.compute_inline("B")(out)
+        verify(inlined)
+        assert_equivalent(mod["main"], inlined["main"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import attrs
 
 from ..analysis.arith import can_prove
-from ..analysis.arith.iter_map import simplify_index
+from ..analysis.arith.iter_map import detect_iter_map, simplify_index
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import ancestors, replace_at, transform, transform_plain, walk
 from ..analysis.arith.terms import fits
@@ -990,6 +990,30 @@ class _SwapBuffers(BodyWalk):
         return self.swap(super().store(n))
 
 
+def _tiles_domains(values, iter_vars, loops: dict) -> bool:
+    """Whether the binding ``values`` runs each iteration variable over
+    exactly its domain, once per point, as a bijective iteration map of the
+    loops it uses (a split that divides, ``j_0 * 2 + j_1`` over 8 x 2 for a
+    domain of 16), all of constant extents from 0."""
+    used = {v.name: loop for v, loop in loops.items() if any(v.name in var_names(x) for x in values)}
+    if any(_int(loop.min) != 0 for loop in used.values()):
+        return False
+    sums = detect_iter_map(values, used, "bijective")
+    if sums is None:
+        return False
+    for total, iv in zip(sums, iter_vars):
+        if _int(total.base) != 0 or _int(iv.dom.min) != 0:
+            return False
+        size = 1
+        for sp in total.args:
+            if not isinstance(sp.extent, int):
+                return False
+            size *= sp.extent
+        if size != _int(iv.dom.extent):
+            return False
+    return True
+
+
 def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=()) -> bool:
     """Whether the einsum block writes every element of its output over its
     domain before anything reads it, so that the padded output needs no copy
@@ -1018,7 +1042,9 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
         loop = loops.get(value) if isinstance(value, Var) else None
         if loop is None or _int(loop.min) != 0 or _int(iv.dom.min) != 0 \
                 or not _same_value(loop.extent, iv.dom.extent):
-            return False
+            if not _tiles_domains(values, block.iter_vars, loops):
+                return False
+            break
     point = [x.min for x in region.region]
     # the copy back takes every dimension whole (a padded one up to the
     # original domain, ``padded``): each must be indexed by an iteration
