@@ -1774,7 +1774,7 @@ class _ComputeAtBase(Rewrite):
             dom = pl.doms.get(iv.var)
             lo = blo if dom is None or dom.lo is None else fold_units(dom.lo, units)
             hi = bhi if dom is None or dom.hi is None else fold_units(dom.hi, units)
-            if type(hi) is Min and any(structural_equal(a, lo) and _same(b, bhi, proof)
+            if type(hi) is Min and any(structural_equal(a, lo) and b.dtype == bhi.dtype and _same(b, bhi, proof)
                                        for a, b in ((hi.a, hi.b), (hi.b, hi.a))):
                 # one value clipped to the domain's end (``T.min(v, n - 1)``,
                 # where the producer writes under ``v < n``): one value,
