@@ -688,23 +688,27 @@ def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
         R.pad_einsum("B_i0", [])(parted)
 
 
-@pytest.mark.parametrize("factors, copied_in", [([2, 4], False), ([4, 2], False), ([3, 3], True)])
-def test_pad_einsum_of_a_split_output_copies_it_in_only_where_the_split_does_not_tile_it(factors, copied_in):
-    # split(j, [2, 4]) runs vj = j_0 * 4 + j_1 over 0..7 once each, as TVM's
-    # slice after split: the block writes every element the copy back
-    # takes, and no copy in is made (so compute_inline of the block then
-    # applies, as in TVM). [3, 3] runs 9 iterations under a guard: some
-    # elements may be skipped, and the output is copied in first
-    mod = mod_of("""
+@pytest.mark.parametrize("outer, inner, bound, copied_in", [
+    (2, 4, None, False), (4, 2, None, False), (3, 3, 8, False), (4, 1, 3, False), (3, 3, 7, True)])
+def test_pad_einsum_of_a_split_output_copies_it_in_only_where_the_split_may_skip_some(outer, inner, bound, copied_in):
+    # vj = j_0 * inner + j_1 runs 0..outer * inner - 1 once each, as TVM's
+    # slice after split. Over exactly the domain (2 x 4), or past it under
+    # the split's guard vj < 8 (3 x 3; 4 x 1 for a domain of 3), the block
+    # writes every element the copy back takes: no copy in is made, and
+    # compute_inline of the block then applies, as in TVM. A guard short
+    # of the domain (vj < 7 of 8) skips an element: the output is copied
+    # in first, so the copy back returns it unchanged
+    extent = 3 if inner == 1 else 8
+    guard = "" if bound is None else f"\n            T.where(j_0 * {inner} + j_1 < {bound})"
+    mod = mod_of(f"""
 @T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-    for j in range(8):
+def main(A: T.Buffer(({extent},), "float32"), B: T.Buffer(({extent},), "float32")):
+    for j_0, j_1 in T.grid({outer}, {inner}):
         with T.block("B"):
-            vj = T.axis.spatial(8, j)
+            vj = T.axis.spatial({extent}, j_0 * {inner} + j_1){guard}
             B[vj] = A[vj] * T.float32(2)
 """)
-    split = R.split("j", factors)(mod)
-    out = R.pad_einsum("B", [16])(split)
+    out = R.pad_einsum("B", [16])(mod)
     names = [b.name_hint for b in _blocks(out)]
     assert ("B_pad_in" in names) == copied_in, names
     verify(out)

@@ -990,18 +990,33 @@ class _SwapBuffers(BodyWalk):
         return self.swap(super().store(n))
 
 
-def _tiles_domains(values, iter_vars, loops: dict) -> bool:
+def _tiles_domains(values, iter_vars, loops: dict, predicate=None) -> bool:
     """Whether the binding ``values`` runs each iteration variable over
     exactly its domain, once per point, as a bijective iteration map of the
     loops it uses (a split that divides, ``j_0 * 2 + j_1`` over 8 x 2 for a
-    domain of 16), all of constant extents from 0."""
+    domain of 16), all of constant extents from 0. With ``predicate``, each
+    of its conditions must cut one variable's values to its domain
+    (``i_0 * 4 + i_1 < 10``, the guard of a split that does not divide),
+    which the map may then pass."""
     used = {v.name: loop for v, loop in loops.items() if any(v.name in var_names(x) for x in values)}
     if any(_int(loop.min) != 0 for loop in used.values()):
         return False
     sums = detect_iter_map(values, used, "bijective")
     if sums is None:
         return False
-    for total, iv in zip(sums, iter_vars):
+    cut = set()
+    if predicate is not None:
+        keys = [simplify_index(v) for v in values]
+        for c in _conjuncts(predicate):
+            if type(c) is not LT or not c.a.dtype.is_integer:
+                return False
+            key = simplify_index(c.a)
+            k = next((k for k, v in enumerate(keys) if v == key and _int(c.b) is not None
+                      and _int(c.b) == _int(iter_vars[k].dom.extent)), None)
+            if k is None:
+                return False
+            cut.add(k)
+    for k, (total, iv) in enumerate(zip(sums, iter_vars)):
         if _int(total.base) != 0 or _int(iv.dom.min) != 0:
             return False
         size = 1
@@ -1009,7 +1024,8 @@ def _tiles_domains(values, iter_vars, loops: dict) -> bool:
             if not isinstance(sp.extent, int):
                 return False
             size *= sp.extent
-        if size != _int(iv.dom.extent):
+        extent = _int(iv.dom.extent)
+        if extent is None or not (size == extent or (k in cut and size > extent)):
             return False
     return True
 
@@ -1024,11 +1040,13 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
     written point, and the output read only there after an init that
     stores it (a reduction's accumulator)."""
     block = realize.block
-    if not is_true(realize.predicate):
-        return False
     loops = {loop.loop_var: loop for _, loop in loops_above(site, rpath)}
     values = list(realize.iter_values)
     if len(set(values)) != len(values):
+        return False
+    # a predicate must cut each variable to its domain, over a map that tiles it
+    predicate = None if is_true(realize.predicate) else realize.predicate
+    if predicate is not None and not _tiles_domains(values, block.iter_vars, loops, predicate):
         return False
     # a condition, or a loop that may run no iteration, between the scope
     # and the block skips its instances
@@ -1042,7 +1060,7 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
         loop = loops.get(value) if isinstance(value, Var) else None
         if loop is None or _int(loop.min) != 0 or _int(iv.dom.min) != 0 \
                 or not _same_value(loop.extent, iv.dom.extent):
-            if not _tiles_domains(values, block.iter_vars, loops):
+            if not _tiles_domains(values, block.iter_vars, loops, predicate):
                 return False
             break
     point = [x.min for x in region.region]
