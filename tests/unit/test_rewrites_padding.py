@@ -717,3 +717,32 @@ def main(A: T.Buffer(({extent},), "float32"), B: T.Buffer(({extent},), "float32"
         inlined = R.compute_inline("B")(out)
         verify(inlined)
         assert_equivalent(mod["main"], inlined["main"])
+
+
+def test_pad_einsum_of_a_split_into_parts_of_a_run_time_extent_needs_no_copy_in():
+    # split(i, [2, None]) over m: vi = i_0 * ((m + 1) // 2) + i_1 under
+    # vi < m (TVM's tir_id after split). The map tiles 0 .. 2 * ((m + 1)
+    # // 2) - 1 once each, which reaches m - 1, and the guard cuts it to m:
+    # every element the copy back takes is written, no copy in is made,
+    # and compute_at of the block under the copy back applies, as in TVM
+    src = """
+@T.prim_func
+def main(x: T.handle, y: T.handle):
+    m, n = T.int32(), T.int32()
+    A = T.match_buffer(x, (m, n), "int32")
+    B = T.match_buffer(y, (m, n), "int32")
+    for i, j in T.grid(m, n):
+        with T.block("id"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+"""
+    mod = mod_of(src)
+    split = R.split("i", [2, None])(mod)
+    out = R.pad_einsum("id", [9, 8])(split)
+    assert "B_pad_in" not in [b.name_hint for b in _blocks(out)]
+    verify(out)
+    moved = R.compute_at("id", "i1_1")(out)
+    verify(moved)
+    for m, n in ((1, 3), (5, 8), (6, 9)):
+        assert_equivalent(mod["main"], out["main"], sizes={"m": m, "n": n})
+        assert_equivalent(mod["main"], moved["main"], sizes={"m": m, "n": n})

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from ..analysis.arith import can_prove
-from ..analysis.arith.iter_map import detect_iter_map, simplify_index
+from ..analysis.arith import can_prove, index_at_most
+from ..analysis.arith.iter_map import is_bijective, simplify_index
 from ..analysis.arith.simplify import is_true, simplify_expr
 from ..analysis.traversal import ancestors, replace_at, transform, transform_plain, walk
 from ..analysis.arith.terms import fits
@@ -525,7 +525,7 @@ def _padded_divisor(nodes: list, padded: dict):
     zero, or None: one reading a buffer indexed by a padded variable (which
     gets a copy padded with zeros), or one of a padded variable not proven
     nonzero over the padded extent."""
-    from ..analysis.arith import can_prove
+    from ..analysis.arith import can_prove, index_at_most
 
     names = {v.name for v in padded}
     ranges = None
@@ -994,15 +994,14 @@ def _tiles_domains(values, iter_vars, loops: dict, predicate=None) -> bool:
     """Whether the binding ``values`` runs each iteration variable over
     exactly its domain, once per point, as a bijective iteration map of the
     loops it uses (a split that divides, ``j_0 * 2 + j_1`` over 8 x 2 for a
-    domain of 16), all of constant extents from 0. With ``predicate``, each
-    of its conditions must cut one variable's values to its domain
-    (``i_0 * 4 + i_1 < 10``, the guard of a split that does not divide),
-    which the map may then pass."""
+    domain of 16; a split into parts of a run-time extent), the loops from
+    0. With ``predicate``, each of its conditions must cut one variable's
+    values to its domain (``i_0 * 4 + i_1 < 10``, the guard of a split
+    that does not divide), which the map may then pass."""
     used = {v.name: loop for v, loop in loops.items() if any(v.name in var_names(x) for x in values)}
     if any(_int(loop.min) != 0 for loop in used.values()):
         return False
-    sums = detect_iter_map(values, used, "bijective")
-    if sums is None:
+    if any(_int(iv.dom.min) != 0 for iv in iter_vars):
         return False
     cut = set()
     if predicate is not None:
@@ -1011,21 +1010,25 @@ def _tiles_domains(values, iter_vars, loops: dict, predicate=None) -> bool:
             if type(c) is not LT or not c.a.dtype.is_integer:
                 return False
             key = simplify_index(c.a)
-            k = next((k for k, v in enumerate(keys) if v == key and _int(c.b) is not None
-                      and _int(c.b) == _int(iter_vars[k].dom.extent)), None)
+            k = next((k for k, v in enumerate(keys)
+                      if v == key and _same_value(c.b, iter_vars[k].dom.extent)), None)
             if k is None:
                 return False
             cut.add(k)
-    for k, (total, iv) in enumerate(zip(sums, iter_vars)):
-        if _int(total.base) != 0 or _int(iv.dom.min) != 0:
+    if not is_bijective(values, used):
+        return False
+    # the map's first point is 0 and its last reaches each domain's end
+    # (passes it only where the predicate cuts it back)
+    firsts = {loop.loop_var: IntImm(loop.loop_var.dtype, 0) for loop in used.values()}
+    lasts = {loop.loop_var: simplify_index(loop.extent - IntImm(loop.extent.dtype, 1)) for loop in used.values()}
+    for k, (value, iv) in enumerate(zip(values, iter_vars)):
+        if _int(simplify_index(substitute_expr(value, firsts))) != 0:
             return False
-        size = 1
-        for sp in total.args:
-            if not isinstance(sp.extent, int):
-                return False
-            size *= sp.extent
-        extent = _int(iv.dom.extent)
-        if extent is None or not (size == extent or (k in cut and size > extent)):
+        last = simplify_index(substitute_expr(value, lasts))
+        end = simplify_index(iv.dom.extent - IntImm(iv.dom.extent.dtype, 1))
+        if last.dtype != end.dtype:
+            return False
+        if not (_same_value(last, end) or (k in cut and index_at_most(end, last))):
             return False
     return True
 
@@ -1053,8 +1056,11 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
     for _, node in statements_above(site, rpath):
         if isinstance(node, (IfThenElse, While)):
             return False
+        # (a loop the binding uses runs no iteration only where the domain
+        # it tiles is empty: the map reaches every point, checked below)
         if isinstance(node, For) and node.loop_var not in values \
-                and not (isinstance(node.extent, IntImm) and node.extent.value >= 1):
+                and not (isinstance(node.extent, IntImm) and node.extent.value >= 1) \
+                and not any(node.loop_var.name in var_names(v) for v in values):
             return False
     for iv, value in zip(block.iter_vars, values):
         loop = loops.get(value) if isinstance(value, Var) else None
