@@ -525,7 +525,7 @@ def _padded_divisor(nodes: list, padded: dict):
     zero, or None: one reading a buffer indexed by a padded variable (which
     gets a copy padded with zeros), or one of a padded variable not proven
     nonzero over the padded extent."""
-    from ..analysis.arith import can_prove, index_at_most
+    from ..analysis.arith import can_prove
 
     names = {v.name for v in padded}
     ranges = None
