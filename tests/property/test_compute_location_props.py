@@ -974,6 +974,23 @@ def test_each_move_of_a_block_and_its_filled_cache_is_drawn_and_applies():
         assert_equivalent(mod["main"], out["main"])
 
 
+def _keeps_meaning_and_builds_exactly(mod, out, seed, case) -> None:
+    """``out`` verifies, means what ``mod`` means under the interpreter,
+    and builds to the interpreter's result bit for bit."""
+    from tirfun.testing.equivalence import compare_arrays
+
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
+    func = out["main"]
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = [a.copy() for a in args]
+    run(mod["main"], *expected)
+    tirfun.build(out, target="llvm")(*args)
+    for p, x, y in zip(func.params, expected, args):
+        buf = func.buffer_map[p]
+        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+
+
 @settings(max_examples=max(10, settings().max_examples // 5))
 @given(st.binary(min_size=12, max_size=12), st.integers(0, 2**16))
 def test_reverse_compute_at_keeps_a_condition_it_can_write_in_the_block_variables(choices, seed):
@@ -984,7 +1001,6 @@ def test_reverse_compute_at_keeps_a_condition_it_can_write_in_the_block_variable
     # that ran a band of its domains is refused too (TVM runs them all)
     from tirfun.testing._choices import BytesChooser
     from tirfun.testing.draw_compute_location import draw_guarded_consumer
-    from tirfun.testing.equivalence import compare_arrays
 
     case = draw_guarded_consumer(BytesChooser(choices))
     event(f"kind {case.kind}")
@@ -998,16 +1014,7 @@ def test_reverse_compute_at_keeps_a_condition_it_can_write_in_the_block_variable
             case.rewrite()(mod)
         return
     out = case.rewrite()(mod)
-    verify(out)
-    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
-    func = out["main"]
-    args = random_inputs(func, np.random.default_rng(seed))
-    expected = [a.copy() for a in args]
-    run(mod["main"], *expected)
-    tirfun.build(out, target="llvm")(*args)
-    for p, x, y in zip(func.params, expected, args):
-        buf = func.buffer_map[p]
-        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+    _keeps_meaning_and_builds_exactly(mod, out, seed, case)
 
 
 def test_each_kind_of_consumer_condition_and_dtype_is_drawn():
@@ -1031,7 +1038,6 @@ def test_reverse_compute_at_under_a_split_reduction_runs_where_its_column_is_wri
     # an over-split (TVM moves it there too)
     from tirfun.testing._choices import BytesChooser
     from tirfun.testing.draw_compute_location import draw_split_reduction
-    from tirfun.testing.equivalence import compare_arrays
 
     case = draw_split_reduction(BytesChooser(choices))
     event(f"{case.op} {'over-split' if case.outer > case.parts else 'split'}, {case.second} at {case.loop}")
@@ -1042,20 +1048,11 @@ def test_reverse_compute_at_under_a_split_reduction_runs_where_its_column_is_wri
             case.rewrite()(mod)
         return
     out = case.rewrite()(mod)
-    verify(out)
     text = out["main"].script()
     if case.loop == "k_0":
         guarded = f"k_0 * {case.factor} < {case.cols}" in text
         assert guarded == (case.outer > case.parts), text
-    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
-    func = out["main"]
-    args = random_inputs(func, np.random.default_rng(seed))
-    expected = [a.copy() for a in args]
-    run(mod["main"], *expected)
-    tirfun.build(out, target="llvm")(*args)
-    for p, x, y in zip(func.params, expected, args):
-        buf = func.buffer_map[p]
-        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+    _keeps_meaning_and_builds_exactly(mod, out, seed, case)
 
 
 def test_each_kind_of_split_reduction_and_dtype_is_drawn():
@@ -1117,22 +1114,12 @@ def test_a_reduction_moved_under_the_loop_of_the_reduction_it_reads_restarts_in_
     # result, bit for bit
     from tirfun.testing._choices import BytesChooser
     from tirfun.testing.draw_compute_location import draw_reduction_after_reduction
-    from tirfun.testing.equivalence import compare_arrays
 
     case = draw_reduction_after_reduction(BytesChooser(choices))
     event(f"{case.first} then {case.second} at {case.loop}")
     mod = case.program()
     out = case.rewrite()(mod)
-    verify(out)
-    assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
-    func = out["main"]
-    args = random_inputs(func, np.random.default_rng(seed))
-    expected = [a.copy() for a in args]
-    run(mod["main"], *expected)
-    tirfun.build(out, target="llvm")(*args)
-    for p, x, y in zip(func.params, expected, args):
-        buf = func.buffer_map[p]
-        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+    _keeps_meaning_and_builds_exactly(mod, out, seed, case)
 
 
 def test_each_kind_of_reduction_after_reduction_is_drawn():
