@@ -562,11 +562,15 @@ class PadEinsum(Rewrite):
     nor for a sum of ``x + 1``), so a padded reduction variable keeps them
     out with a predicate; an output is copied back only over the original
     domain in the padded dimensions, and copied in as well where the block
-    may not write all of it (a predicate, loops over part of its domain, a
+    may not write all of it (a predicate other than a split's guard that
+    cuts a variable to its domain, loops over part of its domain, a
     dimension indexed by a constant or by a variable of an enclosing
     block, a reduction over a run-time count that may be 0, where no
     instance runs), so elements it does not write keep their values (TVM copies
-    back from elements it never wrote); a dimension indexed by a constant
+    back from elements it never wrote). A binding that tiles each domain
+    once (a split that divides, ``j_0 * 4 + j_1``; a split into parts of
+    a run-time extent under its guard ``i_0 * ((m + 1) // 2) + i_1 < m``)
+    writes all of it, and no copy in is made, as TVM makes none; a dimension indexed by a constant
     is copied whole (TVM makes it of extent 1 and accesses it out of
     bounds); a
     variable left unpadded whose loop's range follows a padded loop (``for
