@@ -29,7 +29,12 @@ run in every fill), would read or copy back an uninitialised cache: the
 cache is then filled from the buffer first, by a stage ``<cache>_fill``
 just before the block, and the result keeps its meaning (where the only
 gap is a loop that may run no iteration, the copy back runs only where it
-runs instead). The inner stages
+runs instead). A predicate that only cuts the iterations a split adds
+past the extent leaves nothing unwritten: the guard of a split, of a
+split into parts of a run-time extent fused again (``f // q * q + f % q <
+n`` reads as ``f < n``), and the outer guard of a split of a split
+(``i_0_0 * 8 + i_0_1 < (N + 15) // 16``, which follows from the inner
+one). The inner stages
 of a composite block count as its writes where they write whole boxes of
 the buffer (:mod:`~tirfun.rewrites.stage_writes`).
 
