@@ -1130,3 +1130,50 @@ def test_each_kind_of_reduction_after_reduction_is_drawn():
     assert {(c.first, c.second) for c in cases} == {(a, b) for a in ("max", "sum") for b in ("max", "sum")}
     assert {c.dtype for c in cases} == set(SPLIT_REDUCTION_DTYPES)
     assert {c.loop for c in cases} == {"i", "k"}
+
+
+_POOL = """
+@T.prim_func
+def main(X: T.Buffer((N,), "DT"), Y: T.Buffer((N,), "DT")):
+    cache = T.alloc_buffer((N,), "DT")
+    for h_0 in range(TILES):
+        for ax0 in range(WINDOW):
+            with T.block("cache"):
+                h = T.axis.spatial(N, h_0 * TILE - 1 + ax0)
+                T.where(1 <= h_0 * TILE + ax0 and h_0 * TILE + ax0 < N + 1)
+                cache[h] = X[h]
+        for h_1_0, h_1_1, kh in T.grid(PARTS, FACTOR, 3):
+            with T.block("compute"):
+                h_1 = T.axis.spatial(N, h_0 * TILE + h_1_0 * FACTOR + h_1_1)
+                k = T.axis.reduce(3, kh)
+                T.where(h_1_0 * FACTOR + h_1_1 < TILE)
+                with T.init():
+                    Y[h_1] = T.DT(0)
+                Y[h_1] = T.max(Y[h_1], T.if_then_else(1 <= h_1 + k and h_1 + k < N + 1, cache[h_1 + k - 1], T.DT(0)))
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.integers(1, 4), st.integers(2, 6), st.integers(1, 5), st.integers(-1, 1),
+       st.sampled_from(["float32", "int32", "float16"]), st.integers(0, 2**16))
+def test_compute_inline_of_a_padded_window_under_a_split_tile(tiles, tile, factor, short, dtype, seed):
+    # a max pool's window of 3 over a padded row, the cache filled per tile
+    # where 1 <= h + 1 < N + 1 (a bound from below as well as above), the
+    # tile's rows split by a factor that need not divide it (guarded): the
+    # cache covers the tile's reads exactly when the window holds tile + 2
+    # rows, and compute_inline applies then, keeping the meaning; a window
+    # one row short is refused (the original reads a row not written yet)
+    window = tile + 2 + short
+    parts = -(-tile // factor)
+    src = (_POOL.replace("TILES", str(tiles)).replace("WINDOW", str(window)).replace("PARTS", str(parts))
+           .replace("FACTOR", str(factor)).replace("TILE", str(tile)).replace("N", str(tiles * tile))
+           .replace("DT", dtype))
+    mod = IRModule({"main": from_source(src)})
+    if short < 0:
+        with pytest.raises(R.NotStagePipelineError):
+            R.compute_inline("cache")(mod)
+        event("window short")
+        return
+    event("split" if tile % factor else "dividing split")
+    out = R.compute_inline("cache")(mod)
+    _keeps_meaning_and_builds_exactly(mod, out, seed, src)

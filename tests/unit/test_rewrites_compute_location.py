@@ -2999,3 +2999,40 @@ def main(a: T.handle, c: T.handle):
     tirfun.build(out, target="llvm")(a, got)
     tirfun.build(mod, target="llvm")(a, want)
     assert np.array_equal(got, want)
+
+
+POOLING_TILE = """
+@T.prim_func
+def main(X: T.Buffer((16,), "float32"), Y: T.Buffer((16,), "float32")):
+    cache = T.alloc_buffer((16,))
+    for h_0 in range(2):
+        for ax0 in range(WINDOW):
+            with T.block("cache"):
+                h = T.axis.spatial(16, h_0 * 8 - 1 + ax0)
+                T.where(1 <= h_0 * 8 + ax0 and h_0 * 8 + ax0 < 17)
+                cache[h] = X[h]
+        for h_1_0, h_1_1, kh in T.grid(2, 5, 3):
+            with T.block("compute"):
+                h_1 = T.axis.spatial(16, h_0 * 8 + h_1_0 * 5 + h_1_1)
+                k = T.axis.reduce(3, kh)
+                T.where(h_1_0 * 5 + h_1_1 < 8)
+                with T.init():
+                    Y[h_1] = T.float32(0)
+                Y[h_1] = T.max(Y[h_1], T.if_then_else(1 <= h_1 + k and h_1 + k < 17, cache[h_1 + k - 1], T.float32(0)))
+"""
+
+
+def test_compute_inline_of_a_padded_window_read_by_a_split_of_its_tile():
+    # TVM's tiled pooling after split(hh_1, [None, 5]): the cache writes
+    # rows h_0 * 8 - 1 .. h_0 * 8 + 8 where 1 <= h + 1 < 17 (inside the
+    # buffer: a bound from below), and the tile's 8 rows, split 2 x 5 under
+    # h_1_0 * 5 + h_1_1 < 8, read rows h_0 * 8 - 1 .. h_0 * 8 + 8 (the
+    # guarded sum runs to 7 only). The cache covers what the tile reads,
+    # and compute_inline applies, as in TVM; a window one row short does
+    # not cover it and is refused
+    mod = mod_of(POOLING_TILE.replace("WINDOW", "10"))
+    out = R.compute_inline("cache")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    raises(R.NotStagePipelineError, R.compute_inline("cache"), POOLING_TILE.replace("WINDOW", "9"),
+           "does not surely write")

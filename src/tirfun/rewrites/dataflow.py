@@ -48,8 +48,8 @@ from pyrsistent import PVector
 
 from ..analysis.arith import can_prove, index_at_most, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
-from ..analysis.arith.iter_map import detect_iter_map, simplify_index
-from ..analysis.arith.linear import affine_form, fold_add, fold_min, fold_mul, fold_sub, simplify_affine
+from ..analysis.arith.iter_map import detect_iter_map, predicate_fused, simplify_index
+from ..analysis.arith.linear import affine_form, fold_add, fold_max, fold_min, fold_mul, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
 from ..analysis.arith.simplify import conjuncts, simplify_expr
@@ -341,10 +341,19 @@ def consumed_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     if not within_domains:
         dom = {l.loop_var: Range(l.min, l.extent) for l in loops_between(site, realize_path, top)}
         return bound_region(region, dom, bindings(realize))
-    loops = {l.loop_var: Interval.from_range(Range(l.min, l.extent))
-             for l in loops_between(site, realize_path, top)}
+    between = loops_between(site, realize_path, top)
+    values = realize.iter_values
+    if between and not _is_true(realize.predicate):
+        # a sum of the loops the predicate bounds (the guard of a split
+        # that does not divide, hh_1_0 * 5 + hh_1_1 < 8) runs only to that
+        # bound, as TVM's iterator maps read it: one loop of 8 iterations
+        fused = predicate_fused(values, {l.loop_var.name: l for l in between}, realize.predicate)
+        if fused is not None:
+            values, named = fused
+            between = list(named.values())
+    loops = {l.loop_var: Interval.from_range(Range(l.min, l.extent)) for l in between}
     doms = {}
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+    for iv, value in zip(realize.block.iter_vars, values):
         got = eval_interval(value, loops) if loops else Interval.point(value)
         doms[iv.var] = intersect(got, Interval.from_range(iv.dom))
     out = []
@@ -974,6 +983,15 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
     for k, c in enumerate(conjuncts(pred)):
         if _is_true(c) or k in consumed:
             continue
+        low = _lower_bound(c, keys, relaxed)
+        if low is not None:
+            # a bound from below (a padding's ``1 <= h + 1``): the index
+            # starts no lower than it
+            d, first = low
+            if out[d].lo is None or first.dtype != out[d].lo.dtype:
+                return None
+            out[d] = Interval(_greater_end(out[d].lo, first), out[d].hi)
+            continue
         if not isinstance(c, LT) or uses_any(c.b, relaxed) is not None:
             return None
         key = simplify_index(c.a)
@@ -998,6 +1016,42 @@ def _apply_predicate(pred: PrimExpr, mins: list, sums: list, out: list[Interval]
         else:
             out[d] = Interval(out[d].lo, _lesser_end(out[d].hi, simplify_affine(limit - 1)))
     return out
+
+
+def _lower_bound(c: PrimExpr, keys: list, relaxed) -> tuple[int, PrimExpr] | None:
+    """``(d, first)`` where the conjunct ``a <= e`` (or ``e >= a``, ``a < e``,
+    ``e > a``) bounds the index of dimension ``d`` from below: ``e`` is
+    that index plus what the relaxed loops do not change, ``a`` is free of
+    them, and the index is then at least ``first``; None otherwise."""
+    if isinstance(c, LE):
+        a, e, strict = c.a, c.b, False
+    elif isinstance(c, GE):
+        a, e, strict = c.b, c.a, False
+    elif isinstance(c, LT) and uses_any(c.a, relaxed) is None and uses_any(c.b, relaxed) is not None:
+        a, e, strict = c.a, c.b, True
+    elif isinstance(c, GT) and uses_any(c.b, relaxed) is None and uses_any(c.a, relaxed) is not None:
+        a, e, strict = c.b, c.a, True
+    else:
+        return None
+    if not e.dtype.is_integer or a.dtype != e.dtype or uses_any(a, relaxed) is not None:
+        return None
+    for d, key in enumerate(keys):
+        if key.dtype != e.dtype or uses_any(key, relaxed) is None:
+            continue
+        delta = simplify_index(Sub(e, key))
+        if uses_any(delta, relaxed) is None:
+            first = simplify_index(Sub(a, delta))
+            return d, simplify_index(first + IntImm(first.dtype, 1)) if strict else first
+    return None
+
+
+def _greater_end(lo: PrimExpr, floor: PrimExpr) -> PrimExpr:
+    """``max(lo, floor)``, or the one start shown the greater."""
+    if index_at_most(floor, lo):
+        return lo
+    if index_at_most(lo, floor):
+        return floor
+    return simplify_affine(fold_max(lo, floor))
 
 
 def _shifted_bound(c: LT, keys: list, relaxed) -> tuple[int, PrimExpr] | None:

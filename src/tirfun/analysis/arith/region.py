@@ -180,15 +180,18 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
     if not (a.dtype.is_integer and b.dtype.is_integer):
         return False
     # a min or a max on either side, through its operands (the bound a
-    # predicate adds to a relaxed end is a min)
-    if isinstance(a, Min):
-        return index_at_most(a.a, b, dom) or index_at_most(a.b, b, dom)
+    # predicate adds to a relaxed end is a min): first the two that are
+    # equivalences (max(p, q) <= b, a <= min(p, q): both), then the two
+    # that only suffice (min(p, q) <= b, a <= max(p, q): either), so that
+    # min(min(x + 1, 6), 5) <= min(x + 1, 5) is shown through the right side
     if isinstance(a, Max):
         return index_at_most(a.a, b, dom) and index_at_most(a.b, b, dom)
-    if isinstance(b, Max):
-        return index_at_most(a, b.a, dom) or index_at_most(a, b.b, dom)
     if isinstance(b, Min):
         return index_at_most(a, b.a, dom) and index_at_most(a, b.b, dom)
+    if isinstance(a, Min):
+        return index_at_most(a.a, b, dom) or index_at_most(a.b, b, dom)
+    if isinstance(b, Max):
+        return index_at_most(a, b.a, dom) or index_at_most(a, b.b, dom)
     # a min or a max under a constant offset (the end of a region that the
     # predicate clamped, ``min(x, n - 1) + 1 - 1``): the offset goes inside
     lifted_a, lifted_b = _offset_into_extreme(a), _offset_into_extreme(b)
