@@ -2581,8 +2581,9 @@ def _restarts(realize: BlockRealize, doms: dict) -> bool:
                                            and all(structural_equal(a, b) for a, b in zip(load.indices, body.indices))):
             return False
     init = block.init
-    return isinstance(init, BufferStore) and init.buffer == body.buffer and not any(
-        load.buffer in written for load in find_nodes(init.value, (BufferLoad,)))
+    return (isinstance(init, BufferStore) and init.buffer == body.buffer and len(init.indices) == len(body.indices)
+            and all(structural_equal(a, b) for a, b in zip(init.indices, body.indices))
+            and not any(load.buffer in written for load in find_nodes(init.value, (BufferLoad,))))
 
 
 def _reads_what_it_writes(block: Block) -> bool:
