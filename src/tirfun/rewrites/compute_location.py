@@ -1550,8 +1550,11 @@ class _ComputeAtBase(Rewrite):
                                  loc.realize)
                 else:
                     doms[var] = union(old, mine)
+        # a reduction that runs whole from its init in every iteration (its
+        # reduction variables free) leaves what its last run computes
+        restarts = self.reverse and _restarts(loc.realize, doms)
         if self.reverse and block.init is not None and not (
-                _restarts(loc.realize, doms) and site.at(lpath).loop_var.name not in _followed(doms)):
+                restarts and site.at(lpath).loop_var.name not in _followed(doms)):
             self._check_disjoint(chk, site, loc, lpath, under, subject)
         self._keep_shared_bindings(chk, site, loc, lpath, doms, subject)
         guard = None
@@ -1567,7 +1570,7 @@ class _ComputeAtBase(Rewrite):
             # instances the condition skips would read what no iteration wrote
             guard = guards[0][1]
         if self.reverse:
-            self._check_partial_reductions(chk, site, loc, lpath, under, subject, doms, guard)
+            self._check_partial_reductions(chk, site, loc, lpath, under, subject, doms, restarts)
         return doms, guard
 
     def _keep_shared_bindings(self, chk, site, loc, lpath, doms, subject) -> None:
@@ -1686,13 +1689,14 @@ class _ComputeAtBase(Rewrite):
                          "order, which is not the order of its binding, and leave another value's result",
                          loc.realize)
 
-    def _check_partial_reductions(self, chk, site, loc, lpath, under, subject, doms, guard) -> None:
+    def _check_partial_reductions(self, chk, site, loc, lpath, under, subject, doms, restarts) -> None:
         """Placed under a loop that drives a reduction variable of a producer
         (the loop or one around it), the block reads the producer's partial
         results in every iteration but the last. A block that stores its
-        every element unconditionally, over a domain (``doms``, ``guard``)
-        the same in every iteration of that loop, overwrites them in the last
-        iteration; one that reads what it writes, or stores under a
+        every element unconditionally, over a domain (``doms``) the same in
+        every iteration of that loop, overwrites them in the last iteration,
+        and so does a reduction that ``restarts`` (:func:`_restarts`); one
+        that reads what it writes, or stores under a
         condition on what it reads, keeps a value computed from a partial
         result, and so does one whose domain follows the loop (an element
         of a softmax's normalisation computed in the step of the sum that
@@ -1701,7 +1705,7 @@ class _ComputeAtBase(Rewrite):
         block = loc.realize.block
         body = block.body
         overwrites = (block.init is None and not _reads_what_it_writes(block) and isinstance(body, BufferStore)
-                      and body.predicate is None) or _restarts(loc.realize, doms)
+                      and body.predicate is None) or restarts
         # the loops the block's domain follows: those an element's one
         # computation depends on. Not the guard's: where it holds, the
         # producers write the whole box of the domains, and nothing where
@@ -2575,14 +2579,15 @@ def _restarts(realize: BlockRealize, doms: dict) -> bool:
         dom = doms.get(iv.var)
         if iv.iter_type is IterVarType.CommReduce and dom is not None and (dom.lo is not None or dom.hi is not None):
             return False
+    def the_element(access) -> bool:  # the element the body stores
+        return access.buffer == body.buffer and len(access.indices) == len(body.indices) and all(
+            structural_equal(a, b) for a, b in zip(access.indices, body.indices))
+
     written = writes_of(block)
-    for load in find_nodes(body.value, (BufferLoad,)):
-        if load.buffer in written and not (load.buffer == body.buffer and len(load.indices) == len(body.indices)
-                                           and all(structural_equal(a, b) for a, b in zip(load.indices, body.indices))):
-            return False
+    if any(load.buffer in written and not the_element(load) for load in find_nodes(body.value, (BufferLoad,))):
+        return False
     init = block.init
-    return (isinstance(init, BufferStore) and init.buffer == body.buffer and len(init.indices) == len(body.indices)
-            and all(structural_equal(a, b) for a, b in zip(init.indices, body.indices))
+    return (isinstance(init, BufferStore) and the_element(init)
             and not any(load.buffer in written for load in find_nodes(init.value, (BufferLoad,))))
 
 

@@ -674,17 +674,26 @@ def fold_units(e: PrimExpr, units: dict) -> PrimExpr:
     return _fixed(e, units)
 
 
+def _as_less(cond: PrimExpr) -> tuple[PrimExpr, PrimExpr, bool] | None:
+    """``(small, large, strict)`` for a comparison ``small < large``
+    (``strict``) or ``small <= large``, however it is written (``>`` and
+    ``>=`` turned round), or None for anything else."""
+    if isinstance(cond, (LT, LE)):
+        return cond.a, cond.b, isinstance(cond, LT)
+    if isinstance(cond, (GT, GE)):
+        return cond.b, cond.a, isinstance(cond, GT)
+    return None
+
+
 def _grows_in(cond: PrimExpr, relaxed: dict) -> bool:
     """Whether ``cond`` is ``a < b`` (or ``<=``, ``>``, ``>=``) where the
     loops of ``relaxed`` (which start at 0) appear, as plain variables, only
     in the smaller side, with positive weights: then it holds for some of
     their values only if it holds where they all start."""
-    if isinstance(cond, (LT, LE)):
-        small, large = cond.a, cond.b
-    elif isinstance(cond, (GT, GE)):
-        small, large = cond.b, cond.a
-    else:
+    sides = _as_less(cond)
+    if sides is None:
         return False
+    small, large, _ = sides
     if not small.dtype.is_integer or var_names(large) & set(relaxed):
         return False
     form = affine_form(small)
@@ -1023,25 +1032,30 @@ def _lower_bound(c: PrimExpr, keys: list, relaxed) -> tuple[int, PrimExpr] | Non
     ``e > a``) bounds the index of dimension ``d`` from below: ``e`` is
     that index plus what the relaxed loops do not change, ``a`` is free of
     them, and the index is then at least ``first``; None otherwise."""
-    if isinstance(c, LE):
-        a, e, strict = c.a, c.b, False
-    elif isinstance(c, GE):
-        a, e, strict = c.b, c.a, False
-    elif isinstance(c, LT) and uses_any(c.a, relaxed) is None and uses_any(c.b, relaxed) is not None:
-        a, e, strict = c.a, c.b, True
-    elif isinstance(c, GT) and uses_any(c.b, relaxed) is None and uses_any(c.a, relaxed) is not None:
-        a, e, strict = c.b, c.a, True
-    else:
+    sides = _as_less(c)
+    if sides is None:
         return None
+    a, e, strict = sides
     if not e.dtype.is_integer or a.dtype != e.dtype or uses_any(a, relaxed) is not None:
         return None
+    found = _index_plus(e, keys, relaxed)
+    if found is None:
+        return None
+    d, delta = found
+    first = simplify_index(Sub(a, delta))
+    return d, simplify_index(first + IntImm(first.dtype, 1)) if strict else first
+
+
+def _index_plus(e: PrimExpr, keys: list, relaxed) -> tuple[int, PrimExpr] | None:
+    """``(d, delta)`` where ``e`` is the index of dimension ``d`` (one of
+    ``keys`` that reads relaxed loops) plus ``delta``, which reads none of
+    them; None where no dimension's index is so."""
     for d, key in enumerate(keys):
         if key.dtype != e.dtype or uses_any(key, relaxed) is None:
             continue
         delta = simplify_index(Sub(e, key))
         if uses_any(delta, relaxed) is None:
-            first = simplify_index(Sub(a, delta))
-            return d, simplify_index(first + IntImm(first.dtype, 1)) if strict else first
+            return d, delta
     return None
 
 
@@ -1061,13 +1075,11 @@ def _shifted_bound(c: LT, keys: list, relaxed) -> tuple[int, PrimExpr] | None:
     index is then below ``b - delta``. A block of a part of a partitioned
     loop reading a cache compacted to it (``i_01 * 6 + i_1 < 1024`` over
     ``C_local[i_01 * 6 + i_1 - 1020]``) bounds its index so."""
-    for d, key in enumerate(keys):
-        if uses_any(key, relaxed) is None:
-            continue
-        delta = simplify_index(Sub(c.a, key))
-        if uses_any(delta, relaxed) is None and delta.dtype == c.b.dtype:
-            return d, simplify_index(Sub(c.b, delta))
-    return None
+    found = _index_plus(c.a, keys, relaxed)
+    if found is None or found[1].dtype != c.b.dtype:
+        return None
+    d, delta = found
+    return d, simplify_index(Sub(c.b, delta))
 
 
 def general_cover_violation(site: Site, children: Sequence[Child], consumer: Child, buffers=None):

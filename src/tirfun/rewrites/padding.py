@@ -1037,6 +1037,13 @@ def _tiles_domains(values, iter_vars, loops: dict, predicate=None) -> bool:
     return True
 
 
+def _one_loop_over_domain(iv, value, loops: dict) -> bool:
+    """Whether ``value`` is a loop of ``loops`` running over exactly the
+    domain of ``iv``, from 0."""
+    loop = loops.get(value) if isinstance(value, Var) else None
+    return loop is not None and _int(loop.min) == 0 and _int(iv.dom.min) == 0 and _same_value(loop.extent, iv.dom.extent)
+
+
 def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=()) -> bool:
     """Whether the einsum block writes every element of its output over its
     domain before anything reads it, so that the padded output needs no copy
@@ -1053,7 +1060,8 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
         return False
     # a predicate must cut each variable to its domain, over a map that tiles it
     predicate = None if is_true(realize.predicate) else realize.predicate
-    if predicate is not None and not _tiles_domains(values, block.iter_vars, loops, predicate):
+    tiled = predicate is not None and _tiles_domains(values, block.iter_vars, loops, predicate)
+    if predicate is not None and not tiled:
         return False
     # a condition, or a loop that may run no iteration, between the scope
     # and the block skips its instances
@@ -1066,13 +1074,11 @@ def _writes_every_element(site, rpath, realize: BlockRealize, region, padded=())
                 and not (isinstance(node.extent, IntImm) and node.extent.value >= 1) \
                 and not any(node.loop_var.name in var_names(v) for v in values):
             return False
-    for iv, value in zip(block.iter_vars, values):
-        loop = loops.get(value) if isinstance(value, Var) else None
-        if loop is None or _int(loop.min) != 0 or _int(iv.dom.min) != 0 \
-                or not _same_value(loop.extent, iv.dom.extent):
-            if not _tiles_domains(values, block.iter_vars, loops, predicate):
-                return False
-            break
+    # each variable bound to a loop of its own over exactly its domain, or
+    # (what that is a case of) the binding tiling the domains
+    if not tiled and not all(_one_loop_over_domain(iv, value, loops) for iv, value in zip(block.iter_vars, values)) \
+            and not _tiles_domains(values, block.iter_vars, loops):
+        return False
     point = [x.min for x in region.region]
     # the copy back takes every dimension whole (a padded one up to the
     # original domain, ``padded``): each must be indexed by an iteration
