@@ -674,12 +674,16 @@ def test_reverse_compute_inline_of_a_block_under_a_condition_keeps_meaning_or_is
 
 
 @st.composite
-def accumulating_producers(draw):
-    """A producer C whose variables are all spatial but which accumulates
-    into C (an init and a store reading C, indexed by some of its
-    variables, or by all of them), and its copy D read out: a source."""
+def accumulating_producers(draw, kinds=("accumulates",)):
+    """A producer C whose variables are all spatial, indexed by some of its
+    variables or by all of them, and a consumer D reading C out: ``(kind,
+    complete, src)``. Of ``kinds``, C ``"accumulates"`` (a store reading
+    C, an init perhaps) into D's scaled copy; or accumulates into D's
+    plain copy (``"copied out"``); or ``"overwrites"`` what its init
+    stored. ``complete`` says whether C is a complete block."""
     n, m = draw(st.integers(1, 4), label="rows"), draw(st.integers(1, 4), label="cols")
     by = draw(st.sampled_from(["j", "i", "both"]), label="C indexed by")
+    kind = draw(st.sampled_from(kinds), label="kind")
     init = draw(st.booleans(), label="with an init")
     declared = draw(st.booleans(), label="regions stated without C's read")
     shape, index = {"j": (f"({m},)", "vj"), "i": (f"({n},)", "vi"), "both": (f"({n}, {m})", "vi, vj")}[by]
@@ -691,37 +695,46 @@ def accumulating_producers(draw):
         init_stmt = f'''
             T.reads(A[vi, vj])
             T.writes(C[{index}])''' + init_stmt
+    value = "C[{index}] * T.float32(3)" if kind == "accumulates" else "C[{index}]"
     if extent is None:
         copy = f'''
     for k, l in T.grid({n}, {m}):
         with T.block("D"):
             vk, vl = T.axis.remap("SS", [k, l])
-            D[vk, vl] = C[vk, vl] * T.float32(3)'''
+            D[vk, vl] = {value.format(index="vk, vl")}'''
     else:
         copy = f'''
     for k in range({extent}):
         with T.block("D"):
             vk = T.axis.spatial({extent}, k)
-            D[vk] = C[vk] * T.float32(3)'''
-    return init or declared, f'''
+            D[vk] = {value.format(index="vk")}'''
+    update = "A[vi, vj] * T.float32(2)" if kind == "overwrites" else f"C[{index}] + A[vi, vj] * T.float32(2)"
+    # a store reading C makes C no complete block unless its stated
+    # regions leave the read out (or an init states C is what it writes)
+    complete = kind == "overwrites" or init or declared
+    return kind, complete, f'''
 @T.prim_func
 def main(A: T.Buffer(({n}, {m}), "float32"), D: T.Buffer({shape}, "float32")):
     C = T.alloc_buffer({shape})
     for i, j in T.grid({n}, {m}):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j]){init_stmt}
-            C[{index}] = C[{index}] + A[vi, vj] * T.float32(2)
+            C[{index}] = {update}
 {copy}
 '''
 
 
-@given(accumulating_producers())
-def test_reverse_compute_inline_into_a_producer_that_accumulates_is_refused_exactly(case):
-    # folded into it, the consumer's store replaces the producer's, which
-    # goes on reading C: TVM leaves those reads on a buffer nothing writes.
+@settings(max_examples=max(1, settings().max_examples * 150 // 300))
+@given(accumulating_producers(("accumulates", "copied out", "overwrites")))
+def test_reverse_compute_inline_into_a_producer_with_an_init_is_exact(case):
+    # folded into a producer that accumulates, the consumer's store
+    # replaces the producer's, which goes on reading C: TVM leaves those
+    # reads on a buffer nothing writes. Where the consumer copies C out
+    # unchanged, the producer accumulates in D instead; where the producer
+    # overwrites what its init stored, both stores take the consumer.
     # (Without an init or stated regions, the inferred regions say C reads
     # what it writes, so it is no complete block, and refused as such)
-    complete, src = case
+    kind, complete, src = case
     mod = IRModule({"main": from_source(src)})
     rewrite = R.reverse_compute_inline("D")
     problems = rewrite.violations(mod)
@@ -729,17 +742,25 @@ def test_reverse_compute_inline_into_a_producer_that_accumulates_is_refused_exac
         assert problems and type(problems[0]) is R.NonSingleProducerError, src
         event("not a complete block")
         return
-    assert problems and type(problems[0]) is R.BodyAnalysisError, src
-    assert "reads C, which it writes" in str(problems[0])
-    event("accumulates")
-    # the refusal is needed: applied anyway, the result is not the program
-    _accumulation_refusal_is_needed(rewrite, mod, src)
+    if kind == "accumulates" or (kind == "copied out" and "T.init" not in src):
+        # no init: the accumulation starts from what C held before
+        assert problems and type(problems[0]) is R.BodyAnalysisError, src
+        assert "reads C, which it writes" in str(problems[0])
+        event(f"{kind}: refused")
+        _accumulation_refusal_is_needed(rewrite, mod, src)
+        return
+    assert not problems, (src, problems[0])
+    event(f"{kind}: inlined")
+    out = rewrite(mod)
+    verify(out)
+    assert "C = T.alloc_buffer" not in out["main"].script()
+    assert_equivalent(mod["main"], out["main"], trials=2)
 
 
 @given(accumulating_producers())
 def test_compute_inline_of_a_block_that_accumulates_is_refused_exactly(case):
     # inlined, the block's value reads C, which nothing writes any more
-    _, src = case
+    _, _, src = case
     mod = IRModule({"main": from_source(src)})
     rewrite = R.compute_inline("C")
     problems = rewrite.violations(mod)

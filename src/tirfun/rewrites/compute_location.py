@@ -3231,6 +3231,44 @@ def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return _always(a, b, ranges, holds, make)
 
 
+def _foldable_init(producer: Block, buffer: Buffer, cond, pstore: BufferStore, store: BufferStore,
+                   load: BufferLoad):
+    """How a producer with an init (each of its instances runs the init,
+    then the body: the producer is a complete block) takes a consumer
+    folded into it, as ``("overwrites", init)`` or ``("copies", init)``,
+    or why it cannot take it:
+
+    - where its body does not read ``buffer``, the body's store overwrites
+      what the init stored, and the consumer folds into both stores;
+    - where the body reads ``buffer`` only at the element it stores, and
+      the consumer copies that element unchanged (``C[...] = B[...]``, one
+      dtype), the producer accumulates in the consumer's buffer instead.
+    """
+    refusal = (f"the producer {producer.name_hint!r} reads {buffer.name}, which it writes"
+               f"{' (it has an init)' if producer.init is not None else ''}; only a producer that "
+               f"computes each element of {buffer.name} in one store, or one whose consumer copies "
+               f"{buffer.name} unchanged, can take the block")
+    init = producer.init
+    if not (type(init) is BufferStore and init.buffer == buffer and init.predicate is None
+            and list(init.indices) == list(pstore.indices) and not _loads_of(init.value, buffer)
+            and not any(_loads_of(x, buffer) for x in pstore.indices)):
+        return refusal
+    reads = _loads_of(pstore.value, buffer) + (_loads_of(cond, buffer) if cond is not None else [])
+    if not reads and not _loads_of_stmt(producer.body, buffer):
+        return ("overwrites", init)
+    copies = (store.value == load and store.buffer.dtype == buffer.dtype
+              and all(list(l.indices) == list(pstore.indices) and l.predicate is None for l in reads))
+    if not copies:
+        return refusal
+    # the consumer's buffer must be the producer's to use alone: a read or
+    # write of it elsewhere in the producer would meet the accumulation
+    target = store.buffer
+    if any(r.buffer == target for r in list(producer.reads) + list(producer.writes)) or \
+            any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer == target for n in walk(producer)):
+        return refusal
+    return ("copies", init)
+
+
 def _accumulates(block: Block, buffer: Buffer) -> bool:
     """Whether ``block`` accumulates into ``buffer`` (an init, or a load of
     what it stores; :func:`~tirfun.rewrites.dataflow.updated_by`). Inlined,
@@ -3350,7 +3388,11 @@ class ReverseComputeInline(Rewrite):
        slice: the producer instances of other slices then skip the store,
        where TVM lets every slice overwrite the result); the
        producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
-       without ``else``) and covers the consumer's domain (BodyAnalysisError);
+       without ``else``) and covers the consumer's domain; a producer that
+       reads ``B`` (accumulates) must have an init storing the element its
+       body stores, and the consumer must copy ``B`` unchanged: the
+       producer then accumulates in ``C``; a producer whose init its body
+       overwrites takes the consumer in both stores (BodyAnalysisError);
     6. it is not the only leaf of its scope (OnlyLeafError);
     7. the buffer is not used through its data pointer nor matched into a
        block (OpaqueAccessError);
@@ -3508,10 +3550,11 @@ class ReverseComputeInline(Rewrite):
         if not isinstance(body, BufferStore) or body.buffer != buffer or body.predicate is not None:
             return (f"the producer's body must be one store {buffer.name}[...] = g(...), perhaps "
                     "under an if without else, and not a predicated (masked) store")
+        init = None
         if _accumulates(producer, buffer):
-            return (f"the producer {producer.name_hint!r} reads {buffer.name}, which it writes"
-                    f"{' (it has an init)' if producer.init is not None else ''}; only a producer that "
-                    f"computes each element of {buffer.name} in one store can take the block")
+            init = _foldable_init(producer, buffer, cond, body, store, loads[0])
+            if isinstance(init, str):
+                return init
         if any(x.dtype.lanes != 1 for x in body.indices):
             # a vector store (a Ramp index) writes several elements per
             # instance: the consumer's one element is not one instance's
@@ -3562,26 +3605,50 @@ class ReverseComputeInline(Rewrite):
                 bounds.append(GE(e, lo))
             if not _always_of(e, end, ranges, lambda x, y: x[1] < y[0], lambda: LT(e, end)):
                 bounds.append(LT(e, end))
-        return sub, cond, body, bounds
+        return sub, cond, body, bounds, init
 
     def build(self, plan) -> Outcome:
-        site, loc, ppath, buffer, (sub, cond, pstore, bounds), removal = plan
+        site, loc, ppath, buffer, (sub, cond, pstore, bounds, init), removal = plan
         consumer_store: BufferStore = loc.realize.block.body
         prealize: BlockRealize = site.at(ppath)
         producer = prealize.block
 
-        def pre(n):
-            if isinstance(n, Buffer):
-                return n
-            if isinstance(n, BufferLoad) and n.buffer == buffer:
-                return pstore.value
-            if isinstance(n, Var):
-                return sub.get(n, n)
-            return None
+        def folded(value):
+            def pre(n):
+                if isinstance(n, Buffer):
+                    return n
+                if isinstance(n, BufferLoad) and n.buffer == buffer:
+                    return value
+                if isinstance(n, Var):
+                    return sub.get(n, n)
+                return None
+            return transform(consumer_store, lambda n: n, pre)
 
-        new_store = transform(consumer_store, lambda n: n, pre)
+        fields = {}
+        if init is None or init[0] == "overwrites":
+            new_store = folded(pstore.value)
+            if init is not None:
+                fields["init"] = folded(init[1].value)
+        else:
+            # the consumer copies: the producer accumulates in the
+            # consumer's buffer, each element of B at the element of C the
+            # copy would store it to
+            target = consumer_store.buffer
+            indices = [substitute(x, sub) for x in consumer_store.indices]
+
+            def pre(n):
+                if isinstance(n, Buffer):
+                    return n
+                if isinstance(n, BufferLoad) and n.buffer == buffer:
+                    return BufferLoad(target, indices)
+                return None
+
+            new_store = BufferStore(target, transform(pstore.value, lambda n: n, pre), indices)
+            fields["init"] = BufferStore(target, init[1].value, indices)
+            if cond is not None:
+                cond = transform(cond, lambda n: n, pre)
         body = new_store if cond is None else IfThenElse(cond, new_store)
-        new_block = with_fields(producer, body=body)
+        new_block = with_fields(producer, body=body, **fields)
         known = (frozenset(site.func.buffer_map.values())
                  | _region_buffers(producer, loc.realize.block))
         reads, writes = _regions_over_declared(new_block, known, lambda: _declared_buffers(site.func))
