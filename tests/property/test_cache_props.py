@@ -667,3 +667,45 @@ def test_cache_write_over_run_time_rows_split_again_needs_no_fill(kind, inner, o
     rng = np.random.default_rng(seed)
     for n in rng.integers(1, 3 * inner * outer, size=2):
         assert_equivalent(tirfun.script.from_source(src), sch.mod["main"], sizes={"N": int(n)}, seed=seed)
+
+
+_GUARDED_WINDOW = """
+@T.prim_func
+def main(A: T.Buffer((N,), "DT"), C: T.Buffer((N,), "DT")):
+    B = T.alloc_buffer((N,), "DT")
+    for i in range(N):
+        with T.block("B"):
+            vi = T.axis.spatial(N, i)
+            T.where(i < W)
+            B[vi] = A[vi] + A[vi]
+    for j in range(N):
+        with T.block("C"):
+            vj = T.axis.spatial(N, j)
+            C[vj] = T.if_then_else(vj + D < N, T.max(B[vj], B[vj + D]), B[vj])
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.integers(2, 12), st.integers(1, 3), st.integers(0, 2), st.sampled_from(["global", "shared", "local"]),
+       st.sampled_from(["float32", "int32", "float16", "int8", "uint16"]))
+def test_cache_write_takes_a_guarded_read_past_the_end_as_reading_nothing_there(n, d, short, scope, dtype):
+    # C reads B[vj + D] only where vj + D < N (TVM's read_out_of_bound, a
+    # padding inlined): its region reaches past B's end, where nothing is
+    # ever read. With B written whole, C can read the cache; with B written
+    # short of its end, C reads elements that only A's input holds, and
+    # the cache does not
+    w = n - min(short, n - 1)
+    src = _GUARDED_WINDOW.replace("DT", dtype).replace("N", str(n)).replace("W", str(w)).replace("D", str(d))
+    mod = IRModule({"main": tirfun.script.from_source(src)})
+    rewrite = R.cache_write("B", 0, scope, ["C"])
+    problems = rewrite.violations(mod)
+    if w < n:
+        assert problems and type(problems[0]) is R.CacheWritePartialError, src
+        event("written short: refused")
+        return
+    assert not problems, (src, problems[0])
+    event("written whole: cached")
+    out = rewrite(mod)
+    verify(out)
+    assert "B_" + scope in out["main"].script()
+    assert_equivalent(mod["main"], out["main"])
