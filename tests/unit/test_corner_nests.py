@@ -304,3 +304,38 @@ def main(X: T.Buffer((10, 10), "float32"), Z: T.Buffer((10, 10), "float32")):
         assert rewrite.violations(mod)
         return
     assert_equivalent(mod["main"], out["main"], trials=2)
+
+
+# TVM's grouped_channel_bias_non_perfect_tiled: each tile c_o of TILES
+# writes the 23 biases from c_o * 22 that its 360 channels read
+# (B[cc // 16]), through a split of 3 x 8 guarded to 23
+GROUPED_BIAS = """
+@T.prim_func
+def main(X: T.Buffer((CH, 8, 8), "float32"), Y: T.Buffer((CH, 8, 8), "float32")):
+    B = T.alloc_buffer((NB,))
+    for c_o in range(TILES):
+        for ax0_0, ax0_1 in T.grid(3, 8):
+            with T.block("init"):
+                vi = T.axis.spatial(NB, c_o * 22 + ax0_0 * 8 + ax0_1)
+                T.where(ax0_0 * 8 + ax0_1 < 23)
+                B[vi] = T.Cast("float32", vi)
+        for h, w, c_i in T.grid(8, 8, 360):
+            with T.block("compute"):
+                hh, ww = T.axis.remap("SS", [h, w])
+                cc = T.axis.spatial(CH, c_o * 360 + c_i)
+                Y[cc, hh, ww] = X[cc, hh, ww] + B[cc // 16]
+"""
+
+
+def test_compute_inline_of_a_tile_whose_cover_holds_over_its_few_tiles():
+    # (c_o * 360 + 359) // 16 <= c_o * 22 + 22 holds for c_o in [0, 2),
+    # which no rule shows but the two cases do; with a third tile it fails
+    # (the tile reads B[67], which no tile writes)
+    two = GROUPED_BIAS.replace("CH", "720").replace("NB", "45").replace("TILES", "2")
+    mod = IRModule({"main": from_source(two)})
+    out = R.compute_inline("init")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"], trials=1)
+    three = GROUPED_BIAS.replace("CH", "1080").replace("NB", "68").replace("TILES", "3")
+    with pytest.raises(R.NotStagePipelineError, match="reads elements of B that block 'init' does not surely write"):
+        R.compute_inline("init")(IRModule({"main": from_source(three)}))

@@ -19,6 +19,7 @@ regions cover a read one).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
 from ...nodes import GE, LE, Add, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Sub, Var
@@ -26,10 +27,12 @@ from ...nodes.expr import match_types
 from . import int_set
 from .int_set import Interval
 from .iter_map import is_plain_sum
-from .terms import fits
+from .terms import fits, int_value
 from .prove import Assumptions, can_prove
 from .linear import simplify_affine
 from .linear_bound import surely_at_most
+from .simplify import simplify_expr
+from ..mentions import names_in
 
 
 def _dims(region) -> list:
@@ -199,7 +202,46 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
         return index_at_most(lifted_a if lifted_a is not None else a,
                              lifted_b if lifted_b is not None else b, dom)
     ranges = dict(dom or {})
-    return all(isinstance(r, Range) for r in ranges.values()) and surely_at_most(a, b, ranges)
+    if not all(isinstance(r, Range) for r in ranges.values()):
+        return False
+    return surely_at_most(a, b, ranges) or _at_most_in_each_case(a, b, ranges)
+
+
+#: how many values of the variables :func:`_at_most_in_each_case` tries at
+#: most: a loop of a few iterations, as a tile count of 2 or 3
+_CASES = 16
+
+
+def _at_most_in_each_case(a: PrimExpr, b: PrimExpr, ranges: Mapping) -> bool:
+    """``a <= b`` shown for each value of the variables they read, where
+    each is a loop of constant bounds and together they take at most
+    :data:`_CASES` values: a proof by exhaustion, for what holds over a
+    loop's few iterations and not beyond (``(c * 360 + 359) // 16 <= c *
+    22 + 22`` for ``c`` in ``[0, 2)``, not for ``c = 2``)."""
+    names = names_in(a) | names_in(b)
+    if not names:
+        return False
+    values = []
+    count = 1
+    for var, r in ranges.items():
+        if var.name not in names:
+            continue
+        lo, extent = int_value(r.min), int_value(r.extent)
+        if lo is None or extent is None or extent < 1:
+            return False
+        count *= extent
+        if count > _CASES:
+            return False
+        values.append((var, [IntImm(var.dtype, lo + k) for k in range(extent)]))
+    if len(values) != len(names):
+        return False  # a variable no loop bounds (a size): no finite cases
+    for point in itertools.product(*(vals for _, vals in values)):
+        mapping = {var: v for (var, _), v in zip(values, point)}
+        x = int_value(simplify_expr(int_set.substitute(a, mapping)))
+        y = int_value(simplify_expr(int_set.substitute(b, mapping)))
+        if x is None or y is None or x > y:
+            return False
+    return True
 
 
 _le = index_at_most
