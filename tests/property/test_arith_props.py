@@ -12,7 +12,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from tirfun.analysis.arith import (
-    bound_region, can_prove, const_interval, detect_iter_map, region_covers,
+    bound_region, can_prove, const_interval, detect_iter_map, index_at_most, region_covers,
     simplify_expr, simplify_index,
 )
 from tirfun.analysis.arith.terms import int_value
@@ -803,3 +803,134 @@ def test_a_constant_divided_by_a_size_is_no_larger_than_the_constant(k, dtype, n
     c = Var("c", dtype)
     assert surely_at_most(c - IntImm(dtype, abs(k)), c + q, {})
     assert not surely_at_most(c - IntImm(dtype, abs(k) - 1), c + q, {}) or k == 0
+
+
+@st.composite
+def tile_ends(draw):
+    """Two ends of index regions over loops ``x`` and ``y`` of a few
+    iterations: the quotient of a scaled tile index (``(x * 360 + y +
+    e) // k``, a read through a division) and a scaled tile start (``x *
+    c + f``), either side first, with the loops' domains."""
+    dtype = draw(st.sampled_from(["int32", "int64"]))
+    x, y = Var("x", dtype), Var("y", dtype)
+
+    def c(v):
+        return IntImm(dtype, v)
+
+    quotient = FloorDiv(Add(Mul(x, c(draw(st.integers(0, 400)))), Add(y, c(draw(st.integers(-20, 400))))),
+                        c(draw(st.integers(1, 32))))
+    start = Add(Mul(x, c(draw(st.integers(0, 30)))), c(draw(st.integers(-5, 40))))
+    a, b = (quotient, start) if draw(st.booleans()) else (start, quotient)
+    dom = {x: Range(c(draw(st.integers(-2, 3))), c(draw(st.integers(1, 5)))),
+           y: Range(c(0), c(draw(st.integers(1, 4))))}
+    return a, b, dom
+
+
+@given(tile_ends())
+def test_an_index_bound_over_loops_of_few_iterations_is_exact(case):
+    # over loops of at most 16 values in all, index_at_most answers True
+    # exactly where the bound holds at every point: what it proves holds,
+    # and what holds it proves, by cases where no rule shows it
+    a, b, dom = case
+    (x, rx), (y, ry) = dom.items()
+    points = [{"x": i, "y": j} for i in range(rx.min.value, rx.min.value + rx.extent.value)
+              for j in range(ry.min.value, ry.min.value + ry.extent.value)]
+    holds = all(_value(a, p) <= _value(b, p) for p in points)
+    proven = index_at_most(a, b, dom)
+    assert proven == holds if len(points) <= 16 else (holds or not proven), (a, b, dom)
+    if holds and len(points) <= 16:
+        from tirfun.analysis.arith.linear_bound import surely_at_most
+        event("holds, shown by cases" if not surely_at_most(a, b, dom) else "holds, shown by a rule")
+    else:
+        event("holds over many points" if holds else "fails somewhere")
+
+
+@st.composite
+def symbolic_fuses(draw):
+    """A loop ``f`` fusing two or three loops, some of run-time extent
+    (sizes ``a``, ``b``, ``c``, or constants), and bindings reading digits
+    of it as fuse and split write them: ``f // (b * c)``, ``f % (b * c) //
+    c``, ``f // c // b``, ``f // c % b``, ``f % (b * c) % c``, ``f % c``;
+    sometimes a digit left out, repeated or read by a divisor that does not
+    tile (``f // b`` beside ``f % c``). ``(extents, loops, values)``."""
+    names = ["a", "b", "c"][: draw(st.integers(2, 3))]
+    kinds = [draw(st.sampled_from(["size", "const"]), label=f"{n} kind") for n in names]
+    consts = [draw(st.integers(1, 4)) for _ in names]
+    extents = [Var(n) if k == "size" else IntImm("int32", c) for n, k, c in zip(names, kinds, consts)]
+    total = extents[0]
+    for e in extents[1:]:
+        total = Mul(total, e)
+    f = Var("f")
+    loops = {"f": _loop(f, total)}
+
+    def product(es):
+        out = es[0]
+        for e in es[1:]:
+            out = Mul(out, e)
+        return out
+
+    def digit(k):
+        # digit k of the mixed radix (outermost first), one of the ways fuse
+        # and split write it
+        below = extents[k + 1:]
+        if not below:
+            return FloorMod(f, extents[k]) if k else f
+        if k == 0:
+            return FloorDiv(f, product(below)) if draw(st.booleans()) else _nested_div(f, below)
+        if draw(st.booleans()):
+            return FloorDiv(FloorMod(f, product(extents[k:])), product(below))
+        return FloorMod(_nested_div(f, below), extents[k])
+
+    values = [digit(k) for k in range(len(extents))]
+    change = draw(st.sampled_from(["none", "drop", "repeat", "overlap"]), label="change")
+    if change == "drop":
+        del values[draw(st.integers(0, len(values) - 1))]
+    elif change == "repeat":
+        values.append(values[draw(st.integers(0, len(values) - 1))])
+    elif change == "overlap":
+        values[-1] = FloorMod(f, product(extents[-2:]))
+    event(f"change: {change}")
+    return extents, loops, values, change
+
+
+def _nested_div(f, divisors):
+    out = f
+    for d in reversed(divisors):
+        out = FloorDiv(out, d)
+    return out
+
+
+@given(symbolic_fuses(), st.data())
+def test_a_symbolic_fuse_read_as_slices_keeps_its_promise(case, data):
+    # what detect_iter_map reads of digits by run-time sizes, and what
+    # is_bijective and tiled_loops promise of them, hold for sizes drawn
+    from tirfun.analysis.arith.iter_map import is_bijective, tiled_loops
+
+    extents, loops, values, change = case
+    affine = detect_iter_map(values, loops, "affine", symbolic=True)
+    bijective = is_bijective(values, loops)
+    tiled = "f" in tiled_loops(affine, loops) if affine is not None else False
+    event(f"affine: {affine is not None}, bijective: {bijective}, tiled: {tiled}")
+    if change == "none":
+        # every digit of the fuse, as fuse writes them: TVM's iterator maps read them
+        assert bijective and tiled, values
+    sizes = {n: data.draw(st.integers(1, 4), label=n) for n in ("a", "b", "c")}
+    total = _value(loops["f"].extent, sizes)
+    images = [tuple(_value(v, {**sizes, "f": x}) for v in values) for x in range(total)]
+    if affine is not None:
+        for x, image in enumerate(images):
+            point = {**sizes, "f": x}
+            rebuilt = tuple(sum((x // _value(_as_node(s.lower_factor), point))
+                                % (_value(_as_node(s.extent), point) if s.extent is not None else 1 << 40)
+                                * _value(_as_node(s.scale), point) for s in t.args) + _value(t.base, point)
+                            for t in affine)
+            assert rebuilt == image, (values, sizes, x)
+    if bijective or tiled:
+        assert len(set(images)) == len(images), (values, sizes)  # each iteration its own point
+    if bijective:
+        boxes = [range(min(col), max(col) + 1) for col in zip(*images)]
+        assert len(images) == len(list(itertools.product(*boxes))), (values, sizes)  # every point given
+
+
+def _as_node(v):
+    return IntImm("int32", v) if isinstance(v, int) else v

@@ -8,6 +8,7 @@ import tirfun
 import tirfun.rewrites as R
 from tirfun.analysis.equality import assert_structural_equal
 from tirfun.analysis.verify import verify
+from tirfun.errors import ScheduleError
 from tirfun.interp import run as interp_run
 from tirfun.nodes import IRModule
 from tirfun.rewrites.index import build_index, index_of
@@ -1199,3 +1200,39 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     (vj,) = _realize(after, "B").block.iter_vars
     assert (vj.dom.min.value, vj.dom.extent.value) == (0, 8)
     assert "T.writes(B[0:8])" in after["main"].script()  # its whole domain, inside the buffer
+
+
+# the second stage of an rfactor over a run-time n, its loops (32, n, 128)
+# fused into one: its bindings read digits of f by 128 and by n
+SYMBOLIC_FUSE = """
+@T.prim_func
+def main(a: T.handle, c: T.handle):
+    n = T.int32()
+    C_rf = T.match_buffer(a, (128, 32, 1, n))
+    C = T.match_buffer(c, (32, 1, n))
+    for f in range(n * 4096):
+        with T.block("NT_matmul"):
+            vax2 = T.axis.reduce(128, f % 128)
+            v0 = T.axis.spatial(32, f // 128 // n)
+            v1 = T.axis.spatial(n, f // 128 % n)
+            with T.init():
+                C[v0, 0, v1] = T.float32(0.0)
+            C[v0, 0, v1] = C[v0, 0, v1] + C_rf[vax2, v0, 0, v1]
+"""
+
+
+@pytest.mark.parametrize("rewrite", [R.blockize("f"), R.decompose_reduction("NT_matmul", "f")],
+                         ids=["blockize", "decompose_reduction"])
+def test_digits_of_a_fuse_by_run_time_sizes_are_an_iteration_map(rewrite):
+    # f // 128 // n, f // 128 % n and f % 128 of f in range(n * 4096) tile
+    # f, as TVM's iterator maps read them: the block is a reduction block
+    # with an affine binding, and no iteration of f repeats an instance
+    mod = IRModule({"main": from_source(SYMBOLIC_FUSE)})
+    out = rewrite(mod)
+    verify(out)
+    for n in (1, 3):
+        assert_equivalent(mod["main"], out["main"], sizes={"n": n}, trials=1)
+    # f // 64 % n beside f % 128: digits that overlap, no iteration map
+    bad = IRModule({"main": from_source(SYMBOLIC_FUSE.replace("f // 128 % n", "f // 64 % n"))})
+    with pytest.raises(ScheduleError, match="not an iteration map|not affine"):
+        rewrite(bad)

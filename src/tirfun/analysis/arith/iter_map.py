@@ -435,24 +435,94 @@ _CONST = object()
 
 
 def _symbolic_split(atom, loops: Mapping[str, object]):
-    """``x // e`` or ``x % e`` with ``x`` a loop variable of ``loops`` from 0
-    and ``e`` an expression of none of them (a size such as ``n``, positive
-    as TVM takes shape variables to be): ``(x, e, None)`` or ``(x, 1, e)``;
-    None otherwise. What fuse makes of loops of symbolic extents."""
+    """A chain of ``//`` and ``%`` over a loop variable of ``loops`` from 0,
+    some divisor an expression of none of them (a size such as ``n``,
+    positive as TVM takes shape variables to be): ``(x, lower, extent)``,
+    the slice ``(x // lower) % extent`` it is, ``extent`` None where the
+    slice runs to the loop's end; None for any other chain. What fuse makes
+    of loops of symbolic extents: ``f // n`` and ``f % n``, ``f // 128 // n``
+    and ``f // 128 % n`` (loops of 32, n and 128), ``f % (b * c) // c``
+    and ``f % (b * c) % c`` (a fuse of a fuse)."""
     from ...rewrites.exprs import uses_any
 
-    if not isinstance(atom, (FloorDiv, FloorMod)) or not _is_index(atom.b):
+    chain = []
+    x = atom
+    while isinstance(x, (FloorDiv, FloorMod)):
+        if not _is_index(x.b) or uses_any(x.b, loops) is not None:
+            return None
+        chain.append(x)
+        x = x.a
+    if not chain or not isinstance(x, Var) or x.name not in loops or _int_value(loops[x.name].min) != 0:
         return None
-    x = atom.a
-    if not isinstance(x, Var) or x.name not in loops or uses_any(atom.b, loops) is not None:
+    lower: object = 1
+    extent = loops[x.name].extent  # None once the slice runs to the loop's end unevenly
+    bounded = False  # whether a % has cut the digit (its extent is no longer the loop's)
+    for op in reversed(chain):
+        d = _int_value(op.b)
+        d = op.b if d is None else d
+        if isinstance(d, int) and d < 1:
+            return None
+        if isinstance(op, FloorDiv):
+            lower = d if lower == 1 else (lower * d if isinstance(lower, int) and isinstance(d, int)
+                                          else Mul(_as_expr(lower, op.b.dtype), _as_expr(d, op.b.dtype)))
+            # the top digit of a constant number of values (``f // d`` of
+            # ``f`` in ``range(d * 4)``), or one that runs to the end; a
+            # digit cut by a % must divide evenly
+            extent = None if extent is None else _exact_quotient(extent, d)
+            if extent is None and bounded:
+                return None
+        else:
+            # the digit's values mod d (d of them, as TVM's iterator maps
+            # take them: a digit of fewer values than d is read as d)
+            extent, bounded = d, True
+    if extent is not None and not isinstance(extent, int):
+        value = _int_value(extent)
+        extent = extent if value is None else value
+    return x.name, lower, extent
+
+
+def _as_expr(v, dtype) -> PrimExpr:
+    return IntImm(dtype, v) if isinstance(v, int) else v
+
+
+def _exact_quotient(whole, part):
+    """``whole / part`` where ``part`` divides ``whole`` exactly (ints, or
+    expressions of sizes: ``b * c / c`` is ``b``, ``n * 4096 / (128 * n)``
+    is 32), as an int where constant; None where it is not shown to."""
+    w, p = _int_value(whole) if not isinstance(whole, int) else whole, part
+    if isinstance(w, int) and isinstance(p, int):
+        return w // p if p > 0 and w % p == 0 else None
+    if w is not None and isinstance(w, int):
+        return None  # a constant over a size: not a multiple of every value
+    if isinstance(p, int):
+        q = _divided(whole, p)
+        return None if q is None else (_int_value(q) if _int_value(q) is not None else q)
+    c = _multiple_of(whole, p)
+    if c is not None:
+        return c
+    # a product that holds the divisor's factors: the rest of them
+    wc, wf = _product_key(whole)
+    pc, pf = _product_key(p)
+    rest = list(wf)
+    for factor in pf:
+        if factor not in rest:
+            return None
+        rest.remove(factor)
+    if pc < 1 or wc % pc:
         return None
-    if _int_value(loops[x.name].min) != 0:
-        return None
-    if isinstance(atom, FloorMod):
-        return x.name, 1, atom.b
-    # a loop fused of a constant one outside a symbolic one (``f`` of
-    # ``d * 4``): its top digit ``f // d`` takes that constant's values
-    return x.name, atom.b, _multiple_of(loops[x.name].extent, atom.b)
+    out = IntImm(p.dtype, wc // pc) if not rest or wc // pc != 1 else None
+    for factor in rest:
+        out = factor if out is None else Mul(out, factor)
+    return _int_value(out) if _int_value(out) is not None else out
+
+
+def _symbolic_divisor(atom) -> bool:
+    """Whether a chain of ``//`` and ``%`` divides by a non-constant somewhere."""
+    while isinstance(atom, (FloorDiv, FloorMod)):
+        if _int_value(atom.b) is None:
+            return True
+        atom = atom.a
+    return False
 
 
 def _divided(extent: PrimExpr, c: int) -> PrimExpr | None:
@@ -502,7 +572,7 @@ def _split_of(atom, loops: Mapping[str, object], symbolic: bool = False):
         loop = loops[atom.name]
         return atom.name, 1, _int_value(loop.extent)
     c = _int_value(getattr(atom, "b", None))
-    if c is None and symbolic:
+    if symbolic and (c is None or _symbolic_divisor(atom)):
         return _symbolic_split(atom, loops)
     if c is None or c <= 0:
         return None
@@ -951,12 +1021,38 @@ def _chain(slices) -> bool:
     rest = list(slices)
     at = 1
     while rest:
-        nxt = next((sl for sl in rest if sl[0] == at), None)
+        nxt = next((sl for sl in rest if _same_place(sl[0], at)), None)
         if nxt is None or nxt[1] == float("inf") and len(rest) > 1:
             return False
         rest.remove(nxt)
         at = nxt[1]
     return True
+
+
+def _same_place(a, b) -> bool:
+    """Whether two place values of a loop (an int, or an expression of
+    sizes) are equal: as written, or proven so (``128 * n`` and ``n * 128``)."""
+    if a == b:
+        return True
+    if isinstance(a, (int, float)) or isinstance(b, (int, float)):
+        return False
+    return _product_key(a) == _product_key(b) or prove_equal(a, b)
+
+
+def _product_key(e: PrimExpr):
+    """A product as its constant and the multiset of its other factors,
+    so that ``b * c`` and ``c * b`` compare equal (the prover reads linear
+    forms, which a product of two sizes is not)."""
+    const, factors, stack = 1, [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Mul):
+            stack += [x.a, x.b]
+        elif _int_value(x) is not None:
+            const *= _int_value(x)
+        else:
+            factors.append(x)
+    return const, sorted(factors, key=repr)
 
 
 def _tiles_every_loop(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
@@ -987,13 +1083,28 @@ def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
     (``i // 3`` alone) is not among them: several of its iterations give
     the same point."""
     used: dict[str, list] = {}
+    symbolic: set[str] = set()
     for total in sums:
         for sp in total.args:
             if not isinstance(sp.lower_factor, int) or not (sp.extent is None or isinstance(sp.extent, int)):
-                continue  # a symbolic slice proves no tiling
-            upper = float("inf") if sp.extent is None else sp.lower_factor * sp.extent
+                upper = _symbolic_upper(sp.lower_factor, sp.extent)
+                symbolic.add(sp.source)
+            else:
+                upper = float("inf") if sp.extent is None else sp.lower_factor * sp.extent
             used.setdefault(sp.source, []).append((sp.lower_factor, upper))
-    return {name for name, loop in loops.items() if _tiles_loop(used.get(name, []), loop)}
+    return {name for name, loop in loops.items()
+            if (_whole(used[name], loop) if name in symbolic else _tiles_loop(used.get(name, []), loop))}
+
+
+def _chain_top(slices):
+    """Where the chain of ``slices`` (:func:`_chain`) ends."""
+    at = 1
+    rest = list(slices)
+    while rest:
+        nxt = next(sl for sl in rest if _same_place(sl[0], at))
+        rest.remove(nxt)
+        at = nxt[1]
+    return at
 
 
 def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None):
@@ -1159,13 +1270,15 @@ def _whole(slices, loop) -> bool:
         return _tiles_loop(slices, loop)
     if not _chain(slices):
         return False
-    lower, upper = max(slices, key=lambda sl: sl[1] == float("inf"))
+    upper = _chain_top(slices)
     if upper != float("inf"):
         # the top digit of a constant number of values (f // d of f in
-        # range(d * 4)) ends where the loop does
+        # range(d * 4), f // 128 // n of f in range(n * 4096)) ends where
+        # the loop does
         ext = loop.extent
         return (isinstance(upper, PrimExpr) and upper.dtype == ext.dtype and _int_value(loop.min) == 0
-                and prove_equal(upper, ext))
+                and _same_place(upper, ext))
+    lower = next(sl[0] for sl in slices if sl[1] == float("inf"))
     if isinstance(lower, int):
         return lower == 1  # the loop whole (its extent symbolic)
     ext = loop.extent
