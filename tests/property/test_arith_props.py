@@ -856,12 +856,13 @@ def symbolic_fuses(draw):
     names = ["a", "b", "c"][: draw(st.integers(2, 3))]
     kinds = [draw(st.sampled_from(["size", "const"]), label=f"{n} kind") for n in names]
     consts = [draw(st.integers(1, 4)) for _ in names]
-    extents = [Var(n) if k == "size" else IntImm("int32", c) for n, k, c in zip(names, kinds, consts)]
+    dtype = draw(st.sampled_from(["int32", "int64"]), label="dtype")
+    extents = [Var(n, dtype) if k == "size" else IntImm(dtype, c) for n, k, c in zip(names, kinds, consts)]
     total = extents[0]
     for e in extents[1:]:
         total = Mul(total, e)
-    f = Var("f")
-    loops = {"f": _loop(f, total)}
+    f = Var("f", dtype)
+    loops = {"f": For(f, IntImm(dtype, 0), total, "serial", Evaluate(0))}
 
     def product(es):
         out = es[0]
@@ -933,4 +934,4 @@ def test_a_symbolic_fuse_read_as_slices_keeps_its_promise(case, data):
 
 
 def _as_node(v):
-    return IntImm("int32", v) if isinstance(v, int) else v
+    return IntImm("int64", v) if isinstance(v, int) else v

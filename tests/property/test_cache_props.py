@@ -185,7 +185,24 @@ def test_each_caching_primitive_is_drawn_and_applies():
         assert counts.get((primitive, True, False), 0) >= 15, counts
         if primitive in ("cache_read", "cache_write"):
             assert counts.get((primitive, True, True), 0) >= 2, counts
-        assert counts.get((primitive, False, False), 0) + counts.get((primitive, False, True), 0) >= 1, counts
+        # one that does not apply: rarer for some drawers (cache_write
+        # refuses one program of the first 60, none since it reads
+        # guarded reads past a buffer's end as TVM does), so further seeds
+        # are tried for those until one is found
+        assert _refused_once(primitive, counts), counts
+
+
+def _refused_once(primitive: str, counts: dict) -> bool:
+    if counts.get((primitive, False, False), 0) + counts.get((primitive, False, True), 0):
+        return True
+    for seed in range(60, 200):
+        mod = IRModule({"main": random_prim_func(seed)})
+        ch = RandomChooser(seed)
+        for name, draw in sorted(DRAWERS.items()):
+            record = draw(ch, mod)  # every drawer draws, so the choices are those of the loop above
+            if name == primitive and record is not None and record.violations(mod):
+                return True
+    return False
 
 
 @st.composite

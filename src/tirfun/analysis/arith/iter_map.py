@@ -34,6 +34,7 @@ import attrs
 
 from ...errors import NodeError
 from ...nodes import Add, FloorDiv, FloorMod, IntImm, Mul, PrimExpr, Sub, Var
+from ...nodes.expr import match_types
 from .const_bound import expr_bounds
 from .linear import Affine, fold_mul, prove_equal, quotient_digits, remainder_digits
 from .terms import fits
@@ -464,7 +465,8 @@ def _symbolic_split(atom, loops: Mapping[str, object]):
             return None
         if isinstance(op, FloorDiv):
             lower = d if lower == 1 else (lower * d if isinstance(lower, int) and isinstance(d, int)
-                                          else Mul(_as_expr(lower, op.b.dtype), _as_expr(d, op.b.dtype)))
+                                          else Mul(*match_types(_as_expr(lower, op.b.dtype),
+                                                                _as_expr(d, op.b.dtype))))
             # the top digit of a constant number of values (``f // d`` of
             # ``f`` in ``range(d * 4)``), or one that runs to the end; a
             # digit cut by a % must divide evenly
@@ -510,9 +512,9 @@ def _exact_quotient(whole, part):
         rest.remove(factor)
     if pc < 1 or wc % pc:
         return None
-    out = IntImm(p.dtype, wc // pc) if not rest or wc // pc != 1 else None
+    out = IntImm(whole.dtype, wc // pc) if not rest or wc // pc != 1 else None
     for factor in rest:
-        out = factor if out is None else Mul(out, factor)
+        out = factor if out is None else Mul(*match_types(out, factor))
     return _int_value(out) if _int_value(out) is not None else out
 
 
@@ -753,7 +755,9 @@ def _symbolic_upper(lower, extent):
         return float("inf")
     if isinstance(extent, int):
         return fold_mul(lower, IntImm(lower.dtype, extent))
-    return extent if isinstance(lower, int) and lower == 1 else Mul(lower, extent)
+    if isinstance(lower, int):
+        return extent if lower == 1 else Mul(IntImm(extent.dtype, lower), extent)
+    return Mul(*match_types(lower, extent))
 
 
 def _weight_order(part) -> tuple:
