@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# one pytest per core, the test files dealt out by their recorded times
+# (tests/shards.py); JOBS=1 runs a single pytest
 test: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) tests/shards.py $(if $(JOBS),--jobs $(JOBS))
 
 # randomized (not derandomized) property tests, SOAK_EXAMPLES per property:
 # at least twenty times the CI budget of 300; a failure prints its example

@@ -494,6 +494,9 @@ def _kept_for(cache: dict, node, compute):
 
 
 def _forget_in(cache: dict, key: int):
+    """The weak reference callback that drops ``key`` from ``cache``; the
+    table is bound here, not looked up when the node dies (at interpreter
+    exit, module globals are cleared before the last nodes are collected)."""
     def callback(_ref):
         cache.pop(key, None)
     return callback
@@ -1155,19 +1158,13 @@ def _moved(table: LayeredMap, shifts: tuple, gone: list, came: list, epoch: int)
 _CACHE: dict[int, tuple] = {}
 
 
-def _forget(key: int):
-    def callback(_ref):
-        _CACHE.pop(key, None)
-    return callback
-
-
 def remember(func: PrimFunc, index: FuncIndex) -> None:
     """Cache ``index`` as the index of ``func`` for as long as ``func`` lives."""
     key = id(func)
     entry = _CACHE.get(key)
     if entry is not None and entry[0]() is func:
         return
-    _CACHE[key] = (weakref.ref(func, _forget(key)), index)
+    _CACHE[key] = (weakref.ref(func, _forget_in(_CACHE, key)), index)
 
 
 def index_of(func: PrimFunc) -> FuncIndex:

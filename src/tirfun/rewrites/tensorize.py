@@ -465,8 +465,10 @@ _PREPARED: dict[int, tuple] = {}
 
 
 def _forget(key: int):
-    def callback(_ref):
-        _PREPARED.pop(key, None)
+    # the table bound now: at interpreter exit the module's globals are
+    # cleared before the last intrinsics are collected
+    def callback(_ref, prepared=_PREPARED):
+        prepared.pop(key, None)
     return callback
 
 
