@@ -328,13 +328,14 @@ class _Normalizer:
         for atom, k in terms:
             if out is None:
                 out = atom if k == 1 else Mul(atom, self.const(k))
-            elif k > 0:
+            elif k > 0 or not fits(self.dtype, -k):
+                # (a coefficient at the dtype's minimum has no negation: added)
                 out = Add(out, atom if k == 1 else Mul(atom, self.const(k)))
             else:
                 out = Sub(out, atom if k == -1 else Mul(atom, self.const(-k)))
         if out is None:
             return self.const(lin.const)
-        if lin.const > 0:
+        if lin.const > 0 or (lin.const < 0 and not fits(self.dtype, -lin.const)):
             out = Add(out, self.const(lin.const))
         elif lin.const < 0:
             out = Sub(out, self.const(-lin.const))
