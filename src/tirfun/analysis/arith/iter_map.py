@@ -492,10 +492,11 @@ def _exact_quotient(whole, part):
     """``whole / part`` where ``part`` divides ``whole`` exactly (ints, or
     expressions of sizes: ``b * c / c`` is ``b``, ``n * 4096 / (128 * n)``
     is 32), as an int where constant; None where it is not shown to."""
-    w, p = _int_value(whole) if not isinstance(whole, int) else whole, part
-    if isinstance(w, int) and isinstance(p, int):
+    p = part
+    w = whole if isinstance(whole, int) else _int_value(whole)
+    if w is not None and isinstance(p, int):
         return w // p if p > 0 and w % p == 0 else None
-    if w is not None and isinstance(w, int):
+    if w is not None:
         return None  # a constant over a size: not a multiple of every value
     if isinstance(p, int):
         q = _divided(whole, p)
@@ -1023,15 +1024,21 @@ def _chain(slices) -> bool:
     loop's place values from 1: one starts at 1 and each next starts where
     one ends (``f % n`` is ``[1, n)``, ``f // n`` is ``[n, inf)``): then no
     two overlap, whatever positive value the sizes take."""
+    return _chain_top(slices) is not None
+
+
+def _chain_top(slices):
+    """Where the chain of ``slices`` (:func:`_chain`) ends, None where they
+    do not chain."""
     rest = list(slices)
     at = 1
     while rest:
         nxt = next((sl for sl in rest if _same_place(sl[0], at)), None)
         if nxt is None or nxt[1] == float("inf") and len(rest) > 1:
-            return False
+            return None
         rest.remove(nxt)
         at = nxt[1]
-    return True
+    return at
 
 
 def _same_place(a, b) -> bool:
@@ -1099,17 +1106,6 @@ def tiled_loops(sums, loops: Mapping[str, object]) -> set[str]:
             used.setdefault(sp.source, []).append((sp.lower_factor, upper))
     return {name for name, loop in loops.items()
             if (_whole(used[name], loop) if name in symbolic else _tiles_loop(used.get(name, []), loop))}
-
-
-def _chain_top(slices):
-    """Where the chain of ``slices`` (:func:`_chain`) ends."""
-    at = 1
-    rest = list(slices)
-    while rest:
-        nxt = next(sl for sl in rest if _same_place(sl[0], at))
-        rest.remove(nxt)
-        at = nxt[1]
-    return at
 
 
 def predicate_fused(values, loops: Mapping[str, object], predicate: PrimExpr | None):
@@ -1273,9 +1269,9 @@ def _whole(slices, loop) -> bool:
     a multiple of ``n`` (``k * n``, what fuse makes)."""
     if all(isinstance(b, (int, float)) for sl in slices for b in sl):
         return _tiles_loop(slices, loop)
-    if not _chain(slices):
-        return False
     upper = _chain_top(slices)
+    if upper is None:
+        return False
     if upper != float("inf"):
         # the top digit of a constant number of values (f // d of f in
         # range(d * 4), f // 128 // n of f in range(n * 4096)) ends where
