@@ -1200,3 +1200,57 @@ def test_compute_inline_of_a_padded_window_under_a_split_tile(tiles, tile, facto
     event("window short of the end only" if short < 0 else "split" if tile % factor else "dividing split")
     out = R.compute_inline("cache")(mod)
     _keeps_meaning_and_builds_exactly(mod, out, seed, src)
+
+
+_FUSED_RF = """
+@T.prim_func
+def main(A: T.Buffer(({n}, {ks}), "{dt}"), R: T.Buffer(({n},), "{dt}")):
+    R_rf = T.alloc_buffer(({n}, {s}), "{dt}")
+    for i, f in T.grid({n}, {ks}):
+        with T.block("R_rf"):
+            vs = T.axis.spatial({s}, {spatial})
+            vi = T.axis.spatial({n}, i)
+            vk = T.axis.reduce({k}, {red})
+            with T.init():
+                R_rf[vi, {where}] = T.{dt}({init})
+            R_rf[vi, {where}] = {combine}(R_rf[vi, {where}], A[vi, vk * {s} + vs])
+    for ci, cs in T.grid({n}, {s}):
+        with T.block("R"):
+            vi, vs = T.axis.remap("SR", [ci, cs])
+            with T.init():
+                R[vi] = T.{dt}({init})
+            R[vi] = {combine}(R[vi], R_rf[vi, vs])
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.sampled_from(["slow", "slow", "fast", "unwritten"]),
+       st.sampled_from([("float32", "T.max", "-1000"), ("int32", "T.max", "-1000"), ("int32", "T.Add", "0"),
+                        ("float16", "T.min", "1000")]),
+       st.integers(0, 2**16))
+def test_compute_at_of_a_fused_partial_reduction_keeps_each_elements_order(n, k, s, reduce, op, seed):
+    # rfactor's first stage with its spatial and reduction loops fused (TVM's
+    # argmax_split_rfactor): f // S is the reduction variable ("slow") or f
+    # % K is ("fast"). Computed at the consumer's row, the stage's nest runs
+    # vs before vk, which interleaves the elements otherwise, but runs each
+    # element's steps in the order f ran them: it applies, bit for bit. Where
+    # the stage writes one element for every vs ("unwritten"), the order of
+    # the steps of that element would change, and it is refused
+    dtype, combine, init = op
+    if reduce == "unwritten":
+        s = max(s, 2)  # a stage writing one element for two values of vs
+    spatial, red = {"slow": (f"f % {s}", f"f // {s}"), "fast": (f"f // {k}", f"f % {k}"),
+                    "unwritten": (f"f % {s}", f"f // {s}")}[reduce]
+    src = _FUSED_RF.format(n=n, k=k, s=s, ks=k * s, dt=dtype, spatial=spatial, red=red, init=init,
+                           combine=combine, where="0" if reduce == "unwritten" else "vs")
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.compute_at("R_rf", "ci")
+    problems = rewrite.violations(mod)
+    if reduce == "unwritten":
+        # (the consumer reads R_rf[vi, vs] for every vs, too)
+        assert problems and type(problems[0]) is R.NotStagePipelineError, src
+        event("each vs writes one element: refused")
+        return
+    assert not problems, (src, problems[0])
+    event(f"{reduce}: applies")
+    _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)

@@ -339,3 +339,59 @@ def test_compute_inline_of_a_tile_whose_cover_holds_over_its_few_tiles():
     three = GROUPED_BIAS.replace("CH", "1080").replace("NB", "68").replace("TILES", "3")
     with pytest.raises(R.NotStagePipelineError, match="reads elements of B that block 'init' does not surely write"):
         R.compute_inline("init")(IRModule({"main": from_source(three)}))
+
+
+# TVM's argmax_split_rfactor with its first stage's loops fused: vi1_0, the
+# reduction variable, is the slow digit of f, vi1_1 the fast one
+FUSED_ARGMAX_RF = """
+@T.prim_func
+def main(idx: T.Buffer((8, 16), "int32"), val: T.Buffer((8, 16), "float32"), v0: T.Buffer((8,), "int32"),
+         v1: T.Buffer((8,), "float32")):
+    v0_rf = T.alloc_buffer((8, 4), "int32")
+    v1_rf = T.alloc_buffer((8, 4))
+    for i0, f in T.grid(8, 16):
+        with T.block("argmax_rf"):
+            vi1_1 = T.axis.spatial(4, f % 4)
+            i = T.axis.spatial(8, i0)
+            vi1_0 = T.axis.reduce(4, f // 4)
+            with T.init():
+                v0_rf[i, vi1_1] = -1
+                v1_rf[i, vi1_1] = T.float32(-1000)
+            a: T.int32 = T.Select(v1_rf[i, vi1_1] >= val[i, vi1_0 * 4 + vi1_1], v0_rf[i, vi1_1], idx[i, vi1_0 * 4 + vi1_1])
+            b: T.float32 = T.Select(v1_rf[i, vi1_1] >= val[i, vi1_0 * 4 + vi1_1], v1_rf[i, vi1_1], val[i, vi1_0 * 4 + vi1_1])
+            v0_rf[i, vi1_1] = a
+            v1_rf[i, vi1_1] = b
+    for c0, c1 in T.grid(8, 4):
+        with T.block("argmax"):
+            k, i = T.axis.remap("RS", [c1, c0])
+            with T.init():
+                v0[i] = -1
+                v1[i] = T.float32(-1000)
+            a: T.int32 = T.Select(v1[i] >= v1_rf[i, k], v0[i], v0_rf[i, k])
+            b: T.float32 = T.Select(v1[i] >= v1_rf[i, k], v1[i], v1_rf[i, k])
+            v0[i] = a
+            v1[i] = b
+"""
+
+
+def test_compute_at_of_a_fused_tuple_reduction_runs_each_element_in_order():
+    # placed under c0, the stage's nest runs vi1_1 before vi1_0: the
+    # elements interleave otherwise, each element's steps keep their order
+    # (ties between equal values pick the same index)
+    import numpy as np
+
+    mod = IRModule({"main": from_source(FUSED_ARGMAX_RF)})
+    out = R.compute_at("argmax_rf", "c0")(mod)
+    verify(out)
+    assert_equivalent(mod["main"], out["main"])
+    # values drawn from few, so that ties happen
+    rng = np.random.default_rng(0)
+    idx = np.arange(128, dtype="int32").reshape(8, 16)
+    val = rng.integers(0, 3, size=(8, 16)).astype("float32")
+    want = [idx, val, np.zeros(8, "int32"), np.zeros(8, "float32")]
+    got = [a.copy() for a in want]
+    from tirfun.interp import run
+    run(mod["main"], *want)
+    run(out["main"], *got)
+    assert all(np.array_equal(w, g) for w, g in zip(want, got))
+    _built_as_interpreted(out)

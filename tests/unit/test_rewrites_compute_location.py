@@ -2683,15 +2683,29 @@ def test_a_consumer_whose_fused_loop_runs_its_domain_in_order_moves_under_its_pr
     assert (got_b == want_b).all() and (got_s.view("uint32") == want_s.view("uint32")).all()
 
 
-def test_a_reduction_fused_in_another_order_than_its_domain_stays_refused():
+def test_a_reduction_fused_in_another_order_than_its_domain_moves_keeping_each_rows_order():
     # f // 3 is the reduction variable and f % 3 the row: the fused loop
-    # sums each row's values in the order of k, but its rows interleave;
-    # the whole-domain nest would run them row by row: not the loops' order
+    # sums each row's values in the order of k, its rows interleaved; the
+    # whole-domain nest runs them row by row, each row's sum in the order of
+    # k still: the same sums, bit for bit (TVM's argmax_split_rfactor)
     source = FUSED_CONSUMER_OF_A_ROW_MAX.replace(
         "vj = T.axis.spatial(3, f // 5)\n            vk = T.axis.reduce(5, f % 5)",
         "vj = T.axis.spatial(3, f % 3)\n            vk = T.axis.reduce(5, f // 3)")
     assert "f % 3" in source
-    raises(R.NotStagePipelineError, R.reverse_compute_at("S", "i"), source,
+    mod = mod_of(source)
+    out = R.reverse_compute_at("S", "i")(mod)
+    verify(out)
+    assert "T.grid(3, 5)" in out["main"].script()
+    a = np.random.default_rng(3).standard_normal((4, 3, 5)).astype("float32")
+    want_b, want_s = np.zeros((4, 3, 5), "float32"), np.zeros((4, 3), "float32")
+    got_b, got_s = want_b.copy(), want_s.copy()
+    tirfun.build(mod, target="llvm")(a, want_b, want_s)
+    tirfun.build(out, target="llvm")(a, got_b, got_s)
+    assert (got_b == want_b).all() and (got_s.view("uint32") == want_s.view("uint32")).all()
+    # a row that several values of k write at once (S[vi, 0]) is refused:
+    # the order of its steps would change
+    one_row = source.replace("S[vi, vj]", "S[vi, 0]")
+    raises(R.NotStagePipelineError, R.reverse_compute_at("S", "i"), one_row,
            "the reduction variable vk_2, bound to f_1 // 3, shares loop 'f_1' with vj_2")
 
 

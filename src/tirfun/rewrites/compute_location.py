@@ -11,6 +11,7 @@ producers and consumers, region cover, leaf removal) live in
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import attrs
@@ -1102,6 +1103,47 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     return prove_equal(simplify_index(mine, ranges), theirs)
 
 
+def _runs_each_element_in_order(part: BlockRealize, loops: list[For]) -> bool:
+    """Whether ``loops`` run the whole domain of ``part`` (a block with some
+    of its iteration variables) once, in the order of another arrangement
+    of its variables that keeps its reduction variables in their order
+    (``vi1_1 = f % 32, vk = f // 32``: the reduction variable the slowest),
+    while each element the block writes is that of one value of its
+    data-parallel variables: every access of a buffer it writes is at the
+    indices of its store, which name all of them. The whole-domain nest
+    then runs each element's reduction steps in the loops' order, and the
+    elements apart from one another, so only their interleaving changes."""
+    ivs = list(part.block.iter_vars)
+    if len(ivs) > 4 or not _is_true(part.predicate):
+        return False
+    block = part.block
+    stores = [n for n in walk(block.body) if isinstance(n, BufferStore)]
+    if not stores or block.match_buffers or block.alloc_buffers:
+        return False
+    index = list(stores[0].indices)
+    # (a variable of one value names one element whether indexed or not)
+    spatial = {iv.var.name for iv in ivs if iv.iter_type is IterVarType.DataPar and int_value(iv.dom.extent) != 1}
+    if not spatial <= set().union(*[var_names(x) for x in index]):
+        return False
+    # every access of a written buffer (a tuple reduction writes several)
+    # at the one index of the stores
+    written = {n.buffer for n in stores} | {w.buffer for w in block.writes}
+    roots = [block.body] + ([block.init] if block.init is not None else [])
+    if any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer in written
+           and (list(n.indices) != index or n.predicate is not None)
+           for root in roots for n in walk(root)):
+        return False
+    reductions = [k for k, iv in enumerate(ivs) if iv.iter_type is not IterVarType.DataPar]
+    for order in itertools.permutations(range(len(ivs))):
+        if list(order) == sorted(order) or [k for k in order if k in reductions] != reductions:
+            continue
+        arranged = attrs.evolve(part, iter_values=[part.iter_values[k] for k in order],
+                                block=attrs.evolve(part.block, iter_vars=[ivs[k] for k in order]))
+        if _runs_its_domain_in_order(arranged, loops):
+            return True
+    return False
+
+
 def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: set, doms: dict, free) -> set:
     """The names of the iteration variables that share loops with one
     another only in groups that run their whole domains in order: each
@@ -1151,7 +1193,8 @@ def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: s
             continue
         part = attrs.evolve(realize, iter_values=[realize.iter_values[k] for k in members],
                             block=attrs.evolve(realize.block, iter_vars=[ivs[k] for k in members]))
-        if _runs_its_domain_in_order(part, [lp for lp in loops if lp.loop_var.name in reach]):
+        group_loops = [lp for lp in loops if lp.loop_var.name in reach]
+        if _runs_its_domain_in_order(part, group_loops) or _runs_each_element_in_order(part, group_loops):
             out |= {ivs[k].var.name for k in members}
     if any(free(iv) and iv.var.name not in out and bound[k] for k, iv in enumerate(ivs)):
         return set()
