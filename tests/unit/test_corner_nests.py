@@ -168,23 +168,36 @@ def main(A: T.Buffer((3, 8), "float32"), D: T.Buffer((8,), "float32")):
         R.compute_inline("C")(mod)
 
 
-def test_reverse_compute_inline_refuses_a_producer_that_accumulates_into_a_changed_copy():
+def test_reverse_compute_inline_reads_the_init_where_the_producer_read_what_it_stored():
     # found by random arguments: C has an init and reads C[vj] to add to it;
     # folded into it, D's store replaced C's, and the init and the read of
-    # C were left on a buffer nothing declared any more
-    mod = IRModule({"main": from_source(SPATIAL_INIT.replace("D[vk] = C[vk]", "D[vk] = C[vk] * T.float32(3)"))})
-    with pytest.raises(R.BodyAnalysisError, match="the producer 'C' reads C, which it writes \\(it has an init\\)"):
-        R.reverse_compute_inline("D")(mod)
+    # C were left on a buffer nothing declared any more. Each instance runs
+    # the init, then the body: the read is of the init's value, 1 here. TVM
+    # 0.25 reads D there, D = (D + x) * 3 after D = 1 * 3: 9 + 3x, not 3 + 3x
+    src = SPATIAL_INIT.replace("D[vk] = C[vk]", "D[vk] = C[vk] * T.float32(3)").replace(
+        "C[vj] = T.float32(0)", "C[vj] = T.float32(1)")
+    mod = IRModule({"main": from_source(src)})
+    out = R.reverse_compute_inline("D")(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "D[vj] = (T.float32(1.0) + A[vi, vj] * T.float32(2.0)) * T.float32(3.0)" in text, text
+    assert_equivalent(mod["main"], out["main"])
+    _built_as_interpreted(out)
+    # without an init, the read is of what C held before: refused
+    no_init = src.replace("            with T.init():\n                C[vj] = T.float32(1)\n", "")
+    assert "T.init" not in no_init
+    with pytest.raises(ScheduleError, match="C"):
+        R.reverse_compute_inline("D")(IRModule({"main": from_source(no_init)}))
 
 
-def test_reverse_compute_inline_of_a_plain_copy_accumulates_in_the_copy():
+def test_reverse_compute_inline_of_a_plain_copy_reads_the_init_in_the_body():
     # D copies C unchanged (TVM's cache_write then reverse_compute_inline
-    # of the copy): C's init and its sum run on D, as TVM does
+    # of the copy): the body's read of C is the init's value
     mod = IRModule({"main": from_source(SPATIAL_INIT)})
     out = R.reverse_compute_inline("D")(mod)
     verify(out)
     text = out["main"].script()
-    assert "D[vj] = T.float32(0.0)" in text and "D[vj] = D[vj] + A[vi, vj] * T.float32(2.0)" in text
+    assert "D[vj] = T.float32(0.0)" in text and "D[vj] = T.Add(T.float32(0.0), A[vi, vj] * T.float32(2.0))" in text, text
     assert "C = T.alloc_buffer" not in text
     assert_equivalent(mod["main"], out["main"])
     _built_as_interpreted(out)

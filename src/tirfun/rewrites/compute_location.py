@@ -3274,42 +3274,42 @@ def _always_of(a: PrimExpr, b: PrimExpr, ranges: dict, holds, make) -> bool:
     return _always(a, b, ranges, holds, make)
 
 
-def _foldable_init(producer: Block, buffer: Buffer, cond, pstore: BufferStore, store: BufferStore,
-                   load: BufferLoad):
-    """How a producer with an init (each of its instances runs the init,
-    then the body: the producer is a complete block) takes a consumer
-    folded into it, as ``("overwrites", init)`` or ``("copies", init)``,
-    or why it cannot take it:
-
-    - where its body does not read ``buffer``, the body's store overwrites
-      what the init stored, and the consumer folds into both stores;
-    - where the body reads ``buffer`` only at the element it stores, and
-      the consumer copies that element unchanged (``C[...] = B[...]``, one
-      dtype), the producer accumulates in the consumer's buffer instead.
-    """
+def _foldable_init(producer: Block, buffer: Buffer, cond, pstore: BufferStore):
+    """How a producer with an init takes a consumer folded into it:
+    ``(init, value, cond)``, or why it cannot. The producer is a complete
+    block (every variable spatial), so each of its instances runs the init,
+    then the body: a read of ``buffer`` in the body at the element it
+    stores reads what the init stored there. The body's value and its
+    condition are returned with those reads replaced by the init's value;
+    the consumer then folds into both stores. (TVM redirects those reads
+    to the consumer's buffer, which holds the consumer's value of the init,
+    not the init's: ``D = C * 3`` over ``C = 1; C = C + x`` gives ``9 +
+    3x`` where the original gives ``3 + 3x``.)"""
     refusal = (f"the producer {producer.name_hint!r} reads {buffer.name}, which it writes"
                f"{' (it has an init)' if producer.init is not None else ''}; only a producer that "
-               f"computes each element of {buffer.name} in one store, or one whose consumer copies "
-               f"{buffer.name} unchanged, can take the block")
+               f"computes each element of {buffer.name} in one store, or stores it in its init first and "
+               "reads it only there, can take the block")
     init = producer.init
     if not (type(init) is BufferStore and init.buffer == buffer and init.predicate is None
             and list(init.indices) == list(pstore.indices) and not _loads_of(init.value, buffer)
             and not any(_loads_of(x, buffer) for x in pstore.indices)):
         return refusal
     reads = _loads_of(pstore.value, buffer) + (_loads_of(cond, buffer) if cond is not None else [])
-    if not reads and not _loads_of_stmt(producer.body, buffer):
-        return ("overwrites", init)
-    copies = (store.value == load and store.buffer.dtype == buffer.dtype
-              and all(list(l.indices) == list(pstore.indices) and l.predicate is None for l in reads))
-    if not copies:
+    if len(reads) != len(_loads_of_stmt(producer.body, buffer)) or \
+            any(list(l.indices) != list(pstore.indices) or l.predicate is not None for l in reads):
         return refusal
-    # the consumer's buffer must be the producer's to use alone: a read or
-    # write of it elsewhere in the producer would meet the accumulation
-    target = store.buffer
-    if any(r.buffer == target for r in list(producer.reads) + list(producer.writes)) or \
-            any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer == target for n in walk(producer)):
-        return refusal
-    return ("copies", init)
+
+    def pre(n):
+        if isinstance(n, Buffer):
+            return n
+        if isinstance(n, BufferLoad) and n.buffer == buffer:
+            return init.value
+        return None
+
+    value = transform(pstore.value, lambda n: n, pre) if reads else pstore.value
+    if cond is not None and reads:
+        cond = transform(cond, lambda n: n, pre)
+    return init, value, cond
 
 
 def _accumulates(block: Block, buffer: Buffer) -> bool:
@@ -3432,10 +3432,9 @@ class ReverseComputeInline(Rewrite):
        where TVM lets every slice overwrite the result); the
        producer's body is ``B[...] = g(...)`` (perhaps under an ``if``
        without ``else``) and covers the consumer's domain; a producer that
-       reads ``B`` (accumulates) must have an init storing the element its
-       body stores, and the consumer must copy ``B`` unchanged: the
-       producer then accumulates in ``C``; a producer whose init its body
-       overwrites takes the consumer in both stores (BodyAnalysisError);
+       reads ``B`` must have an init storing the element its body stores
+       and reads: the body then reads what the init stored, and the
+       consumer folds into both stores (BodyAnalysisError);
     6. it is not the only leaf of its scope (OnlyLeafError);
     7. the buffer is not used through its data pointer nor matched into a
        block (OpaqueAccessError);
@@ -3595,9 +3594,11 @@ class ReverseComputeInline(Rewrite):
                     "under an if without else, and not a predicated (masked) store")
         init = None
         if _accumulates(producer, buffer):
-            init = _foldable_init(producer, buffer, cond, body, store, loads[0])
-            if isinstance(init, str):
-                return init
+            folded = _foldable_init(producer, buffer, cond, body)
+            if isinstance(folded, str):
+                return folded
+            init, value, cond = folded
+            body = with_fields(body, value=value)
         if any(x.dtype.lanes != 1 for x in body.indices):
             # a vector store (a Ramp index) writes several elements per
             # instance: the consumer's one element is not one instance's
@@ -3668,28 +3669,10 @@ class ReverseComputeInline(Rewrite):
             return transform(consumer_store, lambda n: n, pre)
 
         fields = {}
-        if init is None or init[0] == "overwrites":
-            new_store = folded(pstore.value)
-            if init is not None:
-                fields["init"] = folded(init[1].value)
-        else:
-            # the consumer copies: the producer accumulates in the
-            # consumer's buffer, each element of B at the element of C the
-            # copy would store it to
-            target = consumer_store.buffer
-            indices = [substitute(x, sub) for x in consumer_store.indices]
-
-            def pre(n):
-                if isinstance(n, Buffer):
-                    return n
-                if isinstance(n, BufferLoad) and n.buffer == buffer:
-                    return BufferLoad(target, indices)
-                return None
-
-            new_store = BufferStore(target, transform(pstore.value, lambda n: n, pre), indices)
-            fields["init"] = BufferStore(target, init[1].value, indices)
-            if cond is not None:
-                cond = transform(cond, lambda n: n, pre)
+        new_store = folded(pstore.value)
+        if init is not None:
+            # the init stores the consumer's value of what it stored
+            fields["init"] = folded(init.value)
         body = new_store if cond is None else IfThenElse(cond, new_store)
         new_block = with_fields(producer, body=body, **fields)
         known = (frozenset(site.func.buffer_map.values())
