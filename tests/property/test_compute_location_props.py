@@ -1257,3 +1257,45 @@ def test_compute_at_of_a_fused_partial_reduction_keeps_each_elements_order(n, k,
     assert not problems, (src, problems[0])
     event(f"{reduce}: applies")
     _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)
+
+
+_TILED_PRODUCER = """
+@T.prim_func
+def main(A: T.Buffer(({p},), "{dt}"), C: T.Buffer(({n},), "{dt}")):
+    B = T.alloc_buffer(({tiles}, {t}), "{dt}")
+    for i0, i1 in T.grid({tiles}, {t}):
+        with T.block("B"):
+            vi, vm = T.axis.remap("SS", [i0, i1])
+            B[vi, vm] = A[vi * {t} + vm] + A[vi * {t} + vm]
+    for i in range({n}):
+        with T.block("C"):
+            v = T.axis.spatial({n}, i)
+            C[v] = B[v // {t}, {low}]
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.integers(2, 5), st.integers(1, 4), st.integers(0, 3), st.sampled_from(["i0", "i1"]),
+       st.sampled_from(["digits", "overlap"]), st.sampled_from(["float32", "int8", "float16", "uint16"]),
+       st.integers(0, 2**16))
+def test_reverse_compute_at_reads_a_tiled_producer_past_the_consumers_end(t, tiles, short, loop, kind, dtype,
+                                                                         seed):
+    # TVM's elementwise_overcomputed_producer_injective_load: B holds tiles
+    # of t, C reads B[v // t, v % t] over n <= tiles * t elements. Under a
+    # loop of B, C's instances are those reading what B just wrote: an
+    # interval of v, guarded by v < n where the last tile reaches past C.
+    # Digits that overlap (v % (2 t) // 2) read no one mixed radix of v:
+    # refused, or, where the sizes make them one after all, applied
+    n = max(1, tiles * t - short)
+    low = f"v % {t}" if kind == "digits" else f"v % {2 * t} // 2"
+    src = _TILED_PRODUCER.format(p=tiles * t, n=n, tiles=tiles, t=t, dt=dtype, low=low)
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.reverse_compute_at("C", loop)
+    problems = rewrite.violations(mod)
+    if kind == "overlap" and problems:
+        assert isinstance(problems[0], ScheduleError), src
+        event("overlapping digits: refused")
+        return
+    assert not problems, (src, problems[0])
+    event(f"{kind} under {loop}, {'past the end' if n % t else 'dividing'}")
+    _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)

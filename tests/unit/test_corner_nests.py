@@ -408,3 +408,33 @@ def test_compute_at_of_a_fused_tuple_reduction_runs_each_element_in_order():
     run(out["main"], *got)
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
     _built_as_interpreted(out)
+
+
+# TVM's elementwise_overcomputed_producer_injective_load: B holds 128 rows
+# in tiles of 16, C reads 127 of them through B[v // 16, .., v % 16, ..]
+OVERCOMPUTED = """
+@T.prim_func
+def main(A: T.Buffer((128, 128), "float32"), C: T.Buffer((127, 127), "float32")):
+    B = T.alloc_buffer((8, 8, 16, 16))
+    for i0, j0, i1, j1 in T.grid(8, 8, 16, 16):
+        with T.block("B"):
+            vi, vj, vm, vn = T.axis.remap("SSSS", [i0, j0, i1, j1])
+            B[vi, vj, vm, vn] = A[vi * 16 + vm, vj * 16 + vn] * T.float32(2.0)
+    for i, j in T.grid(127, 127):
+        with T.block("C"):
+            cvi, cvj = T.axis.remap("SS", [i, j])
+            C[cvi, cvj] = B[cvi // 16, cvj // 16, cvi % 16, cvj % 16] + T.float32(1.0)
+"""
+
+
+def test_reverse_compute_at_of_a_consumer_short_of_the_producers_tiles_guards_the_last():
+    # the rows B writes in one iteration of i0 are those C reads at
+    # cvi in [i0 * 16, i0 * 16 + 15]; the last tile reaches past C's 127
+    # rows, so the block is guarded, as TVM writes it
+    mod = IRModule({"main": from_source(OVERCOMPUTED)})
+    out = R.reverse_compute_at("C", "i0", preserve_unit_loops=True)(mod)
+    verify(out)
+    text = out["main"].script()
+    assert "for ax0, ax1 in T.grid(16, 127):" in text, text
+    assert "cvi = T.axis.spatial(127, i0 * 16 + ax0)" in text and "T.where(i0 * 16 + ax0 < 127)" in text, text
+    assert_equivalent(mod["main"], out["main"], trials=1)

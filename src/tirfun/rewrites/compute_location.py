@@ -743,7 +743,22 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
     loops = {iv.var.name: _Extent(iv.dom) for iv in chosen if int_value(iv.dom.extent) != 1}
     sums = detect_iter_map(mins, loops, "bijective")
     if sums is None:
-        return None
+        # digits of each variable that tile it past its end (v // 16 and v
+        # % 16 of v in range(127), which no iteration map reads: its top
+        # digit does not divide the extent), read one index at a time; that
+        # they are one mixed radix of each variable is checked below
+        sums = [detect_iter_map([m], loops, "affine") for m in mins]
+        if any(t is None or len(t[0].args) > 1 for t in sums):
+            return None
+        sums = [t[0] for t in sums]
+        digits: dict = {}
+        for total in sums:
+            for a in total.args:
+                digits.setdefault(a.source, []).append((a.lower_factor, a.extent))
+        for name, parts in digits.items():
+            parts.sort()
+            if parts[0][0] != 1 or any(b[0] != a[0] * a[1] for a, b in zip(parts, parts[1:])):
+                return None  # not the digits of one mixed radix (a repeat, T[v // 2], is read elsewhere)
     slices: dict = {}  # variable name -> [(lower factor, extent, digit)]
     for total, box in zip(sums, needed):
         if not total.args:
@@ -769,10 +784,14 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
     out = {}
     for iv in chosen:
         parts = sorted(slices.get(iv.var.name, []), key=lambda p: p[0])
-        if not parts or parts[-1][0] * parts[-1][1] != int_value(iv.dom.extent):
-            if parts:
-                return None  # the top slice runs past the variable's domain
+        ext = int_value(iv.dom.extent)
+        if not parts:
             continue
+        # the slices may reach past the domain (a producer over 128 rows
+        # of 16, a consumer over 127): the instances past it do not exist
+        reach = parts[-1][0] * parts[-1][1]
+        if reach < ext or parts[-1][0] * (parts[-1][1] - 1) >= ext:
+            return None  # the slices fall short of the domain, or a whole top digit lies past it
         t = next((k for k, p in enumerate(parts) if p[2] is not None), None)
         if t is None:
             continue  # taken whole: its whole domain
@@ -781,8 +800,12 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
             return iv.var.name
         base = sum((p[2][0] * p[0] for p in above), IntImm(iv.var.dtype, 0))
         lower, _, (dlo, dhi) = parts[t]
-        out[iv.var] = Interval(simplify_index(base + dlo * lower),
-                               simplify_index(base + dhi * lower + (lower - 1)))
+        lo = simplify_index(base + dlo * lower)
+        hi = simplify_index(base + dhi * lower + (lower - 1))
+        # (instances past the domain, some or all of an iteration's, are
+        # left out by the block's predicate, as TVM writes it: T.where(i0 *
+        # 16 + ax0 < 127))
+        out[iv.var] = Interval(lo, hi)
     return out
 
 
