@@ -1299,3 +1299,38 @@ def test_reverse_compute_at_reads_a_tiled_producer_past_the_consumers_end(t, til
     assert not problems, (src, problems[0])
     event(f"{kind} under {loop}, {'past the end' if n % t else 'dividing'}")
     _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)
+
+
+_MIRRORED = """
+@T.prim_func
+def main(X: T.Buffer(({n}, {m}), "{dt}"), Z: T.Buffer(({n}, {m}), "{dt}")):
+    Y = T.alloc_buffer(({n}, {m}), "{dt}")
+    for i, j in T.grid({n}, {m}):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[{store}] = X[vi, vj] + X[vi, vj]
+    for i, j in T.grid({n}, {m}):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[{load}] * T.{dt}(3)
+"""
+
+
+@settings(max_examples=max(10, settings().max_examples // 5))
+@given(st.integers(1, 5), st.integers(1, 5), st.booleans(), st.booleans(), st.booleans(), st.booleans(),
+       st.sampled_from(["compute_inline", "reverse_compute_inline"]),
+       st.sampled_from(["float32", "int32", "int8", "float16"]), st.integers(0, 2**16))
+def test_inlining_through_a_mirrored_index_keeps_the_meaning(n, m, si, sj, li, lj, primitive, dtype, seed):
+    # TVM's test_compute_at_rev_iter: the producer stores Y[9 - vi, 9 - vj]
+    # (some dimensions mirrored, v = c - x recovers them); inlined into its
+    # consumer, or its consumer (reading through mirrors too) folded into
+    # it, the result is the program's, bit for bit
+    def index(mi, mj):
+        return f"{f'{n - 1} - vi' if mi else 'vi'}, {f'{m - 1} - vj' if mj else 'vj'}"
+
+    src = _MIRRORED.format(n=n, m=m, dt=dtype, store=index(si, sj), load=index(li, lj))
+    mod = IRModule({"main": from_source(src)})
+    rewrite = R.compute_inline("Y") if primitive == "compute_inline" else R.reverse_compute_inline("Z")
+    mirrored = (si or sj) if primitive == "compute_inline" else (li or lj)
+    event(f"{primitive}, {'mirrored' if mirrored else 'plain'}")
+    _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)

@@ -467,6 +467,38 @@ def _index_map(indices, iter_vars) -> dict | None:
     return out
 
 
+def _mirrored_map(indices, iter_vars):
+    """:func:`_inverse` for indices that are distinct iteration variables,
+    some of them mirrored (``Y[9 - vi, vj]``: TVM's test_compute_at_rev_iter),
+    or constants: ``v = c - x`` of a mirrored index ``x``. None where some
+    index is anything else, or none is mirrored (the plain map reads those)."""
+    ivs = {iv.var: iv for iv in iter_vars}
+    dims: dict = {}  # variable -> (dimension, the constant of a mirror or None)
+    for d, e in enumerate(indices):
+        if int_value(e) is not None:
+            continue
+        form = affine_form(e)
+        if form is None or len(form.terms) != 1:
+            return None
+        (atom, k), = form.terms
+        if atom not in ivs or atom in dims or k not in (1, -1) or (k == 1 and form.const != 0):
+            return None
+        dims[atom] = (d, None if k == 1 else form.const)
+    if not any(c is not None for _, c in dims.values()):
+        return None
+    units = _unit_values(iter_vars, dims)
+    if units is None:
+        return None
+
+    def mirror(xs):
+        out = dict(units)
+        for v, (d, c) in dims.items():
+            x = _scalar_as(xs[d], v.dtype)
+            out[v] = x if c is None else simplify_index(IntImm(v.dtype, c) - x)
+        return out
+    return mirror
+
+
 def _unit_values(iter_vars, mapped) -> dict | None:
     """Values for the iteration variables ``mapped`` leaves out: each must
     have a domain of one constant point."""
@@ -517,6 +549,9 @@ def _inverse(indices, iter_vars, *, pad: bool = False):
                 out[v] = _scalar_as(xs[d], v.dtype)
             return out
         return direct
+    mirrored = _mirrored_map(indices, iter_vars)
+    if mirrored is not None:
+        return mirrored
     if any(int_value(iv.dom.min) != 0 or int_value(iv.dom.extent) is None for iv in iter_vars):
         return None
     consts = {iv.var: iv.dom.min for iv in iter_vars if int_value(iv.dom.extent) == 1}
