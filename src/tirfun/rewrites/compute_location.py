@@ -791,8 +791,8 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
             for a in total.args:
                 digits.setdefault(a.source, []).append((a.lower_factor, a.extent))
         for name, parts in digits.items():
-            parts.sort()
-            if parts[0][0] != 1 or any(b[0] != a[0] * a[1] for a, b in zip(parts, parts[1:])):
+            parts.sort(key=lambda p: p[0])
+            if parts[0][0] != 1 or any(a[1] is None or b[0] != a[0] * a[1] for a, b in zip(parts, parts[1:])):
                 return None  # not the digits of one mixed radix (a repeat, T[v // 2], is read elsewhere)
     slices: dict = {}  # variable name -> [(lower factor, extent, digit)]
     for total, box in zip(sums, needed):
