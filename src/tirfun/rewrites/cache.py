@@ -88,7 +88,9 @@ from .checks import (
     child_blocks, describe, loops_above, names_bound_between, resolve_block, resolve_site, scope_path,
     statements_outside_blocks,
 )
-from .dataflow import box_points, consumed_region, general_cover_violation, loop_domains, produced_region
+from .dataflow import (
+    box_points, consumed_region, general_cover_violation, loop_domains, produced_region, within_buffer,
+)
 from .exprs import cast as _cast, find_nodes, substitute_expr, uses_any, var_names
 from .errors import (
     BufferIndexOutOfRangeError, BufferNotAccessedError, CacheStageOrderError, CacheStageScopeError,
@@ -395,7 +397,7 @@ def _check_consumers_read_what_is_written(chk: Checks, site, scope: _Scope, buf:
             # an element past the buffer's end is never read (a guarded
             # read, T.if_then_else(v < 15, B[v + 1], ...)): only those
             # inside need the writer, as TVM's region cover takes them
-            needed = _within_buffer(consumed_region(site, cpath, crealize, r, scope.path), buf)
+            needed = within_buffer(consumed_region(site, cpath, crealize, r, scope.path), buf)
             if not region_covers([written], needed, dom):
                 chk.stop(CacheWritePartialError, subject,
                          f"consumer block {crealize.block.name_hint!r} reads {buf.name}[{_box_text(needed)}], "
@@ -1153,7 +1155,7 @@ def _cover_violation(site, scope: _Scope, buf: Buffer, memo: dict | None = None)
         regions = [_relaxed(site, _region_of(r.block.writes, buf), p, r, lca, memo) for p, r in producers]
         if any(_whole_box(box, buf, read) for box in regions):
             continue  # a producer writes the whole buffer: what region_covers finds, unasked
-        target = _within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
+        target = within_buffer(_relaxed(site, read, cpath, consumer, lca, memo), buf)
         if _plainly_covers(regions, target):
             continue  # what region_covers finds first
         if region_covers(regions, target, _outer_dom(site, cpath, lca, memo)):
@@ -1173,7 +1175,7 @@ def _whole_box(box: list[Interval], buf: Buffer, read: BufferRegion) -> bool:
     (``[0, n - 1]`` in literals of the dtype of its shape, a constant one),
     and ``read`` is in that dtype too. Then it holds whatever ``read``
     reaches inside the buffer, which is all the region cover asks of it
-    (:func:`_within_buffer`), as
+    (:func:`~tirfun.rewrites.dataflow.within_buffer`), as
     :func:`~tirfun.rewrites.dataflow.whole_writer_covers` reasons."""
     shape = buf.shape
     if len(box) != len(shape) or len(read.region) != len(shape) or not shape:
@@ -1208,26 +1210,6 @@ def _end_at_most(a, b) -> bool:
     if type(a) is IntImm and type(b) is IntImm and a.dtype == b.dtype:
         return a.value <= b.value
     return a is b or a == b
-
-
-def _within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
-    """What of a relaxed read lies inside the buffer: only those elements
-    need a producer (a consumer split without dividing reaches past the
-    end, its last iteration guarded by a predicate), as TVM's region cover
-    intersects both sides with the buffer's shape."""
-    out = []
-    for iv, dim in zip(intervals, buf.shape):
-        lo, hi = iv.lo, iv.hi
-        if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
-                and lo.dtype == hi.dtype == dim.dtype and dim.value >= 1:
-            # literals: the intersection keeps an end or takes the buffer's, as its folding does
-            dt = dim.dtype
-            out.append(Interval(lo if lo.value >= 0 else IntImm(dt, 0),
-                                hi if hi.value <= dim.value - 1 else IntImm(dt, dim.value - 1)))
-            continue
-        dt = (lo if lo is not None else hi if hi is not None else dim).dtype
-        out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(_cast(dim, dt), IntImm(dt, 1)))))
-    return out
 
 
 # ------------------------------------------------------------------ where the stage goes

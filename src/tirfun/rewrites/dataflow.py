@@ -1108,12 +1108,7 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
         # only elements inside the buffer need a producer: a declared read
         # region may reach past its ends (a window clipped by the body, as
         # annotate_buffer_access declares it), and TVM's check clips it too
-        needed = []
-        for iv, dim in zip(consumed_region(site, cpath, crealize, read, top), read.buffer.shape):
-            # the shape may be int32 where the indices are int64, or back
-            dt = (iv.lo if iv.lo is not None else iv.hi if iv.hi is not None else dim).dtype
-            dim = cast(dim, dt)
-            needed.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(dim, IntImm(dt, 1)))))
+        needed = within_buffer(consumed_region(site, cpath, crealize, read, top), read.buffer)
         boxes = []
         if facts is None:
             facts = tuple(size_conditions(crealize.predicate, site.func))
@@ -1127,6 +1122,26 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
             return read.buffer, [w[1].block for w in groups[top]]
     return None
 
+
+
+def within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
+    """What of a relaxed read lies inside the buffer: only those elements
+    need a producer (a consumer split without dividing reaches past the
+    end, its last iteration guarded by a predicate), as TVM's region cover
+    intersects both sides with the buffer's shape."""
+    out = []
+    for iv, dim in zip(intervals, buf.shape):
+        lo, hi = iv.lo, iv.hi
+        if type(lo) is IntImm and type(hi) is IntImm and type(dim) is IntImm \
+                and lo.dtype == hi.dtype == dim.dtype and dim.value >= 1:
+            # literals: the intersection keeps an end or takes the buffer's, as its folding does
+            dt = dim.dtype
+            out.append(Interval(lo if lo.value >= 0 else IntImm(dt, 0),
+                                hi if hi.value <= dim.value - 1 else IntImm(dt, dim.value - 1)))
+            continue
+        dt = (lo if lo is not None else hi if hi is not None else dim).dtype
+        out.append(intersect(iv, Interval(IntImm(dt, 0), fold_sub(cast(dim, dt), IntImm(dt, 1)))))
+    return out
 
 
 def size_conditions(predicate: PrimExpr, func) -> list[PrimExpr]:
