@@ -58,6 +58,8 @@ def _pytest(args: list[str]) -> list[str]:
 
 
 def run_shards(jobs: int, extra: list[str]) -> int:
+    """Run the suite in ``jobs`` pytest processes at once (``extra``: their
+    arguments); the exit status is the first failing process's, else 0."""
     weights = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     shards = deal(test_files(), weights, jobs)
     started = time.perf_counter()
@@ -97,6 +99,7 @@ def record(extra: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """The command line: see the module's docstring."""
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[:argv.index("--")] if "--" in argv else argv
     if "--record" in own:
