@@ -26,9 +26,8 @@ from tirfun.analysis.arith.linear import fold_sub
 from tirfun.errors import NodeError
 from tirfun.nodes import GE, Add, Buffer, FloorDiv, IntImm, Mul, Range, Sub, Var
 from tirfun.nodes.dtype import DataType
-from tirfun.rewrites.cache import (
-    _bound, _clamped, _clamped_dim, _constant_box, _non_negative, _spans, _within_buffer,
-)
+from tirfun.rewrites.cache import _bound, _clamped, _clamped_dim, _constant_box, _non_negative, _spans
+from tirfun.rewrites.dataflow import within_buffer
 
 DTYPES = ["int32", "int8", "int64", "uint8"]
 
@@ -216,7 +215,7 @@ def test_read_within_buffer_is_the_intersection(case):
     buf = Buffer("A", [IntImm(dtype, min(d, limit)) for _, _, d in dims], "float32")
     expected = [intersect(iv, Interval(IntImm(dtype, 0), fold_sub(dim, IntImm(dtype, 1))))
                 for iv, dim in zip(intervals, buf.shape)]
-    assert _within_buffer(intervals, buf) == expected
+    assert within_buffer(intervals, buf) == expected
 
 
 @given(st.sampled_from(["int32", "int8", "uint8", "int64"]).flatmap(

@@ -16,6 +16,7 @@ import random
 from tirfun.analysis.arith import detect_iter_map, region_covers
 from tirfun.analysis.arith.int_set import Interval
 from tirfun.nodes import Buffer, BufferLoad, BufferRegion, For, IntImm, Range, Var
+from tirfun.rewrites.dataflow import within_buffer
 
 cache = importlib.import_module("tirfun.rewrites.cache")
 
@@ -179,7 +180,7 @@ def test_whole_writer_box_covers_any_read_as_region_covers_finds():
         gdt = rng.choice([dtype, dtype, "int64"])  # a read relaxed over loops of another dtype
         k = Var("k", gdt)
         ends = [None, k, k + 3, IntImm(gdt, rng.randint(-3, 12)), n.astype(gdt) if gdt != "int32" else n]
-        goal = cache._within_buffer([Interval(rng.choice(ends), rng.choice(ends)) for _ in shape], buf)
+        goal = within_buffer([Interval(rng.choice(ends), rng.choice(ends)) for _ in shape], buf)
         whole = cache._whole_box(box, buf, read)
         if whole:
             dom = {k: Range(IntImm(gdt, 0), IntImm(gdt, 4))}
