@@ -106,7 +106,9 @@ def main(argv: list[str]) -> int:
         return record(extra)
     jobs = int(own[own.index("--jobs") + 1]) if "--jobs" in own else (os.cpu_count() or 1)
     if jobs <= 1:
-        return subprocess.call(_pytest([*extra, "tests"]), cwd=ROOT)
+        # the whole suite, unless the arguments name what to run
+        named = any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
+        return subprocess.call(_pytest(extra if named else [*extra, "tests"]), cwd=ROOT)
     return run_shards(jobs, extra)
 
 
