@@ -23,7 +23,7 @@ from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import (
-    detect_iter_map, is_plain_sum, loop_ranges, predicate_fused, simplify_index, tiled_loops,
+    detect_iter_map, is_plain_sum, loop_ranges, predicate_fused, simplify_index, slices_chain, tiled_loops,
 )
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.const_bound import UNBOUNDED, const_interval
@@ -786,14 +786,13 @@ def _exact_read(region, needed, ivs: dict, proof: dict) -> dict | str | None:
         if any(t is None or len(t[0].args) > 1 for t in sums):
             return None
         sums = [t[0] for t in sums]
-        digits: dict = {}
+        digits: dict = {}  # variable name -> [lower, upper) of its place values
         for total in sums:
             for a in total.args:
-                digits.setdefault(a.source, []).append((a.lower_factor, a.extent))
-        for name, parts in digits.items():
-            parts.sort(key=lambda p: p[0])
-            if parts[0][0] != 1 or any(a[1] is None or b[0] != a[0] * a[1] for a, b in zip(parts, parts[1:])):
-                return None  # not the digits of one mixed radix (a repeat, T[v // 2], is read elsewhere)
+                upper = float("inf") if a.extent is None else a.lower_factor * a.extent
+                digits.setdefault(a.source, []).append((a.lower_factor, upper))
+        if not all(slices_chain(parts) for parts in digits.values()):
+            return None  # not the digits of one mixed radix (a repeat, T[v // 2], is read elsewhere)
     slices: dict = {}  # variable name -> [(lower factor, extent, digit)]
     for total, box in zip(sums, needed):
         if not total.args:

@@ -1005,7 +1005,7 @@ def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
         if len(slices) < 2:
             continue
         if any(not isinstance(b, (int, float)) for sl in slices for b in sl):
-            if not _chain(slices):
+            if not slices_chain(slices):
                 return False
             continue
         ordered = sorted(slices)
@@ -1019,7 +1019,7 @@ def _slices_nest(used: Mapping[str, list], loops: Mapping[str, object]) -> bool:
     return True
 
 
-def _chain(slices) -> bool:
+def slices_chain(slices) -> bool:
     """Whether slices some of whose bounds are symbolic tile a run of the
     loop's place values from 1: one starts at 1 and each next starts where
     one ends (``f % n`` is ``[1, n)``, ``f // n`` is ``[n, inf)``): then no
@@ -1028,8 +1028,8 @@ def _chain(slices) -> bool:
 
 
 def _chain_top(slices):
-    """Where the chain of ``slices`` (:func:`_chain`) ends, None where they
-    do not chain."""
+    """Where the chain of ``slices`` (:func:`slices_chain`) ends, None where
+    they do not chain."""
     rest = list(slices)
     at = 1
     while rest:
@@ -1304,5 +1304,5 @@ def distinct_index_vars(values) -> bool:
 __all__ = [
     "simplify_index", "is_plain_sum", "loop_ranges", "is_affine_binding", "distinct_index_vars",
     "detect_iter_map", "tiled_loops", "is_bijective", "predicate_fused", "predicate_fused_parts", "IterSplit",
-    "IterSum", "Ranges",
+    "IterSum", "Ranges", "slices_chain",
 ]
