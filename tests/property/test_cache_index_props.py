@@ -9,22 +9,19 @@ hold raises a ScheduleError and nothing else.
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-import tirfun
 import tirfun.rewrites as R
 from tirfun import IRModule
 from tirfun.analysis.traversal import walk_stmts
 from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
-from tirfun.interp import run as interp_run
 from tirfun.nodes import For, ForKind
 from tirfun.schedule import Schedule
 from tirfun.testing._choices import RandomChooser
 from tirfun.testing.draw_cache import SCOPES, draw_cache_index
-from tirfun.testing.equivalence import assert_equivalent, compare_arrays, random_inputs, ulps_for
+from tirfun.testing.equivalence import assert_built_as_interpreted, assert_equivalent
 from tirfun.testing.index_programs import index_programs, random_index_program
 from tirfun.testing.programs import prim_funcs, random_prim_func
 from tirfun.testing.schedules import PRIMITIVES, loop_schedules
@@ -36,21 +33,6 @@ _CPU_PRIMITIVES = tuple(p for p in PRIMITIVES if p != "bind")
 
 def _threaded(func) -> bool:
     return any(isinstance(s, For) and s.kind is ForKind.THREAD_BINDING for _, s in walk_stmts(func))
-
-
-def _compiled_matches(mod: IRModule, seed: int) -> None:
-    func = mod["main"]
-    rt = tirfun.build(mod, target="llvm")
-    args = random_inputs(func, np.random.default_rng(seed))
-    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    interp_run(func, *expected)
-    rt(*args)
-    ulps = ulps_for(func)
-    for p, x, y in zip(func.params, expected, args):
-        if isinstance(x, np.ndarray):
-            buf = func.buffer_map[p]
-            problem = compare_arrays(buf.name, x, y, buf.dtype, ulps)
-            assert problem is None, f"{problem}\n{func.script()}"
 
 
 def _replays(mod: IRModule, pipeline: R.Pipeline, out: IRModule) -> None:
@@ -88,7 +70,7 @@ def test_cache_index_keeps_meaning_compiles_exactly_and_replays(case, scope, thr
     event(f"after loop primitives: {bool(len(schedule))}")
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed)
-    _compiled_matches(out, seed)
+    assert_built_as_interpreted(out, seed=seed)
     _replays(mod, pipeline, out)
 
 
@@ -116,7 +98,7 @@ def test_cache_index_on_random_programs_applies_or_refuses(func, choices, seed):
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed)
     if out != mod and not _threaded(func):
-        _compiled_matches(out, seed)
+        assert_built_as_interpreted(out, seed=seed)
     _replays(mod, R.Pipeline([rewrite]), out)
 
 

@@ -20,7 +20,9 @@ from tirfun.script import from_source
 from tirfun.testing._choices import DrawChooser
 from tirfun.testing.corner_programs import SHAPES, corner_program
 from tirfun.testing.draw_compute_location import DRAWERS
-from tirfun.testing.equivalence import assert_equivalent, random_inputs
+from tirfun.testing.equivalence import (
+    NotEquivalentError, assert_built_as_interpreted, assert_equivalent, random_inputs,
+)
 from tirfun.testing.reassociation import reassociates
 from tirfun.testing.programs import prim_funcs
 from tirfun.testing.stage_programs import stage_programs
@@ -1001,18 +1003,12 @@ def test_each_move_of_a_block_and_its_filled_cache_is_drawn_and_applies():
 def _keeps_meaning_and_builds_exactly(mod, out, seed, case) -> None:
     """``out`` verifies, means what ``mod`` means under the interpreter,
     and builds to the interpreter's result bit for bit."""
-    from tirfun.testing.equivalence import compare_arrays
-
     verify(out)
     assert_equivalent(mod["main"], out["main"], seed=seed, trials=2)
-    func = out["main"]
-    args = random_inputs(func, np.random.default_rng(seed))
-    expected = [a.copy() for a in args]
-    run(mod["main"], *expected)
-    tirfun.build(out, target="llvm")(*args)
-    for p, x, y in zip(func.params, expected, args):
-        buf = func.buffer_map[p]
-        assert compare_arrays(buf.name, x, y, buf.dtype, 0) is None, case
+    try:
+        assert_built_as_interpreted(out, reference=mod, seed=seed, ulps=0)
+    except NotEquivalentError as err:
+        raise AssertionError(f"{err}\n{case}") from None
 
 
 @settings(max_examples=max(10, settings().max_examples // 5))

@@ -11,7 +11,7 @@ from tirfun.analysis.verify import verify
 from tirfun.errors import ScheduleError
 from tirfun.nodes import IRModule
 from tirfun.script import from_source
-from tirfun.testing.equivalence import assert_equivalent
+from tirfun.testing.equivalence import assert_built_as_interpreted, assert_equivalent
 
 from corner_sources import (
     GUARDED_CONSUMER, GUARDED_CONSUMER_OF_AN_INTERMEDIATE, INIT_SCRATCH, LOOSE_READ, RECURRENCE,
@@ -176,13 +176,8 @@ def test_reverse_compute_inline_reads_the_init_where_the_producer_read_what_it_s
     # 0.25 reads D there, D = (D + x) * 3 after D = 1 * 3: 9 + 3x, not 3 + 3x
     src = SPATIAL_INIT.replace("D[vk] = C[vk]", "D[vk] = C[vk] * T.float32(3)").replace(
         "C[vj] = T.float32(0)", "C[vj] = T.float32(1)")
-    mod = IRModule({"main": from_source(src)})
-    out = R.reverse_compute_inline("D")(mod)
-    verify(out)
-    text = out["main"].script()
+    text = _folded_into_its_producer(src)
     assert "D[vj] = (T.float32(1.0) + A[vi, vj] * T.float32(2.0)) * T.float32(3.0)" in text, text
-    assert_equivalent(mod["main"], out["main"])
-    _built_as_interpreted(out)
     # without an init, the read is of what C held before: refused
     no_init = src.replace("            with T.init():\n                C[vj] = T.float32(1)\n", "")
     assert "T.init" not in no_init
@@ -193,14 +188,9 @@ def test_reverse_compute_inline_reads_the_init_where_the_producer_read_what_it_s
 def test_reverse_compute_inline_of_a_plain_copy_reads_the_init_in_the_body():
     # D copies C unchanged (TVM's cache_write then reverse_compute_inline
     # of the copy): the body's read of C is the init's value
-    mod = IRModule({"main": from_source(SPATIAL_INIT)})
-    out = R.reverse_compute_inline("D")(mod)
-    verify(out)
-    text = out["main"].script()
+    text = _folded_into_its_producer(SPATIAL_INIT)
     assert "D[vj] = T.float32(0.0)" in text and "D[vj] = T.Add(T.float32(0.0), A[vi, vj] * T.float32(2.0))" in text, text
     assert "C = T.alloc_buffer" not in text
-    assert_equivalent(mod["main"], out["main"])
-    _built_as_interpreted(out)
 
 
 def test_reverse_compute_inline_into_a_producer_that_overwrites_its_init():
@@ -208,29 +198,20 @@ def test_reverse_compute_inline_into_a_producer_that_overwrites_its_init():
     # cache_write): the consumer folds into both stores
     src = SPATIAL_INIT.replace("C[vj] = C[vj] + A[vi, vj]", "C[vj] = A[vi, vj]").replace(
         "D[vk] = C[vk]", "D[vk] = C[vk] + T.float32(1)")
+    text = _folded_into_its_producer(src)
+    assert "D[vj] = T.Add(T.float32(0.0), T.float32(1.0))" in text
+    assert "D[vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)" in text
+
+
+def _folded_into_its_producer(src: str) -> str:
+    """reverse_compute_inline("D") of ``src``: the result verifies, means
+    what ``src`` means and builds to the interpreter's result; its script."""
     mod = IRModule({"main": from_source(src)})
     out = R.reverse_compute_inline("D")(mod)
     verify(out)
-    text = out["main"].script()
-    assert "D[vj] = T.Add(T.float32(0.0), T.float32(1.0))" in text
-    assert "D[vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)" in text
     assert_equivalent(mod["main"], out["main"])
-    _built_as_interpreted(out)
-
-
-def _built_as_interpreted(mod) -> None:
-    import numpy as np
-
-    import tirfun
-    from tirfun.interp import run
-    from tirfun.testing.equivalence import random_inputs
-
-    args = random_inputs(mod["main"], 0)
-    want = [a.copy() for a in args]
-    run(mod["main"], *want)
-    tirfun.build(mod)(*args)
-    for w, g in zip(want, args):
-        assert np.array_equal(w.view(np.uint8), g.view(np.uint8))
+    assert_built_as_interpreted(out)
+    return out["main"].script()
 
 
 @pytest.mark.parametrize("before", [None, R.split("i", [1, 7]) >> R.loop_partition("i_1", [None, 2])
@@ -407,7 +388,7 @@ def test_compute_at_of_a_fused_tuple_reduction_runs_each_element_in_order():
     run(mod["main"], *want)
     run(out["main"], *got)
     assert all(np.array_equal(w, g) for w, g in zip(want, got))
-    _built_as_interpreted(out)
+    assert_built_as_interpreted(out)
 
 
 # TVM's elementwise_overcomputed_producer_injective_load: B holds 128 rows

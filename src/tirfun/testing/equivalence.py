@@ -327,6 +327,30 @@ def assert_equivalent(f, g, *, trials: int = 3, seed: int = 0, ulps: int = 0,
                 raise NotEquivalentError(f"{problem} (trial {trial}, seed {seed})")
 
 
+def assert_built_as_interpreted(mod, *, reference=None, seed: int = 0, ulps: int | None = None,
+                                target: str = "llvm") -> None:
+    """Build ``mod`` for ``target`` and run it on random inputs (drawn with
+    ``seed``); the interpreter runs ``reference`` (``mod``'s function unless
+    given: the program before a rewrite, say) on the same inputs. Raise
+    :class:`NotEquivalentError` unless every array agrees, floats bit for
+    bit, or within ``ulps`` (by default :func:`ulps_for` the function: 0
+    without math intrinsics)."""
+    from .. import build
+    from ..interp import run
+
+    func = _function(mod)
+    args = random_inputs(func, np.random.default_rng(seed))
+    expected = _copy(args)
+    run(func if reference is None else _function(reference), *expected)
+    build(mod, target=target)(*args)
+    ulps = ulps_for(func) if ulps is None else ulps
+    for label, p, x, y in zip(_labels(func), func.params, expected, args):
+        if isinstance(x, np.ndarray):
+            problem = compare_arrays(label, x, y, func.buffer_map[p].dtype, ulps)
+            if problem is not None:
+                raise NotEquivalentError(f"built against interpreted: {problem}\n{func.script()}")
+
+
 def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
     """A hypothesis strategy of argument lists for ``interp.run(func, *args)``."""
     from hypothesis import assume
@@ -379,6 +403,6 @@ def inputs_for(func_or_mod, *, max_size: int = _MAX_SIZE):
     return draw_inputs()
 
 
-__all__ = ["NotEquivalentError", "assert_equivalent", "random_inputs", "inputs_for", "ulps_apart",
+__all__ = ["NotEquivalentError", "assert_equivalent", "assert_built_as_interpreted", "random_inputs", "inputs_for", "ulps_apart",
            "random_array", "compare_arrays", "choose_sizes", "INTRINSIC_ULPS", "FAST_MATH_ULPS",
            "ulps_for"]
