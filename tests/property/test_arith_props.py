@@ -942,3 +942,58 @@ def test_a_symbolic_fuse_read_as_slices_keeps_its_promise(case, data):
 
 def _as_node(v):
     return IntImm("int64", v) if isinstance(v, int) else v
+
+
+@st.composite
+def factor_products(draw):
+    """(part, whole, points): ``part`` a product of factors (variables,
+    ``y + 1``, ``x // 3``) and a constant, ``whole`` a product of factors
+    of the same pool, often ``part``'s among them, or an affine multiple
+    ``part * k + part * m`` of a sum; points whose values make factors zero,
+    or wrap the product to zero in the dtype."""
+    dtype = draw(st.sampled_from(["int8", "int32", "int64"]), label="dtype")
+    x, y, z = (Var(n, dtype) for n in NAMES)
+    c = functools.partial(IntImm, dtype)
+    pool = [x, y, z, Add(y, c(1)), FloorDiv(x, c(3))]
+    factors = st.lists(st.sampled_from(range(len(pool))), min_size=1, max_size=3)
+
+    def product(ix, k):
+        out = c(k) if k != 1 else None
+        for i in ix:
+            out = pool[i] if out is None else Mul(out, pool[i])
+        return out
+
+    part_ix = draw(factors, label="part's factors")
+    part = product(part_ix, draw(st.sampled_from([1, 1, 2, -1]), label="part's constant"))
+    if draw(st.booleans(), label="affine multiple"):
+        k = draw(st.integers(-3, 4), label="k")
+        whole = Add(Mul(part, c(k)), Mul(c(2), part)) if draw(st.booleans()) else Mul(part, c(k))
+    else:
+        extra = draw(st.lists(st.sampled_from(range(len(pool))), max_size=2), label="more factors")
+        keep = draw(st.booleans(), label="keep the part's factors")
+        whole_ix = (part_ix if keep else part_ix[1:]) + extra
+        whole = product(whole_ix or [0], draw(st.sampled_from([1, 2, 4, -2, 3]), label="whole's constant"))
+    bits = DataType(dtype).bits
+    values = st.sampled_from([0, -1, 1, 2, 3, 1 << (bits // 2), -(1 << (bits - 1)), -(1 << (bits // 2))])
+    points = [dict(zip(NAMES, draw(st.tuples(values, values, values)))) for _ in range(6)]
+    return part, whole, points
+
+
+@given(factor_products())
+def test_a_divisor_of_an_extent_is_zero_only_where_the_extent_is(case):
+    # compute_at moves a nest dividing by a run-time size under a loop whose
+    # extent is a multiple of it: where the divisor is 0 (wrapped included)
+    # the loop does not run, so the nest never divides by zero
+    from tirfun.analysis.arith.iter_map import divides
+
+    part, whole, points = case
+    if not divides(part, whole):
+        event("not shown a multiple")
+        return
+    event("a multiple")
+    zeros = 0
+    for point in points:
+        if _value(part, point) == 0:
+            zeros += 1
+            assert _value(whole, point) == 0, (part.script(), whole.script(), point)
+    event("the divisor zero at a point" if zeros else "the divisor never zero")

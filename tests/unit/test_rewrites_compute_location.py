@@ -2052,6 +2052,38 @@ def test_compute_at_of_a_copy_read_under_a_guard_that_divides_is_refused():
     assert_equivalent(mod["main"], out["main"], trials=3)
 
 
+FUSED_OVER_SIZES = """
+@T.prim_func
+def main(a: T.handle, d: T.handle):
+    b, c = T.int64(), T.int64()
+    A = T.match_buffer(a, (b, c))
+    D = T.match_buffer(d, (b, c))
+    B = T.alloc_buffer((b, c))
+    for i, j in T.grid(b, c):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = T.if_then_else(vi < T.int64(2), A[vi, vj] * T.float32(2), T.float32(1))
+    for i, j in T.grid(b, c):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = B[vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("sizes", [{"b": 3, "c": 0}, {"b": 0, "c": 4}, {"b": 3, "c": 5}])
+def test_reverse_compute_at_under_a_fuse_of_sizes_divides_only_where_the_loop_runs(sizes):
+    # TVM's fused loops over run-time sizes (tril, renormalization, argmax):
+    # D moved under the fuse of B's loops binds vi = f // c at each f. c may
+    # be 0, but then the loop over b * c does not run, so the division is
+    # never evaluated; before, the move was refused as an unsafe region
+    mod = R.fuse("i", "j")(mod_of(FUSED_OVER_SIZES))
+    out = R.reverse_compute_at("D", "i_j_fused")(mod)
+    verify(out)
+    script = out["main"].script()
+    assert "// c" in script and "% c" in script
+    assert_equivalent(mod["main"], out["main"], trials=2, sizes=sizes)
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

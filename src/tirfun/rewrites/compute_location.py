@@ -23,7 +23,8 @@ from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import (
-    detect_iter_map, is_plain_sum, loop_ranges, predicate_fused, simplify_index, slices_chain, tiled_loops,
+    detect_iter_map, divides, is_plain_sum, loop_ranges, predicate_fused, simplify_index, slices_chain,
+    tiled_loops,
 )
 from ..analysis.arith.region import _plain_bound
 from ..analysis.arith.const_bound import UNBOUNDED, const_interval
@@ -2931,7 +2932,10 @@ def _check_safe_divisions(chk: Checks, subject: str, doms: dict, proof: dict, ot
     (UnsafeRegionError): ``A[40 // (vi - 3)]`` read only where ``vi !=
     3``; the moved block's loop bounds and bindings are computed at every
     iteration. TVM builds them as they are. Where the other blocks compute
-    the index unconditionally, the moved block divides where they did."""
+    the index unconditionally, the moved block divides where they did; and
+    a divisor that is a factor of the extent of a loop the nest runs
+    under (``f // c`` under a loop over ``b * c``) is nonzero wherever the
+    nest runs."""
     divisions = [e for iv in doms.values() for side in (iv.lo, iv.hi) if side is not None
                  and not (type(side) in (IntImm, Var))
                  for e in walk(side) if type(e) in (Div, Mod, FloorDiv, FloorMod) and not e.dtype.is_float]
@@ -2943,6 +2947,12 @@ def _check_safe_divisions(chk: Checks, subject: str, doms: dict, proof: dict, ot
         if got is not None and (got[0] >= 1 or got[1] <= -1):
             continue
         if can_prove(NE(e.b, IntImm(e.b.dtype, 0)), proof):
+            continue
+        if any(divides(e.b, rng.extent) for rng in proof.values()):
+            # a loop the nest runs under has an extent that is a multiple of
+            # the divisor: where the divisor is zero that loop does not run
+            # (TVM's fused and split loops over run-time sizes: `f // c`
+            # under a loop of `b * c`)
             continue
         chk.stop(UnsafeRegionError, subject,
                  f"the region the block is computed over divides by {e.b.script()}, which is not provably "

@@ -520,6 +520,13 @@ def _exact_quotient(whole, part):
     return _int_value(out) if _int_value(out) is not None else out
 
 
+def divides(part: PrimExpr, whole: PrimExpr) -> bool:
+    """Whether ``whole`` is ``part`` times an integer expression, as
+    written (``n * k`` of ``k``, ``4 * d + 4`` of ``d + 1``): then ``whole``
+    is zero wherever ``part`` is, in the dtype's wrapping arithmetic too."""
+    return _int_value(part) is None and _exact_quotient(whole, part) is not None
+
+
 def _symbolic_divisor(atom) -> bool:
     """Whether a chain of ``//`` and ``%`` divides by a non-constant somewhere."""
     while isinstance(atom, (FloorDiv, FloorMod)):
