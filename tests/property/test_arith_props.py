@@ -997,3 +997,36 @@ def test_a_divisor_of_an_extent_is_zero_only_where_the_extent_is(case):
             zeros += 1
             assert _value(whole, point) == 0, (part.script(), whole.script(), point)
     event("the divisor zero at a point" if zeros else "the divisor never zero")
+
+
+@given(symbolic_fuses(), st.sampled_from([2, 3, 8]), st.data())
+def test_digits_of_a_split_fuse_by_sizes_keep_their_promise(case, k, data):
+    # the fused loop f split by a constant k and read by run-time sizes,
+    # (g_0 * k + g_1) // (b * c) and % c, as TVM's fuse, split and cut
+    # leave it (rfactor of a matmul over n): the cut falls inside g_1's
+    # digit, so no slice of g_0 and g_1 reads it; the sum read as one
+    # loop does (divided_fused)
+    from tirfun.analysis.arith.iter_map import divided_fused, is_affine_binding, is_bijective
+    from tirfun.rewrites.exprs import substitute as subst
+
+    extents, loops, values, change = case
+    dtype = loops["f"].loop_var.dtype
+    g0, g1 = Var("g_0", dtype), Var("g_1", dtype)
+    kk = IntImm(dtype, k)
+    f = loops["f"].loop_var
+    fused = Add(Mul(g0, kk), g1)
+    values = [subst(v, {f: fused}) for v in values]
+    two = {"g_0": For(g0, IntImm(dtype, 0), loops["f"].extent, "serial", Evaluate(0)),
+           "g_1": For(g1, IntImm(dtype, 0), kk, "serial", Evaluate(0))}
+    affine = is_affine_binding(values, two)
+    bijective = is_bijective(values, two)
+    event(f"affine: {affine}, bijective: {bijective}, read as one loop: {divided_fused(values, two) is not None}")
+    if change == "none":
+        assert bijective, values
+    sizes = {n: data.draw(st.integers(1, 4), label=n) for n in ("a", "b", "c")}
+    outer = _value(loops["f"].extent, sizes)
+    images = [tuple(_value(v, {**sizes, "g_0": x, "g_1": y}) for v in values) for x in range(outer) for y in range(k)]
+    if bijective:
+        assert len(set(images)) == len(images), (values, sizes)
+        boxes = [range(min(col), max(col) + 1) for col in zip(*images)]
+        assert len(images) == len(list(itertools.product(*boxes))), (values, sizes)

@@ -23,7 +23,7 @@ from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import (
-    detect_iter_map, divides, is_plain_sum, loop_ranges, predicate_fused, simplify_index, slices_chain,
+    detect_iter_map, divides, is_affine_binding, is_plain_sum, loop_ranges, simplify_index, slices_chain,
     tiled_loops,
 )
 from ..analysis.arith.region import _plain_bound
@@ -2387,10 +2387,7 @@ def _check_instances_form_a_box(chk, loc: _Located, loops_around: list, subject:
     shared = [(name, ks) for name, ks in readers.items() if len(ks) > 1]
     if not shared:
         return
-    if detect_iter_map(values, loops, "surjective", symbolic=True, weights=True) is not None:
-        return
-    fused = predicate_fused(values, loops, realize.predicate)
-    if fused is not None and detect_iter_map(*fused, "surjective", symbolic=True, weights=True) is not None:
+    if is_affine_binding(values, loops, surjective=True, predicate=realize.predicate):
         return
     name, (a, b) = shared[0][0], shared[0][1][:2]
     ivs = realize.block.iter_vars

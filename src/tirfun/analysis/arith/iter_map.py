@@ -1177,6 +1177,72 @@ def predicate_fused_parts(values, loops: Mapping[str, object], predicate: PrimEx
     return (values, loops, stood) if stood else None
 
 
+def divided_fused(values, loops: Mapping[str, object]):
+    """``(values, loops)`` with each dense fused sum of two or more loops
+    that a value divides (``S // d``, ``S % d``, by a size or a constant)
+    read as one loop over the sum's extent, or None where there is none.
+
+    TVM's iterator maps fuse such a sum into one mark before they split
+    it, whether or not the divisor falls on a digit's boundary: a fused
+    loop split by a constant and then cut by a size, ``(f_0 * 8 + f_1) //
+    n`` and ``% n``, or a fuse over a symbolic weight, ``(a * (n * 8) + b)
+    // n``. The values must use the sum's loops only through the sum."""
+    from ...nodes import Evaluate, For
+    from ...rewrites.exprs import var_names
+    from ..traversal import walk
+
+    values, loops = list(values), dict(loops)
+    seen, changed = set(), False
+    for value in list(values):
+        for node in walk(value):
+            if type(node) not in (FloorDiv, FloorMod) or type(node.a) is not Add:
+                continue
+            fused = node.a
+            key = simplify_index(fused)
+            used = var_names(fused) & set(loops)
+            if key in seen or len(used) < 2:
+                continue
+            seen.add(key)
+            sub = {n: loops[n] for n in used}
+            if not _bijective([fused], sub):
+                continue
+            extent = None
+            for loop in sub.values():
+                ext = loop.extent
+                if ext.dtype != fused.dtype:
+                    extent = None
+                    break
+                extent = ext if extent is None else fold_mul(extent, ext)
+            # the sum's extent a multiple of every divisor of it: TVM pads
+            # no such mark (a split of rows * cols by 2 cut by cols reads
+            # as a map only under the predicate the split leaves)
+            if extent is None or not all(_exact_quotient(extent, _int_value(d) or d) is not None
+                                         for d in _divisors_of(values, key)):
+                continue
+            name = "_divided"
+            while name in loops:
+                name += "_"
+            stand_in = Var(name, fused.dtype)
+            replaced = [_replace_sum(v, fused, stand_in, used) for v in values]
+            if any(r is None for r in replaced):
+                continue
+            values = replaced
+            for n in used:
+                del loops[n]
+            loops[name] = For(stand_in, IntImm(fused.dtype, 0), extent, "serial", Evaluate(IntImm("int32", 0)))
+            changed = True
+    return (values, loops) if changed else None
+
+
+def _divisors_of(values, key: PrimExpr) -> list:
+    """The divisors of every ``//`` and ``%`` in ``values`` whose dividend
+    is the sum ``key`` (in :func:`simplify_index`'s normal form)."""
+    from ..traversal import walk
+
+    return [node.b for value in values for node in walk(value)
+            if type(node) in (FloorDiv, FloorMod) and type(node.a) is Add and simplify_index(node.a) == key]
+
+
 def _replace_sum(value: PrimExpr, fused: PrimExpr, stand_in: Var, used: set) -> PrimExpr | None:
     """``value`` with the sum ``fused`` (of the loops ``used``) replaced by
     ``stand_in``, as a multiple of it (``g * fused + rest``) or wherever it
@@ -1224,10 +1290,23 @@ def is_affine_binding(values, loops: Mapping[str, object], *, surjective: bool =
     if distinct_index_vars(values):
         return True
     level = "surjective" if surjective else "affine"
-    if detect_iter_map(values, loops, level, symbolic=True, weights=True) is not None:
-        return True
+    return any(detect_iter_map(*reading, level, symbolic=True, weights=True) is not None
+               for reading in _readings(values, loops, predicate))
+
+
+def _readings(values, loops: Mapping[str, object], predicate: PrimExpr | None):
+    """``(values, loops)`` as given, then as :func:`predicate_fused` reads
+    them, then with the sums they divide read as loops
+    (:func:`divided_fused`), each where it applies: the ways TVM's
+    iterator maps read a binding, tried in turn."""
+    yield values, loops
     fused = predicate_fused(values, loops, predicate)
-    return fused is not None and detect_iter_map(*fused, level, symbolic=True, weights=True) is not None
+    if fused is not None:
+        yield fused
+    for base in ((values, loops),) if fused is None else ((values, loops), fused):
+        divided = divided_fused(*base)
+        if divided is not None:
+            yield divided
 
 
 def is_bijective(values, loops: Mapping[str, object], predicate: PrimExpr | None = None) -> bool:
@@ -1237,10 +1316,7 @@ def is_bijective(values, loops: Mapping[str, object], predicate: PrimExpr | None
     (``i_0 * ((n + 7) // 8) + i_1``, which that level does not take), at
     ``"affine"`` with every loop taken whole. With ``predicate``, over the
     iterations where it holds, read as :func:`predicate_fused` reads it."""
-    if _bijective(values, loops):
-        return True
-    fused = predicate_fused(values, loops, predicate)
-    return fused is not None and _bijective(*fused)
+    return any(_bijective(*reading) for reading in _readings(values, loops, predicate))
 
 
 def _bijective(values, loops: Mapping[str, object]) -> bool:
