@@ -2135,6 +2135,36 @@ def test_reverse_compute_at_of_a_block_reading_a_split_fuse_by_a_size(n):
     assert_equivalent(mod["main"], sch.mod["main"], trials=2, sizes={"n": n})
 
 
+TAKE_A_ROW = """
+@T.prim_func
+def main(X: T.Buffer((2, 5, 4), "float32"), Y: T.Buffer((2, 4), "float32")):
+    for i0, i2 in T.grid(2, 4):
+        with T.block("take"):
+            ax0, ax2 = T.axis.remap("SS", [i0, i2])
+            Y[ax0, ax2] = X[ax0, 4, ax2]
+"""
+
+
+def test_reverse_compute_at_under_a_unit_loop_reads_its_one_value():
+    # TVM's take over a symbolic row, split by [None, 2, 16] and the middle
+    # part by [None, 3]: the write-back of a local cache moved under the
+    # unit loop i0_1_0 reads the block's index i0_1_0 * 48 + i0_0 * 32 +
+    # i0_1_1 * 16 + i0_2 under i0_1_0 * 3 + i0_1_1 < 2. The loops i0_0 and
+    # i0_1_0 run once, at 0: what the block writes in that iteration is
+    # rows 0 and 1, where before it could not be shown
+    sch = tirfun.Schedule(mod_of(TAKE_A_ROW))
+    i0 = sch.get_loops(sch.get_block("take"))[0]
+    _, middle, _ = sch.split(i0, [None, 2, 16])
+    outer, _ = sch.split(middle, [None, 3])
+    mod = sch.mod
+    local = sch.cache_write(sch.get_block("take"), 0, "local")
+    sch.reverse_compute_at(local, outer)
+    verify(sch.mod)
+    loops = sch.get_loops(local)
+    assert [int(sch.get(lp).extent.value) for lp in loops[-2:]] == [2, 4]
+    assert_equivalent(mod["main"], sch.mod["main"], trials=2)
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

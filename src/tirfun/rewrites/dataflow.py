@@ -418,6 +418,12 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
     # shifted by its start, as TVM's iterator maps read it
     units = {}
     relaxed = {}
+    # a kept loop of one iteration too (the unit loops a split leaves above
+    # the target, the target itself): its variable is its start there
+    between = {l.loop_var for l in loops}
+    for var, rng in loop_domains(site, realize_path, inclusive=False).items():
+        if var not in between and int_value(rng.extent) == 1:
+            units[var] = rng.min
     for l in loops:
         start = int_value(l.min)
         if int_value(l.extent) == 1:
