@@ -10,8 +10,9 @@ quarter of the time of a 1024^3 packed matmul, whose copies of A and B take
 :data:`SLOTS` freed blocks and hands them out again:
 
 * ``tirfun.ws.alloc(bytes)`` takes a cached block at least that large, else
-  mallocs one with a header that records its capacity (null when malloc
-  fails);
+  allocates one aligned to a cache line (``aligned_alloc``) with a header
+  that records its capacity (null when the allocation fails); the block
+  handed out starts :data:`HEADER` bytes in, a cache line too;
 * ``tirfun.ws.free(ptr)`` puts a block of :data:`CACHE_FROM` to
   :data:`CACHE_UP_TO` bytes into an empty slot, else frees it;
 * ``__tirfun_workspace_release()`` frees every cached block: the runtime
@@ -55,7 +56,7 @@ def workspace_functions(module: ir.Module) -> tuple[ir.Function, ir.Function]:
     slots = ir.GlobalVariable(module, _ARRAY, name=_SLOTS)
     slots.linkage = "internal"
     slots.initializer = ir.Constant(_ARRAY, None)
-    malloc = llvm_intrinsics.declare(module, "malloc", _PTR, [_I64])
+    malloc = llvm_intrinsics.declare(module, "aligned_alloc", _PTR, [_I64, _I64])
     free = llvm_intrinsics.declare(module, "free", ir.VoidType(), [_PTR])
     alloc_fn = _define_alloc(module, slots, malloc)
     free_fn = _define_free(module, slots, free)
@@ -98,7 +99,12 @@ def _define_alloc(module, slots, malloc) -> ir.Function:
         b.position_at_end(took)
         b.ret(_offset(b, raw, HEADER))
         b.position_at_end(nxt)
-    raw = b.call(malloc, [b.add(size, ir.Constant(_I64, HEADER))])
+    # aligned to HEADER bytes, so that the block handed out, HEADER bytes
+    # in, starts a cache line (malloc's 16-byte alignment put it across
+    # two for every vector load of a packed panel); aligned_alloc takes a
+    # multiple of the alignment
+    rounded = b.and_(b.add(size, ir.Constant(_I64, 2 * HEADER - 1)), ir.Constant(_I64, -HEADER))
+    raw = b.call(malloc, [ir.Constant(_I64, HEADER), rounded])
     ok = fn.append_basic_block("malloc_ok")
     bad = fn.append_basic_block("malloc_failed")
     b.cbranch(b.icmp_unsigned("!=", raw, ir.Constant(_PTR, None)), ok, bad)
