@@ -1330,3 +1330,49 @@ def test_inlining_through_a_mirrored_index_keeps_the_meaning(n, m, si, sj, li, l
     mirrored = (si or sj) if primitive == "compute_inline" else (li or lj)
     event(f"{primitive}, {'mirrored' if mirrored else 'plain'}")
     _keeps_meaning_and_builds_exactly(mod, rewrite(mod), seed, src)
+
+
+@st.composite
+def moves_under_fused_sizes(draw):
+    """(module, schedule, move, split, target loop) of the guarded symbolic stages (B computed under a
+    condition, over rows x cols), one block's loops fused, the fused loop
+    perhaps split by a constant (or into a constant count of parts), and a
+    neighbour moved under the fused loop or one part of it: the moved nest
+    divides by cols, and cols may be 0."""
+    ch = DrawChooser(draw)
+    mod = corner_program(ch, "symbolic_guarded")
+    sch = tirfun.Schedule(mod)
+    kind = draw(st.sampled_from(["reverse_compute_at C", "compute_at B"]), label="move")
+    host = "B" if kind.startswith("reverse") else "C"
+    fused = sch.fuse(*sch.get_loops(sch.get_block(host)))
+    split = draw(st.sampled_from([None, "factor", "parts"]), label="split")
+    target = fused
+    if split is not None:
+        k = draw(st.integers(2, 4), label="by")
+        outer, inner = sch.split(fused, [None, k] if split == "factor" else [k, None])
+        target = draw(st.sampled_from([outer, inner]), label="under which part")
+    return mod, sch, kind, split, target
+
+
+@given(moves_under_fused_sizes(), st.integers(0, 2**16))
+def test_a_move_under_a_fuse_of_sizes_divides_only_where_its_loop_runs(case, seed):
+    # TVM takes sizes to be positive and moves the nest; with cols = 0 or
+    # rows = 0 the moved nest's bindings divide by cols only inside a loop
+    # whose extent is then 0, or the move is refused (UnsafeRegionError)
+    mod, sch, kind, split, target = case
+    before = sch.mod
+    try:
+        if kind.startswith("reverse"):
+            sch.reverse_compute_at(sch.get_block("C"), target)
+        else:
+            sch.compute_at(sch.get_block("B"), target)
+    except ScheduleError as exc:
+        event(f"refused ({split}): {type(exc).__name__}")
+        if split is None:
+            raise  # a plain fuse over rows * cols: the loop's extent is a multiple of cols
+        return
+    event(f"{kind} under a fuse ({split}) applies")
+    after = sch.mod
+    verify(after)
+    for rows, cols in ((0, 3), (3, 0), (0, 0), (2, 3), (5, 1), (3, 4)):
+        assert_equivalent(mod["main"], after["main"], trials=1, seed=seed, sizes={"rows": rows, "cols": cols})

@@ -253,11 +253,19 @@ def main(a: T.handle, c: T.handle, d: T.handle):
             D[vi] = D[vi] + C[vi, vk]
 """
 
+# the same stages with B computed under a condition: a nest moved under a
+# fuse of B's loops divides by cols where B only computes under the
+# condition, and cols may be 0 (the loop over rows * cols then runs no
+# iteration, so nothing divides)
+_SYMBOLIC_GUARDED = _SYMBOLIC_STAGES.replace(
+    "B[vi, vj] = A[vi, vj] + A[vi, vj]",
+    "B[vi, vj] = T.if_then_else(vj < 2, A[vi, vj] + A[vi, vj], A[vi, vj])")
+
 SHAPES = {"blockless": _BLOCKLESS, "scratch": _SCRATCH, "mixed_widths": _MIXED_WIDTHS, "guarded": _GUARDED,
           "wide_reduction": _WIDE_REDUCTION, "epilogue": _EPILOGUE, "triangular": _TRIANGULAR,
           "opaque_check": _OPAQUE_CHECK, "empty_rows": _EMPTY_ROWS, "staged_start": _STAGED_START,
           "symbolic_sum": _SYMBOLIC_SUM, "opaque_sum": _OPAQUE_SUM, "init_view": _INIT_VIEW,
-          "symbolic_stages": _SYMBOLIC_STAGES}
+          "symbolic_stages": _SYMBOLIC_STAGES, "symbolic_guarded": _SYMBOLIC_GUARDED}
 
 _DTYPES = ("int32", "float32", "int8", "float64")
 
