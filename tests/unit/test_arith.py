@@ -414,6 +414,18 @@ def test_a_predicate_bounding_a_fused_part_reads_it_as_a_loop_of_that_many_itera
     assert is_affine_binding(pair, split, predicate=LT(g, rows * cols))
 
 
+def test_a_predicate_bounding_a_sum_with_a_part_of_other_loops_reads_no_loop():
+    # under i0, (i0 * 4 + i1) < 10 bounds a sum whose values start at i0 * 4:
+    # a stand-in over [0, 10) would claim values the sum never takes there
+    from tirfun.analysis.arith.iter_map import predicate_fused
+    i0, i1 = Var("i0"), Var("i1")
+    inner = {"i1": For(i1, c(0), c(4), "serial", Evaluate(c(0)))}
+    fused = i0 * c(4) + i1
+    assert predicate_fused([FloorDiv(fused, c(3)), FloorMod(fused, c(3))], inner, LT(fused, c(10))) is None
+    both = {"i0": For(i0, c(0), c(3), "serial", Evaluate(c(0))), **inner}
+    assert predicate_fused([FloorDiv(fused, c(3)), FloorMod(fused, c(3))], both, LT(fused, c(10))) is not None
+
+
 def test_slices_by_a_size_of_a_fused_loop_are_bijective_where_the_extent_is_its_multiple():
     from tirfun.analysis.arith.iter_map import is_bijective
     k, n = Var("k"), Var("n")

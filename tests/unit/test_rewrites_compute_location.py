@@ -2165,6 +2165,28 @@ def test_reverse_compute_at_under_a_unit_loop_reads_its_one_value():
     assert_equivalent(mod["main"], sch.mod["main"], trials=2)
 
 
+def test_reverse_compute_at_under_a_fuse_of_sizes_split_into_parts():
+    # B's fuse over rows * cols split into 3 parts: under the inner part B
+    # writes one element, at (f // cols, f % cols) of f = f_0 * ((rows * cols
+    # + 2) // 3) + f_1 where f < rows * cols; the inner loop does not run
+    # where cols is 0, so the moved nest's division by cols is safe. Under
+    # the outer part B writes a run of the fused index, no box of B:
+    # refused (placed there, C would read elements not written yet)
+    from tirfun.testing.corner_programs import SHAPES
+
+    src = SHAPES["symbolic_guarded"].format(dt="float32", zero="T.float32(0)", n=4, m=2, nm=8)
+    sch = tirfun.Schedule(mod_of(src))
+    outer, inner = sch.split(sch.fuse(*sch.get_loops(sch.get_block("B"))), [3, None])
+    before = sch.mod
+    with pytest.raises(R.UnsupportedRegionError, match="what block 'B' writes of B in one iteration of loop "
+                                                      "'i_j_fused_0' cannot be shown"):
+        sch.reverse_compute_at(sch.get_block("C"), outer)
+    sch.reverse_compute_at(sch.get_block("C"), inner)
+    verify(sch.mod)
+    for rows, cols in ((2, 3), (0, 2), (3, 0), (4, 5)):
+        assert_equivalent(before["main"], sch.mod["main"], trials=1, sizes={"rows": rows, "cols": cols})
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

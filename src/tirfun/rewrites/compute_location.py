@@ -2945,16 +2945,28 @@ def _check_safe_divisions(chk: Checks, subject: str, doms: dict, proof: dict, ot
             continue
         if can_prove(NE(e.b, IntImm(e.b.dtype, 0)), proof):
             continue
-        if any(divides(e.b, rng.extent) for rng in proof.values()):
-            # a loop the nest runs under has an extent that is a multiple of
-            # the divisor: where the divisor is zero that loop does not run
-            # (TVM's fused and split loops over run-time sizes: `f // c`
-            # under a loop of `b * c`)
+        if any(_no_run_without(e.b, rng.extent) for rng in proof.values()):
+            # a loop the nest runs under does not run where the divisor is
+            # zero (TVM's fused and split loops over run-time sizes: `f //
+            # c` under a loop of `b * c`, or of `(b * c + 2) // 3`)
             continue
         chk.stop(UnsafeRegionError, subject,
                  f"the region the block is computed over divides by {e.b.script()}, which is not provably "
                  "nonzero; the blocks it is computed for evaluate it only under a condition, and the loops "
                  "and bindings built from it would evaluate it at every iteration", realize)
+
+
+def _no_run_without(divisor: PrimExpr, extent: PrimExpr) -> bool:
+    """Whether a loop of ``extent`` runs no iteration where ``divisor`` is
+    zero: the extent is a multiple of it (``b * c`` of ``c``), or the
+    divisor is a size whose value 0 leaves the extent at most 0
+    (``(b * c + 2) // 3`` of ``c``)."""
+    if divides(divisor, extent):
+        return True
+    if type(divisor) is not Var:
+        return False
+    at_zero = int_value(simplify_expr(substitute(extent, {divisor: IntImm(divisor.dtype, 0)})))
+    return at_zero is not None and at_zero <= 0
 
 
 def _has_condition(block: Block) -> bool:

@@ -48,7 +48,7 @@ from pyrsistent import PVector
 
 from ..analysis.arith import can_prove, index_at_most, region_covers
 from ..analysis.arith.int_set import Interval, eval_interval, intersect, substitute
-from ..analysis.arith.iter_map import detect_iter_map, predicate_fused, simplify_index
+from ..analysis.arith.iter_map import detect_iter_map, predicate_fused, predicate_fused_parts, simplify_index
 from ..analysis.arith.linear import affine_form, fold_add, fold_max, fold_min, fold_mul, fold_sub, simplify_affine
 from ..analysis.arith.region import bound_region
 from ..analysis.arith.simplify import is_true as _is_true
@@ -529,6 +529,21 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
             fused, more = found
             sums = detect_iter_map(fused, relaxed, "affine", symbolic=True, weights=True)
             consumed = consumed | more
+    if sums is None and not _is_true(predicate):
+        # a guarded sum with a symbolic weight (a fuse over run-time sizes
+        # split into a count of parts, ``(f_0 * ((b * c + 2) // 3) + f_1) //
+        # c`` under ``... < b * c``), read as one loop as iteration maps read it
+        found = predicate_fused_parts(fused, relaxed, predicate)
+        if found is not None:
+            values, loops, stood = found
+            keys = {simplify_index(e) for e in stood.values()}
+            sums = detect_iter_map(values, loops, "affine", symbolic=True, weights=True)
+            if sums is not None:
+                fused = values
+                relaxed.clear()
+                relaxed.update(loops)
+                consumed = consumed | {k for k, c in enumerate(conjuncts(predicate))
+                                       if isinstance(c, LT) and simplify_index(c.a) in keys}
     if sums is None and _is_true(predicate):
         # a loop that runs the index backwards (Y[9 - i]) writes what it
         # would forwards: read it reflected

@@ -1157,6 +1157,12 @@ def predicate_fused_parts(values, loops: Mapping[str, object], predicate: PrimEx
         sub = {n: loops[n] for n in used}
         if not _bijective([fused], sub):  # symbolic weights included
             continue
+        # the sum of those loops alone, from 0: a part of other variables
+        # (``i_0 * 4 + i_1`` under i_0, of loops {i_1}) would shift its
+        # values off the stand-in's [0, c)
+        whole = detect_iter_map([fused], sub, "affine", symbolic=True, weights=True)
+        if whole is None or _int_value(whole[0].base) != 0:
+            continue
         # the stand-in runs over what the predicate lets through, no further
         # than the sum reaches (a bound past it cuts nothing)
         reach = math.prod(_int_value(lp.extent) or 0 for lp in sub.values())
