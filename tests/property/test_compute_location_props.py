@@ -1342,7 +1342,13 @@ def moves_under_fused_sizes(draw):
     ch = DrawChooser(draw)
     mod = corner_program(ch, "symbolic_guarded")
     sch = tirfun.Schedule(mod)
-    kind = draw(st.sampled_from(["reverse_compute_at C", "compute_at B"]), label="move")
+    kind = draw(st.sampled_from(["reverse_compute_at C", "compute_at B", "reverse_compute_at fused C"]),
+                label="move")
+    if kind == "reverse_compute_at fused C":
+        # C's own loops fused (vi = f // cols, vj = f % cols), moved under
+        # B's row loop: vj runs its whole domain there, as the fuse ran it
+        sch.fuse(*sch.get_loops(sch.get_block("C")))
+        return mod, sch, "reverse_compute_at", None, sch.get_loops(sch.get_block("B"))[0]
     host = "B" if kind.startswith("reverse") else "C"
     fused = sch.fuse(*sch.get_loops(sch.get_block(host)))
     split = draw(st.sampled_from([None, "factor", "parts"]), label="split")
@@ -1371,7 +1377,8 @@ def test_a_move_under_a_fuse_of_sizes_divides_only_where_its_loop_runs(case, see
         if split is None:
             raise  # a plain fuse over rows * cols: the loop's extent is a multiple of cols
         return
-    event(f"{kind} under a fuse ({split}) applies")
+    event(f"{kind} under a fuse ({split}) applies" if "_fused" in sch.get(target).loop_var.name or split
+          else f"{kind} of a fused block under a row loop applies")
     after = sch.mod
     verify(after)
     for rows, cols in ((0, 3), (3, 0), (0, 0), (2, 3), (5, 1), (3, 4)):

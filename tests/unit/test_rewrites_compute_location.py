@@ -2187,6 +2187,44 @@ def test_reverse_compute_at_under_a_fuse_of_sizes_split_into_parts():
         assert_equivalent(before["main"], sch.mod["main"], trials=1, sizes={"rows": rows, "cols": cols})
 
 
+CENTRED_ROWS = """
+@T.prim_func
+def main(a: T.handle, d: T.handle):
+    n, s = T.int64(), T.int64()
+    A = T.match_buffer(a, (n, s{pad}))
+    D = T.match_buffer(d, (n, s{pad}))
+    S = T.alloc_buffer((n,))
+    for i, k in T.grid(n, s):
+        with T.block("S"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + A[vi, vk]
+    for f in range(n * s):
+        with T.block("D"):
+            vi = T.axis.spatial(n, f // s)
+            vj = T.axis.spatial(s{pad}, f % s)
+            D[vi, vj] = A[vi, vj] - S[vi]
+"""
+
+
+def test_reverse_compute_at_of_a_fused_consumer_whose_digits_run_their_whole_box():
+    # TVM's layer norm over run-time sizes: the consumer's loops fused, vi
+    # = f // s and vj = f % s. Under the row loop of the sum, vi takes the
+    # row and vj its whole domain: the fuse ran every pair (vi, vj) of the
+    # box, so the new nest runs only pairs the block ran
+    mod = mod_of(CENTRED_ROWS.format(pad=""))
+    out = R.reverse_compute_at("D", "i", True)(mod)
+    verify(out)
+    for n, s in ((3, 4), (0, 2), (2, 0), (1, 1)):
+        assert_equivalent(mod["main"], out["main"], trials=1, sizes={"n": n, "s": s})
+    # where vj's domain is wider than what the fuse gives (s + 1), the fuse
+    # ran part of the box only: the whole domain would write D[i, s]
+    wide = mod_of(CENTRED_ROWS.format(pad=" + T.int64(1)"))
+    with pytest.raises(R.NotStagePipelineError, match="in pairs of values the original never ran"):
+        R.reverse_compute_at("D", "i", True)(wide)
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

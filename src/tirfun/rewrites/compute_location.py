@@ -23,7 +23,7 @@ from ..analysis.equality import structural_equal
 from ..analysis.arith import bound_region, can_prove, expr_bounds, index_at_most, surely_at_most
 from ..analysis.arith.int_set import Interval, eval_interval, point_or_cover, substitute, union
 from ..analysis.arith.iter_map import (
-    detect_iter_map, divides, is_affine_binding, is_plain_sum, loop_ranges, simplify_index, slices_chain,
+    _product_key, detect_iter_map, divides, is_affine_binding, is_bijective, is_plain_sum, loop_ranges, simplify_index, slices_chain,
     tiled_loops,
 )
 from ..analysis.arith.region import _plain_bound
@@ -1259,6 +1259,48 @@ def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: s
     return out
 
 
+def _group_runs_its_box(pairs: list, bound: list, k: int, around: dict) -> bool:
+    """Whether the iteration variables that share loops with variable
+    ``k`` (``pairs[k]``), directly or through one another, ran every point
+    of the box of their domains, each once: their binding is a bijective
+    map of those loops (``f // s``, ``f % s`` of a fuse over ``n * s``),
+    and the loops run as many iterations as the box has points, so the
+    points it gives (inside the domains, as every binding's) are all of
+    them. A nest over any part of that box then runs only instances the
+    block ran. ``bound``: the names of the loops (of ``around``, name ->
+    (path, loop)) each variable's binding reads."""
+    members, reach = {k}, set(bound[k])
+    grown = True
+    while grown:
+        grown = False
+        for w, names in enumerate(bound):
+            if w not in members and names & reach:
+                members.add(w)
+                reach |= names
+                grown = True
+    loops = {name: around[name][1] for name in reach}
+    values = [pairs[w][1] for w in sorted(members)]
+    if not is_bijective(values, loops):
+        return False
+    points = [pairs[w][0].dom.extent for w in sorted(members)]
+    steps = [loop.extent for loop in loops.values()]
+    return _same_product(points, steps)
+
+
+def _same_product(a: list, b: list) -> bool:
+    """Whether two lists of extents have one product, as written: their
+    constants multiply to one number and their other factors are the same
+    (``[n, s]`` and ``[n * s]``)."""
+    def key(extents):
+        const, factors = 1, []
+        for e in extents:
+            c, fs = _product_key(e)
+            const *= c
+            factors += fs
+        return const, sorted(factors, key=repr)
+    return key(a) == key(b)
+
+
 def _runs_its_symbolic_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     """:func:`_runs_its_domain_in_order` where an extent is known at run time
     only (``vj = f // n, vk = f % n`` under a fuse ``f`` of ``range(128)``
@@ -1773,7 +1815,7 @@ class _ComputeAtBase(Rewrite):
                          f"{'' if self.reverse else ' fix the values the consumers read there'}, but placed "
                          f"under {loop!r} the block would run {iv.var.name} over the values of its own "
                          "loops too and leave another value's result", loc.realize)
-            if partner is not None:
+            if partner is not None and not (self.reverse and _group_runs_its_box(pairs, bound, k, around)):
                 chk.stop(NotStagePipelineError, subject,
                          f"the block {'uses' if self.reverse else 'reads'} {binding} "
                          f"{'' if self.reverse else 'and writes the same elements for each of its values; it '}"
