@@ -1030,3 +1030,58 @@ def test_digits_of_a_split_fuse_by_sizes_keep_their_promise(case, k, data):
         assert len(set(images)) == len(images), (values, sizes)
         boxes = [range(min(col), max(col) + 1) for col in zip(*images)]
         assert len(images) == len(list(itertools.product(*boxes))), (values, sizes)
+
+
+@st.composite
+def clamped_quotients(draw):
+    """``(a, b, dom)``: index ends over loops ``x`` and ``y`` where a min or a
+    max is divided by a positive constant on one side or both
+    (``min(x * 16 + 15, 255) // 16`` against ``min(x, 15)``: the end of a
+    clamped read through a ``//`` against a producer's clamped row)."""
+    dtype = draw(st.sampled_from(["int32", "int64"]))
+    x, y = Var("x", dtype), Var("y", dtype)
+
+    def c(v):
+        return IntImm(dtype, v)
+
+    def linear():
+        return Add(Mul(draw(st.sampled_from([x, y])), c(draw(st.integers(0, 20)))), c(draw(st.integers(-5, 40))))
+
+    def side():
+        kind = draw(st.sampled_from([Min, Max]))
+        extreme = kind(linear(), draw(st.sampled_from([linear(), c(draw(st.integers(-3, 300)))])))
+        if draw(st.booleans()):
+            return FloorDiv(extreme, c(draw(st.integers(1, 17))))
+        return extreme if draw(st.booleans()) else linear()
+
+    dom = {x: Range(c(draw(st.integers(-2, 20))), c(draw(st.integers(1, 6)))),
+           y: Range(c(0), c(draw(st.integers(1, 5))))}
+    return side(), side(), dom
+
+
+@given(clamped_quotients())
+def test_an_index_bound_through_a_divided_extreme_holds_at_every_point(case):
+    # index_at_most takes a min or max divided by c > 0 as the min or max of
+    # the quotients (floor division keeps the order): what it shows holds
+    a, b, dom = case
+    proven = index_at_most(a, b, dom)
+    event(f"proven: {proven}, divided extreme: {any(isinstance(e, FloorDiv) and isinstance(e.a, (Min, Max)) for e in (a, b))}")
+    if not proven:
+        return
+    (xv, xr), (yv, yr) = dom.items()
+    for xi in range(xr.min.value, xr.min.value + xr.extent.value):
+        for yi in range(yr.min.value, yr.min.value + yr.extent.value):
+            point = {"x": xi, "y": yi}
+            assert _value(a, point) <= _value(b, point), (a.script(), b.script(), point)
+
+
+def test_a_clamped_read_through_a_quotient_is_covered_by_the_clamped_row():
+    # TVM's floordiv_and_floormod_indices_after_reverse_compute_at: rows
+    # [i, min(i, 15)] written, [max(i * 16, 0) // 16, min(i * 16 + 15, 255)
+    # // 16] read: equal for i <= 15, both 15 past it
+    i = Var("i", "int32")
+    c = functools.partial(IntImm, "int32")
+    dom = {i: Range(c(0), c(20))}
+    assert index_at_most(FloorDiv(Min(i * c(16) + c(15), c(255)), c(16)), Min(i, c(15)), dom)
+    assert index_at_most(i, FloorDiv(Max(i * c(16), c(0)), c(16)), dom)
+    assert not index_at_most(FloorDiv(Min(i * c(16) + c(16), c(255)), c(16)), Min(i, c(15)), dom)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
-from ...nodes import GE, LE, Add, BufferRegion, IntImm, Max, Min, PrimExpr, Range, Sub, Var
+from ...nodes import GE, LE, Add, BufferRegion, FloorDiv, IntImm, Max, Min, PrimExpr, Range, Sub, Var
 from ...nodes.expr import match_types
 from . import int_set
 from .int_set import Interval
-from .iter_map import is_plain_sum
+from .iter_map import is_plain_sum, simplify_index
 from .terms import fits, int_value
 from .prove import Assumptions, can_prove
 from .linear import simplify_affine
@@ -201,10 +201,31 @@ def index_at_most(a: PrimExpr, b: PrimExpr, dom: Assumptions | None = None) -> b
     if lifted_a is not None or lifted_b is not None:
         return index_at_most(lifted_a if lifted_a is not None else a,
                              lifted_b if lifted_b is not None else b, dom)
+    # a min or a max divided by a positive constant (a clamped end read
+    # through a //: ``min(i * 16 + 15, 255) // 16``): the quotient goes
+    # inside, floor division by c > 0 keeping the order
+    split_a, split_b = _quotient_into_extreme(a), _quotient_into_extreme(b)
+    if split_a is not None or split_b is not None:
+        return index_at_most(split_a if split_a is not None else a,
+                             split_b if split_b is not None else b, dom)
     ranges = dict(dom or {})
     if not all(isinstance(r, Range) for r in ranges.values()):
         return False
     return surely_at_most(a, b, ranges) or _at_most_in_each_case(a, b, ranges)
+
+
+def _quotient_into_extreme(e: PrimExpr) -> PrimExpr | None:
+    """``min(x // c, y // c)`` for ``min(x, y) // c`` (or a max; ``c`` a
+    positive constant), None for any other expression: ``x // c`` does not
+    decrease as ``x`` grows, so it takes the smaller (larger) quotient of
+    the smaller (larger) operand."""
+    if type(e) is not FloorDiv or not isinstance(e.a, (Min, Max)):
+        return None
+    c = int_value(e.b)
+    if c is None or c < 1:
+        return None
+    kind = type(e.a)
+    return kind(simplify_index(FloorDiv(e.a.a, e.b)), simplify_index(FloorDiv(e.a.b, e.b)))
 
 
 #: how many values of the variables :func:`_at_most_in_each_case` tries at
