@@ -1161,6 +1161,23 @@ def _runs_its_domain_in_order(realize: BlockRealize, loops: list[For]) -> bool:
     return prove_equal(simplify_index(mine, ranges), theirs)
 
 
+def _accesses_its_element_only(block: Block, stores: list | None = None) -> bool:
+    """Whether every access of a buffer the block writes (a tuple reduction
+    writes several) is at the one index of its stores, unpredicated: each
+    instance touches its own element of what it writes, so instances of
+    different elements may run in any order."""
+    if stores is None:
+        stores = [n for n in walk(block.body) if isinstance(n, BufferStore)]
+    if not stores:
+        return False
+    index = list(stores[0].indices)
+    written = {n.buffer for n in stores} | {w.buffer for w in block.writes}
+    roots = [block.body] + ([block.init] if block.init is not None else [])
+    return not any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer in written
+                   and (list(n.indices) != index or n.predicate is not None)
+                   for root in roots for n in walk(root))
+
+
 def _runs_each_element_in_order(part: BlockRealize, loops: list[For]) -> bool:
     """Whether ``loops`` run the whole domain of ``part`` (a block with some
     of its iteration variables) once, in the order of another arrangement
@@ -1183,13 +1200,7 @@ def _runs_each_element_in_order(part: BlockRealize, loops: list[For]) -> bool:
     spatial = {iv.var.name for iv in ivs if iv.iter_type is IterVarType.DataPar and int_value(iv.dom.extent) != 1}
     if not spatial <= set().union(*[var_names(x) for x in index]):
         return False
-    # every access of a written buffer (a tuple reduction writes several)
-    # at the one index of the stores
-    written = {n.buffer for n in stores} | {w.buffer for w in block.writes}
-    roots = [block.body] + ([block.init] if block.init is not None else [])
-    if any(isinstance(n, (BufferLoad, BufferStore)) and n.buffer in written
-           and (list(n.indices) != index or n.predicate is not None)
-           for root in roots for n in walk(root)):
+    if not _accesses_its_element_only(block, stores):
         return False
     reductions = [k for k, iv in enumerate(ivs) if iv.iter_type is not IterVarType.DataPar]
     for order in itertools.permutations(range(len(ivs))):
@@ -1267,7 +1278,8 @@ def _group_runs_its_box(pairs: list, bound: list, k: int, around: dict) -> bool:
     and the loops run as many iterations as the box has points, so the
     points it gives (inside the domains, as every binding's) are all of
     them. A nest over any part of that box then runs only instances the
-    block ran. ``bound``: the names of the loops (of ``around``, name ->
+    block ran (in another order: its caller asks that each instance
+    accesses its own element of what it writes). ``bound``: the names of the loops (of ``around``, name ->
     (path, loop)) each variable's binding reads."""
     members, reach = {k}, set(bound[k])
     grown = True
@@ -1815,7 +1827,8 @@ class _ComputeAtBase(Rewrite):
                          f"{'' if self.reverse else ' fix the values the consumers read there'}, but placed "
                          f"under {loop!r} the block would run {iv.var.name} over the values of its own "
                          "loops too and leave another value's result", loc.realize)
-            if partner is not None and not (self.reverse and _group_runs_its_box(pairs, bound, k, around)):
+            if partner is not None and not (self.reverse and _accesses_its_element_only(block)
+                                            and _group_runs_its_box(pairs, bound, k, around)):
                 chk.stop(NotStagePipelineError, subject,
                          f"the block {'uses' if self.reverse else 'reads'} {binding} "
                          f"{'' if self.reverse else 'and writes the same elements for each of its values; it '}"
