@@ -2225,6 +2225,41 @@ def test_reverse_compute_at_of_a_fused_consumer_whose_digits_run_their_whole_box
         R.reverse_compute_at("D", "i", True)(wide)
 
 
+FLIPPED_READ = """
+@T.prim_func
+def main(A: T.Buffer((8, 3), "float32"), C: T.Buffer((8, 3), "float32")):
+    B = T.alloc_buffer((8, 3))
+    for i, j in T.grid(8, 3):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 3):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[7 - vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("factor", [None, 4, 3])
+def test_reverse_compute_at_of_a_block_reading_backwards(factor):
+    # TVM's flip (T_reverse_sequence reads its input at 1 - v): the rows a
+    # tile of B writes, [lo, hi], are read by the instances vi in [7 - hi,
+    # 7 - lo]; before, a read that is no variable plus a constant refused
+    mod = mod_of(FLIPPED_READ)
+    if factor is not None:
+        mod = R.split("i", [None, factor])(mod)
+    target = "i" if factor is None else "i_0"
+    out = R.reverse_compute_at("C", target)(mod)
+    verify(out)
+    text = out["main"].script()
+    # the row read backwards: one instance per row (7 - i), or a tile's worth
+    # from the mirror image of the tile's last row
+    assert {None: "T.axis.spatial(8, 7 - i)", 4: "T.axis.spatial(8, 4 - i_0 * 4 + ax0)",
+            3: "T.axis.spatial(8, 7 - T.min(i_0 * 3 + 2, 7) + ax0)"}[factor] in text, text
+    assert_equivalent(mod["main"], out["main"])
+    assert_built_as_interpreted(out)
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

@@ -692,6 +692,19 @@ def _shift(e: PrimExpr, ivs: dict | None = None):
     return None
 
 
+def _mirrored(e: PrimExpr, ivs: dict):
+    """``(var, c)`` when ``e`` is ``c - var`` for an iteration variable of
+    ``ivs`` and an integer constant ``c`` (a backward index, ``T[1 - v]``),
+    else None."""
+    form = affine_form(e)
+    if form is None or len(form.terms) != 1 or not e.dtype.is_integer:
+        return None
+    (var, coeff), = form.terms
+    if coeff != -1 or not isinstance(var, Var) or var not in ivs:
+        return None
+    return var, IntImm(e.dtype, form.const)
+
+
 def _solve_once(chk, subject: str, realize, doms: dict, var, mine: Interval, proof: dict) -> None:
     """Set ``doms[var]`` to ``mine``, the values reverse_compute_at solved
     for ``var`` from one region: another region must have solved the same
@@ -1687,13 +1700,21 @@ class _ComputeAtBase(Rewrite):
                     _solve_once(chk, subject, loc.realize, doms, var, mine, proof)
                     continue
                 shifted = _shift(rng.min, ivs if self.reverse else None)
-                if shifted is None or shifted[0] not in ivs:
-                    chk.stop(UnsupportedRegionError, subject,
-                             f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} at "
-                             f"{rng.min.script()}, which is not an iteration variable plus a constant",
-                             loc.realize)
-                var, k = shifted
-                mine = Interval(_minus(iv.lo, k), _minus(iv.hi, k))
+                mirrored = _mirrored(rng.min, ivs) if self.reverse and shifted is None else None
+                if mirrored is not None:
+                    # a backward read (T[1 - v], TVM's flip): the values whose
+                    # mirror image lies in what was written, in the other order
+                    var, c = mirrored
+                    mine = Interval(None if iv.hi is None else simplify_index(_cast(c, iv.hi.dtype) - iv.hi),
+                                    None if iv.lo is None else simplify_index(_cast(c, iv.lo.dtype) - iv.lo))
+                else:
+                    if shifted is None or shifted[0] not in ivs:
+                        chk.stop(UnsupportedRegionError, subject,
+                                 f"the block {'reads' if self.reverse else 'writes'} {region.buffer.name} at "
+                                 f"{rng.min.script()}, which is not an iteration variable plus a constant",
+                                 loc.realize)
+                    var, k = shifted
+                    mine = Interval(_minus(iv.lo, k), _minus(iv.hi, k))
                 old = doms.get(var)
                 if old is None:
                     doms[var] = mine
