@@ -565,6 +565,75 @@ def test_a_reader_left_behind_by_reverse_compute_at_keeps_what_it_read(case, see
 
 
 @st.composite
+def writers_left_behind(draw):
+    """(source, late) of B, then C under the loop i, C reading B's row at a
+    random place (this iteration's row, an earlier or a later one, a fixed
+    one, or a whole column), then a copy of what C writes; compute_at C
+    into the copy's loop. ``late`` holds where C reads a row B writes in a
+    later iteration, which C moved later would read rewritten."""
+    n = draw(st.integers(2, 4), label="size")
+    d = draw(st.integers(1, 2), label="shift")
+    where = draw(st.sampled_from(["same", "earlier", "later", "fixed", "all"]), label="place")
+    fixed = draw(st.integers(0, n - 1), label="fixed row")
+    row = {"same": "vi", "earlier": f"T.max(vi - {d}, 0)", "later": f"T.min(vi + {d}, {n - 1})",
+           "fixed": str(fixed), "all": "vk"}[where]
+    src = f'''
+@T.prim_func
+def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+         C: T.Buffer(({n}, {n}, {n}), "float32")):
+    C_shared = T.alloc_buffer(({n}, {n}, {n}), scope="shared")
+    for i in range({n}):
+        for j in range({n}):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j, k in T.grid({n}, {n}):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                C_shared[vi, vj, vk] = B[{row}, vj] + T.float32(1)
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C_shared"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            C[vi, vj, vk] = C_shared[vi, vj, vk]
+'''
+    late = where in ("later", "all") or (where == "fixed" and fixed > 0)
+    return src, late
+
+
+@given(writers_left_behind(), st.integers(0, 2**16))
+def test_a_writer_left_behind_by_compute_at_keeps_what_the_block_read(case, seed):
+    # the mirror of the reader case: B runs before C in each iteration of i;
+    # C moved after the loop reads B once B has written every row
+    from unittest import mock
+
+    from tirfun.rewrites.compute_location import ComputeAt
+    from tirfun.testing.equivalence import NotEquivalentError
+
+    src, late = case
+    mod = IRModule({"main": from_source(src)})
+    sch = tirfun.Schedule(mod)
+    loop = sch.get(sch.get_loops(sch.get_block("C_shared"))[0])
+    rewrite = R.compute_at("C", loop.loop_var.name)
+    problems = [p for p in rewrite.violations(mod) if "which it shares with block 'B'" in str(p)]
+    if problems:
+        assert type(problems[0]) is R.DependenceViolationError
+        assert late, problems[0]
+        event("refused")
+        with mock.patch.object(ComputeAt, "_check_left_behind", lambda *a: None):
+            placed = rewrite(mod)
+        with pytest.raises(NotEquivalentError):
+            assert_equivalent(mod["main"], placed["main"], seed=seed)
+        return
+    others = rewrite.violations(mod)
+    if others:
+        event(f"refused: {type(others[0]).__name__}")
+        return
+    assert not late
+    event("placed")
+    assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)
+
+
+@st.composite
 def guarded_divisions(draw):
     """(source, steps) of a block reading A at an index that divides by
     ``vi - c`` (or ``vi + 1``, never zero) only where ``vi != c``, with a

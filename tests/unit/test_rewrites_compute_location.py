@@ -2260,6 +2260,46 @@ def test_reverse_compute_at_of_a_block_reading_backwards(factor):
     assert_built_as_interpreted(out)
 
 
+ROW_THEN_COPY = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    B = T.alloc_buffer((8, 8))
+    C_shared = T.alloc_buffer((8, 8), scope="shared")
+    for i in range(8):
+        for j in range(8):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(8):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C_shared[vi, vj] = B[{row}, vj] + T.float32(1)
+    for i, j in T.grid(8, 8):
+        with T.block("C_shared"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = C_shared[vi, vj]
+"""
+
+
+def test_compute_at_out_of_a_loop_past_the_block_before_it():
+    # TVM's element_wise_compute_at_split_vectorized after a cache_write: C
+    # leaves loop i, where B ran before it in each iteration, for the copy's
+    # loop after it. C of row i read B's row i, written in the same
+    # iteration, before the move and after it; no later iteration of B
+    # writes it again. Before, the same iteration counted as reordered
+    mod = mod_of(ROW_THEN_COPY.format(row="vi"))
+    sch = tirfun.Schedule(mod)
+    sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("C_shared"))[0])
+    verify(sch.mod)
+    assert_equivalent(mod["main"], sch.mod["main"])
+    # reading the next row, which B writes in the next iteration: before the
+    # move C read it before B wrote it, after the move after
+    ahead = mod_of(ROW_THEN_COPY.format(row="T.min(vi + 1, 7)"))
+    sch = tirfun.Schedule(ahead)
+    with pytest.raises(R.DependenceViolationError, match="which it shares with block 'B'"):
+        sch.compute_at(sch.get_block("C"), sch.get_loops(sch.get_block("C_shared"))[0])
+
+
 def test_reverse_compute_inline_of_a_block_under_a_condition_is_refused():
     # found by the fuzzer (a copy A_global and B reading it under if i < 6):
     # folded into the copy, the consumer's stores ran where the condition

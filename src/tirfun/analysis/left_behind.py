@@ -9,7 +9,10 @@ block runs before every instance of ``D``; moved later (compute_at), after.
 The move keeps the meaning unless an instance of the block and one of ``D``
 that the move puts in the other order touch one element, one of them
 writing: for an earlier move, the block's instance of a later iteration than
-``D``'s; for a later move, of the same or an earlier one.
+``D``'s; for a later move, of the same or an earlier one. A block ``D``
+before the moved one in each iteration is the mirror case: an earlier move
+reorders the block's instance of the same or a later iteration than
+``D``'s, a later move one of an earlier iteration.
 
 :func:`reordered_access` finds such a pair by enumerating the iterations of
 the left loops (constant ranges, at most :data:`MAX_ITERATIONS` of them) and
@@ -32,7 +35,8 @@ from .traversal import substitute_vars
 MAX_ITERATIONS = 256
 
 
-def reordered_access(left: list, block_chain: list, other_chain: list, earlier: bool):
+def reordered_access(left: list, block_chain: list, other_chain: list, earlier: bool,
+                     other_first: bool = False):
     """The name of a buffer through which the move reorders two accesses,
     or None (no such pair, or the loops cannot be enumerated).
 
@@ -40,7 +44,10 @@ def reordered_access(left: list, block_chain: list, other_chain: list, earlier: 
     ``other_chain``: the statements from below the innermost left loop
     down to each block's BlockRealize, which comes last. ``earlier``: the
     block moves before the other block's instances (reverse_compute_at),
-    else after them (compute_at)."""
+    else after them (compute_at). ``other_first``: the other block comes
+    before the block in each iteration (``D`` then the block), so the pairs
+    the move reorders are those of the other's later iterations (a move
+    later) or of the same or earlier ones (a move earlier)."""
     iterations = _iterations(left)
     if iterations is None:
         return None
@@ -50,7 +57,11 @@ def reordered_access(left: list, block_chain: list, other_chain: list, earlier: 
         return None
     for s, t in itertools.product(range(len(iterations)), repeat=2):
         # s: the block's iteration, t: the other block's
-        if (s > t) if earlier else (s <= t):
+        if other_first:
+            reordered = (s >= t) if earlier else (s < t)
+        else:
+            reordered = (s > t) if earlier else (s <= t)
+        if reordered:
             found = _conflict(mine[s], theirs[t])
             if found is not None:
                 return found

@@ -1575,7 +1575,10 @@ class _ComputeAtBase(Rewrite):
                 if not span[0] < (key if key is not None else program_key(site, ypath)) < span[1]:
                     shared = [p for p in left if is_under(ypath, p)]
                     if shared and conflicting_buffer(block, other) is not None:
-                        self._check_left_behind(chk, site, loc, lpath, shared, ypath, yrealize, subject)
+                        if mine is None:
+                            mine = own if own is not None else program_key(site, loc.rpath)
+                        first = (key if key is not None else program_key(site, ypath)) < mine
+                        self._check_left_behind(chk, site, loc, lpath, shared, ypath, yrealize, subject, first)
                     continue
                 buf = conflicting_buffer(block, other)
             if buf is not None:
@@ -1584,9 +1587,11 @@ class _ComputeAtBase(Rewrite):
                          f"block {other.name_hint!r}, and one of them writes {buf.name}, which the other uses",
                          yrealize)
 
-    def _check_left_behind(self, chk, site, loc, lpath, shared, ypath, yrealize, subject) -> None:
-        """A block after the moved one under loops the move takes it out of
-        ran interleaved with it, iteration by iteration; moved, all the
+    def _check_left_behind(self, chk, site, loc, lpath, shared, ypath, yrealize, subject,
+                           first: bool = False) -> None:
+        """A block before (``first``) or after the moved one under loops the
+        move takes it out of ran interleaved with it, iteration by
+        iteration; moved, all the
         block's instances run before its own (reverse_compute_at) or after
         them (compute_at). Refused where that reorders two accesses of one
         element, one a write (:func:`~tirfun.analysis.left_behind.reordered_access`;
@@ -1596,7 +1601,7 @@ class _ComputeAtBase(Rewrite):
         mine = nodes_along(site.func, loc.rpath)[len(inner) + 1:]
         theirs = nodes_along(site.func, ypath)[len(inner) + 1:]
         loops = [site.at(p) for p in shared]
-        buf = reordered_access(loops, mine, theirs, earlier=self.reverse)
+        buf = reordered_access(loops, mine, theirs, earlier=self.reverse, other_first=first)
         if buf is not None:
             names = ", ".join(repr(lp.loop_var.name) for lp in loops)
             chk.fail(DependenceViolationError, subject,
