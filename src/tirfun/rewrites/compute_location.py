@@ -3526,6 +3526,39 @@ def _store_accumulates(block: Block, buffer: Buffer) -> bool | None:
     return loads
 
 
+def _instances_without_producer(block: Block, reads, producer: Block, writes, buffer: Buffer) -> str | None:
+    """Why some instance of the consumer ``block`` (reading at ``reads``)
+    has no producer instance to fold into, or None: every index it reads,
+    over its whole domain, must lie in what the producer writes over its
+    domain (``writes``, each a producer variable plus a constant, which
+    writes every element of its range; another index is not checked
+    here). The consumer's instances of a fused read (``S[a * 3 + b]`` over
+    ``2 x 3``) must not reach past the producer's (5 of them): the
+    instance reading past them, under a guard (``T.if_then_else(a * 3 + b
+    < 5, S[a * 3 + b], 2)``), still stores, and folded into the producer it
+    would never run. TVM folds it and loses that store."""
+    mine = {iv.var: Interval.from_range(iv.dom) for iv in block.iter_vars}
+    theirs = {iv.var: iv.dom for iv in producer.iter_vars}
+    for k, (read, write) in enumerate(zip(reads, writes)):
+        shifted = _shift(write)
+        if shifted is None or shifted[0] not in theirs:
+            continue
+        var, off = shifted
+        dom = theirs[var]
+        lo, hi = int_value(dom.min), int_value(dom.extent)
+        got = eval_interval(read, mine)
+        if lo is None or hi is None or got.lo is None or got.hi is None:
+            continue
+        first, last = int_value(simplify_expr(got.lo)), int_value(simplify_expr(got.hi))
+        if first is None or last is None:
+            continue
+        if first < lo + off or last > lo + hi - 1 + off:
+            return (f"the block reads {buffer.name} at [{first}, {last}] in dimension {k}, and its producer "
+                    f"writes [{lo + off}, {lo + hi - 1 + off}] there only: the instances reading past that have no "
+                    "producer instance to fold into, and would no longer store")
+    return None
+
+
 def _plain_reach(e: PrimExpr, dom: Range, ranges: dict) -> tuple[bool, bool, bool] | None:
     """For the consumer's iteration variable over ``dom`` whose value is
     ``e``, the producer's iteration variable over a range of ``ranges``,
@@ -3764,6 +3797,9 @@ class ReverseComputeInline(Rewrite):
         sub = mapping(list(body.indices))
         doms = {iv.var: Interval.from_range(iv.dom) for iv in producer.iter_vars}
         ranges = {iv.var: iv.dom for iv in producer.iter_vars}
+        unmatched = _instances_without_producer(block, loads[0].indices, producer, body.indices, buffer)
+        if unmatched is not None:
+            return unmatched
         bounds = []
         # a constant index reads one slice of the buffer: only the producer
         # instances writing that slice compute the consumer's value; so does
