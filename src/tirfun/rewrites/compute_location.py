@@ -3537,21 +3537,33 @@ def _instances_without_producer(block: Block, reads, producer: Block, writes, bu
     instance reading past them, under a guard (``T.if_then_else(a * 3 + b
     < 5, S[a * 3 + b], 2)``), still stores, and folded into the producer it
     would never run. TVM folds it and loses that store."""
-    mine = {iv.var: Interval.from_range(iv.dom) for iv in block.iter_vars}
+    mine = None  # the consumer's domains, made where a read is more than a variable
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
     theirs = {iv.var: iv.dom for iv in producer.iter_vars}
     for k, (read, write) in enumerate(zip(reads, writes)):
-        shifted = _shift(write)
+        shifted = _shift(write) if type(write) is not Var else (write, 0)
         if shifted is None or shifted[0] not in theirs:
             continue
         var, off = shifted
         dom = theirs[var]
         lo, hi = int_value(dom.min), int_value(dom.extent)
-        got = eval_interval(read, mine)
-        if lo is None or hi is None or got.lo is None or got.hi is None:
+        if lo is None or hi is None:
             continue
-        first, last = int_value(simplify_expr(got.lo)), int_value(simplify_expr(got.hi))
-        if first is None or last is None:
-            continue
+        if type(read) is Var and read in doms:
+            # the commonest read, a variable: its domain, as literals
+            first, ext = int_value(doms[read].min), int_value(doms[read].extent)
+            if first is None or ext is None:
+                continue
+            last = first + ext - 1
+        else:
+            if mine is None:
+                mine = {v: Interval.from_range(r) for v, r in doms.items()}
+            got = eval_interval(read, mine)
+            if got.lo is None or got.hi is None:
+                continue
+            first, last = int_value(simplify_expr(got.lo)), int_value(simplify_expr(got.hi))
+            if first is None or last is None:
+                continue
         if first < lo + off or last > lo + hi - 1 + off:
             return (f"the block reads {buffer.name} at [{first}, {last}] in dimension {k}, and its producer "
                     f"writes [{lo + off}, {lo + hi - 1 + off}] there only: the instances reading past that have no "

@@ -387,7 +387,8 @@ def produced_region(site: Site, realize_path: Path, realize: BlockRealize, regio
     ``T.where(0 < n)``): a guard of relaxed loops need hold at their start
     only where they do.
     """
-    return _produced(site, realize_path, realize, region, top, False, facts)
+    got = _produced(site, realize_path, realize, region, top, False, facts)
+    return got if got is not None else _produced(site, realize_path, realize, region, top, False, facts, True)
 
 
 def guarded_produced_region(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
@@ -399,17 +400,23 @@ def guarded_produced_region(site: Site, realize_path: Path, realize: BlockRealiz
     does not. An over-split fused loop gives one: at its inner loop, the
     block writes one element when ``i_0 * 5 + i_1 < 24`` and none
     otherwise, which :func:`produced_region` cannot state."""
-    plain = _produced(site, realize_path, realize, region, top, False, facts)
-    if plain is not None:
-        return plain, None
-    return _produced(site, realize_path, realize, region, top, True, facts)
+    for kept_units in (False, True):
+        plain = _produced(site, realize_path, realize, region, top, False, facts, kept_units)
+        if plain is not None:
+            return plain, None
+        got = _produced(site, realize_path, realize, region, top, True, facts, kept_units)
+        if got is not None:
+            return got
+    return None
 
 
 def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: BufferRegion,
-              top: Path, guarded: bool, facts: tuple = ()):
+              top: Path, guarded: bool, facts: tuple = (), kept_units: bool = False):
     """:func:`produced_region`; with ``guarded``, the conjuncts of the
     predicate on no relaxed loop that cannot be proven are set aside as a
-    guard instead, giving ``(box, guard)`` (guard None when there is none)."""
+    guard instead, giving ``(box, guard)`` (guard None when there is none).
+    With ``kept_units``, the kept loops of one iteration take their one
+    value too (tried where the reading without them shows nothing)."""
     loops = loops_between(site, realize_path, top)
     # a unit loop takes its one value (the unit loops splits and
     # add_unit_loop leave would otherwise stop the iteration map, and the
@@ -420,10 +427,13 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
     relaxed = {}
     # a kept loop of one iteration too (the unit loops a split leaves above
     # the target, the target itself): its variable is its start there
-    between = {l.loop_var for l in loops}
-    for var, rng in loop_domains(site, realize_path, inclusive=False).items():
-        if var not in between and int_value(rng.extent) == 1:
-            units[var] = rng.min
+    if kept_units:
+        between = {l.loop_var for l in loops}
+        for var, rng in loop_domains(site, realize_path, inclusive=False).items():
+            if var not in between and int_value(rng.extent) == 1:
+                units[var] = rng.min
+        if not units:
+            return None  # no kept loop of one iteration: the first reading stands
     for l in loops:
         start = int_value(l.min)
         if int_value(l.extent) == 1:
