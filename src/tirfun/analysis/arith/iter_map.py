@@ -1136,7 +1136,7 @@ def predicate_fused_parts(values, loops: Mapping[str, object], predicate: PrimEx
     ``(f_0 * 256 + f_1) // 7`` under ``f_0 * 256 + f_1 < 49`` is a split
     of a loop of 49 iterations, whatever 256 is. ``parts`` maps the name of
     each stand-in loop to the sum it stands for."""
-    from ...nodes import LT, Evaluate, For
+    from ...nodes import LT
     from .simplify import conjuncts
 
     if predicate is None or type(predicate) is IntImm:
@@ -1168,19 +1168,30 @@ def predicate_fused_parts(values, loops: Mapping[str, object], predicate: PrimEx
         reach = math.prod(_int_value(lp.extent) or 0 for lp in sub.values())
         if _int_value(bound) is not None and reach:
             bound = IntImm(bound.dtype, min(_int_value(bound), reach))
-        name = f"_fused{k}"
-        while name in loops:
-            name += "_"
-        stand_in = Var(name, fused.dtype)
-        replaced = [_replace_sum(v, fused, stand_in, used) for v in values]
-        if any(r is None for r in replaced):
-            continue
-        values = replaced
-        for n in used:
-            del loops[n]
-        loops[name] = For(stand_in, IntImm(fused.dtype, 0), bound, "serial", Evaluate(IntImm("int32", 0)))
-        stood[name] = fused
+        name = _stand_in(values, loops, fused, used, f"_fused{k}", bound)
+        if name is not None:
+            stood[name] = fused
     return (values, loops, stood) if stood else None
+
+
+def _stand_in(values: list, loops: dict, fused: PrimExpr, used: set, name: str, extent: PrimExpr) -> str | None:
+    """Replace the sum ``fused`` of the loops ``used`` in ``values`` (in
+    place) by a new loop over ``extent`` in ``loops`` (the loops of ``used``
+    removed), and return its name; None, changing nothing, where a value
+    reads a loop of ``used`` apart from the sum."""
+    from ...nodes import Evaluate, For
+
+    while name in loops:
+        name += "_"
+    stand_in = Var(name, fused.dtype)
+    replaced = [_replace_sum(v, fused, stand_in, used) for v in values]
+    if any(r is None for r in replaced):
+        return None
+    values[:] = replaced
+    for n in used:
+        del loops[n]
+    loops[name] = For(stand_in, IntImm(fused.dtype, 0), extent, "serial", Evaluate(IntImm("int32", 0)))
+    return name
 
 
 def divided_fused(values, loops: Mapping[str, object]):
@@ -1193,7 +1204,6 @@ def divided_fused(values, loops: Mapping[str, object]):
     loop split by a constant and then cut by a size, ``(f_0 * 8 + f_1) //
     n`` and ``% n``, or a fuse over a symbolic weight, ``(a * (n * 8) + b)
     // n``. The values must use the sum's loops only through the sum."""
-    from ...nodes import Evaluate, For
     from ...rewrites.exprs import var_names
     from ..traversal import walk
 
@@ -1225,18 +1235,8 @@ def divided_fused(values, loops: Mapping[str, object]):
             if extent is None or not all(_exact_quotient(extent, _int_value(d) or d) is not None
                                          for d in _divisors_of(values, key)):
                 continue
-            name = "_divided"
-            while name in loops:
-                name += "_"
-            stand_in = Var(name, fused.dtype)
-            replaced = [_replace_sum(v, fused, stand_in, used) for v in values]
-            if any(r is None for r in replaced):
-                continue
-            values = replaced
-            for n in used:
-                del loops[n]
-            loops[name] = For(stand_in, IntImm(fused.dtype, 0), extent, "serial", Evaluate(IntImm("int32", 0)))
-            changed = True
+            if _stand_in(values, loops, fused, used, "_divided", extent) is not None:
+                changed = True
     return (values, loops) if changed else None
 
 
