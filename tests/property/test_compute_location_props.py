@@ -537,20 +537,26 @@ def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
 
 @given(readers_left_behind(), st.integers(0, 2**16))
 def test_a_reader_left_behind_by_reverse_compute_at_keeps_what_it_read(case, seed):
-    from unittest import mock
-
-    from tirfun.rewrites.compute_location import ReverseComputeAt
-    from tirfun.testing.equivalence import NotEquivalentError
-
     src, loop, late = case
     mod = IRModule({"main": from_source(src)})
-    rewrite = R.reverse_compute_at("C", loop)
-    problems = [p for p in rewrite.violations(mod) if "which it shares with block 'D'" in str(p)]
+    _left_behind_refused_exactly(mod, R.reverse_compute_at("C", loop), "D", late, seed, f" under {loop}")
+
+
+def _left_behind_refused_exactly(mod, rewrite, other: str, late: bool, seed: int, where: str = "") -> None:
+    """``rewrite`` (a move of a block out of loops it shares with block
+    ``other``) is refused for reordering their accesses exactly where
+    ``late`` says it reorders them: refused, it changes the result once
+    the check is patched off; applied, it keeps it."""
+    from unittest import mock
+
+    from tirfun.testing.equivalence import NotEquivalentError
+
+    problems = [p for p in rewrite.violations(mod) if f"which it shares with block '{other}'" in str(p)]
     if problems:
         assert type(problems[0]) is R.DependenceViolationError
         assert late, problems[0]
-        event(f"refused under {loop}")
-        with mock.patch.object(ReverseComputeAt, "_check_left_behind", lambda *a: None):
+        event(f"refused{where}")
+        with mock.patch.object(type(rewrite), "_check_left_behind", lambda *a: None):
             placed = rewrite(mod)
         with pytest.raises(NotEquivalentError):
             assert_equivalent(mod["main"], placed["main"], seed=seed)
@@ -560,7 +566,7 @@ def test_a_reader_left_behind_by_reverse_compute_at_keeps_what_it_read(case, see
         event(f"refused: {type(others[0]).__name__}")
         return
     assert not late
-    event(f"placed under {loop}")
+    event(f"placed{where}")
     assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)
 
 
@@ -604,33 +610,11 @@ def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
 def test_a_writer_left_behind_by_compute_at_keeps_what_the_block_read(case, seed):
     # the mirror of the reader case: B runs before C in each iteration of i;
     # C moved after the loop reads B once B has written every row
-    from unittest import mock
-
-    from tirfun.rewrites.compute_location import ComputeAt
-    from tirfun.testing.equivalence import NotEquivalentError
-
     src, late = case
     mod = IRModule({"main": from_source(src)})
     sch = tirfun.Schedule(mod)
     loop = sch.get(sch.get_loops(sch.get_block("C_shared"))[0])
-    rewrite = R.compute_at("C", loop.loop_var.name)
-    problems = [p for p in rewrite.violations(mod) if "which it shares with block 'B'" in str(p)]
-    if problems:
-        assert type(problems[0]) is R.DependenceViolationError
-        assert late, problems[0]
-        event("refused")
-        with mock.patch.object(ComputeAt, "_check_left_behind", lambda *a: None):
-            placed = rewrite(mod)
-        with pytest.raises(NotEquivalentError):
-            assert_equivalent(mod["main"], placed["main"], seed=seed)
-        return
-    others = rewrite.violations(mod)
-    if others:
-        event(f"refused: {type(others[0]).__name__}")
-        return
-    assert not late
-    event("placed")
-    assert_equivalent(mod["main"], rewrite(mod)["main"], seed=seed)
+    _left_behind_refused_exactly(mod, R.compute_at("C", loop.loop_var.name), "B", late, seed)
 
 
 @st.composite
@@ -1417,7 +1401,7 @@ def moves_under_fused_sizes(draw):
         # C's own loops fused (vi = f // cols, vj = f % cols), moved under
         # B's row loop: vj runs its whole domain there, as the fuse ran it
         sch.fuse(*sch.get_loops(sch.get_block("C")))
-        return mod, sch, "reverse_compute_at", None, sch.get_loops(sch.get_block("B"))[0]
+        return mod, sch, kind, None, sch.get_loops(sch.get_block("B"))[0]
     host = "B" if kind.startswith("reverse") else "C"
     fused = sch.fuse(*sch.get_loops(sch.get_block(host)))
     split = draw(st.sampled_from([None, "factor", "parts"]), label="split")
@@ -1435,7 +1419,6 @@ def test_a_move_under_a_fuse_of_sizes_divides_only_where_its_loop_runs(case, see
     # rows = 0 the moved nest's bindings divide by cols only inside a loop
     # whose extent is then 0, or the move is refused (UnsafeRegionError)
     mod, sch, kind, split, target = case
-    before = sch.mod
     try:
         if kind.startswith("reverse"):
             sch.reverse_compute_at(sch.get_block("C"), target)
@@ -1446,8 +1429,7 @@ def test_a_move_under_a_fuse_of_sizes_divides_only_where_its_loop_runs(case, see
         if split is None:
             raise  # a plain fuse over rows * cols: the loop's extent is a multiple of cols
         return
-    event(f"{kind} under a fuse ({split}) applies" if "_fused" in sch.get(target).loop_var.name or split
-          else f"{kind} of a fused block under a row loop applies")
+    event(f"{kind} ({split}) applies")
     after = sch.mod
     verify(after)
     for rows, cols in ((0, 3), (3, 0), (0, 0), (2, 3), (5, 1), (3, 4)):

@@ -478,13 +478,18 @@ def _mirrored_map(indices, iter_vars):
     for d, e in enumerate(indices):
         if int_value(e) is not None:
             continue
-        form = affine_form(e)
-        if form is None or len(form.terms) != 1:
+        mirror = _mirrored(e, ivs)
+        if mirror is not None:
+            atom, c = mirror[0], mirror[1].value
+        else:
+            form = affine_form(e)
+            if form is None or form.const != 0 or len(form.terms) != 1 or form.terms[0][1] != 1:
+                return None
+            (atom, _), = form.terms
+            c = None
+        if atom not in ivs or atom in dims:
             return None
-        (atom, k), = form.terms
-        if atom not in ivs or atom in dims or k not in (1, -1) or (k == 1 and form.const != 0):
-            return None
-        dims[atom] = (d, None if k == 1 else form.const)
+        dims[atom] = (d, c)
     if not any(c is not None for _, c in dims.values()):
         return None
     units = _unit_values(iter_vars, dims)
@@ -1226,6 +1231,29 @@ def _runs_each_element_in_order(part: BlockRealize, loops: list[For]) -> bool:
     return False
 
 
+def _loop_sharing_groups(bound: list) -> list[list[int]]:
+    """The positions of the iteration variables joined into groups by the
+    loops their bindings read (``bound``: the names of those loops, per
+    variable): two share a group when they share a loop, directly or
+    through others. A variable that reads no loop is in no group."""
+    parent = list(range(len(bound)))
+
+    def root(k):
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    for k in range(len(bound)):
+        for w in range(k):
+            if bound[k] & bound[w]:
+                parent[root(k)] = root(w)
+    groups: dict = {}
+    for k in range(len(bound)):
+        if bound[k]:
+            groups.setdefault(root(k), []).append(k)
+    return list(groups.values())
+
+
 def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: set, doms: dict, free) -> set:
     """The names of the iteration variables that share loops with one
     another only in groups that run their whole domains in order: each
@@ -1238,22 +1266,6 @@ def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: s
     Empty where a free variable outside the groups reads a loop: its own
     loop would interleave with theirs in another order."""
     ivs = realize.block.iter_vars
-    # the groups: variables joined by the loops they read
-    parent = list(range(len(ivs)))
-
-    def root(k):
-        while parent[k] != k:
-            k = parent[k]
-        return k
-
-    for k in range(len(ivs)):
-        for w in range(k):
-            if bound[k] & bound[w]:
-                parent[root(k)] = root(w)
-    groups: dict = {}
-    for k in range(len(ivs)):
-        if bound[k]:
-            groups.setdefault(root(k), []).append(k)
 
     def whole(k):
         iv = ivs[k]
@@ -1267,7 +1279,7 @@ def _ordered_groups(realize: BlockRealize, bound: list, loops: list[For], own: s
 
     pred_loops = var_names(realize.predicate) & {lp.loop_var.name for lp in loops}
     out: set = set()
-    for members in groups.values():
+    for members in _loop_sharing_groups(bound):
         if len(members) < 2:
             continue
         reach = set().union(*[bound[k] for k in members])
@@ -1294,20 +1306,12 @@ def _group_runs_its_box(pairs: list, bound: list, k: int, around: dict) -> bool:
     block ran (in another order: its caller asks that each instance
     accesses its own element of what it writes). ``bound``: the names of the loops (of ``around``, name ->
     (path, loop)) each variable's binding reads."""
-    members, reach = {k}, set(bound[k])
-    grown = True
-    while grown:
-        grown = False
-        for w, names in enumerate(bound):
-            if w not in members and names & reach:
-                members.add(w)
-                reach |= names
-                grown = True
-    loops = {name: around[name][1] for name in reach}
-    values = [pairs[w][1] for w in sorted(members)]
+    members = next(g for g in _loop_sharing_groups(bound) if k in g)
+    loops = {name: around[name][1] for w in members for name in bound[w]}
+    values = [pairs[w][1] for w in members]
     if not is_bijective(values, loops):
         return False
-    points = [pairs[w][0].dom.extent for w in sorted(members)]
+    points = [pairs[w][0].dom.extent for w in members]
     steps = [loop.extent for loop in loops.values()]
     return _same_product(points, steps)
 
@@ -3541,13 +3545,13 @@ def _instances_without_producer(block: Block, reads, producer: Block, writes, bu
     doms = {iv.var: iv.dom for iv in block.iter_vars}
     theirs = {iv.var: iv.dom for iv in producer.iter_vars}
     for k, (read, write) in enumerate(zip(reads, writes)):
-        shifted = _shift(write) if type(write) is not Var else (write, 0)
+        shifted = _shift(write)
         if shifted is None or shifted[0] not in theirs:
             continue
         var, off = shifted
         dom = theirs[var]
-        lo, hi = int_value(dom.min), int_value(dom.extent)
-        if lo is None or hi is None:
+        lo, ext = int_value(dom.min), int_value(dom.extent)
+        if lo is None or ext is None:
             continue
         if type(read) is Var and read in doms:
             # the commonest read, a variable: its domain, as literals
@@ -3564,9 +3568,9 @@ def _instances_without_producer(block: Block, reads, producer: Block, writes, bu
             first, last = int_value(simplify_expr(got.lo)), int_value(simplify_expr(got.hi))
             if first is None or last is None:
                 continue
-        if first < lo + off or last > lo + hi - 1 + off:
+        if first < lo + off or last > lo + ext - 1 + off:
             return (f"the block reads {buffer.name} at [{first}, {last}] in dimension {k}, and its producer "
-                    f"writes [{lo + off}, {lo + hi - 1 + off}] there only: the instances reading past that have no "
+                    f"writes [{lo + off}, {lo + ext - 1 + off}] there only: the instances reading past that have no "
                     "producer instance to fold into, and would no longer store")
     return None
 

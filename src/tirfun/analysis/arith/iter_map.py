@@ -1232,8 +1232,9 @@ def divided_fused(values, loops: Mapping[str, object]):
             # the sum's extent a multiple of every divisor of it: TVM pads
             # no such mark (a split of rows * cols by 2 cut by cols reads
             # as a map only under the predicate the split leaves)
-            if extent is None or not all(_exact_quotient(extent, _int_value(d) or d) is not None
-                                         for d in _divisors_of(values, key)):
+            if extent is None or not all(
+                    _exact_quotient(extent, d if _int_value(d) is None else _int_value(d)) is not None
+                    for d in _divisors_of(values, key)):
                 continue
             if _stand_in(values, loops, fused, used, "_divided", extent) is not None:
                 changed = True
