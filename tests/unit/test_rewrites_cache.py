@@ -542,13 +542,14 @@ def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Bu
 def test_reindex_of_a_reduction_read_keeps_only_the_iteration_variables_used():
     mod = mod_of(MATMUL)
     sch = Schedule(mod)
-    assert sch.reindex("C", ("read", 1)) == R.BlockRef("B_reindex", "main")
+    # the copy is named after the buffer it writes, B_reindex, as TVM names it
+    assert sch.reindex("C", ("read", 1)) == R.BlockRef("B_reindex_reindex", "main")
     expected = from_source("""
 @T.prim_func
 def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 6), "float32"), C: T.Buffer((4, 6), "float32")):
     B_reindex = T.alloc_buffer((6, 8))
     for ax0, ax1 in T.grid(6, 8):
-        with T.block("B_reindex"):
+        with T.block("B_reindex_reindex"):
             v0, v1 = T.axis.remap("SS", [ax0, ax1])
             B_reindex[v0, v1] = B[v1, v0]
     for i, j, k in T.grid(4, 6, 8):
@@ -943,6 +944,76 @@ def test_reindex_cache_read_of_an_index_dividing_by_a_nonzero_range_keeps_meanin
     assert "A_local" in after.script()
     verify(after)
     assert_equivalent(mod["main"], after["main"])
+
+
+# TVM's test_te_create_primfunc ``tir_slice_with_var_input``: rows 0 to idx of
+# an m-row tensor, idx a scalar; that idx <= m is the caller's promise
+SLICE_WITH_VAR_INPUT = """
+@T.prim_func
+def main(var_tensor: T.handle, idx: T.int64, var_slice: T.handle):
+    m, n = T.int64(), T.int64()
+    tensor = T.match_buffer(var_tensor, (m, n))
+    slice = T.match_buffer(var_slice, (idx, n))
+    for i, j in T.grid(idx, n):
+        with T.block("slice"):
+            v_i = T.axis.spatial(idx, i)
+            v_j = T.axis.spatial(n, j)
+            slice[v_i, v_j] = tensor[v_i, v_j]
+"""
+
+
+@pytest.mark.parametrize("primitive", ["reindex", "reindex_cache_read"])
+def test_a_reindexed_read_the_block_makes_at_every_point_is_copied_past_what_is_provable(primitive):
+    # v_i < m is not provable, but the block itself reads tensor[v_i, v_j] at
+    # every point of the domain, so the copy reads nothing the program did
+    # not (TVM applies both)
+    mod = mod_of(SLICE_WITH_VAR_INPUT)
+    sch = Schedule(mod)
+    if primitive == "reindex":
+        sch.reindex("slice", ("read", 0))
+    else:
+        sch.reindex_cache_read("slice", 0, "global", lambda i, j: (i, j // 4, j % 4))
+    verify(sch.mod)
+    assert "tensor" in sch.get(sch.get_producers("slice")[0]).reads[0].buffer.name
+    for rows in (0, 3, 6):
+        assert_equivalent(mod["main"], sch.mod["main"], trials=2, sizes={"m": 6, "n": 5, "idx": rows})
+
+
+@pytest.mark.parametrize("source", [
+    # the block runs rows 0 to 3 of a domain of 8: the copy would read A[8:12]
+    """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = A[vi + 4]
+""",
+    # the load is in the branch of a condition only
+    """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.Select(vi > 0, A[vi - 1], T.float32(0))
+            C[vi] = T.float32(1)
+""",
+    # under an if of the body
+    """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            if vi > 0:
+                B[vi] = A[vi - 1]
+""",
+], ids=["part-of-the-domain", "select", "if"])
+def test_a_reindexed_read_past_the_buffer_the_block_does_not_make_everywhere_is_refused(source):
+    mod = mod_of(source)
+    with pytest.raises(R.ReindexOutOfBoundsError, match="not provably inside the buffer"):
+        R.reindex("B", ("read", 0))(mod)
 
 
 def test_cache_read_under_a_scope_that_declares_more_than_the_buffer_copies_what_is_inside():

@@ -113,7 +113,9 @@ from .scopes import (
     STORAGE_RANKS, check_copy_per_thread, check_per_thread_writes, check_shared_allocation, check_storage_scope,
 )
 from .serialize import py_value
-from .stage_writes import cuts_a_prefix, dense_over, stage_of, stores_unconditionally, whole_write, written_indices
+from .stage_writes import (
+    cuts_a_prefix, dense_over, loads_unconditionally, stage_of, stores_unconditionally, whole_write, written_indices,
+)
 
 # ------------------------------------------------------------------ arguments
 
@@ -1642,21 +1644,27 @@ class _Both:
         return name in self.a or name in self.b
 
 
-def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node, reach=None) -> None:
+def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node, reach=None,
+                          read_everywhere=None) -> None:
     """A reindexing copy reads ``buf`` at ``indices`` over the whole domain
     ``dom`` of the iteration variables: each index must provably stay inside
     the buffer there (the block itself may read only under a guard).
     ``reach``, when given, is :func:`_point_bounds` of the indices over
-    ``dom``, already known."""
+    ``dom``, already known. ``read_everywhere``, when given, is asked (with
+    no argument) before refusing: where the block itself loads the same
+    element at every point of the domain, the copy reads, and divides by,
+    nothing the program did not (TVM checks none of it)."""
     if reach is None:
         reach = _point_bounds(indices, dom)
     outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
+    if outside and read_everywhere is not None and read_everywhere():
+        return
     if outside:
         chk.stop(ReindexOutOfBoundsError, subject,
                  f"the index {indices[outside[0]].script()} of buffer {buf.name} is not provably "
                  "inside the buffer over the whole domain of the iteration variables, which the "
                  "copy reads", node)
-    _check_copy_divisors(chk, subject, buf, indices, dom, node)
+    _check_copy_divisors(chk, subject, buf, indices, dom, node, read_everywhere)
 
 
 def _enclosing_domains(site, path: Path) -> dict:
@@ -1673,7 +1681,7 @@ def _enclosing_domains(site, path: Path) -> dict:
     return out
 
 
-def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> None:
+def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node, read_everywhere=None) -> None:
     """A reindexing copy evaluates ``indices`` at every point of ``dom``,
     where the block may evaluate them only under a guard (``vi != 3`` around
     ``A[40 // (vi - 3)]``): each integer division or remainder in them must
@@ -1687,7 +1695,7 @@ def _check_copy_divisors(chk, subject: str, buf: Buffer, indices, dom, node) -> 
             (iv,) = _point_bounds([e.b], dom)
             one = IntImm(e.b.dtype, 1)
             nonzero = iv.bounded and (index_at_most(one, iv.lo) or index_at_most(iv.hi, IntImm(e.b.dtype, -1)))
-            if not nonzero:
+            if not nonzero and not (read_everywhere is not None and read_everywhere()):
                 chk.stop(ReindexUnsafeIndexError, subject,
                          f"the index of buffer {buf.name} divides by {e.b.script()}, which is not provably "
                          "nonzero over the whole domain of the iteration variables, where the copy "
@@ -3095,7 +3103,7 @@ class ReIndex(Rewrite):
         def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((8, 4), "float32")):
             A_reindex = T.alloc_buffer((8, 4))
             for ax0, ax1 in T.grid(8, 4):
-                with T.block("A_reindex"):
+                with T.block("A_reindex_reindex"):
                     v0, v1 = T.axis.remap("SS", [ax0, ax1])
                     A_reindex[v0, v1] = A[v1, v0]
             for i, j in T.grid(8, 4):
@@ -3152,7 +3160,8 @@ class ReIndex(Rewrite):
                          "copy and be lost", realize)
             _check_copy_in_bounds(chk, subject, buf, indices,
                                   {**_enclosing_domains(site, path), **{iv.var: iv.dom for iv in covered}},
-                                  realize)
+                                  realize, read_everywhere=lambda: _reads_every_point(
+                                      site, path[:-1], realize, buf, indices, scope.path))
         else:
             _check_writes_first(chk, block, buf, subject, realize, "copy")
             _check_init_runs(chk, site, path[:-1], realize, scope.path, buf, subject, "copy")
@@ -3169,7 +3178,11 @@ class ReIndex(Rewrite):
         new_name = fresh_name(suffixed(plan.buf.name, "reindex"), taken)
         shape = [_dom_end(iv.dom) for iv in plan.covered]
         new_buf = Buffer(new_name, shape, plan.buf.dtype, storage_scope=plan.buf.storage_scope)
-        stage_name = fresh_name(new_name, site.index.blocks)
+        # TVM names the copy after the buffer it writes: a read's copy writes
+        # the new buffer (block A_reindex_reindex), a write's the old one
+        # (block B_reindex)
+        stage_name = fresh_name(suffixed(new_name if plan.kind == "read" else plan.buf.name, "reindex"),
+                                site.index.blocks)
         used: set = {new_name}
         loop_vars, vars_ = [], []
         for k, iv in enumerate(plan.covered):
@@ -3292,6 +3305,25 @@ def _incomplete_reindex_write(site, realize_path: Path, realize: BlockRealize, i
     if why is not None and _covers_domains(site, realize_path, realize, names, top):
         return None
     return why
+
+
+def _reads_every_point(site, realize_path: Path, realize: BlockRealize, buf: Buffer, indices, top: Path) -> bool:
+    """Whether the block, in its runs under ``top``, loads ``buf[indices]``
+    at every point of the domains of the iteration variables the indices
+    name: a load every run of its body evaluates
+    (:func:`~.stage_writes.loads_unconditionally`), in instances that take
+    every value of those domains (as a reindexed write's must). A copy
+    reading ``buf`` there then reads nothing the block did not."""
+    block = realize.block
+    if not loads_unconditionally(block, buf, list(indices)):
+        return False
+    used = set().union(set(), *(var_names(i) for i in indices))
+    names = [iv.var.name for iv in block.iter_vars if iv.var.name in used]
+    bindings = {iv.var: v for iv, v in zip(block.iter_vars, realize.iter_values)}
+    if _loop_that_may_not_run(site, realize_path, top, [substitute_expr(i, bindings) for i in indices]) is not None:
+        return False
+    return _unbound_domain(site, realize_path, realize, names) is None \
+        or _covers_domains(site, realize_path, realize, names, top)
 
 
 def _unbound_domain(site, realize_path: Path, realize: BlockRealize, names) -> str | None:
@@ -3736,7 +3768,9 @@ class _ReindexCacheBase(Rewrite):
             # domain, where the block itself may read only under a condition
             # (a pad_einsum's or a padding stage's if_then_else)
             _check_copy_in_bounds(chk, subject, buf, old, {**_enclosing_domains(site, path), **dom},
-                                  realize, ends if _same_literal_points(old, new, ends, dom) else None)
+                                  realize, ends if _same_literal_points(old, new, ends, dom) else None,
+                                  read_everywhere=lambda: _reads_every_point(
+                                      site, path[:-1], realize, buf, old, scope.path))
             if writer is not None and _all_read_before(site, scope, buf, consumers, writer):
                 writer = None  # the block reads what the buffer holds on entry, as in cache_read
             if writer is not None:

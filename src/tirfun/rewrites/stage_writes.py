@@ -25,7 +25,11 @@ from ..analysis.arith.iter_map import is_bijective
 from ..analysis.arith.int_set import Interval
 from ..analysis.arith.linear import simplify_affine
 from ..analysis.arith.simplify import is_true
-from ..nodes import Block, BlockRealize, BufferRegion, BufferStore, For, IntImm, PrimExpr, Range, SeqStmt, Stmt, Var
+from ..analysis.traversal import iter_children
+from ..nodes import (
+    And, Block, BlockRealize, BufferLoad, BufferRegion, BufferStore, Call, Evaluate, For, IntImm, Let, LetStmt, Or,
+    PrimExpr, Range, Select, SeqStmt, Stmt, Var,
+)
 from .exprs import substitute_expr, var_names
 from .redirect import same_buffer
 
@@ -80,6 +84,51 @@ def stores_unconditionally(block: Block, buf, mins: list) -> bool:
             if type(x) is BufferStore and x.predicate is None and same_buffer(x.buffer, buf) \
                     and list(x.indices) == mins:
                 return True
+    return False
+
+
+def loads_unconditionally(block: Block, buf, indices: list) -> bool:
+    """Whether every run of the block's body loads ``buf[indices]`` (with
+    no mask): in a statement at the top of the body (a store without a mask,
+    an evaluate, a let's value or, in turn, its body), outside the branches
+    of a condition (``T.if_then_else``, ``T.Select``, an ``if``) and the
+    second operand of ``and`` / ``or``, which a run may skip."""
+    stmts = list(block.body.seq if type(block.body) is SeqStmt else (block.body,))
+    while stmts:
+        x = stmts.pop()
+        if type(x) is LetStmt:
+            if _load_in(x.value, buf, indices):
+                return True
+            stmts.extend(x.body.seq if type(x.body) is SeqStmt else (x.body,))
+        elif type(x) is BufferStore and x.predicate is None:
+            if any(_load_in(e, buf, indices) for e in (x.value, *x.indices)):
+                return True
+        elif type(x) is Evaluate and _load_in(x.value, buf, indices):
+            return True
+    return False
+
+
+def _load_in(expr: PrimExpr, buf, indices: list) -> bool:
+    """Whether evaluating ``expr`` always loads ``buf[indices]`` (see
+    :func:`loads_unconditionally`)."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        t = type(e)
+        if t is BufferLoad:
+            if e.predicate is None and same_buffer(e.buffer, buf) and list(e.indices) == indices:
+                return True
+            stack.extend(e.indices)
+        elif t is Call and e.op == "tir.if_then_else":
+            stack.append(e.args[0])
+        elif t is Select:
+            stack.append(e.condition)
+        elif t is And or t is Or:
+            stack.append(e.a)
+        elif t is Let:
+            stack.extend((e.value, e.body))
+        else:
+            stack.extend(c for c in iter_children(e) if isinstance(c, PrimExpr))
     return False
 
 
