@@ -3613,12 +3613,13 @@ def as_index_map(value, dtype="int32"):
 _COLLISION_POINTS = 4096
 
 
-def _collision(old: list, new: list, touched: list) -> str | None:
+def _collision(old: list, new: list, touched: list, verb: str = "reads") -> str | None:
     """Where the map ``new`` of the iteration variables ``touched`` sends two
-    points reading different elements (at ``old``) to one cache element, a
-    description of them; None where it keeps them apart. A map that is not
-    bijective is enumerated over a constant domain of at most
-    :data:`_COLLISION_POINTS` points; any other is taken to collide."""
+    points reading (or, ``verb``, writing) different elements (at ``old``) to
+    one cache element, a description of them; None where it keeps them
+    apart. A map that is not bijective is enumerated over a constant domain
+    of at most :data:`_COLLISION_POINTS` points; any other is taken to
+    collide."""
     extents = [int_value(iv.dom.extent) for iv in touched]
     starts = [int_value(iv.dom.min) for iv in touched]
     if None in extents or None in starts or math.prod(extents) > _COLLISION_POINTS:
@@ -3634,7 +3635,7 @@ def _collision(old: list, new: list, touched: list) -> str | None:
         other = seen.setdefault(at, (point, reads))
         if other[1] != reads:
             names = ", ".join(iv.var.name for iv in touched)
-            return (f"({names}) = {other[0]} reads {list(other[1])} and ({names}) = {point} reads "
+            return (f"({names}) = {other[0]} {verb} {list(other[1])} and ({names}) = {point} {verb} "
                     f"{list(reads)}, both cached at {list(at)}")
     return None
 
@@ -3792,7 +3793,12 @@ class _ReindexCacheBase(Rewrite):
             writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
             if why is None and not _bijective(new, touched):
-                why = "the index map does not give every iteration its own element of the cache"
+                # the copy back runs the block's iterations, not the whole
+                # cache: a map into part of it (v // 4, v % 4 over 7 values)
+                # serves as long as no two iterations share an element
+                clash = _collision(old, new, touched, "writes")
+                if clash is not None:
+                    why = f"the index map does not give every iteration its own element of the cache: {clash}"
             if why is not None:
                 chk.stop(CacheWritePartialError, subject,
                          f"the block may not write every element of buffer {buf.name} that the copy back "
