@@ -93,6 +93,16 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((16,), "float32")):
             B[vi * 2] = A[vi]
 """
 
+UNDER_AN_IF = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        if i % 2 == 0:
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+"""
+
 MASKED = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -469,12 +479,9 @@ CASES = [
     (IN_PLACE, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWriteReadBeforeWriteError,
      "reindex_cache_write: block 'B': the block reads B[vi] before writing that element itself; the cache "
      "would be read uninitialised"),
-    (STRIDED, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWritePartialError,
+    (UNDER_AN_IF, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWritePartialError,
      "reindex_cache_write: block 'B': the block may not write every element of buffer B that the copy back "
-     "would copy: its write index i * 2 does not cover a dense range of B over the loops"),
-    (MASKED, R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)), R.CacheWritePartialError,
-     "reindex_cache_write: block 'B': the block may not write every element of buffer B that the copy back "
-     "would copy: its predicate i % 2 == 0 may skip elements of the region it writes"),
+     "would copy: it runs under the condition i % 2 == 0, which may skip elements"),
 ]
 
 
@@ -856,6 +863,79 @@ def main(A: T.Buffer(({extent},), "float32"), B: T.Buffer(({extent},), "float32"
     verify(sch.mod)
     assert [int(d) for d in sch.get(sch.get_block("B")).writes[0].buffer.shape] == [(extent + 3) // 4, 4]
     check(mod, sch.mod)
+
+
+# the block writes B[v] twice for most v (a triangle of (j, i)): TVM's
+# compute_at test read_out_of_bound_after_compute_at
+TRIANGLE_WRITE = """
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for j in range(16):
+        for i in range(T.min(1, 15 - j) + 1):
+            with T.block("B"):
+                v = T.axis.spatial(16, j + i)
+                T.where(j + i < 16)
+                B[v] = A[v] * T.float32(2)
+"""
+
+# every 16th element of each row (TVM's elementwise_not_affine after a fuse)
+STRIDED_WRITE = """
+@T.prim_func
+def main(A: T.Buffer((4, 128), "float32"), B: T.Buffer((4, 128), "float32")):
+    for i, f in T.grid(4, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vl = T.axis.spatial(128, f * 16)
+            B[vi, vl] = A[vi, vl] * T.float32(2)
+"""
+
+# tiles of 6 rows at a stride of 5 that overlap (TVM's non_uniform_tiled_conv)
+OVERLAPPING_TILES = """
+@T.prim_func
+def main(A: T.Buffer((24,), "float32"), B: T.Buffer((24,), "float32")):
+    for o, k in T.grid(5, 6):
+        with T.block("B"):
+            v = T.axis.spatial(24, o * 5 + k)
+            T.where(o * 5 + k < 24)
+            B[v] = A[v] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("source, index_map", [
+    (STRIDED, lambda vi: (vi,)),
+    (MASKED, lambda vi: (7 - vi,)),
+    (TRIANGLE_WRITE, lambda v: (15 - v,)),
+    (STRIDED_WRITE, lambda vi, vl: (vl // 4, vl % 4, vi)),
+    (OVERLAPPING_TILES, lambda v: (v // 4, v % 4)),
+], ids=["every-other", "predicate", "triangle", "strided", "overlapping-tiles"])
+def test_reindex_cache_write_of_a_block_writing_no_dense_box_copies_back_what_it_wrote(source, index_map):
+    # the copy back runs the block's own loops, bindings and predicate, so
+    # it copies exactly the elements the block wrote into the cache, and
+    # leaves the rest of B as it was (TVM drops the predicate, and its copy
+    # back of the triangle and the tiles runs past B's end)
+    mod = mod_of(source)
+    sch = Schedule(mod)
+    sch.reindex_cache_write("B", 0, "local", index_map)
+    copy = sch.get(sch.get_consumers("B")[0])
+    assert copy.writes[0].buffer.name == "B"
+    check(mod, sch.mod)
+
+
+@pytest.mark.parametrize("source, why", [
+    (UNDER_AN_IF, "condition"),
+    ("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), n: T.int32):
+    for r in range(n):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+""", "may be zero"),
+], ids=["under-an-if", "repeated-maybe-never"])
+def test_reindex_cache_write_whose_copy_back_would_run_instances_the_block_skips_is_refused(source, why):
+    with pytest.raises(R.CacheWritePartialError, match=why):
+        R.reindex_cache_write("B", 0, "local", lambda vi: (vi,))(mod_of(source))
 
 
 REINDEX_CACHE_CASES = [

@@ -3613,6 +3613,21 @@ def as_index_map(value, dtype="int32"):
 _COLLISION_POINTS = 4096
 
 
+def _replays_instances(site, wpath: Path, wrealize: BlockRealize, loc: Path) -> bool:
+    """Whether a reindexing cache's copy back, which re-runs the loops that
+    feed the block's bindings under ``loc`` with its bindings and predicate,
+    copies exactly the elements the block wrote into the cache: no condition
+    or while loop between ``loc`` and the block skips instances the copy
+    would run, and every loop the copy leaves out runs at least once. The
+    block need not then write a dense box (``v = j + i`` over a triangle,
+    overlapping tiles): the copy reads only what it wrote."""
+    below = len(loc) + 1 if wpath[:len(loc)] == loc else len(wpath)
+    along = nodes_along(site.func, wpath)
+    if any(isinstance(along[depth], (IfThenElse, While)) for depth in range(below, len(wpath))):
+        return False
+    return _loop_that_may_not_run(site, wpath, loc, wrealize.iter_values) is None
+
+
 def _collision(old: list, new: list, touched: list, verb: str = "reads") -> str | None:
     """Where the map ``new`` of the iteration variables ``touched`` sends two
     points reading (or, ``verb``, writing) different elements (at ``old``) to
@@ -3792,6 +3807,8 @@ class _ReindexCacheBase(Rewrite):
         else:
             writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
+            if why is not None and _replays_instances(site, path[:-1], realize, scope.path):
+                why = None
             if why is None and not _bijective(new, touched):
                 # the copy back runs the block's iterations, not the whole
                 # cache: a map into part of it (v // 4, v % 4 over 7 values)
