@@ -3263,3 +3263,44 @@ def test_compute_inline_of_a_padded_window_read_by_a_split_of_its_tile():
     assert_equivalent(mod["main"], out["main"])
     raises(R.NotStagePipelineError, R.compute_inline("cache"), POOLING_TILE.replace("WINDOW", "9"),
            "does not surely write")
+
+
+# a producer and its consumer under the same over-split: each runs only
+# where i_0 * 8 + i_1 < 10 (TVM's cache_write_multi_consumer_C_consume_cache
+# after a split of [None, 2, 16])
+GUARDED_ALIKE = """
+@T.prim_func
+def main(X: T.Buffer((160,), "float32"), Y: T.Buffer((160,), "float32")):
+    P = T.alloc_buffer((160,))
+    for i_0, i_1 in T.grid(2, 8):
+        for j in range(16):
+            with T.block("P"):
+                v = T.axis.spatial(160, (i_0 * 8 + i_1) * 16 + j)
+                T.where(i_0 * 8 + i_1 < 10)
+                P[v] = X[v] * T.float32(2)
+        for j in range(16):
+            with T.block("C"):
+                v = T.axis.spatial(160, (i_0 * 8 + i_1) * 16 + j)
+                T.where(i_0 * 8 + i_1 < 10)
+                Y[v] = P[v] + T.float32(1)
+"""
+
+
+def test_a_producer_covers_a_reader_guarded_by_the_same_condition_of_their_shared_loops():
+    # within one iteration of i_1 the producer writes what the consumer reads
+    # where the guard holds, and the consumer reads nothing where it does not
+    mod = mod_of(GUARDED_ALIKE)
+    after = R.compute_inline("P")(mod)
+    verify(after)
+    assert "P[" not in after["main"].script()
+    assert_equivalent(mod["main"], after["main"])
+    assert_built_as_interpreted(after)
+
+
+def test_a_producer_guarded_otherwise_than_its_reader_does_not_cover_it():
+    # the consumer runs where i_0 * 8 + i_1 < 10, the producer only where
+    # it is below 9: the tenth tile is read unwritten
+    mod = mod_of(GUARDED_ALIKE.replace("T.where(i_0 * 8 + i_1 < 10)\n                P[v]",
+                                       "T.where(i_0 * 8 + i_1 < 9)\n                P[v]"))
+    with pytest.raises(R.NotStagePipelineError, match="does not surely write before it"):
+        R.compute_inline("P")(mod)

@@ -463,6 +463,10 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
     # full part of a partitioned loop, which never cuts)
     terms = [c for c in conjuncts(_fixed(realize.predicate, units))
              if not _is_true(c) and not can_prove(c)]
+    if terms and facts:
+        # a conjunct the reader runs under too (the same split's guard)
+        known = {simplify_expr(f).script() for f in facts}
+        terms = [c for c in terms if simplify_expr(c).script() not in known]
     if terms:
         domains = loop_domains(site, realize_path, inclusive=False)
         domains.update((l.loop_var, Range(l.min, l.extent)) for l in relaxed.values())
@@ -1124,7 +1128,6 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
     Only the buffers in ``buffers`` are checked when it is given.
     """
     cpath, crealize = consumer
-    facts = None  # the consumer's conditions of sizes, found when first needed
     for read in crealize.block.reads:
         if buffers is not None and read.buffer not in buffers:
             continue
@@ -1141,8 +1144,11 @@ def general_cover_violation(site: Site, children: Sequence[Child], consumer: Chi
         # annotate_buffer_access declares it), and TVM's check clips it too
         needed = within_buffer(consumed_region(site, cpath, crealize, read, top), read.buffer)
         boxes = []
-        if facts is None:
-            facts = tuple(size_conditions(crealize.predicate, site.func))
+        # the consumer reads only where its conditions on sizes and on the
+        # loops fixed in one iteration of ``top`` hold: the producers may
+        # be read under them
+        facts = () if _is_true(crealize.predicate) else tuple(size_conditions(
+            crealize.predicate, site.func, frozenset(v.name for v in loop_domains(site, top))))
         for wpath, wrealize in groups[top]:
             for region in wrealize.block.writes:
                 if region.buffer is read.buffer:
@@ -1175,12 +1181,14 @@ def within_buffer(intervals: list[Interval], buf: Buffer) -> list[Interval]:
     return out
 
 
-def size_conditions(predicate: PrimExpr, func) -> list[PrimExpr]:
+def size_conditions(predicate: PrimExpr, func, outer: frozenset = frozenset()) -> list[PrimExpr]:
     """The conjuncts of a block's ``predicate`` that read only the
     function's parameters and sizes, no loop and no buffer (``0 < n``, a
     copy back that runs only where a reduction over ``range(n)`` ran): a
     block keeps them wherever it moves, and what it reads is needed only
-    where they hold."""
+    where they hold. With ``outer``, the names of loops fixed within the
+    iteration asked about, conjuncts reading those too (a split's guard
+    ``i_0 * 16 + i_1 < 8`` on the loops a producer shares with it)."""
     sizes = None
     out = []
     for c in conjuncts(predicate):
@@ -1192,7 +1200,7 @@ def size_conditions(predicate: PrimExpr, func) -> list[PrimExpr]:
             for buf in func.buffer_map.values():
                 for dim in buf.shape:
                     sizes |= var_names(dim)
-        if names <= sizes:
+        if names <= sizes or (outer and names <= sizes | outer):
             out.append(c)
     return out
 
