@@ -1047,6 +1047,69 @@ def test_reindex_cache_read_of_an_index_dividing_by_a_nonzero_range_keeps_meanin
     assert_equivalent(mod["main"], after["main"])
 
 
+# two blocks under the loops they share, neither touching what the other writes
+SHARED_LOOPS = """
+@T.prim_func
+def main(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
+    for i, j in T.grid(8, 8):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vj, vi] = A[vi, vj] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("block, buffer", [("C", ("write", 0)), ("B", ("read", 0)), ("C", ("read", 0))])
+def test_reindex_of_a_block_beside_others_in_its_innermost_loop_keeps_meaning(block, buffer):
+    # TVM's chain: the loops above the block's own are each the only
+    # statement of the one above; the innermost may hold others (a block
+    # moved there by reverse_compute_at)
+    mod = mod_of(SHARED_LOOPS)
+    sch = Schedule(mod)
+    copy = sch.reindex(block, buffer)
+    body = sch.mod["main"].body.block.body
+    stages = [s.body.body.block.name_hint if hasattr(s.body.body, "block") else None for s in body.seq]
+    assert len(stages) == 2 and stages.index(copy.name) == (0 if buffer[0] == "read" else 1)
+    check(mod, sch.mod)
+
+
+@pytest.mark.parametrize("source, block, buffer, what", [
+    # a decomposed reduction: the update accumulates into what the init wrote
+    ("""
+@T.prim_func
+def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("init"):
+            vi = T.axis.spatial(8, i)
+            B[vi] = T.float32(0)
+        for r in range(4):
+            with T.block("update"):
+                vi, vr = T.axis.remap("SR", [i, r])
+                B[vi] = B[vi] + A[vi, vr]
+""", "init", ("write", 0), "block 'update', in the loops the block shares with it, writes buffer B"),
+    # the copy of X before the loop would precede the block writing it
+    ("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), Y: T.Buffer((8,), "float32")):
+    X = T.alloc_buffer((8,))
+    for i in range(8):
+        with T.block("W"):
+            vi = T.axis.spatial(8, i)
+            X[vi] = A[vi] * T.float32(2)
+        with T.block("R"):
+            vi = T.axis.spatial(8, i)
+            Y[vi] = X[vi] + T.float32(1)
+""", "R", ("read", 0), "block 'W', in the loops the block shares with it, writes buffer X"),
+], ids=["init-beside-update", "reader-beside-writer"])
+def test_reindex_beside_a_block_using_the_buffer_is_refused(source, block, buffer, what):
+    # TVM 0.27 reindexes the init of the first and copies its zeros back over
+    # the sums the update made
+    with pytest.raises(R.ReindexNotChainError, match=re.escape(what)):
+        R.reindex(block, buffer)(mod_of(source))
+
+
 # TVM's test_te_create_primfunc ``tir_slice_with_var_input``: rows 0 to idx of
 # an m-row tensor, idx a scalar; that idx <= m is the caller's promise
 SLICE_WITH_VAR_INPUT = """

@@ -73,7 +73,7 @@ from ..analysis.mentions import mentions, names_in, plain_arithmetic
 from ..analysis.threads import launch_of
 from ..analysis.traversal import (
     OPERAND_NODES, Path, ancestors, child_pusher, get_at, iter_children, map_children, nodes_along, replace_at,
-    stmt_children, stmt_nodes, transform_plain, walk,
+    stmt_children, stmt_nodes, transform_plain, walk, walk_stmts,
 )
 from ..nodes import (
     EQ, GE, GT, LE, LT, Add, Allocate, AllocateConst, And, Block, BlockRealize, Broadcast, Buffer, BufferLoad,
@@ -2996,9 +2996,12 @@ def _access_indices(chk: Checks, block: Block, realize: BlockRealize, buf: Buffe
     return [simplify_affine(i) for i in found[0]]
 
 
-def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -> int:
+def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -> tuple[int, bool]:
     """The position in the scope block's body of the statement holding the
-    block, which must sit under a chain of single-child loops there."""
+    block, which must sit under a chain of loops there, each the only
+    statement of the one above but the innermost, which may hold other
+    statements beside the block (as TVM's chain is checked); and whether it
+    does."""
     body = scope.path + (("body", None),)
     rest = block_path[len(body):]
     pos = 0
@@ -3006,13 +3009,36 @@ def _top_position(site, scope: _Scope, block_path: Path, chk: Checks, realize) -
         pos = rest[0][1]
         rest = rest[1:]
     node = site.at(block_path[:len(block_path) - len(rest)])
-    for step in rest:  # down to the BlockRealize
+    siblings = False
+    for k, step in enumerate(rest):  # down to the BlockRealize
+        if isinstance(node, SeqStmt) and step[0] == "seq" and k == len(rest) - 1 and k > 0:
+            siblings = True  # the innermost loop's statements, the block among them
+            break
         if not isinstance(node, For) or step != ("body", None):
             chk.stop(ReindexNotChainError, describe(BlockRef(realize.block.name_hint)),
                      "the block must sit under a chain of loops, each the only statement of the one "
-                     "above, directly in its scope block", realize)
+                     "above but the innermost, directly in its scope block", realize)
         node = node.body
-    return pos
+    return pos, siblings
+
+
+def _check_no_sibling_access(chk: Checks, site, scope: _Scope, pos: int, realize: BlockRealize, buf: Buffer,
+                             kind: str, subject: str) -> None:
+    """The copy of a reindexed buffer goes before (a read) or after (a
+    write) the whole statement holding the block: another block in that
+    statement writing the buffer (or, for a write, reading it too) would
+    see or leave it otherwise than the block's own order says."""
+    body = scope.path + (("body", None),)
+    top = site.at(body + (("seq", pos),)) if isinstance(site.at(body), SeqStmt) else site.at(body)
+    for _, node in walk_stmts(top):
+        if not isinstance(node, Block) or node is realize.block:
+            continue
+        if _writes(node, buf) or (kind == "write" and _names_buffer(node.reads, buf)):
+            chk.stop(ReindexNotChainError, subject,
+                     f"block {node.name_hint!r}, in the loops the block shares with it, "
+                     f"{'writes' if _writes(node, buf) else 'reads'} buffer {buf.name}; the reindexed "
+                     f"copy, made {'before' if kind == 'read' else 'after'} those loops, would not keep "
+                     "their order", realize, node)
 
 
 def _dom_end(dom: Range) -> PrimExpr:
@@ -3151,7 +3177,9 @@ class ReIndex(Rewrite):
                      f"the access to buffer {buf.name} uses {sorted(stray)[0]}, which is not an iteration "
                      "variable of the block but a loop's; the reindexed copy is laid out over the block's "
                      "iteration variables, outside that loop", realize)
-        pos = _top_position(site, scope, path[:-1], chk, realize)
+        pos, siblings = _top_position(site, scope, path[:-1], chk, realize)
+        if siblings:
+            _check_no_sibling_access(chk, site, scope, pos, realize, buf, kind, subject)
         if kind == "read":
             if _writes(block, buf) or any(isinstance(n, BufferStore) and same_buffer(n.buffer, buf)
                                           for n in _stores_in(block)):
