@@ -3349,10 +3349,8 @@ class ComputeInline(Rewrite):
         def pre(n):
             if isinstance(n, Buffer):
                 return n
-            # a block's regions hold every access under it: one that does not
-            # declare the buffer does not load it
-            if isinstance(n, Block) and not any(r.buffer == buffer for r in list(n.reads) + list(n.writes)):
-                return n
+            # (a block's stated regions may leave out what its body loads, as
+            # TVM's programs state them: the names under it tell)
             if isinstance(n, Stmt) and not mentions(n, buffer):
                 return n
             return None
@@ -3400,18 +3398,18 @@ def _inlined_store_realize(realize, buffer: Buffer, post, pre) -> BlockRealize |
     of a reader) for the common reader: a BlockRealize whose block
     declares ``buffer`` and is one store, with no init, view or
     annotation, and whose bindings, predicate and domains are plain
-    arithmetic, so that the buffer can be loaded in the store only. Only
-    the store is walked; the block's regions, which the walk would rewrite
-    before ``post`` infers them again, are not. None for any other
-    statement: the whole walk is needed."""
+    arithmetic, so that the buffer can be loaded in the store only (its
+    regions may not say so: they are inferred again). Only the store is
+    walked; the block's regions, which the walk would rewrite before
+    ``post`` infers them again, are not. None for any other statement: the
+    whole walk is needed."""
     if type(realize) is not BlockRealize:
         return None
     block = realize.block
     store = block.body
     if (type(store) is not BufferStore or block.init is not None or block.match_buffers or block.annotations
             or not plain_arithmetic(realize.predicate) or not all(map(plain_arithmetic, realize.iter_values))
-            or not all(plain_arithmetic(iv.dom.min) and plain_arithmetic(iv.dom.extent) for iv in block.iter_vars)
-            or not any(r.buffer == buffer for r in list(block.reads) + list(block.writes))):
+            or not all(plain_arithmetic(iv.dom.min) and plain_arithmetic(iv.dom.extent) for iv in block.iter_vars)):
         return None
     new_store = transform_plain(store, post, pre)
     new_block = post(block if new_store is store else with_fields(block, body=new_store))
