@@ -938,6 +938,47 @@ def test_reindex_cache_write_whose_copy_back_would_run_instances_the_block_skips
         R.reindex_cache_write("B", 0, "local", lambda vi: (vi,))(mod_of(source))
 
 
+# TVM's elementwise_symbolic_split: a split of a run-time size into 10 parts
+SYMBOLIC_SPLIT_WRITE = """
+@T.prim_func
+def main(a: T.handle, b: T.handle, n: T.int32):
+    A = T.match_buffer(a, (8, n))
+    B = T.match_buffer(b, (8, n))
+    for i, k0, k1 in T.grid(8, 10, (n + 9) // 10):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            vk = T.axis.spatial(n, k0 * ((n + 9) // 10) + k1)
+            T.where(k0 * ((n + 9) // 10) + k1 < n)
+            B[vi, vk] = A[vi, vk] * T.float32(2)
+"""
+
+
+def test_reindex_cache_write_keeps_a_predicate_that_reads_a_size():
+    # the copy back runs the same loops under the same predicate; n is known
+    # wherever the copy is
+    mod = mod_of(SYMBOLIC_SPLIT_WRITE)
+    sch = Schedule(mod)
+    sch.reindex_cache_write("B", 0, "local", lambda vi, vk: (vk, vi))
+    verify(sch.mod)
+    assert sch.mod.script().count("T.where(") == 2  # the block's and the copy's
+    for n in (1, 7, 23):
+        assert_equivalent(mod["main"], sch.mod["main"], trials=2, sizes={"n": n})
+
+
+def test_reindex_cache_write_under_a_predicate_of_a_loop_it_does_not_run_is_refused():
+    src = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for r, i in T.grid(2, 8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.where(r < 1)
+            B[vi] = A[vi]
+"""
+    with pytest.raises(R.ReindexOutOfBoundsError, match="depends on loops the copy does not run"):
+        R.reindex_cache_write("B", 0, "local", lambda vi: (vi,))(mod_of(src))
+
+
 REINDEX_CACHE_CASES = [
     (TWO_INDICES, R.reindex_cache_read("B", 0, "shared", lambda vi: (vi,)), R.NotSinglePointAccessError,
      "reindex_cache_read: block 'B': the region A[vi:vi + 2] the block accesses is not a single point"),

@@ -3880,7 +3880,9 @@ class _ReindexCacheBase(Rewrite):
                                   [(p, lp) for p, lp in loops_above(site, path[:-1]) if any(lp is x for x in loops)],
                                   _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
-        if _conjuncts(predicate) and not var_names(predicate) <= loop_names | _outer_names(site, path[:-1], loc):
+        # (a size it reads, ``k0 * ((n + 9) // 10) + k1 < n``, is known everywhere)
+        if _conjuncts(predicate) and (var_names(predicate) & names_bound_between(site.func, loc, path[:-1])) \
+                - loop_names:
             chk.stop(ReindexOutOfBoundsError, subject,
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)
@@ -3970,10 +3972,6 @@ def _check_copies_per_thread(chk: Checks, subject: str, loops, region, buf: Buff
                      f"{loop.loop_var.name!r} (bound to {launch[0]}), which it reduces across; the copies "
                      "in and back, placed beside it under that loop, would run in every thread while the "
                      "others update those elements (a data race)", node)
-
-
-def _outer_names(site, realize_path: Path, loc: Path) -> set[str]:
-    return {loop.loop_var.name for p, loop in loops_above(site, realize_path) if not _under(p, loc)}
 
 
 class _DomLoop:
