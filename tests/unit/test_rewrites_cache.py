@@ -979,6 +979,33 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         R.reindex_cache_write("B", 0, "local", lambda vi: (vi,))(mod_of(src))
 
 
+# rows v0 * 2 + v1 over 6 x 4: tiles of four rows overlapping by two, every
+# row of 14 written (TVM's test_tir_schedule_reorder overlapped_access)
+OVERLAPPED_ROWS = """
+@T.prim_func
+def main(A: T.Buffer((14, 4), "float32"), B: T.Buffer((14, 4), "float32")):
+    for v0, v1, v2 in T.grid(6, 4, 4):
+        with T.block("block"):
+            i = T.axis.spatial(14, v0 * STRIDE + v1)
+            j = T.axis.spatial(4, v2)
+            T.where(v0 * STRIDE + v1 < 14)
+            B[i, j] = A[i, j] + T.float32(1)
+"""
+
+
+@pytest.mark.parametrize("stride, dense", [(1, True), (2, True), (4, True), (5, False)])
+def test_cache_write_of_overlapping_tiles_copies_nothing_in_where_they_leave_no_gap(stride, dense):
+    # with a stride of at most the tile's four rows every row is written
+    # (some twice), so the cache needs no copy of B first; a stride of five
+    # skips a row, which keeps its value only through that copy
+    mod = mod_of(OVERLAPPED_ROWS.replace("STRIDE", str(stride)))
+    after = R.cache_write("block", 0, "shared")(mod)
+    writers = [b for b in walk(after["main"]) if isinstance(b, Block)
+               and any(w.buffer.name == "B_shared" for w in b.writes)]
+    assert len(writers) == (1 if dense else 2)
+    check(mod, after)
+
+
 REINDEX_CACHE_CASES = [
     (TWO_INDICES, R.reindex_cache_read("B", 0, "shared", lambda vi: (vi,)), R.NotSinglePointAccessError,
      "reindex_cache_read: block 'B': the region A[vi:vi + 2] the block accesses is not a single point"),

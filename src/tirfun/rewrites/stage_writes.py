@@ -23,7 +23,8 @@ from __future__ import annotations
 from ..analysis.arith import bound_region, detect_iter_map
 from ..analysis.arith.iter_map import is_bijective
 from ..analysis.arith.int_set import Interval
-from ..analysis.arith.linear import simplify_affine
+from ..analysis.arith.linear import affine_form, simplify_affine
+from ..analysis.arith.terms import int_value
 from ..analysis.arith.simplify import is_true
 from ..analysis.traversal import iter_children
 from ..nodes import (
@@ -177,12 +178,41 @@ def dense_over(indices: list[PrimExpr], loops: dict, buffer_name: str | None = N
     if overwrites and (_reaches_every_digit(mapped, {n: loops[n] for n in used_all})
                        or (folded is not None and _reaches_every_digit(*folded))):
         return None
+    if overwrites and not shared and all(_overlaps_densely(i, loops) for i in mapped):
+        return None
     bad = mapped[0] if len(mapped) == 1 else None
     of = f" of {buffer_name}" if buffer_name else ""
     if bad is not None:
         return f"its write index {bad.script()} does not cover a dense range{of} over the loops"
     return (f"its write indices {', '.join(i.script() for i in mapped)} do not cover a dense box{of} "
             "over the loops")
+
+
+def _overlaps_densely(index: PrimExpr, loops: dict) -> bool:
+    """Whether ``index``, ``sum(k * v) + c`` over loops from 0 of constant
+    extents with constant positive weights, takes every value from ``c``
+    to its largest as the loops run, some more than once: weighted by
+    ascending ``k``, the first is 1 and each next weight is at most one past
+    the largest the smaller terms reach (``v0 * 2 + v1`` over 6 x 4 reaches
+    ``[0, 13]``, rows written twice where tiles overlap)."""
+    form = affine_form(index)
+    if form is None:
+        return False
+    terms = []
+    for term, k in form.terms:
+        loop = loops.get(term.name) if type(term) is Var else None
+        if loop is None or k < 1:
+            return False
+        lo, extent = int_value(loop.min), int_value(loop.extent)
+        if lo != 0 or extent is None or extent < 1:
+            return False
+        terms.append((k, extent))
+    reach = 0  # the smaller terms take every value in [0, reach]
+    for k, extent in sorted(terms):
+        if k > reach + 1:
+            return False
+        reach += k * (extent - 1)
+    return True
 
 
 def _reaches_every_digit(indices: list[PrimExpr], loops: dict) -> bool:
