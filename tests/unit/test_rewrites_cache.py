@@ -1006,6 +1006,31 @@ def test_cache_write_of_overlapping_tiles_copies_nothing_in_where_they_leave_no_
     check(mod, after)
 
 
+LARGE_COPY = """
+@T.prim_func
+def main(A: T.Buffer((127, 130), "float32"), B: T.Buffer((127, 130), "float32")):
+    for i, j in T.grid(127, 130):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(3)
+"""
+
+
+@pytest.mark.parametrize("primitive", ["reindex_cache_read", "reindex_cache_write"])
+def test_a_split_map_over_a_large_domain_it_does_not_divide_keeps_the_elements_apart(primitive):
+    # 127 x 130 points, too many to enumerate; (vj // 4, vj % 4) is
+    # one-to-one on the domain widened to 132 columns, so on the 130 too
+    mod = mod_of(LARGE_COPY)
+    sch = Schedule(mod)
+    getattr(sch, primitive)("B", 0, "local", lambda vi, vj: (vi, vj // 4, vj % 4))
+    check(mod, sch.mod)
+
+
+def test_a_map_that_merges_elements_over_a_large_domain_is_refused():
+    with pytest.raises(R.IndexMapCollisionError):
+        Schedule(mod_of(LARGE_COPY)).reindex_cache_read("B", 0, "local", lambda vi, vj: (vi, vj // 4))
+
+
 REINDEX_CACHE_CASES = [
     (TWO_INDICES, R.reindex_cache_read("B", 0, "shared", lambda vi: (vi,)), R.NotSinglePointAccessError,
      "reindex_cache_read: block 'B': the region A[vi:vi + 2] the block accesses is not a single point"),

@@ -3687,9 +3687,39 @@ def _bijective(new: list, touched: list) -> bool:
     """Whether the mapped indices ``new`` give every point of the domains
     of the iteration variables ``touched`` its own element: a permutation
     of them is (:func:`_permutes`), else the bijective iterator map
-    decides."""
-    return _permutes(new, touched) or detect_iter_map(
-        new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is not None
+    decides, over the domains as they are or widened to a multiple of the
+    divisors in the map (:func:`_widened`): a map one-to-one on a larger
+    box is so on the domain inside it (``(v // 4, v % 4)`` over 58 values)."""
+    if _permutes(new, touched) or detect_iter_map(
+            new, {iv.var.name: _DomLoop(iv) for iv in touched}, "bijective") is not None:
+        return True
+    wide = _widened(new, touched)
+    return wide is not None and detect_iter_map(new, wide, "bijective") is not None
+
+
+def _widened(new: list, touched: list) -> dict | None:
+    """The domains of ``touched`` from 0 with each constant extent rounded
+    up to a multiple of the least common multiple of the constant divisors
+    of ``new`` (as :func:`_DomLoop` values), or None where there is no
+    divisor, an extent or a start is not a constant 0-based one, or nothing
+    would change."""
+    divisors = [int_value(n.b) for e in new for n in walk(e) if isinstance(n, (FloorDiv, FloorMod))]
+    if not divisors or any(d is None or d < 1 for d in divisors):
+        return None
+    step = math.lcm(*divisors)
+    if step > 1 << 16:
+        return None
+    out, changed = {}, False
+    for iv in touched:
+        lo, extent = int_value(iv.dom.min), int_value(iv.dom.extent)
+        if lo != 0 or extent is None or extent < 1:
+            return None
+        wide = -(-extent // step) * step
+        changed = changed or wide != extent
+        loop = _DomLoop(iv)
+        loop.extent = IntImm(iv.dom.extent.dtype, wide)
+        out[iv.var.name] = loop
+    return out if changed else None
 
 
 def _permutes(new: list, touched: list) -> bool:
