@@ -348,3 +348,15 @@ def main(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
                     vk = T.axis.spatial(4, k)
                     B[vj, vk] = A[vj, vk]
 """
+
+# a block every other iteration of its loop runs, under an if: a copy that
+# re-runs the loop without the if would run the others too
+UNDER_AN_IF = """
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        if i % 2 == 0:
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi]
+"""

@@ -19,7 +19,7 @@ from tirfun.script import from_source
 from tirfun.testing.equivalence import assert_equivalent
 from corner_sources import (
     CONSTANT_TABLE, COPY_AND_READER_UNDER_ONE_IF, ELEMENTWISE, GUARDED_DIVISION, LOOSE_READ, MOVING_DOMAIN,
-    READ_BEFORE_WRITE, TWO_STAGES,
+    READ_BEFORE_WRITE, TWO_STAGES, UNDER_AN_IF,
 )
 
 SHARED_LOOP = """
@@ -91,16 +91,6 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((16,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             B[vi * 2] = A[vi]
-"""
-
-UNDER_AN_IF = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-    for i in range(8):
-        if i % 2 == 0:
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi]
 """
 
 MASKED = """

@@ -18,7 +18,7 @@ from tirfun.script import from_source
 
 from corner_sources import (
     ELEMENTWISE, GUARDED_CONSUMER, GUARDED_DIVISION, INIT_SCRATCH, OPAQUE_STORE, TRIANGLE_IN_A_SQUARE, TRIANGULAR,
-    TWO_STAGES,
+    TWO_STAGES, UNDER_AN_IF,
 )
 
 
@@ -924,15 +924,6 @@ _CACHE_WRITERS = _CACHE_STAGES.replace("    for i in range(8):\n        with T.b
             B[vi + 4] = A[vi + 4]
     for i in range(8):
         with T.block("C")""")
-_CACHE_UNDER_AN_IF = """
-@T.prim_func
-def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-    for i in range(8):
-        if i % 2 == 0:
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi]
-"""
 _CACHE_GUARDED = """
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
@@ -1062,7 +1053,7 @@ CASES += [
     ("cache-read-first", lambda: mod_of(IN_PLACE), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWriteReadBeforeWriteError,
      r"^reindex_cache_write: block 'B': the block reads B\[vi\] before writing"),
-    ("cache-partial", lambda: mod_of(_CACHE_UNDER_AN_IF), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
+    ("cache-partial", lambda: mod_of(UNDER_AN_IF), R.reindex_cache_write("B", 0, "local", lambda vi: (vi,)),
      R.CacheWritePartialError, r"^reindex_cache_write: block 'B': the block may not write every element of "
                                r"buffer B"),
     ("layout-padding", lambda: mod_of(ELEMENTWISE), R.transform_layout("B", ("write", 0), lambda i, j: (i // 3, i % 3, j)),
