@@ -63,6 +63,7 @@ from ..nodes import (
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
+from .stage_writes import dense_reach
 from .exprs import cast, find_nodes, uses_any, var_names
 from ..analysis.mentions import mentions_any
 
@@ -570,6 +571,10 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
         # the tile, which the tile's own extent fills; read the index with
         # the tile's offset as one more loop, and the tile as one element
         sums, extents = _with_tile_loops(mins, extents, relaxed)
+    if sums is None and _is_true(predicate):
+        # tiles that overlap (rows v0 * 2 + v1 over 6 x 4): every value from
+        # the first to the last is written, some more than once
+        return _overlapping_box(mins, extents, relaxed)
     if sums is None:
         return None
     out = []
@@ -604,6 +609,41 @@ def _box(mins: list, extents: list, predicate: PrimExpr, relaxed: dict) -> list[
             hi = fold_add(hi, IntImm(lo.dtype, span + e - 1))
         out.append(Interval(lo, simplify_index(hi) if hi is not lo else lo))
     return _apply_predicate(predicate, mins, sums, out, relaxed, consumed)
+
+
+def _overlapping_box(mins: list, extents: list, relaxed: dict) -> list[Interval] | None:
+    """What :func:`_box` shows written where each index is a sum of
+    relaxed loops (from 0, of constant extents) with positive constant
+    weights plus terms of no relaxed loop, each relaxed loop in one index
+    only, and the weights leave no gap (:func:`~.stage_writes.dense_reach`,
+    the tile's own extent one more term of weight 1): ``[base, base +
+    reach]`` in each dimension; None for anything else."""
+    out, seen = [], set()
+    for m, e in zip(mins, extents):
+        form = affine_form(m)
+        if form is None:
+            return None
+        terms, zero = [], {}
+        for term, k in form.terms:
+            names = var_names(term)
+            inside = names & set(relaxed)
+            if not inside:
+                continue  # a kept loop or a size: part of the base
+            if type(term) is not Var or k < 1 or term.name in seen:
+                return None
+            loop = relaxed[term.name]
+            extent = int_value(loop.extent)
+            if int_value(loop.min) != 0 or extent is None or extent < 1:
+                return None
+            seen.add(term.name)
+            terms.append((k, extent))
+            zero[term] = IntImm(term.dtype, 0)
+        reach = dense_reach(terms + [(1, e)])
+        if reach is None:
+            return None
+        base = simplify_index(substitute(m, zero)) if zero else m
+        out.append(Interval(base, simplify_index(fold_add(base, IntImm(base.dtype, reach))) if reach else base))
+    return out
 
 
 def _last_quotient(extent: PrimExpr, size: PrimExpr, paired: bool = False) -> PrimExpr:

@@ -207,12 +207,21 @@ def _overlaps_densely(index: PrimExpr, loops: dict) -> bool:
         if lo != 0 or extent is None or extent < 1:
             return False
         terms.append((k, extent))
+    return dense_reach(terms) is not None
+
+
+def dense_reach(terms: list[tuple[int, int]]) -> int | None:
+    """The largest value of ``sum(k * v)``, ``v`` in ``range(extent)`` for
+    each ``(k, extent)`` of ``terms`` (positive weights), where the sum
+    takes every value from 0 to it; None where it skips one. Taken by
+    ascending weight, the smaller terms reach every value up to their
+    largest, so a next weight of at most one past it leaves no gap."""
     reach = 0  # the smaller terms take every value in [0, reach]
     for k, extent in sorted(terms):
-        if k > reach + 1:
-            return False
+        if k > reach + 1 and extent > 1:
+            return None
         reach += k * (extent - 1)
-    return True
+    return reach
 
 
 def _reaches_every_digit(indices: list[PrimExpr], loops: dict) -> bool:
