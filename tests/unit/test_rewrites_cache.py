@@ -913,6 +913,19 @@ def test_reindex_cache_write_of_a_block_writing_no_dense_box_copies_back_what_it
 
 @pytest.mark.parametrize("source, why", [
     (UNDER_AN_IF, "condition"),
+    # the store itself is conditional: the copy back would copy what the
+    # block never stored (found by the soak, seed 5012)
+    ("""
+@T.prim_func
+def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            if A[vi] < T.float32(0):
+                B[vi] = A[vi]
+""", "does not store"),
     ("""
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), n: T.int32):
@@ -922,7 +935,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), n: T.int32)
                 vi = T.axis.spatial(8, i)
                 B[vi] = A[vi]
 """, "may be zero"),
-], ids=["under-an-if", "repeated-maybe-never"])
+], ids=["under-an-if", "conditional-store", "repeated-maybe-never"])
 def test_reindex_cache_write_whose_copy_back_would_run_instances_the_block_skips_is_refused(source, why):
     with pytest.raises(R.CacheWritePartialError, match=why):
         R.reindex_cache_write("B", 0, "local", lambda vi: (vi,))(mod_of(source))

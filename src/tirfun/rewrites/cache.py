@@ -3641,14 +3641,18 @@ def as_index_map(value, dtype="int32"):
 _COLLISION_POINTS = 4096
 
 
-def _replays_instances(site, wpath: Path, wrealize: BlockRealize, loc: Path) -> bool:
+def _replays_instances(site, wpath: Path, wrealize: BlockRealize, loc: Path, buf: Buffer) -> bool:
     """Whether a reindexing cache's copy back, which re-runs the loops that
     feed the block's bindings under ``loc`` with its bindings and predicate,
-    copies exactly the elements the block wrote into the cache: no condition
-    or while loop between ``loc`` and the block skips instances the copy
-    would run, and every loop the copy leaves out runs at least once. The
-    block need not then write a dense box (``v = j + i`` over a triangle,
+    copies exactly the elements the block wrote into the cache: each
+    instance stores its element of ``buf`` unconditionally, no condition or
+    while loop between ``loc`` and the block skips instances the copy would
+    run, and every loop the copy leaves out runs at least once. The block
+    need not then write a dense box (``v = j + i`` over a triangle,
     overlapping tiles): the copy reads only what it wrote."""
+    region = _region_of(wrealize.block.writes, buf)
+    if region is None or not stores_unconditionally(wrealize.block, buf, [r.min for r in region.region]):
+        return False
     below = len(loc) + 1 if wpath[:len(loc)] == loc else len(wpath)
     along = nodes_along(site.func, wpath)
     if any(isinstance(along[depth], (IfThenElse, While)) for depth in range(below, len(wpath))):
@@ -3865,7 +3869,7 @@ class _ReindexCacheBase(Rewrite):
         else:
             writer = _check_sole_writer(chk, scope, buf, realize, subject)
             why = _partial_write(site, buf, path[:-1], realize, scope.path)
-            if why is not None and _replays_instances(site, path[:-1], realize, scope.path):
+            if why is not None and _replays_instances(site, path[:-1], realize, scope.path, buf):
                 why = None
             if why is None and not _bijective(new, touched):
                 # the copy back runs the block's iterations, not the whole
