@@ -497,6 +497,21 @@ def test_a_consumer_moved_under_loops_it_shares_runs_what_each_iteration_ran(cas
     assert_equivalent(mod["main"], out["main"], seed=seed)
 
 
+def _draw_place(draw, own: str, whole: str, what: str) -> tuple[int, str, bool]:
+    """``(n, index, late)``: a size ``n`` and where a block reads the
+    ``what`` (row or column) another block writes: its own (``own``), an
+    earlier or a later one, a fixed one, or all of them (``whole``, a
+    variable over the size); ``late`` where that is one the other block
+    writes in a later iteration."""
+    n = draw(st.integers(2, 4), label="size")
+    d = draw(st.integers(1, 2), label="shift")
+    where = draw(st.sampled_from(["same", "earlier", "later", "fixed", "all"]), label="place")
+    fixed = draw(st.integers(0, n - 1), label=f"fixed {what}")
+    index = {"same": own, "earlier": f"T.max({own} - {d}, 0)", "later": f"T.min({own} + {d}, {n - 1})",
+             "fixed": str(fixed), "all": whole}[where]
+    return n, index, where in ("later", "all") or (where == "fixed" and fixed > 0)
+
+
 @st.composite
 def readers_left_behind(draw):
     """(source, loop, late) of C, then D under the loops i_1, j_1, D
@@ -504,12 +519,7 @@ def readers_left_behind(draw):
     or a later one, a fixed one, or all of them); reverse_compute_at C into
     Y's loop ``loop``. ``late`` holds where D reads a column C writes in a
     later iteration, which C moved earlier would already have written."""
-    n = draw(st.integers(2, 4), label="size")
-    d = draw(st.integers(1, 2), label="shift")
-    where = draw(st.sampled_from(["same", "earlier", "later", "fixed", "all"]), label="place")
-    fixed = draw(st.integers(0, n - 1), label="fixed column")
-    col = {"same": "vc", "earlier": f"T.max(vc - {d}, 0)", "later": f"T.min(vc + {d}, {n - 1})",
-           "fixed": str(fixed), "all": "vj_2"}[where]
+    n, col, late = _draw_place(draw, "vc", "vj_2", "column")
     src = f'''
 @T.prim_func
 def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
@@ -530,8 +540,6 @@ def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
                 vi_2, vc, vj_2 = T.axis.remap("SSS", [i_1, j_1, jj])
                 D[vi_2, vc, vj_2] = C[vi_2, {col}] + T.float32(1.0)
 '''
-    # a column after this one, at some iteration
-    late = where == "later" or where == "all" or (where == "fixed" and fixed > 0)
     return src, draw(st.sampled_from(["i", "j", "k"]), label="loop"), late
 
 
@@ -577,12 +585,7 @@ def writers_left_behind(draw):
     one, or a whole column), then a copy of what C writes; compute_at C
     into the copy's loop. ``late`` holds where C reads a row B writes in a
     later iteration, which C moved later would read rewritten."""
-    n = draw(st.integers(2, 4), label="size")
-    d = draw(st.integers(1, 2), label="shift")
-    where = draw(st.sampled_from(["same", "earlier", "later", "fixed", "all"]), label="place")
-    fixed = draw(st.integers(0, n - 1), label="fixed row")
-    row = {"same": "vi", "earlier": f"T.max(vi - {d}, 0)", "later": f"T.min(vi + {d}, {n - 1})",
-           "fixed": str(fixed), "all": "vk"}[where]
+    n, row, late = _draw_place(draw, "vi", "vk", "row")
     src = f'''
 @T.prim_func
 def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
@@ -602,7 +605,6 @@ def main(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
             vi, vj, vk = T.axis.remap("SSS", [i, j, k])
             C[vi, vj, vk] = C_shared[vi, vj, vk]
 '''
-    late = where in ("later", "all") or (where == "fixed" and fixed > 0)
     return src, late
 
 

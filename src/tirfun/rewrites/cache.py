@@ -1656,6 +1656,8 @@ def _check_copy_in_bounds(chk, subject: str, buf: Buffer, indices, dom, node, re
     nothing the program did not (TVM checks none of it)."""
     if reach is None:
         reach = _point_bounds(indices, dom)
+    if read_everywhere is not None:
+        read_everywhere = functools.cache(read_everywhere)  # asked again for each divisor
     outside = [k for k, iv in enumerate(reach) if not _inside(iv, buf.shape[k])]
     if outside and read_everywhere is not None and read_everywhere():
         return
@@ -3901,7 +3903,8 @@ class _ReindexCacheBase(Rewrite):
             used |= more
         loops = [loop for p, loop in around if loop.loop_var.name in used]
         loop_names = {loop.loop_var.name for loop in loops}
-        stray = sorted((used & names_bound_between(site.func, loc, path[:-1])) - loop_names)
+        bound_between = names_bound_between(site.func, loc, path[:-1])
+        stray = sorted((used & bound_between) - loop_names)
         if stray:
             # the copy re-creates the loops, not a launch_thread or a let
             chk.stop(ReindexIndexVariableError, subject,
@@ -3915,8 +3918,7 @@ class _ReindexCacheBase(Rewrite):
                                   _stage_place(site, loc), pos, realize)
         predicate = realize.predicate
         # (a size it reads, ``k0 * ((n + 9) // 10) + k1 < n``, is known everywhere)
-        if _conjuncts(predicate) and (var_names(predicate) & names_bound_between(site.func, loc, path[:-1])) \
-                - loop_names:
+        if _conjuncts(predicate) and (var_names(predicate) & bound_between) - loop_names:
             chk.stop(ReindexOutOfBoundsError, subject,
                      f"the block's predicate {predicate.script()} depends on loops the copy does not run, "
                      "so the copy would reach past the block's domain", realize)

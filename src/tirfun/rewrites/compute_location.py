@@ -3395,8 +3395,8 @@ class ComputeInline(Rewrite):
 
 def _inlined_store_realize(realize, buffer: Buffer, post, pre) -> BlockRealize | None:
     """``transform_plain(realize, post, pre)`` (compute_inline's rewrite
-    of a reader) for the common reader: a BlockRealize whose block
-    declares ``buffer`` and is one store, with no init, view or
+    of a reader) for the common reader: a BlockRealize whose block is
+    one store, with no init, view or
     annotation, and whose bindings, predicate and domains are plain
     arithmetic, so that the buffer can be loaded in the store only (its
     regions may not say so: they are inferred again). Only the store is

@@ -63,7 +63,7 @@ from ..nodes import (
 )
 from .base import Site
 from .checks import all_block_realizes, child_blocks, has_affine_binding, scope_path
-from .stage_writes import dense_reach
+from .stage_writes import dense_reach, weighted_loop_terms
 from .exprs import cast, find_nodes, uses_any, var_names
 from ..analysis.mentions import mentions_any
 
@@ -466,8 +466,8 @@ def _produced(site: Site, realize_path: Path, realize: BlockRealize, region: Buf
              if not _is_true(c) and not can_prove(c)]
     if terms and facts:
         # a conjunct the reader runs under too (the same split's guard)
-        known = {simplify_expr(f).script() for f in facts}
-        terms = [c for c in terms if simplify_expr(c).script() not in known]
+        known = {simplify_expr(f) for f in facts}
+        terms = [c for c in terms if simplify_expr(c) not in known]
     if terms:
         domains = loop_domains(site, realize_path, inclusive=False)
         domains.update((l.loop_var, Range(l.min, l.extent)) for l in relaxed.values())
@@ -620,27 +620,14 @@ def _overlapping_box(mins: list, extents: list, relaxed: dict) -> list[Interval]
     reach]`` in each dimension; None for anything else."""
     out, seen = [], set()
     for m, e in zip(mins, extents):
-        form = affine_form(m)
-        if form is None:
+        found = weighted_loop_terms(m, relaxed)  # the rest: a kept loop or a size, part of the base
+        if found is None or any(v.name in seen for v, _, _ in found[0]):
             return None
-        terms, zero = [], {}
-        for term, k in form.terms:
-            names = var_names(term)
-            inside = names & set(relaxed)
-            if not inside:
-                continue  # a kept loop or a size: part of the base
-            if type(term) is not Var or k < 1 or term.name in seen:
-                return None
-            loop = relaxed[term.name]
-            extent = int_value(loop.extent)
-            if int_value(loop.min) != 0 or extent is None or extent < 1:
-                return None
-            seen.add(term.name)
-            terms.append((k, extent))
-            zero[term] = IntImm(term.dtype, 0)
-        reach = dense_reach(terms + [(1, e)])
+        seen.update(v.name for v, _, _ in found[0])
+        reach = dense_reach([(k, extent) for _, k, extent in found[0]] + [(1, e)])
         if reach is None:
             return None
+        zero = {v: IntImm(v.dtype, 0) for v, _, _ in found[0]}
         base = simplify_index(substitute(m, zero)) if zero else m
         out.append(Interval(base, simplify_index(fold_add(base, IntImm(base.dtype, reach))) if reach else base))
     return out

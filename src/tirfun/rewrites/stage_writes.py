@@ -195,19 +195,35 @@ def _overlaps_densely(index: PrimExpr, loops: dict) -> bool:
     ascending ``k``, the first is 1 and each next weight is at most one past
     the largest the smaller terms reach (``v0 * 2 + v1`` over 6 x 4 reaches
     ``[0, 13]``, rows written twice where tiles overlap)."""
+    found = weighted_loop_terms(index, loops)
+    if found is None or found[1]:
+        return False
+    return dense_reach([(k, extent) for _, k, extent in found[0]]) is not None
+
+
+def weighted_loop_terms(index: PrimExpr, loops: dict) -> tuple[list, bool] | None:
+    """``index`` read as ``sum(k * v) + rest``: the ``(v, k, extent)`` of each
+    term on a loop of ``loops`` (loop variable name -> For), and whether a
+    ``rest`` of other terms (a kept loop, a size) remains besides the
+    constant; None where a term on one of the loops is not its plain variable
+    with a positive constant weight, or that loop does not run from 0 over a
+    constant extent of one or more."""
     form = affine_form(index)
     if form is None:
-        return False
-    terms = []
+        return None
+    terms, rest = [], False
     for term, k in form.terms:
-        loop = loops.get(term.name) if type(term) is Var else None
+        if not var_names(term) & loops.keys():
+            rest = True
+            continue
+        loop = loops[term.name] if type(term) is Var else None
         if loop is None or k < 1:
-            return False
+            return None
         lo, extent = int_value(loop.min), int_value(loop.extent)
         if lo != 0 or extent is None or extent < 1:
-            return False
-        terms.append((k, extent))
-    return dense_reach(terms) is not None
+            return None
+        terms.append((term, k, extent))
+    return terms, rest
 
 
 def dense_reach(terms: list[tuple[int, int]]) -> int | None:
